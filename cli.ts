@@ -1,0 +1,102 @@
+// The command tree. Leaf modules load lazily, so `--version` and `--help`
+// import nothing and `agent run` loads only what a run needs.
+import { StashbaseError } from './lib/errors.js';
+
+type Main = (argv: string[]) => Promise<number>;
+interface Leaf {
+  summary: string;
+  load: () => Promise<Main>;
+}
+interface Group {
+  summary: string;
+  children: Record<string, Leaf | Group>;
+}
+
+const docker = (name: string, summary: string): Leaf => ({ summary, load: async () => (await import('./commands/agent-docker.js')).mains[name] as Main });
+const worktrees = (name: string, summary: string): Leaf => ({ summary, load: async () => (await import('./commands/agent-worktrees.js')).mains[name] as Main });
+
+export const TREE: Group = {
+  summary: 'Run coding agents inside a sandbox that limits what they read, write, reach and learn of your credentials.',
+  children: {
+    agent: {
+      summary: 'Run and manage sandboxed agents',
+      children: {
+        run: { summary: 'Run an agent command inside the sandbox', load: async () => (await import('./commands/agent-run.js')).main },
+        validate: { summary: 'Check a profile and the backend it selects', load: async () => (await import('./commands/agent-validate.js')).main },
+        trust: { summary: 'Trust a repository profile at its current content', load: async () => (await import('./commands/agent-trust.js')).main },
+        docker: {
+          summary: 'Manage the Docker backend',
+          children: {
+            build: docker('build', 'Build the sandbox image'),
+            doctor: docker('doctor', 'Check Docker readiness'),
+            status: docker('status', 'List per-run networks'),
+            cleanup: docker('cleanup', 'Remove what crashed runs left'),
+            shell: docker('shell', 'Open a shell in the sandbox image with the home volume'),
+          },
+        },
+        worktrees: {
+          summary: 'Review, merge and remove agent worktrees',
+          children: {
+            list: worktrees('list', 'List agent worktrees'),
+            merge: worktrees('merge', "Merge an agent's branch"),
+            clean: worktrees('clean', 'Remove merged agent worktrees'),
+            remove: worktrees('remove', "Discard an agent's work (alias: delete)"),
+            delete: worktrees('delete', 'Alias of remove'),
+          },
+        },
+      },
+    },
+  },
+};
+
+function groupHelp(path: string[], g: Group): string {
+  const name = ['stashbase', ...path].join(' ');
+  const entries = Object.entries(g.children);
+  const width = Math.max(...entries.map(([k]) => k.length));
+  return [
+    `Usage: ${name} <command> [options]`,
+    '',
+    g.summary,
+    '',
+    'Commands:',
+    ...entries.map(([k, c]) => `  ${k.padEnd(width)}  ${c.summary}`),
+    '',
+    `Run "${name} <command> --help" for a command's options.${path.length === 0 ? '\n"stashbase --version" prints the version.' : ''}`,
+  ].join('\n') + '\n';
+}
+
+async function dispatch(argv: string[]): Promise<number> {
+  const path: string[] = [];
+  let node: Leaf | Group = TREE;
+  let rest = argv;
+  while ('children' in node) {
+    const [word, ...tail] = rest;
+    if (word === undefined || word === '--help' || word === '-h' || word === 'help') {
+      process.stdout.write(groupHelp(path, node));
+      return word === undefined && path.length > 0 ? 2 : 0;
+    }
+    const child: Leaf | Group | undefined = Object.hasOwn(node.children, word) ? node.children[word] : undefined;
+    if (!child) {
+      const name = ['stashbase', ...path].join(' ');
+      process.stderr.write(`stashbase: unknown command ${JSON.stringify(word)} for ${name} (see ${name} --help)\n`);
+      return 2;
+    }
+    path.push(word);
+    node = child;
+    rest = tail;
+  }
+  return (await node.load())(rest);
+}
+
+export async function main(argv: string[]): Promise<number> {
+  try {
+    return await dispatch(argv);
+  } catch (e) {
+    if (e instanceof StashbaseError) {
+      process.stderr.write(`stashbase: ${e.message}\n`);
+      return e.exitCode;
+    }
+    process.stderr.write(`stashbase: internal error: ${(e as Error).stack ?? String(e)}\n`);
+    return 70;
+  }
+}

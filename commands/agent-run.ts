@@ -1,0 +1,52 @@
+import { flagBool, flagString, type FlagSpec, formatHelp, parseArgv } from '../lib/argv.js';
+import { UsageError } from '../lib/errors.js';
+import { runAgent } from '../lib/run-agent.js';
+import { JSON_FLAG, PROFILE_FLAGS, profileSource } from './shared-flags.js';
+
+export const usage = 'stashbase agent run [options] -- <command...>';
+export const summary = 'Run an agent command inside the sandbox the profile describes.';
+
+export const flags: FlagSpec[] = [
+  ...PROFILE_FLAGS,
+  { name: 'docker-sandbox', kind: 'value', value: 'true|false', help: "Force the Docker (true) or native (false) backend for this run" },
+  { name: 'docker-image', kind: 'value', value: 'ref', help: 'Run this image instead of the profile\'s (implies Docker)' },
+  { name: 'docker-dockerfile', kind: 'value', value: 'path', help: 'Build and run this Dockerfile (implies Docker)' },
+  { name: 'docker-memory', kind: 'value', value: 'size', help: 'docker run --memory for this run (Docker only)' },
+  { name: 'docker-cpus', kind: 'value', value: 'n', help: 'docker run --cpus for this run (Docker only)' },
+  { name: 'docker-isolated-paths', kind: 'value', value: 'a,b', help: "Add to the profile's isolated_paths (Docker only)" },
+  { name: 'worktree', kind: 'optional-bool', help: 'Run in a fresh git worktree on its own branch (=false to skip)' },
+  { name: 'resume', kind: 'value', value: 'name', help: 'Continue in the worktree of an earlier run (implies --worktree)' },
+  { name: 'silent', kind: 'bool', help: 'No prompts and no notices; fail closed where a question would be asked' },
+  { name: 'dry-run', kind: 'bool', help: 'Print every command the run would execute, and run nothing' },
+  { ...JSON_FLAG, help: 'With --dry-run: print the plan as JSON' },
+];
+
+export async function main(argv: string[]): Promise<number> {
+  const p = parseArgv(argv, flags, 'stashbase agent run');
+  if (p.help) {
+    process.stdout.write(formatHelp(usage, summary, flags, 'The agent command follows "--"; agent run exits with its exit code (128+N for signal N).'));
+    return 0;
+  }
+  if (p.positionals.length > 0) throw new UsageError(`put the agent command after --, as in: stashbase agent run -- ${p.positionals.join(' ')}`);
+  const json = flagBool(p, 'json') === true;
+  const dryRun = flagBool(p, 'dry-run') === true;
+  if (json && !dryRun) throw new UsageError('--json goes with --dry-run');
+  return runAgent({
+    command: p.rest ?? [],
+    profile: flagString(p, 'profile'),
+    profileSource: profileSource(flagString(p, 'profile-source')),
+    dockerSandbox: flagString(p, 'docker-sandbox'),
+    dockerImage: flagString(p, 'docker-image'),
+    dockerDockerfile: flagString(p, 'docker-dockerfile'),
+    dockerMemory: flagString(p, 'docker-memory'),
+    dockerCpus: flagString(p, 'docker-cpus'),
+    dockerIsolatedPaths: flagString(p, 'docker-isolated-paths'),
+    worktree: flagBool(p, 'worktree'),
+    resume: flagString(p, 'resume'),
+    silent: flagBool(p, 'silent') === true,
+    dryRun,
+    json,
+    cwd: process.cwd(),
+    env: process.env,
+  });
+}

@@ -1,0 +1,53 @@
+import { flagBool, flagString, type FlagSpec, formatHelp, parseArgv } from '../lib/argv.js';
+import { resolveBackend } from '../lib/backend.js';
+import { credentialLookingVariables } from '../lib/env-policy.js';
+import { UsageError } from '../lib/errors.js';
+import { displayPath, loadProfile } from '../lib/profile/load.js';
+import { trustCommand, trustState } from '../lib/profile/trust.js';
+import { backendChecks, type Check } from '../lib/readiness.js';
+import { JSON_FLAG, PROFILE_FLAGS, profileSource } from './shared-flags.js';
+
+export const usage = 'stashbase agent validate [options]';
+export const summary = 'Check a profile and whether the backend it selects can run here.';
+export const flags: FlagSpec[] = [
+  ...PROFILE_FLAGS,
+  { name: 'docker-sandbox', kind: 'value', value: 'true|false', help: 'Check the Docker (true) or native (false) backend instead of the profile\'s' },
+  JSON_FLAG,
+];
+
+export async function main(argv: string[]): Promise<number> {
+  const p = parseArgv(argv, flags, 'stashbase agent validate');
+  if (p.help) {
+    process.stdout.write(formatHelp(usage, summary, flags, 'Exits 0 when everything is ready, 1 when something is not (with what to install or do).'));
+    return 0;
+  }
+  if (p.positionals.length > 0 || p.rest !== null) throw new UsageError('agent validate takes no arguments');
+  const cwd = process.cwd();
+  const env = process.env;
+  const { profile, text } = loadProfile({ name: flagString(p, 'profile'), source: profileSource(flagString(p, 'profile-source')), cwd, env });
+  const { backend } = resolveBackend(profile, { dockerSandbox: flagString(p, 'docker-sandbox') });
+  const checks: Check[] = [{ name: 'profile', ok: true, detail: profile.file ? `${displayPath(profile.file, cwd)} is valid` : 'built-in default profile' }];
+  let trust: string = 'not needed';
+  if (profile.source === 'directory' && profile.file && text !== null) {
+    trust = trustState(profile.file, text, env);
+    checks.push({
+      name: 'trust',
+      ok: trust === 'trusted',
+      detail: trust === 'trusted' ? 'repository profile trusted at its current content' : `repository profile ${trust === 'changed' ? 'changed since it was trusted' : 'not trusted yet'}: ${trustCommand(profile)}`,
+    });
+  }
+  checks.push(...backendChecks(backend, env));
+  const credentials = backend === 'native' ? credentialLookingVariables(profile, env) : [];
+  const ready = checks.every((c) => c.ok);
+  if (flagBool(p, 'json')) {
+    const out = { profile: { name: profile.name, source: profile.source, file: profile.file, trust }, backend, ready, checks, credentialVariables: credentials };
+    process.stdout.write(JSON.stringify(out, null, 2) + '\n');
+  } else {
+    const lines = [`Profile: ${profile.name} (${profile.source}${profile.file ? `, ${displayPath(profile.file, cwd)}` : ''})`, `Backend: ${backend}`];
+    for (const c of checks) lines.push(`  ${c.ok ? 'ok  ' : 'FAIL'} ${c.name}: ${c.detail}`);
+    if (credentials.length) lines.push(`Credential-looking variables the native agent inherits: ${credentials.join(', ')}`);
+    lines.push(ready ? 'Ready.' : 'Not ready.');
+    process.stdout.write(lines.join('\n') + '\n');
+  }
+  return ready ? 0 : 1;
+}

@@ -1,0 +1,37 @@
+// Which backend enforces a run: the profile's choice, overridden per run by
+// --docker-sandbox, and implied by --docker-image / --docker-dockerfile.
+import { UsageError } from './errors.js';
+import type { Backend, Profile } from './profile/types.js';
+
+export interface BackendFlags {
+  dockerSandbox?: string;
+  dockerImage?: string;
+  dockerDockerfile?: string;
+  dockerMemory?: string;
+  dockerCpus?: string;
+  dockerIsolatedPaths?: string;
+}
+
+export function parseBool(flag: string, value: string): boolean {
+  if (value === 'true') return true;
+  if (value === 'false') return false;
+  throw new UsageError(`--${flag} takes true or false, not ${JSON.stringify(value)}`);
+}
+
+/** The backend and the notes (flags without effect) for this run. */
+export function resolveBackend(profile: Profile, f: BackendFlags): { backend: Backend; notes: string[] } {
+  if (f.dockerImage !== undefined && f.dockerDockerfile !== undefined) {
+    throw new UsageError('--docker-image and --docker-dockerfile cannot be used together');
+  }
+  const forced = f.dockerSandbox === undefined ? undefined : parseBool('docker-sandbox', f.dockerSandbox);
+  const impliedBy = f.dockerImage !== undefined ? '--docker-image' : f.dockerDockerfile !== undefined ? '--docker-dockerfile' : null;
+  if (impliedBy && forced === false) throw new UsageError(`${impliedBy} implies the Docker backend and cannot be used with --docker-sandbox false`);
+  const backend: Backend = impliedBy || forced === true ? 'docker' : forced === false ? 'native' : profile.sandbox.backend;
+  const notes: string[] = [];
+  if (backend === 'native') {
+    for (const [flag, v] of [['--docker-memory', f.dockerMemory], ['--docker-cpus', f.dockerCpus], ['--docker-isolated-paths', f.dockerIsolatedPaths]] as const) {
+      if (v !== undefined) notes.push(`${flag} has no effect on the native backend`);
+    }
+  }
+  return { backend, notes };
+}

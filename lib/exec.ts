@@ -1,0 +1,74 @@
+// The only module that spawns processes. Everything else builds Command values.
+import { spawn, spawnSync, type ChildProcess, type StdioOptions } from 'node:child_process';
+import { type Command } from '../templates/command.js';
+import { CommandFailedError } from './errors.js';
+
+function childEnv(cmd: Command, base: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...base };
+  for (const name of cmd.unsetEnv ?? []) delete env[name];
+  Object.assign(env, cmd.env ?? {});
+  return env;
+}
+
+export interface CaptureResult {
+  code: number | null;
+  signal: string | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs a short query command to completion and captures its output. */
+export function capture(cmd: Command, opts: { input?: string; timeoutMs?: number } = {}): Promise<CaptureResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd.file, cmd.args, {
+      cwd: cmd.cwd,
+      env: childEnv(cmd),
+      stdio: ['pipe', 'pipe', 'pipe'],
+      timeout: opts.timeoutMs,
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
+    child.stdin.end(opts.input ?? '');
+  });
+}
+
+/** Like capture, but a non-zero exit is a CommandFailedError. */
+export async function captureOk(cmd: Command, opts: { input?: string; timeoutMs?: number } = {}): Promise<string> {
+  const r = await capture(cmd, opts);
+  if (r.code !== 0) throw new CommandFailedError(cmd, r.code, r.signal, r.stderr);
+  return r.stdout;
+}
+
+/** Synchronous probe for readiness checks; never throws for a missing file. */
+export function probe(cmd: Command, timeoutMs = 5000): CaptureResult {
+  const r = spawnSync(cmd.file, cmd.args, { cwd: cmd.cwd, env: childEnv(cmd), encoding: 'utf8', timeout: timeoutMs, stdio: ['ignore', 'pipe', 'pipe'] });
+  if (r.error) return { code: null, signal: null, stdout: '', stderr: String(r.error.message) };
+  return { code: r.status, signal: r.signal, stdout: r.stdout, stderr: r.stderr };
+}
+
+export interface Spawned {
+  child: ChildProcess;
+  /** Resolves with the exit code the CLI should report: the child's, or 128+N for signal N. */
+  exit: Promise<number>;
+}
+
+const SIGNAL_NUMBERS: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGKILL: 9, SIGTERM: 15, SIGUSR1: 10, SIGUSR2: 12, SIGPIPE: 13, SIGALRM: 14, SIGABRT: 6, SIGSEGV: 11, SIGBUS: 7 };
+
+export function exitCodeOf(code: number | null, signal: NodeJS.Signals | null): number {
+  if (code !== null) return code;
+  return 128 + (signal ? SIGNAL_NUMBERS[signal] ?? 1 : 1);
+}
+
+/** Starts the agent (or another long-lived child) with the given stdio. */
+export function start(cmd: Command, stdio: StdioOptions = 'inherit'): Spawned {
+  const child = spawn(cmd.file, cmd.args, { cwd: cmd.cwd, env: childEnv(cmd), stdio });
+  const exit = new Promise<number>((resolve, reject) => {
+    child.on('error', reject);
+    child.on('exit', (code, signal) => resolve(exitCodeOf(code, signal)));
+  });
+  return { child, exit };
+}

@@ -1,0 +1,157 @@
+// Gathers the facts a native run needs (mechanism, protected paths, environment)
+// and builds its Plan. Nothing here changes the disk: run.ts does that.
+import { statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import whichSync from 'which';
+import type { BwrapInput } from '../../templates/bwrap.js';
+import { BRIDGE_PORT, type BridgeInput, buildNativePlan, proxyEnv } from '../../templates/native-plan.js';
+import type { Plan } from '../../templates/plan.js';
+import type { SystemdRunInput } from '../../templates/systemd-run.js';
+import { SandboxUnavailableError } from '../errors.js';
+import { removedVariables } from '../env-policy.js';
+import { planProtection, type Protection } from '../paths/protect.js';
+import type { Profile } from '../profile/types.js';
+import { auditFile } from '../audit.js';
+import { sessionFile } from '../session.js';
+import type { Mechanism } from './select.js';
+import { seccompSupported } from '../../templates/seccomp.js';
+
+export interface NativeContext {
+  session: string;
+  profile: Profile;
+  command: string[];
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  home: string; // the user's home
+  stashbaseHome: string;
+  mechanism: Mechanism;
+  /** Secret name -> placeholder value the agent sees. */
+  placeholders: Record<string, string>;
+  /** For host-network runs the port is known only once the proxy listens. */
+  proxyUrl?: string;
+}
+
+export interface NativePrepared {
+  plan: Plan;
+  protection: Protection;
+  runDir: string;
+  bwrap: BwrapInput | null;
+  bridge: BridgeInput | null;
+  systemd: SystemdRunInput | null;
+  agentEnv: { set: Record<string, string>; unset: string[] };
+}
+
+const HELPER = join(dirname(fileURLToPath(import.meta.url)), 'bridge-helper.js');
+
+function tool(name: string, env: NodeJS.ProcessEnv): string {
+  const found = whichSync.sync(name, { nothrow: true, path: env.PATH ?? '' });
+  if (!found) throw new SandboxUnavailableError(`${name} is required by the native sandbox but was not found on PATH (Debian/Ubuntu: util-linux and coreutils)`);
+  return found;
+}
+
+/** Paths no profile can open up: control sockets and stashbase's own state (the CA key). */
+export function alwaysDenied(ctx: NativeContext): { read: string[]; write: string[] } {
+  const uid = process.getuid?.() ?? 0;
+  const read = [
+    '/var/run/docker.sock', '/run/docker.sock', '/run/containerd/containerd.sock', '/run/podman/podman.sock',
+    `/run/user/${uid}/bus`, `/run/user/${uid}/systemd`, `/run/user/${uid}/docker.sock`, `/run/user/${uid}/podman`,
+    `/run/user/${uid}/gnupg`, `/run/user/${uid}/keyring`, '/run/dbus/system_bus_socket', '/var/run/dbus/system_bus_socket',
+  ];
+  if (ctx.env.SSH_AUTH_SOCK) read.push(resolve(ctx.env.SSH_AUTH_SOCK));
+  // The repository's executable git state, wherever in it the run starts.
+  const write: string[] = [];
+  for (let d = ctx.cwd; ; d = dirname(d)) {
+    try {
+      if (statSync(join(d, '.git')).isDirectory()) write.push(join(d, '.git', 'hooks'), join(d, '.git', 'config'));
+      break;
+    } catch {
+      if (dirname(d) === d) break;
+    }
+  }
+  return { read, write };
+}
+
+function usesUserNamespace(bwrapPath: string): boolean {
+  if (process.getuid?.() === 0) return false;
+  try {
+    return (statSync(bwrapPath).mode & 0o4000) === 0; // a setuid bwrap makes none
+  } catch {
+    return true;
+  }
+}
+
+export function prepareNative(ctx: NativeContext): NativePrepared {
+  const p = ctx.profile;
+  const runDir = join(tmpdir(), `stashbase-${ctx.session}`);
+  const always = alwaysDenied(ctx);
+  const protection = planProtection({
+    denyRead: p.filesystem.denyRead,
+    denyWrite: p.filesystem.denyWrite,
+    alwaysDenyRead: always.read,
+    stateDir: ctx.stashbaseHome,
+    alwaysDenyWrite: [...always.write, runDir],
+    home: ctx.home,
+    cwd: ctx.cwd,
+  });
+  const isolate = p.sandbox.nativeNetwork === 'proxy-only';
+  const proxyUrl = isolate ? `http://127.0.0.1:${BRIDGE_PORT}` : (ctx.proxyUrl ?? 'http://127.0.0.1:<port>');
+  const agentEnv = {
+    unset: removedVariables(p, ctx.env),
+    set: { ...p.configEnv, ...ctx.placeholders, ...proxyEnv(proxyUrl) },
+  };
+  let bwrap: BwrapInput | null = null;
+  let bridge: BridgeInput | null = null;
+  if (ctx.mechanism.kind === 'bwrap') {
+    if (!seccompSupported(process.arch)) {
+      throw new SandboxUnavailableError(`the native sandbox has no terminal-injection filter for ${process.arch}; use the Docker backend`);
+    }
+    bwrap = {
+      bwrap: ctx.mechanism.path,
+      envTool: tool('env', ctx.env),
+      command: ctx.command,
+      cwd: ctx.cwd,
+      denyRead: protection.denyRead,
+      denyWrite: protection.denyWrite,
+      pinned: protection.pinned,
+      deniedFile: join(runDir, 'denied'),
+      emptyDir: join(runDir, 'empty'),
+      isolateNetwork: isolate,
+      seccompFile: join(runDir, 'seccomp.bpf'),
+      env: agentEnv,
+    };
+    bridge = isolate ? { nsenter: tool('nsenter', ctx.env), node: process.execPath, helper: HELPER, userns: usesUserNamespace(ctx.mechanism.path) } : null;
+  } else if (ctx.mechanism.kind === 'seatbelt') {
+    throw new SandboxUnavailableError('the macOS Seatbelt backend is not built yet; nothing was run (use the Docker backend)');
+  }
+  const common = {
+    session: ctx.session,
+    profile: p.name,
+    sessionFile: sessionFile(ctx.stashbaseHome, ctx.session),
+    auditFile: auditFile(ctx.stashbaseHome, ctx.session),
+    runDir,
+    placeholders: protection.placeholders,
+    parents: protection.parents,
+    warnings: protection.warnings,
+    proxyUrl,
+  };
+  const systemd: SystemdRunInput | null =
+    bwrap === null
+      ? {
+          systemdRun: ctx.mechanism.path,
+          command: ctx.command,
+          cwd: ctx.cwd,
+          denyRead: protection.denyRead.map((d) => d.path),
+          denyWrite: protection.denyWrite.map((d) => d.path),
+          isolateNetwork: isolate,
+          envFile: join(runDir, 'env'),
+          interactive: process.stdin.isTTY === true,
+        }
+      : null;
+  const plan = buildNativePlan({
+    ...common,
+    sandbox: bwrap ? { kind: 'bwrap', input: bwrap, bridge } : { kind: 'systemd-run', input: systemd as SystemdRunInput },
+  });
+  return { plan, protection, runDir, bwrap, bridge, systemd, agentEnv };
+}

@@ -1,0 +1,165 @@
+// Executes a prepared native plan: the run directory, stand-ins for missing
+// protected paths, the proxy, bwrap, and the bridge into its network namespace.
+import { chmodSync, closeSync, mkdirSync, openSync, readFileSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
+import type { Server as NetServer } from 'node:net';
+import { join } from 'node:path';
+import { buildBridgeCommand } from '../../templates/native-plan.js';
+import { ttyInjectionFilter, type SeccompArch } from '../../templates/seccomp.js';
+import { SandboxUnavailableError } from '../errors.js';
+import { start } from '../exec.js';
+import { createProxy, type AuditSink } from '../proxy/server.js';
+import type { EgressPolicy } from '../proxy/policy.js';
+import type { NativePrepared } from './prepare.js';
+
+const FORWARDED = ['SIGTERM', 'SIGHUP', 'SIGQUIT', 'SIGUSR1', 'SIGUSR2'] as const;
+
+export function createRunDir(prep: NativePrepared): void {
+  mkdirSync(prep.runDir, { recursive: true, mode: 0o700 });
+  writeFileSync(join(prep.runDir, 'seccomp.bpf'), ttyInjectionFilter(process.arch as SeccompArch));
+  writeFileSync(join(prep.runDir, 'denied'), '');
+  chmodSync(join(prep.runDir, 'denied'), 0o000);
+  mkdirSync(join(prep.runDir, 'empty'), { recursive: true });
+  chmodSync(join(prep.runDir, 'empty'), 0o555);
+  chmodSync(prep.runDir, 0o755); // bwrap reads these as the sandbox user
+}
+
+/** Creates stand-ins; returns those created (to remove afterwards) and warnings. */
+export function createPlaceholders(paths: string[], parents: string[]): { created: string[]; warnings: string[] } {
+  const created: string[] = [];
+  const warnings: string[] = [];
+  for (const p of parents) {
+    try {
+      mkdirSync(p, { recursive: true, mode: 0o755 });
+    } catch {
+      // the stand-in below then fails and says so
+    }
+  }
+  for (const p of paths) {
+    try {
+      mkdirSync(p, { mode: 0o555 });
+      created.push(p);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'EEXIST') continue; // appeared meanwhile: bwrap protects what is there
+      // What stashbase may not create, the agent (same user, no capabilities) may not either.
+      warnings.push(`${p}: no stand-in (${code}); the sandbox cannot create it either`);
+    }
+  }
+  return { created, warnings };
+}
+
+export function removePlaceholders(paths: string[]): void {
+  for (const p of [...paths].reverse()) {
+    try {
+      rmdirSync(p); // only while still empty: never removes anything else
+    } catch {
+      // gone already or not empty: leave it
+    }
+  }
+}
+
+function agentPid(initPid: number): number | null {
+  try {
+    const kids = readFileSync(`/proc/${initPid}/task/${initPid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean);
+    return kids.length ? Number(kids[0]) : null;
+  } catch {
+    return null;
+  }
+}
+
+function readInfo(stream: NodeJS.ReadableStream, timeoutMs: number): Promise<{ 'child-pid': number }> {
+  return new Promise((resolve, reject) => {
+    let buf = '';
+    const timer = setTimeout(() => reject(new SandboxUnavailableError('bwrap did not report its sandbox within 10 s; nothing was run')), timeoutMs);
+    stream.setEncoding?.('utf8');
+    stream.on('data', (d: string) => {
+      buf += d;
+      try {
+        const info = JSON.parse(buf) as { 'child-pid': number };
+        clearTimeout(timer);
+        resolve(info);
+      } catch {
+        // not complete yet
+      }
+    });
+    stream.on('end', () => {
+      clearTimeout(timer);
+      reject(new SandboxUnavailableError('bwrap exited before setting up the sandbox; nothing was run'));
+    });
+  });
+}
+
+function bridgeListener(prep: NativePrepared, pid: number): Promise<NetServer> {
+  const cmd = buildBridgeCommand(prep.bridge!, String(pid));
+  const helper = start(cmd, ['ignore', 'ignore', 'pipe', 'ipc']);
+  let stderr = '';
+  helper.child.stderr?.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  return new Promise((resolve, reject) => {
+    const fail = (why: string) => reject(new SandboxUnavailableError(`the network bridge into the sandbox failed (${why}); nothing was run`));
+    const timer = setTimeout(() => fail('no answer within 10 s'), 10_000);
+    helper.child.on('message', (msg: { ready?: boolean; error?: string }, handle: unknown) => {
+      clearTimeout(timer);
+      if (msg.ready && handle) resolve(handle as NetServer);
+      else fail(msg.error ?? 'no socket');
+    });
+    helper.exit.then((code) => {
+      clearTimeout(timer);
+      if (code !== 0) fail(stderr.trim().split('\n').pop() || `exit ${code}`);
+    }, (e: Error) => fail(e.message));
+  });
+}
+
+export interface NativeRunOptions {
+  policy: EgressPolicy;
+  audit: AuditSink;
+  /** Host-network runs: the proxy listens here and its URL is already in the plan. */
+  hostProxy?: import('node:http').Server;
+}
+
+export async function runBwrap(prep: NativePrepared, opts: NativeRunOptions): Promise<number> {
+  const step = prep.plan.steps.find((s) => s.kind === 'command' && s.id === 'sandbox');
+  if (!step || step.kind !== 'command') throw new Error('native plan has no sandbox step');
+  const seccompFd = openSync(join(prep.runDir, 'seccomp.bpf'), 'r');
+  const proxy = opts.hostProxy ?? createProxy({ policy: opts.policy, audit: opts.audit });
+  let listener: NetServer | null = null;
+  const sandbox = start(step.command, ['inherit', 'inherit', 'inherit', seccompFd, 'pipe', 'pipe']);
+  closeSync(seccompFd);
+  const infoStream = sandbox.child.stdio[4] as NodeJS.ReadableStream;
+  const blockStream = (sandbox.child.stdio as unknown as Array<NodeJS.WritableStream>)[5] as NodeJS.WritableStream;
+  let initPid: number | null = null;
+  const forward = (sig: NodeJS.Signals) => {
+    const target = initPid === null ? null : agentPid(initPid);
+    if (target) process.kill(target, sig);
+    else sandbox.child.kill(sig);
+  };
+  // Ctrl+C reaches the agent from the terminal itself (same process group);
+  // stashbase stays alive to tear down after it.
+  const onInt = () => {};
+  process.on('SIGINT', onInt);
+  for (const s of FORWARDED) process.on(s, forward);
+  try {
+    const settled = Promise.race([readInfo(infoStream, 10_000), sandbox.exit.then((code) => ({ exited: code }))]);
+    const info = await settled;
+    if ('exited' in info) return info.exited as number;
+    initPid = info['child-pid'];
+    if (prep.bridge) {
+      listener = await bridgeListener(prep, initPid);
+      listener.on('connection', (socket) => proxy.emit('connection', socket));
+    }
+    blockStream.write('1');
+    return await sandbox.exit;
+  } catch (e) {
+    sandbox.child.kill('SIGKILL');
+    await sandbox.exit.catch(() => 0);
+    throw e;
+  } finally {
+    process.off('SIGINT', onInt);
+    for (const s of FORWARDED) process.off(s, forward);
+    listener?.close();
+    if (!opts.hostProxy) proxy.close();
+  }
+}
+
+export function removeRunDir(prep: NativePrepared): void {
+  rmSync(prep.runDir, { recursive: true, force: true });
+}

@@ -1,0 +1,140 @@
+// Turns a profile's deny lists into what a backend mounts: concrete paths with
+// their kind, symlink targets added, missing paths given placeholders, and the
+// ancestors to pin so that no protected path can be renamed away.
+import { lstatSync, realpathSync, statSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { DeniedPath } from '../../templates/bwrap.js';
+import { expandPattern, MAX_ENTRIES } from './expand.js';
+import { resolveRule } from './rules.js';
+
+export interface Protection {
+  denyRead: DeniedPath[];
+  denyWrite: DeniedPath[];
+  /** Directories to create before the run (and remove after): stand-ins for missing paths. */
+  placeholders: string[];
+  /** Missing ordinary parent directories under home, created for real (and kept). */
+  parents: string[];
+  pinned: string[];
+  warnings: string[];
+}
+
+export interface ProtectInput {
+  denyRead: string[];
+  denyWrite: string[];
+  /** Paths always denied to read when they exist (control sockets, stashbase's own state). */
+  alwaysDenyRead: string[];
+  /** stashbase's own state (the CA key among it): hidden as a directory, existing yet or not. */
+  stateDir: string;
+  /** Paths always denied to write when they exist. */
+  alwaysDenyWrite: string[];
+  home: string;
+  cwd: string;
+}
+
+function isSymlink(path: string): boolean {
+  try {
+    return lstatSync(path).isSymbolicLink();
+  } catch {
+    return false;
+  }
+}
+
+const KERNEL_FS = /^\/(proc|sys|dev)(\/|$)/;
+
+function exists(path: string): 'file' | 'dir' | null {
+  try {
+    return statSync(path).isDirectory() ? 'dir' : 'file';
+  } catch {
+    try {
+      lstatSync(path); // a dangling symlink: protect the link itself
+      return 'file';
+    } catch {
+      return null;
+    }
+  }
+}
+
+/**
+ * Where the stand-in for a missing path goes. Missing parent directories under
+ * home are ordinary folders (~/.config, ~/.local/share) and are created for real,
+ * so the stand-in blocks exactly the denied path; elsewhere, and for a missing
+ * .git, the stand-in sits at the first missing component.
+ */
+function standIn(path: string, home: string): { at: string; parents: string[] } {
+  const missing: string[] = [];
+  let cur = path;
+  while (dirname(cur) !== cur && exists(dirname(cur)) === null) {
+    cur = dirname(cur);
+    missing.unshift(cur);
+  }
+  const createable = missing.every((m) => m.startsWith(home + '/') && !m.split('/').includes('.git'));
+  return createable ? { at: path, parents: missing } : { at: cur, parents: [] };
+}
+
+export function planProtection(input: ProtectInput): Protection {
+  const warnings: string[] = [];
+  const placeholders = new Set<string>();
+  const parents = new Set<string>();
+  const collect = (entries: string[], optional: string[], forcedDirs: string[] = []): Map<string, DeniedPath> => {
+    const out = new Map<string, DeniedPath>();
+    const add = (path: string, createIfMissing: boolean) => {
+      if (KERNEL_FS.test(path)) {
+        warnings.push(`${path}: rules under /proc, /sys and /dev are not applied (the sandbox mounts its own)`);
+        return;
+      }
+      const kind = exists(path);
+      if (kind !== null) {
+        // Mount at the real path: a mount on a symlink lands on its target anyway,
+        // and bwrap cannot create mount points through symlinked parents.
+        let real = path;
+        try {
+          real = realpathSync(path);
+        } catch {
+          // a dangling link: the link itself is covered
+        }
+        out.set(real, { path: real, kind });
+      } else if (createIfMissing) {
+        const stand = standIn(path, input.home);
+        for (const p of stand.parents) parents.add(p);
+        placeholders.add(stand.at);
+        out.set(stand.at, { path: stand.at, kind: 'dir' });
+      }
+    };
+    for (const entry of entries) {
+      const rule = resolveRule(entry, input.home, input.cwd);
+      if (rule.kind === 'path') {
+        add(rule.path, true);
+        continue;
+      }
+      const found = expandPattern(rule);
+      if (found.truncated) {
+        warnings.push(`${entry}: stopped after ${MAX_ENTRIES} entries under ${rule.root}; paths beyond them are not protected (start the pattern deeper)`);
+      }
+      for (const p of found.paths) add(p, false);
+    }
+    for (const p of optional) add(p, false);
+    for (const p of forcedDirs) out.set(p, { path: p, kind: 'dir' });
+    return out;
+  };
+  const read = collect(input.denyRead, input.alwaysDenyRead, [input.stateDir]);
+  const write = collect(input.denyWrite, input.alwaysDenyWrite);
+  for (const p of read.keys()) write.delete(p); // unreadable already implies unwritable
+  // Whatever lies under a read-denied directory is hidden with it; mounting over
+  // it would need a mount point inside the empty stand-in.
+  const hiddenDirs = [...read.values()].filter((d) => d.kind === 'dir').map((d) => d.path + '/');
+  const hidden = (p: string) => hiddenDirs.some((d) => p.startsWith(d));
+  for (const m of [read, write]) for (const p of [...m.keys()]) if (hidden(p)) m.delete(p);
+  const pinned = new Set<string>();
+  for (const p of [...read.keys(), ...write.keys()]) {
+    for (let a = dirname(p); a !== '/' && a !== dirname(a); a = dirname(a)) if (!isSymlink(a)) pinned.add(a);
+  }
+  const byDepth = (a: string, b: string) => a.split('/').length - b.split('/').length || a.localeCompare(b);
+  return {
+    denyRead: [...read.values()].sort((a, b) => byDepth(a.path, b.path)),
+    denyWrite: [...write.values()].sort((a, b) => byDepth(a.path, b.path)),
+    placeholders: [...placeholders].filter((p) => read.has(p) || write.has(p)).sort(byDepth),
+    parents: [...parents].filter((p) => !hidden(p + '/x')).sort(byDepth),
+    pinned: [...pinned].sort(byDepth),
+    warnings,
+  };
+}

@@ -1,0 +1,104 @@
+// Profile lookup: --profile NAME in .stashbase/agents/ from the working directory
+// up to the repository root (directory), in $STASHBASE_HOME/agents (global), or
+// both in that order (auto). A named profile that is missing or invalid is an
+// error; only the absence of --profile selects the built-in default.
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join, relative, sep } from 'node:path';
+import { ConfigError, UsageError } from '../errors.js';
+import { homePaths, stashbaseHome } from '../home.js';
+import { defaultProfile } from './default.js';
+import { keyLines } from './toml-lines.js';
+import type { Profile, ProfileSource } from './types.js';
+import { validateProfile } from './validate.js';
+
+export type SourceChoice = 'auto' | 'global' | 'directory';
+export const SOURCE_CHOICES: readonly SourceChoice[] = ['auto', 'global', 'directory'];
+const NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
+
+export interface LoadedProfile {
+  profile: Profile;
+  /** The file's text, for trust hashing; null for the built-in default. */
+  text: string | null;
+}
+
+export interface LoadOptions {
+  name?: string;
+  source: SourceChoice;
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+}
+
+/** The directories searched for directory profiles, nearest first. */
+export function directorySearchPath(cwd: string): string[] {
+  const dirs: string[] = [];
+  let dir = cwd;
+  for (;;) {
+    dirs.push(join(dir, '.stashbase', 'agents'));
+    if (existsSync(join(dir, '.git'))) return dirs; // repository root reached
+    const parent = dirname(dir);
+    if (parent === dir) break;
+    dir = parent;
+  }
+  // Not inside a repository: only the working directory itself.
+  return dirs.slice(0, 1);
+}
+
+export function findProfileFile(name: string, source: SourceChoice, cwd: string, env: NodeJS.ProcessEnv): { file: string; source: ProfileSource } | null {
+  const candidates: Array<{ file: string; source: ProfileSource }> = [];
+  if (source !== 'global') for (const d of directorySearchPath(cwd)) candidates.push({ file: join(d, `${name}.toml`), source: 'directory' });
+  if (source !== 'directory') candidates.push({ file: join(homePaths(stashbaseHome(env)).agents, `${name}.toml`), source: 'global' });
+  return candidates.find((c) => existsSync(c.file)) ?? null;
+}
+
+export function displayPath(file: string, cwd: string): string {
+  const rel = relative(cwd, file);
+  return rel && !rel.startsWith('..' + sep) && rel !== '..' ? rel : file;
+}
+
+export function loadProfile(opts: LoadOptions): LoadedProfile {
+  if (opts.name === undefined) return { profile: defaultProfile(), text: null };
+  if (!NAME.test(opts.name)) {
+    throw new UsageError(`--profile ${JSON.stringify(opts.name)} is not a profile name (letters, digits, ".", "_" and "-")`);
+  }
+  const found = findProfileFile(opts.name, opts.source, opts.cwd, opts.env);
+  if (!found) {
+    if (opts.name === 'default' && opts.source === 'auto') return { profile: defaultProfile(), text: null };
+    throw new ConfigError(`profile ${JSON.stringify(opts.name)} not found; looked in:\n${searchedPlaces(opts).map((p) => `  ${p}`).join('\n')}`);
+  }
+  const label = displayPath(found.file, opts.cwd);
+  let text: string;
+  try {
+    if (!statSync(found.file).isFile()) throw new Error('not a regular file');
+    text = readFileSync(found.file, 'utf8');
+  } catch (e) {
+    throw new ConfigError(`${label}: cannot read profile: ${(e as Error).message}`);
+  }
+  const data = parseToml(text, label);
+  const profile = validateProfile({ name: opts.name, source: found.source, file: found.file, label, data, lines: keyLines(text), env: opts.env });
+  return { profile, text };
+}
+
+function searchedPlaces(opts: LoadOptions): string[] {
+  const places: string[] = [];
+  if (opts.source !== 'global') places.push(...directorySearchPath(opts.cwd).map((d) => join(d, `${opts.name}.toml`)));
+  if (opts.source !== 'directory') places.push(join(homePaths(stashbaseHome(opts.env)).agents, `${opts.name}.toml`));
+  return places;
+}
+
+interface TomlSyntaxError extends Error {
+  location?: { start?: { line?: number; column?: number } };
+}
+
+function parseToml(text: string, label: string): unknown {
+  // toml is CommonJS; load it only when a profile file is actually read.
+  const toml = createRequire(import.meta.url)('toml') as { parse(s: string): unknown };
+  try {
+    return toml.parse(text);
+  } catch (e) {
+    const err = e as TomlSyntaxError;
+    const start = err.location?.start;
+    const where = start?.line ? `${label}:${start.line}:${start.column ?? 1}` : label;
+    throw new ConfigError(`${where}: invalid TOML: ${err.message}`);
+  }
+}

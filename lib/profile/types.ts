@@ -1,0 +1,39 @@
+export type ProfileSource = 'builtin' | 'global' | 'directory';
+export type Backend = 'native' | 'docker';
+export type NativeNetwork = 'proxy-only' | 'host';
+
+export interface SecretBinding {
+  /** Host environment variable holding the real value. */
+  source: string;
+  hosts: string[];
+  inQuery: boolean;
+  allowPlaintext: boolean;
+}
+
+export interface Profile {
+  name: string;
+  source: ProfileSource;
+  /** Absolute path of the TOML file; null for the built-in default. */
+  file: string | null;
+  description: string;
+  allowHooks: string[];
+  sandbox: {
+    backend: Backend;
+    image?: string;
+    dockerfile?: string;
+    memory?: string;
+    cpus?: string;
+    isolatedPaths: string[];
+    nativeNetwork: NativeNetwork;
+  };
+  filesystem: { denyRead: string[]; denyWrite: string[] };
+  network: {
+    egressHosts: string[];
+    denyHosts: string[];
+    upstreamCaFile?: string;
+    hosts: Record<string, string>;
+  };
+  secrets: Record<string, SecretBinding>;
+  configEnv: Record<string, string>;
+  workspace: { worktree: boolean };
+}

@@ -1,0 +1,175 @@
+// Strict validation of a parsed profile: unknown keys, wrong types and values
+// that Docker or the proxy would not accept are errors naming file, line and key.
+import { isIP } from 'node:net';
+import { availableParallelism } from 'node:os';
+import { ConfigError } from '../errors.js';
+import { CA_VARS, ENV_NAME, PROXY_VARS, STASHBASE_API_KEY } from '../env-names.js';
+import { cpusProblem, memoryProblem } from './docker-values.js';
+import { lineOf } from './toml-lines.js';
+import type { Profile, ProfileSource, SecretBinding } from './types.js';
+import { formatPath, type KeyPath, type Problem, Reader } from './validators.js';
+
+const TOP = ['description', 'allow_hooks', 'sandbox', 'filesystem', 'network', 'secrets', 'config_env', 'workspace'] as const;
+const SANDBOX = ['backend', 'image', 'dockerfile', 'memory', 'cpus', 'isolated_paths', 'native_network'] as const;
+const FILESYSTEM = ['deny_read', 'deny_write'] as const;
+const NETWORK = ['egress_hosts', 'deny_hosts', 'upstream_ca_file', 'hosts'] as const;
+const SECRET = ['source', 'hosts', 'in_query', 'allow_plaintext'] as const;
+const HOOKS = ['secret_scan', 'dependency_check'] as const;
+const RESERVED_ENV = new Set<string>([...PROXY_VARS, ...CA_VARS, STASHBASE_API_KEY, 'HOME']);
+
+export interface ValidateInput {
+  name: string;
+  source: ProfileSource;
+  file: string | null;
+  /** How the file is named in messages (relative to the working directory when inside it). */
+  label: string;
+  data: unknown;
+  lines: Map<string, number>;
+  env: NodeJS.ProcessEnv;
+  hostCpus?: number;
+}
+
+export function validateProfile(input: ValidateInput): Profile {
+  const r = new Reader();
+  const top = r.table(input.data, [], TOP);
+  const description = r.string(top.description, ['description']) ?? '';
+  const allowHooks = r.strings(top.allow_hooks, ['allow_hooks'], (s, p) => {
+    if ((HOOKS as readonly string[]).includes(s)) return true;
+    r.fail(p, `${JSON.stringify(s)} is not a known hook (known: ${HOOKS.join(', ')})`);
+    return false;
+  });
+
+  const sb = r.table(top.sandbox, ['sandbox'], SANDBOX);
+  const backend = r.oneOf(sb.backend, ['sandbox', 'backend'], ['native', 'docker'] as const) ?? 'native';
+  const image = r.nonEmpty(sb.image, ['sandbox', 'image']);
+  const dockerfile = r.nonEmpty(sb.dockerfile, ['sandbox', 'dockerfile']);
+  if (image !== undefined && dockerfile !== undefined) {
+    r.fail(['sandbox', 'dockerfile'], 'set at most one of sandbox.image and sandbox.dockerfile');
+  }
+  const memory = r.string(sb.memory, ['sandbox', 'memory']);
+  if (memory !== undefined) {
+    const p = memoryProblem(memory);
+    if (p) r.fail(['sandbox', 'memory'], p);
+  }
+  let cpus: string | undefined;
+  if (typeof sb.cpus === 'number') cpus = String(sb.cpus);
+  else cpus = r.string(sb.cpus, ['sandbox', 'cpus']);
+  if (cpus !== undefined) {
+    const p = cpusProblem(cpus, input.hostCpus ?? availableParallelism());
+    if (p) r.fail(['sandbox', 'cpus'], p);
+  }
+  const isolatedPaths = r.strings(sb.isolated_paths, ['sandbox', 'isolated_paths'], (s, p) => {
+    if (s.startsWith('/') || s.startsWith('~') || s.split('/').includes('..')) {
+      r.fail(p, `${JSON.stringify(s)} must be a path inside the working directory (relative, without "..")`);
+      return false;
+    }
+    return true;
+  });
+  const nativeNetwork = r.oneOf(sb.native_network, ['sandbox', 'native_network'], ['proxy-only', 'host'] as const) ?? 'proxy-only';
+
+  const fs = r.table(top.filesystem, ['filesystem'], FILESYSTEM);
+  const pathRule = (s: string, p: KeyPath): boolean => {
+    if (!s.startsWith('re:')) return true;
+    try {
+      new RegExp(s.slice(3));
+      return true;
+    } catch (e) {
+      r.fail(p, `${JSON.stringify(s)} is not a valid regular expression: ${(e as Error).message}`);
+      return false;
+    }
+  };
+  const denyRead = r.strings(fs.deny_read, ['filesystem', 'deny_read'], pathRule);
+  const denyWrite = r.strings(fs.deny_write, ['filesystem', 'deny_write'], pathRule);
+
+  const net = r.table(top.network, ['network'], NETWORK);
+  const egressHosts = r.strings(net.egress_hosts, ['network', 'egress_hosts'], (s, p) => r.hostPattern(s, p, true));
+  const denyHosts = r.strings(net.deny_hosts, ['network', 'deny_hosts'], (s, p) => r.hostPattern(s, p, true));
+  const upstreamCaFile = r.nonEmpty(net.upstream_ca_file, ['network', 'upstream_ca_file']);
+  const hosts: Record<string, string> = {};
+  for (const [name, value] of Object.entries(r.table(net.hosts, ['network', 'hosts'], null))) {
+    const path = ['network', 'hosts', name];
+    const addr = r.nonEmpty(value, path);
+    if (!r.hostPattern(name, path, false) || addr === undefined) continue;
+    if (!isAddress(addr)) {
+      r.fail(path, `${JSON.stringify(addr)} is not an IP address with an optional port (such as "127.0.0.1:8443" or "[::1]:8443")`);
+      continue;
+    }
+    hosts[name] = addr;
+  }
+
+  const secrets: Record<string, SecretBinding> = {};
+  for (const [name, value] of Object.entries(r.table(top.secrets, ['secrets'], null))) {
+    const path = ['secrets', name];
+    if (!ENV_NAME.test(name)) r.fail(path, `${JSON.stringify(name)} is not an environment variable name`);
+    else if (RESERVED_ENV.has(name)) r.fail(path, `${name} is set by the sandbox itself and cannot be a secret binding`);
+    const t = r.table(value, path, SECRET);
+    const source = r.nonEmpty(t.source, [...path, 'source']);
+    if (t.source === undefined) r.fail([...path, 'source'], 'is required: the host variable that holds the real value');
+    const boundHosts = r.strings(t.hosts, [...path, 'hosts'], (s, p) => r.hostPattern(s, p, true));
+    if (t.hosts === undefined || (Array.isArray(t.hosts) && t.hosts.length === 0)) {
+      r.fail([...path, 'hosts'], 'is required: the hosts that may receive this secret');
+    }
+    if (source !== undefined) {
+      const real = input.env[source];
+      if (!ENV_NAME.test(source)) r.fail([...path, 'source'], `${JSON.stringify(source)} is not an environment variable name`);
+      else if (real === undefined || real === '') r.fail([...path, 'source'], `the variable ${source} is not set in this environment`);
+      else if (/[\r\n\0]/.test(real)) {
+        r.fail([...path, 'source'], `the value of ${source} contains a carriage return, line feed or NUL character, which could split a request header`);
+      }
+    }
+    secrets[name] = {
+      source: source ?? '',
+      hosts: boundHosts,
+      inQuery: r.bool(t.in_query, [...path, 'in_query']) ?? false,
+      allowPlaintext: r.bool(t.allow_plaintext, [...path, 'allow_plaintext']) ?? false,
+    };
+  }
+
+  const configEnv: Record<string, string> = {};
+  for (const [name, value] of Object.entries(r.table(top.config_env, ['config_env'], null))) {
+    const path = ['config_env', name];
+    const v = r.string(value, path);
+    if (!ENV_NAME.test(name)) r.fail(path, `${JSON.stringify(name)} is not an environment variable name`);
+    else if (RESERVED_ENV.has(name)) r.fail(path, `${name} is set by the sandbox itself`);
+    else if (name in secrets) r.fail(path, `${name} is already a secret binding`);
+    else if (v !== undefined && v.includes('\0')) r.fail(path, 'contains a NUL character');
+    else if (v !== undefined) configEnv[name] = v;
+  }
+
+  const ws = r.table(top.workspace, ['workspace'], ['worktree']);
+  const worktree = r.bool(ws.worktree, ['workspace', 'worktree']) ?? false;
+
+  if (r.problems.length > 0) throw new ConfigError(formatProblems(input.label, input.lines, r.problems));
+  return {
+    name: input.name,
+    source: input.source,
+    file: input.file,
+    description,
+    allowHooks,
+    sandbox: { backend, image, dockerfile, memory, cpus, isolatedPaths, nativeNetwork },
+    filesystem: { denyRead, denyWrite },
+    network: { egressHosts, denyHosts, upstreamCaFile, hosts },
+    secrets,
+    configEnv,
+    workspace: { worktree },
+  };
+}
+
+function isAddress(addr: string): boolean {
+  const v6 = /^\[([^\]]+)\](?::(\d+))?$/.exec(addr);
+  const v4 = /^([^:]+)(?::(\d+))?$/.exec(addr);
+  const ip = v6 ? v6[1] : v4 ? v4[1] : addr;
+  const port = v6 ? v6[2] : v4 ? v4[2] : undefined;
+  if (!ip || isIP(ip) === 0) return isIP(addr) === 6; // bare IPv6 without a port
+  return port === undefined || (/^\d{1,5}$/.test(port) && Number(port) >= 1 && Number(port) <= 65535);
+}
+
+export function formatProblems(label: string, lines: Map<string, number>, problems: Problem[]): string {
+  return problems
+    .map((p) => {
+      const line = lineOf(lines, p.path.filter((x): x is string => typeof x === 'string'));
+      const where = line === undefined ? label : `${label}:${line}`;
+      return p.path.length === 0 ? `${where}: ${p.message}` : `${where} ${formatPath(p.path)}: ${p.message}`;
+    })
+    .join('\n');
+}

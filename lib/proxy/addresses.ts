@@ -1,0 +1,32 @@
+// Which resolved addresses the proxy refuses to dial unless [network.hosts]
+// maps the name there on purpose: loopback, link-local (cloud metadata),
+// private and unique-local ranges, unspecified, multicast, and this host's own.
+import { BlockList, isIP } from 'node:net';
+import { networkInterfaces } from 'node:os';
+
+const blocked = new BlockList();
+for (const [net, bits] of [
+  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16],
+  ['172.16.0.0', 12], ['192.0.0.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['224.0.0.0', 3],
+] as const) blocked.addSubnet(net, bits, 'ipv4');
+for (const [net, bits] of [
+  ['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8], ['64:ff9b::', 96], ['2002::', 16],
+] as const) blocked.addSubnet(net, bits, 'ipv6');
+
+function ownAddresses(): Set<string> {
+  const out = new Set<string>();
+  for (const list of Object.values(networkInterfaces())) for (const a of list ?? []) out.add(a.address);
+  return out;
+}
+
+/** Why an address may not be dialled, or null when it may. */
+export function refusedAddress(address: string): string | null {
+  const family = isIP(address);
+  if (family === 0) return 'not an IP address';
+  // IPv4-mapped IPv6 (::ffff:a.b.c.d) is judged as the IPv4 address it carries.
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  if (mapped) return refusedAddress(mapped[1] as string);
+  if (blocked.check(address, family === 4 ? 'ipv4' : 'ipv6')) return `${address} is a loopback, link-local, private or reserved address`;
+  if (ownAddresses().has(address)) return `${address} is an address of this host`;
+  return null;
+}

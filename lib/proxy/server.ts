@@ -1,0 +1,142 @@
+// The egress proxy: HTTP forward proxy and CONNECT relay on loopback (or inside
+// the sandbox's network namespace). Policy first, then resolution, then a dial
+// to the very address that was checked. TLS interception and secret
+// substitution build on this (docs/proxy.md).
+import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { lookup } from 'node:dns/promises';
+import { connect, type Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { refusedAddress } from './addresses.js';
+import { decide, type Decision, type EgressPolicy, mappingFor } from './policy.js';
+
+export type AuditSink = (event: Record<string, unknown>) => void;
+
+export interface ProxyOptions {
+  policy: EgressPolicy;
+  audit: AuditSink;
+}
+
+const HOP_BY_HOP = ['connection', 'keep-alive', 'proxy-connection', 'proxy-authorization', 'proxy-authenticate', 'te', 'trailer', 'transfer-encoding', 'upgrade'];
+
+export function denialBody(d: Decision): string {
+  return `stashbase proxy refused ${d.host}:${d.port}: ${d.rule}\n`;
+}
+
+function refuseRaw(socket: Duplex, status: number, reason: string, rule: string, body: string): void {
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: text/plain; charset=utf-8\r\nX-Stashbase-Denied: ${rule.replace(/[^\x20-\x7e]/g, '?')}\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
+}
+
+/** Resolves an allowed host to one address it may dial, or says why not. */
+export async function resolveTarget(host: string, port: number, policy: EgressPolicy): Promise<{ address: string; port: number } | { refused: string }> {
+  const mapping = mappingFor(policy.mapped, host);
+  if (mapping) return { address: mapping.address, port: mapping.port ?? port };
+  const bare = host.replace(/^\[|\]$/g, '');
+  let addresses: string[];
+  try {
+    addresses = (await lookup(bare, { all: true, verbatim: true })).map((a) => a.address);
+  } catch (e) {
+    return { refused: `cannot resolve ${host}: ${(e as NodeJS.ErrnoException).code ?? 'error'}` };
+  }
+  const reasons: string[] = [];
+  for (const a of addresses) {
+    const why = refusedAddress(a);
+    if (why === null) return { address: a, port };
+    reasons.push(why);
+  }
+  return { refused: `${host} resolves only to refused addresses (${reasons.join('; ')})` };
+}
+
+function splitAuthority(authority: string): { host: string; port: number } | null {
+  const m = /^(\[[^\]]+\]|[^:]+):(\d{1,5})$/.exec(authority);
+  return m ? { host: m[1] as string, port: Number(m[2]) } : null;
+}
+
+export function createProxy(opts: ProxyOptions): Server {
+  const server = createServer({ headersTimeout: 30_000, requestTimeout: 0, keepAliveTimeout: 5_000 });
+
+  server.on('connect', async (req: IncomingMessage, client: Duplex, head: Buffer) => {
+    client.on('error', () => client.destroy());
+    const target = splitAuthority(req.url ?? '');
+    if (!target) return refuseRaw(client, 400, 'Bad Request', 'malformed CONNECT target', 'stashbase proxy: CONNECT needs host:port\n');
+    const d = decide(target.host, target.port, opts.policy);
+    const event = { type: 'proxy', method: 'CONNECT', host: d.host, port: d.port, path: null };
+    if (!d.allow) {
+      opts.audit({ ...event, decision: 'deny', rule: d.rule, status: 403 });
+      return refuseRaw(client, 403, 'Forbidden', d.rule, denialBody(d));
+    }
+    const dest = await resolveTarget(d.host, d.port, opts.policy);
+    if ('refused' in dest) {
+      opts.audit({ ...event, decision: 'deny', rule: dest.refused, status: 403 });
+      return refuseRaw(client, 403, 'Forbidden', dest.refused, `stashbase proxy refused ${d.host}:${d.port}: ${dest.refused}\n`);
+    }
+    const upstream: Socket = connect({ host: dest.address, port: dest.port });
+    upstream.once('connect', () => {
+      opts.audit({ ...event, decision: 'allow', rule: d.rule, status: 200, address: dest.address });
+      client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+      if (head.length) upstream.write(head);
+      upstream.pipe(client);
+      client.pipe(upstream);
+    });
+    upstream.on('error', (e) => {
+      opts.audit({ ...event, decision: 'error', rule: d.rule, error: (e as NodeJS.ErrnoException).code ?? e.message });
+      if (!client.destroyed) refuseRaw(client, 502, 'Bad Gateway', 'upstream unreachable', `stashbase proxy: cannot reach ${d.host}:${d.port}\n`);
+    });
+    client.on('close', () => upstream.destroy());
+  });
+
+  server.on('request', async (req: IncomingMessage, res: ServerResponse) => {
+    let url: URL;
+    try {
+      url = new URL(req.url ?? '');
+    } catch {
+      res.writeHead(400, { 'Content-Type': 'text/plain' }).end('stashbase proxy: requests must use absolute-form URLs\n');
+      return;
+    }
+    const event = { type: 'proxy', method: req.method, host: url.hostname, port: null as number | null, path: url.pathname };
+    if (url.protocol !== 'http:' || url.username || url.password) {
+      opts.audit({ ...event, decision: 'deny', rule: 'not a plain http:// URL without userinfo', status: 400 });
+      res.writeHead(400, { 'Content-Type': 'text/plain' }).end('stashbase proxy: only http:// URLs without userinfo are forwarded (use CONNECT for https)\n');
+      return;
+    }
+    const port = url.port ? Number(url.port) : 80;
+    const d = decide(url.hostname, port, opts.policy);
+    event.host = d.host;
+    event.port = port;
+    if (!d.allow || req.method === 'TRACE') {
+      const rule = d.allow ? 'TRACE is refused' : d.rule;
+      opts.audit({ ...event, decision: 'deny', rule, status: 403 });
+      res.writeHead(403, { 'Content-Type': 'text/plain; charset=utf-8', 'X-Stashbase-Denied': rule }).end(`stashbase proxy refused ${d.host}:${port}: ${rule}\n`);
+      return;
+    }
+    const dest = await resolveTarget(d.host, port, opts.policy);
+    if ('refused' in dest) {
+      opts.audit({ ...event, decision: 'deny', rule: dest.refused, status: 403 });
+      res.writeHead(403, { 'Content-Type': 'text/plain; charset=utf-8', 'X-Stashbase-Denied': 'refused address' }).end(`stashbase proxy refused ${d.host}:${port}: ${dest.refused}\n`);
+      return;
+    }
+    const headers = { ...req.headers };
+    for (const h of HOP_BY_HOP) delete headers[h];
+    const upstream = httpRequest({ host: dest.address, port: dest.port, method: req.method, path: url.pathname + url.search, headers, setHost: false });
+    upstream.on('response', (up) => {
+      opts.audit({ ...event, decision: 'allow', rule: d.rule, status: up.statusCode });
+      const out = { ...up.headers };
+      for (const h of HOP_BY_HOP) delete out[h];
+      res.writeHead(up.statusCode ?? 502, out);
+      up.pipe(res);
+    });
+    upstream.on('error', () => {
+      if (!res.headersSent) res.writeHead(502, { 'Content-Type': 'text/plain' }).end(`stashbase proxy: cannot reach ${d.host}:${port}\n`);
+      else res.destroy();
+    });
+    req.pipe(upstream);
+  });
+
+  server.on('clientError', (_err, socket) => {
+    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
+    else socket.destroy();
+  });
+  return server;
+}

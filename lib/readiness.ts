@@ -1,0 +1,37 @@
+// What `agent validate` checks beyond the profile itself: whether the backend
+// the profile selects can run here.
+import { probe } from './exec.js';
+import { probeNative } from './native/probe.js';
+import { selectMechanism } from './native/select.js';
+import type { Backend } from './profile/types.js';
+
+export interface Check {
+  name: string;
+  ok: boolean;
+  detail: string;
+}
+
+export function backendChecks(backend: Backend, env: NodeJS.ProcessEnv): Check[] {
+  if (backend === 'docker') {
+    const r = probe({ file: 'docker', args: ['version', '--format', '{{.Server.Version}}'] }, 10_000);
+    if (r.code === null && /ENOENT/.test(r.stderr)) {
+      return [{ name: 'docker', ok: false, detail: 'the docker CLI is not on PATH (install Docker; the Docker backend never falls back to native)' }];
+    }
+    if (r.code !== 0) {
+      return [
+        { name: 'docker', ok: true, detail: 'docker CLI found' },
+        { name: 'docker daemon', ok: false, detail: `the Docker daemon is not reachable: ${r.stderr.trim().split('\n').pop() ?? ''}` },
+      ];
+    }
+    return [
+      { name: 'docker', ok: true, detail: 'docker CLI found' },
+      { name: 'docker daemon', ok: true, detail: `daemon ${r.stdout.trim()} reachable` },
+    ];
+  }
+  try {
+    const m = selectMechanism(probeNative(env));
+    return [{ name: 'native mechanism', ok: true, detail: `${m.kind}: ${m.why}` }];
+  } catch (e) {
+    return [{ name: 'native mechanism', ok: false, detail: (e as Error).message }];
+  }
+}

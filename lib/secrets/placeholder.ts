@@ -1,0 +1,29 @@
+// Per-run placeholders for bound secrets: the agent sees these, never the real
+// value. A placeholder keeps the real value's visible prefix (ghp_, sk-ant-, …)
+// and length where that leaves enough randomness, so client-side format checks
+// still pass, and carries a marker that makes it recognisable in logs.
+import { randomBytes } from 'node:crypto';
+
+const KNOWN_PREFIX = /^(github_pat_|gh[pousr]_|glpat-|sk-ant-[a-z0-9]+-|sk-proj-|sk-|xox[abposr]-|AKIA|ASIA|npm_|pypi-|hf_)/;
+const MARKER = 'SBPH';
+const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+const MIN_RANDOM = 20;
+
+function randomText(n: number): string {
+  const bytes = randomBytes(n);
+  let out = '';
+  for (const b of bytes) out += ALPHABET[b % ALPHABET.length];
+  return out;
+}
+
+export function makePlaceholder(real: string): string {
+  const prefix = KNOWN_PREFIX.exec(real)?.[1] ?? '';
+  const length = Math.max(real.length, prefix.length + MARKER.length + MIN_RANDOM);
+  return prefix + MARKER + randomText(length - prefix.length - MARKER.length);
+}
+
+export function makePlaceholders(secrets: Record<string, { source: string }>, env: NodeJS.ProcessEnv): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, s] of Object.entries(secrets)) out[name] = makePlaceholder(env[s.source] ?? '');
+  return out;
+}

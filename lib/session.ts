@@ -1,0 +1,88 @@
+// A session is one `agent run`: its id (ags_ + lower-case base32) names the
+// audit log, the Docker resources and the record in $STASHBASE_HOME/sessions/
+// that exists exactly while the run lives.
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { homePaths } from './home.js';
+
+const BASE32 = 'abcdefghijklmnopqrstuvwxyz234567';
+
+export function newSessionId(): string {
+  const bytes = randomBytes(10); // 80 bits -> 16 base32 characters
+  let bits = 0;
+  let value = 0;
+  let out = '';
+  for (const b of bytes) {
+    value = (value << 8) | b;
+    bits += 8;
+    while (bits >= 5) {
+      out += BASE32[(value >>> (bits - 5)) & 31];
+      bits -= 5;
+    }
+  }
+  return `ags_${out}`;
+}
+
+export const SESSION_ID = /^ags_[a-z2-7]{16}$/;
+
+export interface SessionRecord {
+  id: string;
+  pid: number;
+  backend: string;
+  mechanism: string;
+  profile: string;
+  cwd: string;
+  argv: string[];
+  startedAt: string;
+  docker?: { network: string; holder: string; agent: string };
+  worktree?: string;
+  /** Stand-in directories created for this run (removed by a later run if it crashed). */
+  placeholders?: string[];
+}
+
+export function sessionFile(home: string, id: string): string {
+  return join(homePaths(home).sessions, `${id}.json`);
+}
+
+export function writeSession(home: string, record: SessionRecord): string {
+  const dir = homePaths(home).sessions;
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const file = sessionFile(home, record.id);
+  writeFileSync(file, JSON.stringify(record, null, 2) + '\n', { mode: 0o600 });
+  return file;
+}
+
+export function removeSession(home: string, id: string): void {
+  rmSync(sessionFile(home, id), { force: true });
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Records whose process still lives. */
+export function liveSessions(home: string): SessionRecord[] {
+  let names: string[];
+  try {
+    names = readdirSync(homePaths(home).sessions);
+  } catch {
+    return [];
+  }
+  const out: SessionRecord[] = [];
+  for (const name of names) {
+    if (!name.endsWith('.json')) continue;
+    try {
+      const rec = JSON.parse(readFileSync(join(homePaths(home).sessions, name), 'utf8')) as SessionRecord;
+      if (SESSION_ID.test(rec.id) && alive(rec.pid)) out.push(rec);
+    } catch {
+      // A torn or foreign file is not a live session.
+    }
+  }
+  return out;
+}

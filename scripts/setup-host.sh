@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs and starts what stashbase's integration tests need on a Debian host,
+# as root: bubblewrap, iptables, git, a Docker engine (dockerd started in the
+# background), debootstrap, and the locally built test base image.
+# Idempotent: every step checks first and does nothing when already done.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+
+log() { printf '[setup] %s\n' "$*" >&2; }
+
+if [ "$(id -u)" != 0 ]; then
+  log "must run as root (it installs Debian packages and starts dockerd)"
+  exit 1
+fi
+
+need_pkgs=()
+for pair in bwrap:bubblewrap iptables:iptables git:git dockerd:docker.io \
+            debootstrap:debootstrap ip:iproute2 script:bsdutils; do
+  cmd=${pair%%:*} pkg=${pair#*:}
+  command -v "$cmd" >/dev/null 2>&1 || [ -x "/usr/sbin/$cmd" ] || need_pkgs+=("$pkg")
+done
+if [ ${#need_pkgs[@]} -gt 0 ]; then
+  log "installing: ${need_pkgs[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq "${need_pkgs[@]}" >/dev/null
+fi
+
+"$here/start-dockerd.sh"
+"$here/build-test-image.sh"
+log "host ready"

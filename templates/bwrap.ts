@@ -1,0 +1,81 @@
+// Turns resolved path rules into a bubblewrap argument list. Pure: every fact
+// (which paths exist and as what, the helper files, descriptor numbers) is an
+// input, so the output can be golden-tested and printed by --dry-run.
+import type { Command } from './command.js';
+
+export interface DeniedPath {
+  path: string;
+  /** What is there now; placeholders for missing paths are created as dirs first. */
+  kind: 'file' | 'dir';
+}
+
+export interface BwrapInput {
+  bwrap: string;
+  /** coreutils env, used to keep Ctrl+C for the agent alone (see below). */
+  envTool: string;
+  command: string[];
+  cwd: string;
+  denyRead: DeniedPath[];
+  denyWrite: DeniedPath[];
+  /** Ancestors of protected paths, bound onto themselves so they cannot be renamed away. */
+  pinned: string[];
+  /** An empty file of mode 000 (bound over denied files: reading gives EACCES). */
+  deniedFile: string;
+  /** An empty directory (bound read-only over denied directories: they appear empty). */
+  emptyDir: string;
+  /** Own network namespace (only the bridged proxy reaches out); false = host network. */
+  isolateNetwork: boolean;
+  seccompFile: string;
+  env: { set: Record<string, string>; unset: string[] };
+}
+
+export const BWRAP_FDS = { seccomp: 3, info: 4, block: 5 } as const;
+
+const depth = (p: string) => p.split('/').length;
+
+export function buildBwrapCommand(input: BwrapInput): Command {
+  const args: string[] = [
+    // bwrap forwards no signals and dies on Ctrl+C before the agent has handled
+    // it; ignoring SIGINT here and restoring it for the agent lets the terminal's
+    // SIGINT reach the agent alone, as it would outside the sandbox.
+    '--ignore-signal=INT',
+    input.bwrap,
+    '--die-with-parent',
+    '--unshare-pid',
+    '--unshare-ipc',
+    '--unshare-cgroup-try',
+    ...(input.isolateNetwork ? ['--unshare-net'] : []),
+    '--cap-drop', 'ALL',
+    '--bind', '/', '/',
+    '--dev', '/dev',
+    '--proc', '/proc',
+  ];
+  for (const dir of input.pinned) args.push('--bind', dir, dir);
+  // Write denials first, read denials over them: a path in both lists ends unreadable.
+  for (const d of [...input.denyWrite].sort((a, b) => depth(a.path) - depth(b.path))) {
+    args.push('--ro-bind', d.path, d.path);
+  }
+  for (const d of [...input.denyRead].sort((a, b) => depth(a.path) - depth(b.path))) {
+    args.push('--ro-bind', d.kind === 'file' ? input.deniedFile : input.emptyDir, d.path);
+  }
+  args.push(
+    '--seccomp', String(BWRAP_FDS.seccomp),
+    '--info-fd', String(BWRAP_FDS.info),
+    '--block-fd', String(BWRAP_FDS.block),
+    '--chdir', input.cwd,
+    '--',
+    input.envTool, '--default-signal=INT',
+    ...input.command,
+  );
+  return {
+    file: input.envTool,
+    args,
+    env: input.env.set,
+    unsetEnv: input.env.unset,
+    fds: [{ fd: BWRAP_FDS.seccomp, path: input.seccompFile }],
+    pipes: [
+      { fd: BWRAP_FDS.info, direction: 'from-child' },
+      { fd: BWRAP_FDS.block, direction: 'to-child' },
+    ],
+  };
+}

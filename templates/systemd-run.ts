@@ -1,0 +1,56 @@
+// The Linux fallback when bubblewrap is missing or unusable: the same rules as
+// properties of a transient systemd user unit. systemd's InaccessiblePaths= has
+// the semantics we want for deny_read (files EACCES, directories empty);
+// ReadOnlyPaths= for deny_write. The environment travels in a 0600 file, never
+// on the command line. Network: IP traffic only to loopback, where the proxy
+// listens (weaker than bwrap's own namespace: other loopback services stay
+// reachable; docs/sandboxing.md says so).
+import type { Command } from './command.js';
+
+export interface SystemdRunInput {
+  systemdRun: string;
+  command: string[];
+  cwd: string;
+  denyRead: string[];
+  denyWrite: string[];
+  isolateNetwork: boolean;
+  envFile: string;
+  interactive: boolean;
+}
+
+export function buildSystemdRunCommand(input: SystemdRunInput): Command {
+  const p = (prop: string) => ['--property', prop];
+  const args = [
+    '--user',
+    input.interactive ? '--pty' : '--pipe',
+    '--wait',
+    '--collect',
+    '--quiet',
+    '--same-dir',
+    '--service-type=exec',
+    ...p(`EnvironmentFile=${input.envFile}`),
+    ...p('NoNewPrivileges=yes'),
+    ...p('PrivateUsers=yes'),
+    ...p('CapabilityBoundingSet='),
+    ...p('RestrictSUIDSGID=yes'),
+    ...p('LockPersonality=yes'),
+    ...p('ProtectKernelTunables=yes'),
+    ...p('ProtectControlGroups=yes'),
+    ...p('PrivateIPC=yes'),
+    // A leading "-" ignores paths that do not exist; a missing deny_write path is
+    // created as a placeholder beforehand, like with bwrap.
+    ...input.denyWrite.flatMap((d) => p(`ReadOnlyPaths=${unitPath(d)}`)),
+    ...input.denyRead.flatMap((d) => p(`InaccessiblePaths=${unitPath(d)}`)),
+    ...(input.isolateNetwork ? [...p('IPAddressDeny=any'), ...p('IPAddressAllow=localhost')] : []),
+    '--',
+    ...input.command,
+  ];
+  return { file: input.systemdRun, args, cwd: input.cwd };
+}
+
+/** A path list entry in systemd's syntax: "-" prefix, quoted when it has spaces or quotes. */
+export function unitPath(path: string): string {
+  const word = `-${path}`;
+  if (!/[\s"'\\]/.test(word)) return word;
+  return `"${word.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
+}
