@@ -2,6 +2,8 @@
 // backend, plan; then either print the plan (--dry-run) or carry it out with a
 // session record and audit log around it.
 import { mkdirSync } from 'node:fs';
+import type { Server } from 'node:http';
+import getPort from 'get-port';
 import { availableParallelism } from 'node:os';
 import pc from 'picocolors';
 import { formatPlan, planToJson } from '../templates/plan.js';
@@ -19,6 +21,7 @@ import { displayPath, loadProfile, type SourceChoice } from './profile/load.js';
 import { ensureTrusted } from './profile/trust.js';
 import { isInteractive } from './prompt.js';
 import { makePlaceholders } from './secrets/placeholder.js';
+import { createProxy } from './proxy/server.js';
 import { newSessionId, removeSession, writeSession } from './session.js';
 
 export interface RunOptions extends BackendFlags {
@@ -66,6 +69,12 @@ export async function runAgent(o: RunOptions): Promise<number> {
   const home = stashbaseHome(o.env);
   const session = newSessionId();
   const mechanism = selectMechanism(probeNative(o.env));
+  const policy = { egressHosts: profile.network.egressHosts, denyHosts: profile.network.denyHosts, mapped: profile.network.hosts };
+  const audit = o.dryRun ? null : (mkdirSync(home, { recursive: true, mode: 0o700 }), new AuditLog(home, session));
+  // Without a namespace of its own the sandbox reaches the proxy on the host's
+  // loopback, at a port known only once it listens.
+  const onHostLoopback = profile.sandbox.nativeNetwork === 'host' || mechanism.kind !== 'bwrap';
+  const hostPort = audit && onHostLoopback ? await getPort({ host: '127.0.0.1' }) : null;
   const prep = prepareNative({
     session,
     profile,
@@ -76,6 +85,7 @@ export async function runAgent(o: RunOptions): Promise<number> {
     stashbaseHome: home,
     mechanism,
     placeholders: makePlaceholders(profile.secrets, o.env),
+    proxyUrl: hostPort === null ? undefined : `http://127.0.0.1:${hostPort}`,
   });
   if (o.dryRun) {
     process.stdout.write(o.json ? JSON.stringify(planToJson(prep.plan), null, 2) + '\n' : formatPlan(prep.plan));
@@ -85,10 +95,9 @@ export async function runAgent(o: RunOptions): Promise<number> {
     warn(o.silent, `${name} looks like a credential and is inherited by the agent (bind it under [secrets] to keep the real value out)`);
   }
   for (const w of prep.protection.warnings) warn(o.silent, w);
-  if (prep.bwrap === null) throw new SandboxUnavailableError('the systemd-run fallback is planned (see --dry-run) but not run by this version; install bubblewrap');
-
-  mkdirSync(home, { recursive: true, mode: 0o700 });
-  const audit = new AuditLog(home, session);
+  if (prep.bwrap === null || audit === null) {
+    throw new SandboxUnavailableError('the systemd-run fallback is planned (see --dry-run) but not run by this version; install bubblewrap');
+  }
   if (!o.silent) {
     process.stderr.write(`Agent session: ${session}\nAudit log: ${audit.file}\nSandbox: native (${mechanism.kind}: ${mechanism.why})\n`);
   }
@@ -100,20 +109,27 @@ export async function runAgent(o: RunOptions): Promise<number> {
   audit.write({ type: 'start', profile: profile.name, profileFile: profile.file, backend, mechanism: mechanism.kind, argv: o.command, cwd: o.cwd });
   let created: string[] = [];
   let exitCode = 1;
+  let hostProxy: Server | null = null;
   try {
+    if (hostPort !== null) hostProxy = await listenLoopback(createProxy({ policy, audit: (e) => audit.write(e) }), hostPort);
     createRunDir(prep);
     const ph = createPlaceholders(prep.protection.placeholders, prep.protection.parents);
     created = ph.created;
     for (const w of ph.warnings) warn(o.silent, w);
-    exitCode = await runBwrap(prep, {
-      policy: { egressHosts: profile.network.egressHosts, denyHosts: profile.network.denyHosts, mapped: profile.network.hosts },
-      audit: (e) => audit.write(e),
-    });
+    exitCode = await runBwrap(prep, { policy, audit: (e) => audit.write(e), hostProxy: hostProxy ?? undefined });
     return exitCode;
   } finally {
+    hostProxy?.close();
     removePlaceholders(created);
     removeRunDir(prep);
     audit.write({ type: 'end', exitCode, durationMs: Date.now() - started });
     removeSession(home, session);
   }
+}
+
+function listenLoopback(server: Server, port: number): Promise<Server> {
+  return new Promise((resolve, reject) => {
+    server.once('error', (e) => reject(new SandboxUnavailableError(`the proxy cannot listen on 127.0.0.1:${port} (${(e as Error).message}); nothing was run`)));
+    server.listen({ host: '127.0.0.1', port }, () => resolve(server));
+  });
 }

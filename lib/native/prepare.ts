@@ -96,7 +96,10 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
     cwd: ctx.cwd,
   });
   const isolate = p.sandbox.nativeNetwork === 'proxy-only';
-  const proxyUrl = isolate ? `http://127.0.0.1:${BRIDGE_PORT}` : (ctx.proxyUrl ?? 'http://127.0.0.1:<port>');
+  // Only bwrap gets its own network namespace with the proxy bridged in at a
+  // fixed port; otherwise the proxy listens on the host's loopback.
+  const bridged = isolate && ctx.mechanism.kind === 'bwrap';
+  const proxyUrl = bridged ? `http://127.0.0.1:${BRIDGE_PORT}` : (ctx.proxyUrl ?? 'http://127.0.0.1:<port>');
   const agentEnv = {
     unset: removedVariables(p, ctx.env),
     set: { ...p.configEnv, ...ctx.placeholders, ...proxyEnv(proxyUrl) },
@@ -121,7 +124,7 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
       seccompFile: join(runDir, 'seccomp.bpf'),
       env: agentEnv,
     };
-    bridge = isolate ? { nsenter: tool('nsenter', ctx.env), node: process.execPath, helper: HELPER, userns: usesUserNamespace(ctx.mechanism.path) } : null;
+    bridge = bridged ? { nsenter: tool('nsenter', ctx.env), node: process.execPath, helper: HELPER, userns: usesUserNamespace(ctx.mechanism.path) } : null;
   } else if (ctx.mechanism.kind === 'seatbelt') {
     throw new SandboxUnavailableError('the macOS Seatbelt backend is not built yet; nothing was run (use the Docker backend)');
   }

@@ -1,0 +1,79 @@
+// Shared test helpers: temporary homes, running the real CLI, and the rule
+// that integration tests skip loudly on a laptop but fail in CI.
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, mkdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const REPO = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const BIN = join(REPO, 'bin', 'stashbase.js');
+export const REQUIRED = process.env.CI === 'true' || process.env.STASHBASE_REQUIRE_INTEGRATION === '1';
+
+function has(tool: string, args: string[]): boolean {
+  const r = spawnSync(tool, args, { stdio: 'ignore' });
+  return r.status === 0;
+}
+
+/**
+ * Options for an integration test needing real tools: none when they work; on a
+ * developer machine without them, a skip with one loud line; in CI, a failure.
+ */
+export function needs(...tools: Array<'bwrap' | 'git' | 'docker'>): { skip?: string } {
+  const missing = tools.filter((t) =>
+    t === 'bwrap' ? !has('bwrap', ['--ro-bind', '/', '/', '--unshare-pid', '--unshare-net', 'true']) : t === 'git' ? !has('git', ['--version']) : !has('docker', ['info']),
+  );
+  if (missing.length === 0) return {};
+  const msg = `integration test needs ${missing.join(', ')} (run scripts/setup-host.sh)`;
+  if (REQUIRED) throw new Error(`${msg}: required in CI`);
+  process.stderr.write(`\n*** SKIPPING: ${msg} ***\n\n`);
+  return { skip: msg };
+}
+
+export interface Sandbox {
+  dir: string;
+  home: string;
+  sbHome: string;
+  env: NodeJS.ProcessEnv;
+  cleanup(): void;
+}
+
+/** A temporary HOME and STASHBASE_HOME, and an environment without the host's tokens. */
+export function tempHome(): Sandbox {
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), 'sbtest-')));
+  const home = join(dir, 'home');
+  const sbHome = join(home, '.stashbase');
+  mkdirSync(home, { recursive: true });
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: home, STASHBASE_HOME: sbHome, LANG: 'C.UTF-8' };
+  return { dir, home, sbHome, env, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+export function writeFile(path: string, text: string): string {
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, text);
+  return path;
+}
+
+export interface CliResult {
+  code: number | null;
+  signal: string | null;
+  stdout: string;
+  stderr: string;
+}
+
+export function cli(args: string[], opts: { env: NodeJS.ProcessEnv; cwd?: string; input?: string; timeoutMs?: number }): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], { env: opts.env, cwd: opts.cwd ?? REPO, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 30_000);
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr });
+    });
+    child.stdin.end(opts.input ?? '');
+  });
+}

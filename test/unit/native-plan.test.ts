@@ -1,0 +1,121 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { buildBwrapCommand, type BwrapInput } from '../../templates/bwrap.js';
+import { buildNativePlan, type NativePlanInput } from '../../templates/native-plan.js';
+import { formatPlan, planToJson } from '../../templates/plan.js';
+import { buildSystemdRunCommand, type SystemdRunInput } from '../../templates/systemd-run.js';
+import { formatCommand } from '../../templates/command.js';
+import { golden } from '../golden.js';
+
+const RUN = '/tmp/stashbase-ags_aaaaaaaaaaaaaaaa';
+const bwrapInput: BwrapInput = {
+  bwrap: '/usr/bin/bwrap',
+  envTool: '/usr/bin/env',
+  command: ['claude', '--model', "it's $x"],
+  cwd: '/home/u/my project',
+  denyRead: [
+    { path: '/home/u/.ssh', kind: 'dir' },
+    { path: '/home/u/.netrc', kind: 'file' },
+    { path: '/home/u/.stashbase', kind: 'dir' },
+  ],
+  denyWrite: [
+    { path: '/home/u/.bashrc', kind: 'file' },
+    { path: '/home/u/my project/.git/hooks', kind: 'dir' },
+  ],
+  pinned: ['/home', '/home/u', '/home/u/my project', '/home/u/my project/.git'],
+  deniedFile: `${RUN}/denied`,
+  emptyDir: `${RUN}/empty`,
+  isolateNetwork: true,
+  seccompFile: `${RUN}/seccomp.bpf`,
+  env: { set: { HTTPS_PROXY: 'http://127.0.0.1:18080', GITHUB_TOKEN: 'ghp_SBPHxxxxxxxxxxxxxxxxxxxx' }, unset: ['STASHBASE_API_KEY', 'GITHUB_TOKEN'] },
+};
+
+test('bwrap: the whole argument list', () => {
+  const cmd = buildBwrapCommand(bwrapInput);
+  assert.equal(cmd.file, '/usr/bin/env');
+  assert.deepEqual(cmd.args, [
+    '--ignore-signal=INT', '/usr/bin/bwrap',
+    '--die-with-parent', '--unshare-pid', '--unshare-ipc', '--unshare-cgroup-try', '--unshare-net',
+    '--cap-drop', 'ALL',
+    '--bind', '/', '/', '--dev', '/dev', '--proc', '/proc',
+    '--bind', '/home', '/home', '--bind', '/home/u', '/home/u', '--bind', '/home/u/my project', '/home/u/my project', '--bind', '/home/u/my project/.git', '/home/u/my project/.git',
+    '--ro-bind', '/home/u/.bashrc', '/home/u/.bashrc',
+    '--ro-bind', '/home/u/my project/.git/hooks', '/home/u/my project/.git/hooks',
+    '--ro-bind', `${RUN}/empty`, '/home/u/.ssh',
+    '--ro-bind', `${RUN}/denied`, '/home/u/.netrc',
+    '--ro-bind', `${RUN}/empty`, '/home/u/.stashbase',
+    '--seccomp', '3', '--info-fd', '4', '--block-fd', '5',
+    '--chdir', '/home/u/my project',
+    '--', '/usr/bin/env', '--default-signal=INT', 'claude', '--model', "it's $x",
+  ]);
+  assert.deepEqual(cmd.unsetEnv, ['STASHBASE_API_KEY', 'GITHUB_TOKEN']);
+  assert.deepEqual(cmd.fds, [{ fd: 3, path: `${RUN}/seccomp.bpf` }]);
+});
+
+test('bwrap: host network mode leaves --unshare-net out', () => {
+  const cmd = buildBwrapCommand({ ...bwrapInput, isolateNetwork: false });
+  assert.equal(cmd.args.includes('--unshare-net'), false);
+  assert.deepEqual(cmd.args.slice(0, 7), ['--ignore-signal=INT', '/usr/bin/bwrap', '--die-with-parent', '--unshare-pid', '--unshare-ipc', '--unshare-cgroup-try', '--cap-drop']);
+});
+
+const planInput: NativePlanInput = {
+  session: 'ags_aaaaaaaaaaaaaaaa',
+  profile: 'default',
+  sessionFile: '/home/u/.stashbase/sessions/ags_aaaaaaaaaaaaaaaa.json',
+  auditFile: '/home/u/.stashbase/audit/ags_aaaaaaaaaaaaaaaa.jsonl',
+  runDir: RUN,
+  placeholders: ['/home/u/.ssh'],
+  parents: ['/home/u/.config'],
+  warnings: ['re:^/.*: stopped after 200000 entries under /; paths beyond them are not protected (start the pattern deeper)'],
+  proxyUrl: 'http://127.0.0.1:18080',
+  sandbox: { kind: 'bwrap', input: bwrapInput, bridge: { nsenter: '/usr/bin/nsenter', node: '/usr/bin/node', helper: '/opt/stashbase/dist/lib/native/bridge-helper.js', userns: true } },
+};
+
+test('native plan (bwrap): golden text', () => {
+  golden('native-plan-bwrap.txt', formatPlan(buildNativePlan(planInput)));
+});
+
+test('native plan: JSON parses and matches the text plan step for step', () => {
+  const plan = buildNativePlan(planInput);
+  const json = JSON.parse(JSON.stringify(planToJson(plan))) as ReturnType<typeof planToJson>;
+  const textLines = formatPlan(plan).trimEnd().split('\n').slice(1);
+  const fromJson = json.steps.flatMap((s) => (s.type === 'internal' ? s.description.split('\n').map((l) => `# ${l}`) : [s.shell]));
+  assert.deepEqual(fromJson, textLines);
+  for (const [i, s] of json.steps.entries()) {
+    const step = plan.steps[i]!;
+    if (s.type === 'command' && step.kind === 'command') {
+      assert.equal(s.shell, formatCommand(step.command));
+      assert.deepEqual([s.file, ...s.args], [step.command.file, ...step.command.args]);
+    }
+  }
+  assert.deepEqual(json.steps.map((s) => s.id), ['session', 'audit-start', 'run-dir', 'parents', 'placeholders', 'proxy', 'sandbox', 'bridge-wait', 'bridge', 'release', 'warning', 'teardown']);
+});
+
+const sdInput: SystemdRunInput = {
+  systemdRun: '/usr/bin/systemd-run',
+  command: ['codex'],
+  cwd: '/home/u/proj',
+  denyRead: ['/home/u/.ssh', '/home/u/my keys'],
+  denyWrite: ['/home/u/.bashrc', '/home/u/with"quote'],
+  isolateNetwork: true,
+  envFile: `${RUN}/env`,
+  interactive: true,
+};
+
+test('systemd-run fallback: the whole argument list', () => {
+  assert.deepEqual(buildSystemdRunCommand(sdInput).args, [
+    '--user', '--pty', '--wait', '--collect', '--quiet', '--same-dir', '--service-type=exec',
+    '--property', `EnvironmentFile=${RUN}/env`,
+    '--property', 'NoNewPrivileges=yes', '--property', 'PrivateUsers=yes', '--property', 'CapabilityBoundingSet=',
+    '--property', 'RestrictSUIDSGID=yes', '--property', 'LockPersonality=yes', '--property', 'ProtectKernelTunables=yes',
+    '--property', 'ProtectControlGroups=yes', '--property', 'PrivateIPC=yes',
+    '--property', 'ReadOnlyPaths=-/home/u/.bashrc', '--property', 'ReadOnlyPaths="-/home/u/with\\"quote"',
+    '--property', 'InaccessiblePaths=-/home/u/.ssh', '--property', 'InaccessiblePaths="-/home/u/my keys"',
+    '--property', 'IPAddressDeny=any', '--property', 'IPAddressAllow=localhost',
+    '--', 'codex',
+  ]);
+});
+
+test('native plan (systemd-run): golden text', () => {
+  golden('native-plan-systemd-run.txt', formatPlan(buildNativePlan({ ...planInput, placeholders: [], parents: [], warnings: [], sandbox: { kind: 'systemd-run', input: sdInput } })));
+});

@@ -1,0 +1,132 @@
+import { availableParallelism } from 'node:os';
+import assert from 'node:assert/strict';
+import { after, test } from 'node:test';
+import { join } from 'node:path';
+import { loadProfile } from '../../lib/profile/load.js';
+import { tempHome, writeFile } from '../helpers.js';
+
+const t = tempHome();
+after(() => t.cleanup());
+const env = { ...t.env, GH: 'ghp_realvalue0123456789', BAD: 'a\r\nb', NUL: 'a\0b' };
+
+/** Loads TOML as the global profile "p" and returns the error message (or "ok"). */
+function check(toml: string, extraEnv: NodeJS.ProcessEnv = {}): string {
+  writeFile(join(t.sbHome, 'agents', 'p.toml'), toml);
+  try {
+    loadProfile({ name: 'p', source: 'global', cwd: t.dir, env: { ...env, ...extraEnv } });
+    return 'ok';
+  } catch (e) {
+    assert.equal((e as { exitCode: number }).exitCode, 2);
+    return (e as Error).message;
+  }
+}
+
+const F = () => join(t.sbHome, 'agents', 'p.toml');
+
+test('a full valid profile loads with every key', () => {
+  writeFile(F(), `
+description = "d"
+allow_hooks = ["secret_scan"]
+[sandbox]
+backend = "docker"
+image = "myorg/agent:latest"
+memory = "2g"
+cpus = "1.5"
+isolated_paths = ["node_modules", ".venv"]
+native_network = "host"
+[filesystem]
+deny_read = ["~/.ssh", "secrets/*.pem", 're:^~/\\.config/.*token']
+deny_write = ["~/.gitconfig"]
+[network]
+egress_hosts = ["api.anthropic.com", "*.githubusercontent.com"]
+deny_hosts = ["gist.github.com"]
+upstream_ca_file = "~/corp.pem"
+[network.hosts]
+"api.internal.test" = "127.0.0.1:8443"
+[secrets.GITHUB_TOKEN]
+source = "GH"
+hosts = ["api.github.com"]
+in_query = true
+[config_env]
+EDITOR = "vi"
+[workspace]
+worktree = true
+`);
+  const { profile } = loadProfile({ name: 'p', source: 'global', cwd: t.dir, env });
+  assert.deepEqual(profile, {
+    name: 'p', source: 'global', file: F(), description: 'd', allowHooks: ['secret_scan'],
+    sandbox: { backend: 'docker', image: 'myorg/agent:latest', dockerfile: undefined, memory: '2g', cpus: '1.5', isolatedPaths: ['node_modules', '.venv'], nativeNetwork: 'host' },
+    filesystem: { denyRead: ['~/.ssh', 'secrets/*.pem', 're:^~/\\.config/.*token'], denyWrite: ['~/.gitconfig'] },
+    network: { egressHosts: ['api.anthropic.com', '*.githubusercontent.com'], denyHosts: ['gist.github.com'], upstreamCaFile: '~/corp.pem', hosts: { 'api.internal.test': '127.0.0.1:8443' } },
+    secrets: { GITHUB_TOKEN: { source: 'GH', hosts: ['api.github.com'], inQuery: true, allowPlaintext: false } },
+    configEnv: { EDITOR: 'vi' },
+    workspace: { worktree: true },
+  });
+});
+
+test('unknown keys name file, line and key path', () => {
+  const label = 'home/.stashbase/agents/p.toml';
+  assert.equal(check('[sandbox]\nbackend = "native"\nimagee = "x"\n'), `${label}:3 sandbox.imagee: unknown key (known here: backend, image, dockerfile, memory, cpus, isolated_paths, native_network)`);
+  assert.equal(check('colour = "red"\n'), `${label}:1 colour: unknown key (known here: description, allow_hooks, sandbox, filesystem, network, secrets, config_env, workspace)`);
+  assert.equal(check('[secrets.X]\nsource = "GH"\nhosts = ["a.com"]\nhost = "b"\n'), `${label}:4 secrets.X.host: unknown key (known here: source, hosts, in_query, allow_plaintext)`);
+});
+
+test('wrong types', () => {
+  const label = 'home/.stashbase/agents/p.toml';
+  assert.equal(check('[sandbox]\nmemory = 2\n'), `${label}:2 sandbox.memory: expected a string, got an integer (2)`);
+  assert.equal(check('[filesystem]\ndeny_read = "~/.ssh"\n'), `${label}:2 filesystem.deny_read: expected an array of strings, got a string ("~/.ssh")`);
+  assert.equal(check('[filesystem]\ndeny_read = [\n  "~/.ssh",\n  3,\n]\n'), `${label}:2 filesystem.deny_read[1]: expected a string, got an integer (3)`);
+  assert.equal(check('sandbox = 1\n'), `${label}:1 sandbox: expected a table, got an integer (1)`);
+  assert.equal(check('[workspace]\nworktree = "yes"\n'), `${label}:2 workspace.worktree: expected true or false, got a string ("yes")`);
+  assert.equal(check('[sandbox]\nbackend = "vm"\n'), `${label}:2 sandbox.backend: "vm" is not one of "native", "docker"`);
+});
+
+test('image with dockerfile', () => {
+  assert.equal(check('[sandbox]\nimage = "a"\ndockerfile = "b"\n'), `home/.stashbase/agents/p.toml:3 sandbox.dockerfile: set at most one of sandbox.image and sandbox.dockerfile`);
+});
+
+test('memory and cpus values Docker would not accept', () => {
+  const label = 'home/.stashbase/agents/p.toml';
+  assert.equal(check('[sandbox]\nmemory = "2 GB"\n'), `${label}:2 sandbox.memory: "2 GB" is not a docker memory size (try "2g")`);
+  assert.equal(check('[sandbox]\nmemory = "lots"\n'), `${label}:2 sandbox.memory: "lots" is not a docker memory size (a number with an optional unit b, k, m or g, such as "2g")`);
+  assert.equal(check('[sandbox]\nmemory = "4m"\n'), `${label}:2 sandbox.memory: "4m" is below Docker's minimum memory limit of 6m`);
+  assert.equal(check('[sandbox]\nmemory = "512m"\n'), 'ok');
+  assert.equal(check('[sandbox]\ncpus = "1,5"\n'), `${label}:2 sandbox.cpus: "1,5" is not a docker cpus value (a decimal number of CPUs, such as "1.5")`);
+  assert.equal(check('[sandbox]\ncpus = "0.001"\n'), `${label}:2 sandbox.cpus: "0.001" is below Docker's minimum of 0.01 CPUs`);
+  assert.equal(check('[sandbox]\ncpus = "4096"\n'), `${label}:2 sandbox.cpus: "4096" is more than the ${availableParallelism()} CPUs this machine has`);
+  assert.equal(check('[sandbox]\ncpus = 0.5\n'), 'ok');
+});
+
+test('secrets: unset source, CR/LF/NUL in the value, missing keys', () => {
+  const label = 'home/.stashbase/agents/p.toml';
+  assert.equal(check('[secrets.T]\nsource = "NOPE"\nhosts = ["a.com"]\n'), `${label}:2 secrets.T.source: the variable NOPE is not set in this environment`);
+  assert.equal(check('[secrets.T]\nsource = "BAD"\nhosts = ["a.com"]\n'), `${label}:2 secrets.T.source: the value of BAD contains a carriage return, line feed or NUL character, which could split a request header`);
+  assert.equal(check('[secrets.T]\nsource = "NUL"\nhosts = ["a.com"]\n'), `${label}:2 secrets.T.source: the value of NUL contains a carriage return, line feed or NUL character, which could split a request header`);
+  assert.equal(check('[secrets.T]\nhosts = ["a.com"]\n'), `${label}:1 secrets.T.source: is required: the host variable that holds the real value`);
+  assert.equal(check('[secrets.T]\nsource = "GH"\n'), `${label}:1 secrets.T.hosts: is required: the hosts that may receive this secret`);
+  assert.equal(check('[secrets.HTTPS_PROXY]\nsource = "GH"\nhosts = ["a.com"]\n'), `${label}:1 secrets.HTTPS_PROXY: HTTPS_PROXY is set by the sandbox itself and cannot be a secret binding`);
+});
+
+test('hosts, paths and environment names', () => {
+  const label = 'home/.stashbase/agents/p.toml';
+  assert.equal(check('[network]\negress_hosts = ["http://x.com"]\n'), `${label}:2 network.egress_hosts[0]: "http://x.com" is not a host name or *.wildcard`);
+  assert.equal(check('[network.hosts]\n"a.test" = "localhost"\n'), `${label}:2 network.hosts."a.test": "localhost" is not an IP address with an optional port (such as "127.0.0.1:8443" or "[::1]:8443")`);
+  assert.equal(check('[network.hosts]\n"a.test" = "[::1]:99999"\n'), `${label}:2 network.hosts."a.test": "[::1]:99999" is not an IP address with an optional port (such as "127.0.0.1:8443" or "[::1]:8443")`);
+  assert.equal(check('[filesystem]\ndeny_read = ["re:(unclosed"]\n'), `${label}:2 filesystem.deny_read[0]: "re:(unclosed" is not a valid regular expression: Invalid regular expression: /(unclosed/: Unterminated group`);
+  assert.equal(check('[sandbox]\nisolated_paths = ["../up"]\n'), `${label}:2 sandbox.isolated_paths[0]: "../up" must be a path inside the working directory (relative, without "..")`);
+  assert.equal(check('[config_env]\nHTTPS_PROXY = "x"\n'), `${label}:2 config_env.HTTPS_PROXY: HTTPS_PROXY is set by the sandbox itself`);
+  assert.equal(check('[config_env]\n"1X" = "x"\n'), `${label}:2 config_env.1X: "1X" is not an environment variable name`);
+  assert.equal(check('allow_hooks = ["rm_rf"]\n'), `${label}:1 allow_hooks[0]: "rm_rf" is not a known hook (known: secret_scan, dependency_check)`);
+});
+
+test('every problem is reported, one per line', () => {
+  const label = 'home/.stashbase/agents/p.toml';
+  assert.equal(check('[sandbox]\nmemory = "x"\ncpus = "y"\n'), [
+    `${label}:2 sandbox.memory: "x" is not a docker memory size (a number with an optional unit b, k, m or g, such as "2g")`,
+    `${label}:3 sandbox.cpus: "y" is not a docker cpus value (a decimal number of CPUs, such as "1.5")`,
+  ].join('\n'));
+});
+
+test('TOML syntax errors name line and column', () => {
+  assert.match(check('[sandbox]\nbackend = \n'), /^home\/\.stashbase\/agents\/p\.toml:2:11: invalid TOML: Expected /);
+});
