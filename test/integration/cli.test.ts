@@ -1,0 +1,142 @@
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import { cli, REPO, tempHome, writeFile } from '../helpers.js';
+
+const t = tempHome();
+after(() => t.cleanup());
+const env = t.env;
+
+test('--version prints the package version', async () => {
+  const pkg = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { version: string };
+  const r = await cli(['--version'], { env });
+  assert.deepEqual([r.code, r.stdout, r.stderr], [0, `${pkg.version}\n`, '']);
+});
+
+const LEAVES = [
+  'agent run', 'agent validate', 'agent trust',
+  'agent docker build', 'agent docker doctor', 'agent docker status', 'agent docker cleanup', 'agent docker shell',
+  'agent worktrees list', 'agent worktrees merge', 'agent worktrees clean', 'agent worktrees remove', 'agent worktrees delete',
+];
+
+test('--help on every command', async () => {
+  for (const group of ['', 'agent', 'agent docker', 'agent worktrees']) {
+    const r = await cli([...group.split(' ').filter(Boolean), '--help'], { env });
+    assert.equal(r.code, 0, group);
+    assert.equal(r.stdout.startsWith(`Usage: ${['stashbase', group].filter(Boolean).join(' ')} <command> [options]\n`), true, r.stdout);
+  }
+  for (const leaf of LEAVES) {
+    const r = await cli([...leaf.split(' '), '--help'], { env });
+    assert.equal(r.code, 0, leaf);
+    assert.match(r.stdout, new RegExp(`^Usage: stashbase ${leaf.replace('delete', 'remove')}`), leaf);
+    assert.match(r.stdout, /\n  -h, --help +Show this help\n/, leaf);
+  }
+});
+
+test('commands not built yet say so and fail', async () => {
+  for (const leaf of LEAVES.slice(3)) {
+    const r = await cli(leaf.split(' '), { env });
+    assert.deepEqual([r.code, r.stderr], [1, `stashbase: stashbase ${leaf} is not built yet in this version; nothing was done\n`], leaf);
+  }
+});
+
+test('usage errors exit 2 with a one-line reason', async () => {
+  const cases: Array<[string[], string]> = [
+    [['agent', 'nope'], 'stashbase: unknown command "nope" for stashbase agent (see stashbase agent --help)'],
+    [['agent', 'run'], 'stashbase: no agent command: put it after --, as in: stashbase agent run -- claude'],
+    [['agent', 'run', 'claude'], 'stashbase: put the agent command after --, as in: stashbase agent run -- claude'],
+    [['agent', 'run', '--bogus', '--', 'x'], 'stashbase: unknown option --bogus (see stashbase agent run --help)'],
+    [['agent', 'run', '--docker-image', 'a', '--docker-dockerfile', 'b', '--', 'x'], 'stashbase: --docker-image and --docker-dockerfile cannot be used together'],
+    [['agent', 'run', '--docker-image', 'a', '--docker-sandbox', 'false', '--', 'x'], 'stashbase: --docker-image implies the Docker backend and cannot be used with --docker-sandbox false'],
+    [['agent', 'run', '--docker-sandbox', 'maybe', '--', 'x'], 'stashbase: --docker-sandbox takes true or false, not "maybe"'],
+    [['agent', 'run', '--docker-memory', '2 GB', '--', 'x'], 'stashbase: --docker-memory: "2 GB" is not a docker memory size (try "2g")'],
+    [['agent', 'run', '--docker-cpus', 'two', '--', 'x'], 'stashbase: --docker-cpus: "two" is not a docker cpus value (a decimal number of CPUs, such as "1.5")'],
+    [['agent', 'run', '--json', '--', 'x'], 'stashbase: --json goes with --dry-run'],
+    [['agent', 'run', '--profile-source', 'cloud', '--', 'x'], 'stashbase: --profile-source takes auto, global or directory, not "cloud"'],
+    [['agent', 'run', '--worktree=maybe', '--', 'x'], 'stashbase: --worktree takes true or false, not "maybe"'],
+    [['agent', 'trust'], 'stashbase: agent trust needs --profile <name>'],
+    [['agent', 'validate', 'extra'], 'stashbase: agent validate takes no arguments'],
+  ];
+  for (const [args, message] of cases) {
+    const r = await cli(args, { env });
+    assert.deepEqual([r.code, r.stderr], [2, `${message}\n`], args.join(' '));
+  }
+});
+
+test('a named profile that is missing is an error', async () => {
+  const r = await cli(['agent', 'run', '--profile', 'ghost', '--profile-source', 'global', '--', 'true'], { env });
+  assert.deepEqual([r.code, r.stderr], [2, `stashbase: profile "ghost" not found; looked in:\n  ${t.sbHome}/agents/ghost.toml\n`]);
+});
+
+test('the Docker backend fails closed until it is built, never falling back', async () => {
+  const r = await cli(['agent', 'run', '--docker-sandbox', 'true', '--', 'true'], { env });
+  assert.deepEqual([r.code, r.stderr], [4, 'stashbase: the Docker backend is not built yet; nothing was run (it never falls back to the native backend)\n']);
+});
+
+test('an untrusted repository profile is refused without a terminal, then trusted, then refused again once changed', async () => {
+  const repo = join(t.dir, 'repo');
+  const marker = join(t.dir, 'ran');
+  const file = writeFile(join(repo, '.stashbase', 'agents', 'coding.toml'), '[network]\negress_hosts = ["api.example.test"]\n');
+  const run = () => cli(['agent', 'run', '--profile', 'coding', '--', 'touch', marker], { env, cwd: repo });
+  let r = await run();
+  assert.deepEqual([r.code, r.stderr], [3, 'stashbase: repository profile .stashbase/agents/coding.toml has not been trusted yet; review it, then trust it with: stashbase agent trust --profile coding --profile-source directory\n']);
+  assert.equal(existsSync(marker), false);
+  r = await cli(['agent', 'trust', '--profile', 'coding'], { env, cwd: repo });
+  assert.equal(r.code, 0);
+  assert.equal(r.stdout.split('\n')[0], 'Trusted: .stashbase/agents/coding.toml');
+  assert.match(r.stdout, /\n  egress: +api\.example\.test\n/);
+  const trust = JSON.parse(readFileSync(join(t.sbHome, 'trust.json'), 'utf8')) as { profiles: Record<string, { sha256: string }> };
+  assert.match(trust.profiles[file]!.sha256, /^[0-9a-f]{64}$/);
+  r = await cli(['agent', 'run', '--profile', 'coding', '--dry-run', '--', 'true'], { env, cwd: repo });
+  assert.equal(r.code, 0, r.stderr);
+  writeFile(file, '[network]\negress_hosts = ["api.example.test", "evil.test"]\n');
+  r = await run();
+  assert.deepEqual([r.code, r.stderr], [3, 'stashbase: repository profile .stashbase/agents/coding.toml has changed since you trusted it; review it, then trust it with: stashbase agent trust --profile coding --profile-source directory\n']);
+  assert.equal(existsSync(marker), false);
+});
+
+test('validate: the default profile on this machine', async () => {
+  const r = await cli(['agent', 'validate', '--json'], { env });
+  const out = JSON.parse(r.stdout) as { profile: { name: string }; backend: string; checks: Array<{ name: string; ok: boolean }> };
+  assert.equal(out.profile.name, 'default');
+  assert.equal(out.backend, 'native');
+  assert.deepEqual(out.checks.map((c) => c.name), ['profile', 'native mechanism']);
+  assert.equal(r.code, out.checks.every((c) => c.ok) ? 0 : 1);
+});
+
+test('validate: an invalid profile is an error naming file, line and key', async () => {
+  writeFile(join(t.sbHome, 'agents', 'bad.toml'), '[sandbox]\nmemory = "2 GB"\n');
+  const r = await cli(['agent', 'validate', '--profile', 'bad'], { env, cwd: t.dir });
+  assert.deepEqual([r.code, r.stderr], [2, 'stashbase: home/.stashbase/agents/bad.toml:2 sandbox.memory: "2 GB" is not a docker memory size (try "2g")\n']);
+});
+
+test('validate: an untrusted repository profile is not ready', async () => {
+  const repo = join(t.dir, 'repo2');
+  writeFile(join(repo, '.stashbase', 'agents', 'x.toml'), '');
+  const r = await cli(['agent', 'validate', '--profile', 'x'], { env, cwd: repo });
+  assert.equal(r.code, 1);
+  assert.match(r.stdout, /\n  FAIL trust: repository profile not trusted yet: stashbase agent trust --profile x --profile-source directory\n/);
+  assert.match(r.stdout, /\nNot ready\.\n$/);
+});
+
+test('validate lists credential-looking variables the native agent inherits', async () => {
+  const r = await cli(['agent', 'validate'], { env: { ...env, MY_API_TOKEN: 'x', STASHBASE_API_KEY: 'k', HTTPS_PROXY: 'http://x' } });
+  assert.match(r.stdout, /\nCredential-looking variables the native agent inherits: MY_API_TOKEN\n/);
+});
+
+test('dry-run: JSON and text are the same plan, and nothing runs', async () => {
+  const marker = join(t.dir, 'dry-marker');
+  const text = await cli(['agent', 'run', '--dry-run', '--', 'touch', marker], { env });
+  const json = await cli(['agent', 'run', '--dry-run', '--json', '--', 'touch', marker], { env });
+  assert.equal(text.code, 0, text.stderr);
+  assert.equal(json.code, 0, json.stderr);
+  assert.equal(existsSync(marker), false);
+  assert.equal(existsSync(join(t.sbHome, 'sessions')), false);
+  const plan = JSON.parse(json.stdout) as { steps: Array<{ type: string; description?: string; shell?: string }> };
+  const session = /session (ags_[a-z2-7]{16})/.exec(text.stdout)![1]!;
+  const other = /session (ags_[a-z2-7]{16})/.exec(json.stdout)![1]!;
+  const lines = plan.steps.flatMap((s) => (s.type === 'internal' ? s.description!.split('\n').map((l) => `# ${l}`) : [s.shell!]));
+  assert.deepEqual(lines.map((l) => l.replaceAll(other, session)), text.stdout.trimEnd().split('\n').slice(1));
+  assert.match(text.stdout, /\n[^#].*\/bwrap --die-with-parent --unshare-pid .* -- \/usr\/bin\/env --default-signal=INT touch .*dry-marker 3</);
+});
