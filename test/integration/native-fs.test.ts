@@ -1,0 +1,93 @@
+// Attacks on the native backend's filesystem rules, with real bwrap. Every
+// attack is also run outside the sandbox, where it must succeed.
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, describe, test } from 'node:test';
+import { needs } from '../helpers.js';
+import { attackHome } from '../native-setup.js';
+
+describe('native filesystem (real bwrap)', needs('bwrap'), () => {
+  const a = attackHome();
+  const h = a.home;
+  after(() => a.cleanup());
+
+  test('a denied file reads as Permission denied', async () => {
+    assert.equal((await a.outside(`cat ${h}/secret.txt`)).stdout, 'TOPSECRET\n');
+    const r = await a.inside(`cat ${h}/secret.txt`);
+    assert.equal(r.code, 1);
+    assert.equal(r.stdout, '');
+    assert.match(r.stderr, /cat: .*secret\.txt: Permission denied/);
+  });
+
+  test('a denied directory appears empty', async () => {
+    assert.equal((await a.outside(`ls -A ${h}/secretdir`)).stdout, 'inner.txt\n');
+    const r = await a.inside(`ls -A ${h}/secretdir; echo "rc=$?"; cat ${h}/secretdir/inner.txt`);
+    assert.equal(r.stdout, 'rc=0\n');
+    assert.match(r.stderr, /No such file or directory/);
+  });
+
+  test('through a symlink made beforehand and through /proc/self/root', async () => {
+    assert.equal((await a.outside(`cat ${h}/link-to-secret /proc/self/root${h}/secret.txt`)).stdout, 'TOPSECRET\nTOPSECRET\n');
+    const r = await a.inside(`cat ${h}/link-to-secret; cat /proc/self/root${h}/secret.txt; cat /proc/1/root${h}/secret.txt`);
+    assert.equal(r.stdout, '');
+    assert.equal(r.stderr.match(/Permission denied/g)?.length, 3, r.stderr);
+  });
+
+  test('renaming a parent away does not expose it', async () => {
+    const r = await a.inside(`mv ${h}/parent ${h}/parent2; mv ${h}/parent/child ${h}/parent/c2; ls ${h}; cat ${h}/parent/child/key ${h}/parent2/child/key ${h}/parent/c2/key`);
+    assert.doesNotMatch(r.stdout, /KEY/);
+    assert.match(r.stderr, /mv: cannot move .*Device or resource busy/);
+    assert.equal(readFileSync(join(h, 'parent', 'child', 'key'), 'utf8'), 'KEY\n');
+    assert.equal(existsSync(join(h, 'parent2')), false);
+    // the same renames work outside
+    assert.equal((await a.outside(`mv ${h}/parent ${h}/parent2 && mv ${h}/parent2 ${h}/parent && echo ok`)).stdout, 'ok\n');
+  });
+
+  test('a hard link made inside the sandbox does not reach the file', async () => {
+    const r = await a.inside(`ln ${h}/secret.txt ${h}/hl; cat ${h}/hl`);
+    assert.doesNotMatch(r.stdout, /TOPSECRET/);
+    assert.match(r.stderr, /ln: failed to create hard link .*Invalid cross-device link/);
+    assert.equal(existsSync(join(h, 'hl')), false);
+    assert.equal((await a.outside(`ln ${h}/secret.txt ${h}/hl && cat ${h}/hl && rm ${h}/hl`)).stdout, 'TOPSECRET\n');
+  });
+
+  test('deny_write paths are read-only', async () => {
+    const r = await a.inside(`echo x >> ${h}/ro.txt; touch ${h}/rodir/new; chmod 777 ${h}/ro.txt; cat ${h}/ro.txt`);
+    assert.equal(r.stdout, 'RO\n');
+    assert.equal(r.stderr.match(/Read-only file system/g)?.length, 3, r.stderr);
+    assert.equal(readFileSync(join(h, 'ro.txt'), 'utf8'), 'RO\n');
+    assert.equal(existsSync(join(h, 'rodir', 'new')), false);
+    assert.equal((await a.outside(`touch ${h}/rodir/new && rm ${h}/rodir/new && echo ok`)).stdout, 'ok\n');
+  });
+
+  test('a denied path that did not exist cannot be created, and nothing is left on the host', async () => {
+    const r = await a.inside(`mkdir -p ${h}/missing-dir/x; echo x > ${h}/missing-dir/f; echo x > ${h}/missing-read; rmdir ${h}/missing-dir; echo done`);
+    assert.equal(r.stdout, 'done\n');
+    assert.equal(existsSync(join(h, 'missing-dir')), false);
+    assert.equal(existsSync(join(h, 'missing-read')), false);
+    assert.equal((await a.outside(`echo x > ${h}/missing-read && rm ${h}/missing-read && echo ok`)).stdout, 'ok\n');
+  });
+
+  test('unshare, mount and umount cannot detach a bind', async () => {
+    const r = await a.inside(
+      `umount ${h}/secret.txt; unshare -rm sh -c 'umount -l ${h}/secret.txt; umount ${h}/secretdir; cat ${h}/secret.txt; ls -A ${h}/secretdir'; ` +
+        `unshare -rm sh -c 'mount --bind / /mnt && cat /mnt${h}/secret.txt'; echo end`,
+    );
+    assert.doesNotMatch(r.stdout, /TOPSECRET|inner\.txt/);
+    assert.match(r.stdout, /end\n$/);
+  });
+
+  test('glob entries cover hidden and gitignored files, and only what they match', async () => {
+    const r = await a.inside('cat secrets/b.txt; cat secrets/a.pem; cat secrets/.h.pem');
+    assert.equal(r.stdout, 'TXT-B\n');
+    assert.equal(r.stderr.match(/Permission denied/g)?.length, 2, r.stderr);
+  });
+
+  test("stashbase's own state (the CA key's home) is hidden", async () => {
+    writeFileSync(join(a.sbHome, 'probe'), 'STATE');
+    const r = await a.inside(`ls -A ${a.sbHome}; cat ${a.sbHome}/probe`);
+    assert.equal(r.stdout, '');
+    assert.match(r.stderr, /No such file or directory/);
+  });
+});

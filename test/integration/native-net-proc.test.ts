@@ -1,0 +1,169 @@
+// Attacks on the native backend's network boundary and process isolation, and
+// its environment, signals, exit codes and terminal, with real bwrap.
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { createSocket } from 'node:dgram';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { createServer as createHttpServer } from 'node:http';
+import { createServer, type AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { BIN, needs, REQUIRED } from '../helpers.js';
+import { attackHome, PTY } from '../native-setup.js';
+
+describe('native network, processes and terminal (real bwrap)', needs('bwrap'), () => {
+  let tcpPort = 0;
+  let httpPort = 0;
+  let udpPort = 0;
+  const udpSeen: string[] = [];
+  const tcp = createServer((s) => s.end('HOSTSERVICE\n'));
+  const http = createHttpServer((_req, res) => res.end('LOCAL-OK\n'));
+  const udp = createSocket('udp4');
+  let a: ReturnType<typeof attackHome>;
+
+  before(async () => {
+    await new Promise<void>((r) => tcp.listen(0, '127.0.0.1', r));
+    await new Promise<void>((r) => http.listen(0, '127.0.0.1', r));
+    await new Promise<void>((r) => udp.bind(0, '127.0.0.1', r));
+    udp.on('message', (m) => udpSeen.push(String(m)));
+    tcpPort = (tcp.address() as AddressInfo).port;
+    httpPort = (http.address() as AddressInfo).port;
+    udpPort = udp.address().port;
+    a = attackHome(`[network]\negress_hosts = ["local.test"]\n[network.hosts]\n"local.test" = "127.0.0.1:${httpPort}"\n[secrets.GITHUB_TOKEN]\nsource = "REAL_GH"\nhosts = ["api.github.com"]\n[config_env]\nEDITOR = "vi"\n`);
+    a.env.REAL_GH = 'ghp_realrealrealrealrealreal0123';
+  });
+  after(() => {
+    tcp.close();
+    http.close();
+    udp.close();
+    a.cleanup();
+  });
+
+  test('raw TCP to a host loopback service fails inside, works outside', async () => {
+    const script = `curl -sS --noproxy '*' --max-time 3 http://127.0.0.1:${tcpPort}/ 2>&1; python3 -c "import socket; s=socket.create_connection(('127.0.0.1', ${tcpPort}), 3); print(s.recv(100))" 2>&1 | tail -1; (exec 3<>/dev/tcp/127.0.0.1/${tcpPort} && cat <&3) 2>&1; echo end`;
+    assert.match((await a.outside(`bash -c "${script.replace(/"/g, '\\"')}"`)).stdout, /HOSTSERVICE/);
+    const r = await a.inside(`bash -c "${script.replace(/"/g, '\\"')}"`);
+    assert.doesNotMatch(r.stdout, /HOSTSERVICE/);
+    assert.match(r.stdout, /Connection refused/);
+    assert.match(r.stdout, /end\n$/);
+  });
+
+  test('IPv6 loopback, the proxy port on another address, and UDP do not leave', async () => {
+    const r = await a.inside(
+      `curl -sS --noproxy '*' --max-time 2 'http://[::1]:${tcpPort}/' 2>&1 | tail -1; ` +
+        `python3 -c "import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.sendto(b'LEAK', ('127.0.0.1', ${udpPort}))"; ` +
+        `curl -sS --noproxy '*' --max-time 2 http://127.0.0.1:18081/ 2>&1 | tail -1; echo end`,
+    );
+    assert.doesNotMatch(r.stdout, /HOSTSERVICE/);
+    assert.match(r.stdout, /end\n$/);
+    await new Promise((res) => setTimeout(res, 200));
+    assert.deepEqual(udpSeen, []);
+    // the datagram does arrive from outside
+    spawnSync('python3', ['-c', `import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b'OUTSIDE', ('127.0.0.1', ${udpPort}))`]);
+    await new Promise((res) => setTimeout(res, 200));
+    assert.deepEqual(udpSeen, ['OUTSIDE']);
+  });
+
+  test('the proxy is the only way out: allowed hosts through it, others refused with the rule', async () => {
+    const r = await a.inside(`curl -sS http://local.test:${httpPort}/; curl -sS -i http://other.test/ | tr -d '\\r' | grep -E '^(HTTP|X-Stashbase)'; curl -sS http://other.test/`);
+    assert.equal(r.stdout, 'LOCAL-OK\nHTTP/1.1 403 Forbidden\nX-Stashbase-Denied: not in egress_hosts\nstashbase proxy refused other.test:80: not in egress_hosts\n');
+    const audit = readdirSync(join(a.sbHome, 'audit')).map((f) => readFileSync(join(a.sbHome, 'audit', f), 'utf8')).join('');
+    assert.match(audit, /"type":"proxy","method":"GET","host":"local\.test","port":\d+,"path":"\/","decision":"allow"/);
+    assert.match(audit, /"host":"other\.test","port":80,"path":"\/","decision":"deny","rule":"not in egress_hosts","status":403/);
+  });
+
+  test('killing everything the agent can see leaves the way out in stashbase and the run intact', async () => {
+    const r = await a.inside(`for p in /proc/[0-9]*; do cat $p/comm; done | sort -u | tr '\\n' ' '; echo; kill -9 -1; pkill -9 node; pkill -9 nsenter; curl -sS http://local.test:${httpPort}/`);
+    // bwrap's own init is the sandbox's PID 1; nothing of stashbase's side is there.
+    assert.doesNotMatch(r.stdout.split('\n')[0]!, /node|nsenter/);
+    assert.match(r.stdout, /LOCAL-OK\n$/);
+    assert.equal(r.code, 0);
+  });
+
+  test('no host processes in /proc', async () => {
+    const r = await a.inside(`ls /proc | grep -cE '^[0-9]+$'; cat /proc/${process.pid}/cmdline; echo`);
+    const count = Number(r.stdout.split('\n')[0]);
+    assert.ok(count > 0 && count <= 6, `saw ${count} processes`);
+    assert.doesNotMatch(r.stdout, /node/);
+    assert.match((await a.outside(`cat /proc/${process.pid}/cmdline`)).stdout, /node/);
+  });
+
+  test('control sockets are unreachable: the Docker socket', async () => {
+    const sock = existsSync('/run/docker.sock') ? '/run/docker.sock' : existsSync('/var/run/docker.sock') ? '/var/run/docker.sock' : null;
+    if (sock === null) {
+      assert.equal(REQUIRED, false, 'CI runs dockerd: its socket must exist for this test');
+      return;
+    }
+    assert.match((await a.outside(`curl -sS --unix-socket ${sock} http://d/version`)).stdout, /ApiVersion/);
+    const r = await a.inside(`curl -sS --unix-socket ${sock} http://d/version 2>&1`);
+    assert.doesNotMatch(r.stdout, /ApiVersion/);
+  });
+
+  test('environment: inherited minus the documented variables, plus the sandbox settings', async () => {
+    const r = await a.inside('env | sort', { STASHBASE_API_KEY: 'sk-stash', REAL_GH: 'ghp_realrealrealrealrealreal0123', HTTPS_PROXY: 'http://evil:1', INHERITED_X: '1' });
+    const env = Object.fromEntries(r.stdout.trim().split('\n').map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
+    assert.equal(env.STASHBASE_API_KEY, undefined);
+    assert.equal(env.REAL_GH, undefined);
+    assert.doesNotMatch(r.stdout, /ghp_realreal/);
+    assert.match(env.GITHUB_TOKEN ?? '', /^ghp_SBPH[A-Za-z0-9]{24}$/);
+    assert.equal(env.INHERITED_X, '1');
+    assert.equal(env.EDITOR, 'vi');
+    for (const v of ['HTTPS_PROXY', 'HTTP_PROXY', 'https_proxy', 'http_proxy', 'ALL_PROXY']) assert.equal(env[v], 'http://127.0.0.1:18080', v);
+    assert.equal(env.NO_PROXY, 'localhost,127.0.0.1,::1');
+  });
+
+  test("exit codes are the agent's, 128+N for a signal", async () => {
+    assert.equal((await a.inside('exit 7')).code, 7);
+    assert.equal((await a.inside('kill -TERM $$')).code, 143);
+    assert.equal((await a.inside('kill -KILL $$')).code, 137);
+  });
+
+  test('SIGTERM reaches the agent; the session record lives exactly as long as the run', async () => {
+    const marker = join(a.dir, 'term-marker');
+    const child = spawn(process.execPath, [BIN, 'agent', 'run', '--profile', 'attack', '--silent', '--', 'sh', '-c', `trap 'echo TERM > ${marker}; exit 42' TERM; echo ready; while :; do sleep 0.1; done`], { env: a.env, cwd: a.proj, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += String(d)));
+    const closed = new Promise<number | null>((res) => child.on('close', (c) => res(c)));
+    await Promise.race([new Promise<void>((res) => child.stdout.on('data', (d: Buffer) => String(d).includes('ready') && res())), closed]);
+    assert.equal(child.exitCode, null, stderr);
+    const records = readdirSync(join(a.sbHome, 'sessions'));
+    assert.equal(records.length, 1);
+    assert.equal(JSON.parse(readFileSync(join(a.sbHome, 'sessions', records[0]!), 'utf8')).pid, child.pid);
+    child.kill('SIGTERM');
+    assert.equal(await closed, 42);
+    assert.equal(readFileSync(marker, 'utf8'), 'TERM\n');
+    assert.deepEqual(readdirSync(join(a.sbHome, 'sessions')), []);
+    const id = records[0]!.replace('.json', '');
+    const events = readFileSync(join(a.sbHome, 'audit', `${id}.jsonl`), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    assert.deepEqual([events[0]!.type, events[0]!.profile, events[0]!.backend], ['start', 'attack', 'native']);
+    assert.deepEqual([events.at(-1)!.type, events.at(-1)!.exitCode], ['end', 42]);
+  });
+
+  const pty = (args: string[], script: string) => {
+    const r = spawnSync('python3', [PTY, ...args, '--', process.execPath, BIN, 'agent', 'run', '--profile', 'attack', '--silent', '--', 'sh', '-c', script], { env: a.env, cwd: a.proj, encoding: 'utf8' });
+    return JSON.parse(r.stdout) as { output: string; exit: number | null };
+  };
+
+  test('Ctrl+C in the terminal reaches the agent, which handles it', () => {
+    const r = pty(['--at', '0', 'wait:ready', '--at', '0.2', 'send:03'], "trap 'echo got-INT; exit 43' INT; echo ready; while :; do sleep 0.1; done");
+    assert.match(r.output, /got-INT/);
+    assert.equal(r.exit, 43);
+  });
+
+  test('a full-screen program gets a real terminal: size, resize and raw mode', () => {
+    const r = pty(['--size', '30', '100', '--at', '0', 'wait:ready', '--at', '0.3', 'resize:40:120'], "tty; stty size; trap 'stty size; exit 0' WINCH; stty raw -echo; stty -raw echo; echo ready; while :; do sleep 0.1; done");
+    // bwrap shows the terminal as /dev/console in its own /dev.
+    assert.match(r.output, /^\/dev\/console\r\n30 100\r\n/);
+    assert.match(r.output, /ready\r\n40 120\r\n/);
+    assert.equal(r.exit, 0);
+  });
+
+  test('TIOCSTI cannot type into the terminal', () => {
+    const sti = `python3 -c "import fcntl,termios,sys; fcntl.ioctl(sys.stdin.fileno(), termios.TIOCSTI, b'x'); print('INJECTED')"`;
+    const outside = spawnSync('python3', [PTY, '--', 'sh', '-c', sti], { encoding: 'utf8' });
+    assert.match(outside.stdout, /INJECTED/);
+    const r = pty([], `${sti}; echo rc=$?`);
+    assert.doesNotMatch(r.output, /INJECTED/);
+    assert.match(r.output, /PermissionError: \[Errno 1\] Operation not permitted/);
+  });
+});
