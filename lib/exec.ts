@@ -1,7 +1,12 @@
 // The only module that spawns processes. Everything else builds Command values.
-import { spawn, spawnSync, type ChildProcess, type StdioOptions } from 'node:child_process';
+import type { ChildProcess, StdioOptions } from 'node:child_process';
+import { createRequire } from 'node:module';
 import { type Command } from '../templates/command.js';
 import { CommandFailedError } from './errors.js';
+
+// child_process is loaded on first use: a dry run never spawns and should not pay for it.
+let cp: typeof import('node:child_process') | undefined;
+const childProcess = () => (cp ??= createRequire(import.meta.url)('node:child_process') as typeof import('node:child_process'));
 
 function childEnv(cmd: Command, base: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...base };
@@ -20,7 +25,7 @@ export interface CaptureResult {
 /** Runs a short query command to completion and captures its output. */
 export function capture(cmd: Command, opts: { input?: string; timeoutMs?: number } = {}): Promise<CaptureResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(cmd.file, cmd.args, {
+    const child = childProcess().spawn(cmd.file, cmd.args, {
       cwd: cmd.cwd,
       env: childEnv(cmd),
       stdio: ['pipe', 'pipe', 'pipe'],
@@ -45,7 +50,7 @@ export async function captureOk(cmd: Command, opts: { input?: string; timeoutMs?
 
 /** Synchronous probe for readiness checks; never throws for a missing file. */
 export function probe(cmd: Command, timeoutMs = 5000): CaptureResult {
-  const r = spawnSync(cmd.file, cmd.args, { cwd: cmd.cwd, env: childEnv(cmd), encoding: 'utf8', timeout: timeoutMs, stdio: ['ignore', 'pipe', 'pipe'] });
+  const r = childProcess().spawnSync(cmd.file, cmd.args, { cwd: cmd.cwd, env: childEnv(cmd), encoding: 'utf8', timeout: timeoutMs, stdio: ['ignore', 'pipe', 'pipe'] });
   if (r.error) return { code: null, signal: null, stdout: '', stderr: String(r.error.message) };
   return { code: r.status, signal: r.signal, stdout: r.stdout, stderr: r.stderr };
 }
@@ -65,7 +70,7 @@ export function exitCodeOf(code: number | null, signal: NodeJS.Signals | null): 
 
 /** Starts the agent (or another long-lived child) with the given stdio. */
 export function start(cmd: Command, stdio: StdioOptions = 'inherit'): Spawned {
-  const child = spawn(cmd.file, cmd.args, { cwd: cmd.cwd, env: childEnv(cmd), stdio });
+  const child = childProcess().spawn(cmd.file, cmd.args, { cwd: cmd.cwd, env: childEnv(cmd), stdio });
   const exit = new Promise<number>((resolve, reject) => {
     child.on('error', reject);
     child.on('exit', (code, signal) => resolve(exitCodeOf(code, signal)));

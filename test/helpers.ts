@@ -7,7 +7,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const REPO = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-export const BIN = join(REPO, 'bin', 'stashbase.js');
+export const BIN = join(REPO, 'bin', 'stashbase.cjs');
 export const REQUIRED = process.env.CI === 'true' || process.env.STASHBASE_REQUIRE_INTEGRATION === '1';
 
 function has(tool: string, args: string[]): boolean {

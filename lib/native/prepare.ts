@@ -4,7 +4,7 @@ import { statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import whichSync from 'which';
+import { findTool } from '../find-tool.js';
 import type { BwrapInput } from '../../templates/bwrap.js';
 import { BRIDGE_PORT, type BridgeInput, buildNativePlan, proxyEnv } from '../../templates/native-plan.js';
 import type { Plan } from '../../templates/plan.js';
@@ -43,10 +43,11 @@ export interface NativePrepared {
   agentEnv: { set: Record<string, string>; unset: string[] };
 }
 
-const HELPER = join(dirname(fileURLToPath(import.meta.url)), 'bridge-helper.js');
+// Beside this module in dist/lib/native/, and beside the bundle in dist/bundle/.
+const HELPER = join(dirname(fileURLToPath(import.meta.url)), import.meta.url.endsWith('.cjs') ? 'bridge-helper.cjs' : 'bridge-helper.js');
 
 function tool(name: string, env: NodeJS.ProcessEnv): string {
-  const found = whichSync.sync(name, { nothrow: true, path: env.PATH ?? '' });
+  const found = findTool(name, env);
   if (!found) throw new SandboxUnavailableError(`${name} is required by the native sandbox but was not found on PATH (Debian/Ubuntu: util-linux and coreutils)`);
   return found;
 }

@@ -32,26 +32,17 @@ export interface ProtectInput {
 }
 
 function isSymlink(path: string): boolean {
-  try {
-    return lstatSync(path).isSymbolicLink();
-  } catch {
-    return false;
-  }
+  return lstatSync(path, { throwIfNoEntry: false })?.isSymbolicLink() === true;
 }
 
 const KERNEL_FS = /^\/(proc|sys|dev)(\/|$)/;
 
+// Stats without exceptions: most default rules name paths that do not exist,
+// and a thrown error per path is most of the cost of planning a run.
 function exists(path: string): 'file' | 'dir' | null {
-  try {
-    return statSync(path).isDirectory() ? 'dir' : 'file';
-  } catch {
-    try {
-      lstatSync(path); // a dangling symlink: protect the link itself
-      return 'file';
-    } catch {
-      return null;
-    }
-  }
+  const st = statSync(path, { throwIfNoEntry: false });
+  if (st) return st.isDirectory() ? 'dir' : 'file';
+  return lstatSync(path, { throwIfNoEntry: false }) ? 'file' : null; // a dangling symlink: protect the link itself
 }
 
 /**
@@ -88,7 +79,7 @@ export function planProtection(input: ProtectInput): Protection {
         // and bwrap cannot create mount points through symlinked parents.
         let real = path;
         try {
-          real = realpathSync(path);
+          real = realpathSync.native(path);
         } catch {
           // a dangling link: the link itself is covered
         }
@@ -128,7 +119,7 @@ export function planProtection(input: ProtectInput): Protection {
   for (const p of [...read.keys(), ...write.keys()]) {
     for (let a = dirname(p); a !== '/' && a !== dirname(a); a = dirname(a)) if (!isSymlink(a)) pinned.add(a);
   }
-  const byDepth = (a: string, b: string) => a.split('/').length - b.split('/').length || a.localeCompare(b);
+  const byDepth = (a: string, b: string) => a.split('/').length - b.split('/').length || (a < b ? -1 : a > b ? 1 : 0);
   return {
     denyRead: [...read.values()].sort((a, b) => byDepth(a.path, b.path)),
     denyWrite: [...write.values()].sort((a, b) => byDepth(a.path, b.path)),

@@ -1,13 +1,11 @@
 // Repository profiles are code from whoever committed them: each one must be
 // trusted before first use and again whenever its content changes. Trust is
 // pinned by SHA-256 of the file in $STASHBASE_HOME/trust.json.
-import { createHash } from 'node:crypto';
+import { createRequire } from 'node:module';
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import lockfile from 'proper-lockfile';
 import { ConfigError, TrustError } from '../errors.js';
 import { homePaths, stashbaseHome } from '../home.js';
-import { confirm } from '../prompt.js';
 import type { LoadedProfile } from './load.js';
 import type { Profile } from './types.js';
 
@@ -17,6 +15,8 @@ interface TrustFile {
 }
 
 export function profileHash(text: string): string {
+  // node:crypto loads only when a repository profile is actually checked.
+  const { createHash } = createRequire(import.meta.url)('node:crypto') as typeof import('node:crypto');
   return createHash('sha256').update(text, 'utf8').digest('hex');
 }
 
@@ -48,6 +48,7 @@ export function trustState(file: string, text: string, env: NodeJS.ProcessEnv): 
 export async function recordTrust(file: string, text: string, env: NodeJS.ProcessEnv): Promise<void> {
   const path = homePaths(stashbaseHome(env)).trust;
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  const { default: lockfile } = await import('proper-lockfile');
   const release = await lockfile.lock(dirname(path), { lockfilePath: `${path}.lock`, retries: { retries: 20, minTimeout: 20, maxTimeout: 200 } });
   try {
     const data = readTrust(path);
@@ -84,14 +85,15 @@ export function trustCommand(p: Profile): string {
  * Lets a directory profile through only when trusted; otherwise asks in a
  * terminal and fails closed without one.
  */
-export async function ensureTrusted(loaded: LoadedProfile, opts: { interactive: boolean; env: NodeJS.ProcessEnv; label: string }): Promise<void> {
+export async function ensureTrusted(loaded: LoadedProfile, opts: { interactive: () => boolean; env: NodeJS.ProcessEnv; label: string }): Promise<void> {
   const { profile, text } = loaded;
   if (profile.source !== 'directory' || profile.file === null || text === null) return;
   const state = trustState(profile.file, text, opts.env);
   if (state === 'trusted') return;
   const why = state === 'changed' ? 'has changed since you trusted it' : 'has not been trusted yet';
-  if (opts.interactive) {
+  if (opts.interactive()) {
     process.stderr.write(`Repository profile ${opts.label} ${why}. It allows:\n${describeProfile(profile)}\n`);
+    const { confirm } = await import('../prompt.js');
     if (await confirm('Trust this profile and run?')) {
       await recordTrust(profile.file, text, opts.env);
       return;

@@ -1,0 +1,14 @@
+#!/usr/bin/env node
+// Entry point: one pre-bundled CommonJS file (see scripts/bundle.mjs for why).
+// `--version` is answered before anything else loads.
+'use strict';
+const argv = process.argv.slice(2);
+if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V')) {
+  process.stdout.write(`${require('../package.json').version}\n`);
+} else {
+  require('../dist/bundle/cli.cjs')
+    .main(argv)
+    .then((code) => {
+      process.exitCode = code;
+    });
+}

@@ -1,0 +1,69 @@
+// Carries out a prepared native run: session record and audit log around it,
+// the run directory and stand-ins, the proxy, and bwrap. Loaded only for real
+// runs, so --dry-run never pays for the proxy's modules.
+import { mkdirSync } from 'node:fs';
+import type { Server } from 'node:http';
+import { AuditLog } from '../audit.js';
+import { SandboxUnavailableError } from '../errors.js';
+import type { Profile } from '../profile/types.js';
+import type { EgressPolicy } from '../proxy/policy.js';
+import { createProxy } from '../proxy/server.js';
+import { removeSession, writeSession } from '../session.js';
+import { type NativeContext, type NativePrepared, prepareNative } from './prepare.js';
+import { createPlaceholders, createRunDir, removePlaceholders, removeRunDir, runBwrap } from './run.js';
+
+export interface ExecuteInput {
+  ctx: NativeContext;
+  profile: Profile;
+  warn: (msg: string) => void;
+  announce: boolean;
+}
+
+function listenLoopback(server: Server, port: number): Promise<Server> {
+  return new Promise((resolve, reject) => {
+    server.once('error', (e) => reject(new SandboxUnavailableError(`the proxy cannot listen on 127.0.0.1:${port} (${(e as Error).message}); nothing was run`)));
+    server.listen({ host: '127.0.0.1', port }, () => resolve(server));
+  });
+}
+
+export async function executeNative({ ctx, profile, warn, announce }: ExecuteInput): Promise<number> {
+  const home = ctx.stashbaseHome;
+  mkdirSync(home, { recursive: true, mode: 0o700 });
+  const audit = new AuditLog(home, ctx.session);
+  const policy: EgressPolicy = { egressHosts: profile.network.egressHosts, denyHosts: profile.network.denyHosts, mapped: profile.network.hosts };
+  // Without a namespace of its own the sandbox reaches the proxy on the host's
+  // loopback, at a port that must be in its environment before it starts.
+  const onHostLoopback = profile.sandbox.nativeNetwork === 'host' || ctx.mechanism.kind !== 'bwrap';
+  // get-port is ESM-only: imported dynamically, as the CommonJS bundle requires.
+  const hostPort = onHostLoopback ? await (await import('get-port')).default({ host: '127.0.0.1' }) : null;
+  const prep: NativePrepared = prepareNative({ ...ctx, proxyUrl: hostPort === null ? undefined : `http://127.0.0.1:${hostPort}` });
+  if (prep.bwrap === null) throw new SandboxUnavailableError('the systemd-run fallback is planned (see --dry-run) but not run by this version; install bubblewrap');
+  for (const w of prep.protection.warnings) warn(w);
+  if (announce) {
+    process.stderr.write(`Agent session: ${ctx.session}\nAudit log: ${audit.file}\nSandbox: native (${ctx.mechanism.kind}: ${ctx.mechanism.why})\n`);
+  }
+  const started = Date.now();
+  writeSession(home, {
+    id: ctx.session, pid: process.pid, backend: 'native', mechanism: ctx.mechanism.kind, profile: profile.name, cwd: ctx.cwd, argv: ctx.command,
+    startedAt: new Date(started).toISOString(), placeholders: prep.protection.placeholders,
+  });
+  audit.write({ type: 'start', profile: profile.name, profileFile: profile.file, backend: 'native', mechanism: ctx.mechanism.kind, argv: ctx.command, cwd: ctx.cwd });
+  let created: string[] = [];
+  let exitCode = 1;
+  let hostProxy: Server | null = null;
+  try {
+    if (hostPort !== null) hostProxy = await listenLoopback(createProxy({ policy, audit: (e) => audit.write(e) }), hostPort);
+    createRunDir(prep);
+    const ph = createPlaceholders(prep.protection.placeholders, prep.protection.parents);
+    created = ph.created;
+    for (const w of ph.warnings) warn(w);
+    exitCode = await runBwrap(prep, { policy, audit: (e) => audit.write(e), hostProxy: hostProxy ?? undefined });
+    return exitCode;
+  } finally {
+    hostProxy?.close();
+    removePlaceholders(created);
+    removeRunDir(prep);
+    audit.write({ type: 'end', exitCode, durationMs: Date.now() - started });
+    removeSession(home, ctx.session);
+  }
+}
