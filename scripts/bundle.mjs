@@ -4,8 +4,7 @@
 // Node 20's ESM loader costs ~25 ms before any code runs and ~2 ms per module,
 // where one CommonJS file costs neither. Lazy imports become lazy initialisers
 // inside the file. Packages stay external (ESM-only ones are imported
-// dynamically, which CommonJS supports). The bridge helper, which runs as its
-// own process, is built alongside.
+// dynamically, which CommonJS supports).
 import { rmSync } from 'node:fs';
 import { build } from 'esbuild';
 
@@ -24,4 +23,4 @@ const common = {
   logLevel: 'warning',
 };
 
-await build({ ...common, entryPoints: { cli: 'dist/cli.js', 'bridge-helper': 'dist/lib/native/bridge-helper.js' }, outdir: 'dist/bundle' });
+await build({ ...common, entryPoints: { cli: 'dist/cli.js' }, outdir: 'dist/bundle' });

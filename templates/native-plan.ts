@@ -1,27 +1,9 @@
 // The whole native run as a Plan: in-process steps as comments, the sandbox
 // command, and the bridge that gives the sandbox its only way out.
+import { buildRelayCommand, type RelayInput } from './bridge-relay.js';
 import { buildBwrapCommand, BWRAP_FDS, type BwrapInput } from './bwrap.js';
-import type { Command } from './command.js';
 import { commandStep, internalStep, type Plan, type PlanStep } from './plan.js';
 import { buildSystemdRunCommand, type SystemdRunInput } from './systemd-run.js';
-
-/** The proxy's port on the loopback of the sandbox's own network namespace. */
-export const BRIDGE_PORT = 18080;
-
-export interface BridgeInput {
-  nsenter: string;
-  node: string;
-  helper: string;
-  /** bwrap made a user namespace (unprivileged run): join it too, keeping our uid. */
-  userns: boolean;
-}
-
-export function buildBridgeCommand(b: BridgeInput, pid: string): Command {
-  return {
-    file: b.nsenter,
-    args: ['--target', pid, ...(b.userns ? ['--user', '--preserve-credentials'] : []), '--net', '--', b.node, b.helper, String(BRIDGE_PORT)],
-  };
-}
 
 export interface NativePlanInput {
   session: string;
@@ -33,7 +15,7 @@ export interface NativePlanInput {
   parents: string[];
   warnings: string[];
   proxyUrl: string;
-  sandbox: { kind: 'bwrap'; input: BwrapInput; bridge: BridgeInput | null } | { kind: 'systemd-run'; input: SystemdRunInput };
+  sandbox: { kind: 'bwrap'; input: BwrapInput; relay: RelayInput | null } | { kind: 'systemd-run'; input: SystemdRunInput };
 }
 
 export function proxyEnv(proxyUrl: string): Record<string, string> {
@@ -58,12 +40,12 @@ export function buildNativePlan(p: NativePlanInput): Plan {
     steps.push(internalStep('placeholders', ['create stand-in directories at missing protected paths (removed after the run):', ...p.placeholders.map((x) => `  ${x}`)].join('\n')));
   }
   const sb = p.sandbox;
-  if (sb.kind === 'bwrap' && sb.bridge) {
-    steps.push(internalStep('proxy', `start the egress proxy in this process, served at ${p.proxyUrl} inside the sandbox's own network namespace`));
+  if (sb.kind === 'bwrap' && sb.relay) {
+    steps.push(internalStep('proxy', `start the egress proxy in this process on the Unix socket ${sb.relay.socket}; the sandbox reaches it as ${p.proxyUrl} in its own network namespace`));
     steps.push(commandStep('sandbox', buildBwrapCommand(sb.input), true));
-    steps.push(internalStep('bridge-wait', `bwrap reports its pid on fd ${BWRAP_FDS.info} and waits on fd ${BWRAP_FDS.block}; then, outside the sandbox's PID namespace:`));
-    steps.push(commandStep('bridge', buildBridgeCommand(sb.bridge, '<pid>')));
-    steps.push(internalStep('release', `serve the proxy on the socket the bridge hands over, then release bwrap (write to fd ${BWRAP_FDS.block})`));
+    steps.push(internalStep('relay-wait', `bwrap reports its pid on fd ${BWRAP_FDS.info} and waits on fd ${BWRAP_FDS.block}; then the relay joins its network namespace (not its PID namespace):`));
+    steps.push(commandStep('relay', buildRelayCommand(sb.relay, '<pid>', '<stashbase pid>')));
+    steps.push(internalStep('release', `once the relay prints "ready", release bwrap (write to fd ${BWRAP_FDS.block})`));
   } else if (sb.kind === 'bwrap') {
     steps.push(internalStep('proxy', `start the egress proxy in this process on ${p.proxyUrl} (host network: raw connections are not blocked)`));
     steps.push(commandStep('sandbox', buildBwrapCommand(sb.input), true));
@@ -73,6 +55,6 @@ export function buildNativePlan(p: NativePlanInput): Plan {
     steps.push(commandStep('sandbox', buildSystemdRunCommand(sb.input), true));
   }
   for (const w of p.warnings) steps.push(internalStep('warning', `warning: ${w}`));
-  steps.push(internalStep('teardown', `after the agent exits: stop the proxy, remove the stand-ins and ${p.runDir}, append the end event, remove ${p.sessionFile}`));
+  steps.push(internalStep('teardown', `after the agent exits: stop the relay and the proxy, remove the stand-ins and ${p.runDir}, append the end event, remove ${p.sessionFile}`));
   return { title: `stashbase agent run: session ${p.session}, profile ${p.profile}, native backend (${sb.kind})`, steps };
 }

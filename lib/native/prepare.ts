@@ -3,10 +3,10 @@
 import { statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { findTool } from '../find-tool.js';
 import type { BwrapInput } from '../../templates/bwrap.js';
-import { BRIDGE_PORT, type BridgeInput, buildNativePlan, proxyEnv } from '../../templates/native-plan.js';
+import { BRIDGE_PORT, type RelayInput } from '../../templates/bridge-relay.js';
+import { buildNativePlan, proxyEnv } from '../../templates/native-plan.js';
 import type { Plan } from '../../templates/plan.js';
 import type { SystemdRunInput } from '../../templates/systemd-run.js';
 import { SandboxUnavailableError } from '../errors.js';
@@ -38,17 +38,15 @@ export interface NativePrepared {
   protection: Protection;
   runDir: string;
   bwrap: BwrapInput | null;
-  bridge: BridgeInput | null;
+  relay: RelayInput | null;
   systemd: SystemdRunInput | null;
   agentEnv: { set: Record<string, string>; unset: string[] };
 }
 
-// Beside this module in dist/lib/native/, and beside the bundle in dist/bundle/.
-const HELPER = join(dirname(fileURLToPath(import.meta.url)), import.meta.url.endsWith('.cjs') ? 'bridge-helper.cjs' : 'bridge-helper.js');
 
-function tool(name: string, env: NodeJS.ProcessEnv): string {
+function tool(name: string, env: NodeJS.ProcessEnv, pkg: string): string {
   const found = findTool(name, env);
-  if (!found) throw new SandboxUnavailableError(`${name} is required by the native sandbox but was not found on PATH (Debian/Ubuntu: util-linux and coreutils)`);
+  if (!found) throw new SandboxUnavailableError(`${name} is required by the native sandbox but was not found on PATH (Debian/Ubuntu package: ${pkg}); nothing was run`);
   return found;
 }
 
@@ -106,14 +104,14 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
     set: { ...p.configEnv, ...ctx.placeholders, ...proxyEnv(proxyUrl) },
   };
   let bwrap: BwrapInput | null = null;
-  let bridge: BridgeInput | null = null;
+  let relay: RelayInput | null = null;
   if (ctx.mechanism.kind === 'bwrap') {
     if (!seccompSupported(process.arch)) {
       throw new SandboxUnavailableError(`the native sandbox has no terminal-injection filter for ${process.arch}; use the Docker backend`);
     }
     bwrap = {
       bwrap: ctx.mechanism.path,
-      envTool: tool('env', ctx.env),
+      envTool: tool('env', ctx.env, 'coreutils'),
       command: ctx.command,
       cwd: ctx.cwd,
       denyRead: protection.denyRead,
@@ -125,7 +123,9 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
       seccompFile: join(runDir, 'seccomp.bpf'),
       env: agentEnv,
     };
-    bridge = bridged ? { nsenter: tool('nsenter', ctx.env), node: process.execPath, helper: HELPER, userns: usesUserNamespace(ctx.mechanism.path) } : null;
+    relay = bridged
+      ? { nsenter: tool('nsenter', ctx.env, 'util-linux'), perl: tool('perl', ctx.env, 'perl-base'), userns: usesUserNamespace(ctx.mechanism.path), socket: join(runDir, 'proxy.sock') }
+      : null;
   } else if (ctx.mechanism.kind === 'seatbelt') {
     throw new SandboxUnavailableError('the macOS Seatbelt backend is not built yet; nothing was run (use the Docker backend)');
   }
@@ -155,7 +155,7 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
       : null;
   const plan = buildNativePlan({
     ...common,
-    sandbox: bwrap ? { kind: 'bwrap', input: bwrap, bridge } : { kind: 'systemd-run', input: systemd as SystemdRunInput },
+    sandbox: bwrap ? { kind: 'bwrap', input: bwrap, relay } : { kind: 'systemd-run', input: systemd as SystemdRunInput },
   });
-  return { plan, protection, runDir, bwrap, bridge, systemd, agentEnv };
+  return { plan, protection, runDir, bwrap, relay, systemd, agentEnv };
 }

@@ -1,12 +1,12 @@
 // Executes a prepared native plan: the run directory, stand-ins for missing
 // protected paths, the proxy, bwrap, and the bridge into its network namespace.
 import { chmodSync, closeSync, mkdirSync, openSync, readFileSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
-import type { Server as NetServer } from 'node:net';
+import type { Server } from 'node:http';
 import { join } from 'node:path';
-import { buildBridgeCommand } from '../../templates/native-plan.js';
+import { buildRelayCommand } from '../../templates/bridge-relay.js';
 import { ttyInjectionFilter, type SeccompArch } from '../../templates/seccomp.js';
 import { SandboxUnavailableError } from '../errors.js';
-import { start } from '../exec.js';
+import { type Spawned, start } from '../exec.js';
 import { createProxy, type AuditSink } from '../proxy/server.js';
 import type { EgressPolicy } from '../proxy/policy.js';
 import type { NativePrepared } from './prepare.js';
@@ -89,23 +89,39 @@ function readInfo(stream: NodeJS.ReadableStream, timeoutMs: number): Promise<{ '
   });
 }
 
-function bridgeListener(prep: NativePrepared, pid: number): Promise<NetServer> {
-  const cmd = buildBridgeCommand(prep.bridge!, String(pid));
-  const helper = start(cmd, ['ignore', 'ignore', 'pipe', 'ipc']);
+/** Starts the relay in the sandbox's network namespace; resolves once it listens. */
+function startRelay(prep: NativePrepared, pid: number): Promise<Spawned> {
+  const relay = start(buildRelayCommand(prep.relay!, String(pid), String(process.pid)), ['ignore', 'pipe', 'pipe']);
   let stderr = '';
-  helper.child.stderr?.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  relay.child.stderr?.setEncoding('utf8').on('data', (d: string) => (stderr += d));
   return new Promise((resolve, reject) => {
-    const fail = (why: string) => reject(new SandboxUnavailableError(`the network bridge into the sandbox failed (${why}); nothing was run`));
-    const timer = setTimeout(() => fail('no answer within 10 s'), 10_000);
-    helper.child.on('message', (msg: { ready?: boolean; error?: string }, handle: unknown) => {
-      clearTimeout(timer);
-      if (msg.ready && handle) resolve(handle as NetServer);
-      else fail(msg.error ?? 'no socket');
+    const fail = (why: string) => {
+      relay.child.kill('SIGKILL');
+      reject(new SandboxUnavailableError(`the network relay into the sandbox failed (${why}); nothing was run`));
+    };
+    const timer = setTimeout(() => fail('not ready within 10 s'), 10_000);
+    let out = '';
+    relay.child.stdout?.setEncoding('utf8').on('data', (d: string) => {
+      out += d;
+      if (out.includes('ready\n')) {
+        clearTimeout(timer);
+        resolve(relay);
+      }
     });
-    helper.exit.then((code) => {
-      clearTimeout(timer);
-      if (code !== 0) fail(stderr.trim().split('\n').pop() || `exit ${code}`);
-    }, (e: Error) => fail(e.message));
+    relay.exit.then(
+      (code) => {
+        clearTimeout(timer);
+        fail(stderr.trim().split('\n').pop() || `exit ${code}`);
+      },
+      (e: Error) => fail(e.message),
+    );
+  });
+}
+
+function listenSocket(server: Server, path: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once('error', (e) => reject(new SandboxUnavailableError(`the proxy cannot listen on ${path} (${e.message}); nothing was run`)));
+    server.listen(path, () => resolve());
   });
 }
 
@@ -113,7 +129,7 @@ export interface NativeRunOptions {
   policy: EgressPolicy;
   audit: AuditSink;
   /** Host-network runs: the proxy listens here and its URL is already in the plan. */
-  hostProxy?: import('node:http').Server;
+  hostProxy?: Server;
 }
 
 export async function runBwrap(prep: NativePrepared, opts: NativeRunOptions): Promise<number> {
@@ -121,7 +137,8 @@ export async function runBwrap(prep: NativePrepared, opts: NativeRunOptions): Pr
   if (!step || step.kind !== 'command') throw new Error('native plan has no sandbox step');
   const seccompFd = openSync(join(prep.runDir, 'seccomp.bpf'), 'r');
   const proxy = opts.hostProxy ?? createProxy({ policy: opts.policy, audit: opts.audit });
-  let listener: NetServer | null = null;
+  if (prep.relay) await listenSocket(proxy, prep.relay.socket);
+  let relay: Spawned | null = null;
   const sandbox = start(step.command, ['inherit', 'inherit', 'inherit', seccompFd, 'pipe', 'pipe']);
   closeSync(seccompFd);
   const infoStream = sandbox.child.stdio[4] as NodeJS.ReadableStream;
@@ -142,10 +159,7 @@ export async function runBwrap(prep: NativePrepared, opts: NativeRunOptions): Pr
     const info = await settled;
     if ('exited' in info) return info.exited as number;
     initPid = info['child-pid'];
-    if (prep.bridge) {
-      listener = await bridgeListener(prep, initPid);
-      listener.on('connection', (socket) => proxy.emit('connection', socket));
-    }
+    if (prep.relay) relay = await startRelay(prep, initPid);
     blockStream.write('1');
     return await sandbox.exit;
   } catch (e) {
@@ -155,7 +169,7 @@ export async function runBwrap(prep: NativePrepared, opts: NativeRunOptions): Pr
   } finally {
     process.off('SIGINT', onInt);
     for (const s of FORWARDED) process.off(s, forward);
-    listener?.close();
+    relay?.child.kill('SIGTERM');
     if (!opts.hostProxy) proxy.close();
   }
 }

@@ -137,6 +137,6 @@ test('dry-run: JSON and text are the same plan, and nothing runs', async () => {
   const session = /session (ags_[a-z2-7]{16})/.exec(text.stdout)![1]!;
   const other = /session (ags_[a-z2-7]{16})/.exec(json.stdout)![1]!;
   const lines = plan.steps.flatMap((s) => (s.type === 'internal' ? s.description!.split('\n').map((l) => `# ${l}`) : [s.shell!]));
-  assert.deepEqual(lines.map((l) => l.replaceAll(other, session)), text.stdout.trimEnd().split('\n').slice(1));
+  assert.equal(lines.join('\n').replaceAll(other, session), text.stdout.trimEnd().split('\n').slice(1).join('\n'));
   assert.match(text.stdout, /\n[^#].*\/bwrap --die-with-parent --unshare-pid .* -- \/usr\/bin\/env --default-signal=INT touch .*dry-marker 3</);
 });

@@ -68,7 +68,7 @@ const planInput: NativePlanInput = {
   parents: ['/home/u/.config'],
   warnings: ['re:^/.*: stopped after 200000 entries under /; paths beyond them are not protected (start the pattern deeper)'],
   proxyUrl: 'http://127.0.0.1:18080',
-  sandbox: { kind: 'bwrap', input: bwrapInput, bridge: { nsenter: '/usr/bin/nsenter', node: '/usr/bin/node', helper: '/opt/stashbase/dist/lib/native/bridge-helper.js', userns: true } },
+  sandbox: { kind: 'bwrap', input: bwrapInput, relay: { nsenter: '/usr/bin/nsenter', perl: '/usr/bin/perl', userns: true, socket: `${RUN}/proxy.sock` } },
 };
 
 test('native plan (bwrap): golden text', () => {
@@ -78,9 +78,8 @@ test('native plan (bwrap): golden text', () => {
 test('native plan: JSON parses and matches the text plan step for step', () => {
   const plan = buildNativePlan(planInput);
   const json = JSON.parse(JSON.stringify(planToJson(plan))) as ReturnType<typeof planToJson>;
-  const textLines = formatPlan(plan).trimEnd().split('\n').slice(1);
   const fromJson = json.steps.flatMap((s) => (s.type === 'internal' ? s.description.split('\n').map((l) => `# ${l}`) : [s.shell]));
-  assert.deepEqual(fromJson, textLines);
+  assert.equal([`# ${json.title}`, ...fromJson].join('\n') + '\n', formatPlan(plan));
   for (const [i, s] of json.steps.entries()) {
     const step = plan.steps[i]!;
     if (s.type === 'command' && step.kind === 'command') {
@@ -88,7 +87,7 @@ test('native plan: JSON parses and matches the text plan step for step', () => {
       assert.deepEqual([s.file, ...s.args], [step.command.file, ...step.command.args]);
     }
   }
-  assert.deepEqual(json.steps.map((s) => s.id), ['session', 'audit-start', 'run-dir', 'parents', 'placeholders', 'proxy', 'sandbox', 'bridge-wait', 'bridge', 'release', 'warning', 'teardown']);
+  assert.deepEqual(json.steps.map((s) => s.id), ['session', 'audit-start', 'run-dir', 'parents', 'placeholders', 'proxy', 'sandbox', 'relay-wait', 'relay', 'release', 'warning', 'teardown']);
 });
 
 const sdInput: SystemdRunInput = {
