@@ -16,6 +16,7 @@ export const BRIDGE_PORT = 18080;
 export const RELAY_SCRIPT = String.raw`
 use strict; use warnings;
 my ($port, $path, $parent) = @ARGV;
+$| = 1; print "joined\n"; # nsenter has entered the namespaces before it ran us
 $SIG{CHLD} = 'IGNORE';
 socket(my $l, 2, 1, 0) or die "stashbase relay: socket: $!
 ";

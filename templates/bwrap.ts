@@ -27,9 +27,16 @@ export interface BwrapInput {
   isolateNetwork: boolean;
   seccompFile: string;
   env: { set: Record<string, string>; unset: string[] };
+  /**
+   * Unprivileged: bwrap makes a user namespace. It then waits for stashbase to
+   * write the uid and gid maps (--userns-block-fd), so that the relay can join
+   * the user namespace that owns the network namespace before bwrap nests
+   * another one inside it.
+   */
+  userns: boolean;
 }
 
-export const BWRAP_FDS = { seccomp: 3, info: 4, block: 5 } as const;
+export const BWRAP_FDS = { seccomp: 3, info: 4, block: 5, userns: 6 } as const;
 
 const depth = (p: string) => p.split('/').length;
 
@@ -45,6 +52,7 @@ export function buildBwrapCommand(input: BwrapInput): Command {
     '--unshare-ipc',
     '--unshare-cgroup-try',
     ...(input.isolateNetwork ? ['--unshare-net'] : []),
+    ...(input.userns ? ['--unshare-user', '--userns-block-fd', String(BWRAP_FDS.userns)] : []),
     '--cap-drop', 'ALL',
     '--bind', '/', '/',
     '--dev', '/dev',
@@ -76,6 +84,7 @@ export function buildBwrapCommand(input: BwrapInput): Command {
     pipes: [
       { fd: BWRAP_FDS.info, direction: 'from-child' },
       { fd: BWRAP_FDS.block, direction: 'to-child' },
+      ...(input.userns ? [{ fd: BWRAP_FDS.userns, direction: 'to-child' as const }] : []),
     ],
   };
 }

@@ -43,9 +43,10 @@ export function buildNativePlan(p: NativePlanInput): Plan {
   if (sb.kind === 'bwrap' && sb.relay) {
     steps.push(internalStep('proxy', `start the egress proxy in this process on the Unix socket ${sb.relay.socket}; the sandbox reaches it as ${p.proxyUrl} in its own network namespace`));
     steps.push(commandStep('sandbox', buildBwrapCommand(sb.input), true));
-    steps.push(internalStep('relay-wait', `bwrap reports its pid on fd ${BWRAP_FDS.info} and waits on fd ${BWRAP_FDS.block}; then the relay joins its network namespace (not its PID namespace):`));
+    const maps = sb.input.userns ? `; write its uid_map and gid_map (your ids only, setgroups denied)` : '';
+    steps.push(internalStep('relay-wait', `bwrap reports its pid on fd ${BWRAP_FDS.info} and waits on fd ${BWRAP_FDS.block}${maps}; then the relay joins its network namespace (not its PID namespace):`));
     steps.push(commandStep('relay', buildRelayCommand(sb.relay, '<pid>', '<stashbase pid>')));
-    steps.push(internalStep('release', `once the relay prints "ready", release bwrap (write to fd ${BWRAP_FDS.block})`));
+    steps.push(internalStep('release', `${sb.input.userns ? `let bwrap go on (write to fd ${BWRAP_FDS.userns}); ` : ''}once the relay prints "ready", release bwrap (write to fd ${BWRAP_FDS.block})`));
   } else if (sb.kind === 'bwrap') {
     steps.push(internalStep('proxy', `start the egress proxy in this process on ${p.proxyUrl} (host network: raw connections are not blocked)`));
     steps.push(commandStep('sandbox', buildBwrapCommand(sb.input), true));

@@ -122,9 +122,10 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
       isolateNetwork: isolate,
       seccompFile: join(runDir, 'seccomp.bpf'),
       env: agentEnv,
+      userns: usesUserNamespace(ctx.mechanism.path),
     };
     relay = bridged
-      ? { nsenter: tool('nsenter', ctx.env, 'util-linux'), perl: tool('perl', ctx.env, 'perl-base'), userns: usesUserNamespace(ctx.mechanism.path), socket: join(runDir, 'proxy.sock') }
+      ? { nsenter: tool('nsenter', ctx.env, 'util-linux'), perl: tool('perl', ctx.env, 'perl-base'), userns: bwrap.userns, socket: join(runDir, 'proxy.sock') }
       : null;
   } else if (ctx.mechanism.kind === 'seatbelt') {
     throw new SandboxUnavailableError('the macOS Seatbelt backend is not built yet; nothing was run (use the Docker backend)');

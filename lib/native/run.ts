@@ -89,33 +89,48 @@ function readInfo(stream: NodeJS.ReadableStream, timeoutMs: number): Promise<{ '
   });
 }
 
-/** Starts the relay in the sandbox's network namespace; resolves once it listens. */
-function startRelay(prep: NativePrepared, pid: number): Promise<Spawned> {
+interface Relay {
+  process: Spawned;
+  /** It runs inside the namespaces (nsenter has joined them). */
+  joined: Promise<void>;
+  /** It listens on the namespace's loopback. */
+  ready: Promise<void>;
+}
+
+/** Starts the relay in the sandbox's network namespace. */
+function startRelay(prep: NativePrepared, pid: number): Relay {
   const relay = start(buildRelayCommand(prep.relay!, String(pid), String(process.pid)), ['ignore', 'pipe', 'pipe']);
   let stderr = '';
   relay.child.stderr?.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-  return new Promise((resolve, reject) => {
-    const fail = (why: string) => {
-      relay.child.kill('SIGKILL');
-      reject(new SandboxUnavailableError(`the network relay into the sandbox failed (${why}); nothing was run`));
-    };
-    const timer = setTimeout(() => fail('not ready within 10 s'), 10_000);
-    let out = '';
-    relay.child.stdout?.setEncoding('utf8').on('data', (d: string) => {
-      out += d;
-      if (out.includes('ready\n')) {
-        clearTimeout(timer);
-        resolve(relay);
-      }
+  let out = '';
+  const seen = (word: string) =>
+    new Promise<void>((resolve, reject) => {
+      const fail = (why: string) => {
+        relay.child.kill('SIGKILL');
+        reject(new SandboxUnavailableError(`the network relay into the sandbox failed (${why}); nothing was run`));
+      };
+      const timer = setTimeout(() => fail(`no "${word}" within 10 s`), 10_000);
+      const check = () => {
+        if (out.split('\n').includes(word)) {
+          clearTimeout(timer);
+          resolve();
+        }
+      };
+      relay.child.stdout?.on('data', check);
+      relay.exit.then(
+        (code) => {
+          clearTimeout(timer);
+          fail(stderr.trim().split('\n').pop() || `exit ${code}`);
+        },
+        (e: Error) => fail(e.message),
+      );
     });
-    relay.exit.then(
-      (code) => {
-        clearTimeout(timer);
-        fail(stderr.trim().split('\n').pop() || `exit ${code}`);
-      },
-      (e: Error) => fail(e.message),
-    );
-  });
+  relay.child.stdout?.setEncoding('utf8').on('data', (d: string) => (out += d));
+  const joined = seen('joined');
+  const ready = seen('ready');
+  joined.catch(() => {});
+  ready.catch(() => {});
+  return { process: relay, joined, ready };
 }
 
 function listenSocket(server: Server, path: string): Promise<void> {
@@ -123,6 +138,23 @@ function listenSocket(server: Server, path: string): Promise<void> {
     server.once('error', (e) => reject(new SandboxUnavailableError(`the proxy cannot listen on ${path} (${e.message}); nothing was run`)));
     server.listen(path, () => resolve());
   });
+}
+
+function killQuietly(pid: number): void {
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    // gone already
+  }
+}
+
+/** Maps only the user's own uid and gid into bwrap's user namespace, as bwrap itself would. */
+function writeIdMaps(pid: number): void {
+  const uid = process.getuid?.() ?? 0;
+  const gid = process.getgid?.() ?? 0;
+  writeFileSync(`/proc/${pid}/setgroups`, 'deny');
+  writeFileSync(`/proc/${pid}/uid_map`, `${uid} ${uid} 1\n`);
+  writeFileSync(`/proc/${pid}/gid_map`, `${gid} ${gid} 1\n`);
 }
 
 export interface NativeRunOptions {
@@ -138,8 +170,8 @@ export async function runBwrap(prep: NativePrepared, opts: NativeRunOptions): Pr
   const seccompFd = openSync(join(prep.runDir, 'seccomp.bpf'), 'r');
   const proxy = opts.hostProxy ?? createProxy({ policy: opts.policy, audit: opts.audit });
   if (prep.relay) await listenSocket(proxy, prep.relay.socket);
-  let relay: Spawned | null = null;
-  const sandbox = start(step.command, ['inherit', 'inherit', 'inherit', seccompFd, 'pipe', 'pipe']);
+  let relay: Relay | null = null;
+  const sandbox = start(step.command, ['inherit', 'inherit', 'inherit', seccompFd, 'pipe', 'pipe', ...(prep.bwrap?.userns ? ['pipe' as const] : [])]);
   closeSync(seccompFd);
   const infoStream = sandbox.child.stdio[4] as NodeJS.ReadableStream;
   const blockStream = (sandbox.child.stdio as unknown as Array<NodeJS.WritableStream>)[5] as NodeJS.WritableStream;
@@ -159,17 +191,32 @@ export async function runBwrap(prep: NativePrepared, opts: NativeRunOptions): Pr
     const info = await settled;
     if ('exited' in info) return info.exited as number;
     initPid = info['child-pid'];
-    if (prep.relay) relay = await startRelay(prep, initPid);
+    const usernsStream = (sandbox.child.stdio as unknown as Array<NodeJS.WritableStream>)[6];
+    if (prep.bwrap?.userns) writeIdMaps(initPid);
+    // The relay joins bwrap's first user namespace (which owns the network
+    // namespace) while bwrap still waits in it; it listens once loopback is up.
+    if (prep.relay) relay = startRelay(prep, initPid);
+    if (prep.bwrap?.userns) {
+      if (relay) await relay.joined;
+      usernsStream?.write('1');
+    }
+    if (relay) await relay.ready;
     blockStream.write('1');
     return await sandbox.exit;
   } catch (e) {
+    // The sandbox's init first: bwrap's child outlives a killed parent until it
+    // is released, and an end-of-file on the block descriptor would release it.
+    if (initPid !== null) killQuietly(initPid);
     sandbox.child.kill('SIGKILL');
     await sandbox.exit.catch(() => 0);
+    infoStream.removeAllListeners();
+    (infoStream as unknown as { destroy(): void }).destroy();
+    (blockStream as unknown as { destroy(): void }).destroy();
     throw e;
   } finally {
     process.off('SIGINT', onInt);
     for (const s of FORWARDED) process.off(s, forward);
-    relay?.child.kill('SIGTERM');
+    relay?.process.child.kill('SIGTERM');
     if (!opts.hostProxy) proxy.close();
   }
 }

@@ -28,6 +28,7 @@ const bwrapInput: BwrapInput = {
   isolateNetwork: true,
   seccompFile: `${RUN}/seccomp.bpf`,
   env: { set: { HTTPS_PROXY: 'http://127.0.0.1:18080', GITHUB_TOKEN: 'ghp_SBPHxxxxxxxxxxxxxxxxxxxx' }, unset: ['STASHBASE_API_KEY', 'GITHUB_TOKEN'] },
+  userns: true,
 };
 
 test('bwrap: the whole argument list', () => {
@@ -36,6 +37,7 @@ test('bwrap: the whole argument list', () => {
   assert.deepEqual(cmd.args, [
     '--ignore-signal=INT', '/usr/bin/bwrap',
     '--die-with-parent', '--unshare-pid', '--unshare-ipc', '--unshare-cgroup-try', '--unshare-net',
+    '--unshare-user', '--userns-block-fd', '6',
     '--cap-drop', 'ALL',
     '--bind', '/', '/', '--dev', '/dev', '--proc', '/proc',
     '--bind', '/home', '/home', '--bind', '/home/u', '/home/u', '--bind', '/home/u/my project', '/home/u/my project', '--bind', '/home/u/my project/.git', '/home/u/my project/.git',
@@ -50,10 +52,11 @@ test('bwrap: the whole argument list', () => {
   ]);
   assert.deepEqual(cmd.unsetEnv, ['STASHBASE_API_KEY', 'GITHUB_TOKEN']);
   assert.deepEqual(cmd.fds, [{ fd: 3, path: `${RUN}/seccomp.bpf` }]);
+  assert.deepEqual(cmd.pipes, [{ fd: 4, direction: 'from-child' }, { fd: 5, direction: 'to-child' }, { fd: 6, direction: 'to-child' }]);
 });
 
 test('bwrap: host network mode leaves --unshare-net out', () => {
-  const cmd = buildBwrapCommand({ ...bwrapInput, isolateNetwork: false });
+  const cmd = buildBwrapCommand({ ...bwrapInput, isolateNetwork: false, userns: false });
   assert.equal(cmd.args.includes('--unshare-net'), false);
   assert.deepEqual(cmd.args.slice(0, 7), ['--ignore-signal=INT', '/usr/bin/bwrap', '--die-with-parent', '--unshare-pid', '--unshare-ipc', '--unshare-cgroup-try', '--cap-drop']);
 });

@@ -1,0 +1,69 @@
+// The native backend's other modes: an unprivileged user (bwrap in a user
+// namespace), the weaker host-network mode, and the 200,000-entry walk limit.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { chmodSync, chownSync, mkdirSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { BIN, cli, needs, tempHome, writeFile } from '../helpers.js';
+
+describe('native modes (real bwrap)', needs('bwrap'), () => {
+  const t = tempHome();
+  let server: Server;
+  let port = 0;
+  before(async () => {
+    server = createServer((_q, r) => r.end('LOCAL-OK\n'));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    port = (server.address() as AddressInfo).port;
+  });
+  after(() => {
+    server.close();
+    t.cleanup();
+  });
+
+  test('an unprivileged user gets the same sandbox (bwrap in a user namespace)', { skip: process.getuid?.() !== 0 ? 'already unprivileged: every other test covers it' : false }, async () => {
+    const home = join(t.dir, 'nobody');
+    mkdirSync(home);
+    writeFile(join(home, '.ssh', 'id_ed25519'), 'PRIVATE-KEY\n');
+    writeFile(join(home, '.stashbase', 'agents', 'loc.toml'), `filesystem.deny_read = ["~/.ssh"]\n[network]\negress_hosts = ["local.test"]\n[network.hosts]\n"local.test" = "127.0.0.1:${port}"\n`);
+    for (const p of [t.dir, home, join(home, '.ssh'), join(home, '.ssh', 'id_ed25519'), join(home, '.stashbase'), join(home, '.stashbase', 'agents'), join(home, '.stashbase', 'agents', 'loc.toml')]) chownSync(p, 65534, 65534);
+    chmodSync(t.dir, 0o755);
+    const out = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+      // runuser resets HOME: env sets it again.
+      const child = spawn('runuser', ['-u', 'nobody', '--', 'env', `HOME=${home}`, process.execPath, BIN, 'agent', 'run', '--profile', 'loc', '--profile-source', 'global', '--silent', '--', 'sh', '-c', `id -u; cat ~/.ssh/id_ed25519; curl -sS http://local.test:${port}/; curl -sS --noproxy '*' --max-time 2 http://127.0.0.1:${port}/ || echo raw-blocked`], {
+        env: { PATH: process.env.PATH, HOME: home }, cwd: home,
+      });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (d: Buffer) => (stdout += String(d)));
+      child.stderr.on('data', (d: Buffer) => (stderr += String(d)));
+      child.on('close', (code) => resolve({ code, stdout, stderr }));
+    });
+    assert.equal(out.stdout, '65534\nLOCAL-OK\nraw-blocked\n', out.stderr);
+    assert.match(out.stderr, /id_ed25519: No such file or directory/);
+  });
+
+  test('native_network = "host": the proxy on the host loopback, raw connections not blocked (the documented weaker mode)', async () => {
+    writeFile(join(t.sbHome, 'agents', 'host.toml'), `[sandbox]\nnative_network = "host"\n[network]\negress_hosts = ["local.test"]\n[network.hosts]\n"local.test" = "127.0.0.1:${port}"\n`);
+    const r = await cli(['agent', 'run', '--profile', 'host', '--silent', '--', 'sh', '-c', `echo "$HTTPS_PROXY"; curl -sS http://local.test:${port}/; curl -sS -o /dev/null -w '%{http_code}\\n' http://other.test/; curl -sS --noproxy '*' http://127.0.0.1:${port}/`], { env: t.env, cwd: t.dir });
+    const lines = r.stdout.split('\n');
+    assert.match(lines[0]!, /^http:\/\/127\.0\.0\.1:\d+$/);
+    assert.notEqual(lines[0], 'http://127.0.0.1:18080');
+    assert.deepEqual(lines.slice(1), ['LOCAL-OK', '403', 'LOCAL-OK', '']);
+  });
+
+  test('a pattern that walks past 200,000 entries warns naming the pattern, and the run goes on', async () => {
+    const tree = join(t.dir, 'big');
+    for (let d = 0; d < 201; d++) {
+      mkdirSync(join(tree, `d${d}`), { recursive: true });
+      for (let f = 0; f < 999; f++) writeFileSync(join(tree, `d${d}`, `f${f}`), '');
+    }
+    writeFile(join(tree, 'd200', 'zz.secret'), 'S');
+    writeFile(join(t.sbHome, 'agents', 'walk.toml'), `[filesystem]\ndeny_read = ['re:^${tree}/.*\\.secret$']\n`);
+    const r = await cli(['agent', 'run', '--profile', 'walk', '--', 'echo', 'ran'], { env: t.env, cwd: t.dir, timeoutMs: 60_000 });
+    assert.equal(r.stdout, 'ran\n');
+    assert.match(r.stderr, new RegExp(`warning: re:\\^${tree.replace(/[/.]/g, '\\$&')}/\\.\\*\\\\\\.secret\\$: stopped after 200000 entries under ${tree.replace(/[/.]/g, '\\$&')}; paths beyond them are not protected \\(start the pattern deeper\\)`));
+  });
+});
