@@ -2,6 +2,7 @@
 // command, and the bridge that gives the sandbox its only way out.
 import { buildRelayCommand, type RelayInput } from './bridge-relay.js';
 import { buildBwrapCommand, BWRAP_FDS, type BwrapInput } from './bwrap.js';
+import type { Command } from './command.js';
 import { commandStep, internalStep, type Plan, type PlanStep } from './plan.js';
 import { buildSystemdRunCommand, type SystemdRunInput } from './systemd-run.js';
 
@@ -15,7 +16,7 @@ export interface NativePlanInput {
   parents: string[];
   warnings: string[];
   proxyUrl: string;
-  sandbox: { kind: 'bwrap'; input: BwrapInput; relay: RelayInput | null } | { kind: 'systemd-run'; input: SystemdRunInput };
+  sandbox: { kind: 'bwrap'; input: BwrapInput; relay: RelayInput | null } | { kind: 'systemd-run'; input: SystemdRunInput } | { kind: 'seatbelt'; command: Command };
 }
 
 export function proxyEnv(proxyUrl: string): Record<string, string> {
@@ -31,15 +32,21 @@ export function buildNativePlan(p: NativePlanInput): Plan {
   const steps: PlanStep[] = [
     internalStep('session', `write session record ${p.sessionFile}`),
     internalStep('audit-start', `append the start event to ${p.auditFile}`),
-    internalStep('run-dir', `create ${p.runDir}: seccomp.bpf (refuses the TIOCSTI and TIOCLINUX ioctls), denied (empty file, mode 000), empty/ (empty directory)`),
   ];
+  const sb = p.sandbox;
+  if (sb.kind === 'seatbelt') {
+    steps.push(internalStep('proxy', `start the egress proxy in this process on ${p.proxyUrl}; the profile lets the sandbox reach only that loopback port`));
+    steps.push(commandStep('sandbox', sb.command, true));
+    steps.push(internalStep('teardown', `after the agent exits: stop the proxy, append the end event, remove ${p.sessionFile}`));
+    return { title: `stashbase agent run: session ${p.session}, profile ${p.profile}, native backend (seatbelt)`, steps };
+  }
+  steps.push(internalStep('run-dir', `create ${p.runDir}: seccomp.bpf (refuses the TIOCSTI and TIOCLINUX ioctls), denied (empty file, mode 000), empty/ (empty directory)`));
   if (p.parents.length > 0) {
     steps.push(internalStep('parents', ['create missing parent directories under home (kept):', ...p.parents.map((x) => `  ${x}`)].join('\n')));
   }
   if (p.placeholders.length > 0) {
     steps.push(internalStep('placeholders', ['create stand-in directories at missing protected paths (removed after the run):', ...p.placeholders.map((x) => `  ${x}`)].join('\n')));
   }
-  const sb = p.sandbox;
   if (sb.kind === 'bwrap' && sb.relay) {
     steps.push(internalStep('proxy', `start the egress proxy in this process on the Unix socket ${sb.relay.socket}; the sandbox reaches it as ${p.proxyUrl} in its own network namespace`));
     steps.push(commandStep('sandbox', buildBwrapCommand(sb.input), true));

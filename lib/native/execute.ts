@@ -10,6 +10,7 @@ import type { EgressPolicy } from '../proxy/policy.js';
 import { createProxy } from '../proxy/server.js';
 import { removeSession, writeSession } from '../session.js';
 import { type NativeContext, type NativePrepared, prepareNative } from './prepare.js';
+import { runSeatbelt } from './run-seatbelt.js';
 import { createPlaceholders, createRunDir, removePlaceholders, removeRunDir, runBwrap } from './run.js';
 
 export interface ExecuteInput {
@@ -37,7 +38,9 @@ export async function executeNative({ ctx, profile, warn, announce }: ExecuteInp
   // get-port is ESM-only: imported dynamically, as the CommonJS bundle requires.
   const hostPort = onHostLoopback ? await (await import('get-port')).default({ host: '127.0.0.1' }) : null;
   const prep: NativePrepared = prepareNative({ ...ctx, proxyUrl: hostPort === null ? undefined : `http://127.0.0.1:${hostPort}` });
-  if (prep.bwrap === null) throw new SandboxUnavailableError('the systemd-run fallback is planned (see --dry-run) but not run by this version; install bubblewrap');
+  if (prep.bwrap === null && prep.seatbelt === null) {
+    throw new SandboxUnavailableError('the systemd-run fallback is planned (see --dry-run) but not run by this version; install bubblewrap');
+  }
   for (const w of prep.protection.warnings) warn(w);
   if (announce) {
     process.stderr.write(`Agent session: ${ctx.session}\nAudit log: ${audit.file}\nSandbox: native (${ctx.mechanism.kind}: ${ctx.mechanism.why})\n`);
@@ -53,6 +56,10 @@ export async function executeNative({ ctx, profile, warn, announce }: ExecuteInp
   let hostProxy: Server | null = null;
   try {
     if (hostPort !== null) hostProxy = await listenLoopback(createProxy({ policy, audit: (e) => audit.write(e) }), hostPort);
+    if (prep.seatbelt) {
+      exitCode = await runSeatbelt(prep.seatbelt);
+      return exitCode;
+    }
     createRunDir(prep);
     const ph = createPlaceholders(prep.protection.placeholders, prep.protection.parents);
     created = ph.created;

@@ -9,6 +9,9 @@ import { BRIDGE_PORT, type RelayInput } from '../../templates/bridge-relay.js';
 import { buildNativePlan, proxyEnv } from '../../templates/native-plan.js';
 import type { Plan } from '../../templates/plan.js';
 import type { SystemdRunInput } from '../../templates/systemd-run.js';
+import type { Command } from '../../templates/command.js';
+import { buildSeatbeltCommand, buildSeatbeltProfile } from '../../templates/seatbelt.js';
+import { seatbeltInput } from './seatbelt-rules.js';
 import { SandboxUnavailableError } from '../errors.js';
 import { removedVariables } from '../env-policy.js';
 import { planProtection, type Protection } from '../paths/protect.js';
@@ -40,6 +43,7 @@ export interface NativePrepared {
   bwrap: BwrapInput | null;
   relay: RelayInput | null;
   systemd: SystemdRunInput | null;
+  seatbelt: Command | null;
   agentEnv: { set: Record<string, string>; unset: string[] };
 }
 
@@ -84,6 +88,34 @@ function usesUserNamespace(bwrapPath: string): boolean {
 export function prepareNative(ctx: NativeContext): NativePrepared {
   const p = ctx.profile;
   const runDir = join(tmpdir(), `stashbase-${ctx.session}`);
+  const isolate = p.sandbox.nativeNetwork === 'proxy-only';
+  // Only bwrap gets its own network namespace with the proxy bridged in at a
+  // fixed port; otherwise the proxy listens on the host's loopback.
+  const bridged = isolate && ctx.mechanism.kind === 'bwrap';
+  const proxyUrl = bridged ? `http://127.0.0.1:${BRIDGE_PORT}` : (ctx.proxyUrl ?? 'http://127.0.0.1:<port>');
+  const agentEnv = {
+    unset: removedVariables(p, ctx.env),
+    set: { ...p.configEnv, ...ctx.placeholders, ...proxyEnv(proxyUrl) },
+  };
+  if (ctx.mechanism.kind === 'seatbelt') {
+    // Seatbelt matches its rules itself: no expansion, stand-ins or run directory.
+    const always = alwaysDenied(ctx);
+    const port = !isolate ? null : ctx.proxyUrl ? Number(new URL(ctx.proxyUrl).port) : ('<port>' as const);
+    const input = seatbeltInput({
+      denyRead: [...p.filesystem.denyRead, ctx.stashbaseHome, ...always.read],
+      denyWrite: [...p.filesystem.denyWrite, ...always.write],
+      home: ctx.home,
+      cwd: ctx.cwd,
+      proxyPort: port,
+    });
+    const command = buildSeatbeltCommand(ctx.mechanism.path, buildSeatbeltProfile(input), ctx.command, ctx.cwd, agentEnv);
+    const none: Protection = { denyRead: [], denyWrite: [], placeholders: [], parents: [], pinned: [], warnings: [] };
+    const plan = buildNativePlan({
+      session: ctx.session, profile: p.name, sessionFile: sessionFile(ctx.stashbaseHome, ctx.session), auditFile: auditFile(ctx.stashbaseHome, ctx.session),
+      runDir, placeholders: [], parents: [], warnings: [], proxyUrl, sandbox: { kind: 'seatbelt', command },
+    });
+    return { plan, protection: none, runDir, bwrap: null, relay: null, systemd: null, seatbelt: command, agentEnv };
+  }
   const always = alwaysDenied(ctx);
   const protection = planProtection({
     denyRead: p.filesystem.denyRead,
@@ -94,15 +126,6 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
     home: ctx.home,
     cwd: ctx.cwd,
   });
-  const isolate = p.sandbox.nativeNetwork === 'proxy-only';
-  // Only bwrap gets its own network namespace with the proxy bridged in at a
-  // fixed port; otherwise the proxy listens on the host's loopback.
-  const bridged = isolate && ctx.mechanism.kind === 'bwrap';
-  const proxyUrl = bridged ? `http://127.0.0.1:${BRIDGE_PORT}` : (ctx.proxyUrl ?? 'http://127.0.0.1:<port>');
-  const agentEnv = {
-    unset: removedVariables(p, ctx.env),
-    set: { ...p.configEnv, ...ctx.placeholders, ...proxyEnv(proxyUrl) },
-  };
   let bwrap: BwrapInput | null = null;
   let relay: RelayInput | null = null;
   if (ctx.mechanism.kind === 'bwrap') {
@@ -127,8 +150,6 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
     relay = bridged
       ? { nsenter: tool('nsenter', ctx.env, 'util-linux'), perl: tool('perl', ctx.env, 'perl-base'), userns: bwrap.userns, socket: join(runDir, 'proxy.sock') }
       : null;
-  } else if (ctx.mechanism.kind === 'seatbelt') {
-    throw new SandboxUnavailableError('the macOS Seatbelt backend is not built yet; nothing was run (use the Docker backend)');
   }
   const common = {
     session: ctx.session,
@@ -158,5 +179,5 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
     ...common,
     sandbox: bwrap ? { kind: 'bwrap', input: bwrap, relay } : { kind: 'systemd-run', input: systemd as SystemdRunInput },
   });
-  return { plan, protection, runDir, bwrap, relay, systemd, agentEnv };
+  return { plan, protection, runDir, bwrap, relay, systemd, seatbelt: null, agentEnv };
 }

@@ -12,7 +12,7 @@ export type Rule =
 const GLOB_META = /[*?[]/;
 
 export function escapeRegex(s: string): string {
-  return s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
 export function expandHome(entry: string, home: string, cwd: string): string {

@@ -1,0 +1,38 @@
+// The profile's path rules as Seatbelt filters. Nothing is expanded: Seatbelt
+// matches subpaths and regexes on every access, so paths created during the run
+// are covered too. A plain path becomes a subpath filter (which also matches the
+// path itself), and its real path is added when it is a symlink.
+import { realpathSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { SeatbeltInput, SeatbeltRule } from '../../templates/seatbelt.js';
+import { resolveRule } from '../paths/rules.js';
+
+function rulesFor(entries: string[], home: string, cwd: string, pinned: Set<string>): SeatbeltRule[] {
+  const out: SeatbeltRule[] = [];
+  for (const entry of entries) {
+    const rule = resolveRule(entry, home, cwd);
+    if (rule.kind === 'pattern') {
+      out.push({ kind: 'regex', source: rule.regex.source });
+      continue;
+    }
+    const paths = [rule.path];
+    try {
+      const real = realpathSync(rule.path);
+      if (real !== rule.path) paths.push(real);
+    } catch {
+      // does not exist (yet): the subpath filter covers it once it does
+    }
+    for (const p of paths) {
+      out.push({ kind: 'path', path: p, dir: true });
+      for (let a = dirname(p); a !== '/' && a !== dirname(a); a = dirname(a)) pinned.add(a);
+    }
+  }
+  return out;
+}
+
+export function seatbeltInput(o: { denyRead: string[]; denyWrite: string[]; home: string; cwd: string; proxyPort: number | '<port>' | null }): SeatbeltInput {
+  const pinned = new Set<string>();
+  const denyRead = rulesFor(o.denyRead, o.home, o.cwd, pinned);
+  const denyWrite = rulesFor(o.denyWrite, o.home, o.cwd, pinned);
+  return { denyRead, denyWrite, pinned: [...pinned].sort(), proxyPort: o.proxyPort };
+}
