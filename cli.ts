@@ -1,6 +1,7 @@
 // The command tree. Leaf modules load lazily, so `--version` and `--help`
 // import nothing and `agent run` loads only what a run needs.
 import { StashbaseError } from './lib/errors.js';
+import { errorLabel } from './lib/style.js';
 
 type Main = (argv: string[]) => Promise<number>;
 interface Leaf {
@@ -93,7 +94,7 @@ export async function main(argv: string[]): Promise<number> {
     return await dispatch(argv);
   } catch (e) {
     if (e instanceof StashbaseError) {
-      process.stderr.write(`stashbase: ${e.message}\n`);
+      process.stderr.write(`${errorLabel()} ${e.message}\n`);
       return e.exitCode;
     }
     process.stderr.write(`stashbase: internal error: ${(e as Error).stack ?? String(e)}\n`);

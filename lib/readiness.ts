@@ -1,5 +1,6 @@
 // What `agent validate` checks beyond the profile itself: whether the backend
 // the profile selects can run here.
+import whichSync from 'which';
 import { probe } from './exec.js';
 import { probeNative } from './native/probe.js';
 import { selectMechanism } from './native/select.js';
@@ -13,18 +14,20 @@ export interface Check {
 
 export function backendChecks(backend: Backend, env: NodeJS.ProcessEnv): Check[] {
   if (backend === 'docker') {
-    const r = probe({ file: 'docker', args: ['version', '--format', '{{.Server.Version}}'] }, 10_000);
-    if (r.code === null && /ENOENT/.test(r.stderr)) {
+    // `which` also knows Windows' PATHEXT (docker.exe), where Docker is the only backend.
+    const docker = whichSync.sync('docker', { nothrow: true, path: env.PATH ?? '' });
+    if (!docker) {
       return [{ name: 'docker', ok: false, detail: 'the docker CLI is not on PATH (install Docker; the Docker backend never falls back to native)' }];
     }
+    const r = probe({ file: docker, args: ['version', '--format', '{{.Server.Version}}'] }, 10_000);
     if (r.code !== 0) {
       return [
-        { name: 'docker', ok: true, detail: 'docker CLI found' },
+        { name: 'docker', ok: true, detail: `docker CLI at ${docker}` },
         { name: 'docker daemon', ok: false, detail: `the Docker daemon is not reachable: ${r.stderr.trim().split('\n').pop() ?? ''}` },
       ];
     }
     return [
-      { name: 'docker', ok: true, detail: 'docker CLI found' },
+      { name: 'docker', ok: true, detail: `docker CLI at ${docker}` },
       { name: 'docker daemon', ok: true, detail: `daemon ${r.stdout.trim()} reachable` },
     ];
   }

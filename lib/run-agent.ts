@@ -15,6 +15,7 @@ import { ensureTrusted } from './profile/trust.js';
 import { isInteractive } from './prompt.js';
 import { makePlaceholders } from './secrets/placeholder.js';
 import { newSessionId } from './session.js';
+import { warningLabel } from './style.js';
 
 export interface RunOptions extends BackendFlags {
   command: string[];
@@ -44,7 +45,7 @@ export async function runAgent(o: RunOptions): Promise<number> {
   if (o.command.length === 0) throw new UsageError('no agent command: put it after --, as in: stashbase agent run -- claude');
   checkDockerValues(o);
   const warn = (msg: string) => {
-    if (!o.silent) process.stderr.write(`warning: ${msg}\n`);
+    if (!o.silent) process.stderr.write(`${warningLabel()} ${msg}\n`);
   };
   const loaded = loadProfile({ name: o.profile, source: o.profileSource, cwd: o.cwd, env: o.env });
   const profile = loaded.profile;

@@ -73,9 +73,9 @@ describe('native network, processes and terminal (real bwrap)', needs('bwrap'), 
   });
 
   test('killing everything the agent can see leaves the way out in stashbase and the run intact', async () => {
-    const r = await a.inside(`for p in /proc/[0-9]*; do cat $p/comm; done | sort -u | tr '\\n' ' '; echo; kill -9 -1; pkill -9 node; pkill -9 nsenter; curl -sS http://local.test:${httpPort}/`);
-    // bwrap's own init is the sandbox's PID 1; nothing of stashbase's side is there.
-    assert.doesNotMatch(r.stdout.split('\n')[0]!, /node|nsenter/);
+    const r = await a.inside(`for p in /proc/[0-9]*; do cat $p/comm; done | sort -u | tr '\\n' ' '; echo; kill -9 -1; pkill -9 node; pkill -9 nsenter; pkill -9 perl; curl -sS http://local.test:${httpPort}/`);
+    // bwrap's own init is the sandbox's PID 1; nothing of stashbase's side (node, the perl relay) is there.
+    assert.doesNotMatch(r.stdout.split('\n')[0]!, /node|nsenter|perl/);
     assert.match(r.stdout, /LOCAL-OK\n$/);
     assert.equal(r.code, 0);
   });
@@ -148,6 +148,7 @@ describe('native network, processes and terminal (real bwrap)', needs('bwrap'), 
     const r = pty(['--at', '0', 'wait:ready', '--at', '0.2', 'send:03'], "trap 'echo got-INT; exit 43' INT; echo ready; while :; do sleep 0.1; done");
     assert.match(r.output, /got-INT/);
     assert.equal(r.exit, 43);
+    assert.deepEqual(readdirSync(join(a.sbHome, 'sessions')), []);
   });
 
   test('a full-screen program gets a real terminal: size, resize and raw mode', () => {
