@@ -40,7 +40,14 @@ export function buildNativePlan(p: NativePlanInput): Plan {
     steps.push(internalStep('teardown', `after the agent exits: stop the proxy, append the end event, remove ${p.sessionFile}`));
     return { title: `stashbase agent run: session ${p.session}, profile ${p.profile}, native backend (seatbelt)`, steps };
   }
-  steps.push(internalStep('run-dir', `create ${p.runDir}: seccomp.bpf (refuses the TIOCSTI and TIOCLINUX ioctls), denied (empty file, mode 000), empty/ (empty directory)`));
+  steps.push(
+    internalStep(
+      'run-dir',
+      sb.kind === 'bwrap'
+        ? `create ${p.runDir}: seccomp.bpf (refuses the TIOCSTI and TIOCLINUX ioctls), denied (empty file, mode 000), empty/ (empty directory)`
+        : `create ${p.runDir} (its environment file is written there)`,
+    ),
+  );
   if (p.parents.length > 0) {
     steps.push(internalStep('parents', ['create missing parent directories under home (kept):', ...p.parents.map((x) => `  ${x}`)].join('\n')));
   }

@@ -11,6 +11,7 @@ import { createProxy } from '../proxy/server.js';
 import { removeSession, writeSession } from '../session.js';
 import { type NativeContext, type NativePrepared, prepareNative } from './prepare.js';
 import { runSeatbelt } from './run-seatbelt.js';
+import { runSystemd } from './run-systemd.js';
 import { createPlaceholders, createRunDir, removePlaceholders, removeRunDir, runBwrap } from './run.js';
 
 export interface ExecuteInput {
@@ -38,9 +39,6 @@ export async function executeNative({ ctx, profile, warn, announce }: ExecuteInp
   // get-port is ESM-only: imported dynamically, as the CommonJS bundle requires.
   const hostPort = onHostLoopback ? await (await import('get-port')).default({ host: '127.0.0.1' }) : null;
   const prep: NativePrepared = prepareNative({ ...ctx, proxyUrl: hostPort === null ? undefined : `http://127.0.0.1:${hostPort}` });
-  if (prep.bwrap === null && prep.seatbelt === null) {
-    throw new SandboxUnavailableError('the systemd-run fallback is planned (see --dry-run) but not run by this version; install bubblewrap');
-  }
   for (const w of prep.protection.warnings) warn(w);
   if (announce) {
     process.stderr.write(`Agent session: ${ctx.session}\nAudit log: ${audit.file}\nSandbox: native (${ctx.mechanism.kind}: ${ctx.mechanism.why})\n`);
@@ -64,6 +62,12 @@ export async function executeNative({ ctx, profile, warn, announce }: ExecuteInp
     const ph = createPlaceholders(prep.protection.placeholders, prep.protection.parents);
     created = ph.created;
     for (const w of ph.warnings) warn(w);
+    if (prep.systemd) {
+      const step = prep.plan.steps.find((x) => x.kind === 'command' && x.id === 'sandbox');
+      if (!step || step.kind !== 'command') throw new Error('native plan has no sandbox step');
+      exitCode = await runSystemd(step.command, prep.systemd.envFile, prep.agentEnv, warn);
+      return exitCode;
+    }
     exitCode = await runBwrap(prep, { policy, audit: (e) => audit.write(e), hostProxy: hostProxy ?? undefined });
     return exitCode;
   } finally {

@@ -121,3 +121,11 @@ test('systemd-run fallback: the whole argument list', () => {
 test('native plan (systemd-run): golden text', () => {
   golden('native-plan-systemd-run.txt', formatPlan(buildNativePlan({ ...planInput, placeholders: [], parents: [], warnings: [], sandbox: { kind: 'systemd-run', input: sdInput } })));
 });
+
+test('systemd-run fallback: the EnvironmentFile escapes values and leaves out what it cannot write', async () => {
+  const { environmentFile } = await import('../../lib/native/run-systemd.js');
+  assert.deepEqual(environmentFile({ A: 'plain', B: 'q"uo\\te $HOME', C: 'two\nlines', 'BAD-NAME': 'x', D: undefined }), {
+    text: 'A="plain"\nB="q\\"uo\\\\te \\$HOME"\n',
+    skipped: ['C', 'BAD-NAME'],
+  });
+});
