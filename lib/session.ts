@@ -68,6 +68,15 @@ function alive(pid: number): boolean {
 
 /** Records whose process still lives. */
 export function liveSessions(home: string): SessionRecord[] {
+  return readSessions(home).filter((r) => alive(r.pid));
+}
+
+/** Records left by runs whose process is gone (killed hard). */
+export function staleSessions(home: string): SessionRecord[] {
+  return readSessions(home).filter((r) => !alive(r.pid));
+}
+
+function readSessions(home: string): SessionRecord[] {
   let names: string[];
   try {
     names = readdirSync(homePaths(home).sessions);
@@ -79,7 +88,7 @@ export function liveSessions(home: string): SessionRecord[] {
     if (!name.endsWith('.json')) continue;
     try {
       const rec = JSON.parse(readFileSync(join(homePaths(home).sessions, name), 'utf8')) as SessionRecord;
-      if (SESSION_ID.test(rec.id) && alive(rec.pid)) out.push(rec);
+      if (SESSION_ID.test(rec.id) && name === `${rec.id}.json`) out.push(rec);
     } catch {
       // A torn or foreign file is not a live session.
     }

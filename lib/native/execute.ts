@@ -10,6 +10,7 @@ import type { EgressPolicy } from '../proxy/policy.js';
 import { createProxy } from '../proxy/server.js';
 import { removeSession, writeSession } from '../session.js';
 import { type NativeContext, type NativePrepared, prepareNative } from './prepare.js';
+import { reapStaleNativeRuns } from './reap.js';
 import { runSeatbelt } from './run-seatbelt.js';
 import { runSystemd } from './run-systemd.js';
 import { createPlaceholders, createRunDir, removePlaceholders, removeRunDir, runBwrap } from './run.js';
@@ -31,6 +32,7 @@ function listenLoopback(server: Server, port: number): Promise<Server> {
 export async function executeNative({ ctx, profile, warn, announce }: ExecuteInput): Promise<number> {
   const home = ctx.stashbaseHome;
   mkdirSync(home, { recursive: true, mode: 0o700 });
+  for (const id of reapStaleNativeRuns(home)) warn(`removed what the killed run ${id} left behind (stand-ins, run directory, session record)`);
   const audit = new AuditLog(home, ctx.session);
   const policy: EgressPolicy = { egressHosts: profile.network.egressHosts, denyHosts: profile.network.denyHosts, mapped: profile.network.hosts };
   // Without a namespace of its own the sandbox reaches the proxy on the host's

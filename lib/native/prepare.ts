@@ -59,9 +59,13 @@ export function alwaysDenied(ctx: NativeContext): { read: string[]; write: strin
   const uid = process.getuid?.() ?? 0;
   const read = [
     '/var/run/docker.sock', '/run/docker.sock', '/run/containerd/containerd.sock', '/run/podman/podman.sock',
-    `/run/user/${uid}/bus`, `/run/user/${uid}/systemd`, `/run/user/${uid}/docker.sock`, `/run/user/${uid}/podman`,
-    `/run/user/${uid}/gnupg`, `/run/user/${uid}/keyring`, '/run/dbus/system_bus_socket', '/var/run/dbus/system_bus_socket',
+    '/run/dbus/system_bus_socket', '/var/run/dbus/system_bus_socket',
+    // The user's runtime directory is where control channels live: the D-Bus
+    // session bus, the systemd user manager, GnuPG, keyrings, Wayland, PulseAudio,
+    // rootless Docker and Podman, ssh-agent. X11 and ICE sockets drive the desktop.
+    `/run/user/${uid}`, '/tmp/.X11-unix', '/tmp/.ICE-unix',
   ];
+  if (ctx.env.XDG_RUNTIME_DIR) read.push(resolve(ctx.env.XDG_RUNTIME_DIR));
   if (ctx.env.SSH_AUTH_SOCK) read.push(resolve(ctx.env.SSH_AUTH_SOCK));
   // The repository's executable git state, wherever in it the run starts.
   const write: string[] = [];

@@ -20,7 +20,8 @@ export function createRunDir(prep: NativePrepared): void {
   chmodSync(join(prep.runDir, 'denied'), 0o000);
   mkdirSync(join(prep.runDir, 'empty'), { recursive: true });
   chmodSync(join(prep.runDir, 'empty'), 0o555);
-  chmodSync(prep.runDir, 0o755); // bwrap reads these as the sandbox user
+  // Only this user: the proxy's socket is in here (the sandbox runs as the same uid).
+  chmodSync(prep.runDir, 0o700);
 }
 
 /** Creates stand-ins; returns those created (to remove afterwards) and warnings. */

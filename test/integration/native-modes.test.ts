@@ -2,7 +2,7 @@
 // namespace), the weaker host-network mode, and the 200,000-entry walk limit.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { chmodSync, chownSync, mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -65,5 +65,30 @@ describe('native modes (real bwrap)', needs('bwrap'), () => {
     const r = await cli(['agent', 'run', '--profile', 'walk', '--', 'echo', 'ran'], { env: t.env, cwd: t.dir, timeoutMs: 60_000 });
     assert.equal(r.stdout, 'ran\n');
     assert.match(r.stderr, new RegExp(`warning: re:\\^${tree.replace(/[/.]/g, '\\$&')}/\\.\\*\\\\\\.secret\\$: stopped after 200000 entries under ${tree.replace(/[/.]/g, '\\$&')}; paths beyond them are not protected \\(start the pattern deeper\\)`));
+  });
+});
+
+describe('native crash safety (real bwrap)', needs('bwrap'), () => {
+  const t = tempHome();
+  after(() => t.cleanup());
+
+  test('after a SIGKILL of stashbase the agent dies with it, and the next run removes what was left', async () => {
+    writeFile(join(t.sbHome, 'agents', 'k.toml'), '[filesystem]\ndeny_write = ["~/not-yet"]\n');
+    const beat = join(t.dir, 'beat');
+    const child = spawn(process.execPath, [BIN, 'agent', 'run', '--profile', 'k', '--silent', '--', 'sh', '-c', `echo ready; while :; do date +%s%N > ${beat}; sleep 0.05; done`], { env: t.env, cwd: t.dir, stdio: ['ignore', 'pipe', 'pipe'] });
+    await new Promise<void>((res) => child.stdout.on('data', (d: Buffer) => String(d).includes('ready') && res()));
+    assert.equal(existsSync(join(t.home, 'not-yet')), true, 'the stand-in exists while the run lives');
+    child.kill('SIGKILL');
+    await new Promise((res) => child.on('close', res));
+    await new Promise((res) => setTimeout(res, 400));
+    const last = readFileSync(beat, 'utf8');
+    await new Promise((res) => setTimeout(res, 300));
+    assert.equal(readFileSync(beat, 'utf8'), last, 'the agent stopped with stashbase');
+    assert.equal(readdirSync(join(t.sbHome, 'sessions')).length, 1);
+    const r = await cli(['agent', 'run', '--profile', 'k', '--', 'true'], { env: t.env, cwd: t.dir });
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stderr, /warning: removed what the killed run ags_[a-z2-7]{16} left behind \(stand-ins, run directory, session record\)\n/);
+    assert.equal(existsSync(join(t.home, 'not-yet')), false);
+    assert.deepEqual(readdirSync(join(t.sbHome, 'sessions')), []);
   });
 });
