@@ -77,5 +77,5 @@ test('the macOS plan: sandbox-exec with the profile built from the profile rules
   assert.match(sbpl, /\n  \(regex #"\^\/Users\/u\/proj\/secrets\/\(\[\^\/\]\*\/\)\*\[\^\/\]\*\\\.pem\$"\)\n/);
   assert.match(sbpl, /\(allow network-outbound \(remote ip "localhost:49152"\)\)/);
   assert.deepEqual(prep.seatbelt!.args.slice(2), ['claude']);
-  golden('native-plan-seatbelt.txt', formatPlan(prep.plan).replace(/\/run\/user\/\d+\//g, '/run/user/UID/'));
+  golden('native-plan-seatbelt.txt', formatPlan(prep.plan).replace(/\/run\/user\/\d+/g, '/run/user/UID'));
 });
