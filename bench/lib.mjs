@@ -2,6 +2,9 @@
 // alike), medians, ratios against a baseline measured in the same run, and
 // output as JSON plus a table.
 import { spawnSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 export function time(cmd, args, opts = {}) {
   const start = process.hrtime.bigint();
@@ -34,4 +37,15 @@ export function report(name, results, baseline, targets = {}) {
   console.log(`\n${'subject'.padEnd(w)}  median ms  ratio  target`);
   for (const r of rows) console.log(`${r.subject.padEnd(w)}  ${String(r.median_ms).padStart(9)}  ${String(r.ratio).padStart(5)}  ${r.target ?? ''}`);
   return json;
+}
+
+/** The CLI, a temporary HOME and STASHBASE_HOME, and the round count (ROUNDS). */
+export function setup(defaultRounds) {
+  const home = mkdtempSync(join(tmpdir(), 'sbbench-'));
+  return {
+    bin: new URL('../bin/stashbase.cjs', import.meta.url).pathname,
+    home,
+    env: { PATH: process.env.PATH, HOME: home, STASHBASE_HOME: join(home, '.stashbase') },
+    rounds: Number(process.env.ROUNDS ?? defaultRounds),
+  };
 }

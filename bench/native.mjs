@@ -2,15 +2,11 @@
 // namespace with the proxy bridged in) against `bwrap --ro-bind / / true` and
 // `node -e 0` in the same run; and the time to expand a pattern over 200,000
 // entries. Targets: agent run at most 2x node -e 0; the expansion under 1 s.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { median, measure, report, time } from './lib.mjs';
+import { median, measure, report, setup, time } from './lib.mjs';
 
-const bin = new URL('../bin/stashbase.cjs', import.meta.url).pathname;
-const home = mkdtempSync(join(tmpdir(), 'sbbench-'));
-const env = { PATH: process.env.PATH, HOME: home, STASHBASE_HOME: join(home, '.stashbase') };
-const rounds = Number(process.env.ROUNDS ?? 20);
+const { bin, home, env, rounds } = setup(20);
 const results = measure(
   {
     'node -e 0': () => time(process.execPath, ['-e', '0'], { env }),
