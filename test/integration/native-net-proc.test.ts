@@ -80,6 +80,11 @@ describe('native network, processes and terminal (real bwrap)', needs('bwrap'), 
     assert.equal(r.code, 0);
   });
 
+  test('no capabilities inside, even as root, and no way to gain them (no_new_privs)', async () => {
+    const r = await a.inside('grep -E "^(Cap(Inh|Prm|Eff|Amb)|NoNewPrivs|Seccomp):" /proc/self/status');
+    assert.equal(r.stdout, 'CapInh:\t0000000000000000\nCapPrm:\t0000000000000000\nCapEff:\t0000000000000000\nCapAmb:\t0000000000000000\nNoNewPrivs:\t1\nSeccomp:\t2\n');
+  });
+
   test('no host processes in /proc', async () => {
     const r = await a.inside(`ls /proc | grep -cE '^[0-9]+$'; cat /proc/${process.pid}/cmdline; echo`);
     const count = Number(r.stdout.split('\n')[0]);
