@@ -44,7 +44,7 @@ export function buildNativePlan(p: NativePlanInput): Plan {
     internalStep(
       'run-dir',
       sb.kind === 'bwrap'
-        ? `create ${p.runDir}: seccomp.bpf (refuses the TIOCSTI and TIOCLINUX ioctls), denied (empty file, mode 000), empty/ (empty directory)`
+        ? `create ${p.runDir}: seccomp.bpf (refuses the TIOCSTI and TIOCLINUX ioctls and the keyring calls), denied (empty file, mode 000), empty/ (empty directory)`
         : `create ${p.runDir} (its environment file is written there)`,
     ),
   );

@@ -85,6 +85,13 @@ describe('native network, processes and terminal (real bwrap)', needs('bwrap'), 
     assert.equal(r.stdout, 'CapInh:\t0000000000000000\nCapPrm:\t0000000000000000\nCapEff:\t0000000000000000\nCapAmb:\t0000000000000000\nNoNewPrivs:\t1\nSeccomp:\t2\n');
   });
 
+  test("the kernel keyrings are out of reach (keyctl refused), though they work outside", async () => {
+    const nr = process.arch === 'arm64' ? 219 : 250;
+    const probe = `python3 -c "import ctypes,os; libc=ctypes.CDLL(None,use_errno=True); r=libc.syscall(${nr},0,-3,1); print('keyctl', 'ok' if r>=0 else os.strerror(ctypes.get_errno()))"`;
+    assert.equal((await a.outside(probe)).stdout, 'keyctl ok\n');
+    assert.equal((await a.inside(probe)).stdout, 'keyctl Operation not permitted\n');
+  });
+
   test('no host processes in /proc', async () => {
     const r = await a.inside(`ls /proc | grep -cE '^[0-9]+$'; cat /proc/${process.pid}/cmdline; echo`);
     const count = Number(r.stdout.split('\n')[0]);
