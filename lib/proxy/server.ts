@@ -7,7 +7,7 @@ import { lookup } from 'node:dns/promises';
 import { connect, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { refusedAddress } from './addresses.js';
-import { decide, type Decision, type EgressPolicy, mappingFor } from './policy.js';
+import { decide, type Decision, type EgressPolicy, mappingFor, normalizeHost } from './policy.js';
 
 export type AuditSink = (event: Record<string, unknown>) => void;
 
@@ -27,6 +27,16 @@ function refuseRaw(socket: Duplex, status: number, reason: string, rule: string,
     `HTTP/1.1 ${status} ${reason}\r\nContent-Type: text/plain; charset=utf-8\r\nX-Stashbase-Denied: ${rule.replace(/[^\x20-\x7e]/g, '?')}\r\n` +
       `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );
+}
+
+function refuseHttp(res: ServerResponse, status: number, rule: string, body: string): void {
+  res.writeHead(status, {
+    'Content-Type': 'text/plain; charset=utf-8',
+    'X-Stashbase-Denied': rule.replace(/[^\x20-\x7e]/g, '?'),
+    'Content-Length': Buffer.byteLength(body),
+    Connection: 'close',
+  });
+  res.end(body);
 }
 
 /** Resolves an allowed host to one address it may dial, or says why not. */
@@ -52,6 +62,18 @@ export async function resolveTarget(host: string, port: number, policy: EgressPo
 function splitAuthority(authority: string): { host: string; port: number } | null {
   const m = /^(\[[^\]]+\]|[^:]+):(\d{1,5})$/.exec(authority);
   return m ? { host: m[1] as string, port: Number(m[2]) } : null;
+}
+
+/** Why the Host header(s) of a request do not match its target, or null. */
+export function hostHeaderProblem(rawHeaders: string[], targetHost: string, targetPort: number): string | null {
+  const hosts = rawHeaders.filter((_, i) => i % 2 === 0 && rawHeaders[i]!.toLowerCase() === 'host').length;
+  if (hosts > 1) return 'duplicate Host header';
+  if (hosts === 0) return null;
+  const value = rawHeaders[rawHeaders.findIndex((h, i) => i % 2 === 0 && h.toLowerCase() === 'host') + 1] ?? '';
+  const m = /^(\[[^\]]+\]|[^:]*)(?::(\d{1,5}))?$/.exec(value.trim());
+  const port = m?.[2] ? Number(m[2]) : targetPort === 443 ? 443 : 80;
+  if (!m || normalizeHost(m[1] as string) !== normalizeHost(targetHost) || port !== targetPort) return 'Host header differs from the request target';
+  return null;
 }
 
 export function createProxy(opts: ProxyOptions): Server {
@@ -92,29 +114,37 @@ export function createProxy(opts: ProxyOptions): Server {
     try {
       url = new URL(req.url ?? '');
     } catch {
-      res.writeHead(400, { 'Content-Type': 'text/plain' }).end('stashbase proxy: requests must use absolute-form URLs\n');
+      refuseHttp(res, 400, 'not an absolute-form request', 'stashbase proxy: requests must use absolute-form URLs\n');
       return;
     }
     const event = { type: 'proxy', method: req.method, host: url.hostname, port: null as number | null, path: url.pathname };
     if (url.protocol !== 'http:' || url.username || url.password) {
       opts.audit({ ...event, decision: 'deny', rule: 'not a plain http:// URL without userinfo', status: 400 });
-      res.writeHead(400, { 'Content-Type': 'text/plain' }).end('stashbase proxy: only http:// URLs without userinfo are forwarded (use CONNECT for https)\n');
+      refuseHttp(res, 400, 'not a plain http:// URL without userinfo', 'stashbase proxy: only http:// URLs without userinfo are forwarded (use CONNECT for https)\n');
       return;
     }
     const port = url.port ? Number(url.port) : 80;
+    // The Host an upstream sees must be the one the policy judged: a different
+    // one would reach another virtual host behind the same address.
+    const hostProblem = hostHeaderProblem(req.rawHeaders, url.hostname, port);
+    if (hostProblem) {
+      opts.audit({ ...event, port, decision: 'deny', rule: hostProblem, status: 400 });
+      refuseHttp(res, 400, hostProblem, `stashbase proxy refused ${url.host}: ${hostProblem}\n`);
+      return;
+    }
     const d = decide(url.hostname, port, opts.policy);
     event.host = d.host;
     event.port = port;
     if (!d.allow || req.method === 'TRACE') {
       const rule = d.allow ? 'TRACE is refused' : d.rule;
       opts.audit({ ...event, decision: 'deny', rule, status: 403 });
-      res.writeHead(403, { 'Content-Type': 'text/plain; charset=utf-8', 'X-Stashbase-Denied': rule }).end(`stashbase proxy refused ${d.host}:${port}: ${rule}\n`);
+      refuseHttp(res, 403, rule, `stashbase proxy refused ${d.host}:${port}: ${rule}\n`);
       return;
     }
     const dest = await resolveTarget(d.host, port, opts.policy);
     if ('refused' in dest) {
       opts.audit({ ...event, decision: 'deny', rule: dest.refused, status: 403 });
-      res.writeHead(403, { 'Content-Type': 'text/plain; charset=utf-8', 'X-Stashbase-Denied': 'refused address' }).end(`stashbase proxy refused ${d.host}:${port}: ${dest.refused}\n`);
+      refuseHttp(res, 403, dest.refused, `stashbase proxy refused ${d.host}:${port}: ${dest.refused}\n`);
       return;
     }
     const headers = { ...req.headers };
@@ -128,7 +158,7 @@ export function createProxy(opts: ProxyOptions): Server {
       up.pipe(res);
     });
     upstream.on('error', () => {
-      if (!res.headersSent) res.writeHead(502, { 'Content-Type': 'text/plain' }).end(`stashbase proxy: cannot reach ${d.host}:${port}\n`);
+      if (!res.headersSent) refuseHttp(res, 502, 'upstream unreachable', `stashbase proxy: cannot reach ${d.host}:${port}\n`);
       else res.destroy();
     });
     req.pipe(upstream);
