@@ -14,7 +14,12 @@ export type AuditSink = (event: Record<string, unknown>) => void;
 export interface ProxyOptions {
   policy: EgressPolicy;
   audit: AuditSink;
+  /** How long a client may take to send a request's headers (default 30 s). */
+  headersTimeoutMs?: number;
 }
+
+/** Request heads larger than this are refused (431) before any upstream is chosen. */
+export const MAX_HEADER_BYTES = 32 * 1024;
 
 const HOP_BY_HOP = ['connection', 'keep-alive', 'proxy-connection', 'proxy-authorization', 'proxy-authenticate', 'te', 'trailer', 'transfer-encoding', 'upgrade'];
 
@@ -77,9 +82,18 @@ export function hostHeaderProblem(rawHeaders: string[], targetHost: string, targ
 }
 
 export function createProxy(opts: ProxyOptions): Server {
-  const server = createServer({ headersTimeout: 30_000, requestTimeout: 0, keepAliveTimeout: 5_000 });
+  const headersTimeout = opts.headersTimeoutMs ?? 30_000;
+  // Node's strict parser answers 400 to request-smuggling shapes (Content-Length
+  // with Transfer-Encoding, duplicate Content-Length, obs-fold); insecureHTTPParser
+  // stays off. Every request on a kept-alive connection goes through the same
+  // handler, so each one is judged. requestTimeout stays 0: agents stream
+  // long uploads and responses; the head must arrive in time, the body need not.
+  const server = createServer({ headersTimeout, requestTimeout: 0, keepAliveTimeout: 5_000, maxHeaderSize: MAX_HEADER_BYTES, insecureHTTPParser: false });
+  // headersTimeout is only checked at an interval; this bounds it for idle sockets.
+  server.on('connection', (socket) => socket.setTimeout(headersTimeout + 5_000, () => socket.destroy()));
 
   server.on('connect', async (req: IncomingMessage, client: Duplex, head: Buffer) => {
+    (client as Socket).setTimeout(0); // a tunnel may rightly stay quiet for long
     client.on('error', () => client.destroy());
     const target = splitAuthority(req.url ?? '');
     if (!target) return refuseRaw(client, 400, 'Bad Request', 'malformed CONNECT target', 'stashbase proxy: CONNECT needs host:port\n');
@@ -110,6 +124,7 @@ export function createProxy(opts: ProxyOptions): Server {
   });
 
   server.on('request', async (req: IncomingMessage, res: ServerResponse) => {
+    req.socket.setTimeout(0); // the head arrived; keepAliveTimeout governs what follows
     let url: URL;
     try {
       url = new URL(req.url ?? '');
@@ -164,8 +179,9 @@ export function createProxy(opts: ProxyOptions): Server {
     req.pipe(upstream);
   });
 
-  server.on('clientError', (_err, socket) => {
-    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
+  server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
+    const status = err.code === 'HPE_HEADER_OVERFLOW' ? '431 Request Header Fields Too Large' : '400 Bad Request';
+    if (socket.writable) socket.end(`HTTP/1.1 ${status}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`);
     else socket.destroy();
   });
   return server;

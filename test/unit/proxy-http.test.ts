@@ -87,3 +87,73 @@ test('hostHeaderProblem: default ports, case, brackets', () => {
   assert.equal(hostHeaderProblem(['Host', '[::1]:8080'], '[::1]', 8080), null);
   assert.equal(hostHeaderProblem([], 'ok.test', 80), null);
 });
+
+test('request-smuggling shapes get 400 and reach no upstream', async () => {
+  const target = `http://ok.test:${upPort}/`;
+  const host = `Host: ok.test:${upPort}\r\n`;
+  const shapes = {
+    'CL+TE': `POST ${target} HTTP/1.1\r\n${host}Content-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n`,
+    'duplicate Content-Length': `POST ${target} HTTP/1.1\r\n${host}Content-Length: 4\r\nContent-Length: 5\r\n\r\nabcde`,
+    'obs-fold': `GET ${target} HTTP/1.1\r\n${host}X-A: a\r\n b\r\n\r\n`,
+    'bare LF': `GET ${target} HTTP/1.1\n${host}\n`,
+    'space before colon': `GET ${target} HTTP/1.1\r\n${host}Content-Length : 0\r\n\r\n`,
+  };
+  for (const [name, request] of Object.entries(shapes)) {
+    seen.length = 0;
+    const r = await raw(request);
+    assert.match(r, /^HTTP\/1\.1 400 Bad Request\r\n/, name);
+    assert.deepEqual(seen, [], name);
+  }
+});
+
+test('every request on a kept-alive connection is judged, not only the first', async () => {
+  seen.length = 0;
+  const r = await raw(
+    `GET http://ok.test:${upPort}/one HTTP/1.1\r\nHost: ok.test:${upPort}\r\n\r\n` +
+      `GET http://nope.test/two HTTP/1.1\r\nHost: nope.test\r\nConnection: close\r\n\r\n`,
+  );
+  assert.match(r, /^HTTP\/1\.1 200 OK\r\n[\s\S]*UPSTREAM\n[\s\S]*HTTP\/1\.1 403 Forbidden\r\n/);
+  assert.deepEqual(seen, [`GET /one host=ok.test:${upPort}`]);
+});
+
+test('an oversized head is refused (431)', async () => {
+  const r = await raw(`GET http://ok.test:${upPort}/ HTTP/1.1\r\nHost: ok.test:${upPort}\r\nX-Big: ${'a'.repeat(40_000)}\r\n\r\n`);
+  assert.match(r, /^HTTP\/1\.1 431 /);
+});
+
+test('a client too slow with its head is cut off; others are served meanwhile', async () => {
+  const slow = createProxy({ policy: { egressHosts: ['ok.test'], denyHosts: [], mapped: { 'ok.test': `127.0.0.1:${upPort}` } }, audit: () => {}, headersTimeoutMs: 300 });
+  await new Promise<void>((r) => slow.listen(0, '127.0.0.1', r));
+  const port = (slow.address() as AddressInfo).port;
+  const started = Date.now();
+  const closed = new Promise<number>((resolve) => {
+    const s = connect(port, '127.0.0.1', () => s.write('GET http://ok.test/ HTTP/1.1\r\nHost: ok'));
+    s.on('close', () => resolve(Date.now() - started));
+    s.on('error', () => {});
+  });
+  const fast = await new Promise<string>((resolve) => {
+    const s = connect(port, '127.0.0.1', () => s.write(`GET http://ok.test:${upPort}/ HTTP/1.1\r\nHost: ok.test:${upPort}\r\nConnection: close\r\n\r\n`));
+    let out = '';
+    s.setEncoding('utf8').on('data', (d: string) => (out += d));
+    s.on('end', () => resolve(out));
+  });
+  assert.match(fast, /UPSTREAM/);
+  const after = await closed;
+  slow.close();
+  assert.ok(after < 10_000, `closed after ${after} ms`);
+});
+
+test('malformed input and resets do not take the proxy down', async () => {
+  for (let i = 0; i < 20; i++) {
+    await new Promise<void>((resolve) => {
+      const s = connect(proxyPort, '127.0.0.1', () => {
+        s.write(i % 2 ? '\x00\xff garbage\r\n\r\n' : 'CONNECT ok.test');
+        s.destroy();
+        resolve();
+      });
+      s.on('error', () => resolve());
+    });
+  }
+  const r = await raw(`GET http://ok.test:${upPort}/alive HTTP/1.1\r\nHost: ok.test:${upPort}\r\nConnection: close\r\n\r\n`);
+  assert.match(r, /UPSTREAM/);
+});
