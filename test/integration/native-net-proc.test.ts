@@ -8,7 +8,7 @@ import { createServer as createHttpServer } from 'node:http';
 import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { BIN, needs, REQUIRED } from '../helpers.js';
+import { BIN, cli, needs, REQUIRED } from '../helpers.js';
 import { attackHome, PTY } from '../native-setup.js';
 
 describe('native network, processes and terminal (real bwrap)', needs('bwrap'), () => {
@@ -70,6 +70,13 @@ describe('native network, processes and terminal (real bwrap)', needs('bwrap'), 
     const audit = readdirSync(join(a.sbHome, 'audit')).map((f) => readFileSync(join(a.sbHome, 'audit', f), 'utf8')).join('');
     assert.match(audit, /"type":"proxy","method":"GET","host":"local\.test","port":\d+,"path":"\/","decision":"allow"/);
     assert.match(audit, /"host":"other\.test","port":80,"path":"\/","decision":"deny","rule":"not in egress_hosts","status":403/);
+    // agent audit shows the latest run, the denials marked
+    const shown = await cli(['agent', 'audit'], { env: a.env });
+    assert.equal(shown.code, 0, shown.stderr);
+    assert.match(shown.stdout, /^Audit session: ags_[a-z2-7]{16}\n/);
+    assert.match(shown.stdout, /  allow  GET local\.test:\d+\/  egress_hosts "local\.test"  \(200\)\n/);
+    assert.match(shown.stdout, /  DENY   GET other\.test:80\/  not in egress_hosts  \(403\)\n/);
+    assert.match(shown.stdout, /\n3 proxy decisions: 1 allowed, 2 denied\n$/);
   });
 
   test('killing everything the agent can see leaves the way out in stashbase and the run intact', async () => {

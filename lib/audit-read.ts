@@ -1,0 +1,64 @@
+// Reading audit logs back: which one (the latest by default), its events, and a
+// rendering where the denials stand out.
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { auditFile } from './audit.js';
+import { ConfigError, UsageError } from './errors.js';
+import { homePaths } from './home.js';
+import { SESSION_ID } from './session.js';
+
+export type AuditEvent = Record<string, unknown> & { type?: string; time?: string };
+
+export function latestSession(home: string): string | null {
+  let names: string[];
+  try {
+    names = readdirSync(homePaths(home).audit).filter((n) => /^ags_[a-z2-7]{16}\.jsonl$/.test(n));
+  } catch {
+    return null;
+  }
+  const dir = homePaths(home).audit;
+  names.sort((a, b) => statSync(join(dir, b)).mtimeMs - statSync(join(dir, a)).mtimeMs || (a < b ? 1 : -1));
+  return names[0]?.replace(/\.jsonl$/, '') ?? null;
+}
+
+export function readAudit(home: string, session: string): AuditEvent[] {
+  if (!SESSION_ID.test(session)) throw new UsageError(`${JSON.stringify(session)} is not a session id (ags_ and 16 letters or digits 2-7)`);
+  let text: string;
+  try {
+    text = readFileSync(auditFile(home, session), 'utf8');
+  } catch {
+    throw new ConfigError(`no audit log for ${session} in ${homePaths(home).audit}`);
+  }
+  return text
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l, i) => {
+      try {
+        return JSON.parse(l) as AuditEvent;
+      } catch {
+        return { type: 'unreadable', line: i + 1 };
+      }
+    });
+}
+
+/** One line per event; `mark` wraps the DENY label (colour on a terminal). */
+export function formatAudit(events: AuditEvent[], mark: (s: string) => string = (s) => s): string {
+  const lines: string[] = [];
+  let allowed = 0;
+  let denied = 0;
+  for (const e of events) {
+    const t = String(e.time ?? '').replace('T', ' ').replace(/\.\d+Z$/, 'Z');
+    if (e.type === 'start') lines.push(`${t}  start  profile ${e.profile}, ${e.backend} (${e.mechanism}), in ${e.cwd}: ${JSON.stringify(e.argv)}`);
+    else if (e.type === 'end') lines.push(`${t}  end    ${e.reaped ? 'run was killed; cleaned up later' : `exit code ${e.exitCode}, ${e.durationMs} ms`}`);
+    else if (e.type === 'proxy') {
+      const deny = e.decision === 'deny';
+      if (deny) denied++;
+      else if (e.decision === 'allow') allowed++;
+      const label = deny ? mark('DENY ') : e.decision === 'allow' ? 'allow' : String(e.decision).padEnd(5);
+      const where = `${e.method} ${e.host}:${e.port}${e.path ? String(e.path) : ''}`;
+      lines.push(`${t}  ${label}  ${where}  ${e.rule}${e.status !== undefined ? `  (${e.status})` : ''}`);
+    } else lines.push(`${t}  ${e.type}  ${JSON.stringify(e)}`);
+  }
+  lines.push(`${allowed + denied} proxy decisions: ${allowed} allowed, ${denied} denied`);
+  return lines.join('\n') + '\n';
+}

@@ -1,0 +1,36 @@
+import assert from 'node:assert/strict';
+import { utimesSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import { AuditLog } from '../../lib/audit.js';
+import { formatAudit, latestSession, readAudit } from '../../lib/audit-read.js';
+import { tempHome } from '../helpers.js';
+
+const t = tempHome();
+after(() => t.cleanup());
+
+test('audit logs: written as JSON lines, read back, the latest found, denials marked', () => {
+  const older = new AuditLog(t.sbHome, 'ags_aaaaaaaaaaaaaaaa');
+  older.write({ type: 'start', profile: 'p', backend: 'native', mechanism: 'bwrap', argv: ['x'], cwd: '/w' });
+  utimesSync(older.file, new Date(1000), new Date(1000));
+  const log = new AuditLog(t.sbHome, 'ags_bbbbbbbbbbbbbbbb');
+  log.write({ type: 'start', profile: 'default', backend: 'native', mechanism: 'bwrap', argv: ['claude'], cwd: '/w' });
+  log.write({ type: 'proxy', method: 'CONNECT', host: 'api.anthropic.com', port: 443, path: null, decision: 'allow', rule: 'egress_hosts "api.anthropic.com"', status: 200 });
+  log.write({ type: 'proxy', method: 'GET', host: 'evil.test', port: 80, path: '/x', decision: 'deny', rule: 'not in egress_hosts', status: 403 });
+  log.write({ type: 'end', exitCode: 0, durationMs: 12 });
+  assert.equal(latestSession(t.sbHome), 'ags_bbbbbbbbbbbbbbbb');
+  const events = readAudit(t.sbHome, 'ags_bbbbbbbbbbbbbbbb');
+  assert.equal(events.length, 4);
+  assert.deepEqual(Object.keys(events[2]!), ['time', 'session', 'type', 'method', 'host', 'port', 'path', 'decision', 'rule', 'status']);
+  const text = formatAudit(events, (s) => `[${s.trim()}]`).split('\n');
+  assert.match(text[0]!, /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ  start  profile default, native \(bwrap\), in \/w: \["claude"\]$/);
+  assert.match(text[1]!, /  allow  CONNECT api\.anthropic\.com:443  egress_hosts "api\.anthropic\.com"  \(200\)$/);
+  assert.match(text[2]!, /  \[DENY\]  GET evil\.test:80\/x  not in egress_hosts  \(403\)$/);
+  assert.match(text[3]!, /  end    exit code 0, 12 ms$/);
+  assert.equal(text[4], '2 proxy decisions: 1 allowed, 1 denied');
+});
+
+test('a bad or unknown session id is an error', () => {
+  assert.throws(() => readAudit(t.sbHome, '../etc'), { name: 'UsageError', message: '"../etc" is not a session id (ags_ and 16 letters or digits 2-7)' });
+  assert.throws(() => readAudit(t.sbHome, 'ags_cccccccccccccccc'), { name: 'ConfigError', message: `no audit log for ags_cccccccccccccccc in ${join(t.sbHome, 'audit')}` });
+});
