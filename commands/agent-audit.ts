@@ -1,4 +1,4 @@
-import { flagBool, type FlagSpec, formatHelp, parseArgv } from '../lib/argv.js';
+import { flagBool, type FlagSpec, parseCommand } from '../lib/argv.js';
 import { formatAudit, latestSession, readAudit } from '../lib/audit-read.js';
 import { ConfigError, UsageError } from '../lib/errors.js';
 import { stashbaseHome } from '../lib/home.js';
@@ -8,12 +8,11 @@ export const usage = 'stashbase agent audit [SESSION] [--json]';
 export const summary = "Show a run's audit log (the latest run by default), denials marked.";
 export const flags: FlagSpec[] = [{ ...JSON_FLAG, help: 'Print the events as a JSON array' }];
 
+const spec = { name: 'agent audit', usage, summary, flags, notes: 'SESSION is an ags_… id, as printed by agent run.' };
+
 export async function main(argv: string[]): Promise<number> {
-  const p = parseArgv(argv, flags, 'stashbase agent audit');
-  if (p.help) {
-    process.stdout.write(formatHelp(usage, summary, flags, 'SESSION is an ags_… id, as printed by agent run.'));
-    return 0;
-  }
+  const p = parseCommand(argv, spec);
+  if (p === null) return 0;
   if (p.positionals.length > 1 || p.rest !== null) throw new UsageError('agent audit takes at most one session id');
   const home = stashbaseHome(process.env);
   const session = p.positionals[0] ?? latestSession(home);

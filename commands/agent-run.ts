@@ -1,4 +1,4 @@
-import { flagBool, flagString, type FlagSpec, formatHelp, parseArgv } from '../lib/argv.js';
+import { flagBool, flagString, type FlagSpec, parseCommand } from '../lib/argv.js';
 import { UsageError } from '../lib/errors.js';
 import { runAgent } from '../lib/run-agent.js';
 import { JSON_FLAG, PROFILE_FLAGS, profileSource } from './shared-flags.js';
@@ -21,12 +21,11 @@ export const flags: FlagSpec[] = [
   { ...JSON_FLAG, help: 'With --dry-run: print the plan as JSON' },
 ];
 
+const spec = { name: 'agent run', usage, summary, flags, notes: 'The agent command follows "--"; agent run exits with its exit code (128+N for signal N).' };
+
 export async function main(argv: string[]): Promise<number> {
-  const p = parseArgv(argv, flags, 'stashbase agent run');
-  if (p.help) {
-    process.stdout.write(formatHelp(usage, summary, flags, 'The agent command follows "--"; agent run exits with its exit code (128+N for signal N).'));
-    return 0;
-  }
+  const p = parseCommand(argv, spec);
+  if (p === null) return 0;
   if (p.positionals.length > 0) throw new UsageError(`put the agent command after --, as in: stashbase agent run -- ${p.positionals.join(' ')}`);
   const json = flagBool(p, 'json') === true;
   const dryRun = flagBool(p, 'dry-run') === true;

@@ -1,4 +1,4 @@
-import { flagString, type FlagSpec, formatHelp, parseArgv } from '../lib/argv.js';
+import { flagString, type FlagSpec, parseCommand } from '../lib/argv.js';
 import { UsageError } from '../lib/errors.js';
 import { displayPath, loadProfile } from '../lib/profile/load.js';
 import { describeProfile, recordTrust, trustState } from '../lib/profile/trust.js';
@@ -8,12 +8,11 @@ export const usage = 'stashbase agent trust --profile <name> [options]';
 export const summary = 'Trust a repository profile (.stashbase/agents/<name>.toml) at its current content.';
 export const flags: FlagSpec[] = PROFILE_FLAGS;
 
+const spec = { name: 'agent trust', usage, summary, flags, notes: 'Trust is pinned to the file\'s SHA-256: any later change needs trusting again.' };
+
 export async function main(argv: string[]): Promise<number> {
-  const p = parseArgv(argv, flags, 'stashbase agent trust');
-  if (p.help) {
-    process.stdout.write(formatHelp(usage, summary, flags, 'Trust is pinned to the file\'s SHA-256: any later change needs trusting again.'));
-    return 0;
-  }
+  const p = parseCommand(argv, spec);
+  if (p === null) return 0;
   if (p.positionals.length > 0 || p.rest !== null) throw new UsageError('agent trust takes no arguments');
   const name = flagString(p, 'profile');
   if (name === undefined) throw new UsageError('agent trust needs --profile <name>');

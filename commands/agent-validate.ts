@@ -1,4 +1,4 @@
-import { flagBool, flagString, type FlagSpec, formatHelp, parseArgv } from '../lib/argv.js';
+import { flagBool, flagString, type FlagSpec, parseCommand } from '../lib/argv.js';
 import { resolveBackend } from '../lib/backend.js';
 import { credentialLookingVariables } from '../lib/env-policy.js';
 import { UsageError } from '../lib/errors.js';
@@ -15,12 +15,11 @@ export const flags: FlagSpec[] = [
   JSON_FLAG,
 ];
 
+const spec = { name: 'agent validate', usage, summary, flags, notes: 'Exits 0 when everything is ready, 1 when something is not (with what to install or do).' };
+
 export async function main(argv: string[]): Promise<number> {
-  const p = parseArgv(argv, flags, 'stashbase agent validate');
-  if (p.help) {
-    process.stdout.write(formatHelp(usage, summary, flags, 'Exits 0 when everything is ready, 1 when something is not (with what to install or do).'));
-    return 0;
-  }
+  const p = parseCommand(argv, spec);
+  if (p === null) return 0;
   if (p.positionals.length > 0 || p.rest !== null) throw new UsageError('agent validate takes no arguments');
   const cwd = process.cwd();
   const env = process.env;

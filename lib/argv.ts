@@ -90,3 +90,21 @@ export function formatHelp(usage: string, summary: string, specs: FlagSpec[], ex
   if (extra) lines.push('', extra);
   return lines.join('\n') + '\n';
 }
+
+export interface CommandSpec {
+  /** As typed, e.g. "agent run". */
+  name: string;
+  usage: string;
+  summary: string;
+  flags: FlagSpec[];
+  /** A closing paragraph of the help. */
+  notes?: string;
+}
+
+/** Parses a command's argv; prints its help and returns null for --help. */
+export function parseCommand(argv: string[], spec: CommandSpec): Parsed | null {
+  const p = parseArgv(argv, spec.flags, `stashbase ${spec.name}`);
+  if (!p.help) return p;
+  process.stdout.write(formatHelp(spec.usage, spec.summary, spec.flags, spec.notes));
+  return null;
+}
