@@ -32,7 +32,7 @@ export function isIpLiteral(host: string): boolean {
   return isIP(host.replace(/^\[|\]$/g, '')) !== 0;
 }
 
-function matches(pattern: string, host: string): boolean {
+export function matchesHost(pattern: string, host: string): boolean {
   if (pattern.startsWith('*.')) {
     const suffix = normalizeHost(pattern.slice(2));
     return suffix !== null && host.endsWith('.' + suffix);
@@ -46,9 +46,9 @@ export function decide(rawHost: string, port: number, policy: EgressPolicy): Dec
   const host = normalizeHost(rawHost);
   if (host === null) return { allow: false, host: rawHost, port, rule: 'invalid host' };
   if (!Number.isInteger(port) || port < 1 || port > 65535) return { allow: false, host, port, rule: `port ${port} out of range` };
-  const denied = policy.denyHosts.find((p) => matches(p, host));
+  const denied = policy.denyHosts.find((p) => matchesHost(p, host));
   if (denied) return { allow: false, host, port, rule: `deny_hosts ${JSON.stringify(denied)}` };
-  const allowed = policy.egressHosts.find((p) => matches(p, host));
+  const allowed = policy.egressHosts.find((p) => matchesHost(p, host));
   if (!allowed) return { allow: false, host, port, rule: isIpLiteral(host) ? 'IP literal not in egress_hosts' : 'not in egress_hosts' };
   const mappedPort = mappedPortOf(policy.mapped, host);
   if (!DEFAULT_PORTS.has(port) && mappedPort !== port) {

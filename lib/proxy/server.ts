@@ -7,6 +7,7 @@ import { lookup } from 'node:dns/promises';
 import { connect, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { refusedAddress } from './addresses.js';
+import type { Interceptor } from './intercept.js';
 import { decide, type Decision, type EgressPolicy, mappingFor, normalizeHost } from './policy.js';
 
 export type AuditSink = (event: Record<string, unknown>) => void;
@@ -16,6 +17,8 @@ export interface ProxyOptions {
   audit: AuditSink;
   /** How long a client may take to send a request's headers (default 30 s). */
   headersTimeoutMs?: number;
+  /** Set when the profile binds secrets: tunnels are intercepted, not passed through. */
+  interceptor?: Interceptor;
 }
 
 /** Request heads larger than this are refused (431) before any upstream is chosen. */
@@ -107,6 +110,11 @@ export function createProxy(opts: ProxyOptions): Server {
     if ('refused' in dest) {
       opts.audit({ ...event, decision: 'deny', rule: dest.refused, status: 403 });
       return refuseRaw(client, 403, 'Forbidden', dest.refused, `stashbase proxy refused ${d.host}:${d.port}: ${dest.refused}\n`);
+    }
+    if (opts.interceptor) {
+      opts.audit({ ...event, decision: 'allow', rule: d.rule, status: 200, address: dest.address, intercepted: true });
+      opts.interceptor.accept(client, head, { host: d.host, port: d.port, address: dest.address, dialPort: dest.port, rule: d.rule });
+      return;
     }
     const upstream: Socket = connect({ host: dest.address, port: dest.port });
     upstream.once('connect', () => {

@@ -12,6 +12,8 @@ export const CA_NAME = 'stashbase local CA';
 export const ORG = 'stashbase';
 
 export interface LocalCa {
+  /** The CA's subject, which its leaves name as their issuer. */
+  name: { cn: string; org: string };
   key: KeyObject;
   publicKey: KeyObject;
   certPem: string;
@@ -30,7 +32,7 @@ function load(files: ReturnType<typeof caFiles>): LocalCa {
   const certPem = readFileSync(files.cert, 'utf8');
   const cert = new X509Certificate(certPem);
   if (!cert.ca || !cert.checkPrivateKey(key)) throw new ConfigError(`${files.cert} is not the certificate of ${files.key}; remove ${files.dir} to make a new CA`);
-  return { key, publicKey: createPublicKey(key), certPem, certFile: files.cert };
+  return { name: { cn: CA_NAME, org: ORG }, key, publicKey: createPublicKey(key), certPem, certFile: files.cert };
 }
 
 function create(files: ReturnType<typeof caFiles>, now: Date): LocalCa {
@@ -49,7 +51,7 @@ function create(files: ReturnType<typeof caFiles>, now: Date): LocalCa {
   const tmpCert = `${files.cert}.${process.pid}.tmp`;
   writeFileSync(tmpCert, certPem, { mode: 0o644 });
   renameSync(tmpCert, files.cert);
-  return { key: privateKey, publicKey, certPem, certFile: files.cert };
+  return { name: { cn: CA_NAME, org: ORG }, key: privateKey, publicKey, certPem, certFile: files.cert };
 }
 
 /** The install's CA, made on first use; concurrent first runs agree on one under a lock. */

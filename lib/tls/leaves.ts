@@ -3,7 +3,6 @@
 // leaves share one per-run key: only the signature is per host.
 import { generateKeyPairSync, type KeyObject } from 'node:crypto';
 import type { LocalCa } from './ca.js';
-import { CA_NAME, ORG } from './ca.js';
 import { buildCertificate, toPem } from './x509.js';
 
 export interface Leaf {
@@ -38,7 +37,7 @@ export class LeafCache {
     }
     const t = this.now();
     const der = buildCertificate({
-      subjectCN: host.length <= 64 ? host : host.slice(0, 64), issuerCN: CA_NAME, org: ORG,
+      subjectCN: host.length <= 64 ? host : host.slice(0, 64), issuerCN: this.ca.name.cn, org: this.ca.name.org,
       publicKey: this.publicKey, signingKey: this.ca.key, issuerPublicKey: this.ca.publicKey,
       notBefore: new Date(+t - 3600_000), notAfter: new Date(+t + 30 * 86_400_000), ca: false, host,
     });

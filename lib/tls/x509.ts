@@ -36,6 +36,7 @@ function ipBytes(ip: string): Buffer {
 export interface CertOptions {
   subjectCN: string;
   issuerCN: string;
+  /** Organisation of both subject and issuer. */
   org: string;
   publicKey: KeyObject;
   signingKey: KeyObject;

@@ -1,0 +1,127 @@
+// TLS interception for CONNECT tunnels when the profile binds secrets: the
+// agent's TLS ends here with a leaf for the CONNECT target (never for whatever
+// SNI it sends; only http/1.1 is offered), each request inside is checked and
+// rewritten, and sent on over TLS that verifies the real upstream certificate,
+// dialled at the address the policy checked.
+import { Agent, request as httpsRequest } from 'node:https';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { isIP } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { createSecureContext, type SecureContext, TLSSocket } from 'node:tls';
+import type { LeafCache } from '../tls/leaves.js';
+import { ScrubStream } from './scrub-stream.js';
+import { type BoundSecret, rewriteRequest, scrubHeaders } from './secrets.js';
+
+export interface InterceptOptions {
+  leaves: LeafCache;
+  secrets: BoundSecret[];
+  /** CAs trusted for upstream TLS: the system's plus upstream_ca_file. */
+  upstreamCa: string[];
+  audit: (event: Record<string, unknown>) => void;
+}
+
+interface Target {
+  host: string;
+  port: number;
+  address: string;
+  dialPort: number;
+  rule: string;
+}
+
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authorization', 'proxy-authenticate', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'accept-encoding']);
+
+function refuse(res: ServerResponse, status: number, rule: string, body: string): void {
+  res.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8', 'X-Stashbase-Denied': rule.replace(/[^\x20-\x7e]/g, '?'), 'Content-Length': Buffer.byteLength(body), Connection: 'close' });
+  res.end(body);
+}
+
+export class Interceptor {
+  private readonly targets = new WeakMap<object, Target>();
+  private readonly contexts = new Map<string, SecureContext>();
+  private readonly inner: Server;
+  private readonly agent = new Agent({ keepAlive: true, maxSockets: 16 });
+
+  constructor(private readonly o: InterceptOptions, checkHost: (raw: string[], host: string, port: number) => string | null) {
+    this.inner = createServer({ maxHeaderSize: 32 * 1024, headersTimeout: 30_000, requestTimeout: 0 });
+    this.inner.on('request', (req: IncomingMessage, res: ServerResponse) => this.handle(req, res, checkHost));
+    this.inner.on('clientError', (_e, socket) => (socket.writable ? socket.end('HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n') : socket.destroy()));
+  }
+
+  private context(host: string): SecureContext {
+    let ctx = this.contexts.get(host);
+    if (!ctx) {
+      const leaf = this.o.leaves.get(host);
+      ctx = createSecureContext({ key: leaf.keyPem, cert: leaf.certPem });
+      this.contexts.set(host, ctx);
+      if (this.contexts.size > this.o.leaves.capacity) this.contexts.delete(this.contexts.keys().next().value as string);
+    }
+    return ctx;
+  }
+
+  /** Takes over an allowed CONNECT: answers 200 and speaks TLS as the target. */
+  accept(client: Duplex, head: Buffer, target: Target): void {
+    client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+    if (head.length) client.unshift(head);
+    const tls = new TLSSocket(client as never, { isServer: true, secureContext: this.context(target.host), ALPNProtocols: ['http/1.1'] });
+    tls.on('error', () => tls.destroy());
+    this.targets.set(tls, target);
+    this.inner.emit('connection', tls);
+  }
+
+  private handle(req: IncomingMessage, res: ServerResponse, checkHost: (raw: string[], host: string, port: number) => string | null): void {
+    const t = this.targets.get(req.socket);
+    if (!t) return void req.socket.destroy();
+    const url = req.url ?? '';
+    const path = url.split('?')[0];
+    const event = { type: 'proxy', method: req.method, host: t.host, port: t.port, path: url.startsWith('/') ? path : null, intercepted: true };
+    const deny = (status: number, rule: string, extra: Record<string, unknown> = {}) => {
+      this.o.audit({ ...event, decision: 'deny', rule, status, ...extra });
+      refuse(res, status, rule, `stashbase proxy refused ${t.host}:${t.port}: ${rule}\n`);
+    };
+    if (!url.startsWith('/')) return deny(400, 'absolute-form request inside a tunnel');
+    const hostProblem = checkHost(req.rawHeaders, t.host, t.port);
+    if (hostProblem) return deny(400, hostProblem);
+    if (req.rawHeaders.filter((h, i) => i % 2 === 0 && h.toLowerCase() === 'authorization').length > 1) return deny(400, 'duplicate Authorization header');
+    if (req.method === 'TRACE') return deny(403, 'TRACE is refused');
+    const kept: string[] = [];
+    for (let i = 0; i < req.rawHeaders.length; i += 2) {
+      if (!HOP_BY_HOP.has((req.rawHeaders[i] as string).toLowerCase())) kept.push(req.rawHeaders[i] as string, req.rawHeaders[i + 1] as string);
+    }
+    const rw = rewriteRequest(kept, url, t.host, true, this.o.secrets);
+    if (!rw.ok) return deny(403, rw.rule, { exfiltration: true, secret: rw.suspect });
+    // Bodies are scanned for real values on the way back: ask for them uncompressed.
+    const headers = [...rw.rawHeaders, 'Accept-Encoding', 'identity'];
+    const up = httpsRequest({
+      host: t.address,
+      port: t.dialPort,
+      servername: isIP(t.host) ? undefined : t.host,
+      method: req.method,
+      path: rw.path,
+      headers,
+      setHost: false,
+      ca: this.o.upstreamCa,
+      agent: this.agent,
+    });
+    up.on('response', (r) => {
+      const out = scrubHeaders(r.headers, this.o.secrets);
+      for (const h of [...HOP_BY_HOP, 'content-length']) delete out[h];
+      let bytes = 0;
+      r.on('data', (d: Buffer) => (bytes += d.length));
+      r.on('end', () => this.o.audit({ ...event, decision: 'allow', rule: t.rule, injected: rw.injected, status: r.statusCode, bytes }));
+      res.writeHead(r.statusCode ?? 502, out);
+      r.pipe(new ScrubStream(this.o.secrets)).pipe(res);
+    });
+    up.on('error', (e: NodeJS.ErrnoException) => {
+      const rule = `upstream ${t.host}: ${e.code ?? e.message}`;
+      this.o.audit({ ...event, decision: 'error', rule });
+      if (!res.headersSent) refuse(res, 502, rule, `stashbase proxy: ${rule}\n`);
+      else res.destroy();
+    });
+    req.pipe(up);
+  }
+
+  close(): void {
+    this.agent.destroy();
+    this.inner.close();
+  }
+}

