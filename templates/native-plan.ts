@@ -16,6 +16,8 @@ export interface NativePlanInput {
   parents: string[];
   warnings: string[];
   proxyUrl: string;
+  /** The profile binds secrets: the proxy intercepts TLS with the local CA. */
+  interceptTls: boolean;
   sandbox: { kind: 'bwrap'; input: BwrapInput; relay: RelayInput | null } | { kind: 'systemd-run'; input: SystemdRunInput } | { kind: 'seatbelt'; command: Command };
 }
 
@@ -25,6 +27,19 @@ export function proxyEnv(proxyUrl: string): Record<string, string> {
     HTTP_PROXY: proxyUrl, HTTPS_PROXY: proxyUrl, ALL_PROXY: proxyUrl,
     http_proxy: proxyUrl, https_proxy: proxyUrl, all_proxy: proxyUrl,
     NO_PROXY: noProxy, no_proxy: noProxy,
+  };
+}
+
+/** Where the agent's tools look for CA certificates, when the proxy intercepts TLS. */
+export function caEnv(runDir: string): Record<string, string> {
+  const bundle = `${runDir}/ca-bundle.pem`;
+  return {
+    NODE_EXTRA_CA_CERTS: `${runDir}/ca.pem`,
+    SSL_CERT_FILE: bundle,
+    REQUESTS_CA_BUNDLE: bundle,
+    CURL_CA_BUNDLE: bundle,
+    GIT_SSL_CAINFO: bundle,
+    PIP_CERT: bundle,
   };
 }
 
@@ -44,7 +59,7 @@ export function buildNativePlan(p: NativePlanInput): Plan {
     internalStep(
       'run-dir',
       sb.kind === 'bwrap'
-        ? `create ${p.runDir}: seccomp.bpf (refuses the TIOCSTI and TIOCLINUX ioctls and the keyring calls), denied (empty file, mode 000), empty/ (empty directory)`
+        ? `create ${p.runDir}: seccomp.bpf (refuses the TIOCSTI and TIOCLINUX ioctls and the keyring calls), denied (empty file, mode 000), empty/ (empty directory)${p.interceptTls ? ', ca.pem and ca-bundle.pem (the system CAs and stashbase\'s local CA, for TLS interception)' : ''}`
         : `create ${p.runDir} (its environment file is written there)`,
     ),
   );

@@ -6,8 +6,7 @@ import type { Server } from 'node:http';
 import { AuditLog } from '../audit.js';
 import { SandboxUnavailableError } from '../errors.js';
 import type { Profile } from '../profile/types.js';
-import type { EgressPolicy } from '../proxy/policy.js';
-import { createProxy } from '../proxy/server.js';
+import { proxyForRun, type RunProxy } from '../proxy/setup.js';
 import { removeSession, writeSession } from '../session.js';
 import { type NativeContext, type NativePrepared, prepareNative } from './prepare.js';
 import { reapStaleNativeRuns } from './reap.js';
@@ -34,7 +33,6 @@ export async function executeNative({ ctx, profile, warn, announce }: ExecuteInp
   mkdirSync(home, { recursive: true, mode: 0o700 });
   for (const id of reapStaleNativeRuns(home)) warn(`removed what the killed run ${id} left behind (stand-ins, run directory, session record)`);
   const audit = new AuditLog(home, ctx.session);
-  const policy: EgressPolicy = { egressHosts: profile.network.egressHosts, denyHosts: profile.network.denyHosts, mapped: profile.network.hosts };
   // Without a namespace of its own the sandbox reaches the proxy on the host's
   // loopback, at a port that must be in its environment before it starts.
   const onHostLoopback = profile.sandbox.nativeNetwork === 'host' || ctx.mechanism.kind !== 'bwrap';
@@ -53,14 +51,15 @@ export async function executeNative({ ctx, profile, warn, announce }: ExecuteInp
   audit.write({ type: 'start', profile: profile.name, profileFile: profile.file, backend: 'native', mechanism: ctx.mechanism.kind, argv: ctx.command, cwd: ctx.cwd });
   let created: string[] = [];
   let exitCode = 1;
-  let hostProxy: Server | null = null;
+  let proxy: RunProxy | null = null;
   try {
-    if (hostPort !== null) hostProxy = await listenLoopback(createProxy({ policy, audit: (e) => audit.write(e) }), hostPort);
+    proxy = await proxyForRun({ profile, placeholders: ctx.placeholders, env: ctx.env, home, userHome: ctx.home, cwd: ctx.cwd, audit: (e) => audit.write(e) });
+    if (hostPort !== null) await listenLoopback(proxy.server, hostPort);
+    createRunDir(prep, proxy.caPem);
     if (prep.seatbelt) {
       exitCode = await runSeatbelt(prep.seatbelt);
       return exitCode;
     }
-    createRunDir(prep);
     const ph = createPlaceholders(prep.protection.placeholders, prep.protection.parents);
     created = ph.created;
     for (const w of ph.warnings) warn(w);
@@ -70,10 +69,11 @@ export async function executeNative({ ctx, profile, warn, announce }: ExecuteInp
       exitCode = await runSystemd(step.command, prep.systemd.envFile, prep.agentEnv, warn);
       return exitCode;
     }
-    exitCode = await runBwrap(prep, { policy, audit: (e) => audit.write(e), hostProxy: hostProxy ?? undefined });
+    exitCode = await runBwrap(prep, { proxy: proxy.server });
     return exitCode;
   } finally {
-    hostProxy?.close();
+    proxy?.server.close();
+    proxy?.interceptor?.close();
     removePlaceholders(created);
     removeRunDir(prep);
     audit.write({ type: 'end', exitCode, durationMs: Date.now() - started });

@@ -6,7 +6,7 @@ import { dirname, join, resolve } from 'node:path';
 import { findTool } from '../find-tool.js';
 import type { BwrapInput } from '../../templates/bwrap.js';
 import { BRIDGE_PORT, type RelayInput } from '../../templates/bridge-relay.js';
-import { buildNativePlan, proxyEnv } from '../../templates/native-plan.js';
+import { buildNativePlan, caEnv, proxyEnv } from '../../templates/native-plan.js';
 import type { Plan } from '../../templates/plan.js';
 import type { SystemdRunInput } from '../../templates/systemd-run.js';
 import type { Command } from '../../templates/command.js';
@@ -97,9 +97,10 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
   // fixed port; otherwise the proxy listens on the host's loopback.
   const bridged = isolate && ctx.mechanism.kind === 'bwrap';
   const proxyUrl = bridged ? `http://127.0.0.1:${BRIDGE_PORT}` : (ctx.proxyUrl ?? 'http://127.0.0.1:<port>');
+  const interceptTls = Object.keys(p.secrets).length > 0;
   const agentEnv = {
     unset: removedVariables(p, ctx.env),
-    set: { ...p.configEnv, ...ctx.placeholders, ...proxyEnv(proxyUrl) },
+    set: { ...p.configEnv, ...ctx.placeholders, ...proxyEnv(proxyUrl), ...(interceptTls ? caEnv(runDir) : {}) },
   };
   if (ctx.mechanism.kind === 'seatbelt') {
     // Seatbelt matches its rules itself: no expansion, stand-ins or run directory.
@@ -116,7 +117,7 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
     const none: Protection = { denyRead: [], denyWrite: [], placeholders: [], parents: [], pinned: [], warnings: [] };
     const plan = buildNativePlan({
       session: ctx.session, profile: p.name, sessionFile: sessionFile(ctx.stashbaseHome, ctx.session), auditFile: auditFile(ctx.stashbaseHome, ctx.session),
-      runDir, placeholders: [], parents: [], warnings: [], proxyUrl, sandbox: { kind: 'seatbelt', command },
+      runDir, placeholders: [], parents: [], warnings: [], proxyUrl, interceptTls, sandbox: { kind: 'seatbelt', command },
     });
     return { plan, protection: none, runDir, bwrap: null, relay: null, systemd: null, seatbelt: command, agentEnv };
   }
@@ -165,6 +166,7 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
     parents: protection.parents,
     warnings: protection.warnings,
     proxyUrl,
+    interceptTls,
   };
   const systemd: SystemdRunInput | null =
     bwrap === null

@@ -2,19 +2,23 @@
 // protected paths, the proxy, bwrap, and the bridge into its network namespace.
 import { chmodSync, closeSync, mkdirSync, openSync, readFileSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
+import { rootCertificates } from 'node:tls';
 import { join } from 'node:path';
 import { buildRelayCommand } from '../../templates/bridge-relay.js';
 import { ttyInjectionFilter, type SeccompArch } from '../../templates/seccomp.js';
 import { SandboxUnavailableError } from '../errors.js';
 import { type Spawned, start } from '../exec.js';
-import { createProxy, type AuditSink } from '../proxy/server.js';
-import type { EgressPolicy } from '../proxy/policy.js';
 import type { NativePrepared } from './prepare.js';
 
 const FORWARDED = ['SIGTERM', 'SIGHUP', 'SIGQUIT', 'SIGUSR1', 'SIGUSR2'] as const;
 
-export function createRunDir(prep: NativePrepared): void {
+export function createRunDir(prep: NativePrepared, caPem: string | null): void {
   mkdirSync(prep.runDir, { recursive: true, mode: 0o700 });
+  if (caPem !== null) {
+    // Public certificates only: the CA key stays in $STASHBASE_HOME, hidden from the sandbox.
+    writeFileSync(join(prep.runDir, 'ca.pem'), caPem);
+    writeFileSync(join(prep.runDir, 'ca-bundle.pem'), [...rootCertificates, caPem].join('\n'));
+  }
   writeFileSync(join(prep.runDir, 'seccomp.bpf'), ttyInjectionFilter(process.arch as SeccompArch));
   writeFileSync(join(prep.runDir, 'denied'), '');
   chmodSync(join(prep.runDir, 'denied'), 0o000);
@@ -159,17 +163,15 @@ function writeIdMaps(pid: number): void {
 }
 
 export interface NativeRunOptions {
-  policy: EgressPolicy;
-  audit: AuditSink;
-  /** Host-network runs: the proxy listens here and its URL is already in the plan. */
-  hostProxy?: Server;
+  /** The run's proxy: already listening on the host's loopback (host network), or not yet (bridged: it listens on the relay's socket here). */
+  proxy: Server;
 }
 
 export async function runBwrap(prep: NativePrepared, opts: NativeRunOptions): Promise<number> {
   const step = prep.plan.steps.find((s) => s.kind === 'command' && s.id === 'sandbox');
   if (!step || step.kind !== 'command') throw new Error('native plan has no sandbox step');
   const seccompFd = openSync(join(prep.runDir, 'seccomp.bpf'), 'r');
-  const proxy = opts.hostProxy ?? createProxy({ policy: opts.policy, audit: opts.audit });
+  const proxy = opts.proxy;
   if (prep.relay) await listenSocket(proxy, prep.relay.socket);
   let relay: Relay | null = null;
   const sandbox = start(step.command, ['inherit', 'inherit', 'inherit', seccompFd, 'pipe', 'pipe', ...(prep.bwrap?.userns ? ['pipe' as const] : [])]);
@@ -218,7 +220,6 @@ export async function runBwrap(prep: NativePrepared, opts: NativeRunOptions): Pr
     process.off('SIGINT', onInt);
     for (const s of FORWARDED) process.off(s, forward);
     relay?.process.child.kill('SIGTERM');
-    if (!opts.hostProxy) proxy.close();
   }
 }
 

@@ -8,6 +8,8 @@ import { connect, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { refusedAddress } from './addresses.js';
 import type { Interceptor } from './intercept.js';
+import { ScrubStream } from './scrub-stream.js';
+import { type BoundSecret, rewriteRequest, scrubHeaders } from './secrets.js';
 import { decide, type Decision, type EgressPolicy, mappingFor, normalizeHost } from './policy.js';
 
 export type AuditSink = (event: Record<string, unknown>) => void;
@@ -19,6 +21,8 @@ export interface ProxyOptions {
   headersTimeoutMs?: number;
   /** Set when the profile binds secrets: tunnels are intercepted, not passed through. */
   interceptor?: Interceptor;
+  /** The bound secrets, for plain-http requests (substituted only where allow_plaintext). */
+  secrets?: BoundSecret[];
 }
 
 /** Request heads larger than this are refused (431) before any upstream is chosen. */
@@ -170,15 +174,25 @@ export function createProxy(opts: ProxyOptions): Server {
       refuseHttp(res, 403, dest.refused, `stashbase proxy refused ${d.host}:${port}: ${dest.refused}\n`);
       return;
     }
-    const headers = { ...req.headers };
-    for (const h of HOP_BY_HOP) delete headers[h];
-    const upstream = httpRequest({ host: dest.address, port: dest.port, method: req.method, path: url.pathname + url.search, headers, setHost: false });
+    const kept: string[] = [];
+    for (let i = 0; i < req.rawHeaders.length; i += 2) {
+      if (!HOP_BY_HOP.includes((req.rawHeaders[i] as string).toLowerCase())) kept.push(req.rawHeaders[i] as string, req.rawHeaders[i + 1] as string);
+    }
+    const rw = rewriteRequest(kept, url.pathname + url.search, d.host, false, opts.secrets ?? []);
+    if (!rw.ok) {
+      opts.audit({ ...event, decision: 'deny', rule: rw.rule, status: 403, exfiltration: true, secret: rw.suspect });
+      refuseHttp(res, 403, rw.rule, `stashbase proxy refused ${d.host}:${port}: ${rw.rule}\n`);
+      return;
+    }
+    const upstream = httpRequest({ host: dest.address, port: dest.port, method: req.method, path: rw.path, headers: rw.rawHeaders, setHost: false });
     upstream.on('response', (up) => {
-      opts.audit({ ...event, decision: 'allow', rule: d.rule, status: up.statusCode });
-      const out = { ...up.headers };
+      opts.audit({ ...event, decision: 'allow', rule: d.rule, injected: rw.injected, status: up.statusCode });
+      const secrets = opts.secrets ?? [];
+      const out = secrets.length ? scrubHeaders(up.headers, secrets) : { ...up.headers };
       for (const h of HOP_BY_HOP) delete out[h];
+      if (secrets.length) delete out['content-length'];
       res.writeHead(up.statusCode ?? 502, out);
-      up.pipe(res);
+      (secrets.length ? up.pipe(new ScrubStream(secrets)) : up).pipe(res);
     });
     upstream.on('error', () => {
       if (!res.headersSent) refuseHttp(res, 502, 'upstream unreachable', `stashbase proxy: cannot reach ${d.host}:${port}\n`);

@@ -15,7 +15,8 @@ import type { BoundSecret } from '../../lib/proxy/secrets.js';
 import { loadOrCreateCa } from '../../lib/tls/ca.js';
 import { LeafCache } from '../../lib/tls/leaves.js';
 import { buildCertificate, toPem } from '../../lib/tls/x509.js';
-import { tempHome } from '../helpers.js';
+import { mkdirSync } from 'node:fs';
+import { cli, needs, tempHome } from '../helpers.js';
 
 const REAL = 'ghp_realRealRealRealRealRealReal0123456';
 const PH = 'ghp_SBPHplaceholderPlaceholderPlace01';
@@ -50,8 +51,11 @@ describe('TLS interception and secrets (real HTTPS upstream, curl)', () => {
   let caFile = '';
   let interceptor: Interceptor;
 
+  let upCaFile = '';
   before(async () => {
     const upCa = testCa();
+    upCaFile = join(t.dir, 'upstream-ca.pem');
+    writeFileSync(upCaFile, upCa.certPem);
     const leaf = new LeafCache(upCa).get('api.test');
     const otherLeaf = new LeafCache(upCa).get('other.test');
     const https = await import('node:https');
@@ -63,6 +67,7 @@ describe('TLS interception and secrets (real HTTPS upstream, curl)', () => {
     await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
     upPort = (upstream.address() as AddressInfo).port;
     const ca = await loadOrCreateCa(t.sbHome);
+    mkdirSync(join(t.sbHome, 'agents'), { recursive: true });
     caFile = join(t.dir, 'stashbase-ca.pem');
     writeFileSync(caFile, ca.certPem);
     interceptor = new Interceptor({ leaves: new LeafCache(ca), secrets, upstreamCa: [...tls.rootCertificates, upCa.certPem], audit: (e) => audit.push(e) }, hostHeaderProblem);
@@ -151,6 +156,34 @@ describe('TLS interception and secrets (real HTTPS upstream, curl)', () => {
       });
     });
     assert.deepEqual(cert, { san: 'DNS:api.test', alpn: 'http/1.1' });
+  });
+
+  test('through agent run: the sandboxed agent holds the placeholder, the bound host gets the real value', needs('bwrap'), async () => {
+    writeFileSync(join(t.sbHome, 'agents', 'gh.toml'), [
+      '[network]',
+      'egress_hosts = ["api.test", "other.test"]',
+      `upstream_ca_file = "${upCaFile}"`,
+      '[network.hosts]',
+      `"api.test" = "127.0.0.1:${upPort}"`,
+      `"other.test" = "127.0.0.1:${upPort}"`,
+      '[secrets.GITHUB_TOKEN]',
+      'source = "REAL_GH"',
+      'hosts = ["api.test"]',
+    ].join('\n') + '\n');
+    seen.length = 0;
+    const script = [
+      `curl -sS https://api.test:${upPort}/user -H "Authorization: Bearer $GITHUB_TOKEN"`,
+      `curl -sS -o /dev/null -w '%{http_code}\\n' https://other.test:${upPort}/x -H "X-Leak: $GITHUB_TOKEN"`,
+      'env | grep -c ghp_realReal',
+      'echo "$GITHUB_TOKEN"',
+    ].join('; ');
+    const r = await cli(['agent', 'run', '--profile', 'gh', '--silent', '--', 'sh', '-c', script], { env: { ...t.env, REAL_GH: REAL }, cwd: t.dir });
+    const [body, code, leaked, ph] = r.stdout.split('\n');
+    assert.match(ph ?? '', /^ghp_SBPH[A-Za-z0-9]{31}$/, r.stderr);
+    assert.equal(body, `you sent Bearer ${ph} /user`);
+    assert.equal(code, '403');
+    assert.equal(leaked, '0');
+    assert.deepEqual(seen.map((x) => [x.path, x.auth]), [['/user', `Bearer ${REAL}`]]);
   });
 
   test('an upstream whose certificate does not verify gets nothing', async () => {

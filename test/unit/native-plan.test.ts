@@ -71,6 +71,7 @@ const planInput: NativePlanInput = {
   parents: ['/home/u/.config'],
   warnings: ['re:^/.*: stopped after 200000 entries under /; paths beyond them are not protected (start the pattern deeper)'],
   proxyUrl: 'http://127.0.0.1:18080',
+  interceptTls: true,
   sandbox: { kind: 'bwrap', input: bwrapInput, relay: { nsenter: '/usr/bin/nsenter', perl: '/usr/bin/perl', userns: true, socket: `${RUN}/proxy.sock` } },
 };
 
