@@ -7,7 +7,7 @@ import { Agent, request as httpsRequest } from 'node:https';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { isIP } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { createSecureContext, type SecureContext, TLSSocket } from 'node:tls';
+import { connect as tlsConnect, createSecureContext, type SecureContext, TLSSocket } from 'node:tls';
 import type { LeafCache } from '../tls/leaves.js';
 import { ScrubStream } from './scrub-stream.js';
 import { type BoundSecret, rewriteRequest, scrubHeaders } from './secrets.js';
@@ -44,6 +44,7 @@ export class Interceptor {
   constructor(private readonly o: InterceptOptions, checkHost: (raw: string[], host: string, port: number) => string | null) {
     this.inner = createServer({ maxHeaderSize: 32 * 1024, headersTimeout: 30_000, requestTimeout: 0 });
     this.inner.on('request', (req: IncomingMessage, res: ServerResponse) => this.handle(req, res, checkHost));
+    this.inner.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => this.upgrade(req, socket, head, checkHost));
     this.inner.on('clientError', (_e, socket) => (socket.writable ? socket.end('HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n') : socket.destroy()));
   }
 
@@ -78,17 +79,9 @@ export class Interceptor {
       this.o.audit({ ...event, decision: 'deny', rule, status, ...extra });
       refuse(res, status, rule, `stashbase proxy refused ${t.host}:${t.port}: ${rule}\n`);
     };
-    if (!url.startsWith('/')) return deny(400, 'absolute-form request inside a tunnel');
-    const hostProblem = checkHost(req.rawHeaders, t.host, t.port);
-    if (hostProblem) return deny(400, hostProblem);
-    if (req.rawHeaders.filter((h, i) => i % 2 === 0 && h.toLowerCase() === 'authorization').length > 1) return deny(400, 'duplicate Authorization header');
-    if (req.method === 'TRACE') return deny(403, 'TRACE is refused');
-    const kept: string[] = [];
-    for (let i = 0; i < req.rawHeaders.length; i += 2) {
-      if (!HOP_BY_HOP.has((req.rawHeaders[i] as string).toLowerCase())) kept.push(req.rawHeaders[i] as string, req.rawHeaders[i + 1] as string);
-    }
-    const rw = rewriteRequest(kept, url, t.host, true, this.o.secrets);
-    if (!rw.ok) return deny(403, rw.rule, { exfiltration: true, secret: rw.suspect });
+    const c = this.check(req, t, checkHost, new Set());
+    if ('rule' in c) return deny(c.status, c.rule, c.extra);
+    const rw = { rawHeaders: c.headers, path: c.path, injected: c.injected };
     // Bodies are scanned for real values on the way back: ask for them uncompressed.
     const headers = [...rw.rawHeaders, 'Accept-Encoding', 'identity'];
     const up = httpsRequest({
@@ -118,6 +111,54 @@ export class Interceptor {
       else res.destroy();
     });
     req.pipe(up);
+  }
+
+  /** The checks every request inside a tunnel gets; null when it may go on. */
+  private check(req: IncomingMessage, t: Target, checkHost: (raw: string[], host: string, port: number) => string | null, keep: Set<string>): { status: number; rule: string; extra?: Record<string, unknown> } | { headers: string[]; path: string; injected: string[] } {
+    const url = req.url ?? '';
+    if (!url.startsWith('/')) return { status: 400, rule: 'absolute-form request inside a tunnel' };
+    const hostProblem = checkHost(req.rawHeaders, t.host, t.port);
+    if (hostProblem) return { status: 400, rule: hostProblem };
+    if (req.rawHeaders.filter((h, i) => i % 2 === 0 && h.toLowerCase() === 'authorization').length > 1) return { status: 400, rule: 'duplicate Authorization header' };
+    if (req.method === 'TRACE') return { status: 403, rule: 'TRACE is refused' };
+    const kept: string[] = [];
+    for (let i = 0; i < req.rawHeaders.length; i += 2) {
+      const name = (req.rawHeaders[i] as string).toLowerCase();
+      if (!HOP_BY_HOP.has(name) || keep.has(name)) kept.push(req.rawHeaders[i] as string, req.rawHeaders[i + 1] as string);
+    }
+    const rw = rewriteRequest(kept, url, t.host, true, this.o.secrets);
+    if (!rw.ok) return { status: 403, rule: rw.rule, extra: { exfiltration: true, secret: rw.suspect } };
+    return { headers: rw.rawHeaders, path: rw.path, injected: rw.injected };
+  }
+
+  /** WebSocket (and other) upgrades: the same checks, then bytes both ways. */
+  private upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, checkHost: (raw: string[], host: string, port: number) => string | null): void {
+    const t = this.targets.get(req.socket);
+    if (!t) return void socket.destroy();
+    socket.on('error', () => socket.destroy());
+    const event = { type: 'proxy', method: req.method, host: t.host, port: t.port, path: (req.url ?? '').split('?')[0], intercepted: true, upgrade: req.headers.upgrade ?? '' };
+    const c = this.check(req, t, checkHost, new Set(['connection', 'upgrade']));
+    if ('rule' in c) {
+      this.o.audit({ ...event, decision: 'deny', rule: c.rule, status: c.status, ...(c.extra ?? {}) });
+      const body = `stashbase proxy refused ${t.host}:${t.port}: ${c.rule}\n`;
+      socket.end(`HTTP/1.1 ${c.status} ${c.status === 400 ? 'Bad Request' : 'Forbidden'}\r\nX-Stashbase-Denied: ${c.rule.replace(/[^\x20-\x7e]/g, '?')}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+      return;
+    }
+    const up = tlsConnect({ host: t.address, port: t.dialPort, servername: isIP(t.host) ? undefined : t.host, ca: this.o.upstreamCa, ALPNProtocols: ['http/1.1'] });
+    up.on('secureConnect', () => {
+      this.o.audit({ ...event, decision: 'allow', rule: t.rule, injected: c.injected });
+      let headText = `${req.method} ${c.path} HTTP/1.1\r\n`;
+      for (let i = 0; i < c.headers.length; i += 2) headText += `${c.headers[i]}: ${c.headers[i + 1]}\r\n`;
+      up.write(headText + '\r\n');
+      if (head.length) up.write(head);
+      up.pipe(socket);
+      socket.pipe(up);
+    });
+    up.on('error', (e: NodeJS.ErrnoException) => {
+      this.o.audit({ ...event, decision: 'error', rule: `upstream ${t.host}: ${e.code ?? e.message}` });
+      socket.destroy();
+    });
+    socket.on('close', () => up.destroy());
   }
 
   close(): void {

@@ -199,3 +199,79 @@ describe('TLS interception and secrets (real HTTPS upstream, curl)', () => {
     assert.deepEqual(seen, []);
   });
 });
+
+describe('WebSocket upgrades through interception', () => {
+  const t = tempHome();
+  const seen: string[] = [];
+  let upstream: import('node:https').Server;
+  let proxy: Server;
+  let interceptor: Interceptor;
+  let upPort = 0;
+  let proxyPort = 0;
+  let caPem = '';
+
+  before(async () => {
+    const upCa = testCa();
+    const leaf = new LeafCache(upCa).get('ws.test');
+    const https = await import('node:https');
+    upstream = https.createServer({ key: leaf.keyPem, cert: leaf.certPem });
+    upstream.on('upgrade', (req, socket) => {
+      seen.push(`${req.url} ${req.headers.authorization} ${req.headers.upgrade}`);
+      socket.write('HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n');
+      socket.on('data', (d: Buffer) => socket.write(`echo:${d}`));
+    });
+    await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
+    upPort = (upstream.address() as AddressInfo).port;
+    const ca = await loadOrCreateCa(t.sbHome);
+    caPem = ca.certPem;
+    interceptor = new Interceptor({ leaves: new LeafCache(ca), secrets: [{ ...secrets[0]!, hosts: ['ws.test'] }], upstreamCa: [upCa.certPem], audit: () => {} }, hostHeaderProblem);
+    const mapped = { 'ws.test': `127.0.0.1:${upPort}`, 'other.test': `127.0.0.1:${upPort}` };
+    proxy = createProxy({ policy: { egressHosts: ['ws.test', 'other.test'], denyHosts: [], mapped }, audit: () => {}, interceptor });
+    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+    proxyPort = (proxy.address() as AddressInfo).port;
+  });
+  after(() => {
+    interceptor.close();
+    proxy.close();
+    upstream.close();
+    t.cleanup();
+  });
+
+  function upgradeVia(host: string, token: string): Promise<string> {
+    return new Promise((resolve, reject) => {
+      const raw = netConnect(proxyPort, '127.0.0.1', () => raw.write(`CONNECT ${host}:${upPort} HTTP/1.1\r\nHost: ${host}:${upPort}\r\n\r\n`));
+      raw.once('data', () => {
+        const s = tls.connect({ socket: raw, servername: host, ca: caPem }, () => {
+          s.write(`GET /ws HTTP/1.1\r\nHost: ${host}:${upPort}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nAuthorization: Bearer ${token}\r\n\r\n`);
+          let out = '';
+          s.on('data', (d: Buffer) => {
+            out += String(d);
+            if (out.includes('\r\n\r\n') && out.startsWith('HTTP/1.1 101') && !out.includes('echo:')) s.write('ping');
+            if (out.includes('echo:ping') || (!out.startsWith('HTTP/1.1 101') && out.includes('\n\n'.replace('\n\n', '\r\n\r\n')))) {
+              setTimeout(() => {
+                s.destroy();
+                resolve(out);
+              }, 50);
+            }
+          });
+          s.on('end', () => resolve(out));
+        });
+        s.on('error', reject);
+      });
+    });
+  }
+
+  test('the upgrade gets the real value toward the bound host, and carries frames both ways', async () => {
+    const out = await upgradeVia('ws.test', PH);
+    assert.match(out, /^HTTP\/1\.1 101 Switching Protocols\r\n/);
+    assert.match(out, /echo:ping/);
+    assert.deepEqual(seen, [`/ws Bearer ${REAL} websocket`]);
+  });
+
+  test('an upgrade carrying the placeholder to another host is refused', async () => {
+    seen.length = 0;
+    const out = await upgradeVia('other.test', PH);
+    assert.match(out, /^HTTP\/1\.1 403 Forbidden\r\nX-Stashbase-Denied: the placeholder of GITHUB_TOKEN headed to other\.test \(Authorization\), which it is not bound to\r\n/);
+    assert.deepEqual(seen, []);
+  });
+});
