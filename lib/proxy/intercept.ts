@@ -40,8 +40,14 @@ export class Interceptor {
   private readonly contexts = new Map<string, SecureContext>();
   private readonly inner: Server;
   private readonly agent = new Agent({ keepAlive: true, maxSockets: 16 });
+  /**
+   * The upstream trust, built once: passed as `ca` per request, the agent would
+   * fold every CA into its pool key on each request (most of the cost of one).
+   */
+  private readonly upstream: SecureContext;
 
   constructor(private readonly o: InterceptOptions, checkHost: (raw: string[], host: string, port: number) => string | null) {
+    this.upstream = createSecureContext({ ca: o.upstreamCa });
     this.inner = createServer({ maxHeaderSize: 32 * 1024, headersTimeout: 30_000, requestTimeout: 0 });
     this.inner.on('request', (req: IncomingMessage, res: ServerResponse) => this.handle(req, res, checkHost));
     this.inner.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => this.upgrade(req, socket, head, checkHost));
@@ -61,6 +67,8 @@ export class Interceptor {
 
   /** Takes over an allowed CONNECT: answers 200 and speaks TLS as the target. */
   accept(client: Duplex, head: Buffer, target: Target): void {
+    // Heads and bodies go out as several small writes: no Nagle delay between them.
+    (client as Duplex & { setNoDelay?: (v: boolean) => void }).setNoDelay?.(true);
     client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
     if (head.length) client.unshift(head);
     const tls = new TLSSocket(client as never, { isServer: true, secureContext: this.context(target.host), ALPNProtocols: ['http/1.1'] });
@@ -92,9 +100,11 @@ export class Interceptor {
       path: rw.path,
       headers,
       setHost: false,
-      ca: this.o.upstreamCa,
       agent: this.agent,
+      // A TLS option https.request passes on; its typings omit it.
+      ...({ secureContext: this.upstream } as object),
     });
+    up.on('socket', (sock) => sock.setNoDelay(true));
     up.on('response', (r) => {
       const out = scrubHeaders(r.headers, this.o.secrets);
       for (const h of [...HOP_BY_HOP, 'content-length']) delete out[h];
@@ -144,7 +154,7 @@ export class Interceptor {
       socket.end(`HTTP/1.1 ${c.status} ${c.status === 400 ? 'Bad Request' : 'Forbidden'}\r\nX-Stashbase-Denied: ${c.rule.replace(/[^\x20-\x7e]/g, '?')}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
       return;
     }
-    const up = tlsConnect({ host: t.address, port: t.dialPort, servername: isIP(t.host) ? undefined : t.host, ca: this.o.upstreamCa, ALPNProtocols: ['http/1.1'] });
+    const up = tlsConnect({ host: t.address, port: t.dialPort, servername: isIP(t.host) ? undefined : t.host, secureContext: this.upstream, ALPNProtocols: ['http/1.1'] });
     up.on('secureConnect', () => {
       this.o.audit({ ...event, decision: 'allow', rule: t.rule, injected: c.injected });
       let headText = `${req.method} ${c.path} HTTP/1.1\r\n`;

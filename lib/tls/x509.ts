@@ -49,9 +49,17 @@ export interface CertOptions {
   host?: string;
 }
 
+// Exporting a key is most of the cost of a certificate: remember each one's DER.
+const spkis = new WeakMap<KeyObject, Buffer>();
+function spkiOf(key: KeyObject): Buffer {
+  let der = spkis.get(key);
+  if (!der) spkis.set(key, (der = key.export({ type: 'spki', format: 'der' })));
+  return der;
+}
+
 export function buildCertificate(o: CertOptions): Buffer {
-  const spki = o.publicKey.export({ type: 'spki', format: 'der' });
-  const issuerSpki = o.issuerPublicKey.export({ type: 'spki', format: 'der' });
+  const spki = spkiOf(o.publicKey);
+  const issuerSpki = spkiOf(o.issuerPublicKey);
   const serial = randomBytes(16);
   serial[0] = (serial[0] as number) & 0x7f;
   const exts: Buffer[] = [];
