@@ -61,6 +61,10 @@ describe('TLS interception and secrets (real HTTPS upstream, curl)', () => {
     const https = await import('node:https');
     upstream = https.createServer({ key: leaf.keyPem, cert: leaf.certPem, SNICallback: (name, cb) => cb(null, tls.createSecureContext(name === 'other.test' ? { key: otherLeaf.keyPem, cert: otherLeaf.certPem } : { key: leaf.keyPem, cert: leaf.certPem })) }, (req, res) => {
       seen.push({ path: req.url ?? '', host: req.headers.host, auth: req.headers.authorization, ae: req.headers['accept-encoding'] as string });
+      if (req.url === '/redirect') {
+        res.writeHead(302, { Location: `https://other.test:${upPort}/landed` });
+        return void res.end();
+      }
       res.setHeader('X-Echo-Auth', req.headers.authorization ?? '');
       res.end(`you sent ${req.headers.authorization ?? ''} ${req.url}\n`);
     }) as never;
@@ -96,6 +100,27 @@ describe('TLS interception and secrets (real HTTPS upstream, curl)', () => {
     const e = audit.find((x) => x.path === '/user' && x.decision === 'allow');
     assert.deepEqual(e?.injected, ['GITHUB_TOKEN']);
     assert.doesNotMatch(JSON.stringify(audit), new RegExp(REAL));
+  });
+
+  test("Python's urllib through the proxy, trusting the CA by SSL_CERT_FILE", async () => {
+    seen.length = 0;
+    const py = `import urllib.request; r = urllib.request.urlopen(urllib.request.Request("https://api.test:${upPort}/py", headers={"Authorization": "token ${PH}"})); print(r.read().decode(), end="")`;
+    const out = await new Promise<string>((resolve) => {
+      const c = spawn('python3', ['-c', py], { env: { PATH: process.env.PATH, HTTPS_PROXY: proxyUrl, SSL_CERT_FILE: caFile } });
+      let o = '';
+      c.stdout.on('data', (d: Buffer) => (o += String(d)));
+      c.stderr.on('data', (d: Buffer) => (o += String(d)));
+      c.on('close', () => resolve(o));
+    });
+    assert.equal(out, `you sent token ${PH} /py\n`);
+    assert.deepEqual(seen.map((x) => x.auth), [`token ${REAL}`]);
+  });
+
+  test('redirects are passed back, never followed by the proxy', async () => {
+    seen.length = 0;
+    const r = await via(`https://api.test:${upPort}/redirect`, ['-D', '-']);
+    assert.match(r.stdout, /^HTTP\/1\.1 302 Found\r\nlocation: https:\/\/other\.test:\d+\/landed\r\n/i);
+    assert.deepEqual(seen.map((x) => x.path), ['/redirect']);
   });
 
   test('Basic credentials are decoded, substituted and re-encoded', async () => {
