@@ -9,6 +9,7 @@ import { isIP } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { connect as tlsConnect, createSecureContext, type SecureContext, TLSSocket } from 'node:tls';
 import type { LeafCache } from '../tls/leaves.js';
+import { forwardable, HOP_BY_HOP, refuseHttp } from './http-util.js';
 import { ScrubStream } from './scrub-stream.js';
 import { type BoundSecret, rewriteRequest, scrubHeaders } from './secrets.js';
 
@@ -28,12 +29,8 @@ interface Target {
   rule: string;
 }
 
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authorization', 'proxy-authenticate', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'accept-encoding']);
-
-function refuse(res: ServerResponse, status: number, rule: string, body: string): void {
-  res.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8', 'X-Stashbase-Denied': rule.replace(/[^\x20-\x7e]/g, '?'), 'Content-Length': Buffer.byteLength(body), Connection: 'close' });
-  res.end(body);
-}
+// Bodies are scanned on the way back, so the agent's Accept-Encoding is replaced by identity.
+const DROP = new Set(['accept-encoding']);
 
 export class Interceptor {
   private readonly targets = new WeakMap<object, Target>();
@@ -85,7 +82,7 @@ export class Interceptor {
     const event = { type: 'proxy', method: req.method, host: t.host, port: t.port, path: url.startsWith('/') ? path : null, intercepted: true };
     const deny = (status: number, rule: string, extra: Record<string, unknown> = {}) => {
       this.o.audit({ ...event, decision: 'deny', rule, status, ...extra });
-      refuse(res, status, rule, `stashbase proxy refused ${t.host}:${t.port}: ${rule}\n`);
+      refuseHttp(res, status, rule, `stashbase proxy refused ${t.host}:${t.port}: ${rule}\n`);
     };
     const c = this.check(req, t, checkHost, new Set());
     if ('rule' in c) return deny(c.status, c.rule, c.extra);
@@ -107,7 +104,7 @@ export class Interceptor {
     up.on('socket', (sock) => sock.setNoDelay(true));
     up.on('response', (r) => {
       const out = scrubHeaders(r.headers, this.o.secrets);
-      for (const h of [...HOP_BY_HOP, 'content-length']) delete out[h];
+      for (const h of [...HOP_BY_HOP, 'content-length']) delete out[h]; // the scrubbed body may change length
       let bytes = 0;
       r.on('data', (d: Buffer) => (bytes += d.length));
       r.on('end', () => this.o.audit({ ...event, decision: 'allow', rule: t.rule, injected: rw.injected, status: r.statusCode, bytes }));
@@ -117,7 +114,7 @@ export class Interceptor {
     up.on('error', (e: NodeJS.ErrnoException) => {
       const rule = `upstream ${t.host}: ${e.code ?? e.message}`;
       this.o.audit({ ...event, decision: 'error', rule });
-      if (!res.headersSent) refuse(res, 502, rule, `stashbase proxy: ${rule}\n`);
+      if (!res.headersSent) refuseHttp(res, 502, rule, `stashbase proxy: ${rule}\n`);
       else res.destroy();
     });
     req.pipe(up);
@@ -131,12 +128,7 @@ export class Interceptor {
     if (hostProblem) return { status: 400, rule: hostProblem };
     if (req.rawHeaders.filter((h, i) => i % 2 === 0 && h.toLowerCase() === 'authorization').length > 1) return { status: 400, rule: 'duplicate Authorization header' };
     if (req.method === 'TRACE') return { status: 403, rule: 'TRACE is refused' };
-    const kept: string[] = [];
-    for (let i = 0; i < req.rawHeaders.length; i += 2) {
-      const name = (req.rawHeaders[i] as string).toLowerCase();
-      if (!HOP_BY_HOP.has(name) || keep.has(name)) kept.push(req.rawHeaders[i] as string, req.rawHeaders[i + 1] as string);
-    }
-    const rw = rewriteRequest(kept, url, t.host, true, this.o.secrets);
+    const rw = rewriteRequest(forwardable(req.rawHeaders, keep, DROP), url, t.host, true, this.o.secrets);
     if (!rw.ok) return { status: 403, rule: rw.rule, extra: { exfiltration: true, secret: rw.suspect } };
     return { headers: rw.rawHeaders, path: rw.path, injected: rw.injected };
   }

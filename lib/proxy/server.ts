@@ -7,6 +7,7 @@ import { lookup } from 'node:dns/promises';
 import { connect, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { refusedAddress } from './addresses.js';
+import { forwardable, HOP_BY_HOP, refuseHttp } from './http-util.js';
 import type { Interceptor } from './intercept.js';
 import { ScrubStream } from './scrub-stream.js';
 import { type BoundSecret, rewriteRequest, scrubHeaders } from './secrets.js';
@@ -28,7 +29,6 @@ export interface ProxyOptions {
 /** Request heads larger than this are refused (431) before any upstream is chosen. */
 export const MAX_HEADER_BYTES = 32 * 1024;
 
-const HOP_BY_HOP = ['connection', 'keep-alive', 'proxy-connection', 'proxy-authorization', 'proxy-authenticate', 'te', 'trailer', 'transfer-encoding', 'upgrade'];
 
 export function denialBody(d: Decision): string {
   return `stashbase proxy refused ${d.host}:${d.port}: ${d.rule}\n`;
@@ -39,16 +39,6 @@ function refuseRaw(socket: Duplex, status: number, reason: string, rule: string,
     `HTTP/1.1 ${status} ${reason}\r\nContent-Type: text/plain; charset=utf-8\r\nX-Stashbase-Denied: ${rule.replace(/[^\x20-\x7e]/g, '?')}\r\n` +
       `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );
-}
-
-function refuseHttp(res: ServerResponse, status: number, rule: string, body: string): void {
-  res.writeHead(status, {
-    'Content-Type': 'text/plain; charset=utf-8',
-    'X-Stashbase-Denied': rule.replace(/[^\x20-\x7e]/g, '?'),
-    'Content-Length': Buffer.byteLength(body),
-    Connection: 'close',
-  });
-  res.end(body);
 }
 
 /** Resolves an allowed host to one address it may dial, or says why not. */
@@ -174,11 +164,7 @@ export function createProxy(opts: ProxyOptions): Server {
       refuseHttp(res, 403, dest.refused, `stashbase proxy refused ${d.host}:${port}: ${dest.refused}\n`);
       return;
     }
-    const kept: string[] = [];
-    for (let i = 0; i < req.rawHeaders.length; i += 2) {
-      if (!HOP_BY_HOP.includes((req.rawHeaders[i] as string).toLowerCase())) kept.push(req.rawHeaders[i] as string, req.rawHeaders[i + 1] as string);
-    }
-    const rw = rewriteRequest(kept, url.pathname + url.search, d.host, false, opts.secrets ?? []);
+    const rw = rewriteRequest(forwardable(req.rawHeaders), url.pathname + url.search, d.host, false, opts.secrets ?? []);
     if (!rw.ok) {
       opts.audit({ ...event, decision: 'deny', rule: rw.rule, status: 403, exfiltration: true, secret: rw.suspect });
       refuseHttp(res, 403, rw.rule, `stashbase proxy refused ${d.host}:${port}: ${rw.rule}\n`);

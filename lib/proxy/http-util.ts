@@ -1,0 +1,26 @@
+// Pieces both proxy paths (plain HTTP and intercepted tunnels) share.
+import type { ServerResponse } from 'node:http';
+
+/** Headers that describe one connection, never forwarded across the proxy. */
+export const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authorization', 'proxy-authenticate', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
+
+/** The request's headers without the hop-by-hop ones (and any in `drop`), as raw pairs; `keep` wins. */
+export function forwardable(rawHeaders: string[], keep: ReadonlySet<string> = new Set(), drop: ReadonlySet<string> = new Set()): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = (rawHeaders[i] as string).toLowerCase();
+    if (keep.has(name) || (!HOP_BY_HOP.has(name) && !drop.has(name))) out.push(rawHeaders[i] as string, rawHeaders[i + 1] as string);
+  }
+  return out;
+}
+
+/** A refusal: the status, the rule in X-Stashbase-Denied and the body, then close. */
+export function refuseHttp(res: ServerResponse, status: number, rule: string, body: string): void {
+  res.writeHead(status, {
+    'Content-Type': 'text/plain; charset=utf-8',
+    'X-Stashbase-Denied': rule.replace(/[^\x20-\x7e]/g, '?'),
+    'Content-Length': Buffer.byteLength(body),
+    Connection: 'close',
+  });
+  res.end(body);
+}
