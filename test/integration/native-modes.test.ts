@@ -75,7 +75,7 @@ describe('native crash safety (real bwrap)', needs('bwrap'), () => {
   test('after a SIGKILL of stashbase the agent dies with it, and the next run removes what was left', async () => {
     writeFile(join(t.sbHome, 'agents', 'k.toml'), '[filesystem]\ndeny_write = ["~/not-yet"]\n');
     const beat = join(t.dir, 'beat');
-    const child = spawn(process.execPath, [BIN, 'agent', 'run', '--profile', 'k', '--silent', '--', 'sh', '-c', `echo ready; while :; do date +%s%N > ${beat}; sleep 0.05; done`], { env: t.env, cwd: t.dir, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, 'agent', 'run', '--profile', 'k', '--silent', '--', 'sh', '-c', `date +%s%N > ${beat}; echo ready; while :; do date +%s%N > ${beat}; sleep 0.05; done`], { env: t.env, cwd: t.dir, stdio: ['ignore', 'pipe', 'pipe'] });
     await new Promise<void>((res) => child.stdout.on('data', (d: Buffer) => String(d).includes('ready') && res()));
     assert.equal(existsSync(join(t.home, 'not-yet')), true, 'the stand-in exists while the run lives');
     child.kill('SIGKILL');
