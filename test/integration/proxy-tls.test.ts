@@ -1,7 +1,7 @@
 // TLS interception and secret bindings, against a real HTTPS server on
 // loopback with its own test CA, through the real proxy, with curl as the client.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { generateKeyPairSync, X509Certificate } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
@@ -222,6 +222,98 @@ describe('TLS interception and secrets (real HTTPS upstream, curl)', () => {
     p2.close();
     assert.match(r.stdout, /^HTTP\/1\.1 502 Bad Gateway\r\n[\s\S]*upstream api\.test: (UNABLE_TO_VERIFY_LEAF_SIGNATURE|SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_GET_ISSUER_CERT_LOCALLY)/);
     assert.deepEqual(seen, []);
+  });
+});
+
+describe('git over HTTPS through interception: clone and push with a bound token in Basic', needs('git'), () => {
+  const t = tempHome();
+  let server: import('node:https').Server;
+  let proxy: Server;
+  let interceptor: Interceptor;
+  let port = 0;
+  let proxyUrl = '';
+  let caFile = '';
+  const auths: string[] = [];
+  const root = join(t.dir, 'srv');
+
+  before(async () => {
+    const upCa = testCa();
+    const leaf = new LeafCache(upCa).get('git.test');
+    mkdirSync(root, { recursive: true });
+    spawnSync('git', ['init', '-q', '--bare', join(root, 'repo.git')]);
+    spawnSync('git', ['-C', join(root, 'repo.git'), 'config', 'http.receivepack', 'true']);
+    const https = await import('node:https');
+    // A smart-HTTP server: git http-backend as CGI, behind Basic auth with the real token.
+    server = https.createServer({ key: leaf.keyPem, cert: leaf.certPem }, (req, res) => {
+      const auth = req.headers.authorization ?? '';
+      auths.push(auth);
+      if (auth !== `Basic ${Buffer.from(`x-access-token:${REAL}`).toString('base64')}`) {
+        res.writeHead(401, { 'WWW-Authenticate': 'Basic realm="git"' });
+        return void res.end();
+      }
+      const u = new URL(req.url ?? '/', 'https://git.test');
+      const cgi = spawn('git', ['http-backend'], {
+        env: { PATH: process.env.PATH, GIT_PROJECT_ROOT: root, GIT_HTTP_EXPORT_ALL: '1', REQUEST_METHOD: req.method, PATH_INFO: u.pathname, QUERY_STRING: u.search.slice(1), CONTENT_TYPE: req.headers['content-type'] ?? '', REMOTE_USER: 'agent', GIT_HTTP_MAX_REQUEST_BUFFER: '100M' },
+      });
+      req.pipe(cgi.stdin);
+      let head = Buffer.alloc(0);
+      let sent = false;
+      cgi.stdout.on('data', (d: Buffer) => {
+        if (sent) return void res.write(d);
+        head = Buffer.concat([head, d]);
+        const end = head.indexOf('\r\n\r\n');
+        if (end === -1) return;
+        const lines = head.subarray(0, end).toString().split('\r\n');
+        let status = 200;
+        for (const l of lines) {
+          const [k, ...v] = l.split(':');
+          if (k!.toLowerCase() === 'status') status = Number(v.join(':').trim().split(' ')[0]);
+          else res.setHeader(k!, v.join(':').trim());
+        }
+        res.writeHead(status);
+        sent = true;
+        res.write(head.subarray(end + 4));
+      });
+      cgi.on('close', () => res.end());
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    port = (server.address() as AddressInfo).port;
+    const ca = await loadOrCreateCa(t.sbHome);
+    caFile = join(t.dir, 'ca.pem');
+    writeFileSync(caFile, ca.certPem);
+    interceptor = new Interceptor({ leaves: new LeafCache(ca), secrets: [{ ...secrets[0]!, hosts: ['git.test'] }], upstreamCa: [upCa.certPem], audit: () => {} }, hostHeaderProblem);
+    proxy = createProxy({ policy: { egressHosts: ['git.test'], denyHosts: [], mapped: { 'git.test': `127.0.0.1:${port}` } }, audit: () => {}, interceptor });
+    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+    proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+  });
+  after(() => {
+    interceptor.close();
+    proxy.close();
+    server.close();
+    t.cleanup();
+  });
+
+  test('the agent clones and pushes with only the placeholder; the server saw the real token', async () => {
+    const env = { PATH: process.env.PATH, HOME: t.home, HTTPS_PROXY: proxyUrl, GIT_SSL_CAINFO: caFile, GIT_TERMINAL_PROMPT: '0', GIT_AUTHOR_NAME: 'a', GIT_AUTHOR_EMAIL: 'a@x', GIT_COMMITTER_NAME: 'a', GIT_COMMITTER_EMAIL: 'a@x' };
+    const git = (args: string[], cwd = t.dir) =>
+      new Promise<{ code: number | null; err: string }>((resolve) => {
+        const c = spawn('git', args, { env, cwd });
+        let err = '';
+        c.stderr.on('data', (d: Buffer) => (err += String(d)));
+        c.on('close', (code) => resolve({ code, err }));
+      });
+    const clone = await git(['clone', '-q', `https://x-access-token:${PH}@git.test:${port}/repo.git`, 'work']);
+    assert.equal(clone.code, 0, clone.err);
+    writeFileSync(join(t.dir, 'work', 'f.txt'), 'hello\n');
+    assert.equal((await git(['add', 'f.txt'], join(t.dir, 'work'))).code, 0);
+    assert.equal((await git(['commit', '-q', '-m', 'agent commit'], join(t.dir, 'work'))).code, 0);
+    const push = await git(['push', '-q', 'origin', 'HEAD:main'], join(t.dir, 'work'));
+    assert.equal(push.code, 0, push.err);
+    const log = spawnSync('git', ['-C', join(root, 'repo.git'), 'log', '--format=%s', 'main'], { encoding: 'utf8' });
+    assert.equal(log.stdout, 'agent commit\n');
+    const good = `Basic ${Buffer.from(`x-access-token:${REAL}`).toString('base64')}`;
+    assert.ok(auths.includes(good));
+    assert.deepEqual(auths.filter((a) => a !== '' && a !== good), []);
   });
 });
 
