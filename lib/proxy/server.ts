@@ -24,6 +24,8 @@ export interface ProxyOptions {
   interceptor?: Interceptor;
   /** The bound secrets, for plain-http requests (substituted only where allow_plaintext). */
   secrets?: BoundSecret[];
+  /** Name resolution (tests substitute their own). */
+  resolve?: Resolver;
 }
 
 /** Request heads larger than this are refused (431) before any upstream is chosen. */
@@ -41,14 +43,21 @@ function refuseRaw(socket: Duplex, status: number, reason: string, rule: string,
   );
 }
 
-/** Resolves an allowed host to one address it may dial, or says why not. */
-export async function resolveTarget(host: string, port: number, policy: EgressPolicy): Promise<{ address: string; port: number } | { refused: string }> {
+export type Resolver = (host: string) => Promise<string[]>;
+
+const systemResolver: Resolver = async (host) => (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
+
+/**
+ * Resolves an allowed host, once, to one address it may dial, or says why not.
+ * The caller dials exactly that address: a second lookup (DNS rebinding) never happens.
+ */
+export async function resolveTarget(host: string, port: number, policy: EgressPolicy, resolve: Resolver = systemResolver): Promise<{ address: string; port: number } | { refused: string }> {
   const mapping = mappingFor(policy.mapped, host);
   if (mapping) return { address: mapping.address, port: mapping.port ?? port };
   const bare = host.replace(/^\[|\]$/g, '');
   let addresses: string[];
   try {
-    addresses = (await lookup(bare, { all: true, verbatim: true })).map((a) => a.address);
+    addresses = await resolve(bare);
   } catch (e) {
     return { refused: `cannot resolve ${host}: ${(e as NodeJS.ErrnoException).code ?? 'error'}` };
   }
@@ -100,7 +109,7 @@ export function createProxy(opts: ProxyOptions): Server {
       opts.audit({ ...event, decision: 'deny', rule: d.rule, status: 403 });
       return refuseRaw(client, 403, 'Forbidden', d.rule, denialBody(d));
     }
-    const dest = await resolveTarget(d.host, d.port, opts.policy);
+    const dest = await resolveTarget(d.host, d.port, opts.policy, opts.resolve);
     if ('refused' in dest) {
       opts.audit({ ...event, decision: 'deny', rule: dest.refused, status: 403 });
       return refuseRaw(client, 403, 'Forbidden', dest.refused, `stashbase proxy refused ${d.host}:${d.port}: ${dest.refused}\n`);
@@ -158,7 +167,7 @@ export function createProxy(opts: ProxyOptions): Server {
       refuseHttp(res, 403, rule, `stashbase proxy refused ${d.host}:${port}: ${rule}\n`);
       return;
     }
-    const dest = await resolveTarget(d.host, port, opts.policy);
+    const dest = await resolveTarget(d.host, port, opts.policy, opts.resolve);
     if ('refused' in dest) {
       opts.audit({ ...event, decision: 'deny', rule: dest.refused, status: 403 });
       refuseHttp(res, 403, dest.refused, `stashbase proxy refused ${d.host}:${port}: ${dest.refused}\n`);

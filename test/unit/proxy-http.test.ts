@@ -157,3 +157,41 @@ test('malformed input and resets do not take the proxy down', async () => {
   const r = await raw(`GET http://ok.test:${upPort}/alive HTTP/1.1\r\nHost: ok.test:${upPort}\r\nConnection: close\r\n\r\n`);
   assert.match(r, /UPSTREAM/);
 });
+
+test('resolution happens once, after the policy, and refused addresses are never dialled (DNS rebinding, metadata)', async () => {
+  const asked: string[] = [];
+  const answers: Record<string, string[]> = { 'meta.test': ['169.254.169.254'], 'sneaky.test': ['127.0.0.1'], 'mixed.test': ['10.0.0.1', 'fd00::1'] };
+  const p = createProxy({
+    policy: { egressHosts: ['*.test'], denyHosts: ['denied.test'], mapped: {} },
+    audit: () => {},
+    resolve: async (host) => {
+      asked.push(host);
+      return answers[host] ?? [];
+    },
+  });
+  await new Promise<void>((r) => p.listen(0, '127.0.0.1', r));
+  const port = (p.address() as AddressInfo).port;
+  const send = (req: string) =>
+    new Promise<string>((resolve) => {
+      const s = connect(port, '127.0.0.1', () => s.write(req));
+      let out = '';
+      s.setEncoding('utf8').on('data', (d: string) => (out += d));
+      s.on('close', () => resolve(out));
+    });
+  try {
+    const meta = await send('CONNECT meta.test:443 HTTP/1.1\r\nHost: meta.test:443\r\n\r\n');
+    assert.match(meta, /^HTTP\/1\.1 403 Forbidden\r\n[\s\S]*meta\.test resolves only to refused addresses \(169\.254\.169\.254 is a loopback, link-local, private or reserved address\)/);
+    const sneaky = await send('GET http://sneaky.test/ HTTP/1.1\r\nHost: sneaky.test\r\nConnection: close\r\n\r\n');
+    assert.match(sneaky, /^HTTP\/1\.1 403 Forbidden\r\n[\s\S]*sneaky\.test resolves only to refused addresses \(127\.0\.0\.1 is a loopback/);
+    const mixed = await send('CONNECT mixed.test:443 HTTP/1.1\r\nHost: mixed.test:443\r\n\r\n');
+    assert.match(mixed, /^HTTP\/1\.1 403 Forbidden\r\n/);
+    const denied = await send('CONNECT denied.test:443 HTTP/1.1\r\nHost: denied.test:443\r\n\r\n');
+    assert.match(denied, /X-Stashbase-Denied: deny_hosts "denied\.test"\r\n/);
+    const port22 = await send('CONNECT meta.test:22 HTTP/1.1\r\nHost: meta.test:22\r\n\r\n');
+    assert.match(port22, /^HTTP\/1\.1 403 Forbidden\r\n/);
+    // each allowed name is resolved exactly once; a denied name or port never
+    assert.deepEqual(asked, ['meta.test', 'sneaky.test', 'mixed.test']);
+  } finally {
+    p.close();
+  }
+});
