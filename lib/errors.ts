@@ -1,5 +1,3 @@
-import { type Command, formatCommand } from '../templates/command.js';
-
 /** Base of every error the CLI reports as one clean message with an exit code. */
 export class StashbaseError extends Error {
   readonly exitCode: number;
@@ -35,20 +33,5 @@ export class TrustError extends StashbaseError {
 export class SandboxUnavailableError extends StashbaseError {
   constructor(message: string) {
     super(message, 4);
-  }
-}
-
-/** A command the runner spawned failed. */
-export class CommandFailedError extends StashbaseError {
-  readonly command: Command;
-  readonly code: number | null;
-  readonly stderrTail: string;
-  constructor(command: Command, code: number | null, signal: string | null, stderr: string) {
-    const how = signal ? `was killed by ${signal}` : `failed with exit code ${code}`;
-    const tail = stderr.trim().split('\n').slice(-5).join('\n');
-    super(`Command ${how}: ${formatCommand(command)}${tail ? `\n${tail}` : ''}`, 1);
-    this.command = command;
-    this.code = code;
-    this.stderrTail = tail;
   }
 }

@@ -2,7 +2,6 @@
 import type { ChildProcess, StdioOptions } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { type Command } from '../templates/command.js';
-import { CommandFailedError } from './errors.js';
 
 // child_process is loaded on first use: a dry run never spawns and should not pay for it.
 let cp: typeof import('node:child_process') | undefined;
@@ -20,32 +19,6 @@ export interface CaptureResult {
   signal: string | null;
   stdout: string;
   stderr: string;
-}
-
-/** Runs a short query command to completion and captures its output. */
-export function capture(cmd: Command, opts: { input?: string; timeoutMs?: number } = {}): Promise<CaptureResult> {
-  return new Promise((resolve, reject) => {
-    const child = childProcess().spawn(cmd.file, cmd.args, {
-      cwd: cmd.cwd,
-      env: childEnv(cmd),
-      stdio: ['pipe', 'pipe', 'pipe'],
-      timeout: opts.timeoutMs,
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
-    child.stdin.end(opts.input ?? '');
-  });
-}
-
-/** Like capture, but a non-zero exit is a CommandFailedError. */
-export async function captureOk(cmd: Command, opts: { input?: string; timeoutMs?: number } = {}): Promise<string> {
-  const r = await capture(cmd, opts);
-  if (r.code !== 0) throw new CommandFailedError(cmd, r.code, r.signal, r.stderr);
-  return r.stdout;
 }
 
 /** Synchronous probe for readiness checks; never throws for a missing file. */
@@ -76,4 +49,21 @@ export function start(cmd: Command, stdio: StdioOptions = 'inherit'): Spawned {
     child.on('exit', (code, signal) => resolve(exitCodeOf(code, signal)));
   });
   return { child, exit };
+}
+
+const FORWARDED = ['SIGTERM', 'SIGHUP', 'SIGQUIT', 'SIGUSR1', 'SIGUSR2'] as const;
+
+/**
+ * While an agent runs: signals sent to stashbase alone go to `deliver`; Ctrl+C
+ * is left to the terminal, which delivers it to the agent itself (same process
+ * group), and stashbase stays alive to tear down after it. Returns the undo.
+ */
+export function forwardSignals(deliver: (sig: NodeJS.Signals) => void): () => void {
+  const onInt = () => {};
+  process.on('SIGINT', onInt);
+  for (const s of FORWARDED) process.on(s, deliver);
+  return () => {
+    process.off('SIGINT', onInt);
+    for (const s of FORWARDED) process.off(s, deliver);
+  };
 }

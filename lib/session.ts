@@ -66,11 +66,6 @@ function alive(pid: number): boolean {
   }
 }
 
-/** Records whose process still lives. */
-export function liveSessions(home: string): SessionRecord[] {
-  return readSessions(home).filter((r) => alive(r.pid));
-}
-
 /** Records left by runs whose process is gone (killed hard). */
 export function staleSessions(home: string): SessionRecord[] {
   return readSessions(home).filter((r) => !alive(r.pid));

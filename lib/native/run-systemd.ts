@@ -3,7 +3,7 @@
 // transient unit and waits for it.
 import { writeFileSync } from 'node:fs';
 import type { Command } from '../../templates/command.js';
-import { start } from '../exec.js';
+import { forwardSignals, start } from '../exec.js';
 
 /**
  * EnvironmentFile lines: values double-quoted with backslash and quote escaped.
@@ -31,14 +31,10 @@ export async function runSystemd(cmd: Command, envFile: string, agentEnv: { set:
   for (const k of skipped) warn(`${k} is not passed to the systemd unit: its name or value cannot be written to an EnvironmentFile safely`);
   writeFileSync(envFile, text, { mode: 0o600 });
   const child = start(cmd, 'inherit');
-  const forward = (sig: NodeJS.Signals) => child.child.kill(sig);
-  const onInt = () => {};
-  process.on('SIGINT', onInt);
-  process.on('SIGTERM', forward);
+  const unforward = forwardSignals((sig) => child.child.kill(sig));
   try {
     return await child.exit;
   } finally {
-    process.off('SIGINT', onInt);
-    process.off('SIGTERM', forward);
+    unforward();
   }
 }

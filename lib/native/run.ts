@@ -7,10 +7,9 @@ import { join } from 'node:path';
 import { buildRelayCommand } from '../../templates/bridge-relay.js';
 import { ttyInjectionFilter, type SeccompArch } from '../../templates/seccomp.js';
 import { SandboxUnavailableError } from '../errors.js';
-import { type Spawned, start } from '../exec.js';
+import { forwardSignals, type Spawned, start } from '../exec.js';
 import type { NativePrepared } from './prepare.js';
 
-const FORWARDED = ['SIGTERM', 'SIGHUP', 'SIGQUIT', 'SIGUSR1', 'SIGUSR2'] as const;
 
 export function createRunDir(prep: NativePrepared, caPem: string | null): void {
   mkdirSync(prep.runDir, { recursive: true, mode: 0o700 });
@@ -184,11 +183,7 @@ export async function runBwrap(prep: NativePrepared, opts: NativeRunOptions): Pr
     if (target) process.kill(target, sig);
     else sandbox.child.kill(sig);
   };
-  // Ctrl+C reaches the agent from the terminal itself (same process group);
-  // stashbase stays alive to tear down after it.
-  const onInt = () => {};
-  process.on('SIGINT', onInt);
-  for (const s of FORWARDED) process.on(s, forward);
+  const unforward = forwardSignals(forward);
   try {
     const settled = Promise.race([readInfo(infoStream, 10_000), sandbox.exit.then((code) => ({ exited: code }))]);
     const info = await settled;
@@ -217,8 +212,7 @@ export async function runBwrap(prep: NativePrepared, opts: NativeRunOptions): Pr
     (blockStream as unknown as { destroy(): void }).destroy();
     throw e;
   } finally {
-    process.off('SIGINT', onInt);
-    for (const s of FORWARDED) process.off(s, forward);
+    unforward();
     relay?.process.child.kill('SIGTERM');
   }
 }

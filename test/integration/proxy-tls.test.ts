@@ -29,15 +29,23 @@ function testCa() {
   return { name: { cn: 'upstream test CA', org: 'test' }, key: privateKey, publicKey, certPem, certFile: '' };
 }
 
-function curl(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function run(cmd: string, args: string[], opts: { env?: NodeJS.ProcessEnv; cwd?: string } = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const c = spawn('curl', ['-sS', '--max-time', '10', ...args]);
+    const c = spawn(cmd, args, opts);
     let stdout = '';
     let stderr = '';
     c.stdout.on('data', (d: Buffer) => (stdout += String(d)));
     c.stderr.on('data', (d: Buffer) => (stderr += String(d)));
     c.on('close', (code) => resolve({ code, stdout, stderr }));
   });
+}
+
+const curl = (args: string[]) => run('curl', ['-sS', '--max-time', '10', ...args]);
+
+/** Listens on a free loopback port and returns it. */
+async function listen(server: { listen(port: number, host: string, cb: () => void): unknown; address(): unknown }): Promise<number> {
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return (server.address() as AddressInfo).port;
 }
 
 describe('TLS interception and secrets (real HTTPS upstream, curl)', () => {
@@ -68,8 +76,7 @@ describe('TLS interception and secrets (real HTTPS upstream, curl)', () => {
       res.setHeader('X-Echo-Auth', req.headers.authorization ?? '');
       res.end(`you sent ${req.headers.authorization ?? ''} ${req.url}\n`);
     }) as never;
-    await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
-    upPort = (upstream.address() as AddressInfo).port;
+    upPort = await listen(upstream);
     const ca = await loadOrCreateCa(t.sbHome);
     mkdirSync(join(t.sbHome, 'agents'), { recursive: true });
     caFile = join(t.dir, 'stashbase-ca.pem');
@@ -77,8 +84,7 @@ describe('TLS interception and secrets (real HTTPS upstream, curl)', () => {
     interceptor = new Interceptor({ leaves: new LeafCache(ca), secrets, upstreamCa: [...tls.rootCertificates, upCa.certPem], audit: (e) => audit.push(e) }, hostHeaderProblem);
     const mapped = { 'api.test': `127.0.0.1:${upPort}`, 'other.test': `127.0.0.1:${upPort}` };
     proxy = createProxy({ policy: { egressHosts: ['api.test', 'other.test'], denyHosts: [], mapped }, audit: (e) => audit.push(e), interceptor });
-    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
-    proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+    proxyUrl = `http://127.0.0.1:${await listen(proxy)}`;
   });
   after(() => {
     interceptor.close();
@@ -105,14 +111,8 @@ describe('TLS interception and secrets (real HTTPS upstream, curl)', () => {
   test("Python's urllib through the proxy, trusting the CA by SSL_CERT_FILE", async () => {
     seen.length = 0;
     const py = `import urllib.request; r = urllib.request.urlopen(urllib.request.Request("https://api.test:${upPort}/py", headers={"Authorization": "token ${PH}"})); print(r.read().decode(), end="")`;
-    const out = await new Promise<string>((resolve) => {
-      const c = spawn('python3', ['-c', py], { env: { PATH: process.env.PATH, HTTPS_PROXY: proxyUrl, SSL_CERT_FILE: caFile } });
-      let o = '';
-      c.stdout.on('data', (d: Buffer) => (o += String(d)));
-      c.stderr.on('data', (d: Buffer) => (o += String(d)));
-      c.on('close', () => resolve(o));
-    });
-    assert.equal(out, `you sent token ${PH} /py\n`);
+    const r = await run('python3', ['-c', py], { env: { PATH: process.env.PATH, HTTPS_PROXY: proxyUrl, SSL_CERT_FILE: caFile } });
+    assert.equal(r.stdout + r.stderr, `you sent token ${PH} /py\n`);
     assert.deepEqual(seen.map((x) => x.auth), [`token ${REAL}`]);
   });
 
@@ -276,15 +276,13 @@ describe('git over HTTPS through interception: clone and push with a bound token
       });
       cgi.on('close', () => res.end());
     });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    port = (server.address() as AddressInfo).port;
+    port = await listen(server);
     const ca = await loadOrCreateCa(t.sbHome);
     caFile = join(t.dir, 'ca.pem');
     writeFileSync(caFile, ca.certPem);
     interceptor = new Interceptor({ leaves: new LeafCache(ca), secrets: [{ ...secrets[0]!, hosts: ['git.test'] }], upstreamCa: [upCa.certPem], audit: () => {} }, hostHeaderProblem);
     proxy = createProxy({ policy: { egressHosts: ['git.test'], denyHosts: [], mapped: { 'git.test': `127.0.0.1:${port}` } }, audit: () => {}, interceptor });
-    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
-    proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+    proxyUrl = `http://127.0.0.1:${await listen(proxy)}`;
   });
   after(() => {
     interceptor.close();
@@ -295,20 +293,14 @@ describe('git over HTTPS through interception: clone and push with a bound token
 
   test('the agent clones and pushes with only the placeholder; the server saw the real token', async () => {
     const env = { PATH: process.env.PATH, HOME: t.home, HTTPS_PROXY: proxyUrl, GIT_SSL_CAINFO: caFile, GIT_TERMINAL_PROMPT: '0', GIT_AUTHOR_NAME: 'a', GIT_AUTHOR_EMAIL: 'a@x', GIT_COMMITTER_NAME: 'a', GIT_COMMITTER_EMAIL: 'a@x' };
-    const git = (args: string[], cwd = t.dir) =>
-      new Promise<{ code: number | null; err: string }>((resolve) => {
-        const c = spawn('git', args, { env, cwd });
-        let err = '';
-        c.stderr.on('data', (d: Buffer) => (err += String(d)));
-        c.on('close', (code) => resolve({ code, err }));
-      });
+    const git = (args: string[], cwd = t.dir) => run('git', args, { env, cwd });
     const clone = await git(['clone', '-q', `https://x-access-token:${PH}@git.test:${port}/repo.git`, 'work']);
-    assert.equal(clone.code, 0, clone.err);
+    assert.equal(clone.code, 0, clone.stderr);
     writeFileSync(join(t.dir, 'work', 'f.txt'), 'hello\n');
     assert.equal((await git(['add', 'f.txt'], join(t.dir, 'work'))).code, 0);
     assert.equal((await git(['commit', '-q', '-m', 'agent commit'], join(t.dir, 'work'))).code, 0);
     const push = await git(['push', '-q', 'origin', 'HEAD:main'], join(t.dir, 'work'));
-    assert.equal(push.code, 0, push.err);
+    assert.equal(push.code, 0, push.stderr);
     const log = spawnSync('git', ['-C', join(root, 'repo.git'), 'log', '--format=%s', 'main'], { encoding: 'utf8' });
     assert.equal(log.stdout, 'agent commit\n');
     const good = `Basic ${Buffer.from(`x-access-token:${REAL}`).toString('base64')}`;
@@ -337,15 +329,13 @@ describe('WebSocket upgrades through interception', () => {
       socket.write('HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n');
       socket.on('data', (d: Buffer) => socket.write(`echo:${d}`));
     });
-    await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
-    upPort = (upstream.address() as AddressInfo).port;
+    upPort = await listen(upstream);
     const ca = await loadOrCreateCa(t.sbHome);
     caPem = ca.certPem;
     interceptor = new Interceptor({ leaves: new LeafCache(ca), secrets: [{ ...secrets[0]!, hosts: ['ws.test'] }], upstreamCa: [upCa.certPem], audit: () => {} }, hostHeaderProblem);
     const mapped = { 'ws.test': `127.0.0.1:${upPort}`, 'other.test': `127.0.0.1:${upPort}` };
     proxy = createProxy({ policy: { egressHosts: ['ws.test', 'other.test'], denyHosts: [], mapped }, audit: () => {}, interceptor });
-    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
-    proxyPort = (proxy.address() as AddressInfo).port;
+    proxyPort = await listen(proxy);
   });
   after(() => {
     interceptor.close();
