@@ -67,3 +67,14 @@ export function forwardSignals(deliver: (sig: NodeJS.Signals) => void): () => vo
     for (const s of FORWARDED) process.off(s, deliver);
   };
 }
+
+/** Runs a sandbox command on the user's terminal, forwarding signals; resolves with its exit code. */
+export async function runForwarded(cmd: Command): Promise<number> {
+  const child = start(cmd, 'inherit');
+  const unforward = forwardSignals((sig) => child.child.kill(sig));
+  try {
+    return await child.exit;
+  } finally {
+    unforward();
+  }
+}

@@ -4,13 +4,13 @@
 import { mkdirSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { AuditLog } from '../audit.js';
+import { runForwarded } from '../exec.js';
 import { SandboxUnavailableError } from '../errors.js';
 import type { Profile } from '../profile/types.js';
 import { proxyForRun, type RunProxy } from '../proxy/setup.js';
 import { removeSession, writeSession } from '../session.js';
 import { type NativeContext, type NativePrepared, prepareNative } from './prepare.js';
 import { reapStaleNativeRuns } from './reap.js';
-import { runSeatbelt } from './run-seatbelt.js';
 import { runSystemd } from './run-systemd.js';
 import { createPlaceholders, createRunDir, removePlaceholders, removeRunDir, runBwrap } from './run.js';
 
@@ -57,7 +57,8 @@ export async function executeNative({ ctx, profile, warn, announce }: ExecuteInp
     if (hostPort !== null) await listenLoopback(proxy.server, hostPort);
     createRunDir(prep, proxy.caPem);
     if (prep.seatbelt) {
-      exitCode = await runSeatbelt(prep.seatbelt);
+      // sandbox-exec is the agent's parent and passes signals and the exit status through.
+      exitCode = await runForwarded(prep.seatbelt);
       return exitCode;
     }
     const ph = createPlaceholders(prep.protection.placeholders, prep.protection.parents);

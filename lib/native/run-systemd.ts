@@ -3,7 +3,7 @@
 // transient unit and waits for it.
 import { writeFileSync } from 'node:fs';
 import type { Command } from '../../templates/command.js';
-import { forwardSignals, start } from '../exec.js';
+import { runForwarded } from '../exec.js';
 
 /**
  * EnvironmentFile lines: values double-quoted with backslash and quote escaped.
@@ -30,11 +30,5 @@ export async function runSystemd(cmd: Command, envFile: string, agentEnv: { set:
   const { text, skipped } = environmentFile(env);
   for (const k of skipped) warn(`${k} is not passed to the systemd unit: its name or value cannot be written to an EnvironmentFile safely`);
   writeFileSync(envFile, text, { mode: 0o600 });
-  const child = start(cmd, 'inherit');
-  const unforward = forwardSignals((sig) => child.child.kill(sig));
-  try {
-    return await child.exit;
-  } finally {
-    unforward();
-  }
+  return runForwarded(cmd);
 }
