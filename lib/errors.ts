@@ -35,3 +35,15 @@ export class SandboxUnavailableError extends StashbaseError {
     super(message, 4);
   }
 }
+
+/** A command stashbase ran for itself failed: carries the command line and the end of its stderr. */
+export class CommandFailedError extends StashbaseError {
+  readonly code: number;
+  readonly stderr: string;
+  constructor(commandLine: string, code: number, stderr: string) {
+    const tail = stderr.trim().split('\n').slice(-5).join('\n');
+    super(`Command failed with exit code ${code}: ${commandLine}${tail ? `\n${tail}` : ''}`, 1);
+    this.code = code;
+    this.stderr = stderr;
+  }
+}

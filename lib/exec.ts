@@ -1,7 +1,8 @@
 // The only module that spawns processes. Everything else builds Command values.
 import type { ChildProcess, StdioOptions } from 'node:child_process';
 import { createRequire } from 'node:module';
-import { type Command } from '../templates/command.js';
+import { type Command, formatCommand } from '../templates/command.js';
+import { CommandFailedError } from './errors.js';
 
 // child_process is loaded on first use: a dry run never spawns and should not pay for it.
 let cp: typeof import('node:child_process') | undefined;
@@ -26,6 +27,24 @@ export function probe(cmd: Command, timeoutMs = 5000): CaptureResult {
   const r = childProcess().spawnSync(cmd.file, cmd.args, { cwd: cmd.cwd, env: childEnv(cmd), encoding: 'utf8', timeout: timeoutMs, stdio: ['ignore', 'pipe', 'pipe'] });
   if (r.error) return { code: null, signal: null, stdout: '', stderr: String(r.error.message) };
   return { code: r.status, signal: r.signal, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** Runs a command to completion with its output captured; rejects with CommandFailedError unless it exits 0. */
+export function capture(cmd: Command, input?: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = childProcess().spawn(cmd.file, cmd.args, { cwd: cmd.cwd, env: childEnv(cmd), stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    child.stdout?.on('data', (b: Buffer) => out.push(b));
+    child.stderr?.on('data', (b: Buffer) => err.push(b));
+    if (input !== undefined) child.stdin?.end(input);
+    child.on('error', (e) => reject(new CommandFailedError(formatCommand(cmd), 127, e.message)));
+    child.on('close', (code, signal) => {
+      const stdout = Buffer.concat(out).toString('utf8');
+      if (code === 0) resolve(stdout);
+      else reject(new CommandFailedError(formatCommand(cmd), exitCodeOf(code, signal), Buffer.concat(err).toString('utf8')));
+    });
+  });
 }
 
 export interface Spawned {

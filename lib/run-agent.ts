@@ -56,7 +56,12 @@ export async function runAgent(o: RunOptions): Promise<number> {
     throw new SandboxUnavailableError('worktree runs (--worktree, --resume, [workspace] worktree) are not built yet; nothing was run');
   }
   if (backend === 'docker') {
-    throw new SandboxUnavailableError('the Docker backend is not built yet; nothing was run (it never falls back to the native backend)');
+    const { runDocker } = await import('./docker/run.js');
+    return runDocker({
+      session: newSessionId(), profile, command: o.command, cwd: o.cwd, env: o.env, home: userHome(o.env), stashbaseHome: stashbaseHome(o.env),
+      placeholders: makePlaceholders(profile.secrets, o.env), flags: o, dryRun: o.dryRun, json: o.json,
+      interactive: isInteractive(o.silent), warn, announce: !o.silent,
+    });
   }
   const ctx: NativeContext = {
     session: newSessionId(),

@@ -5,7 +5,7 @@
 // where one CommonJS file costs neither. Lazy imports become lazy initialisers
 // inside the file. Packages stay external (ESM-only ones are imported
 // dynamically, which CommonJS supports).
-import { rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { build } from 'esbuild';
 
 rmSync('dist/bundle', { recursive: true, force: true });
@@ -21,6 +21,18 @@ const common = {
   define: { 'import.meta.url': '__stashbase_url' },
   banner: { js: 'const __stashbase_url = require("node:url").pathToFileURL(__filename).href;' },
   logLevel: 'warning',
+  plugins: [
+    {
+      // The default image's Dockerfile travels inside the CLI itself.
+      name: 'embed-dockerfile',
+      setup(b) {
+        b.onLoad({ filter: /[\\/]lib[\\/]docker[\\/]dockerfile-text\.js$/ }, () => ({
+          contents: `export const SANDBOX_DOCKERFILE = ${JSON.stringify(readFileSync('Dockerfile.sandbox', 'utf8'))};`,
+          loader: 'js',
+        }));
+      },
+    },
+  ],
 };
 
 await build({ ...common, entryPoints: { cli: 'dist/cli.js' }, outdir: 'dist/bundle' });

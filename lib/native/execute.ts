@@ -10,9 +10,11 @@ import type { Profile } from '../profile/types.js';
 import { proxyForRun, type RunProxy } from '../proxy/setup.js';
 import { removeSession, writeSession } from '../session.js';
 import { type NativeContext, type NativePrepared, prepareNative } from './prepare.js';
-import { reapStaleNativeRuns } from './reap.js';
 import { runSystemd } from './run-systemd.js';
-import { createPlaceholders, createRunDir, removePlaceholders, removeRunDir, runBwrap } from './run.js';
+import { reapStaleRuns } from '../reap.js';
+import { createPlaceholders, createRunDir, removePlaceholders, removeRunDir } from '../run-dir.js';
+import { runBwrap } from './run.js';
+import { ttyInjectionFilter, type SeccompArch } from '../../templates/seccomp.js';
 
 export interface ExecuteInput {
   ctx: NativeContext;
@@ -31,7 +33,7 @@ function listenLoopback(server: Server, port: number): Promise<Server> {
 export async function executeNative({ ctx, profile, warn, announce }: ExecuteInput): Promise<number> {
   const home = ctx.stashbaseHome;
   mkdirSync(home, { recursive: true, mode: 0o700 });
-  for (const id of reapStaleNativeRuns(home)) warn(`removed what the killed run ${id} left behind (stand-ins, run directory, session record)`);
+  for (const id of reapStaleRuns(home)) warn(`removed what the killed run ${id} left behind (stand-ins, run directory, session record)`);
   const audit = new AuditLog(home, ctx.session);
   // Without a namespace of its own the sandbox reaches the proxy on the host's
   // loopback, at a port that must be in its environment before it starts.
@@ -55,7 +57,7 @@ export async function executeNative({ ctx, profile, warn, announce }: ExecuteInp
   try {
     proxy = await proxyForRun({ profile, placeholders: ctx.placeholders, env: ctx.env, home, userHome: ctx.home, cwd: ctx.cwd, audit: (e) => audit.write(e) });
     if (hostPort !== null) await listenLoopback(proxy.server, hostPort);
-    createRunDir(prep, proxy.caPem);
+    createRunDir(prep.runDir, proxy.caPem, prep.bwrap ? ttyInjectionFilter(process.arch as SeccompArch) : null);
     if (prep.seatbelt) {
       // sandbox-exec is the agent's parent and passes signals and the exit status through.
       exitCode = await runForwarded(prep.seatbelt);
@@ -76,7 +78,7 @@ export async function executeNative({ ctx, profile, warn, announce }: ExecuteInp
     proxy?.server.close();
     proxy?.interceptor?.close();
     removePlaceholders(created);
-    removeRunDir(prep);
+    removeRunDir(prep.runDir);
     audit.write({ type: 'end', exitCode, durationMs: Date.now() - started });
     removeSession(home, ctx.session);
   }

@@ -1,8 +1,7 @@
 // Gathers the facts a native run needs (mechanism, protected paths, environment)
 // and builds its Plan. Nothing here changes the disk: run.ts does that.
 import { statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { findTool } from '../find-tool.js';
 import type { BwrapInput } from '../../templates/bwrap.js';
 import { BRIDGE_PORT, type RelayInput } from '../../templates/bridge-relay.js';
@@ -18,6 +17,8 @@ import { planProtection, type Protection } from '../paths/protect.js';
 import type { Profile } from '../profile/types.js';
 import { auditFile } from '../audit.js';
 import { sessionFile } from '../session.js';
+import { executableGitState } from '../repo.js';
+import { runDirOf } from '../run-dir.js';
 import type { Mechanism } from './select.js';
 import { seccompSupported } from '../../templates/seccomp.js';
 
@@ -68,15 +69,7 @@ export function alwaysDenied(ctx: NativeContext): { read: string[]; write: strin
   if (ctx.env.XDG_RUNTIME_DIR) read.push(resolve(ctx.env.XDG_RUNTIME_DIR));
   if (ctx.env.SSH_AUTH_SOCK) read.push(resolve(ctx.env.SSH_AUTH_SOCK));
   // The repository's executable git state, wherever in it the run starts.
-  const write: string[] = [];
-  for (let d = ctx.cwd; ; d = dirname(d)) {
-    try {
-      if (statSync(join(d, '.git')).isDirectory()) write.push(join(d, '.git', 'hooks'), join(d, '.git', 'config'));
-      break;
-    } catch {
-      if (dirname(d) === d) break;
-    }
-  }
+  const write = executableGitState(ctx.cwd);
   return { read, write };
 }
 
@@ -91,7 +84,7 @@ function usesUserNamespace(bwrapPath: string): boolean {
 
 export function prepareNative(ctx: NativeContext): NativePrepared {
   const p = ctx.profile;
-  const runDir = join(tmpdir(), `stashbase-${ctx.session}`);
+  const runDir = runDirOf(ctx.session);
   const isolate = p.sandbox.nativeNetwork === 'proxy-only';
   // Only bwrap gets its own network namespace with the proxy bridged in at a
   // fixed port; otherwise the proxy listens on the host's loopback.

@@ -1,66 +1,12 @@
 // Executes a prepared native plan: the run directory, stand-ins for missing
 // protected paths, the proxy, bwrap, and the bridge into its network namespace.
-import { chmodSync, closeSync, mkdirSync, openSync, readFileSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
-import { rootCertificates } from 'node:tls';
 import { join } from 'node:path';
 import { buildRelayCommand } from '../../templates/bridge-relay.js';
-import { ttyInjectionFilter, type SeccompArch } from '../../templates/seccomp.js';
 import { SandboxUnavailableError } from '../errors.js';
 import { forwardSignals, type Spawned, start } from '../exec.js';
 import type { NativePrepared } from './prepare.js';
-
-
-export function createRunDir(prep: NativePrepared, caPem: string | null): void {
-  mkdirSync(prep.runDir, { recursive: true, mode: 0o700 });
-  if (caPem !== null) {
-    // Public certificates only: the CA key stays in $STASHBASE_HOME, hidden from the sandbox.
-    writeFileSync(join(prep.runDir, 'ca.pem'), caPem);
-    writeFileSync(join(prep.runDir, 'ca-bundle.pem'), [...rootCertificates, caPem].join('\n'));
-  }
-  writeFileSync(join(prep.runDir, 'seccomp.bpf'), ttyInjectionFilter(process.arch as SeccompArch));
-  writeFileSync(join(prep.runDir, 'denied'), '');
-  chmodSync(join(prep.runDir, 'denied'), 0o000);
-  mkdirSync(join(prep.runDir, 'empty'), { recursive: true });
-  chmodSync(join(prep.runDir, 'empty'), 0o555);
-  // Only this user: the proxy's socket is in here (the sandbox runs as the same uid).
-  chmodSync(prep.runDir, 0o700);
-}
-
-/** Creates stand-ins; returns those created (to remove afterwards) and warnings. */
-export function createPlaceholders(paths: string[], parents: string[]): { created: string[]; warnings: string[] } {
-  const created: string[] = [];
-  const warnings: string[] = [];
-  for (const p of parents) {
-    try {
-      mkdirSync(p, { recursive: true, mode: 0o755 });
-    } catch {
-      // the stand-in below then fails and says so
-    }
-  }
-  for (const p of paths) {
-    try {
-      mkdirSync(p, { mode: 0o555 });
-      created.push(p);
-    } catch (e) {
-      const code = (e as NodeJS.ErrnoException).code;
-      if (code === 'EEXIST') continue; // appeared meanwhile: bwrap protects what is there
-      // What stashbase may not create, the agent (same user, no capabilities) may not either.
-      warnings.push(`${p}: no stand-in (${code}); the sandbox cannot create it either`);
-    }
-  }
-  return { created, warnings };
-}
-
-export function removePlaceholders(paths: string[]): void {
-  for (const p of [...paths].reverse()) {
-    try {
-      rmdirSync(p); // only while still empty: never removes anything else
-    } catch {
-      // gone already or not empty: leave it
-    }
-  }
-}
 
 function agentPid(initPid: number): number | null {
   try {
@@ -217,6 +163,3 @@ export async function runBwrap(prep: NativePrepared, opts: NativeRunOptions): Pr
   }
 }
 
-export function removeRunDir(prep: NativePrepared): void {
-  rmSync(prep.runDir, { recursive: true, force: true });
-}

@@ -5,7 +5,7 @@ import { lstatSync, realpathSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { DeniedPath } from '../../templates/bwrap.js';
 import { expandPattern, MAX_ENTRIES } from './expand.js';
-import { resolveRule } from './rules.js';
+import { resolveRule, type Rule } from './rules.js';
 
 export interface Protection {
   denyRead: DeniedPath[];
@@ -29,6 +29,22 @@ export interface ProtectInput {
   alwaysDenyWrite: string[];
   home: string;
   cwd: string;
+  /**
+   * Docker: only this directory (the working directory) is visible at all, so
+   * rules apply inside it only and patterns are walked from it, not from higher up.
+   */
+  within?: string;
+}
+
+const inside = (path: string, dir: string) => path === dir || path.startsWith(dir === '/' ? '/' : dir + '/');
+
+/** A pattern rule restricted to `within`: its walk starts there, or it has nothing there. */
+function clipPattern(rule: Extract<Rule, { kind: 'pattern' }>, within: string | undefined): Extract<Rule, { kind: 'pattern' }> | null {
+  if (within === undefined || inside(rule.root, within)) return rule;
+  if (!inside(within, rule.root)) return null;
+  if (rule.maxDepth === null) return { ...rule, root: within };
+  const skipped = within.split('/').length - (rule.root === '/' ? 1 : rule.root.split('/').length);
+  return rule.maxDepth - skipped > 0 ? { ...rule, root: within, maxDepth: rule.maxDepth - skipped } : null;
 }
 
 function isSymlink(path: string): boolean {
@@ -70,7 +86,7 @@ export function planProtection(input: ProtectInput): Protection {
     const out = new Map<string, DeniedPath>();
     const add = (path: string, createIfMissing: boolean) => {
       if (KERNEL_FS.test(path)) {
-        warnings.push(`${path}: rules under /proc, /sys and /dev are not applied (the sandbox mounts its own)`);
+        if (input.within === undefined) warnings.push(`${path}: rules under /proc, /sys and /dev are not applied (the sandbox mounts its own)`);
         return;
       }
       const kind = exists(path);
@@ -83,8 +99,10 @@ export function planProtection(input: ProtectInput): Protection {
         } catch {
           // a dangling link: the link itself is covered
         }
+        // A link inside the visible directory to a target outside it: the target is invisible anyway.
+        if (input.within !== undefined && !inside(real, input.within)) return;
         out.set(real, { path: real, kind });
-      } else if (createIfMissing) {
+      } else if (createIfMissing && (input.within === undefined || inside(path, input.within))) {
         const stand = standIn(path, input.home);
         for (const p of stand.parents) parents.add(p);
         placeholders.add(stand.at);
@@ -97,14 +115,16 @@ export function planProtection(input: ProtectInput): Protection {
         add(rule.path, true);
         continue;
       }
-      const found = expandPattern(rule);
+      const clipped = clipPattern(rule, input.within);
+      if (clipped === null) continue;
+      const found = expandPattern(clipped);
       if (found.truncated) {
-        warnings.push(`${entry}: stopped after ${MAX_ENTRIES} entries under ${rule.root}; paths beyond them are not protected (start the pattern deeper)`);
+        warnings.push(`${entry}: stopped after ${MAX_ENTRIES} entries under ${clipped.root}; paths beyond them are not protected (start the pattern deeper)`);
       }
       for (const p of found.paths) add(p, false);
     }
     for (const p of optional) add(p, false);
-    for (const p of forcedDirs) out.set(p, { path: p, kind: 'dir' });
+    for (const p of forcedDirs) if (input.within === undefined || inside(p, input.within)) out.set(p, { path: p, kind: 'dir' });
     return out;
   };
   const read = collect(input.denyRead, input.alwaysDenyRead, [input.stateDir]);

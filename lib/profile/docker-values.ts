@@ -27,3 +27,12 @@ export function cpusProblem(value: string, hostCpus: number): string | null {
   if (n > hostCpus) return `${JSON.stringify(value)} is more than the ${hostCpus} CPUs this machine has`;
   return null;
 }
+
+/** An isolated path gets a volume mounted over it: a folder strictly inside the working directory. */
+export function isolatedPathProblem(value: string): string | null {
+  const parts = value.split('/').filter((p) => p !== '');
+  if (value.startsWith('/') || value.startsWith('~') || parts.includes('..') || parts.every((p) => p === '.') || /[\0\n\r]/.test(value)) {
+    return `${JSON.stringify(value)} must be a folder inside the working directory (relative, without "..")`;
+  }
+  return null;
+}

@@ -4,7 +4,7 @@ import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { ConfigError } from '../errors.js';
 import { CA_VARS, ENV_NAME, PROXY_VARS, STASHBASE_API_KEY } from '../env-names.js';
-import { cpusProblem, memoryProblem } from './docker-values.js';
+import { cpusProblem, isolatedPathProblem, memoryProblem } from './docker-values.js';
 import { lineOf } from './toml-lines.js';
 import type { Profile, ProfileSource, SecretBinding } from './types.js';
 import { formatPath, type KeyPath, type Problem, Reader } from './validators.js';
@@ -59,11 +59,9 @@ export function validateProfile(input: ValidateInput): Profile {
     if (p) r.fail(['sandbox', 'cpus'], p);
   }
   const isolatedPaths = r.strings(sb.isolated_paths, ['sandbox', 'isolated_paths'], (s, p) => {
-    if (s.startsWith('/') || s.startsWith('~') || s.split('/').includes('..')) {
-      r.fail(p, `${JSON.stringify(s)} must be a path inside the working directory (relative, without "..")`);
-      return false;
-    }
-    return true;
+    const problem = isolatedPathProblem(s);
+    if (problem) r.fail(p, problem);
+    return problem === null;
   });
   const nativeNetwork = r.oneOf(sb.native_network, ['sandbox', 'native_network'], ['proxy-only', 'host'] as const) ?? 'proxy-only';
 

@@ -1,0 +1,142 @@
+// Carries out a Docker run: images, session and audit, the run's network, the
+// proxy on its gateway, the holder and its firewall self-check, the agent, and
+// the teardown of all of it on every way out. Loaded only for real runs.
+import { mkdirSync } from 'node:fs';
+import type { Server as HttpServer } from 'node:http';
+import { createServer, type Server } from 'node:net';
+import { type Command, formatCommand } from '../../templates/command.js';
+import { FIREWALL_FAILED, FIREWALL_READY } from '../../templates/docker-firewall.js';
+import { agentCommand, gatewayCommand, holderCommand, networkCreateCommand, runNames, teardownCommands } from '../../templates/docker-run.js';
+import { AuditLog } from '../audit.js';
+import { CommandFailedError, SandboxUnavailableError } from '../errors.js';
+import { capture, runForwarded, type Spawned, start } from '../exec.js';
+import { proxyForRun, type RunProxy } from '../proxy/setup.js';
+import { reapStaleRuns } from '../reap.js';
+import { createPlaceholders, createRunDir, removePlaceholders, removeRunDir } from '../run-dir.js';
+import { removeSession, writeSession } from '../session.js';
+import { Trace } from '../trace.js';
+import { ensureRunImages } from './image.js';
+import { type DockerContext, prepareDocker } from './prepare.js';
+import { newVolumes, prepareVolumes } from './volumes.js';
+
+export interface DockerExecuteInput {
+  ctx: DockerContext;
+  warn: (msg: string) => void;
+  announce: boolean;
+  interactive: boolean;
+}
+
+const HOLDER_TIMEOUT_MS = 60_000;
+
+function listen(server: Server | HttpServer, host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', (e) => reject(new SandboxUnavailableError(`cannot listen on ${host} (${(e as Error).message}); nothing was run`)));
+    server.listen({ host, port: 0 }, () => resolve((server.address() as { port: number }).port));
+  });
+}
+
+/** The holder's verdict: resolves once it printed the ready line; rejects on anything else. */
+function holderReady(holder: Spawned): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let out = '';
+    let err = '';
+    const timer = setTimeout(() => reject(new SandboxUnavailableError(`the firewall holder did not report within ${HOLDER_TIMEOUT_MS / 1000} s; nothing was run`)), HOLDER_TIMEOUT_MS);
+    const done = (f: () => void) => {
+      clearTimeout(timer);
+      f();
+    };
+    holder.child.stderr?.on('data', (b: Buffer) => (err += b.toString('utf8')));
+    holder.child.stdout?.on('data', (b: Buffer) => {
+      out += b.toString('utf8');
+      const lines = out.split('\n');
+      if (lines.includes(FIREWALL_READY)) done(resolve);
+      const failed = lines.find((l) => l.startsWith(FIREWALL_FAILED));
+      if (failed) done(() => reject(new SandboxUnavailableError(`the firewall self-check failed: ${failed.slice(FIREWALL_FAILED.length).trim()}; nothing was run`)));
+    });
+    holder.exit.then(
+      (code) => done(() => reject(new SandboxUnavailableError(`the firewall holder exited (code ${code}) before its self-check passed; nothing was run${err.trim() ? `\n${err.trim().split('\n').slice(-5).join('\n')}` : ''}`))),
+      (e) => done(() => reject(e)),
+    );
+  });
+}
+
+function firstIpv4(out: string): string {
+  const ip = out.trim().split(/\s+/).find((a) => /^\d+\.\d+\.\d+\.\d+$/.test(a));
+  if (!ip) throw new SandboxUnavailableError(`the run network has no IPv4 gateway (docker said ${JSON.stringify(out.trim())}); nothing was run`);
+  return ip;
+}
+
+export async function executeDocker({ ctx, warn, announce, interactive }: DockerExecuteInput): Promise<number> {
+  const trace = new Trace(ctx.env.STASHBASE_TRACE === '1');
+  const home = ctx.stashbaseHome;
+  mkdirSync(home, { recursive: true, mode: 0o700 });
+  for (const id of reapStaleRuns(home)) warn(`removed what the killed run ${id} left on this host (stand-ins, run directory, session record); its Docker leftovers go with stashbase agent docker cleanup`);
+  await ensureRunImages({ docker: ctx.docker, home, env: ctx.env, choice: ctx.choice, interactive, warn });
+  trace.mark('images');
+  const names = runNames(ctx.session);
+  const audit = new AuditLog(home, ctx.session);
+  const draft = prepareDocker(ctx, { gateway: '<gateway>', proxyPort: '<proxy-port>', canaryPort: '<canary-port>', newVolumes: [] });
+  for (const w of draft.protection.warnings) warn(w);
+  if (announce) process.stderr.write(`Agent session: ${ctx.session}\nAudit log: ${audit.file}\nSandbox: docker (image ${ctx.choice.ref}, network ${names.network})\n`);
+  const started = Date.now();
+  writeSession(home, {
+    id: ctx.session, pid: process.pid, backend: 'docker', mechanism: 'docker', profile: ctx.profile.name, cwd: ctx.cwd, argv: ctx.command,
+    startedAt: new Date(started).toISOString(), docker: names, placeholders: draft.protection.placeholders,
+  });
+  audit.write({ type: 'start', profile: ctx.profile.name, profileFile: ctx.profile.file, backend: 'docker', image: ctx.choice.ref, argv: ctx.command, cwd: ctx.cwd });
+  let exitCode = 1;
+  let proxy: RunProxy | null = null;
+  let holder: Spawned | null = null;
+  let networkCreated = false;
+  const canary = createServer((s) => s.destroy());
+  let created: string[] = [];
+  try {
+    proxy = await proxyForRun({ profile: ctx.profile, placeholders: ctx.placeholders, env: ctx.env, home, userHome: ctx.home, cwd: ctx.cwd, audit: (e) => audit.write(e) });
+    createRunDir(draft.runDir, proxy.caPem, null);
+    const ph = createPlaceholders(draft.protection.placeholders, draft.protection.parents);
+    created = ph.created;
+    for (const w of ph.warnings) warn(w);
+    trace.mark('prepare');
+    const [, volumesToMake] = await Promise.all([
+      capture(networkCreateCommand(ctx.docker, ctx.session, ctx.desktop)).then(() => (networkCreated = true)),
+      newVolumes(ctx.docker, draft.volumes),
+    ]);
+    // Linux: the gateway is this host's address on the run's bridge. Desktop: loopback, reached as host.docker.internal.
+    const gateway = ctx.desktop ? '127.0.0.1' : firstIpv4(await capture(gatewayCommand(ctx.docker, ctx.session)));
+    const [proxyPort, canaryPort] = await Promise.all([listen(proxy.server, gateway), listen(canary, gateway)]);
+    trace.mark('network');
+    const prep = prepareDocker(ctx, { gateway, proxyPort, canaryPort, newVolumes: volumesToMake }, draft.protection);
+    holder = start(holderCommand(prep.holder), ['ignore', 'pipe', 'pipe']);
+    await Promise.all([holderReady(holder), prepareVolumes(ctx.docker, prep.holder.image, prep.agent.user, volumesToMake)]);
+    trace.mark('holder');
+    exitCode = await runForwarded(agentCommand(prep.agent));
+    trace.mark('agent');
+    return exitCode;
+  } catch (e) {
+    if (e instanceof CommandFailedError) throw new SandboxUnavailableError(`the Docker sandbox could not be set up; nothing was run. ${e.message}`);
+    throw e;
+  } finally {
+    await teardown(ctx, networkCreated || holder !== null, warn);
+    holder?.child.kill('SIGKILL');
+    canary.close();
+    proxy?.server.close();
+    proxy?.interceptor?.close();
+    removePlaceholders(created);
+    removeRunDir(draft.runDir);
+    audit.write({ type: 'end', exitCode, durationMs: Date.now() - started });
+    removeSession(home, ctx.session);
+    trace.mark('teardown');
+    trace.print();
+  }
+}
+
+async function teardown(ctx: DockerContext, any: boolean, warn: (msg: string) => void): Promise<void> {
+  if (!any) return;
+  const [containers, network] = teardownCommands(ctx.docker, ctx.session) as [Command, Command];
+  // The agent container is usually gone already (--rm): "no such container" is expected.
+  await capture(containers).catch(() => undefined);
+  await capture(network).catch((e: unknown) => {
+    if (e instanceof CommandFailedError && /not found|no such network/i.test(e.stderr)) return;
+    warn(`could not remove the run's network (${(e as Error).message.split('\n')[0]}); remove it with: ${formatCommand(network)} (or stashbase agent docker cleanup)`);
+  });
+}

@@ -1,0 +1,186 @@
+// Gathers what a Docker run needs (image, mounts, environment, names) and
+// builds its Plan. Nothing here changes the disk or talks to Docker: facts
+// that need the engine (gateway, ports, which volumes exist) come in as input.
+import { basename, join, relative } from 'node:path';
+import { caEnv, proxyEnv } from '../../templates/native-plan.js';
+import { buildDockerPlan, type DockerPlanInput } from '../../templates/docker-plan.js';
+import { DESKTOP_HOST } from '../../templates/docker-firewall.js';
+import { AGENT_HOME, type AgentInput, HOME_VOLUME, type HolderInput, type Mount } from '../../templates/docker-run.js';
+import type { IsolatedVolume } from '../../templates/docker-volumes.js';
+import type { Plan } from '../../templates/plan.js';
+import { auditFile } from '../audit.js';
+import { SandboxUnavailableError, UsageError } from '../errors.js';
+import { planProtection, type Protection } from '../paths/protect.js';
+import { isolatedPathProblem } from '../profile/docker-values.js';
+import type { Profile } from '../profile/types.js';
+import { executableGitState, findRepoRoot } from '../repo.js';
+import { sessionFile } from '../session.js';
+import { runDirOf } from '../run-dir.js';
+import { sha256 } from './engine.js';
+import { defaultImageRef, type ImageChoice } from './image.js';
+
+export const TERMINAL_VARS = ['TERM', 'COLORTERM', 'TERM_PROGRAM', 'TERM_PROGRAM_VERSION', 'LC_TERMINAL'] as const;
+/** Where the CA files are mounted inside the container. */
+export const CONTAINER_CA_DIR = '/etc/stashbase';
+
+export interface DockerContext {
+  session: string;
+  profile: Profile;
+  command: string[];
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  home: string;
+  stashbaseHome: string;
+  placeholders: Record<string, string>;
+  docker: string;
+  choice: ImageChoice;
+  desktop: boolean;
+  extraIsolated: string[];
+  memory?: string;
+  cpus?: string;
+  gitIdentity: { name?: string; email?: string };
+  tty: boolean;
+}
+
+/** Known once the engine answered; dry runs show placeholders. */
+export interface RuntimeFacts {
+  gateway: string;
+  proxyPort: number | string;
+  canaryPort: number | string;
+  /** Isolated-path volumes that do not exist yet; null in a dry run (all shown). */
+  newVolumes: IsolatedVolume[] | null;
+}
+
+export interface DockerPrepared {
+  plan: Plan;
+  holder: HolderInput;
+  agent: AgentInput;
+  runDir: string;
+  protection: Protection;
+  volumes: IsolatedVolume[];
+  proxyBind: string;
+  interceptTls: boolean;
+}
+
+function slug(s: string): string {
+  return s.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 30) || 'x';
+}
+
+/** One volume per repository and entry, named so `docker volume ls` says whose it is. */
+export function isolatedVolumes(cwd: string, entries: string[]): IsolatedVolume[] {
+  const repo = findRepoRoot(cwd)?.root ?? cwd;
+  const seen = new Set<string>();
+  const out: IsolatedVolume[] = [];
+  for (const entry of entries) {
+    const problem = isolatedPathProblem(entry);
+    if (problem) throw new UsageError(`--docker-isolated-paths: ${problem}`);
+    const target = join(cwd, entry);
+    const rel = relative(repo, target);
+    if (seen.has(rel)) continue;
+    seen.add(rel);
+    out.push({ name: `stashbase-isolated-${slug(basename(repo))}-${sha256(repo).slice(0, 10)}-${slug(rel)}-${sha256(rel).slice(0, 6)}`, entry: rel, target, repo });
+  }
+  return out;
+}
+
+/** Exactly what the container gets; a profile's own GIT_* variables win over the host's identity. */
+export function containerEnv(ctx: DockerContext, proxyUrl: string, interceptTls: boolean): Record<string, string> {
+  const env: Record<string, string> = { HOME: AGENT_HOME };
+  for (const name of TERMINAL_VARS) {
+    const v = ctx.env[name];
+    if (v !== undefined && v !== '') env[name] = v;
+  }
+  if (ctx.gitIdentity.name !== undefined) env.GIT_AUTHOR_NAME = env.GIT_COMMITTER_NAME = ctx.gitIdentity.name;
+  if (ctx.gitIdentity.email !== undefined) env.GIT_AUTHOR_EMAIL = env.GIT_COMMITTER_EMAIL = ctx.gitIdentity.email;
+  Object.assign(env, proxyEnv(proxyUrl));
+  if (interceptTls) Object.assign(env, caEnv(CONTAINER_CA_DIR));
+  Object.assign(env, ctx.placeholders, ctx.profile.configEnv);
+  return env;
+}
+
+function shadowMounts(protection: Protection, runDir: string): Mount[] {
+  const mounts: Mount[] = [];
+  for (const d of protection.denyRead) {
+    // Mode 000 and read-only: unreadable without CAP_DAC_OVERRIDE, and chmod hits EROFS.
+    mounts.push({ type: 'bind', source: d.kind === 'dir' ? join(runDir, 'empty') : join(runDir, 'denied'), target: d.path, readonly: true });
+  }
+  for (const d of protection.denyWrite) mounts.push({ type: 'bind', source: d.path, target: d.path, readonly: true });
+  return mounts;
+}
+
+function hostUser(desktop: boolean): string | null {
+  // Docker Desktop maps file ownership itself and runs as root; on Linux, the user's ids.
+  if (desktop && process.platform !== 'linux') return null;
+  return `${process.getuid?.() ?? 0}:${process.getgid?.() ?? 0}`;
+}
+
+/** The shadow mounts' paths, from the disk as it is before the run creates its stand-ins. */
+export function dockerProtection(ctx: DockerContext): Protection {
+  const p = ctx.profile;
+  return planProtection({
+    denyRead: p.filesystem.denyRead,
+    denyWrite: p.filesystem.denyWrite,
+    alwaysDenyRead: [],
+    stateDir: ctx.stashbaseHome,
+    alwaysDenyWrite: executableGitState(ctx.cwd),
+    home: ctx.home,
+    cwd: ctx.cwd,
+    within: ctx.cwd,
+  });
+}
+
+/** The run's plan; `protection` is computed once per run (the stand-ins change the disk). */
+export function prepareDocker(ctx: DockerContext, facts: RuntimeFacts, protection: Protection = dockerProtection(ctx)): DockerPrepared {
+  const p = ctx.profile;
+  if (ctx.cwd === '/') throw new SandboxUnavailableError('the Docker backend mounts the working directory into the container; run it from a project folder, not /');
+  const runDir = runDirOf(ctx.session);
+  const interceptTls = Object.keys(p.secrets).length > 0;
+  const volumes = isolatedVolumes(ctx.cwd, [...p.sandbox.isolatedPaths, ...ctx.extraIsolated]);
+  const proxyBind = ctx.desktop ? '127.0.0.1' : facts.gateway;
+  const proxyHost = ctx.desktop ? DESKTOP_HOST : facts.gateway;
+  const holder: HolderInput = { docker: ctx.docker, session: ctx.session, image: defaultImageRef(ctx.env), desktop: ctx.desktop, proxyHost, proxyPort: facts.proxyPort, canaryPort: facts.canaryPort };
+  const mounts: Mount[] = [
+    { type: 'bind', source: ctx.cwd, target: ctx.cwd, readonly: false },
+    { type: 'volume', source: HOME_VOLUME, target: AGENT_HOME, readonly: false },
+  ];
+  if (interceptTls) {
+    for (const f of ['ca.pem', 'ca-bundle.pem']) mounts.push({ type: 'bind', source: join(runDir, f), target: `${CONTAINER_CA_DIR}/${f}`, readonly: true });
+  }
+  mounts.push(...shadowMounts(protection, runDir));
+  for (const v of volumes) mounts.push({ type: 'volume', source: v.name, target: v.target, readonly: false });
+  const agent: AgentInput = {
+    docker: ctx.docker,
+    session: ctx.session,
+    image: ctx.choice.ref,
+    user: hostUser(ctx.desktop),
+    cwd: ctx.cwd,
+    env: containerEnv(ctx, `http://${proxyHost}:${facts.proxyPort}`, interceptTls),
+    mounts,
+    memory: ctx.memory ?? p.sandbox.memory,
+    cpus: ctx.cpus ?? p.sandbox.cpus,
+    tty: ctx.tty,
+    command: ctx.command,
+    hostEnv: ctx.env.HERDR_AGENT ? {} : { HERDR_AGENT: basename(ctx.command[0] as string) },
+  };
+  const image = imageNote(ctx);
+  const input: DockerPlanInput = {
+    session: ctx.session, profile: p.name,
+    sessionFile: sessionFile(ctx.stashbaseHome, ctx.session), auditFile: auditFile(ctx.stashbaseHome, ctx.session),
+    runDir, image, newVolumes: facts.newVolumes ?? volumes, placeholders: protection.placeholders, warnings: protection.warnings,
+    proxyBind, interceptTls, holder, agent,
+  };
+  return { plan: buildDockerPlan(input), holder, agent, runDir, protection, volumes, proxyBind, interceptTls };
+}
+
+function imageNote(ctx: DockerContext): string {
+  const def = defaultImageRef(ctx.env);
+  const holder = `the holder runs ${def} (missing: in a terminal, offer to build it; otherwise fail closed naming stashbase agent docker build)`;
+  switch (ctx.choice.kind) {
+    case 'default':
+      return `the agent runs ${def} too; ${holder}`;
+    case 'image':
+      return `the agent runs ${ctx.choice.ref} (docker run pulls it if missing); ${holder}`;
+    case 'dockerfile':
+      return `the agent runs ${ctx.choice.ref}, built from ${ctx.choice.dockerfile} when that tag is missing; ${holder}`;
+  }
+}

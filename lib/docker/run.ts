@@ -1,0 +1,64 @@
+// `agent run` on the Docker backend: the run's facts (CLI, engine, image, git
+// identity), then the plan printed (--dry-run) or carried out.
+import { formatPlan, planToJson } from '../../templates/plan.js';
+import { probe } from '../exec.js';
+import { findTool } from '../find-tool.js';
+import type { Profile } from '../profile/types.js';
+import { findDocker, isDesktop } from './engine.js';
+import { chooseImage } from './image.js';
+import type { DockerContext } from './prepare.js';
+
+export interface DockerRunInput {
+  session: string;
+  profile: Profile;
+  command: string[];
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  home: string;
+  stashbaseHome: string;
+  placeholders: Record<string, string>;
+  flags: { dockerImage?: string; dockerDockerfile?: string; dockerMemory?: string; dockerCpus?: string; dockerIsolatedPaths?: string };
+  dryRun: boolean;
+  json: boolean;
+  interactive: boolean;
+  warn: (msg: string) => void;
+  announce: boolean;
+}
+
+/** The host's global git identity, forwarded as authorship metadata (never a credential). */
+export function gitIdentity(env: NodeJS.ProcessEnv): { name?: string; email?: string } {
+  const git = findTool('git', env);
+  if (!git) return {};
+  const r = probe({ file: git, args: ['config', '--global', '--get-regexp', '^user\\.(name|email)$'] });
+  const out: { name?: string; email?: string } = {};
+  for (const line of r.code === 0 ? r.stdout.split('\n') : []) {
+    const m = /^user\.(name|email) (.*)$/.exec(line);
+    if (m) out[m[1] as 'name' | 'email'] = m[2] as string;
+  }
+  return out;
+}
+
+export async function runDocker(o: DockerRunInput): Promise<number> {
+  const docker = o.dryRun ? (findTool('docker', o.env) ?? 'docker') : findDocker(o.env);
+  const ctx: DockerContext = {
+    session: o.session, profile: o.profile, command: o.command, cwd: o.cwd, env: o.env, home: o.home, stashbaseHome: o.stashbaseHome,
+    placeholders: o.placeholders, docker,
+    choice: chooseImage(o.profile, o.flags, o.cwd, o.env),
+    desktop: isDesktop(process.platform, ''),
+    extraIsolated: (o.flags.dockerIsolatedPaths ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+    memory: o.flags.dockerMemory,
+    cpus: o.flags.dockerCpus,
+    gitIdentity: gitIdentity(o.env),
+    tty: process.stdin.isTTY === true && process.stdout.isTTY === true,
+  };
+  if (o.dryRun) {
+    const { prepareDocker } = await import('./prepare.js');
+    const plan = prepareDocker(ctx, { gateway: '<gateway>', proxyPort: '<proxy-port>', canaryPort: '<canary-port>', newVolumes: null }).plan;
+    process.stdout.write(o.json ? JSON.stringify(planToJson(plan), null, 2) + '\n' : formatPlan(plan));
+    return 0;
+  }
+  const { engineInfo } = await import('./engine.js');
+  const engine = await engineInfo(docker);
+  const { executeDocker } = await import('./execute.js');
+  return executeDocker({ ctx: { ...ctx, desktop: engine.desktop }, warn: o.warn, announce: o.announce, interactive: o.interactive });
+}

@@ -1,0 +1,71 @@
+// What a run creates on the host and removes afterwards: its run directory and
+// the stand-in directories at missing protected paths.
+import { chmodSync, mkdirSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { rootCertificates } from 'node:tls';
+
+/** The run directory in the system's temporary folder, named after the session. */
+export function runDirOf(session: string): string {
+  return join(tmpdir(), `stashbase-${session}`);
+}
+
+/**
+ * The run's own files: the sources of denied-path mounts (an empty file of mode
+ * 000, an empty directory), the CA certificate when intercepting, and for bwrap
+ * the seccomp filter.
+ */
+export function createRunDir(runDir: string, caPem: string | null, seccomp: Buffer | null): void {
+  mkdirSync(runDir, { recursive: true, mode: 0o700 });
+  if (caPem !== null) {
+    // Public certificates only: the CA key stays in $STASHBASE_HOME, hidden from the sandbox.
+    writeFileSync(join(runDir, 'ca.pem'), caPem, { mode: 0o644 });
+    writeFileSync(join(runDir, 'ca-bundle.pem'), [...rootCertificates, caPem].join('\n'), { mode: 0o644 });
+  }
+  if (seccomp !== null) writeFileSync(join(runDir, 'seccomp.bpf'), seccomp);
+  writeFileSync(join(runDir, 'denied'), '');
+  chmodSync(join(runDir, 'denied'), 0o000);
+  mkdirSync(join(runDir, 'empty'), { recursive: true });
+  chmodSync(join(runDir, 'empty'), 0o555);
+  // Only this user: the native proxy's socket is in here (the sandbox runs as the same uid).
+  chmodSync(runDir, 0o700);
+}
+
+export function removeRunDir(runDir: string): void {
+  rmSync(runDir, { recursive: true, force: true });
+}
+
+/** Creates stand-ins; returns those created (to remove afterwards) and warnings. */
+export function createPlaceholders(paths: string[], parents: string[]): { created: string[]; warnings: string[] } {
+  const created: string[] = [];
+  const warnings: string[] = [];
+  for (const p of parents) {
+    try {
+      mkdirSync(p, { recursive: true, mode: 0o755 });
+    } catch {
+      // the stand-in below then fails and says so
+    }
+  }
+  for (const p of paths) {
+    try {
+      mkdirSync(p, { mode: 0o555 });
+      created.push(p);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'EEXIST') continue; // appeared meanwhile: bwrap protects what is there
+      // What stashbase may not create, the agent (same user, no capabilities) may not either.
+      warnings.push(`${p}: no stand-in (${code}); the sandbox cannot create it either`);
+    }
+  }
+  return { created, warnings };
+}
+
+export function removePlaceholders(paths: string[]): void {
+  for (const p of [...paths].reverse()) {
+    try {
+      rmdirSync(p); // only while still empty: never removes anything else
+    } catch {
+      // gone already or not empty: leave it
+    }
+  }
+}

@@ -1,0 +1,57 @@
+// Image builds and the admin shell: docker build for the default image and for
+// a profile's Dockerfile, the version probe, and `agent docker shell`.
+import type { Command } from './command.js';
+import { AGENT_HOME, HOME_VOLUME } from './docker-run.js';
+
+export const DEFAULT_IMAGE = 'stashbase-sandbox:latest';
+export const LABEL_BUILT = 'stashbase.built';
+export const LABEL_DOCKERFILE = 'stashbase.dockerfile-sha256';
+/** Written by Dockerfile.sandbox: the agent CLI versions it installed. */
+export const VERSIONS_FILE = '/etc/stashbase/agent-versions';
+export const REMINDER_DAYS = 14;
+
+export interface DefaultBuildInput {
+  docker: string;
+  tag: string;
+  dockerfile: string;
+  /** An empty directory: the image needs nothing from the host. */
+  context: string;
+  force: boolean;
+  builtAt: string;
+  dockerfileSha256: string;
+  buildArgs: Record<string, string>;
+}
+
+export function defaultBuildCommand(b: DefaultBuildInput): Command {
+  const args = ['build', '--tag', b.tag, '--file', b.dockerfile, '--label', `${LABEL_BUILT}=${b.builtAt}`, '--label', `${LABEL_DOCKERFILE}=${b.dockerfileSha256}`];
+  // --force: a fresh base and, by a changed build argument, fresh agent CLIs.
+  if (b.force) args.push('--pull', '--build-arg', `AGENTS_REFRESH=${b.builtAt}`);
+  for (const [k, v] of Object.entries(b.buildArgs)) args.push('--build-arg', `${k}=${v}`);
+  args.push(b.context);
+  return { file: b.docker, args };
+}
+
+export function dockerfileBuildCommand(docker: string, tag: string, dockerfile: string, context: string, pull: boolean): Command {
+  return { file: docker, args: ['build', '--tag', tag, '--file', dockerfile, ...(pull ? ['--pull'] : []), context] };
+}
+
+export function imageInspectCommand(docker: string, ref: string): Command {
+  return { file: docker, args: ['image', 'inspect', '--format', `{{.Created}}|{{index .Config.Labels "${LABEL_BUILT}"}}|{{index .Config.Labels "${LABEL_DOCKERFILE}"}}`, ref] };
+}
+
+export function versionsCommand(docker: string, image: string): Command {
+  return { file: docker, args: ['run', '--rm', '--network', 'none', '--cap-drop', 'ALL', '--entrypoint', 'cat', image, VERSIONS_FILE] };
+}
+
+export function shellCommand(docker: string, image: string, user: string | null, tty: boolean): Command {
+  return {
+    file: docker,
+    args: [
+      'run', '--rm', tty ? '-it' : '-i', '--init',
+      ...(user !== null ? ['--user', user] : []),
+      '--mount', `type=volume,source=${HOME_VOLUME},target=${AGENT_HOME}`,
+      '--env', `HOME=${AGENT_HOME}`, '--workdir', AGENT_HOME,
+      '--entrypoint', 'bash', image,
+    ],
+  };
+}

@@ -1,0 +1,57 @@
+// The whole Docker-backend run as a Plan: every docker command in the order a
+// real run executes it, teardown included, with the in-process steps between.
+import { FIREWALL_READY } from './docker-firewall.js';
+import { agentCommand, type AgentInput, gatewayCommand, holderCommand, type HolderInput, networkCreateCommand, runNames, teardownCommands } from './docker-run.js';
+import { type IsolatedVolume, volumeCreateCommand, volumeOwnCommand } from './docker-volumes.js';
+import { commandStep, internalStep, type Plan, type PlanStep } from './plan.js';
+
+export interface DockerPlanInput {
+  session: string;
+  profile: string;
+  sessionFile: string;
+  auditFile: string;
+  runDir: string;
+  /** Which images run, and what happens when one is missing. */
+  image: string;
+  /** Isolated-path volumes not there yet: created and handed to the agent's user. */
+  newVolumes: IsolatedVolume[];
+  placeholders: string[];
+  warnings: string[];
+  /** Where the proxy listens: the gateway (Linux) or loopback (Desktop). */
+  proxyBind: string;
+  interceptTls: boolean;
+  holder: HolderInput;
+  agent: AgentInput;
+}
+
+export function buildDockerPlan(p: DockerPlanInput): Plan {
+  const docker = p.agent.docker;
+  const names = runNames(p.session);
+  const steps: PlanStep[] = [
+    internalStep('session', `write session record ${p.sessionFile}`),
+    internalStep('audit-start', `append the start event to ${p.auditFile}`),
+    internalStep('image', p.image),
+  ];
+  if (p.newVolumes.length > 0) {
+    for (const v of p.newVolumes) steps.push(commandStep('volume-create', volumeCreateCommand(docker, v)));
+    if (p.agent.user !== null) steps.push(commandStep('volume-own', volumeOwnCommand(docker, p.holder.image, p.agent.user, p.newVolumes.map((v) => v.name))));
+  }
+  steps.push(
+    internalStep('run-dir', `create ${p.runDir}: denied (empty file, mode 000) and empty/ (empty directory), the sources of the shadow mounts${p.interceptTls ? '; ca.pem and ca-bundle.pem (stashbase\'s local CA, for TLS interception)' : ''}`),
+  );
+  if (p.placeholders.length > 0) {
+    steps.push(internalStep('placeholders', ['create stand-in directories at missing protected paths (removed after the run):', ...p.placeholders.map((x) => `  ${x}`)].join('\n')));
+  }
+  steps.push(
+    commandStep('network', networkCreateCommand(docker, p.session, p.holder.desktop)),
+    ...(p.holder.desktop ? [] : [commandStep('gateway', gatewayCommand(docker, p.session))]),
+    internalStep('proxy', `start the egress proxy in this process on ${p.proxyBind}:<proxy-port>, and a canary listener on ${p.proxyBind}:<canary-port> that the firewall must make unreachable`),
+    commandStep('holder', holderCommand(p.holder)),
+    internalStep('holder-wait', `wait for the holder to print "${FIREWALL_READY}"; anything else tears everything down and nothing runs`),
+    commandStep('agent', agentCommand(p.agent), true),
+    internalStep('teardown', `after the agent exits (or on Ctrl+C, or on any failure above): remove ${names.agent}, ${names.holder} and ${names.network}, stop the proxy, remove ${p.runDir} and the stand-ins, append the end event, remove ${p.sessionFile}`),
+    ...teardownCommands(docker, p.session).map((c) => commandStep('teardown', c)),
+  );
+  for (const w of p.warnings) steps.push(internalStep('warning', `warning: ${w}`));
+  return { title: `stashbase agent run: session ${p.session}, profile ${p.profile}, docker backend (image ${p.agent.image})`, steps };
+}

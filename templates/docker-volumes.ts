@@ -1,0 +1,31 @@
+// Isolated-path volumes: created with labels that say what they belong to, and
+// handed to the agent's user once (a fresh volume's root belongs to root).
+import type { Command } from './command.js';
+
+export const LABEL_ISOLATED = 'stashbase.isolated-path';
+export const LABEL_REPO = 'stashbase.repo';
+
+export interface IsolatedVolume {
+  name: string;
+  /** The entry as the profile wrote it, relative to the working directory. */
+  entry: string;
+  /** Where it is mounted: the entry under the working directory. */
+  target: string;
+  repo: string;
+}
+
+export function volumeCreateCommand(docker: string, v: IsolatedVolume): Command {
+  return { file: docker, args: ['volume', 'create', '--label', `${LABEL_ISOLATED}=${v.entry}`, '--label', `${LABEL_REPO}=${v.repo}`, v.name] };
+}
+
+/** A throwaway container with CHOWN only, no network, that gives the volume to the agent's user. */
+export function volumeOwnCommand(docker: string, image: string, user: string, names: string[]): Command {
+  const args = ['run', '--rm', '--network', 'none', '--cap-drop', 'ALL', '--cap-add', 'CHOWN', '--security-opt', 'no-new-privileges', '--user', '0:0'];
+  names.forEach((n, i) => args.push('--mount', `type=volume,source=${n},target=/v/${i}`));
+  args.push('--entrypoint', 'chown', image, user, ...names.map((_, i) => `/v/${i}`));
+  return { file: docker, args };
+}
+
+export function volumeInspectCommand(docker: string, names: string[]): Command {
+  return { file: docker, args: ['volume', 'inspect', '--format', '{{.Name}}', ...names] };
+}
