@@ -90,3 +90,8 @@ function readSessions(home: string): SessionRecord[] {
   }
   return out;
 }
+
+/** Ids of sessions whose stashbase process is still alive on this machine. */
+export function liveSessionIds(home: string): Set<string> {
+  return new Set(readSessions(home).filter((r) => alive(r.pid)).map((r) => r.id));
+}

@@ -108,7 +108,7 @@ function shadowMounts(protection: Protection, runDir: string): Mount[] {
   return mounts;
 }
 
-function hostUser(desktop: boolean): string | null {
+export function containerUser(desktop: boolean): string | null {
   // Docker Desktop maps file ownership itself and runs as root; on Linux, the user's ids.
   if (desktop && process.platform !== 'linux') return null;
   return `${process.getuid?.() ?? 0}:${process.getgid?.() ?? 0}`;
@@ -152,7 +152,7 @@ export function prepareDocker(ctx: DockerContext, facts: RuntimeFacts, protectio
     docker: ctx.docker,
     session: ctx.session,
     image: ctx.choice.ref,
-    user: hostUser(ctx.desktop),
+    user: containerUser(ctx.desktop),
     cwd: ctx.cwd,
     env: containerEnv(ctx, `http://${proxyHost}:${facts.proxyPort}`, interceptTls),
     mounts,

@@ -1,15 +1,12 @@
 // Isolated-path volumes: which exist already, and making the missing ones
 // (created with their labels, then handed to the agent's user).
-import { type IsolatedVolume, LABEL_ISOLATED, volumeCreateCommand, volumeOwnCommand } from '../../templates/docker-volumes.js';
+import { listVolumesCommand } from '../../templates/docker-resources.js';
+import { type IsolatedVolume, volumeCreateCommand, volumeOwnCommand } from '../../templates/docker-volumes.js';
 import { capture } from '../exec.js';
-
-export function listIsolatedCommand(docker: string) {
-  return { file: docker, args: ['volume', 'ls', '--filter', `label=${LABEL_ISOLATED}`, '--format', '{{.Name}}'] };
-}
 
 export async function newVolumes(docker: string, volumes: IsolatedVolume[]): Promise<IsolatedVolume[]> {
   if (volumes.length === 0) return [];
-  const existing = new Set((await capture(listIsolatedCommand(docker))).split('\n').filter(Boolean));
+  const existing = new Set((await capture(listVolumesCommand(docker))).split('\n').map((l) => l.split('|')[0]));
   return volumes.filter((v) => !existing.has(v.name));
 }
 

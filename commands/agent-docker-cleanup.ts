@@ -1,0 +1,53 @@
+import { flagBool, type FlagSpec, parseCommand } from '../lib/argv.js';
+import { findDocker } from '../lib/docker/engine.js';
+import { runLeftovers, volumeLeftovers } from '../lib/docker/leftovers.js';
+import { StashbaseError, UsageError } from '../lib/errors.js';
+import { capture } from '../lib/exec.js';
+import { stashbaseHome } from '../lib/home.js';
+import { confirm, isInteractive } from '../lib/prompt.js';
+import { removeContainersCommand, removeNetworkCommand, removeVolumesCommand } from '../templates/docker-resources.js';
+
+export const usage = 'stashbase agent docker cleanup [--yes] [--isolated-paths]';
+export const summary = 'Remove the networks and containers crashed runs left (or the isolated-path volumes).';
+export const flags: FlagSpec[] = [
+  { name: 'yes', kind: 'bool', help: 'Skip the confirmation' },
+  { name: 'isolated-paths', kind: 'bool', help: 'List and remove isolated-path volumes instead' },
+];
+const spec = { name: 'agent docker cleanup', usage, summary, flags, notes: 'Networks of sessions still alive on this machine are skipped.' };
+
+async function approved(what: string, yes: boolean): Promise<boolean> {
+  if (yes) return true;
+  if (!isInteractive(false)) throw new StashbaseError(`${what}: confirm in a terminal or pass --yes; nothing was removed`, 1);
+  return confirm(`Remove ${what}?`);
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const p = parseCommand(argv, spec);
+  if (p === null) return 0;
+  if (p.positionals.length > 0 || p.rest !== null) throw new UsageError('agent docker cleanup takes no arguments');
+  const docker = findDocker(process.env);
+  const yes = flagBool(p, 'yes') === true;
+  const out = (s: string) => process.stdout.write(s + '\n');
+  if (flagBool(p, 'isolated-paths')) {
+    const volumes = await volumeLeftovers(docker);
+    if (volumes.length === 0) return (out('No isolated-path volumes.'), 0);
+    for (const v of volumes) out(`${v.name}\t${v.repo}\t${v.path}`);
+    if (!(await approved(`${volumes.length} isolated-path volume(s)`, yes))) return (out('Nothing removed.'), 1);
+    await capture(removeVolumesCommand(docker, volumes.map((v) => v.name)));
+    out(`Removed ${volumes.length} volume(s).`);
+    return 0;
+  }
+  const runs = await runLeftovers(docker, stashbaseHome(process.env));
+  for (const r of runs.filter((x) => x.live)) out(`skipping ${r.network ?? r.session}: session ${r.session} is still running here`);
+  const stale = runs.filter((x) => !x.live);
+  if (stale.length === 0) return (out('Nothing to clean up.'), 0);
+  for (const r of stale) out(`${r.network ?? '(no network)'}\t${r.session}\tcreated ${r.createdAt ?? '-'}\t${r.containers.join(',') || 'no containers'}`);
+  if (!(await approved(`${stale.length} run(s) left behind`, yes))) return (out('Nothing removed.'), 1);
+  // Containers first: a network with containers attached cannot be removed.
+  for (const r of stale) {
+    if (r.containers.length > 0) await capture(removeContainersCommand(docker, r.containers));
+    if (r.network) await capture(removeNetworkCommand(docker, r.network));
+    out(`removed ${r.network ?? r.containers.join(', ')}`);
+  }
+  return 0;
+}

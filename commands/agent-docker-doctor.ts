@@ -1,0 +1,64 @@
+import { flagBool, type FlagSpec, parseCommand } from '../lib/argv.js';
+import { findDocker, inspectImage } from '../lib/docker/engine.js';
+import { ageDays, defaultImageRef } from '../lib/docker/image.js';
+import { UsageError } from '../lib/errors.js';
+import { capture } from '../lib/exec.js';
+import { backendChecks, type Check } from '../lib/readiness.js';
+import { versionsCommand } from '../templates/docker-image.js';
+import { JSON_FLAG } from './shared-flags.js';
+
+export const usage = 'stashbase agent docker doctor [--json]';
+export const summary = 'Check whether the Docker backend can run here: CLI, daemon, default image.';
+export const flags: FlagSpec[] = [JSON_FLAG];
+const spec = { name: 'agent docker doctor', usage, summary, flags, notes: 'Exits 0 when the Docker backend is ready, 1 when it is not.' };
+
+interface ImageReport {
+  ref: string;
+  present: boolean;
+  created: string | null;
+  ageDays: number | null;
+  agents: Record<string, string>;
+}
+
+async function imageReport(docker: string, ref: string): Promise<ImageReport> {
+  const facts = await inspectImage(docker, ref);
+  if (!facts) return { ref, present: false, created: null, ageDays: null, agents: {} };
+  const agents: Record<string, string> = {};
+  try {
+    for (const line of (await capture(versionsCommand(docker, ref))).split('\n')) {
+      const m = /^([a-z]+): (.*)$/.exec(line.trim());
+      if (m) agents[m[1] as string] = m[2] as string;
+    }
+  } catch {
+    // An image built before versions were recorded: shown as unknown.
+  }
+  return { ref, present: true, created: (facts.builtLabel || facts.created.toISOString()), ageDays: ageDays(facts), agents };
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const p = parseCommand(argv, spec);
+  if (p === null) return 0;
+  if (p.positionals.length > 0 || p.rest !== null) throw new UsageError('agent docker doctor takes no arguments');
+  const env = process.env;
+  const checks: Check[] = backendChecks('docker', env);
+  const ref = defaultImageRef(env);
+  let image: ImageReport = { ref, present: false, created: null, ageDays: null, agents: {} };
+  if (checks.every((c) => c.ok)) {
+    image = await imageReport(findDocker(env), ref);
+    const agents = Object.entries(image.agents).map(([k, v]) => `${k} ${v}`).join(', ');
+    checks.push(
+      image.present
+        ? { name: 'default image', ok: true, detail: `${ref} built ${image.created} (${image.ageDays} days ago)${agents ? `; ${agents}` : ''}` }
+        : { name: 'default image', ok: false, detail: `${ref} is not built: stashbase agent docker build` },
+    );
+  }
+  const ready = checks.every((c) => c.ok);
+  if (flagBool(p, 'json')) {
+    process.stdout.write(JSON.stringify({ ready, checks, image }, null, 2) + '\n');
+  } else {
+    const lines = checks.map((c) => `  ${c.ok ? 'ok  ' : 'FAIL'} ${c.name}: ${c.detail}`);
+    lines.push(ready ? 'Docker backend ready.' : 'Docker backend not ready.');
+    process.stdout.write(lines.join('\n') + '\n');
+  }
+  return ready ? 0 : 1;
+}

@@ -1,0 +1,49 @@
+// What Docker holds of stashbase runs: per-run networks and containers grouped
+// by session, whether that session is still alive here, and isolated-path volumes.
+import { listContainersCommand, listNetworksCommand, listVolumesCommand } from '../../templates/docker-resources.js';
+import { NETWORK_PREFIX } from '../../templates/docker-run.js';
+import { capture } from '../exec.js';
+import { liveSessionIds, SESSION_ID } from '../session.js';
+
+export interface RunLeftover {
+  session: string;
+  network: string | null;
+  createdAt: string | null;
+  containers: string[];
+  live: boolean;
+}
+
+export interface VolumeLeftover {
+  name: string;
+  repo: string;
+  path: string;
+}
+
+const rows = (out: string) => out.split('\n').filter(Boolean).map((l) => l.split('|'));
+
+export async function runLeftovers(docker: string, home: string): Promise<RunLeftover[]> {
+  const [nets, containers] = await Promise.all([capture(listNetworksCommand(docker)), capture(listContainersCommand(docker))]);
+  const live = liveSessionIds(home);
+  const bySession = new Map<string, RunLeftover>();
+  const entry = (session: string) => {
+    let e = bySession.get(session);
+    if (!e) bySession.set(session, (e = { session, network: null, createdAt: null, containers: [], live: live.has(session) }));
+    return e;
+  };
+  for (const [name = '', createdAt = '', session = ''] of rows(nets)) {
+    // Only what stashbase names and labels: never a network someone else labelled alike.
+    if (!SESSION_ID.test(session) || name !== `${NETWORK_PREFIX}${session}`) continue;
+    Object.assign(entry(session), { network: name, createdAt });
+  }
+  for (const [name = '', session = ''] of rows(containers)) {
+    if (!SESSION_ID.test(session) || !name.startsWith(`${NETWORK_PREFIX}${session}-`)) continue;
+    entry(session).containers.push(name);
+  }
+  return [...bySession.values()].sort((a, b) => (a.createdAt ?? '').localeCompare(b.createdAt ?? '') || a.session.localeCompare(b.session));
+}
+
+export async function volumeLeftovers(docker: string): Promise<VolumeLeftover[]> {
+  return rows(await capture(listVolumesCommand(docker)))
+    .filter(([name = '']) => name.startsWith('stashbase-isolated-'))
+    .map(([name = '', repo = '', path = '']) => ({ name, repo, path }));
+}
