@@ -211,6 +211,36 @@ describe('TLS interception and secrets (real HTTPS upstream, curl)', () => {
     assert.deepEqual(seen.map((x) => [x.path, x.auth]), [['/user', `Bearer ${REAL}`]]);
   });
 
+  test('through the Docker backend: the container holds the placeholder, the bound host gets the real value', needs('docker'), async () => {
+    writeFileSync(join(t.sbHome, 'agents', 'gh-docker.toml'), [
+      '[sandbox]',
+      'backend = "docker"',
+      '[network]',
+      'egress_hosts = ["api.test", "other.test"]',
+      `upstream_ca_file = "${upCaFile}"`,
+      '[network.hosts]',
+      `"api.test" = "127.0.0.1:${upPort}"`,
+      `"other.test" = "127.0.0.1:${upPort}"`,
+      '[secrets.GITHUB_TOKEN]',
+      'source = "REAL_GH"',
+      'hosts = ["api.test"]',
+    ].join('\n') + '\n');
+    seen.length = 0;
+    const script = [
+      `curl -sS https://api.test:${upPort}/user -H "Authorization: Bearer $GITHUB_TOKEN"`,
+      `curl -sS -o /dev/null -w '%{http_code}\\n' https://other.test:${upPort}/x -H "X-Leak: $GITHUB_TOKEN"`,
+      'grep -c ghp_realReal /proc/1/environ',
+      'echo "$GITHUB_TOKEN"',
+    ].join('; ');
+    const r = await cli(['agent', 'run', '--profile', 'gh-docker', '--silent', '--', 'sh', '-c', script], { env: { ...t.env, REAL_GH: REAL }, cwd: t.dir, timeoutMs: 90_000 });
+    const [body, code, leaked, ph] = r.stdout.split('\n');
+    assert.match(ph ?? '', /^ghp_SBPH[A-Za-z0-9]{31}$/, r.stderr);
+    assert.equal(body, `you sent Bearer ${ph} /user`);
+    assert.equal(code, '403');
+    assert.equal(leaked, '0');
+    assert.deepEqual(seen.map((x) => [x.path, x.auth]), [['/user', `Bearer ${REAL}`]]);
+  });
+
   test('an upstream whose certificate does not verify gets nothing', async () => {
     const ca = await loadOrCreateCa(t.sbHome);
     const strict = new Interceptor({ leaves: new LeafCache(ca), secrets, upstreamCa: [...tls.rootCertificates], audit: () => {} }, hostHeaderProblem);

@@ -1,0 +1,150 @@
+// `agent run` on the Docker backend as a whole (exit codes, signals, crash
+// safety, images) and the `agent docker` commands, against the real engine.
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { BIN, cli, needs, tempHome, writeFile } from '../helpers.js';
+import { docker, leftoversOf, sessionOf } from '../docker-setup.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Starts a long run and resolves once its agent container is up. */
+async function startLongRun(env: NodeJS.ProcessEnv, cwd: string): Promise<{ child: ReturnType<typeof spawn>; session: string; stderr: () => string; exit: Promise<number | null> }> {
+  const child = spawn(process.execPath, [BIN, 'agent', 'run', '--docker-sandbox', 'true', '--', 'sleep', '120'], { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  let err = '';
+  child.stderr?.setEncoding('utf8').on('data', (d: string) => (err += d));
+  // 'exit', not 'close': after a SIGKILL the docker clients it started may still hold its pipes.
+  const exit = new Promise<number | null>((r) => child.on('exit', (code, signal) => r(code ?? (signal === 'SIGTERM' ? 143 : null))));
+  for (let i = 0; i < 300 && !/Agent session: /.test(err); i++) await sleep(50);
+  const session = sessionOf(err);
+  for (let i = 0; i < 600; i++) {
+    if (docker(['ps', '--filter', `name=stashbase-agent-run-${session}-agent`, '--format', '{{.State}}']).trim() === 'running') break;
+    await sleep(50);
+  }
+  return { child, session, stderr: () => err, exit };
+}
+
+describe('Docker backend: runs and the agent docker commands (real engine)', needs('docker'), () => {
+  const t = tempHome();
+  const proj = join(t.dir, 'proj');
+  before(() => mkdirSync(proj, { recursive: true }));
+  after(() => t.cleanup());
+
+  test("the agent's exit code is agent run's", async () => {
+    const r = await cli(['agent', 'run', '--silent', '--docker-sandbox', 'true', '--', 'sh', '-c', 'echo out; exit 7'], { env: t.env, cwd: proj, timeoutMs: 60_000 });
+    assert.equal(r.code, 7, r.stderr);
+    assert.equal(r.stdout, 'out\n');
+  });
+
+  test('SIGKILL leaves a run behind: status shows it not live, a second run is undisturbed, cleanup removes it and skips a live one', async () => {
+    const live = await startLongRun(t.env, proj);
+    const killed = await startLongRun(t.env, proj);
+    killed.child.kill('SIGKILL');
+    await killed.exit;
+    const left = leftoversOf(killed.session);
+    for (const name of [`stashbase-agent-run-${killed.session}`, `stashbase-agent-run-${killed.session}-net`]) assert.ok(left.includes(name), `${name} is left behind`);
+    const second = await cli(['agent', 'run', '--silent', '--docker-sandbox', 'true', '--', 'true'], { env: t.env, cwd: proj, timeoutMs: 60_000 });
+    assert.equal(second.code, 0, second.stderr);
+    const status = JSON.parse((await cli(['agent', 'docker', 'status', '--json'], { env: t.env })).stdout) as { runs: Array<{ session: string; live: boolean; network: string; containers: string[] }> };
+    const mine = status.runs.filter((r) => r.session === killed.session || r.session === live.session);
+    assert.deepEqual(mine.map((r) => [r.session, r.live, r.network, r.containers.includes(`${r.network}-net`)]).sort(), [
+      [killed.session, false, `stashbase-agent-run-${killed.session}`, true],
+      [live.session, true, `stashbase-agent-run-${live.session}`, true],
+    ].sort());
+    const refused = await cli(['agent', 'docker', 'cleanup'], { env: t.env });
+    assert.equal(refused.code, 1);
+    assert.match(refused.stderr, /^stashbase: \d+ run\(s\) left behind: confirm in a terminal or pass --yes; nothing was removed$/m);
+    assert.deepEqual(leftoversOf(killed.session), left);
+    const clean = await cli(['agent', 'docker', 'cleanup', '--yes'], { env: t.env, timeoutMs: 60_000 });
+    assert.equal(clean.code, 0, clean.stderr);
+    assert.match(clean.stdout, new RegExp(`^skipping stashbase-agent-run-${live.session}: session ${live.session} is still running here$`, 'm'));
+    assert.match(clean.stdout, new RegExp(`^removed stashbase-agent-run-${killed.session}$`, 'm'));
+    assert.deepEqual(leftoversOf(killed.session), []);
+    assert.equal(leftoversOf(live.session).length, 3, 'the live run is untouched');
+    // SIGTERM reaches the agent; agent run then tears everything down.
+    live.child.kill('SIGTERM');
+    assert.equal(await live.exit, 143);
+    assert.deepEqual(leftoversOf(live.session), []);
+  });
+
+  test('a missing default image fails closed without a terminal, naming the build command', async () => {
+    const env = { ...t.env, STASHBASE_DOCKER_IMAGE: 'stashbase-test-missing:none' };
+    const r = await cli(['agent', 'run', '--silent', '--docker-sandbox', 'true', '--', 'touch', 'ran'], { env, cwd: proj });
+    assert.equal(r.code, 4);
+    assert.equal(r.stderr, 'stashbase: the Docker sandbox image stashbase-test-missing:none is not built; nothing was run. Build it with: stashbase agent docker build\n');
+    assert.equal(existsSync(join(proj, 'ran')), false);
+    const doc = await cli(['agent', 'docker', 'doctor', '--json'], { env, timeoutMs: 60_000 });
+    assert.equal(doc.code, 1);
+    const report = JSON.parse(doc.stdout) as { ready: boolean; checks: Array<{ name: string; ok: boolean }>; image: { present: boolean } };
+    assert.deepEqual([report.ready, report.image.present, report.checks.map((c) => [c.name, c.ok])], [false, false, [['docker', true], ['docker daemon', true], ['default image', false]]]);
+  });
+
+  test('doctor: ready, with the image age and the agent CLI versions inside', async () => {
+    const r = await cli(['agent', 'docker', 'doctor', '--json'], { env: t.env, timeoutMs: 60_000 });
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    const report = JSON.parse(r.stdout) as { ready: boolean; image: { ref: string; present: boolean; ageDays: number; agents: Record<string, string> } };
+    assert.equal(report.ready, true);
+    assert.equal(report.image.ref, 'stashbase-sandbox:latest');
+    assert.equal(typeof report.image.ageDays, 'number');
+    assert.deepEqual(Object.keys(report.image.agents).sort(), ['claude', 'codex']);
+  });
+
+  test('agent docker build: builds the embedded Dockerfile (labels, packages, PATH order), then reports it is built', async () => {
+    const tag = `stashbase-test-build-${process.pid}:latest`;
+    const env = { ...t.env, STASHBASE_DOCKER_IMAGE: tag, STASHBASE_SANDBOX_BASE_IMAGE: 'stashbase-test-base:latest', STASHBASE_SANDBOX_INSTALL_AGENTS: '0' };
+    try {
+      const b = await cli(['agent', 'docker', 'build'], { env, timeoutMs: 600_000 });
+      assert.equal(b.code, 0, b.stderr);
+      assert.equal(b.stdout, `Built ${tag}.\n`);
+      const labels = JSON.parse(docker(['image', 'inspect', '--format', '{{json .Config.Labels}}', tag])) as Record<string, string>;
+      assert.match(labels['stashbase.built'] ?? '', /^\d{4}-\d\d-\d\dT/);
+      assert.match(labels['stashbase.dockerfile-sha256'] ?? '', /^[0-9a-f]{64}$/);
+      const inside = docker(['run', '--rm', '--network', 'none', tag, 'bash', '-c', 'for t in git curl jq gh bwrap iptables dig unzip less ps python3 pip3; do command -v $t >/dev/null || echo missing $t; done; ls /usr/lib/python3*/EXTERNALLY-MANAGED 2>/dev/null; echo "$PATH|$HOME|$NPM_CONFIG_PREFIX|$DISABLE_AUTOUPDATER"']);
+      assert.equal(inside, '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:/home/agent/.npm-global/bin:/home/agent/.local/bin|/home/agent|/home/agent/.npm-global|1\n');
+      const again = await cli(['agent', 'docker', 'build'], { env, timeoutMs: 60_000 });
+      assert.equal(again.stdout, `${tag} is already built (0 days old); --force rebuilds it.\n`);
+    } finally {
+      spawnSync('docker', ['image', 'rm', '-f', tag]);
+    }
+  });
+
+  test("a profile's Dockerfile is built and tagged from its path; it runs with the same hardening; an image reference has nothing to build", async () => {
+    writeFile(join(proj, 'sandbox.Dockerfile'), 'FROM stashbase-test-base:latest\nRUN echo custom > /etc/custom-marker\n');
+    writeFile(join(t.sbHome, 'agents', 'custom.toml'), '[sandbox]\nbackend = "docker"\ndockerfile = "./sandbox.Dockerfile"\n');
+    writeFile(join(t.sbHome, 'agents', 'ref.toml'), '[sandbox]\nbackend = "docker"\nimage = "example.invalid/some/image:1"\n');
+    let tag = '';
+    try {
+      const r = await cli(['agent', 'run', '--profile', 'custom', '--', 'sh', '-c', 'cat /etc/custom-marker; grep CapEff /proc/self/status; grep NoNewPrivs /proc/self/status'], { env: t.env, cwd: proj, timeoutMs: 300_000 });
+      assert.equal(r.code, 0, r.stderr);
+      tag = /Building .* as (stashbase-dockerfile-proj-[0-9a-f]{12}:latest)/.exec(r.stderr)?.[1] ?? '';
+      assert.ok(tag, r.stderr);
+      assert.equal(r.stdout, 'custom\nCapEff:\t0000000000000000\nNoNewPrivs:\t1\n');
+      const built = await cli(['agent', 'docker', 'build', '--profile', 'custom'], { env: t.env, cwd: proj, timeoutMs: 60_000 });
+      assert.equal(built.stdout, `${tag} is already built (0 days old); --force rebuilds it.\n`);
+      const ref = await cli(['agent', 'docker', 'build', '--profile', 'ref'], { env: t.env, cwd: proj });
+      assert.equal(ref.stdout, 'Profile ref runs the image example.invalid/some/image:1: nothing to build (docker run pulls it when it is missing).\n');
+    } finally {
+      if (tag) spawnSync('docker', ['image', 'rm', '-f', tag]);
+    }
+  });
+
+  test('agent docker shell: bash in the image with the home volume, as the run user', async () => {
+    const r = await cli(['agent', 'docker', 'shell'], { env: t.env, input: 'id -u; pwd; echo "$HOME"; test -w "$HOME" && echo writable\n', timeoutMs: 60_000 });
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, `${process.getuid?.()}\n/home/agent\n/home/agent\nwritable\n`);
+  });
+
+  test('--dry-run --json: every docker command in order, teardown included, nothing run', async () => {
+    const r = await cli(['agent', 'run', '--docker-sandbox', 'true', '--docker-isolated-paths', 'node_modules', '--dry-run', '--json', '--', 'claude'], { env: t.env, cwd: proj });
+    assert.equal(r.code, 0, r.stderr);
+    const plan = JSON.parse(r.stdout) as { steps: Array<{ type: string; id: string; args?: string[]; env?: Record<string, string> }> };
+    const cmds = plan.steps.filter((s) => s.type === 'command');
+    assert.deepEqual(cmds.map((s) => `${s.id}:${s.args?.slice(0, 2).join(' ')}`), ['network:network create', 'gateway:network inspect', 'holder:run --name', 'volume-create:volume create', ...(process.getuid?.() === 0 ? [] : ['volume-own:run --rm']), 'agent:run --rm', 'teardown:rm --force', 'teardown:network rm']);
+    assert.deepEqual(cmds.find((s) => s.id === 'agent')?.env, { HERDR_AGENT: 'claude' });
+    const kept = JSON.parse((await cli(['agent', 'run', '--docker-sandbox', 'true', '--dry-run', '--json', '--', 'my-wrapper'], { env: { ...t.env, HERDR_AGENT: 'codex' }, cwd: proj })).stdout) as typeof plan;
+    assert.deepEqual(kept.steps.find((s) => s.id === 'agent')?.env, {}, 'an exported HERDR_AGENT is kept, not replaced');
+    assert.deepEqual(leftoversOf('ags_aaaaaaaaaaaaaaaa'), []);
+  });
+});
