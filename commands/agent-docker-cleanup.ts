@@ -44,10 +44,16 @@ export async function main(argv: string[]): Promise<number> {
   for (const r of stale) out(`${r.network ?? '(no network)'}\t${r.session}\tcreated ${r.createdAt ?? '-'}\t${r.containers.join(',') || 'no containers'}`);
   if (!(await approved(`${stale.length} run(s) left behind`, yes))) return (out('Nothing removed.'), 1);
   // Containers first: a network with containers attached cannot be removed.
+  let failed = 0;
   for (const r of stale) {
-    if (r.containers.length > 0) await capture(removeContainersCommand(docker, r.containers));
-    if (r.network) await capture(removeNetworkCommand(docker, r.network));
-    out(`removed ${r.network ?? r.containers.join(', ')}`);
+    try {
+      if (r.containers.length > 0) await capture(removeContainersCommand(docker, r.containers));
+      if (r.network) await capture(removeNetworkCommand(docker, r.network));
+      out(`removed ${r.network ?? r.containers.join(', ')}`);
+    } catch (e) {
+      failed++;
+      process.stderr.write(`could not remove ${r.network ?? r.session}: ${(e as Error).message}\n`);
+    }
   }
-  return 0;
+  return failed === 0 ? 0 : 1;
 }

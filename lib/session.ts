@@ -57,7 +57,8 @@ export function removeSession(home: string, id: string): void {
   rmSync(sessionFile(home, id), { force: true });
 }
 
-function alive(pid: number): boolean {
+export function processAlive(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
   try {
     process.kill(pid, 0);
     return true;
@@ -68,7 +69,7 @@ function alive(pid: number): boolean {
 
 /** Records left by runs whose process is gone (killed hard). */
 export function staleSessions(home: string): SessionRecord[] {
-  return readSessions(home).filter((r) => !alive(r.pid));
+  return readSessions(home).filter((r) => !processAlive(r.pid));
 }
 
 function readSessions(home: string): SessionRecord[] {
@@ -93,5 +94,5 @@ function readSessions(home: string): SessionRecord[] {
 
 /** Ids of sessions whose stashbase process is still alive on this machine. */
 export function liveSessionIds(home: string): Set<string> {
-  return new Set(readSessions(home).filter((r) => alive(r.pid)).map((r) => r.id));
+  return new Set(readSessions(home).filter((r) => processAlive(r.pid)).map((r) => r.id));
 }

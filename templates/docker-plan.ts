@@ -39,7 +39,7 @@ export function buildDockerPlan(p: DockerPlanInput): Plan {
     steps.push(internalStep('placeholders', ['create stand-in directories at missing protected paths (removed after the run):', ...p.placeholders.map((x) => `  ${x}`)].join('\n')));
   }
   steps.push(
-    commandStep('network', networkCreateCommand(docker, p.session, p.holder.desktop)),
+    commandStep('network', networkCreateCommand(docker, p.session, p.holder.pid, p.holder.desktop)),
     ...(p.holder.desktop ? [] : [commandStep('gateway', gatewayCommand(docker, p.session))]),
     internalStep('proxy', `start the egress proxy in this process on ${p.proxyBind}:<proxy-port>, and a canary listener on ${p.proxyBind}:<canary-port> that the firewall must make unreachable`),
     commandStep('holder', holderCommand(p.holder)),

@@ -4,6 +4,8 @@ import type { Command } from './command.js';
 import { buildFirewallScript, DESKTOP_HOST, type FirewallInput } from './docker-firewall.js';
 
 export const LABEL_SESSION = 'stashbase.session';
+/** The stashbase process that owns the run: `cleanup` never removes what a live process owns. */
+export const LABEL_PID = 'stashbase.pid';
 export const NETWORK_PREFIX = 'stashbase-agent-run-';
 export const HOME_VOLUME = 'stashbase-agent-home';
 export const AGENT_HOME = '/home/agent';
@@ -13,6 +15,10 @@ export const AGENT_PIDS_LIMIT = '2048';
 export function runNames(session: string): { network: string; holder: string; agent: string } {
   const network = `${NETWORK_PREFIX}${session}`;
   return { network, holder: `${network}-net`, agent: `${network}-agent` };
+}
+
+function runLabels(session: string, pid: number): string[] {
+  return ['--label', `${LABEL_SESSION}=${session}`, '--label', `${LABEL_PID}=${pid}`];
 }
 
 export interface Mount {
@@ -33,19 +39,20 @@ export function mountArg(m: Mount): string {
   return fields.map(csvField).join(',');
 }
 
-export function networkCreateCommand(docker: string, session: string, desktop: boolean): Command {
+export function networkCreateCommand(docker: string, session: string, pid: number, desktop: boolean): Command {
   // --internal: no route off the bridge at all; Desktop needs the route to reach
   // host.docker.internal. The holder's firewall is the boundary either way.
-  return { file: docker, args: ['network', 'create', '--driver', 'bridge', ...(desktop ? [] : ['--internal']), '--label', `${LABEL_SESSION}=${session}`, runNames(session).network] };
+  return { file: docker, args: ['network', 'create', '--driver', 'bridge', ...(desktop ? [] : ['--internal']), ...runLabels(session, pid), runNames(session).network] };
 }
 
 export function gatewayCommand(docker: string, session: string): Command {
-  return { file: docker, args: ['network', 'inspect', '--format', '{{range .IPAM.Config}}{{.Gateway}} {{end}}', runNames(session).network] };
+  return { file: docker, args: ['network', 'inspect', '--format', '{{range .IPAM.Config}}{{.Gateway}} {{.Subnet}} {{end}}', runNames(session).network] };
 }
 
 export interface HolderInput extends FirewallInput {
   docker: string;
   session: string;
+  pid: number;
   /** Always the built-in default image: a custom image never gets NET_ADMIN. */
   image: string;
   desktop: boolean;
@@ -56,7 +63,7 @@ export function holderCommand(h: HolderInput): Command {
   return {
     file: h.docker,
     args: [
-      'run', '--name', names.holder, '--label', `${LABEL_SESSION}=${h.session}`,
+      'run', '--name', names.holder, ...runLabels(h.session, h.pid),
       '--network', names.network,
       '--cap-drop', 'ALL', '--cap-add', 'NET_ADMIN', '--security-opt', 'no-new-privileges', '--pids-limit', '64',
       '--dns', '0.0.0.0', '--sysctl', 'net.ipv6.conf.all.disable_ipv6=1',
@@ -70,6 +77,7 @@ export function holderCommand(h: HolderInput): Command {
 export interface AgentInput {
   docker: string;
   session: string;
+  pid: number;
   image: string;
   /** "uid:gid", or null where the image's default user (root on Desktop) is used. */
   user: string | null;
@@ -88,7 +96,7 @@ export interface AgentInput {
 export function agentCommand(a: AgentInput): Command {
   const names = runNames(a.session);
   const args = [
-    'run', '--rm', '--name', names.agent, '--label', `${LABEL_SESSION}=${a.session}`,
+    'run', '--rm', '--name', names.agent, ...runLabels(a.session, a.pid),
     '--network', `container:${names.holder}`,
     '--cap-drop', 'ALL', '--security-opt', 'no-new-privileges', '--init', '--pids-limit', AGENT_PIDS_LIMIT,
     ...(a.memory !== undefined ? ['--memory', a.memory] : []),

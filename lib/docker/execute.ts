@@ -3,7 +3,7 @@
 // the teardown of all of it on every way out. Loaded only for real runs.
 import { mkdirSync } from 'node:fs';
 import type { Server as HttpServer } from 'node:http';
-import { createServer, type Server } from 'node:net';
+import { BlockList, createServer, isIPv4, type Server } from 'node:net';
 import { type Command, formatCommand } from '../../templates/command.js';
 import { FIREWALL_FAILED, FIREWALL_READY } from '../../templates/docker-firewall.js';
 import { agentCommand, gatewayCommand, holderCommand, networkCreateCommand, runNames, teardownCommands } from '../../templates/docker-run.js';
@@ -60,10 +60,25 @@ function holderReady(holder: Spawned): Promise<void> {
   });
 }
 
-function firstIpv4(out: string): string {
-  const ip = out.trim().split(/\s+/).find((a) => /^\d+\.\d+\.\d+\.\d+$/.test(a));
-  if (!ip) throw new SandboxUnavailableError(`the run network has no IPv4 gateway (docker said ${JSON.stringify(out.trim())}); nothing was run`);
-  return ip;
+/** The run network's IPv4 gateway (this host's address on it) and its subnet. */
+export function parseGateway(out: string): { gateway: string; subnet: string } {
+  const words = out.trim().split(/\s+/);
+  for (let i = 0; i + 1 < words.length; i += 2) {
+    const [gateway = '', subnet = ''] = [words[i], words[i + 1]];
+    if (/^\d+\.\d+\.\d+\.\d+$/.test(gateway) && /^\d+\.\d+\.\d+\.\d+\/\d+$/.test(subnet)) return { gateway, subnet };
+  }
+  throw new SandboxUnavailableError(`the run network has no IPv4 gateway (docker said ${JSON.stringify(out.trim())}); nothing was run`);
+}
+
+/** Only the run's containers may use its proxy: not this host's other processes, which reach it from the gateway address. */
+function containersOnly(gateway: string, subnet: string): (address: string) => boolean {
+  const [base = '', bits = '32'] = subnet.split('/');
+  const list = new BlockList();
+  list.addSubnet(base, Number(bits), 'ipv4');
+  return (address) => {
+    const v4 = address.replace(/^::ffff:/, '');
+    return v4 !== gateway && isIPv4(v4) && list.check(v4, 'ipv4');
+  };
 }
 
 export async function executeDocker({ ctx, warn, announce, interactive }: DockerExecuteInput): Promise<number> {
@@ -91,18 +106,22 @@ export async function executeDocker({ ctx, warn, announce, interactive }: Docker
   const canary = createServer((s) => s.destroy());
   let created: string[] = [];
   try {
-    proxy = await proxyForRun({ profile: ctx.profile, placeholders: ctx.placeholders, env: ctx.env, home, userHome: ctx.home, cwd: ctx.cwd, audit: (e) => audit.write(e) });
+    // Until the network exists nobody may connect; then only its containers (Linux), or anyone on loopback (Desktop's VM forwards from there).
+    let accept: (address: string) => boolean = () => false;
+    proxy = await proxyForRun({ profile: ctx.profile, placeholders: ctx.placeholders, env: ctx.env, home, userHome: ctx.home, cwd: ctx.cwd, audit: (e) => audit.write(e), acceptClient: (a) => accept(a) });
     createRunDir(draft.runDir, proxy.caPem, null);
     const ph = createPlaceholders(draft.protection.placeholders, draft.protection.parents);
     created = ph.created;
     for (const w of ph.warnings) warn(w);
     trace.mark('prepare');
     const [, volumesToMake] = await Promise.all([
-      capture(networkCreateCommand(ctx.docker, ctx.session, ctx.desktop)).then(() => (networkCreated = true)),
+      capture(networkCreateCommand(ctx.docker, ctx.session, process.pid, ctx.desktop)).then(() => (networkCreated = true)),
       newVolumes(ctx.docker, draft.volumes),
     ]);
     // Linux: the gateway is this host's address on the run's bridge. Desktop: loopback, reached as host.docker.internal.
-    const gateway = ctx.desktop ? '127.0.0.1' : firstIpv4(await capture(gatewayCommand(ctx.docker, ctx.session)));
+    const net = ctx.desktop ? null : parseGateway(await capture(gatewayCommand(ctx.docker, ctx.session)));
+    const gateway = net?.gateway ?? '127.0.0.1';
+    accept = net ? containersOnly(net.gateway, net.subnet) : () => true;
     const [proxyPort, canaryPort] = await Promise.all([listen(proxy.server, gateway), listen(canary, gateway)]);
     trace.mark('network');
     const prep = prepareDocker(ctx, { gateway, proxyPort, canaryPort, newVolumes: volumesToMake }, draft.protection);

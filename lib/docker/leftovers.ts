@@ -3,7 +3,7 @@
 import { listContainersCommand, listNetworksCommand, listVolumesCommand } from '../../templates/docker-resources.js';
 import { NETWORK_PREFIX } from '../../templates/docker-run.js';
 import { capture } from '../exec.js';
-import { liveSessionIds, SESSION_ID } from '../session.js';
+import { liveSessionIds, processAlive, SESSION_ID } from '../session.js';
 
 export interface RunLeftover {
   session: string;
@@ -23,21 +23,27 @@ const rows = (out: string) => out.split('\n').filter(Boolean).map((l) => l.split
 
 export async function runLeftovers(docker: string, home: string): Promise<RunLeftover[]> {
   const [nets, containers] = await Promise.all([capture(listNetworksCommand(docker)), capture(listContainersCommand(docker))]);
-  const live = liveSessionIds(home);
+  // Live: a record of this home says so, or the process that labelled it is
+  // still running on this machine (a run under another STASHBASE_HOME, or user).
+  const records = liveSessionIds(home);
+  const isLive = (session: string, pid: string) => records.has(session) || processAlive(Number(pid));
   const bySession = new Map<string, RunLeftover>();
   const entry = (session: string) => {
     let e = bySession.get(session);
-    if (!e) bySession.set(session, (e = { session, network: null, createdAt: null, containers: [], live: live.has(session) }));
+    if (!e) bySession.set(session, (e = { session, network: null, createdAt: null, containers: [], live: false }));
     return e;
   };
-  for (const [name = '', createdAt = '', session = ''] of rows(nets)) {
+  for (const [name = '', createdAt = '', session = '', pid = ''] of rows(nets)) {
     // Only what stashbase names and labels: never a network someone else labelled alike.
     if (!SESSION_ID.test(session) || name !== `${NETWORK_PREFIX}${session}`) continue;
-    Object.assign(entry(session), { network: name, createdAt });
+    const e = entry(session);
+    Object.assign(e, { network: name, createdAt, live: e.live || isLive(session, pid) });
   }
-  for (const [name = '', session = ''] of rows(containers)) {
+  for (const [name = '', session = '', pid = ''] of rows(containers)) {
     if (!SESSION_ID.test(session) || !name.startsWith(`${NETWORK_PREFIX}${session}-`)) continue;
-    entry(session).containers.push(name);
+    const e = entry(session);
+    e.containers.push(name);
+    e.live ||= isLive(session, pid);
   }
   return [...bySession.values()].sort((a, b) => (a.createdAt ?? '').localeCompare(b.createdAt ?? '') || a.session.localeCompare(b.session));
 }

@@ -138,7 +138,7 @@ export function prepareDocker(ctx: DockerContext, facts: RuntimeFacts, protectio
   const volumes = isolatedVolumes(ctx.cwd, [...p.sandbox.isolatedPaths, ...ctx.extraIsolated]);
   const proxyBind = ctx.desktop ? '127.0.0.1' : facts.gateway;
   const proxyHost = ctx.desktop ? DESKTOP_HOST : facts.gateway;
-  const holder: HolderInput = { docker: ctx.docker, session: ctx.session, image: defaultImageRef(ctx.env), desktop: ctx.desktop, proxyHost, proxyPort: facts.proxyPort, canaryPort: facts.canaryPort };
+  const holder: HolderInput = { docker: ctx.docker, session: ctx.session, pid: process.pid, image: defaultImageRef(ctx.env), desktop: ctx.desktop, proxyHost, proxyPort: facts.proxyPort, canaryPort: facts.canaryPort };
   const mounts: Mount[] = [
     { type: 'bind', source: ctx.cwd, target: ctx.cwd, readonly: false },
     { type: 'volume', source: HOME_VOLUME, target: AGENT_HOME, readonly: false },
@@ -151,6 +151,7 @@ export function prepareDocker(ctx: DockerContext, facts: RuntimeFacts, protectio
   const agent: AgentInput = {
     docker: ctx.docker,
     session: ctx.session,
+    pid: process.pid,
     image: ctx.choice.ref,
     user: containerUser(ctx.desktop),
     cwd: ctx.cwd,

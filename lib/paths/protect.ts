@@ -102,6 +102,8 @@ export function planProtection(input: ProtectInput): Protection {
         // A link inside the visible directory to a target outside it: the target is invisible anyway.
         if (input.within !== undefined && !inside(real, input.within)) return;
         out.set(real, { path: real, kind });
+        const links = kind === 'file' ? statSync(real, { throwIfNoEntry: false })?.nlink ?? 1 : 1;
+        if (links > 1) warnings.push(`${real} has ${links} hard links: its other names are not covered by this rule (deny them too, or remove the extra links)`);
       } else if (createIfMissing && (input.within === undefined || inside(path, input.within))) {
         const stand = standIn(path, input.home);
         for (const p of stand.parents) parents.add(p);

@@ -26,6 +26,8 @@ export interface ProxyOptions {
   secrets?: BoundSecret[];
   /** Name resolution (tests substitute their own). */
   resolve?: Resolver;
+  /** Which client addresses may connect at all (Docker: the run's containers only). */
+  acceptClient?: (address: string) => boolean;
 }
 
 /** Request heads larger than this are refused (431) before any upstream is chosen. */
@@ -96,7 +98,13 @@ export function createProxy(opts: ProxyOptions): Server {
   // long uploads and responses; the head must arrive in time, the body need not.
   const server = createServer({ headersTimeout, requestTimeout: 0, keepAliveTimeout: 5_000, maxHeaderSize: MAX_HEADER_BYTES, insecureHTTPParser: false });
   // headersTimeout is only checked at an interval; this bounds it for idle sockets.
-  server.on('connection', (socket) => socket.setTimeout(headersTimeout + 5_000, () => socket.destroy()));
+  server.on('connection', (socket) => {
+    if (opts.acceptClient && !opts.acceptClient(socket.remoteAddress ?? '')) {
+      opts.audit({ type: 'client-refused', address: socket.remoteAddress ?? '' });
+      return void socket.destroy();
+    }
+    socket.setTimeout(headersTimeout + 5_000, () => socket.destroy());
+  });
 
   server.on('connect', async (req: IncomingMessage, client: Duplex, head: Buffer) => {
     (client as Socket).setTimeout(0); // a tunnel may rightly stay quiet for long

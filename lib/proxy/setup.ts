@@ -31,10 +31,21 @@ export function boundSecrets(profile: Profile, placeholders: Record<string, stri
   }));
 }
 
-export async function proxyForRun(o: { profile: Profile; placeholders: Record<string, string>; env: NodeJS.ProcessEnv; home: string; userHome: string; cwd: string; audit: AuditSink }): Promise<RunProxy> {
+export interface RunProxyInput {
+  profile: Profile;
+  placeholders: Record<string, string>;
+  env: NodeJS.ProcessEnv;
+  home: string;
+  userHome: string;
+  cwd: string;
+  audit: AuditSink;
+  acceptClient?: (address: string) => boolean;
+}
+
+export async function proxyForRun(o: RunProxyInput): Promise<RunProxy> {
   const policy = { egressHosts: o.profile.network.egressHosts, denyHosts: o.profile.network.denyHosts, mapped: o.profile.network.hosts };
   const secrets = boundSecrets(o.profile, o.placeholders, o.env);
-  if (secrets.length === 0) return { server: createProxy({ policy, audit: o.audit }), interceptor: null, caPem: null };
+  if (secrets.length === 0) return { server: createProxy({ policy, audit: o.audit, acceptClient: o.acceptClient }), interceptor: null, caPem: null };
   const upstreamCa = [...rootCertificates];
   const extra = o.profile.network.upstreamCaFile;
   if (extra !== undefined) {
@@ -47,5 +58,5 @@ export async function proxyForRun(o: { profile: Profile; placeholders: Record<st
   }
   const ca = await loadOrCreateCa(o.home);
   const interceptor = new Interceptor({ leaves: new LeafCache(ca), secrets, upstreamCa, audit: o.audit }, hostHeaderProblem);
-  return { server: createProxy({ policy, audit: o.audit, interceptor, secrets }), interceptor, caPem: ca.certPem };
+  return { server: createProxy({ policy, audit: o.audit, interceptor, secrets, acceptClient: o.acceptClient }), interceptor, caPem: ca.certPem };
 }

@@ -2,13 +2,13 @@
 // container: raw TCP and UDP past the proxy, IPv6, DNS, ICMP, the firewall
 // itself. Every target is this host's own listener or a container we made.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { createSocket } from 'node:dgram';
 import { mkdirSync } from 'node:fs';
-import { createServer, type AddressInfo, type Server } from 'node:net';
+import { connect, createServer, type AddressInfo, type Server } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { cli, needs, tempHome, writeFile } from '../helpers.js';
+import { BIN, cli, needs, tempHome, writeFile } from '../helpers.js';
 import { docker, leftoversOf, sessionOf } from '../docker-setup.js';
 
 const ATTACK = String.raw`
@@ -128,6 +128,26 @@ describe('Docker backend: the network boundary (real engine, attacked from insid
     assert.equal(out.curl_noproxy, 7, 'curl --noproxy: connection refused, like a denied host');
     assert.deepEqual(hits, { tcp: 0, udp: 0, lo: 0 }, 'nothing reached our listeners');
     assert.deepEqual(leftoversOf(sessionOf(r.stderr)), [], 'the run removed its containers and network');
+  });
+
+  test("the proxy serves only the run's containers: this host's other processes are refused", async () => {
+    const child = spawn(process.execPath, [BIN, 'agent', 'run', '--silent', '--docker-sandbox', 'true', '--', 'sh', '-c', 'echo "$HTTPS_PROXY"; curl -sS -o /dev/null -w "%{http_code}\\n" http://denied.test/; sleep 20'], { env: t.env, cwd: proj, stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+    for (let i = 0; i < 600 && out.split('\n').length < 3; i++) await new Promise((r) => setTimeout(r, 50));
+    const [url = '', fromContainer] = out.split('\n');
+    assert.equal(fromContainer, '403', 'the container is served');
+    const { hostname, port } = new URL(url);
+    const answer = await new Promise<string>((resolve) => {
+      const s = connect({ host: hostname, port: Number(port) }, () => s.write('GET http://denied.test/ HTTP/1.1\r\nHost: denied.test\r\n\r\n'));
+      let got = '';
+      s.on('data', (d) => (got += String(d)));
+      s.on('close', () => resolve(got));
+      s.on('error', () => resolve(got));
+    });
+    child.kill('SIGTERM');
+    await new Promise((r) => child.on('close', r));
+    assert.equal(answer, '', 'a host process gets no answer at all');
   });
 
   test('a firewall that does not take effect is caught by the canary: nothing runs, everything is removed', async () => {

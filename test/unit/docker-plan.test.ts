@@ -14,10 +14,11 @@ import { golden } from '../golden.js';
 
 const S = 'ags_aaaaaaaaaaaaaaaa';
 const NET = `stashbase-agent-run-${S}`;
-const holder: HolderInput = { docker: 'docker', session: S, image: 'stashbase-sandbox:latest', desktop: false, proxyHost: '172.18.0.1', proxyPort: 40001, canaryPort: 40002 };
+const holder: HolderInput = { docker: 'docker', session: S, pid: 4242, image: 'stashbase-sandbox:latest', desktop: false, proxyHost: '172.18.0.1', proxyPort: 40001, canaryPort: 40002 };
 const agent: AgentInput = {
   docker: 'docker',
   session: S,
+  pid: 4242,
   image: 'stashbase-sandbox:latest',
   user: '1000:1000',
   cwd: '/home/u/my project',
@@ -38,7 +39,7 @@ test('holder: the whole argument list (NET_ADMIN only, blackholed DNS, no IPv6)'
   const cmd = holderCommand(holder);
   assert.equal(cmd.file, 'docker');
   assert.deepEqual(cmd.args, [
-    'run', '--name', `${NET}-net`, '--label', `stashbase.session=${S}`, '--network', NET,
+    'run', '--name', `${NET}-net`, '--label', `stashbase.session=${S}`, '--label', 'stashbase.pid=4242', '--network', NET,
     '--cap-drop', 'ALL', '--cap-add', 'NET_ADMIN', '--security-opt', 'no-new-privileges', '--pids-limit', '64',
     '--dns', '0.0.0.0', '--sysctl', 'net.ipv6.conf.all.disable_ipv6=1', '--user', '0:0', '--entrypoint', 'bash',
     'stashbase-sandbox:latest', '-c', buildFirewallScript(holder),
@@ -49,7 +50,7 @@ test('agent: the whole argument list (no capabilities, the holder\'s namespace, 
   const cmd = agentCommand(agent);
   assert.deepEqual(cmd.env, { HERDR_AGENT: 'claude' });
   assert.deepEqual(cmd.args, [
-    'run', '--rm', '--name', `${NET}-agent`, '--label', `stashbase.session=${S}`, '--network', `container:${NET}-net`,
+    'run', '--rm', '--name', `${NET}-agent`, '--label', `stashbase.session=${S}`, '--label', 'stashbase.pid=4242', '--network', `container:${NET}-net`,
     '--cap-drop', 'ALL', '--security-opt', 'no-new-privileges', '--init', '--pids-limit', '2048',
     '--memory', '2g', '--cpus', '1.5', '--user', '1000:1000', '-it', '--workdir', '/home/u/my project',
     '--mount', 'type=bind,source=/home/u/my project,target=/home/u/my project',
@@ -60,7 +61,7 @@ test('agent: the whole argument list (no capabilities, the holder\'s namespace, 
   ]);
   const plain = agentCommand({ ...agent, tty: false, memory: undefined, cpus: undefined, user: null, hostEnv: {} });
   assert.equal(plain.env, undefined);
-  assert.deepEqual(plain.args.slice(15, 18), ['-i', '--workdir', '/home/u/my project']);
+  assert.deepEqual(plain.args.slice(17, 20), ['-i', '--workdir', '/home/u/my project']);
 });
 
 test('--mount fields are CSV: commas and quotes in paths are quoted, never split', () => {
@@ -78,8 +79,8 @@ test('firewall: one atomic ruleset per family, then the self-check, then it hold
 });
 
 test('Docker Desktop: no --internal network, host.docker.internal from /etc/hosts, proxy resolved inside', () => {
-  assert.deepEqual(networkCreateCommand('docker', S, true).args, ['network', 'create', '--driver', 'bridge', '--label', `stashbase.session=${S}`, NET]);
-  assert.deepEqual(networkCreateCommand('docker', S, false).args, ['network', 'create', '--driver', 'bridge', '--internal', '--label', `stashbase.session=${S}`, NET]);
+  assert.deepEqual(networkCreateCommand('docker', S, 4242, true).args, ['network', 'create', '--driver', 'bridge', '--label', `stashbase.session=${S}`, '--label', 'stashbase.pid=4242', NET]);
+  assert.deepEqual(networkCreateCommand('docker', S, 4242, false).args, ['network', 'create', '--driver', 'bridge', '--internal', '--label', `stashbase.session=${S}`, '--label', 'stashbase.pid=4242', NET]);
   const desk = holderCommand({ ...holder, desktop: true, proxyHost: DESKTOP_HOST });
   const i = desk.args.indexOf('--add-host');
   assert.deepEqual(desk.args.slice(i, i + 2), ['--add-host', 'host.docker.internal:host-gateway']);

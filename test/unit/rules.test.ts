@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { linkSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { expandPattern } from '../../lib/paths/expand.js';
@@ -103,4 +103,24 @@ test('protection: a missing .git gets its stand-in at .git itself', () => {
   const p = planProtection({ denyRead: [], denyWrite: ['.git/hooks'], alwaysDenyRead: [], alwaysDenyWrite: [], stateDir: join(t.dir, 'sb'), home: join(t.dir, 'elsewhere'), cwd: d });
   assert.deepEqual(p.placeholders, [join(d, '.git')]);
   assert.deepEqual(p.parents, []);
+});
+
+test('protection within a directory (Docker): rules outside it vanish, patterns walk from it, links out are dropped, hard links warn', () => {
+  const h = join(t.dir, 'within-home');
+  const w = join(h, 'proj');
+  writeFile(join(h, '.ssh', 'id_ed25519'), 'k');
+  writeFile(join(w, '.env'), 'x');
+  writeFile(join(w, 'a', 'token.txt'), 'x');
+  writeFile(join(h, 'outside-token.txt'), 'x');
+  writeFile(join(w, 'orig.pem'), 'x');
+  linkSync(join(w, 'orig.pem'), join(w, 'copy.txt'));
+  symlinkSync(join(h, '.ssh'), join(w, 'ssh-link'));
+  const p = planProtection({
+    denyRead: ['~/.ssh', '.env', 're:^~/.*token', 'ssh-link', '*.pem'], denyWrite: ['missing-dir'], alwaysDenyRead: [], alwaysDenyWrite: [],
+    stateDir: join(h, '.stashbase'), home: h, cwd: w, within: w,
+  });
+  assert.deepEqual(p.denyRead.map((d) => [d.path, d.kind]), [[join(w, '.env'), 'file'], [join(w, 'orig.pem'), 'file'], [join(w, 'a', 'token.txt'), 'file']]);
+  assert.deepEqual(p.denyWrite.map((d) => d.path), [join(w, 'missing-dir')]);
+  assert.deepEqual(p.placeholders, [join(w, 'missing-dir')]);
+  assert.deepEqual(p.warnings, [`${join(w, 'orig.pem')} has 2 hard links: its other names are not covered by this rule (deny them too, or remove the extra links)`]);
 });
