@@ -55,10 +55,16 @@ const KERNEL_FS = /^\/(proc|sys|dev)(\/|$)/;
 
 // Stats without exceptions: most default rules name paths that do not exist,
 // and a thrown error per path is most of the cost of planning a run.
-function exists(path: string): 'file' | 'dir' | null {
-  const st = statSync(path, { throwIfNoEntry: false });
-  if (st) return st.isDirectory() ? 'dir' : 'file';
-  return lstatSync(path, { throwIfNoEntry: false }) ? 'file' : null; // a dangling symlink: protect the link itself
+function exists(path: string): 'file' | 'dir' | 'unreachable' | null {
+  try {
+    const st = statSync(path, { throwIfNoEntry: false });
+    if (st) return st.isDirectory() ? 'dir' : 'file';
+    return lstatSync(path, { throwIfNoEntry: false }) ? 'file' : null; // a dangling symlink: protect the link itself
+  } catch {
+    // EACCES on a parent (a root-only socket directory): what this user cannot
+    // reach, the sandbox, running as this user without capabilities, cannot either.
+    return 'unreachable';
+  }
 }
 
 /**
@@ -90,6 +96,7 @@ export function planProtection(input: ProtectInput): Protection {
         return;
       }
       const kind = exists(path);
+      if (kind === 'unreachable') return;
       if (kind !== null) {
         // Mount at the real path: a mount on a symlink lands on its target anyway,
         // and bwrap cannot create mount points through symlinked parents.

@@ -1,0 +1,35 @@
+// The Docker backend's cost: `agent run --docker-sandbox true -- true` against a
+// plain `docker run --rm <same image> true` in the same run, and where the
+// time goes (STASHBASE_TRACE phases: images, prepare, network, holder with its
+// firewall self-check, agent, teardown). Target: at most 2.5x the plain run.
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { median, measure, report, setup, time } from './lib.mjs';
+
+const { bin, home, env, rounds } = setup(10);
+const image = process.env.STASHBASE_DOCKER_IMAGE || 'stashbase-sandbox:latest';
+const proj = join(home, 'proj');
+mkdirSync(proj, { recursive: true });
+const phases = [];
+const results = measure(
+  {
+    'docker run --rm <image> true': () => time('docker', ['run', '--rm', image, 'true'], { env }),
+    'stashbase agent run --docker-sandbox true -- true': () => {
+      const start = process.hrtime.bigint();
+      const r = spawnSync(process.execPath, [bin, 'agent', 'run', '--silent', '--docker-sandbox', 'true', '--', 'true'], { env: { ...env, STASHBASE_TRACE: '1' }, cwd: proj, encoding: 'utf8' });
+      const ms = Number(process.hrtime.bigint() - start) / 1e6;
+      if (r.status !== 0) throw new Error(`agent run exited ${r.status}: ${r.stderr}`);
+      const line = r.stderr.split('\n').find((l) => l.startsWith('stashbase-trace '));
+      if (line) phases.push({ ...JSON.parse(line.slice('stashbase-trace '.length)), process_ms: Math.round(ms) });
+      return ms;
+    },
+  },
+  rounds,
+);
+report('docker', results, 'docker run --rm <image> true', { 'stashbase agent run --docker-sandbox true -- true': '<= 2.5' });
+const keys = ['images', 'prepare', 'network', 'holder', 'agent', 'teardown', 'total', 'process_ms'];
+const where = Object.fromEntries(keys.map((k) => [k, median(phases.map((p) => p[k] ?? 0))]));
+console.log(JSON.stringify({ benchmark: 'docker-phases', median_ms: where }));
+console.log('\nwhere the time goes (median ms): ' + keys.map((k) => `${k} ${where[k]}`).join(', '));
+rmSync(home, { recursive: true, force: true });
