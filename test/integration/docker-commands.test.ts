@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { BIN, cli, needs, tempHome, writeFile } from '../helpers.js';
 import { docker, leftoversOf, sessionOf } from '../docker-setup.js';
+import { PTY } from '../native-setup.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -146,5 +147,26 @@ describe('Docker backend: runs and the agent docker commands (real engine)', nee
     const kept = JSON.parse((await cli(['agent', 'run', '--docker-sandbox', 'true', '--dry-run', '--json', '--', 'my-wrapper'], { env: { ...t.env, HERDR_AGENT: 'codex' }, cwd: proj })).stdout) as typeof plan;
     assert.deepEqual(kept.steps.find((s) => s.id === 'agent')?.env, {}, 'an exported HERDR_AGENT is kept, not replaced');
     assert.deepEqual(leftoversOf('ags_aaaaaaaaaaaaaaaa'), []);
+  });
+});
+
+describe('Docker backend on a terminal (real pty, real engine)', needs('docker'), () => {
+  const t = tempHome();
+  const proj = join(t.dir, 'proj');
+  before(() => mkdirSync(proj, { recursive: true }));
+  after(() => t.cleanup());
+  const pty = (timeline: string[], script: string) => {
+    const r = spawnSync('python3', [PTY, '--timeout', '60', ...timeline, '--', process.execPath, BIN, 'agent', 'run', '--docker-sandbox', 'true', '--', 'bash', '-c', script], { env: { ...t.env, TERM: 'xterm-256color' }, cwd: proj, encoding: 'utf8' });
+    return JSON.parse(r.stdout) as { output: string; exit: number | null };
+  };
+
+  test('a real tty inside with the window size, resizes follow; Ctrl+C reaches the agent and tears everything down', () => {
+    const r = pty(['--size', '30', '100', '--at', '0', 'wait:ready', '--at', '0.5', 'resize:40:120', '--at', '1.5', 'send:03'], "tty; stty size; echo \"term=$TERM\"; trap 'stty size' WINCH; trap 'echo got-INT; exit 43' INT; echo ready; while :; do sleep 0.1; done");
+    assert.match(r.output, /\/dev\/pts\/\d+\r\n30 100\r\nterm=xterm-256color\r\nready\r\n/);
+    assert.match(r.output, /\r\n40 120\r\n/);
+    assert.match(r.output, /got-INT/);
+    assert.equal(r.exit, 43);
+    const session = sessionOf(r.output.replaceAll('\r\n', '\n'));
+    assert.deepEqual(leftoversOf(session), []);
   });
 });
