@@ -42,8 +42,9 @@ export function buildFirewallScript(f: FirewallInput): string {
   return [
     'set -eu',
     `fail() { echo "${FIREWALL_FAILED} $*"; exit 1; }`,
-    // A TCP connect with bash's /dev/tcp; a packet dropped in OUTPUT fails at once (EPERM).
-    `reach() { timeout 3 bash -c 'exec 3<>"/dev/tcp/$0/$1"' "$1" "$2" 2>/dev/null; }`,
+    // A TCP connect with bash's /dev/tcp, in a subshell. It cannot hang: the
+    // firewall resets what it refuses, and the runner gives up on a silent holder.
+    `reach() { (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null; }`,
     resolveProxy,
     `reach "$proxy" ${canaryPort} || fail "the canary $proxy:${canaryPort} is unreachable even before the firewall: the check could prove nothing"`,
     // Docker's embedded resolver relays lookups to the host's DNS: the agent gets none.

@@ -60,6 +60,14 @@ function holderReady(holder: Spawned): Promise<void> {
   });
 }
 
+/** Like Promise.all, but a failure is reported only once every step has ended: teardown must know what exists. */
+async function allSettled<T extends readonly unknown[]>(steps: { [K in keyof T]: Promise<T[K]> }): Promise<T> {
+  const results = await Promise.allSettled(steps);
+  const failed = results.find((r) => r.status === 'rejected');
+  if (failed) throw (failed as PromiseRejectedResult).reason;
+  return results.map((r) => (r as PromiseFulfilledResult<unknown>).value) as unknown as T;
+}
+
 /** The run network's IPv4 gateway (this host's address on it) and its subnet. */
 export function parseGateway(out: string): { gateway: string; subnet: string } {
   const words = out.trim().split(/\s+/);
@@ -86,8 +94,6 @@ export async function executeDocker({ ctx, warn, announce, interactive }: Docker
   const home = ctx.stashbaseHome;
   mkdirSync(home, { recursive: true, mode: 0o700 });
   for (const id of reapStaleRuns(home)) warn(`removed what the killed run ${id} left on this host (stand-ins, run directory, session record); its Docker leftovers go with stashbase agent docker cleanup`);
-  await ensureRunImages({ docker: ctx.docker, home, env: ctx.env, choice: ctx.choice, interactive, warn });
-  trace.mark('images');
   const names = runNames(ctx.session);
   const audit = new AuditLog(home, ctx.session);
   const draft = prepareDocker(ctx, { gateway: '<gateway>', proxyPort: '<proxy-port>', canaryPort: '<canary-port>', newVolumes: [] });
@@ -114,9 +120,11 @@ export async function executeDocker({ ctx, warn, announce, interactive }: Docker
     created = ph.created;
     for (const w of ph.warnings) warn(w);
     trace.mark('prepare');
-    const [, volumesToMake] = await Promise.all([
+    // The images are checked while the network is made (a missing one tears it down again).
+    const [, volumesToMake] = await allSettled([
       capture(networkCreateCommand(ctx.docker, ctx.session, process.pid, ctx.desktop)).then(() => (networkCreated = true)),
       newVolumes(ctx.docker, draft.volumes),
+      ensureRunImages({ docker: ctx.docker, home, env: ctx.env, choice: ctx.choice, interactive, warn }),
     ]);
     // Linux: the gateway is this host's address on the run's bridge. Desktop: loopback, reached as host.docker.internal.
     const net = ctx.desktop ? null : parseGateway(await capture(gatewayCommand(ctx.docker, ctx.session)));
@@ -126,7 +134,7 @@ export async function executeDocker({ ctx, warn, announce, interactive }: Docker
     trace.mark('network');
     const prep = prepareDocker(ctx, { gateway, proxyPort, canaryPort, newVolumes: volumesToMake }, draft.protection);
     holder = start(holderCommand(prep.holder), ['ignore', 'pipe', 'pipe']);
-    await Promise.all([holderReady(holder), prepareVolumes(ctx.docker, prep.holder.image, prep.agent.user, volumesToMake)]);
+    await allSettled([holderReady(holder), prepareVolumes(ctx.docker, prep.holder.image, prep.agent.user, volumesToMake)]);
     trace.mark('holder');
     exitCode = await runForwarded(agentCommand(prep.agent));
     trace.mark('agent');
