@@ -131,6 +131,28 @@ describe('Docker backend: runs and the agent docker commands (real engine)', nee
     }
   });
 
+  test('--docker-image runs that image for this run (the holder stays the built-in one); an image over 14 days old gets a reminder', async () => {
+    const r = await cli(['agent', 'run', '--silent', '--docker-image', 'stashbase-test-base:latest', '--', 'sh', '-c', 'test -e /etc/stashbase/agent-versions && echo default || echo other; grep CapEff /proc/self/status'], { env: t.env, cwd: proj, timeoutMs: 60_000 });
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, 'other\nCapEff:\t0000000000000000\n');
+    const plan = JSON.parse((await cli(['agent', 'run', '--docker-image', 'stashbase-test-base:latest', '--dry-run', '--json', '--', 'true'], { env: t.env, cwd: proj })).stdout) as { steps: Array<{ id: string; args?: string[] }> };
+    const holder = plan.steps.find((s) => s.id === 'holder')?.args ?? [];
+    const agent = plan.steps.find((s) => s.id === 'agent')?.args ?? [];
+    assert.equal(holder[holder.indexOf('--entrypoint') + 2], 'stashbase-sandbox:latest');
+    assert.equal(agent[agent.length - 2], 'stashbase-test-base:latest');
+    const old = `stashbase-test-old-${process.pid}:latest`;
+    const ctx = join(t.dir, 'old-image');
+    writeFile(join(ctx, 'Dockerfile'), 'FROM stashbase-sandbox:latest\n');
+    docker(['build', '--quiet', '--label', 'stashbase.built=2020-01-01T00:00:00.000Z', '--tag', old, ctx]);
+    try {
+      const aged = await cli(['agent', 'run', '--docker-sandbox', 'true', '--', 'true'], { env: { ...t.env, STASHBASE_DOCKER_IMAGE: old }, cwd: proj, timeoutMs: 60_000 });
+      assert.equal(aged.code, 0, aged.stderr);
+      assert.match(aged.stderr, new RegExp(`^warning: the sandbox image ${old.replace(/[.:]/g, '\\$&')} is \\d{4} days old; for current agent CLIs run: stashbase agent docker build --force$`, 'm'));
+    } finally {
+      spawnSync('docker', ['image', 'rm', '-f', old]);
+    }
+  });
+
   test('agent docker shell: bash in the image with the home volume, as the run user', async () => {
     const r = await cli(['agent', 'docker', 'shell'], { env: t.env, input: 'id -u; pwd; echo "$HOME"; test -w "$HOME" && echo writable\n', timeoutMs: 60_000 });
     assert.equal(r.code, 0, r.stderr);
@@ -159,6 +181,27 @@ describe('Docker backend on a terminal (real pty, real engine)', needs('docker')
     const r = spawnSync('python3', [PTY, '--timeout', '60', ...timeline, '--', process.execPath, BIN, 'agent', 'run', '--docker-sandbox', 'true', '--', 'bash', '-c', script], { env: { ...t.env, TERM: 'xterm-256color' }, cwd: proj, encoding: 'utf8' });
     return JSON.parse(r.stdout) as { output: string; exit: number | null };
   };
+
+  test('a missing image in a terminal: asked first; no means nothing runs, yes builds it (Docker\'s progress shown) and runs', () => {
+    const tag = `stashbase-test-offer-${process.pid}:latest`;
+    const env = { ...t.env, STASHBASE_DOCKER_IMAGE: tag, STASHBASE_SANDBOX_BASE_IMAGE: 'stashbase-test-base:latest', STASHBASE_SANDBOX_INSTALL_AGENTS: '0' };
+    const ask = (answer: string) => {
+      const r = spawnSync('python3', [PTY, '--timeout', '300', '--at', '0', 'wait:[y/N]', '--at', '0.1', `send:${Buffer.from(answer + '\r').toString('hex')}`, '--', process.execPath, BIN, 'agent', 'run', '--docker-sandbox', 'true', '--', 'echo', 'agent-ran'], { env, cwd: proj, encoding: 'utf8' });
+      return JSON.parse(r.stdout) as { output: string; exit: number | null };
+    };
+    try {
+      const no = ask('n');
+      assert.match(no.output, new RegExp(`The Docker sandbox image ${tag.replace(/[.:]/g, '\\$&')} is not built yet\\. Build it now \\(a few minutes\\)\\? \\[y/N\\]`));
+      assert.equal(no.exit, 4);
+      assert.doesNotMatch(no.output, /agent-ran/);
+      const yes = ask('y');
+      assert.equal(yes.exit, 0, yes.output);
+      assert.match(yes.output, /Successfully tagged|naming to/);
+      assert.match(yes.output, /agent-ran\r\n/);
+    } finally {
+      spawnSync('docker', ['image', 'rm', '-f', tag]);
+    }
+  });
 
   test('a real tty inside with the window size, resizes follow; Ctrl+C reaches the agent and tears everything down', () => {
     const r = pty(['--size', '30', '100', '--at', '0', 'wait:ready', '--at', '0.5', 'resize:40:120', '--at', '1.5', 'send:03'], "tty; stty size; echo \"term=$TERM\"; trap 'stty size' WINCH; trap 'echo got-INT; exit 43' INT; echo ready; while :; do sleep 0.1; done");

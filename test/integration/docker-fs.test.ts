@@ -119,6 +119,13 @@ describe('Docker backend: filesystem, environment and limits (real engine)', nee
     const volumes = docker(['volume', 'ls', '--filter', `label=stashbase.repo=${proj}`, '--format', '{{.Name}} {{.Label "stashbase.isolated-path"}}']).trim().split('\n');
     assert.equal(volumes.length, 1);
     assert.match(volumes[0] as string, /^stashbase-isolated-proj-[0-9a-f]{10}-node-modules-[0-9a-f]{6} node_modules$/);
-    docker(['volume', 'rm', (volumes[0] as string).split(' ')[0] as string]);
+    const name = (volumes[0] as string).split(' ')[0] as string;
+    const listed = await cli(['agent', 'docker', 'cleanup', '--isolated-paths'], { env: t.env });
+    assert.equal(listed.code, 1, 'without a terminal or --yes nothing is removed');
+    assert.match(listed.stdout, new RegExp(`^${name}\t${proj}\tnode_modules$`, 'm'));
+    assert.equal(docker(['volume', 'ls', '--quiet', '--filter', `name=${name}`]).trim(), name);
+    const removed = await cli(['agent', 'docker', 'cleanup', '--isolated-paths', '--yes'], { env: t.env, timeoutMs: 60_000 });
+    assert.equal(removed.code, 0, removed.stderr);
+    assert.equal(docker(['volume', 'ls', '--quiet', '--filter', `name=${name}`]).trim(), '');
   });
 });

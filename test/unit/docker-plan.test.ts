@@ -128,3 +128,25 @@ test('docker plan: golden dry-run, every command in order with teardown, JSON eq
   for (const s of commands) if (s.type === 'command') assert.ok(formatPlan(plan).includes(s.shell));
   assert.equal(formatCommand(agentCommand(agent)), (commands[5] as { shell: string }).shell);
 });
+
+test('image choice: a per-run flag replaces the profile\'s image or Dockerfile; a Dockerfile is resolved from the working directory', async () => {
+  const { mkdtempSync, writeFileSync, realpathSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const { chooseImage } = await import('../../lib/docker/image.js');
+  const { defaultProfile } = await import('../../lib/profile/default.js');
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), 'sbimg-')));
+  writeFileSync(join(dir, 'sandbox.Dockerfile'), 'FROM x\n');
+  const base = defaultProfile();
+  const withImage = { ...base, sandbox: { ...base.sandbox, image: 'org/img:1' } };
+  const withFile = { ...base, sandbox: { ...base.sandbox, dockerfile: './sandbox.Dockerfile' } };
+  const env = {};
+  assert.deepEqual(chooseImage(base, {}, dir, env), { kind: 'default', ref: 'stashbase-sandbox:latest' });
+  assert.deepEqual(chooseImage(base, {}, dir, { STASHBASE_DOCKER_IMAGE: 'mirror/sb:2' }), { kind: 'default', ref: 'mirror/sb:2' });
+  assert.deepEqual(chooseImage(withImage, {}, dir, env), { kind: 'image', ref: 'org/img:1' });
+  const file = join(dir, 'sandbox.Dockerfile');
+  assert.deepEqual(chooseImage(withFile, {}, dir, env), { kind: 'dockerfile', ref: dockerfileTag(file), dockerfile: file, context: dir });
+  assert.deepEqual(chooseImage(withFile, { dockerImage: 'flag/img:2' }, dir, env), { kind: 'image', ref: 'flag/img:2' });
+  assert.deepEqual(chooseImage(withImage, { dockerDockerfile: 'sandbox.Dockerfile' }, dir, env).kind, 'dockerfile');
+  assert.throws(() => chooseImage(base, { dockerDockerfile: 'missing.Dockerfile' }, dir, env), { message: `--docker-dockerfile: cannot read ${join(dir, 'missing.Dockerfile')} (ENOENT)` });
+});
