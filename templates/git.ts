@@ -1,0 +1,51 @@
+// The git commands of worktree runs and `agent worktrees`. Commands run after an
+// agent had the repository's object store and refs in its hands carry SAFE:
+// no hooks, no fsmonitor, whatever a config might say.
+import type { Command } from './command.js';
+
+export const BRANCH_PREFIX = 'stashbase/';
+export const WORKTREES_DIR = '.stashbase/worktrees';
+/** The lock reason a run writes; a lock without it is the user's own. */
+export const LOCK_REASON_PREFIX = 'stashbase run ';
+
+const SAFE = ['-c', 'core.hooksPath=/dev/null', '-c', 'core.fsmonitor=false', '-c', 'core.untrackedCache=false'];
+
+export function git(gitPath: string, repo: string, args: string[], safe = true): Command {
+  return { file: gitPath, args: ['-C', repo, ...(safe ? SAFE : []), ...args] };
+}
+
+export function lockReason(session: string, pid: number): string {
+  return `${LOCK_REASON_PREFIX}${session} pid ${pid}`;
+}
+
+export function worktreeAddCommand(gitPath: string, repo: string, path: string, name: string, from: string | null): Command {
+  // A new branch from HEAD, or (resume) the existing branch checked out again.
+  // The user's own post-checkout hook runs as with any `git worktree add`: the agent has not run yet.
+  return from === null
+    ? git(gitPath, repo, ['worktree', 'add', path, `${BRANCH_PREFIX}${name}`], false)
+    : git(gitPath, repo, ['worktree', 'add', '-b', `${BRANCH_PREFIX}${name}`, path, from], false);
+}
+
+export function worktreeLockCommand(gitPath: string, repo: string, path: string, reason: string): Command {
+  return git(gitPath, repo, ['worktree', 'lock', '--reason', reason, path]);
+}
+
+export function worktreeUnlockCommand(gitPath: string, repo: string, path: string): Command {
+  return git(gitPath, repo, ['worktree', 'unlock', path]);
+}
+
+export function worktreeRemoveCommand(gitPath: string, repo: string, path: string, force: boolean): Command {
+  return git(gitPath, repo, ['worktree', 'remove', ...(force ? ['--force'] : []), path]);
+}
+
+export function forEachRefCommand(gitPath: string, repo: string): Command {
+  return git(gitPath, repo, ['for-each-ref', '--format=%(refname)%00%(objectname)', 'refs/heads', 'refs/tags']);
+}
+
+export function updateRefCommand(gitPath: string, repo: string, ref: string, value: string, old: string | null): Command {
+  return git(gitPath, repo, ['update-ref', ref, value, ...(old !== null ? [old] : [])]);
+}
+
+export function statusCommand(gitPath: string, worktree: string): Command {
+  return git(gitPath, worktree, ['status', '--porcelain', '--untracked-files=all', '--ignore-submodules=none']);
+}
