@@ -1,10 +1,10 @@
 // `agent run` from parsed options to the agent's exit code: profile, trust,
 // backend, plan; then either print the plan (--dry-run) or carry it out.
 import { availableParallelism } from 'node:os';
-import { formatPlan, planToJson } from '../templates/plan.js';
+import { formatPlan, type Plan, planToJson } from '../templates/plan.js';
 import { resolveBackend, type BackendFlags } from './backend.js';
 import { credentialLookingVariables } from './env-policy.js';
-import { SandboxUnavailableError, UsageError } from './errors.js';
+import { UsageError } from './errors.js';
 import { stashbaseHome, userHome } from './home.js';
 import { type NativeContext, prepareNative } from './native/prepare.js';
 import { probeNative } from './native/probe.js';
@@ -52,36 +52,48 @@ export async function runAgent(o: RunOptions): Promise<number> {
   await ensureTrusted(loaded, { interactive: () => isInteractive(o.silent), env: o.env, label: profile.file ? displayPath(profile.file, o.cwd) : 'default' });
   const { backend, notes } = resolveBackend(profile, o);
   for (const n of notes) warn(n);
-  if (o.worktree === true || o.resume !== undefined || (profile.workspace.worktree && o.worktree !== false)) {
-    throw new SandboxUnavailableError('worktree runs (--worktree, --resume, [workspace] worktree) are not built yet; nothing was run');
-  }
-  if (backend === 'docker') {
-    const { runDocker } = await import('./docker/run.js');
-    return runDocker({
-      session: newSessionId(), profile, command: o.command, cwd: o.cwd, env: o.env, home: userHome(o.env), stashbaseHome: stashbaseHome(o.env),
-      placeholders: makePlaceholders(profile.secrets, o.env), flags: o, dryRun: o.dryRun, json: o.json,
-      interactive: isInteractive(o.silent), warn, announce: !o.silent,
-    });
-  }
-  const ctx: NativeContext = {
-    session: newSessionId(),
-    profile,
-    command: o.command,
-    cwd: o.cwd,
-    env: o.env,
-    home: userHome(o.env),
-    stashbaseHome: stashbaseHome(o.env),
-    mechanism: selectMechanism(probeNative(o.env, process.platform, false)),
-    placeholders: makePlaceholders(profile.secrets, o.env),
+  const session = newSessionId();
+  const note = (msg: string) => {
+    if (!o.silent) process.stderr.write(`${msg}\n`);
   };
-  if (o.dryRun) {
-    const plan = prepareNative(ctx).plan;
-    process.stdout.write(o.json ? JSON.stringify(planToJson(plan), null, 2) + '\n' : formatPlan(plan));
-    return 0;
+  const wantWorktree = o.worktree === true || o.resume !== undefined || (profile.workspace.worktree && o.worktree !== false);
+  const wt = wantWorktree ? await (await import('./worktree/run.js')).prepareWorktreeRun({ cwd: o.cwd, env: o.env, session, profile, resume: o.resume, dryRun: o.dryRun, warn, note }) : null;
+  const cwd = wt?.cwd ?? o.cwd;
+  const print = (plan: Plan) => {
+    const p = wt ? wt.wrapPlan(plan) : plan;
+    process.stdout.write(o.json ? JSON.stringify(planToJson(p), null, 2) + '\n' : formatPlan(p));
+  };
+  try {
+    if (backend === 'docker') {
+      const { runDocker } = await import('./docker/run.js');
+      return await runDocker({
+        session, profile, command: o.command, cwd, env: o.env, home: userHome(o.env), stashbaseHome: stashbaseHome(o.env),
+        placeholders: makePlaceholders(profile.secrets, o.env), flags: o, dryRun: o.dryRun, print,
+        interactive: isInteractive(o.silent), warn, announce: !o.silent, worktree: wt?.docker,
+      });
+    }
+    const runProfile = wt?.profile ?? profile;
+    const ctx: NativeContext = {
+      session,
+      profile: runProfile,
+      command: o.command,
+      cwd,
+      env: o.env,
+      home: userHome(o.env),
+      stashbaseHome: stashbaseHome(o.env),
+      mechanism: selectMechanism(probeNative(o.env, process.platform, false)),
+      placeholders: makePlaceholders(profile.secrets, o.env),
+    };
+    if (o.dryRun) {
+      print(prepareNative(ctx).plan);
+      return 0;
+    }
+    for (const name of credentialLookingVariables(profile, o.env)) {
+      warn(`${name} looks like a credential and is inherited by the agent (bind it under [secrets] to keep the real value out)`);
+    }
+    const { executeNative } = await import('./native/execute.js');
+    return await executeNative({ ctx, profile: runProfile, warn, announce: !o.silent });
+  } finally {
+    await wt?.finish();
   }
-  for (const name of credentialLookingVariables(profile, o.env)) {
-    warn(`${name} looks like a credential and is inherited by the agent (bind it under [secrets] to keep the real value out)`);
-  }
-  const { executeNative } = await import('./native/execute.js');
-  return executeNative({ ctx, profile, warn, announce: !o.silent });
 }

@@ -18,6 +18,7 @@ import { sessionFile } from '../session.js';
 import { runDirOf } from '../run-dir.js';
 import { sha256 } from './engine.js';
 import { defaultImageRef, type ImageChoice } from './image.js';
+import type { DockerWorktree } from '../worktree/run.js';
 
 export const TERMINAL_VARS = ['TERM', 'COLORTERM', 'TERM_PROGRAM', 'TERM_PROGRAM_VERSION', 'LC_TERMINAL'] as const;
 /** Where the CA files are mounted inside the container. */
@@ -40,6 +41,8 @@ export interface DockerContext {
   cpus?: string;
   gitIdentity: { name?: string; email?: string };
   tty: boolean;
+  /** A worktree run: the worktree and the repository's .git are mounted instead of the working directory. */
+  worktree?: DockerWorktree;
 }
 
 /** Known once the engine answered; dry runs show placeholders. */
@@ -125,8 +128,22 @@ export function dockerProtection(ctx: DockerContext): Protection {
     alwaysDenyWrite: executableGitState(ctx.cwd),
     home: ctx.home,
     cwd: ctx.cwd,
-    within: ctx.cwd,
+    within: ctx.worktree?.path ?? ctx.cwd,
   });
+}
+
+/**
+ * The worktree and the .git directory: .git read-only but for what a commit on
+ * the agent's branch writes, its pointer files read-only, other worktrees hidden.
+ */
+function worktreeMounts(w: DockerWorktree, runDir: string): Mount[] {
+  return [
+    { type: 'bind', source: w.path, target: w.path, readonly: false },
+    { type: 'bind', source: w.gitDir, target: w.gitDir, readonly: true },
+    ...w.writable.map((p): Mount => ({ type: 'bind', source: p, target: p, readonly: false })),
+    ...w.readOnly.map((p): Mount => ({ type: 'bind', source: p, target: p, readonly: true })),
+    ...w.hidden.map((p): Mount => ({ type: 'bind', source: join(runDir, 'empty'), target: p, readonly: true })),
+  ];
 }
 
 /** The run's plan; `protection` is computed once per run (the stand-ins change the disk). */
@@ -140,7 +157,7 @@ export function prepareDocker(ctx: DockerContext, facts: RuntimeFacts, protectio
   const proxyHost = ctx.desktop ? DESKTOP_HOST : facts.gateway;
   const holder: HolderInput = { docker: ctx.docker, session: ctx.session, pid: process.pid, image: defaultImageRef(ctx.env), desktop: ctx.desktop, proxyHost, proxyPort: facts.proxyPort, canaryPort: facts.canaryPort };
   const mounts: Mount[] = [
-    { type: 'bind', source: ctx.cwd, target: ctx.cwd, readonly: false },
+    ...(ctx.worktree ? worktreeMounts(ctx.worktree, runDir) : [{ type: 'bind' as const, source: ctx.cwd, target: ctx.cwd, readonly: false }]),
     { type: 'volume', source: HOME_VOLUME, target: AGENT_HOME, readonly: false },
   ];
   if (interceptTls) {

@@ -1,6 +1,7 @@
 // `agent run` on the Docker backend: the run's facts (CLI, engine, image, git
 // identity), then the plan printed (--dry-run) or carried out.
-import { formatPlan, planToJson } from '../../templates/plan.js';
+import type { Plan } from '../../templates/plan.js';
+import type { DockerWorktree } from '../worktree/run.js';
 import { probe } from '../exec.js';
 import { findTool } from '../find-tool.js';
 import type { Profile } from '../profile/types.js';
@@ -19,7 +20,9 @@ export interface DockerRunInput {
   placeholders: Record<string, string>;
   flags: { dockerImage?: string; dockerDockerfile?: string; dockerMemory?: string; dockerCpus?: string; dockerIsolatedPaths?: string };
   dryRun: boolean;
-  json: boolean;
+  /** Prints a dry run's plan (as text or JSON, wrapped in a worktree's steps). */
+  print: (plan: Plan) => void;
+  worktree?: DockerWorktree;
   interactive: boolean;
   warn: (msg: string) => void;
   announce: boolean;
@@ -50,11 +53,11 @@ export async function runDocker(o: DockerRunInput): Promise<number> {
     cpus: o.flags.dockerCpus,
     gitIdentity: gitIdentity(o.env),
     tty: process.stdin.isTTY === true && process.stdout.isTTY === true,
+    worktree: o.worktree,
   };
   if (o.dryRun) {
     const { prepareDocker } = await import('./prepare.js');
-    const plan = prepareDocker(ctx, { gateway: '<gateway>', proxyPort: '<proxy-port>', canaryPort: '<canary-port>', newVolumes: null }).plan;
-    process.stdout.write(o.json ? JSON.stringify(planToJson(plan), null, 2) + '\n' : formatPlan(plan));
+    o.print(prepareDocker(ctx, { gateway: '<gateway>', proxyPort: '<proxy-port>', canaryPort: '<canary-port>', newVolumes: null }).plan);
     return 0;
   }
   const { engineInfo } = await import('./engine.js');

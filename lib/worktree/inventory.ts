@@ -1,0 +1,72 @@
+// The agent worktrees and branches of a repository, with what may be done to
+// each: running, locked (by you), UNSAFE, clean or dirty, or only a branch left.
+import { existsSync } from 'node:fs';
+import { BRANCH_PREFIX, git, statusCommand, worktreeRemoveCommand, worktreeUnlockCommand } from '../../templates/git.js';
+import { capture, probe } from '../exec.js';
+import { type Repo, pointersIntact, type Worktree, worktreeOf } from './layout.js';
+import { lockState } from './lifecycle.js';
+import { NAME_PATTERN } from './names.js';
+
+export type Status = 'running' | 'locked' | 'UNSAFE' | 'clean' | 'dirty' | 'branch only';
+
+export interface AgentWork {
+  name: string;
+  branch: string;
+  path: string | null;
+  status: Status;
+  /** Commits on the agent's branch that the checkout's HEAD does not have. */
+  unmerged: number;
+  staleLock: boolean;
+}
+
+function branches(repo: Repo): string[] {
+  const out = probe(git(repo.git, repo.root, ['for-each-ref', '--format=%(refname:short)', `refs/heads/${BRANCH_PREFIX}`])).stdout;
+  return out.split('\n').filter((b) => b.startsWith(BRANCH_PREFIX) && NAME_PATTERN.test(b.slice(BRANCH_PREFIX.length)));
+}
+
+export function unmergedCount(repo: Repo, branch: string): number {
+  const r = probe(git(repo.git, repo.root, ['rev-list', '--count', `HEAD..refs/heads/${branch}`]));
+  return r.code === 0 ? Number(r.stdout.trim()) : 0;
+}
+
+export function inspect(repo: Repo, name: string): AgentWork {
+  const w = worktreeOf(repo, name);
+  const unmerged = unmergedCount(repo, w.branch);
+  if (!existsSync(w.path)) return { name, branch: w.branch, path: null, status: 'branch only', unmerged, staleLock: false };
+  const base = { name, branch: w.branch, path: w.path, unmerged };
+  if (!pointersIntact(w)) return { ...base, status: 'UNSAFE', staleLock: false };
+  const lock = lockState(w);
+  if (lock.kind === 'running') return { ...base, status: 'running', staleLock: false };
+  if (lock.kind === 'user') return { ...base, status: 'locked', staleLock: false };
+  const st = probe(statusCommand(repo.git, w.path));
+  return { ...base, status: st.code === 0 && st.stdout.trim() === '' ? 'clean' : 'dirty', staleLock: lock.kind === 'stale' };
+}
+
+export function inventory(repo: Repo): AgentWork[] {
+  const names = new Set(branches(repo).map((b) => b.slice(BRANCH_PREFIX.length)));
+  const list = probe(git(repo.git, repo.root, ['worktree', 'list', '--porcelain'])).stdout;
+  const prefix = worktreeOf(repo, 'x').path.slice(0, -1);
+  for (const line of list.split('\n')) {
+    if (!line.startsWith('worktree ')) continue;
+    const path = line.slice(9);
+    if (path.startsWith(prefix) && NAME_PATTERN.test(path.slice(prefix.length))) names.add(path.slice(prefix.length));
+  }
+  return [...names].sort().map((n) => inspect(repo, n));
+}
+
+/** Whether the agent's branch is contained in the checkout's HEAD. */
+export function merged(repo: Repo, branch: string): boolean {
+  return probe(git(repo.git, repo.root, ['merge-base', '--is-ancestor', `refs/heads/${branch}`, 'HEAD'])).code === 0;
+}
+
+/** Removes the worktree (a stale lock released first) and, unless kept, the branch; never a running, locked or UNSAFE one. */
+export async function discard(repo: Repo, work: AgentWork, keepBranch: boolean, removeVolumes: (w: Worktree) => Promise<void>): Promise<void> {
+  if (work.status === 'running' || work.status === 'locked' || work.status === 'UNSAFE') throw new Error(`${work.name} is ${work.status}: left alone`);
+  const w = worktreeOf(repo, work.name);
+  if (work.path !== null) {
+    if (work.staleLock) await capture(worktreeUnlockCommand(repo.git, repo.root, w.path));
+    await capture(worktreeRemoveCommand(repo.git, repo.root, w.path, true));
+    await removeVolumes(w);
+  }
+  if (!keepBranch) await capture(git(repo.git, repo.root, ['branch', '-D', w.branch]));
+}

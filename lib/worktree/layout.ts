@@ -1,0 +1,115 @@
+// Where an agent worktree lives and which git files around it an agent must not
+// touch: the repository's executable state, the checkout, other worktrees.
+import { lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
+import { basename, join, relative } from 'node:path';
+import { BRANCH_PREFIX, WORKTREES_DIR } from '../../templates/git.js';
+import { SandboxUnavailableError } from '../errors.js';
+import { probe } from '../exec.js';
+import { findTool } from '../find-tool.js';
+
+export interface Repo {
+  git: string;
+  /** The main checkout (realpath). */
+  root: string;
+  /** Its .git directory, the common directory of every worktree. */
+  gitDir: string;
+  /** Where the run started, relative to the checkout's root ('' at the root). */
+  subdir: string;
+}
+
+export interface Worktree {
+  name: string;
+  branch: string;
+  path: string;
+  /** .git/worktrees/<id>: git's administrative folder for this worktree. */
+  adminDir: string;
+}
+
+export function findGit(env: NodeJS.ProcessEnv): string {
+  const git = findTool('git', env);
+  if (!git) throw new SandboxUnavailableError('worktree runs need git, which is not on PATH; nothing was run');
+  return git;
+}
+
+export function findRepo(cwd: string, env: NodeJS.ProcessEnv): Repo {
+  const git = findGit(env);
+  const r = probe({ file: git, args: ['-C', cwd, 'rev-parse', '--path-format=absolute', '--show-toplevel', '--git-common-dir'] });
+  if (r.code !== 0) throw new SandboxUnavailableError(`--worktree needs a git repository, and ${cwd} is not in one; nothing was run`);
+  const [top = '', common = ''] = r.stdout.trim().split('\n');
+  const root = realpathSync(top);
+  const gitDir = realpathSync(common);
+  if (gitDir !== join(root, '.git')) {
+    throw new SandboxUnavailableError(`run --worktree from the repository's main checkout (${gitDir.replace(/\/\.git$/, '')}), not from a linked worktree; nothing was run`);
+  }
+  return { git, root, gitDir, subdir: relative(root, realpathSync(cwd)) };
+}
+
+export function worktreeOf(repo: Repo, name: string): Worktree {
+  return { name, branch: `${BRANCH_PREFIX}${name}`, path: join(repo.root, WORKTREES_DIR, name), adminDir: join(repo.gitDir, 'worktrees', name) };
+}
+
+/** The exact pointer files git writes for a worktree: anything else may send the user's git elsewhere. */
+export function expectedPointers(w: Worktree): Array<{ file: string; content: string }> {
+  return [
+    { file: join(w.path, '.git'), content: `gitdir: ${w.adminDir}\n` },
+    { file: join(w.adminDir, 'gitdir'), content: `${join(w.path, '.git')}\n` },
+    { file: join(w.adminDir, 'commondir'), content: '../..\n' },
+  ];
+}
+
+export function pointersIntact(w: Worktree): boolean {
+  return expectedPointers(w).every(({ file, content }) => {
+    try {
+      return lstatSync(file).isFile() && readFileSync(file, 'utf8') === content;
+    } catch {
+      return false;
+    }
+  });
+}
+
+const entries = (dir: string) => {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+};
+const present = (p: string) => lstatSync(p, { throwIfNoEntry: false }) !== undefined;
+
+/**
+ * What the agent may not change during a worktree run: the repository's config,
+ * hooks, info (attributes, excludes), submodule git directories, the checkout's
+ * HEAD and index, other worktrees' metadata, its own pointer files, and every
+ * existing entry of the checkout outside its own worktree and the .git directory.
+ * `modules` is listed even when missing (the native backend keeps it from being
+ * created; a planted submodule config would run on the user's next submodule command).
+ */
+export function protectedPaths(repo: Repo, w: Worktree): { gitFiles: string[]; otherWorktrees: string[]; checkout: string[] } {
+  const g = repo.gitDir;
+  const gitFiles = ['config', 'hooks', 'info', 'HEAD', 'index', 'config.worktree'].map((f) => join(g, f)).filter(present);
+  gitFiles.push(join(g, 'modules'), ...expectedPointers(w).map((p) => p.file));
+  const otherWorktrees = entries(join(g, 'worktrees')).filter((n) => n !== basename(w.adminDir)).map((n) => join(g, 'worktrees', n));
+  const checkout: string[] = [];
+  for (const e of entries(repo.root)) {
+    if (e === '.git') continue;
+    if (e !== '.stashbase') {
+      checkout.push(join(repo.root, e));
+      continue;
+    }
+    for (const s of entries(join(repo.root, '.stashbase'))) {
+      if (s !== 'worktrees') checkout.push(join(repo.root, '.stashbase', s));
+      else for (const other of entries(join(repo.root, WORKTREES_DIR))) if (other !== w.name) checkout.push(join(repo.root, WORKTREES_DIR, other));
+    }
+  }
+  return { gitFiles, otherWorktrees, checkout };
+}
+
+/**
+ * The parts of .git a commit on the agent's own branch writes, all else of .git
+ * staying read-only in a Docker run (so nothing new appears beside config and
+ * hooks either): the object store, refs and reflogs, and its own admin folder.
+ */
+export function writableGitDirs(repo: Repo, w: Worktree): string[] {
+  mkdirSync(join(repo.gitDir, 'logs'), { recursive: true });
+  return [join(repo.gitDir, 'objects'), join(repo.gitDir, 'refs'), join(repo.gitDir, 'logs'), w.adminDir];
+}

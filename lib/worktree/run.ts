@@ -1,0 +1,69 @@
+// `agent run --worktree`: the worktree made (or resumed) and locked before the
+// backend starts, the protections handed to the backend, and the after-run
+// checks on every way out. A dry run only shows the git steps around the plan.
+import { join } from 'node:path';
+import { commandStep, internalStep, type Plan } from '../../templates/plan.js';
+import { lockReason, worktreeAddCommand, worktreeLockCommand } from '../../templates/git.js';
+import type { Profile } from '../profile/types.js';
+import { expectedPointers, findRepo, protectedPaths, type Worktree, worktreeOf, writableGitDirs } from './layout.js';
+import { finishWorktree, type Started, startWorktree } from './lifecycle.js';
+
+/** What the Docker backend mounts for a worktree run instead of the working directory. */
+export interface DockerWorktree {
+  path: string;
+  /** Mounted read-only, with `writable` bound read-write inside it. */
+  gitDir: string;
+  writable: string[];
+  /** Bound read-only onto themselves (the worktree's own pointer files). */
+  readOnly: string[];
+  /** Other worktrees' metadata: an empty directory over each. */
+  hidden: string[];
+}
+
+export interface WorktreeRun {
+  cwd: string;
+  /** Native: the profile with the protected paths added to deny_write. */
+  profile: Profile;
+  docker: DockerWorktree;
+  wrapPlan: (plan: Plan) => Plan;
+  finish: () => Promise<void>;
+}
+
+export async function prepareWorktreeRun(o: {
+  cwd: string; env: NodeJS.ProcessEnv; session: string; profile: Profile; resume?: string; dryRun: boolean; warn: (m: string) => void; note: (m: string) => void;
+}): Promise<WorktreeRun> {
+  const repo = findRepo(o.cwd, o.env);
+  let started: Started | null = null;
+  let w: Worktree;
+  if (o.dryRun) {
+    w = worktreeOf(repo, o.resume ?? '<name>');
+  } else {
+    started = await startWorktree(repo, { session: o.session, resume: o.resume, warn: o.warn });
+    w = started.worktree;
+    o.note(`Worktree: ${w.path} (branch ${w.branch})`);
+  }
+  const prot = protectedPaths(repo, w);
+  const profile: Profile = {
+    ...o.profile,
+    filesystem: { ...o.profile.filesystem, denyWrite: [...o.profile.filesystem.denyWrite, ...prot.gitFiles, ...prot.otherWorktrees, ...prot.checkout] },
+  };
+  const wrapPlan = (plan: Plan): Plan => ({
+    title: `${plan.title}, worktree ${w.name}`,
+    steps: [
+      commandStep('worktree-add', worktreeAddCommand(repo.git, repo.root, w.path, w.name, o.resume === undefined ? 'HEAD' : null)),
+      commandStep('worktree-lock', worktreeLockCommand(repo.git, repo.root, w.path, lockReason(o.session, process.pid))),
+      internalStep('refs-snapshot', 'record every branch and tag (git for-each-ref) to check them after the run'),
+      ...plan.steps,
+      internalStep('worktree-finish', `after the run: restore ${w.path}/.git and the worktree's files under .git/worktrees, remove its config.worktree, check every branch and tag against the record, unlock, and remove the worktree if it is clean (its branch ${w.branch} stays)`),
+    ],
+  });
+  return {
+    cwd: join(w.path, repo.subdir),
+    profile,
+    docker: { path: w.path, gitDir: repo.gitDir, writable: o.dryRun ? [] : writableGitDirs(repo, w), readOnly: expectedPointers(w).map((p) => p.file), hidden: prot.otherWorktrees },
+    wrapPlan,
+    finish: async () => {
+      if (started) await finishWorktree(started, o.warn, o.note);
+    },
+  };
+}
