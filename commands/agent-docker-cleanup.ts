@@ -1,10 +1,10 @@
 import { flagBool, type FlagSpec, parseCommand } from '../lib/argv.js';
 import { findDocker } from '../lib/docker/engine.js';
 import { runLeftovers, volumeLeftovers } from '../lib/docker/leftovers.js';
-import { StashbaseError, UsageError } from '../lib/errors.js';
+import { UsageError } from '../lib/errors.js';
 import { capture } from '../lib/exec.js';
 import { stashbaseHome } from '../lib/home.js';
-import { confirm, isInteractive } from '../lib/prompt.js';
+import { approve } from '../lib/prompt.js';
 import { removeContainersCommand, removeNetworkCommand, removeVolumesCommand } from '../templates/docker-resources.js';
 
 export const usage = 'stashbase agent docker cleanup [--yes] [--isolated-paths]';
@@ -15,11 +15,7 @@ export const flags: FlagSpec[] = [
 ];
 const spec = { name: 'agent docker cleanup', usage, summary, flags, notes: 'Networks of sessions still alive on this machine are skipped.' };
 
-async function approved(what: string, yes: boolean): Promise<boolean> {
-  if (yes) return true;
-  if (!isInteractive(false)) throw new StashbaseError(`${what}: confirm in a terminal or pass --yes; nothing was removed`, 1);
-  return confirm(`Remove ${what}?`);
-}
+const approved = (what: string, yes: boolean) => approve(`Remove ${what}?`, { yes, refusal: `${what}: confirm in a terminal or pass --yes; nothing was removed` });
 
 export async function main(argv: string[]): Promise<number> {
   const p = parseCommand(argv, spec);

@@ -10,6 +10,8 @@ export interface FlagSpec {
   name: string; // without the leading dashes
   kind: FlagKind;
   value?: string; // value placeholder shown in help
+  /** A one-letter alias, e.g. "m" for -m (only where the spec names one). */
+  short?: string;
   help: string;
 }
 
@@ -23,6 +25,7 @@ export interface Parsed {
 
 export function parseArgv(argv: string[], specs: FlagSpec[], usageName: string): Parsed {
   const byName = new Map(specs.map((s) => [s.name, s]));
+  const byShort = new Map(specs.filter((s) => s.short).map((s) => [`-${s.short}`, s.name]));
   const flags = new Map<string, string | boolean>();
   const positionals: string[] = [];
   let help = false;
@@ -40,9 +43,10 @@ export function parseArgv(argv: string[], specs: FlagSpec[], usageName: string):
       positionals.push(arg);
       continue;
     }
-    if (!arg.startsWith('--')) throw new UsageError(`unknown option ${arg} ${hint}`);
-    const eq = arg.indexOf('=');
-    const name = arg.slice(2, eq === -1 ? undefined : eq);
+    const long = byShort.get(arg);
+    if (!arg.startsWith('--') && long === undefined) throw new UsageError(`unknown option ${arg} ${hint}`);
+    const eq = long !== undefined ? -1 : arg.indexOf('=');
+    const name = long ?? arg.slice(2, eq === -1 ? undefined : eq);
     const inline = eq === -1 ? undefined : arg.slice(eq + 1);
     const spec = byName.get(name);
     if (!spec) throw new UsageError(`unknown option --${name} ${hint}`);
@@ -80,8 +84,9 @@ export function flagBool(p: Parsed, name: string): boolean | undefined {
 
 export function formatHelp(usage: string, summary: string, specs: FlagSpec[], extra = ''): string {
   const rows = specs.map((s) => {
-    const left =
+    const long =
       s.kind === 'value' ? `--${s.name} <${s.value ?? 'value'}>` : s.kind === 'optional-bool' ? `--${s.name}[=false]` : `--${s.name}`;
+    const left = s.short ? `-${s.short}, ${long}` : long;
     return [left, s.help] as const;
   });
   rows.push(['-h, --help', 'Show this help']);

@@ -20,3 +20,13 @@ export async function confirm(question: string): Promise<boolean> {
     });
   });
 }
+
+/** A destructive step's go-ahead: --yes, or a "yes" typed in a terminal; without a terminal, refused (nothing is assumed). */
+export async function approve(question: string, o: { yes: boolean; refusal: string }): Promise<boolean> {
+  if (o.yes) return true;
+  if (!isInteractive(false)) {
+    const { StashbaseError } = await import('./errors.js');
+    throw new StashbaseError(o.refusal, 1);
+  }
+  return confirm(question);
+}

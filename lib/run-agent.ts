@@ -57,7 +57,7 @@ export async function runAgent(o: RunOptions): Promise<number> {
     if (!o.silent) process.stderr.write(`${msg}\n`);
   };
   const wantWorktree = o.worktree === true || o.resume !== undefined || (profile.workspace.worktree && o.worktree !== false);
-  const wt = wantWorktree ? await (await import('./worktree/run.js')).prepareWorktreeRun({ cwd: o.cwd, env: o.env, session, profile, resume: o.resume, dryRun: o.dryRun, warn, note }) : null;
+  const wt = wantWorktree ? await (await import('./worktree/run.js')).prepareWorktreeRun({ cwd: o.cwd, env: o.env, session, profile, resume: o.resume, dryRun: o.dryRun, docker: backend === 'docker', warn, note }) : null;
   const cwd = wt?.cwd ?? o.cwd;
   const print = (plan: Plan) => {
     const p = wt ? wt.wrapPlan(plan) : plan;
@@ -83,6 +83,7 @@ export async function runAgent(o: RunOptions): Promise<number> {
       stashbaseHome: stashbaseHome(o.env),
       mechanism: selectMechanism(probeNative(o.env, process.platform, false)),
       placeholders: makePlaceholders(profile.secrets, o.env),
+      writable: wt?.writable,
     };
     if (o.dryRun) {
       print(prepareNative(ctx).plan);

@@ -17,6 +17,12 @@ export interface BwrapInput {
   cwd: string;
   denyRead: DeniedPath[];
   denyWrite: DeniedPath[];
+  /**
+   * Directories under a write-denied one that stay writable (a worktree run's
+   * object store, refs and its own admin folder under a read-only .git);
+   * anything denied deeper inside them is denied again.
+   */
+  writable: string[];
   /** Ancestors of protected paths, bound onto themselves so they cannot be renamed away. */
   pinned: string[];
   /** An empty file of mode 000 (bound over denied files: reading gives EACCES). */
@@ -59,9 +65,11 @@ export function buildBwrapCommand(input: BwrapInput): Command {
     '--proc', '/proc',
   ];
   for (const dir of input.pinned) args.push('--bind', dir, dir);
-  // Write denials first, read denials over them: a path in both lists ends unreadable.
-  for (const d of [...input.denyWrite].sort((a, b) => depth(a.path) - depth(b.path))) {
-    args.push('--ro-bind', d.path, d.path);
+  // Write denials and the writable carve-outs by depth (at equal depth the
+  // denial last, so it wins), then read denials over them: a path in both lists ends unreadable.
+  const layers = [...input.writable.map((path) => ({ path, ro: false })), ...input.denyWrite.map((d) => ({ path: d.path, ro: true }))];
+  for (const l of layers.sort((a, b) => depth(a.path) - depth(b.path) || Number(a.ro) - Number(b.ro))) {
+    args.push(l.ro ? '--ro-bind' : '--bind', l.path, l.path);
   }
   for (const d of [...input.denyRead].sort((a, b) => depth(a.path) - depth(b.path))) {
     args.push('--ro-bind', d.kind === 'file' ? input.deniedFile : input.emptyDir, d.path);

@@ -49,3 +49,19 @@ export function updateRefCommand(gitPath: string, repo: string, ref: string, val
 export function statusCommand(gitPath: string, worktree: string): Command {
   return git(gitPath, worktree, ['status', '--porcelain', '--untracked-files=all', '--ignore-submodules=none']);
 }
+
+/** The user's merge, run as their own git (their hooks run): the reviewed commit, never a name a tag could shadow. */
+export function mergeCommand(gitPath: string, repo: string, branch: string, oid: string, o: { squash: boolean; message?: string }): Command {
+  return o.squash
+    ? git(gitPath, repo, ['merge', '--squash', oid], false)
+    : git(gitPath, repo, ['merge', '--no-ff', '--no-edit', '-m', o.message ?? `Merge branch '${branch}'`, oid], false);
+}
+
+/** After `merge --squash`: git's prepared message (the squashed commits) unless -m gave one. */
+export function squashCommitCommand(gitPath: string, repo: string, message: string | undefined): Command {
+  return git(gitPath, repo, message === undefined ? ['commit', '--no-edit'] : ['commit', '-m', message], false);
+}
+
+export function rawDiffCommand(gitPath: string, repo: string, from: string, to: string): Command {
+  return git(gitPath, repo, ['diff', '--raw', '-z', '--no-renames', '--no-abbrev', '--no-ext-diff', '--no-textconv', from, to]);
+}

@@ -11,6 +11,8 @@ export type SeatbeltRule =
 export interface SeatbeltInput {
   denyRead: SeatbeltRule[];
   denyWrite: SeatbeltRule[];
+  /** Directories writable again under a write-denied one; denials inside them are repeated after. */
+  writable: string[];
   /** Ancestors of protected paths: they may not be renamed or removed (move-blocking). */
   pinned: string[];
   /** null: the host network (the weaker mode); else the only loopback port allowed out. */
@@ -55,12 +57,15 @@ function block(head: string, rules: string[]): string[] {
 
 export function buildSeatbeltProfile(input: SeatbeltInput): string {
   const read = input.denyRead.map(filter);
-  const write = [...input.denyWrite, ...input.denyRead].map(filter);
+  const denied = [...input.denyWrite, ...input.denyRead];
+  const within = (r: SeatbeltRule) => r.kind === 'regex' || input.writable.some((w) => r.path.startsWith(w + '/'));
   const lines = [
     '(version 1)',
     '(allow default)',
     ...block('deny file-read*', read),
-    ...block('deny file-write*', write),
+    ...block('deny file-write*', denied.map(filter)),
+    ...block('allow file-write*', input.writable.map((w) => `(subpath ${sbplString(w)})`)),
+    ...(input.writable.length > 0 ? block('deny file-write*', denied.filter(within).map(filter)) : []),
     ...block('deny file-write-unlink', input.pinned.map((p) => `(literal ${sbplString(p)})`)),
   ];
   if (input.proxyPort !== null) {

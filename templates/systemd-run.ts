@@ -13,6 +13,8 @@ export interface SystemdRunInput {
   cwd: string;
   denyRead: string[];
   denyWrite: string[];
+  /** Writable again under a read-only path (systemd applies the more specific path last). */
+  writable: string[];
   isolateNetwork: boolean;
   envFile: string;
   interactive: boolean;
@@ -40,6 +42,7 @@ export function buildSystemdRunCommand(input: SystemdRunInput): Command {
     // A leading "-" ignores paths that do not exist; a missing deny_write path is
     // created as a placeholder beforehand, like with bwrap.
     ...input.denyWrite.flatMap((d) => p(`ReadOnlyPaths=${unitPath(d)}`)),
+    ...input.writable.flatMap((d) => p(`ReadWritePaths=${unitPath(d)}`)),
     ...input.denyRead.flatMap((d) => p(`InaccessiblePaths=${unitPath(d)}`)),
     ...(input.isolateNetwork ? [...p('IPAddressDeny=any'), ...p('IPAddressAllow=localhost')] : []),
     '--',

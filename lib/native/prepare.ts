@@ -35,6 +35,8 @@ export interface NativeContext {
   placeholders: Record<string, string>;
   /** For host-network runs the port is known only once the proxy listens. */
   proxyUrl?: string;
+  /** Existing directories under a deny_write entry that stay writable (a worktree run's parts of .git). */
+  writable?: string[];
 }
 
 export interface NativePrepared {
@@ -102,6 +104,7 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
     const input = seatbeltInput({
       denyRead: [...p.filesystem.denyRead, ctx.stashbaseHome, ...always.read],
       denyWrite: [...p.filesystem.denyWrite, ...always.write],
+      writable: ctx.writable,
       home: ctx.home,
       cwd: ctx.cwd,
       proxyPort: port,
@@ -137,6 +140,7 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
       cwd: ctx.cwd,
       denyRead: protection.denyRead,
       denyWrite: protection.denyWrite,
+      writable: ctx.writable ?? [],
       pinned: protection.pinned,
       deniedFile: join(runDir, 'denied'),
       emptyDir: join(runDir, 'empty'),
@@ -169,6 +173,7 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
           cwd: ctx.cwd,
           denyRead: protection.denyRead.map((d) => d.path),
           denyWrite: protection.denyWrite.map((d) => d.path),
+          writable: ctx.writable ?? [],
           isolateNetwork: isolate,
           envFile: join(runDir, 'env'),
           interactive: process.stdin.isTTY === true,

@@ -30,9 +30,9 @@ function rulesFor(entries: string[], home: string, cwd: string, pinned: Set<stri
   return out;
 }
 
-export function seatbeltInput(o: { denyRead: string[]; denyWrite: string[]; home: string; cwd: string; proxyPort: number | '<port>' | null }): SeatbeltInput {
+export function seatbeltInput(o: { denyRead: string[]; denyWrite: string[]; writable?: string[]; home: string; cwd: string; proxyPort: number | '<port>' | null }): SeatbeltInput {
   const pinned = new Set<string>();
   const denyRead = rulesFor(o.denyRead, o.home, o.cwd, pinned);
   const denyWrite = rulesFor(o.denyWrite, o.home, o.cwd, pinned);
-  return { denyRead, denyWrite, pinned: [...pinned].sort(), proxyPort: o.proxyPort };
+  return { denyRead, denyWrite, writable: o.writable ?? [], pinned: [...pinned].sort(), proxyPort: o.proxyPort };
 }

@@ -2,6 +2,7 @@
 // each: running, locked (by you), UNSAFE, clean or dirty, or only a branch left.
 import { existsSync } from 'node:fs';
 import { BRANCH_PREFIX, git, statusCommand, worktreeRemoveCommand, worktreeUnlockCommand } from '../../templates/git.js';
+import { StashbaseError, UsageError } from '../errors.js';
 import { capture, probe } from '../exec.js';
 import { type Repo, pointersIntact, type Worktree, worktreeOf } from './layout.js';
 import { lockState } from './lifecycle.js';
@@ -42,6 +43,15 @@ export function inspect(repo: Repo, name: string): AgentWork {
   return { ...base, status: st.code === 0 && st.stdout.trim() === '' ? 'clean' : 'dirty', staleLock: lock.kind === 'stale' };
 }
 
+/** One agent's work by name, or a clear error when there is none of that name. */
+export function named(repo: Repo, name: string): AgentWork {
+  if (!NAME_PATTERN.test(name)) throw new UsageError(`an agent worktree name looks like amber-river-storm, not ${JSON.stringify(name)}`);
+  const work = inspect(repo, name);
+  const branch = probe(git(repo.git, repo.root, ['rev-parse', '--verify', '--quiet', `refs/heads/${work.branch}`])).code === 0;
+  if (work.path === null && !branch) throw new StashbaseError(`there is no agent worktree or branch ${work.branch} in ${repo.root}`, 1);
+  return work;
+}
+
 export function inventory(repo: Repo): AgentWork[] {
   const names = new Set(branches(repo).map((b) => b.slice(BRANCH_PREFIX.length)));
   const list = probe(git(repo.git, repo.root, ['worktree', 'list', '--porcelain'])).stdout;
@@ -60,7 +70,7 @@ export function merged(repo: Repo, branch: string): boolean {
 }
 
 /** Removes the worktree (a stale lock released first) and, unless kept, the branch; never a running, locked or UNSAFE one. */
-export async function discard(repo: Repo, work: AgentWork, keepBranch: boolean, removeVolumes: (w: Worktree) => Promise<void>): Promise<void> {
+export async function discard(repo: Repo, work: AgentWork, keepBranch: boolean, removeVolumes: (w: Worktree) => Promise<unknown>): Promise<void> {
   if (work.status === 'running' || work.status === 'locked' || work.status === 'UNSAFE') throw new Error(`${work.name} is ${work.status}: left alone`);
   const w = worktreeOf(repo, work.name);
   if (work.path !== null) {

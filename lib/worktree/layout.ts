@@ -3,7 +3,7 @@
 import { lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
 import { basename, join, relative } from 'node:path';
 import { BRANCH_PREFIX, WORKTREES_DIR } from '../../templates/git.js';
-import { SandboxUnavailableError } from '../errors.js';
+import { SandboxUnavailableError, StashbaseError } from '../errors.js';
 import { probe } from '../exec.js';
 import { findTool } from '../find-tool.js';
 
@@ -31,15 +31,18 @@ export function findGit(env: NodeJS.ProcessEnv): string {
   return git;
 }
 
-export function findRepo(cwd: string, env: NodeJS.ProcessEnv): Repo {
+/** The repository around `cwd`, which must be its main checkout (or a folder in it); `what` names the command for the errors. */
+export function findRepo(cwd: string, env: NodeJS.ProcessEnv, what = '--worktree'): Repo {
   const git = findGit(env);
   const r = probe({ file: git, args: ['-C', cwd, 'rev-parse', '--path-format=absolute', '--show-toplevel', '--git-common-dir'] });
-  if (r.code !== 0) throw new SandboxUnavailableError(`--worktree needs a git repository, and ${cwd} is not in one; nothing was run`);
+  // For a run the sandbox cannot be set up as asked (exit 4); for a command it is an ordinary failure.
+  const fail = (m: string) => (what === '--worktree' ? new SandboxUnavailableError(`${m}; nothing was run`) : new StashbaseError(`${m}; nothing was done`, 1));
+  if (r.code !== 0) throw fail(`${what} needs a git repository, and ${cwd} is not in one`);
   const [top = '', common = ''] = r.stdout.trim().split('\n');
   const root = realpathSync(top);
   const gitDir = realpathSync(common);
   if (gitDir !== join(root, '.git')) {
-    throw new SandboxUnavailableError(`run --worktree from the repository's main checkout (${gitDir.replace(/\/\.git$/, '')}), not from a linked worktree; nothing was run`);
+    throw fail(`run ${what} from the repository's main checkout (${gitDir.replace(/\/\.git$/, '')}), not from a linked worktree`);
   }
   return { git, root, gitDir, subdir: relative(root, realpathSync(cwd)) };
 }
@@ -81,13 +84,14 @@ const present = (p: string) => lstatSync(p, { throwIfNoEntry: false }) !== undef
  * hooks, info (attributes, excludes), submodule git directories, the checkout's
  * HEAD and index, other worktrees' metadata, its own pointer files, and every
  * existing entry of the checkout outside its own worktree and the .git directory.
- * `modules` is listed even when missing (the native backend keeps it from being
- * created; a planted submodule config would run on the user's next submodule command).
+ * The .git directory itself is listed too: nothing new may appear in it (a
+ * planted `commondir` would send the user's next git to a config of the
+ * agent's, `modules/` to submodule configs); `writableGitDirs` are the exceptions.
  */
 export function protectedPaths(repo: Repo, w: Worktree): { gitFiles: string[]; otherWorktrees: string[]; checkout: string[] } {
   const g = repo.gitDir;
-  const gitFiles = ['config', 'hooks', 'info', 'HEAD', 'index', 'config.worktree'].map((f) => join(g, f)).filter(present);
-  gitFiles.push(join(g, 'modules'), ...expectedPointers(w).map((p) => p.file));
+  const gitFiles = [g, ...['config', 'hooks', 'info', 'HEAD', 'index', 'config.worktree', 'modules', 'packed-refs'].map((f) => join(g, f)).filter(present)];
+  gitFiles.push(...expectedPointers(w).map((p) => p.file));
   const otherWorktrees = entries(join(g, 'worktrees')).filter((n) => n !== basename(w.adminDir)).map((n) => join(g, 'worktrees', n));
   const checkout: string[] = [];
   for (const e of entries(repo.root)) {
@@ -106,8 +110,8 @@ export function protectedPaths(repo: Repo, w: Worktree): { gitFiles: string[]; o
 
 /**
  * The parts of .git a commit on the agent's own branch writes, all else of .git
- * staying read-only in a Docker run (so nothing new appears beside config and
- * hooks either): the object store, refs and reflogs, and its own admin folder.
+ * staying read-only (so nothing new appears beside config and hooks either):
+ * the object store, refs and reflogs, and its own admin folder.
  */
 export function writableGitDirs(repo: Repo, w: Worktree): string[] {
   mkdirSync(join(repo.gitDir, 'logs'), { recursive: true });

@@ -16,7 +16,7 @@ export interface Started {
   worktree: Worktree;
   snapshot: RefMap;
   resumed: boolean;
-  /** The .git directory's entries at start: the native backend cannot keep new ones from appearing. */
+  /** The .git directory's entries at start, to name new ones afterwards. */
   gitEntries: Set<string>;
 }
 
@@ -145,11 +145,11 @@ export async function checkRefs(s: Started, warn: (m: string) => void): Promise<
   return decisions;
 }
 
-/** New entries beside config and hooks: left in place (they may be yours), named so you can look. */
+/** New entries beside config and hooks (the sandbox keeps the agent from making them; your own git may have): left in place, named so you can look. */
 function reportNewGitEntries(s: Started, warn: (m: string) => void): void {
   const fresh = readdirSync(s.repo.gitDir).filter((e) => !s.gitEntries.has(e)).sort();
   if (fresh.length === 0) return;
-  warn(`new in ${s.repo.gitDir} since the run started: ${fresh.join(', ')}; if you did not make them, the agent did (the native backend cannot keep new files out of .git): look at them before running git in your checkout`);
+  warn(`new in ${s.repo.gitDir} since the run started: ${fresh.join(', ')}; if you did not make them (a git command of yours during the run may have), look at them before running git in your checkout`);
 }
 
 export async function isClean(repo: Repo, w: Worktree): Promise<boolean> {
@@ -157,13 +157,14 @@ export async function isClean(repo: Repo, w: Worktree): Promise<boolean> {
 }
 
 /** After the run, on every way out: pointers, refs, lock; then a clean worktree goes (its branch stays). */
-export async function finishWorktree(s: Started, warn: (m: string) => void, note: (m: string) => void): Promise<{ removed: boolean }> {
+export async function finishWorktree(s: Started, warn: (m: string) => void, note: (m: string) => void, removeVolumes: (w: Worktree) => Promise<unknown>): Promise<{ removed: boolean }> {
   restorePointers(s.worktree);
   await checkRefs(s, warn);
   reportNewGitEntries(s, warn);
   await capture(worktreeUnlockCommand(s.repo.git, s.repo.root, s.worktree.path));
   if (await isClean(s.repo, s.worktree)) {
     await capture(worktreeRemoveCommand(s.repo.git, s.repo.root, s.worktree.path, false));
+    await removeVolumes(s.worktree);
     note(`Worktree ${s.worktree.name} was clean and is removed; its branch ${s.worktree.branch} is kept (stashbase agent run --resume ${s.worktree.name} continues it).`);
     return { removed: true };
   }

@@ -2,7 +2,7 @@
 // compared with the snapshot taken before it started. Deleted refs come back;
 // new commits on top of a branch and new branches or tags stay; a rewritten
 // branch or tag goes back to its old value unless it is checked out somewhere.
-// The decisions are pure (table-tested); refs-apply.ts carries them out.
+// The decisions are pure (table-tested); lifecycle.ts carries them out.
 
 export type RefMap = Map<string, string>;
 

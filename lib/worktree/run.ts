@@ -7,6 +7,7 @@ import { lockReason, worktreeAddCommand, worktreeLockCommand } from '../../templ
 import type { Profile } from '../profile/types.js';
 import { expectedPointers, findRepo, protectedPaths, type Worktree, worktreeOf, writableGitDirs } from './layout.js';
 import { finishWorktree, type Started, startWorktree } from './lifecycle.js';
+import { removeWorktreeVolumes } from './volumes.js';
 
 /** What the Docker backend mounts for a worktree run instead of the working directory. */
 export interface DockerWorktree {
@@ -24,13 +25,15 @@ export interface WorktreeRun {
   cwd: string;
   /** Native: the profile with the protected paths added to deny_write. */
   profile: Profile;
+  /** Native: the directories under the read-only .git that stay writable. */
+  writable: string[];
   docker: DockerWorktree;
   wrapPlan: (plan: Plan) => Plan;
   finish: () => Promise<void>;
 }
 
 export async function prepareWorktreeRun(o: {
-  cwd: string; env: NodeJS.ProcessEnv; session: string; profile: Profile; resume?: string; dryRun: boolean; warn: (m: string) => void; note: (m: string) => void;
+  cwd: string; env: NodeJS.ProcessEnv; session: string; profile: Profile; resume?: string; dryRun: boolean; docker: boolean; warn: (m: string) => void; note: (m: string) => void;
 }): Promise<WorktreeRun> {
   const repo = findRepo(o.cwd, o.env);
   let started: Started | null = null;
@@ -57,13 +60,17 @@ export async function prepareWorktreeRun(o: {
       internalStep('worktree-finish', `after the run: restore ${w.path}/.git and the worktree's files under .git/worktrees, remove its config.worktree, check every branch and tag against the record, unlock, and remove the worktree if it is clean (its branch ${w.branch} stays)`),
     ],
   });
+  const writable = o.dryRun ? [] : writableGitDirs(repo, w);
   return {
     cwd: join(w.path, repo.subdir),
     profile,
-    docker: { path: w.path, gitDir: repo.gitDir, writable: o.dryRun ? [] : writableGitDirs(repo, w), readOnly: expectedPointers(w).map((p) => p.file), hidden: prot.otherWorktrees },
+    writable,
+    docker: { path: w.path, gitDir: repo.gitDir, writable, readOnly: expectedPointers(w).map((p) => p.file), hidden: prot.otherWorktrees },
     wrapPlan,
     finish: async () => {
-      if (started) await finishWorktree(started, o.warn, o.note);
+      // Only a Docker run makes isolated-path volumes; a native run does not pay for the docker CLI.
+      const volumes = async (wt: Worktree) => (o.docker ? removeWorktreeVolumes(wt, o.env) : []);
+      if (started) await finishWorktree(started, o.warn, o.note, volumes);
     },
   };
 }

@@ -41,3 +41,13 @@ test('help and positionals', () => {
   assert.deepEqual(p.positionals, ['x', 'y']);
   assert.equal(p.rest, null);
 });
+
+test('a one-letter alias where a spec names one', () => {
+  const specs: FlagSpec[] = [{ name: 'message', kind: 'value', value: 'text', short: 'm', help: '' }, { name: 'squash', kind: 'bool', help: '' }];
+  const p = parseArgv(['x', '-m', 'fix: the thing', '--squash'], specs, 'stashbase agent worktrees merge');
+  assert.equal(p.flags.get('message'), 'fix: the thing');
+  assert.deepEqual(p.positionals, ['x']);
+  assert.throws(() => parseArgv(['-m', 'a', '--message', 'b'], specs, 'm'), { message: '--message given more than once' });
+  assert.throws(() => parseArgv(['-m'], specs, 'm'), { message: '--message needs a value (text)' });
+  assert.throws(() => parseArgv(['-s'], specs, 'stashbase agent worktrees merge'), { message: 'unknown option -s (see stashbase agent worktrees merge --help)' });
+});

@@ -22,6 +22,7 @@ const bwrapInput: BwrapInput = {
     { path: '/home/u/.bashrc', kind: 'file' },
     { path: '/home/u/my project/.git/hooks', kind: 'dir' },
   ],
+  writable: [],
   pinned: ['/home', '/home/u', '/home/u/my project', '/home/u/my project/.git'],
   deniedFile: `${RUN}/denied`,
   emptyDir: `${RUN}/empty`,
@@ -53,6 +54,27 @@ test('bwrap: the whole argument list', () => {
   assert.deepEqual(cmd.unsetEnv, ['STASHBASE_API_KEY', 'GITHUB_TOKEN']);
   assert.deepEqual(cmd.fds, [{ fd: 3, path: `${RUN}/seccomp.bpf` }]);
   assert.deepEqual(cmd.pipes, [{ fd: 4, direction: 'from-child' }, { fd: 5, direction: 'to-child' }, { fd: 6, direction: 'to-child' }]);
+});
+
+test('bwrap: writable carve-outs under a read-only directory, denials inside them bound after', () => {
+  const g = '/r/.git';
+  const cmd = buildBwrapCommand({
+    ...bwrapInput,
+    denyRead: [],
+    pinned: [],
+    denyWrite: [{ path: g, kind: 'dir' }, { path: `${g}/config`, kind: 'file' }, { path: `${g}/objects`, kind: 'dir' }, { path: `${g}/worktrees/a/gitdir`, kind: 'file' }],
+    writable: [`${g}/worktrees/a`, `${g}/objects`, `${g}/refs`],
+  });
+  const binds = cmd.args.slice(cmd.args.indexOf('/proc') + 1, cmd.args.indexOf('--seccomp'));
+  assert.deepEqual(binds, [
+    '--ro-bind', g, g,
+    '--bind', `${g}/objects`, `${g}/objects`,
+    '--bind', `${g}/refs`, `${g}/refs`,
+    '--ro-bind', `${g}/config`, `${g}/config`,
+    '--ro-bind', `${g}/objects`, `${g}/objects`,
+    '--bind', `${g}/worktrees/a`, `${g}/worktrees/a`,
+    '--ro-bind', `${g}/worktrees/a/gitdir`, `${g}/worktrees/a/gitdir`,
+  ]);
 });
 
 test('bwrap: host network mode leaves --unshare-net out', () => {
@@ -100,6 +122,7 @@ const sdInput: SystemdRunInput = {
   cwd: '/home/u/proj',
   denyRead: ['/home/u/.ssh', '/home/u/my keys'],
   denyWrite: ['/home/u/.bashrc', '/home/u/with"quote'],
+  writable: [],
   isolateNetwork: true,
   envFile: `${RUN}/env`,
   interactive: true,
@@ -117,6 +140,12 @@ test('systemd-run fallback: the whole argument list', () => {
     '--property', 'IPAddressDeny=any', '--property', 'IPAddressAllow=localhost',
     '--', 'codex',
   ]);
+});
+
+test('systemd-run fallback: writable carve-outs as ReadWritePaths after the read-only paths', () => {
+  const args = buildSystemdRunCommand({ ...sdInput, denyRead: [], denyWrite: ['/r/.git', '/r/.git/worktrees/a/gitdir'], writable: ['/r/.git/objects', '/r/.git/worktrees/a'] }).args;
+  const props = args.filter((a) => /^(ReadOnly|ReadWrite)Paths=/.test(a));
+  assert.deepEqual(props, ['ReadOnlyPaths=-/r/.git', 'ReadOnlyPaths=-/r/.git/worktrees/a/gitdir', 'ReadWritePaths=-/r/.git/objects', 'ReadWritePaths=-/r/.git/worktrees/a']);
 });
 
 test('native plan (systemd-run): golden text', () => {

@@ -15,6 +15,7 @@ const input = {
     { kind: 'regex' as const, source: globToRegex('/Users/u/proj/secrets/**/*.pem').source },
   ],
   denyWrite: [{ kind: 'path' as const, path: '/Users/u/.zshrc', dir: false }],
+  writable: [] as string[],
   pinned: ['/Users', '/Users/u'],
   proxyPort: 18080,
 };
@@ -22,6 +23,36 @@ const input = {
 test('Seatbelt profile: golden text for every rule kind and awkward paths', () => {
   const profile = buildSeatbeltProfile(input);
   golden('seatbelt-profile.sb', profile);
+  assert.equal(sbplWellFormed(profile), true);
+});
+
+test('Seatbelt profile: writable carve-outs allowed after the denials, denials inside them repeated last', () => {
+  const g = '/Users/u/r/.git';
+  const profile = buildSeatbeltProfile({
+    denyRead: [],
+    denyWrite: [{ kind: 'path', path: g, dir: true }, { kind: 'path', path: `${g}/worktrees/a/gitdir`, dir: false }, { kind: 'regex', source: '^/Users/u/x' }],
+    writable: [`${g}/objects`, `${g}/worktrees/a`],
+    pinned: [],
+    proxyPort: null,
+  });
+  assert.equal(profile, [
+    '(version 1)',
+    '(allow default)',
+    '(deny file-write*',
+    `  (subpath "${g}")`,
+    `  (literal "${g}/worktrees/a/gitdir")`,
+    '  (regex #"^/Users/u/x")',
+    ')',
+    '(allow file-write*',
+    `  (subpath "${g}/objects")`,
+    `  (subpath "${g}/worktrees/a")`,
+    ')',
+    '(deny file-write*',
+    `  (literal "${g}/worktrees/a/gitdir")`,
+    '  (regex #"^/Users/u/x")',
+    ')',
+    '',
+  ].join('\n'));
   assert.equal(sbplWellFormed(profile), true);
 });
 

@@ -1,0 +1,34 @@
+import { type FlagSpec, flagBool, parseCommand } from '../lib/argv.js';
+import { UsageError } from '../lib/errors.js';
+import { inventory } from '../lib/worktree/inventory.js';
+import { findRepo } from '../lib/worktree/layout.js';
+import { JSON_FLAG } from './shared-flags.js';
+
+const flags: FlagSpec[] = [JSON_FLAG];
+const spec = {
+  name: 'agent worktrees list',
+  usage: 'stashbase agent worktrees list [--json]',
+  summary: 'Agent worktrees and branches: status and unmerged commits.',
+  flags,
+  notes: 'STATUS: running (a run is using it), locked (you locked it), UNSAFE (its git pointer files are not what git wrote: inspect it by hand), clean, dirty (uncommitted changes), branch only (the worktree was removed; --resume recreates it). UNMERGED: commits not in your current branch.',
+};
+
+export async function main(argv: string[]): Promise<number> {
+  const p = parseCommand(argv, spec);
+  if (p === null) return 0;
+  if (p.positionals.length > 0 || p.rest !== null) throw new UsageError('agent worktrees list takes no arguments');
+  const repo = findRepo(process.cwd(), process.env, 'agent worktrees list');
+  const all = inventory(repo);
+  if (flagBool(p, 'json')) {
+    process.stdout.write(JSON.stringify(all, null, 2) + '\n');
+    return 0;
+  }
+  if (all.length === 0) {
+    process.stdout.write(`No agent worktrees or branches in ${repo.root}.\n`);
+    return 0;
+  }
+  const rows = [['NAME', 'BRANCH', 'STATUS', 'UNMERGED', 'PATH'], ...all.map((w) => [w.name, w.branch, w.status + (w.staleLock ? ' (stale lock)' : ''), String(w.unmerged), w.path ?? '-'])];
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  for (const r of rows) process.stdout.write(r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ') + '\n');
+  return 0;
+}

@@ -1,0 +1,69 @@
+// `agent worktrees merge`: the agent's committed work into the checkout's
+// current branch, after a review of what in it would run on the user's machine.
+// The commit reviewed is the commit merged, by object id: a running agent's
+// later commits, or a tag named like the branch, cannot slip in between.
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { git, mergeCommand, rawDiffCommand, squashCommitCommand } from '../../templates/git.js';
+import { StashbaseError } from '../errors.js';
+import { capture, probe, start } from '../exec.js';
+import type { AgentWork } from './inventory.js';
+import type { Repo } from './layout.js';
+import { type Finding, parseRaw, review } from './review.js';
+
+export interface MergeTarget {
+  /** The checkout's current branch, short name. */
+  into: string;
+  oid: string;
+  base: string;
+}
+
+const fail = (m: string) => new StashbaseError(`${m}; nothing was merged`, 1);
+
+/** Refuses what may not be merged now; returns what will be. */
+export function mergeTarget(repo: Repo, work: AgentWork): MergeTarget {
+  if (work.status === 'UNSAFE') throw fail(`${work.name} is UNSAFE: its git pointer files are not what git wrote; inspect ${work.path} by hand (git merge ${work.branch} once you trust it)`);
+  const oid = probe(git(repo.git, repo.root, ['rev-parse', '--verify', '--quiet', `refs/heads/${work.branch}^{commit}`])).stdout.trim();
+  if (oid === '') throw fail(`there is no branch ${work.branch}`);
+  const into = probe(git(repo.git, repo.root, ['symbolic-ref', '--quiet', '--short', 'HEAD'])).stdout.trim();
+  if (into === '') throw fail('your checkout has no current branch (detached HEAD); check out the branch to merge into');
+  const mine = probe(git(repo.git, repo.root, ['status', '--porcelain', '--untracked-files=no']));
+  if (mine.code !== 0 || mine.stdout.trim() !== '') throw fail(`your checkout ${repo.root} has uncommitted changes; commit or stash them first`);
+  if (work.status === 'dirty') throw fail(`${work.name} has uncommitted changes in ${work.path}; commit or discard them there first`);
+  const base = probe(git(repo.git, repo.root, ['merge-base', 'HEAD', oid])).stdout.trim();
+  if (base === '') throw fail(`${work.branch} has no history in common with ${into}`);
+  return { into, oid, base };
+}
+
+export async function reviewTarget(repo: Repo, t: MergeTarget): Promise<Finding[]> {
+  const raw = await capture(rawDiffCommand(repo.git, repo.root, t.base, t.oid));
+  const read = (oid: string) => {
+    const r = probe(git(repo.git, repo.root, ['cat-file', 'blob', oid]));
+    return r.code === 0 ? r.stdout : null;
+  };
+  return review(parseRaw(raw), read);
+}
+
+export function alreadyMerged(repo: Repo, t: MergeTarget): boolean {
+  return probe(git(repo.git, repo.root, ['merge-base', '--is-ancestor', t.oid, 'HEAD'])).code === 0;
+}
+
+const conflicted = (repo: Repo) => probe(git(repo.git, repo.root, ['ls-files', '--unmerged'])).stdout.trim() !== '' || existsSync(join(repo.gitDir, 'MERGE_HEAD'));
+
+/** Runs the merge as the user's own git, its output on the terminal. */
+export async function runMerge(repo: Repo, work: AgentWork, t: MergeTarget, o: { squash: boolean; message?: string }): Promise<void> {
+  const code = await start(mergeCommand(repo.git, repo.root, work.branch, t.oid, o)).exit;
+  if (code !== 0) {
+    if (conflicted(repo)) {
+      const abort = o.squash ? 'git reset --merge' : 'git merge --abort';
+      throw new StashbaseError(`merging ${work.branch} into ${t.into} stopped on conflicts: resolve them in ${repo.root} and commit (or undo with ${abort}); the agent's worktree and branch are kept`, 1);
+    }
+    throw new StashbaseError(`git merge of ${work.branch} failed (exit ${code}); the agent's worktree and branch are kept`, 1);
+  }
+  if (!o.squash) return;
+  const staged = probe(git(repo.git, repo.root, ['diff', '--cached', '--quiet']));
+  if (staged.code === 0) return; // the squash changed nothing: its changes are already here
+  const commit = await start(squashCommitCommand(repo.git, repo.root, o.message)).exit;
+  if (commit !== 0) throw new StashbaseError(`the squashed changes of ${work.branch} are staged in ${repo.root} but git commit failed (exit ${commit}); commit them yourself; the agent's worktree and branch are kept`, 1);
+}
+

