@@ -1,0 +1,168 @@
+// Worktree runs on both backends, attacked by a hostile agent with real git:
+// what it may not touch stays as it was, the refs come out as the spec says,
+// the user's git afterwards runs nothing it planted; resume and stale locks.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, describe, test } from 'node:test';
+import { BIN, cli, needs } from '../helpers.js';
+import { docker } from '../docker-setup.js';
+import { HOSTILE, hostileExpected, repoHome } from '../worktree-setup.js';
+
+const NAME = /^Worktree: (\S+)\/\.stashbase\/worktrees\/([a-z]+-[a-z]+-[a-z]+) \(branch stashbase\/\2\)$/m;
+const nameOf = (stderr: string) => {
+  const m = NAME.exec(stderr);
+  assert.ok(m, `no worktree announced in: ${stderr}`);
+  return m[2] as string;
+};
+
+for (const backend of ['native', 'docker'] as const) {
+  describe(`worktree runs, ${backend} backend: a hostile agent`, needs('git', backend === 'native' ? 'bwrap' : 'docker'), () => {
+    const r = repoHome();
+    after(() => r.cleanup());
+    const flags = backend === 'docker' ? ['--docker-sandbox', 'true'] : ['--docker-sandbox', 'false'];
+    const run = (args: string[], script: string, cwd = r.root) =>
+      cli(['agent', 'run', ...flags, ...args, '--', 'bash', '-c', script], { env: r.env, cwd, timeoutMs: 120_000 });
+
+    test('can commit on its own branch only; git files, pointers, the checkout and other worktrees hold; refs checked; host git runs nothing planted', async () => {
+      // A kept worktree from an earlier run: "another worktree" to attack.
+      const first = await run(['--worktree'], 'echo draft > draft.txt');
+      assert.equal(first.code, 0, first.stderr);
+      const other = nameOf(first.stderr);
+      const before = { main: r.oid('main'), release: r.oid('release'), dev: r.oid('dev'), v1: r.oid('v1'), v2: r.oid('v2'), config: readFileSync(join(r.root, '.git', 'config'), 'utf8'), hooks: readdirSync(join(r.root, '.git', 'hooks')).sort() };
+
+      const res = await run(['--worktree'], `OTHER=${other}\n${HOSTILE}`);
+      assert.equal(res.code, 0, res.stderr);
+      assert.equal(res.stdout.trim(), hostileExpected(backend));
+      const name = nameOf(res.stderr);
+      const main = r.oid('main');
+      const dev = r.oid('dev');
+      const newb = r.oid('newb');
+      const short = (o: string) => o.slice(0, 12);
+      const devLog = r.git(['log', '--format=%h %s', `${before.dev}..${dev}`]).trim();
+      const warnings = res.stderr.split('\n').filter((l) => l.startsWith('warning: ') || l.startsWith('  ')).join('\n');
+      assert.equal(warnings, [
+        `warning: the agent added commits to refs/heads/dev; kept (undo: git update-ref refs/heads/dev ${before.dev}):`,
+        `  ${devLog}`,
+        `warning: the agent rewrote refs/heads/main (${short(before.main)} -> ${short(main)}), which is checked out; left as it is (undo: git update-ref refs/heads/main ${before.main})`,
+        `warning: the agent rewrote refs/heads/release (${short(before.release)} -> ${short(r.oid(`${before.release}~1`))}); reset it to ${short(before.release)} (undo: git update-ref refs/heads/release ${r.oid(`${before.release}~1`)})`,
+        `warning: the agent deleted refs/tags/v1; restored it at ${short(before.v1)}`,
+        `warning: the agent rewrote refs/tags/v2 (${short(before.v2)} -> ${short(r.oid(`${before.v2}~1`))}); reset it to ${short(before.v2)} (undo: git update-ref refs/tags/v2 ${r.oid(`${before.v2}~1`)})`,
+        `warning: the agent created refs/heads/newb at ${short(newb)}; kept (undo: git update-ref -d refs/heads/newb)`,
+      ].join('\n'));
+      assert.match(res.stderr, new RegExp(`^Worktree ${name} was clean and is removed; its branch stashbase/${name} is kept \\(stashbase agent run --resume ${name} continues it\\)\\.$`, 'm'));
+      // Refs as the spec says (the warnings come in ref order).
+      assert.notEqual(main, before.main);
+      assert.equal(r.oid('release'), before.release);
+      assert.equal(r.git(['merge-base', '--is-ancestor', before.dev, dev]), '');
+      assert.equal(r.oid('v1'), before.v1);
+      assert.equal(r.oid('v2'), before.v2);
+      assert.equal(r.git(['log', '-1', '--format=%s', `stashbase/${name}`]).trim(), 'agent: own work');
+      // Nothing planted for the user's git.
+      assert.equal(readFileSync(join(r.root, '.git', 'config'), 'utf8'), before.config);
+      assert.deepEqual(readdirSync(join(r.root, '.git', 'hooks')).sort(), before.hooks);
+      for (const f of ['commondir', 'modules']) assert.equal(existsSync(join(r.root, '.git', f)), false, f);
+      assert.equal(readFileSync(join(r.root, 'a.txt'), 'utf8'), 'two\n');
+      assert.equal(readFileSync(join(r.root, '.stashbase', 'worktrees', other, 'a.txt'), 'utf8'), 'two\n');
+      assert.equal(readFileSync(join(r.root, '.git', 'worktrees', other, 'HEAD'), 'utf8'), `ref: refs/heads/stashbase/${other}\n`);
+      // The user's own git, hooks and fsmonitor enabled as usual, in the checkout and in the kept worktree.
+      r.git(['status']);
+      r.git(['checkout', '-q', 'dev']);
+      r.git(['checkout', '-q', 'main']);
+      r.git(['status'], join(r.root, '.stashbase', 'worktrees', other));
+      assert.deepEqual(readdirSync(r.home).filter((f) => f.startsWith('PWNED')), []);
+      assert.deepEqual(readdirSync(r.dir).filter((f) => f.startsWith('PWNED')), []);
+      r.git(['worktree', 'remove', '--force', join(r.root, '.stashbase', 'worktrees', other)]);
+    });
+
+    test('--resume continues a kept worktree (uncommitted work included) and recreates a removed one from its branch', async () => {
+      const kept = await run(['--worktree'], 'echo wip > wip.txt');
+      const k = nameOf(kept.stderr);
+      assert.match(kept.stderr, new RegExp(`^Worktree ${k} has uncommitted changes and is kept: ${r.root}/\\.stashbase/worktrees/${k}$`, 'm'));
+      const again = await run(['--resume', k], 'cat wip.txt; git add wip.txt && git -c user.name=a -c user.email=a@b.invalid commit -qm wip && echo done');
+      assert.equal(again.code, 0, again.stderr);
+      assert.equal(again.stdout, 'wip\ndone\n');
+      assert.equal(nameOf(again.stderr), k);
+      assert.match(again.stderr, new RegExp(`^Worktree ${k} was clean and is removed`, 'm'));
+      assert.equal(existsSync(join(r.root, '.stashbase', 'worktrees', k)), false);
+      const recreated = await run(['--resume', k], 'git log -1 --format=%s; cat wip.txt; git rev-parse --abbrev-ref HEAD');
+      assert.equal(recreated.code, 0, recreated.stderr);
+      assert.equal(recreated.stdout, `wip\nwip\nstashbase/${k}\n`);
+      const none = await run(['--resume', 'no-such-name'], 'true');
+      assert.deepEqual([none.code, none.stderr.trim().split('\n').pop()], [2, 'stashbase: there is no agent worktree or branch stashbase/no-such-name to resume']);
+    });
+
+    test('from a subdirectory: the same subdirectory of the worktree; dirty checkout warned; the exclude line written once', async () => {
+      r.git(['checkout', '-q', 'main']);
+      const sub = join(r.root, 'sub', 'dir');
+      const dirtyFile = join(r.root, 'a.txt');
+      const orig = readFileSync(dirtyFile, 'utf8');
+      (await import('node:fs')).writeFileSync(dirtyFile, 'mine, uncommitted\n');
+      const res = await run(['--worktree'], 'pwd; cat ../../a.txt', sub);
+      (await import('node:fs')).writeFileSync(dirtyFile, orig);
+      assert.equal(res.code, 0, res.stderr);
+      const name = nameOf(res.stderr);
+      assert.equal(res.stdout, `${r.root}/.stashbase/worktrees/${name}/sub/dir\ntwo\n`);
+      assert.match(res.stderr, /^warning: your checkout has uncommitted changes; they are not carried over into the agent's worktree$/m);
+      const exclude = readFileSync(join(r.root, '.git', 'info', 'exclude'), 'utf8').split('\n');
+      assert.deepEqual(exclude.filter((l) => l === '/.stashbase/worktrees/'), ['/.stashbase/worktrees/']);
+      assert.equal(r.git(['status', '--porcelain']), '');
+    });
+
+    if (backend === 'docker') {
+      test('isolated-path volumes are per worktree and go with it', async () => {
+        const list = () => docker(['volume', 'ls', '--filter', 'label=stashbase.isolated-path', '--format', '{{.Name}}|{{.Label "stashbase.repo"}}']).split('\n').filter(Boolean);
+        const res = await run(['--worktree', '--docker-isolated-paths', 'node_modules'], 'echo x > node_modules/dep.js && echo wip > wip.txt');
+        assert.equal(res.code, 0, res.stderr);
+        const name = nameOf(res.stderr);
+        const path = join(r.root, '.stashbase', 'worktrees', name);
+        assert.equal(list().filter((v) => v.endsWith(`|${path}`)).length, 1);
+        const removed = await cli(['agent', 'worktrees', 'remove', name, '--yes'], { env: r.env, cwd: r.root });
+        assert.equal(removed.code, 0, removed.stderr);
+        assert.deepEqual(list().filter((v) => v.endsWith(`|${path}`)), []);
+        const clean = await run(['--worktree', '--docker-isolated-paths', 'node_modules'], 'echo x > node_modules/dep.js');
+        const p2 = join(r.root, '.stashbase', 'worktrees', nameOf(clean.stderr));
+        assert.equal(existsSync(p2), false);
+        assert.deepEqual(list().filter((v) => v.endsWith(`|${p2}`)), []);
+      });
+    }
+  });
+}
+
+describe('worktree runs: a run killed hard leaves a stale lock that is recognised and released', needs('git', 'bwrap'), () => {
+  const r = repoHome();
+  after(() => r.cleanup());
+  test('SIGKILL during the run: list says stale lock, --resume takes it over, remove releases it', async () => {
+    const child = spawn(process.execPath, [BIN, 'agent', 'run', '--worktree', '--', 'sleep', '60'], { env: r.env, cwd: r.root, stdio: ['ignore', 'ignore', 'pipe'] });
+    let err = '';
+    await new Promise<void>((resolve) => child.stderr.setEncoding('utf8').on('data', (d: string) => {
+      err += d;
+      if (/^Sandbox: /m.test(err)) resolve();
+    }));
+    const name = nameOf(err);
+    const running = await cli(['agent', 'worktrees', 'list', '--json'], { env: r.env, cwd: r.root });
+    assert.deepEqual(JSON.parse(running.stdout).map((w: { name: string; status: string }) => [w.name, w.status]), [[name, 'running']]);
+    const refused = await cli(['agent', 'worktrees', 'remove', name, '--yes'], { env: r.env, cwd: r.root });
+    assert.deepEqual([refused.code, refused.stderr], [1, `stashbase: ${name} is running: a run is still using it; nothing was removed\n`]);
+    child.kill('SIGKILL');
+    await new Promise((resolve) => child.on('close', resolve));
+    const listed = await cli(['agent', 'worktrees', 'list'], { env: r.env, cwd: r.root });
+    assert.match(listed.stdout, new RegExp(`^${name}  stashbase/${name}  clean \\(stale lock\\)  0 +${r.root}/\\.stashbase/worktrees/${name}$`, 'm'));
+    const resumed = await cli(['agent', 'run', '--resume', name, '--', 'true'], { env: r.env, cwd: r.root });
+    assert.equal(resumed.code, 0, resumed.stderr);
+    assert.equal(existsSync(join(r.root, '.stashbase', 'worktrees', name)), false);
+    // Again, then removed by hand: the stale lock is released on removal.
+    const again = spawn(process.execPath, [BIN, 'agent', 'run', '--resume', name, '--', 'sleep', '60'], { env: r.env, cwd: r.root, stdio: ['ignore', 'ignore', 'pipe'] });
+    let err2 = '';
+    await new Promise<void>((resolve) => again.stderr.setEncoding('utf8').on('data', (d: string) => {
+      err2 += d;
+      if (/^Sandbox: /m.test(err2)) resolve();
+    }));
+    again.kill('SIGKILL');
+    await new Promise((resolve) => again.on('close', resolve));
+    const removed = await cli(['agent', 'worktrees', 'remove', name, '--keep-branch'], { env: r.env, cwd: r.root });
+    assert.deepEqual([removed.code, removed.stdout], [0, `removed worktree ${name}; branch stashbase/${name} kept (stashbase agent run --resume ${name} recreates it)\n`]);
+    assert.equal(r.git(['worktree', 'list', '--porcelain']).includes(name), false);
+  });
+});
