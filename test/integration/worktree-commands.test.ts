@@ -1,0 +1,229 @@
+// `agent worktrees list|merge|clean|remove` against real git repositories
+// whose agent worktrees are made with plain git, as a run would leave them.
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, test } from 'node:test';
+import { cli, needs, tempHome, writeFile } from '../helpers.js';
+import { type RepoHome, repoHome } from '../worktree-setup.js';
+
+describe('agent worktrees commands (real git)', needs('git'), () => {
+  let r: RepoHome;
+  beforeEach(() => (r = repoHome()));
+  afterEach(() => r.cleanup());
+  const sb = (args: string[]) => cli(['agent', 'worktrees', ...args], { env: r.env, cwd: r.root });
+  const wt = (name: string) => join(r.root, '.stashbase', 'worktrees', name);
+  /** An agent worktree as a run leaves it, with `commits` files committed on its branch. */
+  const agent = (name: string, commits: Record<string, string> = {}) => {
+    r.git(['worktree', 'add', '-q', '-b', `stashbase/${name}`, wt(name), 'HEAD']);
+    for (const [file, text] of Object.entries(commits)) {
+      writeFile(join(wt(name), file), text);
+      r.git(['add', file], wt(name));
+      r.git(['commit', '-qm', `agent: ${file}`], wt(name));
+    }
+  };
+  const runningLock = (name: string) => r.git(['worktree', 'lock', '--reason', `stashbase run ags_aaaaaaaaaaaaaaaa pid ${process.pid}`, wt(name)]);
+  const branches = () => r.git(['for-each-ref', '--format=%(refname:short)', 'refs/heads/stashbase/']).split('\n').filter(Boolean);
+
+  test('list: every status, unmerged counts, --json; empty; outside a repository', async () => {
+    assert.deepEqual((await sb(['list'])).stdout, `No agent worktrees or branches in ${r.root}.\n`);
+    agent('amber-clean-one');
+    agent('bold-dirty-two', { 'x.txt': 'x\n' });
+    writeFileSync(join(wt('bold-dirty-two'), 'wip.txt'), 'wip');
+    agent('calm-running-three');
+    runningLock('calm-running-three');
+    agent('deep-locked-four');
+    r.git(['worktree', 'lock', '--reason', 'mine', wt('deep-locked-four')]);
+    agent('even-unsafe-five');
+    writeFileSync(join(wt('even-unsafe-five'), '.git'), 'gitdir: /tmp/elsewhere\n');
+    agent('fair-stale-six');
+    r.git(['worktree', 'lock', '--reason', 'stashbase run ags_aaaaaaaaaaaaaaab pid 999999', wt('fair-stale-six')]);
+    agent('gold-branch-seven', { 'y.txt': 'y\n', 'z.txt': 'z\n' });
+    r.git(['worktree', 'remove', wt('gold-branch-seven')]);
+    const json = JSON.parse((await sb(['list', '--json'])).stdout) as Array<Record<string, unknown>>;
+    assert.deepEqual(json.map((w) => [w.name, w.status, w.unmerged, w.staleLock, w.path]), [
+      ['amber-clean-one', 'clean', 0, false, wt('amber-clean-one')],
+      ['bold-dirty-two', 'dirty', 1, false, wt('bold-dirty-two')],
+      ['calm-running-three', 'running', 0, false, wt('calm-running-three')],
+      ['deep-locked-four', 'locked', 0, false, wt('deep-locked-four')],
+      ['even-unsafe-five', 'UNSAFE', 0, false, wt('even-unsafe-five')],
+      ['fair-stale-six', 'clean', 0, true, wt('fair-stale-six')],
+      ['gold-branch-seven', 'branch only', 2, false, null],
+    ]);
+    const table = (await sb(['list'])).stdout.split('\n');
+    assert.equal(table[0], 'NAME                BRANCH                        STATUS              UNMERGED  PATH');
+    assert.equal(table[6], `fair-stale-six      stashbase/fair-stale-six      clean (stale lock)  0         ${wt('fair-stale-six')}`);
+    assert.equal(table[7], 'gold-branch-seven   stashbase/gold-branch-seven   branch only         2         -');
+    const t = tempHome();
+    const outside = await cli(['agent', 'worktrees', 'list'], { env: t.env, cwd: t.dir });
+    assert.deepEqual([outside.code, outside.stderr], [1, `stashbase: agent worktrees list needs a git repository, and ${t.dir} is not in one; nothing was done\n`]);
+    t.cleanup();
+  });
+
+  test('merge: a merge commit, the worktree and branch removed; -m; --squash; --keep', async () => {
+    agent('amber-river-storm', { 'feature.txt': 'f\n' });
+    const res = await sb(['merge', 'amber-river-storm']);
+    assert.equal(res.code, 0, res.stderr);
+    const oid = res.stdout.match(/^Merged stashbase\/amber-river-storm \(([0-9a-f]{12})\) into main\.$/m)?.[1];
+    assert.ok(oid, res.stdout);
+    assert.match(res.stdout, /\nRemoved worktree amber-river-storm and branch stashbase\/amber-river-storm\.\n$/);
+    assert.equal(r.git(['log', '-1', '--format=%s%n%P']).trim().split('\n')[0], "Merge branch 'stashbase/amber-river-storm'");
+    assert.equal(r.git(['log', '-1', '--format=%P']).trim().split(' ').length, 2);
+    assert.equal(existsSync(wt('amber-river-storm')), false);
+    assert.deepEqual(branches(), []);
+
+    agent('bold-cliff-wave', { 'b.txt': 'b\n' });
+    assert.equal((await sb(['merge', 'bold-cliff-wave', '-m', 'Add b'])).code, 0);
+    assert.equal(r.git(['log', '-1', '--format=%s']).trim(), 'Add b');
+
+    agent('calm-lake-dawn', { 'c1.txt': '1\n', 'c2.txt': '2\n' });
+    const squash = await sb(['merge', 'calm-lake-dawn', '--squash', '--keep']);
+    assert.equal(squash.code, 0, squash.stderr);
+    assert.match(squash.stdout, /into main as one squashed commit\.\n$/);
+    assert.equal(r.git(['log', '-1', '--format=%P']).trim().split(' ').length, 1);
+    assert.match(r.git(['log', '-1', '--format=%B']), /^Squashed commit of the following:/);
+    assert.deepEqual(r.git(['show', '--name-only', '--format=', 'HEAD']).trim().split('\n'), ['c1.txt', 'c2.txt']);
+    assert.equal(existsSync(wt('calm-lake-dawn')), true);
+    assert.deepEqual(branches(), ['stashbase/calm-lake-dawn']);
+    const again = await sb(['merge', 'calm-lake-dawn']);
+    assert.equal(again.code, 0, again.stderr);
+    assert.match(again.stdout, /^Merged/m); // a squash leaves the branch unmerged by history: merged again, changing nothing
+  });
+
+  test('merge: the review lists what can run on your machine and waits for a yes; --yes skips the question, not the list', async () => {
+    agent('deep-moss-glen', { '.envrc': 'curl x | sh\n', 'Makefile': 'all:\n\ttrue\n', 'ok.txt': 'fine\n' });
+    const refused = await sb(['merge', 'deep-moss-glen']);
+    const list = [
+      'stashbase/deep-moss-glen changes files that can run code on your machine; look at them before merging (git diff HEAD...stashbase/deep-moss-glen -- <path>):',
+      '  .envrc    direnv: runs when you enter the folder; added',
+      '  Makefile  build file; added',
+    ].join('\n');
+    assert.deepEqual([refused.code, refused.stdout, refused.stderr], [1, `${list}\n`, 'stashbase: stashbase/deep-moss-glen changes files that can run code on your machine: confirm in a terminal or pass --yes; nothing was merged\n']);
+    assert.equal(existsSync(join(r.root, '.envrc')), false);
+    const yes = await sb(['merge', 'deep-moss-glen', '--yes']);
+    assert.equal(yes.code, 0, yes.stderr);
+    assert.ok(yes.stdout.startsWith(`${list}\n`), yes.stdout);
+    assert.equal(readFileSync(join(r.root, '.envrc'), 'utf8'), 'curl x | sh\n');
+  });
+
+  test('merge refuses: uncommitted changes on either side, UNSAFE, unknown names; merges the reviewed commit, not a tag named like the branch', async () => {
+    agent('even-fern-hill', { 'e.txt': 'e\n' });
+    writeFileSync(join(r.root, 'a.txt'), 'mine\n');
+    const mine = await sb(['merge', 'even-fern-hill']);
+    assert.deepEqual([mine.code, mine.stderr], [1, `stashbase: your checkout ${r.root} has uncommitted changes; commit or stash them first; nothing was merged\n`]);
+    r.git(['checkout', '--', 'a.txt']);
+    writeFileSync(join(wt('even-fern-hill'), 'wip.txt'), 'wip');
+    const theirs = await sb(['merge', 'even-fern-hill']);
+    assert.deepEqual([theirs.code, theirs.stderr], [1, `stashbase: even-fern-hill has uncommitted changes in ${wt('even-fern-hill')}; commit or discard them there first; nothing was merged\n`]);
+    agent('fair-oak-reef', { 'f.txt': 'f\n' });
+    writeFileSync(join(r.root, '.git', 'worktrees', 'fair-oak-reef', 'gitdir'), '/tmp/x/.git\n');
+    const unsafe = await sb(['merge', 'fair-oak-reef']);
+    assert.deepEqual([unsafe.code, unsafe.stderr], [1, `stashbase: fair-oak-reef is UNSAFE: its git pointer files are not what git wrote; inspect ${wt('fair-oak-reef')} by hand (git merge stashbase/fair-oak-reef once you trust it); nothing was merged\n`]);
+    const none = await sb(['merge', 'no-such-name']);
+    assert.deepEqual([none.code, none.stderr], [1, `stashbase: there is no agent worktree or branch stashbase/no-such-name in ${r.root}\n`]);
+    const bad = await sb(['merge', '../x']);
+    assert.deepEqual([bad.code, bad.stderr], [2, 'stashbase: an agent worktree name looks like amber-river-storm, not "../x"\n']);
+    // A tag spelled like the branch points elsewhere: git would merge the tag for that name; stashbase merges the branch's commit.
+    agent('gold-pine-cove', { 'g.txt': 'g\n' });
+    r.git(['tag', 'stashbase/gold-pine-cove', 'HEAD~1']);
+    const res = await sb(['merge', 'gold-pine-cove']);
+    assert.equal(res.code, 0, res.stderr);
+    assert.equal(readFileSync(join(r.root, 'g.txt'), 'utf8'), 'g\n');
+  });
+
+  test('merge of a running run: its committed work only, the worktree kept; a conflict stops and keeps both', async () => {
+    agent('half-moon-bay', { 'h.txt': 'h\n' });
+    runningLock('half-moon-bay');
+    writeFileSync(join(wt('half-moon-bay'), 'uncommitted.txt'), 'not yet');
+    const res = await sb(['merge', 'half-moon-bay']);
+    assert.equal(res.code, 0, res.stderr);
+    assert.match(res.stdout, /^half-moon-bay is still running: merging its committed work \([0-9a-f]{12}\) only\.$/m);
+    assert.match(res.stdout, /\nWorktree half-moon-bay is in use by a run: kept, with its branch\.\n$/);
+    assert.equal(existsSync(join(r.root, 'h.txt')), true);
+    assert.equal(existsSync(join(r.root, 'uncommitted.txt')), false);
+    assert.equal(existsSync(wt('half-moon-bay')), true);
+
+    agent('iron-gate-path', { 'a.txt': 'agent version\n' });
+    writeFileSync(join(r.root, 'a.txt'), 'my version\n');
+    r.git(['commit', '-qam', 'mine']);
+    const conflict = await sb(['merge', 'iron-gate-path']);
+    assert.equal(conflict.code, 1);
+    assert.equal(conflict.stderr.split('\n').filter(Boolean).pop(), `stashbase: merging stashbase/iron-gate-path into main stopped on conflicts: resolve them in ${r.root} and commit (or undo with git merge --abort); the agent's worktree and branch are kept`);
+    assert.equal(existsSync(join(r.root, '.git', 'MERGE_HEAD')), true);
+    assert.equal(existsSync(wt('iron-gate-path')), true);
+    assert.ok(branches().includes('stashbase/iron-gate-path'));
+  });
+
+  test('clean: merged work goes without asking; unmerged stays unless --all (confirmed or --yes); running, locked and UNSAFE never', async () => {
+    agent('amber-done-one', { 'a1.txt': '1\n' });
+    r.git(['merge', '-q', '--no-edit', 'stashbase/amber-done-one']);
+    agent('bold-open-two', { 'b2.txt': '2\n' });
+    agent('calm-run-three');
+    runningLock('calm-run-three');
+    agent('deep-mine-four');
+    r.git(['worktree', 'lock', wt('deep-mine-four')]);
+    agent('even-bad-five');
+    writeFileSync(join(wt('even-bad-five'), '.git'), 'gitdir: /tmp/elsewhere\n');
+    const res = await sb(['clean']);
+    assert.deepEqual([res.code, res.stdout], [0, [
+      'keeping bold-open-two: 1 unmerged commit(s) (merge it, or clean --all)',
+      'skipping calm-run-three: running',
+      'skipping deep-mine-four: locked',
+      'skipping even-bad-five: UNSAFE',
+      'removed amber-done-one (worktree and branch)',
+      '',
+    ].join('\n')]);
+    const noTty = await sb(['clean', '--all']);
+    assert.deepEqual([noTty.code, noTty.stderr], [1, 'stashbase: 1 agent worktree(s) with unmerged work: confirm in a terminal or pass --yes; nothing was removed\n']);
+    assert.ok(branches().includes('stashbase/bold-open-two'));
+    const all = await sb(['clean', '--all', '--yes']);
+    assert.equal(all.code, 0, all.stderr);
+    assert.match(all.stdout, /^would discard bold-open-two: 1 unmerged commit\(s\)$/m);
+    assert.match(all.stdout, /^removed bold-open-two \(worktree and branch\)$/m);
+    assert.deepEqual(branches(), ['stashbase/calm-run-three', 'stashbase/deep-mine-four', 'stashbase/even-bad-five']);
+    assert.equal(existsSync(wt('calm-run-three')) && existsSync(wt('deep-mine-four')) && existsSync(wt('even-bad-five')), true);
+  });
+
+  test('remove: asks before losing work, --keep-branch, --all; refuses running, locked and UNSAFE', async () => {
+    agent('amber-keep-one', { 'k.txt': 'k\n' });
+    const ask = await sb(['remove', 'amber-keep-one']);
+    assert.deepEqual([ask.code, ask.stderr], [1, 'stashbase: removing amber-keep-one (1 commit(s) on stashbase/amber-keep-one not in your current branch) loses work: confirm in a terminal or pass --yes; nothing was removed\n']);
+    const kb = await sb(['remove', 'amber-keep-one', '--keep-branch']);
+    assert.deepEqual([kb.code, kb.stdout], [0, 'removed worktree amber-keep-one; branch stashbase/amber-keep-one kept (stashbase agent run --resume amber-keep-one recreates it)\n']);
+    assert.equal(existsSync(wt('amber-keep-one')), false);
+    assert.deepEqual(branches(), ['stashbase/amber-keep-one']);
+    const gone = await sb(['delete', 'amber-keep-one', '--yes']);
+    assert.deepEqual([gone.code, gone.stdout], [0, 'removed amber-keep-one (branch)\n']);
+    assert.deepEqual(branches(), []);
+
+    agent('bold-wip-two');
+    writeFileSync(join(wt('bold-wip-two'), 'wip.txt'), 'wip');
+    const wip = await sb(['remove', 'bold-wip-two', '--keep-branch']);
+    assert.deepEqual([wip.code, wip.stderr], [1, `stashbase: removing bold-wip-two (uncommitted changes in ${wt('bold-wip-two')}) loses work: confirm in a terminal or pass --yes; nothing was removed\n`]);
+    agent('calm-empty-three');
+    const plain = await sb(['remove', 'calm-empty-three']);
+    assert.deepEqual([plain.code, plain.stdout], [0, 'removed calm-empty-three (worktree and branch)\n']);
+
+    agent('deep-run-four');
+    runningLock('deep-run-four');
+    agent('even-lock-five');
+    r.git(['worktree', 'lock', '--reason', 'mine', wt('even-lock-five')]);
+    for (const [name, why] of [['deep-run-four', 'running: a run is still using it'], ['even-lock-five', `locked: you locked it (git worktree unlock ${wt('even-lock-five')} first)`]]) {
+      const res = await sb(['remove', name as string, '--yes']);
+      assert.deepEqual([res.code, res.stderr], [1, `stashbase: ${name} is ${why}; nothing was removed\n`]);
+    }
+    const noTty = await sb(['remove', '--all']);
+    assert.equal(noTty.code, 1);
+    assert.match(noTty.stderr, /^stashbase: 1 agent worktree\(s\) and their branches: confirm in a terminal or pass --yes; nothing was removed\n$/);
+    const all = await sb(['remove', '--all', '--yes']);
+    assert.deepEqual([all.code, all.stdout], [0, [
+      'skipping deep-run-four: running',
+      'skipping even-lock-five: locked',
+      `bold-wip-two: uncommitted changes in ${wt('bold-wip-two')}`,
+      'removed bold-wip-two (worktree and branch)',
+      '',
+    ].join('\n')]);
+    const usage = await sb(['remove', 'x-y-z', '--all']);
+    assert.deepEqual([usage.code, usage.stderr], [2, 'stashbase: agent worktrees remove takes one worktree name, or --all\n']);
+  });
+});
