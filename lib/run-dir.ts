@@ -1,6 +1,6 @@
 // What a run creates on the host and removes afterwards: its run directory and
-// the stand-in directories at missing protected paths.
-import { chmodSync, mkdirSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
+// the stand-ins (directories, or empty read-only files) at missing protected paths.
+import { chmodSync, lstatSync, mkdirSync, rmdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { rootCertificates } from 'node:tls';
@@ -36,7 +36,9 @@ export function removeRunDir(runDir: string): void {
 }
 
 /** Creates stand-ins; returns those created (to remove afterwards) and warnings. */
-export function createPlaceholders(paths: string[], parents: string[]): { created: string[]; warnings: string[] } {
+const STAND_IN_FILE_MODE = 0o444;
+
+export function createPlaceholders(paths: string[], parents: string[], files: string[] = []): { created: string[]; warnings: string[] } {
   const created: string[] = [];
   const warnings: string[] = [];
   for (const p of parents) {
@@ -57,13 +59,28 @@ export function createPlaceholders(paths: string[], parents: string[]): { create
       warnings.push(`${p}: no stand-in (${code}); the sandbox cannot create it either`);
     }
   }
+  for (const p of files) {
+    try {
+      writeFileSync(p, '', { flag: 'wx', mode: STAND_IN_FILE_MODE });
+      chmodSync(p, STAND_IN_FILE_MODE); // whatever the umask
+      created.push(p);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'EEXIST') continue;
+      warnings.push(`${p}: no stand-in (${code}); the sandbox cannot create it either`);
+    }
+  }
   return { created, warnings };
 }
 
 export function removePlaceholders(paths: string[]): void {
   for (const p of [...paths].reverse()) {
     try {
-      rmdirSync(p); // only while still empty: never removes anything else
+      const st = lstatSync(p);
+      // Only what is still the stand-in: an empty folder, or an empty file of the
+      // stand-in's mode (your own program may have replaced it meanwhile: kept).
+      if (st.isDirectory()) rmdirSync(p);
+      else if (st.isFile() && st.size === 0 && (st.mode & 0o777) === STAND_IN_FILE_MODE) unlinkSync(p);
     } catch {
       // gone already or not empty: leave it
     }

@@ -13,6 +13,8 @@ export interface NativePlanInput {
   auditFile: string;
   runDir: string;
   placeholders: string[];
+  /** Empty read-only files at missing write-denied paths under home. */
+  fileStandIns: string[];
   parents: string[];
   warnings: string[];
   proxyUrl: string;
@@ -68,6 +70,9 @@ export function buildNativePlan(p: NativePlanInput): Plan {
   }
   if (p.placeholders.length > 0) {
     steps.push(internalStep('placeholders', ['create stand-in directories at missing protected paths (removed after the run):', ...p.placeholders.map((x) => `  ${x}`)].join('\n')));
+  }
+  if (p.fileStandIns.length > 0) {
+    steps.push(internalStep('stand-in-files', ['create empty read-only stand-in files at missing write-denied paths (removed after the run):', ...p.fileStandIns.map((x) => `  ${x}`)].join('\n')));
   }
   if (sb.kind === 'bwrap' && sb.relay) {
     steps.push(internalStep('proxy', `start the egress proxy in this process on the Unix socket ${sb.relay.socket}; the sandbox reaches it as ${p.proxyUrl} in its own network namespace`));

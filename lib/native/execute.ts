@@ -48,7 +48,7 @@ export async function executeNative({ ctx, profile, warn, announce }: ExecuteInp
   const started = Date.now();
   writeSession(home, {
     id: ctx.session, pid: process.pid, backend: 'native', mechanism: ctx.mechanism.kind, profile: profile.name, cwd: ctx.cwd, argv: ctx.command,
-    startedAt: new Date(started).toISOString(), placeholders: prep.protection.placeholders,
+    startedAt: new Date(started).toISOString(), placeholders: [...prep.protection.placeholders, ...prep.protection.fileStandIns],
   });
   audit.write({ type: 'start', profile: profile.name, profileFile: profile.file, backend: 'native', mechanism: ctx.mechanism.kind, argv: ctx.command, cwd: ctx.cwd });
   let created: string[] = [];
@@ -63,7 +63,7 @@ export async function executeNative({ ctx, profile, warn, announce }: ExecuteInp
       exitCode = await runForwarded(prep.seatbelt);
       return exitCode;
     }
-    const ph = createPlaceholders(prep.protection.placeholders, prep.protection.parents);
+    const ph = createPlaceholders(prep.protection.placeholders, prep.protection.parents, prep.protection.fileStandIns);
     created = ph.created;
     for (const w of ph.warnings) warn(w);
     if (prep.systemd) {

@@ -110,10 +110,10 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
       proxyPort: port,
     });
     const command = buildSeatbeltCommand(ctx.mechanism.path, buildSeatbeltProfile(input), ctx.command, ctx.cwd, agentEnv);
-    const none: Protection = { denyRead: [], denyWrite: [], placeholders: [], parents: [], pinned: [], warnings: [] };
+    const none: Protection = { denyRead: [], denyWrite: [], placeholders: [], fileStandIns: [], parents: [], pinned: [], warnings: [] };
     const plan = buildNativePlan({
       session: ctx.session, profile: p.name, sessionFile: sessionFile(ctx.stashbaseHome, ctx.session), auditFile: auditFile(ctx.stashbaseHome, ctx.session),
-      runDir, placeholders: [], parents: [], warnings: [], proxyUrl, interceptTls, sandbox: { kind: 'seatbelt', command },
+      runDir, placeholders: [], fileStandIns: [], parents: [], warnings: [], proxyUrl, interceptTls, sandbox: { kind: 'seatbelt', command },
     });
     return { plan, protection: none, runDir, bwrap: null, relay: null, systemd: null, seatbelt: command, agentEnv };
   }
@@ -160,6 +160,7 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
     auditFile: auditFile(ctx.stashbaseHome, ctx.session),
     runDir,
     placeholders: protection.placeholders,
+    fileStandIns: protection.fileStandIns,
     parents: protection.parents,
     warnings: protection.warnings,
     proxyUrl,

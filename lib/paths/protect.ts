@@ -12,6 +12,13 @@ export interface Protection {
   denyWrite: DeniedPath[];
   /** Directories to create before the run (and remove after): stand-ins for missing paths. */
   placeholders: string[];
+  /**
+   * Empty read-only files to create before the run (and remove after): stand-ins
+   * for missing write-denied paths under home on the native backend. A file, not
+   * a directory, because your own programs see it too while the run lasts: git
+   * reads an empty ~/.gitconfig as no settings, and stops at a directory there.
+   */
+  fileStandIns: string[];
   /** Missing ordinary parent directories under home, created for real (and kept). */
   parents: string[];
   pinned: string[];
@@ -87,8 +94,9 @@ function standIn(path: string, home: string): { at: string; parents: string[] } 
 export function planProtection(input: ProtectInput): Protection {
   const warnings: string[] = [];
   const placeholders = new Set<string>();
+  const fileStandIns = new Set<string>();
   const parents = new Set<string>();
-  const collect = (entries: string[], optional: string[], forcedDirs: string[] = []): Map<string, DeniedPath> => {
+  const collect = (entries: string[], optional: string[], forcedDirs: string[] = [], fileStandInsOk = false): Map<string, DeniedPath> => {
     const out = new Map<string, DeniedPath>();
     const add = (path: string, createIfMissing: boolean) => {
       if (KERNEL_FS.test(path)) {
@@ -114,8 +122,12 @@ export function planProtection(input: ProtectInput): Protection {
       } else if (createIfMissing && (input.within === undefined || inside(path, input.within))) {
         const stand = standIn(path, input.home);
         for (const p of stand.parents) parents.add(p);
-        placeholders.add(stand.at);
-        out.set(stand.at, { path: stand.at, kind: 'dir' });
+        // Exactly at the denied path under home: a file blocks a file or a folder
+        // being made there alike. Elsewhere (a missing .git, a folder higher up) a
+        // directory, which git and the rest pass over as empty.
+        const asFile = fileStandInsOk && stand.at === path && path.startsWith(input.home + '/');
+        (asFile ? fileStandIns : placeholders).add(stand.at);
+        out.set(stand.at, { path: stand.at, kind: asFile ? 'file' : 'dir' });
       }
     };
     for (const entry of entries) {
@@ -137,7 +149,7 @@ export function planProtection(input: ProtectInput): Protection {
     return out;
   };
   const read = collect(input.denyRead, input.alwaysDenyRead, [input.stateDir]);
-  const write = collect(input.denyWrite, input.alwaysDenyWrite);
+  const write = collect(input.denyWrite, input.alwaysDenyWrite, [], input.within === undefined);
   for (const p of read.keys()) write.delete(p); // unreadable already implies unwritable
   // Whatever lies under a read-denied directory is hidden with it; mounting over
   // it would need a mount point inside the empty stand-in.
@@ -153,6 +165,7 @@ export function planProtection(input: ProtectInput): Protection {
     denyRead: [...read.values()].sort((a, b) => byDepth(a.path, b.path)),
     denyWrite: [...write.values()].sort((a, b) => byDepth(a.path, b.path)),
     placeholders: [...placeholders].filter((p) => read.has(p) || write.has(p)).sort(byDepth),
+    fileStandIns: [...fileStandIns].filter((p) => write.has(p) && !placeholders.has(p)).sort(byDepth),
     parents: [...parents].filter((p) => !hidden(p + '/x')).sort(byDepth),
     pinned: [...pinned].sort(byDepth),
     warnings,

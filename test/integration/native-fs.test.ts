@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { needs } from '../helpers.js';
+import { cli, needs } from '../helpers.js';
 import { attackHome } from '../native-setup.js';
 
 describe('native filesystem (real bwrap)', needs('bwrap'), () => {
@@ -67,6 +67,25 @@ describe('native filesystem (real bwrap)', needs('bwrap'), () => {
     assert.equal(existsSync(join(h, 'missing-dir')), false);
     assert.equal(existsSync(join(h, 'missing-read')), false);
     assert.equal((await a.outside(`echo x > ${h}/missing-read && rm ${h}/missing-read && echo ok`)).stdout, 'ok\n');
+  });
+
+  test('default profile without a ~/.gitconfig: git works inside, the file cannot be planted, your own git keeps working during the run', async () => {
+    assert.equal(existsSync(join(h, '.gitconfig')), false);
+    const marker = join(a.dir, 'run-is-going');
+    const script = [
+      'git config --global --get user.name; echo "get=$?"',
+      'echo "[core] fsmonitor = x" >> ~/.gitconfig 2>/dev/null && echo planted || echo blocked',
+      `mkdir -p ${a.dir}/gitrepo && git -C ${a.dir}/gitrepo init -q && echo init=ok`,
+      `touch ${marker}; sleep 2`,
+    ].join('; ');
+    const running = cli(['agent', 'run', '--silent', '--', 'sh', '-c', script], { env: a.env, cwd: a.proj });
+    while (!existsSync(marker)) await new Promise((res) => setTimeout(res, 50));
+    // The host sees the stand-in meanwhile: an empty config, which git reads as no settings.
+    const host = await a.outside('git config --global --get user.name; echo "host=$?"; git config --global --list >/dev/null 2>&1; echo "list=$?"');
+    assert.equal(host.stdout, 'host=1\nlist=0\n');
+    const r = await running;
+    assert.deepEqual([r.code, r.stdout], [0, 'get=1\nblocked\ninit=ok\n']);
+    assert.equal(existsSync(join(h, '.gitconfig')), false, 'the stand-in file is removed after the run');
   });
 
   test('unshare, mount and umount cannot detach a bind', async () => {

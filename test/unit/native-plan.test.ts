@@ -90,6 +90,7 @@ const planInput: NativePlanInput = {
   auditFile: '/home/u/.stashbase/audit/ags_aaaaaaaaaaaaaaaa.jsonl',
   runDir: RUN,
   placeholders: ['/home/u/.ssh'],
+  fileStandIns: ['/home/u/.gitconfig'],
   parents: ['/home/u/.config'],
   warnings: ['re:^/.*: stopped after 200000 entries under /; paths beyond them are not protected (start the pattern deeper)'],
   proxyUrl: 'http://127.0.0.1:18080',
@@ -113,7 +114,7 @@ test('native plan: JSON parses and matches the text plan step for step', () => {
       assert.deepEqual([s.file, ...s.args], [step.command.file, ...step.command.args]);
     }
   }
-  assert.deepEqual(json.steps.map((s) => s.id), ['session', 'audit-start', 'run-dir', 'parents', 'placeholders', 'proxy', 'sandbox', 'relay-wait', 'relay', 'release', 'warning', 'teardown']);
+  assert.deepEqual(json.steps.map((s) => s.id), ['session', 'audit-start', 'run-dir', 'parents', 'placeholders', 'stand-in-files', 'proxy', 'sandbox', 'relay-wait', 'relay', 'release', 'warning', 'teardown']);
 });
 
 const sdInput: SystemdRunInput = {
@@ -149,7 +150,7 @@ test('systemd-run fallback: writable carve-outs as ReadWritePaths after the read
 });
 
 test('native plan (systemd-run): golden text', () => {
-  golden('native-plan-systemd-run.txt', formatPlan(buildNativePlan({ ...planInput, placeholders: [], parents: [], warnings: [], sandbox: { kind: 'systemd-run', input: sdInput } })));
+  golden('native-plan-systemd-run.txt', formatPlan(buildNativePlan({ ...planInput, placeholders: [], fileStandIns: [], parents: [], warnings: [], sandbox: { kind: 'systemd-run', input: sdInput } })));
 });
 
 test('systemd-run fallback: the EnvironmentFile escapes values and leaves out what it cannot write', async () => {

@@ -97,6 +97,18 @@ test('protection: symlinks protect their target, missing paths get stand-ins, an
   assert.deepEqual(p.pinned, ['/tmp', t.dir, h, join(h, '.config')]);
 });
 
+test('protection: a missing write-denied path under home gets an empty file stand-in (native); elsewhere and on Docker a directory', () => {
+  const h = join(t.dir, 'files-home');
+  mkdirSync(h, { recursive: true });
+  const p = planProtection({ denyRead: ['~/.aws'], denyWrite: ['~/.gitconfig', '~/.config/fish', '.git/hooks'], alwaysDenyRead: [], alwaysDenyWrite: [], stateDir: join(h, '.stashbase'), home: h, cwd: h });
+  assert.deepEqual(p.fileStandIns, [join(h, '.gitconfig'), join(h, '.config', 'fish')]);
+  assert.deepEqual(p.placeholders, [join(h, '.aws'), join(h, '.git')]);
+  assert.deepEqual(p.parents, [join(h, '.config')]);
+  assert.deepEqual(p.denyWrite.map((d) => [d.path, d.kind]), [[join(h, '.git'), 'dir'], [join(h, '.gitconfig'), 'file'], [join(h, '.config', 'fish'), 'file']]);
+  const docker = planProtection({ denyRead: [], denyWrite: ['~/.gitconfig'], alwaysDenyRead: [], alwaysDenyWrite: [], stateDir: join(h, '.stashbase'), home: h, cwd: h, within: h });
+  assert.deepEqual([docker.fileStandIns, docker.placeholders], [[], [join(h, '.gitconfig')]]);
+});
+
 test('protection: a missing .git gets its stand-in at .git itself', () => {
   const d = join(t.dir, 'norepo');
   mkdirSync(d, { recursive: true });
