@@ -10,8 +10,9 @@ import type { Duplex } from 'node:stream';
 import { connect as tlsConnect, createSecureContext, type SecureContext, TLSSocket } from 'node:tls';
 import type { LeafCache } from '../tls/leaves.js';
 import { forwardable, HOP_BY_HOP, refuseHttp } from './http-util.js';
+import { guardBody } from './body-guard.js';
 import { ScrubStream } from './scrub-stream.js';
-import { type BoundSecret, rewriteRequest, scrubHeaders } from './secrets.js';
+import { type BoundSecret, bodyNeedles, rewriteRequest, scrubHeaders } from './secrets.js';
 
 export interface InterceptOptions {
   leaves: LeafCache;
@@ -102,7 +103,13 @@ export class Interceptor {
       ...({ secureContext: this.upstream } as object),
     });
     up.on('socket', (sock) => sock.setNoDelay(true));
+    const body = guardBody(
+      req, up, res, bodyNeedles(t.host, true, this.o.secrets),
+      (rule, suspect) => this.o.audit({ ...event, decision: 'deny', rule, status: 403, exfiltration: true, secret: suspect }),
+      (rule) => refuseHttp(res, 403, rule, `stashbase proxy refused ${t.host}:${t.port}: ${rule}\n`),
+    );
     up.on('response', (r) => {
+      if (body.refused) return void r.destroy();
       const out = scrubHeaders(r.headers, this.o.secrets);
       for (const h of [...HOP_BY_HOP, 'content-length']) delete out[h]; // the scrubbed body may change length
       let bytes = 0;
@@ -112,12 +119,12 @@ export class Interceptor {
       r.pipe(new ScrubStream(this.o.secrets)).pipe(res);
     });
     up.on('error', (e: NodeJS.ErrnoException) => {
+      if (body.refused) return;
       const rule = `upstream ${t.host}: ${e.code ?? e.message}`;
       this.o.audit({ ...event, decision: 'error', rule });
       if (!res.headersSent) refuseHttp(res, 502, rule, `stashbase proxy: ${rule}\n`);
       else res.destroy();
     });
-    req.pipe(up);
   }
 
   /** The checks every request inside a tunnel gets; null when it may go on. */

@@ -76,6 +76,16 @@ export function rewriteRequest(rawHeaders: string[], path: string, host: string,
   return { ok: true, rawHeaders: headers, path: pathOnly + newQuery, injected: [...injected] };
 }
 
+/** What a request body to `host` may not carry: every value of a secret not bound there, with the rule that names it. */
+export function bodyNeedles(host: string, tls: boolean, secrets: BoundSecret[]): Array<{ needle: Buffer; rule: string; suspect: string }> {
+  return secrets
+    .filter((s) => !bound(s, host, tls))
+    .flatMap((s) => [
+      { needle: Buffer.from(s.real), rule: `the real value of ${s.name} headed to ${host} (request body), which it is not bound to`, suspect: s.name },
+      { needle: Buffer.from(s.placeholder), rule: `the placeholder of ${s.name} headed to ${host} (request body), which it is not bound to`, suspect: s.name },
+    ]);
+}
+
 /** Real values in response headers become their placeholders. */
 export function scrubHeaders(headers: Record<string, string | string[] | undefined>, secrets: BoundSecret[]): Record<string, string | string[] | undefined> {
   const scrub = (v: string) => secrets.reduce((acc, s) => acc.split(s.real).join(s.placeholder), v);

@@ -10,7 +10,8 @@ import { refusedAddress } from './addresses.js';
 import { forwardable, HOP_BY_HOP, refuseHttp } from './http-util.js';
 import type { Interceptor } from './intercept.js';
 import { ScrubStream } from './scrub-stream.js';
-import { type BoundSecret, rewriteRequest, scrubHeaders } from './secrets.js';
+import { guardBody } from './body-guard.js';
+import { type BoundSecret, bodyNeedles, rewriteRequest, scrubHeaders } from './secrets.js';
 import { decide, type Decision, type EgressPolicy, mappingFor, normalizeHost } from './policy.js';
 
 export type AuditSink = (event: Record<string, unknown>) => void;
@@ -188,7 +189,13 @@ export function createProxy(opts: ProxyOptions): Server {
       return;
     }
     const upstream = httpRequest({ host: dest.address, port: dest.port, method: req.method, path: rw.path, headers: rw.rawHeaders, setHost: false });
+    const body = guardBody(
+      req, upstream, res, bodyNeedles(d.host, false, opts.secrets ?? []),
+      (rule, suspect) => opts.audit({ ...event, decision: 'deny', rule, status: 403, exfiltration: true, secret: suspect }),
+      (rule) => refuseHttp(res, 403, rule, `stashbase proxy refused ${d.host}:${port}: ${rule}\n`),
+    );
     upstream.on('response', (up) => {
+      if (body.refused) return void up.destroy();
       opts.audit({ ...event, decision: 'allow', rule: d.rule, injected: rw.injected, status: up.statusCode });
       const secrets = opts.secrets ?? [];
       const out = secrets.length ? scrubHeaders(up.headers, secrets) : { ...up.headers };
@@ -198,10 +205,10 @@ export function createProxy(opts: ProxyOptions): Server {
       (secrets.length ? up.pipe(new ScrubStream(secrets)) : up).pipe(res);
     });
     upstream.on('error', () => {
+      if (body.refused) return;
       if (!res.headersSent) refuseHttp(res, 502, 'upstream unreachable', `stashbase proxy: cannot reach ${d.host}:${port}\n`);
       else res.destroy();
     });
-    req.pipe(upstream);
   });
 
   server.on('clientError', (err: NodeJS.ErrnoException, socket) => {

