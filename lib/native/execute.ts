@@ -14,6 +14,7 @@ import { runSystemd } from './run-systemd.js';
 import { reapStaleRuns } from '../reap.js';
 import { createPlaceholders, createRunDir, removePlaceholders, removeRunDir } from '../run-dir.js';
 import { runBwrap } from './run.js';
+import { Trace } from '../trace.js';
 import { ttyInjectionFilter, type SeccompArch } from '../../templates/seccomp.js';
 
 export interface ExecuteInput {
@@ -32,6 +33,7 @@ function listenLoopback(server: Server, port: number): Promise<Server> {
 
 export async function executeNative({ ctx, profile, warn, announce }: ExecuteInput): Promise<number> {
   const home = ctx.stashbaseHome;
+  const trace = new Trace(ctx.env.STASHBASE_TRACE === '1');
   mkdirSync(home, { recursive: true, mode: 0o700 });
   for (const id of reapStaleRuns(home)) warn(`removed what the killed run ${id} left behind (stand-ins, run directory, session record)`);
   const audit = new AuditLog(home, ctx.session);
@@ -42,6 +44,7 @@ export async function executeNative({ ctx, profile, warn, announce }: ExecuteInp
   const hostPort = onHostLoopback ? await (await import('get-port')).default({ host: '127.0.0.1' }) : null;
   const prep: NativePrepared = prepareNative({ ...ctx, proxyUrl: hostPort === null ? undefined : `http://127.0.0.1:${hostPort}` });
   for (const w of prep.protection.warnings) warn(w);
+  trace.mark('prepare');
   if (announce) {
     process.stderr.write(`Agent session: ${ctx.session}\nAudit log: ${audit.file}\nSandbox: native (${ctx.mechanism.kind}: ${ctx.mechanism.why})\n`);
   }
@@ -57,6 +60,7 @@ export async function executeNative({ ctx, profile, warn, announce }: ExecuteInp
   try {
     proxy = await proxyForRun({ profile, placeholders: ctx.placeholders, env: ctx.env, home, userHome: ctx.home, cwd: ctx.cwd, audit: (e) => audit.write(e) });
     if (hostPort !== null) await listenLoopback(proxy.server, hostPort);
+    trace.mark('proxy');
     createRunDir(prep.runDir, proxy.caPem, prep.bwrap ? ttyInjectionFilter(process.arch as SeccompArch) : null);
     if (prep.seatbelt) {
       // sandbox-exec is the agent's parent and passes signals and the exit status through.
@@ -66,13 +70,15 @@ export async function executeNative({ ctx, profile, warn, announce }: ExecuteInp
     const ph = createPlaceholders(prep.protection.placeholders, prep.protection.parents, prep.protection.fileStandIns);
     created = ph.created;
     for (const w of ph.warnings) warn(w);
+    trace.mark('run-dir');
     if (prep.systemd) {
       const step = prep.plan.steps.find((x) => x.kind === 'command' && x.id === 'sandbox');
       if (!step || step.kind !== 'command') throw new Error('native plan has no sandbox step');
       exitCode = await runSystemd(step.command, prep.systemd.envFile, prep.agentEnv, warn);
       return exitCode;
     }
-    exitCode = await runBwrap(prep, { proxy: proxy.server });
+    exitCode = await runBwrap(prep, { proxy: proxy.server, trace });
+    trace.mark('agent');
     return exitCode;
   } finally {
     proxy?.server.close();
@@ -81,5 +87,7 @@ export async function executeNative({ ctx, profile, warn, announce }: ExecuteInp
     removeRunDir(prep.runDir);
     audit.write({ type: 'end', exitCode, durationMs: Date.now() - started });
     removeSession(home, ctx.session);
+    trace.mark('teardown');
+    trace.print();
   }
 }

@@ -7,6 +7,7 @@ import { buildRelayCommand } from '../../templates/bridge-relay.js';
 import { SandboxUnavailableError } from '../errors.js';
 import { forwardSignals, type Spawned, start } from '../exec.js';
 import type { NativePrepared } from './prepare.js';
+import type { Trace } from '../trace.js';
 
 function agentPid(initPid: number): number | null {
   try {
@@ -110,6 +111,7 @@ function writeIdMaps(pid: number): void {
 export interface NativeRunOptions {
   /** The run's proxy: already listening on the host's loopback (host network), or not yet (bridged: it listens on the relay's socket here). */
   proxy: Server;
+  trace?: Trace;
 }
 
 export async function runBwrap(prep: NativePrepared, opts: NativeRunOptions): Promise<number> {
@@ -135,6 +137,7 @@ export async function runBwrap(prep: NativePrepared, opts: NativeRunOptions): Pr
     const info = await settled;
     if ('exited' in info) return info.exited as number;
     initPid = info['child-pid'];
+    opts.trace?.mark('bwrap');
     const usernsStream = (sandbox.child.stdio as unknown as Array<NodeJS.WritableStream>)[6];
     if (prep.bwrap?.userns) writeIdMaps(initPid);
     // The relay joins bwrap's first user namespace (which owns the network
@@ -145,6 +148,7 @@ export async function runBwrap(prep: NativePrepared, opts: NativeRunOptions): Pr
       usernsStream?.write('1');
     }
     if (relay) await relay.ready;
+    opts.trace?.mark('relay');
     blockStream.write('1');
     return await sandbox.exit;
   } catch (e) {
