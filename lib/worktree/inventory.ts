@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import { BRANCH_PREFIX, git, statusCommand, worktreeRemoveCommand, worktreeUnlockCommand } from '../../templates/git.js';
 import { StashbaseError, UsageError } from '../errors.js';
 import { capture, probe } from '../exec.js';
-import { type Repo, pointersIntact, type Worktree, worktreeOf } from './layout.js';
+import { locate, type Repo, pointersIntact, type Worktree, worktreeOf } from './layout.js';
 import { lockState } from './lifecycle.js';
 import { NAME_PATTERN } from './names.js';
 
@@ -31,7 +31,7 @@ export function unmergedCount(repo: Repo, branch: string): number {
 }
 
 export function inspect(repo: Repo, name: string): AgentWork {
-  const w = worktreeOf(repo, name);
+  const w = locate(repo, name);
   const unmerged = unmergedCount(repo, w.branch);
   if (!existsSync(w.path)) return { name, branch: w.branch, path: null, status: 'branch only', unmerged, staleLock: false };
   const base = { name, branch: w.branch, path: w.path, unmerged };
@@ -72,7 +72,7 @@ export function merged(repo: Repo, branch: string): boolean {
 /** Removes the worktree (a stale lock released first) and, unless kept, the branch; never a running, locked or UNSAFE one. */
 export async function discard(repo: Repo, work: AgentWork, keepBranch: boolean, removeVolumes: (w: Worktree) => Promise<unknown>): Promise<void> {
   if (work.status === 'running' || work.status === 'locked' || work.status === 'UNSAFE') throw new Error(`${work.name} is ${work.status}: left alone`);
-  const w = worktreeOf(repo, work.name);
+  const w = locate(repo, work.name);
   if (work.path !== null) {
     if (work.staleLock) await capture(worktreeUnlockCommand(repo.git, repo.root, w.path));
     await capture(worktreeRemoveCommand(repo.git, repo.root, w.path, true));

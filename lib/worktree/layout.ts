@@ -1,7 +1,7 @@
 // Where an agent worktree lives and which git files around it an agent must not
 // touch: the repository's executable state, the checkout, other worktrees.
 import { lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
-import { basename, join, relative } from 'node:path';
+import { basename, dirname, join, relative } from 'node:path';
 import { BRANCH_PREFIX, WORKTREES_DIR } from '../../templates/git.js';
 import { SandboxUnavailableError, StashbaseError } from '../errors.js';
 import { probe } from '../exec.js';
@@ -49,6 +49,24 @@ export function findRepo(cwd: string, env: NodeJS.ProcessEnv, what = '--worktree
 
 export function worktreeOf(repo: Repo, name: string): Worktree {
   return { name, branch: `${BRANCH_PREFIX}${name}`, path: join(repo.root, WORKTREES_DIR, name), adminDir: join(repo.gitDir, 'worktrees', name) };
+}
+
+/**
+ * The worktree as git registered it: git numbers the admin folder
+ * (.git/worktrees/<name>1) when one of the name is left over, so the folder is
+ * read from the worktree's pointer when that names one directly under
+ * .git/worktrees; `pointersIntact` then checks all three files against it.
+ */
+export function locate(repo: Repo, name: string): Worktree {
+  const w = worktreeOf(repo, name);
+  try {
+    const m = /^gitdir: (.*)\n$/.exec(readFileSync(join(w.path, '.git'), 'utf8'));
+    const dir = m?.[1];
+    if (dir && dirname(dir) === join(repo.gitDir, 'worktrees') && /^[A-Za-z0-9._-]+$/.test(basename(dir)) && !basename(dir).startsWith('.')) return { ...w, adminDir: dir };
+  } catch {
+    // no pointer: the expected folder
+  }
+  return w;
 }
 
 /** The exact pointer files git writes for a worktree: anything else may send the user's git elsewhere. */

@@ -7,7 +7,7 @@ import { forEachRefCommand, git, LOCK_REASON_PREFIX, lockReason, statusCommand, 
 import { SandboxUnavailableError, UsageError } from '../errors.js';
 import { capture, probe } from '../exec.js';
 import { processAlive } from '../session.js';
-import { expectedPointers, pointersIntact, type Repo, type Worktree, worktreeOf } from './layout.js';
+import { expectedPointers, locate, pointersIntact, type Repo, type Worktree, worktreeOf } from './layout.js';
 import { freshName, NAME_PATTERN } from './names.js';
 import { decideRefs, parseRefs, type RefDecision, type RefMap } from './refs.js';
 
@@ -62,7 +62,7 @@ export async function startWorktree(repo: Repo, o: { session: string; resume?: s
   let resumed = false;
   if (o.resume !== undefined) {
     if (!NAME_PATTERN.test(o.resume)) throw new UsageError(`--resume takes a worktree name such as amber-river-storm, not ${JSON.stringify(o.resume)}`);
-    w = worktreeOf(repo, o.resume);
+    w = locate(repo, o.resume);
     resumed = true;
     if (existsSync(w.path)) {
       if (!pointersIntact(w)) throw new SandboxUnavailableError(`worktree ${w.name} is UNSAFE: its git pointer files are not what git wrote; inspect ${w.path} by hand before running git in it; nothing was run`);
@@ -76,14 +76,12 @@ export async function startWorktree(repo: Repo, o: { session: string; resume?: s
       await capture(worktreeAddCommand(repo.git, repo.root, w.path, w.name, null));
     }
   } else {
-    const name = freshName((n) => existsSync(worktreeOf(repo, n).path) || branchExists(repo, worktreeOf(repo, n).branch));
+    const name = freshName((n) => existsSync(worktreeOf(repo, n).path) || existsSync(worktreeOf(repo, n).adminDir) || branchExists(repo, worktreeOf(repo, n).branch));
     w = worktreeOf(repo, name);
     await capture(worktreeAddCommand(repo.git, repo.root, w.path, w.name, 'HEAD'));
   }
   // git names its admin folder after the path's last component, numbered if taken.
-  const pointer = readFileSync(join(w.path, '.git'), 'utf8');
-  const admin = /^gitdir: (.*)\n$/.exec(pointer)?.[1];
-  if (admin) w = { ...w, adminDir: admin };
+  w = locate(repo, w.name);
   if (!pointersIntact(w)) throw new SandboxUnavailableError(`worktree ${w.name}: git wrote pointer files stashbase does not recognise; nothing was run`);
   await capture(worktreeLockCommand(repo.git, repo.root, w.path, lockReason(o.session, process.pid)));
   return { repo, worktree: w, snapshot: await snapshotRefs(repo), resumed, gitEntries: new Set(readdirSync(repo.gitDir)) };

@@ -1,7 +1,7 @@
 // `agent worktrees list|merge|clean|remove` against real git repositories
 // whose agent worktrees are made with plain git, as a run would leave them.
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, test } from 'node:test';
 import { cli, needs, tempHome, writeFile } from '../helpers.js';
@@ -58,6 +58,17 @@ describe('agent worktrees commands (real git)', needs('git'), () => {
     const outside = await cli(['agent', 'worktrees', 'list'], { env: t.env, cwd: t.dir });
     assert.deepEqual([outside.code, outside.stderr], [1, `stashbase: agent worktrees list needs a git repository, and ${t.dir} is not in one; nothing was done\n`]);
     t.cleanup();
+  });
+
+  test('a worktree whose admin folder git numbered (a left-over folder of the name) is recognised, not UNSAFE', async () => {
+    mkdirSync(join(r.root, '.git', 'worktrees', 'amber-left-over'), { recursive: true });
+    agent('amber-left-over', { 'l.txt': 'l\n' });
+    assert.equal(readFileSync(join(wt('amber-left-over'), '.git'), 'utf8'), `gitdir: ${join(r.root, '.git', 'worktrees', 'amber-left-over1')}\n`);
+    const json = JSON.parse((await sb(['list', '--json'])).stdout) as Array<Record<string, unknown>>;
+    assert.deepEqual(json.map((w) => [w.name, w.status]), [['amber-left-over', 'clean']]);
+    // An admin folder elsewhere than directly under .git/worktrees is never taken from the pointer.
+    writeFileSync(join(wt('amber-left-over'), '.git'), `gitdir: ${join(r.root, '.git')}\n`);
+    assert.deepEqual((JSON.parse((await sb(['list', '--json'])).stdout) as Array<Record<string, unknown>>).map((w) => w.status), ['UNSAFE']);
   });
 
   test('merge: a merge commit, the worktree and branch removed; -m; --squash; --keep', async () => {
