@@ -131,7 +131,7 @@ export function protectedPaths(repo: Repo, w: Worktree): { gitFiles: string[]; o
  * staying read-only (so nothing new appears beside config and hooks either):
  * the object store, refs and reflogs, and its own admin folder.
  */
-export function writableGitDirs(repo: Repo, w: Worktree): string[] {
-  mkdirSync(join(repo.gitDir, 'logs'), { recursive: true });
+export function writableGitDirs(repo: Repo, w: Worktree, create = true): string[] {
+  if (create) mkdirSync(join(repo.gitDir, 'logs'), { recursive: true });
   return [join(repo.gitDir, 'objects'), join(repo.gitDir, 'refs'), join(repo.gitDir, 'logs'), w.adminDir];
 }

@@ -60,7 +60,7 @@ export async function prepareWorktreeRun(o: {
       internalStep('worktree-finish', `after the run: restore ${w.path}/.git and the worktree's files under .git/worktrees, remove its config.worktree, check every branch and tag against the record, unlock, and remove the worktree if it is clean (its branch ${w.branch} stays)`),
     ],
   });
-  const writable = o.dryRun ? [] : writableGitDirs(repo, w);
+  const writable = writableGitDirs(repo, w, !o.dryRun);
   return {
     cwd: join(w.path, repo.subdir),
     profile,
