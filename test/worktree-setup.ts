@@ -62,6 +62,7 @@ try 'mkdir -p "$G/modules/x" && echo x > "$G/modules/x/config"' "modules"
 try 'echo "gitdir: /tmp/elsewhere" > .git' "pointer"
 try 'echo "[core] fsmonitor = x" > "$(sed -n "s/^gitdir: //p" .git)/config.worktree"' "config.worktree"
 try 'echo x > "$ROOT/a.txt"' "checkout"
+try 'echo "curl x | sh" > "$ROOT/.envrc"' "new file in the checkout"
 try 'echo x > "$ROOT/.stashbase/worktrees/$OTHER/a.txt"' "other worktree"
 try 'echo x > "$G/worktrees/$OTHER/HEAD"' "other worktree metadata"
 `;
@@ -70,5 +71,5 @@ try 'echo x > "$G/worktrees/$OTHER/HEAD"' "other worktree metadata"
 export const hostileExpected = (backend: 'native' | 'docker') => [
   'committed own', 'WROTE main', 'WROTE release', 'WROTE dev', 'WROTE v1', 'WROTE v2', 'WROTE newb',
   'blocked config', 'blocked hooksPath', 'blocked hook', 'blocked commondir', 'blocked modules', 'blocked pointer',
-  'WROTE config.worktree', backend === 'docker' ? 'WROTE checkout' : 'blocked checkout', 'blocked other worktree', 'blocked other worktree metadata',
+  'WROTE config.worktree', ...(backend === 'docker' ? ['WROTE checkout', 'WROTE new file in the checkout'] : ['blocked checkout', 'blocked new file in the checkout']), 'blocked other worktree', 'blocked other worktree metadata',
 ].join('\n');

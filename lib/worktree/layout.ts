@@ -100,8 +100,9 @@ const present = (p: string) => lstatSync(p, { throwIfNoEntry: false }) !== undef
 /**
  * What the agent may not change during a worktree run: the repository's config,
  * hooks, info (attributes, excludes), submodule git directories, the checkout's
- * HEAD and index, other worktrees' metadata, its own pointer files, and every
- * existing entry of the checkout outside its own worktree and the .git directory.
+ * HEAD and index, other worktrees' metadata, its own pointer files, and the
+ * checkout itself, outside its own worktree (.stashbase/agents and other
+ * agents' worktrees included).
  * The .git directory itself is listed too: nothing new may appear in it (a
  * planted `commondir` would send the user's next git to a config of the
  * agent's, `modules/` to submodule configs); `writableGitDirs` are the exceptions.
@@ -111,18 +112,9 @@ export function protectedPaths(repo: Repo, w: Worktree): { gitFiles: string[]; o
   const gitFiles = [g, ...['config', 'hooks', 'info', 'HEAD', 'index', 'config.worktree', 'modules', 'packed-refs'].map((f) => join(g, f)).filter(present)];
   gitFiles.push(...expectedPointers(w).map((p) => p.file));
   const otherWorktrees = entries(join(g, 'worktrees')).filter((n) => n !== basename(w.adminDir)).map((n) => join(g, 'worktrees', n));
-  const checkout: string[] = [];
-  for (const e of entries(repo.root)) {
-    if (e === '.git') continue;
-    if (e !== '.stashbase') {
-      checkout.push(join(repo.root, e));
-      continue;
-    }
-    for (const s of entries(join(repo.root, '.stashbase'))) {
-      if (s !== 'worktrees') checkout.push(join(repo.root, '.stashbase', s));
-      else for (const other of entries(join(repo.root, WORKTREES_DIR))) if (other !== w.name) checkout.push(join(repo.root, WORKTREES_DIR, other));
-    }
-  }
+  // The whole checkout, so nothing new can appear in it either; the agent's own
+  // worktree is writable again inside it (`nativeWritable`).
+  const checkout = [repo.root];
   return { gitFiles, otherWorktrees, checkout };
 }
 
@@ -131,6 +123,11 @@ export function protectedPaths(repo: Repo, w: Worktree): { gitFiles: string[]; o
  * staying read-only (so nothing new appears beside config and hooks either):
  * the object store, refs and reflogs, and its own admin folder.
  */
+/** Native: what stays writable under the read-only checkout and .git: those parts of .git and the worktree itself. */
+export function nativeWritable(repo: Repo, w: Worktree, create = true): string[] {
+  return [...writableGitDirs(repo, w, create), w.path];
+}
+
 export function writableGitDirs(repo: Repo, w: Worktree, create = true): string[] {
   if (create) mkdirSync(join(repo.gitDir, 'logs'), { recursive: true });
   return [join(repo.gitDir, 'objects'), join(repo.gitDir, 'refs'), join(repo.gitDir, 'logs'), w.adminDir];

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { commandStep, internalStep, type Plan } from '../../templates/plan.js';
 import { lockReason, worktreeAddCommand, worktreeLockCommand } from '../../templates/git.js';
 import type { Profile } from '../profile/types.js';
-import { expectedPointers, findRepo, protectedPaths, type Worktree, worktreeOf, writableGitDirs } from './layout.js';
+import { expectedPointers, findRepo, nativeWritable, protectedPaths, type Worktree, worktreeOf, writableGitDirs } from './layout.js';
 import { finishWorktree, type Started, startWorktree } from './lifecycle.js';
 import { removeWorktreeVolumes } from './volumes.js';
 
@@ -25,7 +25,7 @@ export interface WorktreeRun {
   cwd: string;
   /** Native: the profile with the protected paths added to deny_write. */
   profile: Profile;
-  /** Native: the directories under the read-only .git that stay writable. */
+  /** Native: what stays writable under the read-only checkout and .git (those parts of .git, the worktree). */
   writable: string[];
   docker: DockerWorktree;
   wrapPlan: (plan: Plan) => Plan;
@@ -64,7 +64,7 @@ export async function prepareWorktreeRun(o: {
   return {
     cwd: join(w.path, repo.subdir),
     profile,
-    writable,
+    writable: nativeWritable(repo, w, false),
     docker: { path: w.path, gitDir: repo.gitDir, writable, readOnly: expectedPointers(w).map((p) => p.file), hidden: prot.otherWorktrees },
     wrapPlan,
     finish: async () => {

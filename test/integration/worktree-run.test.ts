@@ -64,6 +64,7 @@ for (const backend of ['native', 'docker'] as const) {
       assert.deepEqual(readdirSync(join(r.root, '.git', 'hooks')).sort(), before.hooks);
       for (const f of ['commondir', 'modules']) assert.equal(existsSync(join(r.root, '.git', f)), false, f);
       assert.equal(readFileSync(join(r.root, 'a.txt'), 'utf8'), 'two\n');
+      assert.equal(existsSync(join(r.root, '.envrc')), false);
       assert.equal(readFileSync(join(r.root, '.stashbase', 'worktrees', other, 'a.txt'), 'utf8'), 'two\n');
       assert.equal(readFileSync(join(r.root, '.git', 'worktrees', other, 'HEAD'), 'utf8'), `ref: refs/heads/stashbase/${other}\n`);
       // The user's own git, hooks and fsmonitor enabled as usual, in the checkout and in the kept worktree.
