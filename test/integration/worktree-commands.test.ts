@@ -71,6 +71,36 @@ describe('agent worktrees commands (real git)', needs('git'), () => {
     assert.deepEqual((JSON.parse((await sb(['list', '--json'])).stdout) as Array<Record<string, unknown>>).map((w) => w.status), ['UNSAFE']);
   });
 
+  test('--resume refuses a worktree a run is using, one you locked, and an UNSAFE one; nothing runs', async () => {
+    agent('calm-busy-one');
+    runningLock('calm-busy-one');
+    agent('deep-held-two');
+    r.git(['worktree', 'lock', '--reason', 'mine', wt('deep-held-two')]);
+    agent('even-odd-three');
+    writeFileSync(join(r.root, '.git', 'worktrees', 'even-odd-three', 'commondir'), '/tmp\n');
+    const marker = join(r.dir, 'ran');
+    const cases: Array<[string, string]> = [
+      ['calm-busy-one', `stashbase: worktree calm-busy-one is in use by a run still going (pid ${process.pid}); nothing was run`],
+      ['deep-held-two', `stashbase: worktree deep-held-two is locked (mine); unlock it with git worktree unlock ${wt('deep-held-two')}; nothing was run`],
+      ['even-odd-three', `stashbase: worktree even-odd-three is UNSAFE: its git pointer files are not what git wrote; inspect ${wt('even-odd-three')} by hand before running git in it; nothing was run`],
+    ];
+    for (const [name, message] of cases) {
+      const res = await cli(['agent', 'run', '--resume', name, '--', 'touch', marker], { env: r.env, cwd: r.root });
+      assert.deepEqual([res.code, res.stderr.trim().split('\n').pop()], [4, message]);
+    }
+    assert.equal(existsSync(marker), false);
+  });
+
+  test('[workspace] worktree = true in a profile runs in a worktree; --worktree=false skips it once', async () => {
+    writeFile(join(r.sbHome, 'agents', 'wt.toml'), '[workspace]\nworktree = true\n');
+    const inWt = await cli(['agent', 'run', '--profile', 'wt', '--dry-run', '--', 'true'], { env: r.env, cwd: r.root });
+    assert.equal(inWt.code, 0, inWt.stderr);
+    assert.match(inWt.stdout, /^# stashbase agent run: .*, worktree <name>$/m);
+    const skipped = await cli(['agent', 'run', '--profile', 'wt', '--worktree=false', '--dry-run', '--', 'true'], { env: r.env, cwd: r.root });
+    assert.equal(skipped.code, 0, skipped.stderr);
+    assert.doesNotMatch(skipped.stdout, /worktree/);
+  });
+
   test('merge: a merge commit, the worktree and branch removed; -m; --squash; --keep', async () => {
     agent('amber-river-storm', { 'feature.txt': 'f\n' });
     const res = await sb(['merge', 'amber-river-storm']);
