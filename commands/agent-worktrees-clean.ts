@@ -1,7 +1,7 @@
 import { type FlagSpec, flagBool, parseCommand } from '../lib/argv.js';
 import { UsageError } from '../lib/errors.js';
 import { approve } from '../lib/prompt.js';
-import { type AgentWork, discard, inventory, merged } from '../lib/worktree/inventory.js';
+import { type AgentWork, discard, inventory, merged, untouchable } from '../lib/worktree/inventory.js';
 import { findRepo } from '../lib/worktree/layout.js';
 import { removeWorktreeVolumes } from '../lib/worktree/volumes.js';
 
@@ -16,8 +16,6 @@ const spec = {
   flags,
   notes: 'Running, locked and UNSAFE worktrees are never touched, even with --all.',
 };
-
-const untouchable = (w: AgentWork) => w.status === 'running' || w.status === 'locked' || w.status === 'UNSAFE';
 
 export async function main(argv: string[]): Promise<number> {
   const p = parseCommand(argv, spec);

@@ -29,7 +29,7 @@ export async function main(argv: string[]): Promise<number> {
   const repo = findRepo(process.cwd(), process.env, 'agent worktrees merge');
   const work = named(repo, p.positionals[0]!);
   const target = mergeTarget(repo, work);
-  const inUse = work.status === 'running' || work.status === 'locked';
+  const inUse = work.status === 'running' || work.status === 'locked'; // UNSAFE was refused above
   if (alreadyMerged(repo, target)) {
     out(`Nothing to merge: ${work.branch} is already in ${target.into}.`);
   } else {

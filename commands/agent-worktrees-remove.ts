@@ -1,7 +1,7 @@
 import { type FlagSpec, flagBool, parseCommand } from '../lib/argv.js';
 import { StashbaseError, UsageError } from '../lib/errors.js';
 import { approve } from '../lib/prompt.js';
-import { type AgentWork, discard, inventory, named } from '../lib/worktree/inventory.js';
+import { type AgentWork, discard, inventory, named, untouchable } from '../lib/worktree/inventory.js';
 import { findRepo } from '../lib/worktree/layout.js';
 import { removeWorktreeVolumes } from '../lib/worktree/volumes.js';
 
@@ -10,8 +10,6 @@ const flags: FlagSpec[] = [
   { name: 'all', kind: 'bool', help: 'Every agent worktree (always asks first)' },
   { name: 'yes', kind: 'bool', help: 'Skip the confirmation' },
 ];
-
-const untouchable = (w: AgentWork) => w.status === 'running' || w.status === 'locked' || w.status === 'UNSAFE';
 
 /** What removing this would lose, in words; empty when nothing. */
 function losses(w: AgentWork, keepBranch: boolean): string[] {

@@ -69,9 +69,12 @@ export function merged(repo: Repo, branch: string): boolean {
   return probe(git(repo.git, repo.root, ['merge-base', '--is-ancestor', `refs/heads/${branch}`, 'HEAD'])).code === 0;
 }
 
+/** What no command may remove: a run is using it, you locked it, or its pointer files are not git's. */
+export const untouchable = (w: AgentWork) => w.status === 'running' || w.status === 'locked' || w.status === 'UNSAFE';
+
 /** Removes the worktree (a stale lock released first) and, unless kept, the branch; never a running, locked or UNSAFE one. */
 export async function discard(repo: Repo, work: AgentWork, keepBranch: boolean, removeVolumes: (w: Worktree) => Promise<unknown>): Promise<void> {
-  if (work.status === 'running' || work.status === 'locked' || work.status === 'UNSAFE') throw new Error(`${work.name} is ${work.status}: left alone`);
+  if (untouchable(work)) throw new Error(`${work.name} is ${work.status}: left alone`);
   const w = locate(repo, work.name);
   if (work.path !== null) {
     if (work.staleLock) await capture(worktreeUnlockCommand(repo.git, repo.root, w.path));
