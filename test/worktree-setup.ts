@@ -71,5 +71,5 @@ try 'echo x > "$G/worktrees/$OTHER/HEAD"' "other worktree metadata"
 export const hostileExpected = (backend: 'native' | 'docker') => [
   'committed own', 'WROTE main', 'WROTE release', 'WROTE dev', 'WROTE v1', 'WROTE v2', 'WROTE newb',
   'blocked config', 'blocked hooksPath', 'blocked hook', 'blocked commondir', 'blocked modules', 'blocked pointer',
-  'WROTE config.worktree', ...(backend === 'docker' ? ['WROTE checkout', 'WROTE new file in the checkout'] : ['blocked checkout', 'blocked new file in the checkout']), 'blocked other worktree', 'blocked other worktree metadata',
+  'blocked config.worktree', ...(backend === 'docker' ? ['WROTE checkout', 'WROTE new file in the checkout'] : ['blocked checkout', 'blocked new file in the checkout']), 'blocked other worktree', 'blocked other worktree metadata',
 ].join('\n');

@@ -110,7 +110,7 @@ const present = (p: string) => lstatSync(p, { throwIfNoEntry: false }) !== undef
 export function protectedPaths(repo: Repo, w: Worktree): { gitFiles: string[]; otherWorktrees: string[]; checkout: string[] } {
   const g = repo.gitDir;
   const gitFiles = [g, ...['config', 'hooks', 'info', 'HEAD', 'index', 'config.worktree', 'modules', 'packed-refs'].map((f) => join(g, f)).filter(present)];
-  gitFiles.push(...expectedPointers(w).map((p) => p.file));
+  gitFiles.push(...expectedPointers(w).map((p) => p.file), join(w.adminDir, 'config.worktree'));
   const otherWorktrees = entries(join(g, 'worktrees')).filter((n) => n !== basename(w.adminDir)).map((n) => join(g, 'worktrees', n));
   // The whole checkout, so nothing new can appear in it either; the agent's own
   // worktree is writable again inside it (`nativeWritable`).

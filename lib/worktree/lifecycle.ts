@@ -16,6 +16,8 @@ export interface Started {
   worktree: Worktree;
   snapshot: RefMap;
   resumed: boolean;
+  /** The worktree's own config.worktree at start (null: there was none, and an empty one stands in while the run lasts). */
+  worktreeConfig: string | null;
   /** The .git directory's entries at start, to name new ones afterwards. */
   gitEntries: Set<string>;
 }
@@ -84,16 +86,23 @@ export async function startWorktree(repo: Repo, o: { session: string; resume?: s
   w = locate(repo, w.name);
   if (!pointersIntact(w)) throw new SandboxUnavailableError(`worktree ${w.name}: git wrote pointer files stashbase does not recognise; nothing was run`);
   await capture(worktreeLockCommand(repo.git, repo.root, w.path, lockReason(o.session, process.pid)));
-  return { repo, worktree: w, snapshot: await snapshotRefs(repo), resumed, gitEntries: new Set(readdirSync(repo.gitDir)) };
+  // Your git reads the worktree's config.worktree when extensions.worktreeConfig
+  // is on (an IDE following the agent runs git in its worktree all the time): it
+  // exists, empty if need be, so that it can be held read-only during the run.
+  const configFile = join(w.adminDir, 'config.worktree');
+  const worktreeConfig = existsSync(configFile) ? readFileSync(configFile, 'utf8') : null;
+  if (worktreeConfig === null) writeFileSync(configFile, '');
+  return { repo, worktree: w, snapshot: await snapshotRefs(repo), resumed, worktreeConfig, gitEntries: new Set(readdirSync(repo.gitDir)) };
 }
 
-/** Puts back what git wrote: the pointer files (the agent could aim them at code of its own) and no worktree config. */
-export function restorePointers(w: Worktree): void {
-  for (const { file, content } of expectedPointers(w)) {
+/** Puts back what git wrote: the pointer files (the agent could aim them at code of its own) and the worktree config as it was. */
+export function restorePointers(w: Worktree, worktreeConfig: string | null): void {
+  const config = join(w.adminDir, 'config.worktree');
+  for (const { file, content } of [...expectedPointers(w), ...(worktreeConfig === null ? [] : [{ file: config, content: worktreeConfig }])]) {
     if (lstatSync(file, { throwIfNoEntry: false })?.isDirectory()) rmSync(file, { recursive: true, force: true });
     writeFileSync(file, content);
   }
-  rmSync(join(w.adminDir, 'config.worktree'), { force: true });
+  if (worktreeConfig === null) rmSync(config, { recursive: true, force: true });
 }
 
 function checkedOutBranches(repo: Repo, except: string): Set<string> {
@@ -156,7 +165,7 @@ export async function isClean(repo: Repo, w: Worktree): Promise<boolean> {
 
 /** After the run, on every way out: pointers, refs, lock; then a clean worktree goes (its branch stays). */
 export async function finishWorktree(s: Started, warn: (m: string) => void, note: (m: string) => void, removeVolumes: (w: Worktree) => Promise<unknown>): Promise<{ removed: boolean }> {
-  restorePointers(s.worktree);
+  restorePointers(s.worktree, s.worktreeConfig);
   await checkRefs(s, warn);
   reportNewGitEntries(s, warn);
   await capture(worktreeUnlockCommand(s.repo.git, s.repo.root, s.worktree.path));

@@ -15,7 +15,7 @@ export interface DockerWorktree {
   /** Mounted read-only, with `writable` bound read-write inside it. */
   gitDir: string;
   writable: string[];
-  /** Bound read-only onto themselves (the worktree's own pointer files). */
+  /** Bound read-only onto themselves (the worktree's own pointer files and config.worktree). */
   readOnly: string[];
   /** Other worktrees' metadata: an empty directory over each. */
   hidden: string[];
@@ -65,7 +65,7 @@ export async function prepareWorktreeRun(o: {
     cwd: join(w.path, repo.subdir),
     profile,
     writable: nativeWritable(repo, w, false),
-    docker: { path: w.path, gitDir: repo.gitDir, writable, readOnly: expectedPointers(w).map((p) => p.file), hidden: prot.otherWorktrees },
+    docker: { path: w.path, gitDir: repo.gitDir, writable, readOnly: [...expectedPointers(w).map((p) => p.file), join(w.adminDir, 'config.worktree')], hidden: prot.otherWorktrees },
     wrapPlan,
     finish: async () => {
       // Only a Docker run makes isolated-path volumes; a native run does not pay for the docker CLI.

@@ -26,6 +26,9 @@ for (const backend of ['native', 'docker'] as const) {
       cli(['agent', 'run', ...flags, ...args, '--', 'bash', '-c', script], { env: r.env, cwd, timeoutMs: 120_000 });
 
     test('can commit on its own branch only; git files, pointers, the checkout and other worktrees hold; refs checked; host git runs nothing planted', async () => {
+      // Per-worktree config on, as some users have it: git then reads each worktree's config.worktree.
+      r.git(['config', 'core.repositoryformatversion', '1']);
+      r.git(['config', 'extensions.worktreeConfig', 'true']);
       // A kept worktree from an earlier run: "another worktree" to attack.
       const first = await run(['--worktree'], 'echo draft > draft.txt');
       assert.equal(first.code, 0, first.stderr);
@@ -72,6 +75,7 @@ for (const backend of ['native', 'docker'] as const) {
       r.git(['checkout', '-q', 'dev']);
       r.git(['checkout', '-q', 'main']);
       r.git(['status'], join(r.root, '.stashbase', 'worktrees', other));
+      assert.equal(existsSync(join(r.root, '.git', 'worktrees', other, 'config.worktree')), false, 'the empty stand-in config.worktree is gone after the run');
       assert.deepEqual(readdirSync(r.home).filter((f) => f.startsWith('PWNED')), []);
       assert.deepEqual(readdirSync(r.dir).filter((f) => f.startsWith('PWNED')), []);
       r.git(['worktree', 'remove', '--force', join(r.root, '.stashbase', 'worktrees', other)]);
