@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { generateKeyPairSync, X509Certificate } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { connect as netConnect, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -209,6 +209,41 @@ describe('TLS interception and secrets (real HTTPS upstream, curl)', () => {
     const dup = await via(`https://api.test:${upPort}/d`, ['-H', 'Authorization: a', '-H', 'Authorization: b', '-D', '-']);
     assert.match(dup.stdout, /^HTTP\/1\.1 400 Bad Request\r\n[\s\S]*duplicate Authorization header/);
     assert.deepEqual(seen, []);
+  });
+
+  /** Raw bytes through an intercepted tunnel to api.test; resolves with all the proxy answered before closing (or 1.5 s of quiet). */
+  const inTunnel = (bytes: string) => new Promise<string>((resolve, reject) => {
+    const raw = netConnect(Number(new URL(proxyUrl).port), '127.0.0.1', () => raw.write(`CONNECT api.test:${upPort} HTTP/1.1\r\nHost: api.test:${upPort}\r\n\r\n`));
+    raw.once('data', () => {
+      const s = tls.connect({ socket: raw, servername: 'api.test', ca: [readFileSync(caFile, 'utf8')] }, () => s.write(bytes));
+      let out = '';
+      let quiet: NodeJS.Timeout | undefined;
+      const done = () => { clearTimeout(quiet); s.destroy(); resolve(out); };
+      s.setEncoding('latin1').on('data', (d: string) => { out += d; clearTimeout(quiet); quiet = setTimeout(done, 1500); });
+      s.on('end', done);
+      s.on('close', done);
+      s.on('error', reject);
+    });
+  });
+
+  test('inside a tunnel: smuggling shapes, TRACE and a duplicate Host get refused and reach no upstream; every request on a kept-alive tunnel is judged', async () => {
+    seen.length = 0;
+    received = '';
+    const h = `Host: api.test:${upPort}\r\n`;
+    const shapes: Array<[string, RegExp]> = [
+      [`POST /s1 HTTP/1.1\r\n${h}Content-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n`, /^HTTP\/1\.1 400 /],
+      [`POST /s2 HTTP/1.1\r\n${h}Content-Length: 3\r\nContent-Length: 4\r\n\r\nabcd`, /^HTTP\/1\.1 400 /],
+      [`GET /s3 HTTP/1.1\r\n${h}X-Folded: a\r\n b\r\n\r\n`, /^HTTP\/1\.1 400 /],
+      [`GET /s4 HTTP/1.1\n${h}\n`, /^HTTP\/1\.1 400 /],
+      [`TRACE /s5 HTTP/1.1\r\n${h}\r\n`, /^HTTP\/1\.1 403 Forbidden\r\n[\s\S]*TRACE is refused/],
+      [`GET /s6 HTTP/1.1\r\n${h}${h}\r\n`, /^HTTP\/1\.1 400 /],
+    ];
+    for (const [bytes, expected] of shapes) assert.match(await inTunnel(bytes), expected, JSON.stringify(bytes));
+    assert.deepEqual([seen, received], [[], '']);
+    // First request allowed, the second on the same connection carries the placeholder's Host elsewhere.
+    const both = await inTunnel(`GET /k1 HTTP/1.1\r\n${h}\r\nGET /k2 HTTP/1.1\r\nHost: other.test:${upPort}\r\nAuthorization: Bearer ${PH}\r\n\r\n`);
+    assert.match(both, /^HTTP\/1\.1 200 OK\r\n[\s\S]*HTTP\/1\.1 400 Bad Request\r\n[\s\S]*Host header differs from the request target/);
+    assert.deepEqual(seen.map((x) => x.path), ['/k1']);
   });
 
   test('the leaf is for the CONNECT target, whatever SNI the client sends; only http/1.1 is offered', async () => {
