@@ -1,7 +1,8 @@
 // Attacks on the native backend's filesystem rules, with real bwrap. Every
 // attack is also run outside the sandbox, where it must succeed.
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { cli, needs } from '../helpers.js';
@@ -86,6 +87,33 @@ describe('native filesystem (real bwrap)', needs('bwrap'), () => {
     const r = await running;
     assert.deepEqual([r.code, r.stdout], [0, 'get=1\nblocked\ninit=ok\n']);
     assert.equal(existsSync(join(h, '.gitconfig')), false, 'the stand-in file is removed after the run');
+  });
+
+  test('default profile: the git and shell files the host later runs cannot be changed (existing .git/config and hooks, ~/.bashrc, ~/.gitconfig)', async () => {
+    const repo = join(a.dir, 'plain-repo');
+    const g = (args: string[]) => spawnSync('git', args, { cwd: repo, env: a.env, encoding: 'utf8' });
+    mkdirSync(repo, { recursive: true });
+    assert.equal(g(['init', '-q']).status, 0);
+    writeFileSync(join(h, '.bashrc'), '# mine\n');
+    writeFileSync(join(h, '.gitconfig'), '[user]\n\tname = Me\n');
+    const before = ['.git/config'].map((f) => readFileSync(join(repo, f), 'utf8'));
+    const script = [
+      'try() { if (eval "$1") >/dev/null 2>&1; then echo "WROTE $2"; else echo "blocked $2"; fi; }',
+      `try 'git config core.fsmonitor "touch ${a.dir}/PWNED"' fsmonitor`,
+      `try 'git config core.sshCommand "touch ${a.dir}/PWNED"' sshCommand`,
+      `try 'git config --add include.path /tmp/x' include`,
+      `try 'echo "touch ${a.dir}/PWNED" > .git/hooks/pre-commit' hook`,
+      `try 'echo "touch ${a.dir}/PWNED" >> ~/.bashrc' bashrc`,
+      `try 'git config --global core.pager "touch ${a.dir}/PWNED"' gitconfig`,
+    ].join('\n');
+    const r = await cli(['agent', 'run', '--silent', '--', 'sh', '-c', script], { env: a.env, cwd: repo });
+    assert.deepEqual([r.code, r.stdout], [0, 'blocked fsmonitor\nblocked sshCommand\nblocked include\nblocked hook\nblocked bashrc\nblocked gitconfig\n']);
+    assert.deepEqual(['.git/config'].map((f) => readFileSync(join(repo, f), 'utf8')), before);
+    assert.deepEqual([readFileSync(join(h, '.bashrc'), 'utf8'), readFileSync(join(h, '.gitconfig'), 'utf8'), existsSync(join(repo, '.git', 'hooks', 'pre-commit'))], ['# mine\n', '[user]\n\tname = Me\n', false]);
+    // The control: the same writes outside the sandbox work.
+    assert.equal((await a.outside(`cd ${repo} && git config core.fsmonitor false && echo ok`)).stdout, 'ok\n');
+    rmSync(join(h, '.bashrc'));
+    rmSync(join(h, '.gitconfig'));
   });
 
   test('unshare, mount and umount cannot detach a bind', async () => {
