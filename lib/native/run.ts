@@ -135,7 +135,8 @@ export async function runBwrap(prep: NativePrepared, opts: NativeRunOptions): Pr
   try {
     const settled = Promise.race([readInfo(infoStream, 10_000), sandbox.exit.then((code) => ({ exited: code }))]);
     const info = await settled;
-    if ('exited' in info) return info.exited as number;
+    // bwrap reports its sandbox before the agent may start: an exit before that is bwrap's own failure.
+    if ('exited' in info) throw new SandboxUnavailableError(`bwrap exited (${info.exited}) before setting up the sandbox; nothing was run`);
     initPid = info['child-pid'];
     opts.trace?.mark('bwrap');
     const usernsStream = (sandbox.child.stdio as unknown as Array<NodeJS.WritableStream>)[6];

@@ -68,6 +68,23 @@ describe('native modes (real bwrap)', needs('bwrap'), () => {
   });
 });
 
+describe('native setup failing at run time fails closed', needs('bwrap'), () => {
+  const t = tempHome();
+  after(() => t.cleanup());
+  test('a bwrap that fails before its sandbox is up (as under a user-namespace restriction): the agent never runs, exit 4', async () => {
+    const marker = join(t.dir, 'agent-ran');
+    for (const [name, body] of [['fails', 'echo "bwrap: setting up uid map: Permission denied" >&2; exit 1'], ['killed', 'kill -9 $$']] as const) {
+      const bin = join(t.dir, name);
+      writeFile(join(bin, 'bwrap'), `#!/bin/sh\n${body}\n`);
+      chmodSync(join(bin, 'bwrap'), 0o755);
+      const r = await cli(['agent', 'run', '--silent', '--', 'touch', marker], { env: { ...t.env, PATH: `${bin}:${process.env.PATH}` } });
+      assert.equal(r.code, 4, `${name}: ${r.stderr}`);
+      assert.match(r.stderr, /nothing was run/, name);
+      assert.equal(existsSync(marker), false, name);
+    }
+  });
+});
+
 describe('native crash safety (real bwrap)', needs('bwrap'), () => {
   const t = tempHome();
   after(() => t.cleanup());
