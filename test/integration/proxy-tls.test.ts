@@ -452,12 +452,12 @@ describe('WebSocket upgrades through interception', () => {
     t.cleanup();
   });
 
-  function upgradeVia(host: string, token: string): Promise<string> {
+  function upgradeVia(host: string, token: string, hostHeader = `${host}:${upPort}`): Promise<string> {
     return new Promise((resolve, reject) => {
       const raw = netConnect(proxyPort, '127.0.0.1', () => raw.write(`CONNECT ${host}:${upPort} HTTP/1.1\r\nHost: ${host}:${upPort}\r\n\r\n`));
       raw.once('data', () => {
         const s = tls.connect({ socket: raw, servername: host, ca: caPem }, () => {
-          s.write(`GET /ws HTTP/1.1\r\nHost: ${host}:${upPort}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nAuthorization: Bearer ${token}\r\n\r\n`);
+          s.write(`GET /ws HTTP/1.1\r\nHost: ${hostHeader}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nAuthorization: Bearer ${token}\r\n\r\n`);
           let out = '';
           s.on('data', (d: Buffer) => {
             out += String(d);
@@ -487,6 +487,11 @@ describe('WebSocket upgrades through interception', () => {
     seen.length = 0;
     const out = await upgradeVia('other.test', PH);
     assert.match(out, /^HTTP\/1\.1 403 Forbidden\r\nX-Stashbase-Denied: the placeholder of GITHUB_TOKEN headed to other\.test \(Authorization\), which it is not bound to\r\n/);
+    const real = await upgradeVia('other.test', REAL);
+    assert.match(real, /^HTTP\/1\.1 403 Forbidden\r\nX-Stashbase-Denied: the real value of GITHUB_TOKEN headed to other\.test \(Authorization\), which it is not bound to\r\n/);
+    // Tunnelled to ws.test, where the placeholder is bound, but addressed to other.test in its Host header.
+    const host = await upgradeVia('ws.test', PH, `other.test:${upPort}`);
+    assert.match(host, /^HTTP\/1\.1 400 Bad Request\r\nX-Stashbase-Denied: [^\r]*Host header differs from the request target/);
     assert.deepEqual(seen, []);
   });
 });
