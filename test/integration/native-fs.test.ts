@@ -35,6 +35,13 @@ describe('native filesystem (real bwrap)', needs('bwrap'), () => {
     assert.equal(r.stderr.match(/Permission denied/g)?.length, 3, r.stderr);
   });
 
+  test('through /proc/<pid>/cwd of a process sitting in the denied directory', async () => {
+    assert.equal((await a.outside(`cd ${h}/secretdir && sh -c 'cat /proc/$$/cwd/inner.txt'`)).stdout, 'INNER\n');
+    const r = await a.inside(`cd ${h}/secretdir && sleep 5 & sleep 0.3; cat /proc/$!/cwd/inner.txt; ls -A /proc/$!/cwd; cd ${h}/secretdir && cat /proc/self/cwd/inner.txt; kill $! 2>/dev/null; echo end`);
+    assert.equal(r.stdout, 'end\n');
+    assert.doesNotMatch(r.stdout + r.stderr, /INNER/);
+  });
+
   test('renaming a parent away does not expose it', async () => {
     const r = await a.inside(`mv ${h}/parent ${h}/parent2; mv ${h}/parent/child ${h}/parent/c2; ls ${h}; cat ${h}/parent/child/key ${h}/parent2/child/key ${h}/parent/c2/key`);
     assert.doesNotMatch(r.stdout, /KEY/);
