@@ -1,5 +1,6 @@
 // Yes/no questions in a terminal. Callers decide whether a terminal is there;
 // without one, nothing is ever assumed to be "yes".
+import { StashbaseError } from './errors.js';
 
 export function isInteractive(silent: boolean): boolean {
   return !silent && process.stdin.isTTY === true && process.stderr.isTTY === true;
@@ -24,9 +25,6 @@ export async function confirm(question: string): Promise<boolean> {
 /** A destructive step's go-ahead: --yes, or a "yes" typed in a terminal; without a terminal, refused (nothing is assumed). */
 export async function approve(question: string, o: { yes: boolean; refusal: string }): Promise<boolean> {
   if (o.yes) return true;
-  if (!isInteractive(false)) {
-    const { StashbaseError } = await import('./errors.js');
-    throw new StashbaseError(o.refusal, 1);
-  }
+  if (!isInteractive(false)) throw new StashbaseError(o.refusal, 1);
   return confirm(question);
 }

@@ -35,9 +35,10 @@ export function removeRunDir(runDir: string): void {
   rmSync(runDir, { recursive: true, force: true });
 }
 
-/** Creates stand-ins; returns those created (to remove afterwards) and warnings. */
+/** The mode of a stand-in file: what marks it as still ours when the run ends. */
 const STAND_IN_FILE_MODE = 0o444;
 
+/** Creates stand-ins; returns those created (to remove afterwards) and warnings. */
 export function createPlaceholders(paths: string[], parents: string[], files: string[] = []): { created: string[]; warnings: string[] } {
   const created: string[] = [];
   const warnings: string[] = [];

@@ -4,6 +4,7 @@
 // shows whether it does, so no complete value ever leaves. On a find the stream
 // fails with the rule, and the caller refuses the request and cuts the upstream.
 import { Transform, type TransformCallback } from 'node:stream';
+import type { BodyNeedle } from './secrets.js';
 
 export class BodyRefused extends Error {
   constructor(readonly rule: string, readonly suspect: string) {
@@ -15,7 +16,7 @@ export class BodyGuard extends Transform {
   private carry: Buffer = Buffer.alloc(0);
   private readonly keep: number;
 
-  constructor(private readonly needles: Array<{ needle: Buffer; rule: string; suspect: string }>) {
+  constructor(private readonly needles: BodyNeedle[]) {
     super();
     this.keep = Math.max(0, ...needles.map((n) => n.needle.length - 1));
   }
@@ -50,7 +51,7 @@ export function guardBody(
   req: NodeJS.ReadableStream,
   up: NodeJS.WritableStream & { destroy(): void },
   res: { headersSent: boolean; destroy(): void },
-  needles: Array<{ needle: Buffer; rule: string; suspect: string }>,
+  needles: BodyNeedle[],
   audit: (rule: string, suspect: string) => void,
   respond: (rule: string) => void,
 ): { refused: boolean } {

@@ -76,8 +76,15 @@ export function rewriteRequest(rawHeaders: string[], path: string, host: string,
   return { ok: true, rawHeaders: headers, path: pathOnly + newQuery, injected: [...injected] };
 }
 
-/** What a request body to `host` may not carry: every value of a secret not bound there, with the rule that names it. */
-export function bodyNeedles(host: string, tls: boolean, secrets: BoundSecret[]): Array<{ needle: Buffer; rule: string; suspect: string }> {
+/** A value a request body may not carry, with the rule that names it and the secret it belongs to. */
+export interface BodyNeedle {
+  needle: Buffer;
+  rule: string;
+  suspect: string;
+}
+
+/** What a request body to `host` may not carry: every value of a secret not bound there. */
+export function bodyNeedles(host: string, tls: boolean, secrets: BoundSecret[]): BodyNeedle[] {
   return secrets
     .filter((s) => !bound(s, host, tls))
     .flatMap((s) => [

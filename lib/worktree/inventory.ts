@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import { BRANCH_PREFIX, git, statusCommand, worktreeRemoveCommand, worktreeUnlockCommand } from '../../templates/git.js';
 import { StashbaseError, UsageError } from '../errors.js';
 import { capture, probe } from '../exec.js';
-import { locate, type Repo, pointersIntact, type Worktree, worktreeOf } from './layout.js';
+import { branchExists, locate, type Repo, pointersIntact, type Worktree, worktreeOf } from './layout.js';
 import { lockState } from './lifecycle.js';
 import { NAME_PATTERN } from './names.js';
 
@@ -47,8 +47,7 @@ export function inspect(repo: Repo, name: string): AgentWork {
 export function named(repo: Repo, name: string): AgentWork {
   if (!NAME_PATTERN.test(name)) throw new UsageError(`an agent worktree name looks like amber-river-storm, not ${JSON.stringify(name)}`);
   const work = inspect(repo, name);
-  const branch = probe(git(repo.git, repo.root, ['rev-parse', '--verify', '--quiet', `refs/heads/${work.branch}`])).code === 0;
-  if (work.path === null && !branch) throw new StashbaseError(`there is no agent worktree or branch ${work.branch} in ${repo.root}`, 1);
+  if (work.path === null && !branchExists(repo, work.branch)) throw new StashbaseError(`there is no agent worktree or branch ${work.branch} in ${repo.root}`, 1);
   return work;
 }
 

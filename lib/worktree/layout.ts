@@ -2,7 +2,7 @@
 // touch: the repository's executable state, the checkout, other worktrees.
 import { lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
 import { basename, dirname, join, relative } from 'node:path';
-import { BRANCH_PREFIX, WORKTREES_DIR } from '../../templates/git.js';
+import { BRANCH_PREFIX, git, WORKTREES_DIR } from '../../templates/git.js';
 import { SandboxUnavailableError, StashbaseError } from '../errors.js';
 import { probe } from '../exec.js';
 import { findTool } from '../find-tool.js';
@@ -95,27 +95,32 @@ const entries = (dir: string) => {
     return [];
   }
 };
-const present = (p: string) => lstatSync(p, { throwIfNoEntry: false }) !== undefined;
+export function branchExists(repo: Repo, branch: string): boolean {
+  return probe(git(repo.git, repo.root, ['rev-parse', '--verify', '--quiet', `refs/heads/${branch}`])).code === 0;
+}
+
+/** The worktree's own config.worktree: read by git in the worktree when extensions.worktreeConfig is on. */
+export const worktreeConfigFile = (w: Worktree) => join(w.adminDir, 'config.worktree');
+
+/** The files of the agent's own worktree that stay read-only inside its writable parts: its pointers and its config.worktree. */
+export function ownProtectedFiles(w: Worktree): string[] {
+  return [...expectedPointers(w).map((p) => p.file), worktreeConfigFile(w)];
+}
 
 /**
- * What the agent may not change during a worktree run: the repository's config,
- * hooks, info (attributes, excludes), submodule git directories, the checkout's
- * HEAD and index, other worktrees' metadata, its own pointer files, and the
- * checkout itself, outside its own worktree (.stashbase/agents and other
- * agents' worktrees included).
- * The .git directory itself is listed too: nothing new may appear in it (a
- * planted `commondir` would send the user's next git to a config of the
- * agent's, `modules/` to submodule configs); `writableGitDirs` are the exceptions.
+ * What the agent may not change during a worktree run: the whole .git
+ * directory (its config, hooks, info, HEAD, index, submodule and other
+ * worktrees' metadata, and nothing new in it either: a planted `commondir`
+ * would send the user's next git to a config of the agent's) and the whole
+ * checkout (.stashbase/agents and other agents' worktrees included), with
+ * `writableGitDirs` and the worktree itself writable again inside them, its own
+ * pointer files and config.worktree read-only once more. `otherWorktrees` is
+ * what the Docker backend hides.
  */
 export function protectedPaths(repo: Repo, w: Worktree): { gitFiles: string[]; otherWorktrees: string[]; checkout: string[] } {
   const g = repo.gitDir;
-  const gitFiles = [g, ...['config', 'hooks', 'info', 'HEAD', 'index', 'config.worktree', 'modules', 'packed-refs'].map((f) => join(g, f)).filter(present)];
-  gitFiles.push(...expectedPointers(w).map((p) => p.file), join(w.adminDir, 'config.worktree'));
   const otherWorktrees = entries(join(g, 'worktrees')).filter((n) => n !== basename(w.adminDir)).map((n) => join(g, 'worktrees', n));
-  // The whole checkout, so nothing new can appear in it either; the agent's own
-  // worktree is writable again inside it (`nativeWritable`).
-  const checkout = [repo.root];
-  return { gitFiles, otherWorktrees, checkout };
+  return { gitFiles: [g, ...ownProtectedFiles(w)], otherWorktrees, checkout: [repo.root] };
 }
 
 /**
@@ -123,11 +128,6 @@ export function protectedPaths(repo: Repo, w: Worktree): { gitFiles: string[]; o
  * staying read-only (so nothing new appears beside config and hooks either):
  * the object store, refs and reflogs, and its own admin folder.
  */
-/** Native: what stays writable under the read-only checkout and .git: those parts of .git and the worktree itself. */
-export function nativeWritable(repo: Repo, w: Worktree, create = true): string[] {
-  return [...writableGitDirs(repo, w, create), w.path];
-}
-
 export function writableGitDirs(repo: Repo, w: Worktree, create = true): string[] {
   if (create) mkdirSync(join(repo.gitDir, 'logs'), { recursive: true });
   return [join(repo.gitDir, 'objects'), join(repo.gitDir, 'refs'), join(repo.gitDir, 'logs'), w.adminDir];

@@ -7,7 +7,7 @@ import { forEachRefCommand, git, LOCK_REASON_PREFIX, lockReason, statusCommand, 
 import { SandboxUnavailableError, UsageError } from '../errors.js';
 import { capture, probe } from '../exec.js';
 import { processAlive } from '../session.js';
-import { expectedPointers, locate, pointersIntact, type Repo, type Worktree, worktreeOf } from './layout.js';
+import { branchExists, expectedPointers, locate, pointersIntact, type Repo, type Worktree, worktreeConfigFile, worktreeOf } from './layout.js';
 import { freshName, NAME_PATTERN } from './names.js';
 import { decideRefs, parseRefs, type RefDecision, type RefMap } from './refs.js';
 
@@ -37,10 +37,6 @@ export function lockState(w: Worktree): LockState {
   if (!m) return { kind: 'user', reason };
   const pid = Number(m[1]);
   return processAlive(pid) ? { kind: 'running', pid } : { kind: 'stale', pid };
-}
-
-function branchExists(repo: Repo, branch: string): boolean {
-  return probe(git(repo.git, repo.root, ['rev-parse', '--verify', '--quiet', `refs/heads/${branch}`])).code === 0;
 }
 
 function ensureExcluded(repo: Repo): void {
@@ -89,7 +85,7 @@ export async function startWorktree(repo: Repo, o: { session: string; resume?: s
   // Your git reads the worktree's config.worktree when extensions.worktreeConfig
   // is on (an IDE following the agent runs git in its worktree all the time): it
   // exists, empty if need be, so that it can be held read-only during the run.
-  const configFile = join(w.adminDir, 'config.worktree');
+  const configFile = worktreeConfigFile(w);
   const worktreeConfig = existsSync(configFile) ? readFileSync(configFile, 'utf8') : null;
   if (worktreeConfig === null) writeFileSync(configFile, '');
   return { repo, worktree: w, snapshot: await snapshotRefs(repo), resumed, worktreeConfig, gitEntries: new Set(readdirSync(repo.gitDir)) };
@@ -97,7 +93,7 @@ export async function startWorktree(repo: Repo, o: { session: string; resume?: s
 
 /** Puts back what git wrote: the pointer files (the agent could aim them at code of its own) and the worktree config as it was. */
 export function restorePointers(w: Worktree, worktreeConfig: string | null): void {
-  const config = join(w.adminDir, 'config.worktree');
+  const config = worktreeConfigFile(w);
   for (const { file, content } of [...expectedPointers(w), ...(worktreeConfig === null ? [] : [{ file: config, content: worktreeConfig }])]) {
     if (lstatSync(file, { throwIfNoEntry: false })?.isDirectory()) rmSync(file, { recursive: true, force: true });
     writeFileSync(file, content);

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { commandStep, internalStep, type Plan } from '../../templates/plan.js';
 import { lockReason, worktreeAddCommand, worktreeLockCommand } from '../../templates/git.js';
 import type { Profile } from '../profile/types.js';
-import { expectedPointers, findRepo, nativeWritable, protectedPaths, type Worktree, worktreeOf, writableGitDirs } from './layout.js';
+import { findRepo, ownProtectedFiles, protectedPaths, type Worktree, worktreeOf, writableGitDirs } from './layout.js';
 import { finishWorktree, type Started, startWorktree } from './lifecycle.js';
 import { removeWorktreeVolumes } from './volumes.js';
 
@@ -48,7 +48,7 @@ export async function prepareWorktreeRun(o: {
   const prot = protectedPaths(repo, w);
   const profile: Profile = {
     ...o.profile,
-    filesystem: { ...o.profile.filesystem, denyWrite: [...o.profile.filesystem.denyWrite, ...prot.gitFiles, ...prot.otherWorktrees, ...prot.checkout] },
+    filesystem: { ...o.profile.filesystem, denyWrite: [...o.profile.filesystem.denyWrite, ...prot.gitFiles, ...prot.checkout] },
   };
   const wrapPlan = (plan: Plan): Plan => ({
     title: `${plan.title}, worktree ${w.name}`,
@@ -57,15 +57,15 @@ export async function prepareWorktreeRun(o: {
       commandStep('worktree-lock', worktreeLockCommand(repo.git, repo.root, w.path, lockReason(o.session, process.pid))),
       internalStep('refs-snapshot', 'record every branch and tag (git for-each-ref) to check them after the run'),
       ...plan.steps,
-      internalStep('worktree-finish', `after the run: restore ${w.path}/.git and the worktree's files under .git/worktrees, remove its config.worktree, check every branch and tag against the record, unlock, and remove the worktree if it is clean (its branch ${w.branch} stays)`),
+      internalStep('worktree-finish', `after the run: restore ${w.path}/.git and the worktree's files under .git/worktrees, put back its config.worktree as it was, check every branch and tag against the record, unlock, and remove the worktree if it is clean (its branch ${w.branch} stays)`),
     ],
   });
   const writable = writableGitDirs(repo, w, !o.dryRun);
   return {
     cwd: join(w.path, repo.subdir),
     profile,
-    writable: nativeWritable(repo, w, false),
-    docker: { path: w.path, gitDir: repo.gitDir, writable, readOnly: [...expectedPointers(w).map((p) => p.file), join(w.adminDir, 'config.worktree')], hidden: prot.otherWorktrees },
+    writable: [...writable, w.path],
+    docker: { path: w.path, gitDir: repo.gitDir, writable, readOnly: ownProtectedFiles(w), hidden: prot.otherWorktrees },
     wrapPlan,
     finish: async () => {
       // Only a Docker run makes isolated-path volumes; a native run does not pay for the docker CLI.
