@@ -1,10 +1,25 @@
 // Where stashbase keeps its state: $STASHBASE_HOME, default ~/.stashbase.
-import { homedir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { userInfo } from 'node:os';
+import { isAbsolute, join, resolve } from 'node:path';
 import { STASHBASE_HOME_VAR } from './env-names.js';
+import { ConfigError } from './errors.js';
 
+/**
+ * The user's home: $HOME when it is an absolute path, else the account's home
+ * from the password database. Every `~` rule is resolved against it, so an
+ * empty or relative one (which would turn `~/.ssh` into a path under the
+ * working directory) is never used.
+ */
 export function userHome(env: NodeJS.ProcessEnv = process.env): string {
-  return env.HOME && env.HOME !== '' ? env.HOME : homedir();
+  if (env.HOME && isAbsolute(env.HOME)) return resolve(env.HOME);
+  let fromPasswd = '';
+  try {
+    fromPasswd = userInfo().homedir;
+  } catch {
+    // no entry for this uid
+  }
+  if (isAbsolute(fromPasswd)) return resolve(fromPasswd);
+  throw new ConfigError(`cannot tell your home directory: HOME is ${env.HOME === undefined ? 'not set' : `"${env.HOME}"`} and the account has none; set HOME to an absolute path`);
 }
 
 export function stashbaseHome(env: NodeJS.ProcessEnv = process.env): string {

@@ -146,3 +146,16 @@ test('dry-run: JSON and text are the same plan, and nothing runs', async () => {
   assert.equal(lines.join('\n').replaceAll(other, session), text.stdout.trimEnd().split('\n').slice(1).join('\n'));
   assert.match(text.stdout, /\n[^#].*\/bwrap --die-with-parent --unshare-pid .* -- \/usr\/bin\/env --default-signal=INT touch .*dry-marker 3</);
 });
+
+test('an empty or relative HOME is not used: ~ rules resolve under the account\'s home', async () => {
+  const { userInfo } = await import('node:os');
+  const account = userInfo().homedir;
+  for (const HOME of ['', 'relative/home']) {
+    const r = await cli(['agent', 'run', '--dry-run', '--json', '--', 'true'], { env: { ...env, HOME }, cwd: t.home });
+    assert.equal(r.code, 0, r.stderr);
+    const plan = JSON.parse(r.stdout) as { steps: Array<{ id: string; args?: string[] }> };
+    const args = plan.steps.find((s) => s.id === 'sandbox')!.args!;
+    assert.ok(args.includes(`${account}/.ssh`), `HOME=${JSON.stringify(HOME)}: ${args.join(' ')}`);
+    assert.ok(!args.includes('.ssh') && !args.includes('relative/home/.ssh'), HOME);
+  }
+});
