@@ -14,6 +14,8 @@ export class Trace {
   }
 
   print(): void {
-    if (this.enabled) process.stderr.write(`stashbase-trace ${JSON.stringify({ ...this.phases, total: Math.round(performance.now() - this.start) })}\n`);
+    // startup: from the process's start (Node's own start, the bundle, the profile) to the first phase.
+    const startup = Math.round(this.start);
+    if (this.enabled) process.stderr.write(`stashbase-trace ${JSON.stringify({ startup, ...this.phases, total: Math.round(performance.now() - this.start) })}\n`);
   }
 }

@@ -76,11 +76,13 @@ export function buildNativePlan(p: NativePlanInput): Plan {
   }
   if (sb.kind === 'bwrap' && sb.relay) {
     steps.push(internalStep('proxy', `start the egress proxy in this process on the Unix socket ${sb.relay.socket}; the sandbox reaches it as ${p.proxyUrl} in its own network namespace`));
+    const joins = sb.input.userns ? 'user and network namespaces' : 'network namespace';
+    steps.push(internalStep('relay-start', `start the relay beside bwrap: it waits for the sandbox's pid on its stdin, then joins its ${joins} with setns(2) (not its PID namespace) and listens on its loopback:`));
+    steps.push(commandStep('relay', buildRelayCommand(sb.relay, '<stashbase pid>')));
     steps.push(commandStep('sandbox', buildBwrapCommand(sb.input), true));
     const maps = sb.input.userns ? `; write its uid_map and gid_map (your ids only, setgroups denied)` : '';
-    steps.push(internalStep('relay-wait', `bwrap reports its pid on fd ${BWRAP_FDS.info} and waits on fd ${BWRAP_FDS.block}${maps}; then the relay joins its network namespace (not its PID namespace):`));
-    steps.push(commandStep('relay', buildRelayCommand(sb.relay, '<pid>', '<stashbase pid>')));
-    steps.push(internalStep('release', `${sb.input.userns ? `let bwrap go on (write to fd ${BWRAP_FDS.userns}); ` : ''}once the relay prints "ready", release bwrap (write to fd ${BWRAP_FDS.block})`));
+    steps.push(internalStep('relay-wait', `bwrap reports its pid on fd ${BWRAP_FDS.info} and waits on fd ${BWRAP_FDS.block}${maps}; the relay is given that pid`));
+    steps.push(internalStep('release', `${sb.input.userns ? `once the relay prints "joined", let bwrap go on (write to fd ${BWRAP_FDS.userns}); ` : ''}once the relay prints "ready", release bwrap (write to fd ${BWRAP_FDS.block})`));
   } else if (sb.kind === 'bwrap') {
     steps.push(internalStep('proxy', `start the egress proxy in this process on ${p.proxyUrl} (host network: raw connections are not blocked)`));
     steps.push(commandStep('sandbox', buildBwrapCommand(sb.input), true));

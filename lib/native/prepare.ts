@@ -4,7 +4,7 @@ import { statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { findTool } from '../find-tool.js';
 import type { BwrapInput } from '../../templates/bwrap.js';
-import { BRIDGE_PORT, type RelayInput } from '../../templates/bridge-relay.js';
+import { BRIDGE_PORT, SETNS_SYSCALL, type RelayInput } from '../../templates/bridge-relay.js';
 import { buildNativePlan, caEnv, proxyEnv } from '../../templates/native-plan.js';
 import type { Plan } from '../../templates/plan.js';
 import type { SystemdRunInput } from '../../templates/systemd-run.js';
@@ -150,7 +150,7 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
       userns: usesUserNamespace(ctx.mechanism.path),
     };
     relay = bridged
-      ? { nsenter: tool('nsenter', ctx.env, 'util-linux'), perl: tool('perl', ctx.env, 'perl-base'), userns: bwrap.userns, socket: join(runDir, 'proxy.sock') }
+      ? { perl: tool('perl', ctx.env, 'perl-base'), setns: SETNS_SYSCALL[process.arch as keyof typeof SETNS_SYSCALL], userns: bwrap.userns, socket: join(runDir, 'proxy.sock') }
       : null;
   }
   const common = {

@@ -42,15 +42,17 @@ function readInfo(stream: NodeJS.ReadableStream, timeoutMs: number): Promise<{ '
 
 interface Relay {
   process: Spawned;
-  /** It runs inside the namespaces (nsenter has joined them). */
+  /** Gives the relay the sandbox's pid: it joins that pid's namespaces. */
+  join(pid: number): void;
+  /** It runs inside the namespaces. */
   joined: Promise<void>;
   /** It listens on the namespace's loopback. */
   ready: Promise<void>;
 }
 
-/** Starts the relay in the sandbox's network namespace. */
-function startRelay(prep: NativePrepared, pid: number): Relay {
-  const relay = start(buildRelayCommand(prep.relay!, String(pid), String(process.pid)), ['ignore', 'pipe', 'pipe']);
+/** Starts the relay, which waits for the sandbox's pid before it joins its network namespace. */
+function startRelay(prep: NativePrepared): Relay {
+  const relay = start(buildRelayCommand(prep.relay!, String(process.pid)), ['pipe', 'pipe', 'pipe']);
   let stderr = '';
   relay.child.stderr?.setEncoding('utf8').on('data', (d: string) => (stderr += d));
   let out = '';
@@ -77,11 +79,12 @@ function startRelay(prep: NativePrepared, pid: number): Relay {
       );
     });
   relay.child.stdout?.setEncoding('utf8').on('data', (d: string) => (out += d));
+  relay.child.stdin?.on('error', () => {}); // a relay that died is reported by its exit
   const joined = seen('joined');
   const ready = seen('ready');
   joined.catch(() => {});
   ready.catch(() => {});
-  return { process: relay, joined, ready };
+  return { process: relay, join: (pid) => relay.child.stdin?.end(`${pid}\n`), joined, ready };
 }
 
 function listenSocket(server: Server, path: string): Promise<void> {
@@ -120,9 +123,13 @@ export async function runBwrap(prep: NativePrepared, opts: NativeRunOptions): Pr
   const seccompFd = openSync(join(prep.runDir, 'seccomp.bpf'), 'r');
   const proxy = opts.proxy;
   if (prep.relay) await listenSocket(proxy, prep.relay.socket);
-  let relay: Relay | null = null;
+  opts.trace?.mark('listen');
+  // The relay starts first and waits: its start-up overlaps bwrap's.
+  const relay: Relay | null = prep.relay ? startRelay(prep) : null;
+  opts.trace?.mark('relay-spawn');
   const sandbox = start(step.command, ['inherit', 'inherit', 'inherit', seccompFd, 'pipe', 'pipe', ...(prep.bwrap?.userns ? ['pipe' as const] : [])]);
   closeSync(seccompFd);
+  opts.trace?.mark('bwrap-spawn');
   const infoStream = sandbox.child.stdio[4] as NodeJS.ReadableStream;
   const blockStream = (sandbox.child.stdio as unknown as Array<NodeJS.WritableStream>)[5] as NodeJS.WritableStream;
   let initPid: number | null = null;
@@ -143,7 +150,7 @@ export async function runBwrap(prep: NativePrepared, opts: NativeRunOptions): Pr
     if (prep.bwrap?.userns) writeIdMaps(initPid);
     // The relay joins bwrap's first user namespace (which owns the network
     // namespace) while bwrap still waits in it; it listens once loopback is up.
-    if (prep.relay) relay = startRelay(prep, initPid);
+    relay?.join(initPid);
     if (prep.bwrap?.userns) {
       if (relay) await relay.joined;
       usernsStream?.write('1');

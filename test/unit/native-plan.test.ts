@@ -95,7 +95,7 @@ const planInput: NativePlanInput = {
   warnings: ['re:^/.*: stopped after 200000 entries under /; paths beyond them are not protected (start the pattern deeper)'],
   proxyUrl: 'http://127.0.0.1:18080',
   interceptTls: true,
-  sandbox: { kind: 'bwrap', input: bwrapInput, relay: { nsenter: '/usr/bin/nsenter', perl: '/usr/bin/perl', userns: true, socket: `${RUN}/proxy.sock` } },
+  sandbox: { kind: 'bwrap', input: bwrapInput, relay: { perl: '/usr/bin/perl', setns: 308, userns: true, socket: `${RUN}/proxy.sock` } },
 };
 
 test('native plan (bwrap): golden text', () => {
@@ -114,7 +114,7 @@ test('native plan: JSON parses and matches the text plan step for step', () => {
       assert.deepEqual([s.file, ...s.args], [step.command.file, ...step.command.args]);
     }
   }
-  assert.deepEqual(json.steps.map((s) => s.id), ['session', 'audit-start', 'run-dir', 'parents', 'placeholders', 'stand-in-files', 'proxy', 'sandbox', 'relay-wait', 'relay', 'release', 'warning', 'teardown']);
+  assert.deepEqual(json.steps.map((s) => s.id), ['session', 'audit-start', 'run-dir', 'parents', 'placeholders', 'stand-in-files', 'proxy', 'relay-start', 'relay', 'sandbox', 'relay-wait', 'release', 'warning', 'teardown']);
 });
 
 const sdInput: SystemdRunInput = {
