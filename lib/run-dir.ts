@@ -3,7 +3,6 @@
 import { chmodSync, lstatSync, mkdirSync, rmdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { rootCertificates } from 'node:tls';
 
 /** The run directory in the system's temporary folder, named after the session. */
 export function runDirOf(session: string): string {
@@ -15,12 +14,12 @@ export function runDirOf(session: string): string {
  * 000, an empty directory), the CA certificate when intercepting, and for bwrap
  * the seccomp filter.
  */
-export function createRunDir(runDir: string, caPem: string | null, seccomp: Buffer | null): void {
+export function createRunDir(runDir: string, ca: { pem: string; bundle: string } | null, seccomp: Buffer | null): void {
   mkdirSync(runDir, { recursive: true, mode: 0o700 });
-  if (caPem !== null) {
+  if (ca !== null) {
     // Public certificates only: the CA key stays in $STASHBASE_HOME, hidden from the sandbox.
-    writeFileSync(join(runDir, 'ca.pem'), caPem, { mode: 0o644 });
-    writeFileSync(join(runDir, 'ca-bundle.pem'), [...rootCertificates, caPem].join('\n'), { mode: 0o644 });
+    writeFileSync(join(runDir, 'ca.pem'), ca.pem, { mode: 0o644 });
+    writeFileSync(join(runDir, 'ca-bundle.pem'), ca.bundle, { mode: 0o644 });
   }
   if (seccomp !== null) writeFileSync(join(runDir, 'seccomp.bpf'), seccomp);
   writeFileSync(join(runDir, 'denied'), '');

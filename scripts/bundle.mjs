@@ -3,9 +3,11 @@
 // entry is bundled because start-up is part of the product (bench/startup):
 // Node 20's ESM loader costs ~25 ms before any code runs and ~2 ms per module,
 // where one CommonJS file costs neither. Lazy imports become lazy initialisers
-// inside the file. Packages stay external (ESM-only ones are imported
-// dynamically, which CommonJS supports).
-import { readFileSync, rmSync } from 'node:fs';
+// inside the file, and import() of a package a lazy require. Packages stay
+// external; none may be ESM-only.
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { appendFileSync, readFileSync, rmSync } from 'node:fs';
 import { build } from 'esbuild';
 
 rmSync('dist/bundle', { recursive: true, force: true });
@@ -16,6 +18,10 @@ const common = {
   platform: 'node',
   target: 'node20',
   packages: 'external',
+  // import() of a builtin or a package becomes a lazy require: the bundle runs
+  // as a vm.Script (bin/bundle-loader.cjs), which has no ES module loader. So
+  // no dependency may be ESM-only.
+  supported: { 'dynamic-import': false },
   outExtension: { '.js': '.cjs' },
   // import.meta.url is read to find files shipped beside the code.
   define: { 'import.meta.url': '__stashbase_url' },
@@ -36,3 +42,8 @@ const common = {
 };
 
 await build({ ...common, entryPoints: { cli: 'dist/cli.js' }, outdir: 'dist/bundle' });
+
+// A fresh id per build, as the last line: bin/bundle-loader.cjs uses the code
+// cache only when it was made from this very build.
+appendFileSync('dist/bundle/cli.cjs', `// stashbase-build ${randomBytes(16).toString('hex')}\n`);
+execFileSync(process.execPath, ['scripts/code-cache.cjs'], { stdio: 'inherit' });

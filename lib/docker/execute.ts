@@ -115,7 +115,7 @@ export async function executeDocker({ ctx, warn, announce, interactive }: Docker
     // Until the network exists nobody may connect; then only its containers (Linux), or anyone on loopback (Desktop's VM forwards from there).
     let accept: (address: string) => boolean = () => false;
     proxy = await proxyForRun({ profile: ctx.profile, placeholders: ctx.placeholders, env: ctx.env, home, userHome: ctx.home, cwd: ctx.cwd, audit: (e) => audit.write(e), acceptClient: (a) => accept(a) });
-    createRunDir(draft.runDir, proxy.caPem, null);
+    createRunDir(draft.runDir, proxy.ca, null);
     const ph = createPlaceholders(draft.protection.placeholders, draft.protection.parents);
     created = ph.created;
     for (const w of ph.warnings) warn(w);

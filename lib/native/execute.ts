@@ -4,6 +4,7 @@
 import { mkdirSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { AuditLog } from '../audit.js';
+import { freeLoopbackPort } from '../free-port.js';
 import { runForwarded } from '../exec.js';
 import { SandboxUnavailableError } from '../errors.js';
 import type { Profile } from '../profile/types.js';
@@ -40,8 +41,7 @@ export async function executeNative({ ctx, profile, warn, announce }: ExecuteInp
   // Without a namespace of its own the sandbox reaches the proxy on the host's
   // loopback, at a port that must be in its environment before it starts.
   const onHostLoopback = profile.sandbox.nativeNetwork === 'host' || ctx.mechanism.kind !== 'bwrap';
-  // get-port is ESM-only: imported dynamically, as the CommonJS bundle requires.
-  const hostPort = onHostLoopback ? await (await import('get-port')).default({ host: '127.0.0.1' }) : null;
+  const hostPort = onHostLoopback ? await freeLoopbackPort() : null;
   const prep: NativePrepared = prepareNative({ ...ctx, proxyUrl: hostPort === null ? undefined : `http://127.0.0.1:${hostPort}` });
   for (const w of prep.protection.warnings) warn(w);
   trace.mark('prepare');
@@ -61,7 +61,7 @@ export async function executeNative({ ctx, profile, warn, announce }: ExecuteInp
     proxy = await proxyForRun({ profile, placeholders: ctx.placeholders, env: ctx.env, home, userHome: ctx.home, cwd: ctx.cwd, audit: (e) => audit.write(e) });
     if (hostPort !== null) await listenLoopback(proxy.server, hostPort);
     trace.mark('proxy');
-    createRunDir(prep.runDir, proxy.caPem, prep.bwrap ? ttyInjectionFilter(process.arch as SeccompArch) : null);
+    createRunDir(prep.runDir, proxy.ca, prep.bwrap ? ttyInjectionFilter(process.arch as SeccompArch) : null);
     if (prep.seatbelt) {
       // sandbox-exec is the agent's parent and passes signals and the exit status through.
       exitCode = await runForwarded(prep.seatbelt);

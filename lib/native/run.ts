@@ -121,15 +121,15 @@ export async function runBwrap(prep: NativePrepared, opts: NativeRunOptions): Pr
   const step = prep.plan.steps.find((s) => s.kind === 'command' && s.id === 'sandbox');
   if (!step || step.kind !== 'command') throw new Error('native plan has no sandbox step');
   const seccompFd = openSync(join(prep.runDir, 'seccomp.bpf'), 'r');
-  const proxy = opts.proxy;
-  if (prep.relay) await listenSocket(proxy, prep.relay.socket);
-  opts.trace?.mark('listen');
-  // The relay starts first and waits: its start-up overlaps bwrap's.
-  const relay: Relay | null = prep.relay ? startRelay(prep) : null;
-  opts.trace?.mark('relay-spawn');
+  // bwrap first: its mounts (the longest part of its start) run while the
+  // relay starts and the proxy begins listening; it waits for us before the agent starts.
   const sandbox = start(step.command, ['inherit', 'inherit', 'inherit', seccompFd, 'pipe', 'pipe', ...(prep.bwrap?.userns ? ['pipe' as const] : [])]);
   closeSync(seccompFd);
   opts.trace?.mark('bwrap-spawn');
+  const relay: Relay | null = prep.relay ? startRelay(prep) : null;
+  opts.trace?.mark('relay-spawn');
+  const listening = prep.relay ? listenSocket(opts.proxy, prep.relay.socket) : Promise.resolve();
+  listening.catch(() => {});
   const infoStream = sandbox.child.stdio[4] as NodeJS.ReadableStream;
   const blockStream = (sandbox.child.stdio as unknown as Array<NodeJS.WritableStream>)[5] as NodeJS.WritableStream;
   let initPid: number | null = null;
@@ -156,6 +156,7 @@ export async function runBwrap(prep: NativePrepared, opts: NativeRunOptions): Pr
       usernsStream?.write('1');
     }
     if (relay) await relay.ready;
+    await listening;
     opts.trace?.mark('relay');
     blockStream.write('1');
     return await sandbox.exit;

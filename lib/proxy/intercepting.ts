@@ -1,0 +1,31 @@
+// The proxy of a run whose profile binds secrets: TLS interception with the
+// install's CA, the bound secrets and the upstream CAs.
+import { readFileSync } from 'node:fs';
+import { rootCertificates } from 'node:tls';
+import { ConfigError } from '../errors.js';
+import { expandHome } from '../paths/rules.js';
+import { loadOrCreateCa } from '../tls/ca.js';
+import { LeafCache } from '../tls/leaves.js';
+import { Interceptor } from './intercept.js';
+import type { EgressPolicy } from './policy.js';
+import type { BoundSecret } from './secrets.js';
+import { createProxy, hostHeaderProblem } from './server.js';
+import type { RunProxy, RunProxyInput } from './setup.js';
+
+export async function interceptingProxy(o: RunProxyInput, policy: EgressPolicy, secrets: BoundSecret[]): Promise<RunProxy> {
+  const upstreamCa = [...rootCertificates];
+  const extra = o.profile.network.upstreamCaFile;
+  if (extra !== undefined) {
+    const file = expandHome(extra, o.userHome, o.cwd);
+    try {
+      upstreamCa.push(readFileSync(file, 'utf8'));
+    } catch (e) {
+      throw new ConfigError(`network.upstream_ca_file: cannot read ${file}: ${(e as Error).message}`);
+    }
+  }
+  const ca = await loadOrCreateCa(o.home);
+  const interceptor = new Interceptor({ leaves: new LeafCache(ca), secrets, upstreamCa, audit: o.audit }, hostHeaderProblem);
+  // The agent trusts the system's CAs and stashbase's (public certificates only: the key stays in $STASHBASE_HOME).
+  const bundle = [...rootCertificates, ca.certPem].join('\n');
+  return { server: createProxy({ policy, audit: o.audit, interceptor, secrets, acceptClient: o.acceptClient }), interceptor, ca: { pem: ca.certPem, bundle } };
+}

@@ -1,0 +1,35 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { REPO } from '../helpers.js';
+
+interface Loader {
+  compileBundle(cacheFile?: string): { cacheUsed: boolean };
+  CACHE: string;
+}
+const loader = createRequire(import.meta.url)(join(REPO, 'bin', 'bundle-loader.cjs')) as Loader;
+
+test('the bundle starts from the code cache made by the build', () => {
+  assert.equal(loader.compileBundle().cacheUsed, true);
+});
+
+test('a code cache of another build, or none, is not used (the bundle compiles as usual)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'stashbase-cache-'));
+  try {
+    const data = readFileSync(loader.CACHE);
+    const other = Buffer.from(data);
+    other.write('0'.repeat(32), 0, 'latin1');
+    writeFileSync(join(dir, 'other'), other);
+    assert.equal(loader.compileBundle(join(dir, 'other')).cacheUsed, false);
+    assert.equal(loader.compileBundle(join(dir, 'missing')).cacheUsed, false);
+    const garbled = Buffer.from(data);
+    garbled.fill(7, 64, 4096);
+    writeFileSync(join(dir, 'garbled'), garbled);
+    assert.equal(loader.compileBundle(join(dir, 'garbled')).cacheUsed, false);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
