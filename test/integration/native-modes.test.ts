@@ -45,6 +45,28 @@ describe('native modes (real bwrap)', needs('bwrap'), () => {
     assert.match(out.stderr, /id_ed25519: No such file or directory/);
   });
 
+  test("an agent's own user namespace (unprivileged run) cannot unmount, re-bind or pivot_root past a denial", { skip: process.getuid?.() !== 0 ? 'needs root to run the agent as nobody' : false }, async () => {
+    const home = join(t.dir, 'nobody-ns');
+    mkdirSync(home);
+    writeFile(join(home, '.ssh', 'id_ed25519'), 'PRIVATE-KEY\n');
+    for (const p of [home, join(home, '.ssh'), join(home, '.ssh', 'id_ed25519')]) chownSync(p, 65534, 65534);
+    chmodSync(t.dir, 0o755);
+    // Root in a namespace of its own (the first line proves unshare worked), then every way to take the bind off.
+    const attack = 'unshare -rm sh -c "id -u; umount -l ~/.ssh; umount -R ~/.ssh; cat ~/.ssh/id_ed25519; ' +
+      'mount --bind / /mnt && cat /mnt$HOME/.ssh/id_ed25519; ' +
+      'mkdir ~/nr && mount --rbind / ~/nr && cd ~/nr && pivot_root . . && umount -l . && echo pivoted && cd / && umount -l ~/.ssh; cat ~/.ssh/id_ed25519; ls -A ~/.ssh"; echo end';
+    const run = (inside: boolean) =>
+      new Promise<string>((resolve) => {
+        const cmd = inside ? [process.execPath, BIN, 'agent', 'run', '--silent', '--', 'sh', '-c', attack] : ['sh', '-c', 'cat ~/.ssh/id_ed25519'];
+        const child = spawn('runuser', ['-u', 'nobody', '--', 'env', `HOME=${home}`, ...cmd], { env: { PATH: process.env.PATH, HOME: home }, cwd: home });
+        let out = '';
+        child.stdout.on('data', (d: Buffer) => (out += String(d)));
+        child.on('close', () => resolve(out));
+      });
+    assert.equal(await run(false), 'PRIVATE-KEY\n');
+    assert.equal(await run(true), '0\npivoted\nend\n');
+  });
+
   test('native_network = "host": the proxy on the host loopback, raw connections not blocked (the documented weaker mode)', async () => {
     writeFile(join(t.sbHome, 'agents', 'host.toml'), `[sandbox]\nnative_network = "host"\n[network]\negress_hosts = ["local.test"]\n[network.hosts]\n"local.test" = "127.0.0.1:${port}"\n`);
     const r = await cli(['agent', 'run', '--profile', 'host', '--silent', '--', 'sh', '-c', `echo "$HTTPS_PROXY"; curl -sS http://local.test:${port}/; curl -sS -o /dev/null -w '%{http_code}\\n' http://other.test/; curl -sS --noproxy '*' http://127.0.0.1:${port}/`], { env: t.env, cwd: t.dir });
