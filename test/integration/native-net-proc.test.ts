@@ -64,6 +64,21 @@ describe('native network, processes and terminal (real bwrap)', needs('bwrap'), 
     assert.deepEqual(udpSeen, ['OUTSIDE']);
   });
 
+  test('raw TCP to a service listening on the host\'s IPv6 loopback fails inside, works outside', async () => {
+    const v6 = createServer((s) => s.end('V6SERVICE\n'));
+    await new Promise<void>((r) => v6.listen(0, '::1', r));
+    const port = (v6.address() as AddressInfo).port;
+    try {
+      const script = `python3 -c "import socket; s=socket.create_connection(('::1', ${port}), 3); print(s.recv(100).decode(), end='')" 2>&1 | tail -1; echo end`;
+      assert.equal((await a.outside(script)).stdout, 'V6SERVICE\nend\n');
+      const r = await a.inside(script);
+      assert.doesNotMatch(r.stdout, /V6SERVICE/);
+      assert.match(r.stdout, /(Connection refused|Cannot assign requested address|Network is unreachable)\nend\n$/);
+    } finally {
+      v6.close();
+    }
+  });
+
   test('the proxy is the only way out: allowed hosts through it, others refused with the rule', async () => {
     const r = await a.inside(`curl -sS http://local.test:${httpPort}/; curl -sS -i http://other.test/ | tr -d '\\r' | grep -E '^(HTTP|X-Stashbase)'; curl -sS http://other.test/`);
     assert.equal(r.stdout, 'LOCAL-OK\nHTTP/1.1 403 Forbidden\nX-Stashbase-Denied: not in egress_hosts\nstashbase proxy refused other.test:80: not in egress_hosts\n');
