@@ -5,7 +5,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { generateKeyPairSync, X509Certificate } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
-import { connect as netConnect, type AddressInfo } from 'node:net';
+import { connect as netConnect, createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import tls from 'node:tls';
@@ -317,6 +317,37 @@ describe('TLS interception and secrets (real HTTPS upstream, curl)', () => {
     assert.equal(code, '403');
     assert.equal(leaked, '0');
     assert.deepEqual(seen.map((x) => [x.path, x.auth]), [['/user', `Bearer ${REAL}`]]);
+  });
+
+  test('an unreachable upstream: the 502, the proxy\'s stderr and the audit carry neither the real value nor the placeholder', async () => {
+    const ca = await loadOrCreateCa(t.sbHome);
+    const closed = createServer();
+    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
+    const deadPort = (closed.address() as AddressInfo).port;
+    await new Promise<void>((r) => closed.close(() => r()));
+    const events: unknown[] = [];
+    const audit = (e: unknown) => events.push(e);
+    const i3 = new Interceptor({ leaves: new LeafCache(ca), secrets, upstreamCa: [...tls.rootCertificates], audit }, hostHeaderProblem);
+    const p3 = createProxy({ policy: { egressHosts: ['api.test'], denyHosts: [], mapped: { 'api.test': `127.0.0.1:${deadPort}` } }, audit, interceptor: i3, secrets });
+    await new Promise<void>((r) => p3.listen(0, '127.0.0.1', r));
+    const stderr: string[] = [];
+    const write = process.stderr.write.bind(process.stderr);
+    process.stderr.write = ((d: string | Uint8Array) => (stderr.push(String(d)), true)) as typeof process.stderr.write;
+    try {
+      const proxyUrl = `http://127.0.0.1:${(p3.address() as AddressInfo).port}`;
+      const tlsRun = await curl(['--proxy', proxyUrl, '--suppress-connect-headers', '--cacert', caFile, '-D', '-', `https://api.test/x?t=${PH}`, '-H', `Authorization: Bearer ${PH}`, '-d', `token=${PH}`]);
+      const plain = await curl(['--proxy', proxyUrl, '-D', '-', 'http://api.test/x', '-H', `Authorization: Bearer ${PH}`]);
+      assert.match(tlsRun.stdout, /^HTTP\/1\.1 502 Bad Gateway\r\n[\s\S]*\r\n\r\nstashbase proxy: upstream api\.test: ECONNREFUSED\n$/);
+      // In plain HTTP the placeholder is refused before any connection (allow_plaintext is off).
+      assert.match(plain.stdout, /^HTTP\/1\.1 403 Forbidden\r\n/);
+      const seenText = [tlsRun.stdout, tlsRun.stderr, plain.stdout, plain.stderr, stderr.join(''), JSON.stringify(events)].join('\n');
+      assert.equal(seenText.includes(REAL), false, seenText);
+      assert.equal([tlsRun.stdout, plain.stdout].join('').includes(PH), false);
+    } finally {
+      process.stderr.write = write;
+      i3.close();
+      p3.close();
+    }
   });
 
   test('an upstream whose certificate does not verify gets nothing', async () => {
