@@ -52,10 +52,14 @@ function readCache(id, cacheFile) {
   return digest(data).equals(file.subarray(ID_LENGTH, ID_LENGTH + DIGEST_LENGTH)) ? data : undefined;
 }
 
+function readBundle() {
+  const src = fs.readFileSync(BUNDLE, 'utf8');
+  return { src, id: buildId(src) };
+}
+
 /** The bundle compiled, with the build's code cache when it matches; `cacheUsed` says whether V8 took it. */
 function compileBundle(cacheFile = CACHE) {
-  const src = fs.readFileSync(BUNDLE, 'utf8');
-  const id = buildId(src);
+  const { src, id } = readBundle();
   const cached = id === null ? undefined : readCache(id, cacheFile);
   const script = compile(src, cached);
   return { script, cacheUsed: cached !== undefined && !script.cachedDataRejected };
@@ -68,8 +72,7 @@ function load() {
 
 /** For the build: compiles and runs the bundle, then `warm(exports)`; returns the cache file's bytes. */
 async function makeCache(warm) {
-  const src = fs.readFileSync(BUNDLE, 'utf8');
-  const id = buildId(src);
+  const { src, id } = readBundle();
   if (id === null) throw new Error(`${BUNDLE} has no build id`);
   const script = compile(src, undefined);
   await warm(run(script));
