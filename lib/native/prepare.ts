@@ -143,7 +143,6 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
       writable: ctx.writable ?? [],
       pinned: protection.pinned,
       deniedFile: join(runDir, 'denied'),
-      emptyDir: join(runDir, 'empty'),
       isolateNetwork: isolate,
       seccompFile: join(runDir, 'seccomp.bpf'),
       env: agentEnv,

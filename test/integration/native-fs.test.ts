@@ -28,6 +28,15 @@ describe('native filesystem (real bwrap)', needs('bwrap'), () => {
     assert.match(r.stderr, /No such file or directory/);
   });
 
+  test('a denied directory refuses writes; after a chmod they stay in the sandbox, and the host copy is untouched', async () => {
+    const r = await a.inside(
+      `echo x > ${h}/secretdir/new; chmod 700 ${h}/secretdir && echo y > ${h}/secretdir/new && cat ${h}/secretdir/new; ls -A ${h}/secretdir`,
+    );
+    assert.equal(r.stdout, 'y\nnew\n');
+    assert.match(r.stderr, /secretdir\/new: Permission denied/);
+    assert.deepEqual([(await a.outside(`ls -A ${h}/secretdir`)).stdout, existsSync(join(h, 'secretdir', 'new'))], ['inner.txt\n', false]);
+  });
+
   test('through a symlink made beforehand and through /proc/self/root', async () => {
     assert.equal((await a.outside(`cat ${h}/link-to-secret /proc/self/root${h}/secret.txt`)).stdout, 'TOPSECRET\nTOPSECRET\n');
     const r = await a.inside(`cat ${h}/link-to-secret; cat /proc/self/root${h}/secret.txt; cat /proc/1/root${h}/secret.txt`);
