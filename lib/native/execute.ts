@@ -2,7 +2,7 @@
 // the run directory and stand-ins, the proxy, and bwrap. Loaded only for real
 // runs, so --dry-run never pays for the proxy's modules.
 import { mkdirSync } from 'node:fs';
-import type { Server } from 'node:http';
+import type { Server } from 'node:net';
 import { AuditLog } from '../audit.js';
 import { freeLoopbackPort } from '../free-port.js';
 import { runForwarded } from '../exec.js';

@@ -1,7 +1,7 @@
 // Executes a prepared native plan: the run directory, stand-ins for missing
 // protected paths, the proxy, bwrap, and the bridge into its network namespace.
 import { closeSync, openSync, readFileSync, writeFileSync } from 'node:fs';
-import type { Server } from 'node:http';
+import type { Server } from 'node:net';
 import { join } from 'node:path';
 import { buildRelayCommand } from '../../templates/bridge-relay.js';
 import { SandboxUnavailableError } from '../errors.js';

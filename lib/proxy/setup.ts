@@ -1,11 +1,12 @@
 // The proxy a run uses, from its profile: the egress policy always; when the
 // profile binds secrets, TLS interception (lib/proxy/intercepting.ts, loaded
 // only then: TLS and HTTPS cost a run without secrets ~3 ms of start-up).
-import type { Server } from 'node:http';
+import type { Server } from 'node:net';
 import type { Profile } from '../profile/types.js';
 import type { Interceptor } from './intercept.js';
 import type { BoundSecret } from './secrets.js';
-import { type AuditSink, createProxy } from './server.js';
+import { deferredServer } from './front.js';
+import type { AuditSink } from './server.js';
 
 export interface RunProxy {
   server: Server;
@@ -39,7 +40,10 @@ export interface RunProxyInput {
 export async function proxyForRun(o: RunProxyInput): Promise<RunProxy> {
   const policy = { egressHosts: o.profile.network.egressHosts, denyHosts: o.profile.network.denyHosts, mapped: o.profile.network.hosts };
   const secrets = boundSecrets(o.profile, o.placeholders, o.env);
-  if (secrets.length === 0) return { server: createProxy({ policy, audit: o.audit, acceptClient: o.acceptClient }), interceptor: null, ca: null };
+  if (secrets.length === 0) {
+    const server = deferredServer(async () => (await import('./server.js')).createProxy({ policy, audit: o.audit, acceptClient: o.acceptClient }));
+    return { server, interceptor: null, ca: null };
+  }
   const { interceptingProxy } = await import('./intercepting.js');
   return interceptingProxy(o, policy, secrets);
 }

@@ -1,0 +1,28 @@
+// A listener that loads the real proxy (Node's HTTP server, its parser and the
+// resolver: a few milliseconds of start-up) only when the first connection
+// arrives, then hands it that connection and every later one. A run whose agent
+// never uses the network never pays for them.
+import { createServer, type Server, type Socket } from 'node:net';
+
+export interface ConnectionSink {
+  emit(event: 'connection', socket: Socket): boolean;
+  close(): unknown;
+}
+
+export function deferredServer(load: () => Promise<ConnectionSink>): Server {
+  let real: Promise<ConnectionSink> | null = null;
+  // Paused: nothing is read before the real server takes the socket over.
+  const front = createServer({ pauseOnConnect: true }, (socket) => {
+    socket.on('error', () => socket.destroy()); // a client gone while the server loads
+    real ??= load();
+    real.then(
+      (server) => {
+        server.emit('connection', socket);
+        socket.resume(); // the HTTP server reads from here on
+      },
+      () => socket.destroy(),
+    );
+  });
+  front.on('close', () => void real?.then((server) => server.close(), () => {}));
+  return front;
+}
