@@ -60,9 +60,13 @@ export function exitCodeOf(code: number | null, signal: NodeJS.Signals | null): 
   return 128 + (signal ? SIGNAL_NUMBERS[signal] ?? 1 : 1);
 }
 
-/** Starts the agent (or another long-lived child) with the given stdio. */
-export function start(cmd: Command, stdio: StdioOptions = 'inherit'): Spawned {
-  const child = childProcess().spawn(cmd.file, cmd.args, { cwd: cmd.cwd, env: childEnv(cmd), stdio });
+/**
+ * Starts the agent (or another long-lived child) with the given stdio.
+ * `ownSession`: in a session of its own, away from the terminal, whose Ctrl+C,
+ * Ctrl+Z and hang-up then never reach it (they are the agent's).
+ */
+export function start(cmd: Command, stdio: StdioOptions = 'inherit', ownSession = false): Spawned {
+  const child = childProcess().spawn(cmd.file, cmd.args, { cwd: cmd.cwd, env: childEnv(cmd), stdio, detached: ownSession });
   const exit = new Promise<number>((resolve, reject) => {
     child.on('error', reject);
     child.on('exit', (code, signal) => resolve(exitCodeOf(code, signal)));

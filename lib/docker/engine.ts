@@ -1,6 +1,5 @@
 // Facts about the Docker engine a run or command needs: the CLI, whether the
 // daemon answers, whether it is Docker Desktop, and what images are there.
-import { createHash } from 'node:crypto';
 import { capture } from '../exec.js';
 import { CommandFailedError, SandboxUnavailableError } from '../errors.js';
 import { findTool } from '../find-tool.js';
@@ -54,6 +53,4 @@ export async function inspectImage(docker: string, ref: string): Promise<ImageFa
   }
 }
 
-export function sha256(text: string): string {
-  return createHash('sha256').update(text, 'utf8').digest('hex');
-}
+export { sha256 } from '../sha256.js';

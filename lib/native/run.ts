@@ -52,7 +52,9 @@ interface Relay {
 
 /** Starts the relay, which waits for the sandbox's pid before it joins its network namespace. */
 function startRelay(prep: NativePrepared): Relay {
-  const relay = start(buildRelayCommand(prep.relay!, String(process.pid)), ['pipe', 'pipe', 'pipe']);
+  // Its own session: the terminal's Ctrl+C and Ctrl+Z are the agent's, and would
+  // otherwise stop or kill the relay with it (the agent would lose its network).
+  const relay = start(buildRelayCommand(prep.relay!, String(process.pid)), ['pipe', 'pipe', 'pipe'], true);
   let stderr = '';
   relay.child.stderr?.setEncoding('utf8').on('data', (d: string) => (stderr += d));
   let out = '';

@@ -1,13 +1,13 @@
 // Repository profiles are code from whoever committed them: each one must be
 // trusted before first use and again whenever its content changes. Trust is
 // pinned by SHA-256 of the file in $STASHBASE_HOME/trust.json.
-import { createRequire } from 'node:module';
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { ConfigError, TrustError } from '../errors.js';
 import { homePaths, stashbaseHome } from '../home.js';
 import type { LoadedProfile } from './load.js';
 import type { Profile } from './types.js';
+import { sha256 } from '../sha256.js';
 
 interface TrustFile {
   version: 1;
@@ -15,9 +15,7 @@ interface TrustFile {
 }
 
 export function profileHash(text: string): string {
-  // node:crypto loads only when a repository profile is actually checked.
-  const { createHash } = createRequire(import.meta.url)('node:crypto') as typeof import('node:crypto');
-  return createHash('sha256').update(text, 'utf8').digest('hex');
+  return sha256(text);
 }
 
 function readTrust(path: string): TrustFile {

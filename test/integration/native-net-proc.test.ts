@@ -178,9 +178,11 @@ describe('native network, processes and terminal (real bwrap)', needs('bwrap'), 
     return JSON.parse(r.stdout) as { output: string; exit: number | null };
   };
 
-  test('Ctrl+C in the terminal reaches the agent, which handles it', () => {
-    const r = pty(['--at', '0', 'wait:ready', '--at', '0.2', 'send:03'], "trap 'echo got-INT; exit 43' INT; echo ready; while :; do sleep 0.1; done");
-    assert.match(r.output, /got-INT/);
+  test('Ctrl+C in the terminal reaches the agent, which handles it, and the relay to the proxy survives it', () => {
+    const probe = `curl -s -o /dev/null -w "code=%{http_code}\\n" http://denied.test/`;
+    const r = pty(['--at', '0', 'wait:ready', '--at', '0.2', 'send:03'], `${probe}; trap 'echo got-INT; ${probe}; exit 43' INT; echo ready; while :; do sleep 0.1; done`);
+    // 403: the proxy answered (and refused the host); 000 would be no proxy at all.
+    assert.match(r.output, /^code=403\r\nready\r\n(\^C)?got-INT\r\ncode=403\r\n/);
     assert.equal(r.exit, 43);
     assert.deepEqual(readdirSync(join(a.sbHome, 'sessions')), []);
   });
