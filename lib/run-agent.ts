@@ -16,6 +16,7 @@ import { isInteractive } from './prompt.js';
 import { makePlaceholders } from './secrets/placeholder.js';
 import { newSessionId } from './session.js';
 import { warningLabel } from './style.js';
+import { writeStdout } from './stdout.js';
 
 export interface RunOptions extends BackendFlags {
   command: string[];
@@ -61,7 +62,7 @@ export async function runAgent(o: RunOptions): Promise<number> {
   const cwd = wt?.cwd ?? o.cwd;
   const print = (plan: Plan) => {
     const p = wt ? wt.wrapPlan(plan) : plan;
-    process.stdout.write(o.json ? JSON.stringify(planToJson(p), null, 2) + '\n' : formatPlan(p));
+    writeStdout(o.json ? JSON.stringify(planToJson(p), null, 2) + '\n' : formatPlan(p));
   };
   try {
     if (backend === 'docker') {

@@ -54,24 +54,55 @@ function clipPattern(rule: Extract<Rule, { kind: 'pattern' }>, within: string | 
   return rule.maxDepth - skipped > 0 ? { ...rule, root: within, maxDepth: rule.maxDepth - skipped } : null;
 }
 
-function isSymlink(path: string): boolean {
-  return lstatSync(path, { throwIfNoEntry: false })?.isSymbolicLink() === true;
-}
-
 const KERNEL_FS = /^\/(proc|sys|dev)(\/|$)/;
 
-// Stats without exceptions: most default rules name paths that do not exist,
-// and a thrown error per path is most of the cost of planning a run.
-function exists(path: string): 'file' | 'dir' | 'unreachable' | null {
-  try {
-    const st = statSync(path, { throwIfNoEntry: false });
-    if (st) return st.isDirectory() ? 'dir' : 'file';
-    return lstatSync(path, { throwIfNoEntry: false }) ? 'file' : null; // a dangling symlink: protect the link itself
-  } catch {
-    // EACCES on a parent (a root-only socket directory): what this user cannot
-    // reach, the sandbox, running as this user without capabilities, cannot either.
-    return 'unreachable';
-  }
+type Kind = 'file' | 'dir' | 'unreachable' | null;
+
+/**
+ * What is on disk at a path, asked once per path for one plan (the same
+ * parents come up again and again). Stats without exceptions: most default
+ * rules name paths that do not exist, and a thrown error per path was most of
+ * the cost of planning a run. An lstat first: one call for a missing path.
+ */
+function diskFacts(): { kind(path: string): Kind; isSymlink(path: string): boolean } {
+  const kinds = new Map<string, Kind>();
+  const links = new Map<string, boolean>();
+  const lstat = (path: string) => {
+    const st = lstatSync(path, { throwIfNoEntry: false });
+    links.set(path, st?.isSymbolicLink() === true);
+    return st;
+  };
+  const kind = (path: string): Kind => {
+    const known = kinds.get(path);
+    if (known !== undefined) return known;
+    let k: Kind;
+    try {
+      const l = lstat(path);
+      if (!l) k = null;
+      else if (!l.isSymbolicLink()) k = l.isDirectory() ? 'dir' : 'file';
+      else {
+        const st = statSync(path, { throwIfNoEntry: false });
+        k = st ? (st.isDirectory() ? 'dir' : 'file') : 'file'; // a dangling symlink: protect the link itself
+      }
+    } catch {
+      // EACCES on a parent (a root-only socket directory): what this user cannot
+      // reach, the sandbox, running as this user without capabilities, cannot either.
+      k = 'unreachable';
+    }
+    kinds.set(path, k);
+    return k;
+  };
+  const isSymlink = (path: string): boolean => {
+    const known = links.get(path);
+    if (known !== undefined) return known;
+    try {
+      lstat(path);
+    } catch {
+      links.set(path, false);
+    }
+    return links.get(path) as boolean;
+  };
+  return { kind, isSymlink };
 }
 
 /**
@@ -80,7 +111,7 @@ function exists(path: string): 'file' | 'dir' | 'unreachable' | null {
  * so the stand-in blocks exactly the denied path; elsewhere, and for a missing
  * .git, the stand-in sits at the first missing component.
  */
-function standIn(path: string, home: string): { at: string; parents: string[] } {
+function standIn(path: string, home: string, exists: (path: string) => Kind): { at: string; parents: string[] } {
   const missing: string[] = [];
   let cur = path;
   while (dirname(cur) !== cur && exists(dirname(cur)) === null) {
@@ -92,6 +123,8 @@ function standIn(path: string, home: string): { at: string; parents: string[] } 
 }
 
 export function planProtection(input: ProtectInput): Protection {
+  const disk = diskFacts();
+  const exists = disk.kind;
   const warnings: string[] = [];
   const placeholders = new Set<string>();
   const fileStandIns = new Set<string>();
@@ -120,7 +153,7 @@ export function planProtection(input: ProtectInput): Protection {
         const links = kind === 'file' ? statSync(real, { throwIfNoEntry: false })?.nlink ?? 1 : 1;
         if (links > 1) warnings.push(`${real} has ${links} hard links: its other names are not covered by this rule (deny them too, or remove the extra links)`);
       } else if (createIfMissing && (input.within === undefined || inside(path, input.within))) {
-        const stand = standIn(path, input.home);
+        const stand = standIn(path, input.home, exists);
         for (const p of stand.parents) parents.add(p);
         // Exactly at the denied path under home: a file blocks a file or a folder
         // being made there alike. Elsewhere (a missing .git, a folder higher up) a
@@ -158,7 +191,7 @@ export function planProtection(input: ProtectInput): Protection {
   for (const m of [read, write]) for (const p of [...m.keys()]) if (hidden(p)) m.delete(p);
   const pinned = new Set<string>();
   for (const p of [...read.keys(), ...write.keys()]) {
-    for (let a = dirname(p); a !== '/' && a !== dirname(a); a = dirname(a)) if (!isSymlink(a)) pinned.add(a);
+    for (let a = dirname(p); a !== '/' && a !== dirname(a); a = dirname(a)) if (!disk.isSymlink(a)) pinned.add(a);
   }
   const byDepth = (a: string, b: string) => a.split('/').length - b.split('/').length || (a < b ? -1 : a > b ? 1 : 0);
   return {

@@ -29,6 +29,11 @@ test('a code cache of another build, or none, is not used (the bundle compiles a
     garbled.fill(7, 64, 4096);
     writeFileSync(join(dir, 'garbled'), garbled);
     assert.equal(loader.compileBundle(join(dir, 'garbled')).cacheUsed, false);
+    // One bit deep in the data: V8's own checks (versions, flags, length) let it through.
+    const flipped = Buffer.from(data);
+    flipped[Math.floor(data.length / 2)]! ^= 0x10;
+    writeFileSync(join(dir, 'flipped'), flipped);
+    assert.equal(loader.compileBundle(join(dir, 'flipped')).cacheUsed, false);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
