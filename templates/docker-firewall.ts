@@ -78,7 +78,9 @@ export function buildFirewallScript(f: FirewallInput): string {
     'EOF',
     `reach "$proxy" ${proxyPort} || fail "the proxy $proxy:${proxyPort} is unreachable through the firewall"`,
     `if reach "$proxy" ${canaryPort}; then fail "the canary $proxy:${canaryPort} is still reachable: the firewall did not take effect"; fi`,
-    `echo ${FIREWALL_READY}`,
-    'exec sleep infinity',
+    // The rules are in: drop every capability (NET_ADMIN, and SETPCAP, which
+    // dropping them takes) before saying so, and hold the namespace with none.
+    'command -v setpriv >/dev/null || fail "setpriv (util-linux) is missing from the image: the holder cannot drop NET_ADMIN"',
+    `exec setpriv --bounding-set -all --inh-caps -all --ambient-caps -all -- sh -c 'echo ${FIREWALL_READY}; exec sleep infinity'`,
   ].join('\n');
 }

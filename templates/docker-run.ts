@@ -65,7 +65,7 @@ export function holderCommand(h: HolderInput): Command {
     args: [
       'run', '--name', names.holder, ...runLabels(h.session, h.pid),
       '--network', names.network,
-      '--cap-drop', 'ALL', '--cap-add', 'NET_ADMIN', '--security-opt', 'no-new-privileges', '--pids-limit', '64',
+      '--cap-drop', 'ALL', '--cap-add', 'NET_ADMIN', '--cap-add', 'SETPCAP', '--security-opt', 'no-new-privileges', '--pids-limit', '64',
       '--dns', '0.0.0.0', '--sysctl', 'net.ipv6.conf.all.disable_ipv6=1',
       ...(h.desktop && h.proxyHost === DESKTOP_HOST ? ['--add-host', `${DESKTOP_HOST}:host-gateway`] : []),
       '--user', '0:0', '--entrypoint', 'bash',

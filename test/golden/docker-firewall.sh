@@ -31,5 +31,5 @@ COMMIT
 EOF
 reach "$proxy" 40001 || fail "the proxy $proxy:40001 is unreachable through the firewall"
 if reach "$proxy" 40002; then fail "the canary $proxy:40002 is still reachable: the firewall did not take effect"; fi
-echo stashbase-firewall-ready
-exec sleep infinity
+command -v setpriv >/dev/null || fail "setpriv (util-linux) is missing from the image: the holder cannot drop NET_ADMIN"
+exec setpriv --bounding-set -all --inh-caps -all --ambient-caps -all -- sh -c 'echo stashbase-firewall-ready; exec sleep infinity'

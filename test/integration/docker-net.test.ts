@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { createSocket } from 'node:dgram';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { connect, createServer, type AddressInfo, type Server } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -148,6 +148,59 @@ describe('Docker backend: the network boundary (real engine, attacked from insid
     child.kill('SIGTERM');
     await new Promise((r) => child.on('close', r));
     assert.equal(answer, '', 'a host process gets no answer at all');
+  });
+
+  test('the holder keeps no capability once its rules are in, and nothing of it is reachable from the agent', async () => {
+    // From inside: every socket listening in the namespace the agent shares with
+    // the holder (only Docker's embedded resolver, on 127.0.0.11), tried by its
+    // real port over TCP and UDP; then the processes in view.
+    const probe = String.raw`
+import socket, struct
+found = []
+for proto, state in (("tcp", "0A"), ("udp", "07")):
+    for line in open("/proc/net/" + proto).readlines()[1:]:
+        f = line.split()
+        if f[3] != state: continue
+        ip = socket.inet_ntoa(struct.pack("<I", int(f[1].split(":")[0], 16)))
+        port = int(f[1].split(":")[1], 16)
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM if proto == "tcp" else socket.SOCK_DGRAM)
+        s.settimeout(2)
+        try:
+            if proto == "tcp": s.connect((ip, port))
+            else:
+                s.sendto(b"\x124\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00\x07example\x04test\x00\x00\x01\x00\x01", (ip, port)); s.recvfrom(512)
+            found.append("%s %s open" % (proto, ip))
+        except OSError as e:
+            found.append("%s %s blocked" % (proto, ip))
+print(" ".join(sorted(found)))
+import os
+print(" ".join(sorted(open("/proc/%s/comm" % p).read().strip() for p in os.listdir("/proc") if p.isdigit())))
+`;
+    const script = `python3 -c '${probe}'; echo ready; sleep 20`;
+    const child = spawn(process.execPath, [BIN, 'agent', 'run', '--docker-sandbox', 'true', '--', 'sh', '-c', script], { env: t.env, cwd: proj, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
+    for (let i = 0; i < 1200 && !out.includes('ready'); i++) await new Promise((r) => setTimeout(r, 50));
+    try {
+      const [listeners, processes] = out.split('\n');
+      assert.equal(listeners, 'tcp 127.0.0.11 blocked udp 127.0.0.11 blocked', 'the only listeners in the shared namespace are unreachable');
+      // docker --init, sh and the probe itself: the holder's processes are not in view.
+      assert.equal(processes, 'docker-init python3 sh', out);
+      const holder = `stashbase-agent-run-${sessionOf(err)}-net`;
+      const pid = docker(['inspect', '--format', '{{.State.Pid}}', holder]).trim();
+      const procs = [pid, ...readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean)];
+      const caps = (p: string) => readFileSync(`/proc/${p}/status`, 'utf8').split('\n').filter((l) => /^Cap(Inh|Prm|Eff|Bnd|Amb):/.test(l)).map((l) => l.split(/\s+/)[1]);
+      assert.equal(readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0], 'sleep', 'the holder now holds the namespace with sleep');
+      for (const p of procs) assert.deepEqual(caps(p), ['0000000000000000', '0000000000000000', '0000000000000000', '0000000000000000', '0000000000000000'], `holder process ${p}`);
+      // The control: a holder as created, before it drops them, has NET_ADMIN (bit 12) and SETPCAP (bit 8).
+      const before = docker(['run', '--rm', '--cap-drop', 'ALL', '--cap-add', 'NET_ADMIN', '--cap-add', 'SETPCAP', '--user', '0:0', '--entrypoint', 'sh', 'stashbase-test-base:latest', '-c', 'grep CapEff /proc/self/status']);
+      assert.equal(before.trim(), 'CapEff:\t0000000000001100');
+    } finally {
+      child.kill('SIGTERM');
+      await new Promise((r) => child.on('close', r));
+    }
   });
 
   test('a firewall that does not take effect is caught by the canary: nothing runs, everything is removed', async () => {

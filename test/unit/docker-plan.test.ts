@@ -35,12 +35,12 @@ const agent: AgentInput = {
   hostEnv: { HERDR_AGENT: 'claude' },
 };
 
-test('holder: the whole argument list (NET_ADMIN only, blackholed DNS, no IPv6)', () => {
+test('holder: the whole argument list (NET_ADMIN and SETPCAP, dropped once the rules are in, blackholed DNS, no IPv6)', () => {
   const cmd = holderCommand(holder);
   assert.equal(cmd.file, 'docker');
   assert.deepEqual(cmd.args, [
     'run', '--name', `${NET}-net`, '--label', `stashbase.session=${S}`, '--label', 'stashbase.pid=4242', '--network', NET,
-    '--cap-drop', 'ALL', '--cap-add', 'NET_ADMIN', '--security-opt', 'no-new-privileges', '--pids-limit', '64',
+    '--cap-drop', 'ALL', '--cap-add', 'NET_ADMIN', '--cap-add', 'SETPCAP', '--security-opt', 'no-new-privileges', '--pids-limit', '64',
     '--dns', '0.0.0.0', '--sysctl', 'net.ipv6.conf.all.disable_ipv6=1', '--user', '0:0', '--entrypoint', 'bash',
     'stashbase-sandbox:latest', '-c', buildFirewallScript(holder),
   ]);
