@@ -2,7 +2,7 @@
 // maps the name there on purpose: loopback, link-local (cloud metadata),
 // private and unique-local ranges, unspecified, multicast, and this host's own.
 import { BlockList, isIP } from 'node:net';
-import { networkInterfaces } from 'node:os';
+import { ownAddresses } from './own-addresses.js';
 
 const blocked = new BlockList();
 for (const [net, bits] of [
@@ -13,12 +13,6 @@ for (const [net, bits] of [
   ['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8], ['64:ff9b::', 96], ['2002::', 16],
 ] as const) blocked.addSubnet(net, bits, 'ipv6');
 
-function ownAddresses(): Set<string> {
-  const out = new Set<string>();
-  for (const list of Object.values(networkInterfaces())) for (const a of list ?? []) out.add(a.address);
-  return out;
-}
-
 /** Why an address may not be dialled, or null when it may. */
 export function refusedAddress(address: string): string | null {
   const family = isIP(address);
@@ -27,6 +21,6 @@ export function refusedAddress(address: string): string | null {
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
   if (mapped) return refusedAddress(mapped[1] as string);
   if (blocked.check(address, family === 4 ? 'ipv4' : 'ipv6')) return `${address} is a loopback, link-local, private or reserved address`;
-  if (ownAddresses().has(address)) return `${address} is an address of this host`;
+  if (ownAddresses().check(address, family === 4 ? 'ipv4' : 'ipv6')) return `${address} is an address of this host`;
   return null;
 }

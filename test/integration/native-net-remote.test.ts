@@ -11,13 +11,16 @@ import { createServer, type Server } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { needs } from '../helpers.js';
 import { attackHome } from '../native-setup.js';
+import { unusedSubnet } from '../net-setup.js';
 
 const root = process.getuid?.() === 0;
 const tag = String(process.pid % 100000);
 const LINK = `sbt${tag}a`;
 const PEER = `sbt${tag}b`;
-const V4 = `10.213.${process.pid % 250}.1`;
-const V6 = `fd5b:213:${(process.pid % 65000).toString(16)}::1`;
+// A /30 and a /64 that overlap no route of this host.
+const V4_NET = root ? unusedSubnet('ipv4', [0, 1, 2, 3].map((i) => `10.213.${(process.pid + i * 61) % 250}.0/30`)) : '10.213.0.0/30';
+const V4 = V4_NET.replace(/\.0\/30$/, '.1');
+const V6 = `${(root ? unusedSubnet('ipv6', [0, 1, 2, 3].map((i) => `fd5b:213:${((process.pid + i * 61) % 65000).toString(16)}::/64`)) : 'fd5b:213::/64').replace(/::\/64$/, '')}::1`;
 const TCP_PORT = 18443;
 
 function ip(...args: string[]): void {
