@@ -9,6 +9,7 @@ import { stashbaseHome, userHome } from './home.js';
 import { type NativeContext, prepareNative } from './native/prepare.js';
 import { probeNative } from './native/probe.js';
 import { selectMechanism } from './native/select.js';
+import { tmpfsPermsSupported } from './native/bwrap-version.js';
 import { cpusProblem, memoryProblem } from './profile/docker-values.js';
 import { displayPath, loadProfile, type SourceChoice } from './profile/load.js';
 import { ensureTrusted } from './profile/trust.js';
@@ -74,6 +75,7 @@ export async function runAgent(o: RunOptions): Promise<number> {
       });
     }
     const runProfile = wt?.profile ?? profile;
+    const mechanism = selectMechanism(probeNative(o.env, process.platform, false));
     const ctx: NativeContext = {
       session,
       profile: runProfile,
@@ -82,9 +84,10 @@ export async function runAgent(o: RunOptions): Promise<number> {
       env: o.env,
       home: userHome(o.env),
       stashbaseHome: stashbaseHome(o.env),
-      mechanism: selectMechanism(probeNative(o.env, process.platform, false)),
+      mechanism,
       placeholders: makePlaceholders(profile.secrets, o.env),
       writable: wt?.writable,
+      bwrapTmpfsPerms: mechanism.kind === 'bwrap' && tmpfsPermsSupported(mechanism.path, stashbaseHome(o.env)),
     };
     if (o.dryRun) {
       print(prepareNative(ctx).plan);

@@ -27,6 +27,10 @@ export interface BwrapInput {
   pinned: string[];
   /** An empty file of mode 000 (bound over denied files: reading gives EACCES). */
   deniedFile: string;
+  /** An empty directory, bound read-only over denied directories where bwrap predates `--perms` (0.5.0). */
+  emptyDir: string;
+  /** bwrap 0.5.0 or later: denied directories get a tmpfs of mode 0555 instead (cheaper to mount). */
+  tmpfsPerms: boolean;
   /** Own network namespace (only the bridged proxy reaches out); false = host network. */
   isolateNetwork: boolean;
   seccompFile: string;
@@ -73,9 +77,11 @@ export function buildBwrapCommand(input: BwrapInput): Command {
   // empty, writing into it fails, and what the agent writes after a chmod stays
   // in memory and goes with the run. A tmpfs is cheaper for bwrap than a bind
   // (each bind makes it read the whole mount table to remount it read-only).
+  // An older bwrap binds an empty directory read-only instead.
   for (const d of [...input.denyRead].sort((a, b) => depth(a.path) - depth(b.path))) {
     if (d.kind === 'file') args.push('--ro-bind', input.deniedFile, d.path);
-    else args.push('--perms', '0555', '--tmpfs', d.path);
+    else if (input.tmpfsPerms) args.push('--perms', '0555', '--tmpfs', d.path);
+    else args.push('--ro-bind', input.emptyDir, d.path);
   }
   args.push(
     '--seccomp', String(BWRAP_FDS.seccomp),

@@ -37,6 +37,8 @@ export interface NativeContext {
   proxyUrl?: string;
   /** Existing directories under a deny_write entry that stay writable (a worktree run's parts of .git). */
   writable?: string[];
+  /** bwrap takes `--perms` before `--tmpfs` (0.5.0 and later); otherwise denied directories are bound. */
+  bwrapTmpfsPerms?: boolean;
 }
 
 export interface NativePrepared {
@@ -143,6 +145,8 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
       writable: ctx.writable ?? [],
       pinned: protection.pinned,
       deniedFile: join(runDir, 'denied'),
+      emptyDir: join(runDir, 'empty'),
+      tmpfsPerms: ctx.bwrapTmpfsPerms === true,
       isolateNetwork: isolate,
       seccompFile: join(runDir, 'seccomp.bpf'),
       env: agentEnv,

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { join } from 'node:path';
 import { buildBwrapCommand, type BwrapInput } from '../../templates/bwrap.js';
 import { buildNativePlan, type NativePlanInput } from '../../templates/native-plan.js';
 import { formatPlan, planToJson } from '../../templates/plan.js';
@@ -25,6 +26,8 @@ const bwrapInput: BwrapInput = {
   writable: [],
   pinned: ['/home', '/home/u', '/home/u/my project', '/home/u/my project/.git'],
   deniedFile: `${RUN}/denied`,
+  emptyDir: `${RUN}/empty`,
+  tmpfsPerms: true,
   isolateNetwork: true,
   seccompFile: `${RUN}/seccomp.bpf`,
   env: { set: { HTTPS_PROXY: 'http://127.0.0.1:18080', GITHUB_TOKEN: 'ghp_SBPHxxxxxxxxxxxxxxxxxxxx' }, unset: ['STASHBASE_API_KEY', 'GITHUB_TOKEN'] },
@@ -53,6 +56,44 @@ test('bwrap: the whole argument list', () => {
   assert.deepEqual(cmd.unsetEnv, ['STASHBASE_API_KEY', 'GITHUB_TOKEN']);
   assert.deepEqual(cmd.fds, [{ fd: 3, path: `${RUN}/seccomp.bpf` }]);
   assert.deepEqual(cmd.pipes, [{ fd: 4, direction: 'from-child' }, { fd: 5, direction: 'to-child' }, { fd: 6, direction: 'to-child' }]);
+});
+
+test('bwrap before 0.5.0 (no --perms): denied directories get a read-only bind of the empty directory', () => {
+  const cmd = buildBwrapCommand({ ...bwrapInput, tmpfsPerms: false });
+  const binds = cmd.args.slice(cmd.args.indexOf('/home/u/my project/.git/hooks') + 2, cmd.args.indexOf('--seccomp'));
+  assert.deepEqual(binds, [
+    '--ro-bind', `${RUN}/empty`, '/home/u/.ssh',
+    '--ro-bind', `${RUN}/denied`, '/home/u/.netrc',
+    '--ro-bind', `${RUN}/empty`, '/home/u/.stashbase',
+  ]);
+  assert.equal(cmd.args.includes('--perms'), false);
+});
+
+test('bwrap version: parsed from --version, compared, and asked once per binary (cached)', async () => {
+  const { bwrapVersion, parseBwrapVersion, versionAtLeast } = await import('../../lib/native/bwrap-version.js');
+  assert.equal(parseBwrapVersion('bubblewrap 0.8.0\n'), '0.8.0');
+  assert.equal(parseBwrapVersion('bwrap: unknown option\n'), null);
+  for (const [v, ok] of [['0.4.1', false], ['0.4.99', false], ['0.5.0', true], ['0.10.0', true], ['1.0.0', true], [null, false]] as const) {
+    assert.equal(versionAtLeast(v, [0, 5, 0]), ok, String(v));
+  }
+  const { mkdtempSync, writeFileSync, chmodSync, readFileSync, rmSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const dir = mkdtempSync(join(tmpdir(), 'stashbase-bwrapv-'));
+  try {
+    const fake = join(dir, 'bwrap');
+    const log = join(dir, 'asked');
+    writeFileSync(fake, `#!/bin/sh\necho x >> ${log}\necho "bubblewrap 0.4.1"\n`);
+    chmodSync(fake, 0o755);
+    assert.equal(bwrapVersion(fake, join(dir, 'state')), '0.4.1');
+    assert.equal(bwrapVersion(fake, join(dir, 'state')), '0.4.1');
+    assert.equal(readFileSync(log, 'utf8'), 'x\n', 'asked once');
+    // Another binary at the same path (an upgrade): asked again.
+    writeFileSync(fake, `#!/bin/sh\necho y >> ${log}\necho "bubblewrap 0.10.0"\n`);
+    assert.equal(bwrapVersion(fake, join(dir, 'state')), '0.10.0');
+    assert.equal(readFileSync(log, 'utf8'), 'x\ny\n');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('bwrap: writable carve-outs under a read-only directory, denials inside them bound after', () => {

@@ -1,0 +1,59 @@
+// bubblewrap's version, asked once per installed binary: `--perms` before
+// `--tmpfs` (a denied directory as a tmpfs of mode 0555) needs 0.5.0, and
+// Debian 11, Ubuntu 20.04 and RHEL 9 ship 0.4. The answer is kept in
+// $STASHBASE_HOME/cache keyed by the binary's path, size, mtime and inode.
+import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+
+interface Cached {
+  path: string;
+  size: number;
+  mtimeMs: number;
+  ino: number;
+  version: string | null;
+}
+
+/** "0.8.0" from "bubblewrap 0.8.0", or null. */
+export function parseBwrapVersion(out: string): string | null {
+  return /^bubblewrap (\d+\.\d+\.\d+)\b/m.exec(out)?.[1] ?? null;
+}
+
+export function versionAtLeast(version: string | null, min: [number, number, number]): boolean {
+  if (version === null) return false;
+  const v = version.split('.').map(Number);
+  for (let i = 0; i < 3; i++) if ((v[i] ?? 0) !== min[i]) return (v[i] ?? 0) > min[i]!;
+  return true;
+}
+
+export function bwrapVersion(bwrap: string, stashbaseHome: string): string | null {
+  let st;
+  try {
+    st = statSync(bwrap);
+  } catch {
+    return null;
+  }
+  const file = join(stashbaseHome, 'cache', 'bwrap.json');
+  try {
+    const c = JSON.parse(readFileSync(file, 'utf8')) as Cached;
+    if (c.path === bwrap && c.size === st.size && c.mtimeMs === st.mtimeMs && c.ino === st.ino) return c.version;
+  } catch {
+    // no cache yet, or an unreadable one: ask bwrap
+  }
+  // node:child_process loads only on this first ask (start-up: a dry run spawns nothing).
+  const { spawnSync } = createRequire(import.meta.url)('node:child_process') as typeof import('node:child_process');
+  const r = spawnSync(bwrap, ['--version'], { encoding: 'utf8', timeout: 5000 });
+  const version = r.status === 0 ? parseBwrapVersion(r.stdout) : null;
+  try {
+    mkdirSync(join(stashbaseHome, 'cache'), { recursive: true, mode: 0o700 });
+    writeFileSync(file, JSON.stringify({ path: bwrap, size: st.size, mtimeMs: st.mtimeMs, ino: st.ino, version } satisfies Cached));
+  } catch {
+    // asked again next time
+  }
+  return version;
+}
+
+/** Whether this bwrap takes `--perms 0555 --tmpfs DIR` (0.5.0 and later). */
+export function tmpfsPermsSupported(bwrap: string, stashbaseHome: string): boolean {
+  return versionAtLeast(bwrapVersion(bwrap, stashbaseHome), [0, 5, 0]);
+}
