@@ -111,6 +111,20 @@ function shadowMounts(protection: Protection, runDir: string): Mount[] {
   return mounts;
 }
 
+/**
+ * The directories between the mounted folder and each protected path, bound
+ * onto themselves: a mount point cannot be renamed (EBUSY), so the agent cannot
+ * move `.git` (or any parent of a protected path) away and plant a new
+ * `.git/config` in its place, which your own git would run on the host later.
+ * Docker mounts parents before children whatever the order given.
+ */
+function pinMounts(protection: Protection, within: string, taken: Mount[]): Mount[] {
+  const targets = new Set(taken.map((m) => m.target));
+  return protection.pinned
+    .filter((p) => p.startsWith(within + '/') && !targets.has(p))
+    .map((p): Mount => ({ type: 'bind', source: p, target: p, readonly: false }));
+}
+
 export function containerUser(desktop: boolean): string | null {
   // Docker Desktop maps file ownership itself and runs as root; on Linux, the user's ids.
   if (desktop && process.platform !== 'linux') return null;
@@ -165,6 +179,7 @@ export function prepareDocker(ctx: DockerContext, facts: RuntimeFacts, protectio
   }
   mounts.push(...shadowMounts(protection, runDir));
   for (const v of volumes) mounts.push({ type: 'volume', source: v.name, target: v.target, readonly: false });
+  mounts.push(...pinMounts(protection, ctx.worktree?.path ?? ctx.cwd, mounts));
   const agent: AgentInput = {
     docker: ctx.docker,
     session: ctx.session,

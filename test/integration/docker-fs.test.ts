@@ -2,6 +2,7 @@
 // agent container running as root without capabilities: shadow mounts, the
 // allow-list, no host tokens, the CA key, limits, git identity, isolated paths.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -68,6 +69,32 @@ describe('Docker backend: filesystem, environment and limits (real engine)', nee
     assert.equal(readFileSync(join(proj, 'config.lock'), 'utf8'), 'locked\n');
     assert.equal(existsSync(join(proj, 'absent-secret.txt')), false, 'stand-ins are removed after the run');
     assert.equal(existsSync(join(proj, 'absent-dir')), false);
+    assert.deepEqual(leftoversOf(sessionOf(r.stderr)), []);
+  });
+
+  test('a parent of a protected path cannot be renamed away to plant a new one (.git/config, a deny_write file deeper down)', async () => {
+    const repo = join(t.dir, 'gitproj');
+    writeFile(join(repo, 'conf', 'app.toml'), 'safe = true\n');
+    const git = (args: string[]) => spawnSync('git', ['-C', repo, ...args], { env: t.env, encoding: 'utf8' });
+    assert.equal(git(['init', '-q']).status, 0);
+    writeFile(join(t.sbHome, 'agents', 'dkgit.toml'), '[sandbox]\nbackend = "docker"\n[filesystem]\ndeny_write = [".git/config", ".git/hooks", "conf/app.toml"]\n');
+    const configBefore = readFileSync(join(repo, '.git', 'config'), 'utf8');
+    const script = [
+      'try() { if eval "$1" >/dev/null 2>&1; then echo "DONE $2"; else echo "blocked $2"; fi; }',
+      `try 'mv .git .git-old && mkdir .git && echo "[core] fsmonitor = touch /tmp/PWNED" > .git/config' git`,
+      `try 'mv .git/hooks .git/hooks-old && mkdir .git/hooks && echo "touch /tmp/PWNED" > .git/hooks/pre-commit' hooks`,
+      `try 'mv conf conf-old && mkdir conf && echo "safe = false" > conf/app.toml' conf`,
+    ].join('\n');
+    const r = await cli(['agent', 'run', '--profile', 'dkgit', '--', 'bash', '-c', script], { env: t.env, cwd: repo, timeoutMs: 90_000 });
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, 'blocked git\nblocked hooks\nblocked conf\n');
+    assert.deepEqual(readdirSync(repo).sort(), ['.git', 'conf']);
+    assert.equal(readFileSync(join(repo, '.git', 'config'), 'utf8'), configBefore);
+    assert.equal(readFileSync(join(repo, 'conf', 'app.toml'), 'utf8'), 'safe = true\n');
+    assert.equal(existsSync(join(repo, '.git', 'hooks-old')), false);
+    // The control: the same renames work outside.
+    const outside = spawnSync('bash', ['-c', 'mv conf conf-old && mv conf-old conf && mv .git .git-old && mv .git-old .git && echo ok'], { cwd: repo, encoding: 'utf8' });
+    assert.equal(outside.stdout, 'ok\n', outside.stderr);
     assert.deepEqual(leftoversOf(sessionOf(r.stderr)), []);
   });
 
