@@ -18,6 +18,7 @@ import { makePlaceholders } from './secrets/placeholder.js';
 import { newSessionId } from './session.js';
 import { warningLabel } from './style.js';
 import { writeStdout } from './stdout.js';
+import { nestedRepoGuard } from './nested-repo-guard.js';
 
 export interface RunOptions extends BackendFlags {
   command: string[];
@@ -65,6 +66,8 @@ export async function runAgent(o: RunOptions): Promise<number> {
     const p = wt ? wt.wrapPlan(plan) : plan;
     writeStdout(o.json ? JSON.stringify(planToJson(p), null, 2) + '\n' : formatPlan(p));
   };
+  // What the agent may leave for your own git to run (lib/nested-repo-guard.ts).
+  const guard = o.dryRun ? null : nestedRepoGuard(cwd, o.env, session);
   try {
     if (backend === 'docker') {
       const { runDocker } = await import('./docker/run.js');
@@ -99,6 +102,11 @@ export async function runAgent(o: RunOptions): Promise<number> {
     const { executeNative } = await import('./native/execute.js');
     return await executeNative({ ctx, profile: runProfile, warn, announce: !o.silent });
   } finally {
+    try {
+      for (const w of guard?.check() ?? []) warn(w);
+    } catch (e) {
+      warn(`could not check the repository for nested repositories the agent registered (${(e as Error).message}); run git ls-files -s | grep ^160000 there before you run git`);
+    }
     await wt?.finish();
   }
 }

@@ -1,0 +1,84 @@
+// A nested repository the agent registers as a submodule, whose own config
+// sets core.fsmonitor: your git status afterwards would run it on the host.
+// The run moves such files aside and says so; a harmless nested repository is
+// left alone. Outside any sandbox the same plant does run (the control).
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, describe, test } from 'node:test';
+import { cli, needs, tempHome } from '../helpers.js';
+
+const PLANT = `set -e
+git init -q evil
+cd evil && git -c user.name=a -c user.email=a@b commit -q --allow-empty -m x && cd ..
+git -C evil config core.fsmonitor "touch $PWNFILE; false"
+printf '#!/bin/sh\\ntouch %s\\n' "$PWNFILE" > evil/.git/hooks/post-checkout
+chmod +x evil/.git/hooks/post-checkout
+git update-index --add --cacheinfo "160000,$(git -C evil rev-parse HEAD),evil"
+echo planted
+`;
+
+const HARMLESS = `set -e
+git init -q plain
+cd plain && git -c user.name=a -c user.email=a@b commit -q --allow-empty -m x && cd ..
+git update-index --add --cacheinfo "160000,$(git -C plain rev-parse HEAD),plain"
+echo planted
+`;
+
+function describeBackend(name: string, docker: boolean) {
+  describe(`nested repositories left by the agent (${name})`, needs(docker ? 'docker' : 'bwrap', 'git'), () => {
+    const t = tempHome();
+    after(() => t.cleanup());
+    const makeRepo = (dir: string) => {
+      mkdirSync(dir, { recursive: true });
+      const g = (...a: string[]) => spawnSync('git', ['-C', dir, ...a], { env: t.env, encoding: 'utf8' });
+      assert.equal(g('init', '-q').status, 0);
+      assert.equal(g('-c', 'user.name=me', '-c', 'user.email=me@x', 'commit', '-q', '--allow-empty', '-m', 'init').status, 0);
+      writeFileSync(join(dir, 'plant.sh'), PLANT);
+      writeFileSync(join(dir, 'harmless.sh'), HARMLESS);
+      return g;
+    };
+    const flags = docker ? ['--docker-sandbox', 'true'] : [];
+
+    test('core.fsmonitor and a hook in a submodule the agent registered: moved aside, named, and your git status runs nothing', async () => {
+      const marker = join(t.dir, `PWNED-${name}`);
+      // The control: planted outside any sandbox, your git status runs it.
+      const control = join(t.dir, `control-${name}`);
+      const cg = makeRepo(control);
+      assert.equal(spawnSync('sh', ['plant.sh'], { cwd: control, env: { ...t.env, PWNFILE: marker }, encoding: 'utf8' }).stdout, 'planted\n');
+      cg('status', '--short');
+      assert.equal(existsSync(marker), true, 'the plant works when nothing stops it');
+      spawnSync('rm', ['-f', marker]);
+
+      const repo = join(t.dir, `repo-${name}`);
+      const g = makeRepo(repo);
+      const r = await cli(['agent', 'run', ...flags, '--', 'env', `PWNFILE=${marker}`, 'sh', 'plant.sh'], { env: t.env, cwd: repo, timeoutMs: 90_000 });
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(r.stdout, 'planted\n');
+      const evil = join(repo, 'evil', '.git');
+      assert.ok(
+        r.stderr.includes(
+          `warning: the agent left a nested repository at ${join(repo, 'evil')}, registered as a submodule, whose git files would run programs when your git visits it (git status does); ` +
+            `moved aside with the suffix .stashbase-quarantine: ${evil}/config (core.fsmonitor); ${evil}/hooks/post-checkout (a hook). Review them before restoring anything.\n`,
+        ),
+        r.stderr,
+      );
+      assert.deepEqual([existsSync(join(evil, 'config')), existsSync(join(evil, 'config.stashbase-quarantine')), existsSync(join(evil, 'hooks', 'post-checkout'))], [false, true, false]);
+      assert.match(readFileSync(join(evil, 'config.stashbase-quarantine'), 'utf8'), /fsmonitor = "touch /);
+      assert.match(g('status', '--short').stdout, /^A {2}evil$/m);
+      assert.equal(existsSync(marker), false, 'your git status ran nothing');
+    });
+
+    test('a nested repository with only what git init writes is left alone, without a warning', async () => {
+      const repo = join(t.dir, `plain-${name}`);
+      makeRepo(repo);
+      const r = await cli(['agent', 'run', '--silent', ...flags, '--', 'sh', 'harmless.sh'], { env: t.env, cwd: repo, timeoutMs: 90_000 });
+      assert.deepEqual([r.code, r.stdout, r.stderr], [0, 'planted\n', '']);
+      assert.equal(existsSync(join(repo, 'plain', '.git', 'config')), true);
+    });
+  });
+}
+
+describeBackend('native', false);
+describeBackend('docker', true);
