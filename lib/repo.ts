@@ -17,8 +17,15 @@ export function findRepoRoot(cwd: string): RepoRoot | null {
   }
 }
 
-/** The repository's git files that git executes or obeys: never writable by an agent. */
+/**
+ * The repository's git files that git executes or obeys: never writable by an
+ * agent. `commondir` would point git at another directory's config (and its
+ * core.fsmonitor): while missing, it gets a stand-in file holding "." (this
+ * directory itself), which git reads as no redirection at all.
+ * `config.worktree` is read with extensions.worktreeConfig: while missing, an
+ * empty stand-in (an empty config).
+ */
 export function executableGitState(cwd: string): string[] {
   const repo = findRepoRoot(cwd);
-  return repo?.gitDir ? [join(repo.gitDir, 'hooks'), join(repo.gitDir, 'config')] : [];
+  return repo?.gitDir ? ['hooks', 'config', 'commondir', 'config.worktree'].map((f) => join(repo.gitDir as string, f)) : [];
 }

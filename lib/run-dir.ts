@@ -1,6 +1,6 @@
 // What a run creates on the host and removes afterwards: its run directory and
 // the stand-ins (directories, or empty read-only files) at missing protected paths.
-import { chmodSync, lstatSync, mkdirSync, rmdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, readFileSync, rmdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -37,6 +37,21 @@ export function removeRunDir(runDir: string): void {
 /** The mode of a stand-in file: what marks it as still ours when the run ends. */
 const STAND_IN_FILE_MODE = 0o444;
 
+/**
+ * A stand-in file's content: empty (git and shells read an empty config or
+ * start-up file as nothing), but "." for .git/commondir, which git must be able
+ * to read (an empty one is fatal) and reads "." as no redirection.
+ */
+export function standInContent(path: string): string {
+  return path.endsWith('/.git/commondir') ? '.\n' : '';
+}
+
+function stillStandIn(path: string, size: number): boolean {
+  const want = standInContent(path);
+  if (size !== Buffer.byteLength(want)) return false;
+  return want === '' || readFileSync(path, 'utf8') === want;
+}
+
 /** Creates stand-ins; returns those created (to remove afterwards) and warnings. */
 export function createPlaceholders(paths: string[], parents: string[], files: string[] = []): { created: string[]; warnings: string[] } {
   const created: string[] = [];
@@ -61,7 +76,7 @@ export function createPlaceholders(paths: string[], parents: string[], files: st
   }
   for (const p of files) {
     try {
-      writeFileSync(p, '', { flag: 'wx', mode: STAND_IN_FILE_MODE });
+      writeFileSync(p, standInContent(p), { flag: 'wx', mode: STAND_IN_FILE_MODE });
       chmodSync(p, STAND_IN_FILE_MODE); // whatever the umask
       created.push(p);
     } catch (e) {
@@ -77,10 +92,10 @@ export function removePlaceholders(paths: string[]): void {
   for (const p of [...paths].reverse()) {
     try {
       const st = lstatSync(p);
-      // Only what is still the stand-in: an empty folder, or an empty file of the
-      // stand-in's mode (your own program may have replaced it meanwhile: kept).
+      // Only what is still the stand-in: an empty folder, or a file of the
+      // stand-in's mode and content (your own program may have replaced it meanwhile: kept).
       if (st.isDirectory()) rmdirSync(p);
-      else if (st.isFile() && st.size === 0 && (st.mode & 0o777) === STAND_IN_FILE_MODE) unlinkSync(p);
+      else if (st.isFile() && (st.mode & 0o777) === STAND_IN_FILE_MODE && stillStandIn(p, st.size)) unlinkSync(p);
     } catch {
       // gone already or not empty: leave it
     }

@@ -16,6 +16,8 @@ export interface DockerPlanInput {
   /** Isolated-path volumes not there yet: created and handed to the agent's user. */
   newVolumes: IsolatedVolume[];
   placeholders: string[];
+  /** Read-only stand-in files at missing write-denied paths (.git/commondir holds "."). */
+  fileStandIns: string[];
   warnings: string[];
   /** Where the proxy listens: the gateway (Linux) or loopback (Desktop). */
   proxyBind: string;
@@ -37,6 +39,9 @@ export function buildDockerPlan(p: DockerPlanInput): Plan {
   );
   if (p.placeholders.length > 0) {
     steps.push(internalStep('placeholders', ['create stand-in directories at missing protected paths (removed after the run):', ...p.placeholders.map((x) => `  ${x}`)].join('\n')));
+  }
+  if (p.fileStandIns.length > 0) {
+    steps.push(internalStep('stand-in-files', ['create read-only stand-in files at missing write-denied paths (removed after the run):', ...p.fileStandIns.map((x) => `  ${x}`)].join('\n')));
   }
   steps.push(
     commandStep('network', networkCreateCommand(docker, p.session, p.holder.pid, p.holder.desktop)),

@@ -72,7 +72,7 @@ export function buildNativePlan(p: NativePlanInput): Plan {
     steps.push(internalStep('placeholders', ['create stand-in directories at missing protected paths (removed after the run):', ...p.placeholders.map((x) => `  ${x}`)].join('\n')));
   }
   if (p.fileStandIns.length > 0) {
-    steps.push(internalStep('stand-in-files', ['create empty read-only stand-in files at missing write-denied paths (removed after the run):', ...p.fileStandIns.map((x) => `  ${x}`)].join('\n')));
+    steps.push(internalStep('stand-in-files', ['create read-only stand-in files at missing write-denied paths (removed after the run; empty, .git/commondir holds "."):', ...p.fileStandIns.map((x) => `  ${x}`)].join('\n')));
   }
   if (sb.kind === 'bwrap' && sb.relay) {
     steps.push(internalStep('proxy', `start the egress proxy in this process on the Unix socket ${sb.relay.socket}; the sandbox reaches it as ${p.proxyUrl} in its own network namespace`));

@@ -102,7 +102,7 @@ export async function executeDocker({ ctx, warn, announce, interactive }: Docker
   const started = Date.now();
   writeSession(home, {
     id: ctx.session, pid: process.pid, backend: 'docker', mechanism: 'docker', profile: ctx.profile.name, cwd: ctx.cwd, argv: ctx.command,
-    startedAt: new Date(started).toISOString(), docker: names, placeholders: draft.protection.placeholders,
+    startedAt: new Date(started).toISOString(), docker: names, placeholders: [...draft.protection.placeholders, ...draft.protection.fileStandIns],
   });
   audit.write({ type: 'start', profile: ctx.profile.name, profileFile: ctx.profile.file, backend: 'docker', image: ctx.choice.ref, argv: ctx.command, cwd: ctx.cwd });
   let exitCode = 1;
@@ -116,7 +116,7 @@ export async function executeDocker({ ctx, warn, announce, interactive }: Docker
     let accept: (address: string) => boolean = () => false;
     proxy = await proxyForRun({ profile: ctx.profile, placeholders: ctx.placeholders, env: ctx.env, home, userHome: ctx.home, cwd: ctx.cwd, audit: (e) => audit.write(e), acceptClient: (a) => accept(a) });
     createRunDir(draft.runDir, proxy.ca, null);
-    const ph = createPlaceholders(draft.protection.placeholders, draft.protection.parents);
+    const ph = createPlaceholders(draft.protection.placeholders, draft.protection.parents, draft.protection.fileStandIns);
     created = ph.created;
     for (const w of ph.warnings) warn(w);
     trace.mark('prepare');

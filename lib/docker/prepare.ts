@@ -199,7 +199,7 @@ export function prepareDocker(ctx: DockerContext, facts: RuntimeFacts, protectio
   const input: DockerPlanInput = {
     session: ctx.session, profile: p.name,
     sessionFile: sessionFile(ctx.stashbaseHome, ctx.session), auditFile: auditFile(ctx.stashbaseHome, ctx.session),
-    runDir, image, newVolumes: facts.newVolumes ?? volumes, placeholders: protection.placeholders, warnings: protection.warnings,
+    runDir, image, newVolumes: facts.newVolumes ?? volumes, placeholders: protection.placeholders, fileStandIns: protection.fileStandIns, warnings: protection.warnings,
     proxyBind, interceptTls, holder, agent,
   };
   return { plan: buildDockerPlan(input), holder, agent, runDir, protection, volumes, proxyBind, interceptTls };

@@ -56,6 +56,9 @@ function clipPattern(rule: Extract<Rule, { kind: 'pattern' }>, within: string | 
 
 const KERNEL_FS = /^\/(proc|sys|dev)(\/|$)/;
 
+/** Files in .git that git reads if present: a stand-in there must be a file (git dies on a directory). */
+const isGitFile = (path: string) => /\/\.git\/(commondir|config\.worktree)$/.test(path);
+
 type Kind = 'file' | 'dir' | 'unreachable' | null;
 
 /**
@@ -158,7 +161,8 @@ export function planProtection(input: ProtectInput): Protection {
         // Exactly at the denied path under home: a file blocks a file or a folder
         // being made there alike. Elsewhere (a missing .git, a folder higher up) a
         // directory, which git and the rest pass over as empty.
-        const asFile = fileStandInsOk && stand.at === path && path.startsWith(input.home + '/');
+        // A stand-in for .git/commondir or .git/config.worktree is a file wherever it is.
+        const asFile = stand.at === path && ((fileStandInsOk && path.startsWith(input.home + '/')) || isGitFile(path));
         (asFile ? fileStandIns : placeholders).add(stand.at);
         out.set(stand.at, { path: stand.at, kind: asFile ? 'file' : 'dir' });
       }
@@ -177,7 +181,8 @@ export function planProtection(input: ProtectInput): Protection {
       }
       for (const p of found.paths) add(p, false);
     }
-    for (const p of optional) add(p, false);
+    // Always-protected paths get no stand-in when missing, but for those git files.
+    for (const p of optional) add(p, isGitFile(p));
     for (const p of forcedDirs) if (input.within === undefined || inside(p, input.within)) out.set(p, { path: p, kind: 'dir' });
     return out;
   };

@@ -121,9 +121,15 @@ describe('native filesystem (real bwrap)', needs('bwrap'), () => {
       `try 'echo "touch ${a.dir}/PWNED" > .git/hooks/pre-commit' hook`,
       `try 'echo "touch ${a.dir}/PWNED" >> ~/.bashrc' bashrc`,
       `try 'git config --global core.pager "touch ${a.dir}/PWNED"' gitconfig`,
+      // .git/commondir would send git to another directory's config (and its fsmonitor).
+      `try 'echo ${a.dir} > .git/commondir' commondir`,
+      `try 'printf "[core]\\n\\tfsmonitor = x\\n" > .git/config.worktree' config.worktree`,
+      'git status --short >/dev/null && echo status-ok',
     ].join('\n');
     const r = await cli(['agent', 'run', '--silent', '--', 'sh', '-c', script], { env: a.env, cwd: repo });
-    assert.deepEqual([r.code, r.stdout], [0, 'blocked fsmonitor\nblocked sshCommand\nblocked include\nblocked hook\nblocked bashrc\nblocked gitconfig\n']);
+    assert.deepEqual([r.code, r.stdout], [0, 'blocked fsmonitor\nblocked sshCommand\nblocked include\nblocked hook\nblocked bashrc\nblocked gitconfig\nblocked commondir\nblocked config.worktree\nstatus-ok\n']);
+    assert.equal(existsSync(join(repo, '.git', 'commondir')), false, 'the commondir stand-in is removed after the run');
+    assert.equal(existsSync(join(repo, '.git', 'config.worktree')), false, 'so is the config.worktree one');
     assert.deepEqual(['.git/config'].map((f) => readFileSync(join(repo, f), 'utf8')), before);
     assert.deepEqual([readFileSync(join(h, '.bashrc'), 'utf8'), readFileSync(join(h, '.gitconfig'), 'utf8'), existsSync(join(repo, '.git', 'hooks', 'pre-commit'))], ['# mine\n', '[user]\n\tname = Me\n', false]);
     // The control: the same writes outside the sandbox work.

@@ -116,7 +116,7 @@ test('docker plan: golden dry-run, every command in order with teardown, JSON eq
     session: S, profile: 'coding', sessionFile: `/h/.stashbase/sessions/${S}.json`, auditFile: `/h/.stashbase/audit/${S}.jsonl`, runDir: `/tmp/stashbase-${S}`,
     image: 'the agent runs stashbase-sandbox:latest too',
     newVolumes: [{ name: 'stashbase-isolated-proj-0123456789-node-modules-abcdef', entry: 'node_modules', target: '/home/u/my project/node_modules', repo: '/home/u/my project' }],
-    placeholders: ['/home/u/my project/.env'], warnings: [], proxyBind: '<gateway>', interceptTls: true,
+    placeholders: ['/home/u/my project/.env'], fileStandIns: ['/home/u/my project/.git/commondir'], warnings: [], proxyBind: '<gateway>', interceptTls: true,
     holder: { ...holder, proxyHost: '<gateway>', proxyPort: '<proxy-port>', canaryPort: '<canary-port>' },
     agent,
   };
