@@ -43,7 +43,8 @@ const STAND_IN_FILE_MODE = 0o444;
  * to read (an empty one is fatal) and reads "." as no redirection.
  */
 export function standInContent(path: string): string {
-  return path.endsWith('/.git/commondir') ? '.\n' : '';
+  // A linked worktree's commondir ("../..") always exists: never stood in for.
+  return /\/\.git\/(modules\/[^/]+\/)?commondir$/.test(path) ? '.\n' : '';
 }
 
 function stillStandIn(path: string, size: number): boolean {

@@ -57,7 +57,7 @@ function clipPattern(rule: Extract<Rule, { kind: 'pattern' }>, within: string | 
 const KERNEL_FS = /^\/(proc|sys|dev)(\/|$)/;
 
 /** Files in .git that git reads if present: a stand-in there must be a file (git dies on a directory). */
-const isGitFile = (path: string) => /\/\.git\/(commondir|config\.worktree)$/.test(path);
+const isGitFile = (path: string) => /\/\.git\/(modules\/[^/]+\/)?(commondir|config\.worktree)$|\/\.git\/worktrees\/[^/]+\/config\.worktree$/.test(path);
 
 type Kind = 'file' | 'dir' | 'unreachable' | null;
 

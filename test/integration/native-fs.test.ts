@@ -110,6 +110,11 @@ describe('native filesystem (real bwrap)', needs('bwrap'), () => {
     const g = (args: string[]) => spawnSync('git', args, { cwd: repo, env: a.env, encoding: 'utf8' });
     mkdirSync(repo, { recursive: true });
     assert.equal(g(['init', '-q']).status, 0);
+    assert.equal(g(['-c', 'user.name=me', '-c', 'user.email=me@x', 'commit', '-q', '--allow-empty', '-m', 'init']).status, 0);
+    // A linked worktree of yours, and a submodule's git directory: git reads their files too.
+    assert.equal(g(['worktree', 'add', '-q', join(a.dir, 'plain-repo-wt')]).status, 0, 'worktree add');
+    mkdirSync(join(repo, '.git', 'modules', 'sub', 'hooks'), { recursive: true });
+    writeFileSync(join(repo, '.git', 'modules', 'sub', 'config'), '[core]\n\tbare = false\n');
     writeFileSync(join(h, '.bashrc'), '# mine\n');
     writeFileSync(join(h, '.gitconfig'), '[user]\n\tname = Me\n');
     const before = ['.git/config'].map((f) => readFileSync(join(repo, f), 'utf8'));
@@ -124,10 +129,18 @@ describe('native filesystem (real bwrap)', needs('bwrap'), () => {
       // .git/commondir would send git to another directory's config (and its fsmonitor).
       `try 'echo ${a.dir} > .git/commondir' commondir`,
       `try 'printf "[core]\\n\\tfsmonitor = x\\n" > .git/config.worktree' config.worktree`,
+      `try 'echo "[core] fsmonitor = x" >> .git/modules/sub/config' module-config`,
+      `try 'echo x > .git/modules/sub/commondir' module-commondir`,
+      `try 'echo x > .git/modules/sub/hooks/post-checkout' module-hook`,
+      `try 'echo /tmp > .git/worktrees/plain-repo-wt/commondir' worktree-commondir`,
+      `try 'echo "[core] fsmonitor = x" > .git/worktrees/plain-repo-wt/config.worktree' worktree-config`,
       'git status --short >/dev/null && echo status-ok',
     ].join('\n');
     const r = await cli(['agent', 'run', '--silent', '--', 'sh', '-c', script], { env: a.env, cwd: repo });
-    assert.deepEqual([r.code, r.stdout], [0, 'blocked fsmonitor\nblocked sshCommand\nblocked include\nblocked hook\nblocked bashrc\nblocked gitconfig\nblocked commondir\nblocked config.worktree\nstatus-ok\n']);
+    assert.deepEqual([r.code, r.stdout], [0, 'blocked fsmonitor\nblocked sshCommand\nblocked include\nblocked hook\nblocked bashrc\nblocked gitconfig\nblocked commondir\nblocked config.worktree\n' +
+      'blocked module-config\nblocked module-commondir\nblocked module-hook\nblocked worktree-commondir\nblocked worktree-config\nstatus-ok\n']);
+    assert.equal(readFileSync(join(repo, '.git', 'modules', 'sub', 'config'), 'utf8'), '[core]\n\tbare = false\n');
+    assert.equal(g(['-C', join(a.dir, 'plain-repo-wt'), 'status', '--short']).status, 0, 'your worktree still works');
     assert.equal(existsSync(join(repo, '.git', 'commondir')), false, 'the commondir stand-in is removed after the run');
     assert.equal(existsSync(join(repo, '.git', 'config.worktree')), false, 'so is the config.worktree one');
     assert.deepEqual(['.git/config'].map((f) => readFileSync(join(repo, f), 'utf8')), before);
