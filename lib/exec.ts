@@ -23,8 +23,8 @@ export interface CaptureResult {
 }
 
 /** Synchronous probe for readiness checks; never throws for a missing file. */
-export function probe(cmd: Command, timeoutMs = 5000): CaptureResult {
-  const r = childProcess().spawnSync(cmd.file, cmd.args, { cwd: cmd.cwd, env: childEnv(cmd), encoding: 'utf8', timeout: timeoutMs, stdio: ['ignore', 'pipe', 'pipe'] });
+export function probe(cmd: Command, timeoutMs = 5000, maxBuffer = 1024 * 1024): CaptureResult {
+  const r = childProcess().spawnSync(cmd.file, cmd.args, { cwd: cmd.cwd, env: childEnv(cmd), encoding: 'utf8', timeout: timeoutMs, maxBuffer, stdio: ['ignore', 'pipe', 'pipe'] });
   if (r.error) return { code: null, signal: null, stdout: '', stderr: String(r.error.message) };
   return { code: r.status, signal: r.signal, stdout: r.stdout, stderr: r.stderr };
 }

@@ -8,9 +8,9 @@
 // warning. Configurations that hold only the keys git init and git clone write
 // are left alone; anything else, or one git cannot read, is moved aside.
 import { existsSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { probe } from './exec.js';
 import { findTool } from './find-tool.js';
 import { gitlinksOfIndex } from './git-index.js';
 import { findRepoRoot } from './repo.js';
@@ -25,10 +25,6 @@ const HARMLESS = [
   /^extensions\.(objectformat|worktreeconfig)$/,
   /^(user\.(name|email)|init\.defaultbranch|submodule\.active|lfs\.repositoryformatversion|pull\.rebase|pull\.ff)$/,
 ];
-
-function childProcess(): typeof import('node:child_process') {
-  return createRequire(import.meta.url)('node:child_process') as typeof import('node:child_process');
-}
 
 /** A `.git` directory, or the directory a `.git` file ("gitdir: …") points at. */
 export function gitDirOf(dotGit: string): string | null {
@@ -47,8 +43,8 @@ export function gitDirOf(dotGit: string): string | null {
 
 /** The config keys of a file, as git reads it, or null when git cannot. */
 function configKeys(git: string, file: string): string[] | null {
-  const r = childProcess().spawnSync(git, ['config', '--file', file, '--null', '--list'], { encoding: 'utf8', timeout: 5000, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tmpdir() } });
-  if (r.status !== 0) return null;
+  const r = probe({ file: git, args: ['config', '--file', file, '--null', '--list'] });
+  if (r.code !== 0) return null;
   return r.stdout.split('\0').filter(Boolean).map((kv) => kv.split('\n')[0] as string);
 }
 
@@ -63,7 +59,8 @@ function gitlinks(git: string, gitDir: string, root: string): string[] {
   const parsed = gitlinksOfIndex(index, /objectformat\s*=\s*sha256/i.test(config) ? 32 : 20);
   if (parsed !== null) return parsed;
   // A split index, or a version this reader does not know: git lists it.
-  const r = childProcess().spawnSync(git, ['-C', root, 'ls-files', '--stage', '-z'], { encoding: 'utf8', timeout: 30_000, maxBuffer: 1 << 30 });
+  const r = probe({ file: git, args: ['-C', root, 'ls-files', '--stage', '-z'] }, 60_000, 1 << 30);
+  if (r.code !== 0) throw new Error(`git ls-files: ${r.stderr.trim() || 'failed'}`);
   return r.stdout.split('\0').filter((l) => l.startsWith('160000 ')).map((l) => l.slice(l.indexOf('\t') + 1));
 }
 

@@ -17,6 +17,18 @@ export function findRepoRoot(cwd: string): RepoRoot | null {
   }
 }
 
+/**
+ * What a stand-in at a missing git file must hold, or null when the path is
+ * not one: a file wherever it is (git dies on a directory there), "." for a
+ * git directory's own commondir (read as "here"; an empty one is fatal), empty
+ * for config.worktree. A linked worktree's commondir always exists.
+ */
+export function gitFileStandIn(path: string): string | null {
+  if (/\/\.git\/(modules\/[^/]+\/)?commondir$/.test(path)) return '.\n';
+  if (/\/\.git\/((modules|worktrees)\/[^/]+\/)?config\.worktree$/.test(path)) return '';
+  return null;
+}
+
 /** The names in a git directory of the files git runs or obeys. */
 const GIT_FILES = ['hooks', 'config', 'commondir', 'config.worktree'];
 

@@ -3,6 +3,7 @@
 import { chmodSync, lstatSync, mkdirSync, readFileSync, rmdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { gitFileStandIn } from './repo.js';
 
 /** The run directory in the system's temporary folder, named after the session. */
 export function runDirOf(session: string): string {
@@ -37,14 +38,9 @@ export function removeRunDir(runDir: string): void {
 /** The mode of a stand-in file: what marks it as still ours when the run ends. */
 const STAND_IN_FILE_MODE = 0o444;
 
-/**
- * A stand-in file's content: empty (git and shells read an empty config or
- * start-up file as nothing), but "." for .git/commondir, which git must be able
- * to read (an empty one is fatal) and reads "." as no redirection.
- */
+/** A stand-in file's content: empty (git and shells read an empty config or start-up file as nothing), but what a git file needs (lib/repo.ts). */
 export function standInContent(path: string): string {
-  // A linked worktree's commondir ("../..") always exists: never stood in for.
-  return /\/\.git\/(modules\/[^/]+\/)?commondir$/.test(path) ? '.\n' : '';
+  return gitFileStandIn(path) ?? '';
 }
 
 function stillStandIn(path: string, size: number): boolean {

@@ -3,8 +3,8 @@
 // Debian 11, Ubuntu 20.04 and RHEL 9 ship 0.4. The answer is kept in
 // $STASHBASE_HOME/cache keyed by the binary's path, size, mtime and inode.
 import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import { probe } from '../exec.js';
 
 interface Cached {
   path: string;
@@ -40,10 +40,8 @@ export function bwrapVersion(bwrap: string, stashbaseHome: string): string | nul
   } catch {
     // no cache yet, or an unreadable one: ask bwrap
   }
-  // node:child_process loads only on this first ask (start-up: a dry run spawns nothing).
-  const { spawnSync } = createRequire(import.meta.url)('node:child_process') as typeof import('node:child_process');
-  const r = spawnSync(bwrap, ['--version'], { encoding: 'utf8', timeout: 5000 });
-  const version = r.status === 0 ? parseBwrapVersion(r.stdout) : null;
+  const r = probe({ file: bwrap, args: ['--version'] });
+  const version = r.code === 0 ? parseBwrapVersion(r.stdout) : null;
   try {
     mkdirSync(join(stashbaseHome, 'cache'), { recursive: true, mode: 0o700 });
     writeFileSync(file, JSON.stringify({ path: bwrap, size: st.size, mtimeMs: st.mtimeMs, ino: st.ino, version } satisfies Cached));

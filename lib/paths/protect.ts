@@ -3,6 +3,7 @@
 // ancestors to pin so that no protected path can be renamed away.
 import { lstatSync, realpathSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { gitFileStandIn } from '../repo.js';
 import type { DeniedPath } from '../../templates/bwrap.js';
 import { expandPattern, MAX_ENTRIES } from './expand.js';
 import { resolveRule, type Rule } from './rules.js';
@@ -56,8 +57,7 @@ function clipPattern(rule: Extract<Rule, { kind: 'pattern' }>, within: string | 
 
 const KERNEL_FS = /^\/(proc|sys|dev)(\/|$)/;
 
-/** Files in .git that git reads if present: a stand-in there must be a file (git dies on a directory). */
-const isGitFile = (path: string) => /\/\.git\/(modules\/[^/]+\/)?(commondir|config\.worktree)$|\/\.git\/worktrees\/[^/]+\/config\.worktree$/.test(path);
+const isGitFile = (path: string) => gitFileStandIn(path) !== null;
 
 type Kind = 'file' | 'dir' | 'unreachable' | null;
 
