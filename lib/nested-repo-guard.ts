@@ -71,67 +71,73 @@ export interface NestedRepoGuard {
 
 /** Set up before the agent starts (it takes the run's start time from the kernel's clock); null outside a repository or without git. */
 export function nestedRepoGuard(cwd: string, env: NodeJS.ProcessEnv, session: string): NestedRepoGuard | null {
-  const repo = findRepoRoot(cwd);
-  const git = findTool('git', env);
-  if (!repo || !git) return null;
-  const gitDir = repo.gitDir ?? gitDirOf(join(repo.root, '.git'));
-  if (!gitDir) return null;
+  if (!findRepoRoot(cwd) || !findTool('git', env)) return null;
   // File times come from the kernel's clock, at its granularity: so does this mark.
   const mark = join(tmpdir(), `stashbase-${session}.start`);
   writeFileSync(mark, '');
   const since = statSync(mark).ctimeMs;
   unlinkSync(mark);
+  return { check: () => checkNestedRepos(cwd, env, since) };
+}
+
+/**
+ * Moves aside the git files of the repository's submodules changed since
+ * `since` (a file time, ms) that would run programs; returns the warnings.
+ * Also run for a run that was killed, from its recorded start.
+ */
+export function checkNestedRepos(cwd: string, env: NodeJS.ProcessEnv, since: number): string[] {
+  const repo = findRepoRoot(cwd);
+  const git = findTool('git', env);
+  if (!repo || !git) return [];
+  const gitDir = repo.gitDir ?? gitDirOf(join(repo.root, '.git'));
+  if (!gitDir) return [];
   const written = (p: string) => (statSync(p, { throwIfNoEntry: false })?.ctimeMs ?? -1) >= since;
-  return {
-    check() {
-      const warnings: string[] = [];
-      const own = resolve(gitDir);
-      for (const link of gitlinks(git, gitDir, repo.root)) {
-        const where = join(repo.root, link);
-        const dir = gitDirOf(join(where, '.git'));
-        if (!dir || resolve(dir) === own) continue;
-        const dirs = [dir];
-        const common = join(dir, 'commondir');
-        if (existsSync(common)) dirs.push(resolve(dir, readFileSync(common, 'utf8').trim()));
-        const moved: string[] = [];
-        const moveAside = (f: string, why: string) => {
-          try {
-            renameSync(f, f + SUFFIX);
-            moved.push(`${f} (${why})`);
-          } catch (e) {
-            moved.push(`${f} (${why}) COULD NOT BE MOVED (${(e as NodeJS.ErrnoException).code}): remove it before you run git there`);
-          }
-        };
-        for (const d of dirs) {
-          if (resolve(d) === own) continue;
-          for (const name of ['config', 'config.worktree']) {
-            const f = join(d, name);
-            if (!written(f)) continue;
-            const keys = configKeys(git, f);
-            const bad = keys === null ? ['(unreadable)'] : keys.filter((k) => !HARMLESS.some((h) => h.test(k)));
-            if (bad.length === 0) continue;
-            moveAside(f, `${[...new Set(bad)].join(', ')}`);
-          }
-          const hooks = join(d, 'hooks');
-          let entries: string[] = [];
-          try {
-            entries = readdirSync(hooks);
-          } catch {
-            // no hooks folder
-          }
-          for (const h of entries) {
-            const f = join(hooks, h);
-            if (h.endsWith('.sample') || h.endsWith(SUFFIX) || !written(f)) continue;
-            moveAside(f, 'a hook');
-          }
-        }
-        if (moved.length > 0) {
-          warnings.push(
-            `the agent left a nested repository at ${where}, registered as a submodule, whose git files would run programs when your git visits it (git status does); moved aside with the suffix ${SUFFIX}: ${moved.join('; ')}. Review them before restoring anything.`,
-          );
-        }
+  const warnings: string[] = [];
+  const own = resolve(gitDir);
+  for (const link of gitlinks(git, gitDir, repo.root)) {
+    const where = join(repo.root, link);
+    const dir = gitDirOf(join(where, '.git'));
+    if (!dir || resolve(dir) === own) continue;
+    const dirs = [dir];
+    const common = join(dir, 'commondir');
+    if (existsSync(common)) dirs.push(resolve(dir, readFileSync(common, 'utf8').trim()));
+    const moved: string[] = [];
+    const moveAside = (f: string, why: string) => {
+      try {
+        renameSync(f, f + SUFFIX);
+        moved.push(`${f} (${why})`);
+      } catch (e) {
+        moved.push(`${f} (${why}) COULD NOT BE MOVED (${(e as NodeJS.ErrnoException).code}): remove it before you run git there`);
       }
-      return warnings;
-    },
-  };
+    };
+    for (const d of dirs) {
+      if (resolve(d) === own) continue;
+      for (const name of ['config', 'config.worktree']) {
+        const f = join(d, name);
+        if (!written(f)) continue;
+        const keys = configKeys(git, f);
+        const bad = keys === null ? ['(unreadable)'] : keys.filter((k) => !HARMLESS.some((h) => h.test(k)));
+        if (bad.length === 0) continue;
+        moveAside(f, `${[...new Set(bad)].join(', ')}`);
+      }
+      const hooks = join(d, 'hooks');
+      let entries: string[] = [];
+      try {
+        entries = readdirSync(hooks);
+      } catch {
+        // no hooks folder
+      }
+      for (const h of entries) {
+        const f = join(hooks, h);
+        if (h.endsWith('.sample') || h.endsWith(SUFFIX) || !written(f)) continue;
+        moveAside(f, 'a hook');
+      }
+    }
+    if (moved.length > 0) {
+      warnings.push(
+        `the agent left a nested repository at ${where}, registered as a submodule, whose git files would run programs when your git visits it (git status does); moved aside with the suffix ${SUFFIX}: ${moved.join('; ')}. Review them before restoring anything.`,
+      );
+    }
+  }
+  return warnings;
 }

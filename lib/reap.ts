@@ -1,12 +1,17 @@
 // What a run killed hard (SIGKILL, a crash) leaves behind on the host: the
 // stand-in directories at missing protected paths, its run directory and its
-// session record. The next run removes them; stand-ins only while empty.
+// session record. The next run removes them; stand-ins only while empty. It
+// also does the check the killed run could not (lib/nested-repo-guard.ts).
 // Docker containers and networks are `agent docker cleanup`'s to remove.
 import { AuditLog } from './audit.js';
+import { checkNestedRepos } from './nested-repo-guard.js';
 import { removePlaceholders, removeRunDir, runDirOf } from './run-dir.js';
 import { removeSession, staleSessions } from './session.js';
 
-export function reapStaleRuns(home: string): string[] {
+/** File times are coarser than the clock the start was recorded with. */
+const CLOCK_SLACK_MS = 50;
+
+export function reapStaleRuns(home: string, env: NodeJS.ProcessEnv, warn: (msg: string) => void): string[] {
   const reaped: string[] = [];
   for (const rec of staleSessions(home)) {
     removePlaceholders(rec.placeholders ?? []);
@@ -14,6 +19,14 @@ export function reapStaleRuns(home: string): string[] {
     new AuditLog(home, rec.id).write({ type: 'end', exitCode: null, reaped: true, by: process.pid });
     removeSession(home, rec.id);
     reaped.push(rec.id);
+    const started = Date.parse(rec.startedAt);
+    if (rec.cwd && Number.isFinite(started)) {
+      try {
+        for (const w of checkNestedRepos(rec.cwd, env, started - CLOCK_SLACK_MS)) warn(`${w} (left by the killed run ${rec.id})`);
+      } catch (e) {
+        warn(`could not check ${rec.cwd} for nested repositories the killed run ${rec.id} registered (${(e as Error).message}); run git ls-files -s | grep ^160000 there before you run git`);
+      }
+    }
   }
   return reaped;
 }

@@ -93,7 +93,7 @@ export async function executeDocker({ ctx, warn, announce, interactive }: Docker
   const trace = new Trace(ctx.env.STASHBASE_TRACE === '1');
   const home = ctx.stashbaseHome;
   mkdirSync(home, { recursive: true, mode: 0o700 });
-  for (const id of reapStaleRuns(home)) warn(`removed what the killed run ${id} left on this host (stand-ins, run directory, session record); its Docker leftovers go with stashbase agent docker cleanup`);
+  for (const id of reapStaleRuns(home, ctx.env, warn)) warn(`removed what the killed run ${id} left on this host (stand-ins, run directory, session record); its Docker leftovers go with stashbase agent docker cleanup`);
   const names = runNames(ctx.session);
   const audit = new AuditLog(home, ctx.session);
   const draft = prepareDocker(ctx, { gateway: '<gateway>', proxyPort: '<proxy-port>', canaryPort: '<canary-port>', newVolumes: [] });

@@ -3,11 +3,11 @@
 // The run moves such files aside and says so; a harmless nested repository is
 // left alone. Outside any sandbox the same plant does run (the control).
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { cli, needs, tempHome } from '../helpers.js';
+import { BIN, cli, needs, tempHome } from '../helpers.js';
 
 const PLANT = `set -e
 git init -q evil
@@ -69,6 +69,22 @@ function describeBackend(name: string, docker: boolean) {
       assert.match(g('status', '--short').stdout, /^A {2}evil$/m);
       assert.equal(existsSync(marker), false, 'your git status ran nothing');
     });
+
+    if (!docker) {
+      test('after a SIGKILL of stashbase, the next run does the check the killed one could not', async () => {
+        const repo = join(t.dir, `killed-${name}`);
+        makeRepo(repo);
+        const child = spawn(process.execPath, [BIN, 'agent', 'run', '--silent', '--', 'sh', '-c', 'sh plant.sh; sleep 30'], { env: { ...t.env, PWNFILE: join(t.dir, 'never') }, cwd: repo, stdio: ['ignore', 'pipe', 'inherit'] });
+        await new Promise<void>((res) => child.stdout.on('data', (d: Buffer) => String(d).includes('planted') && res()));
+        child.kill('SIGKILL');
+        await new Promise((res) => child.on('close', res));
+        const r = await cli(['agent', 'run', '--', 'true'], { env: t.env, cwd: repo, timeoutMs: 60_000 });
+        assert.equal(r.code, 0, r.stderr);
+        assert.match(r.stderr, new RegExp(`warning: the agent left a nested repository at ${join(repo, 'evil').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}, .* \\(left by the killed run ags_[a-z2-7]{16}\\)\n`));
+        assert.equal(existsSync(join(repo, 'evil', '.git', 'config')), false);
+        assert.equal(existsSync(join(repo, 'evil', '.git', 'config.stashbase-quarantine')), true);
+      });
+    }
 
     test('a nested repository with only what git init writes is left alone, without a warning', async () => {
       const repo = join(t.dir, `plain-${name}`);
