@@ -1,15 +1,18 @@
 // After a run, in the repository it ran in: nested repositories the agent
-// registered as gitlinks (submodules, in the index it may write) whose git
-// files were written during the run. Your own git status visits every
-// populated submodule with that submodule's own configuration, so a
-// `core.fsmonitor` there runs on your machine (`.git/config` and `.git/hooks`
-// of the repository itself are read-only to the agent; these are not). Such
-// files are moved aside (renamed `*.stashbase-quarantine`) and named in a
-// warning. Configurations that hold only the keys git init and git clone write
-// are left alone; anything else, or one git cannot read, is moved aside.
-import { existsSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+// registered as gitlinks (submodules, in the index it may write). Your own
+// git status visits every populated submodule with that submodule's own
+// configuration, so a `core.fsmonitor` there runs on your machine
+// (`.git/config` and `.git/hooks` of the repository itself are read-only to
+// the agent; these are not). A submodule whose git directory got, during the
+// run, a config beyond the keys git init and git clone write (or one git
+// cannot read), or a hook, is unplugged: its `.git` entry, inside your
+// repository, is renamed `.git.stashbase-quarantine` (git then passes it by as
+// not checked out), and a warning names it and why. Nothing outside the
+// repository is ever renamed, whatever the agent pointed at; files it
+// planted are read only when they are small regular files.
+import { lstatSync, readdirSync, readFileSync, realpathSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import { probe } from './exec.js';
 import { findTool } from './find-tool.js';
 import { gitlinksOfIndex } from './git-index.js';
@@ -26,17 +29,23 @@ const HARMLESS = [
   /^(user\.(name|email)|init\.defaultbranch|submodule\.active|lfs\.repositoryformatversion|pull\.rebase|pull\.ff)$/,
 ];
 
+/** A small regular file's text (never a FIFO or a device the agent left to hang us), or null. */
+function smallFile(path: string): string | null {
+  const st = lstatSync(path, { throwIfNoEntry: false });
+  if (!st?.isFile() || st.size > 64 * 1024) return null;
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return null;
+  }
+}
+
 /** A `.git` directory, or the directory a `.git` file ("gitdir: …") points at. */
 export function gitDirOf(dotGit: string): string | null {
-  let m: RegExpExecArray | null;
-  try {
-    const st = statSync(dotGit, { throwIfNoEntry: false });
-    if (!st) return null;
-    if (st.isDirectory()) return dotGit;
-    m = /^gitdir: (.+?)\s*$/m.exec(readFileSync(dotGit, 'utf8'));
-  } catch {
-    return null; // unreadable: git cannot use it either
-  }
+  const st = statSync(dotGit, { throwIfNoEntry: false });
+  if (!st) return null;
+  if (st.isDirectory()) return dotGit;
+  const m = /^gitdir: (.+?)\s*$/m.exec(smallFile(dotGit) ?? '');
   if (!m) return null;
   return isAbsolute(m[1] as string) ? (m[1] as string) : resolve(dirname(dotGit), m[1] as string);
 }
@@ -51,11 +60,13 @@ function configKeys(git: string, file: string): string[] | null {
 function gitlinks(git: string, gitDir: string, root: string): string[] {
   let index: Buffer;
   try {
+    // A regular file only: the agent may write .git/index, a FIFO too.
+    if (!lstatSync(join(gitDir, 'index')).isFile()) return [];
     index = readFileSync(join(gitDir, 'index'));
   } catch {
     return [];
   }
-  const config = existsSync(join(gitDir, 'config')) ? readFileSync(join(gitDir, 'config'), 'utf8') : '';
+  const config = smallFile(join(gitDir, 'config')) ?? '';
   const parsed = gitlinksOfIndex(index, /objectformat\s*=\s*sha256/i.test(config) ? 32 : 20);
   if (parsed !== null) return parsed;
   // A split index, or a version this reader does not know: git lists it.
@@ -64,8 +75,33 @@ function gitlinks(git: string, gitDir: string, root: string): string[] {
   return r.stdout.split('\0').filter((l) => l.startsWith('160000 ')).map((l) => l.slice(l.indexOf('\t') + 1));
 }
 
+/** What in a submodule's git directory (and its common directory) was written since `since` and would run programs. */
+function risks(git: string, gitDir: string, written: (p: string) => boolean): string[] {
+  const dirs = [gitDir];
+  const common = smallFile(join(gitDir, 'commondir'));
+  if (common !== null) dirs.push(resolve(gitDir, common.trim()));
+  const found: string[] = [];
+  for (const d of dirs) {
+    for (const name of ['config', 'config.worktree']) {
+      const f = join(d, name);
+      if (!written(f)) continue;
+      const keys = configKeys(git, f);
+      const bad = keys === null ? ['unreadable'] : [...new Set(keys.filter((k) => !HARMLESS.some((h) => h.test(k))))];
+      if (bad.length > 0) found.push(`${f}: ${bad.join(', ')}`);
+    }
+    let hooks: string[] = [];
+    try {
+      hooks = readdirSync(join(d, 'hooks'));
+    } catch {
+      // no hooks folder
+    }
+    for (const h of hooks) if (!h.endsWith('.sample') && written(join(d, 'hooks', h))) found.push(`${join(d, 'hooks', h)}: a hook`);
+  }
+  return found;
+}
+
 export interface NestedRepoGuard {
-  /** Moves aside what the run left, and says what. */
+  /** Unplugs what the run left, and says what. */
   check(): string[];
 }
 
@@ -81,9 +117,9 @@ export function nestedRepoGuard(cwd: string, env: NodeJS.ProcessEnv, session: st
 }
 
 /**
- * Moves aside the git files of the repository's submodules changed since
- * `since` (a file time, ms) that would run programs; returns the warnings.
- * Also run for a run that was killed, from its recorded start.
+ * Unplugs the repository's submodules whose git files changed since `since`
+ * (a file time, ms) would run programs; returns the warnings. Also run for a
+ * run that was killed, from its recorded start.
  */
 export function checkNestedRepos(cwd: string, env: NodeJS.ProcessEnv, since: number): string[] {
   const repo = findRepoRoot(cwd);
@@ -91,52 +127,38 @@ export function checkNestedRepos(cwd: string, env: NodeJS.ProcessEnv, since: num
   if (!repo || !git) return [];
   const gitDir = repo.gitDir ?? gitDirOf(join(repo.root, '.git'));
   if (!gitDir) return [];
-  const written = (p: string) => (statSync(p, { throwIfNoEntry: false })?.ctimeMs ?? -1) >= since;
+  const root = realpathSync(repo.root);
+  const own = realpathSync(gitDir);
+  const written = (p: string) => (lstatSync(p, { throwIfNoEntry: false })?.ctimeMs ?? -1) >= since;
   const warnings: string[] = [];
-  const own = resolve(gitDir);
   for (const link of gitlinks(git, gitDir, repo.root)) {
-    const where = join(repo.root, link);
-    const dir = gitDirOf(join(where, '.git'));
-    if (!dir || resolve(dir) === own) continue;
-    const dirs = [dir];
-    const common = join(dir, 'commondir');
-    if (existsSync(common)) dirs.push(resolve(dir, readFileSync(common, 'utf8').trim()));
-    const moved: string[] = [];
-    const moveAside = (f: string, why: string) => {
-      try {
-        renameSync(f, f + SUFFIX);
-        moved.push(`${f} (${why})`);
-      } catch (e) {
-        moved.push(`${f} (${why}) COULD NOT BE MOVED (${(e as NodeJS.ErrnoException).code}): remove it before you run git there`);
-      }
-    };
-    for (const d of dirs) {
-      if (resolve(d) === own) continue;
-      for (const name of ['config', 'config.worktree']) {
-        const f = join(d, name);
-        if (!written(f)) continue;
-        const keys = configKeys(git, f);
-        const bad = keys === null ? ['(unreadable)'] : keys.filter((k) => !HARMLESS.some((h) => h.test(k)));
-        if (bad.length === 0) continue;
-        moveAside(f, `${[...new Set(bad)].join(', ')}`);
-      }
-      const hooks = join(d, 'hooks');
-      let entries: string[] = [];
-      try {
-        entries = readdirSync(hooks);
-      } catch {
-        // no hooks folder
-      }
-      for (const h of entries) {
-        const f = join(hooks, h);
-        if (h.endsWith('.sample') || h.endsWith(SUFFIX) || !written(f)) continue;
-        moveAside(f, 'a hook');
-      }
+    // Only a folder really inside the repository: never through a link the agent made out of it.
+    let where: string;
+    try {
+      where = realpathSync(join(repo.root, link));
+    } catch {
+      continue; // not checked out: git does not visit it
     }
-    if (moved.length > 0) {
+    if (!where.startsWith(root + sep)) continue;
+    const dotGit = join(where, '.git');
+    const dir = gitDirOf(dotGit);
+    let realDir: string;
+    try {
+      realDir = dir === null ? '' : realpathSync(dir);
+    } catch {
+      continue; // points nowhere: git cannot use it
+    }
+    if (!dir || realDir === own) continue;
+    const found = risks(git, dir, written);
+    if (found.length === 0) continue;
+    try {
+      renameSync(dotGit, dotGit + SUFFIX);
       warnings.push(
-        `the agent left a nested repository at ${where}, registered as a submodule, whose git files would run programs when your git visits it (git status does); moved aside with the suffix ${SUFFIX}: ${moved.join('; ')}. Review them before restoring anything.`,
+        `the agent left a nested repository at ${where}, registered as a submodule, whose git files would run programs when your git visits it (git status does): ${found.join('; ')}. ` +
+          `Its .git was renamed ${dotGit}${SUFFIX}, so git passes it by; review it before renaming it back.`,
       );
+    } catch (e) {
+      warnings.push(`the agent left a nested repository at ${where} whose git files would run programs (${found.join('; ')}), and its .git could not be renamed (${(e as NodeJS.ErrnoException).code}): remove ${dotGit} before you run git in ${root}`);
     }
   }
   return warnings;

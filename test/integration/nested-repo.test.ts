@@ -1,7 +1,7 @@
 // A nested repository the agent registers as a submodule, whose own config
 // sets core.fsmonitor: your git status afterwards would run it on the host.
-// The run moves such files aside and says so; a harmless nested repository is
-// left alone. Outside any sandbox the same plant does run (the control).
+// The run unplugs such a submodule (renames its .git) and says so; a harmless
+// nested repository is left alone. Outside any sandbox the same plant does run (the control).
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -41,7 +41,7 @@ function describeBackend(name: string, docker: boolean) {
     };
     const flags = docker ? ['--docker-sandbox', 'true'] : [];
 
-    test('core.fsmonitor and a hook in a submodule the agent registered: moved aside, named, and your git status runs nothing', async () => {
+    test('core.fsmonitor and a hook in a submodule the agent registered: unplugged, named, and your git status runs nothing', async () => {
       const marker = join(t.dir, `PWNED-${name}`);
       // The control: planted outside any sandbox, your git status runs it.
       const control = join(t.dir, `control-${name}`);
@@ -59,13 +59,13 @@ function describeBackend(name: string, docker: boolean) {
       const evil = join(repo, 'evil', '.git');
       assert.ok(
         r.stderr.includes(
-          `warning: the agent left a nested repository at ${join(repo, 'evil')}, registered as a submodule, whose git files would run programs when your git visits it (git status does); ` +
-            `moved aside with the suffix .stashbase-quarantine: ${evil}/config (core.fsmonitor); ${evil}/hooks/post-checkout (a hook). Review them before restoring anything.\n`,
+          `warning: the agent left a nested repository at ${join(repo, 'evil')}, registered as a submodule, whose git files would run programs when your git visits it (git status does): ` +
+            `${evil}/config: core.fsmonitor; ${evil}/hooks/post-checkout: a hook. Its .git was renamed ${evil}.stashbase-quarantine, so git passes it by; review it before renaming it back.\n`,
         ),
         r.stderr,
       );
-      assert.deepEqual([existsSync(join(evil, 'config')), existsSync(join(evil, 'config.stashbase-quarantine')), existsSync(join(evil, 'hooks', 'post-checkout'))], [false, true, false]);
-      assert.match(readFileSync(join(evil, 'config.stashbase-quarantine'), 'utf8'), /fsmonitor = "touch /);
+      assert.deepEqual([existsSync(evil), existsSync(`${evil}.stashbase-quarantine`)], [false, true]);
+      assert.match(readFileSync(join(`${evil}.stashbase-quarantine`, 'config'), 'utf8'), /fsmonitor = "touch /);
       assert.match(g('status', '--short').stdout, /^A {2}evil$/m);
       assert.equal(existsSync(marker), false, 'your git status ran nothing');
     });
@@ -81,8 +81,7 @@ function describeBackend(name: string, docker: boolean) {
         const r = await cli(['agent', 'run', '--', 'true'], { env: t.env, cwd: repo, timeoutMs: 60_000 });
         assert.equal(r.code, 0, r.stderr);
         assert.match(r.stderr, new RegExp(`warning: the agent left a nested repository at ${join(repo, 'evil').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}, .* \\(left by the killed run ags_[a-z2-7]{16}\\)\n`));
-        assert.equal(existsSync(join(repo, 'evil', '.git', 'config')), false);
-        assert.equal(existsSync(join(repo, 'evil', '.git', 'config.stashbase-quarantine')), true);
+        assert.deepEqual([existsSync(join(repo, 'evil', '.git')), existsSync(join(repo, 'evil', '.git.stashbase-quarantine'))], [false, true]);
       });
     }
 

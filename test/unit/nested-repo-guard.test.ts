@@ -1,0 +1,71 @@
+// The nested-repository check is itself something the agent attacks: it must
+// not rename anything outside the repository (a submodule path that is a link
+// out of it), nor hang on a FIFO planted where a pointer file should be.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import { checkNestedRepos } from '../../lib/nested-repo-guard.js';
+
+const base = mkdtempSync(join(tmpdir(), 'stashbase-guard-'));
+after(() => rmSync(base, { recursive: true, force: true }));
+const env = { PATH: process.env.PATH, HOME: base };
+const git = (dir: string, ...a: string[]) => {
+  const r = spawnSync('git', ['-C', dir, '-c', 'user.name=a', '-c', 'user.email=a@b', ...a], { env, encoding: 'utf8' });
+  assert.equal(r.status, 0, `git ${a.join(' ')}: ${r.stderr}`);
+  return r.stdout.trim();
+};
+const repo = (name: string) => {
+  const d = join(base, name);
+  mkdirSync(d, { recursive: true });
+  git(d, 'init', '-q');
+  git(d, 'commit', '-q', '--allow-empty', '-m', 'init');
+  return d;
+};
+const register = (root: string, path: string, sha: string) => git(root, 'update-index', '--add', '--cacheinfo', `160000,${sha},${path}`);
+
+test('a submodule path that links out of the repository: nothing outside is renamed', () => {
+  const root = repo('r1');
+  const other = repo('yours'); // another repository of yours, its config just changed
+  git(other, 'config', 'core.editor', 'vim');
+  symlinkSync(other, join(root, 'evil'));
+  register(root, 'evil', git(other, 'rev-parse', 'HEAD'));
+  assert.deepEqual(checkNestedRepos(root, env, 0), []);
+  assert.equal(existsSync(join(other, '.git', 'config')), true);
+  assert.equal(existsSync(join(other, '.git.stashbase-quarantine')), false);
+});
+
+test('a FIFO as the pointer file or as commondir does not hang the check', () => {
+  const root = repo('r2');
+  mkdirSync(join(root, 'fifo1'));
+  assert.equal(spawnSync('mkfifo', [join(root, 'fifo1', '.git')]).status, 0);
+  register(root, 'fifo1', '1'.repeat(40));
+  const inner = repo('r2/fifo2');
+  register(root, 'fifo2', git(inner, 'rev-parse', 'HEAD'));
+  assert.equal(spawnSync('mkfifo', [join(inner, '.git', 'commondir')]).status, 0);
+  const t = Date.now();
+  const warnings = checkNestedRepos(root, env, 0);
+  // And the repository's own index replaced by a FIFO.
+  const r4 = repo('r4');
+  rmSync(join(r4, '.git', 'index'), { force: true });
+  assert.equal(spawnSync('mkfifo', [join(r4, '.git', 'index')]).status, 0);
+  assert.deepEqual(checkNestedRepos(r4, env, 0), []);
+  assert.ok(Date.now() - t < 5000);
+  // fifo2's own config (written now, by git init) holds only harmless keys: left alone.
+  assert.deepEqual(warnings, []);
+});
+
+test('a pointer file to a git directory outside the repository: only the pointer, inside, is renamed', () => {
+  const root = repo('r3');
+  const outside = repo('planted-outside');
+  git(outside, 'config', 'core.fsmonitor', 'touch /nonexistent/x');
+  mkdirSync(join(root, 'evil'));
+  writeFileSync(join(root, 'evil', '.git'), `gitdir: ${join(outside, '.git')}\n`);
+  register(root, 'evil', git(outside, 'rev-parse', 'HEAD'));
+  const [w, ...rest] = checkNestedRepos(root, env, 0);
+  assert.deepEqual(rest, []);
+  assert.match(w ?? '', /core\.fsmonitor\. Its \.git was renamed .*r3\/evil\/\.git\.stashbase-quarantine/);
+  assert.deepEqual([existsSync(join(root, 'evil', '.git')), existsSync(join(outside, '.git', 'config'))], [false, true]);
+});
