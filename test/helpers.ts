@@ -30,6 +30,15 @@ export function needs(...tools: Array<'bwrap' | 'git' | 'docker'>): { skip?: str
   return { skip: msg };
 }
 
+/** For tests that need root (network interfaces, running the agent as another user): CI runs as root, so there a missing root fails. */
+export function needsRoot(why: string): { skip?: string } {
+  if (process.getuid?.() === 0) return {};
+  const msg = `integration test needs root: ${why}`;
+  if (REQUIRED) throw new Error(`${msg}: required in CI`);
+  process.stderr.write(`\n*** SKIPPING: ${msg} ***\n\n`);
+  return { skip: msg };
+}
+
 export interface Sandbox {
   dir: string;
   home: string;

@@ -7,7 +7,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { BIN, cli, needs, tempHome, writeFile } from '../helpers.js';
+import { BIN, cli, needs, needsRoot, tempHome, writeFile } from '../helpers.js';
 
 describe('native modes (real bwrap)', needs('bwrap'), () => {
   const t = tempHome();
@@ -23,7 +23,7 @@ describe('native modes (real bwrap)', needs('bwrap'), () => {
     t.cleanup();
   });
 
-  test('an unprivileged user gets the same sandbox (bwrap in a user namespace)', { skip: process.getuid?.() !== 0 ? 'already unprivileged: every other test covers it' : false }, async () => {
+  test('an unprivileged user gets the same sandbox (bwrap in a user namespace)', needsRoot('it runs the agent as nobody (unprivileged runs: every other test covers them)'), async () => {
     const home = join(t.dir, 'nobody');
     mkdirSync(home);
     writeFile(join(home, '.ssh', 'id_ed25519'), 'PRIVATE-KEY\n');
@@ -45,7 +45,7 @@ describe('native modes (real bwrap)', needs('bwrap'), () => {
     assert.match(out.stderr, /id_ed25519: No such file or directory/);
   });
 
-  test("an agent's own user namespace (unprivileged run) cannot unmount, re-bind or pivot_root past a denial", { skip: process.getuid?.() !== 0 ? 'needs root to run the agent as nobody' : false }, async () => {
+  test("an agent's own user namespace (unprivileged run) cannot unmount, re-bind or pivot_root past a denial", needsRoot('it runs the agent as nobody'), async () => {
     const home = join(t.dir, 'nobody-ns');
     mkdirSync(home);
     writeFile(join(home, '.ssh', 'id_ed25519'), 'PRIVATE-KEY\n');

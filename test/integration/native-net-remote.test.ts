@@ -9,7 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { createSocket, type Socket as UdpSocket } from 'node:dgram';
 import { createServer, type Server } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { needs } from '../helpers.js';
+import { needs, needsRoot } from '../helpers.js';
 import { attackHome } from '../native-setup.js';
 import { unusedSubnet } from '../net-setup.js';
 
@@ -67,7 +67,7 @@ for kind, name in ((socket.SOCK_RAW, 'raw'), (socket.SOCK_DGRAM, 'dgram')):
         print('icmp', name, e.strerror or e)
 "`;
 
-describe('native network against another address (real bwrap, a veth of our own)', { ...needs('bwrap'), ...(root ? {} : { skip: 'needs root to create a network interface' }) }, () => {
+describe('native network against another address (real bwrap, a veth of our own)', { ...needs('bwrap'), ...needsRoot('it creates a network interface') }, () => {
   let a: ReturnType<typeof attackHome>;
   const seen: string[] = [];
   const servers: Server[] = [];

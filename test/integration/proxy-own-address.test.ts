@@ -10,6 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import { refusedAddress } from '../../lib/proxy/addresses.js';
 import { resolveTarget } from '../../lib/proxy/server.js';
 import { unusedSubnet } from '../net-setup.js';
+import { needsRoot } from '../helpers.js';
 
 const root = process.getuid?.() === 0;
 const LINK = `sbo${process.pid % 100000}a`;
@@ -22,7 +23,7 @@ function ip(...args: string[]): void {
   if (r.status !== 0) throw new Error(`ip ${args.join(' ')}: ${r.stderr}`);
 }
 
-describe("the proxy and this host's own addresses (a veth of our own)", root ? {} : { skip: 'needs root to create a network interface' }, () => {
+describe("the proxy and this host's own addresses (a veth of our own)", needsRoot('it creates a network interface'), () => {
   const PEER = `sbo${process.pid % 100000}b`;
   before(() => {
     ip('link', 'add', LINK, 'type', 'veth', 'peer', 'name', PEER);
