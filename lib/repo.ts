@@ -1,7 +1,7 @@
 // Where the repository around a working directory is: the nearest folder up
 // the tree that holds a `.git` (a directory, or a worktree's pointer file).
-import { existsSync, readdirSync, statSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
 
 export interface RepoRoot {
   root: string;
@@ -62,4 +62,53 @@ export function executableGitState(cwd: string): string[] {
     for (const f of ['commondir', 'gitdir']) if (existsSync(join(w, f))) out.push(join(w, f));
   }
   return out;
+}
+
+/** The value of core.hooksPath in a git config file's text, or null (includes are not followed). */
+export function coreHooksPath(text: string): string | null {
+  let section = '';
+  let found: string | null = null;
+  for (const raw of text.split('\n')) {
+    const line = raw.replace(/^\s+/, '');
+    const head = /^\[\s*([A-Za-z0-9.-]+)(?:\s+"[^"]*")?\s*\]\s*(.*)$/.exec(line);
+    if (head) {
+      section = (head[1] as string).toLowerCase();
+      continue;
+    }
+    if (section !== 'core') continue;
+    const kv = /^hookspath\s*=\s*(.*)$/i.exec(line);
+    if (!kv) continue;
+    let v = (kv[1] as string).replace(/\s+[#;].*$/, '').trim();
+    if (v.startsWith('"') && v.endsWith('"') && v.length >= 2) v = v.slice(1, -1).replace(/\\(["\\])/g, '$1');
+    found = v; // the last one wins, as in git
+  }
+  return found || null;
+}
+
+function readText(file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
+/**
+ * Where your git runs hooks from when core.hooksPath names a folder (the
+ * repository's config, then your global ones): a folder the agent could
+ * otherwise fill with hooks that your next commit runs. Relative paths are
+ * taken from the repository's top, as git does.
+ */
+export function hooksPathTargets(cwd: string, home: string, env: NodeJS.ProcessEnv): string[] {
+  const repo = findRepoRoot(cwd);
+  const xdg = env.XDG_CONFIG_HOME && isAbsolute(env.XDG_CONFIG_HOME) ? env.XDG_CONFIG_HOME : join(home, '.config');
+  const configs = [join(home, '.gitconfig'), join(xdg, 'git', 'config'), ...(repo?.gitDir ? [join(repo.gitDir, 'config')] : [])];
+  const out = new Set<string>();
+  for (const file of configs) {
+    const v = coreHooksPath(readText(file));
+    if (v === null) continue;
+    const path = v === '~' || v.startsWith('~/') ? join(home, v.slice(1)) : isAbsolute(v) ? v : repo ? resolve(repo.root, v) : null;
+    if (path) out.add(path);
+  }
+  return [...out];
 }

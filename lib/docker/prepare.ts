@@ -13,7 +13,7 @@ import { SandboxUnavailableError, UsageError } from '../errors.js';
 import { planProtection, type Protection } from '../paths/protect.js';
 import { isolatedPathProblem } from '../profile/docker-values.js';
 import type { Profile } from '../profile/types.js';
-import { executableGitState, findRepoRoot } from '../repo.js';
+import { executableGitState, findRepoRoot, hooksPathTargets } from '../repo.js';
 import { sessionFile } from '../session.js';
 import { runDirOf } from '../run-dir.js';
 import { sha256 } from './engine.js';
@@ -136,7 +136,8 @@ export function dockerProtection(ctx: DockerContext): Protection {
   const p = ctx.profile;
   return planProtection({
     denyRead: p.filesystem.denyRead,
-    denyWrite: p.filesystem.denyWrite,
+    // Any folder core.hooksPath sends your git to for hooks (lib/repo.ts).
+    denyWrite: [...p.filesystem.denyWrite, ...hooksPathTargets(ctx.cwd, ctx.home, ctx.env)],
     alwaysDenyRead: [],
     stateDir: ctx.stashbaseHome,
     alwaysDenyWrite: executableGitState(ctx.cwd),

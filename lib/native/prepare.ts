@@ -17,7 +17,7 @@ import { planProtection, type Protection } from '../paths/protect.js';
 import type { Profile } from '../profile/types.js';
 import { auditFile } from '../audit.js';
 import { sessionFile } from '../session.js';
-import { executableGitState } from '../repo.js';
+import { executableGitState, hooksPathTargets } from '../repo.js';
 import { runDirOf } from '../run-dir.js';
 import type { Mechanism } from './select.js';
 import { seccompSupported } from '../../templates/seccomp.js';
@@ -105,7 +105,7 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
     const port = !isolate ? null : ctx.proxyUrl ? Number(new URL(ctx.proxyUrl).port) : ('<port>' as const);
     const input = seatbeltInput({
       denyRead: [...p.filesystem.denyRead, ctx.stashbaseHome, ...always.read],
-      denyWrite: [...p.filesystem.denyWrite, ...always.write],
+      denyWrite: [...p.filesystem.denyWrite, ...hooksPathTargets(ctx.cwd, ctx.home, ctx.env), ...always.write],
       writable: ctx.writable,
       home: ctx.home,
       cwd: ctx.cwd,
@@ -122,7 +122,9 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
   const always = alwaysDenied(ctx);
   const protection = planProtection({
     denyRead: p.filesystem.denyRead,
-    denyWrite: p.filesystem.denyWrite,
+    // Any folder core.hooksPath sends your git to for hooks, as if the profile
+    // named it (a missing one gets a stand-in, so hooks cannot be planted there).
+    denyWrite: [...p.filesystem.denyWrite, ...hooksPathTargets(ctx.cwd, ctx.home, ctx.env)],
     alwaysDenyRead: always.read,
     stateDir: ctx.stashbaseHome,
     alwaysDenyWrite: [...always.write, runDir],

@@ -2,7 +2,7 @@
 // attack is also run outside the sandbox, where it must succeed.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { cli, needs } from '../helpers.js';
@@ -148,6 +148,30 @@ describe('native filesystem (real bwrap)', needs('bwrap'), () => {
     // The control: the same writes outside the sandbox work.
     assert.equal((await a.outside(`cd ${repo} && git config core.fsmonitor false && echo ok`)).stdout, 'ok\n');
     rmSync(join(h, '.bashrc'));
+    rmSync(join(h, '.gitconfig'));
+  });
+
+  test('core.hooksPath folders (the repository one, and a missing global one) cannot be filled with hooks', async () => {
+    const repo = join(a.dir, 'husky-repo');
+    const g = (args: string[]) => spawnSync('git', args, { cwd: repo, env: a.env, encoding: 'utf8' });
+    mkdirSync(join(repo, '.husky'), { recursive: true });
+    assert.equal(g(['init', '-q']).status, 0);
+    assert.equal(g(['config', 'core.hooksPath', '.husky']).status, 0);
+    writeFileSync(join(repo, '.husky', 'pre-commit'), '#!/bin/sh\nnpm test\n');
+    writeFileSync(join(h, '.gitconfig'), '[core]\n\thooksPath = ~/.githooks\n');
+    const script = [
+      'try() { if (eval "$1") >/dev/null 2>&1; then echo "WROTE $2"; else echo "blocked $2"; fi; }',
+      `try 'echo "touch ${a.dir}/PWNED" >> .husky/pre-commit' repo-hook`,
+      `try 'echo "touch ${a.dir}/PWNED" > .husky/post-checkout' repo-new-hook`,
+      `try 'mkdir -p ~/.githooks && echo "touch ${a.dir}/PWNED" > ~/.githooks/pre-commit' global-hook`,
+    ].join('\n');
+    const r = await cli(['agent', 'run', '--silent', '--', 'sh', '-c', script], { env: a.env, cwd: repo });
+    assert.deepEqual([r.code, r.stdout], [0, 'blocked repo-hook\nblocked repo-new-hook\nblocked global-hook\n']);
+    assert.deepEqual(readdirSync(join(repo, '.husky')), ['pre-commit']);
+    assert.equal(readFileSync(join(repo, '.husky', 'pre-commit'), 'utf8'), '#!/bin/sh\nnpm test\n');
+    assert.equal(existsSync(join(h, '.githooks')), false, 'the stand-in is removed after the run');
+    // The control: outside, the folder takes a hook.
+    assert.equal((await a.outside(`cd ${repo} && echo x > .husky/post-checkout && rm .husky/post-checkout && echo ok`)).stdout, 'ok\n');
     rmSync(join(h, '.gitconfig'));
   });
 

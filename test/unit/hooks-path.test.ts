@@ -1,0 +1,32 @@
+// core.hooksPath as git reads it from a config file, and where it points.
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import { coreHooksPath, hooksPathTargets } from '../../lib/repo.js';
+
+test('core.hooksPath: key case, quotes, comments, the last one wins, other sections ignored', () => {
+  assert.equal(coreHooksPath('[core]\n\thooksPath = .husky\n'), '.husky');
+  assert.equal(coreHooksPath('[CORE]\n  HooksPath=".git hooks" ; mine\n'), '.git hooks');
+  assert.equal(coreHooksPath('[core]\nhookspath = a\n[core]\nhookspath = b # later\n'), 'b');
+  assert.equal(coreHooksPath('[alias]\nhookspath = x\n[core]\n\tbare = false\n'), null);
+  assert.equal(coreHooksPath('[core "sub"]\nhookspath = y\n'), 'y');
+  assert.equal(coreHooksPath(''), null);
+});
+
+const base = mkdtempSync(join(tmpdir(), 'stashbase-hooks-'));
+after(() => rmSync(base, { recursive: true, force: true }));
+
+test('targets: the repository config relative to its top, the global ones with ~ and absolute paths', () => {
+  const home = join(base, 'home');
+  const repo = join(base, 'repo');
+  mkdirSync(join(repo, '.git'), { recursive: true });
+  mkdirSync(join(repo, 'sub'), { recursive: true });
+  mkdirSync(join(home, '.config', 'git'), { recursive: true });
+  writeFileSync(join(repo, '.git', 'config'), '[core]\n\thooksPath = .husky\n');
+  writeFileSync(join(home, '.gitconfig'), '[core]\n\thooksPath = ~/.githooks\n');
+  writeFileSync(join(home, '.config', 'git', 'config'), '[core]\n\thooksPath = /opt/hooks\n');
+  assert.deepEqual(hooksPathTargets(join(repo, 'sub'), home, {}), [join(home, '.githooks'), '/opt/hooks', join(repo, '.husky')]);
+  assert.deepEqual(hooksPathTargets(join(repo, 'sub'), home, { XDG_CONFIG_HOME: join(base, 'nowhere') }), [join(home, '.githooks'), join(repo, '.husky')]);
+});
