@@ -11,7 +11,8 @@ import { removeSession, staleSessions } from './session.js';
 /** File times are coarser than the clock the start was recorded with. */
 const CLOCK_SLACK_MS = 50;
 
-export function reapStaleRuns(home: string, env: NodeJS.ProcessEnv, warn: (msg: string) => void): string[] {
+/** `alert` is said even with --silent: it reports a change stashbase made to your repository. */
+export function reapStaleRuns(home: string, env: NodeJS.ProcessEnv, alert: (msg: string) => void): string[] {
   const reaped: string[] = [];
   for (const rec of staleSessions(home)) {
     removePlaceholders(rec.placeholders ?? []);
@@ -22,9 +23,9 @@ export function reapStaleRuns(home: string, env: NodeJS.ProcessEnv, warn: (msg: 
     const started = Date.parse(rec.startedAt);
     if (rec.cwd && Number.isFinite(started)) {
       try {
-        for (const w of checkNestedRepos(rec.cwd, env, started - CLOCK_SLACK_MS)) warn(`${w} (left by the killed run ${rec.id})`);
+        for (const w of checkNestedRepos(rec.cwd, env, started - CLOCK_SLACK_MS)) alert(`${w} (left by the killed run ${rec.id})`);
       } catch (e) {
-        warn(`could not check ${rec.cwd} for nested repositories the killed run ${rec.id} registered (${(e as Error).message}); run git ls-files -s | grep ^160000 there before you run git`);
+        alert(`could not check ${rec.cwd} for nested repositories the killed run ${rec.id} registered (${(e as Error).message}); run git ls-files -s | grep ^160000 there before you run git`);
       }
     }
   }

@@ -16,7 +16,7 @@ import { ensureTrusted } from './profile/trust.js';
 import { isInteractive } from './prompt.js';
 import { makePlaceholders } from './secrets/placeholder.js';
 import { newSessionId } from './session.js';
-import { warningLabel } from './style.js';
+import { alert, warningLabel } from './style.js';
 import { writeStdout } from './stdout.js';
 import { nestedRepoGuard } from './nested-repo-guard.js';
 
@@ -102,10 +102,11 @@ export async function runAgent(o: RunOptions): Promise<number> {
     const { executeNative } = await import('./native/execute.js');
     return await executeNative({ ctx, profile: runProfile, warn, announce: !o.silent });
   } finally {
+    // Said even with --silent: stashbase changed your repository, or could not check it.
     try {
-      for (const w of guard?.check() ?? []) warn(w);
+      for (const w of guard?.check() ?? []) alert(w);
     } catch (e) {
-      warn(`could not check the repository for nested repositories the agent registered (${(e as Error).message}); run git ls-files -s | grep ^160000 there before you run git`);
+      alert(`could not check the repository for nested repositories the agent registered (${(e as Error).message}); run git ls-files -s | grep ^160000 there before you run git`);
     }
     await wt?.finish();
   }

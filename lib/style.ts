@@ -8,3 +8,8 @@ const colors = () => (pc ??= (createRequire(import.meta.url)('picocolors') as Co
 
 export const warningLabel = () => colors().yellow('warning:');
 export const errorLabel = () => colors().red('stashbase:');
+
+/** A warning said even with --silent: a change stashbase made to your files, or a check it could not make. */
+export function alert(msg: string): void {
+  process.stderr.write(`${warningLabel()} ${msg}\n`);
+}

@@ -12,6 +12,7 @@ import { CommandFailedError, SandboxUnavailableError } from '../errors.js';
 import { capture, runForwarded, type Spawned, start } from '../exec.js';
 import { proxyForRun, type RunProxy } from '../proxy/setup.js';
 import { reapStaleRuns } from '../reap.js';
+import { alert } from '../style.js';
 import { createPlaceholders, createRunDir, removePlaceholders, removeRunDir } from '../run-dir.js';
 import { removeSession, writeSession } from '../session.js';
 import { Trace } from '../trace.js';
@@ -93,7 +94,7 @@ export async function executeDocker({ ctx, warn, announce, interactive }: Docker
   const trace = new Trace(ctx.env.STASHBASE_TRACE === '1');
   const home = ctx.stashbaseHome;
   mkdirSync(home, { recursive: true, mode: 0o700 });
-  for (const id of reapStaleRuns(home, ctx.env, warn)) warn(`removed what the killed run ${id} left on this host (stand-ins, run directory, session record); its Docker leftovers go with stashbase agent docker cleanup`);
+  for (const id of reapStaleRuns(home, ctx.env, alert)) warn(`removed what the killed run ${id} left on this host (stand-ins, run directory, session record); its Docker leftovers go with stashbase agent docker cleanup`);
   const names = runNames(ctx.session);
   const audit = new AuditLog(home, ctx.session);
   const draft = prepareDocker(ctx, { gateway: '<gateway>', proxyPort: '<proxy-port>', canaryPort: '<canary-port>', newVolumes: [] });

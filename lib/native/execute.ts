@@ -13,6 +13,7 @@ import { removeSession, writeSession } from '../session.js';
 import { type NativeContext, type NativePrepared, prepareNative } from './prepare.js';
 import { runSystemd } from './run-systemd.js';
 import { reapStaleRuns } from '../reap.js';
+import { alert } from '../style.js';
 import { createPlaceholders, createRunDir, removePlaceholders, removeRunDir } from '../run-dir.js';
 import { runBwrap } from './run.js';
 import { Trace } from '../trace.js';
@@ -36,7 +37,7 @@ export async function executeNative({ ctx, profile, warn, announce }: ExecuteInp
   const home = ctx.stashbaseHome;
   const trace = new Trace(ctx.env.STASHBASE_TRACE === '1');
   mkdirSync(home, { recursive: true, mode: 0o700 });
-  for (const id of reapStaleRuns(home, ctx.env, warn)) warn(`removed what the killed run ${id} left behind (stand-ins, run directory, session record)`);
+  for (const id of reapStaleRuns(home, ctx.env, alert)) warn(`removed what the killed run ${id} left behind (stand-ins, run directory, session record)`);
   const audit = new AuditLog(home, ctx.session);
   // Without a namespace of its own the sandbox reaches the proxy on the host's
   // loopback, at a port that must be in its environment before it starts.
