@@ -16,6 +16,7 @@ import { dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import { probe } from './exec.js';
 import { findTool } from './find-tool.js';
 import { gitlinksOfIndex } from './git-index.js';
+import { readSmallText } from './read-text.js';
 import { findRepoRoot } from './repo.js';
 
 const SUFFIX = '.stashbase-quarantine';
@@ -29,23 +30,12 @@ const HARMLESS = [
   /^(user\.(name|email)|init\.defaultbranch|submodule\.active|lfs\.repositoryformatversion|pull\.rebase|pull\.ff)$/,
 ];
 
-/** A small regular file's text (never a FIFO or a device the agent left to hang us), or null. */
-function smallFile(path: string): string | null {
-  const st = lstatSync(path, { throwIfNoEntry: false });
-  if (!st?.isFile() || st.size > 64 * 1024) return null;
-  try {
-    return readFileSync(path, 'utf8');
-  } catch {
-    return null;
-  }
-}
-
 /** A `.git` directory, or the directory a `.git` file ("gitdir: …") points at. */
 export function gitDirOf(dotGit: string): string | null {
   const st = statSync(dotGit, { throwIfNoEntry: false });
   if (!st) return null;
   if (st.isDirectory()) return dotGit;
-  const m = /^gitdir: (.+?)\s*$/m.exec(smallFile(dotGit) ?? '');
+  const m = /^gitdir: (.+?)\s*$/m.exec(readSmallText(dotGit) ?? '');
   if (!m) return null;
   return isAbsolute(m[1] as string) ? (m[1] as string) : resolve(dirname(dotGit), m[1] as string);
 }
@@ -66,7 +56,7 @@ function gitlinks(git: string, gitDir: string, root: string): string[] {
   } catch {
     return [];
   }
-  const config = smallFile(join(gitDir, 'config')) ?? '';
+  const config = readSmallText(join(gitDir, 'config')) ?? '';
   const parsed = gitlinksOfIndex(index, /objectformat\s*=\s*sha256/i.test(config) ? 32 : 20);
   if (parsed !== null) return parsed;
   // A split index, or a version this reader does not know: git lists it.
@@ -78,7 +68,7 @@ function gitlinks(git: string, gitDir: string, root: string): string[] {
 /** What in a submodule's git directory (and its common directory) was written since `since` and would run programs. */
 function risks(git: string, gitDir: string, written: (p: string) => boolean): string[] {
   const dirs = [gitDir];
-  const common = smallFile(join(gitDir, 'commondir'));
+  const common = readSmallText(join(gitDir, 'commondir'));
   if (common !== null) dirs.push(resolve(gitDir, common.trim()));
   const found: string[] = [];
   for (const d of dirs) {

@@ -1,7 +1,8 @@
 // Where the repository around a working directory is: the nearest folder up
 // the tree that holds a `.git` (a directory, or a worktree's pointer file).
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { readSmallText } from './read-text.js';
 
 export interface RepoRoot {
   root: string;
@@ -85,14 +86,6 @@ export function coreHooksPath(text: string): string | null {
   return found || null;
 }
 
-function readText(file: string): string {
-  try {
-    return readFileSync(file, 'utf8');
-  } catch {
-    return '';
-  }
-}
-
 /**
  * Where your git runs hooks from when core.hooksPath names a folder (the
  * repository's config, then your global ones): a folder the agent could
@@ -105,7 +98,7 @@ export function hooksPathTargets(cwd: string, home: string, env: NodeJS.ProcessE
   const configs = [join(home, '.gitconfig'), join(xdg, 'git', 'config'), ...(repo?.gitDir ? [join(repo.gitDir, 'config')] : [])];
   const out = new Set<string>();
   for (const file of configs) {
-    const v = coreHooksPath(readText(file));
+    const v = coreHooksPath(readSmallText(file, 1 << 20) ?? '');
     if (v === null) continue;
     const path = v === '~' || v.startsWith('~/') ? join(home, v.slice(1)) : isAbsolute(v) ? v : repo ? resolve(repo.root, v) : null;
     if (path) out.add(path);

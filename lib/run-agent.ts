@@ -16,7 +16,7 @@ import { ensureTrusted } from './profile/trust.js';
 import { isInteractive } from './prompt.js';
 import { makePlaceholders } from './secrets/placeholder.js';
 import { newSessionId } from './session.js';
-import { alert, warningLabel } from './style.js';
+import { alert } from './style.js';
 import { writeStdout } from './stdout.js';
 import { nestedRepoGuard } from './nested-repo-guard.js';
 
@@ -48,7 +48,7 @@ export async function runAgent(o: RunOptions): Promise<number> {
   if (o.command.length === 0) throw new UsageError('no agent command: put it after --, as in: stashbase agent run -- claude');
   checkDockerValues(o);
   const warn = (msg: string) => {
-    if (!o.silent) process.stderr.write(`${warningLabel()} ${msg}\n`);
+    if (!o.silent) alert(msg);
   };
   const loaded = loadProfile({ name: o.profile, source: o.profileSource, cwd: o.cwd, env: o.env });
   const profile = loaded.profile;

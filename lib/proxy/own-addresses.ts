@@ -3,17 +3,9 @@
 // the kernel's tables, including those on an interface that is up without a
 // carrier (a bridge with no container yet), which Node leaves out but which
 // still answer locally.
-import { readFileSync } from 'node:fs';
 import { BlockList } from 'node:net';
 import { networkInterfaces } from 'node:os';
-
-function read(file: string): string {
-  try {
-    return readFileSync(file, 'utf8');
-  } catch {
-    return '';
-  }
-}
+import { readSmallText } from '../read-text.js';
 
 /** The IPv4 addresses /proc/net/fib_trie marks "/32 host LOCAL". */
 export function localV4(fibTrie: string): string[] {
@@ -48,8 +40,8 @@ export function ownAddresses(): BlockList {
   };
   for (const entries of Object.values(networkInterfaces())) for (const e of entries ?? []) add(e.address, e.family === 'IPv6' ? 'ipv6' : 'ipv4');
   if (process.platform === 'linux') {
-    for (const a of localV4(read('/proc/net/fib_trie'))) add(a, 'ipv4');
-    for (const a of localV6(read('/proc/net/if_inet6'))) add(a, 'ipv6');
+    for (const a of localV4(readSmallText('/proc/net/fib_trie', 1 << 24) ?? '')) add(a, 'ipv4');
+    for (const a of localV6(readSmallText('/proc/net/if_inet6', 1 << 24) ?? '')) add(a, 'ipv6');
   }
   return list;
 }
