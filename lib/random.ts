@@ -18,3 +18,8 @@ export function randomBytes(n: number): Buffer {
   }
   return (createRequire(import.meta.url)('node:crypto') as typeof import('node:crypto')).randomBytes(n);
 }
+
+/** A per-run secret as lower-case hex (the proxy's credential). */
+export function randomToken(bytes = 18): string {
+  return randomBytes(bytes).toString('hex');
+}

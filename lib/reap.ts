@@ -7,6 +7,7 @@ import { AuditLog } from './audit.js';
 import { checkNestedRepos } from './nested-repo-guard.js';
 import { removePlaceholders, removeRunDir, runDirOf } from './run-dir.js';
 import { removeSession, staleSessions } from './session.js';
+import { settleViews } from './views/lifecycle.js';
 
 /** File times are coarser than the clock the start was recorded with. */
 const CLOCK_SLACK_MS = 50;
@@ -16,6 +17,7 @@ export function reapStaleRuns(home: string, env: NodeJS.ProcessEnv, alert: (msg:
   const reaped: string[] = [];
   for (const rec of staleSessions(home)) {
     removePlaceholders(rec.placeholders ?? []);
+    for (const n of settleViews(rec.views ?? [])) alert(`${n} (left by the killed run ${rec.id})`);
     removeRunDir(runDirOf(rec.id));
     new AuditLog(home, rec.id).write({ type: 'end', exitCode: null, reaped: true, by: process.pid });
     removeSession(home, rec.id);

@@ -16,9 +16,11 @@ import { ensureTrusted } from './profile/trust.js';
 import { isInteractive } from './prompt.js';
 import { makePlaceholders } from './secrets/placeholder.js';
 import { newSessionId } from './session.js';
+import { randomToken } from './random.js';
 import { alert } from './style.js';
 import { writeStdout } from './stdout.js';
 import { nestedRepoGuard } from './nested-repo-guard.js';
+import { closeInheritedDescriptors } from './descriptors.js';
 
 export interface RunOptions extends BackendFlags {
   command: string[];
@@ -47,6 +49,8 @@ function checkDockerValues(o: RunOptions): void {
 export async function runAgent(o: RunOptions): Promise<number> {
   if (o.command.length === 0) throw new UsageError('no agent command: put it after --, as in: stashbase agent run -- claude');
   checkDockerValues(o);
+  // Before anything is spawned: only 0-2 and the descriptors stashbase opens itself reach a child.
+  if (!o.dryRun) closeInheritedDescriptors(o.env);
   const warn = (msg: string) => {
     if (!o.silent) alert(msg);
   };
@@ -56,6 +60,7 @@ export async function runAgent(o: RunOptions): Promise<number> {
   const { backend, notes } = resolveBackend(profile, o);
   for (const n of notes) warn(n);
   const session = newSessionId();
+  const proxyToken = randomToken();
   const note = (msg: string) => {
     if (!o.silent) process.stderr.write(`${msg}\n`);
   };
@@ -73,7 +78,7 @@ export async function runAgent(o: RunOptions): Promise<number> {
       const { runDocker } = await import('./docker/run.js');
       return await runDocker({
         session, profile, command: o.command, cwd, env: o.env, home: userHome(o.env), stashbaseHome: stashbaseHome(o.env),
-        placeholders: makePlaceholders(profile.secrets, o.env), flags: o, dryRun: o.dryRun, print,
+        placeholders: makePlaceholders(profile.secrets, o.env), proxyToken, flags: o, dryRun: o.dryRun, print,
         interactive: isInteractive(o.silent), warn, announce: !o.silent, worktree: wt?.docker,
       });
     }
@@ -89,8 +94,10 @@ export async function runAgent(o: RunOptions): Promise<number> {
       stashbaseHome: stashbaseHome(o.env),
       mechanism,
       placeholders: makePlaceholders(profile.secrets, o.env),
+      proxyToken,
       writable: wt?.writable,
       bwrapTmpfsPerms: mechanism.kind === 'bwrap' && tmpfsPermsSupported(mechanism.path, stashbaseHome(o.env)),
+      announce: !o.silent,
     };
     if (o.dryRun) {
       print(prepareNative(ctx).plan);

@@ -10,18 +10,24 @@ export function runDirOf(session: string): string {
   return join(tmpdir(), `stashbase-${session}`);
 }
 
+/** Where the CA certificates the agent trusts are written (bound read-only into a sandbox whose temp is private). */
+export const caDirOf = (runDir: string) => join(runDir, 'ca');
+
 /**
  * The run's own files: the sources of denied-path mounts (an empty file of mode
  * 000, an empty directory), the CA certificate when intercepting, and for bwrap
  * the seccomp filter.
  */
-export function createRunDir(runDir: string, ca: { pem: string; bundle: string } | null, seccomp: Buffer | null): void {
+export function createRunDir(runDir: string, ca: { pem: string; bundle: string } | null, seccomp: Buffer | null, privateTmp: string[] = []): void {
   mkdirSync(runDir, { recursive: true, mode: 0o700 });
   if (ca !== null) {
     // Public certificates only: the CA key stays in $STASHBASE_HOME, hidden from the sandbox.
-    writeFileSync(join(runDir, 'ca.pem'), ca.pem, { mode: 0o644 });
-    writeFileSync(join(runDir, 'ca-bundle.pem'), ca.bundle, { mode: 0o644 });
+    mkdirSync(caDirOf(runDir), { mode: 0o755 });
+    writeFileSync(join(caDirOf(runDir), 'ca.pem'), ca.pem, { mode: 0o644 });
+    writeFileSync(join(caDirOf(runDir), 'ca-bundle.pem'), ca.bundle, { mode: 0o644 });
   }
+  // The sandbox's own /tmp and /var/tmp: gone with the run.
+  for (const t of privateTmp) mkdirSync(t, { mode: 0o700 });
   if (seccomp !== null) writeFileSync(join(runDir, 'seccomp.bpf'), seccomp);
   writeFileSync(join(runDir, 'denied'), '');
   chmodSync(join(runDir, 'denied'), 0o000);

@@ -39,6 +39,8 @@ export interface SessionRecord {
   worktree?: string;
   /** Stand-in directories created for this run (removed by a later run if it crashed). */
   placeholders?: string[];
+  /** Views built for this run (settled by a later run if it crashed). */
+  views?: string[];
 }
 
 export function sessionFile(home: string, id: string): string {

@@ -2,6 +2,7 @@
 // (which paths exist and as what, the helper files, descriptor numbers) is an
 // input, so the output can be golden-tested and printed by --dry-run.
 import type { Command } from './command.js';
+import { landlockArgv, type LandlockInput } from './landlock.js';
 
 export interface DeniedPath {
   path: string;
@@ -9,12 +10,42 @@ export interface DeniedPath {
   kind: 'file' | 'dir';
 }
 
+/** One bind of a host path (`src`, seen from outside the sandbox) at `dest`. */
+export interface BindMount {
+  src: string;
+  dest: string;
+  ro: boolean;
+}
+
+/**
+ * Kernel interfaces that stay read-only even for root inside: sysctls (a
+ * core_pattern pipe runs as root on the host), the sysrq trigger, IRQ
+ * affinities, PCI and filesystem tunables (Docker's list for /proc). Those
+ * that exist on the host are bound (lib/native/prepare.ts).
+ */
+export const PROC_READ_ONLY = ['/proc/sys', '/proc/sysrq-trigger', '/proc/irq', '/proc/bus', '/proc/fs'];
+
 export interface BwrapInput {
   bwrap: string;
   /** coreutils env, used to keep Ctrl+C for the agent alone (see below). */
   envTool: string;
   command: string[];
   cwd: string;
+  /**
+   * allow-list: the host is bound read-only and only `binds` with ro false
+   * (the working directory, allow_write, the views) are writable; deny-list:
+   * the host is bound writable and deny_write paths are read-only.
+   */
+  writes: 'allow-list' | 'deny-list';
+  /** The entries of PROC_READ_ONLY the host has, bound read-only over the sandbox's own /proc. */
+  procReadOnly: string[];
+  /** The run's own directories bound at /tmp, /var/tmp (and the host's temp folder, when it is another): other runs' files are never visible. */
+  privateTmp: Array<{ src: string; dest: string }>;
+  /**
+   * Writable roots, views and what is bound into them, and paths under a
+   * private temp folder shown again: mounted by depth, before the denials.
+   */
+  binds: BindMount[];
   denyRead: DeniedPath[];
   denyWrite: DeniedPath[];
   /**
@@ -23,7 +54,7 @@ export interface BwrapInput {
    * anything denied deeper inside them is denied again.
    */
   writable: string[];
-  /** Ancestors of protected paths, bound onto themselves so they cannot be renamed away. */
+  /** Ancestors of protected paths inside writable areas, bound onto themselves so they cannot be renamed away. */
   pinned: string[];
   /** An empty file of mode 000 (bound over denied files: reading gives EACCES). */
   deniedFile: string;
@@ -34,6 +65,8 @@ export interface BwrapInput {
   /** Own network namespace (only the bridged proxy reaches out); false = host network. */
   isolateNetwork: boolean;
   seccompFile: string;
+  /** Denied files a rename on the host could detach: kept unreadable by Landlock (templates/landlock.ts), which runs the agent. */
+  landlock: LandlockInput | null;
   env: { set: Record<string, string>; unset: string[] };
   /**
    * Unprivileged: bwrap makes a user namespace. It then waits for stashbase to
@@ -49,6 +82,7 @@ export const BWRAP_FDS = { seccomp: 3, info: 4, block: 5, userns: 6 } as const;
 const depth = (p: string) => p.split('/').length;
 
 export function buildBwrapCommand(input: BwrapInput): Command {
+  const allowList = input.writes === 'allow-list';
   const args: string[] = [
     // bwrap forwards no signals and dies on Ctrl+C before the agent has handled
     // it; ignoring SIGINT here and restoring it for the agent lets the terminal's
@@ -62,16 +96,25 @@ export function buildBwrapCommand(input: BwrapInput): Command {
     ...(input.isolateNetwork ? ['--unshare-net'] : []),
     ...(input.userns ? ['--unshare-user', '--userns-block-fd', String(BWRAP_FDS.userns)] : []),
     '--cap-drop', 'ALL',
-    '--bind', '/', '/',
+    // bwrap remounts every submount of a read-only bind read-only too: /sys and its cgroups among them.
+    allowList ? '--ro-bind' : '--bind', '/', '/',
+    ...(allowList ? [] : ['--ro-bind', '/sys', '/sys']),
     '--dev', '/dev',
     '--proc', '/proc',
   ];
-  for (const dir of input.pinned) args.push('--bind', dir, dir);
-  // Write denials and the writable carve-outs by depth (at equal depth the
-  // denial last, so it wins), then read denials over them: a path in both lists ends unreadable.
-  const layers = [...input.writable.map((path) => ({ path, ro: false })), ...input.denyWrite.map((d) => ({ path: d.path, ro: true }))];
-  for (const l of layers.sort((a, b) => depth(a.path) - depth(b.path) || Number(a.ro) - Number(b.ro))) {
-    args.push(l.ro ? '--ro-bind' : '--bind', l.path, l.path);
+  for (const p of input.procReadOnly) args.push('--ro-bind', p, p);
+  for (const t of input.privateTmp) args.push('--bind', t.src, t.dest);
+  // Everything else by depth: a view's folder before what is bound into it,
+  // a path under a private temp folder after that folder. At equal depth the
+  // writable first and a denial last, so it wins; pins before what they hold.
+  const layers = [
+    ...input.binds.map((b) => ({ ...b, rank: b.ro ? 1 : 0 })),
+    ...input.pinned.map((p) => ({ src: p, dest: p, ro: false, rank: 0 })),
+    ...input.writable.map((p) => ({ src: p, dest: p, ro: false, rank: 0 })),
+    ...input.denyWrite.map((d) => ({ src: d.path, dest: d.path, ro: true, rank: 2 })),
+  ];
+  for (const l of layers.sort((a, b) => depth(a.dest) - depth(b.dest) || a.rank - b.rank)) {
+    args.push(l.ro ? '--ro-bind' : '--bind', l.src, l.dest);
   }
   // A denied directory gets an empty tmpfs of mode 0555 of its own: it appears
   // empty, writing into it fails, and what the agent writes after a chmod stays
@@ -89,8 +132,7 @@ export function buildBwrapCommand(input: BwrapInput): Command {
     '--block-fd', String(BWRAP_FDS.block),
     '--chdir', input.cwd,
     '--',
-    input.envTool, '--default-signal=INT',
-    ...input.command,
+    ...(input.landlock ? landlockArgv(input.landlock, input.command) : [input.envTool, '--default-signal=INT', ...input.command]),
   );
   return {
     file: input.envTool,

@@ -20,10 +20,31 @@ export interface NativePlanInput {
   proxyUrl: string;
   /** The profile binds secrets: the proxy intercepts TLS with the local CA. */
   interceptTls: boolean;
+  writes: 'allow-list' | 'deny-list';
+  /** socket(AF_UNIX) allowed (the profile's weaker choice). */
+  unixSockets: boolean;
+  views: PlannedView[];
   sandbox: { kind: 'bwrap'; input: BwrapInput; relay: RelayInput | null } | { kind: 'systemd-run'; input: SystemdRunInput } | { kind: 'seatbelt'; command: Command };
 }
 
-export function proxyEnv(proxyUrl: string): Record<string, string> {
+/** A view (lib/views/spec.ts) as the plan shows it. */
+export interface PlannedView {
+  label: string;
+  at: string;
+  dir: string;
+  live: string[];
+  readOnly: string[];
+  copies: string[];
+  empty: string[];
+  merge: Record<string, string>;
+}
+
+/** The user name in the proxy URL; the per-run token is its password (Proxy-Authorization: Basic). */
+export const PROXY_USER = 'stashbase';
+
+/** The proxy variables: the URL carries the run's credential, which the proxy asks of every request. */
+export function proxyEnv(proxyUrl: string, token: string): Record<string, string> {
+  proxyUrl = proxyUrl.replace('://', `://${PROXY_USER}:${token}@`);
   const noProxy = 'localhost,127.0.0.1,::1';
   return {
     HTTP_PROXY: proxyUrl, HTTPS_PROXY: proxyUrl, ALL_PROXY: proxyUrl,
@@ -33,10 +54,10 @@ export function proxyEnv(proxyUrl: string): Record<string, string> {
 }
 
 /** Where the agent's tools look for CA certificates, when the proxy intercepts TLS. */
-export function caEnv(runDir: string): Record<string, string> {
-  const bundle = `${runDir}/ca-bundle.pem`;
+export function caEnv(caDir: string): Record<string, string> {
+  const bundle = `${caDir}/ca-bundle.pem`;
   return {
-    NODE_EXTRA_CA_CERTS: `${runDir}/ca.pem`,
+    NODE_EXTRA_CA_CERTS: `${caDir}/ca.pem`,
     SSL_CERT_FILE: bundle,
     REQUESTS_CA_BUNDLE: bundle,
     CURL_CA_BUNDLE: bundle,
@@ -50,6 +71,10 @@ export function buildNativePlan(p: NativePlanInput): Plan {
     internalStep('session', `write session record ${p.sessionFile}`),
     internalStep('audit-start', `append the start event to ${p.auditFile}`),
   ];
+  steps.push(internalStep('writes', p.writes === 'allow-list'
+    ? 'writes: an allow-list: the host is read-only but for the working directory, the run\'s private temp folders, the views below and allow_write'
+    : 'writes: a deny-list (writes = "deny-list", weaker): the host is writable but for deny_write'));
+  if (p.unixSockets) steps.push(internalStep('unix-sockets', 'Unix sockets: allowed (allow_unix_sockets = true, weaker): every host socket the user can open is reachable'));
   const sb = p.sandbox;
   if (sb.kind === 'seatbelt') {
     steps.push(internalStep('proxy', `start the egress proxy in this process on ${p.proxyUrl}; the profile lets the sandbox reach only that loopback port`));
@@ -61,7 +86,7 @@ export function buildNativePlan(p: NativePlanInput): Plan {
     internalStep(
       'run-dir',
       sb.kind === 'bwrap'
-        ? `create ${p.runDir}: seccomp.bpf (refuses the TIOCSTI and TIOCLINUX ioctls and the keyring calls), denied (empty file, mode 000), empty/ (empty directory)${p.interceptTls ? ', ca.pem and ca-bundle.pem (the system CAs and stashbase\'s local CA, for TLS interception)' : ''}`
+        ? `create ${p.runDir}: seccomp.bpf (refuses ${p.unixSockets ? '' : 'socket(AF_UNIX), '}io_uring, the TIOCSTI and TIOCLINUX ioctls and the keyring calls), denied (empty file, mode 000), empty/ (empty directory)${sb.input.privateTmp.length > 0 ? `, ${sb.input.privateTmp.map((t) => `${t.src.slice(p.runDir.length + 1)}/ (the private ${t.dest})`).join(', ')}` : ''}${p.interceptTls ? ', ca/ca.pem and ca/ca-bundle.pem (the system CAs and stashbase\'s local CA, for TLS interception)' : ''}`
         : `create ${p.runDir} (its environment file is written there)`,
     ),
   );
@@ -70,6 +95,15 @@ export function buildNativePlan(p: NativePlanInput): Plan {
   }
   if (p.placeholders.length > 0) {
     steps.push(internalStep('placeholders', ['create stand-in directories at missing protected paths (removed after the run):', ...p.placeholders.map((x) => `  ${x}`)].join('\n')));
+  }
+  for (const v of p.views) {
+    const list = (what: string, names: string[]) => (names.length > 0 ? [`  ${what}: ${names.join(', ')}`] : []);
+    const merged = Object.entries(v.merge).map(([n, rule]) => `${n} (${rule})`);
+    steps.push(internalStep('view', [
+      `create ${v.dir}, mounted at ${v.at} (the view of ${v.label}):`,
+      ...list('bound writable', v.live), ...list('bound read-only', v.readOnly), ...list('copied in', v.copies), ...list('empty of its own', v.empty),
+      ...list('carried back after the run', merged),
+    ].join('\n')));
   }
   if (p.fileStandIns.length > 0) {
     steps.push(internalStep('stand-in-files', ['create read-only stand-in files at missing write-denied paths (removed after the run; empty, .git/commondir holds "."):', ...p.fileStandIns.map((x) => `  ${x}`)].join('\n')));
@@ -92,6 +126,6 @@ export function buildNativePlan(p: NativePlanInput): Plan {
     steps.push(commandStep('sandbox', buildSystemdRunCommand(sb.input), true));
   }
   for (const w of p.warnings) steps.push(internalStep('warning', `warning: ${w}`));
-  steps.push(internalStep('teardown', `after the agent exits: stop the relay and the proxy, remove the stand-ins and ${p.runDir}, append the end event, remove ${p.sessionFile}`));
+  steps.push(internalStep('teardown', `after the agent exits: stop the relay and the proxy, ${p.views.length > 0 ? 'carry back what each view names, ' : ''}remove the stand-ins and ${p.runDir}, append the end event, remove ${p.sessionFile}`));
   return { title: `stashbase agent run: session ${p.session}, profile ${p.profile}, native backend (${sb.kind})`, steps };
 }

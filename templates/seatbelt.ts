@@ -1,7 +1,9 @@
 // The macOS Seatbelt (SBPL) profile for the native backend, as text passed to
-// `sandbox-exec -p`. A deny-list like bwrap's, but matched by the kernel on every
-// access, so glob and regex entries also cover files created during the run.
-// In SBPL the last matching rule wins: allow everything, then deny.
+// `sandbox-exec -p`. Matched by the kernel on every access, so glob and regex
+// entries also cover files created during the run, and a rename on the host
+// changes nothing. In SBPL the last matching rule wins: allow everything, then
+// deny writes (all but the allow-list, or the deny-list), reads of denied
+// paths and of other runs' folders, Unix sockets and other processes' info.
 import type { Command } from './command.js';
 
 export type SeatbeltRule =
@@ -9,6 +11,14 @@ export type SeatbeltRule =
   | { kind: 'regex'; source: string };
 
 export interface SeatbeltInput {
+  /** allow-list: every write refused but `allowWrite`; deny-list: writes allowed but `denyWrite`. */
+  writes: 'allow-list' | 'deny-list';
+  /** allow-list: where writes are allowed (working directory, the run's temp folder, the agents' state, allow_write). */
+  allowWrite: SeatbeltRule[];
+  /** Other runs' folders (a regex over the temp folder), refused to read, and this run's own, allowed again. */
+  otherRuns: { regex: string; own: string } | null;
+  /** socket(AF_UNIX) connections allowed (the profile's weaker choice). */
+  unixSockets: boolean;
   denyRead: SeatbeltRule[];
   denyWrite: SeatbeltRule[];
   /** Directories writable again under a write-denied one; denials inside them are repeated after. */
@@ -55,18 +65,28 @@ function block(head: string, rules: string[]): string[] {
   return [`(${head}`, ...rules.map((r) => `  ${r}`), ')'];
 }
 
+/** Devices a process writes to in an ordinary run: the null and zero devices, its terminal and descriptors. */
+const DEVICES = ['(literal "/dev/null")', '(literal "/dev/zero")', '(literal "/dev/dtracehelper")', '(regex #"^/dev/(tty|ttys[0-9]+|ptmx|stdout|stderr)$")', '(regex #"^/dev/fd/")'];
+
 export function buildSeatbeltProfile(input: SeatbeltInput): string {
   const read = input.denyRead.map(filter);
   const denied = [...input.denyWrite, ...input.denyRead];
   const within = (r: SeatbeltRule) => r.kind === 'regex' || input.writable.some((w) => r.path.startsWith(w + '/'));
+  const allowList = input.writes === 'allow-list';
   const lines = [
     '(version 1)',
     '(allow default)',
+    ...(input.otherRuns ? [`(deny file-read* (regex ${sbplRegex(input.otherRuns.regex)}))`, `(allow file-read* (subpath ${sbplString(input.otherRuns.own)}))`] : []),
     ...block('deny file-read*', read),
-    ...block('deny file-write*', denied.map(filter)),
+    ...(allowList ? ['(deny file-write*)', ...block('allow file-write*', [...input.allowWrite.map(filter), ...DEVICES])] : block('deny file-write*', denied.map(filter))),
     ...block('allow file-write*', input.writable.map((w) => `(subpath ${sbplString(w)})`)),
-    ...(input.writable.length > 0 ? block('deny file-write*', denied.filter(within).map(filter)) : []),
+    // Denials again after what the allowances re-opened (all of them under an allow-list: any may lie inside an allowed path).
+    ...(allowList ? block('deny file-write*', denied.map(filter)) : input.writable.length > 0 ? block('deny file-write*', denied.filter(within).map(filter)) : []),
     ...block('deny file-write-unlink', input.pinned.map((p) => `(literal ${sbplString(p)})`)),
+    ...(input.unixSockets ? [] : ['(deny network-outbound (remote unix-socket))']),
+    // Other processes of yours are not the agent's to inspect (their arguments, environment, open files).
+    '(deny process-info*)',
+    '(allow process-info* (target same-sandbox))',
   ];
   if (input.proxyPort !== null) {
     lines.push('(deny network-outbound (remote ip "*:*"))', `(allow network-outbound (remote ip "localhost:${input.proxyPort}"))`);

@@ -1,11 +1,19 @@
 // A classic-BPF seccomp program for bwrap --seccomp. It refuses (EPERM):
+// - socket(AF_UNIX, ...): every host Unix socket is a control channel (a
+//   terminal multiplexer's, an editor's, a container engine's, another run's
+//   proxy), including ones created after the run started, so the class is
+//   closed, not a list of paths. socketpair(2) stays allowed: the agent's own
+//   processes still talk over anonymous pairs. A profile may allow the family
+//   (`[sandbox] allow_unix_sockets = true`);
+// - io_uring (setup, enter, register): its SOCKET and OPENAT operations run
+//   in the kernel without passing this filter;
 // - the ioctls by which a sandboxed process could type into the user's terminal
 //   (TIOCSTI) or drive a virtual console (TIOCLINUX). Only the low 32 bits of
 //   the request are compared: the kernel truncates it (CVE-2017-5226);
 // - the kernel keyring calls (add_key, request_key, keyctl): the user's session
 //   and user keyrings are shared with the host and may hold credentials;
 // - every syscall of a foreign ABI (x32, i386 on x86_64), which would slip past
-//   the numbers above.
+//   the numbers above (i386's socketcall among them).
 
 const BPF_LD_W_ABS = 0x20;
 const BPF_JEQ_K = 0x15;
@@ -15,11 +23,14 @@ const RET_ALLOW = 0x7fff0000;
 const RET_EPERM = 0x00050000 | 1;
 const TIOCSTI = 0x5412;
 const TIOCLINUX = 0x541c;
+const AF_UNIX = 1;
 const X32_SYSCALL_BIT = 0x40000000;
+/** io_uring_setup, io_uring_enter, io_uring_register: the same numbers on every architecture. */
+const IO_URING = [425, 426, 427];
 
 const ARCHES = {
-  x64: { audit: 0xc000003e, ioctl: 16, denied: [248, 249, 250], x32: true },
-  arm64: { audit: 0xc00000b7, ioctl: 29, denied: [217, 218, 219], x32: false },
+  x64: { audit: 0xc000003e, ioctl: 16, socket: 41, keyring: [248, 249, 250], x32: true },
+  arm64: { audit: 0xc00000b7, ioctl: 29, socket: 198, keyring: [217, 218, 219], x32: false },
 } as const;
 
 export type SeccompArch = keyof typeof ARCHES;
@@ -28,28 +39,52 @@ export function seccompSupported(arch: string): arch is SeccompArch {
   return arch in ARCHES;
 }
 
-type Insn = [code: number, jt: number | 'allow' | 'deny', jf: number | 'allow' | 'deny', k: number];
+export interface FilterOptions {
+  /** Let socket(AF_UNIX, ...) through (weaker: every host Unix socket the user can open is reachable). */
+  unixSockets: boolean;
+}
 
-export function ttyInjectionFilter(arch: SeccompArch): Buffer {
+type Target = number | 'allow' | 'deny' | 'ioctl' | 'socket';
+type Insn = [code: number, jt: Target, jf: Target, k: number];
+
+export function sandboxFilter(arch: SeccompArch, opts: FilterOptions): Buffer {
   const a = ARCHES[arch];
-  const body: Insn[] = [
+  const insns: Insn[] = [
     [BPF_LD_W_ABS, 0, 0, 4], // seccomp_data.arch
     [BPF_JEQ_K, 1, 0, a.audit],
     [BPF_RET_K, 0, 0, RET_EPERM], // a foreign ABI: refuse
     [BPF_LD_W_ABS, 0, 0, 0], // seccomp_data.nr
     ...(a.x32 ? ([[BPF_JGE_K, 'deny', 0, X32_SYSCALL_BIT]] as Insn[]) : []),
-    ...a.denied.map((nr): Insn => [BPF_JEQ_K, 'deny', 0, nr]),
-    [BPF_JEQ_K, 0, 'allow', a.ioctl],
-    [BPF_LD_W_ABS, 0, 0, 24], // low word of args[1] (little-endian)
-    [BPF_JEQ_K, 'deny', 0, TIOCSTI],
-    [BPF_JEQ_K, 'deny', 0, TIOCLINUX],
+    ...[...a.keyring, ...IO_URING].map((nr): Insn => [BPF_JEQ_K, 'deny', 0, nr]),
+    ...(opts.unixSockets ? [] : ([[BPF_JEQ_K, 'socket', 0, a.socket]] as Insn[])),
+    [BPF_JEQ_K, 'ioctl', 'allow', a.ioctl],
   ];
-  const insns: Insn[] = [...body, [BPF_RET_K, 0, 0, RET_ALLOW], [BPF_RET_K, 0, 0, RET_EPERM]];
-  const allow = insns.length - 2;
-  const deny = insns.length - 1;
+  const labels: Record<string, number> = {};
+  labels.ioctl = insns.length;
+  insns.push(
+    [BPF_LD_W_ABS, 0, 0, 24], // low word of args[1], the request (little-endian)
+    [BPF_JEQ_K, 'deny', 0, TIOCSTI],
+    [BPF_JEQ_K, 'deny', 'allow', TIOCLINUX],
+  );
+  if (!opts.unixSockets) {
+    labels.socket = insns.length;
+    insns.push(
+      [BPF_LD_W_ABS, 0, 0, 16], // low word of args[0], the address family
+      [BPF_JEQ_K, 'deny', 'allow', AF_UNIX],
+    );
+  }
+  labels.allow = insns.length;
+  insns.push([BPF_RET_K, 0, 0, RET_ALLOW]);
+  labels.deny = insns.length;
+  insns.push([BPF_RET_K, 0, 0, RET_EPERM]);
   const buf = Buffer.alloc(insns.length * 8);
   insns.forEach(([code, jt, jf, k], i) => {
-    const rel = (j: number | 'allow' | 'deny') => (j === 'allow' ? allow - i - 1 : j === 'deny' ? deny - i - 1 : j);
+    const rel = (j: Target) => {
+      if (typeof j === 'number') return j;
+      const off = (labels[j] as number) - i - 1;
+      if (off < 0 || off > 255) throw new Error(`seccomp: jump to ${j} out of range`);
+      return off;
+    };
     buf.writeUInt16LE(code, i * 8);
     buf.writeUInt8(rel(jt), i * 8 + 2);
     buf.writeUInt8(rel(jf), i * 8 + 3);

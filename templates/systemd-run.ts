@@ -1,5 +1,8 @@
 // The Linux fallback when bubblewrap is missing or unusable: the same rules as
-// properties of a transient systemd user unit. systemd's InaccessiblePaths= has
+// properties of a transient systemd user unit. Writes as an allow-list are
+// ProtectSystem=strict, a read-only home and PrivateTmp, with the writable roots
+// re-opened; git's directory has no view here (its executable files are
+// ReadOnlyPaths=, which a rename on the host can detach: docs/sandboxing.md). systemd's InaccessiblePaths= has
 // the semantics we want for deny_read (files EACCES, directories empty);
 // ReadOnlyPaths= for deny_write. The environment travels in a 0600 file, never
 // on the command line. Network: IP traffic only to loopback, where the proxy
@@ -11,11 +14,16 @@ export interface SystemdRunInput {
   systemdRun: string;
   command: string[];
   cwd: string;
+  /** allow-list: ProtectSystem=strict and a read-only home, with the writable roots (and PrivateTmp); deny-list: writable but deny_write. */
+  writes: 'allow-list' | 'deny-list';
+  writableRoots: string[];
   denyRead: string[];
   denyWrite: string[];
   /** Writable again under a read-only path (systemd applies the more specific path last). */
   writable: string[];
   isolateNetwork: boolean;
+  /** socket(AF_UNIX) allowed; otherwise RestrictAddressFamilies leaves only IP (and netlink, for interface lookups). */
+  unixSockets: boolean;
   envFile: string;
   interactive: boolean;
 }
@@ -39,6 +47,10 @@ export function buildSystemdRunCommand(input: SystemdRunInput): Command {
     ...p('ProtectKernelTunables=yes'),
     ...p('ProtectControlGroups=yes'),
     ...p('PrivateIPC=yes'),
+    ...(input.writes === 'allow-list'
+      ? [...p('ProtectSystem=strict'), ...p('ProtectHome=read-only'), ...p('PrivateTmp=yes'), ...input.writableRoots.flatMap((d) => p(`ReadWritePaths=${unitPath(d)}`))]
+      : []),
+    ...(input.unixSockets ? [] : p('RestrictAddressFamilies=AF_INET AF_INET6 AF_NETLINK')),
     // A leading "-" ignores paths that do not exist; a missing deny_write path is
     // created as a placeholder beforehand, like with bwrap.
     ...input.denyWrite.flatMap((d) => p(`ReadOnlyPaths=${unitPath(d)}`)),

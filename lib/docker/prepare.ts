@@ -15,7 +15,7 @@ import { isolatedPathProblem } from '../profile/docker-values.js';
 import type { Profile } from '../profile/types.js';
 import { executableGitState, findRepoRoot, hooksPathTargets } from '../repo.js';
 import { sessionFile } from '../session.js';
-import { runDirOf } from '../run-dir.js';
+import { caDirOf, runDirOf } from '../run-dir.js';
 import { sha256 } from './engine.js';
 import { defaultImageRef, type ImageChoice } from './image.js';
 import type { DockerWorktree } from '../worktree/run.js';
@@ -33,6 +33,7 @@ export interface DockerContext {
   home: string;
   stashbaseHome: string;
   placeholders: Record<string, string>;
+  proxyToken: string;
   docker: string;
   choice: ImageChoice;
   desktop: boolean;
@@ -95,7 +96,7 @@ export function containerEnv(ctx: DockerContext, proxyUrl: string, interceptTls:
   }
   if (ctx.gitIdentity.name !== undefined) env.GIT_AUTHOR_NAME = env.GIT_COMMITTER_NAME = ctx.gitIdentity.name;
   if (ctx.gitIdentity.email !== undefined) env.GIT_AUTHOR_EMAIL = env.GIT_COMMITTER_EMAIL = ctx.gitIdentity.email;
-  Object.assign(env, proxyEnv(proxyUrl));
+  Object.assign(env, proxyEnv(proxyUrl, ctx.proxyToken));
   if (interceptTls) Object.assign(env, caEnv(CONTAINER_CA_DIR));
   Object.assign(env, ctx.placeholders, ctx.profile.configEnv);
   return env;
@@ -176,7 +177,7 @@ export function prepareDocker(ctx: DockerContext, facts: RuntimeFacts, protectio
     { type: 'volume', source: HOME_VOLUME, target: AGENT_HOME, readonly: false },
   ];
   if (interceptTls) {
-    for (const f of ['ca.pem', 'ca-bundle.pem']) mounts.push({ type: 'bind', source: join(runDir, f), target: `${CONTAINER_CA_DIR}/${f}`, readonly: true });
+    for (const f of ['ca.pem', 'ca-bundle.pem']) mounts.push({ type: 'bind', source: join(caDirOf(runDir), f), target: `${CONTAINER_CA_DIR}/${f}`, readonly: true });
   }
   mounts.push(...shadowMounts(protection, runDir));
   for (const v of volumes) mounts.push({ type: 'volume', source: v.name, target: v.target, readonly: false });

@@ -17,7 +17,9 @@ import { alert } from '../style.js';
 import { createPlaceholders, createRunDir, removePlaceholders, removeRunDir } from '../run-dir.js';
 import { runBwrap } from './run.js';
 import { Trace } from '../trace.js';
-import { ttyInjectionFilter, type SeccompArch } from '../../templates/seccomp.js';
+import { sandboxFilter, type SeccompArch } from '../../templates/seccomp.js';
+import { buildViews, settleViews } from '../views/lifecycle.js';
+import { seatbeltTmpOf } from './prepare-seatbelt.js';
 
 export interface ExecuteInput {
   ctx: NativeContext;
@@ -53,16 +55,20 @@ export async function executeNative({ ctx, profile, warn, announce }: ExecuteInp
   writeSession(home, {
     id: ctx.session, pid: process.pid, backend: 'native', mechanism: ctx.mechanism.kind, profile: profile.name, cwd: ctx.cwd, argv: ctx.command,
     startedAt: new Date(started).toISOString(), placeholders: [...prep.protection.placeholders, ...prep.protection.fileStandIns],
+    views: prep.views.map((v) => v.dir),
   });
   audit.write({ type: 'start', profile: profile.name, profileFile: profile.file, backend: 'native', mechanism: ctx.mechanism.kind, argv: ctx.command, cwd: ctx.cwd });
   let created: string[] = [];
   let exitCode = 1;
   let proxy: RunProxy | null = null;
+  let built: string[] = [];
   try {
-    proxy = await proxyForRun({ profile, placeholders: ctx.placeholders, env: ctx.env, home, userHome: ctx.home, cwd: ctx.cwd, audit: (e) => audit.write(e) });
+    proxy = await proxyForRun({ profile, placeholders: ctx.placeholders, env: ctx.env, home, userHome: ctx.home, cwd: ctx.cwd, audit: (e) => audit.write(e), token: ctx.proxyToken });
     if (hostPort !== null) await listenLoopback(proxy.server, hostPort);
     trace.mark('proxy');
-    createRunDir(prep.runDir, proxy.ca, prep.bwrap ? ttyInjectionFilter(process.arch as SeccompArch) : null);
+    const temps = prep.bwrap?.privateTmp.map((t) => t.src) ?? (prep.seatbelt && profile.filesystem.writes === 'allow-list' ? [seatbeltTmpOf(prep.runDir)] : []);
+    createRunDir(prep.runDir, proxy.ca, prep.bwrap ? sandboxFilter(process.arch as SeccompArch, { unixSockets: profile.sandbox.allowUnixSockets }) : null, temps);
+    built = buildViews(prep.runDir, prep.views);
     if (prep.seatbelt) {
       // sandbox-exec is the agent's parent and passes signals and the exit status through.
       exitCode = await runForwarded(prep.seatbelt);
@@ -84,6 +90,7 @@ export async function executeNative({ ctx, profile, warn, announce }: ExecuteInp
   } finally {
     proxy?.server.close();
     proxy?.interceptor?.close();
+    for (const n of settleViews(built)) alert(n);
     removePlaceholders(created);
     removeRunDir(prep.runDir);
     audit.write({ type: 'end', exitCode, durationMs: Date.now() - started });

@@ -1,26 +1,34 @@
-// Gathers the facts a native run needs (mechanism, protected paths, environment)
-// and builds its Plan. Nothing here changes the disk: run.ts does that.
-import { statSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+// Gathers the facts a native run needs (mechanism, protected paths, views,
+// environment) and builds its Plan. Nothing here changes the disk: run.ts and
+// execute.ts do that.
+import { lstatSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { findTool } from '../find-tool.js';
-import type { BwrapInput } from '../../templates/bwrap.js';
+import { type BindMount, type BwrapInput, PROC_READ_ONLY } from '../../templates/bwrap.js';
 import { BRIDGE_PORT, SETNS_SYSCALL, type RelayInput } from '../../templates/bridge-relay.js';
-import { buildNativePlan, caEnv, proxyEnv } from '../../templates/native-plan.js';
+import { buildNativePlan, caEnv, proxyEnv, type PlannedView } from '../../templates/native-plan.js';
 import type { Plan } from '../../templates/plan.js';
 import type { SystemdRunInput } from '../../templates/systemd-run.js';
 import type { Command } from '../../templates/command.js';
-import { buildSeatbeltCommand, buildSeatbeltProfile } from '../../templates/seatbelt.js';
-import { seatbeltInput } from './seatbelt-rules.js';
 import { SandboxUnavailableError } from '../errors.js';
 import { removedVariables } from '../env-policy.js';
 import { planProtection, type Protection } from '../paths/protect.js';
 import type { Profile } from '../profile/types.js';
 import { auditFile } from '../audit.js';
 import { sessionFile } from '../session.js';
-import { executableGitState, hooksPathTargets } from '../repo.js';
-import { runDirOf } from '../run-dir.js';
+import { findRepoRoot, hooksPathTargets } from '../repo.js';
+import { alwaysDenied } from './always-denied.js';
+import { caDirOf, runDirOf } from '../run-dir.js';
 import type { Mechanism } from './select.js';
 import { seccompSupported } from '../../templates/seccomp.js';
+import type { LandlockArch } from '../../templates/landlock.js';
+import { resolveRule } from '../paths/rules.js';
+import { gitLayout } from '../views/git-view.js';
+import { claudeView, codexView } from '../views/agent-views.js';
+import type { ViewSpec } from '../views/spec.js';
+import { viewBinds } from '../views/binds.js';
+import { allowWritePaths, inside, keptRoots, privateTempDests, privateTemps, reexposed } from './write-areas.js';
+import { prepareSeatbelt } from './prepare-seatbelt.js';
 
 export interface NativeContext {
   session: string;
@@ -33,12 +41,16 @@ export interface NativeContext {
   mechanism: Mechanism;
   /** Secret name -> placeholder value the agent sees. */
   placeholders: Record<string, string>;
+  /** The per-run credential the proxy asks of every request (in the proxy URL the agent gets). */
+  proxyToken: string;
   /** For host-network runs the port is known only once the proxy listens. */
   proxyUrl?: string;
   /** Existing directories under a deny_write entry that stay writable (a worktree run's parts of .git). */
   writable?: string[];
   /** bwrap takes `--perms` before `--tmpfs` (0.5.0 and later); otherwise denied directories are bound. */
   bwrapTmpfsPerms?: boolean;
+  /** Not --silent: the sandbox may say what it cannot enforce here (no Landlock). */
+  announce?: boolean;
 }
 
 export interface NativePrepared {
@@ -49,32 +61,15 @@ export interface NativePrepared {
   relay: RelayInput | null;
   systemd: SystemdRunInput | null;
   seatbelt: Command | null;
+  /** Views to build before the sandbox starts and settle after it. */
+  views: Array<{ spec: ViewSpec; dir: string }>;
   agentEnv: { set: Record<string, string>; unset: string[] };
 }
-
 
 function tool(name: string, env: NodeJS.ProcessEnv, pkg: string): string {
   const found = findTool(name, env);
   if (!found) throw new SandboxUnavailableError(`${name} is required by the native sandbox but was not found on PATH (Debian/Ubuntu package: ${pkg}); nothing was run`);
   return found;
-}
-
-/** Paths no profile can open up: control sockets and stashbase's own state (the CA key). */
-export function alwaysDenied(ctx: NativeContext): { read: string[]; write: string[] } {
-  const uid = process.getuid?.() ?? 0;
-  const read = [
-    '/var/run/docker.sock', '/run/docker.sock', '/run/containerd/containerd.sock', '/run/podman/podman.sock',
-    '/run/dbus/system_bus_socket', '/var/run/dbus/system_bus_socket',
-    // The user's runtime directory is where control channels live: the D-Bus
-    // session bus, the systemd user manager, GnuPG, keyrings, Wayland, PulseAudio,
-    // rootless Docker and Podman, ssh-agent. X11 and ICE sockets drive the desktop.
-    `/run/user/${uid}`, '/tmp/.X11-unix', '/tmp/.ICE-unix',
-  ];
-  if (ctx.env.XDG_RUNTIME_DIR) read.push(resolve(ctx.env.XDG_RUNTIME_DIR));
-  if (ctx.env.SSH_AUTH_SOCK) read.push(resolve(ctx.env.SSH_AUTH_SOCK));
-  // The repository's executable git state, wherever in it the run starts.
-  const write = executableGitState(ctx.cwd);
-  return { read, write };
 }
 
 function usesUserNamespace(bwrapPath: string): boolean {
@@ -86,6 +81,13 @@ function usesUserNamespace(bwrapPath: string): boolean {
   }
 }
 
+/** The concrete paths of plain (non-pattern) rules. */
+const rulePaths = (entries: string[], home: string, cwd: string) =>
+  entries.flatMap((e) => {
+    const r = resolveRule(e, home, cwd);
+    return r.kind === 'path' ? [r.path] : [];
+  });
+
 export function prepareNative(ctx: NativeContext): NativePrepared {
   const p = ctx.profile;
   const runDir = runDirOf(ctx.session);
@@ -95,62 +97,90 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
   const bridged = isolate && ctx.mechanism.kind === 'bwrap';
   const proxyUrl = bridged ? `http://127.0.0.1:${BRIDGE_PORT}` : (ctx.proxyUrl ?? 'http://127.0.0.1:<port>');
   const interceptTls = Object.keys(p.secrets).length > 0;
-  const agentEnv = {
+  const allowList = p.filesystem.writes === 'allow-list';
+  const baseEnv = {
     unset: removedVariables(p, ctx.env),
-    set: { ...p.configEnv, ...ctx.placeholders, ...proxyEnv(proxyUrl), ...(interceptTls ? caEnv(runDir) : {}) },
+    set: { ...p.configEnv, ...ctx.placeholders, ...proxyEnv(proxyUrl, ctx.proxyToken), ...(interceptTls ? caEnv(caDirOf(runDir)) : {}) },
   };
-  if (ctx.mechanism.kind === 'seatbelt') {
-    // Seatbelt matches its rules itself: no expansion, stand-ins or run directory.
-    const always = alwaysDenied(ctx);
-    const port = !isolate ? null : ctx.proxyUrl ? Number(new URL(ctx.proxyUrl).port) : ('<port>' as const);
-    const input = seatbeltInput({
-      denyRead: [...p.filesystem.denyRead, ctx.stashbaseHome, ...always.read],
-      denyWrite: [...p.filesystem.denyWrite, ...hooksPathTargets(ctx.cwd, ctx.home, ctx.env), ...always.write],
-      writable: ctx.writable,
-      home: ctx.home,
-      cwd: ctx.cwd,
-      proxyPort: port,
-    });
-    const command = buildSeatbeltCommand(ctx.mechanism.path, buildSeatbeltProfile(input), ctx.command, ctx.cwd, agentEnv);
-    const none: Protection = { denyRead: [], denyWrite: [], placeholders: [], fileStandIns: [], parents: [], pinned: [], warnings: [] };
-    const plan = buildNativePlan({
-      session: ctx.session, profile: p.name, sessionFile: sessionFile(ctx.stashbaseHome, ctx.session), auditFile: auditFile(ctx.stashbaseHome, ctx.session),
-      runDir, placeholders: [], fileStandIns: [], parents: [], warnings: [], proxyUrl, interceptTls, sandbox: { kind: 'seatbelt', command },
-    });
-    return { plan, protection: none, runDir, bwrap: null, relay: null, systemd: null, seatbelt: command, agentEnv };
-  }
+  if (ctx.mechanism.kind === 'seatbelt') return prepareSeatbelt(ctx, { runDir, proxyUrl, interceptTls, isolate, agentEnv: baseEnv });
+
+  const bwrapLike = ctx.mechanism.kind === 'bwrap';
+  const carveOuts = ctx.writable ?? [];
+  // Git's directory is a view in a plain run (a worktree run protects its parts itself).
+  const repo = findRepoRoot(ctx.cwd);
+  const git = bwrapLike && carveOuts.length === 0 && repo ? gitLayout(repo.root) : { views: [], pointer: null };
+  const agents = bwrapLike && allowList ? [claudeView(ctx.home, ctx.env), codexView(ctx.home, ctx.env)] : [];
+  const denyRead = p.filesystem.denyRead;
+  // Write denials inside git's view are what the view already does (and a stand-in there would land in your .git).
+  const gitAts = git.views.map((v) => v.at);
+  const denyWrite = [...p.filesystem.denyWrite, ...hooksPathTargets(ctx.cwd, ctx.home, ctx.env)].filter((e) => {
+    const r = resolveRule(e, ctx.home, ctx.cwd);
+    return r.kind === 'pattern' || !gitAts.some((g) => inside(r.path, g));
+  });
+  const denied = rulePaths([...denyRead, ...denyWrite], ctx.home, ctx.cwd);
+  const views = [...git.views, ...agents.filter((a) => !denied.some((d) => inside(a.spec.at, d))).map((a) => a.spec)].map((spec) => ({
+    spec,
+    dir: join(runDir, 'views', spec.id),
+  }));
+  const allowWrite = allowList ? allowWritePaths(p.filesystem.allowWrite, ctx.home, ctx.cwd) : { paths: [], missing: [] };
+  const roots = allowList ? keptRoots([ctx.cwd, ...allowWrite.paths], denied, carveOuts) : [];
+  const privateDests = allowList && bwrapLike ? privateTempDests() : [];
+  const shown = [ctx.home, ...roots, ...carveOuts, ...views.map((v) => v.spec.at)];
   const always = alwaysDenied(ctx);
   const protection = planProtection({
-    denyRead: p.filesystem.denyRead,
+    denyRead,
     // Any folder core.hooksPath sends your git to for hooks, as if the profile
     // named it (a missing one gets a stand-in, so hooks cannot be planted there).
-    denyWrite: [...p.filesystem.denyWrite, ...hooksPathTargets(ctx.cwd, ctx.home, ctx.env)],
+    denyWrite,
     alwaysDenyRead: always.read,
     stateDir: ctx.stashbaseHome,
-    alwaysDenyWrite: [...always.write, runDir],
+    // bwrap's views keep git's executable state; systemd-run protects its files.
+    alwaysDenyWrite: [...(bwrapLike ? [] : always.write), ...(git.pointer ? [git.pointer] : []), runDir],
     home: ctx.home,
     cwd: ctx.cwd,
+    writableAreas: allowList ? [...roots, ...carveOuts, ...views.map((v) => v.spec.at)] : undefined,
+    privateDirs: privateDests,
+    shown,
   });
+  protection.parents.push(...allowWrite.missing.filter((m) => roots.includes(m)));
+  const agentEnv = {
+    unset: baseEnv.unset,
+    set: { ...baseEnv.set, ...(allowList && bwrapLike ? { TMPDIR: '/tmp' } : {}), ...Object.assign({}, ...agents.map((a) => a.env)) },
+  };
+  const viewMounts: BindMount[] = views.flatMap((v) => viewBinds(v.spec, v.dir));
+  const binds: BindMount[] = [...roots.map((r) => ({ src: r, dest: r, ro: false })), ...viewMounts];
+  binds.push(...reexposed(privateDests, ctx.home, binds));
+  if (interceptTls && privateDests.length > 0) binds.push({ src: caDirOf(runDir), dest: caDirOf(runDir), ro: true });
+
+  // Denied files where the agent cannot write: a rename on your side would detach their bind (templates/landlock.ts).
+  const writableNow = [...roots, ...carveOuts, ...views.map((v) => v.spec.at), ...privateDests];
+  // Only under an allow-list: with deny-list writes a partly granted folder would hide the agent's own new files.
+  const landlockFiles = !allowList ? [] : protection.denyRead.filter((d) => d.kind === 'file' && !writableNow.some((w) => inside(d.path, w))).map((d) => d.path);
   let bwrap: BwrapInput | null = null;
   let relay: RelayInput | null = null;
   if (ctx.mechanism.kind === 'bwrap') {
     if (!seccompSupported(process.arch)) {
-      throw new SandboxUnavailableError(`the native sandbox has no terminal-injection filter for ${process.arch}; use the Docker backend`);
+      throw new SandboxUnavailableError(`the native sandbox has no seccomp filter for ${process.arch}; use the Docker backend`);
     }
     bwrap = {
       bwrap: ctx.mechanism.path,
       envTool: tool('env', ctx.env, 'coreutils'),
       command: ctx.command,
       cwd: ctx.cwd,
+      writes: p.filesystem.writes,
+      procReadOnly: PROC_READ_ONLY.filter((x) => lstatSync(x, { throwIfNoEntry: false }) !== undefined),
+      privateTmp: privateTemps(runDir, privateDests),
+      binds,
       denyRead: protection.denyRead,
       denyWrite: protection.denyWrite,
-      writable: ctx.writable ?? [],
+      writable: carveOuts,
       pinned: protection.pinned,
       deniedFile: join(runDir, 'denied'),
       emptyDir: join(runDir, 'empty'),
       tmpfsPerms: ctx.bwrapTmpfsPerms === true,
       isolateNetwork: isolate,
       seccompFile: join(runDir, 'seccomp.bpf'),
+      landlock: allowList ? { perl: tool('perl', ctx.env, 'perl-base'), arch: process.arch as LandlockArch, files: landlockFiles, warn: ctx.announce === true } : null,
       env: agentEnv,
       userns: usesUserNamespace(ctx.mechanism.path),
     };
@@ -158,6 +188,7 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
       ? { perl: tool('perl', ctx.env, 'perl-base'), setns: SETNS_SYSCALL[process.arch as keyof typeof SETNS_SYSCALL], userns: bwrap.userns, socket: join(runDir, 'proxy.sock') }
       : null;
   }
+  const plannedViews: PlannedView[] = views.map((v) => ({ ...v.spec, dir: v.dir }));
   const common = {
     session: ctx.session,
     profile: p.name,
@@ -170,6 +201,9 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
     warnings: protection.warnings,
     proxyUrl,
     interceptTls,
+    writes: p.filesystem.writes,
+    unixSockets: p.sandbox.allowUnixSockets,
+    views: plannedViews,
   };
   const systemd: SystemdRunInput | null =
     bwrap === null
@@ -177,10 +211,13 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
           systemdRun: ctx.mechanism.path,
           command: ctx.command,
           cwd: ctx.cwd,
+          writes: p.filesystem.writes,
+          writableRoots: roots,
           denyRead: protection.denyRead.map((d) => d.path),
           denyWrite: protection.denyWrite.map((d) => d.path),
-          writable: ctx.writable ?? [],
+          writable: carveOuts,
           isolateNetwork: isolate,
+          unixSockets: p.sandbox.allowUnixSockets,
           envFile: join(runDir, 'env'),
           interactive: process.stdin.isTTY === true,
         }
@@ -189,5 +226,5 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
     ...common,
     sandbox: bwrap ? { kind: 'bwrap', input: bwrap, relay } : { kind: 'systemd-run', input: systemd as SystemdRunInput },
   });
-  return { plan, protection, runDir, bwrap, relay, systemd, seatbelt: null, agentEnv };
+  return { plan, protection, runDir, bwrap, relay, systemd, seatbelt: null, views, agentEnv };
 }

@@ -7,7 +7,7 @@ import { dirname } from 'node:path';
 import type { SeatbeltInput, SeatbeltRule } from '../../templates/seatbelt.js';
 import { resolveRule } from '../paths/rules.js';
 
-function rulesFor(entries: string[], home: string, cwd: string, pinned: Set<string>): SeatbeltRule[] {
+function rulesFor(entries: string[], home: string, cwd: string, pinned: Set<string> | null): SeatbeltRule[] {
   const out: SeatbeltRule[] = [];
   for (const entry of entries) {
     const rule = resolveRule(entry, home, cwd);
@@ -24,15 +24,34 @@ function rulesFor(entries: string[], home: string, cwd: string, pinned: Set<stri
     }
     for (const p of paths) {
       out.push({ kind: 'path', path: p, dir: true });
-      for (let a = dirname(p); a !== '/' && a !== dirname(a); a = dirname(a)) pinned.add(a);
+      if (pinned) for (let a = dirname(p); a !== '/' && a !== dirname(a); a = dirname(a)) pinned.add(a);
     }
   }
   return out;
 }
 
-export function seatbeltInput(o: { denyRead: string[]; denyWrite: string[]; writable?: string[]; home: string; cwd: string; proxyPort: number | '<port>' | null }): SeatbeltInput {
+export interface SeatbeltRulesInput {
+  writes: 'allow-list' | 'deny-list';
+  /** Where an allow-list lets writes through: paths (subpaths) and ready-made rules (the agents' state). */
+  allowWrite: string[];
+  allowRules: SeatbeltRule[];
+  otherRuns: SeatbeltInput['otherRuns'];
+  unixSockets: boolean;
+  denyRead: string[];
+  denyWrite: string[];
+  writable?: string[];
+  home: string;
+  cwd: string;
+  proxyPort: number | '<port>' | null;
+}
+
+export function seatbeltInput(o: SeatbeltRulesInput): SeatbeltInput {
   const pinned = new Set<string>();
   const denyRead = rulesFor(o.denyRead, o.home, o.cwd, pinned);
   const denyWrite = rulesFor(o.denyWrite, o.home, o.cwd, pinned);
-  return { denyRead, denyWrite, writable: o.writable ?? [], pinned: [...pinned].sort(), proxyPort: o.proxyPort };
+  const allowWrite = [...rulesFor(o.allowWrite, o.home, o.cwd, null), ...o.allowRules];
+  return {
+    writes: o.writes, allowWrite, otherRuns: o.otherRuns, unixSockets: o.unixSockets,
+    denyRead, denyWrite, writable: o.writable ?? [], pinned: [...pinned].sort(), proxyPort: o.proxyPort,
+  };
 }

@@ -6,6 +6,7 @@ import { dirname } from 'node:path';
 import { gitFileStandIn } from '../repo.js';
 import type { DeniedPath } from '../../templates/bwrap.js';
 import { expandPattern, MAX_ENTRIES } from './expand.js';
+import { multiplyLinked } from './hard-links.js';
 import { resolveRule, type Rule } from './rules.js';
 
 export interface Protection {
@@ -42,6 +43,17 @@ export interface ProtectInput {
    * rules apply inside it only and patterns are walked from it, not from higher up.
    */
   within?: string;
+  /**
+   * Native with writes as an allow-list: where the sandbox can write (the
+   * working directory, allow_write, views, carve-outs). Outside them
+   * everything is read-only already: write denials there, and stand-ins for
+   * missing paths the sandbox could not create anyway, are left out.
+   */
+  writableAreas?: string[];
+  /** Folders the sandbox sees as private empty ones (/tmp, /var/tmp): rules for what lies in them are moot, unless in `shown`. */
+  privateDirs?: string[];
+  /** Paths under a private folder the sandbox still sees (the home, the working directory). */
+  shown?: string[];
 }
 
 const inside = (path: string, dir: string) => path === dir || path.startsWith(dir === '/' ? '/' : dir + '/');
@@ -132,13 +144,19 @@ export function planProtection(input: ProtectInput): Protection {
   const placeholders = new Set<string>();
   const fileStandIns = new Set<string>();
   const parents = new Set<string>();
-  const collect = (entries: string[], optional: string[], forcedDirs: string[] = [], fileStandInsOk = false): Map<string, DeniedPath> => {
+  const areas = input.writableAreas;
+  const writable = (p: string) => areas === undefined || areas.some((a) => inside(p, a));
+  const invisible = (p: string) => (input.privateDirs ?? []).some((d) => inside(p, d)) && !(input.shown ?? []).some((v) => inside(p, v));
+  const collect = (entries: string[], optional: string[], forcedDirs: string[] = [], fileStandInsOk = false, reading = false): Map<string, DeniedPath> => {
     const out = new Map<string, DeniedPath>();
     const add = (path: string, createIfMissing: boolean) => {
       if (KERNEL_FS.test(path)) {
         if (input.within === undefined) warnings.push(`${path}: rules under /proc, /sys and /dev are not applied (the sandbox mounts its own)`);
         return;
       }
+      if (invisible(path)) return;
+      // What the sandbox cannot write needs no write denial, nor a stand-in against its creation.
+      if (!writable(path) && (!reading || exists(path) === null)) return;
       const kind = exists(path);
       if (kind === 'unreachable') return;
       if (kind !== null) {
@@ -155,6 +173,11 @@ export function planProtection(input: ProtectInput): Protection {
         out.set(real, { path: real, kind });
         const links = kind === 'file' ? statSync(real, { throwIfNoEntry: false })?.nlink ?? 1 : 1;
         if (links > 1) warnings.push(`${real} has ${links} hard links: its other names are not covered by this rule (deny them too, or remove the extra links)`);
+        if (kind === 'dir' && reading) {
+          const linked = multiplyLinked(real);
+          for (const f of linked.files) warnings.push(`${f} (in the denied ${real}) has other hard links: the sandbox can read it through them (remove the extra links)`);
+          if (linked.truncated) warnings.push(`${real}: only its first 2000 entries, three levels deep, were checked for hard links`);
+        }
       } else if (createIfMissing && (input.within === undefined || inside(path, input.within))) {
         const stand = standIn(path, input.home, exists);
         for (const p of stand.parents) parents.add(p);
@@ -186,7 +209,7 @@ export function planProtection(input: ProtectInput): Protection {
     for (const p of forcedDirs) if (input.within === undefined || inside(p, input.within)) out.set(p, { path: p, kind: 'dir' });
     return out;
   };
-  const read = collect(input.denyRead, input.alwaysDenyRead, [input.stateDir]);
+  const read = collect(input.denyRead, input.alwaysDenyRead, [input.stateDir], false, true);
   const write = collect(input.denyWrite, input.alwaysDenyWrite, [], input.within === undefined);
   for (const p of read.keys()) write.delete(p); // unreadable already implies unwritable
   // Whatever lies under a read-denied directory is hidden with it; mounting over
@@ -194,9 +217,11 @@ export function planProtection(input: ProtectInput): Protection {
   const hiddenDirs = [...read.values()].filter((d) => d.kind === 'dir').map((d) => d.path + '/');
   const hidden = (p: string) => hiddenDirs.some((d) => p.startsWith(d));
   for (const m of [read, write]) for (const p of [...m.keys()]) if (hidden(p)) m.delete(p);
+  // Only where the sandbox can write can it rename a parent away (the areas themselves are mount points).
   const pinned = new Set<string>();
+  const pinnable = (a: string) => areas === undefined || (writable(a) && !areas.includes(a));
   for (const p of [...read.keys(), ...write.keys()]) {
-    for (let a = dirname(p); a !== '/' && a !== dirname(a); a = dirname(a)) if (!disk.isSymlink(a)) pinned.add(a);
+    for (let a = dirname(p); a !== '/' && a !== dirname(a); a = dirname(a)) if (pinnable(a) && !disk.isSymlink(a)) pinned.add(a);
   }
   const byDepth = (a: string, b: string) => a.split('/').length - b.split('/').length || (a < b ? -1 : a > b ? 1 : 0);
   return {

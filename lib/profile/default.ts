@@ -1,10 +1,13 @@
+import { defaultDenyRead } from './credential-stores.js';
 import type { Profile } from './types.js';
 
 /**
- * The built-in profile used when no --profile is given: native backend, the
- * common credential stores unreadable, shell start-up files and git's executable
- * configuration unwritable, egress only to the hosts the known agents need for
- * their API and login, no secrets.
+ * The built-in profile used when no --profile is given: native backend, writes
+ * only to the working directory, the run's own temp and the agents' state
+ * (the rest of the host read-only), credential stores and histories
+ * unreadable, egress only to the hosts the known agents need for their API and
+ * login, no secrets. The deny_write entries still matter where the working
+ * directory is your home, and for profiles that copy them with writes = "deny-list".
  */
 export function defaultProfile(): Profile {
   return {
@@ -13,20 +16,16 @@ export function defaultProfile(): Profile {
     file: null,
     description: 'Built-in default: native sandbox, credential stores hidden, agent API hosts only',
     allowHooks: [],
-    sandbox: { backend: 'native', isolatedPaths: [], nativeNetwork: 'proxy-only' },
+    sandbox: { backend: 'native', isolatedPaths: [], nativeNetwork: 'proxy-only', allowUnixSockets: false },
     filesystem: {
-      denyRead: [
-        '~/.ssh', '~/.aws', '~/.gnupg', '~/.azure', '~/.kube', '~/.docker', '~/.netrc',
-        '~/.git-credentials', '~/.npmrc', '~/.pypirc', '~/.password-store', '~/.vault-token',
-        '~/.config/gcloud', '~/.config/gh', '~/.config/hub', '~/.local/share/keyrings',
-        '~/.cargo/credentials', '~/.cargo/credentials.toml', '~/.gem/credentials',
-        '~/.terraform.d/credentials.tfrc.json',
-      ],
+      denyRead: defaultDenyRead(),
       denyWrite: [
         '~/.bashrc', '~/.bash_profile', '~/.bash_login', '~/.bash_logout', '~/.profile',
         '~/.zshrc', '~/.zshenv', '~/.zprofile', '~/.zlogin', '~/.config/fish',
         '~/.gitconfig', '~/.config/git', '.git/hooks', '.git/config',
       ],
+      allowWrite: [],
+      writes: 'allow-list',
     },
     network: {
       egressHosts: [

@@ -1,6 +1,8 @@
 export type ProfileSource = 'builtin' | 'global' | 'directory';
 export type Backend = 'native' | 'docker';
 export type NativeNetwork = 'proxy-only' | 'host';
+/** allow-list: the host read-only but for the working directory, temp and allow_write; deny-list: the spec's, writable but for deny_write. */
+export type WriteMode = 'allow-list' | 'deny-list';
 
 export interface SecretBinding {
   /** Host environment variable holding the real value. */
@@ -25,8 +27,10 @@ export interface Profile {
     cpus?: string;
     isolatedPaths: string[];
     nativeNetwork: NativeNetwork;
+    /** socket(AF_UNIX) allowed in the native sandbox (weaker: host control sockets reachable). */
+    allowUnixSockets: boolean;
   };
-  filesystem: { denyRead: string[]; denyWrite: string[] };
+  filesystem: { denyRead: string[]; denyWrite: string[]; allowWrite: string[]; writes: WriteMode };
   network: {
     egressHosts: string[];
     denyHosts: string[];

@@ -10,8 +10,8 @@ import type { Profile, ProfileSource, SecretBinding } from './types.js';
 import { formatPath, type KeyPath, type Problem, Reader } from './validators.js';
 
 const TOP = ['description', 'allow_hooks', 'sandbox', 'filesystem', 'network', 'secrets', 'config_env', 'workspace'] as const;
-const SANDBOX = ['backend', 'image', 'dockerfile', 'memory', 'cpus', 'isolated_paths', 'native_network'] as const;
-const FILESYSTEM = ['deny_read', 'deny_write'] as const;
+const SANDBOX = ['backend', 'image', 'dockerfile', 'memory', 'cpus', 'isolated_paths', 'native_network', 'allow_unix_sockets'] as const;
+const FILESYSTEM = ['deny_read', 'deny_write', 'allow_write', 'writes'] as const;
 const NETWORK = ['egress_hosts', 'deny_hosts', 'upstream_ca_file', 'hosts'] as const;
 const SECRET = ['source', 'hosts', 'in_query', 'allow_plaintext'] as const;
 const HOOKS = ['secret_scan', 'dependency_check'] as const;
@@ -64,6 +64,7 @@ export function validateProfile(input: ValidateInput): Profile {
     return problem === null;
   });
   const nativeNetwork = r.oneOf(sb.native_network, ['sandbox', 'native_network'], ['proxy-only', 'host'] as const) ?? 'proxy-only';
+  const allowUnixSockets = r.bool(sb.allow_unix_sockets, ['sandbox', 'allow_unix_sockets']) ?? false;
 
   const fs = r.table(top.filesystem, ['filesystem'], FILESYSTEM);
   const pathRule = (s: string, p: KeyPath): boolean => {
@@ -78,6 +79,8 @@ export function validateProfile(input: ValidateInput): Profile {
   };
   const denyRead = r.strings(fs.deny_read, ['filesystem', 'deny_read'], pathRule);
   const denyWrite = r.strings(fs.deny_write, ['filesystem', 'deny_write'], pathRule);
+  const allowWrite = r.strings(fs.allow_write, ['filesystem', 'allow_write'], pathRule);
+  const writes = r.oneOf(fs.writes, ['filesystem', 'writes'], ['allow-list', 'deny-list'] as const) ?? 'allow-list';
 
   const net = r.table(top.network, ['network'], NETWORK);
   const egressHosts = r.strings(net.egress_hosts, ['network', 'egress_hosts'], (s, p) => r.hostPattern(s, p, true));
@@ -144,8 +147,8 @@ export function validateProfile(input: ValidateInput): Profile {
     file: input.file,
     description,
     allowHooks,
-    sandbox: { backend, image, dockerfile, memory, cpus, isolatedPaths, nativeNetwork },
-    filesystem: { denyRead, denyWrite },
+    sandbox: { backend, image, dockerfile, memory, cpus, isolatedPaths, nativeNetwork, allowUnixSockets },
+    filesystem: { denyRead, denyWrite, allowWrite, writes },
     network: { egressHosts, denyHosts, upstreamCaFile, hosts },
     secrets,
     configEnv,

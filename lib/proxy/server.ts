@@ -13,6 +13,7 @@ import { ScrubStream } from './scrub-stream.js';
 import { guardBody } from './body-guard.js';
 import { type BoundSecret, bodyNeedles, rewriteRequest, scrubHeaders } from './secrets.js';
 import { decide, type Decision, type EgressPolicy, mappingFor, normalizeHost } from './policy.js';
+import { PROXY_USER } from '../../templates/native-plan.js';
 
 export type AuditSink = (event: Record<string, unknown>) => void;
 
@@ -29,6 +30,12 @@ export interface ProxyOptions {
   resolve?: Resolver;
   /** Which client addresses may connect at all (Docker: the run's containers only). */
   acceptClient?: (address: string) => boolean;
+  /**
+   * The run's credential: every CONNECT and every plain request must carry it
+   * as `Proxy-Authorization: Basic` (user stashbase). A proxy socket or port
+   * another process finds is then of no use to it. Undefined: none asked (unit tests).
+   */
+  token?: string;
 }
 
 /** Request heads larger than this are refused (431) before any upstream is chosen. */
@@ -39,9 +46,26 @@ export function denialBody(d: Decision): string {
   return `stashbase proxy refused ${d.host}:${d.port}: ${d.rule}\n`;
 }
 
-function refuseRaw(socket: Duplex, status: number, reason: string, rule: string, body: string): void {
+const PROXY_AUTH_RULE = 'no valid proxy credential for this run';
+const PROXY_AUTH_BODY = 'stashbase proxy: this proxy serves one run; use the proxy URL that run was given\n';
+const PROXY_AUTHENTICATE = 'Basic realm="stashbase"';
+
+/** Compares a Proxy-Authorization header with the run's credential in constant time. */
+export function proxyCredentialCheck(token: string): (header: string | undefined) => boolean {
+  const want = Buffer.from(`Basic ${Buffer.from(`${PROXY_USER}:${token}`).toString('base64')}`);
+  return (header) => {
+    if (header === undefined) return false;
+    const got = Buffer.from(header.trim());
+    let diff = got.length ^ want.length;
+    for (let i = 0; i < want.length; i++) diff |= want[i]! ^ (got[i] ?? 0);
+    return diff === 0;
+  };
+}
+
+function refuseRaw(socket: Duplex, status: number, reason: string, rule: string, body: string, authenticate?: string): void {
   socket.end(
     `HTTP/1.1 ${status} ${reason}\r\nContent-Type: text/plain; charset=utf-8\r\nX-Stashbase-Denied: ${rule.replace(/[^\x20-\x7e]/g, '?')}\r\n` +
+      (authenticate ? `Proxy-Authenticate: ${authenticate}\r\n` : '') +
       `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );
 }
@@ -92,6 +116,7 @@ export function hostHeaderProblem(rawHeaders: string[], targetHost: string, targ
 
 export function createProxy(opts: ProxyOptions): Server {
   const headersTimeout = opts.headersTimeoutMs ?? 30_000;
+  const authorized = opts.token === undefined ? () => true : proxyCredentialCheck(opts.token);
   // Node's strict parser answers 400 to request-smuggling shapes (Content-Length
   // with Transfer-Encoding, duplicate Content-Length, obs-fold); insecureHTTPParser
   // stays off. Every request on a kept-alive connection goes through the same
@@ -110,6 +135,10 @@ export function createProxy(opts: ProxyOptions): Server {
   server.on('connect', async (req: IncomingMessage, client: Duplex, head: Buffer) => {
     (client as Socket).setTimeout(0); // a tunnel may rightly stay quiet for long
     client.on('error', () => client.destroy());
+    if (!authorized(req.headers['proxy-authorization'])) {
+      opts.audit({ type: 'proxy', method: 'CONNECT', host: null, port: null, path: null, decision: 'deny', rule: PROXY_AUTH_RULE, status: 407 });
+      return refuseRaw(client, 407, 'Proxy Authentication Required', PROXY_AUTH_RULE, PROXY_AUTH_BODY, PROXY_AUTHENTICATE);
+    }
     const target = splitAuthority(req.url ?? '');
     if (!target) return refuseRaw(client, 400, 'Bad Request', 'malformed CONNECT target', 'stashbase proxy: CONNECT needs host:port\n');
     const d = decide(target.host, target.port, opts.policy);
@@ -145,6 +174,12 @@ export function createProxy(opts: ProxyOptions): Server {
 
   server.on('request', async (req: IncomingMessage, res: ServerResponse) => {
     req.socket.setTimeout(0); // the head arrived; keepAliveTimeout governs what follows
+    if (!authorized(req.headers['proxy-authorization'])) {
+      opts.audit({ type: 'proxy', method: req.method, host: null, port: null, path: null, decision: 'deny', rule: PROXY_AUTH_RULE, status: 407 });
+      res.setHeader('Proxy-Authenticate', PROXY_AUTHENTICATE);
+      refuseHttp(res, 407, PROXY_AUTH_RULE, PROXY_AUTH_BODY);
+      return;
+    }
     let url: URL;
     try {
       url = new URL(req.url ?? '');

@@ -35,13 +35,15 @@ export interface RunProxyInput {
   cwd: string;
   audit: AuditSink;
   acceptClient?: (address: string) => boolean;
+  /** The per-run credential every request must carry (Proxy-Authorization). */
+  token: string;
 }
 
 export async function proxyForRun(o: RunProxyInput): Promise<RunProxy> {
   const policy = { egressHosts: o.profile.network.egressHosts, denyHosts: o.profile.network.denyHosts, mapped: o.profile.network.hosts };
   const secrets = boundSecrets(o.profile, o.placeholders, o.env);
   if (secrets.length === 0) {
-    const server = deferredServer(async () => (await import('./server.js')).createProxy({ policy, audit: o.audit, acceptClient: o.acceptClient }));
+    const server = deferredServer(async () => (await import('./server.js')).createProxy({ policy, audit: o.audit, acceptClient: o.acceptClient, token: o.token }));
     return { server, interceptor: null, ca: null };
   }
   const { interceptingProxy } = await import('./intercepting.js');

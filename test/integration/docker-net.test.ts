@@ -14,7 +14,7 @@ import { docker, leftoversOf, sessionOf } from '../docker-setup.js';
 const ATTACK = String.raw`
 import json, os, socket, subprocess, sys
 host_port, udp_port, lo_port, other_ip = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-proxy = os.environ["HTTPS_PROXY"].split("//")[1]
+proxy = os.environ["HTTPS_PROXY"].split("//")[1].split("@")[-1]
 gw, proxy_port = proxy.split(":")[0], int(proxy.split(":")[1])
 out = {}
 def tcp(name, family, addr):

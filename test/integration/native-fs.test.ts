@@ -11,7 +11,13 @@ import { attackHome } from '../native-setup.js';
 describe('native filesystem (real bwrap)', needs('bwrap'), () => {
   const a = attackHome();
   const h = a.home;
-  after(() => a.cleanup());
+  // The same rules with the spec's deny-list writes: the home writable, protections as mounts in it.
+  const d = attackHome('writes = "deny-list"');
+  const dh = d.home;
+  after(() => {
+    a.cleanup();
+    d.cleanup();
+  });
 
   test('a denied file reads as Permission denied', async () => {
     assert.equal((await a.outside(`cat ${h}/secret.txt`)).stdout, 'TOPSECRET\n');
@@ -51,22 +57,33 @@ describe('native filesystem (real bwrap)', needs('bwrap'), () => {
     assert.doesNotMatch(r.stdout + r.stderr, /INNER/);
   });
 
-  test('renaming a parent away does not expose it', async () => {
-    const r = await a.inside(`mv ${h}/parent ${h}/parent2; mv ${h}/parent/child ${h}/parent/c2; ls ${h}; cat ${h}/parent/child/key ${h}/parent2/child/key ${h}/parent/c2/key`);
+  test('renaming a parent away does not expose it: pinned where the sandbox can write, read-only elsewhere', async () => {
+    // deny-list writes: the home is writable, the parents of a denied path are mount points.
+    const r = await d.inside(`mv ${dh}/parent ${dh}/parent2; mv ${dh}/parent/child ${dh}/parent/c2; ls ${dh}; cat ${dh}/parent/child/key ${dh}/parent2/child/key ${dh}/parent/c2/key`);
     assert.doesNotMatch(r.stdout, /KEY/);
     assert.match(r.stderr, /mv: cannot move .*Device or resource busy/);
-    assert.equal(readFileSync(join(h, 'parent', 'child', 'key'), 'utf8'), 'KEY\n');
-    assert.equal(existsSync(join(h, 'parent2')), false);
+    assert.equal(readFileSync(join(dh, 'parent', 'child', 'key'), 'utf8'), 'KEY\n');
+    assert.equal(existsSync(join(dh, 'parent2')), false);
+    // allow-list writes: the home is read-only; in the working directory the parent of secrets/*.pem is pinned.
+    const ro = await a.inside(`mv ${h}/parent ${h}/parent2; mv secrets secrets2; cat ${h}/parent2/child/key secrets2/a.pem`);
+    assert.doesNotMatch(ro.stdout, /KEY|PEM-A/);
+    assert.match(ro.stderr, /mv: cannot move .*parent.*Read-only file system/);
+    assert.match(ro.stderr, /mv: cannot move 'secrets'.*Device or resource busy/);
+    assert.deepEqual([existsSync(join(h, 'parent2')), existsSync(join(a.proj, 'secrets2'))], [false, false]);
     // the same renames work outside
-    assert.equal((await a.outside(`mv ${h}/parent ${h}/parent2 && mv ${h}/parent2 ${h}/parent && echo ok`)).stdout, 'ok\n');
+    assert.equal((await d.outside(`mv ${dh}/parent ${dh}/parent2 && mv ${dh}/parent2 ${dh}/parent && mv secrets secrets2 && mv secrets2 secrets && echo ok`)).stdout, 'ok\n');
   });
 
   test('a hard link made inside the sandbox does not reach the file', async () => {
-    const r = await a.inside(`ln ${h}/secret.txt ${h}/hl; cat ${h}/hl`);
+    const r = await d.inside(`ln ${dh}/secret.txt ${dh}/hl; cat ${dh}/hl`);
     assert.doesNotMatch(r.stdout, /TOPSECRET/);
     assert.match(r.stderr, /ln: failed to create hard link .*Invalid cross-device link/);
-    assert.equal(existsSync(join(h, 'hl')), false);
-    assert.equal((await a.outside(`ln ${h}/secret.txt ${h}/hl && cat ${h}/hl && rm ${h}/hl`)).stdout, 'TOPSECRET\n');
+    assert.equal(existsSync(join(dh, 'hl')), false);
+    // allow-list writes: into the working directory, the one place it can write
+    const ro = await a.inside(`ln ${h}/secret.txt hl; cat hl`);
+    assert.doesNotMatch(ro.stdout, /TOPSECRET/);
+    assert.match(ro.stderr, /ln: failed to create hard link .*Invalid cross-device link/);
+    assert.equal((await d.outside(`ln ${dh}/secret.txt ${dh}/hl && cat ${dh}/hl && rm ${dh}/hl`)).stdout, 'TOPSECRET\n');
   });
 
   test('deny_write paths are read-only', async () => {
@@ -86,23 +103,24 @@ describe('native filesystem (real bwrap)', needs('bwrap'), () => {
     assert.equal((await a.outside(`echo x > ${h}/missing-read && rm ${h}/missing-read && echo ok`)).stdout, 'ok\n');
   });
 
-  test('default profile without a ~/.gitconfig: git works inside, the file cannot be planted, your own git keeps working during the run', async () => {
+  test('default profile without a ~/.gitconfig: git works inside, the file cannot be planted, and nothing stands in for it on the host', async () => {
     assert.equal(existsSync(join(h, '.gitconfig')), false);
-    const marker = join(a.dir, 'run-is-going');
+    const marker = join(a.proj, 'run-is-going');
     const script = [
       'git config --global --get user.name; echo "get=$?"',
       'echo "[core] fsmonitor = x" >> ~/.gitconfig 2>/dev/null && echo planted || echo blocked',
-      `mkdir -p ${a.dir}/gitrepo && git -C ${a.dir}/gitrepo init -q && echo init=ok`,
+      'mkdir -p gitrepo && git -C gitrepo init -q && echo init=ok',
       `touch ${marker}; sleep 2`,
     ].join('; ');
     const running = cli(['agent', 'run', '--silent', '--', 'sh', '-c', script], { env: a.env, cwd: a.proj });
     while (!existsSync(marker)) await new Promise((res) => setTimeout(res, 50));
-    // The host sees the stand-in meanwhile: an empty config, which git reads as no settings.
-    const host = await a.outside('git config --global --get user.name; echo "host=$?"; git config --global --list >/dev/null 2>&1; echo "list=$?"');
-    assert.equal(host.stdout, 'host=1\nlist=0\n');
+    // The home is read-only inside: no stand-in is needed, so your git sees your home as it is.
+    assert.equal(existsSync(join(h, '.gitconfig')), false, 'no stand-in during the run');
     const r = await running;
     assert.deepEqual([r.code, r.stdout], [0, 'get=1\nblocked\ninit=ok\n']);
-    assert.equal(existsSync(join(h, '.gitconfig')), false, 'the stand-in file is removed after the run');
+    assert.equal(existsSync(join(h, '.gitconfig')), false);
+    rmSync(join(a.proj, 'gitrepo'), { recursive: true });
+    rmSync(marker);
   });
 
   test('default profile: the git and shell files the host later runs cannot be changed (existing .git/config and hooks, ~/.bashrc, ~/.gitconfig)', async () => {
@@ -118,8 +136,10 @@ describe('native filesystem (real bwrap)', needs('bwrap'), () => {
     writeFileSync(join(h, '.bashrc'), '# mine\n');
     writeFileSync(join(h, '.gitconfig'), '[user]\n\tname = Me\n');
     const before = ['.git/config'].map((f) => readFileSync(join(repo, f), 'utf8'));
+    // Inside, git's own config is the run's copy (a change stays in the run); what the host keeps is checked after.
     const script = [
       'try() { if (eval "$1") >/dev/null 2>&1; then echo "WROTE $2"; else echo "blocked $2"; fi; }',
+      'git status --short >/dev/null && echo status-ok',
       `try 'git config core.fsmonitor "touch ${a.dir}/PWNED"' fsmonitor`,
       `try 'git config core.sshCommand "touch ${a.dir}/PWNED"' sshCommand`,
       `try 'git config --add include.path /tmp/x' include`,
@@ -134,15 +154,17 @@ describe('native filesystem (real bwrap)', needs('bwrap'), () => {
       `try 'echo x > .git/modules/sub/hooks/post-checkout' module-hook`,
       `try 'echo /tmp > .git/worktrees/plain-repo-wt/commondir' worktree-commondir`,
       `try 'echo "[core] fsmonitor = x" > .git/worktrees/plain-repo-wt/config.worktree' worktree-config`,
-      'git status --short >/dev/null && echo status-ok',
     ].join('\n');
     const r = await cli(['agent', 'run', '--silent', '--', 'sh', '-c', script], { env: a.env, cwd: repo });
-    assert.deepEqual([r.code, r.stdout], [0, 'blocked fsmonitor\nblocked sshCommand\nblocked include\nblocked hook\nblocked bashrc\nblocked gitconfig\nblocked commondir\nblocked config.worktree\n' +
-      'blocked module-config\nblocked module-commondir\nblocked module-hook\nblocked worktree-commondir\nblocked worktree-config\nstatus-ok\n']);
+    assert.deepEqual([r.code, r.stdout], [0, 'status-ok\nWROTE fsmonitor\nWROTE sshCommand\nWROTE include\nblocked hook\nblocked bashrc\nblocked gitconfig\nWROTE commondir\nWROTE config.worktree\n' +
+      'blocked module-config\nblocked module-commondir\nblocked module-hook\nblocked worktree-commondir\nblocked worktree-config\n']);
+    // Said even with --silent: what the sandbox did to git's own files did not reach yours.
+    assert.match(r.stderr, /\.git: what the sandbox did to commondir \(new\), config \(changed\), config\.worktree \(new\) stays in the sandbox/);
     assert.equal(readFileSync(join(repo, '.git', 'modules', 'sub', 'config'), 'utf8'), '[core]\n\tbare = false\n');
     assert.equal(g(['-C', join(a.dir, 'plain-repo-wt'), 'status', '--short']).status, 0, 'your worktree still works');
-    assert.equal(existsSync(join(repo, '.git', 'commondir')), false, 'the commondir stand-in is removed after the run');
-    assert.equal(existsSync(join(repo, '.git', 'config.worktree')), false, 'so is the config.worktree one');
+    assert.equal(existsSync(join(repo, '.git', 'commondir')), false, 'no commondir reached your .git');
+    assert.equal(existsSync(join(repo, '.git', 'config.worktree')), false, 'nor a config.worktree');
+    assert.equal(existsSync(join(a.dir, 'PWNED')), false);
     assert.deepEqual(['.git/config'].map((f) => readFileSync(join(repo, f), 'utf8')), before);
     assert.deepEqual([readFileSync(join(h, '.bashrc'), 'utf8'), readFileSync(join(h, '.gitconfig'), 'utf8'), existsSync(join(repo, '.git', 'hooks', 'pre-commit'))], ['# mine\n', '[user]\n\tname = Me\n', false]);
     // The control: the same writes outside the sandbox work.

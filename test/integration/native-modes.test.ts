@@ -49,15 +49,17 @@ describe('native modes (real bwrap)', needs('bwrap'), () => {
     const home = join(t.dir, 'nobody-ns');
     mkdirSync(home);
     writeFile(join(home, '.ssh', 'id_ed25519'), 'PRIVATE-KEY\n');
-    for (const p of [home, join(home, '.ssh'), join(home, '.ssh', 'id_ed25519')]) chownSync(p, 65534, 65534);
+    // Writes as a deny-list: the mounts alone hold (no Landlock ruleset, which would refuse the first unshare).
+    writeFile(join(home, '.stashbase', 'agents', 'dl.toml'), '[filesystem]\nwrites = "deny-list"\ndeny_read = ["~/.ssh"]\n');
+    for (const p of [home, join(home, '.ssh'), join(home, '.ssh', 'id_ed25519'), join(home, '.stashbase'), join(home, '.stashbase', 'agents'), join(home, '.stashbase', 'agents', 'dl.toml')]) chownSync(p, 65534, 65534);
     chmodSync(t.dir, 0o755);
     // Root in a namespace of its own (the first line proves unshare worked), then every way to take the bind off.
     const attack = 'unshare -rm sh -c "id -u; umount -l ~/.ssh; umount -R ~/.ssh; cat ~/.ssh/id_ed25519; ' +
       'mount --bind / /mnt && cat /mnt$HOME/.ssh/id_ed25519; ' +
       'mkdir ~/nr && mount --rbind / ~/nr && cd ~/nr && pivot_root . . && umount -l . && echo pivoted && cd / && umount -l ~/.ssh; cat ~/.ssh/id_ed25519; ls -A ~/.ssh"; echo end';
-    const run = (inside: boolean) =>
+    const run = (inside: boolean, profile: string[] = ['--profile', 'dl', '--profile-source', 'global']) =>
       new Promise<string>((resolve) => {
-        const cmd = inside ? [process.execPath, BIN, 'agent', 'run', '--silent', '--', 'sh', '-c', attack] : ['sh', '-c', 'cat ~/.ssh/id_ed25519'];
+        const cmd = inside ? [process.execPath, BIN, 'agent', 'run', ...profile, '--silent', '--', 'sh', '-c', attack] : ['sh', '-c', 'cat ~/.ssh/id_ed25519'];
         const child = spawn('runuser', ['-u', 'nobody', '--', 'env', `HOME=${home}`, ...cmd], { env: { PATH: process.env.PATH, HOME: home }, cwd: home });
         let out = '';
         child.stdout.on('data', (d: Buffer) => (out += String(d)));
@@ -65,14 +67,16 @@ describe('native modes (real bwrap)', needs('bwrap'), () => {
       });
     assert.equal(await run(false), 'PRIVATE-KEY\n');
     assert.equal(await run(true), '0\npivoted\nend\n');
+    // The default (writes as an allow-list) adds a Landlock ruleset: the mount topology cannot change at all.
+    assert.equal(await run(true, []), 'end\n');
   });
 
   test('native_network = "host": the proxy on the host loopback, raw connections not blocked (the documented weaker mode)', async () => {
     writeFile(join(t.sbHome, 'agents', 'host.toml'), `[sandbox]\nnative_network = "host"\n[network]\negress_hosts = ["local.test"]\n[network.hosts]\n"local.test" = "127.0.0.1:${port}"\n`);
     const r = await cli(['agent', 'run', '--profile', 'host', '--silent', '--', 'sh', '-c', `echo "$HTTPS_PROXY"; curl -sS http://local.test:${port}/; curl -sS -o /dev/null -w '%{http_code}\\n' http://other.test/; curl -sS --noproxy '*' http://127.0.0.1:${port}/`], { env: t.env, cwd: t.dir });
     const lines = r.stdout.split('\n');
-    assert.match(lines[0]!, /^http:\/\/127\.0\.0\.1:\d+$/);
-    assert.notEqual(lines[0], 'http://127.0.0.1:18080');
+    assert.match(lines[0]!, /^http:\/\/stashbase:[0-9a-f]{36}@127\.0\.0\.1:\d+$/);
+    assert.doesNotMatch(lines[0]!, /:18080$/);
     assert.deepEqual(lines.slice(1), ['LOCAL-OK', '403', 'LOCAL-OK', '']);
   });
 

@@ -142,7 +142,10 @@ describe('native network, processes and terminal (real bwrap)', needs('bwrap'), 
     assert.match(env.GITHUB_TOKEN ?? '', /^ghp_SBPH[A-Za-z0-9]{24}$/);
     assert.equal(env.INHERITED_X, '1');
     assert.equal(env.EDITOR, 'vi');
-    for (const v of ['HTTPS_PROXY', 'HTTP_PROXY', 'https_proxy', 'http_proxy', 'ALL_PROXY']) assert.equal(env[v], 'http://127.0.0.1:18080', v);
+    assert.match(env.HTTPS_PROXY ?? '', /^http:\/\/stashbase:[0-9a-f]{36}@127\.0\.0\.1:18080$/);
+    for (const v of ['HTTP_PROXY', 'https_proxy', 'http_proxy', 'ALL_PROXY']) assert.equal(env[v], env.HTTPS_PROXY, v);
+    // Writes are an allow-list: temp files go to the run's private /tmp, Claude Code's config to its view.
+    assert.deepEqual([env.TMPDIR, env.CLAUDE_CONFIG_DIR], ['/tmp', `${a.home}/.claude`]);
     assert.equal(env.NO_PROXY, 'localhost,127.0.0.1,::1');
   });
 
@@ -153,7 +156,7 @@ describe('native network, processes and terminal (real bwrap)', needs('bwrap'), 
   });
 
   test('SIGTERM reaches the agent; the session record lives exactly as long as the run', async () => {
-    const marker = join(a.dir, 'term-marker');
+    const marker = join(a.proj, 'term-marker');
     const child = spawn(process.execPath, [BIN, 'agent', 'run', '--profile', 'attack', '--silent', '--', 'sh', '-c', `trap 'echo TERM > ${marker}; exit 42' TERM; echo ready; while :; do sleep 0.1; done`], { env: a.env, cwd: a.proj, stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += String(d)));

@@ -9,32 +9,42 @@ import { formatCommand } from '../../templates/command.js';
 import { golden } from '../golden.js';
 
 const RUN = '/tmp/stashbase-ags_aaaaaaaaaaaaaaaa';
+const P = '/home/u/my project';
 const bwrapInput: BwrapInput = {
   bwrap: '/usr/bin/bwrap',
   envTool: '/usr/bin/env',
   command: ['claude', '--model', "it's $x"],
-  cwd: '/home/u/my project',
+  cwd: P,
+  writes: 'allow-list',
+  procReadOnly: ['/proc/sys', '/proc/sysrq-trigger'],
+  privateTmp: [{ src: `${RUN}/tmp-0`, dest: '/tmp' }, { src: `${RUN}/tmp-1`, dest: '/var/tmp' }],
+  binds: [
+    { src: P, dest: P, ro: false },
+    { src: `${RUN}/views/git`, dest: `${P}/.git`, ro: false },
+    { src: `${P}/.git/objects`, dest: `${P}/.git/objects`, ro: false },
+    { src: `${P}/.git/hooks`, dest: `${P}/.git/hooks`, ro: true },
+    { src: `${RUN}/views/claude`, dest: '/home/u/.claude', ro: false },
+    { src: `${RUN}/ca`, dest: `${RUN}/ca`, ro: true },
+  ],
   denyRead: [
     { path: '/home/u/.ssh', kind: 'dir' },
     { path: '/home/u/.netrc', kind: 'file' },
     { path: '/home/u/.stashbase', kind: 'dir' },
   ],
-  denyWrite: [
-    { path: '/home/u/.bashrc', kind: 'file' },
-    { path: '/home/u/my project/.git/hooks', kind: 'dir' },
-  ],
+  denyWrite: [{ path: `${P}/secrets/keep.txt`, kind: 'file' }],
   writable: [],
-  pinned: ['/home', '/home/u', '/home/u/my project', '/home/u/my project/.git'],
+  pinned: [`${P}/secrets`],
   deniedFile: `${RUN}/denied`,
   emptyDir: `${RUN}/empty`,
   tmpfsPerms: true,
   isolateNetwork: true,
   seccompFile: `${RUN}/seccomp.bpf`,
-  env: { set: { HTTPS_PROXY: 'http://127.0.0.1:18080', GITHUB_TOKEN: 'ghp_SBPHxxxxxxxxxxxxxxxxxxxx' }, unset: ['STASHBASE_API_KEY', 'GITHUB_TOKEN'] },
+  landlock: null,
+  env: { set: { HTTPS_PROXY: 'http://stashbase:t0ken@127.0.0.1:18080', GITHUB_TOKEN: 'ghp_SBPHxxxxxxxxxxxxxxxxxxxx' }, unset: ['STASHBASE_API_KEY', 'GITHUB_TOKEN'] },
   userns: true,
 };
 
-test('bwrap: the whole argument list', () => {
+test('bwrap (writes as an allow-list): the whole argument list', () => {
   const cmd = buildBwrapCommand(bwrapInput);
   assert.equal(cmd.file, '/usr/bin/env');
   assert.deepEqual(cmd.args, [
@@ -42,15 +52,22 @@ test('bwrap: the whole argument list', () => {
     '--die-with-parent', '--unshare-pid', '--unshare-ipc', '--unshare-cgroup-try', '--unshare-net',
     '--unshare-user', '--userns-block-fd', '6',
     '--cap-drop', 'ALL',
-    '--bind', '/', '/', '--dev', '/dev', '--proc', '/proc',
-    '--bind', '/home', '/home', '--bind', '/home/u', '/home/u', '--bind', '/home/u/my project', '/home/u/my project', '--bind', '/home/u/my project/.git', '/home/u/my project/.git',
-    '--ro-bind', '/home/u/.bashrc', '/home/u/.bashrc',
-    '--ro-bind', '/home/u/my project/.git/hooks', '/home/u/my project/.git/hooks',
+    '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc',
+    '--ro-bind', '/proc/sys', '/proc/sys', '--ro-bind', '/proc/sysrq-trigger', '/proc/sysrq-trigger',
+    '--bind', `${RUN}/tmp-0`, '/tmp', '--bind', `${RUN}/tmp-1`, '/var/tmp',
+    '--bind', P, P,
+    '--bind', `${RUN}/views/claude`, '/home/u/.claude',
+    '--ro-bind', `${RUN}/ca`, `${RUN}/ca`,
+    '--bind', `${RUN}/views/git`, `${P}/.git`,
+    '--bind', `${P}/secrets`, `${P}/secrets`,
+    '--bind', `${P}/.git/objects`, `${P}/.git/objects`,
+    '--ro-bind', `${P}/.git/hooks`, `${P}/.git/hooks`,
+    '--ro-bind', `${P}/secrets/keep.txt`, `${P}/secrets/keep.txt`,
     '--perms', '0555', '--tmpfs', '/home/u/.ssh',
     '--ro-bind', `${RUN}/denied`, '/home/u/.netrc',
     '--perms', '0555', '--tmpfs', '/home/u/.stashbase',
     '--seccomp', '3', '--info-fd', '4', '--block-fd', '5',
-    '--chdir', '/home/u/my project',
+    '--chdir', P,
     '--', '/usr/bin/env', '--default-signal=INT', 'claude', '--model', "it's $x",
   ]);
   assert.deepEqual(cmd.unsetEnv, ['STASHBASE_API_KEY', 'GITHUB_TOKEN']);
@@ -58,9 +75,23 @@ test('bwrap: the whole argument list', () => {
   assert.deepEqual(cmd.pipes, [{ fd: 4, direction: 'from-child' }, { fd: 5, direction: 'to-child' }, { fd: 6, direction: 'to-child' }]);
 });
 
+test('bwrap (writes = "deny-list"): the host writable, /sys read-only, deny_write bound read-only', () => {
+  const cmd = buildBwrapCommand({
+    ...bwrapInput, writes: 'deny-list', privateTmp: [], binds: [], pinned: ['/home', '/home/u'],
+    denyWrite: [{ path: '/home/u/.bashrc', kind: 'file' }],
+  });
+  const binds = cmd.args.slice(cmd.args.indexOf('ALL') + 1, cmd.args.indexOf('--perms'));
+  assert.deepEqual(binds, [
+    '--bind', '/', '/', '--ro-bind', '/sys', '/sys', '--dev', '/dev', '--proc', '/proc',
+    '--ro-bind', '/proc/sys', '/proc/sys', '--ro-bind', '/proc/sysrq-trigger', '/proc/sysrq-trigger',
+    '--bind', '/home', '/home', '--bind', '/home/u', '/home/u',
+    '--ro-bind', '/home/u/.bashrc', '/home/u/.bashrc',
+  ]);
+});
+
 test('bwrap before 0.5.0 (no --perms): denied directories get a read-only bind of the empty directory', () => {
   const cmd = buildBwrapCommand({ ...bwrapInput, tmpfsPerms: false });
-  const binds = cmd.args.slice(cmd.args.indexOf('/home/u/my project/.git/hooks') + 2, cmd.args.indexOf('--seccomp'));
+  const binds = cmd.args.slice(cmd.args.indexOf(`${P}/secrets/keep.txt`) + 2, cmd.args.indexOf('--seccomp'));
   assert.deepEqual(binds, [
     '--ro-bind', `${RUN}/empty`, '/home/u/.ssh',
     '--ro-bind', `${RUN}/denied`, '/home/u/.netrc',
@@ -100,6 +131,10 @@ test('bwrap: writable carve-outs under a read-only directory, denials inside the
   const g = '/r/.git';
   const cmd = buildBwrapCommand({
     ...bwrapInput,
+    writes: 'deny-list',
+    privateTmp: [],
+    binds: [],
+    procReadOnly: [],
     denyRead: [],
     pinned: [],
     denyWrite: [{ path: g, kind: 'dir' }, { path: `${g}/config`, kind: 'file' }, { path: `${g}/objects`, kind: 'dir' }, { path: `${g}/worktrees/a/gitdir`, kind: 'file' }],
@@ -135,6 +170,14 @@ const planInput: NativePlanInput = {
   warnings: ['re:^/.*: stopped after 200000 entries under /; paths beyond them are not protected (start the pattern deeper)'],
   proxyUrl: 'http://127.0.0.1:18080',
   interceptTls: true,
+  writes: 'allow-list',
+  unixSockets: false,
+  views: [
+    {
+      label: '.git', at: `${P}/.git`, dir: `${RUN}/views/git`, live: ['objects', 'refs'], readOnly: ['hooks'], copies: ['HEAD', 'config', 'index'], empty: [],
+      merge: { HEAD: 'replace', index: 'replace' },
+    },
+  ],
   sandbox: { kind: 'bwrap', input: bwrapInput, relay: { perl: '/usr/bin/perl', setns: 308, userns: true, socket: `${RUN}/proxy.sock` } },
 };
 
@@ -154,13 +197,16 @@ test('native plan: JSON parses and matches the text plan step for step', () => {
       assert.deepEqual([s.file, ...s.args], [step.command.file, ...step.command.args]);
     }
   }
-  assert.deepEqual(json.steps.map((s) => s.id), ['session', 'audit-start', 'run-dir', 'parents', 'placeholders', 'stand-in-files', 'proxy', 'relay-start', 'relay', 'sandbox', 'relay-wait', 'release', 'warning', 'teardown']);
+  assert.deepEqual(json.steps.map((s) => s.id), ['session', 'audit-start', 'writes', 'run-dir', 'parents', 'placeholders', 'view', 'stand-in-files', 'proxy', 'relay-start', 'relay', 'sandbox', 'relay-wait', 'release', 'warning', 'teardown']);
 });
 
 const sdInput: SystemdRunInput = {
   systemdRun: '/usr/bin/systemd-run',
   command: ['codex'],
   cwd: '/home/u/proj',
+  writes: 'deny-list',
+  writableRoots: [],
+  unixSockets: true,
   denyRead: ['/home/u/.ssh', '/home/u/my keys'],
   denyWrite: ['/home/u/.bashrc', '/home/u/with"quote'],
   writable: [],
@@ -180,6 +226,15 @@ test('systemd-run fallback: the whole argument list', () => {
     '--property', 'InaccessiblePaths=-/home/u/.ssh', '--property', 'InaccessiblePaths="-/home/u/my keys"',
     '--property', 'IPAddressDeny=any', '--property', 'IPAddressAllow=localhost',
     '--', 'codex',
+  ]);
+});
+
+test('systemd-run fallback, writes as an allow-list and no Unix sockets: a strict system, a read-only home, private temp, the roots writable', () => {
+  const args = buildSystemdRunCommand({ ...sdInput, writes: 'allow-list', writableRoots: ['/home/u/proj'], unixSockets: false, denyRead: [], denyWrite: [] }).args;
+  const props = args.filter((a, i) => args[i - 1] === '--property').slice(9);
+  assert.deepEqual(props, [
+    'ProtectSystem=strict', 'ProtectHome=read-only', 'PrivateTmp=yes', 'ReadWritePaths=-/home/u/proj',
+    'RestrictAddressFamilies=AF_INET AF_INET6 AF_NETLINK', 'IPAddressDeny=any', 'IPAddressAllow=localhost',
   ]);
 });
 

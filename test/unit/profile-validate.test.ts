@@ -34,9 +34,12 @@ memory = "2g"
 cpus = "1.5"
 isolated_paths = ["node_modules", ".venv"]
 native_network = "host"
+allow_unix_sockets = true
 [filesystem]
 deny_read = ["~/.ssh", "secrets/*.pem", 're:^~/\\.config/.*token']
 deny_write = ["~/.gitconfig"]
+allow_write = ["~/.npm-global", "~/.cache/*"]
+writes = "deny-list"
 [network]
 egress_hosts = ["api.anthropic.com", "*.githubusercontent.com"]
 deny_hosts = ["gist.github.com"]
@@ -55,8 +58,8 @@ worktree = true
   const { profile } = loadProfile({ name: 'p', source: 'global', cwd: t.dir, env });
   assert.deepEqual(profile, {
     name: 'p', source: 'global', file: F(), description: 'd', allowHooks: ['secret_scan'],
-    sandbox: { backend: 'docker', image: 'myorg/agent:latest', dockerfile: undefined, memory: '2g', cpus: '1.5', isolatedPaths: ['node_modules', '.venv'], nativeNetwork: 'host' },
-    filesystem: { denyRead: ['~/.ssh', 'secrets/*.pem', 're:^~/\\.config/.*token'], denyWrite: ['~/.gitconfig'] },
+    sandbox: { backend: 'docker', image: 'myorg/agent:latest', dockerfile: undefined, memory: '2g', cpus: '1.5', isolatedPaths: ['node_modules', '.venv'], nativeNetwork: 'host', allowUnixSockets: true },
+    filesystem: { denyRead: ['~/.ssh', 'secrets/*.pem', 're:^~/\\.config/.*token'], denyWrite: ['~/.gitconfig'], allowWrite: ['~/.npm-global', '~/.cache/*'], writes: 'deny-list' },
     network: { egressHosts: ['api.anthropic.com', '*.githubusercontent.com'], denyHosts: ['gist.github.com'], upstreamCaFile: '~/corp.pem', hosts: { 'api.internal.test': '127.0.0.1:8443' } },
     secrets: { GITHUB_TOKEN: { source: 'GH', hosts: ['api.github.com'], inQuery: true, allowPlaintext: false } },
     configEnv: { EDITOR: 'vi' },
@@ -66,7 +69,7 @@ worktree = true
 
 test('unknown keys name file, line and key path', () => {
   const label = 'home/.stashbase/agents/p.toml';
-  assert.equal(check('[sandbox]\nbackend = "native"\nimagee = "x"\n'), `${label}:3 sandbox.imagee: unknown key (known here: backend, image, dockerfile, memory, cpus, isolated_paths, native_network)`);
+  assert.equal(check('[sandbox]\nbackend = "native"\nimagee = "x"\n'), `${label}:3 sandbox.imagee: unknown key (known here: backend, image, dockerfile, memory, cpus, isolated_paths, native_network, allow_unix_sockets)`);
   assert.equal(check('colour = "red"\n'), `${label}:1 colour: unknown key (known here: description, allow_hooks, sandbox, filesystem, network, secrets, config_env, workspace)`);
   assert.equal(check('[secrets.X]\nsource = "GH"\nhosts = ["a.com"]\nhost = "b"\n'), `${label}:4 secrets.X.host: unknown key (known here: source, hosts, in_query, allow_plaintext)`);
 });
@@ -79,6 +82,9 @@ test('wrong types', () => {
   assert.equal(check('sandbox = 1\n'), `${label}:1 sandbox: expected a table, got an integer (1)`);
   assert.equal(check('[workspace]\nworktree = "yes"\n'), `${label}:2 workspace.worktree: expected true or false, got a string ("yes")`);
   assert.equal(check('[sandbox]\nbackend = "vm"\n'), `${label}:2 sandbox.backend: "vm" is not one of "native", "docker"`);
+  assert.equal(check('[filesystem]\nwrites = "open"\n'), `${label}:2 filesystem.writes: "open" is not one of "allow-list", "deny-list"`);
+  assert.equal(check('[filesystem]\nallow_write = "~/x"\n'), `${label}:2 filesystem.allow_write: expected an array of strings, got a string ("~/x")`);
+  assert.equal(check('[sandbox]\nallow_unix_sockets = "yes"\n'), `${label}:2 sandbox.allow_unix_sockets: expected true or false, got a string ("yes")`);
 });
 
 test('image with dockerfile', () => {

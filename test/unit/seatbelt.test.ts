@@ -5,6 +5,10 @@ import { buildSeatbeltCommand, buildSeatbeltProfile, sbplRegex, sbplString, sbpl
 import { golden } from '../golden.js';
 
 const input = {
+  writes: 'deny-list' as const,
+  allowWrite: [],
+  otherRuns: null,
+  unixSockets: false,
   denyRead: [
     { kind: 'path' as const, path: '/Users/u/.ssh', dir: true },
     { kind: 'path' as const, path: '/Users/u/.netrc', dir: false },
@@ -29,6 +33,10 @@ test('Seatbelt profile: golden text for every rule kind and awkward paths', () =
 test('Seatbelt profile: writable carve-outs allowed after the denials, denials inside them repeated last', () => {
   const g = '/Users/u/r/.git';
   const profile = buildSeatbeltProfile({
+    writes: 'deny-list',
+    allowWrite: [],
+    otherRuns: null,
+    unixSockets: true,
     denyRead: [],
     denyWrite: [{ kind: 'path', path: g, dir: true }, { kind: 'path', path: `${g}/worktrees/a/gitdir`, dir: false }, { kind: 'regex', source: '^/Users/u/x' }],
     writable: [`${g}/objects`, `${g}/worktrees/a`],
@@ -51,14 +59,53 @@ test('Seatbelt profile: writable carve-outs allowed after the denials, denials i
     `  (literal "${g}/worktrees/a/gitdir")`,
     '  (regex #"^/Users/u/x")',
     ')',
+    '(deny process-info*)',
+    '(allow process-info* (target same-sandbox))',
     '',
   ].join('\n'));
   assert.equal(sbplWellFormed(profile), true);
 });
 
-test('Seatbelt profile: host network mode has no network rules', () => {
+test('Seatbelt profile: writes as an allow-list refuse every write but the allowed paths and devices, denials again after; other runs hidden', () => {
+  const profile = buildSeatbeltProfile({
+    ...input,
+    writes: 'allow-list',
+    allowWrite: [{ kind: 'path', path: '/Users/u/proj', dir: true }, { kind: 'regex', source: '^/Users/u/\\.claude/projects(/|$)' }],
+    otherRuns: { regex: '^/private/var/folders/xy/T/stashbase-ags_', own: '/private/var/folders/xy/T/stashbase-ags_aaaaaaaaaaaaaaaa' },
+    denyRead: [],
+    denyWrite: [{ kind: 'path', path: '/Users/u/proj/.git/hooks', dir: true }],
+    pinned: [],
+    proxyPort: null,
+  });
+  assert.equal(profile, [
+    '(version 1)',
+    '(allow default)',
+    '(deny file-read* (regex #"^/private/var/folders/xy/T/stashbase-ags_"))',
+    '(allow file-read* (subpath "/private/var/folders/xy/T/stashbase-ags_aaaaaaaaaaaaaaaa"))',
+    '(deny file-write*)',
+    '(allow file-write*',
+    '  (subpath "/Users/u/proj")',
+    '  (regex #"^/Users/u/\\.claude/projects(/|$)")',
+    '  (literal "/dev/null")',
+    '  (literal "/dev/zero")',
+    '  (literal "/dev/dtracehelper")',
+    '  (regex #"^/dev/(tty|ttys[0-9]+|ptmx|stdout|stderr)$")',
+    '  (regex #"^/dev/fd/")',
+    ')',
+    '(deny file-write*',
+    '  (subpath "/Users/u/proj/.git/hooks")',
+    ')',
+    '(deny network-outbound (remote unix-socket))',
+    '(deny process-info*)',
+    '(allow process-info* (target same-sandbox))',
+    '',
+  ].join('\n'));
+  assert.equal(sbplWellFormed(profile), true);
+});
+
+test('Seatbelt profile: host network mode has no network rules but the Unix socket one', () => {
   const profile = buildSeatbeltProfile({ ...input, proxyPort: null });
-  assert.doesNotMatch(profile, /network/);
+  assert.deepEqual(profile.split('\n').filter((l) => /network/.test(l)), ['(deny network-outbound (remote unix-socket))']);
   assert.equal(sbplWellFormed(profile), true);
 });
 
@@ -99,6 +146,7 @@ test('the macOS plan: sandbox-exec with the profile built from the profile rules
     stashbaseHome: '/Users/u/.stashbase',
     mechanism: { kind: 'seatbelt', path: '/usr/bin/sandbox-exec', why: 'sandbox-exec at /usr/bin/sandbox-exec' },
     placeholders: {},
+    proxyToken: 't0ken',
     proxyUrl: 'http://127.0.0.1:49152',
   });
   assert.equal(prep.seatbelt?.file, '/usr/bin/sandbox-exec');

@@ -1,0 +1,68 @@
+// The macOS side of prepareNative: Seatbelt matches its rules itself, so
+// there is no expansion, no stand-ins and no views. Writes as an allow-list
+// let through the working directory, the run's temp folder, allow_write and
+// the known agents' state (their history, logs and logins by name, never
+// their settings, commands or hooks); Claude Code's ~/.claude.json, written
+// in place, has its executable entries reverted after the run.
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { buildNativePlan } from '../../templates/native-plan.js';
+import { buildSeatbeltCommand, buildSeatbeltProfile, type SeatbeltRule } from '../../templates/seatbelt.js';
+import { auditFile } from '../audit.js';
+import type { Protection } from '../paths/protect.js';
+import { escapeRegex } from '../paths/rules.js';
+import { hooksPathTargets } from '../repo.js';
+import { sessionFile } from '../session.js';
+import { claudeView, codexView } from '../views/agent-views.js';
+import type { ViewSpec } from '../views/spec.js';
+import type { NativeContext, NativePrepared } from './prepare.js';
+import { alwaysDenied } from './always-denied.js';
+import { seatbeltInput } from './seatbelt-rules.js';
+
+/** The run's temp folder on macOS (TMPDIR points there). */
+export const seatbeltTmpOf = (runDir: string) => join(runDir, 'tmp');
+
+/** The agents' state an allow-list lets the agent write: live folders, carried-back files and their atomic-write temporaries. */
+function agentRules(spec: ViewSpec): SeatbeltRule[] {
+  const at = spec.at;
+  return [
+    ...spec.adoptDirs.map((n): SeatbeltRule => ({ kind: 'path', path: join(at, n), dir: true })),
+    ...Object.keys(spec.merge).map((n): SeatbeltRule => ({ kind: 'path', path: spec.hostPaths[n] ?? join(at, n), dir: false })),
+    ...Object.keys(spec.merge).map((n): SeatbeltRule => ({ kind: 'regex', source: `^${escapeRegex(spec.hostPaths[n] ?? join(at, n))}\\.(tmp|lock|backup)[^/]*$` })),
+  ];
+}
+
+export function prepareSeatbelt(
+  ctx: NativeContext,
+  o: { runDir: string; proxyUrl: string; interceptTls: boolean; isolate: boolean; agentEnv: { set: Record<string, string>; unset: string[] } },
+): NativePrepared {
+  const p = ctx.profile;
+  const allowList = p.filesystem.writes === 'allow-list';
+  const always = alwaysDenied(ctx);
+  const port = !o.isolate ? null : ctx.proxyUrl ? Number(new URL(ctx.proxyUrl).port) : ('<port>' as const);
+  // Claude Code's config stays at ~/.claude.json here (no view to hold a copy): CLAUDE_CONFIG_DIR is left alone.
+  const agents = allowList ? [claudeView(ctx.home, ctx.env).spec, codexView(ctx.home, ctx.env).spec] : [];
+  const tmp = seatbeltTmpOf(o.runDir);
+  const input = seatbeltInput({
+    writes: p.filesystem.writes,
+    allowWrite: allowList ? [ctx.cwd, tmp, ...p.filesystem.allowWrite] : [],
+    allowRules: agents.flatMap(agentRules),
+    otherRuns: allowList ? { regex: `^${escapeRegex(tmpdir())}/stashbase-ags_`, own: o.runDir } : null,
+    unixSockets: p.sandbox.allowUnixSockets,
+    denyRead: [...p.filesystem.denyRead, ctx.stashbaseHome, ...always.read],
+    denyWrite: [...p.filesystem.denyWrite, ...hooksPathTargets(ctx.cwd, ctx.home, ctx.env), ...always.write],
+    writable: ctx.writable,
+    home: ctx.home,
+    cwd: ctx.cwd,
+    proxyPort: port,
+  });
+  const agentEnv = { unset: o.agentEnv.unset, set: { ...o.agentEnv.set, ...(allowList ? { TMPDIR: tmp } : {}) } };
+  const command = buildSeatbeltCommand(ctx.mechanism.path, buildSeatbeltProfile(input), ctx.command, ctx.cwd, agentEnv);
+  const none: Protection = { denyRead: [], denyWrite: [], placeholders: [], fileStandIns: [], parents: [], pinned: [], warnings: [] };
+  const plan = buildNativePlan({
+    session: ctx.session, profile: p.name, sessionFile: sessionFile(ctx.stashbaseHome, ctx.session), auditFile: auditFile(ctx.stashbaseHome, ctx.session),
+    runDir: o.runDir, placeholders: [], fileStandIns: [], parents: [], warnings: [], proxyUrl: o.proxyUrl, interceptTls: o.interceptTls,
+    writes: p.filesystem.writes, unixSockets: p.sandbox.allowUnixSockets, views: [], sandbox: { kind: 'seatbelt', command },
+  });
+  return { plan, protection: none, runDir: o.runDir, bwrap: null, relay: null, systemd: null, seatbelt: command, views: [], agentEnv };
+}

@@ -1,0 +1,58 @@
+// Where a native run may write when writes are an allow-list (the default):
+// the working directory, the run's private temp folders, the views (git's
+// directory, the agents' state) and the profile's allow_write; the rest of
+// the host is read-only. Pure but for reading which paths exist.
+import { lstatSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { BindMount } from '../../templates/bwrap.js';
+import { expandPattern } from '../paths/expand.js';
+import { resolveRule } from '../paths/rules.js';
+
+export const inside = (path: string, dir: string) => path === dir || path.startsWith(dir === '/' ? '/' : dir + '/');
+
+/** The host's temp folders the sandbox gets private ones of (the host's own TMPDIR too, when it is elsewhere). */
+export function privateTempDests(): string[] {
+  const out = ['/tmp'];
+  if (lstatSync('/var/tmp', { throwIfNoEntry: false })?.isDirectory()) out.push('/var/tmp');
+  const t = tmpdir();
+  if (!out.some((d) => inside(t, d)) && lstatSync(t, { throwIfNoEntry: false })?.isDirectory()) out.push(t);
+  return out;
+}
+
+/** Private temp folders in the run directory, one per destination. */
+export function privateTemps(runDir: string, dests: string[]): Array<{ src: string; dest: string }> {
+  return dests.map((dest, i) => ({ src: join(runDir, `tmp-${i}`), dest }));
+}
+
+/** allow_write entries as paths: plain ones as written (missing ones are made as folders), patterns as what matches now. */
+export function allowWritePaths(entries: string[], home: string, cwd: string): { paths: string[]; missing: string[] } {
+  const paths: string[] = [];
+  const missing: string[] = [];
+  for (const entry of entries) {
+    const rule = resolveRule(entry, home, cwd);
+    if (rule.kind === 'pattern') paths.push(...expandPattern(rule).paths);
+    else if (lstatSync(rule.path, { throwIfNoEntry: false })) paths.push(rule.path);
+    else {
+      paths.push(rule.path);
+      missing.push(rule.path);
+    }
+  }
+  return { paths, missing };
+}
+
+/**
+ * A writable root inside a path the profile denies is not writable (deny wins
+ * over the working directory and allow_write), unless a carve-out (a worktree
+ * run's own parts) holds it.
+ */
+export function keptRoots(roots: string[], denied: string[], carveOuts: string[]): string[] {
+  return roots.filter((w) => carveOuts.some((c) => inside(w, c)) || !denied.some((d) => inside(w, d)));
+}
+
+/** Paths under a private temp folder that the sandbox must still see: the home read-only (tests keep theirs there), unless a bind shows it anyway. */
+export function reexposed(privateDests: string[], home: string, binds: BindMount[]): BindMount[] {
+  const underPrivate = privateDests.some((d) => inside(home, d) && home !== d);
+  const bound = binds.some((b) => inside(home, b.dest));
+  return underPrivate && !bound ? [{ src: home, dest: home, ro: true }] : [];
+}

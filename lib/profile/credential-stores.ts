@@ -1,0 +1,35 @@
+// Where credentials and histories live by default, for the built-in profile's
+// read denials: grouped by kind, each with the tool whose documentation names
+// the path (docs/profiles.md has the same table). A folder is denied whole
+// where the tool keeps more than one secret in it; `*` entries are walked in
+// their (small) folder when the run starts.
+
+export const CREDENTIAL_STORES: ReadonlyArray<{ kind: string; paths: readonly string[]; from: string }> = [
+  { kind: 'keys and agents', paths: ['~/.ssh', '~/.gnupg', '~/.password-store', '~/.local/share/keyrings', '~/.config/sops', '~/.age'], from: 'OpenSSH, GnuPG, pass, GNOME Keyring, sops/age' },
+  { kind: 'git', paths: ['~/.git-credentials', '~/.config/git/credentials', '~/.netrc', '~/.config/gh', '~/.config/hub', '~/.config/glab-cli'], from: "git-credential-store (both of its files), curl/git's netrc, GitHub CLI, hub, GitLab CLI" },
+  {
+    kind: 'cloud CLIs',
+    paths: ['~/.aws', '~/.azure', '~/.config/gcloud', '~/.kube', '~/.oci', '~/.config/doctl', '~/.fly', '~/.config/configstore', '~/.wrangler', '~/.config/.wrangler', '~/.vercel', '~/.local/share/com.vercel.cli', '~/.config/netlify', '~/.config/scw', '~/.config/linode-cli', '~/.config/hcloud', '~/.s3cfg', '~/.boto', '~/.config/rclone', '~/.vault-token', '~/.config/op'],
+    from: 'AWS, Azure, Google Cloud, kubectl, OCI, doctl, flyctl, configstore (Firebase and other Node CLIs), Cloudflare wrangler, Vercel, Netlify, Scaleway, Linode, Hetzner, s3cmd, boto, rclone, Vault, 1Password CLI',
+  },
+  { kind: 'container registries', paths: ['~/.docker', '~/.dockercfg', '~/.config/containers/auth.json', '~/.config/helm'], from: 'Docker, Podman/Buildah/Skopeo (containers-auth.json), Helm repository credentials' },
+  { kind: 'databases', paths: ['~/.pgpass', '~/.pg_service.conf', '~/.my.cnf', '~/.mylogin.cnf', '~/.cassandra'], from: 'libpq, MySQL client, cqlsh' },
+  {
+    kind: 'package and build tools',
+    paths: ['~/.npmrc', '~/.yarnrc', '~/.yarnrc.yml', '~/.pypirc', '~/.config/pip', '~/.pip', '~/.cargo/credentials', '~/.cargo/credentials.toml', '~/.gem/credentials', '~/.bundle/config', '~/.m2/settings.xml', '~/.m2/settings-security.xml', '~/.gradle/gradle.properties', '~/.ivy2/.credentials', '~/.sbt/.credentials', '~/.nuget/NuGet/NuGet.Config', '~/.config/NuGet/NuGet.Config', '~/.composer/auth.json', '~/.config/composer/auth.json', '~/.terraformrc', '~/.terraform.d/credentials.tfrc.json'],
+    from: 'npm, Yarn, PyPI/twine, pip (index URLs with passwords), Cargo, RubyGems, Bundler, Maven, Gradle, Ivy, sbt, NuGet, Composer, Terraform',
+  },
+  {
+    kind: 'shell and REPL histories',
+    paths: ['~/.*hist*', '~/.local/share/fish/fish_history', '~/.local/share/atuin', '~/.viminfo', '~/.local/state/nvim/shada', '~/.julia/logs/repl_history.jl', '~/.dbshell'],
+    from: 'every dotfile in home whose name holds "hist" (bash, zsh, Python, Node, psql, MySQL, SQLite, redis-cli, irb, pry, R, less), fish, atuin, Vim and Neovim, Julia, mongosh',
+  },
+  { kind: 'browser profiles (cookies)', paths: ['~/.mozilla', '~/.config/google-chrome', '~/.config/chromium', '~/.config/BraveSoftware', '~/.config/microsoft-edge'], from: 'Firefox, Chrome, Chromium, Brave, Edge' },
+];
+
+/** Readable only by root: denied as well when stashbase runs as root. */
+export const ROOT_CREDENTIAL_STORES = ['/etc/shadow', '/etc/shadow-', '/etc/gshadow', '/etc/gshadow-', '/etc/security/opasswd', '/etc/ssh/ssh_host_*key', '/etc/ssl/private', '/etc/krb5.keytab'];
+
+export function defaultDenyRead(): string[] {
+  return CREDENTIAL_STORES.flatMap((s) => s.paths);
+}

@@ -1,0 +1,79 @@
+// The views of the known agents' state folders (lib/views/spec.ts): Claude
+// Code's ~/.claude (or $CLAUDE_CONFIG_DIR) and Codex's ~/.codex (or
+// $CODEX_HOME). Their transcripts, history and logins are kept; what the
+// agent would execute or obey in a later run outside the sandbox (settings
+// with hooks, status-line and MCP commands, permissions, plugins, custom
+// commands, agents and skills, instructions, Codex's config.toml with its
+// notify and MCP commands, its rules and prompts) stays as it was: read-only,
+// or a copy whose changes are left behind and named. Anything neither list
+// knows is treated the same way, so a new kind of executable setting is not
+// carried back either.
+import { isAbsolute, join } from 'node:path';
+import { type Dirent, readdirSync } from 'node:fs';
+import type { Merge, ViewSpec } from './spec.js';
+
+interface Rules {
+  live: string[];
+  empty: string[];
+  merge: Record<string, Merge>;
+  quiet: RegExp;
+}
+
+/**
+ * Claude Code 2.x. Live: transcripts, todos, plans, edit history, telemetry.
+ * Empty: the shell snapshots and session environments its Bash tool sources
+ * in a running session, IDE lock files, caches and config backups (which it
+ * restores from). Carried back: the OAuth login, the prompt history, and the
+ * global config (~/.claude.json, held in the view as .claude.json).
+ */
+const CLAUDE: Rules = {
+  live: ['projects', 'todos', 'plans', 'file-history', 'statsig', 'telemetry', 'debug', 'usage-data'],
+  empty: ['shell-snapshots', 'session-env', 'ide', 'cache', 'backups', 'paste-cache', 'image-cache'],
+  merge: { '.credentials.json': 'replace', 'history.jsonl': 'append', '.claude.json': 'claude-config' },
+  quiet: /^(\.claude\.json\.(backup|lock|tmp).*|\.credentials\.json\..*|.*\.tmp\.\d+\.[0-9a-f]+|shell-snapshots|session-env|ide|cache|backups|paste-cache|image-cache)$/,
+};
+
+/** Codex 0.x. Live: sessions and logs. Carried back: the login and the prompt history. Its caches and state database stay in the run. */
+const CODEX: Rules = {
+  live: ['sessions', 'archived_sessions', 'log'],
+  empty: ['shell_snapshots', 'tmp', '.tmp', 'cache'],
+  merge: { 'auth.json': 'replace', 'history.jsonl': 'append' },
+  quiet: /^(version\.json|models_cache\.json|.*\.sqlite(-wal|-shm|-journal)?|internal_storage\.json|\.personality_migration|shell_snapshots|tmp|\.tmp|cache|auth\.json\..*|history\.jsonl\..*)$/,
+};
+
+function spec(id: string, label: string, at: string, rules: Rules, hostPaths: Record<string, string>): ViewSpec {
+  const s: ViewSpec = { id, label, at, live: [], readOnly: [], copies: [], empty: [], merge: rules.merge, hostPaths, adoptDirs: rules.live, quiet: rules.quiet };
+  let list: Dirent[] = [];
+  try {
+    list = readdirSync(at, { withFileTypes: true });
+  } catch {
+    // missing: made empty before the run
+  }
+  for (const e of list) {
+    if (e.name in hostPaths) continue; // copied from its own host path
+    if (e.isDirectory()) {
+      if (rules.live.includes(e.name)) s.live.push(e.name);
+      else if (rules.empty.includes(e.name)) s.empty.push(e.name);
+      else s.readOnly.push(e.name);
+    } else if (e.isFile() || e.isSymbolicLink()) s.copies.push(e.name);
+  }
+  for (const name of Object.keys(hostPaths)) s.copies.push(name);
+  for (const k of ['live', 'readOnly', 'copies', 'empty'] as const) s[k].sort();
+  return s;
+}
+
+const absolute = (v: string | undefined) => (v !== undefined && isAbsolute(v) ? v : null);
+
+/** Claude Code keeps ~/.claude.json beside ~/.claude; the sandbox's points CLAUDE_CONFIG_DIR at the view, where a copy of it sits. */
+export function claudeView(home: string, env: NodeJS.ProcessEnv): { spec: ViewSpec; env: Record<string, string> } {
+  const configured = absolute(env.CLAUDE_CONFIG_DIR);
+  const at = configured ?? join(home, '.claude');
+  const hostPaths: Record<string, string> = configured ? {} : { '.claude.json': join(home, '.claude.json') };
+  return { spec: spec('claude', configured ? at : '~/.claude', at, CLAUDE, hostPaths), env: configured ? {} : { CLAUDE_CONFIG_DIR: at } };
+}
+
+export function codexView(home: string, env: NodeJS.ProcessEnv): { spec: ViewSpec; env: Record<string, string> } {
+  const configured = absolute(env.CODEX_HOME);
+  const at = configured ?? join(home, '.codex');
+  return { spec: spec('codex', configured ? at : '~/.codex', at, CODEX, {}), env: {} };
+}

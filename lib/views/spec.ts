@@ -1,0 +1,42 @@
+// A view is how the sandbox sees a folder of the host whose parts must be
+// treated differently: git's own directory (objects and refs written for
+// real, config and hooks not), or an agent's state folder (history and login
+// kept, hooks and settings not). The sandbox sees a folder of the run's own
+// at the host path; into it each existing entry is bound writable ("live"),
+// bound read-only, copied, or replaced by an empty folder. After the run the
+// copies named in `merge` are carried back by their rule, the folders the
+// agent made that `adoptDirs` names are moved over, and everything else the
+// agent changed is left behind and named.
+//
+// A view is a directory mount: a rename the host makes inside the real
+// folder (git config, an agent rewriting its settings) cannot detach it,
+// unlike a bind over a single file, which the kernel drops when its file is
+// renamed over.
+
+/** How a copy comes back: replaced when yours did not change meanwhile; new lines appended; Claude Code's config merged without its executable keys. */
+export type Merge = 'replace' | 'append' | 'claude-config';
+
+export interface ViewSpec {
+  /** A file name for the run directory: git, git-1, claude, codex. */
+  id: string;
+  /** How messages name it: .git, ~/.claude. */
+  label: string;
+  /** The host folder the view stands for; the sandbox sees the view there. */
+  at: string;
+  /** Host directories bound writable (by name, existing ones only). */
+  live: string[];
+  /** Host directories bound read-only. */
+  readOnly: string[];
+  /** Host files copied in: what the agent does to them stays in the run unless `merge` names them. */
+  copies: string[];
+  /** Host directories replaced by an empty folder of the run's own (caches, per-session scripts). */
+  empty: string[];
+  /** Names carried back after the run (files, existing or new), and how. */
+  merge: Record<string, Merge>;
+  /** Where a merged name lives on the host when not at `at/name` (the copy's source too). */
+  hostPaths: Record<string, string>;
+  /** Folders the agent may create that are moved to the host after the run (when the host has none). */
+  adoptDirs: string[];
+  /** New names left behind without a note (lock files, caches). */
+  quiet: RegExp | null;
+}

@@ -1,0 +1,89 @@
+// The last step inside the sandbox before the agent: a Landlock ruleset that
+// lets files be read only beneath what existed when the run started, minus
+// the denied files. A denied file is also a bind mount, but the kernel drops
+// a bind over a file the moment the host renames another file over it (zsh
+// saving its history, a tool rotating its token file): the new file would
+// then be readable. Landlock follows no mount: the new inode sits directly in
+// a folder that is only partly granted, and stays unreadable.
+//
+// Perl with built-ins only, like the relay: each ancestor of a denied file is
+// read, and every entry in it but the denied file and the next ancestor gets
+// READ_FILE (opened O_PATH|O_NOFOLLOW: a symlink's target is not granted
+// through it). Only files outside the folders the agent can write are listed
+// (prepare.ts): a partly granted working directory would hide the agent's
+// own new files from it. With no such file, / is granted whole: the ruleset
+// is still there, and Landlock forbids a restricted process to change the
+// mount topology (mount, umount, pivot_root), which closes the whole class of
+// detaching a bind from inside. Where the kernel has no Landlock the run goes
+// on with the mounts alone and says so. It then restores SIGINT (see
+// bwrap.ts) and runs the agent.
+/** Syscall numbers and open flags by architecture (those of templates/seccomp.ts). */
+export const LANDLOCK_ABI = {
+  x64: { create: 444, add: 445, restrict: 446, prctl: 157, openat: 257, close: 3, oPath: 0x200000, oNofollow: 0x20000, oCloexec: 0x80000 },
+  arm64: { create: 444, add: 445, restrict: 446, prctl: 167, openat: 56, close: 57, oPath: 0x200000, oNofollow: 0x8000, oCloexec: 0x80000 },
+} as const;
+export type LandlockArch = keyof typeof LANDLOCK_ABI;
+
+export const LANDLOCK_SCRIPT = String.raw`
+use strict; use warnings;
+my ($create, $add, $restrict, $prctl, $openat, $close, $flags, $say) = splice(@ARGV, 0, 8);
+my @denied;
+push @denied, shift @ARGV while @ARGV && $ARGV[0] ne '--';
+shift @ARGV;
+$SIG{INT} = 'DEFAULT';
+my $READ_FILE = 4;
+# syscall() passes strings by address, and wants them writable.
+my $attr = pack('Q', $READ_FILE);
+my $rs = syscall($create + 0, $attr, 8, 0);
+sub grant {
+  my $path = shift;
+  my $fd = syscall($openat + 0, -100, $path, $flags + 0, 0);
+  return if $fd < 0;
+  my $rule = pack('Q l', $READ_FILE, $fd);
+  syscall($add + 0, $rs, 1, $rule, 0);
+  syscall($close + 0, $fd);
+}
+if ($rs < 0) {
+  print STDERR "stashbase: warning: this kernel has no Landlock ($!): a denied file that your side replaces by a rename during the run becomes readable\n" if $say;
+} else {
+  my (%deny, %anc);
+  for my $p (@denied) {
+    $deny{$p} = 1;
+    for (my $a = $p; $a =~ s{/[^/]*\z}{}; ) { $anc{$a eq '' ? '/' : $a} = 1; last if $a eq ''; }
+  }
+  # No denied file: everything readable; the ruleset still forbids changing the mount topology.
+  grant('/') unless @denied;
+  for my $dir (sort keys %anc) {
+    opendir(my $dh, $dir) or next;
+    for my $e (readdir $dh) {
+      next if $e eq '.' || $e eq '..';
+      my $child = $dir eq '/' ? "/$e" : "$dir/$e";
+      grant($child) unless $anc{$child} || $deny{$child};
+    }
+    closedir $dh;
+  }
+  syscall($prctl + 0, 38, 1, 0, 0, 0) == 0 or die "stashbase: prctl(PR_SET_NO_NEW_PRIVS): $!\n";
+  syscall($restrict + 0, $rs, 0) == 0 or die "stashbase: landlock_restrict_self: $!\n";
+}
+exec { $ARGV[0] } @ARGV or do {
+  print STDERR "stashbase: cannot run $ARGV[0]: $!\n";
+  exit($!{ENOENT} ? 127 : 126);
+};
+`;
+
+export interface LandlockInput {
+  perl: string;
+  arch: LandlockArch;
+  /** Denied files outside every writable folder, as the sandbox sees them. */
+  files: string[];
+  /** Say so on stderr when the kernel has no Landlock (not with --silent). */
+  warn: boolean;
+}
+
+/** The argv that runs `command` under the ruleset (what bwrap execs). */
+export function landlockArgv(input: LandlockInput, command: string[]): string[] {
+  const a = LANDLOCK_ABI[input.arch];
+  const nums = [a.create, a.add, a.restrict, a.prctl, a.openat, a.close, a.oPath | a.oNofollow | a.oCloexec, input.warn ? 1 : 0].map(String);
+  return [input.perl, '-e', LANDLOCK_SCRIPT, ...nums, ...input.files, '--', ...command];
+}
+
