@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs and starts what stashbase's integration tests need on a Debian host,
 # as root: bubblewrap, iptables, git, a Docker engine (dockerd started in the
-# background), debootstrap, and the locally built test base image.
+# background), debootstrap, the locally built test base image, and tmux (the
+# control-socket attack tests drive a real tmux server).
 # Idempotent: every step checks first and does nothing when already done.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -15,7 +16,7 @@ fi
 
 need_pkgs=()
 for pair in bwrap:bubblewrap iptables:iptables git:git dockerd:docker.io \
-            debootstrap:debootstrap ip:iproute2 script:bsdutils; do
+            debootstrap:debootstrap ip:iproute2 script:bsdutils tmux:tmux; do
   cmd=${pair%%:*} pkg=${pair#*:}
   command -v "$cmd" >/dev/null 2>&1 || [ -x "/usr/sbin/$cmd" ] || need_pkgs+=("$pkg")
 done

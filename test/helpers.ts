@@ -47,9 +47,9 @@ export interface Sandbox {
   cleanup(): void;
 }
 
-/** A temporary HOME and STASHBASE_HOME, and an environment without the host's tokens. */
-export function tempHome(): Sandbox {
-  const dir = realpathSync(mkdtempSync(join(tmpdir(), 'sbtest-')));
+/** A temporary HOME and STASHBASE_HOME (in `base`, by default the temp folder), and an environment without the host's tokens. */
+export function tempHome(base = tmpdir()): Sandbox {
+  const dir = realpathSync(mkdtempSync(join(base, 'sbtest-')));
   const home = join(dir, 'home');
   const sbHome = join(home, '.stashbase');
   mkdirSync(home, { recursive: true });

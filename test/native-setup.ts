@@ -13,8 +13,8 @@ export interface Attack extends Sandbox {
   outside(script: string): Promise<{ code: number | null; stdout: string; stderr: string }>;
 }
 
-export function attackHome(extraProfile = ''): Attack {
-  const t = tempHome();
+export function attackHome(extraProfile = '', base?: string): Attack {
+  const t = tempHome(base);
   const h = t.home;
   const proj = join(h, 'proj');
   writeFile(join(h, 'secret.txt'), 'TOPSECRET\n');

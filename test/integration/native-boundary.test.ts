@@ -1,0 +1,274 @@
+// Attacks on the native backend's boundary with the default writes (an
+// allow-list), real bwrap: control sockets, kernel interfaces, plants that a
+// host program runs later, inherited descriptors. Each has its control
+// outside the sandbox, where the same attack works.
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { dirname, join } from 'node:path';
+import { after, describe, test } from 'node:test';
+import { BIN, cli, needs, needsRoot, REPO, writeFile } from '../helpers.js';
+import { attackHome } from '../native-setup.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+async function until(check: () => boolean, ms = 5000): Promise<boolean> {
+  for (let waited = 0; waited < ms; waited += 50) {
+    if (check()) return true;
+    await sleep(50);
+  }
+  return check();
+}
+
+/** A Unix socket listener that counts connections: a stand-in for any control channel (it would run what it is sent). */
+function listener(path: string): Promise<{ server: Server; hits: () => number }> {
+  let hits = 0;
+  const server = createServer((s) => {
+    hits++;
+    s.end('CONTROL\n');
+  });
+  return new Promise((resolve) => server.listen(path, () => resolve({ server, hits: () => hits })));
+}
+
+describe('native boundary: control sockets (real bwrap)', needs('bwrap'), () => {
+  const a = attackHome();
+  const h = a.home;
+  after(() => a.cleanup());
+  const connect = (path: string) => `python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); print(s.recv(99))' ${path}`;
+
+  test("tmux: new-window through your server's socket runs nothing on the host", async () => {
+    const sock = join(h, 'tmux-sock');
+    const pwned = join(a.dir, 'PWNED-tmux');
+    assert.equal(spawnSync('tmux', ['-S', sock, 'new-session', '-d', 'sleep 60']).status, 0);
+    try {
+      const r = await a.inside(`tmux -S ${sock} new-window -d 'touch ${pwned}'; echo "rc=$?"`);
+      assert.equal(r.stdout, 'rc=1\n');
+      assert.match(r.stderr, /Operation not permitted/);
+      await sleep(300);
+      assert.equal(existsSync(pwned), false);
+      // The control: the same command outside runs it.
+      assert.equal(spawnSync('tmux', ['-S', sock, 'new-window', '-d', `touch ${pwned}`]).status, 0);
+      assert.equal(await until(() => existsSync(pwned)), true);
+    } finally {
+      spawnSync('tmux', ['-S', sock, 'kill-server']);
+      rmSync(pwned, { force: true });
+    }
+  });
+
+  test('a listener in the home, and one in the working directory made after the run started: neither reachable', async () => {
+    const inHome = await listener(join(h, 'kitty-control.sock'));
+    let late: Awaited<ReturnType<typeof listener>> | null = null;
+    const go = join(a.proj, 'go');
+    const running = a.inside(`${connect(join(h, 'kitty-control.sock'))}; while [ ! -e ${go} ]; do sleep 0.05; done; ${connect(join(a.proj, 'late.sock'))}; echo end`);
+    try {
+      await sleep(500);
+      late = await listener(join(a.proj, 'late.sock'));
+      writeFileSync(go, '');
+      const r = await running;
+      assert.equal(r.stdout, 'end\n');
+      assert.equal(r.stderr.match(/PermissionError: \[Errno 1\] Operation not permitted/g)?.length, 2, r.stderr);
+      assert.deepEqual([inHome.hits(), late.hits()], [0, 0]);
+      // The control: the same connects outside reach both.
+      const out = await a.outside(`${connect(join(h, 'kitty-control.sock'))}; ${connect(join(a.proj, 'late.sock'))}`);
+      assert.equal(out.stdout, "b'CONTROL\\n'\nb'CONTROL\\n'\n");
+    } finally {
+      inHome.server.close();
+      late?.server.close();
+      rmSync(go, { force: true });
+    }
+  });
+
+  test('host network mode: the abstract socket namespace is shared, and still unreachable', async () => {
+    writeFile(join(a.sbHome, 'agents', 'hostnet.toml'), '[sandbox]\nnative_network = "host"\n');
+    const name = `sbtest-${process.pid}`;
+    const abstract = await listener(`\0${name}`);
+    // Node binds the whole 108-byte sun_path, NUL-padded: the name to connect to is that long too.
+    const py = `python3 -c 'import socket; s=socket.socket(socket.AF_UNIX); s.connect(b"\\0${name}".ljust(108, b"\\0")); print(s.recv(99))'`;
+    try {
+      const r = await cli(['agent', 'run', '--profile', 'hostnet', '--silent', '--', 'sh', '-c', py], { env: a.env, cwd: a.proj });
+      assert.match(r.stderr, /PermissionError: \[Errno 1\] Operation not permitted/);
+      assert.equal(abstract.hits(), 0);
+      assert.equal((await a.outside(py)).stdout, "b'CONTROL\\n'\n");
+    } finally {
+      abstract.server.close();
+    }
+  });
+
+  test("another run's proxy: its socket is hidden and unreachable, and even a run allowed Unix sockets gets no service without that run's credential", async () => {
+    const go = join(a.proj, 'release');
+    const first = spawn(process.execPath, [BIN, 'agent', 'run', '--silent', '--', 'sh', '-c', `echo up; while [ ! -e ${go} ]; do sleep 0.05; done`], { env: a.env, cwd: a.proj, stdio: ['ignore', 'pipe', 'pipe'] });
+    try {
+      await new Promise<void>((res) => first.stdout.once('data', () => res()));
+      const session = readFileSync(join(a.sbHome, 'sessions', spawnSync('ls', [join(a.sbHome, 'sessions')], { encoding: 'utf8' }).stdout.trim()), 'utf8');
+      const sock = `/tmp/stashbase-${(JSON.parse(session) as { id: string }).id}/proxy.sock`;
+      assert.equal(existsSync(sock), true);
+      const ask = `python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.sendall(b"CONNECT api.anthropic.com:443 HTTP/1.1\\r\\nHost: api.anthropic.com:443\\r\\n\\r\\n"); print(s.recv(200).split(b"\\r\\n")[0])' ${sock}`;
+      const r = await a.inside(`${ask}; ls ${sock}`);
+      assert.equal(r.stdout, '');
+      assert.match(r.stderr, /Operation not permitted[\s\S]*No such file or directory/);
+      writeFile(join(a.sbHome, 'agents', 'sockets.toml'), '[sandbox]\nallow_unix_sockets = true\n[filesystem]\nwrites = "deny-list"\n');
+      const open = await cli(['agent', 'run', '--profile', 'sockets', '--silent', '--', 'sh', '-c', ask], { env: a.env, cwd: a.proj });
+      assert.equal(open.stdout, "b'HTTP/1.1 407 Proxy Authentication Required'\n", open.stderr);
+    } finally {
+      writeFileSync(go, '');
+      await new Promise((res) => first.on('close', res));
+      rmSync(go, { force: true });
+    }
+  });
+
+  test('as an ordinary user (bwrap in a user namespace): no Unix socket, no plant in the home, no inherited descriptor', needsRoot('it runs the agent as nobody'), async () => {
+    const home = join(a.dir, 'nobody-home');
+    mkdirSync(join(home, 'proj'), { recursive: true });
+    writeFile(join(home, '.ssh', 'id_ed25519'), 'PRIVATE-KEY\n');
+    spawnSync('chown', ['-R', 'nobody', home]);
+    spawnSync('chmod', ['755', a.dir, h]);
+    const ctl = await listener(join(home, 'ctl.sock'));
+    spawnSync('chown', ['nobody', join(home, 'ctl.sock')]);
+    try {
+      const script = `${connect(join(home, 'ctl.sock'))}; echo plant > ~/.bash_aliases && echo planted; cat /proc/self/fd/200${home}/.ssh/id_ed25519; echo end`;
+      // Asynchronous: the listener answers from this process.
+      const run = (cmd: string[]) =>
+        new Promise<{ stdout: string; stderr: string }>((resolve) => {
+          const child = spawn('runuser', ['-u', 'nobody', '--', 'env', `HOME=${home}`, `PATH=${process.env.PATH}`, 'bash', '-c', 'exec 200</; exec "$0" "$@"', ...cmd], { cwd: join(home, 'proj') });
+          let stdout = '';
+          let stderr = '';
+          child.stdout.on('data', (d: Buffer) => (stdout += String(d)));
+          child.stderr.on('data', (d: Buffer) => (stderr += String(d)));
+          child.on('close', () => resolve({ stdout, stderr }));
+        });
+      const r = await run([process.execPath, BIN, 'agent', 'run', '--silent', '--', 'sh', '-c', script]);
+      assert.equal(r.stdout, 'end\n', r.stderr);
+      assert.match(r.stderr, /PermissionError: \[Errno 1\] Operation not permitted[\s\S]*bash_aliases: Read-only file system[\s\S]*fd\/200.*No such file or directory/);
+      assert.deepEqual([ctl.hits(), existsSync(join(home, '.bash_aliases'))], [0, false]);
+      // The control: the same script as nobody outside the sandbox does all three.
+      assert.equal((await run(['sh', '-c', script])).stdout, "b'CONTROL\\n'\nplanted\nPRIVATE-KEY\nend\n");
+    } finally {
+      ctl.server.close();
+    }
+  });
+});
+
+describe('native boundary: kernel interfaces, plants, descriptors (real bwrap)', needs('bwrap'), () => {
+  const a = attackHome();
+  const h = a.home;
+  after(() => a.cleanup());
+
+  test('as root, /proc/sys and /sys are read-only inside (the current value written back)', needsRoot('writing kernel interfaces needs root'), async () => {
+    const files = ['/proc/sys/kernel/core_pattern', '/sys/module/printk/parameters/time'];
+    const script = files.map((f) => `v=$(cat ${f}); echo "$v" > ${f} && echo "wrote ${f}" || echo "refused ${f}"`).join('; ');
+    const r = await a.inside(script);
+    assert.equal(r.stdout, files.map((f) => `refused ${f}\n`).join(''));
+    assert.equal(r.stderr.match(/Read-only file system/g)?.length, 2, r.stderr);
+    assert.equal((await a.outside(script)).stdout, files.map((f) => `wrote ${f}\n`).join(''));
+  });
+
+  test('plants outside the working directory that a host program runs later: none can be made', async () => {
+    const plants = [
+      '.local/bin/git', '.local/lib/python3.11/site-packages/zz-plant.pth', '.bash_aliases', '.cargo/env',
+      '.gitconfig-extra', '.vimrc', '.config/nvim/init.lua', '.config/systemd/user/plant.service',
+      // Members of the class no rule names: IPython's startup folder, the desktop's autostart.
+      '.ipython/profile_default/startup/00-plant.py', '.config/autostart/plant.desktop',
+    ].map((p) => join(h, p));
+    const script = (paths: string[]) => paths.map((p) => `(mkdir -p ${dirname(p)} && echo plant > ${p}) 2>/dev/null && echo "made ${p}" || echo "refused ${p}"`).join('; ');
+    const r = await a.inside(script(plants));
+    assert.equal(r.stdout, plants.map((p) => `refused ${p}\n`).join(''));
+    assert.deepEqual(plants.filter((p) => existsSync(p)), []);
+    assert.equal((await a.outside(script(plants))).stdout, plants.map((p) => `made ${p}\n`).join(''));
+    rmSync(join(h, '.local'), { recursive: true });
+  });
+
+  test('as root, system folders and stashbase itself cannot be planted', needsRoot('the plants are root-owned folders'), async () => {
+    const tag = `sbtest-${process.pid}`;
+    const targets = ['/etc/ld.so.preload', `/etc/profile.d/${tag}.sh`, `/etc/cron.d/${tag}`, `/usr/local/bin/${tag}`, join(REPO, 'bin', 'stashbase.cjs')];
+    const r = await a.inside(targets.map((p) => `echo plant >> ${p} 2>/dev/null && echo "made ${p}" || echo "refused ${p}"`).join('; '));
+    assert.equal(r.stdout, targets.map((p) => `refused ${p}\n`).join(''));
+    assert.equal(existsSync(`/etc/profile.d/${tag}.sh`) || existsSync(`/usr/local/bin/${tag}`) || existsSync(`/etc/cron.d/${tag}`), false);
+    // The control, harmless files only: the same folders take a new file outside.
+    const harmless = [`/etc/${tag}`, `/usr/local/bin/${tag}`, join(REPO, 'bin', `.${tag}`)];
+    assert.equal((await a.outside(harmless.map((p) => `echo x > ${p} && rm ${p} && echo ok`).join('; '))).stdout, 'ok\nok\nok\n');
+  });
+
+  test('a descriptor the caller left open on / does not reach the sandbox', async () => {
+    writeFile(join(h, '.ssh', 'id_ed25519'), 'PRIVATE-KEY\n');
+    const read = `cat /proc/self/fd/200${h}/.ssh/id_ed25519`;
+    // bash: dash takes no descriptor above 9.
+    const outside = spawnSync('bash', ['-c', `exec 200</; ${read}`], { encoding: 'utf8' });
+    assert.equal(outside.stdout, 'PRIVATE-KEY\n');
+    const inside = spawnSync('bash', ['-c', `exec 200</; exec "$0" "$@"`, process.execPath, BIN, 'agent', 'run', '--silent', '--', 'sh', '-c', `${read}; ls /proc/self/fd`], { encoding: 'utf8', env: a.env, cwd: a.proj });
+    assert.doesNotMatch(inside.stdout, /PRIVATE-KEY/);
+    assert.match(inside.stderr, /\/proc\/self\/fd\/200.*No such file or directory/);
+    assert.deepEqual(inside.stdout.trim().split('\n').map(Number).filter((fd) => fd > 2 && fd !== 3), [], 'only 0-2 (and ls\'s own) open inside');
+    rmSync(join(h, '.ssh'), { recursive: true });
+  });
+
+  test('the default denials cover credential stores and histories nobody listed before; a hard link into a denied folder is named', async () => {
+    const files = [
+      '.config/git/credentials', '.pgpass', '.bash_history', '.zsh_history', '.python_history', '.psql_history', '.terraformrc',
+      '.config/containers/auth.json', '.config/rclone/rclone.conf', '.m2/settings.xml', '.gradle/gradle.properties',
+    ];
+    for (const f of files) writeFile(join(h, f), `SECRET ${f}\n`);
+    writeFile(join(h, '.aws', 'credentials'), 'AWS-SECRET\n');
+    spawnSync('ln', [join(h, '.aws', 'credentials'), join(h, 'innocent-name')]);
+    const r = await cli(['agent', 'run', '--', 'sh', '-c', files.map((f) => `cat ${h}/${f}`).join('; ')], { env: { ...a.env, DATABASE_URL: 'postgres://app:hunter2@db.internal/app', REAL_OPENAI_KEY: 'sk-x', DEPLOY_KEY: 'k' }, cwd: a.proj });
+    assert.equal(r.stdout, '');
+    assert.equal(r.stderr.match(/Permission denied|No such file or directory/g)?.length, files.length, r.stderr);
+    assert.match(r.stderr, new RegExp(`${h}/\\.aws/credentials \\(in the denied ${h}/\\.aws\\) has other hard links: the sandbox can read it through them`));
+    for (const v of ['DATABASE_URL', 'DEPLOY_KEY', 'REAL_OPENAI_KEY']) assert.match(r.stderr, new RegExp(`${v} looks like a credential`));
+    assert.equal((await a.outside(`cat ${h}/.pgpass`)).stdout, 'SECRET .pgpass\n');
+    for (const f of files) rmSync(join(h, f));
+    rmSync(join(h, '.aws'), { recursive: true });
+    rmSync(join(h, 'innocent-name'));
+  });
+
+  test('as root, /etc/shadow and /etc/gshadow are unreadable', needsRoot('only root reads them'), async () => {
+    const r = await a.inside('cat /etc/shadow /etc/gshadow');
+    assert.equal(r.stdout, '');
+    assert.equal(r.stderr.match(/Permission denied/g)?.length, 2, r.stderr);
+    assert.match((await a.outside('cat /etc/shadow')).stdout, /^root:/);
+  });
+});
+
+describe('native boundary: renames on your side during the run (real bwrap)', needs('bwrap', 'git'), () => {
+  // The home outside the temp folder, which the sandbox sees a private one of (Landlock covers the home's files).
+  const base = join(REPO, '.test-homes');
+  mkdirSync(base, { recursive: true });
+  const a = attackHome('', base);
+  const h = a.home;
+  after(() => a.cleanup());
+
+  test('git config on your side renames .git/config and ~/.gitconfig mid-run: the agent still cannot plant core.fsmonitor, nor read a rotated denied file', async () => {
+    const repo = join(a.proj, 'repo');
+    const git = (args: string[]) => spawnSync('git', args, { cwd: repo, env: a.env, encoding: 'utf8' });
+    mkdirSync(repo);
+    assert.equal(git(['init', '-q']).status, 0);
+    writeFileSync(join(h, '.gitconfig'), '[user]\n\tname = Me\n\temail = me@x\n');
+    writeFileSync(join(h, '.pgpass'), 'db:5432:*:me:OLD\n');
+    const pwned = join(a.dir, 'PWNED-fsmonitor');
+    const renamed = join(repo, 'renamed');
+    const script = [
+      `while [ ! -e ${renamed} ]; do sleep 0.05; done`,
+      `git config core.fsmonitor "touch ${pwned}"; printf '[core]\\n\\tfsmonitor = touch ${pwned}\\n' >> .git/config`,
+      `printf '[core]\\n\\tfsmonitor = touch ${pwned}\\n' >> ~/.gitconfig 2>/dev/null && echo planted-global || echo refused-global`,
+      'cat ~/.pgpass',
+    ].join('; ');
+    const running = cli(['agent', 'run', '--silent', '--', 'sh', '-c', script], { env: a.env, cwd: repo });
+    await sleep(700);
+    // Your side: both git configs rewritten by a rename, a rotated credential file.
+    assert.equal(git(['config', 'user.extra', 'mine']).status, 0);
+    assert.equal(git(['config', '--global', 'user.extra', 'mine']).status, 0);
+    writeFileSync(join(h, '.pgpass.new'), 'db:5432:*:me:NEW\n');
+    spawnSync('mv', [join(h, '.pgpass.new'), join(h, '.pgpass')]);
+    writeFileSync(renamed, '');
+    const r = await running;
+    assert.equal(r.stdout, 'refused-global\n');
+    assert.match(r.stderr, /\.pgpass: Permission denied/);
+    assert.doesNotMatch(readFileSync(join(repo, '.git', 'config'), 'utf8') + readFileSync(join(h, '.gitconfig'), 'utf8'), /fsmonitor/);
+    assert.equal(git(['config', 'user.extra']).stdout, 'mine\n', 'your change is kept');
+    git(['status']);
+    assert.equal(existsSync(pwned), false, 'your git status ran nothing');
+    // The control: outside, the same append lands and your git status runs it.
+    appendFileSync(join(repo, '.git', 'config'), `[core]\n\tfsmonitor = touch ${pwned}\n`);
+    git(['status']);
+    assert.equal(existsSync(pwned), true);
+  });
+});
