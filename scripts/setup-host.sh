@@ -2,7 +2,8 @@
 # Installs and starts what stashbase's integration tests need on a Debian host,
 # as root: bubblewrap, iptables, git, a Docker engine (dockerd started in the
 # background), debootstrap, the locally built test base image, and tmux (the
-# control-socket attack tests drive a real tmux server).
+# control-socket attack tests drive a real tmux server), and the real Claude Code
+# and Codex CLIs for the compatibility tests (scripts/install-test-agents.sh).
 # Idempotent: every step checks first and does nothing when already done.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -29,4 +30,5 @@ fi
 
 "$here/start-dockerd.sh"
 "$here/build-test-image.sh"
+"$here/install-test-agents.sh"
 log "host ready"

@@ -30,6 +30,19 @@ export function needs(...tools: Array<'bwrap' | 'git' | 'docker'>): { skip?: str
   return { skip: msg };
 }
 
+/** Where scripts/install-test-agents.sh puts the real Claude Code and Codex. */
+export const TEST_AGENTS_BIN = join(process.env.STASHBASE_TEST_AGENTS ?? '/var/cache/stashbase-test-agents', 'node_modules', '.bin');
+
+/** For the compatibility tests: the real agents installed; in CI a missing one fails. */
+export function needsAgents(): { skip?: string } {
+  const ok = ['claude', 'codex'].every((a) => spawnSync(join(TEST_AGENTS_BIN, a), ['--version'], { stdio: 'ignore' }).status === 0);
+  if (ok) return {};
+  const msg = `the real agents are not installed in ${TEST_AGENTS_BIN} (run scripts/install-test-agents.sh)`;
+  if (REQUIRED) throw new Error(`${msg}: required in CI`);
+  process.stderr.write(`\n*** SKIPPING: ${msg} ***\n\n`);
+  return { skip: msg };
+}
+
 /** For tests that need root (network interfaces, running the agent as another user): CI runs as root, so there a missing root fails. */
 export function needsRoot(why: string): { skip?: string } {
   if (process.getuid?.() === 0) return {};

@@ -19,7 +19,7 @@ import { runBwrap } from './run.js';
 import { Trace } from '../trace.js';
 import { sandboxFilter, type SeccompArch } from '../../templates/seccomp.js';
 import { buildViews, settleViews } from '../views/lifecycle.js';
-import { seatbeltTmpOf } from './prepare-seatbelt.js';
+import { claudeConfigWatch, seatbeltTmpOf } from './prepare-seatbelt.js';
 
 export interface ExecuteInput {
   ctx: NativeContext;
@@ -71,7 +71,12 @@ export async function executeNative({ ctx, profile, warn, announce }: ExecuteInp
     built = buildViews(prep.runDir, prep.views);
     if (prep.seatbelt) {
       // sandbox-exec is the agent's parent and passes signals and the exit status through.
-      exitCode = await runForwarded(prep.seatbelt);
+      const config = profile.filesystem.writes === 'allow-list' ? claudeConfigWatch(ctx.home, ctx.env) : null;
+      try {
+        exitCode = await runForwarded(prep.seatbelt);
+      } finally {
+        for (const n of config?.settle() ?? []) alert(n);
+      }
       return exitCode;
     }
     const ph = createPlaceholders(prep.protection.placeholders, prep.protection.parents, prep.protection.fileStandIns);

@@ -20,25 +20,32 @@ interface Rules {
 }
 
 /**
- * Claude Code 2.x. Live: transcripts, todos, plans, edit history, telemetry.
- * Empty: the shell snapshots and session environments its Bash tool sources
- * in a running session, IDE lock files, caches and config backups (which it
- * restores from). Carried back: the OAuth login, the prompt history, and the
- * global config (~/.claude.json, held in the view as .claude.json).
+ * Claude Code 2.x. Live: transcripts, sessions, todos, plans, edit history,
+ * telemetry. Empty: the shell snapshots and session environments its Bash
+ * tool sources in a running session, IDE lock files, caches and config
+ * backups (which it restores from). Carried back: the OAuth login, the prompt
+ * history, and the global config (~/.claude.json, held in the view as
+ * .claude.json). Left behind without a note: the managed and remote settings
+ * it fetches (a copy there could hold hooks), its cleanup stamp.
  */
 const CLAUDE: Rules = {
-  live: ['projects', 'todos', 'plans', 'file-history', 'statsig', 'telemetry', 'debug', 'usage-data'],
+  live: ['projects', 'sessions', 'todos', 'plans', 'file-history', 'statsig', 'telemetry', 'debug', 'usage-data'],
   empty: ['shell-snapshots', 'session-env', 'ide', 'cache', 'backups', 'paste-cache', 'image-cache'],
   merge: { '.credentials.json': 'replace', 'history.jsonl': 'append', '.claude.json': 'claude-config' },
-  quiet: /^(\.claude\.json\.(backup|lock|tmp).*|\.credentials\.json\..*|.*\.tmp\.\d+\.[0-9a-f]+|shell-snapshots|session-env|ide|cache|backups|paste-cache|image-cache)$/,
+  quiet: /^(\.claude\.json\.(backup|lock|tmp).*|\.credentials\.json\..*|.*\.tmp\.\d+\.[0-9a-f]+|shell-snapshots|session-env|ide|cache|backups|paste-cache|image-cache|policy-limits\.json|remote-settings\.json|\.last-cleanup)$/,
 };
 
-/** Codex 0.x. Live: sessions and logs. Carried back: the login and the prompt history. Its caches and state database stay in the run. */
+/**
+ * Codex 0.x. Live: sessions and logs. Carried back: the login and the prompt
+ * history. Its caches, state databases, installation id and lock files stay in
+ * the run without a note; so do the system skills it installs on a first run
+ * (instructions a later codex would follow, made in the sandbox).
+ */
 const CODEX: Rules = {
   live: ['sessions', 'archived_sessions', 'log'],
   empty: ['shell_snapshots', 'tmp', '.tmp', 'cache'],
   merge: { 'auth.json': 'replace', 'history.jsonl': 'append' },
-  quiet: /^(version\.json|models_cache\.json|.*\.sqlite(-wal|-shm|-journal)?|internal_storage\.json|\.personality_migration|shell_snapshots|tmp|\.tmp|cache|auth\.json\..*|history\.jsonl\..*)$/,
+  quiet: /^(version\.json|models_cache\.json|.*\.sqlite(-wal|-shm|-journal)?|internal_storage\.json|installation_id|\.sandbox_migration|\.personality_migration|thread-writer-locks|skills|shell_snapshots|tmp|\.tmp|cache|auth\.json\..*|history\.jsonl\..*)$/,
 };
 
 function spec(id: string, label: string, at: string, rules: Rules, hostPaths: Record<string, string>): ViewSpec {

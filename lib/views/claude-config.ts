@@ -67,3 +67,13 @@ export function mergeClaudeConfig(start: string | null, agent: string | null, cu
   }
   return { text: same(out, c) ? null : JSON.stringify(out, null, 2), left };
 }
+
+/**
+ * Where the file is written in place (macOS, no view to hold a copy): after
+ * the run, the executable entries go back to what they were at the start and
+ * the rest of the agent's changes stay. `text` is null when nothing needs writing.
+ */
+export function revertClaudeConfig(start: string | null, now: string | null): { text: string | null; left: string[] } {
+  if (now === null) return { text: null, left: [] };
+  return mergeClaudeConfig(start, now, start ?? '{}');
+}

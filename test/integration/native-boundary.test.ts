@@ -180,9 +180,16 @@ describe('native boundary: kernel interfaces, plants, descriptors (real bwrap)',
   test('as root, system folders and stashbase itself cannot be planted', needsRoot('the plants are root-owned folders'), async () => {
     const tag = `sbtest-${process.pid}`;
     const targets = ['/etc/ld.so.preload', `/etc/profile.d/${tag}.sh`, `/etc/cron.d/${tag}`, `/usr/local/bin/${tag}`, join(REPO, 'bin', 'stashbase.cjs')];
-    const r = await a.inside(targets.map((p) => `echo plant >> ${p} 2>/dev/null && echo "made ${p}" || echo "refused ${p}"`).join('; '));
-    assert.equal(r.stdout, targets.map((p) => `refused ${p}\n`).join(''));
-    assert.equal(existsSync(`/etc/profile.d/${tag}.sh`) || existsSync(`/usr/local/bin/${tag}`) || existsSync(`/etc/cron.d/${tag}`), false);
+    const existed = targets.filter((p) => existsSync(p));
+    // Opened for appending, nothing written: should the sandbox ever fail here, no host file changes (a new one is empty, and removed).
+    try {
+      // In a subshell: sh exits on a failed redirection of a special built-in such as ":".
+      const r = await a.inside(targets.map((p) => `(: >> ${p}) 2>/dev/null && echo "made ${p}" || echo "refused ${p}"`).join('; '));
+      assert.equal(r.stdout, targets.map((p) => `refused ${p}\n`).join(''));
+      assert.deepEqual(targets.filter((p) => existsSync(p)), existed);
+    } finally {
+      for (const p of targets) if (!existed.includes(p)) rmSync(p, { force: true });
+    }
     // The control, harmless files only: the same folders take a new file outside.
     const harmless = [`/etc/${tag}`, `/usr/local/bin/${tag}`, join(REPO, 'bin', `.${tag}`)];
     assert.equal((await a.outside(harmless.map((p) => `echo x > ${p} && rm ${p} && echo ok`).join('; '))).stdout, 'ok\nok\nok\n');

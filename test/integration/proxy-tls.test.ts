@@ -2,7 +2,7 @@
 // loopback with its own test CA, through the real proxy, with curl as the client.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { generateKeyPairSync, X509Certificate } from 'node:crypto';
+import { X509Certificate } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { connect as netConnect, createServer, type AddressInfo } from 'node:net';
@@ -14,20 +14,13 @@ import { createProxy, hostHeaderProblem } from '../../lib/proxy/server.js';
 import type { BoundSecret } from '../../lib/proxy/secrets.js';
 import { loadOrCreateCa } from '../../lib/tls/ca.js';
 import { LeafCache } from '../../lib/tls/leaves.js';
-import { buildCertificate, toPem } from '../../lib/tls/x509.js';
 import { mkdirSync } from 'node:fs';
 import { cli, needs, REPO, tempHome } from '../helpers.js';
+import { testCa } from '../upstream-ca.js';
 
 const REAL = 'ghp_realRealRealRealRealRealReal0123456';
 const PH = 'ghp_SBPHplaceholderPlaceholderPlace01';
 const secrets: BoundSecret[] = [{ name: 'GITHUB_TOKEN', placeholder: PH, real: REAL, hosts: ['api.test'], inQuery: true, allowPlaintext: false }];
-
-function testCa() {
-  const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
-  const now = new Date();
-  const certPem = toPem(buildCertificate({ subjectCN: 'upstream test CA', issuerCN: 'upstream test CA', org: 'test', publicKey, signingKey: privateKey, issuerPublicKey: publicKey, notBefore: new Date(+now - 3600e3), notAfter: new Date(+now + 864e5), ca: true }));
-  return { name: { cn: 'upstream test CA', org: 'test' }, key: privateKey, publicKey, certPem, certFile: '' };
-}
 
 function run(cmd: string, args: string[], opts: { env?: NodeJS.ProcessEnv; cwd?: string } = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
