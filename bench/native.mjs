@@ -1,21 +1,35 @@
 // The native backend's cost: `agent run -- true` (default profile, own network
-// namespace with the proxy bridged in) against `bwrap --ro-bind / / true` and
-// `node -e 0` in the same run; and the time to expand a pattern over 200,000
-// entries. Targets: agent run at most 2x node -e 0; the expansion under 1 s.
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+// namespace with the proxy bridged in) against `bwrap --ro-bind / / true`,
+// `node -e 0` and Anthropic's sandbox runtime (`srt --settings <minimal> true`,
+// from scripts/install-bench-srt.sh) in the same run; and the time to expand a
+// pattern over 200,000 entries. Targets: agent run at most 1.6x node -e 0 and
+// at most 0.5x srt; the expansion under 1 s.
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { median, measure, report, setup, time } from './lib.mjs';
 
 const { bin, home, env, rounds } = setup(20);
+// A project folder in the home, as an agent runs (a run in the home itself makes the whole home writable).
+const proj = join(home, 'proj');
+mkdirSync(proj);
+const srt = join(process.env.STASHBASE_BENCH_SRT ?? '/var/cache/stashbase-bench-srt', 'node_modules', '.bin', 'srt');
+if (!existsSync(srt)) throw new Error(`srt is not installed at ${srt}: run scripts/install-bench-srt.sh`);
+// srt's smallest settings: no domains, no file rules (its own defaults apply: writes only to the working directory).
+const srtSettings = join(home, 'srt-settings.json');
+writeFileSync(srtSettings, JSON.stringify({ network: { allowedDomains: [], deniedDomains: [] }, filesystem: { denyRead: [], allowWrite: [], denyWrite: [] } }));
 const results = measure(
   {
     'node -e 0': () => time(process.execPath, ['-e', '0'], { env }),
     'bwrap --ro-bind / / true': () => time('bwrap', ['--ro-bind', '/', '/', 'true'], { env }),
-    'stashbase agent run -- true': () => time(process.execPath, [bin, 'agent', 'run', '--silent', '--', 'true'], { env, cwd: home }),
+    'srt --settings <min> true': () => time(srt, ['--settings', srtSettings, 'true'], { env, cwd: proj }),
+    'stashbase agent run -- true': () => time(process.execPath, [bin, 'agent', 'run', '--silent', '--', 'true'], { env, cwd: proj }),
   },
   rounds,
 );
-const out = report('native', results, 'node -e 0', { 'stashbase agent run -- true': '<= 2' });
+const out = report('native', results, 'node -e 0', { 'stashbase agent run -- true': '<= 1.6' });
+const vsSrt = +(results['stashbase agent run -- true'].median_ms / results['srt --settings <min> true'].median_ms).toFixed(2);
+console.log(JSON.stringify({ subject: 'stashbase agent run -- true / srt', ratio: vsSrt, target: '<= 0.5' }));
+console.log(`stashbase agent run -- true is ${vsSrt}x srt's time (target <= 0.5)`);
 
 // 200,000 entries in 400 directories, expanded by a regex that matches none.
 const tree = join(home, 'tree');
