@@ -5,6 +5,8 @@ import { UsageError } from '../lib/errors.js';
 import { displayPath, loadProfile } from '../lib/profile/load.js';
 import { trustCommand, trustState } from '../lib/profile/trust.js';
 import { backendChecks, type Check } from '../lib/readiness.js';
+import { userHome } from '../lib/home.js';
+import { weakerSettings } from '../lib/weaker.js';
 import { JSON_FLAG, PROFILE_FLAGS, profileSource } from './shared-flags.js';
 
 export const usage = 'stashbase agent validate [options]';
@@ -37,13 +39,15 @@ export async function main(argv: string[]): Promise<number> {
   }
   checks.push(...backendChecks(backend, env));
   const credentials = backend === 'native' ? credentialLookingVariables(profile, env) : [];
+  const weaker = backend === 'native' ? weakerSettings(profile, cwd, userHome(env)) : [];
   const ready = checks.every((c) => c.ok);
   if (flagBool(p, 'json')) {
-    const out = { profile: { name: profile.name, source: profile.source, file: profile.file, trust }, backend, ready, checks, credentialVariables: credentials };
+    const out = { profile: { name: profile.name, source: profile.source, file: profile.file, trust }, backend, ready, checks, weaker, credentialVariables: credentials };
     process.stdout.write(JSON.stringify(out, null, 2) + '\n');
   } else {
     const lines = [`Profile: ${profile.name} (${profile.source}${profile.file ? `, ${displayPath(profile.file, cwd)}` : ''})`, `Backend: ${backend}`];
     for (const c of checks) lines.push(`  ${c.ok ? 'ok  ' : 'FAIL'} ${c.name}: ${c.detail}`);
+    for (const w of weaker) lines.push(`  weaker: ${w}`);
     if (credentials.length) lines.push(`Credential-looking variables the native agent inherits: ${credentials.join(', ')}`);
     lines.push(ready ? 'Ready.' : 'Not ready.');
     process.stdout.write(lines.join('\n') + '\n');

@@ -21,6 +21,7 @@ import { alert } from './style.js';
 import { writeStdout } from './stdout.js';
 import { nestedRepoGuard } from './nested-repo-guard.js';
 import { closeInheritedDescriptors } from './descriptors.js';
+import { weakerSettings } from './weaker.js';
 
 export interface RunOptions extends BackendFlags {
   command: string[];
@@ -103,6 +104,7 @@ export async function runAgent(o: RunOptions): Promise<number> {
       print(prepareNative(ctx).plan);
       return 0;
     }
+    for (const w of weakerSettings(runProfile, cwd, ctx.home)) warn(w);
     for (const name of credentialLookingVariables(profile, o.env)) {
       warn(`${name} looks like a credential and is inherited by the agent (bind it under [secrets] to keep the real value out)`);
     }

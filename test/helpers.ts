@@ -2,7 +2,7 @@
 // that integration tests skip loudly on a laptop but fail in CI.
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, mkdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { homedir, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -58,6 +58,18 @@ export interface Sandbox {
   sbHome: string;
   env: NodeJS.ProcessEnv;
   cleanup(): void;
+}
+
+/**
+ * A folder for temporary homes outside /tmp and /var/tmp (the sandbox sees
+ * private ones of those): the checkout's .test-homes, or, for a checkout in a
+ * temp folder (a CI clone), one in your own ~/.cache.
+ */
+export function outsideTempBase(): string {
+  const inTemp = ['/tmp', '/var/tmp', tmpdir()].some((d) => REPO === d || REPO.startsWith(d + '/'));
+  const base = inTemp ? join(homedir(), '.cache', 'stashbase-test-homes') : join(REPO, '.test-homes');
+  mkdirSync(base, { recursive: true });
+  return base;
 }
 
 /** A temporary HOME and STASHBASE_HOME (in `base`, by default the temp folder), and an environment without the host's tokens. */

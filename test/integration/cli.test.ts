@@ -131,6 +131,24 @@ test('validate lists credential-looking variables the native agent inherits', as
   assert.match(r.stdout, /\nCredential-looking variables the native agent inherits: MY_API_TOKEN\n/);
 });
 
+test('validate and every run call the weaker settings weaker; the default has none', async () => {
+  writeFile(join(t.dir, 'loose-state', 'agents', 'loose.toml'), '[sandbox]\nallow_unix_sockets = true\nnative_network = "host"\n[filesystem]\nwrites = "deny-list"\n');
+  const v = await cli(['agent', 'validate', '--profile', 'loose', '--json'], { env: { ...env, STASHBASE_HOME: join(t.dir, 'loose-state') }, cwd: t.dir });
+  assert.deepEqual((JSON.parse(v.stdout) as { weaker: string[] }).weaker, [
+    'writes = "deny-list" is weaker: everything your user can write is writable in the sandbox but deny_write (a plant in ~/.local/bin or a shell start-up file runs later on your machine)',
+    'allow_unix_sockets = true is weaker: every Unix socket your user can open (tmux, an editor, Docker, ssh-agent) is reachable from the sandbox',
+    'native_network = "host" is weaker: the sandbox shares your network and only agents that honour HTTPS_PROXY go through the proxy',
+  ]);
+  // Its own state folder: the dry-run test below checks that none of its runs left one.
+  const run = await cli(['agent', 'run', '--profile', 'loose', '--profile-source', 'global', '--', 'true'], { env: { ...env, STASHBASE_HOME: join(t.dir, 'loose-state') }, cwd: t.dir });
+  assert.equal(run.code, 0, run.stderr);
+  assert.match(run.stderr, /warning: writes = "deny-list" is weaker[\s\S]*warning: allow_unix_sockets = true is weaker[\s\S]*warning: native_network = "host" is weaker/);
+  const plain = await cli(['agent', 'validate', '--json'], { env, cwd: t.dir });
+  assert.deepEqual((JSON.parse(plain.stdout) as { weaker: string[] }).weaker, []);
+  const inHome = await cli(['agent', 'validate'], { env, cwd: t.home });
+  assert.match(inHome.stdout, /\n  weaker: the working directory is your home: all of it is writable in the sandbox but deny_write/);
+});
+
 test('dry-run: JSON and text are the same plan, and nothing runs', async () => {
   const marker = join(t.dir, 'dry-marker');
   const text = await cli(['agent', 'run', '--dry-run', '--', 'touch', marker], { env });

@@ -8,7 +8,7 @@ import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileS
 import { createServer, type Server } from 'node:net';
 import { dirname, join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { BIN, cli, needs, needsRoot, REPO, writeFile } from '../helpers.js';
+import { BIN, cli, needs, needsRoot, outsideTempBase, REPO, writeFile } from '../helpers.js';
 import { attackHome } from '../native-setup.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -236,10 +236,8 @@ describe('native boundary: kernel interfaces, plants, descriptors (real bwrap)',
 });
 
 describe('native boundary: renames on your side during the run (real bwrap)', needs('bwrap', 'git'), () => {
-  // The home outside the temp folder, which the sandbox sees a private one of (Landlock covers the home's files).
-  const base = join(REPO, '.test-homes');
-  mkdirSync(base, { recursive: true });
-  const a = attackHome('', base);
+  // The home outside the temp folders, which the sandbox sees private ones of (Landlock covers the home's files there).
+  const a = attackHome('', outsideTempBase());
   const h = a.home;
   after(() => a.cleanup());
 

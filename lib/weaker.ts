@@ -1,0 +1,20 @@
+// What a profile turns off of the native boundary, said at every run and by
+// `agent validate`: a security tool names the convenience it was asked for.
+import type { Profile } from './profile/types.js';
+
+export function weakerSettings(profile: Profile, cwd: string, home: string): string[] {
+  const out: string[] = [];
+  if (profile.filesystem.writes === 'deny-list') {
+    out.push('writes = "deny-list" is weaker: everything your user can write is writable in the sandbox but deny_write (a plant in ~/.local/bin or a shell start-up file runs later on your machine)');
+  }
+  if (profile.sandbox.allowUnixSockets) {
+    out.push('allow_unix_sockets = true is weaker: every Unix socket your user can open (tmux, an editor, Docker, ssh-agent) is reachable from the sandbox');
+  }
+  if (profile.sandbox.nativeNetwork === 'host') {
+    out.push('native_network = "host" is weaker: the sandbox shares your network and only agents that honour HTTPS_PROXY go through the proxy');
+  }
+  if (profile.filesystem.writes === 'allow-list' && cwd === home) {
+    out.push('the working directory is your home: all of it is writable in the sandbox but deny_write (run from a project folder instead)');
+  }
+  return out;
+}
