@@ -1,0 +1,69 @@
+// The views of the native backend, with real bwrap: what an agent writes in
+// Claude Code's and Codex's state comes back by rule, what they would run later
+// does not; a run killed with SIGKILL is settled by the next one.
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, describe, test } from 'node:test';
+import { BIN, cli, needs, tempHome, writeFile } from '../helpers.js';
+
+describe('native views (real bwrap)', needs('bwrap', 'git'), () => {
+  const t = tempHome();
+  const h = t.home;
+  const proj = join(h, 'proj');
+  mkdirSync(proj);
+  after(() => t.cleanup());
+
+  test("the agents' state: history, transcripts and logins come back; settings, commands, MCP servers and config.toml do not", async () => {
+    writeFile(join(h, '.claude', 'settings.json'), '{}\n');
+    writeFile(join(h, '.claude', '.credentials.json'), '{"token":"old"}\n');
+    writeFile(join(h, '.claude', 'history.jsonl'), '{"p":1}\n');
+    writeFile(join(h, '.claude.json'), JSON.stringify({ numStartups: 1 }));
+    writeFile(join(h, '.codex', 'config.toml'), 'model = "x"\n');
+    writeFile(join(h, '.codex', 'auth.json'), '{"key":"old"}\n');
+    const script = [
+      'C=$CLAUDE_CONFIG_DIR',
+      `echo '{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"touch /tmp/pwn"}]}]}}' > $C/settings.json`,
+      'mkdir -p $C/commands $C/projects/p && echo x > $C/commands/evil.md && echo t > $C/projects/p/s.jsonl',
+      `echo '{"token":"refreshed"}' > $C/.credentials.json.tmp.1.ab && mv $C/.credentials.json.tmp.1.ab $C/.credentials.json`,
+      `echo '{"p":2}' >> $C/history.jsonl`,
+      `echo '{"numStartups":2,"mcpServers":{"evil":{"command":"sh"}}}' > $C/.claude.json`,
+      `echo 'notify = ["sh", "-c", "touch /tmp/pwn"]' >> ~/.codex/config.toml`,
+      `echo '{"key":"new"}' > ~/.codex/auth.json`,
+      'mkdir -p ~/.codex/sessions && echo s > ~/.codex/sessions/r.jsonl',
+    ].join('\n');
+    const r = await cli(['agent', 'run', '--silent', '--', 'sh', '-c', script], { env: t.env, cwd: proj });
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(readFileSync(join(h, '.claude', 'settings.json'), 'utf8'), '{}\n');
+    assert.equal(existsSync(join(h, '.claude', 'commands')), false);
+    assert.equal(readFileSync(join(h, '.claude', 'projects', 'p', 's.jsonl'), 'utf8'), 't\n');
+    assert.equal(readFileSync(join(h, '.claude', '.credentials.json'), 'utf8'), '{"token":"refreshed"}\n');
+    assert.equal(readFileSync(join(h, '.claude', 'history.jsonl'), 'utf8'), '{"p":1}\n{"p":2}\n');
+    assert.deepEqual(JSON.parse(readFileSync(join(h, '.claude.json'), 'utf8')), { numStartups: 2 });
+    assert.equal(readFileSync(join(h, '.codex', 'config.toml'), 'utf8'), 'model = "x"\n');
+    assert.equal(readFileSync(join(h, '.codex', 'auth.json'), 'utf8'), '{"key":"new"}\n');
+    assert.equal(readFileSync(join(h, '.codex', 'sessions', 'r.jsonl'), 'utf8'), 's\n');
+    assert.match(r.stderr, /\.claude\.json: changes the sandbox made to mcpServers are not carried back/);
+    assert.match(r.stderr, /~\/\.claude: what the sandbox did to commands \(new\), settings\.json \(changed\) stays in the sandbox/);
+    assert.match(r.stderr, /~\/\.codex: what the sandbox did to config\.toml \(changed\) stays in the sandbox/);
+  });
+
+  test('a run killed with SIGKILL: the next run carries back what its git view holds (the staged file), and says whose it was', async () => {
+    const repo = join(proj, 'repo');
+    mkdirSync(repo);
+    const git = (args: string[]) => spawnSync('git', ['-c', 'user.name=me', '-c', 'user.email=me@x', ...args], { cwd: repo, encoding: 'utf8' });
+    git(['init', '-q']);
+    git(['commit', '-q', '--allow-empty', '-m', 'init']);
+    writeFileSync(join(repo, 'new.txt'), 'n\n');
+    const child = spawn(process.execPath, [BIN, 'agent', 'run', '--silent', '--', 'sh', '-c', 'git add new.txt && echo staged && sleep 30'], { env: t.env, cwd: repo, stdio: ['ignore', 'pipe', 'pipe'] });
+    await new Promise<void>((res) => child.stdout.on('data', (d: Buffer) => String(d).includes('staged') && res()));
+    assert.equal(git(['diff', '--cached', '--name-only']).stdout, '', 'not yet on your side while it runs');
+    child.kill('SIGKILL');
+    await new Promise((res) => child.on('close', res));
+    const next = await cli(['agent', 'run', '--', 'true'], { env: t.env, cwd: proj });
+    assert.equal(next.code, 0, next.stderr);
+    assert.match(next.stderr, /removed what the killed run ags_[a-z2-7]{16} left behind/);
+    assert.equal(git(['diff', '--cached', '--name-only']).stdout, 'new.txt\n');
+  });
+});
