@@ -24,8 +24,8 @@ export const LANDLOCK_ABI = {
 } as const;
 export type LandlockArch = keyof typeof LANDLOCK_ABI;
 
+// No pragmas: loading strict.pm and warnings.pm costs more than the rest of the script.
 export const LANDLOCK_SCRIPT = String.raw`
-use strict; use warnings;
 my ($create, $add, $restrict, $prctl, $openat, $close, $flags, $say) = splice(@ARGV, 0, 8);
 my @denied;
 push @denied, shift @ARGV while @ARGV && $ARGV[0] ne '--';
