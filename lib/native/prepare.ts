@@ -118,7 +118,8 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
     return r.kind === 'pattern' || !gitAts.some((g) => inside(r.path, g));
   });
   const denied = rulePaths([...denyRead, ...denyWrite], ctx.home, ctx.cwd);
-  const views = [...git.views, ...agents.filter((a) => !denied.some((d) => inside(a.spec.at, d))).map((a) => a.spec)].map((spec) => ({
+  // A view inside a path the profile denies is not made: the denial wins (a read-only repository stays so).
+  const views = [...git.views, ...agents.map((a) => a.spec)].filter((spec) => !denied.some((d) => inside(spec.at, d))).map((spec) => ({
     spec,
     dir: join(runDir, 'views', spec.id),
   }));
@@ -145,7 +146,7 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
   protection.parents.push(...allowWrite.missing.filter((m) => roots.includes(m)));
   const agentEnv = {
     unset: baseEnv.unset,
-    set: { ...baseEnv.set, ...(allowList && bwrapLike ? { TMPDIR: '/tmp' } : {}), ...Object.assign({}, ...agents.map((a) => a.env)) },
+    set: { ...baseEnv.set, ...(allowList && bwrapLike ? { TMPDIR: '/tmp' } : {}), ...Object.assign({}, ...agents.filter((a) => views.some((v) => v.spec === a.spec)).map((a) => a.env)) },
   };
   const viewMounts: BindMount[] = views.flatMap((v) => viewBinds(v.spec, v.dir));
   const binds: BindMount[] = [...roots.map((r) => ({ src: r, dest: r, ro: false })), ...viewMounts];
