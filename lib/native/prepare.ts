@@ -1,8 +1,8 @@
 // Gathers the facts a native run needs (mechanism, protected paths, views,
 // environment) and builds its Plan. Nothing here changes the disk: run.ts and
 // execute.ts do that.
-import { lstatSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { accessSync, constants, lstatSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { findTool } from '../find-tool.js';
 import { type BindMount, type BwrapInput, PROC_READ_ONLY } from '../../templates/bwrap.js';
 import { BRIDGE_PORT, SETNS_SYSCALL, type RelayInput } from '../../templates/bridge-relay.js';
@@ -81,6 +81,17 @@ function usesUserNamespace(bwrapPath: string): boolean {
   }
 }
 
+/** The folder exists, or its parent lets this user make it. */
+function canHold(dir: string): boolean {
+  if (lstatSync(dir, { throwIfNoEntry: false })) return true;
+  try {
+    accessSync(dirname(dir), constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** The concrete paths of plain (non-pattern) rules. */
 const rulePaths = (entries: string[], home: string, cwd: string) =>
   entries.flatMap((e) => {
@@ -109,7 +120,8 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
   // Git's directory is a view in a plain run (a worktree run protects its parts itself).
   const repo = findRepoRoot(ctx.cwd);
   const git = bwrapLike && carveOuts.length === 0 && repo ? gitLayout(repo.root) : { views: [], pointer: null };
-  const agents = bwrapLike && allowList ? [claudeView(ctx.home, ctx.env), codexView(ctx.home, ctx.env)] : [];
+  // An agent's state folder that is missing is made for the run, where the home lets it (else no view: it stays read-only).
+  const agents = bwrapLike && allowList ? [claudeView(ctx.home, ctx.env), codexView(ctx.home, ctx.env)].filter((a) => canHold(a.spec.at)) : [];
   const denyRead = p.filesystem.denyRead;
   // Write denials inside git's view are what the view already does (and a stand-in there would land in your .git).
   const gitAts = git.views.map((v) => v.at);

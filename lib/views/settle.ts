@@ -18,7 +18,8 @@ function replaceFile(path: string, content: Buffer, gitLock: boolean): 'done' | 
   const tmp = gitLock ? `${path}.lock` : `${path}.stashbase-${process.pid}.tmp`;
   let fd: number;
   try {
-    fd = openSync(tmp, 'wx', old ? old.mode & 0o7777 : 0o600);
+    // A new git state file as git makes one; anything else (a login) private.
+    fd = openSync(tmp, 'wx', old ? old.mode & 0o777 : gitLock ? 0o644 : 0o600);
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'EEXIST') return 'busy';
     throw e;
