@@ -7,6 +7,11 @@
 //   (`[sandbox] allow_unix_sockets = true`);
 // - io_uring (setup, enter, register): its SOCKET and OPENAT operations run
 //   in the kernel without passing this filter;
+// - setting a setuid or setgid bit on a file (chmod, fchmod, fchmodat,
+//   fchmodat2, and a mode with those bits in open, openat, creat and mknod):
+//   a setuid shell left in your repository runs as its owner (root, for a run
+//   as root) for anyone on the machine. openat2 passes its mode in a struct
+//   the filter cannot read: it answers ENOSYS, and callers fall back to openat;
 // - the ioctls by which a sandboxed process could type into the user's terminal
 //   (TIOCSTI) or drive a virtual console (TIOCLINUX). Only the low 32 bits of
 //   the request are compared: the kernel truncates it (CVE-2017-5226);
@@ -18,9 +23,13 @@
 const BPF_LD_W_ABS = 0x20;
 const BPF_JEQ_K = 0x15;
 const BPF_JGE_K = 0x35;
+const BPF_JSET_K = 0x45;
 const BPF_RET_K = 0x06;
 const RET_ALLOW = 0x7fff0000;
 const RET_EPERM = 0x00050000 | 1;
+const RET_ENOSYS = 0x00050000 | 38;
+const SETID_BITS = 0o6000;
+const OPENAT2 = 437;
 const TIOCSTI = 0x5412;
 const TIOCLINUX = 0x541c;
 const AF_UNIX = 1;
@@ -28,9 +37,18 @@ const X32_SYSCALL_BIT = 0x40000000;
 /** io_uring_setup, io_uring_enter, io_uring_register: the same numbers on every architecture. */
 const IO_URING = [425, 426, 427];
 
+/** Per syscall that takes a file mode: the index of its mode argument. */
 const ARCHES = {
-  x64: { audit: 0xc000003e, ioctl: 16, socket: 41, keyring: [248, 249, 250], x32: true },
-  arm64: { audit: 0xc00000b7, ioctl: 29, socket: 198, keyring: [217, 218, 219], x32: false },
+  x64: {
+    audit: 0xc000003e, ioctl: 16, socket: 41, keyring: [248, 249, 250], x32: true,
+    // chmod, fchmod, creat, mknod; open, fchmodat, fchmodat2, mknodat; openat
+    modes: { 1: [90, 91, 85, 133], 2: [2, 268, 452, 259], 3: [257] },
+  },
+  arm64: {
+    audit: 0xc00000b7, ioctl: 29, socket: 198, keyring: [217, 218, 219], x32: false,
+    // fchmod; fchmodat, fchmodat2, mknodat; openat
+    modes: { 1: [52], 2: [53, 452, 33], 3: [56] },
+  },
 } as const;
 
 export type SeccompArch = keyof typeof ARCHES;
@@ -44,7 +62,7 @@ export interface FilterOptions {
   unixSockets: boolean;
 }
 
-type Target = number | 'allow' | 'deny' | 'ioctl' | 'socket';
+type Target = number | 'allow' | 'deny' | 'enosys' | 'ioctl' | 'socket' | 'mode1' | 'mode2' | 'mode3';
 type Insn = [code: number, jt: Target, jf: Target, k: number];
 
 export function sandboxFilter(arch: SeccompArch, opts: FilterOptions): Buffer {
@@ -57,6 +75,8 @@ export function sandboxFilter(arch: SeccompArch, opts: FilterOptions): Buffer {
     ...(a.x32 ? ([[BPF_JGE_K, 'deny', 0, X32_SYSCALL_BIT]] as Insn[]) : []),
     ...[...a.keyring, ...IO_URING].map((nr): Insn => [BPF_JEQ_K, 'deny', 0, nr]),
     ...(opts.unixSockets ? [] : ([[BPF_JEQ_K, 'socket', 0, a.socket]] as Insn[])),
+    [BPF_JEQ_K, 'enosys', 0, OPENAT2],
+    ...([1, 2, 3] as const).flatMap((i) => a.modes[i].map((nr): Insn => [BPF_JEQ_K, `mode${i}`, 0, nr])),
     [BPF_JEQ_K, 'ioctl', 'allow', a.ioctl],
   ];
   const labels: Record<string, number> = {};
@@ -73,10 +93,19 @@ export function sandboxFilter(arch: SeccompArch, opts: FilterOptions): Buffer {
       [BPF_JEQ_K, 'deny', 'allow', AF_UNIX],
     );
   }
+  for (const i of [1, 2, 3]) {
+    labels[`mode${i}`] = insns.length;
+    insns.push(
+      [BPF_LD_W_ABS, 0, 0, 16 + 8 * i], // low word of args[i], the mode
+      [BPF_JSET_K, 'deny', 'allow', SETID_BITS],
+    );
+  }
   labels.allow = insns.length;
   insns.push([BPF_RET_K, 0, 0, RET_ALLOW]);
   labels.deny = insns.length;
   insns.push([BPF_RET_K, 0, 0, RET_EPERM]);
+  labels.enosys = insns.length;
+  insns.push([BPF_RET_K, 0, 0, RET_ENOSYS]);
   const buf = Buffer.alloc(insns.length * 8);
   insns.forEach(([code, jt, jf, k], i) => {
     const rel = (j: Target) => {

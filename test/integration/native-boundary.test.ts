@@ -195,6 +195,36 @@ describe('native boundary: kernel interfaces, plants, descriptors (real bwrap)',
     assert.equal((await a.outside(harmless.map((p) => `echo x > ${p} && rm ${p} && echo ok`).join('; '))).stdout, 'ok\nok\nok\n');
   });
 
+  test('as root, no setuid or setgid file can be left in the working directory (chmod, install, open with the mode, a tar archive)', needsRoot('a setuid-root shell needs a run as root'), async () => {
+    const dir = join(a.proj, 'suid');
+    mkdirSync(dir);
+    // The archive is made outside: tar keeps the mode of what it extracts (with fchmod), a way no rule names.
+    writeFileSync(join(a.dir, 'payload'), '#!/bin/sh\n');
+    spawnSync('chmod', ['4755', join(a.dir, 'payload')]);
+    spawnSync('tar', ['-C', a.dir, '-cf', join(a.proj, 'payload.tar'), 'payload']);
+    const script = [
+      'cp /bin/sh suid/a && chmod 4755 suid/a',
+      'install -m 2755 /bin/sh suid/b',
+      `python3 -c 'import os; os.close(os.open("suid/c", os.O_CREAT | os.O_WRONLY, 0o6755))'`,
+      'tar -C suid -xpf payload.tar',
+      'find suid -perm /6000 | sort',
+    ].join('; ');
+    const setid = () => spawnSync('find', [dir, '-perm', '/6000'], { encoding: 'utf8' }).stdout;
+    try {
+      const r = await a.inside(script);
+      assert.equal(r.stdout, '');
+      assert.equal(setid(), '', 'no setuid or setgid file on the host');
+      assert.match(r.stderr, /chmod: changing permissions of 'suid\/a': Operation not permitted/);
+      // The control: outside, every one of them is made.
+      spawnSync('rm', ['-rf', dir]);
+      mkdirSync(dir);
+      assert.equal((await a.outside(script)).stdout, 'suid/a\nsuid/b\nsuid/c\nsuid/payload\n');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+      rmSync(join(a.proj, 'payload.tar'), { force: true });
+    }
+  });
+
   test('a descriptor the caller left open on / does not reach the sandbox', async () => {
     writeFile(join(h, '.ssh', 'id_ed25519'), 'PRIVATE-KEY\n');
     const read = `cat /proc/self/fd/200${h}/.ssh/id_ed25519`;
