@@ -1,16 +1,50 @@
-// The gitlinks (mode 160000: submodules) of a git index file, read straight
-// from its binary format (versions 2, 3 and 4; SHA-1 or SHA-256 ids), without
-// running git over a checkout an agent has just written. Null when the file is
-// not an index this reader knows (a split index, another version): the caller
-// then asks git.
+// The entries of a git index file, read straight from its binary format
+// (versions 2, 3 and 4; SHA-1 or SHA-256 ids), without running git over a
+// checkout an agent has just written: its gitlinks (mode 160000: submodules),
+// and the paths marked assume-unchanged or skip-worktree, which your git status
+// and git diff then pass over. Null when the file is not an index this reader
+// knows (a split index, another version): the caller then asks git, or refuses.
+import { createRequire } from 'node:module';
+
 const GITLINK = 0o160000;
+const ASSUME_VALID = 0x8000;
+const EXTENDED = 0x4000;
+const SKIP_WORKTREE = 0x4000;
+
+export interface IndexEntry {
+  path: string;
+  mode: number;
+  /** assume-unchanged (update-index --assume-unchanged) or skip-worktree: changes to it are hidden from git status. */
+  hidden: boolean;
+}
 
 export function gitlinksOfIndex(buf: Buffer, oidLength: 20 | 32 = 20): string[] | null {
+  const entries = indexEntries(buf, oidLength);
+  return entries === null ? null : entries.filter((e) => (e.mode & 0o170000) === GITLINK).map((e) => e.path);
+}
+
+/**
+ * The paths whose changes the index hides from git status; null if unreadable.
+ * The id length (SHA-1 or SHA-256) is the one whose hash the file ends with
+ * (git's index.skipHash leaves zeros there: then the one that parses).
+ */
+export function hiddenPathsOfIndex(buf: Buffer): string[] | null {
+  const { createHash } = createRequire(import.meta.url)('node:crypto') as typeof import('node:crypto');
+  const ends = (n: 20 | 32) => buf.length > n && (buf.subarray(-n).every((b) => b === 0) || createHash(n === 20 ? 'sha1' : 'sha256').update(buf.subarray(0, -n)).digest().equals(buf.subarray(-n)));
+  const lengths = ([20, 32] as const).filter(ends);
+  for (const n of lengths) {
+    const entries = indexEntries(buf, n);
+    if (entries !== null) return entries.filter((e) => e.hidden).map((e) => e.path);
+  }
+  return null;
+}
+
+export function indexEntries(buf: Buffer, oidLength: 20 | 32 = 20): IndexEntry[] | null {
   if (buf.length < 12 || buf.toString('latin1', 0, 4) !== 'DIRC') return null;
   const version = buf.readUInt32BE(4);
   if (version < 2 || version > 4) return null;
   const count = buf.readUInt32BE(8);
-  const out: string[] = [];
+  const out: IndexEntry[] = [];
   let off = 12;
   let previous = '';
   for (let i = 0; i < count; i++) {
@@ -20,7 +54,12 @@ export function gitlinksOfIndex(buf: Buffer, oidLength: 20 | 32 = 20): string[] 
     const mode = buf.readUInt32BE(off + 24);
     const flags = buf.readUInt16BE(off + 40 + oidLength);
     off += fixed;
-    if (version >= 3 && flags & 0x4000) off += 2; // extended flags
+    let extended = 0;
+    if (version >= 3 && flags & EXTENDED) {
+      if (off + 2 > buf.length) return null;
+      extended = buf.readUInt16BE(off);
+      off += 2;
+    }
     let path: string;
     if (version === 4) {
       // A varint of how many bytes to strip from the previous path, then the rest.
@@ -45,7 +84,7 @@ export function gitlinksOfIndex(buf: Buffer, oidLength: 20 | 32 = 20): string[] 
       off = start + Math.ceil((end - start + 1) / 8) * 8;
     }
     previous = path;
-    if ((mode & 0o170000) === GITLINK) out.push(path);
+    out.push({ path, mode, hidden: (flags & ASSUME_VALID) !== 0 || (extended & SKIP_WORKTREE) !== 0 });
   }
   // Extensions, then the checksum. A split index ("link") keeps most entries
   // in another file: this one is not the whole story.

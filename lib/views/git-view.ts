@@ -39,7 +39,7 @@ function entries(dir: string): Array<{ name: string; kind: 'dir' | 'file' | 'lin
 export function gitViewSpec(gitDir: string, id: string, label: string): ViewSpec {
   const spec: ViewSpec = {
     id, label, at: gitDir, live: [], readOnly: [], copies: [], empty: [],
-    merge: Object.fromEntries(GIT_STATE_FILES.map((f) => [f, 'replace' as const])),
+    merge: Object.fromEntries(GIT_STATE_FILES.map((f) => [f, f === 'index' ? ('git-index' as const) : ('replace' as const)])),
     hostPaths: {},
     adoptDirs: ['logs', 'lfs'],
     quiet: QUIET,

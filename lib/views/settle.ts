@@ -4,6 +4,7 @@
 import { chownSync, closeSync, cpSync, existsSync, lstatSync, openSync, readdirSync, readFileSync, renameSync, rmdirSync, statSync, unlinkSync, writeSync, appendFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { mergeClaudeConfig } from './claude-config.js';
+import { hiddenPathsOfIndex } from '../git-index.js';
 import { hostPathOf, sameStamp, stamp, type ViewRecord } from './materialize.js';
 
 /**
@@ -37,6 +38,15 @@ function replaceFile(path: string, content: Buffer, gitLock: boolean): 'done' | 
 
 const read = (p: string) => readFileSync(p);
 
+/** The paths the agent's index newly hides from git status; [] when it cannot be read (refused as well); null when it hides nothing new. */
+function newlyHidden(agent: Buffer, onHost: string): string[] | null {
+  const now = hiddenPathsOfIndex(agent);
+  if (now === null) return [];
+  const before = existsSync(onHost) ? hiddenPathsOfIndex(read(onHost)) ?? [] : [];
+  const fresh = now.filter((p) => !before.includes(p));
+  return fresh.length > 0 ? fresh : null;
+}
+
 export function settleView(recordFile: string): string[] {
   const rec = JSON.parse(readFileSync(recordFile, 'utf8')) as ViewRecord;
   const { spec, dir } = rec;
@@ -52,7 +62,10 @@ export function settleView(recordFile: string): string[] {
     const saved = rec.saved[name] ? read(rec.saved[name] as string) : null;
     if (v !== null && v.size >= 0 && saved !== null && read(inView).equals(saved)) continue;
     const hostChanged = !sameStamp(stamp(onHost), rec.host[name] ?? null);
-    if (rule === 'replace') {
+    const hides = rule === 'git-index' && v !== null && v.size >= 0 && !hostChanged ? newlyHidden(read(inView), onHost) : null;
+    if (hides !== null) {
+      notes.push(`${where(name)}: the sandbox's index ${hides.length > 0 ? `marks ${hides.slice(0, 5).join(', ')}${hides.length > 5 ? ` and ${hides.length - 5} more` : ''} assume-unchanged or skip-worktree, which hides their changes from your git status and git diff` : 'cannot be read to check what it hides'}: it is not carried back (stage those files again yourself)`);
+    } else if (rule === 'replace' || rule === 'git-index') {
       if (hostChanged) notes.push(`${where(name)} changed during the run both on your side and in the sandbox: yours is kept, the sandbox's is not carried back`);
       else if (v === null) {
         if (existsSync(onHost)) unlinkSync(onHost);

