@@ -18,6 +18,7 @@ import { findTool } from './find-tool.js';
 import { gitlinksOfIndex } from './git-index.js';
 import { readSmallText } from './read-text.js';
 import { findRepoRoot } from './repo.js';
+import { dotGitsUnder, MAX_WALK, within } from './planted-repos.js';
 
 const SUFFIX = '.stashbase-quarantine';
 
@@ -95,15 +96,48 @@ export interface NestedRepoGuard {
   check(): string[];
 }
 
-/** Set up before the agent starts (it takes the run's start time from the kernel's clock); null outside a repository or without git. */
+/** Set up before the agent starts (it takes the run's start time from the kernel's clock); null without git. */
 export function nestedRepoGuard(cwd: string, env: NodeJS.ProcessEnv, session: string): NestedRepoGuard | null {
-  if (!findRepoRoot(cwd) || !findTool('git', env)) return null;
+  if (!findTool('git', env)) return null;
   // File times come from the kernel's clock, at its granularity: so does this mark.
   const mark = join(tmpdir(), `stashbase-${session}.start`);
   writeFileSync(mark, '');
   const since = statSync(mark).ctimeMs;
   unlinkSync(mark);
-  return { check: () => checkNestedRepos(cwd, env, since) };
+  // A folder that was no repository: a .git the agent makes in it is its, like any planted one.
+  const wasRepo = findRepoRoot(cwd) !== null;
+  return { check: () => checkNestedRepos(cwd, env, since, !wasRepo) };
+}
+
+/** The run started outside any repository: every .git in the working directory's tree is a plant, its own included. */
+function checkPlantedRoot(cwd: string, env: NodeJS.ProcessEnv, since: number): string[] {
+  const git = findTool('git', env);
+  if (!git) return [];
+  const root = realpathSync(cwd);
+  const written = (p: string) => (lstatSync(p, { throwIfNoEntry: false })?.ctimeMs ?? -1) >= since;
+  const own = join(root, '.git');
+  const candidates = [...(lstatSync(own, { throwIfNoEntry: false }) ? [own] : []), ...dotGitsUnder(root).found];
+  const warnings: string[] = [];
+  for (const dotGit of candidates) {
+    const dir = gitDirOf(dotGit);
+    if (!dir) continue;
+    const found = risks(git, dir, written);
+    if (found.length > 0) warnings.push(unplugged(dotGit, dirname(dotGit), found, 'in a folder that was no repository'));
+  }
+  return warnings;
+}
+
+/** Renames a nested repository's .git aside; returns what to tell. */
+function unplugged(dotGit: string, where: string, found: string[], what: string): string {
+  try {
+    renameSync(dotGit, dotGit + SUFFIX);
+    return (
+      `the agent left a nested repository at ${where}, ${what}, whose git files would run programs when your git visits it (git status does): ${found.join('; ')}. ` +
+      `Its .git was renamed ${dotGit}${SUFFIX}, so git passes it by; review it, then restore it with: mv ${dotGit}${SUFFIX} ${dotGit}`
+    );
+  } catch (e) {
+    return `the agent left a nested repository at ${where} whose git files would run programs (${found.join('; ')}), and its .git could not be renamed (${(e as NodeJS.ErrnoException).code}): remove ${dotGit} before you run git there`;
+  }
 }
 
 /**
@@ -111,21 +145,27 @@ export function nestedRepoGuard(cwd: string, env: NodeJS.ProcessEnv, session: st
  * (a file time, ms) would run programs; returns the warnings. Also run for a
  * run that was killed, from its recorded start.
  */
-export function checkNestedRepos(cwd: string, env: NodeJS.ProcessEnv, since: number): string[] {
+export function checkNestedRepos(cwd: string, env: NodeJS.ProcessEnv, since: number, newRepo = false): string[] {
+  if (newRepo) return checkPlantedRoot(cwd, env, since);
   const repo = findRepoRoot(cwd);
   const git = findTool('git', env);
-  if (!repo || !git) return [];
-  const gitDir = repo.gitDir ?? gitDirOf(join(repo.root, '.git'));
-  if (!gitDir) return [];
-  const root = realpathSync(repo.root);
-  const own = realpathSync(gitDir);
+  if (!git) return [];
   const written = (p: string) => (lstatSync(p, { throwIfNoEntry: false })?.ctimeMs ?? -1) >= since;
+  const gitDir = repo ? (repo.gitDir ?? gitDirOf(join(repo.root, '.git'))) : null;
+  // Outside a repository, the working directory's own tree.
+  const root = realpathSync(repo?.root ?? cwd);
+  const own = gitDir ? realpathSync(gitDir) : null;
   const warnings: string[] = [];
-  for (const link of gitlinks(git, gitDir, repo.root)) {
+  const done = new Set<string>();
+  const unplug = (dotGit: string, where: string, found: string[], what: string) => {
+    done.add(dotGit);
+    warnings.push(unplugged(dotGit, where, found, what));
+  };
+  for (const link of gitDir ? gitlinks(git, gitDir, root) : []) {
     // Only a folder really inside the repository: never through a link the agent made out of it.
     let where: string;
     try {
-      where = realpathSync(join(repo.root, link));
+      where = realpathSync(join(root, link));
     } catch {
       continue; // not checked out: git does not visit it
     }
@@ -140,16 +180,19 @@ export function checkNestedRepos(cwd: string, env: NodeJS.ProcessEnv, since: num
     }
     if (!dir || realDir === own) continue;
     const found = risks(git, dir, written);
-    if (found.length === 0) continue;
-    try {
-      renameSync(dotGit, dotGit + SUFFIX);
-      warnings.push(
-        `the agent left a nested repository at ${where}, registered as a submodule, whose git files would run programs when your git visits it (git status does): ${found.join('; ')}. ` +
-          `Its .git was renamed ${dotGit}${SUFFIX}, so git passes it by; review it before renaming it back.`,
-      );
-    } catch (e) {
-      warnings.push(`the agent left a nested repository at ${where} whose git files would run programs (${found.join('; ')}), and its .git could not be renamed (${(e as NodeJS.ErrnoException).code}): remove ${dotGit} before you run git in ${root}`);
-    }
+    if (found.length > 0) unplug(dotGit, where, found, 'registered as a submodule');
   }
+  // Then every other .git in the tree, at any depth, in either form.
+  const walk = dotGitsUnder(root);
+  for (const dotGit of walk.found) {
+    if (done.has(dotGit)) continue;
+    const dir = gitDirOf(dotGit);
+    // Your own linked worktrees (and stashbase's) point into your git directory: not the agent's.
+    if (!dir || (own !== null && within(dir, own))) continue;
+    // A pointer file the agent wrote counts too: it may name an old folder given a new config.
+    const found = risks(git, dir, written);
+    if (found.length > 0) unplug(dotGit, dirname(dotGit), found, 'in a subfolder');
+  }
+  if (walk.truncated) warnings.push(`the check for nested repositories stopped after ${MAX_WALK} entries of ${root}: look for .git folders planted deeper before you run git there`);
   return warnings;
 }

@@ -19,6 +19,17 @@ git update-index --add --cacheinfo "160000,$(git -C evil rev-parse HEAD),evil"
 echo planted
 `;
 
+// Not registered anywhere: a repository in a subfolder (fires when you cd there with a
+// git-aware prompt), and a pointer file in another one naming a planted git directory.
+const SUBFOLDER = `set -e
+mkdir -p lib/deep && git init -q lib/deep
+git -C lib/deep config core.fsmonitor "touch $PWNFILE; false"
+mkdir -p tools/.e && git init -q --bare tools/.e && git --git-dir=tools/.e config core.fsmonitor "touch $PWNFILE; false"
+git --git-dir=tools/.e config core.bare false
+echo "gitdir: .e" > tools/.git
+echo planted
+`;
+
 const HARMLESS = `set -e
 git init -q plain
 cd plain && git -c user.name=a -c user.email=a@b commit -q --allow-empty -m x && cd ..
@@ -61,7 +72,7 @@ function describeBackend(name: string, docker: boolean) {
       assert.ok(
         r.stderr.includes(
           `warning: the agent left a nested repository at ${join(repo, 'evil')}, registered as a submodule, whose git files would run programs when your git visits it (git status does): ` +
-            `${evil}/config: core.fsmonitor; ${evil}/hooks/post-checkout: a hook. Its .git was renamed ${evil}.stashbase-quarantine, so git passes it by; review it before renaming it back.\n`,
+            `${evil}/config: core.fsmonitor; ${evil}/hooks/post-checkout: a hook. Its .git was renamed ${evil}.stashbase-quarantine, so git passes it by; review it, then restore it with: mv ${evil}.stashbase-quarantine ${evil}\n`,
         ),
         r.stderr,
       );
@@ -85,6 +96,54 @@ function describeBackend(name: string, docker: boolean) {
         assert.deepEqual([existsSync(join(repo, 'evil', '.git')), existsSync(join(repo, 'evil', '.git.stashbase-quarantine'))], [false, true]);
       });
     }
+
+    test('a repository planted in a subfolder, and a pointer file naming a planted git directory: unplugged, though no index names them', async () => {
+      const marker = join(t.dir, `PWNED-sub-${name}`);
+      const control = join(t.dir, `sub-control-${name}`);
+      makeRepo(control);
+      writeFileSync(join(control, 'sub.sh'), SUBFOLDER);
+      spawnSync('sh', ['sub.sh'], { cwd: control, env: { ...t.env, PWNFILE: marker } });
+      spawnSync('git', ['status'], { cwd: join(control, 'lib', 'deep'), env: t.env });
+      assert.equal(existsSync(marker), true, 'outside, cd lib/deep && git status runs it');
+      spawnSync('rm', ['-f', marker]);
+      spawnSync('git', ['status'], { cwd: join(control, 'tools'), env: t.env });
+      assert.equal(existsSync(marker), true, 'and so does the pointer file');
+      spawnSync('rm', ['-f', marker]);
+
+      const repo = join(t.dir, `sub-${name}`);
+      makeRepo(repo);
+      writeFileSync(join(repo, 'sub.sh'), SUBFOLDER);
+      const r = await cli(['agent', 'run', '--silent', ...flags, '--', 'env', `PWNFILE=${marker}`, 'sh', 'sub.sh'], { env: t.env, cwd: repo, timeoutMs: 90_000 });
+      assert.equal(r.code, 0, r.stderr);
+      assert.match(r.stderr, new RegExp(`nested repository at ${join(repo, 'lib', 'deep').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}, in a subfolder, .*core\\.fsmonitor`));
+      assert.match(r.stderr, new RegExp(`nested repository at ${join(repo, 'tools').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}, in a subfolder, .*core\\.fsmonitor`));
+      for (const d of ['lib/deep', 'tools']) {
+        spawnSync('git', ['status'], { cwd: join(repo, d), env: t.env });
+        assert.equal(existsSync(join(repo, d, '.git.stashbase-quarantine')), true, d);
+      }
+      assert.equal(existsSync(marker), false, 'your git status in either folder ran nothing');
+    });
+
+    test('a folder that was no repository: a repository the agent makes there (or below) does not run on your git status', async () => {
+      const marker = join(t.dir, `PWNED-norepo-${name}`);
+      const dir = join(t.dir, `norepo-${name}`);
+      mkdirSync(dir);
+      const plant = 'git init -q . 2>/dev/null && git config core.fsmonitor "touch $PWNFILE; false"; git init -q sub && git -C sub config core.fsmonitor "touch $PWNFILE; false"; echo done';
+      const r = await cli(['agent', 'run', '--silent', ...flags, '--', 'env', `PWNFILE=${marker}`, 'sh', '-c', plant], { env: t.env, cwd: dir, timeoutMs: 90_000 });
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(r.stdout, 'done\n');
+      for (const d of [dir, join(dir, 'sub')]) spawnSync('git', ['status'], { cwd: d, env: t.env });
+      assert.equal(existsSync(marker), false, 'your git status ran nothing');
+      assert.equal(existsSync(join(dir, 'sub', '.git')), false, 'the planted one is unplugged');
+      assert.match(r.stderr, /in a folder that was no repository/);
+      // The control: the same outside runs it.
+      const control = join(t.dir, `norepo-control-${name}`);
+      mkdirSync(control);
+      spawnSync('sh', ['-c', plant], { cwd: control, env: { ...t.env, PWNFILE: marker } });
+      spawnSync('git', ['status'], { cwd: control, env: t.env });
+      assert.equal(existsSync(marker), true);
+      spawnSync('rm', ['-f', marker]);
+    });
 
     test('a nested repository with only what git init writes is left alone, without a warning', async () => {
       const repo = join(t.dir, `plain-${name}`);

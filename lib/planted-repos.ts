@@ -1,0 +1,47 @@
+// After a run: every `.git` under the working tree, at any depth, in either
+// form (a directory, or a pointer file "gitdir: …"), not only registered
+// submodules. A repository planted in a subfolder runs its own config when
+// you `cd` there with a git-aware prompt, or when an IDE scans nested
+// repositories. A walk of the tree (symlinks not followed, no `.git` entered)
+// finds them; one whose git files were written during the run and would run
+// programs is unplugged like a submodule (lib/nested-repo-guard.ts).
+import { type Dirent, readdirSync, realpathSync } from 'node:fs';
+import { sep } from 'node:path';
+
+/** The walk stops after this many entries (with a warning): a bound on the end of every run. */
+export const MAX_WALK = 300_000;
+
+/** Every `.git` entry below `root` (not root's own), found without following links or entering git directories. */
+export function dotGitsUnder(root: string, limit = MAX_WALK): { found: string[]; truncated: boolean } {
+  const found: string[] = [];
+  const stack = [root];
+  let seen = 0;
+  while (stack.length > 0) {
+    const dir = stack.pop() as string;
+    let entries: Dirent[];
+    try {
+      entries = readdirSync(dir, { withFileTypes: true });
+    } catch {
+      continue;
+    }
+    for (const e of entries) {
+      if (++seen > limit) return { found, truncated: true };
+      const full = dir + sep + e.name;
+      if (e.name === '.git') {
+        if (dir !== root && (e.isDirectory() || e.isFile())) found.push(full);
+      } else if (e.isDirectory()) stack.push(full);
+    }
+  }
+  return { found: found.sort(), truncated: false };
+}
+
+/** Whether `path` (resolved) lies inside `dir`. */
+export function within(path: string, dir: string): boolean {
+  try {
+    const real = realpathSync(path);
+    return real === dir || real.startsWith(dir + sep);
+  } catch {
+    return false;
+  }
+}
+
