@@ -3,6 +3,8 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { readSmallText } from './read-text.js';
+import { probe } from './exec.js';
+import { findTool } from './find-tool.js';
 
 export interface RepoRoot {
   root: string;
@@ -87,13 +89,17 @@ export function coreHooksPath(text: string): string | null {
 }
 
 /**
- * Where your git runs hooks from when core.hooksPath names a folder (the
- * repository's config, then your global ones): a folder the agent could
- * otherwise fill with hooks that your next commit runs. Relative paths are
- * taken from the repository's top, as git does.
+ * Where your git runs hooks from when core.hooksPath names a folder: a folder
+ * the agent could otherwise fill with hooks that your next commit runs. The
+ * value each config file sets (the global ones name the folder of all your
+ * repositories), and in a repository the value git itself computes, which
+ * follows the system config and every include and includeIf. Relative paths
+ * are taken from the repository's top, as git does.
  */
 export function hooksPathTargets(cwd: string, home: string, env: NodeJS.ProcessEnv): string[] {
   const repo = findRepoRoot(cwd);
+  const git = repo ? findTool('git', env) : null;
+  const effective = repo && git ? probe({ file: git, args: ['-C', repo.root, 'config', '--get', 'core.hooksPath'], env: { HOME: home } }) : null;
   const xdg = env.XDG_CONFIG_HOME && isAbsolute(env.XDG_CONFIG_HOME) ? env.XDG_CONFIG_HOME : join(home, '.config');
   const configs = [join(home, '.gitconfig'), join(xdg, 'git', 'config'), ...(repo?.gitDir ? [join(repo.gitDir, 'config')] : [])];
   const out = new Set<string>();
@@ -103,5 +109,7 @@ export function hooksPathTargets(cwd: string, home: string, env: NodeJS.ProcessE
     const path = v === '~' || v.startsWith('~/') ? join(home, v.slice(1)) : isAbsolute(v) ? v : repo ? resolve(repo.root, v) : null;
     if (path) out.add(path);
   }
+  const v = effective?.code === 0 ? effective.stdout.trim() : '';
+  if (v !== '' && repo) out.add(v === '~' || v.startsWith('~/') ? join(home, v.slice(1)) : isAbsolute(v) ? v : resolve(repo.root, v));
   return [...out];
 }

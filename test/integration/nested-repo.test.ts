@@ -145,6 +145,24 @@ function describeBackend(name: string, docker: boolean) {
       spawnSync('rm', ['-f', marker]);
     });
 
+    test('core.hooksPath set in an included file: the folder it names cannot be filled with hooks', async () => {
+      const marker = join(t.dir, `PWNED-hooks-${name}`);
+      const repo = join(t.dir, `inc-${name}`);
+      const g = makeRepo(repo);
+      mkdirSync(join(repo, 'githooks'));
+      writeFileSync(join(repo, '.git', 'hooks.inc'), '[core]\n\thooksPath = githooks\n');
+      assert.equal(g('config', 'include.path', 'hooks.inc').status, 0);
+      const plant = `printf '#!/bin/sh\\ntouch ${marker}\\n' > githooks/pre-commit && chmod +x githooks/pre-commit && echo planted || echo refused`;
+      const r = await cli(['agent', 'run', '--silent', ...flags, '--', 'sh', '-c', plant], { env: t.env, cwd: repo, timeoutMs: 90_000 });
+      assert.equal(r.stdout, 'refused\n', r.stderr);
+      g('-c', 'user.name=me', '-c', 'user.email=me@x', 'commit', '-q', '--allow-empty', '-m', 'after');
+      assert.equal(existsSync(marker), false, 'your commit ran no hook');
+      // The control: outside, the hook lands and your commit runs it.
+      spawnSync('sh', ['-c', plant], { cwd: repo });
+      g('-c', 'user.name=me', '-c', 'user.email=me@x', 'commit', '-q', '--allow-empty', '-m', 'control');
+      assert.equal(existsSync(marker), true);
+    });
+
     test('a nested repository with only what git init writes is left alone, without a warning', async () => {
       const repo = join(t.dir, `plain-${name}`);
       makeRepo(repo);

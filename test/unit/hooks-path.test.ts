@@ -1,5 +1,6 @@
 // core.hooksPath as git reads it from a config file, and where it points.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -29,4 +30,17 @@ test('targets: the repository config relative to its top, the global ones with ~
   writeFileSync(join(home, '.config', 'git', 'config'), '[core]\n\thooksPath = /opt/hooks\n');
   assert.deepEqual(hooksPathTargets(join(repo, 'sub'), home, {}), [join(home, '.githooks'), '/opt/hooks', join(repo, '.husky')]);
   assert.deepEqual(hooksPathTargets(join(repo, 'sub'), home, { XDG_CONFIG_HOME: join(base, 'nowhere') }), [join(home, '.githooks'), join(repo, '.husky')]);
+});
+
+test('targets: a hooksPath set in an included file is found as git computes it', () => {
+  const home = join(base, 'home-inc');
+  const repo = join(base, 'repo-inc');
+  mkdirSync(home, { recursive: true });
+  const g = (...a: string[]) => spawnSync('git', ['-C', repo, ...a], { env: { PATH: process.env.PATH, HOME: home } });
+  mkdirSync(repo);
+  g('init', '-q');
+  writeFileSync(join(home, '.gitconfig-hooks'), '[core]\n\thooksPath = tools/hooks\n');
+  writeFileSync(join(home, '.gitconfig'), `[include]\n\tpath = ${join(home, '.gitconfig-hooks')}\n`);
+  assert.deepEqual(hooksPathTargets(repo, home, { PATH: process.env.PATH }), [join(repo, 'tools', 'hooks')]);
+  assert.deepEqual(hooksPathTargets(repo, home, {}), [], 'without git, the files alone do not say it');
 });
