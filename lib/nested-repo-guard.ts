@@ -19,6 +19,7 @@ import { gitlinksOfIndex } from './git-index.js';
 import { readSmallText } from './read-text.js';
 import { findRepoRoot } from './repo.js';
 import { dotGitsUnder, MAX_WALK, within } from './planted-repos.js';
+import { quarantineToolConfigs } from './tool-configs.js';
 
 const SUFFIX = '.stashbase-quarantine';
 
@@ -96,9 +97,14 @@ export interface NestedRepoGuard {
   check(): string[];
 }
 
-/** Set up before the agent starts (it takes the run's start time from the kernel's clock); null without git. */
-export function nestedRepoGuard(cwd: string, env: NodeJS.ProcessEnv, session: string): NestedRepoGuard | null {
-  if (!findTool('git', env)) return null;
+/**
+ * Set up before the agent starts (it takes the run's start time from the
+ * kernel's clock): the planted repositories, and the tools' configs the agent
+ * makes (lib/tool-configs.ts).
+ */
+export function nestedRepoGuard(cwd: string, env: NodeJS.ProcessEnv, session: string, toolConfigs: string[] = []): NestedRepoGuard | null {
+  const missing = toolConfigs.filter((p) => !lstatSync(p, { throwIfNoEntry: false }));
+  if (!findTool('git', env)) return { check: () => quarantineToolConfigs(missing, null) };
   // File times come from the kernel's clock, at its granularity: so does this mark.
   const mark = join(tmpdir(), `stashbase-${session}.start`);
   writeFileSync(mark, '');
@@ -106,7 +112,7 @@ export function nestedRepoGuard(cwd: string, env: NodeJS.ProcessEnv, session: st
   unlinkSync(mark);
   // A folder that was no repository: a .git the agent makes in it is its, like any planted one.
   const wasRepo = findRepoRoot(cwd) !== null;
-  return { check: () => checkNestedRepos(cwd, env, since, !wasRepo) };
+  return { check: () => [...checkNestedRepos(cwd, env, since, !wasRepo), ...quarantineToolConfigs(missing, null)] };
 }
 
 /** The run started outside any repository: every .git in the working directory's tree is a plant, its own included. */

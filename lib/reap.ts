@@ -8,6 +8,8 @@ import { checkNestedRepos } from './nested-repo-guard.js';
 import { removePlaceholders, removeRunDir, runDirOf } from './run-dir.js';
 import { removeSession, staleSessions } from './session.js';
 import { settleViews } from './views/lifecycle.js';
+import { quarantineToolConfigs, toolConfigPaths } from './tool-configs.js';
+import { userHome } from './home.js';
 
 /** File times are coarser than the clock the start was recorded with. */
 const CLOCK_SLACK_MS = 50;
@@ -25,7 +27,8 @@ export function reapStaleRuns(home: string, env: NodeJS.ProcessEnv, alert: (msg:
     const started = Date.parse(rec.startedAt);
     if (rec.cwd && Number.isFinite(started)) {
       try {
-        for (const w of checkNestedRepos(rec.cwd, env, started - CLOCK_SLACK_MS)) alert(`${w} (left by the killed run ${rec.id})`);
+        const left = [...checkNestedRepos(rec.cwd, env, started - CLOCK_SLACK_MS), ...quarantineToolConfigs(toolConfigPaths(rec.cwd, userHome(env), []), started - CLOCK_SLACK_MS)];
+        for (const w of left) alert(`${w} (left by the killed run ${rec.id})`);
       } catch (e) {
         alert(`could not check ${rec.cwd} for nested repositories the killed run ${rec.id} registered (${(e as Error).message}); run git ls-files -s | grep ^160000 there before you run git`);
       }

@@ -22,6 +22,7 @@ import { writeStdout } from './stdout.js';
 import { nestedRepoGuard } from './nested-repo-guard.js';
 import { closeInheritedDescriptors } from './descriptors.js';
 import { weakerSettings } from './weaker.js';
+import { toolConfigPaths } from './tool-configs.js';
 
 export interface RunOptions extends BackendFlags {
   command: string[];
@@ -73,7 +74,7 @@ export async function runAgent(o: RunOptions): Promise<number> {
     writeStdout(o.json ? JSON.stringify(planToJson(p), null, 2) + '\n' : formatPlan(p));
   };
   // What the agent may leave for your own git to run (lib/nested-repo-guard.ts).
-  const guard = o.dryRun ? null : nestedRepoGuard(cwd, o.env, session);
+  const guard = o.dryRun ? null : nestedRepoGuard(cwd, o.env, session, toolConfigPaths(cwd, userHome(o.env), profile.filesystem.allowWrite));
   try {
     if (backend === 'docker') {
       const { runDocker } = await import('./docker/run.js');

@@ -14,6 +14,7 @@ import { planProtection, type Protection } from '../paths/protect.js';
 import { isolatedPathProblem } from '../profile/docker-values.js';
 import type { Profile } from '../profile/types.js';
 import { executableGitState, findRepoRoot, hooksPathTargets } from '../repo.js';
+import { existingToolConfigs } from '../tool-configs.js';
 import { sessionFile } from '../session.js';
 import { caDirOf, runDirOf } from '../run-dir.js';
 import { sha256 } from './engine.js';
@@ -138,7 +139,7 @@ export function dockerProtection(ctx: DockerContext): Protection {
   return planProtection({
     denyRead: p.filesystem.denyRead,
     // Any folder core.hooksPath sends your git to for hooks (lib/repo.ts).
-    denyWrite: [...p.filesystem.denyWrite, ...hooksPathTargets(ctx.cwd, ctx.home, ctx.env)],
+    denyWrite: [...p.filesystem.denyWrite, ...hooksPathTargets(ctx.cwd, ctx.home, ctx.env), ...existingToolConfigs(ctx.cwd, ctx.home, p.filesystem.allowWrite)],
     alwaysDenyRead: [],
     stateDir: ctx.stashbaseHome,
     alwaysDenyWrite: executableGitState(ctx.cwd),

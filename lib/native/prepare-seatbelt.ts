@@ -13,6 +13,7 @@ import { auditFile } from '../audit.js';
 import type { Protection } from '../paths/protect.js';
 import { escapeRegex } from '../paths/rules.js';
 import { hooksPathTargets } from '../repo.js';
+import { existingToolConfigs } from '../tool-configs.js';
 import { sessionFile } from '../session.js';
 import { claudeView, codexView } from '../views/agent-views.js';
 import type { ViewSpec } from '../views/spec.js';
@@ -70,7 +71,7 @@ export function prepareSeatbelt(
     otherRuns: allowList ? { regex: `^${escapeRegex(tmpdir())}/stashbase-ags_`, own: o.runDir } : null,
     unixSockets: p.sandbox.allowUnixSockets,
     denyRead: [...p.filesystem.denyRead, ctx.stashbaseHome, ...always.read],
-    denyWrite: [...p.filesystem.denyWrite, ...hooksPathTargets(ctx.cwd, ctx.home, ctx.env), ...always.write],
+    denyWrite: [...p.filesystem.denyWrite, ...hooksPathTargets(ctx.cwd, ctx.home, ctx.env), ...existingToolConfigs(ctx.cwd, ctx.home, p.filesystem.allowWrite), ...always.write],
     writable: ctx.writable,
     home: ctx.home,
     cwd: ctx.cwd,

@@ -17,6 +17,7 @@ import type { Profile } from '../profile/types.js';
 import { auditFile } from '../audit.js';
 import { sessionFile } from '../session.js';
 import { findRepoRoot, hooksPathTargets } from '../repo.js';
+import { existingToolConfigs } from '../tool-configs.js';
 import { alwaysDenied } from './always-denied.js';
 import { caDirOf, runDirOf } from '../run-dir.js';
 import type { Mechanism } from './select.js';
@@ -125,7 +126,7 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
   const denyRead = p.filesystem.denyRead;
   // Write denials inside git's view are what the view already does (and a stand-in there would land in your .git).
   const gitAts = git.views.map((v) => v.at);
-  const denyWrite = [...p.filesystem.denyWrite, ...hooksPathTargets(ctx.cwd, ctx.home, ctx.env)].filter((e) => {
+  const denyWrite = [...p.filesystem.denyWrite, ...hooksPathTargets(ctx.cwd, ctx.home, ctx.env), ...existingToolConfigs(ctx.cwd, ctx.home, p.filesystem.allowWrite)].filter((e) => {
     const r = resolveRule(e, ctx.home, ctx.cwd);
     return r.kind === 'pattern' || !gitAts.some((g) => inside(r.path, g));
   });
@@ -136,7 +137,9 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
     dir: join(runDir, 'views', spec.id),
   }));
   const allowWrite = allowList ? allowWritePaths(p.filesystem.allowWrite, ctx.home, ctx.cwd) : { paths: [], missing: [] };
-  const roots = allowList ? keptRoots([ctx.cwd, ...allowWrite.paths], denied, carveOuts) : [];
+  // A missing allow_write path inside the working directory needs nothing (it is writable there already, as a file or a folder).
+  const ownRoots = allowWrite.paths.filter((w) => !(allowWrite.missing.includes(w) && inside(w, ctx.cwd)));
+  const roots = allowList ? keptRoots([ctx.cwd, ...ownRoots], denied, carveOuts) : [];
   const privateDests = allowList && bwrapLike ? privateTempDests() : [];
   const shown = [ctx.home, ...roots, ...carveOuts, ...views.map((v) => v.spec.at)];
   const always = alwaysDenied(ctx);

@@ -1,0 +1,65 @@
+// Configuration in the working tree that your own tools run when you next open
+// it, outside any sandbox: an agent's hooks and MCP servers (.claude's
+// settings, .mcp.json), an editor's tasks and run configurations (.vscode's
+// tasks.json with runOn: folderOpen, .idea's run configurations, a dev
+// container's commands), direnv's .envrc, and .gitmodules (which points your
+// submodule commands at repositories of the agent's choosing). Those that
+// exist are write-protected on both backends, like Anthropic's sandbox
+// runtime does; one the agent creates is moved aside when the run ends, and
+// named (lib/nested-repo-guard.ts), rather than standing in during the run
+// for a file your own tools would then find to be a folder. A profile opens
+// one by naming it in allow_write.
+import { lstatSync, renameSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { resolveRule } from './paths/rules.js';
+import { findRepoRoot } from './repo.js';
+
+export const TOOL_CONFIGS = [
+  '.claude/settings.json', '.claude/settings.local.json', '.claude/commands', '.claude/agents', '.claude/hooks', '.mcp.json',
+  '.vscode', '.idea', '.devcontainer', '.envrc', '.gitmodules',
+];
+
+const inside = (p: string, dir: string) => p === dir || p.startsWith(dir + '/');
+
+/** Those that exist now (what a run protects). */
+export function existingToolConfigs(cwd: string, home: string, allowWrite: string[]): string[] {
+  return toolConfigPaths(cwd, home, allowWrite).filter((p) => lstatSync(p, { throwIfNoEntry: false }) !== undefined);
+}
+
+const SUFFIX = '.stashbase-quarantine';
+
+/**
+ * Moves aside what the agent made among `missing` (paths that did not exist
+ * when the run started; for a killed run, those whose birth time is after its
+ * start); returns what to tell.
+ */
+export function quarantineToolConfigs(missing: string[], since: number | null): string[] {
+  const out: string[] = [];
+  for (const p of missing) {
+    const st = statSync(p, { throwIfNoEntry: false, bigint: false });
+    if (!st) continue;
+    if (since !== null && !(st.birthtimeMs > 0 && st.birthtimeMs >= since)) continue;
+    try {
+      renameSync(p, p + SUFFIX);
+      out.push(`the agent made ${p}, which your own tools would run or obey when you next open the folder: it was renamed ${p}${SUFFIX}; review it, then restore it with: mv ${p}${SUFFIX} ${p}`);
+    } catch (e) {
+      out.push(`the agent made ${p}, which your own tools would run or obey, and it could not be moved aside (${(e as NodeJS.ErrnoException).code}): review it before you open the folder`);
+    }
+  }
+  return out;
+}
+
+/** Their paths in the working directory (and at the repository's top, when that is higher), but those allow_write opens. */
+export function toolConfigPaths(cwd: string, home: string, allowWrite: string[]): string[] {
+  const roots = new Set([cwd, findRepoRoot(cwd)?.root ?? cwd]);
+  const opened = allowWrite.flatMap((e) => {
+    const r = resolveRule(e, home, cwd);
+    return r.kind === 'path' ? [r.path] : [];
+  });
+  const out: string[] = [];
+  for (const root of roots) for (const name of TOOL_CONFIGS) {
+    const p = join(root, name);
+    if (!opened.some((o) => inside(p, o))) out.push(p);
+  }
+  return out;
+}
