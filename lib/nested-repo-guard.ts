@@ -10,7 +10,7 @@
 // not checked out), and a warning names it and why. Nothing outside the
 // repository is ever renamed, whatever the agent pointed at; files it
 // planted are read only when they are small regular files.
-import { lstatSync, readdirSync, readFileSync, realpathSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { type Dirent, lstatSync, readdirSync, readFileSync, realpathSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import { probe } from './exec.js';
@@ -90,6 +90,26 @@ function risks(git: string, gitDir: string, written: (p: string) => boolean): st
     for (const h of hooks) if (!h.endsWith('.sample') && written(join(d, 'hooks', h))) found.push(`${join(d, 'hooks', h)}: a hook`);
   }
   return found;
+}
+
+/** The git directories under .git/modules, nested ones (a submodule's submodules) too; links not followed. */
+function moduleDirs(dir: string, depth = 0): string[] {
+  if (depth > 8) return [];
+  let entries: Dirent[];
+  try {
+    entries = readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return [];
+  }
+  const out: string[] = [];
+  for (const e of entries) {
+    if (!e.isDirectory() || e.name.endsWith(SUFFIX)) continue;
+    const d = join(dir, e.name);
+    // A git directory holds HEAD; a folder without one is a path segment of a submodule's name (a/b).
+    if (lstatSync(join(d, 'HEAD'), { throwIfNoEntry: false })) out.push(d, ...moduleDirs(join(d, 'modules'), depth + 1));
+    else out.push(...moduleDirs(d, depth + 1));
+  }
+  return out;
 }
 
 export interface NestedRepoGuard {
@@ -186,7 +206,22 @@ export function checkNestedRepos(cwd: string, env: NodeJS.ProcessEnv, since: num
     }
     if (!dir || realDir === own) continue;
     const found = risks(git, dir, written);
-    if (found.length > 0) unplug(dotGit, where, found, 'registered as a submodule');
+    if (found.length > 0) {
+      unplug(dotGit, where, found, 'registered as a submodule');
+      done.add(realDir);
+    }
+  }
+  // Submodules' git directories whether checked out or not: git submodule update --init runs their hooks.
+  for (const m of own ? moduleDirs(join(own, 'modules')) : []) {
+    if (done.has(m)) continue;
+    const found = risks(git, m, written);
+    if (found.length === 0) continue;
+    try {
+      renameSync(m, m + SUFFIX);
+      warnings.push(`the agent left a submodule's git directory ${m} whose files would run programs when your git uses it (git submodule update --init does): ${found.join('; ')}. It was renamed ${m}${SUFFIX}; review it, then restore it with: mv ${m}${SUFFIX} ${m}`);
+    } catch (e) {
+      warnings.push(`the agent left a submodule's git directory ${m} whose files would run programs (${found.join('; ')}), and it could not be renamed (${(e as NodeJS.ErrnoException).code}): remove it before you run git submodule in ${root}`);
+    }
   }
   // Then every other .git in the tree, at any depth, in either form.
   const walk = dotGitsUnder(root);

@@ -69,3 +69,18 @@ test('a pointer file to a git directory outside the repository: only the pointer
   assert.match(w ?? '', /core\.fsmonitor\. Its \.git was renamed .*r3\/evil\/\.git\.stashbase-quarantine/);
   assert.deepEqual([existsSync(join(root, 'evil', '.git')), existsSync(join(outside, '.git', 'config'))], [false, true]);
 });
+
+test("a submodule's git directory that was never checked out, planted or given a hook: moved aside and named; an untouched one is left", () => {
+  const root = repo('r-modules');
+  const plant = join(root, '.git', 'modules', 'lib');
+  const quiet = join(root, '.git', 'modules', 'docs', 'site');
+  for (const d of [plant, quiet]) git(base, 'init', '-q', '--bare', d);
+  assert.deepEqual(checkNestedRepos(root, env, Date.now() + 60_000), [], 'nothing written after the mark: nothing to do');
+  git(base, '--git-dir', plant, 'config', 'core.fsmonitor', 'touch /tmp/pwn');
+  writeFileSync(join(plant, 'hooks', 'post-checkout'), '#!/bin/sh\ntouch /tmp/pwn\n');
+  // Both were written after this mark; only the planted one would run anything.
+  const warnings = checkNestedRepos(root, env, Date.now() - 10_000);
+  assert.equal(warnings.length, 1, warnings.join('\n'));
+  assert.match(warnings[0]!, new RegExp(`submodule's git directory ${plant.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} whose files would run programs .*core\\.fsmonitor.*post-checkout: a hook. It was renamed .*lib\\.stashbase-quarantine; review it, then restore it with: mv `));
+  assert.deepEqual([existsSync(plant), existsSync(`${plant}.stashbase-quarantine`), existsSync(quiet)], [false, true, true]);
+});
