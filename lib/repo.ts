@@ -32,8 +32,11 @@ export function gitFileStandIn(path: string): string | null {
   return null;
 }
 
-/** The names in a git directory of the files git runs or obeys. */
-const GIT_FILES = ['hooks', 'config', 'commondir', 'config.worktree'];
+/** The names in a git directory of the files git runs or obeys (info/exclude hides files from your git status). */
+const GIT_FILES = ['hooks', 'config', 'commondir', 'config.worktree', 'info'];
+
+/** A git directory's hooks or info folder: when missing, an empty folder stands in, so none can be made. */
+export const isGitFolderStandIn = (path: string) => /\/\.git\/((modules|worktrees)\/[^/]+\/)?(hooks|info)$/.test(path);
 
 function subdirs(dir: string): string[] {
   try {

@@ -3,7 +3,7 @@
 // ancestors to pin so that no protected path can be renamed away.
 import { lstatSync, realpathSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { gitFileStandIn } from '../repo.js';
+import { gitFileStandIn, isGitFolderStandIn } from '../repo.js';
 import type { DeniedPath } from '../../templates/bwrap.js';
 import { expandPattern, MAX_ENTRIES } from './expand.js';
 import { multiplyLinked } from './hard-links.js';
@@ -204,8 +204,8 @@ export function planProtection(input: ProtectInput): Protection {
       }
       for (const p of found.paths) add(p, false);
     }
-    // Always-protected paths get no stand-in when missing, but for those git files.
-    for (const p of optional) add(p, isGitFile(p));
+    // Always-protected paths get no stand-in when missing, but for those git files and folders.
+    for (const p of optional) add(p, isGitFile(p) || isGitFolderStandIn(p));
     for (const p of forcedDirs) if (input.within === undefined || inside(p, input.within)) out.set(p, { path: p, kind: 'dir' });
     return out;
   };

@@ -163,6 +163,27 @@ function describeBackend(name: string, docker: boolean) {
       assert.equal(existsSync(marker), true);
     });
 
+    test('a repository made without a hooks folder, and its info/exclude: no hook can be planted, nothing hidden from your git status', async () => {
+      const marker = join(t.dir, `PWNED-nohooks-${name}`);
+      const repo = join(t.dir, `nohooks-${name}`);
+      mkdirSync(repo);
+      const g = (...a: string[]) => spawnSync('git', ['-C', repo, '-c', 'user.name=me', '-c', 'user.email=me@x', ...a], { env: t.env, encoding: 'utf8' });
+      g('init', '-q', '--template=');
+      g('commit', '-q', '--allow-empty', '-m', 'init');
+      assert.equal(existsSync(join(repo, '.git', 'hooks')), false);
+      const plant = `(mkdir -p .git/hooks && printf '#!/bin/sh\\ntouch ${marker}\\n' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit) 2>/dev/null && echo hook || echo no-hook; (mkdir -p .git/info && echo secret.txt >> .git/info/exclude) 2>/dev/null && echo exclude || echo no-exclude; echo x > secret.txt`;
+      const r = await cli(['agent', 'run', '--silent', ...flags, '--', 'sh', '-c', plant], { env: t.env, cwd: repo, timeoutMs: 90_000 });
+      assert.equal(r.code, 0, r.stderr);
+      g('commit', '-q', '--allow-empty', '-m', 'after');
+      assert.equal(existsSync(marker), false, 'your commit ran no hook');
+      assert.match(g('status', '--porcelain').stdout, /^\?\? secret\.txt$/m, 'the new file shows in your git status');
+      // The control: outside, both land.
+      spawnSync('sh', ['-c', plant], { cwd: repo });
+      g('commit', '-q', '--allow-empty', '-m', 'control');
+      assert.equal(existsSync(marker), true);
+      assert.doesNotMatch(g('status', '--porcelain').stdout, /secret\.txt/);
+    });
+
     test('a nested repository with only what git init writes is left alone, without a warning', async () => {
       const repo = join(t.dir, `plain-${name}`);
       makeRepo(repo);
