@@ -20,6 +20,7 @@ import { readSmallText } from './read-text.js';
 import { findRepoRoot } from './repo.js';
 import { dotGitsUnder, MAX_WALK, within } from './planted-repos.js';
 import { quarantineToolConfigs } from './tool-configs.js';
+import { checkGitState, snapshotGitState } from './git-state-guard.js';
 
 const SUFFIX = '.stashbase-quarantine';
 
@@ -131,8 +132,17 @@ export function nestedRepoGuard(cwd: string, env: NodeJS.ProcessEnv, session: st
   const since = statSync(mark).ctimeMs;
   unlinkSync(mark);
   // A folder that was no repository: a .git the agent makes in it is its, like any planted one.
-  const wasRepo = findRepoRoot(cwd) !== null;
-  return { check: () => [...checkNestedRepos(cwd, env, since, !wasRepo), ...quarantineToolConfigs(missing, null)] };
+  const repo = findRepoRoot(cwd);
+  const gitDir = repo ? (repo.gitDir ?? gitDirOf(join(repo.root, '.git'))) : null;
+  const state = gitDir ? snapshotGitState(gitDir) : null;
+  const git = findTool('git', env) as string;
+  return {
+    check: () => [
+      ...checkNestedRepos(cwd, env, since, repo === null),
+      ...(repo && gitDir && state ? checkGitState(git, repo.root, gitDir, state) : []),
+      ...quarantineToolConfigs(missing, null),
+    ],
+  };
 }
 
 /** The run started outside any repository: every .git in the working directory's tree is a plant, its own included. */

