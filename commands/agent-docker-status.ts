@@ -24,7 +24,7 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   const lines = ['NETWORK\tSESSION\tCREATED\tLIVE\tCONTAINERS'];
-  for (const r of runs) lines.push([r.network ?? '-', r.session, r.createdAt ?? '-', r.live ? 'live' : 'not live', r.containers.join(',') || '-'].join('\t'));
+  for (const r of runs) lines.push([r.network ?? '-', r.session, r.createdAt ?? '-', r.live ? 'live' : r.orphaned ? 'orphaned' : 'not live', r.containers.join(',') || '-'].join('\t'));
   process.stdout.write(lines.join('\n') + '\n');
   return 0;
 }

@@ -3,6 +3,7 @@
 import { FIREWALL_READY } from './docker-firewall.js';
 import { agentCommand, type AgentInput, gatewayCommand, holderCommand, type HolderInput, networkCreateCommand, runNames, teardownCommands } from './docker-run.js';
 import { type IsolatedVolume, volumeCreateCommand, volumeOwnCommand } from './docker-volumes.js';
+import { WATCHDOG_DONE, watchdogCommand } from './docker-watchdog.js';
 import { commandStep, internalStep, type Plan, type PlanStep } from './plan.js';
 
 export interface DockerPlanInput {
@@ -44,6 +45,8 @@ export function buildDockerPlan(p: DockerPlanInput): Plan {
     steps.push(internalStep('stand-in-files', ['create read-only stand-in files at missing write-denied paths (removed after the run):', ...p.fileStandIns.map((x) => `  ${x}`)].join('\n')));
   }
   steps.push(
+    internalStep('watchdog', `start the watchdog in a session of its own, reading a pipe of this process's: "${WATCHDOG_DONE}" when the run ends, and on end of file (stashbase killed) it removes ${names.agent}, ${names.holder} and ${names.network}:`),
+    commandStep('watchdog', watchdogCommand(docker, p.session)),
     commandStep('network', networkCreateCommand(docker, p.session, p.holder.pid, p.holder.desktop)),
     ...(p.holder.desktop ? [] : [commandStep('gateway', gatewayCommand(docker, p.session))]),
     internalStep('proxy', `start the egress proxy in this process on ${p.proxyBind}:<proxy-port>, and a canary listener on ${p.proxyBind}:<canary-port> that the firewall must make unreachable`),

@@ -7,6 +7,7 @@ import { BlockList, createServer, isIPv4, type Server } from 'node:net';
 import { type Command, formatCommand } from '../../templates/command.js';
 import { FIREWALL_FAILED, FIREWALL_READY } from '../../templates/docker-firewall.js';
 import { agentCommand, gatewayCommand, holderCommand, networkCreateCommand, runNames, teardownCommands } from '../../templates/docker-run.js';
+import { WATCHDOG_DONE, watchdogCommand } from '../../templates/docker-watchdog.js';
 import { AuditLog } from '../audit.js';
 import { CommandFailedError, SandboxUnavailableError } from '../errors.js';
 import { capture, runForwarded, type Spawned, start } from '../exec.js';
@@ -111,6 +112,11 @@ export async function executeDocker({ ctx, warn, announce, interactive }: Docker
   let holder: Spawned | null = null;
   let networkCreated = false;
   const canary = createServer((s) => s.destroy());
+  // Started before anything of the run exists in Docker: whatever is made, a SIGKILL of stashbase removes it (templates/docker-watchdog.ts).
+  const watchdog = start(watchdogCommand(ctx.docker, ctx.session), ['pipe', 'ignore', 'ignore'], true);
+  watchdog.child.stdin?.on('error', () => {});
+  watchdog.exit.catch(() => 0);
+  watchdog.child.unref();
   let created: string[] = [];
   try {
     // Until the network exists nobody may connect; then only its containers (Linux), or anyone on loopback (Desktop's VM forwards from there).
@@ -145,6 +151,7 @@ export async function executeDocker({ ctx, warn, announce, interactive }: Docker
     throw e;
   } finally {
     await teardown(ctx, networkCreated || holder !== null, warn);
+    watchdog.child.stdin?.end(`${WATCHDOG_DONE}\n`);
     holder?.child.kill('SIGKILL');
     canary.close();
     proxy?.server.close();

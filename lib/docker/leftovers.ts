@@ -11,6 +11,8 @@ export interface RunLeftover {
   createdAt: string | null;
   containers: string[];
   live: boolean;
+  /** Containers of a run whose stashbase is gone: an agent may still be running without it (until its watchdog removes them). */
+  orphaned: boolean;
 }
 
 export interface VolumeLeftover {
@@ -30,7 +32,7 @@ export async function runLeftovers(docker: string, home: string): Promise<RunLef
   const bySession = new Map<string, RunLeftover>();
   const entry = (session: string) => {
     let e = bySession.get(session);
-    if (!e) bySession.set(session, (e = { session, network: null, createdAt: null, containers: [], live: false }));
+    if (!e) bySession.set(session, (e = { session, network: null, createdAt: null, containers: [], live: false, orphaned: false }));
     return e;
   };
   for (const [name = '', createdAt = '', session = '', pid = ''] of rows(nets)) {
@@ -45,6 +47,7 @@ export async function runLeftovers(docker: string, home: string): Promise<RunLef
     e.containers.push(name);
     e.live ||= isLive(session, pid);
   }
+  for (const e of bySession.values()) e.orphaned = !e.live && e.containers.length > 0;
   return [...bySession.values()].sort((a, b) => (a.createdAt ?? '').localeCompare(b.createdAt ?? '') || a.session.localeCompare(b.session));
 }
 

@@ -8,6 +8,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { BIN, cli, needs, tempHome } from '../helpers.js';
+import { leftoversOf } from '../docker-setup.js';
 
 const PLANT = `set -e
 git init -q evil
@@ -81,6 +82,34 @@ function describeBackend(name: string, docker: boolean) {
       assert.match(g('status', '--short').stdout, /^A {2}evil$/m);
       assert.equal(existsSync(marker), false, 'your git status ran nothing');
     });
+
+    if (docker) {
+      test('after a SIGKILL of stashbase, its watchdog removes the agent within seconds: it cannot plant after the kill', async () => {
+        const repo = join(t.dir, `orphan-${name}`);
+        makeRepo(repo);
+        // The agent writes a heartbeat, then, two seconds after it is told stashbase is gone, plants.
+        const script = `echo up; i=0; while [ ! -e killed ]; do echo beat >> beat.txt; sleep 0.1; done; sleep 2; sh plant.sh`;
+        const child = spawn(process.execPath, [BIN, 'agent', 'run', ...flags, '--', 'sh', '-c', script], { env: { ...t.env, PWNFILE: join(t.dir, 'never') }, cwd: repo, stdio: ['ignore', 'pipe', 'pipe'] });
+        let stderr = '';
+        child.stderr.on('data', (d: Buffer) => (stderr += String(d)));
+        await new Promise<void>((res) => child.stdout.on('data', (d: Buffer) => String(d).includes('up') && res()));
+        const session = /Agent session: (ags_[a-z2-7]{16})/.exec(stderr)![1]!;
+        child.kill('SIGKILL');
+        await new Promise((res) => child.on('close', res));
+        writeFileSync(join(repo, 'killed'), '');
+        let gone = false;
+        for (let i = 0; i < 100 && !gone; i++) {
+          gone = leftoversOf(session).length === 0;
+          if (!gone) await new Promise((res) => setTimeout(res, 100));
+        }
+        assert.equal(gone, true, 'containers and network removed within 10 s');
+        await new Promise((res) => setTimeout(res, 3000));
+        assert.equal(existsSync(join(repo, 'evil')), false, 'the orphan never planted');
+        const next = await cli(['agent', 'run', '--', 'true'], { env: t.env, cwd: repo, timeoutMs: 60_000 });
+        assert.equal(next.code, 0, next.stderr);
+        assert.doesNotMatch(next.stderr, /nested repository/);
+      });
+    }
 
     if (!docker) {
       test('after a SIGKILL of stashbase, the next run does the check the killed one could not', async () => {

@@ -124,9 +124,9 @@ test('docker plan: golden dry-run, every command in order with teardown, JSON eq
   golden('docker-plan.txt', formatPlan(plan));
   const json = planToJson(plan);
   const commands = json.steps.filter((s) => s.type === 'command');
-  assert.deepEqual(commands.map((s) => s.id), ['network', 'gateway', 'holder', 'volume-create', 'volume-own', 'agent', 'teardown', 'teardown']);
+  assert.deepEqual(commands.map((s) => s.id), ['watchdog', 'network', 'gateway', 'holder', 'volume-create', 'volume-own', 'agent', 'teardown', 'teardown']);
   for (const s of commands) if (s.type === 'command') assert.ok(formatPlan(plan).includes(s.shell));
-  assert.equal(formatCommand(agentCommand(agent)), (commands[5] as { shell: string }).shell);
+  assert.equal(formatCommand(agentCommand(agent)), (commands[6] as { shell: string }).shell);
 });
 
 test('image choice: a per-run flag replaces the profile\'s image or Dockerfile; a Dockerfile is resolved from the working directory', async () => {
