@@ -10,7 +10,7 @@
 // not checked out), and a warning names it and why. Nothing outside the
 // repository is ever renamed, whatever the agent pointed at; files it
 // planted are read only when they are small regular files.
-import { type Dirent, lstatSync, readdirSync, readFileSync, realpathSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, type Dirent, lstatSync, readdirSync, readFileSync, realpathSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import { probe } from './exec.js';
@@ -123,7 +123,7 @@ export interface NestedRepoGuard {
  * kernel's clock): the planted repositories, and the tools' configs the agent
  * makes (lib/tool-configs.ts).
  */
-export function nestedRepoGuard(cwd: string, env: NodeJS.ProcessEnv, session: string, toolConfigs: string[] = []): NestedRepoGuard | null {
+export function nestedRepoGuard(cwd: string, env: NodeJS.ProcessEnv, session: string, toolConfigs: string[] = [], setId = false): NestedRepoGuard | null {
   const missing = toolConfigs.filter((p) => !lstatSync(p, { throwIfNoEntry: false }));
   if (!findTool('git', env)) return { check: () => quarantineToolConfigs(missing, null) };
   // File times come from the kernel's clock, at its granularity: so does this mark.
@@ -138,7 +138,7 @@ export function nestedRepoGuard(cwd: string, env: NodeJS.ProcessEnv, session: st
   const git = findTool('git', env) as string;
   return {
     check: () => [
-      ...checkNestedRepos(cwd, env, since, repo === null),
+      ...checkNestedRepos(cwd, env, since, repo === null, setId),
       ...(repo && gitDir && state ? checkGitState(git, repo.root, gitDir, state) : []),
       ...quarantineToolConfigs(missing, null),
     ],
@@ -163,6 +163,25 @@ function checkPlantedRoot(cwd: string, env: NodeJS.ProcessEnv, since: number): s
   return warnings;
 }
 
+/**
+ * Clears setuid and setgid bits set during the run (where the sandbox cannot
+ * refuse them: Docker, whose agent is the file's owner): a setuid shell left in
+ * your repository runs as its owner for anyone on the machine.
+ */
+function stripSetId(files: string[]): string[] {
+  const out: string[] = [];
+  for (const f of files) {
+    try {
+      const mode = lstatSync(f).mode & 0o7777;
+      chmodSync(f, mode & ~0o6000);
+      out.push(`the agent left ${f} with its ${mode & 0o4000 ? 'setuid' : 'setgid'} bit set (it would run as its owner for anyone on this machine): the bit was cleared (mode ${(mode & ~0o6000).toString(8)})`);
+    } catch (e) {
+      out.push(`the agent left ${f} setuid or setgid and the bit could not be cleared (${(e as NodeJS.ErrnoException).code}): remove it`);
+    }
+  }
+  return out;
+}
+
 /** Renames a nested repository's .git aside; returns what to tell. */
 function unplugged(dotGit: string, where: string, found: string[], what: string): string {
   try {
@@ -181,8 +200,9 @@ function unplugged(dotGit: string, where: string, found: string[], what: string)
  * (a file time, ms) would run programs; returns the warnings. Also run for a
  * run that was killed, from its recorded start.
  */
-export function checkNestedRepos(cwd: string, env: NodeJS.ProcessEnv, since: number, newRepo = false): string[] {
-  if (newRepo) return checkPlantedRoot(cwd, env, since);
+export function checkNestedRepos(cwd: string, env: NodeJS.ProcessEnv, since: number, newRepo = false, setId = false): string[] {
+  const changed = (f: string) => (lstatSync(f, { throwIfNoEntry: false })?.ctimeMs ?? -1) >= since;
+  if (newRepo) return [...checkPlantedRoot(cwd, env, since), ...(setId ? stripSetId(dotGitsUnder(realpathSync(cwd), MAX_WALK, true).setId.filter(changed)) : [])];
   const repo = findRepoRoot(cwd);
   const git = findTool('git', env);
   if (!git) return [];
@@ -234,7 +254,8 @@ export function checkNestedRepos(cwd: string, env: NodeJS.ProcessEnv, since: num
     }
   }
   // Then every other .git in the tree, at any depth, in either form.
-  const walk = dotGitsUnder(root);
+  const walk = dotGitsUnder(root, MAX_WALK, setId);
+  warnings.push(...stripSetId(walk.setId.filter(changed)));
   for (const dotGit of walk.found) {
     if (done.has(dotGit)) continue;
     const dir = gitDirOf(dotGit);

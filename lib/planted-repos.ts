@@ -5,15 +5,20 @@
 // repositories. A walk of the tree (symlinks not followed, no `.git` entered)
 // finds them; one whose git files were written during the run and would run
 // programs is unplugged like a submodule (lib/nested-repo-guard.ts).
-import { type Dirent, readdirSync, realpathSync } from 'node:fs';
+import { type Dirent, lstatSync, readdirSync, realpathSync } from 'node:fs';
 import { sep } from 'node:path';
 
 /** The walk stops after this many entries (with a warning): a bound on the end of every run. */
 export const MAX_WALK = 300_000;
 
-/** Every `.git` entry below `root` (not root's own), found without following links or entering git directories. */
-export function dotGitsUnder(root: string, limit = MAX_WALK): { found: string[]; truncated: boolean } {
+/**
+ * Every `.git` entry below `root` (not root's own), found without following
+ * links or entering git directories; with `setId`, also every file whose
+ * setuid or setgid bit is set (one lstat per file).
+ */
+export function dotGitsUnder(root: string, limit = MAX_WALK, setId = false): { found: string[]; setId: string[]; truncated: boolean } {
   const found: string[] = [];
+  const setIds: string[] = [];
   const stack = [root];
   let seen = 0;
   while (stack.length > 0) {
@@ -25,14 +30,15 @@ export function dotGitsUnder(root: string, limit = MAX_WALK): { found: string[];
       continue;
     }
     for (const e of entries) {
-      if (++seen > limit) return { found, truncated: true };
+      if (++seen > limit) return { found, setId: setIds, truncated: true };
       const full = dir + sep + e.name;
       if (e.name === '.git') {
         if (dir !== root && (e.isDirectory() || e.isFile())) found.push(full);
       } else if (e.isDirectory()) stack.push(full);
+      else if (setId && e.isFile() && ((lstatSync(full, { throwIfNoEntry: false })?.mode ?? 0) & 0o6000) !== 0) setIds.push(full);
     }
   }
-  return { found: found.sort(), truncated: false };
+  return { found: found.sort(), setId: setIds.sort(), truncated: false };
 }
 
 /** Whether `path` (resolved) lies inside `dir`. */

@@ -74,7 +74,8 @@ export async function runAgent(o: RunOptions): Promise<number> {
     writeStdout(o.json ? JSON.stringify(planToJson(p), null, 2) + '\n' : formatPlan(p));
   };
   // What the agent may leave for your own git to run (lib/nested-repo-guard.ts).
-  const guard = o.dryRun ? null : nestedRepoGuard(cwd, o.env, session, toolConfigPaths(cwd, userHome(o.env), profile.filesystem.allowWrite));
+  // Docker cannot refuse a setuid bit (its agent owns the files it writes): the end of the run clears any.
+  const guard = o.dryRun ? null : nestedRepoGuard(cwd, o.env, session, toolConfigPaths(cwd, userHome(o.env), profile.filesystem.allowWrite), backend === 'docker');
   try {
     if (backend === 'docker') {
       const { runDocker } = await import('./docker/run.js');

@@ -83,6 +83,20 @@ function describeBackend(name: string, docker: boolean) {
       assert.equal(existsSync(marker), false, 'your git status ran nothing');
     });
 
+    test('setuid and setgid files never survive the run (as root: a setuid-root shell)', async () => {
+      const repo = join(t.dir, `suid-${name}`);
+      makeRepo(repo);
+      const plant = 'cp /bin/sh suidsh && chmod 4755 suidsh; cp /bin/sh sgidsh && chmod 2755 sgidsh; echo done';
+      const r = await cli(['agent', 'run', '--silent', ...flags, '--', 'sh', '-c', plant], { env: t.env, cwd: repo, timeoutMs: 90_000 });
+      assert.equal(r.code, 0, r.stderr);
+      const setid = spawnSync('find', [repo, '-perm', '/6000', '-type', 'f'], { encoding: 'utf8' }).stdout;
+      assert.equal(setid, '', 'no setuid or setgid file left');
+      if (docker) assert.match(r.stderr, /suidsh with its setuid bit set .*: the bit was cleared/);
+      // The control: outside, both keep their bits.
+      spawnSync('sh', ['-c', plant], { cwd: repo });
+      assert.equal(spawnSync('find', [repo, '-perm', '/6000', '-type', 'f'], { encoding: 'utf8' }).stdout.trim().split('\n').length, 2);
+    });
+
     if (docker) {
       test('after a SIGKILL of stashbase, its watchdog removes the agent within seconds: it cannot plant after the kill', async () => {
         const repo = join(t.dir, `orphan-${name}`);
