@@ -47,6 +47,8 @@ const KINDS: Array<[RegExp, string]> = [
   [/^\.gitmodules$/, 'submodules'],
   [/(?:^|\/)(?:\.npmrc|\.yarnrc|\.yarnrc\.yml|\.pnpmfile\.cjs|\.pnpmfile\.mjs|bunfig\.toml)$|^\.yarn\/plugins\//, 'package manager configuration'],
   [/^\.devcontainer\/|(?:^|\/)\.devcontainer\.json$/, 'dev container configuration'],
+  [/(?:^|\/)\.claude\/(?:settings(?:\.local)?\.json$|commands\/|agents\/|hooks\/|skills\/)|(?:^|\/)\.mcp\.json$/, "agent configuration: hooks, commands or MCP servers your next agent run obeys"],
+  [/(?:^|\/)(?:CLAUDE|AGENTS)\.md$/, 'agent instructions your next agent run follows'],
 ];
 
 /** npm's lifecycle scripts: they run on install, publish or pack without being named. */
