@@ -39,21 +39,26 @@ describe('Docker backend: runs and the agent docker commands (real engine)', nee
     assert.equal(r.stdout, 'out\n');
   });
 
-  test('SIGKILL leaves a run behind: status shows it not live, a second run is undisturbed, cleanup removes it and skips a live one', async () => {
+  test('SIGKILL of stashbase and its watchdog leaves a run behind: status shows it orphaned, a second run is undisturbed, cleanup removes it and skips a live one', async () => {
     const live = await startLongRun(t.env, proj);
     const killed = await startLongRun(t.env, proj);
+    // Its watchdog first (it would remove the run the moment stashbase is gone), then stashbase.
+    const watchdog = spawnSync('pgrep', ['-P', String(killed.child.pid), '-f', 'read -r line'], { encoding: 'utf8' }).stdout.trim();
+    assert.match(watchdog, /^\d+$/, 'the run has its watchdog');
+    process.kill(Number(watchdog), 'SIGKILL');
     killed.child.kill('SIGKILL');
     await killed.exit;
     const left = leftoversOf(killed.session);
     for (const name of [`stashbase-agent-run-${killed.session}`, `stashbase-agent-run-${killed.session}-net`]) assert.ok(left.includes(name), `${name} is left behind`);
     const second = await cli(['agent', 'run', '--silent', '--docker-sandbox', 'true', '--', 'true'], { env: t.env, cwd: proj, timeoutMs: 60_000 });
     assert.equal(second.code, 0, second.stderr);
-    const status = JSON.parse((await cli(['agent', 'docker', 'status', '--json'], { env: t.env })).stdout) as { runs: Array<{ session: string; live: boolean; network: string; containers: string[] }> };
+    const status = JSON.parse((await cli(['agent', 'docker', 'status', '--json'], { env: t.env })).stdout) as { runs: Array<{ session: string; live: boolean; orphaned: boolean; network: string; containers: string[] }> };
     const mine = status.runs.filter((r) => r.session === killed.session || r.session === live.session);
-    assert.deepEqual(mine.map((r) => [r.session, r.live, r.network, r.containers.includes(`${r.network}-net`)]).sort(), [
-      [killed.session, false, `stashbase-agent-run-${killed.session}`, true],
-      [live.session, true, `stashbase-agent-run-${live.session}`, true],
+    assert.deepEqual(mine.map((r) => [r.session, r.live, r.orphaned, r.network, r.containers.includes(`${r.network}-net`)]).sort(), [
+      [killed.session, false, true, `stashbase-agent-run-${killed.session}`, true],
+      [live.session, true, false, `stashbase-agent-run-${live.session}`, true],
     ].sort());
+    assert.match((await cli(['agent', 'docker', 'status'], { env: t.env })).stdout, new RegExp(`\\t${killed.session}\\t[^\\t]*\\torphaned\\t`));
     const refused = await cli(['agent', 'docker', 'cleanup'], { env: t.env });
     assert.equal(refused.code, 1);
     assert.match(refused.stderr, /^stashbase: \d+ run\(s\) left behind: confirm in a terminal or pass --yes; nothing was removed$/m);
@@ -162,9 +167,10 @@ describe('Docker backend: runs and the agent docker commands (real engine)', nee
   test('--dry-run --json: every docker command in order, teardown included, nothing run', async () => {
     const r = await cli(['agent', 'run', '--docker-sandbox', 'true', '--docker-isolated-paths', 'node_modules', '--dry-run', '--json', '--', 'claude'], { env: t.env, cwd: proj });
     assert.equal(r.code, 0, r.stderr);
-    const plan = JSON.parse(r.stdout) as { steps: Array<{ type: string; id: string; args?: string[]; env?: Record<string, string> }> };
+    const plan = JSON.parse(r.stdout) as { steps: Array<{ type: string; id: string; file?: string; args?: string[]; env?: Record<string, string> }> };
     const cmds = plan.steps.filter((s) => s.type === 'command');
-    assert.deepEqual(cmds.map((s) => `${s.id}:${s.args?.slice(0, 2).join(' ')}`), ['network:network create', 'gateway:network inspect', 'holder:run --name', 'volume-create:volume create', ...(process.getuid?.() === 0 ? [] : ['volume-own:run --rm']), 'agent:run --rm', 'teardown:rm --force', 'teardown:network rm']);
+    assert.deepEqual([cmds[0]?.id, cmds[0]?.file], ['watchdog', 'sh']);
+    assert.deepEqual(cmds.slice(1).map((s) => `${s.id}:${s.args?.slice(0, 2).join(' ')}`), ['network:network create', 'gateway:network inspect', 'holder:run --name', 'volume-create:volume create', ...(process.getuid?.() === 0 ? [] : ['volume-own:run --rm']), 'agent:run --rm', 'teardown:rm --force', 'teardown:network rm']);
     assert.deepEqual(cmds.find((s) => s.id === 'agent')?.env, { HERDR_AGENT: 'claude' });
     const kept = JSON.parse((await cli(['agent', 'run', '--docker-sandbox', 'true', '--dry-run', '--json', '--', 'my-wrapper'], { env: { ...t.env, HERDR_AGENT: 'codex' }, cwd: proj })).stdout) as typeof plan;
     assert.deepEqual(kept.steps.find((s) => s.id === 'agent')?.env, {}, 'an exported HERDR_AGENT is kept, not replaced');
