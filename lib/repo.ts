@@ -59,6 +59,8 @@ function subdirs(dir: string): string[] {
  */
 export function executableGitState(cwd: string): string[] {
   const repo = findRepoRoot(cwd);
+  // A linked worktree's or a submodule's checkout: its .git pointer file, which "gitdir: <a folder of the agent's>" would redirect.
+  if (repo && !repo.gitDir) return [join(repo.root, '.git')];
   if (!repo?.gitDir) return [];
   const gitDir = repo.gitDir;
   const out = GIT_FILES.map((f) => join(gitDir, f));

@@ -83,6 +83,25 @@ function describeBackend(name: string, docker: boolean) {
       assert.equal(existsSync(marker), false, 'your git status ran nothing');
     });
 
+    test("a linked worktree's .git pointer file cannot be redirected to a git directory the agent made", async () => {
+      const marker = join(t.dir, `PWNED-pointer-${name}`);
+      const main = join(t.dir, `ptr-main-${name}`);
+      const g = makeRepo(main);
+      const wt = join(t.dir, `ptr-wt-${name}`);
+      assert.equal(g('worktree', 'add', '-q', wt).status, 0);
+      const before = readFileSync(join(wt, '.git'), 'utf8');
+      const plant = `git init -q --bare .e && git --git-dir=.e config core.bare false && git --git-dir=.e config core.fsmonitor "touch ${marker}; false"; echo "gitdir: .e" > .git 2>/dev/null && echo redirected || echo refused`;
+      const r = await cli(['agent', 'run', '--silent', ...flags, '--', 'sh', '-c', plant], { env: t.env, cwd: wt, timeoutMs: 90_000 });
+      assert.equal(r.stdout, 'refused\n', r.stderr);
+      assert.equal(readFileSync(join(wt, '.git'), 'utf8'), before);
+      spawnSync('git', ['status'], { cwd: wt, env: t.env });
+      assert.equal(existsSync(marker), false, 'your git status ran nothing');
+      // The control: outside, the redirect lands and your git status runs it.
+      spawnSync('sh', ['-c', plant], { cwd: wt });
+      spawnSync('git', ['status'], { cwd: wt, env: t.env });
+      assert.equal(existsSync(marker), true);
+    });
+
     test('setuid and setgid files never survive the run (as root: a setuid-root shell)', async () => {
       const repo = join(t.dir, `suid-${name}`);
       makeRepo(repo);

@@ -84,3 +84,26 @@ test("a submodule's git directory that was never checked out, planted or given a
   assert.match(warnings[0]!, new RegExp(`submodule's git directory ${plant.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} whose files would run programs .*core\\.fsmonitor.*post-checkout: a hook. It was renamed .*lib\\.stashbase-quarantine; review it, then restore it with: mv `));
   assert.deepEqual([existsSync(plant), existsSync(`${plant}.stashbase-quarantine`), existsSync(quiet)], [false, true, true]);
 });
+
+test('a repository of 10,000 files in 50 nested folders: a plant five levels down is found, a nested repository made before the mark is left', () => {
+  const root = repo('r-big');
+  for (let d = 0; d < 50; d++) {
+    const dir = join(root, `a${d % 5}`, `b${d}`);
+    mkdirSync(dir, { recursive: true });
+    for (let f = 0; f < 200; f++) writeFileSync(join(dir, `f${f}`), '');
+  }
+  const yours = join(root, 'a1', 'b1', 'vendored');
+  mkdirSync(yours);
+  git(yours, 'init', '-q');
+  git(yours, 'config', 'core.pager', 'less');
+  const mark = Date.now() + 30;
+  while (Date.now() < mark + 20) { /* file times after the mark */ }
+  const deep = join(root, 'a3', 'b8', 'x', 'y', 'z');
+  mkdirSync(deep, { recursive: true });
+  git(deep, 'init', '-q');
+  git(deep, 'config', 'core.fsmonitor', 'touch /tmp/pwn');
+  const warnings = checkNestedRepos(root, env, mark);
+  assert.equal(warnings.length, 1, warnings.join('\n'));
+  assert.match(warnings[0]!, /in a subfolder, .*core\.fsmonitor/);
+  assert.deepEqual([existsSync(join(deep, '.git')), existsSync(join(yours, '.git'))], [false, true]);
+});
