@@ -5,7 +5,7 @@
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { median, measure, report, setup, time } from './lib.mjs';
+import { median, measure, report, repositoryCheck, setup, time } from './lib.mjs';
 
 const { bin, home, env, rounds } = setup(10);
 const image = process.env.STASHBASE_DOCKER_IMAGE || 'stashbase-sandbox:latest';
@@ -32,4 +32,6 @@ const keys = ['images', 'prepare', 'network', 'holder', 'agent', 'teardown', 'to
 const where = Object.fromEntries(keys.map((k) => [k, median(phases.map((p) => p[k] ?? 0))]));
 console.log(JSON.stringify({ benchmark: 'docker-phases', median_ms: where }));
 console.log('\nwhere the time goes (median ms): ' + keys.map((k) => `${k} ${where[k]}`).join(', '));
+// The end-of-run check a Docker run does in stashbase too, after its containers are gone.
+await repositoryCheck(home, env);
 rmSync(home, { recursive: true, force: true });

@@ -2,7 +2,7 @@
 // alike), medians, ratios against a baseline measured in the same run, and
 // output as JSON plus a table.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -48,4 +48,30 @@ export function setup(defaultRounds) {
     env: { PATH: process.env.PATH, HOME: home, STASHBASE_HOME: join(home, '.stashbase') },
     rounds: Number(process.env.ROUNDS ?? defaultRounds),
   };
+}
+
+/**
+ * The end-of-run check for what the agent left in the working tree
+ * (lib/nested-repo-guard.ts: planted repositories, module directories, the
+ * index's marks), which both backends run, on a repository of 10,000 files in
+ * 50 folders. Prints JSON and a line. Target: under 30 ms.
+ */
+export async function repositoryCheck(home, env) {
+  const repo = join(home, 'repo10k');
+  for (let d = 0; d < 50; d++) {
+    mkdirSync(join(repo, `d${d}`, 'sub'), { recursive: true });
+    for (let f = 0; f < 200; f++) writeFileSync(join(repo, `d${d}`, 'sub', `f${f}`), '');
+  }
+  for (const args of [['init', '-q'], ['add', '.'], ['-c', 'user.name=b', '-c', 'user.email=b@x', 'commit', '-qm', 'x']]) spawnSync('git', ['-C', repo, ...args], { env });
+  const { checkNestedRepos } = await import('../dist/lib/nested-repo-guard.js');
+  const runs = [];
+  for (let i = 0; i < 10; i++) {
+    const t0 = process.hrtime.bigint();
+    checkNestedRepos(repo, env, Date.now());
+    runs.push(Number(process.hrtime.bigint() - t0) / 1e6);
+  }
+  const check = { subject: 'end-of-run repository check, 10,000 files', median_ms: +median(runs).toFixed(1), target: '< 30 ms' };
+  console.log(JSON.stringify(check));
+  console.log(`${check.subject}: ${check.median_ms} ms (target ${check.target})`);
+  return check;
 }

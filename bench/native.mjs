@@ -6,7 +6,7 @@
 // at most 0.5x srt; the expansion under 1 s.
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { median, measure, report, setup, time } from './lib.mjs';
+import { median, measure, report, repositoryCheck, setup, time } from './lib.mjs';
 
 const { bin, home, env, rounds } = setup(20);
 // A project folder in the home, as an agent runs (a run in the home itself makes the whole home writable).
@@ -51,24 +51,6 @@ const walk = { subject: 'expand 200,000 entries', median_ms: +median(runs).toFix
 console.log(JSON.stringify(walk));
 console.log(`${walk.subject}: ${walk.median_ms} ms for ${visited} entries (target ${walk.target})`);
 
-// The end-of-run check for planted repositories (lib/nested-repo-guard.ts), on a
-// repository of 10,000 files in 50 folders. Target: under 30 ms.
-const repo = join(home, 'repo10k');
-for (let d = 0; d < 50; d++) {
-  mkdirSync(join(repo, `d${d}`, 'sub'), { recursive: true });
-  for (let f = 0; f < 200; f++) writeFileSync(join(repo, `d${d}`, 'sub', `f${f}`), '');
-}
-const { spawnSync } = await import('node:child_process');
-for (const args of [['init', '-q'], ['add', '.'], ['-c', 'user.name=b', '-c', 'user.email=b@x', 'commit', '-qm', 'x']]) spawnSync('git', ['-C', repo, ...args], { env });
-const { checkNestedRepos } = await import('../dist/lib/nested-repo-guard.js');
-const checks = [];
-for (let i = 0; i < 10; i++) {
-  const t0 = process.hrtime.bigint();
-  checkNestedRepos(repo, env, Date.now());
-  checks.push(Number(process.hrtime.bigint() - t0) / 1e6);
-}
-const check = { subject: 'end-of-run repository check, 10,000 files', median_ms: +median(checks).toFixed(1), target: '< 30 ms' };
-console.log(JSON.stringify(check));
-console.log(`${check.subject}: ${check.median_ms} ms (target ${check.target})`);
+await repositoryCheck(home, env);
 rmSync(home, { recursive: true, force: true });
 void out;
