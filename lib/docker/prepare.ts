@@ -142,7 +142,8 @@ export function dockerProtection(ctx: DockerContext): Protection {
     denyWrite: [...p.filesystem.denyWrite, ...hooksPathTargets(ctx.cwd, ctx.home, ctx.env), ...existingToolConfigs(ctx.cwd, ctx.home, p.filesystem.allowWrite)],
     alwaysDenyRead: [],
     stateDir: ctx.stashbaseHome,
-    alwaysDenyWrite: executableGitState(ctx.cwd),
+    // A worktree run mounts its own pointer files read-only already (lib/worktree/run.ts).
+    alwaysDenyWrite: executableGitState(ctx.cwd).filter((f) => !(ctx.worktree?.readOnly ?? []).includes(f)),
     home: ctx.home,
     cwd: ctx.cwd,
     within: ctx.worktree?.path ?? ctx.cwd,
