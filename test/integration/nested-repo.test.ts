@@ -83,6 +83,42 @@ function describeBackend(name: string, docker: boolean) {
       assert.equal(existsSync(marker), false, 'your git status ran nothing');
     });
 
+    test("a submodule's git directory planted before it was ever checked out: your git submodule update --init runs nothing", async () => {
+      const marker = join(t.dir, `PWNED-module-${name}`);
+      const make = (dir: string) => {
+        const g = makeRepo(dir);
+        // The submodule's source is a repository of yours inside the folder (the sandbox sees it too).
+        const src = join(dir, 'vendor-src');
+        mkdirSync(src);
+        spawnSync('git', ['-C', src, 'init', '-q'], { env: t.env });
+        spawnSync('git', ['-C', src, '-c', 'user.name=a', '-c', 'user.email=a@b', 'commit', '-q', '--allow-empty', '-m', 's'], { env: t.env });
+        writeFileSync(join(dir, '.git', 'info', 'exclude'), 'vendor-src/\n');
+        g('-c', 'protocol.file.allow=always', 'submodule', 'add', '-q', src, 'lib');
+        g('-c', 'user.name=me', '-c', 'user.email=me@x', 'commit', '-qm', 'submodule');
+        g('submodule', 'deinit', '-q', '-f', 'lib');
+        spawnSync('rm', ['-rf', join(dir, '.git', 'modules')]);
+        return g;
+      };
+      const plant = [
+        'git clone -q --no-checkout vendor-src /tmp/m && mkdir -p .git/modules && mv /tmp/m/.git .git/modules/lib',
+        'git --git-dir=.git/modules/lib config core.worktree ../../../lib',
+        `printf '#!/bin/sh\\ntouch ${marker}\\n' > .git/modules/lib/hooks/post-checkout && chmod +x .git/modules/lib/hooks/post-checkout`,
+      ].join(' && ') + '; echo done';
+      const repo = join(t.dir, `module-${name}`);
+      const g = make(repo);
+      const r = await cli(['agent', 'run', '--silent', ...flags, '--', 'sh', '-c', plant], { env: t.env, cwd: repo, timeoutMs: 90_000 });
+      assert.equal(r.stdout, 'done\n', r.stderr);
+      g('-c', 'protocol.file.allow=always', 'submodule', 'update', '-q', '--init');
+      assert.equal(existsSync(marker), false, 'your submodule update ran no hook');
+      // The control: the same plant outside, and your submodule update runs it.
+      const control = join(t.dir, `module-control-${name}`);
+      const cg = make(control);
+      spawnSync('sh', ['-c', plant.replace('/tmp/m', join(t.dir, `m-${name}`)).replace('/tmp/m/.git', join(t.dir, `m-${name}`, '.git'))], { cwd: control, env: t.env });
+      cg('-c', 'protocol.file.allow=always', 'submodule', 'update', '-q', '--init');
+      assert.equal(existsSync(marker), true);
+      spawnSync('rm', ['-f', marker]);
+    });
+
     test("a linked worktree's .git pointer file cannot be redirected to a git directory the agent made", async () => {
       const marker = join(t.dir, `PWNED-pointer-${name}`);
       const main = join(t.dir, `ptr-main-${name}`);
