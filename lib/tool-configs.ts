@@ -11,7 +11,7 @@
 // one by naming it in allow_write.
 import { lstatSync, renameSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { resolveRule } from './paths/rules.js';
+import { inside, rulePaths } from './paths/rules.js';
 import { findRepoRoot } from './repo.js';
 
 export const TOOL_CONFIGS = [
@@ -19,7 +19,6 @@ export const TOOL_CONFIGS = [
   '.vscode', '.idea', '.devcontainer', '.envrc', '.gitmodules',
 ];
 
-const inside = (p: string, dir: string) => p === dir || p.startsWith(dir + '/');
 
 /** Those that exist now (what a run protects). */
 export function existingToolConfigs(cwd: string, home: string, allowWrite: string[]): string[] {
@@ -52,10 +51,7 @@ export function quarantineToolConfigs(missing: string[], since: number | null): 
 /** Their paths in the working directory (and at the repository's top, when that is higher), but those allow_write opens. */
 export function toolConfigPaths(cwd: string, home: string, allowWrite: string[]): string[] {
   const roots = new Set([cwd, findRepoRoot(cwd)?.root ?? cwd]);
-  const opened = allowWrite.flatMap((e) => {
-    const r = resolveRule(e, home, cwd);
-    return r.kind === 'path' ? [r.path] : [];
-  });
+  const opened = rulePaths(allowWrite, home, cwd);
   const out: string[] = [];
   for (const root of roots) for (const name of TOOL_CONFIGS) {
     const p = join(root, name);

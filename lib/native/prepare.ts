@@ -23,12 +23,12 @@ import { caDirOf, runDirOf } from '../run-dir.js';
 import type { Mechanism } from './select.js';
 import { seccompSupported } from '../../templates/seccomp.js';
 import type { LandlockArch } from '../../templates/landlock.js';
-import { resolveRule } from '../paths/rules.js';
+import { inside, resolveRule, rulePaths } from '../paths/rules.js';
 import { gitLayout } from '../views/git-view.js';
 import { claudeView, codexView } from '../views/agent-views.js';
 import type { ViewSpec } from '../views/spec.js';
 import { viewBinds } from '../views/binds.js';
-import { allowWritePaths, inside, keptRoots, privateTempDests, privateTemps, reexposed } from './write-areas.js';
+import { allowWritePaths, keptRoots, privateTempDests, privateTemps, reexposed } from './write-areas.js';
 import { prepareSeatbelt } from './prepare-seatbelt.js';
 
 export interface NativeContext {
@@ -93,13 +93,6 @@ function canHold(dir: string): boolean {
   }
 }
 
-/** The concrete paths of plain (non-pattern) rules. */
-const rulePaths = (entries: string[], home: string, cwd: string) =>
-  entries.flatMap((e) => {
-    const r = resolveRule(e, home, cwd);
-    return r.kind === 'path' ? [r.path] : [];
-  });
-
 export function prepareNative(ctx: NativeContext): NativePrepared {
   const p = ctx.profile;
   const runDir = runDirOf(ctx.session);
@@ -141,7 +134,8 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
   const ownRoots = allowWrite.paths.filter((w) => !(allowWrite.missing.includes(w) && inside(w, ctx.cwd)));
   const roots = allowList ? keptRoots([ctx.cwd, ...ownRoots], denied, carveOuts) : [];
   const privateDests = allowList && bwrapLike ? privateTempDests() : [];
-  const shown = [ctx.home, ...roots, ...carveOuts, ...views.map((v) => v.spec.at)];
+  // Where the sandbox can write besides its private temp folders.
+  const areas = [...roots, ...carveOuts, ...views.map((v) => v.spec.at)];
   const always = alwaysDenied(ctx);
   const protection = planProtection({
     denyRead,
@@ -154,9 +148,9 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
     alwaysDenyWrite: [...(bwrapLike ? [] : always.write), ...(git.pointer ? [git.pointer] : []), runDir],
     home: ctx.home,
     cwd: ctx.cwd,
-    writableAreas: allowList ? [...roots, ...carveOuts, ...views.map((v) => v.spec.at)] : undefined,
+    writableAreas: allowList ? areas : undefined,
     privateDirs: privateDests,
-    shown,
+    shown: [ctx.home, ...areas],
   });
   protection.parents.push(...allowWrite.missing.filter((m) => roots.includes(m)));
   const agentEnv = {
@@ -169,9 +163,8 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
   if (interceptTls && privateDests.length > 0) binds.push({ src: caDirOf(runDir), dest: caDirOf(runDir), ro: true });
 
   // Denied files where the agent cannot write: a rename on your side would detach their bind (templates/landlock.ts).
-  const writableNow = [...roots, ...carveOuts, ...views.map((v) => v.spec.at), ...privateDests];
   // Only under an allow-list: with deny-list writes a partly granted folder would hide the agent's own new files.
-  const landlockFiles = !allowList ? [] : protection.denyRead.filter((d) => d.kind === 'file' && !writableNow.some((w) => inside(d.path, w))).map((d) => d.path);
+  const landlockFiles = !allowList ? [] : protection.denyRead.filter((d) => d.kind === 'file' && ![...areas, ...privateDests].some((w) => inside(d.path, w))).map((d) => d.path);
   let bwrap: BwrapInput | null = null;
   let relay: RelayInput | null = null;
   if (ctx.mechanism.kind === 'bwrap') {

@@ -7,9 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { BindMount } from '../../templates/bwrap.js';
 import { expandPattern } from '../paths/expand.js';
-import { resolveRule } from '../paths/rules.js';
+import { inside, resolveRule } from '../paths/rules.js';
 
-export const inside = (path: string, dir: string) => path === dir || path.startsWith(dir === '/' ? '/' : dir + '/');
 
 /** The host's temp folders the sandbox gets private ones of (the host's own TMPDIR too, when it is elsewhere). */
 export function privateTempDests(): string[] {

@@ -7,7 +7,7 @@ import { gitFileStandIn, isGitFolderStandIn } from '../repo.js';
 import type { DeniedPath } from '../../templates/bwrap.js';
 import { expandPattern, MAX_ENTRIES } from './expand.js';
 import { multiplyLinked } from './hard-links.js';
-import { resolveRule, type Rule } from './rules.js';
+import { inside, resolveRule, type Rule } from './rules.js';
 
 export interface Protection {
   denyRead: DeniedPath[];
@@ -56,7 +56,6 @@ export interface ProtectInput {
   shown?: string[];
 }
 
-const inside = (path: string, dir: string) => path === dir || path.startsWith(dir === '/' ? '/' : dir + '/');
 
 /** A pattern rule restricted to `within`: its walk starts there, or it has nothing there. */
 function clipPattern(rule: Extract<Rule, { kind: 'pattern' }>, within: string | undefined): Extract<Rule, { kind: 'pattern' }> | null {

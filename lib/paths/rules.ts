@@ -15,6 +15,17 @@ export function escapeRegex(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
+/** Whether `path` is `dir` or lies below it (as strings: both absolute and normalized). */
+export const inside = (path: string, dir: string) => path === dir || path.startsWith(dir === '/' ? '/' : dir + '/');
+
+/** The concrete paths of the plain (non-pattern) entries of a rule list. */
+export function rulePaths(entries: string[], home: string, cwd: string): string[] {
+  return entries.flatMap((e) => {
+    const r = resolveRule(e, home, cwd);
+    return r.kind === 'path' ? [r.path] : [];
+  });
+}
+
 export function expandHome(entry: string, home: string, cwd: string): string {
   if (entry === '~') return home;
   if (entry.startsWith('~/')) return join(home, entry.slice(2));
