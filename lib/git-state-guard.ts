@@ -5,13 +5,14 @@
 // rebase, cherry-pick or am whose queued `exec` steps your `--continue` would
 // run. The marks are cleared and the paused state moved aside, each named.
 // (The native backend's view of .git keeps both out already: lib/views.)
-import { existsSync, lstatSync, readFileSync, renameSync } from 'node:fs';
+import { existsSync, lstatSync, readFileSync } from 'node:fs';
+import { moveAside, QUARANTINE } from './planted-repos.js';
 import { join } from 'node:path';
 import { probe } from './exec.js';
 import { hiddenPathsOfIndex } from './git-index.js';
 
-const PAUSED = ['rebase-merge', 'rebase-apply', 'sequencer'];
-const SUFFIX = '.stashbase-quarantine';
+/** git's folders of an operation in progress (rebase, am; cherry-pick and revert). */
+export const PAUSED = ['rebase-merge', 'rebase-apply', 'sequencer'];
 
 export interface GitStateSnapshot {
   hidden: string[] | null;
@@ -51,12 +52,10 @@ export function checkGitState(git: string, root: string, gitDir: string, start: 
   for (const d of PAUSED) {
     const p = join(gitDir, d);
     if (start.paused.includes(d) || !existsSync(p)) continue;
-    try {
-      renameSync(p, p + SUFFIX);
-      out.push(`the agent left a paused ${d === 'sequencer' ? 'cherry-pick or revert' : 'rebase'} in ${root} (${p}), whose queued steps your --continue would run: it was moved to ${p}${SUFFIX}; review it (its todo list), then restore it with: mv ${p}${SUFFIX} ${p}`);
-    } catch (e) {
-      out.push(`the agent left a paused operation in ${p}, and it could not be moved aside (${(e as NodeJS.ErrnoException).code}): review its todo list before any --continue`);
-    }
+    const failed = moveAside(p);
+    out.push(failed === null
+      ? `the agent left a paused ${d === 'sequencer' ? 'cherry-pick or revert' : 'rebase'} in ${root} (${p}), whose queued steps your --continue would run: it was moved to ${p}${QUARANTINE}; review it (its todo list), then restore it with: mv ${p}${QUARANTINE} ${p}`
+      : `the agent left a paused operation in ${p}, and it could not be moved aside (${failed}): review its todo list before any --continue`);
   }
   return out;
 }

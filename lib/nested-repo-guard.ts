@@ -10,7 +10,7 @@
 // not checked out), and a warning names it and why. Nothing outside the
 // repository is ever renamed, whatever the agent pointed at; files it
 // planted are read only when they are small regular files.
-import { chmodSync, type Dirent, lstatSync, readdirSync, readFileSync, realpathSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, type Dirent, lstatSync, readdirSync, readFileSync, realpathSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import { probe } from './exec.js';
@@ -18,11 +18,11 @@ import { findTool } from './find-tool.js';
 import { gitlinksOfIndex } from './git-index.js';
 import { readSmallText } from './read-text.js';
 import { findRepoRoot } from './repo.js';
-import { dotGitsUnder, MAX_WALK, within } from './planted-repos.js';
+import { dotGitsUnder, MAX_WALK, moveAside, QUARANTINE, within } from './planted-repos.js';
 import { quarantineToolConfigs } from './tool-configs.js';
 import { checkGitState, snapshotGitState } from './git-state-guard.js';
 
-const SUFFIX = '.stashbase-quarantine';
+const SUFFIX = QUARANTINE;
 
 /** Keys git init, clone and submodule write, which run nothing. */
 const HARMLESS = [
@@ -121,9 +121,12 @@ export interface NestedRepoGuard {
 /**
  * Set up before the agent starts (it takes the run's start time from the
  * kernel's clock): the planted repositories, and the tools' configs the agent
- * makes (lib/tool-configs.ts).
+ * makes (lib/tool-configs.ts). `direct`: the backend lets the agent write the
+ * repository's git state and file modes itself (Docker): setuid bits, index
+ * marks and paused operations are checked too (bubblewrap's filter and view
+ * keep them out, and reading the index at start would cost every run).
  */
-export function nestedRepoGuard(cwd: string, env: NodeJS.ProcessEnv, session: string, toolConfigs: string[] = [], setId = false): NestedRepoGuard | null {
+export function nestedRepoGuard(cwd: string, env: NodeJS.ProcessEnv, session: string, toolConfigs: string[] = [], direct = false): NestedRepoGuard | null {
   const missing = toolConfigs.filter((p) => !lstatSync(p, { throwIfNoEntry: false }));
   if (!findTool('git', env)) return { check: () => quarantineToolConfigs(missing, null) };
   // File times come from the kernel's clock, at its granularity: so does this mark.
@@ -134,33 +137,15 @@ export function nestedRepoGuard(cwd: string, env: NodeJS.ProcessEnv, session: st
   // A folder that was no repository: a .git the agent makes in it is its, like any planted one.
   const repo = findRepoRoot(cwd);
   const gitDir = repo ? (repo.gitDir ?? gitDirOf(join(repo.root, '.git'))) : null;
-  const state = gitDir ? snapshotGitState(gitDir) : null;
+  const state = gitDir && direct ? snapshotGitState(gitDir) : null;
   const git = findTool('git', env) as string;
   return {
     check: () => [
-      ...checkNestedRepos(cwd, env, since, repo === null, setId),
+      ...checkNestedRepos(cwd, env, since, repo === null, direct),
       ...(repo && gitDir && state ? checkGitState(git, repo.root, gitDir, state) : []),
       ...quarantineToolConfigs(missing, null),
     ],
   };
-}
-
-/** The run started outside any repository: every .git in the working directory's tree is a plant, its own included. */
-function checkPlantedRoot(cwd: string, env: NodeJS.ProcessEnv, since: number): string[] {
-  const git = findTool('git', env);
-  if (!git) return [];
-  const root = realpathSync(cwd);
-  const written = (p: string) => (lstatSync(p, { throwIfNoEntry: false })?.ctimeMs ?? -1) >= since;
-  const own = join(root, '.git');
-  const candidates = [...(lstatSync(own, { throwIfNoEntry: false }) ? [own] : []), ...dotGitsUnder(root).found];
-  const warnings: string[] = [];
-  for (const dotGit of candidates) {
-    const dir = gitDirOf(dotGit);
-    if (!dir) continue;
-    const found = risks(git, dir, written);
-    if (found.length > 0) warnings.push(unplugged(dotGit, dirname(dotGit), found, 'in a folder that was no repository'));
-  }
-  return warnings;
 }
 
 /**
@@ -184,15 +169,11 @@ function stripSetId(files: string[]): string[] {
 
 /** Renames a nested repository's .git aside; returns what to tell. */
 function unplugged(dotGit: string, where: string, found: string[], what: string): string {
-  try {
-    renameSync(dotGit, dotGit + SUFFIX);
-    return (
-      `the agent left a nested repository at ${where}, ${what}, whose git files would run programs when your git visits it (git status does): ${found.join('; ')}. ` +
-      `Its .git was renamed ${dotGit}${SUFFIX}, so git passes it by; review it, then restore it with: mv ${dotGit}${SUFFIX} ${dotGit}`
-    );
-  } catch (e) {
-    return `the agent left a nested repository at ${where} whose git files would run programs (${found.join('; ')}), and its .git could not be renamed (${(e as NodeJS.ErrnoException).code}): remove ${dotGit} before you run git there`;
-  }
+  const failed = moveAside(dotGit);
+  return failed === null
+    ? `the agent left a nested repository at ${where}, ${what}, whose git files would run programs when your git visits it (git status does): ${found.join('; ')}. ` +
+        `Its .git was renamed ${dotGit}${SUFFIX}, so git passes it by; review it, then restore it with: mv ${dotGit}${SUFFIX} ${dotGit}`
+    : `the agent left a nested repository at ${where} whose git files would run programs (${found.join('; ')}), and its .git could not be renamed (${failed}): remove ${dotGit} before you run git there`;
 }
 
 /**
@@ -201,14 +182,12 @@ function unplugged(dotGit: string, where: string, found: string[], what: string)
  * run that was killed, from its recorded start.
  */
 export function checkNestedRepos(cwd: string, env: NodeJS.ProcessEnv, since: number, newRepo = false, setId = false): string[] {
-  const changed = (f: string) => (lstatSync(f, { throwIfNoEntry: false })?.ctimeMs ?? -1) >= since;
-  if (newRepo) return [...checkPlantedRoot(cwd, env, since), ...(setId ? stripSetId(dotGitsUnder(realpathSync(cwd), MAX_WALK, true).setId.filter(changed)) : [])];
-  const repo = findRepoRoot(cwd);
   const git = findTool('git', env);
   if (!git) return [];
   const written = (p: string) => (lstatSync(p, { throwIfNoEntry: false })?.ctimeMs ?? -1) >= since;
+  // A run that started outside any repository: the working directory's tree, its own .git included, is all the agent's.
+  const repo = newRepo ? null : findRepoRoot(cwd);
   const gitDir = repo ? (repo.gitDir ?? gitDirOf(join(repo.root, '.git'))) : null;
-  // Outside a repository, the working directory's own tree.
   const root = realpathSync(repo?.root ?? cwd);
   const own = gitDir ? realpathSync(gitDir) : null;
   const warnings: string[] = [];
@@ -246,24 +225,24 @@ export function checkNestedRepos(cwd: string, env: NodeJS.ProcessEnv, since: num
     if (done.has(m)) continue;
     const found = risks(git, m, written);
     if (found.length === 0) continue;
-    try {
-      renameSync(m, m + SUFFIX);
-      warnings.push(`the agent left a submodule's git directory ${m} whose files would run programs when your git uses it (git submodule update --init does): ${found.join('; ')}. It was renamed ${m}${SUFFIX}; review it, then restore it with: mv ${m}${SUFFIX} ${m}`);
-    } catch (e) {
-      warnings.push(`the agent left a submodule's git directory ${m} whose files would run programs (${found.join('; ')}), and it could not be renamed (${(e as NodeJS.ErrnoException).code}): remove it before you run git submodule in ${root}`);
-    }
+    const failed = moveAside(m);
+    warnings.push(failed === null
+      ? `the agent left a submodule's git directory ${m} whose files would run programs when your git uses it (git submodule update --init does): ${found.join('; ')}. It was renamed ${m}${SUFFIX}; review it, then restore it with: mv ${m}${SUFFIX} ${m}`
+      : `the agent left a submodule's git directory ${m} whose files would run programs (${found.join('; ')}), and it could not be renamed (${failed}): remove it before you run git submodule in ${root}`);
   }
   // Then every other .git in the tree, at any depth, in either form.
   const walk = dotGitsUnder(root, MAX_WALK, setId);
-  warnings.push(...stripSetId(walk.setId.filter(changed)));
-  for (const dotGit of walk.found) {
+  warnings.push(...stripSetId(walk.setId.filter(written)));
+  const rootGit = join(root, '.git');
+  const what = newRepo ? 'in a folder that was no repository' : 'in a subfolder';
+  for (const dotGit of newRepo && lstatSync(rootGit, { throwIfNoEntry: false }) ? [rootGit, ...walk.found] : walk.found) {
     if (done.has(dotGit)) continue;
     const dir = gitDirOf(dotGit);
     // Your own linked worktrees (and stashbase's) point into your git directory: not the agent's.
     if (!dir || (own !== null && within(dir, own))) continue;
     // A pointer file the agent wrote counts too: it may name an old folder given a new config.
     const found = risks(git, dir, written);
-    if (found.length > 0) unplug(dotGit, dirname(dotGit), found, 'in a subfolder');
+    if (found.length > 0) unplug(dotGit, dirname(dotGit), found, what);
   }
   if (walk.truncated) warnings.push(`the check for nested repositories stopped after ${MAX_WALK} entries of ${root}: look for .git folders planted deeper before you run git there`);
   return warnings;

@@ -5,8 +5,21 @@
 // repositories. A walk of the tree (symlinks not followed, no `.git` entered)
 // finds them; one whose git files were written during the run and would run
 // programs is unplugged like a submodule (lib/nested-repo-guard.ts).
-import { type Dirent, lstatSync, readdirSync, realpathSync } from 'node:fs';
+import { type Dirent, lstatSync, readdirSync, realpathSync, renameSync } from 'node:fs';
 import { sep } from 'node:path';
+
+/** What a plant is renamed to: git and your tools pass it by, and a `mv` restores it. */
+export const QUARANTINE = '.stashbase-quarantine';
+
+/** Renames `path` to `path` + QUARANTINE; returns the error's code when it cannot. */
+export function moveAside(path: string): string | null {
+  try {
+    renameSync(path, path + QUARANTINE);
+    return null;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code ?? 'error';
+  }
+}
 
 /** The walk stops after this many entries (with a warning): a bound on the end of every run. */
 export const MAX_WALK = 300_000;

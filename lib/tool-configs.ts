@@ -9,7 +9,8 @@
 // named (lib/nested-repo-guard.ts), rather than standing in during the run
 // for a file your own tools would then find to be a folder. A profile opens
 // one by naming it in allow_write.
-import { lstatSync, renameSync, statSync } from 'node:fs';
+import { lstatSync, statSync } from 'node:fs';
+import { moveAside, QUARANTINE } from './planted-repos.js';
 import { join } from 'node:path';
 import { inside, rulePaths } from './paths/rules.js';
 import { findRepoRoot } from './repo.js';
@@ -25,8 +26,6 @@ export function existingToolConfigs(cwd: string, home: string, allowWrite: strin
   return toolConfigPaths(cwd, home, allowWrite).filter((p) => lstatSync(p, { throwIfNoEntry: false }) !== undefined);
 }
 
-const SUFFIX = '.stashbase-quarantine';
-
 /**
  * Moves aside what the agent made among `missing` (paths that did not exist
  * when the run started; for a killed run, those whose birth time is after its
@@ -38,12 +37,10 @@ export function quarantineToolConfigs(missing: string[], since: number | null): 
     const st = statSync(p, { throwIfNoEntry: false, bigint: false });
     if (!st) continue;
     if (since !== null && !(st.birthtimeMs > 0 && st.birthtimeMs >= since)) continue;
-    try {
-      renameSync(p, p + SUFFIX);
-      out.push(`the agent made ${p}, which your own tools would run or obey when you next open the folder: it was renamed ${p}${SUFFIX}; review it, then restore it with: mv ${p}${SUFFIX} ${p}`);
-    } catch (e) {
-      out.push(`the agent made ${p}, which your own tools would run or obey, and it could not be moved aside (${(e as NodeJS.ErrnoException).code}): review it before you open the folder`);
-    }
+    const failed = moveAside(p);
+    out.push(failed === null
+      ? `the agent made ${p}, which your own tools would run or obey when you next open the folder: it was renamed ${p}${QUARANTINE}; review it, then restore it with: mv ${p}${QUARANTINE} ${p}`
+      : `the agent made ${p}, which your own tools would run or obey, and it could not be moved aside (${failed}): review it before you open the folder`);
   }
   return out;
 }

@@ -4,15 +4,13 @@
 // crash) closes the pipe unwritten, and the watchdog removes the run's two
 // containers and its network at once, so an orphaned agent cannot go on
 // writing to your repository.
-import type { Command } from './command.js';
+import { type Command, formatCommand } from './command.js';
 import { teardownCommands } from './docker-run.js';
-import { shellQuote } from './shell-quote.js';
 
 export const WATCHDOG_DONE = 'done';
 
 export function watchdogCommand(docker: string, session: string): Command {
   const [containers, network] = teardownCommands(docker, session) as [Command, Command];
-  const line = (c: Command) => [c.file, ...c.args].map(shellQuote).join(' ');
-  const script = `read -r line; [ "$line" = ${WATCHDOG_DONE} ] && exit 0; ${line(containers)} >/dev/null 2>&1; ${line(network)} >/dev/null 2>&1; exit 0`;
+  const script = `read -r line; [ "$line" = ${WATCHDOG_DONE} ] && exit 0; ${formatCommand(containers)} >/dev/null 2>&1; ${formatCommand(network)} >/dev/null 2>&1; exit 0`;
   return { file: 'sh', args: ['-c', script] };
 }

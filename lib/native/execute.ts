@@ -19,7 +19,7 @@ import { runBwrap } from './run.js';
 import { Trace } from '../trace.js';
 import { sandboxFilter, type SeccompArch } from '../../templates/seccomp.js';
 import { buildViews, settleViews } from '../views/lifecycle.js';
-import { claudeConfigWatch, seatbeltTmpOf } from './prepare-seatbelt.js';
+import { claudeConfigWatch } from './prepare-seatbelt.js';
 
 export interface ExecuteInput {
   ctx: NativeContext;
@@ -66,8 +66,7 @@ export async function executeNative({ ctx, profile, warn, announce }: ExecuteInp
     proxy = await proxyForRun({ profile, placeholders: ctx.placeholders, env: ctx.env, home, userHome: ctx.home, cwd: ctx.cwd, audit: (e) => audit.write(e), token: ctx.proxyToken });
     if (hostPort !== null) await listenLoopback(proxy.server, hostPort);
     trace.mark('proxy');
-    const temps = prep.bwrap?.privateTmp.map((t) => t.src) ?? (prep.seatbelt && profile.filesystem.writes === 'allow-list' ? [seatbeltTmpOf(prep.runDir)] : []);
-    createRunDir(prep.runDir, proxy.ca, prep.bwrap ? sandboxFilter(process.arch as SeccompArch, { unixSockets: profile.sandbox.allowUnixSockets }) : null, temps);
+    createRunDir(prep.runDir, proxy.ca, prep.bwrap ? sandboxFilter(process.arch as SeccompArch, { unixSockets: profile.sandbox.allowUnixSockets }) : null, prep.temps);
     built = buildViews(prep.runDir, prep.views);
     if (prep.seatbelt) {
       // sandbox-exec is the agent's parent and passes signals and the exit status through.

@@ -85,5 +85,5 @@ export function prepareSeatbelt(
     runDir: o.runDir, placeholders: [], fileStandIns: [], parents: [], warnings: [], proxyUrl: o.proxyUrl, interceptTls: o.interceptTls,
     writes: p.filesystem.writes, unixSockets: p.sandbox.allowUnixSockets, views: [], sandbox: { kind: 'seatbelt', command },
   });
-  return { plan, protection: none, runDir: o.runDir, bwrap: null, relay: null, systemd: null, seatbelt: command, views: [], agentEnv };
+  return { plan, protection: none, runDir: o.runDir, bwrap: null, relay: null, systemd: null, seatbelt: command, views: [], temps: allowList ? [tmp] : [], agentEnv };
 }

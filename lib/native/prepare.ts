@@ -64,6 +64,8 @@ export interface NativePrepared {
   seatbelt: Command | null;
   /** Views to build before the sandbox starts and settle after it. */
   views: Array<{ spec: ViewSpec; dir: string }>;
+  /** The run's own temp folders, made in the run directory. */
+  temps: string[];
   agentEnv: { set: Record<string, string>; unset: string[] };
 }
 
@@ -235,5 +237,5 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
     ...common,
     sandbox: bwrap ? { kind: 'bwrap', input: bwrap, relay } : { kind: 'systemd-run', input: systemd as SystemdRunInput },
   });
-  return { plan, protection, runDir, bwrap, relay, systemd, seatbelt: null, views, agentEnv };
+  return { plan, protection, runDir, bwrap, relay, systemd, seatbelt: null, views, temps: bwrap?.privateTmp.map((t) => t.src) ?? [], agentEnv };
 }

@@ -5,6 +5,7 @@ import { chownSync, closeSync, cpSync, existsSync, lstatSync, openSync, readdirS
 import { dirname, join } from 'node:path';
 import { mergeClaudeConfig } from './claude-config.js';
 import { hiddenPathsOfIndex } from '../git-index.js';
+import { PAUSED } from '../git-state-guard.js';
 import { hostPathOf, sameStamp, stamp, type ViewRecord } from './materialize.js';
 
 /**
@@ -37,9 +38,6 @@ function replaceFile(path: string, content: Buffer, gitLock: boolean): 'done' | 
 }
 
 const read = (p: string) => readFileSync(p);
-
-/** git's folders of an operation in progress. */
-const PAUSED = ['rebase-merge', 'rebase-apply', 'sequencer'];
 
 /** The paths the agent's index newly hides from git status; [] when it cannot be read (refused as well); null when it hides nothing new. */
 function newlyHidden(agent: Buffer, onHost: string): string[] | null {
