@@ -34,6 +34,8 @@ export function defaultProfile(): Profile {
       ],
       denyHosts: [],
       hosts: {},
+      allowUpgrades: [],
+      limits: {},
     },
     secrets: {},
     configEnv: {},

@@ -12,6 +12,13 @@ export interface SecretBinding {
   allowPlaintext: boolean;
 }
 
+export interface ProfileLimits {
+  headTimeoutMs?: number;
+  maxConnections?: number;
+  upstreamSocketsPerHost?: number;
+  auditMaxBytes?: number;
+}
+
 export interface Profile {
   name: string;
   source: ProfileSource;
@@ -36,6 +43,10 @@ export interface Profile {
     denyHosts: string[];
     upstreamCaFile?: string;
     hosts: Record<string, string>;
+    /** Upgrades other than websocket allowed through intercepted tunnels. */
+    allowUpgrades: string[];
+    /** Overrides of the proxy's limits (lib/proxy/limits.ts); unset ones keep their defaults. */
+    limits: ProfileLimits;
   };
   secrets: Record<string, SecretBinding>;
   configEnv: Record<string, string>;

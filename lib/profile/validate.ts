@@ -6,13 +6,16 @@ import { ConfigError } from '../errors.js';
 import { CA_VARS, ENV_NAME, PROXY_VARS, STASHBASE_API_KEY } from '../env-names.js';
 import { cpusProblem, isolatedPathProblem, memoryProblem } from './docker-values.js';
 import { lineOf } from './toml-lines.js';
-import type { Profile, ProfileSource, SecretBinding } from './types.js';
+import type { Profile, ProfileLimits, ProfileSource, SecretBinding } from './types.js';
 import { formatPath, type KeyPath, type Problem, Reader } from './validators.js';
 
 const TOP = ['description', 'allow_hooks', 'sandbox', 'filesystem', 'network', 'secrets', 'config_env', 'workspace'] as const;
 const SANDBOX = ['backend', 'image', 'dockerfile', 'memory', 'cpus', 'isolated_paths', 'native_network', 'allow_unix_sockets'] as const;
 const FILESYSTEM = ['deny_read', 'deny_write', 'allow_write', 'writes'] as const;
-const NETWORK = ['egress_hosts', 'deny_hosts', 'upstream_ca_file', 'hosts'] as const;
+const NETWORK = ['egress_hosts', 'deny_hosts', 'upstream_ca_file', 'hosts', 'allow_upgrades', 'limits'] as const;
+const LIMITS = ['head_timeout', 'max_connections', 'upstream_sockets_per_host', 'audit_max_mb'] as const;
+/** An upgrade token (RFC 9110 5.6.2), lower case; websocket is always allowed. */
+const UPGRADE_TOKEN = /^[a-z0-9!#$%&'*+.^_`|~/-]+$/;
 const SECRET = ['source', 'hosts', 'in_query', 'allow_plaintext'] as const;
 const HOOKS = ['secret_scan', 'dependency_check'] as const;
 const RESERVED_ENV = new Set<string>([...PROXY_VARS, ...CA_VARS, STASHBASE_API_KEY, 'HOME']);
@@ -98,6 +101,22 @@ export function validateProfile(input: ValidateInput): Profile {
     hosts[name] = addr;
   }
 
+  const allowUpgrades = r.strings(net.allow_upgrades, ['network', 'allow_upgrades'], (u, p) => {
+    if (UPGRADE_TOKEN.test(u)) return true;
+    r.fail(p, `${JSON.stringify(u)} is not an upgrade protocol token in lower case (such as "h2c")`);
+    return false;
+  });
+  const lim = r.table(net.limits, ['network', 'limits'], LIMITS);
+  const limits: ProfileLimits = {};
+  const headTimeout = r.integer(lim.head_timeout, ['network', 'limits', 'head_timeout'], 1, 600);
+  if (headTimeout !== undefined) limits.headTimeoutMs = headTimeout * 1000;
+  const maxConnections = r.integer(lim.max_connections, ['network', 'limits', 'max_connections'], 8, 65_536);
+  if (maxConnections !== undefined) limits.maxConnections = maxConnections;
+  const perHost = r.integer(lim.upstream_sockets_per_host, ['network', 'limits', 'upstream_sockets_per_host'], 1, 1024);
+  if (perHost !== undefined) limits.upstreamSocketsPerHost = perHost;
+  const auditMb = r.integer(lim.audit_max_mb, ['network', 'limits', 'audit_max_mb'], 1, 65_536);
+  if (auditMb !== undefined) limits.auditMaxBytes = auditMb * 1024 * 1024;
+
   const secrets: Record<string, SecretBinding> = {};
   for (const [name, value] of Object.entries(r.table(top.secrets, ['secrets'], null))) {
     const path = ['secrets', name];
@@ -149,7 +168,7 @@ export function validateProfile(input: ValidateInput): Profile {
     allowHooks,
     sandbox: { backend, image, dockerfile, memory, cpus, isolatedPaths, nativeNetwork, allowUnixSockets },
     filesystem: { denyRead, denyWrite, allowWrite, writes },
-    network: { egressHosts, denyHosts, upstreamCaFile, hosts },
+    network: { egressHosts, denyHosts, upstreamCaFile, hosts, allowUpgrades, limits },
     secrets,
     configEnv,
     workspace: { worktree },

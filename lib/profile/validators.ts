@@ -82,6 +82,20 @@ export class Reader {
     return value;
   }
 
+  /** A whole number within [min, max]. */
+  integer(value: unknown, path: KeyPath, min: number, max: number): number | undefined {
+    if (value === undefined) return undefined;
+    if (typeof value !== 'number' || !Number.isInteger(value)) {
+      this.fail(path, `expected a whole number, got ${tomlType(value)}`);
+      return undefined;
+    }
+    if (value < min || value > max) {
+      this.fail(path, `${value} is out of range (${min} to ${max})`);
+      return undefined;
+    }
+    return value;
+  }
+
   strings(value: unknown, path: KeyPath, check?: (s: string, p: KeyPath) => boolean): string[] {
     if (value === undefined) return [];
     if (!Array.isArray(value)) {

@@ -1,43 +1,39 @@
 // A request body on its way upstream, scanned for the values of secrets not
 // bound to its host (placeholders and real values alike), also across chunk
-// boundaries: the tail that could start one is held back until the next chunk
-// shows whether it does, so no complete value ever leaves. On a find the stream
-// fails with the rule, and the caller refuses the request and cuts the upstream.
+// boundaries (lib/proxy/message-filter.ts Guard): no complete value ever
+// leaves, and a stream whose bytes cannot start one is not delayed. On a find
+// the stream fails with the rule, and the caller refuses the request and cuts
+// the upstream.
 import { Transform, type TransformCallback } from 'node:stream';
+import { BodyRefused, Guard } from './message-filter.js';
 import type { BodyNeedle } from './secrets.js';
 
-export class BodyRefused extends Error {
-  constructor(readonly rule: string, readonly suspect: string) {
-    super(rule);
-  }
-}
+export { BodyRefused };
 
 export class BodyGuard extends Transform {
-  private carry: Buffer = Buffer.alloc(0);
-  private readonly keep: number;
+  private readonly guard: Guard;
 
-  constructor(private readonly needles: BodyNeedle[]) {
+  constructor(needles: BodyNeedle[]) {
     super();
-    this.keep = Math.max(0, ...needles.map((n) => n.needle.length - 1));
-  }
-
-  private found(buf: Buffer): BodyRefused | null {
-    for (const n of this.needles) if (n.needle.length > 0 && buf.includes(n.needle)) return new BodyRefused(n.rule, n.suspect);
-    return null;
+    this.guard = new Guard(needles);
   }
 
   override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
-    const all = this.carry.length ? Buffer.concat([this.carry, chunk]) : chunk;
-    const hit = this.found(all);
-    if (hit) return done(hit);
-    const cut = Math.max(0, all.length - this.keep);
-    this.carry = all.subarray(cut);
-    done(null, all.subarray(0, cut));
+    try {
+      const out = this.guard.push(chunk);
+      done(null, out.length > 0 ? out : undefined);
+    } catch (e) {
+      done(e as Error);
+    }
   }
 
   override _flush(done: TransformCallback): void {
-    const hit = this.found(this.carry);
-    done(hit, hit ? undefined : this.carry);
+    try {
+      const rest = this.guard.end();
+      done(null, rest.length > 0 ? rest : undefined);
+    } catch (e) {
+      done(e as Error);
+    }
   }
 }
 

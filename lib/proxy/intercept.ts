@@ -1,18 +1,24 @@
-// TLS interception for CONNECT tunnels when the profile binds secrets: the
-// agent's TLS ends here with a leaf for the CONNECT target (never for whatever
-// SNI it sends; only http/1.1 is offered), each request inside is checked and
-// rewritten, and sent on over TLS that verifies the real upstream certificate,
-// dialled at the address the policy checked.
-import { Agent, request as httpsRequest } from 'node:https';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+// Interception of CONNECT tunnels when the profile binds secrets. The tunnel's
+// first byte says what the agent speaks: TLS (a handshake record) ends here
+// with a leaf for the CONNECT target (never for whatever SNI it sends; only
+// http/1.1 is offered) and goes on over TLS that verifies the real upstream
+// certificate; anything else is plain HTTP and goes on as plain HTTP (CONNECT
+// to port 80). Either way each request inside is checked and rewritten, sent
+// to the address the policy checked, and its answer scrubbed on the way back
+// (lib/proxy/forward-response.ts); upgrades are lib/proxy/upgrade.ts's.
+import { Agent as HttpAgent, createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { connect as tlsConnect, createSecureContext, type SecureContext, TLSSocket } from 'node:tls';
+import { createSecureContext, type SecureContext, TLSSocket } from 'node:tls';
 import type { LeafCache } from '../tls/leaves.js';
-import { forwardable, HOP_BY_HOP, refuseHttp } from './http-util.js';
+import { forwardable, refuseHttp } from './http-util.js';
 import { guardBody } from './body-guard.js';
-import { ScrubStream } from './scrub-stream.js';
-import { type BoundSecret, bodyNeedles, rewriteRequest, scrubHeaders } from './secrets.js';
+import { forwardResponse, planBody, type ResponseScrub } from './forward-response.js';
+import { armHeadDeadline, checkingInterval, type ConnectionTracker, DEFAULT_LIMITS, MAX_HEADER_BYTES, type ProxyLimits } from './limits.js';
+import { scrubPairs, type ScrubPair } from './scrub.js';
+import { type BoundSecret, bodyNeedles, hostCarriesSecret, rewriteRequest } from './secrets.js';
+import { handleUpgrade } from './upgrade.js';
 
 export interface InterceptOptions {
   leaves: LeafCache;
@@ -20,9 +26,13 @@ export interface InterceptOptions {
   /** CAs trusted for upstream TLS: the system's plus upstream_ca_file. */
   upstreamCa: string[];
   audit: (event: Record<string, unknown>) => void;
+  /** The defaults (lib/proxy/limits.ts) where unset. */
+  limits?: ProxyLimits;
+  /** Upgrades other than websocket the profile allows (network.allow_upgrades). */
+  allowUpgrades?: string[];
 }
 
-interface Target {
+export interface Target {
   host: string;
   port: number;
   address: string;
@@ -30,26 +40,47 @@ interface Target {
   rule: string;
 }
 
-// Bodies are scanned on the way back, so the agent's Accept-Encoding is replaced by identity.
-const DROP = new Set(['accept-encoding']);
+type HostCheck = (raw: string[], host: string, port: number) => string | null;
+
+interface Tunnel extends Target {
+  tls: boolean;
+  /** The agent's connection to the proxy (what the connection limits count). */
+  outer: Duplex;
+  tracker: ConnectionTracker | null;
+}
 
 export class Interceptor {
-  private readonly targets = new WeakMap<object, Target>();
+  private readonly tunnels = new WeakMap<object, Tunnel>();
   private readonly contexts = new Map<string, SecureContext>();
   private readonly inner: Server;
-  private readonly agent = new Agent({ keepAlive: true, maxSockets: 16 });
+  private readonly tlsAgent: HttpsAgent;
+  private readonly plainAgent: HttpAgent;
+  private readonly pairs: ScrubPair[];
   /**
    * The upstream trust, built once: passed as `ca` per request, the agent would
    * fold every CA into its pool key on each request (most of the cost of one).
    */
   private readonly upstream: SecureContext;
 
-  constructor(private readonly o: InterceptOptions, checkHost: (raw: string[], host: string, port: number) => string | null) {
+  constructor(private readonly o: InterceptOptions, private readonly checkHost: HostCheck) {
     this.upstream = createSecureContext({ ca: o.upstreamCa });
-    this.inner = createServer({ maxHeaderSize: 32 * 1024, headersTimeout: 30_000, requestTimeout: 0 });
-    this.inner.on('request', (req: IncomingMessage, res: ServerResponse) => this.handle(req, res, checkHost));
-    this.inner.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => this.upgrade(req, socket, head, checkHost));
-    this.inner.on('clientError', (_e, socket) => (socket.writable ? socket.end('HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n') : socket.destroy()));
+    this.pairs = scrubPairs(o.secrets);
+    const limits = o.limits ?? DEFAULT_LIMITS;
+    const sockets = { keepAlive: true, maxSockets: limits.upstreamSocketsPerHost, maxFreeSockets: 8 };
+    this.tlsAgent = new HttpsAgent(sockets);
+    this.plainAgent = new HttpAgent(sockets);
+    const ms = limits.headTimeoutMs;
+    this.inner = createServer({ maxHeaderSize: MAX_HEADER_BYTES, headersTimeout: ms, requestTimeout: 0, connectionsCheckingInterval: checkingInterval(ms) });
+    armHeadDeadline(this.inner, ms);
+    this.inner.on('request', (req: IncomingMessage, res: ServerResponse) => this.handle(req, res));
+    // The upstream answers 100 Continue, not the proxy (lib/proxy/server.ts says why).
+    this.inner.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => this.handle(req, res));
+    this.inner.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => this.upgrade(req, socket, head));
+    this.inner.on('clientError', (e: NodeJS.ErrnoException, socket: Duplex) => {
+      const status = e.code === 'HPE_HEADER_OVERFLOW' ? '431 Request Header Fields Too Large' : e.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? '408 Request Timeout' : '400 Bad Request';
+      if (socket.writable) socket.end(`HTTP/1.1 ${status}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`);
+      else socket.destroy();
+    });
   }
 
   private context(host: string): SecureContext {
@@ -63,63 +94,86 @@ export class Interceptor {
     return ctx;
   }
 
-  /** Takes over an allowed CONNECT: answers 200 and speaks TLS as the target. */
-  accept(client: Duplex, head: Buffer, target: Target): void {
+  /** Takes over an allowed CONNECT: answers 200, then speaks TLS as the target, or plain HTTP, as the agent does. */
+  accept(client: Duplex, head: Buffer, target: Target, tracker: ConnectionTracker | null): void {
     // Heads and bodies go out as several small writes: no Nagle delay between them.
     (client as Duplex & { setNoDelay?: (v: boolean) => void }).setNoDelay?.(true);
     client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
-    if (head.length) client.unshift(head);
-    const tls = new TLSSocket(client as never, { isServer: true, secureContext: this.context(target.host), ALPNProtocols: ['http/1.1'] });
-    tls.on('error', () => tls.destroy());
-    this.targets.set(tls, target);
-    this.inner.emit('connection', tls);
+    const start = (first: Buffer) => {
+      if (first.length) client.unshift(first);
+      const tls = first[0] === 0x16;
+      const conn: Duplex = tls ? new TLSSocket(client as never, { isServer: true, secureContext: this.context(target.host), ALPNProtocols: ['http/1.1'] }) : client;
+      conn.on('error', () => conn.destroy());
+      this.tunnels.set(conn, { ...target, tls, outer: client, tracker });
+      this.inner.emit('connection', conn);
+    };
+    if (head.length) return start(head);
+    client.once('data', (d: Buffer) => {
+      client.pause();
+      start(d);
+    });
   }
 
-  private handle(req: IncomingMessage, res: ServerResponse, checkHost: (raw: string[], host: string, port: number) => string | null): void {
-    const t = this.targets.get(req.socket);
+  private dial(t: Tunnel, method: string, path: string, headers: string[], agent: HttpAgent | false) {
+    const common = { host: t.address, port: t.dialPort, method, path, headers, setHost: false };
+    if (!t.tls) return httpRequest({ ...common, agent: agent === false ? false : this.plainAgent });
+    return httpsRequest({
+      ...common,
+      servername: isIP(t.host) ? undefined : t.host,
+      agent: agent === false ? false : this.tlsAgent,
+      // A TLS option https.request passes on; its typings omit it.
+      ...({ secureContext: this.upstream } as object),
+    });
+  }
+
+  private scrubFor(t: Tunnel): ResponseScrub {
+    return { pairs: this.pairs, bound: hostCarriesSecret(this.o.secrets, t.host) };
+  }
+
+  private handle(req: IncomingMessage, res: ServerResponse): void {
+    const t = this.tunnels.get(req.socket);
     if (!t) return void req.socket.destroy();
+    t.tracker?.mark(t.outer, 'busy');
+    res.on('finish', () => t.tracker?.mark(t.outer, 'idle'));
     const url = req.url ?? '';
-    const path = url.split('?')[0];
-    const event = { type: 'proxy', method: req.method, host: t.host, port: t.port, path: url.startsWith('/') ? path : null, intercepted: true };
+    const event = { type: 'proxy', method: req.method, host: t.host, port: t.port, path: url.startsWith('/') ? url.split('?')[0] : null, intercepted: true, ...(t.tls ? {} : { plaintext: true }) };
     const deny = (status: number, rule: string, extra: Record<string, unknown> = {}) => {
       this.o.audit({ ...event, decision: 'deny', rule, status, ...extra });
       refuseHttp(res, status, rule, `stashbase proxy refused ${t.host}:${t.port}: ${rule}\n`);
     };
-    const c = this.check(req, t, checkHost, new Set());
+    const scrub = this.scrubFor(t);
+    // A host a secret is bound to answers uncompressed, so that every byte can be scrubbed.
+    const c = this.check(req, t, new Set(), scrub.bound ? new Set(['accept-encoding']) : new Set());
     if ('rule' in c) return deny(c.status, c.rule, c.extra);
-    const rw = { rawHeaders: c.headers, path: c.path, injected: c.injected };
-    // Bodies are scanned for real values on the way back: ask for them uncompressed.
-    const headers = [...rw.rawHeaders, 'Accept-Encoding', 'identity'];
-    const up = httpsRequest({
-      host: t.address,
-      port: t.dialPort,
-      servername: isIP(t.host) ? undefined : t.host,
-      method: req.method,
-      path: rw.path,
-      headers,
-      setHost: false,
-      agent: this.agent,
-      // A TLS option https.request passes on; its typings omit it.
-      ...({ secureContext: this.upstream } as object),
-    });
+    const headers = scrub.bound ? [...c.headers, 'Accept-Encoding', 'identity'] : c.headers;
+    const up = this.dial(t, req.method ?? 'GET', c.path, headers, this.tlsAgent);
     up.on('socket', (sock) => sock.setNoDelay(true));
+    up.on('continue', () => res.writeContinue());
+    // The agent gone before the answer: the upstream request goes too, and frees its socket.
+    res.on('close', () => {
+      if (!res.writableFinished) up.destroy();
+    });
     const body = guardBody(
-      req, up, res, bodyNeedles(t.host, true, this.o.secrets),
+      req, up, res, bodyNeedles(t.host, t.tls, this.o.secrets),
       (rule, suspect) => this.o.audit({ ...event, decision: 'deny', rule, status: 403, exfiltration: true, secret: suspect }),
       (rule) => refuseHttp(res, 403, rule, `stashbase proxy refused ${t.host}:${t.port}: ${rule}\n`),
     );
     up.on('response', (r) => {
       if (body.refused) return void r.destroy();
-      const out = scrubHeaders(r.headers, this.o.secrets);
-      for (const h of [...HOP_BY_HOP, 'content-length']) delete out[h]; // the scrubbed body may change length
-      let bytes = 0;
-      r.on('data', (d: Buffer) => (bytes += d.length));
-      r.on('end', () => this.o.audit({ ...event, decision: 'allow', rule: t.rule, injected: rw.injected, status: r.statusCode, bytes }));
-      res.writeHead(r.statusCode ?? 502, out);
-      r.pipe(new ScrubStream(this.o.secrets)).pipe(res);
+      const plan = planBody(r, scrub);
+      if ('refused' in plan) {
+        r.destroy();
+        this.o.audit({ ...event, decision: 'error', rule: plan.refused, status: 502 });
+        return refuseHttp(res, 502, plan.refused, `stashbase proxy: ${plan.refused}\n`);
+      }
+      forwardResponse(r, res, plan, (bytes, err) => {
+        const fields = { injected: c.injected, status: r.statusCode, bytes };
+        if (err && !res.writableFinished) this.o.audit({ ...event, decision: 'error', rule: `upstream ${t.host}: the response stopped short (${(err as NodeJS.ErrnoException).code ?? err.message})`, ...fields });
+        else this.o.audit({ ...event, decision: 'allow', rule: t.rule, ...fields });
+      });
     });
     up.on('error', (e: NodeJS.ErrnoException) => {
-      if (body.refused) return;
+      if (body.refused || res.writableFinished) return;
       const rule = `upstream ${t.host}: ${e.code ?? e.message}`;
       this.o.audit({ ...event, decision: 'error', rule });
       if (!res.headersSent) refuseHttp(res, 502, rule, `stashbase proxy: ${rule}\n`);
@@ -127,51 +181,54 @@ export class Interceptor {
     });
   }
 
-  /** The checks every request inside a tunnel gets; null when it may go on. */
-  private check(req: IncomingMessage, t: Target, checkHost: (raw: string[], host: string, port: number) => string | null, keep: Set<string>): { status: number; rule: string; extra?: Record<string, unknown> } | { headers: string[]; path: string; injected: string[] } {
+  /** The checks every request inside a tunnel gets, and its rewritten head. */
+  private check(req: IncomingMessage, t: Tunnel, keep: Set<string>, drop: Set<string>): { status: number; rule: string; extra?: Record<string, unknown> } | { headers: string[]; path: string; injected: string[] } {
     const url = req.url ?? '';
     if (!url.startsWith('/')) return { status: 400, rule: 'absolute-form request inside a tunnel' };
-    const hostProblem = checkHost(req.rawHeaders, t.host, t.port);
+    if (req.headers.host === undefined) return { status: 400, rule: 'a request without a Host header' };
+    const hostProblem = this.checkHost(req.rawHeaders, t.host, t.port);
     if (hostProblem) return { status: 400, rule: hostProblem };
     if (req.rawHeaders.filter((h, i) => i % 2 === 0 && h.toLowerCase() === 'authorization').length > 1) return { status: 400, rule: 'duplicate Authorization header' };
     if (req.method === 'TRACE') return { status: 403, rule: 'TRACE is refused' };
-    const rw = rewriteRequest(forwardable(req.rawHeaders, keep, DROP), url, t.host, true, this.o.secrets);
+    const rw = rewriteRequest(forwardable(req.rawHeaders, keep, drop), url, t.host, t.tls, this.o.secrets);
     if (!rw.ok) return { status: 403, rule: rw.rule, extra: { exfiltration: true, secret: rw.suspect } };
     return { headers: rw.rawHeaders, path: rw.path, injected: rw.injected };
   }
 
-  /** WebSocket (and other) upgrades: the same checks, then bytes both ways. */
-  private upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, checkHost: (raw: string[], host: string, port: number) => string | null): void {
-    const t = this.targets.get(req.socket);
+  private upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    const t = this.tunnels.get(req.socket);
     if (!t) return void socket.destroy();
+    t.tracker?.mark(t.outer, 'tunnel');
     socket.on('error', () => socket.destroy());
-    const event = { type: 'proxy', method: req.method, host: t.host, port: t.port, path: (req.url ?? '').split('?')[0], intercepted: true, upgrade: req.headers.upgrade ?? '' };
-    const c = this.check(req, t, checkHost, new Set(['connection', 'upgrade']));
+    const event = { type: 'proxy', method: req.method, host: t.host, port: t.port, path: (req.url ?? '').split('?')[0], intercepted: true, upgrade: String(req.headers.upgrade ?? '') };
+    const c = this.check(req, t, new Set(['connection', 'upgrade']), new Set(['accept-encoding']));
     if ('rule' in c) {
       this.o.audit({ ...event, decision: 'deny', rule: c.rule, status: c.status, ...(c.extra ?? {}) });
       const body = `stashbase proxy refused ${t.host}:${t.port}: ${c.rule}\n`;
       socket.end(`HTTP/1.1 ${c.status} ${c.status === 400 ? 'Bad Request' : 'Forbidden'}\r\nX-Stashbase-Denied: ${c.rule.replace(/[^\x20-\x7e]/g, '?')}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
       return;
     }
-    const up = tlsConnect({ host: t.address, port: t.dialPort, servername: isIP(t.host) ? undefined : t.host, secureContext: this.upstream, ALPNProtocols: ['http/1.1'] });
-    up.on('secureConnect', () => {
-      this.o.audit({ ...event, decision: 'allow', rule: t.rule, injected: c.injected });
-      let headText = `${req.method} ${c.path} HTTP/1.1\r\n`;
-      for (let i = 0; i < c.headers.length; i += 2) headText += `${c.headers[i]}: ${c.headers[i + 1]}\r\n`;
-      up.write(headText + '\r\n');
-      if (head.length) up.write(head);
-      up.pipe(socket);
-      socket.pipe(up);
+    handleUpgrade({
+      req, socket, head, headers: c.headers, path: c.path,
+      dial: (method, path, headers) => {
+        const up = this.dial(t, method, path, headers, false);
+        up.on('socket', (sock) => sock.setNoDelay(true));
+        return up;
+      },
+      scrub: this.scrubFor(t),
+      needles: bodyNeedles(t.host, t.tls, this.o.secrets),
+      allowed: this.o.allowUpgrades ?? [],
+      audit: (o) => {
+        if (o.refused !== undefined) this.o.audit({ ...event, decision: 'deny', rule: o.refused, status: o.status ?? 400, injected: c.injected });
+        else if (o.error !== undefined) this.o.audit({ ...event, decision: 'error', rule: `upstream ${t.host}: ${o.error}`, injected: c.injected });
+        else this.o.audit({ ...event, decision: 'allow', rule: t.rule, injected: c.injected, status: o.status });
+      },
     });
-    up.on('error', (e: NodeJS.ErrnoException) => {
-      this.o.audit({ ...event, decision: 'error', rule: `upstream ${t.host}: ${e.code ?? e.message}` });
-      socket.destroy();
-    });
-    socket.on('close', () => up.destroy());
   }
 
   close(): void {
-    this.agent.destroy();
+    this.tlsAgent.destroy();
+    this.plainAgent.destroy();
     this.inner.close();
   }
 }

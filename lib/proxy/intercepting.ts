@@ -10,9 +10,10 @@ import { Interceptor } from './intercept.js';
 import type { EgressPolicy } from './policy.js';
 import type { BoundSecret } from './secrets.js';
 import { createProxy, hostHeaderProblem } from './server.js';
+import type { ProxyLimits } from './limits.js';
 import type { RunProxy, RunProxyInput } from './setup.js';
 
-export async function interceptingProxy(o: RunProxyInput, policy: EgressPolicy, secrets: BoundSecret[]): Promise<RunProxy> {
+export async function interceptingProxy(o: RunProxyInput, policy: EgressPolicy, secrets: BoundSecret[], limits: ProxyLimits): Promise<RunProxy> {
   const upstreamCa = [...rootCertificates];
   const extra = o.profile.network.upstreamCaFile;
   if (extra !== undefined) {
@@ -24,8 +25,8 @@ export async function interceptingProxy(o: RunProxyInput, policy: EgressPolicy, 
     }
   }
   const ca = await loadOrCreateCa(o.home);
-  const interceptor = new Interceptor({ leaves: new LeafCache(ca), secrets, upstreamCa, audit: o.audit }, hostHeaderProblem);
+  const interceptor = new Interceptor({ leaves: new LeafCache(ca), secrets, upstreamCa, audit: o.audit, limits, allowUpgrades: o.profile.network.allowUpgrades }, hostHeaderProblem);
   // The agent trusts the system's CAs and stashbase's (public certificates only: the key stays in $STASHBASE_HOME).
   const bundle = [...rootCertificates, ca.certPem].join('\n');
-  return { server: createProxy({ policy, audit: o.audit, interceptor, secrets, acceptClient: o.acceptClient, token: o.token }), interceptor, ca: { pem: ca.certPem, bundle } };
+  return { server: createProxy({ policy, audit: o.audit, interceptor, secrets, acceptClient: o.acceptClient, token: o.token, limits }), interceptor, ca: { pem: ca.certPem, bundle } };
 }

@@ -1,8 +1,8 @@
 // Secret bindings at the proxy, pure: the agent holds placeholders; requests to
 // a secret's bound hosts get the real value in their headers (Basic credentials
-// decoded and re-encoded; query strings where the profile opts in); a
-// placeholder or a real value headed anywhere else blocks the request; real
-// values coming back are turned into their placeholders.
+// decoded and re-encoded when they carry one; query strings where the profile
+// opts in); a placeholder or a real value headed anywhere else blocks the
+// request. Real values coming back are lib/proxy/scrub.ts's.
 import { matchesHost } from './policy.js';
 
 export interface BoundSecret {
@@ -38,20 +38,34 @@ function rewriteText(text: string, host: string, tls: boolean, secrets: BoundSec
   return { text: out };
 }
 
+/** The secrets with their values spelled as the Latin-1 text of their UTF-8 bytes, for text decoded byte for byte. */
+function asBytes(secrets: BoundSecret[]): BoundSecret[] {
+  return secrets.map((s) => ({ ...s, real: Buffer.from(s.real).toString('latin1'), placeholder: Buffer.from(s.placeholder).toString('latin1') }));
+}
+
+/** A secret is bound to this host (over any scheme): what comes back from it is scrubbed whole. */
+export function hostCarriesSecret(secrets: BoundSecret[], host: string): boolean {
+  return secrets.some((s) => s.hosts.some((p) => matchesHost(p, host)));
+}
+
 export function rewriteRequest(rawHeaders: string[], path: string, host: string, tls: boolean, secrets: BoundSecret[]): Rewrite {
   const injected = new Set<string>();
   const headers: string[] = [];
+  // Header values arrive as Latin-1 text of their bytes, and are written back the same way.
+  const bytes = asBytes(secrets);
   for (let i = 0; i < rawHeaders.length; i += 2) {
     const name = rawHeaders[i] as string;
     let value = rawHeaders[i + 1] as string;
     const basic = /^(\s*basic\s+)([A-Za-z0-9+/=]+)\s*$/i.exec(value);
-    if (basic && name.toLowerCase() === 'authorization' || basic && name.toLowerCase() === 'proxy-authorization') {
-      const decoded = Buffer.from(basic![2] as string, 'base64').toString('utf8');
-      const r = rewriteText(decoded, host, tls, secrets, injected, `${name}: Basic`);
+    const lname = name.toLowerCase();
+    if (basic && (lname === 'authorization' || lname === 'proxy-authorization')) {
+      // Byte for byte: credentials that carry no value of a secret pass exactly as sent.
+      const decoded = Buffer.from(basic[2] as string, 'base64').toString('latin1');
+      const r = rewriteText(decoded, host, tls, bytes, injected, `${name}: Basic`);
       if ('rule' in r) return { ok: false, ...r };
-      value = `${basic![1]}${Buffer.from(r.text, 'utf8').toString('base64')}`;
+      if (r.text !== decoded) value = `${basic[1]}${Buffer.from(r.text, 'latin1').toString('base64')}`;
     } else {
-      const r = rewriteText(value, host, tls, secrets, injected, name);
+      const r = rewriteText(value, host, tls, bytes, injected, name);
       if ('rule' in r) return { ok: false, ...r };
       value = r.text;
     }
@@ -91,12 +105,4 @@ export function bodyNeedles(host: string, tls: boolean, secrets: BoundSecret[]):
       { needle: Buffer.from(s.real), rule: `the real value of ${s.name} headed to ${host} (request body), which it is not bound to`, suspect: s.name },
       { needle: Buffer.from(s.placeholder), rule: `the placeholder of ${s.name} headed to ${host} (request body), which it is not bound to`, suspect: s.name },
     ]);
-}
-
-/** Real values in response headers become their placeholders. */
-export function scrubHeaders(headers: Record<string, string | string[] | undefined>, secrets: BoundSecret[]): Record<string, string | string[] | undefined> {
-  const scrub = (v: string) => secrets.reduce((acc, s) => acc.split(s.real).join(s.placeholder), v);
-  const out: Record<string, string | string[] | undefined> = {};
-  for (const [k, v] of Object.entries(headers)) out[k] = Array.isArray(v) ? v.map(scrub) : v === undefined ? v : scrub(v);
-  return out;
 }

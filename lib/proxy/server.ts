@@ -2,16 +2,18 @@
 // the sandbox's network namespace). Policy first, then resolution, then a dial
 // to the very address that was checked. TLS interception and secret
 // substitution build on this (docs/proxy.md).
-import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { Agent, createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { lookup } from 'node:dns/promises';
 import { connect, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { refusedAddress } from './addresses.js';
-import { forwardable, HOP_BY_HOP, refuseHttp } from './http-util.js';
+import { forwardable, refuseHttp } from './http-util.js';
 import type { Interceptor } from './intercept.js';
-import { ScrubStream } from './scrub-stream.js';
 import { guardBody } from './body-guard.js';
-import { type BoundSecret, bodyNeedles, rewriteRequest, scrubHeaders } from './secrets.js';
+import { forwardResponse, planBody } from './forward-response.js';
+import { checkingInterval, ConnectionTracker, DEFAULT_LIMITS, MAX_HEADER_BYTES, type ProxyLimits } from './limits.js';
+import { scrubPairs } from './scrub.js';
+import { type BoundSecret, bodyNeedles, hostCarriesSecret, rewriteRequest } from './secrets.js';
 import { decide, type Decision, type EgressPolicy, mappingFor, normalizeHost } from './policy.js';
 import { PROXY_USER } from '../../templates/native-plan.js';
 
@@ -20,8 +22,8 @@ export type AuditSink = (event: Record<string, unknown>) => void;
 export interface ProxyOptions {
   policy: EgressPolicy;
   audit: AuditSink;
-  /** How long a client may take to send a request's headers (default 30 s). */
-  headersTimeoutMs?: number;
+  /** What one run may take of the proxy (lib/proxy/limits.ts); the defaults where unset. */
+  limits?: Partial<ProxyLimits>;
   /** Set when the profile binds secrets: tunnels are intercepted, not passed through. */
   interceptor?: Interceptor;
   /** The bound secrets, for plain-http requests (substituted only where allow_plaintext). */
@@ -38,8 +40,7 @@ export interface ProxyOptions {
   token?: string;
 }
 
-/** Request heads larger than this are refused (431) before any upstream is chosen. */
-export const MAX_HEADER_BYTES = 32 * 1024;
+export { MAX_HEADER_BYTES };
 
 
 export function denialBody(d: Decision): string {
@@ -114,26 +115,38 @@ export function hostHeaderProblem(rawHeaders: string[], targetHost: string, targ
   return null;
 }
 
-export function createProxy(opts: ProxyOptions): Server {
-  const headersTimeout = opts.headersTimeoutMs ?? 30_000;
+export function createProxy(opts: ProxyOptions): Server & { tracker: ConnectionTracker } {
+  const limits: ProxyLimits = { ...DEFAULT_LIMITS, ...opts.limits };
+  const headersTimeout = limits.headTimeoutMs;
   const authorized = opts.token === undefined ? () => true : proxyCredentialCheck(opts.token);
+  const secrets = opts.secrets ?? [];
+  const pairs = scrubPairs(secrets);
+  const agent = new Agent({ keepAlive: true, maxSockets: limits.upstreamSocketsPerHost, maxFreeSockets: 8 });
   // Node's strict parser answers 400 to request-smuggling shapes (Content-Length
   // with Transfer-Encoding, duplicate Content-Length, obs-fold); insecureHTTPParser
   // stays off. Every request on a kept-alive connection goes through the same
   // handler, so each one is judged. requestTimeout stays 0: agents stream
   // long uploads and responses; the head must arrive in time, the body need not.
-  const server = createServer({ headersTimeout, requestTimeout: 0, keepAliveTimeout: 5_000, maxHeaderSize: MAX_HEADER_BYTES, insecureHTTPParser: false });
-  // headersTimeout is only checked at an interval; this bounds it for idle sockets.
-  server.on('connection', (socket) => {
+  const server = createServer({
+    headersTimeout, requestTimeout: 0, keepAliveTimeout: 5_000, maxHeaderSize: MAX_HEADER_BYTES, insecureHTTPParser: false,
+    connectionsCheckingInterval: checkingInterval(headersTimeout),
+  }) as Server & { tracker: ConnectionTracker };
+  const tracker = new ConnectionTracker(limits, (why) => opts.audit({ type: 'limit', rule: why }));
+  server.tracker = tracker;
+  server.on('close', () => {
+    tracker.close();
+    agent.destroy();
+  });
+  server.on('connection', (socket: Socket) => {
     if (opts.acceptClient && !opts.acceptClient(socket.remoteAddress ?? '')) {
       opts.audit({ type: 'client-refused', address: socket.remoteAddress ?? '' });
       return void socket.destroy();
     }
-    socket.setTimeout(headersTimeout + 5_000, () => socket.destroy());
+    if (!tracker.add(socket)) return;
+    socket.setNoDelay(true);
   });
 
   server.on('connect', async (req: IncomingMessage, client: Duplex, head: Buffer) => {
-    (client as Socket).setTimeout(0); // a tunnel may rightly stay quiet for long
     client.on('error', () => client.destroy());
     if (!authorized(req.headers['proxy-authorization'])) {
       opts.audit({ type: 'proxy', method: 'CONNECT', host: null, port: null, path: null, decision: 'deny', rule: PROXY_AUTH_RULE, status: 407 });
@@ -154,11 +167,14 @@ export function createProxy(opts: ProxyOptions): Server {
     }
     if (opts.interceptor) {
       opts.audit({ ...event, decision: 'allow', rule: d.rule, status: 200, address: dest.address, intercepted: true });
-      opts.interceptor.accept(client, head, { host: d.host, port: d.port, address: dest.address, dialPort: dest.port, rule: d.rule });
+      opts.interceptor.accept(client, head, { host: d.host, port: d.port, address: dest.address, dialPort: dest.port, rule: d.rule }, tracker);
       return;
     }
-    const upstream: Socket = connect({ host: dest.address, port: dest.port });
+    const upstream: Socket = connect({ host: dest.address, port: dest.port, noDelay: true });
+    let established = false;
     upstream.once('connect', () => {
+      established = true;
+      tracker.mark(client, 'tunnel');
       opts.audit({ ...event, decision: 'allow', rule: d.rule, status: 200, address: dest.address });
       client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
       if (head.length) upstream.write(head);
@@ -167,13 +183,16 @@ export function createProxy(opts: ProxyOptions): Server {
     });
     upstream.on('error', (e) => {
       opts.audit({ ...event, decision: 'error', rule: d.rule, error: (e as NodeJS.ErrnoException).code ?? e.message });
-      if (!client.destroyed) refuseRaw(client, 502, 'Bad Gateway', 'upstream unreachable', `stashbase proxy: cannot reach ${d.host}:${d.port}\n`);
+      // Once the tunnel stands its bytes are the upstream's: a reset closes it, the proxy writes nothing into it.
+      if (!established && !client.destroyed) refuseRaw(client, 502, 'Bad Gateway', 'upstream unreachable', `stashbase proxy: cannot reach ${d.host}:${d.port}\n`);
+      else client.destroy();
     });
     client.on('close', () => upstream.destroy());
   });
 
-  server.on('request', async (req: IncomingMessage, res: ServerResponse) => {
-    req.socket.setTimeout(0); // the head arrived; keepAliveTimeout governs what follows
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    tracker.mark(req.socket, 'busy');
+    res.on('finish', () => tracker.mark(req.socket, 'idle'));
     if (!authorized(req.headers['proxy-authorization'])) {
       opts.audit({ type: 'proxy', method: req.method, host: null, port: null, path: null, decision: 'deny', rule: PROXY_AUTH_RULE, status: 407 });
       res.setHeader('Proxy-Authenticate', PROXY_AUTHENTICATE);
@@ -195,8 +214,9 @@ export function createProxy(opts: ProxyOptions): Server {
     }
     const port = url.port ? Number(url.port) : 80;
     // The Host an upstream sees must be the one the policy judged: a different
-    // one would reach another virtual host behind the same address.
-    const hostProblem = hostHeaderProblem(req.rawHeaders, url.hostname, port);
+    // one would reach another virtual host behind the same address; none
+    // (HTTP/1.0) would leave the upstream to pick one.
+    const hostProblem = req.headers.host === undefined ? 'a request without a Host header' : hostHeaderProblem(req.rawHeaders, url.hostname, port);
     if (hostProblem) {
       opts.audit({ ...event, port, decision: 'deny', rule: hostProblem, status: 400 });
       refuseHttp(res, 400, hostProblem, `stashbase proxy refused ${url.host}: ${hostProblem}\n`);
@@ -217,37 +237,56 @@ export function createProxy(opts: ProxyOptions): Server {
       refuseHttp(res, 403, dest.refused, `stashbase proxy refused ${d.host}:${port}: ${dest.refused}\n`);
       return;
     }
-    const rw = rewriteRequest(forwardable(req.rawHeaders), url.pathname + url.search, d.host, false, opts.secrets ?? []);
+    const bound = hostCarriesSecret(secrets, d.host);
+    const rw = rewriteRequest(forwardable(req.rawHeaders, new Set(), bound ? new Set(['accept-encoding']) : new Set()), url.pathname + url.search, d.host, false, secrets);
     if (!rw.ok) {
       opts.audit({ ...event, decision: 'deny', rule: rw.rule, status: 403, exfiltration: true, secret: rw.suspect });
       refuseHttp(res, 403, rw.rule, `stashbase proxy refused ${d.host}:${port}: ${rw.rule}\n`);
       return;
     }
-    const upstream = httpRequest({ host: dest.address, port: dest.port, method: req.method, path: rw.path, headers: rw.rawHeaders, setHost: false });
+    const headers = bound ? [...rw.rawHeaders, 'Accept-Encoding', 'identity'] : rw.rawHeaders;
+    const upstream = httpRequest({ host: dest.address, port: dest.port, method: req.method, path: rw.path, headers, setHost: false, agent });
+    upstream.on('socket', (sock) => sock.setNoDelay(true));
+    upstream.on('continue', () => res.writeContinue());
+    res.on('close', () => {
+      if (!res.writableFinished) upstream.destroy();
+    });
     const body = guardBody(
-      req, upstream, res, bodyNeedles(d.host, false, opts.secrets ?? []),
+      req, upstream, res, bodyNeedles(d.host, false, secrets),
       (rule, suspect) => opts.audit({ ...event, decision: 'deny', rule, status: 403, exfiltration: true, secret: suspect }),
       (rule) => refuseHttp(res, 403, rule, `stashbase proxy refused ${d.host}:${port}: ${rule}\n`),
     );
     upstream.on('response', (up) => {
       if (body.refused) return void up.destroy();
-      opts.audit({ ...event, decision: 'allow', rule: d.rule, injected: rw.injected, status: up.statusCode });
-      const secrets = opts.secrets ?? [];
-      const out = secrets.length ? scrubHeaders(up.headers, secrets) : { ...up.headers };
-      for (const h of HOP_BY_HOP) delete out[h];
-      if (secrets.length) delete out['content-length'];
-      res.writeHead(up.statusCode ?? 502, out);
-      (secrets.length ? up.pipe(new ScrubStream(secrets)) : up).pipe(res);
+      const plan = planBody(up, { pairs, bound });
+      if ('refused' in plan) {
+        up.destroy();
+        opts.audit({ ...event, decision: 'error', rule: plan.refused, status: 502 });
+        return refuseHttp(res, 502, plan.refused, `stashbase proxy: ${plan.refused}\n`);
+      }
+      forwardResponse(up, res, plan, (bytes, err) => {
+        const fields = { injected: rw.injected, status: up.statusCode, bytes };
+        if (err && !res.writableFinished) opts.audit({ ...event, decision: 'error', rule: `upstream ${d.host}: the response stopped short`, ...fields });
+        else opts.audit({ ...event, decision: 'allow', rule: d.rule, ...fields });
+      });
     });
-    upstream.on('error', () => {
-      if (body.refused) return;
+    upstream.on('error', (e: NodeJS.ErrnoException) => {
+      if (body.refused || res.writableFinished) return;
+      opts.audit({ ...event, decision: 'error', rule: `upstream ${d.host}: ${e.code ?? e.message}` });
       if (!res.headersSent) refuseHttp(res, 502, 'upstream unreachable', `stashbase proxy: cannot reach ${d.host}:${port}\n`);
       else res.destroy();
     });
-  });
+  };
+  server.on('request', handle);
+  // Expect: 100-continue goes to the upstream, which says whether it wants the
+  // body: answered here, the agent would upload it to an upstream that refused.
+  server.on('checkContinue', handle);
+  // No 'upgrade' listener: Node passes an Upgrade request on as a plain one,
+  // and Upgrade and Connection are hop-by-hop, so nothing switches protocols
+  // on the plain-HTTP path and every later request on it is still judged.
 
   server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
-    const status = err.code === 'HPE_HEADER_OVERFLOW' ? '431 Request Header Fields Too Large' : '400 Bad Request';
+    const status = err.code === 'HPE_HEADER_OVERFLOW' ? '431 Request Header Fields Too Large' : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? '408 Request Timeout' : '400 Bad Request';
     if (socket.writable) socket.end(`HTTP/1.1 ${status}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`);
     else socket.destroy();
   });

@@ -6,6 +6,7 @@ import type { Profile } from '../profile/types.js';
 import type { Interceptor } from './intercept.js';
 import type { BoundSecret } from './secrets.js';
 import { deferredServer } from './front.js';
+import { DEFAULT_LIMITS, type ProxyLimits } from './limits.js';
 import type { AuditSink } from './server.js';
 
 export interface RunProxy {
@@ -26,6 +27,11 @@ export function boundSecrets(profile: Profile, placeholders: Record<string, stri
   }));
 }
 
+/** The run's limits: the profile's overrides over the defaults. */
+export function runLimits(profile: Profile): ProxyLimits {
+  return { ...DEFAULT_LIMITS, ...profile.network.limits };
+}
+
 export interface RunProxyInput {
   profile: Profile;
   placeholders: Record<string, string>;
@@ -42,10 +48,11 @@ export interface RunProxyInput {
 export async function proxyForRun(o: RunProxyInput): Promise<RunProxy> {
   const policy = { egressHosts: o.profile.network.egressHosts, denyHosts: o.profile.network.denyHosts, mapped: o.profile.network.hosts };
   const secrets = boundSecrets(o.profile, o.placeholders, o.env);
+  const limits = runLimits(o.profile);
   if (secrets.length === 0) {
-    const server = deferredServer(async () => (await import('./server.js')).createProxy({ policy, audit: o.audit, acceptClient: o.acceptClient, token: o.token }));
+    const server = deferredServer(async () => (await import('./server.js')).createProxy({ policy, audit: o.audit, acceptClient: o.acceptClient, token: o.token, limits }), limits);
     return { server, interceptor: null, ca: null };
   }
   const { interceptingProxy } = await import('./intercepting.js');
-  return interceptingProxy(o, policy, secrets);
+  return interceptingProxy(o, policy, secrets, limits);
 }

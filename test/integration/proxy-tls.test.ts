@@ -17,6 +17,7 @@ import { LeafCache } from '../../lib/tls/leaves.js';
 import { mkdirSync } from 'node:fs';
 import { cli, needs, REPO, tempHome } from '../helpers.js';
 import { testCa } from '../upstream-ca.js';
+import { frame, messages, readFrames } from '../ws-util.js';
 
 const REAL = 'ghp_realRealRealRealRealRealReal0123456';
 const PH = 'ghp_SBPHplaceholderPlaceholderPlace01';
@@ -459,7 +460,12 @@ describe('WebSocket upgrades through interception', () => {
     upstream.on('upgrade', (req, socket) => {
       seen.push(`${req.url} ${req.headers.authorization} ${req.headers.upgrade}`);
       socket.write('HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n');
-      socket.on('data', (d: Buffer) => socket.write(`echo:${d}`));
+      let buf = Buffer.alloc(0);
+      socket.on('data', (d: Buffer) => {
+        const r = readFrames(Buffer.concat([buf, d]));
+        buf = r.rest;
+        for (const m of messages(r.frames)) socket.write(frame(`echo:${m}`, { masked: false }));
+      });
     });
     upPort = await listen(upstream);
     const ca = await loadOrCreateCa(t.sbHome);
@@ -483,9 +489,13 @@ describe('WebSocket upgrades through interception', () => {
         const s = tls.connect({ socket: raw, servername: host, ca: caPem }, () => {
           s.write(`GET /ws HTTP/1.1\r\nHost: ${hostHeader}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nAuthorization: Bearer ${token}\r\n\r\n`);
           let out = '';
+          let sent = false;
           s.on('data', (d: Buffer) => {
-            out += String(d);
-            if (out.includes('\r\n\r\n') && out.startsWith('HTTP/1.1 101') && !out.includes('echo:')) s.write('ping');
+            out += d.toString('latin1');
+            if (out.includes('\r\n\r\n') && out.startsWith('HTTP/1.1 101') && !sent) {
+              sent = true;
+              s.write(frame('ping'));
+            }
             if (out.includes('echo:ping') || (!out.startsWith('HTTP/1.1 101') && out.includes('\n\n'.replace('\n\n', '\r\n\r\n')))) {
               setTimeout(() => {
                 s.destroy();

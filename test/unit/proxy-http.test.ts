@@ -122,7 +122,7 @@ test('an oversized head is refused (431)', async () => {
 });
 
 test('a client too slow with its head is cut off; others are served meanwhile', async () => {
-  const slow = createProxy({ policy: { egressHosts: ['ok.test'], denyHosts: [], mapped: { 'ok.test': `127.0.0.1:${upPort}` } }, audit: () => {}, headersTimeoutMs: 300 });
+  const slow = createProxy({ policy: { egressHosts: ['ok.test'], denyHosts: [], mapped: { 'ok.test': `127.0.0.1:${upPort}` } }, audit: () => {}, limits: { headTimeoutMs: 300 } });
   await new Promise<void>((r) => slow.listen(0, '127.0.0.1', r));
   const port = (slow.address() as AddressInfo).port;
   const started = Date.now();

@@ -1,0 +1,115 @@
+// What one run may take of the proxy, so that a hostile agent can neither
+// hang it nor exhaust the stashbase process: connections, the time and bytes
+// of a request head, upstream sockets per host, and the audit log's size.
+// Every limit has a profile override ([network.limits], docs/proxy.md).
+import type { Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+
+export interface ProxyLimits {
+  /** A request head must be complete this long after it began (and a new connection must begin one). */
+  headTimeoutMs: number;
+  /** Connections open at once; past this the oldest one waiting for a head, or idle, is closed. */
+  maxConnections: number;
+  /** Upstream connections per host and port, for intercepted requests. */
+  upstreamSocketsPerHost: number;
+  /** The run's audit log stops growing here (one line says so). */
+  auditMaxBytes: number;
+}
+
+export const DEFAULT_LIMITS: ProxyLimits = {
+  headTimeoutMs: 30_000,
+  maxConnections: 512,
+  upstreamSocketsPerHost: 32,
+  auditMaxBytes: 64 * 1024 * 1024,
+};
+
+/** Request heads larger than this are refused (431) before any upstream is chosen. */
+export const MAX_HEADER_BYTES = 32 * 1024;
+
+/**
+ * Starts Node's own head deadline on a server that is handed connections
+ * instead of listening (the proxy behind its front listener, the server inside
+ * intercepted tunnels): Node checks headersTimeout only from 'listening' on.
+ */
+export function armHeadDeadline(server: Server, ms: number): void {
+  server.headersTimeout = ms;
+  server.requestTimeout = 0;
+  if (!server.listening) server.emit('listening');
+}
+
+/** The interval at which Node checks heads against their deadline (a constructor option). */
+export function checkingInterval(ms: number): number {
+  return Math.max(100, Math.min(1000, Math.floor(ms / 4)));
+}
+
+type State = 'head' | 'busy' | 'idle' | 'tunnel';
+
+/**
+ * The run's client connections, oldest first. A new one past the limit closes
+ * the oldest connection that is waiting for a head or idle between requests,
+ * so a flood of half-sent heads costs at most maxConnections × MAX_HEADER_BYTES
+ * and a normal request still gets through; when every connection is busy the
+ * new one is refused. A connection that sends no head in time is closed.
+ */
+export class ConnectionTracker {
+  private readonly open = new Map<Duplex, { state: State; since: number }>();
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(private readonly limits: ProxyLimits, private readonly onEvict: (why: string) => void = () => {}) {
+    this.timer = setInterval(() => this.sweep(), checkingInterval(limits.headTimeoutMs)).unref();
+  }
+
+  get size(): number {
+    return this.open.size;
+  }
+
+  /** Takes a new connection; false when it was refused (and destroyed). */
+  add(socket: Duplex): boolean {
+    if (this.open.size >= this.limits.maxConnections && !this.evictOne()) {
+      this.onEvict('refused a connection: every connection is busy');
+      socket.destroy();
+      return false;
+    }
+    this.open.set(socket, { state: 'head', since: Date.now() });
+    socket.once('close', () => this.open.delete(socket));
+    return true;
+  }
+
+  mark(socket: Duplex, state: State): void {
+    const entry = this.open.get(socket);
+    if (!entry) return;
+    entry.state = state;
+    entry.since = Date.now();
+    if (state === 'idle' || state === 'head') {
+      // Most recently used goes last: eviction takes the longest waiting.
+      this.open.delete(socket);
+      this.open.set(socket, entry);
+    }
+  }
+
+  private evictOne(): boolean {
+    for (const [socket, e] of this.open) {
+      if (e.state === 'head' || e.state === 'idle') {
+        this.open.delete(socket);
+        socket.destroy();
+        this.onEvict('closed the oldest waiting connection: the connection limit was reached');
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private sweep(): void {
+    const now = Date.now();
+    for (const [socket, e] of this.open) {
+      if (e.state === 'head' && now - e.since > this.limits.headTimeoutMs) {
+        this.open.delete(socket);
+        socket.destroy();
+      }
+    }
+  }
+
+  close(): void {
+    clearInterval(this.timer);
+  }
+}

@@ -1,0 +1,176 @@
+// What the agent must never read back from a host a secret is bound to: the
+// real value in every form stashbase itself puts it in (raw in a header,
+// percent-encoded in a query, base64 inside Basic credentials), each turned
+// into the same form of the placeholder. The base64 forms are taken at all
+// three byte alignments, so the value is found inside any base64 text (an
+// echoed `Authorization: Basic …`, a JSON blob encoded whole), in the
+// standard and the URL-safe alphabet.
+//
+// A Scrubber works on a stream and never delays it more than it must: after
+// replacing every complete form it holds back only the shortest tail that
+// could still be the start of one (a byte that cannot begin a form goes out
+// at once), so an event stream whose events cannot start a secret is never
+// one event late.
+import type { BoundSecret } from './secrets.js';
+
+export interface ScrubPair {
+  find: Buffer;
+  replace: Buffer;
+}
+
+const UNRESERVED = /[A-Za-z0-9\-_.!~*'()]/;
+
+/** encodeURIComponent over bytes; `lower` spells the hex digits in lower case; `force` more unreserved bytes are escaped, from the start. */
+function percentEncode(bytes: Buffer, lower: boolean, force = 0): string {
+  let out = '';
+  let forced = 0;
+  for (const b of bytes) {
+    const c = String.fromCharCode(b);
+    let plain = b < 0x80 && UNRESERVED.test(c);
+    if (plain && forced < force) {
+      forced++;
+      plain = false;
+    }
+    if (plain) out += c;
+    else {
+      const hex = b.toString(16).padStart(2, '0');
+      out += '%' + (lower ? hex : hex.toUpperCase());
+    }
+  }
+  return out;
+}
+
+/** How many bytes of `bytes` encodeURIComponent escapes. */
+function escapedCount(bytes: Buffer): number {
+  let n = 0;
+  for (const b of bytes) if (!(b < 0x80 && UNRESERVED.test(String.fromCharCode(b)))) n++;
+  return n;
+}
+
+/** The base64 characters determined by `bytes` alone when it starts `offset` bytes into a base64 text. */
+function base64Inner(bytes: Buffer, offset: number, urlSafe: boolean): string {
+  const text = Buffer.concat([Buffer.alloc(offset), bytes]).toString(urlSafe ? 'base64url' : 'base64');
+  const from = Math.ceil((8 * offset) / 6);
+  const to = Math.floor((8 * (offset + bytes.length)) / 6);
+  return text.slice(from, to);
+}
+
+/**
+ * The forms of each secret's real value to look for, each with the same form
+ * of its placeholder. Percent-encoded forms keep their length where the two
+ * values have the same length (letters of the placeholder are escaped as the
+ * real value's reserved bytes were), so a scrubbed body keeps its size.
+ */
+export function scrubPairs(secrets: BoundSecret[]): ScrubPair[] {
+  const pairs: ScrubPair[] = [];
+  const seen = new Set<string>();
+  const add = (find: string | Buffer, replace: string | Buffer) => {
+    const f = Buffer.isBuffer(find) ? find : Buffer.from(find);
+    if (f.length === 0 || seen.has(f.toString('latin1'))) return;
+    seen.add(f.toString('latin1'));
+    pairs.push({ find: f, replace: Buffer.isBuffer(replace) ? replace : Buffer.from(replace) });
+  };
+  for (const s of secrets) {
+    const real = Buffer.from(s.real);
+    const ph = Buffer.from(s.placeholder);
+    add(real, ph);
+    const escaped = escapedCount(real);
+    if (escaped > 0) {
+      const force = real.length === ph.length ? escaped - escapedCount(ph) : 0;
+      for (const lower of [false, true]) add(percentEncode(real, lower), percentEncode(ph, lower, Math.max(0, force)));
+    }
+    for (const urlSafe of [false, true]) {
+      for (let offset = 0; offset < 3; offset++) {
+        const find = base64Inner(real, offset, urlSafe);
+        if (find.length >= 8) add(find, base64Inner(ph, offset, urlSafe));
+      }
+    }
+  }
+  return pairs;
+}
+
+/** Every pair keeps its length: a scrubbed body has the size the upstream announced. */
+export function lengthPreserving(pairs: ScrubPair[]): boolean {
+  return pairs.every((p) => p.find.length === p.replace.length);
+}
+
+/** Replaces every complete form, leftmost first (the longest at one place). Returns the text and where the last replacement ended. */
+function replaceAll(buf: Buffer, pairs: ScrubPair[]): { out: Buffer; end: number } {
+  let pos = 0;
+  let parts: Buffer[] | null = null;
+  for (;;) {
+    let best = -1;
+    let pick: ScrubPair | null = null;
+    for (const p of pairs) {
+      const i = buf.indexOf(p.find, pos);
+      if (i !== -1 && (best === -1 || i < best || (i === best && p.find.length > pick!.find.length))) {
+        best = i;
+        pick = p;
+      }
+    }
+    if (pick === null) break;
+    (parts ??= []).push(buf.subarray(pos, best), pick.replace);
+    pos = best + pick.find.length;
+  }
+  if (parts === null) return { out: buf, end: 0 };
+  const tail = buf.subarray(pos);
+  const out = Buffer.concat([...parts, tail]);
+  return { out, end: out.length - tail.length };
+}
+
+/** Where, at or after `from`, the shortest tail of `buf` begins that is a proper prefix of some form; buf.length when none. */
+export function holdFrom(buf: Buffer, pairs: ReadonlyArray<{ find: Buffer }>, from = 0): number {
+  let hold = buf.length;
+  for (const p of pairs) {
+    if (p.find.length === 0) continue;
+    const first = p.find[0]!;
+    const start = Math.max(from, buf.length - p.find.length + 1);
+    for (let i = start; i < hold; i++) {
+      if (buf[i] !== first) continue;
+      if (buf.compare(p.find, 0, buf.length - i, i) === 0) {
+        hold = i;
+        break;
+      }
+    }
+  }
+  return hold;
+}
+
+/** Replaces every form in a whole text (a header value, a complete message). */
+export function scrubBuffer(buf: Buffer, pairs: ScrubPair[]): Buffer {
+  return pairs.length === 0 ? buf : replaceAll(buf, pairs).out;
+}
+
+export function scrubText(text: string, pairs: ScrubPair[]): string {
+  if (pairs.length === 0) return text;
+  const b = Buffer.from(text, 'latin1');
+  const out = replaceAll(b, pairs).out;
+  return out === b ? text : out.toString('latin1');
+}
+
+/** A stream's scrubbing state: what arrives, less the tail that could still begin a form. */
+export class Scrubber {
+  private carry: Buffer = Buffer.alloc(0);
+  constructor(private readonly pairs: ScrubPair[]) {}
+
+  /** The bytes that may go out now. */
+  push(chunk: Buffer): Buffer {
+    if (this.pairs.length === 0) return chunk;
+    const all = this.carry.length ? Buffer.concat([this.carry, chunk]) : chunk;
+    const { out, end } = replaceAll(all, this.pairs);
+    const cut = holdFrom(out, this.pairs, end);
+    this.carry = Buffer.from(out.subarray(cut));
+    return out.subarray(0, cut);
+  }
+
+  /** The rest, at the end of the stream. */
+  end(): Buffer {
+    const rest = this.carry;
+    this.carry = Buffer.alloc(0);
+    return rest;
+  }
+
+  get held(): number {
+    return this.carry.length;
+  }
+}

@@ -1,0 +1,152 @@
+// An Upgrade request inside an intercepted tunnel, after the checks every
+// request gets. What comes back is never a raw pipe:
+//   - a WebSocket (the only upgrade allowed by default) is offered without
+//     extensions; once the upstream switches, every frame both ways is parsed
+//     (lib/proxy/ws-frames.ts): the agent's messages are guarded against the
+//     values of secrets not bound to the host, the upstream's are scrubbed;
+//   - another protocol goes through only where network.allow_upgrades names
+//     it, then as bytes scrubbed toward the agent and guarded toward the upstream;
+//     where it is not named the request goes on without its Upgrade header;
+//   - an upstream that does not switch (any answer but 101) has its answer
+//     scrubbed and passed back, and the connection is closed: nothing the
+//     agent sends later on it can reach the upstream unchecked.
+import type { ClientRequest, IncomingMessage } from 'node:http';
+import { pipeline, type Duplex, type Readable, type Transform } from 'node:stream';
+import { BodyGuard } from './body-guard.js';
+import { type BodyPlan, passHeaders, planBody, type ResponseScrub } from './forward-response.js';
+import { BodyRefused, Guard, type MessageFilter } from './message-filter.js';
+import { Scrubber, scrubBuffer, scrubText } from './scrub.js';
+import { ScrubStream } from './scrub-stream.js';
+import type { BodyNeedle } from './secrets.js';
+import { FrameRelay } from './ws-frames.js';
+
+export interface UpgradeInput {
+  req: IncomingMessage;
+  socket: Duplex;
+  head: Buffer;
+  /** The checked and rewritten request headers (raw pairs, with Connection and Upgrade) and path. */
+  headers: string[];
+  path: string;
+  /** Sends a request to the checked upstream, on a connection of its own. */
+  dial: (method: string, path: string, headers: string[]) => ClientRequest;
+  scrub: ResponseScrub;
+  /** What the agent's bytes may not carry toward this host. */
+  needles: BodyNeedle[];
+  /** Upgrades other than websocket that the profile allows (network.allow_upgrades). */
+  allowed: string[];
+  /** Called once, with the upstream's status, or with an error rule. */
+  audit: (outcome: { status?: number; error?: string; refused?: string; upgrade: string }) => void;
+}
+
+function writeHead(socket: Duplex, status: number, message: string, headers: string[]): void {
+  let text = `HTTP/1.1 ${status} ${message.replace(/[^\x20-\x7e\x80-\xff\t]/g, '')}\r\n`;
+  for (let i = 0; i < headers.length; i += 2) text += `${headers[i]}: ${headers[i + 1]}\r\n`;
+  socket.write(text + '\r\n', 'latin1');
+}
+
+function refuse(socket: Duplex, status: number, rule: string): void {
+  const body = `stashbase proxy: ${rule}\n`;
+  socket.end(`HTTP/1.1 ${status} ${status === 400 ? 'Bad Request' : 'Bad Gateway'}\r\nX-Stashbase-Denied: ${rule.replace(/[^\x20-\x7e]/g, '?')}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+}
+
+function without(headers: string[], names: ReadonlySet<string>): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < headers.length; i += 2) if (!names.has(headers[i]!.toLowerCase())) out.push(headers[i]!, headers[i + 1]!);
+  return out;
+}
+
+/** A whole payload checked at once; throws BodyRefused. */
+function guardWhole(p: Buffer, needles: BodyNeedle[]): Buffer {
+  const g = new Guard(needles);
+  return Buffer.concat([g.push(p), g.end()]);
+}
+
+/** Light scrubbing of one message toward the agent from a host no secret is bound to: complete values only, nothing held. */
+function lightFilter(scrub: ResponseScrub): MessageFilter {
+  return { push: (b) => scrubBuffer(b, scrub.pairs), end: () => Buffer.alloc(0) };
+}
+
+export function handleUpgrade(u: UpgradeInput): void {
+  const { req, socket } = u;
+  const protocol = String(req.headers.upgrade ?? '').trim().toLowerCase();
+  const websocket = protocol === 'websocket';
+  const permitted = websocket || u.allowed.includes(protocol);
+  let finished = false;
+  const outcome = (o: { status?: number; error?: string; refused?: string }) => {
+    if (!finished) u.audit({ ...o, upgrade: protocol });
+    finished = true;
+  };
+  if (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0' || req.headers['transfer-encoding'] !== undefined) {
+    outcome({ refused: 'an Upgrade request with a body' });
+    return refuse(socket, 400, 'an Upgrade request with a body is refused');
+  }
+  socket.pause();
+  let headSent = false;
+  let headers = u.headers;
+  if (!permitted) headers = without(headers, new Set(['connection', 'upgrade']));
+  else if (websocket) headers = without(headers, new Set(['sec-websocket-extensions']));
+  const up = u.dial(req.method ?? 'GET', u.path, headers);
+  const cut = () => {
+    up.destroy();
+    socket.destroy();
+  };
+  socket.on('error', cut);
+  socket.on('close', () => up.destroy());
+  up.on('error', (e: NodeJS.ErrnoException) => {
+    outcome({ error: `upstream: ${e.code ?? e.message}` });
+    if (socket.writable && !headSent) refuse(socket, 502, `upstream unreachable (${e.code ?? e.message})`);
+    else socket.destroy();
+  });
+  up.on('response', (res) => {
+    // No switch: the answer, scrubbed, then the end of this connection.
+    outcome({ status: res.statusCode });
+    const plan: BodyPlan = planBody(res, u.scrub);
+    if ('refused' in plan) {
+      res.destroy();
+      return refuse(socket, 502, plan.refused);
+    }
+    headSent = true;
+    writeHead(socket, res.statusCode ?? 502, scrubText(res.statusMessage ?? '', u.scrub.pairs), [...plan.headers, 'Connection', 'close']);
+    pipeline([plan.stream, ...plan.transforms, socket] as unknown as [Readable, ...Transform[], Duplex], () => socket.destroy());
+  });
+  up.on('upgrade', (res, upSocket: Duplex, upHead: Buffer) => {
+    outcome({ status: 101 });
+    const answered = String(res.headers.upgrade ?? '').trim().toLowerCase();
+    if (!permitted || answered !== protocol || (websocket && res.headers['sec-websocket-extensions'] !== undefined)) {
+      upSocket.destroy();
+      return refuse(socket, 502, `the upstream switched to ${JSON.stringify(answered)} with terms the proxy did not offer`);
+    }
+    headSent = true;
+    // Two pipelines and our own handlers per socket: past Node's default of ten listeners, and bounded.
+    socket.setMaxListeners(32);
+    upSocket.setMaxListeners(32);
+    upSocket.on('error', cut);
+    upSocket.on('close', () => socket.destroy());
+    writeHead(socket, 101, 'Switching Protocols', [...passHeaders(res.rawHeaders, u.scrub.pairs), 'Connection', 'Upgrade', 'Upgrade', res.headers.upgrade as string]);
+    let toAgent: Transform;
+    let toUpstream: Transform;
+    if (websocket) {
+      const control = (p: Buffer) => scrubBuffer(p, u.scrub.pairs);
+      toAgent = new FrameRelay({ fromClient: false, filter: () => (u.scrub.bound ? new Scrubber(u.scrub.pairs) : lightFilter(u.scrub)), control });
+      toUpstream = new FrameRelay({
+        fromClient: true,
+        filter: () => new Guard(u.needles),
+        // Throws BodyRefused, which fails the relay: the frame never leaves.
+        control: (p) => guardWhole(p, u.needles),
+      });
+    } else {
+      toAgent = u.scrub.bound ? new ScrubStream(u.scrub.pairs) : new ScrubStream([]);
+      toUpstream = new BodyGuard(u.needles);
+    }
+    const fail = (e: Error | null | undefined) => {
+      if (e instanceof BodyRefused) u.audit({ refused: e.rule, upgrade: protocol });
+      cut();
+    };
+    if (upHead.length) toAgent.write(upHead);
+    pipeline(upSocket, toAgent, socket, fail);
+    if (u.head.length) toUpstream.write(u.head);
+    pipeline(socket, toUpstream, upSocket, fail);
+    socket.resume();
+  });
+  up.end();
+}
