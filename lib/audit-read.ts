@@ -46,19 +46,30 @@ export function formatAudit(events: AuditEvent[], mark: (s: string) => string = 
   const lines: string[] = [];
   let allowed = 0;
   let denied = 0;
+  let errors = 0;
   for (const e of events) {
     const t = String(e.time ?? '').replace('T', ' ').replace(/\.\d+Z$/, 'Z');
-    if (e.type === 'start') lines.push(`${t}  start  profile ${e.profile}, ${e.backend} (${e.mechanism}), in ${e.cwd}: ${JSON.stringify(e.argv)}`);
-    else if (e.type === 'end') lines.push(`${t}  end    ${e.reaped ? 'run was killed; cleaned up later' : `exit code ${e.exitCode}, ${e.durationMs} ms`}`);
-    else if (e.type === 'proxy') {
+    if (e.type === 'start') {
+      const how = e.mechanism !== undefined ? e.mechanism : e.image !== undefined ? `image ${e.image}` : 'unknown';
+      lines.push(`${t}  start  profile ${e.profile}, ${e.backend} (${how}), in ${e.cwd}: ${JSON.stringify(e.argv)}`);
+    } else if (e.type === 'end') {
+      const dropped = typeof e.dropped === 'number' ? `; ${e.dropped} events past the log's size limit were not written` : '';
+      lines.push(`${t}  end    ${e.reaped ? 'run was killed; cleaned up later' : `exit code ${e.exitCode}, ${e.durationMs} ms`}${dropped}`);
+    } else if (e.type === 'proxy' || e.type === 'repeated') {
       const deny = e.decision === 'deny';
-      if (deny) denied++;
-      else if (e.decision === 'allow') allowed++;
+      const n = e.type === 'repeated' ? Number(e.count) : 1;
+      if (deny) denied += n;
+      else if (e.decision === 'allow') allowed += n;
+      else if (e.decision === 'error') errors += n;
       const label = deny ? mark('DENY ') : e.decision === 'allow' ? 'allow' : String(e.decision).padEnd(5);
       const where = `${e.method} ${e.host}:${e.port}${e.path ? String(e.path) : ''}`;
-      lines.push(`${t}  ${label}  ${where}  ${e.rule}${e.status !== undefined ? `  (${e.status})` : ''}`);
+      const again = e.type === 'repeated' ? `  (the same ${n} more time${n === 1 ? '' : 's'})` : '';
+      const status = e.status !== undefined ? `  (${e.status})` : '';
+      lines.push(`${t}  ${label}  ${where}  ${e.rule}${e.upgrade ? `  upgrade ${e.upgrade}` : ''}${status}${again}`);
+    } else if (e.type === 'audit-full') {
+      lines.push(`${t}  audit  the log reached its size limit (${e.maxBytes} bytes; network.limits.audit_max_mb): later events were not written`);
     } else lines.push(`${t}  ${e.type}  ${JSON.stringify(e)}`);
   }
-  lines.push(`${allowed + denied} proxy decisions: ${allowed} allowed, ${denied} denied`);
+  lines.push(`${allowed + denied + errors} proxy decisions: ${allowed} allowed, ${denied} denied, ${errors} errors`);
   return lines.join('\n') + '\n';
 }

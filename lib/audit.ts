@@ -1,6 +1,11 @@
 // The audit log: one JSON object per line in $STASHBASE_HOME/audit/<session>.jsonl,
 // from the run's start to its end, with every proxy decision in between.
-import { appendFileSync, mkdirSync } from 'node:fs';
+// Bounded per run, whatever the agent does: a denial repeated (same method,
+// host, port and rule) is written once and then counted, its count written
+// as one `repeated` line a few seconds later and before the end; long values
+// are cut; past the size limit one `audit-full` line says so and only the
+// end event (with the number of events dropped) follows.
+import { appendFileSync, mkdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { homePaths } from './home.js';
 
@@ -8,14 +13,82 @@ export function auditFile(home: string, session: string): string {
   return join(homePaths(home).audit, `${session}.jsonl`);
 }
 
+/** The audit log's size limit when the profile sets none (lib/proxy/limits.ts has the same). */
+export const AUDIT_MAX_BYTES = 64 * 1024 * 1024;
+/** A value longer than this is cut (a 30 KB path says no more than its start). */
+const MAX_VALUE = 2048;
+/** Distinct denials counted at once; past this they are written as they come. */
+const MAX_KEYS = 4096;
+const FLUSH_MS = 2000;
+
+function cut(v: unknown): unknown {
+  if (typeof v === 'string' && v.length > MAX_VALUE) return `${v.slice(0, MAX_VALUE)}… (${v.length} characters)`;
+  return v;
+}
+
 export class AuditLog {
   readonly file: string;
-  constructor(home: string, readonly session: string) {
+  private bytes = 0;
+  private full = false;
+  private dropped = 0;
+  private readonly repeats = new Map<string, { event: Record<string, unknown>; count: number }>();
+  private timer: NodeJS.Timeout | null = null;
+
+  constructor(home: string, readonly session: string, private readonly maxBytes = AUDIT_MAX_BYTES) {
     mkdirSync(homePaths(home).audit, { recursive: true, mode: 0o700 });
     this.file = auditFile(home, session);
+    try {
+      this.bytes = statSync(this.file).size;
+    } catch {
+      // a new log
+    }
   }
 
   write(event: Record<string, unknown>): void {
-    appendFileSync(this.file, JSON.stringify({ time: new Date().toISOString(), session: this.session, ...event }) + '\n', { mode: 0o600 });
+    if (event.type === 'end') {
+      this.flush();
+      this.append(this.dropped > 0 ? { ...event, dropped: this.dropped } : event, true);
+      return;
+    }
+    if (event.type === 'proxy' && event.decision === 'deny') {
+      const key = JSON.stringify([event.method, event.host, event.port, event.rule]);
+      const seen = this.repeats.get(key);
+      if (seen) {
+        seen.count++;
+        this.timer ??= setTimeout(() => this.flush(), FLUSH_MS).unref();
+        return;
+      }
+      if (this.repeats.size < MAX_KEYS) this.repeats.set(key, { event, count: 0 });
+    }
+    this.append(event, false);
+  }
+
+  /** Writes the counts of the denials repeated since the last flush. */
+  flush(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    for (const r of this.repeats.values()) {
+      if (r.count === 0) continue;
+      const { method, host, port, rule } = r.event;
+      this.append({ type: 'repeated', method, host, port, rule, decision: 'deny', count: r.count }, false);
+      r.count = 0;
+    }
+  }
+
+  private append(event: Record<string, unknown>, always: boolean): void {
+    const fields: Record<string, unknown> = { time: new Date().toISOString(), session: this.session };
+    for (const [k, v] of Object.entries(event)) fields[k] = cut(v);
+    let line = JSON.stringify(fields) + '\n';
+    if (!always && (this.full || this.bytes + line.length > this.maxBytes)) {
+      if (this.full) {
+        this.dropped++;
+        return;
+      }
+      this.full = true;
+      this.dropped++;
+      line = JSON.stringify({ time: fields.time, session: this.session, type: 'audit-full', maxBytes: this.maxBytes }) + '\n';
+    }
+    this.bytes += line.length;
+    appendFileSync(this.file, line, { mode: 0o600 });
   }
 }

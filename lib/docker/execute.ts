@@ -11,7 +11,7 @@ import { WATCHDOG_DONE, watchdogCommand } from '../../templates/docker-watchdog.
 import { AuditLog } from '../audit.js';
 import { CommandFailedError, SandboxUnavailableError } from '../errors.js';
 import { capture, runForwarded, type Spawned, start } from '../exec.js';
-import { proxyForRun, type RunProxy } from '../proxy/setup.js';
+import { proxyForRun, runLimits, type RunProxy } from '../proxy/setup.js';
 import { reapStaleRuns } from '../reap.js';
 import { alert } from '../style.js';
 import { createPlaceholders, createRunDir, removePlaceholders, removeRunDir } from '../run-dir.js';
@@ -97,7 +97,7 @@ export async function executeDocker({ ctx, warn, announce, interactive }: Docker
   mkdirSync(home, { recursive: true, mode: 0o700 });
   for (const id of reapStaleRuns(home, ctx.env, alert)) warn(`removed what the killed run ${id} left on this host (stand-ins, run directory, session record); its Docker leftovers go with stashbase agent docker cleanup`);
   const names = runNames(ctx.session);
-  const audit = new AuditLog(home, ctx.session);
+  const audit = new AuditLog(home, ctx.session, runLimits(ctx.profile).auditMaxBytes);
   const draft = prepareDocker(ctx, { gateway: '<gateway>', proxyPort: '<proxy-port>', canaryPort: '<canary-port>', newVolumes: [] });
   for (const w of draft.protection.warnings) warn(w);
   if (announce) process.stderr.write(`Agent session: ${ctx.session}\nAudit log: ${audit.file}\nSandbox: docker (image ${ctx.choice.ref}, network ${names.network})\n`);

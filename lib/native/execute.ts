@@ -8,7 +8,7 @@ import { freeLoopbackPort } from '../free-port.js';
 import { runForwarded } from '../exec.js';
 import { SandboxUnavailableError } from '../errors.js';
 import type { Profile } from '../profile/types.js';
-import { proxyForRun, type RunProxy } from '../proxy/setup.js';
+import { proxyForRun, runLimits, type RunProxy } from '../proxy/setup.js';
 import { removeSession, writeSession } from '../session.js';
 import { type NativeContext, type NativePrepared, prepareNative } from './prepare.js';
 import { runSystemd } from './run-systemd.js';
@@ -40,7 +40,7 @@ export async function executeNative({ ctx, profile, warn, announce }: ExecuteInp
   const trace = new Trace(ctx.env.STASHBASE_TRACE === '1');
   mkdirSync(home, { recursive: true, mode: 0o700 });
   for (const id of reapStaleRuns(home, ctx.env, alert)) warn(`removed what the killed run ${id} left behind (stand-ins, run directory, session record)`);
-  const audit = new AuditLog(home, ctx.session);
+  const audit = new AuditLog(home, ctx.session, runLimits(profile).auditMaxBytes);
   // Without a namespace of its own the sandbox reaches the proxy on the host's
   // loopback, at a port that must be in its environment before it starts.
   const onHostLoopback = profile.sandbox.nativeNetwork === 'host' || ctx.mechanism.kind !== 'bwrap';

@@ -4,6 +4,7 @@
 // Every limit has a profile override ([network.limits], docs/proxy.md).
 import type { Server } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { AUDIT_MAX_BYTES } from '../audit.js';
 
 export interface ProxyLimits {
   /** A request head must be complete this long after it began (and a new connection must begin one). */
@@ -20,7 +21,7 @@ export const DEFAULT_LIMITS: ProxyLimits = {
   headTimeoutMs: 30_000,
   maxConnections: 512,
   upstreamSocketsPerHost: 32,
-  auditMaxBytes: 64 * 1024 * 1024,
+  auditMaxBytes: AUDIT_MAX_BYTES,
 };
 
 /** Request heads larger than this are refused (431) before any upstream is chosen. */

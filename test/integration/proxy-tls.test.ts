@@ -460,7 +460,7 @@ describe('WebSocket upgrades through interception', () => {
     upstream.on('upgrade', (req, socket) => {
       seen.push(`${req.url} ${req.headers.authorization} ${req.headers.upgrade}`);
       socket.write('HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n');
-      let buf = Buffer.alloc(0);
+      let buf: Buffer = Buffer.alloc(0);
       socket.on('data', (d: Buffer) => {
         const r = readFrames(Buffer.concat([buf, d]));
         buf = r.rest;

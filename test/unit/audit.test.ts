@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { utimesSync } from 'node:fs';
+import { statSync, utimesSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { AuditLog } from '../../lib/audit.js';
@@ -27,7 +27,45 @@ test('audit logs: written as JSON lines, read back, the latest found, denials ma
   assert.match(text[1]!, /  allow  CONNECT api\.anthropic\.com:443  egress_hosts "api\.anthropic\.com"  \(200\)$/);
   assert.match(text[2]!, /  \[DENY\]  GET evil\.test:80\/x  not in egress_hosts  \(403\)$/);
   assert.match(text[3]!, /  end    exit code 0, 12 ms$/);
-  assert.equal(text[4], '2 proxy decisions: 1 allowed, 1 denied');
+  assert.equal(text[4], '2 proxy decisions: 1 allowed, 1 denied, 0 errors');
+});
+
+test('the Docker start line names the image; errors and upgrades are counted and shown', () => {
+  const events = [
+    { type: 'start', time: '2026-12-03T10:00:00.000Z', profile: 'p', backend: 'docker', image: 'stashbase-sandbox:latest', argv: ['x'], cwd: '/w' },
+    { type: 'proxy', time: '2026-12-03T10:00:01.000Z', method: 'GET', host: 'ws.test', port: 443, path: '/ws', decision: 'allow', rule: 'egress_hosts "ws.test"', upgrade: 'websocket', status: 101 },
+    { type: 'proxy', time: '2026-12-03T10:00:02.000Z', method: 'GET', host: 'api.test', port: 443, path: '/', decision: 'error', rule: 'upstream api.test: ECONNRESET' },
+  ];
+  assert.deepEqual(formatAudit(events).split('\n'), [
+    '2026-12-03 10:00:00Z  start  profile p, docker (image stashbase-sandbox:latest), in /w: ["x"]',
+    '2026-12-03 10:00:01Z  allow  GET ws.test:443/ws  egress_hosts "ws.test"  upgrade websocket  (101)',
+    '2026-12-03 10:00:02Z  error  GET api.test:443/  upstream api.test: ECONNRESET',
+    '2 proxy decisions: 1 allowed, 0 denied, 1 errors',
+    '',
+  ]);
+});
+
+test('a denial repeated is written once and counted; long values are cut; past its size the log says so once and keeps only the end', () => {
+  const log = new AuditLog(t.sbHome, 'ags_dddddddddddddddd', 4096);
+  const deny = (path: string) => log.write({ type: 'proxy', method: 'GET', host: 'evil.test', port: 80, path, decision: 'deny', rule: 'not in egress_hosts', status: 403 });
+  for (let i = 0; i < 1000; i++) deny(`/${'x'.repeat(30_000)}${i}`);
+  log.write({ type: 'proxy', method: 'GET', host: 'ok.test', port: 80, path: '/', decision: 'allow', rule: 'egress_hosts "ok.test"', status: 200 });
+  log.flush();
+  let events = readAudit(t.sbHome, 'ags_dddddddddddddddd');
+  assert.deepEqual(events.map((e) => e.type), ['proxy', 'proxy', 'repeated']);
+  assert.equal(events[0]!.path, `/${"x".repeat(2047)}… (30002 characters)`);
+  assert.deepEqual({ ...events[2], time: 0 }, { time: 0, session: 'ags_dddddddddddddddd', type: 'repeated', method: 'GET', host: 'evil.test', port: 80, rule: 'not in egress_hosts', decision: 'deny', count: 999 });
+  // Distinct events until the limit: then one line says so, and only the end follows.
+  for (let i = 0; i < 100; i++) log.write({ type: 'proxy', method: 'GET', host: `h${i}.test`, port: 80, path: '/', decision: 'allow', rule: 'r', status: 200 });
+  log.write({ type: 'end', exitCode: 0, durationMs: 1 });
+  events = readAudit(t.sbHome, 'ags_dddddddddddddddd');
+  const full = events.findIndex((e) => e.type === 'audit-full');
+  assert.ok(full > 3);
+  assert.deepEqual(events.slice(full).map((e) => e.type), ['audit-full', 'end']);
+  const end = events.at(-1)!;
+  assert.equal(end.dropped, 100 - (full - 3));
+  assert.ok(statSync(log.file).size < 4096 + 400);
+  assert.match(formatAudit(events), /  audit  the log reached its size limit \(4096 bytes; network\.limits\.audit_max_mb\): later events were not written\n.*end    exit code 0, 1 ms; \d+ events past the log's size limit were not written\n/);
 });
 
 test('a bad or unknown session id is an error', () => {
