@@ -5,89 +5,139 @@
 // because it starts in milliseconds and is part of every Debian/Ubuntu base
 // system (perl-base); a node process would double the cost of a run.
 //
-// It starts before bwrap, in parallel with it, and waits on its stdin for the
-// pid of bwrap's sandbox; then it joins that pid's user namespace (an
-// unprivileged run's) and network namespace itself, with setns(2), keeping
-// its own credentials (as `nsenter --preserve-credentials` would).
+// One process starts both: perl forks, the parent becomes the sandbox (it
+// execs bwrap, so bwrap stays stashbase's child, with its descriptors), the
+// child is the relay, in a session of its own (the terminal's Ctrl+C is the
+// agent's). The relay talks to stashbase on a socket pair of its own, which the
+// sandbox never holds: it says its pid, waits for the pid of bwrap's sandbox,
+// joins that pid's user namespace (an unprivileged run's) and network
+// namespace with setns(2), keeping its own credentials, and listens.
+//
+// It is one event loop for every connection (select over non-blocking
+// sockets, each side's backlog bounded, a side that stops reading stops only
+// its own peer), with TCP_NODELAY toward the agent, and at most a set number
+// of connections at once: past that a new one is closed at once.
 import type { Command } from './command.js';
 
 /** The proxy's port on the loopback of the sandbox's own network namespace. */
 export const BRIDGE_PORT = 18080;
 
-/** setns(2)'s number on the architectures the native sandbox supports (those of templates/seccomp.ts). */
+/** setns(2)'s and setsid(2)'s numbers on the architectures the native sandbox supports (those of templates/seccomp.ts). */
 export const SETNS_SYSCALL = { x64: 308, arm64: 268 } as const;
+export const SETSID_SYSCALL = { x64: 112, arm64: 157 } as const;
 export type RelayArch = keyof typeof SETNS_SYSCALL;
 
-// Built-ins only, no modules (not even the strict and warnings pragmas): loading even Socket.pm costs 20 ms. The numbers
-// are Linux's (AF_UNIX 1, AF_INET 2, SOCK_STREAM 1, SOL_SOCKET 1, SO_REUSEADDR 2,
-// EADDRNOTAVAIL 99, CLONE_NEWUSER 0x10000000, CLONE_NEWNET 0x40000000); on an
-// ABI where they differ, setns or listen fails and the run fails closed.
-// Loopback may not be up yet when it joins (bwrap configures it in the
-// sandbox's first process): binding 127.0.0.1 is retried while the address is
-// missing, for at most 5 s.
+// Built-ins only, no modules (not even the strict and warnings pragmas): loading
+// even Socket.pm costs 20 ms. The numbers are Linux's (AF_UNIX 1, AF_INET 2,
+// SOCK_STREAM 1, SOL_SOCKET 1, SO_REUSEADDR 2, IPPROTO_TCP 6, TCP_NODELAY 1,
+// F_SETFL 4, O_NONBLOCK 0x800, EAGAIN 11, EADDRNOTAVAIL 99, CLONE_NEWUSER
+// 0x10000000, CLONE_NEWNET 0x40000000); on an ABI where they differ, setns or
+// listen fails and the run fails closed. Loopback may not be up yet when it
+// joins (bwrap configures it in the sandbox's first process): binding
+// 127.0.0.1 is retried while the address is missing, for at most 5 s.
 export const RELAY_SCRIPT = String.raw`
-my ($port, $path, $parent, $setns, $userns) = @ARGV;
-$| = 1;
-my $pid = <STDIN>;
-defined $pid && $pid =~ /^([0-9]+)\n\z/ or die "stashbase relay: no sandbox pid on stdin\n";
+# stashbase relay
+my ($port, $path, $setns, $userns, $setsid, $ctlfd, $max, $close) = splice(@ARGV, 0, 8);
+shift @ARGV;
+my $kid = fork;
+defined $kid or die "stashbase: fork: $!\n";
+if ($kid) {
+  open(my $c, '<&=', $ctlfd) and close $c;
+  $SIG{INT} = 'IGNORE';
+  exec { $ARGV[0] } @ARGV or do { print STDERR "stashbase: cannot run $ARGV[0]: $!\n"; exit 127 };
+}
+my $parent = getppid();
+syscall($setsid + 0);
+for my $fd (split /,/, $close) { open(my $h, '<&=', $fd) and close $h }
+open(my $ctl, '+<&=', $ctlfd) or exit 1;
+select((select($ctl), $| = 1)[0]);
+open(STDIN, '<', '/dev/null'); open(STDOUT, '>', '/dev/null'); open(STDERR, '>', '/dev/null');
+sub fail { print $ctl "error $_[0]\n"; exit 1 }
+print $ctl "pid $$\n";
+my $pid = <$ctl>;
+defined $pid && $pid =~ /^([0-9]+)\n\z/ or fail("no sandbox pid");
 $pid = $1;
 for my $ns ($userns ? (['user', 0x10000000]) : (), ['net', 0x40000000]) {
-  open(my $fh, '<', "/proc/$pid/ns/$ns->[0]") or die "stashbase relay: /proc/$pid/ns/$ns->[0]: $!\n";
-  syscall($setns + 0, fileno($fh), $ns->[1]) == 0 or die "stashbase relay: setns $ns->[0]: $!\n";
+  open(my $fh, '<', "/proc/$pid/ns/$ns->[0]") or fail("/proc/$pid/ns/$ns->[0]: $!");
+  syscall($setns + 0, fileno($fh), $ns->[1]) == 0 or fail("setns $ns->[0]: $!");
   close $fh;
 }
-print "joined\n";
-$SIG{CHLD} = 'IGNORE';
-socket(my $l, 2, 1, 0) or die "stashbase relay: socket: $!\n";
+print $ctl "joined\n";
+socket(my $l, 2, 1, 0) or fail("socket: $!");
 setsockopt($l, 1, 2, pack('i', 1));
 my $tries = 0;
 until (bind($l, pack('S n C4 x8', 2, $port, 127, 0, 0, 1))) {
-  die "stashbase relay: cannot listen on 127.0.0.1:$port: $!\n" unless $! == 99 && $tries++ < 5000;
+  fail("cannot listen on 127.0.0.1:$port: $!") unless $! == 99 && $tries++ < 5000;
   select(undef, undef, undef, 0.001);
 }
-listen($l, 128) or die "stashbase relay: listen: $!\n";
-print "ready\n";
+listen($l, 1024) or fail("listen: $!");
+fcntl($l, 4, 0x800);
+print $ctl "ready\n";
+my (%h, %peer, %out, %eof, %client, %shut);
+my $lfd = fileno($l);
+sub drop { my $fd = shift; my $p = $peer{$fd}; for my $x ($fd, defined $p ? $p : ()) { close $h{$x} if $h{$x}; delete $h{$x}; delete $peer{$x}; delete $out{$x}; delete $eof{$x}; delete $client{$x}; delete $shut{$x} } }
+# After a side's backlog is written: the agent's side closed sends end-of-file on; the proxy's closes both.
+sub settle { my $fd = shift; my $p = $peer{$fd}; return unless defined $p && $eof{$p} && !length($out{$fd});
+  if ($client{$p}) { shutdown($h{$fd}, 1) unless $shut{$fd}++; drop($fd) if $eof{$fd} } else { drop($fd) } }
+sub flush { my $fd = shift; return unless $h{$fd};
+  if (length $out{$fd}) { my $w = syswrite($h{$fd}, $out{$fd});
+    if (defined $w) { substr($out{$fd}, 0, $w) = '' } elsif ($! != 11) { drop($fd); return } }
+  settle($fd) }
 while (1) {
-  # Gone with stashbase: it is our parent, and a re-parented relay has no one to serve.
   exit 0 if getppid() != $parent;
-  my $rin = ''; vec($rin, fileno($l), 1) = 1;
-  next unless select($rin, undef, undef, 1) > 0;
-  accept(my $c, $l) or next;
-  my $kid = fork;
-  if (!defined $kid || $kid) { close $c; next; }
-  close $l;
-  socket(my $u, 1, 1, 0) or exit 1;
-  connect($u, pack('S a108', 1, $path)) or exit 1;
-  my %peer = (fileno($c) => $u, fileno($u) => $c);
-  my %open = (fileno($c) => $c, fileno($u) => $u);
-  while (%open) {
-    my $rin = ''; vec($rin, $_, 1) = 1 for keys %open;
-    select(my $rout = $rin, undef, undef, undef) > 0 or next;
-    for my $fd (keys %open) {
-      next unless vec($rout, $fd, 1);
-      my $n = sysread($open{$fd}, my $buf, 65536);
-      if (!$n) { shutdown($peer{$fd}, 1); delete $open{$fd}; next; }
-      for (my $off = 0; $off < $n; ) {
-        my $w = syswrite($peer{$fd}, $buf, $n - $off, $off);
-        exit 0 unless defined $w;
-        $off += $w;
-      }
+  my ($rin, $win) = ('', '');
+  vec($rin, $lfd, 1) = 1;
+  for my $fd (keys %h) {
+    vec($rin, $fd, 1) = 1 if !$eof{$fd} && length($out{$peer{$fd}}) < 262144;
+    vec($win, $fd, 1) = 1 if length $out{$fd};
+  }
+  next unless select(my $rout = $rin, my $wout = $win, undef, 1) > 0;
+  if (vec($rout, $lfd, 1)) {
+    while (accept(my $c, $l)) {
+      if (keys(%h) >= 2 * $max) { close $c; next }
+      socket(my $u, 1, 1, 0) or (close($c), next);
+      connect($u, pack('S a108', 1, $path)) or (close($c), close($u), next);
+      setsockopt($c, 6, 1, pack('i', 1));
+      fcntl($c, 4, 0x800); fcntl($u, 4, 0x800);
+      my ($cf, $uf) = (fileno($c), fileno($u));
+      @h{$cf, $uf} = ($c, $u); @peer{$cf, $uf} = ($uf, $cf); @out{$cf, $uf} = ('', ''); $client{$cf} = 1;
     }
   }
-  exit 0;
+  for my $fd (keys %h) {
+    next unless $h{$fd};
+    flush($fd) if vec($wout, $fd, 1);
+    next unless $h{$fd} && vec($rout, $fd, 1);
+    my $n = sysread($h{$fd}, my $buf, 65536);
+    if ($n) { $out{$peer{$fd}} .= $buf; flush($peer{$fd}) }
+    elsif (defined $n) { $eof{$fd} = 1; settle($peer{$fd}) }
+    elsif ($! != 11) { drop($fd) }
+  }
 }
 `;
 
 export interface RelayInput {
   perl: string;
-  /** setns(2)'s syscall number on this machine. */
+  /** setns(2)'s and setsid(2)'s syscall numbers on this machine. */
   setns: number;
+  setsid: number;
   /** bwrap made a user namespace (unprivileged run): join it too, keeping our uid. */
   userns: boolean;
   socket: string;
+  /** Connections relayed at once (the proxy's limit). */
+  maxConnections: number;
 }
 
-/** The relay's command: it reads the sandbox's pid on its stdin. */
-export function buildRelayCommand(r: RelayInput, parentPid: string): Command {
-  return { file: r.perl, args: ['-e', RELAY_SCRIPT, String(BRIDGE_PORT), r.socket, parentPid, String(r.setns), r.userns ? '1' : '0'] };
+/**
+ * The sandbox command with the relay forked beside it: `ctlFd` is the relay's
+ * socket pair with stashbase, and `sandboxFds` the descriptors that are the
+ * sandbox's alone (the relay closes them; the sandbox closes ctlFd).
+ */
+export function withRelay(sandbox: Command, r: RelayInput, ctlFd: number, sandboxFds: number[]): Command {
+  const nums = [BRIDGE_PORT, r.socket, r.setns, r.userns ? 1 : 0, r.setsid, ctlFd, r.maxConnections, sandboxFds.join(',')].map(String);
+  return {
+    ...sandbox,
+    file: r.perl,
+    args: ['-e', RELAY_SCRIPT, ...nums, '--', sandbox.file, ...sandbox.args],
+    pipes: [...(sandbox.pipes ?? []), { fd: ctlFd, direction: 'both' }],
+  };
 }

@@ -18,7 +18,7 @@ export interface Command {
   /** Extra descriptors opened from files (rendered as `N<file`). */
   fds?: FdFile[];
   /** Descriptors the runner wires to in-process pipes; a pasted copy gets /dev/null. */
-  pipes?: Array<{ fd: number; direction: 'to-child' | 'from-child' }>;
+  pipes?: Array<{ fd: number; direction: 'to-child' | 'from-child' | 'both' }>;
 }
 
 /**
@@ -37,7 +37,7 @@ export function formatCommand(cmd: Command): string {
   for (const [k, v] of env) parts.push(`${k}=${shellQuote(v)}`);
   parts.push(shellQuote(cmd.file), ...cmd.args.map(shellQuote));
   for (const f of cmd.fds ?? []) parts.push(`${f.fd}<${shellQuote(f.path)}`);
-  for (const p of cmd.pipes ?? []) parts.push(p.direction === 'to-child' ? `${p.fd}</dev/null` : `${p.fd}>/dev/null`);
+  for (const p of cmd.pipes ?? []) parts.push(p.direction === 'to-child' ? `${p.fd}</dev/null` : p.direction === 'from-child' ? `${p.fd}>/dev/null` : `${p.fd}<>/dev/null`);
   const line = parts.join(' ');
   return cmd.cwd === undefined ? line : `cd ${shellQuote(cmd.cwd)} && ${line}`;
 }

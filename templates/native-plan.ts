@@ -1,6 +1,6 @@
 // The whole native run as a Plan: in-process steps as comments, the sandbox
 // command, and the bridge that gives the sandbox its only way out.
-import { buildRelayCommand, type RelayInput } from './bridge-relay.js';
+import { type RelayInput, withRelay } from './bridge-relay.js';
 import { buildBwrapCommand, BWRAP_FDS, type BwrapInput } from './bwrap.js';
 import type { Command } from './command.js';
 import { commandStep, internalStep, type Plan, type PlanStep } from './plan.js';
@@ -37,6 +37,16 @@ export interface PlannedView {
   copies: string[];
   empty: string[];
   merge: Record<string, string>;
+}
+
+/** The relay's descriptor toward stashbase: the first after bwrap's own. */
+export function relayControlFd(userns: boolean): number {
+  return userns ? BWRAP_FDS.userns + 1 : BWRAP_FDS.userns;
+}
+
+/** bwrap's own descriptors, which the relay closes. */
+export function sandboxFds(userns: boolean): number[] {
+  return [BWRAP_FDS.seccomp, BWRAP_FDS.info, BWRAP_FDS.block, ...(userns ? [BWRAP_FDS.userns] : [])];
 }
 
 /** The user name in the proxy URL; the per-run token is its password (Proxy-Authorization: Basic). */
@@ -111,12 +121,12 @@ export function buildNativePlan(p: NativePlanInput): Plan {
   if (sb.kind === 'bwrap' && sb.relay) {
     steps.push(internalStep('proxy', `start the egress proxy in this process on the Unix socket ${sb.relay.socket}; the sandbox reaches it as ${p.proxyUrl} in its own network namespace`));
     const joins = sb.input.userns ? 'user and network namespaces' : 'network namespace';
-    steps.push(internalStep('relay-start', `start the relay beside bwrap: it waits for the sandbox's pid on its stdin, then joins its ${joins} with setns(2) (not its PID namespace) and listens on its loopback:`));
-    steps.push(commandStep('relay', buildRelayCommand(sb.relay, '<stashbase pid>')));
-    steps.push(commandStep('sandbox', buildBwrapCommand(sb.input), true));
+    const ctl = relayControlFd(sb.input.userns);
+    steps.push(internalStep('relay-start', `one process starts the sandbox and its relay: perl forks; the parent becomes bwrap; the child is the relay, in a session of its own, talking to stashbase on fd ${ctl} (closed in the sandbox): it waits for the sandbox's pid, joins its ${joins} with setns(2) (not its PID namespace), and listens on its loopback (at most ${sb.relay.maxConnections} connections, one event loop):`));
+    steps.push(commandStep('sandbox', withRelay(buildBwrapCommand(sb.input), sb.relay, ctl, sandboxFds(sb.input.userns)), true));
     const maps = sb.input.userns ? `; write its uid_map and gid_map (your ids only, setgroups denied)` : '';
     steps.push(internalStep('relay-wait', `bwrap reports its pid on fd ${BWRAP_FDS.info} and waits on fd ${BWRAP_FDS.block}${maps}; the relay is given that pid`));
-    steps.push(internalStep('release', `${sb.input.userns ? `once the relay prints "joined", let bwrap go on (write to fd ${BWRAP_FDS.userns}); ` : ''}once the relay prints "ready", release bwrap (write to fd ${BWRAP_FDS.block})`));
+    steps.push(internalStep('release', `${sb.input.userns ? `once the relay says "joined", let bwrap go on (write to fd ${BWRAP_FDS.userns}); ` : ''}once the relay says "ready", release bwrap (write to fd ${BWRAP_FDS.block})`));
   } else if (sb.kind === 'bwrap') {
     steps.push(internalStep('proxy', `start the egress proxy in this process on ${p.proxyUrl} (host network: raw connections are not blocked)`));
     steps.push(commandStep('sandbox', buildBwrapCommand(sb.input), true));

@@ -5,7 +5,7 @@ import { accessSync, constants, lstatSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { findTool } from '../find-tool.js';
 import { type BindMount, type BwrapInput, PROC_READ_ONLY } from '../../templates/bwrap.js';
-import { BRIDGE_PORT, SETNS_SYSCALL, type RelayInput } from '../../templates/bridge-relay.js';
+import { BRIDGE_PORT, SETNS_SYSCALL, SETSID_SYSCALL, type RelayInput } from '../../templates/bridge-relay.js';
 import { buildNativePlan, caEnv, proxyEnv, type PlannedView } from '../../templates/native-plan.js';
 import type { Plan } from '../../templates/plan.js';
 import type { SystemdRunInput } from '../../templates/systemd-run.js';
@@ -15,6 +15,7 @@ import { removedVariables } from '../env-policy.js';
 import { planProtection, type Protection } from '../paths/protect.js';
 import type { Profile } from '../profile/types.js';
 import { auditFile } from '../audit.js';
+import { DEFAULT_LIMITS } from '../proxy/limits.js';
 import { sessionFile } from '../session.js';
 import { findRepoRoot, hooksPathTargets } from '../repo.js';
 import { existingToolConfigs } from '../tool-configs.js';
@@ -196,7 +197,15 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
       userns: usesUserNamespace(ctx.mechanism.path),
     };
     relay = bridged
-      ? { perl: tool('perl', ctx.env, 'perl-base'), setns: SETNS_SYSCALL[process.arch as keyof typeof SETNS_SYSCALL], userns: bwrap.userns, socket: join(runDir, 'proxy.sock') }
+      ? {
+          perl: tool('perl', ctx.env, 'perl-base'),
+          setns: SETNS_SYSCALL[process.arch as keyof typeof SETNS_SYSCALL],
+          setsid: SETSID_SYSCALL[process.arch as keyof typeof SETSID_SYSCALL],
+          userns: bwrap.userns,
+          socket: join(runDir, 'proxy.sock'),
+          // Room above the proxy's own limit: the proxy closes what it evicts, and the relay follows.
+          maxConnections: (p.network.limits.maxConnections ?? DEFAULT_LIMITS.maxConnections) + 64,
+        }
       : null;
   }
   const plannedViews: PlannedView[] = views.map((v) => ({ ...v.spec, dir: v.dir }));

@@ -3,7 +3,8 @@
 import { closeSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:net';
 import { join } from 'node:path';
-import { buildRelayCommand } from '../../templates/bridge-relay.js';
+import type { Duplex } from 'node:stream';
+import { relayControlFd } from '../../templates/native-plan.js';
 import { SandboxUnavailableError } from '../errors.js';
 import { forwardSignals, type Spawned, start } from '../exec.js';
 import type { NativePrepared } from './prepare.js';
@@ -41,52 +42,67 @@ function readInfo(stream: NodeJS.ReadableStream, timeoutMs: number): Promise<{ '
 }
 
 interface Relay {
-  process: Spawned;
   /** Gives the relay the sandbox's pid: it joins that pid's namespaces. */
   join(pid: number): void;
   /** It runs inside the namespaces. */
   joined: Promise<void>;
   /** It listens on the namespace's loopback. */
   ready: Promise<void>;
+  kill(): void;
 }
 
-/** Starts the relay, which waits for the sandbox's pid before it joins its network namespace. */
-function startRelay(prep: NativePrepared): Relay {
-  // Its own session: the terminal's Ctrl+C and Ctrl+Z are the agent's, and would
-  // otherwise stop or kill the relay with it (the agent would lose its network).
-  const relay = start(buildRelayCommand(prep.relay!, String(process.pid)), ['pipe', 'pipe', 'pipe'], true);
-  let stderr = '';
-  relay.child.stderr?.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+/** The relay forked beside bwrap (templates/bridge-relay.ts), through its socket pair with us. */
+function relayChannel(channel: Duplex, sandboxExit: Promise<number>): Relay {
   let out = '';
+  let pid: number | null = null;
+  const waiters: Array<() => void> = [];
+  channel.setEncoding('utf8');
+  channel.on('error', () => {}); // a relay that died is reported below
   const seen = (word: string) =>
     new Promise<void>((resolve, reject) => {
-      const fail = (why: string) => {
-        relay.child.kill('SIGKILL');
-        reject(new SandboxUnavailableError(`the network relay into the sandbox failed (${why}); nothing was run`));
-      };
+      const fail = (why: string) => reject(new SandboxUnavailableError(`the network relay into the sandbox failed (${why}); nothing was run`));
       const timer = setTimeout(() => fail(`no "${word}" within 10 s`), 10_000);
       const check = () => {
-        if (out.split('\n').includes(word)) {
+        const lines = out.split('\n');
+        const error = lines.find((l) => l.startsWith('error '));
+        if (error) {
+          clearTimeout(timer);
+          fail(error.slice(6));
+        } else if (lines.includes(word)) {
           clearTimeout(timer);
           resolve();
         }
       };
-      relay.child.stdout?.on('data', check);
-      relay.exit.then(
-        (code) => {
-          clearTimeout(timer);
-          fail(stderr.trim().split('\n').pop() || `exit ${code}`);
-        },
-        (e: Error) => fail(e.message),
-      );
+      waiters.push(check);
+      channel.on('end', () => {
+        clearTimeout(timer);
+        fail('it exited');
+      });
+      void sandboxExit.then(() => {
+        clearTimeout(timer);
+        fail('the sandbox exited first');
+      });
+      check();
     });
-  relay.child.stdout?.setEncoding('utf8').on('data', (d: string) => (out += d));
-  relay.child.stdin?.on('error', () => {}); // a relay that died is reported by its exit
+  channel.on('data', (d: string) => {
+    out += d;
+    const m = /^pid (\d+)$/m.exec(out);
+    if (m) pid = Number(m[1]);
+    for (const w of waiters) w();
+  });
   const joined = seen('joined');
   const ready = seen('ready');
   joined.catch(() => {});
   ready.catch(() => {});
-  return { process: relay, join: (pid) => relay.child.stdin?.end(`${pid}\n`), joined, ready };
+  return {
+    join: (p) => channel.write(`${p}\n`),
+    joined,
+    ready,
+    kill: () => {
+      if (pid !== null) killQuietly(pid);
+      channel.destroy();
+    },
+  };
 }
 
 function listenSocket(server: Server, path: string): Promise<void> {
@@ -123,13 +139,16 @@ export async function runBwrap(prep: NativePrepared, opts: NativeRunOptions): Pr
   const step = prep.plan.steps.find((s) => s.kind === 'command' && s.id === 'sandbox');
   if (!step || step.kind !== 'command') throw new Error('native plan has no sandbox step');
   const seccompFd = openSync(join(prep.runDir, 'seccomp.bpf'), 'r');
-  // bwrap first: its mounts (the longest part of its start) run while the
-  // relay starts and the proxy begins listening; it waits for us before the agent starts.
-  const sandbox = start(step.command, ['inherit', 'inherit', 'inherit', seccompFd, 'pipe', 'pipe', ...(prep.bwrap?.userns ? ['pipe' as const] : [])]);
+  // One spawn for bwrap and the relay beside it (templates/bridge-relay.ts):
+  // bwrap's mounts (the longest part of its start) run while the relay starts
+  // and the proxy begins listening; it waits for us before the agent starts.
+  const userns = prep.bwrap?.userns === true;
+  const stdio: Array<'inherit' | 'pipe' | number> = ['inherit', 'inherit', 'inherit', seccompFd, 'pipe', 'pipe', ...(userns ? ['pipe' as const] : [])];
+  if (prep.relay) stdio[relayControlFd(userns)] = 'pipe';
+  const sandbox = start(step.command, stdio);
   closeSync(seccompFd);
-  opts.trace?.mark('bwrap-spawn');
-  const relay: Relay | null = prep.relay ? startRelay(prep) : null;
-  opts.trace?.mark('relay-spawn');
+  opts.trace?.mark('spawn');
+  const relay: Relay | null = prep.relay ? relayChannel(sandbox.child.stdio[relayControlFd(userns)] as unknown as Duplex, sandbox.exit) : null;
   const listening = prep.relay ? listenSocket(opts.proxy, prep.relay.socket) : Promise.resolve();
   listening.catch(() => {});
   const infoStream = sandbox.child.stdio[4] as NodeJS.ReadableStream;
@@ -174,7 +193,7 @@ export async function runBwrap(prep: NativePrepared, opts: NativeRunOptions): Pr
     throw e;
   } finally {
     unforward();
-    relay?.process.child.kill('SIGTERM');
+    relay?.kill();
   }
 }
 

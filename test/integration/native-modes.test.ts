@@ -128,13 +128,14 @@ describe('native crash safety (real bwrap)', needs('bwrap'), () => {
         if (!/^\d+$/.test(p)) return false;
         try {
           const argv = readFileSync(`/proc/${p}/cmdline`, 'utf8');
-          return argv.includes('stashbase relay:') && argv.includes(`stashbase-${session}/proxy.sock`);
+          return argv.includes('# stashbase relay') && argv.includes(`stashbase-${session}/proxy.sock`);
         } catch {
           return false;
         }
       });
-    assert.equal(relays().length, 1);
+    const found = relays().length;
     child.kill('SIGKILL');
+    assert.equal(found, 1);
     await new Promise((res) => child.on('close', res));
     // The agent writes every 50 ms while it lives: within 5 s the beat must stop for good.
     let stoppedFor = 0;

@@ -178,7 +178,7 @@ const planInput: NativePlanInput = {
       merge: { HEAD: 'replace', index: 'replace' },
     },
   ],
-  sandbox: { kind: 'bwrap', input: bwrapInput, relay: { perl: '/usr/bin/perl', setns: 308, userns: true, socket: `${RUN}/proxy.sock` } },
+  sandbox: { kind: 'bwrap', input: bwrapInput, relay: { perl: '/usr/bin/perl', setns: 308, setsid: 112, userns: true, socket: `${RUN}/proxy.sock`, maxConnections: 576 } },
 };
 
 test('native plan (bwrap): golden text', () => {
@@ -197,7 +197,7 @@ test('native plan: JSON parses and matches the text plan step for step', () => {
       assert.deepEqual([s.file, ...s.args], [step.command.file, ...step.command.args]);
     }
   }
-  assert.deepEqual(json.steps.map((s) => s.id), ['session', 'audit-start', 'writes', 'run-dir', 'parents', 'placeholders', 'view', 'stand-in-files', 'proxy', 'relay-start', 'relay', 'sandbox', 'relay-wait', 'release', 'warning', 'teardown']);
+  assert.deepEqual(json.steps.map((s) => s.id), ['session', 'audit-start', 'writes', 'run-dir', 'parents', 'placeholders', 'view', 'stand-in-files', 'proxy', 'relay-start', 'sandbox', 'relay-wait', 'release', 'warning', 'teardown']);
 });
 
 const sdInput: SystemdRunInput = {
