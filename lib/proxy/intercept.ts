@@ -9,13 +9,13 @@
 import { Agent as HttpAgent, createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
-import type { Duplex } from 'node:stream';
+import { Duplex } from 'node:stream';
 import { createSecureContext, type SecureContext, TLSSocket } from 'node:tls';
 import type { LeafCache } from '../tls/leaves.js';
 import { forwardable, refuseHttp } from './http-util.js';
 import { guardBody } from './body-guard.js';
 import { forwardResponse, planBody, type ResponseScrub } from './forward-response.js';
-import { armHeadDeadline, checkingInterval, type ConnectionTracker, DEFAULT_LIMITS, MAX_HEADER_BYTES, type ProxyLimits } from './limits.js';
+import { armHeadDeadline, checkingInterval, type ConnectionTracker, DEFAULT_LIMITS, MAX_HEADER_BYTES, type ProxyLimits, upstreamAgentOptions } from './limits.js';
 import { scrubPairs, type ScrubPair } from './scrub.js';
 import { type BoundSecret, bodyNeedles, hostCarriesSecret, rewriteRequest } from './secrets.js';
 import { handleUpgrade } from './upgrade.js';
@@ -49,6 +49,42 @@ interface Tunnel extends Target {
   tracker: ConnectionTracker | null;
 }
 
+/**
+ * The agent's plain-HTTP tunnel as a stream of its own, beginning with the
+ * bytes already read: Node's HTTP server would read a real socket's handle
+ * directly and miss them.
+ */
+function plainConnection(client: Duplex, first: Buffer): Duplex {
+  const sock = client as Duplex & { setTimeout?: (ms: number) => void };
+  const conn: Duplex = new Duplex({
+    read: () => void client.resume(),
+    write: (chunk, enc, cb) => void client.write(chunk, enc, cb),
+    final: (cb) => void client.end(cb),
+    destroy: (err, cb) => {
+      client.destroy();
+      cb(err);
+    },
+  });
+  // The idle timeouts Node's server sets (keep-alive) act on the real socket.
+  Object.assign(conn, {
+    setTimeout: (ms: number, cb?: () => void) => {
+      sock.setTimeout?.(ms);
+      if (cb) conn.once('timeout', cb);
+      return conn;
+    },
+    setNoDelay: () => conn,
+    setKeepAlive: () => conn,
+  });
+  client.on('timeout', () => conn.emit('timeout'));
+  client.on('data', (d: Buffer) => {
+    if (!conn.push(d)) client.pause();
+  });
+  client.on('end', () => conn.push(null));
+  client.on('close', () => conn.destroy());
+  if (first.length) conn.push(first);
+  return conn;
+}
+
 export class Interceptor {
   private readonly tunnels = new WeakMap<object, Tunnel>();
   private readonly contexts = new Map<string, SecureContext>();
@@ -66,7 +102,7 @@ export class Interceptor {
     this.upstream = createSecureContext({ ca: o.upstreamCa });
     this.pairs = scrubPairs(o.secrets);
     const limits = o.limits ?? DEFAULT_LIMITS;
-    const sockets = { keepAlive: true, maxSockets: limits.upstreamSocketsPerHost, maxFreeSockets: 8 };
+    const sockets = upstreamAgentOptions(limits);
     this.tlsAgent = new HttpsAgent(sockets);
     this.plainAgent = new HttpAgent(sockets);
     const ms = limits.headTimeoutMs;
@@ -100,9 +136,14 @@ export class Interceptor {
     (client as Duplex & { setNoDelay?: (v: boolean) => void }).setNoDelay?.(true);
     client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
     const start = (first: Buffer) => {
-      if (first.length) client.unshift(first);
       const tls = first[0] === 0x16;
-      const conn: Duplex = tls ? new TLSSocket(client as never, { isServer: true, secureContext: this.context(target.host), ALPNProtocols: ['http/1.1'] }) : client;
+      let conn: Duplex;
+      if (tls) {
+        if (first.length) client.unshift(first);
+        conn = new TLSSocket(client as never, { isServer: true, secureContext: this.context(target.host), ALPNProtocols: ['http/1.1'] });
+      } else {
+        conn = plainConnection(client, first);
+      }
       conn.on('error', () => conn.destroy());
       this.tunnels.set(conn, { ...target, tls, outer: client, tracker });
       this.inner.emit('connection', conn);
@@ -149,6 +190,8 @@ export class Interceptor {
     const up = this.dial(t, req.method ?? 'GET', c.path, headers, this.tlsAgent);
     up.on('socket', (sock) => sock.setNoDelay(true));
     up.on('continue', () => res.writeContinue());
+    // The agent waits for the upstream's word before its body: the head must go now.
+    if (req.headers.expect !== undefined) up.flushHeaders();
     // The agent gone before the answer: the upstream request goes too, and frees its socket.
     res.on('close', () => {
       if (!res.writableFinished) up.destroy();

@@ -11,7 +11,7 @@ import { forwardable, refuseHttp } from './http-util.js';
 import type { Interceptor } from './intercept.js';
 import { guardBody } from './body-guard.js';
 import { forwardResponse, planBody } from './forward-response.js';
-import { checkingInterval, ConnectionTracker, DEFAULT_LIMITS, MAX_HEADER_BYTES, type ProxyLimits } from './limits.js';
+import { checkingInterval, ConnectionTracker, DEFAULT_LIMITS, MAX_HEADER_BYTES, type ProxyLimits, upstreamAgentOptions } from './limits.js';
 import { scrubPairs } from './scrub.js';
 import { type BoundSecret, bodyNeedles, hostCarriesSecret, rewriteRequest } from './secrets.js';
 import { decide, type Decision, type EgressPolicy, mappingFor, normalizeHost } from './policy.js';
@@ -121,7 +121,7 @@ export function createProxy(opts: ProxyOptions): Server & { tracker: ConnectionT
   const authorized = opts.token === undefined ? () => true : proxyCredentialCheck(opts.token);
   const secrets = opts.secrets ?? [];
   const pairs = scrubPairs(secrets);
-  const agent = new Agent({ keepAlive: true, maxSockets: limits.upstreamSocketsPerHost, maxFreeSockets: 8 });
+  const agent = new Agent(upstreamAgentOptions(limits));
   // Node's strict parser answers 400 to request-smuggling shapes (Content-Length
   // with Transfer-Encoding, duplicate Content-Length, obs-fold); insecureHTTPParser
   // stays off. Every request on a kept-alive connection goes through the same
@@ -133,10 +133,14 @@ export function createProxy(opts: ProxyOptions): Server & { tracker: ConnectionT
   }) as Server & { tracker: ConnectionTracker };
   const tracker = new ConnectionTracker(limits, (why) => opts.audit({ type: 'limit', rule: why }));
   server.tracker = tracker;
-  server.on('close', () => {
+  // Closing the proxy ends its upstream connections and checks at once; idle
+  // clients are closed by Node, the rest end with the run.
+  const close = server.close.bind(server);
+  server.close = (cb?: (err?: Error) => void) => {
     tracker.close();
     agent.destroy();
-  });
+    return close(cb);
+  };
   server.on('connection', (socket: Socket) => {
     if (opts.acceptClient && !opts.acceptClient(socket.remoteAddress ?? '')) {
       opts.audit({ type: 'client-refused', address: socket.remoteAddress ?? '' });
@@ -248,6 +252,8 @@ export function createProxy(opts: ProxyOptions): Server & { tracker: ConnectionT
     const upstream = httpRequest({ host: dest.address, port: dest.port, method: req.method, path: rw.path, headers, setHost: false, agent });
     upstream.on('socket', (sock) => sock.setNoDelay(true));
     upstream.on('continue', () => res.writeContinue());
+    // The agent waits for the upstream's word before its body: the head must go now.
+    if (req.headers.expect !== undefined) upstream.flushHeaders();
     res.on('close', () => {
       if (!res.writableFinished) upstream.destroy();
     });

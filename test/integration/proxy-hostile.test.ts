@@ -1,0 +1,364 @@
+// The intercepting proxy against a hostile upstream and a hostile client, in
+// process (issue 16, one test per item): no real value ever comes back in any
+// form, policy holds after an upgrade, streams are not delayed, a short body
+// or a stall is answered at once, slow heads time out, floods stay bounded,
+// and real clients get what they sent for.
+import assert from 'node:assert/strict';
+import { createServer as createTcp, type AddressInfo, type Server as TcpServer } from 'node:net';
+import type { Server } from 'node:http';
+import { readFileSync, statSync } from 'node:fs';
+import { after, before, describe, test } from 'node:test';
+import { AuditLog } from '../../lib/audit.js';
+import { Interceptor } from '../../lib/proxy/intercept.js';
+import { createProxy, hostHeaderProblem } from '../../lib/proxy/server.js';
+import type { BoundSecret } from '../../lib/proxy/secrets.js';
+import { loadOrCreateCa } from '../../lib/tls/ca.js';
+import { LeafCache } from '../../lib/tls/leaves.js';
+import { tempHome } from '../helpers.js';
+import { leaks } from '../leak-check.js';
+import { reader, text, toProxy, tunnel } from '../proxy-client.js';
+import { type Stub, startStub } from '../proxy-stubs.js';
+import { frame, messages, readFrames } from '../ws-util.js';
+
+// Reserved characters, so that its percent-encoded form differs from it.
+const REAL = 'sk-ant-api03-R3al/Va1ue+Secret=0123456789abcdefXYZ';
+const PH = 'sk-ant-api03-SBPHplaceholderPlaceholder0123456789Z';
+assert.equal(PH.length, REAL.length);
+
+describe('the intercepting proxy against a hostile upstream (issue 16)', () => {
+  const t = tempHome();
+  let api: Stub; // a secret is bound to it
+  let free: Stub; // allowed, nothing bound
+  let plain: Stub; // plain HTTP, reached by CONNECT to port 80
+  let proxy: Server;
+  let interceptor: Interceptor;
+  let port = 0;
+  let caPem = '';
+  let audit: AuditLog;
+  const secrets = (): BoundSecret[] => [{ name: 'ANTHROPIC_API_KEY', placeholder: PH, real: REAL, hosts: ['api.test'], inQuery: true, allowPlaintext: false }];
+
+  before(async () => {
+    api = await startStub('api.test');
+    free = await startStub('free.test');
+    plain = await startStub('plain.test', true);
+    const ca = await loadOrCreateCa(t.sbHome);
+    caPem = ca.certPem;
+    audit = new AuditLog(t.sbHome, 'ags_hhhhhhhhhhhhhhhh', 1024 * 1024);
+    const limits = { headTimeoutMs: 1000, maxConnections: 200, upstreamSocketsPerHost: 4, auditMaxBytes: 1024 * 1024 };
+    interceptor = new Interceptor({ leaves: new LeafCache(ca), secrets: secrets(), upstreamCa: [api.caPem, free.caPem], audit: (e) => audit.write(e), limits }, hostHeaderProblem);
+    const mapped = { 'api.test': `127.0.0.1:${api.port}`, 'free.test': `127.0.0.1:${free.port}`, 'plain.test': `127.0.0.1:${plain.port}` };
+    proxy = createProxy({ policy: { egressHosts: ['api.test', 'free.test', 'plain.test'], denyHosts: [], mapped }, audit: (e) => audit.write(e), interceptor, secrets: secrets(), limits });
+    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+    port = (proxy.address() as AddressInfo).port;
+  });
+  after(() => {
+    interceptor.close();
+    proxy.close();
+    for (const s of [api, free, plain]) s.close();
+    t.cleanup();
+  });
+
+  const open = (host: string, o: { plain?: boolean } = {}) => tunnel(port, host, host === 'plain.test' ? 80 : 443, { caPem, plain: o.plain });
+  const get = (path: string, host: string, extra = '') => `GET ${path} HTTP/1.1\r\nHost: ${host}\r\n${extra}\r\n`;
+
+  test('1: after an Upgrade the 101 head and every frame are scrubbed: an echoed subprotocol, an echoed header, a message', async () => {
+    const s = await open('api.test');
+    const r = reader(s);
+    s.write(get('/ws', 'api.test', `Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: ${PH}\r\nSec-WebSocket-Extensions: permessage-deflate\r\nAuthorization: Bearer ${PH}\r\n`));
+    await r.until(`hello Bearer ${PH}`);
+    s.write(frame(`say ${PH}`));
+    const wsMessages = (all: Buffer) => messages(readFrames(all.subarray(all.indexOf('\r\n\r\n') + 4)).frames);
+    await r.until((all) => wsMessages(all).includes(`echo:say ${PH}`));
+    s.destroy();
+    const head = text(r.all()).split('\r\n\r\n')[0]!;
+    assert.match(head, /^HTTP\/1\.1 101 Switching Protocols\r\n/);
+    assert.match(head, new RegExp(`\r\nSec-WebSocket-Protocol: ${PH}\r\n`));
+    assert.doesNotMatch(head, /Sec-WebSocket-Extensions/i, 'no extension negotiated');
+    assert.deepEqual(leaks(r.all(), REAL), []);
+    // The upstream got the real value (and no offer of compression it could have taken up).
+    assert.ok(api.log.auths.includes(`Bearer ${REAL}`));
+    const body = r.all().subarray(r.all().indexOf('\r\n\r\n') + 4);
+    assert.deepEqual(messages(readFrames(body).frames), [`hello Bearer ${PH}`, `echo:say ${PH}`]);
+  });
+
+  test('1: an upstream that answers an Upgrade with a plain 200 echoing headers is scrubbed too, and then the connection ends (4)', async () => {
+    const before = api.log.requests.length;
+    const s = await open('api.test');
+    const r = reader(s);
+    s.write(get('/upgrade-200', 'api.test', `Upgrade: websocket\r\nConnection: Upgrade\r\nAuthorization: Bearer ${PH}\r\n`));
+    await r.until('"url"');
+    // Item 4: what follows on the same connection never reaches the upstream.
+    s.write(get('/again', 'evil.example'));
+    s.write(`GET https://evil.example/abs HTTP/1.1\r\nHost: evil.example\r\n\r\n`);
+    await r.closed;
+    assert.match(text(r.all()), /^HTTP\/1\.1 200 OK\r\n/);
+    assert.match(text(r.all()), new RegExp(`X-Echo-Auth: Bearer ${PH}\r\n`));
+    assert.deepEqual(leaks(r.all(), REAL), []);
+    assert.deepEqual(api.log.smuggled, []);
+    assert.deepEqual(api.log.requests.slice(before), ['GET api.test /upgrade-200']);
+  });
+
+  test('4: after a WebSocket upgrade, HTTP written into the stream never reaches the upstream: the connection is closed', async () => {
+    const before = api.log.requests.length;
+    const s = await open('api.test');
+    const r = reader(s);
+    s.write(get('/ws', 'api.test', 'Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n'));
+    await r.until('hello');
+    s.write(`GET /smuggled HTTP/1.1\r\nHost: evil.example\r\n\r\n`);
+    await r.closed;
+    await new Promise((res) => setTimeout(res, 100));
+    assert.deepEqual(api.log.smuggled, []);
+    assert.deepEqual(api.log.requests.slice(before), ['GET api.test /ws']);
+  });
+
+  test('1: an upstream that takes up an extension it was not offered, and an upgrade to another protocol, get no raw pipe', async () => {
+    const s = await open('api.test');
+    const r = reader(s);
+    s.write(get('/ws-deflate', 'api.test', 'Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n'));
+    await r.closed;
+    assert.match(text(r.all()), /^HTTP\/1\.1 502 Bad Gateway\r\n/);
+    // h2c is not in network.allow_upgrades: the request goes on as a plain one.
+    const before = api.log.requests.length;
+    const h = await open('api.test');
+    const hr = reader(h);
+    h.write(get('/h2c', 'api.test', 'Upgrade: h2c\r\nConnection: Upgrade, HTTP2-Settings\r\nHTTP2-Settings: AAMAAABkAAQAoAAAAAIAAAAA\r\n'));
+    await hr.until('ok /h2c');
+    h.destroy();
+    assert.match(text(hr.all()), /^HTTP\/1\.1 200 OK\r\n/);
+    assert.deepEqual(api.log.requests.slice(before), ['GET api.test /h2c'], 'as a plain request: no upgrade handler ran');
+  });
+
+  test('2: a compressed answer (gzip, br) from a bound host is decoded, scrubbed and passed on plain; an encoding nobody can decode is refused', async () => {
+    for (const path of ['/gzip', '/br']) {
+      const s = await open('api.test');
+      const r = reader(s);
+      s.write(get(path, 'api.test', `Authorization: Bearer ${PH}\r\nAccept-Encoding: gzip, br\r\nConnection: close\r\n`));
+      await r.closed;
+      const all = text(r.all());
+      assert.match(all, /^HTTP\/1\.1 200 OK\r\n/, path);
+      assert.doesNotMatch(all.split('\r\n\r\n')[0]!, /content-encoding/i, path);
+      assert.match(all, new RegExp(`"auth":"Bearer ${PH}"`), path);
+      assert.deepEqual(leaks(r.all(), REAL), [], path);
+    }
+    const s = await open('api.test');
+    const r = reader(s);
+    s.write(get('/odd-encoding', 'api.test', `Authorization: Bearer ${PH}\r\nConnection: close\r\n`));
+    await r.closed;
+    assert.match(text(r.all()), /^HTTP\/1\.1 502 Bad Gateway\r\nContent-Type: text\/plain; charset=utf-8\r\nX-Stashbase-Denied: the upstream sent a body in content-encoding "x-stashbase-unknown", which the proxy cannot scrub\r\n/);
+    assert.deepEqual(leaks(r.all(), REAL), []);
+  });
+
+  test('3: a query value inserted percent-encoded comes back (Location, body) as the placeholder, and so does Basic at every alignment', async () => {
+    const s = await open('api.test');
+    const r = reader(s);
+    s.write(get(`/location?key=${PH}`, 'api.test', 'Connection: close\r\n'));
+    await r.closed;
+    assert.ok(api.log.requests.some((q) => q.includes(`key=${encodeURIComponent(REAL)}`)), 'the upstream got the encoded real value');
+    // The same form came back: percent-encoded, of the placeholder.
+    const location = /\r\nLocation: (.*)\r\n/.exec(text(r.all()))?.[1] ?? '';
+    assert.equal(decodeURIComponent(location), `https://elsewhere.test/landed?from=/location?key=${PH}`);
+    assert.deepEqual(leaks(r.all(), REAL), []);
+    for (const user of ['u', 'us', 'usr', 'user-name']) {
+      const b = await open('api.test');
+      const br = reader(b);
+      b.write(get('/basic', 'api.test', `Authorization: Basic ${Buffer.from(`${user}:${PH}`).toString('base64')}\r\nConnection: close\r\n`));
+      await br.closed;
+      assert.ok(api.log.auths.includes(`Basic ${Buffer.from(`${user}:${REAL}`).toString('base64')}`), user);
+      assert.match(text(br.all()), new RegExp(`decoded ${user}:${PH}\n`), user);
+      assert.deepEqual(leaks(br.all(), REAL), [], user);
+    }
+  });
+
+  test('5: an event stream from a bound host is not delayed: each event within 20 ms of being sent, the head at once', async () => {
+    const s = await open('api.test');
+    const r = reader(s);
+    const sent = Date.now();
+    s.write(get('/sse?n=5&every=200', 'api.test', `Authorization: Bearer ${PH}\r\n`));
+    await r.until('"i":4');
+    s.destroy();
+    const head = r.chunks.find((c) => text(c.data).startsWith('HTTP/1.1 200'));
+    assert.ok(head && head.at - sent < 150, `the head came ${head ? head.at - sent : '∞'} ms after the request, before the first event`);
+    for (const c of r.chunks) {
+      for (const m of text(c.data).matchAll(/"t":(\d+)/g)) assert.ok(c.at - Number(m[1]) <= 20, `an event ${c.at - Number(m[1])} ms late`);
+    }
+    assert.equal([...text(r.all()).matchAll(/"i":/g)].length, 5);
+  });
+
+  test('5: nothing is held back from a host no secret is bound to, even bytes that could begin a secret', async () => {
+    const s = await open('free.test');
+    const r = reader(s);
+    s.write(get('/sse?n=2&every=300', 'free.test'));
+    await r.until('"i":0');
+    const first = r.chunks.at(-1)!;
+    const m = /"t":(\d+)/.exec(text(first.data));
+    assert.ok(m && first.at - Number(m[1]) <= 20);
+    s.destroy();
+  });
+
+  test('7: stalled and abandoned requests free their upstream sockets: the host still answers at once', async () => {
+    const held: Array<{ destroy(): void }> = [];
+    for (let i = 0; i < 12; i++) {
+      const s = await open('api.test');
+      s.write(get(i % 2 ? '/stall' : '/stream', 'api.test'));
+      held.push(s);
+    }
+    await new Promise((res) => setTimeout(res, 200));
+    for (const s of held) s.destroy();
+    await new Promise((res) => setTimeout(res, 100));
+    const s = await open('api.test');
+    const r = reader(s);
+    const t0 = Date.now();
+    s.write(get('/echo', 'api.test', 'Connection: close\r\n'));
+    await r.until('"url":"/echo"', 1000);
+    assert.ok(Date.now() - t0 < 1000);
+    s.destroy();
+  });
+
+  test('8: an upstream that stops short ends the agent\'s response with an error within a second', async () => {
+    const s = await open('api.test');
+    const r = reader(s);
+    const t0 = Date.now();
+    s.write(get('/short', 'api.test'));
+    const closedAt = await Promise.race([r.closed, new Promise<number>((res) => setTimeout(() => res(-1), 1500))]);
+    assert.ok(closedAt > 0 && closedAt - t0 < 1000, 'closed within a second');
+    const all = text(r.all());
+    assert.match(all, /^HTTP\/1\.1 200 OK\r\n/);
+    assert.match(all, /\r\nContent-Length: 100000\r\n/);
+    assert.ok(all.length - all.indexOf('\r\n\r\n') - 4 < 100000, 'the body is short: the agent knows it is incomplete');
+  });
+
+  test('9: a head trickled slowly is cut at the head deadline, on the proxy and inside a tunnel; a connection that sends nothing too', async () => {
+    const plainConn = await toProxy(port);
+    const inner = await open('api.test');
+    const silent = await toProxy(port);
+    const readers = [reader(plainConn), reader(inner), reader(silent)];
+    const t0 = Date.now();
+    plainConn.write('GET http://free.test/ HTTP/1.1\r\n');
+    inner.write('GET /echo HTTP/1.1\r\n');
+    const trickle = setInterval(() => {
+      for (const c of [plainConn, inner]) if (!c.destroyed) c.write('X-Slow: 1\r\n');
+    }, 300);
+    const closed = await Promise.all(readers.map((r) => Promise.race([r.closed, new Promise<number>((res) => setTimeout(() => res(-1), 4000))])));
+    clearInterval(trickle);
+    for (const c of closed) assert.ok(c > 0 && c - t0 < 3000, `closed after ${c - t0} ms`);
+    assert.match(text(readers[0]!.all()), /^HTTP\/1\.1 408 Request Timeout\r\n/);
+    assert.match(text(readers[1]!.all()), /^HTTP\/1\.1 408 Request Timeout\r\n/);
+  });
+
+  test('10: a flood of unfinished heads stays bounded (the oldest waiting ones go) and a normal request is still answered', async () => {
+    const rss0 = process.memoryUsage().rss;
+    const flood = [];
+    const partial = `GET http://free.test/ HTTP/1.1\r\nX-Pad: ${'a'.repeat(31 * 1024)}`;
+    for (let i = 0; i < 1500; i++) {
+      const c = await toProxy(port).catch(() => null);
+      if (!c) continue;
+      c.on('error', () => {});
+      c.write(partial);
+      flood.push(c);
+    }
+    const held = (proxy as unknown as { tracker: { size: number } }).tracker.size;
+    assert.ok(held <= 200, `${held} connections held`);
+    const s = await open('free.test');
+    const r = reader(s);
+    s.write(get('/echo', 'free.test', 'Connection: close\r\n'));
+    await r.until('"url":"/echo"', 2000);
+    const grown = (process.memoryUsage().rss - rss0) / 1024 / 1024;
+    assert.ok(grown < 80, `rss grew ${grown.toFixed(0)} MB`);
+    for (const c of flood) c.destroy();
+  });
+
+  test('10: denied requests with 30 KB paths: the audit log keeps one line and a count', async () => {
+    const size0 = statSync(audit.file).size;
+    const c = await toProxy(port);
+    const r = reader(c);
+    for (let i = 0; i < 300; i++) c.write(`GET http://denied.test/${'p'.repeat(30_000)}${i} HTTP/1.1\r\nHost: denied.test\r\n\r\n`);
+    await r.until(/(X-Stashbase-Denied[^]*){1}/);
+    await new Promise((res) => setTimeout(res, 300));
+    c.destroy();
+    audit.flush();
+    const grown = statSync(audit.file).size - size0;
+    assert.ok(grown < 20_000, `the audit log grew ${grown} bytes`);
+    const lines = readFileSync(audit.file, 'utf8').split('\n').filter((l) => l.includes('denied.test'));
+    assert.ok(lines.some((l) => /"type":"repeated".*"count":\d+/.test(l)), 'a repeated line with its count');
+  });
+
+  test('11: Basic credentials with no value of a secret pass byte for byte (not re-encoded); Content-Length stays for GET and HEAD', async () => {
+    const raw = Buffer.from([0x75, 0x3a, 0xe9, 0xff, 0x80, 0x70]).toString('base64'); // "u:" and bytes that are not UTF-8
+    const s = await open('api.test');
+    const r = reader(s);
+    s.write(get('/len', 'api.test', `Authorization: Basic ${raw}\r\n`));
+    await r.until('"url":"/len"');
+    assert.ok(api.log.auths.includes(`Basic ${raw}`));
+    assert.match(text(r.all()), /\r\nContent-Length: \d+\r\n/);
+    assert.doesNotMatch(text(r.all()), /Transfer-Encoding/i);
+    const before = r.all().length;
+    s.write(`HEAD /len HTTP/1.1\r\nHost: api.test\r\n\r\n`);
+    await new Promise((res) => setTimeout(res, 200));
+    assert.match(text(r.all().subarray(before)), /^HTTP\/1\.1 200 OK\r\n[^]*Content-Length: \d+\r\n/);
+    s.destroy();
+  });
+
+  test('11: CONNECT to port 80 speaks plain HTTP; 100 Continue comes from the upstream; a request without Host is refused', async () => {
+    const s = await open('plain.test', { plain: true });
+    const r = reader(s);
+    s.write(get('/echo', 'plain.test:80', 'Connection: close\r\n'));
+    await r.closed;
+    assert.match(text(r.all()), /^HTTP\/1\.1 200 OK\r\n[^]*"url":"\/echo"/);
+    // The upstream refuses the upload at once: the agent sees that, never a 100 of the proxy's.
+    const u = await open('api.test');
+    const ur = reader(u);
+    u.write(`POST /refuse-upload HTTP/1.1\r\nHost: api.test\r\nExpect: 100-continue\r\nContent-Length: 1000000\r\n\r\n`);
+    await ur.until('no thanks');
+    assert.match(text(ur.all()), /^HTTP\/1\.1 403 Forbidden\r\n/);
+    u.destroy();
+    const ok = await open('api.test');
+    const okr = reader(ok);
+    ok.write(`POST /upload HTTP/1.1\r\nHost: api.test\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n`);
+    await okr.until('HTTP/1.1 100 Continue');
+    ok.write('hello');
+    await okr.until('uploaded');
+    ok.destroy();
+    // HTTP/1.0 without Host: on the plain path and inside a tunnel.
+    const p = await toProxy(port);
+    const pr = reader(p);
+    p.write('GET http://free.test/echo HTTP/1.0\r\n\r\n');
+    await pr.closed;
+    assert.match(text(pr.all()), /^HTTP\/1\.1 400 Bad Request\r\n[^]*X-Stashbase-Denied: a request without a Host header\r\n/);
+    const n = await open('free.test');
+    const nr = reader(n);
+    n.write('GET /echo HTTP/1.0\r\n\r\n');
+    await nr.closed;
+    assert.match(text(nr.all()), /^HTTP\/1\.1 400 Bad Request\r\n[^]*X-Stashbase-Denied: a request without a Host header\r\n/);
+  });
+});
+
+describe('a plain tunnel (no secrets): an upstream reset closes it, the proxy writes nothing into it', () => {
+  let upstream: TcpServer;
+  let proxy: Server;
+  let port = 0;
+  before(async () => {
+    upstream = createTcp((sock) => {
+      sock.once('data', () => {
+        sock.write('HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\npart');
+        setTimeout(() => sock.resetAndDestroy(), 50);
+      });
+    });
+    await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
+    const upPort = (upstream.address() as AddressInfo).port;
+    proxy = createProxy({ policy: { egressHosts: ['reset.test'], denyHosts: [], mapped: { 'reset.test': `127.0.0.1:${upPort}` } }, audit: () => {} });
+    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+    port = (proxy.address() as AddressInfo).port;
+  });
+  after(() => {
+    proxy.close();
+    upstream.close();
+  });
+
+  test('11: the agent reads the upstream\'s bytes, then the close; no 502', async () => {
+    const s = await tunnel(port, 'reset.test', 443, { plain: true });
+    const r = reader(s);
+    s.write('GET / HTTP/1.1\r\nHost: reset.test\r\n\r\n');
+    await r.closed;
+    assert.equal(text(r.all()), 'HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\npart');
+  });
+});

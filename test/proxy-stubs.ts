@@ -1,0 +1,164 @@
+// An upstream that does everything a proxy must survive: it echoes what it
+// was sent (headers, Basic credentials, the URL, a WebSocket subprotocol) in
+// every transfer form (plain, gzip, brotli, an encoding nobody decodes, a 101
+// and a 200 to an Upgrade), streams events, stalls, stops short, refuses an
+// upload before reading it. HTTPS with a test CA, or plain HTTP.
+import { brotliCompressSync, gzipSync } from 'node:zlib';
+import { createServer as createHttp, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttps } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { LeafCache } from '../lib/tls/leaves.js';
+import { testCa } from './upstream-ca.js';
+import { frame, messages, readFrames } from './ws-util.js';
+
+export interface StubLog {
+  /** "METHOD host path" of every request head the stub read, in order. */
+  requests: string[];
+  /** Bytes that arrived on a connection after an answer the stub closed it with. */
+  smuggled: string[];
+  /** Request bodies received in full. */
+  bodies: Buffer[];
+  /** Raw Authorization header values seen. */
+  auths: string[];
+}
+
+export interface Stub {
+  server: Server;
+  port: number;
+  caPem: string;
+  log: StubLog;
+  close(): void;
+}
+
+function echo(req: IncomingMessage): string {
+  return JSON.stringify({ auth: req.headers.authorization ?? null, url: req.url, cookie: req.headers.cookie ?? null });
+}
+
+function route(req: IncomingMessage, res: ServerResponse, log: StubLog): void {
+  const url = new URL(req.url ?? '/', 'https://stub');
+  const body = echo(req);
+  switch (url.pathname) {
+    case '/echo':
+      res.writeHead(200, { 'Content-Type': 'application/json', 'X-Echo-Auth': req.headers.authorization ?? '' });
+      return void res.end(body);
+    case '/gzip':
+      res.writeHead(200, { 'Content-Encoding': 'gzip', 'Content-Type': 'application/json' });
+      return void res.end(gzipSync(body));
+    case '/br':
+      res.writeHead(200, { 'Content-Encoding': 'br', 'Content-Type': 'application/json' });
+      return void res.end(brotliCompressSync(body));
+    case '/odd-encoding':
+      res.writeHead(200, { 'Content-Encoding': 'x-stashbase-unknown' });
+      return void res.end(body);
+    case '/location':
+      res.writeHead(302, { Location: `https://elsewhere.test/landed?from=${req.url}` });
+      return void res.end(`you asked for ${req.url}\n`);
+    case '/basic': {
+      const b64 = /^Basic (.*)$/i.exec(req.headers.authorization ?? '')?.[1] ?? '';
+      res.writeHead(200, { 'X-Basic': b64 });
+      return void res.end(`basic ${b64} decoded ${Buffer.from(b64, 'base64').toString('latin1')}\n`);
+    }
+    case '/sse': {
+      const n = Number(url.searchParams.get('n') ?? 5);
+      const every = Number(url.searchParams.get('every') ?? 200);
+      res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache' });
+      res.flushHeaders();
+      let i = 0;
+      const tick = setInterval(() => {
+        res.write(`data: {"i":${i},"t":${Date.now()}}\n\n`);
+        if (++i === n) {
+          clearInterval(tick);
+          res.end();
+        }
+      }, every);
+      res.on('close', () => clearInterval(tick));
+      return;
+    }
+    case '/stall':
+      return; // never answers
+    case '/stream': {
+      res.writeHead(200, { 'Content-Type': 'application/octet-stream' });
+      const tick = setInterval(() => res.write(Buffer.alloc(16 * 1024, 120)), 5);
+      res.on('close', () => clearInterval(tick));
+      return;
+    }
+    case '/short':
+      res.writeHead(200, { 'Content-Length': '100000' });
+      res.write(Buffer.alloc(1000, 97));
+      setTimeout(() => res.socket?.destroy(), 50);
+      return;
+    case '/refuse-upload':
+      res.writeHead(403, { 'Content-Length': '9', Connection: 'close' });
+      return void res.end('no thanks');
+    case '/upload':
+      if (req.headers.expect === '100-continue') res.writeContinue();
+      return void req.on('data', () => {}).on('end', () => res.end('uploaded\n'));
+    case '/len':
+      res.writeHead(200, { 'Content-Length': String(Buffer.byteLength(body)) });
+      return void res.end(req.method === 'HEAD' ? undefined : body);
+    default:
+      res.writeHead(200, { 'Content-Type': 'text/plain' });
+      res.end(`ok ${req.url}\n`);
+  }
+  void log;
+}
+
+function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, log: StubLog): void {
+  log.requests.push(`${req.method} ${req.headers.host} ${req.url}`);
+  if (req.headers.authorization) log.auths.push(req.headers.authorization);
+  const url = new URL(req.url ?? '/', 'https://stub');
+  if (url.pathname === '/upgrade-200') {
+    // Not switching: an answer that echoes the head, on a connection left open.
+    const body = echo(req);
+    socket.write(`HTTP/1.1 200 OK\r\nContent-Length: ${body.length}\r\nX-Echo-Auth: ${req.headers.authorization ?? ''}\r\n\r\n${body}`);
+    socket.on('data', (d: Buffer) => log.smuggled.push(d.toString('latin1')));
+    return;
+  }
+  const proto = req.headers['sec-websocket-protocol'];
+  const ext = url.pathname === '/ws-deflate' ? 'Sec-WebSocket-Extensions: permessage-deflate\r\n' : '';
+  // Like the ws package's default: the first requested subprotocol is echoed.
+  socket.write(`HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n${proto ? `Sec-WebSocket-Protocol: ${String(proto).split(',')[0]!.trim()}\r\n` : ''}X-Echo-Auth: ${req.headers.authorization ?? ''}\r\n${ext}\r\n`);
+  socket.write(frame(`hello ${req.headers.authorization ?? ''}`, { masked: false }));
+  let buf: Buffer = head;
+  socket.on('data', (d: Buffer) => {
+    const r = readFrames(Buffer.concat([buf, d]));
+    buf = r.rest;
+    if (r.frames.some((f) => !f.masked)) log.smuggled.push('an unmasked frame');
+    for (const m of messages(r.frames)) {
+      log.bodies.push(Buffer.from(m));
+      // Split in two frames of one message, then as two whole messages.
+      const half = Math.floor(m.length / 2);
+      socket.write(Buffer.concat([frame(`echo:${m.slice(0, half)}`, { masked: false, fin: false }), frame(m.slice(half), { masked: false, opcode: 0 })]));
+    }
+    if (buf.length > 0 && !/^[\x81\x82\x01\x02\x00\x80\x88\x89\x8a]/.test(buf.toString('latin1'))) log.smuggled.push(buf.toString('latin1'));
+  });
+  socket.on('error', () => {});
+}
+
+/** Starts the stub for `host` (HTTPS with a leaf of the test CA unless plain). */
+export async function startStub(host: string, plain = false): Promise<Stub> {
+  const log: StubLog = { requests: [], smuggled: [], bodies: [], auths: [] };
+  const ca = testCa();
+  const leaf = new LeafCache(ca).get(host);
+  const handler = (req: IncomingMessage, res: ServerResponse) => {
+    log.requests.push(`${req.method} ${req.headers.host} ${req.url}`);
+    if (req.headers.authorization) log.auths.push(req.headers.authorization);
+    const chunks: Buffer[] = [];
+    req.on('data', (d: Buffer) => chunks.push(d));
+    req.on('end', () => log.bodies.push(Buffer.concat(chunks)));
+    route(req, res, log);
+  };
+  const server = (plain ? createHttp(handler) : createHttps({ key: leaf.keyPem, cert: leaf.certPem }, handler)) as Server;
+  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => upgrade(req, socket, head, log));
+  server.on('checkContinue', handler); // the stub decides, as a real server would
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    server, port, caPem: ca.certPem, log,
+    close: () => {
+      server.closeAllConnections?.();
+      server.close();
+    },
+  };
+}
