@@ -48,6 +48,7 @@ export const TREE: Group = {
         },
       },
     },
+    scan: { summary: 'Look for secrets in files, staged changes or pushed commits; "scan install" adds git hooks', load: async () => (await import('./commands/scan.js')).main },
   },
 };
 
