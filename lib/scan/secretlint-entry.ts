@@ -2,4 +2,4 @@
 // the packages it names into dist/bundle/secretlint.cjs, loaded only when a scan
 // runs (lib/scan/rule-set.ts). From dist/ (the tests) it loads them as they are.
 export { lintSource } from '@secretlint/core';
-export { creator as recommended } from '@secretlint/secretlint-rule-preset-recommend';
+export { rules as recommendedRules } from '@secretlint/secretlint-rule-preset-recommend';
