@@ -3,6 +3,9 @@
 import { StashbaseError } from './lib/errors.js';
 import { errorLabel } from './lib/style.js';
 
+// For the files bundled apart (scripts/bundle.mjs): one set of error classes.
+export * from './lib/errors.js';
+
 type Main = (argv: string[]) => Promise<number>;
 interface Leaf {
   summary: string;

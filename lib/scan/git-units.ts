@@ -1,7 +1,7 @@
 // Scan units from git: the lines the index adds (--staged, a pre-commit hook's
 // view) and the lines each commit of a range adds (--range, a pre-push hook's).
 // Only git's objects are read, never the working tree's files.
-import { UsageError } from '../errors.js';
+import { CommandFailedError, UsageError } from '../errors.js';
 import { capture, probe } from '../exec.js';
 import { findTool } from '../find-tool.js';
 import { isCommitCommand, rangeLogCommand, stagedDiffCommand } from '../../templates/git-scan.js';
@@ -34,8 +34,21 @@ function gitTool(): string {
   return git;
 }
 
+/** git's output; outside a repository (which `git diff` reads as a usage error) a usage error of ours. */
+async function gitOutput(cmd: Parameters<typeof capture>[0], cwd: string): Promise<string> {
+  try {
+    return await capture(cmd);
+  } catch (e) {
+    if (e instanceof CommandFailedError && (e.code === 129 || /not a git repository/i.test(e.stderr))) {
+      const why = /fatal: (not a git repository.*)/i.exec(e.stderr)?.[1] ?? 'not a git repository';
+      throw new UsageError(`${cwd}: ${why} (--staged and --range read git's index and commits)`);
+    }
+    throw e;
+  }
+}
+
 export async function stagedUnits(cwd: string, maxBytes: number, onSkip: (file: string, why: string) => void): Promise<ScanUnit[]> {
-  const diff = await capture(stagedDiffCommand(gitTool(), cwd));
+  const diff = await gitOutput(stagedDiffCommand(gitTool(), cwd), cwd);
   return parseAddedLines(diff, maxBytes, onSkip);
 }
 
@@ -46,6 +59,6 @@ export async function rangeUnits(cwd: string, range: Range | null, maxBytes: num
   // fetch): every commit of ours not on a remote yet, as for a new branch.
   let base = range.base;
   if (base !== null && probe(isCommitCommand(git, cwd, base)).code !== 0) base = null;
-  const log = await capture(rangeLogCommand(git, cwd, base, range.head));
+  const log = await gitOutput(rangeLogCommand(git, cwd, base, range.head), cwd);
   return parseAddedLines(log, maxBytes, onSkip);
 }

@@ -27,11 +27,14 @@ export interface ScanResult {
 export const DEFAULT_MAX_BYTES = 1024 * 1024;
 
 export async function runScan(o: ScanOptions): Promise<ScanResult> {
-  const entry = await loadRuleSet();
   const findings: Finding[] = [];
   const skipped: ScanResult['skipped'] = [];
   const onSkip = (file: string, why: string) => skipped.push({ file, why });
   let scanned = 0;
+  // git starts before the rule set loads: the two overlap.
+  const pending = o.source.kind === 'staged' ? stagedUnits(o.cwd, o.maxBytes, onSkip) : o.source.kind === 'range' ? rangeUnits(o.cwd, o.source.range, o.maxBytes, onSkip) : null;
+  pending?.catch(() => {}); // its failure is reported where it is awaited, below
+  const entry = await loadRuleSet();
   const scanUnit = async (unit: ScanUnit) => {
     scanned++;
     const hits: Hit[] = [...privateKeyHits(unit.text), ...boundSecretHits(unit.text, o.bound), ...(await ruleSetHits(entry, unit))];
@@ -52,8 +55,7 @@ export async function runScan(o: ScanOptions): Promise<ScanResult> {
       await scanUnit({ file: label(abs), text: r.text, lineNumbers: null });
     }
   } else {
-    const units = o.source.kind === 'staged' ? await stagedUnits(o.cwd, o.maxBytes, onSkip) : await rangeUnits(o.cwd, o.source.range, o.maxBytes, onSkip);
-    for (const u of units) await scanUnit(u);
+    for (const u of (await pending) ?? []) await scanUnit(u);
   }
   return { findings: dedupe(findings), scanned, skipped };
 }
