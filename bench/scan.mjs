@@ -73,7 +73,7 @@ const subjects = {
   'stashbase scan --staged (50-file commit)': found(repo, process.execPath, [bin, 'scan', '--staged']),
   'confined scan --staged (the in-sandbox hook, bwrap)': found(repo, process.execPath, ['--input-type=module', '-e', `
     import { runConfinedScan } from ${JSON.stringify(new URL('../dist/lib/hooks/host-scan.js', import.meta.url).pathname)};
-    const r = await runConfinedScan({ args: ['--staged'], cwd: ${JSON.stringify(repo)} }, { workTree: { sandbox: ${JSON.stringify(repo)}, host: ${JSON.stringify(repo)} }, gitDirs: [${JSON.stringify(join(repo, '.git'))}], profile: { allowHooks: ['secret_scan'], secrets: {} }, env: process.env });
+    const r = await runConfinedScan({ args: ['--staged'], cwd: ${JSON.stringify(repo)} }, { workTree: ${JSON.stringify(repo)}, mounts: [{ host: ${JSON.stringify(repo)}, sandbox: ${JSON.stringify(repo)} }], profile: { allowHooks: ['secret_scan'], secrets: {} }, env: process.env });
     process.exitCode = r.exit;`]),
 };
 subjects['stashbase scan (1,000 files, a/)'] = found(tree, process.execPath, [bin, 'scan', 'a']);

@@ -20,6 +20,12 @@ export interface SystemPath {
   symlink?: string;
 }
 
+/** A host path shown at a path of the scan's own (the sandbox's path for it), read-only. */
+export interface ConfineBind {
+  src: string;
+  dest: string;
+}
+
 export interface ConfineInput {
   bwrap: string;
   /** The entries of CONFINE_SYSTEM that exist here. */
@@ -27,11 +33,12 @@ export interface ConfineInput {
   /** The entries of CONFINE_ETC that exist here. */
   etc: string[];
   /**
-   * Bound read-only at their own paths: the node binary's installation, the
-   * CLI's package, the working tree, its git directories. Real paths (no
-   * symlink in them): bwrap would follow one on the host.
+   * Bound read-only: the node binary's installation and the CLI's package at
+   * their own paths, then the working tree and its git directories where the
+   * sandbox sees them (a native run's .git is a view of its own). Real host
+   * paths (bwrap would follow a symlink on the host).
    */
-  readOnly: string[];
+  binds: ConfineBind[];
   cwd: string;
   command: string[];
   /** The whole environment of the scan: everything inherited is removed first. */
@@ -46,13 +53,16 @@ export function buildConfineCommand(i: ConfineInput): Command {
   for (const s of i.system) args.push(...(s.symlink !== undefined ? ['--symlink', s.symlink, s.path] : ['--ro-bind', s.path, s.path]));
   for (const e of i.etc) args.push('--ro-bind', e, e);
   args.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp');
-  // Outermost first, each once: a path inside another bound one (or inside a system folder) is already there.
-  const covered = i.system.filter((s) => s.symlink === undefined).map((s) => s.path);
-  const binds = [...new Set(i.readOnly)].sort((a, b) => a.split('/').length - b.split('/').length || (a < b ? -1 : 1));
-  for (const p of binds) {
-    if (covered.some((c) => inside(p, c))) continue;
-    covered.push(p);
-    args.push('--ro-bind', p, p);
+  // Outermost first (a view before what is bound into it), each once; a
+  // folder inside a system folder is there already.
+  const system = i.system.filter((s) => s.symlink === undefined).map((s) => s.path);
+  const seen = new Set<string>();
+  const depth = (p: string) => p.split('/').length;
+  for (const b of [...i.binds].sort((x, y) => depth(x.dest) - depth(y.dest))) {
+    const key = `${b.src}\0${b.dest}`;
+    if (seen.has(key) || (b.src === b.dest && system.some((c) => inside(b.dest, c)))) continue;
+    seen.add(key);
+    args.push('--ro-bind', b.src, b.dest);
   }
   args.push('--chdir', i.cwd, '--', ...i.command);
   return { file: i.bwrap, args, env: i.env, unsetEnv: i.inherited.filter((n) => !Object.hasOwn(i.env, n)) };

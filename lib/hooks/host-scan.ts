@@ -4,6 +4,8 @@
 // `stashbase scan …` again, confined (templates/confine.ts): the agent chose
 // the working tree's content, symlinks and .git file, so the scanner must not
 // be able to read anything but the tree, its git directories and the system.
+// It sees them as the sandbox does (read-only), so every path the hook sends
+// is a sandbox path and needs no translation.
 import { lstatSync, mkdtempSync, readlinkSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,10 +13,10 @@ import { runCapped } from '../exec.js';
 import { findTool } from '../find-tool.js';
 import type { Profile } from '../profile/types.js';
 import type { Command } from '../../templates/command.js';
-import { buildConfineCommand, CONFINE_ETC, CONFINE_SYSTEM, type SystemPath } from '../../templates/confine.js';
+import { buildConfineCommand, type ConfineBind, CONFINE_ETC, CONFINE_SYSTEM, type SystemPath } from '../../templates/confine.js';
 import { buildConfineSeatbeltCommand, buildConfineSeatbeltProfile } from '../../templates/confine-seatbelt.js';
 import { type CliFiles, thisCli } from './cli-files.js';
-import { type PathMapping, parseScanRequest, type ScanRequest } from './scan-request.js';
+import { parseScanRequest, plainPath, type ScanRequest } from './scan-request.js';
 
 export interface ScanAnswer {
   /** The scan's exit code: 0 clean, 1 found (or could not run), 2 refused; the hook exits with it. */
@@ -23,15 +25,25 @@ export interface ScanAnswer {
   stderr: string;
 }
 
+/** A host path (`host`) and where the sandbox sees it (`sandbox`). */
+export interface ScanMount {
+  host: string;
+  sandbox: string;
+}
+
 export interface HostScanContext {
-  /** The run's working tree in the sandbox and on the host (the same path on the native and Docker backends). */
-  workTree: PathMapping;
+  /** The run's working tree as the sandbox sees it: the hook's directory must be inside. */
+  workTree: string;
   /**
-   * The git directories of the working tree as found when the run started
-   * (its git dir and common dir; real paths), never looked up again from the
-   * tree the agent controls. Bound read-only, at the same paths.
+   * What the sandbox sees of the working tree and its git directories, as the
+   * run mounted them when it started (never looked up again from the tree the
+   * agent controls): the working tree at its own path on both backends; on
+   * the native backend the .git view (the run's copy of HEAD, index, config …
+   * at the repository's .git, with the real objects, refs and logs bound into
+   * it); a worktree run's git directories. Shown to the scan read-only, at the
+   * sandbox paths. Real host paths.
    */
-  gitDirs: string[];
+  mounts: ScanMount[];
   /** The run's profile: it must allow the secret_scan hook; its bound secrets are searched for. */
   profile: Profile;
   /** The host environment the run started from: where the bound secrets' real values are. */
@@ -88,17 +100,19 @@ function scanEnv(req: ScanRequest, ctx: HostScanContext, tmp: string): { env: Re
 export function confinedScanCommand(req: ScanRequest, ctx: HostScanContext, tmp: string, cli: CliFiles): Command | string {
   const { env, names } = scanEnv(req, ctx, tmp);
   const command = [cli.node, cli.entry, 'scan', ...req.args, ...(names.length > 0 ? ['--secret-env', names.join(',')] : [])];
-  const readOnly = [...cli.roots, ctx.workTree.host, ...ctx.gitDirs];
+  const binds: ConfineBind[] = [...cli.roots.map((r) => ({ src: r, dest: r })), ...ctx.mounts.map((m) => ({ src: m.host, dest: m.sandbox }))];
   const inherited = Object.keys(process.env);
   const platform = ctx.platform ?? process.platform;
   if (platform === 'linux') {
     const bwrap = findTool('bwrap', ctx.env);
     if (!bwrap) return 'bubblewrap (bwrap) is not installed, and the scan never runs unconfined';
     const etc = CONFINE_ETC.filter((p) => lstatSync(p, { throwIfNoEntry: false }) !== undefined);
-    return buildConfineCommand({ bwrap, system: systemPaths(), etc, readOnly, cwd: req.cwd, command, env: { ...env, HOME: '/tmp', TMPDIR: '/tmp' }, inherited });
+    return buildConfineCommand({ bwrap, system: systemPaths(), etc, binds, cwd: req.cwd, command, env: { ...env, HOME: '/tmp', TMPDIR: '/tmp' }, inherited });
   }
   if (platform === 'darwin') {
-    const profile = buildConfineSeatbeltProfile({ readOnly, tmp });
+    // Seatbelt can allow paths, not move them: only a sandbox seen at the host's own paths (as macOS runs are).
+    if (binds.some((b) => b.src !== b.dest)) return "the sandbox's view of the repository cannot be shown to a scan under Seatbelt";
+    const profile = buildConfineSeatbeltProfile({ readOnly: binds.map((b) => b.src), tmp });
     return buildConfineSeatbeltCommand('/usr/bin/sandbox-exec', profile, command, req.cwd, env, inherited);
   }
   return `the secret_scan hook is not available on ${platform}: the scan runs only confined (bubblewrap on Linux, Seatbelt on macOS)`;
@@ -107,7 +121,11 @@ export function confinedScanCommand(req: ScanRequest, ctx: HostScanContext, tmp:
 /** Checks the request, runs the scan confined, and answers; never throws for what the sandbox sent. */
 export async function runConfinedScan(body: unknown, ctx: HostScanContext): Promise<ScanAnswer> {
   if (!ctx.profile.allowHooks.includes('secret_scan')) return refuse(`this run's profile does not allow it (allow_hooks = ["secret_scan"])`);
-  const req = parseScanRequest(body, ctx.workTree, ctx.gitDirs);
+  const workTree = plainPath(ctx.workTree);
+  if (workTree === null || ctx.mounts.some((m) => plainPath(m.sandbox) !== m.sandbox || plainPath(m.host) !== m.host)) {
+    return { exit: 4, stdout: '', stderr: 'stashbase secret scan: cannot scan: the run gave no usable working tree\n' };
+  }
+  const req = parseScanRequest(body, workTree, ctx.mounts.map((m) => m.sandbox));
   if (typeof req === 'string') return refuse(req);
   const tmp = realpathSync(mkdtempSync(join(tmpdir(), 'stashbase-scan-')));
   try {

@@ -1,37 +1,30 @@
 // What a sandbox may ask the host to scan, checked strictly: the hook's JSON
 // body {"args": [...], "cwd": "...", "indexFile": "..."} is agent-controlled.
 // Only --staged, --range <hex>..<hex> and --json; a working directory inside
-// the run's working tree; an index file inside the run's git directories.
+// the run's working tree; an index file inside what the scan is shown of the
+// sandbox (the working tree and its git directories). Paths are sandbox paths:
+// the confined scan sees the sandbox's layout (lib/hooks/host-scan.ts).
 import { isAbsolute } from 'node:path';
 
 export interface ScanRequest {
   args: string[];
-  /** The host path of the directory the hook ran in. */
+  /** The directory the hook ran in (a sandbox path). */
   cwd: string;
-  /** The host path of the index the commit uses (git commit -a, git commit <paths> write a temporary one). */
+  /** The index the commit uses (git commit -a and git commit <paths> write a temporary one). */
   indexFile?: string;
-}
-
-export interface PathMapping {
-  /** The run's working tree as the sandbox sees it, and where it is on the host (the same path on both backends). */
-  sandbox: string;
-  host: string;
 }
 
 const HEX_RANGE = /^[0-9a-f]{4,64}\.\.[0-9a-f]{4,64}$/;
 const MAX_PATH = 4096;
 
-const within = (p: string, dir: string) => p === dir || p.startsWith(dir.endsWith('/') ? dir : dir + '/');
+export const within = (p: string, dir: string) => p === dir || p.startsWith(dir === '/' ? '/' : dir + '/');
 
-/** A sandbox path's host path, or null when it is not a clean absolute path inside `m.sandbox`. */
-export function mapSandboxPath(p: string, m: PathMapping): string | null {
+/** An absolute path spelled plainly (no ".", "..", empty segment or control character; one trailing slash dropped), or null. */
+export function plainPath(p: string): string | null {
   if (p.length === 0 || p.length > MAX_PATH || !isAbsolute(p) || /[\u0000-\u001f\u007f]/.test(p)) return null;
-  // No ".", "..", or empty segment (but one trailing slash): the path means what it spells.
   const segs = p.split('/').slice(1);
   if (segs.some((s, i) => s === '.' || s === '..' || (s === '' && i < segs.length - 1))) return null;
-  const clean = p.length > 1 && p.endsWith('/') ? p.slice(0, -1) : p;
-  if (!within(clean, m.sandbox)) return null;
-  return m.host + clean.slice(m.sandbox.length);
+  return p.length > 1 && p.endsWith('/') ? p.slice(0, -1) : p;
 }
 
 export function checkScanArgs(args: unknown): string[] | string {
@@ -53,23 +46,24 @@ export function checkScanArgs(args: unknown): string[] | string {
   return out;
 }
 
-/** The request, or why it is refused. */
-export function parseScanRequest(body: unknown, workTree: PathMapping, gitDirs: string[]): ScanRequest | string {
+/**
+ * The request, or why it is refused. `workTree`: the run's working tree as
+ * the sandbox sees it; `visible`: every sandbox path the scan is shown.
+ */
+export function parseScanRequest(body: unknown, workTree: string, visible: string[]): ScanRequest | string {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return 'the request is not a JSON object';
   const b = body as Record<string, unknown>;
   for (const k of Object.keys(b)) if (!['args', 'cwd', 'indexFile'].includes(k)) return `unknown field ${JSON.stringify(k.slice(0, 40))}`;
   const args = checkScanArgs(b.args);
   if (typeof args === 'string') return args;
   if (typeof b.cwd !== 'string') return 'cwd must be a string';
-  const cwd = mapSandboxPath(b.cwd, workTree);
-  if (cwd === null) return `cwd ${JSON.stringify(b.cwd.slice(0, 200))} is not inside the run's working tree`;
+  const cwd = plainPath(b.cwd);
+  if (cwd === null || !within(cwd, workTree)) return `cwd ${JSON.stringify(b.cwd.slice(0, 200))} is not inside the run's working tree`;
   const req: ScanRequest = { args, cwd };
   if (b.indexFile !== undefined) {
     if (typeof b.indexFile !== 'string') return 'indexFile must be a string';
-    // The git directories are at the same paths in the sandbox as on the host.
-    const index = gitDirs.map((d) => mapSandboxPath(b.indexFile as string, { sandbox: d, host: d })).find((p) => p !== null)
-      ?? mapSandboxPath(b.indexFile, workTree);
-    if (index == null) return `indexFile ${JSON.stringify(b.indexFile.slice(0, 200))} is not inside the run's git directories`;
+    const index = plainPath(b.indexFile);
+    if (index === null || !visible.some((v) => within(index, v))) return `indexFile ${JSON.stringify(b.indexFile.slice(0, 200))} is not inside the run's working tree or git directories`;
     req.indexFile = index;
   }
   return req;

@@ -154,7 +154,7 @@ describe('secret scan hooks (real git)', needs('git'), () => {
     const dir = repo();
     assert.equal((await cli(['scan', 'install'], { env, cwd: dir })).code, 0);
     const profile = { allowHooks: ['secret_scan'], secrets: { DEPLOY_TOKEN: { source: 'DEPLOY_SRC', hosts: [], inQuery: false, allowPlaintext: false } } } as unknown as Profile;
-    const ctx: HostScanContext = { workTree: { sandbox: dir, host: dir }, gitDirs: [join(dir, '.git')], profile, env: { ...process.env, DEPLOY_SRC: REAL } };
+    const ctx: HostScanContext = { workTree: dir, mounts: [{ host: dir, sandbox: dir }], profile, env: { ...process.env, DEPLOY_SRC: REAL } };
     const bodies: unknown[] = [];
     let status = 200;
     const server = createServer((req, res) => {
@@ -220,7 +220,7 @@ describe('the confined scan (real bwrap): the agent points it at files outside t
     const tree = join(t.dir, name);
     mkdirSync(tree);
     assert.equal(git(tree, 'init', '-q').status, 0);
-    const ctx: HostScanContext = { workTree: { sandbox: tree, host: tree }, gitDirs: [join(tree, '.git')], profile, env: process.env };
+    const ctx: HostScanContext = { workTree: tree, mounts: [{ host: tree, sandbox: tree }, { host: join(tree, '.git'), sandbox: join(tree, '.git') }], profile, env: process.env };
     return { tree, ctx };
   };
   before(() => writeFile(secretFile, `aws_access_key_id = ${AWS_ID}\n`));
@@ -260,6 +260,25 @@ describe('the confined scan (real bwrap): the agent points it at files outside t
     const control = await cli(['scan', '--staged'], { env, cwd: tree });
     assert.equal(control.code, 1);
     assert.match(control.stdout, /creds\.ini:1 aws\/AWSAccessKeyID AKIA\*+/);
+  });
+
+  test("the sandbox's own view of .git (a native run's copy of the index): the scan reads the agent's index, not the real one", async () => {
+    const { tree } = setup('view');
+    writeFile(join(tree, 'staged.ini'), `aws_access_key_id = ${AWS_ID}\n`);
+    assert.equal(git(tree, 'add', 'staged.ini').status, 0);
+    // The run's view: HEAD, config and the agent's index copied; objects and refs the real ones.
+    const view = join(t.dir, 'views-git');
+    mkdirSync(view);
+    for (const f of ['HEAD', 'config', 'index']) writeFileSync(join(view, f), readFileSync(join(tree, '.git', f)));
+    for (const d of ['objects', 'refs']) mkdirSync(join(view, d));
+    assert.equal(git(tree, 'rm', '-q', '--cached', 'staged.ini').status, 0); // the real index: nothing staged
+    const g = join(tree, '.git');
+    const mounts = [{ host: tree, sandbox: tree }, { host: view, sandbox: g }, { host: join(g, 'objects'), sandbox: join(g, 'objects') }, { host: join(g, 'refs'), sandbox: join(g, 'refs') }];
+    const r = await runConfinedScan({ args: ['--staged'], cwd: tree, indexFile: join(g, 'index') }, { workTree: tree, mounts, profile, env: process.env });
+    assert.equal(r.exit, 1, r.stderr);
+    assert.match(r.stdout, /^staged\.ini:1 aws\/AWSAccessKeyID AKIA\*+\n$/);
+    const real = await runConfinedScan({ args: ['--staged'], cwd: tree }, { workTree: tree, mounts: [{ host: tree, sandbox: tree }], profile, env: process.env });
+    assert.equal(real.exit, 0, real.stderr);
   });
 
   test('a profile without secret_scan, and arguments beyond the allowed ones, are refused', async () => {

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
 import { encodeScanAnswer } from '../../lib/hooks/host-scan.js';
-import { checkScanArgs, mapSandboxPath, parseScanRequest } from '../../lib/hooks/scan-request.js';
+import { checkScanArgs, parseScanRequest, plainPath } from '../../lib/hooks/scan-request.js';
 import { validateProfile } from '../../lib/profile/validate.js';
 import { buildConfineCommand } from '../../templates/confine.js';
 import { buildConfineSeatbeltProfile } from '../../templates/confine-seatbelt.js';
@@ -13,7 +13,7 @@ import { renderHook } from '../../templates/git-hook.js';
 import { sbplWellFormed } from '../../templates/seatbelt.js';
 import { golden } from '../golden.js';
 
-const tree = { sandbox: '/work/repo', host: '/work/repo' };
+const tree = '/work/repo';
 const HEX = 'a'.repeat(40);
 
 test('scan args: only --staged, --range <hex>..<hex> and --json, one source', () => {
@@ -24,31 +24,40 @@ test('scan args: only --staged, --range <hex>..<hex> and --json, one source', ()
   }
 });
 
-test('sandbox paths: inside the working tree only, spelled plainly', () => {
-  assert.equal(mapSandboxPath('/work/repo', tree), '/work/repo');
-  assert.equal(mapSandboxPath('/work/repo/', tree), '/work/repo');
-  assert.equal(mapSandboxPath('/work/repo/src/a b', tree), '/work/repo/src/a b');
-  assert.equal(mapSandboxPath('/ctr/src', { sandbox: '/ctr', host: '/home/u/p' }), '/home/u/p/src');
-  for (const bad of ['/work/repo2', '/work/repo/../x', '/work/repo/./x', '/work/repo//x', 'work/repo', '', '/work/repo/\n', '/', '/work']) {
-    assert.equal(mapSandboxPath(bad, tree), null, JSON.stringify(bad));
+test('sandbox paths: absolute and spelled plainly', () => {
+  assert.equal(plainPath('/work/repo'), '/work/repo');
+  assert.equal(plainPath('/work/repo/'), '/work/repo');
+  assert.equal(plainPath('/work/repo/src/a b'), '/work/repo/src/a b');
+  for (const bad of ['/work/repo/../x', '/work/repo/./x', '/work/repo//x', 'work/repo', '', '/work/repo/\n', 'x'.repeat(5000)]) {
+    assert.equal(plainPath(bad), null, JSON.stringify(bad));
   }
 });
 
-test('request: fields, cwd inside the tree, the index inside the git directories', () => {
-  const dirs = ['/work/repo/.git', '/work/main/.git'];
-  assert.deepEqual(parseScanRequest({ args: ['--staged'], cwd: '/work/repo/sub', indexFile: '/work/main/.git/next-index-1.lock' }, tree, dirs), { args: ['--staged'], cwd: '/work/repo/sub', indexFile: '/work/main/.git/next-index-1.lock' });
-  assert.match(parseScanRequest({ args: ['--staged'], cwd: '/etc' }, tree, dirs) as string, /not inside the run's working tree/);
-  assert.match(parseScanRequest({ args: ['--staged'], cwd: '/work/repo', indexFile: '/home/u/.git/index' }, tree, dirs) as string, /not inside the run's git directories/);
-  assert.match(parseScanRequest({ args: ['--staged'], cwd: '/work/repo', env: {} }, tree, dirs) as string, /unknown field "env"/);
-  assert.match(parseScanRequest([], tree, dirs) as string, /not a JSON object/);
+test('request: fields, cwd inside the working tree, the index inside what the scan is shown', () => {
+  const visible = ['/work/repo', '/work/main/.git'];
+  assert.deepEqual(parseScanRequest({ args: ['--staged'], cwd: '/work/repo/sub/', indexFile: '/work/main/.git/next-index-1.lock' }, tree, visible), { args: ['--staged'], cwd: '/work/repo/sub', indexFile: '/work/main/.git/next-index-1.lock' });
+  for (const cwd of ['/etc', '/work/repo2', '/work/repo/../x', '/work']) {
+    assert.match(parseScanRequest({ args: ['--staged'], cwd }, tree, visible) as string, /not inside the run's working tree/, cwd);
+  }
+  assert.match(parseScanRequest({ args: ['--staged'], cwd: '/work/repo', indexFile: '/home/u/.git/index' }, tree, visible) as string, /not inside the run's working tree or git directories/);
+  assert.match(parseScanRequest({ args: ['--staged'], cwd: '/work/repo', env: {} }, tree, visible) as string, /unknown field "env"/);
+  assert.match(parseScanRequest({ args: ['--json'], cwd: '/work/repo' }, tree, visible) as string, /exactly one of --staged and --range/);
+  assert.match(parseScanRequest([], tree, visible) as string, /not a JSON object/);
 });
 
-test('confine: the whole bubblewrap argument list', () => {
+test('confine: the whole bubblewrap argument list (a view before what is bound into it; one bind per pair; system folders not again)', () => {
   const cmd = buildConfineCommand({
     bwrap: '/usr/bin/bwrap',
     system: [{ path: '/usr' }, { path: '/bin', symlink: 'usr/bin' }, { path: '/lib64', symlink: 'usr/lib64' }, { path: '/opt/lib' }],
     etc: ['/etc/ld.so.cache', '/etc/passwd'],
-    readOnly: ['/usr/local/node', '/home/u/proj/.git', '/home/u/proj', '/home/u/.npm-global/lib/node_modules/stashbase', '/home/u/proj'],
+    binds: [
+      { src: '/usr/local/node', dest: '/usr/local/node' },
+      { src: '/home/u/.npm-global/lib/node_modules/stashbase', dest: '/home/u/.npm-global/lib/node_modules/stashbase' },
+      { src: '/home/u/proj/.git/objects', dest: '/home/u/proj/.git/objects' },
+      { src: '/tmp/stashbase-ags_x/views/git', dest: '/home/u/proj/.git' },
+      { src: '/home/u/proj', dest: '/home/u/proj' },
+      { src: '/home/u/proj', dest: '/home/u/proj' },
+    ],
     cwd: '/home/u/proj/sub',
     command: ['/usr/local/node/bin/node', '/home/u/.npm-global/lib/node_modules/stashbase/bin/stashbase.cjs', 'scan', '--staged'],
     env: { PATH: '/usr/bin:/bin', HOME: '/tmp', TOKEN: 'real' },
@@ -66,6 +75,8 @@ test('confine: the whole bubblewrap argument list', () => {
       '--ro-bind', '/etc/passwd', '/etc/passwd',
       '--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp',
       '--ro-bind', '/home/u/proj', '/home/u/proj',
+      '--ro-bind', '/tmp/stashbase-ags_x/views/git', '/home/u/proj/.git',
+      '--ro-bind', '/home/u/proj/.git/objects', '/home/u/proj/.git/objects',
       '--ro-bind', '/home/u/.npm-global/lib/node_modules/stashbase', '/home/u/.npm-global/lib/node_modules/stashbase',
       '--chdir', '/home/u/proj/sub',
       '--', '/usr/local/node/bin/node', '/home/u/.npm-global/lib/node_modules/stashbase/bin/stashbase.cjs', 'scan', '--staged',
