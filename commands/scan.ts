@@ -75,7 +75,9 @@ export async function main(argv: string[]): Promise<number> {
     process.stdout.write(JSON.stringify(result, null, 2) + '\n');
   } else {
     process.stdout.write(result.findings.map((f) => formatFinding(f) + '\n').join(''));
-    const skipped = result.skipped.length > 0 ? `; not scanned: ${result.skipped.map((s) => `${visible(s.file)} (${s.why})`).join(', ')}` : '';
+    const shown = result.skipped.slice(0, 5).map((s) => `${visible(s.file)} (${s.why})`);
+    if (result.skipped.length > shown.length) shown.push(`${result.skipped.length - shown.length} more (--json lists them)`);
+    const skipped = shown.length > 0 ? `; not scanned: ${shown.join(', ')}` : '';
     const what = `${result.scanned} ${source.kind === 'path' ? 'file' : 'changed file'}${result.scanned === 1 ? '' : 's'} scanned`;
     process.stderr.write(result.findings.length > 0
       ? `stashbase scan: ${result.findings.length} possible secret${result.findings.length === 1 ? '' : 's'} found (${what}${skipped})\n`
