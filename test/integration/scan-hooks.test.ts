@@ -15,7 +15,7 @@ import { confinedScanCommand, encodeScanAnswer, type HostScanContext, runConfine
 import { thisCli } from '../../lib/hooks/cli-files.js';
 import { runCapped } from '../../lib/exec.js';
 import type { Profile } from '../../lib/profile/types.js';
-import { BIN, cli, needs, tempHome, writeFile } from '../helpers.js';
+import { BIN, cli, needs, REPO, tempHome, writeFile } from '../helpers.js';
 
 // Built at run time: this file holds no token a scanner would flag.
 const AWS_ID = 'AKIA' + 'ZXCVBNMASDFGHJKL';
@@ -148,6 +148,23 @@ describe('secret scan hooks (real git)', needs('git'), () => {
     assert.equal(existsSync(join(hooks, 'pre-commit.stashbase-chained')), false);
     const again = await cli(['scan', 'install', '--uninstall'], { env, cwd: dir });
     assert.match(again.stderr, /pre-commit: left alone: it is not stashbase's/);
+  });
+
+  test('in a terminal, scan install asks before chaining a foreign hook: N changes nothing, y chains it', () => {
+    const PTY = join(REPO, 'test', 'fixtures', 'pty-run.py');
+    const dir = repo();
+    const hook = join(dir, '.git', 'hooks', 'pre-commit');
+    writeFile(hook, '#!/bin/sh\nexit 0\n');
+    chmodSync(hook, 0o755);
+    const ask = (answer: string) => JSON.parse(spawnSync('python3', [PTY, '--timeout', '60', '--at', '0', 'wait:[y/N]', '--at', '0.1', `send:${Buffer.from(answer + '\r').toString('hex')}`, '--', process.execPath, BIN, 'scan', 'install', '--pre-commit'], { env, cwd: dir, encoding: 'utf8' }).stdout) as { output: string; exit: number };
+    const no = ask('n');
+    assert.equal(no.exit, 1, no.output);
+    assert.match(no.output, /pre-commit is not stashbase's hook\. Keep it and run it before the scan\? \[y\/N\]/);
+    assert.equal(existsSync(hook + '.stashbase-chained'), false);
+    const yes = ask('y');
+    assert.equal(yes.exit, 0, yes.output);
+    assert.equal(readFileSync(hook + '.stashbase-chained', 'utf8'), '#!/bin/sh\nexit 0\n');
+    assert.match(readFileSync(hook, 'utf8'), /^#!\/bin\/sh\n# stashbase-scan-hook 1 \(pre-commit\)\n/);
   });
 
   test('inside a sandbox (the variables set): the hook asks the endpoint with curl and prints its answer; refusals and a missing scan fail closed', async () => {
@@ -287,6 +304,5 @@ describe('the confined scan (real bwrap): the agent points it at files outside t
     const r = await runConfinedScan({ args: ['--staged', '--secret-env', 'HOME'], cwd: tree }, ctx);
     assert.equal(r.exit, 2);
     assert.match(r.stderr, /refused: "--secret-env" is not allowed/);
-    void BIN;
   });
 });
