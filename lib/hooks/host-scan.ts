@@ -118,8 +118,18 @@ export function confinedScanCommand(req: ScanRequest, ctx: HostScanContext, tmp:
   return `the secret_scan hook is not available on ${platform}: the scan runs only confined (bubblewrap on Linux, Seatbelt on macOS)`;
 }
 
-/** Checks the request, runs the scan confined, and answers; never throws for what the sandbox sent. */
-export async function runConfinedScan(body: unknown, ctx: HostScanContext): Promise<ScanAnswer> {
+// One confined scan at a time in this process: a sandbox that sends requests
+// in a loop queues them, it does not fork a scan per request.
+let queue: Promise<unknown> = Promise.resolve();
+
+/** Checks the request, runs the scan confined, and answers; never throws for what the sandbox sent. Scans run one at a time. */
+export function runConfinedScan(body: unknown, ctx: HostScanContext): Promise<ScanAnswer> {
+  const turn = queue.then(() => scanOnce(body, ctx)).catch((e: Error): ScanAnswer => ({ exit: 4, stdout: '', stderr: `stashbase secret scan: cannot scan: ${e.message}\n` }));
+  queue = turn.catch(() => {});
+  return turn;
+}
+
+async function scanOnce(body: unknown, ctx: HostScanContext): Promise<ScanAnswer> {
   if (!ctx.profile.allowHooks.includes('secret_scan')) return refuse(`this run's profile does not allow it (allow_hooks = ["secret_scan"])`);
   const workTree = plainPath(ctx.workTree);
   if (workTree === null || ctx.mounts.some((m) => plainPath(m.sandbox) !== m.sandbox || plainPath(m.host) !== m.host)) {
