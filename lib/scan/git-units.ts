@@ -2,7 +2,8 @@
 // view) and the lines each commit of a range adds (--range, a pre-push hook's).
 // Only git's objects are read, never the working tree's files.
 import { CommandFailedError, UsageError } from '../errors.js';
-import { capture, probe } from '../exec.js';
+import { probe, runCapped } from '../exec.js';
+import { type Command, formatCommand } from '../../templates/command.js';
 import { findTool } from '../find-tool.js';
 import { isCommitCommand, rangeLogCommand, stagedDiffCommand } from '../../templates/git-scan.js';
 import { parseAddedLines } from './diff.js';
@@ -34,17 +35,19 @@ function gitTool(): string {
   return git;
 }
 
+/** More diff than this is not read: the scan fails (closed) and says so. */
+export const MAX_DIFF_BYTES = 256 * 1024 * 1024;
+
 /** git's output; outside a repository (which `git diff` reads as a usage error) a usage error of ours. */
-async function gitOutput(cmd: Parameters<typeof capture>[0], cwd: string): Promise<string> {
-  try {
-    return await capture(cmd);
-  } catch (e) {
-    if (e instanceof CommandFailedError && (e.code === 129 || /not a git repository/i.test(e.stderr))) {
-      const why = /fatal: (not a git repository.*)/i.exec(e.stderr)?.[1] ?? 'not a git repository';
-      throw new UsageError(`${cwd}: ${why} (--staged and --range read git's index and commits)`);
-    }
-    throw e;
+async function gitOutput(cmd: Command, cwd: string): Promise<string> {
+  const r = await runCapped(cmd, { timeoutMs: 10 * 60_000, maxBytes: MAX_DIFF_BYTES });
+  if (r.code === 0 && !r.cut && !r.timedOut) return r.stdout;
+  if (r.cut) throw new CommandFailedError(formatCommand(cmd), 1, `its output is larger than ${MAX_DIFF_BYTES} bytes: not scanned`);
+  if (r.code === 129 || /not a git repository/i.test(r.stderr)) {
+    const why = /fatal: (not a git repository.*)/i.exec(r.stderr)?.[1] ?? 'not a git repository';
+    throw new UsageError(`${cwd}: ${why} (--staged and --range read git's index and commits)`);
   }
+  throw new CommandFailedError(formatCommand(cmd), r.code ?? 1, r.timedOut ? 'timed out' : r.stderr);
 }
 
 export async function stagedUnits(cwd: string, maxBytes: number, onSkip: (file: string, why: string) => void): Promise<ScanUnit[]> {
