@@ -3,6 +3,9 @@
 import { StashbaseError } from './lib/errors.js';
 import { errorLabel } from './lib/style.js';
 
+// For the files bundled apart (scripts/bundle.mjs): one set of error classes.
+export * from './lib/errors.js';
+
 type Main = (argv: string[]) => Promise<number>;
 interface Leaf {
   summary: string;
@@ -48,6 +51,7 @@ export const TREE: Group = {
         },
       },
     },
+    scan: { summary: 'Look for secrets in files, staged changes or pushed commits; "scan install" adds git hooks', load: async () => (await import('./commands/scan.js')).main },
   },
 };
 

@@ -29,6 +29,8 @@ function run(script) {
   const mod = new Module(BUNDLE, module);
   mod.filename = BUNDLE;
   mod.paths = Module._nodeModulePaths(path.dirname(BUNDLE));
+  // The files bundled apart (scripts/bundle.mjs) require this one for its error classes: the same instance.
+  Module._cache[BUNDLE] = mod;
   script.runInThisContext().call(mod.exports, mod.exports, Module.createRequire(BUNDLE), mod, BUNDLE, path.dirname(BUNDLE));
   mod.loaded = true;
   return mod.exports;

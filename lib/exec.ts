@@ -101,3 +101,48 @@ export async function runForwarded(cmd: Command): Promise<number> {
     unforward();
   }
 }
+
+export interface CappedResult extends CaptureResult {
+  timedOut: boolean;
+  /** Output past `maxBytes` (per stream) was dropped. */
+  cut: boolean;
+}
+
+/**
+ * Runs a command to completion and resolves with what happened, never
+ * rejecting for its exit: for a command whose environment holds what must not
+ * be printed (its rendering, with `K=V`, appears in no message from here).
+ * Killed after `timeoutMs`; each stream keeps its first `maxBytes`.
+ */
+export function runCapped(cmd: Command, o: { timeoutMs: number; maxBytes: number }): Promise<CappedResult> {
+  return new Promise((resolve) => {
+    const child = childProcess().spawn(cmd.file, cmd.args, { cwd: cmd.cwd, env: childEnv(cmd), stdio: ['ignore', 'pipe', 'pipe'] });
+    const streams = { out: [] as Buffer[], err: [] as Buffer[], outN: 0, errN: 0 };
+    let cut = false;
+    let timedOut = false;
+    const keep = (which: 'out' | 'err') => (b: Buffer) => {
+      const n = which === 'out' ? streams.outN : streams.errN;
+      const room = o.maxBytes - n;
+      if (room <= 0) return void (cut = true);
+      const part = b.length > room ? b.subarray(0, room) : b;
+      if (part.length < b.length) cut = true;
+      streams[which].push(part);
+      if (which === 'out') streams.outN += part.length;
+      else streams.errN += part.length;
+    };
+    child.stdout?.on('data', keep('out'));
+    child.stderr?.on('data', keep('err'));
+    const timer = setTimeout(() => {
+      timedOut = true;
+      child.kill('SIGKILL');
+    }, o.timeoutMs);
+    child.on('error', (e) => {
+      clearTimeout(timer);
+      resolve({ code: null, signal: null, stdout: '', stderr: `cannot run ${cmd.file}: ${e.message}`, timedOut, cut });
+    });
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout: Buffer.concat(streams.out).toString('utf8'), stderr: Buffer.concat(streams.err).toString('utf8'), timedOut, cut });
+    });
+  });
+}

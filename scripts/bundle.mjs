@@ -9,6 +9,31 @@ import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { appendFileSync, readFileSync, rmSync } from 'node:fs';
 import { build } from 'esbuild';
+import { join, resolve } from 'node:path';
+
+// Files of their own beside the CLI's bundle, required only when used: the
+// secret scan (its commands, the host side of its hook, its rule set). Start-up
+// of agent run and of every other command never reads or compiles them. They
+// share the bundle's error classes (lib/errors.js), so `instanceof` in cli.ts
+// still knows their errors: those imports become require("./cli.cjs"), the
+// running bundle (bin/bundle-loader.cjs registers it in require's cache).
+const APART = { 'dist/commands/scan.js': 'scan', 'dist/lib/hooks/host-scan.js': 'host-scan', 'dist/lib/scan/secretlint-entry.js': 'secretlint' };
+const ERRORS = resolve('dist/lib/errors.js');
+function apart(self) {
+  return {
+    name: 'apart',
+    setup(b) {
+      b.onResolve({ filter: /^\.\.?\// }, (args) => {
+        const target = resolve(args.resolveDir, args.path);
+        for (const [file, name] of Object.entries(APART)) {
+          if (target === resolve(file) && name !== self) return { path: `./${name}.cjs`, external: true };
+        }
+        if (self !== null && target === ERRORS) return { path: './cli.cjs', external: true };
+        return undefined;
+      });
+    },
+  };
+}
 
 rmSync('dist/bundle', { recursive: true, force: true });
 
@@ -28,6 +53,7 @@ const common = {
   banner: { js: 'const __stashbase_url = require("node:url").pathToFileURL(__filename).href;' },
   logLevel: 'warning',
   plugins: [
+    apart(null),
     {
       // The default image's Dockerfile travels inside the CLI itself.
       name: 'embed-dockerfile',
@@ -42,6 +68,52 @@ const common = {
 };
 
 await build({ ...common, entryPoints: { cli: 'dist/cli.js' }, outdir: 'dist/bundle' });
+for (const name of ['scan', 'host-scan']) {
+  const entry = Object.keys(APART).find((f) => APART[f] === name);
+  await build({ ...common, entryPoints: { [name]: entry }, outdir: 'dist/bundle', plugins: [apart(name)] });
+}
+
+// The rule set (secretlint's core and recommended preset, ES modules only) as
+// one CommonJS file beside the CLI, so it loads on every Node 20 without an ES
+// module loader. Three parts are replaced: secretlint's profiler (it records
+// every file and rule in a PerformanceObserver that is never emptied: half the
+// scan's time, and memory growing with the tree), the `debug` package (DEBUG=
+// in the environment would print what is scanned), and node-forge, which the
+// GCP rule loads only to open .p12 files, which the scan never hands it.
+const ruleSetVersion = (name) => JSON.parse(readFileSync(`node_modules/${name}/package.json`, 'utf8')).version;
+await build({
+  bundle: true,
+  format: 'cjs',
+  platform: 'node',
+  target: 'node20',
+  supported: { 'dynamic-import': false },
+  entryPoints: { secretlint: 'dist/lib/scan/secretlint-entry.js' },
+  outdir: 'dist/bundle',
+  outExtension: { '.js': '.cjs' },
+  logLevel: 'warning',
+  banner: {
+    js: `// @secretlint/core ${ruleSetVersion('@secretlint/core')} and @secretlint/secretlint-rule-preset-recommend ${ruleSetVersion('@secretlint/secretlint-rule-preset-recommend')} (MIT, azu), bundled by scripts/bundle.mjs`,
+  },
+  plugins: [
+    apart('secretlint'),
+    {
+      name: 'rule-set-stubs',
+      setup(b) {
+        b.onResolve({ filter: /^@secretlint\/profiler$/ }, () => ({ path: 'profiler', namespace: 'stub' }));
+        b.onResolve({ filter: /^debug$/ }, () => ({ path: 'debug', namespace: 'stub' }));
+        b.onResolve({ filter: /^\.\/index-[\w-]+\.js$/ }, (args) => (args.kind === 'dynamic-import' ? { path: 'forge', namespace: 'stub' } : undefined));
+        b.onLoad({ filter: /.*/, namespace: 'stub' }, (args) => ({
+          loader: 'js',
+          contents: {
+            profiler: 'export const secretLintProfiler = { mark() {} };',
+            debug: 'export default function debug() { return () => {}; }',
+            forge: 'throw new Error("node-forge is not part of stashbase\'s bundle");',
+          }[args.path],
+        }));
+      },
+    },
+  ],
+});
 
 // A fresh id per build, as the last line: bin/bundle-loader.cjs uses the code
 // cache only when it was made from this very build.

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs and starts what stashbase's integration tests need on a Debian host,
 # as root: bubblewrap, iptables, git, a Docker engine (dockerd started in the
-# background), debootstrap, the locally built test base image, and tmux (the
-# control-socket attack tests drive a real tmux server), and the real Claude Code
+# background), debootstrap, the locally built test base image, tmux (the
+# control-socket attack tests drive a real tmux server), curl (the secret scan
+# hook's in-sandbox path posts with it), and the real Claude Code
 # and Codex CLIs for the compatibility tests (scripts/install-test-agents.sh).
 # Idempotent: every step checks first and does nothing when already done.
 set -euo pipefail
@@ -17,7 +18,7 @@ fi
 
 need_pkgs=()
 for pair in bwrap:bubblewrap iptables:iptables git:git dockerd:docker.io \
-            debootstrap:debootstrap ip:iproute2 script:bsdutils tmux:tmux; do
+            debootstrap:debootstrap ip:iproute2 script:bsdutils tmux:tmux curl:curl; do
   cmd=${pair%%:*} pkg=${pair#*:}
   command -v "$cmd" >/dev/null 2>&1 || [ -x "/usr/sbin/$cmd" ] || need_pkgs+=("$pkg")
 done

@@ -30,6 +30,8 @@ export interface ValidateInput {
   lines: Map<string, number>;
   env: NodeJS.ProcessEnv;
   hostCpus?: number;
+  /** Where the profile will run (default: here). */
+  platform?: NodeJS.Platform;
 }
 
 export function validateProfile(input: ValidateInput): Profile {
@@ -41,6 +43,10 @@ export function validateProfile(input: ValidateInput): Profile {
     r.fail(p, `${JSON.stringify(s)} is not a known hook (known: ${HOOKS.join(', ')})`);
     return false;
   });
+  // The host-side scan must run confined (bubblewrap, Seatbelt); Windows has neither.
+  if (allowHooks?.includes('secret_scan') && (input.platform ?? process.platform) === 'win32') {
+    r.fail(['allow_hooks'], '"secret_scan" is not available on Windows: the scan it asks for runs on the host only confined (bubblewrap on Linux, Seatbelt on macOS)');
+  }
 
   const sb = r.table(top.sandbox, ['sandbox'], SANDBOX);
   const backend = r.oneOf(sb.backend, ['sandbox', 'backend'], ['native', 'docker'] as const) ?? 'native';

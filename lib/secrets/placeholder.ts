@@ -4,7 +4,9 @@
 // still pass, and carries a marker that makes it recognisable in logs.
 import { randomBytes } from '../random.js';
 
-const KNOWN_PREFIX = /^(github_pat_|gh[pousr]_|glpat-|sk-ant-[a-z0-9]+-|sk-proj-|sk-|xox[abposr]-|AKIA|ASIA|npm_|pypi-|hf_)/;
+const PREFIXES = 'github_pat_|gh[pousr]_|glpat-|sk-ant-[a-z0-9]+-|sk-proj-|sk-|xox[abposr]-|AKIA|ASIA|npm_|pypi-|hf_';
+/** The visible prefixes a placeholder keeps (and the secret scan shows of a bound secret's value). */
+export const KNOWN_PREFIX = new RegExp(`^(${PREFIXES})`);
 const MARKER = 'SBPH';
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 const MIN_RANDOM = 20;
@@ -15,6 +17,12 @@ function randomText(n: number): string {
   for (const b of bytes) out += ALPHABET[b % ALPHABET.length];
   return out;
 }
+
+/**
+ * Text with a placeholder's shape: a known prefix or none, the marker, then at
+ * least MIN_RANDOM letters and digits (the secret scan does not report these).
+ */
+export const PLACEHOLDER = new RegExp(`(?:${PREFIXES})?${MARKER}[A-Za-z0-9]{${MIN_RANDOM},}`);
 
 export function makePlaceholder(real: string): string {
   const prefix = KNOWN_PREFIX.exec(real)?.[1] ?? '';

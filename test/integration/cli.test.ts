@@ -18,6 +18,7 @@ const LEAVES = [
   'agent run', 'agent validate', 'agent trust', 'agent audit',
   'agent docker build', 'agent docker doctor', 'agent docker status', 'agent docker cleanup', 'agent docker shell',
   'agent worktrees list', 'agent worktrees merge', 'agent worktrees clean', 'agent worktrees remove', 'agent worktrees delete',
+  'scan', 'scan install',
 ];
 
 test('--help on every command', async () => {

@@ -1,0 +1,151 @@
+// The host side of the secret_scan hook. A sandbox's hook posts its scan's
+// arguments to the run's proxy; the proxy hands the parsed JSON body here and
+// sends back what this returns, encoded by encodeScanAnswer. The scan runs as
+// `stashbase scan …` again, confined (templates/confine.ts): the agent chose
+// the working tree's content, symlinks and .git file, so the scanner must not
+// be able to read anything but the tree, its git directories and the system.
+// It sees them as the sandbox does (read-only), so every path the hook sends
+// is a sandbox path and needs no translation.
+import { lstatSync, mkdtempSync, readlinkSync, realpathSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runCapped } from '../exec.js';
+import { findTool } from '../find-tool.js';
+import type { Profile } from '../profile/types.js';
+import type { Command } from '../../templates/command.js';
+import { buildConfineCommand, type ConfineBind, CONFINE_ETC, CONFINE_SYSTEM, type SystemPath } from '../../templates/confine.js';
+import { buildConfineSeatbeltCommand, buildConfineSeatbeltProfile } from '../../templates/confine-seatbelt.js';
+import { type CliFiles, thisCli } from './cli-files.js';
+import { parseScanRequest, plainPath, type ScanRequest } from './scan-request.js';
+
+export interface ScanAnswer {
+  /** The scan's exit code: 0 clean, 1 found (or could not run), 2 refused; the hook exits with it. */
+  exit: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** A host path (`host`) and where the sandbox sees it (`sandbox`). */
+export interface ScanMount {
+  host: string;
+  sandbox: string;
+}
+
+export interface HostScanContext {
+  /** The run's working tree as the sandbox sees it: the hook's directory must be inside. */
+  workTree: string;
+  /**
+   * What the sandbox sees of the working tree and its git directories, as the
+   * run mounted them when it started (never looked up again from the tree the
+   * agent controls): the working tree at its own path on both backends; on
+   * the native backend the .git view (the run's copy of HEAD, index, config …
+   * at the repository's .git, with the real objects, refs and logs bound into
+   * it); a worktree run's git directories. Shown to the scan read-only, at the
+   * sandbox paths. Real host paths.
+   */
+  mounts: ScanMount[];
+  /** The run's profile: it must allow the secret_scan hook; its bound secrets are searched for. */
+  profile: Profile;
+  /** The host environment the run started from: where the bound secrets' real values are. */
+  env: NodeJS.ProcessEnv;
+  platform?: NodeJS.Platform;
+  cli?: CliFiles;
+  timeoutMs?: number;
+}
+
+const MAX_OUTPUT = 256 * 1024;
+const refuse = (why: string): ScanAnswer => ({ exit: 2, stdout: '', stderr: `stashbase secret scan: refused: ${why}\n` });
+
+/** The answer as the hook reads it: one line of JSON, control characters (but newline and tab) removed from the text. */
+export function encodeScanAnswer(a: ScanAnswer): string {
+  const clean = (s: string) => s.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, '');
+  return JSON.stringify({ exit: a.exit, stdout: clean(a.stdout), stderr: clean(a.stderr) });
+}
+
+function systemPaths(): SystemPath[] {
+  const out: SystemPath[] = [];
+  for (const p of CONFINE_SYSTEM) {
+    const st = lstatSync(p, { throwIfNoEntry: false });
+    if (st?.isSymbolicLink()) out.push({ path: p, symlink: readlinkSync(p) });
+    else if (st?.isDirectory()) out.push({ path: p });
+  }
+  return out;
+}
+
+/** The child's whole environment: a fixed minimum, the index it is told about, and the bound secrets' values under their profile names. */
+function scanEnv(req: ScanRequest, ctx: HostScanContext, tmp: string): { env: Record<string, string>; names: string[] } {
+  const env: Record<string, string> = {
+    PATH: '/usr/bin:/bin',
+    HOME: tmp,
+    TMPDIR: tmp,
+    LANG: 'C.UTF-8',
+    NO_COLOR: '1',
+    GIT_CONFIG_NOSYSTEM: '1',
+    GIT_CONFIG_GLOBAL: '/dev/null',
+    GIT_TERMINAL_PROMPT: '0',
+    GIT_OPTIONAL_LOCKS: '0',
+  };
+  if (req.indexFile) env.GIT_INDEX_FILE = req.indexFile;
+  const names: string[] = [];
+  for (const [name, s] of Object.entries(ctx.profile.secrets)) {
+    const value = ctx.env[s.source];
+    if (value === undefined || value === '' || Object.hasOwn(env, name)) continue;
+    env[name] = value;
+    names.push(name);
+  }
+  return { env, names };
+}
+
+/** The confined command for a checked request; `tmp` is the scan's private temp folder. */
+export function confinedScanCommand(req: ScanRequest, ctx: HostScanContext, tmp: string, cli: CliFiles): Command | string {
+  const { env, names } = scanEnv(req, ctx, tmp);
+  const command = [cli.node, cli.entry, 'scan', ...req.args, ...(names.length > 0 ? ['--secret-env', names.join(',')] : [])];
+  const binds: ConfineBind[] = [...cli.roots.map((r) => ({ src: r, dest: r })), ...ctx.mounts.map((m) => ({ src: m.host, dest: m.sandbox }))];
+  const inherited = Object.keys(process.env);
+  const platform = ctx.platform ?? process.platform;
+  if (platform === 'linux') {
+    const bwrap = findTool('bwrap', ctx.env);
+    if (!bwrap) return 'bubblewrap (bwrap) is not installed, and the scan never runs unconfined';
+    const etc = CONFINE_ETC.filter((p) => lstatSync(p, { throwIfNoEntry: false }) !== undefined);
+    return buildConfineCommand({ bwrap, system: systemPaths(), etc, binds, cwd: req.cwd, command, env: { ...env, HOME: '/tmp', TMPDIR: '/tmp' }, inherited });
+  }
+  if (platform === 'darwin') {
+    // Seatbelt can allow paths, not move them: only a sandbox seen at the host's own paths (as macOS runs are).
+    if (binds.some((b) => b.src !== b.dest)) return "the sandbox's view of the repository cannot be shown to a scan under Seatbelt";
+    const profile = buildConfineSeatbeltProfile({ readOnly: binds.map((b) => b.src), tmp });
+    return buildConfineSeatbeltCommand('/usr/bin/sandbox-exec', profile, command, req.cwd, env, inherited);
+  }
+  return `the secret_scan hook is not available on ${platform}: the scan runs only confined (bubblewrap on Linux, Seatbelt on macOS)`;
+}
+
+// One confined scan at a time in this process: a sandbox that sends requests
+// in a loop queues them, it does not fork a scan per request.
+let queue: Promise<unknown> = Promise.resolve();
+
+/** Checks the request, runs the scan confined, and answers; never throws for what the sandbox sent. Scans run one at a time. */
+export function runConfinedScan(body: unknown, ctx: HostScanContext): Promise<ScanAnswer> {
+  const turn = queue.then(() => scanOnce(body, ctx)).catch((e: Error): ScanAnswer => ({ exit: 4, stdout: '', stderr: `stashbase secret scan: cannot scan: ${e.message}\n` }));
+  queue = turn.catch(() => {});
+  return turn;
+}
+
+async function scanOnce(body: unknown, ctx: HostScanContext): Promise<ScanAnswer> {
+  if (!ctx.profile.allowHooks.includes('secret_scan')) return refuse(`this run's profile does not allow it (allow_hooks = ["secret_scan"])`);
+  const workTree = plainPath(ctx.workTree);
+  if (workTree === null || ctx.mounts.some((m) => plainPath(m.sandbox) !== m.sandbox || plainPath(m.host) !== m.host)) {
+    return { exit: 4, stdout: '', stderr: 'stashbase secret scan: cannot scan: the run gave no usable working tree\n' };
+  }
+  const req = parseScanRequest(body, workTree, ctx.mounts.map((m) => m.sandbox));
+  if (typeof req === 'string') return refuse(req);
+  const tmp = realpathSync(mkdtempSync(join(tmpdir(), 'stashbase-scan-')));
+  try {
+    const cmd = confinedScanCommand(req, ctx, tmp, ctx.cli ?? thisCli());
+    if (typeof cmd === 'string') return { exit: 4, stdout: '', stderr: `stashbase secret scan: cannot scan: ${cmd}\n` };
+    const r = await runCapped(cmd, { timeoutMs: ctx.timeoutMs ?? 120_000, maxBytes: MAX_OUTPUT });
+    const note = r.timedOut ? 'stashbase secret scan: the scan took too long and was stopped\n' : r.cut ? 'stashbase secret scan: (output cut)\n' : '';
+    const exit = r.timedOut || r.code === null ? 1 : r.code;
+    return { exit, stdout: r.stdout, stderr: r.stderr + note };
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+}

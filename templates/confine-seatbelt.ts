@@ -1,0 +1,48 @@
+// The macOS side of templates/confine.ts: a Seatbelt profile for
+// `sandbox-exec -p`. Default deny; reads of the system, the node binary's
+// installation, the CLI's package, the working tree and its git directories;
+// writes only to the scan's own temp folder and /dev/null; no network.
+import type { Command } from './command.js';
+import { sbplString } from './seatbelt.js';
+
+/** System locations a node process and Apple's git need to start and run. */
+export const CONFINE_MAC_SYSTEM = ['/usr', '/bin', '/System', '/Library/Developer/CommandLineTools', '/Applications/Xcode.app', '/private/var/db/dyld', '/private/var/db/timezone'];
+export const CONFINE_MAC_ETC = ['/private/etc/passwd', '/private/etc/group', '/private/etc/localtime', '/dev/null', '/dev/random', '/dev/urandom'];
+
+export interface ConfineSeatbeltInput {
+  readOnly: string[];
+  tmp: string;
+}
+
+export function buildConfineSeatbeltProfile(i: ConfineSeatbeltInput): string {
+  const reads = [
+    '(literal "/")',
+    ...CONFINE_MAC_SYSTEM.map((p) => `(subpath ${sbplString(p)})`),
+    ...CONFINE_MAC_ETC.map((p) => `(literal ${sbplString(p)})`),
+    '(regex #"^/dev/fd/")',
+    ...i.readOnly.map((p) => `(subpath ${sbplString(p)})`),
+    `(subpath ${sbplString(i.tmp)})`,
+  ];
+  return [
+    '(version 1)',
+    '(deny default)',
+    '(allow process-fork)',
+    '(allow process-exec)',
+    '(allow signal (target same-sandbox))',
+    '(allow sysctl-read)',
+    // Directory traversal metadata everywhere (realpath of a path's parents), never contents.
+    '(allow file-read-metadata)',
+    '(allow file-read*',
+    ...reads.map((r) => `  ${r}`),
+    ')',
+    '(allow file-write*',
+    `  (subpath ${sbplString(i.tmp)})`,
+    '  (literal "/dev/null")',
+    ')',
+    '(allow mach-lookup (global-name "com.apple.system.opendirectoryd.libinfo"))',
+  ].join('\n') + '\n';
+}
+
+export function buildConfineSeatbeltCommand(sandboxExec: string, profile: string, command: string[], cwd: string, env: Record<string, string>, inherited: string[]): Command {
+  return { file: sandboxExec, args: ['-p', profile, ...command], cwd, env, unsetEnv: inherited.filter((n) => !Object.hasOwn(env, n)) };
+}

@@ -1,0 +1,131 @@
+// The secret scan's pure parts: the rule set as configured, masking,
+// placeholders, private keys, bound secrets, reading added lines out of diffs.
+import assert from 'node:assert/strict';
+import { generateKeyPairSync } from 'node:crypto';
+import { test } from 'node:test';
+import { boundSecretHits, privateKeyHits } from '../../lib/scan/detectors.js';
+import { parseAddedLines, unquoteGitPath } from '../../lib/scan/diff.js';
+import { dedupe, formatFinding, mask, maskBound } from '../../lib/scan/findings.js';
+import { parseRange } from '../../lib/scan/git-units.js';
+import { loadRuleSet, ruleSetHits } from '../../lib/scan/rule-set.js';
+import { makePlaceholder } from '../../lib/secrets/placeholder.js';
+import type { ScanUnit } from '../../lib/scan/unit.js';
+
+const unit = (text: string, file = 'config.env'): ScanUnit => ({ file, text, lineNumbers: null });
+const rules = async (text: string, file?: string) => (await ruleSetHits(await loadRuleSet(), unit(text, file))).map((h) => [h.rule, h.masked]);
+
+// Built at run time so this file holds no token a scanner would flag.
+const AWS_ID = 'AKIA' + 'QWERTYUIOPASDFGH';
+const GH = 'ghp_' + 'aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3z5A';
+
+test('rule set: the preset loads, AWS access key ids are looked for (off in the preset by default), rule names are short', async () => {
+  assert.deepEqual(await rules(`aws_access_key_id = ${AWS_ID}\n`), [['aws/AWSAccessKeyID', 'AKIA****************']]);
+  assert.deepEqual(await rules(`token: ${GH}\n`), [['github/GITHUB_TOKEN', 'ghp_************************…']]);
+  assert.deepEqual(await rules('const x = 1;\n'), []);
+});
+
+test("rule set: the preset's example values and stashbase placeholders are not findings", async () => {
+  assert.deepEqual(await rules('aws_access_key_id = AKIAIOSFODNN7EXAMPLE\n'), []);
+  const ph = makePlaceholder(GH);
+  assert.match(ph, /^ghp_SBPH/);
+  assert.equal(ph.length, GH.length);
+  assert.deepEqual(await rules(`token: ${ph}\n`), []);
+  assert.deepEqual(await rules(`id = ${makePlaceholder(AWS_ID)}\n`), []);
+});
+
+test('rule set: inline secretlint-disable comments are not honoured', async () => {
+  assert.deepEqual(await rules(`// secretlint-disable\ntoken: ${GH}\n`), [['github/GITHUB_TOKEN', 'ghp_************************…']]);
+});
+
+test('mask: a known prefix or at most 4 characters and a quarter of the value; stars capped', () => {
+  assert.equal(mask(AWS_ID), 'AKIA****************');
+  assert.equal(mask('abcdefgh'), 'ab******');
+  assert.equal(mask('abc'), '***');
+  assert.equal(mask('x'.repeat(40)), 'xxxx' + '*'.repeat(24) + '…');
+  assert.equal(maskBound('ghp_' + 'z'.repeat(10)), 'ghp_**********');
+  assert.equal(maskBound('plainsecretvalue'), '****************');
+  assert.equal(formatFinding({ file: 'a\u001b[31m.txt', line: 3, rule: 'r', masked: 'ab**', commit: '0123456789abcdef0123' }), 'a\\x1b[31m.txt:3 r ab** (commit 0123456789ab)');
+});
+
+test('private keys: a real PEM and OpenSSH key block, an encrypted one; a documentation header is not', () => {
+  const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256', privateKeyEncoding: { type: 'pkcs8', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'pem' } });
+  assert.deepEqual(privateKeyHits(`x\n${privateKey}`).map((h) => [h.rule, h.masked]), [['private-key', '-----BEGIN PRIVATE KEY-----']]);
+  const openssh = '-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\n-----END OPENSSH PRIVATE KEY-----\n';
+  assert.deepEqual(privateKeyHits(openssh).map((h) => h.masked), ['-----BEGIN OPENSSH PRIVATE KEY-----']);
+  assert.equal(privateKeyHits('-----BEGIN RSA PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\n').length, 1);
+  assert.equal(privateKeyHits('-----BEGIN PRIVATE KEY-----\n...\n-----END PRIVATE KEY-----\n').length, 0);
+  assert.equal(privateKeyHits('see -----BEGIN ... PRIVATE KEY----- in the docs').length, 0);
+});
+
+test('bound secrets: every exact occurrence; too short values are not searched', () => {
+  const hits = boundSecretHits('a=s3cr3t-value!\nb="s3cr3t-value!"', [{ name: 'TOKEN', value: 's3cr3t-value!' }, { name: 'PIN', value: '1234' }]);
+  assert.deepEqual(hits.map((h) => [h.start, h.rule, h.masked]), [[2, 'bound-secret:TOKEN', '*************'], [19, 'bound-secret:TOKEN', '*************']]);
+});
+
+test('diff: added lines with their line numbers; content that looks like headers; quoted names; deletions; binary', () => {
+  const diff = [
+    'diff --git a/a.txt b/a.txt',
+    '--- a/a.txt',
+    '+++ b/a.txt',
+    '@@ -1,0 +2,3 @@',
+    '+one',
+    '++++ not a header',
+    '+diff --git x y',
+    '@@ -9 +12 @@',
+    '-old',
+    '+new',
+    '\\ No newline at end of file',
+    'diff --git "a/t\\tab" "b/t\\tab"',
+    'new file mode 100644',
+    '--- /dev/null',
+    '+++ "b/t\\tab \\303\\251"',
+    '@@ -0,0 +1 @@',
+    '+x',
+    'diff --git a/gone b/gone',
+    'deleted file mode 100644',
+    '--- a/gone',
+    '+++ /dev/null',
+    '@@ -1 +0,0 @@',
+    '-bye',
+    'diff --git a/bin b/bin',
+    '--- a/bin',
+    '+++ b/bin',
+    '@@ -0,0 +1,2 @@',
+    '+ok',
+    '+a\0b',
+    '',
+  ].join('\n');
+  const skipped: string[] = [];
+  const units = parseAddedLines(diff, 1000, (f, why) => skipped.push(`${f}: ${why}`));
+  assert.deepEqual(units, [
+    { file: 'a.txt', text: 'one\n+++ not a header\ndiff --git x y\nnew', lineNumbers: [2, 3, 4, 12] },
+    { file: 't\tab é', text: 'x', lineNumbers: [1] },
+  ]);
+  assert.deepEqual(skipped, ['bin: binary']);
+});
+
+test('diff: commit marks of git log; the size cap cuts a file', () => {
+  const log = '\u0001aaaa\ndiff --git a/f b/f\n+++ b/f\n@@ -0,0 +1,2 @@\n+12345\n+67890\n\u0001bbbb\ndiff --git a/f b/f\n+++ b/f\n@@ -2,0 +3 @@\n+x\n';
+  const skipped: string[] = [];
+  assert.deepEqual(parseAddedLines(log, 8, (f, why) => skipped.push(`${f}: ${why}`)), [
+    { file: 'f', text: '12345', lineNumbers: [1], commit: 'aaaa' },
+    { file: 'f', text: 'x', lineNumbers: [3], commit: 'bbbb' },
+  ]);
+  assert.deepEqual(skipped, ['f: added text past 8 bytes not scanned']);
+  assert.equal(unquoteGitPath('"a\\"b\\\\c"'), 'a"b\\c');
+});
+
+test('range: a new branch (remote side all zeros), a deletion, refused forms', () => {
+  const z = '0'.repeat(40);
+  assert.deepEqual(parseRange(`${z}..abcd1234`), { base: null, head: 'abcd1234' });
+  assert.deepEqual(parseRange(`abcd..ef01`), { base: 'abcd', head: 'ef01' });
+  assert.equal(parseRange(`abcd..${z}`), null);
+  for (const bad of ['HEAD..main', 'abcd...ef01', 'abcd..', '--all', 'ABCD..ef01', `abcd..ef01 x`]) {
+    assert.throws(() => parseRange(bad), (e: Error & { exitCode?: number }) => e.exitCode === 2, bad);
+  }
+});
+
+test('dedupe: the same line, rule and match once (a range can add it twice)', () => {
+  const f = { file: 'a', line: 1, rule: 'r', masked: 'x**' };
+  assert.deepEqual(dedupe([{ ...f, commit: 'c1' }, { ...f, commit: 'c2' }, { ...f, line: 2 }]), [{ ...f, commit: 'c1' }, { ...f, line: 2 }]);
+});
