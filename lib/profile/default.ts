@@ -1,4 +1,5 @@
 import { defaultDenyRead } from './credential-stores.js';
+import { defaultHookSettings } from './hooks.js';
 import type { Profile } from './types.js';
 
 /**
@@ -38,5 +39,6 @@ export function defaultProfile(): Profile {
     secrets: {},
     configEnv: {},
     workspace: { worktree: false },
+    hooks: defaultHookSettings(),
   };
 }
