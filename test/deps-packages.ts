@@ -15,7 +15,7 @@ export const PACKAGES = {
   crates: { 'sb-clean-crate': { created: OLD, version: '0.3.1' } },
   go: { 'example.test/sb/mod': { versions: ['v1.0.0', 'v1.1.0'], created: OLD } },
   osv: {
-    'npm/sb-evil-thing': [{ id: 'MAL-2025-0001', summary: 'Malicious code in sb-evil-thing (npm)', affected: [{ package: { name: 'sb-evil-thing', ecosystem: 'npm' }, ranges: [{ type: 'SEMVER', events: [{ introduced: '0' }] }] }] }],
+    'pkg:npm/sb-evil-thing': [{ id: 'MAL-2025-0001', summary: 'Malicious code in sb-evil-thing (npm)', affected: [{ package: { name: 'sb-evil-thing', ecosystem: 'npm' }, ranges: [{ type: 'SEMVER', events: [{ introduced: '0' }] }] }] }],
   },
 };
 

@@ -7,7 +7,7 @@ import { coveringVersion } from './osv.js';
 import type { DependencyCheckSettings } from './settings.js';
 import type { Decision, Ecosystem, OsvFacts, RegistryFacts, Requested } from './types.js';
 
-export const ECOSYSTEM_LABEL: Record<Ecosystem, string> = { npm: 'npm', pypi: 'PyPI', crates: 'crates.io', go: 'Go' };
+export const ECOSYSTEM_LABEL: Record<Ecosystem, string> = { npm: 'npm', pypi: 'PyPI', crates: 'Cargo', go: 'Go' };
 
 export interface DecideInput {
   request: Extract<Requested, { kind: 'registry' }>;

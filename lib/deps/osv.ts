@@ -1,9 +1,9 @@
 // OSV (https://osv.dev): the malicious-package advisories (MAL- entries,
-// from the OpenSSF malicious-packages feed) recorded for a package name. The
-// query names no version, so it runs beside the registry's; which versions
+// from the OpenSSF malicious-packages feed) recorded for a package, asked by
+// its package URL. The query names no version, so it runs beside the registry's; which versions
 // an advisory covers is read from the entry itself. STASHBASE_OSV_URL points
 // the check at another OSV instance (tests use a local one).
-import { OSV_ECOSYSTEM, type Ecosystem, type Fetch, type MaliciousAdvisory, type OsvFacts } from './types.js';
+import { PURL_TYPE, type Ecosystem, type Fetch, type MaliciousAdvisory, type OsvFacts } from './types.js';
 
 export const OSV_URL_VAR = 'STASHBASE_OSV_URL';
 export const DEFAULT_OSV_URL = 'https://api.osv.dev';
@@ -42,11 +42,20 @@ export function coveringVersion(advisories: MaliciousAdvisory[], version: string
   return advisories.filter((a) => a.allVersions || version === undefined || a.versions.includes(version));
 }
 
+/**
+ * The package URL OSV is asked with: pkg:npm/%40scope/name, pkg:pypi/name,
+ * pkg:cargo/name, pkg:golang/module/path (a purl needs no ecosystem label).
+ */
+export function purl(ecosystem: Ecosystem, name: string): string {
+  const path = name.split('/').map(encodeURIComponent).join('/');
+  return `pkg:${PURL_TYPE[ecosystem]}/${path}`;
+}
+
 export async function osvFacts(base: string, ecosystem: Ecosystem, name: string, fetch: Fetch): Promise<OsvFacts> {
   const advisories: MaliciousAdvisory[] = [];
   let pageToken: string | undefined;
   for (let page = 0; page < 5; page++) {
-    const body = JSON.stringify({ package: { name, ecosystem: OSV_ECOSYSTEM[ecosystem] }, ...(pageToken ? { page_token: pageToken } : {}) });
+    const body = JSON.stringify({ package: { purl: purl(ecosystem, name) }, ...(pageToken ? { page_token: pageToken } : {}) });
     const r = await fetch(`${base}/v1/query`, { method: 'POST', body, headers: { 'content-type': 'application/json' } });
     if (r.status !== 200) return { advisories, problem: `OSV answered ${r.status}` };
     let doc: unknown;

@@ -66,7 +66,7 @@ export async function pypiIndex(cwd: string, env: NodeJS.ProcessEnv): Promise<Lo
   return { ok: { index, extra } };
 }
 
-/** The crates.io index cargo would use here (its source replacement included). */
+/** The index cargo would use here for its default registry (its source replacement included). */
 export async function cratesIndex(cwd: string, env: NodeJS.ProcessEnv): Promise<Located<string>> {
   const cargo = findTool('cargo', env);
   if (cargo === null) return { problem: 'cargo is not installed, so its registry is not known' };

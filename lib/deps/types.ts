@@ -4,8 +4,8 @@
 export type Ecosystem = 'npm' | 'pypi' | 'crates' | 'go';
 export const ECOSYSTEMS: readonly Ecosystem[] = ['npm', 'pypi', 'crates', 'go'];
 
-/** OSV's name for each ecosystem (https://ossf.github.io/osv-schema/#affectedpackage-field). */
-export const OSV_ECOSYSTEM: Record<Ecosystem, string> = { npm: 'npm', pypi: 'PyPI', crates: 'crates.io', go: 'Go' };
+/** The package-URL type of each ecosystem (https://github.com/package-url/purl-spec): how OSV is asked. */
+export const PURL_TYPE: Record<Ecosystem, string> = { npm: 'npm', pypi: 'pypi', crates: 'cargo', go: 'golang' };
 
 /** One thing a command would install. */
 export type Requested =

@@ -2,7 +2,7 @@
 // bundled per ecosystem (lib/deps/popular-*.ts, made by
 // scripts/popular-names.mjs, which records where from and when). A name that
 // is itself on the list is popular in its own right and never warned about;
-// crates.io and Go have no list, so nothing is warned about there.
+// Cargo and Go have no list, so nothing is warned about there.
 import { editDistance } from './edit-distance.js';
 import { normalizePypi } from './specs.js';
 import type { Ecosystem } from './types.js';

@@ -88,12 +88,12 @@ describe('the dependency check against local registry and OSV stubs', () => {
     assert.deepEqual(verdicts(decisions), { 'sb-runs-scripts': 'ok' });
   });
 
-  test('PyPI, crates.io and Go: a missing name is blocked, a known one passes, a near miss is warned about', { timeout: 30_000 }, async () => {
+  test('PyPI, Cargo and Go: a missing name is blocked, a known one passes, a near miss is warned about', { timeout: 30_000 }, async () => {
     assert.deepEqual(verdicts((await check('pypi', ['sb-no-such-py', 'sb_clean_py==1.2.0', 'reqeusts'])).decisions), { 'sb-no-such-py': 'block', 'sb-clean-py': 'ok', reqeusts: 'warn' });
     assert.deepEqual(verdicts((await check('crates', ['sb-no-such-crate', 'sb-clean-crate@0.3.1'])).decisions), { 'sb-no-such-crate': 'block', 'sb-clean-crate': 'ok' });
     assert.deepEqual(verdicts((await check('go', ['example.test/sb/nope@v1.0.0', 'example.test/sb/mod/sub/pkg@latest'])).decisions), { 'example.test/sb/nope': 'block', 'example.test/sb/mod/sub/pkg': 'ok' });
     // OSV was asked about the Go module, not the package path.
-    assert.ok(stub.requests.some((q) => q.path === '/osv/v1/query' && JSON.parse(q.body).package.name === 'example.test/sb/mod'));
+    assert.ok(stub.requests.some((q) => q.path === '/osv/v1/query' && JSON.parse(q.body).package.purl === 'pkg:golang/example.test/sb/mod'));
   });
 
   test('a registry or OSV that answers garbage, or nothing in time, leaves the package unchecked, never ok', { timeout: 30_000 }, async () => {

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { decide, type DecideInput } from '../../lib/deps/decide.js';
 import { editDistance } from '../../lib/deps/edit-distance.js';
-import { coveringVersion, maliciousEntry } from '../../lib/deps/osv.js';
+import { coveringVersion, maliciousEntry, purl } from '../../lib/deps/osv.js';
 import { npmFactsFrom, packumentUrl, resolveNpmVersion } from '../../lib/deps/registries/npm.js';
 import { jsonApiUrl, simpleFactsFrom } from '../../lib/deps/registries/pypi.js';
 import { indexPath } from '../../lib/deps/registries/crates.js';
@@ -67,7 +67,7 @@ test('npm: packument URLs, versions an install would take, scripts and take-down
   assert.deepEqual(npmFactsFrom(JSON.stringify({ time: { unpublished: { time: 'x' } } }), undefined), { exists: false, problem: 'it was unpublished' });
 });
 
-test('PyPI, crates.io and Go: where each is asked', () => {
+test('PyPI, Cargo and Go: where each is asked', () => {
   assert.equal(jsonApiUrl('https://idx.test/simple', 'flask'), 'https://idx.test/pypi/flask/json');
   assert.equal(jsonApiUrl('https://idx.test/simple/', 'flask'), 'https://idx.test/pypi/flask/json');
   assert.equal(jsonApiUrl('https://idx.test/repo/pypi/', 'flask'), null);
@@ -76,6 +76,14 @@ test('PyPI, crates.io and Go: where each is asked', () => {
   assert.deepEqual(simpleFactsFrom('<html><a href="x">x-1.0.tar.gz</a></html>'), { exists: true });
   assert.deepEqual(['a', 'ab', 'abc', 'serde', 'Tokio'].map(indexPath), ['1/a', '2/ab', '3/a/abc', 'se/rd/serde', 'to/ki/tokio']);
   assert.equal(escapePath('github.com/BurntSushi/toml'), 'github.com/!burnt!sushi/toml');
+});
+
+test('OSV: asked by package URL', () => {
+  assert.equal(purl('npm', 'left-pad'), 'pkg:npm/left-pad');
+  assert.equal(purl('npm', '@types/node'), 'pkg:npm/%40types/node');
+  assert.equal(purl('pypi', 'flask-cors'), 'pkg:pypi/flask-cors');
+  assert.equal(purl('crates', 'serde'), 'pkg:cargo/serde');
+  assert.equal(purl('go', 'example.test/sb/mod'), 'pkg:golang/example.test/sb/mod');
 });
 
 test('OSV: which entries are malicious-package advisories, and which versions they cover', () => {

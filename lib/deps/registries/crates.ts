@@ -1,4 +1,4 @@
-// crates.io (or its replacement): the sparse index's config.json names the
+// Cargo's default registry (or its replacement): the sparse index's config.json names the
 // registry's web API, whose crate document has `created_at` and the newest
 // version; without an API, the index file alone tells whether the crate exists.
 import { isExact } from '../versions.js';
