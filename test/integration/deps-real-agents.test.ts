@@ -1,12 +1,13 @@
-// The dependency check as the real Claude Code uses it, inside a native
-// stashbase run: the hook is installed with `stashbase agent hooks deps
-// install claude` into the test's home, the local API stub's model asks its
+// The dependency check as the real Claude Code (and Codex) use it, inside a
+// native stashbase run: the hook is installed with `stashbase agent hooks deps
+// install claude|codex` into the test's home, the local API stub's model asks its
 // Bash tool for `npm install <package>`, and the check (run by Claude Code
 // inside the sandbox) asks the registry stub through the run's proxy, which
 // maps registry.sb.test to it. A made-up name and a name with a MAL- advisory
 // are blocked: the registry never sees a tarball request, nothing is
 // installed, and the model's next turn carries the reason. A clean package
-// installs.
+// installs. Codex runs an untrusted hook only with --dangerously-bypass-hook-trust
+// (trust is given in its TUI), which the Codex case passes.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -30,8 +31,9 @@ interface RegistryStub {
 }
 
 const REAL_KEY = 'sk-ant-api03-realRealRealRealRealRealReal-0123456789';
+const REAL_OPENAI = 'sk-proj-realRealRealRealRealRealReal0123456789';
 
-describe('the real Claude Code with the dependency hook, in a native run', needs('bwrap', 'git'), () => {
+describe('the real Claude Code and Codex with the dependency hook, in a native run', needs('bwrap', 'git'), () => {
   const skip = needsAgents();
   const t = tempHome();
   const repo = join(t.home, 'work');
@@ -66,13 +68,14 @@ describe('the real Claude Code with the dependency hook, in a native run', needs
     writeFileSync(join(repo, 'package.json'), JSON.stringify({ name: 'work', version: '1.0.0', private: true }));
     git(['add', 'package.json']);
     git(['commit', '-qm', 'init']);
-    env = { ...t.env, PATH: `${TEST_AGENTS_BIN}:${process.env.PATH}`, REAL_ANTHROPIC_KEY: REAL_KEY };
+    env = { ...t.env, PATH: `${TEST_AGENTS_BIN}:${process.env.PATH}`, REAL_ANTHROPIC_KEY: REAL_KEY, REAL_OPENAI_KEY: REAL_OPENAI };
 
     const installed = await cli(['agent', 'hooks', 'deps', 'install', 'claude'], { env, cwd: repo });
     assert.equal(installed.code, 0, installed.stderr);
     const settings = JSON.parse(readFileSync(join(t.home, '.claude', 'settings.json'), 'utf8')) as { hooks: { PreToolUse: Array<{ matcher: string; hooks: Array<{ command: string }> }> } };
     assert.equal(settings.hooks.PreToolUse[0]?.matcher, 'Bash');
     assert.match(settings.hooks.PreToolUse[0]?.hooks[0]?.command ?? '', / agent hooks deps check \|\| /);
+    assert.equal((await cli(['agent', 'hooks', 'deps', 'install', 'codex'], { env, cwd: repo })).code, 0);
   });
   after(async () => {
     for (const a of apis) await a.close();
@@ -80,22 +83,23 @@ describe('the real Claude Code with the dependency hook, in a native run', needs
     t.cleanup();
   });
 
-  /** One run whose model asks for `command`; returns the run, the API stub and the registry requests it caused. */
-  async function runClaude(command: string) {
+  /** One run whose model asks for `command`; returns the run, what the model got back and the registry requests it caused. */
+  async function runAgent(agent: 'claude' | 'codex', command: string) {
     const { startAgentApiStub } = (await import(join(REPO, 'test', 'fixtures', 'agent-api-stub.mjs'))) as { startAgentApiStub: (o: { key: string; cert: string; command: string }) => Promise<ApiStub> };
-    const leaf = leaves.get('api.anthropic.com');
+    const host = agent === 'claude' ? 'api.anthropic.com' : 'api.openai.com';
+    const leaf = leaves.get(host);
     const api = await startAgentApiStub({ key: leaf.keyPem, cert: leaf.certPem, command });
     apis.push(api);
+    const secret = agent === 'claude' ? '[secrets.ANTHROPIC_API_KEY]\nsource = "REAL_ANTHROPIC_KEY"' : '[secrets.CODEX_API_KEY]\nsource = "REAL_OPENAI_KEY"';
     writeFile(join(t.sbHome, 'agents', 'deps.toml'), `
 [network]
-egress_hosts = ["api.anthropic.com", "registry.sb.test"]
+egress_hosts = ["${host}", "registry.sb.test"]
 upstream_ca_file = "${join(t.dir, 'upstream-ca.pem')}"
 [network.hosts]
-"api.anthropic.com" = "127.0.0.1:${api.port}"
+"${host}" = "127.0.0.1:${api.port}"
 "registry.sb.test" = "127.0.0.1:${registry.port}"
-[secrets.ANTHROPIC_API_KEY]
-source = "REAL_ANTHROPIC_KEY"
-hosts = ["api.anthropic.com"]
+${secret}
+hosts = ["${host}"]
 [config_env]
 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC = "1"
 npm_config_registry = "http://registry.sb.test:${registry.port}/npm/"
@@ -103,15 +107,18 @@ STASHBASE_OSV_URL = "http://registry.sb.test:${registry.port}/osv"
 npm_config_cache = "/tmp/npm-cache"
 `);
     const seen = registry.requests.length;
-    const r = await cli(['agent', 'run', '--profile', 'deps', '--silent', '--', 'claude', '-p', 'Run the command.', '--allowedTools', 'Bash', '--output-format', 'text'], { env, cwd: repo, timeoutMs: 150_000 });
-    // The tool results the model got back (what the hook or the command said).
-    const toolResult = JSON.stringify(api.requests.flatMap((q) => ((q.body as { messages?: Array<{ content?: unknown }> } | undefined)?.messages ?? []).flatMap((m) => (Array.isArray(m.content) ? m.content.filter((b: { type?: string }) => b.type === 'tool_result') : []))));
+    const argv = agent === 'claude'
+      ? ['claude', '-p', 'Run the command.', '--allowedTools', 'Bash', '--output-format', 'text']
+      : ['codex', 'exec', '--skip-git-repo-check', '--dangerously-bypass-hook-trust', '-s', 'danger-full-access', '--disable', 'plugins', '--disable', 'api_key_model_discovery', '-c', 'analytics.enabled=false', 'Run the command.'];
+    const r = await cli(['agent', 'run', '--profile', 'deps', '--silent', '--', ...argv], { env, cwd: repo, timeoutMs: 150_000 });
+    // What the model got back from its tool (the hook's reason, or the command's output).
+    const toolResult = JSON.stringify(api.requests.map((q) => q.body)).match(/stashbase dependency check[^"]*|"tool_result"[^}]*|function_call_output[^}]*/g)?.join('\n') ?? '';
     return { r, toolResult, registry: registry.requests.slice(seen).map((q) => `${q.method} ${q.path}`) };
   }
 
   for (const [name, why] of [['sb-made-up-helper', /does not exist in the npm registry/], ['sb-evil-thing', /OSV lists it as malicious: MAL-2025-0001/]] as const) {
     test(`npm install ${name} is blocked before it runs: no tarball, no install, and Claude reads why`, { ...skip, timeout: 180_000 }, async () => {
-      const { r, toolResult, registry: asked } = await runClaude(`npm install --no-audit --no-fund ${name} && echo installed > install-marker.txt`);
+      const { r, toolResult, registry: asked } = await runAgent('claude', `npm install --no-audit --no-fund ${name} && echo installed > install-marker.txt`);
       assert.equal(r.code, 0, r.stdout + r.stderr);
       assert.match(r.stdout, /stub-finished/);
       assert.ok(asked.includes(`GET /npm/${name}`), `the check asked the registry through the proxy: ${asked.join(', ')}`);
@@ -124,12 +131,21 @@ npm_config_cache = "/tmp/npm-cache"
   }
 
   test('npm install of a clean package goes ahead', { ...skip, timeout: 180_000 }, async () => {
-    const { r, registry: asked, toolResult } = await runClaude('npm install --no-audit --no-fund sb-clean-helper && echo installed > install-marker.txt');
+    const { r, registry: asked, toolResult } = await runAgent('claude', 'npm install --no-audit --no-fund sb-clean-helper && echo installed > install-marker.txt');
     assert.equal(r.code, 0, r.stdout + r.stderr);
     assert.ok(existsSync(join(repo, 'install-marker.txt')), `${toolResult}\n${asked.join(', ')}`);
     assert.doesNotMatch(toolResult, /stashbase dependency check/);
     assert.equal(readFileSync(join(repo, 'install-marker.txt'), 'utf8'), 'installed\n');
     assert.equal(readFileSync(join(repo, 'node_modules', 'sb-clean-helper', 'index.js'), 'utf8'), 'module.exports = 42;\n');
     assert.ok(asked.includes('GET /npm/sb-clean-helper/-/sb-clean-helper-1.0.0.tgz'), asked.join(', '));
+  });
+
+  test('Codex: npm install of a made-up name is blocked by its PreToolUse hook the same way', { ...skip, timeout: 180_000 }, async () => {
+    const { r, toolResult, registry: asked } = await runAgent('codex', 'npm install --no-audit --no-fund sb-codex-made-up && echo installed > codex-marker.txt');
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.ok(asked.includes('GET /npm/sb-codex-made-up'), asked.join(', '));
+    assert.ok(!asked.some((q) => q.endsWith('.tgz')), asked.join(', '));
+    assert.ok(!existsSync(join(repo, 'codex-marker.txt')), 'the command never ran');
+    assert.match(toolResult, /stashbase dependency check blocked this install/);
   });
 });
