@@ -27,29 +27,27 @@ export interface CheckInput {
 
 type Registry = Extract<Requested, { kind: 'registry' }>;
 
-async function locate(eco: Ecosystem, reqs: Registry[], cwd: string, env: NodeJS.ProcessEnv): Promise<(r: Registry) => Located<string>> {
-  if (reqs.every((r) => r.registry !== undefined)) return (r) => ({ ok: r.registry as string });
+interface Location {
+  at: (r: Registry) => Located<string>;
+  /** Why a name missing there is not final (pip also looks in other indexes). */
+  soft?: string;
+}
+
+async function locate(eco: Ecosystem, reqs: Registry[], cwd: string, env: NodeJS.ProcessEnv): Promise<Location> {
   const own = (found: Located<string>) => (r: Registry): Located<string> => (r.registry !== undefined ? { ok: r.registry } : found);
+  if (reqs.every((r) => r.registry !== undefined)) return { at: own({ problem: 'unreachable' }) };
   if (eco === 'npm') {
     const scopes = [...new Set(reqs.map((r) => r.name.split('/')[0] as string).filter((s) => s.startsWith('@')))];
     const found = await npmRegistries(cwd, env, scopes);
-    return (r) => {
-      if (r.registry !== undefined) return { ok: r.registry };
-      if ('problem' in found) return found;
-      return { ok: found.ok.scoped[r.name.split('/')[0] as string] ?? found.ok.base };
-    };
+    if ('problem' in found) return { at: own(found) };
+    return { at: (r) => own({ ok: found.ok.scoped[r.name.split('/')[0] as string] ?? found.ok.base })(r) };
   }
   if (eco === 'pypi') {
     const found = await pypiIndex(cwd, env);
-    return (r) => {
-      if (r.registry !== undefined) return { ok: r.registry };
-      if ('problem' in found) return found;
-      // pip also looks in the extra indexes its configuration names: a miss here is not final.
-      if (found.ok.extra && r.softMissing === undefined) r.softMissing = "pip's configuration names another index or link folder";
-      return { ok: found.ok.index };
-    };
+    if ('problem' in found) return { at: own(found) };
+    return { at: own({ ok: found.ok.index }), soft: found.ok.extra ? "pip's configuration names another index or link folder" : undefined };
   }
-  return own(eco === 'crates' ? await cratesIndex(cwd, env) : await goProxy(cwd, env));
+  return { at: own(eco === 'crates' ? await cratesIndex(cwd, env) : await goProxy(cwd, env)) };
 }
 
 async function registryFacts(r: Registry, url: string, fetch: Fetch): Promise<RegistryFacts> {
@@ -71,10 +69,10 @@ export async function checkPackages(input: CheckInput): Promise<Decision[]> {
   const fetch: Fetch = (url, init) => request(url, { ...init, signal }, { env: input.env });
   const registry = input.requests.filter((r): r is Registry => r.kind === 'registry');
   const ecosystems = [...new Set(registry.map((r) => r.ecosystem))];
-  const where = new Map<Ecosystem, (r: Registry) => Located<string>>();
+  const where = new Map<Ecosystem, Location>();
   const lists = new Map<Ecosystem, Awaited<ReturnType<typeof popularList>>>();
   await Promise.all(ecosystems.flatMap((eco) => [
-    locate(eco, registry.filter((r) => r.ecosystem === eco), input.cwd, input.env).then((f) => void where.set(eco, f), (e) => void where.set(eco, () => ({ problem: failure(e) }))),
+    locate(eco, registry.filter((r) => r.ecosystem === eco), input.cwd, input.env).then((l) => void where.set(eco, l), (e) => void where.set(eco, { at: () => ({ problem: failure(e) }) })),
     popularList(eco).then((l) => void lists.set(eco, l)),
   ]));
   const inRepo = registry.some((r) => r.ecosystem === 'npm') ? npmRepoPackages(input.cwd) : null;
@@ -84,18 +82,21 @@ export async function checkPackages(input: CheckInput): Promise<Decision[]> {
   return Promise.all(
     input.requests.map(async (r): Promise<Decision> => {
       if (r.kind === 'unchecked') return notChecked(r);
-      const loc = (where.get(r.ecosystem) as (x: Registry) => Located<string>)(r);
+      const place = where.get(r.ecosystem) as Location;
+      const loc = place.at(r);
+      // A name the command sends to its own index is not softened by pip's configured extras.
+      const req = place.soft !== undefined && r.registry === undefined && r.softMissing === undefined ? { ...r, softMissing: place.soft } : r;
       const url = 'ok' in loc ? loc.ok : null;
       const regP = url === null
         ? Promise.resolve<RegistryFacts>({ exists: null, problem: (loc as { problem: string }).problem })
-        : guarded<RegistryFacts>(() => registryFacts(r, url, fetch), (problem) => ({ exists: null, problem }));
+        : guarded<RegistryFacts>(() => registryFacts(req, url, fetch), (problem) => ({ exists: null, problem }));
       // Go's OSV entries are by module, which the proxy tells; the others run side by side.
       const [reg, adv] = r.ecosystem === 'go'
         ? await regP.then(async (f) => [f, await osvOf('go', f.module ?? r.name)] as const)
         : await Promise.all([regP, osvOf(r.ecosystem, r.name)]);
       const near = nearPopular(r.ecosystem, r.name, lists.get(r.ecosystem) ?? null, input.settings.typosquatDistance);
       return decide({
-        request: r, registryUrl: url, registry: reg, osv: adv, settings: input.settings, now, near,
+        request: req, registryUrl: url, registry: reg, osv: adv, settings: input.settings, now, near,
         inRepo: r.ecosystem === 'npm' ? (inRepo?.has(r.name) ?? false) : null,
       });
     }),
