@@ -12,7 +12,7 @@ export const flags: FlagSpec[] = [
   { name: 'agent', kind: 'value', value: 'claude|codex', help: "The hook's agent, whose answer format to use (default: claude)" },
   { name: 'ecosystem', kind: 'value', value: 'npm|pypi|crates|go', help: 'Check these packages instead of reading a hook input' },
   { ...JSON_FLAG, help: 'With --ecosystem: the decisions as JSON' },
-  ...PROFILE_FLAGS.map((f) => ({ ...f, help: `${f.help}: its [hooks.dependency_check] thresholds` })),
+  ...PROFILE_FLAGS.map((f) => (f.name === 'profile' ? { ...f, help: 'Take the [hooks.dependency_check] thresholds of this profile' } : f)),
 ];
 const notes = [
   'As a hook it reads the PreToolUse JSON on stdin and prints the answer: "deny" for a package that does not exist',

@@ -117,6 +117,22 @@ describe('the dependency check against local registry and OSV stubs', () => {
     }
   });
 
+  test('thresholds: from --profile, or from STASHBASE_DEPENDENCY_CHECK (what a run passes to the hook)', { timeout: 30_000 }, async () => {
+    writeFile(join(t.sbHome, 'agents', 'lenient.toml'), '[hooks.dependency_check]\nmin_age_days = 1\ntyposquat_distance = 0\n');
+    const r = await cli(['agent', 'hooks', 'deps', 'check', '--profile', 'lenient', '--ecosystem', 'npm', '--json', 'sb-brand-new', 'lodahs'], { env, cwd: t.dir });
+    assert.deepEqual(verdicts(JSON.parse(r.stdout) as Decision[]), { 'sb-brand-new': 'ok', lodahs: 'ok' });
+    stub.state.garbage.add('osv');
+    try {
+      const input = JSON.stringify({ tool_name: 'Bash', tool_input: { command: 'npm i sb-clean-helper' } });
+      const strict = await cli(['agent', 'hooks', 'deps', 'check'], { env: { ...env, STASHBASE_DEPENDENCY_CHECK: '{"on_unchecked":"deny"}' }, cwd: t.dir, input });
+      assert.equal(JSON.parse(strict.stdout).hookSpecificOutput.permissionDecision, 'deny');
+      const lax = await cli(['agent', 'hooks', 'deps', 'check'], { env: { ...env, STASHBASE_DEPENDENCY_CHECK: '{"on_unchecked":"allow"}' }, cwd: t.dir, input });
+      assert.deepEqual([lax.code, lax.stdout], [0, '']);
+    } finally {
+      stub.state.garbage.delete('osv');
+    }
+  });
+
   test("a package manager that is not installed leaves its ecosystem unchecked", { timeout: 30_000 }, async () => {
     const { decisions } = await check('go', ['example.test/sb/mod@v1.0.0'], t.dir, { GOPROXY: '', PATH: '/nonexistent' });
     assert.equal(decisions[0]?.verdict, 'unchecked');
