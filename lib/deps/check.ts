@@ -16,6 +16,8 @@ import type { Decision, Ecosystem, Fetch, OsvFacts, RegistryFacts, Requested } f
 
 /** The network part of a check ends by then; what has not answered is unchecked. */
 export const BUDGET_MS = 6000;
+/** More registry packages than this in one command: the rest are unchecked (each costs two look-ups). */
+export const MAX_PACKAGES = 32;
 
 export interface CheckInput {
   requests: Requested[];
@@ -67,7 +69,12 @@ export async function checkPackages(input: CheckInput): Promise<Decision[]> {
   const now = input.now ?? new Date();
   const signal = AbortSignal.timeout(BUDGET_MS);
   const fetch: Fetch = (url, init) => request(url, { ...init, signal }, { env: input.env });
-  const registry = input.requests.filter((r): r is Registry => r.kind === 'registry');
+  const requests = input.requests.map((r, i): Requested =>
+    r.kind === 'registry' && input.requests.slice(0, i).filter((x) => x.kind === 'registry').length >= MAX_PACKAGES
+      ? { kind: 'unchecked', ecosystem: r.ecosystem, spec: r.spec, why: `more than ${MAX_PACKAGES} packages in one command`, remote: true }
+      : r,
+  );
+  const registry = requests.filter((r): r is Registry => r.kind === 'registry');
   const ecosystems = [...new Set(registry.map((r) => r.ecosystem))];
   const where = new Map<Ecosystem, Location>();
   const lists = new Map<Ecosystem, Awaited<ReturnType<typeof popularList>>>();
@@ -80,7 +87,7 @@ export async function checkPackages(input: CheckInput): Promise<Decision[]> {
   const osvOf = (eco: Ecosystem, name: string) => guarded<OsvFacts>(() => osvFacts(osv, eco, name, fetch), (problem) => ({ advisories: [], problem }));
 
   return Promise.all(
-    input.requests.map(async (r): Promise<Decision> => {
+    requests.map(async (r): Promise<Decision> => {
       if (r.kind === 'unchecked') return notChecked(r);
       const place = where.get(r.ecosystem) as Location;
       const loc = place.at(r);

@@ -179,3 +179,12 @@ test('NO_PROXY: names, suffixes, ports and *', () => {
   assert.equal(noProxy({ no_proxy: '*' }, 'anything', '1'), true);
   assert.equal(noProxy({}, 'anything', '1'), false);
 });
+
+test('past 32 packages in one command, the rest are unchecked without a look-up', async () => {
+  const { checkPackages, MAX_PACKAGES } = await import('../../lib/deps/check.js');
+  const requests = Array.from({ length: MAX_PACKAGES + 2 }, (_, i) => ({ kind: 'registry' as const, ecosystem: 'npm' as const, spec: `p${i}`, name: `p${i}`, registry: 'http://127.0.0.1:9/' }));
+  const out = await checkPackages({ requests, cwd: '/', env: { STASHBASE_OSV_URL: 'http://127.0.0.1:9' }, settings: DEFAULT_DEPENDENCY_CHECK });
+  assert.equal(out.length, MAX_PACKAGES + 2);
+  assert.deepEqual(out.slice(-2).map((d) => d.reasons), [['not checked: more than 32 packages in one command'], ['not checked: more than 32 packages in one command']]);
+  assert.ok(out.every((d) => d.verdict === 'unchecked'), 'nothing answers on port 9: unchecked, never ok');
+});
