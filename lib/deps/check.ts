@@ -9,7 +9,7 @@ import { goFacts } from './registries/go.js';
 import { npmFacts } from './registries/npm.js';
 import { pypiFacts } from './registries/pypi.js';
 import { cratesIndex, goProxy, type Located, npmRegistries, pypiIndex } from './registry-config.js';
-import { npmRepoPackages } from './repo-deps.js';
+import { hasLocalBin, npmRepoPackages } from './repo-deps.js';
 import type { DependencyCheckSettings } from './settings.js';
 import { nearPopular, popularList } from './typosquat.js';
 import type { Decision, Ecosystem, Fetch, OsvFacts, RegistryFacts, Requested } from './types.js';
@@ -69,8 +69,9 @@ export async function checkPackages(input: CheckInput): Promise<Decision[]> {
   const now = input.now ?? new Date();
   const signal = AbortSignal.timeout(BUDGET_MS);
   const fetch: Fetch = (url, init) => request(url, { ...init, signal }, { env: input.env });
-  const requests = input.requests.map((r, i): Requested =>
-    r.kind === 'registry' && input.requests.slice(0, i).filter((x) => x.kind === 'registry').length >= MAX_PACKAGES
+  const wanted = input.requests.filter((r) => !(r.kind === 'registry' && r.unlessLocalBin !== undefined && hasLocalBin(input.cwd, r.unlessLocalBin)));
+  const requests = wanted.map((r, i): Requested =>
+    r.kind === 'registry' && wanted.slice(0, i).filter((x) => x.kind === 'registry').length >= MAX_PACKAGES
       ? { kind: 'unchecked', ecosystem: r.ecosystem, spec: r.spec, why: `more than ${MAX_PACKAGES} packages in one command`, remote: true }
       : r,
   );

@@ -104,14 +104,12 @@ function npmFamily(tool: string, w: string[], ctx: Context): Requested[] | null 
     sub = args[0] ?? '';
     args = args.slice(1);
   }
-  if (tool === 'pnpm' && sub === 'dlx') sub = 'exec';
-  if (tool === 'yarn' && sub === 'dlx') sub = 'exec';
-  if (tool === 'bun' && sub === 'x') sub = 'exec';
-  if (tool === 'npm' && sub === 'exec') sub = 'exec';
-  const ok = sub === 'exec' || (tool === 'yarn' ? sub === 'add' : tool === 'bun' ? NPM_INSTALL.has(sub) || sub === 'a' : NPM_INSTALL.has(sub));
-  if (!ok) return null;
+  // The one-off runners: npm exec, pnpm dlx, yarn dlx, bun x (pnpm exec and yarn exec run local binaries only).
+  const runs = runner || (tool === 'npm' && sub === 'exec') || ((tool === 'pnpm' || tool === 'yarn') && sub === 'dlx') || (tool === 'bun' && sub === 'x');
+  const installs = tool === 'yarn' ? sub === 'add' : tool === 'bun' ? NPM_INSTALL.has(sub) || sub === 'a' : NPM_INSTALL.has(sub);
+  if (!runs && !installs) return null;
   let names: string[];
-  if (sub === 'exec') {
+  if (runs) {
     const packages: string[] = [];
     const firstAt = args.findIndex((a) => !a.startsWith('-'));
     positionals(firstAt === -1 ? args : args.slice(0, firstAt), NPX_VALUED, (f, v) => {
@@ -120,8 +118,13 @@ function npmFamily(tool: string, w: string[], ctx: Context): Requested[] | null 
     });
     names = packages.length > 0 ? packages : firstAt === -1 ? [] : [args[firstAt] as string];
   } else names = positionals(args, NPM_VALUED, note);
+  // npx, npm exec and bunx run a binary the project already has without fetching anything.
+  const local = runs && tool !== 'pnpm' && tool !== 'yarn';
   const extra = registry === undefined ? {} : { registry };
-  return specs('npm', names, (n) => npmSpec(n, extra), ctx);
+  return specs('npm', names, (n) => {
+    const r = npmSpec(n, extra);
+    return r?.kind === 'registry' && local ? { ...r, unlessLocalBin: r.name.split('/').at(-1) as string } : r;
+  }, ctx);
 }
 
 const PIP_VALUED = set('-r --requirement -c --constraint -e --editable -i --index-url --extra-index-url -f --find-links -t --target --prefix --root --platform --python-version --implementation --abi --no-binary --only-binary --upgrade-strategy --src --cache-dir --trusted-host --progress-bar --log --timeout --retries --cert --client-cert --proxy -C --config-settings --global-option --report --python -p --index --default-index --optional --group --package --extra --rev --tag --branch --directory --project --index-strategy --keyring-provider --resolution --prerelease --exclude-newer --link-mode --compile-bytecode --config-file --color --python-platform --with --from --spec');

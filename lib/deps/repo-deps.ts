@@ -1,7 +1,7 @@
 // The npm packages a repository already has: its nearest package.json's
 // dependency lists and its package-lock.json's packages. An install script
 // of one of these is nothing new; of anything else, it is.
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
 type Obj = Record<string, unknown>;
@@ -37,5 +37,13 @@ export function npmRepoPackages(cwd: string): Set<string> | null {
     const parent = dirname(dir);
     if (parent === dir) return null;
     dir = parent;
+  }
+}
+
+/** Whether node_modules/.bin/NAME exists from `cwd` up (what npx runs without fetching). */
+export function hasLocalBin(cwd: string, name: string): boolean {
+  for (let dir = cwd; ; dir = dirname(dir)) {
+    if (existsSync(join(dir, 'node_modules', '.bin', name))) return true;
+    if (dirname(dir) === dir) return false;
   }
 }

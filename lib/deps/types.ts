@@ -21,6 +21,8 @@ export type Requested =
       registry?: string;
       /** Why a missing name must not be blocked outright (an extra index may hold it). */
       softMissing?: string;
+      /** npx and the like: no install when the project has this binary in node_modules/.bin. */
+      unlessLocalBin?: string;
     }
   /** A local path, URL, git spec or a name built at run time: said, not checked. */
   | { kind: 'unchecked'; ecosystem: Ecosystem; spec: string; why: string; remote: boolean };

@@ -158,6 +158,12 @@ describe('the dependency check against local registry and OSV stubs', () => {
     const before = stub.requests.length;
     assert.deepEqual(await hook('npm ci && npm test'), { code: 0, signal: null, stdout: '', stderr: '' });
     assert.equal(stub.requests.length, before, 'a lockfile install asks no registry');
+    // npx runs a binary the project has without fetching anything: nothing to check.
+    writeFile(join(work, 'node_modules', '.bin', 'sb-local-tool'), '#!/bin/sh\n');
+    const count = stub.requests.length;
+    assert.deepEqual(await hook('npx sb-local-tool --fix'), { code: 0, signal: null, stdout: '', stderr: '' });
+    assert.equal(stub.requests.length, count);
+    assert.equal(JSON.parse((await hook('npx sb-no-such-package')).stdout).hookSpecificOutput.permissionDecision, 'deny');
     const other = await cli(['agent', 'hooks', 'deps', 'check'], { env, cwd: work, input: JSON.stringify({ tool_name: 'Read', tool_input: { file_path: '/x' } }) });
     assert.deepEqual([other.code, other.stdout], [0, '']);
     const broken = JSON.parse((await cli(['agent', 'hooks', 'deps', 'check'], { env, cwd: work, input: 'not json' })).stdout) as typeof out;

@@ -43,6 +43,10 @@ const TABLE: Array<[string, string[]]> = [
   ['npx --package=cowsay -- cowsay hi', ['npm:cowsay']],
   ['pnpm dlx degit user/repo', ['npm:degit']],
   ['bunx prettier --write .', ['npm:prettier']],
+  ['pnpm exec jest', []],
+  ['yarn exec tsc', []],
+  ['yarn dlx create-next-app', ['npm:create-next-app']],
+  ['bun x cowsay hi', ['npm:cowsay']],
   // chains, prefixes, quoting
   ['cd app && npm install express; echo done', ['npm:express']],
   ['sudo -E npm install -g typescript', ['npm:typescript']],
