@@ -66,13 +66,15 @@ if [ "$status" != 200 ]; then
   exit 2
 fi
 b='[A-Za-z0-9+/=]*'
-code=$(sed -n "s#^{\\"exit\\":\\([0-9]\\{1,3\\}\\),\\"stdout_b64\\":\\"$b\\",\\"stderr_b64\\":\\"$b\\"}\\$#\\1#p" "$tmp.out")
+code=
+# One line (a final newline allowed), matched whole.
+[ -z "$(sed 1d "$tmp.out")" ] && code=$(sed -n "1s#^{\\"exit\\":\\([0-9]\\{1,3\\}\\),\\"stdout_b64\\":\\"$b\\",\\"stderr_b64\\":\\"$b\\"}\\$#\\1#p" "$tmp.out")
 if [ -z "$code" ]; then
   echo "$me: the host answered something unexpected; the command was not run." >&2
   exit 2
 fi
-sed -n "s#^.*\\"stdout_b64\\":\\"\\($b\\)\\".*\\$#\\1#p" "$tmp.out" | base64 -d
-sed -n "s#^.*\\"stderr_b64\\":\\"\\($b\\)\\".*\\$#\\1#p" "$tmp.out" | base64 -d >&2
+sed -n "1s#^.*\\"stdout_b64\\":\\"\\($b\\)\\".*\\$#\\1#p" "$tmp.out" | base64 -d
+sed -n "1s#^.*\\"stderr_b64\\":\\"\\($b\\)\\".*\\$#\\1#p" "$tmp.out" | base64 -d >&2
 exit "$code"
 `;
 }

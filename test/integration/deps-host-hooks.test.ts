@@ -124,7 +124,7 @@ describe("the Docker stand-in and the host side it reaches", () => {
     const wrongToken = await run(standIn, ['agent', 'hooks', 'deps', 'check'], { ...env(), [HOOK_TOKEN_VAR]: 'wrong' }, hookInput('npm i x'));
     assert.equal(wrongToken.code, 2);
     assert.match(wrongToken.stderr, /the host answered 403: no/);
-    for (const garbage of ['{"exit":0,"stdout_b64":"e30=","stderr_b64":""} trailing', '{"exit":"0","stdout_b64":"","stderr_b64":""}', '{"stdout_b64":"","exit":0,"stderr_b64":""}', 'null']) {
+    for (const garbage of ['{"exit":0,"stdout_b64":"e30=","stderr_b64":""} trailing', 'x\n{"exit":0,"stdout_b64":"e30=","stderr_b64":""}', '{"exit":"0","stdout_b64":"","stderr_b64":""}', '{"stdout_b64":"","exit":0,"stderr_b64":""}', 'null']) {
       answer = () => garbage;
       try {
         const r = await run(standIn, ['agent', 'hooks', 'deps', 'check'], env(), hookInput('npm i x'));
