@@ -39,6 +39,18 @@ export const TREE: Group = {
             shell: docker('shell', 'Open a shell in the sandbox image with the home volume'),
           },
         },
+        hooks: {
+          summary: "Hooks for the agents' own hook systems",
+          children: {
+            deps: {
+              summary: 'Check packages before an agent installs them',
+              children: {
+                check: { summary: "Check the packages a command would install (the agent's PreToolUse hook)", load: async () => (await import('./commands/agent-hooks-check.js')).main },
+                install: { summary: "Install the check into Claude Code's or Codex's hooks", load: async () => (await import('./commands/agent-hooks-install.js')).main },
+              },
+            },
+          },
+        },
         worktrees: {
           summary: 'Review, merge and remove agent worktrees',
           children: {

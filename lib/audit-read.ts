@@ -1,5 +1,5 @@
 // Reading audit logs back: which one (the latest by default), its events, and a
-// rendering where the denials stand out.
+// rendering where the denials and blocked dependencies stand out.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { auditFile } from './audit.js';
@@ -41,12 +41,13 @@ export function readAudit(home: string, session: string): AuditEvent[] {
     });
 }
 
-/** One line per event; `mark` wraps the DENY label (colour on a terminal). */
+/** One line per event; `mark` wraps the DENY and BLOCK labels (colour on a terminal). */
 export function formatAudit(events: AuditEvent[], mark: (s: string) => string = (s) => s): string {
   const lines: string[] = [];
   let allowed = 0;
   let denied = 0;
   let errors = 0;
+  const deps: Record<string, number> = {};
   for (const e of events) {
     const t = String(e.time ?? '').replace('T', ' ').replace(/\.\d+Z$/, 'Z');
     if (e.type === 'start') {
@@ -68,8 +69,16 @@ export function formatAudit(events: AuditEvent[], mark: (s: string) => string = 
       lines.push(`${t}  ${label}  ${where}  ${e.rule}${e.upgrade ? `  upgrade ${e.upgrade}` : ''}${status}${again}`);
     } else if (e.type === 'audit-full') {
       lines.push(`${t}  audit  the log reached its size limit (${e.maxBytes} bytes; network.limits.audit_max_mb): later events were not written`);
+    } else if (e.type === 'dependency') {
+      deps[String(e.decision)] = (deps[String(e.decision)] ?? 0) + 1;
+      const label = e.decision === 'block' ? mark('BLOCK') : String(e.decision).padEnd(5);
+      const by = e.reportedBy === 'sandbox' ? ' (reported from inside the sandbox)' : '';
+      const reasons = Array.isArray(e.reasons) && e.reasons.length > 0 ? `  ${e.reasons.join('; ')}` : '';
+      lines.push(`${t}  ${label}  ${e.ecosystem} ${e.package}${e.version ? ` ${e.version}` : ''}  agent told: ${e.answer}${by}${reasons}`);
     } else lines.push(`${t}  ${e.type}  ${JSON.stringify(e)}`);
   }
   lines.push(`${allowed + denied + errors} proxy decisions: ${allowed} allowed, ${denied} denied, ${errors} errors`);
+  const checked = Object.values(deps).reduce((a, b) => a + b, 0);
+  if (checked > 0) lines.push(`${checked} dependency decisions: ${['block', 'warn', 'unchecked', 'ok'].map((d) => `${deps[d] ?? 0} ${d === 'block' ? 'blocked' : d === 'warn' ? 'warned' : d}`).join(', ')}`);
   return lines.join('\n') + '\n';
 }

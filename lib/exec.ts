@@ -146,3 +146,36 @@ export function runCapped(cmd: Command, o: { timeoutMs: number; maxBytes: number
     });
   });
 }
+
+export interface CollectOptions {
+  /** Written to the child's standard input (closed after it). */
+  input?: string;
+  /** The child is killed (SIGKILL) after this long; its result then has signal SIGKILL. */
+  timeoutMs: number;
+  /** Also collect what the child writes to descriptor 3 (a side channel for reports). */
+  fd3?: boolean;
+}
+
+/** Runs a command to its end and collects its output whatever its exit: for checks that read a failure's text. */
+export function collect(cmd: Command, o: CollectOptions): Promise<CaptureResult & { fd3: string }> {
+  return new Promise((resolve) => {
+    const stdio: StdioOptions = [o.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe', ...(o.fd3 ? (['pipe'] as const) : [])];
+    const child = childProcess().spawn(cmd.file, cmd.args, { cwd: cmd.cwd, env: childEnv(cmd), stdio });
+    const bufs: Buffer[][] = [[], [], []];
+    child.stdout?.on('data', (b: Buffer) => bufs[0]?.push(b));
+    child.stderr?.on('data', (b: Buffer) => bufs[1]?.push(b));
+    if (o.fd3) (child.stdio[3] as NodeJS.ReadableStream | undefined)?.on('data', (b: Buffer) => bufs[2]?.push(b));
+    child.stdin?.on('error', () => {}); // a child that exits without reading its input
+    if (o.input !== undefined) child.stdin?.end(o.input);
+    const timer = setTimeout(() => child.kill('SIGKILL'), o.timeoutMs);
+    const text = (i: number) => Buffer.concat(bufs[i] ?? []).toString('utf8');
+    child.on('error', (e) => {
+      clearTimeout(timer);
+      resolve({ code: null, signal: null, stdout: '', stderr: e.message, fd3: '' });
+    });
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout: text(0), stderr: text(1), fd3: text(2) });
+    });
+  });
+}

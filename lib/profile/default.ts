@@ -1,4 +1,5 @@
 import { defaultDenyRead } from './credential-stores.js';
+import { defaultHookSettings } from './hooks.js';
 import type { Profile } from './types.js';
 
 /**
@@ -40,5 +41,6 @@ export function defaultProfile(): Profile {
     secrets: {},
     configEnv: {},
     workspace: { worktree: false },
+    hooks: defaultHookSettings(),
   };
 }

@@ -1,3 +1,5 @@
+import type { HookSettings } from './hooks.js';
+
 export type ProfileSource = 'builtin' | 'global' | 'directory';
 export type Backend = 'native' | 'docker';
 export type NativeNetwork = 'proxy-only' | 'host';
@@ -51,4 +53,6 @@ export interface Profile {
   secrets: Record<string, SecretBinding>;
   configEnv: Record<string, string>;
   workspace: { worktree: boolean };
+  /** [hooks.*]: settings of the hooks allow_hooks turns on. */
+  hooks: HookSettings;
 }

@@ -5,11 +5,12 @@ import { availableParallelism } from 'node:os';
 import { ConfigError } from '../errors.js';
 import { CA_VARS, ENV_NAME, PROXY_VARS, STASHBASE_API_KEY } from '../env-names.js';
 import { cpusProblem, isolatedPathProblem, memoryProblem } from './docker-values.js';
+import { readHooks } from './hooks.js';
 import { lineOf } from './toml-lines.js';
 import type { Profile, ProfileLimits, ProfileSource, SecretBinding } from './types.js';
 import { formatPath, type KeyPath, type Problem, Reader } from './validators.js';
 
-const TOP = ['description', 'allow_hooks', 'sandbox', 'filesystem', 'network', 'secrets', 'config_env', 'workspace'] as const;
+const TOP = ['description', 'allow_hooks', 'sandbox', 'filesystem', 'network', 'secrets', 'config_env', 'workspace', 'hooks'] as const;
 const SANDBOX = ['backend', 'image', 'dockerfile', 'memory', 'cpus', 'isolated_paths', 'native_network', 'allow_unix_sockets'] as const;
 const FILESYSTEM = ['deny_read', 'deny_write', 'allow_write', 'writes'] as const;
 const NETWORK = ['egress_hosts', 'deny_hosts', 'upstream_ca_file', 'hosts', 'allow_upgrades', 'limits'] as const;
@@ -164,6 +165,7 @@ export function validateProfile(input: ValidateInput): Profile {
 
   const ws = r.table(top.workspace, ['workspace'], ['worktree']);
   const worktree = r.bool(ws.worktree, ['workspace', 'worktree']) ?? false;
+  const hooks = readHooks(r, top.hooks);
 
   if (r.problems.length > 0) throw new ConfigError(formatProblems(input.label, input.lines, r.problems));
   return {
@@ -178,6 +180,7 @@ export function validateProfile(input: ValidateInput): Profile {
     secrets,
     configEnv,
     workspace: { worktree },
+    hooks,
   };
 }
 

@@ -54,6 +54,10 @@ in_query = true
 EDITOR = "vi"
 [workspace]
 worktree = true
+[hooks.dependency_check]
+min_age_days = 14
+typosquat_distance = 1
+on_unchecked = "deny"
 `);
   const { profile } = loadProfile({ name: 'p', source: 'global', cwd: t.dir, env });
   assert.deepEqual(profile, {
@@ -64,13 +68,14 @@ worktree = true
     secrets: { GITHUB_TOKEN: { source: 'GH', hosts: ['api.github.com'], inQuery: true, allowPlaintext: false } },
     configEnv: { EDITOR: 'vi' },
     workspace: { worktree: true },
+    hooks: { dependencyCheck: { minAgeDays: 14, typosquatDistance: 1, onUnchecked: 'deny' } },
   });
 });
 
 test('unknown keys name file, line and key path', () => {
   const label = 'home/.stashbase/agents/p.toml';
   assert.equal(check('[sandbox]\nbackend = "native"\nimagee = "x"\n'), `${label}:3 sandbox.imagee: unknown key (known here: backend, image, dockerfile, memory, cpus, isolated_paths, native_network, allow_unix_sockets)`);
-  assert.equal(check('colour = "red"\n'), `${label}:1 colour: unknown key (known here: description, allow_hooks, sandbox, filesystem, network, secrets, config_env, workspace)`);
+  assert.equal(check('colour = "red"\n'), `${label}:1 colour: unknown key (known here: description, allow_hooks, sandbox, filesystem, network, secrets, config_env, workspace, hooks)`);
   assert.equal(check('[secrets.X]\nsource = "GH"\nhosts = ["a.com"]\nhost = "b"\n'), `${label}:4 secrets.X.host: unknown key (known here: source, hosts, in_query, allow_plaintext)`);
 });
 

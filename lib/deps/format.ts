@@ -1,0 +1,15 @@
+// The direct check's table: one block per package, its verdict and reasons.
+import { ECOSYSTEM_LABEL } from './decide.js';
+import type { Decision } from './types.js';
+
+const LABEL = { block: 'BLOCK', warn: 'WARN', unchecked: 'UNCHECKED', ok: 'ok' } as const;
+
+export function formatDecisions(decisions: Decision[]): string {
+  const width = Math.max(...decisions.map((d) => LABEL[d.verdict].length));
+  const lines: string[] = [];
+  for (const d of decisions) {
+    lines.push(`${LABEL[d.verdict].padEnd(width)}  ${ECOSYSTEM_LABEL[d.ecosystem]} ${d.name ?? d.spec}${d.version ? ` ${d.version}` : ''}`);
+    for (const r of d.reasons) lines.push(`${' '.repeat(width)}    ${r}`);
+  }
+  return lines.join('\n') + '\n';
+}

@@ -1,0 +1,101 @@
+// Where each ecosystem's registry is, asked of the package manager itself at
+// run time (its configuration, its variables, its built-in default), never
+// written here. A package manager that is not installed and has no setting
+// in the environment leaves its ecosystem unchecked.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { cargoIndexCommand, goProxyCommand, npmRegistryCommand, pipIndexCommand, PROBE_MANIFEST } from '../../templates/deps-commands.js';
+import { collect } from '../exec.js';
+import { findTool } from '../find-tool.js';
+
+const TIMEOUT_MS = 3000;
+export type Located<T> = { ok: T } | { problem: string };
+
+const url = (s: string | undefined): string | undefined => {
+  if (s === undefined) return undefined;
+  try {
+    const u = new URL(s.trim());
+    return u.protocol === 'https:' || u.protocol === 'http:' ? u.href : undefined;
+  } catch {
+    return undefined;
+  }
+};
+
+/** npm's registry and the registries of the given scopes (npm config get). */
+export async function npmRegistries(cwd: string, env: NodeJS.ProcessEnv, scopes: string[]): Promise<Located<{ base: string; scoped: Record<string, string> }>> {
+  const npm = findTool('npm', env);
+  const fromEnv = url(env.npm_config_registry ?? env.NPM_CONFIG_REGISTRY);
+  if (npm === null) return fromEnv ? { ok: { base: fromEnv, scoped: {} } } : { problem: 'npm is not installed, so its registry is not known' };
+  const r = await collect(npmRegistryCommand(npm, cwd, scopes), { timeoutMs: TIMEOUT_MS });
+  if (r.code !== 0) return { problem: `npm config get failed: ${r.stderr.trim().split('\n').at(-1) ?? ''}` };
+  const lines = r.stdout.trim().split('\n');
+  const values: Record<string, string> = {};
+  if (scopes.length === 0) values.registry = lines[0] ?? '';
+  else for (const l of lines) {
+    const eq = l.indexOf('=');
+    if (eq > 0) values[l.slice(0, eq)] = l.slice(eq + 1);
+  }
+  const base = url(values.registry);
+  if (base === undefined) return { problem: `npm reports no usable registry (${JSON.stringify(values.registry ?? '')})` };
+  const scoped: Record<string, string> = {};
+  for (const s of scopes) {
+    const u = url(values[`${s}:registry`]);
+    if (u !== undefined) scoped[s] = u;
+  }
+  return { ok: { base, scoped } };
+}
+
+/** pip's index: PIP_INDEX_URL or its configuration, else the default pip itself defines; `extra` when it also looks elsewhere. */
+export async function pypiIndex(cwd: string, env: NodeJS.ProcessEnv): Promise<Located<{ index: string; extra: boolean }>> {
+  const python = findTool('python3', env) ?? findTool('python', env);
+  const fromEnv = url(env.PIP_INDEX_URL);
+  const extraEnv = Boolean(env.PIP_EXTRA_INDEX_URL || env.PIP_FIND_LINKS);
+  if (python === null) return fromEnv ? { ok: { index: fromEnv, extra: extraEnv } } : { problem: 'python is not installed, so the index pip would use is not known' };
+  const r = await collect(pipIndexCommand(python, cwd), { timeoutMs: TIMEOUT_MS });
+  let v: Record<string, unknown>;
+  try {
+    v = JSON.parse(r.stdout) as Record<string, unknown>;
+  } catch {
+    return fromEnv ? { ok: { index: fromEnv, extra: extraEnv } } : { problem: 'pip is not installed, so its index is not known' };
+  }
+  const get = (k: string) => (typeof v[k] === 'string' ? (v[k] as string) : undefined);
+  const index = fromEnv ?? url(get(':env:.index-url') ?? get('install.index-url') ?? get('global.index-url') ?? get('default'));
+  if (index === undefined) return { problem: 'pip reports no usable index' };
+  const extra = extraEnv || Object.keys(v).some((k) => k !== 'default' && !k.endsWith('.index-url'));
+  return { ok: { index, extra } };
+}
+
+/** The index cargo would use here for its default registry (its source replacement included). */
+export async function cratesIndex(cwd: string, env: NodeJS.ProcessEnv): Promise<Located<string>> {
+  const cargo = findTool('cargo', env);
+  if (cargo === null) return { problem: 'cargo is not installed, so its registry is not known' };
+  const dir = mkdtempSync(join(tmpdir(), 'stashbase-cargo-probe-'));
+  try {
+    writeFileSync(join(dir, 'Cargo.toml'), PROBE_MANIFEST);
+    writeFileSync(join(dir, 'lib.rs'), '');
+    const r = await collect(cargoIndexCommand(cargo, cwd, join(dir, 'Cargo.toml')), { timeoutMs: TIMEOUT_MS });
+    const m = /failed to download from `(https?:\/\/[^`\s]+?)config\.json`/.exec(r.stderr);
+    const index = url(m?.[1]);
+    if (index === undefined) return { problem: `cargo did not say where its index is (${r.stderr.trim().split('\n')[0] ?? 'no output'})` };
+    return { ok: index };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The first module proxy of GOPROXY (the variable, else go env); direct or off leave Go unchecked. */
+export async function goProxy(cwd: string, env: NodeJS.ProcessEnv): Promise<Located<string>> {
+  let value = env.GOPROXY;
+  if (value === undefined || value === '') {
+    const go = findTool('go', env);
+    if (go === null) return { problem: 'go is not installed and GOPROXY is not set, so the module proxy is not known' };
+    const r = await collect(goProxyCommand(go, cwd), { timeoutMs: TIMEOUT_MS });
+    if (r.code !== 0) return { problem: `go env GOPROXY failed: ${r.stderr.trim()}` };
+    value = r.stdout.trim();
+  }
+  const first = value.split(/[,|]/)[0]?.trim() ?? '';
+  const u = url(first);
+  if (u === undefined) return { problem: `GOPROXY starts with ${JSON.stringify(first)}: modules come straight from their own hosts, which this check does not ask` };
+  return { ok: u };
+}

@@ -1,0 +1,54 @@
+// The commands through which the dependency check asks each package manager
+// where its registry is, so that no registry's address is written in
+// stashbase: npm's configuration, pip's configuration and its built-in
+// default, cargo's index (cargo prints it nowhere, so it is read from the
+// error cargo gives when its proxy refuses), go env GOPROXY.
+import type { Command } from './command.js';
+
+/** npm config get: the registry and each scope's (one value alone, else key=value lines). */
+export function npmRegistryCommand(npm: string, cwd: string, scopes: string[]): Command {
+  return { file: npm, args: ['config', 'get', 'registry', ...scopes.map((s) => `${s}:registry`)], cwd, env: { NO_UPDATE_NOTIFIER: '1' } };
+}
+
+/** pip's index settings (its configuration files and PIP_* variables) and the index it uses when none is set, as JSON. */
+export const PIP_INDEX_SCRIPT = [
+  'import json',
+  'items = {}',
+  'try:',
+  '    from pip._internal.configuration import Configuration',
+  '    c = Configuration(isolated=False); c.load(); items = dict(c.items())',
+  'except Exception:',
+  '    pass',
+  'from pip._internal.models.index import PyPI',
+  "out = {k: v for k, v in items.items() if k.split('.')[-1] in ('index-url', 'extra-index-url', 'find-links')}",
+  "out['default'] = PyPI.simple_url",
+  'print(json.dumps(out))',
+].join('\n');
+
+export function pipIndexCommand(python: string, cwd: string): Command {
+  return { file: python, args: ['-c', PIP_INDEX_SCRIPT], cwd, env: { PIP_DISABLE_PIP_VERSION_CHECK: '1' } };
+}
+
+/** An address that refuses at once: cargo's attempt goes nowhere, and its error names the index. */
+export const DEAD_PROXY = 'http://127.0.0.1:9';
+
+/**
+ * cargo add --dry-run of a probe name into a throwaway manifest, run in the
+ * working directory so that its .cargo/config.toml applies, with every proxy
+ * variable pointing at DEAD_PROXY.
+ */
+export function cargoIndexCommand(cargo: string, cwd: string, manifest: string): Command {
+  return {
+    file: cargo,
+    args: ['add', '--dry-run', '--quiet', '--manifest-path', manifest, 'stashbase-registry-probe'],
+    cwd,
+    env: { CARGO_HTTP_PROXY: DEAD_PROXY, HTTPS_PROXY: DEAD_PROXY, https_proxy: DEAD_PROXY, HTTP_PROXY: DEAD_PROXY, http_proxy: DEAD_PROXY, ALL_PROXY: DEAD_PROXY, CARGO_NET_RETRY: '0', CARGO_HTTP_TIMEOUT: '2', CARGO_TERM_COLOR: 'never' },
+    unsetEnv: ['NO_PROXY', 'no_proxy', 'CARGO_NET_OFFLINE'],
+  };
+}
+
+export const PROBE_MANIFEST = '[package]\nname = "stashbase-probe"\nversion = "0.0.0"\nedition = "2021"\n[lib]\npath = "lib.rs"\n';
+
+export function goProxyCommand(go: string, cwd: string): Command {
+  return { file: go, args: ['env', 'GOPROXY'], cwd };
+}
