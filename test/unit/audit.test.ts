@@ -77,9 +77,9 @@ test('dependency decisions: one line each, blocks marked, a count at the end', (
   const log = new AuditLog(t.sbHome, 'ags_eeeeeeeeeeeeeeee');
   log.write({ type: 'dependency', agent: 'claude', ecosystem: 'npm', package: 'sb-made-up', spec: 'sb-made-up', decision: 'block', answer: 'deny', reasons: ['does not exist in the npm registry'] });
   log.write({ type: 'dependency', agent: 'claude', ecosystem: 'pypi', package: 'reqeusts', spec: 'reqeusts', version: '0.1', decision: 'warn', answer: 'ask', reasons: ['its name is one edit away from "requests"'], reportedBy: 'sandbox' });
-  const text = formatAudit(readAudit(t.sbHome, 'ags_dddddddddddddddd'), (s) => `[${s}]`).split('\n');
+  const text = formatAudit(readAudit(t.sbHome, 'ags_eeeeeeeeeeeeeeee'), (s) => `[${s}]`).split('\n');
   assert.match(text[0]!, /  \[BLOCK\]  npm sb-made-up  agent told: deny  does not exist in the npm registry$/);
   assert.match(text[1]!, /  warn   pypi reqeusts 0\.1  agent told: ask \(reported from inside the sandbox\)  its name is one edit away from "requests"$/);
-  assert.equal(text[2], '0 proxy decisions: 0 allowed, 0 denied');
+  assert.equal(text[2], '0 proxy decisions: 0 allowed, 0 denied, 0 errors');
   assert.equal(text[3], '2 dependency decisions: 1 blocked, 1 warned, 0 unchecked, 0 ok');
 });
