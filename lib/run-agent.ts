@@ -63,6 +63,7 @@ export async function runAgent(o: RunOptions): Promise<number> {
   for (const n of notes) warn(n);
   const session = newSessionId();
   const proxyToken = randomToken();
+  const hookToken = randomToken();
   const note = (msg: string) => {
     if (!o.silent) process.stderr.write(`${msg}\n`);
   };
@@ -81,7 +82,7 @@ export async function runAgent(o: RunOptions): Promise<number> {
       const { runDocker } = await import('./docker/run.js');
       return await runDocker({
         session, profile, command: o.command, cwd, env: o.env, home: userHome(o.env), stashbaseHome: stashbaseHome(o.env),
-        placeholders: makePlaceholders(profile.secrets, o.env), proxyToken, flags: o, dryRun: o.dryRun, print,
+        placeholders: makePlaceholders(profile.secrets, o.env), proxyToken, hookToken, flags: o, dryRun: o.dryRun, print,
         interactive: isInteractive(o.silent), warn, announce: !o.silent, worktree: wt?.docker,
       });
     }
@@ -98,6 +99,7 @@ export async function runAgent(o: RunOptions): Promise<number> {
       mechanism,
       placeholders: makePlaceholders(profile.secrets, o.env),
       proxyToken,
+      hookToken,
       writable: wt?.writable,
       bwrapTmpfsPerms: mechanism.kind === 'bwrap' && tmpfsPermsSupported(mechanism.path, stashbaseHome(o.env)),
       announce: !o.silent,

@@ -12,6 +12,8 @@ export const CONFINE_MAC_ETC = ['/private/etc/passwd', '/private/etc/group', '/p
 export interface ConfineSeatbeltInput {
   readOnly: string[];
   tmp: string;
+  /** A loopback port it may connect to (the run's proxy); no network when unset. */
+  proxyPort?: number;
 }
 
 export function buildConfineSeatbeltProfile(i: ConfineSeatbeltInput): string {
@@ -40,6 +42,7 @@ export function buildConfineSeatbeltProfile(i: ConfineSeatbeltInput): string {
     '  (literal "/dev/null")',
     ')',
     '(allow mach-lookup (global-name "com.apple.system.opendirectoryd.libinfo"))',
+    ...(i.proxyPort !== undefined ? [`(allow network-outbound (remote ip "localhost:${i.proxyPort}"))`] : []),
   ].join('\n') + '\n';
 }
 

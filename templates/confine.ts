@@ -44,12 +44,16 @@ export interface ConfineInput {
   /** The whole environment of the scan: everything inherited is removed first. */
   env: Record<string, string>;
   inherited: string[];
+  /** The host's network (a dependency check reaches the run's proxy); none when unset. */
+  network?: boolean;
+  /** Descriptors passed through to the command (its report channel). */
+  pipes?: Command['pipes'];
 }
 
 const inside = (p: string, dir: string) => p === dir || p.startsWith(dir === '/' ? '/' : dir + '/');
 
 export function buildConfineCommand(i: ConfineInput): Command {
-  const args = ['--unshare-all', '--die-with-parent', '--new-session', '--cap-drop', 'ALL'];
+  const args = ['--unshare-all', ...(i.network ? ['--share-net'] : []), '--die-with-parent', '--new-session', '--cap-drop', 'ALL'];
   for (const s of i.system) args.push(...(s.symlink !== undefined ? ['--symlink', s.symlink, s.path] : ['--ro-bind', s.path, s.path]));
   for (const e of i.etc) args.push('--ro-bind', e, e);
   args.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp');
@@ -65,5 +69,5 @@ export function buildConfineCommand(i: ConfineInput): Command {
     args.push('--ro-bind', b.src, b.dest);
   }
   args.push('--chdir', i.cwd, '--', ...i.command);
-  return { file: i.bwrap, args, env: i.env, unsetEnv: i.inherited.filter((n) => !Object.hasOwn(i.env, n)) };
+  return { file: i.bwrap, args, env: i.env, unsetEnv: i.inherited.filter((n) => !Object.hasOwn(i.env, n)), ...(i.pipes ? { pipes: i.pipes } : {}) };
 }

@@ -1,7 +1,8 @@
 // Carries out a Docker run: images, session and audit, the run's network, the
 // proxy on its gateway, the holder and its firewall self-check, the agent, and
 // the teardown of all of it on every way out. Loaded only for real runs.
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Server as HttpServer } from 'node:http';
 import { BlockList, createServer, isIPv4, type Server } from 'node:net';
 import { type Command, formatCommand } from '../../templates/command.js';
@@ -18,7 +19,12 @@ import { createPlaceholders, createRunDir, removePlaceholders, removeRunDir } fr
 import { removeSession, writeSession } from '../session.js';
 import { Trace } from '../trace.js';
 import { ensureRunImages } from './image.js';
-import { type DockerContext, prepareDocker } from './prepare.js';
+import { type DockerContext, type DockerPrepared, prepareDocker } from './prepare.js';
+import { hookEndpoints, type HookEndpointsInput } from '../hooks/endpoints.js';
+import { HOOK_PATH, HOOK_TOKEN_VAR, HOOK_URL_VAR } from '../hooks/hook-env.js';
+import { standInScript } from '../../templates/stand-in.js';
+import { PROXY_USER } from '../../templates/native-plan.js';
+import { caDirOf } from '../run-dir.js';
 import { newVolumes, prepareVolumes } from './volumes.js';
 
 export interface DockerExecuteInput {
@@ -121,8 +127,15 @@ export async function executeDocker({ ctx, warn, announce, interactive }: Docker
   try {
     // Until the network exists nobody may connect; then only its containers (Linux), or anyone on loopback (Desktop's VM forwards from there).
     let accept: (address: string) => boolean = () => false;
-    proxy = await proxyForRun({ profile: ctx.profile, placeholders: ctx.placeholders, env: ctx.env, home, userHome: ctx.home, cwd: ctx.cwd, audit: (e) => audit.write(e), acceptClient: (a) => accept(a), token: ctx.proxyToken });
+    // The hook endpoints learn where the proxy listens once it does (the host-side check goes through it).
+    const where = { host: '', port: 0 };
+    const hooks = ctx.profile.allowHooks.length === 0 ? undefined : hookEndpoints({
+      token: ctx.hookToken, profile: ctx.profile, env: ctx.env, workTree: ctx.worktree?.path ?? ctx.cwd, mounts: draft.treeMounts, audit: (e) => audit.write(e),
+      agentHooks: ctx.profile.allowHooks.includes('dependency_check') ? hostCheck(ctx, draft, where) : undefined,
+    });
+    proxy = await proxyForRun({ profile: ctx.profile, placeholders: ctx.placeholders, env: ctx.env, home, userHome: ctx.home, cwd: ctx.cwd, audit: (e) => audit.write(e), acceptClient: (a) => accept(a), token: ctx.proxyToken, hooks });
     createRunDir(draft.runDir, proxy.ca, null);
+    if (draft.standIn) writeFileSync(draft.standIn, standInScript({ urlVar: HOOK_URL_VAR, tokenVar: HOOK_TOKEN_VAR, path: HOOK_PATH }), { mode: 0o755 });
     const ph = createPlaceholders(draft.protection.placeholders, draft.protection.parents, draft.protection.fileStandIns);
     created = ph.created;
     for (const w of ph.warnings) warn(w);
@@ -136,8 +149,11 @@ export async function executeDocker({ ctx, warn, announce, interactive }: Docker
     // Linux: the gateway is this host's address on the run's bridge. Desktop: loopback, reached as host.docker.internal.
     const net = ctx.desktop ? null : parseGateway(await capture(gatewayCommand(ctx.docker, ctx.session)));
     const gateway = net?.gateway ?? '127.0.0.1';
-    accept = net ? containersOnly(net.gateway, net.subnet) : () => true;
+    const containers = net ? containersOnly(net.gateway, net.subnet) : () => true;
+    // The host-side dependency check (this host, from the gateway's own address) goes through the proxy too.
+    accept = hooks && ctx.profile.allowHooks.includes('dependency_check') ? (a) => containers(a) || a === gateway || a === `::ffff:${gateway}` : containers;
     const [proxyPort, canaryPort] = await Promise.all([listen(proxy.server, gateway), listen(canary, gateway)]);
+    Object.assign(where, { host: gateway, port: proxyPort });
     trace.mark('network');
     const prep = prepareDocker(ctx, { gateway, proxyPort, canaryPort, newVolumes: volumesToMake }, draft.protection);
     holder = start(holderCommand(prep.holder), ['ignore', 'pipe', 'pipe']);
@@ -163,6 +179,24 @@ export async function executeDocker({ ctx, warn, announce, interactive }: Docker
     trace.mark('teardown');
     trace.print();
   }
+}
+
+/** The dependency check the host runs for the container: through the run's proxy, confined, with the proxy's CA. */
+function hostCheck(ctx: DockerContext, draft: DockerPrepared, where: { host: string; port: number }): NonNullable<HookEndpointsInput['agentHooks']> {
+  const ca = draft.interceptTls ? join(caDirOf(draft.runDir), 'ca.pem') : null;
+  const check = {
+    cwd: ctx.worktree?.path ?? ctx.cwd,
+    readable: ca ? [caDirOf(draft.runDir)] : [],
+    settings: ctx.profile.hooks.dependencyCheck,
+    get proxyPort() {
+      return where.port;
+    },
+    get proxyEnv(): Record<string, string> {
+      const url = `http://${PROXY_USER}:${ctx.proxyToken}@${where.host}:${where.port}`;
+      return { HTTPS_PROXY: url, HTTP_PROXY: url, https_proxy: url, http_proxy: url, NO_PROXY: '', no_proxy: '', ...(ca ? { NODE_EXTRA_CA_CERTS: ca, SSL_CERT_FILE: join(caDirOf(draft.runDir), 'ca-bundle.pem') } : {}) };
+    },
+  };
+  return check;
 }
 
 async function teardown(ctx: DockerContext, any: boolean, warn: (msg: string) => void): Promise<void> {

@@ -3,6 +3,9 @@
 // that need the engine (gateway, ports, which volumes exist) come in as input.
 import { basename, join, relative } from 'node:path';
 import { caEnv, proxyEnv } from '../../templates/native-plan.js';
+import { hookVariables } from '../hooks/run-env.js';
+import type { ScanMount } from '../hooks/host-scan.js';
+import { STAND_IN_PATH } from '../../templates/stand-in.js';
 import { buildDockerPlan, type DockerPlanInput } from '../../templates/docker-plan.js';
 import { DESKTOP_HOST } from '../../templates/docker-firewall.js';
 import { AGENT_HOME, type AgentInput, HOME_VOLUME, type HolderInput, type Mount } from '../../templates/docker-run.js';
@@ -35,6 +38,8 @@ export interface DockerContext {
   stashbaseHome: string;
   placeholders: Record<string, string>;
   proxyToken: string;
+  /** The bearer token of the run's hook endpoints (lib/hooks/endpoints.ts). */
+  hookToken: string;
   docker: string;
   choice: ImageChoice;
   desktop: boolean;
@@ -65,6 +70,10 @@ export interface DockerPrepared {
   volumes: IsolatedVolume[];
   proxyBind: string;
   interceptTls: boolean;
+  /** The working tree and its git directories as the container sees them (for the secret scan's confinement). */
+  treeMounts: ScanMount[];
+  /** The stand-in stashbase's file in the run directory, when the profile allows dependency_check. */
+  standIn: string | null;
 }
 
 function slug(s: string): string {
@@ -99,7 +108,7 @@ export function containerEnv(ctx: DockerContext, proxyUrl: string, interceptTls:
   if (ctx.gitIdentity.email !== undefined) env.GIT_AUTHOR_EMAIL = env.GIT_COMMITTER_EMAIL = ctx.gitIdentity.email;
   Object.assign(env, proxyEnv(proxyUrl, ctx.proxyToken));
   if (interceptTls) Object.assign(env, caEnv(CONTAINER_CA_DIR));
-  Object.assign(env, ctx.placeholders, ctx.profile.configEnv);
+  Object.assign(env, ctx.placeholders, ctx.profile.configEnv, hookVariables(ctx.profile, proxyUrl, ctx.hookToken));
   return env;
 }
 
@@ -184,6 +193,11 @@ export function prepareDocker(ctx: DockerContext, facts: RuntimeFacts, protectio
   mounts.push(...shadowMounts(protection, runDir));
   for (const v of volumes) mounts.push({ type: 'volume', source: v.name, target: v.target, readonly: false });
   mounts.push(...pinMounts(protection, ctx.worktree?.path ?? ctx.cwd, mounts));
+  // `stashbase agent hooks …` inside the container runs on the host (templates/stand-in.ts).
+  const standIn = p.allowHooks.includes('dependency_check') ? join(runDir, 'stashbase-stand-in') : null;
+  if (standIn) mounts.push({ type: 'bind', source: standIn, target: STAND_IN_PATH, readonly: true });
+  const w = ctx.worktree;
+  const treeMounts = (w ? [w.path, w.gitDir, ...w.writable, ...w.readOnly] : [ctx.cwd]).map((x) => ({ host: x, sandbox: x }));
   const agent: AgentInput = {
     docker: ctx.docker,
     session: ctx.session,
@@ -206,7 +220,7 @@ export function prepareDocker(ctx: DockerContext, facts: RuntimeFacts, protectio
     runDir, image, newVolumes: facts.newVolumes ?? volumes, placeholders: protection.placeholders, fileStandIns: protection.fileStandIns, warnings: protection.warnings,
     proxyBind, interceptTls, holder, agent,
   };
-  return { plan: buildDockerPlan(input), holder, agent, runDir, protection, volumes, proxyBind, interceptTls };
+  return { plan: buildDockerPlan(input), holder, agent, runDir, protection, volumes, proxyBind, interceptTls, treeMounts, standIn };
 }
 
 function imageNote(ctx: DockerContext): string {

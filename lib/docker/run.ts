@@ -20,6 +20,8 @@ export interface DockerRunInput {
   placeholders: Record<string, string>;
   /** The per-run credential the proxy asks of every request. */
   proxyToken: string;
+  /** The bearer token of the run's hook endpoints (lib/hooks/endpoints.ts). */
+  hookToken: string;
   flags: { dockerImage?: string; dockerDockerfile?: string; dockerMemory?: string; dockerCpus?: string; dockerIsolatedPaths?: string };
   dryRun: boolean;
   /** Prints a dry run's plan (as text or JSON, wrapped in a worktree's steps). */
@@ -47,7 +49,7 @@ export async function runDocker(o: DockerRunInput): Promise<number> {
   const docker = o.dryRun ? (findTool('docker', o.env) ?? 'docker') : findDocker(o.env);
   const ctx: DockerContext = {
     session: o.session, profile: o.profile, command: o.command, cwd: o.cwd, env: o.env, home: o.home, stashbaseHome: o.stashbaseHome,
-    placeholders: o.placeholders, proxyToken: o.proxyToken, docker,
+    placeholders: o.placeholders, proxyToken: o.proxyToken, hookToken: o.hookToken, docker,
     choice: chooseImage(o.profile, o.flags, o.cwd, o.env),
     desktop: isDesktop(process.platform, ''),
     extraIsolated: (o.flags.dockerIsolatedPaths ?? '').split(',').map((s) => s.trim()).filter(Boolean),

@@ -7,6 +7,13 @@
 // for the run's log. A check inside a native run reports its decisions to
 // REPORT_PATH instead (parseHookReport).
 import { realpathSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import type { Command } from '../../templates/command.js';
+import { buildConfineCommand } from '../../templates/confine.js';
+import { buildConfineSeatbeltCommand, buildConfineSeatbeltProfile } from '../../templates/confine-seatbelt.js';
+import { findTool } from '../find-tool.js';
+import { type CliFiles, thisCli } from './cli-files.js';
+import { existingEtc, systemPaths } from './confine-facts.js';
 import { hostCheckCommand } from '../../templates/host-hook.js';
 import { PROXY_VARS } from '../env-names.js';
 import { collect } from '../exec.js';
@@ -104,28 +111,62 @@ export interface RunAgentHookInput extends HookRequest {
   proxyEnv: Record<string, string>;
   /** The profile's [hooks.dependency_check]. */
   settings: DependencyCheckSettings;
-  /** How to start stashbase (default: this process's node and CLI script). */
+  /** How to start stashbase (default: this process's node and CLI script); with it, no confinement (tests of the request handling). */
   stashbase?: string[];
   timeoutMs?: number;
+  /** Files the check may read besides the working tree and the CLI (the CA file of an intercepting proxy). */
+  readable?: string[];
+  /** The proxy's loopback port, for Seatbelt (macOS): the only place the check may connect to. */
+  proxyPort?: number;
+  platform?: NodeJS.Platform;
 }
 
 export function ownCli(): string[] {
   return [process.execPath, realpathSync(process.argv[1] as string)];
 }
 
+/**
+ * The check confined like the secret scan (templates/confine.ts): it reads
+ * the system, the CLI, the working tree (package.json, the lockfile) and the
+ * proxy's CA, nothing else of this machine; its only network is the host's,
+ * and its proxy variables send it through the run's proxy.
+ */
+function confineCheck(cmd: Command, cli: CliFiles, i: RunAgentHookInput): Command | string {
+  const command = [cmd.file, ...cmd.args];
+  const env = { PATH: '/usr/bin:/bin', HOME: '/tmp', TMPDIR: '/tmp', LANG: 'C.UTF-8', ...cmd.env };
+  const read = [...cli.roots, i.cwd, ...(i.readable ?? [])];
+  const platform = i.platform ?? process.platform;
+  if (platform === 'linux') {
+    const bwrap = findTool('bwrap', process.env);
+    if (!bwrap) return 'bubblewrap (bwrap) is not installed, and the check never runs unconfined';
+    return buildConfineCommand({
+      bwrap, system: systemPaths(), etc: existingEtc(), binds: read.map((p) => ({ src: p, dest: p })), cwd: i.cwd, command, env,
+      inherited: Object.keys(process.env), network: true, pipes: cmd.pipes,
+    });
+  }
+  if (platform === 'darwin') {
+    const tmp = realpathSync(tmpdir());
+    const profile = buildConfineSeatbeltProfile({ readOnly: read, tmp, proxyPort: i.proxyPort });
+    return { ...buildConfineSeatbeltCommand('/usr/bin/sandbox-exec', profile, command, i.cwd, { ...env, HOME: tmp, TMPDIR: tmp }, Object.keys(process.env)), pipes: cmd.pipes };
+  }
+  return `agent hooks run on the host only confined (bubblewrap on Linux, Seatbelt on macOS), which ${platform} has not`;
+}
+
 /** Runs an allowed hook on the host; a refused one answers exit 2 with the reason, never throws for the request's content. */
 export async function runAgentHook(i: RunAgentHookInput): Promise<HookResult & { events: DependencyEvent[] }> {
   const problem = hookArgsProblem(i.args);
   if (problem !== null) return { exit: 2, stdout: '', stderr: `stashbase (host): refused: ${problem}\n`, events: [] };
-  const cmd = hostCheckCommand({
-    stashbase: i.stashbase ?? ownCli(),
+  const cli = thisCli();
+  const plain = hostCheckCommand({
+    stashbase: i.stashbase ?? [cli.node, cli.entry],
     args: i.args,
     cwd: i.cwd,
     env: { ...i.proxyEnv, [SETTINGS_VAR]: settingsToEnv(i.settings), [REPORT_FD_VAR]: '3' },
     // The host's own proxy settings must not bypass the run's; the check must not report through the proxy itself.
     unsetEnv: [...PROXY_VARS.filter((v) => !(v in i.proxyEnv)), HOOK_URL_VAR, HOOK_TOKEN_VAR],
   });
-  // TODO(confine): wrap `cmd` with the bubblewrap confinement of templates/confine.ts (the secret scan's) once it lands.
+  const cmd = i.stashbase ? plain : confineCheck(plain, cli, i);
+  if (typeof cmd === 'string') return { exit: 2, stdout: '', stderr: `stashbase (host): ${cmd}\n`, events: [] };
   const r = await collect(cmd, { input: i.stdin, timeoutMs: i.timeoutMs ?? 25_000, fd3: true });
   const events = r.fd3.split('\n').filter((l) => l.trim() !== '').map((l) => {
     try {

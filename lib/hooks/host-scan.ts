@@ -6,14 +6,15 @@
 // be able to read anything but the tree, its git directories and the system.
 // It sees them as the sandbox does (read-only), so every path the hook sends
 // is a sandbox path and needs no translation.
-import { lstatSync, mkdtempSync, readlinkSync, realpathSync, rmSync } from 'node:fs';
+import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCapped } from '../exec.js';
 import { findTool } from '../find-tool.js';
 import type { Profile } from '../profile/types.js';
 import type { Command } from '../../templates/command.js';
-import { buildConfineCommand, type ConfineBind, CONFINE_ETC, CONFINE_SYSTEM, type SystemPath } from '../../templates/confine.js';
+import { buildConfineCommand, type ConfineBind } from '../../templates/confine.js';
+import { existingEtc, systemPaths } from './confine-facts.js';
 import { buildConfineSeatbeltCommand, buildConfineSeatbeltProfile } from '../../templates/confine-seatbelt.js';
 import { type CliFiles, thisCli } from './cli-files.js';
 import { parseScanRequest, plainPath, type ScanRequest } from './scan-request.js';
@@ -62,16 +63,6 @@ export function encodeScanAnswer(a: ScanAnswer): string {
   return JSON.stringify({ exit: a.exit, stdout: clean(a.stdout), stderr: clean(a.stderr) });
 }
 
-function systemPaths(): SystemPath[] {
-  const out: SystemPath[] = [];
-  for (const p of CONFINE_SYSTEM) {
-    const st = lstatSync(p, { throwIfNoEntry: false });
-    if (st?.isSymbolicLink()) out.push({ path: p, symlink: readlinkSync(p) });
-    else if (st?.isDirectory()) out.push({ path: p });
-  }
-  return out;
-}
-
 /** The child's whole environment: a fixed minimum, the index it is told about, and the bound secrets' values under their profile names. */
 function scanEnv(req: ScanRequest, ctx: HostScanContext, tmp: string): { env: Record<string, string>; names: string[] } {
   const env: Record<string, string> = {
@@ -106,8 +97,7 @@ export function confinedScanCommand(req: ScanRequest, ctx: HostScanContext, tmp:
   if (platform === 'linux') {
     const bwrap = findTool('bwrap', ctx.env);
     if (!bwrap) return 'bubblewrap (bwrap) is not installed, and the scan never runs unconfined';
-    const etc = CONFINE_ETC.filter((p) => lstatSync(p, { throwIfNoEntry: false }) !== undefined);
-    return buildConfineCommand({ bwrap, system: systemPaths(), etc, binds, cwd: req.cwd, command, env: { ...env, HOME: '/tmp', TMPDIR: '/tmp' }, inherited });
+    return buildConfineCommand({ bwrap, system: systemPaths(), etc: existingEtc(), binds, cwd: req.cwd, command, env: { ...env, HOME: '/tmp', TMPDIR: '/tmp' }, inherited });
   }
   if (platform === 'darwin') {
     // Seatbelt can allow paths, not move them: only a sandbox seen at the host's own paths (as macOS runs are).

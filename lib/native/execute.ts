@@ -20,6 +20,9 @@ import { Trace } from '../trace.js';
 import { sandboxFilter, type SeccompArch } from '../../templates/seccomp.js';
 import { buildViews, settleViews } from '../views/lifecycle.js';
 import { claudeConfigWatch } from './prepare-seatbelt.js';
+import { hookEndpoints } from '../hooks/endpoints.js';
+import { viewBinds } from '../views/binds.js';
+import { findRepoRoot } from '../repo.js';
 
 export interface ExecuteInput {
   ctx: NativeContext;
@@ -63,7 +66,14 @@ export async function executeNative({ ctx, profile, warn, announce }: ExecuteInp
   let proxy: RunProxy | null = null;
   let built: string[] = [];
   try {
-    proxy = await proxyForRun({ profile, placeholders: ctx.placeholders, env: ctx.env, home, userHome: ctx.home, cwd: ctx.cwd, audit: (e) => audit.write(e), token: ctx.proxyToken });
+    // Git runs hooks at the top of the work tree, which may lie above the working directory.
+    const tree = findRepoRoot(ctx.cwd)?.root ?? ctx.cwd;
+    const hooks = profile.allowHooks.length === 0 ? undefined : hookEndpoints({
+      token: ctx.hookToken, profile, env: ctx.env, workTree: tree, audit: (e) => audit.write(e),
+      // The sandbox's own view of the tree: its git directories are views (the agent's index is the run's copy).
+      mounts: [{ host: tree, sandbox: tree }, ...prep.views.filter((v) => v.spec.id.startsWith('git')).flatMap((v) => viewBinds(v.spec, v.dir)).map((b) => ({ host: b.src, sandbox: b.dest }))],
+    });
+    proxy = await proxyForRun({ profile, placeholders: ctx.placeholders, env: ctx.env, home, userHome: ctx.home, cwd: ctx.cwd, audit: (e) => audit.write(e), token: ctx.proxyToken, hooks });
     if (hostPort !== null) await listenLoopback(proxy.server, hostPort);
     trace.mark('proxy');
     createRunDir(prep.runDir, proxy.ca, prep.bwrap ? sandboxFilter(process.arch as SeccompArch, { unixSockets: profile.sandbox.allowUnixSockets }) : null, prep.temps);

@@ -16,6 +16,7 @@ import { planProtection, type Protection } from '../paths/protect.js';
 import type { Profile } from '../profile/types.js';
 import { auditFile } from '../audit.js';
 import { DEFAULT_LIMITS } from '../proxy/limits.js';
+import { hookVariables } from '../hooks/run-env.js';
 import { sessionFile } from '../session.js';
 import { findRepoRoot, hooksPathTargets } from '../repo.js';
 import { existingToolConfigs } from '../tool-configs.js';
@@ -45,6 +46,8 @@ export interface NativeContext {
   placeholders: Record<string, string>;
   /** The per-run credential the proxy asks of every request (in the proxy URL the agent gets). */
   proxyToken: string;
+  /** The bearer token of the run's hook endpoints (lib/hooks/endpoints.ts). */
+  hookToken: string;
   /** For host-network runs the port is known only once the proxy listens. */
   proxyUrl?: string;
   /** Existing directories under a deny_write entry that stay writable (a worktree run's parts of .git). */
@@ -108,7 +111,7 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
   const allowList = p.filesystem.writes === 'allow-list';
   const baseEnv = {
     unset: removedVariables(p, ctx.env),
-    set: { ...p.configEnv, ...ctx.placeholders, ...proxyEnv(proxyUrl, ctx.proxyToken), ...(interceptTls ? caEnv(caDirOf(runDir)) : {}) },
+    set: { ...p.configEnv, ...ctx.placeholders, ...proxyEnv(proxyUrl, ctx.proxyToken), ...(interceptTls ? caEnv(caDirOf(runDir)) : {}), ...hookVariables(p, proxyUrl, ctx.hookToken) },
   };
   if (ctx.mechanism.kind === 'seatbelt') return prepareSeatbelt(ctx, { runDir, proxyUrl, interceptTls, isolate, agentEnv: baseEnv });
 

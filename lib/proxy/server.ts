@@ -16,6 +16,8 @@ import { scrubPairs } from './scrub.js';
 import { type BoundSecret, bodyNeedles, hostCarriesSecret, rewriteRequest } from './secrets.js';
 import { decide, type Decision, type EgressPolicy, mappingFor, normalizeHost } from './policy.js';
 import { PROXY_USER } from '../../templates/native-plan.js';
+import { type HookHandler, noHooks } from '../hooks/endpoints.js';
+import { HOOK_PREFIX } from '../hooks/hook-env.js';
 
 export type AuditSink = (event: Record<string, unknown>) => void;
 
@@ -32,6 +34,8 @@ export interface ProxyOptions {
   resolve?: Resolver;
   /** Which client addresses may connect at all (Docker: the run's containers only). */
   acceptClient?: (address: string) => boolean;
+  /** The run's hook endpoints (lib/hooks/endpoints.ts), when its profile allows hooks. */
+  hooks?: HookHandler;
   /**
    * The run's credential: every CONNECT and every plain request must carry it
    * as `Proxy-Authorization: Basic` (user stashbase). A proxy socket or port
@@ -197,6 +201,8 @@ export function createProxy(opts: ProxyOptions): Server & { tracker: ConnectionT
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     tracker.mark(req.socket, 'busy');
     res.on('finish', () => tracker.mark(req.socket, 'idle'));
+    // The run's own endpoints: origin-form, answered here, never forwarded; their own token.
+    if (req.url === HOOK_PREFIX || req.url?.startsWith(`${HOOK_PREFIX}/`)) return opts.hooks ? opts.hooks(req, res) : noHooks(res);
     if (!authorized(req.headers['proxy-authorization'])) {
       opts.audit({ type: 'proxy', method: req.method, host: null, port: null, path: null, decision: 'deny', rule: PROXY_AUTH_RULE, status: 407 });
       res.setHeader('Proxy-Authenticate', PROXY_AUTHENTICATE);

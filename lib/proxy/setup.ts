@@ -8,6 +8,7 @@ import type { BoundSecret } from './secrets.js';
 import { deferredServer } from './front.js';
 import { DEFAULT_LIMITS, type ProxyLimits } from './limits.js';
 import type { AuditSink } from './server.js';
+import type { HookHandler } from '../hooks/endpoints.js';
 
 export interface RunProxy {
   server: Server;
@@ -43,6 +44,8 @@ export interface RunProxyInput {
   acceptClient?: (address: string) => boolean;
   /** The per-run credential every request must carry (Proxy-Authorization). */
   token: string;
+  /** The run's hook endpoints, when its profile allows hooks. */
+  hooks?: HookHandler;
 }
 
 export async function proxyForRun(o: RunProxyInput): Promise<RunProxy> {
@@ -50,7 +53,7 @@ export async function proxyForRun(o: RunProxyInput): Promise<RunProxy> {
   const secrets = boundSecrets(o.profile, o.placeholders, o.env);
   const limits = runLimits(o.profile);
   if (secrets.length === 0) {
-    const server = deferredServer(async () => (await import('./server.js')).createProxy({ policy, audit: o.audit, acceptClient: o.acceptClient, token: o.token, limits }), limits);
+    const server = deferredServer(async () => (await import('./server.js')).createProxy({ policy, audit: o.audit, acceptClient: o.acceptClient, token: o.token, limits, hooks: o.hooks }), limits);
     return { server, interceptor: null, ca: null };
   }
   const { interceptingProxy } = await import('./intercepting.js');

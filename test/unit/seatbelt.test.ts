@@ -146,7 +146,7 @@ test('the macOS plan: sandbox-exec with the profile built from the profile rules
     stashbaseHome: '/Users/u/.stashbase',
     mechanism: { kind: 'seatbelt', path: '/usr/bin/sandbox-exec', why: 'sandbox-exec at /usr/bin/sandbox-exec' },
     placeholders: {},
-    proxyToken: 't0ken',
+    proxyToken: 't0ken', hookToken: 'h00k',
     proxyUrl: 'http://127.0.0.1:49152',
   });
   assert.equal(prep.seatbelt?.file, '/usr/bin/sandbox-exec');
