@@ -48,6 +48,8 @@ if ($kid) {
 }
 my $parent = getppid();
 syscall($setsid + 0);
+# A peer gone mid-write is that connection's end, not the relay's.
+$SIG{PIPE} = 'IGNORE';
 for my $fd (split /,/, $close) { open(my $h, '<&=', $fd) and close $h }
 open(my $ctl, '+<&=', $ctlfd) or exit 1;
 select((select($ctl), $| = 1)[0]);
@@ -73,9 +75,10 @@ until (bind($l, pack('S n C4 x8', 2, $port, 127, 0, 0, 1))) {
 listen($l, 1024) or fail("listen: $!");
 fcntl($l, 4, 0x800);
 print $ctl "ready\n";
-my (%h, %peer, %out, %eof, %client, %shut);
+my (%h, %peer, %out, %eof, %client, %shut, %got, %seq, @wait, @order);
+my $serial = 0;
 my $lfd = fileno($l);
-sub drop { my $fd = shift; my $p = $peer{$fd}; for my $x ($fd, defined $p ? $p : ()) { close $h{$x} if $h{$x}; delete $h{$x}; delete $peer{$x}; delete $out{$x}; delete $eof{$x}; delete $client{$x}; delete $shut{$x} } }
+sub drop { my $fd = shift; my $p = $peer{$fd}; for my $x ($fd, defined $p ? $p : ()) { close $h{$x} if $h{$x}; delete $h{$x}; delete $peer{$x}; delete $out{$x}; delete $eof{$x}; delete $client{$x}; delete $shut{$x}; delete $got{$x} } }
 # After a side's backlog is written: the agent's side closed sends end-of-file on; the proxy's closes both.
 sub settle { my $fd = shift; my $p = $peer{$fd}; return unless defined $p && $eof{$p} && !length($out{$fd});
   if ($client{$p}) { shutdown($h{$fd}, 1) unless $shut{$fd}++; drop($fd) if $eof{$fd} } else { drop($fd) } }
@@ -91,26 +94,42 @@ while (1) {
     vec($rin, $fd, 1) = 1 if !$eof{$fd} && length($out{$peer{$fd}}) < 262144;
     vec($win, $fd, 1) = 1 if length $out{$fd};
   }
-  next unless select(my $rout = $rin, my $wout = $win, undef, 1) > 0;
-  if (vec($rout, $lfd, 1)) {
-    while (accept(my $c, $l)) {
-      if (keys(%h) >= 2 * $max) { close $c; next }
-      socket(my $u, 1, 1, 0) or (close($c), next);
-      connect($u, pack('S a108', 1, $path)) or (close($c), close($u), next);
-      setsockopt($c, 6, 1, pack('i', 1));
-      fcntl($c, 4, 0x800); fcntl($u, 4, 0x800);
-      my ($cf, $uf) = (fileno($c), fileno($u));
-      @h{$cf, $uf} = ($c, $u); @peer{$cf, $uf} = ($uf, $cf); @out{$cf, $uf} = ('', ''); $client{$cf} = 1;
-    }
-  }
+  next unless select(my $rout = $rin, my $wout = $win, undef, @wait ? 0.005 : 1) > 0 || @wait;
   for my $fd (keys %h) {
     next unless $h{$fd};
     flush($fd) if vec($wout, $fd, 1);
     next unless $h{$fd} && vec($rout, $fd, 1);
     my $n = sysread($h{$fd}, my $buf, 65536);
-    if ($n) { $out{$peer{$fd}} .= $buf; flush($peer{$fd}) }
+    if ($n) { $out{$peer{$fd}} .= $buf; $got{$peer{$fd}} = 1 if $client{$peer{$fd}}; flush($peer{$fd}) }
     elsif (defined $n) { $eof{$fd} = 1; settle($peer{$fd}) }
     elsif ($! != 11) { drop($fd) }
+  }
+  # New connections after the ends of old ones: what the proxy closed frees its room first.
+  if (vec($rout, $lfd, 1)) {
+    while (accept(my $c, $l)) {
+      # Full: the oldest connection the proxy has not answered at all makes room (a flood of heads
+      # ages out, an answered stream stays); with none such, the new one is refused.
+      if (keys(%h) + 2 * @wait >= 2 * $max) {
+        @order = grep { $h{$_->[0]} && $seq{$_->[0]} == $_->[1] } @order;
+        my ($old) = map { $_->[0] } grep { !$got{$_->[0]} } @order;
+        if (defined $old) { drop($old) } elsif (@wait) { close(shift @wait) } else { close $c; next }
+      }
+      setsockopt($c, 6, 1, pack('i', 1));
+      fcntl($c, 4, 0x800);
+      push @wait, $c;
+    }
+  }
+  # Each waits its turn for the proxy: a full backlog there (EAGAIN) leaves it queued, in order.
+  while (@wait) {
+    socket(my $u, 1, 1, 0) or last;
+    fcntl($u, 4, 0x800);
+    unless (connect($u, pack('S a108', 1, $path))) { close $u; last if $! == 11; close(shift @wait); next }
+    my $c = shift @wait;
+    my ($cf, $uf) = (fileno($c), fileno($u));
+    @h{$cf, $uf} = ($c, $u); @peer{$cf, $uf} = ($uf, $cf); @out{$cf, $uf} = ('', ''); $client{$cf} = 1; $got{$cf} = 0;
+    $seq{$cf} = ++$serial;
+    push @order, [$cf, $serial];
+    @order = grep { $h{$_->[0]} && $seq{$_->[0]} == $_->[1] } @order if @order > 4 * $max;
   }
 }
 `;

@@ -206,8 +206,8 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
           setsid: SETSID_SYSCALL[process.arch as keyof typeof SETSID_SYSCALL],
           userns: bwrap.userns,
           socket: join(runDir, 'proxy.sock'),
-          // Room above the proxy's own limit: the proxy closes what it evicts, and the relay follows.
-          maxConnections: (p.network.limits.maxConnections ?? DEFAULT_LIMITS.maxConnections) + 64,
+          // Above the proxy's own limit: connections the proxy has not taken yet wait here.
+          maxConnections: 2 * (p.network.limits.maxConnections ?? DEFAULT_LIMITS.maxConnections),
         }
       : null;
   }

@@ -108,7 +108,7 @@ function relayChannel(channel: Duplex, sandboxExit: Promise<number>): Relay {
 function listenSocket(server: Server, path: string): Promise<void> {
   return new Promise((resolve, reject) => {
     server.once('error', (e) => reject(new SandboxUnavailableError(`the proxy cannot listen on ${path} (${e.message}); nothing was run`)));
-    server.listen(path, () => resolve());
+    server.listen({ path, backlog: 4096 }, () => resolve());
   });
 }
 
