@@ -41,6 +41,10 @@ export function readAudit(home: string, session: string): AuditEvent[] {
     });
 }
 
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g;
+/** The event with control characters in its strings shown as "?": packages, reasons and arguments come from the sandbox, registries and OSV. */
+const printable = (e: AuditEvent): AuditEvent => JSON.parse(JSON.stringify(e), (_k, v: unknown) => (typeof v === 'string' ? v.replace(CONTROL, '?') : v)) as AuditEvent;
+
 /** One line per event; `mark` wraps the DENY and BLOCK labels (colour on a terminal). */
 export function formatAudit(events: AuditEvent[], mark: (s: string) => string = (s) => s): string {
   const lines: string[] = [];
@@ -48,7 +52,8 @@ export function formatAudit(events: AuditEvent[], mark: (s: string) => string = 
   let denied = 0;
   let errors = 0;
   const deps: Record<string, number> = {};
-  for (const e of events) {
+  for (const raw of events) {
+    const e = printable(raw);
     const t = String(e.time ?? '').replace('T', ' ').replace(/\.\d+Z$/, 'Z');
     if (e.type === 'start') {
       const how = e.mechanism !== undefined ? e.mechanism : e.image !== undefined ? `image ${e.image}` : 'unknown';
@@ -75,6 +80,12 @@ export function formatAudit(events: AuditEvent[], mark: (s: string) => string = 
       const by = e.reportedBy === 'sandbox' ? ' (reported from inside the sandbox)' : '';
       const reasons = Array.isArray(e.reasons) && e.reasons.length > 0 ? `  ${e.reasons.join('; ')}` : '';
       lines.push(`${t}  ${label}  ${e.ecosystem} ${e.package}${e.version ? ` ${e.version}` : ''}  agent told: ${e.answer}${by}${reasons}`);
+    } else if (e.type === 'hook') {
+      // A request to the run's hook endpoints (lib/hooks/endpoints.ts): refused, or what the hook did.
+      const deny = e.decision === 'deny';
+      const what = deny ? `${e.rule} (${e.status})` : `${e.decision}${e.exit !== undefined ? ` (exit ${e.exit})` : ''}${e.events !== undefined ? ` (${e.events} decisions)` : ''}`;
+      const args = e.args !== undefined ? `  ${JSON.stringify(e.args)}` : '';
+      lines.push(`${t}  ${deny ? mark('DENY ') : 'hook '}  ${e.path}  ${what}${args}`);
     } else lines.push(`${t}  ${e.type}  ${JSON.stringify(e)}`);
   }
   lines.push(`${allowed + denied + errors} proxy decisions: ${allowed} allowed, ${denied} denied, ${errors} errors`);

@@ -5,9 +5,13 @@
 // error cargo gives when its proxy refuses), go env GOPROXY.
 import type { Command } from './command.js';
 
-/** npm config get: the registry and each scope's (one value alone, else key=value lines). */
+/**
+ * npm config get: the registry and each scope's (one value alone, else key=value lines).
+ * npm 11 ignores NO_UPDATE_NOTIFIER: without its own setting, a fresh HOME (as the
+ * confined check has) makes it ask the registry for npm's latest version on every check.
+ */
 export function npmRegistryCommand(npm: string, cwd: string, scopes: string[]): Command {
-  return { file: npm, args: ['config', 'get', 'registry', ...scopes.map((s) => `${s}:registry`)], cwd, env: { NO_UPDATE_NOTIFIER: '1' } };
+  return { file: npm, args: ['config', 'get', 'registry', ...scopes.map((s) => `${s}:registry`)], cwd, env: { NO_UPDATE_NOTIFIER: '1', npm_config_update_notifier: 'false' } };
 }
 
 /** pip's index settings (its configuration files and PIP_* variables) and the index it uses when none is set, as JSON. */

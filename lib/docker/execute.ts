@@ -23,6 +23,7 @@ import { type DockerContext, type DockerPrepared, prepareDocker } from './prepar
 import { hookEndpoints, type HookEndpointsInput } from '../hooks/endpoints.js';
 import { HOOK_PATH, HOOK_TOKEN_VAR, HOOK_URL_VAR } from '../hooks/hook-env.js';
 import { standInScript } from '../../templates/stand-in.js';
+import { registryVars } from '../deps/registry-vars.js';
 import { PROXY_USER } from '../../templates/native-plan.js';
 import { caDirOf } from '../run-dir.js';
 import { newVolumes, prepareVolumes } from './volumes.js';
@@ -188,6 +189,8 @@ function hostCheck(ctx: DockerContext, draft: DockerPrepared, where: { host: str
     cwd: ctx.worktree?.path ?? ctx.cwd,
     readable: ca ? [caDirOf(draft.runDir)] : [],
     settings: ctx.profile.hooks.dependencyCheck,
+    // The registries the container's package managers are told of, not the host's defaults.
+    registryEnv: registryVars(ctx.profile.configEnv),
     get proxyPort() {
       return where.port;
     },

@@ -23,7 +23,7 @@ export interface HookEndpointsInput {
   workTree: string;
   mounts: ScanMount[];
   /** Docker: the check runs here, through the run's proxy (these variables), confined. */
-  agentHooks?: { cwd: string; proxyEnv: Record<string, string>; readable: string[]; proxyPort?: number; settings: DependencyCheckSettings };
+  agentHooks?: { cwd: string; proxyEnv: Record<string, string>; registryEnv: Record<string, string>; readable: string[]; proxyPort?: number; settings: DependencyCheckSettings };
   audit: (event: Record<string, unknown>) => void;
 }
 
@@ -95,12 +95,15 @@ export function hookEndpoints(o: HookEndpointsInput): HookHandler {
         }
         const hooks = await import('./host-agent-hooks.js');
         if (path === '/agent-hooks/report') {
-          for (const e of hooks.parseHookReport(body)) o.audit({ ...e, reportedBy: 'sandbox' });
+          const reported = hooks.parseHookReport(body);
+          o.audit({ ...event, decision: 'reported', events: reported.length });
+          for (const e of reported) o.audit({ ...e, reportedBy: 'sandbox' });
           return answer(res, 200, '{}', 'application/json');
         }
         const request = hooks.parseHookRequest(body);
         const a = o.agentHooks!;
-        const r = await hooks.runAgentHook({ ...request, cwd: a.cwd, proxyEnv: a.proxyEnv, settings: a.settings, readable: a.readable, proxyPort: a.proxyPort });
+        const r = await hooks.runAgentHook({ ...request, cwd: a.cwd, proxyEnv: a.proxyEnv, registryEnv: a.registryEnv, settings: a.settings, readable: a.readable, proxyPort: a.proxyPort });
+        o.audit({ ...event, decision: r.refused ? 'refused' : 'ran', exit: r.exit, args: request.args });
         for (const e of r.events) o.audit(e as unknown as Record<string, unknown>);
         return answer(res, 200, hooks.encodeHookResponse(r), 'application/json');
       } catch (e) {

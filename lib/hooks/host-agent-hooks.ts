@@ -35,6 +35,8 @@ export interface HookResult {
   exit: number;
   stdout: string;
   stderr: string;
+  /** Set when the request was refused before anything ran (the arguments are not allowed). */
+  refused?: true;
 }
 
 export class HookRequestError extends Error {}
@@ -111,6 +113,8 @@ export interface RunAgentHookInput extends HookRequest {
   proxyEnv: Record<string, string>;
   /** The profile's [hooks.dependency_check]. */
   settings: DependencyCheckSettings;
+  /** Where the registries and OSV are, as the sandbox's package managers are told (lib/deps/registry-vars.ts). */
+  registryEnv?: Record<string, string>;
   /** How to start stashbase (default: this process's node and CLI script); with it, no confinement (tests of the request handling). */
   stashbase?: string[];
   timeoutMs?: number;
@@ -155,13 +159,13 @@ function confineCheck(cmd: Command, cli: CliFiles, i: RunAgentHookInput): Comman
 /** Runs an allowed hook on the host; a refused one answers exit 2 with the reason, never throws for the request's content. */
 export async function runAgentHook(i: RunAgentHookInput): Promise<HookResult & { events: DependencyEvent[] }> {
   const problem = hookArgsProblem(i.args);
-  if (problem !== null) return { exit: 2, stdout: '', stderr: `stashbase (host): refused: ${problem}\n`, events: [] };
+  if (problem !== null) return { exit: 2, stdout: '', stderr: `stashbase (host): refused: ${problem}\n`, events: [], refused: true };
   const cli = thisCli();
   const plain = hostCheckCommand({
     stashbase: i.stashbase ?? [cli.node, cli.entry],
     args: i.args,
     cwd: i.cwd,
-    env: { ...i.proxyEnv, [SETTINGS_VAR]: settingsToEnv(i.settings), [REPORT_FD_VAR]: '3' },
+    env: { ...i.registryEnv, ...i.proxyEnv, [SETTINGS_VAR]: settingsToEnv(i.settings), [REPORT_FD_VAR]: '3' },
     // The host's own proxy settings must not bypass the run's; the check must not report through the proxy itself.
     unsetEnv: [...PROXY_VARS.filter((v) => !(v in i.proxyEnv)), HOOK_URL_VAR, HOOK_TOKEN_VAR],
   });

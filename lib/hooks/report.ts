@@ -65,7 +65,8 @@ export async function reportEvents(events: DependencyEvent[], env: NodeJS.Proces
   if (!base || !token) return;
   let url: URL;
   try {
-    url = new URL(REPORT_PATH, base);
+    // Beneath the hook prefix the base ends with (an absolute path given to URL would replace it).
+    url = new URL(`${base.replace(/\/+$/, '')}${REPORT_PATH}`);
   } catch {
     return;
   }
