@@ -144,6 +144,8 @@ describe('native network, processes and terminal (real bwrap)', needs('bwrap'), 
     assert.match(env.GITHUB_TOKEN ?? '', /^ghp_SBPH[A-Za-z0-9]{24}$/);
     assert.equal(env.INHERITED_X, '1');
     assert.equal(env.EDITOR, 'vi');
+    // Claude Code allows --dangerously-skip-permissions as root only with it.
+    assert.equal(env.IS_SANDBOX, '1');
     assert.match(env.HTTPS_PROXY ?? '', /^http:\/\/stashbase:[0-9a-f]{36}@127\.0\.0\.1:18080$/);
     for (const v of ['HTTP_PROXY', 'https_proxy', 'http_proxy', 'ALL_PROXY']) assert.equal(env[v], env.HTTPS_PROXY, v);
     // Writes are an allow-list: temp files go to the run's private /tmp, Claude Code's config to its view.
