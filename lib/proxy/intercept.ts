@@ -18,6 +18,7 @@ import { forwardResponse, planBody, type ResponseScrub } from './forward-respons
 import { armHeadDeadline, checkingInterval, type ConnectionTracker, DEFAULT_LIMITS, MAX_HEADER_BYTES, type ProxyLimits, upstreamAgentOptions } from './limits.js';
 import { scrubPairs, type ScrubPair } from './scrub.js';
 import { type BoundSecret, bodyNeedles, hostCarriesSecret, rewriteRequest, secretFields } from './secrets.js';
+import { type TlsFailure, upstreamErrorRule } from './tls-failure.js';
 import { handleUpgrade } from './upgrade.js';
 
 export interface InterceptOptions {
@@ -30,6 +31,8 @@ export interface InterceptOptions {
   limits?: ProxyLimits;
   /** Upgrades other than websocket the profile allows (network.allow_upgrades). */
   allowUpgrades?: string[];
+  /** Told of every upstream TLS failure (lib/proxy/tls-failure.ts); the run shows the first. */
+  onUpstreamTls?: (f: TlsFailure) => void;
 }
 
 export interface Target {
@@ -217,7 +220,7 @@ export class Interceptor {
     });
     up.on('error', (e: NodeJS.ErrnoException) => {
       if (body.refused || res.writableFinished) return;
-      const rule = `upstream ${t.host}: ${e.code ?? e.message}`;
+      const rule = upstreamErrorRule(t.host, e, this.o.onUpstreamTls);
       this.o.audit({ ...event, decision: 'error', rule });
       if (!res.headersSent) refuseHttp(res, 502, rule, `stashbase proxy: ${rule}\n`);
       else res.destroy();
@@ -263,7 +266,7 @@ export class Interceptor {
       allowed: this.o.allowUpgrades ?? [],
       audit: (o) => {
         if (o.refused !== undefined) this.o.audit({ ...event, decision: 'deny', rule: o.refused, status: o.status ?? 400, ...secretFields(c) });
-        else if (o.error !== undefined) this.o.audit({ ...event, decision: 'error', rule: `upstream ${t.host}: ${o.error}`, ...secretFields(c) });
+        else if (o.error !== undefined) this.o.audit({ ...event, decision: 'error', rule: upstreamErrorRule(t.host, { code: o.code, message: o.error }, this.o.onUpstreamTls), ...secretFields(c) });
         else this.o.audit({ ...event, decision: 'allow', rule: t.rule, ...secretFields(c), status: o.status });
       },
     });
