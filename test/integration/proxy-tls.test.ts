@@ -362,7 +362,7 @@ describe('TLS interception and secrets (real HTTPS upstream, curl)', () => {
     const r = await curl(['--proxy', `http://127.0.0.1:${(p2.address() as AddressInfo).port}`, '--suppress-connect-headers', '--cacert', caFile, '-D', '-', `https://api.test:${upPort}/x`, '-H', `Authorization: Bearer ${PH}`]);
     strict.close();
     p2.close();
-    assert.match(r.stdout, /^HTTP\/1\.1 502 Bad Gateway\r\n[\s\S]*upstream api\.test: (UNABLE_TO_VERIFY_LEAF_SIGNATURE|SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_GET_ISSUER_CERT_LOCALLY)/);
+    assert.match(r.stdout, /^HTTP\/1\.1 502 Bad Gateway\r\n[\s\S]*upstream api\.test: TLS failure (UNABLE_TO_VERIFY_LEAF_SIGNATURE|SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_GET_ISSUER_CERT_LOCALLY): [^\r]*network\.upstream_ca_file\r\n/);
     assert.deepEqual(seen, []);
   });
 });
