@@ -74,7 +74,9 @@ describe('the real Claude Code and Codex inside the native sandbox, with the rec
     assert.equal(r.result.stderr, '', 'nothing the agent wrote was left behind');
   });
 
-  test('Codex (recipes codex, codex-turn): a full turn with a shell tool call over the WebSocket', { ...skip, timeout: 180_000 }, async () => {
+  test('Codex (recipes codex, codex-turn): a full turn with a shell tool call over the WebSocket, in a home a codex outside the sandbox used before', { ...skip, timeout: 180_000 }, async () => {
+    // What a codex run outside the sandbox leaves besides its sessions: a lock folder it writes to at every thread's start.
+    mkdirSync(join(t.home, '.codex', 'thread-writer-locks'), { recursive: true });
     const { t: r } = await turn('codex', 'codex-turn', openai, ['CODEX_API_KEY']);
     await checkTurn(r);
     assert.ok(r.stub.requests.slice(r.before).some((q) => q.method === 'WS'), 'the turn went over the WebSocket');
