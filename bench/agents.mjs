@@ -65,8 +65,11 @@ const claudeArgv = commandRecipe('claude-turn'); // agent run --profile claude -
 const codexArgv = commandRecipe('codex-turn');
 const agentPart = (argv) => argv.slice(argv.indexOf('--') + 1);
 
+// Where a sandboxed turn's time goes: the phases STASHBASE_TRACE=1 prints (lib/trace.ts), per subject.
+const phases = {};
+
 // Asynchronous: the stubs and the tunnel live in this process and must answer while a turn runs.
-function turn(cmd, args, runEnv) {
+function turn(cmd, args, runEnv, subject) {
   return new Promise((resolve, reject) => {
     const start = process.hrtime.bigint();
     const child = spawn(cmd, args, { env: runEnv, cwd: proj, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -78,8 +81,10 @@ function turn(cmd, args, runEnv) {
     child.on('close', (code) => {
       clearTimeout(timer);
       const ms = Number(process.hrtime.bigint() - start) / 1e6;
-      if (code !== 0 || !/stub-finished/.test(out)) reject(new Error(`${cmd} ${args.join(' ')} exited ${code}: ${out}\n${err}`));
-      else resolve(ms);
+      if (code !== 0 || !/stub-finished/.test(out)) return reject(new Error(`${cmd} ${args.join(' ')} exited ${code}: ${out}\n${err}`));
+      const line = err.split('\n').find((l) => l.startsWith('stashbase-trace '));
+      if (line && subject) (phases[subject] ??= []).push({ ...JSON.parse(line.slice('stashbase-trace '.length)), process_ms: Math.round(ms) });
+      resolve(ms);
     });
   });
 }
@@ -93,7 +98,7 @@ async function measureAsync(subjects, n) {
 }
 
 const sandboxed = (argv, profile, extra = {}) => () =>
-  turn(process.execPath, [bin, 'agent', 'run', '--silent', '--profile', profile, '--', ...agentPart(argv)], { ...env, PATH: `${TEST_AGENTS_BIN}:${process.env.PATH}`, ...extra });
+  turn(process.execPath, [bin, 'agent', 'run', '--silent', '--profile', profile, '--', ...agentPart(argv)], { ...env, PATH: `${TEST_AGENTS_BIN}:${process.env.PATH}`, STASHBASE_TRACE: '1', ...extra }, profile);
 
 const results = await measureAsync(
   {
@@ -109,6 +114,12 @@ const results = await measureAsync(
 for (const agent of ['claude', 'codex']) {
   const pick = Object.fromEntries(Object.entries(results).filter(([k]) => k.startsWith(agent)));
   report(`agents-${agent}`, pick, `${agent}, unsandboxed`, { [`${agent}, native`]: '<= 1.2', [`${agent}, docker`]: '<= 2' });
+}
+for (const [subject, list] of Object.entries(phases)) {
+  const keys = [...new Set(list.flatMap((p) => Object.keys(p)))];
+  const where = Object.fromEntries(keys.map((k) => [k, median(list.map((p) => p[k] ?? 0))]));
+  console.log(JSON.stringify({ benchmark: 'agents-phases', profile: subject, median_ms: where }));
+  console.log(`where a ${subject} turn's time goes (median ms): ${keys.map((k) => `${k} ${where[k]}`).join(', ')}`);
 }
 tunnel.close();
 await stubs.anthropic.close();

@@ -116,6 +116,39 @@ export interface Turn {
   env: NodeJS.ProcessEnv;
 }
 
+export interface TurnSetup {
+  /** The run's environment without keys: each turn adds the host keys its profile sources. */
+  env: NodeJS.ProcessEnv;
+  cwd: string;
+  sshKey: string;
+  timeoutMs: number;
+}
+
+export interface TurnOptions {
+  /** Another profile than the command recipe's (a profile recipe's name: the tests save each under it). */
+  profile?: string;
+  /** Flag values to drop with their flag (e.g. api_key_model_discovery drops --disable api_key_model_discovery). */
+  drop?: string[];
+  hidden?: string[];
+}
+
+/** Runs a command recipe quietly (`agent run --silent`); the stub's tool call is the probe. */
+export async function runTurn(s: TurnSetup, name: string, command: string, stub: Stub, secrets: string[], o: TurnOptions = {}): Promise<Turn & { ms: number }> {
+  stub.setCommand(probe(name, s.sshKey));
+  let argv = commandRecipe(command);
+  if (o.profile) argv = argv.map((a, i) => (argv[i - 1] === '--profile' ? o.profile! : a));
+  for (const d of o.drop ?? []) {
+    const at = argv.indexOf(d);
+    assert.ok(at > 0, `${command} has no ${d}`);
+    argv.splice(at - 1, 2);
+  }
+  const env = { ...s.env, ...hostKeysFor(recipe(argv[argv.indexOf('--profile') + 1]!)) };
+  const before = stub.requests.length;
+  const started = Date.now();
+  const result = await cli(['agent', 'run', '--silent', ...argv.slice(2)], { env, cwd: s.cwd, timeoutMs: s.timeoutMs });
+  return { name, stub, before, secrets, hidden: o.hidden, cwd: s.cwd, result, env, ms: Date.now() - started };
+}
+
 /** Holds a finished turn to the promises (see the top of this file). Returns the placeholders seen. */
 export async function checkTurn(t: Turn): Promise<Record<string, string>> {
   assert.equal(t.result.code, 0, t.result.stdout + t.result.stderr);

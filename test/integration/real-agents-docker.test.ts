@@ -12,7 +12,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { checkTurn, commandRecipe, hostKeysFor, plantSshKey, probe, recipe, type Stub, startStubs, wired } from '../agent-recipes.js';
+import { checkTurn, plantSshKey, recipe, runTurn, type Stub, startStubs, type TurnOptions, wired } from '../agent-recipes.js';
 import { cli, needs, REPO, REQUIRED, tempHome, writeFile } from '../helpers.js';
 import { leftoversOf } from '../docker-setup.js';
 
@@ -65,15 +65,7 @@ describe('the real Claude Code and Codex on the Docker backend, with the recipes
     t.cleanup();
   });
 
-  async function turn(name: string, command: string, stub: Stub, secrets: string[], o: { profile?: string; hidden?: string[] } = {}) {
-    stub.setCommand(probe(name, sshKey));
-    let argv = commandRecipe(command);
-    if (o.profile) argv = argv.map((a, i) => (argv[i - 1] === '--profile' ? o.profile! : a));
-    const runEnv = { ...env, ...hostKeysFor(recipe(argv[argv.indexOf('--profile') + 1]!)) };
-    const before = stub.requests.length;
-    const result = await cli(['agent', 'run', '--silent', ...argv.slice(2)], { env: runEnv, cwd: repo, timeoutMs: 170_000 });
-    return { name, stub, before, secrets, hidden: o.hidden, cwd: repo, result, env: runEnv };
-  }
+  const turn = (name: string, command: string, stub: Stub, secrets: string[], o: TurnOptions = {}) => runTurn({ env, cwd: repo, sshKey, timeoutMs: 170_000 }, name, command, stub, secrets, o);
 
   test('Claude Code (recipes claude, claude-turn, docker)', { ...skip, timeout: 200_000 }, async () => {
     const r = await turn('claude', 'claude-turn', anthropic, ['ANTHROPIC_API_KEY']);

@@ -12,7 +12,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { checkTurn, commandRecipe, hostKeysFor, plantSshKey, probe, recipe, type Stub, startStubs, wired } from '../agent-recipes.js';
+import { checkTurn, plantSshKey, recipe, runTurn, type Stub, startStubs, type TurnOptions, wired } from '../agent-recipes.js';
 import { cli, needs, needsAgents, TEST_AGENTS_BIN, tempHome, writeFile } from '../helpers.js';
 
 describe('the real Claude Code and Codex inside the native sandbox, with the recipes of docs/agents.md', needs('bwrap', 'git'), () => {
@@ -44,27 +44,10 @@ describe('the real Claude Code and Codex inside the native sandbox, with the rec
     t.cleanup();
   });
 
-  /** A command recipe, quietly, with another profile where asked; the stub's tool call is the probe. */
-  async function turn(name: string, command: string, stub: Stub, secrets: string[], o: { profile?: string; drop?: string[]; hidden?: string[] } = {}) {
-    stub.setCommand(probe(name, sshKey));
-    let argv = commandRecipe(command);
-    if (o.profile) argv = argv.map((a, i) => (argv[i - 1] === '--profile' ? o.profile! : a));
-    // A flag's value named in `drop` goes, with its flag (e.g. --disable api_key_model_discovery).
-    for (const d of o.drop ?? []) {
-      const at = argv.indexOf(d);
-      assert.ok(at > 0, `${command} has no ${d}`);
-      argv.splice(at - 1, 2);
-    }
-    const runEnv = { ...env, ...hostKeysFor(recipe(argv[argv.indexOf('--profile') + 1]!)) };
-    const before = stub.requests.length;
-    const started = Date.now();
-    const result = await cli(['agent', 'run', '--silent', ...argv.slice(2)], { env: runEnv, cwd: repo, timeoutMs: 150_000 });
-    const ms = Date.now() - started;
-    return { t: { name, stub, before, secrets, hidden: o.hidden, cwd: repo, result, env: runEnv }, ms };
-  }
+  const turn = (name: string, command: string, stub: Stub, secrets: string[], o: TurnOptions = {}) => runTurn({ env, cwd: repo, sshKey, timeoutMs: 150_000 }, name, command, stub, secrets, o);
 
   test('Claude Code (recipes claude, claude-turn): a full turn with a Bash tool call; its state is kept', { ...skip, timeout: 180_000 }, async () => {
-    const { t: r } = await turn('claude', 'claude-turn', anthropic, ['ANTHROPIC_API_KEY']);
+    const r = await turn('claude', 'claude-turn', anthropic, ['ANTHROPIC_API_KEY']);
     await checkTurn(r);
     assert.match(r.result.stdout, /stub-finished/);
     // Its transcript and config came back to your home; nothing else of the home was written.
@@ -77,7 +60,7 @@ describe('the real Claude Code and Codex inside the native sandbox, with the rec
   test('Codex (recipes codex, codex-turn): a full turn with a shell tool call over the WebSocket, in a home a codex outside the sandbox used before', { ...skip, timeout: 180_000 }, async () => {
     // What a codex run outside the sandbox leaves besides its sessions: a lock folder it writes to at every thread's start.
     mkdirSync(join(t.home, '.codex', 'thread-writer-locks'), { recursive: true });
-    const { t: r } = await turn('codex', 'codex-turn', openai, ['CODEX_API_KEY']);
+    const r = await turn('codex', 'codex-turn', openai, ['CODEX_API_KEY']);
     await checkTurn(r);
     assert.ok(r.stub.requests.slice(r.before).some((q) => q.method === 'WS'), 'the turn went over the WebSocket');
     assert.ok(existsSync(join(t.home, '.codex', 'sessions')), 'its session log came back to your home');
@@ -86,26 +69,26 @@ describe('the real Claude Code and Codex inside the native sandbox, with the rec
   test('two secrets in one profile (claude-and-codex): each turn carries the other secret\'s placeholder to its model, inert; Claude Code as root with --dangerously-skip-permissions (IS_SANDBOX)', { ...skip, timeout: 300_000 }, async () => {
     const both = ['ANTHROPIC_API_KEY', 'CODEX_API_KEY'];
     const claude = await turn('both-claude', 'claude-unattended', anthropic, both, { profile: 'claude-and-codex' });
-    const seen = await checkTurn(claude.t);
+    const seen = await checkTurn(claude);
     const codex = await turn('both-codex', 'codex-turn', openai, both, { profile: 'claude-and-codex' });
-    await checkTurn(codex.t);
+    await checkTurn(codex);
     // The model hosts received the other secret's placeholder in the conversation, unchanged.
-    assert.ok(JSON.stringify(anthropic.requests.slice(claude.t.before).map((q) => q.body)).includes(seen.CODEX_API_KEY!));
+    assert.ok(JSON.stringify(anthropic.requests.slice(claude.before).map((q) => q.body)).includes(seen.CODEX_API_KEY!));
   });
 
   test('Claude Code with a subscription token (claude-subscription): bound like a key, sent as a bearer token, kept from its own tool', { ...skip, timeout: 180_000 }, async () => {
-    const { t: r } = await turn('subscription', 'claude-turn', anthropic, ['CLAUDE_CODE_OAUTH_TOKEN'], { profile: 'claude-subscription', hidden: ['CLAUDE_CODE_OAUTH_TOKEN'] });
+    const r = await turn('subscription', 'claude-turn', anthropic, ['CLAUDE_CODE_OAUTH_TOKEN'], { profile: 'claude-subscription', hidden: ['CLAUDE_CODE_OAUTH_TOKEN'] });
     await checkTurn(r);
   });
 
   test("Codex's traps: the WebSocket refused on the way (SSE fallback), and model discovery at chatgpt.com without its --disable", { ...skip, timeout: 300_000 }, async () => {
     openai.setWebsocket(403);
     const fallback = await turn('codex-sse', 'codex-turn', openai, ['CODEX_API_KEY']).finally(() => openai.setWebsocket(true));
-    await checkTurn(fallback.t);
-    const sse = fallback.t.stub.requests.slice(fallback.t.before);
+    await checkTurn(fallback);
+    const sse = fallback.stub.requests.slice(fallback.before);
     assert.ok(sse.some((q) => q.method === 'POST' && q.path.startsWith('/v1/responses')), 'the turn fell back to HTTPS');
     const discovery = await turn('codex-discovery', 'codex-turn', openai, ['CODEX_API_KEY'], { drop: ['api_key_model_discovery'] });
-    await checkTurn(discovery.t);
+    await checkTurn(discovery);
     const audit = JSON.parse((await cli(['agent', 'audit', '--json'], { env, cwd: repo })).stdout) as Array<Record<string, unknown>>;
     const refused = audit.filter((e) => e.host === 'chatgpt.com' && e.decision === 'deny').reduce((n, e) => n + (e.type === 'repeated' ? Number(e.count) : 1), 0);
     assert.ok(refused > 1, `chatgpt.com refused ${refused} times`);
