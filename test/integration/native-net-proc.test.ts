@@ -180,6 +180,28 @@ describe('native network, processes and terminal (real bwrap)', needs('bwrap'), 
     assert.deepEqual([events.at(-1)!.type, events.at(-1)!.exitCode], ['end', 42]);
   });
 
+  test('the proxy closing a connection the agent still writes to does not take the relay down: later requests still reach the proxy', async () => {
+    // A large upload to a refused host: the proxy answers 403 and closes while the body still streams in, so the
+    // relay writes to a closed socket (EPIPE, and SIGPIPE unless ignored: that killed the relay, and with it every
+    // later request of the run; Codex met it after a refused WebSocket upgrade).
+    const py = [
+      'import base64, os, socket, urllib.parse',
+      'u = urllib.parse.urlsplit(os.environ["HTTP_PROXY"])',
+      'auth = base64.b64encode(f"{u.username}:{u.password}".encode()).decode()',
+      'for i in range(3):',
+      '    s = socket.create_connection((u.hostname, u.port), 5)',
+      '    s.sendall(f"POST http://denied.test/ HTTP/1.1\\r\\nHost: denied.test\\r\\nProxy-Authorization: Basic {auth}\\r\\nContent-Length: 100000000\\r\\n\\r\\n".encode())',
+      '    try:',
+      '        for _ in range(2000): s.sendall(b"x" * 50000)',
+      '    except OSError:',
+      '        pass',
+      '    s.close()',
+      'print("uploads cut")',
+    ].join('\n');
+    const r = await a.inside(`python3 -c '${py}'; curl -sS --max-time 5 http://local.test/ 2>&1`);
+    assert.equal(r.stdout, 'uploads cut\nLOCAL-OK\n', r.stderr);
+  });
+
   const pty = (args: string[], script: string) => {
     const r = spawnSync('python3', [PTY, ...args, '--', process.execPath, BIN, 'agent', 'run', '--profile', 'attack', '--silent', '--', 'sh', '-c', script], { env: a.env, cwd: a.proj, encoding: 'utf8' });
     return JSON.parse(r.stdout) as { output: string; exit: number | null };
