@@ -1,6 +1,7 @@
 import { flagBool, flagString, type FlagSpec, parseCommand } from '../lib/argv.js';
 import { findDocker, inspectImage } from '../lib/docker/engine.js';
-import { ageDays, chooseImage, customBuild, defaultBuild, defaultImageRef, type ImageChoice, streamBuild } from '../lib/docker/image.js';
+import { AGENTS_FROM_VAR, agentsSource, CLAUDE_VERSION_VAR, CODEX_VERSION_VAR } from '../lib/docker/agents-source.js';
+import { ageDays, chooseImage, customBuild, defaultBuild, defaultImageRef, hasAgents, type ImageChoice, streamBuild } from '../lib/docker/image.js';
 import { UsageError } from '../lib/errors.js';
 import { stashbaseHome } from '../lib/home.js';
 import { displayPath, loadProfile } from '../lib/profile/load.js';
@@ -8,10 +9,19 @@ import { ensureTrusted } from '../lib/profile/trust.js';
 import { isInteractive } from '../lib/prompt.js';
 import { PROFILE_FLAGS, profileSource } from './shared-flags.js';
 
-export const usage = 'stashbase agent docker build [--force] [--profile <name>] [--profile-source <where>]';
+export const usage = 'stashbase agent docker build [--force] [--agents-from installer|npm] [--claude-version <v>] [--codex-version <v>] [--profile <name>] [--profile-source <where>]';
 export const summary = "Build the default sandbox image (or a profile's custom image) ahead of time.";
-export const flags: FlagSpec[] = [{ name: 'force', kind: 'bool', help: 'Rebuild: pull the base image and reinstall the agent CLIs' }, ...PROFILE_FLAGS];
-const spec = { name: 'agent docker build', usage, summary, flags, notes: "Docker's own progress is streamed on stderr." };
+export const flags: FlagSpec[] = [
+  { name: 'force', kind: 'bool', help: 'Rebuild: pull the base image and reinstall the agent CLIs' },
+  { name: 'agents-from', kind: 'value', value: 'installer|npm', help: `Install Claude Code and Codex from their official installers (default) or from npm's registry (${AGENTS_FROM_VAR})` },
+  { name: 'claude-version', kind: 'value', value: 'version', help: `With --agents-from npm: the @anthropic-ai/claude-code version or dist-tag (default latest; ${CLAUDE_VERSION_VAR})` },
+  { name: 'codex-version', kind: 'value', value: 'version', help: `With --agents-from npm: the @openai/codex version or dist-tag (default latest; ${CODEX_VERSION_VAR})` },
+  ...PROFILE_FLAGS,
+];
+const spec = {
+  name: 'agent docker build', usage, summary, flags,
+  notes: "Docker's own progress is streamed on stderr. With --agents-from npm the build uses the registry and CA file of this host's npm config. An existing image is kept unless --force, or unless the agents it holds differ from what --agents-from and the versions ask for.",
+};
 
 export async function main(argv: string[]): Promise<number> {
   const p = parseCommand(argv, spec);
@@ -22,8 +32,12 @@ export async function main(argv: string[]): Promise<number> {
   const force = flagBool(p, 'force') === true;
   const name = flagString(p, 'profile');
   const docker = findDocker(env);
+  const agentFlags = { agentsFrom: flagString(p, 'agents-from'), claudeVersion: flagString(p, 'claude-version'), codexVersion: flagString(p, 'codex-version') };
+  const askedAgents = Object.values(agentFlags).some((v) => v !== undefined) || [AGENTS_FROM_VAR, CLAUDE_VERSION_VAR, CODEX_VERSION_VAR].some((v) => env[v]);
+  const agents = agentsSource(agentFlags, env);
   let choice: ImageChoice = { kind: 'default', ref: defaultImageRef(env) };
   if (name !== undefined) {
+    if (Object.values(agentFlags).some((v) => v !== undefined)) throw new UsageError("--agents-from and the agent versions are for the default image; a profile's Dockerfile installs what it says");
     const loaded = loadProfile({ name, source: profileSource(flagString(p, 'profile-source')), cwd, env });
     // Building a repository's Dockerfile runs its RUN lines: the profile must be trusted first.
     await ensureTrusted(loaded, { interactive: () => isInteractive(false), env, label: loaded.profile.file ? displayPath(loaded.profile.file, cwd) : 'default' });
@@ -34,14 +48,16 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   const existing = await inspectImage(docker, choice.ref);
-  if (existing && !force) {
+  // Asked for other agents than the image holds: rebuilt (the layers before the agents come from the cache).
+  const stale = existing !== null && choice.kind === 'default' && askedAgents && !hasAgents(existing, agents);
+  if (existing && !force && !stale) {
     process.stdout.write(`${choice.ref} is already built (${ageDays(existing)} days old); --force rebuilds it.\n`);
     return 0;
   }
   if (choice.kind === 'dockerfile') {
     await streamBuild(customBuild(docker, choice, force));
   } else {
-    const build = defaultBuild(docker, stashbaseHome(env), env, force);
+    const build = await defaultBuild(docker, stashbaseHome(env), env, force, agents);
     build.write();
     await streamBuild(build.command);
   }

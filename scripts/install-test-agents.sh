@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Installs the real Claude Code and Codex CLIs that the compatibility tests run
 # inside the sandbox (test/integration/real-agents.test.ts), from npm, into a
-# cache folder of their own: they are no dependency of stashbase. Pinned, so
-# that a test failure is ours and not a new release's. Idempotent.
+# cache folder of their own: they are no dependency of stashbase. Pinned (in
+# scripts/test-agent-versions), so that a test failure is ours and not a new
+# release's. Idempotent.
 set -euo pipefail
 dir=${STASHBASE_TEST_AGENTS:-/var/cache/stashbase-test-agents}
-claude=2.1.197
-codex=0.171.0
+. "$(dirname "$0")/test-agent-versions"
 log() { printf '[test-agents] %s\n' "$*" >&2; }
 
 have() { [ -x "$dir/node_modules/.bin/claude" ] && [ -x "$dir/node_modules/.bin/codex" ] &&

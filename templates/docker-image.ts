@@ -6,6 +6,12 @@ import { AGENT_HOME, HOME_VOLUME } from './docker-run.js';
 export const DEFAULT_IMAGE = 'stashbase-sandbox:latest';
 export const LABEL_BUILT = 'stashbase.built';
 export const LABEL_DOCKERFILE = 'stashbase.dockerfile-sha256';
+/** How the agents were installed, and (npm) the versions asked for: a build can tell whether an image already has them. */
+export const LABEL_AGENTS_FROM = 'stashbase.agents-from';
+export const LABEL_CLAUDE = 'stashbase.claude-version';
+export const LABEL_CODEX = 'stashbase.codex-version';
+/** The build context's file holding the CA npm trusts for its registry (empty when none). */
+export const NPM_CA_FILE = 'npm-ca.pem';
 /** Written by Dockerfile.sandbox: the agent CLI versions it installed. */
 export const VERSIONS_FILE = '/etc/stashbase/agent-versions';
 export const REMINDER_DAYS = 14;
@@ -20,12 +26,26 @@ export interface DefaultBuildInput {
   builtAt: string;
   dockerfileSha256: string;
   buildArgs: Record<string, string>;
+  agents: AgentsBuild;
+}
+
+/** The agents from their official installers, or from npm at pinned versions (or dist-tags) and, when set, npm's registry. */
+export type AgentsBuild = { from: 'installer' } | { from: 'npm'; claude: string; codex: string; registry?: string };
+
+function agentsArgs(a: AgentsBuild): string[] {
+  if (a.from === 'installer') return ['--label', `${LABEL_AGENTS_FROM}=installer`];
+  return [
+    '--label', `${LABEL_AGENTS_FROM}=npm`, '--label', `${LABEL_CLAUDE}=${a.claude}`, '--label', `${LABEL_CODEX}=${a.codex}`,
+    '--build-arg', 'AGENTS_FROM=npm', '--build-arg', `CLAUDE_VERSION=${a.claude}`, '--build-arg', `CODEX_VERSION=${a.codex}`,
+    ...(a.registry !== undefined ? ['--build-arg', `NPM_REGISTRY=${a.registry}`] : []),
+  ];
 }
 
 export function defaultBuildCommand(b: DefaultBuildInput): Command {
   const args = ['build', '--tag', b.tag, '--file', b.dockerfile, '--label', `${LABEL_BUILT}=${b.builtAt}`, '--label', `${LABEL_DOCKERFILE}=${b.dockerfileSha256}`];
   // --force: a fresh base and, by a changed build argument, fresh agent CLIs.
   if (b.force) args.push('--pull', '--build-arg', `AGENTS_REFRESH=${b.builtAt}`);
+  args.push(...agentsArgs(b.agents));
   for (const [k, v] of Object.entries(b.buildArgs)) args.push('--build-arg', `${k}=${v}`);
   args.push(b.context);
   return { file: b.docker, args };
@@ -36,7 +56,8 @@ export function dockerfileBuildCommand(docker: string, tag: string, dockerfile: 
 }
 
 export function imageInspectCommand(docker: string, ref: string): Command {
-  return { file: docker, args: ['image', 'inspect', '--format', `{{.Created}}|{{index .Config.Labels "${LABEL_BUILT}"}}|{{index .Config.Labels "${LABEL_DOCKERFILE}"}}`, ref] };
+  const labels = [LABEL_BUILT, LABEL_DOCKERFILE, LABEL_AGENTS_FROM, LABEL_CLAUDE, LABEL_CODEX].map((l) => `{{index .Config.Labels "${l}"}}`);
+  return { file: docker, args: ['image', 'inspect', '--format', ['{{.Created}}', ...labels].join('|'), ref] };
 }
 
 export function versionsCommand(docker: string, image: string): Command {

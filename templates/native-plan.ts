@@ -52,6 +52,13 @@ export function sandboxFds(userns: boolean): number[] {
 /** The user name in the proxy URL; the per-run token is its password (Proxy-Authorization: Basic). */
 export const PROXY_USER = 'stashbase';
 
+/**
+ * Set in every sandbox, both backends: the agent runs confined. Claude Code
+ * reads it to allow --dangerously-skip-permissions as root (a container's
+ * usual user), which it otherwise refuses. A profile's [config_env] may override it.
+ */
+export const SANDBOX_MARKER_ENV: Readonly<Record<string, string>> = { IS_SANDBOX: '1' };
+
 /** The proxy variables: the URL carries the run's credential, which the proxy asks of every request. */
 export function proxyEnv(proxyUrl: string, token: string): Record<string, string> {
   proxyUrl = proxyUrl.replace('://', `://${PROXY_USER}:${token}@`);

@@ -1,10 +1,12 @@
 // Runs the compiled tests with node's test runner. `node test/run.mjs unit`
-// runs only the unit tests. In CI (CI=true) integration tests that lack bwrap,
-// git or Docker fail instead of skipping.
+// runs only the unit tests, `node test/run.mjs integration/x.test.js` one file.
+// In CI (CI=true) integration tests that lack bwrap, git or Docker fail instead
+// of skipping.
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
+import { agentsImageReady, buildAgentsImage } from './agents-image.mjs';
 
 const root = new URL('../dist/test/', import.meta.url).pathname;
 const only = process.argv[2];
@@ -16,7 +18,9 @@ const walk = (dir) => {
     else if (name.endsWith('.test.js')) files.push(full);
   }
 };
-walk(only ? join(root, only) : root);
+const start = only ? join(root, only) : root;
+if (start.endsWith('.test.js')) files.push(start);
+else walk(start);
 
 // The Docker tests need the default sandbox image. Where it is missing it is
 // built here, by the CLI itself, offline from the local test base image
@@ -28,6 +32,11 @@ if (only !== 'unit' && spawnSync('docker', ['info'], { stdio: 'ignore' }).status
     const b = spawnSync(process.execPath, [new URL('../bin/stashbase.cjs', import.meta.url).pathname, 'agent', 'docker', 'build'], { stdio: 'inherit', env });
     rmSync(home, { recursive: true, force: true });
     if (b.status !== 0) process.exit(b.status ?? 1);
+  }
+  // The real agents on the Docker backend run an image with them inside (test/agents-image.mjs).
+  if (files.some((f) => /real-agents-docker\.test\.js$/.test(f)) && !agentsImageReady()) {
+    const status = buildAgentsImage();
+    if (status !== 0) process.exit(status);
   }
 }
 const r = spawnSync(process.execPath, ['--test', '--test-concurrency=2', ...files], { stdio: 'inherit' });

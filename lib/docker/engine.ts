@@ -38,15 +38,19 @@ export interface ImageFacts {
   created: Date;
   builtLabel: string;
   dockerfileSha256: string;
+  /** Labels of how the agents were installed ('' when not recorded): installer or npm, and the npm versions asked for. */
+  agentsFrom: string;
+  claudeVersion: string;
+  codexVersion: string;
 }
 
 /** The image's creation time and stashbase labels, or null when it is not there. */
 export async function inspectImage(docker: string, ref: string): Promise<ImageFacts | null> {
   try {
     const out = (await capture(imageInspectCommand(docker, ref))).trim();
-    const [created = '', built = '', sha = ''] = out.split('|');
+    const [created = '', built = '', sha = '', from = '', claude = '', codex = ''] = out.split('|');
     const clean = (s: string) => (s === '<no value>' ? '' : s);
-    return { created: new Date(created), builtLabel: clean(built), dockerfileSha256: clean(sha) };
+    return { created: new Date(created), builtLabel: clean(built), dockerfileSha256: clean(sha), agentsFrom: clean(from), claudeVersion: clean(claude), codexVersion: clean(codex) };
   } catch (e) {
     if (e instanceof CommandFailedError && /no such (image|object)/i.test(e.stderr)) return null;
     throw e;

@@ -13,6 +13,7 @@ import { AuditLog } from '../audit.js';
 import { CommandFailedError, SandboxUnavailableError } from '../errors.js';
 import { capture, runForwarded, type Spawned, start } from '../exec.js';
 import { proxyForRun, runLimits, type RunProxy } from '../proxy/setup.js';
+import { reportFirstTlsFailure } from '../proxy/tls-failure.js';
 import { reapStaleRuns } from '../reap.js';
 import { alert } from '../style.js';
 import { createPlaceholders, createRunDir, removePlaceholders, removeRunDir } from '../run-dir.js';
@@ -134,7 +135,7 @@ export async function executeDocker({ ctx, warn, announce, interactive }: Docker
       token: ctx.hookToken, profile: ctx.profile, env: ctx.env, workTree: ctx.worktree?.path ?? ctx.cwd, mounts: draft.treeMounts, audit: (e) => audit.write(e),
       agentHooks: ctx.profile.allowHooks.includes('dependency_check') ? hostCheck(ctx, draft, where) : undefined,
     });
-    proxy = await proxyForRun({ profile: ctx.profile, placeholders: ctx.placeholders, env: ctx.env, home, userHome: ctx.home, cwd: ctx.cwd, audit: (e) => audit.write(e), acceptClient: (a) => accept(a), token: ctx.proxyToken, hooks });
+    proxy = await proxyForRun({ profile: ctx.profile, placeholders: ctx.placeholders, env: ctx.env, home, userHome: ctx.home, cwd: ctx.cwd, audit: (e) => audit.write(e), acceptClient: (a) => accept(a), token: ctx.proxyToken, hooks, onUpstreamTls: reportFirstTlsFailure(alert) });
     createRunDir(draft.runDir, proxy.ca, null);
     if (draft.standIn) writeFileSync(draft.standIn, standInScript({ urlVar: HOOK_URL_VAR, tokenVar: HOOK_TOKEN_VAR, path: HOOK_PATH }), { mode: 0o755 });
     const ph = createPlaceholders(draft.protection.placeholders, draft.protection.parents, draft.protection.fileStandIns);

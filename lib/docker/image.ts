@@ -4,11 +4,12 @@
 import { mkdirSync, realpathSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { type Command, formatCommand } from '../../templates/command.js';
-import { DEFAULT_IMAGE, defaultBuildCommand, dockerfileBuildCommand, REMINDER_DAYS } from '../../templates/docker-image.js';
+import { type AgentsBuild, DEFAULT_IMAGE, defaultBuildCommand, dockerfileBuildCommand, NPM_CA_FILE, REMINDER_DAYS } from '../../templates/docker-image.js';
 import { ConfigError, SandboxUnavailableError } from '../errors.js';
 import { start } from '../exec.js';
 import type { Profile } from '../profile/types.js';
 import { confirm } from '../prompt.js';
+import { agentsSource, npmSettings } from './agents-source.js';
 import { SANDBOX_DOCKERFILE } from './dockerfile-text.js';
 import { type ImageFacts, inspectImage, sha256 } from './engine.js';
 
@@ -54,20 +55,32 @@ function defaultBuildArgs(env: NodeJS.ProcessEnv): Record<string, string> {
   return args;
 }
 
-/** The build of the default image: the embedded Dockerfile written out, an empty context. */
-export function defaultBuild(docker: string, home: string, env: NodeJS.ProcessEnv, force: boolean): { command: Command; write: () => void } {
+/**
+ * The build of the default image: the embedded Dockerfile written out, and a
+ * context holding only the CA file npm trusts (empty unless the agents come from npm).
+ */
+export async function defaultBuild(docker: string, home: string, env: NodeJS.ProcessEnv, force: boolean, agents: AgentsBuild = agentsSource({}, env)): Promise<{ command: Command; write: () => void }> {
   const dir = join(home, 'docker');
   const dockerfile = join(dir, 'Dockerfile.sandbox');
   const context = join(dir, 'context');
+  const npm = agents.from === 'npm' ? await npmSettings(env) : {};
   const command = defaultBuildCommand({
     docker, tag: defaultImageRef(env), dockerfile, context, force,
     builtAt: new Date().toISOString(), dockerfileSha256: sha256(SANDBOX_DOCKERFILE), buildArgs: defaultBuildArgs(env),
+    agents: agents.from === 'npm' && npm.registry !== undefined ? { ...agents, registry: npm.registry } : agents,
   });
   const write = () => {
     mkdirSync(context, { recursive: true, mode: 0o700 });
     writeFileSync(dockerfile, SANDBOX_DOCKERFILE);
+    writeFileSync(join(context, NPM_CA_FILE), npm.caPem ?? '');
   };
   return { command, write };
+}
+
+/** Whether an image's labels say it holds the agents a build asks for (installer builds: any version). */
+export function hasAgents(facts: ImageFacts, agents: AgentsBuild): boolean {
+  if (agents.from === 'installer') return facts.agentsFrom === 'installer' || facts.agentsFrom === '';
+  return facts.agentsFrom === 'npm' && facts.claudeVersion === agents.claude && facts.codexVersion === agents.codex;
 }
 
 export function customBuild(docker: string, c: Extract<ImageChoice, { kind: 'dockerfile' }>, pull: boolean): Command {
@@ -111,7 +124,7 @@ export async function ensureRunImages(o: EnsureInput): Promise<void> {
     if (!(await confirm(`The Docker sandbox image ${ref} is not built yet. Build it now (a few minutes)?`))) {
       throw new SandboxUnavailableError(`the Docker sandbox image ${ref} is not built; nothing was run. Build it with: ${how}`);
     }
-    const build = defaultBuild(o.docker, o.home, o.env, false);
+    const build = await defaultBuild(o.docker, o.home, o.env, false);
     build.write();
     await streamBuild(build.command);
   } else if (ageDays(facts) > REMINDER_DAYS) {

@@ -2,7 +2,7 @@
 // builds its Plan. Nothing here changes the disk or talks to Docker: facts
 // that need the engine (gateway, ports, which volumes exist) come in as input.
 import { basename, join, relative } from 'node:path';
-import { caEnv, proxyEnv } from '../../templates/native-plan.js';
+import { caEnv, proxyEnv, SANDBOX_MARKER_ENV } from '../../templates/native-plan.js';
 import { hookVariables } from '../hooks/run-env.js';
 import type { ScanMount } from '../hooks/host-scan.js';
 import { STAND_IN_PATH } from '../../templates/stand-in.js';
@@ -99,7 +99,7 @@ export function isolatedVolumes(cwd: string, entries: string[]): IsolatedVolume[
 
 /** Exactly what the container gets; a profile's own GIT_* variables win over the host's identity. */
 export function containerEnv(ctx: DockerContext, proxyUrl: string, interceptTls: boolean): Record<string, string> {
-  const env: Record<string, string> = { HOME: AGENT_HOME };
+  const env: Record<string, string> = { HOME: AGENT_HOME, ...SANDBOX_MARKER_ENV };
   for (const name of TERMINAL_VARS) {
     const v = ctx.env[name];
     if (v !== undefined && v !== '') env[name] = v;

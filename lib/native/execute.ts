@@ -9,6 +9,7 @@ import { runForwarded } from '../exec.js';
 import { SandboxUnavailableError } from '../errors.js';
 import type { Profile } from '../profile/types.js';
 import { proxyForRun, runLimits, type RunProxy } from '../proxy/setup.js';
+import { reportFirstTlsFailure } from '../proxy/tls-failure.js';
 import { removeSession, writeSession } from '../session.js';
 import { type NativeContext, type NativePrepared, prepareNative } from './prepare.js';
 import { runSystemd } from './run-systemd.js';
@@ -73,7 +74,7 @@ export async function executeNative({ ctx, profile, warn, announce }: ExecuteInp
       // The sandbox's own view of the tree: its git directories are views (the agent's index is the run's copy).
       mounts: [{ host: tree, sandbox: tree }, ...prep.views.filter((v) => v.spec.id.startsWith('git')).flatMap((v) => viewBinds(v.spec, v.dir)).map((b) => ({ host: b.src, sandbox: b.dest }))],
     });
-    proxy = await proxyForRun({ profile, placeholders: ctx.placeholders, env: ctx.env, home, userHome: ctx.home, cwd: ctx.cwd, audit: (e) => audit.write(e), token: ctx.proxyToken, hooks });
+    proxy = await proxyForRun({ profile, placeholders: ctx.placeholders, env: ctx.env, home, userHome: ctx.home, cwd: ctx.cwd, audit: (e) => audit.write(e), token: ctx.proxyToken, hooks, onUpstreamTls: reportFirstTlsFailure(alert) });
     if (hostPort !== null) await listenLoopback(proxy.server, hostPort);
     trace.mark('proxy');
     createRunDir(prep.runDir, proxy.ca, prep.bwrap ? sandboxFilter(process.arch as SeccompArch, { unixSockets: profile.sandbox.allowUnixSockets }) : null, prep.temps);

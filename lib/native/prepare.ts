@@ -6,7 +6,7 @@ import { dirname, join } from 'node:path';
 import { findTool } from '../find-tool.js';
 import { type BindMount, type BwrapInput, PROC_READ_ONLY } from '../../templates/bwrap.js';
 import { BRIDGE_PORT, SETNS_SYSCALL, SETSID_SYSCALL, type RelayInput } from '../../templates/bridge-relay.js';
-import { buildNativePlan, caEnv, proxyEnv, type PlannedView } from '../../templates/native-plan.js';
+import { buildNativePlan, caEnv, proxyEnv, type PlannedView, SANDBOX_MARKER_ENV } from '../../templates/native-plan.js';
 import type { Plan } from '../../templates/plan.js';
 import type { SystemdRunInput } from '../../templates/systemd-run.js';
 import type { Command } from '../../templates/command.js';
@@ -111,7 +111,7 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
   const allowList = p.filesystem.writes === 'allow-list';
   const baseEnv = {
     unset: removedVariables(p, ctx.env),
-    set: { ...p.configEnv, ...ctx.placeholders, ...proxyEnv(proxyUrl, ctx.proxyToken), ...(interceptTls ? caEnv(caDirOf(runDir)) : {}), ...hookVariables(p, proxyUrl, ctx.hookToken) },
+    set: { ...SANDBOX_MARKER_ENV, ...p.configEnv, ...ctx.placeholders, ...proxyEnv(proxyUrl, ctx.proxyToken), ...(interceptTls ? caEnv(caDirOf(runDir)) : {}), ...hookVariables(p, proxyUrl, ctx.hookToken) },
   };
   if (ctx.mechanism.kind === 'seatbelt') return prepareSeatbelt(ctx, { runDir, proxyUrl, interceptTls, isolate, agentEnv: baseEnv });
 

@@ -17,7 +17,8 @@ import { guardBody } from './body-guard.js';
 import { forwardResponse, planBody, type ResponseScrub } from './forward-response.js';
 import { armHeadDeadline, checkingInterval, type ConnectionTracker, DEFAULT_LIMITS, MAX_HEADER_BYTES, type ProxyLimits, upstreamAgentOptions } from './limits.js';
 import { scrubPairs, type ScrubPair } from './scrub.js';
-import { type BoundSecret, bodyNeedles, hostCarriesSecret, rewriteRequest } from './secrets.js';
+import { type BoundSecret, bodyNeedles, hostCarriesSecret, rewriteRequest, secretFields } from './secrets.js';
+import { type TlsFailure, upstreamErrorRule } from './tls-failure.js';
 import { handleUpgrade } from './upgrade.js';
 
 export interface InterceptOptions {
@@ -30,6 +31,8 @@ export interface InterceptOptions {
   limits?: ProxyLimits;
   /** Upgrades other than websocket the profile allows (network.allow_upgrades). */
   allowUpgrades?: string[];
+  /** Told of every upstream TLS failure (lib/proxy/tls-failure.ts); the run shows the first. */
+  onUpstreamTls?: (f: TlsFailure) => void;
 }
 
 export interface Target {
@@ -210,14 +213,14 @@ export class Interceptor {
         return refuseHttp(res, 502, plan.refused, `stashbase proxy: ${plan.refused}\n`);
       }
       forwardResponse(r, res, plan, (bytes, err) => {
-        const fields = { injected: c.injected, status: r.statusCode, bytes };
+        const fields = { ...secretFields(c), status: r.statusCode, bytes };
         if (err && !res.writableFinished) this.o.audit({ ...event, decision: 'error', rule: `upstream ${t.host}: the response stopped short (${(err as NodeJS.ErrnoException).code ?? err.message})`, ...fields });
         else this.o.audit({ ...event, decision: 'allow', rule: t.rule, ...fields });
       });
     });
     up.on('error', (e: NodeJS.ErrnoException) => {
       if (body.refused || res.writableFinished) return;
-      const rule = `upstream ${t.host}: ${e.code ?? e.message}`;
+      const rule = upstreamErrorRule(t.host, e, this.o.onUpstreamTls);
       this.o.audit({ ...event, decision: 'error', rule });
       if (!res.headersSent) refuseHttp(res, 502, rule, `stashbase proxy: ${rule}\n`);
       else res.destroy();
@@ -225,7 +228,7 @@ export class Interceptor {
   }
 
   /** The checks every request inside a tunnel gets, and its rewritten head. */
-  private check(req: IncomingMessage, t: Tunnel, keep: Set<string>, drop: Set<string>): { status: number; rule: string; extra?: Record<string, unknown> } | { headers: string[]; path: string; injected: string[] } {
+  private check(req: IncomingMessage, t: Tunnel, keep: Set<string>, drop: Set<string>): { status: number; rule: string; extra?: Record<string, unknown> } | { headers: string[]; path: string; injected: string[]; inert: string[] } {
     const url = req.url ?? '';
     if (!url.startsWith('/')) return { status: 400, rule: 'absolute-form request inside a tunnel' };
     if (req.headers.host === undefined) return { status: 400, rule: 'a request without a Host header' };
@@ -235,7 +238,7 @@ export class Interceptor {
     if (req.method === 'TRACE') return { status: 403, rule: 'TRACE is refused' };
     const rw = rewriteRequest(forwardable(req.rawHeaders, keep, drop), url, t.host, t.tls, this.o.secrets);
     if (!rw.ok) return { status: 403, rule: rw.rule, extra: { exfiltration: true, secret: rw.suspect } };
-    return { headers: rw.rawHeaders, path: rw.path, injected: rw.injected };
+    return { headers: rw.rawHeaders, path: rw.path, injected: rw.injected, inert: rw.inert };
   }
 
   private upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
@@ -262,9 +265,9 @@ export class Interceptor {
       needles: bodyNeedles(t.host, t.tls, this.o.secrets),
       allowed: this.o.allowUpgrades ?? [],
       audit: (o) => {
-        if (o.refused !== undefined) this.o.audit({ ...event, decision: 'deny', rule: o.refused, status: o.status ?? 400, injected: c.injected });
-        else if (o.error !== undefined) this.o.audit({ ...event, decision: 'error', rule: `upstream ${t.host}: ${o.error}`, injected: c.injected });
-        else this.o.audit({ ...event, decision: 'allow', rule: t.rule, injected: c.injected, status: o.status });
+        if (o.refused !== undefined) this.o.audit({ ...event, decision: 'deny', rule: o.refused, status: o.status ?? 400, ...secretFields(c) });
+        else if (o.error !== undefined) this.o.audit({ ...event, decision: 'error', rule: upstreamErrorRule(t.host, { code: o.code, message: o.error }, this.o.onUpstreamTls), ...secretFields(c) });
+        else this.o.audit({ ...event, decision: 'allow', rule: t.rule, ...secretFields(c), status: o.status });
       },
     });
   }

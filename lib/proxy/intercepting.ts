@@ -25,7 +25,7 @@ export async function interceptingProxy(o: RunProxyInput, policy: EgressPolicy, 
     }
   }
   const ca = await loadOrCreateCa(o.home);
-  const interceptor = new Interceptor({ leaves: new LeafCache(ca), secrets, upstreamCa, audit: o.audit, limits, allowUpgrades: o.profile.network.allowUpgrades }, hostHeaderProblem);
+  const interceptor = new Interceptor({ leaves: new LeafCache(ca), secrets, upstreamCa, audit: o.audit, limits, allowUpgrades: o.profile.network.allowUpgrades, onUpstreamTls: o.onUpstreamTls }, hostHeaderProblem);
   // The agent trusts the system's CAs and stashbase's (public certificates only: the key stays in $STASHBASE_HOME).
   const bundle = [...rootCertificates, ca.certPem].join('\n');
   return { server: createProxy({ policy, audit: o.audit, interceptor, secrets, acceptClient: o.acceptClient, token: o.token, limits, hooks: o.hooks }), interceptor, ca: { pem: ca.certPem, bundle } };

@@ -1,8 +1,14 @@
 // Secret bindings at the proxy, pure: the agent holds placeholders; requests to
 // a secret's bound hosts get the real value in their headers (Basic credentials
 // decoded and re-encoded when they carry one; query strings where the profile
-// opts in); a placeholder or a real value headed anywhere else blocks the
-// request. Real values coming back are lib/proxy/scrub.ts's.
+// opts in); a real value headed anywhere else blocks the request. A placeholder
+// headed to a host its secret is not bound to is inert: passed on unchanged,
+// never substituted, and named in the audit. It carries nothing of the secret
+// (random per run, the value's public prefix and length), and the agent, which
+// holds it, could send it anywhere encoded; refusing it only broke
+// conversations whose history holds another secret's placeholder (a tool's
+// `env` output sent to the model's host). Real values coming back are
+// lib/proxy/scrub.ts's.
 import { matchesHost } from './policy.js';
 
 export interface BoundSecret {
@@ -15,25 +21,33 @@ export interface BoundSecret {
 }
 
 export type Rewrite =
-  | { ok: true; rawHeaders: string[]; path: string; injected: string[] }
+  /** `inert`: secrets whose placeholder went on unchanged to a host they are not bound to. */
+  | { ok: true; rawHeaders: string[]; path: string; injected: string[]; inert: string[] }
   | { ok: false; rule: string; suspect: string };
 
 function bound(s: BoundSecret, host: string, tls: boolean): boolean {
   return (tls || s.allowPlaintext) && s.hosts.some((p) => matchesHost(p, host));
 }
 
-/** Replaces or refuses what one text carries; null when it must be refused. */
-function rewriteText(text: string, host: string, tls: boolean, secrets: BoundSecret[], injected: Set<string>, where: string): { text: string } | { rule: string; suspect: string } {
+interface Found {
+  injected: Set<string>;
+  inert: Set<string>;
+}
+
+/** Replaces what one text carries, or names the rule that refuses it. */
+function rewriteText(text: string, host: string, tls: boolean, secrets: BoundSecret[], found: Found, where: string): { text: string } | { rule: string; suspect: string } {
   let out = text;
   for (const s of secrets) {
     if (out.includes(s.real) && !bound(s, host, tls)) {
       return { rule: `the real value of ${s.name} headed to ${host} (${where}), which it is not bound to`, suspect: s.name };
     }
-    if (out.includes(s.placeholder)) {
-      if (!bound(s, host, tls)) return { rule: `the placeholder of ${s.name} headed to ${host} (${where}), which it is not bound to`, suspect: s.name };
-      out = out.split(s.placeholder).join(s.real);
-      injected.add(s.name);
+    if (!out.includes(s.placeholder)) continue;
+    if (!bound(s, host, tls)) {
+      found.inert.add(s.name);
+      continue;
     }
+    out = out.split(s.placeholder).join(s.real);
+    found.injected.add(s.name);
   }
   return { text: out };
 }
@@ -49,7 +63,7 @@ export function hostCarriesSecret(secrets: BoundSecret[], host: string): boolean
 }
 
 export function rewriteRequest(rawHeaders: string[], path: string, host: string, tls: boolean, secrets: BoundSecret[]): Rewrite {
-  const injected = new Set<string>();
+  const found: Found = { injected: new Set(), inert: new Set() };
   const headers: string[] = [];
   // Header values arrive as Latin-1 text of their bytes, and are written back the same way.
   const bytes = asBytes(secrets);
@@ -61,33 +75,38 @@ export function rewriteRequest(rawHeaders: string[], path: string, host: string,
     if (basic && (lname === 'authorization' || lname === 'proxy-authorization')) {
       // Byte for byte: credentials that carry no value of a secret pass exactly as sent.
       const decoded = Buffer.from(basic[2] as string, 'base64').toString('latin1');
-      const r = rewriteText(decoded, host, tls, bytes, injected, `${name}: Basic`);
+      const r = rewriteText(decoded, host, tls, bytes, found, `${name}: Basic`);
       if ('rule' in r) return { ok: false, ...r };
       if (r.text !== decoded) value = `${basic[1]}${Buffer.from(r.text, 'latin1').toString('base64')}`;
     } else {
-      const r = rewriteText(value, host, tls, bytes, injected, name);
+      const r = rewriteText(value, host, tls, bytes, found, name);
       if ('rule' in r) return { ok: false, ...r };
       value = r.text;
     }
     headers.push(name, value);
   }
-  // The path and query: replaced only where the profile opted in, refused when unbound.
+  // The path and query: replaced only where the profile opted in and the secret is bound.
   const q = path.indexOf('?');
   const pathOnly = q === -1 ? path : path.slice(0, q);
   const query = q === -1 ? '' : path.slice(q);
   for (const s of secrets) {
-    if ((path.includes(s.placeholder) || path.includes(s.real)) && !bound(s, host, tls)) {
-      return { ok: false, rule: `a value of ${s.name} in the URL headed to ${host}, which it is not bound to`, suspect: s.name };
-    }
+    if (bound(s, host, tls)) continue;
+    if (path.includes(s.real)) return { ok: false, rule: `the real value of ${s.name} in the URL headed to ${host}, which it is not bound to`, suspect: s.name };
+    if (path.includes(s.placeholder)) found.inert.add(s.name);
   }
   let newQuery = query;
   for (const s of secrets) {
-    if (s.inQuery && newQuery.includes(s.placeholder)) {
+    if (s.inQuery && bound(s, host, tls) && newQuery.includes(s.placeholder)) {
       newQuery = newQuery.split(s.placeholder).join(encodeURIComponent(s.real));
-      injected.add(s.name);
+      found.injected.add(s.name);
     }
   }
-  return { ok: true, rawHeaders: headers, path: pathOnly + newQuery, injected: [...injected] };
+  return { ok: true, rawHeaders: headers, path: pathOnly + newQuery, injected: [...found.injected], inert: [...found.inert] };
+}
+
+/** The audit's fields for what a request carried: secrets substituted, and placeholders passed inert (only when there were any). */
+export function secretFields(r: { injected: string[]; inert: string[] }): { injected: string[]; inert?: string[] } {
+  return r.inert.length > 0 ? { injected: r.injected, inert: r.inert } : { injected: r.injected };
 }
 
 /** A value a request body may not carry, with the rule that names it and the secret it belongs to. */
@@ -97,12 +116,9 @@ export interface BodyNeedle {
   suspect: string;
 }
 
-/** What a request body to `host` may not carry: every value of a secret not bound there. */
+/** What a request body to `host` may not carry: the real value of every secret not bound there (placeholders are inert). */
 export function bodyNeedles(host: string, tls: boolean, secrets: BoundSecret[]): BodyNeedle[] {
   return secrets
     .filter((s) => !bound(s, host, tls))
-    .flatMap((s) => [
-      { needle: Buffer.from(s.real), rule: `the real value of ${s.name} headed to ${host} (request body), which it is not bound to`, suspect: s.name },
-      { needle: Buffer.from(s.placeholder), rule: `the placeholder of ${s.name} headed to ${host} (request body), which it is not bound to`, suspect: s.name },
-    ]);
+    .map((s) => ({ needle: Buffer.from(s.real), rule: `the real value of ${s.name} headed to ${host} (request body), which it is not bound to`, suspect: s.name }));
 }

@@ -13,7 +13,7 @@ import { guardBody } from './body-guard.js';
 import { forwardResponse, planBody } from './forward-response.js';
 import { checkingInterval, ConnectionTracker, DEFAULT_LIMITS, MAX_HEADER_BYTES, type ProxyLimits, upstreamAgentOptions } from './limits.js';
 import { scrubPairs } from './scrub.js';
-import { type BoundSecret, bodyNeedles, hostCarriesSecret, rewriteRequest } from './secrets.js';
+import { type BoundSecret, bodyNeedles, hostCarriesSecret, rewriteRequest, secretFields } from './secrets.js';
 import { decide, type Decision, type EgressPolicy, mappingFor, normalizeHost } from './policy.js';
 import { PROXY_USER } from '../../templates/native-plan.js';
 import { type HookHandler, noHooks } from '../hooks/endpoints.js';
@@ -277,7 +277,7 @@ export function createProxy(opts: ProxyOptions): Server & { tracker: ConnectionT
         return refuseHttp(res, 502, plan.refused, `stashbase proxy: ${plan.refused}\n`);
       }
       forwardResponse(up, res, plan, (bytes, err) => {
-        const fields = { injected: rw.injected, status: up.statusCode, bytes };
+        const fields = { ...secretFields(rw), status: up.statusCode, bytes };
         if (err && !res.writableFinished) opts.audit({ ...event, decision: 'error', rule: `upstream ${d.host}: the response stopped short`, ...fields });
         else opts.audit({ ...event, decision: 'allow', rule: d.rule, ...fields });
       });

@@ -9,6 +9,7 @@ import { deferredServer } from './front.js';
 import { DEFAULT_LIMITS, type ProxyLimits } from './limits.js';
 import type { AuditSink } from './server.js';
 import type { HookHandler } from '../hooks/endpoints.js';
+import type { TlsFailure } from './tls-failure.js';
 
 export interface RunProxy {
   server: Server;
@@ -46,6 +47,8 @@ export interface RunProxyInput {
   token: string;
   /** The run's hook endpoints, when its profile allows hooks. */
   hooks?: HookHandler;
+  /** Told of upstream TLS failures when the proxy intercepts (lib/proxy/tls-failure.ts). */
+  onUpstreamTls?: (f: TlsFailure) => void;
 }
 
 export async function proxyForRun(o: RunProxyInput): Promise<RunProxy> {

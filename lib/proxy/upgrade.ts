@@ -34,8 +34,8 @@ export interface UpgradeInput {
   needles: BodyNeedle[];
   /** Upgrades other than websocket that the profile allows (network.allow_upgrades). */
   allowed: string[];
-  /** Called once, with the upstream's status, or with an error rule. */
-  audit: (outcome: { status?: number; error?: string; refused?: string; upgrade: string }) => void;
+  /** Called once, with the upstream's status, or with an error (and its code) or a refusal. */
+  audit: (outcome: { status?: number; error?: string; code?: string; refused?: string; upgrade: string }) => void;
 }
 
 function writeHead(socket: Duplex, status: number, message: string, headers: string[]): void {
@@ -72,7 +72,7 @@ export function handleUpgrade(u: UpgradeInput): void {
   const websocket = protocol === 'websocket';
   const permitted = websocket || u.allowed.includes(protocol);
   let finished = false;
-  const outcome = (o: { status?: number; error?: string; refused?: string }) => {
+  const outcome = (o: { status?: number; error?: string; code?: string; refused?: string }) => {
     if (!finished) u.audit({ ...o, upgrade: protocol });
     finished = true;
   };
@@ -93,7 +93,7 @@ export function handleUpgrade(u: UpgradeInput): void {
   socket.on('error', cut);
   socket.on('close', () => up.destroy());
   up.on('error', (e: NodeJS.ErrnoException) => {
-    outcome({ error: `upstream: ${e.code ?? e.message}` });
+    outcome({ error: e.code ?? e.message, code: e.code });
     if (socket.writable && !headSent) refuse(socket, 502, `upstream unreachable (${e.code ?? e.message})`);
     else socket.destroy();
   });

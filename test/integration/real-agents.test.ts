@@ -1,70 +1,42 @@
 // Compatibility under the default boundary (writes as an allow-list, no Unix
 // sockets, Landlock), proven by the real agents: Claude Code and Codex each
-// run a full turn on the native backend against local HTTPS stubs of their
-// APIs (test/fixtures/agent-api-stub.mjs), whose first answer is a tool call
-// that runs a shell command. The keys are bound as secrets, the vendor hosts
-// mapped to the stubs. Then the everyday work of an agent: npm ci, a virtual
-// environment with pip, a commit, Node's and Python's test runners.
+// run full turns on the native backend against local HTTPS stubs of their
+// APIs (test/fixtures/agent-api-stub.mjs), with the profiles and commands of
+// docs/agents.md (test/agent-recipes.ts reads them from there and checks each
+// turn: the real key at the stub, only placeholders in the tool's output,
+// ~/.ssh unreadable, example.com refused, every request in the audit). Then
+// the traps that page names, and the everyday work of an agent: npm ci, a
+// virtual environment with pip, a commit, Node's and Python's test runners.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { LeafCache } from '../../lib/tls/leaves.js';
-import { cli, needs, needsAgents, REPO, TEST_AGENTS_BIN, tempHome, writeFile } from '../helpers.js';
-import { testCa } from '../upstream-ca.js';
+import { checkTurn, plantSshKey, recipe, runTurn, type Stub, startStubs, type TurnOptions, wired } from '../agent-recipes.js';
+import { cli, needs, needsAgents, TEST_AGENTS_BIN, tempHome, writeFile } from '../helpers.js';
 
-interface Stub {
-  port: number;
-  requests: Array<{ method: string; path: string; headers: Record<string, string | undefined>; body: unknown }>;
-  close(): Promise<void> | void;
-}
-type StartStub = (o: { key: string; cert: string; command: string }) => Promise<Stub>;
-
-const REAL_ANTHROPIC = 'sk-ant-api03-realRealRealRealRealRealReal-0123456789';
-const REAL_OPENAI = 'sk-proj-realRealRealRealRealRealReal0123456789';
-
-describe('the real Claude Code and Codex inside the default native sandbox', needs('bwrap', 'git'), () => {
+describe('the real Claude Code and Codex inside the native sandbox, with the recipes of docs/agents.md', needs('bwrap', 'git'), () => {
   const skip = needsAgents();
   const t = tempHome();
   const repo = join(t.home, 'work');
   let anthropic: Stub;
   let openai: Stub;
   let env: NodeJS.ProcessEnv;
+  let sshKey = '';
 
   before(async () => {
     if (skip.skip) return;
-    const { startAgentApiStub } = (await import(join(REPO, 'test', 'fixtures', 'agent-api-stub.mjs'))) as { startAgentApiStub: StartStub };
-    const ca = testCa();
-    writeFileSync(join(t.dir, 'upstream-ca.pem'), ca.certPem);
-    const leaves = new LeafCache(ca);
-    const a = leaves.get('api.anthropic.com');
-    const o = leaves.get('api.openai.com');
-    anthropic = await startAgentApiStub({ key: a.keyPem, cert: a.certPem, command: 'echo ran-claude > tool-output-claude.txt' });
-    openai = await startAgentApiStub({ key: o.keyPem, cert: o.certPem, command: 'echo ran-codex > tool-output-codex.txt' });
-    writeFile(join(t.sbHome, 'agents', 'agents.toml'), `
-[network]
-egress_hosts = ["api.anthropic.com", "api.openai.com"]
-upstream_ca_file = "${join(t.dir, 'upstream-ca.pem')}"
-[network.hosts]
-"api.anthropic.com" = "127.0.0.1:${anthropic.port}"
-"api.openai.com" = "127.0.0.1:${openai.port}"
-[secrets.ANTHROPIC_API_KEY]
-source = "REAL_ANTHROPIC_KEY"
-hosts = ["api.anthropic.com"]
-[secrets.CODEX_API_KEY]
-source = "REAL_OPENAI_KEY"
-hosts = ["api.openai.com"]
-[config_env]
-CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC = "1"
-`);
+    const stubs = await startStubs(t.dir);
+    ({ anthropic, openai } = stubs);
+    for (const name of ['claude', 'codex', 'claude-and-codex', 'claude-subscription']) writeFile(join(t.sbHome, 'agents', `${name}.toml`), wired(recipe(name), stubs.wiring));
+    sshKey = plantSshKey(t.home);
     mkdirSync(repo);
     const git = (args: string[]) => spawnSync('git', ['-c', 'user.name=me', '-c', 'user.email=me@x', ...args], { cwd: repo });
     git(['init', '-q']);
     writeFileSync(join(repo, 'README'), 'work\n');
     git(['add', 'README']);
     git(['commit', '-qm', 'init']);
-    env = { ...t.env, PATH: `${TEST_AGENTS_BIN}:${process.env.PATH}`, REAL_ANTHROPIC_KEY: REAL_ANTHROPIC, REAL_OPENAI_KEY: REAL_OPENAI };
+    env = { ...t.env, PATH: `${TEST_AGENTS_BIN}:${process.env.PATH}` };
   });
   after(async () => {
     await anthropic?.close();
@@ -72,35 +44,55 @@ CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC = "1"
     t.cleanup();
   });
 
-  test('Claude Code: a full turn with a Bash tool call; the stub got the real key, the agent only a placeholder; its state is kept', { ...skip, timeout: 180_000 }, async () => {
-    const r = await cli(['agent', 'run', '--profile', 'agents', '--silent', '--', 'claude', '-p', 'Run the command.', '--allowedTools', 'Bash', '--output-format', 'text'], { env, cwd: repo, timeoutMs: 150_000 });
-    assert.equal(r.code, 0, r.stdout + r.stderr);
-    assert.match(r.stdout, /stub-finished/);
-    assert.equal(readFileSync(join(repo, 'tool-output-claude.txt'), 'utf8'), 'ran-claude\n');
-    const turns = anthropic.requests.filter((q) => q.path.startsWith('/v1/messages'));
-    assert.ok(turns.length >= 2, JSON.stringify(anthropic.requests.map((q) => q.path)));
-    assert.deepEqual([...new Set(turns.map((q) => q.headers['x-api-key']))], [REAL_ANTHROPIC]);
-    const seen = await cli(['agent', 'run', '--profile', 'agents', '--silent', '--', 'sh', '-c', 'echo "$ANTHROPIC_API_KEY"'], { env, cwd: repo });
-    assert.match(seen.stdout, /^sk-ant-api03-\S+\n$/);
-    assert.notEqual(seen.stdout, `${REAL_ANTHROPIC}\n`);
+  const turn = (name: string, command: string, stub: Stub, secrets: string[], o: TurnOptions = {}) => runTurn({ env, cwd: repo, sshKey, timeoutMs: 150_000 }, name, command, stub, secrets, o);
+
+  test('Claude Code (recipes claude, claude-turn): a full turn with a Bash tool call; its state is kept', { ...skip, timeout: 180_000 }, async () => {
+    const r = await turn('claude', 'claude-turn', anthropic, ['ANTHROPIC_API_KEY']);
+    await checkTurn(r);
+    assert.match(r.result.stdout, /stub-finished/);
     // Its transcript and config came back to your home; nothing else of the home was written.
     assert.ok(readdirSync(join(t.home, '.claude', 'projects')).length > 0);
     const config = readFileSync(join(t.home, '.claude.json'), 'utf8');
-    assert.equal(typeof (JSON.parse(config) as { userID?: string }).userID, 'string', config + r.stderr);
-    assert.equal(r.stderr, '', 'nothing the agent wrote was left behind');
+    assert.equal(typeof (JSON.parse(config) as { userID?: string }).userID, 'string', config + r.result.stderr);
+    assert.equal(r.result.stderr, '', 'nothing the agent wrote was left behind');
   });
 
-  test('Codex: a full turn with a shell tool call, through the WebSocket or its fallback; the stub got the real key', { ...skip, timeout: 180_000 }, async () => {
-    const r = await cli(
-      ['agent', 'run', '--profile', 'agents', '--silent', '--', 'codex', 'exec', '--skip-git-repo-check', '-s', 'danger-full-access', '--disable', 'plugins', '--disable', 'api_key_model_discovery', '-c', 'analytics.enabled=false', 'Run the command.'],
-      { env, cwd: repo, timeoutMs: 150_000 },
-    );
-    assert.equal(r.code, 0, r.stdout + r.stderr);
-    assert.equal(readFileSync(join(repo, 'tool-output-codex.txt'), 'utf8'), 'ran-codex\n');
-    const calls = openai.requests.filter((q) => q.path.startsWith('/v1/responses') && q.method !== 'WS');
-    assert.ok(calls.length >= 1, JSON.stringify(openai.requests.map((q) => `${q.method} ${q.path}`)));
-    assert.deepEqual([...new Set(calls.map((q) => q.headers.authorization))], [`Bearer ${REAL_OPENAI}`]);
+  test('Codex (recipes codex, codex-turn): a full turn with a shell tool call over the WebSocket, in a home a codex outside the sandbox used before', { ...skip, timeout: 180_000 }, async () => {
+    // What a codex run outside the sandbox leaves besides its sessions: a lock folder it writes to at every thread's start.
+    mkdirSync(join(t.home, '.codex', 'thread-writer-locks'), { recursive: true });
+    const r = await turn('codex', 'codex-turn', openai, ['CODEX_API_KEY']);
+    await checkTurn(r);
+    assert.ok(r.stub.requests.slice(r.before).some((q) => q.method === 'WS'), 'the turn went over the WebSocket');
     assert.ok(existsSync(join(t.home, '.codex', 'sessions')), 'its session log came back to your home');
+  });
+
+  test('two secrets in one profile (claude-and-codex): each turn carries the other secret\'s placeholder to its model, inert; Claude Code as root with --dangerously-skip-permissions (IS_SANDBOX)', { ...skip, timeout: 300_000 }, async () => {
+    const both = ['ANTHROPIC_API_KEY', 'CODEX_API_KEY'];
+    const claude = await turn('both-claude', 'claude-unattended', anthropic, both, { profile: 'claude-and-codex' });
+    const seen = await checkTurn(claude);
+    const codex = await turn('both-codex', 'codex-turn', openai, both, { profile: 'claude-and-codex' });
+    await checkTurn(codex);
+    // The model hosts received the other secret's placeholder in the conversation, unchanged.
+    assert.ok(JSON.stringify(anthropic.requests.slice(claude.before).map((q) => q.body)).includes(seen.CODEX_API_KEY!));
+  });
+
+  test('Claude Code with a subscription token (claude-subscription): bound like a key, sent as a bearer token, kept from its own tool', { ...skip, timeout: 180_000 }, async () => {
+    const r = await turn('subscription', 'claude-turn', anthropic, ['CLAUDE_CODE_OAUTH_TOKEN'], { profile: 'claude-subscription', hidden: ['CLAUDE_CODE_OAUTH_TOKEN'] });
+    await checkTurn(r);
+  });
+
+  test("Codex's traps: the WebSocket refused on the way (SSE fallback), and model discovery at chatgpt.com without its --disable", { ...skip, timeout: 300_000 }, async () => {
+    openai.setWebsocket(403);
+    const fallback = await turn('codex-sse', 'codex-turn', openai, ['CODEX_API_KEY']).finally(() => openai.setWebsocket(true));
+    await checkTurn(fallback);
+    const sse = fallback.stub.requests.slice(fallback.before);
+    assert.ok(sse.some((q) => q.method === 'POST' && q.path.startsWith('/v1/responses')), 'the turn fell back to HTTPS');
+    const discovery = await turn('codex-discovery', 'codex-turn', openai, ['CODEX_API_KEY'], { drop: ['api_key_model_discovery'] });
+    await checkTurn(discovery);
+    const audit = JSON.parse((await cli(['agent', 'audit', '--json'], { env, cwd: repo })).stdout) as Array<Record<string, unknown>>;
+    const refused = audit.filter((e) => e.host === 'chatgpt.com' && e.decision === 'deny').reduce((n, e) => n + (e.type === 'repeated' ? Number(e.count) : 1), 0);
+    assert.ok(refused > 1, `chatgpt.com refused ${refused} times`);
+    process.stderr.write(`# Codex with the WebSocket refused: ${fallback.ms} ms; without --disable api_key_model_discovery: ${discovery.ms} ms, chatgpt.com refused ${refused} times\n`);
   });
 });
 

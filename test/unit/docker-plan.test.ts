@@ -6,6 +6,7 @@ import { buildFirewallScript, DESKTOP_HOST } from '../../templates/docker-firewa
 import { buildDockerPlan, type DockerPlanInput } from '../../templates/docker-plan.js';
 import { agentCommand, type AgentInput, holderCommand, type HolderInput, mountArg, networkCreateCommand, teardownCommands } from '../../templates/docker-run.js';
 import { defaultBuildCommand, shellCommand } from '../../templates/docker-image.js';
+import { agentsSource } from '../../lib/docker/agents-source.js';
 import { volumeOwnCommand } from '../../templates/docker-volumes.js';
 import { formatPlan, planToJson } from '../../templates/plan.js';
 import { isDesktop } from '../../lib/docker/engine.js';
@@ -100,10 +101,22 @@ test('teardown: containers, then the network', () => {
   ]);
 });
 
-test('images: default build, --force refreshes, a Dockerfile is tagged from its path', () => {
-  const b = { docker: 'docker', tag: 'stashbase-sandbox:latest', dockerfile: '/h/docker/Dockerfile.sandbox', context: '/h/docker/context', force: false, builtAt: '2026-01-01T00:00:00.000Z', dockerfileSha256: 'abc', buildArgs: { BASE_IMAGE: 'local:base' } };
-  assert.deepEqual(defaultBuildCommand(b).args, ['build', '--tag', 'stashbase-sandbox:latest', '--file', '/h/docker/Dockerfile.sandbox', '--label', 'stashbase.built=2026-01-01T00:00:00.000Z', '--label', 'stashbase.dockerfile-sha256=abc', '--build-arg', 'BASE_IMAGE=local:base', '/h/docker/context']);
-  assert.deepEqual(defaultBuildCommand({ ...b, force: true, buildArgs: {} }).args.slice(9), ['--pull', '--build-arg', 'AGENTS_REFRESH=2026-01-01T00:00:00.000Z', '/h/docker/context']);
+test('images: default build, --force refreshes, agents from npm, a Dockerfile is tagged from its path', () => {
+  const b = { docker: 'docker', tag: 'stashbase-sandbox:latest', dockerfile: '/h/docker/Dockerfile.sandbox', context: '/h/docker/context', force: false, builtAt: '2026-01-01T00:00:00.000Z', dockerfileSha256: 'abc', buildArgs: { BASE_IMAGE: 'local:base' }, agents: { from: 'installer' as const } };
+  assert.deepEqual(defaultBuildCommand(b).args, ['build', '--tag', 'stashbase-sandbox:latest', '--file', '/h/docker/Dockerfile.sandbox', '--label', 'stashbase.built=2026-01-01T00:00:00.000Z', '--label', 'stashbase.dockerfile-sha256=abc', '--label', 'stashbase.agents-from=installer', '--build-arg', 'BASE_IMAGE=local:base', '/h/docker/context']);
+  assert.deepEqual(defaultBuildCommand({ ...b, force: true, buildArgs: {} }).args.slice(9), ['--pull', '--build-arg', 'AGENTS_REFRESH=2026-01-01T00:00:00.000Z', '--label', 'stashbase.agents-from=installer', '/h/docker/context']);
+  const npm = { from: 'npm' as const, claude: '2.1.197', codex: '0.171.0', registry: 'https://registry.example.test/' };
+  assert.deepEqual(defaultBuildCommand({ ...b, buildArgs: {}, agents: npm }).args.slice(9), [
+    '--label', 'stashbase.agents-from=npm', '--label', 'stashbase.claude-version=2.1.197', '--label', 'stashbase.codex-version=0.171.0',
+    '--build-arg', 'AGENTS_FROM=npm', '--build-arg', 'CLAUDE_VERSION=2.1.197', '--build-arg', 'CODEX_VERSION=0.171.0', '--build-arg', 'NPM_REGISTRY=https://registry.example.test/',
+    '/h/docker/context',
+  ]);
+  assert.deepEqual(agentsSource({}, {}), { from: 'installer' });
+  assert.deepEqual(agentsSource({ agentsFrom: 'npm' }, {}), { from: 'npm', claude: 'latest', codex: 'latest' });
+  assert.deepEqual(agentsSource({}, { STASHBASE_SANDBOX_AGENTS_FROM: 'npm', STASHBASE_SANDBOX_CODEX_VERSION: '0.171.0' }), { from: 'npm', claude: 'latest', codex: '0.171.0' });
+  assert.throws(() => agentsSource({ claudeVersion: '2.1.197' }, {}), /need --agents-from npm/);
+  assert.throws(() => agentsSource({ agentsFrom: 'npm', codexVersion: '1.0 && curl x' }, {}), /not an npm version or dist-tag/);
+  assert.throws(() => agentsSource({ agentsFrom: 'pip' }, {}), /neither "installer" nor "npm"/);
   assert.equal(dockerfileTag('/work/My App/sandbox.Dockerfile'), dockerfileTag('/work/My App/sandbox.Dockerfile'));
   assert.match(dockerfileTag('/work/My App/sandbox.Dockerfile'), /^stashbase-dockerfile-my-app-[0-9a-f]{12}:latest$/);
   assert.notEqual(dockerfileTag('/a/x/Dockerfile'), dockerfileTag('/b/x/Dockerfile'));

@@ -218,25 +218,29 @@ test('the body guard: a value split across chunks is found before any of it is p
   assert.deepEqual(await feed(['aaaa SECRE', 'T VALUE', ' SECRETVALU']), { err: null, out: 'aaaa SECRET VALUE SECRETVALU' });
 });
 
-test('plain HTTP: a secret value in a request body headed to an unbound host is refused and reaches no upstream', async () => {
+test('plain HTTP: the real value in a request body headed to an unbound host is refused and reaches no upstream; its placeholder passes inert', async () => {
   const PH = 'ghp_SBPHplaceholderPlaceholderPlace01';
+  const REAL = 'ghp_realRealRealRealRealRealReal0123456';
   const local: Array<Record<string, unknown>> = [];
-  const secrets = [{ name: 'GITHUB_TOKEN', placeholder: PH, real: 'ghp_realRealRealRealRealRealReal0123456', hosts: ['bound.test'], inQuery: false, allowPlaintext: false }];
+  const secrets = [{ name: 'GITHUB_TOKEN', placeholder: PH, real: REAL, hosts: ['bound.test'], inQuery: false, allowPlaintext: false }];
   const p = createProxy({ policy: { egressHosts: ['ok.test'], denyHosts: [], mapped: { 'ok.test': `127.0.0.1:${upPort}` } }, audit: (e) => local.push(e), secrets });
   await new Promise<void>((r) => p.listen(0, '127.0.0.1', r));
   const port = (p.address() as AddressInfo).port;
-  seen.length = 0;
-  const body = `token=${PH}`;
-  const out = await new Promise<string>((resolve, reject) => {
-    const s = connect(port, '127.0.0.1', () => s.write(`POST http://ok.test/x HTTP/1.1\r\nHost: ok.test\r\nContent-Length: ${body.length}\r\n\r\n${body}`));
+  const post = (body: string) => new Promise<string>((resolve, reject) => {
+    const s = connect(port, '127.0.0.1', () => s.write(`POST http://ok.test/x HTTP/1.1\r\nHost: ok.test\r\nConnection: close\r\nContent-Length: ${body.length}\r\n\r\n${body}`));
     let text = '';
     s.setEncoding('utf8').on('data', (d: string) => (text += d));
     s.on('end', () => resolve(text));
     s.on('error', reject);
   });
-  p.close();
+  seen.length = 0;
+  const out = await post(`token=${REAL}`);
   assert.match(out, /^HTTP\/1\.1 403 Forbidden\r\n/);
-  assert.match(out, /\r\n\r\nstashbase proxy refused ok\.test:80: the placeholder of GITHUB_TOKEN headed to ok\.test \(request body\), which it is not bound to\n$/);
+  assert.match(out, /\r\n\r\nstashbase proxy refused ok\.test:80: the real value of GITHUB_TOKEN headed to ok\.test \(request body\), which it is not bound to\n$/);
   assert.deepEqual(seen, []);
   assert.deepEqual(local.filter((e) => e.exfiltration === true).map((e) => [e.decision, e.secret]), [['deny', 'GITHUB_TOKEN']]);
+  const inert = await post(`token=${PH}`);
+  p.close();
+  assert.match(inert, /^HTTP\/1\.1 200 OK\r\n/);
+  assert.equal(seen.length, 1);
 });

@@ -112,7 +112,7 @@ test('a linked worktree: the admin folder and the common directory are both view
 
 test("the agents' views: live state, what is carried back, and the rest read-only or left behind", () => {
   const home = join(t.dir, 'agents-home');
-  for (const d of ['.claude/projects', '.claude/commands', '.claude/shell-snapshots', '.codex/sessions', '.codex/rules']) mkdirSync(join(home, d), { recursive: true });
+  for (const d of ['.claude/projects', '.claude/commands', '.claude/shell-snapshots', '.codex/sessions', '.codex/rules', '.codex/thread-writer-locks']) mkdirSync(join(home, d), { recursive: true });
   for (const f of ['.claude/settings.json', '.claude/.credentials.json', '.codex/config.toml', '.codex/auth.json', '.claude.json']) writeFile(join(home, f), '{}');
   const claude = claudeView(home, {});
   assert.deepEqual([claude.spec.live, claude.spec.readOnly, claude.spec.empty, claude.spec.copies], [['projects'], ['commands'], ['shell-snapshots'], ['.claude.json', '.credentials.json', 'settings.json']]);
@@ -122,6 +122,8 @@ test("the agents' views: live state, what is carried back, and the rest read-onl
   assert.deepEqual([own.spec.at, own.env, own.spec.hostPaths], [join(home, 'cc'), {}, {}]);
   const codex = codexView(home, {});
   assert.deepEqual([codex.spec.live, codex.spec.readOnly, codex.spec.copies], [['sessions'], ['rules'], ['auth.json', 'config.toml']]);
+  // The lock folder a codex run outside the sandbox leaves: read-only, the sandbox's codex could not start a thread.
+  assert.deepEqual(codex.spec.empty, ['thread-writer-locks']);
   const relative = codexView(home, { CODEX_HOME: 'rel' });
   assert.equal(relative.spec.at, join(home, '.codex'), 'a relative CODEX_HOME is not used');
 });

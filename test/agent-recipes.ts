@@ -1,0 +1,185 @@
+// The real-agent tests' shared parts. The profiles and commands they run are
+// read from docs/agents.md (blocks marked `<!-- recipe: NAME -->`), so the
+// documented recipes are the tested ones; the tests add only the wiring to
+// the local stand-ins of the APIs (network.hosts, upstream_ca_file). Each turn
+// asks the agent's shell tool for a probe: the secret variables it sees (as
+// `env` would show them), whether ~/.ssh reads, and whether example.com
+// answers; checkTurn then holds the stubs' records and the run's audit log to
+// the promises docs/agents.md makes.
+import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { LeafCache } from '../lib/tls/leaves.js';
+import { type CliResult, cli, REPO, writeFile } from './helpers.js';
+import { testCa } from './upstream-ca.js';
+
+export const REAL_ANTHROPIC = 'sk-ant-api03-realRealRealRealRealRealReal-0123456789';
+export const REAL_OPENAI = 'sk-proj-realRealRealRealRealRealReal0123456789';
+export const REAL_OAUTH = 'sk-ant-oat01-realRealRealRealRealRealReal-0123456789';
+/** Host variables the recipes name as their sources, with their real values. */
+const HOST_KEYS: Record<string, string> = { ANTHROPIC_API_KEY: REAL_ANTHROPIC, OPENAI_API_KEY: REAL_OPENAI, CLAUDE_CODE_OAUTH_TOKEN: REAL_OAUTH };
+const REAL_BY_SECRET: Record<string, string> = { ANTHROPIC_API_KEY: REAL_ANTHROPIC, CODEX_API_KEY: REAL_OPENAI, CLAUDE_CODE_OAUTH_TOKEN: REAL_OAUTH };
+
+export interface StubRequest {
+  method: string;
+  path: string;
+  headers: Record<string, string | undefined>;
+  body: unknown;
+}
+export interface Stub {
+  port: number;
+  requests: StubRequest[];
+  setCommand(command: string): void;
+  /** true: accept; false: refuse with 426; a status: refuse with it; 'reset': cut the connection. */
+  setWebsocket(mode: boolean | number | 'reset'): void;
+  close(): Promise<void>;
+}
+
+/** A block of docs/agents.md, by its recipe name. */
+export function recipe(name: string): string {
+  const doc = readFileSync(join(REPO, 'docs', 'agents.md'), 'utf8');
+  const m = new RegExp(`<!-- recipe: ${name} -->\\n\`\`\`(?:toml|sh)\\n([\\s\\S]*?)\`\`\`\\n`).exec(doc);
+  assert.ok(m, `docs/agents.md has no recipe ${name}`);
+  return m[1] as string;
+}
+
+/**
+ * The host's real keys a profile recipe's secrets are sourced from, and only
+ * those: the native backend passes every other exported variable to the agent
+ * as it is (docs/agents.md says so), which the probe would rightly report.
+ */
+export function hostKeysFor(profile: string): Record<string, string> {
+  const sources = [...profile.matchAll(/^source = "([A-Z_]+)"/gm)].map((m) => m[1] as string);
+  return Object.fromEntries(sources.map((s) => [s, HOST_KEYS[s] as string]));
+}
+
+/** A command recipe as argv after `stashbase` (simple quoting only: "…" and '…'). */
+export function commandRecipe(name: string): string[] {
+  const words = [...recipe(name).trim().matchAll(/"([^"]*)"|'([^']*)'|(\S+)/g)].map((m) => m[1] ?? m[2] ?? (m[3] as string));
+  assert.equal(words[0], 'stashbase', `recipe ${name} does not start with stashbase`);
+  return words.slice(1);
+}
+
+export interface Wiring {
+  caFile: string;
+  anthropicPort: number;
+  openaiPort: number;
+}
+
+/** A profile recipe with the stubs wired in: the CA after [network], the vendor hosts mapped to loopback. */
+export function wired(profile: string, w: Wiring): string {
+  assert.match(profile, /^\[network\]$/m);
+  const withCa = profile.replace(/^\[network\]$/m, `[network]\nupstream_ca_file = "${w.caFile}"`);
+  return `${withCa}\n[network.hosts]\n"api.anthropic.com" = "127.0.0.1:${w.anthropicPort}"\n"api.openai.com" = "127.0.0.1:${w.openaiPort}"\n`;
+}
+
+/** Both API stubs, with certificates from a CA of the test's own (named in upstream_ca_file). */
+export async function startStubs(dir: string): Promise<{ anthropic: Stub; openai: Stub; wiring: Wiring }> {
+  const { startAgentApiStub } = (await import(join(REPO, 'test', 'fixtures', 'agent-api-stub.mjs'))) as { startAgentApiStub: (o: { key: string; cert: string; command: string }) => Promise<Stub> };
+  const ca = testCa();
+  const caFile = join(dir, 'upstream-ca.pem');
+  writeFileSync(caFile, ca.certPem);
+  const leaves = new LeafCache(ca);
+  const a = leaves.get('api.anthropic.com');
+  const o = leaves.get('api.openai.com');
+  const anthropic = await startAgentApiStub({ key: a.keyPem, cert: a.certPem, command: 'true' });
+  const openai = await startAgentApiStub({ key: o.keyPem, cert: o.certPem, command: 'true' });
+  return { anthropic, openai, wiring: { caFile, anthropicPort: anthropic.port, openaiPort: openai.port } };
+}
+
+/** A fake SSH key in the host home: the probe must not read it. */
+export function plantSshKey(home: string): string {
+  return writeFile(join(home, '.ssh', 'id_ed25519'), 'FAKE-SSH-PRIVATE-KEY\n');
+}
+
+/** The tool call's command: what the agent sees of the secrets, ~/.ssh and example.com, saved and printed. */
+export function probe(name: string, sshKey: string): string {
+  return [
+    `{ env | grep -E '^(ANTHROPIC_API_KEY|CODEX_API_KEY|CLAUDE_CODE_OAUTH_TOKEN)=' | sort`,
+    `if cat '${sshKey}' >/dev/null 2>&1; then echo ssh=readable; else echo ssh=unreadable; fi`,
+    `if curl -sS --max-time 10 -o /dev/null https://example.com 2>/dev/null; then echo example.com=reached; else echo example.com=refused; fi; } > probe-${name}.txt 2>&1`,
+    `cat probe-${name}.txt`,
+  ].join('; ');
+}
+
+export interface Turn {
+  name: string;
+  /** The stub the agent talks to, and how many requests it had before the turn. */
+  stub: Stub;
+  before: number;
+  /** The secrets the profile binds (their variables inside). */
+  secrets: string[];
+  /** Bound secrets the agent keeps from its own tool's environment (Claude Code does so with CLAUDE_CODE_OAUTH_TOKEN). */
+  hidden?: string[];
+  cwd: string;
+  result: CliResult;
+  env: NodeJS.ProcessEnv;
+}
+
+export interface TurnSetup {
+  /** The run's environment without keys: each turn adds the host keys its profile sources. */
+  env: NodeJS.ProcessEnv;
+  cwd: string;
+  sshKey: string;
+  timeoutMs: number;
+}
+
+export interface TurnOptions {
+  /** Another profile than the command recipe's (a profile recipe's name: the tests save each under it). */
+  profile?: string;
+  /** Flag values to drop with their flag (e.g. api_key_model_discovery drops --disable api_key_model_discovery). */
+  drop?: string[];
+  hidden?: string[];
+}
+
+/** Runs a command recipe quietly (`agent run --silent`); the stub's tool call is the probe. */
+export async function runTurn(s: TurnSetup, name: string, command: string, stub: Stub, secrets: string[], o: TurnOptions = {}): Promise<Turn & { ms: number }> {
+  stub.setCommand(probe(name, s.sshKey));
+  let argv = commandRecipe(command);
+  if (o.profile) argv = argv.map((a, i) => (argv[i - 1] === '--profile' ? o.profile! : a));
+  for (const d of o.drop ?? []) {
+    const at = argv.indexOf(d);
+    assert.ok(at > 0, `${command} has no ${d}`);
+    argv.splice(at - 1, 2);
+  }
+  const env = { ...s.env, ...hostKeysFor(recipe(argv[argv.indexOf('--profile') + 1]!)) };
+  const before = stub.requests.length;
+  const started = Date.now();
+  const result = await cli(['agent', 'run', '--silent', ...argv.slice(2)], { env, cwd: s.cwd, timeoutMs: s.timeoutMs });
+  return { name, stub, before, secrets, hidden: o.hidden, cwd: s.cwd, result, env, ms: Date.now() - started };
+}
+
+/** Holds a finished turn to the promises (see the top of this file). Returns the placeholders seen. */
+export async function checkTurn(t: Turn): Promise<Record<string, string>> {
+  assert.equal(t.result.code, 0, t.result.stdout + t.result.stderr);
+  const lines = readFileSync(join(t.cwd, `probe-${t.name}.txt`), 'utf8').trim().split('\n');
+  const seen = Object.fromEntries(lines.filter((l) => /^[A-Z_]+=/.test(l)).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
+  assert.deepEqual(Object.keys(seen).sort(), t.secrets.filter((s) => !(t.hidden ?? []).includes(s)).sort(), lines.join('\n'));
+  for (const [name, value] of Object.entries(seen)) {
+    assert.match(value, /SBPH/, `${name} inside is not a placeholder`);
+    assert.notEqual(value, REAL_BY_SECRET[name]);
+  }
+  assert.deepEqual(lines.filter((l) => !/^[A-Z_]+=/.test(l)), ['ssh=unreadable', 'example.com=refused']);
+
+  const requests = t.stub.requests.slice(t.before);
+  const calls = requests.filter((q) => q.method !== 'WS' && /^\/v1\/(messages|responses)/.test(q.path));
+  assert.ok(calls.length >= 1, JSON.stringify(requests.map((q) => `${q.method} ${q.path}`)));
+  // The real key on the wire, in the header its API uses.
+  const keys = new Set(calls.map((q) => q.headers['x-api-key'] ?? q.headers.authorization));
+  const expected = t.secrets.filter((s) => /^\/v1\/messages/.test(calls[0]!.path) ? s !== 'CODEX_API_KEY' : s === 'CODEX_API_KEY');
+  assert.deepEqual([...keys], expected.map((s) => (s === 'ANTHROPIC_API_KEY' ? REAL_ANTHROPIC : `Bearer ${REAL_BY_SECRET[s]}`)));
+  // The tool's output went back to the model with the placeholders, never a real value.
+  const sent = JSON.stringify(requests.map((q) => q.body));
+  for (const [name, value] of Object.entries(seen)) assert.ok(sent.includes(value), `the tool result with ${name}'s placeholder never reached the model`);
+  for (const real of Object.values(REAL_BY_SECRET)) assert.equal(sent.includes(real), false, 'a real value in a request body');
+
+  // The audit lists every request the stub saw, and the refusal of example.com.
+  const audit = await cli(['agent', 'audit', '--json'], { env: t.env, cwd: t.cwd });
+  const events = JSON.parse(audit.stdout) as Array<Record<string, unknown>>;
+  const host = /^\/v1\/messages/.test(calls[0]!.path) ? 'api.anthropic.com' : 'api.openai.com';
+  const audited = events.filter((e) => e.type === 'proxy' && e.host === host && e.method !== 'CONNECT' && e.decision !== 'deny').map((e) => `${e.method} ${e.path}`).sort();
+  const atStub = requests.filter((q) => q.method !== 'WS').map((q) => `${q.method} ${q.path.split('?')[0]}`).sort();
+  assert.deepEqual(audited, atStub);
+  assert.ok(events.some((e) => e.type === 'proxy' && e.host === 'example.com' && e.decision === 'deny'), 'example.com was not refused at the proxy');
+  return seen;
+}

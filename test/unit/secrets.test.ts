@@ -1,0 +1,38 @@
+// The proxy's secret rules, pure: two secrets in one profile, each bound to its
+// own host. A placeholder is substituted only toward its own hosts and is inert
+// elsewhere (passed on unchanged, named in `inert`); a real value headed to a
+// host it is not bound to is refused, wherever in the request it is.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { bodyNeedles, type BoundSecret, rewriteRequest } from '../../lib/proxy/secrets.js';
+
+const A: BoundSecret = { name: 'ANTHROPIC_API_KEY', placeholder: 'sk-ant-api03-SBPHaaaaaaaaaaaaaaaaaaaaaaaa', real: 'sk-ant-api03-realAAAAAAAAAAAAAAAAAAAAAAA', hosts: ['api.anthropic.com'], inQuery: false, allowPlaintext: false };
+const B: BoundSecret = { name: 'CODEX_API_KEY', placeholder: 'sk-proj-SBPHbbbbbbbbbbbbbbbbbbbbbbbbbbbb', real: 'sk-proj-realBBBBBBBBBBBBBBBBBBBBBBBBBBB', hosts: ['api.openai.com'], inQuery: true, allowPlaintext: false };
+const both = [A, B];
+
+test("a request to A's host carrying both placeholders: A's substituted, B's passed on as it is", () => {
+  const r = rewriteRequest(['x-api-key', A.placeholder, 'X-Debug', `codex=${B.placeholder}`], `/v1/messages?k=${B.placeholder}`, 'api.anthropic.com', true, both);
+  assert.deepEqual(r, { ok: true, rawHeaders: ['x-api-key', A.real, 'X-Debug', `codex=${B.placeholder}`], path: `/v1/messages?k=${B.placeholder}`, injected: ['ANTHROPIC_API_KEY'], inert: ['CODEX_API_KEY'] });
+});
+
+test("B's placeholder in the query is substituted at B's host only (in_query)", () => {
+  const r = rewriteRequest(['Authorization', `Bearer ${B.placeholder}`], `/v1/responses?k=${B.placeholder}`, 'api.openai.com', true, both);
+  assert.deepEqual(r, { ok: true, rawHeaders: ['Authorization', `Bearer ${B.real}`], path: `/v1/responses?k=${encodeURIComponent(B.real)}`, injected: ['CODEX_API_KEY'], inert: [] });
+});
+
+test('a real value headed to the other host is refused, in a header, Basic credentials or the URL', () => {
+  const basic = `Basic ${Buffer.from(`u:${A.real}`).toString('base64')}`;
+  assert.deepEqual(rewriteRequest(['X-Key', A.real], '/', 'api.openai.com', true, both), { ok: false, rule: 'the real value of ANTHROPIC_API_KEY headed to api.openai.com (X-Key), which it is not bound to', suspect: 'ANTHROPIC_API_KEY' });
+  assert.equal(rewriteRequest(['Authorization', basic], '/', 'api.openai.com', true, both).ok, false);
+  assert.deepEqual(rewriteRequest([], `/x?k=${A.real}`, 'api.openai.com', true, both), { ok: false, rule: 'the real value of ANTHROPIC_API_KEY in the URL headed to api.openai.com, which it is not bound to', suspect: 'ANTHROPIC_API_KEY' });
+});
+
+test('a placeholder toward its own host over plain HTTP (allow_plaintext off) is inert too: never substituted', () => {
+  const r = rewriteRequest(['x-api-key', A.placeholder], '/', 'api.anthropic.com', false, both);
+  assert.deepEqual(r, { ok: true, rawHeaders: ['x-api-key', A.placeholder], path: '/', injected: [], inert: ['ANTHROPIC_API_KEY'] });
+});
+
+test('bodies: only the real values of secrets not bound to the host are looked for', () => {
+  assert.deepEqual(bodyNeedles('api.anthropic.com', true, both).map((n) => [n.needle.toString(), n.suspect]), [[B.real, 'CODEX_API_KEY']]);
+  assert.deepEqual(bodyNeedles('example.test', true, both).map((n) => n.needle.toString()), [A.real, B.real]);
+});
