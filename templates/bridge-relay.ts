@@ -16,7 +16,8 @@
 // It is one event loop for every connection (select over non-blocking
 // sockets, each side's backlog bounded, a side that stops reading stops only
 // its own peer), with TCP_NODELAY toward the agent, and at most a set number
-// of connections at once: past that a new one is closed at once. SIGPIPE is
+// of connections at once (past that, the oldest connection the proxy has not
+// answered makes room, or the new one is refused). SIGPIPE is
 // ignored (in the relay only, never in the sandbox it execs): a write to a
 // side already closed fails with EPIPE and drops that connection, where the
 // signal would have ended the relay and every later request of the run.
@@ -50,7 +51,6 @@ if ($kid) {
   exec { $ARGV[0] } @ARGV or do { print STDERR "stashbase: cannot run $ARGV[0]: $!\n"; exit 127 };
 }
 my $parent = getppid();
-$SIG{PIPE} = 'IGNORE';
 syscall($setsid + 0);
 # A peer gone mid-write is that connection's end, not the relay's.
 $SIG{PIPE} = 'IGNORE';
