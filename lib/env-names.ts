@@ -18,7 +18,7 @@ export const CA_VARS = [
 export const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** Names that look like they hold a credential. */
-export const CREDENTIAL_NAME = /(TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|CREDENTIAL|AUTH|SESSION_?KEY|COOKIE|_PAT$|^PAT_|_KEY$|^KEY$)/i;
+export const CREDENTIAL_NAME = /(TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|CREDENTIAL|AUTH(?!OR)|SESSION_?KEY|COOKIE|_PAT$|^PAT_|_KEY$|^KEY$)/i;
 
 /** A URL that carries a password in its userinfo (postgres://u:password@db, https://x:token@host). */
 export const URL_WITH_PASSWORD = /[A-Za-z][A-Za-z0-9+.-]*:\/\/[^\s/@:]*:[^\s/@]+@/;

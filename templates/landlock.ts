@@ -32,14 +32,21 @@ push @denied, shift @ARGV while @ARGV && $ARGV[0] ne '--';
 shift @ARGV;
 $SIG{INT} = 'DEFAULT';
 my $READ_FILE = 4;
+# ABI 1 refuses every rename or link across folders once any access is
+# handled (EXDEV: mv a/f b/ fails); ABI 2's REFER, handled and granted on /,
+# allows them where the file gains no access it did not have (a denied file
+# still cannot be moved where it would be readable).
+my $REFER = 1 << 13;
+my $abi = syscall($create + 0, 0, 0, 1);
+my $handled = $READ_FILE | ($abi >= 2 ? $REFER : 0);
 # syscall() passes strings by address, and wants them writable.
-my $attr = pack('Q', $READ_FILE);
+my $attr = pack('Q', $handled);
 my $rs = syscall($create + 0, $attr, 8, 0);
 sub grant {
-  my $path = shift;
+  my ($path, $access) = @_;
   my $fd = syscall($openat + 0, -100, $path, $flags + 0, 0);
   return if $fd < 0;
-  my $rule = pack('Q l', $READ_FILE, $fd);
+  my $rule = pack('Q l', $access || $READ_FILE, $fd);
   syscall($add + 0, $rs, 1, $rule, 0);
   syscall($close + 0, $fd);
 }
@@ -53,6 +60,7 @@ if ($rs < 0) {
   }
   # No denied file: everything readable; the ruleset still forbids changing the mount topology.
   grant('/') unless @denied;
+  grant('/', $REFER) if $abi >= 2;
   for my $dir (sort keys %anc) {
     opendir(my $dh, $dir) or next;
     for my $e (readdir $dh) {

@@ -24,6 +24,7 @@ import { type DockerContext, type DockerPrepared, prepareDocker } from './prepar
 import { hookEndpoints, type HookEndpointsInput } from '../hooks/endpoints.js';
 import { HOOK_PATH, HOOK_TOKEN_VAR, HOOK_URL_VAR } from '../hooks/hook-env.js';
 import { standInScript } from '../../templates/stand-in.js';
+import { SETTINGS_VAR } from '../deps/settings.js';
 import { registryVars } from '../deps/registry-vars.js';
 import { PROXY_USER } from '../../templates/native-plan.js';
 import { caDirOf } from '../run-dir.js';
@@ -137,7 +138,7 @@ export async function executeDocker({ ctx, warn, announce, interactive }: Docker
     });
     proxy = await proxyForRun({ profile: ctx.profile, placeholders: ctx.placeholders, env: ctx.env, home, userHome: ctx.home, cwd: ctx.cwd, audit: (e) => audit.write(e), acceptClient: (a) => accept(a), token: ctx.proxyToken, hooks, onUpstreamTls: reportFirstTlsFailure(alert) });
     createRunDir(draft.runDir, proxy.ca, null);
-    if (draft.standIn) writeFileSync(draft.standIn, standInScript({ urlVar: HOOK_URL_VAR, tokenVar: HOOK_TOKEN_VAR, path: HOOK_PATH }), { mode: 0o755 });
+    writeFileSync(draft.standIn, standInScript({ urlVar: HOOK_URL_VAR, tokenVar: HOOK_TOKEN_VAR, checkVar: SETTINGS_VAR, path: HOOK_PATH }), { mode: 0o755 });
     const ph = createPlaceholders(draft.protection.placeholders, draft.protection.parents, draft.protection.fileStandIns);
     created = ph.created;
     for (const w of ph.warnings) warn(w);

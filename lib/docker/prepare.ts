@@ -72,8 +72,8 @@ export interface DockerPrepared {
   interceptTls: boolean;
   /** The working tree and its git directories as the container sees them (for the secret scan's confinement). */
   treeMounts: ScanMount[];
-  /** The stand-in stashbase's file in the run directory, when the profile allows dependency_check. */
-  standIn: string | null;
+  /** The stand-in stashbase's file in the run directory (mounted in every run). */
+  standIn: string;
 }
 
 function slug(s: string): string {
@@ -194,8 +194,10 @@ export function prepareDocker(ctx: DockerContext, facts: RuntimeFacts, protectio
   for (const v of volumes) mounts.push({ type: 'volume', source: v.name, target: v.target, readonly: false });
   mounts.push(...pinMounts(protection, ctx.worktree?.path ?? ctx.cwd, mounts));
   // `stashbase agent hooks …` inside the container runs on the host (templates/stand-in.ts).
-  const standIn = p.allowHooks.includes('dependency_check') ? join(runDir, 'stashbase-stand-in') : null;
-  if (standIn) mounts.push({ type: 'bind', source: standIn, target: STAND_IN_PATH, readonly: true });
+  // Mounted in every run: where the profile does not allow the check it stands aside, so a
+  // hook installed in the shared home volume never blocks the agent's every command.
+  const standIn = join(runDir, 'stashbase-stand-in');
+  mounts.push({ type: 'bind', source: standIn, target: STAND_IN_PATH, readonly: true });
   const w = ctx.worktree;
   const treeMounts = (w ? [w.path, w.gitDir, ...w.writable, ...w.readOnly] : [ctx.cwd]).map((x) => ({ host: x, sandbox: x }));
   const agent: AgentInput = {

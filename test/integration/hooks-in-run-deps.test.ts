@@ -68,7 +68,7 @@ describe('the dependency check inside real runs', needs('git'), () => {
     assert.deepEqual(s.clean, { out: '', rc: 0 });
     assert.deepEqual(s['wrong-token'], { out: 'stashbase (sandbox stand-in): the host answered 403: stashbase: wrong hook token for this run\n', rc: 2 });
     assert.equal(s.scan!.rc, 2);
-    assert.match(s.scan!.out, /only "stashbase agent hooks \.\.\." works inside the sandbox/);
+    assert.match(s.scan!.out, /cannot scan: the secret scan runs on the host, and only in a run whose profile sets allow_hooks = \["secret_scan"\]/);
     assert.deepEqual(s.install, { out: 'stashbase (host): refused: only "stashbase agent hooks deps check" runs on the host from the sandbox\n', rc: 2 });
     assert.deepEqual(s.profile, { out: 'stashbase (host): refused: "--profile" is not allowed from the sandbox\n', rc: 2 });
     // The host-side check reached the stub through the run's proxy (the name exists only in the profile's map), never for a tarball.
@@ -109,13 +109,16 @@ describe('the dependency check inside real runs', needs('git'), () => {
     assert.deepEqual([control.code, control.stdout], [0, ''], control.stderr);
   });
 
-  test('Docker: a run whose profile lacks dependency_check has no stand-in and no agent-hooks endpoint', needs('docker'), async () => {
+  test('Docker: a run whose profile lacks dependency_check has a stand-in that stands aside, and no agent-hooks endpoint', needs('docker'), async () => {
     const r = await runSteps({ backend: 'docker', profile: 'scan-only', env: t.env, cwd: dir, script: `${POST_FN}\n${steps([
       ['where', 'command -v stashbase || echo none'],
+      ['aside', feed('stashbase agent hooks deps check', 'npm install sb-made-up-name', dir)],
       ['endpoint', `post /agent-hooks '{"args_b64": [], "stdin_b64": ""}'`],
     ])}` });
     assert.equal(r.code, 0, r.stderr);
-    assert.deepEqual(r.steps.where, { out: 'none\n', rc: 0 });
+    assert.deepEqual(r.steps.where, { out: '/usr/local/bin/stashbase\n', rc: 0 });
+    // A hook installed in the shared home volume must not block every command of a run that offers no check.
+    assert.equal(r.steps.aside!.rc, 0);
     assert.equal(r.steps.endpoint!.out, '404\nstashbase: this run offers no /agent-hooks endpoint (allow_hooks = ["dependency_check"] is not in its profile)\n\n');
   });
 

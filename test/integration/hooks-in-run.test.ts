@@ -179,10 +179,10 @@ for (const [backend, skip] of BACKENDS) {
       test('without the entry the installed hook says why it cannot scan, and blocks even a clean commit', async () => {
         const dir = await project();
         const script = steps([['commit', 'echo "# hi" > README.md && git add README.md && git commit -qm clean']]);
-        // No hooks at all: no stashbase in the image, no endpoint.
+        // No hooks at all: only the stand-in stashbase, which says why and blocks.
         const none = await run('plain', dir, script);
         assert.equal(none.steps.commit!.rc, 1);
-        assert.match(none.steps.commit!.out, /cannot scan: stashbase is not installed here, and this is not a stashbase sandbox that scans on the host \(a run whose profile sets allow_hooks = \["secret_scan"\]\)/);
+        assert.match(none.steps.commit!.out, /stashbase \(sandbox stand-in\): cannot scan: the secret scan runs on the host, and only in a run whose profile sets allow_hooks = \["secret_scan"\]/);
         // Only the dependency hook: the stand-in is there, the scan endpoint is not, and the hook shows the proxy's reason.
         const deps = await run('deps-only', dir, script);
         assert.equal(deps.steps.commit!.rc, 1);

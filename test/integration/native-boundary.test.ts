@@ -271,6 +271,28 @@ describe('native boundary: renames on your side during the run (real bwrap)', ne
   const h = a.home;
   after(() => a.cleanup());
 
+  test('with denied files under Landlock, files still move and link across folders (REFER), and a denied file stays unreadable after a rename on your side', async () => {
+    writeFile(join(h, '.pgpass'), 'db:5432:*:me:hunter2\n');
+    const script = [
+      'rm -rf a b; mkdir a b; echo x > a/f',
+      'mv a/f b/f && ln b/f a/g && echo moved',
+      'python3 -c "import os; os.rename(\'b/f\', \'a/h\'); print(\'renamed\')"',
+      'echo t > /tmp/t && mv /tmp/t ./t && echo from-tmp',
+      'sleep 0.5; cat ~/.pgpass || echo unreadable',
+    ].join('\n');
+    const child = spawn(process.execPath, [BIN, 'agent', 'run', '--silent', '--', 'sh', '-c', script], { env: a.env, cwd: a.proj });
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+    // Your side rotates the denied file mid-run, as a tool rewriting it by rename would.
+    await sleep(200);
+    writeFileSync(join(h, '.pgpass.new'), 'db:5432:*:me:rotated\n');
+    spawnSync('mv', [join(h, '.pgpass.new'), join(h, '.pgpass')]);
+    const code = await new Promise((r) => child.on('close', r));
+    assert.equal(code, 0);
+    assert.equal(out, 'moved\nrenamed\nfrom-tmp\nunreadable\n');
+    rmSync(join(h, '.pgpass'));
+  });
+
   test('git config on your side renames .git/config and ~/.gitconfig mid-run: the agent still cannot plant core.fsmonitor, nor read a rotated denied file', async () => {
     const repo = join(a.proj, 'repo');
     const git = (args: string[]) => spawnSync('git', args, { cwd: repo, env: a.env, encoding: 'utf8' });
