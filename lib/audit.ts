@@ -5,7 +5,7 @@
 // as one `repeated` line a few seconds later and before the end; long values
 // are cut; past the size limit one `audit-full` line says so and only the
 // end event (with the number of events dropped) follows.
-import { appendFileSync, mkdirSync, statSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { homePaths } from './home.js';
 
@@ -33,6 +33,7 @@ export class AuditLog {
   private dropped = 0;
   private readonly repeats = new Map<string, { event: Record<string, unknown>; count: number }>();
   private timer: NodeJS.Timeout | null = null;
+  private fd: number | null = null;
 
   constructor(home: string, readonly session: string, private readonly maxBytes = AUDIT_MAX_BYTES) {
     mkdirSync(homePaths(home).audit, { recursive: true, mode: 0o700 });
@@ -89,6 +90,15 @@ export class AuditLog {
       line = JSON.stringify({ time: fields.time, session: this.session, type: 'audit-full', maxBytes: this.maxBytes }) + '\n';
     }
     this.bytes += line.length;
-    appendFileSync(this.file, line, { mode: 0o600 });
+    // One descriptor for the run (a proxy decision per request: opening the file for each cost more than writing).
+    this.fd ??= openSync(this.file, 'a', 0o600);
+    writeSync(this.fd, line);
+    if (event.type === 'end') this.close();
+  }
+
+  close(): void {
+    if (this.fd === null) return;
+    closeSync(this.fd);
+    this.fd = null;
   }
 }

@@ -10,11 +10,11 @@
 // stops short ends the agent's response with an error, not a hang; an agent
 // that leaves cancels the upstream request.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { pipeline, type Readable, Transform, type TransformCallback } from 'node:stream';
+import type { Readable, Transform, Writable } from 'node:stream';
 import { constants, createBrotliDecompress, createUnzip } from 'node:zlib';
 import { HOP_BY_HOP } from './http-util.js';
-import { lengthPreserving, type ScrubPair, scrubBuffer, scrubText } from './scrub.js';
-import { ScrubStream } from './scrub-stream.js';
+import { lengthPreserving, type ScrubPair, Scrubber, scrubBuffer, scrubText } from './scrub.js';
+import type { MessageFilter } from './message-filter.js';
 
 export interface ResponseScrub {
   pairs: ScrubPair[];
@@ -38,65 +38,93 @@ export function passHeaders(raw: string[], pairs: ScrubPair[], drop: ReadonlySet
 }
 
 /** Replaces complete values in each chunk alone: nothing is held back. */
-class ChunkScrub extends Transform {
-  constructor(private readonly pairs: ScrubPair[]) {
-    super();
-  }
-  override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
-    done(null, scrubBuffer(chunk, this.pairs));
-  }
+function chunkScrub(pairs: ScrubPair[]): MessageFilter {
+  return { push: (b) => scrubBuffer(b, pairs), end: () => Buffer.alloc(0) };
 }
 
-export type BodyPlan = { refused: string } | { stream: Readable; headers: string[]; transforms: Transform[] };
+export type BodyPlan = { refused: string } | { headers: string[]; decoder: Transform | null; filter: MessageFilter | null };
+export type Plan = Exclude<BodyPlan, { refused: string }>;
 
-/** How the body will be passed on: the transforms, and the headers that describe it. */
+/** How the body will be passed on: the decoder and filter, and the headers that describe it. */
 export function planBody(up: IncomingMessage, scrub: ResponseScrub): BodyPlan {
   const encoding = (up.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
   const pairs = scrub.pairs;
   if (!scrub.bound || pairs.length === 0) {
     // Nothing held back: a compressed body passes as it is.
     const light = pairs.length > 0 && encoding === 'identity' && lengthPreserving(pairs);
-    return { stream: up, headers: passHeaders(up.rawHeaders, pairs), transforms: light ? [new ChunkScrub(pairs)] : [] };
+    return { headers: passHeaders(up.rawHeaders, pairs), decoder: null, filter: light ? chunkScrub(pairs) : null };
   }
-  const transforms: Transform[] = [];
+  let decoder: Transform | null = null;
   const drop = new Set<string>();
   if (encoding !== 'identity' && encoding !== '') {
     const flush = { finishFlush: constants.Z_SYNC_FLUSH };
-    if (encoding === 'gzip' || encoding === 'x-gzip' || encoding === 'deflate') transforms.push(createUnzip(flush));
-    else if (encoding === 'br') transforms.push(createBrotliDecompress({ finishFlush: constants.BROTLI_OPERATION_FLUSH }));
+    if (encoding === 'gzip' || encoding === 'x-gzip' || encoding === 'deflate') decoder = createUnzip(flush);
+    else if (encoding === 'br') decoder = createBrotliDecompress({ finishFlush: constants.BROTLI_OPERATION_FLUSH });
     else return { refused: `the upstream sent a body in content-encoding ${JSON.stringify(encoding)}, which the proxy cannot scrub` };
     drop.add('content-encoding').add('content-length');
   }
   if (!lengthPreserving(pairs)) drop.add('content-length');
-  transforms.push(new ScrubStream(pairs));
-  return { stream: up, headers: passHeaders(up.rawHeaders, pairs, drop), transforms };
+  return { headers: passHeaders(up.rawHeaders, pairs, drop), decoder, filter: new Scrubber(pairs) };
 }
 
 /**
- * Writes an upstream response to the agent's response. `done` is called once,
- * with the bytes passed on, or an error when either side failed first.
+ * Passes an upstream body to `sink` through the plan, with backpressure, and
+ * ends `sink` with it. `done` is called once, with the bytes passed on, or an
+ * error when either side failed first; then both are cut, so that a body that
+ * stopped short never looks complete to the agent. (Plain events, no
+ * pipeline: this runs for every response, and a pipeline's abort signal and
+ * stream wrappers cost more than the rest of it.)
  */
-export function forwardResponse(up: IncomingMessage, res: ServerResponse, plan: Exclude<BodyPlan, { refused: string }>, done: (bytes: number, error?: Error) => void): void {
-  res.writeHead(up.statusCode ?? 502, up.statusMessage, plan.headers);
+export function forwardBody(up: IncomingMessage, plan: Plan, sink: Writable, done: (bytes: number, error?: Error) => void, onFirst?: () => void): void {
   let bytes = 0;
-  let wrote = false;
-  const count = new Transform({
-    transform(chunk: Buffer, _e, cb) {
-      bytes += chunk.length;
-      wrote = true;
-      cb(null, chunk);
-    },
+  let over = false;
+  const finish = (err?: Error) => {
+    if (over) return;
+    over = true;
+    if (err) {
+      up.destroy();
+      sink.destroy();
+    }
+    done(bytes, err);
+  };
+  const write = (b: Buffer): boolean => {
+    if (b.length === 0) return true;
+    if (bytes === 0) onFirst?.();
+    bytes += b.length;
+    return sink.write(b);
+  };
+  const source: Readable = plan.decoder ? up.pipe(plan.decoder) : up;
+  source.on('data', (chunk: Buffer) => {
+    if (!write(plan.filter ? plan.filter.push(chunk) : chunk)) {
+      source.pause();
+      sink.once('drain', () => source.resume());
+    }
   });
+  source.on('end', () => {
+    const rest = plan.filter?.end();
+    if (rest && rest.length > 0) {
+      bytes += rest.length;
+      sink.end(rest);
+    } else sink.end();
+    finish();
+  });
+  plan.decoder?.on('error', (e: Error) => finish(e));
+  up.on('error', (e: Error) => finish(e));
+  up.on('close', () => {
+    if (!up.complete) finish(new Error('the upstream closed before the end of its response'));
+  });
+  sink.on('close', () => {
+    if (!sink.writableFinished) finish(new Error('the agent went away'));
+  });
+}
+
+/** Writes an upstream response to the agent's response (forwardBody's `done`). */
+export function forwardResponse(up: IncomingMessage, res: ServerResponse, plan: Plan, done: (bytes: number, error?: Error) => void): void {
+  res.writeHead(up.statusCode ?? 502, up.statusMessage, plan.headers);
+  let wrote = false;
   // An event stream's head goes out at once, not with its first event.
   setImmediate(() => {
     if (!wrote && !res.writableEnded && !res.destroyed) res.flushHeaders();
   });
-  pipeline([plan.stream, ...plan.transforms, count, res] as unknown as [Readable, ...Transform[], ServerResponse], (err) => {
-    if (err) {
-      // Cut both: an upstream that stopped short must not look complete to the agent.
-      up.destroy();
-      res.destroy();
-    }
-    done(bytes, err ?? undefined);
-  });
+  forwardBody(up, plan, res, done, () => (wrote = true));
 }

@@ -13,7 +13,7 @@
 import type { ClientRequest, IncomingMessage } from 'node:http';
 import { pipeline, type Duplex, type Readable, type Transform } from 'node:stream';
 import { BodyGuard } from './body-guard.js';
-import { type BodyPlan, passHeaders, planBody, type ResponseScrub } from './forward-response.js';
+import { type BodyPlan, forwardBody, passHeaders, planBody, type ResponseScrub } from './forward-response.js';
 import { BodyRefused, Guard, type MessageFilter } from './message-filter.js';
 import { Scrubber, scrubBuffer, scrubText } from './scrub.js';
 import { ScrubStream } from './scrub-stream.js';
@@ -107,7 +107,11 @@ export function handleUpgrade(u: UpgradeInput): void {
     }
     headSent = true;
     writeHead(socket, res.statusCode ?? 502, scrubText(res.statusMessage ?? '', u.scrub.pairs), [...plan.headers, 'Connection', 'close']);
-    pipeline([plan.stream, ...plan.transforms, socket] as unknown as [Readable, ...Transform[], Duplex], () => socket.destroy());
+    // The answer is the last thing on this connection: the upstream's goes now, the agent's once it is written.
+    forwardBody(res, plan, socket, (_bytes, err) => {
+      up.destroy();
+      if (err) socket.destroy();
+    });
   });
   up.on('upgrade', (res, upSocket: Duplex, upHead: Buffer) => {
     outcome({ status: 101 });
