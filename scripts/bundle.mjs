@@ -12,12 +12,23 @@ import { build } from 'esbuild';
 import { join, resolve } from 'node:path';
 
 // Files of their own beside the CLI's bundle, required only when used: the
-// secret scan (its commands, the host side of its hook, its rule set). Start-up
+// secret scan (its commands, the host side of its hook, its rule set), the
+// dependency check (its commands, the host side, the lists of popular names,
+// 160 KB of text). Start-up
 // of agent run and of every other command never reads or compiles them. They
 // share the bundle's error classes (lib/errors.js), so `instanceof` in cli.ts
 // still knows their errors: those imports become require("./cli.cjs"), the
 // running bundle (bin/bundle-loader.cjs registers it in require's cache).
-const APART = { 'dist/commands/scan.js': 'scan', 'dist/lib/hooks/host-scan.js': 'host-scan', 'dist/lib/scan/secretlint-entry.js': 'secretlint' };
+const APART = {
+  'dist/commands/scan.js': 'scan',
+  'dist/lib/hooks/host-scan.js': 'host-scan',
+  'dist/lib/scan/secretlint-entry.js': 'secretlint',
+  'dist/commands/agent-hooks-check.js': 'deps-check',
+  'dist/commands/agent-hooks-install.js': 'deps-install',
+  'dist/lib/hooks/host-agent-hooks.js': 'host-agent-hooks',
+  'dist/lib/deps/popular-npm.js': 'popular-npm',
+  'dist/lib/deps/popular-pypi.js': 'popular-pypi',
+};
 const ERRORS = resolve('dist/lib/errors.js');
 function apart(self) {
   return {
@@ -68,9 +79,9 @@ const common = {
 };
 
 await build({ ...common, entryPoints: { cli: 'dist/cli.js' }, outdir: 'dist/bundle' });
-for (const name of ['scan', 'host-scan']) {
+for (const name of Object.values(APART).filter((n) => n !== 'secretlint')) {
   const entry = Object.keys(APART).find((f) => APART[f] === name);
-  await build({ ...common, entryPoints: { [name]: entry }, outdir: 'dist/bundle', plugins: [apart(name)] });
+  await build({ ...common, entryPoints: { [name]: entry }, outdir: 'dist/bundle', plugins: [apart(name), ...common.plugins.slice(1)] });
 }
 
 // The rule set (secretlint's core and recommended preset, ES modules only) as

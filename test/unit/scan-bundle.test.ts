@@ -21,6 +21,10 @@ test('the bundle holds none of the scan; the scan file requires the rule set and
   const cli = bundle('cli.cjs');
   assert.match(cli, /require\("\.\/scan\.cjs"\)/);
   assert.doesNotMatch(cli, /StructuredSource|PerformanceObserver|stashbase-scan-hook|secretlint\.cjs/);
+  // Nor the dependency check's commands and its 160 KB of popular names: they load when the check runs.
+  for (const f of ['deps-check', 'deps-install', 'host-agent-hooks']) assert.match(cli, new RegExp(`require\\("\\./${f}\\.cjs"\\)`), f);
+  assert.doesNotMatch(cli, /semver ansi-styles debug minimatch/);
+  assert.match(bundle('deps-check.cjs'), /require\("\.\/popular-npm\.cjs"\)/);
   const scan = bundle('scan.cjs');
   assert.match(scan, /require\("\.\/secretlint\.cjs"\)/);
   assert.match(scan, /require\("\.\/cli\.cjs"\)/);
