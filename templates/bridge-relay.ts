@@ -157,10 +157,12 @@ export interface RelayInput {
  */
 export function withRelay(sandbox: Command, r: RelayInput, ctlFd: number, sandboxFds: number[]): Command {
   const nums = [BRIDGE_PORT, r.socket, r.setns, r.userns ? 1 : 0, r.setsid, ctlFd, r.maxConnections, sandboxFds.join(',')].map(String);
+  // The launcher ignores SIGINT itself before it execs: `env --ignore-signal=INT` in front of bwrap is one exec too many.
+  const argv = sandbox.args[0] === '--ignore-signal=INT' ? sandbox.args.slice(1) : [sandbox.file, ...sandbox.args];
   return {
     ...sandbox,
     file: r.perl,
-    args: ['-e', RELAY_SCRIPT, ...nums, '--', sandbox.file, ...sandbox.args],
+    args: ['-e', RELAY_SCRIPT, ...nums, '--', ...argv],
     pipes: [...(sandbox.pipes ?? []), { fd: ctlFd, direction: 'both' }],
   };
 }
