@@ -1,7 +1,7 @@
 // The command tree. Leaf modules load lazily, so `--version` and `--help`
 // import nothing and `agent run` loads only what a run needs.
 import { StashbaseError } from './lib/errors.js';
-import { errorLabel } from './lib/style.js';
+import { errorLabel } from './lib/util/style.js';
 
 // For the files bundled apart (scripts/bundle.mjs): one set of error classes.
 export * from './lib/errors.js';

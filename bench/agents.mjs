@@ -65,7 +65,7 @@ const claudeArgv = commandRecipe('claude-turn'); // agent run --profile claude -
 const codexArgv = commandRecipe('codex-turn');
 const agentPart = (argv) => argv.slice(argv.indexOf('--') + 1);
 
-// Where a sandboxed turn's time goes: the phases STASHBASE_TRACE=1 prints (lib/trace.ts), per subject.
+// Where a sandboxed turn's time goes: the phases STASHBASE_TRACE=1 prints (lib/run/trace.ts), per subject.
 const phases = {};
 
 // Asynchronous: the stubs and the tunnel live in this process and must answer while a turn runs.

@@ -52,7 +52,7 @@ export function setup(defaultRounds) {
 
 /**
  * The end-of-run check for what the agent left in the working tree
- * (lib/nested-repo-guard.ts: planted repositories, module directories, the
+ * (lib/git/nested-repo-guard.ts: planted repositories, module directories, the
  * index's marks), which both backends run, on a repository of 10,000 files in
  * 50 folders. Prints JSON and a line. Target: under 30 ms.
  */
@@ -63,7 +63,7 @@ export async function repositoryCheck(home, env) {
     for (let f = 0; f < 200; f++) writeFileSync(join(repo, `d${d}`, 'sub', `f${f}`), '');
   }
   for (const args of [['init', '-q'], ['add', '.'], ['-c', 'user.name=b', '-c', 'user.email=b@x', 'commit', '-qm', 'x']]) spawnSync('git', ['-C', repo, ...args], { env });
-  const { checkNestedRepos } = await import('../dist/lib/nested-repo-guard.js');
+  const { checkNestedRepos } = await import('../dist/lib/git/nested-repo-guard.js');
   const runs = [];
   for (let i = 0; i < 10; i++) {
     const t0 = process.hrtime.bigint();

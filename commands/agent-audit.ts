@@ -1,5 +1,5 @@
-import { flagBool, type FlagSpec, parseCommand } from '../lib/argv.js';
-import { formatAudit, latestSession, readAudit } from '../lib/audit-read.js';
+import { flagBool, type FlagSpec, parseCommand } from '../lib/util/argv.js';
+import { formatAudit, latestSession, readAudit } from '../lib/run/audit-read.js';
 import { ConfigError, UsageError } from '../lib/errors.js';
 import { stashbaseHome } from '../lib/home.js';
 import { JSON_FLAG } from './shared-flags.js';

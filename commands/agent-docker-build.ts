@@ -1,4 +1,4 @@
-import { flagBool, flagString, type FlagSpec, parseCommand } from '../lib/argv.js';
+import { flagBool, flagString, type FlagSpec, parseCommand } from '../lib/util/argv.js';
 import { findDocker, inspectImage } from '../lib/docker/engine.js';
 import { AGENTS_FROM_VAR, agentsSource, CLAUDE_VERSION_VAR, CODEX_VERSION_VAR } from '../lib/docker/agents-source.js';
 import { ageDays, chooseImage, customBuild, defaultBuild, defaultImageRef, hasAgents, type ImageChoice, streamBuild } from '../lib/docker/image.js';
@@ -6,7 +6,7 @@ import { UsageError } from '../lib/errors.js';
 import { stashbaseHome } from '../lib/home.js';
 import { displayPath, loadProfile } from '../lib/profile/load.js';
 import { ensureTrusted } from '../lib/profile/trust.js';
-import { isInteractive } from '../lib/prompt.js';
+import { isInteractive } from '../lib/util/prompt.js';
 import { PROFILE_FLAGS, profileSource } from './shared-flags.js';
 
 export const usage = 'stashbase agent docker build [--force] [--agents-from installer|npm] [--claude-version <v>] [--codex-version <v>] [--profile <name>] [--profile-source <where>]';

@@ -1,10 +1,10 @@
-import { flagBool, type FlagSpec, parseCommand } from '../lib/argv.js';
+import { flagBool, type FlagSpec, parseCommand } from '../lib/util/argv.js';
 import { findDocker } from '../lib/docker/engine.js';
 import { runLeftovers, volumeLeftovers } from '../lib/docker/leftovers.js';
 import { UsageError } from '../lib/errors.js';
 import { capture } from '../lib/exec.js';
 import { stashbaseHome } from '../lib/home.js';
-import { approve } from '../lib/prompt.js';
+import { approve } from '../lib/util/prompt.js';
 import { removeContainersCommand, removeNetworkCommand, removeVolumesCommand } from '../templates/docker-resources.js';
 
 export const usage = 'stashbase agent docker cleanup [--yes] [--isolated-paths]';

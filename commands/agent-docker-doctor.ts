@@ -1,9 +1,9 @@
-import { flagBool, type FlagSpec, parseCommand } from '../lib/argv.js';
+import { flagBool, type FlagSpec, parseCommand } from '../lib/util/argv.js';
 import { findDocker, inspectImage } from '../lib/docker/engine.js';
 import { ageDays, defaultImageRef } from '../lib/docker/image.js';
 import { UsageError } from '../lib/errors.js';
 import { capture } from '../lib/exec.js';
-import { backendChecks, type Check } from '../lib/readiness.js';
+import { backendChecks, type Check } from '../lib/run/readiness.js';
 import { versionsCommand } from '../templates/docker-image.js';
 import { JSON_FLAG } from './shared-flags.js';
 

@@ -1,4 +1,4 @@
-import { flagBool, flagString, type FlagSpec, parseCommand } from '../lib/argv.js';
+import { flagBool, flagString, type FlagSpec, parseCommand } from '../lib/util/argv.js';
 import { findDocker, inspectImage, isDesktop } from '../lib/docker/engine.js';
 import { defaultImageRef } from '../lib/docker/image.js';
 import { containerUser } from '../lib/docker/prepare.js';

@@ -1,4 +1,4 @@
-import { flagBool, type FlagSpec, parseCommand } from '../lib/argv.js';
+import { flagBool, type FlagSpec, parseCommand } from '../lib/util/argv.js';
 import { findDocker } from '../lib/docker/engine.js';
 import { runLeftovers } from '../lib/docker/leftovers.js';
 import { UsageError } from '../lib/errors.js';

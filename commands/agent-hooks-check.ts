@@ -1,4 +1,4 @@
-import { flagBool, flagString, type FlagSpec, parseCommand } from '../lib/argv.js';
+import { flagBool, flagString, type FlagSpec, parseCommand } from '../lib/util/argv.js';
 import { UsageError } from '../lib/errors.js';
 import { type DependencyCheckSettings, settingsFromEnv } from '../lib/deps/settings.js';
 import type { Decision, Ecosystem, Requested } from '../lib/deps/types.js';

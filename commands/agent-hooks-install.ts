@@ -1,4 +1,4 @@
-import { flagBool, flagString, type FlagSpec, parseCommand } from '../lib/argv.js';
+import { flagBool, flagString, type FlagSpec, parseCommand } from '../lib/util/argv.js';
 import { UsageError } from '../lib/errors.js';
 import { type HookAgent, HOOK_AGENTS } from '../lib/hooks/hook-answer.js';
 import { HOME_VOLUME } from '../templates/docker-run.js';

@@ -1,6 +1,6 @@
-import { flagBool, flagString, type FlagSpec, parseCommand } from '../lib/argv.js';
+import { flagBool, flagString, type FlagSpec, parseCommand } from '../lib/util/argv.js';
 import { UsageError } from '../lib/errors.js';
-import { runAgent } from '../lib/run-agent.js';
+import { runAgent } from '../lib/run/run-agent.js';
 import { JSON_FLAG, PROFILE_FLAGS, profileSource } from './shared-flags.js';
 
 export const usage = 'stashbase agent run [options] -- <command...>';

@@ -1,4 +1,4 @@
-import { flagString, type FlagSpec, parseCommand } from '../lib/argv.js';
+import { flagString, type FlagSpec, parseCommand } from '../lib/util/argv.js';
 import { UsageError } from '../lib/errors.js';
 import { displayPath, loadProfile } from '../lib/profile/load.js';
 import { describeProfile, recordTrust, trustState } from '../lib/profile/trust.js';

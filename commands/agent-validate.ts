@@ -1,12 +1,12 @@
-import { flagBool, flagString, type FlagSpec, parseCommand } from '../lib/argv.js';
-import { resolveBackend } from '../lib/backend.js';
-import { credentialLookingVariables } from '../lib/env-policy.js';
+import { flagBool, flagString, type FlagSpec, parseCommand } from '../lib/util/argv.js';
+import { resolveBackend } from '../lib/run/backend.js';
+import { credentialLookingVariables } from '../lib/run/env-policy.js';
 import { UsageError } from '../lib/errors.js';
 import { displayPath, loadProfile } from '../lib/profile/load.js';
 import { trustCommand, trustState } from '../lib/profile/trust.js';
-import { backendChecks, type Check } from '../lib/readiness.js';
+import { backendChecks, type Check } from '../lib/run/readiness.js';
 import { userHome } from '../lib/home.js';
-import { weakerSettings } from '../lib/weaker.js';
+import { weakerSettings } from '../lib/run/weaker.js';
 import { JSON_FLAG, PROFILE_FLAGS, profileSource } from './shared-flags.js';
 
 export const usage = 'stashbase agent validate [options]';

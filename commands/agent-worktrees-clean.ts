@@ -1,6 +1,6 @@
-import { type FlagSpec, flagBool, parseCommand } from '../lib/argv.js';
+import { type FlagSpec, flagBool, parseCommand } from '../lib/util/argv.js';
 import { UsageError } from '../lib/errors.js';
-import { approve } from '../lib/prompt.js';
+import { approve } from '../lib/util/prompt.js';
 import { type AgentWork, discard, inventory, merged, untouchable } from '../lib/worktree/inventory.js';
 import { findRepo } from '../lib/worktree/layout.js';
 import { removeWorktreeVolumes } from '../lib/worktree/volumes.js';

@@ -1,4 +1,4 @@
-import { type FlagSpec, flagBool, parseCommand } from '../lib/argv.js';
+import { type FlagSpec, flagBool, parseCommand } from '../lib/util/argv.js';
 import { UsageError } from '../lib/errors.js';
 import { inventory } from '../lib/worktree/inventory.js';
 import { findRepo } from '../lib/worktree/layout.js';

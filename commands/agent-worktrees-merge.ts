@@ -1,6 +1,6 @@
-import { type FlagSpec, flagBool, flagString, parseCommand } from '../lib/argv.js';
+import { type FlagSpec, flagBool, flagString, parseCommand } from '../lib/util/argv.js';
 import { UsageError } from '../lib/errors.js';
-import { approve } from '../lib/prompt.js';
+import { approve } from '../lib/util/prompt.js';
 import { discard, named } from '../lib/worktree/inventory.js';
 import { findRepo } from '../lib/worktree/layout.js';
 import { alreadyMerged, mergeTarget, reviewTarget, runMerge } from '../lib/worktree/merge.js';

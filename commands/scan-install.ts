@@ -1,5 +1,5 @@
 import { realpathSync } from 'node:fs';
-import { flagBool, flagString, type FlagSpec, parseCommand } from '../lib/argv.js';
+import { flagBool, flagString, type FlagSpec, parseCommand } from '../lib/util/argv.js';
 import { UsageError } from '../lib/errors.js';
 import { HOOK_KINDS, type HookKind } from '../templates/git-hook.js';
 import { PROFILE_FLAGS, profileSource } from './shared-flags.js';
@@ -57,7 +57,7 @@ export async function main(argv: string[]): Promise<number> {
   const node = process.execPath;
   const cli = realpathSync(process.argv[1] as string);
   const chainFlag = flagBool(p, 'chain') === true;
-  const { isInteractive, confirm } = await import('../lib/prompt.js');
+  const { isInteractive, confirm } = await import('../lib/util/prompt.js');
   const chain = async (existing: string) => {
     if (chainFlag) return true;
     if (!isInteractive(false)) return false;

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { flagBool, flagString, type FlagSpec, parseCommand } from '../lib/argv.js';
+import { flagBool, flagString, type FlagSpec, parseCommand } from '../lib/util/argv.js';
 import { UsageError } from '../lib/errors.js';
 import { ENV_NAME } from '../lib/env-names.js';
 import { JSON_FLAG, PROFILE_FLAGS, profileSource } from './shared-flags.js';

@@ -1,5 +1,5 @@
 // Flags shared by several commands, defined once.
-import type { FlagSpec } from '../lib/argv.js';
+import type { FlagSpec } from '../lib/util/argv.js';
 import { UsageError } from '../lib/errors.js';
 import { SOURCE_CHOICES, type SourceChoice } from '../lib/profile/load.js';
 

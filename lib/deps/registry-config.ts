@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cargoIndexCommand, goProxyCommand, npmRegistryCommand, pipIndexCommand, PROBE_MANIFEST } from '../../templates/deps-commands.js';
 import { collect } from '../exec.js';
-import { findTool } from '../find-tool.js';
+import { findTool } from '../util/find-tool.js';
 
 const TIMEOUT_MS = 3000;
 export type Located<T> = { ok: T } | { problem: string };

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import type { AgentsBuild } from '../../templates/docker-image.js';
 import { ConfigError, UsageError } from '../errors.js';
 import { capture } from '../exec.js';
-import { findTool } from '../find-tool.js';
+import { findTool } from '../util/find-tool.js';
 
 /** The environment's equivalents of the flags (a run that builds the image when it is missing reads them too). */
 export const AGENTS_FROM_VAR = 'STASHBASE_SANDBOX_AGENTS_FROM';

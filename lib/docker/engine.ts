@@ -2,7 +2,7 @@
 // daemon answers, whether it is Docker Desktop, and what images are there.
 import { capture } from '../exec.js';
 import { CommandFailedError, SandboxUnavailableError } from '../errors.js';
-import { findTool } from '../find-tool.js';
+import { findTool } from '../util/find-tool.js';
 import { imageInspectCommand } from '../../templates/docker-image.js';
 
 export function findDocker(env: NodeJS.ProcessEnv): string {
@@ -57,4 +57,4 @@ export async function inspectImage(docker: string, ref: string): Promise<ImageFa
   }
 }
 
-export { sha256 } from '../sha256.js';
+export { sha256 } from '../util/sha256.js';

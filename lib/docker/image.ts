@@ -8,7 +8,7 @@ import { type AgentsBuild, DEFAULT_IMAGE, defaultBuildCommand, dockerfileBuildCo
 import { ConfigError, SandboxUnavailableError } from '../errors.js';
 import { start } from '../exec.js';
 import type { Profile } from '../profile/types.js';
-import { confirm } from '../prompt.js';
+import { confirm } from '../util/prompt.js';
 import { agentsSource, npmSettings } from './agents-source.js';
 import { SANDBOX_DOCKERFILE } from './dockerfile-text.js';
 import { type ImageFacts, inspectImage, sha256 } from './engine.js';

@@ -3,7 +3,7 @@
 import { listContainersCommand, listNetworksCommand, listVolumesCommand } from '../../templates/docker-resources.js';
 import { NETWORK_PREFIX } from '../../templates/docker-run.js';
 import { capture } from '../exec.js';
-import { liveSessionIds, processAlive, SESSION_ID } from '../session.js';
+import { liveSessionIds, processAlive, SESSION_ID } from '../run/session.js';
 
 export interface RunLeftover {
   session: string;

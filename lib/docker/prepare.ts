@@ -11,15 +11,15 @@ import { DESKTOP_HOST } from '../../templates/docker-firewall.js';
 import { AGENT_HOME, type AgentInput, HOME_VOLUME, type HolderInput, type Mount } from '../../templates/docker-run.js';
 import type { IsolatedVolume } from '../../templates/docker-volumes.js';
 import type { Plan } from '../../templates/plan.js';
-import { auditFile } from '../audit.js';
+import { auditFile } from '../run/audit.js';
 import { SandboxUnavailableError, UsageError } from '../errors.js';
 import { planProtection, type Protection } from '../paths/protect.js';
 import { isolatedPathProblem } from '../profile/docker-values.js';
 import type { Profile } from '../profile/types.js';
-import { executableGitState, findRepoRoot, hooksPathTargets } from '../repo.js';
-import { existingToolConfigs } from '../tool-configs.js';
-import { sessionFile } from '../session.js';
-import { caDirOf, runDirOf } from '../run-dir.js';
+import { executableGitState, findRepoRoot, hooksPathTargets } from '../git/repo.js';
+import { existingToolConfigs } from '../paths/tool-configs.js';
+import { sessionFile } from '../run/session.js';
+import { caDirOf, runDirOf } from '../run/run-dir.js';
 import { sha256 } from './engine.js';
 import { defaultImageRef, type ImageChoice } from './image.js';
 import type { DockerWorktree } from '../worktree/run.js';
@@ -147,7 +147,7 @@ export function dockerProtection(ctx: DockerContext): Protection {
   const p = ctx.profile;
   return planProtection({
     denyRead: p.filesystem.denyRead,
-    // Any folder core.hooksPath sends your git to for hooks (lib/repo.ts).
+    // Any folder core.hooksPath sends your git to for hooks (lib/git/repo.ts).
     denyWrite: [...p.filesystem.denyWrite, ...hooksPathTargets(ctx.cwd, ctx.home, ctx.env), ...existingToolConfigs(ctx.cwd, ctx.home, p.filesystem.allowWrite)],
     alwaysDenyRead: [],
     stateDir: ctx.stashbaseHome,

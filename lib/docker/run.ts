@@ -3,7 +3,7 @@
 import type { Plan } from '../../templates/plan.js';
 import type { DockerWorktree } from '../worktree/run.js';
 import { probe } from '../exec.js';
-import { findTool } from '../find-tool.js';
+import { findTool } from '../util/find-tool.js';
 import type { Profile } from '../profile/types.js';
 import { findDocker, isDesktop } from './engine.js';
 import { chooseImage } from './image.js';

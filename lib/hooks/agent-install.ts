@@ -10,7 +10,7 @@ import { AGENT_HOME } from '../../templates/docker-run.js';
 import { STAND_IN_PATH } from '../../templates/stand-in.js';
 import { ConfigError, SandboxUnavailableError } from '../errors.js';
 import { collect } from '../exec.js';
-import { findTool } from '../find-tool.js';
+import { findTool } from '../util/find-tool.js';
 import { userHome } from '../home.js';
 import type { HookAgent } from './hook-answer.js';
 import { hookCommandLine, withHook, withoutHook } from './hook-config.js';

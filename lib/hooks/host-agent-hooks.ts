@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import type { Command } from '../../templates/command.js';
 import { buildConfineCommand } from '../../templates/confine.js';
 import { buildConfineSeatbeltCommand, buildConfineSeatbeltProfile } from '../../templates/confine-seatbelt.js';
-import { findTool } from '../find-tool.js';
+import { findTool } from '../util/find-tool.js';
 import { type CliFiles, thisCli } from './cli-files.js';
 import { existingEtc, systemPaths } from './confine-facts.js';
 import { hostCheckCommand } from '../../templates/host-hook.js';

@@ -10,7 +10,7 @@ import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCapped } from '../exec.js';
-import { findTool } from '../find-tool.js';
+import { findTool } from '../util/find-tool.js';
 import type { Profile } from '../profile/types.js';
 import type { Command } from '../../templates/command.js';
 import { buildConfineCommand, type ConfineBind } from '../../templates/confine.js';

@@ -6,7 +6,7 @@ import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, renameSync, 
 import { isAbsolute, join, resolve } from 'node:path';
 import { StashbaseError, UsageError } from '../errors.js';
 import { capture } from '../exec.js';
-import { findTool } from '../find-tool.js';
+import { findTool } from '../util/find-tool.js';
 import { git } from '../../templates/git.js';
 import { CHAINED_SUFFIX, HOOK_MARKER, type HookInput, type HookKind, renderHook } from '../../templates/git-hook.js';
 

@@ -4,7 +4,7 @@ import { resolve } from 'node:path';
 import { expandPattern } from '../paths/expand.js';
 import { resolveRule } from '../paths/rules.js';
 import { ROOT_CREDENTIAL_STORES } from '../profile/credential-stores.js';
-import { executableGitState } from '../repo.js';
+import { executableGitState } from '../git/repo.js';
 
 function rootCredentialStores(): string[] {
   return ROOT_CREDENTIAL_STORES.flatMap((entry) => {

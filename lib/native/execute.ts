@@ -3,27 +3,27 @@
 // runs, so --dry-run never pays for the proxy's modules.
 import { mkdirSync } from 'node:fs';
 import type { Server } from 'node:net';
-import { AuditLog } from '../audit.js';
-import { freeLoopbackPort } from '../free-port.js';
+import { AuditLog } from '../run/audit.js';
+import { freeLoopbackPort } from '../util/free-port.js';
 import { runForwarded } from '../exec.js';
 import { SandboxUnavailableError } from '../errors.js';
 import type { Profile } from '../profile/types.js';
 import { proxyForRun, runLimits, type RunProxy } from '../proxy/setup.js';
 import { reportFirstTlsFailure } from '../proxy/tls-failure.js';
-import { removeSession, writeSession } from '../session.js';
+import { removeSession, writeSession } from '../run/session.js';
 import { type NativeContext, type NativePrepared, prepareNative } from './prepare.js';
 import { runSystemd } from './run-systemd.js';
-import { reapStaleRuns } from '../reap.js';
-import { alert } from '../style.js';
-import { createPlaceholders, createRunDir, removePlaceholders, removeRunDir } from '../run-dir.js';
+import { reapStaleRuns } from '../run/reap.js';
+import { alert } from '../util/style.js';
+import { createPlaceholders, createRunDir, removePlaceholders, removeRunDir } from '../run/run-dir.js';
 import { runBwrap } from './run.js';
-import { Trace } from '../trace.js';
+import { Trace } from '../run/trace.js';
 import { sandboxFilter, type SeccompArch } from '../../templates/seccomp.js';
 import { buildViews, settleViews } from '../views/lifecycle.js';
 import { claudeConfigWatch } from './prepare-seatbelt.js';
 import { hookEndpoints } from '../hooks/endpoints.js';
 import { viewBinds } from '../views/binds.js';
-import { findRepoRoot } from '../repo.js';
+import { findRepoRoot } from '../git/repo.js';
 
 export interface ExecuteInput {
   ctx: NativeContext;

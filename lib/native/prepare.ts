@@ -3,75 +3,33 @@
 // execute.ts do that.
 import { accessSync, constants, lstatSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { findTool } from '../find-tool.js';
+import { findTool } from '../util/find-tool.js';
 import { type BindMount, type BwrapInput, PROC_READ_ONLY } from '../../templates/bwrap.js';
 import { BRIDGE_PORT, SETNS_SYSCALL, SETSID_SYSCALL, type RelayInput } from '../../templates/bridge-relay.js';
 import { buildNativePlan, caEnv, proxyEnv, type PlannedView, SANDBOX_MARKER_ENV } from '../../templates/native-plan.js';
-import type { Plan } from '../../templates/plan.js';
 import type { SystemdRunInput } from '../../templates/systemd-run.js';
-import type { Command } from '../../templates/command.js';
 import { SandboxUnavailableError } from '../errors.js';
-import { removedVariables } from '../env-policy.js';
-import { planProtection, type Protection } from '../paths/protect.js';
-import type { Profile } from '../profile/types.js';
-import { auditFile } from '../audit.js';
+import { removedVariables } from '../run/env-policy.js';
+import { planProtection } from '../paths/protect.js';
+import { auditFile } from '../run/audit.js';
 import { DEFAULT_LIMITS } from '../proxy/limits.js';
 import { hookVariables } from '../hooks/run-env.js';
-import { sessionFile } from '../session.js';
-import { findRepoRoot, hooksPathTargets } from '../repo.js';
-import { existingToolConfigs } from '../tool-configs.js';
+import { sessionFile } from '../run/session.js';
+import { findRepoRoot, hooksPathTargets } from '../git/repo.js';
+import { existingToolConfigs } from '../paths/tool-configs.js';
 import { alwaysDenied } from './always-denied.js';
-import { caDirOf, runDirOf } from '../run-dir.js';
-import type { Mechanism } from './select.js';
+import { caDirOf, runDirOf } from '../run/run-dir.js';
 import { seccompSupported } from '../../templates/seccomp.js';
 import type { LandlockArch } from '../../templates/landlock.js';
 import { inside, resolveRule, rulePaths } from '../paths/rules.js';
 import { gitLayout } from '../views/git-view.js';
 import { claudeView, codexView } from '../views/agent-views.js';
-import type { ViewSpec } from '../views/spec.js';
 import { viewBinds } from '../views/binds.js';
 import { allowWritePaths, keptRoots, privateTempDests, privateTemps, reexposed } from './write-areas.js';
 import { prepareSeatbelt } from './prepare-seatbelt.js';
+import type { NativeContext, NativePrepared } from './context.js';
 
-export interface NativeContext {
-  session: string;
-  profile: Profile;
-  command: string[];
-  cwd: string;
-  env: NodeJS.ProcessEnv;
-  home: string; // the user's home
-  stashbaseHome: string;
-  mechanism: Mechanism;
-  /** Secret name -> placeholder value the agent sees. */
-  placeholders: Record<string, string>;
-  /** The per-run credential the proxy asks of every request (in the proxy URL the agent gets). */
-  proxyToken: string;
-  /** The bearer token of the run's hook endpoints (lib/hooks/endpoints.ts). */
-  hookToken: string;
-  /** For host-network runs the port is known only once the proxy listens. */
-  proxyUrl?: string;
-  /** Existing directories under a deny_write entry that stay writable (a worktree run's parts of .git). */
-  writable?: string[];
-  /** bwrap takes `--perms` before `--tmpfs` (0.5.0 and later); otherwise denied directories are bound. */
-  bwrapTmpfsPerms?: boolean;
-  /** Not --silent: the sandbox may say what it cannot enforce here (no Landlock). */
-  announce?: boolean;
-}
-
-export interface NativePrepared {
-  plan: Plan;
-  protection: Protection;
-  runDir: string;
-  bwrap: BwrapInput | null;
-  relay: RelayInput | null;
-  systemd: SystemdRunInput | null;
-  seatbelt: Command | null;
-  /** Views to build before the sandbox starts and settle after it. */
-  views: Array<{ spec: ViewSpec; dir: string }>;
-  /** The run's own temp folders, made in the run directory. */
-  temps: string[];
-  agentEnv: { set: Record<string, string>; unset: string[] };
-}
+export type { NativeContext, NativePrepared } from './context.js';
 
 function tool(name: string, env: NodeJS.ProcessEnv, pkg: string): string {
   const found = findTool(name, env);

@@ -1,6 +1,6 @@
 // Probes of the real tools behind selectMechanism.
 import { existsSync, readFileSync, statSync } from 'node:fs';
-import { findTool } from '../find-tool.js';
+import { findTool } from '../util/find-tool.js';
 import { probe } from '../exec.js';
 import type { NativeProbe } from './select.js';
 

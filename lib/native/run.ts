@@ -6,9 +6,9 @@ import { join } from 'node:path';
 import type { Duplex } from 'node:stream';
 import { relayControlFd } from '../../templates/native-plan.js';
 import { SandboxUnavailableError } from '../errors.js';
-import { forwardSignals, type Spawned, start } from '../exec.js';
+import { forwardSignals, start } from '../exec.js';
 import type { NativePrepared } from './prepare.js';
-import type { Trace } from '../trace.js';
+import type { Trace } from '../run/trace.js';
 
 function agentPid(initPid: number): number | null {
   try {

@@ -3,7 +3,7 @@
 // ancestors to pin so that no protected path can be renamed away.
 import { lstatSync, realpathSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { gitFileStandIn, isGitFolderStandIn } from '../repo.js';
+import { gitFileStandIn, isGitFolderStandIn } from '../git/repo.js';
 import type { DeniedPath } from '../../templates/bwrap.js';
 import { expandPattern, MAX_ENTRIES } from './expand.js';
 import { multiplyLinked } from './hard-links.js';

@@ -7,7 +7,7 @@ import { ConfigError, TrustError } from '../errors.js';
 import { homePaths, stashbaseHome } from '../home.js';
 import type { LoadedProfile } from './load.js';
 import type { Profile } from './types.js';
-import { sha256 } from '../sha256.js';
+import { sha256 } from '../util/sha256.js';
 
 interface TrustFile {
   version: 1;
@@ -91,7 +91,7 @@ export async function ensureTrusted(loaded: LoadedProfile, opts: { interactive: 
   const why = state === 'changed' ? 'has changed since you trusted it' : 'has not been trusted yet';
   if (opts.interactive()) {
     process.stderr.write(`Repository profile ${opts.label} ${why}. It allows:\n${describeProfile(profile)}\n`);
-    const { confirm } = await import('../prompt.js');
+    const { confirm } = await import('../util/prompt.js');
     if (await confirm('Trust this profile and run?')) {
       await recordTrust(profile.file, text, opts.env);
       return;

@@ -1,6 +1,6 @@
 // Strict validation of a parsed profile: unknown keys, wrong types and values
 // that Docker or the proxy would not accept are errors naming file, line and key.
-import { isIP } from '../ip.js';
+import { isIP } from '../util/ip.js';
 import { availableParallelism } from 'node:os';
 import { ConfigError } from '../errors.js';
 import { CA_VARS, ENV_NAME, PROXY_VARS, STASHBASE_API_KEY } from '../env-names.js';

@@ -1,7 +1,7 @@
 // Small typed readers over a parsed TOML value that collect problems (with key
 // paths) instead of throwing at the first one.
 import { domainToASCII } from 'node:url';
-import { isIP } from '../ip.js';
+import { isIP } from '../util/ip.js';
 
 export type KeyPath = Array<string | number>;
 

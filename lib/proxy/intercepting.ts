@@ -11,7 +11,7 @@ import type { EgressPolicy } from './policy.js';
 import type { BoundSecret } from './secrets.js';
 import { createProxy, hostHeaderProblem } from './server.js';
 import type { ProxyLimits } from './limits.js';
-import type { RunProxy, RunProxyInput } from './setup.js';
+import type { RunProxy, RunProxyInput } from './run-proxy.js';
 
 export async function interceptingProxy(o: RunProxyInput, policy: EgressPolicy, secrets: BoundSecret[], limits: ProxyLimits): Promise<RunProxy> {
   const upstreamCa = [...rootCertificates];

@@ -4,7 +4,7 @@
 // Every limit has a profile override ([network.limits], docs/proxy.md).
 import type { Server } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { AUDIT_MAX_BYTES } from '../audit.js';
+import { AUDIT_MAX_BYTES } from '../run/audit.js';
 
 export interface ProxyLimits {
   /** A request head must be complete this long after it began (and a new connection must begin one). */

@@ -5,7 +5,7 @@
 // still answer locally.
 import { BlockList } from 'node:net';
 import { networkInterfaces } from 'node:os';
-import { readSmallText } from '../read-text.js';
+import { readSmallText } from '../util/read-text.js';
 
 /** The IPv4 addresses /proc/net/fib_trie marks "/32 host LOCAL". */
 export function localV4(fibTrie: string): string[] {

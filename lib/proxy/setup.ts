@@ -1,22 +1,13 @@
 // The proxy a run uses, from its profile: the egress policy always; when the
 // profile binds secrets, TLS interception (lib/proxy/intercepting.ts, loaded
 // only then: TLS and HTTPS cost a run without secrets ~3 ms of start-up).
-import type { Server } from 'node:net';
 import type { Profile } from '../profile/types.js';
-import type { Interceptor } from './intercept.js';
 import type { BoundSecret } from './secrets.js';
 import { deferredServer } from './front.js';
 import { DEFAULT_LIMITS, type ProxyLimits } from './limits.js';
-import type { AuditSink } from './server.js';
-import type { HookHandler } from '../hooks/endpoints.js';
-import type { TlsFailure } from './tls-failure.js';
+import type { RunProxy, RunProxyInput } from './run-proxy.js';
 
-export interface RunProxy {
-  server: Server;
-  interceptor: Interceptor | null;
-  /** When intercepting: the CA certificate the agent must trust, alone and after the system's CAs (PEM). */
-  ca: { pem: string; bundle: string } | null;
-}
+export type { RunProxy, RunProxyInput } from './run-proxy.js';
 
 export function boundSecrets(profile: Profile, placeholders: Record<string, string>, env: NodeJS.ProcessEnv): BoundSecret[] {
   return Object.entries(profile.secrets).map(([name, s]) => ({
@@ -32,23 +23,6 @@ export function boundSecrets(profile: Profile, placeholders: Record<string, stri
 /** The run's limits: the profile's overrides over the defaults. */
 export function runLimits(profile: Profile): ProxyLimits {
   return { ...DEFAULT_LIMITS, ...profile.network.limits };
-}
-
-export interface RunProxyInput {
-  profile: Profile;
-  placeholders: Record<string, string>;
-  env: NodeJS.ProcessEnv;
-  home: string;
-  userHome: string;
-  cwd: string;
-  audit: AuditSink;
-  acceptClient?: (address: string) => boolean;
-  /** The per-run credential every request must carry (Proxy-Authorization). */
-  token: string;
-  /** The run's hook endpoints, when its profile allows hooks. */
-  hooks?: HookHandler;
-  /** Told of upstream TLS failures when the proxy intercepts (lib/proxy/tls-failure.ts). */
-  onUpstreamTls?: (f: TlsFailure) => void;
 }
 
 export async function proxyForRun(o: RunProxyInput): Promise<RunProxy> {

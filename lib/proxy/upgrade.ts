@@ -11,7 +11,7 @@
 //     scrubbed and passed back, and the connection is closed: nothing the
 //     agent sends later on it can reach the upstream unchecked.
 import type { ClientRequest, IncomingMessage } from 'node:http';
-import { pipeline, type Duplex, type Readable, type Transform } from 'node:stream';
+import { pipeline, type Duplex, type Transform } from 'node:stream';
 import { BodyGuard } from './body-guard.js';
 import { type BodyPlan, forwardBody, passHeaders, planBody, type ResponseScrub } from './forward-response.js';
 import { BodyRefused, Guard, type MessageFilter } from './message-filter.js';

@@ -6,9 +6,8 @@
 import { closeSync, fstatSync, lstatSync, openSync, readdirSync, readSync, constants } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { capture } from '../exec.js';
-import { findTool } from '../find-tool.js';
+import { findTool } from '../util/find-tool.js';
 import { listFilesCommand, topLevelCommand } from '../../templates/git-scan.js';
-import type { ScanUnit } from './unit.js';
 
 const BINARY_PROBE = 8000;
 

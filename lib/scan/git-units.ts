@@ -4,7 +4,7 @@
 import { CommandFailedError, UsageError } from '../errors.js';
 import { probe, runCapped } from '../exec.js';
 import { type Command, formatCommand } from '../../templates/command.js';
-import { findTool } from '../find-tool.js';
+import { findTool } from '../util/find-tool.js';
 import { isCommitCommand, rangeLogCommand, stagedDiffCommand } from '../../templates/git-scan.js';
 import { parseAddedLines } from './diff.js';
 import type { ScanUnit } from './unit.js';

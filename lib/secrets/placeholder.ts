@@ -2,7 +2,7 @@
 // value. A placeholder keeps the real value's visible prefix (ghp_, sk-ant-, …)
 // and length where that leaves enough randomness, so client-side format checks
 // still pass, and carries a marker that makes it recognisable in logs.
-import { randomBytes } from '../random.js';
+import { randomBytes } from '../util/random.js';
 
 const PREFIXES = 'github_pat_|gh[pousr]_|glpat-|sk-ant-[a-z0-9]+-|sk-proj-|sk-|xox[abposr]-|AKIA|ASIA|npm_|pypi-|hf_';
 /** The visible prefixes a placeholder keeps (and the secret scan shows of a bound secret's value). */

@@ -5,7 +5,7 @@
 // metadata) can change, or appear where it was missing.
 import { lstatSync, readdirSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
-import { readSmallText } from '../read-text.js';
+import { readSmallText } from '../util/read-text.js';
 import type { ViewSpec } from './spec.js';
 
 /** Folders a commit, a fetch or git-lfs writes into, bound writable. */

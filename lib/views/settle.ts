@@ -4,8 +4,8 @@
 import { chownSync, closeSync, cpSync, existsSync, lstatSync, openSync, readdirSync, readFileSync, renameSync, rmdirSync, statSync, unlinkSync, writeSync, appendFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { mergeClaudeConfig } from './claude-config.js';
-import { hiddenPathsOfIndex } from '../git-index.js';
-import { PAUSED } from '../git-state-guard.js';
+import { hiddenPathsOfIndex } from '../git/git-index.js';
+import { PAUSED } from '../git/git-state-guard.js';
 import { hostPathOf, sameStamp, stamp, type ViewRecord } from './materialize.js';
 
 /**

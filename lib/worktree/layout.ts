@@ -5,7 +5,7 @@ import { basename, dirname, join, relative } from 'node:path';
 import { BRANCH_PREFIX, git, WORKTREES_DIR } from '../../templates/git.js';
 import { SandboxUnavailableError, StashbaseError } from '../errors.js';
 import { probe } from '../exec.js';
-import { findTool } from '../find-tool.js';
+import { findTool } from '../util/find-tool.js';
 
 export interface Repo {
   git: string;

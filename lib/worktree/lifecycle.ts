@@ -6,7 +6,7 @@ import { dirname, join } from 'node:path';
 import { forEachRefCommand, git, LOCK_REASON_PREFIX, lockReason, statusCommand, updateRefCommand, WORKTREES_DIR, worktreeAddCommand, worktreeLockCommand, worktreeRemoveCommand, worktreeUnlockCommand } from '../../templates/git.js';
 import { SandboxUnavailableError, UsageError } from '../errors.js';
 import { capture, probe } from '../exec.js';
-import { processAlive } from '../session.js';
+import { processAlive } from '../run/session.js';
 import { branchExists, expectedPointers, locate, pointersIntact, type Repo, type Worktree, worktreeConfigFile, worktreeOf } from './layout.js';
 import { freshName, NAME_PATTERN } from './names.js';
 import { decideRefs, parseRefs, type RefDecision, type RefMap } from './refs.js';

@@ -1,6 +1,6 @@
 // Worktree names: three readable words (amber-river-storm), 64 each, so 262,144
 // names; a name already taken as a branch or folder is drawn again.
-import { randomBytes } from '../random.js';
+import { randomBytes } from '../util/random.js';
 
 const FIRST = 'amber azure bold brave brisk calm cedar clear coral crisp dawn deep dusky eager early fair fern fleet frosty gentle gold grand green hazel ivory jade keen kind lively lunar maple merry misty noble ocean olive pale pine plain proud quiet rapid red royal ruby rustic sage sandy scarlet silent silver sleek smooth solar steady still stone sunny swift tall tidy velvet vivid wild'.split(' ');
 const SECOND = 'arch bay beach bluff butte cove crest birch brook canyon cape cliff cloud coast comet creek dale delta desert dune field fjord forest glade glen grove harbor heath hill island lake lagoon marsh meadow mesa moon moor oasis orchard peak pond prairie rain reef ridge river rock shore sky slope spring star stream summit thicket tide trail tundra vale valley wave willow wind wood'.split(' ');

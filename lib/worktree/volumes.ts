@@ -2,7 +2,7 @@
 // it belongs to: the worktree's path): they go when the worktree goes.
 import { listVolumesCommand, removeVolumesCommand } from '../../templates/docker-resources.js';
 import { capture, probe } from '../exec.js';
-import { findTool } from '../find-tool.js';
+import { findTool } from '../util/find-tool.js';
 import type { Worktree } from './layout.js';
 
 /** Removes the worktree's isolated-path volumes; without a docker CLI or engine there are none to remove. */

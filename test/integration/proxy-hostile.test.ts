@@ -8,7 +8,7 @@ import { createServer as createTcp, type AddressInfo, type Server as TcpServer }
 import type { Server } from 'node:http';
 import { readFileSync, statSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
-import { AuditLog } from '../../lib/audit.js';
+import { AuditLog } from '../../lib/run/audit.js';
 import { Interceptor } from '../../lib/proxy/intercept.js';
 import { createProxy, hostHeaderProblem } from '../../lib/proxy/server.js';
 import type { BoundSecret } from '../../lib/proxy/secrets.js';

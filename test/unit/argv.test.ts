@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { type FlagSpec, parseArgv } from '../../lib/argv.js';
+import { type FlagSpec, parseArgv } from '../../lib/util/argv.js';
 
 const SPECS: FlagSpec[] = [
   { name: 'profile', kind: 'value', value: 'name', help: '' },

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { statSync, utimesSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { AuditLog } from '../../lib/audit.js';
-import { formatAudit, latestSession, readAudit } from '../../lib/audit-read.js';
+import { AuditLog } from '../../lib/run/audit.js';
+import { formatAudit, latestSession, readAudit } from '../../lib/run/audit-read.js';
 import { tempHome } from '../helpers.js';
 
 const t = tempHome();

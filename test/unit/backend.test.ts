@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { resolveBackend } from '../../lib/backend.js';
+import { resolveBackend } from '../../lib/run/backend.js';
 import { defaultProfile } from '../../lib/profile/default.js';
 
 const native = defaultProfile();

@@ -6,7 +6,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { gitlinksOfIndex, hiddenPathsOfIndex } from '../../lib/git-index.js';
+import { gitlinksOfIndex, hiddenPathsOfIndex } from '../../lib/git/git-index.js';
 
 const dirs: string[] = [];
 after(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
-import { formatAudit } from '../../lib/audit-read.js';
+import { formatAudit } from '../../lib/run/audit-read.js';
 import { registryVars } from '../../lib/deps/registry-vars.js';
 import { HOOK_PREFIX, HOOK_TOKEN_VAR, HOOK_URL_VAR } from '../../lib/hooks/hook-env.js';
 import { type DependencyEvent, reportEvents } from '../../lib/hooks/report.js';

@@ -5,7 +5,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { coreHooksPath, hooksPathTargets } from '../../lib/repo.js';
+import { coreHooksPath, hooksPathTargets } from '../../lib/git/repo.js';
 
 test('core.hooksPath: key case, quotes, comments, the last one wins, other sections ignored', () => {
   assert.equal(coreHooksPath('[core]\n\thooksPath = .husky\n'), '.husky');

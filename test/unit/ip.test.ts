@@ -1,8 +1,8 @@
-// lib/ip.ts must answer exactly as node:net's isIP, which it stands in for.
+// lib/util/ip.ts must answer exactly as node:net's isIP, which it stands in for.
 import assert from 'node:assert/strict';
 import { isIP as netIsIP } from 'node:net';
 import { test } from 'node:test';
-import { isIP } from '../../lib/ip.js';
+import { isIP } from '../../lib/util/ip.js';
 
 const corpus = [
   '', '1.2.3.4', '0.0.0.0', '255.255.255.255', '256.1.1.1', '01.2.3.4', '1.2.3', '1.2.3.4.5', '1.2.3.4 ', ' 1.2.3.4', '1.2.3.4\n',

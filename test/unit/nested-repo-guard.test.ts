@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { checkNestedRepos } from '../../lib/nested-repo-guard.js';
+import { checkNestedRepos } from '../../lib/git/nested-repo-guard.js';
 
 const base = mkdtempSync(join(tmpdir(), 'stashbase-guard-'));
 after(() => rmSync(base, { recursive: true, force: true }));

@@ -1,28 +1,28 @@
 // `agent run` from parsed options to the agent's exit code: profile, trust,
 // backend, plan; then either print the plan (--dry-run) or carry it out.
 import { availableParallelism } from 'node:os';
-import { formatPlan, type Plan, planToJson } from '../templates/plan.js';
+import { formatPlan, type Plan, planToJson } from '../../templates/plan.js';
 import { resolveBackend, type BackendFlags } from './backend.js';
 import { credentialLookingVariables } from './env-policy.js';
-import { UsageError } from './errors.js';
-import { stashbaseHome, userHome } from './home.js';
-import { type NativeContext, prepareNative } from './native/prepare.js';
-import { probeNative } from './native/probe.js';
-import { selectMechanism } from './native/select.js';
-import { tmpfsPermsSupported } from './native/bwrap-version.js';
-import { cpusProblem, memoryProblem } from './profile/docker-values.js';
-import { displayPath, loadProfile, type SourceChoice } from './profile/load.js';
-import { ensureTrusted } from './profile/trust.js';
-import { isInteractive } from './prompt.js';
-import { makePlaceholders } from './secrets/placeholder.js';
+import { UsageError } from '../errors.js';
+import { stashbaseHome, userHome } from '../home.js';
+import { type NativeContext, prepareNative } from '../native/prepare.js';
+import { probeNative } from '../native/probe.js';
+import { selectMechanism } from '../native/select.js';
+import { tmpfsPermsSupported } from '../native/bwrap-version.js';
+import { cpusProblem, memoryProblem } from '../profile/docker-values.js';
+import { displayPath, loadProfile, type SourceChoice } from '../profile/load.js';
+import { ensureTrusted } from '../profile/trust.js';
+import { isInteractive } from '../util/prompt.js';
+import { makePlaceholders } from '../secrets/placeholder.js';
 import { newSessionId } from './session.js';
-import { randomToken } from './random.js';
-import { alert } from './style.js';
-import { writeStdout } from './stdout.js';
-import { nestedRepoGuard } from './nested-repo-guard.js';
+import { randomToken } from '../util/random.js';
+import { alert } from '../util/style.js';
+import { writeStdout } from '../util/stdout.js';
+import { nestedRepoGuard } from '../git/nested-repo-guard.js';
 import { closeInheritedDescriptors } from './descriptors.js';
 import { weakerSettings } from './weaker.js';
-import { toolConfigPaths } from './tool-configs.js';
+import { toolConfigPaths } from '../paths/tool-configs.js';
 
 export interface RunOptions extends BackendFlags {
   command: string[];
@@ -68,18 +68,18 @@ export async function runAgent(o: RunOptions): Promise<number> {
     if (!o.silent) process.stderr.write(`${msg}\n`);
   };
   const wantWorktree = o.worktree === true || o.resume !== undefined || (profile.workspace.worktree && o.worktree !== false);
-  const wt = wantWorktree ? await (await import('./worktree/run.js')).prepareWorktreeRun({ cwd: o.cwd, env: o.env, session, profile, resume: o.resume, dryRun: o.dryRun, docker: backend === 'docker', warn, note }) : null;
+  const wt = wantWorktree ? await (await import('../worktree/run.js')).prepareWorktreeRun({ cwd: o.cwd, env: o.env, session, profile, resume: o.resume, dryRun: o.dryRun, docker: backend === 'docker', warn, note }) : null;
   const cwd = wt?.cwd ?? o.cwd;
   const print = (plan: Plan) => {
     const p = wt ? wt.wrapPlan(plan) : plan;
     writeStdout(o.json ? JSON.stringify(planToJson(p), null, 2) + '\n' : formatPlan(p));
   };
-  // What the agent may leave for your own git to run (lib/nested-repo-guard.ts).
+  // What the agent may leave for your own git to run (lib/git/nested-repo-guard.ts).
   // Docker cannot refuse a setuid bit (its agent owns the files it writes): the end of the run clears any.
   const guard = o.dryRun ? null : nestedRepoGuard(cwd, o.env, session, toolConfigPaths(cwd, userHome(o.env), profile.filesystem.allowWrite), backend === 'docker');
   try {
     if (backend === 'docker') {
-      const { runDocker } = await import('./docker/run.js');
+      const { runDocker } = await import('../docker/run.js');
       return await runDocker({
         session, profile, command: o.command, cwd, env: o.env, home: userHome(o.env), stashbaseHome: stashbaseHome(o.env),
         placeholders: makePlaceholders(profile.secrets, o.env), proxyToken, hookToken, flags: o, dryRun: o.dryRun, print,
@@ -112,7 +112,7 @@ export async function runAgent(o: RunOptions): Promise<number> {
     for (const name of credentialLookingVariables(profile, o.env)) {
       warn(`${name} looks like a credential and is inherited by the agent (bind it under [secrets] to keep the real value out)`);
     }
-    const { executeNative } = await import('./native/execute.js');
+    const { executeNative } = await import('../native/execute.js');
     return await executeNative({ ctx, profile: runProfile, warn, announce: !o.silent });
   } finally {
     // Said even with --silent: stashbase changed your repository, or could not check it.

@@ -3,8 +3,8 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { auditFile } from './audit.js';
-import { ConfigError, UsageError } from './errors.js';
-import { homePaths } from './home.js';
+import { ConfigError, UsageError } from '../errors.js';
+import { homePaths } from '../home.js';
 import { SESSION_ID } from './session.js';
 
 export type AuditEvent = Record<string, unknown> & { type?: string; time?: string };

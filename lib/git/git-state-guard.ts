@@ -8,7 +8,7 @@
 import { existsSync, lstatSync, readFileSync } from 'node:fs';
 import { moveAside, QUARANTINE } from './planted-repos.js';
 import { join } from 'node:path';
-import { probe } from './exec.js';
+import { probe } from '../exec.js';
 import { hiddenPathsOfIndex } from './git-index.js';
 
 /** git's folders of an operation in progress (rebase, am; cherry-pick and revert). */

@@ -1,15 +1,15 @@
 // What a run killed hard (SIGKILL, a crash) leaves behind on the host: the
 // stand-in directories at missing protected paths, its run directory and its
 // session record. The next run removes them; stand-ins only while empty. It
-// also does the check the killed run could not (lib/nested-repo-guard.ts).
+// also does the check the killed run could not (lib/git/nested-repo-guard.ts).
 // Docker containers and networks are `agent docker cleanup`'s to remove.
 import { AuditLog } from './audit.js';
-import { checkNestedRepos } from './nested-repo-guard.js';
+import { checkNestedRepos } from '../git/nested-repo-guard.js';
 import { removePlaceholders, removeRunDir, runDirOf } from './run-dir.js';
 import { removeSession, staleSessions } from './session.js';
-import { settleViews } from './views/lifecycle.js';
-import { quarantineToolConfigs, toolConfigPaths } from './tool-configs.js';
-import { userHome } from './home.js';
+import { settleViews } from '../views/lifecycle.js';
+import { quarantineToolConfigs, toolConfigPaths } from '../paths/tool-configs.js';
+import { userHome } from '../home.js';
 
 /** File times are coarser than the clock the start was recorded with. */
 const CLOCK_SLACK_MS = 50;

@@ -1,7 +1,7 @@
 // Which backend enforces a run: the profile's choice, overridden per run by
 // --docker-sandbox, and implied by --docker-image / --docker-dockerfile.
-import { UsageError } from './errors.js';
-import type { Backend, Profile } from './profile/types.js';
+import { UsageError } from '../errors.js';
+import type { Backend, Profile } from '../profile/types.js';
 
 export interface BackendFlags {
   dockerSandbox?: string;

@@ -1,10 +1,10 @@
 // What `agent validate` checks beyond the profile itself: whether the backend
 // the profile selects can run here.
 import whichSync from 'which';
-import { probe } from './exec.js';
-import { probeNative } from './native/probe.js';
-import { selectMechanism } from './native/select.js';
-import type { Backend } from './profile/types.js';
+import { probe } from '../exec.js';
+import { probeNative } from '../native/probe.js';
+import { selectMechanism } from '../native/select.js';
+import type { Backend } from '../profile/types.js';
 
 export interface Check {
   name: string;

@@ -1,7 +1,7 @@
 // Which of the user's variables a native run removes, and which look like
 // credentials worth a warning (the native agent inherits everything else).
-import { CREDENTIAL_NAME, PROXY_VARS, STASHBASE_API_KEY, URL_WITH_PASSWORD } from './env-names.js';
-import type { Profile } from './profile/types.js';
+import { CREDENTIAL_NAME, PROXY_VARS, STASHBASE_API_KEY, URL_WITH_PASSWORD } from '../env-names.js';
+import type { Profile } from '../profile/types.js';
 
 /** Removed from the agent's environment, in a stable order. */
 export function removedVariables(profile: Profile, env: NodeJS.ProcessEnv): string[] {

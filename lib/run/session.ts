@@ -1,10 +1,10 @@
 // A session is one `agent run`: its id (ags_ + lower-case base32) names the
 // audit log, the Docker resources and the record in $STASHBASE_HOME/sessions/
 // that exists exactly while the run lives.
-import { randomBytes } from './random.js';
+import { randomBytes } from '../util/random.js';
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { homePaths } from './home.js';
+import { homePaths } from '../home.js';
 
 const BASE32 = 'abcdefghijklmnopqrstuvwxyz234567';
 

@@ -2,7 +2,7 @@
 // "1.50" into 1.5 and "0x1" into 1, accepts unknown flags on a default command,
 // and reads a flag without its value as `true`. For a sandbox's flags every one
 // of those is a silent change of what the user asked for.
-import { UsageError } from './errors.js';
+import { UsageError } from '../errors.js';
 
 export type FlagKind = 'bool' | 'value' | 'optional-bool';
 

@@ -1,6 +1,6 @@
 // Yes/no questions in a terminal. Callers decide whether a terminal is there;
 // without one, nothing is ever assumed to be "yes".
-import { StashbaseError } from './errors.js';
+import { StashbaseError } from '../errors.js';
 
 export function isInteractive(silent: boolean): boolean {
   return !silent && process.stdin.isTTY === true && process.stderr.isTTY === true;

@@ -2,9 +2,9 @@
 // the tree that holds a `.git` (a directory, or a worktree's pointer file).
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
-import { readSmallText } from './read-text.js';
-import { probe } from './exec.js';
-import { findTool } from './find-tool.js';
+import { readSmallText } from '../util/read-text.js';
+import { probe } from '../exec.js';
+import { findTool } from '../util/find-tool.js';
 
 export interface RepoRoot {
   root: string;

@@ -7,7 +7,7 @@
 // end event (with the number of events dropped) follows.
 import { closeSync, mkdirSync, openSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { homePaths } from './home.js';
+import { homePaths } from '../home.js';
 
 export function auditFile(home: string, session: string): string {
   return join(homePaths(home).audit, `${session}.jsonl`);

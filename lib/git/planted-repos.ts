@@ -4,7 +4,7 @@
 // you `cd` there with a git-aware prompt, or when an IDE scans nested
 // repositories. A walk of the tree (symlinks not followed, no `.git` entered)
 // finds them; one whose git files were written during the run and would run
-// programs is unplugged like a submodule (lib/nested-repo-guard.ts).
+// programs is unplugged like a submodule (lib/git/nested-repo-guard.ts).
 import { type Dirent, lstatSync, readdirSync, realpathSync, renameSync } from 'node:fs';
 import { sep } from 'node:path';
 

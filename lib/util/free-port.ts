@@ -2,7 +2,7 @@
 // listens on when the sandbox shares the host's network and must know the
 // port before it starts.
 import { createServer } from 'node:net';
-import { SandboxUnavailableError } from './errors.js';
+import { SandboxUnavailableError } from '../errors.js';
 
 export function freeLoopbackPort(): Promise<number> {
   return new Promise((resolve, reject) => {

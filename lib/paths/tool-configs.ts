@@ -6,14 +6,14 @@
 // submodule commands at repositories of the agent's choosing). Those that
 // exist are write-protected on both backends, like Anthropic's sandbox
 // runtime does; one the agent creates is moved aside when the run ends, and
-// named (lib/nested-repo-guard.ts), rather than standing in during the run
+// named (lib/git/nested-repo-guard.ts), rather than standing in during the run
 // for a file your own tools would then find to be a folder. A profile opens
 // one by naming it in allow_write.
 import { lstatSync, statSync } from 'node:fs';
-import { moveAside, QUARANTINE } from './planted-repos.js';
+import { moveAside, QUARANTINE } from '../git/planted-repos.js';
 import { join } from 'node:path';
-import { inside, rulePaths } from './paths/rules.js';
-import { findRepoRoot } from './repo.js';
+import { inside, rulePaths } from './rules.js';
+import { findRepoRoot } from '../git/repo.js';
 
 export const TOOL_CONFIGS = [
   '.claude/settings.json', '.claude/settings.local.json', '.claude/commands', '.claude/agents', '.claude/hooks', '.mcp.json',

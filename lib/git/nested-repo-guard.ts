@@ -13,13 +13,13 @@
 import { chmodSync, type Dirent, lstatSync, readdirSync, readFileSync, realpathSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, isAbsolute, join, resolve, sep } from 'node:path';
-import { probe } from './exec.js';
-import { findTool } from './find-tool.js';
+import { probe } from '../exec.js';
+import { findTool } from '../util/find-tool.js';
 import { gitlinksOfIndex } from './git-index.js';
-import { readSmallText } from './read-text.js';
+import { readSmallText } from '../util/read-text.js';
 import { findRepoRoot } from './repo.js';
 import { dotGitsUnder, MAX_WALK, moveAside, QUARANTINE, within } from './planted-repos.js';
-import { quarantineToolConfigs } from './tool-configs.js';
+import { quarantineToolConfigs } from '../paths/tool-configs.js';
 import { checkGitState, snapshotGitState } from './git-state-guard.js';
 
 const SUFFIX = QUARANTINE;
@@ -121,7 +121,7 @@ export interface NestedRepoGuard {
 /**
  * Set up before the agent starts (it takes the run's start time from the
  * kernel's clock): the planted repositories, and the tools' configs the agent
- * makes (lib/tool-configs.ts). `direct`: the backend lets the agent write the
+ * makes (lib/paths/tool-configs.ts). `direct`: the backend lets the agent write the
  * repository's git state and file modes itself (Docker): setuid bits, index
  * marks and paused operations are checked too (bubblewrap's filter and view
  * keep them out, and reading the index at start would cost every run).

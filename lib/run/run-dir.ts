@@ -3,7 +3,7 @@
 import { chmodSync, lstatSync, mkdirSync, readFileSync, rmdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { gitFileStandIn } from './repo.js';
+import { gitFileStandIn } from '../git/repo.js';
 
 /** The run directory in the system's temporary folder, named after the session. */
 export function runDirOf(session: string): string {
@@ -44,7 +44,7 @@ export function removeRunDir(runDir: string): void {
 /** The mode of a stand-in file: what marks it as still ours when the run ends. */
 const STAND_IN_FILE_MODE = 0o444;
 
-/** A stand-in file's content: empty (git and shells read an empty config or start-up file as nothing), but what a git file needs (lib/repo.ts). */
+/** A stand-in file's content: empty (git and shells read an empty config or start-up file as nothing), but what a git file needs (lib/git/repo.ts). */
 export function standInContent(path: string): string {
   return gitFileStandIn(path) ?? '';
 }

@@ -1,6 +1,6 @@
 // What a profile turns off of the native boundary, said at every run and by
 // `agent validate`: a security tool names the convenience it was asked for.
-import type { Profile } from './profile/types.js';
+import type { Profile } from '../profile/types.js';
 
 export function weakerSettings(profile: Profile, cwd: string, home: string): string[] {
   const out: string[] = [];

@@ -1,0 +1,51 @@
+// What a native run is given (NativeContext) and what preparing it yields
+// (NativePrepared): shared by prepare.ts, prepare-seatbelt.ts and execute.ts.
+import type { BwrapInput } from '../../templates/bwrap.js';
+import type { RelayInput } from '../../templates/bridge-relay.js';
+import type { Plan } from '../../templates/plan.js';
+import type { SystemdRunInput } from '../../templates/systemd-run.js';
+import type { Command } from '../../templates/command.js';
+import type { Protection } from '../paths/protect.js';
+import type { Profile } from '../profile/types.js';
+import type { ViewSpec } from '../views/spec.js';
+import type { Mechanism } from './select.js';
+
+export interface NativeContext {
+  session: string;
+  profile: Profile;
+  command: string[];
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  home: string; // the user's home
+  stashbaseHome: string;
+  mechanism: Mechanism;
+  /** Secret name -> placeholder value the agent sees. */
+  placeholders: Record<string, string>;
+  /** The per-run credential the proxy asks of every request (in the proxy URL the agent gets). */
+  proxyToken: string;
+  /** The bearer token of the run's hook endpoints (lib/hooks/endpoints.ts). */
+  hookToken: string;
+  /** For host-network runs the port is known only once the proxy listens. */
+  proxyUrl?: string;
+  /** Existing directories under a deny_write entry that stay writable (a worktree run's parts of .git). */
+  writable?: string[];
+  /** bwrap takes `--perms` before `--tmpfs` (0.5.0 and later); otherwise denied directories are bound. */
+  bwrapTmpfsPerms?: boolean;
+  /** Not --silent: the sandbox may say what it cannot enforce here (no Landlock). */
+  announce?: boolean;
+}
+
+export interface NativePrepared {
+  plan: Plan;
+  protection: Protection;
+  runDir: string;
+  bwrap: BwrapInput | null;
+  relay: RelayInput | null;
+  systemd: SystemdRunInput | null;
+  seatbelt: Command | null;
+  /** Views to build before the sandbox starts and settle after it. */
+  views: Array<{ spec: ViewSpec; dir: string }>;
+  /** The run's own temp folders, made in the run directory. */
+  temps: string[];
+  agentEnv: { set: Record<string, string>; unset: string[] };
+}
