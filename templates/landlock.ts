@@ -11,8 +11,11 @@
 // READ_FILE (opened O_PATH|O_NOFOLLOW: a symlink's target is not granted
 // through it). Only files outside the folders the agent can write are listed
 // (prepare.ts): a partly granted working directory would hide the agent's
-// own new files from it. With no such file, / is granted whole: the ruleset
-// is still there, and Landlock forbids a restricted process to change the
+// own new files from it. A sibling whose name holds a denied file's name is
+// not granted either: Landlock grants an inode, and a writer's temp file
+// (.pgpass.new) present at the start would carry its grant onto the denied
+// name when your side renames it there. With no denied file, / is granted
+// whole: the ruleset is still there, and Landlock forbids a restricted process to change the
 // mount topology (mount, umount, pivot_root), which closes the whole class of
 // detaching a bind from inside. Where the kernel has no Landlock the run goes
 // on with the mounts alone and says so. It then restores SIGINT (see
@@ -53,9 +56,10 @@ sub grant {
 if ($rs < 0) {
   print STDERR "stashbase: warning: this kernel has no Landlock ($!): a denied file that your side replaces by a rename during the run becomes readable\n" if $say;
 } else {
-  my (%deny, %anc);
+  my (%deny, %anc, %near);
   for my $p (@denied) {
     $deny{$p} = 1;
+    push @{$near{$1 eq '' ? '/' : $1}}, $2 if $p =~ m{\A(.*)/([^/]+)\z};
     for (my $a = $p; $a =~ s{/[^/]*\z}{}; ) { $anc{$a eq '' ? '/' : $a} = 1; last if $a eq ''; }
   }
   # No denied file: everything readable; the ruleset still forbids changing the mount topology.
@@ -66,7 +70,12 @@ if ($rs < 0) {
     for my $e (readdir $dh) {
       next if $e eq '.' || $e eq '..';
       my $child = $dir eq '/' ? "/$e" : "$dir/$e";
-      grant($child) unless $anc{$child} || $deny{$child};
+      next if $anc{$child} || $deny{$child};
+      # A sibling named after a denied file (.pgpass.new, .pgpass.lock,
+      # ..pgpass123, #.pgpass#) is how writers replace it: granted here, it
+      # would be readable once renamed over the denied name during the run.
+      next if grep { index($e, $_) >= 0 } @{$near{$dir} || []};
+      grant($child);
     }
     closedir $dh;
   }

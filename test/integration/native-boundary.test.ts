@@ -271,26 +271,40 @@ describe('native boundary: renames on your side during the run (real bwrap)', ne
   const h = a.home;
   after(() => a.cleanup());
 
-  test('with denied files under Landlock, files still move and link across folders (REFER), and a denied file stays unreadable after a rename on your side', async () => {
+  test('with denied files under Landlock, files still move and link across folders (REFER), and a denied file stays unreadable after a rename on your side, its temp file there from the start', async () => {
     writeFile(join(h, '.pgpass'), 'db:5432:*:me:hunter2\n');
+    writeFile(join(h, '.netrc'), 'machine x login me password old\n');
+    // Writers' temp files, already there when the sandbox starts: git/zsh style and renameio style.
+    writeFile(join(h, '.pgpass.new'), '');
+    writeFile(join(h, '..netrc8f3a'), '');
+    const started = join(a.proj, 'started');
+    const rotated = join(a.proj, 'rotated');
     const script = [
       'rm -rf a b; mkdir a b; echo x > a/f',
       'mv a/f b/f && ln b/f a/g && echo moved',
       'python3 -c "import os; os.rename(\'b/f\', \'a/h\'); print(\'renamed\')"',
       'echo t > /tmp/t && mv /tmp/t ./t && echo from-tmp',
-      'sleep 0.5; cat ~/.pgpass || echo unreadable',
+      `touch ${started}; while [ ! -e ${rotated} ]; do sleep 0.05; done`,
+      'cat ~/.pgpass || echo unreadable',
+      'cat ~/.netrc || echo unreadable',
     ].join('\n');
     const child = spawn(process.execPath, [BIN, 'agent', 'run', '--silent', '--', 'sh', '-c', script], { env: a.env, cwd: a.proj });
     let out = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
-    // Your side rotates the denied file mid-run, as a tool rewriting it by rename would.
-    await sleep(200);
+    // Once the agent runs, your side rewrites both denied files through their temp files, as a tool rotating a token would.
+    while (!existsSync(started)) await sleep(50);
     writeFileSync(join(h, '.pgpass.new'), 'db:5432:*:me:rotated\n');
     spawnSync('mv', [join(h, '.pgpass.new'), join(h, '.pgpass')]);
+    writeFileSync(join(h, '..netrc8f3a'), 'machine x login me password rotated\n');
+    spawnSync('mv', [join(h, '..netrc8f3a'), join(h, '.netrc')]);
+    writeFileSync(rotated, '');
     const code = await new Promise((r) => child.on('close', r));
     assert.equal(code, 0);
-    assert.equal(out, 'moved\nrenamed\nfrom-tmp\nunreadable\n');
+    assert.equal(out, 'moved\nrenamed\nfrom-tmp\nunreadable\nunreadable\n');
     rmSync(join(h, '.pgpass'));
+    rmSync(join(h, '.netrc'));
+    rmSync(started);
+    rmSync(rotated);
   });
 
   test('git config on your side renames .git/config and ~/.gitconfig mid-run: the agent still cannot plant core.fsmonitor, nor read a rotated denied file', async () => {
