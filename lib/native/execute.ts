@@ -99,7 +99,8 @@ export async function executeNative({ ctx, profile, warn, announce }: ExecuteInp
       exitCode = await runSystemd(step.command, prep.systemd.envFile, prep.agentEnv, warn);
       return exitCode;
     }
-    exitCode = await runBwrap(prep, { proxy: proxy.server, trace });
+    const interceptor = proxy.interceptor;
+    exitCode = await runBwrap(prep, { proxy: proxy.server, trace, onStarted: interceptor ? () => interceptor.warm() : undefined });
     trace.mark('agent');
     return exitCode;
   } finally {

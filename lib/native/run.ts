@@ -133,6 +133,8 @@ export interface NativeRunOptions {
   /** The run's proxy: already listening on the host's loopback (host network), or not yet (bridged: it listens on the relay's socket here). */
   proxy: Server;
   trace?: Trace;
+  /** Called once the agent is released (the proxy warms up while the agent starts). */
+  onStarted?: () => void;
 }
 
 export async function runBwrap(prep: NativePrepared, opts: NativeRunOptions): Promise<number> {
@@ -180,6 +182,7 @@ export async function runBwrap(prep: NativePrepared, opts: NativeRunOptions): Pr
     await listening;
     opts.trace?.mark('relay');
     blockStream.write('1');
+    if (opts.onStarted) setImmediate(opts.onStarted);
     return await sandbox.exit;
   } catch (e) {
     // The sandbox's init first: bwrap's child outlives a killed parent until it

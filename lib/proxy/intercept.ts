@@ -16,6 +16,7 @@ import { forwardable, refuseHttp } from './http-util.js';
 import { guardBody } from './body-guard.js';
 import { forwardResponse, planBody, type ResponseScrub } from './forward-response.js';
 import { armHeadDeadline, checkingInterval, type ConnectionTracker, DEFAULT_LIMITS, MAX_HEADER_BYTES, type ProxyLimits, upstreamAgentOptions } from './limits.js';
+import { normalizeHost } from './policy.js';
 import { scrubPairs, type ScrubPair } from './scrub.js';
 import { type BoundSecret, bodyNeedles, hostCarriesSecret, rewriteRequest, secretFields } from './secrets.js';
 import { type TlsFailure, upstreamErrorRule } from './tls-failure.js';
@@ -98,11 +99,11 @@ export class Interceptor {
   /**
    * The upstream trust, built once: passed as `ca` per request, the agent would
    * fold every CA into its pool key on each request (most of the cost of one).
+   * Built at first use or by warm(), not before the agent starts (~20 ms).
    */
-  private readonly upstream: SecureContext;
+  private upstreamContext: SecureContext | null = null;
 
   constructor(private readonly o: InterceptOptions, private readonly checkHost: HostCheck) {
-    this.upstream = createSecureContext({ ca: o.upstreamCa });
     this.pairs = scrubPairs(o.secrets);
     const limits = o.limits ?? DEFAULT_LIMITS;
     const sockets = upstreamAgentOptions(limits);
@@ -120,6 +121,26 @@ export class Interceptor {
       if (socket.writable) socket.end(`HTTP/1.1 ${status}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`);
       else socket.destroy();
     });
+  }
+
+  private upstream(): SecureContext {
+    this.upstreamContext ??= createSecureContext({ ca: this.o.upstreamCa });
+    return this.upstreamContext;
+  }
+
+  /**
+   * What the first intercepted request would otherwise build: the upstream
+   * trust and the certificates of the secrets' named hosts. Called once the
+   * agent runs, while it starts up and asks nothing yet.
+   */
+  warm(): void {
+    this.upstream();
+    for (const s of this.o.secrets) {
+      for (const p of s.hosts) {
+        const host = p.includes('*') ? null : normalizeHost(p);
+        if (host !== null) this.context(host);
+      }
+    }
   }
 
   private context(host: string): SecureContext {
@@ -166,7 +187,7 @@ export class Interceptor {
       servername: isIP(t.host) ? undefined : t.host,
       agent: agent === false ? false : this.tlsAgent,
       // A TLS option https.request passes on; its typings omit it.
-      ...({ secureContext: this.upstream } as object),
+      ...({ secureContext: this.upstream() } as object),
     });
   }
 

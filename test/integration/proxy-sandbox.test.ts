@@ -31,6 +31,14 @@ interface Run {
   maxRelays: number;
 }
 
+function descendsFrom(pid: number, ancestor: number): boolean {
+  for (let p = pid, i = 0; p > 1 && i < 8; i++) {
+    p = Number(/PPid:\s+(\d+)/.exec(readFileSync(`/proc/${p}/status`, 'utf8'))?.[1] ?? 0);
+    if (p === ancestor) return true;
+  }
+  return false;
+}
+
 /** Runs the attack script in a sandbox, sampling the stashbase process's memory and the relays meanwhile. */
 function attack(env: NodeJS.ProcessEnv, cwd: string, profile: string, scenarios: string[]): Promise<Run> {
   return new Promise((resolve, reject) => {
@@ -48,9 +56,10 @@ function attack(env: NodeJS.ProcessEnv, cwd: string, profile: string, scenarios:
       } catch {
         // gone
       }
+      // This run's relays only: other test files' runs may have theirs at the same time.
       maxRelays = Math.max(maxRelays, readdirSync('/proc').filter((p) => /^\d+$/.test(p) && (() => {
         try {
-          return readFileSync(`/proc/${p}/cmdline`, 'utf8').includes('# stashbase relay');
+          return readFileSync(`/proc/${p}/cmdline`, 'utf8').includes('# stashbase relay') && descendsFrom(Number(p), child.pid!);
         } catch {
           return false;
         }
