@@ -100,15 +100,18 @@ async function measureAsync(subjects, n) {
 const sandboxed = (argv, profile, extra = {}) => () =>
   turn(process.execPath, [bin, 'agent', 'run', '--silent', '--profile', profile, '--', ...agentPart(argv)], { ...env, PATH: `${TEST_AGENTS_BIN}:${process.env.PATH}`, STASHBASE_TRACE: '1', ...extra }, profile);
 
+// BACKENDS=native (or docker) measures one backend beside the unsandboxed turns.
+const backends = (process.env.BACKENDS ?? 'native,docker').split(',');
+const wanted = (all) => Object.fromEntries(Object.entries(all).filter(([k]) => k.endsWith('unsandboxed') || backends.some((b) => k.endsWith(b))));
 const results = await measureAsync(
-  {
+  wanted({
     'claude, unsandboxed': () => turn(join(TEST_AGENTS_BIN, 'claude'), agentPart(claudeArgv).slice(1), { ...plainEnv, ANTHROPIC_API_KEY: KEYS.ANTHROPIC_API_KEY }),
     'claude, native': sandboxed(claudeArgv, 'claude', { ANTHROPIC_API_KEY: KEYS.ANTHROPIC_API_KEY }),
     'claude, docker': sandboxed(claudeArgv, 'claude-docker', { ANTHROPIC_API_KEY: KEYS.ANTHROPIC_API_KEY, STASHBASE_DOCKER_IMAGE: image }),
     'codex, unsandboxed': () => turn(join(TEST_AGENTS_BIN, 'codex'), agentPart(codexArgv).slice(1), { ...plainEnv, CODEX_API_KEY: KEYS.OPENAI_API_KEY }),
     'codex, native': sandboxed(codexArgv, 'codex', { OPENAI_API_KEY: KEYS.OPENAI_API_KEY }),
     'codex, docker': sandboxed(codexArgv, 'codex-docker', { OPENAI_API_KEY: KEYS.OPENAI_API_KEY, STASHBASE_DOCKER_IMAGE: image }),
-  },
+  }),
   rounds,
 );
 for (const agent of ['claude', 'codex']) {
