@@ -10,9 +10,22 @@ export const REPO = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const BIN = join(REPO, 'bin', 'stashbase.cjs');
 export const REQUIRED = process.env.CI === 'true' || process.env.STASHBASE_REQUIRE_INTEGRATION === '1';
 
-function has(tool: string, args: string[]): boolean {
-  const r = spawnSync(tool, args, { stdio: 'ignore' });
-  return r.status === 0;
+const probed = new Map<string, string | null>();
+
+/** Null when the tool works, else why not (its stderr). Asked once per process, with retries: CI's load once failed a single probe. */
+function problem(tool: string, args: string[]): string | null {
+  const key = [tool, ...args].join(' ');
+  if (!probed.has(key)) {
+    let why: string | null = null;
+    for (let i = 0; i < 3; i++) {
+      const r = spawnSync(tool, args, { encoding: 'utf8', stdio: ['ignore', 'ignore', 'pipe'] });
+      why = r.status === 0 ? null : `${r.error?.message ?? ''}${r.stderr ?? ''}`.trim() || `exit ${r.status ?? r.signal}`;
+      if (why === null) break;
+      spawnSync('sleep', ['0.2']);
+    }
+    probed.set(key, why);
+  }
+  return probed.get(key) as string | null;
 }
 
 /**
@@ -20,11 +33,11 @@ function has(tool: string, args: string[]): boolean {
  * developer machine without them, a skip with one loud line; in CI, a failure.
  */
 export function needs(...tools: Array<'bwrap' | 'git' | 'docker'>): { skip?: string } {
-  const missing = tools.filter((t) =>
-    t === 'bwrap' ? !has('bwrap', ['--ro-bind', '/', '/', '--unshare-pid', '--unshare-net', 'true']) : t === 'git' ? !has('git', ['--version']) : !has('docker', ['info']),
-  );
+  const missing = tools
+    .map((t) => [t, t === 'bwrap' ? problem('bwrap', ['--ro-bind', '/', '/', '--unshare-pid', '--unshare-net', 'true']) : t === 'git' ? problem('git', ['--version']) : problem('docker', ['info'])] as const)
+    .filter(([, why]) => why !== null);
   if (missing.length === 0) return {};
-  const msg = `integration test needs ${missing.join(', ')} (run scripts/setup-host.sh)`;
+  const msg = `integration test needs ${missing.map(([t, why]) => `${t} (${why!.split('\n').slice(-3).join(' ')})`).join(', ')} (run scripts/setup-host.sh)`;
   if (REQUIRED) throw new Error(`${msg}: required in CI`);
   process.stderr.write(`\n*** SKIPPING: ${msg} ***\n\n`);
   return { skip: msg };
