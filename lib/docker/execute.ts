@@ -162,6 +162,9 @@ export async function executeDocker({ ctx, warn, announce, interactive }: Docker
     holder = start(holderCommand(prep.holder), ['ignore', 'pipe', 'pipe']);
     await allSettled([holderReady(holder), prepareVolumes(ctx.docker, prep.holder.image, prep.agent.user, volumesToMake)]);
     trace.mark('holder');
+    // The upstream trust and the bound hosts' certificates are built while the agent's container starts.
+    const interceptor = proxy.interceptor;
+    if (interceptor) setImmediate(() => interceptor.warm());
     exitCode = await runForwarded(agentCommand(prep.agent));
     trace.mark('agent');
     return exitCode;
