@@ -11,10 +11,12 @@
 // READ_FILE (opened O_PATH|O_NOFOLLOW: a symlink's target is not granted
 // through it). Only files outside the folders the agent can write are listed
 // (prepare.ts): a partly granted working directory would hide the agent's
-// own new files from it. A sibling whose name holds a denied file's name is
-// not granted either: Landlock grants an inode, and a writer's temp file
-// (.pgpass.new) present at the start would carry its grant onto the denied
-// name when your side renames it there. With no denied file, / is granted
+// own new files from it. Denied folders and denied paths that do not exist
+// yet are listed too: your side may replace or create them during the run,
+// and nothing is mounted at a missing one. A sibling named after a denied
+// name is not granted either: Landlock grants an inode, and a writer's temp
+// file (.pgpass.new) present at the start would carry its grant onto the
+// denied name when your side renames it there. With no denied file, / is granted
 // whole: the ruleset is still there, and Landlock forbids a restricted process to change the
 // mount topology (mount, umount, pivot_root), which closes the whole class of
 // detaching a bind from inside. Where the kernel has no Landlock the run goes
@@ -53,6 +55,15 @@ sub grant {
   syscall($add + 0, $rs, 1, $rule, 0);
   syscall($close + 0, $fd);
 }
+# Named after a denied name: the same after leading dots and hashes, then
+# nothing or a non-letter (.pgpass.new, ..netrc8f3a, #.pgpass#; not ghostty for gh).
+sub near {
+  my ($e, $b) = @_;
+  (my $x = $e) =~ s/\A[.#]+//;
+  (my $y = $b) =~ s/\A[.#]+//;
+  return 0 if $y eq '' || substr($x, 0, length $y) ne $y;
+  return substr($x, length $y) !~ /\A[A-Za-z]/;
+}
 if ($rs < 0) {
   print STDERR "stashbase: warning: this kernel has no Landlock ($!): a denied file that your side replaces by a rename during the run becomes readable\n" if $say;
 } else {
@@ -74,7 +85,7 @@ if ($rs < 0) {
       # A sibling named after a denied file (.pgpass.new, .pgpass.lock,
       # ..pgpass123, #.pgpass#) is how writers replace it: granted here, it
       # would be readable once renamed over the denied name during the run.
-      next if grep { index($e, $_) >= 0 } @{$near{$dir} || []};
+      next if grep { near($e, $_) } @{$near{$dir} || []};
       grant($child);
     }
     closedir $dh;
@@ -91,7 +102,7 @@ exec { $ARGV[0] } @ARGV or do {
 export interface LandlockInput {
   perl: string;
   arch: LandlockArch;
-  /** Denied files outside every writable folder, as the sandbox sees them. */
+  /** Denied paths (files, folders, missing ones) outside every writable folder, as the sandbox sees them. */
   files: string[];
   /** Say so on stderr when the kernel has no Landlock (not with --silent). */
   warn: boolean;

@@ -79,7 +79,7 @@ export function prepareSeatbelt(
   });
   const agentEnv = { unset: o.agentEnv.unset, set: { ...o.agentEnv.set, ...(allowList ? { TMPDIR: tmp } : {}) } };
   const command = buildSeatbeltCommand(ctx.mechanism.path, buildSeatbeltProfile(input), ctx.command, ctx.cwd, agentEnv);
-  const none: Protection = { denyRead: [], denyWrite: [], placeholders: [], fileStandIns: [], parents: [], pinned: [], warnings: [] };
+  const none: Protection = { denyRead: [], denyWrite: [], placeholders: [], fileStandIns: [], parents: [], pinned: [], missingRead: [], warnings: [] };
   const plan = buildNativePlan({
     session: ctx.session, profile: p.name, sessionFile: sessionFile(ctx.stashbaseHome, ctx.session), auditFile: auditFile(ctx.stashbaseHome, ctx.session),
     runDir: o.runDir, placeholders: [], fileStandIns: [], parents: [], warnings: [], proxyUrl: o.proxyUrl, interceptTls: o.interceptTls,

@@ -126,9 +126,12 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
   binds.push(...reexposed(privateDests, ctx.home, binds));
   if (interceptTls && privateDests.length > 0) binds.push({ src: caDirOf(runDir), dest: caDirOf(runDir), ro: true });
 
-  // Denied files where the agent cannot write: a rename on your side would detach their bind (templates/landlock.ts).
+  // Denied paths where the agent cannot write, for the Landlock step (templates/landlock.ts): files, whose bind
+  // a rename on your side would detach; folders, which your side may replace; and missing ones, which your
+  // side may create during the run (nothing is mounted there). Never granted, whatever inode comes to be there.
   // Only under an allow-list: with deny-list writes a partly granted folder would hide the agent's own new files.
-  const landlockFiles = !allowList ? [] : protection.denyRead.filter((d) => d.kind === 'file' && ![...areas, ...privateDests].some((w) => inside(d.path, w))).map((d) => d.path);
+  const outsideAreas = (p: string) => ![...areas, ...privateDests].some((w) => inside(p, w));
+  const landlockFiles = !allowList ? [] : [...protection.denyRead.map((d) => d.path), ...protection.missingRead].filter(outsideAreas);
   let bwrap: BwrapInput | null = null;
   let relay: RelayInput | null = null;
   if (ctx.mechanism.kind === 'bwrap') {

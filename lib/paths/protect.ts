@@ -24,6 +24,13 @@ export interface Protection {
   /** Missing ordinary parent directories under home, created for real (and kept). */
   parents: string[];
   pinned: string[];
+  /**
+   * Read-denied paths that do not exist where the sandbox cannot write: nothing
+   * to mount over, yet your side may create them during the run (a login
+   * writing ~/.config/gh/hosts.yml). The native backend's Landlock step never
+   * grants them (templates/landlock.ts).
+   */
+  missingRead: string[];
   warnings: string[];
 }
 
@@ -143,6 +150,7 @@ export function planProtection(input: ProtectInput): Protection {
   const placeholders = new Set<string>();
   const fileStandIns = new Set<string>();
   const parents = new Set<string>();
+  const missingRead = new Set<string>();
   const areas = input.writableAreas;
   const writable = (p: string) => areas === undefined || areas.some((a) => inside(p, a));
   const invisible = (p: string) => (input.privateDirs ?? []).some((d) => inside(p, d)) && !(input.shown ?? []).some((v) => inside(p, v));
@@ -155,7 +163,10 @@ export function planProtection(input: ProtectInput): Protection {
       }
       if (invisible(path)) return;
       // What the sandbox cannot write needs no write denial, nor a stand-in against its creation.
-      if (!writable(path) && (!reading || exists(path) === null)) return;
+      if (!writable(path) && (!reading || exists(path) === null)) {
+        if (reading && exists(path) === null) missingRead.add(path);
+        return;
+      }
       const kind = exists(path);
       if (kind === 'unreachable') return;
       if (kind !== null) {
@@ -230,6 +241,7 @@ export function planProtection(input: ProtectInput): Protection {
     fileStandIns: [...fileStandIns].filter((p) => write.has(p) && !placeholders.has(p)).sort(byDepth),
     parents: [...parents].filter((p) => !hidden(p + '/x')).sort(byDepth),
     pinned: [...pinned].sort(byDepth),
+    missingRead: [...missingRead].filter((p) => !hidden(p)).sort(byDepth),
     warnings,
   };
 }

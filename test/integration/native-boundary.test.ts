@@ -307,6 +307,36 @@ describe('native boundary: renames on your side during the run (real bwrap)', ne
     rmSync(rotated);
   });
 
+  test('a credential store your side creates during the run, where nothing was at the start, stays unreadable (Landlock: missing denied paths are never granted)', async () => {
+    // At the start: ~/.config and ~/.cargo exist (fully readable folders before this fix), the stores in them do not.
+    mkdirSync(join(h, '.config', 'foo'), { recursive: true });
+    writeFile(join(h, '.config', 'foo', 'ok.txt'), 'OK\n');
+    mkdirSync(join(h, '.cargo'), { recursive: true });
+    const started = join(a.proj, 'started-login');
+    const created = join(a.proj, 'created-login');
+    const script = [
+      `touch ${started}; while [ ! -e ${created} ]; do sleep 0.05; done`,
+      'cat ~/.config/gh/hosts.yml || echo unreadable',
+      'cat ~/.cargo/credentials.toml || echo unreadable',
+      'cat ~/.config/foo/ok.txt',
+    ].join('\n');
+    const child = spawn(process.execPath, [BIN, 'agent', 'run', '--silent', '--', 'sh', '-c', script], { env: a.env, cwd: a.proj });
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+    // Once the agent runs, your side logs in: gh auth login and cargo login write their stores.
+    while (!existsSync(started)) await sleep(50);
+    writeFile(join(h, '.config', 'gh', 'hosts.yml'), 'github.com:\n  oauth_token: gho_NEWTOKEN\n');
+    writeFile(join(h, '.cargo', 'credentials.toml'), '[registry]\ntoken = "cio_NEWTOKEN"\n');
+    writeFileSync(created, '');
+    const code = await new Promise((r) => child.on('close', r));
+    assert.equal(code, 0);
+    assert.equal(out, 'unreadable\nunreadable\nOK\n');
+    rmSync(join(h, '.config'), { recursive: true });
+    rmSync(join(h, '.cargo'), { recursive: true });
+    rmSync(started);
+    rmSync(created);
+  });
+
   test('git config on your side renames .git/config and ~/.gitconfig mid-run: the agent still cannot plant core.fsmonitor, nor read a rotated denied file', async () => {
     const repo = join(a.proj, 'repo');
     const git = (args: string[]) => spawnSync('git', args, { cwd: repo, env: a.env, encoding: 'utf8' });
