@@ -1,7 +1,7 @@
 // The command tree. Leaf modules load lazily, so `--version` and `--help`
 // import nothing and `agent run` loads only what a run needs.
 import { StashbaseError } from './lib/errors.js';
-import { errorLabel } from './lib/util/style.js';
+import { errorLabel, printable } from './lib/util/style.js';
 
 // For the files bundled apart (scripts/bundle.mjs): one set of error classes.
 export * from './lib/errors.js';
@@ -111,7 +111,7 @@ export async function main(argv: string[]): Promise<number> {
     return await dispatch(argv);
   } catch (e) {
     if (e instanceof StashbaseError) {
-      process.stderr.write(`${errorLabel()} ${e.message}\n`);
+      process.stderr.write(`${errorLabel()} ${printable(e.message)}\n`);
       return e.exitCode;
     }
     process.stderr.write(`stashbase: internal error: ${(e as Error).stack ?? String(e)}\n`);

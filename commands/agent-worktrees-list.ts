@@ -3,6 +3,7 @@ import { UsageError } from '../lib/errors.js';
 import { inventory } from '../lib/worktree/inventory.js';
 import { findRepo } from '../lib/worktree/layout.js';
 import { JSON_FLAG } from './shared-flags.js';
+import { printable } from '../lib/util/style.js';
 
 const flags: FlagSpec[] = [JSON_FLAG];
 const spec = {
@@ -29,6 +30,6 @@ export async function main(argv: string[]): Promise<number> {
   }
   const rows = [['NAME', 'BRANCH', 'STATUS', 'UNMERGED', 'PATH'], ...all.map((w) => [w.name, w.branch, w.status + (w.staleLock ? ' (stale lock)' : ''), String(w.unmerged), w.path ?? '-'])];
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-  for (const r of rows) process.stdout.write(r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ') + '\n');
+  for (const r of rows) process.stdout.write(printable(r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ')) + '\n');
   return 0;
 }

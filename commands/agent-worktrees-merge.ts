@@ -6,6 +6,7 @@ import { findRepo } from '../lib/worktree/layout.js';
 import { alreadyMerged, mergeTarget, reviewTarget, runMerge } from '../lib/worktree/merge.js';
 import { formatReview } from '../lib/worktree/review.js';
 import { removeWorktreeVolumes } from '../lib/worktree/volumes.js';
+import { printable } from '../lib/util/style.js';
 
 const flags: FlagSpec[] = [
   { name: 'squash', kind: 'bool', help: 'One squashed commit instead of a merge commit' },
@@ -25,7 +26,8 @@ export async function main(argv: string[]): Promise<number> {
   const p = parseCommand(argv, spec);
   if (p === null) return 0;
   if (p.positionals.length !== 1 || p.rest !== null) throw new UsageError('agent worktrees merge takes one worktree name (see stashbase agent worktrees list)');
-  const out = (s: string) => process.stdout.write(s + '\n');
+  // File names are the agent's: shown printable, so none can clear or rewrite the review above your yes.
+  const out = (s: string) => process.stdout.write(printable(s) + '\n');
   const repo = findRepo(process.cwd(), process.env, 'agent worktrees merge');
   const work = named(repo, p.positionals[0]!);
   const target = mergeTarget(repo, work);

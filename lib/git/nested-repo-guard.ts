@@ -21,6 +21,7 @@ import { findRepoRoot } from './repo.js';
 import { dotGitsUnder, MAX_WALK, moveAside, QUARANTINE, within } from './planted-repos.js';
 import { quarantineToolConfigs } from '../paths/tool-configs.js';
 import { checkGitState, snapshotGitState } from './git-state-guard.js';
+import { shellQuote } from '../../templates/shell-quote.js';
 
 const SUFFIX = QUARANTINE;
 
@@ -77,7 +78,13 @@ function risks(git: string, gitDir: string, written: (p: string) => boolean): st
   for (const d of dirs) {
     for (const name of ['config', 'config.worktree']) {
       const f = join(d, name);
-      if (!written(f)) continue;
+      const st = lstatSync(f, { throwIfNoEntry: false });
+      if (!st || !written(f)) continue;
+      // A FIFO would hold git (and this check) until its timeout; git cannot use it as a config anyway.
+      if (!st.isFile() && !st.isSymbolicLink()) {
+        found.push(`${f}: not a regular file`);
+        continue;
+      }
       const keys = configKeys(git, f);
       const bad = keys === null ? ['unreadable'] : [...new Set(keys.filter((k) => !HARMLESS.some((h) => h.test(k))))];
       if (bad.length > 0) found.push(`${f}: ${bad.join(', ')}`);
@@ -167,12 +174,23 @@ function stripSetId(files: string[]): string[] {
   return out;
 }
 
+/** The common git directory of a git directory (a linked worktree's admin folder names it in commondir). */
+function commonDirOf(gitDir: string): string {
+  const common = readSmallText(join(gitDir, 'commondir'));
+  if (common === null) return gitDir;
+  try {
+    return realpathSync(resolve(gitDir, common.trim()));
+  } catch {
+    return gitDir;
+  }
+}
+
 /** Renames a nested repository's .git aside; returns what to tell. */
 function unplugged(dotGit: string, where: string, found: string[], what: string): string {
   const failed = moveAside(dotGit);
   return failed === null
     ? `the agent left a nested repository at ${where}, ${what}, whose git files would run programs when your git visits it (git status does): ${found.join('; ')}. ` +
-        `Its .git was renamed ${dotGit}${SUFFIX}, so git passes it by; review it, then restore it with: mv ${dotGit}${SUFFIX} ${dotGit}`
+        `Its .git was renamed ${dotGit}${SUFFIX}, so git passes it by; review it, then restore it with: mv ${shellQuote(dotGit + SUFFIX)} ${shellQuote(dotGit)}`
     : `the agent left a nested repository at ${where} whose git files would run programs (${found.join('; ')}), and its .git could not be renamed (${failed}): remove ${dotGit} before you run git there`;
 }
 
@@ -227,7 +245,7 @@ export function checkNestedRepos(cwd: string, env: NodeJS.ProcessEnv, since: num
     if (found.length === 0) continue;
     const failed = moveAside(m);
     warnings.push(failed === null
-      ? `the agent left a submodule's git directory ${m} whose files would run programs when your git uses it (git submodule update --init does): ${found.join('; ')}. It was renamed ${m}${SUFFIX}; review it, then restore it with: mv ${m}${SUFFIX} ${m}`
+      ? `the agent left a submodule's git directory ${m} whose files would run programs when your git uses it (git submodule update --init does): ${found.join('; ')}. It was renamed ${m}${SUFFIX}; review it, then restore it with: mv ${shellQuote(m + SUFFIX)} ${shellQuote(m)}`
       : `the agent left a submodule's git directory ${m} whose files would run programs (${found.join('; ')}), and it could not be renamed (${failed}): remove it before you run git submodule in ${root}`);
   }
   // Then every other .git in the tree, at any depth, in either form.
@@ -235,13 +253,20 @@ export function checkNestedRepos(cwd: string, env: NodeJS.ProcessEnv, since: num
   warnings.push(...stripSetId(walk.setId.filter(written)));
   const rootGit = join(root, '.git');
   const what = newRepo ? 'in a folder that was no repository' : 'in a subfolder';
+  // Your own linked worktrees (and stashbase's) point into your git directory's worktrees/, which the
+  // sandbox cannot write. Not the rest of it: objects, refs and logs are the agent's to write, a whole
+  // git directory fits in there.
+  const worktrees = own === null ? null : join(commonDirOf(own), 'worktrees');
   for (const dotGit of newRepo && lstatSync(rootGit, { throwIfNoEntry: false }) ? [rootGit, ...walk.found] : walk.found) {
     if (done.has(dotGit)) continue;
     const dir = gitDirOf(dotGit);
-    // Your own linked worktrees (and stashbase's) point into your git directory: not the agent's.
-    if (!dir || (own !== null && within(dir, own))) continue;
-    // A pointer file the agent wrote counts too: it may name an old folder given a new config.
-    const found = risks(git, dir, written);
+    if (!dir || (worktrees !== null && within(dir, worktrees))) continue;
+    // A .git the agent wrote, moved or put in a folder of its making (a pointer file, a folder renamed
+    // into place, an old quarantined one put back) brings old files: all of them count, not only those
+    // written during the run.
+    // (A .git folder's own time changes whenever git writes its index: its parent's says it was moved.)
+    const moved = written(dirname(dotGit)) || (lstatSync(dotGit, { throwIfNoEntry: false })?.isFile() === true && written(dotGit));
+    const found = risks(git, dir, moved ? () => true : written);
     if (found.length > 0) unplug(dotGit, dirname(dotGit), found, what);
   }
   if (walk.truncated) warnings.push(`the check for nested repositories stopped after ${MAX_WALK} entries of ${root}: look for .git folders planted deeper before you run git there`);

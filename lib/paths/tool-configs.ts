@@ -14,6 +14,7 @@ import { moveAside, QUARANTINE } from '../git/planted-repos.js';
 import { join } from 'node:path';
 import { inside, rulePaths } from './rules.js';
 import { findRepoRoot } from '../git/repo.js';
+import { shellQuote } from '../../templates/shell-quote.js';
 
 export const TOOL_CONFIGS = [
   '.claude/settings.json', '.claude/settings.local.json', '.claude/commands', '.claude/agents', '.claude/hooks', '.mcp.json',
@@ -39,7 +40,7 @@ export function quarantineToolConfigs(missing: string[], since: number | null): 
     if (since !== null && !(st.birthtimeMs > 0 && st.birthtimeMs >= since)) continue;
     const failed = moveAside(p);
     out.push(failed === null
-      ? `the agent made ${p}, which your own tools would run or obey when you next open the folder: it was renamed ${p}${QUARANTINE}; review it, then restore it with: mv ${p}${QUARANTINE} ${p}`
+      ? `the agent made ${p}, which your own tools would run or obey when you next open the folder: it was renamed ${p}${QUARANTINE}; review it, then restore it with: mv ${shellQuote(p + QUARANTINE)} ${shellQuote(p)}`
       : `the agent made ${p}, which your own tools would run or obey, and it could not be moved aside (${failed}): review it before you open the folder`);
   }
   return out;

@@ -9,7 +9,21 @@ const colors = () => (pc ??= (createRequire(import.meta.url)('picocolors') as Co
 export const warningLabel = () => colors().yellow('warning:');
 export const errorLabel = () => colors().red('stashbase:');
 
+/**
+ * What a notice may show of names the agent chose (a folder it made, a file it
+ * planted): control characters (escape sequences that clear, recolour or
+ * retitle your terminal, a carriage return that overwrites the line) and the
+ * bidirectional overrides that reorder text are shown as \xNN / \u{NNNN}.
+ * Newlines and tabs stay.
+ */
+export function printable(text: string): string {
+  return text.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, (c) => {
+    const n = c.codePointAt(0) as number;
+    return n <= 0xff ? `\\x${n.toString(16).padStart(2, '0')}` : `\\u{${n.toString(16)}}`;
+  });
+}
+
 /** A warning said even with --silent: a change stashbase made to your files, or a check it could not make. */
 export function alert(msg: string): void {
-  process.stderr.write(`${warningLabel()} ${msg}\n`);
+  process.stderr.write(`${warningLabel()} ${printable(msg)}\n`);
 }

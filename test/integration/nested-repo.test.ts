@@ -31,6 +31,31 @@ echo "gitdir: .e" > tools/.git
 echo planted
 `;
 
+// A git directory built inside your own .git/objects (writable: commits land there), named by a
+// pointer file in a subfolder: the walk must not take it for one of your linked worktrees.
+const IN_OBJECTS = `set -e
+G=$PWD/.git/objects/evil
+git init -q --bare "$G"
+git --git-dir="$G" config core.bare false
+git --git-dir="$G" config core.fsmonitor "touch $PWNFILE; false"
+mkdir sub && echo "gitdir: $G" > sub/.git
+echo planted
+`;
+
+// Two repositories planted in subfolders: the first run unplugs both (their .git renamed aside).
+const TWO = `set -e
+for d in nest nest3; do mkdir $d && git init -q $d && git -C $d config core.fsmonitor "touch $PWNFILE; false"; done
+echo planted
+`;
+// The next run puts them back, in new places: one folder renamed into place, one named by a new pointer
+// file. Their files are old; only where they now are is new.
+const RESTORE = `set -e
+mkdir nest2 other
+mv nest/.git.stashbase-quarantine nest2/.git
+echo "gitdir: ../nest3/.git.stashbase-quarantine" > other/.git
+echo restored
+`;
+
 const HARMLESS = `set -e
 git init -q plain
 cd plain && git -c user.name=a -c user.email=a@b commit -q --allow-empty -m x && cd ..
@@ -220,6 +245,71 @@ function describeBackend(name: string, docker: boolean) {
         assert.equal(existsSync(join(repo, d, '.git.stashbase-quarantine')), true, d);
       }
       assert.equal(existsSync(marker), false, 'your git status in either folder ran nothing');
+    });
+
+    test('a git directory built inside your .git/objects and named by a pointer file: unplugged (it is not one of your worktrees)', async () => {
+      const marker = join(t.dir, `PWNED-objects-${name}`);
+      const control = join(t.dir, `objects-control-${name}`);
+      makeRepo(control);
+      writeFileSync(join(control, 'in-objects.sh'), IN_OBJECTS);
+      spawnSync('sh', ['in-objects.sh'], { cwd: control, env: { ...t.env, PWNFILE: marker } });
+      spawnSync('git', ['status'], { cwd: join(control, 'sub'), env: t.env });
+      assert.equal(existsSync(marker), true, 'outside, cd sub && git status runs it');
+      spawnSync('rm', ['-f', marker]);
+
+      const repo = join(t.dir, `objects-${name}`);
+      makeRepo(repo);
+      writeFileSync(join(repo, 'in-objects.sh'), IN_OBJECTS);
+      const r = await cli(['agent', 'run', '--silent', ...flags, '--', 'env', `PWNFILE=${marker}`, 'sh', 'in-objects.sh'], { env: t.env, cwd: repo, timeoutMs: 90_000 });
+      assert.equal(r.code, 0, r.stderr);
+      assert.match(r.stderr, new RegExp(`nested repository at ${join(repo, 'sub').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}, in a subfolder, .*core\\.fsmonitor`));
+      spawnSync('git', ['status'], { cwd: join(repo, 'sub'), env: t.env });
+      assert.equal(existsSync(marker), false, 'your git status in sub ran nothing');
+    });
+
+    test('repositories unplugged by one run and put back by the next (renamed into place, or named by a new pointer file): unplugged again', async () => {
+      const marker = join(t.dir, `PWNED-restore-${name}`);
+      const repo = join(t.dir, `restore-${name}`);
+      makeRepo(repo);
+      writeFileSync(join(repo, 'two.sh'), TWO);
+      writeFileSync(join(repo, 'restore.sh'), RESTORE);
+      const first = await cli(['agent', 'run', '--silent', ...flags, '--', 'env', `PWNFILE=${marker}`, 'sh', 'two.sh'], { env: t.env, cwd: repo, timeoutMs: 90_000 });
+      assert.equal(first.code, 0, first.stderr);
+      assert.equal(first.stderr.match(/nested repository at/g)?.length, 2, first.stderr);
+      const second = await cli(['agent', 'run', '--silent', ...flags, '--', 'sh', 'restore.sh'], { env: t.env, cwd: repo, timeoutMs: 90_000 });
+      assert.equal(second.code, 0, second.stderr);
+      assert.equal(second.stdout, 'restored\n');
+      for (const d of ['nest2', 'other']) {
+        assert.match(second.stderr, new RegExp(`nested repository at ${join(repo, d).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}, in a subfolder, .*core\\.fsmonitor`));
+        spawnSync('git', ['status'], { cwd: join(repo, d), env: t.env });
+      }
+      assert.equal(existsSync(marker), false, 'your git status in either folder ran nothing');
+      // The control: the same files put back outside a run do run.
+      spawnSync('mv', [join(repo, 'nest2', '.git.stashbase-quarantine'), join(repo, 'nest2', '.git')]);
+      spawnSync('git', ['status'], { cwd: join(repo, 'nest2'), env: t.env });
+      assert.equal(existsSync(marker), true);
+    });
+
+    test("a plant named to attack the warning itself: no escape sequence reaches your terminal, and the restore command it prints runs nothing else", async () => {
+      const marker = join(t.dir, `PWNED-name-${name}`);
+      const injected = join(t.dir, `INJECTED-${name}`);
+      const repo = join(t.dir, `name-${name}`);
+      makeRepo(repo);
+      // A folder name with a title change, a screen clear, a colour, a carriage return, a bidi override, and shell syntax.
+      const evilName = `x;touch INJECTED-${name};y\u001b]0;pwned\u0007\u001b[2J\u001b[31m\rz\u202e`;
+      writeFileSync(join(repo, 'name.sh'), `set -e\nd="$(printf '%s' "$EVIL")"\nmkdir -- "$d" && git init -q -- "$d" && git -C "$d" config core.fsmonitor "touch $PWNFILE; false"\necho planted\n`);
+      const r = await cli(['agent', 'run', '--silent', ...flags, '--', 'env', `PWNFILE=${marker}`, `EVIL=${evilName}`, 'sh', 'name.sh'], { env: t.env, cwd: repo, timeoutMs: 90_000 });
+      assert.equal(r.code, 0, r.stderr);
+      assert.match(r.stderr, /nested repository at .*x;touch .*\\x1b\]0;pwned\\x07\\x1b\[2J\\x1b\[31m\\x0dz\\u\{202e\}, in a subfolder/);
+      assert.doesNotMatch(r.stderr, /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e]/, 'no control character or bidi override printed raw');
+      assert.equal(existsSync(join(repo, evilName, '.git.stashbase-quarantine')), true);
+      // The printed command, as you would paste it (the warning shows the name escaped: paste-able only once the
+      // escapes are undone, which here means running it with the real name), moves it back and runs nothing else.
+      const shown = /restore it with: (mv .*)$/m.exec(r.stderr)![1]!;
+      const real = shown.replace(/\\x([0-9a-f]{2})/g, (_, h: string) => String.fromCharCode(parseInt(h, 16))).replace(/\\u\{([0-9a-f]+)\}/g, (_, h: string) => String.fromCodePoint(parseInt(h, 16)));
+      assert.equal(spawnSync('sh', ['-c', real], { env: t.env, cwd: t.dir }).status, 0);
+      assert.equal(existsSync(join(repo, evilName, '.git')), true, 'moved back');
+      assert.equal(existsSync(injected), false, 'the shell ran nothing the name held');
     });
 
     test('a folder that was no repository: a repository the agent makes there (or below) does not run on your git status', async () => {
