@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { flagBool, flagString, type FlagSpec, parseCommand } from '../lib/util/argv.js';
 import { UsageError } from '../lib/errors.js';
 import { ENV_NAME } from '../lib/env-names.js';
@@ -11,6 +11,7 @@ export const flags: FlagSpec[] = [
   { name: 'range', kind: 'value', value: 'A..B', help: 'Scan the lines each commit of A..B adds (A all zeros: a new branch, every commit not on a remote)' },
   { name: 'max-size', kind: 'value', value: 'bytes', help: 'Per file: larger files (or more added text) are not scanned past this (default 1048576)' },
   { name: 'secret-env', kind: 'value', value: 'NAME,…', help: 'Also look for the values of these environment variables (exact match)' },
+  { name: 'secrets-stdin', kind: 'bool', help: 'Also look for the values standard input gives as one JSON object of NAME: value (how the confined scan of a run is handed its secrets: in no environment a child process could read)' },
   ...PROFILE_FLAGS.map((f) => (f.name === 'profile' ? { ...f, help: "Also look for the real values of the secrets this profile binds (from each binding's source variable)" } : f)),
   { ...JSON_FLAG, help: 'Print {findings, scanned, skipped} as JSON' },
 ];
@@ -40,6 +41,22 @@ function secretEnv(value: string | undefined): string[] {
   return names;
 }
 
+function secretsFromStdin(): Record<string, string> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(0, 'utf8'));
+  } catch (e) {
+    throw new UsageError(`--secrets-stdin: standard input is not one JSON object (${(e as Error).message})`);
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new UsageError('--secrets-stdin: standard input is not one JSON object of NAME: value');
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(parsed)) {
+    if (!ENV_NAME.test(k) || typeof v !== 'string') throw new UsageError(`--secrets-stdin: ${JSON.stringify(k)} is not NAME: "value"`);
+    out[k] = v;
+  }
+  return out;
+}
+
 export async function main(argv: string[]): Promise<number> {
   if (argv[0] === 'install') return (await import('./scan-install.js')).main(argv.slice(1));
   const p = parseCommand(argv, spec);
@@ -55,6 +72,8 @@ export async function main(argv: string[]): Promise<number> {
   const source = staged ? { kind: 'staged' as const } : rangeFlag !== undefined ? { kind: 'range' as const, range: parseRange(rangeFlag) } : { kind: 'path' as const, path: path ?? '.' };
   const max = maxSize(flagString(p, 'max-size'));
   const names = secretEnv(flagString(p, 'secret-env'));
+  // Read before anything is spawned; the values never enter an environment.
+  const given = flagBool(p, 'secrets-stdin') === true ? secretsFromStdin() : {};
   const env = process.env;
   const name = flagString(p, 'profile');
   let profile = null;
@@ -67,7 +86,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   const json = flagBool(p, 'json') === true;
   const { boundSecrets } = await import('../lib/scan/bound.js');
-  const bound = boundSecrets(profile, names, env, (msg) => process.stderr.write(`stashbase scan: ${msg}\n`));
+  const bound = boundSecrets(profile, names, { ...env, ...given }, (msg) => process.stderr.write(`stashbase scan: ${msg}\n`), Object.keys(given));
   const { runScan } = await import('../lib/scan/scan.js');
   const { formatFinding, visible } = await import('../lib/scan/findings.js');
   const result = await runScan({ source, cwd, maxBytes: max, bound });

@@ -114,9 +114,13 @@ export interface CappedResult extends CaptureResult {
  * be printed (its rendering, with `K=V`, appears in no message from here).
  * Killed after `timeoutMs`; each stream keeps its first `maxBytes`.
  */
-export function runCapped(cmd: Command, o: { timeoutMs: number; maxBytes: number }): Promise<CappedResult> {
+export function runCapped(cmd: Command, o: { timeoutMs: number; maxBytes: number; input?: string }): Promise<CappedResult> {
   return new Promise((resolve) => {
-    const child = childProcess().spawn(cmd.file, cmd.args, { cwd: cmd.cwd, env: childEnv(cmd), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = childProcess().spawn(cmd.file, cmd.args, { cwd: cmd.cwd, env: childEnv(cmd), stdio: [o.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+    if (o.input !== undefined) {
+      child.stdin?.on('error', () => {});
+      child.stdin?.end(o.input);
+    }
     const streams = { out: [] as Buffer[], err: [] as Buffer[], outN: 0, errN: 0 };
     let cut = false;
     let timedOut = false;

@@ -11,7 +11,7 @@ import { git } from './git.js';
 export const COMMIT_MARK_FORMAT = '%x01%H';
 
 const DIFF = ['--no-color', '--no-ext-diff', '--no-textconv', '--text', '-U0', '--src-prefix=a/', '--dst-prefix=b/', '--no-relative'];
-const CONFIG = ['-c', 'core.quotePath=false', '-c', 'diff.noprefix=false', '-c', 'diff.mnemonicPrefix=false', '-c', 'log.showSignature=false'];
+const CONFIG = ['-c', 'core.quotePath=false', '-c', 'diff.noprefix=false', '-c', 'diff.mnemonicPrefix=false', '-c', 'log.showSignature=false', '-c', 'diff.submodule=short'];
 
 /** What a pre-commit hook checks: the index against HEAD (or the empty tree before the first commit). */
 export function stagedDiffCommand(gitPath: string, cwd: string): Command {

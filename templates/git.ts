@@ -8,10 +8,14 @@ export const WORKTREES_DIR = '.stashbase/worktrees';
 /** The lock reason a run writes; a lock without it is the user's own. */
 export const LOCK_REASON_PREFIX = 'stashbase run ';
 
-const SAFE = ['-c', 'core.hooksPath=/dev/null', '-c', 'core.fsmonitor=false', '-c', 'core.untrackedCache=false'];
+// protocol.allow=never and no lazy fetch: a promisor remote in a config the
+// agent wrote (a partial clone) would otherwise make git fetch a missing
+// object, through the ssh command or remote helper that config names.
+const SAFE = ['-c', 'core.hooksPath=/dev/null', '-c', 'core.fsmonitor=false', '-c', 'core.untrackedCache=false', '-c', 'protocol.allow=never'];
+export const SAFE_ENV: Readonly<Record<string, string>> = { GIT_NO_LAZY_FETCH: '1' };
 
 export function git(gitPath: string, repo: string, args: string[], safe = true): Command {
-  return { file: gitPath, args: ['-C', repo, ...(safe ? SAFE : []), ...args] };
+  return safe ? { file: gitPath, args: ['-C', repo, ...SAFE, ...args], env: { ...SAFE_ENV } } : { file: gitPath, args: ['-C', repo, ...args] };
 }
 
 export function lockReason(session: string, pid: number): string {

@@ -18,6 +18,7 @@ import { existingEtc, systemPaths } from './confine-facts.js';
 import { buildConfineSeatbeltCommand, buildConfineSeatbeltProfile } from '../../templates/confine-seatbelt.js';
 import { type CliFiles, thisCli } from './cli-files.js';
 import { parseScanRequest, plainPath, type ScanRequest } from './scan-request.js';
+import { scrubBuffer, scrubPairs } from '../proxy/scrub.js';
 
 export interface ScanAnswer {
   /** The scan's exit code: 0 clean, 1 found (or could not run), 2 refused; the hook exits with it. */
@@ -63,8 +64,8 @@ export function encodeScanAnswer(a: ScanAnswer): string {
   return JSON.stringify({ exit: a.exit, stdout: clean(a.stdout), stderr: clean(a.stderr) });
 }
 
-/** The child's whole environment: a fixed minimum, the index it is told about, and the bound secrets' values under their profile names. */
-function scanEnv(req: ScanRequest, ctx: HostScanContext, tmp: string): { env: Record<string, string>; names: string[] } {
+/** The child's whole environment: a fixed minimum and the index it is told about. No secret: those go on its standard input. */
+function scanEnv(req: ScanRequest, tmp: string): Record<string, string> {
   const env: Record<string, string> = {
     PATH: '/usr/bin:/bin',
     HOME: tmp,
@@ -75,22 +76,37 @@ function scanEnv(req: ScanRequest, ctx: HostScanContext, tmp: string): { env: Re
     GIT_CONFIG_GLOBAL: '/dev/null',
     GIT_TERMINAL_PROMPT: '0',
     GIT_OPTIONAL_LOCKS: '0',
+    GIT_NO_LAZY_FETCH: '1',
   };
   if (req.indexFile) env.GIT_INDEX_FILE = req.indexFile;
-  const names: string[] = [];
+  return env;
+}
+
+/**
+ * The bound secrets' real values under their profile names. The scan reads
+ * them from its standard input (--secrets-stdin): in an environment, any
+ * process the repository's config could make git start would inherit them.
+ */
+export function scanSecrets(ctx: Pick<HostScanContext, 'profile' | 'env'>): Record<string, string> {
+  const out: Record<string, string> = {};
   for (const [name, s] of Object.entries(ctx.profile.secrets)) {
     const value = ctx.env[s.source];
-    if (value === undefined || value === '' || Object.hasOwn(env, name)) continue;
-    env[name] = value;
-    names.push(name);
+    if (value !== undefined && value !== '') out[name] = value;
   }
-  return { env, names };
+  return out;
+}
+
+/** The answer with every form of every real value (raw, percent-encoded, base64) replaced by its name. */
+function withoutSecrets(a: ScanAnswer, secrets: Record<string, string>): ScanAnswer {
+  const pairs = scrubPairs(Object.entries(secrets).map(([name, real]) => ({ name, real, placeholder: `[${name}]`, hosts: [], inQuery: false, allowPlaintext: false })));
+  const clean = (t: string) => scrubBuffer(Buffer.from(t, 'utf8'), pairs).toString('utf8');
+  return { exit: a.exit, stdout: clean(a.stdout), stderr: clean(a.stderr) };
 }
 
 /** The confined command for a checked request; `tmp` is the scan's private temp folder. */
 export function confinedScanCommand(req: ScanRequest, ctx: HostScanContext, tmp: string, cli: CliFiles): Command | string {
-  const { env, names } = scanEnv(req, ctx, tmp);
-  const command = [cli.node, cli.entry, 'scan', ...req.args, ...(names.length > 0 ? ['--secret-env', names.join(',')] : [])];
+  const env = scanEnv(req, tmp);
+  const command = [cli.node, cli.entry, 'scan', ...req.args, ...(Object.keys(scanSecrets(ctx)).length > 0 ? ['--secrets-stdin'] : [])];
   const binds: ConfineBind[] = [...cli.roots.map((r) => ({ src: r, dest: r })), ...ctx.mounts.map((m) => ({ src: m.host, dest: m.sandbox }))];
   const inherited = Object.keys(process.env);
   const platform = ctx.platform ?? process.platform;
@@ -131,10 +147,13 @@ async function scanOnce(body: unknown, ctx: HostScanContext): Promise<ScanAnswer
   try {
     const cmd = confinedScanCommand(req, ctx, tmp, ctx.cli ?? thisCli());
     if (typeof cmd === 'string') return { exit: 4, stdout: '', stderr: `stashbase secret scan: cannot scan: ${cmd}\n` };
-    const r = await runCapped(cmd, { timeoutMs: ctx.timeoutMs ?? 120_000, maxBytes: MAX_OUTPUT });
+    const secrets = scanSecrets(ctx);
+    const given = Object.keys(secrets).length > 0;
+    const r = await runCapped(cmd, { timeoutMs: ctx.timeoutMs ?? 120_000, maxBytes: MAX_OUTPUT, ...(given ? { input: JSON.stringify(secrets) } : {}) });
     const note = r.timedOut ? 'stashbase secret scan: the scan took too long and was stopped\n' : r.cut ? 'stashbase secret scan: (output cut)\n' : '';
     const exit = r.timedOut || r.code === null ? 1 : r.code;
-    return { exit, stdout: r.stdout, stderr: r.stderr + note };
+    // The scan prints findings masked; whatever else reached its output goes back without a real value in any form.
+    return withoutSecrets({ exit, stdout: r.stdout, stderr: r.stderr + note }, secrets);
   } finally {
     rmSync(tmp, { recursive: true, force: true });
   }

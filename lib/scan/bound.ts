@@ -5,7 +5,7 @@
 import type { Profile } from '../profile/types.js';
 import { type BoundSecret, MIN_BOUND_LENGTH } from './detectors.js';
 
-export function boundSecrets(profile: Profile | null, secretEnv: string[], env: NodeJS.ProcessEnv, note: (msg: string) => void): BoundSecret[] {
+export function boundSecrets(profile: Profile | null, secretEnv: string[], env: NodeJS.ProcessEnv, note: (msg: string) => void, given: string[] = []): BoundSecret[] {
   const out: BoundSecret[] = [];
   const add = (name: string, variable: string) => {
     const value = env[variable];
@@ -14,6 +14,6 @@ export function boundSecrets(profile: Profile | null, secretEnv: string[], env: 
     else out.push({ name, value });
   };
   for (const [name, s] of Object.entries(profile?.secrets ?? {})) add(name, s.source);
-  for (const variable of secretEnv) add(variable, variable);
+  for (const variable of [...secretEnv, ...given]) add(variable, variable);
   return out;
 }

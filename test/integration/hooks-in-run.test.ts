@@ -133,6 +133,31 @@ for (const [backend, skip] of BACKENDS) {
       assert.equal(readFileSync(join(dir, 'sub', '.git'), 'utf8'), `gitdir: ${other}/.git\n`, 'the redirect was really planted');
     });
 
+    test("the agent's git config cannot make the scan's git run a command (a partial clone's promisor remote with core.sshCommand), and no form of a real value comes back", async () => {
+      const dir = await project();
+      // A nested repository the agent owns: a missing blob in the index makes git fetch it lazily, through the ssh command it names.
+      const plant = [
+        'git init -q nested && cd nested',
+        'git update-index --add --cacheinfo 100644,1111111111111111111111111111111111111111,x.txt',
+        'git config core.repositoryformatversion 1 && git config extensions.partialClone origin',
+        'git config remote.origin.url ssh://h/x && git config remote.origin.promisor true && git config remote.origin.partialclonefilter blob:none',
+        // Late, so that its lines come last (an error keeps only git's last lines).
+        `git config core.sshCommand 'sh -c "(sleep 1; echo RAN-SSH; echo LEAK=\$DEPLOY_TOKEN; printf %s \"\$DEPLOY_TOKEN\" | base64) >&2 </dev/null & exit 1" --'`,
+        'cd ..',
+      ].join('\n');
+      const r = await run('hs', dir, `${POST_FN}\n${plant}\n${steps([['scan', `post /scan '{"args": ["--staged"], "cwd": "'"$PWD/nested"'"}'`]])}`);
+      assert.equal(r.code, 0, r.stderr);
+      const out = r.steps.scan!.out;
+      assert.match(out, /^200\n\{"exit":[1-9]/, out);
+      assert.doesNotMatch(out, /RAN-SSH/, 'git ran no command of the agent\'s config');
+      for (const form of [REAL, Buffer.from(REAL).toString('base64').slice(0, 20), 'DEPLOY_SRC']) assert.equal(out.includes(form), false, `${form} in ${out}`);
+      // The run's end unplugged the nested repository; put back, your own git there runs the command (the control).
+      assert.match(r.stderr, /nested repository at .*nested, in a subfolder, .*core\.sshcommand/);
+      spawnSync('mv', [join(dir, 'nested', '.git.stashbase-quarantine'), join(dir, 'nested', '.git')]);
+      const control = spawnSync('git', ['-C', join(dir, 'nested'), 'diff', '--cached'], { env, encoding: 'utf8' });
+      assert.match(control.stderr, /RAN-SSH\n/);
+    });
+
     test('the endpoint: a wrong or missing token is refused (403), another hook than the profile allows does not exist (404), GET is not a scan', async () => {
       const dir = await project();
       const body = `{"args": ["--staged"], "cwd": "${dir}"}`;
