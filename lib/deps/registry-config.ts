@@ -2,9 +2,9 @@
 // run time (its configuration, its variables, its built-in default), never
 // written here. A package manager that is not installed and has no setting
 // in the environment leaves its ecosystem unchecked.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { cargoIndexCommand, goProxyCommand, npmRegistryCommand, pipIndexCommand, PROBE_MANIFEST } from '../../templates/deps-commands.js';
 import { collect } from '../exec.js';
 import { findTool } from '../util/find-tool.js';
@@ -52,7 +52,7 @@ export async function pypiIndex(cwd: string, env: NodeJS.ProcessEnv): Promise<Lo
   const fromEnv = url(env.PIP_INDEX_URL);
   const extraEnv = Boolean(env.PIP_EXTRA_INDEX_URL || env.PIP_FIND_LINKS);
   if (python === null) return fromEnv ? { ok: { index: fromEnv, extra: extraEnv } } : { problem: 'python is not installed, so the index pip would use is not known' };
-  const r = await collect(pipIndexCommand(python, cwd), { timeoutMs: TIMEOUT_MS });
+  const r = await collect(pipIndexCommand(python), { timeoutMs: TIMEOUT_MS });
   let v: Record<string, unknown>;
   try {
     v = JSON.parse(r.stdout) as Record<string, unknown>;
@@ -74,7 +74,7 @@ export async function cratesIndex(cwd: string, env: NodeJS.ProcessEnv): Promise<
   try {
     writeFileSync(join(dir, 'Cargo.toml'), PROBE_MANIFEST);
     writeFileSync(join(dir, 'lib.rs'), '');
-    const r = await collect(cargoIndexCommand(cargo, cwd, join(dir, 'Cargo.toml')), { timeoutMs: TIMEOUT_MS });
+    const r = await collect(cargoIndexCommand(cargo, cargoConfigs(cwd), join(dir, 'Cargo.toml')), { timeoutMs: TIMEOUT_MS });
     const m = /failed to download from `(https?:\/\/[^`\s]+?)config\.json`/.exec(r.stderr);
     const index = url(m?.[1]);
     if (index === undefined) return { problem: `cargo did not say where its index is (${r.stderr.trim().split('\n')[0] ?? 'no output'})` };
@@ -84,13 +84,24 @@ export async function cratesIndex(cwd: string, env: NodeJS.ProcessEnv): Promise<
   }
 }
 
+/** The cargo configuration files cargo itself would read from `dir` upward (.cargo/config.toml, else .cargo/config), the nearest last. */
+export function cargoConfigs(dir: string): string[] {
+  const found: string[] = [];
+  for (let d = resolve(dir); ; d = dirname(d)) {
+    const file = ['config.toml', 'config'].map((n) => join(d, '.cargo', n)).find((f) => statSync(f, { throwIfNoEntry: false })?.isFile());
+    if (file) found.unshift(file);
+    if (dirname(d) === d) break;
+  }
+  return found;
+}
+
 /** The first module proxy of GOPROXY (the variable, else go env); direct or off leave Go unchecked. */
 export async function goProxy(cwd: string, env: NodeJS.ProcessEnv): Promise<Located<string>> {
   let value = env.GOPROXY;
   if (value === undefined || value === '') {
     const go = findTool('go', env);
     if (go === null) return { problem: 'go is not installed and GOPROXY is not set, so the module proxy is not known' };
-    const r = await collect(goProxyCommand(go, cwd), { timeoutMs: TIMEOUT_MS });
+    const r = await collect(goProxyCommand(go), { timeoutMs: TIMEOUT_MS });
     if (r.code !== 0) return { problem: `go env GOPROXY failed: ${r.stderr.trim()}` };
     value = r.stdout.trim();
   }

@@ -42,15 +42,21 @@ function sameToken(header: string | undefined, token: string): boolean {
   return diff === 0;
 }
 
-function readBody(req: IncomingMessage): Promise<string | null> {
+/** A scan request is a few arguments and paths. */
+const MAX_SCAN_BODY = 64 * 1024;
+/** Requests a run may have at the endpoints at once (waiting or running): past it, 503. */
+const MAX_IN_FLIGHT = 4;
+
+/** The body, or null past `max` bytes: the rest is read and dropped, so that the 413 reaches the client. */
+function readBody(req: IncomingMessage, max: number): Promise<string | null> {
   return new Promise((resolve) => {
     const parts: Buffer[] = [];
     let size = 0;
     req.on('data', (d: Buffer) => {
       size += d.length;
-      if (size > MAX_BODY) {
+      if (size > max) {
+        if (parts.length > 0) parts.length = 0;
         resolve(null);
-        req.destroy();
       } else parts.push(d);
     });
     req.on('end', () => resolve(Buffer.concat(parts).toString('utf8')));
@@ -65,21 +71,34 @@ export function noHooks(res: ServerResponse): void {
 
 export function hookEndpoints(o: HookEndpointsInput): HookHandler {
   const allowed = new Set(o.profile.allowHooks);
+  let inFlight = 0;
   return (req, res) => {
     const path = (req.url ?? '').slice(HOOK_PREFIX.length);
     const kind = path === '/scan' ? 'secret_scan' : path === '/agent-hooks' || path === '/agent-hooks/report' ? 'dependency_check' : null;
     const event = { type: 'hook', path, hook: kind };
     if (kind === null || !allowed.has(kind) || (path === '/agent-hooks' && !o.agentHooks)) {
       o.audit({ ...event, decision: 'deny', rule: 'no such hook endpoint in this run', status: 404 });
-      return answer(res, 404, `stashbase: this run offers no ${path} endpoint${kind ? ` (allow_hooks = ["${kind}"] is not in its profile)` : ''}\n`);
+      const why = kind === null ? '' : !allowed.has(kind) ? ` (allow_hooks = ["${kind}"] is not in its profile)` : ' (on this backend the check runs inside the sandbox: stashbase agent hooks deps check is there)';
+      return answer(res, 404, `stashbase: this run offers no ${path} endpoint${why}\n`);
     }
     if (!sameToken(req.headers.authorization, o.token)) {
       o.audit({ ...event, decision: 'deny', rule: 'wrong hook token', status: 403 });
       return answer(res, 403, 'stashbase: wrong hook token for this run\n');
     }
     if (req.method !== 'POST') return answer(res, 405, 'stashbase: POST only\n');
-    void readBody(req).then(async (body) => {
-      if (body === null) return answer(res, 413, 'stashbase: the request body is too large\n');
+    if (inFlight >= MAX_IN_FLIGHT) {
+      o.audit({ ...event, decision: 'deny', rule: 'too many hook requests at once', status: 503 });
+      return answer(res, 503, `stashbase: ${MAX_IN_FLIGHT} hook requests of this run are already waiting or running\n`);
+    }
+    inFlight++;
+    res.on('close', () => inFlight--);
+    void readBody(req, path === '/scan' ? MAX_SCAN_BODY : MAX_BODY).then(async (body) => {
+      if (body === null) {
+        // Answered while the rest still arrives; then the connection goes, so that no endless body holds it.
+        res.setHeader('Connection', 'close');
+        res.on('finish', () => req.destroy());
+        return answer(res, 413, 'stashbase: the request body is too large\n');
+      }
       try {
         if (path === '/scan') {
           let parsed: unknown;
