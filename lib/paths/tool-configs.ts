@@ -2,8 +2,9 @@
 // it, outside any sandbox: an agent's hooks and MCP servers (.claude's
 // settings, .mcp.json), an editor's tasks and run configurations (.vscode's
 // tasks.json with runOn: folderOpen, .idea's run configurations, a dev
-// container's commands), direnv's .envrc, and .gitmodules (which points your
-// submodule commands at repositories of the agent's choosing). Those that
+// container's commands), direnv's .envrc and the toolchain wrappers' version
+// files, package managers' and commit hook runners' settings, and .gitmodules
+// (which points your submodule commands at repositories of the agent's choosing). Those that
 // exist are write-protected on both backends, like Anthropic's sandbox
 // runtime does; one the agent creates is moved aside when the run ends, and
 // named (lib/git/nested-repo-guard.ts), rather than standing in during the run
@@ -17,8 +18,19 @@ import { findRepoRoot } from '../git/repo.js';
 import { shellQuote } from '../../templates/shell-quote.js';
 
 export const TOOL_CONFIGS = [
-  '.claude/settings.json', '.claude/settings.local.json', '.claude/commands', '.claude/agents', '.claude/hooks', '.mcp.json',
-  '.vscode', '.idea', '.devcontainer', '.envrc', '.gitmodules',
+  // Agents: hooks, MCP servers, commands, skills, notify commands.
+  '.claude/settings.json', '.claude/settings.local.json', '.claude/commands', '.claude/agents', '.claude/hooks', '.claude/skills', '.mcp.json',
+  '.codex', '.gemini', '.cursor',
+  // Editors: tasks, run configurations, language-server commands, project-local init files.
+  '.vscode', '.idea', '.devcontainer', '.zed', '.helix', '.nvim.lua', '.nvimrc', '.exrc', '.lazy.lua',
+  // What your shell and toolchain wrappers obey on entering the folder or on any command there:
+  // direnv, mise, pyenv (a version may name a path), rustup (a toolchain may be a path).
+  '.envrc', 'mise.toml', '.mise.toml', 'mise.local.toml', '.mise.local.toml', '.python-version', 'rust-toolchain', 'rust-toolchain.toml',
+  // Package managers' project settings that run programs (yarnPath, script-shell, pnpm's install hooks).
+  '.yarnrc', '.yarnrc.yml', '.npmrc', '.pnpmfile.cjs',
+  // Commit-time hook runners: their config names the commands your next commit runs.
+  '.pre-commit-config.yaml', 'lefthook.yml', '.lefthook.yml', 'lefthook-local.yml', '.lefthook-local.yml', '.husky',
+  '.gitmodules',
 ];
 
 
