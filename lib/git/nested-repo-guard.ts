@@ -39,9 +39,11 @@ export function gitDirOf(dotGit: string): string | null {
   const st = statSync(dotGit, { throwIfNoEntry: false });
   if (!st) return null;
   if (st.isDirectory()) return dotGit;
-  const m = /^gitdir: (.+?)\s*$/m.exec(readSmallText(dotGit) ?? '');
-  if (!m) return null;
-  return isAbsolute(m[1] as string) ? (m[1] as string) : resolve(dirname(dotGit), m[1] as string);
+  // As git reads it: the whole file, less trailing CR/LF, must start "gitdir: "; the rest, spaces and all, is the path.
+  const text = (readSmallText(dotGit) ?? '').replace(/[\r\n]+$/, '');
+  if (!text.startsWith('gitdir: ') || text.length === 8) return null;
+  const path = text.slice(8);
+  return isAbsolute(path) ? path : resolve(dirname(dotGit), path);
 }
 
 /** The config keys of a file, as git reads it, or null when git cannot. */
@@ -51,7 +53,8 @@ function configKeys(git: string, file: string): string[] | null {
   return r.stdout.split('\0').filter(Boolean).map((kv) => kv.split('\n')[0] as string);
 }
 
-function gitlinks(git: string, gitDir: string, root: string): string[] {
+/** The index's submodule paths, or why git could not list them (a broken index: every other check still runs). */
+function gitlinks(git: string, gitDir: string, root: string): string[] | string {
   let index: Buffer;
   try {
     // A regular file only: the agent may write .git/index, a FIFO too.
@@ -65,17 +68,18 @@ function gitlinks(git: string, gitDir: string, root: string): string[] {
   if (parsed !== null) return parsed;
   // A split index, or a version this reader does not know: git lists it.
   const r = probe({ file: git, args: ['-C', root, 'ls-files', '--stage', '-z'] }, 60_000, 1 << 30);
-  if (r.code !== 0) throw new Error(`git ls-files: ${r.stderr.trim() || 'failed'}`);
+  if (r.code !== 0) return `git ls-files: ${r.stderr.trim().split('\n').at(-1) || 'failed'}`;
   return r.stdout.split('\0').filter((l) => l.startsWith('160000 ')).map((l) => l.slice(l.indexOf('\t') + 1));
 }
 
 /** What in a submodule's git directory (and its common directory) was written since `since` and would run programs. */
-function risks(git: string, gitDir: string, written: (p: string) => boolean): string[] {
-  const dirs = [gitDir];
+function risks(git: string, gitDir: string, writtenHere: (p: string) => boolean): string[] {
+  const dirs: Array<[string, (p: string) => boolean]> = [[gitDir, writtenHere]];
   const common = readSmallText(join(gitDir, 'commondir'));
-  if (common !== null) dirs.push(resolve(gitDir, common.trim()));
+  // A commondir written during the run points at a folder whose old files then count, all of them.
+  if (common !== null) dirs.push([resolve(gitDir, common.replace(/[\r\n]+$/, '')), writtenHere(join(gitDir, 'commondir')) ? () => true : writtenHere]);
   const found: string[] = [];
-  for (const d of dirs) {
+  for (const [d, written] of dirs) {
     for (const name of ['config', 'config.worktree']) {
       const f = join(d, name);
       const st = lstatSync(f, { throwIfNoEntry: false });
@@ -146,11 +150,19 @@ export function nestedRepoGuard(cwd: string, env: NodeJS.ProcessEnv, session: st
   const gitDir = repo ? (repo.gitDir ?? gitDirOf(join(repo.root, '.git'))) : null;
   const state = gitDir && direct ? snapshotGitState(gitDir) : null;
   const git = findTool('git', env) as string;
+  // Each check on its own: one that fails (a broken index, an unreadable folder) says so and stops none of the others.
+  const each = (what: string, f: () => string[]): string[] => {
+    try {
+      return f();
+    } catch (e) {
+      return [`the check for ${what} could not finish (${(e as Error).message}): look for it yourself before you run git or your tools there`];
+    }
+  };
   return {
     check: () => [
-      ...checkNestedRepos(cwd, env, since, repo === null, direct),
-      ...(repo && gitDir && state ? checkGitState(git, repo.root, gitDir, state) : []),
-      ...quarantineToolConfigs(missing, null),
+      ...each(`repositories planted in ${cwd} and setuid files`, () => checkNestedRepos(cwd, env, since, repo === null, direct)),
+      ...each('hidden index marks and paused operations', () => (repo && gitDir && state ? checkGitState(git, repo.root, gitDir, state) : [])),
+      ...each("tools' configs the agent made", () => quarantineToolConfigs(missing, null)),
     ],
   };
 }
@@ -214,7 +226,11 @@ export function checkNestedRepos(cwd: string, env: NodeJS.ProcessEnv, since: num
     done.add(dotGit);
     warnings.push(unplugged(dotGit, where, found, what));
   };
-  for (const link of gitDir ? gitlinks(git, gitDir, root) : []) {
+  const links = gitDir ? gitlinks(git, gitDir, root) : [];
+  if (typeof links === 'string') {
+    warnings.push(`the index of ${root} could not be read for submodules the agent registered (${links}): run git ls-files -s | grep ^160000 there before you run git submodule; the other checks ran`);
+  }
+  for (const link of typeof links === 'string' ? [] : links) {
     // Only a folder really inside the repository: never through a link the agent made out of it.
     let where: string;
     try {
@@ -253,21 +269,36 @@ export function checkNestedRepos(cwd: string, env: NodeJS.ProcessEnv, since: num
   warnings.push(...stripSetId(walk.setId.filter(written)));
   const rootGit = join(root, '.git');
   const what = newRepo ? 'in a folder that was no repository' : 'in a subfolder';
-  // Your own linked worktrees (and stashbase's) point into your git directory's worktrees/, which the
-  // sandbox cannot write. Not the rest of it: objects, refs and logs are the agent's to write, a whole
-  // git directory fits in there.
-  const worktrees = own === null ? null : join(commonDirOf(own), 'worktrees');
+  // Your own linked worktrees (and stashbase's) point at an admin folder in your git directory's
+  // worktrees/ whose commondir is your git directory (whose config and hooks the sandbox cannot
+  // write). Not anything else inside it: objects, refs and logs are the agent's to write, a whole git
+  // directory fits in there, and on Docker a new admin folder can be made in worktrees/ itself.
+  const ownCommon = own === null ? null : commonDirOf(own);
+  const yours = (dir: string) => ownCommon !== null && within(dir, join(ownCommon, 'worktrees')) && commonDirOf(realpathSync(dir)) === ownCommon;
   for (const dotGit of newRepo && lstatSync(rootGit, { throwIfNoEntry: false }) ? [rootGit, ...walk.found] : walk.found) {
     if (done.has(dotGit)) continue;
     const dir = gitDirOf(dotGit);
-    if (!dir || (worktrees !== null && within(dir, worktrees))) continue;
+    if (!dir || yours(dir)) continue;
     // A .git the agent wrote, moved or put in a folder of its making (a pointer file, a folder renamed
     // into place, an old quarantined one put back) brings old files: all of them count, not only those
     // written during the run.
     // (A .git folder's own time changes whenever git writes its index: its parent's says it was moved.)
-    const moved = written(dirname(dotGit)) || (lstatSync(dotGit, { throwIfNoEntry: false })?.isFile() === true && written(dotGit));
+    const entry = lstatSync(dotGit, { throwIfNoEntry: false });
+    const moved = written(dirname(dotGit)) || ((entry?.isFile() === true || entry?.isSymbolicLink() === true) && written(dotGit));
     const found = risks(git, dir, moved ? () => true : written);
     if (found.length > 0) unplug(dotGit, dirname(dotGit), found, what);
+  }
+  // Bare repositories under any name: git takes the folder you run it in for one. Unplugged by their HEAD.
+  for (const dir of walk.bare) {
+    // (One a pointer file named is unplugged here too: cd into it and git would take it as it is.)
+    if (ownCommon !== null && within(dir, ownCommon)) continue;
+    const found = risks(git, dir, written(dirname(dir)) ? () => true : written);
+    if (found.length === 0) continue;
+    const head = join(dir, 'HEAD');
+    const failed = moveAside(head);
+    warnings.push(failed === null
+      ? `the agent left a bare repository at ${dir}, whose git files would run programs when your git runs inside it: ${found.join('; ')}. Its HEAD was renamed HEAD${SUFFIX}, so git no longer takes the folder for a repository; review it, then restore it with: mv ${shellQuote(head + SUFFIX)} ${shellQuote(head)}`
+      : `the agent left a bare repository at ${dir} whose git files would run programs (${found.join('; ')}), and its HEAD could not be renamed (${failed}): remove it before you run git there`);
   }
   if (walk.truncated) warnings.push(`the check for nested repositories stopped after ${MAX_WALK} entries of ${root}: look for .git folders planted deeper before you run git there`);
   return warnings;

@@ -2,7 +2,8 @@
 // form (a directory, or a pointer file "gitdir: …"), not only registered
 // submodules. A repository planted in a subfolder runs its own config when
 // you `cd` there with a git-aware prompt, or when an IDE scans nested
-// repositories. A walk of the tree (symlinks not followed, no `.git` entered)
+// repositories; so does a bare repository under any name, when you run git
+// inside it. A walk of the tree (symlinks not followed, no `.git` entered)
 // finds them; one whose git files were written during the run and would run
 // programs is unplugged like a submodule (lib/git/nested-repo-guard.ts).
 import { type Dirent, lstatSync, readdirSync, realpathSync, renameSync } from 'node:fs';
@@ -25,33 +26,47 @@ export function moveAside(path: string): string | null {
 export const MAX_WALK = 300_000;
 
 /**
- * Every `.git` entry below `root` (not root's own), found without following
- * links or entering git directories; with `setId`, also every file whose
- * setuid or setgid bit is set (one lstat per file).
+ * Every `.git` entry below `root` (not root's own: a folder, a pointer file
+ * or a symlink, which git follows), and every folder that is a git directory
+ * by its contents (HEAD, objects, refs) under another name: a bare repository
+ * git finds when you run it inside. Links are not followed, and git
+ * directories are not entered, except with `setId`, which also lists every
+ * file whose setuid or setgid bit is set, inside git directories too (one
+ * lstat per file).
  */
-export function dotGitsUnder(root: string, limit = MAX_WALK, setId = false): { found: string[]; setId: string[]; truncated: boolean } {
+export function dotGitsUnder(root: string, limit = MAX_WALK, setId = false): { found: string[]; bare: string[]; setId: string[]; truncated: boolean } {
   const found: string[] = [];
+  const bare: string[] = [];
   const setIds: string[] = [];
-  const stack = [root];
+  const stack: Array<[string, boolean]> = [[root, false]];
   let seen = 0;
+  const done = (truncated: boolean) => ({ found: found.sort(), bare: bare.sort(), setId: setIds.sort(), truncated });
   while (stack.length > 0) {
-    const dir = stack.pop() as string;
+    const [dir, inGit] = stack.pop() as [string, boolean];
     let entries: Dirent[];
     try {
       entries = readdirSync(dir, { withFileTypes: true });
     } catch {
       continue;
     }
+    if (!inGit && dir !== root && looksLikeGitDir(entries)) bare.push(dir);
     for (const e of entries) {
-      if (++seen > limit) return { found, setId: setIds, truncated: true };
+      if (++seen > limit) return done(true);
       const full = dir + sep + e.name;
-      if (e.name === '.git') {
-        if (dir !== root && (e.isDirectory() || e.isFile())) found.push(full);
-      } else if (e.isDirectory()) stack.push(full);
+      if (e.name === '.git' && !inGit) {
+        if (dir !== root && (e.isDirectory() || e.isFile() || e.isSymbolicLink())) found.push(full);
+        if (setId && e.isDirectory()) stack.push([full, true]);
+      } else if (e.isDirectory()) stack.push([full, inGit]);
       else if (setId && e.isFile() && ((lstatSync(full, { throwIfNoEntry: false })?.mode ?? 0) & 0o6000) !== 0) setIds.push(full);
     }
   }
-  return { found: found.sort(), setId: setIds.sort(), truncated: false };
+  return done(false);
+}
+
+/** What git itself checks a folder for: a HEAD file, an objects and a refs folder. */
+function looksLikeGitDir(entries: Dirent[]): boolean {
+  const has = (name: string, dir: boolean) => entries.some((e) => e.name === name && (dir ? e.isDirectory() : e.isFile()));
+  return has('HEAD', false) && has('objects', true) && has('refs', true);
 }
 
 /** Whether `path` (resolved) lies inside `dir`. */

@@ -4,7 +4,7 @@
 // nested repository is left alone. Outside any sandbox the same plant does run (the control).
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { BIN, cli, needs, tempHome } from '../helpers.js';
@@ -54,6 +54,30 @@ mkdir nest2 other
 mv nest/.git.stashbase-quarantine nest2/.git
 echo "gitdir: ../nest3/.git.stashbase-quarantine" > other/.git
 echo restored
+`;
+
+// Found in review: a .git that is a symlink, a pointer file whose path ends in a space (git keeps it),
+// a bare repository under another name (git takes the folder you run it in), then a broken index,
+// which must not stop the other checks (a new .mcp.json is still moved aside).
+const VARIANTS = `set -e
+plant() { git init -q --bare "$1"; git --git-dir="$1" config core.bare false; git --git-dir="$1" config core.fsmonitor "touch $PWNFILE; false"; }
+plant gd && mkdir sub && ln -s ../gd sub/.git
+plant "gd2 " && mkdir sub2 && printf 'gitdir: ../gd2 \\n' > sub2/.git
+plant fixtures/evil.git && git --git-dir=fixtures/evil.git config core.worktree ..
+echo '{"mcpServers":{}}' > .mcp.json
+echo garbage > .git/index
+echo planted
+`;
+
+// Docker, where the agent writes your .git's folders itself: a new linked-worktree admin folder whose
+// commondir is a git directory planted in objects/, and a setuid file inside .git.
+const IN_WORKTREES = `set -e
+R=$PWD
+git init -q --bare .git/objects/pd && git --git-dir=.git/objects/pd config core.bare false && git --git-dir=.git/objects/pd config core.fsmonitor "touch $PWNFILE; false"
+mkdir -p .git/worktrees/evil && echo ../../objects/pd > .git/worktrees/evil/commondir && echo "ref: refs/heads/main" > .git/worktrees/evil/HEAD && echo "$R/sub3/.git" > .git/worktrees/evil/gitdir
+mkdir sub3 && echo "gitdir: $R/.git/worktrees/evil" > sub3/.git
+cp /bin/true .git/objects/suidtrue && chmod 4755 .git/objects/suidtrue
+echo planted
 `;
 
 const HARMLESS = `set -e
@@ -289,6 +313,45 @@ function describeBackend(name: string, docker: boolean) {
       spawnSync('git', ['status'], { cwd: join(repo, 'nest2'), env: t.env });
       assert.equal(existsSync(marker), true);
     });
+
+    test('variants found in review: a symlinked .git, a pointer ending in a space, a bare repository under another name, and a broken index that stops no other check', async () => {
+      const marker = join(t.dir, `PWNED-variants-${name}`);
+      const repo = join(t.dir, `variants-${name}`);
+      const g = makeRepo(repo);
+      writeFileSync(join(repo, 'variants.sh'), VARIANTS);
+      assert.equal(g('add', 'variants.sh').status, 0);
+      const r = await cli(['agent', 'run', '--silent', ...flags, '--', 'env', `PWNFILE=${marker}`, 'sh', 'variants.sh'], { env: t.env, cwd: repo, timeoutMs: 90_000 });
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(r.stdout, 'planted\n');
+      // Docker writes your index itself; native leaves a broken one in the run (and says so).
+      if (docker) assert.match(r.stderr, /the index of .* could not be read for submodules the agent registered \(git ls-files: .*\): .*the other checks ran/);
+      else assert.match(r.stderr, /\.git\/index: the sandbox's index cannot be read to check what it hides: it is not carried back/);
+      for (const d of ['sub', 'sub2']) assert.match(r.stderr, new RegExp(`nested repository at ${join(repo, d).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}, in a subfolder, .*core\\.fsmonitor`));
+      assert.match(r.stderr, /bare repository at .*fixtures\/evil\.git, .*core\.fsmonitor/);
+      assert.match(r.stderr, /the agent made .*\.mcp\.json, which your own tools would run or obey/);
+      for (const d of ['sub', 'sub2', 'fixtures/evil.git', 'gd', 'gd2 ']) spawnSync('git', ['status'], { cwd: join(repo, d), env: t.env });
+      assert.equal(existsSync(marker), false, 'your git status in none of them ran anything');
+      // The control: the bare repository put back runs, as git takes it.
+      spawnSync('mv', [join(repo, 'fixtures', 'evil.git', 'HEAD.stashbase-quarantine'), join(repo, 'fixtures', 'evil.git', 'HEAD')]);
+      spawnSync('git', ['status'], { cwd: join(repo, 'fixtures', 'evil.git'), env: t.env });
+      assert.equal(existsSync(marker), true);
+    });
+
+    if (docker) {
+      test('Docker: a new worktree admin folder in .git/worktrees naming a planted common directory, and a setuid file inside .git', async () => {
+        const marker = join(t.dir, `PWNED-worktrees-${name}`);
+        const repo = join(t.dir, `worktrees-${name}`);
+        makeRepo(repo);
+        writeFileSync(join(repo, 'wt.sh'), IN_WORKTREES);
+        const r = await cli(['agent', 'run', '--silent', ...flags, '--', 'env', `PWNFILE=${marker}`, 'sh', 'wt.sh'], { env: t.env, cwd: repo, timeoutMs: 90_000 });
+        assert.equal(r.code, 0, r.stderr);
+        assert.match(r.stderr, new RegExp(`nested repository at ${join(repo, 'sub3').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}, in a subfolder, .*core\\.fsmonitor`));
+        assert.match(r.stderr, /\.git\/objects\/suidtrue with its setuid bit set .*: the bit was cleared/);
+        assert.equal(statSync(join(repo, '.git', 'objects', 'suidtrue')).mode & 0o6000, 0);
+        spawnSync('git', ['status'], { cwd: join(repo, 'sub3'), env: t.env });
+        assert.equal(existsSync(marker), false, 'your git status in sub3 ran nothing');
+      });
+    }
 
     test("a plant named to attack the warning itself: no escape sequence reaches your terminal, and the restore command it prints runs nothing else", async () => {
       const marker = join(t.dir, `PWNED-name-${name}`);
