@@ -12,7 +12,8 @@ export const LOCK_REASON_PREFIX = 'stashbase run ';
 // agent wrote (a partial clone) would otherwise make git fetch a missing
 // object, through the ssh command or remote helper that config names.
 const SAFE = ['-c', 'core.hooksPath=/dev/null', '-c', 'core.fsmonitor=false', '-c', 'core.untrackedCache=false', '-c', 'protocol.allow=never'];
-export const SAFE_ENV: Readonly<Record<string, string>> = { GIT_NO_LAZY_FETCH: '1' };
+// GIT_ALLOW_PROTOCOL: unlike -c protocol.allow, no protocol.<name>.allow in a config can undo it.
+export const SAFE_ENV: Readonly<Record<string, string>> = { GIT_NO_LAZY_FETCH: '1', GIT_ALLOW_PROTOCOL: 'none' };
 
 export function git(gitPath: string, repo: string, args: string[], safe = true): Command {
   return safe ? { file: gitPath, args: ['-C', repo, ...SAFE, ...args], env: { ...SAFE_ENV } } : { file: gitPath, args: ['-C', repo, ...args] };

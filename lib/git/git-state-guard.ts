@@ -10,7 +10,7 @@ import { moveAside, QUARANTINE } from './planted-repos.js';
 import { join } from 'node:path';
 import { probe } from '../exec.js';
 import { hiddenPathsOfIndex } from './git-index.js';
-import { shellQuote } from '../../templates/shell-quote.js';
+import { restoreHint } from '../util/style.js';
 
 /** git's folders of an operation in progress (rebase, am; cherry-pick and revert). */
 export const PAUSED = ['rebase-merge', 'rebase-apply', 'sequencer'];
@@ -55,7 +55,7 @@ export function checkGitState(git: string, root: string, gitDir: string, start: 
     if (start.paused.includes(d) || !existsSync(p)) continue;
     const failed = moveAside(p);
     out.push(failed === null
-      ? `the agent left a paused ${d === 'sequencer' ? 'cherry-pick or revert' : 'rebase'} in ${root} (${p}), whose queued steps your --continue would run: it was moved to ${p}${QUARANTINE}; review it (its todo list), then restore it with: mv ${shellQuote(p + QUARANTINE)} ${shellQuote(p)}`
+      ? `the agent left a paused ${d === 'sequencer' ? 'cherry-pick or revert' : 'rebase'} in ${root} (${p}), whose queued steps your --continue would run: it was moved to ${p}${QUARANTINE}; review it (its todo list), then ${restoreHint(p + QUARANTINE, p)}`
       : `the agent left a paused operation in ${p}, and it could not be moved aside (${failed}): review its todo list before any --continue`);
   }
   return out;

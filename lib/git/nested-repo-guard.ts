@@ -21,7 +21,7 @@ import { findRepoRoot } from './repo.js';
 import { dotGitsUnder, MAX_WALK, moveAside, QUARANTINE, within } from './planted-repos.js';
 import { quarantineToolConfigs } from '../paths/tool-configs.js';
 import { checkGitState, snapshotGitState } from './git-state-guard.js';
-import { shellQuote } from '../../templates/shell-quote.js';
+import { restoreHint } from '../util/style.js';
 
 const SUFFIX = QUARANTINE;
 
@@ -84,8 +84,8 @@ function risks(git: string, gitDir: string, writtenHere: (p: string) => boolean)
       const f = join(d, name);
       const st = lstatSync(f, { throwIfNoEntry: false });
       if (!st || !written(f)) continue;
-      // A FIFO would hold git (and this check) until its timeout; git cannot use it as a config anyway.
-      if (!st.isFile() && !st.isSymbolicLink()) {
+      // A FIFO (or a link to one) would hold git, and this check, until its timeout: named, not read.
+      if (!(statSync(f, { throwIfNoEntry: false })?.isFile() ?? false)) {
         found.push(`${f}: not a regular file`);
         continue;
       }
@@ -186,12 +186,22 @@ function stripSetId(files: string[]): string[] {
   return out;
 }
 
+/**
+ * Whether `dir` or a folder above it, below `top`, changed during the run: a
+ * folder renamed into place (its time changes, not its contents') brings old
+ * files with it. `top` itself changes whenever the agent makes a file there.
+ */
+function changedBelow(dir: string, top: string, written: (p: string) => boolean): boolean {
+  for (let d = dir; d !== top && d.startsWith(top + sep); d = dirname(d)) if (written(d)) return true;
+  return false;
+}
+
 /** The common git directory of a git directory (a linked worktree's admin folder names it in commondir). */
 function commonDirOf(gitDir: string): string {
   const common = readSmallText(join(gitDir, 'commondir'));
   if (common === null) return gitDir;
   try {
-    return realpathSync(resolve(gitDir, common.trim()));
+    return realpathSync.native(resolve(gitDir, common.replace(/[\r\n]+$/, '')));
   } catch {
     return gitDir;
   }
@@ -202,7 +212,7 @@ function unplugged(dotGit: string, where: string, found: string[], what: string)
   const failed = moveAside(dotGit);
   return failed === null
     ? `the agent left a nested repository at ${where}, ${what}, whose git files would run programs when your git visits it (git status does): ${found.join('; ')}. ` +
-        `Its .git was renamed ${dotGit}${SUFFIX}, so git passes it by; review it, then restore it with: mv ${shellQuote(dotGit + SUFFIX)} ${shellQuote(dotGit)}`
+        `Its .git was renamed ${dotGit}${SUFFIX}, so git passes it by; review it, then ${restoreHint(dotGit + SUFFIX, dotGit)}`
     : `the agent left a nested repository at ${where} whose git files would run programs (${found.join('; ')}), and its .git could not be renamed (${failed}): remove ${dotGit} before you run git there`;
 }
 
@@ -218,8 +228,8 @@ export function checkNestedRepos(cwd: string, env: NodeJS.ProcessEnv, since: num
   // A run that started outside any repository: the working directory's tree, its own .git included, is all the agent's.
   const repo = newRepo ? null : findRepoRoot(cwd);
   const gitDir = repo ? (repo.gitDir ?? gitDirOf(join(repo.root, '.git'))) : null;
-  const root = realpathSync(repo?.root ?? cwd);
-  const own = gitDir ? realpathSync(gitDir) : null;
+  const root = realpathSync.native(repo?.root ?? cwd);
+  const own = gitDir ? realpathSync.native(gitDir) : null;
   const warnings: string[] = [];
   const done = new Set<string>();
   const unplug = (dotGit: string, where: string, found: string[], what: string) => {
@@ -234,7 +244,7 @@ export function checkNestedRepos(cwd: string, env: NodeJS.ProcessEnv, since: num
     // Only a folder really inside the repository: never through a link the agent made out of it.
     let where: string;
     try {
-      where = realpathSync(join(root, link));
+      where = realpathSync.native(join(root, link));
     } catch {
       continue; // not checked out: git does not visit it
     }
@@ -243,7 +253,7 @@ export function checkNestedRepos(cwd: string, env: NodeJS.ProcessEnv, since: num
     const dir = gitDirOf(dotGit);
     let realDir: string;
     try {
-      realDir = dir === null ? '' : realpathSync(dir);
+      realDir = dir === null ? '' : realpathSync.native(dir);
     } catch {
       continue; // points nowhere: git cannot use it
     }
@@ -261,7 +271,7 @@ export function checkNestedRepos(cwd: string, env: NodeJS.ProcessEnv, since: num
     if (found.length === 0) continue;
     const failed = moveAside(m);
     warnings.push(failed === null
-      ? `the agent left a submodule's git directory ${m} whose files would run programs when your git uses it (git submodule update --init does): ${found.join('; ')}. It was renamed ${m}${SUFFIX}; review it, then restore it with: mv ${shellQuote(m + SUFFIX)} ${shellQuote(m)}`
+      ? `the agent left a submodule's git directory ${m} whose files would run programs when your git uses it (git submodule update --init does): ${found.join('; ')}. It was renamed ${m}${SUFFIX}; review it, then ${restoreHint(m + SUFFIX, m)}`
       : `the agent left a submodule's git directory ${m} whose files would run programs (${found.join('; ')}), and it could not be renamed (${failed}): remove it before you run git submodule in ${root}`);
   }
   // Then every other .git in the tree, at any depth, in either form.
@@ -274,7 +284,7 @@ export function checkNestedRepos(cwd: string, env: NodeJS.ProcessEnv, since: num
   // write). Not anything else inside it: objects, refs and logs are the agent's to write, a whole git
   // directory fits in there, and on Docker a new admin folder can be made in worktrees/ itself.
   const ownCommon = own === null ? null : commonDirOf(own);
-  const yours = (dir: string) => ownCommon !== null && within(dir, join(ownCommon, 'worktrees')) && commonDirOf(realpathSync(dir)) === ownCommon;
+  const yours = (dir: string) => ownCommon !== null && within(dir, join(ownCommon, 'worktrees')) && commonDirOf(realpathSync.native(dir)) === ownCommon;
   for (const dotGit of newRepo && lstatSync(rootGit, { throwIfNoEntry: false }) ? [rootGit, ...walk.found] : walk.found) {
     if (done.has(dotGit)) continue;
     const dir = gitDirOf(dotGit);
@@ -284,7 +294,7 @@ export function checkNestedRepos(cwd: string, env: NodeJS.ProcessEnv, since: num
     // written during the run.
     // (A .git folder's own time changes whenever git writes its index: its parent's says it was moved.)
     const entry = lstatSync(dotGit, { throwIfNoEntry: false });
-    const moved = written(dirname(dotGit)) || ((entry?.isFile() === true || entry?.isSymbolicLink() === true) && written(dotGit));
+    const moved = changedBelow(dirname(dotGit), root, written) || ((entry?.isFile() === true || entry?.isSymbolicLink() === true) && written(dotGit));
     const found = risks(git, dir, moved ? () => true : written);
     if (found.length > 0) unplug(dotGit, dirname(dotGit), found, what);
   }
@@ -292,12 +302,12 @@ export function checkNestedRepos(cwd: string, env: NodeJS.ProcessEnv, since: num
   for (const dir of walk.bare) {
     // (One a pointer file named is unplugged here too: cd into it and git would take it as it is.)
     if (ownCommon !== null && within(dir, ownCommon)) continue;
-    const found = risks(git, dir, written(dirname(dir)) ? () => true : written);
+    const found = risks(git, dir, changedBelow(dirname(dir), root, written) || written(dir) ? () => true : written);
     if (found.length === 0) continue;
     const head = join(dir, 'HEAD');
     const failed = moveAside(head);
     warnings.push(failed === null
-      ? `the agent left a bare repository at ${dir}, whose git files would run programs when your git runs inside it: ${found.join('; ')}. Its HEAD was renamed HEAD${SUFFIX}, so git no longer takes the folder for a repository; review it, then restore it with: mv ${shellQuote(head + SUFFIX)} ${shellQuote(head)}`
+      ? `the agent left a bare repository at ${dir}, whose git files would run programs when your git runs inside it: ${found.join('; ')}. Its HEAD was renamed HEAD${SUFFIX}, so git no longer takes the folder for a repository; review it, then ${restoreHint(head + SUFFIX, head)}`
       : `the agent left a bare repository at ${dir} whose git files would run programs (${found.join('; ')}), and its HEAD could not be renamed (${failed}): remove it before you run git there`);
   }
   if (walk.truncated) warnings.push(`the check for nested repositories stopped after ${MAX_WALK} entries of ${root}: look for .git folders planted deeper before you run git there`);

@@ -72,7 +72,7 @@ function looksLikeGitDir(entries: Dirent[]): boolean {
 /** Whether `path` (resolved) lies inside `dir`. */
 export function within(path: string, dir: string): boolean {
   try {
-    const real = realpathSync(path);
+    const real = realpathSync.native(path);
     return real === dir || real.startsWith(dir + sep);
   } catch {
     return false;

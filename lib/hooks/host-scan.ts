@@ -77,6 +77,7 @@ function scanEnv(req: ScanRequest, tmp: string): Record<string, string> {
     GIT_TERMINAL_PROMPT: '0',
     GIT_OPTIONAL_LOCKS: '0',
     GIT_NO_LAZY_FETCH: '1',
+    GIT_ALLOW_PROTOCOL: 'none',
   };
   if (req.indexFile) env.GIT_INDEX_FILE = req.indexFile;
   return env;

@@ -2,7 +2,7 @@
 // their kind, symlink targets added, missing paths given placeholders, and the
 // ancestors to pin so that no protected path can be renamed away.
 import { lstatSync, realpathSync, statSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { basename, dirname } from 'node:path';
 import { gitFileStandIn, isGitFolderStandIn } from '../git/repo.js';
 import type { DeniedPath } from '../../templates/bwrap.js';
 import { expandPattern, MAX_ENTRIES } from './expand.js';
@@ -143,6 +143,20 @@ function standIn(path: string, home: string, exists: (path: string) => Kind): { 
   return createable ? { at: path, parents: missing } : { at: cur, parents: [] };
 }
 
+/** A missing path as it would be reached: its nearest existing parent resolved, the rest appended. */
+function realForm(path: string): string {
+  const rest: string[] = [];
+  for (let d = path; dirname(d) !== d; d = dirname(d)) {
+    try {
+      const real = realpathSync.native(d);
+      return [real === '/' ? '' : real, ...rest].join('/');
+    } catch {
+      rest.unshift(basename(d));
+    }
+  }
+  return path;
+}
+
 export function planProtection(input: ProtectInput): Protection {
   const disk = diskFacts();
   const exists = disk.kind;
@@ -164,7 +178,11 @@ export function planProtection(input: ProtectInput): Protection {
       if (invisible(path)) return;
       // What the sandbox cannot write needs no write denial, nor a stand-in against its creation.
       if (!writable(path) && (!reading || exists(path) === null)) {
-        if (reading && exists(path) === null) missingRead.add(path);
+        if (reading && exists(path) === null) {
+          // Also where it would really be: a symlinked parent (~/.config -> dotfiles/config) puts it elsewhere.
+          missingRead.add(path);
+          missingRead.add(realForm(path));
+        }
         return;
       }
       const kind = exists(path);

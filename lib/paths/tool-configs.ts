@@ -15,7 +15,7 @@ import { moveAside, QUARANTINE } from '../git/planted-repos.js';
 import { join } from 'node:path';
 import { inside, rulePaths } from './rules.js';
 import { findRepoRoot } from '../git/repo.js';
-import { shellQuote } from '../../templates/shell-quote.js';
+import { restoreHint } from '../util/style.js';
 
 export const TOOL_CONFIGS = [
   // Agents: hooks, MCP servers, commands, skills, notify commands.
@@ -52,7 +52,7 @@ export function quarantineToolConfigs(missing: string[], since: number | null): 
     if (since !== null && !(st.birthtimeMs > 0 && st.birthtimeMs >= since)) continue;
     const failed = moveAside(p);
     out.push(failed === null
-      ? `the agent made ${p}, which your own tools would run or obey when you next open the folder: it was renamed ${p}${QUARANTINE}; review it, then restore it with: mv ${shellQuote(p + QUARANTINE)} ${shellQuote(p)}`
+      ? `the agent made ${p}, which your own tools would run or obey when you next open the folder: it was renamed ${p}${QUARANTINE}; review it, then ${restoreHint(p + QUARANTINE, p)}`
       : `the agent made ${p}, which your own tools would run or obey, and it could not be moved aside (${failed}): review it before you open the folder`);
   }
   return out;

@@ -41,8 +41,8 @@ export function readAudit(home: string, session: string): AuditEvent[] {
     });
 }
 
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g;
-/** The event with control characters in its strings shown as "?": packages, reasons and arguments come from the sandbox, registries and OSV. */
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+/** The event with control characters and bidi overrides in its strings shown as "?": packages, reasons and arguments come from the sandbox, registries and OSV. */
 const printable = (e: AuditEvent): AuditEvent => JSON.parse(JSON.stringify(e), (_k, v: unknown) => (typeof v === 'string' ? v.replace(CONTROL, '?') : v)) as AuditEvent;
 
 /** One line per event; `mark` wraps the DENY and BLOCK labels (colour on a terminal). */

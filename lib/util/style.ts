@@ -1,6 +1,7 @@
 // Colour for notices on stderr, only where stderr is a terminal (picocolors also
 // honours NO_COLOR and FORCE_COLOR). Loaded on first use: most runs print none.
 import { createRequire } from 'node:module';
+import { shellQuote } from '../../templates/shell-quote.js';
 
 type Colors = typeof import('picocolors');
 let pc: ReturnType<Colors['createColors']> | undefined;
@@ -14,10 +15,12 @@ export const errorLabel = () => colors().red('stashbase:');
  * planted): control characters (escape sequences that clear, recolour or
  * retitle your terminal, a carriage return that overwrites the line) and the
  * bidirectional overrides that reorder text are shown as \xNN / \u{NNNN}.
- * Newlines and tabs stay.
+ * Tabs stay; newlines too, unless `oneLine` (a warning is one line: a name
+ * holding a newline must not start a line of its own that looks like ours).
  */
-export function printable(text: string): string {
-  return text.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, (c) => {
+export function printable(text: string, oneLine = false): string {
+  const unsafe = oneLine ? /[\u0000-\u0008\u000a-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g : /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+  return text.replace(unsafe, (c) => {
     const n = c.codePointAt(0) as number;
     return n <= 0xff ? `\\x${n.toString(16).padStart(2, '0')}` : `\\u{${n.toString(16)}}`;
   });
@@ -25,5 +28,16 @@ export function printable(text: string): string {
 
 /** A warning said even with --silent: a change stashbase made to your files, or a check it could not make. */
 export function alert(msg: string): void {
-  process.stderr.write(`${warningLabel()} ${printable(msg)}\n`);
+  process.stderr.write(`${warningLabel()} ${printable(msg, true)}\n`);
+}
+
+/**
+ * How to undo a rename stashbase made: a command to paste, shell-quoted, when
+ * the names print as they are; when they hold characters shown escaped, the
+ * printed command would name other paths (ones the agent could have made), so
+ * none is printed.
+ */
+export function restoreHint(from: string, to: string): string {
+  const cmd = `mv ${shellQuote(from)} ${shellQuote(to)}`;
+  return printable(cmd, true) === cmd ? `restore it with: ${cmd}` : 'restore it by renaming it back yourself (its name holds characters shown escaped here: no command is printed to paste)';
 }

@@ -141,6 +141,8 @@ for (const [backend, skip] of BACKENDS) {
         'git update-index --add --cacheinfo 100644,1111111111111111111111111111111111111111,x.txt',
         'git config core.repositoryformatversion 1 && git config extensions.partialClone origin',
         'git config remote.origin.url ssh://h/x && git config remote.origin.promisor true && git config remote.origin.partialclonefilter blob:none',
+        // A per-protocol allow outranks a -c protocol.allow=never: only the environment's GIT_ALLOW_PROTOCOL does not yield to it.
+        'git config protocol.ssh.allow always',
         // Late, so that its lines come last (an error keeps only git's last lines).
         `git config core.sshCommand 'sh -c "(sleep 1; echo RAN-SSH; echo LEAK=\$DEPLOY_TOKEN; printf %s \"\$DEPLOY_TOKEN\" | base64) >&2 </dev/null & exit 1" --'`,
         'cd ..',

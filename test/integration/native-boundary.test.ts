@@ -4,7 +4,7 @@
 // outside the sandbox, where the same attack works.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { dirname, join } from 'node:path';
 import { after, describe, test } from 'node:test';
@@ -333,6 +333,33 @@ describe('native boundary: renames on your side during the run (real bwrap)', ne
     assert.equal(out, 'unreadable\nunreadable\nOK\n');
     rmSync(join(h, '.config'), { recursive: true });
     rmSync(join(h, '.cargo'), { recursive: true });
+    rmSync(started);
+    rmSync(created);
+  });
+
+  test('the same through a symlinked folder (~/.config -> dotfiles/config, as dotfiles setups have it): still unreadable', async () => {
+    mkdirSync(join(h, 'dotfiles', 'config', 'foo'), { recursive: true });
+    writeFile(join(h, 'dotfiles', 'config', 'foo', 'ok.txt'), 'OK\n');
+    symlinkSync('dotfiles/config', join(h, '.config'));
+    const started = join(a.proj, 'started-link');
+    const created = join(a.proj, 'created-link');
+    const script = [
+      `touch ${started}; while [ ! -e ${created} ]; do sleep 0.05; done`,
+      'cat ~/.config/gh/hosts.yml || echo unreadable',
+      'cat ~/dotfiles/config/gh/hosts.yml || echo unreadable',
+      'cat ~/.config/foo/ok.txt',
+    ].join('\n');
+    const child = spawn(process.execPath, [BIN, 'agent', 'run', '--silent', '--', 'sh', '-c', script], { env: a.env, cwd: a.proj });
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+    while (!existsSync(started)) await sleep(50);
+    writeFile(join(h, 'dotfiles', 'config', 'gh', 'hosts.yml'), 'github.com:\n  oauth_token: gho_NEWTOKEN\n');
+    writeFileSync(created, '');
+    const code = await new Promise((r) => child.on('close', r));
+    assert.equal(code, 0);
+    assert.equal(out, 'unreadable\nunreadable\nOK\n');
+    rmSync(join(h, '.config'));
+    rmSync(join(h, 'dotfiles'), { recursive: true });
     rmSync(started);
     rmSync(created);
   });

@@ -353,25 +353,27 @@ function describeBackend(name: string, docker: boolean) {
       });
     }
 
-    test("a plant named to attack the warning itself: no escape sequence reaches your terminal, and the restore command it prints runs nothing else", async () => {
+    test("plants named to attack the warning itself: no escape sequence or forged line reaches your terminal; a restore command is printed only where it names the real folder, and runs nothing else", async () => {
       const marker = join(t.dir, `PWNED-name-${name}`);
       const injected = join(t.dir, `INJECTED-${name}`);
       const repo = join(t.dir, `name-${name}`);
       makeRepo(repo);
-      // A folder name with a title change, a screen clear, a colour, a carriage return, a bidi override, and shell syntax.
-      const evilName = `x;touch INJECTED-${name};y\u001b]0;pwned\u0007\u001b[2J\u001b[31m\rz\u202e`;
-      writeFileSync(join(repo, 'name.sh'), `set -e\nd="$(printf '%s' "$EVIL")"\nmkdir -- "$d" && git init -q -- "$d" && git -C "$d" config core.fsmonitor "touch $PWNFILE; false"\necho planted\n`);
-      const r = await cli(['agent', 'run', '--silent', ...flags, '--', 'env', `PWNFILE=${marker}`, `EVIL=${evilName}`, 'sh', 'name.sh'], { env: t.env, cwd: repo, timeoutMs: 90_000 });
+      // A title change, a screen clear, a colour, a carriage return, a bidi override, a newline starting a line of
+      // "ours"; and a plain name with shell syntax.
+      const evilName = `x\u001b]0;pwned\u0007\u001b[2J\u001b[31m\rz\u202e\nwarning: all clear`;
+      const shellName = `y;touch INJECTED-${name};y`;
+      writeFileSync(join(repo, 'name.sh'), `set -e\nfor d in "$(printf '%s' "$EVIL")" "$(printf '%s' "$SHELLY")"; do mkdir -- "$d" && git init -q -- "$d" && git -C "$d" config core.fsmonitor "touch $PWNFILE; false"; done\necho planted\n`);
+      const r = await cli(['agent', 'run', '--silent', ...flags, '--', 'env', `PWNFILE=${marker}`, `EVIL=${evilName}`, `SHELLY=${shellName}`, 'sh', 'name.sh'], { env: t.env, cwd: repo, timeoutMs: 90_000 });
       assert.equal(r.code, 0, r.stderr);
-      assert.match(r.stderr, /nested repository at .*x;touch .*\\x1b\]0;pwned\\x07\\x1b\[2J\\x1b\[31m\\x0dz\\u\{202e\}, in a subfolder/);
+      assert.match(r.stderr, /nested repository at .*x\\x1b\]0;pwned\\x07\\x1b\[2J\\x1b\[31m\\x0dz\\u\{202e\}\\x0awarning: all clear, in a subfolder/);
       assert.doesNotMatch(r.stderr, /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e]/, 'no control character or bidi override printed raw');
+      assert.doesNotMatch(r.stderr, /^warning: all clear/m, 'no line of the agent\'s making');
+      assert.match(r.stderr, /x\\x1b.*all clear\/\.git\.stashbase-quarantine, so git passes it by; review it, then restore it by renaming it back yourself \(its name holds characters shown escaped here: no command is printed to paste\)/);
       assert.equal(existsSync(join(repo, evilName, '.git.stashbase-quarantine')), true);
-      // The printed command, as you would paste it (the warning shows the name escaped: paste-able only once the
-      // escapes are undone, which here means running it with the real name), moves it back and runs nothing else.
-      const shown = /restore it with: (mv .*)$/m.exec(r.stderr)![1]!;
-      const real = shown.replace(/\\x([0-9a-f]{2})/g, (_, h: string) => String.fromCharCode(parseInt(h, 16))).replace(/\\u\{([0-9a-f]+)\}/g, (_, h: string) => String.fromCodePoint(parseInt(h, 16)));
-      assert.equal(spawnSync('sh', ['-c', real], { env: t.env, cwd: t.dir }).status, 0);
-      assert.equal(existsSync(join(repo, evilName, '.git')), true, 'moved back');
+      // The plain name's command, pasted as printed, moves it back and runs nothing else.
+      const shown = /restore it with: (mv .*y;touch.*)$/m.exec(r.stderr)![1]!;
+      assert.equal(spawnSync('sh', ['-c', shown], { env: t.env, cwd: t.dir }).status, 0);
+      assert.equal(existsSync(join(repo, shellName, '.git')), true, 'moved back');
       assert.equal(existsSync(injected), false, 'the shell ran nothing the name held');
     });
 
