@@ -71,8 +71,10 @@ export function shellCommand(docker: string, image: string, user: string | null,
       'run', '--rm', tty ? '-it' : '-i', '--init',
       ...(user !== null ? ['--user', user] : []),
       '--mount', `type=volume,source=${HOME_VOLUME},target=${AGENT_HOME}`,
-      '--env', `HOME=${AGENT_HOME}`, '--workdir', AGENT_HOME,
-      '--entrypoint', 'bash', image,
+      // The home volume is every run's agent's to write: the shell reads none of its startup files
+      // (.bashrc, .profile, .inputrc, whose macros can rewrite what you type), since it has the network.
+      '--env', `HOME=${AGENT_HOME}`, '--env', 'INPUTRC=/dev/null', '--workdir', AGENT_HOME,
+      '--entrypoint', 'bash', image, '--noprofile', '--norc',
     ],
   };
 }
