@@ -164,6 +164,24 @@ describe('Docker backend: runs and the agent docker commands (real engine)', nee
     assert.equal(r.stdout, `${process.getuid?.()}\n/home/agent\n/home/agent\nwritable\n`);
   });
 
+  test("agent docker shell, interactive (a terminal): an agent's ~/.bashrc in the home volume does not run there (the control: bash -i inside reads it)", async () => {
+    const plant = await cli(['agent', 'docker', 'shell'], { env: t.env, input: 'echo "echo RAN-BASHRC-\\$((3+4))" >> ~/.bashrc\n', timeoutMs: 60_000 });
+    assert.equal(plant.code, 0, plant.stderr);
+    try {
+      const typed = 'echo alive-$((1+1)); bash -ic "echo control-\\$((2+2))"; exit\n';
+      const r = spawnSync('script', ['-qec', `${process.execPath} ${BIN} agent docker shell`, '/dev/null'], { env: t.env, input: typed, encoding: 'utf8', timeout: 60_000 });
+      assert.equal(r.status, 0, r.stderr);
+      const alive = r.stdout.indexOf('alive-2');
+      const ran = r.stdout.indexOf('RAN-BASHRC-7');
+      assert.ok(alive >= 0, r.stdout);
+      assert.ok(ran > alive, `the plant ran only in the control, after the shell had started: ${JSON.stringify(r.stdout)}`);
+      assert.equal(r.stdout.split('RAN-BASHRC-7').length, 2, 'once: the control');
+      assert.match(r.stdout, /control-4/);
+    } finally {
+      await cli(['agent', 'docker', 'shell'], { env: t.env, input: "sed -i '/RAN-BASHRC/d' ~/.bashrc\n", timeoutMs: 60_000 });
+    }
+  });
+
   test('--dry-run --json: every docker command in order, teardown included, nothing run', async () => {
     const r = await cli(['agent', 'run', '--docker-sandbox', 'true', '--docker-isolated-paths', 'node_modules', '--dry-run', '--json', '--', 'claude'], { env: t.env, cwd: proj });
     assert.equal(r.code, 0, r.stderr);
