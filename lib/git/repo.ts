@@ -1,6 +1,6 @@
 // Where the repository around a working directory is: the nearest folder up
 // the tree that holds a `.git` (a directory, or a worktree's pointer file).
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { readSmallText } from '../util/read-text.js';
 import { probe } from '../exec.js';
@@ -94,27 +94,69 @@ export function coreHooksPath(text: string): string | null {
 }
 
 /**
- * Where your git runs hooks from when core.hooksPath names a folder: a folder
- * the agent could otherwise fill with hooks that your next commit runs. The
- * value each config file sets (the global ones name the folder of all your
- * repositories), and in a repository the value git itself computes, which
- * follows the system config and every include and includeIf. Relative paths
- * are taken from the repository's top, as git does.
+ * What the repository's git config makes your git run, for the sandbox to
+ * keep read-only: where hooks come from when core.hooksPath names a folder (a
+ * folder the agent could otherwise fill with hooks that your next commit
+ * runs), and every config file git reads for this repository outside its git
+ * directory (an include.path or includeIf naming a file in the working tree,
+ * where the agent could add core.fsmonitor). The hooksPath each config file
+ * sets (the global ones name the folder of all your repositories), and in a
+ * repository what git itself reads (one `git config --list --show-origin`:
+ * the system config and every include and includeIf). Relative paths are
+ * taken from the repository's top, as git does.
  */
 export function hooksPathTargets(cwd: string, home: string, env: NodeJS.ProcessEnv): string[] {
   const repo = findRepoRoot(cwd);
   const git = repo ? findTool('git', env) : null;
-  const effective = repo && git ? probe({ file: git, args: ['-C', repo.root, 'config', '--get', 'core.hooksPath'], env: { HOME: home } }) : null;
+  const listed = repo && git ? probe({ file: git, args: ['-C', repo.root, 'config', '--list', '--show-origin', '-z'], env: { HOME: home } }) : null;
   const xdg = env.XDG_CONFIG_HOME && isAbsolute(env.XDG_CONFIG_HOME) ? env.XDG_CONFIG_HOME : join(home, '.config');
   const configs = [join(home, '.gitconfig'), join(xdg, 'git', 'config'), ...(repo?.gitDir ? [join(repo.gitDir, 'config')] : [])];
   const out = new Set<string>();
+  const fromValue = (v: string) => (v === '~' || v.startsWith('~/') ? join(home, v.slice(1)) : isAbsolute(v) ? v : repo ? resolve(repo.root, v) : null);
   for (const file of configs) {
     const v = coreHooksPath(readSmallText(file, 1 << 20) ?? '');
-    if (v === null) continue;
-    const path = v === '~' || v.startsWith('~/') ? join(home, v.slice(1)) : isAbsolute(v) ? v : repo ? resolve(repo.root, v) : null;
+    const path = v === null ? null : fromValue(v);
     if (path) out.add(path);
   }
-  const v = effective?.code === 0 ? effective.stdout.trim() : '';
-  if (v !== '' && repo) out.add(v === '~' || v.startsWith('~/') ? join(home, v.slice(1)) : isAbsolute(v) ? v : resolve(repo.root, v));
+  if (listed?.code === 0 && repo) {
+    const { hooksPath, files } = parseConfigList(listed.stdout);
+    if (hooksPath) {
+      const path = fromValue(hooksPath);
+      if (path) out.add(path);
+    }
+    const gitDir = repo.gitDir ? realOrSelf(repo.gitDir) : realOrSelf(join(repo.root, '.git'));
+    // Those the sandbox could write: in the working tree (or your home, under deny-list writes); not in the git directory, whose view keeps them.
+    const root = realOrSelf(repo.root);
+    const realHome = realOrSelf(home);
+    for (const f of files) {
+      const path = realOrSelf(resolve(repo.root, f));
+      const inGitDir = path === gitDir || path.startsWith(gitDir + '/');
+      if (!inGitDir && (path.startsWith(root + '/') || path.startsWith(realHome + '/'))) out.add(path);
+    }
+  }
   return [...out];
+}
+
+/** `git config --list --show-origin -z`: the last core.hooksPath, and the files it came from (file: origins). */
+export function parseConfigList(out: string): { hooksPath: string | null; files: string[] } {
+  const parts = out.split('\0');
+  let hooksPath: string | null = null;
+  const files = new Set<string>();
+  for (let i = 0; i + 1 < parts.length; i += 2) {
+    const origin = parts[i] as string;
+    const entry = parts[i + 1] as string;
+    if (origin.startsWith('file:')) files.add(origin.slice(5));
+    const nl = entry.indexOf('\n');
+    const key = nl < 0 ? entry : entry.slice(0, nl);
+    if (key.toLowerCase() === 'core.hookspath') hooksPath = nl < 0 ? '' : entry.slice(nl + 1);
+  }
+  return { hooksPath: hooksPath === '' ? null : hooksPath, files: [...files] };
+}
+
+function realOrSelf(p: string): string {
+  try {
+    return realpathSync.native(p);
+  } catch {
+    return p;
+  }
 }

@@ -353,6 +353,25 @@ function describeBackend(name: string, docker: boolean) {
       });
     }
 
+    test("a config file your repository's config includes from the working tree cannot gain core.fsmonitor (the control: outside, it can and your git status runs it)", async () => {
+      const marker = join(t.dir, `PWNED-include-${name}`);
+      const repo = join(t.dir, `include-${name}`);
+      const g = makeRepo(repo);
+      writeFileSync(join(repo, 'shared.gitconfig'), '[user]\n\tname = Team\n');
+      assert.equal(g('config', 'include.path', '../shared.gitconfig').status, 0);
+      const append = `printf '[core]\\n\\tfsmonitor = "touch %s; false"\\n' "$PWNFILE" >> shared.gitconfig && echo appended || echo refused`;
+      const r = await cli(['agent', 'run', '--silent', ...flags, '--', 'env', `PWNFILE=${marker}`, 'sh', '-c', append], { env: t.env, cwd: repo, timeoutMs: 90_000 });
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(r.stdout, 'refused\n');
+      assert.equal(readFileSync(join(repo, 'shared.gitconfig'), 'utf8'), '[user]\n\tname = Team\n');
+      spawnSync('git', ['status'], { cwd: repo, env: t.env });
+      assert.equal(existsSync(marker), false);
+      // The control.
+      assert.equal(spawnSync('sh', ['-c', append], { cwd: repo, env: { ...t.env, PWNFILE: marker }, encoding: 'utf8' }).stdout, 'appended\n');
+      spawnSync('git', ['status'], { cwd: repo, env: t.env });
+      assert.equal(existsSync(marker), true);
+    });
+
     test("plants named to attack the warning itself: no escape sequence or forged line reaches your terminal; a restore command is printed only where it names the real folder, and runs nothing else", async () => {
       const marker = join(t.dir, `PWNED-name-${name}`);
       const injected = join(t.dir, `INJECTED-${name}`);

@@ -41,6 +41,7 @@ test('targets: a hooksPath set in an included file is found as git computes it',
   g('init', '-q');
   writeFileSync(join(home, '.gitconfig-hooks'), '[core]\n\thooksPath = tools/hooks\n');
   writeFileSync(join(home, '.gitconfig'), `[include]\n\tpath = ${join(home, '.gitconfig-hooks')}\n`);
-  assert.deepEqual(hooksPathTargets(repo, home, { PATH: process.env.PATH }), [join(repo, 'tools', 'hooks')]);
+  // The folder, and the config files git read it from (the agent must not add to them either).
+  assert.deepEqual(hooksPathTargets(repo, home, { PATH: process.env.PATH }), [join(repo, 'tools', 'hooks'), join(home, '.gitconfig'), join(home, '.gitconfig-hooks')]);
   assert.deepEqual(hooksPathTargets(repo, home, {}), [], 'without git, the files alone do not say it');
 });
