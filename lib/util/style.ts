@@ -15,11 +15,13 @@ export const errorLabel = () => colors().red('stashbase:');
  * planted): control characters (escape sequences that clear, recolour or
  * retitle your terminal, a carriage return that overwrites the line) and the
  * bidirectional overrides that reorder text are shown as \xNN / \u{NNNN}.
- * Tabs stay; newlines too, unless `oneLine` (a warning is one line: a name
- * holding a newline must not start a line of its own that looks like ours).
+ * Tabs stay; newlines too, unless `oneLine` (a warning is one line, with at
+ * most indented continuation lines: a name holding a newline must not start
+ * a line of its own that looks like ours).
  */
 export function printable(text: string, oneLine = false): string {
-  const unsafe = oneLine ? /[\u0000-\u0008\u000a-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g : /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+  // In one line, only a newline that starts an indented continuation ("\n  ", as a list of commits is shown) stays.
+  const unsafe = oneLine ? /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]|\n(?! {2})/g : /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
   return text.replace(unsafe, (c) => {
     const n = c.codePointAt(0) as number;
     return n <= 0xff ? `\\x${n.toString(16).padStart(2, '0')}` : `\\u{${n.toString(16)}}`;
@@ -39,5 +41,5 @@ export function alert(msg: string): void {
  */
 export function restoreHint(from: string, to: string): string {
   const cmd = `mv ${shellQuote(from)} ${shellQuote(to)}`;
-  return printable(cmd, true) === cmd ? `restore it with: ${cmd}` : 'restore it by renaming it back yourself (its name holds characters shown escaped here: no command is printed to paste)';
+  return printable(cmd, true) === cmd && !cmd.includes('\n') ? `restore it with: ${cmd}` : 'restore it by renaming it back yourself (its name holds characters shown escaped here: no command is printed to paste)';
 }
