@@ -19,7 +19,7 @@ import { gitlinksOfIndex } from './git-index.js';
 import { readSmallText } from '../util/read-text.js';
 import { findRepoRoot } from './repo.js';
 import { dotGitsUnder, MAX_WALK, moveAside, QUARANTINE, within } from './planted-repos.js';
-import { quarantineToolConfigs } from '../paths/tool-configs.js';
+import { isToolConfigBelow, quarantineDeeperToolConfigs, quarantineToolConfigs } from '../paths/tool-configs.js';
 import { checkGitState, snapshotGitState } from './git-state-guard.js';
 import { restoreHint } from '../util/style.js';
 
@@ -275,8 +275,9 @@ export function checkNestedRepos(cwd: string, env: NodeJS.ProcessEnv, since: num
       : `the agent left a submodule's git directory ${m} whose files would run programs (${found.join('; ')}), and it could not be renamed (${failed}): remove it before you run git submodule in ${root}`);
   }
   // Then every other .git in the tree, at any depth, in either form.
-  const walk = dotGitsUnder(root, MAX_WALK, setId);
+  const walk = dotGitsUnder(root, MAX_WALK, setId, isToolConfigBelow);
   warnings.push(...stripSetId(walk.setId.filter(written)));
+  warnings.push(...quarantineDeeperToolConfigs(walk.configs, written));
   const rootGit = join(root, '.git');
   const what = newRepo ? 'in a folder that was no repository' : 'in a subfolder';
   // Your own linked worktrees (and stashbase's) point at an admin folder in your git directory's

@@ -34,13 +34,14 @@ export const MAX_WALK = 300_000;
  * file whose setuid or setgid bit is set, inside git directories too (one
  * lstat per file).
  */
-export function dotGitsUnder(root: string, limit = MAX_WALK, setId = false): { found: string[]; bare: string[]; setId: string[]; truncated: boolean } {
+export function dotGitsUnder(root: string, limit = MAX_WALK, setId = false, configs: (path: string) => boolean = () => false): { found: string[]; bare: string[]; setId: string[]; configs: string[]; truncated: boolean } {
   const found: string[] = [];
+  const configList: string[] = [];
   const bare: string[] = [];
   const setIds: string[] = [];
   const stack: Array<[string, boolean]> = [[root, false]];
   let seen = 0;
-  const done = (truncated: boolean) => ({ found: found.sort(), bare: bare.sort(), setId: setIds.sort(), truncated });
+  const done = (truncated: boolean) => ({ found: found.sort(), bare: bare.sort(), setId: setIds.sort(), configs: configList.sort(), truncated });
   while (stack.length > 0) {
     const [dir, inGit] = stack.pop() as [string, boolean];
     let entries: Dirent[];
@@ -53,6 +54,7 @@ export function dotGitsUnder(root: string, limit = MAX_WALK, setId = false): { f
     for (const e of entries) {
       if (++seen > limit) return done(true);
       const full = dir + sep + e.name;
+      if (!inGit && dir !== root && configs(full.slice(root.length + 1))) configList.push(full);
       if (e.name === '.git' && !inGit) {
         if (dir !== root && (e.isDirectory() || e.isFile() || e.isSymbolicLink())) found.push(full);
         if (setId && e.isDirectory()) stack.push([full, true]);

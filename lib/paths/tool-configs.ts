@@ -25,7 +25,10 @@ export const TOOL_CONFIGS = [
   '.vscode', '.idea', '.devcontainer', '.zed', '.helix', '.nvim.lua', '.nvimrc', '.exrc', '.lazy.lua',
   // What your shell and toolchain wrappers obey on entering the folder or on any command there:
   // direnv, mise, pyenv (a version may name a path), rustup (a toolchain may be a path).
-  '.envrc', 'mise.toml', '.mise.toml', 'mise.local.toml', '.mise.local.toml', '.python-version', 'rust-toolchain', 'rust-toolchain.toml',
+  '.envrc', 'mise.toml', '.mise.toml', 'mise.local.toml', '.mise.local.toml', '.config/mise.toml', '.mise/config.toml', '.tool-versions',
+  '.python-version', 'rust-toolchain', 'rust-toolchain.toml',
+  // cargo's project config (build.rustc-wrapper and the like run on your next cargo build).
+  '.cargo/config.toml', '.cargo/config',
   // Package managers' project settings that run programs (yarnPath, script-shell, pnpm's install hooks).
   '.yarnrc', '.yarnrc.yml', '.npmrc', '.pnpmfile.cjs',
   // Commit-time hook runners: their config names the commands your next commit runs.
@@ -54,6 +57,33 @@ export function quarantineToolConfigs(missing: string[], since: number | null): 
     out.push(failed === null
       ? `the agent made ${p}, which your own tools would run or obey when you next open the folder: it was renamed ${p}${QUARANTINE}; review it, then ${restoreHint(p + QUARANTINE, p)}`
       : `the agent made ${p}, which your own tools would run or obey, and it could not be moved aside (${failed}): review it before you open the folder`);
+  }
+  return out;
+}
+
+/** Whether `relative` (a path in the tree, from its top) is one of them in a subfolder, outside node_modules: `pkg/.npmrc`, `app/.claude/settings.json`, … */
+export function isToolConfigBelow(relative: string): boolean {
+  const parts = relative.split('/');
+  if (parts.includes('node_modules')) return false;
+  return TOOL_CONFIGS.some((name) => {
+    const n = name.split('/');
+    return parts.length > n.length && n.every((c, i) => parts[parts.length - n.length + i] === c);
+  });
+}
+
+/**
+ * Moves aside those in subfolders that the run made or changed (`written`):
+ * the top's are read-only or checked by name; deeper ones your tools obey in
+ * their own folder (a package's .npmrc, a crate's .cargo/config.toml).
+ */
+export function quarantineDeeperToolConfigs(found: string[], written: (p: string) => boolean): string[] {
+  const out: string[] = [];
+  for (const p of found) {
+    if (!written(p)) continue;
+    const failed = moveAside(p);
+    out.push(failed === null
+      ? `the agent made or changed ${p}, which your own tools would run or obey in that folder: it was renamed ${p}${QUARANTINE}; review it, then ${restoreHint(p + QUARANTINE, p)}`
+      : `the agent made or changed ${p}, which your own tools would run or obey, and it could not be moved aside (${failed}): review it before you work in that folder`);
   }
   return out;
 }

@@ -59,6 +59,28 @@ for (const [name, docker] of [['native', false], ['docker', true]] as const) {
       }
     });
 
+    test("in subfolders too: a package's .npmrc, a crate's .cargo/config.toml, an app's .claude/settings.json the agent made or changed are moved aside; node_modules is left alone", async () => {
+      const dir = join(t.home, `deeper-${name}`);
+      writeFile(join(dir, 'pkg', '.npmrc'), 'save-exact=true\n');
+      writeFile(join(dir, 'pkg', 'keep', '.npmrc'), 'save-exact=true\n');
+      const plant = [
+        "echo 'script-shell=./evil.sh' >> pkg/.npmrc",
+        "mkdir -p crate/.cargo app/.claude node_modules/x && printf '[build]\\nrustc-wrapper = \"./evil\"\\n' > crate/.cargo/config.toml",
+        `echo '{"hooks":{}}' > app/.claude/settings.json`,
+        "echo 'registry=x' > node_modules/x/.npmrc",
+        'echo done',
+      ].join('; ');
+      const r = await run(dir, plant);
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(r.stdout, 'done\n');
+      for (const f of ['pkg/.npmrc', 'crate/.cargo/config.toml', 'app/.claude/settings.json']) {
+        assert.deepEqual([existsSync(join(dir, f)), existsSync(join(dir, `${f}.stashbase-quarantine`))], [false, true], f);
+        assert.ok(r.stderr.includes(`the agent made or changed ${join(dir, f)}, which your own tools would run or obey in that folder`), r.stderr);
+      }
+      assert.equal(readFileSync(join(dir, 'pkg', 'keep', '.npmrc'), 'utf8'), 'save-exact=true\n', 'one it did not touch stays');
+      assert.equal(existsSync(join(dir, 'node_modules', 'x', '.npmrc')), true);
+    });
+
     test('allow_write opens one of them: .envrc made inside is kept', async () => {
       const dir = join(t.home, `open-${name}`);
       mkdirSync(dir);
