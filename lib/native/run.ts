@@ -155,6 +155,8 @@ export async function runBwrap(prep: NativePrepared, opts: NativeRunOptions): Pr
   listening.catch(() => {});
   const infoStream = sandbox.child.stdio[4] as NodeJS.ReadableStream;
   const blockStream = (sandbox.child.stdio as unknown as Array<NodeJS.WritableStream>)[5] as NodeJS.WritableStream;
+  // A bwrap that fails at once resets these pipes: its exit status says why, not an unhandled ECONNRESET.
+  for (const fd of [4, 5, 6]) (sandbox.child.stdio[fd] as unknown as { on?: (e: string, f: () => void) => void } | null)?.on?.('error', () => {});
   let initPid: number | null = null;
   const forward = (sig: NodeJS.Signals) => {
     const target = initPid === null ? null : agentPid(initPid);
@@ -190,7 +192,7 @@ export async function runBwrap(prep: NativePrepared, opts: NativeRunOptions): Pr
     if (initPid !== null) killQuietly(initPid);
     sandbox.child.kill('SIGKILL');
     await sandbox.exit.catch(() => 0);
-    infoStream.removeAllListeners();
+    infoStream.removeAllListeners('data');
     (infoStream as unknown as { destroy(): void }).destroy();
     (blockStream as unknown as { destroy(): void }).destroy();
     throw e;

@@ -1,8 +1,8 @@
 // Turns a profile's deny lists into what a backend mounts: concrete paths with
 // their kind, symlink targets added, missing paths given placeholders, and the
 // ancestors to pin so that no protected path can be renamed away.
-import { lstatSync, realpathSync, statSync } from 'node:fs';
-import { basename, dirname } from 'node:path';
+import { lstatSync, readlinkSync, realpathSync, statSync } from 'node:fs';
+import { basename, dirname, resolve } from 'node:path';
 import { gitFileStandIn, isGitFolderStandIn } from '../git/repo.js';
 import type { DeniedPath } from '../../templates/bwrap.js';
 import { expandPattern, MAX_ENTRIES } from './expand.js';
@@ -170,7 +170,20 @@ export function planProtection(input: ProtectInput): Protection {
   const invisible = (p: string) => (input.privateDirs ?? []).some((d) => inside(p, d)) && !(input.shown ?? []).some((v) => inside(p, v));
   const collect = (entries: string[], optional: string[], forcedDirs: string[] = [], fileStandInsOk = false, reading = false): Map<string, DeniedPath> => {
     const out = new Map<string, DeniedPath>();
-    const add = (path: string, createIfMissing: boolean) => {
+    const add = (path: string, createIfMissing: boolean, depth = 0) => {
+      // A dangling symlink (~/.aws -> dotfiles/aws, not there yet): nothing to mount over (bwrap would
+      // follow it and fail); what it protects is its target, which is a missing path like any other.
+      if (depth < 8 && disk.isSymlink(path) && !statSync(path, { throwIfNoEntry: false })) {
+        let target: string;
+        try {
+          target = resolve(dirname(path), readlinkSync(path));
+        } catch {
+          return;
+        }
+        if (reading) missingRead.add(path);
+        if (target !== path) add(target, createIfMissing, depth + 1);
+        return;
+      }
       if (KERNEL_FS.test(path)) {
         if (input.within === undefined) warnings.push(`${path}: rules under /proc, /sys and /dev are not applied (the sandbox mounts its own)`);
         return;

@@ -61,8 +61,12 @@ export function quarantineToolConfigs(missing: string[], since: number | null): 
   return out;
 }
 
+const LAST_PARTS = new Set(TOOL_CONFIGS.map((n) => n.slice(n.lastIndexOf('/') + 1)));
+
 /** Whether `relative` (a path in the tree, from its top) is one of them in a subfolder, outside node_modules: `pkg/.npmrc`, `app/.claude/settings.json`, … */
 export function isToolConfigBelow(relative: string): boolean {
+  // Called for every entry of the tree: most names are no config's last part.
+  if (!LAST_PARTS.has(relative.slice(relative.lastIndexOf('/') + 1))) return false;
   const parts = relative.split('/');
   if (parts.includes('node_modules')) return false;
   return TOOL_CONFIGS.some((name) => {

@@ -364,6 +364,36 @@ describe('native boundary: renames on your side during the run (real bwrap)', ne
     rmSync(created);
   });
 
+  test('a denied store that is a dangling symlink (~/.aws -> dotfiles/aws, not made yet): the run starts, and what your side makes there during it stays unreadable', async () => {
+    mkdirSync(join(h, 'dotfiles'), { recursive: true });
+    symlinkSync('dotfiles/aws', join(h, '.aws'));
+    const started = join(a.proj, 'started-dangling');
+    const created = join(a.proj, 'created-dangling');
+    const script = [
+      `touch ${started}; while [ ! -e ${created} ]; do sleep 0.05; done`,
+      'cat ~/.aws/credentials || echo unreadable',
+      'cat ~/dotfiles/aws/credentials || echo unreadable',
+    ].join('\n');
+    const child = spawn(process.execPath, [BIN, 'agent', 'run', '--silent', '--', 'sh', '-c', script], { env: a.env, cwd: a.proj });
+    let out = '';
+    let err = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
+    const exited = new Promise((r) => child.on('close', r));
+    while (!existsSync(started)) {
+      assert.equal(child.exitCode, null, `the run ended before the agent started: ${err}`);
+      await sleep(50);
+    }
+    writeFile(join(h, 'dotfiles', 'aws', 'credentials'), '[default]\naws_secret_access_key = NEWSECRET\n');
+    writeFileSync(created, '');
+    assert.equal(await exited, 0, err);
+    assert.equal(out, 'unreadable\nunreadable\n');
+    rmSync(join(h, '.aws'));
+    rmSync(join(h, 'dotfiles'), { recursive: true });
+    rmSync(started);
+    rmSync(created);
+  });
+
   test('git config on your side renames .git/config and ~/.gitconfig mid-run: the agent still cannot plant core.fsmonitor, nor read a rotated denied file', async () => {
     const repo = join(a.proj, 'repo');
     const git = (args: string[]) => spawnSync('git', args, { cwd: repo, env: a.env, encoding: 'utf8' });
