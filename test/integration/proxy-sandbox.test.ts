@@ -31,6 +31,10 @@ interface Run {
   maxRelays: number;
 }
 
+function parentOf(pid: number): number {
+  return Number(/PPid:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
+}
+
 function descendsFrom(pid: number, ancestor: number): boolean {
   for (let p = pid, i = 0; p > 1 && i < 8; i++) {
     p = Number(/PPid:\s+(\d+)/.exec(readFileSync(`/proc/${p}/status`, 'utf8'))?.[1] ?? 0);
@@ -56,10 +60,12 @@ function attack(env: NodeJS.ProcessEnv, cwd: string, profile: string, scenarios:
       } catch {
         // gone
       }
-      // This run's relays only: other test files' runs may have theirs at the same time.
+      // This run's relays only: other test files' runs may have theirs at the same time. Not the
+      // launcher in the instant between forking the relay and becoming bwrap (stashbase's own child,
+      // it still carries the relay's script then); a relay forked per connection would be counted.
       maxRelays = Math.max(maxRelays, readdirSync('/proc').filter((p) => /^\d+$/.test(p) && (() => {
         try {
-          return readFileSync(`/proc/${p}/cmdline`, 'utf8').includes('# stashbase relay') && descendsFrom(Number(p), child.pid!);
+          return readFileSync(`/proc/${p}/cmdline`, 'utf8').includes('# stashbase relay') && parentOf(Number(p)) !== child.pid && descendsFrom(Number(p), child.pid!);
         } catch {
           return false;
         }
