@@ -34,6 +34,20 @@ const HARMLESS = [
   /^(user\.(name|email)|init\.defaultbranch|submodule\.active|lfs\.repositoryformatversion|pull\.rebase|pull\.ff)$/,
 ];
 
+/**
+ * `path` (absolute, or relative to `base`) as the kernel resolves it: a `..`
+ * after a symlink leaves the link's target, not the link's folder (resolve()
+ * would take it by its text). A path that does not exist is left as written.
+ */
+function kernelPath(base: string, path: string): string {
+  const joined = isAbsolute(path) ? path : `${base}/${path}`;
+  try {
+    return realpathSync.native(joined);
+  } catch {
+    return resolve(joined);
+  }
+}
+
 /** A `.git` directory, or the directory a `.git` file ("gitdir: …") points at. */
 export function gitDirOf(dotGit: string): string | null {
   const st = statSync(dotGit, { throwIfNoEntry: false });
@@ -42,8 +56,7 @@ export function gitDirOf(dotGit: string): string | null {
   // As git reads it: the whole file, less trailing CR/LF, must start "gitdir: "; the rest, spaces and all, is the path.
   const text = (readSmallText(dotGit) ?? '').replace(/[\r\n]+$/, '');
   if (!text.startsWith('gitdir: ') || text.length === 8) return null;
-  const path = text.slice(8);
-  return isAbsolute(path) ? path : resolve(dirname(dotGit), path);
+  return kernelPath(dirname(dotGit), text.slice(8));
 }
 
 /** The config keys of a file, as git reads it, or null when git cannot. */
@@ -77,7 +90,7 @@ function risks(git: string, gitDir: string, writtenHere: (p: string) => boolean)
   const dirs: Array<[string, (p: string) => boolean]> = [[gitDir, writtenHere]];
   const common = readSmallText(join(gitDir, 'commondir'));
   // A commondir written during the run points at a folder whose old files then count, all of them.
-  if (common !== null) dirs.push([resolve(gitDir, common.replace(/[\r\n]+$/, '')), writtenHere(join(gitDir, 'commondir')) ? () => true : writtenHere]);
+  if (common !== null) dirs.push([kernelPath(gitDir, common.replace(/[\r\n]+$/, '')), writtenHere(join(gitDir, 'commondir')) ? () => true : writtenHere]);
   const found: string[] = [];
   for (const [d, written] of dirs) {
     for (const name of ['config', 'config.worktree']) {
@@ -196,12 +209,20 @@ function changedBelow(dir: string, top: string, written: (p: string) => boolean)
   return false;
 }
 
+function realOrSelf(p: string): string {
+  try {
+    return realpathSync.native(p);
+  } catch {
+    return p;
+  }
+}
+
 /** The common git directory of a git directory (a linked worktree's admin folder names it in commondir). */
 function commonDirOf(gitDir: string): string {
   const common = readSmallText(join(gitDir, 'commondir'));
   if (common === null) return gitDir;
   try {
-    return realpathSync.native(resolve(gitDir, common.replace(/[\r\n]+$/, '')));
+    return realpathSync.native(kernelPath(gitDir, common.replace(/[\r\n]+$/, '')));
   } catch {
     return gitDir;
   }
@@ -302,7 +323,8 @@ export function checkNestedRepos(cwd: string, env: NodeJS.ProcessEnv, since: num
   // Bare repositories under any name: git takes the folder you run it in for one. Unplugged by their HEAD.
   for (const dir of walk.bare) {
     // (One a pointer file named is unplugged here too: cd into it and git would take it as it is.)
-    if (ownCommon !== null && within(dir, ownCommon)) continue;
+    // Yours: the git directory itself and your worktrees' admin folders; anything else in it is the agent's.
+    if ((ownCommon !== null && realOrSelf(dir) === ownCommon) || yours(dir)) continue;
     const found = risks(git, dir, changedBelow(dirname(dir), root, written) || written(dir) ? () => true : written);
     if (found.length === 0) continue;
     const head = join(dir, 'HEAD');

@@ -6,7 +6,8 @@
 // inside it. A walk of the tree (symlinks not followed, no `.git` entered)
 // finds them; one whose git files were written during the run and would run
 // programs is unplugged like a submodule (lib/git/nested-repo-guard.ts).
-import { type Dirent, lstatSync, readdirSync, realpathSync, renameSync } from 'node:fs';
+import { type Dirent, lstatSync, readdirSync, readlinkSync, realpathSync, renameSync, statSync } from 'node:fs';
+import { readSmallText } from '../util/read-text.js';
 import { sep } from 'node:path';
 
 /** What a plant is renamed to: git and your tools pass it by, and a `mv` restores it. */
@@ -50,7 +51,7 @@ export function dotGitsUnder(root: string, limit = MAX_WALK, setId = false, conf
     } catch {
       continue;
     }
-    if (!inGit && dir !== root && looksLikeGitDir(entries)) bare.push(dir);
+    if (!inGit && dir !== root && looksLikeGitDir(dir, entries)) bare.push(dir);
     for (const e of entries) {
       if (++seen > limit) return done(true);
       const full = dir + sep + e.name;
@@ -65,10 +66,32 @@ export function dotGitsUnder(root: string, limit = MAX_WALK, setId = false, conf
   return done(false);
 }
 
-/** What git itself checks a folder for: a HEAD file, an objects and a refs folder. */
-function looksLikeGitDir(entries: Dirent[]): boolean {
-  const has = (name: string, dir: boolean) => entries.some((e) => e.name === name && (dir ? e.isDirectory() : e.isFile()));
-  return has('HEAD', false) && has('objects', true) && has('refs', true);
+/**
+ * What git itself checks a folder for (is_git_directory): a HEAD that is a
+ * file or a link into refs/, and objects and refs folders, links followed,
+ * in the folder or in the one its commondir names.
+ */
+function looksLikeGitDir(dir: string, entries: Dirent[]): boolean {
+  const head = entries.find((e) => e.name === 'HEAD');
+  if (!head) return false;
+  if (head.isSymbolicLink()) {
+    let target = '';
+    try {
+      target = readlinkSync(dir + sep + 'HEAD');
+    } catch {
+      return false;
+    }
+    if (!target.startsWith('refs/')) return false;
+  } else if (!head.isFile()) return false;
+  let base = dir;
+  if (entries.some((e) => e.name === 'commondir')) {
+    const common = readSmallText(dir + sep + 'commondir');
+    if (common === null) return false;
+    const c = common.replace(/[\r\n]+$/, '');
+    base = c.startsWith('/') ? c : dir + sep + c;
+  }
+  const isDir = (p: string) => statSync(p, { throwIfNoEntry: false })?.isDirectory() === true;
+  return isDir(base + sep + 'objects') && isDir(base + sep + 'refs');
 }
 
 /** Whether `path` (resolved) lies inside `dir`. */

@@ -61,17 +61,18 @@ export function quarantineToolConfigs(missing: string[], since: number | null): 
   return out;
 }
 
-const LAST_PARTS = new Set(TOOL_CONFIGS.map((n) => n.slice(n.lastIndexOf('/') + 1)));
+const PARTS = new Set(TOOL_CONFIGS.flatMap((n) => n.split('/')));
 
 /** Whether `relative` (a path in the tree, from its top) is one of them in a subfolder, outside node_modules: `pkg/.npmrc`, `app/.claude/settings.json`, … */
 export function isToolConfigBelow(relative: string): boolean {
-  // Called for every entry of the tree: most names are no config's last part.
-  if (!LAST_PARTS.has(relative.slice(relative.lastIndexOf('/') + 1))) return false;
   const parts = relative.split('/');
-  if (parts.includes('node_modules')) return false;
+  // Called for every entry of the tree: most paths hold no config's name at all.
+  if (!parts.some((p) => PARTS.has(p)) || parts.includes('node_modules')) return false;
+  // The config itself, or a file inside a config folder (pkg/.vscode/tasks.json: a folder's time does not change when a file in it is rewritten).
   return TOOL_CONFIGS.some((name) => {
     const n = name.split('/');
-    return parts.length > n.length && n.every((c, i) => parts[parts.length - n.length + i] === c);
+    for (let at = 1; at + n.length <= parts.length; at++) if (n.every((c, i) => parts[at + i] === c)) return true;
+    return false;
   });
 }
 

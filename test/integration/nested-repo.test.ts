@@ -64,6 +64,10 @@ plant() { git init -q --bare "$1"; git --git-dir="$1" config core.bare false; gi
 plant gd && mkdir sub && ln -s ../gd sub/.git
 plant "gd2 " && mkdir sub2 && printf 'gitdir: ../gd2 \\n' > sub2/.git
 plant fixtures/evil.git && git --git-dir=fixtures/evil.git config core.worktree ..
+plant va.git && git --git-dir=va.git config core.worktree "$PWD/va.git" && mv va.git/objects va.git/o && ln -s o va.git/objects
+plant vb.git && git --git-dir=vb.git config core.worktree "$PWD/vb.git" && rm vb.git/HEAD && ln -s refs/heads/main vb.git/HEAD
+git init -q --bare vc/common && git --git-dir=vc/common config core.pager "touch $PWNFILE; cat" && mkdir vc/b && mv vc/common/HEAD vc/b/HEAD && echo ../common > vc/b/commondir
+plant .git/objects/zz.git && git --git-dir=.git/objects/zz.git config core.worktree "$PWD/vd/w" && mkdir -p vd/w && ln -s ../../.git/objects/zz.git/refs vd/w/l && printf 'gitdir: l/../\\n' > vd/w/.git
 echo '{"mcpServers":{}}' > .mcp.json
 echo garbage > .git/index
 echo planted
@@ -328,8 +332,13 @@ function describeBackend(name: string, docker: boolean) {
       else assert.match(r.stderr, /\.git\/index: the sandbox's index cannot be read to check what it hides: it is not carried back/);
       for (const d of ['sub', 'sub2']) assert.match(r.stderr, new RegExp(`nested repository at ${join(repo, d).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}, in a subfolder, .*core\\.fsmonitor`));
       assert.match(r.stderr, /bare repository at .*fixtures\/evil\.git, .*core\.fsmonitor/);
+      // Found in a third review: objects or HEAD as symlinks, a git directory split by its commondir, and a pointer whose ".." follows a symlink into your .git.
+      assert.match(r.stderr, /bare repository at .*\/va\.git, .*core\.fsmonitor/);
+      assert.match(r.stderr, /bare repository at .*\/vb\.git, .*core\.fsmonitor/);
+      assert.match(r.stderr, /bare repository at .*\/vc\/b, .*core\.pager/);
+      assert.match(r.stderr, new RegExp(`nested repository at ${join(repo, 'vd', 'w').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}, in a subfolder, .*core\\.fsmonitor`));
       assert.match(r.stderr, /the agent made .*\.mcp\.json, which your own tools would run or obey/);
-      for (const d of ['sub', 'sub2', 'fixtures/evil.git', 'gd', 'gd2 ']) spawnSync('git', ['status'], { cwd: join(repo, d), env: t.env });
+      for (const d of ['sub', 'sub2', 'fixtures/evil.git', 'gd', 'gd2 ', 'va.git', 'vb.git', 'vd/w']) spawnSync('git', ['status'], { cwd: join(repo, d), env: t.env });
       assert.equal(existsSync(marker), false, 'your git status in none of them ran anything');
       // The control: the bare repository put back runs, as git takes it.
       spawnSync('mv', [join(repo, 'fixtures', 'evil.git', 'HEAD.stashbase-quarantine'), join(repo, 'fixtures', 'evil.git', 'HEAD')]);
