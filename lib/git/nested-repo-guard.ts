@@ -12,13 +12,13 @@
 // planted are read only when they are small regular files.
 import { chmodSync, type Dirent, lstatSync, readdirSync, readFileSync, realpathSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, isAbsolute, join, resolve, sep } from 'node:path';
+import { dirname, join, sep } from 'node:path';
 import { probe } from '../exec.js';
 import { findTool } from '../util/find-tool.js';
 import { gitlinksOfIndex } from './git-index.js';
 import { readSmallText } from '../util/read-text.js';
 import { findRepoRoot } from './repo.js';
-import { dotGitsUnder, MAX_WALK, moveAside, QUARANTINE, within } from './planted-repos.js';
+import { commondirOf, dotGitsUnder, gitPathFile, kernelPath, MAX_WALK, moveAside, QUARANTINE, realOrSelf, within } from './planted-repos.js';
 import { isToolConfigBelow, quarantineDeeperToolConfigs, quarantineToolConfigs } from '../paths/tool-configs.js';
 import { checkGitState, snapshotGitState } from './git-state-guard.js';
 import { restoreHint } from '../util/style.js';
@@ -34,27 +34,13 @@ const HARMLESS = [
   /^(user\.(name|email)|init\.defaultbranch|submodule\.active|lfs\.repositoryformatversion|pull\.rebase|pull\.ff)$/,
 ];
 
-/**
- * `path` (absolute, or relative to `base`) as the kernel resolves it: a `..`
- * after a symlink leaves the link's target, not the link's folder (resolve()
- * would take it by its text). A path that does not exist is left as written.
- */
-function kernelPath(base: string, path: string): string {
-  const joined = isAbsolute(path) ? path : `${base}/${path}`;
-  try {
-    return realpathSync.native(joined);
-  } catch {
-    return resolve(joined);
-  }
-}
-
 /** A `.git` directory, or the directory a `.git` file ("gitdir: …") points at. */
 export function gitDirOf(dotGit: string): string | null {
   const st = statSync(dotGit, { throwIfNoEntry: false });
   if (!st) return null;
   if (st.isDirectory()) return dotGit;
   // As git reads it: the whole file, less trailing CR/LF, must start "gitdir: "; the rest, spaces and all, is the path.
-  const text = (readSmallText(dotGit) ?? '').replace(/[\r\n]+$/, '');
+  const text = gitPathFile(dotGit) ?? '';
   if (!text.startsWith('gitdir: ') || text.length === 8) return null;
   return kernelPath(dirname(dotGit), text.slice(8));
 }
@@ -88,9 +74,9 @@ function gitlinks(git: string, gitDir: string, root: string): string[] | string 
 /** What in a submodule's git directory (and its common directory) was written since `since` and would run programs. */
 function risks(git: string, gitDir: string, writtenHere: (p: string) => boolean): string[] {
   const dirs: Array<[string, (p: string) => boolean]> = [[gitDir, writtenHere]];
-  const common = readSmallText(join(gitDir, 'commondir'));
+  const common = commondirOf(gitDir);
   // A commondir written during the run points at a folder whose old files then count, all of them.
-  if (common !== null) dirs.push([kernelPath(gitDir, common.replace(/[\r\n]+$/, '')), writtenHere(join(gitDir, 'commondir')) ? () => true : writtenHere]);
+  if (common !== null) dirs.push([common, writtenHere(join(gitDir, 'commondir')) ? () => true : writtenHere]);
   const found: string[] = [];
   for (const [d, written] of dirs) {
     for (const name of ['config', 'config.worktree']) {
@@ -209,20 +195,12 @@ function changedBelow(dir: string, top: string, written: (p: string) => boolean)
   return false;
 }
 
-function realOrSelf(p: string): string {
-  try {
-    return realpathSync.native(p);
-  } catch {
-    return p;
-  }
-}
-
 /** The common git directory of a git directory (a linked worktree's admin folder names it in commondir). */
 function commonDirOf(gitDir: string): string {
-  const common = readSmallText(join(gitDir, 'commondir'));
+  const common = commondirOf(gitDir);
   if (common === null) return gitDir;
   try {
-    return realpathSync.native(kernelPath(gitDir, common.replace(/[\r\n]+$/, '')));
+    return realpathSync.native(common);
   } catch {
     return gitDir;
   }

@@ -8,7 +8,7 @@
 // programs is unplugged like a submodule (lib/git/nested-repo-guard.ts).
 import { type Dirent, lstatSync, readdirSync, readlinkSync, realpathSync, renameSync, statSync } from 'node:fs';
 import { readSmallText } from '../util/read-text.js';
-import { sep } from 'node:path';
+import { isAbsolute, resolve, sep } from 'node:path';
 
 /** What a plant is renamed to: git and your tools pass it by, and a `mv` restores it. */
 export const QUARANTINE = '.stashbase-quarantine';
@@ -83,15 +83,44 @@ function looksLikeGitDir(dir: string, entries: Dirent[]): boolean {
     }
     if (!target.startsWith('refs/')) return false;
   } else if (!head.isFile()) return false;
-  let base = dir;
-  if (entries.some((e) => e.name === 'commondir')) {
-    const common = readSmallText(dir + sep + 'commondir');
-    if (common === null) return false;
-    const c = common.replace(/[\r\n]+$/, '');
-    base = c.startsWith('/') ? c : dir + sep + c;
-  }
+  const base = entries.some((e) => e.name === 'commondir') ? commondirOf(dir) : dir;
+  if (base === null) return false;
   const isDir = (p: string) => statSync(p, { throwIfNoEntry: false })?.isDirectory() === true;
   return isDir(base + sep + 'objects') && isDir(base + sep + 'refs');
+}
+
+/**
+ * `path` (absolute, or relative to `base`) as the kernel resolves it: a `..`
+ * after a symlink leaves the link's target, not the link's folder (resolve()
+ * would take it by its text). A path that does not exist is left as written.
+ */
+export function kernelPath(base: string, path: string): string {
+  const joined = isAbsolute(path) ? path : `${base}/${path}`;
+  try {
+    return realpathSync.native(joined);
+  } catch {
+    return resolve(joined);
+  }
+}
+
+/** `p` resolved, or as it is when it cannot be. */
+export function realOrSelf(p: string): string {
+  try {
+    return realpathSync.native(p);
+  } catch {
+    return p;
+  }
+}
+
+/** A file git reads as a path (a .git pointer, commondir): all of it, less trailing CR/LF, as git strips it; null when unreadable. */
+export function gitPathFile(file: string): string | null {
+  return readSmallText(file)?.replace(/[\r\n]+$/, '') ?? null;
+}
+
+/** The folder a git directory's commondir names, kernel-resolved; null without one (or when it cannot be read). */
+export function commondirOf(gitDir: string): string | null {
+  const common = gitPathFile(gitDir + sep + 'commondir');
+  return common === null ? null : kernelPath(gitDir, common);
 }
 
 /** Whether `path` (resolved) lies inside `dir`. */

@@ -1,10 +1,11 @@
 // Where the repository around a working directory is: the nearest folder up
 // the tree that holds a `.git` (a directory, or a worktree's pointer file).
-import { existsSync, readdirSync, realpathSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { readSmallText } from '../util/read-text.js';
 import { probe } from '../exec.js';
 import { findTool } from '../util/find-tool.js';
+import { realOrSelf } from './planted-repos.js';
 
 export interface RepoRoot {
   root: string;
@@ -151,12 +152,4 @@ export function parseConfigList(out: string): { hooksPath: string | null; files:
     if (key.toLowerCase() === 'core.hookspath') hooksPath = nl < 0 ? '' : entry.slice(nl + 1);
   }
   return { hooksPath: hooksPath === '' ? null : hooksPath, files: [...files] };
-}
-
-function realOrSelf(p: string): string {
-  try {
-    return realpathSync.native(p);
-  } catch {
-    return p;
-  }
 }
