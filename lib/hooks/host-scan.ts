@@ -19,6 +19,7 @@ import { buildConfineSeatbeltCommand, buildConfineSeatbeltProfile } from '../../
 import { type CliFiles, thisCli } from './cli-files.js';
 import { parseScanRequest, plainPath, type ScanRequest } from './scan-request.js';
 import { scrubBuffer, scrubPairs } from '../proxy/scrub.js';
+import { SAFE_ENV } from '../../templates/git.js';
 
 export interface ScanAnswer {
   /** The scan's exit code: 0 clean, 1 found (or could not run), 2 refused; the hook exits with it. */
@@ -76,8 +77,8 @@ function scanEnv(req: ScanRequest, tmp: string): Record<string, string> {
     GIT_CONFIG_GLOBAL: '/dev/null',
     GIT_TERMINAL_PROMPT: '0',
     GIT_OPTIONAL_LOCKS: '0',
-    GIT_NO_LAZY_FETCH: '1',
-    GIT_ALLOW_PROTOCOL: 'none',
+    // No lazy fetch, no protocol: what every git run on an agent's repository gets (templates/git.ts).
+    ...SAFE_ENV,
   };
   if (req.indexFile) env.GIT_INDEX_FILE = req.indexFile;
   return env;

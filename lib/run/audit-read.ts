@@ -6,6 +6,7 @@ import { auditFile } from './audit.js';
 import { ConfigError, UsageError } from '../errors.js';
 import { homePaths } from '../home.js';
 import { SESSION_ID } from './session.js';
+import { UNPRINTABLE } from '../util/printable.js';
 
 export type AuditEvent = Record<string, unknown> & { type?: string; time?: string };
 
@@ -41,7 +42,7 @@ export function readAudit(home: string, session: string): AuditEvent[] {
     });
 }
 
-const CONTROL = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+const CONTROL = new RegExp(`[\\t\\n${UNPRINTABLE}]`, 'g');
 /** The event with control characters and bidi overrides in its strings shown as "?": packages, reasons and arguments come from the sandbox, registries and OSV. */
 const printable = (e: AuditEvent): AuditEvent => JSON.parse(JSON.stringify(e), (_k, v: unknown) => (typeof v === 'string' ? v.replace(CONTROL, '?') : v)) as AuditEvent;
 

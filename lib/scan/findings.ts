@@ -2,6 +2,10 @@
 // never leaves the detector that found it: only `masked` is carried, printed
 // and sent back to a sandbox.
 import { KNOWN_PREFIX } from '../secrets/placeholder.js';
+import { escaped, UNPRINTABLE } from '../util/printable.js';
+
+// Tabs and newlines too: a finding is one line.
+const VISIBLE = new RegExp(`[\\t\\n${UNPRINTABLE}]`, 'g');
 
 export interface Finding {
   file: string;
@@ -37,10 +41,7 @@ export function maskBound(secret: string): string {
 
 /** Control characters spelled out: a finding must not drive the terminal that shows it. */
 export function visible(s: string): string {
-  return s.replace(/[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, (c) => {
-    const n = c.charCodeAt(0);
-    return n <= 0xff ? `\\x${n.toString(16).padStart(2, '0')}` : `\\u{${n.toString(16)}}`;
-  });
+  return s.replace(VISIBLE, escaped);
 }
 
 export function formatFinding(f: Finding): string {

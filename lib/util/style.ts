@@ -2,6 +2,9 @@
 // honours NO_COLOR and FORCE_COLOR). Loaded on first use: most runs print none.
 import { createRequire } from 'node:module';
 import { shellQuote } from '../../templates/shell-quote.js';
+import { printable } from './printable.js';
+
+export { printable } from './printable.js';
 
 type Colors = typeof import('picocolors');
 let pc: ReturnType<Colors['createColors']> | undefined;
@@ -9,24 +12,6 @@ const colors = () => (pc ??= (createRequire(import.meta.url)('picocolors') as Co
 
 export const warningLabel = () => colors().yellow('warning:');
 export const errorLabel = () => colors().red('stashbase:');
-
-/**
- * What a notice may show of names the agent chose (a folder it made, a file it
- * planted): control characters (escape sequences that clear, recolour or
- * retitle your terminal, a carriage return that overwrites the line) and the
- * bidirectional overrides that reorder text are shown as \xNN / \u{NNNN}.
- * Tabs stay; newlines too, unless `oneLine` (a warning is one line, with at
- * most indented continuation lines: a name holding a newline must not start
- * a line of its own that looks like ours).
- */
-export function printable(text: string, oneLine = false): string {
-  // In one line, only a newline that starts an indented continuation ("\n  ", as a list of commits is shown) stays.
-  const unsafe = oneLine ? /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]|\n(?! {2})/g : /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
-  return text.replace(unsafe, (c) => {
-    const n = c.codePointAt(0) as number;
-    return n <= 0xff ? `\\x${n.toString(16).padStart(2, '0')}` : `\\u{${n.toString(16)}}`;
-  });
-}
 
 /** A warning said even with --silent: a change stashbase made to your files, or a check it could not make. */
 export function alert(msg: string): void {
