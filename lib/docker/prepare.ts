@@ -16,7 +16,7 @@ import { SandboxUnavailableError, UsageError } from '../errors.js';
 import { planProtection, type Protection } from '../paths/protect.js';
 import { isolatedPathProblem } from '../profile/docker-values.js';
 import type { Profile } from '../profile/types.js';
-import { executableGitState, findRepoRoot, hooksPathTargets } from '../git/repo.js';
+import { executableGitState, findRepoRoot, gitConfigTargets } from '../git/repo.js';
 import { existingToolConfigs } from '../paths/tool-configs.js';
 import { sessionFile } from '../run/session.js';
 import { caDirOf, runDirOf } from '../run/run-dir.js';
@@ -148,7 +148,7 @@ export function dockerProtection(ctx: DockerContext): Protection {
   return planProtection({
     denyRead: p.filesystem.denyRead,
     // Any folder core.hooksPath sends your git to for hooks (lib/git/repo.ts).
-    denyWrite: [...p.filesystem.denyWrite, ...hooksPathTargets(ctx.cwd, ctx.home, ctx.env), ...existingToolConfigs(ctx.cwd, ctx.home, p.filesystem.allowWrite)],
+    denyWrite: [...p.filesystem.denyWrite, ...gitConfigTargets(ctx.cwd, ctx.home, ctx.env), ...existingToolConfigs(ctx.cwd, ctx.home, p.filesystem.allowWrite)],
     alwaysDenyRead: [],
     stateDir: ctx.stashbaseHome,
     // A worktree run mounts its own pointer files read-only already (lib/worktree/run.ts).

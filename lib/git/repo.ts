@@ -106,7 +106,7 @@ export function coreHooksPath(text: string): string | null {
  * the system config and every include and includeIf). Relative paths are
  * taken from the repository's top, as git does.
  */
-export function hooksPathTargets(cwd: string, home: string, env: NodeJS.ProcessEnv): string[] {
+export function gitConfigTargets(cwd: string, home: string, env: NodeJS.ProcessEnv): string[] {
   const repo = findRepoRoot(cwd);
   const git = repo ? findTool('git', env) : null;
   const listed = repo && git ? probe({ file: git, args: ['-C', repo.root, 'config', '--list', '--show-origin', '-z'], env: { HOME: home } }) : null;

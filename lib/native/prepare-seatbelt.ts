@@ -12,7 +12,7 @@ import { buildSeatbeltCommand, buildSeatbeltProfile, type SeatbeltRule } from '.
 import { auditFile } from '../run/audit.js';
 import type { Protection } from '../paths/protect.js';
 import { escapeRegex } from '../paths/rules.js';
-import { hooksPathTargets } from '../git/repo.js';
+import { gitConfigTargets } from '../git/repo.js';
 import { existingToolConfigs } from '../paths/tool-configs.js';
 import { sessionFile } from '../run/session.js';
 import { claudeView, codexView } from '../views/agent-views.js';
@@ -71,7 +71,7 @@ export function prepareSeatbelt(
     otherRuns: allowList ? { regex: `^${escapeRegex(tmpdir())}/stashbase-ags_`, own: o.runDir } : null,
     unixSockets: p.sandbox.allowUnixSockets,
     denyRead: [...p.filesystem.denyRead, ctx.stashbaseHome, ...always.read],
-    denyWrite: [...p.filesystem.denyWrite, ...hooksPathTargets(ctx.cwd, ctx.home, ctx.env), ...existingToolConfigs(ctx.cwd, ctx.home, p.filesystem.allowWrite), ...always.write],
+    denyWrite: [...p.filesystem.denyWrite, ...gitConfigTargets(ctx.cwd, ctx.home, ctx.env), ...existingToolConfigs(ctx.cwd, ctx.home, p.filesystem.allowWrite), ...always.write],
     writable: ctx.writable,
     home: ctx.home,
     cwd: ctx.cwd,

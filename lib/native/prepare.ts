@@ -15,7 +15,7 @@ import { auditFile } from '../run/audit.js';
 import { DEFAULT_LIMITS } from '../proxy/limits.js';
 import { hookVariables } from '../hooks/run-env.js';
 import { sessionFile } from '../run/session.js';
-import { findRepoRoot, hooksPathTargets } from '../git/repo.js';
+import { findRepoRoot, gitConfigTargets } from '../git/repo.js';
 import { existingToolConfigs } from '../paths/tool-configs.js';
 import { alwaysDenied } from './always-denied.js';
 import { caDirOf, runDirOf } from '../run/run-dir.js';
@@ -83,7 +83,7 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
   const denyRead = p.filesystem.denyRead;
   // Write denials inside git's view are what the view already does (and a stand-in there would land in your .git).
   const gitAts = git.views.map((v) => v.at);
-  const denyWrite = [...p.filesystem.denyWrite, ...hooksPathTargets(ctx.cwd, ctx.home, ctx.env), ...existingToolConfigs(ctx.cwd, ctx.home, p.filesystem.allowWrite)].filter((e) => {
+  const denyWrite = [...p.filesystem.denyWrite, ...gitConfigTargets(ctx.cwd, ctx.home, ctx.env), ...existingToolConfigs(ctx.cwd, ctx.home, p.filesystem.allowWrite)].filter((e) => {
     const r = resolveRule(e, ctx.home, ctx.cwd);
     return r.kind === 'pattern' || !gitAts.some((g) => inside(r.path, g));
   });
