@@ -271,40 +271,54 @@ describe('native boundary: renames on your side during the run (real bwrap)', ne
   const h = a.home;
   after(() => a.cleanup());
 
+  /**
+   * The agent runs `first`, says it has started and waits; meanwhile your side does `yours`; then the
+   * agent runs `then`. What the run printed and how it ended.
+   */
+  const whileRunning = async (first: string[], yours: () => void, then: string[]) => {
+    const started = join(a.proj, 'started');
+    const go = join(a.proj, 'go');
+    const script = [...first, `touch ${started}; while [ ! -e ${go} ]; do sleep 0.05; done`, ...then].join('\n');
+    const child = spawn(process.execPath, [BIN, 'agent', 'run', '--silent', '--', 'sh', '-c', script], { env: a.env, cwd: a.proj });
+    let out = '';
+    let err = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
+    const exited = new Promise<number | null>((r) => child.on('close', r));
+    while (!existsSync(started)) {
+      assert.equal(child.exitCode, null, `the run ended before the agent started: ${err}`);
+      await sleep(50);
+    }
+    yours();
+    writeFileSync(go, '');
+    const code = await exited;
+    rmSync(started);
+    rmSync(go);
+    return { code, out, err };
+  };
+
   test('with denied files under Landlock, files still move and link across folders (REFER), and a denied file stays unreadable after a rename on your side, its temp file there from the start', async () => {
     writeFile(join(h, '.pgpass'), 'db:5432:*:me:hunter2\n');
     writeFile(join(h, '.netrc'), 'machine x login me password old\n');
     // Writers' temp files, already there when the sandbox starts: git/zsh style and renameio style.
     writeFile(join(h, '.pgpass.new'), '');
     writeFile(join(h, '..netrc8f3a'), '');
-    const started = join(a.proj, 'started');
-    const rotated = join(a.proj, 'rotated');
-    const script = [
+    const r = await whileRunning([
       'rm -rf a b; mkdir a b; echo x > a/f',
       'mv a/f b/f && ln b/f a/g && echo moved',
       'python3 -c "import os; os.rename(\'b/f\', \'a/h\'); print(\'renamed\')"',
       'echo t > /tmp/t && mv /tmp/t ./t && echo from-tmp',
-      `touch ${started}; while [ ! -e ${rotated} ]; do sleep 0.05; done`,
-      'cat ~/.pgpass || echo unreadable',
-      'cat ~/.netrc || echo unreadable',
-    ].join('\n');
-    const child = spawn(process.execPath, [BIN, 'agent', 'run', '--silent', '--', 'sh', '-c', script], { env: a.env, cwd: a.proj });
-    let out = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
-    // Once the agent runs, your side rewrites both denied files through their temp files, as a tool rotating a token would.
-    while (!existsSync(started)) await sleep(50);
-    writeFileSync(join(h, '.pgpass.new'), 'db:5432:*:me:rotated\n');
-    spawnSync('mv', [join(h, '.pgpass.new'), join(h, '.pgpass')]);
-    writeFileSync(join(h, '..netrc8f3a'), 'machine x login me password rotated\n');
-    spawnSync('mv', [join(h, '..netrc8f3a'), join(h, '.netrc')]);
-    writeFileSync(rotated, '');
-    const code = await new Promise((r) => child.on('close', r));
-    assert.equal(code, 0);
-    assert.equal(out, 'moved\nrenamed\nfrom-tmp\nunreadable\nunreadable\n');
+    ], () => {
+      // Once the agent runs, your side rewrites both denied files through their temp files, as a tool rotating a token would.
+      writeFileSync(join(h, '.pgpass.new'), 'db:5432:*:me:rotated\n');
+      spawnSync('mv', [join(h, '.pgpass.new'), join(h, '.pgpass')]);
+      writeFileSync(join(h, '..netrc8f3a'), 'machine x login me password rotated\n');
+      spawnSync('mv', [join(h, '..netrc8f3a'), join(h, '.netrc')]);
+    }, ['cat ~/.pgpass || echo unreadable', 'cat ~/.netrc || echo unreadable']);
+    assert.equal(r.code, 0);
+    assert.equal(r.out, 'moved\nrenamed\nfrom-tmp\nunreadable\nunreadable\n');
     rmSync(join(h, '.pgpass'));
     rmSync(join(h, '.netrc'));
-    rmSync(started);
-    rmSync(rotated);
   });
 
   test('a credential store your side creates during the run, where nothing was at the start, stays unreadable (Landlock: missing denied paths are never granted)', async () => {
@@ -312,86 +326,40 @@ describe('native boundary: renames on your side during the run (real bwrap)', ne
     mkdirSync(join(h, '.config', 'foo'), { recursive: true });
     writeFile(join(h, '.config', 'foo', 'ok.txt'), 'OK\n');
     mkdirSync(join(h, '.cargo'), { recursive: true });
-    const started = join(a.proj, 'started-login');
-    const created = join(a.proj, 'created-login');
-    const script = [
-      `touch ${started}; while [ ! -e ${created} ]; do sleep 0.05; done`,
-      'cat ~/.config/gh/hosts.yml || echo unreadable',
-      'cat ~/.cargo/credentials.toml || echo unreadable',
-      'cat ~/.config/foo/ok.txt',
-    ].join('\n');
-    const child = spawn(process.execPath, [BIN, 'agent', 'run', '--silent', '--', 'sh', '-c', script], { env: a.env, cwd: a.proj });
-    let out = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
-    // Once the agent runs, your side logs in: gh auth login and cargo login write their stores.
-    while (!existsSync(started)) await sleep(50);
-    writeFile(join(h, '.config', 'gh', 'hosts.yml'), 'github.com:\n  oauth_token: gho_NEWTOKEN\n');
-    writeFile(join(h, '.cargo', 'credentials.toml'), '[registry]\ntoken = "cio_NEWTOKEN"\n');
-    writeFileSync(created, '');
-    const code = await new Promise((r) => child.on('close', r));
-    assert.equal(code, 0);
-    assert.equal(out, 'unreadable\nunreadable\nOK\n');
+    const r = await whileRunning([], () => {
+      // Once the agent runs, your side logs in: gh auth login and cargo login write their stores.
+      writeFile(join(h, '.config', 'gh', 'hosts.yml'), 'github.com:\n  oauth_token: gho_NEWTOKEN\n');
+      writeFile(join(h, '.cargo', 'credentials.toml'), '[registry]\ntoken = "cio_NEWTOKEN"\n');
+    }, ['cat ~/.config/gh/hosts.yml || echo unreadable', 'cat ~/.cargo/credentials.toml || echo unreadable', 'cat ~/.config/foo/ok.txt']);
+    assert.equal(r.code, 0);
+    assert.equal(r.out, 'unreadable\nunreadable\nOK\n');
     rmSync(join(h, '.config'), { recursive: true });
     rmSync(join(h, '.cargo'), { recursive: true });
-    rmSync(started);
-    rmSync(created);
   });
 
   test('the same through a symlinked folder (~/.config -> dotfiles/config, as dotfiles setups have it): still unreadable', async () => {
     mkdirSync(join(h, 'dotfiles', 'config', 'foo'), { recursive: true });
     writeFile(join(h, 'dotfiles', 'config', 'foo', 'ok.txt'), 'OK\n');
     symlinkSync('dotfiles/config', join(h, '.config'));
-    const started = join(a.proj, 'started-link');
-    const created = join(a.proj, 'created-link');
-    const script = [
-      `touch ${started}; while [ ! -e ${created} ]; do sleep 0.05; done`,
-      'cat ~/.config/gh/hosts.yml || echo unreadable',
-      'cat ~/dotfiles/config/gh/hosts.yml || echo unreadable',
-      'cat ~/.config/foo/ok.txt',
-    ].join('\n');
-    const child = spawn(process.execPath, [BIN, 'agent', 'run', '--silent', '--', 'sh', '-c', script], { env: a.env, cwd: a.proj });
-    let out = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
-    while (!existsSync(started)) await sleep(50);
-    writeFile(join(h, 'dotfiles', 'config', 'gh', 'hosts.yml'), 'github.com:\n  oauth_token: gho_NEWTOKEN\n');
-    writeFileSync(created, '');
-    const code = await new Promise((r) => child.on('close', r));
-    assert.equal(code, 0);
-    assert.equal(out, 'unreadable\nunreadable\nOK\n');
+    const r = await whileRunning([], () => {
+      writeFile(join(h, 'dotfiles', 'config', 'gh', 'hosts.yml'), 'github.com:\n  oauth_token: gho_NEWTOKEN\n');
+    }, ['cat ~/.config/gh/hosts.yml || echo unreadable', 'cat ~/dotfiles/config/gh/hosts.yml || echo unreadable', 'cat ~/.config/foo/ok.txt']);
+    assert.equal(r.code, 0);
+    assert.equal(r.out, 'unreadable\nunreadable\nOK\n');
     rmSync(join(h, '.config'));
     rmSync(join(h, 'dotfiles'), { recursive: true });
-    rmSync(started);
-    rmSync(created);
   });
 
   test('a denied store that is a dangling symlink (~/.aws -> dotfiles/aws, not made yet): the run starts, and what your side makes there during it stays unreadable', async () => {
     mkdirSync(join(h, 'dotfiles'), { recursive: true });
     symlinkSync('dotfiles/aws', join(h, '.aws'));
-    const started = join(a.proj, 'started-dangling');
-    const created = join(a.proj, 'created-dangling');
-    const script = [
-      `touch ${started}; while [ ! -e ${created} ]; do sleep 0.05; done`,
-      'cat ~/.aws/credentials || echo unreadable',
-      'cat ~/dotfiles/aws/credentials || echo unreadable',
-    ].join('\n');
-    const child = spawn(process.execPath, [BIN, 'agent', 'run', '--silent', '--', 'sh', '-c', script], { env: a.env, cwd: a.proj });
-    let out = '';
-    let err = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
-    const exited = new Promise((r) => child.on('close', r));
-    while (!existsSync(started)) {
-      assert.equal(child.exitCode, null, `the run ended before the agent started: ${err}`);
-      await sleep(50);
-    }
-    writeFile(join(h, 'dotfiles', 'aws', 'credentials'), '[default]\naws_secret_access_key = NEWSECRET\n');
-    writeFileSync(created, '');
-    assert.equal(await exited, 0, err);
-    assert.equal(out, 'unreadable\nunreadable\n');
+    const r = await whileRunning([], () => {
+      writeFile(join(h, 'dotfiles', 'aws', 'credentials'), '[default]\naws_secret_access_key = NEWSECRET\n');
+    }, ['cat ~/.aws/credentials || echo unreadable', 'cat ~/dotfiles/aws/credentials || echo unreadable']);
+    assert.equal(r.code, 0, r.err);
+    assert.equal(r.out, 'unreadable\nunreadable\n');
     rmSync(join(h, '.aws'));
     rmSync(join(h, 'dotfiles'), { recursive: true });
-    rmSync(started);
-    rmSync(created);
   });
 
   test('git config on your side renames .git/config and ~/.gitconfig mid-run: the agent still cannot plant core.fsmonitor, nor read a rotated denied file', async () => {
