@@ -53,12 +53,17 @@ export function quarantineToolConfigs(missing: string[], since: number | null): 
     const st = statSync(p, { throwIfNoEntry: false, bigint: false });
     if (!st) continue;
     if (since !== null && !(st.birthtimeMs > 0 && st.birthtimeMs >= since)) continue;
-    const failed = moveAside(p);
-    out.push(failed === null
-      ? `the agent made ${p}, which your own tools would run or obey when you next open the folder: it was renamed ${p}${QUARANTINE}; review it, then ${restoreHint(p + QUARANTINE, p)}`
-      : `the agent made ${p}, which your own tools would run or obey, and it could not be moved aside (${failed}): review it before you open the folder`);
+    out.push(setAside(p, 'made', 'when you next open the folder', 'open the folder'));
   }
   return out;
+}
+
+/** Moves `p` aside; what to tell (`did`: what the agent did to it; `when`: when your tools would meet it). */
+function setAside(p: string, did: string, when: string, before: string): string {
+  const failed = moveAside(p);
+  return failed === null
+    ? `the agent ${did} ${p}, which your own tools would run or obey ${when}: it was renamed ${p}${QUARANTINE}; review it, then ${restoreHint(p + QUARANTINE, p)}`
+    : `the agent ${did} ${p}, which your own tools would run or obey, and it could not be moved aside (${failed}): review it before you ${before}`;
 }
 
 const PARTS = new Set(TOOL_CONFIGS.flatMap((n) => n.split('/')));
@@ -82,15 +87,8 @@ export function isToolConfigBelow(relative: string): boolean {
  * their own folder (a package's .npmrc, a crate's .cargo/config.toml).
  */
 export function quarantineDeeperToolConfigs(found: string[], written: (p: string) => boolean): string[] {
-  const out: string[] = [];
-  for (const p of found) {
-    if (!written(p)) continue;
-    const failed = moveAside(p);
-    out.push(failed === null
-      ? `the agent made or changed ${p}, which your own tools would run or obey in that folder: it was renamed ${p}${QUARANTINE}; review it, then ${restoreHint(p + QUARANTINE, p)}`
-      : `the agent made or changed ${p}, which your own tools would run or obey, and it could not be moved aside (${failed}): review it before you work in that folder`);
-  }
-  return out;
+  // One at a time: a folder moved aside takes the files below it along (they are then not there to check).
+  return found.flatMap((p) => (written(p) ? [setAside(p, 'made or changed', 'in that folder', 'work in that folder')] : []));
 }
 
 /** Their paths in the working directory (and at the repository's top, when that is higher), but those allow_write opens. */
