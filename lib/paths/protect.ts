@@ -143,16 +143,29 @@ function standIn(path: string, home: string, exists: (path: string) => Kind): { 
   return createable ? { at: path, parents: missing } : { at: cur, parents: [] };
 }
 
-/** A missing path as it would be reached: its nearest existing parent resolved, the rest appended. */
-function realForm(path: string): string {
+/**
+ * A missing path as it would be reached: its nearest existing parent resolved,
+ * the rest appended. `exists` and `real` are the plan's caches: the default
+ * denials share a few parents (~/.config, ~/.local/share), and a failed
+ * realpath (an exception) costs more than the lstat that spares it.
+ */
+function realForm(path: string, exists: (p: string) => Kind, real: Map<string, string>): string {
   const rest: string[] = [];
   for (let d = path; dirname(d) !== d; d = dirname(d)) {
-    try {
-      const real = realpathSync.native(d);
-      return [real === '/' ? '' : real, ...rest].join('/');
-    } catch {
-      rest.unshift(basename(d));
+    const kind = exists(d);
+    if (kind === 'dir' || kind === 'file') {
+      let r = real.get(d);
+      if (r === undefined) {
+        try {
+          r = realpathSync.native(d);
+        } catch {
+          return path;
+        }
+        real.set(d, r);
+      }
+      return [r === '/' ? '' : r, ...rest].join('/');
     }
+    rest.unshift(basename(d));
   }
   return path;
 }
@@ -165,6 +178,7 @@ export function planProtection(input: ProtectInput): Protection {
   const fileStandIns = new Set<string>();
   const parents = new Set<string>();
   const missingRead = new Set<string>();
+  const realParents = new Map<string, string>();
   const areas = input.writableAreas;
   const writable = (p: string) => areas === undefined || areas.some((a) => inside(p, a));
   const invisible = (p: string) => (input.privateDirs ?? []).some((d) => inside(p, d)) && !(input.shown ?? []).some((v) => inside(p, v));
@@ -194,7 +208,7 @@ export function planProtection(input: ProtectInput): Protection {
         if (reading && exists(path) === null) {
           // Also where it would really be: a symlinked parent (~/.config -> dotfiles/config) puts it elsewhere.
           missingRead.add(path);
-          missingRead.add(realForm(path));
+          missingRead.add(realForm(path, exists, realParents));
         }
         return;
       }
