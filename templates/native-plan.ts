@@ -126,14 +126,14 @@ export function buildNativePlan(p: NativePlanInput): Plan {
     steps.push(internalStep('stand-in-files', ['create read-only stand-in files at missing write-denied paths (removed after the run; empty, .git/commondir holds "."):', ...p.fileStandIns.map((x) => `  ${x}`)].join('\n')));
   }
   if (sb.kind === 'bwrap' && sb.relay) {
-    steps.push(internalStep('proxy', `start the egress proxy in this process on the Unix socket ${sb.relay.socket}; the sandbox reaches it as ${p.proxyUrl} in its own network namespace`));
+    steps.push(internalStep('proxy', `start the egress proxy in this process; it accepts on a socket in the sandbox's own network namespace, which the sandbox reaches as ${p.proxyUrl}`));
     const joins = sb.input.userns ? 'user and network namespaces' : 'network namespace';
     const ctl = relayControlFd(sb.input.userns);
-    steps.push(internalStep('relay-start', `one process starts the sandbox and its relay: perl forks; the parent becomes bwrap; the child is the relay, in a session of its own, talking to stashbase on fd ${ctl} (closed in the sandbox): it waits for the sandbox's pid, joins its ${joins} with setns(2) (not its PID namespace), and listens on its loopback (at most ${sb.relay.maxConnections} connections, one event loop):`));
+    steps.push(internalStep('relay-start', `one process starts the sandbox and its relay: perl forks; the parent becomes bwrap; the child is the relay, in a session of its own, talking to stashbase on Node's IPC channel, fd ${ctl} (closed in the sandbox): it waits for the sandbox's pid, joins its ${joins} with setns(2) (not its PID namespace), listens on its loopback, hands the listening socket to stashbase (SCM_RIGHTS) and exits:`));
     steps.push(commandStep('sandbox', withRelay(buildBwrapCommand(sb.input), sb.relay, ctl, sandboxFds(sb.input.userns)), true));
     const maps = sb.input.userns ? `; write its uid_map and gid_map (your ids only, setgroups denied)` : '';
     steps.push(internalStep('relay-wait', `bwrap reports its pid on fd ${BWRAP_FDS.info} and waits on fd ${BWRAP_FDS.block}${maps}; the relay is given that pid`));
-    steps.push(internalStep('release', `${sb.input.userns ? `once the relay says "joined", let bwrap go on (write to fd ${BWRAP_FDS.userns}); ` : ''}once the relay says "ready", release bwrap (write to fd ${BWRAP_FDS.block})`));
+    steps.push(internalStep('release', `${sb.input.userns ? `once the relay says "joined", let bwrap go on (write to fd ${BWRAP_FDS.userns}); ` : ''}once the proxy listens on the relay's socket and the relay is gone, release bwrap (write to fd ${BWRAP_FDS.block})`));
   } else if (sb.kind === 'bwrap') {
     steps.push(internalStep('proxy', `start the egress proxy in this process on ${p.proxyUrl} (host network: raw connections are not blocked)`));
     steps.push(commandStep('sandbox', buildBwrapCommand(sb.input), true));
@@ -143,6 +143,6 @@ export function buildNativePlan(p: NativePlanInput): Plan {
     steps.push(commandStep('sandbox', buildSystemdRunCommand(sb.input), true));
   }
   for (const w of p.warnings) steps.push(internalStep('warning', `warning: ${w}`));
-  steps.push(internalStep('teardown', `after the agent exits: stop the relay and the proxy, ${p.views.length > 0 ? 'carry back what each view names, ' : ''}remove the stand-ins and ${p.runDir}, append the end event, remove ${p.sessionFile}`));
+  steps.push(internalStep('teardown', `after the agent exits: stop the proxy, ${p.views.length > 0 ? 'carry back what each view names, ' : ''}remove the stand-ins and ${p.runDir}, append the end event, remove ${p.sessionFile}`));
   return { title: `stashbase agent run: session ${p.session}, profile ${p.profile}, native backend (${sb.kind})`, steps };
 }

@@ -1,7 +1,7 @@
 // Shared test helpers: temporary homes, running the real CLI, and the rule
 // that integration tests skip loudly on a laptop but fail in CI.
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, mkdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -123,4 +123,18 @@ export function cli(args: string[], opts: { env: NodeJS.ProcessEnv; cwd?: string
     });
     child.stdin.end(opts.input ?? '');
   });
+}
+
+/** The parent of a process, from /proc. */
+export function parentOf(pid: number): number {
+  return Number(/PPid:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
+}
+
+/** Whether `pid` is a descendant of `ancestor` (at most 8 generations up). */
+export function descendsFrom(pid: number, ancestor: number): boolean {
+  for (let p = pid, i = 0; p > 1 && i < 8; i++) {
+    p = Number(/PPid:\s+(\d+)/.exec(readFileSync(`/proc/${p}/status`, 'utf8'))?.[1] ?? 0);
+    if (p === ancestor) return true;
+  }
+  return false;
 }

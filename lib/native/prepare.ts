@@ -5,14 +5,13 @@ import { accessSync, constants, lstatSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { findTool } from '../util/find-tool.js';
 import { type BindMount, type BwrapInput, PROC_READ_ONLY } from '../../templates/bwrap.js';
-import { BRIDGE_PORT, SETNS_SYSCALL, SETSID_SYSCALL, type RelayInput } from '../../templates/bridge-relay.js';
+import { BRIDGE_PORT, SENDMSG_SYSCALL, SETNS_SYSCALL, SETSID_SYSCALL, type RelayInput } from '../../templates/bridge-relay.js';
 import { buildNativePlan, caEnv, proxyEnv, type PlannedView, SANDBOX_MARKER_ENV } from '../../templates/native-plan.js';
 import type { SystemdRunInput } from '../../templates/systemd-run.js';
 import { SandboxUnavailableError } from '../errors.js';
 import { removedVariables } from '../run/env-policy.js';
 import { planProtection } from '../paths/protect.js';
 import { auditFile } from '../run/audit.js';
-import { DEFAULT_LIMITS } from '../proxy/limits.js';
 import { hookVariables } from '../hooks/run-env.js';
 import { sessionFile } from '../run/session.js';
 import { findRepoRoot, gitConfigTargets } from '../git/repo.js';
@@ -165,10 +164,8 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
           perl: tool('perl', ctx.env, 'perl-base'),
           setns: SETNS_SYSCALL[process.arch as keyof typeof SETNS_SYSCALL],
           setsid: SETSID_SYSCALL[process.arch as keyof typeof SETSID_SYSCALL],
+          sendmsg: SENDMSG_SYSCALL[process.arch as keyof typeof SENDMSG_SYSCALL],
           userns: bwrap.userns,
-          socket: join(runDir, 'proxy.sock'),
-          // Above the proxy's own limit: connections the proxy has not taken yet wait here.
-          maxConnections: 2 * (p.network.limits.maxConnections ?? DEFAULT_LIMITS.maxConnections),
         }
       : null;
   }

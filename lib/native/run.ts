@@ -1,9 +1,9 @@
 // Executes a prepared native plan: the run directory, stand-ins for missing
 // protected paths, the proxy, bwrap, and the bridge into its network namespace.
 import { closeSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
 import type { Server } from 'node:net';
 import { join } from 'node:path';
-import type { Duplex } from 'node:stream';
 import { relayControlFd } from '../../templates/native-plan.js';
 import { SandboxUnavailableError } from '../errors.js';
 import { forwardSignals, start } from '../exec.js';
@@ -46,69 +46,74 @@ interface Relay {
   join(pid: number): void;
   /** It runs inside the namespaces. */
   joined: Promise<void>;
-  /** It listens on the namespace's loopback. */
-  ready: Promise<void>;
-  kill(): void;
+  /** Its listening socket on the namespace's loopback, now ours. */
+  listening: Promise<unknown>;
+  /** Closes the channel (the relay exits at its end) and kills a relay that is still there. */
+  close(): void;
 }
 
-/** The relay forked beside bwrap (templates/bridge-relay.ts), through its socket pair with us. */
-function relayChannel(channel: Duplex, sandboxExit: Promise<number>): Relay {
-  let out = '';
+type RelayMessage = { relay?: unknown; pid?: unknown; why?: unknown };
+
+/**
+ * The relay forked beside bwrap (templates/bridge-relay.ts), on Node's IPC
+ * channel with it: its words, then its listening socket. Only those are read:
+ * anything else on the channel is ignored, and the channel closes once the
+ * socket is here (the relay then exits).
+ */
+function relayChannel(child: ChildProcess, sandboxExit: Promise<number>): Relay {
   let pid: number | null = null;
-  const waiters: Array<() => void> = [];
-  channel.setEncoding('utf8');
-  channel.on('error', () => {}); // a relay that died is reported below
-  const seen = (word: string) =>
-    new Promise<void>((resolve, reject) => {
-      const fail = (why: string) => reject(new SandboxUnavailableError(`the network relay into the sandbox failed (${why}); nothing was run`));
-      const timer = setTimeout(() => fail(`no "${word}" within 10 s`), 10_000);
-      const check = () => {
-        const lines = out.split('\n');
-        const error = lines.find((l) => l.startsWith('error '));
-        if (error) {
-          clearTimeout(timer);
-          fail(error.slice(6));
-        } else if (lines.includes(word)) {
-          clearTimeout(timer);
-          resolve();
-        }
-      };
-      waiters.push(check);
-      channel.on('end', () => {
-        clearTimeout(timer);
-        fail('it exited');
-      });
-      void sandboxExit.then(() => {
-        clearTimeout(timer);
-        fail('the sandbox exited first');
-      });
-      check();
-    });
-  channel.on('data', (d: string) => {
-    out += d;
-    const m = /^pid (\d+)$/m.exec(out);
-    if (m) pid = Number(m[1]);
-    for (const w of waiters) w();
+  const said = new Map<string, (handle: unknown) => void>();
+  let failure: string | null = null;
+  const failed: Array<(why: string) => void> = [];
+  const fail = (why: string) => {
+    if (failure !== null) return;
+    failure = why;
+    for (const f of failed) f(why);
+  };
+  child.on('message', (m: RelayMessage, handle: unknown) => {
+    if (typeof m !== 'object' || m === null) return;
+    if (m.relay === 'pid' && typeof m.pid === 'number' && pid === null) pid = m.pid;
+    else if (m.relay === 'error') fail(typeof m.why === 'string' ? m.why : 'unknown error');
+    else if (typeof m.relay === 'string') said.get(m.relay)?.(handle);
   });
-  const joined = seen('joined');
-  const ready = seen('ready');
+  child.on('disconnect', () => fail('it exited'));
+  void sandboxExit.then(() => fail('the sandbox exited first'));
+  const seen = (word: string) =>
+    new Promise<unknown>((resolve, reject) => {
+      const timer = setTimeout(() => fail(`no "${word}" within 10 s`), 10_000);
+      const done = (f: () => void) => {
+        clearTimeout(timer);
+        said.delete(word);
+        f();
+      };
+      said.set(word, (handle) => done(() => resolve(handle)));
+      failed.push((why) => done(() => reject(new SandboxUnavailableError(`the network relay into the sandbox failed (${why}); nothing was run`))));
+      if (failure !== null) fail(failure);
+    });
+  const joined = seen('joined') as Promise<void>;
+  const listening = seen('listening').then((handle) => {
+    if (!handle) throw new SandboxUnavailableError('the network relay into the sandbox failed (no socket came with its word); nothing was run');
+    return handle;
+  });
   joined.catch(() => {});
-  ready.catch(() => {});
+  listening.catch(() => {});
   return {
-    join: (p) => channel.write(`${p}\n`),
+    join: (p) => {
+      if (child.connected) child.send({ pid: p });
+    },
     joined,
-    ready,
-    kill: () => {
+    listening,
+    close: () => {
+      if (child.connected) child.disconnect();
       if (pid !== null) killQuietly(pid);
-      channel.destroy();
     },
   };
 }
 
-function listenSocket(server: Server, path: string): Promise<void> {
+function listenOn(server: Server, handle: unknown): Promise<void> {
   return new Promise((resolve, reject) => {
-    server.once('error', (e) => reject(new SandboxUnavailableError(`the proxy cannot listen on ${path} (${e.message}); nothing was run`)));
-    server.listen({ path, backlog: 4096 }, () => resolve());
+    server.once('error', (e) => reject(new SandboxUnavailableError(`the proxy cannot listen in the sandbox's namespace (${e.message}); nothing was run`)));
+    server.listen(handle as { fd: number }, 4096, () => resolve());
   });
 }
 
@@ -145,14 +150,12 @@ export async function runBwrap(prep: NativePrepared, opts: NativeRunOptions): Pr
   // bwrap's mounts (the longest part of its start) run while the relay starts
   // and the proxy begins listening; it waits for us before the agent starts.
   const userns = prep.bwrap?.userns === true;
-  const stdio: Array<'inherit' | 'pipe' | number> = ['inherit', 'inherit', 'inherit', seccompFd, 'pipe', 'pipe', ...(userns ? ['pipe' as const] : [])];
-  if (prep.relay) stdio[relayControlFd(userns)] = 'pipe';
+  const stdio: Array<'inherit' | 'pipe' | 'ipc' | number> = ['inherit', 'inherit', 'inherit', seccompFd, 'pipe', 'pipe', ...(userns ? ['pipe' as const] : [])];
+  if (prep.relay) stdio[relayControlFd(userns)] = 'ipc';
   const sandbox = start(step.command, stdio);
   closeSync(seccompFd);
   opts.trace?.mark('spawn');
-  const relay: Relay | null = prep.relay ? relayChannel(sandbox.child.stdio[relayControlFd(userns)] as unknown as Duplex, sandbox.exit) : null;
-  const listening = prep.relay ? listenSocket(opts.proxy, prep.relay.socket) : Promise.resolve();
-  listening.catch(() => {});
+  const relay: Relay | null = prep.relay ? relayChannel(sandbox.child, sandbox.exit) : null;
   const infoStream = sandbox.child.stdio[4] as NodeJS.ReadableStream;
   const blockStream = (sandbox.child.stdio as unknown as Array<NodeJS.WritableStream>)[5] as NodeJS.WritableStream;
   // A bwrap that fails at once resets these pipes: its exit status says why, not an unhandled ECONNRESET.
@@ -180,8 +183,10 @@ export async function runBwrap(prep: NativePrepared, opts: NativeRunOptions): Pr
       if (relay) await relay.joined;
       usernsStream?.write('1');
     }
-    if (relay) await relay.ready;
-    await listening;
+    if (relay) {
+      await listenOn(opts.proxy, await relay.listening);
+      relay.close();
+    }
     opts.trace?.mark('relay');
     blockStream.write('1');
     if (opts.onStarted) setImmediate(opts.onStarted);
@@ -198,7 +203,7 @@ export async function runBwrap(prep: NativePrepared, opts: NativeRunOptions): Pr
     throw e;
   } finally {
     unforward();
-    relay?.kill();
+    relay?.close();
   }
 }
 

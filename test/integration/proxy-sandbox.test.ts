@@ -12,7 +12,7 @@ import { copyFileSync, mkdirSync, readdirSync, readFileSync, statSync, writeFile
 import { createServer as createTcp, type AddressInfo, type Server as TcpServer } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { BIN, needs, REPO, tempHome } from '../helpers.js';
+import { BIN, descendsFrom, needs, parentOf, REPO, tempHome } from '../helpers.js';
 import { leaks } from '../leak-check.js';
 import { type Stub, startStub } from '../proxy-stubs.js';
 import { messages, readFrames } from '../ws-util.js';
@@ -29,18 +29,6 @@ interface Run {
   code: number | null;
   maxRssMb: number;
   maxRelays: number;
-}
-
-function parentOf(pid: number): number {
-  return Number(/PPid:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
-}
-
-function descendsFrom(pid: number, ancestor: number): boolean {
-  for (let p = pid, i = 0; p > 1 && i < 8; i++) {
-    p = Number(/PPid:\s+(\d+)/.exec(readFileSync(`/proc/${p}/status`, 'utf8'))?.[1] ?? 0);
-    if (p === ancestor) return true;
-  }
-  return false;
 }
 
 /** Runs the attack script in a sandbox, sampling the stashbase process's memory and the relays meanwhile. */
@@ -62,7 +50,8 @@ function attack(env: NodeJS.ProcessEnv, cwd: string, profile: string, scenarios:
       }
       // This run's relays only: other test files' runs may have theirs at the same time. Not the
       // launcher in the instant between forking the relay and becoming bwrap (stashbase's own child,
-      // it still carries the relay's script then); a relay forked per connection would be counted.
+      // it still carries the relay's script then). The relay lives only until the proxy has its
+      // socket, before the agent starts; a process per connection would be counted.
       maxRelays = Math.max(maxRelays, readdirSync('/proc').filter((p) => /^\d+$/.test(p) && (() => {
         try {
           return readFileSync(`/proc/${p}/cmdline`, 'utf8').includes('# stashbase relay') && parentOf(Number(p)) !== child.pid && descendsFrom(Number(p), child.pid!);
@@ -230,12 +219,13 @@ for (const backend of ['native', 'docker'] as const) {
       assert.ok(r.silent!.closed_after !== null && r.silent!.closed_after < 4000, `silent closed after ${r.silent!.closed_after} ms`);
     });
 
-    test(`10: 1,500 unfinished heads: stashbase stays under ${RSS_CEILING_MB} MB, a normal request is answered, one relay, the audit log under its cap`, () => {
+    test(`10: 1,500 unfinished heads: stashbase stays under ${RSS_CEILING_MB} MB, a normal request is answered, no relay process, the audit log under its cap`, () => {
       const r = ok('flood') as { normal_ok: boolean; normal_ms: number; opened: number; why: string };
       assert.equal(r.normal_ok, true, r.why);
       assert.ok(r.normal_ms < 2000, `${r.normal_ms} ms`);
       assert.ok(run.maxRssMb < RSS_CEILING_MB, `stashbase reached ${run.maxRssMb.toFixed(0)} MB`);
-      if (backend === 'native') assert.equal(run.maxRelays, 1, 'one relay process for the whole run');
+      // At most the start's relay, in the instant before the agent starts; never one per connection.
+      if (backend === 'native') assert.ok(run.maxRelays <= 1, `${run.maxRelays} relay processes`);
       assert.ok(statSync(auditFile).size < AUDIT_CAP_MB * 1024 * 1024);
       assert.match(readFileSync(auditFile, 'utf8'), /"type":"repeated","method":"GET","host":"denied\.test","port":80,"rule":"not in egress_hosts","decision":"deny","count":\d+/);
     });

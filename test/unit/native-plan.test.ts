@@ -178,7 +178,7 @@ const planInput: NativePlanInput = {
       merge: { HEAD: 'replace', index: 'replace' },
     },
   ],
-  sandbox: { kind: 'bwrap', input: bwrapInput, relay: { perl: '/usr/bin/perl', setns: 308, setsid: 112, userns: true, socket: `${RUN}/proxy.sock`, maxConnections: 576 } },
+  sandbox: { kind: 'bwrap', input: bwrapInput, relay: { perl: '/usr/bin/perl', setns: 308, setsid: 112, sendmsg: 46, userns: true } },
 };
 
 test('native plan (bwrap): golden text', () => {
