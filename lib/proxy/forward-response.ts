@@ -87,10 +87,22 @@ export function forwardBody(up: IncomingMessage, plan: Plan, sink: Writable, don
     }
     done(bytes, err);
   };
+  // What one turn of the event loop passes on goes out as one write (a body and
+  // the chunked end that follows it at once: one segment, one wake-up of the
+  // agent, not two); ending the response uncorks it, as does the next turn.
+  let corked = false;
   const write = (b: Buffer): boolean => {
     if (b.length === 0) return true;
     if (bytes === 0) onFirst?.();
     bytes += b.length;
+    if (!corked) {
+      corked = true;
+      sink.cork();
+      setImmediate(() => {
+        corked = false;
+        if (!sink.writableEnded && !sink.destroyed) sink.uncork();
+      });
+    }
     return sink.write(b);
   };
   const source: Readable = plan.decoder ? up.pipe(plan.decoder) : up;

@@ -51,6 +51,9 @@ interface Tunnel extends Target {
   /** The agent's connection to the proxy (what the connection limits count). */
   outer: Duplex;
   tracker: ConnectionTracker | null;
+  /** What the tunnel's host is owed, the same for each of its requests: computed once. */
+  scrub: ResponseScrub;
+  needles: ReturnType<typeof bodyNeedles>;
 }
 
 /**
@@ -169,7 +172,7 @@ export class Interceptor {
         conn = plainConnection(client, first);
       }
       conn.on('error', () => conn.destroy());
-      this.tunnels.set(conn, { ...target, tls, outer: client, tracker });
+      this.tunnels.set(conn, { ...target, tls, outer: client, tracker, scrub: this.scrubFor(target.host), needles: bodyNeedles(target.host, tls, this.o.secrets) });
       this.inner.emit('connection', conn);
     };
     if (head.length) return start(head);
@@ -191,8 +194,8 @@ export class Interceptor {
     });
   }
 
-  private scrubFor(t: Tunnel): ResponseScrub {
-    return { pairs: this.pairs, bound: hostCarriesSecret(this.o.secrets, t.host) };
+  private scrubFor(host: string): ResponseScrub {
+    return { pairs: this.pairs, bound: hostCarriesSecret(this.o.secrets, host) };
   }
 
   private handle(req: IncomingMessage, res: ServerResponse): void {
@@ -206,7 +209,7 @@ export class Interceptor {
       this.o.audit({ ...event, decision: 'deny', rule, status, ...extra });
       refuseHttp(res, status, rule, `stashbase proxy refused ${t.host}:${t.port}: ${rule}\n`);
     };
-    const scrub = this.scrubFor(t);
+    const scrub = t.scrub;
     // A host a secret is bound to answers uncompressed, so that every byte can be scrubbed.
     const c = this.check(req, t, new Set(), scrub.bound ? new Set(['accept-encoding']) : new Set());
     if ('rule' in c) return deny(c.status, c.rule, c.extra);
@@ -221,7 +224,7 @@ export class Interceptor {
       if (!res.writableFinished) up.destroy();
     });
     const body = guardBody(
-      req, up, res, bodyNeedles(t.host, t.tls, this.o.secrets),
+      req, up, res, t.needles,
       (rule, suspect) => this.o.audit({ ...event, decision: 'deny', rule, status: 403, exfiltration: true, secret: suspect }),
       (rule) => refuseHttp(res, 403, rule, `stashbase proxy refused ${t.host}:${t.port}: ${rule}\n`),
     );
@@ -282,8 +285,8 @@ export class Interceptor {
         up.on('socket', (sock) => sock.setNoDelay(true));
         return up;
       },
-      scrub: this.scrubFor(t),
-      needles: bodyNeedles(t.host, t.tls, this.o.secrets),
+      scrub: t.scrub,
+      needles: t.needles,
       allowed: this.o.allowUpgrades ?? [],
       audit: (o) => {
         if (o.refused !== undefined) this.o.audit({ ...event, decision: 'deny', rule: o.refused, status: o.status ?? 400, ...secretFields(c) });

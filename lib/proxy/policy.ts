@@ -32,12 +32,25 @@ export function isIpLiteral(host: string): boolean {
   return isIP(host.replace(/^\[|\]$/g, '')) !== 0;
 }
 
+/** The profile's patterns, normalized once (every request checks them). */
+const normalizedPatterns = new Map<string, string | null>();
+
+function normalizedPattern(pattern: string): string | null {
+  let n = normalizedPatterns.get(pattern);
+  if (n === undefined) {
+    n = normalizeHost(pattern);
+    if (normalizedPatterns.size >= 4096) normalizedPatterns.clear();
+    normalizedPatterns.set(pattern, n);
+  }
+  return n;
+}
+
 export function matchesHost(pattern: string, host: string): boolean {
   if (pattern.startsWith('*.')) {
-    const suffix = normalizeHost(pattern.slice(2));
+    const suffix = normalizedPattern(pattern.slice(2));
     return suffix !== null && host.endsWith('.' + suffix);
   }
-  return normalizeHost(pattern) === host;
+  return normalizedPattern(pattern) === host;
 }
 
 const DEFAULT_PORTS = new Set([80, 443]);

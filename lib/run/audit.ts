@@ -4,7 +4,9 @@
 // host, port and rule) is written once and then counted, its count written
 // as one `repeated` line a few seconds later and before the end; long values
 // are cut; past the size limit one `audit-full` line says so and only the
-// end event (with the number of events dropped) follows.
+// end event (with the number of events dropped) follows. The proxy's decisions
+// are written in batches, at most 100 ms late: a stashbase killed outright
+// (SIGKILL, which ends the agent too) loses at most those last 100 ms.
 import { closeSync, mkdirSync, openSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { homePaths } from '../home.js';
@@ -20,6 +22,9 @@ const MAX_VALUE = 2048;
 /** Distinct denials counted at once; past this they are written as they come. */
 const MAX_KEYS = 4096;
 const FLUSH_MS = 2000;
+/** How long, and up to how many bytes, the proxy's decisions wait to be written together. */
+const PROXY_FLUSH_MS = 100;
+const PROXY_FLUSH_BYTES = 64 * 1024;
 
 function cut(v: unknown): unknown {
   if (typeof v === 'string' && v.length > MAX_VALUE) return `${v.slice(0, MAX_VALUE)}… (${v.length} characters)`;
@@ -34,6 +39,9 @@ export class AuditLog {
   private readonly repeats = new Map<string, { event: Record<string, unknown>; count: number }>();
   private timer: NodeJS.Timeout | null = null;
   private fd: number | null = null;
+  private pending: string[] = [];
+  private pendingBytes = 0;
+  private batch: NodeJS.Timeout | null = null;
 
   constructor(home: string, readonly session: string, private readonly maxBytes = AUDIT_MAX_BYTES) {
     mkdirSync(homePaths(home).audit, { recursive: true, mode: 0o700 });
@@ -90,13 +98,30 @@ export class AuditLog {
       line = JSON.stringify({ time: fields.time, session: this.session, type: 'audit-full', maxBytes: this.maxBytes }) + '\n';
     }
     this.bytes += line.length;
-    // One descriptor for the run (a proxy decision per request: opening the file for each cost more than writing).
-    this.fd ??= openSync(this.file, 'a', 0o600);
-    writeSync(this.fd, line);
+    this.pending.push(line);
+    this.pendingBytes += line.length;
+    // The proxy's decisions (one per request) go out together, at most PROXY_FLUSH_MS
+    // after they were made (a write per request was a tenth of the proxy's time);
+    // any other event at once, after those, in order.
+    if (event.type !== 'proxy' || this.pendingBytes >= PROXY_FLUSH_BYTES) this.writeOut();
+    else this.batch ??= setTimeout(() => this.writeOut(), PROXY_FLUSH_MS).unref();
     if (event.type === 'end') this.close();
   }
 
+  private writeOut(): void {
+    if (this.batch) clearTimeout(this.batch);
+    this.batch = null;
+    if (this.pending.length === 0) return;
+    const text = this.pending.join('');
+    this.pending = [];
+    this.pendingBytes = 0;
+    // One descriptor for the run (a proxy decision per request: opening the file for each cost more than writing).
+    this.fd ??= openSync(this.file, 'a', 0o600);
+    writeSync(this.fd, text);
+  }
+
   close(): void {
+    this.writeOut();
     if (this.fd === null) return;
     closeSync(this.fd);
     this.fd = null;
