@@ -20,6 +20,8 @@ const { loadOrCreateCa } = await import('../dist/lib/tls/ca.js');
 
 const { bin, home, env } = setup(1);
 const N = Number(process.env.REQUESTS ?? 2000);
+// Untimed requests first on each connection (WARM=n): both paths' code warmed up alike.
+const WARM = process.env.WARM ?? '1000';
 const REAL = 'ghp_realRealRealRealRealRealReal0123456';
 
 // Upstream with its own test CA: a small JSON answer with Content-Length, the same chunked, an event stream.
@@ -80,8 +82,10 @@ function run(cmd, args, extraEnv = {}) {
   });
 }
 
-const direct = await run(process.execPath, [client, 'direct', String(upPort), String(N)], { BENCH_CA: caFile, BENCH_TOKEN: REAL });
-const sandboxed = await run(process.execPath, [bin, 'agent', 'run', '--profile', 'bench', '--silent', '--', process.execPath, client, 'proxy', '0', String(N)], { REAL_TOKEN: REAL });
+const direct = await run(process.execPath, [client, 'direct', String(upPort), String(N), WARM], { BENCH_CA: caFile, BENCH_TOKEN: REAL });
+// CPU_PROF=dir: a V8 CPU profile of the stashbase process of the keep-alive run, written to dir.
+const prof = process.env.CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.CPU_PROF}`] : [];
+const sandboxed = await run(process.execPath, [...prof, bin, 'agent', 'run', '--profile', 'bench', '--silent', '--', process.execPath, client, 'proxy', '0', String(N), WARM], { REAL_TOKEN: REAL });
 const flood = await run(process.execPath, [bin, 'agent', 'run', '--profile', 'bench', '--silent', '--', process.execPath, flooder, '10000'], { REAL_TOKEN: REAL });
 const rows = ['cl', 'chunked'].flatMap((kind) => [
   { subject: `direct, ${kind === 'cl' ? 'Content-Length' : 'chunked'}`, ...direct[kind], ratio: 1, added_p50_ms: 0 },
