@@ -104,6 +104,13 @@ describe('native network, processes and terminal (real bwrap)', needs('bwrap'), 
     assert.equal(r.code, 0);
   });
 
+  test("the relay's channel to stashbase never reaches the sandbox: no NODE_CHANNEL_* variable, no descriptor but the standard three, and node starts", async () => {
+    // A channel left open would let the agent speak Node's IPC to stashbase (hand it descriptors, or
+    // messages); a variable naming a closed one would make every node inside fail at start.
+    const r = await a.inside(`env | grep -c '^NODE_CHANNEL' ; ls /proc/self/fd | sort -n | tr '\\n' ' '; echo; node -e 'console.log("node ok")'`);
+    assert.equal(r.stdout, '0\n0 1 2 3 \nnode ok\n');
+  });
+
   test('no capabilities inside, even as root, and no way to gain them (no_new_privs)', async () => {
     const r = await a.inside('grep -E "^(Cap(Inh|Prm|Eff|Amb)|NoNewPrivs|Seccomp):" /proc/self/status');
     assert.equal(r.stdout, 'CapInh:\t0000000000000000\nCapPrm:\t0000000000000000\nCapEff:\t0000000000000000\nCapAmb:\t0000000000000000\nNoNewPrivs:\t1\nSeccomp:\t2\n');
