@@ -15,8 +15,22 @@ export type Decision =
   | { allow: true; host: string; port: number; rule: string }
   | { allow: false; host: string; port: number; rule: string };
 
+/** Hosts normalized lately (each request checks its Host header): short names only, a bounded number. */
+const normalized = new Map<string, string | null>();
+
 /** Canonical form of a host, or null when it is not a valid host at all. */
 export function normalizeHost(raw: string): string | null {
+  if (raw.length > 255) return normalizeUncached(raw);
+  let n = normalized.get(raw);
+  if (n === undefined) {
+    n = normalizeUncached(raw);
+    if (normalized.size >= 4096) normalized.clear();
+    normalized.set(raw, n);
+  }
+  return n;
+}
+
+function normalizeUncached(raw: string): string | null {
   if (raw === '' || /[%@\s/\\?#]/.test(raw)) return null; // zone ids, userinfo, paths
   const bracketed = raw.startsWith('[') && raw.endsWith(']');
   if (!bracketed && raw.includes(':')) return isIP(raw) === 6 ? normalizeHost(`[${raw}]`) : null;
@@ -32,25 +46,12 @@ export function isIpLiteral(host: string): boolean {
   return isIP(host.replace(/^\[|\]$/g, '')) !== 0;
 }
 
-/** The profile's patterns, normalized once (every request checks them). */
-const normalizedPatterns = new Map<string, string | null>();
-
-function normalizedPattern(pattern: string): string | null {
-  let n = normalizedPatterns.get(pattern);
-  if (n === undefined) {
-    n = normalizeHost(pattern);
-    if (normalizedPatterns.size >= 4096) normalizedPatterns.clear();
-    normalizedPatterns.set(pattern, n);
-  }
-  return n;
-}
-
 export function matchesHost(pattern: string, host: string): boolean {
   if (pattern.startsWith('*.')) {
-    const suffix = normalizedPattern(pattern.slice(2));
+    const suffix = normalizeHost(pattern.slice(2));
     return suffix !== null && host.endsWith('.' + suffix);
   }
-  return normalizedPattern(pattern) === host;
+  return normalizeHost(pattern) === host;
 }
 
 const DEFAULT_PORTS = new Set([80, 443]);

@@ -54,8 +54,16 @@ function rewriteText(text: string, host: string, tls: boolean, secrets: BoundSec
 
 /** The secrets with their values spelled as the Latin-1 text of their UTF-8 bytes, for text decoded byte for byte. */
 function asBytes(secrets: BoundSecret[]): BoundSecret[] {
-  return secrets.map((s) => ({ ...s, real: Buffer.from(s.real).toString('latin1'), placeholder: Buffer.from(s.placeholder).toString('latin1') }));
+  let spelled = bytesOf.get(secrets);
+  if (!spelled) {
+    spelled = secrets.map((s) => ({ ...s, real: Buffer.from(s.real).toString('latin1'), placeholder: Buffer.from(s.placeholder).toString('latin1') }));
+    bytesOf.set(secrets, spelled);
+  }
+  return spelled;
 }
+
+/** asBytes of a run's secrets, made once (every request needs it). */
+const bytesOf = new WeakMap<BoundSecret[], BoundSecret[]>();
 
 /** A secret is bound to this host (over any scheme): what comes back from it is scrubbed whole. */
 export function hostCarriesSecret(secrets: BoundSecret[], host: string): boolean {
