@@ -1,5 +1,5 @@
 // The client side of bench/proxy.mjs, run as is (direct) or inside a native
-// sandbox (through the relay and the intercepting proxy): keep-alive HTTPS
+// sandbox (through the intercepting proxy): keep-alive HTTPS
 // requests on one connection, each timed until its whole response is read
 // (Content-Length or chunked), then an event stream's lateness. Prints JSON.
 // Node built-ins only: it runs from the checkout, read-only, inside the sandbox.
@@ -72,7 +72,10 @@ async function keepAlive(path) {
   s.destroy();
   const total = lat.reduce((a, b) => a + b, 0) / 1000;
   lat.sort((a, b) => a - b);
-  return { rps: Math.round(n / total), p50_ms: +lat[Math.floor(n / 2)].toFixed(3), p99_ms: +lat[Math.floor(n * 0.99)].toFixed(3) };
+  // The stalls: requests over 1 ms, and their share of the whole time.
+  const slow = lat.filter((v) => v > 1);
+  const slowShare = slow.reduce((a, b) => a + b, 0) / 1000 / total;
+  return { rps: Math.round(n / total), p50_ms: +lat[Math.floor(n / 2)].toFixed(3), p99_ms: +lat[Math.floor(n * 0.99)].toFixed(3), over_1ms: slow.length, over_1ms_time_share: +slowShare.toFixed(2) };
 }
 
 async function sse() {
