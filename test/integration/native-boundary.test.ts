@@ -94,21 +94,25 @@ describe('native boundary: control sockets (real bwrap)', needs('bwrap'), () => 
     }
   });
 
-  test("another run's proxy: its socket is hidden and unreachable, and even a run allowed Unix sockets gets no service without that run's credential", async () => {
+  test("another run's proxy: nothing of it is on the filesystem or in reach, and a run allowed Unix sockets gets no service with that run's credential", async () => {
     const go = join(a.proj, 'release');
-    const first = spawn(process.execPath, [BIN, 'agent', 'run', '--silent', '--', 'sh', '-c', `echo up; while [ ! -e ${go} ]; do sleep 0.05; done`], { env: a.env, cwd: a.proj, stdio: ['ignore', 'pipe', 'pipe'] });
+    const first = spawn(process.execPath, [BIN, 'agent', 'run', '--silent', '--', 'sh', '-c', `echo "$HTTPS_PROXY"; while [ ! -e ${go} ]; do sleep 0.05; done`], { env: a.env, cwd: a.proj, stdio: ['ignore', 'pipe', 'pipe'] });
     try {
-      await new Promise<void>((res) => first.stdout.once('data', () => res()));
+      const proxyUrl = await new Promise<string>((res) => first.stdout.once('data', (d: Buffer) => res(String(d).trim())));
       const session = readFileSync(join(a.sbHome, 'sessions', spawnSync('ls', [join(a.sbHome, 'sessions')], { encoding: 'utf8' }).stdout.trim()), 'utf8');
-      const sock = `/tmp/stashbase-${(JSON.parse(session) as { id: string }).id}/proxy.sock`;
-      assert.equal(existsSync(sock), true);
-      const ask = `python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.sendall(b"CONNECT api.anthropic.com:443 HTTP/1.1\\r\\nHost: api.anthropic.com:443\\r\\n\\r\\n"); print(s.recv(200).split(b"\\r\\n")[0])' ${sock}`;
-      const r = await a.inside(`${ask}; ls ${sock}`);
-      assert.equal(r.stdout, '');
-      assert.match(r.stderr, /Operation not permitted[\s\S]*No such file or directory/);
+      const runDir = `/tmp/stashbase-${(JSON.parse(session) as { id: string }).id}`;
+      // The proxy accepts in the first run's own network namespace: no socket of it anywhere on disk.
+      assert.equal(existsSync(runDir), true);
+      assert.equal(spawnSync('find', [runDir, '-type', 's'], { encoding: 'utf8' }).stdout, '');
+      const inside = await a.inside(`ls ${runDir}`);
+      assert.match(inside.stderr, /No such file or directory/);
+      // A second run, allowed Unix sockets, with the first run's credential: its 127.0.0.1:18080 is its own proxy, which refuses it.
+      const { username, password } = new URL(proxyUrl);
+      const auth = Buffer.from(`${decodeURIComponent(username)}:${decodeURIComponent(password)}`).toString('base64');
+      const ask = `python3 -c 'import socket; s=socket.create_connection(("127.0.0.1", 18080)); s.sendall(b"CONNECT api.anthropic.com:443 HTTP/1.1\\r\\nHost: api.anthropic.com:443\\r\\nProxy-Authorization: Basic ${auth}\\r\\n\\r\\n"); print(s.recv(200).split(b"\\r\\n")[0])'; find /tmp -maxdepth 2 -type s -path '/tmp/stashbase-*' | wc -l`;
       writeFile(join(a.sbHome, 'agents', 'sockets.toml'), '[sandbox]\nallow_unix_sockets = true\n[filesystem]\nwrites = "deny-list"\n');
       const open = await cli(['agent', 'run', '--profile', 'sockets', '--silent', '--', 'sh', '-c', ask], { env: a.env, cwd: a.proj });
-      assert.equal(open.stdout, "b'HTTP/1.1 407 Proxy Authentication Required'\n", open.stderr);
+      assert.equal(open.stdout, "b'HTTP/1.1 407 Proxy Authentication Required'\n0\n", open.stderr);
     } finally {
       writeFileSync(go, '');
       await new Promise((res) => first.on('close', res));
