@@ -1,0 +1,145 @@
+// The floor under bench/proxy.mjs: what a TLS-terminating proxy written with
+// Node's own modules costs at best, with no policy, scrubbing or sandbox. Three
+// processes on loopback (client, proxy, upstream), keep-alive HTTPS through a
+// CONNECT tunnel, one request at a time, against the same client straight to
+// the upstream, in the same run. The proxy's variants:
+//   raw    after TLS termination, bytes passed both ways (no HTTP at all);
+//   llhttp Node's HTTP server for requests, one upstream TLS socket per tunnel,
+//          responses parsed with the HTTP parser Node's client uses
+//          (_http_common's HTTPParser) and written through the ServerResponse;
+//   agent  Node's HTTP server and https.request with a keep-alive agent (what
+//          lib/proxy/intercept.ts does).
+// Prints JSON and a table.
+import { spawn } from 'node:child_process';
+import { generateKeyPairSync } from 'node:crypto';
+import { createServer as httpServer } from 'node:http';
+import { Agent, createServer as httpsServer, request as httpsRequest } from 'node:https';
+import { createRequire } from 'node:module';
+import { connect, createServer as netServer } from 'node:net';
+import { connect as tlsConnect, createSecureContext, TLSSocket } from 'node:tls';
+
+const [role, mode, upArg, keyPem, certPem] = process.argv.slice(2);
+const N = Number(process.env.REQUESTS ?? 4000);
+const body = JSON.stringify({ id: 'msg_01', type: 'message', content: [{ type: 'text', text: 'ok' }] });
+
+if (role === 'up') {
+  const up = httpsServer({ key: keyPem, cert: certPem }, (_req, res) => res.end(body));
+  up.listen(0, '127.0.0.1', () => console.log(up.address().port));
+} else if (role === 'proxy') {
+  const upPort = Number(upArg);
+  const trust = createSecureContext({ ca: certPem });
+  const own = createSecureContext({ key: keyPem, cert: certPem });
+  const dial = () => {
+    const u = tlsConnect({ host: '127.0.0.1', port: upPort, servername: 'api.test', secureContext: trust });
+    u.setNoDelay(true);
+    return u;
+  };
+  const { HTTPParser } = createRequire(import.meta.url)('_http_common');
+  const agent = new Agent({ keepAlive: true, maxSockets: 16 });
+  const head = (req) => {
+    let h = `${req.method} ${req.url} HTTP/1.1\r\n`;
+    for (let i = 0; i < req.rawHeaders.length; i += 2) h += `${req.rawHeaders[i]}: ${req.rawHeaders[i + 1]}\r\n`;
+    return `${h}\r\n`;
+  };
+  const inner = httpServer((req, res) => {
+    if (mode === 'llhttp') {
+      const u = req.socket.upstream;
+      u.waiting.push(res);
+      return void u.write(head(req));
+    }
+    const u = httpsRequest({ host: '127.0.0.1', port: upPort, path: req.url, method: req.method, headers: req.rawHeaders, servername: 'api.test', agent, secureContext: trust });
+    u.on('response', (r) => {
+      res.writeHead(r.statusCode, r.rawHeaders);
+      r.on('data', (d) => res.write(d));
+      r.on('end', () => res.end());
+    });
+    u.end();
+  });
+  const front = netServer((sock) => {
+    sock.setNoDelay(true);
+    sock.once('data', () => {
+      sock.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+      const t = new TLSSocket(sock, { isServer: true, secureContext: own });
+      if (mode === 'raw') {
+        const u = dial();
+        t.on('data', (x) => u.write(x));
+        u.on('data', (x) => t.write(x));
+        return;
+      }
+      if (mode === 'llhttp') {
+        const u = dial();
+        const p = new HTTPParser();
+        p.initialize(HTTPParser.RESPONSE, {}, 0, 0);
+        u.waiting = [];
+        p[HTTPParser.kOnHeadersComplete] = (_vM, _vm, headers, _method, _url, status, message) => void u.waiting[0].writeHead(status, message, headers);
+        p[HTTPParser.kOnBody] = (b) => u.waiting[0].write(b);
+        p[HTTPParser.kOnMessageComplete] = () => u.waiting.shift().end();
+        u.on('data', (d) => p.execute(d));
+        t.upstream = u;
+      }
+      inner.emit('connection', t);
+    });
+  });
+  front.listen(0, '127.0.0.1', () => console.log(front.address().port));
+} else {
+  const { LeafCache } = await import('../dist/lib/tls/leaves.js');
+  const { buildCertificate, toPem } = await import('../dist/lib/tls/x509.js');
+  const k = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const now = new Date();
+  const caPem = toPem(buildCertificate({ subjectCN: 'floor CA', issuerCN: 'floor CA', org: 'bench', publicKey: k.publicKey, signingKey: k.privateKey, issuerPublicKey: k.publicKey, notBefore: new Date(+now - 3600e3), notAfter: new Date(+now + 864e5), ca: true }));
+  const leaf = new LeafCache({ name: { cn: 'floor CA', org: 'bench' }, key: k.privateKey, publicKey: k.publicKey, certPem: caPem, certFile: '' }).get('api.test');
+  const start = (args) =>
+    new Promise((resolve) => {
+      const c = spawn(process.execPath, [new URL(import.meta.url).pathname, ...args, leaf.keyPem, `${leaf.certPem}${caPem}`], { stdio: ['ignore', 'pipe', 'inherit'] });
+      c.stdout.once('data', (d) => resolve({ c, port: Number(String(d)) }));
+    });
+  const open = async (port, tunnel) => {
+    const raw = connect(port, '127.0.0.1');
+    raw.setNoDelay(true);
+    if (tunnel) {
+      raw.write('CONNECT api.test:443 HTTP/1.1\r\nHost: api.test:443\r\n\r\n');
+      await new Promise((r) => raw.once('data', r));
+    }
+    const s = tlsConnect({ socket: raw, servername: 'api.test', ca: caPem });
+    await new Promise((r) => s.once('secureConnect', r));
+    return s;
+  };
+  const series = async (port, tunnel, n) => {
+    const s = await open(port, tunnel);
+    let buf = '';
+    let waiter = null;
+    s.on('data', (d) => {
+      buf += d;
+      const end = buf.indexOf('\r\n\r\n');
+      const cl = /content-length: (\d+)/i.exec(buf);
+      if (end !== -1 && cl && buf.length >= end + 4 + Number(cl[1])) {
+        buf = '';
+        waiter?.();
+      }
+    });
+    const t0 = process.hrtime.bigint();
+    for (let i = 0; i < n; i++) {
+      const done = new Promise((r) => (waiter = r));
+      s.write('GET /cl HTTP/1.1\r\nHost: api.test\r\n\r\n');
+      await done;
+    }
+    s.destroy();
+    return Math.round(n / (Number(process.hrtime.bigint() - t0) / 1e9));
+  };
+  const up = await start(['up', '-', '0']);
+  const rows = [];
+  for (const m of ['raw', 'llhttp', 'agent']) {
+    const proxy = await start(['proxy', m, String(up.port)]);
+    await series(up.port, false, 1000);
+    await series(proxy.port, true, 1000);
+    const direct = await series(up.port, false, N);
+    const proxied = await series(proxy.port, true, N);
+    rows.push({ proxy: m, direct_rps: direct, proxied_rps: proxied, ratio: +(proxied / direct).toFixed(2) });
+    proxy.c.kill();
+  }
+  up.c.kill();
+  console.log(JSON.stringify({ benchmark: 'proxy-floor', date: new Date().toISOString(), requests: N, rows }, null, 2));
+  console.log('\nproxy    direct rps  proxied rps  ratio');
+  for (const r of rows) console.log(`${r.proxy.padEnd(7)}  ${String(r.direct_rps).padStart(10)}  ${String(r.proxied_rps).padStart(11)}  ${r.ratio}`);
+  process.exit(0);
+}
