@@ -77,7 +77,8 @@ listen($l, 4096) or fail("listen: $!");
 my $msg = qq({"cmd":"NODE_HANDLE","type":"net.Native","msg":{"relay":"listening"}}\n);
 my $iov = pack('P Q', $msg, length $msg);
 my $cmsg = pack('Q i i i x4', 20, 1, 1, fileno($l));
-syscall($sendmsg + 0, $ctlfd + 0, pack('Q L x4 P Q P Q i x4', 0, 0, $iov, 1, $cmsg, 24, 0), 0) == length $msg or fail("sendmsg: $!");
+my $sent = syscall($sendmsg + 0, $ctlfd + 0, pack('Q L x4 P Q P Q i x4', 0, 0, $iov, 1, $cmsg, 24, 0), 0);
+$sent == length $msg or fail($sent < 0 ? "sendmsg: $!" : "sendmsg sent $sent of " . length($msg) . " bytes");
 # Until stashbase has it (its acknowledgement, or the channel closed).
 while (my $line = <$ctl>) { last if $line =~ /NODE_HANDLE/ }
 exit 0;

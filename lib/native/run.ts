@@ -48,7 +48,7 @@ interface Relay {
   joined: Promise<void>;
   /** Its listening socket on the namespace's loopback, now ours. */
   listening: Promise<unknown>;
-  /** Closes the channel (the relay exits at its end) and kills a relay that is still there. */
+  /** Ends a relay that is still there and closes the channel. */
   close(): void;
 }
 
@@ -86,9 +86,10 @@ function relayChannel(child: ChildProcess, sandboxExit: Promise<number>): Relay 
         said.delete(word);
         f();
       };
+      const refuse = (why: string) => done(() => reject(new SandboxUnavailableError(`the network relay into the sandbox failed (${why}); nothing was run`)));
       said.set(word, (handle) => done(() => resolve(handle)));
-      failed.push((why) => done(() => reject(new SandboxUnavailableError(`the network relay into the sandbox failed (${why}); nothing was run`))));
-      if (failure !== null) fail(failure);
+      if (failure !== null) refuse(failure);
+      else failed.push(refuse);
     });
   const joined = seen('joined') as Promise<void>;
   const listening = seen('listening').then((handle) => {
@@ -104,8 +105,11 @@ function relayChannel(child: ChildProcess, sandboxExit: Promise<number>): Relay 
     joined,
     listening,
     close: () => {
-      if (child.connected) child.disconnect();
+      // Only while the channel is open is the relay surely alive (it holds the
+      // other end), and its pid still its own, never another process's.
+      if (!child.connected) return;
       if (pid !== null) killQuietly(pid);
+      child.disconnect();
     },
   };
 }

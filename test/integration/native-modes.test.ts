@@ -1,7 +1,7 @@
 // The native backend's other modes: an unprivileged user (bwrap in a user
 // namespace), the weaker host-network mode, and the 200,000-entry walk limit.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -108,6 +108,23 @@ describe('native setup failing at run time fails closed', needs('bwrap'), () => 
       assert.match(r.stderr, /nothing was run/, name);
       assert.equal(existsSync(marker), false, name);
     }
+  });
+
+  test('a relay that cannot hand its socket over (sendmsg fails): the agent never runs, exit 4, the reason named', async () => {
+    const marker = join(t.dir, 'agent-ran-relay');
+    const bin = join(t.dir, 'bad-relay');
+    const perl = spawnSync('sh', ['-c', 'command -v perl'], { encoding: 'utf8' }).stdout.trim();
+    // The relay's sendmsg(2) number replaced by getpid(2)'s: the call "succeeds" with the wrong answer.
+    const getpid = process.arch === 'arm64' ? 172 : 39;
+    writeFile(
+      join(bin, 'perl'),
+      `#!/bin/sh\nif [ "$1" = "-e" ] && printf %s "$2" | grep -q '# stashbase relay'; then\n  s="$2"; shift 2; a=$1 b=$2 c=$3 d=$4; shift 5\n  exec ${perl} -e "$s" "$a" "$b" "$c" "$d" ${getpid} "$@"\nfi\nexec ${perl} "$@"\n`,
+    );
+    chmodSync(join(bin, 'perl'), 0o755);
+    const r = await cli(['agent', 'run', '--silent', '--', 'touch', marker], { env: { ...t.env, PATH: `${bin}:${process.env.PATH}` } });
+    assert.equal(r.code, 4, r.stderr);
+    assert.match(r.stderr, /the network relay into the sandbox failed \(sendmsg sent \d+ of 70 bytes\); nothing was run/);
+    assert.equal(existsSync(marker), false);
   });
 });
 
