@@ -21,10 +21,11 @@ import type { Command } from './command.js';
 /** The proxy's port on the loopback of the sandbox's own network namespace. */
 export const BRIDGE_PORT = 18080;
 
-/** setns(2)'s, setsid(2)'s and sendmsg(2)'s numbers on the architectures the native sandbox supports (those of templates/seccomp.ts). */
+/** setns(2)'s, setsid(2)'s, sendmsg(2)'s and prctl(2)'s numbers on the architectures the native sandbox supports (those of templates/seccomp.ts). */
 export const SETNS_SYSCALL = { x64: 308, arm64: 268 } as const;
 export const SETSID_SYSCALL = { x64: 112, arm64: 157 } as const;
 export const SENDMSG_SYSCALL = { x64: 46, arm64: 211 } as const;
+export const PRCTL_SYSCALL = { x64: 157, arm64: 167 } as const;
 export type RelayArch = keyof typeof SETNS_SYSCALL;
 
 // Built-ins only, no modules (not even the strict and warnings pragmas): loading
@@ -39,11 +40,15 @@ export type RelayArch = keyof typeof SETNS_SYSCALL;
 // characters first.
 export const RELAY_SCRIPT = String.raw`
 # stashbase relay
-my ($port, $setns, $userns, $setsid, $sendmsg, $ctlfd, $close) = splice(@ARGV, 0, 7);
+my ($port, $setns, $userns, $setsid, $sendmsg, $prctl, $ctlfd, $close) = splice(@ARGV, 0, 8);
 shift @ARGV;
 my $kid = fork;
 defined $kid or die "stashbase: fork: $!\n";
 if ($kid) {
+  # bwrap dies with stashbase (PR_SET_PDEATHSIG, kept across exec): an end of file on its block
+  # descriptor would otherwise release the agent with nothing around it; its --die-with-parent
+  # then takes the sandbox down too.
+  syscall($prctl + 0, 1, 9) == 0 or do { print STDERR "stashbase: prctl: $!\n"; exit 127 };
   open(my $c, '<&=', $ctlfd) and close $c;
   delete @ENV{'NODE_CHANNEL_FD', 'NODE_CHANNEL_SERIALIZATION_MODE'};
   $SIG{INT} = 'IGNORE';
@@ -90,6 +95,7 @@ export interface RelayInput {
   setns: number;
   setsid: number;
   sendmsg: number;
+  prctl: number;
   /** bwrap made a user namespace (unprivileged run): join it too, keeping our uid. */
   userns: boolean;
 }
@@ -100,7 +106,7 @@ export interface RelayInput {
  * sandbox's alone (the relay closes them; the sandbox closes ctlFd).
  */
 export function withRelay(sandbox: Command, r: RelayInput, ctlFd: number, sandboxFds: number[]): Command {
-  const nums = [BRIDGE_PORT, r.setns, r.userns ? 1 : 0, r.setsid, r.sendmsg, ctlFd, sandboxFds.join(',')].map(String);
+  const nums = [BRIDGE_PORT, r.setns, r.userns ? 1 : 0, r.setsid, r.sendmsg, r.prctl, ctlFd, sandboxFds.join(',')].map(String);
   // The launcher ignores SIGINT itself before it execs: `env --ignore-signal=INT` in front of bwrap is one exec too many.
   const argv = sandbox.args[0] === '--ignore-signal=INT' ? sandbox.args.slice(1) : [sandbox.file, ...sandbox.args];
   return {

@@ -3,6 +3,7 @@
 // input, so the output can be golden-tested and printed by --dry-run.
 import type { Command } from './command.js';
 import { landlockArgv, type LandlockInput } from './landlock.js';
+import { GATE_FD, GATE_SCRIPT } from './gate.js';
 
 export interface DeniedPath {
   path: string;
@@ -29,6 +30,8 @@ export interface BwrapInput {
   bwrap: string;
   /** coreutils env, used to keep Ctrl+C for the agent alone (see below). */
   envTool: string;
+  /** perl inside the sandbox: the gate (templates/gate.ts), before the agent. */
+  perl: string;
   command: string[];
   cwd: string;
   /**
@@ -77,7 +80,7 @@ export interface BwrapInput {
   userns: boolean;
 }
 
-export const BWRAP_FDS = { seccomp: 3, info: 4, block: 5, userns: 6 } as const;
+export const BWRAP_FDS = { seccomp: 3, info: 4, block: 5, userns: 6, gate: GATE_FD } as const;
 
 const depth = (p: string) => p.split('/').length;
 
@@ -132,7 +135,8 @@ export function buildBwrapCommand(input: BwrapInput): Command {
     '--block-fd', String(BWRAP_FDS.block),
     '--chdir', input.cwd,
     '--',
-    ...(input.landlock ? landlockArgv(input.landlock, input.command) : [input.envTool, '--default-signal=INT', ...input.command]),
+    // The gate (templates/gate.ts) first: the agent starts on stashbase's word only.
+    ...(input.landlock ? landlockArgv(input.landlock, input.command) : [input.perl, '-e', GATE_SCRIPT, '--', ...input.command]),
   );
   return {
     file: input.envTool,
@@ -144,6 +148,7 @@ export function buildBwrapCommand(input: BwrapInput): Command {
       { fd: BWRAP_FDS.info, direction: 'from-child' },
       { fd: BWRAP_FDS.block, direction: 'to-child' },
       ...(input.userns ? [{ fd: BWRAP_FDS.userns, direction: 'to-child' as const }] : []),
+      { fd: BWRAP_FDS.gate, direction: 'to-child' },
     ],
   };
 }

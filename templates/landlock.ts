@@ -23,6 +23,8 @@
 // on with the mounts alone and says so. It then restores SIGINT (see
 // bwrap.ts) and runs the agent.
 /** Syscall numbers and open flags by architecture (those of templates/seccomp.ts). */
+import { GATE_LINE } from './gate.js';
+
 export const LANDLOCK_ABI = {
   x64: { create: 444, add: 445, restrict: 446, prctl: 157, openat: 257, close: 3, oPath: 0x200000, oNofollow: 0x20000, oCloexec: 0x80000 },
   arm64: { create: 444, add: 445, restrict: 446, prctl: 167, openat: 56, close: 57, oPath: 0x200000, oNofollow: 0x8000, oCloexec: 0x80000 },
@@ -31,6 +33,7 @@ export type LandlockArch = keyof typeof LANDLOCK_ABI;
 
 // No pragmas: loading strict.pm and warnings.pm costs more than the rest of the script.
 export const LANDLOCK_SCRIPT = String.raw`
+${GATE_LINE}
 my ($create, $add, $restrict, $prctl, $openat, $close, $flags, $say) = splice(@ARGV, 0, 8);
 my @denied;
 push @denied, shift @ARGV while @ARGV && $ARGV[0] ne '--';

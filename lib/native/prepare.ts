@@ -5,7 +5,7 @@ import { accessSync, constants, lstatSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { findTool } from '../util/find-tool.js';
 import { type BindMount, type BwrapInput, PROC_READ_ONLY } from '../../templates/bwrap.js';
-import { BRIDGE_PORT, SENDMSG_SYSCALL, SETNS_SYSCALL, SETSID_SYSCALL, type RelayInput } from '../../templates/bridge-relay.js';
+import { BRIDGE_PORT, PRCTL_SYSCALL, SENDMSG_SYSCALL, SETNS_SYSCALL, SETSID_SYSCALL, type RelayInput } from '../../templates/bridge-relay.js';
 import { buildNativePlan, caEnv, proxyEnv, type PlannedView, SANDBOX_MARKER_ENV } from '../../templates/native-plan.js';
 import type { SystemdRunInput } from '../../templates/systemd-run.js';
 import { SandboxUnavailableError } from '../errors.js';
@@ -140,6 +140,7 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
     bwrap = {
       bwrap: ctx.mechanism.path,
       envTool: tool('env', ctx.env, 'coreutils'),
+      perl: tool('perl', ctx.env, 'perl-base'),
       command: ctx.command,
       cwd: ctx.cwd,
       writes: p.filesystem.writes,
@@ -165,6 +166,7 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
           setns: SETNS_SYSCALL[process.arch as keyof typeof SETNS_SYSCALL],
           setsid: SETSID_SYSCALL[process.arch as keyof typeof SETSID_SYSCALL],
           sendmsg: SENDMSG_SYSCALL[process.arch as keyof typeof SENDMSG_SYSCALL],
+          prctl: PRCTL_SYSCALL[process.arch as keyof typeof PRCTL_SYSCALL],
           userns: bwrap.userns,
         }
       : null;

@@ -4,6 +4,7 @@ import { closeSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import type { ChildProcess } from 'node:child_process';
 import type { Server } from 'node:net';
 import { join } from 'node:path';
+import { BWRAP_FDS } from '../../templates/bwrap.js';
 import { relayControlFd } from '../../templates/native-plan.js';
 import { SandboxUnavailableError } from '../errors.js';
 import { forwardSignals, start } from '../exec.js';
@@ -77,7 +78,11 @@ function relayChannel(child: ChildProcess, sandboxExit: Promise<number>): Relay 
     else if (typeof m.relay === 'string') said.get(m.relay)?.(handle);
   });
   child.on('disconnect', () => fail('it exited'));
-  void sandboxExit.then(() => fail('the sandbox exited first'));
+  // The child's 'error' (a send to a relay already gone) rejects the exit: that is a failure too, never unhandled.
+  void sandboxExit.then(
+    () => fail('the sandbox exited first'),
+    () => fail('the sandbox failed'),
+  );
   const seen = (word: string) =>
     new Promise<unknown>((resolve, reject) => {
       const timer = setTimeout(() => fail(`no "${word}" within 10 s`), 10_000);
@@ -100,7 +105,7 @@ function relayChannel(child: ChildProcess, sandboxExit: Promise<number>): Relay 
   listening.catch(() => {});
   return {
     join: (p) => {
-      if (child.connected) child.send({ pid: p });
+      if (child.connected) child.send({ pid: p }, (e) => e && fail(`it went away (${e.message})`));
     },
     joined,
     listening,
@@ -154,8 +159,10 @@ export async function runBwrap(prep: NativePrepared, opts: NativeRunOptions): Pr
   // bwrap's mounts (the longest part of its start) run while the relay starts
   // and the proxy begins listening; it waits for us before the agent starts.
   const userns = prep.bwrap?.userns === true;
-  const stdio: Array<'inherit' | 'pipe' | 'ipc' | number> = ['inherit', 'inherit', 'inherit', seccompFd, 'pipe', 'pipe', ...(userns ? ['pipe' as const] : [])];
+  const stdio: Array<'inherit' | 'pipe' | 'ipc' | 'ignore' | number> = ['inherit', 'inherit', 'inherit', seccompFd, 'pipe', 'pipe', ...(userns ? ['pipe' as const] : [])];
   if (prep.relay) stdio[relayControlFd(userns)] = 'ipc';
+  stdio[BWRAP_FDS.gate] = 'pipe';
+  for (let fd = 0; fd < stdio.length; fd++) stdio[fd] ??= 'ignore';
   const sandbox = start(step.command, stdio);
   closeSync(seccompFd);
   opts.trace?.mark('spawn');
@@ -185,7 +192,8 @@ export async function runBwrap(prep: NativePrepared, opts: NativeRunOptions): Pr
     relay?.join(initPid);
     if (prep.bwrap?.userns) {
       if (relay) await relay.joined;
-      usernsStream?.write('1');
+      // bwrap never closes this descriptor: the agent would hold a live socket to us. Ours closes once the byte is out.
+      usernsStream?.end('1', () => (usernsStream as unknown as { destroy(): void }).destroy());
     }
     if (relay) {
       await listenOn(opts.proxy, await relay.listening);
@@ -193,6 +201,10 @@ export async function runBwrap(prep: NativePrepared, opts: NativeRunOptions): Pr
     }
     opts.trace?.mark('relay');
     blockStream.write('1');
+    // The gate's word (templates/gate.ts): an end of file there, as when stashbase dies before this, runs nothing.
+    const gate = (sandbox.child.stdio as unknown as Array<NodeJS.WritableStream & { destroy(): void }>)[BWRAP_FDS.gate]!;
+    gate.on('error', () => {});
+    gate.end('1', () => gate.destroy());
     if (opts.onStarted) setImmediate(opts.onStarted);
     return await sandbox.exit;
   } catch (e) {

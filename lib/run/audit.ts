@@ -5,8 +5,8 @@
 // as one `repeated` line a few seconds later and before the end; long values
 // are cut; past the size limit one `audit-full` line says so and only the
 // end event (with the number of events dropped) follows. The proxy's decisions
-// are written in batches, at most 100 ms late: a stashbase killed outright
-// (SIGKILL, which ends the agent too) loses at most those last 100 ms.
+// are written in batches, at most 100 ms late (at once after the end event):
+// a stashbase that dies outright (SIGKILL, a crash) loses at most those last 100 ms.
 import { closeSync, mkdirSync, openSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { homePaths } from '../home.js';
@@ -42,6 +42,7 @@ export class AuditLog {
   private pending: string[] = [];
   private pendingBytes = 0;
   private batch: NodeJS.Timeout | null = null;
+  private ended = false;
 
   constructor(home: string, readonly session: string, private readonly maxBytes = AUDIT_MAX_BYTES) {
     mkdirSync(homePaths(home).audit, { recursive: true, mode: 0o700 });
@@ -103,9 +104,15 @@ export class AuditLog {
     // The proxy's decisions (one per request) go out together, at most PROXY_FLUSH_MS
     // after they were made (a write per request was a tenth of the proxy's time);
     // any other event at once, after those, in order.
-    if (event.type !== 'proxy' || this.pendingBytes >= PROXY_FLUSH_BYTES) this.writeOut();
-    else this.batch ??= setTimeout(() => this.writeOut(), PROXY_FLUSH_MS).unref();
-    if (event.type === 'end') this.close();
+    // After the end (a response cut at teardown is decided then) every line goes at once. The timer is
+    // not unref'd: the process stays up until the batch is written.
+    if (this.ended) this.close();
+    else if (event.type !== 'proxy' || this.pendingBytes >= PROXY_FLUSH_BYTES) this.writeOut();
+    else this.batch ??= setTimeout(() => this.writeOut(), PROXY_FLUSH_MS);
+    if (event.type === 'end') {
+      this.ended = true;
+      this.close();
+    }
   }
 
   private writeOut(): void {

@@ -146,6 +146,23 @@ describe('native boundary: control sockets (real bwrap)', needs('bwrap'), () => 
       assert.deepEqual([ctl.hits(), existsSync(join(home, '.bash_aliases'))], [0, false]);
       // The control: the same script as nobody outside the sandbox does all three.
       assert.equal((await run(['sh', '-c', script])).stdout, "b'CONTROL\\n'\nplanted\nPRIVATE-KEY\nend\n");
+      // No descriptor inside is a live socket to stashbase (bwrap never closes its user-namespace block descriptor).
+      const live = `python3 -c "import os,stat,time
+time.sleep(0.3)
+live=[]
+for fd in range(3, 64):
+    try:
+        st=os.fstat(fd)
+    except OSError:
+        continue
+    if stat.S_ISSOCK(st.st_mode):
+        try:
+            os.write(fd, b'x'); live.append(fd)
+        except OSError:
+            pass
+print('live', live)"`;
+      const lr = await run([process.execPath, BIN, 'agent', 'run', '--silent', '--', 'sh', '-c', live]);
+      assert.equal(lr.stdout, 'live []\n', lr.stderr);
     } finally {
       ctl.server.close();
     }

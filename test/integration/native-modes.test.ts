@@ -126,6 +126,45 @@ describe('native setup failing at run time fails closed', needs('bwrap'), () => 
     assert.match(r.stderr, /the network relay into the sandbox failed \(sendmsg sent \d+ of 70 bytes\); nothing was run/);
     assert.equal(existsSync(marker), false);
   });
+
+  test('stashbase killed while bwrap waits to be released (the relay slow to listen): the agent never runs', async () => {
+    const marker = join(t.dir, 'agent-ran-unreleased');
+    const bin = join(t.dir, 'slow-relay');
+    const perl = spawnSync('sh', ['-c', 'command -v perl'], { encoding: 'utf8' }).stdout.trim();
+    // The relay sleeps before it listens: bwrap's sandbox is up and waits on its block descriptor meanwhile.
+    writeFile(
+      join(bin, 'perl'),
+      `#!/bin/sh\nif [ "$1" = "-e" ] && printf %s "$2" | grep -q '# stashbase relay'; then\n  s=$(printf %s "$2" | sed 's/^listen(/select(undef, undef, undef, 8); listen(/'); shift 2\n  exec ${perl} -e "$s" "$@"\nfi\nexec ${perl} "$@"\n`,
+    );
+    chmodSync(join(bin, 'perl'), 0o755);
+    const child = spawn(process.execPath, [BIN, 'agent', 'run', '--silent', '--', 'sh', '-c', `sleep 0.3; touch ${marker}; sleep 30`], { env: { ...t.env, PATH: `${bin}:${process.env.PATH}` }, cwd: t.dir, stdio: 'ignore' });
+    const bwrapWaiting = () => readdirSync('/proc').some((p) => /^\d+$/.test(p) && (() => {
+      try {
+        return readFileSync(`/proc/${p}/cmdline`, 'utf8').includes(marker) && descendsFrom(Number(p), child.pid!);
+      } catch {
+        return false;
+      }
+    })());
+    for (let waited = 0; waited < 5000 && !bwrapWaiting(); waited += 50) await new Promise((res) => setTimeout(res, 50));
+    assert.equal(bwrapWaiting(), true, 'bwrap is up and waiting');
+    await new Promise((res) => setTimeout(res, 300));
+    child.kill('SIGKILL');
+    await new Promise((res) => child.on('close', res));
+    await new Promise((res) => setTimeout(res, 1500));
+    // Processes that carry the agent's command: the relay (asleep here; it exits once it finds stashbase
+    // gone) and anything of the sandbox, which must not be left.
+    const carrying = readdirSync('/proc').filter((p) => /^\d+$/.test(p) && (() => {
+      try {
+        return readFileSync(`/proc/${p}/cmdline`, 'utf8').includes(marker);
+      } catch {
+        return false;
+      }
+    })());
+    const left = carrying.filter((p) => !readFileSync(`/proc/${p}/cmdline`, 'utf8').includes('# stashbase relay'));
+    for (const p of carrying) spawnSync('kill', ['-9', p]);
+    assert.equal(existsSync(marker), false, 'the agent ran after stashbase died');
+    assert.deepEqual(left, [], 'nothing of the sandbox outlived stashbase');
+  });
 });
 
 describe('native crash safety (real bwrap)', needs('bwrap'), () => {

@@ -83,3 +83,16 @@ test('dependency decisions: one line each, blocks marked, a count at the end', (
   assert.equal(text[2], '0 proxy decisions: 0 allowed, 0 denied, 0 errors');
   assert.equal(text[3], '2 dependency decisions: 1 blocked, 1 warned, 0 unchecked, 0 ok');
 });
+
+test("the proxy's decisions: batched while the run lives, written by the end event, and at once after it (a response cut at teardown is decided then)", async () => {
+  const log = new AuditLog(t.sbHome, 'ags_cccccccccccccccc');
+  log.write({ type: 'start', profile: 'p', backend: 'native', mechanism: 'bwrap', argv: ['x'], cwd: '/w' });
+  log.write({ type: 'proxy', method: 'GET', host: 'a.test', port: 443, path: '/', decision: 'allow', rule: 'r', status: 200 });
+  assert.deepEqual(readAudit(t.sbHome, 'ags_cccccccccccccccc').map((e) => e.type), ['start']);
+  await new Promise((res) => setTimeout(res, 150));
+  assert.deepEqual(readAudit(t.sbHome, 'ags_cccccccccccccccc').map((e) => e.type), ['start', 'proxy']);
+  log.write({ type: 'proxy', method: 'GET', host: 'b.test', port: 443, path: '/', decision: 'allow', rule: 'r', status: 200 });
+  log.write({ type: 'end', exitCode: 0, durationMs: 1 });
+  log.write({ type: 'proxy', method: 'GET', host: 'slow.test', port: 443, path: '/', decision: 'error', rule: 'upstream slow.test: the response stopped short' });
+  assert.deepEqual(readAudit(t.sbHome, 'ags_cccccccccccccccc').map((e) => `${e.type} ${e.host ?? ''}`), ['start ', 'proxy a.test', 'proxy b.test', 'end ', 'proxy slow.test']);
+});

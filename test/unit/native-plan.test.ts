@@ -6,6 +6,7 @@ import { buildNativePlan, type NativePlanInput } from '../../templates/native-pl
 import { formatPlan, planToJson } from '../../templates/plan.js';
 import { buildSystemdRunCommand, type SystemdRunInput } from '../../templates/systemd-run.js';
 import { formatCommand } from '../../templates/command.js';
+import { GATE_SCRIPT } from '../../templates/gate.js';
 import { golden } from '../golden.js';
 
 const RUN = '/tmp/stashbase-ags_aaaaaaaaaaaaaaaa';
@@ -13,6 +14,7 @@ const P = '/home/u/my project';
 const bwrapInput: BwrapInput = {
   bwrap: '/usr/bin/bwrap',
   envTool: '/usr/bin/env',
+  perl: '/usr/bin/perl',
   command: ['claude', '--model', "it's $x"],
   cwd: P,
   writes: 'allow-list',
@@ -68,11 +70,11 @@ test('bwrap (writes as an allow-list): the whole argument list', () => {
     '--perms', '0555', '--tmpfs', '/home/u/.stashbase',
     '--seccomp', '3', '--info-fd', '4', '--block-fd', '5',
     '--chdir', P,
-    '--', '/usr/bin/env', '--default-signal=INT', 'claude', '--model', "it's $x",
+    '--', '/usr/bin/perl', '-e', GATE_SCRIPT, '--', 'claude', '--model', "it's $x",
   ]);
   assert.deepEqual(cmd.unsetEnv, ['STASHBASE_API_KEY', 'GITHUB_TOKEN']);
   assert.deepEqual(cmd.fds, [{ fd: 3, path: `${RUN}/seccomp.bpf` }]);
-  assert.deepEqual(cmd.pipes, [{ fd: 4, direction: 'from-child' }, { fd: 5, direction: 'to-child' }, { fd: 6, direction: 'to-child' }]);
+  assert.deepEqual(cmd.pipes, [{ fd: 4, direction: 'from-child' }, { fd: 5, direction: 'to-child' }, { fd: 6, direction: 'to-child' }, { fd: 8, direction: 'to-child' }]);
 });
 
 test('bwrap (writes = "deny-list"): the host writable, /sys read-only, deny_write bound read-only', () => {
@@ -178,7 +180,7 @@ const planInput: NativePlanInput = {
       merge: { HEAD: 'replace', index: 'replace' },
     },
   ],
-  sandbox: { kind: 'bwrap', input: bwrapInput, relay: { perl: '/usr/bin/perl', setns: 308, setsid: 112, sendmsg: 46, userns: true } },
+  sandbox: { kind: 'bwrap', input: bwrapInput, relay: { perl: '/usr/bin/perl', setns: 308, setsid: 112, sendmsg: 46, prctl: 157, userns: true } },
 };
 
 test('native plan (bwrap): golden text', () => {
