@@ -38,6 +38,15 @@ if (role === 'up') {
     return u;
   };
   const { HTTPParser, methods } = createRequire(import.meta.url)('_http_common');
+  /** Node's HTTP parser (strict) on a stream's bytes, with the three callbacks a proxy needs. */
+  const parse = (kind, stream, onHead, onBody, onDone) => {
+    const p = new HTTPParser();
+    p.initialize(kind, {}, 16384, 0);
+    p[HTTPParser.kOnHeadersComplete] = onHead;
+    p[HTTPParser.kOnBody] = onBody;
+    p[HTTPParser.kOnMessageComplete] = onDone;
+    stream.on('data', (d) => p.execute(d));
+  };
   const serialize = (start, headers) => {
     let h = `${start}\r\n`;
     for (let i = 0; i < headers.length; i += 2) h += `${headers[i]}: ${headers[i + 1]}\r\n`;
@@ -72,33 +81,28 @@ if (role === 'up') {
       }
       if (mode === 'lean') {
         const u = dial();
-        const q = new HTTPParser();
-        q.initialize(HTTPParser.REQUEST, {}, 16384, 0);
-        q[HTTPParser.kOnHeadersComplete] = (_vM, _vm, headers, method, url) => void u.write(serialize(`${methods[method]} ${url} HTTP/1.1`, headers));
-        q[HTTPParser.kOnBody] = (b) => u.write(b);
-        q[HTTPParser.kOnMessageComplete] = () => {};
-        t.on('data', (d) => q.execute(d));
-        const p = new HTTPParser();
-        p.initialize(HTTPParser.RESPONSE, {}, 16384, 0);
+        parse(HTTPParser.REQUEST, t, (_vM, _vm, headers, method, url) => void u.write(serialize(`${methods[method]} ${url} HTTP/1.1`, headers)), (b) => u.write(b), () => {});
         let out = null;
-        p[HTTPParser.kOnHeadersComplete] = (_vM, _vm, headers, _method, _url, status, message) => void (out = [Buffer.from(serialize(`HTTP/1.1 ${status} ${message}`, headers), 'latin1')]);
-        p[HTTPParser.kOnBody] = (b) => out.push(Buffer.from(b));
-        p[HTTPParser.kOnMessageComplete] = () => {
-          t.write(Buffer.concat(out));
-          out = null;
-        };
-        u.on('data', (d) => p.execute(d));
+        parse(
+          HTTPParser.RESPONSE, u,
+          (_vM, _vm, headers, _method, _url, status, message) => void (out = [Buffer.from(serialize(`HTTP/1.1 ${status} ${message}`, headers), 'latin1')]),
+          (b) => out.push(Buffer.from(b)),
+          () => {
+            t.write(Buffer.concat(out));
+            out = null;
+          },
+        );
         return;
       }
       if (mode === 'llhttp') {
         const u = dial();
-        const p = new HTTPParser();
-        p.initialize(HTTPParser.RESPONSE, {}, 0, 0);
         u.waiting = [];
-        p[HTTPParser.kOnHeadersComplete] = (_vM, _vm, headers, _method, _url, status, message) => void u.waiting[0].writeHead(status, message, headers);
-        p[HTTPParser.kOnBody] = (b) => u.waiting[0].write(b);
-        p[HTTPParser.kOnMessageComplete] = () => u.waiting.shift().end();
-        u.on('data', (d) => p.execute(d));
+        parse(
+          HTTPParser.RESPONSE, u,
+          (_vM, _vm, headers, _method, _url, status, message) => void u.waiting[0].writeHead(status, message, headers),
+          (b) => u.waiting[0].write(b),
+          () => u.waiting.shift().end(),
+        );
         t.upstream = u;
       }
       inner.emit('connection', t);

@@ -1,7 +1,7 @@
 // Shared test helpers: temporary homes, running the real CLI, and the rule
 // that integration tests skip loudly on a laptop but fail in CI.
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, mkdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -137,4 +137,15 @@ export function descendsFrom(pid: number, ancestor: number): boolean {
     if (p === ancestor) return true;
   }
   return false;
+}
+
+/** The processes whose command line passes `match` (a process gone while it is read, or its parents, is left out). */
+export function processesWhere(match: (pid: number, cmdline: string) => boolean): number[] {
+  return readdirSync('/proc').filter((p) => /^\d+$/.test(p)).map(Number).filter((pid) => {
+    try {
+      return match(pid, readFileSync(`/proc/${pid}/cmdline`, 'utf8'));
+    } catch {
+      return false;
+    }
+  });
 }

@@ -137,10 +137,12 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
     if (!seccompSupported(process.arch)) {
       throw new SandboxUnavailableError(`the native sandbox has no seccomp filter for ${process.arch}; use the Docker backend`);
     }
+    // One lookup for the gate, the Landlock step and the relay.
+    const perl = tool('perl', ctx.env, 'perl-base');
     bwrap = {
       bwrap: ctx.mechanism.path,
       envTool: tool('env', ctx.env, 'coreutils'),
-      perl: tool('perl', ctx.env, 'perl-base'),
+      perl,
       command: ctx.command,
       cwd: ctx.cwd,
       writes: p.filesystem.writes,
@@ -156,13 +158,13 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
       tmpfsPerms: ctx.bwrapTmpfsPerms === true,
       isolateNetwork: isolate,
       seccompFile: join(runDir, 'seccomp.bpf'),
-      landlock: allowList ? { perl: tool('perl', ctx.env, 'perl-base'), arch: process.arch as LandlockArch, files: landlockFiles, warn: ctx.announce === true } : null,
+      landlock: allowList ? { perl, arch: process.arch as LandlockArch, files: landlockFiles, warn: ctx.announce === true } : null,
       env: agentEnv,
       userns: usesUserNamespace(ctx.mechanism.path),
     };
     relay = bridged
       ? {
-          perl: tool('perl', ctx.env, 'perl-base'),
+          perl,
           setns: SETNS_SYSCALL[process.arch as keyof typeof SETNS_SYSCALL],
           setsid: SETSID_SYSCALL[process.arch as keyof typeof SETSID_SYSCALL],
           sendmsg: SENDMSG_SYSCALL[process.arch as keyof typeof SENDMSG_SYSCALL],

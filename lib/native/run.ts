@@ -126,6 +126,14 @@ function listenOn(server: Server, handle: unknown): Promise<void> {
   });
 }
 
+/** Writes the one byte "1" the other side waits for, then closes our end (nothing more is ever said there). */
+function sayOnce(stream: NodeJS.WritableStream | undefined): void {
+  if (!stream) return;
+  const s = stream as NodeJS.WritableStream & { destroy(): void };
+  s.on('error', () => {});
+  s.end('1', () => s.destroy());
+}
+
 function killQuietly(pid: number): void {
   try {
     process.kill(pid, 'SIGKILL');
@@ -193,7 +201,7 @@ export async function runBwrap(prep: NativePrepared, opts: NativeRunOptions): Pr
     if (prep.bwrap?.userns) {
       if (relay) await relay.joined;
       // bwrap never closes this descriptor: the agent would hold a live socket to us. Ours closes once the byte is out.
-      usernsStream?.end('1', () => (usernsStream as unknown as { destroy(): void }).destroy());
+      sayOnce(usernsStream);
     }
     if (relay) {
       await listenOn(opts.proxy, await relay.listening);
@@ -202,9 +210,7 @@ export async function runBwrap(prep: NativePrepared, opts: NativeRunOptions): Pr
     opts.trace?.mark('relay');
     blockStream.write('1');
     // The gate's word (templates/gate.ts): an end of file there, as when stashbase dies before this, runs nothing.
-    const gate = (sandbox.child.stdio as unknown as Array<NodeJS.WritableStream & { destroy(): void }>)[BWRAP_FDS.gate]!;
-    gate.on('error', () => {});
-    gate.end('1', () => gate.destroy());
+    sayOnce((sandbox.child.stdio as unknown as Array<NodeJS.WritableStream>)[BWRAP_FDS.gate]);
     if (opts.onStarted) setImmediate(opts.onStarted);
     return await sandbox.exit;
   } catch (e) {

@@ -7,7 +7,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { BIN, cli, descendsFrom, needs, needsRoot, tempHome, writeFile } from '../helpers.js';
+import { BIN, cli, descendsFrom, needs, needsRoot, processesWhere, tempHome, writeFile } from '../helpers.js';
 
 describe('native modes (real bwrap)', needs('bwrap'), () => {
   const t = tempHome();
@@ -138,13 +138,7 @@ describe('native setup failing at run time fails closed', needs('bwrap'), () => 
     );
     chmodSync(join(bin, 'perl'), 0o755);
     const child = spawn(process.execPath, [BIN, 'agent', 'run', '--silent', '--', 'sh', '-c', `sleep 0.3; touch ${marker}; sleep 30`], { env: { ...t.env, PATH: `${bin}:${process.env.PATH}` }, cwd: t.dir, stdio: 'ignore' });
-    const bwrapWaiting = () => readdirSync('/proc').some((p) => /^\d+$/.test(p) && (() => {
-      try {
-        return readFileSync(`/proc/${p}/cmdline`, 'utf8').includes(marker) && descendsFrom(Number(p), child.pid!);
-      } catch {
-        return false;
-      }
-    })());
+    const bwrapWaiting = () => processesWhere((p, argv) => argv.includes(marker) && descendsFrom(p, child.pid!)).length > 0;
     for (let waited = 0; waited < 5000 && !bwrapWaiting(); waited += 50) await new Promise((res) => setTimeout(res, 50));
     assert.equal(bwrapWaiting(), true, 'bwrap is up and waiting');
     await new Promise((res) => setTimeout(res, 300));
@@ -153,15 +147,9 @@ describe('native setup failing at run time fails closed', needs('bwrap'), () => 
     await new Promise((res) => setTimeout(res, 1500));
     // Processes that carry the agent's command: the relay (asleep here; it exits once it finds stashbase
     // gone) and anything of the sandbox, which must not be left.
-    const carrying = readdirSync('/proc').filter((p) => /^\d+$/.test(p) && (() => {
-      try {
-        return readFileSync(`/proc/${p}/cmdline`, 'utf8').includes(marker);
-      } catch {
-        return false;
-      }
-    })());
-    const left = carrying.filter((p) => !readFileSync(`/proc/${p}/cmdline`, 'utf8').includes('# stashbase relay'));
-    for (const p of carrying) spawnSync('kill', ['-9', p]);
+    const carrying = processesWhere((_p, argv) => argv.includes(marker));
+    const left = processesWhere((p, argv) => carrying.includes(p) && !argv.includes('# stashbase relay'));
+    for (const p of carrying) spawnSync('kill', ['-9', String(p)]);
     assert.equal(existsSync(marker), false, 'the agent ran after stashbase died');
     assert.deepEqual(left, [], 'nothing of the sandbox outlived stashbase');
   });
@@ -179,15 +167,7 @@ describe('native crash safety (real bwrap)', needs('bwrap'), () => {
     assert.equal(existsSync(join(t.home, 'not-yet')), true, 'the stand-in exists while the run lives');
     // The relay that made the proxy's socket in the sandbox's namespace is gone before the agent starts:
     // no process of stashbase's outlives it in that namespace.
-    const relays = () =>
-      readdirSync('/proc').filter((p) => {
-        if (!/^\d+$/.test(p)) return false;
-        try {
-          return readFileSync(`/proc/${p}/cmdline`, 'utf8').includes('# stashbase relay') && descendsFrom(Number(p), child.pid!);
-        } catch {
-          return false;
-        }
-      });
+    const relays = () => processesWhere((p, argv) => argv.includes('# stashbase relay') && descendsFrom(p, child.pid!));
     const found = relays();
     child.kill('SIGKILL');
     assert.deepEqual(found, [], 'no relay while the agent runs');

@@ -12,7 +12,7 @@ import { copyFileSync, mkdirSync, readdirSync, readFileSync, statSync, writeFile
 import { createServer as createTcp, type AddressInfo, type Server as TcpServer } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { BIN, descendsFrom, needs, parentOf, REPO, tempHome } from '../helpers.js';
+import { BIN, descendsFrom, needs, parentOf, processesWhere, REPO, tempHome } from '../helpers.js';
 import { leaks } from '../leak-check.js';
 import { type Stub, startStub } from '../proxy-stubs.js';
 import { messages, readFrames } from '../ws-util.js';
@@ -52,13 +52,7 @@ function attack(env: NodeJS.ProcessEnv, cwd: string, profile: string, scenarios:
       // launcher in the instant between forking the relay and becoming bwrap (stashbase's own child,
       // it still carries the relay's script then). The relay lives only until the proxy has its
       // socket, before the agent starts; a process per connection would be counted.
-      maxRelays = Math.max(maxRelays, readdirSync('/proc').filter((p) => /^\d+$/.test(p) && (() => {
-        try {
-          return readFileSync(`/proc/${p}/cmdline`, 'utf8').includes('# stashbase relay') && parentOf(Number(p)) !== child.pid && descendsFrom(Number(p), child.pid!);
-        } catch {
-          return false;
-        }
-      })()).length);
+      maxRelays = Math.max(maxRelays, processesWhere((p, argv) => argv.includes('# stashbase relay') && parentOf(p) !== child.pid && descendsFrom(p, child.pid!)).length);
     }, 100);
     const timer = setTimeout(() => child.kill('SIGKILL'), 240_000);
     child.on('error', reject);
