@@ -94,6 +94,19 @@ if (role === 'up') {
         );
         return;
       }
+      if (mode === 'leanserver') {
+        parse(HTTPParser.REQUEST, t, (_vM, _vm, headers, method, url) => {
+          const u = httpsRequest({ host: '127.0.0.1', port: upPort, path: url, method: methods[method], headers, servername: 'api.test', agent, secureContext: trust });
+          u.on('response', (r) => {
+            t.cork();
+            t.write(serialize(`HTTP/1.1 ${r.statusCode} ${r.statusMessage}`, r.rawHeaders), 'latin1');
+            r.on('data', (d) => t.write(d));
+            r.on('end', () => t.uncork());
+          });
+          u.end();
+        }, () => {}, () => {});
+        return;
+      }
       if (mode === 'llhttp') {
         const u = dial();
         u.waiting = [];
@@ -158,7 +171,7 @@ if (role === 'up') {
   const rows = [];
   // The client and upstream warmed up first: the first series ran slower, whatever its proxy.
   await series(up.port, false, 5000);
-  for (const m of ['raw', 'lean', 'llhttp', 'agent']) {
+  for (const m of (process.env.MODES ?? 'raw,lean,leanserver,llhttp,agent').split(',')) {
     const proxy = await start(['proxy', m, String(up.port)]);
     await series(up.port, false, 1000);
     await series(proxy.port, true, 1000);

@@ -45,9 +45,18 @@ function chunkScrub(pairs: ScrubPair[]): MessageFilter {
 export type BodyPlan = { refused: string } | { headers: string[]; decoder: Transform | null; filter: MessageFilter | null };
 export type Plan = Exclude<BodyPlan, { refused: string }>;
 
+/** Every Content-Encoding value, joined as Node joins them ("gzip, br"), lowercase; 'identity' when none. */
+function contentEncoding(raw: string[]): string {
+  let all: string | null = null;
+  for (let i = 0; i < raw.length; i += 2) {
+    if (raw[i]!.length === 16 && raw[i]!.toLowerCase() === 'content-encoding') all = all === null ? raw[i + 1]! : `${all}, ${raw[i + 1]!}`;
+  }
+  return (all ?? 'identity').trim().toLowerCase();
+}
+
 /** How the body will be passed on: the decoder and filter, and the headers that describe it. */
-export function planBody(up: IncomingMessage, scrub: ResponseScrub): BodyPlan {
-  const encoding = (up.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
+export function planBody(up: { rawHeaders: string[] }, scrub: ResponseScrub): BodyPlan {
+  const encoding = contentEncoding(up.rawHeaders);
   const pairs = scrub.pairs;
   if (!scrub.bound || pairs.length === 0) {
     // Nothing held back: a compressed body passes as it is.
@@ -139,4 +148,72 @@ export function forwardResponse(up: IncomingMessage, res: ServerResponse, plan: 
     if (!wrote && !res.writableEnded && !res.destroyed) res.flushHeaders();
   });
   forwardBody(up, plan, res, done, () => (wrote = true));
+}
+
+/**
+ * The same passage as forwardBody, fed by a parser instead of a stream (the
+ * intercepting proxy's own HTTP/1.1, lib/proxy/h1/): push() each part as it
+ * comes, finish() at its end. `out` returns false when the agent cannot take
+ * more; push() then returns false, and `resume` is called once it can.
+ */
+export class BodyRelay {
+  bytes = 0;
+  private ended: (() => void) | null = null;
+  private failed = false;
+
+  constructor(private readonly plan: Plan, private readonly out: (b: Buffer) => boolean, private readonly onDrain: (cb: () => void) => void, private readonly fail: (e: Error) => void) {
+    const d = plan.decoder;
+    if (!d) return;
+    d.on('data', (chunk: Buffer) => {
+      if (!this.send(plan.filter ? plan.filter.push(chunk) : chunk)) {
+        d.pause();
+        this.onDrain(() => d.resume());
+      }
+    });
+    d.on('end', () => this.close());
+    d.on('error', (e: Error) => {
+      this.failed = true;
+      this.fail(e);
+    });
+  }
+
+  private send(b: Buffer): boolean {
+    if (b.length === 0) return true;
+    this.bytes += b.length;
+    return this.out(b);
+  }
+
+  /** One part of the upstream body; false: wait for `resume` before the next. */
+  push(chunk: Buffer, resume: () => void): boolean {
+    if (this.failed) return true;
+    const d = this.plan.decoder;
+    if (d) {
+      if (d.write(chunk)) return true;
+      d.once('drain', resume);
+      return false;
+    }
+    if (this.send(this.plan.filter ? this.plan.filter.push(chunk) : chunk)) return true;
+    this.onDrain(resume);
+    return false;
+  }
+
+  /** The upstream body is whole: `ended` once the last byte went to the agent. */
+  finish(ended: () => void): void {
+    this.ended = ended;
+    if (this.plan.decoder) this.plan.decoder.end();
+    else this.close();
+  }
+
+  private close(): void {
+    if (this.failed) return;
+    const rest = this.plan.filter?.end();
+    if (rest && rest.length > 0) this.send(rest);
+    this.ended?.();
+  }
+
+  /** The upstream failed: stop decoding. */
+  abort(): void {
+    this.failed = true;
+    this.plan.decoder?.destroy();
+  }
 }

@@ -5,17 +5,25 @@
 // certificate; anything else is plain HTTP and goes on as plain HTTP (CONNECT
 // to port 80). Either way each request inside is checked and rewritten, sent
 // to the address the policy checked, and its answer scrubbed on the way back
-// (lib/proxy/forward-response.ts); upgrades are lib/proxy/upgrade.ts's.
-import { Agent as HttpAgent, createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+// (lib/proxy/forward-response.ts); upgrades are lib/proxy/upgrade.ts's. The
+// HTTP/1.1 on both sides is the proxy's own (lib/proxy/h1/) around Node's
+// parser: Node's server and client machinery cost more per request than all
+// the checking and scrubbing (docs/benchmarks.md).
+import { maxHeaderSize as RESPONSE_HEADER_BYTES, request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
-import { Duplex } from 'node:stream';
+import type { Duplex } from 'node:stream';
 import { createSecureContext, type SecureContext, TLSSocket } from 'node:tls';
 import type { LeafCache } from '../tls/leaves.js';
-import { forwardable, refuseHttp } from './http-util.js';
-import { guardBody } from './body-guard.js';
-import { forwardResponse, planBody, type ResponseScrub } from './forward-response.js';
-import { armHeadDeadline, checkingInterval, type ConnectionTracker, DEFAULT_LIMITS, MAX_HEADER_BYTES, type ProxyLimits, upstreamAgentOptions } from './limits.js';
+import { forwardable } from './http-util.js';
+import type { ResponseScrub } from './forward-response.js';
+import { exchange } from './h1/exchange.js';
+import type { Head } from './h1/parser.js';
+import { UpstreamPool } from './h1/pool.js';
+import { type Incoming, type Responder, TunnelHttp } from './h1/tunnel.js';
+import { UpstreamConn } from './h1/upstream.js';
+import { headerMap, rawCount } from './h1/wire.js';
+import { checkingInterval, type ConnectionTracker, DEFAULT_LIMITS, MAX_HEADER_BYTES, type ProxyLimits } from './limits.js';
 import { normalizeHost } from './policy.js';
 import { scrubPairs, type ScrubPair } from './scrub.js';
 import { type BoundSecret, bodyNeedles, hostCarriesSecret, rewriteRequest, secretFields } from './secrets.js';
@@ -54,51 +62,19 @@ interface Tunnel extends Target {
   /** What the tunnel's host is owed, the same for each of its requests: computed once. */
   scrub: ResponseScrub;
   needles: ReturnType<typeof bodyNeedles>;
-}
-
-/**
- * The agent's plain-HTTP tunnel as a stream of its own, beginning with the
- * bytes already read: Node's HTTP server would read a real socket's handle
- * directly and miss them.
- */
-function plainConnection(client: Duplex, first: Buffer): Duplex {
-  const sock = client as Duplex & { setTimeout?: (ms: number) => void };
-  const conn: Duplex = new Duplex({
-    read: () => void client.resume(),
-    write: (chunk, enc, cb) => void client.write(chunk, enc, cb),
-    final: (cb) => void client.end(cb),
-    destroy: (err, cb) => {
-      client.destroy();
-      cb(err);
-    },
-  });
-  // The idle timeouts Node's server sets (keep-alive) act on the real socket.
-  Object.assign(conn, {
-    setTimeout: (ms: number, cb?: () => void) => {
-      sock.setTimeout?.(ms);
-      if (cb) conn.once('timeout', cb);
-      return conn;
-    },
-    setNoDelay: () => conn,
-    setKeepAlive: () => conn,
-  });
-  client.on('timeout', () => conn.emit('timeout'));
-  client.on('data', (d: Buffer) => {
-    if (!conn.push(d)) client.pause();
-  });
-  client.on('end', () => conn.push(null));
-  client.on('close', () => conn.destroy());
-  if (first.length) conn.push(first);
-  return conn;
+  /** The upstream pool's key for this tunnel's target, and how a connection to it is made. */
+  key: string;
+  create: () => UpstreamConn;
 }
 
 export class Interceptor {
-  private readonly tunnels = new WeakMap<object, Tunnel>();
   private readonly contexts = new Map<string, SecureContext>();
-  private readonly inner: Server;
-  private readonly tlsAgent: HttpsAgent;
-  private readonly plainAgent: HttpAgent;
+  private readonly pool: UpstreamPool<UpstreamConn>;
   private readonly pairs: ScrubPair[];
+  private readonly live = new Set<TunnelHttp>();
+  /** Upstream TLS sessions, resumed on new connections: this proxy's own (they were verified under its trust). */
+  private readonly sessions = new Map<string, Buffer>();
+  private readonly sweeper: NodeJS.Timeout;
   /**
    * The upstream trust, built once: passed as `ca` per request, the agent would
    * fold every CA into its pool key on each request (most of the cost of one).
@@ -109,21 +85,13 @@ export class Interceptor {
   constructor(private readonly o: InterceptOptions, private readonly checkHost: HostCheck) {
     this.pairs = scrubPairs(o.secrets);
     const limits = o.limits ?? DEFAULT_LIMITS;
-    const sockets = upstreamAgentOptions(limits);
-    this.tlsAgent = new HttpsAgent(sockets);
-    this.plainAgent = new HttpAgent(sockets);
+    // Kept alive between requests for at most 5 s idle, as Node's own agent does.
+    this.pool = new UpstreamPool(limits.upstreamSocketsPerHost, 8, 5000);
     const ms = limits.headTimeoutMs;
-    this.inner = createServer({ maxHeaderSize: MAX_HEADER_BYTES, headersTimeout: ms, requestTimeout: 0, connectionsCheckingInterval: checkingInterval(ms) });
-    armHeadDeadline(this.inner, ms);
-    this.inner.on('request', (req: IncomingMessage, res: ServerResponse) => this.handle(req, res));
-    // The upstream answers 100 Continue, not the proxy (lib/proxy/server.ts says why).
-    this.inner.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => this.handle(req, res));
-    this.inner.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => this.upgrade(req, socket, head));
-    this.inner.on('clientError', (e: NodeJS.ErrnoException, socket: Duplex) => {
-      const status = e.code === 'HPE_HEADER_OVERFLOW' ? '431 Request Header Fields Too Large' : e.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? '408 Request Timeout' : '400 Bad Request';
-      if (socket.writable) socket.end(`HTTP/1.1 ${status}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`);
-      else socket.destroy();
-    });
+    this.sweeper = setInterval(() => {
+      const now = Date.now();
+      for (const t of this.live) t.sweep(now, ms);
+    }, checkingInterval(ms)).unref();
   }
 
   private upstream(): SecureContext {
@@ -169,11 +137,24 @@ export class Interceptor {
         if (first.length) client.unshift(first);
         conn = new TLSSocket(client as never, { isServer: true, secureContext: this.context(target.host), ALPNProtocols: ['http/1.1'] });
       } else {
-        conn = plainConnection(client, first);
+        conn = client;
       }
       conn.on('error', () => conn.destroy());
-      this.tunnels.set(conn, { ...target, tls, outer: client, tracker, scrub: this.scrubFor(target.host), needles: bodyNeedles(target.host, tls, this.o.secrets) });
-      this.inner.emit('connection', conn);
+      const servername = isIP(target.host.replace(/^\[|\]$/g, '')) ? undefined : target.host;
+      const key = `${tls ? 'tls' : 'tcp'} ${target.address} ${target.dialPort} ${servername ?? ''}`;
+      const t: Tunnel = {
+        ...target, tls, outer: client, tracker, scrub: this.scrubFor(target.host), needles: bodyNeedles(target.host, tls, this.o.secrets),
+        key, create: () => new UpstreamConn(key, { tls, address: target.address, port: target.dialPort, servername }, this.upstream(), this.sessions, RESPONSE_HEADER_BYTES),
+      };
+      const http = new TunnelHttp(conn, MAX_HEADER_BYTES, {
+        request: (req, res) => this.handle(t, http, req, res),
+        upgrade: (h, socket, rest) => this.upgrade(t, h, socket, rest),
+        busy: () => tracker?.mark(client, 'busy'),
+        idle: () => tracker?.mark(client, 'idle'),
+      });
+      this.live.add(http);
+      conn.once('close', () => this.live.delete(http));
+      http.begin(tls ? Buffer.alloc(0) : first);
     };
     if (head.length) return start(head);
     client.once('data', (d: Buffer) => {
@@ -182,13 +163,13 @@ export class Interceptor {
     });
   }
 
-  private dial(t: Tunnel, method: string, path: string, headers: string[], agent: HttpAgent | false) {
-    const common = { host: t.address, port: t.dialPort, method, path, headers, setHost: false };
-    if (!t.tls) return httpRequest({ ...common, agent: agent === false ? false : this.plainAgent });
+  /** An upgrade's request, on a connection of its own (lib/proxy/upgrade.ts reads its answer). */
+  private dial(t: Tunnel, method: string, path: string, headers: string[]) {
+    const common = { host: t.address, port: t.dialPort, method, path, headers, setHost: false, agent: false as const };
+    if (!t.tls) return httpRequest(common);
     return httpsRequest({
       ...common,
       servername: isIP(t.host) ? undefined : t.host,
-      agent: agent === false ? false : this.tlsAgent,
       // A TLS option https.request passes on; its typings omit it.
       ...({ secureContext: this.upstream() } as object),
     });
@@ -198,80 +179,60 @@ export class Interceptor {
     return { pairs: this.pairs, bound: hostCarriesSecret(this.o.secrets, host) };
   }
 
-  private handle(req: IncomingMessage, res: ServerResponse): void {
-    const t = this.tunnels.get(req.socket);
-    if (!t) return void req.socket.destroy();
-    t.tracker?.mark(t.outer, 'busy');
-    res.on('finish', () => t.tracker?.mark(t.outer, 'idle'));
-    const url = req.url ?? '';
-    const event = { type: 'proxy', method: req.method, host: t.host, port: t.port, path: url.startsWith('/') ? url.split('?')[0] : null, intercepted: true, ...(t.tls ? {} : { plaintext: true }) };
-    const deny = (status: number, rule: string, extra: Record<string, unknown> = {}) => {
-      this.o.audit({ ...event, decision: 'deny', rule, status, ...extra });
-      refuseHttp(res, status, rule, `stashbase proxy refused ${t.host}:${t.port}: ${rule}\n`);
-    };
+  private handle(t: Tunnel, http: TunnelHttp, req: Incoming, res: Responder): void {
+    const h = req.head;
+    const url = h.url;
+    const event = { type: 'proxy', method: h.method, host: t.host, port: t.port, path: url.startsWith('/') ? url.split('?')[0] : null, intercepted: true, ...(t.tls ? {} : { plaintext: true }) };
+    const refusalText = (rule: string) => `stashbase proxy refused ${t.host}:${t.port}: ${rule}\n`;
     const scrub = t.scrub;
     // A host a secret is bound to answers uncompressed, so that every byte can be scrubbed.
-    const c = this.check(req, t, new Set(), scrub.bound ? new Set(['accept-encoding']) : new Set());
-    if ('rule' in c) return deny(c.status, c.rule, c.extra);
-    const headers = scrub.bound ? [...c.headers, 'Accept-Encoding', 'identity'] : c.headers;
-    const up = this.dial(t, req.method ?? 'GET', c.path, headers, this.tlsAgent);
-    up.on('socket', (sock) => sock.setNoDelay(true));
-    up.on('continue', () => res.writeContinue());
-    // The agent waits for the upstream's word before its body: the head must go now.
-    if (req.headers.expect !== undefined) up.flushHeaders();
-    // The agent gone before the answer: the upstream request goes too, and frees its socket.
-    res.on('close', () => {
-      if (!res.writableFinished) up.destroy();
-    });
-    const body = guardBody(
-      req, up, res, t.needles,
-      (rule, suspect) => this.o.audit({ ...event, decision: 'deny', rule, status: 403, exfiltration: true, secret: suspect }),
-      (rule) => refuseHttp(res, 403, rule, `stashbase proxy refused ${t.host}:${t.port}: ${rule}\n`),
-    );
-    up.on('response', (r) => {
-      if (body.refused) return void r.destroy();
-      const plan = planBody(r, scrub);
-      if ('refused' in plan) {
-        r.destroy();
-        this.o.audit({ ...event, decision: 'error', rule: plan.refused, status: 502 });
-        return refuseHttp(res, 502, plan.refused, `stashbase proxy: ${plan.refused}\n`);
-      }
-      forwardResponse(r, res, plan, (bytes, err) => {
-        const fields = { ...secretFields(c), status: r.statusCode, bytes };
-        if (err && !res.writableFinished) this.o.audit({ ...event, decision: 'error', rule: `upstream ${t.host}: the response stopped short (${(err as NodeJS.ErrnoException).code ?? err.message})`, ...fields });
-        else this.o.audit({ ...event, decision: 'allow', rule: t.rule, ...fields });
-      });
-    });
-    up.on('error', (e: NodeJS.ErrnoException) => {
-      if (body.refused || res.writableFinished) return;
-      const rule = upstreamErrorRule(t.host, e, this.o.onUpstreamTls);
-      this.o.audit({ ...event, decision: 'error', rule });
-      if (!res.headersSent) refuseHttp(res, 502, rule, `stashbase proxy: ${rule}\n`);
-      else res.destroy();
+    const c = this.check(h, t, new Set(), scrub.bound ? new Set(['accept-encoding']) : new Set());
+    if ('rule' in c) {
+      this.o.audit({ ...event, decision: 'deny', rule: c.rule, status: c.status, ...(c.extra ?? {}) });
+      return res.refuse(c.status, c.rule, refusalText(c.rule));
+    }
+    const fields = secretFields(c);
+    exchange({
+      req, res, path: c.path,
+      headers: scrub.bound ? [...c.headers, 'Accept-Encoding', 'identity'] : c.headers,
+      pool: this.pool, key: t.key, create: t.create, needles: t.needles, scrub,
+      holdAgent: () => http.pause(),
+      releaseAgent: () => http.resume(),
+      refusalText,
+      audit: {
+        allowed: (status, bytes) => this.o.audit({ ...event, decision: 'allow', rule: t.rule, ...fields, status, bytes }),
+        short: (status, bytes, e) => this.o.audit({ ...event, decision: 'error', rule: `upstream ${t.host}: the response stopped short (${e.code ?? e.message})`, ...fields, status, bytes }),
+        failed: (e) => {
+          const rule = upstreamErrorRule(t.host, e, this.o.onUpstreamTls);
+          this.o.audit({ ...event, decision: 'error', rule });
+          return rule;
+        },
+        refusedBody: (rule, suspect) => this.o.audit({ ...event, decision: 'deny', rule, status: 403, exfiltration: true, secret: suspect }),
+        refusedAnswer: (rule) => this.o.audit({ ...event, decision: 'error', rule, status: 502 }),
+      },
     });
   }
 
   /** The checks every request inside a tunnel gets, and its rewritten head. */
-  private check(req: IncomingMessage, t: Tunnel, keep: Set<string>, drop: Set<string>): { status: number; rule: string; extra?: Record<string, unknown> } | { headers: string[]; path: string; injected: string[]; inert: string[] } {
-    const url = req.url ?? '';
+  private check(h: Head, t: Tunnel, keep: Set<string>, drop: Set<string>): { status: number; rule: string; extra?: Record<string, unknown> } | { headers: string[]; path: string; injected: string[]; inert: string[] } {
+    const url = h.url;
     if (!url.startsWith('/')) return { status: 400, rule: 'absolute-form request inside a tunnel' };
-    if (req.headers.host === undefined) return { status: 400, rule: 'a request without a Host header' };
-    const hostProblem = this.checkHost(req.rawHeaders, t.host, t.port);
+    if (rawCount(h.headers, 'host') === 0) return { status: 400, rule: 'a request without a Host header' };
+    const hostProblem = this.checkHost(h.headers, t.host, t.port);
     if (hostProblem) return { status: 400, rule: hostProblem };
-    if (req.rawHeaders.filter((h, i) => i % 2 === 0 && h.toLowerCase() === 'authorization').length > 1) return { status: 400, rule: 'duplicate Authorization header' };
-    if (req.method === 'TRACE') return { status: 403, rule: 'TRACE is refused' };
-    const rw = rewriteRequest(forwardable(req.rawHeaders, keep, drop), url, t.host, t.tls, this.o.secrets);
+    if (rawCount(h.headers, 'authorization') > 1) return { status: 400, rule: 'duplicate Authorization header' };
+    if (h.method === 'TRACE') return { status: 403, rule: 'TRACE is refused' };
+    const rw = rewriteRequest(forwardable(h.headers, keep, drop), url, t.host, t.tls, this.o.secrets);
     if (!rw.ok) return { status: 403, rule: rw.rule, extra: { exfiltration: true, secret: rw.suspect } };
     return { headers: rw.rawHeaders, path: rw.path, injected: rw.injected, inert: rw.inert };
   }
 
-  private upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
-    const t = this.tunnels.get(req.socket);
-    if (!t) return void socket.destroy();
+  private upgrade(t: Tunnel, h: Head, socket: Duplex, head: Buffer): void {
     t.tracker?.mark(t.outer, 'tunnel');
     socket.on('error', () => socket.destroy());
-    const event = { type: 'proxy', method: req.method, host: t.host, port: t.port, path: (req.url ?? '').split('?')[0], intercepted: true, upgrade: String(req.headers.upgrade ?? '') };
-    const c = this.check(req, t, new Set(['connection', 'upgrade']), new Set(['accept-encoding']));
+    const headers = headerMap(h.headers);
+    const event = { type: 'proxy', method: h.method, host: t.host, port: t.port, path: h.url.split('?')[0], intercepted: true, upgrade: headers.upgrade ?? '' };
+    const c = this.check(h, t, new Set(['connection', 'upgrade']), new Set(['accept-encoding']));
     if ('rule' in c) {
       this.o.audit({ ...event, decision: 'deny', rule: c.rule, status: c.status, ...(c.extra ?? {}) });
       const body = `stashbase proxy refused ${t.host}:${t.port}: ${c.rule}\n`;
@@ -279,9 +240,9 @@ export class Interceptor {
       return;
     }
     handleUpgrade({
-      req, socket, head, headers: c.headers, path: c.path,
+      req: { method: h.method, headers }, socket, head, headers: c.headers, path: c.path,
       dial: (method, path, headers) => {
-        const up = this.dial(t, method, path, headers, false);
+        const up = this.dial(t, method, path, headers);
         up.on('socket', (sock) => sock.setNoDelay(true));
         return up;
       },
@@ -297,8 +258,7 @@ export class Interceptor {
   }
 
   close(): void {
-    this.tlsAgent.destroy();
-    this.plainAgent.destroy();
-    this.inner.close();
+    clearInterval(this.sweeper);
+    this.pool.close();
   }
 }

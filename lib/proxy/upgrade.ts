@@ -10,7 +10,7 @@
 //   - an upstream that does not switch (any answer but 101) has its answer
 //     scrubbed and passed back, and the connection is closed: nothing the
 //     agent sends later on it can reach the upstream unchecked.
-import type { ClientRequest, IncomingMessage } from 'node:http';
+import type { ClientRequest } from 'node:http';
 import { pipeline, type Duplex, type Transform } from 'node:stream';
 import { BodyGuard } from './body-guard.js';
 import { type BodyPlan, forwardBody, passHeaders, planBody, type ResponseScrub } from './forward-response.js';
@@ -21,7 +21,8 @@ import type { BodyNeedle } from './secrets.js';
 import { FrameRelay } from './ws-frames.js';
 
 export interface UpgradeInput {
-  req: IncomingMessage;
+  /** The request's method and headers (repeated ones joined). */
+  req: { method: string; headers: Record<string, string | undefined> };
   socket: Duplex;
   head: Buffer;
   /** The checked and rewritten request headers (raw pairs, with Connection and Upgrade) and path. */

@@ -1,0 +1,184 @@
+// One intercepted request on its way upstream and its answer on the way back:
+// the checked head is written to a pooled upstream connection, the body
+// follows through the guard against secrets not bound to the host (framed as
+// the agent framed it: Content-Length kept, chunked re-encoded), and the
+// response is scrubbed (lib/proxy/forward-response.ts's plan) and written to
+// the agent. An agent that leaves cancels the request, freeing its place in
+// the pool; an upstream that fails or stops short reaches the agent at once.
+import type { Head } from './parser.js';
+import type { UpstreamPool, Waiter } from './pool.js';
+import type { Incoming, Responder } from './tunnel.js';
+import type { UpstreamConn } from './upstream.js';
+import { chunkOf, headBytes, LAST_CHUNK, rawValue } from './wire.js';
+import { BodyRelay, planBody, type ResponseScrub } from '../forward-response.js';
+import { BodyRefused, Guard } from '../message-filter.js';
+import { scrubText } from '../scrub.js';
+import type { BodyNeedle } from '../secrets.js';
+
+export interface ExchangeAudit {
+  /** The response was passed on whole. */
+  allowed(status: number, bytes: number): void;
+  /** The response stopped short after its head went to the agent. */
+  short(status: number, bytes: number, e: Error & { code?: string }): void;
+  /** The upstream failed before answering; returns the rule the refusal names. */
+  failed(e: Error & { code?: string }): string;
+  /** The body carried a value it may not; the request was cut. */
+  refusedBody(rule: string, suspect: string): void;
+  /** The answer cannot be scrubbed (an encoding nobody decodes). */
+  refusedAnswer(rule: string): void;
+}
+
+export interface ExchangeInput {
+  req: Incoming;
+  res: Responder;
+  /** The checked path and headers (raw pairs) to send, framing excepted. */
+  path: string;
+  headers: string[];
+  pool: UpstreamPool<UpstreamConn>;
+  key: string;
+  create: () => UpstreamConn;
+  needles: BodyNeedle[];
+  scrub: ResponseScrub;
+  /** Stop and restart reading the agent's bytes (an upstream that cannot take more). */
+  holdAgent(): void;
+  releaseAgent(): void;
+  audit: ExchangeAudit;
+  /** The text of a refusal, for its rule. */
+  refusalText(rule: string): string;
+}
+
+export function exchange(x: ExchangeInput): void {
+  const { req, res } = x;
+  const h = req.head;
+  const length = rawValue(h.headers, 'content-length');
+  const chunked = length === undefined && rawValue(h.headers, 'transfer-encoding') !== undefined;
+  const expect = rawValue(h.headers, 'expect') !== undefined;
+  const guard = x.needles.length > 0 ? new Guard(x.needles) : null;
+  let conn: UpstreamConn | null = null;
+  let waiter: Waiter | null = null;
+  let over = false;
+  let sent = false;
+  let status = 0;
+  let relay: BodyRelay | null = null;
+
+  const stop = () => {
+    over = true;
+    waiter?.cancel();
+    relay?.abort();
+    conn?.socket.destroy();
+  };
+  res.onGone(stop);
+
+  const guarded = (b: Buffer, last: boolean): Buffer | null => {
+    if (!guard) return b;
+    try {
+      const out = guard.push(b);
+      return last ? Buffer.concat([out, guard.end()]) : out;
+    } catch (e) {
+      if (!(e instanceof BodyRefused)) throw e;
+      stop();
+      x.audit.refusedBody(e.rule, e.suspect);
+      res.refuse(403, e.rule, x.refusalText(e.rule));
+      return null;
+    }
+  };
+
+  // The head goes with the first body bytes past the guard (or the end): a body
+  // refused at once leaves nothing upstream, not even its head. An agent that
+  // waits for 100 Continue gets the head sent at once.
+  let head: Buffer | null = null;
+  const write = (b: Buffer): void => {
+    if (over || !conn || (b.length === 0 && head === null)) return;
+    const framed = b.length === 0 ? b : chunked ? chunkOf(b) : b;
+    const out = head === null ? framed : Buffer.concat([head, framed]);
+    head = null;
+    if (!conn.socket.write(out)) {
+      x.holdAgent();
+      conn.socket.once('drain', () => x.releaseAgent());
+    }
+  };
+
+  const onHead = (r: Head): boolean => {
+    if (over) return true;
+    if (r.status < 200) {
+      if (r.status === 100 && expect) res.informational(100, 'Continue', []);
+      return true;
+    }
+    status = r.status;
+    const plan = planBody({ rawHeaders: r.headers }, x.scrub);
+    if ('refused' in plan) {
+      stop();
+      x.audit.refusedAnswer(plan.refused);
+      res.refuse(502, plan.refused, `stashbase proxy: ${plan.refused}\n`);
+      return true;
+    }
+    const hasLength = rawValue(plan.headers, 'content-length') !== undefined;
+    res.head(r.status, scrubText(r.statusMessage, x.scrub.pairs), plan.headers, hasLength);
+    relay = new BodyRelay(plan, (b) => res.body(b), (cb) => res.onDrain(cb), (e) => {
+      stop();
+      x.audit.short(status, relay?.bytes ?? 0, e);
+      res.cut();
+    });
+    return h.method === 'HEAD';
+  };
+
+  const sink = {
+    head: onHead,
+    body: (b: Buffer) => {
+      const c = conn;
+      if (over || !relay || !c) return;
+      if (!relay.push(b, () => (c.socket as { resume(): void }).resume())) (c.socket as { pause(): void }).pause();
+    },
+    done: () => {
+      if (over || !relay) return;
+      const r = relay;
+      r.finish(() => {
+        if (over) return;
+        over = true;
+        x.audit.allowed(status, r.bytes);
+        res.end();
+      });
+    },
+    broken: (e: Error & { code?: string }) => {
+      if (over) return;
+      const began = res.started;
+      stop();
+      if (began) {
+        x.audit.short(status, relay?.bytes ?? 0, e);
+        res.cut();
+      } else {
+        const rule = x.audit.failed(e);
+        res.refuse(502, rule, `stashbase proxy: ${rule}\n`);
+      }
+    },
+  };
+
+  waiter = x.pool.acquire(x.key, x.create, (c) => {
+    waiter = null;
+    if (over) return void x.pool.release(x.key, c);
+    conn = c;
+    c.serve(sink, () => {
+      // Past here the connection may serve another request: nothing of this one touches it.
+      conn = null;
+      // Reused only when the agent's whole request went out: else its rest would be read as the next one.
+      if (sent) x.pool.release(x.key, c);
+      else c.socket.destroy();
+    });
+    head = headBytes(`${h.method} ${x.path} HTTP/1.1`, chunked ? [...x.headers, 'Transfer-Encoding', 'chunked'] : x.headers);
+    if (expect || !guard) write(Buffer.alloc(0));
+    req.read(
+      (b) => {
+        const out = guarded(b, false);
+        if (out) write(out);
+      },
+      () => {
+        const rest = guarded(Buffer.alloc(0), true);
+        if (rest === null) return;
+        write(rest);
+        if (head !== null) write(Buffer.alloc(0));
+        if (chunked && !over) c.socket.write(LAST_CHUNK);
+        sent = true;
+      },
+    );
+  });
+}

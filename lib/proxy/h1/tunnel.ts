@@ -1,0 +1,302 @@
+// The agent's side of an intercepted tunnel, as HTTP/1.1: requests parsed as
+// they arrive (lib/proxy/h1/parser.ts), handed on one at a time in order (a
+// pipelined request waits, its body held, until the answer before it is
+// written), and each answer written with framing the proxy chooses itself:
+// Content-Length when the body keeps the size the upstream gave, else chunked
+// (close-delimited for an HTTP/1.0 agent). A head must be complete within the
+// head deadline (408), an idle connection closes after 5 s, a head the parser
+// refuses is answered 400 or 431 and the connection closed, as by Node's server.
+import type { Duplex } from 'node:stream';
+import { type Head, Http1Parser } from './parser.js';
+import { chunkOf, headBytes, LAST_CHUNK, parseFailure, reason, refusal } from './wire.js';
+
+/** A request of the tunnel: its head, and its body as it comes. */
+export class Incoming {
+  private held: Buffer[] = [];
+  private sink: ((b: Buffer) => void) | null = null;
+  private onEnd: (() => void) | null = null;
+  complete = false;
+
+  constructor(readonly head: Head) {}
+
+  push(b: Buffer): void {
+    if (this.sink) this.sink(b);
+    else this.held.push(b);
+  }
+
+  end(): void {
+    this.complete = true;
+    this.onEnd?.();
+  }
+
+  /** Takes the body: what arrived so far at once, then each part as it comes; `end` once it is whole. */
+  read(sink: (b: Buffer) => void, end: () => void): void {
+    this.sink = sink;
+    this.onEnd = end;
+    const held = this.held;
+    this.held = [];
+    for (const b of held) sink(b);
+    if (this.complete) end();
+  }
+}
+
+export type Framing = 'none' | 'length' | 'chunked' | 'close';
+
+/** How one answer goes back to the agent. */
+export interface Responder {
+  readonly started: boolean;
+  /** The agent left before the answer was written. */
+  onGone(cb: () => void): void;
+  informational(status: number, message: string, headers: string[]): void;
+  /** The head: status, raw headers (without framing), and whether the body keeps a Content-Length the headers carry. */
+  head(status: number, message: string, headers: string[], hasLength: boolean): void;
+  body(b: Buffer): boolean;
+  /** Called once when the agent can take more after body() returned false. */
+  onDrain(cb: () => void): void;
+  end(): void;
+  /** The proxy's own refusal (and the connection's end) when no head went out yet; else the connection is cut. */
+  refuse(status: number, rule: string, text: string): void;
+  /** Cuts the connection: an answer begun cannot end well. */
+  cut(): void;
+}
+
+export interface TunnelEvents {
+  /** A request's turn: answer it through the responder. */
+  request(req: Incoming, res: Responder): void;
+  /** An Upgrade (never behind another request): the socket and the bytes after its head are the handler's. */
+  upgrade(head: Head, socket: Duplex, rest: Buffer): void;
+  busy(): void;
+  idle(): void;
+}
+
+const IDLE_MS = 5_000;
+
+export class TunnelHttp {
+  private readonly parser: Http1Parser;
+  private readonly queue: Array<{ req: Incoming; res: Answer }> = [];
+  private current: Incoming | null = null;
+  /** Why the connection ends after the answers queued (a refused head's own answer), if it does. */
+  private lastWords: string | null = null;
+  private paused = 0;
+  /** The head of a request that asks to switch protocols: the parser stops after it. */
+  private switching: Head | null = null;
+  headSince = 0;
+  idleSince = Date.now();
+
+  /** Reads nothing until begin(). */
+  constructor(readonly socket: Duplex, maxHeaderSize: number, private readonly on: TunnelEvents) {
+    this.parser = new Http1Parser('request', maxHeaderSize, {
+      head: (h) => {
+        this.headSince = 0;
+        this.current = new Incoming(h);
+        if (h.upgrade) this.switching = h;
+        else this.enqueue(this.current);
+      },
+      body: (b) => this.current?.push(b),
+      done: () => {
+        const c = this.current;
+        this.current = null;
+        c?.end();
+      },
+    });
+    socket.on('data', (d: Buffer) => this.feed(d));
+    // The agent's end of file ends what it asked, as with Node's server (no half-open connections).
+    socket.on('end', () => this.abort());
+    socket.on('close', () => this.abort());
+  }
+
+  /** Starts with the bytes already read off the connection, then reads on. */
+  begin(first: Buffer): void {
+    if (first.length) this.feed(first);
+    this.socket.resume();
+  }
+
+  /** Everything still asked is abandoned (its upstream requests cancelled), and the connection ends. */
+  private abort(): void {
+    this.parser.close();
+    const queued = this.queue.splice(0);
+    for (const q of queued) q.res.gone();
+    if (!this.socket.destroyed) this.socket.end();
+  }
+
+  private feed(d: Buffer): void {
+    if (this.lastWords !== null || this.parser.closed) return;
+    this.idleSince = 0;
+    if (this.current === null && this.headSince === 0) this.headSince = Date.now();
+    const r = this.parser.execute(d);
+    if (!r.ok) return this.fail(r.code);
+    if (r.upgradeAt !== undefined && this.switching) {
+      const h = this.switching;
+      this.switching = null;
+      this.current = null;
+      this.headSince = 0;
+      this.parser.close();
+      this.socket.removeAllListeners('data');
+      this.socket.removeAllListeners('end');
+      if (h.method === 'CONNECT' || this.queue.length > 0) return void this.socket.destroy();
+      this.socket.pause();
+      this.on.upgrade(h, this.socket, d.subarray(r.upgradeAt));
+    }
+  }
+
+  /** A head the parser refused, or one too slow: the answer after those before it, then the end. */
+  fail(code: string): void {
+    this.current = null;
+    this.parser.close();
+    this.lastWords = parseFailure(code);
+    if (this.queue.length === 0) this.socket.end(this.lastWords);
+  }
+
+  private enqueue(req: Incoming): void {
+    const res = new Answer(this, req);
+    this.queue.push({ req, res });
+    if (this.queue.length === 1) this.start();
+    // A request waiting behind another: read no further until it is its turn.
+    else this.pause();
+  }
+
+  private start(): void {
+    const q = this.queue[0]!;
+    this.on.busy();
+    this.on.request(q.req, q.res);
+  }
+
+  pause(): void {
+    if (this.paused++ === 0) this.socket.pause();
+  }
+
+  resume(): void {
+    if (this.paused > 0 && --this.paused === 0) this.socket.resume();
+  }
+
+  /** The answer at the front was written: the next request's turn, or the end. */
+  finished(closeAfter: boolean): void {
+    this.queue.shift();
+    this.on.idle();
+    if (closeAfter) return this.abort();
+    if (this.queue.length > 0) {
+      this.resume();
+      return this.start();
+    }
+    if (this.lastWords !== null) return void this.socket.end(this.lastWords);
+    this.idleSince = Date.now();
+  }
+
+  /** The deadline sweep: a head begun too long ago gets 408; a connection idle too long closes. */
+  sweep(now: number, headTimeoutMs: number): void {
+    if (this.headSince !== 0 && now - this.headSince > headTimeoutMs && this.lastWords === null) {
+      this.headSince = 0;
+      this.fail('ERR_HTTP_REQUEST_TIMEOUT');
+    } else if (this.idleSince !== 0 && now - this.idleSince > IDLE_MS && this.queue.length === 0) {
+      this.socket.destroy();
+    }
+  }
+}
+
+type Out = Duplex & { cork(): void; uncork(): void };
+
+/** One answer on the tunnel (a Responder). */
+class Answer implements Responder {
+  started = false;
+  private framing: Framing = 'none';
+  private done = false;
+  private corked = false;
+  private goneCb: (() => void) | null = null;
+  private closeAfter: boolean;
+
+  constructor(private readonly t: TunnelHttp, private readonly req: Incoming) {
+    const h = req.head;
+    this.closeAfter = !h.keepAlive;
+  }
+
+  private get out(): Out {
+    return this.t.socket as Out;
+  }
+
+  /** What one turn of the event loop writes goes out as one write (one segment, one wake-up of the agent). */
+  private write(b: Buffer): boolean {
+    if (!this.corked) {
+      this.corked = true;
+      this.out.cork();
+      setImmediate(() => {
+        this.corked = false;
+        if (!this.out.destroyed) this.out.uncork();
+      });
+    }
+    return this.out.write(b);
+  }
+
+  onGone(cb: () => void): void {
+    this.goneCb = cb;
+  }
+
+  gone(): void {
+    if (this.done) return;
+    this.done = true;
+    this.goneCb?.();
+  }
+
+  informational(status: number, message: string, headers: string[]): void {
+    if (this.started || this.done) return;
+    this.write(headBytes(`HTTP/1.1 ${status} ${reason(status, message)}`, headers));
+  }
+
+  head(status: number, message: string, headers: string[], hasLength: boolean): void {
+    if (this.done) return;
+    this.started = true;
+    const h = this.req.head;
+    const http10 = h.versionMajor === 1 && h.versionMinor === 0;
+    const out = headers.slice();
+    if (h.method === 'HEAD' || status === 204 || status === 304) this.framing = 'none';
+    else if (hasLength) this.framing = 'length';
+    else if (http10) {
+      this.framing = 'close';
+      this.closeAfter = true;
+    } else {
+      this.framing = 'chunked';
+      out.push('Transfer-Encoding', 'chunked');
+    }
+    if (this.closeAfter) out.push('Connection', 'close');
+    else if (http10) out.push('Connection', 'keep-alive');
+    this.write(headBytes(`HTTP/1.1 ${status} ${reason(status, message)}`, out));
+  }
+
+  body(b: Buffer): boolean {
+    if (this.done || b.length === 0 || this.framing === 'none') return true;
+    return this.write(this.framing === 'chunked' ? chunkOf(b) : b);
+  }
+
+  onDrain(cb: () => void): void {
+    this.out.once('drain', cb);
+  }
+
+  end(): void {
+    if (this.done) return;
+    this.done = true;
+    if (this.framing === 'chunked') this.write(LAST_CHUNK);
+    if (this.corked) {
+      this.corked = false;
+      this.out.uncork();
+    }
+    // A body the agent has not finished sending cannot be told from the next request.
+    this.t.finished(this.closeAfter || this.framing === 'close' || !this.req.complete);
+  }
+
+  refuse(status: number, rule: string, text: string): void {
+    if (this.started) return this.cut();
+    if (this.done) return;
+    this.done = true;
+    this.started = true;
+    this.write(refusal(status, rule, text));
+    if (this.corked) {
+      this.corked = false;
+      this.out.uncork();
+    }
+    this.t.finished(true);
+  }
+
+  cut(): void {
+    this.done = true;
+    this.t.socket.destroy();
+  }
+}

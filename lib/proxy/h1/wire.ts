@@ -1,0 +1,67 @@
+// What the intercepting proxy writes itself on an HTTP/1.1 connection: heads
+// (latin1, as Node writes them), chunked framing, and its own short answers.
+import { STATUS_CODES } from 'node:http';
+
+/** A head: the start line, each raw name/value pair, the blank line. */
+export function headBytes(start: string, headers: string[]): Buffer {
+  let text = `${start}\r\n`;
+  for (let i = 0; i < headers.length; i += 2) text += `${headers[i]}: ${headers[i + 1]}\r\n`;
+  return Buffer.from(`${text}\r\n`, 'latin1');
+}
+
+/** A status line's reason phrase, only of the characters a reason may hold. */
+export function reason(status: number, message: string): string {
+  const clean = message.replace(/[^\t\x20-\x7e\x80-\xff]/g, '');
+  return clean || (STATUS_CODES[status] ?? '');
+}
+
+const CRLF = Buffer.from('\r\n');
+export const LAST_CHUNK = Buffer.from('0\r\n\r\n');
+
+/** One chunk of a chunked body (nothing for an empty buffer: that would end the body). */
+export function chunkOf(b: Buffer): Buffer {
+  return b.length === 0 ? b : Buffer.concat([Buffer.from(`${b.length.toString(16)}\r\n`), b, CRLF]);
+}
+
+/** The proxy's own refusal, the connection's last words: status, the rule in X-Stashbase-Denied, a text body. */
+export function refusal(status: number, rule: string, body: string): Buffer {
+  return Buffer.concat([
+    headBytes(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}`, [
+      'Content-Type', 'text/plain; charset=utf-8',
+      'X-Stashbase-Denied', rule.replace(/[^\x20-\x7e]/g, '?'),
+      'Content-Length', String(Buffer.byteLength(body)),
+      'Connection', 'close',
+    ]),
+    Buffer.from(body),
+  ]);
+}
+
+/** The answer to a head the parser refused or that came too slowly (what Node's server sends). */
+export function parseFailure(code: string): string {
+  const status = code === 'HPE_HEADER_OVERFLOW' ? '431 Request Header Fields Too Large' : code === 'ERR_HTTP_REQUEST_TIMEOUT' ? '408 Request Timeout' : '400 Bad Request';
+  return `HTTP/1.1 ${status}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`;
+}
+
+/** The first value of a header in raw pairs (lowercase name), or undefined. */
+export function rawValue(headers: string[], name: string): string | undefined {
+  for (let i = 0; i < headers.length; i += 2) if (headers[i]!.length === name.length && headers[i]!.toLowerCase() === name) return headers[i + 1];
+  return undefined;
+}
+
+/** How many times a header appears in raw pairs (lowercase name). */
+export function rawCount(headers: string[], name: string): number {
+  let n = 0;
+  for (let i = 0; i < headers.length; i += 2) if (headers[i]!.length === name.length && headers[i]!.toLowerCase() === name) n++;
+  return n;
+}
+
+/** Raw pairs as one value per lowercase name, repeated ones joined with ", " (as Node's req.headers). */
+export function headerMap(headers: string[]): Record<string, string | undefined> {
+  const out: Record<string, string | undefined> = Object.create(null);
+  for (let i = 0; i < headers.length; i += 2) {
+    const name = headers[i]!.toLowerCase();
+    const prev = out[name];
+    out[name] = prev === undefined ? headers[i + 1]! : `${prev}, ${headers[i + 1]!}`;
+  }
+  return out;
+}
