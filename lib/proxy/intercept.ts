@@ -207,6 +207,7 @@ export class Interceptor {
           this.o.audit({ ...event, decision: 'error', rule });
           return rule;
         },
+        abandoned: (status, bytes) => this.o.audit({ ...event, decision: 'error', rule: `upstream ${t.host}: the agent went away before the answer ended`, ...fields, ...(status ? { status } : {}), bytes }),
         refusedBody: (rule, suspect) => this.o.audit({ ...event, decision: 'deny', rule, status: 403, exfiltration: true, secret: suspect }),
         refusedAnswer: (rule) => this.o.audit({ ...event, decision: 'error', rule, status: 502 }),
       },

@@ -22,6 +22,8 @@ export interface ExchangeAudit {
   short(status: number, bytes: number, e: Error & { code?: string }): void;
   /** The upstream failed before answering; returns the rule the refusal names. */
   failed(e: Error & { code?: string }): string;
+  /** The agent left before the answer was whole (status 0: before its head). */
+  abandoned(status: number, bytes: number): void;
   /** The body carried a value it may not; the request was cut. */
   refusedBody(rule: string, suspect: string): void;
   /** The answer cannot be scrubbed (an encoding nobody decodes). */
@@ -67,7 +69,11 @@ export function exchange(x: ExchangeInput): void {
     relay?.abort();
     conn?.socket.destroy();
   };
-  res.onGone(stop);
+  res.onGone(() => {
+    if (over) return;
+    stop();
+    x.audit.abandoned(status, relay?.bytes ?? 0);
+  });
 
   const guarded = (b: Buffer, last: boolean): Buffer | null => {
     if (!guard) return b;

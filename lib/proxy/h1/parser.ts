@@ -100,7 +100,12 @@ export class Http1Parser {
     p[HTTPParser.kOnBody] = (b: Buffer) => {
       if (!this.closed) on.body(b);
     };
+    // A chunked body's trailer fields come through kOnHeaders too: they are dropped
+    // here, never gathered into the next message's head (nor passed on: Node's own
+    // proxying drops them the same way).
     p[HTTPParser.kOnMessageComplete] = () => {
+      this.pending = [];
+      this.pendingUrl = '';
       if (!this.closed) on.done();
     };
     this.p = p;

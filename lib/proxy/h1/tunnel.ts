@@ -10,18 +10,29 @@ import type { Duplex } from 'node:stream';
 import { type Head, Http1Parser } from './parser.js';
 import { chunkOf, headBytes, LAST_CHUNK, parseFailure, reason, refusal } from './wire.js';
 
+/** Body bytes held for a request not yet sent on (its upstream connection is still to come) before the agent is paused. */
+const HELD_MAX = 64 * 1024;
+
 /** A request of the tunnel: its head, and its body as it comes. */
 export class Incoming {
   private held: Buffer[] = [];
+  private heldBytes = 0;
+  private holding = false;
   private sink: ((b: Buffer) => void) | null = null;
   private onEnd: (() => void) | null = null;
   complete = false;
 
-  constructor(readonly head: Head) {}
+  /** `hold` and `release`: stop and restart reading the agent's bytes. */
+  constructor(readonly head: Head, private readonly hold: () => void, private readonly release: () => void) {}
 
   push(b: Buffer): void {
-    if (this.sink) this.sink(b);
-    else this.held.push(b);
+    if (this.sink) return this.sink(b);
+    this.held.push(b);
+    this.heldBytes += b.length;
+    if (this.heldBytes > HELD_MAX && !this.holding) {
+      this.holding = true;
+      this.hold();
+    }
   }
 
   end(): void {
@@ -35,7 +46,12 @@ export class Incoming {
     this.onEnd = end;
     const held = this.held;
     this.held = [];
+    this.heldBytes = 0;
     for (const b of held) sink(b);
+    if (this.holding) {
+      this.holding = false;
+      this.release();
+    }
     if (this.complete) end();
   }
 }
@@ -88,7 +104,7 @@ export class TunnelHttp {
     this.parser = new Http1Parser('request', maxHeaderSize, {
       head: (h) => {
         this.headSince = 0;
-        this.current = new Incoming(h);
+        this.current = new Incoming(h, () => this.pause(), () => this.resume());
         if (h.upgrade) this.switching = h;
         else this.enqueue(this.current);
       },
@@ -139,11 +155,20 @@ export class TunnelHttp {
     }
   }
 
-  /** A head the parser refused, or one too slow: the answer after those before it, then the end. */
+  /**
+   * Bytes the parser refused, or a head too slow: the answer (400, 431, 408)
+   * and the end. A request cut off in its body is abandoned with its upstream
+   * request; complete ones before it are answered first.
+   */
   fail(code: string): void {
+    const midBody = this.current !== null;
     this.current = null;
     this.parser.close();
     this.lastWords = parseFailure(code);
+    if (midBody) {
+      const queued = this.queue.splice(0);
+      for (const q of queued) q.res.gone();
+    }
     if (this.queue.length === 0) this.socket.end(this.lastWords);
   }
 
