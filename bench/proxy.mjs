@@ -20,8 +20,9 @@ const { loadOrCreateCa } = await import('../dist/lib/tls/ca.js');
 
 const { bin, home, env } = setup(1);
 const N = Number(process.env.REQUESTS ?? 2000);
-// Untimed requests first on each connection (WARM=n): both paths' code warmed up alike.
-const WARM = process.env.WARM ?? '1000';
+// Untimed requests first on each connection (WARM=n): both paths' code warmed up alike,
+// and the first seconds of a run (JIT, the start-up heap's collection) left out.
+const WARM = process.env.WARM ?? '4000';
 const REAL = 'ghp_realRealRealRealRealRealReal0123456';
 
 // Upstream with its own test CA: a small JSON answer with Content-Length, the same chunked, an event stream.

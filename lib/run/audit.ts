@@ -43,10 +43,14 @@ export class AuditLog {
   private pendingBytes = 0;
   private batch: NodeJS.Timeout | null = null;
   private ended = false;
+  private lastMs = 0;
+  private lastIso = '';
+  private readonly sessionJson: string;
 
   constructor(home: string, readonly session: string, private readonly maxBytes = AUDIT_MAX_BYTES) {
     mkdirSync(homePaths(home).audit, { recursive: true, mode: 0o700 });
     this.file = auditFile(home, session);
+    this.sessionJson = JSON.stringify(session);
     try {
       this.bytes = statSync(this.file).size;
     } catch {
@@ -85,10 +89,38 @@ export class AuditLog {
     }
   }
 
+  /** The time field's text, made once per millisecond (a proxy decision per request asks for it). */
+  private now(): string {
+    const ms = Date.now();
+    if (ms !== this.lastMs) {
+      this.lastMs = ms;
+      this.lastIso = new Date(ms).toISOString();
+    }
+    return this.lastIso;
+  }
+
+  /** One line: time and session first, then the event's fields, long values cut. */
+  private line(event: Record<string, unknown>, time: string): string {
+    if ('time' in event || 'session' in event) {
+      const fields: Record<string, unknown> = { time, session: this.session };
+      for (const [k, v] of Object.entries(event)) fields[k] = cut(v);
+      return JSON.stringify(fields) + '\n';
+    }
+    let e = event;
+    for (const k in event) {
+      const v = event[k];
+      if (typeof v === 'string' && v.length > MAX_VALUE) {
+        if (e === event) e = { ...event };
+        e[k] = cut(v);
+      }
+    }
+    const body = JSON.stringify(e);
+    return `{"time":"${time}","session":${this.sessionJson}${body.length > 2 ? `,${body.slice(1)}` : '}'}\n`;
+  }
+
   private append(event: Record<string, unknown>, always: boolean): void {
-    const fields: Record<string, unknown> = { time: new Date().toISOString(), session: this.session };
-    for (const [k, v] of Object.entries(event)) fields[k] = cut(v);
-    let line = JSON.stringify(fields) + '\n';
+    const time = this.now();
+    let line = this.line(event, time);
     if (!always && (this.full || this.bytes + line.length > this.maxBytes)) {
       if (this.full) {
         this.dropped++;
@@ -96,7 +128,7 @@ export class AuditLog {
       }
       this.full = true;
       this.dropped++;
-      line = JSON.stringify({ time: fields.time, session: this.session, type: 'audit-full', maxBytes: this.maxBytes }) + '\n';
+      line = JSON.stringify({ time, session: this.session, type: 'audit-full', maxBytes: this.maxBytes }) + '\n';
     }
     this.bytes += line.length;
     this.pending.push(line);
