@@ -218,14 +218,14 @@ export class TunnelHttp {
   }
 }
 
-type Out = Duplex & { cork(): void; uncork(): void };
 
 /** One answer on the tunnel (a Responder). */
 class Answer implements Responder {
   started = false;
   private framing: Framing = 'none';
   private done = false;
-  private corked = false;
+  /** What this turn wrote, not yet handed to the socket. */
+  private pending: Buffer[] | null = null;
   private goneCb: (() => void) | null = null;
   private closeAfter: boolean;
 
@@ -234,21 +234,30 @@ class Answer implements Responder {
     this.closeAfter = !h.keepAlive;
   }
 
-  private get out(): Out {
-    return this.t.socket as Out;
+  private get out(): Duplex {
+    return this.t.socket;
   }
 
-  /** What one turn of the event loop writes goes out as one write (one segment, one wake-up of the agent). */
+  /**
+   * What one read of the upstream produces (a head, its body, the end) goes
+   * out as one write: one TLS record, one segment, one wake-up of the agent.
+   * The bytes wait only for the end of the current task (a microtask), never
+   * for later I/O. False when the agent cannot take more for now.
+   */
   private write(b: Buffer): boolean {
-    if (!this.corked) {
-      this.corked = true;
-      this.out.cork();
-      setImmediate(() => {
-        this.corked = false;
-        if (!this.out.destroyed) this.out.uncork();
-      });
+    if (this.pending) this.pending.push(b);
+    else {
+      this.pending = [b];
+      queueMicrotask(() => this.flush());
     }
-    return this.out.write(b);
+    return !this.out.writableNeedDrain;
+  }
+
+  private flush(): void {
+    const p = this.pending;
+    if (!p) return;
+    this.pending = null;
+    if (!this.out.destroyed) this.out.write(p.length === 1 ? p[0]! : Buffer.concat(p));
   }
 
   onGone(cb: () => void): void {
@@ -299,10 +308,7 @@ class Answer implements Responder {
     if (this.done) return;
     this.done = true;
     if (this.framing === 'chunked') this.write(LAST_CHUNK);
-    if (this.corked) {
-      this.corked = false;
-      this.out.uncork();
-    }
+    this.flush();
     // A body the agent has not finished sending cannot be told from the next request.
     this.t.finished(this.closeAfter || this.framing === 'close' || !this.req.complete);
   }
@@ -313,10 +319,7 @@ class Answer implements Responder {
     this.done = true;
     this.started = true;
     this.write(refusal(status, rule, text));
-    if (this.corked) {
-      this.corked = false;
-      this.out.uncork();
-    }
+    this.flush();
     this.t.finished(true);
   }
 
