@@ -2,7 +2,8 @@
 // was sent (headers, Basic credentials, the URL, a WebSocket subprotocol) in
 // every transfer form (plain, gzip, brotli, an encoding nobody decodes, a 101
 // and a 200 to an Upgrade), streams events, stalls, stops short, refuses an
-// upload before reading it. HTTPS with a test CA, or plain HTTP.
+// upload before reading it, hides a value in a status line or a header name,
+// closes after answering. HTTPS with a test CA, or plain HTTP.
 import { brotliCompressSync, gzipSync } from 'node:zlib';
 import { createServer as createHttp, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttps } from 'node:https';
@@ -88,6 +89,18 @@ function route(req: IncomingMessage, res: ServerResponse, log: StubLog): void {
       res.write(Buffer.alloc(1000, 97));
       setTimeout(() => res.socket?.destroy(), 50);
       return;
+    case '/odd-head': {
+      // The value it was sent, hidden in its status line (split by a control byte) and, percent-encoded (all token characters), as a header name.
+      const v = (req.headers.authorization ?? '').split(' ')[1] ?? 'none';
+      req.socket.end(`HTTP/1.1 200 ${v.slice(0, 6)}\x01${v.slice(6)}\r\n${encodeURIComponent(v)}: x\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok`);
+      return;
+    }
+    case '/close':
+      // A moment late, so that another request can be waiting for this connection when it ends.
+      return void setTimeout(() => {
+        res.writeHead(200, { Connection: 'close', 'Content-Length': '6' });
+        res.end('closed');
+      }, 50);
     case '/refuse-upload':
       res.writeHead(403, { 'Content-Length': '9', Connection: 'close' });
       return void res.end('no thanks');

@@ -22,7 +22,7 @@ export interface ResponseScrub {
   bound: boolean;
 }
 
-/** The response's headers to pass on (raw pairs): no hop-by-hop, none the Connection header names, values scrubbed. */
+/** The response's headers to pass on (raw pairs): no hop-by-hop, none the Connection header names, names and values scrubbed (a name may be any token: a key is one). */
 export function passHeaders(raw: string[], pairs: ScrubPair[], drop: ReadonlySet<string> = new Set()): string[] {
   const named = new Set<string>();
   for (let i = 0; i < raw.length; i += 2) {
@@ -32,7 +32,7 @@ export function passHeaders(raw: string[], pairs: ScrubPair[], drop: ReadonlySet
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i]!.toLowerCase();
     if (HOP_BY_HOP.has(name) || named.has(name) || drop.has(name)) continue;
-    out.push(raw[i]!, scrubText(raw[i + 1]!, pairs));
+    out.push(scrubText(raw[i]!, pairs), scrubText(raw[i + 1]!, pairs));
   }
   return out;
 }

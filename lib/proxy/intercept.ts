@@ -22,7 +22,7 @@ import type { Head } from './h1/parser.js';
 import { UpstreamPool } from './h1/pool.js';
 import { type Incoming, type Responder, TunnelHttp } from './h1/tunnel.js';
 import { UpstreamConn } from './h1/upstream.js';
-import { headerMap, rawCount } from './h1/wire.js';
+import { headerMap, rawCount, rawValue } from './h1/wire.js';
 import { checkingInterval, type ConnectionTracker, DEFAULT_LIMITS, MAX_HEADER_BYTES, type ProxyLimits } from './limits.js';
 import { normalizeHost } from './policy.js';
 import { scrubPairs, type ScrubPair } from './scrub.js';
@@ -223,12 +223,18 @@ export class Interceptor {
     if (hostProblem) return { status: 400, rule: hostProblem };
     if (rawCount(h.headers, 'authorization') > 1) return { status: 400, rule: 'duplicate Authorization header' };
     if (h.method === 'TRACE') return { status: 403, rule: 'TRACE is refused' };
+    const expect = rawValue(h.headers, 'expect');
+    if (expect !== undefined && expect.trim().toLowerCase() !== '100-continue') return { status: 417, rule: 'an Expect other than 100-continue' };
     const rw = rewriteRequest(forwardable(h.headers, keep, drop), url, t.host, t.tls, this.o.secrets);
     if (!rw.ok) return { status: 403, rule: rw.rule, extra: { exfiltration: true, secret: rw.suspect } };
     return { headers: rw.rawHeaders, path: rw.path, injected: rw.injected, inert: rw.inert };
   }
 
   private upgrade(t: Tunnel, h: Head, socket: Duplex, head: Buffer): void {
+    if (h.method === 'CONNECT') {
+      this.o.audit({ type: 'proxy', method: 'CONNECT', host: t.host, port: t.port, path: null, intercepted: true, decision: 'deny', rule: 'CONNECT inside a tunnel', status: 400 });
+      return void socket.destroy();
+    }
     t.tracker?.mark(t.outer, 'tunnel');
     socket.on('error', () => socket.destroy());
     const headers = headerMap(h.headers);

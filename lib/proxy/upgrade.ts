@@ -19,6 +19,7 @@ import { Scrubber, scrubBuffer, scrubText } from './scrub.js';
 import { ScrubStream } from './scrub-stream.js';
 import type { BodyNeedle } from './secrets.js';
 import { FrameRelay } from './ws-frames.js';
+import { reason } from './h1/wire.js';
 
 export interface UpgradeInput {
   /** The request's method and headers (repeated ones joined). */
@@ -39,8 +40,9 @@ export interface UpgradeInput {
   audit: (outcome: { status?: number; error?: string; code?: string; refused?: string; upgrade: string }) => void;
 }
 
-function writeHead(socket: Duplex, status: number, message: string, headers: string[]): void {
-  let text = `HTTP/1.1 ${status} ${message.replace(/[^\x20-\x7e\x80-\xff\t]/g, '')}\r\n`;
+/** A head of the proxy's writing; the reason phrase is the standard one (lib/proxy/h1/wire.ts says why). */
+function writeHead(socket: Duplex, status: number, headers: string[]): void {
+  let text = `HTTP/1.1 ${status} ${reason(status)}\r\n`;
   for (let i = 0; i < headers.length; i += 2) text += `${headers[i]}: ${headers[i + 1]}\r\n`;
   socket.write(text + '\r\n', 'latin1');
 }
@@ -107,7 +109,7 @@ export function handleUpgrade(u: UpgradeInput): void {
       return refuse(socket, 502, plan.refused);
     }
     headSent = true;
-    writeHead(socket, res.statusCode ?? 502, scrubText(res.statusMessage ?? '', u.scrub.pairs), [...plan.headers, 'Connection', 'close']);
+    writeHead(socket, res.statusCode ?? 502, [...plan.headers, 'Connection', 'close']);
     // The answer is the last thing on this connection: the upstream's goes now, the agent's once it is written.
     forwardBody(res, plan, socket, (_bytes, err) => {
       up.destroy();
@@ -127,7 +129,7 @@ export function handleUpgrade(u: UpgradeInput): void {
     upSocket.setMaxListeners(32);
     upSocket.on('error', cut);
     upSocket.on('close', () => socket.destroy());
-    writeHead(socket, 101, 'Switching Protocols', [...passHeaders(res.rawHeaders, u.scrub.pairs), 'Connection', 'Upgrade', 'Upgrade', res.headers.upgrade as string]);
+    writeHead(socket, 101, [...passHeaders(res.rawHeaders, u.scrub.pairs), 'Connection', 'Upgrade', 'Upgrade', res.headers.upgrade as string]);
     let toAgent: Transform;
     let toUpstream: Transform;
     if (websocket) {

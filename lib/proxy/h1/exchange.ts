@@ -12,7 +12,6 @@ import type { UpstreamConn } from './upstream.js';
 import { chunkOf, headBytes, LAST_CHUNK, rawValue } from './wire.js';
 import { BodyRelay, planBody, type ResponseScrub } from '../forward-response.js';
 import { BodyRefused, Guard } from '../message-filter.js';
-import { scrubText } from '../scrub.js';
 import type { BodyNeedle } from '../secrets.js';
 
 export interface ExchangeAudit {
@@ -49,6 +48,19 @@ export interface ExchangeInput {
   refusalText(rule: string): string;
 }
 
+/** The agent's Content-Length as the number it is (no leading zeros: an upstream might read those otherwise). */
+function withLength(headers: string[]): string[] {
+  for (let i = 0; i < headers.length; i += 2) {
+    const v = headers[i + 1]!;
+    if (headers[i]!.length === 14 && headers[i]!.toLowerCase() === 'content-length' && v.length > 1 && v.startsWith('0')) {
+      const out = headers.slice();
+      out[i + 1] = v.replace(/^0+(?=\d)/, '');
+      return out;
+    }
+  }
+  return headers;
+}
+
 export function exchange(x: ExchangeInput): void {
   const { req, res } = x;
   const h = req.head;
@@ -62,9 +74,20 @@ export function exchange(x: ExchangeInput): void {
   let sent = false;
   let status = 0;
   let relay: BodyRelay | null = null;
+  /** The upstream connection is paused until the agent takes more: it cannot serve another request as it is. */
+  let paused = false;
 
-  const stop = () => {
+  /** The agent is not being read until the upstream drains (this request's hold). */
+  let holding = false;
+  const settle = () => {
     over = true;
+    if (holding) {
+      holding = false;
+      x.releaseAgent();
+    }
+  };
+  const stop = () => {
+    settle();
     waiter?.cancel();
     relay?.abort();
     conn?.socket.destroy();
@@ -91,23 +114,49 @@ export function exchange(x: ExchangeInput): void {
 
   // The head goes with the first body bytes past the guard (or the end): a body
   // refused at once leaves nothing upstream, not even its head. An agent that
-  // waits for 100 Continue gets the head sent at once.
+  // waits for 100 Continue gets the head sent at once. What one read of the
+  // agent produces goes upstream as one write, at the end of the task (a body
+  // of one-byte chunks is not a write, and a queued Buffer, per byte).
   let head: Buffer | null = null;
-  const write = (b: Buffer): void => {
-    if (over || !conn || (b.length === 0 && head === null)) return;
-    const framed = b.length === 0 ? b : chunked ? chunkOf(b) : b;
-    const out = head === null ? framed : Buffer.concat([head, framed]);
-    head = null;
-    if (!conn.socket.write(out)) {
+  let out: Buffer[] | null = null;
+  const flush = () => {
+    const c = conn;
+    const parts = out;
+    out = null;
+    if (!parts || !c || over) return;
+    if (!c.socket.write(parts.length === 1 ? parts[0]! : Buffer.concat(parts)) && !holding) {
+      holding = true;
       x.holdAgent();
-      conn.socket.once('drain', () => x.releaseAgent());
+      c.socket.once('drain', () => {
+        if (!holding) return;
+        holding = false;
+        x.releaseAgent();
+      });
     }
+  };
+  const queue = (piece: Buffer): void => {
+    if (out) out.push(piece);
+    else {
+      out = [piece];
+      queueMicrotask(flush);
+    }
+  };
+  /** Body bytes (framed here); `force` sends a head still waiting even with no bytes. */
+  const write = (b: Buffer, force = false): void => {
+    if (over || !conn) return;
+    if (b.length === 0 && !(force && head !== null)) return;
+    let piece = b.length === 0 ? b : chunked ? chunkOf(b) : b;
+    if (head !== null) {
+      piece = piece.length > 0 ? Buffer.concat([head, piece]) : head;
+      head = null;
+    }
+    queue(piece);
   };
 
   const onHead = (r: Head): boolean => {
     if (over) return true;
     if (r.status < 200) {
-      if (r.status === 100 && expect) res.informational(100, 'Continue', []);
+      if (r.status === 100 && expect) res.informational(100, []);
       return true;
     }
     status = r.status;
@@ -119,7 +168,7 @@ export function exchange(x: ExchangeInput): void {
       return true;
     }
     const hasLength = rawValue(plan.headers, 'content-length') !== undefined;
-    res.head(r.status, scrubText(r.statusMessage, x.scrub.pairs), plan.headers, hasLength);
+    res.head(r.status, plan.headers, hasLength);
     relay = new BodyRelay(plan, (b) => res.body(b), (cb) => res.onDrain(cb), (e) => {
       stop();
       x.audit.short(status, relay?.bytes ?? 0, e);
@@ -133,14 +182,21 @@ export function exchange(x: ExchangeInput): void {
     body: (b: Buffer) => {
       const c = conn;
       if (over || !relay || !c) return;
-      if (!relay.push(b, () => (c.socket as { resume(): void }).resume())) (c.socket as { pause(): void }).pause();
+      const resume = () => {
+        paused = false;
+        if (conn === c) (c.socket as { resume(): void }).resume();
+      };
+      if (!relay.push(b, resume)) {
+        paused = true;
+        (c.socket as { pause(): void }).pause();
+      }
     },
     done: () => {
       if (over || !relay) return;
       const r = relay;
       r.finish(() => {
         if (over) return;
-        over = true;
+        settle();
         x.audit.allowed(status, r.bytes);
         res.end();
       });
@@ -166,12 +222,14 @@ export function exchange(x: ExchangeInput): void {
     c.serve(sink, () => {
       // Past here the connection may serve another request: nothing of this one touches it.
       conn = null;
-      // Reused only when the agent's whole request went out: else its rest would be read as the next one.
-      if (sent) x.pool.release(x.key, c);
+      // Reused only when the agent's whole request went out (else its rest would be
+      // read as the next one) and nothing holds it paused.
+      if (sent && !paused) x.pool.release(x.key, c);
       else c.socket.destroy();
     });
-    head = headBytes(`${h.method} ${x.path} HTTP/1.1`, chunked ? [...x.headers, 'Transfer-Encoding', 'chunked'] : x.headers);
-    if (expect || !guard) write(Buffer.alloc(0));
+    const headers = withLength(x.headers);
+    head = headBytes(`${h.method} ${x.path} HTTP/1.1`, chunked ? [...headers, 'Transfer-Encoding', 'chunked'] : headers);
+    if (expect || !guard) write(Buffer.alloc(0), true);
     req.read(
       (b) => {
         const out = guarded(b, false);
@@ -181,8 +239,8 @@ export function exchange(x: ExchangeInput): void {
         const rest = guarded(Buffer.alloc(0), true);
         if (rest === null) return;
         write(rest);
-        if (head !== null) write(Buffer.alloc(0));
-        if (chunked && !over) c.socket.write(LAST_CHUNK);
+        write(Buffer.alloc(0), true);
+        if (chunked && !over) queue(LAST_CHUNK);
         sent = true;
       },
     );

@@ -19,7 +19,7 @@ interface NativeParser {
 }
 
 interface Binding {
-  HTTPParser: { new (): NativeParser; REQUEST: number; RESPONSE: number; kOnHeaders: number; kOnHeadersComplete: number; kOnBody: number; kOnMessageComplete: number; kLenientNone: number };
+  HTTPParser: { new (): NativeParser; REQUEST: number; RESPONSE: number; kOnMessageBegin: number; kOnHeaders: number; kOnHeadersComplete: number; kOnBody: number; kOnMessageComplete: number; kLenientNone: number };
   methods: string[];
 }
 
@@ -27,7 +27,7 @@ function load(): Binding {
   const b = createRequire(import.meta.url)('_http_common') as Partial<Binding>;
   const P = b.HTTPParser;
   const ok = typeof P === 'function' && Array.isArray(b.methods) && P.kLenientNone === 0 &&
-    [P.REQUEST, P.RESPONSE, P.kOnHeaders, P.kOnHeadersComplete, P.kOnBody, P.kOnMessageComplete].every((n) => typeof n === 'number') &&
+    [P.REQUEST, P.RESPONSE, P.kOnMessageBegin, P.kOnHeaders, P.kOnHeadersComplete, P.kOnBody, P.kOnMessageComplete].every((n) => typeof n === 'number') &&
     typeof P.prototype.execute === 'function' && typeof P.prototype.finish === 'function' && typeof P.prototype.initialize === 'function';
   if (!ok) throw new Error(`stashbase: this Node (${process.version}) has no usable HTTP parser binding (_http_common.HTTPParser); use Node 20 or 22`);
   return b as Binding;
@@ -53,6 +53,8 @@ export interface Head {
 }
 
 export interface ParserEvents {
+  /** The first byte of a message arrived (its head may come in later reads). */
+  begin?(): void;
   /** The head is complete. Return true to say the message has no body (a response to HEAD). */
   head(h: Head): boolean | void;
   body(chunk: Buffer): void;
@@ -78,6 +80,12 @@ export class Http1Parser {
   constructor(kind: 'request' | 'response', maxHeaderSize: number, on: ParserEvents) {
     const p = new HTTPParser();
     p.initialize(kind === 'request' ? HTTPParser.REQUEST : HTTPParser.RESPONSE, {}, maxHeaderSize, HTTPParser.kLenientNone);
+    if (on.begin) {
+      const begin = on.begin;
+      p[HTTPParser.kOnMessageBegin] = () => {
+        if (!this.closed) begin();
+      };
+    }
     // Heads of over 32 headers arrive in parts: Node's own server gathers them the same way.
     // Once closed (from a callback), the rest of the bytes in hand are nobody's.
     p[HTTPParser.kOnHeaders] = (headers: string[], url: string) => {

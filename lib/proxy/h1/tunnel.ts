@@ -10,8 +10,14 @@ import type { Duplex } from 'node:stream';
 import { type Head, Http1Parser } from './parser.js';
 import { chunkOf, headBytes, LAST_CHUNK, parseFailure, reason, refusal } from './wire.js';
 
-/** Body bytes held for a request not yet sent on (its upstream connection is still to come) before the agent is paused. */
+/**
+ * What a request's body may hold, waiting for its upstream connection, before
+ * the agent is no longer read. Each part counts its bytes and a fixed cost (the
+ * parser makes a Buffer of each chunk: a body of one-byte chunks would otherwise
+ * hold a hundred times its size).
+ */
 const HELD_MAX = 64 * 1024;
+const PART_COST = 256;
 
 /** A request of the tunnel: its head, and its body as it comes. */
 export class Incoming {
@@ -28,7 +34,7 @@ export class Incoming {
   push(b: Buffer): void {
     if (this.sink) return this.sink(b);
     this.held.push(b);
-    this.heldBytes += b.length;
+    this.heldBytes += b.length + PART_COST;
     if (this.heldBytes > HELD_MAX && !this.holding) {
       this.holding = true;
       this.hold();
@@ -63,9 +69,9 @@ export interface Responder {
   readonly started: boolean;
   /** The agent left before the answer was written. */
   onGone(cb: () => void): void;
-  informational(status: number, message: string, headers: string[]): void;
+  informational(status: number, headers: string[]): void;
   /** The head: status, raw headers (without framing), and whether the body keeps a Content-Length the headers carry. */
-  head(status: number, message: string, headers: string[], hasLength: boolean): void;
+  head(status: number, headers: string[], hasLength: boolean): void;
   body(b: Buffer): boolean;
   /** Called once when the agent can take more after body() returned false. */
   onDrain(cb: () => void): void;
@@ -79,7 +85,7 @@ export interface Responder {
 export interface TunnelEvents {
   /** A request's turn: answer it through the responder. */
   request(req: Incoming, res: Responder): void;
-  /** An Upgrade (never behind another request): the socket and the bytes after its head are the handler's. */
+  /** An Upgrade or a CONNECT (never behind another request): the socket and the bytes after its head are the handler's. */
   upgrade(head: Head, socket: Duplex, rest: Buffer): void;
   busy(): void;
   idle(): void;
@@ -99,6 +105,11 @@ export class TunnelHttp {
   headSince = 0;
   idleSince = Date.now();
 
+  private readonly onData = (d: Buffer) => this.feed(d);
+  private readonly onEnd = () => this.abort();
+  /** The request at the front arrived in this read: it starts once the whole read parsed cleanly. */
+  private startPending = false;
+
   /** Reads nothing until begin(). */
   constructor(readonly socket: Duplex, maxHeaderSize: number, private readonly on: TunnelEvents) {
     this.parser = new Http1Parser('request', maxHeaderSize, {
@@ -115,9 +126,9 @@ export class TunnelHttp {
         c?.end();
       },
     });
-    socket.on('data', (d: Buffer) => this.feed(d));
+    socket.on('data', this.onData);
     // The agent's end of file ends what it asked, as with Node's server (no half-open connections).
-    socket.on('end', () => this.abort());
+    socket.on('end', this.onEnd);
     socket.on('close', () => this.abort());
   }
 
@@ -141,15 +152,22 @@ export class TunnelHttp {
     if (this.current === null && this.headSince === 0) this.headSince = Date.now();
     const r = this.parser.execute(d);
     if (!r.ok) return this.fail(r.code);
+    // Dispatched only now: a head the parser goes on to refuse (a Transfer-Encoding it
+    // does not take) never reaches an upstream, as with Node's server.
+    if (this.startPending) {
+      this.startPending = false;
+      this.start();
+    }
     if (r.upgradeAt !== undefined && this.switching) {
       const h = this.switching;
       this.switching = null;
       this.current = null;
       this.headSince = 0;
       this.parser.close();
-      this.socket.removeAllListeners('data');
-      this.socket.removeAllListeners('end');
-      if (h.method === 'CONNECT' || this.queue.length > 0) return void this.socket.destroy();
+      this.socket.off('data', this.onData);
+      this.socket.off('end', this.onEnd);
+      // Behind another request a switch cannot be told from that request's body.
+      if (this.queue.length > 0) return void this.socket.destroy();
       this.socket.pause();
       this.on.upgrade(h, this.socket, d.subarray(r.upgradeAt));
     }
@@ -161,21 +179,21 @@ export class TunnelHttp {
    * request; complete ones before it are answered first.
    */
   fail(code: string): void {
-    const midBody = this.current !== null;
+    const cut = this.current;
     this.current = null;
+    this.startPending = false;
     this.parser.close();
     this.lastWords = parseFailure(code);
-    if (midBody) {
-      const queued = this.queue.splice(0);
-      for (const q of queued) q.res.gone();
-    }
+    // The request cut off (queued when its head came) goes; those complete before it are answered first.
+    const i = this.queue.findIndex((q) => q.req === cut);
+    if (i !== -1) for (const q of this.queue.splice(i)) q.res.gone();
     if (this.queue.length === 0) this.socket.end(this.lastWords);
   }
 
   private enqueue(req: Incoming): void {
     const res = new Answer(this, req);
     this.queue.push({ req, res });
-    if (this.queue.length === 1) this.start();
+    if (this.queue.length === 1) this.startPending = true;
     // A request waiting behind another: read no further until it is its turn.
     else this.pause();
   }
@@ -270,12 +288,12 @@ class Answer implements Responder {
     this.goneCb?.();
   }
 
-  informational(status: number, message: string, headers: string[]): void {
+  informational(status: number, headers: string[]): void {
     if (this.started || this.done) return;
-    this.write(headBytes(`HTTP/1.1 ${status} ${reason(status, message)}`, headers));
+    this.write(headBytes(`HTTP/1.1 ${status} ${reason(status)}`, headers));
   }
 
-  head(status: number, message: string, headers: string[], hasLength: boolean): void {
+  head(status: number, headers: string[], hasLength: boolean): void {
     if (this.done) return;
     this.started = true;
     const h = this.req.head;
@@ -292,7 +310,7 @@ class Answer implements Responder {
     }
     if (this.closeAfter) out.push('Connection', 'close');
     else if (http10) out.push('Connection', 'keep-alive');
-    this.write(headBytes(`HTTP/1.1 ${status} ${reason(status, message)}`, out));
+    this.write(headBytes(`HTTP/1.1 ${status} ${reason(status)}`, out));
   }
 
   body(b: Buffer): boolean {

@@ -35,6 +35,8 @@ export class UpstreamConn implements Pooled {
   private answered = false;
   /** The response is whole and nothing came after it. */
   private clean = false;
+  /** The upstream said the connection goes on after this response (HTTP/1.1 without Connection: close). */
+  private keepAlive = false;
   private released: (() => void) | null = null;
 
   /**
@@ -56,12 +58,19 @@ export class UpstreamConn implements Pooled {
     const sock = this.socket as Duplex & { setNoDelay(v: boolean): void };
     sock.setNoDelay(true);
     this.parser = new Http1Parser('response', maxHeaderSize, {
+      // Any byte of a message after the answer, even a head's first, ends the connection.
+      begin: () => {
+        if (!this.sink || this.answered) this.socket.destroy();
+      },
       head: (h) => {
-        if (!this.sink || this.answered) {
+        if (!this.sink || this.answered || this.socket.destroyed) {
           this.socket.destroy();
           return true;
         }
-        if (h.status >= 200 || h.upgrade) this.answered = true;
+        if (h.status >= 200 || h.upgrade) {
+          this.answered = true;
+          this.keepAlive = h.keepAlive;
+        }
         return this.sink.head(h);
       },
       body: (b) => {
@@ -81,6 +90,8 @@ export class UpstreamConn implements Pooled {
       this.afterResponse();
     });
     this.socket.on('end', () => {
+      // A body ended by the close completes here; the connection is done either way.
+      this.keepAlive = false;
       if (this.sink && !this.clean) {
         const r = this.parser.finish();
         if (r.ok && this.clean) this.afterResponse();
@@ -100,6 +111,7 @@ export class UpstreamConn implements Pooled {
     this.sink = sink;
     this.answered = false;
     this.clean = false;
+    this.keepAlive = false;
     this.released = release;
   }
 
@@ -108,6 +120,8 @@ export class UpstreamConn implements Pooled {
     const release = this.released;
     this.sink = null;
     this.released = null;
+    // Reused only when the upstream keeps it open and nothing came after the answer.
+    if (!this.keepAlive || this.socket.destroyed) return void this.socket.destroy();
     release?.();
   }
 

@@ -9,10 +9,14 @@ export function headBytes(start: string, headers: string[]): Buffer {
   return Buffer.from(`${text}\r\n`, 'latin1');
 }
 
-/** A status line's reason phrase, only of the characters a reason may hold. */
-export function reason(status: number, message: string): string {
-  const clean = message.replace(/[^\t\x20-\x7e\x80-\xff]/g, '');
-  return clean || (STATUS_CODES[status] ?? '');
+/**
+ * A status line's reason phrase: the standard one for the status, never the
+ * upstream's (clients ignore it, and it is one more place a value could hide:
+ * scrubbed and then cleaned of a control byte, a value split by one would
+ * come back whole).
+ */
+export function reason(status: number): string {
+  return STATUS_CODES[status] ?? 'Unknown';
 }
 
 const CRLF = Buffer.from('\r\n');
