@@ -279,6 +279,20 @@ describe('the intercepting proxy against a hostile upstream (issue 16)', () => {
     for (const s of [...held, a, b]) s.destroy();
   });
 
+  test('a body whose first part could begin a secret not bound to its host sends nothing upstream, not even its head, until the guard knows; the rest completing it is refused', async () => {
+    const before = free.log.requests.length;
+    const s = await open('free.test');
+    const r = reader(s);
+    s.write(`POST /upload HTTP/1.1\r\nHost: free.test\r\nContent-Length: ${REAL.length}\r\n\r\n${REAL.slice(0, 10)}`);
+    await new Promise((res) => setTimeout(res, 100));
+    assert.deepEqual(free.log.requests.slice(before), [], 'nothing upstream while the guard holds the part back');
+    s.write(REAL.slice(10));
+    await r.until(/\r\n\r\n/);
+    assert.match(text(r.all()), /^HTTP\/1\.1 403 Forbidden\r\n/);
+    assert.deepEqual(free.log.requests.slice(before), []);
+    s.destroy();
+  });
+
   test('8: an upstream that stops short ends the agent\'s response with an error within a second', async () => {
     const s = await open('api.test');
     const r = reader(s);
