@@ -245,6 +245,10 @@ describe('TLS interception and secrets (real HTTPS upstream, curl)', () => {
     const both = await inTunnel(`GET /k1 HTTP/1.1\r\n${h}\r\nGET /k2 HTTP/1.1\r\nHost: other.test:${upPort}\r\nAuthorization: Bearer ${PH}\r\n\r\n`);
     assert.match(both, /^HTTP\/1\.1 200 OK\r\n[\s\S]*HTTP\/1\.1 400 Bad Request\r\n[\s\S]*Host header differs from the request target/);
     assert.deepEqual(seen.map((x) => x.path), ['/k1']);
+    // A whole request and bytes no parser takes, in one read: the request is answered, then 400 and the end.
+    const garbage = await inTunnel(`GET /k3 HTTP/1.1\r\n${h}\r\n\x01GARBAGE\r\n\r\n`);
+    assert.match(garbage, /^HTTP\/1\.1 200 OK\r\n[\s\S]*HTTP\/1\.1 400 Bad Request\r\n/);
+    assert.deepEqual(seen.map((x) => x.path), ['/k1', '/k3']);
   });
 
   test('the leaf is for the CONNECT target, whatever SNI the client sends; only http/1.1 is offered', async () => {

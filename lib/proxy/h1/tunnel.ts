@@ -180,6 +180,7 @@ export class TunnelHttp {
    */
   fail(code: string): void {
     const cut = this.current;
+    const pending = this.startPending;
     this.current = null;
     this.startPending = false;
     this.parser.close();
@@ -188,6 +189,7 @@ export class TunnelHttp {
     const i = this.queue.findIndex((q) => q.req === cut);
     if (i !== -1) for (const q of this.queue.splice(i)) q.res.gone();
     if (this.queue.length === 0) this.socket.end(this.lastWords);
+    else if (pending) this.start();
   }
 
   private enqueue(req: Incoming): void {
