@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { createServer as createTcp, type AddressInfo, type Server as TcpServer } from 'node:net';
 import type { Server } from 'node:http';
 import { readFileSync, statSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
 import { after, before, describe, test } from 'node:test';
 import { AuditLog } from '../../lib/run/audit.js';
 import { Interceptor } from '../../lib/proxy/intercept.js';
@@ -439,5 +440,62 @@ describe('a plain tunnel (no secrets): an upstream reset closes it, the proxy wr
     s.write('GET / HTTP/1.1\r\nHost: reset.test\r\n\r\n');
     await r.closed;
     assert.equal(text(r.all()), 'HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\npart');
+  });
+});
+
+describe('a raw upstream on a plain tunnel, a secret bound there (allow_plaintext), one upstream connection', () => {
+  const t = tempHome();
+  let up: TcpServer;
+  let proxy: Server;
+  let interceptor: Interceptor;
+  let port = 0;
+  const requests: string[] = [];
+  // Compressed although identity was asked, larger than the decoder takes at once (16 KiB), smaller than one read (64 KiB), written in one go.
+  const gz = gzipSync(Buffer.from(Array.from({ length: 6000 }, (_, i) => `${i.toString(36)}:${(i * 7919).toString(16)}`).join(',')));
+
+  before(async () => {
+    up = createTcp((s) => {
+      let buf = '';
+      s.on('error', () => {});
+      s.on('data', (d: Buffer) => {
+        buf += d.toString('latin1');
+        for (let end = buf.indexOf('\r\n\r\n'); end !== -1; end = buf.indexOf('\r\n\r\n')) {
+          const line = buf.slice(0, buf.indexOf('\r\n'));
+          buf = buf.slice(end + 4);
+          requests.push(line);
+          if (line.includes('/gz')) s.write(Buffer.concat([Buffer.from(`HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: ${gz.length}\r\n\r\n`), gz]));
+          else s.write('HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nsmall');
+        }
+      });
+    });
+    await new Promise<void>((r) => up.listen(0, '127.0.0.1', r));
+    const ca = await loadOrCreateCa(t.sbHome);
+    const limits = { headTimeoutMs: 1000, maxConnections: 50, upstreamSocketsPerHost: 1, auditMaxBytes: 1024 * 1024 };
+    const secrets: BoundSecret[] = [{ name: 'ANTHROPIC_API_KEY', placeholder: PH, real: REAL, hosts: ['raw.test'], inQuery: false, allowPlaintext: true }];
+    interceptor = new Interceptor({ leaves: new LeafCache(ca), secrets, upstreamCa: [], audit: () => {}, limits }, hostHeaderProblem);
+    const mapped = { 'raw.test': `127.0.0.1:${(up.address() as AddressInfo).port}` };
+    proxy = createProxy({ policy: { egressHosts: ['raw.test'], denyHosts: [], mapped }, audit: () => {}, interceptor, secrets, limits });
+    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+    port = (proxy.address() as AddressInfo).port;
+  });
+  after(() => {
+    interceptor.close();
+    proxy.close();
+    up.close();
+    t.cleanup();
+  });
+
+  test('7: the upstream connection, paused while its compressed answer is decoded for the agent, is not handed on paused: the next request is answered', async () => {
+    const a = await tunnel(port, 'raw.test', 80, { plain: true });
+    const ar = reader(a);
+    a.write('GET /gz HTTP/1.1\r\nHost: raw.test\r\n\r\n');
+    await ar.until('0\r\n\r\n');
+    const b = await tunnel(port, 'raw.test', 80, { plain: true });
+    const br = reader(b);
+    b.write('GET /small HTTP/1.1\r\nHost: raw.test\r\n\r\n');
+    await br.until('small', 1000);
+    assert.deepEqual(requests, ['GET /gz HTTP/1.1', 'GET /small HTTP/1.1']);
+    a.destroy();
+    b.destroy();
   });
 });
