@@ -149,3 +149,9 @@ export function processesWhere(match: (pid: number, cmdline: string) => boolean)
     }
   });
 }
+
+/** Listens on a free loopback port and returns it. */
+export async function listen(server: { listen(port: number, host: string, cb: () => void): unknown; address(): unknown }): Promise<number> {
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return (server.address() as { port: number }).port;
+}

@@ -13,6 +13,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Readable, Transform, Writable } from 'node:stream';
 import { constants, createBrotliDecompress, createUnzip } from 'node:zlib';
 import { HOP_BY_HOP } from './http-util.js';
+import { rawJoined } from './h1/wire.js';
 import { lengthPreserving, type ScrubPair, Scrubber, scrubBuffer, scrubText } from './scrub.js';
 import type { MessageFilter } from './message-filter.js';
 
@@ -45,18 +46,10 @@ function chunkScrub(pairs: ScrubPair[]): MessageFilter {
 export type BodyPlan = { refused: string } | { headers: string[]; decoder: Transform | null; filter: MessageFilter | null };
 export type Plan = Exclude<BodyPlan, { refused: string }>;
 
-/** Every Content-Encoding value, joined as Node joins them ("gzip, br"), lowercase; 'identity' when none. */
-function contentEncoding(raw: string[]): string {
-  let all: string | null = null;
-  for (let i = 0; i < raw.length; i += 2) {
-    if (raw[i]!.length === 16 && raw[i]!.toLowerCase() === 'content-encoding') all = all === null ? raw[i + 1]! : `${all}, ${raw[i + 1]!}`;
-  }
-  return (all ?? 'identity').trim().toLowerCase();
-}
-
 /** How the body will be passed on: the decoder and filter, and the headers that describe it. */
 export function planBody(up: { rawHeaders: string[] }, scrub: ResponseScrub): BodyPlan {
-  const encoding = contentEncoding(up.rawHeaders);
+  // Every Content-Encoding value ("gzip, br" when there are two): each must be undone.
+  const encoding = (rawJoined(up.rawHeaders, 'content-encoding') ?? 'identity').trim().toLowerCase();
   const pairs = scrub.pairs;
   if (!scrub.bound || pairs.length === 0) {
     // Nothing held back: a compressed body passes as it is.

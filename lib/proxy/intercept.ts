@@ -23,7 +23,7 @@ import { UpstreamPool } from './h1/pool.js';
 import { type Incoming, type Responder, TunnelHttp } from './h1/tunnel.js';
 import { UpstreamConn } from './h1/upstream.js';
 import { headerMap, rawCount, rawValue } from './h1/wire.js';
-import { checkingInterval, type ConnectionTracker, DEFAULT_LIMITS, MAX_HEADER_BYTES, type ProxyLimits } from './limits.js';
+import { checkingInterval, type ConnectionTracker, DEFAULT_LIMITS, MAX_HEADER_BYTES, type ProxyLimits, upstreamAgentOptions } from './limits.js';
 import { normalizeHost } from './policy.js';
 import { scrubPairs, type ScrubPair } from './scrub.js';
 import { type BoundSecret, bodyNeedles, hostCarriesSecret, rewriteRequest, secretFields } from './secrets.js';
@@ -62,6 +62,8 @@ interface Tunnel extends Target {
   /** What the tunnel's host is owed, the same for each of its requests: computed once. */
   scrub: ResponseScrub;
   needles: ReturnType<typeof bodyNeedles>;
+  /** The name upstream TLS sends and verifies (none for an IP address). */
+  servername: string | undefined;
   /** The upstream pool's key for this tunnel's target, and how a connection to it is made. */
   key: string;
   create: () => UpstreamConn;
@@ -85,8 +87,8 @@ export class Interceptor {
   constructor(private readonly o: InterceptOptions, private readonly checkHost: HostCheck) {
     this.pairs = scrubPairs(o.secrets);
     const limits = o.limits ?? DEFAULT_LIMITS;
-    // Kept alive between requests for at most 5 s idle, as Node's own agent does.
-    this.pool = new UpstreamPool(limits.upstreamSocketsPerHost, 8, 5000);
+    const sockets = upstreamAgentOptions(limits);
+    this.pool = new UpstreamPool(sockets.maxSockets, sockets.maxFreeSockets, sockets.timeout);
     const ms = limits.headTimeoutMs;
     this.sweeper = setInterval(() => {
       const now = Date.now();
@@ -144,7 +146,7 @@ export class Interceptor {
       const key = `${tls ? 'tls' : 'tcp'} ${target.address} ${target.dialPort} ${servername ?? ''}`;
       const t: Tunnel = {
         ...target, tls, outer: client, tracker, scrub: this.scrubFor(target.host), needles: bodyNeedles(target.host, tls, this.o.secrets),
-        key, create: () => new UpstreamConn(key, { tls, address: target.address, port: target.dialPort, servername }, this.upstream(), this.sessions, RESPONSE_HEADER_BYTES),
+        servername, key, create: () => new UpstreamConn(key, { tls, address: target.address, port: target.dialPort, servername }, this.upstream(), this.sessions, RESPONSE_HEADER_BYTES),
       };
       const http = new TunnelHttp(conn, MAX_HEADER_BYTES, {
         request: (req, res) => this.handle(t, http, req, res),
@@ -169,7 +171,7 @@ export class Interceptor {
     if (!t.tls) return httpRequest(common);
     return httpsRequest({
       ...common,
-      servername: isIP(t.host) ? undefined : t.host,
+      servername: t.servername,
       // A TLS option https.request passes on; its typings omit it.
       ...({ secureContext: this.upstream() } as object),
     });

@@ -11,6 +11,7 @@ import { forwardable, refuseHttp } from './http-util.js';
 import type { Interceptor } from './intercept.js';
 import { guardBody } from './body-guard.js';
 import { forwardResponse, planBody } from './forward-response.js';
+import { parseFailure } from './h1/wire.js';
 import { checkingInterval, ConnectionTracker, DEFAULT_LIMITS, MAX_HEADER_BYTES, type ProxyLimits, upstreamAgentOptions } from './limits.js';
 import { scrubPairs } from './scrub.js';
 import { type BoundSecret, bodyNeedles, hostCarriesSecret, rewriteRequest, secretFields } from './secrets.js';
@@ -298,8 +299,7 @@ export function createProxy(opts: ProxyOptions): Server & { tracker: ConnectionT
   // on the plain-HTTP path and every later request on it is still judged.
 
   server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
-    const status = err.code === 'HPE_HEADER_OVERFLOW' ? '431 Request Header Fields Too Large' : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? '408 Request Timeout' : '400 Bad Request';
-    if (socket.writable) socket.end(`HTTP/1.1 ${status}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`);
+    if (socket.writable) socket.end(parseFailure(err.code ?? ''));
     else socket.destroy();
   });
   return server;

@@ -4,7 +4,7 @@
 // or a stall is answered at once, slow heads time out, floods stay bounded,
 // and real clients get what they sent for.
 import assert from 'node:assert/strict';
-import { createServer as createTcp, type AddressInfo, type Server as TcpServer } from 'node:net';
+import { createServer as createTcp, type Server as TcpServer } from 'node:net';
 import type { Server } from 'node:http';
 import { readFileSync, statSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
@@ -15,7 +15,7 @@ import { createProxy, hostHeaderProblem } from '../../lib/proxy/server.js';
 import type { BoundSecret } from '../../lib/proxy/secrets.js';
 import { loadOrCreateCa } from '../../lib/tls/ca.js';
 import { LeafCache } from '../../lib/tls/leaves.js';
-import { tempHome } from '../helpers.js';
+import { listen, tempHome } from '../helpers.js';
 import { leaks } from '../leak-check.js';
 import { reader, text, toProxy, tunnel } from '../proxy-client.js';
 import { type Stub, startStub } from '../proxy-stubs.js';
@@ -49,8 +49,7 @@ describe('the intercepting proxy against a hostile upstream (issue 16)', () => {
     interceptor = new Interceptor({ leaves: new LeafCache(ca), secrets: secrets(), upstreamCa: [api.caPem, free.caPem], audit: (e) => audit.write(e), limits }, hostHeaderProblem);
     const mapped = { 'api.test': `127.0.0.1:${api.port}`, 'free.test': `127.0.0.1:${free.port}`, 'plain.test': `127.0.0.1:${plain.port}` };
     proxy = createProxy({ policy: { egressHosts: ['api.test', 'free.test', 'plain.test'], denyHosts: [], mapped }, audit: (e) => audit.write(e), interceptor, secrets: secrets(), limits });
-    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
-    port = (proxy.address() as AddressInfo).port;
+    port = await listen(proxy);
   });
   after(async () => {
     interceptor.close();
@@ -423,11 +422,9 @@ describe('a plain tunnel (no secrets): an upstream reset closes it, the proxy wr
         setTimeout(() => sock.resetAndDestroy(), 50);
       });
     });
-    await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
-    const upPort = (upstream.address() as AddressInfo).port;
+    const upPort = await listen(upstream);
     proxy = createProxy({ policy: { egressHosts: ['reset.test'], denyHosts: [], mapped: { 'reset.test': `127.0.0.1:${upPort}` } }, audit: () => {} });
-    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
-    port = (proxy.address() as AddressInfo).port;
+    port = await listen(proxy);
   });
   after(() => {
     proxy.close();
@@ -468,15 +465,14 @@ describe('a raw upstream on a plain tunnel, a secret bound there (allow_plaintex
         }
       });
     });
-    await new Promise<void>((r) => up.listen(0, '127.0.0.1', r));
+    const upPort = await listen(up);
     const ca = await loadOrCreateCa(t.sbHome);
     const limits = { headTimeoutMs: 1000, maxConnections: 50, upstreamSocketsPerHost: 1, auditMaxBytes: 1024 * 1024 };
     const secrets: BoundSecret[] = [{ name: 'ANTHROPIC_API_KEY', placeholder: PH, real: REAL, hosts: ['raw.test'], inQuery: false, allowPlaintext: true }];
     interceptor = new Interceptor({ leaves: new LeafCache(ca), secrets, upstreamCa: [], audit: () => {}, limits }, hostHeaderProblem);
-    const mapped = { 'raw.test': `127.0.0.1:${(up.address() as AddressInfo).port}` };
+    const mapped = { 'raw.test': `127.0.0.1:${upPort}` };
     proxy = createProxy({ policy: { egressHosts: ['raw.test'], denyHosts: [], mapped }, audit: () => {}, interceptor, secrets, limits });
-    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
-    port = (proxy.address() as AddressInfo).port;
+    port = await listen(proxy);
   });
   after(() => {
     interceptor.close();

@@ -15,7 +15,7 @@ import type { BoundSecret } from '../../lib/proxy/secrets.js';
 import { loadOrCreateCa } from '../../lib/tls/ca.js';
 import { LeafCache } from '../../lib/tls/leaves.js';
 import { mkdirSync } from 'node:fs';
-import { cli, needs, REPO, tempHome } from '../helpers.js';
+import { cli, listen, needs, REPO, tempHome } from '../helpers.js';
 import { testCa } from '../upstream-ca.js';
 import { frame, messages, readFrames } from '../ws-util.js';
 
@@ -35,12 +35,6 @@ function run(cmd: string, args: string[], opts: { env?: NodeJS.ProcessEnv; cwd?:
 }
 
 const curl = (args: string[]) => run('curl', ['-sS', '--max-time', '10', ...args]);
-
-/** Listens on a free loopback port and returns it. */
-async function listen(server: { listen(port: number, host: string, cb: () => void): unknown; address(): unknown }): Promise<number> {
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return (server.address() as AddressInfo).port;
-}
 
 describe('TLS interception and secrets (real HTTPS upstream, curl)', () => {
   const t = tempHome();

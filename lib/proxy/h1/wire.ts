@@ -52,6 +52,15 @@ export function rawValue(headers: string[], name: string): string | undefined {
   return undefined;
 }
 
+/** Every value of a header in raw pairs (lowercase name), joined with ", " as Node joins them; undefined when none. */
+export function rawJoined(headers: string[], name: string): string | undefined {
+  let all: string | undefined;
+  for (let i = 0; i < headers.length; i += 2) {
+    if (headers[i]!.length === name.length && headers[i]!.toLowerCase() === name) all = all === undefined ? headers[i + 1]! : `${all}, ${headers[i + 1]!}`;
+  }
+  return all;
+}
+
 /** How many times a header appears in raw pairs (lowercase name). */
 export function rawCount(headers: string[], name: string): number {
   let n = 0;
