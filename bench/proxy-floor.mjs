@@ -11,7 +11,11 @@
 //          responses parsed with that parser and written through the
 //          ServerResponse;
 //   agent  Node's HTTP server and https.request with a keep-alive agent (what
-//          lib/proxy/intercept.ts does).
+//          lib/proxy/intercept.ts did before session 10);
+//   stashbase  (or stashbase:DIR, the build in DIR) stashbase's own proxy (lib/proxy/), run as the sandbox's run
+//          runs it (one secret bound to the host and substituted, its audit
+//          log written), but with the client on the host: the proxy's code
+//          without the sandbox around the client.
 // Prints JSON and a table.
 import { spawn } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
@@ -20,14 +24,40 @@ import { Agent, createServer as httpsServer, request as httpsRequest } from 'nod
 import { createRequire } from 'node:module';
 import { connect, createServer as netServer } from 'node:net';
 import { connect as tlsConnect, createSecureContext, TLSSocket } from 'node:tls';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 const [role, mode, upArg, keyPem, certPem] = process.argv.slice(2);
+// Stopped by the bench: an orderly exit, so that a CPU profile is written.
+if (role === 'proxy') process.on('SIGTERM', () => process.exit(0));
 const N = Number(process.env.REQUESTS ?? 4000);
+// As long as the real value (as stashbase makes its placeholders), so that the answer keeps its Content-Length.
+const PLACEHOLDER = 'ghp_SBPHplaceholderPlaceholderPlace0123';
 const body = JSON.stringify({ id: 'msg_01', type: 'message', content: [{ type: 'text', text: 'ok' }] });
 
 if (role === 'up') {
   const up = httpsServer({ key: keyPem, cert: certPem }, (_req, res) => res.end(body));
   up.listen(0, '127.0.0.1', () => console.log(up.address().port));
+} else if (role === 'proxy' && mode.startsWith('stashbase')) {
+  // stashbase:DIR runs the build in DIR instead (another build's dist, for an A/B in one run).
+  const dist = mode.includes(':') ? `${mode.slice(mode.indexOf(':') + 1)}/` : '../dist/';
+  const { rootCertificates } = await import('node:tls');
+  const { Interceptor } = await import(`${dist}lib/proxy/intercept.js`);
+  const { createProxy, hostHeaderProblem } = await import(`${dist}lib/proxy/server.js`);
+  const { loadOrCreateCa } = await import(`${dist}lib/tls/ca.js`);
+  const { LeafCache } = await import(`${dist}lib/tls/leaves.js`);
+  const { AuditLog } = await import(`${dist}lib/run/audit.js`);
+  const home = mkdtempSync(join(tmpdir(), 'sb-floor-'));
+  const audit = new AuditLog(home, 'floor');
+  const ca = await loadOrCreateCa(home);
+  const secrets = [{ name: 'BENCH_TOKEN', placeholder: PLACEHOLDER, real: 'ghp_realRealRealRealRealRealReal0123456', hosts: ['api.test'], inQuery: false, allowPlaintext: false }];
+  const audit1 = (e) => audit.write(e);
+  const interceptor = new Interceptor({ leaves: new LeafCache(ca), secrets, upstreamCa: [...rootCertificates, certPem], audit: audit1 }, hostHeaderProblem);
+  const proxy = createProxy({ policy: { egressHosts: ['api.test'], denyHosts: [], mapped: { 'api.test': `127.0.0.1:${upArg}` } }, audit: audit1, interceptor, secrets });
+  proxy.listen(0, '127.0.0.1', () => console.log(proxy.address().port));
+  // The client trusts this proxy's CA: written where it reads it.
+  writeFileSync(join(process.env.FLOOR_DIR, 'sb-ca.pem'), ca.certPem);
 } else if (role === 'proxy') {
   const upPort = Number(upArg);
   const trust = createSecureContext({ ca: certPem });
@@ -131,22 +161,27 @@ if (role === 'up') {
   const leaf = new LeafCache({ name: { cn: 'floor CA', org: 'bench' }, key: k.privateKey, publicKey: k.publicKey, certPem: caPem, certFile: '' }).get('api.test');
   const start = (args) =>
     new Promise((resolve) => {
-      const c = spawn(process.execPath, [new URL(import.meta.url).pathname, ...args, leaf.keyPem, `${leaf.certPem}${caPem}`], { stdio: ['ignore', 'pipe', 'inherit'] });
+      // CPU_PROF=dir: a V8 CPU profile of each proxy, written to dir when it is stopped.
+      const prof = process.env.CPU_PROF && args[0] === 'proxy' ? ['--cpu-prof', `--cpu-prof-dir=${process.env.CPU_PROF}`] : [];
+      const c = spawn(process.execPath, [...prof, new URL(import.meta.url).pathname, ...args, leaf.keyPem, `${leaf.certPem}${caPem}`], { stdio: ['ignore', 'pipe', 'inherit'] });
       c.stdout.once('data', (d) => resolve({ c, port: Number(String(d)) }));
     });
-  const open = async (port, tunnel) => {
+  process.env.FLOOR_DIR = mkdtempSync(join(tmpdir(), 'floor-'));
+  const open = async (port, tunnel, ca = caPem) => {
     const raw = connect(port, '127.0.0.1');
     raw.setNoDelay(true);
     if (tunnel) {
       raw.write('CONNECT api.test:443 HTTP/1.1\r\nHost: api.test:443\r\n\r\n');
       await new Promise((r) => raw.once('data', r));
     }
-    const s = tlsConnect({ socket: raw, servername: 'api.test', ca: caPem });
+    const s = tlsConnect({ socket: raw, servername: 'api.test', ca });
     await new Promise((r) => s.once('secureConnect', r));
     return s;
   };
-  const series = async (port, tunnel, n) => {
-    const s = await open(port, tunnel);
+  // Through stashbase: its CA trusted, and the placeholder it substitutes sent with each request.
+  const series = async (port, tunnel, n, sb = false) => {
+    const s = await open(port, tunnel, sb ? readFileSync(join(process.env.FLOOR_DIR, 'sb-ca.pem'), 'utf8') : caPem);
+    const request = `GET /cl HTTP/1.1\r\nHost: api.test\r\n${sb ? `Authorization: Bearer ${PLACEHOLDER}\r\n` : ''}\r\n`;
     let buf = '';
     let waiter = null;
     s.on('data', (d) => {
@@ -161,7 +196,7 @@ if (role === 'up') {
     const t0 = process.hrtime.bigint();
     for (let i = 0; i < n; i++) {
       const done = new Promise((r) => (waiter = r));
-      s.write('GET /cl HTTP/1.1\r\nHost: api.test\r\n\r\n');
+      s.write(request);
       await done;
     }
     s.destroy();
@@ -174,9 +209,10 @@ if (role === 'up') {
   for (const m of (process.env.MODES ?? 'raw,lean,leanserver,llhttp,agent').split(',')) {
     const proxy = await start(['proxy', m, String(up.port)]);
     await series(up.port, false, 1000);
-    await series(proxy.port, true, 1000);
+    const sb = m.startsWith('stashbase');
+    await series(proxy.port, true, 1000, sb);
     const direct = await series(up.port, false, N);
-    const proxied = await series(proxy.port, true, N);
+    const proxied = await series(proxy.port, true, N, sb);
     rows.push({ proxy: m, direct_rps: direct, proxied_rps: proxied, ratio: +(proxied / direct).toFixed(2) });
     proxy.c.kill();
   }

@@ -69,6 +69,20 @@ interface Tunnel extends Target {
   create: () => UpstreamConn;
 }
 
+const NONE: ReadonlySet<string> = new Set();
+const ACCEPT_ENCODING: ReadonlySet<string> = new Set(['accept-encoding']);
+
+/**
+ * A proxy decision on one request in a tunnel, for the audit log. Made for
+ * every request: always the same shape (no spreads), the fields a decision
+ * adds set in the same order each time.
+ */
+function requestEvent(t: Tunnel, method: string, path: string | null, decision: string, rule: string): Record<string, unknown> {
+  return t.tls
+    ? { type: 'proxy', method, host: t.host, port: t.port, path, intercepted: true, decision, rule }
+    : { type: 'proxy', method, host: t.host, port: t.port, path, intercepted: true, plaintext: true, decision, rule };
+}
+
 export class Interceptor {
   private readonly contexts = new Map<string, SecureContext>();
   private readonly pool: UpstreamPool<UpstreamConn>;
@@ -184,16 +198,29 @@ export class Interceptor {
   private handle(t: Tunnel, http: TunnelHttp, req: Incoming, res: Responder): void {
     const h = req.head;
     const url = h.url;
-    const event = { type: 'proxy', method: h.method, host: t.host, port: t.port, path: url.startsWith('/') ? url.split('?')[0] : null, intercepted: true, ...(t.tls ? {} : { plaintext: true }) };
+    const q = url.indexOf('?');
+    const path = url.startsWith('/') ? (q === -1 ? url : url.slice(0, q)) : null;
+    const event = (decision: string, rule: string) => requestEvent(t, h.method, path, decision, rule);
     const refusalText = (rule: string) => `stashbase proxy refused ${t.host}:${t.port}: ${rule}\n`;
     const scrub = t.scrub;
     // A host a secret is bound to answers uncompressed, so that every byte can be scrubbed.
-    const c = this.check(h, t, new Set(), scrub.bound ? new Set(['accept-encoding']) : new Set());
+    const c = this.check(h, t, NONE, scrub.bound ? ACCEPT_ENCODING : NONE);
     if ('rule' in c) {
-      this.o.audit({ ...event, decision: 'deny', rule: c.rule, status: c.status, ...(c.extra ?? {}) });
+      const e = event('deny', c.rule);
+      e.status = c.status;
+      if (c.extra) Object.assign(e, c.extra);
+      this.o.audit(e);
       return res.refuse(c.status, c.rule, refusalText(c.rule));
     }
-    const fields = secretFields(c);
+    /** What the request carried (secrets substituted, placeholders passed inert), then the answer's fields. */
+    const carried = (decision: string, rule: string, status: number | null, bytes: number) => {
+      const e = event(decision, rule);
+      e.injected = c.injected;
+      if (c.inert.length > 0) e.inert = c.inert;
+      if (status !== null) e.status = status;
+      e.bytes = bytes;
+      return e;
+    };
     exchange({
       req, res, path: c.path,
       headers: scrub.bound ? [...c.headers, 'Accept-Encoding', 'identity'] : c.headers,
@@ -202,22 +229,32 @@ export class Interceptor {
       releaseAgent: () => http.resume(),
       refusalText,
       audit: {
-        allowed: (status, bytes) => this.o.audit({ ...event, decision: 'allow', rule: t.rule, ...fields, status, bytes }),
-        short: (status, bytes, e) => this.o.audit({ ...event, decision: 'error', rule: `upstream ${t.host}: the response stopped short (${e.code ?? e.message})`, ...fields, status, bytes }),
+        allowed: (status, bytes) => this.o.audit(carried('allow', t.rule, status, bytes)),
+        short: (status, bytes, e) => this.o.audit(carried('error', `upstream ${t.host}: the response stopped short (${e.code ?? e.message})`, status, bytes)),
         failed: (e) => {
           const rule = upstreamErrorRule(t.host, e, this.o.onUpstreamTls);
-          this.o.audit({ ...event, decision: 'error', rule });
+          this.o.audit(event('error', rule));
           return rule;
         },
-        abandoned: (status, bytes) => this.o.audit({ ...event, decision: 'error', rule: `upstream ${t.host}: the agent went away before the answer ended`, ...fields, ...(status ? { status } : {}), bytes }),
-        refusedBody: (rule, suspect) => this.o.audit({ ...event, decision: 'deny', rule, status: 403, exfiltration: true, secret: suspect }),
-        refusedAnswer: (rule) => this.o.audit({ ...event, decision: 'error', rule, status: 502 }),
+        abandoned: (status, bytes) => this.o.audit(carried('error', `upstream ${t.host}: the agent went away before the answer ended`, status || null, bytes)),
+        refusedBody: (rule, suspect) => {
+          const e = event('deny', rule);
+          e.status = 403;
+          e.exfiltration = true;
+          e.secret = suspect;
+          this.o.audit(e);
+        },
+        refusedAnswer: (rule) => {
+          const e = event('error', rule);
+          e.status = 502;
+          this.o.audit(e);
+        },
       },
     });
   }
 
   /** The checks every request inside a tunnel gets, and its rewritten head. */
-  private check(h: Head, t: Tunnel, keep: Set<string>, drop: Set<string>): { status: number; rule: string; extra?: Record<string, unknown> } | { headers: string[]; path: string; injected: string[]; inert: string[] } {
+  private check(h: Head, t: Tunnel, keep: ReadonlySet<string>, drop: ReadonlySet<string>): { status: number; rule: string; extra?: Record<string, unknown> } | { headers: string[]; path: string; injected: string[]; inert: string[] } {
     const url = h.url;
     if (!url.startsWith('/')) return { status: 400, rule: 'absolute-form request inside a tunnel' };
     if (rawCount(h.headers, 'host') === 0) return { status: 400, rule: 'a request without a Host header' };

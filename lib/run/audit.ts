@@ -45,6 +45,8 @@ export class AuditLog {
   private ended = false;
   private lastMs = 0;
   private lastIso = '';
+  private lastSecond = -1;
+  private secondIso = '';
   private readonly sessionJson: string;
 
   constructor(home: string, readonly session: string, private readonly maxBytes = AUDIT_MAX_BYTES) {
@@ -89,12 +91,21 @@ export class AuditLog {
     }
   }
 
-  /** The time field's text, made once per millisecond (a proxy decision per request asks for it). */
+  /**
+   * The time field's text (a proxy decision per request asks for it): the
+   * date and time to the second made once per second, the milliseconds added.
+   */
   private now(): string {
     const ms = Date.now();
     if (ms !== this.lastMs) {
+      const second = ms - (ms % 1000);
+      if (second !== this.lastSecond) {
+        this.lastSecond = second;
+        this.secondIso = new Date(second).toISOString().slice(0, 20);
+      }
       this.lastMs = ms;
-      this.lastIso = new Date(ms).toISOString();
+      const m = ms % 1000;
+      this.lastIso = `${this.secondIso}${m < 10 ? '00' : m < 100 ? '0' : ''}${m}Z`;
     }
     return this.lastIso;
   }
@@ -106,15 +117,19 @@ export class AuditLog {
       for (const [k, v] of Object.entries(event)) fields[k] = cut(v);
       return JSON.stringify(fields) + '\n';
     }
-    let e = event;
-    for (const k in event) {
-      const v = event[k];
-      if (typeof v === 'string' && v.length > MAX_VALUE) {
-        if (e === event) e = { ...event };
-        e[k] = cut(v);
+    // A line with no value over MAX_VALUE is shorter than it: the pass that cuts long values runs only past that.
+    let body = JSON.stringify(event);
+    if (body.length > MAX_VALUE) {
+      let e = event;
+      for (const k in event) {
+        const v = event[k];
+        if (typeof v === 'string' && v.length > MAX_VALUE) {
+          if (e === event) e = { ...event };
+          e[k] = cut(v);
+        }
       }
+      if (e !== event) body = JSON.stringify(e);
     }
-    const body = JSON.stringify(e);
     return `{"time":"${time}","session":${this.sessionJson}${body.length > 2 ? `,${body.slice(1)}` : '}'}\n`;
   }
 

@@ -96,3 +96,18 @@ test("the proxy's decisions: batched while the run lives, written by the end eve
   log.write({ type: 'proxy', method: 'GET', host: 'slow.test', port: 443, path: '/', decision: 'error', rule: 'upstream slow.test: the response stopped short' });
   assert.deepEqual(readAudit(t.sbHome, 'ags_cccccccccccccccc').map((e) => `${e.type} ${e.host ?? ''}`), ['start ', 'proxy a.test', 'proxy b.test', 'end ', 'proxy slow.test']);
 });
+
+test('audit logs: each line says its time to the millisecond, as toISOString would (the text is made once per second)', (c) => {
+  const log = new AuditLog(t.sbHome, 'ags_ffffffffffffffff');
+  const base = Date.UTC(2026, 11, 4, 16, 0, 27, 0);
+  const times = [base, base + 5, base + 5, base + 95, base + 999, base + 1000, base + 1042, base + 61_000 + 7, Date.UTC(2027, 0, 1, 0, 0, 0, 100)];
+  let now = 0;
+  c.mock.method(Date, 'now', () => now);
+  for (const [i, ms] of times.entries()) {
+    now = ms;
+    log.write({ type: 'proxy', method: 'GET', host: 'api.test', port: 443, path: `/${i}`, decision: 'allow', rule: 'r', status: 200 });
+  }
+  log.close();
+  c.mock.restoreAll();
+  assert.deepEqual(readAudit(t.sbHome, 'ags_ffffffffffffffff').map((e) => e.time), times.map((ms) => new Date(ms).toISOString()));
+});

@@ -197,8 +197,9 @@ export function exchange(x: ExchangeInput): void {
       r.finish(() => {
         if (over) return;
         settle();
-        x.audit.allowed(status, r.bytes);
+        // The answer first: the audit line is made while the agent reads it.
         res.end();
+        x.audit.allowed(status, r.bytes);
       });
     },
     broken: (e: Error & { code?: string }) => {
@@ -242,6 +243,8 @@ export function exchange(x: ExchangeInput): void {
         write(Buffer.alloc(0), true);
         if (chunked && !over) queue(LAST_CHUNK);
         sent = true;
+        // The request is whole: it goes now, not at the end of the task.
+        flush();
       },
     );
   });
