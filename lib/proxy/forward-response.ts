@@ -23,16 +23,18 @@ export interface ResponseScrub {
   bound: boolean;
 }
 
+const NO_NAMES: ReadonlySet<string> = new Set();
+
 /** The response's headers to pass on (raw pairs): no hop-by-hop, none the Connection header names, names and values scrubbed (a name may be any token: a key is one). */
-export function passHeaders(raw: string[], pairs: ScrubPair[], drop: ReadonlySet<string> = new Set()): string[] {
-  const named = new Set<string>();
+export function passHeaders(raw: string[], pairs: ScrubPair[], drop: ReadonlySet<string> = NO_NAMES): string[] {
+  let named: Set<string> | null = null;
   for (let i = 0; i < raw.length; i += 2) {
-    if (raw[i]!.toLowerCase() === 'connection') for (const t of raw[i + 1]!.split(',')) named.add(t.trim().toLowerCase());
+    if (raw[i]!.length === 10 && raw[i]!.toLowerCase() === 'connection') for (const t of raw[i + 1]!.split(',')) (named ??= new Set()).add(t.trim().toLowerCase());
   }
   const out: string[] = [];
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i]!.toLowerCase();
-    if (HOP_BY_HOP.has(name) || named.has(name) || drop.has(name)) continue;
+    if (HOP_BY_HOP.has(name) || named?.has(name) || drop.has(name)) continue;
     out.push(scrubText(raw[i]!, pairs), scrubText(raw[i + 1]!, pairs));
   }
   return out;

@@ -16,6 +16,8 @@ import type { BoundSecret } from './secrets.js';
 export interface ScrubPair {
   find: Buffer;
   replace: Buffer;
+  /** `find` as Latin-1 text (one character per byte): searched for in a buffer's Latin-1 text. */
+  text: string;
 }
 
 const UNRESERVED = /[A-Za-z0-9\-_.!~*'()]/;
@@ -68,7 +70,7 @@ export function scrubPairs(secrets: BoundSecret[]): ScrubPair[] {
     const f = Buffer.isBuffer(find) ? find : Buffer.from(find);
     if (f.length === 0 || seen.has(f.toString('latin1'))) return;
     seen.add(f.toString('latin1'));
-    pairs.push({ find: f, replace: Buffer.isBuffer(replace) ? replace : Buffer.from(replace) });
+    pairs.push({ find: f, replace: Buffer.isBuffer(replace) ? replace : Buffer.from(replace), text: f.toString('latin1') });
   };
   for (const s of secrets) {
     const real = Buffer.from(s.real);
@@ -94,15 +96,22 @@ export function lengthPreserving(pairs: ScrubPair[]): boolean {
   return pairs.every((p) => p.find.length === p.replace.length);
 }
 
-/** Replaces every complete form, leftmost first (the longest at one place). Returns the text and where the last replacement ended. */
-function replaceAll(buf: Buffer, pairs: ScrubPair[]): { out: Buffer; end: number } {
+/**
+ * Replaces every complete form, leftmost first (the longest at one place).
+ * Returns the text and where the last replacement ended. The search runs in
+ * the buffer's Latin-1 text, where a character's index is its byte's offset:
+ * one copy of the bytes, then plain string searches, rather than a call into
+ * the runtime per form (this runs on every response and header a secret's
+ * host sends).
+ */
+function replaceAll(buf: Buffer, pairs: ScrubPair[], text = buf.toString('latin1')): { out: Buffer; end: number } {
   let pos = 0;
   let parts: Buffer[] | null = null;
   for (;;) {
     let best = -1;
     let pick: ScrubPair | null = null;
     for (const p of pairs) {
-      const i = buf.indexOf(p.find, pos);
+      const i = text.indexOf(p.text, pos);
       if (i !== -1 && (best === -1 || i < best || (i === best && p.find.length > pick!.find.length))) {
         best = i;
         pick = p;
@@ -141,16 +150,19 @@ export function scrubBuffer(buf: Buffer, pairs: ScrubPair[]): Buffer {
   return pairs.length === 0 ? buf : replaceAll(buf, pairs).out;
 }
 
+/** The same for a header's text (Latin-1, as the parser gives it): untouched, and no copy made, when no form is in it. */
 export function scrubText(text: string, pairs: ScrubPair[]): string {
-  if (pairs.length === 0) return text;
+  if (!pairs.some((p) => text.includes(p.text))) return text;
   const b = Buffer.from(text, 'latin1');
-  const out = replaceAll(b, pairs).out;
+  const out = replaceAll(b, pairs, text).out;
   return out === b ? text : out.toString('latin1');
 }
 
+const EMPTY = Buffer.alloc(0);
+
 /** A stream's scrubbing state: what arrives, less the tail that could still begin a form. */
 export class Scrubber {
-  private carry: Buffer = Buffer.alloc(0);
+  private carry: Buffer = EMPTY;
   constructor(private readonly pairs: ScrubPair[]) {}
 
   /** The bytes that may go out now. */
@@ -159,6 +171,11 @@ export class Scrubber {
     const all = this.carry.length ? Buffer.concat([this.carry, chunk]) : chunk;
     const { out, end } = replaceAll(all, this.pairs);
     const cut = holdFrom(out, this.pairs, end);
+    // Nothing held (the usual case): the bytes go as they are, no copy, no view.
+    if (cut === out.length) {
+      this.carry = EMPTY;
+      return out;
+    }
     this.carry = Buffer.from(out.subarray(cut));
     return out.subarray(0, cut);
   }
@@ -166,7 +183,7 @@ export class Scrubber {
   /** The rest, at the end of the stream. */
   end(): Buffer {
     const rest = this.carry;
-    this.carry = Buffer.alloc(0);
+    this.carry = EMPTY;
     return rest;
   }
 

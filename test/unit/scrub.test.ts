@@ -1,0 +1,86 @@
+// Scrubbing, pure: every form of a real value stashbase itself writes (raw,
+// percent-encoded, base64 at each alignment) becomes the same form of its
+// placeholder, in a whole text and in a stream cut anywhere, with bytes of any
+// value around it (the search runs in Latin-1 text: a character per byte), and
+// a stream holds back only what could still begin a form.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { Scrubber, scrubBuffer, scrubPairs, scrubText } from '../../lib/proxy/scrub.js';
+import type { BoundSecret } from '../../lib/proxy/secrets.js';
+
+// A real value with bytes over 0x7f (UTF-8) and reserved characters: every form differs from the raw one.
+const S: BoundSecret = { name: 'T', placeholder: 'tok-SBPHplaceholder/+é=01', real: 'tok-realRealRealV/+é=9999', hosts: ['api.test'], inQuery: true, allowPlaintext: false };
+const pairs = scrubPairs([S]);
+const real = Buffer.from(S.real);
+const ph = Buffer.from(S.placeholder);
+
+const noise = Buffer.from(Array.from({ length: 256 }, (_, i) => i));
+
+/** Every form of the real value in one body, between bytes of every value (0x00-0xff). */
+function body(): Buffer {
+  const forms = [S.real, encodeURIComponent(S.real), Buffer.from(`u:${S.real}`).toString('base64'), Buffer.from(S.real).toString('base64url')];
+  return Buffer.concat([...forms.flatMap((f) => [noise, Buffer.from(f)]), noise]);
+}
+
+function hasAnyForm(b: Buffer): boolean {
+  return pairs.some((p) => b.includes(p.find));
+}
+
+test('each form of the real value, between bytes of every value, becomes the same form of the placeholder', () => {
+  const text = body();
+  assert.ok(hasAnyForm(text));
+  const out = scrubBuffer(text, pairs);
+  assert.equal(hasAnyForm(out), false);
+  assert.equal(out.includes(real), false);
+  assert.ok(out.includes(ph));
+  assert.ok(out.includes(Buffer.from(Buffer.from(S.placeholder).toString('base64url').slice(0, 16))));
+  // The noise around the forms is untouched: the offsets found are the bytes' own.
+  assert.equal(out.subarray(0, 256).compare(noise), 0);
+  assert.equal(out.subarray(out.length - 256).compare(noise), 0);
+  // Same-length forms: the size stays what the upstream announced.
+  assert.equal(out.length, text.length);
+});
+
+test('a stream cut at every place gives what the whole text gives, and never the real value', () => {
+  const text = body();
+  const whole = scrubBuffer(text, pairs);
+  for (const size of [1, 2, 3, 7, 25, 64, 255]) {
+    const s = new Scrubber(pairs);
+    const out: Buffer[] = [];
+    for (let i = 0; i < text.length; i += size) out.push(s.push(text.subarray(i, i + size)));
+    out.push(s.end());
+    assert.equal(Buffer.concat(out).compare(whole), 0, `chunks of ${size}`);
+  }
+  // Cut once at each offset inside the raw value.
+  const at = text.indexOf(real);
+  for (let cut = at; cut <= at + real.length; cut++) {
+    const s = new Scrubber(pairs);
+    const got = Buffer.concat([s.push(text.subarray(0, cut)), s.push(text.subarray(cut)), s.end()]);
+    assert.equal(got.compare(whole), 0, `cut at ${cut - at}`);
+  }
+});
+
+test('a stream holds back only a tail that could begin a form, and nothing when none can', () => {
+  const s = new Scrubber(pairs);
+  const event = Buffer.from('data: {"delta":"hello"}\n\n');
+  assert.equal(s.push(event).compare(event), 0);
+  assert.equal(s.held, 0);
+  // The first 10 bytes of the raw value: held; then a byte that ends the candidate: all of it goes.
+  const start = real.subarray(0, 10);
+  assert.equal(s.push(Buffer.concat([Buffer.from('x'), start])).toString('latin1'), 'x');
+  assert.equal(s.held, 10);
+  assert.equal(s.push(Buffer.from('!')).compare(Buffer.concat([start, Buffer.from('!')])), 0);
+  assert.equal(s.held, 0);
+  assert.equal(s.end().length, 0);
+});
+
+test('header text (Latin-1 as the parser gives it): forms replaced, text without one returned as it is', () => {
+  const latin1Real = real.toString('latin1');
+  assert.equal(scrubText(`Bearer ${latin1Real}`, pairs), `Bearer ${ph.toString('latin1')}`);
+  const b64 = Buffer.from(`u:${S.real}`).toString('base64');
+  assert.equal(scrubText(`Basic ${b64}`, pairs).includes(b64.slice(4, 20)), false);
+  const plain = 'Fri, 04 Dec 2026 16:10:51 GMT';
+  assert.equal(scrubText(plain, pairs), plain);
+  assert.equal(scrubText('', pairs), '');
+  assert.equal(scrubText(latin1Real, []), latin1Real);
+});
