@@ -107,6 +107,7 @@ export class Interceptor {
     this.sweeper = setInterval(() => {
       const now = Date.now();
       for (const t of this.live) t.sweep(now, ms);
+      this.pool.sweep(now);
     }, checkingInterval(ms)).unref();
   }
 

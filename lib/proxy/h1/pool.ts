@@ -1,13 +1,16 @@
 // Upstream connections for intercepted requests, per host and port (and the
 // name TLS verifies): at most `perHost` at once, kept alive between requests
-// for `idleMs`, the most recently used first; a request past the limit waits
-// its turn, and can leave the queue. Each connection carries its own response
+// for `idleMs` (closed by the owner's periodic sweep(), not a timer per
+// request), the most recently used first; a request past the limit waits its
+// turn, and can leave the queue. Each connection carries its own response
 // parser (lib/proxy/h1/exchange.ts sets it up), so a connection is reused only
 // when its last response was read to the end.
 import type { Duplex } from 'node:stream';
 
 export interface Pooled {
   socket: Duplex;
+  /** When it was put back free (0 while in use). */
+  idleSince: number;
 }
 
 interface Want<C> {
@@ -25,8 +28,6 @@ export interface Waiter {
   cancel(): void;
 }
 
-type Timed = Duplex & { setTimeout(ms: number): void };
-
 export class UpstreamPool<C extends Pooled> {
   private readonly slots = new Map<string, Slot<C>>();
   private closed = false;
@@ -42,16 +43,12 @@ export class UpstreamPool<C extends Pooled> {
     return s;
   }
 
-  /**
-   * Gives `use` a connection for `key`: a free one, a new one from `create`
-   * while under the limit, or the next one released. `create`'s connection
-   * must destroy its socket on 'timeout' (the idle limit).
-   */
+  /** Gives `use` a connection for `key`: a free one, a new one from `create` while under the limit, or the next one released. */
   acquire(key: string, create: () => C, use: (c: C) => void): Waiter {
     const s = this.slot(key);
     const free = s.free.pop();
     if (free) {
-      (free.socket as Timed).setTimeout(0);
+      free.idleSince = 0;
       use(free);
       return { cancel: () => {} };
     }
@@ -83,8 +80,15 @@ export class UpstreamPool<C extends Pooled> {
     const next = s.waiting.shift();
     if (next) return next.use(c);
     if (s.free.length >= this.maxFree || this.closed) return void c.socket.destroy();
+    c.idleSince = Date.now();
     s.free.push(c);
-    (c.socket as Timed).setTimeout(this.idleMs);
+  }
+
+  /** Closes the connections free for longer than the idle limit (the oldest are first in each list). */
+  sweep(now: number): void {
+    for (const s of this.slots.values()) {
+      while (s.free.length > 0 && now - s.free[0]!.idleSince > this.idleMs) s.free.shift()!.socket.destroy();
+    }
   }
 
   private gone(key: string, s: Slot<C>, c: C): void {

@@ -30,6 +30,7 @@ export interface UpstreamAddress {
 
 export class UpstreamConn implements Pooled {
   readonly socket: Duplex;
+  idleSince = 0;
   private readonly parser: Http1Parser;
   private sink: ResponseSink | null = null;
   private answered = false;
@@ -103,7 +104,6 @@ export class UpstreamConn implements Pooled {
       this.parser.close();
       this.fail(Object.assign(new Error('the upstream closed the connection'), { code: 'ECONNRESET' }));
     });
-    this.socket.on('timeout', () => this.socket.destroy());
   }
 
   /** Serves one request: `release` is called when the connection may serve the next. */
