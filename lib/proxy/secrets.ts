@@ -34,15 +34,39 @@ interface Found {
   inert: Set<string>;
 }
 
-/** Replaces what one text carries, or names the rule that refuses it. */
-function rewriteText(text: string, host: string, tls: boolean, secrets: BoundSecret[], found: Found, where: string): { text: string } | { rule: string; suspect: string } {
+/**
+ * Which of a run's secrets are bound to `host` over this scheme, by index:
+ * the same for every request of a tunnel, so worked out once per host
+ * (at most 1,024 hosts remembered per run's secrets).
+ */
+function boundFlags(secrets: BoundSecret[], host: string, tls: boolean): boolean[] {
+  let byHost = boundOf.get(secrets);
+  if (!byHost) {
+    byHost = new Map();
+    boundOf.set(secrets, byHost);
+  }
+  const key = `${tls ? 's' : 'p'}${host}`;
+  let flags = byHost.get(key);
+  if (!flags) {
+    flags = secrets.map((s) => bound(s, host, tls));
+    if (byHost.size >= 1024) byHost.clear();
+    byHost.set(key, flags);
+  }
+  return flags;
+}
+
+const boundOf = new WeakMap<BoundSecret[], Map<string, boolean[]>>();
+
+/** Replaces what one text carries, or names the rule that refuses it. `isBound[i]`: secrets[i] is bound to the host. */
+function rewriteText(text: string, host: string, isBound: boolean[], secrets: BoundSecret[], found: Found, where: string): { text: string } | { rule: string; suspect: string } {
   let out = text;
-  for (const s of secrets) {
-    if (out.includes(s.real) && !bound(s, host, tls)) {
+  for (let i = 0; i < secrets.length; i++) {
+    const s = secrets[i]!;
+    if (!isBound[i] && out.includes(s.real)) {
       return { rule: `the real value of ${s.name} headed to ${host} (${where}), which it is not bound to`, suspect: s.name };
     }
     if (!out.includes(s.placeholder)) continue;
-    if (!bound(s, host, tls)) {
+    if (!isBound[i]) {
       found.inert.add(s.name);
       continue;
     }
@@ -75,19 +99,20 @@ export function rewriteRequest(rawHeaders: string[], path: string, host: string,
   const headers: string[] = [];
   // Header values arrive as Latin-1 text of their bytes, and are written back the same way.
   const bytes = asBytes(secrets);
+  const isBound = boundFlags(secrets, host, tls);
   for (let i = 0; i < rawHeaders.length; i += 2) {
     const name = rawHeaders[i] as string;
     let value = rawHeaders[i + 1] as string;
-    const basic = /^(\s*basic\s+)([A-Za-z0-9+/=]+)\s*$/i.exec(value);
     const lname = name.toLowerCase();
-    if (basic && (lname === 'authorization' || lname === 'proxy-authorization')) {
+    const basic = lname === 'authorization' || lname === 'proxy-authorization' ? /^(\s*basic\s+)([A-Za-z0-9+/=]+)\s*$/i.exec(value) : null;
+    if (basic) {
       // Byte for byte: credentials that carry no value of a secret pass exactly as sent.
       const decoded = Buffer.from(basic[2] as string, 'base64').toString('latin1');
-      const r = rewriteText(decoded, host, tls, bytes, found, `${name}: Basic`);
+      const r = rewriteText(decoded, host, isBound, bytes, found, `${name}: Basic`);
       if ('rule' in r) return { ok: false, ...r };
       if (r.text !== decoded) value = `${basic[1]}${Buffer.from(r.text, 'latin1').toString('base64')}`;
     } else {
-      const r = rewriteText(value, host, tls, bytes, found, name);
+      const r = rewriteText(value, host, isBound, bytes, found, name);
       if ('rule' in r) return { ok: false, ...r };
       value = r.text;
     }
@@ -97,14 +122,14 @@ export function rewriteRequest(rawHeaders: string[], path: string, host: string,
   const q = path.indexOf('?');
   const pathOnly = q === -1 ? path : path.slice(0, q);
   const query = q === -1 ? '' : path.slice(q);
-  for (const s of secrets) {
-    if (bound(s, host, tls)) continue;
+  for (const [i, s] of secrets.entries()) {
+    if (isBound[i]) continue;
     if (path.includes(s.real)) return { ok: false, rule: `the real value of ${s.name} in the URL headed to ${host}, which it is not bound to`, suspect: s.name };
     if (path.includes(s.placeholder)) found.inert.add(s.name);
   }
   let newQuery = query;
-  for (const s of secrets) {
-    if (s.inQuery && bound(s, host, tls) && newQuery.includes(s.placeholder)) {
+  for (const [i, s] of secrets.entries()) {
+    if (s.inQuery && isBound[i] && newQuery.includes(s.placeholder)) {
       newQuery = newQuery.split(s.placeholder).join(encodeURIComponent(s.real));
       found.injected.add(s.name);
     }

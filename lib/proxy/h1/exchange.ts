@@ -9,7 +9,7 @@ import type { Head } from './parser.js';
 import type { UpstreamPool, Waiter } from './pool.js';
 import type { Incoming, Responder } from './tunnel.js';
 import type { UpstreamConn } from './upstream.js';
-import { chunkOf, headBytes, LAST_CHUNK, rawValue } from './wire.js';
+import { chunkHead, CRLF, EMPTY, headBytes, LAST_CHUNK, rawValue } from './wire.js';
 import { BodyRelay, planBody, type ResponseScrub } from '../forward-response.js';
 import { BodyRefused, Guard } from '../message-filter.js';
 import type { BodyNeedle } from '../secrets.js';
@@ -141,16 +141,20 @@ export function exchange(x: ExchangeInput): void {
       queueMicrotask(flush);
     }
   };
-  /** Body bytes (framed here); `force` sends a head still waiting even with no bytes. */
+  /** Body bytes (framed here); `force` sends a head still waiting even with no bytes. The parts are joined once, at the flush. */
   const write = (b: Buffer, force = false): void => {
     if (over || !conn) return;
     if (b.length === 0 && !(force && head !== null)) return;
-    let piece = b.length === 0 ? b : chunked ? chunkOf(b) : b;
     if (head !== null) {
-      piece = piece.length > 0 ? Buffer.concat([head, piece]) : head;
+      queue(head);
       head = null;
     }
-    queue(piece);
+    if (b.length === 0) return;
+    if (chunked) {
+      queue(chunkHead(b.length));
+      queue(b);
+      queue(CRLF);
+    } else queue(b);
   };
 
   const onHead = (r: Head): boolean => {
@@ -230,17 +234,17 @@ export function exchange(x: ExchangeInput): void {
     });
     const headers = withLength(x.headers);
     head = headBytes(`${h.method} ${x.path} HTTP/1.1`, chunked ? [...headers, 'Transfer-Encoding', 'chunked'] : headers);
-    if (expect || !guard) write(Buffer.alloc(0), true);
+    if (expect || !guard) write(EMPTY, true);
     req.read(
       (b) => {
         const out = guarded(b, false);
         if (out) write(out);
       },
       () => {
-        const rest = guarded(Buffer.alloc(0), true);
+        const rest = guarded(EMPTY, true);
         if (rest === null) return;
         write(rest);
-        write(Buffer.alloc(0), true);
+        write(EMPTY, true);
         if (chunked && !over) queue(LAST_CHUNK);
         sent = true;
         // The request is whole: it goes now, not at the end of the task.

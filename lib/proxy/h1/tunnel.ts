@@ -8,7 +8,7 @@
 // refuses is answered 400 or 431 and the connection closed, as by Node's server.
 import type { Duplex } from 'node:stream';
 import { type Head, Http1Parser } from './parser.js';
-import { chunkOf, headBytes, LAST_CHUNK, parseFailure, reason, refusal } from './wire.js';
+import { chunkHead, CRLF, headBytes, LAST_CHUNK, parseFailure, reason, refusal } from './wire.js';
 
 /**
  * What a request's body may hold, waiting for its upstream connection, before
@@ -317,7 +317,11 @@ class Answer implements Responder {
 
   body(b: Buffer): boolean {
     if (this.done || b.length === 0 || this.framing === 'none') return true;
-    return this.write(this.framing === 'chunked' ? chunkOf(b) : b);
+    if (this.framing !== 'chunked') return this.write(b);
+    // The chunk's parts, joined with the rest of this turn's bytes at the flush.
+    this.write(chunkHead(b.length));
+    this.write(b);
+    return this.write(CRLF);
   }
 
   onDrain(cb: () => void): void {

@@ -19,12 +19,14 @@ export function reason(status: number): string {
   return STATUS_CODES[status] ?? 'Unknown';
 }
 
-const CRLF = Buffer.from('\r\n');
+export const CRLF = Buffer.from('\r\n');
 export const LAST_CHUNK = Buffer.from('0\r\n\r\n');
+/** No bytes (shared: never written into). */
+export const EMPTY = Buffer.alloc(0);
 
-/** One chunk of a chunked body (nothing for an empty buffer: that would end the body). */
-export function chunkOf(b: Buffer): Buffer {
-  return b.length === 0 ? b : Buffer.concat([Buffer.from(`${b.length.toString(16)}\r\n`), b, CRLF]);
+/** The line that opens a chunk of `size` bytes (the chunk and CRLF follow it). */
+export function chunkHead(size: number): Buffer {
+  return Buffer.from(`${size.toString(16)}\r\n`, 'latin1');
 }
 
 /** The proxy's own refusal, the connection's last words: status, the rule in X-Stashbase-Denied, a text body. */
