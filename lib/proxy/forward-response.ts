@@ -10,7 +10,7 @@
 // stops short ends the agent's response with an error, not a hang; an agent
 // that leaves cancels the upstream request.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Readable, Transform, Writable } from 'node:stream';
+import type { Transform, Writable } from 'node:stream';
 import { constants, createBrotliDecompress, createUnzip } from 'node:zlib';
 import { HOP_BY_HOP } from './http-util.js';
 import { rawJoined } from './h1/wire.js';
@@ -80,25 +80,23 @@ export function planBody(up: { rawHeaders: string[] }, scrub: ResponseScrub): Bo
  * stream wrappers cost more than the rest of it.)
  */
 export function forwardBody(up: IncomingMessage, plan: Plan, sink: Writable, done: (bytes: number, error?: Error) => void, onFirst?: () => void): void {
-  let bytes = 0;
   let over = false;
   const finish = (err?: Error) => {
     if (over) return;
     over = true;
     if (err) {
+      relay.abort();
       up.destroy();
       sink.destroy();
     }
-    done(bytes, err);
+    done(relay.bytes, err);
   };
   // What one turn of the event loop passes on goes out as one write (a body and
   // the chunked end that follows it at once: one segment, one wake-up of the
   // agent, not two); ending the response uncorks it, as does the next turn.
   let corked = false;
   const write = (b: Buffer): boolean => {
-    if (b.length === 0) return true;
-    if (bytes === 0) onFirst?.();
-    bytes += b.length;
+    if (relay.bytes === b.length) onFirst?.();
     if (!corked) {
       corked = true;
       sink.cork();
@@ -109,22 +107,17 @@ export function forwardBody(up: IncomingMessage, plan: Plan, sink: Writable, don
     }
     return sink.write(b);
   };
-  const source: Readable = plan.decoder ? up.pipe(plan.decoder) : up;
-  source.on('data', (chunk: Buffer) => {
-    if (!write(plan.filter ? plan.filter.push(chunk) : chunk)) {
-      source.pause();
-      sink.once('drain', () => source.resume());
-    }
+  // The same passage (decoding, scrubbing, backpressure) as the intercepting proxy's own HTTP/1.1.
+  const relay: BodyRelay = new BodyRelay(plan, write, (cb) => sink.once('drain', cb), (e) => finish(e));
+  up.on('data', (chunk: Buffer) => {
+    if (!relay.push(chunk, () => up.resume())) up.pause();
   });
-  source.on('end', () => {
-    const rest = plan.filter?.end();
-    if (rest && rest.length > 0) {
-      bytes += rest.length;
-      sink.end(rest);
-    } else sink.end();
-    finish();
-  });
-  plan.decoder?.on('error', (e: Error) => finish(e));
+  up.on('end', () =>
+    relay.finish(() => {
+      sink.end();
+      finish();
+    }),
+  );
   up.on('error', (e: Error) => finish(e));
   up.on('close', () => {
     if (!up.complete) finish(new Error('the upstream closed before the end of its response'));

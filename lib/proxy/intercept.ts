@@ -22,13 +22,13 @@ import type { Head } from './h1/parser.js';
 import { UpstreamPool } from './h1/pool.js';
 import { type Incoming, type Responder, TunnelHttp } from './h1/tunnel.js';
 import { UpstreamConn } from './h1/upstream.js';
-import { headerMap, rawCount, rawValue } from './h1/wire.js';
+import { EMPTY, headerMap, rawCount, rawValue } from './h1/wire.js';
 import { checkingInterval, type ConnectionTracker, DEFAULT_LIMITS, MAX_HEADER_BYTES, type ProxyLimits, upstreamAgentOptions } from './limits.js';
 import { normalizeHost } from './policy.js';
 import { scrubPairs, type ScrubPair } from './scrub.js';
 import { type BoundSecret, bodyNeedles, hostCarriesSecret, rewriteRequest, secretFields } from './secrets.js';
 import { type TlsFailure, upstreamErrorRule } from './tls-failure.js';
-import { handleUpgrade } from './upgrade.js';
+import { handleUpgrade, refuseUpgrade } from './upgrade.js';
 
 export interface InterceptOptions {
   leaves: LeafCache;
@@ -71,6 +71,19 @@ interface Tunnel extends Target {
 
 const NONE: ReadonlySet<string> = new Set();
 const ACCEPT_ENCODING: ReadonlySet<string> = new Set(['accept-encoding']);
+const CONNECTION_UPGRADE: ReadonlySet<string> = new Set(['connection', 'upgrade']);
+
+/** A request's path for the audit, without its query (null for a target not in origin form). */
+function pathOf(url: string): string | null {
+  if (!url.startsWith('/')) return null;
+  const q = url.indexOf('?');
+  return q === -1 ? url : url.slice(0, q);
+}
+
+/** The body of the proxy's refusal of a request inside a tunnel. */
+function refusalText(t: Target, rule: string): string {
+  return `stashbase proxy refused ${t.host}:${t.port}: ${rule}\n`;
+}
 
 /**
  * A proxy decision on one request in a tunnel, for the audit log. Made for
@@ -171,7 +184,7 @@ export class Interceptor {
       });
       this.live.add(http);
       conn.once('close', () => this.live.delete(http));
-      http.begin(tls ? Buffer.alloc(0) : first);
+      http.begin(tls ? EMPTY : first);
     };
     if (head.length) return start(head);
     client.once('data', (d: Buffer) => {
@@ -199,10 +212,8 @@ export class Interceptor {
   private handle(t: Tunnel, http: TunnelHttp, req: Incoming, res: Responder): void {
     const h = req.head;
     const url = h.url;
-    const q = url.indexOf('?');
-    const path = url.startsWith('/') ? (q === -1 ? url : url.slice(0, q)) : null;
+    const path = pathOf(url);
     const event = (decision: string, rule: string) => requestEvent(t, h.method, path, decision, rule);
-    const refusalText = (rule: string) => `stashbase proxy refused ${t.host}:${t.port}: ${rule}\n`;
     const scrub = t.scrub;
     // A host a secret is bound to answers uncompressed, so that every byte can be scrubbed.
     const c = this.check(h, t, NONE, scrub.bound ? ACCEPT_ENCODING : NONE);
@@ -211,7 +222,7 @@ export class Interceptor {
       e.status = c.status;
       if (c.extra) Object.assign(e, c.extra);
       this.o.audit(e);
-      return res.refuse(c.status, c.rule, refusalText(c.rule));
+      return res.refuse(c.status, c.rule, refusalText(t, c.rule));
     }
     /** What the request carried (secrets substituted, placeholders passed inert), then the answer's fields. */
     const carried = (decision: string, rule: string, status: number | null, bytes: number) => {
@@ -228,7 +239,7 @@ export class Interceptor {
       pool: this.pool, key: t.key, create: t.create, needles: t.needles, scrub,
       holdAgent: () => http.pause(),
       releaseAgent: () => http.resume(),
-      refusalText,
+      refusalText: (rule) => refusalText(t, rule),
       audit: {
         allowed: (status, bytes) => this.o.audit(carried('allow', t.rule, status, bytes)),
         short: (status, bytes, e) => this.o.audit(carried('error', `upstream ${t.host}: the response stopped short (${e.code ?? e.message})`, status, bytes)),
@@ -278,13 +289,11 @@ export class Interceptor {
     t.tracker?.mark(t.outer, 'tunnel');
     socket.on('error', () => socket.destroy());
     const headers = headerMap(h.headers);
-    const event = { type: 'proxy', method: h.method, host: t.host, port: t.port, path: h.url.split('?')[0], intercepted: true, upgrade: headers.upgrade ?? '' };
-    const c = this.check(h, t, new Set(['connection', 'upgrade']), new Set(['accept-encoding']));
+    const event = { type: 'proxy', method: h.method, host: t.host, port: t.port, path: pathOf(h.url), intercepted: true, upgrade: headers.upgrade ?? '' };
+    const c = this.check(h, t, CONNECTION_UPGRADE, ACCEPT_ENCODING);
     if ('rule' in c) {
       this.o.audit({ ...event, decision: 'deny', rule: c.rule, status: c.status, ...(c.extra ?? {}) });
-      const body = `stashbase proxy refused ${t.host}:${t.port}: ${c.rule}\n`;
-      socket.end(`HTTP/1.1 ${c.status} ${c.status === 400 ? 'Bad Request' : 'Forbidden'}\r\nX-Stashbase-Denied: ${c.rule.replace(/[^\x20-\x7e]/g, '?')}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
-      return;
+      return refuseUpgrade(socket, c.status, c.rule, refusalText(t, c.rule));
     }
     handleUpgrade({
       req: { method: h.method, headers }, socket, head, headers: c.headers, path: c.path,

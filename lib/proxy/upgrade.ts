@@ -19,7 +19,7 @@ import { Scrubber, scrubBuffer, scrubText } from './scrub.js';
 import { ScrubStream } from './scrub-stream.js';
 import type { BodyNeedle } from './secrets.js';
 import { FrameRelay } from './ws-frames.js';
-import { reason } from './h1/wire.js';
+import { headBytes, reason } from './h1/wire.js';
 
 export interface UpgradeInput {
   /** The request's method and headers (repeated ones joined). */
@@ -42,14 +42,18 @@ export interface UpgradeInput {
 
 /** A head of the proxy's writing; the reason phrase is the standard one (lib/proxy/h1/wire.ts says why). */
 function writeHead(socket: Duplex, status: number, headers: string[]): void {
-  let text = `HTTP/1.1 ${status} ${reason(status)}\r\n`;
-  for (let i = 0; i < headers.length; i += 2) text += `${headers[i]}: ${headers[i + 1]}\r\n`;
-  socket.write(text + '\r\n', 'latin1');
+  socket.write(headBytes(`HTTP/1.1 ${status} ${reason(status)}`, headers));
 }
 
-function refuse(socket: Duplex, status: number, rule: string): void {
-  const body = `stashbase proxy: ${rule}\n`;
-  socket.end(`HTTP/1.1 ${status} ${status === 400 ? 'Bad Request' : 'Bad Gateway'}\r\nX-Stashbase-Denied: ${rule.replace(/[^\x20-\x7e]/g, '?')}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+/** The proxy's refusal of an upgrade, the connection's last words: the rule in X-Stashbase-Denied, a text body. */
+export function refuseUpgrade(socket: Duplex, status: number, rule: string, body = `stashbase proxy: ${rule}\n`): void {
+  writeHead(socket, status, [
+    'X-Stashbase-Denied', rule.replace(/[^\x20-\x7e]/g, '?'),
+    'Content-Type', 'text/plain; charset=utf-8',
+    'Content-Length', String(Buffer.byteLength(body)),
+    'Connection', 'close',
+  ]);
+  socket.end(body);
 }
 
 function without(headers: string[], names: ReadonlySet<string>): string[] {
@@ -81,7 +85,7 @@ export function handleUpgrade(u: UpgradeInput): void {
   };
   if (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0' || req.headers['transfer-encoding'] !== undefined) {
     outcome({ refused: 'an Upgrade request with a body' });
-    return refuse(socket, 400, 'an Upgrade request with a body is refused');
+    return refuseUpgrade(socket, 400, 'an Upgrade request with a body is refused');
   }
   socket.pause();
   let headSent = false;
@@ -97,7 +101,7 @@ export function handleUpgrade(u: UpgradeInput): void {
   socket.on('close', () => up.destroy());
   up.on('error', (e: NodeJS.ErrnoException) => {
     outcome({ error: e.code ?? e.message, code: e.code });
-    if (socket.writable && !headSent) refuse(socket, 502, `upstream unreachable (${e.code ?? e.message})`);
+    if (socket.writable && !headSent) refuseUpgrade(socket, 502, `upstream unreachable (${e.code ?? e.message})`);
     else socket.destroy();
   });
   up.on('response', (res) => {
@@ -106,7 +110,7 @@ export function handleUpgrade(u: UpgradeInput): void {
     const plan: BodyPlan = planBody(res, u.scrub);
     if ('refused' in plan) {
       res.destroy();
-      return refuse(socket, 502, plan.refused);
+      return refuseUpgrade(socket, 502, plan.refused);
     }
     headSent = true;
     writeHead(socket, res.statusCode ?? 502, [...plan.headers, 'Connection', 'close']);
@@ -121,7 +125,7 @@ export function handleUpgrade(u: UpgradeInput): void {
     const answered = String(res.headers.upgrade ?? '').trim().toLowerCase();
     if (!permitted || answered !== protocol || (websocket && res.headers['sec-websocket-extensions'] !== undefined)) {
       upSocket.destroy();
-      return refuse(socket, 502, `the upstream switched to ${JSON.stringify(answered)} with terms the proxy did not offer`);
+      return refuseUpgrade(socket, 502, `the upstream switched to ${JSON.stringify(answered)} with terms the proxy did not offer`);
     }
     headSent = true;
     // Two pipelines and our own handlers per socket: past Node's default of ten listeners, and bounded.
