@@ -9,7 +9,7 @@ import type { Head } from './parser.js';
 import type { UpstreamPool, Waiter } from './pool.js';
 import type { Incoming, Responder } from './tunnel.js';
 import type { UpstreamConn } from './upstream.js';
-import { chunkHead, CRLF, EMPTY, headBytes, LAST_CHUNK, rawValue } from './wire.js';
+import { EMPTY, headBytes, LAST_CHUNK, pushChunk, rawValue } from './wire.js';
 import { BodyRelay, planBody, type ResponseScrub } from '../forward-response.js';
 import { BodyRefused, Guard } from '../message-filter.js';
 import type { BodyNeedle } from '../secrets.js';
@@ -115,15 +115,21 @@ export function exchange(x: ExchangeInput): void {
   // The head goes with the first body bytes past the guard (or the end): a body
   // refused at once leaves nothing upstream, not even its head. An agent that
   // waits for 100 Continue gets the head sent at once. What one read of the
-  // agent produces goes upstream as one write, at the end of the task (a body
-  // of one-byte chunks is not a write, and a queued Buffer, per byte).
+  // agent produces goes upstream as one write, at the end of the task, its body
+  // bytes framed there as one chunk (a body of one-byte chunks is neither a
+  // write nor a chunk per byte).
   let head: Buffer | null = null;
-  let out: Buffer[] | null = null;
+  let out: { head: Buffer | null; body: Buffer[]; bytes: number; last: boolean } | null = null;
   const flush = () => {
     const c = conn;
-    const parts = out;
+    const o = out;
     out = null;
-    if (!parts || !c || over) return;
+    if (!o || !c || over) return;
+    const parts: Buffer[] = o.head ? [o.head] : [];
+    if (chunked) pushChunk(parts, o.body, o.bytes);
+    else for (const b of o.body) parts.push(b);
+    if (o.last) parts.push(LAST_CHUNK);
+    if (parts.length === 0) return;
     if (!c.socket.write(parts.length === 1 ? parts[0]! : Buffer.concat(parts)) && !holding) {
       holding = true;
       x.holdAgent();
@@ -134,27 +140,27 @@ export function exchange(x: ExchangeInput): void {
       });
     }
   };
-  const queue = (piece: Buffer): void => {
-    if (out) out.push(piece);
-    else {
-      out = [piece];
+  /** What this task sends: made at its first piece, written at the end of the task (or at once by flush()). */
+  const pending = () => {
+    if (!out) {
+      out = { head: null, body: [], bytes: 0, last: false };
       queueMicrotask(flush);
     }
+    return out;
   };
-  /** Body bytes (framed here); `force` sends a head still waiting even with no bytes. The parts are joined once, at the flush. */
+  /** Body bytes; `force` sends a head still waiting even with no bytes. */
   const write = (b: Buffer, force = false): void => {
     if (over || !conn) return;
     if (b.length === 0 && !(force && head !== null)) return;
+    const o = pending();
     if (head !== null) {
-      queue(head);
+      o.head = head;
       head = null;
     }
-    if (b.length === 0) return;
-    if (chunked) {
-      queue(chunkHead(b.length));
-      queue(b);
-      queue(CRLF);
-    } else queue(b);
+    if (b.length > 0) {
+      o.body.push(b);
+      o.bytes += b.length;
+    }
   };
 
   const onHead = (r: Head): boolean => {
@@ -245,7 +251,7 @@ export function exchange(x: ExchangeInput): void {
         if (rest === null) return;
         write(rest);
         write(EMPTY, true);
-        if (chunked && !over) queue(LAST_CHUNK);
+        if (chunked && !over) pending().last = true;
         sent = true;
         // The request is whole: it goes now, not at the end of the task.
         flush();

@@ -8,7 +8,7 @@
 // refuses is answered 400 or 431 and the connection closed, as by Node's server.
 import type { Duplex } from 'node:stream';
 import { type Head, Http1Parser } from './parser.js';
-import { chunkHead, CRLF, headBytes, LAST_CHUNK, parseFailure, reason, refusal } from './wire.js';
+import { headBytes, LAST_CHUNK, parseFailure, pushChunk, reason, refusal } from './wire.js';
 
 /**
  * What a request's body may hold, waiting for its upstream connection, before
@@ -246,6 +246,9 @@ class Answer implements Responder {
   private done = false;
   /** What this turn wrote, not yet handed to the socket. */
   private pending: Buffer[] | null = null;
+  /** This turn's body bytes of a chunked answer, framed as one chunk when the turn's bytes go out. */
+  private chunk: Buffer[] = [];
+  private chunkBytes = 0;
   private goneCb: (() => void) | null = null;
   private closeAfter: boolean;
 
@@ -273,7 +276,17 @@ class Answer implements Responder {
     return !this.out.writableNeedDrain;
   }
 
+  /** The turn's chunked body bytes into what goes out, as one chunk. */
+  private frame(): void {
+    if (this.chunkBytes === 0) return;
+    this.pending ??= [];
+    pushChunk(this.pending, this.chunk, this.chunkBytes);
+    this.chunk = [];
+    this.chunkBytes = 0;
+  }
+
   private flush(): void {
+    this.frame();
     const p = this.pending;
     if (!p) return;
     this.pending = null;
@@ -318,10 +331,10 @@ class Answer implements Responder {
   body(b: Buffer): boolean {
     if (this.done || b.length === 0 || this.framing === 'none') return true;
     if (this.framing !== 'chunked') return this.write(b);
-    // The chunk's parts, joined with the rest of this turn's bytes at the flush.
-    this.write(chunkHead(b.length));
-    this.write(b);
-    return this.write(CRLF);
+    if (this.chunkBytes === 0 && !this.pending) queueMicrotask(() => this.flush());
+    this.chunk.push(b);
+    this.chunkBytes += b.length;
+    return !this.out.writableNeedDrain;
   }
 
   onDrain(cb: () => void): void {
@@ -331,7 +344,10 @@ class Answer implements Responder {
   end(): void {
     if (this.done) return;
     this.done = true;
-    if (this.framing === 'chunked') this.write(LAST_CHUNK);
+    if (this.framing === 'chunked') {
+      this.frame();
+      this.write(LAST_CHUNK);
+    }
     this.flush();
     // A body the agent has not finished sending cannot be told from the next request.
     this.t.finished(this.closeAfter || this.framing === 'close' || !this.req.complete);

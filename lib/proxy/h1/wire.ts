@@ -19,14 +19,17 @@ export function reason(status: number): string {
   return STATUS_CODES[status] ?? 'Unknown';
 }
 
-export const CRLF = Buffer.from('\r\n');
+const CRLF = Buffer.from('\r\n');
 export const LAST_CHUNK = Buffer.from('0\r\n\r\n');
 /** No bytes (shared: never written into). */
 export const EMPTY = Buffer.alloc(0);
 
-/** The line that opens a chunk of `size` bytes (the chunk and CRLF follow it). */
-export function chunkHead(size: number): Buffer {
-  return Buffer.from(`${size.toString(16)}\r\n`, 'latin1');
+/** Appends `parts` (`size` bytes in all) to `into` as one chunk of a chunked body; nothing when empty (that would end the body). */
+export function pushChunk(into: Buffer[], parts: Buffer[], size: number): void {
+  if (size === 0) return;
+  into.push(Buffer.from(`${size.toString(16)}\r\n`, 'latin1'));
+  for (const b of parts) into.push(b);
+  into.push(CRLF);
 }
 
 /** The proxy's own refusal, the connection's last words: status, the rule in X-Stashbase-Denied, a text body. */
