@@ -138,7 +138,10 @@ describe('native setup failing at run time fails closed', needs('bwrap'), () => 
     );
     chmodSync(join(bin, 'perl'), 0o755);
     const child = spawn(process.execPath, [BIN, 'agent', 'run', '--silent', '--', 'sh', '-c', `sleep 0.3; touch ${marker}; sleep 30`], { env: { ...t.env, PATH: `${bin}:${process.env.PATH}` }, cwd: t.dir, stdio: 'ignore' });
-    const bwrapWaiting = () => processesWhere((p, argv) => argv.includes(marker) && descendsFrom(p, child.pid!)).length > 0;
+    // bwrap and the child it cloned into the new namespaces, both still bwrap (the child execs only once
+    // released): the sandbox is being set up or waits. Matched on argv[0], not on any process carrying the
+    // command: the wrapper above and its subshells carry it too, and vanish or exec while they are read.
+    const bwrapWaiting = () => processesWhere((p, argv) => argv.split('\0')[0]!.endsWith('/bwrap') && argv.includes(marker) && descendsFrom(p, child.pid!)).length >= 2;
     for (let waited = 0; waited < 5000 && !bwrapWaiting(); waited += 50) await new Promise((res) => setTimeout(res, 50));
     assert.equal(bwrapWaiting(), true, 'bwrap is up and waiting');
     await new Promise((res) => setTimeout(res, 300));
