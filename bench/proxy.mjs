@@ -12,14 +12,14 @@ import { generateKeyPairSync } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:https';
 import { join } from 'node:path';
-import { setup } from './lib.mjs';
+import { createInterface } from 'node:readline';
+import { median, setup } from './lib.mjs';
 
 const { LeafCache } = await import('../dist/lib/tls/leaves.js');
 const { buildCertificate, toPem } = await import('../dist/lib/tls/x509.js');
 const { loadOrCreateCa } = await import('../dist/lib/tls/ca.js');
 
 const { bin, home, env } = setup(1);
-const N = Number(process.env.REQUESTS ?? 2000);
 // Untimed requests first on each connection (WARM=n): both paths' code warmed up alike,
 // and the first seconds of a run (JIT, the start-up heap's collection) left out.
 const WARM = process.env.WARM ?? '4000';
@@ -58,7 +58,7 @@ writeFileSync(join(home, '.stashbase', 'agents', 'bench.toml'), [
   '[network.hosts]', `"api.test" = "127.0.0.1:${upPort}"`,
   '[secrets.BENCH_TOKEN]', 'source = "REAL_TOKEN"', 'hosts = ["api.test"]',
 ].join('\n') + '\n');
-const client = new URL('./proxy-client.mjs', import.meta.url).pathname;
+const clientJs = new URL('./proxy-client.mjs', import.meta.url).pathname;
 const flooder = new URL('./proxy-flood.mjs', import.meta.url).pathname;
 
 /** Runs a command to its end; samples the memory of the process it starts (stashbase) meanwhile. */
@@ -83,30 +83,66 @@ function run(cmd, args, extraEnv = {}) {
   });
 }
 
-// ROUNDS=n (default 5): direct, then through the sandbox, n times over; each
-// ratio is taken within its round (this machine's speed drifts by a third
-// between minutes), and the round with the median ratio is the one shown.
-const ROUNDS = Number(process.env.ROUNDS ?? 5);
-// CPU_PROF=dir: a V8 CPU profile of the stashbase process of each keep-alive run, written to dir.
-const prof = process.env.CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.CPU_PROF}`] : [];
-const rounds = [];
-for (let i = 0; i < ROUNDS; i++) {
-  const direct = await run(process.execPath, [client, 'direct', String(upPort), String(N), WARM], { BENCH_CA: caFile, BENCH_TOKEN: REAL });
-  const sandboxed = await run(process.execPath, [...prof, bin, 'agent', 'run', '--profile', 'bench', '--silent', '--', process.execPath, client, 'proxy', '0', String(N), WARM], { REAL_TOKEN: REAL });
-  rounds.push({ direct, sandboxed });
+/** A client (bench/proxy-client.mjs) kept running: `ask` sends it an order and resolves with its answer. */
+async function client(cmd, args, extraEnv) {
+  const c = spawn(cmd, args, { cwd: proj, env: { ...env, ...extraEnv }, stdio: ['pipe', 'pipe', 'pipe'] });
+  const closed = new Promise((resolve) => c.on('close', resolve));
+  let err = '';
+  c.stderr.on('data', (d) => (err += d));
+  const lines = createInterface({ input: c.stdout })[Symbol.asyncIterator]();
+  const next = async () => {
+    const { value, done } = await lines.next();
+    if (done) throw new Error(`${cmd} ${args.slice(-3).join(' ')} ended: ${err.slice(-2000)}`);
+    return JSON.parse(value);
+  };
+  await next(); // ready: connected and warmed up
+  return {
+    ask: (order) => (c.stdin.write(`${order}\n`), next()),
+    closed,
+  };
 }
-const ratioOf = (r, kind) => r.sandboxed[kind].rps / r.direct[kind].rps;
-const median = (kind) => [...rounds].sort((a, b) => ratioOf(a, kind) - ratioOf(b, kind))[Math.floor(rounds.length / 2)];
+
+// The two clients run side by side, each idle while the other is timed: they
+// take slices of SLICE requests in turn (which goes first alternating), so each
+// ratio compares two measurements a second or less apart (this machine's speed
+// drifts by a third between minutes, and single seconds stall). PAIRS slices of
+// each kind; the median pair's ratio is the result.
+const SLICE = Number(process.env.SLICE ?? 1000);
+const PAIRS = Number(process.env.PAIRS ?? 21);
+// CPU_PROF=dir: a V8 CPU profile of the stashbase process, written to dir.
+const prof = process.env.CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.CPU_PROF}`] : [];
+const direct = await client(process.execPath, [clientJs, 'direct', String(upPort), WARM], { BENCH_CA: caFile, BENCH_TOKEN: REAL });
+const sandboxed = await client(process.execPath, [...prof, bin, 'agent', 'run', '--profile', 'bench', '--silent', '--', process.execPath, clientJs, 'proxy', '0', WARM], { REAL_TOKEN: REAL });
+const pairs = { cl: [], chunked: [] };
+for (let i = 0; i < PAIRS; i++) {
+  for (const kind of ['cl', 'chunked']) {
+    const order = `${kind} ${SLICE}`;
+    const first = i % 2 === 0 ? direct : sandboxed;
+    const a = await first.ask(order);
+    const b = await (first === direct ? sandboxed : direct).ask(order);
+    const [d, s] = first === direct ? [a, b] : [b, a];
+    pairs[kind].push({ direct: d.rps, sandboxed: s.rps, ratio: s.rps / d.rps });
+  }
+}
+const sse = { direct: await direct.ask('sse'), native: await sandboxed.ask('sse') };
+const totals = { direct: await direct.ask('end'), sandboxed: await sandboxed.ask('end') };
+await Promise.all([direct.closed, sandboxed.closed]);
 const flood = await run(process.execPath, [bin, 'agent', 'run', '--profile', 'bench', '--silent', '--', process.execPath, flooder, '10000'], { REAL_TOKEN: REAL });
 const rows = ['cl', 'chunked'].flatMap((kind) => {
-  const { direct, sandboxed } = median(kind);
-  const all = rounds.map((r) => +ratioOf(r, kind).toFixed(2));
+  const name = kind === 'cl' ? 'Content-Length' : 'chunked';
+  const ratios = pairs[kind].map((p) => p.ratio).sort((a, b) => a - b);
+  const d = totals.direct[kind];
+  const s = totals.sandboxed[kind];
   return [
-    { subject: `direct, ${kind === 'cl' ? 'Content-Length' : 'chunked'}`, ...direct[kind], ratio: 1, added_p50_ms: 0 },
-    { subject: `native (own network namespace), intercepted, ${kind === 'cl' ? 'Content-Length' : 'chunked'}`, ...sandboxed[kind], ratio: +(sandboxed[kind].rps / direct[kind].rps).toFixed(2), ratios: all, added_p50_ms: +(sandboxed[kind].p50_ms - direct[kind].p50_ms).toFixed(3) },
+    { subject: `direct, ${name}`, ...d, ratio: 1, added_p50_ms: 0 },
+    {
+      subject: `native (own network namespace), intercepted, ${name}`, ...s,
+      // The median pair's ratio; the ratio of the two clients' requests/s over every slice; each pair's, lowest first.
+      ratio: +median(ratios).toFixed(2), pooled_ratio: +(s.rps / d.rps).toFixed(2), ratios: ratios.map((r) => +r.toFixed(2)),
+      pairs_at_target: ratios.filter((r) => r >= 0.35).length, added_p50_ms: +(s.p50_ms - d.p50_ms).toFixed(3),
+    },
   ];
 });
-const { direct, sandboxed } = rounds.at(-1);
 
 // A new host's certificate, and memory under 10,000 unique hosts.
 const ca = await loadOrCreateCa(join(home, '.stashbase'));
@@ -120,8 +156,8 @@ for (let i = 0; i < 10000; i++) leaves.get(`flood${i}.test`);
 global.gc?.();
 const afterFlood = process.memoryUsage().heapUsed;
 const out = {
-  benchmark: 'proxy', date: new Date().toISOString(), requests: N, warm: Number(WARM), rounds: ROUNDS, rows,
-  sse_late_ms: { direct: direct.sse, native: sandboxed.sse, target: '< 5' },
+  benchmark: 'proxy', date: new Date().toISOString(), slice: SLICE, pairs: PAIRS, warm: Number(WARM), rows,
+  sse_late_ms: { ...sse, target: '< 5' },
   heads_flood: { connections: 10000, opened: flood.opened, normal_request: flood.normal, normal_ms: flood.normal_ms, stashbase_rss_mb: flood.rss_mb, target: '< 150 MB' },
   mint_p50_ms: +mints[100].toFixed(3), hosts_flood: { hosts: 10000, cached: leaves.size, heap_growth_mb: +((afterFlood - before) / 2 ** 20).toFixed(1) },
 };
@@ -129,9 +165,9 @@ console.log(JSON.stringify(out, null, 2));
 const w = Math.max(...rows.map((r) => r.subject.length));
 console.log(`\n${'subject'.padEnd(w)}    rps  ratio  p50 ms  p99 ms  added p50  >1 ms (share of time)`);
 for (const r of rows) console.log(`${r.subject.padEnd(w)}  ${String(r.rps).padStart(5)}  ${String(r.ratio).padStart(5)}  ${String(r.p50_ms).padStart(6)}  ${String(r.p99_ms).padStart(6)}  ${String(r.added_p50_ms).padEnd(9)}  ${r.over_1ms} (${r.over_1ms_time_share})`);
-console.log(`ratio in each of ${ROUNDS} rounds: ${rows.filter((r) => r.ratios).map((r) => `${r.subject.split(', ').at(-1)} ${r.ratios.join(' ')}`).join('; ')}`);
-console.log(`targets: intercepted >= 0.35 of direct, added p50 < 0.3 ms`);
-console.log(`event stream, ms late (median / max): direct ${direct.sse.median_ms} / ${direct.sse.max_ms}, native ${sandboxed.sse.median_ms} / ${sandboxed.sse.max_ms} (target < 5)`);
+for (const r of rows.filter((x) => x.ratios)) console.log(`${r.subject.split(', ').at(-1)}: ratio of each of ${PAIRS} pairs of ${SLICE}-request slices, lowest first: ${r.ratios.join(' ')} (${r.pairs_at_target} at 0.35 or more; both clients' whole time: ${r.pooled_ratio})`);
+console.log(`targets: intercepted >= 0.35 of direct (the median pair), added p50 < 0.3 ms`);
+console.log(`event stream, ms late (median / max): direct ${sse.direct.median_ms} / ${sse.direct.max_ms}, native ${sse.native.median_ms} / ${sse.native.max_ms} (target < 5)`);
 console.log(`10,000 unfinished heads: ${flood.opened} opened, the normal request got "${flood.normal}" in ${flood.normal_ms} ms, stashbase RSS ${flood.rss_mb} MB (target < 150)`);
 console.log(`new host certificate: ${out.mint_p50_ms} ms (median); 10,000-host flood: ${leaves.size} cached, heap +${out.hosts_flood.heap_growth_mb} MB`);
 upstream.close();
