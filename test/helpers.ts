@@ -155,3 +155,19 @@ export async function listen(server: { listen(port: number, host: string, cb: ()
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return (server.address() as { port: number }).port;
 }
+
+/**
+ * A loopback port that refuses connections for as long as it is held: bound by
+ * a perl process that never listens. A port freed after a listen could be
+ * taken by a server of a test running beside this one before it is used.
+ */
+export async function refusingPort(): Promise<{ port: number; release: () => void }> {
+  const script = 'use Socket; socket(my $s, PF_INET, SOCK_STREAM, 0) or die $!; bind($s, sockaddr_in(0, INADDR_LOOPBACK)) or die $!; ' +
+    'my ($port) = sockaddr_in(getsockname($s)); $| = 1; print "$port\\n"; sysread(STDIN, my $x, 1);';
+  const holder = spawn('perl', ['-e', script], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const port = await new Promise<number>((resolve, reject) => {
+    holder.stdout.once('data', (d: Buffer) => resolve(Number(String(d).trim())));
+    holder.once('exit', (code) => reject(new Error(`the port holder exited ${code}`)));
+  });
+  return { port, release: () => holder.kill() };
+}

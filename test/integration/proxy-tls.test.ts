@@ -5,7 +5,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
-import { connect as netConnect, createServer, type AddressInfo } from 'node:net';
+import { connect as netConnect, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import tls from 'node:tls';
@@ -15,7 +15,7 @@ import type { BoundSecret } from '../../lib/proxy/secrets.js';
 import { loadOrCreateCa } from '../../lib/tls/ca.js';
 import { LeafCache } from '../../lib/tls/leaves.js';
 import { mkdirSync } from 'node:fs';
-import { cli, listen, needs, REPO, tempHome } from '../helpers.js';
+import { cli, listen, needs, refusingPort, REPO, tempHome } from '../helpers.js';
 import { testCa } from '../upstream-ca.js';
 import { frame, messages, readFrames } from '../ws-util.js';
 
@@ -322,10 +322,8 @@ describe('TLS interception and secrets (real HTTPS upstream, curl)', () => {
 
   test('an unreachable upstream: the 502, the proxy\'s stderr and the audit carry neither the real value nor the placeholder', async () => {
     const ca = await loadOrCreateCa(t.sbHome);
-    const closed = createServer();
-    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
-    const deadPort = (closed.address() as AddressInfo).port;
-    await new Promise<void>((r) => closed.close(() => r()));
+    const dead = await refusingPort();
+    const deadPort = dead.port;
     const events: unknown[] = [];
     const audit = (e: unknown) => events.push(e);
     const i3 = new Interceptor({ leaves: new LeafCache(ca), secrets, upstreamCa: [...tls.rootCertificates], audit }, hostHeaderProblem);
@@ -346,6 +344,7 @@ describe('TLS interception and secrets (real HTTPS upstream, curl)', () => {
       assert.equal([tlsRun.stdout, plain.stdout].join('').includes(PH), false);
     } finally {
       process.stderr.write = write;
+      dead.release();
       i3.close();
       p3.close();
     }
