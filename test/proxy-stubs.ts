@@ -36,6 +36,11 @@ function echo(req: IncomingMessage): string {
   return JSON.stringify({ auth: req.headers.authorization ?? null, url: req.url, cookie: req.headers.cookie ?? null });
 }
 
+/** The credential of the request's Authorization header (what follows the scheme). */
+function token(req: IncomingMessage): string {
+  return (req.headers.authorization ?? '').split(' ')[1] ?? 'none';
+}
+
 function route(req: IncomingMessage, res: ServerResponse, log: StubLog): void {
   const url = new URL(req.url ?? '/', 'https://stub');
   const body = echo(req);
@@ -49,6 +54,15 @@ function route(req: IncomingMessage, res: ServerResponse, log: StubLog): void {
     case '/br':
       res.writeHead(200, { 'Content-Encoding': 'br', 'Content-Type': 'application/json' });
       return void res.end(brotliCompressSync(body));
+    case '/echo-encoding':
+      // The token it was sent, as the name of its content coding (a bound host's echo into a header the proxy judges).
+      res.writeHead(200, { 'Content-Encoding': token(req) });
+      return void res.end(body);
+    case '/te-gzip':
+      // A transfer-coding never asked for (the proxy sends no TE): the body still gzip once de-chunked.
+      res.setHeader('Transfer-Encoding', 'gzip, chunked');
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      return void res.end(gzipSync(body));
     case '/odd-encoding':
       res.writeHead(200, { 'Content-Encoding': 'x-stashbase-unknown' });
       return void res.end(body);
@@ -126,6 +140,11 @@ function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, log: StubLo
     const body = echo(req);
     socket.write(`HTTP/1.1 200 OK\r\nContent-Length: ${body.length}\r\nX-Echo-Auth: ${req.headers.authorization ?? ''}\r\n\r\n${body}`);
     socket.on('data', (d: Buffer) => log.smuggled.push(d.toString('latin1')));
+    return;
+  }
+  if (url.pathname === '/ws-echo-upgrade') {
+    // Switches to "the protocol" it was sent as a token: the 101's Upgrade carries the value.
+    socket.write(`HTTP/1.1 101 Switching Protocols\r\nUpgrade: ${token(req)}\r\nConnection: Upgrade\r\n\r\n`);
     return;
   }
   const proto = req.headers['sec-websocket-protocol'];

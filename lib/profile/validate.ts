@@ -18,6 +18,8 @@ const LIMITS = ['head_timeout', 'max_connections', 'upstream_sockets_per_host', 
 /** An upgrade token (RFC 9110 5.6.2), lower case; websocket is always allowed. */
 const UPGRADE_TOKEN = /^[a-z0-9!#$%&'*+.^_`|~/-]+$/;
 const SECRET = ['source', 'hosts', 'in_query', 'allow_plaintext'] as const;
+/** The shortest value a secret may have: from 7 bytes on, each base64 form of it is 8 characters or more, which scrubbing looks for (lib/proxy/scrub.ts). */
+const MIN_SECRET_BYTES = 7;
 const HOOKS = ['secret_scan', 'dependency_check'] as const;
 const RESERVED_ENV = new Set<string>([...PROXY_VARS, ...CA_VARS, STASHBASE_API_KEY, 'HOME']);
 
@@ -142,6 +144,8 @@ export function validateProfile(input: ValidateInput): Profile {
       else if (real === undefined || real === '') r.fail([...path, 'source'], `the variable ${source} is not set in this environment`);
       else if (/[\r\n\0]/.test(real)) {
         r.fail([...path, 'source'], `the value of ${source} contains a carriage return, line feed or NUL character, which could split a request header`);
+      } else if (Buffer.byteLength(real) < MIN_SECRET_BYTES) {
+        r.fail([...path, 'source'], `the value of ${source} is ${Buffer.byteLength(real)} bytes; a secret under ${MIN_SECRET_BYTES} bytes cannot be bound: what comes back from its hosts could not be scrubbed of it reliably (its base64 forms are too short to look for)`);
       }
     }
     secrets[name] = {

@@ -13,7 +13,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Transform, Writable } from 'node:stream';
 import { constants, createBrotliDecompress, createUnzip } from 'node:zlib';
 import { HOP_BY_HOP } from './http-util.js';
-import { rawJoined } from './h1/wire.js';
+import { rawJoined, reason } from './h1/wire.js';
 import { lengthPreserving, type ScrubPair, Scrubber, scrubBuffer, scrubText } from './scrub.js';
 import type { MessageFilter } from './message-filter.js';
 
@@ -48,8 +48,25 @@ function chunkScrub(pairs: ScrubPair[]): MessageFilter {
 export type BodyPlan = { refused: string } | { headers: string[]; decoder: Transform | null; filter: MessageFilter | null };
 export type Plan = Exclude<BodyPlan, { refused: string }>;
 
+/**
+ * Codings the proxy names when it refuses one (IANA's registry). Any other
+ * value an upstream sends is not repeated in the proxy's own words: those are
+ * not scrubbed, and a bound host can echo a secret's value into a header.
+ */
+const REGISTERED_CODINGS: ReadonlySet<string> = new Set(['aes128gcm', 'br', 'chunked', 'compress', 'dcb', 'dcz', 'deflate', 'exi', 'gzip', 'identity', 'pack200-gzip', 'trailers', 'x-compress', 'x-gzip', 'zstd']);
+
+/** `value` (lower-case codings) quoted when each of its codings is a registered one, else `unknown`. */
+function codingNamed(value: string, unknown: string): string {
+  return value.split(',').every((c) => REGISTERED_CODINGS.has(c.trim())) ? JSON.stringify(value) : unknown;
+}
+
 /** How the body will be passed on: the decoder and filter, and the headers that describe it. */
 export function planBody(up: { rawHeaders: string[] }, scrub: ResponseScrub): BodyPlan {
+  // A transfer-coding other than chunked (never asked for: the proxy sends no TE) would reach the agent still coded, unscrubbed.
+  const transfer = rawJoined(up.rawHeaders, 'transfer-encoding')?.trim().toLowerCase();
+  if (transfer !== undefined && transfer !== 'chunked') {
+    return { refused: `the upstream sent a body in transfer-encoding ${codingNamed(transfer, 'with a coding the proxy does not know')}, which the proxy does not pass on` };
+  }
   // Every Content-Encoding value ("gzip, br" when there are two): each must be undone.
   const encoding = (rawJoined(up.rawHeaders, 'content-encoding') ?? 'identity').trim().toLowerCase();
   const pairs = scrub.pairs;
@@ -64,7 +81,7 @@ export function planBody(up: { rawHeaders: string[] }, scrub: ResponseScrub): Bo
     const flush = { finishFlush: constants.Z_SYNC_FLUSH };
     if (encoding === 'gzip' || encoding === 'x-gzip' || encoding === 'deflate') decoder = createUnzip(flush);
     else if (encoding === 'br') decoder = createBrotliDecompress({ finishFlush: constants.BROTLI_OPERATION_FLUSH });
-    else return { refused: `the upstream sent a body in content-encoding ${JSON.stringify(encoding)}, which the proxy cannot scrub` };
+    else return { refused: `the upstream sent a body in content-encoding ${codingNamed(encoding, 'the proxy does not know')}, which the proxy cannot scrub` };
     drop.add('content-encoding').add('content-length');
   }
   if (!lengthPreserving(pairs)) drop.add('content-length');
@@ -129,7 +146,9 @@ export function forwardBody(up: IncomingMessage, plan: Plan, sink: Writable, don
 
 /** Writes an upstream response to the agent's response (forwardBody's `done`). */
 export function forwardResponse(up: IncomingMessage, res: ServerResponse, plan: Plan, done: (bytes: number, error?: Error) => void): void {
-  res.writeHead(up.statusCode ?? 502, up.statusMessage, plan.headers);
+  // The standard reason phrase, never the upstream's: it is text the headers' scrubbing does not see.
+  const status = up.statusCode ?? 502;
+  res.writeHead(status, reason(status), plan.headers);
   let wrote = false;
   // An event stream's head goes out at once, not with its first event.
   setImmediate(() => {

@@ -97,34 +97,45 @@ export function lengthPreserving(pairs: ScrubPair[]): boolean {
 }
 
 /**
- * Replaces every complete form, leftmost first (the longest at one place).
- * Returns the text and where the last replacement ended. The search runs in
- * the buffer's Latin-1 text, where a character's index is its byte's offset:
- * one copy of the bytes, then plain string searches, rather than a call into
- * the runtime per form (this runs on every response and header a secret's
- * host sends).
+ * Replaces every complete form, leftmost first (the longest at one place),
+ * in the bytes from `from` on; forms that begin at or after `limit` are left
+ * (a stream's held tail). Forms may overlap or nest (one secret's value inside
+ * or against another's): every byte any form covers is replaced, so a form
+ * that begins inside one already replaced goes on as the rest of its own
+ * placeholder. Returns the bytes from `from` up to `end`: `limit`, or further
+ * where a form that began before it ends later.
+ *
+ * The search runs in the buffer's Latin-1 text, where a character's index is
+ * its byte's offset: one copy of the bytes, then plain string searches, rather
+ * than a call into the runtime per form (this runs on every response and
+ * header a secret's host sends).
  */
-function replaceAll(buf: Buffer, pairs: ScrubPair[], text = buf.toString('latin1')): { out: Buffer; end: number } {
-  let pos = 0;
+function replaceAll(buf: Buffer, pairs: ScrubPair[], text = buf.toString('latin1'), from = 0, limit = buf.length): { out: Buffer; end: number } {
+  let pos = from;
   let parts: Buffer[] | null = null;
   for (;;) {
     let best = -1;
     let pick: ScrubPair | null = null;
     for (const p of pairs) {
-      const i = text.indexOf(p.text, pos);
-      if (i !== -1 && (best === -1 || i < best || (i === best && p.find.length > pick!.find.length))) {
+      // From the first place where this form would still cover a byte not yet passed on.
+      const i = text.indexOf(p.text, Math.max(0, pos - p.find.length + 1));
+      if (i === -1 || i >= limit) continue;
+      if (best === -1 || i < best || (i === best && p.find.length > pick!.find.length)) {
         best = i;
         pick = p;
       }
     }
     if (pick === null) break;
-    (parts ??= []).push(buf.subarray(pos, best), pick.replace);
+    parts ??= [];
+    if (best >= pos) parts.push(buf.subarray(pos, best), pick.replace);
+    // Overlapping what went out already: the rest of its placeholder (all of it where the lengths differ).
+    else parts.push(pick.replace.length === pick.find.length ? pick.replace.subarray(pos - best) : pick.replace);
     pos = best + pick.find.length;
   }
-  if (parts === null) return { out: buf, end: 0 };
-  const tail = buf.subarray(pos);
-  const out = Buffer.concat([...parts, tail]);
-  return { out, end: out.length - tail.length };
+  const end = Math.max(pos, limit);
+  if (parts === null) return { out: from === 0 && end === buf.length ? buf : buf.subarray(from, end), end };
+  if (end > pos) parts.push(buf.subarray(pos, end));
+  return { out: Buffer.concat(parts), end };
 }
 
 /** Where, at or after `from`, the shortest tail of `buf` begins that is a proper prefix of some form; buf.length when none. */
@@ -162,32 +173,40 @@ const EMPTY = Buffer.alloc(0);
 
 /** A stream's scrubbing state: what arrives, less the tail that could still begin a form. */
 export class Scrubber {
+  /** Raw bytes held: from the earliest place a form could still begin. */
   private carry: Buffer = EMPTY;
+  /** How many of them went out already (covered by a form that began before them, replaced). */
+  private sent = 0;
   constructor(private readonly pairs: ScrubPair[]) {}
 
   /** The bytes that may go out now. */
   push(chunk: Buffer): Buffer {
     if (this.pairs.length === 0) return chunk;
     const all = this.carry.length ? Buffer.concat([this.carry, chunk]) : chunk;
-    const { out, end } = replaceAll(all, this.pairs);
-    const cut = holdFrom(out, this.pairs, end);
-    // Nothing held (the usual case): the bytes go as they are, no copy, no view.
-    if (cut === out.length) {
+    // Held raw, not scrubbed: a value that nests another's must be seen whole (replacing the inner
+    // one first would leave the rest of the outer one to go out).
+    const hold = holdFrom(all, this.pairs);
+    const { out, end } = replaceAll(all, this.pairs, all.toString('latin1'), this.sent, hold);
+    if (hold === all.length) {
       this.carry = EMPTY;
-      return out;
+      this.sent = 0;
+    } else {
+      this.carry = Buffer.from(all.subarray(hold));
+      this.sent = Math.max(0, end - hold);
     }
-    this.carry = Buffer.from(out.subarray(cut));
-    return out.subarray(0, cut);
+    return out;
   }
 
   /** The rest, at the end of the stream. */
   end(): Buffer {
     const rest = this.carry;
+    const sent = this.sent;
     this.carry = EMPTY;
-    return rest;
+    this.sent = 0;
+    return rest.length ? replaceAll(rest, this.pairs, rest.toString('latin1'), sent).out : rest;
   }
 
   get held(): number {
-    return this.carry.length;
+    return this.carry.length - this.sent;
   }
 }

@@ -125,7 +125,9 @@ export function handleUpgrade(u: UpgradeInput): void {
     const answered = String(res.headers.upgrade ?? '').trim().toLowerCase();
     if (!permitted || answered !== protocol || (websocket && res.headers['sec-websocket-extensions'] !== undefined)) {
       upSocket.destroy();
-      return refuseUpgrade(socket, 502, `the upstream switched to ${JSON.stringify(answered)} with terms the proxy did not offer`);
+      // Named by what was offered (the agent's words), never by what the upstream answered: that text is not scrubbed.
+      const offered = permitted ? `${JSON.stringify(protocol)}${websocket ? ' without extensions' : ''}` : 'no upgrade';
+      return refuseUpgrade(socket, 502, `the upstream switched protocols on terms the proxy did not offer (it offered ${offered})`);
     }
     headSent = true;
     // Two pipelines and our own handlers per socket: past Node's default of ten listeners, and bounded.

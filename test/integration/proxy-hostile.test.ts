@@ -114,6 +114,24 @@ describe('the intercepting proxy against a hostile upstream (issue 16)', () => {
     assert.deepEqual(api.log.requests.slice(before), ['GET api.test /ws']);
   });
 
+  test('4: a refusal is the connection\'s last words: an upgrade written in the same packet behind a refused request reaches no upstream', async () => {
+    for (const [host, stub] of [['plain.test', plain], ['api.test', api]] as const) {
+      const before = stub.log.requests.length;
+      const s = await open(host);
+      const r = reader(s);
+      s.write(get('/', 'evil.example') + get(`/ws-after-refusal-${host}`, host, `Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nAuthorization: Bearer ${PH}\r\n`));
+      await r.closed;
+      await new Promise((res) => setTimeout(res, 100));
+      assert.match(text(r.all()), /^HTTP\/1\.1 400 Bad Request\r\n[^]*Connection: close\r\n/, host);
+      assert.equal([...text(r.all()).matchAll(/HTTP\/1\.1 /g)].length, 1, `${host}: one answer, the refusal`);
+      assert.deepEqual(stub.log.requests.slice(before), [], host);
+    }
+    // Not even tried: an upstream request cut before it went out would still be in the audit.
+    audit.flush();
+    await new Promise((res) => setTimeout(res, 150));
+    assert.equal(readFileSync(audit.file, 'utf8').includes('/ws-after-refusal-'), false, 'the upgrade was taken up');
+  });
+
   test('1: an upstream that takes up an extension it was not offered, and an upgrade to another protocol, get no raw pipe', async () => {
     const s = await open('api.test');
     const r = reader(s);
@@ -147,8 +165,39 @@ describe('the intercepting proxy against a hostile upstream (issue 16)', () => {
     const r = reader(s);
     s.write(get('/odd-encoding', 'api.test', `Authorization: Bearer ${PH}\r\nConnection: close\r\n`));
     await r.closed;
-    assert.match(text(r.all()), /^HTTP\/1\.1 502 Bad Gateway\r\nContent-Type: text\/plain; charset=utf-8\r\nX-Stashbase-Denied: the upstream sent a body in content-encoding "x-stashbase-unknown", which the proxy cannot scrub\r\n/);
+    assert.match(text(r.all()), /^HTTP\/1\.1 502 Bad Gateway\r\nContent-Type: text\/plain; charset=utf-8\r\nX-Stashbase-Denied: the upstream sent a body in content-encoding the proxy does not know, which the proxy cannot scrub\r\n/);
     assert.deepEqual(leaks(r.all(), REAL), []);
+  });
+
+  test("1: the proxy's own words never repeat what a bound host sent: a Content-Encoding, a transfer-coding and a 101's Upgrade that carry the value are refused without it, in the answer and the audit", async () => {
+    const answers: Buffer[] = [];
+    for (const path of ['/echo-encoding', '/te-gzip']) {
+      const s = await open('api.test');
+      const r = reader(s);
+      s.write(get(path, 'api.test', `Authorization: Bearer ${PH}\r\nConnection: close\r\n`));
+      await r.closed;
+      answers.push(r.all());
+    }
+    const u = await open('api.test');
+    const ur = reader(u);
+    u.write(get('/ws-echo-upgrade', 'api.test', `Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nAuthorization: Bearer ${PH}\r\n`));
+    await ur.closed;
+    answers.push(ur.all());
+    const [encoding, transfer, upgrade] = answers.map((a) => text(a).split('\r\n\r\n')[0]!.split('\r\n').find((l) => l.startsWith('X-Stashbase-Denied: ')));
+    assert.equal(encoding, 'X-Stashbase-Denied: the upstream sent a body in content-encoding the proxy does not know, which the proxy cannot scrub');
+    assert.equal(transfer, 'X-Stashbase-Denied: the upstream sent a body in transfer-encoding "gzip, chunked", which the proxy does not pass on');
+    assert.equal(upgrade, 'X-Stashbase-Denied: the upstream switched protocols on terms the proxy did not offer (it offered "websocket" without extensions)');
+    for (const a of answers) {
+      assert.match(text(a), /^HTTP\/1\.1 502 Bad Gateway\r\n/);
+      assert.deepEqual(leaks(a, REAL), []);
+      // Lower-cased, as a coding's name is read: not a form scrubbing looks for, so never written at all.
+      assert.equal(text(a).toLowerCase().includes(REAL.toLowerCase()), false);
+    }
+    assert.ok(api.log.auths.filter((x) => x === `Bearer ${REAL}`).length >= 3, 'the upstream got the real value each time');
+    await new Promise((res) => setTimeout(res, 150));
+    audit.flush();
+    const log = readFileSync(audit.file, 'utf8');
+    assert.equal(log.toLowerCase().includes(REAL.toLowerCase()), false, 'the audit log holds the value');
   });
 
   test('1: a value hidden in the status line (split by a control byte) or sent as a header name comes back as neither', async () => {
@@ -457,10 +506,14 @@ describe('a raw upstream on a plain tunnel, a secret bound there (allow_plaintex
       s.on('data', (d: Buffer) => {
         buf += d.toString('latin1');
         for (let end = buf.indexOf('\r\n\r\n'); end !== -1; end = buf.indexOf('\r\n\r\n')) {
-          const line = buf.slice(0, buf.indexOf('\r\n'));
+          const head = buf.slice(0, end);
+          const line = head.slice(0, head.indexOf('\r\n') === -1 ? head.length : head.indexOf('\r\n'));
           buf = buf.slice(end + 4);
+          const auth = /\r\nAuthorization: \S+ (\S+)/i.exec(head)?.[1] ?? 'none';
           requests.push(line);
-          if (line.includes('/gz')) s.write(Buffer.concat([Buffer.from(`HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: ${gz.length}\r\n\r\n`), gz]));
+          // The credential it was sent, as its status line's reason phrase.
+          if (line.includes('/reason')) s.write(`HTTP/1.1 200 ${auth}\r\nContent-Length: 5\r\n\r\nsmall`);
+          else if (line.includes('/gz')) s.write(Buffer.concat([Buffer.from(`HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: ${gz.length}\r\n\r\n`), gz]));
           else s.write('HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nsmall');
         }
       });
@@ -493,5 +546,15 @@ describe('a raw upstream on a plain tunnel, a secret bound there (allow_plaintex
     assert.deepEqual(requests, ['GET /gz HTTP/1.1', 'GET /small HTTP/1.1']);
     a.destroy();
     b.destroy();
+  });
+
+  test('1: on the plain-HTTP path the status line carries the standard reason phrase, never the upstream\'s (which echoed the value)', async () => {
+    const c = await toProxy(port);
+    const r = reader(c);
+    c.write(`GET http://raw.test/reason HTTP/1.1\r\nHost: raw.test\r\nAuthorization: Bearer ${PH}\r\nConnection: close\r\n\r\n`);
+    await r.closed;
+    assert.match(text(r.all()), /^HTTP\/1\.1 200 OK\r\n[^]*\r\n\r\nsmall$/);
+    assert.deepEqual(leaks(r.all(), REAL), []);
+    assert.ok(requests.includes('GET /reason HTTP/1.1'));
   });
 });

@@ -7,7 +7,7 @@ import { tempHome, writeFile } from '../helpers.js';
 
 const t = tempHome();
 after(() => t.cleanup());
-const env = { ...t.env, GH: 'ghp_realvalue0123456789', BAD: 'a\r\nb', NUL: 'a\0b' };
+const env = { ...t.env, GH: 'ghp_realvalue0123456789', BAD: 'a\r\nb', NUL: 'a\0b', SHORT: 'hunt3r', SEVEN: 'hunt3r!' };
 
 /** Loads TOML as the global profile "p" and returns the error message (or "ok"). */
 function check(toml: string, extraEnv: NodeJS.ProcessEnv = {}): string {
@@ -113,6 +113,9 @@ test('secrets: unset source, CR/LF/NUL in the value, missing keys', () => {
   assert.equal(check('[secrets.T]\nsource = "NOPE"\nhosts = ["a.com"]\n'), `${label}:2 secrets.T.source: the variable NOPE is not set in this environment`);
   assert.equal(check('[secrets.T]\nsource = "BAD"\nhosts = ["a.com"]\n'), `${label}:2 secrets.T.source: the value of BAD contains a carriage return, line feed or NUL character, which could split a request header`);
   assert.equal(check('[secrets.T]\nsource = "NUL"\nhosts = ["a.com"]\n'), `${label}:2 secrets.T.source: the value of NUL contains a carriage return, line feed or NUL character, which could split a request header`);
+  // Six bytes: two of its base64 forms would be 7 characters, too short to look for; seven are bound.
+  assert.equal(check('[secrets.T]\nsource = "SHORT"\nhosts = ["a.com"]\n'), `${label}:2 secrets.T.source: the value of SHORT is 6 bytes; a secret under 7 bytes cannot be bound: what comes back from its hosts could not be scrubbed of it reliably (its base64 forms are too short to look for)`);
+  assert.equal(check('[secrets.T]\nsource = "SEVEN"\nhosts = ["a.com"]\n'), 'ok');
   assert.equal(check('[secrets.T]\nhosts = ["a.com"]\n'), `${label}:1 secrets.T.source: is required: the host variable that holds the real value`);
   assert.equal(check('[secrets.T]\nsource = "GH"\n'), `${label}:1 secrets.T.hosts: is required: the hosts that may receive this secret`);
   assert.equal(check('[secrets.HTTPS_PROXY]\nsource = "GH"\nhosts = ["a.com"]\n'), `${label}:1 secrets.HTTPS_PROXY: HTTPS_PROXY is set by the sandbox itself and cannot be a secret binding`);

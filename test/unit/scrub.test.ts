@@ -84,3 +84,69 @@ test('header text (Latin-1 as the parser gives it): forms replaced, text without
   assert.equal(scrubText('', pairs), '');
   assert.equal(scrubText(latin1Real, []), latin1Real);
 });
+
+/** Streams `text` through a Scrubber cut at `cuts`; what goes out, whole. */
+function streamed(text: Buffer, p: ReturnType<typeof scrubPairs>, cuts: number[]): Buffer {
+  const s = new Scrubber(p);
+  const out: Buffer[] = [];
+  let at = 0;
+  for (const c of [...cuts, text.length]) {
+    out.push(s.push(text.subarray(at, c)));
+    at = c;
+  }
+  out.push(s.end());
+  return Buffer.concat(out);
+}
+
+test("one secret's value inside another's (a password in a connection string): the outer value goes whole, however the stream is cut", () => {
+  const inner = 'Pa55w0rdXyZ123456789abcd';
+  const outer = `postgres://admin:${inner}@db.internal.example:5432/prod`;
+  const mk = (name: string, real: string): BoundSecret => ({ name, real, placeholder: `SBPH${name.repeat(real.length - 4)}`, hosts: ['x'], inQuery: false, allowPlaintext: false });
+  const p = scrubPairs([mk('A', outer), mk('B', inner)]);
+  const text = Buffer.from(`{"dsn":"${outer}","pw":"${inner}"}`);
+  const whole = scrubBuffer(text, p);
+  assert.equal(whole.toString(), `{"dsn":"SBPH${'A'.repeat(outer.length - 4)}","pw":"SBPH${'B'.repeat(inner.length - 4)}"}`);
+  for (let cut = 0; cut <= text.length; cut++) assert.equal(streamed(text, p, [cut]).toString(), whole.toString(), `cut at ${cut}`);
+});
+
+test("two values that overlap in a text (one's end is the other's start): every byte of both is replaced, whole and streamed", () => {
+  const a = 'abcdefgh-SHARED';
+  const b = 'SHARED-12345678';
+  const mk = (name: string, real: string): BoundSecret => ({ name, real, placeholder: `SBPH${name.repeat(real.length - 4)}`, hosts: ['x'], inQuery: false, allowPlaintext: false });
+  const p = scrubPairs([mk('A', a), mk('B', b)]);
+  const text = Buffer.from(`xx abcdefgh-SHARED-12345678 yy`);
+  const whole = scrubBuffer(text, p).toString();
+  // A first (leftmost), then the rest of B's placeholder for the bytes A did not cover.
+  assert.equal(whole, `xx SBPH${'A'.repeat(a.length - 4)}${'B'.repeat(b.length - 'SHARED'.length)} yy`);
+  for (let i = 0; i <= text.length; i++) {
+    for (let j = i; j <= text.length; j += 3) assert.equal(streamed(text, p, [i, j]).toString(), whole, `cuts at ${i}, ${j}`);
+  }
+});
+
+test('random values built from shared pieces, random texts of them, random cuts: the stream gives what the whole text gives, and no form is left', () => {
+  let seed = 7;
+  const rand = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n);
+  const pieces = ['key', '-9f', 'ab/', '+==', 'é', 'Zz0'];
+  for (let round = 0; round < 300; round++) {
+    const values = Array.from({ length: 1 + rand(3) }, () => Array.from({ length: 3 + rand(4) }, () => pieces[rand(pieces.length)]).join(''));
+    const p = scrubPairs(values.map((real, i) => ({ name: `S${i}`, real, placeholder: `SBPH${String(i).repeat(Math.max(1, Buffer.byteLength(real) - 4))}`, hosts: ['x'], inQuery: false, allowPlaintext: false })));
+    const text = Buffer.from(Array.from({ length: 6 + rand(10) }, () => (rand(2) ? values[rand(values.length)] : pieces[rand(pieces.length)])).join(''));
+    const whole = scrubBuffer(text, p);
+    const cuts = Array.from({ length: rand(5) }, () => rand(text.length + 1)).sort((x, y) => x - y);
+    assert.equal(streamed(text, p, cuts).toString('latin1'), whole.toString('latin1'), `round ${round}: ${values.join(' | ')} in ${text} cut at ${cuts}`);
+    for (const v of values) assert.equal(whole.includes(Buffer.from(v)), false, `round ${round}: ${v} left in ${whole}`);
+  }
+});
+
+test('the shortest value a profile may bind (7 bytes): echoed inside Basic credentials at each alignment, it comes back in none', () => {
+  const seven: BoundSecret = { name: 'P', placeholder: 'SBPHabcdefghijklmnopqrst', real: 'hunt3r!', hosts: ['x'], inQuery: false, allowPlaintext: false };
+  const p = scrubPairs([seven]);
+  for (const user of ['', 'u', 'us', 'usr']) {
+    for (const alphabet of ['base64', 'base64url'] as const) {
+      const echoed = Buffer.from(`Basic ${Buffer.from(`${user}:${seven.real}`).toString(alphabet)}`);
+      const out = scrubBuffer(echoed, p).toString('latin1');
+      const decoded = Buffer.from(out.slice(6), 'base64').toString('latin1');
+      assert.equal(decoded.includes(seven.real.slice(1, -1)), false, `${alphabet}, user ${JSON.stringify(user)}: ${decoded}`);
+    }
+  }
+});

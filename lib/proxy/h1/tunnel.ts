@@ -157,6 +157,8 @@ export class TunnelHttp {
     if (this.startPending) {
       this.startPending = false;
       this.start();
+      // Answered at once with the connection's last words (a refusal): nothing read after it goes anywhere.
+      if (this.parser.closed) return;
     }
     if (r.upgradeAt !== undefined && this.switching) {
       const h = this.switching;
