@@ -32,6 +32,31 @@ export function upstreamAgentOptions(limits: ProxyLimits): { keepAlive: true; ma
   return { keepAlive: true, maxSockets: limits.upstreamSocketsPerHost, maxFreeSockets: 8, timeout: 5000, scheduling: 'lifo' };
 }
 
+/**
+ * A connection the proxy has ended (its last words written) is given this long
+ * to close its side; what it sends meanwhile is read and dropped. Then it is
+ * cut: an agent that never closes would hold its place for the whole run.
+ */
+export const LINGER_MS = 2_000;
+
+/** Gives a connection whose end the proxy wrote LINGER_MS to close, reading and dropping what it sends. */
+export function linger(socket: Duplex): void {
+  if (socket.destroyed) return;
+  socket.resume();
+  const cut = setTimeout(() => socket.destroy(), LINGER_MS);
+  cut.unref?.();
+  socket.once('close', () => clearTimeout(cut));
+}
+
+/** Ends `socket` with `last`, then lingers. */
+export function endAndLinger(socket: Duplex, last?: Buffer | string): void {
+  socket.end(last);
+  linger(socket);
+}
+
+/** Requests one connection may have in flight on the plain-HTTP path (pipelined): past it, the connection is closed. */
+export const MAX_PIPELINED = 16;
+
 /** Request heads larger than this are refused (431) before any upstream is chosen. */
 export const MAX_HEADER_BYTES = 32 * 1024;
 

@@ -12,7 +12,7 @@ import type { Interceptor } from './intercept.js';
 import { guardBody } from './body-guard.js';
 import { forwardResponse, planBody } from './forward-response.js';
 import { parseFailure } from './h1/wire.js';
-import { checkingInterval, ConnectionTracker, DEFAULT_LIMITS, MAX_HEADER_BYTES, type ProxyLimits, upstreamAgentOptions } from './limits.js';
+import { checkingInterval, ConnectionTracker, DEFAULT_LIMITS, linger, MAX_HEADER_BYTES, MAX_PIPELINED, type ProxyLimits, upstreamAgentOptions } from './limits.js';
 import { scrubPairs } from './scrub.js';
 import { type BoundSecret, bodyNeedles, hostCarriesSecret, rewriteRequest, secretFields } from './secrets.js';
 import { decide, type Decision, type EgressPolicy, mappingFor, normalizeHost } from './policy.js';
@@ -197,9 +197,37 @@ export function createProxy(opts: ProxyOptions): Server & { tracker: ConnectionT
       else client.destroy();
     });
     client.on('close', () => upstream.destroy());
+    // The upstream's end ends the agent's side (the pipe); an agent that then never closes its own is cut after a linger.
+    upstream.on('close', () => linger(client));
   });
 
+  // Per connection, its requests not yet answered, each with what cancels its upstream request. Node's
+  // server starts every pipelined request at once and queues the answers; a queued answer sees no
+  // 'close' when the agent leaves, so the connection's own close cancels them all.
+  const inFlight = new WeakMap<Socket, Set<{ cancel: () => void }>>();
+  const pipelined = (socket: Socket): Set<{ cancel: () => void }> => {
+    let set = inFlight.get(socket);
+    if (set === undefined) {
+      const live = new Set<{ cancel: () => void }>();
+      set = live;
+      inFlight.set(socket, live);
+      socket.once('close', () => {
+        for (const r of live) r.cancel();
+        live.clear();
+      });
+    }
+    return set;
+  };
+
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    const live = pipelined(req.socket);
+    if (live.size >= MAX_PIPELINED) {
+      opts.audit({ type: 'limit', rule: `more than ${MAX_PIPELINED} requests pipelined on one connection: it was closed` });
+      return void req.socket.destroy();
+    }
+    const entry = { cancel: () => {} };
+    live.add(entry);
+    res.once('close', () => live.delete(entry));
     tracker.mark(req.socket, 'busy');
     res.on('finish', () => tracker.mark(req.socket, 'idle'));
     // The run's own endpoints: origin-form, answered here, never forwarded; their own token.
@@ -258,7 +286,9 @@ export function createProxy(opts: ProxyOptions): Server & { tracker: ConnectionT
     const headers = bound ? [...rw.rawHeaders, 'Accept-Encoding', 'identity'] : rw.rawHeaders;
     const upstream = httpRequest({ host: dest.address, port: dest.port, method: req.method, path: rw.path, headers, setHost: false, agent });
     upstream.on('socket', (sock) => sock.setNoDelay(true));
-    upstream.on('continue', () => res.writeContinue());
+    entry.cancel = () => upstream.destroy();
+    // One per request: an upstream streaming 100s without end would pile them up toward an agent that does not read.
+    upstream.once('continue', () => res.writeContinue());
     // The agent waits for the upstream's word before its body: the head must go now.
     if (req.headers.expect !== undefined) upstream.flushHeaders();
     res.on('close', () => {

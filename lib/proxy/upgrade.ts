@@ -20,6 +20,7 @@ import { ScrubStream } from './scrub-stream.js';
 import type { BodyNeedle } from './secrets.js';
 import { FrameRelay } from './ws-frames.js';
 import { headBytes, reason } from './h1/wire.js';
+import { endAndLinger, linger } from './limits.js';
 
 export interface UpgradeInput {
   /** The request's method and headers (repeated ones joined). */
@@ -53,7 +54,7 @@ export function refuseUpgrade(socket: Duplex, status: number, rule: string, body
     'Content-Length', String(Buffer.byteLength(body)),
     'Connection', 'close',
   ]);
-  socket.end(body);
+  endAndLinger(socket, body);
 }
 
 function without(headers: string[], names: ReadonlySet<string>): string[] {
@@ -118,6 +119,7 @@ export function handleUpgrade(u: UpgradeInput): void {
     forwardBody(res, plan, socket, (_bytes, err) => {
       up.destroy();
       if (err) socket.destroy();
+      else linger(socket);
     });
   });
   up.on('upgrade', (res, upSocket: Duplex, upHead: Buffer) => {

@@ -59,11 +59,25 @@ export function encodeFrame(fin: boolean, opcode: number, payload: Buffer, maske
   if (lenBytes === 2) head.writeUInt16BE(n, 2);
   else if (lenBytes === 8) head.writeBigUInt64BE(BigInt(n), 2);
   if (!masked) return Buffer.concat([head, payload]);
-  const key = randomFillSync(Buffer.alloc(4));
+  const key = maskKey();
   key.copy(head, 2 + lenBytes);
   const body = Buffer.alloc(n);
   for (let i = 0; i < n; i++) body[i] = payload[i]! ^ key[i & 3]!;
   return Buffer.concat([head, body]);
+}
+
+// Masking keys from the CSPRNG, 4 KiB at a time: one call per frame was most of the time a stream of small frames took.
+const KEYS = Buffer.alloc(4096);
+let keyAt = KEYS.length;
+
+/** A fresh masking key (unpredictable, as RFC 6455 asks). */
+function maskKey(): Buffer {
+  if (keyAt === KEYS.length) {
+    randomFillSync(KEYS);
+    keyAt = 0;
+  }
+  keyAt += 4;
+  return KEYS.subarray(keyAt - 4, keyAt);
 }
 
 function unmask(data: Buffer, key: Buffer, offset: number): Buffer {
@@ -90,6 +104,8 @@ export class FrameRelay extends Transform {
   private message: MessageFilter | null = null;
   /** The opcode of the message in progress, until its first fragment went out. */
   private pendingOpcode = 0;
+  /** The frames one read made: passed on together, one write (a read of thousands of tiny frames cost a write each). */
+  private out: Buffer[] = [];
 
   constructor(private readonly o: FrameRelayOptions) {
     super();
@@ -99,7 +115,7 @@ export class FrameRelay extends Transform {
     if (!fin && payload.length === 0) return;
     const opcode = this.pendingOpcode;
     this.pendingOpcode = 0;
-    this.push(encodeFrame(fin, opcode, payload, this.o.fromClient));
+    this.out.push(encodeFrame(fin, opcode, payload, this.o.fromClient));
   }
 
   private step(): boolean {
@@ -135,7 +151,7 @@ export class FrameRelay extends Transform {
       if (done) {
         const payload = this.o.control(Buffer.concat(this.control)).subarray(0, 125);
         this.control = [];
-        this.push(encodeFrame(true, h.opcode, payload, this.o.fromClient));
+        this.out.push(encodeFrame(true, h.opcode, payload, this.o.fromClient));
       }
     } else {
       const m = this.message!;
@@ -157,9 +173,13 @@ export class FrameRelay extends Transform {
     this.buf = this.buf.length ? Buffer.concat([this.buf, chunk]) : chunk;
     try {
       while (this.step());
-      done();
     } catch (e) {
-      done(e as Error);
+      this.out = [];
+      return done(e as Error);
     }
+    const out = this.out;
+    this.out = [];
+    if (out.length > 0) this.push(out.length === 1 ? out[0] : Buffer.concat(out));
+    done();
   }
 }

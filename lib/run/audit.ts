@@ -7,6 +7,7 @@
 // end event (with the number of events dropped) follows. The proxy's decisions
 // are written in batches, at most 100 ms late (at once after the end event):
 // a stashbase that dies outright (SIGKILL, a crash) loses at most those last 100 ms.
+import { createHash } from 'node:crypto';
 import { closeSync, mkdirSync, openSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { homePaths } from '../home.js';
@@ -21,13 +22,15 @@ export const AUDIT_MAX_BYTES = 64 * 1024 * 1024;
 const MAX_VALUE = 2048;
 /** Distinct denials counted at once; past this they are written as they come. */
 const MAX_KEYS = 4096;
+/** A repeated denial's values, as its count line shows them (the first line has them up to MAX_VALUE). */
+const REPEAT_VALUE = 256;
 const FLUSH_MS = 2000;
 /** How long, and up to how many bytes, the proxy's decisions wait to be written together. */
 const PROXY_FLUSH_MS = 100;
 const PROXY_FLUSH_BYTES = 64 * 1024;
 
-function cut(v: unknown): unknown {
-  if (typeof v === 'string' && v.length > MAX_VALUE) return `${v.slice(0, MAX_VALUE)}… (${v.length} characters)`;
+function cut(v: unknown, max = MAX_VALUE): unknown {
+  if (typeof v === 'string' && v.length > max) return `${v.slice(0, max)}… (${v.length} characters)`;
   return v;
 }
 
@@ -36,7 +39,7 @@ export class AuditLog {
   private bytes = 0;
   private full = false;
   private dropped = 0;
-  private readonly repeats = new Map<string, { event: Record<string, unknown>; count: number }>();
+  private readonly repeats = new Map<string, { fields: Record<string, unknown>; count: number }>();
   private timer: NodeJS.Timeout | null = null;
   private fd: number | null = null;
   private pending: string[] = [];
@@ -67,14 +70,18 @@ export class AuditLog {
       return;
     }
     if (event.type === 'proxy' && event.decision === 'deny') {
-      const key = JSON.stringify([event.method, event.host, event.port, event.rule]);
+      // Kept for the run: a digest for the key and the fields a repeat line shows, short (a denied
+      // host or rule can be 30 KB, and thousands of distinct ones are cheap to send).
+      const key = createHash('sha1').update(JSON.stringify([event.method, event.host, event.port, event.rule])).digest('base64');
       const seen = this.repeats.get(key);
       if (seen) {
         seen.count++;
         this.timer ??= setTimeout(() => this.flush(), FLUSH_MS).unref();
         return;
       }
-      if (this.repeats.size < MAX_KEYS) this.repeats.set(key, { event, count: 0 });
+      if (this.repeats.size < MAX_KEYS) {
+        this.repeats.set(key, { fields: { method: cut(event.method, REPEAT_VALUE), host: cut(event.host, REPEAT_VALUE), port: event.port, rule: cut(event.rule, REPEAT_VALUE) }, count: 0 });
+      }
     }
     this.append(event, false);
   }
@@ -85,7 +92,7 @@ export class AuditLog {
     this.timer = null;
     for (const r of this.repeats.values()) {
       if (r.count === 0) continue;
-      const { method, host, port, rule } = r.event;
+      const { method, host, port, rule } = r.fields;
       this.append({ type: 'repeated', method, host, port, rule, decision: 'deny', count: r.count }, false);
       r.count = 0;
     }
@@ -136,7 +143,9 @@ export class AuditLog {
   private append(event: Record<string, unknown>, always: boolean): void {
     const time = this.now();
     let line = this.line(event, time);
-    if (!always && (this.full || this.bytes + line.length > this.maxBytes)) {
+    // Bytes on disk (UTF-8), not characters: a header's Latin-1 text takes two bytes per character past 0x7f.
+    let size = Buffer.byteLength(line);
+    if (!always && (this.full || this.bytes + size > this.maxBytes)) {
       if (this.full) {
         this.dropped++;
         return;
@@ -144,10 +153,11 @@ export class AuditLog {
       this.full = true;
       this.dropped++;
       line = JSON.stringify({ time, session: this.session, type: 'audit-full', maxBytes: this.maxBytes }) + '\n';
+      size = line.length;
     }
-    this.bytes += line.length;
+    this.bytes += size;
     this.pending.push(line);
-    this.pendingBytes += line.length;
+    this.pendingBytes += size;
     // The proxy's decisions (one per request) go out together, at most PROXY_FLUSH_MS
     // after they were made (a write per request was a tenth of the proxy's time);
     // any other event at once, after those, in order.

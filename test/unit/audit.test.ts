@@ -111,3 +111,23 @@ test('audit logs: each line says its time to the millisecond, as toISOString wou
   c.mock.restoreAll();
   assert.deepEqual(readAudit(t.sbHome, 'ags_ffffffffffffffff').map((e) => e.time), times.map((ms) => new Date(ms).toISOString()));
 });
+
+test('the size limit counts bytes on disk: Latin-1 header text past 0x7f (two bytes each in UTF-8) cannot take the log past it', () => {
+  const log = new AuditLog(t.sbHome, 'ags_ffffffffffffffff', 4096);
+  for (let i = 0; i < 200; i++) log.write({ type: 'proxy', method: 'GET', host: 'ok.test', port: 443, path: '/', upgrade: `\u00e9${'\u00ff'.repeat(300)}${i}`, decision: 'allow', rule: 'r', status: 101 });
+  log.write({ type: 'end', exitCode: 0, durationMs: 1 });
+  const events = readAudit(t.sbHome, 'ags_ffffffffffffffff');
+  assert.deepEqual(events.slice(-2).map((e) => e.type), ['audit-full', 'end']);
+  assert.ok(statSync(log.file).size < 4096 + 400, `${statSync(log.file).size} bytes`);
+});
+
+test('a repeated denial with long values: its count line shows them cut short (the run keeps no more of them)', () => {
+  const log = new AuditLog(t.sbHome, 'ags_gggggggggggggggg');
+  const host = `${'h'.repeat(30_000)}.test`;
+  for (let i = 0; i < 3; i++) log.write({ type: 'proxy', method: 'CONNECT', host, port: 443, path: null, decision: 'deny', rule: `invalid host ${host}`, status: 400 });
+  log.flush();
+  const events = readAudit(t.sbHome, 'ags_gggggggggggggggg');
+  assert.deepEqual(events.map((e) => e.type), ['proxy', 'repeated']);
+  assert.equal(events[0]!.host, `${'h'.repeat(2048)}… (30005 characters)`);
+  assert.deepEqual({ ...events[1], time: 0 }, { time: 0, session: 'ags_gggggggggggggggg', type: 'repeated', method: 'CONNECT', host: `${'h'.repeat(256)}… (30005 characters)`, port: 443, rule: `invalid host ${'h'.repeat(243)}… (30018 characters)`, decision: 'deny', count: 2 });
+});

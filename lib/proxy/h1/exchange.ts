@@ -67,6 +67,7 @@ export function exchange(x: ExchangeInput): void {
   const length = rawValue(h.headers, 'content-length');
   const chunked = length === undefined && rawValue(h.headers, 'transfer-encoding') !== undefined;
   const expect = rawValue(h.headers, 'expect') !== undefined;
+  let continued = false;
   const guard = x.needles.length > 0 ? new Guard(x.needles) : null;
   let conn: UpstreamConn | null = null;
   let waiter: Waiter | null = null;
@@ -166,7 +167,12 @@ export function exchange(x: ExchangeInput): void {
   const onHead = (r: Head): boolean => {
     if (over) return true;
     if (r.status < 200) {
-      if (r.status === 100 && expect) res.informational(100, []);
+      // One per request: an upstream that streams 100s without end gets the first passed on, the rest dropped
+      // (written regardless of the agent's reading, they would pile up in memory).
+      if (r.status === 100 && expect && !continued) {
+        continued = true;
+        res.informational(100, []);
+      }
       return true;
     }
     status = r.status;

@@ -102,6 +102,8 @@ export class TunnelHttp {
   private paused = 0;
   /** The head of a request that asks to switch protocols: the parser stops after it. */
   private switching: Head | null = null;
+  /** The connection went to an upgrade's handler: it reads it from now on. */
+  private handedOn = false;
   headSince = 0;
   idleSince = Date.now();
 
@@ -135,7 +137,9 @@ export class TunnelHttp {
   /** Starts with the bytes already read off the connection, then reads on. */
   begin(first: Buffer): void {
     if (first.length) this.feed(first);
-    this.socket.resume();
+    // Not when that read paused it (requests waiting their turn: resumed, the count of pauses would
+    // never reach zero again, and nothing would pause it after) or handed it to an upgrade.
+    if (this.paused === 0 && !this.handedOn) this.socket.resume();
   }
 
   /** Everything still asked is abandoned (its upstream requests cancelled), and the connection ends. */
@@ -170,6 +174,7 @@ export class TunnelHttp {
       this.socket.off('end', this.onEnd);
       // Behind another request a switch cannot be told from that request's body.
       if (this.queue.length > 0) return void this.socket.destroy();
+      this.handedOn = true;
       this.socket.pause();
       this.on.upgrade(h, this.socket, d.subarray(r.upgradeAt));
     }
