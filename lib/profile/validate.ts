@@ -4,6 +4,7 @@ import { isIP } from '../util/ip.js';
 import { availableParallelism } from 'node:os';
 import { ConfigError } from '../errors.js';
 import { CA_VARS, ENV_NAME, PROXY_VARS, STASHBASE_API_KEY } from '../env-names.js';
+import { MIN_SECRET_BYTES } from '../proxy/scrub.js';
 import { cpusProblem, isolatedPathProblem, memoryProblem } from './docker-values.js';
 import { readHooks } from './hooks.js';
 import { lineOf } from './toml-lines.js';
@@ -18,8 +19,6 @@ const LIMITS = ['head_timeout', 'max_connections', 'upstream_sockets_per_host', 
 /** An upgrade token (RFC 9110 5.6.2), lower case; websocket is always allowed. */
 const UPGRADE_TOKEN = /^[a-z0-9!#$%&'*+.^_`|~/-]+$/;
 const SECRET = ['source', 'hosts', 'in_query', 'allow_plaintext'] as const;
-/** The shortest value a secret may have: from 7 bytes on, each base64 form of it is 8 characters or more, which scrubbing looks for (lib/proxy/scrub.ts). */
-const MIN_SECRET_BYTES = 7;
 const HOOKS = ['secret_scan', 'dependency_check'] as const;
 const RESERVED_ENV = new Set<string>([...PROXY_VARS, ...CA_VARS, STASHBASE_API_KEY, 'HOME']);
 

@@ -48,12 +48,6 @@ export function linger(socket: Duplex): void {
   socket.once('close', () => clearTimeout(cut));
 }
 
-/** Ends `socket` with `last`, then lingers. */
-export function endAndLinger(socket: Duplex, last?: Buffer | string): void {
-  socket.end(last);
-  linger(socket);
-}
-
 /** Requests one connection may have in flight on the plain-HTTP path (pipelined): past it, the connection is closed. */
 export const MAX_PIPELINED = 16;
 

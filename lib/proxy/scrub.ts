@@ -22,6 +22,11 @@ export interface ScrubPair {
 
 const UNRESERVED = /[A-Za-z0-9\-_.!~*'()]/;
 
+/** Base64 forms shorter than this are not looked for: too short to tell from other base64 text. */
+const MIN_BASE64_FORM = 8;
+/** The shortest value a secret may have (lib/profile/validate.ts): from 7 bytes on, every base64 form of it is MIN_BASE64_FORM characters or more. */
+export const MIN_SECRET_BYTES = 7;
+
 /** encodeURIComponent over bytes; `lower` spells the hex digits in lower case; `force` more unreserved bytes are escaped, from the start. */
 function percentEncode(bytes: Buffer, lower: boolean, force = 0): string {
   let out = '';
@@ -84,7 +89,7 @@ export function scrubPairs(secrets: BoundSecret[]): ScrubPair[] {
     for (const urlSafe of [false, true]) {
       for (let offset = 0; offset < 3; offset++) {
         const find = base64Inner(real, offset, urlSafe);
-        if (find.length >= 8) add(find, base64Inner(ph, offset, urlSafe));
+        if (find.length >= MIN_BASE64_FORM) add(find, base64Inner(ph, offset, urlSafe));
       }
     }
   }
@@ -138,13 +143,13 @@ function replaceAll(buf: Buffer, pairs: ScrubPair[], text = buf.toString('latin1
   return { out: Buffer.concat(parts), end };
 }
 
-/** Where, at or after `from`, the shortest tail of `buf` begins that is a proper prefix of some form; buf.length when none. */
-export function holdFrom(buf: Buffer, pairs: ReadonlyArray<{ find: Buffer }>, from = 0): number {
+/** Where the shortest tail of `buf` begins that is a proper prefix of some form; buf.length when none. */
+export function holdFrom(buf: Buffer, pairs: ReadonlyArray<{ find: Buffer }>): number {
   let hold = buf.length;
   for (const p of pairs) {
     if (p.find.length === 0) continue;
     const first = p.find[0]!;
-    const start = Math.max(from, buf.length - p.find.length + 1);
+    const start = Math.max(0, buf.length - p.find.length + 1);
     for (let i = start; i < hold; i++) {
       if (buf[i] !== first) continue;
       if (buf.compare(p.find, 0, buf.length - i, i) === 0) {

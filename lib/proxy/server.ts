@@ -206,17 +206,15 @@ export function createProxy(opts: ProxyOptions): Server & { tracker: ConnectionT
   // 'close' when the agent leaves, so the connection's own close cancels them all.
   const inFlight = new WeakMap<Socket, Set<{ cancel: () => void }>>();
   const pipelined = (socket: Socket): Set<{ cancel: () => void }> => {
-    let set = inFlight.get(socket);
-    if (set === undefined) {
-      const live = new Set<{ cancel: () => void }>();
-      set = live;
-      inFlight.set(socket, live);
-      socket.once('close', () => {
-        for (const r of live) r.cancel();
-        live.clear();
-      });
-    }
-    return set;
+    const known = inFlight.get(socket);
+    if (known) return known;
+    const live = new Set<{ cancel: () => void }>();
+    inFlight.set(socket, live);
+    socket.once('close', () => {
+      for (const r of live) r.cancel();
+      live.clear();
+    });
+    return live;
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {

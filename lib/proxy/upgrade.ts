@@ -20,7 +20,7 @@ import { ScrubStream } from './scrub-stream.js';
 import type { BodyNeedle } from './secrets.js';
 import { FrameRelay } from './ws-frames.js';
 import { headBytes, reason } from './h1/wire.js';
-import { endAndLinger, linger } from './limits.js';
+import { linger } from './limits.js';
 
 export interface UpgradeInput {
   /** The request's method and headers (repeated ones joined). */
@@ -54,7 +54,8 @@ export function refuseUpgrade(socket: Duplex, status: number, rule: string, body
     'Content-Length', String(Buffer.byteLength(body)),
     'Connection', 'close',
   ]);
-  endAndLinger(socket, body);
+  socket.end(body);
+  linger(socket);
 }
 
 function without(headers: string[], names: ReadonlySet<string>): string[] {
