@@ -183,3 +183,80 @@ export function collect(cmd: Command, o: CollectOptions): Promise<CaptureResult 
     });
   });
 }
+
+export interface PipeResult {
+  /** What the consumer was (null when `choose` wanted none). */
+  consumer: Command | null;
+  producer: { code: number | null; stderr: string };
+  consumed: { code: number | null; stderr: string } | null;
+  timedOut: boolean;
+}
+
+/**
+ * Runs `producer` with `input` on its standard input and pipes its standard
+ * output into a consumer that `choose` picks from the output's first
+ * `headBytes` bytes (null: none, the output is drained). Both are killed after
+ * `timeoutMs`. Never rejects: the result says what each did.
+ */
+export function pipeInto(producer: Command, input: string, headBytes: number, choose: (head: Buffer) => Command | null, timeoutMs: number): Promise<PipeResult> {
+  return new Promise((resolve) => {
+    const spawnOf = (cmd: Command) => childProcess().spawn(cmd.file, cmd.args, { cwd: cmd.cwd, env: childEnv(cmd), stdio: ['pipe', 'pipe', 'pipe'] });
+    const a = spawnOf(producer);
+    let b: ChildProcess | null = null;
+    let consumer: Command | null = null;
+    let head = Buffer.alloc(0);
+    let decided = false;
+    let timedOut = false;
+    const errA: Buffer[] = [];
+    const errB: Buffer[] = [];
+    const closed = (c: ChildProcess) => new Promise<number | null>((r) => c.on('close', (code) => r(code)));
+    const producerExit = closed(a);
+    let consumerExit: Promise<number | null> = Promise.resolve(null);
+    a.on('error', () => {});
+    a.stderr?.on('data', (d: Buffer) => errA.length < 64 && errA.push(d));
+    a.stdin?.on('error', () => {});
+    a.stdin?.end(input);
+    const timer = setTimeout(() => {
+      timedOut = true;
+      a.kill('SIGKILL');
+      b?.kill('SIGKILL');
+    }, timeoutMs);
+    const decide = () => {
+      decided = true;
+      consumer = choose(head);
+      if (consumer === null) return;
+      b = spawnOf(consumer);
+      b.on('error', () => {});
+      b.stdin?.on('error', () => {});
+      b.stdout?.resume();
+      b.stderr?.on('data', (d: Buffer) => errB.length < 64 && errB.push(d));
+      consumerExit = closed(b);
+      b.stdin?.write(head);
+      a.stdout?.pipe(b.stdin as NodeJS.WritableStream);
+    };
+    a.stdout?.on('data', function first(d: Buffer) {
+      head = Buffer.concat([head, d]);
+      if (head.length < headBytes) return;
+      a.stdout?.off('data', first);
+      a.stdout?.pause();
+      decide();
+      if (consumer === null) a.stdout?.resume();
+    });
+    a.stdout?.on('end', () => {
+      if (!decided) decide();
+      if (b === null) return;
+      (b as ChildProcess).stdin?.end();
+    });
+    // The producer's output has ended before its close: the consumer, if any, is known by then.
+    void producerExit.then(async (codeA) => {
+      const codeB = await consumerExit;
+      clearTimeout(timer);
+      resolve({
+        consumer,
+        producer: { code: codeA, stderr: Buffer.concat(errA).toString('utf8') },
+        consumed: consumer === null ? null : { code: codeB, stderr: Buffer.concat(errB).toString('utf8') },
+        timedOut,
+      });
+    });
+  });
+}

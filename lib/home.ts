@@ -31,6 +31,7 @@ export const homePaths = (home: string) => ({
   agents: join(home, 'agents'),
   ca: join(home, 'ca'),
   sessions: join(home, 'sessions'),
+  runs: join(home, 'runs'),
   audit: join(home, 'audit'),
   trust: join(home, 'trust.json'),
 });

@@ -4,6 +4,7 @@ import { FIREWALL_READY } from './docker-firewall.js';
 import { agentCommand, type AgentInput, gatewayCommand, holderCommand, type HolderInput, networkCreateCommand, runNames, teardownCommands } from './docker-run.js';
 import { type IsolatedVolume, volumeCreateCommand, volumeOwnCommand } from './docker-volumes.js';
 import { WATCHDOG_DONE, watchdogCommand } from './docker-watchdog.js';
+import { gitDirStepText, type PlannedGitDir } from './git-import.js';
 import { commandStep, internalStep, type Plan, type PlanStep } from './plan.js';
 
 export interface DockerPlanInput {
@@ -16,6 +17,8 @@ export interface DockerPlanInput {
   image: string;
   /** Isolated-path volumes not there yet: created and handed to the agent's user. */
   newVolumes: IsolatedVolume[];
+  /** The run's own git directory, when the container's folder is the top of a checkout. */
+  gitDir: PlannedGitDir | null;
   placeholders: string[];
   /** Read-only stand-in files at missing write-denied paths (.git/commondir holds "."). */
   fileStandIns: string[];
@@ -38,6 +41,7 @@ export function buildDockerPlan(p: DockerPlanInput): Plan {
   steps.push(
     internalStep('run-dir', `create ${p.runDir}: denied (empty file, mode 000) and empty/ (empty directory), the sources of the shadow mounts${p.interceptTls ? '; ca.pem and ca-bundle.pem (stashbase\'s local CA, for TLS interception)' : ''}`),
   );
+  if (p.gitDir) steps.push(internalStep('git-dir', gitDirStepText(p.gitDir)));
   if (p.placeholders.length > 0) {
     steps.push(internalStep('placeholders', ['create stand-in directories at missing protected paths (removed after the run):', ...p.placeholders.map((x) => `  ${x}`)].join('\n')));
   }
@@ -60,7 +64,7 @@ export function buildDockerPlan(p: DockerPlanInput): Plan {
   steps.push(
     internalStep('holder-wait', `wait for the holder to print "${FIREWALL_READY}"; anything else tears everything down and nothing runs`),
     commandStep('agent', agentCommand(p.agent), true),
-    internalStep('teardown', `after the agent exits (or on Ctrl+C, or on any failure above): remove ${names.agent}, ${names.holder} and ${names.network}, stop the proxy, remove ${p.runDir} and the stand-ins, append the end event, remove ${p.sessionFile}`),
+    internalStep('teardown', `after the agent exits (or on Ctrl+C, or on any failure above): remove ${names.agent}, ${names.holder} and ${names.network}, stop the proxy, ${p.gitDir ? 'import the run\'s git work into yours, ' : ''}remove ${p.runDir} and the stand-ins, append the end event, remove ${p.sessionFile}`),
     ...teardownCommands(docker, p.session).map((c) => commandStep('teardown', c)),
   );
   for (const w of p.warnings) steps.push(internalStep('warning', `warning: ${w}`));

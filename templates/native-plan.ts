@@ -3,6 +3,7 @@
 import { type RelayInput, withRelay } from './bridge-relay.js';
 import { buildBwrapCommand, BWRAP_FDS, type BwrapInput } from './bwrap.js';
 import type { Command } from './command.js';
+import { gitDirStepText, type PlannedGitDir } from './git-import.js';
 import { commandStep, internalStep, type Plan, type PlanStep } from './plan.js';
 import { buildSystemdRunCommand, type SystemdRunInput } from './systemd-run.js';
 
@@ -24,6 +25,8 @@ export interface NativePlanInput {
   /** socket(AF_UNIX) allowed (the profile's weaker choice). */
   unixSockets: boolean;
   views: PlannedView[];
+  /** The run's own git directory, when the working directory is in a repository. */
+  gitDir: PlannedGitDir | null;
   sandbox: { kind: 'bwrap'; input: BwrapInput; relay: RelayInput | null } | { kind: 'systemd-run'; input: SystemdRunInput } | { kind: 'seatbelt'; command: Command };
 }
 
@@ -113,6 +116,7 @@ export function buildNativePlan(p: NativePlanInput): Plan {
   if (p.placeholders.length > 0) {
     steps.push(internalStep('placeholders', ['create stand-in directories at missing protected paths (removed after the run):', ...p.placeholders.map((x) => `  ${x}`)].join('\n')));
   }
+  if (p.gitDir) steps.push(internalStep('git-dir', gitDirStepText(p.gitDir)));
   for (const v of p.views) {
     const list = (what: string, names: string[]) => (names.length > 0 ? [`  ${what}: ${names.join(', ')}`] : []);
     const merged = Object.entries(v.merge).map(([n, rule]) => `${n} (${rule})`);
@@ -143,6 +147,6 @@ export function buildNativePlan(p: NativePlanInput): Plan {
     steps.push(commandStep('sandbox', buildSystemdRunCommand(sb.input), true));
   }
   for (const w of p.warnings) steps.push(internalStep('warning', `warning: ${w}`));
-  steps.push(internalStep('teardown', `after the agent exits: stop the proxy, ${p.views.length > 0 ? 'carry back what each view names, ' : ''}remove the stand-ins and ${p.runDir}, append the end event, remove ${p.sessionFile}`));
+  steps.push(internalStep('teardown', `after the agent exits: stop the proxy, ${p.gitDir ? 'import the run\'s git work into yours, ' : ''}${p.views.length > 0 ? 'carry back what each view names, ' : ''}remove the stand-ins and ${p.runDir}, append the end event, remove ${p.sessionFile}`));
   return { title: `stashbase agent run: session ${p.session}, profile ${p.profile}, native backend (${sb.kind})`, steps };
 }

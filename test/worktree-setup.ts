@@ -40,7 +40,10 @@ export function repoHome(): RepoHome {
  * branch; rewrite main (checked out) and release, extend dev, delete v1, move
  * v2, create a branch; and plant code for the user's git: .git/config
  * (core.fsmonitor, core.hooksPath), a hook, a commondir, its own .git pointer,
- * another worktree, the checkout. Each write prints WROTE or blocked.
+ * another worktree, the checkout. Each write prints WROTE or blocked. The ref
+ * changes and what lands in the run's own git directory (a commondir, a
+ * modules folder, its copy of config.worktree) are written there; what of it
+ * reaches the user's repository is the import's to decide.
  */
 export const HOSTILE = String.raw`
 G=$(git rev-parse --path-format=absolute --git-common-dir)
@@ -70,6 +73,6 @@ try 'echo x > "$G/worktrees/$OTHER/HEAD"' "other worktree metadata"
 /** Docker: the checkout is not mounted, so a write to its path lands in the container's own filesystem (the host's stays as it was). */
 export const hostileExpected = (backend: 'native' | 'docker') => [
   'committed own', 'WROTE main', 'WROTE release', 'WROTE dev', 'WROTE v1', 'WROTE v2', 'WROTE newb',
-  'blocked config', 'blocked hooksPath', 'blocked hook', 'blocked commondir', 'blocked modules', 'blocked pointer',
-  'blocked config.worktree', ...(backend === 'docker' ? ['WROTE checkout', 'WROTE new file in the checkout'] : ['blocked checkout', 'blocked new file in the checkout']), 'blocked other worktree', 'blocked other worktree metadata',
+  'blocked config', 'blocked hooksPath', 'blocked hook', 'WROTE commondir', 'WROTE modules', 'blocked pointer',
+  'WROTE config.worktree', ...(backend === 'docker' ? ['WROTE checkout', 'WROTE new file in the checkout'] : ['blocked checkout', 'blocked new file in the checkout']), 'blocked other worktree', 'blocked other worktree metadata',
 ].join('\n');

@@ -16,7 +16,7 @@ import { proxyForRun, runLimits, type RunProxy } from '../proxy/setup.js';
 import { reportFirstTlsFailure } from '../proxy/tls-failure.js';
 import { reapStaleRuns } from '../run/reap.js';
 import { alert } from '../util/style.js';
-import { createPlaceholders, createRunDir, removePlaceholders, removeRunDir } from '../run/run-dir.js';
+import { createPlaceholders, createRunDir, removePlaceholders, removeRunDir, runStateDirOf } from '../run/run-dir.js';
 import { removeSession, writeSession } from '../run/session.js';
 import { Trace } from '../run/trace.js';
 import { ensureRunImages } from './image.js';
@@ -29,6 +29,8 @@ import { registryVars } from '../deps/registry-vars.js';
 import { PROXY_USER } from '../../templates/native-plan.js';
 import { caDirOf } from '../run/run-dir.js';
 import { newVolumes, prepareVolumes } from './volumes.js';
+import { createRunGitDir } from '../git/run-git-dir.js';
+import { settleGitDir } from '../git/settle.js';
 
 export interface DockerExecuteInput {
   ctx: DockerContext;
@@ -104,7 +106,7 @@ export async function executeDocker({ ctx, warn, announce, interactive }: Docker
   const trace = new Trace(ctx.env.STASHBASE_TRACE === '1');
   const home = ctx.stashbaseHome;
   mkdirSync(home, { recursive: true, mode: 0o700 });
-  for (const id of reapStaleRuns(home, ctx.env, alert)) warn(`removed what the killed run ${id} left on this host (stand-ins, run directory, session record); its Docker leftovers go with stashbase agent docker cleanup`);
+  for (const id of await reapStaleRuns(home, ctx.env, alert)) warn(`removed what the killed run ${id} left on this host (stand-ins, run directory, session record); its Docker leftovers go with stashbase agent docker cleanup`);
   const names = runNames(ctx.session);
   const audit = new AuditLog(home, ctx.session, runLimits(ctx.profile).auditMaxBytes);
   const draft = prepareDocker(ctx, { gateway: '<gateway>', proxyPort: '<proxy-port>', canaryPort: '<canary-port>', newVolumes: [] });
@@ -114,6 +116,7 @@ export async function executeDocker({ ctx, warn, announce, interactive }: Docker
   writeSession(home, {
     id: ctx.session, pid: process.pid, backend: 'docker', mechanism: 'docker', profile: ctx.profile.name, cwd: ctx.cwd, argv: ctx.command,
     startedAt: new Date(started).toISOString(), docker: names, placeholders: [...draft.protection.placeholders, ...draft.protection.fileStandIns],
+    gitDirs: draft.gitDir ? [`${draft.gitDir.dir}.json`] : [],
   });
   audit.write({ type: 'start', profile: ctx.profile.name, profileFile: ctx.profile.file, backend: 'docker', image: ctx.choice.ref, argv: ctx.command, cwd: ctx.cwd });
   let exitCode = 1;
@@ -127,6 +130,7 @@ export async function executeDocker({ ctx, warn, announce, interactive }: Docker
   watchdog.exit.catch(() => 0);
   watchdog.child.unref();
   let created: string[] = [];
+  let gitDir: string | null = null;
   try {
     // Until the network exists nobody may connect; then only its containers (Linux), or anyone on loopback (Desktop's VM forwards from there).
     let accept: (address: string) => boolean = () => false;
@@ -138,6 +142,7 @@ export async function executeDocker({ ctx, warn, announce, interactive }: Docker
     });
     proxy = await proxyForRun({ profile: ctx.profile, placeholders: ctx.placeholders, env: ctx.env, home, userHome: ctx.home, cwd: ctx.cwd, audit: (e) => audit.write(e), acceptClient: (a) => accept(a), token: ctx.proxyToken, hooks, onUpstreamTls: reportFirstTlsFailure(alert) });
     createRunDir(draft.runDir, proxy.ca, null);
+    if (draft.gitDir) gitDir = createRunGitDir(draft.gitDir).file;
     writeFileSync(draft.standIn, standInScript({ urlVar: HOOK_URL_VAR, tokenVar: HOOK_TOKEN_VAR, checkVar: SETTINGS_VAR, path: HOOK_PATH }), { mode: 0o755 });
     const ph = createPlaceholders(draft.protection.placeholders, draft.protection.parents, draft.protection.fileStandIns);
     created = ph.created;
@@ -158,7 +163,7 @@ export async function executeDocker({ ctx, warn, announce, interactive }: Docker
     const [proxyPort, canaryPort] = await Promise.all([listen(proxy.server, gateway), listen(canary, gateway)]);
     Object.assign(where, { host: gateway, port: proxyPort });
     trace.mark('network');
-    const prep = prepareDocker(ctx, { gateway, proxyPort, canaryPort, newVolumes: volumesToMake }, draft.protection);
+    const prep = prepareDocker(ctx, { gateway, proxyPort, canaryPort, newVolumes: volumesToMake }, draft);
     holder = start(holderCommand(prep.holder), ['ignore', 'pipe', 'pipe']);
     await allSettled([holderReady(holder), prepareVolumes(ctx.docker, prep.holder.image, prep.agent.user, volumesToMake)]);
     trace.mark('holder');
@@ -178,8 +183,10 @@ export async function executeDocker({ ctx, warn, announce, interactive }: Docker
     canary.close();
     proxy?.server.close();
     proxy?.interceptor?.close();
+    // The agent's container is gone: nothing writes the run's git directory any more.
+    if (gitDir) await settleGitDir(gitDir, ctx.env, ctx.session, { alert, note: announce ? (m) => process.stderr.write(`${m}\n`) : () => {} });
     removePlaceholders(created);
-    removeRunDir(draft.runDir);
+    removeRunDir(draft.runDir, runStateDirOf(home, ctx.session));
     audit.write({ type: 'end', exitCode, durationMs: Date.now() - started });
     removeSession(home, ctx.session);
     trace.mark('teardown');

@@ -17,9 +17,11 @@ import { planProtection, type Protection } from '../paths/protect.js';
 import { isolatedPathProblem } from '../profile/docker-values.js';
 import type { Profile } from '../profile/types.js';
 import { executableGitState, findRepoRoot, gitConfigTargets } from '../git/repo.js';
+import { checkoutGit, plannedGitDir, planRunGitDir, repoFormat, type RunGitDirPlan } from '../git/run-git-dir.js';
+import { inside, resolveRule } from '../paths/rules.js';
 import { existingToolConfigs } from '../paths/tool-configs.js';
 import { sessionFile } from '../run/session.js';
-import { caDirOf, runDirOf } from '../run/run-dir.js';
+import { caDirOf, runDirOf, runStateDirOf } from '../run/run-dir.js';
 import { sha256 } from './engine.js';
 import { defaultImageRef, type ImageChoice } from './image.js';
 import type { DockerWorktree } from '../worktree/run.js';
@@ -74,6 +76,8 @@ export interface DockerPrepared {
   treeMounts: ScanMount[];
   /** The stand-in stashbase's file in the run directory (mounted in every run). */
   standIn: string;
+  /** The run's own git directory: made before the container starts, imported after it. */
+  gitDir: RunGitDirPlan | null;
 }
 
 function slug(s: string): string {
@@ -142,49 +146,59 @@ export function containerUser(desktop: boolean): string | null {
   return `${process.getuid?.() ?? 0}:${process.getgid?.() ?? 0}`;
 }
 
+/**
+ * The run's own git directory (lib/git/run-git-dir.ts), when the folder the
+ * container gets is the top of a checkout: a repository's `.git`, a linked
+ * worktree's (an agent worktree's, whose other worktrees it never sees) or a
+ * submodule's. A folder deeper in a repository shows no git directory, as before.
+ */
+export function dockerGitDir(ctx: Pick<DockerContext, 'cwd' | 'worktree' | 'session' | 'stashbaseHome'>): RunGitDirPlan | null {
+  const located = checkoutGit(ctx.worktree?.path ?? ctx.cwd);
+  if (located === null || !('gitDir' in located) || repoFormat(located.gitDir).reftable) return null;
+  return planRunGitDir({ gitDir: located.gitDir, admin: located.admin, stateDir: runStateDirOf(ctx.stashbaseHome, ctx.session), hideOthers: ctx.worktree !== undefined });
+}
+
 /** The shadow mounts' paths, from the disk as it is before the run creates its stand-ins. */
-export function dockerProtection(ctx: DockerContext): Protection {
+export function dockerProtection(ctx: DockerContext, git: RunGitDirPlan | null): Protection {
   const p = ctx.profile;
+  // Inside the git directory, the run's own one protects what git obeys.
+  const outsideGit = (e: string) => {
+    const r = resolveRule(e, ctx.home, ctx.cwd);
+    return git === null || r.kind === 'pattern' || !inside(r.path, git.gitDir);
+  };
   return planProtection({
     denyRead: p.filesystem.denyRead,
     // Any folder core.hooksPath sends your git to for hooks (lib/git/repo.ts).
-    denyWrite: [...p.filesystem.denyWrite, ...gitConfigTargets(ctx.cwd, ctx.home, ctx.env), ...existingToolConfigs(ctx.cwd, ctx.home, p.filesystem.allowWrite)],
+    denyWrite: [...p.filesystem.denyWrite, ...gitConfigTargets(ctx.cwd, ctx.home, ctx.env), ...existingToolConfigs(ctx.cwd, ctx.home, p.filesystem.allowWrite)].filter(outsideGit),
     alwaysDenyRead: [],
     stateDir: ctx.stashbaseHome,
-    // A worktree run mounts its own pointer files read-only already (lib/worktree/run.ts).
-    alwaysDenyWrite: executableGitState(ctx.cwd).filter((f) => !(ctx.worktree?.readOnly ?? []).includes(f)),
+    // A worktree run mounts its own pointer file read-only already.
+    alwaysDenyWrite: executableGitState(ctx.cwd).filter((f) => f !== ctx.worktree?.pointer && outsideGit(f)),
     home: ctx.home,
     cwd: ctx.cwd,
     within: ctx.worktree?.path ?? ctx.cwd,
   });
 }
 
-/**
- * The worktree and the .git directory: .git read-only but for what a commit on
- * the agent's branch writes, its pointer files read-only, other worktrees hidden.
- */
-function worktreeMounts(w: DockerWorktree, runDir: string): Mount[] {
-  return [
-    { type: 'bind', source: w.path, target: w.path, readonly: false },
-    { type: 'bind', source: w.gitDir, target: w.gitDir, readonly: true },
-    ...w.writable.map((p): Mount => ({ type: 'bind', source: p, target: p, readonly: false })),
-    ...w.readOnly.map((p): Mount => ({ type: 'bind', source: p, target: p, readonly: true })),
-    ...w.hidden.map((p): Mount => ({ type: 'bind', source: join(runDir, 'empty'), target: p, readonly: true })),
-  ];
-}
+const bind = (b: { src: string; dest: string; ro: boolean }): Mount => ({ type: 'bind', source: b.src, target: b.dest, readonly: b.ro });
 
-/** The run's plan; `protection` is computed once per run (the stand-ins change the disk). */
-export function prepareDocker(ctx: DockerContext, facts: RuntimeFacts, protection: Protection = dockerProtection(ctx)): DockerPrepared {
+/** The run's plan; its protection and git directory are worked out once per run, from the disk before the stand-ins change it (`draft`). */
+export function prepareDocker(ctx: DockerContext, facts: RuntimeFacts, draft?: Pick<DockerPrepared, 'protection' | 'gitDir'>): DockerPrepared {
   const p = ctx.profile;
   if (ctx.cwd === '/') throw new SandboxUnavailableError('the Docker backend mounts the working directory into the container; run it from a project folder, not /');
   const runDir = runDirOf(ctx.session);
   const interceptTls = Object.keys(p.secrets).length > 0;
+  const gitDir = draft ? draft.gitDir : dockerGitDir(ctx);
+  const protection = draft?.protection ?? dockerProtection(ctx, gitDir);
   const volumes = isolatedVolumes(ctx.cwd, [...p.sandbox.isolatedPaths, ...ctx.extraIsolated]);
   const proxyBind = ctx.desktop ? '127.0.0.1' : facts.gateway;
   const proxyHost = ctx.desktop ? DESKTOP_HOST : facts.gateway;
   const holder: HolderInput = { docker: ctx.docker, session: ctx.session, pid: process.pid, image: defaultImageRef(ctx.env), desktop: ctx.desktop, proxyHost, proxyPort: facts.proxyPort, canaryPort: facts.canaryPort };
   const mounts: Mount[] = [
-    ...(ctx.worktree ? worktreeMounts(ctx.worktree, runDir) : [{ type: 'bind' as const, source: ctx.cwd, target: ctx.cwd, readonly: false }]),
+    ...(ctx.worktree
+      ? [{ type: 'bind' as const, source: ctx.worktree.path, target: ctx.worktree.path, readonly: false }, { type: 'bind' as const, source: ctx.worktree.pointer, target: ctx.worktree.pointer, readonly: true }]
+      : [{ type: 'bind' as const, source: ctx.cwd, target: ctx.cwd, readonly: false }]),
+    ...(gitDir?.mounts ?? []).map(bind),
     { type: 'volume', source: HOME_VOLUME, target: AGENT_HOME, readonly: false },
   ];
   if (interceptTls) {
@@ -198,8 +212,7 @@ export function prepareDocker(ctx: DockerContext, facts: RuntimeFacts, protectio
   // hook installed in the shared home volume never blocks the agent's every command.
   const standIn = join(runDir, 'stashbase-stand-in');
   mounts.push({ type: 'bind', source: standIn, target: STAND_IN_PATH, readonly: true });
-  const w = ctx.worktree;
-  const treeMounts = (w ? [w.path, w.gitDir, ...w.writable, ...w.readOnly] : [ctx.cwd]).map((x) => ({ host: x, sandbox: x }));
+  const treeMounts = [{ host: ctx.worktree?.path ?? ctx.cwd, sandbox: ctx.worktree?.path ?? ctx.cwd }, ...(gitDir?.mounts ?? []).map((b) => ({ host: b.src, sandbox: b.dest }))];
   const agent: AgentInput = {
     docker: ctx.docker,
     session: ctx.session,
@@ -219,10 +232,10 @@ export function prepareDocker(ctx: DockerContext, facts: RuntimeFacts, protectio
   const input: DockerPlanInput = {
     session: ctx.session, profile: p.name,
     sessionFile: sessionFile(ctx.stashbaseHome, ctx.session), auditFile: auditFile(ctx.stashbaseHome, ctx.session),
-    runDir, image, newVolumes: facts.newVolumes ?? volumes, placeholders: protection.placeholders, fileStandIns: protection.fileStandIns, warnings: protection.warnings,
+    runDir, image, newVolumes: facts.newVolumes ?? volumes, gitDir: gitDir === null ? null : plannedGitDir(gitDir), placeholders: protection.placeholders, fileStandIns: protection.fileStandIns, warnings: protection.warnings,
     proxyBind, interceptTls, holder, agent,
   };
-  return { plan: buildDockerPlan(input), holder, agent, runDir, protection, volumes, proxyBind, interceptTls, treeMounts, standIn };
+  return { plan: buildDockerPlan(input), holder, agent, runDir, protection, volumes, proxyBind, interceptTls, treeMounts, standIn, gitDir };
 }
 
 function imageNote(ctx: DockerContext): string {

@@ -40,23 +40,47 @@ export function hiddenPathsOfIndex(buf: Buffer): string[] | null {
 }
 
 export function indexEntries(buf: Buffer, oidLength: 20 | 32 = 20): IndexEntry[] | null {
-  if (buf.length < 12 || buf.toString('latin1', 0, 4) !== 'DIRC') return null;
+  const layout = indexLayout(buf, oidLength);
+  return layout === null ? null : layout.entries.map((e) => ({ path: e.path, mode: e.mode, hidden: e.hidden }));
+}
+
+/** An entry with where it sits in the file (its stat data first, then its id). */
+export interface IndexEntryAt extends IndexEntry {
+  oid: string;
+  /** 0 for a merged entry, 1-3 for the sides of a conflict. */
+  stage: number;
+  /** Offset of the entry's first byte. */
+  at: number;
+}
+
+export interface IndexLayout {
+  version: number;
+  entries: IndexEntryAt[];
+  /** Where the entries end (extensions, then the checksum, follow). */
+  entriesEnd: number;
+}
+
+/** The entries of an index file and where they sit; null when it is not one this reader knows (a split index included). */
+export function indexLayout(buf: Buffer, oidLength: 20 | 32 = 20): IndexLayout | null {
+  if (buf.length < 12 + oidLength || buf.toString('latin1', 0, 4) !== 'DIRC') return null;
   const version = buf.readUInt32BE(4);
   if (version < 2 || version > 4) return null;
   const count = buf.readUInt32BE(8);
-  const out: IndexEntry[] = [];
+  const out: IndexEntryAt[] = [];
+  const limit = buf.length - oidLength;
   let off = 12;
   let previous = '';
   for (let i = 0; i < count; i++) {
     const start = off;
     const fixed = 40 + oidLength + 2; // stat data, id, flags
-    if (off + fixed > buf.length) return null;
+    if (off + fixed > limit) return null;
     const mode = buf.readUInt32BE(off + 24);
+    const oid = buf.toString('hex', off + 40, off + 40 + oidLength);
     const flags = buf.readUInt16BE(off + 40 + oidLength);
     off += fixed;
     let extended = 0;
     if (version >= 3 && flags & EXTENDED) {
-      if (off + 2 > buf.length) return null;
+      if (off + 2 > limit) return null;
       extended = buf.readUInt16BE(off);
       off += 2;
     }
@@ -67,31 +91,53 @@ export function indexEntries(buf: Buffer, oidLength: 20 | 32 = 20): IndexEntry[]
       let byte: number;
       let n = 0;
       do {
-        if (off >= buf.length) return null;
+        if (off >= limit) return null;
         byte = buf[off++] as number;
         strip = n === 0 ? byte & 0x7f : ((strip + 1) << 7) | (byte & 0x7f);
         n++;
       } while (byte & 0x80);
       const end = buf.indexOf(0, off);
-      if (end < 0 || strip > previous.length) return null;
+      if (end < 0 || end >= limit || strip > previous.length) return null;
       path = previous.slice(0, previous.length - strip) + buf.toString('utf8', off, end);
       off = end + 1;
     } else {
       const end = buf.indexOf(0, off);
-      if (end < 0) return null;
+      if (end < 0 || end >= limit) return null;
       path = buf.toString('utf8', off, end);
       // NUL padding to a multiple of 8 bytes from the entry's start, at least one.
       off = start + Math.ceil((end - start + 1) / 8) * 8;
+      if (off > limit) return null;
     }
     previous = path;
-    out.push({ path, mode, hidden: (flags & ASSUME_VALID) !== 0 || (extended & SKIP_WORKTREE) !== 0 });
+    out.push({ path, mode, oid, stage: (flags >> 12) & 3, at: start, hidden: (flags & ASSUME_VALID) !== 0 || (extended & SKIP_WORKTREE) !== 0 });
   }
+  const entriesEnd = off;
   // Extensions, then the checksum. A split index ("link") keeps most entries
   // in another file: this one is not the whole story.
-  while (off + 8 <= buf.length - oidLength) {
+  while (off + 8 <= limit) {
     const signature = buf.toString('latin1', off, off + 4);
     if (signature === 'link') return null;
     off += 8 + buf.readUInt32BE(off + 4);
   }
-  return out;
+  if (off !== limit) return null;
+  return { version, entries: out, entriesEnd };
+}
+
+/**
+ * An index as stashbase writes it back after a run: the entries as they are,
+ * without any extension (a cache-tree would let your next commit record trees
+ * other than the entries', an untracked cache or fsmonitor token would hide
+ * files), the stat data of `fresh` entries zeroed (git then compares their
+ * content with the file, never trusts a size and time the agent chose), and
+ * its checksum made anew.
+ */
+export function rebuildIndex(buf: Buffer, layout: IndexLayout, fresh: IndexEntryAt[], oidLength: 20 | 32): Buffer {
+  const { createHash } = createRequire(import.meta.url)('node:crypto') as typeof import('node:crypto');
+  const body = Buffer.from(buf.subarray(0, layout.entriesEnd));
+  // ctime, mtime, dev, ino (offsets 0-23), then uid, gid, size (28-39); the mode (24-27) stays.
+  for (const e of fresh) {
+    body.fill(0, e.at, e.at + 24);
+    body.fill(0, e.at + 28, e.at + 40);
+  }
+  return Buffer.concat([body, createHash(oidLength === 20 ? 'sha1' : 'sha256').update(body).digest()]);
 }

@@ -8,6 +8,7 @@ import type { Command } from '../../templates/command.js';
 import type { Protection } from '../paths/protect.js';
 import type { Profile } from '../profile/types.js';
 import type { ViewSpec } from '../views/spec.js';
+import type { RunGitDirPlan } from '../git/run-git-dir.js';
 import type { Mechanism } from './select.js';
 
 export interface NativeContext {
@@ -27,8 +28,10 @@ export interface NativeContext {
   hookToken: string;
   /** For host-network runs the port is known only once the proxy listens. */
   proxyUrl?: string;
-  /** Existing directories under a deny_write entry that stay writable (a worktree run's parts of .git). */
+  /** Existing directories under a deny_write entry that stay writable (a worktree run's worktree). */
   writable?: string[];
+  /** Paths the run itself keeps read-only besides the profile's deny_write (a worktree run's checkout): they never keep the git directory from being the run's own. */
+  runDenyWrite?: string[];
   /** bwrap takes `--perms` before `--tmpfs` (0.5.0 and later); otherwise denied directories are bound. */
   bwrapTmpfsPerms?: boolean;
   /** Not --silent: the sandbox may say what it cannot enforce here (no Landlock). */
@@ -39,12 +42,16 @@ export interface NativePrepared {
   plan: Plan;
   protection: Protection;
   runDir: string;
+  /** The run's state out of every sandbox's reach (lib/run/run-dir.ts): its git directory, views, records. */
+  stateDir: string;
   bwrap: BwrapInput | null;
   relay: RelayInput | null;
   systemd: SystemdRunInput | null;
   seatbelt: Command | null;
   /** Views to build before the sandbox starts and settle after it. */
   views: Array<{ spec: ViewSpec; dir: string }>;
+  /** The run's own git directory: made before the sandbox starts, imported after it. */
+  gitDir: RunGitDirPlan | null;
   /** The run's own temp folders, made in the run directory. */
   temps: string[];
   agentEnv: { set: Record<string, string>; unset: string[] };

@@ -22,8 +22,9 @@ import { sandboxFilter, type SeccompArch } from '../../templates/seccomp.js';
 import { buildViews, settleViews } from '../views/lifecycle.js';
 import { claudeConfigWatch } from './prepare-seatbelt.js';
 import { hookEndpoints } from '../hooks/endpoints.js';
-import { viewBinds } from '../views/binds.js';
 import { findRepoRoot } from '../git/repo.js';
+import { createRunGitDir } from '../git/run-git-dir.js';
+import { settleGitDir } from '../git/settle.js';
 
 export interface ExecuteInput {
   ctx: NativeContext;
@@ -43,7 +44,7 @@ export async function executeNative({ ctx, profile, warn, announce }: ExecuteInp
   const home = ctx.stashbaseHome;
   const trace = new Trace(ctx.env.STASHBASE_TRACE === '1');
   mkdirSync(home, { recursive: true, mode: 0o700 });
-  for (const id of reapStaleRuns(home, ctx.env, alert)) warn(`removed what the killed run ${id} left behind (stand-ins, run directory, session record)`);
+  for (const id of await reapStaleRuns(home, ctx.env, alert)) warn(`removed what the killed run ${id} left behind (stand-ins, run directory, session record)`);
   const audit = new AuditLog(home, ctx.session, runLimits(profile).auditMaxBytes);
   // Without a namespace of its own the sandbox reaches the proxy on the host's
   // loopback, at a port that must be in its environment before it starts.
@@ -60,25 +61,28 @@ export async function executeNative({ ctx, profile, warn, announce }: ExecuteInp
     id: ctx.session, pid: process.pid, backend: 'native', mechanism: ctx.mechanism.kind, profile: profile.name, cwd: ctx.cwd, argv: ctx.command,
     startedAt: new Date(started).toISOString(), placeholders: [...prep.protection.placeholders, ...prep.protection.fileStandIns],
     views: prep.views.map((v) => v.dir),
+    gitDirs: prep.gitDir ? [`${prep.gitDir.dir}.json`] : [],
   });
   audit.write({ type: 'start', profile: profile.name, profileFile: profile.file, backend: 'native', mechanism: ctx.mechanism.kind, argv: ctx.command, cwd: ctx.cwd });
   let created: string[] = [];
   let exitCode = 1;
   let proxy: RunProxy | null = null;
   let built: string[] = [];
+  let gitDir: string | null = null;
   try {
     // Git runs hooks at the top of the work tree, which may lie above the working directory.
     const tree = findRepoRoot(ctx.cwd)?.root ?? ctx.cwd;
     const hooks = profile.allowHooks.length === 0 ? undefined : hookEndpoints({
       token: ctx.hookToken, profile, env: ctx.env, workTree: tree, audit: (e) => audit.write(e),
-      // The sandbox's own view of the tree: its git directories are views (the agent's index is the run's copy).
-      mounts: [{ host: tree, sandbox: tree }, ...prep.views.filter((v) => v.spec.id.startsWith('git')).flatMap((v) => viewBinds(v.spec, v.dir)).map((b) => ({ host: b.src, sandbox: b.dest }))],
+      // The sandbox's own view of the tree: its git directory is the run's own (the agent's index is there).
+      mounts: [{ host: tree, sandbox: tree }, ...(prep.gitDir?.mounts ?? []).map((b) => ({ host: b.src, sandbox: b.dest }))],
     });
     proxy = await proxyForRun({ profile, placeholders: ctx.placeholders, env: ctx.env, home, userHome: ctx.home, cwd: ctx.cwd, audit: (e) => audit.write(e), token: ctx.proxyToken, hooks, onUpstreamTls: reportFirstTlsFailure(alert) });
     if (hostPort !== null) await listenLoopback(proxy.server, hostPort);
     trace.mark('proxy');
     createRunDir(prep.runDir, proxy.ca, prep.bwrap ? sandboxFilter(process.arch as SeccompArch, { unixSockets: profile.sandbox.allowUnixSockets }) : null, prep.temps);
-    built = buildViews(prep.runDir, prep.views);
+    built = buildViews(prep.views);
+    if (prep.gitDir) gitDir = createRunGitDir(prep.gitDir).file;
     if (prep.seatbelt) {
       // sandbox-exec is the agent's parent and passes signals and the exit status through.
       const config = profile.filesystem.writes === 'allow-list' ? claudeConfigWatch(ctx.home, ctx.env) : null;
@@ -107,8 +111,9 @@ export async function executeNative({ ctx, profile, warn, announce }: ExecuteInp
     proxy?.server.close();
     proxy?.interceptor?.close();
     for (const n of settleViews(built)) alert(n);
+    if (gitDir) await settleGitDir(gitDir, ctx.env, ctx.session, { alert, note: announce ? (m) => process.stderr.write(`${m}\n`) : () => {} });
     removePlaceholders(created);
-    removeRunDir(prep.runDir);
+    removeRunDir(prep.runDir, prep.stateDir);
     audit.write({ type: 'end', exitCode, durationMs: Date.now() - started });
     removeSession(home, ctx.session);
     trace.mark('teardown');

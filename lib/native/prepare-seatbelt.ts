@@ -15,6 +15,7 @@ import { escapeRegex } from '../paths/rules.js';
 import { gitConfigTargets } from '../git/repo.js';
 import { existingToolConfigs } from '../paths/tool-configs.js';
 import { sessionFile } from '../run/session.js';
+import { runStateDirOf } from '../run/run-dir.js';
 import { claudeView, codexView } from '../views/agent-views.js';
 import type { ViewSpec } from '../views/spec.js';
 import { hostPathOf } from '../views/materialize.js';
@@ -83,7 +84,7 @@ export function prepareSeatbelt(
   const plan = buildNativePlan({
     session: ctx.session, profile: p.name, sessionFile: sessionFile(ctx.stashbaseHome, ctx.session), auditFile: auditFile(ctx.stashbaseHome, ctx.session),
     runDir: o.runDir, placeholders: [], fileStandIns: [], parents: [], warnings: [], proxyUrl: o.proxyUrl, interceptTls: o.interceptTls,
-    writes: p.filesystem.writes, unixSockets: p.sandbox.allowUnixSockets, views: [], sandbox: { kind: 'seatbelt', command },
+    writes: p.filesystem.writes, unixSockets: p.sandbox.allowUnixSockets, views: [], gitDir: null, sandbox: { kind: 'seatbelt', command },
   });
-  return { plan, protection: none, runDir: o.runDir, bwrap: null, relay: null, systemd: null, seatbelt: command, views: [], temps: allowList ? [tmp] : [], agentEnv };
+  return { plan, protection: none, runDir: o.runDir, stateDir: runStateDirOf(ctx.stashbaseHome, ctx.session), bwrap: null, relay: null, systemd: null, seatbelt: command, views: [], gitDir: null, temps: allowList ? [tmp] : [], agentEnv };
 }

@@ -17,11 +17,11 @@ import { sessionFile } from '../run/session.js';
 import { findRepoRoot, gitConfigTargets } from '../git/repo.js';
 import { existingToolConfigs } from '../paths/tool-configs.js';
 import { alwaysDenied } from './always-denied.js';
-import { caDirOf, runDirOf } from '../run/run-dir.js';
+import { caDirOf, runDirOf, runStateDirOf } from '../run/run-dir.js';
 import { seccompSupported } from '../../templates/seccomp.js';
 import type { LandlockArch } from '../../templates/landlock.js';
 import { inside, resolveRule, rulePaths } from '../paths/rules.js';
-import { gitLayout } from '../views/git-view.js';
+import { checkoutGit, plannedGitDir, planRunGitDir, repoFormat, type RunGitDirPlan } from '../git/run-git-dir.js';
 import { claudeView, codexView } from '../views/agent-views.js';
 import { viewBinds } from '../views/binds.js';
 import { allowWritePaths, keptRoots, privateTempDests, privateTemps, reexposed } from './write-areas.js';
@@ -59,6 +59,7 @@ function canHold(dir: string): boolean {
 export function prepareNative(ctx: NativeContext): NativePrepared {
   const p = ctx.profile;
   const runDir = runDirOf(ctx.session);
+  const stateDir = runStateDirOf(ctx.stashbaseHome, ctx.session);
   const isolate = p.sandbox.nativeNetwork === 'proxy-only';
   // Only bwrap gets its own network namespace with the proxy bridged in at a
   // fixed port; otherwise the proxy listens on the host's loopback.
@@ -74,23 +75,34 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
 
   const bwrapLike = ctx.mechanism.kind === 'bwrap';
   const carveOuts = ctx.writable ?? [];
-  // Git's directory is a view in a plain run (a worktree run protects its parts itself).
+  // The repository's git directory: one of the run's own at its path (lib/git/run-git-dir.ts), imported after the run.
   const repo = findRepoRoot(ctx.cwd);
-  const git = bwrapLike && carveOuts.length === 0 && repo ? gitLayout(repo.root) : { views: [], pointer: null };
+  const located = bwrapLike && repo ? checkoutGit(repo.root) : null;
+  const pointer = located?.pointer ?? null;
+  const usable = located !== null && 'gitDir' in located ? located : null;
   // An agent's state folder that is missing is made for the run, where the home lets it (else no view: it stays read-only).
   const agents = bwrapLike && allowList ? [claudeView(ctx.home, ctx.env), codexView(ctx.home, ctx.env)].filter((a) => canHold(a.spec.at)) : [];
   const denyRead = p.filesystem.denyRead;
-  // Write denials inside git's view are what the view already does (and a stand-in there would land in your .git).
-  const gitAts = git.views.map((v) => v.at);
-  const denyWrite = [...p.filesystem.denyWrite, ...gitConfigTargets(ctx.cwd, ctx.home, ctx.env), ...existingToolConfigs(ctx.cwd, ctx.home, p.filesystem.allowWrite)].filter((e) => {
+  // Write denials inside the git directory are what the run's own one already does (and a stand-in there would land in your .git).
+  const gitAts = usable ? [usable.gitDir] : [];
+  const outsideGit = (e: string) => {
     const r = resolveRule(e, ctx.home, ctx.cwd);
     return r.kind === 'pattern' || !gitAts.some((g) => inside(r.path, g));
-  });
+  };
+  const profileDenyWrite = [...p.filesystem.denyWrite, ...gitConfigTargets(ctx.cwd, ctx.home, ctx.env), ...existingToolConfigs(ctx.cwd, ctx.home, p.filesystem.allowWrite)].filter(outsideGit);
+  const denyWrite = [...profileDenyWrite, ...(ctx.runDenyWrite ?? []).filter(outsideGit)];
   const denied = rulePaths([...denyRead, ...denyWrite], ctx.home, ctx.cwd);
-  // A view inside a path the profile denies is not made: the denial wins (a read-only repository stays so).
-  const views = [...git.views, ...agents.map((a) => a.spec)].filter((spec) => !denied.some((d) => inside(spec.at, d))).map((spec) => ({
+  const deniedByProfile = rulePaths([...denyRead, ...profileDenyWrite], ctx.home, ctx.cwd);
+  const gitWarnings: string[] = [];
+  // Inside a path the profile denies, nothing is made: the denial wins (a read-only repository stays so).
+  let gitDir: RunGitDirPlan | null = null;
+  if (usable && !deniedByProfile.some((d) => inside(usable.gitDir, d))) {
+    if (repoFormat(usable.gitDir).reftable) gitWarnings.push(`${usable.gitDir} keeps its refs in the reftable format, which stashbase does not import: the repository's git directory is read-only in this run`);
+    else gitDir = planRunGitDir({ gitDir: usable.gitDir, admin: usable.admin, stateDir, hideOthers: false });
+  }
+  const views = agents.map((a) => a.spec).filter((spec) => !denied.some((d) => inside(spec.at, d))).map((spec) => ({
     spec,
-    dir: join(runDir, 'views', spec.id),
+    dir: join(stateDir, 'views', spec.id),
   }));
   const allowWrite = allowList ? allowWritePaths(p.filesystem.allowWrite, ctx.home, ctx.cwd) : { paths: [], missing: [] };
   // A missing allow_write path inside the working directory needs nothing (it is writable there already, as a file or a folder).
@@ -98,7 +110,7 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
   const roots = allowList ? keptRoots([ctx.cwd, ...ownRoots], denied, carveOuts) : [];
   const privateDests = allowList && bwrapLike ? privateTempDests() : [];
   // Where the sandbox can write besides its private temp folders.
-  const areas = [...roots, ...carveOuts, ...views.map((v) => v.spec.at)];
+  const areas = [...roots, ...carveOuts, ...(gitDir ? [gitDir.gitDir] : []), ...views.map((v) => v.spec.at)];
   const always = alwaysDenied(ctx);
   const protection = planProtection({
     denyRead,
@@ -108,7 +120,7 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
     alwaysDenyRead: always.read,
     stateDir: ctx.stashbaseHome,
     // bwrap's views keep git's executable state; systemd-run protects its files.
-    alwaysDenyWrite: [...(bwrapLike ? [] : always.write), ...(git.pointer ? [git.pointer] : []), runDir],
+    alwaysDenyWrite: [...(bwrapLike ? [] : always.write), ...(pointer ? [pointer] : []), ...(usable && !gitDir ? [usable.gitDir] : []), runDir],
     home: ctx.home,
     cwd: ctx.cwd,
     writableAreas: allowList ? areas : undefined,
@@ -116,12 +128,13 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
     shown: [ctx.home, ...areas],
   });
   protection.parents.push(...allowWrite.missing.filter((m) => roots.includes(m)));
+  protection.warnings.push(...gitWarnings);
   const agentEnv = {
     unset: baseEnv.unset,
     set: { ...baseEnv.set, ...(allowList && bwrapLike ? { TMPDIR: '/tmp' } : {}), ...Object.assign({}, ...agents.filter((a) => views.some((v) => v.spec === a.spec)).map((a) => a.env)) },
   };
   const viewMounts: BindMount[] = views.flatMap((v) => viewBinds(v.spec, v.dir));
-  const binds: BindMount[] = [...roots.map((r) => ({ src: r, dest: r, ro: false })), ...viewMounts];
+  const binds: BindMount[] = [...roots.map((r) => ({ src: r, dest: r, ro: false })), ...(gitDir?.mounts ?? []), ...viewMounts];
   binds.push(...reexposed(privateDests, ctx.home, binds));
   if (interceptTls && privateDests.length > 0) binds.push({ src: caDirOf(runDir), dest: caDirOf(runDir), ro: true });
 
@@ -189,6 +202,7 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
     writes: p.filesystem.writes,
     unixSockets: p.sandbox.allowUnixSockets,
     views: plannedViews,
+    gitDir: gitDir === null ? null : plannedGitDir(gitDir),
   };
   const systemd: SystemdRunInput | null =
     bwrap === null
@@ -211,5 +225,5 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
     ...common,
     sandbox: bwrap ? { kind: 'bwrap', input: bwrap, relay } : { kind: 'systemd-run', input: systemd as SystemdRunInput },
   });
-  return { plan, protection, runDir, bwrap, relay, systemd, seatbelt: null, views, temps: bwrap?.privateTmp.map((t) => t.src) ?? [], agentEnv };
+  return { plan, protection, runDir, stateDir, bwrap, relay, systemd, seatbelt: null, views, gitDir, temps: bwrap?.privateTmp.map((t) => t.src) ?? [], agentEnv };
 }

@@ -1,11 +1,17 @@
 // What a run killed hard (SIGKILL, a crash) leaves behind on the host: the
 // stand-in directories at missing protected paths, its run directory and its
 // session record. The next run removes them; stand-ins only while empty. It
-// also does the check the killed run could not (lib/git/nested-repo-guard.ts).
-// Docker containers and networks are `agent docker cleanup`'s to remove.
+// also does what the killed run could not: the import of its git work
+// (lib/git/import.ts), the views' carry-back and the check for what it left
+// in the repository (lib/git/nested-repo-guard.ts). Docker containers and
+// networks are `agent docker cleanup`'s to remove; while a killed Docker
+// run's agent container is still there, nothing of that run is touched.
 import { AuditLog } from './audit.js';
 import { checkNestedRepos } from '../git/nested-repo-guard.js';
-import { removePlaceholders, removeRunDir, runDirOf } from './run-dir.js';
+import { removePlaceholders, removeRunDir, runDirOf, runStateDirOf } from './run-dir.js';
+import { settleGitDir } from '../git/settle.js';
+import { probe } from '../exec.js';
+import { findTool } from '../util/find-tool.js';
 import { removeSession, staleSessions } from './session.js';
 import { settleViews } from '../views/lifecycle.js';
 import { quarantineToolConfigs, toolConfigPaths } from '../paths/tool-configs.js';
@@ -15,12 +21,18 @@ import { userHome } from '../home.js';
 const CLOCK_SLACK_MS = 50;
 
 /** `alert` is said even with --silent: it reports a change stashbase made to your repository. */
-export function reapStaleRuns(home: string, env: NodeJS.ProcessEnv, alert: (msg: string) => void): string[] {
+export async function reapStaleRuns(home: string, env: NodeJS.ProcessEnv, alert: (msg: string) => void): Promise<string[]> {
   const reaped: string[] = [];
   for (const rec of staleSessions(home)) {
+    if (rec.docker && agentContainerLeft(rec.docker.agent, env)) {
+      alert(`the killed run ${rec.id} still has its agent container ${rec.docker.agent}: nothing of that run is settled while it exists (stashbase agent docker cleanup removes it)`);
+      continue;
+    }
     removePlaceholders(rec.placeholders ?? []);
     for (const n of settleViews(rec.views ?? [])) alert(`${n} (left by the killed run ${rec.id})`);
-    removeRunDir(runDirOf(rec.id));
+    const said = (m: string) => alert(`${m} (left by the killed run ${rec.id})`);
+    for (const g of rec.gitDirs ?? []) await settleGitDir(g, env, rec.id, { alert: said, note: said });
+    removeRunDir(runDirOf(rec.id), runStateDirOf(home, rec.id));
     new AuditLog(home, rec.id).write({ type: 'end', exitCode: null, reaped: true, by: process.pid });
     removeSession(home, rec.id);
     reaped.push(rec.id);
@@ -35,4 +47,12 @@ export function reapStaleRuns(home: string, env: NodeJS.ProcessEnv, alert: (msg:
     }
   }
   return reaped;
+}
+
+/** Whether the container still exists (as far as the engine says; no docker CLI: none can). */
+function agentContainerLeft(name: string, env: NodeJS.ProcessEnv): boolean {
+  const docker = findTool('docker', env);
+  if (!docker) return false;
+  const r = probe({ file: docker, args: ['container', 'inspect', '--format', '{{.Id}}', name] }, 15_000);
+  return r.code === 0 || !/no such (container|object)/i.test(r.stderr);
 }

@@ -86,11 +86,10 @@ export async function runAgent(o: RunOptions): Promise<number> {
         interactive: isInteractive(o.silent), warn, announce: !o.silent, worktree: wt?.docker,
       });
     }
-    const runProfile = wt?.profile ?? profile;
     const mechanism = selectMechanism(probeNative(o.env, process.platform, false));
     const ctx: NativeContext = {
       session,
-      profile: runProfile,
+      profile,
       command: o.command,
       cwd,
       env: o.env,
@@ -101,6 +100,7 @@ export async function runAgent(o: RunOptions): Promise<number> {
       proxyToken,
       hookToken,
       writable: wt?.writable,
+      runDenyWrite: wt?.denyWrite,
       bwrapTmpfsPerms: mechanism.kind === 'bwrap' && tmpfsPermsSupported(mechanism.path, stashbaseHome(o.env)),
       announce: !o.silent,
     };
@@ -108,12 +108,12 @@ export async function runAgent(o: RunOptions): Promise<number> {
       print(prepareNative(ctx).plan);
       return 0;
     }
-    for (const w of weakerSettings(runProfile, cwd, ctx.home)) warn(w);
+    for (const w of weakerSettings(profile, cwd, ctx.home)) warn(w);
     for (const name of credentialLookingVariables(profile, o.env)) {
       warn(`${name} looks like a credential and is inherited by the agent (bind it under [secrets] to keep the real value out)`);
     }
     const { executeNative } = await import('../native/execute.js');
-    return await executeNative({ ctx, profile: runProfile, warn, announce: !o.silent });
+    return await executeNative({ ctx, profile, warn, announce: !o.silent });
   } finally {
     // Said even with --silent: stashbase changed your repository, or could not check it.
     try {

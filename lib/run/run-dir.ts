@@ -4,10 +4,21 @@ import { chmodSync, lstatSync, mkdirSync, readFileSync, rmdirSync, rmSync, unlin
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gitFileStandIn } from '../git/repo.js';
+import { homePaths } from '../home.js';
 
 /** The run directory in the system's temporary folder, named after the session. */
 export function runDirOf(session: string): string {
   return join(tmpdir(), `stashbase-${session}`);
+}
+
+/**
+ * What a run keeps where no sandbox, its own or another run's, can reach (it
+ * is under $STASHBASE_HOME, which every sandbox is denied): the run's own git
+ * directory, the agents' views, and their records, which stashbase reads
+ * back after the run.
+ */
+export function runStateDirOf(stashbaseHome: string, session: string): string {
+  return join(homePaths(stashbaseHome).runs, session);
 }
 
 /** Where the CA certificates the agent trusts are written (bound read-only into a sandbox whose temp is private). */
@@ -37,8 +48,9 @@ export function createRunDir(runDir: string, ca: { pem: string; bundle: string }
   chmodSync(runDir, 0o700);
 }
 
-export function removeRunDir(runDir: string): void {
+export function removeRunDir(runDir: string, stateDir?: string): void {
   rmSync(runDir, { recursive: true, force: true });
+  if (stateDir !== undefined) rmSync(stateDir, { recursive: true, force: true });
 }
 
 /** The mode of a stand-in file: what marks it as still ours when the run ends. */

@@ -41,6 +41,8 @@ export interface SessionRecord {
   placeholders?: string[];
   /** Views built for this run (settled by a later run if it crashed). */
   views?: string[];
+  /** Records of the run's own git directories (imported by a later run if it crashed). */
+  gitDirs?: string[];
 }
 
 export function sessionFile(home: string, id: string): string {

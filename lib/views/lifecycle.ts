@@ -2,15 +2,14 @@
 // settled when it ends (or, after a SIGKILL, by the next run's reaper from
 // the records left in the session).
 import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname } from 'node:path';
 import { materializeView } from './materialize.js';
 import { settleView } from './settle.js';
 import type { ViewSpec } from './spec.js';
 
 /** Builds each view; returns the folders built (their records sit beside them). */
-export function buildViews(runDir: string, views: Array<{ spec: ViewSpec; dir: string }>): string[] {
-  if (views.length === 0) return [];
-  mkdirSync(join(runDir, 'views'), { recursive: true, mode: 0o700 });
+export function buildViews(views: Array<{ spec: ViewSpec; dir: string }>): string[] {
+  for (const v of views) mkdirSync(dirname(v.dir), { recursive: true, mode: 0o700 });
   const built: string[] = [];
   for (const v of views) {
     materializeView(v.spec, v.dir);

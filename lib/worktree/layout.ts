@@ -1,6 +1,6 @@
 // Where an agent worktree lives and which git files around it an agent must not
 // touch: the repository's executable state, the checkout, other worktrees.
-import { lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
+import { lstatSync, readFileSync, realpathSync } from 'node:fs';
 import { basename, dirname, join, relative } from 'node:path';
 import { BRANCH_PREFIX, git, WORKTREES_DIR } from '../../templates/git.js';
 import { SandboxUnavailableError, StashbaseError } from '../errors.js';
@@ -88,47 +88,17 @@ export function pointersIntact(w: Worktree): boolean {
   });
 }
 
-const entries = (dir: string) => {
-  try {
-    return readdirSync(dir);
-  } catch {
-    return [];
-  }
-};
 export function branchExists(repo: Repo, branch: string): boolean {
   return probe(git(repo.git, repo.root, ['rev-parse', '--verify', '--quiet', `refs/heads/${branch}`])).code === 0;
 }
 
-/** The worktree's own config.worktree: read by git in the worktree when extensions.worktreeConfig is on. */
-export const worktreeConfigFile = (w: Worktree) => join(w.adminDir, 'config.worktree');
-
-/** The files of the agent's own worktree that stay read-only inside its writable parts: its pointers and its config.worktree. */
-export function ownProtectedFiles(w: Worktree): string[] {
-  return [...expectedPointers(w).map((p) => p.file), worktreeConfigFile(w)];
-}
-
 /**
- * What the agent may not change during a worktree run: the whole .git
- * directory (its config, hooks, info, HEAD, index, submodule and other
- * worktrees' metadata, and nothing new in it either: a planted `commondir`
- * would send the user's next git to a config of the agent's) and the whole
- * checkout (.stashbase/agents and other agents' worktrees included), with
- * `writableGitDirs` and the worktree itself writable again inside them, its own
- * pointer files and config.worktree read-only once more. `otherWorktrees` is
- * what the Docker backend hides.
+ * What the agent may not change during a worktree run: the whole checkout
+ * (.stashbase/agents and other agents' worktrees included) and the
+ * worktree's own `.git` pointer file. The worktree itself stays writable
+ * inside the checkout; the git directory is the run's own
+ * (lib/git/run-git-dir.ts), never yours.
  */
-export function protectedPaths(repo: Repo, w: Worktree): { gitFiles: string[]; otherWorktrees: string[]; checkout: string[] } {
-  const g = repo.gitDir;
-  const otherWorktrees = entries(join(g, 'worktrees')).filter((n) => n !== basename(w.adminDir)).map((n) => join(g, 'worktrees', n));
-  return { gitFiles: [g, ...ownProtectedFiles(w)], otherWorktrees, checkout: [repo.root] };
-}
-
-/**
- * The parts of .git a commit on the agent's own branch writes, all else of .git
- * staying read-only (so nothing new appears beside config and hooks either):
- * the object store, refs and reflogs, and its own admin folder.
- */
-export function writableGitDirs(repo: Repo, w: Worktree, create = true): string[] {
-  if (create) mkdirSync(join(repo.gitDir, 'logs'), { recursive: true });
-  return [join(repo.gitDir, 'objects'), join(repo.gitDir, 'refs'), join(repo.gitDir, 'logs'), w.adminDir];
+export function protectedPaths(repo: Repo, w: Worktree): { pointer: string; checkout: string[] } {
+  return { pointer: join(w.path, '.git'), checkout: [repo.root] };
 }

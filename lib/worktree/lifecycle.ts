@@ -1,25 +1,19 @@
 // A worktree run's before and after: create (or resume) the worktree on its own
-// branch, lock it, snapshot the refs; afterwards restore its pointer files and
-// config, check the refs, unlock, and remove it when clean.
+// branch and lock it; afterwards (once the run's git work is imported:
+// lib/git/import.ts) restore its pointer file, unlock, and remove it when clean.
 import { appendFileSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { forEachRefCommand, git, LOCK_REASON_PREFIX, lockReason, statusCommand, updateRefCommand, WORKTREES_DIR, worktreeAddCommand, worktreeLockCommand, worktreeRemoveCommand, worktreeUnlockCommand } from '../../templates/git.js';
+import { git, LOCK_REASON_PREFIX, lockReason, statusCommand, WORKTREES_DIR, worktreeAddCommand, worktreeLockCommand, worktreeRemoveCommand, worktreeUnlockCommand } from '../../templates/git.js';
 import { SandboxUnavailableError, UsageError } from '../errors.js';
 import { capture, probe } from '../exec.js';
 import { processAlive } from '../run/session.js';
-import { branchExists, expectedPointers, locate, pointersIntact, type Repo, type Worktree, worktreeConfigFile, worktreeOf } from './layout.js';
+import { branchExists, expectedPointers, locate, pointersIntact, type Repo, type Worktree, worktreeOf } from './layout.js';
 import { freshName, NAME_PATTERN } from './names.js';
-import { decideRefs, parseRefs, type RefDecision, type RefMap } from './refs.js';
 
 export interface Started {
   repo: Repo;
   worktree: Worktree;
-  snapshot: RefMap;
   resumed: boolean;
-  /** The worktree's own config.worktree at start (null: there was none, and an empty one stands in while the run lasts). */
-  worktreeConfig: string | null;
-  /** The .git directory's entries at start, to name new ones afterwards. */
-  gitEntries: Set<string>;
 }
 
 const EXCLUDE_LINE = `/${WORKTREES_DIR}/`;
@@ -45,10 +39,6 @@ function ensureExcluded(repo: Repo): void {
   if (text.split('\n').includes(EXCLUDE_LINE)) return;
   mkdirSync(dirname(file), { recursive: true });
   appendFileSync(file, `${text === '' || text.endsWith('\n') ? '' : '\n'}${EXCLUDE_LINE}\n`);
-}
-
-export async function snapshotRefs(repo: Repo): Promise<RefMap> {
-  return parseRefs(await capture(forEachRefCommand(repo.git, repo.root)));
 }
 
 /** Creates (or, with `resume`, reopens) the run's worktree and locks it for this run. */
@@ -82,77 +72,15 @@ export async function startWorktree(repo: Repo, o: { session: string; resume?: s
   w = locate(repo, w.name);
   if (!pointersIntact(w)) throw new SandboxUnavailableError(`worktree ${w.name}: git wrote pointer files stashbase does not recognise; nothing was run`);
   await capture(worktreeLockCommand(repo.git, repo.root, w.path, lockReason(o.session, process.pid)));
-  // Your git reads the worktree's config.worktree when extensions.worktreeConfig
-  // is on (an IDE following the agent runs git in its worktree all the time): it
-  // exists, empty if need be, so that it can be held read-only during the run.
-  const configFile = worktreeConfigFile(w);
-  const worktreeConfig = existsSync(configFile) ? readFileSync(configFile, 'utf8') : null;
-  if (worktreeConfig === null) writeFileSync(configFile, '');
-  return { repo, worktree: w, snapshot: await snapshotRefs(repo), resumed, worktreeConfig, gitEntries: new Set(readdirSync(repo.gitDir)) };
+  return { repo, worktree: w, resumed };
 }
 
-/** Puts back what git wrote: the pointer files (the agent could aim them at code of its own) and the worktree config as it was. */
-export function restorePointers(w: Worktree, worktreeConfig: string | null): void {
-  const config = worktreeConfigFile(w);
-  for (const { file, content } of [...expectedPointers(w), ...(worktreeConfig === null ? [] : [{ file: config, content: worktreeConfig }])]) {
+/** Puts back what git wrote: the pointer files (the agent could aim the worktree's at code of its own). */
+export function restorePointers(w: Worktree): void {
+  for (const { file, content } of expectedPointers(w)) {
     if (lstatSync(file, { throwIfNoEntry: false })?.isDirectory()) rmSync(file, { recursive: true, force: true });
     writeFileSync(file, content);
   }
-  if (worktreeConfig === null) rmSync(config, { recursive: true, force: true });
-}
-
-function checkedOutBranches(repo: Repo, except: string): Set<string> {
-  const r = probe(git(repo.git, repo.root, ['worktree', 'list', '--porcelain']));
-  const out = new Set<string>();
-  let path = '';
-  for (const line of r.stdout.split('\n')) {
-    if (line.startsWith('worktree ')) path = line.slice(9);
-    if (line.startsWith('branch ') && path !== except) out.add(line.slice(7));
-  }
-  return out;
-}
-
-const short = (oid: string) => oid.slice(0, 12);
-
-function describe(repo: Repo, d: RefDecision): string {
-  switch (d.kind) {
-    case 'restored':
-      return `the agent deleted ${d.ref}; restored it at ${short(d.old)}`;
-    case 'kept-new-ref':
-      return `the agent created ${d.ref} at ${short(d.now)}; kept (undo: git update-ref -d ${d.ref})`;
-    case 'kept-new-commits': {
-      const log = probe(git(repo.git, repo.root, ['log', '--no-decorate', '--format=%h %s', `${d.old}..${d.now}`])).stdout.trimEnd();
-      return `the agent added commits to ${d.ref}; kept (undo: git update-ref ${d.ref} ${d.old}):\n${log.split('\n').map((l) => `  ${l}`).join('\n')}`;
-    }
-    case 'reset':
-      return `the agent rewrote ${d.ref} (${short(d.old)} -> ${short(d.now)}); reset it to ${short(d.old)} (undo: git update-ref ${d.ref} ${d.now})`;
-    case 'left-checked-out':
-      return `the agent rewrote ${d.ref} (${short(d.old)} -> ${short(d.now)}), which is checked out; left as it is (undo: git update-ref ${d.ref} ${d.old})`;
-  }
-}
-
-export async function checkRefs(s: Started, warn: (m: string) => void): Promise<RefDecision[]> {
-  const after = await snapshotRefs(s.repo);
-  const decisions = decideRefs({
-    before: s.snapshot,
-    after,
-    own: `refs/heads/${s.worktree.branch}`,
-    checkedOut: checkedOutBranches(s.repo, s.worktree.path),
-    isAncestor: (old, now) => probe(git(s.repo.git, s.repo.root, ['merge-base', '--is-ancestor', old, now])).code === 0,
-  });
-  for (const d of decisions) {
-    if (d.kind === 'restored') await capture(updateRefCommand(s.repo.git, s.repo.root, d.ref, d.old, null));
-    if (d.kind === 'reset') await capture(updateRefCommand(s.repo.git, s.repo.root, d.ref, d.old, d.now));
-    warn(describe(s.repo, d));
-  }
-  return decisions;
-}
-
-/** New entries beside config and hooks (the sandbox keeps the agent from making them; your own git may have): left in place, named so you can look. */
-function reportNewGitEntries(s: Started, warn: (m: string) => void): void {
-  const fresh = readdirSync(s.repo.gitDir).filter((e) => !s.gitEntries.has(e)).sort();
-  if (fresh.length === 0) return;
-  warn(`new in ${s.repo.gitDir} since the run started: ${fresh.join(', ')}; if you did not make them (a git command of yours during the run may have), look at them before running git in your checkout`);
 }
 
 export async function isClean(repo: Repo, w: Worktree): Promise<boolean> {
@@ -161,9 +89,7 @@ export async function isClean(repo: Repo, w: Worktree): Promise<boolean> {
 
 /** After the run, on every way out: pointers, refs, lock; then a clean worktree goes (its branch stays). */
 export async function finishWorktree(s: Started, warn: (m: string) => void, note: (m: string) => void, removeVolumes: (w: Worktree) => Promise<unknown>): Promise<{ removed: boolean }> {
-  restorePointers(s.worktree, s.worktreeConfig);
-  await checkRefs(s, warn);
-  reportNewGitEntries(s, warn);
+  restorePointers(s.worktree);
   await capture(worktreeUnlockCommand(s.repo.git, s.repo.root, s.worktree.path));
   if (await isClean(s.repo, s.worktree)) {
     await capture(worktreeRemoveCommand(s.repo.git, s.repo.root, s.worktree.path, false));

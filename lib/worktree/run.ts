@@ -5,27 +5,22 @@ import { join } from 'node:path';
 import { commandStep, internalStep, type Plan } from '../../templates/plan.js';
 import { lockReason, worktreeAddCommand, worktreeLockCommand } from '../../templates/git.js';
 import type { Profile } from '../profile/types.js';
-import { findRepo, ownProtectedFiles, protectedPaths, type Worktree, worktreeOf, writableGitDirs } from './layout.js';
+import { findRepo, protectedPaths, type Worktree, worktreeOf } from './layout.js';
 import { finishWorktree, type Started, startWorktree } from './lifecycle.js';
 import { removeWorktreeVolumes } from './volumes.js';
 
-/** What the Docker backend mounts for a worktree run instead of the working directory. */
+/** What the Docker backend mounts for a worktree run instead of the working directory (its git directory is the run's own: lib/git/run-git-dir.ts). */
 export interface DockerWorktree {
   path: string;
-  /** Mounted read-only, with `writable` bound read-write inside it. */
-  gitDir: string;
-  writable: string[];
-  /** Bound read-only onto themselves (the worktree's own pointer files and config.worktree). */
-  readOnly: string[];
-  /** Other worktrees' metadata: an empty directory over each. */
-  hidden: string[];
+  /** Bound read-only onto itself: the worktree's `.git` pointer file. */
+  pointer: string;
 }
 
 export interface WorktreeRun {
   cwd: string;
-  /** Native: the profile with the protected paths added to deny_write. */
-  profile: Profile;
-  /** Native: what stays writable under the read-only checkout and .git (those parts of .git, the worktree). */
+  /** Native: what the run keeps read-only besides the profile's deny_write (the checkout, the worktree's pointer file). */
+  denyWrite: string[];
+  /** Native: what stays writable under the read-only checkout: the worktree. */
   writable: string[];
   docker: DockerWorktree;
   wrapPlan: (plan: Plan) => Plan;
@@ -46,26 +41,20 @@ export async function prepareWorktreeRun(o: {
     o.note(`Worktree: ${w.path} (branch ${w.branch})`);
   }
   const prot = protectedPaths(repo, w);
-  const profile: Profile = {
-    ...o.profile,
-    filesystem: { ...o.profile.filesystem, denyWrite: [...o.profile.filesystem.denyWrite, ...prot.gitFiles, ...prot.checkout] },
-  };
   const wrapPlan = (plan: Plan): Plan => ({
     title: `${plan.title}, worktree ${w.name}`,
     steps: [
       commandStep('worktree-add', worktreeAddCommand(repo.git, repo.root, w.path, w.name, o.resume === undefined ? 'HEAD' : null)),
       commandStep('worktree-lock', worktreeLockCommand(repo.git, repo.root, w.path, lockReason(o.session, process.pid))),
-      internalStep('refs-snapshot', 'record every branch and tag (git for-each-ref) to check them after the run'),
       ...plan.steps,
-      internalStep('worktree-finish', `after the run: restore ${w.path}/.git and the worktree's files under .git/worktrees, put back its config.worktree as it was, check every branch and tag against the record, unlock, and remove the worktree if it is clean (its branch ${w.branch} stays)`),
+      internalStep('worktree-finish', `after the run and the import of its git work: restore ${w.path}/.git, unlock, and remove the worktree if it is clean (its branch ${w.branch} stays)`),
     ],
   });
-  const writable = writableGitDirs(repo, w, !o.dryRun);
   return {
     cwd: join(w.path, repo.subdir),
-    profile,
-    writable: [...writable, w.path],
-    docker: { path: w.path, gitDir: repo.gitDir, writable, readOnly: ownProtectedFiles(w), hidden: prot.otherWorktrees },
+    denyWrite: [prot.pointer, ...prot.checkout],
+    writable: [w.path],
+    docker: { path: w.path, pointer: join(w.path, '.git') },
     wrapPlan,
     finish: async () => {
       // Only a Docker run makes isolated-path volumes; a native run does not pay for the docker CLI.

@@ -84,16 +84,16 @@ describe('Docker backend: filesystem, environment and limits (real engine)', nee
       `try 'mv .git .git-old && mkdir .git && echo "[core] fsmonitor = touch /tmp/PWNED" > .git/config' git`,
       `try 'mv .git/hooks .git/hooks-old && mkdir .git/hooks && echo "touch /tmp/PWNED" > .git/hooks/pre-commit' hooks`,
       `try 'mv conf conf-old && mkdir conf && echo "safe = false" > conf/app.toml' conf`,
-      // .git/commondir would send git to another directory's config.
+      'git status --short >/dev/null && echo status-ok',
+      // .git/commondir would send git to another directory's config: here it lands in the run's own git directory, never in yours.
       `try 'echo /tmp > .git/commondir' commondir`,
       `try 'printf "[core]\\n\\tfsmonitor = x\\n" > .git/config.worktree' config.worktree`,
-      'git status --short >/dev/null && echo status-ok',
     ].join('\n');
     const r = await cli(['agent', 'run', '--profile', 'dkgit', '--', 'bash', '-c', script], { env: t.env, cwd: repo, timeoutMs: 90_000 });
     assert.equal(r.code, 0, r.stderr);
-    assert.equal(r.stdout, 'blocked git\nblocked hooks\nblocked conf\nblocked commondir\nblocked config.worktree\nstatus-ok\n');
-    assert.equal(existsSync(join(repo, '.git', 'commondir')), false, 'the commondir stand-in is removed after the run');
-    assert.equal(existsSync(join(repo, '.git', 'config.worktree')), false, 'so is the config.worktree one');
+    assert.equal(r.stdout, 'blocked git\nblocked hooks\nblocked conf\nstatus-ok\nDONE commondir\nDONE config.worktree\n');
+    assert.equal(existsSync(join(repo, '.git', 'commondir')), false, 'the run\'s commondir never reaches your .git');
+    assert.equal(existsSync(join(repo, '.git', 'config.worktree')), false, 'nor its config.worktree');
     assert.deepEqual(readdirSync(repo).sort(), ['.git', 'conf']);
     assert.equal(readFileSync(join(repo, '.git', 'config'), 'utf8'), configBefore);
     assert.equal(readFileSync(join(repo, 'conf', 'app.toml'), 'utf8'), 'safe = true\n');

@@ -129,7 +129,8 @@ test('docker plan: golden dry-run, every command in order with teardown, JSON eq
     session: S, profile: 'coding', sessionFile: `/h/.stashbase/sessions/${S}.json`, auditFile: `/h/.stashbase/audit/${S}.jsonl`, runDir: `/tmp/stashbase-${S}`,
     image: 'the agent runs stashbase-sandbox:latest too',
     newVolumes: [{ name: 'stashbase-isolated-proj-0123456789-node-modules-abcdef', entry: 'node_modules', target: '/home/u/my project/node_modules', repo: '/home/u/my project' }],
-    placeholders: ['/home/u/my project/.env'], fileStandIns: ['/home/u/my project/.git/commondir'], warnings: [], proxyBind: '<gateway>', interceptTls: true,
+    gitDir: { dir: `/tmp/stashbase-${S}/git`, at: '/home/u/my project/.git', copies: ['HEAD', 'index', 'refs'], readOnly: ['config', 'hooks'], admin: null, otherWorktrees: [], shared: '/home/u/my project/.git/stashbase-objects' },
+    placeholders: ['/home/u/my project/.env'], fileStandIns: [], warnings: [], proxyBind: '<gateway>', interceptTls: true,
     holder: { ...holder, proxyHost: '<gateway>', proxyPort: '<proxy-port>', canaryPort: '<canary-port>' },
     agent,
   };

@@ -176,10 +176,11 @@ const planInput: NativePlanInput = {
   unixSockets: false,
   views: [
     {
-      label: '.git', at: `${P}/.git`, dir: `${RUN}/views/git`, live: ['objects', 'refs'], readOnly: ['hooks'], copies: ['HEAD', 'config', 'index'], empty: [],
-      merge: { HEAD: 'replace', index: 'replace' },
+      label: '~/.claude', at: '/home/u/.claude', dir: `${RUN}/views/claude`, live: ['projects'], readOnly: ['commands'], copies: ['settings.json'], empty: ['cache'],
+      merge: { 'history.jsonl': 'append' },
     },
   ],
+  gitDir: { dir: `${RUN}/git`, at: `${P}/.git`, copies: ['HEAD', 'index', 'logs', 'refs'], readOnly: ['config', 'hooks', 'info'], admin: null, otherWorktrees: [], shared: `${P}/.git/stashbase-objects` },
   sandbox: { kind: 'bwrap', input: bwrapInput, relay: { perl: '/usr/bin/perl', setns: 308, setsid: 112, sendmsg: 46, prctl: 157, userns: true } },
 };
 

@@ -1,0 +1,86 @@
+// Which of the agent's ref changes come into your repository, ref by ref and
+// for every namespace, from three values: the ref when the run started (the
+// run's own copy began as yours), what the agent left in its copy, and what
+// your repository holds now. Pure and table-tested: lib/git/import.ts
+// carries the decisions out with git's own update-ref.
+//
+// - The run's own branch (a worktree run's stashbase/<name>, or the branch
+//   your checkout was on for a run in it): every change but its deletion.
+// - Branches, remote-tracking branches, notes and any other namespace:
+//   new refs and fast-forwards are taken; deletions and rewrites are not.
+// - Tags: new ones are taken; moved or deleted ones are not.
+// - refs/stash: a new stash entry is taken (your earlier ones stay in its
+//   reflog, as after a `git stash` of yours); a stash dropped, popped or
+//   cleared is not (your stashed work stays).
+// - refs/replace: never (git would show the replacement for your commits).
+// - Symbolic refs other than HEAD: kept as they were.
+// - A ref you changed during the run: yours is kept, the agent's is not taken.
+import type { RefValue } from './ref-store.js';
+import { sameValue } from './ref-store.js';
+import { validRefName } from './refname.js';
+
+export type RefChangeKind = 'created' | 'deleted' | 'fast-forward' | 'rewritten' | 'moved' | 'symbolic';
+
+export interface RefDecision {
+  ref: string;
+  kind: RefChangeKind;
+  take: boolean;
+  /** Why it is not taken (null when taken). */
+  reason: string | null;
+  start: RefValue | null;
+  agent: RefValue | null;
+}
+
+export interface RefFacts {
+  start: Map<string, RefValue>;
+  agent: Map<string, RefValue>;
+  /** Your repository's refs now. */
+  current: Map<string, RefValue>;
+  /** The run's own branch (full name), or null. */
+  own: string | null;
+  /** Whether commit `now` contains commit `old` (a fast-forward); false when either is not a commit. */
+  isAncestor: (old: string, now: string) => boolean;
+}
+
+const namespace = (ref: string) => (ref === 'refs/stash' ? 'stash' : /^refs\/([^/]+)\//.exec(ref)?.[1] ?? 'other');
+
+function kindOf(ref: string, start: RefValue | null, agent: RefValue | null, isAncestor: RefFacts['isAncestor']): RefChangeKind {
+  if (start?.kind === 'symref' || agent?.kind === 'symref') return 'symbolic';
+  if (start === null) return 'created';
+  if (agent === null) return 'deleted';
+  if (namespace(ref) === 'tags') return 'moved';
+  return isAncestor(start.oid, (agent as { oid: string }).oid) ? 'fast-forward' : 'rewritten';
+}
+
+/** Why the change is refused, or null to take it. */
+function refusal(ref: string, kind: RefChangeKind, own: boolean): string | null {
+  if (!validRefName(ref)) return 'not a valid ref name';
+  if (kind === 'symbolic') return 'symbolic refs are kept as they were';
+  if (kind === 'deleted') return 'deletions are not taken';
+  if (own) return null;
+  switch (namespace(ref)) {
+    case 'replace':
+      return 'replace refs are never taken (git would show their objects in place of yours)';
+    case 'stash':
+      return null;
+    case 'tags':
+      return kind === 'created' ? null : 'tags are not moved';
+    default:
+      return kind === 'created' || kind === 'fast-forward' ? null : 'rewrites are not taken';
+  }
+}
+
+export function decideRefs(f: RefFacts): RefDecision[] {
+  const out: RefDecision[] = [];
+  const names = [...new Set([...f.start.keys(), ...f.agent.keys()])].sort();
+  for (const ref of names) {
+    const start = f.start.get(ref) ?? null;
+    const agent = f.agent.get(ref) ?? null;
+    if (sameValue(start, agent)) continue;
+    const kind = kindOf(ref, start, agent, f.isAncestor);
+    const yoursMoved = !sameValue(f.current.get(ref) ?? null, start);
+    const reason = yoursMoved ? 'it changed on your side during the run: yours is kept' : refusal(ref, kind, ref === f.own);
+    out.push({ ref, kind, take: reason === null, reason, start, agent });
+  }
+  return out;
+}

@@ -1,0 +1,236 @@
+// The run's own git directory: what the agent's git writes instead of yours.
+// The sandbox sees it at your git directory's path. In it, as copies of
+// yours made when the run starts: HEAD, the index, packed-refs, refs/,
+// reflogs and git's other state files (and a linked worktree's own admin
+// folder). Its object store starts empty, with yours as the alternate: your
+// objects are read (bound read-only at <git dir>/stashbase-objects) and new
+// ones land in the run's store. Your config, hooks, info and every other
+// folder are bound read-only from yours. Nothing in it comes back by copying:
+// after the run, lib/git/import.ts brings in what passes git's checks.
+import { copyFileSync, type Dirent, lstatSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
+import type { BindMount } from '../../templates/bwrap.js';
+import type { PlannedGitDir } from '../../templates/git-import.js';
+import { readBackText } from '../readback/file.js';
+import { readRefStore, type RefValue } from './ref-store.js';
+import { parseRefFile } from './ref-store.js';
+
+export interface CheckoutGit {
+  /** The git directory (the common one, for a linked worktree). */
+  gitDir: string;
+  /** A linked worktree's admin folder name under gitDir/worktrees. */
+  admin: string | null;
+  /** The checkout's `.git` pointer file, when `.git` is one (kept read-only). */
+  pointer: string | null;
+}
+
+/**
+ * The git directory of the checkout whose top is `root`: its `.git` folder,
+ * or what a `.git` pointer file names (a submodule's git directory, or a
+ * linked worktree's admin folder inside the common directory). Null when
+ * there is none it could use; `pointer` alone when the pointer leads nowhere usable.
+ */
+export function checkoutGit(root: string): CheckoutGit | { pointer: string } | null {
+  const dotGit = join(root, '.git');
+  const st = lstatSync(dotGit, { throwIfNoEntry: false });
+  if (!st) return null;
+  // An empty stand-in is no repository: git itself wants HEAD, objects/ and refs/.
+  if (st.isDirectory()) return isGitDir(dotGit) ? { gitDir: dotGit, admin: null, pointer: null } : null;
+  if (!st.isFile()) return null;
+  const m = /^gitdir: (.+?)\r?\n?$/.exec(readBackText(dotGit, 4096) ?? '');
+  if (!m) return { pointer: dotGit };
+  const named = resolve(root, m[1] as string);
+  if (!lstatSync(named, { throwIfNoEntry: false })?.isDirectory()) return { pointer: dotGit };
+  const common = readBackText(join(named, 'commondir'), 4096)?.trim();
+  if (!common) return isGitDir(named) ? { gitDir: named, admin: null, pointer: dotGit } : { pointer: dotGit };
+  const commonDir = isAbsolute(common) ? common : resolve(named, common);
+  // A linked worktree's admin folder sits in the common directory's worktrees/.
+  if (dirname(named) !== join(commonDir, 'worktrees') || !isGitDir(commonDir)) return { pointer: dotGit };
+  return { gitDir: commonDir, admin: basename(named), pointer: dotGit };
+}
+
+/** What git takes for a git directory: a HEAD file, an objects/ and a refs/ folder. */
+function isGitDir(dir: string): boolean {
+  const is = (name: string, what: 'file' | 'dir') => {
+    const st = lstatSync(join(dir, name), { throwIfNoEntry: false });
+    return what === 'file' ? st?.isFile() === true : st?.isDirectory() === true;
+  };
+  return is('HEAD', 'file') && is('objects', 'dir') && is('refs', 'dir');
+}
+
+/** Where your object store appears inside the sandbox, beside the run's own. */
+export const SHARED_OBJECTS = 'stashbase-objects';
+
+/** Files of a git directory that git obeys: bound read-only from yours, never copied. */
+const OBEYED = new Set(['config', 'config.worktree', 'commondir']);
+
+/** Folders the run gets copies of; `objects` is the run's own, `worktrees` is built (a linked worktree's admin folder copied, others bound). */
+const COPIED_DIRS = new Set(['refs', 'logs']);
+
+export interface RunGitDirPlan {
+  /** Your git directory (the common one of every worktree). */
+  gitDir: string;
+  /** The name of a linked worktree's admin folder under worktrees/, when the run's checkout is one. */
+  admin: string | null;
+  /** The run's own git directory, in the run directory. */
+  dir: string;
+  objectFormat: 'sha1' | 'sha256';
+  /** Top-level names copied in (files, and refs/ logs/). */
+  copies: string[];
+  /** Top-level names bound read-only from yours, with what they are. */
+  readOnly: Array<{ name: string; dir: boolean }>;
+  /** Other worktrees' admin folders bound read-only (none when they are hidden). */
+  otherWorktrees: string[];
+  /** What the sandbox mounts, outermost first. */
+  mounts: BindMount[];
+}
+
+export interface StartState {
+  refs: Array<[string, RefValue]>;
+  /** The HEAD the run's checkout has (a linked worktree's own), as copied. */
+  head: RefValue | null;
+  /** Stamps of the run's HEAD and index copies, and of yours, as the run started. */
+  runHead: Stamp | null;
+  runIndex: Stamp | null;
+  yourHead: Stamp | null;
+  yourIndex: Stamp | null;
+}
+
+export interface RunGitDirRecord {
+  version: 1;
+  plan: Omit<RunGitDirPlan, 'mounts'>;
+  /** The run's own branch (full name), or null. */
+  own: string | null;
+  start: StartState;
+}
+
+/** What tells a file changed: the inode, size and both times (a ctime no one can set back). */
+export interface Stamp {
+  ino: number;
+  size: number;
+  mtimeMs: number;
+  ctimeMs: number;
+}
+
+export function stampOf(path: string): Stamp | null {
+  const st = lstatSync(path, { throwIfNoEntry: false });
+  return st ? { ino: st.ino, size: st.isFile() ? st.size : -1, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs } : null;
+}
+
+export const sameStamp = (a: Stamp | null, b: Stamp | null): boolean =>
+  a === null || b === null ? a === b : a.ino === b.ino && a.size === b.size && a.mtimeMs === b.mtimeMs && a.ctimeMs === b.ctimeMs;
+
+function list(dir: string): Dirent[] {
+  try {
+    return readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  } catch {
+    return [];
+  }
+}
+
+/** The object format and ref storage your config names. */
+export function repoFormat(gitDir: string): { objectFormat: 'sha1' | 'sha256'; reftable: boolean } {
+  const config = readBackText(join(gitDir, 'config'), 1 << 20) ?? '';
+  return { objectFormat: /^\s*objectformat\s*=\s*sha256\s*$/im.test(config) ? 'sha256' : 'sha1', reftable: /^\s*refstorage\s*=\s*reftable\s*$/im.test(config) };
+}
+
+/**
+ * The plan for a run over your git directory `gitDir` (and, for a checkout
+ * that is a linked worktree, its admin folder `admin`); `hideOthers`: other
+ * worktrees' admin folders are not shown at all (a Docker worktree run).
+ * Reads what your git directory holds; writes nothing.
+ */
+export function planRunGitDir(o: { gitDir: string; admin: string | null; stateDir: string; hideOthers: boolean }): RunGitDirPlan {
+  const dir = join(o.stateDir, 'git');
+  const copies: string[] = [];
+  const readOnly: Array<{ name: string; dir: boolean }> = [];
+  for (const e of list(o.gitDir)) {
+    if (e.name === 'objects' || e.name === 'worktrees' || e.name === SHARED_OBJECTS) continue;
+    if (e.isFile() && !OBEYED.has(e.name)) copies.push(e.name);
+    else if (e.isDirectory() && COPIED_DIRS.has(e.name)) copies.push(e.name);
+    else if (e.isDirectory() || e.isFile() || e.isSymbolicLink()) readOnly.push({ name: e.name, dir: !e.isFile() && lstatSync(join(o.gitDir, e.name)).isDirectory() });
+  }
+  const otherWorktrees = o.hideOthers ? [] : list(join(o.gitDir, 'worktrees')).filter((e) => e.isDirectory() && e.name !== o.admin).map((e) => e.name);
+  const g = o.gitDir;
+  const mounts: BindMount[] = [
+    { src: dir, dest: g, ro: false },
+    { src: join(g, 'objects'), dest: join(g, SHARED_OBJECTS), ro: true },
+    ...readOnly.map((r) => ({ src: join(g, r.name), dest: join(g, r.name), ro: true })),
+    ...otherWorktrees.map((n) => ({ src: join(g, 'worktrees', n), dest: join(g, 'worktrees', n), ro: true })),
+  ];
+  return { gitDir: g, admin: o.admin, dir, objectFormat: repoFormat(g).objectFormat, copies, readOnly, otherWorktrees, mounts };
+}
+
+/** Copies a folder's subfolders and regular files (a link or a special file of yours is not carried into the run). */
+function copyTree(src: string, dest: string): void {
+  mkdirSync(dest, { recursive: true, mode: 0o700 });
+  for (const e of list(src)) {
+    if (e.isDirectory()) copyTree(join(src, e.name), join(dest, e.name));
+    else if (e.isFile()) copyFileSync(join(src, e.name), join(dest, e.name));
+  }
+}
+
+/** The folder of the run's HEAD and index: the admin folder of a linked worktree, else the top. */
+export const checkoutDir = (root: string, admin: string | null) => (admin === null ? root : join(root, 'worktrees', admin));
+
+/**
+ * Makes the run's git directory and writes its record beside it; returns the
+ * record's file. The run's own branch is the one its checkout is on.
+ */
+export function createRunGitDir(plan: RunGitDirPlan): { record: RunGitDirRecord; file: string } {
+  const { dir, gitDir: g } = plan;
+  mkdirSync(dirname(dir), { recursive: true, mode: 0o700 });
+  mkdirSync(dir, { mode: 0o700 });
+  for (const name of plan.copies) {
+    if (COPIED_DIRS.has(name)) copyTree(join(g, name), join(dir, name));
+    else copyFileSync(join(g, name), join(dir, name));
+  }
+  mkdirSync(join(dir, 'refs', 'heads'), { recursive: true });
+  mkdirSync(join(dir, 'refs', 'tags'), { recursive: true });
+  mkdirSync(join(dir, 'objects', 'info'), { recursive: true });
+  mkdirSync(join(dir, 'objects', 'pack'));
+  writeFileSync(join(dir, 'objects', 'info', 'alternates'), `${join(g, SHARED_OBJECTS)}\n`);
+  // Mount points of what is bound in.
+  mkdirSync(join(dir, SHARED_OBJECTS));
+  for (const r of plan.readOnly) {
+    if (r.dir) mkdirSync(join(dir, r.name));
+    else writeFileSync(join(dir, r.name), '');
+  }
+  if (plan.admin !== null || plan.otherWorktrees.length > 0) mkdirSync(join(dir, 'worktrees'));
+  for (const n of plan.otherWorktrees) mkdirSync(join(dir, 'worktrees', n));
+  if (plan.admin !== null) {
+    const from = join(g, 'worktrees', plan.admin);
+    const to = join(dir, 'worktrees', plan.admin);
+    mkdirSync(to);
+    for (const e of list(from)) {
+      if (e.isFile()) copyFileSync(join(from, e.name), join(to, e.name));
+      else if (e.name === 'logs' && e.isDirectory()) copyTree(join(from, e.name), join(to, e.name));
+    }
+  }
+  const here = checkoutDir(dir, plan.admin);
+  const yours = checkoutDir(g, plan.admin);
+  const headText = readBackText(join(here, 'HEAD'), 4096);
+  const head = headText === null ? null : parseRefFile(headText);
+  const { mounts: _, ...kept } = plan;
+  const record: RunGitDirRecord = {
+    version: 1,
+    plan: kept,
+    own: head?.kind === 'symref' && head.target.startsWith('refs/heads/') ? head.target : null,
+    start: {
+      refs: [...readRefStore(dir).refs],
+      head,
+      runHead: stampOf(join(here, 'HEAD')),
+      runIndex: stampOf(join(here, 'index')),
+      yourHead: stampOf(join(yours, 'HEAD')),
+      yourIndex: stampOf(join(yours, 'index')),
+    },
+  };
+  const file = `${dir}.json`;
+  writeFileSync(file, JSON.stringify(record), { mode: 0o600 });
+  return { record, file };
+}
+
+/** The plan as the dry run shows it. */
+export function plannedGitDir(p: RunGitDirPlan): PlannedGitDir {
+  return { dir: p.dir, at: p.gitDir, copies: p.copies, readOnly: p.readOnly.map((r) => r.name), admin: p.admin, otherWorktrees: p.otherWorktrees, shared: join(p.gitDir, SHARED_OBJECTS) };
+}

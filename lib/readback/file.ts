@@ -1,0 +1,49 @@
+// The one way stashbase reads a file the agent could have touched (what a run
+// leaves: its git directory, the agents' state, run records): opened without
+// following a link and without blocking (a FIFO, a device, a socket are
+// refused before a byte is read), type-checked on the open descriptor, and
+// bounded in size. Every refusal says why, so the caller can name it.
+import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
+
+export type ReadBack = { ok: true; data: Buffer } | { ok: false; why: Refusal };
+
+export type Refusal = 'missing' | 'a symbolic link' | 'not a regular file' | 'too large' | 'unreadable';
+
+const FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY;
+
+/** The bytes of a regular file of at most `maxBytes`, or why not. */
+export function readBack(path: string, maxBytes: number): ReadBack {
+  let fd: number;
+  try {
+    fd = openSync(path, FLAGS);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    return { ok: false, why: code === 'ENOENT' || code === 'ENOTDIR' ? 'missing' : code === 'ELOOP' ? 'a symbolic link' : code === 'ENXIO' ? 'not a regular file' : 'unreadable' };
+  }
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) return { ok: false, why: 'not a regular file' };
+    if (st.size > maxBytes) return { ok: false, why: 'too large' };
+    // The size can change under a reader: one byte more than allowed is read to tell.
+    const buf = Buffer.allocUnsafe(Math.min(maxBytes, st.size) + 1);
+    let n = 0;
+    for (;;) {
+      const got = readSync(fd, buf, n, buf.length - n, null);
+      if (got === 0) break;
+      n += got;
+      if (n === buf.length) break;
+    }
+    if (n > maxBytes) return { ok: false, why: 'too large' };
+    return { ok: true, data: buf.subarray(0, n) };
+  } catch {
+    return { ok: false, why: 'unreadable' };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The text of a regular file of at most `maxBytes`, or null (missing, a link, special, too large). */
+export function readBackText(path: string, maxBytes: number): string | null {
+  const r = readBack(path, maxBytes);
+  return r.ok ? r.data.toString('utf8') : null;
+}

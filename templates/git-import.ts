@@ -1,0 +1,102 @@
+// The git commands of the import that ends a run (lib/git/import.ts). Two
+// sides: the run's own git directory, read only through a git directory of
+// stashbase's own making (its config, no refs, no hooks) with the run's
+// objects as the object store and yours as the alternate; and your
+// repository, written only by git's own checks (unpack-objects or index-pack
+// --strict, update-ref with the value each ref had). Neither side reads a
+// config, a hook or an environment setting the agent could have written.
+import type { Command } from './command.js';
+
+/** Settings that would make git run a program, read a lying index of commits, or fetch. */
+const LOCKED = [
+  '-c', 'core.hooksPath=/dev/null', '-c', 'core.fsmonitor=false', '-c', 'core.untrackedCache=false',
+  '-c', 'core.commitGraph=false', '-c', 'core.multiPackIndex=false', '-c', 'protocol.allow=never',
+  '-c', 'gc.auto=0', '-c', 'maintenance.auto=false', '-c', 'fetch.writeCommitGraph=false',
+];
+
+/** Variables of the caller's environment that would point git elsewhere or give it settings. */
+export const GIT_REDIRECTS = [
+  'GIT_DIR', 'GIT_COMMON_DIR', 'GIT_WORK_TREE', 'GIT_INDEX_FILE', 'GIT_OBJECT_DIRECTORY', 'GIT_ALTERNATE_OBJECT_DIRECTORIES',
+  'GIT_CONFIG', 'GIT_CONFIG_PARAMETERS', 'GIT_CONFIG_COUNT', 'GIT_NAMESPACE', 'GIT_REPLACE_REF_BASE', 'GIT_SHALLOW_FILE',
+  'GIT_GRAFT_FILE', 'GIT_CEILING_DIRECTORIES', 'GIT_DISCOVERY_ACROSS_FILESYSTEM', 'GIT_QUARANTINE_PATH', 'GIT_EXTERNAL_DIFF',
+  'GIT_EXEC_PATH', 'GIT_TRACE', 'GIT_TRACE2', 'GIT_TRACE2_EVENT', 'GIT_TRACE2_PERF', 'GIT_TRACE_PACKET',
+];
+
+const QUIET_ENV = { GIT_NO_LAZY_FETCH: '1', GIT_ALLOW_PROTOCOL: 'none', GIT_NO_REPLACE_OBJECTS: '1', GIT_TERMINAL_PROMPT: '0' };
+
+export interface RunObjects {
+  git: string;
+  /** stashbase's own git directory for the reading side. */
+  readerDir: string;
+  /** The run's object store. */
+  objects: string;
+  /** Your repository's object store. */
+  yours: string;
+}
+
+/** A command over the run's objects (with yours as the alternate): no config but stashbase's, none of the agent's. */
+export function runObjectsCommand(o: RunObjects, args: string[]): Command {
+  return {
+    file: o.git,
+    args: [...LOCKED, ...args],
+    env: {
+      ...QUIET_ENV, GIT_DIR: o.readerDir, GIT_OBJECT_DIRECTORY: o.objects, GIT_ALTERNATE_OBJECT_DIRECTORIES: o.yours,
+      GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', HOME: o.readerDir,
+    },
+    unsetEnv: GIT_REDIRECTS.filter((v) => !['GIT_DIR', 'GIT_OBJECT_DIRECTORY', 'GIT_ALTERNATE_OBJECT_DIRECTORIES'].includes(v)),
+  };
+}
+
+/** The reading side's config: the object format of yours, nothing else. */
+export function readerConfig(objectFormat: 'sha1' | 'sha256'): string {
+  return objectFormat === 'sha256'
+    ? '[core]\n\trepositoryformatversion = 1\n\tbare = true\n[extensions]\n\tobjectformat = sha256\n'
+    : '[core]\n\trepositoryformatversion = 0\n\tbare = true\n';
+}
+
+export const isAncestorArgs = (old: string, now: string) => ['merge-base', '--is-ancestor', old, now];
+
+/** The objects reachable from the tips on standard input and not from the `--not` ones, from the run's store only, as a pack on standard output. */
+export const PACK_ARGS = ['pack-objects', '--revs', '--local', '--stdout', '-q'];
+
+/** A command in your repository: your config applies, but no hook, fsmonitor or fetch runs. */
+export function yoursCommand(git: string, gitDir: string, args: string[]): Command {
+  return { file: git, args: ['--git-dir', gitDir, ...LOCKED, ...args], env: { ...QUIET_ENV }, unsetEnv: GIT_REDIRECTS };
+}
+
+/** Writes the objects of a pack on standard input into your store, each checked (fsck) and its links too. */
+export const unpackArgs = (count: number): string[] => (count < 100 ? ['unpack-objects', '-q', '--strict'] : ['index-pack', '--stdin', '--strict']);
+
+/** Each line of standard input a ref change with the value the ref must still have ("-z" form). */
+export const updateRefsArgs = (message: string) => ['update-ref', '--stdin', '-z', '-m', message];
+
+export const catFileCheckArgs = ['cat-file', '--batch-check=%(objectname) %(objecttype)'];
+
+export const symbolicRefArgs = (message: string, target: string) => ['symbolic-ref', '-m', message, 'HEAD', target];
+
+export const detachHeadArgs = (message: string, oid: string) => ['update-ref', '--no-deref', '-m', message, 'HEAD', oid];
+
+export const logArgs = (old: string, now: string) => ['log', '--no-decorate', '--no-show-signature', '--format=%h %s', '-n', '11', `${old}..${now}`];
+
+/** The run's own git directory as a plan shows it (lib/git/run-git-dir.ts). */
+export interface PlannedGitDir {
+  dir: string;
+  at: string;
+  copies: string[];
+  readOnly: string[];
+  admin: string | null;
+  otherWorktrees: string[];
+  /** Where your object store is bound read-only. */
+  shared: string;
+}
+
+export function gitDirStepText(g: PlannedGitDir): string {
+  const list = (what: string, names: string[]) => (names.length > 0 ? [`  ${what}: ${names.join(', ')}`] : []);
+  return [
+    `create ${g.dir}, mounted at ${g.at} (the run's own git directory; the agent's git writes here, never into yours):`,
+    ...list('copied in', [...g.copies, ...(g.admin !== null ? [`worktrees/${g.admin}`] : [])]),
+    `  objects/: empty, its alternate ${g.shared} (your object store, bound read-only)`,
+    ...list('bound read-only from yours', [...g.readOnly, ...g.otherWorktrees.map((n) => `worktrees/${n}`)]),
+    `  after the run: its links, special files and setuid bits removed and named; the objects that the refs taken reach come into yours by git pack-objects and ${'unpack-objects --strict'} (or index-pack --strict); refs by git update-ref, ref by ref; HEAD and the index only when they check out; nothing else`,
+  ].join('\n');
+}
