@@ -43,14 +43,6 @@ export function worktreeRemoveCommand(gitPath: string, repo: string, path: strin
   return git(gitPath, repo, ['worktree', 'remove', ...(force ? ['--force'] : []), path]);
 }
 
-export function forEachRefCommand(gitPath: string, repo: string): Command {
-  return git(gitPath, repo, ['for-each-ref', '--format=%(refname)%00%(objectname)', 'refs/heads', 'refs/tags']);
-}
-
-export function updateRefCommand(gitPath: string, repo: string, ref: string, value: string, old: string | null): Command {
-  return git(gitPath, repo, ['update-ref', ref, value, ...(old !== null ? [old] : [])]);
-}
-
 export function statusCommand(gitPath: string, worktree: string): Command {
   return git(gitPath, worktree, ['status', '--porcelain', '--untracked-files=all', '--ignore-submodules=none']);
 }

@@ -17,7 +17,7 @@
 //   objects are there, written back without extensions and with the stat data
 //   of what changed cleared.
 // Reflogs, config, hooks and every other file of the run stay behind.
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Command } from '../../templates/command.js';
 import {
@@ -26,10 +26,9 @@ import {
 import { collect, pipeInto } from '../exec.js';
 import { readBack } from '../readback/file.js';
 import { indexLayout, type IndexEntryAt, type IndexLayout, rebuildIndex } from './git-index.js';
-import { PAUSED } from './git-state-guard.js';
 import { decideRefs, type RefDecision } from './ref-decisions.js';
 import { parseRefFile, readRefStore, type RefValue, sameRefs, sameValue } from './ref-store.js';
-import { checkoutDir, type RunGitDirRecord, sameStamp, stampOf } from './run-git-dir.js';
+import { checkoutDir, type RunGitDirRecord, sameStamp, SHARED_OBJECTS, stampOf } from './run-git-dir.js';
 import { sanitizeGitDir } from './sanitize.js';
 
 export interface ImportReport {
@@ -41,7 +40,26 @@ export interface ImportReport {
 
 const TIMEOUT_MS = 120_000;
 const MAX_INDEX_BYTES = 1 << 30;
-/** State files of an operation left half-done: its HEAD and index are not taken. */
+/** What git makes at the top of a git directory in ordinary work (state files, locks, housekeeping): left in the run without a word. */
+const ORDINARY = /\.lock$|^tmp_|^gc\.(pid|log)$|^(HEAD|index|packed-refs|shallow|description|ORIG_HEAD|FETCH_HEAD|MERGE_HEAD|MERGE_MSG|MERGE_MODE|MERGE_RR|AUTO_MERGE|CHERRY_PICK_HEAD|REVERT_HEAD|COMMIT_EDITMSG|TAG_EDITMSG|SQUASH_MSG|NOTES_MERGE_.*|BISECT_.*|rebase-merge|rebase-apply|sequencer|rr-cache|logs|refs|objects|worktrees|lfs|branches|info|hooks)$/;
+
+/** Names the agent made in the run's git directory that git's ordinary work does not: they stay there, and are named. */
+function madeThere(rec: RunGitDirRecord): string[] {
+  const known = new Set([...rec.plan.copies, ...rec.plan.readOnly.map((r) => r.name), SHARED_OBJECTS]);
+  const top = readdirSync(rec.plan.dir).filter((n) => !known.has(n) && !ORDINARY.test(n));
+  const worktrees = new Set([...(rec.plan.admin !== null ? [rec.plan.admin] : []), ...rec.plan.otherWorktrees]);
+  let made: string[] = [];
+  try {
+    made = readdirSync(join(rec.plan.dir, 'worktrees')).filter((n) => !worktrees.has(n)).map((n) => `worktrees/${n}`);
+  } catch {
+    // none
+  }
+  return [...top, ...made].sort();
+}
+
+/** git's folders of an operation in progress (rebase, am; cherry-pick and revert): its HEAD and index are not taken, nor the operation (its queued exec steps would run on your --continue). */
+const PAUSED = ['rebase-merge', 'rebase-apply', 'sequencer'];
+/** State files of an operation left half-done: the same. */
 const PAUSED_FILES = ['MERGE_HEAD', 'CHERRY_PICK_HEAD', 'REVERT_HEAD'];
 const GITLINK = 0o160000;
 
@@ -205,6 +223,8 @@ export async function importRunGitDir(recordFile: string, o: { git: string; sess
     rmSync(join(dir, 'objects', 'info', 'alternates'), { force: true, recursive: true });
     const agent = readRefStore(dir);
     if (agent.incomplete) return void report.warnings.push(`${where} holds more refs than stashbase reads: nothing of it is imported`);
+    const made = madeThere(rec);
+    if (made.length > 0) report.warnings.push(`${gitDir}: what the sandbox made there beyond refs, HEAD, the index and objects stays in the run's own git directory, not in yours: ${made.join(', ')}`);
     if (agent.problems.length > 0) report.warnings.push(`${where}: not refs, not imported: ${agent.problems.slice(0, 10).join(', ')}${agent.problems.length > 10 ? ` and ${agent.problems.length - 10} more` : ''}`);
     const start = new Map(rec.start.refs);
     const here = checkoutDir(dir, rec.plan.admin);

@@ -20,7 +20,6 @@ import { readSmallText } from '../util/read-text.js';
 import { findRepoRoot } from './repo.js';
 import { commondirOf, dotGitsUnder, gitPathFile, kernelPath, MAX_WALK, moveAside, QUARANTINE, realOrSelf, within } from './planted-repos.js';
 import { isToolConfigBelow, quarantineDeeperToolConfigs, quarantineToolConfigs } from '../paths/tool-configs.js';
-import { checkGitState, snapshotGitState } from './git-state-guard.js';
 import { restoreHint } from '../util/style.js';
 
 const SUFFIX = QUARANTINE;
@@ -131,10 +130,11 @@ export interface NestedRepoGuard {
 /**
  * Set up before the agent starts (it takes the run's start time from the
  * kernel's clock): the planted repositories, and the tools' configs the agent
- * makes (lib/paths/tool-configs.ts). `direct`: the backend lets the agent write the
- * repository's git state and file modes itself (Docker): setuid bits, index
- * marks and paused operations are checked too (bubblewrap's filter and view
- * keep them out, and reading the index at start would cost every run).
+ * makes (lib/paths/tool-configs.ts). `direct`: the backend lets the agent set
+ * file modes itself (Docker): setuid bits are checked too (bubblewrap's filter
+ * keeps them out). The repository's git directory is the run's own on every
+ * backend (lib/git/run-git-dir.ts): its index and state come back only
+ * through the import.
  */
 export function nestedRepoGuard(cwd: string, env: NodeJS.ProcessEnv, session: string, toolConfigs: string[] = [], direct = false): NestedRepoGuard | null {
   const missing = toolConfigs.filter((p) => !lstatSync(p, { throwIfNoEntry: false }));
@@ -146,9 +146,6 @@ export function nestedRepoGuard(cwd: string, env: NodeJS.ProcessEnv, session: st
   unlinkSync(mark);
   // A folder that was no repository: a .git the agent makes in it is its, like any planted one.
   const repo = findRepoRoot(cwd);
-  const gitDir = repo ? (repo.gitDir ?? gitDirOf(join(repo.root, '.git'))) : null;
-  const state = gitDir && direct ? snapshotGitState(gitDir) : null;
-  const git = findTool('git', env) as string;
   // Each check on its own: one that fails (a broken index, an unreadable folder) says so and stops none of the others.
   const each = (what: string, f: () => string[]): string[] => {
     try {
@@ -160,7 +157,6 @@ export function nestedRepoGuard(cwd: string, env: NodeJS.ProcessEnv, session: st
   return {
     check: () => [
       ...each(`repositories planted in ${cwd} and setuid files`, () => checkNestedRepos(cwd, env, since, repo === null, direct)),
-      ...each('hidden index marks and paused operations', () => (repo && gitDir && state ? checkGitState(git, repo.root, gitDir, state) : [])),
       ...each("tools' configs the agent made", () => quarantineToolConfigs(missing, null)),
     ],
   };

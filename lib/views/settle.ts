@@ -4,24 +4,20 @@
 import { chownSync, closeSync, cpSync, existsSync, lstatSync, openSync, readdirSync, readFileSync, renameSync, rmdirSync, statSync, unlinkSync, writeSync, appendFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { mergeClaudeConfig } from './claude-config.js';
-import { hiddenPathsOfIndex } from '../git/git-index.js';
-import { PAUSED } from '../git/git-state-guard.js';
 import { hostPathOf, sameStamp, stamp, type ViewRecord } from './materialize.js';
 
 /**
- * Writes `content` over `path` by a rename, as git and editors do: a reader
- * sees the old file or the new one. Git's own lock name for git's files, so a
- * git of yours running at that moment and stashbase never write at once.
- * Ownership follows the file replaced (a run as root must not leave your
- * index root's).
+ * Writes `content` over `path` by a rename, as editors do: a reader sees the
+ * old file or the new one. Ownership follows the file replaced (a run as root
+ * must not leave your login root's).
  */
-function replaceFile(path: string, content: Buffer, gitLock: boolean): 'done' | 'busy' {
+function replaceFile(path: string, content: Buffer): 'done' | 'busy' {
   const old = statSync(path, { throwIfNoEntry: false });
-  const tmp = gitLock ? `${path}.lock` : `${path}.stashbase-${process.pid}.tmp`;
+  const tmp = `${path}.stashbase-${process.pid}.tmp`;
   let fd: number;
   try {
-    // A new git state file as git makes one; anything else (a login) private.
-    fd = openSync(tmp, 'wx', old ? old.mode & 0o777 : gitLock ? 0o644 : 0o600);
+    // A login: private.
+    fd = openSync(tmp, 'wx', old ? old.mode & 0o777 : 0o600);
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'EEXIST') return 'busy';
     throw e;
@@ -39,29 +35,13 @@ function replaceFile(path: string, content: Buffer, gitLock: boolean): 'done' | 
 
 const read = (p: string) => readFileSync(p);
 
-/** The paths the agent's index newly hides from git status; [] when it cannot be read (refused as well); null when it hides nothing new. */
-function newlyHidden(agent: Buffer, onHost: string): string[] | null {
-  const now = hiddenPathsOfIndex(agent);
-  if (now === null) return [];
-  const before = existsSync(onHost) ? hiddenPathsOfIndex(read(onHost)) ?? [] : [];
-  const fresh = now.filter((p) => !before.includes(p));
-  return fresh.length > 0 ? fresh : null;
-}
-
 export function settleView(recordFile: string): string[] {
   const rec = JSON.parse(readFileSync(recordFile, 'utf8')) as ViewRecord;
   const { spec, dir } = rec;
   const notes: string[] = [];
   const left: string[] = [];
-  const gitLock = spec.id.startsWith('git');
   const where = (name: string) => (spec.hostPaths[name] ? spec.hostPaths[name] : `${spec.label}/${name}`);
-  // A rebase, cherry-pick or am left paused in the run: its HEAD and index are mid-operation, and the
-  // operation itself stays behind (its queued exec steps would run on your --continue): none of it comes back.
-  const paused = gitLock ? PAUSED.filter((d) => !spec.readOnly.includes(d) && lstatSync(join(dir, d), { throwIfNoEntry: false })?.isDirectory()) : [];
-  if (paused.length > 0) {
-    notes.push(`${spec.label}: the sandbox left a paused ${paused.join(', ')}: its HEAD, index and other state files are not carried back (your branch is where it was; its commits so far are in your object store)`);
-  }
-  for (const [name, rule] of Object.entries(paused.length > 0 ? {} : spec.merge)) {
+  for (const [name, rule] of Object.entries(spec.merge)) {
     const inView = join(dir, name);
     const onHost = hostPathOf(spec, name);
     const v = stamp(inView);
@@ -69,15 +49,12 @@ export function settleView(recordFile: string): string[] {
     const saved = rec.saved[name] ? read(rec.saved[name] as string) : null;
     if (v !== null && v.size >= 0 && saved !== null && read(inView).equals(saved)) continue;
     const hostChanged = !sameStamp(stamp(onHost), rec.host[name] ?? null);
-    const hides = rule === 'git-index' && v !== null && v.size >= 0 && !hostChanged ? newlyHidden(read(inView), onHost) : null;
-    if (hides !== null) {
-      notes.push(`${where(name)}: the sandbox's index ${hides.length > 0 ? `marks ${hides.slice(0, 5).join(', ')}${hides.length > 5 ? ` and ${hides.length - 5} more` : ''} assume-unchanged or skip-worktree, which hides their changes from your git status and git diff` : 'cannot be read to check what it hides'}: it is not carried back (stage those files again yourself)`);
-    } else if (rule === 'replace' || rule === 'git-index') {
+    if (rule === 'replace') {
       if (hostChanged) notes.push(`${where(name)} changed during the run both on your side and in the sandbox: yours is kept, the sandbox's is not carried back`);
       else if (v === null) {
         if (existsSync(onHost)) unlinkSync(onHost);
       } else if (v.size < 0) left.push(name);
-      else if (replaceFile(onHost, read(inView), gitLock) === 'busy') notes.push(`${where(name)} was locked by a git of yours when the run ended: the sandbox's version is not carried back`);
+      else if (replaceFile(onHost, read(inView)) === 'busy') notes.push(`${where(name)} was being written when the run ended: the sandbox's version is not carried back`);
     } else if (rule === 'append') {
       if (v === null || v.size < 0) continue;
       const now = read(inView);
@@ -88,7 +65,7 @@ export function settleView(recordFile: string): string[] {
     } else {
       const current = existsSync(onHost) ? read(onHost).toString('utf8') : null;
       const r = mergeClaudeConfig(saved?.toString('utf8') ?? null, v !== null && v.size >= 0 ? read(inView).toString('utf8') : null, current);
-      if (r.text !== null) replaceFile(onHost, Buffer.from(r.text + '\n'), false);
+      if (r.text !== null) replaceFile(onHost, Buffer.from(r.text + '\n'));
       if (r.left.length > 0) notes.push(`${where(name)}: changes the sandbox made to ${r.left.join(', ')} are not carried back (they would make a later claude run or trust something)`);
     }
   }

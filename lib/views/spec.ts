@@ -1,8 +1,7 @@
-// A view is how the sandbox sees a folder of the host whose parts must be
-// treated differently: git's own directory (objects and refs written for
-// real, config and hooks not), or an agent's state folder (history and login
-// kept, hooks and settings not). The sandbox sees a folder of the run's own
-// at the host path; into it each existing entry is bound writable ("live"),
+// A view is how the sandbox sees an agent's state folder, whose parts must be
+// treated differently: history and login kept, hooks and settings not. (Git's
+// own directory is no view: the run gets one of its own, lib/git/run-git-dir.ts.)
+// The sandbox sees a folder of the run's own at the host path; into it each existing entry is bound writable ("live"),
 // bound read-only, copied, or replaced by an empty folder. After the run the
 // copies named in `merge` are carried back by their rule, the folders the
 // agent made that `adoptDirs` names are moved over, and everything else the
@@ -14,17 +13,15 @@
 // renamed over.
 
 /**
- * How a copy comes back: replaced when yours did not change meanwhile; git's
- * index the same way, unless it newly hides paths from your git status
- * (assume-unchanged, skip-worktree); new lines appended; Claude Code's config
- * merged without its executable keys.
+ * How a copy comes back: replaced when yours did not change meanwhile; new
+ * lines appended; Claude Code's config merged without its executable keys.
  */
-export type Merge = 'replace' | 'git-index' | 'append' | 'claude-config';
+export type Merge = 'replace' | 'append' | 'claude-config';
 
 export interface ViewSpec {
-  /** A file name for the run directory: git, git-1, claude, codex. */
+  /** A file name for the run directory: claude, codex. */
   id: string;
-  /** How messages name it: .git, ~/.claude. */
+  /** How messages name it: ~/.claude. */
   label: string;
   /** The host folder the view stands for; the sandbox sees the view there. */
   at: string;

@@ -98,9 +98,9 @@ describe('agent worktrees commands (real git)', needs('git'), () => {
     assert.match(inWt.stdout, /^# stashbase agent run: .*, worktree <name>$/m);
     const skipped = await cli(['agent', 'run', '--profile', 'wt', '--worktree=false', '--dry-run', '--', 'true'], { env: r.env, cwd: r.root });
     assert.equal(skipped.code, 0, skipped.stderr);
-    // No worktree step or header: the plain run's view of .git instead.
+    // No worktree step or header: the plain run's own git directory instead.
     assert.doesNotMatch(skipped.stdout, /worktree/);
-    assert.match(skipped.stdout, /^# create .*\/views\/git, mounted at .*\/\.git \(the view of \.git\):$/m);
+    assert.match(skipped.stdout, /^# create .*\/runs\/ags_[a-z2-7]{16}\/git, mounted at .*\/\.git \(the run's own git directory; the agent's git writes here, never into yours\):$/m);
   });
 
   test('merge: a merge commit, the worktree and branch removed; -m; --squash; --keep', async () => {

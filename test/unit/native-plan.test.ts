@@ -200,7 +200,7 @@ test('native plan: JSON parses and matches the text plan step for step', () => {
       assert.deepEqual([s.file, ...s.args], [step.command.file, ...step.command.args]);
     }
   }
-  assert.deepEqual(json.steps.map((s) => s.id), ['session', 'audit-start', 'writes', 'run-dir', 'parents', 'placeholders', 'view', 'stand-in-files', 'proxy', 'relay-start', 'sandbox', 'relay-wait', 'release', 'warning', 'teardown']);
+  assert.deepEqual(json.steps.map((s) => s.id), ['session', 'audit-start', 'writes', 'run-dir', 'parents', 'placeholders', 'git-dir', 'view', 'stand-in-files', 'proxy', 'relay-start', 'sandbox', 'relay-wait', 'release', 'warning', 'teardown']);
 });
 
 const sdInput: SystemdRunInput = {

@@ -7,7 +7,6 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { claudeView, codexView } from '../../lib/views/agent-views.js';
 import { mergeClaudeConfig, revertClaudeConfig } from '../../lib/views/claude-config.js';
-import { gitLayout, gitViewSpec } from '../../lib/views/git-view.js';
 import { materializeView } from '../../lib/views/materialize.js';
 import { settleView } from '../../lib/views/settle.js';
 import { tempHome, writeFile } from '../helpers.js';
@@ -46,68 +45,6 @@ test('Claude Code config written in place (macOS): the executable entries put ba
   assert.deepEqual(JSON.parse(r.text!), { numStartups: 2, mcpServers: { mine: { command: 'my-server' } } });
   assert.deepEqual(r.left, ['mcpServers']);
   assert.deepEqual(revertClaudeConfig(start, null), { text: null, left: [] });
-});
-
-test('git view: a commit carried back, git config and a planted hooks folder left behind, a file changed on both sides kept as yours', () => {
-  // Two real indexes, before and after a `git add`.
-  const scratch = join(t.dir, 'scratch');
-  mkdirSync(scratch);
-  const git = (...a: string[]) => spawnSync('git', ['-C', scratch, ...a]);
-  git('init', '-q');
-  writeFileSync(join(scratch, 'a'), 'a\n');
-  git('add', 'a');
-  const index1 = readFileSync(join(scratch, '.git', 'index'));
-  writeFileSync(join(scratch, 'b'), 'b\n');
-  git('add', 'b');
-  const index2 = readFileSync(join(scratch, '.git', 'index'));
-  const g = join(t.dir, 'repo', '.git');
-  for (const d of ['objects', 'refs/heads', 'logs']) mkdirSync(join(g, d), { recursive: true });
-  writeFile(join(g, 'HEAD'), 'ref: refs/heads/main\n');
-  writeFileSync(join(g, 'index'), index1);
-  writeFile(join(g, 'config'), '[core]\n');
-  writeFile(join(g, 'ORIG_HEAD'), 'abc\n');
-  writeFile(join(g, 'COMMIT_EDITMSG'), 'old\n');
-  const spec = gitViewSpec(g, 'git', '.git');
-  assert.deepEqual([spec.live, spec.readOnly, spec.copies], [['logs', 'objects', 'refs'], [], ['COMMIT_EDITMSG', 'HEAD', 'ORIG_HEAD', 'config', 'index']]);
-  const dir = join(t.dir, 'run', 'views', 'git');
-  mkdirSync(join(t.dir, 'run', 'views'), { recursive: true });
-  materializeView(spec, dir);
-  // The agent: a commit (index and COMMIT_EDITMSG rewritten by rename, as git does), git config, a hooks folder, ORIG_HEAD removed.
-  writeFileSync(join(dir, 'index.lock'), index2);
-  renameSync(join(dir, 'index.lock'), join(dir, 'index'));
-  writeFileSync(join(dir, 'COMMIT_EDITMSG'), 'agent\n');
-  writeFileSync(join(dir, 'config'), '[core]\n\tfsmonitor = touch /tmp/pwn\n');
-  mkdirSync(join(dir, 'hooks'));
-  writeFileSync(join(dir, 'hooks', 'pre-commit'), 'touch /tmp/pwn\n');
-  writeFileSync(join(dir, 'MERGE_HEAD'), 'def\n');
-  writeFileSync(join(dir, 'gc.log'), 'x');
-  renameSync(join(dir, 'ORIG_HEAD'), join(dir, 'gone'));
-  // You, meanwhile: a commit message of your own.
-  writeFileSync(join(g, 'COMMIT_EDITMSG'), 'yours\n');
-  const notes = settleView(`${dir}.json`);
-  assert.deepEqual(
-    [readFileSync(join(g, 'index')).equals(index2), readFileSync(join(g, 'config'), 'utf8'), existsSync(join(g, 'hooks')), readFileSync(join(g, 'MERGE_HEAD'), 'utf8'), existsSync(join(g, 'ORIG_HEAD')), readFileSync(join(g, 'COMMIT_EDITMSG'), 'utf8')],
-    [true, '[core]\n', false, 'def\n', false, 'yours\n'],
-  );
-  assert.equal(existsSync(join(g, 'index.lock')), false);
-  assert.deepEqual(notes, [
-    '.git/COMMIT_EDITMSG changed during the run both on your side and in the sandbox: yours is kept, the sandbox\'s is not carried back',
-    `.git: what the sandbox did to config (changed), gone (new), hooks (new) stays in the sandbox (not carried back to ${g})`,
-  ]);
-});
-
-test('a linked worktree: the admin folder and the common directory are both views, the pointer file stays as it is', () => {
-  const main = join(t.dir, 'wtmain', '.git');
-  const admin = join(main, 'worktrees', 'w1');
-  mkdirSync(join(main, 'objects'), { recursive: true });
-  mkdirSync(admin, { recursive: true });
-  writeFile(join(admin, 'commondir'), '../..\n');
-  writeFile(join(admin, 'HEAD'), 'ref: refs/heads/w1\n');
-  writeFile(join(t.dir, 'wt', '.git'), `gitdir: ${admin}\n`);
-  const layout = gitLayout(join(t.dir, 'wt'));
-  assert.equal(layout.pointer, join(t.dir, 'wt', '.git'));
-  assert.deepEqual(layout.views.map((v) => [v.id, v.at, v.copies]), [['git', main, []], ['git-worktree', admin, ['HEAD', 'commondir']]]);
-  assert.equal('packed-refs' in layout.views[1]!.merge, false);
 });
 
 test("the agents' views: live state, what is carried back, and the rest read-only or left behind", () => {

