@@ -287,7 +287,7 @@ export async function importRunGitDir(recordFile: string, o: { git: string; sess
 
     // Refs: one transaction, each with the value it must still have; if it fails, one by one.
     const lineOf = (d: RefDecision) => (d.start === null ? `create ${d.ref}\0${oidOf(d.agent)}\0` : `update ${d.ref}\0${oidOf(d.agent)}\0${oidOf(d.start)}\0`);
-    const toWrite = decisions.filter((d) => d.take);
+    const toWrite = decisions.filter((d) => d.take && d.ref !== 'refs/stash');
     if (toWrite.length > 0) {
       const all = await run(yours(c, updateRefsArgs(c.message)), toWrite.map(lineOf).join(''));
       if (!all.ok) {
@@ -296,6 +296,13 @@ export async function importRunGitDir(recordFile: string, o: { git: string; sess
           if (!one.ok) Object.assign(d, { take: false, reason: `git update-ref refused it: ${one.err}` });
         }
       }
+    }
+    // A stash entry as git stash makes one: in the stash's reflog (your earlier entries stay below it), under its own subject.
+    const stash = decisions.find((d) => d.take && d.ref === 'refs/stash');
+    if (stash) {
+      const subject = (await run(yours(c, ['log', '-1', '--no-show-signature', '--format=%s', oidOf(stash.agent) as string]))).out.trim();
+      const r = await run(yours(c, ['update-ref', '--create-reflog', ...updateRefsArgs(subject || c.message).slice(1)]), lineOf(stash));
+      if (!r.ok) Object.assign(stash, { take: false, reason: `git update-ref refused it: ${r.err}` });
     }
     for (const d of decisions) {
       const line = describe(d, d.take ? await commitList(c, d) : '');

@@ -30,7 +30,7 @@ export async function reapStaleRuns(home: string, env: NodeJS.ProcessEnv, alert:
     }
     removePlaceholders(rec.placeholders ?? []);
     for (const n of settleViews(rec.views ?? [])) alert(`${n} (left by the killed run ${rec.id})`);
-    const said = (m: string) => alert(`${m} (left by the killed run ${rec.id})`);
+    const said = (m: string) => alert(`from the killed run ${rec.id}: ${m}`);
     for (const g of rec.gitDirs ?? []) await settleGitDir(g, env, rec.id, { alert: said, note: said });
     removeRunDir(runDirOf(rec.id), runStateDirOf(home, rec.id));
     new AuditLog(home, rec.id).write({ type: 'end', exitCode: null, reaped: true, by: process.pid });

@@ -80,7 +80,8 @@ R=$PWD
 git init -q --bare .git/objects/pd && git --git-dir=.git/objects/pd config core.bare false && git --git-dir=.git/objects/pd config core.fsmonitor "touch $PWNFILE; false"
 mkdir -p .git/worktrees/evil && echo ../../objects/pd > .git/worktrees/evil/commondir && echo "ref: refs/heads/main" > .git/worktrees/evil/HEAD && echo "$R/sub3/.git" > .git/worktrees/evil/gitdir
 mkdir sub3 && echo "gitdir: $R/.git/worktrees/evil" > sub3/.git
-cp /bin/true .git/objects/suidtrue && chmod 4755 .git/objects/suidtrue
+cp /bin/true .git/objects/suidtrue
+if chmod 4755 .git/objects/suidtrue 2>/dev/null; then echo setuid-set; else echo setuid-refused; fi
 echo planted
 `;
 
@@ -335,7 +336,8 @@ function describeBackend(name: string, docker: boolean) {
       assert.match(r.stderr, /bare repository at .*\/va\.git, .*core\.fsmonitor/);
       assert.match(r.stderr, /bare repository at .*\/vb\.git, .*core\.fsmonitor/);
       assert.match(r.stderr, /bare repository at .*\/vc\/b, .*core\.pager/);
-      assert.match(r.stderr, new RegExp(`nested repository at ${join(repo, 'vd', 'w').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}, in a subfolder, .*core\\.fsmonitor`));
+      // The one planted in .git/objects stayed in the run's own object store: its pointer leads nowhere in yours.
+      assert.equal(existsSync(join(repo, '.git', 'objects', 'zz.git')), false);
       assert.match(r.stderr, /the agent made .*\.mcp\.json, which your own tools would run or obey/);
       for (const d of ['sub', 'sub2', 'fixtures/evil.git', 'gd', 'gd2 ', 'va.git', 'vb.git', 'vd/w']) spawnSync('git', ['status'], { cwd: join(repo, d), env: t.env });
       assert.equal(existsSync(marker), false, 'your git status in none of them ran anything');
@@ -352,7 +354,10 @@ function describeBackend(name: string, docker: boolean) {
       writeFileSync(join(repo, 'wt.sh'), IN_WORKTREES);
       const r = await cli(['agent', 'run', '--silent', ...flags, '--', 'env', `PWNFILE=${marker}`, 'sh', 'wt.sh'], { env: t.env, cwd: repo, timeoutMs: 90_000 });
       assert.equal(r.code, 0, r.stderr);
-      assert.match(r.stderr, /^warning: the run's git directory \(for .*\/\.git\) held what no git directory should; removed before anything was read: objects\/suidtrue \(setuid or setgid\): the bit cleared$/m);
+      // Native: the sandbox's filter refuses setuid modes; Docker: the agent owns the file and may set it, and the walk clears it.
+      assert.equal(r.stdout, `${docker ? 'setuid-set' : 'setuid-refused'}\nplanted\n`);
+      if (docker) assert.match(r.stderr, /^warning: the run's git directory \(for .*\/\.git\) held what no git directory should; removed before anything was read: objects\/suidtrue \(setuid or setgid\): the bit cleared$/m);
+      assert.match(r.stderr, /\/\.git: what the sandbox made there beyond refs, HEAD, the index and objects stays in the run's own git directory, not in yours: worktrees\/evil$/m);
       for (const p of ['objects/suidtrue', 'objects/pd', 'worktrees/evil']) assert.equal(existsSync(join(repo, '.git', p)), false, p);
       spawnSync('git', ['status'], { cwd: join(repo, 'sub3'), env: t.env });
       assert.equal(existsSync(marker), false, 'your git status in sub3 ran nothing');

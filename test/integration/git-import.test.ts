@@ -1,0 +1,237 @@
+// The run's own git directory and the import (lib/git/), attacked with real
+// git on both backends: each attack of the issue, and one member of each
+// class it does not name, with its control outside the sandbox, where the
+// same script does its harm; and ordinary work, which comes back whole.
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, lstatSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, describe, test } from 'node:test';
+import { BIN, cli, needs } from '../helpers.js';
+import { repoHome } from '../worktree-setup.js';
+
+const WORKTREE = /^Worktree: \S+\/\.stashbase\/worktrees\/([a-z]+-[a-z]+-[a-z]+) \(branch stashbase\/\1\)$/m;
+
+/** A copy of the repository, for a control run of the same script outside any sandbox. */
+function copyOf(root: string, name: string): string {
+  const copy = `${root}-${name}`;
+  spawnSync('cp', ['-a', root, copy]);
+  return copy;
+}
+
+const outside = (script: string, cwd: string, env: NodeJS.ProcessEnv, timeout = 10_000) => spawnSync('bash', ['-c', script], { cwd, env, encoding: 'utf8', timeout });
+
+for (const backend of ['native', 'docker'] as const) {
+  describe(`the run's own git directory and its import, ${backend} backend (real git)`, needs('git', backend === 'native' ? 'bwrap' : 'docker'), () => {
+    const r = repoHome();
+    after(() => r.cleanup());
+    const flags = ['--docker-sandbox', backend === 'docker' ? 'true' : 'false'];
+    const run = (script: string, o: { worktree?: boolean; env?: Record<string, string> } = {}) =>
+      cli(['agent', 'run', ...flags, ...(o.worktree ? ['--worktree'] : []), '--', 'env', ...Object.entries(o.env ?? {}).map(([k, v]) => `${k}=${v}`), 'bash', '-c', script], { env: r.env, cwd: r.root, timeoutMs: 120_000 });
+    const rc = join(r.home, '.bashrc');
+    const refs = () => r.git(['for-each-ref', '--format=%(refname) %(objectname)']);
+    const fsckClean = () => r.git(['fsck', '--no-progress', '--no-dangling']) === '';
+
+    test('links in the reflog folders (and, unnamed, COMMIT_EDITMSG): your own commit and cherry-pick afterwards write nothing through them', async () => {
+      const links = [
+        'ln -sf "$HOSTRC" .git/logs/HEAD',
+        'mkdir -p .git/logs/refs/heads && ln -sf "$HOSTRC" .git/logs/refs/heads/dev',
+        // Not in the issue: git writes COMMIT_EDITMSG with fopen, through a link, on your next commit.
+        'ln -sf "$HOSTRC" .git/COMMIT_EDITMSG',
+      ].join('\n');
+      // The control: outside, your next commit and cherry-pick write through the links.
+      const ctl = copyOf(r.root, 'links-control');
+      const ctlRc = join(r.dir, 'control-rc');
+      writeFileSync(ctlRc, '# mine\n');
+      assert.equal(outside(`${links}\ngit commit -q --allow-empty -m 'echo pwned' && git checkout -q dev && git cherry-pick --allow-empty main >/dev/null`, ctl, { ...r.env, HOSTRC: ctlRc }).status, 0);
+      assert.notEqual(readFileSync(ctlRc, 'utf8'), '# mine\n', 'outside, your git writes through the links');
+
+      writeFileSync(rc, '# mine\n');
+      // The agent's own commits first: its links reach a read-only ~/.bashrc inside the native sandbox.
+      const agent = `echo more >> a.txt && git commit -qam 'agent: $(touch pwned)' && git branch -q -D release\n${links}\necho done`;
+      const res = await run(agent, { env: { HOSTRC: rc } });
+      assert.equal(res.code, 0, res.stderr);
+      assert.equal(res.stdout, 'done\n');
+      assert.match(res.stderr, /the agent deleted refs\/heads\/release \(at [0-9a-f]{12}\): not taken \(deletions are not taken\)/);
+      for (const f of ['logs/HEAD', 'COMMIT_EDITMSG']) assert.equal(lstatSync(join(r.root, '.git', f), { throwIfNoEntry: false })?.isSymbolicLink() ?? false, false, f);
+      r.git(['commit', '-q', '--allow-empty', '-m', 'mine']);
+      r.git(['checkout', '-q', 'dev']);
+      r.git(['cherry-pick', '--allow-empty', 'main~1']);
+      r.git(['checkout', '-q', 'main']);
+      assert.equal(readFileSync(rc, 'utf8'), '# mine\n', 'your ~/.bashrc is as it was');
+      assert.equal(r.git(['log', '-1', '--format=%s', 'main~1']).trim(), 'agent: $(touch pwned)', "the agent's commit came in");
+      assert.ok(fsckClean());
+    });
+
+    test('deleted packs and loose objects (and, unnamed, a pack truncated in place): your object store is not the agent\'s to change', async () => {
+      r.git(['gc', '-q']);
+      r.git(['commit', '-q', '--allow-empty', '-m', 'a loose one']);
+      const attack = [
+        'G=$(git rev-parse --path-format=absolute --git-common-dir)',
+        'try() { if (eval "$1") >/dev/null 2>&1; then echo "DONE $2"; else echo "blocked $2"; fi; }',
+        `try 'rm "$G"/stashbase-objects/pack/*' packs`,
+        `try 'rm -r "$G"/stashbase-objects/[0-9a-f][0-9a-f]' loose`,
+        `try ': > "$(ls "$G"/stashbase-objects/pack/*.pack | head -1)"' truncate`,
+        // Its own store is its own: emptied, the run goes on with yours.
+        'rm -rf "$G"/objects/pack/* "$G"/objects/[0-9a-f][0-9a-f]',
+        'echo own > own.txt && git add own.txt && git commit -qm own && echo committed',
+      ].join('\n');
+      const ctl = copyOf(r.root, 'objects-control');
+      outside('rm .git/objects/pack/* && rm -r .git/objects/[0-9a-f][0-9a-f]', ctl, r.env);
+      assert.notEqual(spawnSync('git', ['-C', ctl, 'log', '--oneline'], { env: r.env }).status, 0, 'outside, your history is gone');
+
+      const res = await run(attack, { worktree: true });
+      assert.equal(res.code, 0, res.stderr);
+      assert.equal(res.stdout, 'blocked packs\nblocked loose\nblocked truncate\ncommitted\n');
+      const name = WORKTREE.exec(res.stderr)?.[1];
+      assert.ok(name, res.stderr);
+      assert.equal(r.git(['log', '-1', '--format=%s', `stashbase/${name}`]).trim(), 'own');
+      assert.ok(fsckClean());
+      const list = await cli(['agent', 'worktrees', 'list'], { env: r.env, cwd: r.root, timeoutMs: 30_000 });
+      assert.equal(list.code, 0, list.stderr);
+    });
+
+    test('a dropped stash (and, unnamed, a remote-tracking branch deleted or rewritten): yours stay', async () => {
+      writeFileSync(join(r.root, 'a.txt'), 'stash me\n');
+      r.git(['stash', '-q']);
+      writeFileSync(join(r.root, 'a.txt'), 'and me\n');
+      r.git(['stash', '-q']);
+      r.git(['update-ref', 'refs/remotes/origin/main', 'main']);
+      r.git(['update-ref', 'refs/remotes/origin/dev', 'dev']);
+      const before = { stash: r.git(['stash', 'list']), refs: refs() };
+      const attack = 'git stash clear && git update-ref -d refs/remotes/origin/main && git update-ref refs/remotes/origin/dev "$(git commit-tree -m x "HEAD^{tree}")" && echo done';
+      const ctl = copyOf(r.root, 'stash-control');
+      outside(attack, ctl, r.env);
+      assert.equal(spawnSync('git', ['-C', ctl, 'stash', 'list'], { env: r.env, encoding: 'utf8' }).stdout, '', 'outside, your stash is gone');
+
+      const res = await run(attack);
+      assert.equal(res.code, 0, res.stderr);
+      assert.deepEqual([r.git(['stash', 'list']), refs()], [before.stash, before.refs]);
+      assert.match(res.stderr, /the agent deleted refs\/stash \(at [0-9a-f]{12}\): not taken/);
+      assert.match(res.stderr, /the agent deleted refs\/remotes\/origin\/main \(at [0-9a-f]{12}\): not taken/);
+      assert.match(res.stderr, /the agent rewrote refs\/remotes\/origin\/dev \([0-9a-f]{12} -> [0-9a-f]{12}\): not taken \(rewrites are not taken\)/);
+      r.git(['stash', 'clear']);
+    });
+
+    test('refs/replace: the agent\'s Makefile never stands in for yours', async () => {
+      writeFileSync(join(r.root, 'Makefile'), 'all:\n\ttrue\n');
+      r.git(['add', 'Makefile']);
+      r.git(['commit', '-qm', 'a Makefile']);
+      const attack = `B=$(printf 'all:\\n\\ttouch PWNED\\n' | git hash-object -w --stdin) && git replace "$(git rev-parse HEAD:Makefile)" "$B" && echo done`;
+      const ctl = copyOf(r.root, 'replace-control');
+      outside(attack, ctl, r.env);
+      assert.match(spawnSync('git', ['-C', ctl, 'show', 'HEAD:Makefile'], { env: r.env, encoding: 'utf8' }).stdout, /PWNED/, 'outside, git shows the agent\'s file as yours');
+
+      const res = await run(attack);
+      assert.equal(res.code, 0, res.stderr);
+      assert.equal(r.git(['for-each-ref', 'refs/replace']), '');
+      assert.equal(r.git(['show', 'HEAD:Makefile']), 'all:\n\ttrue\n');
+      assert.match(res.stderr, /the agent created refs\/replace\/[0-9a-f]{40} at [0-9a-f]{12}: not taken \(replace refs are never taken/);
+    });
+
+    test('setuid files in every git folder the run writes (and, unnamed, a setgid folder): none reaches yours', async () => {
+      const attack = [
+        'G=$(git rev-parse --path-format=absolute --git-common-dir); A=$(git rev-parse --absolute-git-dir)',
+        'for d in "$G/objects/ab" "$G/refs" "$G/logs" "$A"; do mkdir -p "$d" && cp /bin/sh "$d/suid" && { chmod 4755 "$d/suid" 2>/dev/null && echo set || echo refused; }; done',
+        'chmod g+s "$G/refs/heads" 2>/dev/null && echo setgid || echo refused',
+      ].join('\n');
+      const ctl = copyOf(r.root, 'setuid-control');
+      outside(attack, ctl, r.env);
+      assert.notEqual(lstatSync(join(ctl, '.git', 'objects', 'ab', 'suid')).mode & 0o4000, 0, 'outside, the bit stays in your .git');
+
+      const res = await run(attack, { worktree: true });
+      assert.equal(res.code, 0, res.stderr);
+      // Native: the sandbox's filter refuses setuid and setgid modes; Docker: its agent owns the files, sets the bits, and the walk clears them.
+      assert.equal(res.stdout, backend === 'docker' ? 'set\nset\nset\nset\nsetgid\n' : 'refused\nrefused\nrefused\nrefused\nrefused\n');
+      if (backend === 'docker') assert.match(res.stderr, /held what no git directory should; removed before anything was read: .*objects\/ab\/suid \(setuid or setgid\): the bit cleared.*refs\/heads \(setuid or setgid\): the bit cleared/);
+      assert.equal(outside('find .git -perm /6000 -o -name suid', r.root, r.env).stdout, '', 'nothing setuid or setgid, and no planted file, in your .git');
+    });
+
+    test('a FIFO at objects/info/alternates (and, unnamed, at the worktree\'s index and at packed-refs): the run ends, your git never blocks', async () => {
+      const attack = [
+        'G=$(git rev-parse --path-format=absolute --git-common-dir); A=$(git rev-parse --absolute-git-dir)',
+        'git branch -q -D dev',
+        'rm -f "$G/objects/info/alternates" "$A/index" "$G/packed-refs" && mkfifo "$G/objects/info/alternates" "$A/index" "$G/packed-refs" && echo planted',
+      ].join('\n');
+      const ctl = copyOf(r.root, 'fifo-control');
+      outside('mkfifo .git/objects/info/alternates', ctl, r.env);
+      const hung = spawnSync('git', ['-C', ctl, 'log', '--oneline'], { env: r.env, timeout: 3000 });
+      assert.equal(hung.signal, 'SIGTERM', 'outside, your git log blocks on it');
+
+      const started = Date.now();
+      const res = await run(attack, { worktree: true });
+      assert.equal(res.code, 0, res.stderr);
+      assert.equal(res.stdout, 'planted\n');
+      assert.ok(Date.now() - started < 60_000);
+      assert.match(res.stderr, /removed before anything was read: .*objects\/info\/alternates \(a FIFO\): removed/);
+      assert.match(res.stderr, /packed-refs \(a FIFO\): removed/);
+      assert.match(res.stderr, /the agent deleted refs\/heads\/dev \(at [0-9a-f]{12}\): not taken/);
+      assert.equal(spawnSync('git', ['-C', r.root, 'log', '--oneline', 'dev'], { env: r.env, timeout: 10_000 }).status, 0);
+      const list = await cli(['agent', 'worktrees', 'list'], { env: r.env, cwd: r.root, timeoutMs: 30_000 });
+      assert.equal(list.code, 0, list.stderr);
+    });
+
+    test('a garbage HEAD with a bare repository planted in the top folder (and, unnamed, HEAD pointing at a tag): your git keeps .git', async () => {
+      const plant = 'mkdir -p objects refs && printf "ref: refs/heads/main\\n" > HEAD && printf "[core]\\n\\tbare = true\\n\\tpager = touch PWNED\\n" > config';
+      const ctl = copyOf(r.root, 'head-control');
+      outside(`echo garbage > .git/HEAD && ${plant}`, ctl, r.env);
+      assert.equal(spawnSync('git', ['-C', ctl, 'config', 'core.pager'], { env: r.env, encoding: 'utf8' }).stdout, 'touch PWNED\n', 'outside, your git reads the planted config');
+
+      const headBefore = readFileSync(join(r.root, '.git', 'HEAD'), 'utf8');
+      const res = await run(`echo garbage > .git/HEAD && ${plant} && echo planted`);
+      assert.equal(res.code, 0, res.stderr);
+      assert.match(res.stderr, /the sandbox's HEAD is neither a branch nor an object id: not taken/);
+      assert.equal(readFileSync(join(r.root, '.git', 'HEAD'), 'utf8'), headBefore);
+      assert.equal(r.git(['rev-parse', '--git-dir']).trim(), '.git');
+      assert.equal(spawnSync('git', ['-C', r.root, 'config', 'core.pager'], { env: r.env }).status, 1, 'your git reads no planted config');
+      for (const f of ['HEAD', 'config', 'objects', 'refs']) spawnSync('rm', ['-rf', join(r.root, f)]);
+      // HEAD at a tag: git would take it (your commits would then be made on the tag's object): not taken.
+      const tagged = await run('git symbolic-ref HEAD refs/tags/v1 && echo moved');
+      assert.equal(tagged.code, 0, tagged.stderr);
+      assert.match(tagged.stderr, /the sandbox's HEAD points at refs\/tags\/v1, not a branch: not taken/);
+      assert.equal(readFileSync(join(r.root, '.git', 'HEAD'), 'utf8'), headBefore);
+    });
+
+    test('ordinary work comes back whole: commits, a tag, an amended commit, a git gc, a stash of its own', async () => {
+      const work = [
+        'c() { git commit -q "$@"; }',
+        'echo 1 > w1 && git add w1 && c -m w1',
+        'echo 2 > w2 && git add w2 && c -m w2',
+        'git tag agent-tag',
+        'echo 2b > w2 && git add w2 && c --amend -m w2-amended',
+        'git gc -q',
+        'echo wip > wip && git add wip && git stash -q',
+        'git worktree list >/dev/null && echo done',
+      ].join('\n');
+      const res = await run(work, { worktree: true });
+      assert.equal(res.code, 0, res.stderr);
+      assert.equal(res.stdout, 'done\n');
+      const name = WORKTREE.exec(res.stderr)?.[1];
+      assert.ok(name, res.stderr);
+      const branch = `stashbase/${name}`;
+      assert.equal(r.git(['log', '--format=%s', '-2', branch]), 'w2-amended\nw1\n');
+      assert.equal(r.git(['log', '-1', '--format=%s', 'agent-tag']), 'w2\n');
+      assert.match(r.git(['stash', 'list', '--format=%s']), new RegExp(`^WIP on ${branch}: [0-9a-f]+ w2-amended\n$`));
+      assert.equal(r.git(['show', 'stash@{0}:wip']), 'wip\n');
+      assert.match(res.stderr, new RegExp(`^Worktree ${name} was clean and is removed`, 'm'));
+      assert.ok(fsckClean());
+      r.git(['stash', 'drop', '-q']);
+    });
+
+    test('a run killed with SIGKILL: nothing of it is in your repository until the next run imports it, the same way', async () => {
+      const child = spawn(process.execPath, [BIN, 'agent', 'run', ...flags, '--', 'bash', '-c', 'echo k > k.txt && git add k.txt && git commit -qm killed-run && git tag -d v2 && echo ready && sleep 60'], { env: r.env, cwd: r.root, stdio: ['ignore', 'pipe', 'pipe'] });
+      await new Promise<void>((res) => child.stdout.on('data', (d: Buffer) => String(d).includes('ready') && res()));
+      const main = r.oid('main');
+      assert.equal(r.git(['log', '-1', '--format=%s', 'main']).includes('killed-run'), false, 'not yet in yours');
+      child.kill('SIGKILL');
+      await new Promise((res) => child.on('close', res));
+      const next = await cli(['agent', 'run', ...flags, '--', 'true'], { env: r.env, cwd: r.root, timeoutMs: 120_000 });
+      assert.equal(next.code, 0, next.stderr);
+      assert.match(next.stderr, /^warning: from the killed run ags_[a-z2-7]{16}: the agent added commits to refs\/heads\/main: taken /m);
+      assert.match(next.stderr, /^warning: from the killed run ags_[a-z2-7]{16}: the agent deleted refs\/tags\/v2 \(at [0-9a-f]{12}\): not taken \(deletions are not taken\)$/m);
+      assert.equal(r.git(['log', '-1', '--format=%s', 'main']), 'killed-run\n');
+      assert.equal(r.git(['rev-parse', 'main~1']).trim(), main);
+      assert.equal(existsSync(join(r.root, '.git', 'refs', 'tags', 'v2')) || r.git(['tag', '-l', 'v2']) === 'v2\n', true);
+    });
+  });
+}
