@@ -75,3 +75,84 @@ export async function repositoryCheck(home, env) {
   console.log(`${check.subject}: ${check.median_ms} ms (target ${check.target})`);
   return check;
 }
+
+/**
+ * A repository of 10,000 files in 100 folders and 5,000 commits (each changing
+ * one file), made by git fast-import; main checked out, its index written.
+ */
+export function bigRepository(home, env, name = 'repo5k') {
+  const repo = join(home, name);
+  mkdirSync(repo, { recursive: true });
+  const git = (args, input) => {
+    const r = spawnSync('git', args, { cwd: repo, env, input, encoding: 'utf8', maxBuffer: 1 << 30 });
+    if (r.status !== 0) throw new Error(`git ${args.join(' ')}: ${r.stderr}`);
+    return r.stdout;
+  };
+  git(['init', '-q', '-b', 'main']);
+  const lines = [];
+  const when = 1_700_000_000;
+  lines.push('commit refs/heads/main', 'mark :1', `committer Bench <b@x> ${when} +0000`, 'data 5', 'first');
+  for (let i = 0; i < 10_000; i++) {
+    const content = `file ${i}\n`;
+    lines.push(`M 100644 inline d${i % 100}/f${i}.txt`, `data ${Buffer.byteLength(content)}`, content.slice(0, -1));
+  }
+  for (let c = 2; c <= 5000; c++) {
+    const content = `file ${c} changed in commit ${c}\n`;
+    const msg = `commit ${c}`;
+    lines.push('', `commit refs/heads/main`, `mark :${c}`, `committer Bench <b@x> ${when + c} +0000`, `data ${msg.length}`, msg, `from :${c - 1}`, `M 100644 inline d${c % 100}/f${c}.txt`, `data ${Buffer.byteLength(content)}`, content.slice(0, -1));
+  }
+  git(['fast-import', '--quiet'], lines.join('\n') + '\n');
+  git(['reset', '-q', '--hard', 'main']);
+  git(['gc', '-q']);
+  return repo;
+}
+
+/**
+ * The run's own git directory on that repository (lib/git/run-git-dir.ts,
+ * lib/git/import.ts): made at the start of a run and imported at its end,
+ * timed in this process, once with nothing changed by the agent and once after
+ * 20 commits of its own (made between the two, untimed). Both backends run
+ * the same code. Targets: under 30 ms, and under 100 ms.
+ */
+export async function gitImportBench(home, env, rounds = 10) {
+  const repo = bigRepository(home, env, 'repo5k-import');
+  const { createRunGitDir, planRunGitDir } = await import('../dist/lib/git/run-git-dir.js');
+  const { importRunGitDir } = await import('../dist/lib/git/import.js');
+  const gitDir = join(repo, '.git');
+  const nothing = [];
+  const commits = [];
+  for (let i = 0; i < rounds; i++) {
+    const stateDir = join(home, 'runs', `r${i}`);
+    let t0 = process.hrtime.bigint();
+    const plan = planRunGitDir({ gitDir, admin: null, stateDir: `${stateDir}-a`, hideOthers: false });
+    const a = createRunGitDir(plan);
+    await importRunGitDir(a.file, { git: 'git', session: 'ags_benchbenchbenchb' });
+    nothing.push(Number(process.hrtime.bigint() - t0) / 1e6);
+    const plan2 = planRunGitDir({ gitDir, admin: null, stateDir: `${stateDir}-b`, hideOthers: false });
+    t0 = process.hrtime.bigint();
+    const b = createRunGitDir(plan2);
+    let ms = Number(process.hrtime.bigint() - t0) / 1e6;
+    // The agent: 20 commits in the run's own directory, your store as its alternate (untimed).
+    writeFileSync(join(plan2.dir, 'objects', 'info', 'alternates'), `${join(gitDir, 'objects')}\n`);
+    const agentEnv = { ...env, GIT_DIR: plan2.dir, GIT_WORK_TREE: repo, GIT_CONFIG_NOSYSTEM: '1', GIT_AUTHOR_NAME: 'a', GIT_AUTHOR_EMAIL: 'a@x', GIT_COMMITTER_NAME: 'a', GIT_COMMITTER_EMAIL: 'a@x' };
+    writeFileSync(join(plan2.dir, 'config'), '[core]\n\trepositoryformatversion = 0\n');
+    for (let c = 0; c < 20; c++) {
+      writeFileSync(join(repo, 'd0', `agent-${i}-${c}.txt`), `${c}\n`);
+      spawnSync('git', ['add', `d0/agent-${i}-${c}.txt`], { cwd: repo, env: agentEnv });
+      spawnSync('git', ['commit', '-qm', `agent ${c}`], { cwd: repo, env: agentEnv });
+    }
+    t0 = process.hrtime.bigint();
+    await importRunGitDir(b.file, { git: 'git', session: 'ags_benchbenchbenchb' });
+    ms += Number(process.hrtime.bigint() - t0) / 1e6;
+    commits.push(ms);
+  }
+  const rows = [
+    { subject: 'run git directory made + imported, agent changed nothing (10,000 files, 5,000 commits)', median_ms: +median(nothing).toFixed(1), target: '< 30 ms' },
+    { subject: 'run git directory made + imported, agent made 20 commits', median_ms: +median(commits).toFixed(1), target: '< 100 ms' },
+  ];
+  for (const r of rows) {
+    console.log(JSON.stringify(r));
+    console.log(`${r.subject}: ${r.median_ms} ms (target ${r.target})`);
+  }
+  return rows;
+}

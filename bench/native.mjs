@@ -2,13 +2,17 @@
 // namespace with the proxy bridged in) against `bwrap --ro-bind / / true`,
 // `node -e 0` and Anthropic's sandbox runtime (`srt --settings <minimal> true`,
 // from scripts/install-bench-srt.sh) in the same run; and the time to expand a
-// pattern over 200,000 entries. Targets: agent run at most 1.6x node -e 0 and
-// at most 0.5x srt; the expansion under 1 s.
+// pattern over 200,000 entries; the run's own git directory made and imported
+// on a repository of 10,000 files and 5,000 commits (bench/lib.mjs), and the
+// whole `agent run -- true` in that repository. Targets: agent run at most
+// 1.6x node -e 0 and at most 0.5x srt; the expansion under 1 s; the git
+// directory under 30 ms (nothing changed) and 100 ms (20 commits).
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { median, measure, report, repositoryCheck, setup, time } from './lib.mjs';
+import { bigRepository, gitImportBench, median, measure, report, repositoryCheck, setup, time } from './lib.mjs';
 
 const { bin, home, env, rounds } = setup(20);
+const big = bigRepository(home, env);
 // A project folder in the home, as an agent runs (a run in the home itself makes the whole home writable).
 const proj = join(home, 'proj');
 mkdirSync(proj);
@@ -23,6 +27,7 @@ const results = measure(
     'bwrap --ro-bind / / true': () => time('bwrap', ['--ro-bind', '/', '/', 'true'], { env }),
     'srt --settings <min> true': () => time(srt, ['--settings', srtSettings, 'true'], { env, cwd: proj }),
     'stashbase agent run -- true': () => time(process.execPath, [bin, 'agent', 'run', '--silent', '--', 'true'], { env, cwd: proj }),
+    'stashbase agent run -- true, in a repository (10,000 files, 5,000 commits)': () => time(process.execPath, [bin, 'agent', 'run', '--silent', '--', 'true'], { env, cwd: big }),
   },
   rounds,
 );
@@ -52,5 +57,6 @@ console.log(JSON.stringify(walk));
 console.log(`${walk.subject}: ${walk.median_ms} ms for ${visited} entries (target ${walk.target})`);
 
 await repositoryCheck(home, env);
+await gitImportBench(home, env);
 rmSync(home, { recursive: true, force: true });
 void out;

@@ -29,20 +29,30 @@ export function probe(cmd: Command, timeoutMs = 5000, maxBuffer = 1024 * 1024): 
   return { code: r.status, signal: r.signal, stdout: r.stdout, stderr: r.stderr };
 }
 
-/** Runs a command to completion with its output captured; rejects with CommandFailedError unless it exits 0. */
-export function capture(cmd: Command, input?: string): Promise<string> {
+/**
+ * Runs a command to completion with its output captured; rejects with
+ * CommandFailedError unless it exits 0. With `timeoutMs`, a command still
+ * running then is killed and the rejection says so (never a hang).
+ */
+export function capture(cmd: Command, input?: string, timeoutMs?: number): Promise<string> {
   return new Promise((resolve, reject) => {
     const child = childProcess().spawn(cmd.file, cmd.args, { cwd: cmd.cwd, env: childEnv(cmd), stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
+    let timedOut = false;
+    const timer = timeoutMs === undefined ? null : setTimeout(() => {
+      timedOut = true;
+      child.kill('SIGKILL');
+    }, timeoutMs);
     child.stdout?.on('data', (b: Buffer) => out.push(b));
     child.stderr?.on('data', (b: Buffer) => err.push(b));
     if (input !== undefined) child.stdin?.end(input);
     child.on('error', (e) => reject(new CommandFailedError(formatCommand(cmd), 127, e.message)));
     child.on('close', (code, signal) => {
+      if (timer) clearTimeout(timer);
       const stdout = Buffer.concat(out).toString('utf8');
       if (code === 0) resolve(stdout);
-      else reject(new CommandFailedError(formatCommand(cmd), exitCodeOf(code, signal), Buffer.concat(err).toString('utf8')));
+      else reject(new CommandFailedError(formatCommand(cmd), exitCodeOf(code, signal), timedOut ? `timed out after ${(timeoutMs as number) / 1000} s` : Buffer.concat(err).toString('utf8')));
     });
   });
 }

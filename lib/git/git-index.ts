@@ -46,10 +46,11 @@ export function indexEntries(buf: Buffer, oidLength: 20 | 32 = 20): IndexEntry[]
 
 /** An entry with where it sits in the file (its stat data first, then its id). */
 export interface IndexEntryAt extends IndexEntry {
-  oid: string;
+  /** The path's bytes as a Latin-1 string: one character per byte, for comparing and keying. */
+  key: string;
   /** 0 for a merged entry, 1-3 for the sides of a conflict. */
   stage: number;
-  /** Offset of the entry's first byte. */
+  /** Offset of the entry's first byte; its id starts 40 bytes in. */
   at: number;
 }
 
@@ -60,7 +61,23 @@ export interface IndexLayout {
   entriesEnd: number;
 }
 
-/** The entries of an index file and where they sit; null when it is not one this reader knows (a split index included). */
+class Entry implements IndexEntryAt {
+  constructor(readonly key: string, readonly mode: number, readonly stage: number, readonly at: number, readonly hidden: boolean) {}
+  /** Decoded only when asked: most entries are compared by their bytes alone. */
+  get path(): string {
+    return Buffer.from(this.key, 'latin1').toString('utf8');
+  }
+}
+
+/** An entry's object id, in hex. */
+export const entryOid = (buf: Buffer, e: IndexEntryAt, oidLength: 20 | 32): string => buf.toString('hex', e.at + 40, e.at + 40 + oidLength);
+
+/**
+ * The entries of an index file and where they sit; null when it is not one
+ * this reader knows (a split index included). Paths are read as bytes
+ * (Latin-1, one character per byte: a version 4 entry strips bytes, not
+ * characters, from the path before it) and decoded as UTF-8 only for `path`.
+ */
 export function indexLayout(buf: Buffer, oidLength: 20 | 32 = 20): IndexLayout | null {
   if (buf.length < 12 + oidLength || buf.toString('latin1', 0, 4) !== 'DIRC') return null;
   const version = buf.readUInt32BE(4);
@@ -75,7 +92,6 @@ export function indexLayout(buf: Buffer, oidLength: 20 | 32 = 20): IndexLayout |
     const fixed = 40 + oidLength + 2; // stat data, id, flags
     if (off + fixed > limit) return null;
     const mode = buf.readUInt32BE(off + 24);
-    const oid = buf.toString('hex', off + 40, off + 40 + oidLength);
     const flags = buf.readUInt16BE(off + 40 + oidLength);
     off += fixed;
     let extended = 0;
@@ -84,7 +100,7 @@ export function indexLayout(buf: Buffer, oidLength: 20 | 32 = 20): IndexLayout |
       extended = buf.readUInt16BE(off);
       off += 2;
     }
-    let path: string;
+    let key: string;
     if (version === 4) {
       // A varint of how many bytes to strip from the previous path, then the rest.
       let strip = 0;
@@ -98,18 +114,18 @@ export function indexLayout(buf: Buffer, oidLength: 20 | 32 = 20): IndexLayout |
       } while (byte & 0x80);
       const end = buf.indexOf(0, off);
       if (end < 0 || end >= limit || strip > previous.length) return null;
-      path = previous.slice(0, previous.length - strip) + buf.toString('utf8', off, end);
+      key = previous.slice(0, previous.length - strip) + buf.toString('latin1', off, end);
       off = end + 1;
     } else {
       const end = buf.indexOf(0, off);
       if (end < 0 || end >= limit) return null;
-      path = buf.toString('utf8', off, end);
+      key = buf.toString('latin1', off, end);
       // NUL padding to a multiple of 8 bytes from the entry's start, at least one.
       off = start + Math.ceil((end - start + 1) / 8) * 8;
       if (off > limit) return null;
     }
-    previous = path;
-    out.push({ path, mode, oid, stage: (flags >> 12) & 3, at: start, hidden: (flags & ASSUME_VALID) !== 0 || (extended & SKIP_WORKTREE) !== 0 });
+    previous = key;
+    out.push(new Entry(key, mode, (flags >> 12) & 3, start, (flags & ASSUME_VALID) !== 0 || (extended & SKIP_WORKTREE) !== 0));
   }
   const entriesEnd = off;
   // Extensions, then the checksum. A split index ("link") keeps most entries

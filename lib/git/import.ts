@@ -13,35 +13,62 @@
 // - refs change by git update-ref, each with the value it had, so a change of
 //   yours during the run is never overwritten; your git writes your reflogs;
 // - HEAD only as a symbolic ref to a branch that exists, or an object that
-//   does; the index only when it parses, hides nothing new, and its staged
-//   objects are there, written back without extensions and with the stat data
-//   of what changed cleared.
+//   does; the index only when it parses and hides nothing new, written back
+//   without extensions and with the stat data of what changed cleared
+//   (lib/git/index-import.ts).
 // Reflogs, config, hooks and every other file of the run stay behind.
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Command } from '../../templates/command.js';
+import type { Command } from '../../templates/command.js';
 import {
-  catFileCheckArgs, detachHeadArgs, isAncestorArgs, logArgs, PACK_ARGS, readerConfig, runObjectsCommand, type RunObjects, symbolicRefArgs, unpackArgs, updateRefsArgs, yoursCommand,
+  detachHeadArgs, isAncestorArgs, logArgs, PACK_ARGS, readerConfig, runObjectsCommand, type RunObjects, symbolicRefArgs, unpackArgs, updateRefsArgs, yoursCommand,
 } from '../../templates/git-import.js';
 import { collect, pipeInto } from '../exec.js';
 import { readBack } from '../readback/file.js';
-import { indexLayout, type IndexEntryAt, type IndexLayout, rebuildIndex } from './git-index.js';
+import { indexCandidate, type IndexCandidate, writeIndexBack } from './index-import.js';
 import { decideRefs, type RefDecision } from './ref-decisions.js';
 import { parseRefFile, readRefStore, type RefValue, sameRefs, sameValue } from './ref-store.js';
 import { checkoutDir, type RunGitDirRecord, sameStamp, SHARED_OBJECTS, stampOf } from './run-git-dir.js';
 import { sanitizeGitDir } from './sanitize.js';
 
 export interface ImportReport {
-  /** Changes to the run's own branch: said as notes. */
+  /** Changes to the run's own branch and HEAD: said as notes. */
   own: string[];
   /** Everything else, taken or not: said as warnings, even with --silent. */
   warnings: string[];
 }
 
 const TIMEOUT_MS = 120_000;
-const MAX_INDEX_BYTES = 1 << 30;
 /** What git makes at the top of a git directory in ordinary work (state files, locks, housekeeping): left in the run without a word. */
 const ORDINARY = /\.lock$|^tmp_|^gc\.(pid|log)$|^(HEAD|index|packed-refs|shallow|description|ORIG_HEAD|FETCH_HEAD|MERGE_HEAD|MERGE_MSG|MERGE_MODE|MERGE_RR|AUTO_MERGE|CHERRY_PICK_HEAD|REVERT_HEAD|COMMIT_EDITMSG|TAG_EDITMSG|SQUASH_MSG|NOTES_MERGE_.*|BISECT_.*|rebase-merge|rebase-apply|sequencer|rr-cache|logs|refs|objects|worktrees|lfs|branches|info|hooks)$/;
+/** An operation left half-done (rebase, am, cherry-pick, revert, merge): its HEAD and index are not taken, nor the operation (its queued exec steps would run on your --continue). */
+const PAUSED = ['rebase-merge', 'rebase-apply', 'sequencer', 'MERGE_HEAD', 'CHERRY_PICK_HEAD', 'REVERT_HEAD'];
+
+const short = (oid: string) => oid.slice(0, 12);
+const oidOf = (v: RefValue | null) => (v?.kind === 'oid' ? v.oid : null);
+const show = (v: RefValue | null) => (v === null ? 'nothing' : v.kind === 'oid' ? short(v.oid) : `-> ${v.target}`);
+const some = (list: string[], n = 10) => `${list.slice(0, n).join(', ')}${list.length > n ? ` and ${list.length - n} more` : ''}`;
+
+/** One import's facts and tools. */
+interface Work {
+  git: string;
+  rec: RunGitDirRecord;
+  reader: RunObjects;
+  message: string;
+  /** The run's HEAD and index folder, and yours. */
+  here: string;
+  there: string;
+  report: ImportReport;
+}
+
+async function run(cmd: Command, input?: string): Promise<{ ok: boolean; out: string; err: string }> {
+  const r = await collect(cmd, { timeoutMs: TIMEOUT_MS, ...(input !== undefined ? { input } : {}) });
+  const err = r.signal === 'SIGKILL' ? `timed out after ${TIMEOUT_MS / 1000} s` : (r.stderr.trim().split('\n').at(-1) ?? '');
+  return { ok: r.code === 0, out: r.stdout, err };
+}
+
+const yours = (w: Work, args: string[], gitDir = w.rec.plan.gitDir) => yoursCommand(w.git, gitDir, args);
+const reading = (w: Work, args: string[]) => runObjectsCommand(w.reader, args);
 
 /** Names the agent made in the run's git directory that git's ordinary work does not: they stay there, and are named. */
 function madeThere(rec: RunGitDirRecord): string[] {
@@ -57,40 +84,27 @@ function madeThere(rec: RunGitDirRecord): string[] {
   return [...top, ...made].sort();
 }
 
-/** git's folders of an operation in progress (rebase, am; cherry-pick and revert): its HEAD and index are not taken, nor the operation (its queued exec steps would run on your --continue). */
-const PAUSED = ['rebase-merge', 'rebase-apply', 'sequencer'];
-/** State files of an operation left half-done: the same. */
-const PAUSED_FILES = ['MERGE_HEAD', 'CHERRY_PICK_HEAD', 'REVERT_HEAD'];
-const GITLINK = 0o160000;
-
-const short = (oid: string) => oid.slice(0, 12);
-const oidOf = (v: RefValue | null) => (v?.kind === 'oid' ? v.oid : null);
-const show = (v: RefValue | null) => (v === null ? 'nothing' : v.kind === 'oid' ? short(v.oid) : `-> ${v.target}`);
-
-interface Context {
-  git: string;
-  rec: RunGitDirRecord;
-  session: string;
-  reader: RunObjects;
-  message: string;
+/** stashbase's own git directory for reading the run's objects: its config, no refs, your shallow boundary. */
+function makeReader(rec: RunGitDirRecord, git: string): RunObjects {
+  const at = `${rec.plan.dir}.reader`;
+  rmSync(at, { recursive: true, force: true });
+  mkdirSync(join(at, 'refs'), { recursive: true, mode: 0o700 });
+  mkdirSync(join(at, 'objects'));
+  writeFileSync(join(at, 'HEAD'), 'ref: refs/heads/main\n');
+  writeFileSync(join(at, 'config'), readerConfig(rec.plan.objectFormat));
+  const shallow = readBack(join(rec.plan.gitDir, 'shallow'), 64 << 20);
+  if (shallow.ok) writeFileSync(join(at, 'shallow'), shallow.data);
+  return { git, readerDir: at, objects: join(rec.plan.dir, 'objects'), yours: join(rec.plan.gitDir, 'objects') };
 }
 
-async function run(cmd: Command, input?: string): Promise<{ ok: boolean; out: string; err: string }> {
-  const r = await collect(cmd, { timeoutMs: TIMEOUT_MS, ...(input !== undefined ? { input } : {}) });
-  const err = r.signal === 'SIGKILL' ? `timed out after ${TIMEOUT_MS / 1000} s` : (r.stderr.trim().split('\n').at(-1) ?? '');
-  return { ok: r.code === 0, out: r.stdout, err };
-}
-
-const yours = (c: Context, args: string[], gitDir = c.rec.plan.gitDir) => yoursCommand(c.git, gitDir, args);
-
-/** Packs what the tips reach (and yours does not) from the run's store into yours; null when done, else why not. */
-async function importObjects(c: Context, tips: string[], yoursNow: string[]): Promise<string | null> {
+/** Packs what the tips reach (and your refs do not) from the run's store into yours; null when done, else why not. */
+async function importObjects(w: Work, tips: string[], yourTips: string[]): Promise<string | null> {
   if (tips.length === 0) return null;
-  const input = `${tips.join('\n')}\n--not\n${yoursNow.join('\n')}\n`;
-  const r = await pipeInto(runObjectsCommand(c.reader, PACK_ARGS), input, 12, (head) => {
+  const input = `${tips.join('\n')}\n--not\n${yourTips.join('\n')}\n`;
+  const r = await pipeInto(reading(w, PACK_ARGS), input, 12, (head) => {
     // A pack: "PACK", its version, its object count; none to write when empty.
     const count = head.length >= 12 && head.toString('latin1', 0, 4) === 'PACK' ? head.readUInt32BE(8) : 0;
-    return count === 0 ? null : yours(c, unpackArgs(count));
+    return count === 0 ? null : yours(w, unpackArgs(count));
   }, TIMEOUT_MS);
   if (r.timedOut) return `timed out after ${TIMEOUT_MS / 1000} s`;
   const last = (t: string) => t.trim().split('\n').at(-1) ?? '';
@@ -99,11 +113,30 @@ async function importObjects(c: Context, tips: string[], yoursNow: string[]): Pr
   return null;
 }
 
-/** Which of the objects exist in your repository now. */
-async function present(c: Context, oids: string[]): Promise<Set<string>> {
-  if (oids.length === 0) return new Set();
-  const r = await run(yours(c, catFileCheckArgs), `${oids.join('\n')}\n`);
-  return new Set(r.out.split('\n').filter((l) => / (commit|tree|blob|tag)$/.test(l)).map((l) => l.split(' ')[0] as string));
+/** Which commits contain which: asked of git, four at a time, for the refs that moved. */
+async function fastForwards(w: Work, start: Map<string, RefValue>, agent: Map<string, RefValue>): Promise<Set<string>> {
+  const pairs = new Set<string>();
+  for (const ref of new Set([...start.keys(), ...agent.keys()])) {
+    const s = oidOf(start.get(ref) ?? null);
+    const a = oidOf(agent.get(ref) ?? null);
+    if (s && a && s !== a && !ref.startsWith('refs/tags/')) pairs.add(`${s} ${a}`);
+  }
+  const yes = new Set<string>();
+  const list = [...pairs];
+  for (let i = 0; i < list.length; i += 4) {
+    await Promise.all(list.slice(i, i + 4).map(async (p) => {
+      if ((await run(reading(w, isAncestorArgs(...(p.split(' ') as [string, string]))))).ok) yes.add(p);
+    }));
+  }
+  return yes;
+}
+
+/** The commits a fast-forward brings, as `git log` shows them (at most ten), read from the run's objects. */
+async function commitList(w: Work, d: RefDecision): Promise<string> {
+  if (d.kind !== 'fast-forward' || !d.take) return '';
+  const r = await run(reading(w, logArgs(oidOf(d.start) as string, oidOf(d.agent) as string)));
+  const lines = r.out.trimEnd().split('\n').filter(Boolean);
+  return [...lines.slice(0, 10).map((l) => `  ${l}`), ...(lines.length > 10 ? ['  …'] : [])].join('\n');
 }
 
 function describe(d: RefDecision, commits: string): string {
@@ -119,223 +152,142 @@ function describe(d: RefDecision, commits: string): string {
   return `the agent ${what}: taken (undo: ${undo})${commits ? `:\n${commits}` : ''}`;
 }
 
-/** The commits a fast-forward brought, as `git log` shows them (at most ten). */
-async function commitList(c: Context, d: RefDecision): Promise<string> {
-  if (d.kind !== 'fast-forward') return '';
-  const r = await run(yours(c, logArgs(oidOf(d.start) as string, oidOf(d.agent) as string)));
-  const lines = r.out.trimEnd().split('\n').filter(Boolean);
-  const shown = lines.slice(0, 10).map((l) => `  ${l}`);
-  if (lines.length > 10) shown.push('  …');
-  return shown.join('\n');
+type HeadChoice = { value: RefValue } | { refused: string } | null;
+
+/** The run's HEAD when it may come back: a branch, or an object id, and yours unchanged meanwhile. */
+function headCandidate(w: Work, paused: string[]): HeadChoice {
+  const { rec, here, there } = w;
+  const read = readBack(join(here, 'HEAD'), 4096);
+  const agent = read.ok ? parseRefFile(read.data.toString('latin1')) : null;
+  if (sameStamp(stampOf(join(here, 'HEAD')), rec.start.runHead) || sameValue(agent, rec.start.head)) return null;
+  if (paused.length > 0) return null; // said with the paused operation
+  const now = readBack(join(there, 'HEAD'), 4096);
+  if (!sameValue(now.ok ? parseRefFile(now.data.toString('latin1')) : null, rec.start.head)) return { refused: `${there}/HEAD changed during the run both on your side and in the sandbox: yours is kept` };
+  if (agent === null) return { refused: `the sandbox's HEAD is ${read.ok ? 'neither a branch nor an object id' : read.why}: not taken (${there}/HEAD is kept)` };
+  if (agent.kind === 'symref' && !agent.target.startsWith('refs/heads/')) return { refused: `the sandbox's HEAD points at ${agent.target}, not a branch: not taken` };
+  return { value: agent };
 }
 
-interface IndexCandidate {
-  data: Buffer;
-  layout: IndexLayout;
-  fresh: IndexEntryAt[];
-}
-
-/** The run's index when it may come back (else a line saying why not, or null when it did not change). */
-function indexCandidate(c: Context, paused: string[]): IndexCandidate | string | null {
-  const { rec } = c;
-  const here = checkoutDir(rec.plan.dir, rec.plan.admin);
-  const there = checkoutDir(rec.plan.gitDir, rec.plan.admin);
-  if (sameStamp(stampOf(join(here, 'index')), rec.start.runIndex)) return null;
-  const label = `${there}/index`;
-  if (paused.length > 0) return null; // said with HEAD
-  if (!sameStamp(stampOf(join(there, 'index')), rec.start.yourIndex)) return `${label} changed during the run both on your side and in the sandbox: yours is kept, the sandbox's is not taken`;
-  const r = readBack(join(here, 'index'), MAX_INDEX_BYTES);
-  if (!r.ok) return r.why === 'missing' ? `the sandbox removed its index: ${label} is kept` : `the sandbox's index is ${r.why}: not taken (${label} is kept)`;
-  const oidLength = rec.plan.objectFormat === 'sha256' ? 32 : 20;
-  const layout = indexLayout(r.data, oidLength);
-  if (layout === null) return `the sandbox's index is not one stashbase can read (a split index, or not an index): not taken (${label} is kept)`;
-  const hidden = layout.entries.filter((e) => e.hidden).map((e) => e.path);
-  const before = readBack(join(there, 'index'), MAX_INDEX_BYTES);
-  const old = before.ok ? indexLayout(before.data, oidLength) : null;
-  const oldHidden = new Set(old?.entries.filter((e) => e.hidden).map((e) => e.path) ?? []);
-  const newly = hidden.filter((p) => !oldHidden.has(p));
-  if (newly.length > 0) {
-    return `${label}: the sandbox's index marks ${newly.slice(0, 5).join(', ')}${newly.length > 5 ? ` and ${newly.length - 5} more` : ''} assume-unchanged or skip-worktree, which hides their changes from your git status and git diff: it is not carried back (stage those files again yourself)`;
+/** Refs: one transaction, each with the value it must still have; if it fails, one by one. A stash entry goes into the stash's reflog, as git stash writes it. */
+async function writeRefs(w: Work, decisions: RefDecision[]): Promise<void> {
+  const lineOf = (d: RefDecision) => (d.start === null ? `create ${d.ref}\0${oidOf(d.agent)}\0` : `update ${d.ref}\0${oidOf(d.agent)}\0${oidOf(d.start)}\0`);
+  const refuse = (d: RefDecision, err: string) => Object.assign(d, { take: false, reason: `git update-ref refused it: ${err}` });
+  const plain = decisions.filter((d) => d.take && d.ref !== 'refs/stash');
+  if (plain.length > 0 && !(await run(yours(w, updateRefsArgs(w.message)), plain.map(lineOf).join(''))).ok) {
+    for (const d of plain) {
+      const one = await run(yours(w, updateRefsArgs(w.message)), lineOf(d));
+      if (!one.ok) refuse(d, one.err);
+    }
   }
-  // An entry is fresh unless yours has the same one, byte for byte (its stat data included).
-  const mine = new Map<string, Buffer>();
-  if (old !== null && before.ok) {
-    for (const [i, e] of old.entries.entries()) mine.set(`${e.stage}\0${e.path}`, before.data.subarray(e.at, old.entries[i + 1]?.at ?? old.entriesEnd));
-  }
-  const fresh = layout.entries.filter((e, i) => {
-    const bytes = r.data.subarray(e.at, layout.entries[i + 1]?.at ?? layout.entriesEnd);
-    const m = mine.get(`${e.stage}\0${e.path}`);
-    return m === undefined || !m.equals(bytes);
-  });
-  return { data: r.data, layout, fresh };
-}
-
-/** Writes the index over yours by git's own lock and a rename. */
-function writeIndex(path: string, content: Buffer): boolean {
-  const lock = `${path}.lock`;
-  try {
-    writeFileSync(lock, content, { flag: 'wx', mode: 0o644 });
-  } catch {
-    return false;
-  }
-  try {
-    renameSync(lock, path);
-    return true;
-  } catch {
-    rmSync(lock, { force: true });
-    return false;
+  const stash = decisions.find((d) => d.take && d.ref === 'refs/stash');
+  if (stash) {
+    // Under the entry's own subject (your earlier entries stay below it in git stash list).
+    const subject = (await run(reading(w, ['log', '-1', '--no-show-signature', '--format=%s', oidOf(stash.agent) as string]))).out.trim();
+    const r = await run(yours(w, ['update-ref', '--create-reflog', ...updateRefsArgs(subject || w.message).slice(1)]), lineOf(stash));
+    if (!r.ok) refuse(stash, r.err);
   }
 }
 
-function makeReader(rec: RunGitDirRecord, at: string, git: string): RunObjects {
-  rmSync(at, { recursive: true, force: true });
-  mkdirSync(join(at, 'refs'), { recursive: true, mode: 0o700 });
-  mkdirSync(join(at, 'objects'));
-  writeFileSync(join(at, 'HEAD'), 'ref: refs/heads/main\n');
-  writeFileSync(join(at, 'config'), readerConfig(rec.plan.objectFormat));
-  // A shallow repository's boundary, as yours records it.
-  const shallow = readBack(join(rec.plan.gitDir, 'shallow'), 64 << 20);
-  if (shallow.ok) writeFileSync(join(at, 'shallow'), shallow.data);
-  return { git, readerDir: at, objects: join(rec.plan.dir, 'objects'), yours: join(rec.plan.gitDir, 'objects') };
+async function applyHead(w: Work, v: RefValue): Promise<void> {
+  const adminDir = w.rec.plan.admin === null ? w.rec.plan.gitDir : join(w.rec.plan.gitDir, 'worktrees', w.rec.plan.admin);
+  if (v.kind === 'symref') {
+    const exists = readRefStore(w.rec.plan.gitDir).refs.has(v.target);
+    const r = exists ? await run(yours(w, symbolicRefArgs(w.message, v.target), adminDir)) : null;
+    if (r?.ok) w.report.own.push(`HEAD of ${w.there} now points at ${v.target}, as the sandbox left it`);
+    else w.report.warnings.push(`the sandbox's HEAD points at ${v.target}, ${exists ? `which git refused (${r?.err})` : 'which does not exist in your repository'}: not taken (${w.there}/HEAD is kept)`);
+    return;
+  }
+  const r = await run(yours(w, detachHeadArgs(w.message, v.oid), adminDir));
+  w.report.warnings.push(r.ok ? `HEAD of ${w.there} is now detached at ${short(v.oid)}, as the sandbox left it` : `the sandbox's detached HEAD ${short(v.oid)} is not taken (git update-ref: ${r.err}; ${w.there}/HEAD is kept)`);
 }
 
-/** Imports the run's git work into your repository; `recordFile` is `<run git dir>.json`. */
+/** Checks what the run left and reads its refs; null when nothing of it may be imported (said why). */
+function checkRunDir(w: Work): { refs: Map<string, RefValue> } | null {
+  const { rec, report } = w;
+  const where = `the run's git directory (for ${rec.plan.gitDir})`;
+  const clean = sanitizeGitDir(rec.plan.dir);
+  if (clean.fixed.length > 0) report.warnings.push(`${where} held what no git directory should; removed before anything was read: ${some(clean.fixed)}`);
+  if (clean.incomplete) {
+    report.warnings.push(`${where} could not be checked whole: nothing of it is imported (your refs, HEAD and index are as they were)`);
+    return null;
+  }
+  // The run's alternate named your store as the sandbox saw it; stashbase names yours itself.
+  rmSync(join(rec.plan.dir, 'objects', 'info', 'alternates'), { force: true, recursive: true });
+  const agent = readRefStore(rec.plan.dir);
+  if (agent.incomplete) {
+    report.warnings.push(`${where} holds more refs than stashbase reads: nothing of it is imported`);
+    return null;
+  }
+  const made = madeThere(rec);
+  if (made.length > 0) report.warnings.push(`${rec.plan.gitDir}: what the sandbox made there beyond refs, HEAD, the index and objects stays in the run's own git directory, not in yours: ${made.join(', ')}`);
+  if (agent.problems.length > 0) report.warnings.push(`${where}: not refs, not imported: ${some(agent.problems)}`);
+  return { refs: agent.refs };
+}
+
+async function importWork(w: Work): Promise<void> {
+  const { rec, report, here, there } = w;
+  const checked = checkRunDir(w);
+  if (checked === null) return;
+  const start = new Map(rec.start.refs);
+  const paused = PAUSED.filter((n) => existsSync(join(here, n)) && !existsSync(join(there, n)));
+  const head = headCandidate(w, paused);
+  const indexChanged = !sameStamp(stampOf(join(here, 'index')), rec.start.runIndex);
+  if (sameRefs(checked.refs, start) && head === null && !indexChanged && paused.length === 0) return;
+  if (paused.length > 0) report.warnings.push(`the sandbox left a paused ${paused.join(', ')} in ${there}: its HEAD, index and the operation itself are not carried back (your checkout is where it was; what the agent committed on branches is imported as below)`);
+
+  w.reader = makeReader(rec, w.git);
+  const current = readRefStore(rec.plan.gitDir).refs;
+  const ff = await fastForwards(w, start, checked.refs);
+  const decisions = decideRefs({ start, agent: checked.refs, current, own: rec.own, isAncestor: (s, a) => ff.has(`${s} ${a}`) });
+  const index: IndexCandidate | string | null = paused.length > 0 || !indexChanged ? null : indexCandidate(here, there, rec);
+  if (typeof index === 'string') report.warnings.push(index);
+
+  // The objects: all that is taken at once; on a failure, each part alone, so one bad ref refuses only itself.
+  let headValue = head !== null && 'value' in head ? head.value : null;
+  let indexOk = index !== null && typeof index !== 'string';
+  const groups: Array<{ tips: string[]; refuse: (why: string) => void }> = [
+    ...decisions.filter((d) => d.take && d.agent?.kind === 'oid').map((d) => ({ tips: [oidOf(d.agent) as string], refuse: (why: string) => void Object.assign(d, { take: false, reason: `its objects cannot be imported: ${why}` }) })),
+    ...(headValue?.kind === 'oid' ? [{ tips: [headValue.oid], refuse: (why: string) => void ((headValue = null), report.warnings.push(`the sandbox's detached HEAD cannot be imported (${why}): not taken`)) }] : []),
+    ...(indexOk && (index as IndexCandidate).oids.length > 0 ? [{ tips: (index as IndexCandidate).oids, refuse: (why: string) => void ((indexOk = false), report.warnings.push(`the files the sandbox staged cannot be imported (${why}): its index is not taken (${there}/index is kept)`)) }] : []),
+  ];
+  const yourTips = [...new Set([...current.values()].map(oidOf).filter((x): x is string => x !== null))];
+  const lists = Promise.all(decisions.map((d) => commitList(w, d)));
+  if ((await importObjects(w, groups.flatMap((g) => g.tips), yourTips)) !== null) {
+    for (const g of groups) {
+      const why = await importObjects(w, g.tips, yourTips);
+      if (why !== null) g.refuse(why);
+    }
+  }
+  await writeRefs(w, decisions);
+  const commits = await lists;
+  for (const [i, d] of decisions.entries()) (d.take && d.ref === rec.own ? report.own : report.warnings).push(describe(d, d.take ? (commits[i] ?? '') : ''));
+  if (head !== null && 'refused' in head) report.warnings.push(head.refused);
+  if (headValue !== null) await applyHead(w, headValue);
+  if (indexOk) {
+    const said = writeIndexBack(there, rec, index as IndexCandidate);
+    if (said !== null) report.warnings.push(said);
+  }
+}
+
+/**
+ * Imports the run's git work into your repository; `recordFile` is `<run git
+ * dir>.json`, removed after (so a later run never imports it again); the run's
+ * git directory goes with the run's state folder (lib/run/run-dir.ts).
+ */
 export async function importRunGitDir(recordFile: string, o: { git: string; session: string }): Promise<ImportReport> {
   const rec = JSON.parse(readFileSync(recordFile, 'utf8')) as RunGitDirRecord;
   const report: ImportReport = { own: [], warnings: [] };
-  const { dir, gitDir } = rec.plan;
-  const reader = join(dir + '.reader');
+  const w: Work = {
+    git: o.git, rec, report, message: `stashbase: from run ${o.session}`,
+    reader: { git: o.git, readerDir: '', objects: '', yours: '' },
+    here: checkoutDir(rec.plan.dir, rec.plan.admin),
+    there: checkoutDir(rec.plan.gitDir, rec.plan.admin),
+  };
   try {
-    await importInto(rec, o, report, reader);
+    await importWork(w);
   } finally {
-    rmSync(dir, { recursive: true, force: true });
-    rmSync(reader, { recursive: true, force: true });
     rmSync(recordFile, { force: true });
+    rmSync(`${rec.plan.dir}.reader`, { recursive: true, force: true });
   }
   return report;
-
-  async function importInto(rec: RunGitDirRecord, o: { git: string; session: string }, report: ImportReport, readerAt: string): Promise<void> {
-    const where = `the run's git directory (for ${gitDir})`;
-    const clean = sanitizeGitDir(dir);
-    if (clean.fixed.length > 0) report.warnings.push(`${where} held what no git directory should; removed before anything was read: ${clean.fixed.slice(0, 10).join(', ')}${clean.fixed.length > 10 ? ` and ${clean.fixed.length - 10} more` : ''}`);
-    if (clean.incomplete) return void report.warnings.push(`${where} could not be checked whole: nothing of it is imported (your refs, HEAD and index are as they were)`);
-    // The run's alternate pointed at your store as the sandbox saw it; stashbase names yours itself.
-    rmSync(join(dir, 'objects', 'info', 'alternates'), { force: true, recursive: true });
-    const agent = readRefStore(dir);
-    if (agent.incomplete) return void report.warnings.push(`${where} holds more refs than stashbase reads: nothing of it is imported`);
-    const made = madeThere(rec);
-    if (made.length > 0) report.warnings.push(`${gitDir}: what the sandbox made there beyond refs, HEAD, the index and objects stays in the run's own git directory, not in yours: ${made.join(', ')}`);
-    if (agent.problems.length > 0) report.warnings.push(`${where}: not refs, not imported: ${agent.problems.slice(0, 10).join(', ')}${agent.problems.length > 10 ? ` and ${agent.problems.length - 10} more` : ''}`);
-    const start = new Map(rec.start.refs);
-    const here = checkoutDir(dir, rec.plan.admin);
-    const there = checkoutDir(gitDir, rec.plan.admin);
-    const headRead = readBack(join(here, 'HEAD'), 4096);
-    const agentHead = headRead.ok ? parseRefFile(headRead.data.toString('latin1')) : null;
-    const headChanged = !sameStamp(stampOf(join(here, 'HEAD')), rec.start.runHead) && !sameValue(agentHead, rec.start.head);
-    const indexChanged = !sameStamp(stampOf(join(here, 'index')), rec.start.runIndex);
-    if (sameRefs(agent.refs, start) && !headChanged && !indexChanged) return;
-
-    const c: Context = { git: o.git, rec, session: o.session, reader: makeReader(rec, readerAt, o.git), message: `stashbase: from run ${o.session}` };
-    const paused = [...PAUSED.filter((d) => existsSync(join(here, d)) && !existsSync(join(there, d))), ...PAUSED_FILES.filter((f) => existsSync(join(here, f)) && !existsSync(join(there, f)))];
-    const current = readRefStore(gitDir).refs;
-    const ancestor = new Map<string, boolean>();
-    const isAncestorAsync = async (old: string, now: string) => (await run(runObjectsCommand(c.reader, isAncestorArgs(old, now)))).ok;
-    // Fast-forward answers first (git, asynchronously), then the pure decision.
-    for (const ref of new Set([...start.keys(), ...agent.refs.keys()])) {
-      const s = oidOf(start.get(ref) ?? null);
-      const a = oidOf(agent.refs.get(ref) ?? null);
-      if (s && a && s !== a && !ref.startsWith('refs/tags/')) ancestor.set(`${s} ${a}`, await isAncestorAsync(s, a));
-    }
-    const decisions = decideRefs({ start, agent: agent.refs, current, own: rec.own, isAncestor: (s, a) => ancestor.get(`${s} ${a}`) === true });
-
-    // HEAD and the index: decided before the objects they need are imported.
-    let head: { value: RefValue; why: null } | { value: null; why: string } | null = null;
-    if (headChanged && paused.length > 0) {
-      report.warnings.push(`the sandbox left a paused ${paused.join(', ')} in ${there}: its HEAD, index and the operation itself are not carried back (your checkout is where it was; commits the agent made on branches are imported as above)`);
-    } else if (headChanged) {
-      const yoursNow = readBack(join(there, 'HEAD'), 4096);
-      const yourHead = yoursNow.ok ? parseRefFile(yoursNow.data.toString('latin1')) : null;
-      if (!sameValue(yourHead, rec.start.head)) head = { value: null, why: `${there}/HEAD changed during the run both on your side and in the sandbox: yours is kept` };
-      else if (agentHead === null) head = { value: null, why: `the sandbox's HEAD is ${headRead.ok ? 'neither a branch nor an object id' : headRead.why}: not taken (${there}/HEAD is kept)` };
-      else if (agentHead.kind === 'symref' && !agentHead.target.startsWith('refs/heads/')) head = { value: null, why: `the sandbox's HEAD points at ${agentHead.target}, not a branch: not taken` };
-      else head = { value: agentHead, why: null };
-    }
-    const index = indexCandidate(c, paused);
-    if (typeof index === 'string') report.warnings.push(index);
-    const stagedBlobs = index !== null && typeof index !== 'string' ? [...new Set(index.fresh.filter((e) => (e.mode & 0o170000) !== GITLINK).map((e) => e.oid))] : [];
-
-    // The objects: all that is taken at once; on a failure, each tip alone, so one bad ref refuses only itself.
-    const taken = decisions.filter((d) => d.take && d.agent?.kind === 'oid');
-    const headOid = head?.value?.kind === 'oid' ? [head.value.oid] : [];
-    const yourTips = [...new Set([...current.values()].map(oidOf).filter((x): x is string => x !== null))];
-    const groups: Array<{ tips: string[]; refuse: (why: string) => void }> = [
-      ...taken.map((d) => ({ tips: [oidOf(d.agent) as string], refuse: (why: string) => Object.assign(d, { take: false, reason: `its objects cannot be imported: ${why}` }) })),
-      ...(headOid.length > 0 ? [{ tips: headOid, refuse: (why: string) => (head = { value: null, why: `the sandbox's detached HEAD cannot be imported (${why}): not taken` }) }] : []),
-      ...(stagedBlobs.length > 0 ? [{ tips: stagedBlobs, refuse: (why: string) => report.warnings.push(`the files the sandbox staged cannot be imported (${why}): its index is not taken (${there}/index is kept)`) }] : []),
-    ];
-    const refusedGroups = new Set<number>();
-    if ((await importObjects(c, groups.flatMap((g) => g.tips), yourTips)) !== null) {
-      for (const [i, g] of groups.entries()) {
-        const why = await importObjects(c, g.tips, yourTips);
-        if (why !== null) {
-          g.refuse(why);
-          refusedGroups.add(i);
-        }
-      }
-    }
-    const indexOk = stagedBlobs.length === 0 || !refusedGroups.has(groups.length - 1);
-
-    // Refs: one transaction, each with the value it must still have; if it fails, one by one.
-    const lineOf = (d: RefDecision) => (d.start === null ? `create ${d.ref}\0${oidOf(d.agent)}\0` : `update ${d.ref}\0${oidOf(d.agent)}\0${oidOf(d.start)}\0`);
-    const toWrite = decisions.filter((d) => d.take && d.ref !== 'refs/stash');
-    if (toWrite.length > 0) {
-      const all = await run(yours(c, updateRefsArgs(c.message)), toWrite.map(lineOf).join(''));
-      if (!all.ok) {
-        for (const d of toWrite) {
-          const one = await run(yours(c, updateRefsArgs(c.message)), lineOf(d));
-          if (!one.ok) Object.assign(d, { take: false, reason: `git update-ref refused it: ${one.err}` });
-        }
-      }
-    }
-    // A stash entry as git stash makes one: in the stash's reflog (your earlier entries stay below it), under its own subject.
-    const stash = decisions.find((d) => d.take && d.ref === 'refs/stash');
-    if (stash) {
-      const subject = (await run(yours(c, ['log', '-1', '--no-show-signature', '--format=%s', oidOf(stash.agent) as string]))).out.trim();
-      const r = await run(yours(c, ['update-ref', '--create-reflog', ...updateRefsArgs(subject || c.message).slice(1)]), lineOf(stash));
-      if (!r.ok) Object.assign(stash, { take: false, reason: `git update-ref refused it: ${r.err}` });
-    }
-    for (const d of decisions) {
-      const line = describe(d, d.take ? await commitList(c, d) : '');
-      if (d.take && d.ref === rec.own) report.own.push(line);
-      else report.warnings.push(line);
-    }
-
-    // HEAD: a branch that exists now, or an object that does.
-    const admin = rec.plan.admin === null ? gitDir : join(gitDir, 'worktrees', rec.plan.admin);
-    if (head !== null && head.value !== null) {
-      const v = head.value;
-      if (v.kind === 'symref') {
-        const exists = readRefStore(gitDir).refs.has(v.target);
-        const r = exists ? await run(yours(c, symbolicRefArgs(c.message, v.target), admin)) : null;
-        if (r?.ok) report.own.push(`HEAD of ${there} now points at ${v.target}, as the sandbox left it`);
-        else report.warnings.push(`the sandbox's HEAD points at ${v.target}, ${exists ? `which git refused (${r?.err})` : 'which does not exist in your repository'}: not taken (${there}/HEAD is kept)`);
-      } else {
-        const ok = (await present(c, [v.oid])).has(v.oid) && (await run(yours(c, detachHeadArgs(c.message, v.oid), admin))).ok;
-        if (ok) report.warnings.push(`HEAD of ${there} is now detached at ${short(v.oid)}, as the sandbox left it`);
-        else report.warnings.push(`the sandbox's detached HEAD ${short(v.oid)} is not in your repository: not taken (${there}/HEAD is kept)`);
-      }
-    } else if (head !== null && head.why !== null) report.warnings.push(head.why);
-
-    // The index, once what it stages is here.
-    if (index !== null && typeof index !== 'string' && indexOk) {
-      const have = await present(c, stagedBlobs);
-      const missing = stagedBlobs.filter((b) => !have.has(b));
-      if (missing.length > 0) report.warnings.push(`the sandbox's index stages objects your repository does not have (${missing.slice(0, 3).map(short).join(', ')}): not taken (${there}/index is kept)`);
-      else if (!sameStamp(stampOf(join(there, 'index')), rec.start.yourIndex)) report.warnings.push(`${there}/index changed during the run both on your side and in the sandbox: yours is kept, the sandbox's is not taken`);
-      else if (!writeIndex(join(there, 'index'), rebuildIndex(index.data, index.layout, index.fresh, rec.plan.objectFormat === 'sha256' ? 32 : 20))) {
-        report.warnings.push(`${there}/index was locked by a git of yours when the run ended: the sandbox's index is not carried back`);
-      }
-    }
-  }
 }
-

@@ -83,16 +83,19 @@ export function restorePointers(w: Worktree): void {
   }
 }
 
+/** How long a git of the end of a run may take over the agent's worktree before it is stopped and said. */
+const AFTER_RUN_MS = 120_000;
+
 export async function isClean(repo: Repo, w: Worktree): Promise<boolean> {
-  return (await capture(statusCommand(repo.git, w.path))).trim() === '';
+  return (await capture(statusCommand(repo.git, w.path), undefined, AFTER_RUN_MS)).trim() === '';
 }
 
 /** After the run, on every way out: pointers, refs, lock; then a clean worktree goes (its branch stays). */
 export async function finishWorktree(s: Started, warn: (m: string) => void, note: (m: string) => void, removeVolumes: (w: Worktree) => Promise<unknown>): Promise<{ removed: boolean }> {
   restorePointers(s.worktree);
-  await capture(worktreeUnlockCommand(s.repo.git, s.repo.root, s.worktree.path));
+  await capture(worktreeUnlockCommand(s.repo.git, s.repo.root, s.worktree.path), undefined, AFTER_RUN_MS);
   if (await isClean(s.repo, s.worktree)) {
-    await capture(worktreeRemoveCommand(s.repo.git, s.repo.root, s.worktree.path, false));
+    await capture(worktreeRemoveCommand(s.repo.git, s.repo.root, s.worktree.path, false), undefined, AFTER_RUN_MS);
     await removeVolumes(s.worktree);
     note(`Worktree ${s.worktree.name} was clean and is removed; its branch ${s.worktree.branch} is kept (stashbase agent run --resume ${s.worktree.name} continues it).`);
     return { removed: true };

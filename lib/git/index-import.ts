@@ -1,0 +1,85 @@
+// The run's index, when it comes back after a run (lib/git/import.ts): read
+// without following a link, parsed, refused when it newly hides paths from
+// your git status (assume-unchanged, skip-worktree), and written back by
+// stashbase under git's own lock: its entries only (a cache-tree would let
+// your next commit record trees other than the entries'; an untracked cache
+// or fsmonitor token would hide files), with the stat data of every entry
+// yours does not have byte for byte cleared, so that git compares those files
+// by content and never trusts a size and time the agent chose.
+import { renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { readBack } from '../readback/file.js';
+import { entryOid, indexLayout, type IndexEntryAt, type IndexLayout, rebuildIndex } from './git-index.js';
+import { type RunGitDirRecord, sameStamp, stampOf } from './run-git-dir.js';
+
+const MAX_INDEX_BYTES = 1 << 30;
+const GITLINK = 0o160000;
+
+export interface IndexCandidate {
+  data: Buffer;
+  layout: IndexLayout;
+  /** Entries yours does not have, byte for byte. */
+  fresh: IndexEntryAt[];
+  /** The objects they stage (a submodule's commit is not this repository's). */
+  oids: string[];
+}
+
+const oidLengthOf = (rec: RunGitDirRecord) => (rec.plan.objectFormat === 'sha256' ? 32 : 20);
+
+const end = (l: IndexLayout, i: number) => l.entries[i + 1]?.at ?? l.entriesEnd;
+
+/**
+ * The entries of `now` that `old` does not have byte for byte: both sorted by
+ * path bytes then stage, as git writes them, walked side by side.
+ */
+function freshEntries(nowBuf: Buffer, now: IndexLayout, oldBuf: Buffer, old: IndexLayout): IndexEntryAt[] {
+  const out: IndexEntryAt[] = [];
+  let j = 0;
+  for (const [i, e] of now.entries.entries()) {
+    // Latin-1 keys compare as their bytes do.
+    for (let o = old.entries[j]; o !== undefined && (o.key < e.key || (o.key === e.key && o.stage < e.stage)); o = old.entries[++j]);
+    const o = old.entries[j];
+    const same = o !== undefined && o.key === e.key && o.stage === e.stage && nowBuf.compare(oldBuf, o.at, end(old, j), e.at, end(now, i)) === 0;
+    if (!same) out.push(e);
+  }
+  return out;
+}
+
+/** The run's changed index (`here`) when it may come back over yours (`there`), or why not. */
+export function indexCandidate(here: string, there: string, rec: RunGitDirRecord): IndexCandidate | string {
+  const label = `${there}/index`;
+  if (!sameStamp(stampOf(join(there, 'index')), rec.start.yourIndex)) return `${label} changed during the run both on your side and in the sandbox: yours is kept, the sandbox's is not taken`;
+  const r = readBack(join(here, 'index'), MAX_INDEX_BYTES);
+  if (!r.ok) return r.why === 'missing' ? `the sandbox removed its index: ${label} is kept` : `the sandbox's index is ${r.why}: not taken (${label} is kept)`;
+  const oidLength = oidLengthOf(rec);
+  const layout = indexLayout(r.data, oidLength);
+  if (layout === null) return `the sandbox's index is not one stashbase can read (a split index, or not an index): not taken (${label} is kept)`;
+  const before = readBack(join(there, 'index'), MAX_INDEX_BYTES);
+  const old = before.ok ? indexLayout(before.data, oidLength) : null;
+  const oldHidden = new Set(old?.entries.filter((e) => e.hidden).map((e) => e.key) ?? []);
+  const newly = layout.entries.filter((e) => e.hidden && !oldHidden.has(e.key)).map((e) => e.path);
+  if (newly.length > 0) {
+    return `${label}: the sandbox's index marks ${newly.slice(0, 5).join(', ')}${newly.length > 5 ? ` and ${newly.length - 5} more` : ''} assume-unchanged or skip-worktree, which hides their changes from your git status and git diff: it is not carried back (stage those files again yourself)`;
+  }
+  const fresh = old !== null && before.ok ? freshEntries(r.data, layout, before.data, old) : layout.entries;
+  return { data: r.data, layout, fresh, oids: [...new Set(fresh.filter((e) => (e.mode & 0o170000) !== GITLINK).map((e) => entryOid(r.data, e, oidLength)))] };
+}
+
+/** Writes the index over yours by git's own lock and a rename; null when done, else what to say. */
+export function writeIndexBack(there: string, rec: RunGitDirRecord, c: IndexCandidate): string | null {
+  const path = join(there, 'index');
+  if (!sameStamp(stampOf(path), rec.start.yourIndex)) return `${path} changed during the run both on your side and in the sandbox: yours is kept, the sandbox's is not taken`;
+  const lock = `${path}.lock`;
+  try {
+    writeFileSync(lock, rebuildIndex(c.data, c.layout, c.fresh, oidLengthOf(rec)), { flag: 'wx', mode: 0o644 });
+  } catch {
+    return `${path} was locked by a git of yours when the run ended: the sandbox's index is not carried back`;
+  }
+  try {
+    renameSync(lock, path);
+    return null;
+  } catch (e) {
+    rmSync(lock, { force: true });
+    return `${path} could not be replaced (${(e as Error).message}): the sandbox's index is not carried back`;
+  }
+}
