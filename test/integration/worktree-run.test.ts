@@ -50,6 +50,7 @@ for (const backend of ['native', 'docker'] as const) {
       const agentMain = /rewrote refs\/heads\/main \([0-9a-f]{12} -> ([0-9a-f]{12})\)/.exec(warnings)?.[1];
       assert.ok(agentMain, `main's rewrite named: ${warnings}`);
       assert.equal(warnings, [
+        `warning: ${r.root}/.git: what the sandbox made there beyond refs, HEAD, the index and objects stays in the run's own git directory, not in yours: commondir, modules`,
         `warning: the agent added commits to refs/heads/dev: taken (undo: git update-ref refs/heads/dev ${before.dev}):`,
         `  ${devLog}`,
         `warning: the agent rewrote refs/heads/main (${short(before.main)} -> ${agentMain}): not taken (rewrites are not taken)`,
