@@ -77,7 +77,7 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
   const carveOuts = ctx.writable ?? [];
   // The repository's git directory: one of the run's own at its path (lib/git/run-git-dir.ts), imported after the run.
   const repo = findRepoRoot(ctx.cwd);
-  const located = bwrapLike && repo ? checkoutGit(repo.root) : null;
+  const located = repo ? checkoutGit(repo.root) : null;
   const pointer = located?.pointer ?? null;
   const usable = located !== null && 'gitDir' in located ? located : null;
   // An agent's state folder that is missing is made for the run, where the home lets it (else no view: it stays read-only).
@@ -98,6 +98,8 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
   let gitDir: RunGitDirPlan | null = null;
   if (usable && !deniedByProfile.some((d) => inside(usable.gitDir, d))) {
     if (repoFormat(usable.gitDir).reftable) gitWarnings.push(`${usable.gitDir} keeps its refs in the reftable format, which stashbase does not import: the repository's git directory is read-only in this run`);
+    // systemd-run cannot show the run a folder of its own at your .git's path: nothing of yours is shared live either.
+    else if (!bwrapLike) gitWarnings.push(`the systemd-run fallback gives the agent no git directory of its own: ${usable.gitDir} is read-only in this run (its git cannot commit; with bubblewrap it can)`);
     else gitDir = planRunGitDir({ gitDir: usable.gitDir, admin: usable.admin, stateDir, hideOthers: false });
   }
   const views = agents.map((a) => a.spec).filter((spec) => !denied.some((d) => inside(spec.at, d))).map((spec) => ({

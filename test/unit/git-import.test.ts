@@ -199,3 +199,23 @@ test('the index comes back without extensions, and what the agent changed in it 
   assert.equal(s.git(['status', '--porcelain']), 'A  b.txt');
   assert.equal(s.git(['ls-files', '--debug', 'a.txt']).includes('size: 0'), false, 'an entry not fresh keeps its stat data');
 });
+
+test('the native plan: bubblewrap gets the run\'s own git directory at your .git; the systemd-run fallback keeps your .git read-only and says so', async () => {
+  const { prepareNative } = await import('../../lib/native/prepare.js');
+  const { defaultProfile } = await import('../../lib/profile/default.js');
+  const s = setup('plan');
+  const base = {
+    session: 'ags_bbbbbbbbbbbbbbbb', profile: defaultProfile(), command: ['true'], cwd: s.root, env: { PATH: process.env.PATH }, home: t.home,
+    stashbaseHome: join(t.dir, 'plan-sb'), placeholders: {}, proxyToken: 't', hookToken: 'h', proxyUrl: 'http://127.0.0.1:1',
+  };
+  const g = join(s.root, '.git');
+  const bw = prepareNative({ ...base, mechanism: { kind: 'bwrap', path: '/usr/bin/bwrap', why: 'test' } });
+  assert.equal(bw.gitDir?.gitDir, g);
+  assert.equal(bw.gitDir?.dir, join(t.dir, 'plan-sb', 'runs', 'ags_bbbbbbbbbbbbbbbb', 'git'));
+  assert.deepEqual(bw.gitDir?.mounts.slice(0, 2), [{ src: bw.gitDir?.dir, dest: g, ro: false }, { src: join(g, 'objects'), dest: join(g, SHARED_OBJECTS), ro: true }]);
+  assert.equal(bw.protection.denyWrite.some((d) => d.path === g), false);
+  const sd = prepareNative({ ...base, mechanism: { kind: 'systemd-run', path: '/usr/bin/systemd-run', why: 'test' } });
+  assert.equal(sd.gitDir, null);
+  assert.equal(sd.protection.denyWrite.some((d) => d.path === g), true);
+  assert.ok(sd.protection.warnings.includes(`the systemd-run fallback gives the agent no git directory of its own: ${g} is read-only in this run (its git cannot commit; with bubblewrap it can)`));
+});
