@@ -8,10 +8,16 @@ import { CommandFailedError } from './errors.js';
 let cp: typeof import('node:child_process') | undefined;
 const childProcess = () => (cp ??= createRequire(import.meta.url)('node:child_process') as typeof import('node:child_process'));
 
-function childEnv(cmd: Command, base: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...base };
-  for (const name of cmd.unsetEnv ?? []) delete env[name];
-  Object.assign(env, cmd.env ?? {});
+/**
+ * A child's environment, built from own keys only into an object with no
+ * prototype: Node copies it with for…in, which would also take any key that
+ * reached Object.prototype.
+ */
+export function childEnv(cmd: Command, base: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  const env = Object.create(null) as NodeJS.ProcessEnv;
+  const unset = new Set(cmd.unsetEnv ?? []);
+  for (const name of Object.keys(base)) if (!unset.has(name)) env[name] = base[name];
+  for (const name of Object.keys(cmd.env ?? {})) env[name] = (cmd.env as Record<string, string>)[name];
   return env;
 }
 

@@ -4,6 +4,7 @@
 // an advisory covers is read from the entry itself. STASHBASE_OSV_URL points
 // the check at another OSV instance (tests use a local one).
 import { PURL_TYPE, type Ecosystem, type Fetch, type MaliciousAdvisory, type OsvFacts } from './types.js';
+import { jsonOf } from '../readback/json.js';
 
 export const OSV_URL_VAR = 'STASHBASE_OSV_URL';
 export const DEFAULT_OSV_URL = 'https://api.osv.dev';
@@ -60,7 +61,7 @@ export async function osvFacts(base: string, ecosystem: Ecosystem, name: string,
     if (r.status !== 200) return { advisories, problem: `OSV answered ${r.status}` };
     let doc: unknown;
     try {
-      doc = JSON.parse(r.text);
+      doc = jsonOf(r.text);
     } catch {
       return { advisories, problem: 'OSV answered something that is not JSON' };
     }

@@ -8,6 +8,7 @@ import { dirname, join, resolve } from 'node:path';
 import { cargoIndexCommand, goProxyCommand, npmRegistryCommand, pipIndexCommand, PROBE_MANIFEST } from '../../templates/deps-commands.js';
 import { collect } from '../exec.js';
 import { findTool } from '../util/find-tool.js';
+import { jsonOf } from '../readback/json.js';
 
 const TIMEOUT_MS = 3000;
 export type Located<T> = { ok: T } | { problem: string };
@@ -55,7 +56,7 @@ export async function pypiIndex(cwd: string, env: NodeJS.ProcessEnv): Promise<Lo
   const r = await collect(pipIndexCommand(python), { timeoutMs: TIMEOUT_MS });
   let v: Record<string, unknown>;
   try {
-    v = JSON.parse(r.stdout) as Record<string, unknown>;
+    v = jsonOf(r.stdout) as Record<string, unknown>;
   } catch {
     return fromEnv ? { ok: { index: fromEnv, extra: extraEnv } } : { problem: 'pip is not installed, so its index is not known' };
   }

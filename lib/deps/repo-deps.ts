@@ -3,13 +3,14 @@
 // of one of these is nothing new; of anything else, it is.
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { jsonOf } from '../readback/json.js';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 function readJson(file: string): unknown {
   try {
-    return JSON.parse(readFileSync(file, 'utf8'));
+    return jsonOf(readFileSync(file, 'utf8'));
   } catch {
     return undefined;
   }

@@ -2,6 +2,7 @@
 // table, passed to a check inside a run as one JSON variable (the check cannot
 // read $STASHBASE_HOME there), else the defaults.
 import { UsageError } from '../errors.js';
+import { jsonOf } from '../readback/json.js';
 
 export type OnUnchecked = 'ask' | 'deny' | 'allow';
 export const ON_UNCHECKED: readonly OnUnchecked[] = ['ask', 'deny', 'allow'];
@@ -38,7 +39,7 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv): DependencyCheckSettings
   if (text === undefined || text === '') return { ...DEFAULT_DEPENDENCY_CHECK };
   let v: unknown;
   try {
-    v = JSON.parse(text);
+    v = jsonOf(text);
   } catch {
     throw new UsageError(`${SETTINGS_VAR} is not JSON`);
   }

@@ -11,6 +11,7 @@ import type { DependencyCheckSettings } from '../deps/settings.js';
 import type { ScanMount } from './host-scan.js';
 
 import { HOOK_PREFIX } from './hook-env.js';
+import { jsonOf } from '../readback/json.js';
 
 const MAX_BODY = 1024 * 1024;
 
@@ -103,7 +104,7 @@ export function hookEndpoints(o: HookEndpointsInput): HookHandler {
         if (path === '/scan') {
           let parsed: unknown;
           try {
-            parsed = JSON.parse(body);
+            parsed = jsonOf(body);
           } catch {
             return answer(res, 400, 'stashbase: the scan request is not JSON\n');
           }

@@ -9,6 +9,7 @@
 import type { DependencyCheckSettings } from '../deps/settings.js';
 import type { Decision } from '../deps/types.js';
 import { ECOSYSTEM_LABEL } from '../deps/decide.js';
+import { jsonOf } from '../readback/json.js';
 
 export type HookAgent = 'claude' | 'codex';
 export const HOOK_AGENTS: readonly HookAgent[] = ['claude', 'codex'];
@@ -25,7 +26,7 @@ export interface HookInput {
 export function parseHookInput(text: string): HookInput | null {
   let v: unknown;
   try {
-    v = JSON.parse(text);
+    v = jsonOf(text);
   } catch {
     throw new Error('the hook input on stdin is not JSON');
   }

@@ -7,6 +7,7 @@
 // lists that held nothing else.
 import { shellQuote } from '../../templates/shell-quote.js';
 import { ConfigError } from '../errors.js';
+import { jsonOf } from '../readback/json.js';
 
 export const MARKER = 'agent hooks deps check';
 /** Seconds the agent waits for the hook: the check's network budget is 6 s, the registry look-ups a few more. */
@@ -31,7 +32,7 @@ function parse(text: string | null, label: string): Obj {
   if (text === null || text.trim() === '') return {};
   let v: unknown;
   try {
-    v = JSON.parse(text);
+    v = jsonOf(text);
   } catch (e) {
     throw new ConfigError(`${label} is not valid JSON (${(e as Error).message}); fix it first, nothing was changed`);
   }

@@ -22,6 +22,7 @@ import { ECOSYSTEMS } from '../deps/types.js';
 import { HOOK_TOKEN_VAR, HOOK_URL_VAR, REPORT_FD_VAR } from './hook-env.js';
 import { HOOK_AGENTS } from './hook-answer.js';
 import { type DependencyEvent, parseDependencyEvent } from './report.js';
+import { jsonOf } from '../readback/json.js';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 const MAX_ARGS = 40;
@@ -58,7 +59,7 @@ export function parseHookRequest(body: string): HookRequest {
   if (Buffer.byteLength(body) > MAX_BODY_BYTES) throw new HookRequestError(`the request is larger than ${MAX_BODY_BYTES} bytes`);
   let v: unknown;
   try {
-    v = JSON.parse(body);
+    v = jsonOf(body);
   } catch {
     throw new HookRequestError('the request is not JSON');
   }
@@ -174,7 +175,7 @@ export async function runAgentHook(i: RunAgentHookInput): Promise<HookResult & {
   const r = await collect(cmd, { input: i.stdin, timeoutMs: i.timeoutMs ?? 25_000, fd3: true });
   const events = r.fd3.split('\n').filter((l) => l.trim() !== '').map((l) => {
     try {
-      return parseDependencyEvent(JSON.parse(l));
+      return parseDependencyEvent(jsonOf(l));
     } catch {
       return null;
     }
@@ -188,7 +189,7 @@ export function parseHookReport(body: string): DependencyEvent[] {
   if (Buffer.byteLength(body) > MAX_BODY_BYTES) throw new HookRequestError(`the report is larger than ${MAX_BODY_BYTES} bytes`);
   let v: unknown;
   try {
-    v = JSON.parse(body);
+    v = jsonOf(body);
   } catch {
     throw new HookRequestError('the report is not JSON');
   }

@@ -45,7 +45,9 @@ export function parseDependencyEvent(v: unknown): DependencyEvent | null {
   if (o.version !== undefined && !str(o.version, 256)) return null;
   if (!VERDICTS.includes(o.decision as string) || !ANSWERS.includes(o.answer as string)) return null;
   if (!Array.isArray(o.reasons) || o.reasons.length > 32 || !o.reasons.every((r) => str(r))) return null;
-  return o as unknown as DependencyEvent;
+  // Built field by field: nothing of the object that came in is handed on.
+  const e = { type: 'dependency', agent: o.agent, ecosystem: o.ecosystem, package: o.package, spec: o.spec, ...(o.version !== undefined ? { version: o.version } : {}), decision: o.decision, answer: o.answer, reasons: [...o.reasons] };
+  return e as DependencyEvent;
 }
 
 /** Hands the events on where the environment says; never fails the check. */

@@ -5,61 +5,65 @@
 // The run works on a copy; afterwards the changes it made are applied to the
 // current file key by key, two levels deep (top-level keys, and each
 // project's keys), except the executable kind, which is left behind and named.
+// Every file is parsed into prototype-free objects (lib/readback/json.ts): a
+// `__proto__` key is dropped and named, never indexed into a live object.
+import { copyJson, isJsonObject, type Json, type JsonObject, parseJson } from '../readback/json.js';
 
 /** Key names of the executable or trust-granting kind (a class: new keys named so are caught too). */
 export const EXECUTABLE_KEY = /mcp|hook|command|helper|refresh|export|allowed|trust|approv|permission|bypass|api_?key|^env$|include|status_?line|plugin|marketplace|sandbox|executable|shell|script/i;
 
 /** A value that configures something to launch or connect to (an MCP server's shape). */
-function launches(v: unknown, depth = 0): boolean {
-  if (v === null || typeof v !== 'object' || depth > 6) return false;
+function launches(v: Json | undefined, depth = 0): boolean {
+  if (v === null || v === undefined || typeof v !== 'object' || depth > 6) return false;
   if (Array.isArray(v)) return v.some((x) => launches(x, depth + 1));
-  return Object.entries(v).some(([k, x]) => /^(command|args|url|transport)$/i.test(k) || launches(x, depth + 1));
+  return Object.keys(v).some((k) => /^(command|args|url|transport)$/i.test(k) || launches(v[k], depth + 1));
 }
 
-const executable = (key: string, value: unknown) => EXECUTABLE_KEY.test(key) || launches(value);
+const executable = (key: string, value: Json | undefined) => EXECUTABLE_KEY.test(key) || launches(value);
 
-const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+const same = (a: Json | undefined, b: Json | undefined) => JSON.stringify(a) === JSON.stringify(b);
 
-type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
+const has = (o: JsonObject, key: string) => Object.hasOwn(o, key);
 
-function parse(text: string | null): Obj | null | 'invalid' {
+type Parsed = { obj: JsonObject; refused: string[] } | null | 'invalid';
+
+/** The file as a prototype-free object (dropped `__proto__`-like keys named), null when there is none, or 'invalid'. */
+function parse(text: string | null): Parsed {
   if (text === null) return null;
-  try {
-    const v = JSON.parse(text) as unknown;
-    return isObj(v) ? v : 'invalid';
-  } catch {
-    return 'invalid';
-  }
+  const p = parseJson(text);
+  return p !== null && isJsonObject(p.value) ? { obj: p.value, refused: p.refused } : 'invalid';
 }
 
 /** Applies the changes from `start` to `agent` onto `current`; `text` is null when there is nothing to write. */
 export function mergeClaudeConfig(start: string | null, agent: string | null, current: string | null): { text: string | null; left: string[] } {
-  const s = parse(start) ?? {};
-  const a = parse(agent);
-  const c = parse(current) ?? {};
-  if (a === 'invalid' || s === 'invalid' || c === 'invalid') return { text: null, left: ['the whole file (not valid JSON)'] };
-  if (a === null) return { text: null, left: [] }; // the agent's copy is gone: nothing to carry
-  const out: Obj = structuredClone(c);
-  const left: string[] = [];
-  const apply = (target: Obj, key: string, from: Obj, to: Obj, name: string) => {
+  const sp = parse(start);
+  const ap = parse(agent);
+  const cp = parse(current);
+  if (ap === 'invalid' || sp === 'invalid' || cp === 'invalid') return { text: null, left: ['the whole file (not valid JSON)'] };
+  if (ap === null) return { text: null, left: [] }; // the agent's copy is gone: nothing to carry
+  const s = sp?.obj ?? (Object.create(null) as JsonObject);
+  const a = ap.obj;
+  const c = cp?.obj ?? (Object.create(null) as JsonObject);
+  const out = copyJson(c) as JsonObject;
+  const left: string[] = ap.refused.map((path) => `${path} (a key that would reach the object prototype)`);
+  const apply = (target: JsonObject, key: string, from: JsonObject, to: JsonObject, name: string) => {
     if (same(from[key], to[key])) return;
     if (executable(key, to[key]) || executable(key, from[key])) return void left.push(name);
-    if (key in to) target[key] = structuredClone(to[key]);
+    if (has(to, key)) target[key] = copyJson(to[key] as Json);
     else delete target[key];
   };
   for (const key of new Set([...Object.keys(s), ...Object.keys(a)])) {
-    if (key === 'projects' && (isObj(s[key]) || s[key] === undefined) && isObj(a[key])) {
-      const sp = (s[key] ?? {}) as Obj;
-      const ap = a[key] as Obj;
-      if (!isObj(out[key])) out[key] = {};
-      const op = out[key] as Obj;
-      for (const p of new Set([...Object.keys(sp), ...Object.keys(ap)])) {
-        const from = isObj(sp[p]) ? sp[p] : {};
-        const to = isObj(ap[p]) ? ap[p] : {};
+    if (key === 'projects' && (isJsonObject(s[key]) || !has(s, key)) && isJsonObject(a[key])) {
+      const sprojects = (has(s, key) ? s[key] : Object.create(null)) as JsonObject;
+      const aprojects = a[key] as JsonObject;
+      if (!isJsonObject(out[key])) out[key] = Object.create(null) as JsonObject;
+      const op = out[key] as JsonObject;
+      for (const p of new Set([...Object.keys(sprojects), ...Object.keys(aprojects)])) {
+        const from = isJsonObject(sprojects[p]) ? sprojects[p] : (Object.create(null) as JsonObject);
+        const to = isJsonObject(aprojects[p]) ? aprojects[p] : (Object.create(null) as JsonObject);
         if (same(from, to)) continue;
-        if (!isObj(op[p])) op[p] = {};
-        for (const k of new Set([...Object.keys(from), ...Object.keys(to)])) apply(op[p] as Obj, k, from, to, `projects[${JSON.stringify(p)}].${k}`);
+        if (!isJsonObject(op[p])) op[p] = Object.create(null) as JsonObject;
+        for (const k of new Set([...Object.keys(from), ...Object.keys(to)])) apply(op[p] as JsonObject, k, from, to, `projects[${JSON.stringify(p)}].${k}`);
       }
       continue;
     }

@@ -1,7 +1,7 @@
 // Builds a view's folder in the run directory before the sandbox starts, and
 // records what each carried-back name was at that moment (lib/views/settle.ts
 // compares against it after the run, or after a killed run, from the record alone).
-import { copyFileSync, lstatSync, mkdirSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, lstatSync, mkdirSync, readFileSync, readlinkSync, realpathSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ViewSpec } from './spec.js';
 
@@ -22,6 +22,13 @@ export interface ViewRecord {
   view: Record<string, FileStamp | null>;
   /** Where the host's content at the start is kept, for the names whose rule needs it. */
   saved: Record<string, string>;
+  /**
+   * Carried-back names that are symbolic links on your side (GNU stow makes
+   * ~/.claude.json one): the link as it read and the file it led to. The view
+   * holds that file's content; what comes back is written to that file,
+   * through your link, and only while the link still leads there.
+   */
+  links?: Record<string, { link: string; real: string }>;
 }
 
 export const stamp = (path: string): FileStamp | null => {
@@ -37,11 +44,26 @@ export const hostPathOf = (spec: Pick<ViewSpec, 'at' | 'hostPaths'>, name: strin
 /** Content kept for a later comparison: the rules that merge, and small replaced files (so that a rewrite to the same bytes is no change). */
 const SAVE_LIMIT = 4 << 20;
 
-function copyIn(src: string, dest: string): void {
+/** Copies a host file into the view; a link is copied as a link, unless `follow` (then its regular target's content, and the link is returned). */
+function copyIn(src: string, dest: string, follow: boolean): { link: string; real: string } | null {
   const st = lstatSync(src, { throwIfNoEntry: false });
-  if (!st) return;
-  if (st.isSymbolicLink()) symlinkSync(readlinkSync(src), dest);
-  else if (st.isFile()) copyFileSync(src, dest);
+  if (!st) return null;
+  if (st.isSymbolicLink()) {
+    const link = readlinkSync(src);
+    if (follow) {
+      try {
+        const real = realpathSync(src);
+        if (statSync(real).isFile()) {
+          copyFileSync(real, dest);
+          return { link, real };
+        }
+      } catch {
+        // a dangling link: copied as one
+      }
+    }
+    symlinkSync(link, dest);
+  } else if (st.isFile()) copyFileSync(src, dest);
+  return null;
 }
 
 /** Creates the view's folder (and the host folder when missing); returns its record, also written to `<dir>.json`. */
@@ -53,14 +75,18 @@ export function materializeView(spec: ViewSpec, dir: string): ViewRecord {
   }
   mkdirSync(dir, { mode: 0o700 });
   for (const name of [...spec.live, ...spec.readOnly, ...spec.empty]) mkdirSync(join(dir, name), { mode: 0o700 });
-  for (const name of spec.copies) copyIn(hostPathOf(spec, name), join(dir, name));
+  const links: Record<string, { link: string; real: string }> = Object.create(null);
+  for (const name of spec.copies) {
+    const link = copyIn(hostPathOf(spec, name), join(dir, name), name in spec.merge);
+    if (link) links[name] = link;
+  }
   const saved: Record<string, string> = {};
   const host: Record<string, FileStamp | null> = {};
   const view: Record<string, FileStamp | null> = {};
   for (const name of spec.copies) view[name] = stamp(join(dir, name));
   for (const name of Object.keys(spec.merge)) {
     const src = hostPathOf(spec, name);
-    host[name] = stamp(src);
+    host[name] = stamp(links[name]?.real ?? src);
     view[name] = stamp(join(dir, name));
     const h = host[name];
     if (h !== null && h.size >= 0 && (spec.merge[name] !== 'replace' || h.size <= SAVE_LIMIT)) {
@@ -69,7 +95,7 @@ export function materializeView(spec: ViewSpec, dir: string): ViewRecord {
       saved[name] = keep;
     }
   }
-  const record: ViewRecord = { spec: { ...spec, quiet: spec.quiet?.source ?? null }, dir, madeAt, host, view, saved };
+  const record: ViewRecord = { spec: { ...spec, quiet: spec.quiet?.source ?? null }, dir, madeAt, host, view, saved, links };
   writeFileSync(`${dir}.json`, JSON.stringify(record));
   return record;
 }

@@ -1,9 +1,10 @@
 // After the run (or, for a run killed hard, the next one, from the record
 // alone): carries a view's merged names back by their rule, moves over the
 // folders it adopts, and names what the agent changed that stays behind.
-import { chownSync, closeSync, cpSync, existsSync, lstatSync, openSync, readdirSync, readFileSync, renameSync, rmdirSync, statSync, unlinkSync, writeSync, appendFileSync } from 'node:fs';
+import { appendFileSync, chownSync, closeSync, cpSync, existsSync, lstatSync, openSync, readdirSync, readFileSync, readlinkSync, realpathSync, renameSync, rmdirSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { mergeClaudeConfig } from './claude-config.js';
+import { readBack } from '../readback/file.js';
 import { hostPathOf, sameStamp, stamp, type ViewRecord } from './materialize.js';
 
 /**
@@ -35,6 +36,22 @@ function replaceFile(path: string, content: Buffer): 'done' | 'busy' {
 
 const read = (p: string) => readFileSync(p);
 
+/** Whether your link still reads as it did and leads to the same file. */
+function linkStill(path: string, link: { link: string; real: string }): boolean {
+  try {
+    return lstatSync(path).isSymbolicLink() && readlinkSync(path) === link.link && realpathSync(path) === link.real;
+  } catch {
+    return false;
+  }
+}
+
+/** What a view holds is the agent's: read without following a link, bounded (a login or a config far below this). */
+const MAX_CARRIED_BYTES = 64 << 20;
+function readView(p: string): Buffer | null {
+  const r = readBack(p, MAX_CARRIED_BYTES);
+  return r.ok ? r.data : null;
+}
+
 export function settleView(recordFile: string): string[] {
   const rec = JSON.parse(readFileSync(recordFile, 'utf8')) as ViewRecord;
   const { spec, dir } = rec;
@@ -43,28 +60,41 @@ export function settleView(recordFile: string): string[] {
   const where = (name: string) => (spec.hostPaths[name] ? spec.hostPaths[name] : `${spec.label}/${name}`);
   for (const [name, rule] of Object.entries(spec.merge)) {
     const inView = join(dir, name);
-    const onHost = hostPathOf(spec, name);
+    let onHost = hostPathOf(spec, name);
     const v = stamp(inView);
     if (sameStamp(v, rec.view[name] ?? null)) continue;
     const saved = rec.saved[name] ? read(rec.saved[name] as string) : null;
-    if (v !== null && v.size >= 0 && saved !== null && read(inView).equals(saved)) continue;
+    const agent = v !== null && v.size >= 0 ? readView(inView) : null;
+    if (agent !== null && saved !== null && agent.equals(saved)) continue;
+    // A link of yours: written through to the file it led to, and only while it still does.
+    const link = rec.links?.[name];
+    if (link) {
+      if (!linkStill(onHost, link)) {
+        notes.push(`${where(name)} is a link that changed during the run: the sandbox's changes to it are not carried back`);
+        continue;
+      }
+      onHost = link.real;
+    }
     const hostChanged = !sameStamp(stamp(onHost), rec.host[name] ?? null);
     if (rule === 'replace') {
       if (hostChanged) notes.push(`${where(name)} changed during the run both on your side and in the sandbox: yours is kept, the sandbox's is not carried back`);
       else if (v === null) {
         if (existsSync(onHost)) unlinkSync(onHost);
-      } else if (v.size < 0) left.push(name);
-      else if (replaceFile(onHost, read(inView)) === 'busy') notes.push(`${where(name)} was being written when the run ended: the sandbox's version is not carried back`);
+      } else if (agent === null) left.push(name);
+      else if (replaceFile(onHost, agent) === 'busy') notes.push(`${where(name)} was being written when the run ended: the sandbox's version is not carried back`);
     } else if (rule === 'append') {
-      if (v === null || v.size < 0) continue;
-      const now = read(inView);
+      if (agent === null) {
+        if (v !== null) left.push(name);
+        continue;
+      }
+      const now = agent;
       const base = saved ?? Buffer.alloc(0);
       if (now.length >= base.length && now.subarray(0, base.length).equals(base)) {
         if (now.length > base.length) appendFileSync(onHost, now.subarray(base.length), { mode: 0o600 });
       } else notes.push(`${where(name)} was rewritten in the sandbox, not appended to: not carried back`);
     } else {
       const current = existsSync(onHost) ? read(onHost).toString('utf8') : null;
-      const r = mergeClaudeConfig(saved?.toString('utf8') ?? null, v !== null && v.size >= 0 ? read(inView).toString('utf8') : null, current);
+      const r = mergeClaudeConfig(saved?.toString('utf8') ?? null, agent?.toString('utf8') ?? null, current);
       if (r.text !== null) replaceFile(onHost, Buffer.from(r.text + '\n'));
       if (r.left.length > 0) notes.push(`${where(name)}: changes the sandbox made to ${r.left.join(', ')} are not carried back (they would make a later claude run or trust something)`);
     }

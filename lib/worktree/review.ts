@@ -2,6 +2,7 @@
 // later, without anyone asking them (hooks, direnv, editor tasks, install
 // scripts, build files, CI, git filters, new executables and symlinks). Pure:
 // it reads `git diff --raw -z` output and, for manifests, the two blobs.
+import { jsonOf } from '../readback/json.js';
 
 export interface RawChange {
   oldMode: string;
@@ -57,7 +58,7 @@ const LIFECYCLE = new Set(['preinstall', 'install', 'postinstall', 'prepare', 'p
 function scripts(text: string | null): Record<string, unknown> {
   if (text === null) return {};
   try {
-    const s = (JSON.parse(text) as { scripts?: unknown }).scripts;
+    const s = (jsonOf(text) as { scripts?: unknown }).scripts;
     return s !== null && typeof s === 'object' && !Array.isArray(s) ? (s as Record<string, unknown>) : {};
   } catch {
     return { '(unreadable package.json)': text };

@@ -3,7 +3,7 @@
 // does not; a run killed with SIGKILL is settled by the next one.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { BIN, cli, needs, tempHome, writeFile } from '../helpers.js';
@@ -87,5 +87,47 @@ describe('native views (real bwrap)', needs('bwrap', 'git'), () => {
     assert.equal(next.code, 0, next.stderr);
     assert.match(next.stderr, /removed what the killed run ags_[a-z2-7]{16} left behind/);
     assert.equal(git(['diff', '--cached', '--name-only']).stdout, 'new.txt\n');
+  });
+
+  test("a __proto__ key in the run's ~/.claude.json never reaches stashbase's own children (the nested-repository check's git among them)", async () => {
+    const lib = '/nonexistent-stashbase-test-agent.so';
+    const planted = `{"numStartups":3,"projects":{"__proto__":{"LD_PRELOAD":"${lib}","GIT_CONFIG_PARAMETERS":"'core.pager=touch /tmp/x'"}}}`;
+    // The control: the key-by-key merge of before, in a plain Node process, hands the key to every child it spawns.
+    const control = [
+      `const a = JSON.parse(${JSON.stringify(planted)});`,
+      'const out = { projects: {} };',
+      'for (const p of Object.keys(a.projects)) { out.projects[p] ??= {}; for (const k of Object.keys(a.projects[p])) out.projects[p][k] = a.projects[p][k]; }',
+      "process.stdout.write(require('child_process').spawnSync('sh', ['-c', 'echo \"$LD_PRELOAD\"'], { encoding: 'utf8' }).stdout);",
+    ].join('\n');
+    const c = spawnSync(process.execPath, ['-e', control], { encoding: 'utf8' });
+    assert.match(c.stdout, new RegExp(lib.replace(/[.]/g, '\\.')), `outside, the merge pollutes the process: ${c.stderr}`);
+
+    const repo = join(proj, 'proto');
+    mkdirSync(repo);
+    spawnSync('git', ['init', '-q'], { cwd: repo });
+    writeFile(join(h, '.claude.json'), '{"numStartups":1}');
+    const script = `printf '%s' '${planted.replace(/'/g, "'\\''")}' > "$CLAUDE_CONFIG_DIR/.claude.json" && git init -q sub && echo done`;
+    const r = await cli(['agent', 'run', '--', 'sh', '-c', script], { env: t.env, cwd: repo });
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, 'done\n');
+    assert.doesNotMatch(r.stderr, /ld\.so|cannot be preloaded/);
+    assert.match(r.stderr, /changes the sandbox made to projects\.__proto__ \(a key that would reach the object prototype\) are not carried back/);
+    assert.deepEqual(JSON.parse(readFileSync(join(h, '.claude.json'), 'utf8')), { numStartups: 3, projects: {} });
+  });
+
+  test('a symlinked ~/.claude.json (as GNU stow makes it) is read through the link, and what the run changes is written through it; your link stays', async () => {
+    const dot = join(h, 'dotfiles', 'claude.json');
+    writeFile(dot, JSON.stringify({ numStartups: 5, userID: 'mine', theme: 'dark' }));
+    spawnSync('rm', ['-f', join(h, '.claude.json')]);
+    spawnSync('ln', ['-s', 'dotfiles/claude.json', join(h, '.claude.json')]);
+    const seen = await cli(['agent', 'run', '--silent', '--', 'sh', '-c', 'cat "$CLAUDE_CONFIG_DIR/.claude.json"'], { env: t.env, cwd: proj });
+    assert.equal(seen.code, 0, seen.stderr);
+    assert.deepEqual(JSON.parse(seen.stdout), { numStartups: 5, userID: 'mine', theme: 'dark' }, 'inside, the file is there (not a dangling link)');
+    assert.equal(lstatSync(join(h, '.claude.json')).isSymbolicLink(), true);
+    assert.equal(readFileSync(dot, 'utf8'), JSON.stringify({ numStartups: 5, userID: 'mine', theme: 'dark' }), 'a run that changed nothing wrote nothing');
+    const changed = await cli(['agent', 'run', '--silent', '--', 'sh', '-c', `printf '%s' '{"numStartups":6,"userID":"mine","theme":"dark"}' > "$CLAUDE_CONFIG_DIR/.claude.json.tmp" && mv "$CLAUDE_CONFIG_DIR/.claude.json.tmp" "$CLAUDE_CONFIG_DIR/.claude.json"`], { env: t.env, cwd: proj });
+    assert.equal(changed.code, 0, changed.stderr);
+    assert.equal(lstatSync(join(h, '.claude.json')).isSymbolicLink(), true, 'your link is still a link');
+    assert.deepEqual(JSON.parse(readFileSync(dot, 'utf8')), { numStartups: 6, userID: 'mine', theme: 'dark' }, 'the change went through it');
   });
 });

@@ -64,3 +64,31 @@ test("the agents' views: live state, what is carried back, and the rest read-onl
   const relative = codexView(home, { CODEX_HOME: 'rel' });
   assert.equal(relative.spec.at, join(home, '.codex'), 'a relative CODEX_HOME is not used');
 });
+
+test('Claude Code config: a __proto__ key (under projects, or anywhere) never reaches Object.prototype; it is dropped and named', () => {
+  const agent = JSON.stringify({ projects: { '/p': { lastCost: 2 } } }).replace('{"/p"', '{"__proto__":{"LD_PRELOAD":"/tmp/agent.so"},"/p"');
+  const top = '{"constructor":{"prototype":{"polluted":1}},"theme":"dark"}';
+  const r = mergeClaudeConfig('{"projects":{"/p":{"lastCost":1}}}', agent, '{"projects":{"/p":{"lastCost":1}}}');
+  assert.equal(({} as Record<string, unknown>).LD_PRELOAD, undefined);
+  assert.equal('LD_PRELOAD' in Object.prototype, false);
+  assert.deepEqual(JSON.parse(r.text!), { projects: { '/p': { lastCost: 2 } } });
+  assert.deepEqual(r.left, ['projects.__proto__ (a key that would reach the object prototype)']);
+  const t2 = mergeClaudeConfig('{}', top, '{}');
+  assert.deepEqual([JSON.parse(t2.text!), t2.left], [{ theme: 'dark' }, ['constructor (a key that would reach the object prototype)']]);
+  assert.equal(({} as Record<string, unknown>).polluted, undefined);
+});
+
+test("a child's environment has own keys only: a key on Object.prototype never reaches it", async () => {
+  const { childEnv } = await import('../../lib/exec.js');
+  const proto = Object.prototype as Record<string, unknown>;
+  proto.LD_PRELOAD = '/tmp/agent.so';
+  try {
+    const env = childEnv({ file: 'git', args: [], env: { A: 'b' }, unsetEnv: ['HOME'] }, { PATH: '/bin', HOME: '/h' });
+    const seen: string[] = [];
+    for (const k in env) seen.push(k);
+    assert.deepEqual(seen.sort(), ['A', 'PATH']);
+    assert.equal(Object.getPrototypeOf(env), null);
+  } finally {
+    delete proto.LD_PRELOAD;
+  }
+});

@@ -3,6 +3,7 @@
 // version; without an API, the index file alone tells whether the crate exists.
 import { isExact } from '../versions.js';
 import type { Fetch, RegistryFacts } from '../types.js';
+import { jsonOf } from '../../readback/json.js';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -21,7 +22,7 @@ export async function cratesFacts(index: string, name: string, asked: string | u
   let api: string | undefined;
   if (c.status === 200) {
     try {
-      const cfg = JSON.parse(c.text) as unknown;
+      const cfg = jsonOf(c.text) as unknown;
       if (isObj(cfg) && typeof cfg.api === 'string') api = cfg.api.replace(/\/+$/, '');
     } catch {
       return { exists: null, problem: "the index's config.json is not JSON" };
@@ -38,7 +39,7 @@ export async function cratesFacts(index: string, name: string, asked: string | u
   if (r.status !== 200) return { exists: null, problem: `the registry answered ${r.status}` };
   let doc: unknown;
   try {
-    doc = JSON.parse(r.text);
+    doc = jsonOf(r.text);
   } catch {
     return { exists: null, problem: 'the registry answered something that is not JSON' };
   }

@@ -6,13 +6,14 @@
 // pseudo-versions).
 import { compareVersions, isExact } from '../versions.js';
 import type { Fetch, RegistryFacts } from '../types.js';
+import { jsonOf } from '../../readback/json.js';
 
 /** The proxy's case encoding: each capital letter becomes ! and the lower-case letter. */
 export const escapePath = (p: string) => p.replace(/[A-Z]/g, (c) => `!${c.toLowerCase()}`);
 
 function infoTime(text: string): { time?: Date; version?: string } {
   try {
-    const v = JSON.parse(text) as { Time?: unknown; Version?: unknown };
+    const v = jsonOf(text) as { Time?: unknown; Version?: unknown };
     const time = typeof v.Time === 'string' ? new Date(v.Time) : undefined;
     return { time: time && !Number.isNaN(time.getTime()) ? time : undefined, version: typeof v.Version === 'string' ? v.Version : undefined };
   } catch {

@@ -6,6 +6,7 @@
 // registry replaced with its "security holding package" was taken down.
 import { compareVersions, isExact, isRelease, parseVersion } from '../versions.js';
 import type { Fetch, RegistryFacts } from '../types.js';
+import { jsonOf } from '../../readback/json.js';
 
 const INSTALL_SCRIPTS = ['preinstall', 'install', 'postinstall'];
 
@@ -34,7 +35,7 @@ export function resolveNpmVersion(asked: string | undefined, versions: string[],
 export function npmFactsFrom(text: string, asked: string | undefined): RegistryFacts {
   let doc: unknown;
   try {
-    doc = JSON.parse(text);
+    doc = jsonOf(text);
   } catch {
     return { exists: null, problem: 'the registry answered something that is not JSON' };
   }

@@ -4,6 +4,7 @@
 // index without the JSON API does not make every name look missing.
 import { isExact } from '../versions.js';
 import type { Fetch, RegistryFacts } from '../types.js';
+import { jsonOf } from '../../readback/json.js';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -21,7 +22,7 @@ const earliest = (times: string[]) => times.map((t) => new Date(t)).filter((d) =
 export function pypiFactsFrom(text: string, asked: string | undefined): RegistryFacts {
   let doc: unknown;
   try {
-    doc = JSON.parse(text);
+    doc = jsonOf(text);
   } catch {
     return { exists: null, problem: 'the index answered something that is not JSON' };
   }
@@ -40,7 +41,7 @@ export function pypiFactsFrom(text: string, asked: string | undefined): Registry
 export function simpleFactsFrom(text: string): RegistryFacts {
   let doc: unknown;
   try {
-    doc = JSON.parse(text);
+    doc = jsonOf(text);
   } catch {
     // An HTML page (PEP 503): the project exists; nothing more is read from it.
     return /<a\s/i.test(text) ? { exists: true } : { exists: null, problem: 'the index answered a page that lists no files' };
