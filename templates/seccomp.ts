@@ -1,10 +1,15 @@
 // A classic-BPF seccomp program for bwrap --seccomp. It refuses (EPERM):
-// - socket(AF_UNIX, ...): every host Unix socket is a control channel (a
-//   terminal multiplexer's, an editor's, a container engine's, another run's
-//   proxy), including ones created after the run started, so the class is
-//   closed, not a list of paths. socketpair(2) stays allowed: the agent's own
-//   processes still talk over anonymous pairs. A profile may allow the family
-//   (`[sandbox] allow_unix_sockets = true`);
+// - socket(2) of every address family but those the sandbox's own network
+//   needs: IPv4 and IPv6 (in the run's network namespace, where the proxy is
+//   the only way out) and netlink's route protocol (interface and route
+//   lookups). An allow-list, because the families no network namespace
+//   isolates are a class: AF_UNIX (every host Unix socket is a control channel:
+//   a terminal multiplexer's, an editor's, a container engine's, another run's
+//   proxy, including ones made after the run started), AF_VSOCK (a virtual
+//   machine's channel to its host), and whatever the kernel adds.
+//   socketpair(2) stays allowed: the agent's own processes still talk over
+//   anonymous pairs. A profile may allow AF_UNIX (`[sandbox]
+//   allow_unix_sockets = true`);
 // - io_uring (setup, enter, register): its SOCKET and OPENAT operations run
 //   in the kernel without passing this filter;
 // - setting a setuid or setgid bit on a file (chmod, fchmod, fchmodat,
@@ -33,6 +38,10 @@ const OPENAT2 = 437;
 const TIOCSTI = 0x5412;
 const TIOCLINUX = 0x541c;
 const AF_UNIX = 1;
+const AF_INET = 2;
+const AF_INET6 = 10;
+const AF_NETLINK = 16;
+const NETLINK_ROUTE = 0;
 const X32_SYSCALL_BIT = 0x40000000;
 /** io_uring_setup, io_uring_enter, io_uring_register: the same numbers on every architecture. */
 const IO_URING = [425, 426, 427];
@@ -62,7 +71,10 @@ export interface FilterOptions {
   unixSockets: boolean;
 }
 
-type Target = number | 'allow' | 'deny' | 'enosys' | 'ioctl' | 'socket' | 'mode1' | 'mode2' | 'mode3';
+/** The address families socket(2) may open (netlink for its route protocol only). */
+export const SOCKET_FAMILIES = { AF_INET, AF_INET6, AF_NETLINK } as const;
+
+type Target = number | 'allow' | 'deny' | 'enosys' | 'ioctl' | 'socket' | 'netlink' | 'mode1' | 'mode2' | 'mode3';
 type Insn = [code: number, jt: Target, jf: Target, k: number];
 
 export function sandboxFilter(arch: SeccompArch, opts: FilterOptions): Buffer {
@@ -74,7 +86,7 @@ export function sandboxFilter(arch: SeccompArch, opts: FilterOptions): Buffer {
     [BPF_LD_W_ABS, 0, 0, 0], // seccomp_data.nr
     ...(a.x32 ? ([[BPF_JGE_K, 'deny', 0, X32_SYSCALL_BIT]] as Insn[]) : []),
     ...[...a.keyring, ...IO_URING].map((nr): Insn => [BPF_JEQ_K, 'deny', 0, nr]),
-    ...(opts.unixSockets ? [] : ([[BPF_JEQ_K, 'socket', 0, a.socket]] as Insn[])),
+    [BPF_JEQ_K, 'socket', 0, a.socket],
     [BPF_JEQ_K, 'enosys', 0, OPENAT2],
     ...([1, 2, 3] as const).flatMap((i) => a.modes[i].map((nr): Insn => [BPF_JEQ_K, `mode${i}`, 0, nr])),
     [BPF_JEQ_K, 'ioctl', 'allow', a.ioctl],
@@ -86,13 +98,19 @@ export function sandboxFilter(arch: SeccompArch, opts: FilterOptions): Buffer {
     [BPF_JEQ_K, 'deny', 0, TIOCSTI],
     [BPF_JEQ_K, 'deny', 'allow', TIOCLINUX],
   );
-  if (!opts.unixSockets) {
-    labels.socket = insns.length;
-    insns.push(
-      [BPF_LD_W_ABS, 0, 0, 16], // low word of args[0], the address family
-      [BPF_JEQ_K, 'deny', 'allow', AF_UNIX],
-    );
-  }
+  labels.socket = insns.length;
+  insns.push(
+    [BPF_LD_W_ABS, 0, 0, 16], // low word of args[0], the address family
+    [BPF_JEQ_K, 'allow', 0, AF_INET],
+    [BPF_JEQ_K, 'allow', 0, AF_INET6],
+    ...(opts.unixSockets ? ([[BPF_JEQ_K, 'allow', 0, AF_UNIX]] as Insn[]) : []),
+    [BPF_JEQ_K, 'netlink', 'deny', AF_NETLINK],
+  );
+  labels.netlink = insns.length;
+  insns.push(
+    [BPF_LD_W_ABS, 0, 0, 32], // low word of args[2], the protocol
+    [BPF_JEQ_K, 'allow', 'deny', NETLINK_ROUTE],
+  );
   for (const i of [1, 2, 3]) {
     labels[`mode${i}`] = insns.length;
     insns.push(

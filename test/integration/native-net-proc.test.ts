@@ -123,6 +123,30 @@ describe('native network, processes and terminal (real bwrap)', needs('bwrap'), 
     assert.equal((await a.inside(probe)).stdout, 'keyctl Operation not permitted\n');
   });
 
+  test('socket families by allow-list: IPv4, IPv6 and netlink route queries open; AF_VSOCK (a VM\'s channel to its host), packet, XDP, netlink uevents and the rest do not, though they do outside', async () => {
+    // Each family as the kernel here knows it: "ok" or the errno name.
+    const probe = [
+      'import socket, errno',
+      'for name, fam, typ, proto in [("inet",2,1,0),("inet6",10,1,0),("netlink-route",16,3,0),("netlink-uevent",16,3,15),("vsock",40,1,0),("packet",17,3,0),("xdp",44,3,0),("unix",1,1,0)]:',
+      '    try:',
+      '        socket.socket(fam, typ, proto).close(); print(name, "ok")',
+      '    except OSError as e:',
+      '        print(name, errno.errorcode.get(e.errno, e.errno))',
+    ].join('\n');
+    const script = `python3 -c '${probe}'`;
+    const out = await a.outside(script);
+    const parse = (t: string) => Object.fromEntries(t.trim().split('\n').map((l) => l.split(' ') as [string, string]));
+    const outside = parse(out.stdout);
+    // The control: outside, families beyond the three open here (on this machine, a Firecracker guest, vsock among them).
+    const others = Object.keys(outside).filter((f) => !['inet', 'inet6', 'netlink-route'].includes(f) && outside[f] === 'ok');
+    assert.ok(others.length >= 3, `outside, other families open: ${out.stdout}${out.stderr}`);
+    const r = await a.inside(script);
+    assert.equal(r.code, 0, r.stderr);
+    const inside = parse(r.stdout);
+    assert.deepEqual([inside.inet, inside.inet6, inside['netlink-route']], ['ok', 'ok', 'ok']);
+    for (const f of Object.keys(outside).filter((x) => !['inet', 'inet6', 'netlink-route'].includes(x))) assert.equal(inside[f], 'EPERM', f);
+  });
+
   test('no host processes in /proc', async () => {
     const r = await a.inside(`ls /proc | grep -cE '^[0-9]+$'; cat /proc/${process.pid}/cmdline; echo`);
     const count = Number(r.stdout.split('\n')[0]);

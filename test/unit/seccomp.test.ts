@@ -63,3 +63,20 @@ test('allow_unix_sockets lets AF_UNIX through; arm64 has its own numbers and no 
   assert.equal(arm(0x40000000 | 63), ALLOW, 'no x32 on arm64: a high number is an ordinary (unknown) call');
   assert.equal(verdict(sandboxFilter('arm64', { unixSockets: false }), AUDIT.x64, 29), EPERM, 'another ABI');
 });
+
+test('socket(2) by allow-list, family by family: only IPv4, IPv6 and netlink route queries; every other family refused, the ones nobody listed too', () => {
+  for (const [arch, nr] of [['x64', 41], ['arm64', 198]] as const) {
+    for (const unix of [false, true]) {
+      const f = sandboxFilter(arch, { unixSockets: unix });
+      const v = (family: number, protocol = 0) => verdict(f, AUDIT[arch], nr, [family, 1, protocol]);
+      // Every family number Linux has (0 to 45), and some past it.
+      for (let family = 0; family <= 64; family++) {
+        const want = family === 2 || family === 10 || family === 16 || (unix && family === 1) ? ALLOW : EPERM;
+        assert.equal(v(family), want, `${arch}, unix sockets ${unix}: family ${family}`);
+      }
+      assert.deepEqual([v(16, 0), v(16, 15), v(16, 9), v(16, 4), v(16, 16)], [ALLOW, EPERM, EPERM, EPERM, EPERM], 'netlink: route only (not uevents, audit, sock_diag, generic)');
+      assert.equal(v(40), EPERM, 'AF_VSOCK');
+      assert.equal(v(2 + 0x1_0000_0000), ALLOW, 'the family is an int: its low word, as the kernel reads it');
+    }
+  }
+});
