@@ -157,3 +157,55 @@ export function rebuildIndex(buf: Buffer, layout: IndexLayout, fresh: IndexEntry
   }
   return Buffer.concat([body, createHash(oidLength === 20 ? 'sha1' : 'sha256').update(body).digest()]);
 }
+
+/** Characters HFS+ ignores in names (so `.g\u200cit` is `.git` there), as git's own check lists them. */
+const HFS_IGNORED = /[\u200c-\u200f\u202a-\u202e\u206a-\u206f\ufeff]/g;
+const GITLINK_MODE = 0o160000;
+const SYMLINK_MODE = 0o120000;
+
+/** Whether a path component names git's own directory on some file system (case, trailing dots and spaces, HFS's ignored characters, NTFS's short name). */
+function isDotGit(component: string): boolean {
+  const c = component.replace(HFS_IGNORED, '').replace(/[. ]+$/, '').toLowerCase();
+  return c === '.git' || c === 'git~1';
+}
+
+/**
+ * Why an entry's path is not one git would ever add (git's verify_path, with
+ * the HFS and NTFS protections on): a path your `git restore .` or `git
+ * checkout .` would write outside the working tree, or into a `.git`. Null
+ * when it is one.
+ */
+export function badIndexPath(path: string, mode: number): string | null {
+  if (path === '' || path.startsWith('/') || path.endsWith('/')) return 'an empty or absolute path';
+  // eslint-disable-next-line no-control-regex
+  if (/[\x00-\x1f\x7f\\]/.test(path)) return 'a control character or backslash';
+  for (const c of path.split('/')) {
+    if (c === '' || c === '.' || c === '..') return 'an empty, "." or ".." component';
+    if (isDotGit(c)) return 'a .git component';
+  }
+  const last = (path.split('/').pop() as string).toLowerCase();
+  if ((mode & 0o170000) === SYMLINK_MODE && ['.gitmodules', '.gitattributes', '.gitignore', '.mailmap'].includes(last.replace(/[. ]+$/, ''))) return 'a symbolic link git reads as its own file';
+  return null;
+}
+
+/**
+ * What makes an index one git would not have written: an entry whose path is
+ * not one git adds, entries out of git's order (by path bytes, then stage) or
+ * repeated, a name length that disagrees with the name, a gitlink or an
+ * unknown mode. Null when none.
+ */
+export function indexProblem(buf: Buffer, layout: IndexLayout, oidLength: 20 | 32): string | null {
+  let previous: IndexEntryAt | null = null;
+  for (const e of layout.entries) {
+    const kind = e.mode & 0o170000;
+    if (kind !== 0o100000 && kind !== SYMLINK_MODE && kind !== GITLINK_MODE) return `${JSON.stringify(e.path)}: mode ${e.mode.toString(8)}`;
+    const bad = badIndexPath(e.path, e.mode);
+    if (bad !== null) return `${JSON.stringify(e.path)}: ${bad}`;
+    const nameLength = buf.readUInt16BE(e.at + 40 + oidLength) & 0xfff;
+    const bytes = Buffer.byteLength(e.key, 'latin1');
+    if (nameLength !== Math.min(bytes, 0xfff)) return `${JSON.stringify(e.path)}: its name length says ${nameLength}`;
+    if (previous !== null && (previous.key > e.key || (previous.key === e.key && previous.stage >= e.stage))) return `${JSON.stringify(e.path)}: out of order or repeated`;
+    previous = e;
+  }
+  return null;
+}

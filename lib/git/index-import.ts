@@ -1,6 +1,8 @@
 // The run's index, when it comes back after a run (lib/git/import.ts): read
-// without following a link, parsed, refused when it newly hides paths from
-// your git status (assume-unchanged, skip-worktree), and written back by
+// without following a link, parsed, refused when an entry is one git would
+// never write (a path out of the working tree or into a .git, out of order,
+// repeated: your next `git restore .` would write it), or when it newly hides
+// paths from your git status (assume-unchanged, skip-worktree), and written back by
 // stashbase under git's own lock: its entries only (a cache-tree would let
 // your next commit record trees other than the entries'; an untracked cache
 // or fsmonitor token would hide files), with the stat data of every entry
@@ -9,7 +11,8 @@
 import { renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { readBack } from '../readback/file.js';
-import { entryOid, indexLayout, type IndexEntryAt, type IndexLayout, rebuildIndex } from './git-index.js';
+import { printable } from '../util/printable.js';
+import { entryOid, indexLayout, indexProblem, type IndexEntryAt, type IndexLayout, rebuildIndex } from './git-index.js';
 import { type RunGitDirRecord, sameStamp, stampOf } from './run-git-dir.js';
 
 const MAX_INDEX_BYTES = 1 << 30;
@@ -54,6 +57,9 @@ export function indexCandidate(here: string, there: string, rec: RunGitDirRecord
   const oidLength = oidLengthOf(rec);
   const layout = indexLayout(r.data, oidLength);
   if (layout === null) return `the sandbox's index is not one stashbase can read (a split index, or not an index): not taken (${label} is kept)`;
+  // An entry git would never add (a path out of the working tree or into a .git) is written there by your next git restore or checkout.
+  const problem = indexProblem(r.data, layout, oidLength);
+  if (problem !== null) return `the sandbox's index holds an entry git would never write (${printable(problem, true)}): not taken (${label} is kept)`;
   const before = readBack(join(there, 'index'), MAX_INDEX_BYTES);
   const old = before.ok ? indexLayout(before.data, oidLength) : null;
   const oldHidden = new Set(old?.entries.filter((e) => e.hidden).map((e) => e.key) ?? []);

@@ -192,6 +192,26 @@ for (const backend of ['native', 'docker'] as const) {
       assert.equal(readFileSync(join(r.root, '.git', 'HEAD'), 'utf8'), headBefore);
     });
 
+    test('an index naming a path git would never write (.git/hooks/post-checkout): not taken, and your git checkout . writes nothing into .git', async () => {
+      const forge = [
+        'mkdir -p abcd/hooks && printf \'#!/bin/sh\\ntouch "$PWNFILE"\\n\' > abcd/hooks/post-checkout && chmod +x abcd/hooks/post-checkout && git add abcd/hooks/post-checkout',
+        'I=$(git rev-parse --git-path index)',
+        `python3 -c "import hashlib,sys; p=sys.argv[1]; b=bytearray(open(p,'rb').read()); body=b[:-20]; i=body.find(b'abcd/hooks'); body[i:i+4]=b'.git'; open(p,'wb').write(bytes(body)+hashlib.sha1(bytes(body)).digest())" "$I"`,
+        'rm -rf abcd && echo forged',
+      ].join('\n');
+      const marker = join(r.dir, 'PWNED-index');
+      const ctl = copyOf(r.root, 'index-control');
+      assert.equal(outside(`${forge}\ngit checkout -- . 2>/dev/null; test -x .git/hooks/post-checkout && echo hook-written`, ctl, { ...r.env, PWNFILE: `${marker}-control` }).stdout, 'forged\nhook-written\n', 'outside, git checkout . writes the hook into .git');
+
+      const res = await run(forge, { env: { PWNFILE: marker } });
+      assert.equal(res.code, 0, res.stderr);
+      assert.match(res.stderr, /the sandbox's index holds an entry git would never write \("\.git\/hooks\/post-checkout": a \.git component\): not taken/);
+      spawnSync('git', ['checkout', '--', '.'], { cwd: r.root, env: r.env });
+      assert.equal(existsSync(join(r.root, '.git', 'hooks', 'post-checkout')), false);
+      r.git(['checkout', '-q', 'main']);
+      assert.equal(existsSync(marker), false);
+    });
+
     test('ordinary work comes back whole: commits, a tag, an amended commit, a git gc, a stash of its own', async () => {
       const work = [
         'c() { git commit -q "$@"; }',

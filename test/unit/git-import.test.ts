@@ -219,3 +219,48 @@ test('the native plan: bubblewrap gets the run\'s own git directory at your .git
   assert.equal(sd.protection.denyWrite.some((d) => d.path === g), true);
   assert.ok(sd.protection.warnings.includes(`the systemd-run fallback gives the agent no git directory of its own: ${g} is read-only in this run (its git cannot commit; with bubblewrap it can)`));
 });
+
+test('an index with an entry git would never write (out of the working tree, into a .git, any spelling of it) is not taken; the control: git checkout . writes such an entry', async () => {
+  const { indexProblem, badIndexPath } = await import('../../lib/git/git-index.js');
+  const { indexCandidate } = await import('../../lib/git/index-import.js');
+  const { createHash } = await import('node:crypto');
+  const s = setup('badpath');
+  writeFile(join(s.root, 'abcd', 'hooks', 'post-checkout'), '#!/bin/sh\ntouch "$PWN"\n');
+  writeFile(join(s.root, 'zz', 'precious.txt'), 'agent\n');
+  s.git(['add', 'abcd', 'zz']);
+  const good = readFileSync(join(s.root, '.git', 'index'));
+  // The same index, a path rewritten byte for byte (same length), the checksum made anew.
+  const forge = (from: string, to: string) => {
+    const body = Buffer.from(good.subarray(0, -20));
+    const at = body.indexOf(from);
+    body.write(to, at, 'latin1');
+    return Buffer.concat([body, createHash('sha1').update(body).digest()]);
+  };
+  const cases: Array<[string, string]> = [['abcd/hooks', '.git/hooks'], ['abcd/hooks', '.GIT/hooks'], ['abcd/hooks', 'git~1/hooks'], ['zz/precious', '../precious']];
+  for (const [from, to] of cases) {
+    const buf = forge(from, to);
+    const layout = indexLayout(buf)!;
+    assert.ok(layout, to);
+    assert.match(indexProblem(buf, layout, 20) ?? '', /component|order/, to);
+  }
+  assert.equal(indexProblem(good, indexLayout(good)!, 20), null);
+  assert.deepEqual([badIndexPath('.git.', 0o100644), badIndexPath('a/.g\u200cit/x', 0o100644), badIndexPath('.gitmodules', 0o120000), badIndexPath('src/a.ts', 0o100644)], ['a .git component', 'a .git component', 'a symbolic link git reads as its own file', null]);
+  // The control: git writes what such an index names (here the forged hook) on checkout.
+  const ctl = copyOf(s.root);
+  writeFileSync(join(ctl, '.git', 'index'), forge('abcd/hooks', '.git/hooks'));
+  spawnSync('git', ['checkout', '--', '.'], { cwd: ctl });
+  assert.equal(existsSync(join(ctl, '.git', 'hooks', 'post-checkout')), true, 'outside, git checkout . writes into .git');
+  // The import refuses it, and says so.
+  writeFileSync(join(s.plan.dir, 'index'), forge('abcd/hooks', '.git/hooks'));
+  const rec = JSON.parse(readFileSync(s.file, 'utf8'));
+  // Your index as it is now (this test staged the files after the run's start).
+  rec.start.yourIndex = (await import('../../lib/git/run-git-dir.js')).stampOf(join(s.root, '.git', 'index'));
+  const c = indexCandidate(s.plan.dir, join(s.root, '.git'), rec);
+  assert.match(String(c), /^the sandbox's index holds an entry git would never write \("\.git\/hooks\/post-checkout": a \.git component\): not taken/);
+});
+
+function copyOf(root: string): string {
+  const copy = `${root}-copy`;
+  spawnSync('cp', ['-a', root, copy]);
+  return copy;
+}
