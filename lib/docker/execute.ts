@@ -186,7 +186,7 @@ export async function executeDocker({ ctx, warn, announce, interactive }: Docker
     // The agent's container is gone: nothing writes the run's git directory any more.
     if (gitDir) await settleGitDir(gitDir, ctx.env, ctx.session, { alert, note: announce ? (m) => process.stderr.write(`${m}\n`) : () => {} });
     removePlaceholders(created);
-    removeRunDir(draft.runDir, runStateDirOf(home, ctx.session));
+    for (const m of removeRunDir(draft.runDir, runStateDirOf(home, ctx.session))) alert(m);
     audit.write({ type: 'end', exitCode, durationMs: Date.now() - started });
     removeSession(home, ctx.session);
     trace.mark('teardown');

@@ -18,7 +18,7 @@
 //   (lib/git/index-import.ts).
 // Reflogs, config, hooks and every other file of the run stay behind.
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { Command } from '../../templates/command.js';
 import {
   detachHeadArgs, isAncestorArgs, logArgs, PACK_ARGS, readerConfig, runObjectsCommand, type RunObjects, symbolicRefArgs, unpackArgs, updateRefsArgs, yoursCommand,
@@ -52,6 +52,7 @@ const some = (list: string[], n = 10) => `${list.slice(0, n).join(', ')}${list.l
 /** One import's facts and tools. */
 interface Work {
   git: string;
+  session: string;
   rec: RunGitDirRecord;
   reader: RunObjects;
   message: string;
@@ -152,10 +153,37 @@ function describe(d: RefDecision, commits: string): string {
   return `the agent ${what}: taken (undo: ${undo})${commits ? `:\n${commits}` : ''}`;
 }
 
+/** The branches other worktrees than the run's have checked out, and where (yours when the run is in a linked worktree). */
+function checkedOutElsewhere(rec: RunGitDirRecord): Map<string, string> {
+  const out = new Map<string, string>();
+  const g = rec.plan.gitDir;
+  const add = (headFile: string, where: string) => {
+    const r = readBack(headFile, 4096);
+    const v = r.ok ? parseRefFile(r.data.toString('latin1')) : null;
+    if (v?.kind === 'symref') out.set(v.target, where);
+  };
+  if (rec.plan.admin !== null) add(join(g, 'HEAD'), `your checkout ${dirname(g)}`);
+  let names: string[] = [];
+  try {
+    names = readdirSync(join(g, 'worktrees'));
+  } catch {
+    // none
+  }
+  for (const n of names) {
+    if (n === rec.plan.admin) continue;
+    const gitdir = readBack(join(g, 'worktrees', n, 'gitdir'), 4096);
+    add(join(g, 'worktrees', n, 'HEAD'), `the worktree ${gitdir.ok ? dirname(gitdir.data.toString('utf8').trim()) : n}`);
+  }
+  return out;
+}
+
 type HeadChoice = { value: RefValue } | { refused: string } | null;
 
-/** The run's HEAD when it may come back: a branch, or an object id, and yours unchanged meanwhile. */
-function headCandidate(w: Work, paused: string[]): HeadChoice {
+/**
+ * The run's HEAD when it may come back: a branch not checked out elsewhere (a
+ * worktree run's own branch only), or an object id; and yours unchanged meanwhile.
+ */
+function headCandidate(w: Work, paused: string[], elsewhere: Map<string, string>): HeadChoice {
   const { rec, here, there } = w;
   const read = readBack(join(here, 'HEAD'), 4096);
   const agent = read.ok ? parseRefFile(read.data.toString('latin1')) : null;
@@ -164,7 +192,12 @@ function headCandidate(w: Work, paused: string[]): HeadChoice {
   const now = readBack(join(there, 'HEAD'), 4096);
   if (!sameValue(now.ok ? parseRefFile(now.data.toString('latin1')) : null, rec.start.head)) return { refused: `${there}/HEAD changed during the run both on your side and in the sandbox: yours is kept` };
   if (agent === null) return { refused: `the sandbox's HEAD is ${read.ok ? 'neither a branch nor an object id' : read.why}: not taken (${there}/HEAD is kept)` };
-  if (agent.kind === 'symref' && !agent.target.startsWith('refs/heads/')) return { refused: `the sandbox's HEAD points at ${agent.target}, not a branch: not taken` };
+  if (agent.kind === 'symref') {
+    if (!agent.target.startsWith('refs/heads/')) return { refused: `the sandbox's HEAD points at ${agent.target}, not a branch: not taken` };
+    if (rec.plan.fixedOwn !== null && agent.target !== rec.plan.fixedOwn) return { refused: `the sandbox's HEAD points at ${agent.target}, not at the run's own branch ${rec.plan.fixedOwn}: not taken` };
+    const where = elsewhere.get(agent.target);
+    if (where !== undefined) return { refused: `the sandbox's HEAD points at ${agent.target}, which is checked out in ${where}: not taken` };
+  }
   return { value: agent };
 }
 
@@ -181,9 +214,9 @@ async function writeRefs(w: Work, decisions: RefDecision[]): Promise<void> {
   }
   const stash = decisions.find((d) => d.take && d.ref === 'refs/stash');
   if (stash) {
-    // Under the entry's own subject (your earlier entries stay below it in git stash list).
+    // Under stashbase's name, then the entry's own subject (your earlier entries stay below it in git stash list).
     const subject = (await run(reading(w, ['log', '-1', '--no-show-signature', '--format=%s', oidOf(stash.agent) as string]))).out.trim();
-    const r = await run(yours(w, ['update-ref', '--create-reflog', ...updateRefsArgs(subject || w.message).slice(1)]), lineOf(stash));
+    const r = await run(yours(w, ['update-ref', '--create-reflog', ...updateRefsArgs(subject ? `${w.message}: ${subject}` : w.message).slice(1)]), lineOf(stash));
     if (!r.ok) refuse(stash, r.err);
   }
 }
@@ -230,7 +263,8 @@ async function importWork(w: Work): Promise<void> {
   if (checked === null) return;
   const start = new Map(rec.start.refs);
   const paused = PAUSED.filter((n) => existsSync(join(here, n)) && !existsSync(join(there, n)));
-  const head = headCandidate(w, paused);
+  const elsewhere = checkedOutElsewhere(rec);
+  const head = headCandidate(w, paused, elsewhere);
   const indexChanged = !sameStamp(stampOf(join(here, 'index')), rec.start.runIndex);
   if (sameRefs(checked.refs, start) && head === null && !indexChanged && paused.length === 0) return;
   if (paused.length > 0) report.warnings.push(`the sandbox left a paused ${paused.join(', ')} in ${there}: its HEAD, index and the operation itself are not carried back (your checkout is where it was; what the agent committed on branches is imported as below)`);
@@ -238,7 +272,9 @@ async function importWork(w: Work): Promise<void> {
   w.reader = makeReader(rec, w.git);
   const current = readRefStore(rec.plan.gitDir).refs;
   const ff = await fastForwards(w, start, checked.refs);
-  const decisions = decideRefs({ start, agent: checked.refs, current, own: rec.own, isAncestor: (s, a) => ff.has(`${s} ${a}`) });
+  const decisions = decideRefs({ start, agent: checked.refs, current, own: rec.own, checkedOutElsewhere: elsewhere, isAncestor: (s, a) => ff.has(`${s} ${a}`) });
+  // The run's own branch, refused (yours moved meanwhile, or it is checked out elsewhere): its objects still come in, unreferenced, so that nothing of the agent's work is lost.
+  const keep = decisions.find((d) => d.ref === rec.own && !d.take && d.agent?.kind === 'oid');
   const index: IndexCandidate | string | null = paused.length > 0 || !indexChanged ? null : indexCandidate(here, there, rec);
   if (typeof index === 'string') report.warnings.push(index);
 
@@ -248,6 +284,7 @@ async function importWork(w: Work): Promise<void> {
   const groups: Array<{ tips: string[]; refuse: (why: string) => void }> = [
     ...decisions.filter((d) => d.take && d.agent?.kind === 'oid').map((d) => ({ tips: [oidOf(d.agent) as string], refuse: (why: string) => void Object.assign(d, { take: false, reason: `its objects cannot be imported: ${why}` }) })),
     ...(headValue?.kind === 'oid' ? [{ tips: [headValue.oid], refuse: (why: string) => void ((headValue = null), report.warnings.push(`the sandbox's detached HEAD cannot be imported (${why}): not taken`)) }] : []),
+    ...(keep ? [{ tips: [oidOf(keep.agent) as string], refuse: () => void Object.assign(keep, { reason: `${keep.reason}; its objects could not be kept either` }) }] : []),
     ...(indexOk && (index as IndexCandidate).oids.length > 0 ? [{ tips: (index as IndexCandidate).oids, refuse: (why: string) => void ((indexOk = false), report.warnings.push(`the files the sandbox staged cannot be imported (${why}): its index is not taken (${there}/index is kept)`)) }] : []),
   ];
   const yourTips = [...new Set([...current.values()].map(oidOf).filter((x): x is string => x !== null))];
@@ -259,6 +296,7 @@ async function importWork(w: Work): Promise<void> {
     }
   }
   await writeRefs(w, decisions);
+  if (keep && !keep.reason?.endsWith('could not be kept either')) keep.reason += `; the agent's commits are in your object store: git branch stashbase-kept-${w.session} ${oidOf(keep.agent)} keeps them`;
   const commits = await lists;
   for (const [i, d] of decisions.entries()) (d.take && d.ref === rec.own ? report.own : report.warnings).push(describe(d, d.take ? (commits[i] ?? '') : ''));
   if (head !== null && 'refused' in head) report.warnings.push(head.refused);
@@ -278,7 +316,7 @@ export async function importRunGitDir(recordFile: string, o: { git: string; sess
   const rec = JSON.parse(readFileSync(recordFile, 'utf8')) as RunGitDirRecord;
   const report: ImportReport = { own: [], warnings: [] };
   const w: Work = {
-    git: o.git, rec, report, message: `stashbase: from run ${o.session}`,
+    git: o.git, session: o.session, rec, report, message: `stashbase: from run ${o.session}`,
     reader: { git: o.git, readerDir: '', objects: '', yours: '' },
     here: checkoutDir(rec.plan.dir, rec.plan.admin),
     there: checkoutDir(rec.plan.gitDir, rec.plan.admin),

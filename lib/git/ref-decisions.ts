@@ -14,6 +14,9 @@
 //   cleared is not (your stashed work stays).
 // - refs/replace: never (git would show the replacement for your commits).
 // - Symbolic refs other than HEAD: kept as they were.
+// - Another agent's branch (refs/heads/stashbase/*, the run's own aside) and
+//   a branch checked out in another worktree: never (git itself will not move
+//   a branch another worktree has checked out).
 // - A ref you changed during the run: yours is kept, the agent's is not taken.
 import type { RefValue } from './ref-store.js';
 import { sameValue } from './ref-store.js';
@@ -38,6 +41,8 @@ export interface RefFacts {
   current: Map<string, RefValue>;
   /** The run's own branch (full name), or null. */
   own: string | null;
+  /** Branches checked out in another worktree than the run's, and where. */
+  checkedOutElsewhere: Map<string, string>;
   /** Whether commit `now` contains commit `old` (a fast-forward); false when either is not a commit. */
   isAncestor: (old: string, now: string) => boolean;
 }
@@ -52,12 +57,17 @@ function kindOf(ref: string, start: RefValue | null, agent: RefValue | null, isA
   return isAncestor(start.oid, (agent as { oid: string }).oid) ? 'fast-forward' : 'rewritten';
 }
 
+/** The agents' branches: stashbase makes each for one run. */
+export const AGENT_BRANCHES = 'refs/heads/stashbase/';
+
 /** Why the change is refused, or null to take it. */
-function refusal(ref: string, kind: RefChangeKind, own: boolean): string | null {
+function refusal(ref: string, kind: RefChangeKind, own: boolean, elsewhere: string | undefined): string | null {
   if (!validRefName(ref)) return 'not a valid ref name';
   if (kind === 'symbolic') return 'symbolic refs are kept as they were';
   if (kind === 'deleted') return 'deletions are not taken';
+  if (elsewhere !== undefined) return `it is checked out in ${elsewhere}`;
   if (own) return null;
+  if (ref.startsWith(AGENT_BRANCHES)) return "another agent's branch: stashbase makes and imports those, one run each";
   switch (namespace(ref)) {
     case 'replace':
       return 'replace refs are never taken (git would show their objects in place of yours)';
@@ -79,7 +89,7 @@ export function decideRefs(f: RefFacts): RefDecision[] {
     if (sameValue(start, agent)) continue;
     const kind = kindOf(ref, start, agent, f.isAncestor);
     const yoursMoved = !sameValue(f.current.get(ref) ?? null, start);
-    const reason = yoursMoved ? 'it changed on your side during the run: yours is kept' : refusal(ref, kind, ref === f.own);
+    const reason = yoursMoved ? 'it changed on your side during the run: yours is kept' : refusal(ref, kind, ref === f.own, f.checkedOutElsewhere.get(ref));
     out.push({ ref, kind, take: reason === null, reason, start, agent });
   }
   return out;

@@ -81,6 +81,12 @@ export interface RunGitDirPlan {
   readOnly: Array<{ name: string; dir: boolean }>;
   /** Other worktrees' admin folders bound read-only (none when they are hidden). */
   otherWorktrees: string[];
+  /**
+   * The run's own branch when stashbase made it (a worktree run's
+   * refs/heads/stashbase/<name>): HEAD may then point at it alone. Null: the
+   * branch the checkout is on when the run starts.
+   */
+  fixedOwn: string | null;
   /** What the sandbox mounts, outermost first. */
   mounts: BindMount[];
 }
@@ -140,7 +146,7 @@ export function repoFormat(gitDir: string): { objectFormat: 'sha1' | 'sha256'; r
  * worktrees' admin folders are not shown at all (a Docker worktree run).
  * Reads what your git directory holds; writes nothing.
  */
-export function planRunGitDir(o: { gitDir: string; admin: string | null; stateDir: string; hideOthers: boolean }): RunGitDirPlan {
+export function planRunGitDir(o: { gitDir: string; admin: string | null; stateDir: string; hideOthers: boolean; own?: string }): RunGitDirPlan {
   const dir = join(o.stateDir, 'git');
   const copies: string[] = [];
   const readOnly: Array<{ name: string; dir: boolean }> = [];
@@ -158,7 +164,7 @@ export function planRunGitDir(o: { gitDir: string; admin: string | null; stateDi
     ...readOnly.map((r) => ({ src: join(g, r.name), dest: join(g, r.name), ro: true })),
     ...otherWorktrees.map((n) => ({ src: join(g, 'worktrees', n), dest: join(g, 'worktrees', n), ro: true })),
   ];
-  return { gitDir: g, admin: o.admin, dir, objectFormat: repoFormat(g).objectFormat, copies, readOnly, otherWorktrees, mounts };
+  return { gitDir: g, admin: o.admin, dir, objectFormat: repoFormat(g).objectFormat, copies, readOnly, otherWorktrees, fixedOwn: o.own ?? null, mounts };
 }
 
 /** Copies a folder's subfolders and regular files (a link or a special file of yours is not carried into the run). */
@@ -215,7 +221,7 @@ export function createRunGitDir(plan: RunGitDirPlan): { record: RunGitDirRecord;
   const record: RunGitDirRecord = {
     version: 1,
     plan: kept,
-    own: head?.kind === 'symref' && head.target.startsWith('refs/heads/') ? head.target : null,
+    own: plan.fixedOwn ?? (head?.kind === 'symref' && head.target.startsWith('refs/heads/') ? head.target : null),
     start: {
       refs: [...readRefStore(dir).refs],
       head,

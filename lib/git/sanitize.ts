@@ -1,6 +1,7 @@
 // Before stashbase reads anything of the run's git directory (lib/git/import.ts):
 // every entry walked without following a link; links, FIFOs, sockets and
-// devices removed, setuid and setgid bits cleared, each named. The walk has a
+// devices removed, setuid and setgid bits cleared, each named; folders opened
+// to their owner again (one closed would stop the import, or the removal). The walk has a
 // bound far above any real repository's; reaching it is not a partial check:
 // the import is refused whole.
 import { chmodSync, type Dirent, lstatSync, readdirSync, rmSync } from 'node:fs';
@@ -49,6 +50,8 @@ export function sanitizeGitDir(root: string, max = MAX_GIT_ENTRIES): Sanitized {
         chmodSync(path, st.mode & 0o1777);
         fixed.push(`${name} (setuid or setgid): the bit cleared`);
       }
+      // A folder closed to its owner would stop the import's own work in it, or the removal of the run's folder.
+      if (e.isDirectory() && (st.mode & 0o700) !== 0o700) chmodSync(path, (st.mode & 0o1777) | 0o700);
       if (e.isDirectory() && !walk(path, name)) return false;
     }
     return true;

@@ -113,7 +113,7 @@ export async function executeNative({ ctx, profile, warn, announce }: ExecuteInp
     for (const n of settleViews(built)) alert(n);
     if (gitDir) await settleGitDir(gitDir, ctx.env, ctx.session, { alert, note: announce ? (m) => process.stderr.write(`${m}\n`) : () => {} });
     removePlaceholders(created);
-    removeRunDir(prep.runDir, prep.stateDir);
+    for (const m of removeRunDir(prep.runDir, prep.stateDir)) alert(m);
     audit.write({ type: 'end', exitCode, durationMs: Date.now() - started });
     removeSession(home, ctx.session);
     trace.mark('teardown');

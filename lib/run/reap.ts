@@ -12,7 +12,7 @@ import { removePlaceholders, removeRunDir, runDirOf, runStateDirOf } from './run
 import { settleGitDir } from '../git/settle.js';
 import { probe } from '../exec.js';
 import { findTool } from '../util/find-tool.js';
-import { removeSession, staleSessions } from './session.js';
+import { removeSession, type SessionRecord, staleSessions } from './session.js';
 import { settleViews } from '../views/lifecycle.js';
 import { quarantineToolConfigs, toolConfigPaths } from '../paths/tool-configs.js';
 import { userHome } from '../home.js';
@@ -24,29 +24,39 @@ const CLOCK_SLACK_MS = 50;
 export async function reapStaleRuns(home: string, env: NodeJS.ProcessEnv, alert: (msg: string) => void): Promise<string[]> {
   const reaped: string[] = [];
   for (const rec of staleSessions(home)) {
-    if (rec.docker && agentContainerLeft(rec.docker.agent, env)) {
-      alert(`the killed run ${rec.id} still has its agent container ${rec.docker.agent}: nothing of that run is settled while it exists (stashbase agent docker cleanup removes it)`);
-      continue;
-    }
-    removePlaceholders(rec.placeholders ?? []);
-    for (const n of settleViews(rec.views ?? [])) alert(`${n} (left by the killed run ${rec.id})`);
-    const said = (m: string) => alert(`from the killed run ${rec.id}: ${m}`);
-    for (const g of rec.gitDirs ?? []) await settleGitDir(g, env, rec.id, { alert: said, note: said });
-    removeRunDir(runDirOf(rec.id), runStateDirOf(home, rec.id));
-    new AuditLog(home, rec.id).write({ type: 'end', exitCode: null, reaped: true, by: process.pid });
-    removeSession(home, rec.id);
-    reaped.push(rec.id);
-    const started = Date.parse(rec.startedAt);
-    if (rec.cwd && Number.isFinite(started)) {
-      try {
-        const left = [...checkNestedRepos(rec.cwd, env, started - CLOCK_SLACK_MS), ...quarantineToolConfigs(toolConfigPaths(rec.cwd, userHome(env), []), started - CLOCK_SLACK_MS)];
-        for (const w of left) alert(`${w} (left by the killed run ${rec.id})`);
-      } catch (e) {
-        alert(`could not check ${rec.cwd} for nested repositories the killed run ${rec.id} registered (${(e as Error).message}); run git ls-files -s | grep ^160000 there before you run git`);
-      }
+    try {
+      if (await reapOne(rec, home, env, alert)) reaped.push(rec.id);
+    } catch (e) {
+      // One run's leftovers never stop the next run: said, and left for a later one.
+      alert(`could not settle what the killed run ${rec.id} left (${(e as Error).message}); its record stays in ${home}/sessions`);
     }
   }
   return reaped;
+}
+
+/** Settles one killed run; false when it must wait (its Docker agent container is still there). */
+async function reapOne(rec: SessionRecord, home: string, env: NodeJS.ProcessEnv, alert: (msg: string) => void): Promise<boolean> {
+  if (rec.docker && agentContainerLeft(rec.docker.agent, env)) {
+    alert(`the killed run ${rec.id} still has its agent container ${rec.docker.agent}: nothing of that run is settled while it exists (stashbase agent docker cleanup removes it)`);
+    return false;
+  }
+  removePlaceholders(rec.placeholders ?? []);
+  for (const n of settleViews(rec.views ?? [])) alert(`${n} (left by the killed run ${rec.id})`);
+  const said = (m: string) => alert(`from the killed run ${rec.id}: ${m}`);
+  for (const g of rec.gitDirs ?? []) await settleGitDir(g, env, rec.id, { alert: said, note: said });
+  for (const m of removeRunDir(runDirOf(rec.id), runStateDirOf(home, rec.id))) said(m);
+  new AuditLog(home, rec.id).write({ type: 'end', exitCode: null, reaped: true, by: process.pid });
+  removeSession(home, rec.id);
+  const started = Date.parse(rec.startedAt);
+  if (rec.cwd && Number.isFinite(started)) {
+    try {
+      const left = [...checkNestedRepos(rec.cwd, env, started - CLOCK_SLACK_MS), ...quarantineToolConfigs(toolConfigPaths(rec.cwd, userHome(env), []), started - CLOCK_SLACK_MS)];
+      for (const w of left) alert(`${w} (left by the killed run ${rec.id})`);
+    } catch (e) {
+      alert(`could not check ${rec.cwd} for nested repositories the killed run ${rec.id} registered (${(e as Error).message}); run git ls-files -s | grep ^160000 there before you run git`);
+    }
+  }
+  return true;
 }
 
 /** Whether the container still exists (as far as the engine says; no docker CLI: none can). */

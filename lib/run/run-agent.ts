@@ -101,6 +101,7 @@ export async function runAgent(o: RunOptions): Promise<number> {
       hookToken,
       writable: wt?.writable,
       runDenyWrite: wt?.denyWrite,
+      worktreeBranch: wt?.branch,
       bwrapTmpfsPerms: mechanism.kind === 'bwrap' && tmpfsPermsSupported(mechanism.path, stashbaseHome(o.env)),
       announce: !o.silent,
     };

@@ -1,6 +1,6 @@
 // What a run creates on the host and removes afterwards: its run directory and
 // the stand-ins (directories, or empty read-only files) at missing protected paths.
-import { chmodSync, lstatSync, mkdirSync, readFileSync, rmdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gitFileStandIn } from '../git/repo.js';
@@ -48,9 +48,37 @@ export function createRunDir(runDir: string, ca: { pem: string; bundle: string }
   chmodSync(runDir, 0o700);
 }
 
-export function removeRunDir(runDir: string, stateDir?: string): void {
-  rmSync(runDir, { recursive: true, force: true });
-  if (stateDir !== undefined) rmSync(stateDir, { recursive: true, force: true });
+/**
+ * Removes a folder the agent may have written in: a folder it closed to its
+ * owner (no write or search permission) is opened again first, never through
+ * a link. Never throws: returns what could not be removed, or null.
+ */
+export function removeTree(path: string): string | null {
+  try {
+    rmSync(path, { recursive: true, force: true });
+    return null;
+  } catch {
+    const open = (dir: string) => {
+      try {
+        chmodSync(dir, 0o700);
+        for (const e of readdirSync(dir, { withFileTypes: true })) if (e.isDirectory()) open(join(dir, e.name));
+      } catch {
+        // what stays is said below
+      }
+    };
+    if (lstatSync(path, { throwIfNoEntry: false })?.isDirectory()) open(path);
+    try {
+      rmSync(path, { recursive: true, force: true });
+      return null;
+    } catch (e) {
+      return `${path} could not be removed (${(e as Error).message}); remove it yourself`;
+    }
+  }
+}
+
+/** Removes the run's folders; returns what could not be removed (never throws). */
+export function removeRunDir(runDir: string, stateDir?: string): string[] {
+  return [removeTree(runDir), ...(stateDir !== undefined && stateDir !== runDir ? [removeTree(stateDir)] : [])].filter((x): x is string => x !== null);
 }
 
 /** The mode of a stand-in file: what marks it as still ours when the run ends. */

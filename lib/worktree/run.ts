@@ -12,6 +12,8 @@ import { removeWorktreeVolumes } from './volumes.js';
 /** What the Docker backend mounts for a worktree run instead of the working directory (its git directory is the run's own: lib/git/run-git-dir.ts). */
 export interface DockerWorktree {
   path: string;
+  /** The run's own branch, in full: refs/heads/stashbase/<name>. */
+  branch: string;
   /** Bound read-only onto itself: the worktree's `.git` pointer file. */
   pointer: string;
 }
@@ -22,6 +24,8 @@ export interface WorktreeRun {
   denyWrite: string[];
   /** Native: what stays writable under the read-only checkout: the worktree. */
   writable: string[];
+  /** The run's own branch, in full. */
+  branch: string;
   docker: DockerWorktree;
   wrapPlan: (plan: Plan) => Plan;
   finish: () => Promise<void>;
@@ -54,7 +58,8 @@ export async function prepareWorktreeRun(o: {
     cwd: join(w.path, repo.subdir),
     denyWrite: [prot.pointer, ...prot.checkout],
     writable: [w.path],
-    docker: { path: w.path, pointer: join(w.path, '.git') },
+    docker: { path: w.path, branch: `refs/heads/${w.branch}`, pointer: join(w.path, '.git') },
+    branch: `refs/heads/${w.branch}`,
     wrapPlan,
     finish: async () => {
       // Only a Docker run makes isolated-path volumes; a native run does not pay for the docker CLI.

@@ -212,6 +212,37 @@ for (const backend of ['native', 'docker'] as const) {
       assert.equal(existsSync(marker), false);
     });
 
+    test("a worktree run keeps to its own branch: another agent's branch, the branch your checkout has, and its HEAD moved to either are not taken (outside, git takes each)", async () => {
+      r.git(['branch', 'stashbase/other-agent-run', 'main']);
+      const attack = [
+        'c() { git commit -q --allow-empty "$@"; }',
+        'own=$(git rev-parse --abbrev-ref HEAD)',
+        'git update-ref refs/heads/stashbase/other-agent-run "$(git commit-tree -p stashbase/other-agent-run -m "looks like its own work" "HEAD^{tree}")"',
+        'git update-ref refs/heads/main "$(git commit-tree -p main -m "on top of main" "HEAD^{tree}")"',
+        'c -m "own work"',
+        'git symbolic-ref HEAD refs/heads/main && echo moved',
+      ].join('\n');
+      // The control: outside, in a worktree of the same repository, git does all of it.
+      const ctlRoot = copyOf(r.root, 'own-control');
+      spawnSync('git', ['worktree', 'add', '-q', '-b', 'stashbase/ctl-run', join(ctlRoot, 'wt')], { cwd: ctlRoot, env: r.env });
+      assert.equal(outside(attack, join(ctlRoot, 'wt'), r.env).stdout, 'moved\n');
+      assert.equal(spawnSync('git', ['-C', ctlRoot, 'log', '-1', '--format=%s', 'main'], { env: r.env, encoding: 'utf8' }).stdout, 'on top of main\n');
+
+      const before = { main: r.oid('main'), other: r.oid('stashbase/other-agent-run') };
+      const res = await run(attack, { worktree: true });
+      assert.equal(res.code, 0, res.stderr);
+      const name = WORKTREE.exec(res.stderr)?.[1];
+      assert.ok(name, res.stderr);
+      assert.deepEqual([r.oid('main'), r.oid('stashbase/other-agent-run')], [before.main, before.other]);
+      assert.match(res.stderr, /the agent added commits to refs\/heads\/main: not taken \(it is checked out in your checkout /);
+      assert.match(res.stderr, /the agent added commits to refs\/heads\/stashbase\/other-agent-run: not taken \(another agent's branch/);
+      assert.match(res.stderr, new RegExp(`the sandbox's HEAD points at refs/heads/main, not at the run's own branch refs/heads/stashbase/${name}: not taken`));
+      assert.equal(r.git(['log', '-1', '--format=%s', `stashbase/${name}`]), 'own work\n', 'its own work comes in');
+      assert.match(res.stderr, new RegExp(`^Worktree ${name} was clean and is removed`, 'm'));
+      assert.equal(r.git(['worktree', 'list', '--porcelain']).includes('branch refs/heads/main\n') && r.git(['worktree', 'list', '--porcelain']).split('branch refs/heads/main\n').length, 2, 'main is checked out once');
+      r.git(['branch', '-D', 'stashbase/other-agent-run']);
+    });
+
     test('ordinary work comes back whole: commits, a tag, an amended commit, a git gc, a stash of its own', async () => {
       const work = [
         'c() { git commit -q "$@"; }',

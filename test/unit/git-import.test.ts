@@ -66,18 +66,21 @@ test('ref decisions for every namespace: the run\'s own branch, branches, tags, 
     ['refs/heads/own', oid(A)], ['refs/heads/own-gone', oid(A)], ['refs/heads/dev', oid(A)], ['refs/heads/rel', oid(A)], ['refs/heads/old', oid(A)],
     ['refs/tags/v1', oid(A)], ['refs/tags/v2', oid(A)], ['refs/stash', oid(A)], ['refs/replace/' + A, oid(B)], ['refs/notes/commits', oid(A)],
     ['refs/remotes/origin/HEAD', { kind: 'symref', target: 'refs/remotes/origin/main' }], ['refs/heads/mine', oid(A)],
+    ['refs/heads/stashbase/other-agent-name', oid(A)], ['refs/heads/busy', oid(A)],
   ]);
   const agent = new Map<string, RefValue>([
     ['refs/heads/own', oid(C)], ['refs/heads/dev', oid(B)], ['refs/heads/rel', oid(C)], ['refs/tags/v2', oid(B)], ['refs/tags/v3', oid(B)],
     ['refs/stash', oid(B)], ['refs/replace/' + C, oid(B)], ['refs/notes/commits', oid(B)], ['refs/heads/new', oid(B)],
     ['refs/remotes/origin/HEAD', { kind: 'symref', target: 'refs/remotes/origin/evil' }], ['refs/heads/mine', oid(B)],
+    ['refs/heads/stashbase/other-agent-name', oid(B)], ['refs/heads/stashbase/made-up-name', oid(B)], ['refs/heads/busy', oid(B)],
   ]);
   const current = new Map(start);
   current.set('refs/heads/mine', oid(C));
   // B contains A; C does not.
-  const d = decideRefs({ start, agent, current, own: 'refs/heads/own', isAncestor: (o, n) => o === A && n === B });
+  const d = decideRefs({ start, agent, current, own: 'refs/heads/own', checkedOutElsewhere: new Map([['refs/heads/busy', 'the worktree /w']]), isAncestor: (o, n) => o === A && n === B });
   const table = d.map((x) => [x.ref, x.kind, x.take, x.reason]);
   assert.deepEqual(table, [
+    ['refs/heads/busy', 'fast-forward', false, 'it is checked out in the worktree /w'],
     ['refs/heads/dev', 'fast-forward', true, null],
     ['refs/heads/mine', 'fast-forward', false, 'it changed on your side during the run: yours is kept'],
     ['refs/heads/new', 'created', true, null],
@@ -85,6 +88,8 @@ test('ref decisions for every namespace: the run\'s own branch, branches, tags, 
     ['refs/heads/own', 'rewritten', true, null],
     ['refs/heads/own-gone', 'deleted', false, 'deletions are not taken'],
     ['refs/heads/rel', 'rewritten', false, 'rewrites are not taken'],
+    ['refs/heads/stashbase/made-up-name', 'created', false, "another agent's branch: stashbase makes and imports those, one run each"],
+    ['refs/heads/stashbase/other-agent-name', 'fast-forward', false, "another agent's branch: stashbase makes and imports those, one run each"],
     ['refs/notes/commits', 'fast-forward', true, null],
     ['refs/remotes/origin/HEAD', 'symbolic', false, 'symbolic refs are kept as they were'],
     [`refs/replace/${A}`, 'deleted', false, 'deletions are not taken'],
@@ -95,7 +100,7 @@ test('ref decisions for every namespace: the run\'s own branch, branches, tags, 
     ['refs/tags/v3', 'created', true, null],
   ]);
   // A dropped stash entry (the stash ref moved to an older one, or gone) and a rewritten stash.
-  const stash = (to: RefValue | undefined) => decideRefs({ start: new Map([['refs/stash', oid(B)]]), agent: new Map(to ? [['refs/stash', to]] : []), current: new Map([['refs/stash', oid(B)]]), own: null, isAncestor: () => false })[0];
+  const stash = (to: RefValue | undefined) => decideRefs({ start: new Map([['refs/stash', oid(B)]]), agent: new Map(to ? [['refs/stash', to]] : []), current: new Map([['refs/stash', oid(B)]]), own: null, checkedOutElsewhere: new Map(), isAncestor: () => false })[0];
   assert.deepEqual([stash(undefined)?.take, stash(oid(C))?.take], [false, true]);
 });
 
@@ -264,3 +269,18 @@ function copyOf(root: string): string {
   spawnSync('cp', ['-a', root, copy]);
   return copy;
 }
+
+test("the run's own branch refused (yours moved meanwhile): its commits still come into your object store, and the line says how to keep them", async () => {
+  const s = setup('kept');
+  writeFile(join(s.root, 'agent.txt'), 'agent\n');
+  s.agent(['add', 'agent.txt']);
+  s.agent(['commit', '-qm', 'agent work']);
+  const agentTip = s.agent(['rev-parse', 'HEAD']);
+  // You, meanwhile, on the same branch.
+  s.git(['commit', '-q', '--allow-empty', '-m', 'yours']);
+  const r = await importRunGitDir(s.file, { git: 'git', session: 'ags_cccccccccccccccc' });
+  assert.equal(s.git(['log', '-1', '--format=%s', 'main']), 'yours');
+  assert.equal(s.git(['cat-file', '-t', agentTip]), 'commit', "the agent's commit is in your store");
+  assert.deepEqual(r.own, []);
+  assert.ok(r.warnings.includes(`the agent added commits to refs/heads/main: not taken (it changed on your side during the run: yours is kept; the agent's commits are in your object store: git branch stashbase-kept-ags_cccccccccccccccc ${agentTip} keeps them)`), r.warnings.join('\n'));
+});
