@@ -53,7 +53,7 @@ for (const backend of ['native', 'docker'] as const) {
         `warning: ${r.root}/.git: what the sandbox made there beyond refs, HEAD, the index and objects stays in the run's own git directory, not in yours: commondir, modules`,
         `warning: the agent added commits to refs/heads/dev: taken (undo: git update-ref refs/heads/dev ${before.dev}):`,
         `  ${devLog}`,
-        `warning: the agent rewrote refs/heads/main (${short(before.main)} -> ${agentMain}): not taken (rewrites are not taken)`,
+        `warning: the agent rewrote refs/heads/main (${short(before.main)} -> ${agentMain}): not taken (it is checked out in your checkout ${r.root})`,
         `warning: the agent created refs/heads/newb at ${short(newb)}: taken (undo: git update-ref -d refs/heads/newb)`,
         `warning: the agent rewrote refs/heads/release (${short(before.release)} -> ${short(r.oid(`${before.release}~1`))}): not taken (rewrites are not taken)`,
         `warning: the agent deleted refs/tags/v1 (at ${short(before.v1)}): not taken (deletions are not taken)`,
