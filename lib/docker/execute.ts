@@ -116,6 +116,7 @@ export async function executeDocker({ ctx, warn, announce, interactive }: Docker
   writeSession(home, {
     id: ctx.session, pid: process.pid, backend: 'docker', mechanism: 'docker', profile: ctx.profile.name, cwd: ctx.cwd, argv: ctx.command,
     startedAt: new Date(started).toISOString(), docker: names, placeholders: [...draft.protection.placeholders, ...draft.protection.fileStandIns],
+    runDir: draft.runDir,
     gitDirs: draft.gitDir ? [`${draft.gitDir.dir}.json`] : [],
   });
   audit.write({ type: 'start', profile: ctx.profile.name, profileFile: ctx.profile.file, backend: 'docker', image: ctx.choice.ref, argv: ctx.command, cwd: ctx.cwd });

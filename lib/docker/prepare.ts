@@ -186,7 +186,7 @@ const bind = (b: { src: string; dest: string; ro: boolean }): Mount => ({ type: 
 export function prepareDocker(ctx: DockerContext, facts: RuntimeFacts, draft?: Pick<DockerPrepared, 'protection' | 'gitDir'>): DockerPrepared {
   const p = ctx.profile;
   if (ctx.cwd === '/') throw new SandboxUnavailableError('the Docker backend mounts the working directory into the container; run it from a project folder, not /');
-  const runDir = runDirOf(ctx.session);
+  const runDir = runDirOf(ctx.stashbaseHome, ctx.session);
   const interceptTls = Object.keys(p.secrets).length > 0;
   const gitDir = draft ? draft.gitDir : dockerGitDir(ctx);
   const protection = draft?.protection ?? dockerProtection(ctx, gitDir);

@@ -10,8 +10,7 @@
 // not checked out), and a warning names it and why. Nothing outside the
 // repository is ever renamed, whatever the agent pointed at; files it
 // planted are read only when they are small regular files.
-import { chmodSync, type Dirent, lstatSync, readdirSync, readFileSync, realpathSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, statSync, type Dirent, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join, sep } from 'node:path';
 import { probe } from '../exec.js';
 import { findTool } from '../util/find-tool.js';
@@ -21,6 +20,7 @@ import { findRepoRoot } from './repo.js';
 import { commondirOf, dotGitsUnder, gitPathFile, kernelPath, MAX_WALK, moveAside, QUARANTINE, realOrSelf, within } from './planted-repos.js';
 import { isToolConfigBelow, quarantineDeeperToolConfigs, quarantineToolConfigs } from '../paths/tool-configs.js';
 import { restoreHint } from '../util/style.js';
+import { stashbaseHome } from '../home.js';
 
 const SUFFIX = QUARANTINE;
 
@@ -139,9 +139,11 @@ export interface NestedRepoGuard {
 export function nestedRepoGuard(cwd: string, env: NodeJS.ProcessEnv, session: string, toolConfigs: string[] = [], direct = false): NestedRepoGuard | null {
   const missing = toolConfigs.filter((p) => !lstatSync(p, { throwIfNoEntry: false }));
   if (!findTool('git', env)) return { check: () => quarantineToolConfigs(missing, null) };
-  // File times come from the kernel's clock, at its granularity: so does this mark.
-  const mark = join(tmpdir(), `stashbase-${session}.start`);
-  writeFileSync(mark, '');
+  // File times come from the kernel's clock, at its granularity: so does this mark (in stashbase's own folder, which no sandbox reaches).
+  const home = stashbaseHome(env);
+  mkdirSync(home, { recursive: true, mode: 0o700 });
+  const mark = join(home, `.${session}.start`);
+  writeFileSync(mark, '', { flag: 'wx', mode: 0o600 });
   const since = statSync(mark).ctimeMs;
   unlinkSync(mark);
   // A folder that was no repository: a .git the agent makes in it is its, like any planted one.

@@ -61,6 +61,7 @@ export async function executeNative({ ctx, profile, warn, announce }: ExecuteInp
     id: ctx.session, pid: process.pid, backend: 'native', mechanism: ctx.mechanism.kind, profile: profile.name, cwd: ctx.cwd, argv: ctx.command,
     startedAt: new Date(started).toISOString(), placeholders: [...prep.protection.placeholders, ...prep.protection.fileStandIns],
     views: prep.views.map((v) => v.dir),
+    runDir: prep.runDir,
     gitDirs: prep.gitDir ? [`${prep.gitDir.dir}.json`] : [],
   });
   audit.write({ type: 'start', profile: profile.name, profileFile: profile.file, backend: 'native', mechanism: ctx.mechanism.kind, argv: ctx.command, cwd: ctx.cwd });

@@ -58,8 +58,12 @@ function canHold(dir: string): boolean {
 
 export function prepareNative(ctx: NativeContext): NativePrepared {
   const p = ctx.profile;
-  const runDir = runDirOf(ctx.session);
+  // bwrap binds what the sandbox needs of the run directory, which then lives out of every sandbox's reach.
+  const bwrapLike = ctx.mechanism.kind === 'bwrap';
+  const runDir = runDirOf(ctx.stashbaseHome, ctx.session, bwrapLike);
   const stateDir = runStateDirOf(ctx.stashbaseHome, ctx.session);
+  // Where the sandbox finds the CA certificates: bound read-only from the run directory under bwrap.
+  const caSeen = bwrapLike ? `/tmp/stashbase-ca-${ctx.session}` : caDirOf(runDir);
   const isolate = p.sandbox.nativeNetwork === 'proxy-only';
   // Only bwrap gets its own network namespace with the proxy bridged in at a
   // fixed port; otherwise the proxy listens on the host's loopback.
@@ -69,11 +73,10 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
   const allowList = p.filesystem.writes === 'allow-list';
   const baseEnv = {
     unset: removedVariables(p, ctx.env),
-    set: { ...SANDBOX_MARKER_ENV, ...p.configEnv, ...ctx.placeholders, ...proxyEnv(proxyUrl, ctx.proxyToken), ...(interceptTls ? caEnv(caDirOf(runDir)) : {}), ...hookVariables(p, proxyUrl, ctx.hookToken) },
+    set: { ...SANDBOX_MARKER_ENV, ...p.configEnv, ...ctx.placeholders, ...proxyEnv(proxyUrl, ctx.proxyToken), ...(interceptTls ? caEnv(caSeen) : {}), ...hookVariables(p, proxyUrl, ctx.hookToken) },
   };
   if (ctx.mechanism.kind === 'seatbelt') return prepareSeatbelt(ctx, { runDir, proxyUrl, interceptTls, isolate, agentEnv: baseEnv });
 
-  const bwrapLike = ctx.mechanism.kind === 'bwrap';
   const carveOuts = ctx.writable ?? [];
   // The repository's git directory: one of the run's own at its path (lib/git/run-git-dir.ts), imported after the run.
   const repo = findRepoRoot(ctx.cwd);
@@ -131,6 +134,8 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
   });
   protection.parents.push(...allowWrite.missing.filter((m) => roots.includes(m)));
   protection.warnings.push(...gitWarnings);
+  // Without a private /tmp, the CA's mount point is made in yours for the run (and removed after it, empty).
+  if (interceptTls && bwrapLike && privateDests.length === 0) protection.placeholders.push(caSeen);
   const agentEnv = {
     unset: baseEnv.unset,
     set: { ...baseEnv.set, ...(allowList && bwrapLike ? { TMPDIR: '/tmp' } : {}), ...Object.assign({}, ...agents.filter((a) => views.some((v) => v.spec === a.spec)).map((a) => a.env)) },
@@ -138,7 +143,7 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
   const viewMounts: BindMount[] = views.flatMap((v) => viewBinds(v.spec, v.dir));
   const binds: BindMount[] = [...roots.map((r) => ({ src: r, dest: r, ro: false })), ...(gitDir?.mounts ?? []), ...viewMounts];
   binds.push(...reexposed(privateDests, ctx.home, binds));
-  if (interceptTls && privateDests.length > 0) binds.push({ src: caDirOf(runDir), dest: caDirOf(runDir), ro: true });
+  if (interceptTls && bwrapLike) binds.push({ src: caDirOf(runDir), dest: caSeen, ro: true });
 
   // Denied paths where the agent cannot write, for the Landlock step (templates/landlock.ts): files, whose bind
   // a rename on your side would detach; folders, which your side may replace; and missing ones, which your

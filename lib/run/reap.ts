@@ -44,7 +44,7 @@ async function reapOne(rec: SessionRecord, home: string, env: NodeJS.ProcessEnv,
   for (const n of settleViews(rec.views ?? [])) alert(`${n} (left by the killed run ${rec.id})`);
   const said = (m: string) => alert(`from the killed run ${rec.id}: ${m}`);
   for (const g of rec.gitDirs ?? []) await settleGitDir(g, env, rec.id, { alert: said, note: said });
-  for (const m of removeRunDir(runDirOf(rec.id), runStateDirOf(home, rec.id))) said(m);
+  for (const m of removeRunDir(rec.runDir ?? runDirOf(home, rec.id, false), runStateDirOf(home, rec.id))) said(m);
   new AuditLog(home, rec.id).write({ type: 'end', exitCode: null, reaped: true, by: process.pid });
   removeSession(home, rec.id);
   const started = Date.parse(rec.startedAt);

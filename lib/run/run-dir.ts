@@ -2,13 +2,21 @@
 // the stand-ins (directories, or empty read-only files) at missing protected paths.
 import { chmodSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { gitFileStandIn } from '../git/repo.js';
 import { homePaths } from '../home.js';
 
-/** The run directory in the system's temporary folder, named after the session. */
-export function runDirOf(session: string): string {
-  return join(tmpdir(), `stashbase-${session}`);
+/**
+ * The run directory: its private temp folders, seccomp filter, the sources of
+ * denied-path mounts, its CA certificates, the Docker stand-in. Under
+ * $STASHBASE_HOME/runs (mode 0700), which every sandbox is denied, so no other
+ * run reaches it, whatever folder that run's working directory binds (a run in
+ * /tmp saw every other run's folder in the temp folder, writable). `hidden`
+ * false: the system's temp folder, for the mechanisms that cannot bind one
+ * into the sandbox (Seatbelt, the systemd-run fallback).
+ */
+export function runDirOf(stashbaseHome: string, session: string, hidden = true): string {
+  return hidden ? runStateDirOf(stashbaseHome, session) : join(tmpdir(), `stashbase-${session}`);
 }
 
 /**
@@ -30,6 +38,7 @@ export const caDirOf = (runDir: string) => join(runDir, 'ca');
  * the seccomp filter.
  */
 export function createRunDir(runDir: string, ca: { pem: string; bundle: string } | null, seccomp: Buffer | null, privateTmp: string[] = []): void {
+  mkdirSync(dirname(runDir), { recursive: true, mode: 0o700 });
   mkdirSync(runDir, { recursive: true, mode: 0o700 });
   if (ca !== null) {
     // Public certificates only: the CA key stays in $STASHBASE_HOME, hidden from the sandbox.

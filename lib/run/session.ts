@@ -41,6 +41,8 @@ export interface SessionRecord {
   placeholders?: string[];
   /** Views built for this run (settled by a later run if it crashed). */
   views?: string[];
+  /** The run directory (lib/run/run-dir.ts). */
+  runDir?: string;
   /** Records of the run's own git directories (imported by a later run if it crashed). */
   gitDirs?: string[];
 }

@@ -7,6 +7,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { dirname, join } from 'node:path';
+import { tmpdir } from 'node:os';
 import { after, describe, test } from 'node:test';
 import { BIN, cli, needs, needsRoot, outsideTempBase, REPO, writeFile } from '../helpers.js';
 import { attackHome } from '../native-setup.js';
@@ -100,7 +101,8 @@ describe('native boundary: control sockets (real bwrap)', needs('bwrap'), () => 
     try {
       const proxyUrl = await new Promise<string>((res) => first.stdout.once('data', (d: Buffer) => res(String(d).trim())));
       const session = readFileSync(join(a.sbHome, 'sessions', spawnSync('ls', [join(a.sbHome, 'sessions')], { encoding: 'utf8' }).stdout.trim()), 'utf8');
-      const runDir = `/tmp/stashbase-${(JSON.parse(session) as { id: string }).id}`;
+      const runDir = (JSON.parse(session) as { runDir: string }).runDir;
+      assert.equal(runDir.startsWith(join(a.sbHome, 'runs') + '/'), true, 'the run directory is under $STASHBASE_HOME/runs, which every sandbox is denied');
       // The proxy accepts in the first run's own network namespace: no socket of it anywhere on disk.
       assert.equal(existsSync(runDir), true);
       assert.equal(spawnSync('find', [runDir, '-type', 's'], { encoding: 'utf8' }).stdout, '');
@@ -113,6 +115,33 @@ describe('native boundary: control sockets (real bwrap)', needs('bwrap'), () => 
       writeFile(join(a.sbHome, 'agents', 'sockets.toml'), '[sandbox]\nallow_unix_sockets = true\n[filesystem]\nwrites = "deny-list"\n');
       const open = await cli(['agent', 'run', '--profile', 'sockets', '--silent', '--', 'sh', '-c', ask], { env: a.env, cwd: a.proj });
       assert.equal(open.stdout, "b'HTTP/1.1 407 Proxy Authentication Required'\n0\n", open.stderr);
+    } finally {
+      writeFileSync(go, '');
+      await new Promise((res) => first.on('close', res));
+      rmSync(go, { force: true });
+    }
+  });
+
+  test("another run's folders stay out of reach of a run whose working directory holds them (its git directory, views and their records, its private /tmp), though outside they are there and writable", async () => {
+    const repo = join(a.dir, 'runs-repo');
+    mkdirSync(repo, { recursive: true });
+    spawnSync('git', ['init', '-q'], { cwd: repo });
+    spawnSync('git', ['-c', 'user.name=a', '-c', 'user.email=a@b', 'commit', '-q', '--allow-empty', '-m', 'x'], { cwd: repo });
+    const go = join(a.home, 'release-runs');
+    const first = spawn(process.execPath, [BIN, 'agent', 'run', '--silent', '--', 'sh', '-c', `echo mine > /tmp/private.txt; echo started; while [ ! -e ${go} ]; do sleep 0.05; done`], { env: a.env, cwd: repo, stdio: ['ignore', 'pipe', 'pipe'] });
+    try {
+      await new Promise<void>((res) => first.stdout.on('data', (d: Buffer) => String(d).includes('started') && res()));
+      const sessions = join(a.sbHome, 'sessions');
+      const rec = JSON.parse(readFileSync(join(sessions, spawnSync('ls', [sessions], { encoding: 'utf8' }).stdout.trim().split('\n')[0] as string), 'utf8')) as { runDir: string; gitDirs: string[] };
+      const record = rec.gitDirs[0] as string;
+      // The control: outside, the first run's records and private /tmp are there, and writable.
+      const out = await a.outside(`test -w ${record} && cat ${rec.runDir}/tmp-0/private.txt`);
+      assert.equal(out.stdout, 'mine\n', out.stderr);
+      // A second run from the temp folder itself, which holds all of it here ($STASHBASE_HOME is under it; run folders used to be in it).
+      const probe = `ls ${rec.runDir} >/dev/null 2>&1 && echo listed; echo '{}' > ${record} 2>/dev/null && echo wrote; cat ${rec.runDir}/tmp-0/private.txt 2>/dev/null; echo end`;
+      const r = await cli(['agent', 'run', '--silent', '--', 'sh', '-c', probe], { env: a.env, cwd: tmpdir() });
+      assert.equal(r.stdout, 'end\n', r.stderr);
+      assert.equal(rec.runDir.startsWith(a.dir + '/'), true, 'the run folder is under the temp folder the second run binds');
     } finally {
       writeFileSync(go, '');
       await new Promise((res) => first.on('close', res));
