@@ -13,6 +13,7 @@ import { removedVariables } from '../run/env-policy.js';
 import { planProtection } from '../paths/protect.js';
 import { auditFile } from '../run/audit.js';
 import { hookVariables } from '../hooks/run-env.js';
+import { thisCli } from '../hooks/cli-files.js';
 import { sessionFile } from '../run/session.js';
 import { findRepoRoot, gitConfigTargets } from '../git/repo.js';
 import { existingToolConfigs } from '../paths/tool-configs.js';
@@ -29,6 +30,15 @@ import { prepareSeatbelt } from './prepare-seatbelt.js';
 import type { NativeContext, NativePrepared } from './context.js';
 
 export type { NativeContext, NativePrepared } from './context.js';
+
+/** stashbase's own package and node's installation (lib/hooks/cli-files.ts); none when they cannot be found. */
+function ownFiles(): string[] {
+  try {
+    return thisCli().roots;
+  } catch {
+    return [];
+  }
+}
 
 function tool(name: string, env: NodeJS.ProcessEnv, pkg: string): string {
   const found = findTool(name, env);
@@ -142,7 +152,7 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
   };
   const viewMounts: BindMount[] = views.flatMap((v) => viewBinds(v.spec, v.dir));
   const binds: BindMount[] = [...roots.map((r) => ({ src: r, dest: r, ro: false })), ...(gitDir?.mounts ?? []), ...viewMounts];
-  binds.push(...reexposed(privateDests, ctx.home, binds));
+  binds.push(...reexposed(privateDests, [ctx.home, ...ownFiles()], binds));
   if (interceptTls && bwrapLike) binds.push({ src: caDirOf(runDir), dest: caSeen, ro: true });
 
   // Denied paths where the agent cannot write, for the Landlock step (templates/landlock.ts): files, whose bind

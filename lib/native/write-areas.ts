@@ -49,9 +49,18 @@ export function keptRoots(roots: string[], denied: string[], carveOuts: string[]
   return roots.filter((w) => carveOuts.some((c) => inside(w, c)) || !denied.some((d) => inside(w, d)));
 }
 
-/** Paths under a private temp folder that the sandbox must still see: the home read-only (tests keep theirs there), unless a bind shows it anyway. */
-export function reexposed(privateDests: string[], home: string, binds: BindMount[]): BindMount[] {
-  const underPrivate = privateDests.some((d) => inside(home, d) && home !== d);
-  const bound = binds.some((b) => inside(home, b.dest));
-  return underPrivate && !bound ? [{ src: home, dest: home, ro: true }] : [];
+/**
+ * Paths under a private temp folder that the sandbox must still see,
+ * read-only, unless a bind shows them anyway: the home (tests keep theirs
+ * there), and stashbase's own files (a clone or an install under /tmp: the
+ * hooks that run it inside need them).
+ */
+export function reexposed(privateDests: string[], paths: string[], binds: BindMount[]): BindMount[] {
+  const out: BindMount[] = [];
+  for (const p of paths) {
+    const underPrivate = privateDests.some((d) => inside(p, d) && p !== d);
+    const shown = [...binds, ...out].some((b) => inside(p, b.dest));
+    if (underPrivate && !shown) out.push({ src: p, dest: p, ro: true });
+  }
+  return out;
 }
