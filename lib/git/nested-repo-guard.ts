@@ -17,7 +17,7 @@ import { findTool } from '../util/find-tool.js';
 import { gitlinksOfIndex } from './git-index.js';
 import { readSmallText } from '../util/read-text.js';
 import { findRepoRoot } from './repo.js';
-import { commondirOf, dotGitsUnder, gitPathFile, kernelPath, MAX_WALK, moveAside, QUARANTINE, realOrSelf, within } from './planted-repos.js';
+import { commondirOf, dotGitsUnder, gitPathFile, kernelPath, moveAside, QUARANTINE, realOrSelf, within } from './planted-repos.js';
 import { isToolConfigBelow, quarantineDeeperToolConfigs, quarantineToolConfigs } from '../paths/tool-configs.js';
 import { restoreHint } from '../util/style.js';
 import { stashbaseHome } from '../home.js';
@@ -272,7 +272,7 @@ export function checkNestedRepos(cwd: string, env: NodeJS.ProcessEnv, since: num
       : `the agent left a submodule's git directory ${m} whose files would run programs (${found.join('; ')}), and it could not be renamed (${failed}): remove it before you run git submodule in ${root}`);
   }
   // Then every other .git in the tree, at any depth, in either form.
-  const walk = dotGitsUnder(root, MAX_WALK, setId, isToolConfigBelow);
+  const walk = dotGitsUnder(root, setId, isToolConfigBelow);
   warnings.push(...stripSetId(walk.setId.filter(written)));
   warnings.push(...quarantineDeeperToolConfigs(walk.configs, written));
   const rootGit = join(root, '.git');
@@ -309,6 +309,5 @@ export function checkNestedRepos(cwd: string, env: NodeJS.ProcessEnv, since: num
       ? `the agent left a bare repository at ${dir}, whose git files would run programs when your git runs inside it: ${found.join('; ')}. Its HEAD was renamed HEAD${SUFFIX}, so git no longer takes the folder for a repository; review it, then ${restoreHint(head + SUFFIX, head)}`
       : `the agent left a bare repository at ${dir} whose git files would run programs (${found.join('; ')}), and its HEAD could not be renamed (${failed}): remove it before you run git there`);
   }
-  if (walk.truncated) warnings.push(`the check for nested repositories stopped after ${MAX_WALK} entries of ${root}: look for .git folders planted deeper before you run git there`);
   return warnings;
 }

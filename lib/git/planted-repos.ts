@@ -6,7 +6,7 @@
 // inside it. A walk of the tree (symlinks not followed, no `.git` entered)
 // finds them; one whose git files were written during the run and would run
 // programs is unplugged like a submodule (lib/git/nested-repo-guard.ts).
-import { type Dirent, lstatSync, readdirSync, readlinkSync, realpathSync, renameSync, statSync } from 'node:fs';
+import { type Dir, type Dirent, lstatSync, opendirSync, readlinkSync, realpathSync, renameSync, statSync } from 'node:fs';
 import { readSmallText } from '../util/read-text.js';
 import { isAbsolute, resolve, sep } from 'node:path';
 
@@ -23,9 +23,6 @@ export function moveAside(path: string): string | null {
   }
 }
 
-/** The walk stops after this many entries (with a warning): a bound on the end of every run. */
-export const MAX_WALK = 300_000;
-
 /**
  * Every `.git` entry below `root` (not root's own: a folder, a pointer file
  * or a symlink, which git follows), and every folder that is a git directory
@@ -33,27 +30,28 @@ export const MAX_WALK = 300_000;
  * git finds when you run it inside. Links are not followed, and git
  * directories are not entered, except with `setId`, which also lists every
  * file whose setuid or setgid bit is set, inside git directories too (one
- * lstat per file).
+ * lstat per file). The walk is whole: no count of entries stops it (an agent
+ * can make any number in seconds), and a folder is read a few entries at a
+ * time, so that one of millions costs no memory.
  */
-export function dotGitsUnder(root: string, limit = MAX_WALK, setId = false, configs: (path: string) => boolean = () => false): { found: string[]; bare: string[]; setId: string[]; configs: string[]; truncated: boolean } {
+export function dotGitsUnder(root: string, setId = false, configs: (path: string) => boolean = () => false): { found: string[]; bare: string[]; setId: string[]; configs: string[] } {
   const found: string[] = [];
   const configList: string[] = [];
   const bare: string[] = [];
   const setIds: string[] = [];
   const stack: Array<[string, boolean]> = [[root, false]];
-  let seen = 0;
-  const done = (truncated: boolean) => ({ found: found.sort(), bare: bare.sort(), setId: setIds.sort(), configs: configList.sort(), truncated });
   while (stack.length > 0) {
     const [dir, inGit] = stack.pop() as [string, boolean];
-    let entries: Dirent[];
+    let handle: Dir;
     try {
-      entries = readdirSync(dir, { withFileTypes: true });
+      handle = opendirSync(dir, { bufferSize: 256 });
     } catch {
       continue;
     }
-    if (!inGit && dir !== root && looksLikeGitDir(dir, entries)) bare.push(dir);
-    for (const e of entries) {
-      if (++seen > limit) return done(true);
+    // Whether the folder is a git directory by its contents: three names, noted as they pass.
+    const marks: Dirent[] = [];
+    for (let e = handle.readSync(); e !== null; e = handle.readSync()) {
+      if (e.name === 'HEAD' || e.name === 'objects' || e.name === 'refs' || e.name === 'commondir') marks.push(e);
       const full = dir + sep + e.name;
       if (!inGit && dir !== root && configs(full.slice(root.length + 1))) configList.push(full);
       if (e.name === '.git' && !inGit) {
@@ -62,8 +60,10 @@ export function dotGitsUnder(root: string, limit = MAX_WALK, setId = false, conf
       } else if (e.isDirectory()) stack.push([full, inGit]);
       else if (setId && e.isFile() && ((lstatSync(full, { throwIfNoEntry: false })?.mode ?? 0) & 0o6000) !== 0) setIds.push(full);
     }
+    handle.closeSync();
+    if (!inGit && dir !== root && looksLikeGitDir(dir, marks)) bare.push(dir);
   }
-  return done(false);
+  return { found: found.sort(), bare: bare.sort(), setId: setIds.sort(), configs: configList.sort() };
 }
 
 /**

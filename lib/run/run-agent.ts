@@ -120,7 +120,7 @@ export async function runAgent(o: RunOptions): Promise<number> {
     try {
       // One block: a heading, then each thing found and what was done about it.
       const found = guard?.check() ?? [];
-      if (found.length > 0) alert(`the run left ${found.length} thing(s) in ${cwd} that your own tools would run or be fooled by; each was neutralized:`);
+      if (found.length > 0) alert(`the run left ${found.length} thing(s) in ${cwd} that your own tools would run or be fooled by; each is named below with what was done about it:`);
       for (const w of found) alert(w);
     } catch (e) {
       alert(`could not check the repository for nested repositories the agent registered (${(e as Error).message}); run git ls-files -s | grep ^160000 there before you run git`);

@@ -505,6 +505,40 @@ function describeBackend(name: string, docker: boolean) {
       spawnSync('rm', ['-f', marker]);
     });
 
+    if (!docker) {
+      test('300,001 hard links first: the end-of-run check still finds the repository and the editor task planted after them (it has no count to reach)', async () => {
+        const marker = join(t.dir, `PWNED-flood-${name}`);
+        const repo = join(t.dir, `flood-${name}`);
+        makeRepo(repo);
+        // The flood in the top folder itself, which the walk reads first; then the plants one folder down.
+        const flood = [
+          // A file takes at most 65,000 links here: six files, 50,001 links each (the issue's 300,001 and more).
+          'python3 -c "import os; [open(\'f%d\' % j, \'w\').close() for j in range(6)]; [os.link(\'f%d\' % (i % 6), \'l%d\' % i) for i in range(300006)]"',
+          'mkdir -p zz/deep && git init -q zz/deep && git -C zz/deep config core.fsmonitor "touch $PWNFILE; false"',
+          'mkdir -p zz/.vscode && printf \'{"version":"2.0.0","tasks":[{"label":"x","type":"shell","command":"touch $PWNFILE","runOptions":{"runOn":"folderOpen"}}]}\' > zz/.vscode/tasks.json',
+          'echo planted',
+        ].join('\n');
+        // The control: outside, git status in the planted folder runs its fsmonitor.
+        const ctl = join(t.dir, `flood-control-${name}`);
+        makeRepo(ctl);
+        spawnSync('sh', ['-c', 'mkdir -p zz/deep && git init -q zz/deep && git -C zz/deep config core.fsmonitor "touch $PWNFILE; false"'], { cwd: ctl, env: { ...t.env, PWNFILE: `${marker}-control` } });
+        spawnSync('git', ['status'], { cwd: join(ctl, 'zz', 'deep'), env: t.env });
+        assert.equal(existsSync(`${marker}-control`), true, 'outside, git status runs it');
+        const r = await cli(['agent', 'run', '--silent', '--', 'env', `PWNFILE=${marker}`, 'sh', '-c', flood], { env: t.env, cwd: repo, timeoutMs: 180_000 });
+        try {
+          assert.equal(r.code, 0, r.stderr);
+          assert.equal(r.stdout, 'planted\n');
+          assert.match(r.stderr, new RegExp(`nested repository at ${join(repo, 'zz', 'deep').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}, in a subfolder, .*core\\.fsmonitor`));
+          assert.match(r.stderr, /zz\/\.vscode, which your own tools would run or obey/);
+          assert.doesNotMatch(r.stderr, /neutralized|stopped after/);
+          spawnSync('git', ['status'], { cwd: join(repo, 'zz', 'deep'), env: t.env });
+          assert.equal(existsSync(marker), false);
+        } finally {
+          spawnSync('rm', ['-rf', repo]);
+        }
+      });
+    }
+
     test('a nested repository with only what git init writes is left alone, without a warning', async () => {
       const repo = join(t.dir, `plain-${name}`);
       makeRepo(repo);
