@@ -1,7 +1,12 @@
 // Before a merge: what the agent changed that would run on the user's machine
 // later, without anyone asking them (hooks, direnv, editor tasks, install
-// scripts, build files, CI, git filters, new executables and symlinks). Pure:
-// it reads `git diff --raw -z` output and, for manifests, the two blobs.
+// scripts, build files and manifests with code in them, container files, CI,
+// git filters, new executables and symlinks), and every config a run itself
+// keeps from the agent (lib/paths/tool-configs.ts). Names are matched without
+// regard to case (a case-insensitive file system takes `.VSCODE` for
+// `.vscode`) or to the characters HFS+ ignores. Pure: it reads `git diff
+// --raw -z` output and, for manifests, the two blobs.
+import { TOOL_CONFIGS } from '../paths/tool-configs.js';
 import { jsonOf } from '../readback/json.js';
 
 export interface RawChange {
@@ -34,7 +39,7 @@ export function parseRaw(out: string): RawChange[] {
 
 const base = (p: string) => p.slice(p.lastIndexOf('/') + 1);
 const HOOK_DIRS = /^(?:\.githooks|\.husky|\.git-hooks|\.hooks)\//;
-const KINDS: Array<[RegExp, string]> = [
+const KINDS_AS_WRITTEN: Array<[RegExp, string]> = [
   [HOOK_DIRS, 'git hook (runs when a hooks path points here)'],
   [/(?:^|\/)\.pre-commit-config\.ya?ml$|(?:^|\/)\.?lefthook(?:-local)?\.(?:ya?ml|json|toml)$|(?:^|\/)\.overcommit\.yml$/, 'git hook manager configuration'],
   [/(?:^|\/)\.envrc$|(?:^|\/)\.env(?:rc)?\.local$/, 'direnv: runs when you enter the folder'],
@@ -50,7 +55,50 @@ const KINDS: Array<[RegExp, string]> = [
   [/^\.devcontainer\/|(?:^|\/)\.devcontainer\.json$/, 'dev container configuration'],
   [/(?:^|\/)\.claude\/(?:settings(?:\.local)?\.json$|commands\/|agents\/|hooks\/|skills\/)|(?:^|\/)\.mcp\.json$/, "agent configuration: hooks, commands or MCP servers your next agent run obeys"],
   [/(?:^|\/)(?:CLAUDE|AGENTS)\.md$/, 'agent instructions your next agent run follows'],
+  [/(?:^|\/)(?:CMakeLists\.txt|[^/]+\.cmake|meson\.build|build\.gradle(?:\.kts)?|settings\.gradle(?:\.kts)?|gradlew(?:\.bat)?|pom\.xml|build\.xml|BUILD(?:\.bazel)?|WORKSPACE(?:\.bazel)?|MODULE\.bazel|SConstruct|wscript)$|(?:^|\/)gradle\/wrapper\/|(?:^|\/)\.mvn\//, 'build file'],
+  [/(?:^|\/)(?:Dockerfile|Containerfile)(?:\.[^/]*)?$|(?:^|\/)[^/]+\.(?:Dockerfile|Containerfile)$|(?:^|\/)\.dockerignore$/, 'container image build (your next docker build runs its steps)'],
+  [/(?:^|\/)(?:docker-)?compose(?:\.[^/]+)?\.ya?ml$/, 'container composition (what docker compose runs and mounts)'],
+  [/(?:^|\/)(?:\.?eslintrc\.(?:js|cjs|mjs|ts)|eslint\.config\.(?:js|cjs|mjs|ts|mts|cts)|\.?prettierrc\.(?:js|cjs|mjs)|prettier\.config\.(?:js|cjs|mjs|ts)|\.?stylelintrc\.(?:js|cjs|mjs)|stylelint\.config\.(?:js|cjs|mjs)|tailwind\.config\.(?:js|cjs|mjs|ts)|postcss\.config\.(?:js|cjs|mjs|ts)|babel\.config\.(?:js|cjs|mjs|json)|\.babelrc(?:\.(?:js|cjs|mjs|json))?|(?:vite|vitest|jest|next|nuxt|svelte|astro|webpack|rollup|playwright)\.config\.(?:js|cjs|mjs|ts|mts|cts))$/, 'JavaScript config your editor or tools load and run'],
 ];
+
+/** Matched without regard to case. */
+const KINDS: Array<[RegExp, string]> = KINDS_AS_WRITTEN.map(([re, why]) => [new RegExp(re.source, 'i'), why]);
+
+/** Characters HFS+ leaves out of names (`.vscode` with one of them is `.vscode` there). */
+const IGNORED = /[\u200c-\u200f\u202a-\u202e\u206a-\u206f\ufeff]/g;
+
+const CONFIG_PARTS = TOOL_CONFIGS.map((n) => n.toLowerCase().split('/'));
+
+/** The run-time tool config `path` is, or is inside, at any depth (outside node_modules), or null. */
+export function toolConfigOf(path: string): string | null {
+  const parts = path.replace(IGNORED, '').toLowerCase().split('/');
+  if (parts.includes('node_modules')) return null;
+  for (const [i, n] of CONFIG_PARTS.entries()) {
+    for (let at = 0; at + n.length <= parts.length; at++) if (n.every((c, k) => parts[at + k] === c)) return TOOL_CONFIGS[i] as string;
+  }
+  return null;
+}
+
+/**
+ * Manifests whose code runs on a build or an install, flagged when a line that
+ * says so changed (or, `whole`, on any change once the file says so).
+ */
+const MANIFESTS: Array<{ path: RegExp; why: string; code: RegExp; whole: boolean }> = [
+  { path: /(?:^|\/)pyproject\.toml$/i, why: 'Python build system (an in-tree backend runs on install)', code: /^\s*(?:\[build-system\]|requires\s*=|build-backend\s*=|backend-path\s*=)/, whole: false },
+  { path: /(?:^|\/)Cargo\.toml$/i, why: 'Cargo build script or proc-macro settings (run on cargo build)', code: /^\s*(?:build\s*=|links\s*=|\[build-dependencies\]|proc-macro\s*=)/, whole: false },
+  { path: /(?:^|\/)tsconfig(?:\.[^/]*)?\.json$/i, why: 'TypeScript plugins your editor loads', code: /"plugins"\s*:/, whole: true },
+];
+
+function manifestChange(c: RawChange, read: (oid: string) => string | null): string | null {
+  for (const m of MANIFESTS) {
+    if (!m.path.test(c.path)) continue;
+    const text = (oid: string) => (ZERO.test(oid) ? '' : (read(oid) ?? ''));
+    const relevant = (t: string) => t.split('\n').filter((l) => m.code.test(l)).join('\n');
+    const [before, after] = [text(c.oldOid), text(c.newOid)];
+    if (m.whole ? after.split('\n').some((l) => m.code.test(l)) : relevant(before) !== relevant(after)) return `${m.why}; ${verb(c.status)}`;
+  }
+  return null;
+}
 
 /** npm's lifecycle scripts: they run on install, publish or pack without being named. */
 const LIFECYCLE = new Set(['preinstall', 'install', 'postinstall', 'prepare', 'preprepare', 'postprepare', 'prepublish', 'prepublishOnly', 'prepack', 'postpack', 'dependencies']);
@@ -79,7 +127,13 @@ const verb = (s: string) => (s === 'A' ? 'added' : s === 'D' ? 'deleted' : 'chan
 export function review(changes: RawChange[], read: (oid: string) => string | null): Finding[] {
   const out: Finding[] = [];
   for (const c of changes) {
-    for (const [re, why] of KINDS) if (re.test(c.path)) out.push({ path: c.path, why: `${why}; ${verb(c.status)}` });
+    const name = c.path.replace(IGNORED, '');
+    const kinds = KINDS.filter(([re]) => re.test(name));
+    for (const [, why] of kinds) out.push({ path: c.path, why: `${why}; ${verb(c.status)}` });
+    const config = kinds.length === 0 ? toolConfigOf(c.path) : null;
+    if (config !== null) out.push({ path: c.path, why: `a config your tools run or obey in its folder (${config}), which a run keeps from the agent; ${verb(c.status)}` });
+    const manifest = manifestChange(c, read);
+    if (manifest !== null) out.push({ path: c.path, why: manifest });
     if (base(c.path) === 'package.json' || base(c.path) === 'composer.json') {
       const s = scriptChanges(c, read);
       if (s) out.push({ path: c.path, why: s });

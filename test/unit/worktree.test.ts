@@ -79,6 +79,7 @@ test('the merge review names what would run on your machine, and nothing else', 
     { path: '.mcp.json', why: 'agent configuration: hooks, commands or MCP servers your next agent run obeys; changed' },
     { path: '.npmrc', why: 'package manager configuration; changed' },
     { path: '.pre-commit-config.yaml', why: 'git hook manager configuration; changed' },
+    { path: '.vscode/extensions.json', why: 'a config your tools run or obey in its folder (.vscode), which a run keeps from the agent; changed' },
     { path: '.vscode/launch.json', why: 'editor tasks, launch or settings (may run on open); changed' },
     { path: '.vscode/tasks.json', why: 'editor tasks, launch or settings (may run on open); changed' },
     { path: 'CLAUDE.md', why: 'agent instructions your next agent run follows; changed' },
@@ -94,4 +95,39 @@ test('the merge review names what would run on your machine, and nothing else', 
     formatReview('stashbase/x', [{ path: '.envrc', why: 'direnv: runs when you enter the folder; added' }, { path: '.envrc', why: 'new executable file' }, { path: 'Makefile', why: 'build file; changed' }]),
     'stashbase/x changes files that can run code on your machine; look at them before merging (git diff HEAD...stashbase/x -- <path>):\n  .envrc    direnv: runs when you enter the folder; added; new executable file\n  Makefile  build file; changed',
   );
+});
+
+test("the merge review uses the run's own tool-config list, case variants and HFS's ignored characters included, and manifests, container files and editor-loaded configs with code in them", () => {
+  const D = 'd'.repeat(40);
+  const E = 'e'.repeat(40);
+  const blobs: Record<string, string> = {
+    [A]: '[project]\nname = "x"\n',
+    [B]: '[project]\nname = "x"\n[build-system]\nrequires = []\nbuild-backend = "backend"\nbackend-path = ["."]\n',
+    [C]: '[package]\nname = "x"\n',
+    [D]: '[package]\nname = "x"\nbuild = "build.rs"\n',
+    [E]: '{ "compilerOptions": { "plugins": [{ "name": "evil-plugin" }] } }',
+  };
+  const read = (oid: string) => blobs[oid] ?? null;
+  const paths = [
+    '.VSCODE/tasks.json', 'MAKEFILE', '.cursor/rules/x.mdc', '.zed/settings.json', 'pkg/.nvim.lua', '.python-version', 'rust-toolchain.toml', '.codex/config.toml',
+    'CMakeLists.txt', 'gradle/wrapper/gradle-wrapper.properties', 'compose.yaml', 'docker/Dockerfile.dev', 'eslint.config.js', '.v\u200cscode/settings.json',
+    'node_modules/.vscode/x', 'src/app.ts',
+  ];
+  const findings = review([
+    ...paths.map((p) => ch(p)),
+    ch('pyproject.toml', { oldOid: A, newOid: B }),
+    ch('crates/x/Cargo.toml', { oldOid: C, newOid: D }),
+    ch('Cargo.toml', { oldOid: C, newOid: C }),
+    ch('tsconfig.json', { oldOid: Z, oldMode: '000000', status: 'A', newOid: E }),
+  ], read);
+  const flagged = [...new Set(findings.map((f) => f.path))].sort();
+  assert.deepEqual(flagged, [
+    '.VSCODE/tasks.json', '.codex/config.toml', '.cursor/rules/x.mdc', '.python-version', '.v\u200cscode/settings.json', '.zed/settings.json', 'CMakeLists.txt', 'MAKEFILE',
+    'compose.yaml', 'crates/x/Cargo.toml', 'docker/Dockerfile.dev', 'eslint.config.js', 'gradle/wrapper/gradle-wrapper.properties', 'pkg/.nvim.lua', 'pyproject.toml', 'rust-toolchain.toml', 'tsconfig.json',
+  ].sort());
+  const why = (p: string) => findings.filter((f) => f.path === p).map((f) => f.why);
+  assert.deepEqual(why('.cursor/rules/x.mdc'), ['a config your tools run or obey in its folder (.cursor), which a run keeps from the agent; changed']);
+  assert.deepEqual(why('pyproject.toml'), ['Python build system (an in-tree backend runs on install); changed']);
+  assert.deepEqual(why('tsconfig.json'), ['TypeScript plugins your editor loads; added']);
+  assert.deepEqual(why('MAKEFILE'), ['build file; changed']);
 });
