@@ -7,12 +7,27 @@
 // config, a hook or an environment setting the agent could have written.
 import type { Command } from './command.js';
 
-/** Settings that would make git run a program, read a lying index of commits, or fetch. */
+/** Settings that would make git run a program, read a lying index of commits, or fetch; and bounds on the memory it maps and caches. */
 const LOCKED = [
   '-c', 'core.hooksPath=/dev/null', '-c', 'core.fsmonitor=false', '-c', 'core.untrackedCache=false',
   '-c', 'core.commitGraph=false', '-c', 'core.multiPackIndex=false', '-c', 'protocol.allow=never',
   '-c', 'gc.auto=0', '-c', 'maintenance.auto=false', '-c', 'fetch.writeCommitGraph=false',
+  '-c', 'core.packedGitLimit=1g', '-c', 'core.packedGitWindowSize=64m', '-c', 'core.deltaBaseCacheLimit=96m',
+  '-c', 'pack.windowMemory=256m', '-c', 'pack.deltaCacheSize=64m', '-c', 'pack.threads=1',
 ];
+
+/**
+ * The address space each git of the import may use (KiB): objects the agent
+ * wrote can inflate without end (a zlib bomb) or reference each other in a
+ * loop of deltas, and git would grow until the machine's memory is gone. Set
+ * by the shell before git starts (where the kernel has the limit).
+ */
+export const GIT_MEMORY_KIB = 4 * 1024 * 1024;
+
+/** `git …` under that bound: sh sets it, then becomes git. */
+function bounded(git: string, args: string[]): { file: string; args: string[] } {
+  return { file: '/bin/sh', args: ['-c', `ulimit -v ${GIT_MEMORY_KIB} 2>/dev/null; exec "$0" "$@"`, git, ...args] };
+}
 
 /** Variables of the caller's environment that would point git elsewhere or give it settings. */
 export const GIT_REDIRECTS = [
@@ -37,8 +52,7 @@ export interface RunObjects {
 /** A command over the run's objects (with yours as the alternate): no config but stashbase's, none of the agent's. */
 export function runObjectsCommand(o: RunObjects, args: string[]): Command {
   return {
-    file: o.git,
-    args: [...LOCKED, ...args],
+    ...bounded(o.git, [...LOCKED, ...args]),
     env: {
       ...QUIET_ENV, GIT_DIR: o.readerDir, GIT_OBJECT_DIRECTORY: o.objects, GIT_ALTERNATE_OBJECT_DIRECTORIES: o.yours,
       GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', HOME: o.readerDir,
@@ -61,8 +75,11 @@ export const PACK_ARGS = ['pack-objects', '--revs', '--local', '--stdout', '-q']
 
 /** A command in your repository: your config applies, but no hook, fsmonitor or fetch runs. */
 export function yoursCommand(git: string, gitDir: string, args: string[]): Command {
-  return { file: git, args: ['--git-dir', gitDir, ...LOCKED, ...args], env: { ...QUIET_ENV }, unsetEnv: GIT_REDIRECTS };
+  return { ...bounded(git, ['--git-dir', gitDir, ...LOCKED, ...args]), env: { ...QUIET_ENV }, unsetEnv: GIT_REDIRECTS };
 }
+
+/** Indexes a pack of the run's store afresh (its own .idx is the agent's, and may lie): a pack whose deltas do not resolve fails. */
+export const indexPackArgs = (pack: string, idx: string) => ['index-pack', '--no-rev-index', '-o', idx, pack];
 
 /** Writes the objects of a pack on standard input into your store, each checked (fsck) and its links too. */
 export const unpackArgs = (count: number): string[] => (count < 100 ? ['unpack-objects', '-q', '--strict'] : ['index-pack', '--stdin', '--strict']);

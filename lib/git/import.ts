@@ -21,10 +21,12 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync
 import { dirname, join } from 'node:path';
 import type { Command } from '../../templates/command.js';
 import {
-  detachHeadArgs, isAncestorArgs, logArgs, PACK_ARGS, readerConfig, runObjectsCommand, type RunObjects, symbolicRefArgs, unpackArgs, updateRefsArgs, yoursCommand,
+  catFileCheckArgs, detachHeadArgs, indexPackArgs, isAncestorArgs, logArgs, PACK_ARGS, readerConfig, runObjectsCommand, type RunObjects, symbolicRefArgs, unpackArgs, updateRefsArgs, yoursCommand,
 } from '../../templates/git-import.js';
 import { collect, pipeInto } from '../exec.js';
 import { readBack } from '../readback/file.js';
+import { printable } from '../util/printable.js';
+import { shellQuote } from '../../templates/shell-quote.js';
 import { indexCandidate, type IndexCandidate, writeIndexBack } from './index-import.js';
 import { decideRefs, type RefDecision } from './ref-decisions.js';
 import { parseRefFile, readRefStore, type RefValue, sameRefs, sameValue } from './ref-store.js';
@@ -39,6 +41,10 @@ export interface ImportReport {
 }
 
 const TIMEOUT_MS = 120_000;
+/** Ref changes named one by one at the end of a run; the rest in one line. */
+const MAX_NAMED = 100;
+/** When git refuses the one transaction, at most this many refs are tried one by one. */
+const ONE_BY_ONE = 50;
 /** What git makes at the top of a git directory in ordinary work (state files, locks, housekeeping): left in the run without a word. */
 const ORDINARY = /\.lock$|^tmp_|^gc\.(pid|log)$|^(HEAD|index|packed-refs|shallow|description|ORIG_HEAD|FETCH_HEAD|MERGE_HEAD|MERGE_MSG|MERGE_MODE|MERGE_RR|AUTO_MERGE|CHERRY_PICK_HEAD|REVERT_HEAD|COMMIT_EDITMSG|TAG_EDITMSG|SQUASH_MSG|NOTES_MERGE_.*|BISECT_.*|rebase-merge|rebase-apply|sequencer|rr-cache|logs|refs|objects|worktrees|lfs|branches|info|hooks)$/;
 /** An operation left half-done (rebase, am, cherry-pick, revert, merge): its HEAD and index are not taken, nor the operation (its queued exec steps would run on your --continue). */
@@ -114,6 +120,42 @@ async function importObjects(w: Work, tips: string[], yourTips: string[]): Promi
   return null;
 }
 
+/** The first of the objects that is not a blob in the run's store or yours (named with what it is), or null. */
+async function notBlobs(w: Work, oids: string[]): Promise<string | null> {
+  if (oids.length === 0) return null;
+  const r = await run(reading(w, catFileCheckArgs), `${oids.join('\n')}\n`);
+  if (!r.ok) return `objects git cannot check (${r.err})`;
+  for (const line of r.out.split('\n').filter(Boolean)) {
+    const [oid = '', type = ''] = line.split(' ');
+    if (type !== 'blob') return `${short(oid)} (${type === '' || type === 'missing' ? 'missing' : `a ${type}`})`;
+  }
+  return null;
+}
+
+/**
+ * Every pack the agent left, indexed afresh by git: its own index files (and
+ * everything else of pack/, and the commit-graph and multi-pack indexes of
+ * objects/info) removed first, since they may lie about what a pack holds.
+ * Null when all check out, else the first that does not.
+ */
+async function verifyPacks(w: Work): Promise<string | null> {
+  const objects = join(w.rec.plan.dir, 'objects');
+  for (const n of ['commit-graph', 'commit-graphs', 'multi-pack-index', 'packs']) rmSync(join(objects, 'info', n), { force: true, recursive: true });
+  let names: string[] = [];
+  try {
+    names = readdirSync(join(objects, 'pack'));
+  } catch {
+    return null;
+  }
+  for (const n of names) if (!n.endsWith('.pack')) rmSync(join(objects, 'pack', n), { force: true, recursive: true });
+  for (const n of names.filter((x) => x.endsWith('.pack'))) {
+    const pack = join(objects, 'pack', n);
+    const r = await run(reading(w, indexPackArgs(pack, `${pack.slice(0, -'.pack'.length)}.idx`)));
+    if (!r.ok) return `${n} (git index-pack: ${r.err})`;
+  }
+  return null;
+}
+
 /** Which commits contain which: asked of git, four at a time, for the refs that moved. */
 async function fastForwards(w: Work, start: Map<string, RefValue>, agent: Map<string, RefValue>): Promise<Set<string>> {
   const pairs = new Set<string>();
@@ -140,8 +182,13 @@ async function commitList(w: Work, d: RefDecision): Promise<string> {
   return [...lines.slice(0, 10).map((l) => `  ${l}`), ...(lines.length > 10 ? ['  …'] : [])].join('\n');
 }
 
+/** A command to paste, its ref name shell-quoted (git allows $, ( and ; in names); none when the name holds characters shown escaped. */
+function undoHint(d: RefDecision): string {
+  const cmd = d.kind === 'created' ? `git update-ref -d ${shellQuote(d.ref)}` : `git update-ref ${shellQuote(d.ref)} ${oidOf(d.start)}`;
+  return printable(cmd, true) === cmd ? `undo: ${cmd}` : 'its name holds characters shown escaped here: no command is printed to paste';
+}
+
 function describe(d: RefDecision, commits: string): string {
-  const undo = d.kind === 'created' ? `git update-ref -d ${d.ref}` : `git update-ref ${d.ref} ${oidOf(d.start)}`;
   const what =
     d.kind === 'created' ? `created ${d.ref} at ${show(d.agent)}`
       : d.kind === 'deleted' ? `deleted ${d.ref} (at ${show(d.start)})`
@@ -150,7 +197,7 @@ function describe(d: RefDecision, commits: string): string {
       : d.kind === 'symbolic' ? `changed the symbolic ref ${d.ref} (${show(d.start)} -> ${show(d.agent)})`
       : `rewrote ${d.ref} (${show(d.start)} -> ${show(d.agent)})`;
   if (!d.take) return `the agent ${what}: not taken (${d.reason})`;
-  return `the agent ${what}: taken (undo: ${undo})${commits ? `:\n${commits}` : ''}`;
+  return `the agent ${what}: taken (${undoHint(d)})${commits ? `:\n${commits}` : ''}`;
 }
 
 /** The branches other worktrees than the run's have checked out, and where (yours when the run is in a linked worktree). */
@@ -206,10 +253,15 @@ async function writeRefs(w: Work, decisions: RefDecision[]): Promise<void> {
   const lineOf = (d: RefDecision) => (d.start === null ? `create ${d.ref}\0${oidOf(d.agent)}\0` : `update ${d.ref}\0${oidOf(d.agent)}\0${oidOf(d.start)}\0`);
   const refuse = (d: RefDecision, err: string) => Object.assign(d, { take: false, reason: `git update-ref refused it: ${err}` });
   const plain = decisions.filter((d) => d.take && d.ref !== 'refs/stash');
-  if (plain.length > 0 && !(await run(yours(w, updateRefsArgs(w.message)), plain.map(lineOf).join(''))).ok) {
-    for (const d of plain) {
-      const one = await run(yours(w, updateRefsArgs(w.message)), lineOf(d));
-      if (!one.ok) refuse(d, one.err);
+  const all = plain.length > 0 ? await run(yours(w, updateRefsArgs(w.message)), plain.map(lineOf).join('')) : null;
+  if (all !== null && !all.ok) {
+    // Ref by ref only for a few (a git process each); a refused transaction of many refuses them all.
+    if (plain.length > ONE_BY_ONE) for (const d of plain) refuse(d, all.err);
+    else {
+      for (const d of plain) {
+        const one = await run(yours(w, updateRefsArgs(w.message)), lineOf(d));
+        if (!one.ok) refuse(d, one.err);
+      }
     }
   }
   const stash = decisions.find((d) => d.take && d.ref === 'refs/stash');
@@ -226,7 +278,8 @@ async function applyHead(w: Work, v: RefValue): Promise<void> {
   if (v.kind === 'symref') {
     const exists = readRefStore(w.rec.plan.gitDir).refs.has(v.target);
     const r = exists ? await run(yours(w, symbolicRefArgs(w.message, v.target), adminDir)) : null;
-    if (r?.ok) w.report.own.push(`HEAD of ${w.there} now points at ${v.target}, as the sandbox left it`);
+    // Only the run's own branch is a note: HEAD on any other branch is said even with --silent.
+    if (r?.ok) (v.target === w.rec.own ? w.report.own : w.report.warnings).push(`HEAD of ${w.there} now points at ${v.target}, as the sandbox left it`);
     else w.report.warnings.push(`the sandbox's HEAD points at ${v.target}, ${exists ? `which git refused (${r?.err})` : 'which does not exist in your repository'}: not taken (${w.there}/HEAD is kept)`);
     return;
   }
@@ -270,6 +323,11 @@ async function importWork(w: Work): Promise<void> {
   if (paused.length > 0) report.warnings.push(`the sandbox left a paused ${paused.join(', ')} in ${there}: its HEAD, index and the operation itself are not carried back (your checkout is where it was; what the agent committed on branches is imported as below)`);
 
   w.reader = makeReader(rec, w.git);
+  const badPack = await verifyPacks(w);
+  if (badPack !== null) {
+    report.warnings.push(`a pack the agent left in its git directory does not check out: ${badPack}; nothing of the run is imported (your refs, HEAD and index are as they were)`);
+    return;
+  }
   const current = readRefStore(rec.plan.gitDir).refs;
   const ff = await fastForwards(w, start, checked.refs);
   const decisions = decideRefs({ start, agent: checked.refs, current, own: rec.own, checkedOutElsewhere: elsewhere, isAncestor: (s, a) => ff.has(`${s} ${a}`) });
@@ -281,6 +339,14 @@ async function importWork(w: Work): Promise<void> {
   // The objects: all that is taken at once; on a failure, each part alone, so one bad ref refuses only itself.
   let headValue = head !== null && 'value' in head ? head.value : null;
   let indexOk = index !== null && typeof index !== 'string';
+  if (indexOk) {
+    // What a file entry stages must be a file's content: a commit there would bring its whole history in, and your next commit would record it as a file.
+    const notBlob = await notBlobs(w, (index as IndexCandidate).oids);
+    if (notBlob !== null) {
+      indexOk = false;
+      report.warnings.push(`the sandbox's index stages ${notBlob} where a file's content goes: not taken (${there}/index is kept)`);
+    }
+  }
   const groups: Array<{ tips: string[]; refuse: (why: string) => void }> = [
     ...decisions.filter((d) => d.take && d.agent?.kind === 'oid').map((d) => ({ tips: [oidOf(d.agent) as string], refuse: (why: string) => void Object.assign(d, { take: false, reason: `its objects cannot be imported: ${why}` }) })),
     ...(headValue?.kind === 'oid' ? [{ tips: [headValue.oid], refuse: (why: string) => void ((headValue = null), report.warnings.push(`the sandbox's detached HEAD cannot be imported (${why}): not taken`)) }] : []),
@@ -298,7 +364,12 @@ async function importWork(w: Work): Promise<void> {
   await writeRefs(w, decisions);
   if (keep && !keep.reason?.endsWith('could not be kept either')) keep.reason += `; the agent's commits are in your object store: git branch stashbase-kept-${w.session} ${oidOf(keep.agent)} keeps them`;
   const commits = await lists;
-  for (const [i, d] of decisions.entries()) (d.take && d.ref === rec.own ? report.own : report.warnings).push(describe(d, d.take ? (commits[i] ?? '') : ''));
+  // Each change named, up to a point: a flood of refs is said in one line past it.
+  for (const [i, d] of decisions.slice(0, MAX_NAMED).entries()) (d.take && d.ref === rec.own ? report.own : report.warnings).push(describe(d, d.take ? (commits[i] ?? '') : ''));
+  if (decisions.length > MAX_NAMED) {
+    const rest = decisions.slice(MAX_NAMED);
+    report.warnings.push(`and ${rest.length} more ref changes of the agent's, ${rest.filter((d) => d.take).length} of them taken (git for-each-ref lists your refs; git reflog shows what stashbase wrote, under "${w.message}")`);
+  }
   if (head !== null && 'refused' in head) report.warnings.push(head.refused);
   if (headValue !== null) await applyHead(w, headValue);
   if (indexOk) {

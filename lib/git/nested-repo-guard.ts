@@ -10,7 +10,7 @@
 // not checked out), and a warning names it and why. Nothing outside the
 // repository is ever renamed, whatever the agent pointed at; files it
 // planted are read only when they are small regular files.
-import { chmodSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, statSync, type Dirent, unlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, type Dirent, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join, sep } from 'node:path';
 import { probe } from '../exec.js';
 import { findTool } from '../util/find-tool.js';
@@ -20,6 +20,7 @@ import { findRepoRoot } from './repo.js';
 import { commondirOf, dotGitsUnder, gitPathFile, kernelPath, moveAside, QUARANTINE, realOrSelf, within } from './planted-repos.js';
 import { isToolConfigBelow, quarantineDeeperToolConfigs, quarantineToolConfigs } from '../paths/tool-configs.js';
 import { restoreHint } from '../util/style.js';
+import { executedKind, sourcedByEnvrc, venvCheck } from '../paths/host-executed.js';
 import { stashbaseHome } from '../home.js';
 
 const SUFFIX = QUARANTINE;
@@ -136,7 +137,7 @@ export interface NestedRepoGuard {
  * backend (lib/git/run-git-dir.ts): its index and state come back only
  * through the import.
  */
-export function nestedRepoGuard(cwd: string, env: NodeJS.ProcessEnv, session: string, toolConfigs: string[] = [], direct = false): NestedRepoGuard | null {
+export function nestedRepoGuard(cwd: string, env: NodeJS.ProcessEnv, session: string, toolConfigs: string[] = [], direct = false, keep: string[] = []): NestedRepoGuard | null {
   const missing = toolConfigs.filter((p) => !lstatSync(p, { throwIfNoEntry: false }));
   if (!findTool('git', env)) return { check: () => quarantineToolConfigs(missing, null) };
   // File times come from the kernel's clock, at its granularity: so does this mark (in stashbase's own folder, which no sandbox reaches).
@@ -158,7 +159,7 @@ export function nestedRepoGuard(cwd: string, env: NodeJS.ProcessEnv, session: st
   };
   return {
     check: () => [
-      ...each(`repositories planted in ${cwd} and setuid files`, () => checkNestedRepos(cwd, env, since, repo === null, direct)),
+      ...each(`repositories planted in ${cwd}, setuid files and what your tools run unseen`, () => checkNestedRepos(cwd, env, since, repo === null, direct, keep)),
       ...each("tools' configs the agent made", () => quarantineToolConfigs(missing, null)),
     ],
   };
@@ -180,6 +181,35 @@ function stripSetId(files: string[]): string[] {
       out.push(`the agent left ${f} setuid or setgid and the bit could not be cleared (${(e as NodeJS.ErrnoException).code}): remove it`);
     }
   }
+  return out;
+}
+
+/**
+ * What host tools execute unseen that the run made or changed
+ * (lib/paths/host-executed.ts): caches removed (their tool makes them again),
+ * the rest moved aside; each named.
+ */
+function settleExecuted(root: string, paths: string[], sourced: Set<string>, isVenv: (dir: string) => boolean): string[] {
+  const out: string[] = [];
+  const caches: string[] = [];
+  for (const p of paths) {
+    const kind = executedKind(p.slice(root.length + 1), sourced, isVenv);
+    if (kind === null) continue;
+    if (kind.kind === 'bytecode') {
+      try {
+        unlinkSync(p);
+        caches.push(p);
+      } catch (e) {
+        out.push(`the agent wrote ${p}, ${kind.why}, and it could not be removed (${(e as NodeJS.ErrnoException).code}): remove it`);
+      }
+      continue;
+    }
+    const failed = moveAside(p);
+    out.push(failed === null
+      ? `the agent made or changed ${p}, ${kind.why}, where git shows nothing: it was renamed ${p}${SUFFIX}; review it, then ${restoreHint(p + SUFFIX, p)}`
+      : `the agent made or changed ${p}, ${kind.why}, and it could not be moved aside (${failed}): review it before you run anything there`);
+  }
+  if (caches.length > 0) out.push(`the agent wrote ${caches.length} Python byte-code cache(s) (${caches.slice(0, 3).join(', ')}${caches.length > 3 ? ', …' : ''}), which Python runs instead of their source when the recorded time and size match: removed (Python makes them again)`);
   return out;
 }
 
@@ -218,7 +248,7 @@ function unplugged(dotGit: string, where: string, found: string[], what: string)
  * (a file time, ms) would run programs; returns the warnings. Also run for a
  * run that was killed, from its recorded start.
  */
-export function checkNestedRepos(cwd: string, env: NodeJS.ProcessEnv, since: number, newRepo = false, setId = false): string[] {
+export function checkNestedRepos(cwd: string, env: NodeJS.ProcessEnv, since: number, newRepo = false, setId = false, keep: string[] = []): string[] {
   const git = findTool('git', env);
   if (!git) return [];
   const written = (p: string) => (lstatSync(p, { throwIfNoEntry: false })?.ctimeMs ?? -1) >= since;
@@ -272,8 +302,11 @@ export function checkNestedRepos(cwd: string, env: NodeJS.ProcessEnv, since: num
       : `the agent left a submodule's git directory ${m} whose files would run programs (${found.join('; ')}), and it could not be renamed (${failed}): remove it before you run git submodule in ${root}`);
   }
   // Then every other .git in the tree, at any depth, in either form.
-  const walk = dotGitsUnder(root, setId, isToolConfigBelow);
+  const sourced = sourcedByEnvrc(root);
+  const isVenv = venvCheck(root);
+  const walk = dotGitsUnder(root, setId, isToolConfigBelow, (rel) => executedKind(rel, sourced, isVenv) !== null);
   warnings.push(...stripSetId(walk.setId.filter(written)));
+  warnings.push(...settleExecuted(root, walk.executed.filter((p) => written(p) && !keep.some((k) => within(p, k))), sourced, isVenv));
   warnings.push(...quarantineDeeperToolConfigs(walk.configs, written));
   const rootGit = join(root, '.git');
   const what = newRepo ? 'in a folder that was no repository' : 'in a subfolder';

@@ -34,8 +34,14 @@ export function moveAside(path: string): string | null {
  * can make any number in seconds), and a folder is read a few entries at a
  * time, so that one of millions costs no memory.
  */
-export function dotGitsUnder(root: string, setId = false, configs: (path: string) => boolean = () => false): { found: string[]; bare: string[]; setId: string[]; configs: string[] } {
+export function dotGitsUnder(
+  root: string,
+  setId = false,
+  configs: (path: string) => boolean = () => false,
+  executed: (path: string) => boolean = () => false,
+): { found: string[]; bare: string[]; setId: string[]; configs: string[]; executed: string[] } {
   const found: string[] = [];
+  const executedList: string[] = [];
   const configList: string[] = [];
   const bare: string[] = [];
   const setIds: string[] = [];
@@ -54,6 +60,7 @@ export function dotGitsUnder(root: string, setId = false, configs: (path: string
       if (e.name === 'HEAD' || e.name === 'objects' || e.name === 'refs' || e.name === 'commondir') marks.push(e);
       const full = dir + sep + e.name;
       if (!inGit && dir !== root && configs(full.slice(root.length + 1))) configList.push(full);
+      if (!inGit && !e.isDirectory() && executed(full.slice(root.length + 1))) executedList.push(full);
       if (e.name === '.git' && !inGit) {
         if (dir !== root && (e.isDirectory() || e.isFile() || e.isSymbolicLink())) found.push(full);
         if (setId && e.isDirectory()) stack.push([full, true]);
@@ -63,7 +70,7 @@ export function dotGitsUnder(root: string, setId = false, configs: (path: string
     handle.closeSync();
     if (!inGit && dir !== root && looksLikeGitDir(dir, marks)) bare.push(dir);
   }
-  return { found: found.sort(), bare: bare.sort(), setId: setIds.sort(), configs: configList.sort() };
+  return { found: found.sort(), bare: bare.sort(), setId: setIds.sort(), configs: configList.sort(), executed: executedList.sort() };
 }
 
 /**

@@ -17,6 +17,12 @@
 // - Another agent's branch (refs/heads/stashbase/*, the run's own aside) and
 //   a branch checked out in another worktree: never (git itself will not move
 //   a branch another worktree has checked out).
+// - A new ref that would shadow another by its short name (git resolves
+//   `refs/<x>`, then tags, then branches, then remote-tracking refs: a new
+//   `refs/main` or tag `release` would be what your `git reset --hard main`
+//   or `git checkout release` finds), or that clashes with one as a file with
+//   a folder (`x` and `x/y`): not taken.
+// - More ref changes than MAX_TAKEN in one run: none of them (a flood is no work).
 // - A ref you changed during the run: yours is kept, the agent's is not taken.
 import type { RefValue } from './ref-store.js';
 import { sameValue } from './ref-store.js';
@@ -47,7 +53,8 @@ export interface RefFacts {
   isAncestor: (old: string, now: string) => boolean;
 }
 
-const namespace = (ref: string) => (ref === 'refs/stash' ? 'stash' : /^refs\/([^/]+)\//.exec(ref)?.[1] ?? 'other');
+/** A ref's namespace: refs/stash alone is the stash (refs/stash/<x> is any other ref). */
+const namespace = (ref: string) => (ref === 'refs/stash' ? 'stash' : ref.startsWith('refs/stash/') ? 'other' : /^refs\/([^/]+)\//.exec(ref)?.[1] ?? 'other');
 
 function kindOf(ref: string, start: RefValue | null, agent: RefValue | null, isAncestor: RefFacts['isAncestor']): RefChangeKind {
   if (start?.kind === 'symref' || agent?.kind === 'symref') return 'symbolic';
@@ -80,6 +87,26 @@ function refusal(ref: string, kind: RefChangeKind, own: boolean, elsewhere: stri
   }
 }
 
+/** At most this many ref changes are taken from one run; past it, none. */
+export const MAX_TAKEN = 10_000;
+
+/** The name git's abbreviations resolve to a ref by: without refs/heads/, refs/tags/, refs/remotes/ or refs/. */
+export const shortName = (ref: string) => ref.replace(/^refs\/(?:heads|tags|remotes)\//, '').replace(/^refs\//, '');
+
+/** Why a new ref would shadow or clash with another (`all`: every ref, yours and the run's; `folders`: every folder their names make), or null. */
+function shadowing(ref: string, all: Set<string>, folders: Set<string>, shorts: Map<string, string[]>): string | null {
+  if (/^refs\/[^/]+$/.test(ref) && ref !== 'refs/stash') return 'a ref outside any namespace is what git finds first for its name';
+  const same = (shorts.get(shortName(ref)) ?? []).filter((r) => r !== ref);
+  if (same.length > 0) return `its short name would be ambiguous with ${same[0]} (git would pick one of them for ${JSON.stringify(shortName(ref))})`;
+  if (folders.has(ref)) return 'it clashes with refs below its name (it would have to be a folder)';
+  const parts = ref.split('/');
+  for (let i = 2; i < parts.length; i++) {
+    const above = parts.slice(0, i).join('/');
+    if (all.has(above)) return `it clashes with ${above} (that would have to be a folder)`;
+  }
+  return null;
+}
+
 export function decideRefs(f: RefFacts): RefDecision[] {
   const out: RefDecision[] = [];
   const names = [...new Set([...f.start.keys(), ...f.agent.keys()])].sort();
@@ -92,5 +119,21 @@ export function decideRefs(f: RefFacts): RefDecision[] {
     const reason = yoursMoved ? 'it changed on your side during the run: yours is kept' : refusal(ref, kind, ref === f.own, f.checkedOutElsewhere.get(ref));
     out.push({ ref, kind, take: reason === null, reason, start, agent });
   }
+  // New refs against every other ref there will be: yours, and what the run leaves.
+  const all = new Set([...f.current.keys(), ...f.agent.keys()]);
+  const shorts = new Map<string, string[]>();
+  const folders = new Set<string>();
+  for (const r of all) {
+    shorts.set(shortName(r), [...(shorts.get(shortName(r)) ?? []), r]);
+    const parts = r.split('/');
+    for (let i = 2; i < parts.length; i++) folders.add(parts.slice(0, i).join('/'));
+  }
+  for (const d of out) {
+    if (!d.take || d.kind !== 'created') continue;
+    const why = shadowing(d.ref, all, folders, shorts);
+    if (why !== null) Object.assign(d, { take: false, reason: why });
+  }
+  const taken = out.filter((d) => d.take);
+  if (taken.length > MAX_TAKEN) for (const d of taken) Object.assign(d, { take: false, reason: `the run changed ${taken.length} refs, more than the ${MAX_TAKEN} stashbase takes from one run` });
   return out;
 }

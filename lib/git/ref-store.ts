@@ -97,6 +97,8 @@ export function readRefStore(gitDir: string): RefStore {
     }
   };
   walk(join(gitDir, 'refs'), 'refs');
+  // packed-refs counts too: a flood of refs is a flood wherever it is written.
+  if (refs.size > MAX_REF_ENTRIES) incomplete = true;
   return { refs, problems, incomplete };
 }
 

@@ -3,6 +3,7 @@
 import { existsSync } from 'node:fs';
 import { findTool } from '../util/find-tool.js';
 import { importRunGitDir } from './import.js';
+import { printable } from '../util/printable.js';
 
 export interface Sayers {
   /** Said even with --silent: your repository changed, or could not be. */
@@ -17,7 +18,8 @@ export async function settleGitDir(recordFile: string, env: NodeJS.ProcessEnv, s
   if (!git) return say.alert(`git is not on PATH: the run's git work (${recordFile.replace(/\.json$/, '')}) cannot be imported and is left there; nothing of it is in your repository`);
   try {
     const r = await importRunGitDir(recordFile, { git, session });
-    for (const m of r.own) say.note(m);
+    // Ref names and commit subjects are the agent's: a note is shown printable too (alert always is).
+    for (const m of r.own) say.note(printable(m, true));
     for (const m of r.warnings) say.alert(m);
   } catch (e) {
     say.alert(`the run's git work could not be imported (${(e as Error).message}); nothing of it is in your repository beyond what is named above`);

@@ -26,6 +26,7 @@ export function defaultProfile(): Profile {
         '~/.gitconfig', '~/.config/git', '.git/hooks', '.git/config',
       ],
       allowWrite: [],
+      keepExecutables: [],
       writes: 'allow-list',
     },
     network: {

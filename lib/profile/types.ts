@@ -39,7 +39,14 @@ export interface Profile {
     /** socket(AF_UNIX) allowed in the native sandbox (weaker: host control sockets reachable). */
     allowUnixSockets: boolean;
   };
-  filesystem: { denyRead: string[]; denyWrite: string[]; allowWrite: string[]; writes: WriteMode };
+  filesystem: {
+    denyRead: string[];
+    denyWrite: string[];
+    allowWrite: string[];
+    writes: WriteMode;
+    /** Folders where what the run makes or changes that host tools execute unseen is kept (lib/paths/host-executed.ts; weaker). */
+    keepExecutables: string[];
+  };
   network: {
     egressHosts: string[];
     denyHosts: string[];

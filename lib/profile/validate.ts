@@ -13,7 +13,7 @@ import { formatPath, type KeyPath, type Problem, Reader } from './validators.js'
 
 const TOP = ['description', 'allow_hooks', 'sandbox', 'filesystem', 'network', 'secrets', 'config_env', 'workspace', 'hooks'] as const;
 const SANDBOX = ['backend', 'image', 'dockerfile', 'memory', 'cpus', 'isolated_paths', 'native_network', 'allow_unix_sockets'] as const;
-const FILESYSTEM = ['deny_read', 'deny_write', 'allow_write', 'writes'] as const;
+const FILESYSTEM = ['deny_read', 'deny_write', 'allow_write', 'writes', 'keep_executables'] as const;
 const NETWORK = ['egress_hosts', 'deny_hosts', 'upstream_ca_file', 'hosts', 'allow_upgrades', 'limits'] as const;
 const LIMITS = ['head_timeout', 'max_connections', 'upstream_sockets_per_host', 'audit_max_mb'] as const;
 /** An upgrade token (RFC 9110 5.6.2), lower case; websocket is always allowed. */
@@ -92,6 +92,11 @@ export function validateProfile(input: ValidateInput): Profile {
   const denyWrite = r.strings(fs.deny_write, ['filesystem', 'deny_write'], pathRule);
   const allowWrite = r.strings(fs.allow_write, ['filesystem', 'allow_write'], pathRule);
   const writes = r.oneOf(fs.writes, ['filesystem', 'writes'], ['allow-list', 'deny-list'] as const) ?? 'allow-list';
+  const keepExecutables = r.strings(fs.keep_executables, ['filesystem', 'keep_executables'], (s, p) => {
+    if (!s.startsWith('re:') && !/[*?[]/.test(s)) return true;
+    r.fail(p, `${JSON.stringify(s)}: name a folder (relative to the working directory), not a pattern`);
+    return false;
+  });
 
   const net = r.table(top.network, ['network'], NETWORK);
   const egressHosts = r.strings(net.egress_hosts, ['network', 'egress_hosts'], (s, p) => r.hostPattern(s, p, true));
@@ -178,7 +183,7 @@ export function validateProfile(input: ValidateInput): Profile {
     description,
     allowHooks,
     sandbox: { backend, image, dockerfile, memory, cpus, isolatedPaths, nativeNetwork, allowUnixSockets },
-    filesystem: { denyRead, denyWrite, allowWrite, writes },
+    filesystem: { denyRead, denyWrite, allowWrite, writes, keepExecutables },
     network: { egressHosts, denyHosts, upstreamCaFile, hosts, allowUpgrades, limits },
     secrets,
     configEnv,

@@ -23,6 +23,7 @@ import { nestedRepoGuard } from '../git/nested-repo-guard.js';
 import { closeInheritedDescriptors } from './descriptors.js';
 import { weakerSettings } from './weaker.js';
 import { toolConfigPaths } from '../paths/tool-configs.js';
+import { rulePaths } from '../paths/rules.js';
 
 export interface RunOptions extends BackendFlags {
   command: string[];
@@ -76,7 +77,8 @@ export async function runAgent(o: RunOptions): Promise<number> {
   };
   // What the agent may leave for your own git to run (lib/git/nested-repo-guard.ts).
   // Docker cannot refuse a setuid bit (its agent owns the files it writes): the end of the run clears any.
-  const guard = o.dryRun ? null : nestedRepoGuard(cwd, o.env, session, toolConfigPaths(cwd, userHome(o.env), profile.filesystem.allowWrite), backend === 'docker');
+  const keep = rulePaths(profile.filesystem.keepExecutables, userHome(o.env), cwd);
+  const guard = o.dryRun ? null : nestedRepoGuard(cwd, o.env, session, toolConfigPaths(cwd, userHome(o.env), profile.filesystem.allowWrite), backend === 'docker', keep);
   try {
     if (backend === 'docker') {
       const { runDocker } = await import('../docker/run.js');

@@ -539,6 +539,56 @@ function describeBackend(name: string, docker: boolean) {
       });
     }
 
+    test("what your tools run that git does not show: a forged byte-code cache, a venv's .pth, node_modules/.bin, and a file .envrc sources are removed or moved aside (outside, the cache and the .pth run)", async () => {
+      const marker = join(t.dir, `PWNED-unseen-${name}`);
+      const repo = join(t.dir, `unseen-${name}`);
+      const g = makeRepo(repo);
+      writeFileSync(join(repo, '.gitignore'), '__pycache__/\n.venv/\nnode_modules/\n.envrc.local\n');
+      writeFileSync(join(repo, 'app.py'), 'import lib\n');
+      writeFileSync(join(repo, 'lib.py'), 'print("lib")\n');
+      writeFileSync(join(repo, '.envrc'), 'source_env_if_exists .envrc.local\n');
+      assert.equal(g('add', '.').status, 0);
+      assert.equal(g('-c', 'user.name=me', '-c', 'user.email=me@x', 'commit', '-qm', 'py').status, 0);
+      assert.equal(spawnSync('python3', ['-m', 'venv', '--without-pip', join(repo, '.venv')]).status, 0);
+      const sitePackages = spawnSync(join(repo, '.venv', 'bin', 'python'), ['-c', 'import site; print(site.getsitepackages()[0])'], { encoding: 'utf8' }).stdout.trim();
+      // The cache: compiled from other code, stamped with lib.py's own time and size (PEP 552's timestamp form).
+      const plant = [
+        "python3 - <<'PY'",
+        'import importlib.util, marshal, os, sys',
+        'st = os.stat("lib.py")',
+        `code = compile('import os; open(os.environ["PWNFILE"], "a").write("pyc,"); print("lib")', "lib.py", "exec")`,
+        'os.makedirs("__pycache__", exist_ok=True)',
+        'open("__pycache__/lib." + sys.implementation.cache_tag + ".pyc", "wb").write(importlib.util.MAGIC_NUMBER + bytes(4) + int(st.st_mtime).to_bytes(4, "little") + (st.st_size & 0xFFFFFFFF).to_bytes(4, "little") + marshal.dumps(code))',
+        'PY',
+        `echo 'import os; open(os.environ["PWNFILE"], "a").write("pth,")' > '${sitePackages}/evil.pth'`,
+        'mkdir -p node_modules/.bin && printf "#!/bin/sh\\ntouch $PWNFILE\\n" > node_modules/.bin/tsc && chmod +x node_modules/.bin/tsc',
+        'echo "touch $PWNFILE" > .envrc.local',
+        'echo planted',
+      ].join('\n');
+      // The control: the same plants outside; your next python app.py runs the cache, your venv's python the .pth.
+      const ctl = join(t.dir, `unseen-control-${name}`);
+      spawnSync('cp', ['-a', repo, ctl]);
+      const ctlSite = sitePackages.replace(repo, ctl);
+      spawnSync('rm', ['-rf', join(ctl, '.venv')]);
+      spawnSync('python3', ['-m', 'venv', '--without-pip', join(ctl, '.venv')]);
+      spawnSync('sh', ['-c', plant.split(`'${sitePackages}/`).join(`'${ctlSite}/`)], { cwd: ctl, env: { ...t.env, PWNFILE: `${marker}-control` } });
+      spawnSync('python3', ['app.py'], { cwd: ctl, env: { ...t.env, PWNFILE: `${marker}-control` } });
+      spawnSync(join(ctl, '.venv', 'bin', 'python'), ['-c', 'pass'], { cwd: ctl, env: { ...t.env, PWNFILE: `${marker}-control` } });
+      assert.match(readFileSync(`${marker}-control`, 'utf8'), /^pyc,(pth,)+$/, 'outside, both run');
+
+      const r = await cli(['agent', 'run', '--silent', ...flags, '--', 'env', `PWNFILE=${marker}`, 'sh', '-c', plant], { env: t.env, cwd: repo, timeoutMs: 90_000 });
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(r.stdout, 'planted\n');
+      assert.match(r.stderr, /wrote 1 Python byte-code cache\(s\) \(.*__pycache__\/lib\.cpython-\d+\.pyc\), .*: removed \(Python makes them again\)/);
+      for (const p of [`${sitePackages}/evil.pth`, join(repo, 'node_modules', '.bin', 'tsc'), join(repo, '.envrc.local')]) {
+        assert.match(r.stderr, new RegExp(`the agent made or changed ${p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}, .*: it was renamed`), p);
+        assert.equal(existsSync(p), false, p);
+      }
+      spawnSync('python3', ['app.py'], { cwd: repo, env: { ...t.env, PWNFILE: marker } });
+      spawnSync(join(repo, '.venv', 'bin', 'python'), ['-c', 'pass'], { cwd: repo, env: { ...t.env, PWNFILE: marker } });
+      assert.equal(existsSync(marker), false, 'your python app.py and your venv ran nothing of the agent');
+    });
+
     test('a nested repository with only what git init writes is left alone, without a warning', async () => {
       const repo = join(t.dir, `plain-${name}`);
       makeRepo(repo);

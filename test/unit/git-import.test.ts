@@ -284,3 +284,71 @@ test("the run's own branch refused (yours moved meanwhile): its commits still co
   assert.deepEqual(r.own, []);
   assert.ok(r.warnings.includes(`the agent added commits to refs/heads/main: not taken (it changed on your side during the run: yours is kept; the agent's commits are in your object store: git branch stashbase-kept-ags_cccccccccccccccc ${agentTip} keeps them)`), r.warnings.join('\n'));
 });
+
+test('from a hostile review: new refs that would shadow yours (refs/main, a tag named like a branch) or clash as file and folder are not taken; refs/stash/<x> is no stash; past MAX_TAKEN nothing is', async () => {
+  const { MAX_TAKEN } = await import('../../lib/git/ref-decisions.js');
+  const current = new Map<string, RefValue>([['refs/heads/main', oid(A)], ['refs/heads/release', oid(A)], ['refs/remotes/origin/main', oid(A)], ['refs/heads/x', oid(A)], ['refs/stash/wip', oid(A)]]);
+  const agent = new Map<string, RefValue>([...current, ['refs/main', oid(B)], ['refs/tags/release', oid(B)], ['refs/heads/origin/main', oid(B)], ['refs/heads/x/y', oid(B)], ['refs/heads/fine', oid(B)], ['refs/stash/wip', oid(C)]]);
+  const d = decideRefs({ start: current, agent, current, own: null, checkedOutElsewhere: new Map(), isAncestor: () => false });
+  assert.deepEqual(d.map((x) => [x.ref, x.take, x.reason]), [
+    ['refs/heads/fine', true, null],
+    ['refs/heads/origin/main', false, 'its short name would be ambiguous with refs/remotes/origin/main (git would pick one of them for "origin/main")'],
+    ['refs/heads/x/y', false, 'it clashes with refs/heads/x (that would have to be a folder)'],
+    ['refs/main', false, 'a ref outside any namespace is what git finds first for its name'],
+    ['refs/stash/wip', false, 'rewrites are not taken'],
+    ['refs/tags/release', false, 'its short name would be ambiguous with refs/heads/release (git would pick one of them for "release")'],
+  ]);
+  const many = new Map<string, RefValue>(Array.from({ length: MAX_TAKEN + 1 }, (_, i) => [`refs/heads/n${i}`, oid(B)] as [string, RefValue]));
+  const flood = decideRefs({ start: new Map(), agent: many, current: new Map(), own: null, checkedOutElsewhere: new Map(), isAncestor: () => false });
+  assert.equal(flood.filter((x) => x.take).length, 0);
+  assert.equal(flood[0]?.reason, `the run changed ${MAX_TAKEN + 1} refs, more than the ${MAX_TAKEN} stashbase takes from one run`);
+});
+
+/** A pack of two objects, each a delta of the other (a loop git would follow without end), with an index that says it is fine. */
+async function cyclicPack(prefix: string): Promise<void> {
+  const { createHash } = await import('node:crypto');
+  const { deflateSync, crc32 } = (await import('node:zlib')) as typeof import('node:zlib') & { crc32?: (b: Buffer) => number };
+  const a = Buffer.alloc(20, 0xaa);
+  const b = Buffer.alloc(20, 0xbb);
+  const delta = Buffer.from([10, 10, 0x90, 10]); // sizes 10 and 10, copy 10 bytes from 0
+  const head = Buffer.from([(7 << 4) | delta.length]); // REF_DELTA
+  const entries: Array<{ oid: Buffer; at: number; crc: number }> = [];
+  let body = Buffer.concat([Buffer.from('PACK'), Buffer.from([0, 0, 0, 2, 0, 0, 0, 2])]);
+  for (const [oidBuf, base] of [[a, b], [b, a]] as const) {
+    const ent = Buffer.concat([head, base, deflateSync(delta)]);
+    entries.push({ oid: oidBuf, at: body.length, crc: crc32 ? crc32(ent) : 0 });
+    body = Buffer.concat([body, ent]);
+  }
+  const packSum = createHash('sha1').update(body).digest();
+  writeFileSync(`${prefix}.pack`, Buffer.concat([body, packSum]));
+  const u32 = (n: number) => Buffer.from([n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255]);
+  const fan = Array.from({ length: 256 }, (_, i) => entries.filter((e) => (e.oid[0] as number) <= i).length);
+  let idx = Buffer.concat([Buffer.from([0xff, 0x74, 0x4f, 0x63]), u32(2), ...fan.map(u32), a, b, u32(entries[0]!.crc), u32(entries[1]!.crc), u32(entries[0]!.at), u32(entries[1]!.at), packSum]);
+  idx = Buffer.concat([idx, createHash('sha1').update(idx).digest()]);
+  writeFileSync(`${prefix}.idx`, idx);
+}
+
+test('from a hostile review: a pack whose objects are deltas of each other (git would grow without end reading it) refuses the import at once', async () => {
+  const s = setup('cycle');
+  await cyclicPack(join(s.plan.dir, 'objects', 'pack', 'pack-cyc'));
+  const commit = s.agent(['hash-object', '-t', 'commit', '-w', '--stdin', '--literally'], `tree ${'a'.repeat(40)}\nauthor a <a@b> 0 +0000\ncommitter a <a@b> 0 +0000\n\nx\n`);
+  s.agent(['update-ref', 'refs/heads/cyc', commit]);
+  const started = Date.now();
+  const r = await importRunGitDir(s.file, { git: 'git', session: 'ags_dddddddddddddddd' });
+  assert.ok(Date.now() - started < 20_000);
+  assert.deepEqual(r.warnings, ['a pack the agent left in its git directory does not check out: pack-cyc.pack (git index-pack: fatal: pack has 2 unresolved deltas); nothing of the run is imported (your refs, HEAD and index are as they were)']);
+  assert.equal(spawnSync('git', ['-C', s.root, 'rev-parse', '--verify', '-q', 'refs/heads/cyc']).status, 1);
+});
+
+test('from a hostile review: an index staging a commit where a file goes is not taken; a ref name with $( ) gets a quoted undo; HEAD on another branch is a warning', async () => {
+  const s = setup('review1');
+  const commit = s.git(['rev-parse', 'main~1']);
+  s.agent(['update-index', '--cacheinfo', `100644,${commit},a.txt`]);
+  s.agent(['branch', 'fix-$(touch${IFS}/tmp/PASTED)']);
+  s.agent(['symbolic-ref', 'HEAD', 'refs/heads/dev']);
+  const r = await importRunGitDir(s.file, { git: 'git', session: 'ags_eeeeeeeeeeeeeeee' });
+  assert.ok(r.warnings.includes(`the sandbox's index stages ${commit.slice(0, 12)} (a commit) where a file's content goes: not taken (${join(s.root, '.git')}/index is kept)`), r.warnings.join('\n'));
+  assert.ok(r.warnings.some((l) => l.endsWith("taken (undo: git update-ref -d 'refs/heads/fix-$(touch${IFS}/tmp/PASTED)')")), r.warnings.join('\n'));
+  assert.ok(r.warnings.includes(`HEAD of ${join(s.root, '.git')} now points at refs/heads/dev, as the sandbox left it`), r.warnings.join('\n'));
+  assert.deepEqual(r.own, []);
+});

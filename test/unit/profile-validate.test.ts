@@ -39,6 +39,7 @@ allow_unix_sockets = true
 deny_read = ["~/.ssh", "secrets/*.pem", 're:^~/\\.config/.*token']
 deny_write = ["~/.gitconfig"]
 allow_write = ["~/.npm-global", "~/.cache/*"]
+keep_executables = ["node_modules"]
 writes = "deny-list"
 [network]
 egress_hosts = ["api.anthropic.com", "*.githubusercontent.com"]
@@ -63,7 +64,7 @@ on_unchecked = "deny"
   assert.deepEqual(profile, {
     name: 'p', source: 'global', file: F(), description: 'd', allowHooks: ['secret_scan'],
     sandbox: { backend: 'docker', image: 'myorg/agent:latest', dockerfile: undefined, memory: '2g', cpus: '1.5', isolatedPaths: ['node_modules', '.venv'], nativeNetwork: 'host', allowUnixSockets: true },
-    filesystem: { denyRead: ['~/.ssh', 'secrets/*.pem', 're:^~/\\.config/.*token'], denyWrite: ['~/.gitconfig'], allowWrite: ['~/.npm-global', '~/.cache/*'], writes: 'deny-list' },
+    filesystem: { denyRead: ['~/.ssh', 'secrets/*.pem', 're:^~/\\.config/.*token'], denyWrite: ['~/.gitconfig'], allowWrite: ['~/.npm-global', '~/.cache/*'], writes: 'deny-list', keepExecutables: ['node_modules'] },
     network: { egressHosts: ['api.anthropic.com', '*.githubusercontent.com'], denyHosts: ['gist.github.com'], upstreamCaFile: '~/corp.pem', hosts: { 'api.internal.test': '127.0.0.1:8443' }, allowUpgrades: [], limits: {} },
     secrets: { GITHUB_TOKEN: { source: 'GH', hosts: ['api.github.com'], inQuery: true, allowPlaintext: false } },
     configEnv: { EDITOR: 'vi' },

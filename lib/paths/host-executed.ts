@@ -1,0 +1,86 @@
+// Files in the working tree that your own tools execute without it showing in
+// `git status` or `git diff` (they are ignored, or generated): a run that made
+// or changed one has them removed (caches, which their tool makes again) or
+// moved aside, and named (lib/git/nested-repo-guard.ts). Each entry comes from
+// what the tool itself loads:
+// - Python's byte-code caches (`__pycache__/*.pyc`, a `.pyc` beside its
+//   source): the import system runs the cache instead of the source when the
+//   source's recorded time and size match (PEP 3147, PEP 552), which the agent
+//   sets as it likes. Removed: Python writes them again.
+// - A virtual environment's start-up files: `.pth` files and `sitecustomize`
+//   / `usercustomize` in `site-packages`, which the `site` module runs at every
+//   start of its Python; and its `bin/` (a folder beside `pyvenv.cfg`), put on
+//   PATH by `activate`.
+// - `node_modules/.bin`: what `npm run`, `npx` and `yarn run` find by name.
+// - The files your `.envrc` sources (`source_env`, `source_env_if_exists`,
+//   `dotenv`, `dotenv_if_exists`, `source`, `.`): direnv runs them on your next
+//   `cd`, and asks for no new `direnv allow` when only they changed.
+// A profile keeps the run's changes under the folders it names in
+// `[filesystem] keep_executables` (weaker: an install the agent made stays as
+// it made it).
+import { lstatSync } from 'node:fs';
+import { join } from 'node:path';
+import { readBackText } from '../readback/file.js';
+
+export type ExecutedKind = 'bytecode' | 'startup' | 'bin' | 'sourced';
+
+export interface Executed {
+  kind: ExecutedKind;
+  /** Which tool runs it, and when. */
+  why: string;
+}
+
+const WHY: Record<ExecutedKind, string> = {
+  bytecode: 'a Python byte-code cache, which Python runs instead of its source when the recorded time and size match',
+  startup: "a start-up file of a Python environment, which its Python runs at every start",
+  bin: 'a command your tools find by name (an environment\'s bin, node_modules/.bin)',
+  sourced: 'a file your .envrc sources, which direnv runs on your next cd there without asking',
+};
+
+/** The files `.envrc` in `root` sources, relative to `root` (direnv's own functions, and sh's source and dot). */
+export function sourcedByEnvrc(root: string): Set<string> {
+  const text = readBackText(join(root, '.envrc'), 1 << 20);
+  const out = new Set<string>();
+  if (text === null) return out;
+  for (const raw of text.split('\n')) {
+    const line = raw.replace(/#.*$/, '').trim();
+    const m = /^(source_env_if_exists|source_env|dotenv_if_exists|dotenv|source|\.)(?:\s+(.+))?$/.exec(line);
+    if (!m) continue;
+    // dotenv with no argument loads .env.
+    const arg = (m[2] ?? (m[1]?.startsWith('dotenv') ? '.env' : '')).trim().replace(/^(["'])(.*)\1$/, '$2');
+    if (arg === '' || arg.includes('$') || arg.startsWith('/')) continue;
+    out.add(arg.replace(/^\.\//, '').replace(/\/$/, ''));
+  }
+  return out;
+}
+
+/**
+ * What `relative` (a path in the tree, from its top) is of that class, or
+ * null. `sourced`: what the top's .envrc sources; `isVenv(dir)`: whether the
+ * folder is a virtual environment (holds pyvenv.cfg).
+ */
+export function executedKind(relative: string, sourced: Set<string>, isVenv: (dir: string) => boolean): Executed | null {
+  const kind = ((): ExecutedKind | null => {
+    if (/\.py[co]$/.test(relative)) return 'bytecode';
+    if (/(?:^|\/)site-packages\/(?:[^/]+\.pth|sitecustomize\.py|usercustomize\.py)$/.test(relative)) return 'startup';
+    if (/(?:^|\/)node_modules\/\.bin\/[^/]+$/.test(relative)) return 'bin';
+    const bin = /^(?:(.+)\/)?bin\/[^/]+$/.exec(relative);
+    if (bin && isVenv(bin[1] ?? '')) return 'bin';
+    if (sourced.has(relative)) return 'sourced';
+    return null;
+  })();
+  return kind === null ? null : { kind, why: WHY[kind] };
+}
+
+/** A cached check for pyvenv.cfg in folders under `root`. */
+export function venvCheck(root: string): (dir: string) => boolean {
+  const seen = new Map<string, boolean>();
+  return (dir) => {
+    let v = seen.get(dir);
+    if (v === undefined) {
+      v = lstatSync(join(root, dir, 'pyvenv.cfg'), { throwIfNoEntry: false })?.isFile() === true;
+      seen.set(dir, v);
+    }
+    return v;
+  };
+}

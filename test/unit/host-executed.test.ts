@@ -1,0 +1,25 @@
+// What host tools execute unseen (lib/paths/host-executed.ts): the class, member by member.
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import { executedKind, sourcedByEnvrc, venvCheck } from '../../lib/paths/host-executed.js';
+import { tempHome, writeFile } from '../helpers.js';
+
+const t = tempHome();
+after(() => t.cleanup());
+
+test('the files .envrc sources, by direnv and by sh; dotenv alone is .env; nothing absolute or expanded', () => {
+  writeFile(join(t.dir, 'r', '.envrc'), ['source_env_if_exists .envrc.local', 'dotenv', 'dotenv_if_exists "config/.env.dev"', '. ./scripts/env.sh', 'source_env ../up # outside', 'source $HOME/x', 'source /etc/profile', 'export A=1'].join('\n'));
+  assert.deepEqual([...sourcedByEnvrc(join(t.dir, 'r'))].sort(), ['../up', '.env', '.envrc.local', 'config/.env.dev', 'scripts/env.sh']);
+});
+
+test('each kind, and what is not of the class', () => {
+  writeFile(join(t.dir, 'v', 'env', 'pyvenv.cfg'), 'home = /usr/bin\n');
+  const isVenv = venvCheck(join(t.dir, 'v'));
+  const kind = (p: string) => executedKind(p, new Set(['.envrc.local']), isVenv)?.kind ?? null;
+  assert.deepEqual(
+    ['a/__pycache__/m.cpython-311.pyc', 'old.pyc', 'm.pyo', 'env/lib/python3.11/site-packages/x.pth', 'env/lib/python3.12/site-packages/usercustomize.py', 'env/bin/activate', 'node_modules/.bin/tsc', 'pkg/node_modules/.bin/vite', '.envrc.local'].map(kind),
+    ['bytecode', 'bytecode', 'bytecode', 'startup', 'startup', 'bin', 'bin', 'bin', 'sourced'],
+  );
+  assert.deepEqual(['src/app.py', 'bin/tool', 'node_modules/x/index.js', 'env/lib/python3.11/site-packages/pkg/__init__.py', '.envrc.local.bak'].map(kind), [null, null, null, null, null]);
+});
