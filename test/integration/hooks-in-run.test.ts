@@ -204,10 +204,12 @@ for (const [backend, skip] of BACKENDS) {
         const script = steps([['commit', 'echo "# hi" > README.md && git add README.md && git commit -qm clean']]);
         // No hooks at all: only the stand-in stashbase, which says why and blocks.
         const none = await run('plain', dir, script);
+        assert.ok(none.steps.commit, `the run reported no step (exit ${none.code}): ${none.stderr}`);
         assert.equal(none.steps.commit!.rc, 1);
         assert.match(none.steps.commit!.out, /stashbase \(sandbox stand-in\): cannot scan: the secret scan runs on the host, and only in a run whose profile sets allow_hooks = \["secret_scan"\]/);
         // Only the dependency hook: the stand-in is there, the scan endpoint is not, and the hook shows the proxy's reason.
         const deps = await run('deps-only', dir, script);
+        assert.ok(deps.steps.commit, `the run reported no step (exit ${deps.code}): ${deps.stderr}`);
         assert.equal(deps.steps.commit!.rc, 1);
         assert.match(deps.steps.commit!.out, /cannot scan: the stashbase proxy answered HTTP 404\nstashbase: this run offers no \/scan endpoint \(allow_hooks = \["secret_scan"\] is not in its profile\)/);
         assert.equal(git(dir, 'log', '--format=%s').stdout, 'init\n');
