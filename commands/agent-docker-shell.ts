@@ -3,16 +3,21 @@ import { findDocker, inspectImage, isDesktop } from '../lib/docker/engine.js';
 import { defaultImageRef } from '../lib/docker/image.js';
 import { containerUser } from '../lib/docker/prepare.js';
 import { SandboxUnavailableError, UsageError } from '../lib/errors.js';
-import { runForwarded } from '../lib/exec.js';
-import { shellCommand } from '../templates/docker-image.js';
+import { capture, runForwarded } from '../lib/exec.js';
+import { imageEnvCommand, shellCommand } from '../templates/docker-image.js';
+import { AGENT_HOME } from '../templates/docker-run.js';
 
-export const usage = 'stashbase agent docker shell [--image <ref>] [--root]';
+export const usage = 'stashbase agent docker shell [--image <ref>] [--root] [--trust-home]';
 export const summary = 'An interactive bash in the sandbox image with the persistent home volume; no run sandboxing.';
 export const flags: FlagSpec[] = [
   { name: 'image', kind: 'value', value: 'ref', help: 'Image to open (default: the default sandbox image)' },
   { name: 'root', kind: 'bool', help: 'Run as root on Linux' },
+  { name: 'trust-home', kind: 'bool', help: "Keep the home's own bin folders (~/.local/bin, ~/.npm-global/bin) on PATH" },
 ];
-const spec = { name: 'agent docker shell', usage, summary, flags, notes: 'No per-run network, firewall or working-directory mount: use it to log in, install tools, look around.' };
+const spec = {
+  name: 'agent docker shell', usage, summary, flags,
+  notes: "No per-run network, firewall or working-directory mount: use it to log in, install tools, look around. The home volume is every run's agent's to write: the shell gets no capabilities, and the home's bin folders are off PATH unless --trust-home (a program planted there as `nano` or `make` would otherwise run when you type its name).",
+};
 
 export async function main(argv: string[]): Promise<number> {
   const p = parseCommand(argv, spec);
@@ -25,5 +30,13 @@ export async function main(argv: string[]): Promise<number> {
   }
   // The same user as agent runs, so what it creates in the home stays theirs.
   const user = flagBool(p, 'root') === true ? '0:0' : containerUser(isDesktop(process.platform, ''));
-  return runForwarded(shellCommand(docker, image, user, process.stdin.isTTY === true && process.stdout.isTTY === true));
+  const path = flagBool(p, 'trust-home') === true ? null : await pathWithoutHome(docker, image);
+  return runForwarded(shellCommand(docker, image, user, process.stdin.isTTY === true && process.stdout.isTTY === true, path));
+}
+
+/** The image's PATH without the folders in the home volume (the system's own when the image names none). */
+async function pathWithoutHome(docker: string, image: string): Promise<string> {
+  const env = await capture(imageEnvCommand(docker, image)).catch(() => '');
+  const path = env.split('\n').find((l) => l.startsWith('PATH='))?.slice(5) ?? '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+  return path.split(':').filter((d) => d !== '' && d !== AGENT_HOME && !d.startsWith(`${AGENT_HOME}/`) && !d.startsWith('~')).join(':');
 }

@@ -64,12 +64,25 @@ export function versionsCommand(docker: string, image: string): Command {
   return { file: docker, args: ['run', '--rm', '--network', 'none', '--cap-drop', 'ALL', '--entrypoint', 'cat', image, VERSIONS_FILE] };
 }
 
-export function shellCommand(docker: string, image: string, user: string | null, tty: boolean): Command {
+/** The image's own environment, one VAR=value a line. */
+export function imageEnvCommand(docker: string, ref: string): Command {
+  return { file: docker, args: ['image', 'inspect', '--format', '{{range .Config.Env}}{{println .}}{{end}}', ref] };
+}
+
+/**
+ * The admin shell. The home volume is every run's agent's to write, so the
+ * shell gets no capabilities and no new privileges (as a run's agent), and
+ * `path` (the image's PATH without the home's own bin folders, where a planted
+ * `nano` or `make` would wait for you) unless it is null (--trust-home).
+ */
+export function shellCommand(docker: string, image: string, user: string | null, tty: boolean, path: string | null = null): Command {
   return {
     file: docker,
     args: [
       'run', '--rm', tty ? '-it' : '-i', '--init',
+      '--cap-drop', 'ALL', '--security-opt', 'no-new-privileges',
       ...(user !== null ? ['--user', user] : []),
+      ...(path !== null ? ['--env', `PATH=${path}`] : []),
       '--mount', `type=volume,source=${HOME_VOLUME},target=${AGENT_HOME}`,
       // The home volume is every run's agent's to write: the shell reads none of its startup files
       // (.bashrc, .profile, .inputrc, whose macros can rewrite what you type), since it has the network.

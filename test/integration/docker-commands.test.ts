@@ -164,6 +164,22 @@ describe('Docker backend: runs and the agent docker commands (real engine)', nee
     assert.equal(r.stdout, `${process.getuid?.()}\n/home/agent\n/home/agent\nwritable\n`);
   });
 
+  test("agent docker shell: no capabilities, and a program an agent planted in the home's bin folders does not answer to its name unless --trust-home (the control)", async () => {
+    const name = `sbplanted${process.pid}`;
+    const plant = await cli(['agent', 'docker', 'shell'], { env: t.env, input: `mkdir -p ~/.local/bin && printf '#!/bin/sh\necho PLANTED-RAN\n' > ~/.local/bin/${name} && chmod +x ~/.local/bin/${name}\n`, timeoutMs: 60_000 });
+    assert.equal(plant.code, 0, plant.stderr);
+    try {
+      const r = await cli(['agent', 'docker', 'shell'], { env: t.env, input: `${name}; echo "rc=$?"; grep ^CapEff /proc/self/status\n`, timeoutMs: 60_000 });
+      assert.match(r.stdout, /^rc=127$/m, r.stdout + r.stderr);
+      assert.doesNotMatch(r.stdout, /PLANTED-RAN/);
+      assert.match(r.stdout, /^CapEff:\s+0000000000000000$/m);
+      const trusted = await cli(['agent', 'docker', 'shell', '--trust-home'], { env: t.env, input: `${name}\n`, timeoutMs: 60_000 });
+      assert.match(trusted.stdout, /PLANTED-RAN/, 'with --trust-home, it is on PATH');
+    } finally {
+      await cli(['agent', 'docker', 'shell'], { env: t.env, input: `rm -f ~/.local/bin/${name}\n`, timeoutMs: 60_000 });
+    }
+  });
+
   test("agent docker shell, interactive (a terminal): an agent's ~/.bashrc in the home volume does not run there (the control: bash -i inside reads it)", async () => {
     const plant = await cli(['agent', 'docker', 'shell'], { env: t.env, input: 'echo "echo RAN-BASHRC-\\$((3+4))" >> ~/.bashrc\n', timeoutMs: 60_000 });
     assert.equal(plant.code, 0, plant.stderr);

@@ -120,7 +120,7 @@ test('images: default build, --force refreshes, agents from npm, a Dockerfile is
   assert.equal(dockerfileTag('/work/My App/sandbox.Dockerfile'), dockerfileTag('/work/My App/sandbox.Dockerfile'));
   assert.match(dockerfileTag('/work/My App/sandbox.Dockerfile'), /^stashbase-dockerfile-my-app-[0-9a-f]{12}:latest$/);
   assert.notEqual(dockerfileTag('/a/x/Dockerfile'), dockerfileTag('/b/x/Dockerfile'));
-  assert.deepEqual(shellCommand('docker', 'img', '1000:1000', true).args, ['run', '--rm', '-it', '--init', '--user', '1000:1000', '--mount', 'type=volume,source=stashbase-agent-home,target=/home/agent', '--env', 'HOME=/home/agent', '--env', 'INPUTRC=/dev/null', '--workdir', '/home/agent', '--entrypoint', 'bash', 'img', '--noprofile', '--norc']);
+  assert.deepEqual(shellCommand('docker', 'img', '1000:1000', true, '/usr/bin:/bin').args, ['run', '--rm', '-it', '--init', '--cap-drop', 'ALL', '--security-opt', 'no-new-privileges', '--user', '1000:1000', '--env', 'PATH=/usr/bin:/bin', '--mount', 'type=volume,source=stashbase-agent-home,target=/home/agent', '--env', 'HOME=/home/agent', '--env', 'INPUTRC=/dev/null', '--workdir', '/home/agent', '--entrypoint', 'bash', 'img', '--noprofile', '--norc']);
   assert.deepEqual(volumeOwnCommand('docker', 'img', '1000:1000', ['v1', 'v2']).args, ['run', '--rm', '--network', 'none', '--cap-drop', 'ALL', '--cap-add', 'CHOWN', '--security-opt', 'no-new-privileges', '--user', '0:0', '--mount', 'type=volume,source=v1,target=/v/0', '--mount', 'type=volume,source=v2,target=/v/1', '--entrypoint', 'chown', 'img', '1000:1000', '/v/0', '/v/1']);
 });
 
