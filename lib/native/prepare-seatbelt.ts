@@ -12,7 +12,8 @@ import { buildSeatbeltCommand, buildSeatbeltProfile, type SeatbeltRule } from '.
 import { auditFile } from '../run/audit.js';
 import type { Protection } from '../paths/protect.js';
 import { escapeRegex } from '../paths/rules.js';
-import { gitConfigTargets } from '../git/repo.js';
+import { findRepoRoot, gitConfigTargets } from '../git/repo.js';
+import { checkoutGit } from '../git/run-git-dir.js';
 import { existingToolConfigs } from '../paths/tool-configs.js';
 import { sessionFile } from '../run/session.js';
 import { runStateDirOf } from '../run/run-dir.js';
@@ -65,6 +66,12 @@ export function prepareSeatbelt(
   // Claude Code's config stays at ~/.claude.json here (no view to hold a copy): CLAUDE_CONFIG_DIR is left alone.
   const agents = allowList ? [claudeView(ctx.home, ctx.env).spec, codexView(ctx.home, ctx.env).spec] : [];
   const tmp = seatbeltTmpOf(o.runDir);
+  // Seatbelt cannot show the run a git directory of its own at your .git's path (lib/git/run-git-dir.ts):
+  // nothing of yours is shared live either, so your .git is read-only in the run.
+  const repo = findRepoRoot(ctx.cwd);
+  const located = repo ? checkoutGit(repo.root) : null;
+  const gitDir = located !== null && 'gitDir' in located ? located.gitDir : null;
+  const warnings = gitDir === null ? [] : [`Seatbelt gives the agent no git directory of its own: ${gitDir} is read-only in this run (its git cannot commit; the Docker backend gives it one)`];
   const input = seatbeltInput({
     writes: p.filesystem.writes,
     allowWrite: allowList ? [ctx.cwd, tmp, ...p.filesystem.allowWrite] : [],
@@ -72,7 +79,7 @@ export function prepareSeatbelt(
     otherRuns: allowList ? { regex: `^${escapeRegex(tmpdir())}/stashbase-ags_`, own: o.runDir } : null,
     unixSockets: p.sandbox.allowUnixSockets,
     denyRead: [...p.filesystem.denyRead, ctx.stashbaseHome, ...always.read],
-    denyWrite: [...p.filesystem.denyWrite, ...gitConfigTargets(ctx.cwd, ctx.home, ctx.env), ...existingToolConfigs(ctx.cwd, ctx.home, p.filesystem.allowWrite), ...always.write],
+    denyWrite: [...p.filesystem.denyWrite, ...(ctx.runDenyWrite ?? []), ...(gitDir !== null ? [gitDir] : []), ...gitConfigTargets(ctx.cwd, ctx.home, ctx.env), ...existingToolConfigs(ctx.cwd, ctx.home, p.filesystem.allowWrite), ...always.write],
     writable: ctx.writable,
     home: ctx.home,
     cwd: ctx.cwd,
@@ -80,10 +87,10 @@ export function prepareSeatbelt(
   });
   const agentEnv = { unset: o.agentEnv.unset, set: { ...o.agentEnv.set, ...(allowList ? { TMPDIR: tmp } : {}) } };
   const command = buildSeatbeltCommand(ctx.mechanism.path, buildSeatbeltProfile(input), ctx.command, ctx.cwd, agentEnv);
-  const none: Protection = { denyRead: [], denyWrite: [], placeholders: [], fileStandIns: [], parents: [], pinned: [], missingRead: [], warnings: [] };
+  const none: Protection = { denyRead: [], denyWrite: [], placeholders: [], fileStandIns: [], parents: [], pinned: [], missingRead: [], warnings };
   const plan = buildNativePlan({
     session: ctx.session, profile: p.name, sessionFile: sessionFile(ctx.stashbaseHome, ctx.session), auditFile: auditFile(ctx.stashbaseHome, ctx.session),
-    runDir: o.runDir, placeholders: [], fileStandIns: [], parents: [], warnings: [], proxyUrl: o.proxyUrl, interceptTls: o.interceptTls,
+    runDir: o.runDir, placeholders: [], fileStandIns: [], parents: [], warnings, proxyUrl: o.proxyUrl, interceptTls: o.interceptTls,
     writes: p.filesystem.writes, unixSockets: p.sandbox.allowUnixSockets, views: [], gitDir: null, sandbox: { kind: 'seatbelt', command },
   });
   return { plan, protection: none, runDir: o.runDir, stateDir: runStateDirOf(ctx.stashbaseHome, ctx.session), bwrap: null, relay: null, systemd: null, seatbelt: command, views: [], gitDir: null, temps: allowList ? [tmp] : [], agentEnv };

@@ -223,6 +223,13 @@ test('the native plan: bubblewrap gets the run\'s own git directory at your .git
   assert.equal(sd.gitDir, null);
   assert.equal(sd.protection.denyWrite.some((d) => d.path === g), true);
   assert.ok(sd.protection.warnings.includes(`the systemd-run fallback gives the agent no git directory of its own: ${g} is read-only in this run (its git cannot commit; with bubblewrap it can)`));
+  // Seatbelt: the same, in its profile; and a worktree run's own denials (its checkout) are in it too.
+  const sb = prepareNative({ ...base, runDenyWrite: [join(t.dir, 'checkout-of-a-worktree-run')], mechanism: { kind: 'seatbelt', path: '/usr/bin/sandbox-exec', why: 'test' } });
+  const sbpl = sb.seatbelt!.args[1]!;
+  const denyWrite = sbpl.slice(sbpl.indexOf('(deny file-write*'));
+  assert.ok(denyWrite.includes(`(subpath ${JSON.stringify(g)})`), 'your .git is in the write denials');
+  assert.ok(denyWrite.includes(`(subpath ${JSON.stringify(join(t.dir, 'checkout-of-a-worktree-run'))})`), "the run's own denials too");
+  assert.ok(sb.protection.warnings.includes(`Seatbelt gives the agent no git directory of its own: ${g} is read-only in this run (its git cannot commit; the Docker backend gives it one)`));
 });
 
 test('an index with an entry git would never write (out of the working tree, into a .git, any spelling of it) is not taken; the control: git checkout . writes such an entry', async () => {
