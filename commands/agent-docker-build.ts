@@ -1,9 +1,9 @@
 import { flagBool, flagString, type FlagSpec, parseCommand } from '../lib/util/argv.js';
 import { findDocker, inspectImage } from '../lib/docker/engine.js';
 import { AGENTS_FROM_VAR, agentsSource, CLAUDE_VERSION_VAR, CODEX_VERSION_VAR } from '../lib/docker/agents-source.js';
-import { ageDays, chooseImage, customBuild, defaultBuild, defaultImageRef, hasAgents, type ImageChoice, streamBuild } from '../lib/docker/image.js';
+import { ageDays, buildDockerfile, chooseImage, defaultBuild, defaultImageRef, hasAgents, type ImageChoice, streamBuild } from '../lib/docker/image.js';
 import { UsageError } from '../lib/errors.js';
-import { stashbaseHome } from '../lib/home.js';
+import { stashbaseHome, userHome } from '../lib/home.js';
 import { displayPath, loadProfile } from '../lib/profile/load.js';
 import { ensureTrusted } from '../lib/profile/trust.js';
 import { isInteractive } from '../lib/util/prompt.js';
@@ -41,7 +41,7 @@ export async function main(argv: string[]): Promise<number> {
     const loaded = loadProfile({ name, source: profileSource(flagString(p, 'profile-source')), cwd, env });
     // Building a repository's Dockerfile runs its RUN lines: the profile must be trusted first.
     await ensureTrusted(loaded, { interactive: () => isInteractive(false), env, label: loaded.profile.file ? displayPath(loaded.profile.file, cwd) : 'default' });
-    choice = chooseImage(loaded.profile, {}, cwd, env);
+    choice = chooseImage(loaded.profile, {}, { cwd, env, home: userHome(env), stashbaseHome: stashbaseHome(env) });
   }
   if (choice.kind === 'image') {
     process.stdout.write(`Profile ${name} runs the image ${choice.ref}: nothing to build (docker run pulls it when it is missing).\n`);
@@ -55,7 +55,7 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (choice.kind === 'dockerfile') {
-    await streamBuild(customBuild(docker, choice, force));
+    await buildDockerfile(docker, choice, force, stashbaseHome(env));
   } else {
     const build = await defaultBuild(docker, stashbaseHome(env), env, force, agents);
     build.write();

@@ -51,8 +51,30 @@ export function defaultBuildCommand(b: DefaultBuildInput): Command {
   return { file: b.docker, args };
 }
 
-export function dockerfileBuildCommand(docker: string, tag: string, dockerfile: string, context: string, pull: boolean): Command {
-  return { file: docker, args: ['build', '--tag', tag, '--file', dockerfile, ...(pull ? ['--pull'] : []), context] };
+export const LABEL_SOURCE = 'stashbase.dockerfile';
+
+export interface DockerfileBuild {
+  docker: string;
+  tag: string;
+  /** The copies stashbase made (lib/docker/build-context.ts). */
+  dockerfile: string;
+  context: string;
+  pull: boolean;
+  /** The engine's network for the steps; otherwise none. */
+  network: boolean;
+  /** The profile's Dockerfile, and the digest of it and its inputs: labels. */
+  source: string;
+  digest: string;
+}
+
+export function dockerfileBuildCommand(b: DockerfileBuild): Command {
+  return {
+    file: b.docker,
+    args: [
+      'build', '--tag', b.tag, '--file', b.dockerfile, '--force-rm', ...(b.network ? [] : ['--network', 'none']), ...(b.pull ? ['--pull'] : []),
+      '--label', `${LABEL_SOURCE}=${b.source}`, '--label', `${LABEL_DOCKERFILE}=${b.digest}`, b.context,
+    ],
+  };
 }
 
 export function imageInspectCommand(docker: string, ref: string): Command {

@@ -1,11 +1,16 @@
 // Which image a Docker run uses, and getting it there: the built-in default
 // (built locally from the embedded Dockerfile), a profile's pre-built image
-// (docker run pulls it), or a profile's Dockerfile (tagged from its path).
+// (docker run pulls it), or a profile's Dockerfile (built from a context of
+// stashbase's making, lib/docker/build-context.ts, and tagged by its content).
+import { randomBytes } from 'node:crypto';
 import { mkdirSync, realpathSync, writeFileSync } from 'node:fs';
-import { basename, dirname, join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { type Command, formatCommand } from '../../templates/command.js';
 import { type AgentsBuild, DEFAULT_IMAGE, defaultBuildCommand, dockerfileBuildCommand, NPM_CA_FILE, REMINDER_DAYS } from '../../templates/docker-image.js';
 import { ConfigError, SandboxUnavailableError } from '../errors.js';
+import { inside, resolveRule } from '../paths/rules.js';
+import { removeTree } from '../run/run-dir.js';
+import { type BuildInputs, buildInputs, writeBuildContext } from './build-context.js';
 import { start } from '../exec.js';
 import type { Profile } from '../profile/types.js';
 import { confirm } from '../util/prompt.js';
@@ -16,20 +21,40 @@ import { type ImageFacts, inspectImage, sha256 } from './engine.js';
 export type ImageChoice =
   | { kind: 'default'; ref: string }
   | { kind: 'image'; ref: string }
-  | { kind: 'dockerfile'; ref: string; dockerfile: string; context: string };
+  | { kind: 'dockerfile'; ref: string; dockerfile: string; context: string; inputs: BuildInputs; network: boolean };
 
 /** The built-in image's tag; STASHBASE_DOCKER_IMAGE renames it (tests, side-by-side builds). */
 export function defaultImageRef(env: NodeJS.ProcessEnv): string {
   return env.STASHBASE_DOCKER_IMAGE || DEFAULT_IMAGE;
 }
 
-/** A Dockerfile's tag: readable from its folder, unique by its full path. */
-export function dockerfileTag(path: string): string {
-  const slug = basename(dirname(path)).toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 40) || 'root';
-  return `stashbase-dockerfile-${slug}-${sha256(path).slice(0, 12)}:latest`;
+/** Where every Dockerfile build is kept: one repository, tagged by content. */
+export const DOCKERFILE_REPOSITORY = 'stashbase-dockerfile';
+
+/**
+ * A Dockerfile build's tag: from the digest of its text and its inputs, so an
+ * edited Dockerfile or input is a new image, and the same content (a worktree's
+ * copy) is the same one.
+ */
+export function dockerfileTag(inputs: BuildInputs): string {
+  return `${DOCKERFILE_REPOSITORY}:${inputs.digest.slice(0, 32)}`;
 }
 
-export function chooseImage(profile: Profile, flags: { dockerImage?: string; dockerDockerfile?: string }, cwd: string, env: NodeJS.ProcessEnv): ImageChoice {
+/** Whether a deny_read rule of the profile (or stashbase's own home) names a path: a build never reads it. */
+function readDenied(profile: Profile, home: string, cwd: string, stashbaseHome: string): (abs: string) => boolean {
+  const rules = profile.filesystem.denyRead.map((e) => resolveRule(e, home, cwd));
+  return (abs) => inside(abs, stashbaseHome) || rules.some((r) => (r.kind === 'path' ? inside(abs, r.path) : r.regex.test(abs)));
+}
+
+export interface ChoiceContext {
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  home: string;
+  stashbaseHome: string;
+}
+
+export function chooseImage(profile: Profile, flags: { dockerImage?: string; dockerDockerfile?: string }, c: ChoiceContext): ImageChoice {
+  const { cwd, env } = c;
   // A per-run flag replaces the profile's choice of either kind.
   const fromFlags = flags.dockerImage !== undefined || flags.dockerDockerfile !== undefined;
   const image = fromFlags ? flags.dockerImage : profile.sandbox.image;
@@ -42,9 +67,41 @@ export function chooseImage(profile: Profile, flags: { dockerImage?: string; doc
     } catch (e) {
       throw new ConfigError(`${fromFlags ? '--docker-dockerfile' : 'sandbox.dockerfile'}: cannot read ${resolve(cwd, dockerfile)} (${(e as NodeJS.ErrnoException).code})`);
     }
-    return { kind: 'dockerfile', ref: dockerfileTag(path), dockerfile: path, context: dirname(path) };
+    const inputs = buildInputs(path, dirname(path), readDenied(profile, c.home, cwd, c.stashbaseHome));
+    return { kind: 'dockerfile', ref: dockerfileTag(inputs), dockerfile: path, context: dirname(path), inputs, network: profile.sandbox.buildNetwork };
   }
   return { kind: 'default', ref: defaultImageRef(env) };
+}
+
+/**
+ * What a run keeps read-only for the next build of the profile's Dockerfile:
+ * the Dockerfile and what it copies. A copy that would hold the folder the
+ * agent writes (`writable`, as COPY . does from the top of your project)
+ * cannot be kept: the run is refused.
+ */
+export function buildReadOnly(choice: ImageChoice, writable: string): string[] {
+  if (choice.kind !== 'dockerfile') return [];
+  for (const r of choice.inputs.roots) {
+    if (inside(writable, r)) {
+      throw new ConfigError(
+        `${choice.dockerfile} copies ${r}, which holds the folder the agent writes (${writable}): the run cannot keep it read-only for your next build, so nothing was run. Copy only what the image needs (COPY requirements.txt …), or build the image yourself and name it in sandbox.image`,
+      );
+    }
+  }
+  return [choice.dockerfile, ...choice.inputs.roots];
+}
+
+/** For a native run of a profile that names a Dockerfile: its build's inputs, or the Dockerfile alone when it cannot be read (the agent must not create it either). */
+export function nativeBuildReadOnly(profile: Profile, c: ChoiceContext, writable: string): string[] {
+  if (profile.sandbox.dockerfile === undefined) return [];
+  let choice: ImageChoice;
+  try {
+    choice = chooseImage(profile, {}, c);
+  } catch (e) {
+    if (e instanceof ConfigError) return [resolve(c.cwd, profile.sandbox.dockerfile)];
+    throw e;
+  }
+  return buildReadOnly(choice, writable);
 }
 
 /** Build arguments for the default image; tests build it offline from a local base. */
@@ -83,8 +140,26 @@ export function hasAgents(facts: ImageFacts, agents: AgentsBuild): boolean {
   return facts.agentsFrom === 'npm' && facts.claudeVersion === agents.claude && facts.codexVersion === agents.codex;
 }
 
-export function customBuild(docker: string, c: Extract<ImageChoice, { kind: 'dockerfile' }>, pull: boolean): Command {
-  return dockerfileBuildCommand(docker, c.ref, c.dockerfile, c.context, pull);
+/**
+ * Builds a profile's Dockerfile from a context of stashbase's making (its
+ * inputs only, copied; what deny_read names left out and said), with no
+ * network unless the profile's build_network asks for the engine's.
+ */
+export async function buildDockerfile(docker: string, c: Extract<ImageChoice, { kind: 'dockerfile' }>, pull: boolean, stashbaseHome: string): Promise<void> {
+  for (const l of c.inputs.left) process.stderr.write(`stashbase: left out of the build: ${l}\n`);
+  const dir = join(stashbaseHome, 'docker', 'builds', randomBytes(8).toString('hex'));
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  try {
+    const made = writeBuildContext(c.inputs, dir);
+    const cmd = dockerfileBuildCommand({ docker, tag: c.ref, dockerfile: made.dockerfile, context: made.context, pull, network: c.network, source: c.dockerfile, digest: c.inputs.digest });
+    const code = await start(cmd, ['ignore', process.stderr, process.stderr]).exit;
+    if (code !== 0) {
+      const hint = c.network ? '' : '; the build has no network (a step that downloads fails): build_network = true under [sandbox] gives it the engine\'s (weaker, see docs/docker.md)';
+      throw new SandboxUnavailableError(`the build of ${c.dockerfile} failed (exit code ${code})${hint}`);
+    }
+  } finally {
+    removeTree(dir);
+  }
 }
 
 /** Runs a build with Docker's own progress on stderr (stdout stays for results). */
@@ -131,7 +206,7 @@ export async function ensureRunImages(o: EnsureInput): Promise<void> {
     o.warn(`the sandbox image ${ref} is ${ageDays(facts)} days old; for current agent CLIs run: stashbase agent docker build --force`);
   }
   if (o.choice.kind === 'dockerfile' && custom === null) {
-    process.stderr.write(`Building ${o.choice.dockerfile} as ${o.choice.ref}\n`);
-    await streamBuild(customBuild(o.docker, o.choice, false));
+    process.stderr.write(`Building ${o.choice.dockerfile} as ${o.choice.ref}${o.choice.network ? '' : ' (no network)'}\n`);
+    await buildDockerfile(o.docker, o.choice, false, o.home);
   }
 }

@@ -23,7 +23,7 @@ import { existingToolConfigs } from '../paths/tool-configs.js';
 import { sessionFile } from '../run/session.js';
 import { caDirOf, runDirOf, runStateDirOf } from '../run/run-dir.js';
 import { sha256 } from './engine.js';
-import { defaultImageRef, type ImageChoice } from './image.js';
+import { buildReadOnly, defaultImageRef, type ImageChoice } from './image.js';
 import type { DockerWorktree } from '../worktree/run.js';
 
 export const TERMINAL_VARS = ['TERM', 'COLORTERM', 'TERM_PROGRAM', 'TERM_PROGRAM_VERSION', 'LC_TERMINAL'] as const;
@@ -169,7 +169,11 @@ export function dockerProtection(ctx: DockerContext, git: RunGitDirPlan | null):
   return planProtection({
     denyRead: p.filesystem.denyRead,
     // Any folder core.hooksPath sends your git to for hooks (lib/git/repo.ts).
-    denyWrite: [...p.filesystem.denyWrite, ...gitConfigTargets(ctx.cwd, ctx.home, ctx.env), ...existingToolConfigs(ctx.cwd, ctx.home, p.filesystem.allowWrite)].filter(outsideGit),
+    // And what the next build of the profile's Dockerfile reads (lib/docker/image.ts).
+    denyWrite: [
+      ...p.filesystem.denyWrite, ...gitConfigTargets(ctx.cwd, ctx.home, ctx.env), ...existingToolConfigs(ctx.cwd, ctx.home, p.filesystem.allowWrite),
+      ...buildReadOnly(ctx.choice, ctx.worktree?.path ?? ctx.cwd),
+    ].filter(outsideGit),
     alwaysDenyRead: [],
     stateDir: ctx.stashbaseHome,
     // A worktree run mounts its own pointer file read-only already.

@@ -50,7 +50,7 @@ export async function runDocker(o: DockerRunInput): Promise<number> {
   const ctx: DockerContext = {
     session: o.session, profile: o.profile, command: o.command, cwd: o.cwd, env: o.env, home: o.home, stashbaseHome: o.stashbaseHome,
     placeholders: o.placeholders, proxyToken: o.proxyToken, hookToken: o.hookToken, docker,
-    choice: chooseImage(o.profile, o.flags, o.cwd, o.env),
+    choice: chooseImage(o.profile, o.flags, { cwd: o.cwd, env: o.env, home: o.home, stashbaseHome: o.stashbaseHome }),
     desktop: isDesktop(process.platform, ''),
     extraIsolated: (o.flags.dockerIsolatedPaths ?? '').split(',').map((s) => s.trim()).filter(Boolean),
     memory: o.flags.dockerMemory,

@@ -17,7 +17,7 @@ export function defaultProfile(): Profile {
     file: null,
     description: 'Built-in default: native sandbox, credential stores hidden, agent API hosts only',
     allowHooks: [],
-    sandbox: { backend: 'native', isolatedPaths: [], nativeNetwork: 'proxy-only', allowUnixSockets: false },
+    sandbox: { backend: 'native', isolatedPaths: [], nativeNetwork: 'proxy-only', allowUnixSockets: false, buildNetwork: false },
     filesystem: {
       denyRead: defaultDenyRead(),
       denyWrite: [

@@ -64,7 +64,7 @@ export function describeProfile(p: Profile): string {
   const list = (xs: string[]) => (xs.length ? xs.join(', ') : '(none)');
   const secrets = Object.entries(p.secrets).map(([name, s]) => `    ${name} = $${s.source} -> ${s.hosts.join(', ')}`);
   return [
-    `  backend:      ${p.sandbox.backend}${p.sandbox.image ? ` (image ${p.sandbox.image})` : ''}${p.sandbox.dockerfile ? ` (dockerfile ${p.sandbox.dockerfile})` : ''}`,
+    `  backend:      ${p.sandbox.backend}${p.sandbox.image ? ` (image ${p.sandbox.image})` : ''}${p.sandbox.dockerfile ? ` (dockerfile ${p.sandbox.dockerfile}, built ${p.sandbox.buildNetwork ? 'with the network' : 'without a network'})` : ''}`,
     `  egress:       ${list(p.network.egressHosts)}`,
     `  denied hosts: ${list(p.network.denyHosts)}`,
     `  secrets:      ${secrets.length ? '\n' + secrets.join('\n') : '(none)'}`,

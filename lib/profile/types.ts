@@ -38,6 +38,8 @@ export interface Profile {
     nativeNetwork: NativeNetwork;
     /** socket(AF_UNIX) allowed in the native sandbox (weaker: host control sockets reachable). */
     allowUnixSockets: boolean;
+    /** The build of `dockerfile` gets the engine's network (weaker: its steps reach anything; default none). */
+    buildNetwork: boolean;
   };
   filesystem: {
     denyRead: string[];

@@ -12,7 +12,7 @@ import type { Profile, ProfileLimits, ProfileSource, SecretBinding } from './typ
 import { formatPath, type KeyPath, type Problem, Reader } from './validators.js';
 
 const TOP = ['description', 'allow_hooks', 'sandbox', 'filesystem', 'network', 'secrets', 'config_env', 'workspace', 'hooks'] as const;
-const SANDBOX = ['backend', 'image', 'dockerfile', 'memory', 'cpus', 'isolated_paths', 'native_network', 'allow_unix_sockets'] as const;
+const SANDBOX = ['backend', 'image', 'dockerfile', 'memory', 'cpus', 'isolated_paths', 'native_network', 'allow_unix_sockets', 'build_network'] as const;
 const FILESYSTEM = ['deny_read', 'deny_write', 'allow_write', 'writes', 'keep_executables'] as const;
 const NETWORK = ['egress_hosts', 'deny_hosts', 'upstream_ca_file', 'hosts', 'allow_upgrades', 'limits'] as const;
 const LIMITS = ['head_timeout', 'max_connections', 'upstream_sockets_per_host', 'audit_max_mb'] as const;
@@ -76,6 +76,7 @@ export function validateProfile(input: ValidateInput): Profile {
   });
   const nativeNetwork = r.oneOf(sb.native_network, ['sandbox', 'native_network'], ['proxy-only', 'host'] as const) ?? 'proxy-only';
   const allowUnixSockets = r.bool(sb.allow_unix_sockets, ['sandbox', 'allow_unix_sockets']) ?? false;
+  const buildNetwork = r.bool(sb.build_network, ['sandbox', 'build_network']) ?? false;
 
   const fs = r.table(top.filesystem, ['filesystem'], FILESYSTEM);
   const pathRule = (s: string, p: KeyPath): boolean => {
@@ -182,7 +183,7 @@ export function validateProfile(input: ValidateInput): Profile {
     file: input.file,
     description,
     allowHooks,
-    sandbox: { backend, image, dockerfile, memory, cpus, isolatedPaths, nativeNetwork, allowUnixSockets },
+    sandbox: { backend, image, dockerfile, memory, cpus, isolatedPaths, nativeNetwork, allowUnixSockets, buildNetwork },
     filesystem: { denyRead, denyWrite, allowWrite, writes, keepExecutables },
     network: { egressHosts, denyHosts, upstreamCaFile, hosts, allowUpgrades, limits },
     secrets,

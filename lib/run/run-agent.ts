@@ -89,6 +89,9 @@ export async function runAgent(o: RunOptions): Promise<number> {
       });
     }
     const mechanism = selectMechanism(probeNative(o.env, process.platform, false));
+    // What the next build of the profile's Dockerfile reads stays as it is (lib/docker/image.ts).
+    const { nativeBuildReadOnly } = await import('../docker/image.js');
+    const buildRo = nativeBuildReadOnly(profile, { cwd, env: o.env, home: userHome(o.env), stashbaseHome: stashbaseHome(o.env) }, cwd);
     const ctx: NativeContext = {
       session,
       profile,
@@ -102,7 +105,7 @@ export async function runAgent(o: RunOptions): Promise<number> {
       proxyToken,
       hookToken,
       writable: wt?.writable,
-      runDenyWrite: wt?.denyWrite,
+      runDenyWrite: [...(wt?.denyWrite ?? []), ...buildRo],
       worktreeBranch: wt?.branch,
       bwrapTmpfsPerms: mechanism.kind === 'bwrap' && tmpfsPermsSupported(mechanism.path, stashbaseHome(o.env)),
       announce: !o.silent,

@@ -13,6 +13,9 @@ export function weakerSettings(profile: Profile, cwd: string, home: string): str
   if (profile.sandbox.nativeNetwork === 'host') {
     out.push('native_network = "host" is weaker: the sandbox shares your network and only agents that honour HTTPS_PROXY go through the proxy');
   }
+  if (profile.sandbox.buildNetwork) {
+    out.push('build_network = true is weaker: the steps of the profile\'s Dockerfile build reach any network the Docker engine does');
+  }
   if (profile.filesystem.writes === 'allow-list' && cwd === home) {
     out.push('the working directory is your home: all of it is writable in the sandbox but deny_write (run from a project folder instead)');
   }

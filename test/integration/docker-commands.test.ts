@@ -2,7 +2,7 @@
 // safety, images) and the `agent docker` commands, against the real engine.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { BIN, cli, needs, tempHome, writeFile } from '../helpers.js';
@@ -116,7 +116,7 @@ describe('Docker backend: runs and the agent docker commands (real engine)', nee
     }
   });
 
-  test("a profile's Dockerfile is built and tagged from its path; it runs with the same hardening; an image reference has nothing to build", async () => {
+  test("a profile's Dockerfile is built and tagged by its content; it runs with the same hardening; an image reference has nothing to build", async () => {
     writeFile(join(proj, 'sandbox.Dockerfile'), 'FROM stashbase-test-base:latest\nRUN echo custom > /etc/custom-marker\n');
     writeFile(join(t.sbHome, 'agents', 'custom.toml'), '[sandbox]\nbackend = "docker"\ndockerfile = "./sandbox.Dockerfile"\n');
     writeFile(join(t.sbHome, 'agents', 'ref.toml'), '[sandbox]\nbackend = "docker"\nimage = "example.invalid/some/image:1"\n');
@@ -124,7 +124,7 @@ describe('Docker backend: runs and the agent docker commands (real engine)', nee
     try {
       const r = await cli(['agent', 'run', '--profile', 'custom', '--', 'sh', '-c', 'cat /etc/custom-marker; grep CapEff /proc/self/status; grep NoNewPrivs /proc/self/status'], { env: t.env, cwd: proj, timeoutMs: 300_000 });
       assert.equal(r.code, 0, r.stderr);
-      tag = /Building .* as (stashbase-dockerfile-proj-[0-9a-f]{12}:latest)/.exec(r.stderr)?.[1] ?? '';
+      tag = /Building .* as (stashbase-dockerfile:[0-9a-f]{32}) \(no network\)/.exec(r.stderr)?.[1] ?? '';
       assert.ok(tag, r.stderr);
       assert.equal(r.stdout, 'custom\nCapEff:\t0000000000000000\nNoNewPrivs:\t1\n');
       const built = await cli(['agent', 'docker', 'build', '--profile', 'custom'], { env: t.env, cwd: proj, timeoutMs: 60_000 });
@@ -133,6 +133,51 @@ describe('Docker backend: runs and the agent docker commands (real engine)', nee
       assert.equal(ref.stdout, 'Profile ref runs the image example.invalid/some/image:1: nothing to build (docker run pulls it when it is missing).\n');
     } finally {
       if (tag) spawnSync('docker', ['image', 'rm', '-f', tag]);
+    }
+  });
+
+  test("a profile's Dockerfile build: no network, no deny_read file, its inputs read-only during runs (native and Docker), an edited input a new image; control: docker build of the same folder", async () => {
+    const dir = join(proj, 'sandbox');
+    writeFile(join(dir, 'Dockerfile'), 'FROM stashbase-test-base:latest\nCOPY . /ctx/\nRUN ls /sys/class/net > /etc/build-net\n');
+    writeFile(join(dir, '.env'), 'TOKEN=real-secret\n');
+    writeFile(join(dir, 'tool.sh'), 'echo tool v1\n');
+    const profile = (backend: string) => `[sandbox]\nbackend = "${backend}"\ndockerfile = "./sandbox/Dockerfile"\n[filesystem]\ndeny_read = ["**/.env"]\n`;
+    writeFile(join(t.sbHome, 'agents', 'built.toml'), profile('docker'));
+    writeFile(join(t.sbHome, 'agents', 'built-native.toml'), profile('native'));
+    const control = `stashbase-test-control-${process.pid}:latest`;
+    const tags: string[] = [control];
+    const attack = 'cat /etc/build-net; ls -A /ctx; cat /ctx/.env || echo no-env; for f in sandbox/tool.sh sandbox/Dockerfile sandbox/new.sh; do echo evil >> $f && echo "wrote $f"; done; true';
+    try {
+      // Control: Docker's own build of the folder has the network and copies .env.
+      docker(['build', '--quiet', '--tag', control, dir]);
+      assert.equal(docker(['run', '--rm', '--network', 'none', control, 'sh', '-c', 'cat /etc/build-net /ctx/.env']), 'eth0\nlo\nTOKEN=real-secret\n');
+      const r = await cli(['agent', 'run', '--profile', 'built', '--', 'sh', '-c', attack], { env: t.env, cwd: proj, timeoutMs: 300_000 });
+      assert.equal(r.code, 0, r.stderr);
+      tags.push(/Building .* as (stashbase-dockerfile:[0-9a-f]{32}) \(no network\)/.exec(r.stderr)?.[1] ?? '');
+      assert.match(r.stderr, /^stashbase: left out of the build: \.env \(deny_read\)$/m);
+      assert.equal(r.stdout, 'lo\nDockerfile\ntool.sh\nno-env\n');
+      const native = await cli(['agent', 'run', '--profile', 'built-native', '--', 'sh', '-c', attack], { env: t.env, cwd: proj, timeoutMs: 60_000 });
+      assert.equal(native.code, 0, native.stderr);
+      assert.doesNotMatch(native.stdout, /wrote/);
+      assert.equal(readFileSync(join(dir, 'tool.sh'), 'utf8'), 'echo tool v1\n');
+      assert.equal(existsSync(join(dir, 'new.sh')), false);
+      // You edit an input: the next run builds a new image, with it.
+      writeFile(join(dir, 'tool.sh'), 'echo tool v2\n');
+      const again = await cli(['agent', 'run', '--profile', 'built', '--', 'cat', '/ctx/tool.sh'], { env: t.env, cwd: proj, timeoutMs: 300_000 });
+      assert.equal(again.code, 0, again.stderr);
+      tags.push(/Building .* as (stashbase-dockerfile:[0-9a-f]{32})/.exec(again.stderr)?.[1] ?? '');
+      assert.notEqual(tags[2], tags[1]);
+      assert.equal(again.stdout, 'echo tool v2\n');
+      // COPY . from the folder the agent writes cannot be kept read-only: refused.
+      writeFile(join(t.sbHome, 'agents', 'whole.toml'), '[sandbox]\nbackend = "docker"\ndockerfile = "./Dockerfile.whole"\n');
+      writeFile(join(proj, 'Dockerfile.whole'), 'FROM stashbase-test-base:latest\nCOPY . /src/\n');
+      const whole = await cli(['agent', 'run', '--profile', 'whole', '--', 'true'], { env: t.env, cwd: proj, timeoutMs: 60_000 });
+      assert.equal(whole.code, 2, whole.stderr);
+      assert.match(whole.stderr, /copies .*proj, which holds the folder the agent writes .*nothing was run/);
+    } finally {
+      for (const tag of tags) if (tag) spawnSync('docker', ['image', 'rm', '-f', tag]);
+      rmSync(dir, { recursive: true, force: true });
+      rmSync(join(proj, 'Dockerfile.whole'), { force: true });
     }
   });
 

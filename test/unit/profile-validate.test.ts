@@ -35,6 +35,7 @@ cpus = "1.5"
 isolated_paths = ["node_modules", ".venv"]
 native_network = "host"
 allow_unix_sockets = true
+build_network = true
 [filesystem]
 deny_read = ["~/.ssh", "secrets/*.pem", 're:^~/\\.config/.*token']
 deny_write = ["~/.gitconfig"]
@@ -63,7 +64,7 @@ on_unchecked = "deny"
   const { profile } = loadProfile({ name: 'p', source: 'global', cwd: t.dir, env });
   assert.deepEqual(profile, {
     name: 'p', source: 'global', file: F(), description: 'd', allowHooks: ['secret_scan'],
-    sandbox: { backend: 'docker', image: 'myorg/agent:latest', dockerfile: undefined, memory: '2g', cpus: '1.5', isolatedPaths: ['node_modules', '.venv'], nativeNetwork: 'host', allowUnixSockets: true },
+    sandbox: { backend: 'docker', image: 'myorg/agent:latest', dockerfile: undefined, memory: '2g', cpus: '1.5', isolatedPaths: ['node_modules', '.venv'], nativeNetwork: 'host', allowUnixSockets: true, buildNetwork: true },
     filesystem: { denyRead: ['~/.ssh', 'secrets/*.pem', 're:^~/\\.config/.*token'], denyWrite: ['~/.gitconfig'], allowWrite: ['~/.npm-global', '~/.cache/*'], writes: 'deny-list', keepExecutables: ['node_modules'] },
     network: { egressHosts: ['api.anthropic.com', '*.githubusercontent.com'], denyHosts: ['gist.github.com'], upstreamCaFile: '~/corp.pem', hosts: { 'api.internal.test': '127.0.0.1:8443' }, allowUpgrades: [], limits: {} },
     secrets: { GITHUB_TOKEN: { source: 'GH', hosts: ['api.github.com'], inQuery: true, allowPlaintext: false } },
@@ -75,7 +76,7 @@ on_unchecked = "deny"
 
 test('unknown keys name file, line and key path', () => {
   const label = 'home/.stashbase/agents/p.toml';
-  assert.equal(check('[sandbox]\nbackend = "native"\nimagee = "x"\n'), `${label}:3 sandbox.imagee: unknown key (known here: backend, image, dockerfile, memory, cpus, isolated_paths, native_network, allow_unix_sockets)`);
+  assert.equal(check('[sandbox]\nbackend = "native"\nimagee = "x"\n'), `${label}:3 sandbox.imagee: unknown key (known here: backend, image, dockerfile, memory, cpus, isolated_paths, native_network, allow_unix_sockets, build_network)`);
   assert.equal(check('colour = "red"\n'), `${label}:1 colour: unknown key (known here: description, allow_hooks, sandbox, filesystem, network, secrets, config_env, workspace, hooks)`);
   assert.equal(check('[secrets.X]\nsource = "GH"\nhosts = ["a.com"]\nhost = "b"\n'), `${label}:4 secrets.X.host: unknown key (known here: source, hosts, in_query, allow_plaintext)`);
 });
