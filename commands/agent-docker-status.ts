@@ -1,3 +1,8 @@
+import { randomBytes } from 'node:crypto';
+import { HOME_VOLUME } from '../templates/docker-run.js';
+import { capture } from '../lib/exec.js';
+import { humanSize, measureVolume } from '../lib/docker/home-volume.js';
+import { defaultImageRef } from '../lib/docker/image.js';
 import { flagBool, type FlagSpec, parseCommand } from '../lib/util/argv.js';
 import { findDocker } from '../lib/docker/engine.js';
 import { runLeftovers } from '../lib/docker/leftovers.js';
@@ -6,19 +11,31 @@ import { stashbaseHome } from '../lib/home.js';
 import { JSON_FLAG } from './shared-flags.js';
 
 export const usage = 'stashbase agent docker status [--json]';
-export const summary = 'List the per-run networks (and containers) of agent runs, with their sessions.';
+export const summary = "The agents' home volume's size, and the per-run networks (and containers) of agent runs, with their sessions.";
 export const flags: FlagSpec[] = [JSON_FLAG];
 const spec = { name: 'agent docker status', usage, summary, flags, notes: 'Removes nothing; see stashbase agent docker cleanup.' };
+
+/** The home volume's size now, or why it is not known. */
+async function homeVolumeSize(docker: string, image: string): Promise<{ bytes: number } | { why: string }> {
+  const ok = (cmd: string[]) => capture({ file: docker, args: cmd }).then(() => true, () => false);
+  const [volume, built] = await Promise.all([ok(['volume', 'inspect', HOME_VOLUME]), ok(['image', 'inspect', image])]);
+  if (!volume) return { why: 'not created yet (the first Docker run makes it)' };
+  if (!built) return { why: `size unknown (measuring it needs the image ${image}: stashbase agent docker build)` };
+  return measureVolume(docker, image, HOME_VOLUME, `stashbase-status-du-${randomBytes(6).toString('hex')}`, []);
+}
 
 export async function main(argv: string[]): Promise<number> {
   const p = parseCommand(argv, spec);
   if (p === null) return 0;
   if (p.positionals.length > 0 || p.rest !== null) throw new UsageError('agent docker status takes no arguments');
-  const runs = await runLeftovers(findDocker(process.env), stashbaseHome(process.env));
+  const docker = findDocker(process.env);
+  const [runs, volume] = await Promise.all([runLeftovers(docker, stashbaseHome(process.env)), homeVolumeSize(docker, defaultImageRef(process.env))]);
   if (flagBool(p, 'json')) {
-    process.stdout.write(JSON.stringify({ runs }, null, 2) + '\n');
+    process.stdout.write(JSON.stringify({ runs, homeVolume: { name: HOME_VOLUME, ...volume } }, null, 2) + '\n');
     return 0;
   }
+  const home = 'bytes' in volume ? `${humanSize(volume.bytes)} (${volume.bytes} bytes)` : volume.why;
+  process.stdout.write(`Agents' home volume ${HOME_VOLUME}: ${home}\n`);
   if (runs.length === 0) {
     process.stdout.write('No per-run Docker networks or containers.\n');
     return 0;

@@ -17,7 +17,7 @@ export function runNames(session: string): { network: string; holder: string; ag
   return { network, holder: `${network}-net`, agent: `${network}-agent` };
 }
 
-function runLabels(session: string, pid: number): string[] {
+export function runLabels(session: string, pid: number): string[] {
   return ['--label', `${LABEL_SESSION}=${session}`, '--label', `${LABEL_PID}=${pid}`];
 }
 

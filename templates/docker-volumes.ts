@@ -29,3 +29,18 @@ export function volumeOwnCommand(docker: string, image: string, user: string, na
 export function volumeInspectCommand(docker: string, names: string[]): Command {
   return { file: docker, args: ['volume', 'inspect', '--format', '{{.Name}}', ...names] };
 }
+
+/**
+ * The size of a volume, in KiB: du as root with only the capability to read
+ * any folder (the agent's chmod 000 hides nothing), read-only, no network.
+ * `name` lets a run's teardown and `agent docker cleanup` find it.
+ */
+export function volumeSizeCommand(docker: string, image: string, volume: string, name: string, labels: string[]): Command {
+  return {
+    file: docker,
+    args: [
+      'run', '--rm', '--name', name, ...labels, '--network', 'none', '--cap-drop', 'ALL', '--cap-add', 'DAC_READ_SEARCH', '--security-opt', 'no-new-privileges',
+      '--user', '0:0', '--read-only', '--mount', `type=volume,source=${volume},target=/v,readonly`, '--entrypoint', 'du', image, '-skx', '/v',
+    ],
+  };
+}

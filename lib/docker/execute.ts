@@ -7,7 +7,7 @@ import type { Server as HttpServer } from 'node:http';
 import { BlockList, createServer, isIPv4, type Server } from 'node:net';
 import { type Command, formatCommand } from '../../templates/command.js';
 import { FIREWALL_FAILED, FIREWALL_READY } from '../../templates/docker-firewall.js';
-import { agentCommand, gatewayCommand, holderCommand, networkCreateCommand, runNames, teardownCommands } from '../../templates/docker-run.js';
+import { agentCommand, gatewayCommand, HOME_VOLUME, holderCommand, networkCreateCommand, runLabels, runNames, teardownCommands } from '../../templates/docker-run.js';
 import { WATCHDOG_DONE, watchdogCommand } from '../../templates/docker-watchdog.js';
 import { AuditLog } from '../run/audit.js';
 import { CommandFailedError, SandboxUnavailableError } from '../errors.js';
@@ -19,7 +19,9 @@ import { alert } from '../util/style.js';
 import { createPlaceholders, createRunDir, removePlaceholders, removeRunDir, runStateDirOf } from '../run/run-dir.js';
 import { removeSession, writeSession } from '../run/session.js';
 import { Trace } from '../run/trace.js';
-import { ensureRunImages } from './image.js';
+import { defaultImageRef, ensureRunImages } from './image.js';
+import { growthWarning, lastSize, measureVolume, recordSize } from './home-volume.js';
+import { sizeBytes } from '../profile/docker-values.js';
 import { type DockerContext, type DockerPrepared, prepareDocker } from './prepare.js';
 import { hookEndpoints, type HookEndpointsInput } from '../hooks/endpoints.js';
 import { HOOK_PATH, HOOK_TOKEN_VAR, HOOK_URL_VAR } from '../hooks/hook-env.js';
@@ -178,6 +180,8 @@ export async function executeDocker({ ctx, warn, announce, interactive }: Docker
     if (e instanceof CommandFailedError) throw new SandboxUnavailableError(`the Docker sandbox could not be set up; nothing was run. ${e.message}`);
     throw e;
   } finally {
+    // The agents' home volume, measured while the rest is taken down (lib/docker/home-volume.ts).
+    const measuring = holder !== null ? measureVolume(ctx.docker, defaultImageRef(ctx.env), HOME_VOLUME, `${names.network}-du`, runLabels(ctx.session, process.pid)) : null;
     await teardown(ctx, networkCreated || holder !== null, warn);
     watchdog.child.stdin?.end(`${WATCHDOG_DONE}\n`);
     holder?.child.kill('SIGKILL');
@@ -188,6 +192,7 @@ export async function executeDocker({ ctx, warn, announce, interactive }: Docker
     if (gitDir) await settleGitDir(gitDir, ctx.env, ctx.session, { alert, note: announce ? (m) => process.stderr.write(`${m}\n`) : () => {} });
     removePlaceholders(created);
     for (const m of removeRunDir(draft.runDir, runStateDirOf(home, ctx.session))) alert(m);
+    if (measuring) reportVolume(await measuring, ctx, warn);
     audit.write({ type: 'end', exitCode, durationMs: Date.now() - started });
     removeSession(home, ctx.session);
     trace.mark('teardown');
@@ -213,6 +218,14 @@ function hostCheck(ctx: DockerContext, draft: DockerPrepared, where: { host: str
     },
   };
   return check;
+}
+
+function reportVolume(size: { bytes: number } | { why: string }, ctx: DockerContext, warn: (msg: string) => void): void {
+  if (!('bytes' in size)) return warn(`could not measure the agents' home volume ${HOME_VOLUME} (${size.why}); see its size with: stashbase agent docker status`);
+  const setting = ctx.profile.sandbox.homeVolumeWarn;
+  const w = growthWarning(HOME_VOLUME, lastSize(ctx.stashbaseHome), size.bytes, sizeBytes(setting) ?? 0, setting);
+  recordSize(ctx.stashbaseHome, size.bytes);
+  if (w) warn(w);
 }
 
 async function teardown(ctx: DockerContext, any: boolean, warn: (msg: string) => void): Promise<void> {

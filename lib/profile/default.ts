@@ -1,3 +1,4 @@
+import { DEFAULT_HOME_VOLUME_WARN } from './docker-values.js';
 import { defaultDenyRead } from './credential-stores.js';
 import { defaultHookSettings } from './hooks.js';
 import type { Profile } from './types.js';
@@ -17,7 +18,7 @@ export function defaultProfile(): Profile {
     file: null,
     description: 'Built-in default: native sandbox, credential stores hidden, agent API hosts only',
     allowHooks: [],
-    sandbox: { backend: 'native', isolatedPaths: [], nativeNetwork: 'proxy-only', allowUnixSockets: false, buildNetwork: false },
+    sandbox: { backend: 'native', isolatedPaths: [], nativeNetwork: 'proxy-only', allowUnixSockets: false, buildNetwork: false, homeVolumeWarn: DEFAULT_HOME_VOLUME_WARN },
     filesystem: {
       denyRead: defaultDenyRead(),
       denyWrite: [

@@ -17,6 +17,15 @@ export function memoryProblem(value: string): string | null {
   return null;
 }
 
+/** A run that leaves the agents' home volume larger than this is said (profile key home_volume_warn). */
+export const DEFAULT_HOME_VOLUME_WARN = '1g';
+
+/** A size as docker writes one ("512m", "1g", "0"), in bytes; null when it is not one. */
+export function sizeBytes(value: string): number | null {
+  const m = MEMORY.exec(value);
+  return m ? Math.round(Number(m[1]) * (UNIT[(m[2] ?? 'b').toLowerCase()] as number)) : null;
+}
+
 export function cpusProblem(value: string, hostCpus: number): string | null {
   if (!/^\d+(\.\d+)?$/.test(value) && !/^\.\d+$/.test(value)) {
     return `${JSON.stringify(value)} is not a docker cpus value (a decimal number of CPUs, such as "1.5")`;

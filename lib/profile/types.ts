@@ -40,6 +40,8 @@ export interface Profile {
     allowUnixSockets: boolean;
     /** The build of `dockerfile` gets the engine's network (weaker: its steps reach anything; default none). */
     buildNetwork: boolean;
+    /** Docker: warn when a run leaves the agents' home volume larger than this ("1g"; "0": never). */
+    homeVolumeWarn: string;
   };
   filesystem: {
     denyRead: string[];

@@ -5,14 +5,14 @@ import { availableParallelism } from 'node:os';
 import { ConfigError } from '../errors.js';
 import { CA_VARS, ENV_NAME, PROXY_VARS, STASHBASE_API_KEY } from '../env-names.js';
 import { MIN_SECRET_BYTES } from '../proxy/scrub.js';
-import { cpusProblem, isolatedPathProblem, memoryProblem } from './docker-values.js';
+import { cpusProblem, DEFAULT_HOME_VOLUME_WARN, isolatedPathProblem, memoryProblem, sizeBytes } from './docker-values.js';
 import { readHooks } from './hooks.js';
 import { lineOf } from './toml-lines.js';
 import type { Profile, ProfileLimits, ProfileSource, SecretBinding } from './types.js';
 import { formatPath, type KeyPath, type Problem, Reader } from './validators.js';
 
 const TOP = ['description', 'allow_hooks', 'sandbox', 'filesystem', 'network', 'secrets', 'config_env', 'workspace', 'hooks'] as const;
-const SANDBOX = ['backend', 'image', 'dockerfile', 'memory', 'cpus', 'isolated_paths', 'native_network', 'allow_unix_sockets', 'build_network'] as const;
+const SANDBOX = ['backend', 'image', 'dockerfile', 'memory', 'cpus', 'isolated_paths', 'native_network', 'allow_unix_sockets', 'build_network', 'home_volume_warn'] as const;
 const FILESYSTEM = ['deny_read', 'deny_write', 'allow_write', 'writes', 'keep_executables'] as const;
 const NETWORK = ['egress_hosts', 'deny_hosts', 'upstream_ca_file', 'hosts', 'allow_upgrades', 'limits'] as const;
 const LIMITS = ['head_timeout', 'max_connections', 'upstream_sockets_per_host', 'audit_max_mb'] as const;
@@ -77,6 +77,8 @@ export function validateProfile(input: ValidateInput): Profile {
   const nativeNetwork = r.oneOf(sb.native_network, ['sandbox', 'native_network'], ['proxy-only', 'host'] as const) ?? 'proxy-only';
   const allowUnixSockets = r.bool(sb.allow_unix_sockets, ['sandbox', 'allow_unix_sockets']) ?? false;
   const buildNetwork = r.bool(sb.build_network, ['sandbox', 'build_network']) ?? false;
+  const homeVolumeWarn = r.string(sb.home_volume_warn, ['sandbox', 'home_volume_warn']) ?? DEFAULT_HOME_VOLUME_WARN;
+  if (sizeBytes(homeVolumeWarn) === null) r.fail(['sandbox', 'home_volume_warn'], `${JSON.stringify(homeVolumeWarn)} is not a size (a number with an optional unit b, k, m, g or t, such as "2g"; "0" never warns)`);
 
   const fs = r.table(top.filesystem, ['filesystem'], FILESYSTEM);
   const pathRule = (s: string, p: KeyPath): boolean => {
@@ -183,7 +185,7 @@ export function validateProfile(input: ValidateInput): Profile {
     file: input.file,
     description,
     allowHooks,
-    sandbox: { backend, image, dockerfile, memory, cpus, isolatedPaths, nativeNetwork, allowUnixSockets, buildNetwork },
+    sandbox: { backend, image, dockerfile, memory, cpus, isolatedPaths, nativeNetwork, allowUnixSockets, buildNetwork, homeVolumeWarn },
     filesystem: { denyRead, denyWrite, allowWrite, writes, keepExecutables },
     network: { egressHosts, denyHosts, upstreamCaFile, hosts, allowUpgrades, limits },
     secrets,

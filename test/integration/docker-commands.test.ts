@@ -97,6 +97,28 @@ describe('Docker backend: runs and the agent docker commands (real engine)', nee
     assert.deepEqual(Object.keys(report.image.agents).sort(), ['claude', 'codex']);
   });
 
+  test("the agents' home volume: its size in agent docker status; a run that grows it past home_volume_warn is said, even when what it left is hidden behind chmod 000 (control: a run that shrinks it says nothing)", async () => {
+    writeFile(join(t.sbHome, 'agents', 'homewarn.toml'), '[sandbox]\nbackend = "docker"\nhome_volume_warn = "1m"\n');
+    const dir = `sbtest-hide-${process.pid}`;
+    const run = (script: string) => cli(['agent', 'run', '--profile', 'homewarn', '--', 'sh', '-c', script], { env: t.env, cwd: proj, timeoutMs: 120_000 });
+    const warning = /^warning: the agents' home volume stashbase-agent-home now holds [\d.]+ [KMG]?B, [\d.]+ MB more than after the last run, past home_volume_warn = "1m": look with stashbase agent docker shell \(du -sh ~\/\.\[!\.\]\* ~\/\*\), or start it afresh with docker volume rm stashbase-agent-home$/m;
+    try {
+      assert.equal((await run('true')).code, 0);
+      const grow = await run(`mkdir ~/${dir} && head -c 3000000 /dev/urandom > ~/${dir}/blob && chmod 000 ~/${dir}`);
+      assert.equal(grow.code, 0, grow.stderr);
+      assert.match(grow.stderr, warning);
+      const json = JSON.parse((await cli(['agent', 'docker', 'status', '--json'], { env: t.env })).stdout) as { homeVolume: { name: string; bytes: number } };
+      assert.equal(json.homeVolume.name, 'stashbase-agent-home');
+      assert.ok(json.homeVolume.bytes >= 3_000_000, String(json.homeVolume.bytes));
+      assert.match((await cli(['agent', 'docker', 'status'], { env: t.env })).stdout, /^Agents' home volume stashbase-agent-home: [\d.]+ [KMG]B \(\d+ bytes\)$/m);
+      const shrink = await run(`chmod 700 ~/${dir} && rm -r ~/${dir}`);
+      assert.equal(shrink.code, 0, shrink.stderr);
+      assert.doesNotMatch(shrink.stderr, /home volume/);
+    } finally {
+      await run(`chmod -R u+rwx ~/${dir} 2>/dev/null; rm -rf ~/${dir}`);
+    }
+  });
+
   test('agent docker build: builds the embedded Dockerfile (labels, packages, PATH order), then reports it is built', async () => {
     const tag = `stashbase-test-build-${process.pid}:latest`;
     const env = { ...t.env, STASHBASE_DOCKER_IMAGE: tag, STASHBASE_SANDBOX_BASE_IMAGE: 'stashbase-test-base:latest', STASHBASE_SANDBOX_INSTALL_AGENTS: '0' };

@@ -7,7 +7,9 @@ import { buildDockerPlan, type DockerPlanInput } from '../../templates/docker-pl
 import { agentCommand, type AgentInput, holderCommand, type HolderInput, mountArg, networkCreateCommand, teardownCommands } from '../../templates/docker-run.js';
 import { defaultBuildCommand, shellCommand } from '../../templates/docker-image.js';
 import { agentsSource } from '../../lib/docker/agents-source.js';
-import { volumeOwnCommand } from '../../templates/docker-volumes.js';
+import { volumeOwnCommand, volumeSizeCommand } from '../../templates/docker-volumes.js';
+import { growthWarning } from '../../lib/docker/home-volume.js';
+import { sizeBytes } from '../../lib/profile/docker-values.js';
 import { formatPlan, planToJson } from '../../templates/plan.js';
 import { isDesktop } from '../../lib/docker/engine.js';
 import { dockerfileTag } from '../../lib/docker/image.js';
@@ -118,6 +120,17 @@ test('images: default build, --force refreshes, agents from npm, a Dockerfile is
   assert.throws(() => agentsSource({ agentsFrom: 'npm', codexVersion: '1.0 && curl x' }, {}), /not an npm version or dist-tag/);
   assert.throws(() => agentsSource({ agentsFrom: 'pip' }, {}), /neither "installer" nor "npm"/);
   assert.deepEqual(shellCommand('docker', 'img', '1000:1000', true, '/usr/bin:/bin').args, ['run', '--rm', '-it', '--init', '--cap-drop', 'ALL', '--security-opt', 'no-new-privileges', '--user', '1000:1000', '--env', 'PATH=/usr/bin:/bin', '--mount', 'type=volume,source=stashbase-agent-home,target=/home/agent', '--env', 'HOME=/home/agent', '--env', 'INPUTRC=/dev/null', '--workdir', '/home/agent', '--entrypoint', 'bash', 'img', '--noprofile', '--norc']);
+  assert.deepEqual(volumeSizeCommand('docker', 'img', 'stashbase-agent-home', 'n-du', ['--label', 'a=b']).args, [
+    'run', '--rm', '--name', 'n-du', '--label', 'a=b', '--network', 'none', '--cap-drop', 'ALL', '--cap-add', 'DAC_READ_SEARCH', '--security-opt', 'no-new-privileges',
+    '--user', '0:0', '--read-only', '--mount', 'type=volume,source=stashbase-agent-home,target=/v,readonly', '--entrypoint', 'du', 'img', '-skx', '/v',
+  ]);
+  const gb = 1024 ** 3;
+  assert.equal(growthWarning('v', null, 2 * gb, gb, '1g'), 'the agents\' home volume v now holds 2.1 GB, past home_volume_warn = "1g": look with stashbase agent docker shell (du -sh ~/.[!.]* ~/*), or start it afresh with docker volume rm v');
+  assert.equal(growthWarning('v', gb, 2 * gb, gb, '1g'), 'the agents\' home volume v now holds 2.1 GB, 1.1 GB more than after the last run, past home_volume_warn = "1g": look with stashbase agent docker shell (du -sh ~/.[!.]* ~/*), or start it afresh with docker volume rm v');
+  assert.equal(growthWarning('v', 3 * gb, 2 * gb, gb, '1g'), null);
+  assert.equal(growthWarning('v', 0, gb, gb, '1g'), null);
+  assert.equal(growthWarning('v', 0, 9 * gb, 0, '0'), null);
+  assert.deepEqual(['1g', '512m', '0', '1.5k', '2 GB', 'lots'].map(sizeBytes), [gb, 512 * 1024 ** 2, 0, 1536, null, null]);
   assert.deepEqual(volumeOwnCommand('docker', 'img', '1000:1000', ['v1', 'v2']).args, ['run', '--rm', '--network', 'none', '--cap-drop', 'ALL', '--cap-add', 'CHOWN', '--security-opt', 'no-new-privileges', '--user', '0:0', '--mount', 'type=volume,source=v1,target=/v/0', '--mount', 'type=volume,source=v2,target=/v/1', '--entrypoint', 'chown', 'img', '1000:1000', '/v/0', '/v/1']);
 });
 

@@ -36,6 +36,7 @@ isolated_paths = ["node_modules", ".venv"]
 native_network = "host"
 allow_unix_sockets = true
 build_network = true
+home_volume_warn = "5g"
 [filesystem]
 deny_read = ["~/.ssh", "secrets/*.pem", 're:^~/\\.config/.*token']
 deny_write = ["~/.gitconfig"]
@@ -64,7 +65,7 @@ on_unchecked = "deny"
   const { profile } = loadProfile({ name: 'p', source: 'global', cwd: t.dir, env });
   assert.deepEqual(profile, {
     name: 'p', source: 'global', file: F(), description: 'd', allowHooks: ['secret_scan'],
-    sandbox: { backend: 'docker', image: 'myorg/agent:latest', dockerfile: undefined, memory: '2g', cpus: '1.5', isolatedPaths: ['node_modules', '.venv'], nativeNetwork: 'host', allowUnixSockets: true, buildNetwork: true },
+    sandbox: { backend: 'docker', image: 'myorg/agent:latest', dockerfile: undefined, memory: '2g', cpus: '1.5', isolatedPaths: ['node_modules', '.venv'], nativeNetwork: 'host', allowUnixSockets: true, buildNetwork: true, homeVolumeWarn: '5g' },
     filesystem: { denyRead: ['~/.ssh', 'secrets/*.pem', 're:^~/\\.config/.*token'], denyWrite: ['~/.gitconfig'], allowWrite: ['~/.npm-global', '~/.cache/*'], writes: 'deny-list', keepExecutables: ['node_modules'] },
     network: { egressHosts: ['api.anthropic.com', '*.githubusercontent.com'], denyHosts: ['gist.github.com'], upstreamCaFile: '~/corp.pem', hosts: { 'api.internal.test': '127.0.0.1:8443' }, allowUpgrades: [], limits: {} },
     secrets: { GITHUB_TOKEN: { source: 'GH', hosts: ['api.github.com'], inQuery: true, allowPlaintext: false } },
@@ -76,7 +77,7 @@ on_unchecked = "deny"
 
 test('unknown keys name file, line and key path', () => {
   const label = 'home/.stashbase/agents/p.toml';
-  assert.equal(check('[sandbox]\nbackend = "native"\nimagee = "x"\n'), `${label}:3 sandbox.imagee: unknown key (known here: backend, image, dockerfile, memory, cpus, isolated_paths, native_network, allow_unix_sockets, build_network)`);
+  assert.equal(check('[sandbox]\nbackend = "native"\nimagee = "x"\n'), `${label}:3 sandbox.imagee: unknown key (known here: backend, image, dockerfile, memory, cpus, isolated_paths, native_network, allow_unix_sockets, build_network, home_volume_warn)`);
   assert.equal(check('colour = "red"\n'), `${label}:1 colour: unknown key (known here: description, allow_hooks, sandbox, filesystem, network, secrets, config_env, workspace, hooks)`);
   assert.equal(check('[secrets.X]\nsource = "GH"\nhosts = ["a.com"]\nhost = "b"\n'), `${label}:4 secrets.X.host: unknown key (known here: source, hosts, in_query, allow_plaintext)`);
 });
@@ -87,6 +88,7 @@ test('wrong types', () => {
   assert.equal(check('[filesystem]\ndeny_read = "~/.ssh"\n'), `${label}:2 filesystem.deny_read: expected an array of strings, got a string ("~/.ssh")`);
   assert.equal(check('[filesystem]\ndeny_read = [\n  "~/.ssh",\n  3,\n]\n'), `${label}:2 filesystem.deny_read[1]: expected a string, got an integer (3)`);
   assert.equal(check('sandbox = 1\n'), `${label}:1 sandbox: expected a table, got an integer (1)`);
+  assert.equal(check('[sandbox]\nhome_volume_warn = "2 GB"\n'), `${label}:2 sandbox.home_volume_warn: "2 GB" is not a size (a number with an optional unit b, k, m, g or t, such as "2g"; "0" never warns)`);
   assert.equal(check('[workspace]\nworktree = "yes"\n'), `${label}:2 workspace.worktree: expected true or false, got a string ("yes")`);
   assert.equal(check('[sandbox]\nbackend = "vm"\n'), `${label}:2 sandbox.backend: "vm" is not one of "native", "docker"`);
   assert.equal(check('[filesystem]\nwrites = "open"\n'), `${label}:2 filesystem.writes: "open" is not one of "allow-list", "deny-list"`);

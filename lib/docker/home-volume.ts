@@ -1,0 +1,66 @@
+// The agents' home volume (shared by every Docker run): its size, measured
+// after each run and by `agent docker status`, and a warning when a run grows
+// it past the profile's home_volume_warn. The last size is kept in
+// $STASHBASE_HOME/docker/home-volume.json, written by stashbase only.
+import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { volumeSizeCommand } from '../../templates/docker-volumes.js';
+import { capture } from '../exec.js';
+import { isJsonObject, parseJson } from '../readback/json.js';
+import { readBackText } from '../readback/file.js';
+
+/** Past this, du is stopped and the size is unknown (an agent's millions of files). */
+const MEASURE_TIMEOUT_MS = 60_000;
+
+/** The volume's size in bytes, or why it is unknown. */
+export async function measureVolume(docker: string, image: string, volume: string, name: string, labels: string[]): Promise<{ bytes: number } | { why: string }> {
+  try {
+    const out = await capture(volumeSizeCommand(docker, image, volume, name, labels), undefined, MEASURE_TIMEOUT_MS);
+    const m = /^(\d+)\s/.exec(out);
+    if (!m) return { why: `du printed ${JSON.stringify(out.slice(0, 80))}` };
+    return { bytes: Number(m[1]) * 1024 };
+  } catch (e) {
+    await capture({ file: docker, args: ['rm', '--force', name] }).catch(() => undefined);
+    return { why: (e as Error).message.split('\n')[0] ?? 'failed' };
+  }
+}
+
+export function recordFile(stashbaseHome: string): string {
+  return join(stashbaseHome, 'docker', 'home-volume.json');
+}
+
+/** The size recorded after the last run, or null. */
+export function lastSize(stashbaseHome: string): number | null {
+  const text = readBackText(recordFile(stashbaseHome), 4096);
+  if (text === null) return null;
+  const v = parseJson(text)?.value;
+  if (!isJsonObject(v)) return null;
+  const bytes = v.bytes;
+  return typeof bytes === 'number' && Number.isSafeInteger(bytes) && bytes >= 0 ? bytes : null;
+}
+
+export function recordSize(stashbaseHome: string, bytes: number): void {
+  const file = recordFile(stashbaseHome);
+  mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, JSON.stringify({ bytes, at: new Date().toISOString() }) + '\n', { mode: 0o600 });
+  renameSync(tmp, file);
+}
+
+export function humanSize(bytes: number): string {
+  const units = ['B', 'KB', 'MB', 'GB', 'TB'];
+  let v = bytes;
+  let i = 0;
+  while (v >= 1000 && i < units.length - 1) {
+    v /= 1000;
+    i++;
+  }
+  return i === 0 ? `${bytes} B` : `${v.toFixed(1)} ${units[i]}`;
+}
+
+/** The warning for a run that left the volume above `threshold` bytes and larger than before (0: never). */
+export function growthWarning(volume: string, before: number | null, after: number, threshold: number, setting: string): string | null {
+  if (threshold === 0 || after <= threshold || (before !== null && after <= before)) return null;
+  const was = before === null ? '' : `, ${humanSize(after - before)} more than after the last run`;
+  return `the agents' home volume ${volume} now holds ${humanSize(after)}${was}, past home_volume_warn = "${setting}": look with stashbase agent docker shell (du -sh ~/.[!.]* ~/*), or start it afresh with docker volume rm ${volume}`;
+}
