@@ -47,3 +47,10 @@ export class CommandFailedError extends StashbaseError {
     this.stderr = stderr;
   }
 }
+
+/** You stopped it (Ctrl+C) before the agent started: nothing was run. */
+export class InterruptedError extends StashbaseError {
+  constructor(message: string) {
+    super(message, 130);
+  }
+}

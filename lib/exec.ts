@@ -174,6 +174,8 @@ export interface CollectOptions {
   timeoutMs: number;
   /** Also collect what the child writes to descriptor 3 (a side channel for reports). */
   fd3?: boolean;
+  /** Kills the child (SIGKILL) when aborted; its result then has signal SIGKILL. */
+  signal?: AbortSignal;
 }
 
 /** Runs a command to its end and collects its output whatever its exit: for checks that read a failure's text. */
@@ -188,14 +190,61 @@ export function collect(cmd: Command, o: CollectOptions): Promise<CaptureResult 
     child.stdin?.on('error', () => {}); // a child that exits without reading its input
     if (o.input !== undefined) child.stdin?.end(o.input);
     const timer = setTimeout(() => child.kill('SIGKILL'), o.timeoutMs);
+    const abort = () => child.kill('SIGKILL');
+    o.signal?.addEventListener('abort', abort);
+    if (o.signal?.aborted) abort();
     const text = (i: number) => Buffer.concat(bufs[i] ?? []).toString('utf8');
     child.on('error', (e) => {
       clearTimeout(timer);
+      o.signal?.removeEventListener('abort', abort);
       resolve({ code: null, signal: null, stdout: '', stderr: e.message, fd3: '' });
     });
     child.on('close', (code, signal) => {
       clearTimeout(timer);
+      o.signal?.removeEventListener('abort', abort);
       resolve({ code, signal, stdout: text(0), stderr: text(1), fd3: text(2) });
+    });
+  });
+}
+
+/**
+ * Runs a command and hands each line of its output to `onLine` as it comes
+ * (nothing is kept); `onLine` returning false stops it (killed). Killed after
+ * `timeoutMs` or on `signal`. Never rejects.
+ */
+export function eachLine(cmd: Command, input: string, onLine: (line: string) => boolean, timeoutMs: number, signal?: AbortSignal): Promise<{ code: number | null; stderr: string; killed: boolean }> {
+  return new Promise((resolve) => {
+    const child = childProcess().spawn(cmd.file, cmd.args, { cwd: cmd.cwd, env: childEnv(cmd), stdio: ['pipe', 'pipe', 'pipe'] });
+    let killed = false;
+    const kill = () => {
+      killed = true;
+      child.kill('SIGKILL');
+    };
+    const timer = setTimeout(kill, timeoutMs);
+    signal?.addEventListener('abort', kill);
+    if (signal?.aborted) kill();
+    const err: Buffer[] = [];
+    child.stderr?.on('data', (d: Buffer) => err.length < 64 && err.push(d));
+    child.stdin?.on('error', () => {});
+    child.stdin?.end(input);
+    let rest = '';
+    child.stdout?.setEncoding('utf8').on('data', (d: string) => {
+      if (killed) return;
+      const lines = (rest + d).split('\n');
+      rest = lines.pop() as string;
+      for (const l of lines) if (!onLine(l)) return kill();
+      // A line past 4 MiB is handed on in parts (each still a line's worth to judge).
+      if (rest.length > 1 << 22) {
+        if (!onLine(rest)) return kill();
+        rest = '';
+      }
+    });
+    child.on('error', () => {});
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', kill);
+      if (!killed && rest !== '') onLine(rest);
+      resolve({ code, stderr: Buffer.concat(err).toString('utf8'), killed });
     });
   });
 }
@@ -214,7 +263,7 @@ export interface PipeResult {
  * `headBytes` bytes (null: none, the output is drained). Both are killed after
  * `timeoutMs`. Never rejects: the result says what each did.
  */
-export function pipeInto(producer: Command, input: string, headBytes: number, choose: (head: Buffer) => Command | null, timeoutMs: number): Promise<PipeResult> {
+export function pipeInto(producer: Command, input: string, headBytes: number, choose: (head: Buffer) => Command | null, timeoutMs: number, signal?: AbortSignal): Promise<PipeResult> {
   return new Promise((resolve) => {
     const spawnOf = (cmd: Command) => childProcess().spawn(cmd.file, cmd.args, { cwd: cmd.cwd, env: childEnv(cmd), stdio: ['pipe', 'pipe', 'pipe'] });
     const a = spawnOf(producer);
@@ -232,11 +281,14 @@ export function pipeInto(producer: Command, input: string, headBytes: number, ch
     a.stderr?.on('data', (d: Buffer) => errA.length < 64 && errA.push(d));
     a.stdin?.on('error', () => {});
     a.stdin?.end(input);
-    const timer = setTimeout(() => {
+    const kill = () => {
       timedOut = true;
       a.kill('SIGKILL');
       b?.kill('SIGKILL');
-    }, timeoutMs);
+    };
+    const timer = setTimeout(kill, timeoutMs);
+    signal?.addEventListener('abort', kill);
+    if (signal?.aborted) kill();
     const decide = () => {
       decided = true;
       consumer = choose(head);
@@ -267,6 +319,7 @@ export function pipeInto(producer: Command, input: string, headBytes: number, ch
     void producerExit.then(async (codeA) => {
       const codeB = await consumerExit;
       clearTimeout(timer);
+      signal?.removeEventListener('abort', kill);
       resolve({
         consumer,
         producer: { code: codeA, stderr: Buffer.concat(errA).toString('utf8') },

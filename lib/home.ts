@@ -32,6 +32,8 @@ export const homePaths = (home: string) => ({
   ca: join(home, 'ca'),
   sessions: join(home, 'sessions'),
   runs: join(home, 'runs'),
+  /** What stashbase kept aside for you to look at: a run's git work whose import was stopped. */
+  kept: join(home, 'kept'),
   audit: join(home, 'audit'),
   trust: join(home, 'trust.json'),
 });

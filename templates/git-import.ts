@@ -70,6 +70,12 @@ export function readerConfig(objectFormat: 'sha1' | 'sha256'): string {
 
 export const isAncestorArgs = (old: string, now: string) => ['merge-base', '--is-ancestor', old, now];
 
+/** Every object the tips on standard input reach (and the `^` ones do not), one a line, a tree with its path. */
+export const OBJECTS_ARGS = ['rev-list', '--objects', '--stdin'];
+
+/** Your remotes' settings, names only, NUL-separated. */
+export const REMOTES_ARGS = ['config', '--null', '--name-only', '--get-regexp', '^remote\\..*\\.(url|pushurl|fetch)$'];
+
 /** The objects reachable from the tips on standard input and not from the `--not` ones, from the run's store only, as a pack on standard output. */
 export const PACK_ARGS = ['pack-objects', '--revs', '--local', '--stdout', '-q'];
 

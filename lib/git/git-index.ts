@@ -10,12 +10,16 @@ const GITLINK = 0o160000;
 const ASSUME_VALID = 0x8000;
 const EXTENDED = 0x4000;
 const SKIP_WORKTREE = 0x4000;
+/** git add -N: the entry is a placeholder; on a path your HEAD has, your next commit records it as deleted. */
+export const INTENT_TO_ADD = 0x2000;
 
 export interface IndexEntry {
   path: string;
   mode: number;
   /** assume-unchanged (update-index --assume-unchanged) or skip-worktree: changes to it are hidden from git status. */
   hidden: boolean;
+  /** The extended flags (index version 3 and later): skip-worktree, intent-to-add, or bits git does not define. */
+  extended: number;
 }
 
 export function gitlinksOfIndex(buf: Buffer, oidLength: 20 | 32 = 20): string[] | null {
@@ -41,7 +45,7 @@ export function hiddenPathsOfIndex(buf: Buffer): string[] | null {
 
 export function indexEntries(buf: Buffer, oidLength: 20 | 32 = 20): IndexEntry[] | null {
   const layout = indexLayout(buf, oidLength);
-  return layout === null ? null : layout.entries.map((e) => ({ path: e.path, mode: e.mode, hidden: e.hidden }));
+  return layout === null ? null : layout.entries.map((e) => ({ path: e.path, mode: e.mode, hidden: e.hidden, extended: e.extended }));
 }
 
 /** An entry with where it sits in the file (its stat data first, then its id). */
@@ -62,7 +66,7 @@ export interface IndexLayout {
 }
 
 class Entry implements IndexEntryAt {
-  constructor(readonly key: string, readonly mode: number, readonly stage: number, readonly at: number, readonly hidden: boolean) {}
+  constructor(readonly key: string, readonly mode: number, readonly stage: number, readonly at: number, readonly hidden: boolean, readonly extended: number) {}
   /** Decoded only when asked: most entries are compared by their bytes alone. */
   get path(): string {
     return Buffer.from(this.key, 'latin1').toString('utf8');
@@ -125,7 +129,7 @@ export function indexLayout(buf: Buffer, oidLength: 20 | 32 = 20): IndexLayout |
       if (off > limit) return null;
     }
     previous = key;
-    out.push(new Entry(key, mode, (flags >> 12) & 3, start, (flags & ASSUME_VALID) !== 0 || (extended & SKIP_WORKTREE) !== 0));
+    out.push(new Entry(key, mode, (flags >> 12) & 3, start, (flags & ASSUME_VALID) !== 0 || (extended & SKIP_WORKTREE) !== 0, extended));
   }
   const entriesEnd = off;
   // Extensions, then the checksum. A split index ("link") keeps most entries
@@ -162,12 +166,31 @@ export function rebuildIndex(buf: Buffer, layout: IndexLayout, fresh: IndexEntry
 const HFS_IGNORED = /[\u200c-\u200f\u202a-\u202e\u206a-\u206f\ufeff]/g;
 const GITLINK_MODE = 0o160000;
 const SYMLINK_MODE = 0o120000;
+/** The modes git records: a file, an executable, a symbolic link, a gitlink. */
+const MODES = new Set([0o100644, 0o100755, SYMLINK_MODE, GITLINK_MODE]);
 
-/** Whether a path component names git's own directory on some file system (case, trailing dots and spaces, HFS's ignored characters, NTFS's short name). */
-function isDotGit(component: string): boolean {
-  const c = component.replace(HFS_IGNORED, '').replace(/[. ]+$/, '').toLowerCase();
-  return c === '.git' || c === 'git~1';
+/** What NTFS ignores after a name: trailing dots and spaces, then the end or a stream (`.git::$INDEX_ALLOCATION`). */
+const NTFS_TAIL = /^[. ]*(?::.*)?$/s;
+
+/**
+ * Whether a path component is `.<name>` on some file system, as git's
+ * is_hfs_dot* and is_ntfs_dot* see it: case folded, HFS's ignored characters
+ * dropped, NTFS's tail ignored, and NTFS's 8.3 short names (`git~1`,
+ * `gitmod~1`, or the hashed `gi7eba~1`).
+ */
+function isDot(component: string, name: string, hashed: string | null): boolean {
+  const c = component.replace(HFS_IGNORED, '').toLowerCase();
+  const tail = (prefix: string) => c.startsWith(prefix) && NTFS_TAIL.test(c.slice(prefix.length));
+  if (tail(`.${name}`)) return true;
+  if (name === 'git') return tail('git~1');
+  const m = /^([a-z0-9]{1,6})~([1-9][0-9]*)/.exec(c);
+  if (m === null || !NTFS_TAIL.test(c.slice(m[0].length))) return false;
+  return (m[1] === name.slice(0, 6) && /^[1-4]$/.test(m[2] as string)) || (hashed !== null && m[1] === hashed);
 }
+
+const isDotGit = (component: string) => isDot(component, 'git', null);
+/** The files git reads from the working tree as its own: a symbolic link by any of their names is refused (git's own check). */
+const GIT_FILES: Array<[string, string]> = [['gitmodules', 'gi7eba'], ['gitattributes', 'gi7d29'], ['gitignore', 'gi250a'], ['mailmap', 'maba30']];
 
 /**
  * Why an entry's path is not one git would ever add (git's verify_path, with
@@ -183,22 +206,28 @@ export function badIndexPath(path: string, mode: number): string | null {
     if (c === '' || c === '.' || c === '..') return 'an empty, "." or ".." component';
     if (isDotGit(c)) return 'a .git component';
   }
-  const last = (path.split('/').pop() as string).toLowerCase();
-  if ((mode & 0o170000) === SYMLINK_MODE && ['.gitmodules', '.gitattributes', '.gitignore', '.mailmap'].includes(last.replace(/[. ]+$/, ''))) return 'a symbolic link git reads as its own file';
+  const last = path.split('/').pop() as string;
+  if ((mode & 0o170000) === SYMLINK_MODE && GIT_FILES.some(([name, hashed]) => isDot(last, name, hashed))) return 'a symbolic link git reads as its own file';
   return null;
 }
 
 /**
  * What makes an index one git would not have written: an entry whose path is
  * not one git adds, entries out of git's order (by path bytes, then stage) or
- * repeated, a name length that disagrees with the name, a gitlink or an
- * unknown mode. Null when none.
+ * repeated, a name length that disagrees with the name, a mode git does not
+ * record (only 100644, 100755, 120000 and 160000), extended flags git does not
+ * define, a file that is also a folder of another entry (`d` and `d/x`). Null
+ * when none.
  */
 export function indexProblem(buf: Buffer, layout: IndexLayout, oidLength: 20 | 32): string | null {
   let previous: IndexEntryAt | null = null;
+  const keys = new Set(layout.entries.map((e) => e.key));
   for (const e of layout.entries) {
-    const kind = e.mode & 0o170000;
-    if (kind !== 0o100000 && kind !== SYMLINK_MODE && kind !== GITLINK_MODE) return `${JSON.stringify(e.path)}: mode ${e.mode.toString(8)}`;
+    if (!MODES.has(e.mode)) return `${JSON.stringify(e.path)}: mode ${e.mode.toString(8)}`;
+    if ((e.extended & ~(SKIP_WORKTREE | INTENT_TO_ADD)) !== 0) return `${JSON.stringify(e.path)}: extended flags ${e.extended.toString(16)}`;
+    for (let i = e.key.indexOf('/'); i > 0; i = e.key.indexOf('/', i + 1)) {
+      if (keys.has(e.key.slice(0, i))) return `${JSON.stringify(e.path)}: below ${JSON.stringify(Buffer.from(e.key.slice(0, i), 'latin1').toString('utf8'))}, which is an entry itself`;
+    }
     const bad = badIndexPath(e.path, e.mode);
     if (bad !== null) return `${JSON.stringify(e.path)}: ${bad}`;
     const nameLength = buf.readUInt16BE(e.at + 40 + oidLength) & 0xfff;

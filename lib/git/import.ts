@@ -17,18 +17,22 @@
 //   without extensions and with the stat data of what changed cleared
 //   (lib/git/index-import.ts).
 // Reflogs, config, hooks and every other file of the run stay behind.
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+//
+// The whole import has one deadline (BUDGET_MS) and stops on Ctrl+C: then
+// nothing more is imported and the run's git directory is kept aside, named,
+// never imported again by itself (a record marked as begun is not retried).
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Command } from '../../templates/command.js';
 import {
-  catFileCheckArgs, detachHeadArgs, indexPackArgs, isAncestorArgs, logArgs, PACK_ARGS, readerConfig, runObjectsCommand, type RunObjects, symbolicRefArgs, unpackArgs, updateRefsArgs, yoursCommand,
+  catFileCheckArgs, detachHeadArgs, indexPackArgs, isAncestorArgs, logArgs, OBJECTS_ARGS, PACK_ARGS, readerConfig, REMOTES_ARGS, runObjectsCommand, type RunObjects, symbolicRefArgs, unpackArgs, updateRefsArgs, yoursCommand,
 } from '../../templates/git-import.js';
-import { collect, pipeInto } from '../exec.js';
+import { collect, eachLine, pipeInto } from '../exec.js';
 import { readBack } from '../readback/file.js';
 import { printable } from '../util/printable.js';
 import { shellQuote } from '../../templates/shell-quote.js';
 import { indexCandidate, type IndexCandidate, writeIndexBack } from './index-import.js';
-import { decideRefs, type RefDecision } from './ref-decisions.js';
+import { decideRefs, type RefDecision, remoteTwins } from './ref-decisions.js';
 import { parseRefFile, readRefStore, type RefValue, sameRefs, sameValue } from './ref-store.js';
 import { checkoutDir, type RunGitDirRecord, sameStamp, SHARED_OBJECTS, stampOf } from './run-git-dir.js';
 import { sanitizeGitDir } from './sanitize.js';
@@ -40,7 +44,14 @@ export interface ImportReport {
   warnings: string[];
 }
 
+/** One git of the import at most this long. */
 const TIMEOUT_MS = 120_000;
+/** The whole import at most this long (STASHBASE_GIT_IMPORT_TIMEOUT, seconds, sets another). */
+export const BUDGET_MS = 600_000;
+/** Packs the agent may leave: past it (a pack hard-linked a thousand times costs a thousand index-packs), nothing is imported. */
+export const MAX_PACKS = 256;
+/** Trees nest at most this deep (git 2.42's core.maxTreeDepth): deeper, your git log -p and git diff crash. */
+export const MAX_TREE_DEPTH = 4096;
 /** Ref changes named one by one at the end of a run; the rest in one line. */
 const MAX_NAMED = 100;
 /** When git refuses the one transaction, at most this many refs are tried one by one. */
@@ -66,10 +77,33 @@ interface Work {
   here: string;
   there: string;
   report: ImportReport;
+  /** When the import stops (Date.now() ms), and what stops it sooner (Ctrl+C). */
+  deadline: number;
+  budgetMs: number;
+  signal: AbortSignal;
+  /** What is done so far: said when it stops. */
+  stage: 'before' | 'refs';
 }
 
-async function run(cmd: Command, input?: string): Promise<{ ok: boolean; out: string; err: string }> {
-  const r = await collect(cmd, { timeoutMs: TIMEOUT_MS, ...(input !== undefined ? { input } : {}) });
+/** The import stopped: out of time, or interrupted. */
+export class ImportStopped extends Error {}
+
+/** How long the next git may take, or the stop. */
+function allowance(w: Work): number {
+  if (w.signal.aborted) throw new ImportStopped('interrupted');
+  const left = w.deadline - Date.now();
+  if (left <= 0) throw new ImportStopped(`it took longer than ${Math.round(w.budgetMs / 1000)} s`);
+  return Math.min(TIMEOUT_MS, left);
+}
+
+/** After a git that was killed: the stop, when the import's deadline or Ctrl+C killed it. */
+function stopIfOver(w: Work): void {
+  if (w.signal.aborted || Date.now() >= w.deadline) allowance(w);
+}
+
+async function run(w: Work, cmd: Command, input?: string): Promise<{ ok: boolean; out: string; err: string }> {
+  const r = await collect(cmd, { timeoutMs: allowance(w), signal: w.signal, ...(input !== undefined ? { input } : {}) });
+  if (r.signal === 'SIGKILL') stopIfOver(w);
   const err = r.signal === 'SIGKILL' ? `timed out after ${TIMEOUT_MS / 1000} s` : (r.stderr.trim().split('\n').at(-1) ?? '');
   return { ok: r.code === 0, out: r.stdout, err };
 }
@@ -104,16 +138,40 @@ function makeReader(rec: RunGitDirRecord, git: string): RunObjects {
   return { git, readerDir: at, objects: join(rec.plan.dir, 'objects'), yours: join(rec.plan.gitDir, 'objects') };
 }
 
+/** A tree the tips reach (and your refs do not) nested deeper than MAX_TREE_DEPTH, named by its path's start; null when none. */
+async function tooDeep(w: Work, tips: string[], yourTips: string[]): Promise<string | null> {
+  let found: string | null = null;
+  const r = await eachLine(reading(w, OBJECTS_ARGS), `${tips.join('\n')}\n${yourTips.map((t) => `^${t}`).join('\n')}\n`, (line) => {
+    const path = line.slice(line.indexOf(' ') + 1);
+    let depth = 0;
+    for (let i = path.indexOf('/'); i >= 0 && depth <= MAX_TREE_DEPTH; i = path.indexOf('/', i + 1)) depth++;
+    if (depth < MAX_TREE_DEPTH) return true;
+    found = `a tree nested more than ${MAX_TREE_DEPTH} deep (${printable(path.slice(0, 60), true)}…): your git log -p, git show and git diff would crash on it`;
+    return false;
+  }, allowance(w), w.signal);
+  if (found !== null) return found;
+  if (r.killed) {
+    stopIfOver(w);
+    return `timed out after ${TIMEOUT_MS / 1000} s`;
+  }
+  return r.code === 0 ? null : `git rev-list: ${r.stderr.trim().split('\n').at(-1) ?? `exit ${r.code}`}`;
+}
+
 /** Packs what the tips reach (and your refs do not) from the run's store into yours; null when done, else why not. */
 async function importObjects(w: Work, tips: string[], yourTips: string[]): Promise<string | null> {
   if (tips.length === 0) return null;
+  const deep = await tooDeep(w, tips, yourTips);
+  if (deep !== null) return deep;
   const input = `${tips.join('\n')}\n--not\n${yourTips.join('\n')}\n`;
   const r = await pipeInto(reading(w, PACK_ARGS), input, 12, (head) => {
     // A pack: "PACK", its version, its object count; none to write when empty.
     const count = head.length >= 12 && head.toString('latin1', 0, 4) === 'PACK' ? head.readUInt32BE(8) : 0;
     return count === 0 ? null : yours(w, unpackArgs(count));
-  }, TIMEOUT_MS);
-  if (r.timedOut) return `timed out after ${TIMEOUT_MS / 1000} s`;
+  }, allowance(w), w.signal);
+  if (r.timedOut) {
+    stopIfOver(w);
+    return `timed out after ${TIMEOUT_MS / 1000} s`;
+  }
   const last = (t: string) => t.trim().split('\n').at(-1) ?? '';
   if (r.producer.code !== 0) return `git pack-objects: ${last(r.producer.stderr) || `exit ${r.producer.code}`}`;
   if (r.consumed && r.consumed.code !== 0) return `git ${r.consumer?.args.find((a) => a === 'unpack-objects' || a === 'index-pack')}: ${last(r.consumed.stderr) || `exit ${r.consumed.code}`}`;
@@ -123,7 +181,7 @@ async function importObjects(w: Work, tips: string[], yourTips: string[]): Promi
 /** The first of the objects that is not a blob in the run's store or yours (named with what it is), or null. */
 async function notBlobs(w: Work, oids: string[]): Promise<string | null> {
   if (oids.length === 0) return null;
-  const r = await run(reading(w, catFileCheckArgs), `${oids.join('\n')}\n`);
+  const r = await run(w, reading(w, catFileCheckArgs), `${oids.join('\n')}\n`);
   if (!r.ok) return `objects git cannot check (${r.err})`;
   for (const line of r.out.split('\n').filter(Boolean)) {
     const [oid = '', type = ''] = line.split(' ');
@@ -148,27 +206,41 @@ async function verifyPacks(w: Work): Promise<string | null> {
     return null;
   }
   for (const n of names) if (!n.endsWith('.pack')) rmSync(join(objects, 'pack', n), { force: true, recursive: true });
-  for (const n of names.filter((x) => x.endsWith('.pack'))) {
+  // One file under many names is one pack: the other names go (each would be indexed again).
+  const seen = new Set<string>();
+  const packs: string[] = [];
+  for (const n of names.filter((x) => x.endsWith('.pack')).sort()) {
+    const st = lstatSync(join(objects, 'pack', n), { throwIfNoEntry: false });
+    const id = st ? `${st.dev}:${st.ino}` : n;
+    if (seen.has(id)) rmSync(join(objects, 'pack', n), { force: true });
+    else {
+      seen.add(id);
+      packs.push(n);
+    }
+  }
+  if (packs.length > MAX_PACKS) return `${packs.length} packs, more than the ${MAX_PACKS} stashbase indexes from one run`;
+  for (const n of packs) {
     const pack = join(objects, 'pack', n);
-    const r = await run(reading(w, indexPackArgs(pack, `${pack.slice(0, -'.pack'.length)}.idx`)));
+    const r = await run(w, reading(w, indexPackArgs(pack, `${pack.slice(0, -'.pack'.length)}.idx`)));
     if (!r.ok) return `${n} (git index-pack: ${r.err})`;
   }
   return null;
 }
 
-/** Which commits contain which: asked of git, four at a time, for the refs that moved. */
-async function fastForwards(w: Work, start: Map<string, RefValue>, agent: Map<string, RefValue>): Promise<Set<string>> {
+/** Which commits contain which: asked of git, four at a time, for the refs that moved (and new branches against their remote-tracking twins). */
+async function fastForwards(w: Work, start: Map<string, RefValue>, agent: Map<string, RefValue>, current: Map<string, RefValue>, remotes: Set<string>): Promise<Set<string>> {
   const pairs = new Set<string>();
   for (const ref of new Set([...start.keys(), ...agent.keys()])) {
     const s = oidOf(start.get(ref) ?? null);
     const a = oidOf(agent.get(ref) ?? null);
     if (s && a && s !== a && !ref.startsWith('refs/tags/')) pairs.add(`${s} ${a}`);
+    if (s === null && a !== null) for (const t of remoteTwins(ref, current, remotes)) pairs.add(`${oidOf(current.get(t) ?? null)} ${a}`);
   }
   const yes = new Set<string>();
   const list = [...pairs];
   for (let i = 0; i < list.length; i += 4) {
     await Promise.all(list.slice(i, i + 4).map(async (p) => {
-      if ((await run(reading(w, isAncestorArgs(...(p.split(' ') as [string, string]))))).ok) yes.add(p);
+      if ((await run(w, reading(w, isAncestorArgs(...(p.split(' ') as [string, string]))))).ok) yes.add(p);
     }));
   }
   return yes;
@@ -177,7 +249,7 @@ async function fastForwards(w: Work, start: Map<string, RefValue>, agent: Map<st
 /** The commits a fast-forward brings, as `git log` shows them (at most ten), read from the run's objects. */
 async function commitList(w: Work, d: RefDecision): Promise<string> {
   if (d.kind !== 'fast-forward' || !d.take) return '';
-  const r = await run(reading(w, logArgs(oidOf(d.start) as string, oidOf(d.agent) as string)));
+  const r = await run(w, reading(w, logArgs(oidOf(d.start) as string, oidOf(d.agent) as string)));
   const lines = r.out.trimEnd().split('\n').filter(Boolean);
   return [...lines.slice(0, 10).map((l) => `  ${l}`), ...(lines.length > 10 ? ['  …'] : [])].join('\n');
 }
@@ -198,6 +270,21 @@ function describe(d: RefDecision, commits: string): string {
       : `rewrote ${d.ref} (${show(d.start)} -> ${show(d.agent)})`;
   if (!d.take) return `the agent ${what}: not taken (${d.reason})`;
   return `the agent ${what}: taken (${undoHint(d)})${commits ? `:\n${commits}` : ''}`;
+}
+
+/** Your remotes: those your config names, and those you have remote-tracking refs of. */
+async function remoteNames(w: Work, current: Map<string, RefValue>): Promise<Set<string>> {
+  const out = new Set<string>();
+  for (const ref of current.keys()) {
+    const m = /^refs\/remotes\/([^/]+)\//.exec(ref);
+    if (m) out.add(m[1] as string);
+  }
+  const r = await run(w, yours(w, REMOTES_ARGS));
+  for (const key of r.ok ? r.out.split('\0') : []) {
+    const k = key.trim();
+    if (k.startsWith('remote.') && k.lastIndexOf('.') > 'remote.'.length) out.add(k.slice('remote.'.length, k.lastIndexOf('.')));
+  }
+  return out;
 }
 
 /** The branches other worktrees than the run's have checked out, and where (yours when the run is in a linked worktree). */
@@ -253,13 +340,13 @@ async function writeRefs(w: Work, decisions: RefDecision[]): Promise<void> {
   const lineOf = (d: RefDecision) => (d.start === null ? `create ${d.ref}\0${oidOf(d.agent)}\0` : `update ${d.ref}\0${oidOf(d.agent)}\0${oidOf(d.start)}\0`);
   const refuse = (d: RefDecision, err: string) => Object.assign(d, { take: false, reason: `git update-ref refused it: ${err}` });
   const plain = decisions.filter((d) => d.take && d.ref !== 'refs/stash');
-  const all = plain.length > 0 ? await run(yours(w, updateRefsArgs(w.message)), plain.map(lineOf).join('')) : null;
+  const all = plain.length > 0 ? await run(w, yours(w, updateRefsArgs(w.message)), plain.map(lineOf).join('')) : null;
   if (all !== null && !all.ok) {
     // Ref by ref only for a few (a git process each); a refused transaction of many refuses them all.
     if (plain.length > ONE_BY_ONE) for (const d of plain) refuse(d, all.err);
     else {
       for (const d of plain) {
-        const one = await run(yours(w, updateRefsArgs(w.message)), lineOf(d));
+        const one = await run(w, yours(w, updateRefsArgs(w.message)), lineOf(d));
         if (!one.ok) refuse(d, one.err);
       }
     }
@@ -267,8 +354,8 @@ async function writeRefs(w: Work, decisions: RefDecision[]): Promise<void> {
   const stash = decisions.find((d) => d.take && d.ref === 'refs/stash');
   if (stash) {
     // Under stashbase's name, then the entry's own subject (your earlier entries stay below it in git stash list).
-    const subject = (await run(reading(w, ['log', '-1', '--no-show-signature', '--format=%s', oidOf(stash.agent) as string]))).out.trim();
-    const r = await run(yours(w, ['update-ref', '--create-reflog', ...updateRefsArgs(subject ? `${w.message}: ${subject}` : w.message).slice(1)]), lineOf(stash));
+    const subject = (await run(w, reading(w, ['log', '-1', '--no-show-signature', '--format=%s', oidOf(stash.agent) as string]))).out.trim();
+    const r = await run(w, yours(w, ['update-ref', '--create-reflog', ...updateRefsArgs(subject ? `${w.message}: ${subject}` : w.message).slice(1)]), lineOf(stash));
     if (!r.ok) refuse(stash, r.err);
   }
 }
@@ -277,13 +364,13 @@ async function applyHead(w: Work, v: RefValue): Promise<void> {
   const adminDir = w.rec.plan.admin === null ? w.rec.plan.gitDir : join(w.rec.plan.gitDir, 'worktrees', w.rec.plan.admin);
   if (v.kind === 'symref') {
     const exists = readRefStore(w.rec.plan.gitDir).refs.has(v.target);
-    const r = exists ? await run(yours(w, symbolicRefArgs(w.message, v.target), adminDir)) : null;
+    const r = exists ? await run(w, yours(w, symbolicRefArgs(w.message, v.target), adminDir)) : null;
     // Only the run's own branch is a note: HEAD on any other branch is said even with --silent.
     if (r?.ok) (v.target === w.rec.own ? w.report.own : w.report.warnings).push(`HEAD of ${w.there} now points at ${v.target}, as the sandbox left it`);
     else w.report.warnings.push(`the sandbox's HEAD points at ${v.target}, ${exists ? `which git refused (${r?.err})` : 'which does not exist in your repository'}: not taken (${w.there}/HEAD is kept)`);
     return;
   }
-  const r = await run(yours(w, detachHeadArgs(w.message, v.oid), adminDir));
+  const r = await run(w, yours(w, detachHeadArgs(w.message, v.oid), adminDir));
   w.report.warnings.push(r.ok ? `HEAD of ${w.there} is now detached at ${short(v.oid)}, as the sandbox left it` : `the sandbox's detached HEAD ${short(v.oid)} is not taken (git update-ref: ${r.err}; ${w.there}/HEAD is kept)`);
 }
 
@@ -329,8 +416,9 @@ async function importWork(w: Work): Promise<void> {
     return;
   }
   const current = readRefStore(rec.plan.gitDir).refs;
-  const ff = await fastForwards(w, start, checked.refs);
-  const decisions = decideRefs({ start, agent: checked.refs, current, own: rec.own, checkedOutElsewhere: elsewhere, isAncestor: (s, a) => ff.has(`${s} ${a}`) });
+  const remotes = await remoteNames(w, current);
+  const ff = await fastForwards(w, start, checked.refs, current, remotes);
+  const decisions = decideRefs({ start, agent: checked.refs, current, own: rec.own, checkedOutElsewhere: elsewhere, isAncestor: (s, a) => ff.has(`${s} ${a}`), remotes });
   // The run's own branch, refused (yours moved meanwhile, or it is checked out elsewhere): its objects still come in, unreferenced, so that nothing of the agent's work is lost.
   const keep = decisions.find((d) => d.ref === rec.own && !d.take && d.agent?.kind === 'oid');
   const index: IndexCandidate | string | null = paused.length > 0 || !indexChanged ? null : indexCandidate(here, there, rec);
@@ -355,12 +443,18 @@ async function importWork(w: Work): Promise<void> {
   ];
   const yourTips = [...new Set([...current.values()].map(oidOf).filter((x): x is string => x !== null))];
   const lists = Promise.all(decisions.map((d) => commitList(w, d)));
-  if ((await importObjects(w, groups.flatMap((g) => g.tips), yourTips)) !== null) {
-    for (const g of groups) {
-      const why = await importObjects(w, g.tips, yourTips);
-      if (why !== null) g.refuse(why);
+  const together = await importObjects(w, groups.flatMap((g) => g.tips), yourTips);
+  if (together !== null) {
+    // Part by part, for a few parts, unless time ran out (it would again, part after part).
+    if (groups.length > ONE_BY_ONE || together.startsWith('timed out')) for (const g of groups) g.refuse(together);
+    else {
+      for (const g of groups) {
+        const why = await importObjects(w, g.tips, yourTips);
+        if (why !== null) g.refuse(why);
+      }
     }
   }
+  w.stage = 'refs';
   await writeRefs(w, decisions);
   if (keep && !keep.reason?.endsWith('could not be kept either')) keep.reason += `; the agent's commits are in your object store: git branch stashbase-kept-${w.session} ${oidOf(keep.agent)} keeps them`;
   const commits = await lists;
@@ -383,20 +477,58 @@ async function importWork(w: Work): Promise<void> {
  * dir>.json`, removed after (so a later run never imports it again); the run's
  * git directory goes with the run's state folder (lib/run/run-dir.ts).
  */
-export async function importRunGitDir(recordFile: string, o: { git: string; session: string }): Promise<ImportReport> {
-  const rec = JSON.parse(readFileSync(recordFile, 'utf8')) as RunGitDirRecord;
+export interface ImportOptions {
+  git: string;
+  session: string;
+  /** Where a stopped import keeps the run's git directory. */
+  keptDir: string;
+  budgetMs?: number;
+  signal?: AbortSignal;
+}
+
+export async function importRunGitDir(recordFile: string, o: ImportOptions): Promise<ImportReport> {
+  const rec = JSON.parse(readFileSync(recordFile, 'utf8')) as RunGitDirRecord & { begun?: boolean };
   const report: ImportReport = { own: [], warnings: [] };
+  const budgetMs = o.budgetMs ?? BUDGET_MS;
   const w: Work = {
     git: o.git, session: o.session, rec, report, message: `stashbase: from run ${o.session}`,
     reader: { git: o.git, readerDir: '', objects: '', yours: '' },
     here: checkoutDir(rec.plan.dir, rec.plan.admin),
     there: checkoutDir(rec.plan.gitDir, rec.plan.admin),
+    deadline: Date.now() + budgetMs, budgetMs, signal: o.signal ?? new AbortController().signal, stage: 'before',
+  };
+  // An import that began and never ended (stashbase was killed during it) is not begun again: it could kill the next one too.
+  const stopped = (why: string) => {
+    const kept = keepAside(rec, o.keptDir);
+    const done = w.stage === 'before' ? 'nothing of it is in your repository' : 'what is named above is in your repository, the rest not';
+    report.warnings.push(`the import of the run's git work for ${rec.plan.gitDir} stopped (${why}): ${done}. ${kept}`);
   };
   try {
-    await importWork(w);
+    if (rec.begun === true) stopped('an earlier import of it was cut off');
+    else {
+      writeFileSync(recordFile, JSON.stringify({ ...rec, begun: true }));
+      await importWork(w);
+    }
+  } catch (e) {
+    if (!(e instanceof ImportStopped)) throw e;
+    stopped(e.message);
   } finally {
     rmSync(recordFile, { force: true });
     rmSync(`${rec.plan.dir}.reader`, { recursive: true, force: true });
   }
   return report;
+}
+
+/** Moves the run's git directory out of the run's folder (which goes) to `keptDir`; says where, or why not. */
+function keepAside(rec: RunGitDirRecord, keptDir: string): string {
+  try {
+    mkdirSync(dirname(keptDir), { recursive: true, mode: 0o700 });
+    renameSync(rec.plan.dir, keptDir);
+    // Your objects as its alternate again (stashbase's own line, the agent's was removed): its history reads whole.
+    mkdirSync(join(keptDir, 'objects', 'info'), { recursive: true });
+    writeFileSync(join(keptDir, 'objects', 'info', 'alternates'), `${join(rec.plan.gitDir, 'objects')}\n`);
+    return `The run's git directory is kept in ${keptDir}, as the agent left it (not imported; look with git --git-dir ${shellQuote(keptDir)} log --all, remove it when done)`;
+  } catch (e) {
+    return `The run's git directory could not be kept (${(e as Error).message})`;
+  }
 }

@@ -12,7 +12,7 @@ import { renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { readBack } from '../readback/file.js';
 import { printable } from '../util/printable.js';
-import { entryOid, indexLayout, indexProblem, type IndexEntryAt, type IndexLayout, rebuildIndex } from './git-index.js';
+import { entryOid, indexLayout, indexProblem, type IndexEntryAt, type IndexLayout, INTENT_TO_ADD, rebuildIndex } from './git-index.js';
 import { type RunGitDirRecord, sameStamp, stampOf } from './run-git-dir.js';
 
 const MAX_INDEX_BYTES = 1 << 30;
@@ -62,10 +62,17 @@ export function indexCandidate(here: string, there: string, rec: RunGitDirRecord
   if (problem !== null) return `the sandbox's index holds an entry git would never write (${printable(problem, true)}): not taken (${label} is kept)`;
   const before = readBack(join(there, 'index'), MAX_INDEX_BYTES);
   const old = before.ok ? indexLayout(before.data, oidLength) : null;
+  const list = (paths: string[]) => printable(`${paths.slice(0, 5).join(', ')}${paths.length > 5 ? ` and ${paths.length - 5} more` : ''}`, true);
   const oldHidden = new Set(old?.entries.filter((e) => e.hidden).map((e) => e.key) ?? []);
   const newly = layout.entries.filter((e) => e.hidden && !oldHidden.has(e.key)).map((e) => e.path);
   if (newly.length > 0) {
-    return `${label}: the sandbox's index marks ${newly.slice(0, 5).join(', ')}${newly.length > 5 ? ` and ${newly.length - 5} more` : ''} assume-unchanged or skip-worktree, which hides their changes from your git status and git diff: it is not carried back (stage those files again yourself)`;
+    return `${label}: the sandbox's index marks ${list(newly)} assume-unchanged or skip-worktree, which hides their changes from your git status and git diff: it is not carried back (stage those files again yourself)`;
+  }
+  // git add -N: on a path your HEAD has, your next commit would record the file as deleted.
+  const oldIta = new Set(old?.entries.filter((e) => (e.extended & INTENT_TO_ADD) !== 0).map((e) => e.key) ?? []);
+  const ita = layout.entries.filter((e) => (e.extended & INTENT_TO_ADD) !== 0 && !oldIta.has(e.key)).map((e) => e.path);
+  if (ita.length > 0) {
+    return `${label}: the sandbox's index marks ${list(ita)} intent-to-add (git add -N), which your next commit records as deleted where your HEAD has the file: it is not carried back (stage those files again yourself)`;
   }
   const fresh = old !== null && before.ok ? freshEntries(r.data, layout, before.data, old) : layout.entries;
   return { data: r.data, layout, fresh, oids: [...new Set(fresh.filter((e) => (e.mode & 0o170000) !== GITLINK).map((e) => entryOid(r.data, e, oidLength)))] };

@@ -6,13 +6,14 @@
 //
 // - The run's own branch (a worktree run's stashbase/<name>, or the branch
 //   your checkout was on for a run in it): every change but its deletion.
-// - Branches, remote-tracking branches, notes and any other namespace:
-//   new refs and fast-forwards are taken; deletions and rewrites are not.
+// - Branches, remote-tracking branches and any other namespace: new refs and
+//   fast-forwards are taken; deletions and rewrites are not.
 // - Tags: new ones are taken; moved or deleted ones are not.
 // - refs/stash: a new stash entry is taken (your earlier ones stay in its
 //   reflog, as after a `git stash` of yours); a stash dropped, popped or
 //   cleared is not (your stashed work stays).
-// - refs/replace: never (git would show the replacement for your commits).
+// - refs/replace: never (git would show the replacement for your commits);
+//   refs/notes: never (git log shows notes under your own commits).
 // - Symbolic refs other than HEAD: kept as they were.
 // - Another agent's branch (refs/heads/stashbase/*, the run's own aside) and
 //   a branch checked out in another worktree: never (git itself will not move
@@ -21,7 +22,15 @@
 //   `refs/<x>`, then tags, then branches, then remote-tracking refs: a new
 //   `refs/main` or tag `release` would be what your `git reset --hard main`
 //   or `git checkout release` finds), or that clashes with one as a file with
-//   a folder (`x` and `x/y`): not taken.
+//   a folder (`x` and `x/y`): not taken. Nor one whose short name is what
+//   you type for something else: hex digits (git reads a ref before an
+//   abbreviated object id: `git show a3598ff` would show the agent's ref),
+//   the name of a remote (a tag `origin` is what `git merge origin` finds
+//   before origin/HEAD), a branch whose remote-tracking twin exists and that
+//   does not build on it (`git checkout feature` would take it instead of
+//   making one from origin/feature), a remote's HEAD (git makes those only
+//   as symbolic refs), or a name that differs from another only in case (on
+//   a case-insensitive file system it is that ref's file).
 // - More ref changes than MAX_TAKEN in one run: none of them (a flood is no work).
 // - A ref you changed during the run: yours is kept, the agent's is not taken.
 import type { RefValue } from './ref-store.js';
@@ -51,6 +60,8 @@ export interface RefFacts {
   checkedOutElsewhere: Map<string, string>;
   /** Whether commit `now` contains commit `old` (a fast-forward); false when either is not a commit. */
   isAncestor: (old: string, now: string) => boolean;
+  /** Your remotes' names (configured, or with remote-tracking refs). */
+  remotes: Set<string>;
 }
 
 /** A ref's namespace: refs/stash alone is the stash (refs/stash/<x> is any other ref). */
@@ -78,6 +89,8 @@ function refusal(ref: string, kind: RefChangeKind, own: boolean, elsewhere: stri
   switch (namespace(ref)) {
     case 'replace':
       return 'replace refs are never taken (git would show their objects in place of yours)';
+    case 'notes':
+      return 'notes are never taken (git log would show them under your own commits)';
     case 'stash':
       return null;
     case 'tags':
@@ -93,11 +106,46 @@ export const MAX_TAKEN = 10_000;
 /** The name git's abbreviations resolve to a ref by: without refs/heads/, refs/tags/, refs/remotes/ or refs/. */
 export const shortName = (ref: string) => ref.replace(/^refs\/(?:heads|tags|remotes)\//, '').replace(/^refs\//, '');
 
-/** Why a new ref would shadow or clash with another (`all`: every ref, yours and the run's; `folders`: every folder their names make), or null. */
-function shadowing(ref: string, all: Set<string>, folders: Set<string>, shorts: Map<string, string[]>): string | null {
+/** Your remote-tracking refs a new branch `refs/heads/<y>` would stand in for (`refs/remotes/<r>/<y>`). */
+export function remoteTwins(ref: string, current: Map<string, RefValue>, remotes: Set<string>): string[] {
+  if (!ref.startsWith('refs/heads/')) return [];
+  const y = ref.slice('refs/heads/'.length);
+  return [...remotes].map((r) => `refs/remotes/${r}/${y}`).filter((t) => current.get(t)?.kind === 'oid');
+}
+
+interface Names {
+  all: Set<string>;
+  folders: Set<string>;
+  shorts: Map<string, string[]>;
+  /** Your refs and their folders, by name; and in lower case, then the spellings. */
+  yours: Set<string>;
+  folded: Map<string, Set<string>>;
+  /** The same of the refs the run makes. */
+  foldedNew: Map<string, Set<string>>;
+}
+
+/** Why a new ref would shadow or clash with another, or stand for what you type for something else; null when it does not. */
+function shadowing(ref: string, n: Names, f: RefFacts, agentOid: string | null): string | null {
+  const { all, folders, shorts } = n;
   if (/^refs\/[^/]+$/.test(ref) && ref !== 'refs/stash') return 'a ref outside any namespace is what git finds first for its name';
-  const same = (shorts.get(shortName(ref)) ?? []).filter((r) => r !== ref);
-  if (same.length > 0) return `its short name would be ambiguous with ${same[0]} (git would pick one of them for ${JSON.stringify(shortName(ref))})`;
+  const name = shortName(ref);
+  if (/^[0-9a-f]{4,64}$/i.test(name)) return `its short name is hex digits: git would take it for ${JSON.stringify(name)} before an object id abbreviated so`;
+  if (f.remotes.has(name)) return `its short name is your remote ${JSON.stringify(name)}: git would take it for ${JSON.stringify(name)} before ${name}/HEAD`;
+  if (/^refs\/remotes\/[^/]+\/HEAD$/.test(ref)) return "a remote's HEAD is made by git as a symbolic ref only (clone, git remote set-head)";
+  const same = (shorts.get(name) ?? []).filter((r) => r !== ref);
+  if (same.length > 0) return `its short name would be ambiguous with ${same[0]} (git would pick one of them for ${JSON.stringify(name)})`;
+  // The name and each folder on its way: another spelling of any of them is the same file on macOS.
+  const parts0 = ref.split('/');
+  for (let i = 2; i <= parts0.length; i++) {
+    const mine = parts0.slice(0, i).join('/');
+    if (n.yours.has(mine)) continue;
+    const other = [...(n.folded.get(mine.toLowerCase()) ?? []), ...(n.foldedNew.get(mine.toLowerCase()) ?? [])].find((x) => x !== mine);
+    if (other !== undefined) return `its name differs from ${other} only in case (on a case-insensitive file system it is that ref's file)`;
+  }
+  for (const twin of remoteTwins(ref, f.current, f.remotes)) {
+    const at = (f.current.get(twin) as { oid: string }).oid;
+    if (agentOid === null || (agentOid !== at && !f.isAncestor(at, agentOid))) return `${twin} exists and this branch does not build on it: git checkout ${name} would take the agent's branch instead of making one from ${twin.slice('refs/remotes/'.length)}`;
+  }
   if (folders.has(ref)) return 'it clashes with refs below its name (it would have to be a folder)';
   const parts = ref.split('/');
   for (let i = 2; i < parts.length; i++) {
@@ -121,16 +169,23 @@ export function decideRefs(f: RefFacts): RefDecision[] {
   }
   // New refs against every other ref there will be: yours, and what the run leaves.
   const all = new Set([...f.current.keys(), ...f.agent.keys()]);
-  const shorts = new Map<string, string[]>();
-  const folders = new Set<string>();
+  const n: Names = { all, folders: new Set(), shorts: new Map(), yours: new Set(), folded: new Map(), foldedNew: new Map() };
+  const created = new Set(out.filter((d) => d.kind === 'created').map((d) => d.ref));
   for (const r of all) {
-    shorts.set(shortName(r), [...(shorts.get(shortName(r)) ?? []), r]);
+    n.shorts.set(shortName(r), [...(n.shorts.get(shortName(r)) ?? []), r]);
+    const mine = f.current.has(r);
+    const into = mine ? n.folded : created.has(r) ? n.foldedNew : null;
     const parts = r.split('/');
-    for (let i = 2; i < parts.length; i++) folders.add(parts.slice(0, i).join('/'));
+    for (let i = 2; i <= parts.length; i++) {
+      const name = parts.slice(0, i).join('/');
+      if (i < parts.length) n.folders.add(name);
+      if (mine) n.yours.add(name);
+      into?.set(name.toLowerCase(), (into.get(name.toLowerCase()) ?? new Set()).add(name));
+    }
   }
   for (const d of out) {
     if (!d.take || d.kind !== 'created') continue;
-    const why = shadowing(d.ref, all, folders, shorts);
+    const why = shadowing(d.ref, n, f, d.agent?.kind === 'oid' ? d.agent.oid : null);
     if (why !== null) Object.assign(d, { take: false, reason: why });
   }
   const taken = out.filter((d) => d.take);

@@ -1,8 +1,12 @@
 // The end of a run's git work, on every way out (and for a run killed hard,
-// the next run's): the import (lib/git/import.ts) and what it says.
+// the next run's): the import (lib/git/import.ts) and what it says. While it
+// runs, Ctrl+C (or SIGTERM, SIGHUP) stops the import instead of stashbase:
+// what was not imported yet is kept aside, never half-written.
 import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { homePaths, stashbaseHome } from '../home.js';
 import { findTool } from '../util/find-tool.js';
-import { importRunGitDir } from './import.js';
+import { BUDGET_MS, importRunGitDir } from './import.js';
 import { printable } from '../util/printable.js';
 
 export interface Sayers {
@@ -11,17 +15,43 @@ export interface Sayers {
   note: (m: string) => void;
 }
 
-/** Imports the run's git directory whose record is `recordFile`; never throws. */
-export async function settleGitDir(recordFile: string, env: NodeJS.ProcessEnv, session: string, say: Sayers): Promise<void> {
-  if (!existsSync(recordFile)) return;
+/** An import still running after this long says so (and how to stop it). */
+const SAY_AFTER_MS = 3000;
+const STOPPING_SIGNALS: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+
+/** The import's time limit: STASHBASE_GIT_IMPORT_TIMEOUT (seconds) or BUDGET_MS. */
+export function importBudgetMs(env: NodeJS.ProcessEnv): number {
+  const s = Number(env.STASHBASE_GIT_IMPORT_TIMEOUT);
+  return env.STASHBASE_GIT_IMPORT_TIMEOUT !== undefined && Number.isFinite(s) && s > 0 ? s * 1000 : BUDGET_MS;
+}
+
+/** Imports the run's git directory whose record is `recordFile`; never throws. Resolves 'interrupted' when you stopped it. */
+export async function settleGitDir(recordFile: string, env: NodeJS.ProcessEnv, session: string, say: Sayers): Promise<'done' | 'interrupted'> {
+  if (!existsSync(recordFile)) return 'done';
   const git = findTool('git', env);
-  if (!git) return say.alert(`git is not on PATH: the run's git work (${recordFile.replace(/\.json$/, '')}) cannot be imported and is left there; nothing of it is in your repository`);
+  if (!git) {
+    say.alert(`git is not on PATH: the run's git work (${recordFile.replace(/\.json$/, '')}) cannot be imported and is left there; nothing of it is in your repository`);
+    return 'done';
+  }
+  const stop = new AbortController();
+  const onSignal = () => {
+    if (stop.signal.aborted) return;
+    say.alert("stopping the import of the run's git work: what is not imported yet is kept aside");
+    stop.abort();
+  };
+  for (const s of STOPPING_SIGNALS) process.on(s, onSignal);
+  const slow = setTimeout(() => say.note("importing the run's git work into your repository… (Ctrl+C stops it; what is not imported yet is kept aside)"), SAY_AFTER_MS);
   try {
-    const r = await importRunGitDir(recordFile, { git, session });
+    const keptDir = join(homePaths(stashbaseHome(env)).kept, `${session}-git`);
+    const r = await importRunGitDir(recordFile, { git, session, keptDir, budgetMs: importBudgetMs(env), signal: stop.signal });
     // Ref names and commit subjects are the agent's: a note is shown printable too (alert always is).
     for (const m of r.own) say.note(printable(m, true));
     for (const m of r.warnings) say.alert(m);
   } catch (e) {
     say.alert(`the run's git work could not be imported (${(e as Error).message}); nothing of it is in your repository beyond what is named above`);
+  } finally {
+    clearTimeout(slow);
+    for (const s of STOPPING_SIGNALS) process.off(s, onSignal);
   }
+  return stop.signal.aborted ? 'interrupted' : 'done';
 }

@@ -42,7 +42,7 @@ export function readAudit(home: string, session: string): AuditEvent[] {
     });
 }
 
-const CONTROL = new RegExp(`[\\t\\n${UNPRINTABLE}]`, 'g');
+const CONTROL = new RegExp(`[\\t\\n${UNPRINTABLE}]`, 'gu');
 /** The event with control characters and bidi overrides in its strings shown as "?": packages, reasons and arguments come from the sandbox, registries and OSV. */
 const printable = (e: AuditEvent): AuditEvent => JSON.parse(JSON.stringify(e), (_k, v: unknown) => (typeof v === 'string' ? v.replace(CONTROL, '?') : v)) as AuditEvent;
 

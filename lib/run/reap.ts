@@ -7,6 +7,7 @@
 // networks are `agent docker cleanup`'s to remove; while a killed Docker
 // run's agent container is still there, nothing of that run is touched.
 import { AuditLog } from './audit.js';
+import { InterruptedError } from '../errors.js';
 import { checkNestedRepos } from '../git/nested-repo-guard.js';
 import { removePlaceholders, removeRunDir, runDirOf, runStateDirOf } from './run-dir.js';
 import { settleGitDir } from '../git/settle.js';
@@ -27,6 +28,7 @@ export async function reapStaleRuns(home: string, env: NodeJS.ProcessEnv, alert:
     try {
       if (await reapOne(rec, home, env, alert)) reaped.push(rec.id);
     } catch (e) {
+      if (e instanceof InterruptedError) throw e;
       // One run's leftovers never stop the next run: said, and left for a later one.
       alert(`could not settle what the killed run ${rec.id} left (${(e as Error).message}); its record stays in ${home}/sessions`);
     }
@@ -43,7 +45,10 @@ async function reapOne(rec: SessionRecord, home: string, env: NodeJS.ProcessEnv,
   removePlaceholders(rec.placeholders ?? []);
   for (const n of settleViews(rec.views ?? [])) alert(`${n} (left by the killed run ${rec.id})`);
   const said = (m: string) => alert(`from the killed run ${rec.id}: ${m}`);
-  for (const g of rec.gitDirs ?? []) await settleGitDir(g, env, rec.id, { alert: said, note: said });
+  for (const g of rec.gitDirs ?? []) {
+    // Stopped by you: the rest of this run is settled by a later one; the new run does not start.
+    if ((await settleGitDir(g, env, rec.id, { alert: said, note: said })) === 'interrupted') throw new InterruptedError(`stopped while importing the git work of the killed run ${rec.id}; nothing was run`);
+  }
   for (const m of removeRunDir(rec.runDir ?? runDirOf(home, rec.id, false), runStateDirOf(home, rec.id))) said(m);
   new AuditLog(home, rec.id).write({ type: 'end', exitCode: null, reaped: true, by: process.pid });
   removeSession(home, rec.id);

@@ -5,7 +5,7 @@ import { KNOWN_PREFIX } from '../secrets/placeholder.js';
 import { escaped, UNPRINTABLE } from '../util/printable.js';
 
 // Tabs and newlines too: a finding is one line.
-const VISIBLE = new RegExp(`[\\t\\n${UNPRINTABLE}]`, 'g');
+const VISIBLE = new RegExp(`[\\t\\n${UNPRINTABLE}]`, 'gu');
 
 export interface Finding {
   file: string;

@@ -4,11 +4,14 @@
 /**
  * Control characters but tab and newline (escape sequences that clear,
  * recolour or retitle your terminal, a carriage return that overwrites the
- * line), and the bidirectional marks and overrides that reorder text.
+ * line), the bidirectional marks and overrides that reorder text, and the
+ * characters that show as nothing (zero-width spaces and joiners, the word
+ * joiner and invisible operators, the soft hyphen, the byte-order mark, tag
+ * characters): a branch `ma\u200bin` must not read as `main`.
  */
-export const UNPRINTABLE = '\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f\\u061c\\u200e\\u200f\\u202a-\\u202e\\u2066-\\u2069';
-const UNSAFE = new RegExp(`[${UNPRINTABLE}]`, 'g');
-const ONE_LINE = new RegExp(`[${UNPRINTABLE}]|\\n(?! {2})`, 'g');
+export const UNPRINTABLE = '\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f\\u00ad\\u034f\\u061c\\u115f\\u1160\\u17b4\\u17b5\\u180b-\\u180f\\u200b-\\u200f\\u202a-\\u202e\\u2060-\\u206f\\u3164\\ufe00-\\ufe0f\\ufeff\\uffa0\\ufff0-\\ufffb\\u{e0000}-\\u{e0fff}';
+const UNSAFE = new RegExp(`[${UNPRINTABLE}]`, 'gu');
+const ONE_LINE = new RegExp(`[${UNPRINTABLE}]|\\n(?! {2})`, 'gu');
 
 /** A character as \\xNN (one byte's worth) or \\u{NNNN}. */
 export function escaped(c: string): string {

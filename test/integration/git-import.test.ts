@@ -4,8 +4,10 @@
 // same script does its harm; and ordinary work, which comes back whole.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, lstatSync, readFileSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, lstatSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { deflateSync } from 'node:zlib';
 import { after, describe, test } from 'node:test';
 import { BIN, cli, needs } from '../helpers.js';
 import { repoHome } from '../worktree-setup.js';
@@ -17,6 +19,50 @@ function copyOf(root: string, name: string): string {
   const copy = `${root}-${name}`;
   spawnSync('cp', ['-a', root, copy]);
   return copy;
+}
+
+/**
+ * A valid pack that is slow to index: a blob of `mib` MiB of zeros and
+ * `deltas` objects each copying all of it (a few hundred KB on disk, a second
+ * of git index-pack per GiB it inflates).
+ */
+function slowPack(file: string, mib: number, deltas: number): void {
+  const header = (type: number, size: number) => {
+    const out = [];
+    let b = (type << 4) | (size & 0x0f);
+    for (size = Math.floor(size / 16); size > 0; size = Math.floor(size / 128)) {
+      out.push(b | 0x80);
+      b = size & 0x7f;
+    }
+    out.push(b);
+    return Buffer.from(out);
+  };
+  const varint = (n: number) => {
+    const out = [];
+    do {
+      let b = n & 0x7f;
+      n = Math.floor(n / 128);
+      if (n > 0) b |= 0x80;
+      out.push(b);
+    } while (n > 0);
+    return Buffer.from(out);
+  };
+  const n = mib << 20;
+  const zeros = Buffer.alloc(n);
+  const oid = createHash('sha1').update(`blob ${n}\0`).update(zeros).digest();
+  const count = Buffer.alloc(4);
+  count.writeUInt32BE(1 + deltas);
+  const parts = [Buffer.from('PACK'), Buffer.from([0, 0, 0, 2]), count, header(3, n), deflateSync(zeros, { level: 1 })];
+  const chunk = 0x800000;
+  for (let i = 0; i < deltas; i++) {
+    const ops = [varint(n), varint(n + 2)];
+    for (let off = 0; off < n; off += chunk) ops.push(Buffer.from([0xff, off & 0xff, (off >> 8) & 0xff, (off >> 16) & 0xff, (off >>> 24) & 0xff, chunk & 0xff, (chunk >> 8) & 0xff, (chunk >> 16) & 0xff]));
+    ops.push(Buffer.from([2, i & 0xff, (i >> 8) & 0xff]));
+    const delta = Buffer.concat(ops);
+    parts.push(header(7, delta.length), oid, deflateSync(delta));
+  }
+  const body = Buffer.concat(parts);
+  writeFileSync(file, Buffer.concat([body, createHash('sha1').update(body).digest()]));
 }
 
 const outside = (script: string, cwd: string, env: NodeJS.ProcessEnv, timeout = 10_000) => spawnSync('bash', ['-c', script], { cwd, env, encoding: 'utf8', timeout });
@@ -267,6 +313,93 @@ for (const backend of ['native', 'docker'] as const) {
       assert.match(res.stderr, new RegExp(`^Worktree ${name} was clean and is removed`, 'm'));
       assert.ok(fsckClean());
       r.git(['stash', 'drop', '-q']);
+    });
+
+    test('new refs named for what you type (a short commit id, a remote; and, unnamed, a case variant of a tag): not taken; control: outside, git resolves your words to them', async () => {
+      r.git(['tag', 'v-lower']);
+      const script = [
+        'H=$(git rev-parse --short=9 HEAD~1)',
+        'echo EVIL > a.txt && git commit -qam evil && E=$(git rev-parse HEAD) && git reset -q --hard HEAD~1',
+        'git branch "$H" "$E" && git tag origin "$E" && git tag V-LOWER "$E" && git branch fine-branch && echo "$H"',
+      ].join('\n');
+      r.git(['update-ref', 'refs/remotes/origin/main', r.oid('main')]);
+      const ctl = copyOf(r.root, 'typed-control');
+      const c = outside(script, ctl, r.env);
+      assert.equal(c.status, 0, c.stderr);
+      const evilSubject = (cwd: string, word: string) => spawnSync('git', ['log', '-1', '--format=%s', word], { cwd, env: r.env, encoding: 'utf8' }).stdout;
+      const h = c.stdout.trim();
+      assert.equal(evilSubject(ctl, h), 'evil\n', 'outside, the short id names the agent\'s branch');
+      assert.equal(evilSubject(ctl, 'origin'), 'evil\n', 'outside, "origin" names the agent\'s tag');
+      const res = await run(script);
+      assert.equal(res.code, 0, res.stderr);
+      const hIn = res.stdout.trim();
+      assert.match(res.stderr, new RegExp(`created refs/heads/${hIn} at [0-9a-f]{12}: not taken \\(its short name is hex digits`));
+      assert.match(res.stderr, /created refs\/tags\/origin at [0-9a-f]{12}: not taken \(its short name is your remote "origin"/);
+      assert.match(res.stderr, /created refs\/tags\/V-LOWER at [0-9a-f]{12}: not taken \(its name differs from refs\/tags\/v-lower only in case/);
+      assert.match(res.stderr, /created refs\/heads\/fine-branch at [0-9a-f]{12}: taken/);
+      assert.notEqual(evilSubject(r.root, hIn), 'evil\n');
+      assert.notEqual(evilSubject(r.root, 'origin'), 'evil\n');
+      r.git(['branch', '-q', '-D', 'fine-branch']);
+      r.git(['tag', '-d', 'v-lower']);
+    });
+
+    test('a tree nested 30,000 deep (and, unnamed, a tag to one just past the 4096 bound): not taken; control: outside, git show crashes on it', async () => {
+      const fi = (ref: string, depth: number) => `commit ${ref}\ncommitter u <u@x> 0 +0000\ndata 4\ndeep\nM 100644 inline ${Array(depth).fill('d').join('/')}/f\ndata 2\nx\n\n`;
+      writeFileSync(join(r.root, 'deep.fi'), fi('refs/heads/deep', 30_000) + fi('refs/tags/deep-tag', 4100));
+      const script = 'git fast-import --quiet < deep.fi && rm deep.fi && echo made';
+      const ctl = copyOf(r.root, 'deep-control');
+      assert.equal(outside(script, ctl, r.env).status, 0);
+      assert.equal(spawnSync('git', ['show', 'deep'], { cwd: ctl, env: r.env, stdio: 'ignore' }).signal, 'SIGSEGV', 'outside, git show crashes');
+      const res = await run(script);
+      assert.equal(res.code, 0, res.stderr);
+      assert.equal(res.stdout, 'made\n');
+      assert.match(res.stderr, /created refs\/heads\/deep at [0-9a-f]{12}: not taken \(its objects cannot be imported: a tree nested more than 4096 deep \(d\/d\/d/);
+      assert.match(res.stderr, /created refs\/tags\/deep-tag at [0-9a-f]{12}: not taken \(its objects cannot be imported: a tree nested more than 4096 deep/);
+      assert.equal(r.git(['for-each-ref', 'refs/heads/deep', 'refs/tags/deep-tag']), '');
+    });
+
+    test("packs that take long to index (copies, not links, which count once): the import stops at its time limit, the run's git directory is kept aside and the next run starts at once; control: the same work without them comes in", async () => {
+      const env = { ...r.env, STASHBASE_GIT_IMPORT_TIMEOUT: '3' };
+      const work = (extra: string) => cli(['agent', 'run', ...flags, '--', 'bash', '-c', `echo s >> s.txt && git add s.txt && git commit -qm "$1" && ${extra} echo done`, 'sh', extra ? 'slow-run' : 'quick-run'], { env, cwd: r.root, timeoutMs: 120_000 });
+      const ctl = await work('');
+      assert.equal(ctl.code, 0, ctl.stderr);
+      assert.equal(r.git(['log', '-1', '--format=%s', 'main']), 'quick-run\n', 'the control comes in within the limit');
+      const main = r.oid('main');
+      slowPack(join(r.root, 'slow.pack'), 128, 30);
+      const res = await work('for i in 1 2 3; do cp slow.pack .git/objects/pack/p$i.pack; done; rm slow.pack;');
+      assert.equal(res.code, 0, res.stderr);
+      const kept = /the import of the run's git work for \S+ stopped \(it took longer than 3 s\): nothing of it is in your repository\. The run's git directory is kept in (\S+), as the agent left it/.exec(res.stderr)?.[1];
+      assert.ok(kept, res.stderr);
+      assert.equal(r.oid('main'), main, 'nothing of it came in');
+      assert.equal(spawnSync('git', ['--git-dir', kept, 'log', '-1', '--format=%s', 'main'], { encoding: 'utf8' }).stdout, 'slow-run\n', 'the work is kept');
+      const next = await cli(['agent', 'run', ...flags, '--', 'true'], { env: r.env, cwd: r.root, timeoutMs: 60_000 });
+      assert.equal(next.code, 0, next.stderr);
+      assert.doesNotMatch(next.stderr, /killed run|import/);
+      spawnSync('rm', ['-rf', kept]);
+    });
+
+    test('Ctrl+C while the import runs stops the import, not stashbase: nothing half-imported, no record left for the next run to import again', async () => {
+      slowPack(join(r.root, 'slow.pack'), 128, 30);
+      const main = r.oid('main');
+      const child = spawn(process.execPath, [BIN, 'agent', 'run', ...flags, '--', 'bash', '-c', 'echo c >> c.txt && git add c.txt && git commit -qm interrupted-run && cp slow.pack .git/objects/pack/p1.pack && cp slow.pack .git/objects/pack/p2.pack && rm slow.pack'], { env: r.env, cwd: r.root, stdio: ['ignore', 'pipe', 'pipe'] });
+      let err = '';
+      child.stderr.on('data', (d: Buffer) => (err += String(d)));
+      const exited = new Promise<number | null>((res) => child.on('close', (code) => res(code)));
+      for (let i = 0; i < 600 && !/importing the run's git work/.test(err); i++) await new Promise((res) => setTimeout(res, 100));
+      assert.match(err, /importing the run's git work into your repository… \(Ctrl\+C stops it/);
+      const at = Date.now();
+      child.kill('SIGINT');
+      assert.equal(await exited, 0, err);
+      assert.ok(Date.now() - at < 15_000, `it stopped in ${Date.now() - at} ms`);
+      assert.match(err, /stopping the import of the run's git work/);
+      const kept = /stopped \(interrupted\): nothing of it is in your repository\. The run's git directory is kept in (\S+),/.exec(err)?.[1];
+      assert.ok(kept, err);
+      assert.equal(r.oid('main'), main);
+      assert.deepEqual(readdirSync(join(r.env.STASHBASE_HOME as string, 'sessions')).filter((f) => f.endsWith('.json')), []);
+      const next = await cli(['agent', 'run', ...flags, '--', 'true'], { env: r.env, cwd: r.root, timeoutMs: 60_000 });
+      assert.equal(next.code, 0, next.stderr);
+      assert.doesNotMatch(next.stderr, /killed run/);
+      spawnSync('rm', ['-rf', kept]);
     });
 
     test('a run killed with SIGKILL: nothing of it is in your repository until the next run imports it, the same way', async () => {

@@ -77,7 +77,7 @@ test('ref decisions for every namespace: the run\'s own branch, branches, tags, 
   const current = new Map(start);
   current.set('refs/heads/mine', oid(C));
   // B contains A; C does not.
-  const d = decideRefs({ start, agent, current, own: 'refs/heads/own', checkedOutElsewhere: new Map([['refs/heads/busy', 'the worktree /w']]), isAncestor: (o, n) => o === A && n === B });
+  const d = decideRefs({ start, agent, current, own: 'refs/heads/own', checkedOutElsewhere: new Map([['refs/heads/busy', 'the worktree /w']]), isAncestor: (o, n) => o === A && n === B, remotes: new Set(['origin']) });
   const table = d.map((x) => [x.ref, x.kind, x.take, x.reason]);
   assert.deepEqual(table, [
     ['refs/heads/busy', 'fast-forward', false, 'it is checked out in the worktree /w'],
@@ -90,7 +90,7 @@ test('ref decisions for every namespace: the run\'s own branch, branches, tags, 
     ['refs/heads/rel', 'rewritten', false, 'rewrites are not taken'],
     ['refs/heads/stashbase/made-up-name', 'created', false, "another agent's branch: stashbase makes and imports those, one run each"],
     ['refs/heads/stashbase/other-agent-name', 'fast-forward', false, "another agent's branch: stashbase makes and imports those, one run each"],
-    ['refs/notes/commits', 'fast-forward', true, null],
+    ['refs/notes/commits', 'fast-forward', false, 'notes are never taken (git log would show them under your own commits)'],
     ['refs/remotes/origin/HEAD', 'symbolic', false, 'symbolic refs are kept as they were'],
     [`refs/replace/${A}`, 'deleted', false, 'deletions are not taken'],
     [`refs/replace/${C}`, 'created', false, 'replace refs are never taken (git would show their objects in place of yours)'],
@@ -100,7 +100,7 @@ test('ref decisions for every namespace: the run\'s own branch, branches, tags, 
     ['refs/tags/v3', 'created', true, null],
   ]);
   // A dropped stash entry (the stash ref moved to an older one, or gone) and a rewritten stash.
-  const stash = (to: RefValue | undefined) => decideRefs({ start: new Map([['refs/stash', oid(B)]]), agent: new Map(to ? [['refs/stash', to]] : []), current: new Map([['refs/stash', oid(B)]]), own: null, checkedOutElsewhere: new Map(), isAncestor: () => false })[0];
+  const stash = (to: RefValue | undefined) => decideRefs({ start: new Map([['refs/stash', oid(B)]]), agent: new Map(to ? [['refs/stash', to]] : []), current: new Map([['refs/stash', oid(B)]]), own: null, checkedOutElsewhere: new Map(), isAncestor: () => false, remotes: new Set<string>() })[0];
   assert.deepEqual([stash(undefined)?.take, stash(oid(C))?.take], [false, true]);
 });
 
@@ -165,7 +165,7 @@ test('the import: commits, a tag, a new branch, a stash entry and the index come
   s.agent(['update-ref', `refs/replace/${s.git(['rev-parse', 'main:a.txt'])}`, blob]);
   writeFile(join(s.root, 'c.txt'), 'staged\n');
   s.agent(['add', 'c.txt']);
-  const r = await importRunGitDir(s.file, { git: 'git', session: 'ags_aaaaaaaaaaaaaaaa' });
+  const r = await importRunGitDir(s.file, { git: 'git', session: 'ags_aaaaaaaaaaaaaaaa', keptDir: join(t.dir, 'kept-ags_aaaaaaaaaaaaaaaa') });
   const main = s.git(['rev-parse', 'main']);
   assert.equal(s.git(['log', '-1', '--format=%s', 'main']), 'agent: b');
   assert.equal(s.git(['rev-parse', 'feat']), main);
@@ -271,6 +271,46 @@ test('an index with an entry git would never write (out of the working tree, int
   assert.match(String(c), /^the sandbox's index holds an entry git would never write \("\.git\/hooks\/post-checkout": a \.git component\): not taken/);
 });
 
+test('from a second review: an index with a mode git never records, a file that is also a folder, a new intent-to-add mark, or a .git / .gitmodules spelled for NTFS or HFS is not taken', async () => {
+  const { indexProblem, badIndexPath } = await import('../../lib/git/git-index.js');
+  const { indexCandidate } = await import('../../lib/git/index-import.js');
+  const { stampOf } = await import('../../lib/git/run-git-dir.js');
+  const { createHash } = await import('node:crypto');
+  const s = setup('badindex');
+  writeFile(join(s.root, 'd'), 'file\n');
+  writeFile(join(s.root, 'e', 'evil'), 'x\n');
+  s.git(['add', 'd', 'e']);
+  const good = readFileSync(join(s.root, '.git', 'index'));
+  const sum = (body: Buffer) => Buffer.concat([body, createHash('sha1').update(body).digest()]);
+  const layout = indexLayout(good)!;
+  // A mode with the setuid bit; "e/evil" renamed "d/evil" (same length): d is a file and a folder.
+  const setuid = Buffer.from(good.subarray(0, -20));
+  setuid.writeUInt32BE(0o104777, layout.entries.find((e) => e.path === 'd')!.at + 24);
+  const clash = Buffer.from(good.subarray(0, -20));
+  clash.write('d/evil', clash.indexOf('e/evil'), 'latin1');
+  assert.equal(indexProblem(sum(setuid), indexLayout(sum(setuid))!, 20), '"d": mode 104777');
+  assert.equal(indexProblem(sum(clash), indexLayout(sum(clash))!, 20), '"d/evil": below "d", which is an entry itself');
+  assert.equal(indexProblem(good, layout, 20), null);
+  // git add -N in the run: a new intent-to-add mark is not carried back (on a path your HEAD has, your commit would delete it).
+  writeFile(join(s.root, 'n.txt'), 'new\n');
+  s.agent(['add', '-N', 'n.txt']);
+  const rec = JSON.parse(readFileSync(s.file, 'utf8'));
+  rec.start.yourIndex = stampOf(join(s.root, '.git', 'index'));
+  assert.equal(indexCandidate(s.plan.dir, join(s.root, '.git'), rec), `${join(s.root, '.git')}/index: the sandbox's index marks n.txt intent-to-add (git add -N), which your next commit records as deleted where your HEAD has the file: it is not carried back (stage those files again yourself)`);
+  // NTFS streams and short names, HFS's ignored characters: the spellings git's own verify_path refuses.
+  assert.deepEqual(
+    ['.git:x/y', '.git::$INDEX_ALLOCATION/hooks/a', 'GIT~1/config', 'src/.git. . /x'].map((p) => badIndexPath(p, 0o100644)),
+    ['a .git component', 'a .git component', 'a .git component', 'a .git component'],
+  );
+  assert.deepEqual(
+    ['gitmod~1', '.gitmodules\u200c', 'GI7EBA~3', '.gitattributes:stream', 'gi250a~1', 'mailma~2'].map((p) => badIndexPath(p, 0o120000)),
+    Array(6).fill('a symbolic link git reads as its own file'),
+  );
+  assert.deepEqual(['gitmod~1', '.gitmodules.bak', 'gitmodules', 'git~10'].map((p) => badIndexPath(p, p === 'git~10' ? 0o100644 : 0o120000)), [
+    'a symbolic link git reads as its own file', null, null, null,
+  ]);
+});
+
 function copyOf(root: string): string {
   const copy = `${root}-copy`;
   spawnSync('cp', ['-a', root, copy]);
@@ -285,7 +325,7 @@ test("the run's own branch refused (yours moved meanwhile): its commits still co
   const agentTip = s.agent(['rev-parse', 'HEAD']);
   // You, meanwhile, on the same branch.
   s.git(['commit', '-q', '--allow-empty', '-m', 'yours']);
-  const r = await importRunGitDir(s.file, { git: 'git', session: 'ags_cccccccccccccccc' });
+  const r = await importRunGitDir(s.file, { git: 'git', session: 'ags_cccccccccccccccc', keptDir: join(t.dir, 'kept-ags_cccccccccccccccc') });
   assert.equal(s.git(['log', '-1', '--format=%s', 'main']), 'yours');
   assert.equal(s.git(['cat-file', '-t', agentTip]), 'commit', "the agent's commit is in your store");
   assert.deepEqual(r.own, []);
@@ -296,7 +336,7 @@ test('from a hostile review: new refs that would shadow yours (refs/main, a tag 
   const { MAX_TAKEN } = await import('../../lib/git/ref-decisions.js');
   const current = new Map<string, RefValue>([['refs/heads/main', oid(A)], ['refs/heads/release', oid(A)], ['refs/remotes/origin/main', oid(A)], ['refs/heads/x', oid(A)], ['refs/stash/wip', oid(A)]]);
   const agent = new Map<string, RefValue>([...current, ['refs/main', oid(B)], ['refs/tags/release', oid(B)], ['refs/heads/origin/main', oid(B)], ['refs/heads/x/y', oid(B)], ['refs/heads/fine', oid(B)], ['refs/stash/wip', oid(C)]]);
-  const d = decideRefs({ start: current, agent, current, own: null, checkedOutElsewhere: new Map(), isAncestor: () => false });
+  const d = decideRefs({ start: current, agent, current, own: null, checkedOutElsewhere: new Map(), isAncestor: () => false, remotes: new Set<string>() });
   assert.deepEqual(d.map((x) => [x.ref, x.take, x.reason]), [
     ['refs/heads/fine', true, null],
     ['refs/heads/origin/main', false, 'its short name would be ambiguous with refs/remotes/origin/main (git would pick one of them for "origin/main")'],
@@ -305,8 +345,28 @@ test('from a hostile review: new refs that would shadow yours (refs/main, a tag 
     ['refs/stash/wip', false, 'rewrites are not taken'],
     ['refs/tags/release', false, 'its short name would be ambiguous with refs/heads/release (git would pick one of them for "release")'],
   ]);
+  // Names you type for something else: an abbreviated id, a remote, a remote-tracking branch's twin that does not build on it, a remote's HEAD, a case variant.
+  const yoursNow = new Map<string, RefValue>([['refs/heads/main', oid(A)], ['refs/remotes/origin/feature', oid(A)], ['refs/remotes/origin/topic', oid(A)], ['refs/tags/v1', oid(A)]]);
+  const made = new Map<string, RefValue>([
+    ...yoursNow, ['refs/heads/a3598ff', oid(B)], ['refs/tags/eeb1d6ef37', oid(B)], ['refs/tags/origin', oid(B)], ['refs/heads/upstream', oid(B)],
+    ['refs/heads/feature', oid(C)], ['refs/heads/topic', oid(B)], ['refs/remotes/upstream/HEAD', oid(B)], ['refs/tags/V1', oid(B)], ['refs/Heads/x', oid(B)],
+    ['refs/heads/cafe-fix', oid(B)],
+  ]);
+  const typed = decideRefs({ start: yoursNow, agent: made, current: yoursNow, own: null, checkedOutElsewhere: new Map(), isAncestor: (o, n) => o === A && n === B, remotes: new Set(['origin', 'upstream']) });
+  assert.deepEqual(typed.map((x) => [x.ref, x.take, x.reason]), [
+    ['refs/Heads/x', false, 'its name differs from refs/heads only in case (on a case-insensitive file system it is that ref\'s file)'],
+    ['refs/heads/a3598ff', false, 'its short name is hex digits: git would take it for "a3598ff" before an object id abbreviated so'],
+    ['refs/heads/cafe-fix', true, null],
+    ['refs/heads/feature', false, 'refs/remotes/origin/feature exists and this branch does not build on it: git checkout feature would take the agent\'s branch instead of making one from origin/feature'],
+    ['refs/heads/topic', true, null],
+    ['refs/heads/upstream', false, 'its short name is your remote "upstream": git would take it for "upstream" before upstream/HEAD'],
+    ['refs/remotes/upstream/HEAD', false, "a remote's HEAD is made by git as a symbolic ref only (clone, git remote set-head)"],
+    ['refs/tags/V1', false, 'its name differs from refs/tags/v1 only in case (on a case-insensitive file system it is that ref\'s file)'],
+    ['refs/tags/eeb1d6ef37', false, 'its short name is hex digits: git would take it for "eeb1d6ef37" before an object id abbreviated so'],
+    ['refs/tags/origin', false, 'its short name is your remote "origin": git would take it for "origin" before origin/HEAD'],
+  ]);
   const many = new Map<string, RefValue>(Array.from({ length: MAX_TAKEN + 1 }, (_, i) => [`refs/heads/n${i}`, oid(B)] as [string, RefValue]));
-  const flood = decideRefs({ start: new Map(), agent: many, current: new Map(), own: null, checkedOutElsewhere: new Map(), isAncestor: () => false });
+  const flood = decideRefs({ start: new Map(), agent: many, current: new Map(), own: null, checkedOutElsewhere: new Map(), isAncestor: () => false, remotes: new Set<string>() });
   assert.equal(flood.filter((x) => x.take).length, 0);
   assert.equal(flood[0]?.reason, `the run changed ${MAX_TAKEN + 1} refs, more than the ${MAX_TAKEN} stashbase takes from one run`);
 });
@@ -341,7 +401,7 @@ test('from a hostile review: a pack whose objects are deltas of each other (git 
   const commit = s.agent(['hash-object', '-t', 'commit', '-w', '--stdin', '--literally'], `tree ${'a'.repeat(40)}\nauthor a <a@b> 0 +0000\ncommitter a <a@b> 0 +0000\n\nx\n`);
   s.agent(['update-ref', 'refs/heads/cyc', commit]);
   const started = Date.now();
-  const r = await importRunGitDir(s.file, { git: 'git', session: 'ags_dddddddddddddddd' });
+  const r = await importRunGitDir(s.file, { git: 'git', session: 'ags_dddddddddddddddd', keptDir: join(t.dir, 'kept-ags_dddddddddddddddd') });
   assert.ok(Date.now() - started < 20_000);
   assert.deepEqual(r.warnings, ['a pack the agent left in its git directory does not check out: pack-cyc.pack (git index-pack: fatal: pack has 2 unresolved deltas); nothing of the run is imported (your refs, HEAD and index are as they were)']);
   assert.equal(spawnSync('git', ['-C', s.root, 'rev-parse', '--verify', '-q', 'refs/heads/cyc']).status, 1);
@@ -353,7 +413,7 @@ test('from a hostile review: an index staging a commit where a file goes is not 
   s.agent(['update-index', '--cacheinfo', `100644,${commit},a.txt`]);
   s.agent(['branch', 'fix-$(touch${IFS}/tmp/PASTED)']);
   s.agent(['symbolic-ref', 'HEAD', 'refs/heads/dev']);
-  const r = await importRunGitDir(s.file, { git: 'git', session: 'ags_eeeeeeeeeeeeeeee' });
+  const r = await importRunGitDir(s.file, { git: 'git', session: 'ags_eeeeeeeeeeeeeeee', keptDir: join(t.dir, 'kept-ags_eeeeeeeeeeeeeeee') });
   assert.ok(r.warnings.includes(`the sandbox's index stages ${commit.slice(0, 12)} (a commit) where a file's content goes: not taken (${join(s.root, '.git')}/index is kept)`), r.warnings.join('\n'));
   assert.ok(r.warnings.some((l) => l.endsWith("taken (undo: git update-ref -d 'refs/heads/fix-$(touch${IFS}/tmp/PASTED)')")), r.warnings.join('\n'));
   assert.ok(r.warnings.includes(`HEAD of ${join(s.root, '.git')} now points at refs/heads/dev, as the sandbox left it`), r.warnings.join('\n'));
