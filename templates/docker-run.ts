@@ -91,6 +91,8 @@ export interface AgentInput {
   command: string[];
   /** Set on the host's docker process only (HERDR_AGENT), never in the container. */
   hostEnv: Record<string, string>;
+  /** The file of stashbase's seccomp profile (templates/docker-seccomp.ts), read by the docker CLI. */
+  seccomp: string;
 }
 
 export function agentCommand(a: AgentInput): Command {
@@ -98,7 +100,7 @@ export function agentCommand(a: AgentInput): Command {
   const args = [
     'run', '--rm', '--name', names.agent, ...runLabels(a.session, a.pid),
     '--network', `container:${names.holder}`,
-    '--cap-drop', 'ALL', '--security-opt', 'no-new-privileges', '--init', '--pids-limit', AGENT_PIDS_LIMIT,
+    '--cap-drop', 'ALL', '--security-opt', 'no-new-privileges', '--security-opt', `seccomp=${a.seccomp}`, '--init', '--pids-limit', AGENT_PIDS_LIMIT,
     ...(a.memory !== undefined ? ['--memory', a.memory] : []),
     ...(a.cpus !== undefined ? ['--cpus', a.cpus] : []),
     ...(a.user !== null ? ['--user', a.user] : []),

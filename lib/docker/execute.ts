@@ -22,7 +22,8 @@ import { Trace } from '../run/trace.js';
 import { defaultImageRef, ensureRunImages } from './image.js';
 import { growthWarning, lastSize, measureVolume, recordSize } from './home-volume.js';
 import { sizeBytes } from '../profile/docker-values.js';
-import { type DockerContext, type DockerPrepared, prepareDocker } from './prepare.js';
+import { type DockerContext, type DockerPrepared, prepareDocker, seccompFileOf } from './prepare.js';
+import { agentSeccompProfile } from '../../templates/docker-seccomp.js';
 import { hookEndpoints, type HookEndpointsInput } from '../hooks/endpoints.js';
 import { HOOK_PATH, HOOK_TOKEN_VAR, HOOK_URL_VAR } from '../hooks/hook-env.js';
 import { standInScript } from '../../templates/stand-in.js';
@@ -145,6 +146,7 @@ export async function executeDocker({ ctx, warn, announce, interactive }: Docker
     });
     proxy = await proxyForRun({ profile: ctx.profile, placeholders: ctx.placeholders, env: ctx.env, home, userHome: ctx.home, cwd: ctx.cwd, audit: (e) => audit.write(e), acceptClient: (a) => accept(a), token: ctx.proxyToken, hooks, onUpstreamTls: reportFirstTlsFailure(alert) });
     createRunDir(draft.runDir, proxy.ca, null);
+    writeFileSync(seccompFileOf(draft.runDir), JSON.stringify(agentSeccompProfile()));
     if (draft.gitDir) gitDir = createRunGitDir(draft.gitDir).file;
     writeFileSync(draft.standIn, standInScript({ urlVar: HOOK_URL_VAR, tokenVar: HOOK_TOKEN_VAR, checkVar: SETTINGS_VAR, path: HOOK_PATH }), { mode: 0o755 });
     const ph = createPlaceholders(draft.protection.placeholders, draft.protection.parents, draft.protection.fileStandIns);

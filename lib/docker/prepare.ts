@@ -22,6 +22,9 @@ import { inside, resolveRule } from '../paths/rules.js';
 import { existingToolConfigs } from '../paths/tool-configs.js';
 import { sessionFile } from '../run/session.js';
 import { caDirOf, runDirOf, runStateDirOf } from '../run/run-dir.js';
+
+/** Where a run's seccomp profile for the agent container is written (lib/docker/execute.ts). */
+export const seccompFileOf = (runDir: string) => join(runDir, 'seccomp.json');
 import { sha256 } from './engine.js';
 import { buildReadOnly, defaultImageRef, type ImageChoice } from './image.js';
 import type { DockerWorktree } from '../worktree/run.js';
@@ -231,6 +234,7 @@ export function prepareDocker(ctx: DockerContext, facts: RuntimeFacts, draft?: P
     tty: ctx.tty,
     command: ctx.command,
     hostEnv: ctx.env.HERDR_AGENT ? {} : { HERDR_AGENT: basename(ctx.command[0] as string) },
+    seccomp: seccompFileOf(runDir),
   };
   const image = imageNote(ctx);
   const input: DockerPlanInput = {

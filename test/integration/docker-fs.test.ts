@@ -130,6 +130,46 @@ describe('Docker backend: filesystem, environment and limits (real engine)', nee
     assert.deepEqual(r.stdout.trim().split('\n'), ['state=[]', 'agent-versions ca-bundle.pem ca.pem ', '0']);
   });
 
+  test("socket families by allow-list in the agent container: AF_VSOCK and the rest refused, and (unnamed) the 32-bit socketcall path too; threads and git still work; control: Docker's own profile lets both through", async () => {
+    const families = [
+      'import socket, errno',
+      'for name, fam, typ, proto in [("inet",2,1,0),("inet6",10,1,0),("unix",1,1,0),("netlink-route",16,3,0),("netlink-uevent",16,3,15),("vsock",40,1,0),("xdp",44,3,0),("alg",38,5,0)]:',
+      '    try:',
+      '        socket.socket(fam, typ, proto).close(); print(name, "ok")',
+      '    except OSError as e:',
+      '        print(name, errno.errorcode.get(e.errno, e.errno))',
+      'import threading',
+      't = threading.Thread(target=lambda: print("thread ok")); t.start(); t.join()',
+    ].join('\n');
+    // socket(AF_VSOCK) through the i386 socketcall(2), which no filter can read: int 0x80 from 32-bit addressable memory.
+    const socketcall = [
+      'import ctypes, struct',
+      'libc = ctypes.CDLL(None, use_errno=True)',
+      'libc.mmap.restype = ctypes.c_void_p',
+      'libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]',
+      'mem = libc.mmap(None, 4096, 7, 0x22 | 0x40, -1, 0)',
+      'struct.pack_into("<III", (ctypes.c_char * 4096).from_address(mem), 256, 40, 1, 0)',
+      'code = b"\\x53\\xb8" + struct.pack("<I", 102) + b"\\xbb" + struct.pack("<I", 1) + b"\\xb9" + struct.pack("<I", mem + 256) + b"\\xcd\\x80\\x5b\\xc3"',
+      'ctypes.memmove(mem, code, len(code))',
+      'r = ctypes.CFUNCTYPE(ctypes.c_int)(mem)()',
+      'print("socketcall-vsock", "ok" if r >= 0 else -r, flush=True)',
+    ].join('\n');
+    writeFile(join(proj, 'families.py'), families);
+    writeFile(join(proj, 'socketcall.py'), socketcall);
+    const parse = (t: string) => Object.fromEntries(t.trim().split('\n').map((l) => l.split(' ') as [string, string]));
+    // The control: the same image under Docker's own profile.
+    const ctl = spawnSync('docker', ['run', '--rm', '--network', 'none', '--cap-drop', 'ALL', '--security-opt', 'no-new-privileges', '-v', `${proj}:/p:ro`, '-w', '/p', 'stashbase-sandbox:latest', 'sh', '-c', 'python3 families.py; python3 socketcall.py'], { encoding: 'utf8' });
+    const outside = parse(ctl.stdout);
+    assert.equal(outside.vsock, 'ok', `Docker's own profile lets AF_VSOCK through on this engine: ${ctl.stdout}${ctl.stderr}`);
+    if (process.arch === 'x64') assert.equal(outside['socketcall-vsock'], 'ok', 'and socketcall on every engine');
+    const r = await run([], `python3 families.py; git --version >/dev/null && echo git ok; ${process.arch === 'x64' ? 'python3 socketcall.py; echo "socketcall-exit $?"' : ''}`);
+    const inside = parse(r.stdout);
+    assert.deepEqual([inside.inet, inside.inet6, inside.unix, inside['netlink-route'], inside.thread, inside.git], ['ok', 'ok', 'ok', 'ok', 'ok', 'ok'], r.stdout + r.stderr);
+    for (const f of ['netlink-uevent', 'vsock', 'xdp', 'alg']) assert.equal(inside[f], 'EPERM', f);
+    // A foreign ABI is no ABI of the profile: the process is stopped by SIGSYS before the call.
+    if (process.arch === 'x64') assert.equal(inside['socketcall-exit'], '159', r.stdout);
+  });
+
   test('limits: memory and cpus reach the container, a fork bomb stops at the pids limit', async () => {
     const bomb = 'import os, time\nn = 0\ntry:\n  while n < 5000:\n    if os.fork() == 0:\n      time.sleep(60); os._exit(0)\n    n += 1\nexcept OSError:\n  pass\nprint(n, flush=True)\nos.killpg(0, 9)\n';
     writeFile(join(proj, 'bomb.py'), bomb);

@@ -36,6 +36,7 @@ const agent: AgentInput = {
   tty: true,
   command: ['claude', '--model', "it's $x"],
   hostEnv: { HERDR_AGENT: 'claude' },
+  seccomp: `/h/.stashbase/runs/${S}/seccomp.json`,
 };
 
 test('holder: the whole argument list (NET_ADMIN and SETPCAP, dropped once the rules are in, blackholed DNS, no IPv6)', () => {
@@ -54,7 +55,7 @@ test('agent: the whole argument list (no capabilities, the holder\'s namespace, 
   assert.deepEqual(cmd.env, { HERDR_AGENT: 'claude' });
   assert.deepEqual(cmd.args, [
     'run', '--rm', '--name', `${NET}-agent`, '--label', `stashbase.session=${S}`, '--label', 'stashbase.pid=4242', '--network', `container:${NET}-net`,
-    '--cap-drop', 'ALL', '--security-opt', 'no-new-privileges', '--init', '--pids-limit', '2048',
+    '--cap-drop', 'ALL', '--security-opt', 'no-new-privileges', '--security-opt', `seccomp=/h/.stashbase/runs/${S}/seccomp.json`, '--init', '--pids-limit', '2048',
     '--memory', '2g', '--cpus', '1.5', '--user', '1000:1000', '-it', '--workdir', '/home/u/my project',
     '--mount', 'type=bind,source=/home/u/my project,target=/home/u/my project',
     '--mount', 'type=volume,source=stashbase-agent-home,target=/home/agent',
@@ -64,7 +65,7 @@ test('agent: the whole argument list (no capabilities, the holder\'s namespace, 
   ]);
   const plain = agentCommand({ ...agent, tty: false, memory: undefined, cpus: undefined, user: null, hostEnv: {} });
   assert.equal(plain.env, undefined);
-  assert.deepEqual(plain.args.slice(17, 20), ['-i', '--workdir', '/home/u/my project']);
+  assert.deepEqual(plain.args.slice(19, 22), ['-i', '--workdir', '/home/u/my project']);
 });
 
 test('--mount fields are CSV: commas and quotes in paths are quoted, never split', () => {
@@ -176,4 +177,24 @@ test('image choice: a per-run flag replaces the profile\'s image or Dockerfile; 
   assert.deepEqual(chooseImage(withFile, { dockerImage: 'flag/img:2' }, at({})), { kind: 'image', ref: 'flag/img:2' });
   assert.deepEqual(chooseImage(withImage, { dockerDockerfile: 'sandbox.Dockerfile' }, at({})).kind, 'dockerfile');
   assert.throws(() => chooseImage(base, { dockerDockerfile: 'missing.Dockerfile' }, at({})), { message: `--docker-dockerfile: cannot read ${join(dir, 'missing.Dockerfile')} (ENOENT)` });
+});
+
+test("the agent container's seccomp profile: the allow-list and what it leaves out never meet; sockets, clone, clone3 and personality by argument; no foreign ABI", async () => {
+  const { agentSeccompProfile, ALLOWED, LEFT_OUT } = await import('../../templates/docker-seccomp.js');
+  const left = Object.values(LEFT_OUT).flat();
+  assert.deepEqual(ALLOWED.filter((n) => left.includes(n)), []);
+  for (const n of ['read', 'openat', 'execve', 'ptrace', 'wait4', 'fchmodat2', 'socketpair', 'connect']) assert.ok(ALLOWED.includes(n), n);
+  for (const n of ['socket', 'clone', 'clone3', 'keyctl', 'io_uring_setup', 'unshare', 'setns', 'bpf', 'mount', 'socketcall']) assert.ok(!ALLOWED.includes(n), n);
+  const p = agentSeccompProfile();
+  assert.equal(p.defaultAction, 'SCMP_ACT_ERRNO');
+  assert.deepEqual(p.archMap, [{ architecture: 'SCMP_ARCH_X86_64', subArchitectures: [] }, { architecture: 'SCMP_ARCH_AARCH64', subArchitectures: [] }]);
+  assert.deepEqual(p.syscalls.slice(1), [
+    { names: ['socket'], action: 'SCMP_ACT_ALLOW', args: [{ index: 0, value: 1, valueTwo: 0, op: 'SCMP_CMP_EQ' }] },
+    { names: ['socket'], action: 'SCMP_ACT_ALLOW', args: [{ index: 0, value: 2, valueTwo: 0, op: 'SCMP_CMP_EQ' }] },
+    { names: ['socket'], action: 'SCMP_ACT_ALLOW', args: [{ index: 0, value: 10, valueTwo: 0, op: 'SCMP_CMP_EQ' }] },
+    { names: ['socket'], action: 'SCMP_ACT_ALLOW', args: [{ index: 0, value: 16, valueTwo: 0, op: 'SCMP_CMP_EQ' }, { index: 2, value: 0, valueTwo: 0, op: 'SCMP_CMP_EQ' }] },
+    { names: ['clone'], action: 'SCMP_ACT_ALLOW', args: [{ index: 0, value: 0x7e020000, valueTwo: 0, op: 'SCMP_CMP_MASKED_EQ' }] },
+    { names: ['clone3'], action: 'SCMP_ACT_ERRNO', errnoRet: 38 },
+    ...[0, 8, 0x20000, 0x20008, 0xffffffff].map((v) => ({ names: ['personality'], action: 'SCMP_ACT_ALLOW', args: [{ index: 0, value: v, valueTwo: 0, op: 'SCMP_CMP_EQ' }] })),
+  ]);
 });
