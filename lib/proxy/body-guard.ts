@@ -1,39 +1,18 @@
 // A request body on its way upstream, scanned for the values of secrets not
 // bound to its host (placeholders and real values alike), also across chunk
 // boundaries (lib/proxy/message-filter.ts Guard): no complete value ever
-// leaves, and a stream whose bytes cannot start one is not delayed. On a find
+// leaves, and how long its bytes wait never depends on them. On a find
 // the stream fails with the rule, and the caller refuses the request and cuts
 // the upstream.
-import { Transform, type TransformCallback } from 'node:stream';
 import { BodyRefused, Guard } from './message-filter.js';
+import { FilterStream } from './scrub-stream.js';
 import type { BodyNeedle } from './secrets.js';
 
 export { BodyRefused };
 
-export class BodyGuard extends Transform {
-  private readonly guard: Guard;
-
+export class BodyGuard extends FilterStream {
   constructor(needles: BodyNeedle[]) {
-    super();
-    this.guard = new Guard(needles);
-  }
-
-  override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
-    try {
-      const out = this.guard.push(chunk);
-      done(null, out.length > 0 ? out : undefined);
-    } catch (e) {
-      done(e as Error);
-    }
-  }
-
-  override _flush(done: TransformCallback): void {
-    try {
-      const rest = this.guard.end();
-      done(null, rest.length > 0 ? rest : undefined);
-    } catch (e) {
-      done(e as Error);
-    }
+    super(new Guard(needles));
   }
 }
 

@@ -1,11 +1,12 @@
 // An upstream's answer on its way to the agent. Headers lose the hop-by-hop
-// ones and have every form of a real secret value scrubbed. The body:
-//   - from a host a secret is bound to, every byte is scrubbed, holding back
-//     only what could still begin a value; a compressed body (sent although
-//     the proxy asked for identity) is decoded, scrubbed and passed on plain,
-//     and an encoding that cannot be decoded is refused;
-//   - from any other host nothing is held back: each chunk as it arrives has
-//     complete values replaced, where that keeps its length.
+// ones and have every form of a real secret value scrubbed. In a run with
+// secrets, from every host (a bound service can serve what it stored under
+// another allowed name: an alias, a CDN, a second mapped name), every byte of
+// the body is scrubbed, the fixed window held for a few milliseconds
+// (lib/proxy/message-filter.ts); a compressed body (sent although the proxy
+// asked for identity) is decoded, scrubbed and passed on plain, and an
+// encoding that cannot be decoded is refused. In a run without secrets the
+// body passes as it is.
 // Content-Length is kept whenever the body keeps its size. An upstream that
 // stops short ends the agent's response with an error, not a hang; an agent
 // that leaves cancels the upstream request.
@@ -14,13 +15,11 @@ import type { Transform, Writable } from 'node:stream';
 import { constants, createBrotliDecompress, createUnzip } from 'node:zlib';
 import { HOP_BY_HOP } from './http-util.js';
 import { rawJoined, reason } from './h1/wire.js';
-import { lengthPreserving, type ScrubPair, Scrubber, scrubBuffer, scrubText } from './scrub.js';
-import type { MessageFilter } from './message-filter.js';
+import { lengthPreserving, type ScrubPair, Scrubber, scrubText } from './scrub.js';
+import { type MessageFilter, ReleaseTimer } from './message-filter.js';
 
 export interface ResponseScrub {
   pairs: ScrubPair[];
-  /** A secret is bound to this host: full scrubbing. */
-  bound: boolean;
 }
 
 const NO_NAMES: ReadonlySet<string> = new Set();
@@ -38,11 +37,6 @@ export function passHeaders(raw: string[], pairs: ScrubPair[], drop: ReadonlySet
     out.push(scrubText(raw[i]!, pairs), scrubText(raw[i + 1]!, pairs));
   }
   return out;
-}
-
-/** Replaces complete values in each chunk alone: nothing is held back. */
-function chunkScrub(pairs: ScrubPair[]): MessageFilter {
-  return { push: (b) => scrubBuffer(b, pairs), end: () => Buffer.alloc(0) };
 }
 
 export type BodyPlan = { refused: string } | { headers: string[]; decoder: Transform | null; filter: MessageFilter | null };
@@ -70,11 +64,8 @@ export function planBody(up: { rawHeaders: string[] }, scrub: ResponseScrub): Bo
   // Every Content-Encoding value ("gzip, br" when there are two): each must be undone.
   const encoding = (rawJoined(up.rawHeaders, 'content-encoding') ?? 'identity').trim().toLowerCase();
   const pairs = scrub.pairs;
-  if (!scrub.bound || pairs.length === 0) {
-    // Nothing held back: a compressed body passes as it is.
-    const light = pairs.length > 0 && encoding === 'identity' && lengthPreserving(pairs);
-    return { headers: passHeaders(up.rawHeaders, pairs), decoder: null, filter: light ? chunkScrub(pairs) : null };
-  }
+  // No secret in the run: nothing to look for.
+  if (pairs.length === 0) return { headers: passHeaders(up.rawHeaders, pairs), decoder: null, filter: null };
   let decoder: Transform | null = null;
   const drop = new Set<string>();
   if (encoding !== 'identity' && encoding !== '') {
@@ -167,12 +158,16 @@ export class BodyRelay {
   bytes = 0;
   private ended: (() => void) | null = null;
   private failed = false;
+  /** Lets the filter's window go when the upstream pauses (lib/proxy/message-filter.ts). */
+  private readonly timer: ReleaseTimer | null;
 
   constructor(private readonly plan: Plan, private readonly out: (b: Buffer) => boolean, private readonly onDrain: (cb: () => void) => void, private readonly fail: (e: Error) => void) {
+    const filter: MessageFilter | null = plan.filter;
+    this.timer = filter ? new ReleaseTimer(() => filter, (b) => void this.send(b)) : null;
     const d = plan.decoder;
     if (!d) return;
     d.on('data', (chunk: Buffer) => {
-      if (!this.send(plan.filter ? plan.filter.push(chunk) : chunk)) {
+      if (!this.send(this.filtered(chunk))) {
         d.pause();
         this.onDrain(() => d.resume());
       }
@@ -185,9 +180,18 @@ export class BodyRelay {
   }
 
   private send(b: Buffer): boolean {
-    if (b.length === 0) return true;
+    if (b.length === 0 || this.failed) return true;
     this.bytes += b.length;
     return this.out(b);
+  }
+
+  /** A chunk through the filter, the window's timer touched. */
+  private filtered(chunk: Buffer): Buffer {
+    const f = this.plan.filter;
+    if (!f) return chunk;
+    const out = f.push(chunk);
+    this.timer?.touch();
+    return out;
   }
 
   /** One part of the upstream body; false: wait for `resume` before the next. */
@@ -199,7 +203,7 @@ export class BodyRelay {
       d.once('drain', resume);
       return false;
     }
-    if (this.send(this.plan.filter ? this.plan.filter.push(chunk) : chunk)) return true;
+    if (this.send(this.filtered(chunk))) return true;
     this.onDrain(resume);
     return false;
   }
@@ -212,6 +216,7 @@ export class BodyRelay {
   }
 
   private close(): void {
+    this.timer?.stop();
     if (this.failed) return;
     const rest = this.plan.filter?.end();
     if (rest && rest.length > 0) this.send(rest);
@@ -221,6 +226,7 @@ export class BodyRelay {
   /** The upstream failed: stop decoding. */
   abort(): void {
     this.failed = true;
+    this.timer?.stop();
     this.plan.decoder?.destroy();
   }
 }

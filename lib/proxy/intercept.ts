@@ -26,7 +26,7 @@ import { EMPTY, headerMap, rawCount, rawValue } from './h1/wire.js';
 import { checkingInterval, type ConnectionTracker, DEFAULT_LIMITS, MAX_HEADER_BYTES, type ProxyLimits, upstreamAgentOptions } from './limits.js';
 import { normalizeHost } from './policy.js';
 import { scrubPairs, type ScrubPair } from './scrub.js';
-import { type BoundSecret, bodyNeedles, hostCarriesSecret, rewriteRequest, secretFields } from './secrets.js';
+import { type BoundSecret, bodyNeedles, rewriteRequest, secretFields } from './secrets.js';
 import { type TlsFailure, upstreamErrorRule } from './tls-failure.js';
 import { handleUpgrade, refuseUpgrade } from './upgrade.js';
 
@@ -173,7 +173,7 @@ export class Interceptor {
       const servername = isIP(target.host.replace(/^\[|\]$/g, '')) ? undefined : target.host;
       const key = `${tls ? 'tls' : 'tcp'} ${target.address} ${target.dialPort} ${servername ?? ''}`;
       const t: Tunnel = {
-        ...target, tls, outer: client, tracker, scrub: this.scrubFor(target.host), needles: bodyNeedles(target.host, tls, this.o.secrets),
+        ...target, tls, outer: client, tracker, scrub: { pairs: this.pairs }, needles: bodyNeedles(target.host, tls, this.o.secrets),
         servername, key, create: () => new UpstreamConn(key, { tls, address: target.address, port: target.dialPort, servername }, this.upstream(), this.sessions, RESPONSE_HEADER_BYTES),
       };
       const http = new TunnelHttp(conn, MAX_HEADER_BYTES, {
@@ -205,18 +205,15 @@ export class Interceptor {
     });
   }
 
-  private scrubFor(host: string): ResponseScrub {
-    return { pairs: this.pairs, bound: hostCarriesSecret(this.o.secrets, host) };
-  }
-
   private handle(t: Tunnel, http: TunnelHttp, req: Incoming, res: Responder): void {
     const h = req.head;
     const url = h.url;
     const path = pathOf(url);
     const event = (decision: string, rule: string) => requestEvent(t, h.method, path, decision, rule);
     const scrub = t.scrub;
-    // A host a secret is bound to answers uncompressed, so that every byte can be scrubbed.
-    const c = this.check(h, t, NONE, scrub.bound ? ACCEPT_ENCODING : NONE);
+    // In a run with secrets every host answers uncompressed, so that every byte can be scrubbed.
+    const full = scrub.pairs.length > 0;
+    const c = this.check(h, t, NONE, full ? ACCEPT_ENCODING : NONE);
     if ('rule' in c) {
       const e = event('deny', c.rule);
       e.status = c.status;
@@ -235,7 +232,7 @@ export class Interceptor {
     };
     exchange({
       req, res, path: c.path,
-      headers: scrub.bound ? [...c.headers, 'Accept-Encoding', 'identity'] : c.headers,
+      headers: full ? [...c.headers, 'Accept-Encoding', 'identity'] : c.headers,
       pool: this.pool, key: t.key, create: t.create, needles: t.needles, scrub,
       holdAgent: () => http.pause(),
       releaseAgent: () => http.resume(),

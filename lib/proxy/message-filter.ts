@@ -1,15 +1,35 @@
 // What a byte stream toward one side must not carry, as a filter over one
 // message at a time (a response body, a WebSocket message): push() returns
-// what may go on now, end() the rest. Scrubber (lib/proxy/scrub.ts) replaces
-// real values coming back; Guard refuses the values of secrets not bound to
-// the host going out. Both hold back only a tail that could begin a value.
-import { holdFrom } from './scrub.js';
+// what may go on now, release() what it holds (on a timer), end() the rest.
+// Scrubber (lib/proxy/scrub.ts) replaces real values coming back; Guard
+// refuses the values of secrets not bound to the host going out.
+//
+// Decided in constant time: how much a filter holds never depends on the
+// bytes. It always holds the last `window` bytes (the longest form it looks
+// for, less one), whatever they are, and lets them go RELEASE_MS after the
+// last bytes came (ReleaseTimer). A filter that held only a tail that could
+// begin a secret told, by the time its bytes took, whether a guess was a
+// prefix of the secret: an agent read a whole token back that way, one
+// character at a time. What the window held still counts when the next bytes
+// come: a value split across the release is found whole.
 import type { BodyNeedle } from './secrets.js';
 
 export interface MessageFilter {
   push(chunk: Buffer): Buffer;
+  /** What is held now, let go (the timer's: the window moves on, still watched). */
+  release(): Buffer;
   end(): Buffer;
+  /** How many bytes are held: a function of the byte counts alone. */
+  readonly held: number;
 }
+
+/** How long held bytes wait for more before they go: short enough that an event stream's events are not late by more than a few milliseconds. */
+export const RELEASE_MS = 2;
+
+/** A filter that passes everything at once (nothing to look for). */
+export const PASS: MessageFilter = { push: (b) => b, release: () => EMPTY, end: () => EMPTY, held: 0 };
+
+const EMPTY = Buffer.alloc(0);
 
 export class BodyRefused extends Error {
   constructor(readonly rule: string, readonly suspect: string) {
@@ -19,30 +39,79 @@ export class BodyRefused extends Error {
 
 /** Passes bytes on until one of the needles would complete; then throws BodyRefused. */
 export class Guard implements MessageFilter {
-  private carry: Buffer = Buffer.alloc(0);
-  private readonly finds: Array<{ find: Buffer }>;
+  /** The last `window` bytes of the stream, sent or not: a needle across a release is still seen whole. */
+  private tail: Buffer = EMPTY;
+  /** How many of the tail's last bytes have not gone out. */
+  private unsent = 0;
+  private readonly window: number;
+  private readonly needles: BodyNeedle[];
 
-  constructor(private readonly needles: BodyNeedle[]) {
-    this.finds = needles.filter((n) => n.needle.length > 0).map((n) => ({ find: n.needle }));
+  constructor(needles: BodyNeedle[]) {
+    this.needles = needles.filter((n) => n.needle.length > 0);
+    this.window = Math.max(0, ...this.needles.map((n) => n.needle.length - 1));
   }
 
   private check(buf: Buffer): void {
-    for (const n of this.needles) if (n.needle.length > 0 && buf.includes(n.needle)) throw new BodyRefused(n.rule, n.suspect);
+    for (const n of this.needles) if (buf.includes(n.needle)) throw new BodyRefused(n.rule, n.suspect);
   }
 
   push(chunk: Buffer): Buffer {
-    if (this.finds.length === 0) return chunk;
-    const all = this.carry.length ? Buffer.concat([this.carry, chunk]) : chunk;
+    if (this.needles.length === 0) return chunk;
+    const all = this.tail.length ? Buffer.concat([this.tail, chunk]) : chunk;
     this.check(all);
-    const cut = holdFrom(all, this.finds);
-    this.carry = Buffer.from(all.subarray(cut));
-    return all.subarray(0, cut);
+    const from = this.tail.length - this.unsent;
+    const cut = Math.max(from, all.length - this.window);
+    this.unsent = all.length - cut;
+    this.tail = Buffer.from(all.subarray(Math.max(0, all.length - this.window)));
+    return all.subarray(from, cut);
+  }
+
+  release(): Buffer {
+    const out = Buffer.from(this.tail.subarray(this.tail.length - this.unsent));
+    this.unsent = 0;
+    return out;
   }
 
   end(): Buffer {
-    const rest = this.carry;
-    this.carry = Buffer.alloc(0);
-    this.check(rest);
-    return rest;
+    const out = this.release();
+    this.tail = EMPTY;
+    return out;
+  }
+
+  get held(): number {
+    return this.unsent;
+  }
+}
+
+/**
+ * Lets a filter's held bytes go RELEASE_MS after the last push that left any
+ * (`emit` gets them). One timer per stream, re-armed, never one per push.
+ */
+export class ReleaseTimer {
+  private timer: NodeJS.Timeout | null = null;
+  private stopped = false;
+
+  constructor(private readonly filter: () => MessageFilter | null, private readonly emit: (b: Buffer) => void) {}
+
+  /** After a push: the held bytes go if nothing follows in time. */
+  touch(): void {
+    if (this.stopped || (this.filter()?.held ?? 0) === 0) return;
+    if (this.timer === null) {
+      this.timer = setTimeout(() => this.fire(), RELEASE_MS);
+      this.timer.unref();
+    } else this.timer.refresh();
+  }
+
+  private fire(): void {
+    const f = this.filter();
+    if (this.stopped || f === null || f.held === 0) return;
+    const b = f.release();
+    if (b.length > 0) this.emit(b);
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
   }
 }

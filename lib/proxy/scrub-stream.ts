@@ -1,24 +1,51 @@
-// A response body stream in which every form of a real secret value becomes
-// the same form of its placeholder (lib/proxy/scrub.ts), also across chunk
-// boundaries, holding back only a tail that could still begin one.
+// A message filter (lib/proxy/message-filter.ts) as a stream: what a push
+// lets through goes on at once, the window on the filter's timer, the rest at
+// the end. A response body or an upgraded stream's bytes toward the agent
+// (ScrubStream) or toward the upstream (lib/proxy/body-guard.ts).
 import { Transform, type TransformCallback } from 'node:stream';
+import { type MessageFilter, ReleaseTimer } from './message-filter.js';
 import { Scrubber, type ScrubPair } from './scrub.js';
 
-export class ScrubStream extends Transform {
-  private readonly scrubber: Scrubber;
+export class FilterStream extends Transform {
+  private readonly timer: ReleaseTimer;
+  private readonly messageFilter: MessageFilter;
 
-  constructor(pairs: ScrubPair[]) {
+  constructor(filter: MessageFilter) {
     super();
-    this.scrubber = new Scrubber(pairs);
+    this.messageFilter = filter;
+    this.timer = new ReleaseTimer(() => filter, (b) => void this.push(b));
   }
 
   override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
-    const out = this.scrubber.push(chunk);
-    done(null, out.length > 0 ? out : undefined);
+    try {
+      const out = this.messageFilter.push(chunk);
+      this.timer.touch();
+      done(null, out.length > 0 ? out : undefined);
+    } catch (e) {
+      this.timer.stop();
+      done(e as Error);
+    }
   }
 
   override _flush(done: TransformCallback): void {
-    const rest = this.scrubber.end();
-    done(null, rest.length > 0 ? rest : undefined);
+    this.timer.stop();
+    try {
+      const rest = this.messageFilter.end();
+      done(null, rest.length > 0 ? rest : undefined);
+    } catch (e) {
+      done(e as Error);
+    }
+  }
+
+  override _destroy(e: Error | null, cb: (e: Error | null) => void): void {
+    this.timer.stop();
+    cb(e);
+  }
+}
+
+/** Every form of a real secret value becomes the same form of its placeholder, also across chunks (lib/proxy/scrub.ts). */
+export class ScrubStream extends FilterStream {
+  constructor(pairs: ScrubPair[]) {
+    super(new Scrubber(pairs));
   }
 }

@@ -6,11 +6,10 @@
 // echoed `Authorization: Basic …`, a JSON blob encoded whole), in the
 // standard and the URL-safe alphabet.
 //
-// A Scrubber works on a stream and never delays it more than it must: after
-// replacing every complete form it holds back only the shortest tail that
-// could still be the start of one (a byte that cannot begin a form goes out
-// at once), so an event stream whose events cannot start a secret is never
-// one event late.
+// A Scrubber works on a stream: it replaces every complete form and holds a
+// window of fixed length (the longest form, less one) for a few milliseconds,
+// whatever is in it: how long a byte takes never depends on the secret
+// (lib/proxy/message-filter.ts).
 import type { BoundSecret } from './secrets.js';
 
 export interface ScrubPair {
@@ -143,24 +142,6 @@ function replaceAll(buf: Buffer, pairs: ScrubPair[], text = buf.toString('latin1
   return { out: Buffer.concat(parts), end };
 }
 
-/** Where the shortest tail of `buf` begins that is a proper prefix of some form; buf.length when none. */
-export function holdFrom(buf: Buffer, pairs: ReadonlyArray<{ find: Buffer }>): number {
-  let hold = buf.length;
-  for (const p of pairs) {
-    if (p.find.length === 0) continue;
-    const first = p.find[0]!;
-    const start = Math.max(0, buf.length - p.find.length + 1);
-    for (let i = start; i < hold; i++) {
-      if (buf[i] !== first) continue;
-      if (buf.compare(p.find, 0, buf.length - i, i) === 0) {
-        hold = i;
-        break;
-      }
-    }
-  }
-  return hold;
-}
-
 /** Replaces every form in a whole text (a header value, a complete message). */
 export function scrubBuffer(buf: Buffer, pairs: ScrubPair[]): Buffer {
   return pairs.length === 0 ? buf : replaceAll(buf, pairs).out;
@@ -176,39 +157,58 @@ export function scrubText(text: string, pairs: ScrubPair[]): string {
 
 const EMPTY = Buffer.alloc(0);
 
-/** A stream's scrubbing state: what arrives, less the tail that could still begin a form. */
+/**
+ * A stream's scrubbing state. It always holds the last `window` raw bytes
+ * (the longest form, less one), whatever they are, and lets them go on
+ * release() (lib/proxy/message-filter.ts's timer): how long a byte waits never
+ * tells whether it could begin a secret. The held bytes stay as the lookbehind
+ * once released: a form that began in them and ends in the next bytes is still
+ * found, its rest replaced by the rest of its placeholder.
+ */
 export class Scrubber {
-  /** Raw bytes held: from the earliest place a form could still begin. */
+  /** The last raw bytes of the stream (at least the window's worth once there were so many). */
   private carry: Buffer = EMPTY;
-  /** How many of them went out already (covered by a form that began before them, replaced). */
+  /** How many of them went out already. */
   private sent = 0;
-  constructor(private readonly pairs: ScrubPair[]) {}
+  private readonly window: number;
 
-  /** The bytes that may go out now. */
+  constructor(private readonly pairs: ScrubPair[]) {
+    this.window = Math.max(0, ...pairs.map((p) => p.find.length - 1));
+  }
+
+  /** The bytes that may go out now: all but the window, scrubbed. */
   push(chunk: Buffer): Buffer {
     if (this.pairs.length === 0) return chunk;
     const all = this.carry.length ? Buffer.concat([this.carry, chunk]) : chunk;
+    const limit = Math.max(this.sent, all.length - this.window);
     // Held raw, not scrubbed: a value that nests another's must be seen whole (replacing the inner
     // one first would leave the rest of the outer one to go out).
-    const hold = holdFrom(all, this.pairs);
-    const { out, end } = replaceAll(all, this.pairs, all.toString('latin1'), this.sent, hold);
-    if (hold === all.length) {
-      this.carry = EMPTY;
-      this.sent = 0;
-    } else {
-      this.carry = Buffer.from(all.subarray(hold));
-      this.sent = Math.max(0, end - hold);
-    }
+    const { out, end } = replaceAll(all, this.pairs, all.toString('latin1'), this.sent, limit);
+    this.keep(all, end);
+    return out;
+  }
+
+  /** Keeps the last window's worth of `all` as the lookbehind; `end`: where what went out ends. */
+  private keep(all: Buffer, end: number): void {
+    const from = Math.max(0, all.length - this.window);
+    this.carry = Buffer.from(all.subarray(from));
+    this.sent = Math.max(0, end - from);
+  }
+
+  /** What is held, scrubbed of every form complete in it (the timer's). */
+  release(): Buffer {
+    if (this.sent >= this.carry.length) return EMPTY;
+    const { out, end } = replaceAll(this.carry, this.pairs, this.carry.toString('latin1'), this.sent, this.carry.length);
+    this.sent = Math.min(end, this.carry.length);
     return out;
   }
 
   /** The rest, at the end of the stream. */
   end(): Buffer {
-    const rest = this.carry;
-    const sent = this.sent;
+    const out = this.release();
     this.carry = EMPTY;
     this.sent = 0;
-    return rest.length ? replaceAll(rest, this.pairs, rest.toString('latin1'), sent).out : rest;
+    return out;
   }
 
   get held(): number {

@@ -14,7 +14,7 @@ import type { ClientRequest } from 'node:http';
 import { pipeline, type Duplex, type Transform } from 'node:stream';
 import { BodyGuard } from './body-guard.js';
 import { type BodyPlan, forwardBody, passHeaders, planBody, type ResponseScrub } from './forward-response.js';
-import { BodyRefused, Guard, type MessageFilter } from './message-filter.js';
+import { BodyRefused, Guard, PASS } from './message-filter.js';
 import { Scrubber, scrubBuffer, scrubText } from './scrub.js';
 import { ScrubStream } from './scrub-stream.js';
 import type { BodyNeedle } from './secrets.js';
@@ -68,11 +68,6 @@ function without(headers: string[], names: ReadonlySet<string>): string[] {
 function guardWhole(p: Buffer, needles: BodyNeedle[]): Buffer {
   const g = new Guard(needles);
   return Buffer.concat([g.push(p), g.end()]);
-}
-
-/** Light scrubbing of one message toward the agent from a host no secret is bound to: complete values only, nothing held. */
-function lightFilter(scrub: ResponseScrub): MessageFilter {
-  return { push: (b) => scrubBuffer(b, scrub.pairs), end: () => Buffer.alloc(0) };
 }
 
 export function handleUpgrade(u: UpgradeInput): void {
@@ -143,7 +138,7 @@ export function handleUpgrade(u: UpgradeInput): void {
     let toUpstream: Transform;
     if (websocket) {
       const control = (p: Buffer) => scrubBuffer(p, u.scrub.pairs);
-      toAgent = new FrameRelay({ fromClient: false, filter: () => (u.scrub.bound ? new Scrubber(u.scrub.pairs) : lightFilter(u.scrub)), control });
+      toAgent = new FrameRelay({ fromClient: false, filter: () => (u.scrub.pairs.length > 0 ? new Scrubber(u.scrub.pairs) : PASS), control });
       toUpstream = new FrameRelay({
         fromClient: true,
         filter: () => new Guard(u.needles),
@@ -151,7 +146,7 @@ export function handleUpgrade(u: UpgradeInput): void {
         control: (p) => guardWhole(p, u.needles),
       });
     } else {
-      toAgent = u.scrub.bound ? new ScrubStream(u.scrub.pairs) : new ScrubStream([]);
+      toAgent = new ScrubStream(u.scrub.pairs);
       toUpstream = new BodyGuard(u.needles);
     }
     const fail = (e: Error | null | undefined) => {

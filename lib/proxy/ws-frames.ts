@@ -3,8 +3,10 @@
 // way to the agent, guarded on the way out. The payload is never buffered
 // whole: each piece that arrives goes on at once as a fragment of the same
 // message (an intermediary may refragment a message that uses no extension,
-// RFC 6455 5.4), less a tail the filter holds back, which moves on to the
-// next fragment; at the end of a message nothing is held. Control frames
+// RFC 6455 5.4), less the window the filter holds (lib/proxy/message-filter.ts),
+// which goes on with the next fragment, or as a fragment of its own when
+// nothing follows within a few milliseconds; at the end of a message nothing
+// is held. Control frames
 // (at most 125 bytes) are read whole and filtered whole.
 //
 // No extension is ever negotiated (the proxy strips Sec-WebSocket-Extensions),
@@ -13,7 +15,7 @@
 // protocol error: the stream fails and the caller closes both sides.
 import { randomFillSync } from 'node:crypto';
 import { Transform, type TransformCallback } from 'node:stream';
-import type { MessageFilter } from './message-filter.js';
+import { type MessageFilter, ReleaseTimer } from './message-filter.js';
 
 export class WsProtocolError extends Error {}
 
@@ -106,9 +108,28 @@ export class FrameRelay extends Transform {
   private pendingOpcode = 0;
   /** The frames one read made: passed on together, one write (a read of thousands of tiny frames cost a write each). */
   private out: Buffer[] = [];
+  /** The message's window, let go as a fragment of its own when nothing follows in time. */
+  private readonly timer = new ReleaseTimer(
+    () => this.message,
+    (b) => {
+      const opcode = this.pendingOpcode;
+      this.pendingOpcode = 0;
+      this.push(encodeFrame(false, opcode, b, this.o.fromClient));
+    },
+  );
 
   constructor(private readonly o: FrameRelayOptions) {
     super();
+  }
+
+  override _destroy(e: Error | null, cb: (e: Error | null) => void): void {
+    this.timer.stop();
+    cb(e);
+  }
+
+  override _flush(cb: TransformCallback): void {
+    this.timer.stop();
+    cb();
   }
 
   private emitData(fin: boolean, payload: Buffer): void {
@@ -180,6 +201,7 @@ export class FrameRelay extends Transform {
     const out = this.out;
     this.out = [];
     if (out.length > 0) this.push(out.length === 1 ? out[0] : Buffer.concat(out));
+    this.timer.touch();
     done();
   }
 }

@@ -21,6 +21,22 @@ import { reader, text, toProxy, tunnel } from '../proxy-client.js';
 import { type Stub, startStub } from '../proxy-stubs.js';
 import { frame, messages, readFrames } from '../ws-util.js';
 
+/** An HTTP/1.1 message's chunked body, joined (the head and anything not chunked are returned as they are). */
+function dechunked(message: string): string {
+  const at = message.indexOf('\r\n\r\n');
+  if (at < 0 || !/\r\nTransfer-Encoding: chunked\r\n/i.test(message.slice(0, at + 2))) return message;
+  let rest = message.slice(at + 4);
+  let body = '';
+  for (;;) {
+    const eol = rest.indexOf('\r\n');
+    const size = parseInt(rest.slice(0, eol), 16);
+    if (!(size > 0)) break;
+    body += rest.slice(eol + 2, eol + 2 + size);
+    rest = rest.slice(eol + 2 + size + 2);
+  }
+  return message.slice(0, at + 4) + body;
+}
+
 // Reserved characters, so that its percent-encoded form differs from it.
 const REAL = 'sk-ant-api03-R3al/Va1ue+Secret=0123456789abcdefXYZ';
 const PH = 'sk-ant-api03-SBPHplaceholderPlaceholder0123456789Z';
@@ -158,7 +174,8 @@ describe('the intercepting proxy against a hostile upstream (issue 16)', () => {
       const all = text(r.all());
       assert.match(all, /^HTTP\/1\.1 200 OK\r\n/, path);
       assert.doesNotMatch(all.split('\r\n\r\n')[0]!, /content-encoding/i, path);
-      assert.match(all, new RegExp(`"auth":"Bearer ${PH}"`), path);
+      // The body as the agent's client reads it: chunks joined (the window goes on its own timer, in a chunk of its own).
+      assert.match(dechunked(all), new RegExp(`"auth":"Bearer ${PH}"`), path);
       assert.deepEqual(leaks(r.all(), REAL), [], path);
     }
     const s = await open('api.test');
@@ -328,17 +345,18 @@ describe('the intercepting proxy against a hostile upstream (issue 16)', () => {
     for (const s of [...held, a, b]) s.destroy();
   });
 
-  test('a body whose first part could begin a secret not bound to its host sends nothing upstream, not even its head, until the guard knows; the rest completing it is refused', async () => {
+  test('a body whose first part could begin a secret not bound to its host: its head and that part go upstream as any other would (no oracle); the rest completing it is refused', async () => {
     const before = free.log.requests.length;
     const s = await open('free.test');
     const r = reader(s);
     s.write(`POST /upload HTTP/1.1\r\nHost: free.test\r\nContent-Length: ${REAL.length}\r\n\r\n${REAL.slice(0, 10)}`);
     await new Promise((res) => setTimeout(res, 100));
-    assert.deepEqual(free.log.requests.slice(before), [], 'nothing upstream while the guard holds the part back');
     s.write(REAL.slice(10));
     await r.until(/\r\n\r\n/);
     assert.match(text(r.all()), /^HTTP\/1\.1 403 Forbidden\r\n/);
-    assert.deepEqual(free.log.requests.slice(before), []);
+    // The head went at once; the body never ended there, and the whole value never reached it.
+    assert.deepEqual(free.log.requests.slice(before), ['POST free.test /upload']);
+    assert.equal(free.log.bodies.some((b) => b.includes(Buffer.from(REAL))), false);
     s.destroy();
   });
 

@@ -2,7 +2,7 @@
 // percent-encoded, base64 at each alignment) becomes the same form of its
 // placeholder, in a whole text and in a stream cut anywhere, with bytes of any
 // value around it (the search runs in Latin-1 text: a character per byte), and
-// a stream holds back only what could still begin a form.
+// a stream holds a window of fixed length, whatever is in it.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Scrubber, scrubBuffer, scrubPairs, scrubText } from '../../lib/proxy/scrub.js';
@@ -60,18 +60,47 @@ test('a stream cut at every place gives what the whole text gives, and never the
   }
 });
 
-test('a stream holds back only a tail that could begin a form, and nothing when none can', () => {
-  const s = new Scrubber(pairs);
-  const event = Buffer.from('data: {"delta":"hello"}\n\n');
-  assert.equal(s.push(event).compare(event), 0);
-  assert.equal(s.held, 0);
-  // The first 10 bytes of the raw value: held; then a byte that ends the candidate: all of it goes.
-  const start = real.subarray(0, 10);
-  assert.equal(s.push(Buffer.concat([Buffer.from('x'), start])).toString('latin1'), 'x');
-  assert.equal(s.held, 10);
-  assert.equal(s.push(Buffer.from('!')).compare(Buffer.concat([start, Buffer.from('!')])), 0);
-  assert.equal(s.held, 0);
-  assert.equal(s.end().length, 0);
+test('a stream holds a window of fixed length whatever it holds: a start of the real value and any other bytes wait alike; released, a value completed later still comes out scrubbed', () => {
+  const window = Math.max(...pairs.map((p) => p.find.length)) - 1;
+  const run = (first: Buffer) => {
+    const s = new Scrubber(pairs);
+    const a = s.push(first);
+    const held = s.held;
+    return { s, a, held };
+  };
+  // The first 10 bytes of the raw value, and 10 bytes that begin nothing: the same bytes out, the same held.
+  const guess = run(Buffer.concat([Buffer.from('x'.repeat(100)), real.subarray(0, 10)]));
+  const other = run(Buffer.concat([Buffer.from('x'.repeat(100)), Buffer.from('qqqqqqqqqq')]));
+  assert.equal(guess.a.length, 110 - window);
+  assert.equal(other.a.length, guess.a.length);
+  assert.deepEqual([guess.held, other.held], [window, window]);
+  // The timer lets the window go: the held bytes as they are (no complete form in them).
+  const released = guess.s.release();
+  assert.equal(released.length, window);
+  assert.equal(guess.s.held, 0);
+  // The rest of the value arrives after the release: it comes out as the rest of the placeholder.
+  const rest = Buffer.concat([guess.s.push(real.subarray(10)), guess.s.end()]);
+  assert.equal(rest.toString('latin1'), ph.subarray(10).toString('latin1'));
+  assert.equal(Buffer.concat([guess.a, released, rest]).includes(real), false);
+  // A whole value inside the window is replaced on release too.
+  const whole = new Scrubber(pairs);
+  const out = Buffer.concat([whole.push(Buffer.concat([Buffer.from('ab'), real])), whole.release()]);
+  assert.equal(out.toString('latin1'), `ab${ph.toString('latin1')}`);
+  assert.equal(whole.end().length, 0);
+});
+
+test('the body guard: the same window whatever the bytes; a value split across a release is still refused', async () => {
+  const { Guard, BodyRefused } = await import('../../lib/proxy/message-filter.js');
+  const needles = [{ needle: real, rule: 'r', suspect: 'T' }];
+  const g1 = new Guard(needles);
+  const g2 = new Guard(needles);
+  const a = g1.push(real.subarray(0, 12));
+  const b = g2.push(Buffer.from('zzzzzzzzzzzz'));
+  assert.deepEqual([a.length, g1.held], [b.length, g2.held]);
+  assert.deepEqual([a.length, g1.held], [0, 12]);
+  assert.equal(g1.release().compare(real.subarray(0, 12)), 0);
+  assert.throws(() => g1.push(real.subarray(12)), BodyRefused);
+  assert.equal(Buffer.concat([g2.release(), g2.push(Buffer.from('end')), g2.end()]).toString(), 'zzzzzzzzzzzzend');
 });
 
 test('header text (Latin-1 as the parser gives it): forms replaced, text without one returned as it is', () => {

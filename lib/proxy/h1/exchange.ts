@@ -11,7 +11,7 @@ import type { Incoming, Responder } from './tunnel.js';
 import type { UpstreamConn } from './upstream.js';
 import { EMPTY, headBytes, LAST_CHUNK, pushChunk, rawValue } from './wire.js';
 import { BodyRelay, planBody, type ResponseScrub } from '../forward-response.js';
-import { BodyRefused, Guard } from '../message-filter.js';
+import { BodyRefused, Guard, ReleaseTimer } from '../message-filter.js';
 import type { BodyNeedle } from '../secrets.js';
 
 export interface ExchangeAudit {
@@ -69,6 +69,13 @@ export function exchange(x: ExchangeInput): void {
   const expect = rawValue(h.headers, 'expect') !== undefined;
   let continued = false;
   const guard = x.needles.length > 0 ? new Guard(x.needles) : null;
+  /** The guard's window goes upstream when the agent pauses (lib/proxy/message-filter.ts). */
+  const timer = guard
+    ? new ReleaseTimer(() => guard, (b) => {
+      write(b);
+      flush();
+    })
+    : null;
   let conn: UpstreamConn | null = null;
   let waiter: Waiter | null = null;
   let over = false;
@@ -89,6 +96,7 @@ export function exchange(x: ExchangeInput): void {
   };
   const stop = () => {
     settle();
+    timer?.stop();
     waiter?.cancel();
     relay?.abort();
     conn?.socket.destroy();
@@ -103,7 +111,12 @@ export function exchange(x: ExchangeInput): void {
     if (!guard) return b;
     try {
       const out = guard.push(b);
-      return last ? Buffer.concat([out, guard.end()]) : out;
+      if (last) {
+        timer?.stop();
+        return Buffer.concat([out, guard.end()]);
+      }
+      timer?.touch();
+      return out;
     } catch (e) {
       if (!(e instanceof BodyRefused)) throw e;
       stop();
@@ -113,9 +126,10 @@ export function exchange(x: ExchangeInput): void {
     }
   };
 
-  // The head goes with the first body bytes past the guard (or the end): a body
-  // refused at once leaves nothing upstream, not even its head. An agent that
-  // waits for 100 Continue gets the head sent at once. What one read of the
+  // The head goes at once, whatever the body holds: sent with the first body
+  // bytes past the guard, it told by its timing whether those bytes could
+  // begin a secret (an upstream that answers after the head, as a 401 does,
+  // was an oracle). The guard's window goes on its timer. What one read of the
   // agent produces goes upstream as one write, at the end of the task, its body
   // bytes framed there as one chunk (a body of one-byte chunks is neither a
   // write nor a chunk per byte).
@@ -246,7 +260,7 @@ export function exchange(x: ExchangeInput): void {
     });
     const headers = withLength(x.headers);
     head = headBytes(`${h.method} ${x.path} HTTP/1.1`, chunked ? [...headers, 'Transfer-Encoding', 'chunked'] : headers);
-    if (expect || !guard) write(EMPTY, true);
+    write(EMPTY, true);
     req.read(
       (b) => {
         const out = guarded(b, false);
