@@ -55,7 +55,7 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (choice.kind === 'dockerfile') {
-    await buildDockerfile(docker, choice, force, stashbaseHome(env));
+    choice.ref = await buildDockerfile(docker, choice, force, { stashbaseHome: stashbaseHome(env), env, interactive: isInteractive(false) });
   } else {
     const build = await defaultBuild(docker, stashbaseHome(env), env, force, agents);
     build.write();

@@ -10,7 +10,8 @@ import { type AgentsBuild, DEFAULT_IMAGE, defaultBuildCommand, dockerfileBuildCo
 import { ConfigError, SandboxUnavailableError } from '../errors.js';
 import { inside, resolveRule } from '../paths/rules.js';
 import { removeTree } from '../run/run-dir.js';
-import { type BuildInputs, buildInputs, writeBuildContext } from './build-context.js';
+import { type BuildContext, buildRoots, type DockerfileText, makeContext, readDockerfile, remoteSources } from './build-context.js';
+import { ensureBuildTrusted } from '../profile/trust.js';
 import { start } from '../exec.js';
 import type { Profile } from '../profile/types.js';
 import { confirm } from '../util/prompt.js';
@@ -21,7 +22,20 @@ import { type ImageFacts, inspectImage, sha256 } from './engine.js';
 export type ImageChoice =
   | { kind: 'default'; ref: string }
   | { kind: 'image'; ref: string }
-  | { kind: 'dockerfile'; ref: string; dockerfile: string; context: string; inputs: BuildInputs; network: boolean };
+  | {
+    kind: 'dockerfile';
+    /** The tag of what the inputs are now (the build may find them changed: then its own). */
+    ref: string;
+    /** The digest of the Dockerfile and its inputs now (lib/docker/build-context.ts). */
+    digest: string;
+    file: DockerfileText;
+    /** Read-only during runs (lib/docker/build-context.ts buildRoots). */
+    roots: string[];
+    network: boolean;
+    denied: (abs: string) => boolean;
+    /** The profile, for the trust command a refusal prints (null: the built-in default). */
+    profile: string | null;
+  };
 
 /** The built-in image's tag; STASHBASE_DOCKER_IMAGE renames it (tests, side-by-side builds). */
 export function defaultImageRef(env: NodeJS.ProcessEnv): string {
@@ -36,14 +50,31 @@ export const DOCKERFILE_REPOSITORY = 'stashbase-dockerfile';
  * edited Dockerfile or input is a new image, and the same content (a worktree's
  * copy) is the same one.
  */
-export function dockerfileTag(inputs: BuildInputs): string {
-  return `${DOCKERFILE_REPOSITORY}:${inputs.digest.slice(0, 32)}`;
+export function dockerfileTag(digest: string): string {
+  return `${DOCKERFILE_REPOSITORY}:${digest.slice(0, 32)}`;
 }
 
-/** Whether a deny_read rule of the profile (or stashbase's own home) names a path: a build never reads it. */
-function readDenied(profile: Profile, home: string, cwd: string, stashbaseHome: string): (abs: string) => boolean {
-  const rules = profile.filesystem.denyRead.map((e) => resolveRule(e, home, cwd));
-  return (abs) => inside(abs, stashbaseHome) || rules.some((r) => (r.kind === 'path' ? inside(abs, r.path) : r.regex.test(abs)));
+const real = (p: string) => {
+  try {
+    return realpathSync(p);
+  } catch {
+    return p;
+  }
+};
+
+/**
+ * Whether a deny_read rule of the profile (or stashbase's own home) names a
+ * path: a build never reads it. The inputs' paths are real ones: each rule is
+ * resolved from your home and folder as given and as they really are (a home
+ * under a link names the same files).
+ */
+export function readDenied(profile: Profile, home: string, cwd: string, stashbaseHome: string): (abs: string) => boolean {
+  const rules = [...new Set([`${home}\0${cwd}`, `${real(home)}\0${real(cwd)}`])].flatMap((k) => {
+    const [h, c] = k.split('\0') as [string, string];
+    return profile.filesystem.denyRead.map((e) => resolveRule(e, h, c));
+  });
+  const homes = [stashbaseHome, real(stashbaseHome)];
+  return (abs) => homes.some((h) => inside(abs, h)) || rules.some((r) => (r.kind === 'path' ? inside(abs, r.path) || inside(abs, real(r.path)) : r.regex.test(abs)));
 }
 
 export interface ChoiceContext {
@@ -61,14 +92,15 @@ export function chooseImage(profile: Profile, flags: { dockerImage?: string; doc
   const dockerfile = fromFlags ? flags.dockerDockerfile : profile.sandbox.dockerfile;
   if (image !== undefined) return { kind: 'image', ref: image };
   if (dockerfile !== undefined) {
-    let path: string;
-    try {
-      path = realpathSync(resolve(cwd, dockerfile));
-    } catch (e) {
-      throw new ConfigError(`${fromFlags ? '--docker-dockerfile' : 'sandbox.dockerfile'}: cannot read ${resolve(cwd, dockerfile)} (${(e as NodeJS.ErrnoException).code})`);
+    const file = readDockerfile(dockerfile, cwd, fromFlags ? '--docker-dockerfile' : 'sandbox.dockerfile');
+    const network = profile.sandbox.buildNetwork;
+    const remote = remoteSources(file.text);
+    if (remote.length > 0 && !network) {
+      throw new ConfigError(`sandbox.dockerfile: ${file.path} has ADD ${remote[0]}, which the engine downloads with its own network even in a build without one; download it yourself and COPY it, or set build_network = true under [sandbox] (weaker)`);
     }
-    const inputs = buildInputs(path, dirname(path), readDenied(profile, c.home, cwd, c.stashbaseHome));
-    return { kind: 'dockerfile', ref: dockerfileTag(inputs), dockerfile: path, context: dirname(path), inputs, network: profile.sandbox.buildNetwork };
+    const denied = readDenied(profile, c.home, cwd, c.stashbaseHome);
+    const digest = makeContext(file, denied, network, null).digest;
+    return { kind: 'dockerfile', ref: dockerfileTag(digest), digest, file, roots: buildRoots(file), network, denied, profile: profile.file === null ? null : profile.name };
   }
   return { kind: 'default', ref: defaultImageRef(env) };
 }
@@ -80,28 +112,38 @@ export function chooseImage(profile: Profile, flags: { dockerImage?: string; doc
  * cannot be kept: the run is refused.
  */
 export function buildReadOnly(choice: ImageChoice, writable: string): string[] {
-  if (choice.kind !== 'dockerfile') return [];
-  for (const r of choice.inputs.roots) {
+  return choice.kind === 'dockerfile' ? rootsOutside(choice.file.path, choice.roots, writable) : [];
+}
+
+function rootsOutside(dockerfile: string, roots: string[], writable: string): string[] {
+  for (const r of roots) {
     if (inside(writable, r)) {
       throw new ConfigError(
-        `${choice.dockerfile} copies ${r}, which holds the folder the agent writes (${writable}): the run cannot keep it read-only for your next build, so nothing was run. Copy only what the image needs (COPY requirements.txt …), or build the image yourself and name it in sandbox.image`,
+        `${dockerfile} copies ${r}, which holds the folder the agent writes (${writable}): the run cannot keep it read-only for your next build, so nothing was run. Copy only what the image needs (COPY requirements.txt …), or build the image yourself and name it in sandbox.image`,
       );
     }
   }
-  return [choice.dockerfile, ...choice.inputs.roots];
+  return roots;
 }
 
-/** For a native run of a profile that names a Dockerfile: its build's inputs, or the Dockerfile alone when it cannot be read (the agent must not create it either). */
+/** For a native run of a profile that names a Dockerfile: what its build reads (no content read), or the Dockerfile alone when it cannot be read (the agent must not create it either). */
 export function nativeBuildReadOnly(profile: Profile, c: ChoiceContext, writable: string): string[] {
   if (profile.sandbox.dockerfile === undefined) return [];
-  let choice: ImageChoice;
+  let file: DockerfileText;
   try {
-    choice = chooseImage(profile, {}, c);
+    file = readDockerfile(profile.sandbox.dockerfile, c.cwd, 'sandbox.dockerfile');
   } catch (e) {
     if (e instanceof ConfigError) return [resolve(c.cwd, profile.sandbox.dockerfile)];
     throw e;
   }
-  return buildReadOnly(choice, writable);
+  let roots: string[];
+  try {
+    roots = buildRoots(file);
+  } catch (e) {
+    if (!(e instanceof ConfigError)) throw e;
+    roots = [file.path, join(file.context, '.dockerignore')];
+  }
+  return rootsOutside(file.path, roots, writable);
 }
 
 /** Build arguments for the default image; tests build it offline from a local base. */
@@ -145,18 +187,23 @@ export function hasAgents(facts: ImageFacts, agents: AgentsBuild): boolean {
  * inputs only, copied; what deny_read names left out and said), with no
  * network unless the profile's build_network asks for the engine's.
  */
-export async function buildDockerfile(docker: string, c: Extract<ImageChoice, { kind: 'dockerfile' }>, pull: boolean, stashbaseHome: string): Promise<void> {
-  for (const l of c.inputs.left) process.stderr.write(`stashbase: left out of the build: ${l}\n`);
-  const dir = join(stashbaseHome, 'docker', 'builds', randomBytes(8).toString('hex'));
+export async function buildDockerfile(docker: string, c: Extract<ImageChoice, { kind: 'dockerfile' }>, pull: boolean, o: { stashbaseHome: string; env: NodeJS.ProcessEnv; interactive: boolean }): Promise<string> {
+  const dir = join(o.stashbaseHome, 'docker', 'builds', randomBytes(8).toString('hex'));
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   try {
-    const made = writeBuildContext(c.inputs, dir);
-    const cmd = dockerfileBuildCommand({ docker, tag: c.ref, dockerfile: made.dockerfile, context: made.context, pull, network: c.network, source: c.dockerfile, digest: c.inputs.digest });
+    // Read once, written as read: what is built is what is hashed and trusted.
+    const made: BuildContext = makeContext(c.file, c.denied, c.network, dir);
+    for (const l of made.left) process.stderr.write(`stashbase: left out of the build: ${l}\n`);
+    await ensureBuildTrusted({ path: c.file.path, digest: made.digest, text: c.file.text, files: made.files, profile: c.profile, interactive: o.interactive, env: o.env });
+    const tag = dockerfileTag(made.digest);
+    const cmd = dockerfileBuildCommand({ docker, tag, dockerfile: made.dockerfile as string, context: join(dir, 'context'), pull, network: c.network, source: c.file.path, digest: made.digest });
+    process.stderr.write(`Building ${c.file.path} as ${tag}${c.network ? '' : ' (no network)'}\n`);
     const code = await start(cmd, ['ignore', process.stderr, process.stderr]).exit;
     if (code !== 0) {
       const hint = c.network ? '' : '; the build has no network (a step that downloads fails): build_network = true under [sandbox] gives it the engine\'s (weaker, see docs/docker.md)';
-      throw new SandboxUnavailableError(`the build of ${c.dockerfile} failed (exit code ${code})${hint}`);
+      throw new SandboxUnavailableError(`the build of ${c.file.path} failed (exit code ${code})${hint}`);
     }
+    return tag;
   } finally {
     removeTree(dir);
   }
@@ -206,7 +253,7 @@ export async function ensureRunImages(o: EnsureInput): Promise<void> {
     o.warn(`the sandbox image ${ref} is ${ageDays(facts)} days old; for current agent CLIs run: stashbase agent docker build --force`);
   }
   if (o.choice.kind === 'dockerfile' && custom === null) {
-    process.stderr.write(`Building ${o.choice.dockerfile} as ${o.choice.ref}${o.choice.network ? '' : ' (no network)'}\n`);
-    await buildDockerfile(o.docker, o.choice, false, o.home);
+    // The tag of what was built: the run runs that image.
+    o.choice.ref = await buildDockerfile(o.docker, o.choice, false, { stashbaseHome: o.home, env: o.env, interactive: o.interactive });
   }
 }

@@ -255,6 +255,6 @@ function imageNote(ctx: DockerContext): string {
     case 'image':
       return `the agent runs ${ctx.choice.ref} (docker run pulls it if missing); ${holder}`;
     case 'dockerfile':
-      return `the agent runs ${ctx.choice.ref}, built from ${ctx.choice.dockerfile} when that tag is missing; ${holder}`;
+      return `the agent runs ${ctx.choice.ref}, built from ${ctx.choice.file.path} when that tag is missing; ${holder}`;
   }
 }

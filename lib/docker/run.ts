@@ -27,6 +27,8 @@ export interface DockerRunInput {
   /** Prints a dry run's plan (as text or JSON, wrapped in a worktree's steps). */
   print: (plan: Plan) => void;
   worktree?: DockerWorktree;
+  /** Where the profile's paths are from: your folder, also for a worktree run (a Dockerfile is built from your checkout, never from the agent's). */
+  profileCwd: string;
   interactive: boolean;
   warn: (msg: string) => void;
   announce: boolean;
@@ -50,7 +52,7 @@ export async function runDocker(o: DockerRunInput): Promise<number> {
   const ctx: DockerContext = {
     session: o.session, profile: o.profile, command: o.command, cwd: o.cwd, env: o.env, home: o.home, stashbaseHome: o.stashbaseHome,
     placeholders: o.placeholders, proxyToken: o.proxyToken, hookToken: o.hookToken, docker,
-    choice: chooseImage(o.profile, o.flags, { cwd: o.cwd, env: o.env, home: o.home, stashbaseHome: o.stashbaseHome }),
+    choice: chooseImage(o.profile, o.flags, { cwd: o.profileCwd, env: o.env, home: o.home, stashbaseHome: o.stashbaseHome }),
     desktop: isDesktop(process.platform, ''),
     extraIsolated: (o.flags.dockerIsolatedPaths ?? '').split(',').map((s) => s.trim()).filter(Boolean),
     memory: o.flags.dockerMemory,

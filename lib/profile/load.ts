@@ -2,12 +2,10 @@
 // up to the repository root (directory), in $STASHBASE_HOME/agents (global), or
 // both in that order (auto). A named profile that is missing or invalid is an
 // error; only the absence of --profile selects the built-in default.
-import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join, relative, resolve, sep } from 'node:path';
+import { dirname, join, relative, sep } from 'node:path';
 import { ConfigError, UsageError } from '../errors.js';
-import { MAX_DOCKERFILE_BYTES } from '../docker/build-context.js';
-import { readBack } from '../readback/file.js';
 import { homePaths, stashbaseHome } from '../home.js';
 import { defaultProfile } from './default.js';
 import { keyLines } from './toml-lines.js';
@@ -20,11 +18,7 @@ const NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
 
 export interface LoadedProfile {
   profile: Profile;
-  /**
-   * What trust pins (lib/profile/trust.ts): the file's text and, when it names
-   * a Dockerfile, that file's path and text (its build runs the steps); null
-   * for the built-in default.
-   */
+  /** The file's text, for trust hashing; null for the built-in default. */
   text: string | null;
 }
 
@@ -82,20 +76,7 @@ export function loadProfile(opts: LoadOptions): LoadedProfile {
   }
   const data = parseToml(text, label);
   const profile = validateProfile({ name: opts.name, source: found.source, file: found.file, label, data, lines: keyLines(text), env: opts.env });
-  return { profile, text: text + dockerfileTrustText(profile, opts.cwd) };
-}
-
-/** The Dockerfile a profile names, as trust sees it: its real path and its text (or why it cannot be read). */
-function dockerfileTrustText(profile: Profile, cwd: string): string {
-  if (profile.sandbox.dockerfile === undefined) return '';
-  let path = resolve(cwd, profile.sandbox.dockerfile);
-  try {
-    path = realpathSync(path);
-  } catch {
-    // said as missing below
-  }
-  const r = readBack(path, MAX_DOCKERFILE_BYTES);
-  return `\0stashbase dockerfile\0${path}\0${r.ok ? r.data.toString('utf8') : `(${r.why})`}`;
+  return { profile, text };
 }
 
 function searchedPlaces(opts: LoadOptions): string[] {

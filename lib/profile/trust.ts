@@ -1,6 +1,14 @@
 // Repository profiles are code from whoever committed them: each one must be
 // trusted before first use and again whenever its content changes. Trust is
 // pinned by SHA-256 of the file in $STASHBASE_HOME/trust.json.
+//
+// So is every Dockerfile stashbase builds, whatever profile names it (a
+// global profile's relative path builds whatever the current folder holds,
+// and an agent of any run may have written it): a build runs its steps as
+// root, so the digest of the Dockerfile and everything it copies
+// (lib/docker/build-context.ts) is pinned by its real path, and a build of a
+// digest not pinned asks in a terminal, showing the text, and fails closed
+// without one.
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { ConfigError, TrustError } from '../errors.js';
@@ -8,10 +16,14 @@ import { homePaths, stashbaseHome } from '../home.js';
 import type { LoadedProfile } from './load.js';
 import type { Profile } from './types.js';
 import { sha256 } from '../util/sha256.js';
+import { printable } from '../util/printable.js';
+import { shellQuote } from '../../templates/shell-quote.js';
 
 interface TrustFile {
   version: 1;
   profiles: Record<string, { sha256: string; trustedAt: string }>;
+  /** By the Dockerfile's real path: the digest of it and its inputs. */
+  dockerfiles?: Record<string, { digest: string; trustedAt: string }>;
 }
 
 export function profileHash(text: string): string {
@@ -44,19 +56,76 @@ export function trustState(file: string, text: string, env: NodeJS.ProcessEnv): 
 }
 
 export async function recordTrust(file: string, text: string, env: NodeJS.ProcessEnv): Promise<void> {
+  await updateTrust(env, (data) => {
+    data.profiles[file] = { sha256: profileHash(text), trustedAt: new Date().toISOString() };
+  });
+}
+
+async function updateTrust(env: NodeJS.ProcessEnv, change: (data: TrustFile) => void): Promise<void> {
   const path = homePaths(stashbaseHome(env)).trust;
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   const { default: lockfile } = await import('proper-lockfile');
   const release = await lockfile.lock(dirname(path), { lockfilePath: `${path}.lock`, retries: { retries: 20, minTimeout: 20, maxTimeout: 200 } });
   try {
     const data = readTrust(path);
-    data.profiles[file] = { sha256: profileHash(text), trustedAt: new Date().toISOString() };
+    change(data);
     const tmp = `${path}.${process.pid}.tmp`;
     writeFileSync(tmp, JSON.stringify(data, null, 2) + '\n', { mode: 0o600 });
     renameSync(tmp, path);
   } finally {
     await release();
   }
+}
+
+/** Whether the build of a Dockerfile at this digest is trusted. */
+export function buildTrustState(path: string, digest: string, env: NodeJS.ProcessEnv): TrustState {
+  const entry = readTrust(homePaths(stashbaseHome(env)).trust).dockerfiles?.[path];
+  if (!entry) return 'untrusted';
+  return entry.digest === digest ? 'trusted' : 'changed';
+}
+
+export async function recordBuildTrust(path: string, digest: string, env: NodeJS.ProcessEnv): Promise<void> {
+  await updateTrust(env, (data) => {
+    data.dockerfiles ??= {};
+    data.dockerfiles[path] = { digest, trustedAt: new Date().toISOString() };
+  });
+}
+
+/** The command that trusts a Dockerfile's build, for the profile that names it (null: the default). */
+export function buildTrustCommand(path: string, profile: string | null): string {
+  return `stashbase agent trust --dockerfile ${shellQuote(path)}${profile !== null ? ` --profile ${profile}` : ''}`;
+}
+
+export interface BuildTrustInput {
+  path: string;
+  digest: string;
+  text: string;
+  /** The inputs it copies, relative to its folder. */
+  files: string[];
+  profile: string | null;
+  interactive: boolean;
+  env: NodeJS.ProcessEnv;
+}
+
+/** Lets a build through only when its digest is trusted; asks in a terminal (showing the Dockerfile), fails closed without one. */
+export async function ensureBuildTrusted(o: BuildTrustInput): Promise<void> {
+  const state = buildTrustState(o.path, o.digest, o.env);
+  if (state === 'trusted') return;
+  const why = state === 'changed' ? 'or what it copies has changed since you trusted it' : 'has not been trusted yet';
+  if (o.interactive) {
+    const lines = o.text.split('\n');
+    const shown = lines.slice(0, 80).map((l) => `  | ${printable(l, true)}`);
+    if (lines.length > 80) shown.push(`  | … ${lines.length - 80} more lines`);
+    const files = o.files.length === 0 ? '  (nothing)' : [...o.files.slice(0, 20).map((f) => `  ${printable(f, true)}`), ...(o.files.length > 20 ? [`  … and ${o.files.length - 20} more`] : [])].join('\n');
+    process.stderr.write(`The Dockerfile ${o.path} ${why}. Building it runs its steps as root:\n${shown.join('\n')}\nIt copies from its folder:\n${files}\n`);
+    const { confirm } = await import('../util/prompt.js');
+    if (await confirm('Trust it and build?')) {
+      await recordBuildTrust(o.path, o.digest, o.env);
+      return;
+    }
+    throw new TrustError(`the Dockerfile ${o.path} was not trusted; nothing was built or run`);
+  }
+  throw new TrustError(`the Dockerfile ${o.path} ${why} (a build runs its steps as root); nothing was built or run. Review it and what it copies, then trust it with: ${buildTrustCommand(o.path, o.profile)}`);
 }
 
 /** What a profile allows, shown before the user trusts it. */

@@ -85,13 +85,13 @@ export async function runAgent(o: RunOptions): Promise<number> {
       return await runDocker({
         session, profile, command: o.command, cwd, env: o.env, home: userHome(o.env), stashbaseHome: stashbaseHome(o.env),
         placeholders: makePlaceholders(profile.secrets, o.env), proxyToken, hookToken, flags: o, dryRun: o.dryRun, print,
-        interactive: isInteractive(o.silent), warn, announce: !o.silent, worktree: wt?.docker,
+        interactive: isInteractive(o.silent), warn, announce: !o.silent, worktree: wt?.docker, profileCwd: o.cwd,
       });
     }
     const mechanism = selectMechanism(probeNative(o.env, process.platform, false));
     // What the next build of the profile's Dockerfile reads stays as it is (lib/docker/image.ts).
     const { nativeBuildReadOnly } = await import('../docker/image.js');
-    const buildRo = nativeBuildReadOnly(profile, { cwd, env: o.env, home: userHome(o.env), stashbaseHome: stashbaseHome(o.env) }, cwd);
+    const buildRo = nativeBuildReadOnly(profile, { cwd: o.cwd, env: o.env, home: userHome(o.env), stashbaseHome: stashbaseHome(o.env) }, cwd);
     const ctx: NativeContext = {
       session,
       profile,

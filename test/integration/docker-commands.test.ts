@@ -138,12 +138,16 @@ describe('Docker backend: runs and the agent docker commands (real engine)', nee
     }
   });
 
-  test("a profile's Dockerfile is built and tagged by its content; it runs with the same hardening; an image reference has nothing to build", async () => {
-    writeFile(join(proj, 'sandbox.Dockerfile'), 'FROM stashbase-test-base:latest\nRUN echo custom > /etc/custom-marker\n');
+  test("a profile's Dockerfile is built only once trusted (even a global profile's), and tagged by its content; it runs with the same hardening; an image reference has nothing to build", async () => {
+    const file = writeFile(join(proj, 'sandbox.Dockerfile'), 'FROM stashbase-test-base:latest\nRUN echo custom > /etc/custom-marker\n');
     writeFile(join(t.sbHome, 'agents', 'custom.toml'), '[sandbox]\nbackend = "docker"\ndockerfile = "./sandbox.Dockerfile"\n');
     writeFile(join(t.sbHome, 'agents', 'ref.toml'), '[sandbox]\nbackend = "docker"\nimage = "example.invalid/some/image:1"\n');
     let tag = '';
     try {
+      const untrusted = await cli(['agent', 'run', '--profile', 'custom', '--', 'true'], { env: t.env, cwd: proj, timeoutMs: 120_000 });
+      assert.deepEqual([untrusted.code, untrusted.stderr.split('\n').filter((l) => l.startsWith('stashbase:'))], [3, [`stashbase: the Dockerfile ${file} has not been trusted yet (a build runs its steps as root); nothing was built or run. Review it and what it copies, then trust it with: stashbase agent trust --dockerfile ${file} --profile custom`]]);
+      const trusted = await cli(['agent', 'trust', '--dockerfile', file, '--profile', 'custom'], { env: t.env, cwd: proj });
+      assert.match(trusted.stdout, new RegExp(`^Trusted: the build of ${file.replace(/[.]/g, '\\.')} \\(stashbase-dockerfile:[0-9a-f]{32}\\)\n$`));
       const r = await cli(['agent', 'run', '--profile', 'custom', '--', 'sh', '-c', 'cat /etc/custom-marker; grep CapEff /proc/self/status; grep NoNewPrivs /proc/self/status'], { env: t.env, cwd: proj, timeoutMs: 300_000 });
       assert.equal(r.code, 0, r.stderr);
       tag = /Building .* as (stashbase-dockerfile:[0-9a-f]{32}) \(no network\)/.exec(r.stderr)?.[1] ?? '';
@@ -168,11 +172,13 @@ describe('Docker backend: runs and the agent docker commands (real engine)', nee
     writeFile(join(t.sbHome, 'agents', 'built-native.toml'), profile('native'));
     const control = `stashbase-test-control-${process.pid}:latest`;
     const tags: string[] = [control];
+    const trust = async () => assert.equal((await cli(['agent', 'trust', '--dockerfile', join(dir, 'Dockerfile'), '--profile', 'built'], { env: t.env, cwd: proj })).code, 0);
     const attack = 'cat /etc/build-net; ls -A /ctx; cat /ctx/.env || echo no-env; for f in sandbox/tool.sh sandbox/Dockerfile sandbox/new.sh; do echo evil >> $f && echo "wrote $f"; done; true';
     try {
       // Control: Docker's own build of the folder has the network and copies .env.
       docker(['build', '--quiet', '--tag', control, dir]);
       assert.equal(docker(['run', '--rm', '--network', 'none', control, 'sh', '-c', 'cat /etc/build-net /ctx/.env']), 'eth0\nlo\nTOKEN=real-secret\n');
+      await trust();
       const r = await cli(['agent', 'run', '--profile', 'built', '--', 'sh', '-c', attack], { env: t.env, cwd: proj, timeoutMs: 300_000 });
       assert.equal(r.code, 0, r.stderr);
       tags.push(/Building .* as (stashbase-dockerfile:[0-9a-f]{32}) \(no network\)/.exec(r.stderr)?.[1] ?? '');
@@ -183,8 +189,12 @@ describe('Docker backend: runs and the agent docker commands (real engine)', nee
       assert.doesNotMatch(native.stdout, /wrote/);
       assert.equal(readFileSync(join(dir, 'tool.sh'), 'utf8'), 'echo tool v1\n');
       assert.equal(existsSync(join(dir, 'new.sh')), false);
-      // You edit an input: the next run builds a new image, with it.
+      // An input edited (by you, or by any run of another profile): the next build waits for your trust, then builds a new image with it.
       writeFile(join(dir, 'tool.sh'), 'echo tool v2\n');
+      const changed = await cli(['agent', 'run', '--profile', 'built', '--', 'true'], { env: t.env, cwd: proj, timeoutMs: 120_000 });
+      assert.equal(changed.code, 3);
+      assert.match(changed.stderr, /the Dockerfile \S+ or what it copies has changed since you trusted it/);
+      await trust();
       const again = await cli(['agent', 'run', '--profile', 'built', '--', 'cat', '/ctx/tool.sh'], { env: t.env, cwd: proj, timeoutMs: 300_000 });
       assert.equal(again.code, 0, again.stderr);
       tags.push(/Building .* as (stashbase-dockerfile:[0-9a-f]{32})/.exec(again.stderr)?.[1] ?? '');
