@@ -92,6 +92,10 @@ function route(req: IncomingMessage, res: ServerResponse, log: StubLog): void {
     }
     case '/stall':
       return; // never answers
+    case '/early401':
+      // Answers as soon as the head is in, before any of the body (as many servers refuse a bad credential).
+      res.writeHead(401, { 'Content-Type': 'text/plain', Connection: 'close' });
+      return void res.end('no\n');
     case '/stream': {
       res.writeHead(200, { 'Content-Type': 'application/octet-stream' });
       const tick = setInterval(() => res.write(Buffer.alloc(16 * 1024, 120)), 5);

@@ -133,7 +133,8 @@ export function handleUpgrade(u: UpgradeInput): void {
     upSocket.setMaxListeners(32);
     upSocket.on('error', cut);
     upSocket.on('close', () => socket.destroy());
-    writeHead(socket, 101, [...passHeaders(res.rawHeaders, u.scrub.pairs), 'Connection', 'Upgrade', 'Upgrade', res.headers.upgrade as string]);
+    // The Upgrade value the agent offered, not the upstream's spelling of it: its letter case alone carried bits.
+    writeHead(socket, 101, [...passHeaders(res.rawHeaders, u.scrub.pairs), 'Connection', 'Upgrade', 'Upgrade', String(req.headers.upgrade ?? '').trim()]);
     let toAgent: Transform;
     let toUpstream: Transform;
     if (websocket) {
