@@ -46,6 +46,26 @@ const CONTROL = new RegExp(`[\\t\\n${UNPRINTABLE}]`, 'gu');
 /** The event with control characters and bidi overrides in its strings shown as "?": packages, reasons and arguments come from the sandbox, registries and OSV. */
 const printable = (e: AuditEvent): AuditEvent => JSON.parse(JSON.stringify(e), (_k, v: unknown) => (typeof v === 'string' ? v.replace(CONTROL, '?') : v)) as AuditEvent;
 
+/** How much of a field from the agent or an upstream a line shows: never enough to fill a terminal's line. */
+const SHOWN = 100;
+
+/**
+ * A field that came from the agent or an upstream (a path, an Upgrade value,
+ * a package name, a reason): quoted (a quote inside shows as \", which no
+ * line of stashbase's has), runs of white space shown by their length, and
+ * cut short, so that no value, however padded, can read as an entry of its own.
+ */
+export function quoted(v: unknown): string {
+  const s = String(v).replace(/\s{2,}/g, (m) => `<${m.length} spaces>`);
+  return JSON.stringify(s.length > SHOWN ? `${s.slice(0, SHOWN)}…` : s);
+}
+
+/** Text of stashbase's own that may hold agent-chosen parts (a rule naming a host): runs of white space as one, cut short. */
+function tidy(v: unknown): string {
+  const s = String(v).replace(/\s+/g, ' ');
+  return s.length > 6 * SHOWN ? `${s.slice(0, 6 * SHOWN)}…` : s;
+}
+
 /** One line per event; `mark` wraps the DENY and BLOCK labels (colour on a terminal). */
 export function formatAudit(events: AuditEvent[], mark: (s: string) => string = (s) => s): string {
   const lines: string[] = [];
@@ -69,24 +89,25 @@ export function formatAudit(events: AuditEvent[], mark: (s: string) => string = 
       else if (e.decision === 'allow') allowed += n;
       else if (e.decision === 'error') errors += n;
       const label = deny ? mark('DENY ') : e.decision === 'allow' ? 'allow' : String(e.decision).padEnd(5);
-      const where = `${e.method} ${e.host}:${e.port}${e.path ? String(e.path) : ''}`;
+      const where = `${tidy(e.method)} ${tidy(e.host)}:${e.port}${e.path ? ` ${quoted(e.path)}` : ''}`;
       const again = e.type === 'repeated' ? `  (the same ${n} more time${n === 1 ? '' : 's'})` : '';
       const status = e.status !== undefined ? `  (${e.status})` : '';
-      lines.push(`${t}  ${label}  ${where}  ${e.rule}${e.upgrade ? `  upgrade ${e.upgrade}` : ''}${status}${again}`);
+      lines.push(`${t}  ${label}  ${where}  ${tidy(e.rule)}${e.upgrade ? `  upgrade ${quoted(e.upgrade)}` : ''}${status}${again}`);
     } else if (e.type === 'audit-full') {
-      lines.push(`${t}  audit  the log reached its size limit (${e.maxBytes} bytes; network.limits.audit_max_mb): later events were not written`);
+      if (e.kept !== undefined) lines.push(`${t}  audit  allowed decisions reached their share of the log (${e.maxBytes} bytes, less ${e.reserved} kept for denials, exfiltration, limits and errors): later allowed decisions were not written`);
+      else lines.push(`${t}  audit  the log reached its size limit (${e.maxBytes} bytes; network.limits.audit_max_mb): later events were not written`);
     } else if (e.type === 'dependency') {
       deps[String(e.decision)] = (deps[String(e.decision)] ?? 0) + 1;
       const label = e.decision === 'block' ? mark('BLOCK') : String(e.decision).padEnd(5);
       const by = e.reportedBy === 'sandbox' ? ' (reported from inside the sandbox)' : '';
-      const reasons = Array.isArray(e.reasons) && e.reasons.length > 0 ? `  ${e.reasons.join('; ')}` : '';
-      lines.push(`${t}  ${label}  ${e.ecosystem} ${e.package}${e.version ? ` ${e.version}` : ''}  agent told: ${e.answer}${by}${reasons}`);
+      const reasons = Array.isArray(e.reasons) && e.reasons.length > 0 ? `  ${e.reasons.map(quoted).join('; ')}` : '';
+      lines.push(`${t}  ${label}  ${tidy(e.ecosystem)} ${quoted(e.package)}${e.version ? ` ${quoted(e.version)}` : ''}  agent told: ${tidy(e.answer)}${by}${reasons}`);
     } else if (e.type === 'hook') {
       // A request to the run's hook endpoints (lib/hooks/endpoints.ts): refused, or what the hook did.
       const deny = e.decision === 'deny';
       const what = deny ? `${e.rule} (${e.status})` : `${e.decision}${e.exit !== undefined ? ` (exit ${e.exit})` : ''}${e.events !== undefined ? ` (${e.events} decisions)` : ''}`;
-      const args = e.args !== undefined ? `  ${JSON.stringify(e.args)}` : '';
-      lines.push(`${t}  ${deny ? mark('DENY ') : 'hook '}  ${e.path}  ${what}${args}`);
+      const args = Array.isArray(e.args) ? `  [${e.args.map(quoted).join(',')}]` : '';
+      lines.push(`${t}  ${deny ? mark('DENY ') : 'hook '}  ${tidy(e.path)}  ${tidy(what)}${args}`);
     } else lines.push(`${t}  ${e.type}  ${JSON.stringify(e)}`);
   }
   lines.push(`${allowed + denied + errors} proxy decisions: ${allowed} allowed, ${denied} denied, ${errors} errors`);

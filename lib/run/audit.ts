@@ -2,9 +2,15 @@
 // from the run's start to its end, with every proxy decision in between.
 // Bounded per run, whatever the agent does: a denial repeated (same method,
 // host, port and rule) is written once and then counted, its count written
-// as one `repeated` line a few seconds later and before the end; long values
-// are cut; past the size limit one `audit-full` line says so and only the
-// end event (with the number of events dropped) follows. The proxy's decisions
+// as one `repeated` line a few seconds later and before the end; so is an
+// allowed decision repeated (same method, host, port, path, rule and status),
+// and the path of an allowed decision is cut to ALLOWED_PATH characters; long
+// values are cut. The last eighth of the size limit is kept for what matters
+// (denials, exfiltration, limits, errors, and the run's own events): routine
+// lines (allowed decisions) stop where it begins, with an `audit-full` line
+// saying so, so that no flood of allowed requests can keep a refusal out of
+// the log. Past the whole limit another `audit-full` line says so and only
+// the end event (with the number of events dropped) follows. The proxy's decisions
 // are written in batches, at most 100 ms late (at once after the end event):
 // a stashbase that dies outright (SIGKILL, a crash) loses at most those last 100 ms.
 import { createHash } from 'node:crypto';
@@ -24,6 +30,10 @@ const MAX_VALUE = 2048;
 const MAX_KEYS = 4096;
 /** A repeated denial's values, as its count line shows them (the first line has them up to MAX_VALUE). */
 const REPEAT_VALUE = 256;
+/** An allowed decision's path is cut to this many characters (its start says where the agent went). */
+export const ALLOWED_PATH = 256;
+/** The share of the size limit kept for what matters: routine lines stop short of it. */
+const RESERVE_SHARE = 8;
 const FLUSH_MS = 2000;
 /** How long, and up to how many bytes, the proxy's decisions wait to be written together. */
 const PROXY_FLUSH_MS = 100;
@@ -38,6 +48,8 @@ export class AuditLog {
   readonly file: string;
   private bytes = 0;
   private full = false;
+  /** Routine lines past their share: only what matters is written. */
+  private routineFull = false;
   private dropped = 0;
   private readonly repeats = new Map<string, { fields: Record<string, unknown>; count: number }>();
   private timer: NodeJS.Timeout | null = null;
@@ -69,10 +81,12 @@ export class AuditLog {
       this.append(this.dropped > 0 ? { ...event, dropped: this.dropped } : event, true);
       return;
     }
-    if (event.type === 'proxy' && event.decision === 'deny') {
+    const allow = event.type === 'proxy' && event.decision === 'allow';
+    if (allow && typeof event.path === 'string' && event.path.length > ALLOWED_PATH) event = { ...event, path: cut(event.path, ALLOWED_PATH) };
+    if (event.type === 'proxy' && (event.decision === 'deny' || allow)) {
       // Kept for the run: a digest for the key and the fields a repeat line shows, short (a denied
       // host or rule can be 30 KB, and thousands of distinct ones are cheap to send).
-      const key = createHash('sha1').update(JSON.stringify([event.method, event.host, event.port, event.rule])).digest('base64');
+      const key = createHash('sha1').update(JSON.stringify(allow ? ['allow', event.method, event.host, event.port, event.path, event.rule, event.status, event.upgrade] : [event.method, event.host, event.port, event.rule])).digest('base64');
       const seen = this.repeats.get(key);
       if (seen) {
         seen.count++;
@@ -80,10 +94,18 @@ export class AuditLog {
         return;
       }
       if (this.repeats.size < MAX_KEYS) {
-        this.repeats.set(key, { fields: { method: cut(event.method, REPEAT_VALUE), host: cut(event.host, REPEAT_VALUE), port: event.port, rule: cut(event.rule, REPEAT_VALUE) }, count: 0 });
+        const fields: Record<string, unknown> = { method: cut(event.method, REPEAT_VALUE), host: cut(event.host, REPEAT_VALUE), port: event.port };
+        if (allow) Object.assign(fields, { path: cut(event.path, REPEAT_VALUE), rule: cut(event.rule, REPEAT_VALUE), decision: 'allow', status: event.status });
+        else Object.assign(fields, { rule: cut(event.rule, REPEAT_VALUE), decision: 'deny' });
+        this.repeats.set(key, { fields, count: 0 });
       }
     }
     this.append(event, false);
+  }
+
+  /** Routine: an allowed decision (a flood of them must not keep a refusal out of the log). */
+  private static routine(event: Record<string, unknown>): boolean {
+    return (event.type === 'proxy' || event.type === 'repeated') && event.decision === 'allow' && event.exfiltration === undefined;
   }
 
   /** Writes the counts of the denials repeated since the last flush. */
@@ -92,8 +114,7 @@ export class AuditLog {
     this.timer = null;
     for (const r of this.repeats.values()) {
       if (r.count === 0) continue;
-      const { method, host, port, rule } = r.fields;
-      this.append({ type: 'repeated', method, host, port, rule, decision: 'deny', count: r.count }, false);
+      this.append({ type: 'repeated', ...r.fields, count: r.count }, false);
       r.count = 0;
     }
   }
@@ -145,6 +166,19 @@ export class AuditLog {
     let line = this.line(event, time);
     // Bytes on disk (UTF-8), not characters: a header's Latin-1 text takes two bytes per character past 0x7f.
     let size = Buffer.byteLength(line);
+    // Routine lines stop short of the reserve: what matters still has room.
+    if (!always && !this.full && AuditLog.routine(event) && (this.routineFull || this.bytes + size > this.maxBytes - Math.floor(this.maxBytes / RESERVE_SHARE))) {
+      this.dropped++;
+      if (this.routineFull) return;
+      this.routineFull = true;
+      line = JSON.stringify({ time, session: this.session, type: 'audit-full', maxBytes: this.maxBytes, reserved: Math.floor(this.maxBytes / RESERVE_SHARE), kept: 'denials, exfiltration, limits and errors' }) + '\n';
+      size = line.length;
+      this.bytes += size;
+      this.pending.push(line);
+      this.pendingBytes += size;
+      this.writeOut();
+      return;
+    }
     if (!always && (this.full || this.bytes + size > this.maxBytes)) {
       if (this.full) {
         this.dropped++;

@@ -89,8 +89,8 @@ describe('native network, processes and terminal (real bwrap)', needs('bwrap'), 
     const shown = await cli(['agent', 'audit'], { env: a.env });
     assert.equal(shown.code, 0, shown.stderr);
     assert.match(shown.stdout, /^Audit session: ags_[a-z2-7]{16}\n/);
-    assert.match(shown.stdout, /  allow  GET local\.test:\d+\/  egress_hosts "local\.test"  \(200\)\n/);
-    assert.match(shown.stdout, /  DENY   GET other\.test:80\/  not in egress_hosts  \(403\)\n/);
+    assert.match(shown.stdout, /  allow  GET local\.test:\d+ "\/"  egress_hosts "local\.test"  \(200\)\n/);
+    assert.match(shown.stdout, /  DENY   GET other\.test:80 "\/"  not in egress_hosts  \(403\)\n/);
     // The second, identical denial is counted, not written again.
     assert.match(shown.stdout, /  DENY   GET other\.test:80  not in egress_hosts  \(the same 1 more time\)\n/);
     assert.match(shown.stdout, /\n3 proxy decisions: 1 allowed, 2 denied, 0 errors\n$/);

@@ -64,7 +64,7 @@ describe('an upstream TLS failure is visible: stderr once, the audit every time'
     assert.equal(audit.code, 0, audit.stderr);
     const failures = audit.stdout.split('\n').filter((l) => /TLS failure/.test(l));
     assert.equal(failures.length, 2, audit.stdout);
-    for (const l of failures) assert.match(l, /error\s+GET api\.test:\d+\/r\d\s+upstream api\.test: TLS failure \w+: .*network\.upstream_ca_file/);
+    for (const l of failures) assert.match(l, /error\s+GET api\.test:\d+ "\/r\d"\s+upstream api\.test: TLS failure \w+: .*network\.upstream_ca_file/);
     assert.match(audit.stdout, /2 errors/);
 
     const ok = await cli(['agent', 'run', '--profile', 'trusted', '--silent', '--', 'sh', '-c', curls(1)], { env, cwd: t.dir, timeoutMs: 60_000 });

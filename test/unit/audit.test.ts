@@ -25,7 +25,7 @@ test('audit logs: written as JSON lines, read back, the latest found, denials ma
   const text = formatAudit(events, (s) => `[${s.trim()}]`).split('\n');
   assert.match(text[0]!, /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ  start  profile default, native \(bwrap\), in \/w: \["claude"\]$/);
   assert.match(text[1]!, /  allow  CONNECT api\.anthropic\.com:443  egress_hosts "api\.anthropic\.com"  \(200\)$/);
-  assert.match(text[2]!, /  \[DENY\]  GET evil\.test:80\/x  not in egress_hosts  \(403\)$/);
+  assert.match(text[2]!, /  \[DENY\]  GET evil\.test:80 "\/x"  not in egress_hosts  \(403\)$/);
   assert.match(text[3]!, /  end    exit code 0, 12 ms$/);
   assert.equal(text[4], '2 proxy decisions: 1 allowed, 1 denied, 0 errors');
 });
@@ -38,8 +38,8 @@ test('the Docker start line names the image; errors and upgrades are counted and
   ];
   assert.deepEqual(formatAudit(events).split('\n'), [
     '2026-12-03 10:00:00Z  start  profile p, docker (image stashbase-sandbox:latest), in /w: ["x"]',
-    '2026-12-03 10:00:01Z  allow  GET ws.test:443/ws  egress_hosts "ws.test"  upgrade websocket  (101)',
-    '2026-12-03 10:00:02Z  error  GET api.test:443/  upstream api.test: ECONNRESET',
+    '2026-12-03 10:00:01Z  allow  GET ws.test:443 "/ws"  egress_hosts "ws.test"  upgrade "websocket"  (101)',
+    '2026-12-03 10:00:02Z  error  GET api.test:443 "/"  upstream api.test: ECONNRESET',
     '2 proxy decisions: 1 allowed, 0 denied, 1 errors',
     '',
   ]);
@@ -55,17 +55,44 @@ test('a denial repeated is written once and counted; long values are cut; past i
   assert.deepEqual(events.map((e) => e.type), ['proxy', 'proxy', 'repeated']);
   assert.equal(events[0]!.path, `/${"x".repeat(2047)}… (30002 characters)`);
   assert.deepEqual({ ...events[2], time: 0 }, { time: 0, session: 'ags_dddddddddddddddd', type: 'repeated', method: 'GET', host: 'evil.test', port: 80, rule: 'not in egress_hosts', decision: 'deny', count: 999 });
-  // Distinct events until the limit: then one line says so, and only the end follows.
+  // Distinct allowed decisions until their share: one line says so, and they stop there.
   for (let i = 0; i < 100; i++) log.write({ type: 'proxy', method: 'GET', host: `h${i}.test`, port: 80, path: '/', decision: 'allow', rule: 'r', status: 200 });
+  events = readAudit(t.sbHome, 'ags_dddddddddddddddd');
+  const share = events.findIndex((e) => e.type === 'audit-full');
+  assert.ok(share > 3);
+  assert.deepEqual({ ...events[share], time: 0 }, { time: 0, session: 'ags_dddddddddddddddd', type: 'audit-full', maxBytes: 4096, reserved: 512, kept: 'denials, exfiltration, limits and errors' });
+  assert.ok(statSync(log.file).size <= 4096 - 512 + 300);
+  // The reserve: an exfiltration attempt after the flood is still written; then distinct denials until the whole limit.
+  log.write({ type: 'proxy', method: 'POST', host: 'leak.test', port: 443, path: '/', decision: 'deny', rule: 'the real value of T headed to leak.test (request body), which it is not bound to', exfiltration: true, status: 403 });
+  for (let i = 0; i < 40; i++) log.write({ type: 'proxy', method: 'GET', host: `d${i}.test`, port: 80, path: '/', decision: 'deny', rule: 'not in egress_hosts', status: 403 });
   log.write({ type: 'end', exitCode: 0, durationMs: 1 });
   events = readAudit(t.sbHome, 'ags_dddddddddddddddd');
-  const full = events.findIndex((e) => e.type === 'audit-full');
-  assert.ok(full > 3);
+  assert.equal(events[share + 1]?.host, 'leak.test');
+  const full = events.findIndex((e) => e.type === 'audit-full' && e.kept === undefined);
+  assert.ok(full > share + 1);
   assert.deepEqual(events.slice(full).map((e) => e.type), ['audit-full', 'end']);
-  const end = events.at(-1)!;
-  assert.equal(end.dropped, 100 - (full - 3));
+  assert.equal(events.at(-1)!.dropped, 100 - (share - 3) + 40 - (full - share - 2));
   assert.ok(statSync(log.file).size < 4096 + 400);
-  assert.match(formatAudit(events), /  audit  the log reached its size limit \(4096 bytes; network\.limits\.audit_max_mb\): later events were not written\n.*end    exit code 0, 1 ms; \d+ events past the log's size limit were not written\n/);
+  const text = formatAudit(events);
+  assert.match(text, /  audit  allowed decisions reached their share of the log \(4096 bytes, less 512 kept for denials, exfiltration, limits and errors\): later allowed decisions were not written\n/);
+  assert.match(text, /  audit  the log reached its size limit \(4096 bytes; network\.limits\.audit_max_mb\): later events were not written\n.*end    exit code 0, 1 ms; \d+ events past the log's size limit were not written\n/);
+});
+
+test('an allowed decision repeated is written once and counted; its path is cut; quoted in the text output, an Upgrade value padded to look like an entry reads as the quoted value it is', () => {
+  const log = new AuditLog(t.sbHome, 'ags_hhhhhhhhhhhhhhhh');
+  for (let i = 0; i < 50; i++) log.write({ type: 'proxy', method: 'GET', host: 'api.test', port: 443, path: '/same', decision: 'allow', rule: 'r', status: 200 });
+  log.write({ type: 'proxy', method: 'GET', host: 'api.test', port: 443, path: `/${'p'.repeat(2000)}`, decision: 'allow', rule: 'r', status: 200 });
+  const fake = `${' '.repeat(60)}2026-12-05 10:00:00Z  allow  GET api.bound.test:443/repos/x (200)`;
+  log.write({ type: 'proxy', method: 'GET', host: 'api.test', port: 443, path: '/ws', decision: 'allow', rule: 'r', status: 101, upgrade: fake });
+  log.flush();
+  const events = readAudit(t.sbHome, 'ags_hhhhhhhhhhhhhhhh');
+  assert.deepEqual(events.map((e) => e.type), ['proxy', 'proxy', 'proxy', 'repeated']);
+  assert.equal(events[1]!.path, `/${'p'.repeat(255)}… (2001 characters)`);
+  assert.deepEqual({ ...events[3], time: 0 }, { time: 0, session: 'ags_hhhhhhhhhhhhhhhh', type: 'repeated', method: 'GET', host: 'api.test', port: 443, path: '/same', rule: 'r', decision: 'allow', status: 200, count: 49 });
+  const lines = formatAudit(events).split('\n');
+  assert.match(lines[2]!, /^\S+ \S+  allow  GET api\.test:443 "\/ws"  r  upgrade "<60 spaces>2026-12-05 10:00:00Z<2 spaces>allow<2 spaces>GET api\.bound\.test:443\/repos\/x \(200\)"  \(101\)$/);
+  assert.equal(lines[3], `${lines[3]!.slice(0, 20)}  allow  GET api.test:443 "/same"  r  (200)  (the same 49 more times)`);
+  assert.equal(lines.at(-2), '52 proxy decisions: 52 allowed, 0 denied, 0 errors');
 });
 
 test('a bad or unknown session id is an error', () => {
@@ -78,8 +105,8 @@ test('dependency decisions: one line each, blocks marked, a count at the end', (
   log.write({ type: 'dependency', agent: 'claude', ecosystem: 'npm', package: 'sb-made-up', spec: 'sb-made-up', decision: 'block', answer: 'deny', reasons: ['does not exist in the npm registry'] });
   log.write({ type: 'dependency', agent: 'claude', ecosystem: 'pypi', package: 'reqeusts', spec: 'reqeusts', version: '0.1', decision: 'warn', answer: 'ask', reasons: ['its name is one edit away from "requests"'], reportedBy: 'sandbox' });
   const text = formatAudit(readAudit(t.sbHome, 'ags_eeeeeeeeeeeeeeee'), (s) => `[${s}]`).split('\n');
-  assert.match(text[0]!, /  \[BLOCK\]  npm sb-made-up  agent told: deny  does not exist in the npm registry$/);
-  assert.match(text[1]!, /  warn   pypi reqeusts 0\.1  agent told: ask \(reported from inside the sandbox\)  its name is one edit away from "requests"$/);
+  assert.match(text[0]!, /  \[BLOCK\]  npm "sb-made-up"  agent told: deny  "does not exist in the npm registry"$/);
+  assert.match(text[1]!, /  warn   pypi "reqeusts" "0\.1"  agent told: ask \(reported from inside the sandbox\)  "its name is one edit away from \\"requests\\""$/);
   assert.equal(text[2], '0 proxy decisions: 0 allowed, 0 denied, 0 errors');
   assert.equal(text[3], '2 dependency decisions: 1 blocked, 1 warned, 0 unchecked, 0 ok');
 });

@@ -56,7 +56,7 @@ test('the audit shows hook requests, refusals marked, and no control character f
     '2026-12-03 10:00:00Z  [DENY]  /agent-hooks  wrong hook token (403)',
     '2026-12-03 10:00:00Z  hook   /agent-hooks  refused (exit 2)  ["agent","hooks","x?[2J"]',
     '2026-12-03 10:00:00Z  hook   /agent-hooks/report  reported (2 decisions)',
-    '2026-12-03 10:00:00Z  [BLOCK]  npm evil?]0;pwned?  agent told: deny (reported from inside the sandbox)  bad?31m',
+    '2026-12-03 10:00:00Z  [BLOCK]  npm "evil?]0;pwned?"  agent told: deny (reported from inside the sandbox)  "bad?31m"',
     '0 proxy decisions: 0 allowed, 0 denied, 0 errors',
     '1 dependency decisions: 1 blocked, 0 warned, 0 unchecked, 0 ok',
     '',
