@@ -22,6 +22,7 @@ import { writeStdout } from '../util/stdout.js';
 import { nestedRepoGuard } from '../git/nested-repo-guard.js';
 import { closeInheritedDescriptors } from './descriptors.js';
 import { weakerSettings } from './weaker.js';
+import { sameSiteWarnings } from '../proxy/same-site.js';
 import { toolConfigPaths } from '../paths/tool-configs.js';
 import { rulePaths } from '../paths/rules.js';
 
@@ -62,6 +63,7 @@ export async function runAgent(o: RunOptions): Promise<number> {
   await ensureTrusted(loaded, { interactive: () => isInteractive(o.silent), env: o.env, label: profile.file ? displayPath(profile.file, o.cwd) : 'default' });
   const { backend, notes } = resolveBackend(profile, o);
   for (const n of notes) warn(n);
+  if (!o.dryRun) for (const w of sameSiteWarnings(profile)) warn(w);
   const session = newSessionId();
   const proxyToken = randomToken();
   const hookToken = randomToken();

@@ -36,3 +36,19 @@ test('bodies: only the real values of secrets not bound to the host are looked f
   assert.deepEqual(bodyNeedles('api.anthropic.com', true, both).map((n) => [n.needle.toString(), n.suspect]), [[B.real, 'CODEX_API_KEY']]);
   assert.deepEqual(bodyNeedles('example.test', true, both).map((n) => n.needle.toString()), [A.real, B.real]);
 });
+
+test('allowed names that share a site with a secret\'s host but are not bound to it are warned about (not the vendors\' own pairs)', async () => {
+  const { sameSiteWarnings, siteOf } = await import('../../lib/proxy/same-site.js');
+  const { defaultProfile } = await import('../../lib/profile/default.js');
+  assert.deepEqual(['api.github.com', '*.githubusercontent.com', 'a.b.example.co.uk', 'localhost', '10.0.0.1', 'example.com.'].map(siteOf), ['github.com', 'githubusercontent.com', 'example.co.uk', 'localhost', null, 'example.com']);
+  const base = defaultProfile();
+  const p = {
+    ...base,
+    network: { ...base.network, egressHosts: [...base.network.egressHosts, 'api.github.com', 'raw.github.com', 'uploads.github.com', 'gitlab.com'], hosts: { 'mirror.github.com': '127.0.0.1:1' } },
+    secrets: { GH: { source: 'GH', hosts: ['api.github.com', 'uploads.github.com'], inQuery: false, allowPlaintext: false }, AK: { source: 'AK', hosts: ['api.anthropic.com'], inQuery: false, allowPlaintext: false } },
+  };
+  assert.deepEqual(sameSiteWarnings(p), [
+    'egress to raw.github.com is allowed and shares its site (github.com) with api.github.com, which GH is bound to: a service there could serve back what api.github.com stores; stashbase scrubs it from every answer, but bind GH to raw.github.com as well, or narrow egress_hosts, if it is not one of yours',
+    'egress to mirror.github.com is allowed and shares its site (github.com) with api.github.com, which GH is bound to: a service there could serve back what api.github.com stores; stashbase scrubs it from every answer, but bind GH to mirror.github.com as well, or narrow egress_hosts, if it is not one of yours',
+  ]);
+});
