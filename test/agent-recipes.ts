@@ -177,7 +177,9 @@ export async function checkTurn(t: Turn): Promise<Record<string, string>> {
   const audit = await cli(['agent', 'audit', '--json'], { env: t.env, cwd: t.cwd });
   const events = JSON.parse(audit.stdout) as Array<Record<string, unknown>>;
   const host = /^\/v1\/messages/.test(calls[0]!.path) ? 'api.anthropic.com' : 'api.openai.com';
-  const audited = events.filter((e) => e.type === 'proxy' && e.host === host && e.method !== 'CONNECT' && e.decision !== 'deny').map((e) => `${e.method} ${e.path}`).sort();
+  // An allowed decision repeated is written once, then counted (lib/run/audit.ts).
+  const each = events.flatMap((e) => (e.type === 'proxy' ? [e] : e.type === 'repeated' ? Array<Record<string, unknown>>(Number(e.count)).fill(e) : []));
+  const audited = each.filter((e) => e.host === host && e.method !== 'CONNECT' && e.decision !== 'deny').map((e) => `${e.method} ${e.path}`).sort();
   const atStub = requests.filter((q) => q.method !== 'WS').map((q) => `${q.method} ${q.path.split('?')[0]}`).sort();
   assert.deepEqual(audited, atStub);
   assert.ok(events.some((e) => e.type === 'proxy' && e.host === 'example.com' && e.decision === 'deny'), 'example.com was not refused at the proxy');

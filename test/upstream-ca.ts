@@ -7,5 +7,5 @@ export function testCa() {
   const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
   const now = new Date();
   const certPem = toPem(buildCertificate({ subjectCN: 'upstream test CA', issuerCN: 'upstream test CA', org: 'test', publicKey, signingKey: privateKey, issuerPublicKey: publicKey, notBefore: new Date(+now - 3600e3), notAfter: new Date(+now + 864e5), ca: true }));
-  return { name: { cn: 'upstream test CA', org: 'test' }, key: privateKey, publicKey, certPem, certFile: '' };
+  return { name: { cn: 'upstream test CA', org: 'test' }, key: privateKey, publicKey, certPem, constrained: null, notAfter: new Date(+now + 864e5) };
 }

@@ -1,10 +1,10 @@
-// The proxy of a run whose profile binds secrets: TLS interception with the
-// install's CA, the bound secrets and the upstream CAs.
+// The proxy of a run whose profile binds secrets: TLS interception with a CA
+// of the run's own (lib/tls/ca.ts), the bound secrets and the upstream CAs.
 import { readFileSync } from 'node:fs';
 import { rootCertificates } from 'node:tls';
 import { ConfigError } from '../errors.js';
 import { expandHome } from '../paths/rules.js';
-import { loadOrCreateCa } from '../tls/ca.js';
+import { createRunCa } from '../tls/ca.js';
 import { LeafCache } from '../tls/leaves.js';
 import { Interceptor } from './intercept.js';
 import type { EgressPolicy } from './policy.js';
@@ -24,9 +24,10 @@ export async function interceptingProxy(o: RunProxyInput, policy: EgressPolicy, 
       throw new ConfigError(`network.upstream_ca_file: cannot read ${file}: ${(e as Error).message}`);
     }
   }
-  const ca = await loadOrCreateCa(o.home);
+  // Made now, its key in memory only, constrained to the names this run may reach.
+  const ca = createRunCa([...o.profile.network.egressHosts, ...Object.keys(o.profile.network.hosts)], o.session);
   const interceptor = new Interceptor({ leaves: new LeafCache(ca), secrets, upstreamCa, audit: o.audit, limits, allowUpgrades: o.profile.network.allowUpgrades, onUpstreamTls: o.onUpstreamTls }, hostHeaderProblem);
-  // The agent trusts the system's CAs and stashbase's (public certificates only: the key stays in $STASHBASE_HOME).
+  // The agent trusts the system's CAs and the run's (its certificate only: the key never leaves this process).
   const bundle = [...rootCertificates, ca.certPem].join('\n');
   return { server: createProxy({ policy, audit: o.audit, interceptor, secrets, acceptClient: o.acceptClient, token: o.token, limits, hooks: o.hooks }), interceptor, ca: { pem: ca.certPem, bundle } };
 }

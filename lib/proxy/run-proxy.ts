@@ -15,6 +15,8 @@ export interface RunProxy {
 }
 
 export interface RunProxyInput {
+  /** The run's session id (names the run's CA). */
+  session: string;
   profile: Profile;
   placeholders: Record<string, string>;
   env: NodeJS.ProcessEnv;

@@ -219,6 +219,8 @@ export class AuditLog {
   }
 
   close(): void {
+    // The counts of what repeated go out with the rest (their timer would write after the close).
+    this.flush();
     this.writeOut();
     if (this.fd === null) return;
     closeSync(this.fd);

@@ -1,14 +1,20 @@
-// The local CA the proxy intercepts TLS with: generated once per install in
-// $STASHBASE_HOME/ca/ (the key mode 0600, the directory 0700, never visible
-// inside any sandbox), EC P-256, basic constraints CA with path length 0.
-import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject, X509Certificate } from 'node:crypto';
-import { chmodSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { ConfigError } from '../errors.js';
-import { homePaths } from '../home.js';
+// The CA a run's proxy intercepts TLS with: made when the run starts, its key
+// only in the stashbase process's memory (never on disk, never in any
+// sandbox), EC P-256, basic constraints CA with path length 0, valid for a
+// week (a run's length and a margin; its leaves no longer), and
+// name-constrained (RFC 5280 4.2.1.10, critical) to the names the run may
+// reach: its egress_hosts (`*.example.com` as `example.com`) and the names
+// [network.hosts] maps, and no IP address unless one is allowed by name. Only
+// its certificate enters the run's trust bundle.
+//
+// What a stolen run key can do: mint certificates for those names only,
+// trusted only by that run's sandbox (nothing else has the certificate), for
+// a week at most. An egress entry a DNS constraint cannot express leaves the
+// run's CA unconstrained, said by `constrained` (the rest still holds).
+import { generateKeyPairSync, type KeyObject } from 'node:crypto';
+import { isIP } from 'node:net';
 import { buildCertificate, toPem } from './x509.js';
 
-export const CA_NAME = 'stashbase local CA';
 export const ORG = 'stashbase';
 
 export interface LocalCa {
@@ -17,62 +23,40 @@ export interface LocalCa {
   key: KeyObject;
   publicKey: KeyObject;
   certPem: string;
-  certFile: string;
+  /** The names it is constrained to; null when it is not. */
+  constrained: { dns: string[]; ips: string[] } | null;
+  notAfter: Date;
 }
 
-export function caFiles(home: string): { dir: string; key: string; cert: string } {
-  const dir = homePaths(home).ca;
-  return { dir, key: join(dir, 'ca-key.pem'), cert: join(dir, 'ca-cert.pem') };
+/** How long a run's CA and its leaves are valid. */
+export const RUN_CA_VALID_MS = 7 * 86_400_000;
+
+/** What a name constraint can say of an egress entry: a DNS subtree, an address, or nothing (null). */
+export function constraintOf(entry: string): { dns: string } | { ip: string } | null {
+  const e = entry.trim().toLowerCase().replace(/\.$/, '');
+  if (isIP(e.replace(/^\[|\]$/g, ''))) return { ip: e.replace(/^\[|\]$/g, '') };
+  const name = e.startsWith('*.') ? e.slice(2) : e;
+  return /^(?=.{1,253}$)([a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?)(\.[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?)*$/.test(name) ? { dns: name } : null;
 }
 
-function load(files: ReturnType<typeof caFiles>): LocalCa {
-  const mode = statSync(files.key).mode & 0o777;
-  if (mode & 0o077) throw new ConfigError(`${files.key} is readable by others (mode ${mode.toString(8)}); fix it with chmod 600, or remove ${files.dir} to make a new CA`);
-  const key = createPrivateKey(readFileSync(files.key, 'utf8'));
-  const certPem = readFileSync(files.cert, 'utf8');
-  const cert = new X509Certificate(certPem);
-  if (!cert.ca || !cert.checkPrivateKey(key)) throw new ConfigError(`${files.cert} is not the certificate of ${files.key}; remove ${files.dir} to make a new CA`);
-  return { name: { cn: CA_NAME, org: ORG }, key, publicKey: createPublicKey(key), certPem, certFile: files.cert };
-}
-
-function create(files: ReturnType<typeof caFiles>, now: Date): LocalCa {
-  mkdirSync(files.dir, { recursive: true, mode: 0o700 });
-  chmodSync(files.dir, 0o700);
+/** The run's CA for the names it may reach (egress_hosts and mapped names). */
+export function createRunCa(names: string[], label: string, now = new Date()): LocalCa {
   const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const dns = new Set<string>();
+  const ips = new Set<string>();
+  let expressible = true;
+  for (const n of names) {
+    const c = constraintOf(n);
+    if (c === null) expressible = false;
+    else if ('dns' in c) dns.add(c.dns);
+    else ips.add(c.ip);
+  }
+  const constrained = expressible && dns.size + ips.size > 0 ? { dns: [...dns].sort(), ips: [...ips].sort() } : null;
+  const cn = `stashbase run ${label}`;
+  const notAfter = new Date(+now + RUN_CA_VALID_MS);
   const der = buildCertificate({
-    subjectCN: CA_NAME, issuerCN: CA_NAME, org: ORG, publicKey, signingKey: privateKey, issuerPublicKey: publicKey,
-    notBefore: new Date(+now - 3600_000), notAfter: new Date(+now + 10 * 365 * 86_400_000), ca: true,
+    subjectCN: cn, issuerCN: cn, org: ORG, publicKey, signingKey: privateKey, issuerPublicKey: publicKey,
+    notBefore: new Date(+now - 3600_000), notAfter, ca: true, permitted: constrained ?? undefined,
   });
-  const certPem = toPem(der);
-  // Key first, each written to a private temporary name and renamed into place.
-  const tmpKey = `${files.key}.${process.pid}.tmp`;
-  writeFileSync(tmpKey, privateKey.export({ type: 'pkcs8', format: 'pem' }) as string, { mode: 0o600 });
-  renameSync(tmpKey, files.key);
-  const tmpCert = `${files.cert}.${process.pid}.tmp`;
-  writeFileSync(tmpCert, certPem, { mode: 0o644 });
-  renameSync(tmpCert, files.cert);
-  return { name: { cn: CA_NAME, org: ORG }, key: privateKey, publicKey, certPem, certFile: files.cert };
-}
-
-/** The install's CA, made on first use; concurrent first runs agree on one under a lock. */
-export async function loadOrCreateCa(home: string, now = new Date()): Promise<LocalCa> {
-  const files = caFiles(home);
-  try {
-    return load(files);
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
-  }
-  mkdirSync(files.dir, { recursive: true, mode: 0o700 });
-  const { default: lockfile } = await import('proper-lockfile');
-  const release = await lockfile.lock(files.dir, { lockfilePath: join(files.dir, '.lock'), retries: { retries: 50, minTimeout: 10, maxTimeout: 100 } });
-  try {
-    try {
-      return load(files);
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
-      return create(files, now);
-    }
-  } finally {
-    await release();
-  }
+  return { name: { cn, org: ORG }, key: privateKey, publicKey, certPem: toPem(der), constrained, notAfter };
 }

@@ -39,7 +39,7 @@ export class LeafCache {
     const der = buildCertificate({
       subjectCN: host.length <= 64 ? host : host.slice(0, 64), issuerCN: this.ca.name.cn, org: this.ca.name.org,
       publicKey: this.publicKey, signingKey: this.ca.key, issuerPublicKey: this.ca.publicKey,
-      notBefore: new Date(+t - 3600_000), notAfter: new Date(+t + 30 * 86_400_000), ca: false, host,
+      notBefore: new Date(+t - 3600_000), notAfter: this.ca.notAfter, ca: false, host,
     });
     const leaf = { certPem: toPem(der), keyPem: this.keyPem };
     this.leaves.set(host, leaf);

@@ -4,7 +4,7 @@
 // generic libraries took 20-30 ms (docs/benchmarks.md).
 import { createHash, type KeyObject, randomBytes, sign } from 'node:crypto';
 import { isIP } from 'node:net';
-import { bits, bool, explicit, implicit, int, octets, oid, seq, set, time, uint, utf8 } from './der.js';
+import { bits, bool, explicit, implicit, int, octets, oid, seq, set, time, tlv, uint, utf8 } from './der.js';
 
 const ECDSA_SHA256 = seq(oid('1.2.840.10045.4.3.2'));
 const CN = '2.5.4.3';
@@ -47,6 +47,19 @@ export interface CertOptions {
   ca: boolean;
   /** Leaf only: the DNS name or IP address it is for. */
   host?: string;
+  /** CA only: the names its leaves may be for (a name constraint; no address unless listed). */
+  permitted?: { dns: string[]; ips: string[] };
+}
+
+/** nameConstraints' permittedSubtrees: each DNS name a subtree, each address a host (/32 or /128); with none, an address no one has, so that none is permitted. */
+function nameConstraints(p: { dns: string[]; ips: string[] }): Buffer {
+  const subtrees: Buffer[] = p.dns.map((d) => seq(implicit(2, Buffer.from(d, 'ascii'))));
+  const ips = p.ips.length > 0 ? p.ips : ['0.0.0.0', '::'];
+  for (const ip of ips) {
+    const bytes = ipBytes(ip);
+    subtrees.push(seq(implicit(7, Buffer.concat([bytes, Buffer.alloc(bytes.length, 0xff)]))));
+  }
+  return seq(tlv(0xa0, Buffer.concat(subtrees)));
 }
 
 // Exporting a key is most of the cost of a certificate: remember each one's DER.
@@ -66,6 +79,7 @@ export function buildCertificate(o: CertOptions): Buffer {
   if (o.ca) {
     exts.push(extension('2.5.29.19', true, seq(bool(true), int(0)))); // basicConstraints: CA, pathLen 0
     exts.push(extension('2.5.29.15', true, bits(Buffer.from([0x06]), 1))); // keyUsage: keyCertSign, cRLSign
+    if (o.permitted) exts.push(extension('2.5.29.30', true, nameConstraints(o.permitted))); // nameConstraints
   } else {
     if (!o.host) throw new Error('a leaf certificate needs its host');
     exts.push(extension('2.5.29.19', true, seq())); // basicConstraints: not a CA

@@ -13,7 +13,7 @@ import { AuditLog } from '../../lib/run/audit.js';
 import { Interceptor } from '../../lib/proxy/intercept.js';
 import { createProxy, hostHeaderProblem } from '../../lib/proxy/server.js';
 import type { BoundSecret } from '../../lib/proxy/secrets.js';
-import { loadOrCreateCa } from '../../lib/tls/ca.js';
+import { createRunCa } from '../../lib/tls/ca.js';
 import { LeafCache } from '../../lib/tls/leaves.js';
 import { listen, tempHome } from '../helpers.js';
 import { leaks } from '../leak-check.js';
@@ -58,7 +58,7 @@ describe('the intercepting proxy against a hostile upstream (issue 16)', () => {
     api = await startStub('api.test');
     free = await startStub('free.test');
     plain = await startStub('plain.test', true);
-    const ca = await loadOrCreateCa(t.sbHome);
+    const ca = createRunCa(['api.test', 'free.test', 'plain.test', 'ws.test', '*.test', 'localhost', '127.0.0.1'], 'test');
     caPem = ca.certPem;
     audit = new AuditLog(t.sbHome, 'ags_hhhhhhhhhhhhhhhh', 1024 * 1024);
     const limits = { headTimeoutMs: 1000, maxConnections: 200, upstreamSocketsPerHost: 4, auditMaxBytes: 1024 * 1024 };
@@ -549,7 +549,7 @@ describe('a raw upstream on a plain tunnel, a secret bound there (allow_plaintex
       });
     });
     const upPort = await listen(up);
-    const ca = await loadOrCreateCa(t.sbHome);
+    const ca = createRunCa(['api.test', 'free.test', 'plain.test', 'ws.test', '*.test', 'localhost', '127.0.0.1'], 'test');
     const limits = { headTimeoutMs: 1000, maxConnections: 50, upstreamSocketsPerHost: 1, auditMaxBytes: 1024 * 1024 };
     const secrets: BoundSecret[] = [{ name: 'ANTHROPIC_API_KEY', placeholder: PH, real: REAL, hosts: ['raw.test'], inQuery: false, allowPlaintext: true }];
     interceptor = new Interceptor({ leaves: new LeafCache(ca), secrets, upstreamCa: [], audit: () => {}, limits }, hostHeaderProblem);

@@ -14,7 +14,7 @@ import { after, before, describe, test } from 'node:test';
 import { AuditLog } from '../../lib/run/audit.js';
 import { Interceptor } from '../../lib/proxy/intercept.js';
 import { createProxy, hostHeaderProblem } from '../../lib/proxy/server.js';
-import { loadOrCreateCa } from '../../lib/tls/ca.js';
+import { createRunCa } from '../../lib/tls/ca.js';
 import { LeafCache } from '../../lib/tls/leaves.js';
 import { listen, tempHome } from '../helpers.js';
 import { reader, toProxy, tunnel } from '../proxy-client.js';
@@ -93,7 +93,7 @@ describe('the guard is no oracle: a guessed prefix of a secret and a wrong one t
   before(async () => {
     free = await startStub('free.test');
     plain = await startStub('plain.test', true);
-    const ca = await loadOrCreateCa(t.sbHome);
+    const ca = createRunCa(['api.test', 'free.test', 'plain.test', 'ws.test', '*.test', 'localhost', '127.0.0.1'], 'test');
     caPem = ca.certPem;
     audit = new AuditLog(t.sbHome, 'ags_oooooooooooooooo', 16 * 1024 * 1024);
     const limits = { headTimeoutMs: 5000, maxConnections: 200, upstreamSocketsPerHost: 8, auditMaxBytes: 16 * 1024 * 1024 };

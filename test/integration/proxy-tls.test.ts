@@ -12,7 +12,7 @@ import tls from 'node:tls';
 import { Interceptor } from '../../lib/proxy/intercept.js';
 import { createProxy, hostHeaderProblem } from '../../lib/proxy/server.js';
 import type { BoundSecret } from '../../lib/proxy/secrets.js';
-import { loadOrCreateCa } from '../../lib/tls/ca.js';
+import { createRunCa } from '../../lib/tls/ca.js';
 import { LeafCache } from '../../lib/tls/leaves.js';
 import { mkdirSync } from 'node:fs';
 import { cli, listen, needs, refusingPort, REPO, tempHome } from '../helpers.js';
@@ -47,6 +47,8 @@ describe('TLS interception and secrets (real HTTPS upstream, curl)', () => {
   let upPort = 0;
   let proxyUrl = '';
   let caFile = '';
+  /** The proxies' CA in this file (the install-wide one before: one CA, one file curl trusts). */
+  let ca: ReturnType<typeof createRunCa>;
   let interceptor: Interceptor;
 
   let upCaFile = '';
@@ -71,7 +73,7 @@ describe('TLS interception and secrets (real HTTPS upstream, curl)', () => {
       });
     }) as never;
     upPort = await listen(upstream);
-    const ca = await loadOrCreateCa(t.sbHome);
+    ca = createRunCa(['api.test', 'free.test', 'plain.test', 'ws.test', '*.test', 'localhost', '127.0.0.1'], 'test');
     mkdirSync(join(t.sbHome, 'agents'), { recursive: true });
     caFile = join(t.dir, 'stashbase-ca.pem');
     writeFileSync(caFile, ca.certPem);
@@ -321,7 +323,6 @@ describe('TLS interception and secrets (real HTTPS upstream, curl)', () => {
   });
 
   test('an unreachable upstream: the 502, the proxy\'s stderr and the audit carry neither the real value nor the placeholder', async () => {
-    const ca = await loadOrCreateCa(t.sbHome);
     const dead = await refusingPort();
     const deadPort = dead.port;
     const events: unknown[] = [];
@@ -351,7 +352,6 @@ describe('TLS interception and secrets (real HTTPS upstream, curl)', () => {
   });
 
   test('an upstream whose certificate does not verify gets nothing', async () => {
-    const ca = await loadOrCreateCa(t.sbHome);
     const strict = new Interceptor({ leaves: new LeafCache(ca), secrets, upstreamCa: [...tls.rootCertificates], audit: () => {} }, hostHeaderProblem);
     const p2 = createProxy({ policy: { egressHosts: ['api.test'], denyHosts: [], mapped: { 'api.test': `127.0.0.1:${upPort}` } }, audit: () => {}, interceptor: strict });
     await new Promise<void>((r) => p2.listen(0, '127.0.0.1', r));
@@ -416,7 +416,8 @@ describe('git over HTTPS through interception: clone and push with a bound token
       cgi.on('close', () => res.end());
     });
     port = await listen(server);
-    const ca = await loadOrCreateCa(t.sbHome);
+    // Constrained to the one name the run may reach, as a run's is: git's TLS (GnuTLS on Debian) takes it.
+    const ca = createRunCa(['git.test'], 'test');
     caFile = join(t.dir, 'ca.pem');
     writeFileSync(caFile, ca.certPem);
     interceptor = new Interceptor({ leaves: new LeafCache(ca), secrets: [{ ...secrets[0]!, hosts: ['git.test'] }], upstreamCa: [upCa.certPem], audit: () => {} }, hostHeaderProblem);
@@ -476,7 +477,7 @@ describe('WebSocket upgrades through interception', () => {
       });
     });
     upPort = await listen(upstream);
-    const ca = await loadOrCreateCa(t.sbHome);
+    const ca = createRunCa(['ws.test', 'other.test'], 'test');
     caPem = ca.certPem;
     interceptor = new Interceptor({ leaves: new LeafCache(ca), secrets: [{ ...secrets[0]!, hosts: ['ws.test'] }], upstreamCa: [upCa.certPem], audit: () => {} }, hostHeaderProblem);
     const mapped = { 'ws.test': `127.0.0.1:${upPort}`, 'other.test': `127.0.0.1:${upPort}` };

@@ -41,7 +41,7 @@ describe('the real Claude Code and Codex inside the native sandbox, with the rec
   after(async () => {
     await anthropic?.close();
     await openai?.close();
-    t.cleanup();
+    if (process.env.SBTEST_KEEP !== "1") t.cleanup(); else process.stderr.write(`kept ${t.dir}\n`);
   });
 
   const turn = (name: string, command: string, stub: Stub, secrets: string[], o: TurnOptions = {}) => runTurn({ env, cwd: repo, sshKey, timeoutMs: 150_000 }, name, command, stub, secrets, o);

@@ -14,7 +14,7 @@ import { writeFileSync } from 'node:fs';
 import { Interceptor } from '../../lib/proxy/intercept.js';
 import { createProxy, hostHeaderProblem } from '../../lib/proxy/server.js';
 import type { TlsFailure } from '../../lib/proxy/tls-failure.js';
-import { loadOrCreateCa } from '../../lib/tls/ca.js';
+import { createRunCa } from '../../lib/tls/ca.js';
 import { LeafCache } from '../../lib/tls/leaves.js';
 import { cli, needs, tempHome, writeFile } from '../helpers.js';
 import { testCa } from '../upstream-ca.js';
@@ -73,7 +73,7 @@ describe('an upstream TLS failure is visible: stderr once, the audit every time'
   });
 
   test('a WebSocket upgrade to it: 502, and the run is told', async () => {
-    const ca = await loadOrCreateCa(t.sbHome);
+    const ca = createRunCa(['api.test', 'free.test', 'plain.test', 'ws.test', '*.test', 'localhost', '127.0.0.1'], 'test');
     const told: TlsFailure[] = [];
     const interceptor = new Interceptor({ leaves: new LeafCache(ca), secrets: [], upstreamCa: [...tls.rootCertificates], audit: () => {}, onUpstreamTls: (f) => told.push(f) }, hostHeaderProblem);
     const proxy = createProxy({ policy: { egressHosts: ['api.test'], denyHosts: [], mapped: { 'api.test': `127.0.0.1:${port}` } }, audit: () => {}, interceptor, secrets: [] });

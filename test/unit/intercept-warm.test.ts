@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import { Interceptor } from '../../lib/proxy/intercept.js';
 import { hostHeaderProblem } from '../../lib/proxy/server.js';
-import { loadOrCreateCa } from '../../lib/tls/ca.js';
+import { createRunCa } from '../../lib/tls/ca.js';
 import { LeafCache } from '../../lib/tls/leaves.js';
 import { tempHome } from '../helpers.js';
 
@@ -12,7 +12,7 @@ const t = tempHome();
 after(() => t.cleanup());
 
 test('warm() makes the certificates of the named bound hosts (normalized, wildcards left to their first use) and nothing before it', async () => {
-  const leaves = new LeafCache(await loadOrCreateCa(t.sbHome));
+  const leaves = new LeafCache(createRunCa(['*.test'], 'test'));
   const secret = (hosts: string[]) => ({ name: 'S', placeholder: 'stashbase_placeholder_S_0123456789', real: 'real-value-0123456789', hosts, inQuery: false, allowPlaintext: false });
   const i = new Interceptor({ leaves, secrets: [secret(['API.Example.test', '*.wild.test']), secret(['b.test.', 'api.example.test'])], upstreamCa: [], audit: () => {} }, hostHeaderProblem);
   try {

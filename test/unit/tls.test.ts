@@ -1,53 +1,57 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
-import { chmodSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { after, test } from 'node:test';
 import tls from 'node:tls';
-import { caFiles, loadOrCreateCa } from '../../lib/tls/ca.js';
+import { createRunCa } from '../../lib/tls/ca.js';
 import { LeafCache } from '../../lib/tls/leaves.js';
-import { tempHome } from '../helpers.js';
+import { tempHome, writeFile } from '../helpers.js';
 
 const t = tempHome();
 after(() => t.cleanup());
 
-test('the CA: made once, EC P-256, CA with path length 0, key 0600 in a 0700 directory', async () => {
-  const ca = await loadOrCreateCa(t.sbHome);
-  const files = caFiles(t.sbHome);
-  assert.equal(statSync(files.dir).mode & 0o777, 0o700);
-  assert.equal(statSync(files.key).mode & 0o777, 0o600);
+test("a run's CA: EC P-256, CA with path length 0, a week valid, name-constrained to the run's names (a wildcard as its domain, no address unless named); nothing written", () => {
+  const now = new Date('2026-12-05T10:00:00Z');
+  const ca = createRunCa(['api.github.com', '*.githubusercontent.com', 'API.Example.test.', 'api.internal.test'], 'ags_aaaaaaaaaaaaaaaa', now);
   assert.equal(ca.key.asymmetricKeyDetails?.namedCurve, 'prime256v1');
   const cert = new X509Certificate(ca.certPem);
   assert.equal(cert.ca, true);
-  assert.equal(cert.subject, 'O=stashbase\nCN=stashbase local CA');
+  assert.equal(cert.subject, 'O=stashbase\nCN=stashbase run ags_aaaaaaaaaaaaaaaa');
+  assert.equal(new Date(cert.validTo).getTime(), +now + 7 * 86_400_000);
+  assert.deepEqual(ca.constrained, { dns: ['api.example.test', 'api.github.com', 'api.internal.test', 'githubusercontent.com'], ips: [] });
   const text = spawnSync('openssl', ['x509', '-noout', '-text'], { input: ca.certPem, encoding: 'utf8' }).stdout;
   assert.match(text, /Signature Algorithm: ecdsa-with-SHA256/);
   assert.match(text, /X509v3 Basic Constraints: critical\n\s+CA:TRUE, pathlen:0/);
   assert.match(text, /X509v3 Key Usage: critical\n\s+Certificate Sign, CRL Sign/);
-  const again = await loadOrCreateCa(t.sbHome);
-  assert.equal(again.certPem, ca.certPem);
+  assert.match(text, /X509v3 Name Constraints: critical\n\s+Permitted:\n\s+DNS:api\.example\.test\n\s+DNS:api\.github\.com\n\s+DNS:api\.internal\.test\n\s+DNS:githubusercontent\.com\n\s+IP:0\.0\.0\.0\/255\.255\.255\.255\n\s+IP:0:0:0:0:0:0:0:0\/FFFF:FFFF:FFFF:FFFF:FFFF:FFFF:FFFF:FFFF\n/);
+  // An address named in egress_hosts is permitted; an entry no constraint can say leaves the CA unconstrained.
+  assert.deepEqual(createRunCa(['127.0.0.1', 'a.test'], 'x').constrained, { dns: ['a.test'], ips: ['127.0.0.1'] });
+  assert.equal(createRunCa(['api.*.test'], 'x').constrained, null);
+  assert.doesNotMatch(spawnSync('openssl', ['x509', '-noout', '-text'], { input: createRunCa(['api.*.test'], 'x').certPem, encoding: 'utf8' }).stdout, /Name Constraints/);
+  // Nothing of it on disk: the home has no ca folder.
+  assert.equal(readdirSync(t.home).includes('.stashbase') && readdirSync(t.sbHome).includes('ca'), false);
 });
 
-test('concurrent first runs agree on one CA', async () => {
-  const home = `${t.dir}/concurrent`;
-  const [a, b, c] = await Promise.all([loadOrCreateCa(home), loadOrCreateCa(home), loadOrCreateCa(home)]);
-  assert.equal(a.certPem, b.certPem);
-  assert.equal(b.certPem, c.certPem);
+test("a leaf for a name outside the run's constraint does not verify, though the CA signed it (the control: one inside does)", () => {
+  const ca = createRunCa(['api.github.com', '*.githubusercontent.com'], 'x');
+  const file = writeFile(join(t.dir, 'run-ca.pem'), ca.certPem);
+  const leaves = new LeafCache(ca);
+  const verify = (host: string) => spawnSync('openssl', ['verify', '-CAfile', file], { input: leaves.get(host).certPem, encoding: 'utf8' });
+  assert.equal(verify('api.github.com').stdout, 'stdin: OK\n');
+  assert.equal(verify('raw.githubusercontent.com').stdout, 'stdin: OK\n');
+  for (const host of ['evil.example', 'github.com.evil.example', '127.0.0.1']) {
+    const r = verify(host);
+    assert.notEqual(r.status, 0, host);
+    assert.match(r.stdout + r.stderr, /permitted subtree violation|name constraint/i, host);
+  }
 });
 
-test('a CA key others can read is refused', async () => {
-  const home = `${t.dir}/loose`;
-  await loadOrCreateCa(home);
-  chmodSync(caFiles(home).key, 0o644);
-  await assert.rejects(loadOrCreateCa(home), {
-    name: 'ConfigError',
-    message: `${caFiles(home).key} is readable by others (mode 644); fix it with chmod 600, or remove ${caFiles(home).dir} to make a new CA`,
-  });
-});
-
-test('leaves: issued by the CA for exactly their host, DNS names and IP literals', async () => {
-  const ca = await loadOrCreateCa(t.sbHome);
+test('leaves: issued by the CA for exactly their host, DNS names and IP literals', () => {
+  const ca = createRunCa(['api.example.test', '127.0.0.1', '2001:db8::1'], 'x');
+  const caFile = writeFile(join(t.dir, 'leaves-ca.pem'), ca.certPem);
   const leaves = new LeafCache(ca);
   const caCert = new X509Certificate(ca.certPem);
   const dns = new X509Certificate(leaves.get('api.example.test').certPem);
@@ -59,18 +63,18 @@ test('leaves: issued by the CA for exactly their host, DNS names and IP literals
   assert.equal(dns.checkHost('other.example.test'), undefined);
   assert.equal(new X509Certificate(leaves.get('127.0.0.1').certPem).subjectAltName, 'IP Address:127.0.0.1');
   assert.equal(new X509Certificate(leaves.get('2001:db8::1').certPem).subjectAltName, 'IP Address:2001:DB8:0:0:0:0:0:1');
-  const text = spawnSync('openssl', ['verify', '-CAfile', caFiles(t.sbHome).cert], { input: leaves.get('api.example.test').certPem, encoding: 'utf8' });
+  const text = spawnSync('openssl', ['verify', '-CAfile', caFile], { input: leaves.get('api.example.test').certPem, encoding: 'utf8' });
   assert.equal(text.stdout, 'stdin: OK\n');
 });
 
 test('a real TLS handshake trusts a minted leaf through the CA alone', async () => {
-  const ca = await loadOrCreateCa(t.sbHome);
+  const ca = createRunCa(['api.example.test'], 'x');
   const leaf = new LeafCache(ca).get('api.example.test');
   const server = tls.createServer({ key: leaf.keyPem, cert: leaf.certPem }, (s) => s.end('hello'));
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const port = (server.address() as AddressInfo).port;
   const got = await new Promise<string>((resolve, reject) => {
-    const sock = tls.connect({ port, host: '127.0.0.1', servername: 'api.example.test', ca: readFileSync(caFiles(t.sbHome).cert, 'utf8') }, () => {
+    const sock = tls.connect({ port, host: '127.0.0.1', servername: 'api.example.test', ca: ca.certPem }, () => {
       sock.setEncoding('utf8');
       let data = '';
       sock.on('data', (d: string) => (data += d));
@@ -83,7 +87,7 @@ test('a real TLS handshake trusts a minted leaf through the CA alone', async () 
 });
 
 test('the leaf cache is bounded (LRU)', async () => {
-  const leaves = new LeafCache(await loadOrCreateCa(t.sbHome), 3);
+  const leaves = new LeafCache(createRunCa(['*.test'], 'x'), 3);
   const first = leaves.get('a.test').certPem;
   const b = leaves.get('b.test').certPem;
   leaves.get('c.test');
