@@ -9,6 +9,7 @@
 // directory under 30 ms (nothing changed) and 100 ms (20 commits).
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { bigRepository, gitImportBench, median, measure, report, repositoryCheck, setup, time } from './lib.mjs';
 
 const { bin, home, env, rounds } = setup(20);
@@ -55,6 +56,21 @@ for (let i = 0; i < 5; i++) {
 const walk = { subject: 'expand 200,000 entries', median_ms: +median(runs).toFixed(1), entries: visited, target: '< 1000 ms' };
 console.log(JSON.stringify(walk));
 console.log(`${walk.subject}: ${walk.median_ms} ms for ${visited} entries (target ${walk.target})`);
+
+// A run's CA (issue 27): made at every start of a run with secrets, its key in memory, name-constrained.
+const { createRunCa } = await import('../dist/lib/tls/ca.js');
+const { LeafCache } = await import('../dist/lib/tls/leaves.js');
+const caRuns = [];
+const names = ['api.anthropic.com', 'platform.claude.com', 'claude.ai', 'console.anthropic.com', 'statsig.anthropic.com', 'api.openai.com', 'auth.openai.com', 'chatgpt.com', '*.githubusercontent.com', 'github.com'];
+for (let i = 0; i < 50; i++) {
+  const t0 = performance.now();
+  const ca = createRunCa(names, `ags_bench${i}`);
+  new LeafCache(ca).get('api.anthropic.com');
+  caRuns.push(performance.now() - t0);
+}
+const caGen = { subject: "a run's CA and its first leaf", median_ms: +median(caRuns).toFixed(2), target: '< 5 ms' };
+console.log(JSON.stringify(caGen));
+console.log(`${caGen.subject}: ${caGen.median_ms} ms (target ${caGen.target})`);
 
 await repositoryCheck(home, env);
 await gitImportBench(home, env);

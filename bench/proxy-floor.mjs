@@ -45,12 +45,12 @@ if (role === 'up') {
   const { rootCertificates } = await import('node:tls');
   const { Interceptor } = await import(`${dist}lib/proxy/intercept.js`);
   const { createProxy, hostHeaderProblem } = await import(`${dist}lib/proxy/server.js`);
-  const { loadOrCreateCa } = await import(`${dist}lib/tls/ca.js`);
+  const { createRunCa } = await import(`${dist}lib/tls/ca.js`);
   const { LeafCache } = await import(`${dist}lib/tls/leaves.js`);
   const { AuditLog } = await import(`${dist}lib/run/audit.js`);
   const home = mkdtempSync(join(tmpdir(), 'sb-floor-'));
   const audit = new AuditLog(home, 'floor');
-  const ca = await loadOrCreateCa(home);
+  const ca = createRunCa(['api.test', '*.test'], 'bench');
   const secrets = [{ name: 'BENCH_TOKEN', placeholder: PLACEHOLDER, real: 'ghp_realRealRealRealRealRealReal0123456', hosts: ['api.test'], inQuery: false, allowPlaintext: false }];
   const audit1 = (e) => audit.write(e);
   const interceptor = new Interceptor({ leaves: new LeafCache(ca), secrets, upstreamCa: [...rootCertificates, certPem], audit: audit1 }, hostHeaderProblem);
@@ -158,7 +158,7 @@ if (role === 'up') {
   const k = generateKeyPairSync('ec', { namedCurve: 'P-256' });
   const now = new Date();
   const caPem = toPem(buildCertificate({ subjectCN: 'floor CA', issuerCN: 'floor CA', org: 'bench', publicKey: k.publicKey, signingKey: k.privateKey, issuerPublicKey: k.publicKey, notBefore: new Date(+now - 3600e3), notAfter: new Date(+now + 864e5), ca: true }));
-  const leaf = new LeafCache({ name: { cn: 'floor CA', org: 'bench' }, key: k.privateKey, publicKey: k.publicKey, certPem: caPem, certFile: '' }).get('api.test');
+  const leaf = new LeafCache({ name: { cn: 'floor CA', org: 'bench' }, key: k.privateKey, publicKey: k.publicKey, certPem: caPem, constrained: null, notAfter: new Date(Date.now() + 864e5) }).get('api.test');
   const start = (args) =>
     new Promise((resolve) => {
       // CPU_PROF=dir: a V8 CPU profile of each proxy, written to dir when it is stopped.

@@ -17,7 +17,7 @@ import { median, setup } from './lib.mjs';
 
 const { LeafCache } = await import('../dist/lib/tls/leaves.js');
 const { buildCertificate, toPem } = await import('../dist/lib/tls/x509.js');
-const { loadOrCreateCa } = await import('../dist/lib/tls/ca.js');
+const { createRunCa } = await import('../dist/lib/tls/ca.js');
 
 const { bin, home, env } = setup(1);
 // Untimed requests first on each connection (WARM=n): both paths' code warmed up alike,
@@ -29,7 +29,7 @@ const REAL = 'ghp_realRealRealRealRealRealReal0123456';
 const k = generateKeyPairSync('ec', { namedCurve: 'P-256' });
 const now = new Date();
 const upCaPem = toPem(buildCertificate({ subjectCN: 'bench CA', issuerCN: 'bench CA', org: 'bench', publicKey: k.publicKey, signingKey: k.privateKey, issuerPublicKey: k.publicKey, notBefore: new Date(+now - 3600e3), notAfter: new Date(+now + 864e5), ca: true }));
-const upLeaf = new LeafCache({ name: { cn: 'bench CA', org: 'bench' }, key: k.privateKey, publicKey: k.publicKey, certPem: upCaPem, certFile: '' }).get('api.test');
+const upLeaf = new LeafCache({ name: { cn: 'bench CA', org: 'bench' }, key: k.privateKey, publicKey: k.publicKey, certPem: upCaPem, constrained: null, notAfter: new Date(Date.now() + 864e5) }).get('api.test');
 const body = JSON.stringify({ id: 'msg_01', type: 'message', content: [{ type: 'text', text: 'ok' }] });
 const upstream = createServer({ key: upLeaf.keyPem, cert: upLeaf.certPem }, (req, res) => {
   if (req.url === '/cl') return res.end(body);
@@ -145,7 +145,7 @@ const rows = ['cl', 'chunked'].flatMap((kind) => {
 });
 
 // A new host's certificate, and memory under 10,000 unique hosts.
-const ca = await loadOrCreateCa(join(home, '.stashbase'));
+const ca = createRunCa(['api.test', 'free.test', '*.test'], 'bench');
 const leaves = new LeafCache(ca);
 const mints = [];
 for (let i = 0; i < 200; i++) { const t0 = process.hrtime.bigint(); leaves.get(`h${i}.mint.test`); mints.push(Number(process.hrtime.bigint() - t0) / 1e6); }

@@ -29,7 +29,6 @@ export function stashbaseHome(env: NodeJS.ProcessEnv = process.env): string {
 
 export const homePaths = (home: string) => ({
   agents: join(home, 'agents'),
-  ca: join(home, 'ca'),
   sessions: join(home, 'sessions'),
   runs: join(home, 'runs'),
   /** What stashbase kept aside for you to look at: a run's git work whose import was stopped. */

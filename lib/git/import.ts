@@ -160,8 +160,13 @@ async function tooDeep(w: Work, tips: string[], yourTips: string[]): Promise<str
 /** Packs what the tips reach (and your refs do not) from the run's store into yours; null when done, else why not. */
 async function importObjects(w: Work, tips: string[], yourTips: string[]): Promise<string | null> {
   if (tips.length === 0) return null;
-  const deep = await tooDeep(w, tips, yourTips);
-  if (deep !== null) return deep;
+  // The depth is read while the objects are packed (both walk the same history): a tree too deep
+  // refuses what needs it before any ref names it; its objects stay unreferenced in your store.
+  const [deep, packed] = await Promise.all([tooDeep(w, tips, yourTips), packObjects(w, tips, yourTips)]);
+  return deep ?? packed;
+}
+
+async function packObjects(w: Work, tips: string[], yourTips: string[]): Promise<string | null> {
   const input = `${tips.join('\n')}\n--not\n${yourTips.join('\n')}\n`;
   const r = await pipeInto(reading(w, PACK_ARGS), input, 12, (head) => {
     // A pack: "PACK", its version, its object count; none to write when empty.

@@ -120,13 +120,15 @@ describe('Docker backend: filesystem, environment and limits (real engine)', nee
     rmSync(join(proj, 'repo'), { recursive: true, force: true });
   });
 
-  test('the CA key and stashbase state stay hidden even when the working directory holds them', async () => {
-    // A profile with a secret makes the run mint the CA; running from HOME puts $STASHBASE_HOME in view.
+  test("the run's CA key and stashbase state stay hidden even when the working directory holds them", async () => {
+    // A profile with a secret makes the run mint its CA; running from HOME puts $STASHBASE_HOME in view.
     writeFile(join(t.sbHome, 'agents', 'dkca.toml'), '[sandbox]\nbackend = "docker"\n[network]\negress_hosts = ["api.test"]\n[secrets.TOKEN]\nsource = "HOST_TOKEN"\nhosts = ["api.test"]\n');
     const script = `echo "state=[$(ls -A ${t.sbHome} 2>&1)]"; ls /etc/stashbase | tr "\\n" " "; echo; grep -rls "PRIVATE KEY" /etc/stashbase /home/agent ${t.home} 2>/dev/null | wc -l`;
     const r = await cli(['agent', 'run', '--profile', 'dkca', '--profile-source', 'global', '--', 'bash', '-c', script], { env: { ...t.env, HOST_TOKEN: 'real-token' }, cwd: t.home, timeoutMs: 90_000 });
     assert.equal(r.code, 0, r.stderr);
-    assert.ok(readdirSync(join(t.sbHome, 'ca')).length > 0, 'the CA exists on the host');
+    // The key lived in stashbase's memory only: no file of it on the host either.
+    assert.equal(existsSync(join(t.sbHome, 'ca')), false);
+    assert.equal(spawnSync('grep', ['-rlsE', 'BEGIN [A-Z ]*PRIVATE KEY-----', t.sbHome], { encoding: 'utf8' }).stdout, '');
     assert.deepEqual(r.stdout.trim().split('\n'), ['state=[]', 'agent-versions ca-bundle.pem ca.pem ', '0']);
   });
 
