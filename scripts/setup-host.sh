@@ -3,7 +3,8 @@
 # as root: bubblewrap, iptables, git, a Docker engine (dockerd started in the
 # background), debootstrap, the locally built test base image, tmux (the
 # control-socket attack tests drive a real tmux server), curl (the secret scan
-# hook's in-sandbox path posts with it), and the real Claude Code
+# hook's in-sandbox path posts with it), Go (a Go client must take the run's
+# name-constrained CA), and the real Claude Code
 # and Codex CLIs for the compatibility tests (scripts/install-test-agents.sh).
 # Idempotent: every step checks first and does nothing when already done.
 set -euo pipefail
@@ -18,7 +19,7 @@ fi
 
 need_pkgs=()
 for pair in bwrap:bubblewrap iptables:iptables git:git dockerd:docker.io \
-            debootstrap:debootstrap ip:iproute2 script:bsdutils tmux:tmux curl:curl; do
+            debootstrap:debootstrap ip:iproute2 script:bsdutils tmux:tmux curl:curl go:golang-go; do
   cmd=${pair%%:*} pkg=${pair#*:}
   command -v "$cmd" >/dev/null 2>&1 || [ -x "/usr/sbin/$cmd" ] || need_pkgs+=("$pkg")
 done

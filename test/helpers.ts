@@ -32,9 +32,10 @@ function problem(tool: string, args: string[]): string | null {
  * Options for an integration test needing real tools: none when they work; on a
  * developer machine without them, a skip with one loud line; in CI, a failure.
  */
-export function needs(...tools: Array<'bwrap' | 'git' | 'docker'>): { skip?: string } {
+export function needs(...tools: Array<'bwrap' | 'git' | 'docker' | 'go'>): { skip?: string } {
+  const probe = { bwrap: ['--ro-bind', '/', '/', '--unshare-pid', '--unshare-net', 'true'], git: ['--version'], docker: ['info'], go: ['version'] };
   const missing = tools
-    .map((t) => [t, t === 'bwrap' ? problem('bwrap', ['--ro-bind', '/', '/', '--unshare-pid', '--unshare-net', 'true']) : t === 'git' ? problem('git', ['--version']) : problem('docker', ['info'])] as const)
+    .map((t) => [t, problem(t, probe[t])] as const)
     .filter(([, why]) => why !== null);
   if (missing.length === 0) return {};
   const msg = `integration test needs ${missing.map(([t, why]) => `${t} (${why!.split('\n').slice(-3).join(' ')})`).join(', ')} (run scripts/setup-host.sh)`;

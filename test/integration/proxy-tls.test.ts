@@ -197,6 +197,34 @@ describe('TLS interception and secrets (real HTTPS upstream, curl)', () => {
     assert.deepEqual(seen.map((x) => [x.path, x.auth]), [['/undici', `token ${REAL}`]]);
   });
 
+  test("Go's net/http through the proxy, trusting the run's name-constrained CA by SSL_CERT_FILE", needs('go'), async () => {
+    seen.length = 0;
+    const dir = join(t.dir, 'go-fetch');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'main.go'), [
+      'package main',
+      'import ("fmt"; "io"; "net/http"; "os")',
+      'func main() {',
+      '\treq, _ := http.NewRequest("GET", os.Args[1], nil)',
+      '\treq.Header.Set("Authorization", os.Args[2])',
+      '\tres, err := http.DefaultClient.Do(req)',
+      '\tif err != nil { fmt.Fprintln(os.Stderr, err); os.Exit(1) }',
+      '\tbody, _ := io.ReadAll(res.Body)',
+      '\tfmt.Printf("%d %s %s", res.StatusCode, res.Header.Get("X-Echo-Auth"), body)',
+      '}',
+      '',
+    ].join('\n'));
+    const goEnv = { PATH: process.env.PATH, HOME: t.home, GOCACHE: join(dir, 'cache'), GO111MODULE: 'off' };
+    const built = await run('go', ['build', '-o', 'fetch', 'main.go'], { cwd: dir, env: goEnv });
+    assert.equal(built.code, 0, built.stderr);
+    const r = await run(join(dir, 'fetch'), [`https://api.test:${upPort}/go`, `token ${PH}`], { env: { PATH: process.env.PATH, HTTPS_PROXY: proxyUrl, SSL_CERT_FILE: caFile } });
+    assert.equal(r.stdout + r.stderr, `200 token ${PH} you sent token ${PH} /go\n`);
+    assert.deepEqual(seen.map((x) => [x.path, x.auth]), [['/go', `token ${REAL}`]]);
+    // The control: without the run's CA, Go's own trust refuses the leaf.
+    const refused = await run(join(dir, 'fetch'), [`https://api.test:${upPort}/go`, 'x'], { env: { PATH: process.env.PATH, HTTPS_PROXY: proxyUrl, SSL_CERT_FILE: upCaFile } });
+    assert.match(refused.stderr, /x509: certificate signed by unknown authority/);
+  });
+
   test('inside a tunnel: a different Host, absolute-form and duplicate Authorization are refused', async () => {
     seen.length = 0;
     const host = await via(`https://api.test:${upPort}/h`, ['-H', 'Host: other.test', '-D', '-', '-H', `Authorization: Bearer ${PH}`]);
