@@ -13,6 +13,7 @@
 // run's CA unconstrained, said by `constrained` (the rest still holds).
 import { generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { isIP } from 'node:net';
+import { domainToASCII } from 'node:url';
 import { buildCertificate, toPem } from './x509.js';
 
 export const ORG = 'stashbase';
@@ -35,8 +36,10 @@ export const RUN_CA_VALID_MS = 7 * 86_400_000;
 export function constraintOf(entry: string): { dns: string } | { ip: string } | null {
   const e = entry.trim().toLowerCase().replace(/\.$/, '');
   if (isIP(e.replace(/^\[|\]$/g, ''))) return { ip: e.replace(/^\[|\]$/g, '') };
+  // The spelling a client's CONNECT and the leaf carry (an IDN as its A-labels); every name the profile's check takes is one.
   const name = e.startsWith('*.') ? e.slice(2) : e;
-  return /^(?=.{1,253}$)([a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?)(\.[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?)*$/.test(name) ? { dns: name } : null;
+  const ascii = name.includes('*') ? '' : domainToASCII(name);
+  return /^(?=.{1,253}$)[a-z0-9_-]{1,63}(\.[a-z0-9_-]{1,63})*$/.test(ascii) ? { dns: ascii } : null;
 }
 
 /** The run's CA for the names it may reach (egress_hosts and mapped names). */

@@ -29,6 +29,8 @@ test("a run's CA: EC P-256, CA with path length 0, a week valid, name-constraine
   assert.match(text, /X509v3 Name Constraints: critical\n\s+Permitted:\n\s+DNS:api\.example\.test\n\s+DNS:api\.github\.com\n\s+DNS:api\.internal\.test\n\s+DNS:githubusercontent\.com\n\s+IP:0\.0\.0\.0\/255\.255\.255\.255\n\s+IP:0:0:0:0:0:0:0:0\/FFFF:FFFF:FFFF:FFFF:FFFF:FFFF:FFFF:FFFF\n/);
   // An address named in egress_hosts is permitted; an entry no constraint can say leaves the CA unconstrained.
   assert.deepEqual(createRunCa(['127.0.0.1', 'a.test'], 'x').constrained, { dns: ['a.test'], ips: ['127.0.0.1'] });
+  // Every name the profile's check takes is expressed, an IDN by its A-labels (unnamed: a label ending in a hyphen).
+  assert.deepEqual(createRunCa(['*.Bücher.test', 'a-.test', 'x_y.test'], 'x').constrained, { dns: ['a-.test', 'x_y.test', 'xn--bcher-kva.test'], ips: [] });
   assert.equal(createRunCa(['api.*.test'], 'x').constrained, null);
   assert.doesNotMatch(spawnSync('openssl', ['x509', '-noout', '-text'], { input: createRunCa(['api.*.test'], 'x').certPem, encoding: 'utf8' }).stdout, /Name Constraints/);
   // Nothing of it on disk: the home has no ca folder.
