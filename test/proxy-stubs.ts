@@ -41,10 +41,27 @@ function token(req: IncomingMessage): string {
   return (req.headers.authorization ?? '').split(' ')[1] ?? 'none';
 }
 
+/**
+ * What /store kept, shared by every stub of the process: a bound service that
+ * stores a header value and another name serving it (a CDN alias, a raw host).
+ */
+const stored: { value: string } = { value: '' };
+
 function route(req: IncomingMessage, res: ServerResponse, log: StubLog): void {
   const url = new URL(req.url ?? '/', 'https://stub');
   const body = echo(req);
   switch (url.pathname) {
+    case '/store':
+      stored.value = (req.headers['x-note'] as string | undefined) ?? '';
+      return void res.end('stored\n');
+    case '/stored': {
+      // Served whole in one write, padded so that it straddles byte `at`, gzip if asked.
+      const at = Number(url.searchParams.get('at') ?? 0);
+      const text = `${'.'.repeat(Math.max(0, at - (stored.value.length >> 1)))}${stored.value}\n`;
+      const gz = url.searchParams.has('gzip');
+      res.writeHead(200, { 'Content-Type': 'text/plain', ...(gz ? { 'Content-Encoding': 'gzip' } : {}) });
+      return void res.end(gz ? gzipSync(text) : text);
+    }
     case '/echo':
       res.writeHead(200, { 'Content-Type': 'application/json', 'X-Echo-Auth': req.headers.authorization ?? '' });
       return void res.end(body);
