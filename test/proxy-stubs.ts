@@ -168,6 +168,11 @@ function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, log: StubLo
     socket.write(`HTTP/1.1 101 Switching Protocols\r\nUpgrade: ${token(req)}\r\nConnection: Upgrade\r\n\r\n`);
     return;
   }
+  if (url.pathname === '/ws-case') {
+    // Switches, spelling "websocket" in a letter case of its own choosing: one bit a letter, toward the agent.
+    socket.write('HTTP/1.1 101 Switching Protocols\r\nUpgrade: wEBsOCkeT\r\nConnection: Upgrade\r\n\r\n');
+    return;
+  }
   const proto = req.headers['sec-websocket-protocol'];
   const ext = url.pathname === '/ws-deflate' ? 'Sec-WebSocket-Extensions: permessage-deflate\r\n' : '';
   // Like the ws package's default: the first requested subprotocol is echoed.

@@ -101,6 +101,25 @@ describe('the intercepting proxy against a hostile upstream (issue 16)', () => {
     assert.deepEqual(messages(readFrames(body).frames), [`hello Bearer ${PH}`, `echo:say ${PH}`]);
   });
 
+  test("5: a 101's Upgrade is the value the agent offered, whatever letter case the upstream spelled it in; control: straight from the host it is the upstream's", async () => {
+    const ws = 'Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n';
+    const s = await open('api.test');
+    const r = reader(s);
+    s.write(get('/ws-case', 'api.test', ws));
+    await r.until('\r\n\r\n');
+    s.destroy();
+    assert.match(text(r.all()), /^HTTP\/1\.1 101 Switching Protocols\r\n(?:.*\r\n)*Upgrade: websocket\r\n/);
+    assert.doesNotMatch(text(r.all()), /wEBsOCkeT/);
+    const direct = await new Promise<string>((resolve, reject) => {
+      const c = tls.connect({ host: '127.0.0.1', port: api.port, servername: 'api.test', ca: api.caPem }, () => c.write(get('/ws-case', 'api.test', ws)));
+      c.once('data', (d: Buffer) => {
+        resolve(d.toString('latin1'));
+        c.destroy();
+      }).on('error', reject);
+    });
+    assert.match(direct, /\r\nUpgrade: wEBsOCkeT\r\n/);
+  });
+
   test('1: an upstream that answers an Upgrade with a plain 200 echoing headers is scrubbed too, and then the connection ends (4)', async () => {
     const before = api.log.requests.length;
     const s = await open('api.test');
