@@ -83,7 +83,7 @@ describe('the dependency check inside real runs', needs('git'), () => {
     ]);
     assert.ok(events.some((e) => e.type === 'proxy' && e.host === 'registry.sb.test' && e.decision === 'allow'), 'the check went through the proxy');
     const text = await cli(['agent', 'audit', r.session], { env: t.env });
-    assert.match(text.stdout, /BLOCK {2}npm sb-made-up-in-docker {2}agent told: deny {2}does not exist in the npm registry/);
+    assert.match(text.stdout, /BLOCK {2}npm "sb-made-up-in-docker" {2}agent told: deny {2}"does not exist in the npm registry/);
     assert.match(text.stdout, /3 dependency decisions: 2 blocked, 0 warned, 0 unchecked, 1 ok/);
   });
 
@@ -147,6 +147,6 @@ describe('the dependency check inside real runs', needs('git'), () => {
       ['/agent-hooks/report', 'reported'], ['/agent-hooks/report', 'reported'], ['/agent-hooks/report', 'deny'], ['/agent-hooks', 'deny'],
     ]);
     const text = await cli(['agent', 'audit', r.session], { env: t.env });
-    assert.match(text.stdout, /BLOCK {2}npm sb-made-up-native {2}agent told: deny \(reported from inside the sandbox\)/);
+    assert.match(text.stdout, /BLOCK {2}npm "sb-made-up-native" {2}agent told: deny \(reported from inside the sandbox\)/);
   });
 });
