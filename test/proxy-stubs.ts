@@ -51,6 +51,14 @@ function route(req: IncomingMessage, res: ServerResponse, log: StubLog): void {
   const url = new URL(req.url ?? '/', 'https://stub');
   const body = echo(req);
   switch (url.pathname) {
+    case '/split-echo': {
+      // The credential it was sent, in two writes 20 ms apart (past the scrubber's release), the cut inside the value.
+      const v = `{"auth":"${req.headers.authorization ?? ''}"}`;
+      const cut = v.indexOf(' ') + 21;
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.write(v.slice(0, cut));
+      return void setTimeout(() => res.end(v.slice(cut)), 20);
+    }
     case '/store':
       stored.value = (req.headers['x-note'] as string | undefined) ?? '';
       return void res.end('stored\n');
@@ -58,6 +66,12 @@ function route(req: IncomingMessage, res: ServerResponse, log: StubLog): void {
       // Served whole in one write, padded so that it straddles byte `at`, gzip if asked.
       const at = Number(url.searchParams.get('at') ?? 0);
       const text = `${'.'.repeat(Math.max(0, at - (stored.value.length >> 1)))}${stored.value}\n`;
+      const range = /^bytes=(\d+)-(\d+)$/.exec(String(req.headers.range ?? ''));
+      if (range) {
+        // A byte range of it, as a file server answers one.
+        res.writeHead(206, { 'Content-Type': 'text/plain', 'Content-Range': `bytes ${range[1]}-${range[2]}/${text.length}` });
+        return void res.end(text.slice(Number(range[1]), Number(range[2]) + 1));
+      }
       const gz = url.searchParams.has('gzip');
       res.writeHead(200, { 'Content-Type': 'text/plain', ...(gz ? { 'Content-Encoding': 'gzip' } : {}) });
       return void res.end(gz ? gzipSync(text) : text);

@@ -125,7 +125,7 @@ export class Reader {
     if (isIP(bare)) return true;
     const name = wildcard && s.startsWith('*.') ? s.slice(2) : s;
     const ascii = name.includes('*') ? '' : domainToASCII(name.replace(/\.$/, ''));
-    if (!ascii || !/^[a-z0-9_-]+(\.[a-z0-9_-]+)*$/.test(ascii) || ascii.split('.').some((l) => l.length > 63 || l.startsWith('-'))) {
+    if (!ascii || ascii.length > 253 || !/^[a-z0-9_-]+(\.[a-z0-9_-]+)*$/.test(ascii) || ascii.split('.').some((l) => l.length > 63 || l.startsWith('-'))) {
       this.fail(path, `${JSON.stringify(s)} is not a host name${wildcard ? ' or *.wildcard' : ''}`);
       return false;
     }

@@ -4,6 +4,13 @@ import type { ServerResponse } from 'node:http';
 /** Headers that describe one connection, never forwarded across the proxy. */
 export const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authorization', 'proxy-authenticate', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
 
+/**
+ * Dropped from requests in a run with secrets: scrubbing is per message, so an answer compressed
+ * or cut to a byte range (a stored value read back in two ranges, each holding part of it) would
+ * carry what no message shows whole. Identity is asked for; without Range the whole body comes.
+ */
+export const WHOLE_ANSWERS: ReadonlySet<string> = new Set(['accept-encoding', 'range', 'if-range']);
+
 /** The request's headers without the hop-by-hop ones (and any in `drop`), as raw pairs; `keep` wins. */
 export function forwardable(rawHeaders: string[], keep: ReadonlySet<string> = new Set(), drop: ReadonlySet<string> = new Set()): string[] {
   const out: string[] = [];

@@ -15,7 +15,7 @@ import { isIP } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { createSecureContext, type SecureContext, TLSSocket } from 'node:tls';
 import type { LeafCache } from '../tls/leaves.js';
-import { forwardable } from './http-util.js';
+import { forwardable, WHOLE_ANSWERS } from './http-util.js';
 import type { ResponseScrub } from './forward-response.js';
 import { exchange } from './h1/exchange.js';
 import type { Head } from './h1/parser.js';
@@ -70,7 +70,6 @@ interface Tunnel extends Target {
 }
 
 const NONE: ReadonlySet<string> = new Set();
-const ACCEPT_ENCODING: ReadonlySet<string> = new Set(['accept-encoding']);
 const CONNECTION_UPGRADE: ReadonlySet<string> = new Set(['connection', 'upgrade']);
 
 /** A request's path for the audit, without its query (null for a target not in origin form). */
@@ -213,7 +212,7 @@ export class Interceptor {
     const scrub = t.scrub;
     // In a run with secrets every host answers uncompressed, so that every byte can be scrubbed.
     const full = scrub.pairs.length > 0;
-    const c = this.check(h, t, NONE, full ? ACCEPT_ENCODING : NONE);
+    const c = this.check(h, t, NONE, full ? WHOLE_ANSWERS : NONE);
     if ('rule' in c) {
       const e = event('deny', c.rule);
       e.status = c.status;
@@ -287,7 +286,7 @@ export class Interceptor {
     socket.on('error', () => socket.destroy());
     const headers = headerMap(h.headers);
     const event = { type: 'proxy', method: h.method, host: t.host, port: t.port, path: pathOf(h.url), intercepted: true, upgrade: headers.upgrade ?? '' };
-    const c = this.check(h, t, CONNECTION_UPGRADE, ACCEPT_ENCODING);
+    const c = this.check(h, t, CONNECTION_UPGRADE, WHOLE_ANSWERS);
     if ('rule' in c) {
       this.o.audit({ ...event, decision: 'deny', rule: c.rule, status: c.status, ...(c.extra ?? {}) });
       return refuseUpgrade(socket, c.status, c.rule, refusalText(t, c.rule));
@@ -303,7 +302,8 @@ export class Interceptor {
       needles: t.needles,
       allowed: this.o.allowUpgrades ?? [],
       audit: (o) => {
-        if (o.refused !== undefined) this.o.audit({ ...event, decision: 'deny', rule: o.refused, status: o.status ?? 400, ...secretFields(c) });
+        if (o.suspect !== undefined) this.o.audit({ ...event, decision: 'deny', rule: o.refused, status: o.status, ...secretFields(c), exfiltration: true, secret: o.suspect });
+        else if (o.refused !== undefined) this.o.audit({ ...event, decision: 'deny', rule: o.refused, status: o.status ?? 400, ...secretFields(c) });
         else if (o.error !== undefined) this.o.audit({ ...event, decision: 'error', rule: upstreamErrorRule(t.host, { code: o.code, message: o.error }, this.o.onUpstreamTls), ...secretFields(c) });
         else this.o.audit({ ...event, decision: 'allow', rule: t.rule, ...secretFields(c), status: o.status });
       },

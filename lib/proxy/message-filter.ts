@@ -4,14 +4,19 @@
 // Scrubber (lib/proxy/scrub.ts) replaces real values coming back; Guard
 // refuses the values of secrets not bound to the host going out.
 //
-// Decided in constant time: how much a filter holds never depends on the
-// bytes. It always holds the last `window` bytes (the longest form it looks
-// for, less one), whatever they are, and lets them go RELEASE_MS after the
-// last bytes came (ReleaseTimer). A filter that held only a tail that could
+// Decided in constant time: how much a filter holds never depends on
+// whether the bytes could begin a secret. It always holds the last `window`
+// bytes (the longest form it looks for, less one), whatever they are, and
+// RELEASE_MS after the last bytes came (ReleaseTimer) lets them go up to the
+// last line break among them: no form holds one (a secret may not), so no
+// form is ever split by a release, and an event stream's events (each ended
+// by a line break) are not late. Bytes after the last break wait for more
+// bytes or the message's end. A filter that held only a tail that could
 // begin a secret told, by the time its bytes took, whether a guess was a
 // prefix of the secret: an agent read a whole token back that way, one
 // character at a time. What the window held still counts when the next bytes
 // come: a value split across the release is found whole.
+import { lastBreak } from './scrub.js';
 import type { BodyNeedle } from './secrets.js';
 
 export interface MessageFilter {
@@ -66,14 +71,22 @@ export class Guard implements MessageFilter {
     return all.subarray(from, cut);
   }
 
+  /** The timer's: the held bytes up to their last line break (no needle holds one). */
   release(): Buffer {
-    const out = Buffer.from(this.tail.subarray(this.tail.length - this.unsent));
-    this.unsent = 0;
+    const from = this.tail.length - this.unsent;
+    const at = lastBreak(this.tail, from);
+    return at < 0 ? EMPTY : this.letGo(at + 1);
+  }
+
+  private letGo(to: number): Buffer {
+    const from = this.tail.length - this.unsent;
+    const out = Buffer.from(this.tail.subarray(from, to));
+    this.unsent = this.tail.length - to;
     return out;
   }
 
   end(): Buffer {
-    const out = this.release();
+    const out = this.letGo(this.tail.length);
     this.tail = EMPTY;
     return out;
   }

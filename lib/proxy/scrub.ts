@@ -157,10 +157,17 @@ export function scrubText(text: string, pairs: ScrubPair[]): string {
 
 const EMPTY = Buffer.alloc(0);
 
+/** The index of the last CR or LF of `b` at or after `from`; -1 when there is none. */
+export function lastBreak(b: Buffer, from: number): number {
+  const at = Math.max(b.lastIndexOf(0x0a), b.lastIndexOf(0x0d));
+  return at >= from ? at : -1;
+}
+
 /**
  * A stream's scrubbing state. It always holds the last `window` raw bytes
- * (the longest form, less one), whatever they are, and lets them go on
- * release() (lib/proxy/message-filter.ts's timer): how long a byte waits never
+ * (the longest form, less one), whatever they are, and lets them go up to
+ * their last line break on release() (lib/proxy/message-filter.ts's timer),
+ * the rest with the next bytes or at the end: how long a byte waits never
  * tells whether it could begin a secret. The held bytes stay as the lookbehind
  * once released: a form that began in them and ends in the next bytes is still
  * found, its rest replaced by the rest of its placeholder.
@@ -195,17 +202,27 @@ export class Scrubber {
     this.sent = Math.max(0, end - from);
   }
 
-  /** What is held, scrubbed of every form complete in it (the timer's). */
+  /**
+   * The timer's: what is held up to its last line break, scrubbed of every form complete in it.
+   * No form holds a line break (a secret may not), so none began there and goes on past it: a
+   * value an upstream splits with a pause never leaves half raw. Where the break is is the
+   * bytes' own layout, never a comparison with a secret.
+   */
   release(): Buffer {
-    if (this.sent >= this.carry.length) return EMPTY;
-    const { out, end } = replaceAll(this.carry, this.pairs, this.carry.toString('latin1'), this.sent, this.carry.length);
+    const at = lastBreak(this.carry, this.sent);
+    return at < 0 ? EMPTY : this.flush(at + 1);
+  }
+
+  private flush(limit: number): Buffer {
+    if (this.sent >= limit) return EMPTY;
+    const { out, end } = replaceAll(this.carry, this.pairs, this.carry.toString('latin1'), this.sent, limit);
     this.sent = Math.min(end, this.carry.length);
     return out;
   }
 
   /** The rest, at the end of the stream. */
   end(): Buffer {
-    const out = this.release();
+    const out = this.flush(this.carry.length);
     this.carry = EMPTY;
     this.sent = 0;
     return out;

@@ -38,7 +38,8 @@ export interface UpgradeInput {
   /** Upgrades other than websocket that the profile allows (network.allow_upgrades). */
   allowed: string[];
   /** Called once, with the upstream's status, or with an error (and its code) or a refusal. */
-  audit: (outcome: { status?: number; error?: string; code?: string; refused?: string; upgrade: string }) => void;
+  /** `suspect`: the secret whose real value a message carried toward a host it is not bound to. */
+  audit: (outcome: { status?: number; error?: string; code?: string; refused?: string; suspect?: string; upgrade: string }) => void;
 }
 
 /** A head of the proxy's writing; the reason phrase is the standard one (lib/proxy/h1/wire.ts says why). */
@@ -151,7 +152,7 @@ export function handleUpgrade(u: UpgradeInput): void {
       toUpstream = new BodyGuard(u.needles);
     }
     const fail = (e: Error | null | undefined) => {
-      if (e instanceof BodyRefused) u.audit({ refused: e.rule, upgrade: protocol });
+      if (e instanceof BodyRefused) u.audit({ refused: e.rule, suspect: e.suspect, status: 101, upgrade: protocol });
       cut();
     };
     if (upHead.length) toAgent.write(upHead);

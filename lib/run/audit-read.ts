@@ -94,7 +94,8 @@ export function formatAudit(events: AuditEvent[], mark: (s: string) => string = 
       const status = e.status !== undefined ? `  (${e.status})` : '';
       lines.push(`${t}  ${label}  ${where}  ${tidy(e.rule)}${e.upgrade ? `  upgrade ${quoted(e.upgrade)}` : ''}${status}${again}`);
     } else if (e.type === 'audit-full') {
-      if (e.kept !== undefined) lines.push(`${t}  audit  allowed decisions reached their share of the log (${e.maxBytes} bytes, less ${e.reserved} kept for denials, exfiltration, limits and errors): later allowed decisions were not written`);
+      if (e.kept === 'exfiltration attempts') lines.push(`${t}  audit  denials, limits and errors reached their share of the log (${e.maxBytes} bytes, less ${e.reserved} kept for exfiltration attempts): later ones were not written`);
+      else if (e.kept !== undefined) lines.push(`${t}  audit  allowed decisions reached their share of the log (${e.maxBytes} bytes, less ${e.reserved} kept for denials, exfiltration, limits and errors): later allowed decisions were not written`);
       else lines.push(`${t}  audit  the log reached its size limit (${e.maxBytes} bytes; network.limits.audit_max_mb): later events were not written`);
     } else if (e.type === 'dependency') {
       deps[String(e.decision)] = (deps[String(e.decision)] ?? 0) + 1;

@@ -5,12 +5,13 @@
 // as one `repeated` line a few seconds later and before the end; so is an
 // allowed decision repeated (same method, host, port, path, rule and status),
 // and the path of an allowed decision is cut to ALLOWED_PATH characters; long
-// values are cut. The last eighth of the size limit is kept for what matters
-// (denials, exfiltration, limits, errors, and the run's own events): routine
-// lines (allowed decisions) stop where it begins, with an `audit-full` line
-// saying so, so that no flood of allowed requests can keep a refusal out of
-// the log. Past the whole limit another `audit-full` line says so and only
-// the end event (with the number of events dropped) follows. The proxy's decisions
+// values are cut. Each kind of event stops at its own share of the size
+// limit, with an `audit-full` line saying so: allowed decisions at seven
+// eighths, denials, limits, errors and the rest at fifteen sixteenths, and
+// the last sixteenth is for exfiltration attempts alone (an agent without the
+// real value cannot make one), so that no flood of requests, allowed or
+// denied, can keep an attempt out of the log. Past the whole limit only the
+// end event (with the number of events dropped) follows. The proxy's decisions
 // are written in batches, at most 100 ms late (at once after the end event):
 // a stashbase that dies outright (SIGKILL, a crash) loses at most those last 100 ms.
 import { createHash } from 'node:crypto';
@@ -34,6 +35,11 @@ const REPEAT_VALUE = 256;
 export const ALLOWED_PATH = 256;
 /** The share of the size limit kept for what matters: routine lines stop short of it. */
 const RESERVE_SHARE = 8;
+/** The last share, kept for exfiltration attempts alone: denials, limits and errors stop short of it. */
+const LAST_SHARE = 16;
+const ROUTINE = 0;
+const OTHER = 1;
+const EXFILTRATION = 2;
 const FLUSH_MS = 2000;
 /** How long, and up to how many bytes, the proxy's decisions wait to be written together. */
 const PROXY_FLUSH_MS = 100;
@@ -47,9 +53,9 @@ function cut(v: unknown, max = MAX_VALUE): unknown {
 export class AuditLog {
   readonly file: string;
   private bytes = 0;
-  private full = false;
   /** Routine lines past their share: only what matters is written. */
-  private routineFull = false;
+  /** Per tier: its share is reached (a tier closes the ones below it too). */
+  private readonly closed = [false, false, false];
   private dropped = 0;
   private readonly repeats = new Map<string, { fields: Record<string, unknown>; count: number }>();
   private timer: NodeJS.Timeout | null = null;
@@ -103,9 +109,22 @@ export class AuditLog {
     this.append(event, false);
   }
 
-  /** Routine: an allowed decision (a flood of them must not keep a refusal out of the log). */
-  private static routine(event: Record<string, unknown>): boolean {
-    return (event.type === 'proxy' || event.type === 'repeated') && event.decision === 'allow' && event.exfiltration === undefined;
+  /** Routine (an allowed decision), an exfiltration attempt, or any other event (a denial, a limit, an error, a hook). */
+  private static tier(event: Record<string, unknown>): number {
+    if (event.exfiltration === true) return EXFILTRATION;
+    return (event.type === 'proxy' || event.type === 'repeated') && event.decision === 'allow' ? ROUTINE : OTHER;
+  }
+
+  private capOf(tier: number): number {
+    return tier === ROUTINE ? this.maxBytes - Math.floor(this.maxBytes / RESERVE_SHARE) : tier === OTHER ? this.maxBytes - Math.floor(this.maxBytes / LAST_SHARE) : this.maxBytes;
+  }
+
+  /** The line that says a kind of event reached its share; later ones are counted in the end event's `dropped`. */
+  private fullLine(tier: number, time: string): Record<string, unknown> {
+    const head = { time, session: this.session, type: 'audit-full', maxBytes: this.maxBytes };
+    if (tier === ROUTINE) return { ...head, reserved: Math.floor(this.maxBytes / RESERVE_SHARE), kept: 'denials, exfiltration, limits and errors' };
+    if (tier === OTHER) return { ...head, reserved: Math.floor(this.maxBytes / LAST_SHARE), kept: 'exfiltration attempts' };
+    return head;
   }
 
   /** Writes the counts of the denials repeated since the last flush. */
@@ -166,28 +185,17 @@ export class AuditLog {
     let line = this.line(event, time);
     // Bytes on disk (UTF-8), not characters: a header's Latin-1 text takes two bytes per character past 0x7f.
     let size = Buffer.byteLength(line);
-    // Routine lines stop short of the reserve: what matters still has room.
-    if (!always && !this.full && AuditLog.routine(event) && (this.routineFull || this.bytes + size > this.maxBytes - Math.floor(this.maxBytes / RESERVE_SHARE))) {
+    // Each kind stops at its own share: a flood of allowed decisions, then of denials (each costs
+    // the agent a request), still leaves room for an exfiltration attempt; only those reach the limit.
+    const tier = always ? EXFILTRATION : AuditLog.tier(event);
+    let atOnce = event.type !== 'proxy';
+    if (!always && (this.closed[tier] || this.bytes + size > this.capOf(tier))) {
       this.dropped++;
-      if (this.routineFull) return;
-      this.routineFull = true;
-      line = JSON.stringify({ time, session: this.session, type: 'audit-full', maxBytes: this.maxBytes, reserved: Math.floor(this.maxBytes / RESERVE_SHARE), kept: 'denials, exfiltration, limits and errors' }) + '\n';
+      if (this.closed[tier]) return;
+      for (let k = 0; k <= tier; k++) this.closed[k] = true;
+      line = JSON.stringify(this.fullLine(tier, time)) + '\n';
       size = line.length;
-      this.bytes += size;
-      this.pending.push(line);
-      this.pendingBytes += size;
-      this.writeOut();
-      return;
-    }
-    if (!always && (this.full || this.bytes + size > this.maxBytes)) {
-      if (this.full) {
-        this.dropped++;
-        return;
-      }
-      this.full = true;
-      this.dropped++;
-      line = JSON.stringify({ time, session: this.session, type: 'audit-full', maxBytes: this.maxBytes }) + '\n';
-      size = line.length;
+      atOnce = true;
     }
     this.bytes += size;
     this.pending.push(line);
@@ -198,7 +206,7 @@ export class AuditLog {
     // After the end (a response cut at teardown is decided then) every line goes at once. The timer is
     // not unref'd: the process stays up until the batch is written.
     if (this.ended) this.close();
-    else if (event.type !== 'proxy' || this.pendingBytes >= PROXY_FLUSH_BYTES) this.writeOut();
+    else if (atOnce || this.pendingBytes >= PROXY_FLUSH_BYTES) this.writeOut();
     else this.batch ??= setTimeout(() => this.writeOut(), PROXY_FLUSH_MS);
     if (event.type === 'end') {
       this.ended = true;

@@ -206,6 +206,50 @@ describe('the intercepting proxy against a hostile upstream (issue 16)', () => {
     assert.deepEqual(leaks(r.all(), REAL), []);
   });
 
+  test('2: a stored value read back in byte ranges (unnamed: each range a message of its own, scrubbed alone): Range never reaches the host, the whole answer comes scrubbed; control: straight from the host, two ranges give the value', async () => {
+    const s = await open('api.test');
+    const r = reader(s);
+    s.write(get('/store', 'api.test', `Authorization: Bearer ${PH}\r\nX-Note: ${PH}\r\nConnection: close\r\n`));
+    await r.closed;
+    const half = REAL.length >> 1;
+    const parts: string[] = [];
+    for (const range of [`bytes=0-${half - 1}`, `bytes=${half}-${REAL.length}`]) {
+      const f = await open('free.test');
+      const fr = reader(f);
+      f.write(get('/stored', 'free.test', `Range: ${range}\r\nIf-Range: "x"\r\nConnection: close\r\n`));
+      await fr.closed;
+      assert.match(text(fr.all()), /^HTTP\/1\.1 200 OK\r\n/);
+      assert.ok(dechunked(text(fr.all())).endsWith(`\r\n\r\n${PH}\n`), text(fr.all()));
+      parts.push(text(fr.all()));
+    }
+    assert.deepEqual(leaks(Buffer.from(parts.join(''), 'latin1'), REAL), []);
+    const direct = async (range: string) => new Promise<string>((resolve, reject) => {
+      const c = tls.connect({ host: '127.0.0.1', port: free.port, servername: 'free.test', ca: free.caPem }, () => c.end(get('/stored', 'free.test', `Range: ${range}\r\nConnection: close\r\n`)));
+      const got: Buffer[] = [];
+      c.on('data', (d: Buffer) => got.push(d)).on('end', () => resolve(dechunked(Buffer.concat(got).toString('latin1')).split('\r\n\r\n')[1] ?? '')).on('error', reject);
+    });
+    assert.equal(`${await direct(`bytes=0-${half - 1}`)}${await direct(`bytes=${half}-${REAL.length}`)}`, `${REAL}\n`);
+  });
+
+  test('2: a value the upstream splits with a pause longer than the release (unnamed: the agent can make one by reading slowly) still comes back whole as the placeholder; control: straight from the host the first write holds its first part', async () => {
+    const s = await open('api.test');
+    const r = reader(s);
+    s.write(get('/split-echo', 'api.test', `Authorization: token ${PH}\r\nConnection: close\r\n`));
+    await r.closed;
+    assert.ok(dechunked(text(r.all())).endsWith(`{"auth":"token ${PH}"}`), text(r.all()));
+    assert.deepEqual(leaks(r.all(), REAL), []);
+    // The part after the public prefix the two share.
+    assert.equal(text(r.all()).includes(REAL.slice(13, 20)), false);
+    const first = await new Promise<string>((resolve, reject) => {
+      const c = tls.connect({ host: '127.0.0.1', port: api.port, servername: 'api.test', ca: api.caPem }, () => c.write(get('/split-echo', 'api.test', `Authorization: token ${REAL}\r\n`)));
+      c.once('data', (d: Buffer) => {
+        resolve(d.toString('latin1'));
+        c.destroy();
+      }).on('error', reject);
+    });
+    assert.ok(first.includes(REAL.slice(0, 20)) && !first.includes(REAL), first);
+  });
+
   test("2: a value a bound host stored comes back scrubbed from another allowed host no secret is bound to: gzip (the agent asked for it), straddling byte 16,384, plain; control: the same answer straight from the host holds it", async () => {
     const s = await open('api.test');
     const r = reader(s);
@@ -261,6 +305,22 @@ describe('the intercepting proxy against a hostile upstream (issue 16)', () => {
     audit.flush();
     const log = readFileSync(audit.file, 'utf8');
     assert.equal(log.toLowerCase().includes(REAL.toLowerCase()), false, 'the audit log holds the value');
+  });
+
+  test('a WebSocket message carrying the real value toward a host it is not bound to: the frame never leaves, and the audit names it an exfiltration attempt, with the secret, as every other path does', async () => {
+    const before = free.log.bodies.length;
+    const s = await open('free.test');
+    const r = reader(s);
+    s.write(get('/ws', 'free.test', 'Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n'));
+    await r.until('101 Switching');
+    s.write(frame(`leak ${REAL}`));
+    await r.closed;
+    assert.equal(free.log.bodies.slice(before).some((b) => b.includes(REAL)), false);
+    await new Promise((res) => setTimeout(res, 150));
+    audit.flush();
+    const last = readFileSync(audit.file, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>).filter((e) => e.host === 'free.test' && e.path === '/ws').at(-1)!;
+    assert.deepEqual([last.decision, last.exfiltration, last.secret, last.status], ['deny', true, 'ANTHROPIC_API_KEY', 101]);
+    assert.match(String(last.rule), /^the real value of ANTHROPIC_API_KEY headed to free\.test/);
   });
 
   test('1: a value hidden in the status line (split by a control byte) or sent as a header name comes back as neither', async () => {

@@ -62,20 +62,42 @@ test('a denial repeated is written once and counted; long values are cut; past i
   assert.ok(share > 3);
   assert.deepEqual({ ...events[share], time: 0 }, { time: 0, session: 'ags_dddddddddddddddd', type: 'audit-full', maxBytes: 4096, reserved: 512, kept: 'denials, exfiltration, limits and errors' });
   assert.ok(statSync(log.file).size <= 4096 - 512 + 300);
-  // The reserve: an exfiltration attempt after the flood is still written; then distinct denials until the whole limit.
-  log.write({ type: 'proxy', method: 'POST', host: 'leak.test', port: 443, path: '/', decision: 'deny', rule: 'the real value of T headed to leak.test (request body), which it is not bound to', exfiltration: true, status: 403 });
+  // The reserve: an exfiltration attempt after the flood is still written; then distinct denials until their own share.
+  const exfil = (host: string) => log.write({ type: 'proxy', method: 'POST', host, port: 443, path: '/', decision: 'deny', rule: `the real value of T headed to ${host} (request body), which it is not bound to`, exfiltration: true, status: 403 });
+  exfil('leak.test');
   for (let i = 0; i < 40; i++) log.write({ type: 'proxy', method: 'GET', host: `d${i}.test`, port: 80, path: '/', decision: 'deny', rule: 'not in egress_hosts', status: 403 });
-  log.write({ type: 'end', exitCode: 0, durationMs: 1 });
   events = readAudit(t.sbHome, 'ags_dddddddddddddddd');
   assert.equal(events[share + 1]?.host, 'leak.test');
-  const full = events.findIndex((e) => e.type === 'audit-full' && e.kept === undefined);
-  assert.ok(full > share + 1);
-  assert.deepEqual(events.slice(full).map((e) => e.type), ['audit-full', 'end']);
-  assert.equal(events.at(-1)!.dropped, 100 - (share - 3) + 40 - (full - share - 2));
+  const denials = events.findIndex((e) => e.type === 'audit-full' && e.kept === 'exfiltration attempts');
+  assert.ok(denials > share + 1);
+  assert.deepEqual({ ...events[denials], time: 0 }, { time: 0, session: 'ags_dddddddddddddddd', type: 'audit-full', maxBytes: 4096, reserved: 256, kept: 'exfiltration attempts' });
+  log.write({ type: 'end', exitCode: 0, durationMs: 1 });
+  events = readAudit(t.sbHome, 'ags_dddddddddddddddd');
+  assert.deepEqual(events.slice(denials).map((e) => e.type), ['audit-full', 'end']);
+  assert.equal(events.at(-1)!.dropped, 100 - (share - 3) + 40 - (denials - share - 2));
   assert.ok(statSync(log.file).size < 4096 + 400);
   const text = formatAudit(events);
   assert.match(text, /  audit  allowed decisions reached their share of the log \(4096 bytes, less 512 kept for denials, exfiltration, limits and errors\): later allowed decisions were not written\n/);
-  assert.match(text, /  audit  the log reached its size limit \(4096 bytes; network\.limits\.audit_max_mb\): later events were not written\n.*end    exit code 0, 1 ms; \d+ events past the log's size limit were not written\n/);
+  assert.match(text, /  audit  denials, limits and errors reached their share of the log \(4096 bytes, less 256 kept for exfiltration attempts\): later ones were not written\n/);
+  assert.match(text, /  audit  denials, limits and errors reached their share of the log \(4096 bytes, less 256 kept for exfiltration attempts\): later ones were not written\n.*end    exit code 0, 1 ms; \d+ events past the log's size limit were not written\n/);
+});
+
+test('a flood of distinct denials (each a request of its own, past the count of repeats kept) leaves room for exfiltration attempts after it; only those reach the whole limit', () => {
+  const log = new AuditLog(t.sbHome, 'ags_kkkkkkkkkkkkkkkk', 64 * 1024);
+  const exfil = (host: string) => log.write({ type: 'proxy', method: 'POST', host, port: 443, path: '/', decision: 'deny', rule: `the real value of T headed to ${host} (request body), which it is not bound to`, exfiltration: true, status: 403 });
+  for (let i = 0; i < 2000; i++) log.write({ type: 'proxy', method: 'GET', host: `${'d'.repeat(200)}${i}.test`, port: 443, path: '/', decision: 'deny', rule: 'not in egress_hosts', status: 403 });
+  for (let i = 0; i < 500; i++) log.write({ type: 'limit', rule: `more than 16 requests pipelined on one connection: it was closed (${i})` });
+  exfil('leak.test');
+  exfil('leak2.test');
+  for (let i = 0; i < 100; i++) exfil(`more${i}.test`);
+  log.write({ type: 'end', exitCode: 4, durationMs: 1 });
+  const events = readAudit(t.sbHome, 'ags_kkkkkkkkkkkkkkkk');
+  const at = events.findIndex((e) => e.kept === 'exfiltration attempts');
+  assert.ok(at > 100);
+  assert.deepEqual(events.slice(at + 1, at + 3).map((e) => e.host), ['leak.test', 'leak2.test']);
+  assert.ok(events.filter((e) => e.exfiltration === true).length > 5);
+  assert.deepEqual(events.slice(-2).map((e) => e.type), ['audit-full', 'end']);
+  assert.ok(statSync(log.file).size <= 64 * 1024 + 400);
 });
 
 test('an allowed decision repeated is written once and counted; its path is cut; quoted in the text output, an Upgrade value padded to look like an entry reads as the quoted value it is', () => {
