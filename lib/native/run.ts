@@ -20,6 +20,9 @@ function agentPid(initPid: number): number | null {
   }
 }
 
+/** bwrap stopped before its sandbox was set up (a mount it copies vanished under it, say): nothing of the agent ran. */
+class SetupFailed extends SandboxUnavailableError {}
+
 function readInfo(stream: NodeJS.ReadableStream, timeoutMs: number): Promise<{ 'child-pid': number }> {
   return new Promise((resolve, reject) => {
     let buf = '';
@@ -37,7 +40,7 @@ function readInfo(stream: NodeJS.ReadableStream, timeoutMs: number): Promise<{ '
     });
     stream.on('end', () => {
       clearTimeout(timer);
-      reject(new SandboxUnavailableError('bwrap exited before setting up the sandbox; nothing was run'));
+      reject(new SetupFailed('bwrap exited before setting up the sandbox; nothing was run'));
     });
   });
 }
@@ -159,7 +162,19 @@ export interface NativeRunOptions {
   onStarted?: () => void;
 }
 
+/** Tries a setup bwrap itself failed twice more: the mounts it copies can change under it (a container started or removed while it walks them). */
 export async function runBwrap(prep: NativePrepared, opts: NativeRunOptions): Promise<number> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await runBwrapOnce(prep, opts);
+    } catch (e) {
+      if (!(e instanceof SetupFailed) || attempt === 3) throw e;
+      process.stderr.write(`stashbase: ${e.message}; trying again (${attempt + 1} of 3)\n`);
+    }
+  }
+}
+
+async function runBwrapOnce(prep: NativePrepared, opts: NativeRunOptions): Promise<number> {
   const step = prep.plan.steps.find((s) => s.kind === 'command' && s.id === 'sandbox');
   if (!step || step.kind !== 'command') throw new Error('native plan has no sandbox step');
   const seccompFd = openSync(join(prep.runDir, 'seccomp.bpf'), 'r');
@@ -190,7 +205,7 @@ export async function runBwrap(prep: NativePrepared, opts: NativeRunOptions): Pr
     const settled = Promise.race([readInfo(infoStream, 10_000), sandbox.exit.then((code) => ({ exited: code }))]);
     const info = await settled;
     // bwrap reports its sandbox before the agent may start: an exit before that is bwrap's own failure.
-    if ('exited' in info) throw new SandboxUnavailableError(`bwrap exited (${info.exited}) before setting up the sandbox; nothing was run`);
+    if ('exited' in info) throw new SetupFailed(`bwrap exited (${info.exited}) before setting up the sandbox; nothing was run`);
     initPid = info['child-pid'];
     opts.trace?.mark('bwrap');
     const usernsStream = (sandbox.child.stdio as unknown as Array<NodeJS.WritableStream>)[6];
