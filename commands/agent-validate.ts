@@ -7,6 +7,8 @@ import { trustCommand, trustState } from '../lib/profile/trust.js';
 import { backendChecks, type Check } from '../lib/run/readiness.js';
 import { userHome } from '../lib/home.js';
 import { weakerSettings } from '../lib/run/weaker.js';
+import { DEFAULT_DENY_WRITE, defaultDenyRead } from '../lib/profile/credential-stores.js';
+import type { Profile } from '../lib/profile/types.js';
 import { JSON_FLAG, PROFILE_FLAGS, profileSource } from './shared-flags.js';
 
 export const usage = 'stashbase agent validate [options]';
@@ -42,15 +44,30 @@ export async function main(argv: string[]): Promise<number> {
   const weaker = backend === 'native' ? weakerSettings(profile, cwd, userHome(env)) : [];
   const ready = checks.every((c) => c.ok);
   if (flagBool(p, 'json')) {
-    const out = { profile: { name: profile.name, source: profile.source, file: profile.file, trust }, backend, ready, checks, weaker, credentialVariables: credentials };
+    const fs = profile.filesystem;
+    const out = { profile: { name: profile.name, source: profile.source, file: profile.file, trust }, backend, ready, checks, weaker, credentialVariables: credentials, filesystem: { denyRead: fs.denyRead, allowRead: fs.allowRead, denyWrite: fs.denyWrite } };
     process.stdout.write(JSON.stringify(out, null, 2) + '\n');
   } else {
     const lines = [`Profile: ${profile.name} (${profile.source}${profile.file ? `, ${displayPath(profile.file, cwd)}` : ''})`, `Backend: ${backend}`];
     for (const c of checks) lines.push(`  ${c.ok ? 'ok  ' : 'FAIL'} ${c.name}: ${c.detail}`);
+    lines.push(...effectiveLists(profile));
     for (const w of weaker) lines.push(`  weaker: ${w}`);
     if (credentials.length) lines.push(`Credential-looking variables the native agent inherits: ${credentials.join(', ')}`);
     lines.push(ready ? 'Ready.' : 'Not ready.');
     process.stdout.write(lines.join('\n') + '\n');
   }
   return ready ? 0 : 1;
+}
+
+/** The read and write denials in effect: the built-in ones, what allow_read lifts, the profile's own. */
+function effectiveLists(profile: Profile): string[] {
+  const fs = profile.filesystem;
+  const builtinRead = defaultDenyRead();
+  const ownRead = fs.denyRead.filter((e) => !builtinRead.includes(e));
+  const ownWrite = fs.denyWrite.filter((e) => !DEFAULT_DENY_WRITE.includes(e));
+  const kept = builtinRead.length - fs.allowRead.length;
+  return [
+    `  deny_read:  ${kept} built-in credential stores and histories${fs.allowRead.length ? ` (of ${builtinRead.length}; allow_read lifts ${fs.allowRead.join(', ')})` : ''}${ownRead.length ? `, and the profile's ${ownRead.join(', ')}` : ''}`,
+    `  deny_write: ${DEFAULT_DENY_WRITE.length} built-in shell start-up files and git settings${ownWrite.length ? `, and the profile's ${ownWrite.join(', ')}` : ''}`,
+  ];
 }

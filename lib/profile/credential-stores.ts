@@ -30,6 +30,18 @@ export const CREDENTIAL_STORES: ReadonlyArray<{ kind: string; paths: readonly st
 /** Readable only by root: denied as well when stashbase runs as root. */
 export const ROOT_CREDENTIAL_STORES = ['/etc/shadow', '/etc/shadow-', '/etc/gshadow', '/etc/gshadow-', '/etc/security/opasswd', '/etc/ssh/ssh_host_*key', '/etc/ssl/private', '/etc/krb5.keytab'];
 
+/** Written by your shell or git at their next start: never writable in a sandbox, whatever the profile. */
+export const DEFAULT_DENY_WRITE: readonly string[] = [
+  '~/.bashrc', '~/.bash_profile', '~/.bash_login', '~/.bash_logout', '~/.profile',
+  '~/.zshrc', '~/.zshenv', '~/.zprofile', '~/.zlogin', '~/.config/fish',
+  '~/.gitconfig', '~/.config/git', '.git/hooks', '.git/config',
+];
+
+/** The store a built-in read denial belongs to, for what lifting it means. */
+export function storeOf(path: string): { kind: string; from: string } | undefined {
+  return CREDENTIAL_STORES.find((s) => s.paths.includes(path));
+}
+
 export function defaultDenyRead(): string[] {
   return CREDENTIAL_STORES.flatMap((s) => s.paths);
 }

@@ -1,5 +1,5 @@
 import { DEFAULT_HOME_VOLUME_WARN } from './docker-values.js';
-import { defaultDenyRead } from './credential-stores.js';
+import { DEFAULT_DENY_WRITE, defaultDenyRead } from './credential-stores.js';
 import { defaultHookSettings } from './hooks.js';
 import type { Profile } from './types.js';
 
@@ -8,8 +8,9 @@ import type { Profile } from './types.js';
  * only to the working directory, the run's own temp and the agents' state
  * (the rest of the host read-only), credential stores and histories
  * unreadable, egress only to the hosts the known agents need for their API and
- * login, no secrets. The deny_write entries still matter where the working
- * directory is your home, and for profiles that copy them with writes = "deny-list".
+ * login, no secrets. Every profile's lists add to these denials (validate.ts);
+ * the deny_write entries matter where the working directory is your home, and
+ * for profiles with writes = "deny-list".
  */
 export function defaultProfile(): Profile {
   return {
@@ -21,11 +22,8 @@ export function defaultProfile(): Profile {
     sandbox: { backend: 'native', isolatedPaths: [], nativeNetwork: 'proxy-only', allowUnixSockets: false, buildNetwork: false, homeVolumeWarn: DEFAULT_HOME_VOLUME_WARN },
     filesystem: {
       denyRead: defaultDenyRead(),
-      denyWrite: [
-        '~/.bashrc', '~/.bash_profile', '~/.bash_login', '~/.bash_logout', '~/.profile',
-        '~/.zshrc', '~/.zshenv', '~/.zprofile', '~/.zlogin', '~/.config/fish',
-        '~/.gitconfig', '~/.config/git', '.git/hooks', '.git/config',
-      ],
+      allowRead: [],
+      denyWrite: [...DEFAULT_DENY_WRITE],
       allowWrite: [],
       keepExecutables: [],
       writes: 'allow-list',

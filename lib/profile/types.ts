@@ -44,7 +44,11 @@ export interface Profile {
     homeVolumeWarn: string;
   };
   filesystem: {
+    /** In effect: the built-in denials (less allowRead) and the profile's own. */
     denyRead: string[];
+    /** Built-in read denials the profile lifts by name (weaker). */
+    allowRead: string[];
+    /** In effect: the built-in write denials and the profile's own. */
     denyWrite: string[];
     allowWrite: string[];
     writes: WriteMode;

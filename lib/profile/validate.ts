@@ -6,6 +6,7 @@ import { ConfigError } from '../errors.js';
 import { CA_VARS, ENV_NAME, PROXY_VARS, STASHBASE_API_KEY } from '../env-names.js';
 import { MIN_SECRET_BYTES } from '../proxy/scrub.js';
 import { cpusProblem, DEFAULT_HOME_VOLUME_WARN, isolatedPathProblem, memoryProblem, sizeBytes } from './docker-values.js';
+import { DEFAULT_DENY_WRITE, defaultDenyRead } from './credential-stores.js';
 import { readHooks } from './hooks.js';
 import { lineOf } from './toml-lines.js';
 import type { Profile, ProfileLimits, ProfileSource, SecretBinding } from './types.js';
@@ -13,7 +14,7 @@ import { formatPath, type KeyPath, type Problem, Reader } from './validators.js'
 
 const TOP = ['description', 'allow_hooks', 'sandbox', 'filesystem', 'network', 'secrets', 'config_env', 'workspace', 'hooks'] as const;
 const SANDBOX = ['backend', 'image', 'dockerfile', 'memory', 'cpus', 'isolated_paths', 'native_network', 'allow_unix_sockets', 'build_network', 'home_volume_warn'] as const;
-const FILESYSTEM = ['deny_read', 'deny_write', 'allow_write', 'writes', 'keep_executables'] as const;
+const FILESYSTEM = ['deny_read', 'allow_read', 'deny_write', 'allow_write', 'writes', 'keep_executables'] as const;
 const NETWORK = ['egress_hosts', 'deny_hosts', 'upstream_ca_file', 'hosts', 'allow_upgrades', 'limits'] as const;
 const LIMITS = ['head_timeout', 'max_connections', 'upstream_sockets_per_host', 'audit_max_mb'] as const;
 /** An upgrade token (RFC 9110 5.6.2), lower case; websocket is always allowed. */
@@ -91,8 +92,20 @@ export function validateProfile(input: ValidateInput): Profile {
       return false;
     }
   };
-  const denyRead = r.strings(fs.deny_read, ['filesystem', 'deny_read'], pathRule);
-  const denyWrite = r.strings(fs.deny_write, ['filesystem', 'deny_write'], pathRule);
+  // A profile's lists add to the built-in denials; allow_read lifts one of the built-in read denials by its name.
+  const builtinRead = defaultDenyRead();
+  const allowRead = r.strings(fs.allow_read, ['filesystem', 'allow_read'], (s, p) => {
+    if (builtinRead.includes(s)) return true;
+    r.fail(p, `${JSON.stringify(s)} is not one of the built-in read denials; allow_read lifts one of them by its exact name (stashbase profile show default lists them)`);
+    return false;
+  });
+  const ownRead = r.strings(fs.deny_read, ['filesystem', 'deny_read'], (s, p) => {
+    if (!allowRead.includes(s)) return pathRule(s, p);
+    r.fail(p, `${JSON.stringify(s)} is in allow_read too`);
+    return false;
+  });
+  const denyRead = unique([...builtinRead.filter((s) => !allowRead.includes(s)), ...ownRead]);
+  const denyWrite = unique([...DEFAULT_DENY_WRITE, ...r.strings(fs.deny_write, ['filesystem', 'deny_write'], pathRule)]);
   const allowWrite = r.strings(fs.allow_write, ['filesystem', 'allow_write'], pathRule);
   const writes = r.oneOf(fs.writes, ['filesystem', 'writes'], ['allow-list', 'deny-list'] as const) ?? 'allow-list';
   const keepExecutables = r.strings(fs.keep_executables, ['filesystem', 'keep_executables'], (s, p) => {
@@ -186,13 +199,17 @@ export function validateProfile(input: ValidateInput): Profile {
     description,
     allowHooks,
     sandbox: { backend, image, dockerfile, memory, cpus, isolatedPaths, nativeNetwork, allowUnixSockets, buildNetwork, homeVolumeWarn },
-    filesystem: { denyRead, denyWrite, allowWrite, writes, keepExecutables },
+    filesystem: { denyRead, allowRead: unique(allowRead), denyWrite, allowWrite, writes, keepExecutables },
     network: { egressHosts, denyHosts, upstreamCaFile, hosts, allowUpgrades, limits },
     secrets,
     configEnv,
     workspace: { worktree },
     hooks,
   };
+}
+
+function unique(xs: string[]): string[] {
+  return [...new Set(xs)];
 }
 
 function isAddress(addr: string): boolean {

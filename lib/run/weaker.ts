@@ -1,9 +1,14 @@
 // What a profile turns off of the native boundary, said at every run and by
 // `agent validate`: a security tool names the convenience it was asked for.
+import { storeOf } from '../profile/credential-stores.js';
 import type { Profile } from '../profile/types.js';
 
 export function weakerSettings(profile: Profile, cwd: string, home: string): string[] {
   const out: string[] = [];
+  for (const path of profile.filesystem.allowRead) {
+    const store = storeOf(path);
+    out.push(`allow_read ${JSON.stringify(path)} is weaker: a built-in denial (${store ? `${store.kind}: ${store.from}` : 'credentials'}) is lifted, so the sandbox reads it`);
+  }
   if (profile.filesystem.writes === 'deny-list') {
     out.push('writes = "deny-list" is weaker: everything your user can write is writable in the sandbox but deny_write (a plant in ~/.local/bin or a shell start-up file runs later on your machine)');
   }

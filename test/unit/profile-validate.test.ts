@@ -2,6 +2,8 @@ import { availableParallelism } from 'node:os';
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import { join } from 'node:path';
+import { DEFAULT_DENY_WRITE, defaultDenyRead } from '../../lib/profile/credential-stores.js';
+import { defaultProfile } from '../../lib/profile/default.js';
 import { loadProfile } from '../../lib/profile/load.js';
 import { tempHome, writeFile } from '../helpers.js';
 
@@ -39,7 +41,8 @@ build_network = true
 home_volume_warn = "5g"
 [filesystem]
 deny_read = ["~/.ssh", "secrets/*.pem", 're:^~/\\.config/.*token']
-deny_write = ["~/.gitconfig"]
+allow_read = ["~/.docker"]
+deny_write = ["~/.gitconfig", "~/.ssh/rc"]
 allow_write = ["~/.npm-global", "~/.cache/*"]
 keep_executables = ["node_modules"]
 writes = "deny-list"
@@ -66,13 +69,31 @@ on_unchecked = "deny"
   assert.deepEqual(profile, {
     name: 'p', source: 'global', file: F(), description: 'd', allowHooks: ['secret_scan'],
     sandbox: { backend: 'docker', image: 'myorg/agent:latest', dockerfile: undefined, memory: '2g', cpus: '1.5', isolatedPaths: ['node_modules', '.venv'], nativeNetwork: 'host', allowUnixSockets: true, buildNetwork: true, homeVolumeWarn: '5g' },
-    filesystem: { denyRead: ['~/.ssh', 'secrets/*.pem', 're:^~/\\.config/.*token'], denyWrite: ['~/.gitconfig'], allowWrite: ['~/.npm-global', '~/.cache/*'], writes: 'deny-list', keepExecutables: ['node_modules'] },
+    filesystem: { denyRead: [...defaultDenyRead().filter((e) => e !== '~/.docker'), 'secrets/*.pem', 're:^~/\\.config/.*token'], allowRead: ['~/.docker'], denyWrite: [...DEFAULT_DENY_WRITE, '~/.ssh/rc'], allowWrite: ['~/.npm-global', '~/.cache/*'], writes: 'deny-list', keepExecutables: ['node_modules'] },
     network: { egressHosts: ['api.anthropic.com', '*.githubusercontent.com'], denyHosts: ['gist.github.com'], upstreamCaFile: '~/corp.pem', hosts: { 'api.internal.test': '127.0.0.1:8443' }, allowUpgrades: [], limits: {} },
     secrets: { GITHUB_TOKEN: { source: 'GH', hosts: ['api.github.com'], inQuery: true, allowPlaintext: false } },
     configEnv: { EDITOR: 'vi' },
     workspace: { worktree: true },
     hooks: { dependencyCheck: { minAgeDays: 14, typosquatDistance: 1, onUnchecked: 'deny' } },
   });
+});
+
+test("a profile's lists add to the built-in denials: a deny_read of its own never gives back what the default hides; allow_read lifts one by its exact name, and nothing else", () => {
+  writeFile(F(), '[filesystem]\ndeny_read = ["~/.ssh", "~/.aws"]\n');
+  const { profile } = loadProfile({ name: 'p', source: 'global', cwd: t.dir, env });
+  assert.deepEqual(profile.filesystem.denyRead, defaultProfile().filesystem.denyRead);
+  for (const e of ['~/.npmrc', '~/.docker', '~/.*hist*']) assert.ok(profile.filesystem.denyRead.includes(e), e);
+  assert.deepEqual(profile.filesystem.denyWrite, defaultProfile().filesystem.denyWrite);
+  // An empty list is no way out either.
+  writeFile(F(), '[filesystem]\ndeny_read = []\ndeny_write = []\n');
+  assert.deepEqual(loadProfile({ name: 'p', source: 'global', cwd: t.dir, env }).profile.filesystem.denyRead, defaultDenyRead());
+  const label = 'home/.stashbase/agents/p.toml';
+  assert.equal(check('[filesystem]\nallow_read = ["~/.docker/config.json"]\n'), `${label}:2 filesystem.allow_read[0]: "~/.docker/config.json" is not one of the built-in read denials; allow_read lifts one of them by its exact name (stashbase profile show default lists them)`);
+  assert.equal(check('[filesystem]\nallow_read = ["~/.npmrc"]\ndeny_read = ["~/.npmrc"]\n'), `${label}:3 filesystem.deny_read[0]: "~/.npmrc" is in allow_read too`);
+  assert.equal(check('[filesystem]\nallow_read = ["~/.npmrc"]\n'), 'ok');
+  // A name DNS cannot carry (over 253 characters) would also leave the run's CA without its name constraint.
+  const long = `${'a'.repeat(60)}.`.repeat(5) + 'test';
+  assert.equal(check(`[network]\negress_hosts = ["${long}"]\n`), `${label}:2 network.egress_hosts[0]: "${long}" is not a host name or *.wildcard`);
 });
 
 test('unknown keys name file, line and key path', () => {
