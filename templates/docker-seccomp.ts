@@ -19,6 +19,8 @@
 // the same names); a name the engine's libseccomp does not know is skipped by
 // the engine.
 
+import { AF_INET, AF_INET6, AF_NETLINK, AF_UNIX, NETLINK_ROUTE } from './seccomp.js';
+
 /** The syscalls allowed as they are. */
 export const ALLOWED = `
 read write open close stat fstat lstat poll lseek mmap mprotect munmap brk rt_sigaction rt_sigprocmask
@@ -64,11 +66,6 @@ export const LEFT_OUT: Record<string, string[]> = {
   "gone or never implemented": ['nfsservctl', 'uselib', 'ustat', 'sysfs', '_sysctl', 'vm86', 'vm86old', 'tuxcall', 'security', 'afs_syscall', 'getpmsg', 'putpmsg', 'vserver'],
 };
 
-const AF_UNIX = 1;
-const AF_INET = 2;
-const AF_INET6 = 10;
-const AF_NETLINK = 16;
-const NETLINK_ROUTE = 0;
 /** CLONE_NEWNS, CLONE_NEWCGROUP, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET. */
 const CLONE_NAMESPACES = 0x7e020000;
 /** PER_LINUX, PER_LINUX_32BIT, UNAME26, UNAME26|PER_LINUX_32BIT, and the query (0xffffffff). */

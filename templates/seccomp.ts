@@ -37,11 +37,12 @@ const SETID_BITS = 0o6000;
 const OPENAT2 = 437;
 const TIOCSTI = 0x5412;
 const TIOCLINUX = 0x541c;
-const AF_UNIX = 1;
-const AF_INET = 2;
-const AF_INET6 = 10;
-const AF_NETLINK = 16;
-const NETLINK_ROUTE = 0;
+/** The socket families both sandboxes allow (Docker's profile, templates/docker-seccomp.ts, takes them from here). */
+export const AF_UNIX = 1;
+export const AF_INET = 2;
+export const AF_INET6 = 10;
+export const AF_NETLINK = 16;
+export const NETLINK_ROUTE = 0;
 const X32_SYSCALL_BIT = 0x40000000;
 /** io_uring_setup, io_uring_enter, io_uring_register: the same numbers on every architecture. */
 const IO_URING = [425, 426, 427];
