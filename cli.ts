@@ -89,6 +89,11 @@ async function dispatch(argv: string[]): Promise<number> {
   let rest = argv;
   while ('children' in node) {
     const [word, ...tail] = rest;
+    // "help agent run" at any level is "agent run --help".
+    if (word === 'help' && tail.length > 0) {
+      rest = [...tail, '--help'];
+      continue;
+    }
     if (word === undefined || word === '--help' || word === '-h' || word === 'help') {
       process.stdout.write(groupHelp(path, node));
       return word === undefined && path.length > 0 ? 2 : 0;

@@ -10,7 +10,7 @@ import { FIREWALL_FAILED, FIREWALL_READY } from '../../templates/docker-firewall
 import { agentCommand, gatewayCommand, HOME_VOLUME, holderCommand, networkCreateCommand, runLabels, runNames, teardownCommands } from '../../templates/docker-run.js';
 import { WATCHDOG_DONE, watchdogCommand } from '../../templates/docker-watchdog.js';
 import { AuditLog } from '../run/audit.js';
-import { CommandFailedError, SandboxUnavailableError } from '../errors.js';
+import { CommandFailedError, SandboxUnavailableError, StashbaseError } from '../errors.js';
 import { capture, runForwarded, type Spawned, start } from '../exec.js';
 import { proxyForRun, runLimits, type RunProxy } from '../proxy/setup.js';
 import { reportFirstTlsFailure } from '../proxy/tls-failure.js';
@@ -179,8 +179,10 @@ export async function executeDocker({ ctx, warn, announce, interactive }: Docker
     trace.mark('agent');
     return exitCode;
   } catch (e) {
-    if (e instanceof CommandFailedError) throw new SandboxUnavailableError(`the Docker sandbox could not be set up; nothing was run. ${e.message}`);
-    throw e;
+    const err = e instanceof CommandFailedError ? new SandboxUnavailableError(`the Docker sandbox could not be set up; nothing was run. ${e.message}`) : e;
+    // The end event says the exit status the run ends with, not the one it began with.
+    exitCode = err instanceof StashbaseError ? err.exitCode : 70;
+    throw err;
   } finally {
     // The agents' home volume, measured while the rest is taken down (lib/docker/home-volume.ts).
     const measuring = holder !== null ? measureVolume(ctx.docker, defaultImageRef(ctx.env), HOME_VOLUME, `${names.network}-du`, runLabels(ctx.session, process.pid)) : null;

@@ -6,7 +6,7 @@ import type { Server } from 'node:net';
 import { AuditLog } from '../run/audit.js';
 import { freeLoopbackPort } from '../util/free-port.js';
 import { runForwarded } from '../exec.js';
-import { SandboxUnavailableError } from '../errors.js';
+import { SandboxUnavailableError, StashbaseError } from '../errors.js';
 import type { Profile } from '../profile/types.js';
 import { proxyForRun, runLimits, type RunProxy } from '../proxy/setup.js';
 import { reportFirstTlsFailure } from '../proxy/tls-failure.js';
@@ -108,6 +108,10 @@ export async function executeNative({ ctx, profile, warn, announce }: ExecuteInp
     exitCode = await runBwrap(prep, { proxy: proxy.server, trace, onStarted: interceptor ? () => interceptor.warm() : undefined });
     trace.mark('agent');
     return exitCode;
+  } catch (e) {
+    // The end event says the exit status the run ends with, not the one it began with.
+    exitCode = e instanceof StashbaseError ? e.exitCode : 70;
+    throw e;
   } finally {
     proxy?.server.close();
     proxy?.interceptor?.close();

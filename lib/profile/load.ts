@@ -2,7 +2,7 @@
 // up to the repository root (directory), in $STASHBASE_HOME/agents (global), or
 // both in that order (auto). A named profile that is missing or invalid is an
 // error; only the absence of --profile selects the built-in default.
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, relative, sep } from 'node:path';
 import { ConfigError, UsageError } from '../errors.js';
@@ -64,7 +64,12 @@ export function loadProfile(opts: LoadOptions): LoadedProfile {
   const found = findProfileFile(opts.name, opts.source, opts.cwd, opts.env);
   if (!found) {
     if (opts.name === 'default' && opts.source === 'auto') return { profile: defaultProfile(), text: null };
-    throw new ConfigError(`profile ${JSON.stringify(opts.name)} not found; looked in:\n${searchedPlaces(opts).map((p) => `  ${p}`).join('\n')}`);
+    const known = availableProfiles(opts);
+    const near = known.filter((k) => editDistance(k.toLowerCase(), opts.name!.toLowerCase()) <= 2);
+    throw new ConfigError(
+      `profile ${JSON.stringify(opts.name)} not found${near.length ? ` (did you mean ${near.map((n) => JSON.stringify(n)).join(' or ')}?)` : ''}; ` +
+        `the profiles here: ${known.map((k) => JSON.stringify(k)).join(', ')}; looked in:\n${searchedPlaces(opts).map((p) => `  ${p}`).join('\n')}`,
+    );
   }
   const label = displayPath(found.file, opts.cwd);
   let text: string;
@@ -77,6 +82,34 @@ export function loadProfile(opts: LoadOptions): LoadedProfile {
   const data = parseToml(text, label);
   const profile = validateProfile({ name: opts.name, source: found.source, file: found.file, label, data, lines: keyLines(text), env: opts.env });
   return { profile, text };
+}
+
+/** The names --profile finds from here (with the source chosen), and the built-in default. */
+export function availableProfiles(opts: Pick<LoadOptions, 'source' | 'cwd' | 'env'>): string[] {
+  const dirs: string[] = [];
+  if (opts.source !== 'global') dirs.push(...directorySearchPath(opts.cwd));
+  if (opts.source !== 'directory') dirs.push(homePaths(stashbaseHome(opts.env)).agents);
+  const names = new Set<string>(['default']);
+  for (const d of dirs) {
+    let entries: string[] = [];
+    try {
+      entries = readdirSync(d);
+    } catch {
+      continue;
+    }
+    for (const e of entries) if (e.endsWith('.toml') && NAME.test(e.slice(0, -5))) names.add(e.slice(0, -5));
+  }
+  return [...names].sort();
+}
+
+function editDistance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    for (let j = 1; j <= b.length; j++) cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    prev = cur;
+  }
+  return prev[b.length]!;
 }
 
 function searchedPlaces(opts: LoadOptions): string[] {

@@ -84,7 +84,7 @@ const systemResolver: Resolver = async (host) => (await lookup(host, { all: true
  * Resolves an allowed host, once, to one address it may dial, or says why not.
  * The caller dials exactly that address: a second lookup (DNS rebinding) never happens.
  */
-export async function resolveTarget(host: string, port: number, policy: EgressPolicy, resolve: Resolver = systemResolver): Promise<{ address: string; port: number } | { refused: string }> {
+export async function resolveTarget(host: string, port: number, policy: EgressPolicy, resolve: Resolver = systemResolver): Promise<{ address: string; port: number } | { refused: string; unresolved?: true }> {
   const mapping = mappingFor(policy.mapped, host);
   if (mapping) return { address: mapping.address, port: mapping.port ?? port };
   const bare = host.replace(/^\[|\]$/g, '');
@@ -92,7 +92,8 @@ export async function resolveTarget(host: string, port: number, policy: EgressPo
   try {
     addresses = await resolve(bare);
   } catch (e) {
-    return { refused: `cannot resolve ${host}: ${(e as NodeJS.ErrnoException).code ?? 'error'}` };
+    // Not a refusal: an allowed name the resolver cannot answer for (an error, 502, counted as one).
+    return { refused: `cannot resolve ${host}: ${(e as NodeJS.ErrnoException).code ?? 'error'}`, unresolved: true };
   }
   const reasons: string[] = [];
   for (const a of addresses) {
@@ -171,8 +172,9 @@ export function createProxy(opts: ProxyOptions): Server & { tracker: ConnectionT
     }
     const dest = await resolveTarget(d.host, d.port, opts.policy, opts.resolve);
     if ('refused' in dest) {
-      opts.audit({ ...event, decision: 'deny', rule: dest.refused, status: 403 });
-      return refuseRaw(client, 403, 'Forbidden', dest.refused, `stashbase proxy refused ${d.host}:${d.port}: ${dest.refused}\n`);
+      const status = dest.unresolved ? 502 : 403;
+      opts.audit({ ...event, decision: dest.unresolved ? 'error' : 'deny', rule: dest.refused, status });
+      return refuseRaw(client, status, dest.unresolved ? 'Bad Gateway' : 'Forbidden', dest.refused, `stashbase proxy ${dest.unresolved ? 'could not reach' : 'refused'} ${d.host}:${d.port}: ${dest.refused}\n`);
     }
     if (opts.interceptor) {
       opts.audit({ ...event, decision: 'allow', rule: d.rule, status: 200, address: dest.address, intercepted: true });
@@ -270,8 +272,9 @@ export function createProxy(opts: ProxyOptions): Server & { tracker: ConnectionT
     }
     const dest = await resolveTarget(d.host, port, opts.policy, opts.resolve);
     if ('refused' in dest) {
-      opts.audit({ ...event, decision: 'deny', rule: dest.refused, status: 403 });
-      refuseHttp(res, 403, dest.refused, `stashbase proxy refused ${d.host}:${port}: ${dest.refused}\n`);
+      const status = dest.unresolved ? 502 : 403;
+      opts.audit({ ...event, decision: dest.unresolved ? 'error' : 'deny', rule: dest.refused, status });
+      refuseHttp(res, status, dest.refused, `stashbase proxy ${dest.unresolved ? 'could not reach' : 'refused'} ${d.host}:${port}: ${dest.refused}\n`);
       return;
     }
     // In a run with secrets every answer is scrubbed whole: asked for uncompressed.

@@ -43,9 +43,11 @@ test('the directory search stops at the repository root', () => {
 test('a named profile that is missing is an error, never the default', () => {
   assert.throws(() => load('only-global', 'directory'), {
     name: 'ConfigError',
-    message: `profile "only-global" not found; looked in:\n  ${join(sub, '.stashbase/agents/only-global.toml')}\n  ${join(repo, 'a/.stashbase/agents/only-global.toml')}\n  ${join(repo, '.stashbase/agents/only-global.toml')}`,
+    message: `profile "only-global" not found; the profiles here: "both", "default", "near"; looked in:\n  ${join(sub, '.stashbase/agents/only-global.toml')}\n  ${join(repo, 'a/.stashbase/agents/only-global.toml')}\n  ${join(repo, '.stashbase/agents/only-global.toml')}`,
   });
-  assert.throws(() => load('nope', 'global'), { message: `profile "nope" not found; looked in:\n  ${join(t.sbHome, 'agents/nope.toml')}` });
+  assert.throws(() => load('nope', 'global'), { message: `profile "nope" not found; the profiles here: "both", "default", "only-global"; looked in:\n  ${join(t.sbHome, 'agents/nope.toml')}` });
+  // A misspelling is named with what it was near.
+  assert.throws(() => load('Only-Globl', 'auto'), { message: new RegExp(`^profile "Only-Globl" not found \\(did you mean "only-global"\\?\\); the profiles here: "both", "default", "near", "only-global"; looked in:\n`) });
 });
 
 test('profile names cannot walk the filesystem', () => {

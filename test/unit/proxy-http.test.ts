@@ -1,5 +1,6 @@
 // The proxy's plain-HTTP path against a real upstream on loopback.
 import assert from 'node:assert/strict';
+import { formatAudit } from '../../lib/run/audit-read.js';
 import { createServer, type Server } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
@@ -192,6 +193,34 @@ test('resolution happens once, after the policy, and refused addresses are never
     assert.match(port22, /^HTTP\/1\.1 403 Forbidden\r\n/);
     // each allowed name is resolved exactly once; a denied name or port never
     assert.deepEqual(asked, ['meta.test', 'sneaky.test', 'mixed.test']);
+  } finally {
+    p.close();
+  }
+});
+
+test('an allowed name the resolver cannot answer for is an error (502), audited and counted as one, never a denial; CONNECT and plain HTTP', async () => {
+  const events: Array<Record<string, unknown>> = [];
+  const p = createProxy({
+    policy: { egressHosts: ['*.test'], denyHosts: [], mapped: {} },
+    audit: (e) => events.push(e),
+    resolve: async () => {
+      throw Object.assign(new Error('getaddrinfo ENOTFOUND'), { code: 'ENOTFOUND' });
+    },
+  });
+  await new Promise<void>((r) => p.listen(0, '127.0.0.1', r));
+  const port = (p.address() as AddressInfo).port;
+  const send = (req: string) =>
+    new Promise<string>((resolve) => {
+      const s = connect(port, '127.0.0.1', () => s.write(req));
+      let out = '';
+      s.setEncoding('utf8').on('data', (d: string) => (out += d));
+      s.on('close', () => resolve(out));
+    });
+  try {
+    assert.match(await send('CONNECT gone.test:443 HTTP/1.1\r\nHost: gone.test:443\r\n\r\n'), /^HTTP\/1\.1 502 Bad Gateway\r\n[\s\S]*stashbase proxy could not reach gone\.test:443: cannot resolve gone\.test: ENOTFOUND\n$/);
+    assert.match(await send('GET http://gone.test/ HTTP/1.1\r\nHost: gone.test\r\nConnection: close\r\n\r\n'), /^HTTP\/1\.1 502 Bad Gateway\r\n/);
+    assert.deepEqual(events.map((e) => [e.method, e.decision, e.status, e.rule]), [['CONNECT', 'error', 502, 'cannot resolve gone.test: ENOTFOUND'], ['GET', 'error', 502, 'cannot resolve gone.test: ENOTFOUND']]);
+    assert.match(formatAudit(events.map((e) => ({ time: '2026-12-05T00:00:00.000Z', ...e }))), /2 proxy decisions: 0 allowed, 0 denied, 2 errors/);
   } finally {
     p.close();
   }
