@@ -1,6 +1,6 @@
 import { flagBool, flagString, type FlagSpec, parseCommand } from '../lib/util/argv.js';
 import { resolveBackend } from '../lib/run/backend.js';
-import { credentialLookingVariables } from '../lib/run/env-policy.js';
+import { envDecision } from '../lib/run/env-policy.js';
 import { UsageError } from '../lib/errors.js';
 import { displayPath, loadProfile } from '../lib/profile/load.js';
 import { trustCommand, trustState } from '../lib/profile/trust.js';
@@ -40,19 +40,22 @@ export async function main(argv: string[]): Promise<number> {
     });
   }
   checks.push(...backendChecks(backend, env));
-  const credentials = backend === 'native' ? credentialLookingVariables(profile, env) : [];
+  const envd = backend === 'native' ? envDecision(profile, env) : null;
+  const credentials = envd?.inheritedCredentials ?? [];
   const weaker = backend === 'native' ? weakerSettings(profile, cwd, userHome(env)) : [];
   const ready = checks.every((c) => c.ok);
   if (flagBool(p, 'json')) {
     const fs = profile.filesystem;
-    const out = { profile: { name: profile.name, source: profile.source, file: profile.file, trust }, backend, ready, checks, weaker, credentialVariables: credentials, filesystem: { denyRead: fs.denyRead, allowRead: fs.allowRead, denyWrite: fs.denyWrite } };
+    const out = { profile: { name: profile.name, source: profile.source, file: profile.file, trust }, backend, ready, checks, weaker, credentialVariables: credentials, droppedVariables: envd?.droppedCredentials ?? [], environment: profile.environment, filesystem: { denyRead: fs.denyRead, allowRead: fs.allowRead, denyWrite: fs.denyWrite } };
     process.stdout.write(JSON.stringify(out, null, 2) + '\n');
   } else {
     const lines = [`Profile: ${profile.name} (${profile.source}${profile.file ? `, ${displayPath(profile.file, cwd)}` : ''})`, `Backend: ${backend}`];
     for (const c of checks) lines.push(`  ${c.ok ? 'ok  ' : 'FAIL'} ${c.name}: ${c.detail}`);
     lines.push(...effectiveLists(profile));
     for (const w of weaker) lines.push(`  weaker: ${w}`);
-    if (credentials.length) lines.push(`Credential-looking variables the native agent inherits: ${credentials.join(', ')}`);
+    lines.push(`  environment: inherit = ${JSON.stringify(profile.environment.inherit)}${profile.environment.include.length ? `, include ${profile.environment.include.join(', ')}` : ''}${profile.environment.exclude.length ? `, exclude ${profile.environment.exclude.join(', ')}` : ''}`);
+    if (envd?.droppedCredentials.length) lines.push(`Credential-looking variables not passed to the native agent: ${envd.droppedCredentials.join(', ')}`);
+    if (credentials.length) lines.push(`Credential-looking variables the native agent inherits (include names them): ${credentials.join(', ')}`);
     lines.push(ready ? 'Ready.' : 'Not ready.');
     process.stdout.write(lines.join('\n') + '\n');
   }

@@ -40,6 +40,7 @@ export function defaultProfile(): Profile {
     },
     secrets: {},
     configEnv: {},
+    environment: { inherit: 'all', include: [], exclude: [] },
     workspace: { worktree: false },
     hooks: defaultHookSettings(),
   };

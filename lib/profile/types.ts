@@ -67,6 +67,8 @@ export interface Profile {
   };
   secrets: Record<string, SecretBinding>;
   configEnv: Record<string, string>;
+  /** [environment]: what of your environment a native agent inherits (lib/run/env-policy.ts). */
+  environment: { inherit: 'all' | 'core' | 'none'; include: string[]; exclude: string[] };
   workspace: { worktree: boolean };
   /** [hooks.*]: settings of the hooks allow_hooks turns on. */
   hooks: HookSettings;

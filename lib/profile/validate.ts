@@ -12,7 +12,9 @@ import { lineOf } from './toml-lines.js';
 import type { Profile, ProfileLimits, ProfileSource, SecretBinding } from './types.js';
 import { formatPath, type KeyPath, type Problem, Reader } from './validators.js';
 
-const TOP = ['description', 'allow_hooks', 'sandbox', 'filesystem', 'network', 'secrets', 'config_env', 'workspace', 'hooks'] as const;
+const TOP = ['description', 'allow_hooks', 'sandbox', 'filesystem', 'network', 'secrets', 'config_env', 'environment', 'workspace', 'hooks'] as const;
+/** A variable name, or a glob of one (`*` any run of characters, `?` one). */
+const NAME_GLOB = /^[A-Za-z_*?][A-Za-z0-9_*?]*$/;
 const SANDBOX = ['backend', 'image', 'dockerfile', 'memory', 'cpus', 'isolated_paths', 'native_network', 'allow_unix_sockets', 'build_network', 'home_volume_warn'] as const;
 const FILESYSTEM = ['deny_read', 'allow_read', 'deny_write', 'allow_write', 'writes', 'keep_executables'] as const;
 const NETWORK = ['egress_hosts', 'deny_hosts', 'upstream_ca_file', 'hosts', 'allow_upgrades', 'limits'] as const;
@@ -187,6 +189,18 @@ export function validateProfile(input: ValidateInput): Profile {
     else if (v !== undefined) configEnv[name] = v;
   }
 
+  const envT = r.table(top.environment, ['environment'], ['inherit', 'include', 'exclude']);
+  const glob = (s: string, p: KeyPath): boolean => {
+    if (NAME_GLOB.test(s)) return true;
+    r.fail(p, `${JSON.stringify(s)} is not a variable name or a glob of one (letters, digits, "_", "*" and "?")`);
+    return false;
+  };
+  const environment = {
+    inherit: r.oneOf(envT.inherit, ['environment', 'inherit'], ['all', 'core', 'none'] as const) ?? 'all',
+    include: r.strings(envT.include, ['environment', 'include'], glob),
+    exclude: r.strings(envT.exclude, ['environment', 'exclude'], glob),
+  };
+
   const ws = r.table(top.workspace, ['workspace'], ['worktree']);
   const worktree = r.bool(ws.worktree, ['workspace', 'worktree']) ?? false;
   const hooks = readHooks(r, top.hooks);
@@ -203,6 +217,7 @@ export function validateProfile(input: ValidateInput): Profile {
     network: { egressHosts, denyHosts, upstreamCaFile, hosts, allowUpgrades, limits },
     secrets,
     configEnv,
+    environment,
     workspace: { worktree },
     hooks,
   };

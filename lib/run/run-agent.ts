@@ -3,7 +3,7 @@
 import { availableParallelism } from 'node:os';
 import { formatPlan, type Plan, planToJson } from '../../templates/plan.js';
 import { resolveBackend, type BackendFlags } from './backend.js';
-import { credentialLookingVariables } from './env-policy.js';
+import { envDecision } from './env-policy.js';
 import { UsageError } from '../errors.js';
 import { stashbaseHome, userHome } from '../home.js';
 import { type NativeContext, prepareNative } from '../native/prepare.js';
@@ -117,8 +117,12 @@ export async function runAgent(o: RunOptions): Promise<number> {
       return 0;
     }
     for (const w of weakerSettings(profile, cwd, ctx.home)) warn(w);
-    for (const name of credentialLookingVariables(profile, o.env)) {
-      warn(`${name} looks like a credential and is inherited by the agent (bind it under [secrets] to keep the real value out)`);
+    const env = envDecision(profile, o.env);
+    if (env.droppedCredentials.length > 0) {
+      warn(`not passed to the agent, as they look like credentials: ${env.droppedCredentials.join(', ')} (bind one under [secrets] to use it through the proxy, or name it in [environment] include to pass it as it is)`);
+    }
+    for (const name of env.inheritedCredentials) {
+      warn(`${name} looks like a credential and is inherited by the agent, as [environment] include names it (weaker: bind it under [secrets] to keep the real value out)`);
     }
     const { executeNative } = await import('../native/execute.js');
     return await executeNative({ ctx, profile, warn, announce: !o.silent });

@@ -154,9 +154,12 @@ test('validate: an untrusted repository profile is not ready', async () => {
   assert.match(r.stdout, /\nNot ready\.\n$/);
 });
 
-test('validate lists credential-looking variables the native agent inherits', async () => {
+test('validate names the credential-looking variables the native agent is not given, and those an include passes back', async () => {
   const r = await cli(['agent', 'validate'], { env: { ...env, MY_API_TOKEN: 'x', STASHBASE_API_KEY: 'k', HTTPS_PROXY: 'http://x' } });
-  assert.match(r.stdout, /\nCredential-looking variables the native agent inherits: MY_API_TOKEN\n/);
+  assert.match(r.stdout, /\n  environment: inherit = "all"\nCredential-looking variables not passed to the native agent: MY_API_TOKEN\n/);
+  writeFile(join(t.sbHome, 'agents', 'inc.toml'), '[environment]\ninclude = ["MY_*"]\n');
+  const inc = await cli(['agent', 'validate', '--profile', 'inc'], { env: { ...env, MY_API_TOKEN: 'x' } });
+  assert.match(inc.stdout, /\n  environment: inherit = "all", include MY_\*\nCredential-looking variables the native agent inherits \(include names them\): MY_API_TOKEN\n/);
 });
 
 test('validate and every run call the weaker settings weaker; the default has none', async () => {

@@ -300,7 +300,7 @@ describe('native boundary: kernel interfaces, plants, descriptors (real bwrap)',
     assert.equal(r.stdout, '');
     assert.equal(r.stderr.match(/Permission denied|No such file or directory/g)?.length, files.length, r.stderr);
     assert.match(r.stderr, new RegExp(`${h}/\\.aws/credentials \\(in the denied ${h}/\\.aws\\) has other hard links: the sandbox can read it through them`));
-    for (const v of ['DATABASE_URL', 'DEPLOY_KEY', 'REAL_OPENAI_KEY']) assert.match(r.stderr, new RegExp(`${v} looks like a credential`));
+    assert.match(r.stderr, /not passed to the agent, as they look like credentials: DATABASE_URL, DEPLOY_KEY, REAL_OPENAI_KEY \(/);
     assert.equal((await a.outside(`cat ${h}/.pgpass`)).stdout, 'SECRET .pgpass\n');
     for (const f of files) rmSync(join(h, f));
     rmSync(join(h, '.aws'), { recursive: true });

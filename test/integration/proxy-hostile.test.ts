@@ -356,7 +356,7 @@ describe('the intercepting proxy against a hostile upstream (issue 16)', () => {
     }
   });
 
-  test('5: an event stream from a bound host is not delayed: each event within 20 ms of being sent, the head at once', async () => {
+  test('5: an event stream from a bound host is not delayed: each event within 50 ms of being sent (the next is 200 ms away), the head at once', async () => {
     const s = await open('api.test');
     const r = reader(s);
     const sent = Date.now();
@@ -366,7 +366,7 @@ describe('the intercepting proxy against a hostile upstream (issue 16)', () => {
     const head = r.chunks.find((c) => text(c.data).startsWith('HTTP/1.1 200'));
     assert.ok(head && head.at - sent < 150, `the head came ${head ? head.at - sent : '∞'} ms after the request, before the first event`);
     for (const c of r.chunks) {
-      for (const m of text(c.data).matchAll(/"t":(\d+)/g)) assert.ok(c.at - Number(m[1]) <= 20, `an event ${c.at - Number(m[1])} ms late`);
+      for (const m of text(c.data).matchAll(/"t":(\d+)/g)) assert.ok(c.at - Number(m[1]) <= 50, `an event ${c.at - Number(m[1])} ms late`);
     }
     assert.equal([...text(r.all()).matchAll(/"i":/g)].length, 5);
   });
@@ -378,7 +378,7 @@ describe('the intercepting proxy against a hostile upstream (issue 16)', () => {
     await r.until('"i":0');
     const first = r.chunks.at(-1)!;
     const m = /"t":(\d+)/.exec(text(first.data));
-    assert.ok(m && first.at - Number(m[1]) <= 20);
+    assert.ok(m && first.at - Number(m[1]) <= 50);
     s.destroy();
   });
 

@@ -183,7 +183,7 @@ for (const backend of ['native', 'docker'] as const) {
       for (const user of ['u', 'us', 'usr']) assert.match(text(r[`basic-${user}`]), new RegExp(`decoded ${user}:${ph}\n`), user);
     });
 
-    test('5: each event of a stream from the bound host arrives within 20 ms of being sent', () => {
+    test('5: each event of a stream from the bound host arrives within 50 ms of being sent (the next comes 200 ms later: an event held for it would be that late)', () => {
       // Stamps: when the kernel received the segment that completed each piece the client read.
       const r = ok('sse') as { sent: number; stamps: Array<[number, string]> };
       let all = '';
@@ -210,7 +210,7 @@ for (const backend of ['native', 'docker'] as const) {
         // An event has arrived once the piece holding its last byte has.
         const last = from[m.index! + m[0].length - 1]!;
         const at = ends.find(([end]) => end > last)![1];
-        assert.ok(at - Number(m[2]) <= 20, `event ${m[1]} ${Math.round(at - Number(m[2]))} ms late`);
+        assert.ok(at - Number(m[2]) <= 50, `event ${m[1]} ${Math.round(at - Number(m[2]))} ms late`);
       }
       assert.ok(r.stamps[0]![0] - r.sent < 150, 'the head came at once, not with the first event');
     });

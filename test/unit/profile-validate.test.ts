@@ -58,6 +58,10 @@ hosts = ["api.github.com"]
 in_query = true
 [config_env]
 EDITOR = "vi"
+[environment]
+inherit = "core"
+include = ["GOPATH", "MY_*"]
+exclude = ["LC_?"]
 [workspace]
 worktree = true
 [hooks.dependency_check]
@@ -73,6 +77,7 @@ on_unchecked = "deny"
     network: { egressHosts: ['api.anthropic.com', '*.githubusercontent.com'], denyHosts: ['gist.github.com'], upstreamCaFile: '~/corp.pem', hosts: { 'api.internal.test': '127.0.0.1:8443' }, allowUpgrades: [], limits: {} },
     secrets: { GITHUB_TOKEN: { source: 'GH', hosts: ['api.github.com'], inQuery: true, allowPlaintext: false } },
     configEnv: { EDITOR: 'vi' },
+    environment: { inherit: 'core', include: ['GOPATH', 'MY_*'], exclude: ['LC_?'] },
     workspace: { worktree: true },
     hooks: { dependencyCheck: { minAgeDays: 14, typosquatDistance: 1, onUnchecked: 'deny' } },
   });
@@ -91,6 +96,8 @@ test("a profile's lists add to the built-in denials: a deny_read of its own neve
   assert.equal(check('[filesystem]\nallow_read = ["~/.docker/config.json"]\n'), `${label}:2 filesystem.allow_read[0]: "~/.docker/config.json" is not one of the built-in read denials; allow_read lifts one of them by its exact name (stashbase profile show default lists them)`);
   assert.equal(check('[filesystem]\nallow_read = ["~/.npmrc"]\ndeny_read = ["~/.npmrc"]\n'), `${label}:3 filesystem.deny_read[0]: "~/.npmrc" is in allow_read too`);
   assert.equal(check('[filesystem]\nallow_read = ["~/.npmrc"]\n'), 'ok');
+  assert.equal(check('[environment]\ninherit = "some"\n'), `${label}:2 environment.inherit: "some" is not one of "all", "core", "none"`);
+  assert.equal(check('[environment]\ninclude = ["MY-VAR"]\n'), `${label}:2 environment.include[0]: "MY-VAR" is not a variable name or a glob of one (letters, digits, "_", "*" and "?")`);
   // A name DNS cannot carry (over 253 characters) would also leave the run's CA without its name constraint.
   const long = `${'a'.repeat(60)}.`.repeat(5) + 'test';
   assert.equal(check(`[network]\negress_hosts = ["${long}"]\n`), `${label}:2 network.egress_hosts[0]: "${long}" is not a host name or *.wildcard`);
@@ -99,7 +106,7 @@ test("a profile's lists add to the built-in denials: a deny_read of its own neve
 test('unknown keys name file, line and key path', () => {
   const label = 'home/.stashbase/agents/p.toml';
   assert.equal(check('[sandbox]\nbackend = "native"\nimagee = "x"\n'), `${label}:3 sandbox.imagee: unknown key (known here: backend, image, dockerfile, memory, cpus, isolated_paths, native_network, allow_unix_sockets, build_network, home_volume_warn)`);
-  assert.equal(check('colour = "red"\n'), `${label}:1 colour: unknown key (known here: description, allow_hooks, sandbox, filesystem, network, secrets, config_env, workspace, hooks)`);
+  assert.equal(check('colour = "red"\n'), `${label}:1 colour: unknown key (known here: description, allow_hooks, sandbox, filesystem, network, secrets, config_env, environment, workspace, hooks)`);
   assert.equal(check('[secrets.X]\nsource = "GH"\nhosts = ["a.com"]\nhost = "b"\n'), `${label}:4 secrets.X.host: unknown key (known here: source, hosts, in_query, allow_plaintext)`);
 });
 
