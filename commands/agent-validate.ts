@@ -1,6 +1,7 @@
 import { flagBool, flagString, type FlagSpec, parseCommand } from '../lib/util/argv.js';
 import { resolveBackend } from '../lib/run/backend.js';
 import { envDecision } from '../lib/run/env-policy.js';
+import { resolveSecrets } from '../lib/secrets/sources.js';
 import { UsageError } from '../lib/errors.js';
 import { displayPath, loadProfile } from '../lib/profile/load.js';
 import { trustCommand, trustState } from '../lib/profile/trust.js';
@@ -16,6 +17,7 @@ export const summary = 'Check a profile and whether the backend it selects can r
 export const flags: FlagSpec[] = [
   ...PROFILE_FLAGS,
   { name: 'docker-sandbox', kind: 'value', value: 'true|false', help: 'Check the Docker (true) or native (false) backend instead of the profile\'s' },
+  { name: 'no-secrets', kind: 'bool', help: "Check the profile without the secrets' values (none need be set: a check in CI)" },
   JSON_FLAG,
 ];
 
@@ -27,7 +29,8 @@ export async function main(argv: string[]): Promise<number> {
   if (p.positionals.length > 0 || p.rest !== null) throw new UsageError('agent validate takes no arguments');
   const cwd = process.cwd();
   const env = process.env;
-  const { profile, text } = loadProfile({ name: flagString(p, 'profile'), source: profileSource(flagString(p, 'profile-source')), cwd, env });
+  const withValues = !flagBool(p, 'no-secrets');
+  const { profile, text } = loadProfile({ name: flagString(p, 'profile'), source: profileSource(flagString(p, 'profile-source')), cwd, env, checkValues: withValues });
   const { backend } = resolveBackend(profile, { dockerSandbox: flagString(p, 'docker-sandbox') });
   const checks: Check[] = [{ name: 'profile', ok: true, detail: profile.file ? `${displayPath(profile.file, cwd)} is valid` : 'built-in default profile' }];
   let trust: string = 'not needed';
@@ -38,6 +41,19 @@ export async function main(argv: string[]): Promise<number> {
       ok: trust === 'trusted',
       detail: trust === 'trusted' ? 'repository profile trusted at its current content' : `repository profile ${trust === 'changed' ? 'changed since it was trusted' : 'not trusted yet'}: ${trustCommand(profile)}`,
     });
+  }
+  const names = Object.keys(profile.secrets);
+  if (withValues && names.length > 0) {
+    // Files, programs and the keyring are read only for a profile that is trusted (a repository's may name any).
+    if (trust !== 'trusted' && trust !== 'not needed') checks.push({ name: 'secrets', ok: false, detail: 'not read until the profile is trusted' });
+    else {
+      try {
+        resolveSecrets(profile, env, userHome(env), cwd);
+        checks.push({ name: 'secrets', ok: true, detail: `${names.length === 1 ? 'the value' : `the ${names.length} values`} read (${names.join(', ')})` });
+      } catch (e) {
+        checks.push({ name: 'secrets', ok: false, detail: (e as Error).message });
+      }
+    }
   }
   checks.push(...backendChecks(backend, env));
   const envd = backend === 'native' ? envDecision(profile, env) : null;

@@ -83,6 +83,10 @@ export async function main(argv: string[]): Promise<number> {
     const loaded = loadProfile({ name, source: profileSource(flagString(p, 'profile-source')), cwd, env });
     await ensureTrusted(loaded, { interactive: () => false, env, label: loaded.profile.file ? displayPath(loaded.profile.file, cwd) : name });
     profile = loaded.profile;
+    // Trusted: the values that come from files, programs or the keyring are read too.
+    const { resolveSecrets } = await import('../lib/secrets/sources.js');
+    const { userHome } = await import('../lib/home.js');
+    resolveSecrets(profile, env, userHome(env), cwd);
   }
   const json = flagBool(p, 'json') === true;
   const { boundSecrets } = await import('../lib/scan/bound.js');

@@ -4,7 +4,8 @@
 # background), debootstrap, the locally built test base image, tmux (the
 # control-socket attack tests drive a real tmux server), curl (the secret scan
 # hook's in-sandbox path posts with it), Go (a Go client must take the run's
-# name-constrained CA), and the real Claude Code
+# name-constrained CA), secret-tool and GNOME Keyring (a secret from the
+# keyring), and the real Claude Code
 # and Codex CLIs for the compatibility tests (scripts/install-test-agents.sh).
 # Idempotent: every step checks first and does nothing when already done.
 set -euo pipefail
@@ -28,6 +29,13 @@ if [ ${#need_pkgs[@]} -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
   apt-get install -y -qq "${need_pkgs[@]}" >/dev/null
+fi
+# The keyring source of a secret is tested against GNOME Keyring's Secret Service, headless (no desktop: no recommends).
+if ! command -v secret-tool >/dev/null 2>&1 || ! command -v gnome-keyring-daemon >/dev/null 2>&1; then
+  log "installing: libsecret-tools gnome-keyring"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends libsecret-tools gnome-keyring dbus-daemon >/dev/null
 fi
 
 "$here/start-dockerd.sh"

@@ -32,10 +32,14 @@ function problem(tool: string, args: string[]): string | null {
  * Options for an integration test needing real tools: none when they work; on a
  * developer machine without them, a skip with one loud line; in CI, a failure.
  */
-export function needs(...tools: Array<'bwrap' | 'git' | 'docker' | 'go'>): { skip?: string } {
-  const probe = { bwrap: ['--ro-bind', '/', '/', '--unshare-pid', '--unshare-net', 'true'], git: ['--version'], docker: ['info'], go: ['version'] };
+export function needs(...tools: Array<'bwrap' | 'git' | 'docker' | 'go' | 'keyring'>): { skip?: string } {
+  // The keyring: GNOME Keyring's daemon, secret-tool to ask it, and a D-Bus session to reach it in.
+  const probe: Record<string, [string, string[]]> = {
+    bwrap: ['bwrap', ['--ro-bind', '/', '/', '--unshare-pid', '--unshare-net', 'true']], git: ['git', ['--version']], docker: ['docker', ['info']], go: ['go', ['version']],
+    keyring: ['sh', ['-c', 'command -v secret-tool && command -v dbus-run-session && gnome-keyring-daemon --version']],
+  };
   const missing = tools
-    .map((t) => [t, problem(t, probe[t])] as const)
+    .map((t) => [t, problem(...(probe[t] as [string, string[]]))] as const)
     .filter(([, why]) => why !== null);
   if (missing.length === 0) return {};
   const msg = `integration test needs ${missing.map(([t, why]) => `${t} (${why!.split('\n').slice(-3).join(' ')})`).join(', ')} (run scripts/setup-host.sh)`;

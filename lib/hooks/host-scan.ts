@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { runCapped } from '../exec.js';
 import { findTool } from '../util/find-tool.js';
 import type { Profile } from '../profile/types.js';
+import { secretValue } from '../secrets/sources.js';
 import type { Command } from '../../templates/command.js';
 import { buildConfineCommand, type ConfineBind } from '../../templates/confine.js';
 import { existingEtc, systemPaths } from './confine-facts.js';
@@ -92,7 +93,7 @@ function scanEnv(req: ScanRequest, tmp: string): Record<string, string> {
 export function scanSecrets(ctx: Pick<HostScanContext, 'profile' | 'env'>): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, s] of Object.entries(ctx.profile.secrets)) {
-    const value = ctx.env[s.source];
+    const value = secretValue(s, ctx.env);
     if (value !== undefined && value !== '') out[name] = value;
   }
   return out;

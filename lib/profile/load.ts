@@ -27,6 +27,8 @@ export interface LoadOptions {
   source: SourceChoice;
   cwd: string;
   env: NodeJS.ProcessEnv;
+  /** false: a secret's variable need not be set (agent validate --no-secrets). */
+  checkValues?: boolean;
 }
 
 /** The directories searched for directory profiles, nearest first. */
@@ -80,7 +82,7 @@ export function loadProfile(opts: LoadOptions): LoadedProfile {
     throw new ConfigError(`${label}: cannot read profile: ${(e as Error).message}`);
   }
   const data = parseToml(text, label);
-  const profile = validateProfile({ name: opts.name, source: found.source, file: found.file, label, data, lines: keyLines(text), env: opts.env });
+  const profile = validateProfile({ name: opts.name, source: found.source, file: found.file, label, data, lines: keyLines(text), env: opts.env, checkValues: opts.checkValues });
   return { profile, text };
 }
 

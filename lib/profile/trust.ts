@@ -131,7 +131,7 @@ export async function ensureBuildTrusted(o: BuildTrustInput): Promise<void> {
 /** What a profile allows, shown before the user trusts it. */
 export function describeProfile(p: Profile): string {
   const list = (xs: string[]) => (xs.length ? xs.join(', ') : '(none)');
-  const secrets = Object.entries(p.secrets).map(([name, s]) => `    ${name} = $${s.source} -> ${s.hosts.join(', ')}`);
+  const secrets = Object.entries(p.secrets).map(([name, s]) => `    ${name} = ${s.from.kind === 'env' ? `$${s.source}` : s.source} -> ${s.hosts.join(', ')}`);
   return [
     `  backend:      ${p.sandbox.backend}${p.sandbox.image ? ` (image ${p.sandbox.image})` : ''}${p.sandbox.dockerfile ? ` (dockerfile ${p.sandbox.dockerfile}, built ${p.sandbox.buildNetwork ? 'with the network' : 'without a network'})` : ''}`,
     `  egress:       ${list(p.network.egressHosts)}`,

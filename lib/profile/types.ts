@@ -7,12 +7,16 @@ export type NativeNetwork = 'proxy-only' | 'host';
 export type WriteMode = 'allow-list' | 'deny-list';
 
 export interface SecretBinding {
-  /** Host environment variable holding the real value. */
+  /** Where the real value comes from, as the profile says it: a variable's name, file:, command: or keyring:. */
   source: string;
+  /** The same, parsed (lib/secrets/sources.ts reads it). */
+  from: SecretSource;
   hosts: string[];
   inQuery: boolean;
   allowPlaintext: boolean;
 }
+
+import type { SecretSource } from '../secrets/sources.js';
 
 export interface ProfileLimits {
   headTimeoutMs?: number;

@@ -8,6 +8,7 @@ import { MIN_SECRET_BYTES } from '../proxy/scrub.js';
 import { cpusProblem, DEFAULT_HOME_VOLUME_WARN, isolatedPathProblem, memoryProblem, sizeBytes } from './docker-values.js';
 import { DEFAULT_DENY_WRITE, defaultDenyRead } from './credential-stores.js';
 import { readHooks } from './hooks.js';
+import { parseSource } from '../secrets/sources.js';
 import { lineOf } from './toml-lines.js';
 import type { Profile, ProfileLimits, ProfileSource, SecretBinding } from './types.js';
 import { formatPath, type KeyPath, type Problem, Reader } from './validators.js';
@@ -34,6 +35,8 @@ export interface ValidateInput {
   data: unknown;
   lines: Map<string, number>;
   env: NodeJS.ProcessEnv;
+  /** false: a secret's variable need not be set (agent validate --no-secrets). */
+  checkValues?: boolean;
   hostCpus?: number;
   /** Where the profile will run (default: here). */
   platform?: NodeJS.Platform;
@@ -155,15 +158,17 @@ export function validateProfile(input: ValidateInput): Profile {
     else if (RESERVED_ENV.has(name)) r.fail(path, `${name} is set by the sandbox itself and cannot be a secret binding`);
     const t = r.table(value, path, SECRET);
     const source = r.nonEmpty(t.source, [...path, 'source']);
-    if (t.source === undefined) r.fail([...path, 'source'], 'is required: the host variable that holds the real value');
+    if (t.source === undefined) r.fail([...path, 'source'], 'is required: where the real value comes from (a variable of your environment, file:, command: or keyring:)');
+    const from = source === undefined ? null : parseSource(source);
+    if (from !== null && 'problem' in from) r.fail([...path, 'source'], from.problem);
     const boundHosts = r.strings(t.hosts, [...path, 'hosts'], (s, p) => r.hostPattern(s, p, true));
     if (t.hosts === undefined || (Array.isArray(t.hosts) && t.hosts.length === 0)) {
       r.fail([...path, 'hosts'], 'is required: the hosts that may receive this secret');
     }
-    if (source !== undefined) {
+    // A variable's value is checked now (unless asked not to: a profile checked in CI); a file, a program or the keyring only once the profile is trusted.
+    if (source !== undefined && from !== null && !('problem' in from) && from.kind === 'env' && input.checkValues !== false) {
       const real = input.env[source];
-      if (!ENV_NAME.test(source)) r.fail([...path, 'source'], `${JSON.stringify(source)} is not an environment variable name`);
-      else if (real === undefined || real === '') r.fail([...path, 'source'], `the variable ${source} is not set in this environment`);
+      if (real === undefined || real === '') r.fail([...path, 'source'], `the variable ${source} is not set in this environment`);
       else if (/[\r\n\0]/.test(real)) {
         r.fail([...path, 'source'], `the value of ${source} contains a carriage return, line feed or NUL character, which could split a request header`);
       } else if (Buffer.byteLength(real) < MIN_SECRET_BYTES) {
@@ -172,6 +177,7 @@ export function validateProfile(input: ValidateInput): Profile {
     }
     secrets[name] = {
       source: source ?? '',
+      from: from === null || 'problem' in from ? { kind: 'env', variable: '' } : from,
       hosts: boundHosts,
       inQuery: r.bool(t.in_query, [...path, 'in_query']) ?? false,
       allowPlaintext: r.bool(t.allow_plaintext, [...path, 'allow_plaintext']) ?? false,

@@ -3,6 +3,7 @@
 // only then: TLS and HTTPS cost a run without secrets ~3 ms of start-up).
 import type { Profile } from '../profile/types.js';
 import type { BoundSecret } from './secrets.js';
+import { secretValue } from '../secrets/sources.js';
 import { deferredServer } from './front.js';
 import { DEFAULT_LIMITS, type ProxyLimits } from './limits.js';
 import type { RunProxy, RunProxyInput } from './run-proxy.js';
@@ -13,7 +14,7 @@ export function boundSecrets(profile: Profile, placeholders: Record<string, stri
   return Object.entries(profile.secrets).map(([name, s]) => ({
     name,
     placeholder: placeholders[name] as string,
-    real: env[s.source] as string,
+    real: secretValue(s, env),
     hosts: s.hosts,
     inQuery: s.inQuery,
     allowPlaintext: s.allowPlaintext,

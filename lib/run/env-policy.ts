@@ -38,7 +38,7 @@ export interface EnvDecision {
 }
 
 export function envDecision(profile: Profile, env: NodeJS.ProcessEnv): EnvDecision {
-  const always = new Set<string>([STASHBASE_API_KEY, ...Object.values(profile.secrets).map((s) => s.source), ...PROXY_VARS]);
+  const always = new Set<string>([STASHBASE_API_KEY, ...Object.values(profile.secrets).flatMap((s) => (s.from.kind === 'env' ? [s.from.variable] : [])), ...PROXY_VARS]);
   const policy = profile.environment;
   const own = new Set([...Object.keys(profile.configEnv), ...Object.keys(profile.secrets)]);
   const removed = [...always].filter((n) => env[n] !== undefined);

@@ -15,6 +15,7 @@ import { displayPath, loadProfile, type SourceChoice } from '../profile/load.js'
 import { ensureTrusted } from '../profile/trust.js';
 import { isInteractive } from '../util/prompt.js';
 import { makePlaceholders } from '../secrets/placeholder.js';
+import { resolveSecrets } from '../secrets/sources.js';
 import { newSessionId } from './session.js';
 import { randomToken } from '../util/random.js';
 import { alert } from '../util/style.js';
@@ -61,6 +62,8 @@ export async function runAgent(o: RunOptions): Promise<number> {
   const loaded = loadProfile({ name: o.profile, source: o.profileSource, cwd: o.cwd, env: o.env });
   const profile = loaded.profile;
   await ensureTrusted(loaded, { interactive: () => isInteractive(o.silent), env: o.env, label: profile.file ? displayPath(profile.file, o.cwd) : 'default' });
+  // Trusted now: the secrets' files, programs and keyring entries are read (once, here).
+  if (!o.dryRun) resolveSecrets(profile, o.env, userHome(o.env), o.cwd);
   const { backend, notes } = resolveBackend(profile, o);
   for (const n of notes) warn(n);
   if (!o.dryRun) for (const w of sameSiteWarnings(profile)) warn(w);

@@ -3,6 +3,7 @@
 // environment, as `agent run` reads them) and of variables named with
 // --secret-env (how a confined scan is handed a run's values).
 import type { Profile } from '../profile/types.js';
+import { secretValue } from '../secrets/sources.js';
 import { type BoundSecret, MIN_BOUND_LENGTH } from './detectors.js';
 
 export function boundSecrets(profile: Profile | null, secretEnv: string[], env: NodeJS.ProcessEnv, note: (msg: string) => void, given: string[] = []): BoundSecret[] {
@@ -13,7 +14,14 @@ export function boundSecrets(profile: Profile | null, secretEnv: string[], env: 
     else if (value.length < MIN_BOUND_LENGTH) note(`${name}: the value of ${variable} is shorter than ${MIN_BOUND_LENGTH} characters, so it is not searched for (it would match ordinary text)`);
     else out.push({ name, value });
   };
-  for (const [name, s] of Object.entries(profile?.secrets ?? {})) add(name, s.source);
+  for (const [name, s] of Object.entries(profile?.secrets ?? {})) {
+    if (s.from.kind === 'env') add(name, s.from.variable);
+    else {
+      const value = secretValue(s, env);
+      if (value === '') note(`${name}: its value (${s.source}) was not read, so it is not searched for`);
+      else out.push({ name, value });
+    }
+  }
   for (const variable of [...secretEnv, ...given]) add(variable, variable);
   return out;
 }

@@ -3,6 +3,8 @@
 // and length where that leaves enough randomness, so client-side format checks
 // still pass, and carries a marker that makes it recognisable in logs.
 import { randomBytes } from '../util/random.js';
+import { secretValue } from './sources.js';
+import type { SecretBinding } from '../profile/types.js';
 
 const PREFIXES = 'github_pat_|gh[pousr]_|glpat-|sk-ant-[a-z0-9]+-|sk-proj-|sk-|xox[abposr]-|AKIA|ASIA|npm_|pypi-|hf_';
 /** The visible prefixes a placeholder keeps (and the secret scan shows of a bound secret's value). */
@@ -30,8 +32,8 @@ export function makePlaceholder(real: string): string {
   return prefix + MARKER + randomText(length - prefix.length - MARKER.length);
 }
 
-export function makePlaceholders(secrets: Record<string, { source: string }>, env: NodeJS.ProcessEnv): Record<string, string> {
+export function makePlaceholders(secrets: Record<string, SecretBinding>, env: NodeJS.ProcessEnv): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [name, s] of Object.entries(secrets)) out[name] = makePlaceholder(env[s.source] ?? '');
+  for (const [name, s] of Object.entries(secrets)) out[name] = makePlaceholder(secretValue(s, env));
   return out;
 }

@@ -19,7 +19,7 @@ test('inherit = "all" (the default): everything but stashbase\'s own, the secret
 });
 
 test('include passes a name back (a credential then said as inherited); exclude drops more; a secret\'s source never passes, whatever include says', () => {
-  const withSecret = profile({ include: ['GITHUB_*', 'OPENAI_API_KEY'], exclude: ['MY_*'] }, { secrets: { OPENAI_API_KEY: { source: 'OPENAI_API_KEY', hosts: ['api.openai.com'], inQuery: false, allowPlaintext: false } } });
+  const withSecret = profile({ include: ['GITHUB_*', 'OPENAI_API_KEY'], exclude: ['MY_*'] }, { secrets: { OPENAI_API_KEY: { source: 'OPENAI_API_KEY', from: { kind: 'env', variable: 'OPENAI_API_KEY' }, hosts: ['api.openai.com'], inQuery: false, allowPlaintext: false } } });
   const d = envDecision(withSecret, env);
   assert.deepEqual(d.removed, ['STASHBASE_API_KEY', 'OPENAI_API_KEY', 'HTTPS_PROXY', 'AWS_SECRET_ACCESS_KEY', 'DATABASE_URL', 'MY_SETTING']);
   assert.deepEqual(d.inheritedCredentials, ['GITHUB_TOKEN']);

@@ -75,7 +75,7 @@ on_unchecked = "deny"
     sandbox: { backend: 'docker', image: 'myorg/agent:latest', dockerfile: undefined, memory: '2g', cpus: '1.5', isolatedPaths: ['node_modules', '.venv'], nativeNetwork: 'host', allowUnixSockets: true, buildNetwork: true, homeVolumeWarn: '5g' },
     filesystem: { denyRead: [...defaultDenyRead().filter((e) => e !== '~/.docker'), 'secrets/*.pem', 're:^~/\\.config/.*token'], allowRead: ['~/.docker'], denyWrite: [...DEFAULT_DENY_WRITE, '~/.ssh/rc'], allowWrite: ['~/.npm-global', '~/.cache/*'], writes: 'deny-list', keepExecutables: ['node_modules'] },
     network: { egressHosts: ['api.anthropic.com', '*.githubusercontent.com'], denyHosts: ['gist.github.com'], upstreamCaFile: '~/corp.pem', hosts: { 'api.internal.test': '127.0.0.1:8443' }, allowUpgrades: [], limits: {} },
-    secrets: { GITHUB_TOKEN: { source: 'GH', hosts: ['api.github.com'], inQuery: true, allowPlaintext: false } },
+    secrets: { GITHUB_TOKEN: { source: 'GH', from: { kind: 'env', variable: 'GH' }, hosts: ['api.github.com'], inQuery: true, allowPlaintext: false } },
     configEnv: { EDITOR: 'vi' },
     environment: { inherit: 'core', include: ['GOPATH', 'MY_*'], exclude: ['LC_?'] },
     workspace: { worktree: true },
@@ -148,7 +148,15 @@ test('secrets: unset source, CR/LF/NUL in the value, missing keys', () => {
   // Six bytes: two of its base64 forms would be 7 characters, too short to look for; seven are bound.
   assert.equal(check('[secrets.T]\nsource = "SHORT"\nhosts = ["a.com"]\n'), `${label}:2 secrets.T.source: the value of SHORT is 6 bytes; a secret under 7 bytes cannot be bound: what comes back from its hosts could not be scrubbed of it reliably (its base64 forms are too short to look for)`);
   assert.equal(check('[secrets.T]\nsource = "SEVEN"\nhosts = ["a.com"]\n'), 'ok');
-  assert.equal(check('[secrets.T]\nhosts = ["a.com"]\n'), `${label}:1 secrets.T.source: is required: the host variable that holds the real value`);
+  assert.equal(check('[secrets.T]\nhosts = ["a.com"]\n'), `${label}:1 secrets.T.source: is required: where the real value comes from (a variable of your environment, file:, command: or keyring:)`);
+  // The other sources are checked for their shape when the profile loads, read only once it is trusted.
+  assert.equal(check('[secrets.T]\nsource = "file:~/.config/tok"\nhosts = ["a.com"]\n'), 'ok');
+  assert.equal(check(`[secrets.T]\nsource = 'command:["gh", "auth", "token"]'\nhosts = ["a.com"]\n`), 'ok');
+  assert.equal(check('[secrets.T]\nsource = "keyring:github/me"\nhosts = ["a.com"]\n'), 'ok');
+  assert.equal(check('[secrets.T]\nsource = "command:gh auth token"\nhosts = ["a.com"]\n'), `${label}:2 secrets.T.source: "command:gh auth token": after "command:" a JSON array of the program and its arguments, such as 'command:["gh", "auth", "token"]' (no shell runs it)`);
+  assert.equal(check('[secrets.T]\nsource = "keyring:github"\nhosts = ["a.com"]\n'), `${label}:2 secrets.T.source: "keyring:github": after "keyring:" a service and an account, SERVICE/ACCOUNT`);
+  assert.equal(check('[secrets.T]\nsource = "file:"\nhosts = ["a.com"]\n'), `${label}:2 secrets.T.source: "file:" names no file`);
+  assert.equal(check('[secrets.T]\nsource = "not a var"\nhosts = ["a.com"]\n'), `${label}:2 secrets.T.source: "not a var" is not an environment variable name, nor file:, command: or keyring:`);
   assert.equal(check('[secrets.T]\nsource = "GH"\n'), `${label}:1 secrets.T.hosts: is required: the hosts that may receive this secret`);
   assert.equal(check('[secrets.HTTPS_PROXY]\nsource = "GH"\nhosts = ["a.com"]\n'), `${label}:1 secrets.HTTPS_PROXY: HTTPS_PROXY is set by the sandbox itself and cannot be a secret binding`);
 });

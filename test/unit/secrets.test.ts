@@ -45,7 +45,7 @@ test('allowed names that share a site with a secret\'s host but are not bound to
   const p = {
     ...base,
     network: { ...base.network, egressHosts: [...base.network.egressHosts, 'api.github.com', 'raw.github.com', 'uploads.github.com', 'gitlab.com'], hosts: { 'mirror.github.com': '127.0.0.1:1' } },
-    secrets: { GH: { source: 'GH', hosts: ['api.github.com', 'uploads.github.com'], inQuery: false, allowPlaintext: false }, AK: { source: 'AK', hosts: ['api.anthropic.com'], inQuery: false, allowPlaintext: false } },
+    secrets: { GH: { source: 'GH', from: { kind: 'env' as const, variable: 'GH' }, hosts: ['api.github.com', 'uploads.github.com'], inQuery: false, allowPlaintext: false }, AK: { source: 'AK', from: { kind: 'env' as const, variable: 'AK' }, hosts: ['api.anthropic.com'], inQuery: false, allowPlaintext: false } },
   };
   assert.deepEqual(sameSiteWarnings(p), [
     'egress to raw.github.com is allowed and shares its site (github.com) with api.github.com, which GH is bound to: a service there could serve back what api.github.com stores; stashbase scrubs it from every answer, but bind GH to raw.github.com as well, or narrow egress_hosts, if it is not one of yours',

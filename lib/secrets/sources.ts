@@ -1,0 +1,158 @@
+// Where a secret's real value comes from ([secrets.NAME] source):
+//   "VAR"                         a variable of your environment (as before);
+//   "file:PATH"                   a file only you can read (mode 0600 or
+//                                 stricter, yours), its one line;
+//   'command:["op", "read", …]'   a program's standard output, run once when
+//                                 the run starts, without a shell, with your
+//                                 terminal for its questions (op, gh, pass);
+//   "keyring:SERVICE/ACCOUNT"     your keyring: the Secret Service through
+//                                 secret-tool on Linux, the Keychain on macOS.
+// Nothing but a variable is read when the profile loads: a file, a program
+// or the keyring is asked only once the profile is trusted (lib/run,
+// commands/agent-validate.ts), so an untrusted repository profile never runs
+// a command of its own choosing. Values are held by stashbase alone: never
+// set in any environment, never written.
+import { spawnSync } from 'node:child_process';
+import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
+import { ConfigError } from '../errors.js';
+import { ENV_NAME } from '../env-names.js';
+import { expandHome } from '../paths/rules.js';
+import { MIN_SECRET_BYTES } from '../proxy/scrub.js';
+import type { Profile, SecretBinding } from '../profile/types.js';
+
+export type SecretSource =
+  | { kind: 'env'; variable: string }
+  | { kind: 'file'; path: string }
+  | { kind: 'command'; argv: string[] }
+  | { kind: 'keyring'; service: string; account: string };
+
+/** The most a file or a program may give: a token, not a document. */
+const MAX_VALUE_BYTES = 64 * 1024;
+const COMMAND_TIMEOUT_MS = 60_000;
+
+/** What a source string says, or why it says nothing. */
+export function parseSource(raw: string): SecretSource | { problem: string } {
+  if (raw.startsWith('file:')) {
+    const path = raw.slice(5);
+    return path === '' ? { problem: '"file:" names no file' } : { kind: 'file', path };
+  }
+  if (raw.startsWith('command:')) {
+    let argv: unknown;
+    try {
+      argv = JSON.parse(raw.slice(8));
+    } catch {
+      argv = null;
+    }
+    if (!Array.isArray(argv) || argv.length === 0 || !argv.every((a) => typeof a === 'string' && a !== '' && !a.includes('\0'))) {
+      return { problem: `${JSON.stringify(raw)}: after "command:" a JSON array of the program and its arguments, such as 'command:["gh", "auth", "token"]' (no shell runs it)` };
+    }
+    return { kind: 'command', argv: argv as string[] };
+  }
+  if (raw.startsWith('keyring:')) {
+    const m = /^keyring:([^/\0]+)\/([^\0]+)$/.exec(raw);
+    return m ? { kind: 'keyring', service: m[1] as string, account: m[2] as string } : { problem: `${JSON.stringify(raw)}: after "keyring:" a service and an account, SERVICE/ACCOUNT` };
+  }
+  return ENV_NAME.test(raw) ? { kind: 'env', variable: raw } : { problem: `${JSON.stringify(raw)} is not an environment variable name, nor file:, command: or keyring:` };
+}
+
+/** Why a value cannot be a secret, or null. */
+export function valueProblem(value: string | undefined, what: string): string | null {
+  if (value === undefined || value === '') return `${what} is empty`;
+  if (/[\r\n\0]/.test(value)) return `${what} contains a carriage return, line feed or NUL character, which could split a request header`;
+  const n = Buffer.byteLength(value);
+  if (n < MIN_SECRET_BYTES) return `${what} is ${n} bytes; a secret under ${MIN_SECRET_BYTES} bytes cannot be bound: what comes back from its hosts could not be scrubbed of it reliably (its base64 forms are too short to look for)`;
+  return null;
+}
+
+/** One line: a final line break (as editors and `echo` leave one) is not part of it. */
+const oneLine = (text: string) => text.replace(/\r?\n$/, '');
+
+function readOwnFile(path: string): string {
+  // Followed if a link (a dotfile manager's), then checked as the file it is: yours, a regular file, no one else's to read.
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOCTTY | constants.O_NONBLOCK);
+  } catch (e) {
+    throw new Error(`cannot read ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) throw new Error(`${path} is not a regular file`);
+    if (process.getuid && st.uid !== process.getuid()) throw new Error(`${path} belongs to another user (uid ${st.uid})`);
+    if ((st.mode & 0o077) !== 0) throw new Error(`${path} can be read or written by others (mode ${(st.mode & 0o777).toString(8)}); chmod 600 it`);
+    const buf = Buffer.alloc(MAX_VALUE_BYTES + 1);
+    let n = 0;
+    for (let r; n < buf.length && (r = readSync(fd, buf, n, buf.length - n, null)) > 0; ) n += r;
+    if (n > MAX_VALUE_BYTES) throw new Error(`${path} is larger than ${MAX_VALUE_BYTES} bytes: not a token`);
+    return oneLine(buf.subarray(0, n).toString('utf8'));
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function runCommand(argv: string[], env: NodeJS.ProcessEnv): string {
+  const r = spawnSync(argv[0] as string, argv.slice(1), { env, stdio: ['inherit', 'pipe', 'inherit'], timeout: COMMAND_TIMEOUT_MS, maxBuffer: MAX_VALUE_BYTES, shell: false });
+  const shown = JSON.stringify(argv);
+  if (r.error) {
+    const code = (r.error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') throw new Error(`${shown}: ${argv[0]} is not installed (not found on PATH)`);
+    if (code === 'ETIMEDOUT') throw new Error(`${shown} did not finish within ${COMMAND_TIMEOUT_MS / 1000} s`);
+    if (code === 'ENOBUFS') throw new Error(`${shown} printed more than ${MAX_VALUE_BYTES} bytes: not a token`);
+    throw new Error(`${shown}: ${r.error.message}`);
+  }
+  if (r.status !== 0) throw new Error(`${shown} exited ${r.status ?? `on ${r.signal}`}`);
+  return oneLine(r.stdout.toString('utf8'));
+}
+
+function readKeyring(service: string, account: string, env: NodeJS.ProcessEnv): string {
+  const argv = process.platform === 'darwin' ? ['security', 'find-generic-password', '-s', service, '-a', account, '-w'] : ['secret-tool', 'lookup', 'service', service, 'account', account];
+  try {
+    return runCommand(argv, env);
+  } catch (e) {
+    throw new Error(`the keyring has no ${service}/${account} that ${argv[0]} could read (${(e as Error).message})`);
+  }
+}
+
+/** The real value of one binding, from wherever it comes; throws with why not. */
+export function readSource(s: SecretBinding, env: NodeJS.ProcessEnv, home: string, cwd: string): string {
+  const from = s.from;
+  switch (from.kind) {
+    case 'env':
+      return env[from.variable] ?? '';
+    case 'file':
+      return readOwnFile(expandHome(from.path, home, cwd));
+    case 'command':
+      return runCommand(from.argv, env);
+    case 'keyring':
+      return readKeyring(from.service, from.account, env);
+  }
+}
+
+const VALUES = new WeakMap<SecretBinding, string>();
+
+/**
+ * Reads every binding's value once (a trusted profile only: this runs
+ * programs and reads files the profile names) and keeps it beside the
+ * binding, in no field of it: a profile printed or serialised holds none.
+ */
+export function resolveSecrets(profile: Profile, env: NodeJS.ProcessEnv, home: string, cwd: string): void {
+  const problems: string[] = [];
+  for (const [name, s] of Object.entries(profile.secrets)) {
+    let value: string;
+    try {
+      value = readSource(s, env, home, cwd);
+    } catch (e) {
+      problems.push(`secrets.${name}.source: ${(e as Error).message}`);
+      continue;
+    }
+    const problem = valueProblem(value, s.from.kind === 'env' ? `the variable ${s.from.variable}` : `the value from ${s.source}`);
+    if (problem) problems.push(`secrets.${name}.source: ${problem}`);
+    else VALUES.set(s, value);
+  }
+  if (problems.length > 0) throw new ConfigError(`${profile.file ?? profile.name}: ${problems.join('; ')}`);
+}
+
+/** A binding's real value: its variable's, or what resolveSecrets read (empty when it was not read). */
+export function secretValue(s: SecretBinding, env: NodeJS.ProcessEnv): string {
+  return s.from.kind === 'env' ? env[s.from.variable] ?? '' : VALUES.get(s) ?? '';
+}
