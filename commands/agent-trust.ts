@@ -1,5 +1,6 @@
 import { flagString, type FlagSpec, parseCommand } from '../lib/util/argv.js';
-import { UsageError } from '../lib/errors.js';
+import { TrustError, UsageError } from '../lib/errors.js';
+import { isInteractive } from '../lib/util/prompt.js';
 import { displayPath, loadProfile } from '../lib/profile/load.js';
 import { buildTrustState, describeProfile, recordBuildTrust, recordTrust, trustState } from '../lib/profile/trust.js';
 import { chooseImage } from '../lib/docker/image.js';
@@ -46,6 +47,12 @@ export async function main(argv: string[]): Promise<number> {
   }
   const label = displayPath(profile.file, cwd);
   const before = trustState(profile.file, text, process.env);
+  // What it allows first; in a terminal, a yes before it is recorded.
+  if (before !== 'trusted' && isInteractive(false)) {
+    process.stderr.write(`Repository profile ${label} allows:\n${describeProfile(profile)}\n`);
+    const { confirm } = await import('../lib/util/prompt.js');
+    if (!(await confirm('Trust it?'))) throw new TrustError(`${label} was not trusted`);
+  }
   await recordTrust(profile.file, text, process.env);
   process.stdout.write(`${before === 'trusted' ? 'Already trusted' : 'Trusted'}: ${label}\n${describeProfile(profile)}\n`);
   // Its Dockerfile's build with it, as it is now (one step for the usual case).

@@ -129,4 +129,5 @@ await build({
 // A fresh id per build, as the last line: bin/bundle-loader.cjs uses the code
 // cache only when it was made from this very build.
 appendFileSync('dist/bundle/cli.cjs', `// stashbase-build ${randomBytes(16).toString('hex')}\n`);
-execFileSync(process.execPath, ['scripts/code-cache.cjs'], { stdio: 'inherit' });
+// Its output (a dry run's plan, written to descriptor 1 directly) goes nowhere.
+execFileSync(process.execPath, ['scripts/code-cache.cjs'], { stdio: 'ignore' });

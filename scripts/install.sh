@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
 # Installs stashbase from this checkout for the native backend: bubblewrap (on
-# Debian/Ubuntu, when run as root) and the npm dependencies, then builds.
+# Debian/Ubuntu, when run as root) and the npm dependencies, builds, and puts
+# `stashbase` on PATH: a link to this checkout's bin/stashbase.cjs in the first
+# of npm's global bin folder, ~/.local/bin and ~/bin that is on PATH and
+# writable (never a package from a registry: `npx stashbase` outside this
+# checkout would fetch someone else's). Idempotent; any folder, /tmp included.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+here=$(pwd)
 if [ "$(uname -s)" = Linux ] && ! command -v bwrap >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     DEBIAN_FRONTEND=noninteractive apt-get update -qq
@@ -12,4 +17,17 @@ if [ "$(uname -s)" = Linux ] && ! command -v bwrap >/dev/null 2>&1; then
     exit 1
   fi
 fi
-npm ci --no-audit --no-fund
+# npm says what it does on stderr: standard output is the command's own.
+npm ci --no-audit --no-fund --loglevel=error >&2
+
+on_path() { case ":$PATH:" in *":$1:"*) return 0 ;; *) return 1 ;; esac; }
+candidates=("$(npm prefix -g)/bin" "$HOME/.local/bin" "$HOME/bin")
+for dir in "${candidates[@]}"; do
+  if on_path "$dir" && mkdir -p "$dir" 2>/dev/null && [ -w "$dir" ]; then
+    ln -sfn "$here/bin/stashbase.cjs" "$dir/stashbase"
+    echo "stashbase: $dir/stashbase -> $here/bin/stashbase.cjs" >&2
+    exit 0
+  fi
+done
+echo "stashbase is built, but none of ${candidates[*]} is both on PATH and writable: add $here/bin to PATH, or link $here/bin/stashbase.cjs as stashbase into a folder on it" >&2
+exit 1

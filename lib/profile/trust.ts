@@ -17,6 +17,8 @@ import type { LoadedProfile } from './load.js';
 import type { Profile } from './types.js';
 import { sha256 } from '../util/sha256.js';
 import { printable } from '../util/printable.js';
+import { weakerSettings } from '../run/weaker.js';
+import { DEFAULT_DENY_WRITE, defaultDenyRead } from './credential-stores.js';
 import { shellQuote } from '../../templates/shell-quote.js';
 
 interface TrustFile {
@@ -128,17 +130,40 @@ export async function ensureBuildTrusted(o: BuildTrustInput): Promise<void> {
   throw new TrustError(`the Dockerfile ${o.path} ${why} (a build runs its steps as root); nothing was built or run. Review it and what it copies, then trust it with: ${buildTrustCommand(o.path, o.profile)}`);
 }
 
-/** What a profile allows, shown before the user trusts it. */
+/** Where a secret's value comes from, in words: what of it runs or is read on your machine. */
+function sourceWords(s: Profile['secrets'][string]): string {
+  const f = s.from;
+  if (f.kind === 'env') return `your variable $${f.variable}`;
+  if (f.kind === 'file') return `the file ${JSON.stringify(f.path)}`;
+  if (f.kind === 'keyring') return `your keyring's ${JSON.stringify(f.service)} / ${JSON.stringify(f.account)}`;
+  return `what this program prints, run on your machine, outside the sandbox, at every run's start:\n${f.argv.map((a, i) => `        ${i === 0 ? 'program' : `arg ${i}  `} ${JSON.stringify(a)}`).join('\n')}`;
+}
+
+/** What a profile allows, shown before the user trusts it: every character shown as itself (no control character moves the cursor). */
 export function describeProfile(p: Profile): string {
+  return printable(describeRaw(p));
+}
+
+function describeRaw(p: Profile): string {
   const list = (xs: string[]) => (xs.length ? xs.join(', ') : '(none)');
-  const secrets = Object.entries(p.secrets).map(([name, s]) => `    ${name} = ${s.from.kind === 'env' ? `$${s.source}` : s.source} -> ${s.hosts.join(', ')}`);
+  const secrets = Object.entries(p.secrets).map(([name, s]) => `    ${name} -> ${s.hosts.join(', ')}, from ${sourceWords(s)}`);
+  const builtinRead = defaultDenyRead();
+  const ownRead = p.filesystem.denyRead.filter((e) => !builtinRead.includes(e));
+  const ownWrite = p.filesystem.denyWrite.filter((e) => !DEFAULT_DENY_WRITE.includes(e));
+  const env = p.environment;
+  // '\0' as cwd and home: the profile's own weaker settings, not where it runs.
+  const weaker = weakerSettings(p, '\0cwd', '\0home');
   return [
     `  backend:      ${p.sandbox.backend}${p.sandbox.image ? ` (image ${p.sandbox.image})` : ''}${p.sandbox.dockerfile ? ` (dockerfile ${p.sandbox.dockerfile}, built ${p.sandbox.buildNetwork ? 'with the network' : 'without a network'})` : ''}`,
     `  egress:       ${list(p.network.egressHosts)}`,
     `  denied hosts: ${list(p.network.denyHosts)}`,
     `  secrets:      ${secrets.length ? '\n' + secrets.join('\n') : '(none)'}`,
-    `  deny_read:    ${list(p.filesystem.denyRead)}`,
-    `  deny_write:   ${list(p.filesystem.denyWrite)}`,
+    `  deny_read:    the built-in credential stores and histories${ownRead.length ? `, and ${ownRead.join(', ')}` : ''}`,
+    ...(p.filesystem.allowRead.length ? [`  allow_read:   ${p.filesystem.allowRead.join(', ')} (the sandbox reads these credential stores)`] : []),
+    `  deny_write:   the built-in shell start-up files and git settings${ownWrite.length ? `, and ${ownWrite.join(', ')}` : ''}`,
+    ...(p.filesystem.allowWrite.length ? [`  allow_write:  ${p.filesystem.allowWrite.join(', ')}`] : []),
+    `  environment:  ${env.inherit === 'all' ? 'yours, but what looks like a credential' : env.inherit === 'core' ? "a shell's own variables" : 'none of yours'}${env.include.length ? `; passed whatever it is: ${env.include.join(', ')}` : ''}${env.exclude.length ? `; never: ${env.exclude.join(', ')}` : ''}`,
+    ...weaker.map((w) => `  weaker:       ${w}`),
     ...(Object.keys(p.network.hosts).length ? [`  host mapping: ${Object.entries(p.network.hosts).map(([h, a]) => `${h} -> ${a}`).join(', ')}`] : []),
     ...(Object.keys(p.configEnv).length ? [`  config_env:   ${Object.keys(p.configEnv).join(', ')}`] : []),
   ].join('\n');

@@ -9,7 +9,7 @@
 // and `include` globs pass names back (a credential-looking one is then
 // inherited, said as weaker), `exclude` globs drop more. What the profile
 // sets itself ([config_env], placeholders) is the sandbox's, not inherited.
-import { CREDENTIAL_NAME, PROXY_VARS, STASHBASE_API_KEY, URL_WITH_PASSWORD } from '../env-names.js';
+import { CREDENTIAL_NAME, CREDENTIAL_VALUE, PROXY_VARS, STASHBASE_API_KEY, URL_WITH_PASSWORD } from '../env-names.js';
 import type { Profile } from '../profile/types.js';
 
 /** inherit = "core": what a shell, git and the agents' tools need to work, and nothing that holds a credential. */
@@ -23,9 +23,9 @@ export function globMatch(glob: string, name: string): boolean {
 
 const anyOf = (globs: readonly string[], name: string) => globs.some((g) => globMatch(g, name));
 
-/** Whether a variable looks like it holds a credential: its name, or a URL with a password as its value. */
+/** Whether a variable looks like it holds a credential: its name, or a value that is one (a URL with a password or a token as its user, a known token, a private key, a connection string's key). */
 export function looksLikeCredential(name: string, value: string | undefined): boolean {
-  return value !== undefined && value !== '' && (CREDENTIAL_NAME.test(name) || URL_WITH_PASSWORD.test(value));
+  return value !== undefined && value !== '' && (CREDENTIAL_NAME.test(name) || URL_WITH_PASSWORD.test(value) || CREDENTIAL_VALUE.test(value));
 }
 
 export interface EnvDecision {

@@ -11,11 +11,13 @@ import { probeNative } from '../native/probe.js';
 import { selectMechanism } from '../native/select.js';
 import { tmpfsPermsSupported } from '../native/bwrap-version.js';
 import { cpusProblem, memoryProblem } from '../profile/docker-values.js';
-import { displayPath, loadProfile, type SourceChoice } from '../profile/load.js';
+import { directorySearchPath, displayPath, loadProfile, type SourceChoice } from '../profile/load.js';
+import { existsSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { ensureTrusted } from '../profile/trust.js';
 import { isInteractive } from '../util/prompt.js';
 import { makePlaceholders } from '../secrets/placeholder.js';
-import { resolveSecrets } from '../secrets/sources.js';
+import { resolveSecrets, sourceFiles } from '../secrets/sources.js';
 import { newSessionId } from './session.js';
 import { randomToken } from '../util/random.js';
 import { alert } from '../util/style.js';
@@ -64,6 +66,10 @@ export async function runAgent(o: RunOptions): Promise<number> {
   await ensureTrusted(loaded, { interactive: () => isInteractive(o.silent), env: o.env, label: profile.file ? displayPath(profile.file, o.cwd) : 'default' });
   // Trusted now: the secrets' files, programs and keyring entries are read (once, here).
   if (!o.dryRun) resolveSecrets(profile, o.env, userHome(o.env), o.cwd);
+  // The files they come from are the agent's to read no more than the values are.
+  profile.filesystem.denyRead.push(...sourceFiles(profile, userHome(o.env), o.cwd).filter((f) => !profile.filesystem.denyRead.includes(f)));
+  // The repository's profiles are not the agent's to edit: a changed one would ask you to trust it again, in words it chose.
+  profile.filesystem.denyWrite.push(...directorySearchPath(o.cwd).map((d) => dirname(d)).filter((d) => existsSync(d) && !profile.filesystem.denyWrite.includes(d)));
   const { backend, notes } = resolveBackend(profile, o);
   for (const n of notes) warn(n);
   if (!o.dryRun) for (const w of sameSiteWarnings(profile)) warn(w);

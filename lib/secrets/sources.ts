@@ -13,7 +13,7 @@
 // a command of its own choosing. Values are held by stashbase alone: never
 // set in any environment, never written.
 import { spawnSync } from 'node:child_process';
-import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync, realpathSync } from 'node:fs';
 import { ConfigError } from '../errors.js';
 import { ENV_NAME } from '../env-names.js';
 import { expandHome } from '../paths/rules.js';
@@ -32,9 +32,14 @@ const COMMAND_TIMEOUT_MS = 60_000;
 
 /** What a source string says, or why it says nothing. */
 export function parseSource(raw: string): SecretSource | { problem: string } {
+  // No control character anywhere: a carriage return or a tab in the text could make the trust prompt show another command than the one that runs.
+  if (/[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]/.test(raw)) return { problem: `${JSON.stringify(raw)} holds a control or invisible character` };
   if (raw.startsWith('file:')) {
     const path = raw.slice(5);
-    return path === '' ? { problem: '"file:" names no file' } : { kind: 'file', path };
+    if (path === '') return { problem: '"file:" names no file' };
+    // Never relative: the working directory is the repository's, not yours.
+    if (!path.startsWith('/') && !path.startsWith('~/')) return { problem: `${JSON.stringify(raw)}: after "file:" an absolute path or one in your home (~/…), never one relative to the working directory` };
+    return { kind: 'file', path };
   }
   if (raw.startsWith('command:')) {
     let argv: unknown;
@@ -90,8 +95,9 @@ function readOwnFile(path: string): string {
   }
 }
 
-function runCommand(argv: string[], env: NodeJS.ProcessEnv): string {
-  const r = spawnSync(argv[0] as string, argv.slice(1), { env, stdio: ['inherit', 'pipe', 'inherit'], timeout: COMMAND_TIMEOUT_MS, maxBuffer: MAX_VALUE_BYTES, shell: false });
+function runCommand(argv: string[], env: NodeJS.ProcessEnv, home: string): string {
+  // In your home, not the working directory: a repository's files must not choose what a program loads (python -m, npx, uv run).
+  const r = spawnSync(argv[0] as string, argv.slice(1), { cwd: home, env, stdio: ['inherit', 'pipe', 'inherit'], timeout: COMMAND_TIMEOUT_MS, maxBuffer: MAX_VALUE_BYTES, shell: false });
   const shown = JSON.stringify(argv);
   if (r.error) {
     const code = (r.error as NodeJS.ErrnoException).code;
@@ -104,10 +110,11 @@ function runCommand(argv: string[], env: NodeJS.ProcessEnv): string {
   return oneLine(r.stdout.toString('utf8'));
 }
 
-function readKeyring(service: string, account: string, env: NodeJS.ProcessEnv): string {
-  const argv = process.platform === 'darwin' ? ['security', 'find-generic-password', '-s', service, '-a', account, '-w'] : ['secret-tool', 'lookup', 'service', service, 'account', account];
+function readKeyring(service: string, account: string, env: NodeJS.ProcessEnv, home: string): string {
+  // "--": a service or account that begins with "-" is a value, never an option.
+  const argv = process.platform === 'darwin' ? ['security', 'find-generic-password', '-s', service, '-a', account, '-w'] : ['secret-tool', 'lookup', '--', 'service', service, 'account', account];
   try {
-    return runCommand(argv, env);
+    return runCommand(argv, env, home);
   } catch (e) {
     throw new Error(`the keyring has no ${service}/${account} that ${argv[0]} could read (${(e as Error).message})`);
   }
@@ -122,10 +129,27 @@ export function readSource(s: SecretBinding, env: NodeJS.ProcessEnv, home: strin
     case 'file':
       return readOwnFile(expandHome(from.path, home, cwd));
     case 'command':
-      return runCommand(from.argv, env);
+      return runCommand(from.argv, env, home);
     case 'keyring':
-      return readKeyring(from.service, from.account, env);
+      return readKeyring(from.service, from.account, env, home);
   }
+}
+
+/** The files the secrets are read from, as named and as they resolve: the run denies reading them (the agent would read the value there). */
+export function sourceFiles(profile: Profile, home: string, cwd: string): string[] {
+  const out: string[] = [];
+  for (const s of Object.values(profile.secrets)) {
+    if (s.from.kind !== 'file') continue;
+    const path = expandHome(s.from.path, home, cwd);
+    out.push(path);
+    try {
+      const real = realpathSync(path);
+      if (real !== path) out.push(real);
+    } catch {
+      // missing: resolveSecrets says so
+    }
+  }
+  return out;
 }
 
 const VALUES = new WeakMap<SecretBinding, string>();

@@ -112,6 +112,26 @@ test('an untrusted repository profile is refused without a terminal, then truste
   assert.equal(existsSync(marker), false);
 });
 
+test('what trusting a repository profile shows: a command a secret comes from, element by element, as the characters it holds; what allow_read lifts; the environment; every weaker setting', async () => {
+  const repo = join(t.dir, 'repo-show');
+  writeFile(join(repo, '.stashbase', 'agents', 'show.toml'), [
+    '[sandbox]', 'allow_unix_sockets = true', '[filesystem]', 'allow_read = ["~/.aws"]', '[environment]', 'include = ["MY_*"]',
+    '[secrets.GH]', `source = 'command:["sh", "-c", "gh auth token"]'`, 'hosts = ["api.github.com"]',
+  ].join('\n') + '\n');
+  const r = await cli(['agent', 'trust', '--profile', 'show'], { env, cwd: repo });
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /\n    GH -> api\.github\.com, from what this program prints, run on your machine, outside the sandbox, at every run's start:\n {8}program "sh"\n {8}arg 1   "-c"\n {8}arg 2   "gh auth token"\n/);
+  assert.match(r.stdout, /\n  allow_read: {3}~\/\.aws \(the sandbox reads these credential stores\)\n/);
+  assert.match(r.stdout, /\n  environment: {2}yours, but what looks like a credential; passed whatever it is: MY_\*\n/);
+  assert.match(r.stdout, /\n  weaker: {7}allow_read "~\/\.aws" is weaker/);
+  assert.match(r.stdout, /\n  weaker: {7}allow_unix_sockets = true is weaker/);
+  // A carriage return or a tab in a source (which could draw another command over the real one) refuses the profile.
+  writeFile(join(repo, '.stashbase', 'agents', 'cr.toml'), `[secrets.GH]\nsource = "command:[\\"sh\\", \\"-c\\", \\"touch /tmp/x\\",\\r\\t\\t\\"cat\\", \\"f\\"]"\nhosts = ["api.github.com"]\n`);
+  const cr = await cli(['agent', 'trust', '--profile', 'cr'], { env, cwd: repo });
+  assert.equal(cr.code, 2);
+  assert.match(cr.stderr, /secrets\.GH\.source: .* holds a control or invisible character\n$/);
+});
+
 test("trusting a repository profile pins its Dockerfile's build too, by the digest of the text and what it copies: an edit needs trust again (control: unchanged, it is already trusted)", async () => {
   const own = tempHome();
   after(() => own.cleanup());

@@ -62,6 +62,11 @@ describe("a secret's value from a file, a program or the keyring (real bwrap)", 
     chmodSync(file, 0o600);
     profile('file', 'file:~/.config/tok');
     check(await cli(['agent', 'run', '--silent', '--profile', 'file', '--', 'sh', '-c', script()], { env: t.env, cwd: proj }));
+    // The file itself is no more the agent's to read than the value (a review read it straight: the placeholder was pointless); control: outside it reads.
+    const cat = await cli(['agent', 'run', '--silent', '--profile', 'file', '--', 'cat', file], { env: t.env, cwd: proj });
+    assert.doesNotMatch(cat.stdout, /fromAnywhere/);
+    assert.match(cat.stderr, /Permission denied|No such file/);
+    assert.equal(spawnSync('cat', [file], { encoding: 'utf8' }).stdout, `${REAL}\n`);
     chmodSync(file, 0o644);
     const r = await cli(['agent', 'run', '--profile', 'file', '--', 'true'], { env: t.env, cwd: proj });
     assert.equal(r.code, 2);
@@ -70,7 +75,8 @@ describe("a secret's value from a file, a program or the keyring (real bwrap)", 
   });
 
   test('command: a program, no shell; its failure names it', async () => {
-    const prog = writeFile(join(t.dir, 'bin', 'give-token'), `#!/bin/sh\n[ "$1" = "--for" ] && [ "$2" = "a b" ] && echo ${REAL}\n`);
+    // It answers only with its arguments as given and run from your home, not the repository (whose files could choose what a program loads).
+    const prog = writeFile(join(t.dir, 'bin', 'give-token'), `#!/bin/sh\n[ "$1" = "--for" ] && [ "$2" = "a b" ] && [ "$(pwd)" = "$HOME" ] && echo ${REAL}\n`);
     chmodSync(prog, 0o755);
     profile('cmd', `command:["${prog}", "--for", "a b"]`);
     check(await cli(['agent', 'run', '--silent', '--profile', 'cmd', '--', 'sh', '-c', script()], { env: t.env, cwd: proj }));
@@ -94,6 +100,16 @@ describe("a secret's value from a file, a program or the keyring (real bwrap)", 
     const r = await cli(['agent', 'run', '--profile', 'evil', '--', 'true'], { env: t.env, cwd: repo });
     assert.equal(r.code, 3, r.stderr);
     assert.equal(spawnSync('test', ['-e', marker]).status, 1, 'the program ran');
+  });
+
+  test("the repository's profiles are read-only in a run: an agent cannot rewrite the profile it will be trusted by next (control: outside, it can)", async () => {
+    const repo = join(t.home, 'repo-ro');
+    spawnSync('git', ['init', '-q', repo]);
+    const own = writeFile(join(repo, '.stashbase', 'agents', 'mine.toml'), '[network]\negress_hosts = ["api.test"]\n');
+    const r = await cli(['agent', 'run', '--silent', '--', 'sh', '-c', `echo '[secrets.X]' >> ${own}; mkdir ${repo}/.stashbase/agents/more; echo done`], { env: t.env, cwd: repo });
+    assert.equal(r.stdout, 'done\n');
+    assert.equal(r.stderr.match(/Read-only file system|Permission denied/g)?.length, 2, r.stderr);
+    assert.equal(spawnSync('sh', ['-c', `echo '# mine' >> ${own}`]).status, 0);
   });
 
   test('keyring: the Secret Service (GNOME Keyring, headless) through secret-tool', needs('keyring'), async () => {

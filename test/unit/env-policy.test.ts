@@ -32,6 +32,15 @@ test('inherit = "core": a shell\'s own variables only; "none": nothing but inclu
   assert.deepEqual(Object.keys(env).filter((n) => !none.removed.includes(n)).sort(), ['HOME', 'PATH']);
 });
 
+test('credentials by more names than the obvious, and by value whatever the name (a review found these passing)', () => {
+  const more = { BW_SESSION: 'x', OP_SESSION_my: 'x', CI_JOB_JWT: 'x', MYSQL_PWD: 'x', DB_PASS: 'x', LDAP_BIND_PW: 'x', SENTRY_DSN: 'https://k@o.test/1', SLACK_WEBHOOK_URL: 'https://h.test/x', GOOGLE_CLOUD_KEYFILE_JSON: '{}', ORG_GRADLE_PROJECT_signingKey: 'x', KRB5CCNAME: '/tmp/k', GITHUB_PAT_2: 'x',
+    REPO_URL: 'https://ghp_abcdefghijklmnopqrstuvwxyz0123@github.com/x', MY_OPENAI: 'sk-proj-abcdefghijkl', DEPLOY: '-----BEGIN OPENSSH PRIVATE KEY-----', AZURE_STORAGE: 'DefaultEndpointsProtocol=https;AccountName=a;AccountKey=zzz' };
+  const ordinary = { PATH: '/usr/bin', PWD: '/x', OLDPWD: '/y', AUTHOR: 'me', PASSIVE: '1', REPO: 'ssh://git@github.com/x/y', NODE_OPTIONS: '--max-old-space-size=4096', DBUS_SESSION_BUS_ADDRESS: 'unix:path=/run/user/0/bus', KEYMAP: 'us' };
+  const d = envDecision(profile({}), { ...more, ...ordinary });
+  assert.deepEqual(d.droppedCredentials, Object.keys(more).sort());
+  assert.deepEqual(d.removed.sort(), Object.keys(more).sort());
+});
+
 test('globs: * and ? over the whole name, case-sensitive, nothing else special', () => {
   assert.equal(globMatch('LC_*', 'LC_ALL'), true);
   assert.equal(globMatch('LC_*', 'XLC_ALL'), false);

@@ -156,6 +156,8 @@ test('secrets: unset source, CR/LF/NUL in the value, missing keys', () => {
   assert.equal(check('[secrets.T]\nsource = "command:gh auth token"\nhosts = ["a.com"]\n'), `${label}:2 secrets.T.source: "command:gh auth token": after "command:" a JSON array of the program and its arguments, such as 'command:["gh", "auth", "token"]' (no shell runs it)`);
   assert.equal(check('[secrets.T]\nsource = "keyring:github"\nhosts = ["a.com"]\n'), `${label}:2 secrets.T.source: "keyring:github": after "keyring:" a service and an account, SERVICE/ACCOUNT`);
   assert.equal(check('[secrets.T]\nsource = "file:"\nhosts = ["a.com"]\n'), `${label}:2 secrets.T.source: "file:" names no file`);
+  // Relative to the working directory, a repository could plant what it names.
+  assert.equal(check('[secrets.T]\nsource = "file:tokens/openai"\nhosts = ["a.com"]\n'), `${label}:2 secrets.T.source: "file:tokens/openai": after "file:" an absolute path or one in your home (~/…), never one relative to the working directory`);
   assert.equal(check('[secrets.T]\nsource = "not a var"\nhosts = ["a.com"]\n'), `${label}:2 secrets.T.source: "not a var" is not an environment variable name, nor file:, command: or keyring:`);
   assert.equal(check('[secrets.T]\nsource = "GH"\n'), `${label}:1 secrets.T.hosts: is required: the hosts that may receive this secret`);
   assert.equal(check('[secrets.HTTPS_PROXY]\nsource = "GH"\nhosts = ["a.com"]\n'), `${label}:1 secrets.HTTPS_PROXY: HTTPS_PROXY is set by the sandbox itself and cannot be a secret binding`);
