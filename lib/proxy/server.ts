@@ -48,8 +48,9 @@ export interface ProxyOptions {
 export { MAX_HEADER_BYTES };
 
 
+/** The 403's body: one line an agent can show its model, saying why and who can change it. */
 export function denialBody(d: Decision): string {
-  return `stashbase proxy refused ${d.host}:${d.port}: ${d.rule}\n`;
+  return `stashbase proxy refused ${d.host}:${d.port}: ${d.rule}. This sandbox reaches only the hosts its profile allows; if the task needs this one, ask the user to add it to the profile's [network] egress_hosts.\n`;
 }
 
 const PROXY_AUTH_RULE = 'no valid proxy credential for this run';
@@ -267,7 +268,7 @@ export function createProxy(opts: ProxyOptions): Server & { tracker: ConnectionT
     if (!d.allow || req.method === 'TRACE') {
       const rule = d.allow ? 'TRACE is refused' : d.rule;
       opts.audit({ ...event, decision: 'deny', rule, status: 403 });
-      refuseHttp(res, 403, rule, `stashbase proxy refused ${d.host}:${port}: ${rule}\n`);
+      refuseHttp(res, 403, rule, d.allow ? `stashbase proxy refused ${d.host}:${port}: ${rule}\n` : denialBody(d));
       return;
     }
     const dest = await resolveTarget(d.host, port, opts.policy, opts.resolve);

@@ -136,6 +136,16 @@ export async function runAgent(o: RunOptions): Promise<number> {
     const { executeNative } = await import('../native/execute.js');
     return await executeNative({ ctx, profile, warn, announce: !o.silent });
   } finally {
+    // What the proxy refused, where you look (not with --silent): an agent rarely says why it could not connect.
+    if (!o.silent && !o.dryRun) {
+      try {
+        const { readAudit } = await import('./audit-read.js');
+        const { refusalBlock, refusals } = await import('./refusals.js');
+        for (const line of refusalBlock(refusals(readAudit(stashbaseHome(o.env), session)), profile.file)) warn(line);
+      } catch {
+        // no log: the run never started
+      }
+    }
     // Said even with --silent: stashbase changed your repository, or could not check it.
     try {
       // One block: a heading, then each thing found and what was done about it.

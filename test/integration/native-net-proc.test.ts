@@ -81,7 +81,7 @@ describe('native network, processes and terminal (real bwrap)', needs('bwrap'), 
 
   test('the proxy is the only way out: allowed hosts through it, others refused with the rule', async () => {
     const r = await a.inside(`curl -sS http://local.test:${httpPort}/; curl -sS -i http://other.test/ | tr -d '\\r' | grep -E '^(HTTP|X-Stashbase)'; curl -sS http://other.test/`);
-    assert.equal(r.stdout, 'LOCAL-OK\nHTTP/1.1 403 Forbidden\nX-Stashbase-Denied: not in egress_hosts\nstashbase proxy refused other.test:80: not in egress_hosts\n');
+    assert.equal(r.stdout, 'LOCAL-OK\nHTTP/1.1 403 Forbidden\nX-Stashbase-Denied: not in egress_hosts\nstashbase proxy refused other.test:80: not in egress_hosts. This sandbox reaches only the hosts its profile allows; if the task needs this one, ask the user to add it to the profile\'s [network] egress_hosts.\n');
     const audit = readdirSync(join(a.sbHome, 'audit')).map((f) => readFileSync(join(a.sbHome, 'audit', f), 'utf8')).join('');
     assert.match(audit, /"type":"proxy","method":"GET","host":"local\.test","port":\d+,"path":"\/","decision":"allow"/);
     assert.match(audit, /"host":"other\.test","port":80,"path":"\/","decision":"deny","rule":"not in egress_hosts","status":403/);

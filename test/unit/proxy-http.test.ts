@@ -70,8 +70,8 @@ test('a host outside egress_hosts gets 403 naming the rule, for plain HTTP and C
     assert.match(r, /^HTTP\/1\.1 403 Forbidden\r\n/);
     assert.match(r, /\r\nX-Stashbase-Denied: not in egress_hosts\r\n/);
   }
-  assert.match(plain, /stashbase proxy refused nope\.test:80: not in egress_hosts\n$/);
-  assert.match(tunnel, /stashbase proxy refused nope\.test:443: not in egress_hosts\n$/);
+  assert.match(plain, /stashbase proxy refused nope\.test:80: not in egress_hosts\. This sandbox reaches only the hosts its profile allows; if the task needs this one, ask the user to add it to the profile's \[network\] egress_hosts\.\n$/);
+  assert.match(tunnel, /stashbase proxy refused nope\.test:443: not in egress_hosts\. This sandbox/);
 });
 
 test('TRACE is refused', async () => {
