@@ -9,6 +9,7 @@ export const summary = 'Run an agent command inside the sandbox the profile desc
 export const flags: FlagSpec[] = [
   ...PROFILE_FLAGS,
   { name: 'docker-sandbox', kind: 'value', value: 'true|false', help: "Force the Docker (true) or native (false) backend for this run" },
+  { name: 'backend', kind: 'value', value: 'native|docker', help: 'The same as --docker-sandbox, by the backend\'s name' },
   { name: 'docker-image', kind: 'value', value: 'ref', help: 'Run this image instead of the profile\'s (implies Docker)' },
   { name: 'docker-dockerfile', kind: 'value', value: 'path', help: 'Build and run this Dockerfile (implies Docker)' },
   { name: 'docker-memory', kind: 'value', value: 'size', help: 'docker run --memory for this run (Docker only)' },
@@ -35,6 +36,7 @@ export async function main(argv: string[]): Promise<number> {
     profile: flagString(p, 'profile'),
     profileSource: profileSource(flagString(p, 'profile-source')),
     dockerSandbox: flagString(p, 'docker-sandbox'),
+    backend: flagString(p, 'backend'),
     dockerImage: flagString(p, 'docker-image'),
     dockerDockerfile: flagString(p, 'docker-dockerfile'),
     dockerMemory: flagString(p, 'docker-memory'),

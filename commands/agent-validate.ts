@@ -2,7 +2,7 @@ import { flagBool, flagString, type FlagSpec, parseCommand } from '../lib/util/a
 import { resolveBackend } from '../lib/run/backend.js';
 import { envDecision } from '../lib/run/env-policy.js';
 import { resolveSecrets } from '../lib/secrets/sources.js';
-import { UsageError } from '../lib/errors.js';
+import { StashbaseError, UsageError } from '../lib/errors.js';
 import { displayPath, loadProfile } from '../lib/profile/load.js';
 import { trustCommand, trustState } from '../lib/profile/trust.js';
 import { backendChecks, type Check } from '../lib/run/readiness.js';
@@ -17,11 +17,12 @@ export const summary = 'Check a profile and whether the backend it selects can r
 export const flags: FlagSpec[] = [
   ...PROFILE_FLAGS,
   { name: 'docker-sandbox', kind: 'value', value: 'true|false', help: 'Check the Docker (true) or native (false) backend instead of the profile\'s' },
+  { name: 'backend', kind: 'value', value: 'native|docker', help: 'The same as --docker-sandbox, by the backend\'s name' },
   { name: 'no-secrets', kind: 'bool', help: "Check the profile without the secrets' values (none need be set: a check in CI)" },
   JSON_FLAG,
 ];
 
-const spec = { name: 'agent validate', usage, summary, flags, notes: 'Exits 0 when everything is ready, 1 when something is not (with what to install or do).' };
+const spec = { name: 'agent validate', usage, summary, flags, notes: 'Exits 0 when everything is ready, 1 when something is not (with what to install or do), 2 when the profile itself is invalid (with --json, its error is printed as JSON too).' };
 
 export async function main(argv: string[]): Promise<number> {
   const p = parseCommand(argv, spec);
@@ -30,8 +31,16 @@ export async function main(argv: string[]): Promise<number> {
   const cwd = process.cwd();
   const env = process.env;
   const withValues = !flagBool(p, 'no-secrets');
-  const { profile, text } = loadProfile({ name: flagString(p, 'profile'), source: profileSource(flagString(p, 'profile-source')), cwd, env, checkValues: withValues });
-  const { backend } = resolveBackend(profile, { dockerSandbox: flagString(p, 'docker-sandbox') });
+  let loaded: ReturnType<typeof loadProfile>;
+  try {
+    loaded = loadProfile({ name: flagString(p, 'profile'), source: profileSource(flagString(p, 'profile-source')), cwd, env, checkValues: withValues });
+  } catch (e) {
+    // A script reading --json gets JSON whatever happened; the exit status says the profile is invalid.
+    if (flagBool(p, 'json') && e instanceof StashbaseError) process.stdout.write(JSON.stringify({ ready: false, error: e.message, exitCode: e.exitCode }, null, 2) + '\n');
+    throw e;
+  }
+  const { profile, text } = loaded;
+  const { backend } = resolveBackend(profile, { dockerSandbox: flagString(p, 'docker-sandbox'), backend: flagString(p, 'backend') });
   const checks: Check[] = [{ name: 'profile', ok: true, detail: profile.file ? `${displayPath(profile.file, cwd)} is valid` : 'built-in default profile' }];
   let trust: string = 'not needed';
   if (profile.source === 'directory' && profile.file && text !== null) {

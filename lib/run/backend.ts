@@ -4,6 +4,8 @@ import { UsageError } from '../errors.js';
 import type { Backend, Profile } from '../profile/types.js';
 
 export interface BackendFlags {
+  /** --backend native|docker: the same choice as --docker-sandbox false|true, by its name. */
+  backend?: string;
   dockerSandbox?: string;
   dockerImage?: string;
   dockerDockerfile?: string;
@@ -23,7 +25,11 @@ export function resolveBackend(profile: Profile, f: BackendFlags): { backend: Ba
   if (f.dockerImage !== undefined && f.dockerDockerfile !== undefined) {
     throw new UsageError('--docker-image and --docker-dockerfile cannot be used together');
   }
-  const forced = f.dockerSandbox === undefined ? undefined : parseBool('docker-sandbox', f.dockerSandbox);
+  if (f.backend !== undefined && f.backend !== 'native' && f.backend !== 'docker') throw new UsageError(`--backend takes native or docker, not ${JSON.stringify(f.backend)}`);
+  const bySandbox = f.dockerSandbox === undefined ? undefined : parseBool('docker-sandbox', f.dockerSandbox);
+  const byName = f.backend === undefined ? undefined : f.backend === 'docker';
+  if (bySandbox !== undefined && byName !== undefined && bySandbox !== byName) throw new UsageError(`--backend ${f.backend} and --docker-sandbox ${f.dockerSandbox} disagree`);
+  const forced = bySandbox ?? byName;
   const impliedBy = f.dockerImage !== undefined ? '--docker-image' : f.dockerDockerfile !== undefined ? '--docker-dockerfile' : null;
   if (impliedBy && forced === false) throw new UsageError(`${impliedBy} implies the Docker backend and cannot be used with --docker-sandbox false`);
   const backend: Backend = impliedBy || forced === true ? 'docker' : forced === false ? 'native' : profile.sandbox.backend;

@@ -163,6 +163,10 @@ test('validate: an invalid profile is an error naming file, line and key', async
   writeFile(join(t.sbHome, 'agents', 'bad.toml'), '[sandbox]\nmemory = "2 GB"\n');
   const r = await cli(['agent', 'validate', '--profile', 'bad'], { env, cwd: t.dir });
   assert.deepEqual([r.code, r.stderr], [2, 'stashbase: home/.stashbase/agents/bad.toml:2 sandbox.memory: "2 GB" is not a docker memory size (try "2g")\n']);
+  // --json: the same error as JSON on stdout (nothing there before), the same status.
+  const j = await cli(['agent', 'validate', '--profile', 'bad', '--json'], { env, cwd: t.dir });
+  assert.equal(j.code, 2);
+  assert.deepEqual(JSON.parse(j.stdout), { ready: false, error: 'home/.stashbase/agents/bad.toml:2 sandbox.memory: "2 GB" is not a docker memory size (try "2g")', exitCode: 2 });
 });
 
 test('validate: an untrusted repository profile is not ready', async () => {

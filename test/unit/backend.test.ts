@@ -31,3 +31,11 @@ test('memory, cpus and isolated paths do not imply Docker', () => {
   });
   assert.deepEqual(resolveBackend(docker, { dockerMemory: '2g' }), { backend: 'docker', notes: [] });
 });
+
+test('--backend native|docker is --docker-sandbox by name; the two disagreeing, or another name, are usage errors', () => {
+  assert.deepEqual(resolveBackend(native, { backend: 'docker' }), { backend: 'docker', notes: [] });
+  assert.deepEqual(resolveBackend(docker, { backend: 'native' }), { backend: 'native', notes: [] });
+  assert.deepEqual(resolveBackend(native, { backend: 'docker', dockerSandbox: 'true' }), { backend: 'docker', notes: [] });
+  assert.throws(() => resolveBackend(native, { backend: 'docker', dockerSandbox: 'false' }), { name: 'UsageError', message: '--backend docker and --docker-sandbox false disagree' });
+  assert.throws(() => resolveBackend(native, { backend: 'vm' }), { name: 'UsageError', message: '--backend takes native or docker, not "vm"' });
+});
