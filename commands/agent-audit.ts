@@ -1,12 +1,17 @@
-import { flagBool, type FlagSpec, parseCommand } from '../lib/util/argv.js';
+import { flagBool, flagString, type FlagSpec, parseCommand } from '../lib/util/argv.js';
 import { formatAudit, latestSession, readAudit } from '../lib/run/audit-read.js';
 import { ConfigError, UsageError } from '../lib/errors.js';
 import { stashbaseHome } from '../lib/home.js';
 import { JSON_FLAG } from './shared-flags.js';
 
-export const usage = 'stashbase agent audit [SESSION] [--json]';
+export const usage = 'stashbase agent audit [SESSION] [--json] | --list | --prune [--older-than DAYS]';
 export const summary = "Show a run's audit log (the latest run by default), denials marked.";
-export const flags: FlagSpec[] = [{ ...JSON_FLAG, help: 'Print the events as a JSON array' }];
+export const flags: FlagSpec[] = [
+  { ...JSON_FLAG, help: 'Print the events (or, with --list, the logs) as JSON' },
+  { name: 'list', kind: 'bool', help: 'List the logs, newest first: session, start, how it ended, profile, size, directory' },
+  { name: 'prune', kind: 'bool', help: 'Remove the logs not written to for --older-than days' },
+  { name: 'older-than', kind: 'value', value: 'days', help: 'With --prune: the age in days (default 30)' },
+];
 
 const spec = { name: 'agent audit', usage, summary, flags, notes: 'SESSION is an ags_… id, as printed by agent run.' };
 
@@ -15,6 +20,21 @@ export async function main(argv: string[]): Promise<number> {
   if (p === null) return 0;
   if (p.positionals.length > 1 || p.rest !== null) throw new UsageError('agent audit takes at most one session id');
   const home = stashbaseHome(process.env);
+  if (flagBool(p, 'list') || flagBool(p, 'prune')) {
+    if (p.positionals.length > 0) throw new UsageError('--list and --prune take no session id');
+    const { formatList, listLogs, pruneLogs } = await import('../lib/run/audit-list.js');
+    if (flagBool(p, 'prune')) {
+      const raw = flagString(p, 'older-than') ?? '30';
+      if (!/^\d+$/.test(raw) || Number(raw) < 1) throw new UsageError(`--older-than takes a whole number of days, 1 or more, not ${JSON.stringify(raw)}`);
+      const removed = pruneLogs(home, Number(raw));
+      process.stdout.write(`${removed.length === 0 ? 'no' : removed.length} audit log${removed.length === 1 ? '' : 's'} older than ${raw} days removed${removed.length ? `: ${removed.join(' ')}` : ''}\n`);
+      return 0;
+    }
+    const logs = listLogs(home);
+    process.stdout.write(flagBool(p, 'json') ? JSON.stringify(logs.map((l) => ({ session: l.session, bytes: l.bytes, modified: l.modified.toISOString(), start: l.start, end: l.end })), null, 2) + '\n' : formatList(logs));
+    return 0;
+  }
+  if (flagString(p, 'older-than') !== undefined) throw new UsageError('--older-than goes with --prune');
   const session = p.positionals[0] ?? latestSession(home);
   if (session === null) throw new ConfigError(`no audit logs yet in ${home}/audit`);
   const events = readAudit(home, session);

@@ -1,0 +1,95 @@
+// The run logs in $STASHBASE_HOME/audit, listed (newest first) from each
+// log's first and last lines only (a log may be 64 MB), and pruned by age.
+import { closeSync, fstatSync, openSync, readdirSync, readSync, rmSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { homePaths } from '../home.js';
+import { quoted } from './audit-read.js';
+
+const LOG = /^(ags_[a-z2-7]{16})\.jsonl$/;
+const EDGE = 16 * 1024;
+
+export interface LogSummary {
+  session: string;
+  bytes: number;
+  modified: Date;
+  start: Record<string, unknown> | null;
+  end: Record<string, unknown> | null;
+}
+
+function parse(line: string | undefined): Record<string, unknown> | null {
+  if (!line) return null;
+  try {
+    const v = JSON.parse(line) as unknown;
+    return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
+}
+
+function edges(file: string): { first: string | undefined; last: string | undefined; bytes: number; modified: Date } {
+  const fd = openSync(file, 'r');
+  try {
+    const st = fstatSync(fd);
+    const head = Buffer.alloc(Math.min(EDGE, st.size));
+    readSync(fd, head, 0, head.length, 0);
+    const tail = Buffer.alloc(Math.min(EDGE, st.size));
+    readSync(fd, tail, 0, tail.length, st.size - tail.length);
+    const lines = tail.toString('utf8').trimEnd().split('\n');
+    return { first: head.toString('utf8').split('\n')[0], last: lines[lines.length - 1], bytes: st.size, modified: st.mtime };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+export function listLogs(home: string): LogSummary[] {
+  const dir = homePaths(home).audit;
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return [];
+  }
+  const out: LogSummary[] = [];
+  for (const n of names) {
+    const m = LOG.exec(n);
+    if (!m) continue;
+    try {
+      const e = edges(join(dir, n));
+      const start = parse(e.first);
+      const end = parse(e.last);
+      out.push({ session: m[1] as string, bytes: e.bytes, modified: e.modified, start: start?.type === 'start' ? start : null, end: end?.type === 'end' ? end : null });
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out.sort((a, b) => b.modified.getTime() - a.modified.getTime() || (a.session < b.session ? 1 : -1));
+}
+
+/** One aligned line per log: session, when, how it ended, profile and backend, the command's directory, size. */
+export function formatList(logs: LogSummary[]): string {
+  if (logs.length === 0) return 'no audit logs\n';
+  const rows = logs.map((l) => {
+    const when = String(l.start?.time ?? l.modified.toISOString()).replace('T', ' ').replace(/\.\d+Z$/, 'Z');
+    const ended = l.end === null ? 'running or killed' : l.end.exitCode === null ? 'reaped' : `exit ${String(l.end.exitCode)}`;
+    const who = l.start ? `${quoted(l.start.profile ?? 'default')} ${String(l.start.backend ?? '')}` : '-';
+    const size = l.bytes >= 1024 * 1024 ? `${(l.bytes / 1024 / 1024).toFixed(1)} MB` : `${Math.ceil(l.bytes / 1024)} KB`;
+    return [l.session, when, ended, who, size, l.start ? quoted(l.start.cwd ?? '') : '-'];
+  });
+  const head = ['SESSION', 'STARTED', 'ENDED', 'PROFILE', 'SIZE', 'DIRECTORY'];
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] as string).length)));
+  return [head, ...rows].map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i] as number))).join('  ')).join('\n') + '\n';
+}
+
+/** Removes the logs not written to for `days` days (a live run writes its own at least at its end); returns their sessions. */
+export function pruneLogs(home: string, days: number, now = Date.now()): string[] {
+  const dir = homePaths(home).audit;
+  const removed: string[] = [];
+  for (const l of listLogs(home)) {
+    if (now - l.modified.getTime() < days * 86_400_000) continue;
+    const file = join(dir, `${l.session}.jsonl`);
+    if (!statSync(file).isFile()) continue;
+    rmSync(file);
+    removed.push(l.session);
+  }
+  return removed;
+}
