@@ -63,6 +63,13 @@ export const TREE: Group = {
         },
       },
     },
+    profile: {
+      summary: 'Find and read profiles',
+      children: {
+        list: { summary: 'List the profiles --profile finds from here', load: async () => (await import('./commands/profile.js')).mains.list as Main },
+        show: { summary: 'Show what a profile allows', load: async () => (await import('./commands/profile.js')).mains.show as Main },
+      },
+    },
     scan: { summary: 'Look for secrets in files, staged changes or pushed commits; "scan install" adds git hooks', load: async () => (await import('./commands/scan.js')).main },
   },
 };

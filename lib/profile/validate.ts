@@ -101,7 +101,7 @@ export function validateProfile(input: ValidateInput): Profile {
   const builtinRead = defaultDenyRead();
   const allowRead = r.strings(fs.allow_read, ['filesystem', 'allow_read'], (s, p) => {
     if (builtinRead.includes(s)) return true;
-    r.fail(p, `${JSON.stringify(s)} is not one of the built-in read denials; allow_read lifts one of them by its exact name (stashbase profile show default lists them)`);
+    r.fail(p, `${JSON.stringify(s)} is not one of the built-in read denials; allow_read lifts one of them by its exact name (stashbase profile show lists them)`);
     return false;
   });
   const ownRead = r.strings(fs.deny_read, ['filesystem', 'deny_read'], (s, p) => {

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
@@ -18,11 +19,11 @@ const LEAVES = [
   'agent run', 'agent validate', 'agent trust', 'agent audit',
   'agent docker build', 'agent docker doctor', 'agent docker status', 'agent docker cleanup', 'agent docker shell',
   'agent worktrees list', 'agent worktrees merge', 'agent worktrees clean', 'agent worktrees remove', 'agent worktrees delete',
-  'scan', 'scan install',
+  'profile list', 'profile show', 'scan', 'scan install',
 ];
 
 test('--help on every command', async () => {
-  for (const group of ['', 'agent', 'agent docker', 'agent worktrees']) {
+  for (const group of ['', 'agent', 'agent docker', 'agent worktrees', 'profile']) {
     const r = await cli([...group.split(' ').filter(Boolean), '--help'], { env });
     assert.equal(r.code, 0, group);
     assert.equal(r.stdout.startsWith(`Usage: ${['stashbase', group].filter(Boolean).join(' ')} <command> [options]\n`), true, r.stdout);
@@ -41,6 +42,32 @@ test('"help <command>" at every level is that command\'s help', async () => {
     assert.equal(r.code, 0, args.join(' '));
     assert.equal(r.stdout.startsWith(usage), true, `${args.join(' ')}: ${r.stdout.slice(0, 80)}`);
   }
+});
+
+test('profile list names what --profile finds from here (with trust), and profile show what one allows, built-in denials included; neither reads a secret', async () => {
+  const repo = join(t.dir, 'repo-list');
+  spawnSync('git', ['init', '-q', repo]);
+  writeFile(join(repo, '.stashbase', 'agents', 'team.toml'), 'description = "the team\'s"\n[secrets.T]\nsource = \'command:["touch", "/nonexistent/ran"]\'\nhosts = ["a.test"]\n');
+  const own = join(t.dir, 'list-state');
+  writeFile(join(own, 'agents', 'mine.toml'), 'description = "mine"\n[network]\negress_hosts = ["a.test"]\n[secrets.GH]\nsource = "NOT_SET_HERE"\nhosts = ["a.test"]\n');
+  const e = { ...env, STASHBASE_HOME: own };
+  const l = await cli(['profile', 'list'], { env: e, cwd: repo });
+  assert.equal(l.code, 0, l.stderr);
+  assert.deepEqual(l.stdout.trimEnd().split('\n').map((x) => x.split(/ {2,}/)), [
+    ['NAME', 'SOURCE', 'FILE', 'TRUST', 'DESCRIPTION'],
+    ['default', 'builtin', '-', 'not needed', 'Built-in default'],
+    ['mine', 'global', join(own, 'agents', 'mine.toml'), 'not needed', 'mine'],
+    ['team', 'directory', '.stashbase/agents/team.toml', 'untrusted', "the team's"],
+  ]);
+  const s = await cli(['profile', 'show', 'mine'], { env: e, cwd: repo });
+  assert.equal(s.code, 0, s.stderr);
+  assert.match(s.stdout, /^Profile: mine \(global, .*mine\.toml\)\n  mine\n  backend: {6}native\n  egress: {7}a\.test\n/);
+  assert.match(s.stdout, /\n    GH -> a\.test, from your variable \$NOT_SET_HERE\n/);
+  assert.match(s.stdout, /\nReads denied \(built-in and the profile's\):\n  ~\/\.ssh\n/);
+  assert.match(s.stdout, /\n  ~\/\.npmrc\n/);
+  const j = JSON.parse((await cli(['profile', 'show', '--json'], { env: e, cwd: repo })).stdout) as { name: string; filesystem: { denyRead: string[] } };
+  assert.equal(j.name, 'default');
+  assert.ok(j.filesystem.denyRead.includes('~/.docker'));
 });
 
 test('agent worktrees commands outside a git repository say so and fail', async () => {

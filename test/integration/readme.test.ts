@@ -23,8 +23,10 @@ describe("the README's first command, in a copy under /tmp (real bwrap, npm)", n
     execFileSync('sh', ['-c', `git ls-files -co --exclude-standard -z | tar --null -T - -cf - | tar -xf - -C '${src}'`], { cwd: REPO });
     const key = writeFile(join(t.home, '.ssh', 'id_ed25519'), 'PRIVATE KEY\n');
     const prefix = join(t.dir, 'npm-global');
+    // npm's own settings as this machine has them (its registry, its cache), read from npm: the fresh home has none.
+    const npm = (key: string) => execFileSync('npm', ['config', 'get', key], { encoding: 'utf8' }).trim();
     const env = {
-      ...t.env, NPM_CONFIG_PREFIX: prefix, npm_config_cache: execFileSync('npm', ['config', 'get', 'cache'], { encoding: 'utf8' }).trim(),
+      ...t.env, NPM_CONFIG_PREFIX: prefix, npm_config_cache: npm('cache'), NPM_CONFIG_USERCONFIG: npm('userconfig'), NPM_CONFIG_GLOBALCONFIG: npm('globalconfig'),
       PATH: `${join(prefix, 'bin')}:${process.env.PATH}`,
     };
     assert.notEqual(spawnSync('sh', ['-c', 'command -v stashbase'], { env }).status, 0, 'no stashbase on PATH before');

@@ -93,7 +93,7 @@ test("a profile's lists add to the built-in denials: a deny_read of its own neve
   writeFile(F(), '[filesystem]\ndeny_read = []\ndeny_write = []\n');
   assert.deepEqual(loadProfile({ name: 'p', source: 'global', cwd: t.dir, env }).profile.filesystem.denyRead, defaultDenyRead());
   const label = 'home/.stashbase/agents/p.toml';
-  assert.equal(check('[filesystem]\nallow_read = ["~/.docker/config.json"]\n'), `${label}:2 filesystem.allow_read[0]: "~/.docker/config.json" is not one of the built-in read denials; allow_read lifts one of them by its exact name (stashbase profile show default lists them)`);
+  assert.equal(check('[filesystem]\nallow_read = ["~/.docker/config.json"]\n'), `${label}:2 filesystem.allow_read[0]: "~/.docker/config.json" is not one of the built-in read denials; allow_read lifts one of them by its exact name (stashbase profile show lists them)`);
   assert.equal(check('[filesystem]\nallow_read = ["~/.npmrc"]\ndeny_read = ["~/.npmrc"]\n'), `${label}:3 filesystem.deny_read[0]: "~/.npmrc" is in allow_read too`);
   assert.equal(check('[filesystem]\nallow_read = ["~/.npmrc"]\n'), 'ok');
   assert.equal(check('[environment]\ninherit = "some"\n'), `${label}:2 environment.inherit: "some" is not one of "all", "core", "none"`);

@@ -1,0 +1,83 @@
+// `stashbase profile list|show`: the profiles --profile finds from here, and
+// what one allows, in a page you can read (or as JSON). Nothing is run or
+// read of a secret: showing a profile needs no value and no trust.
+import { flagBool, flagString, type FlagSpec, parseCommand } from '../lib/util/argv.js';
+import { UsageError } from '../lib/errors.js';
+import { availableProfiles, displayPath, findProfileFile, loadProfile } from '../lib/profile/load.js';
+import { describeProfile, trustState } from '../lib/profile/trust.js';
+import { JSON_FLAG, PROFILE_FLAGS, profileSource } from './shared-flags.js';
+
+type Main = (argv: string[]) => Promise<number>;
+
+const listSpec = {
+  name: 'profile list',
+  usage: 'stashbase profile list [--profile-source auto|global|directory] [--json]',
+  summary: 'List the profiles --profile finds from here: name, where, trust, description.',
+  flags: [PROFILE_FLAGS[1] as FlagSpec, JSON_FLAG],
+};
+
+const showSpec = {
+  name: 'profile show',
+  usage: 'stashbase profile show [NAME] [--profile-source auto|global|directory] [--json]',
+  summary: 'Show what a profile allows (the built-in default without NAME), with the built-in denials it keeps.',
+  flags: [PROFILE_FLAGS[1] as FlagSpec, JSON_FLAG],
+};
+
+async function list(argv: string[]): Promise<number> {
+  const p = parseCommand(argv, listSpec);
+  if (p === null) return 0;
+  if (p.positionals.length > 0 || p.rest !== null) throw new UsageError('profile list takes no arguments');
+  const cwd = process.cwd();
+  const env = process.env;
+  const source = profileSource(flagString(p, 'profile-source'));
+  const rows = availableProfiles({ source, cwd, env }).map((name) => {
+    const found = findProfileFile(name, source, cwd, env);
+    if (found === null) return { name, source: 'builtin', file: null as string | null, trust: 'not needed', description: 'Built-in default' };
+    let description = '';
+    let trust = 'not needed';
+    try {
+      const loaded = loadProfile({ name, source, cwd, env, checkValues: false });
+      description = loaded.profile.description ?? '';
+      if (found.source === 'directory' && loaded.text !== null) trust = trustState(found.file, loaded.text, env);
+    } catch (e) {
+      description = `invalid: ${(e as Error).message.split('\n')[0]}`;
+    }
+    return { name, source: found.source, file: found.file, trust, description };
+  });
+  if (flagBool(p, 'json')) {
+    process.stdout.write(JSON.stringify(rows, null, 2) + '\n');
+    return 0;
+  }
+  const cells = rows.map((r) => [r.name, r.source, r.file ? displayPath(r.file, cwd) : '-', r.trust, r.description]);
+  const head = ['NAME', 'SOURCE', 'FILE', 'TRUST', 'DESCRIPTION'];
+  const widths = head.map((h, i) => Math.max(h.length, ...cells.map((c) => (c[i] as string).length)));
+  process.stdout.write([head, ...cells].map((c) => c.map((x, i) => (i === c.length - 1 ? x : x.padEnd(widths[i] as number))).join('  ').trimEnd()).join('\n') + '\n');
+  return 0;
+}
+
+async function show(argv: string[]): Promise<number> {
+  const p = parseCommand(argv, showSpec);
+  if (p === null) return 0;
+  if (p.positionals.length > 1 || p.rest !== null) throw new UsageError('profile show takes at most one profile name');
+  const cwd = process.cwd();
+  const { profile } = loadProfile({ name: p.positionals[0], source: profileSource(flagString(p, 'profile-source')), cwd, env: process.env, checkValues: false });
+  if (flagBool(p, 'json')) {
+    process.stdout.write(JSON.stringify(profile, null, 2) + '\n');
+    return 0;
+  }
+  const fs = profile.filesystem;
+  process.stdout.write([
+    `Profile: ${profile.name} (${profile.source}${profile.file ? `, ${displayPath(profile.file, cwd)}` : ''})`,
+    ...(profile.description ? [`  ${profile.description}`] : []),
+    describeProfile(profile),
+    '',
+    'Reads denied (built-in and the profile\'s):',
+    ...fs.denyRead.map((e) => `  ${e}`),
+    'Writes denied:',
+    ...fs.denyWrite.map((e) => `  ${e}`),
+    `Writes: ${fs.writes === 'allow-list' ? 'only the working directory, the run\'s own /tmp, its git directory, the agents\' state' : 'everything your user can write but the denials (weaker)'}${fs.allowWrite.length ? `, and ${fs.allowWrite.join(', ')}` : ''}`,
+  ].join('\n') + '\n');
+  return 0;
+}
+
+export const mains: Record<string, Main> = { list, show };
