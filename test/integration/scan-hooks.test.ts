@@ -170,7 +170,7 @@ describe('secret scan hooks (real git)', needs('git'), () => {
   test('inside a sandbox (the variables set): the hook asks the endpoint with curl and prints its answer; refusals and a missing scan fail closed', async () => {
     const dir = repo();
     assert.equal((await cli(['scan', 'install'], { env, cwd: dir })).code, 0);
-    const profile = { allowHooks: ['secret_scan'], secrets: { DEPLOY_TOKEN: { source: 'DEPLOY_SRC', hosts: [], inQuery: false, allowPlaintext: false } } } as unknown as Profile;
+    const profile = { allowHooks: ['secret_scan'], secrets: { DEPLOY_TOKEN: { source: 'DEPLOY_SRC', from: { kind: 'env', variable: 'DEPLOY_SRC' }, hosts: [], inQuery: false, allowPlaintext: false } } } as unknown as Profile;
     const ctx: HostScanContext = { workTree: dir, mounts: [{ host: dir, sandbox: dir }], profile, env: { ...process.env, DEPLOY_SRC: REAL } };
     const bodies: unknown[] = [];
     let status = 200;
