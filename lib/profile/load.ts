@@ -74,16 +74,82 @@ export function loadProfile(opts: LoadOptions): LoadedProfile {
     );
   }
   const label = displayPath(found.file, opts.cwd);
+  const chain = layers(found, label, opts);
+  const first = chain[0] as Layer;
+  const data = chain.length === 1 ? first.data : chain.reduceRight<Record<string, unknown>>((base, l) => merged(base, l.data), Object.create(null) as Record<string, unknown>);
+  delete data.extends;
+  const profile = validateProfile({ name: opts.name, source: found.source, file: found.file, label, data, lines: keyLines(first.text), env: opts.env, checkValues: opts.checkValues });
+  // What trust pins: the file's text alone, or every file of its chain (a change in any asks again).
+  const text = chain.length === 1 ? first.text : chain.filter((l) => l.file !== null).map((l) => `# ${l.file}\n${l.text}`).join('\n');
+  return { profile, text };
+}
+
+interface Layer {
+  /** null: the built-in default at the top of a chain. */
+  file: string | null;
+  text: string;
+  data: Record<string, unknown>;
+}
+
+const MAX_CHAIN = 8;
+
+function readLayer(file: string, label: string): Layer {
   let text: string;
   try {
-    if (!statSync(found.file).isFile()) throw new Error('not a regular file');
-    text = readFileSync(found.file, 'utf8');
+    if (!statSync(file).isFile()) throw new Error('not a regular file');
+    text = readFileSync(file, 'utf8');
   } catch (e) {
     throw new ConfigError(`${label}: cannot read profile: ${(e as Error).message}`);
   }
   const data = parseToml(text, label);
-  const profile = validateProfile({ name: opts.name, source: found.source, file: found.file, label, data, lines: keyLines(text), env: opts.env, checkValues: opts.checkValues });
-  return { profile, text };
+  return { file, text, data: data as Record<string, unknown> };
+}
+
+/**
+ * The profile and those it extends, nearest first. A global profile's
+ * parents are global ones only (a repository must not stand in for one of
+ * yours); a repository's are looked up as --profile would be. `extends =
+ * "default"` with no file of that name is the built-in default.
+ */
+function layers(found: { file: string; source: ProfileSource }, label: string, opts: LoadOptions): Layer[] {
+  const chain: Layer[] = [readLayer(found.file, label)];
+  const names = [label];
+  for (;;) {
+    const last = chain[chain.length - 1] as Layer;
+    const parent = last.data.extends;
+    if (parent === undefined) return chain;
+    const where = `${names[names.length - 1]} extends`;
+    if (typeof parent !== 'string' || !NAME.test(parent)) throw new ConfigError(`${where}: ${JSON.stringify(parent)} is not a profile name`);
+    if (chain.length >= MAX_CHAIN) throw new ConfigError(`${where} ${JSON.stringify(parent)}: more than ${MAX_CHAIN} profiles in one chain`);
+    const next = findProfileFile(parent, found.source === 'global' ? 'global' : opts.source, opts.cwd, opts.env);
+    if (next === null) {
+      if (parent !== 'default') throw new ConfigError(`${where} ${JSON.stringify(parent)}, which is not found${found.source === 'global' ? ` among your global profiles (${homePaths(stashbaseHome(opts.env)).agents})` : ''}`);
+      const base = defaultProfile();
+      chain.push({ file: null, text: '', data: { network: { egress_hosts: [...base.network.egressHosts] } } });
+      return chain;
+    }
+    if (chain.some((l) => l.file === next.file)) throw new ConfigError(`${where} ${JSON.stringify(parent)}: a cycle (${[...names, displayPath(next.file, opts.cwd)].join(' -> ')})`);
+    const nextLabel = displayPath(next.file, opts.cwd);
+    chain.push(readLayer(next.file, nextLabel));
+    names.push(nextLabel);
+  }
+}
+
+const isTable = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v) && !(v instanceof Date);
+
+/** `over` on top of `base`: tables merged key by key, lists joined (base first, once each), any other value `over`'s. Objects without a prototype: no key reaches one. */
+function merged(base: Record<string, unknown>, over: Record<string, unknown>): Record<string, unknown> {
+  const out = Object.create(null) as Record<string, unknown>;
+  for (const k of Object.keys(base)) if (k !== 'extends') out[k] = base[k];
+  for (const k of Object.keys(over)) {
+    if (k === 'extends') continue;
+    const a = out[k];
+    const b = over[k];
+    if (isTable(a) && isTable(b)) out[k] = merged(a, b);
+    else if (Array.isArray(a) && Array.isArray(b)) out[k] = [...a, ...b.filter((x) => !a.some((y) => JSON.stringify(y) === JSON.stringify(x)))];
+    else out[k] = b;
+  }
+  return out;
 }
 
 /** The names --profile finds from here (with the source chosen), and the built-in default. */
