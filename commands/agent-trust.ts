@@ -2,7 +2,7 @@ import { flagString, type FlagSpec, parseCommand } from '../lib/util/argv.js';
 import { TrustError, UsageError } from '../lib/errors.js';
 import { isInteractive } from '../lib/util/prompt.js';
 import { displayPath, loadProfile } from '../lib/profile/load.js';
-import { buildTrustState, describeProfile, recordBuildTrust, recordTrust, trustState } from '../lib/profile/trust.js';
+import { buildTrustState, changesSinceTrusted, describeProfile, recordBuildTrust, recordTrust, trustState } from '../lib/profile/trust.js';
 import { chooseImage } from '../lib/docker/image.js';
 import { stashbaseHome, userHome } from '../lib/home.js';
 import type { Profile } from '../lib/profile/types.js';
@@ -48,13 +48,14 @@ export async function main(argv: string[]): Promise<number> {
   const label = displayPath(profile.file, cwd);
   const before = trustState(profile.file, text, process.env);
   // What it allows first; in a terminal, a yes before it is recorded.
+  const changes = before === 'changed' ? changesSinceTrusted(profile.file, text, process.env) : [];
   if (before !== 'trusted' && isInteractive(false)) {
-    process.stderr.write(`Repository profile ${label} allows:\n${describeProfile(profile)}\n`);
+    process.stderr.write(`${changes.map((l) => `${l}\n`).join('')}Repository profile ${label} allows:\n${describeProfile(profile)}\n`);
     const { confirm } = await import('../lib/util/prompt.js');
     if (!(await confirm('Trust it?'))) throw new TrustError(`${label} was not trusted`);
   }
   await recordTrust(profile.file, text, process.env);
-  process.stdout.write(`${before === 'trusted' ? 'Already trusted' : 'Trusted'}: ${label}\n${describeProfile(profile)}\n`);
+  process.stdout.write(`${before === 'trusted' ? 'Already trusted' : 'Trusted'}: ${label}\n${changes.map((l) => `${l}\n`).join('')}${describeProfile(profile)}\n`);
   // Its Dockerfile's build with it, as it is now (one step for the usual case).
   if (profile.sandbox.dockerfile !== undefined) process.stdout.write(await trustBuild(profile, undefined, cwd));
   return 0;

@@ -17,6 +17,7 @@ import type { LoadedProfile } from './load.js';
 import type { Profile } from './types.js';
 import { sha256 } from '../util/sha256.js';
 import { printable } from '../util/printable.js';
+import { keepTrustedText, lineDiff, trustedText } from './trust-diff.js';
 import { weakerSettings } from '../run/weaker.js';
 import { DEFAULT_DENY_WRITE, defaultDenyRead } from './credential-stores.js';
 import { shellQuote } from '../../templates/shell-quote.js';
@@ -58,9 +59,21 @@ export function trustState(file: string, text: string, env: NodeJS.ProcessEnv): 
 }
 
 export async function recordTrust(file: string, text: string, env: NodeJS.ProcessEnv): Promise<void> {
+  const sha = profileHash(text);
+  // The text as trusted, for what a later change is shown against.
+  keepTrustedText(sha, text, env);
   await updateTrust(env, (data) => {
-    data.profiles[file] = { sha256: profileHash(text), trustedAt: new Date().toISOString() };
+    data.profiles[file] = { sha256: sha, trustedAt: new Date().toISOString() };
   });
+}
+
+/** Lines of what changed since the text last trusted for `file` (empty when there is none kept). */
+export function changesSinceTrusted(file: string, text: string, env: NodeJS.ProcessEnv): string[] {
+  const entry = readTrust(homePaths(stashbaseHome(env)).trust).profiles[file];
+  const before = entry ? trustedText(entry.sha256, env) : null;
+  if (before === null) return [];
+  const diff = lineDiff(before, text);
+  return diff.length === 0 ? [] : ['Changed since you trusted it (+! marks a line that reaches further: a host, a secret, a program, a lifted denial):', ...diff.map((l) => `  ${l}`)];
 }
 
 async function updateTrust(env: NodeJS.ProcessEnv, change: (data: TrustFile) => void): Promise<void> {
@@ -183,8 +196,9 @@ export async function ensureTrusted(loaded: LoadedProfile, opts: { interactive: 
   const state = trustState(profile.file, text, opts.env);
   if (state === 'trusted') return;
   const why = state === 'changed' ? 'has changed since you trusted it' : 'has not been trusted yet';
+  const changes = state === 'changed' ? changesSinceTrusted(profile.file, text, opts.env) : [];
   if (opts.interactive()) {
-    process.stderr.write(`Repository profile ${opts.label} ${why}. It allows:\n${describeProfile(profile)}\n`);
+    process.stderr.write(`Repository profile ${opts.label} ${why}.\n${changes.map((l) => `${l}\n`).join('')}It allows:\n${describeProfile(profile)}\n`);
     const { confirm } = await import('../util/prompt.js');
     if (await confirm('Trust this profile and run?')) {
       await recordTrust(profile.file, text, opts.env);
@@ -192,5 +206,5 @@ export async function ensureTrusted(loaded: LoadedProfile, opts: { interactive: 
     }
     throw new TrustError(`profile ${opts.label} was not trusted; nothing was run`);
   }
-  throw new TrustError(`repository profile ${opts.label} ${why}; review it, then trust it with: ${trustCommand(profile)}`);
+  throw new TrustError(`repository profile ${opts.label} ${why}; review it, then trust it with: ${trustCommand(profile)}${changes.length ? `\n${changes.join('\n')}` : ''}`);
 }

@@ -133,9 +133,17 @@ test('an untrusted repository profile is refused without a terminal, then truste
   assert.match(trust.profiles[file]!.sha256, /^[0-9a-f]{64}$/);
   r = await cli(['agent', 'run', '--profile', 'coding', '--dry-run', '--', 'true'], { env, cwd: repo });
   assert.equal(r.code, 0, r.stderr);
-  writeFile(file, '[network]\negress_hosts = ["api.example.test", "evil.test"]\n');
+  writeFile(file, 'description = "same"\n[network]\negress_hosts = ["api.example.test", "evil.test"]\n');
   r = await run();
-  assert.deepEqual([r.code, r.stderr], [3, 'stashbase: repository profile .stashbase/agents/coding.toml has changed since you trusted it; review it, then trust it with: stashbase agent trust --profile coding --profile-source directory\n']);
+  // What changed since it was trusted, the line that reaches a new host marked.
+  assert.deepEqual([r.code, r.stderr], [3, [
+    'stashbase: repository profile .stashbase/agents/coding.toml has changed since you trusted it; review it, then trust it with: stashbase agent trust --profile coding --profile-source directory',
+    'Changed since you trusted it (+! marks a line that reaches further: a host, a secret, a program, a lifted denial):',
+    '  +  description = "same"',
+    '  -  egress_hosts = ["api.example.test"]',
+    '  +! egress_hosts = ["api.example.test", "evil.test"]',
+    '',
+  ].join('\n')]);
   assert.equal(existsSync(marker), false);
 });
 
