@@ -86,11 +86,29 @@ function groupHelp(path: string[], g: Group): string {
     'Commands:',
     ...entries.map(([k, c]) => `  ${k.padEnd(width)}  ${c.summary}`),
     '',
-    `Run "${name} <command> --help" for a command's options.${path.length === 0 ? '\n"stashbase --version" prints the version.' : ''}`,
+    `Run "${name} <command> --help" for a command's options.${path.length === 0 ? '\n"stashbase --version" prints the version; "stashbase completion bash|zsh|fish" a completion script.' : ''}`,
   ].join('\n') + '\n';
 }
 
 async function dispatch(argv: string[]): Promise<number> {
+  // The shells' completion asks here (commands/complete.ts); never shown in help.
+  if (argv[0] === '__complete') {
+    const { candidates } = await import('./commands/complete.js');
+    const cword = Number(argv[1]);
+    if (!Number.isInteger(cword) || cword < 1) return 2;
+    for (const c of await candidates(TREE, cword, argv.slice(2))) process.stdout.write(`${c}\n`);
+    return 0;
+  }
+  if (argv[0] === 'completion') {
+    const { script } = await import('./commands/complete.js');
+    const text = script(argv[1] ?? '');
+    if (argv.length !== 2 || text === '') {
+      process.stderr.write('Usage: stashbase completion bash|zsh|fish   (prints the script: eval "$(stashbase completion bash)", or in fish: stashbase completion fish | source)\n');
+      return argv[1] === '--help' || argv[1] === '-h' ? 0 : 2;
+    }
+    process.stdout.write(text);
+    return 0;
+  }
   const path: string[] = [];
   let node: Leaf | Group = TREE;
   let rest = argv;

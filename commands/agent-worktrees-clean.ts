@@ -5,7 +5,7 @@ import { type AgentWork, discard, inventory, merged, untouchable } from '../lib/
 import { findRepo } from '../lib/worktree/layout.js';
 import { removeWorktreeVolumes } from '../lib/worktree/volumes.js';
 
-const flags: FlagSpec[] = [
+export const flags: FlagSpec[] = [
   { name: 'all', kind: 'bool', help: 'Also remove unmerged work and uncommitted changes (asks first)' },
   { name: 'yes', kind: 'bool', help: 'Skip the confirmation of --all' },
 ];

@@ -5,7 +5,7 @@ import { findRepo } from '../lib/worktree/layout.js';
 import { JSON_FLAG } from './shared-flags.js';
 import { printable } from '../lib/util/style.js';
 
-const flags: FlagSpec[] = [JSON_FLAG];
+export const flags: FlagSpec[] = [JSON_FLAG];
 const spec = {
   name: 'agent worktrees list',
   usage: 'stashbase agent worktrees list [--json]',

@@ -8,7 +8,7 @@ import { formatReview } from '../lib/worktree/review.js';
 import { removeWorktreeVolumes } from '../lib/worktree/volumes.js';
 import { printable } from '../lib/util/style.js';
 
-const flags: FlagSpec[] = [
+export const flags: FlagSpec[] = [
   { name: 'squash', kind: 'bool', help: 'One squashed commit instead of a merge commit' },
   { name: 'message', short: 'm', kind: 'value', value: 'text', help: 'Commit message' },
   { name: 'keep', kind: 'bool', help: 'Keep the worktree and branch afterwards' },

@@ -5,7 +5,7 @@ import { type AgentWork, discard, inventory, named, untouchable } from '../lib/w
 import { findRepo } from '../lib/worktree/layout.js';
 import { removeWorktreeVolumes } from '../lib/worktree/volumes.js';
 
-const flags: FlagSpec[] = [
+export const flags: FlagSpec[] = [
   { name: 'keep-branch', kind: 'bool', help: 'Remove only the worktree, so the run can be resumed' },
   { name: 'all', kind: 'bool', help: 'Every agent worktree (always asks first)' },
   { name: 'yes', kind: 'bool', help: 'Skip the confirmation' },

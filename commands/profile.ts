@@ -81,3 +81,4 @@ async function show(argv: string[]): Promise<number> {
 }
 
 export const mains: Record<string, Main> = { list, show };
+export const flagsOf: Record<string, FlagSpec[]> = { list: listSpec.flags, show: showSpec.flags };
