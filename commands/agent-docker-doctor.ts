@@ -49,8 +49,18 @@ export async function main(argv: string[]): Promise<number> {
     checks.push(
       image.present
         ? { name: 'default image', ok: true, detail: `${ref} built ${image.created} (${image.ageDays} days ago)${agents ? `; ${agents}` : ''}` }
-        : { name: 'default image', ok: false, detail: `${ref} is not built: stashbase agent docker build` },
+        : { name: 'default image', ok: false, detail: `${ref} is not built: stashbase agent docker build (where the vendors' installers cannot be reached: --agents-from npm)` },
     );
+    // Ready means an agent runs: each one the image should hold, found in it.
+    if (image.present) {
+      for (const agent of ['claude', 'codex']) {
+        const v = image.agents[agent];
+        const missing = v === undefined || /not installed/i.test(v);
+        checks.push(missing
+          ? { name: agent, ok: false, detail: `not in ${ref}${v === undefined ? ' (an image built before versions were recorded, or by hand)' : ''}: stashbase agent docker build (--agents-from npm where the installers cannot be reached)` }
+          : { name: agent, ok: true, detail: `${v} in ${ref}` });
+      }
+    }
   }
   const ready = checks.every((c) => c.ok);
   if (flagBool(p, 'json')) {

@@ -65,6 +65,16 @@ export async function main(argv: string[]): Promise<number> {
     }
   }
   checks.push(...backendChecks(backend, env));
+  // Docker: the image a run would use is there (a Dockerfile's is built at the first run).
+  if (backend === 'docker' && checks.every((c) => c.ok) && profile.sandbox.dockerfile === undefined) {
+    const { findDocker, inspectImage } = await import('../lib/docker/engine.js');
+    const { defaultImageRef } = await import('../lib/docker/image.js');
+    const ref = profile.sandbox.image ?? defaultImageRef(env);
+    const present = (await inspectImage(findDocker(env), ref)) !== null;
+    checks.push(present
+      ? { name: 'image', ok: true, detail: `${ref} is here` }
+      : { name: 'image', ok: false, detail: profile.sandbox.image === undefined ? `${ref} is not built: stashbase agent docker build (--agents-from npm where the vendors' installers cannot be reached)` : `${ref} is not here: docker pull ${ref}, or build it` });
+  }
   const envd = backend === 'native' ? envDecision(profile, env) : null;
   const credentials = envd?.inheritedCredentials ?? [];
   const weaker = backend === 'native' ? weakerSettings(profile, cwd, userHome(env)) : [];

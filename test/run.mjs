@@ -34,7 +34,7 @@ if (only !== 'unit' && spawnSync('docker', ['info'], { stdio: 'ignore' }).status
     if (b.status !== 0) process.exit(b.status ?? 1);
   }
   // The real agents on the Docker backend run an image with them inside (test/agents-image.mjs).
-  if (files.some((f) => /real-agents-docker\.test\.js$/.test(f)) && !agentsImageReady()) {
+  if (files.some((f) => /(real-agents-docker|docker-commands)\.test\.js$/.test(f)) && !agentsImageReady()) {
     const status = buildAgentsImage();
     if (status !== 0) process.exit(status);
   }

@@ -87,12 +87,23 @@ describe('Docker backend: runs and the agent docker commands (real engine)', nee
     assert.deepEqual([report.ready, report.image.present, report.checks.map((c) => [c.name, c.ok])], [false, false, [['docker', true], ['docker daemon', true], ['default image', false]]]);
   });
 
-  test('doctor: ready, with the image age and the agent CLI versions inside', async () => {
-    const r = await cli(['agent', 'docker', 'doctor', '--json'], { env: t.env, timeoutMs: 60_000 });
+  test('doctor: ready only when the agents are in the image, with its age and their versions; an image without them is not ready, naming the build', async () => {
+    // The tests' base image has neither agent: a run of claude there would die at exec.
+    const bare = await cli(['agent', 'docker', 'doctor', '--json'], { env: t.env, timeoutMs: 60_000 });
+    assert.equal(bare.code, 1, bare.stdout + bare.stderr);
+    const b = JSON.parse(bare.stdout) as { ready: boolean; checks: Array<{ name: string; ok: boolean; detail: string }> };
+    assert.deepEqual(b.checks.map((c) => [c.name, c.ok]), [['docker', true], ['docker daemon', true], ['default image', true], ['claude', false], ['codex', false]]);
+    assert.match(b.checks[3]!.detail, /^not in stashbase-sandbox:latest: stashbase agent docker build \(--agents-from npm where the installers cannot be reached\)$/);
+    const v = await cli(['agent', 'validate', '--docker-sandbox', 'true'], { env: { ...t.env, STASHBASE_DOCKER_IMAGE: 'stashbase-test-missing:none' }, timeoutMs: 60_000 });
+    assert.equal(v.code, 1);
+    assert.match(v.stdout, /\n  FAIL image: stashbase-test-missing:none is not built: stashbase agent docker build/);
+    // The image with both agents (test/agents-image.mjs, built before the suite).
+    const AGENTS_IMAGE = 'stashbase-sandbox-agents-test:latest';
+    const r = await cli(['agent', 'docker', 'doctor', '--json'], { env: { ...t.env, STASHBASE_DOCKER_IMAGE: AGENTS_IMAGE }, timeoutMs: 60_000 });
     assert.equal(r.code, 0, r.stdout + r.stderr);
     const report = JSON.parse(r.stdout) as { ready: boolean; image: { ref: string; present: boolean; ageDays: number; agents: Record<string, string> } };
     assert.equal(report.ready, true);
-    assert.equal(report.image.ref, 'stashbase-sandbox:latest');
+    assert.equal(report.image.ref, AGENTS_IMAGE);
     assert.equal(typeof report.image.ageDays, 'number');
     assert.deepEqual(Object.keys(report.image.agents).sort(), ['claude', 'codex']);
   });
