@@ -209,10 +209,37 @@ export async function buildDockerfile(docker: string, c: Extract<ImageChoice, { 
   }
 }
 
-/** Runs a build with Docker's own progress on stderr (stdout stays for results). */
-export async function streamBuild(cmd: Command): Promise<void> {
-  const code = await start(cmd, ['ignore', process.stderr, process.stderr]).exit;
-  if (code !== 0) throw new SandboxUnavailableError(`the image build failed (exit code ${code}): ${formatCommand(cmd)}`);
+/** What a failed build said that means its base image or a download could not be had (no registry, no network). */
+const UNREACHABLE = /pull access denied|no such host|failed to resolve|manifest unknown|error pulling image|failed to fetch|dial tcp|i\/o timeout|TLS handshake timeout|Temporary failure resolving|Could not resolve|connection refused/i;
+
+/** Why a build failed, in words, with what to do when its base or its downloads were out of reach. */
+export function buildFailure(code: number, said: string, cmd: Command, env: NodeJS.ProcessEnv): string {
+  const base = env.STASHBASE_SANDBOX_BASE_IMAGE;
+  const m = UNREACHABLE.exec(said);
+  if (m === null) return `the image build failed (exit code ${code}): ${formatCommand(cmd)}`;
+  return [
+    `the image build failed (exit code ${code}): it could not reach a registry or a download (Docker said: ${JSON.stringify(m[0])})`,
+    `${base ? `its base image is ${base} (STASHBASE_SANDBOX_BASE_IMAGE)` : 'its base image comes from a registry'}; where none is reachable:`,
+    '  - build from an image you have: STASHBASE_SANDBOX_BASE_IMAGE=<local image> stashbase agent docker build',
+    "  - take the agents from npm's registry (your npm config) instead of the vendors' installers: stashbase agent docker build --agents-from npm",
+    '  - or run an image you already have: stashbase agent run --docker-image <image> -- …',
+  ].join('\n');
+}
+
+/** Runs a build with Docker's own progress on stderr (stdout stays for results); what it said is kept to explain a failure. */
+export async function streamBuild(cmd: Command, env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  const run = start(cmd, ['ignore', 'pipe', 'pipe']);
+  let said = '';
+  const keep = (d: Buffer) => {
+    process.stderr.write(d);
+    said = (said + d.toString('utf8')).slice(-64 * 1024);
+  };
+  run.child.stdout?.on('data', keep);
+  run.child.stderr?.on('data', keep);
+  const code = await run.exit;
+  // All it said, not only what came before its exit.
+  if (run.child.exitCode !== null && (run.child.stdout?.readable || run.child.stderr?.readable)) await new Promise((r) => run.child.once('close', r));
+  if (code !== 0) throw new SandboxUnavailableError(buildFailure(code, said, cmd, env));
 }
 
 export function ageDays(facts: ImageFacts, now = Date.now()): number {
