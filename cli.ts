@@ -29,6 +29,7 @@ export const TREE: Group = {
         validate: { summary: 'Check a profile and the backend it selects', load: async () => (await import('./commands/agent-validate.js')).main },
         trust: { summary: 'Trust a repository profile at its current content', load: async () => (await import('./commands/agent-trust.js')).main },
         audit: { summary: "Show a run's audit log, denials marked", load: async () => (await import('./commands/agent-audit.js')).main },
+        status: { summary: 'The runs in progress, native and Docker', load: async () => (await import('./commands/agent-status.js')).main },
         docker: {
           summary: 'Manage the Docker backend',
           children: {

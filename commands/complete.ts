@@ -18,6 +18,7 @@ const FLAGS: Record<string, () => Promise<FlagSpec[]>> = {
   'agent validate': async () => (await import('./agent-validate.js')).flags,
   'agent trust': async () => (await import('./agent-trust.js')).flags,
   'agent audit': async () => (await import('./agent-audit.js')).flags,
+  'agent status': async () => (await import('./agent-status.js')).flags,
   'agent docker build': async () => (await import('./agent-docker-build.js')).flags,
   'agent docker doctor': async () => (await import('./agent-docker-doctor.js')).flags,
   'agent docker status': async () => (await import('./agent-docker-status.js')).flags,

@@ -78,7 +78,7 @@ export function staleSessions(home: string): SessionRecord[] {
   return readSessions(home).filter((r) => !processAlive(r.pid));
 }
 
-function readSessions(home: string): SessionRecord[] {
+export function readSessions(home: string): SessionRecord[] {
   let names: string[];
   try {
     names = readdirSync(homePaths(home).sessions);

@@ -16,7 +16,7 @@ test('--version prints the package version', async () => {
 });
 
 const LEAVES = [
-  'agent run', 'agent validate', 'agent trust', 'agent audit',
+  'agent run', 'agent validate', 'agent trust', 'agent audit', 'agent status',
   'agent docker build', 'agent docker doctor', 'agent docker status', 'agent docker cleanup', 'agent docker shell',
   'agent worktrees list', 'agent worktrees merge', 'agent worktrees clean', 'agent worktrees remove', 'agent worktrees delete',
   'profile list', 'profile show', 'scan', 'scan install',

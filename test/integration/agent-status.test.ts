@@ -1,0 +1,36 @@
+// agent status (issue 28, item 7): the runs in progress, native included
+// (there was no status of native runs), aligned, with profile and directory;
+// a run killed before it cleaned up shows as killed.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { after, describe, test } from 'node:test';
+import { BIN, cli, needs, tempHome, writeFile } from '../helpers.js';
+import { writeSession } from '../../lib/run/session.js';
+
+describe('agent status (real bwrap)', needs('bwrap'), () => {
+  const t = tempHome();
+  after(() => t.cleanup());
+  const proj = join(t.home, 'my proj');
+  writeFile(join(proj, 'README'), 'x\n');
+
+  test('a native run in progress and a killed one, aligned, newest first; --json too', async () => {
+    const child = spawn(process.execPath, [BIN, 'agent', 'run', '--silent', '--', 'sh', '-c', 'echo up; sleep 30'], { env: t.env, cwd: proj });
+    await new Promise<void>((res) => child.stdout.once('data', () => res()));
+    // A run killed before it cleaned up (written once this one started: a starting run settles such records).
+    writeSession(t.sbHome, { id: 'ags_aaaaaaaaaaaaaaaa', pid: 2 ** 22 + 12345, backend: 'docker', mechanism: 'docker', profile: 'claude', cwd: '/old', argv: ['claude'], startedAt: '2026-01-01T00:00:00.000Z' });
+    try {
+      const r = await cli(['agent', 'status'], { env: t.env });
+      assert.equal(r.code, 0, r.stderr);
+      const lines = r.stdout.trimEnd().split('\n');
+      assert.deepEqual(lines[0]!.split(/ {2,}/), ['SESSION', 'STATE', 'BACKEND', 'PROFILE', 'STARTED', 'DIRECTORY', 'COMMAND']);
+      assert.match(lines[1]!, new RegExp(`^ags_[a-z2-7]{16}  running  native   "default"  \\S+ \\S+Z  "${proj}"  "sh -c echo up; sleep 30"$`));
+      assert.match(lines[2]!, /^ags_aaaaaaaaaaaaaaaa {2}killed {3}docker {3}"claude" {3}2026-01-01 00:00:00Z {2}"\/old" +"claude"$/);
+      const json = JSON.parse((await cli(['agent', 'status', '--json'], { env: t.env })).stdout) as Array<{ state: string; backend: string; cwd: string }>;
+      assert.deepEqual(json.map((x) => [x.state, x.backend]), [['running', 'native'], ['killed', 'docker']]);
+    } finally {
+      child.kill('SIGTERM');
+      await new Promise((res) => child.once('exit', res));
+    }
+  });
+});
