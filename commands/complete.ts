@@ -34,7 +34,7 @@ const FLAGS: Record<string, () => Promise<FlagSpec[]>> = {
   'profile list': async () => (await import('./profile.js')).flagsOf.list as FlagSpec[],
   'profile show': async () => (await import('./profile.js')).flagsOf.show as FlagSpec[],
   scan: async () => (await import('./scan.js')).flags,
-  'scan install': async () => (await import('./scan-install.js')).flags,
+  'scan install': async () => (await import('./scan.js')).installFlags(),
 };
 
 export const flagSourceFor = (path: string): (() => Promise<FlagSpec[]>) | undefined => FLAGS[path];
