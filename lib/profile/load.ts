@@ -2,11 +2,11 @@
 // up to the repository root (directory), in $STASHBASE_HOME/agents (global), or
 // both in that order (auto). A named profile that is missing or invalid is an
 // error; only the absence of --profile selects the built-in default.
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join, relative, sep } from 'node:path';
+import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { ConfigError, UsageError } from '../errors.js';
-import { homePaths, stashbaseHome } from '../home.js';
+import { homePaths, stashbaseHome, userHome } from '../home.js';
 import { defaultProfile } from './default.js';
 import { keyLines } from './toml-lines.js';
 import type { Profile, ProfileSource } from './types.js';
@@ -60,10 +60,13 @@ export function displayPath(file: string, cwd: string): string {
 
 export function loadProfile(opts: LoadOptions): LoadedProfile {
   if (opts.name === undefined) return { profile: defaultProfile(), text: null };
-  if (!NAME.test(opts.name)) {
-    throw new UsageError(`--profile ${JSON.stringify(opts.name)} is not a profile name (letters, digits, ".", "_" and "-")`);
+  // A path (with a "/" or ending in .toml) names the file itself: trusted like a repository's unless it is one of your global profiles.
+  const byPath = opts.name.includes('/') || opts.name.endsWith('.toml') ? profileAtPath(opts.name, opts.cwd, opts.env) : null;
+  if (byPath === null && !NAME.test(opts.name)) {
+    throw new UsageError(`--profile ${JSON.stringify(opts.name)} is not a profile name (letters, digits, ".", "_" and "-") nor a path to a .toml file`);
   }
-  const found = findProfileFile(opts.name, opts.source, opts.cwd, opts.env);
+  const found = byPath ?? findProfileFile(opts.name, opts.source, opts.cwd, opts.env);
+  if (byPath !== null) opts = { ...opts, name: basename(byPath.file, '.toml') };
   if (!found) {
     if (opts.name === 'default' && opts.source === 'auto') return { profile: defaultProfile(), text: null };
     const known = availableProfiles(opts);
@@ -78,7 +81,7 @@ export function loadProfile(opts: LoadOptions): LoadedProfile {
   const first = chain[0] as Layer;
   const data = chain.length === 1 ? first.data : chain.reduceRight<Record<string, unknown>>((base, l) => merged(base, l.data), Object.create(null) as Record<string, unknown>);
   delete data.extends;
-  const profile = validateProfile({ name: opts.name, source: found.source, file: found.file, label, data, lines: keyLines(first.text), env: opts.env, checkValues: opts.checkValues });
+  const profile = validateProfile({ name: opts.name as string, source: found.source, file: found.file, label, data, lines: keyLines(first.text), env: opts.env, checkValues: opts.checkValues });
   // What trust pins: the file's text alone, or every file of its chain (a change in any asks again).
   const text = chain.length === 1 ? first.text : chain.filter((l) => l.file !== null).map((l) => `# ${l.file}\n${l.text}`).join('\n');
   return { profile, text };
@@ -150,6 +153,26 @@ function merged(base: Record<string, unknown>, over: Record<string, unknown>): R
     else out[k] = b;
   }
   return out;
+}
+
+/** A profile named by its path: the file as it resolves, global when it is in $STASHBASE_HOME/agents, else a repository's (trust needed). */
+function profileAtPath(given: string, cwd: string, env: NodeJS.ProcessEnv): { file: string; source: ProfileSource } {
+  const path = resolve(cwd, given.startsWith('~/') ? join(userHome(env), given.slice(2)) : given);
+  if (!path.endsWith('.toml')) throw new UsageError(`--profile ${JSON.stringify(given)}: a profile file's name ends in .toml`);
+  let file: string;
+  try {
+    file = realpathSync(path);
+  } catch {
+    throw new ConfigError(`profile file ${path} not found`);
+  }
+  if (!NAME.test(basename(file, '.toml'))) throw new UsageError(`--profile ${JSON.stringify(given)}: ${basename(file)} is not a profile's file name (letters, digits, ".", "_" and "-", then .toml)`);
+  let agents = homePaths(stashbaseHome(env)).agents;
+  try {
+    agents = realpathSync(agents);
+  } catch {
+    // no global profiles yet
+  }
+  return { file, source: dirname(file) === agents ? 'global' : 'directory' };
 }
 
 /** The names --profile finds from here (with the source chosen), and the built-in default. */

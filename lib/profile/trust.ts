@@ -183,6 +183,8 @@ function describeRaw(p: Profile): string {
 }
 
 export function trustCommand(p: Profile): string {
+  // A profile named by its path outside a repository's .stashbase/agents is trusted by that path.
+  if (p.file !== null && !/\/\.stashbase\/agents\/[^/]+\.toml$/.test(p.file)) return `stashbase agent trust --profile ${shellQuote(p.file)}`;
   return `stashbase agent trust --profile ${p.name} --profile-source directory`;
 }
 

@@ -70,6 +70,18 @@ test('profile list names what --profile finds from here (with trust), and profil
   assert.ok(j.filesystem.denyRead.includes('~/.docker'));
 });
 
+test('--profile takes a path: trusted like a repository\'s, by its path', async () => {
+  const dir = join(t.dir, 'path-profile');
+  const file = writeFile(join(dir, 'mine.toml'), '[network]\negress_hosts = ["a.test"]\n');
+  // A state of its own: a real run here must leave nothing the other tests look for.
+  const env = { ...t.env, STASHBASE_HOME: join(dir, 'state') };
+  const r = await cli(['agent', 'run', '--profile', './mine.toml', '--', 'true'], { env, cwd: dir });
+  assert.deepEqual([r.code, r.stderr], [3, `stashbase: repository profile mine.toml has not been trusted yet; review it, then trust it with: stashbase agent trust --profile ${file}\n`]);
+  assert.equal((await cli(['agent', 'trust', '--profile', file], { env, cwd: dir })).code, 0);
+  const ok = await cli(['agent', 'run', '--silent', '--profile', './mine.toml', '--', 'true'], { env, cwd: dir });
+  assert.equal(ok.code, 0, ok.stderr);
+});
+
 test('agent worktrees commands outside a git repository say so and fail', async () => {
   for (const leaf of ['agent worktrees list', 'agent worktrees clean', 'agent worktrees merge amber-river-storm', 'agent worktrees remove amber-river-storm']) {
     const cmd = leaf.split(' ').slice(0, 3).join(' ');

@@ -57,3 +57,16 @@ test('a global profile never extends a repository\'s (a repository must not stan
   assert.throws(() => load('proto', 'global'), { name: 'ConfigError' });
   assert.equal(({} as Record<string, unknown>).polluted, undefined);
 });
+
+test('a profile named by its path: a global one by its place, any other trusted like a repository\'s; not a .toml or not there, said', async () => {
+  const { trustCommand } = await import('../../lib/profile/trust.js');
+  const g = global('by-path', 'description = "g"\n');
+  const viaPath = loadProfile({ name: g, source: 'auto', cwd: repo, env: t.env }).profile;
+  assert.deepEqual([viaPath.name, viaPath.source, viaPath.description], ['by-path', 'global', 'g']);
+  const loose = writeFile(join(t.dir, 'elsewhere', 'claude.toml'), 'description = "loose"\n');
+  const rel = loadProfile({ name: '../elsewhere/claude.toml', source: 'auto', cwd: repo, env: t.env }).profile;
+  assert.deepEqual([rel.name, rel.source, rel.file], ['claude', 'directory', loose]);
+  assert.equal(trustCommand(rel), `stashbase agent trust --profile ${loose}`);
+  assert.throws(() => loadProfile({ name: './nope.toml', source: 'auto', cwd: repo, env: t.env }), { name: 'ConfigError', message: `profile file ${join(repo, 'nope.toml')} not found` });
+  assert.throws(() => loadProfile({ name: '../elsewhere/claude.txt', source: 'auto', cwd: repo, env: t.env }), { name: 'UsageError', message: '--profile "../elsewhere/claude.txt": a profile file\'s name ends in .toml' });
+});

@@ -50,6 +50,7 @@ test('a named profile that is missing is an error, never the default', () => {
   assert.throws(() => load('Only-Globl', 'auto'), { message: new RegExp(`^profile "Only-Globl" not found \\(did you mean "only-global"\\?\\); the profiles here: "both", "default", "near", "only-global"; looked in:\n`) });
 });
 
-test('profile names cannot walk the filesystem', () => {
-  assert.throws(() => load('../x', 'auto'), { name: 'UsageError', message: '--profile "../x" is not a profile name (letters, digits, ".", "_" and "-")' });
+test('profile names cannot walk the filesystem: a name is looked up, a path must say it is one (a .toml file, trusted by its path)', () => {
+  assert.throws(() => load('../x', 'auto'), { name: 'UsageError', message: '--profile "../x": a profile file\'s name ends in .toml' });
+  assert.throws(() => load('x y', 'auto'), { name: 'UsageError', message: '--profile "x y" is not a profile name (letters, digits, ".", "_" and "-") nor a path to a .toml file' });
 });
