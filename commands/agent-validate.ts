@@ -1,6 +1,7 @@
 import { flagBool, flagString, type FlagSpec, parseCommand } from '../lib/util/argv.js';
 import { resolveBackend } from '../lib/run/backend.js';
 import { envDecision } from '../lib/run/env-policy.js';
+import { printable } from '../lib/util/printable.js';
 import { resolveSecrets } from '../lib/secrets/sources.js';
 import { StashbaseError, UsageError } from '../lib/errors.js';
 import { displayPath, loadProfile } from '../lib/profile/load.js';
@@ -92,7 +93,7 @@ export async function main(argv: string[]): Promise<number> {
     if (envd?.droppedCredentials.length) lines.push(`Credential-looking variables not passed to the native agent: ${envd.droppedCredentials.join(', ')}`);
     if (credentials.length) lines.push(`Credential-looking variables the native agent inherits (include names them): ${credentials.join(', ')}`);
     lines.push(ready ? 'Ready.' : 'Not ready.');
-    process.stdout.write(lines.join('\n') + '\n');
+    process.stdout.write(printable(lines.join('\n')) + '\n');
   }
   return ready ? 0 : 1;
 }

@@ -5,6 +5,7 @@ import { flagBool, flagString, type FlagSpec, parseCommand } from '../lib/util/a
 import { UsageError } from '../lib/errors.js';
 import { availableProfiles, displayPath, findProfileFile, loadProfile } from '../lib/profile/load.js';
 import { describeProfile, trustState } from '../lib/profile/trust.js';
+import { printable } from '../lib/util/printable.js';
 import { JSON_FLAG, PROFILE_FLAGS, profileSource } from './shared-flags.js';
 
 type Main = (argv: string[]) => Promise<number>;
@@ -51,7 +52,7 @@ async function list(argv: string[]): Promise<number> {
   const cells = rows.map((r) => [r.name, r.source, r.file ? displayPath(r.file, cwd) : '-', r.trust, r.description]);
   const head = ['NAME', 'SOURCE', 'FILE', 'TRUST', 'DESCRIPTION'];
   const widths = head.map((h, i) => Math.max(h.length, ...cells.map((c) => (c[i] as string).length)));
-  process.stdout.write([head, ...cells].map((c) => c.map((x, i) => (i === c.length - 1 ? x : x.padEnd(widths[i] as number))).join('  ').trimEnd()).join('\n') + '\n');
+  process.stdout.write(printable([head, ...cells].map((c) => c.map((x, i) => (i === c.length - 1 ? x : x.padEnd(widths[i] as number))).join('  ').trimEnd()).join('\n')) + '\n');
   return 0;
 }
 
@@ -66,7 +67,7 @@ async function show(argv: string[]): Promise<number> {
     return 0;
   }
   const fs = profile.filesystem;
-  process.stdout.write([
+  process.stdout.write(printable([
     `Profile: ${profile.name} (${profile.source}${profile.file ? `, ${displayPath(profile.file, cwd)}` : ''})`,
     ...(profile.description ? [`  ${profile.description}`] : []),
     describeProfile(profile),
@@ -76,7 +77,7 @@ async function show(argv: string[]): Promise<number> {
     'Writes denied:',
     ...fs.denyWrite.map((e) => `  ${e}`),
     `Writes: ${fs.writes === 'allow-list' ? 'only the working directory, the run\'s own /tmp, its git directory, the agents\' state' : 'everything your user can write but the denials (weaker)'}${fs.allowWrite.length ? `, and ${fs.allowWrite.join(', ')}` : ''}`,
-  ].join('\n') + '\n');
+  ].join('\n')) + '\n');
   return 0;
 }
 

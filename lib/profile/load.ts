@@ -83,7 +83,8 @@ export function loadProfile(opts: LoadOptions): LoadedProfile {
   delete data.extends;
   const profile = validateProfile({ name: opts.name as string, source: found.source, file: found.file, label, data, lines: keyLines(first.text), env: opts.env, checkValues: opts.checkValues });
   // What trust pins: the file's text alone, or every file of its chain (a change in any asks again).
-  const text = chain.length === 1 ? first.text : chain.filter((l) => l.file !== null).map((l) => `# ${l.file}\n${l.text}`).join('\n');
+  // Each layer framed by its file and its length in bytes: no line can move from one file to the next unseen.
+  const text = chain.length === 1 ? first.text : chain.map((l) => `# stashbase profile layer ${l.file ?? '(the built-in default)'} ${Buffer.byteLength(l.text)} bytes\n${l.text}`).join('\n');
   return { profile, text };
 }
 

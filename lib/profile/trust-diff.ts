@@ -9,16 +9,19 @@ import { join } from 'node:path';
 import { homePaths, stashbaseHome } from '../home.js';
 import { printable } from '../util/printable.js';
 
+/** Bytes kept of a trusted text; a longer one is not kept (a diff against part of it would mislead). */
 const MAX_TEXT = 256 * 1024;
 
 const trustedDir = (env: NodeJS.ProcessEnv) => join(homePaths(stashbaseHome(env)).trust, '..', 'trusted');
 
 export function keepTrustedText(sha: string, text: string, env: NodeJS.ProcessEnv): void {
   if (!/^[0-9a-f]{64}$/.test(sha)) return;
+  const bytes = Buffer.from(text, 'utf8');
+  if (bytes.length > MAX_TEXT) return;
   const dir = trustedDir(env);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const tmp = join(dir, `${sha}.${process.pid}.tmp`);
-  writeFileSync(tmp, text.slice(0, MAX_TEXT), { mode: 0o600 });
+  writeFileSync(tmp, bytes, { mode: 0o600 });
   renameSync(tmp, join(dir, `${sha}.toml`));
 }
 
@@ -43,10 +46,10 @@ export function trustedText(sha: string, env: NodeJS.ProcessEnv): string | null 
   }
 }
 
-/** A line that reaches further: a host, a secret's source, a program, a lifted denial, a weaker setting. */
-const REACHES = /egress_hosts|\bhosts\b|\[secrets|source\s*=|allow_read|allow_write|include\s*=|allow_unix_sockets|native_network|writes\s*=|build_network|extends|dockerfile|image\s*=|\.[a-z]{2,}["']/i;
+/** A line that only comments or spaces: every other line of a profile changes what it allows (a list's entry on a line of its own too). */
+const INERT = /^\s*(#.*)?$/;
 
-/** Lines removed (-) and added (+), in order, from a longest common subsequence; added lines that reach further marked "+!". */
+/** Lines removed (-) and added (+), in order, from a longest common subsequence; each that changes what the profile allows marked "!" ("+!", "-!"). */
 export function lineDiff(before: string, after: string): string[] {
   const a = before.split('\n');
   const b = after.split('\n');
@@ -61,10 +64,11 @@ export function lineDiff(before: string, after: string): string[] {
       i++;
       j++;
     } else if (i < a.length && (j === b.length || lcs[i + 1]![j]! >= lcs[i]![j + 1]!)) {
-      out.push(`-  ${printable(a[i++] as string, true)}`);
+      const line = a[i++] as string;
+      out.push(`${INERT.test(line) ? '- ' : '-!'} ${printable(line, true)}`);
     } else {
       const line = b[j++] as string;
-      out.push(`${REACHES.test(line) ? '+!' : '+ '} ${printable(line, true)}`);
+      out.push(`${INERT.test(line) ? '+ ' : '+!'} ${printable(line, true)}`);
     }
   }
   return out;

@@ -70,10 +70,11 @@ export async function recordTrust(file: string, text: string, env: NodeJS.Proces
 /** Lines of what changed since the text last trusted for `file` (empty when there is none kept). */
 export function changesSinceTrusted(file: string, text: string, env: NodeJS.ProcessEnv): string[] {
   const entry = readTrust(homePaths(stashbaseHome(env)).trust).profiles[file];
-  const before = entry ? trustedText(entry.sha256, env) : null;
-  if (before === null) return [];
+  if (!entry) return [];
+  const before = trustedText(entry.sha256, env);
+  if (before === null) return ['(What you trusted before is not kept: trusted by an older stashbase, or too long. Read the whole profile below.)'];
   const diff = lineDiff(before, text);
-  return diff.length === 0 ? [] : ['Changed since you trusted it (+! marks a line that reaches further: a host, a secret, a program, a lifted denial):', ...diff.map((l) => `  ${l}`)];
+  return diff.length === 0 ? [] : ['Changed since you trusted it (! marks a line that changes what it allows; only comments and blank lines are not marked):', ...diff.map((l) => `  ${l}`)];
 }
 
 async function updateTrust(env: NodeJS.ProcessEnv, change: (data: TrustFile) => void): Promise<void> {
@@ -178,6 +179,11 @@ function describeRaw(p: Profile): string {
     `  environment:  ${env.inherit === 'all' ? 'yours, but what looks like a credential' : env.inherit === 'core' ? "a shell's own variables" : 'none of yours'}${env.include.length ? `; passed whatever it is: ${env.include.join(', ')}` : ''}${env.exclude.length ? `; never: ${env.exclude.join(', ')}` : ''}`,
     ...weaker.map((w) => `  weaker:       ${w}`),
     ...(Object.keys(p.network.hosts).length ? [`  host mapping: ${Object.entries(p.network.hosts).map(([h, a]) => `${h} -> ${a}`).join(', ')}`] : []),
+    ...(p.network.upstreamCaFile !== undefined ? [`  upstream CA:  ${p.network.upstreamCaFile} (the proxy trusts the upstreams it signs: a CA of this file's can read what goes to them)`] : []),
+    ...(p.network.allowUpgrades.length ? [`  upgrades:     ${p.network.allowUpgrades.join(', ')} (besides WebSocket)`] : []),
+    ...(p.allowHooks.length ? [`  hooks:        ${p.allowHooks.join(', ')}`] : []),
+    ...(p.filesystem.keepExecutables.length ? [`  keeps:        ${p.filesystem.keepExecutables.join(', ')} (what the run leaves there that your tools execute stays)`] : []),
+    ...(p.sandbox.isolatedPaths.length ? [`  isolated:     ${p.sandbox.isolatedPaths.join(', ')}`] : []),
     ...(Object.keys(p.configEnv).length ? [`  config_env:   ${Object.keys(p.configEnv).join(', ')}`] : []),
   ].join('\n');
 }

@@ -2,6 +2,7 @@
 // paths) instead of throwing at the first one.
 import { domainToASCII } from 'node:url';
 import { isIP } from '../util/ip.js';
+import { UNPRINTABLE } from '../util/printable.js';
 
 export type KeyPath = Array<string | number>;
 
@@ -29,6 +30,9 @@ export function tomlType(value: unknown): string {
   if (typeof value === 'boolean') return `a boolean (${value})`;
   return `a string (${JSON.stringify(value)})`;
 }
+
+/** What no profile value but [config_env]'s may hold. */
+const CONTROL = new RegExp(`[${UNPRINTABLE}\\n\\t]`, 'u');
 
 export class Reader {
   readonly problems: Problem[] = [];
@@ -59,6 +63,12 @@ export class Reader {
     if (value === undefined) return undefined;
     if (typeof value !== 'string') {
       this.fail(path, `expected a string, got ${tomlType(value)}`);
+      return undefined;
+    }
+    // Every value is shown to you before you trust it: none may move the cursor, hide text or start a line of its own
+    // (a value of [config_env] is the agent's, passed as it is).
+    if (path[0] !== 'config_env' && CONTROL.test(value)) {
+      this.fail(path, `${JSON.stringify(value)} holds a line break, a tab, a control or an invisible character`);
       return undefined;
     }
     return value;

@@ -6,7 +6,7 @@ import { auditFile } from './audit.js';
 import { ConfigError, UsageError } from '../errors.js';
 import { homePaths } from '../home.js';
 import { SESSION_ID } from './session.js';
-import { UNPRINTABLE } from '../util/printable.js';
+import { printable as shown, UNPRINTABLE } from '../util/printable.js';
 
 export type AuditEvent = Record<string, unknown> & { type?: string; time?: string };
 
@@ -57,7 +57,8 @@ const SHOWN = 100;
  */
 export function quoted(v: unknown): string {
   const s = String(v).replace(/\s{2,}/g, (m) => `<${m.length} spaces>`);
-  return JSON.stringify(s.length > SHOWN ? `${s.slice(0, SHOWN)}…` : s);
+  // JSON escapes the C0 controls; printable the rest (C1, bidirectional overrides, zero-width characters).
+  return shown(JSON.stringify(s.length > SHOWN ? `${s.slice(0, SHOWN)}…` : s), true);
 }
 
 /** Text of stashbase's own that may hold agent-chosen parts (a rule naming a host): runs of white space as one, cut short. */

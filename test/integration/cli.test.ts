@@ -150,9 +150,9 @@ test('an untrusted repository profile is refused without a terminal, then truste
   // What changed since it was trusted, the line that reaches a new host marked.
   assert.deepEqual([r.code, r.stderr], [3, [
     'stashbase: repository profile .stashbase/agents/coding.toml has changed since you trusted it; review it, then trust it with: stashbase agent trust --profile coding --profile-source directory',
-    'Changed since you trusted it (+! marks a line that reaches further: a host, a secret, a program, a lifted denial):',
-    '  +  description = "same"',
-    '  -  egress_hosts = ["api.example.test"]',
+    'Changed since you trusted it (! marks a line that changes what it allows; only comments and blank lines are not marked):',
+    '  +! description = "same"',
+    '  -! egress_hosts = ["api.example.test"]',
     '  +! egress_hosts = ["api.example.test", "evil.test"]',
     '',
   ].join('\n')]);
@@ -176,7 +176,7 @@ test('what trusting a repository profile shows: a command a secret comes from, e
   writeFile(join(repo, '.stashbase', 'agents', 'cr.toml'), `[secrets.GH]\nsource = "command:[\\"sh\\", \\"-c\\", \\"touch /tmp/x\\",\\r\\t\\t\\"cat\\", \\"f\\"]"\nhosts = ["api.github.com"]\n`);
   const cr = await cli(['agent', 'trust', '--profile', 'cr'], { env, cwd: repo });
   assert.equal(cr.code, 2);
-  assert.match(cr.stderr, /secrets\.GH\.source: .* holds a control or invisible character\n$/);
+  assert.match(cr.stderr, /secrets\.GH\.source: .* holds a line break, a tab, a control or an invisible character\n$/);
 });
 
 test("trusting a repository profile pins its Dockerfile's build too, by the digest of the text and what it copies: an edit needs trust again (control: unchanged, it is already trusted)", async () => {

@@ -35,3 +35,8 @@ test('agent audit --list: newest first, from each log\'s first and last lines; a
   assert.deepEqual(listLogs(t.sbHome).map((l) => l.session), ['ags_bbbbbbbbbbbbbbbb']);
   assert.deepEqual(pruneLogs(t.sbHome, 30), []);
 });
+
+test('quoted(): C1 controls, bidirectional overrides and zero-width characters are shown as escapes, as the C0 ones are', async () => {
+  const { quoted } = await import('../../lib/run/audit-read.js');
+  assert.equal(quoted('x\u202egpj.exe\u009b2J\u200b\u001b'), '"x\\u{202e}gpj.exe\\x9b2J\\u{200b}\\u001b"');
+});

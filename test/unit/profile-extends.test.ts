@@ -36,6 +36,16 @@ test('extends = "default" builds on the built-in default\'s hosts; a repository 
   const b = load('team');
   assert.notEqual(b.text, a.text, 'a change in the parent changes what trust pins');
   assert.match(b.text ?? '', /evil\.test/);
+  // A line moved from the end of one file to the start of the next changes it too (each file framed by its length).
+  local('mv', 'extends = "mv-base"\n[config_env]\nFOO = "1"\n');
+  global('mv-base', '[network]\negress_hosts = ["m.test"]\n');
+  const before = load('mv').text;
+  local('mv', 'extends = "mv-base"\n[config_env]\n');
+  global('mv-base', 'FOO = "1"\n[network]\negress_hosts = ["m.test"]\n');
+  assert.throws(() => load('mv'));
+  global('mv-base', '[network]\negress_hosts = ["m.test"]\n');
+  local('mv', 'extends = "mv-base"\n[config_env]\nFOO = "1"\n\n');
+  assert.notEqual(load('mv').text, before);
 });
 
 test('a global profile never extends a repository\'s (a repository must not stand in for one of yours); cycles and chains too long are refused', () => {

@@ -98,6 +98,11 @@ test("a profile's lists add to the built-in denials: a deny_read of its own neve
   assert.equal(check('[filesystem]\nallow_read = ["~/.npmrc"]\n'), 'ok');
   assert.equal(check('[environment]\ninherit = "some"\n'), `${label}:2 environment.inherit: "some" is not one of "all", "core", "none"`);
   assert.equal(check('[environment]\ninclude = ["MY-VAR"]\n'), `${label}:2 environment.include[0]: "MY-VAR" is not a variable name or a glob of one (letters, digits, "_", "*" and "?")`);
+  // Every value is shown before it is trusted: a line break, a tab or an escape could forge the prompt (a review scrolled the real egress away with 60 of them).
+  assert.equal(check('[filesystem]\ndeny_read = ["~/x\\n\\n  egress: api.anthropic.com"]\n'), `${label}:2 filesystem.deny_read[0]: "~/x\\n\\n  egress: api.anthropic.com" holds a line break, a tab, a control or an invisible character`);
+  assert.equal(check('description = "fine\\u001b[8m"\n'), `${label}:1 description: "fine\\u001b[8m" holds a line break, a tab, a control or an invisible character`);
+  assert.equal(check('description = "x\\u202eevil"\n'), `${label}:1 description: "x\u202eevil" holds a line break, a tab, a control or an invisible character`);
+  assert.equal(check('[config_env]\nMULTI = "a\\nb"\n'), 'ok');
   // A name DNS cannot carry (over 253 characters) would also leave the run's CA without its name constraint.
   const long = `${'a'.repeat(60)}.`.repeat(5) + 'test';
   assert.equal(check(`[network]\negress_hosts = ["${long}"]\n`), `${label}:2 network.egress_hosts[0]: "${long}" is not a host name or *.wildcard`);
