@@ -69,6 +69,7 @@ export const TREE: Group = {
       children: {
         list: { summary: 'List the profiles --profile finds from here', load: async () => (await import('./commands/profile.js')).mains.list as Main },
         show: { summary: 'Show what a profile allows', load: async () => (await import('./commands/profile.js')).mains.show as Main },
+        init: { summary: 'Write a starting profile for Claude Code or Codex', load: async () => (await import('./commands/profile.js')).mains.init as Main },
       },
     },
     scan: { summary: 'Look for secrets in files, staged changes or pushed commits; "scan install" adds git hooks', load: async () => (await import('./commands/scan.js')).main },

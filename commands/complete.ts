@@ -33,6 +33,7 @@ const FLAGS: Record<string, () => Promise<FlagSpec[]>> = {
   'agent worktrees delete': async () => (await import('./agent-worktrees-remove.js')).flags,
   'profile list': async () => (await import('./profile.js')).flagsOf.list as FlagSpec[],
   'profile show': async () => (await import('./profile.js')).flagsOf.show as FlagSpec[],
+  'profile init': async () => (await import('./profile.js')).flagsOf.init as FlagSpec[],
   scan: async () => (await import('./scan.js')).flags,
   'scan install': async () => (await import('./scan.js')).installFlags(),
 };

@@ -4,7 +4,9 @@
 import { flagBool, flagString, type FlagSpec, parseCommand } from '../lib/util/argv.js';
 import { UsageError } from '../lib/errors.js';
 import { availableProfiles, displayPath, findProfileFile, loadProfile } from '../lib/profile/load.js';
-import { describeProfile, trustState } from '../lib/profile/trust.js';
+import { describeProfile, recordTrust, trustState } from '../lib/profile/trust.js';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { printable } from '../lib/util/printable.js';
 import { JSON_FLAG, PROFILE_FLAGS, profileSource } from './shared-flags.js';
 
@@ -56,6 +58,49 @@ async function list(argv: string[]): Promise<number> {
   return 0;
 }
 
+const initSpec = {
+  name: 'profile init',
+  usage: 'stashbase profile init claude|codex [--name NAME] [--repo]',
+  summary: "Write a starting profile for Claude Code or Codex (docs/agents.md's recipe), global by default.",
+  flags: [
+    { name: 'name', kind: 'value', value: 'name', help: 'Its name (default: the agent\'s)' },
+    { name: 'repo', kind: 'bool', help: "Write it in the repository's .stashbase/agents (trusted as written) instead of $STASHBASE_HOME/agents" },
+  ] as FlagSpec[],
+  notes: 'An existing profile of that name is never overwritten.',
+};
+
+async function init(argv: string[]): Promise<number> {
+  const p = parseCommand(argv, initSpec);
+  if (p === null) return 0;
+  const { STARTERS, STARTER_HEAD } = await import('../templates/profile-init.js');
+  const agent = p.positionals[0];
+  if (p.positionals.length !== 1 || p.rest !== null || agent === undefined || !Object.hasOwn(STARTERS, agent)) throw new UsageError(`profile init takes one agent: ${Object.keys(STARTERS).join(' or ')}`);
+  const name = flagString(p, 'name') ?? agent;
+  if (!/^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(name)) throw new UsageError(`--name ${JSON.stringify(name)} is not a profile name (letters, digits, ".", "_" and "-")`);
+  const cwd = process.cwd();
+  const { homePaths, stashbaseHome } = await import('../lib/home.js');
+  const { findRepoRoot } = await import('../lib/git/repo.js');
+  let dir = homePaths(stashbaseHome(process.env)).agents;
+  if (flagBool(p, 'repo')) {
+    const root = findRepoRoot(cwd)?.root;
+    if (root === undefined) throw new UsageError('--repo: the working directory is not in a git repository');
+    dir = join(root, '.stashbase', 'agents');
+  }
+  const file = join(dir, `${name}.toml`);
+  const text = STARTER_HEAD + (STARTERS[agent] as string);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  try {
+    writeFileSync(file, text, { flag: 'wx', mode: 0o644 });
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'EEXIST') throw new UsageError(`${file} exists; it is left as it is (choose another --name)`);
+    throw e;
+  }
+  // Written by stashbase, as shown: a repository's copy is trusted at this text.
+  if (flagBool(p, 'repo')) await recordTrust(file, text, process.env);
+  process.stdout.write(`Wrote ${displayPath(file, cwd)}. Run with: stashbase agent run --profile ${name} -- ${agent}\n`);
+  return 0;
+}
+
 async function show(argv: string[]): Promise<number> {
   const p = parseCommand(argv, showSpec);
   if (p === null) return 0;
@@ -81,5 +126,5 @@ async function show(argv: string[]): Promise<number> {
   return 0;
 }
 
-export const mains: Record<string, Main> = { list, show };
-export const flagsOf: Record<string, FlagSpec[]> = { list: listSpec.flags, show: showSpec.flags };
+export const mains: Record<string, Main> = { list, show, init };
+export const flagsOf: Record<string, FlagSpec[]> = { list: listSpec.flags, show: showSpec.flags, init: initSpec.flags };

@@ -19,7 +19,7 @@ const LEAVES = [
   'agent run', 'agent validate', 'agent trust', 'agent audit', 'agent status',
   'agent docker build', 'agent docker doctor', 'agent docker status', 'agent docker cleanup', 'agent docker shell',
   'agent worktrees list', 'agent worktrees merge', 'agent worktrees clean', 'agent worktrees remove', 'agent worktrees delete',
-  'profile list', 'profile show', 'scan', 'scan install',
+  'profile list', 'profile show', 'profile init', 'scan', 'scan install',
 ];
 
 test('--help on every command', async () => {
@@ -80,6 +80,26 @@ test('--profile takes a path: trusted like a repository\'s, by its path', async 
   assert.equal((await cli(['agent', 'trust', '--profile', file], { env, cwd: dir })).code, 0);
   const ok = await cli(['agent', 'run', '--silent', '--profile', './mine.toml', '--', 'true'], { env, cwd: dir });
   assert.equal(ok.code, 0, ok.stderr);
+});
+
+test('profile init writes the recipe of docs/agents.md (global, or trusted as written in the repository), never over an existing profile', async () => {
+  const { recipe } = await import('../agent-recipes.js');
+  const own = join(t.dir, 'init-state');
+  const e = { ...env, STASHBASE_HOME: own };
+  const r = await cli(['profile', 'init', 'claude'], { env: e, cwd: t.dir });
+  assert.equal(r.code, 0, r.stderr);
+  const text = readFileSync(join(own, 'agents', 'claude.toml'), 'utf8');
+  assert.ok(text.endsWith(recipe('claude')), 'the recipe, as documented');
+  assert.equal(r.stdout, 'Wrote init-state/agents/claude.toml. Run with: stashbase agent run --profile claude -- claude\n');
+  const again = await cli(['profile', 'init', 'claude'], { env: e, cwd: t.dir });
+  assert.deepEqual([again.code, again.stderr], [2, `stashbase: ${join(own, 'agents', 'claude.toml')} exists; it is left as it is (choose another --name)\n`]);
+  assert.equal(readFileSync(join(own, 'agents', 'claude.toml'), 'utf8'), text);
+  const repo = join(t.dir, 'init-repo');
+  spawnSync('git', ['init', '-q', repo]);
+  assert.equal((await cli(['profile', 'init', 'codex', '--repo', '--name', 'cx'], { env: e, cwd: repo })).code, 0);
+  assert.ok(readFileSync(join(repo, '.stashbase', 'agents', 'cx.toml'), 'utf8').endsWith(recipe('codex')));
+  const v = await cli(['agent', 'validate', '--no-secrets', '--profile', 'cx'], { env: e, cwd: repo });
+  assert.match(v.stdout, /\n  ok   trust: repository profile trusted at its current content\n/);
 });
 
 test('agent worktrees commands outside a git repository say so and fail', async () => {
