@@ -160,6 +160,19 @@ test('malformed input and resets do not take the proxy down', async () => {
   assert.match(r, /UPSTREAM/);
 });
 
+/** Listens with the proxy; each call sends one raw request on a new connection and gives back all it got until the close. */
+async function sender(p: import('node:net').Server): Promise<(req: string) => Promise<string>> {
+  await new Promise<void>((r) => p.listen(0, '127.0.0.1', r));
+  const port = (p.address() as AddressInfo).port;
+  return (req) =>
+    new Promise<string>((resolve) => {
+      const s = connect(port, '127.0.0.1', () => s.write(req));
+      let out = '';
+      s.setEncoding('utf8').on('data', (d: string) => (out += d));
+      s.on('close', () => resolve(out));
+    });
+}
+
 test('resolution happens once, after the policy, and refused addresses are never dialled (DNS rebinding, metadata)', async () => {
   const asked: string[] = [];
   const answers: Record<string, string[]> = { 'meta.test': ['169.254.169.254'], 'sneaky.test': ['127.0.0.1'], 'mixed.test': ['10.0.0.1', 'fd00::1'] };
@@ -171,15 +184,7 @@ test('resolution happens once, after the policy, and refused addresses are never
       return answers[host] ?? [];
     },
   });
-  await new Promise<void>((r) => p.listen(0, '127.0.0.1', r));
-  const port = (p.address() as AddressInfo).port;
-  const send = (req: string) =>
-    new Promise<string>((resolve) => {
-      const s = connect(port, '127.0.0.1', () => s.write(req));
-      let out = '';
-      s.setEncoding('utf8').on('data', (d: string) => (out += d));
-      s.on('close', () => resolve(out));
-    });
+  const send = await sender(p);
   try {
     const meta = await send('CONNECT meta.test:443 HTTP/1.1\r\nHost: meta.test:443\r\n\r\n');
     assert.match(meta, /^HTTP\/1\.1 403 Forbidden\r\n[\s\S]*meta\.test resolves only to refused addresses \(169\.254\.169\.254 is a loopback, link-local, private or reserved address\)/);
@@ -207,15 +212,7 @@ test('an allowed name the resolver cannot answer for is an error (502), audited 
       throw Object.assign(new Error('getaddrinfo ENOTFOUND'), { code: 'ENOTFOUND' });
     },
   });
-  await new Promise<void>((r) => p.listen(0, '127.0.0.1', r));
-  const port = (p.address() as AddressInfo).port;
-  const send = (req: string) =>
-    new Promise<string>((resolve) => {
-      const s = connect(port, '127.0.0.1', () => s.write(req));
-      let out = '';
-      s.setEncoding('utf8').on('data', (d: string) => (out += d));
-      s.on('close', () => resolve(out));
-    });
+  const send = await sender(p);
   try {
     assert.match(await send('CONNECT gone.test:443 HTTP/1.1\r\nHost: gone.test:443\r\n\r\n'), /^HTTP\/1\.1 502 Bad Gateway\r\n[\s\S]*stashbase proxy could not reach gone\.test:443: cannot resolve gone\.test: ENOTFOUND\n$/);
     assert.match(await send('GET http://gone.test/ HTTP/1.1\r\nHost: gone.test\r\nConnection: close\r\n\r\n'), /^HTTP\/1\.1 502 Bad Gateway\r\n/);
