@@ -10,6 +10,7 @@ import { capture, probe, start } from '../exec.js';
 import type { AgentWork } from './inventory.js';
 import type { Repo } from './layout.js';
 import { type Finding, parseRaw, review } from './review.js';
+import { QUARANTINE } from '../git/planted-repos.js';
 
 export interface MergeTarget {
   /** The checkout's current branch, short name. */
@@ -29,7 +30,15 @@ export function mergeTarget(repo: Repo, work: AgentWork): MergeTarget {
   if (into === '') throw fail('your checkout has no current branch (detached HEAD); check out the branch to merge into');
   const mine = probe(git(repo.git, repo.root, ['status', '--porcelain', '--untracked-files=no']));
   if (mine.code !== 0 || mine.stdout.trim() !== '') throw fail(`your checkout ${repo.root} has uncommitted changes; commit or stash them first`);
-  if (work.status === 'dirty') throw fail(`${work.name} has uncommitted changes in ${work.path}; commit or discard them there first`);
+  if (work.status === 'dirty') {
+    // Some of them may be stashbase's own: what it moved aside at the end of a run, as your tools would have run it.
+    const st = probe(git(repo.git, work.path as string, ['status', '--porcelain', '-z', '--untracked-files=all']));
+    const aside = st.stdout.split('\0').map((l) => l.slice(3)).filter((f) => f.endsWith(QUARANTINE)).map((f) => f.slice(0, -QUARANTINE.length));
+    if (aside.length > 0) {
+      throw fail(`${work.name} has uncommitted changes in ${work.path}: stashbase moved aside ${aside.map((f) => JSON.stringify(f)).join(', ')} at the end of a run there (each would run on your machine; named then), as ${aside.length === 1 ? 'a file' : 'files'} ending in ${QUARANTINE}. Review ${aside.length === 1 ? 'it' : 'them'}, then in ${work.path} restore (mv NAME${QUARANTINE} NAME) or delete ${aside.length === 1 ? 'it' : 'them'} and commit or discard what is left`);
+    }
+    throw fail(`${work.name} has uncommitted changes in ${work.path}; commit or discard them there first`);
+  }
   const base = probe(git(repo.git, repo.root, ['merge-base', 'HEAD', oid])).stdout.trim();
   if (base === '') throw fail(`${work.branch} has no history in common with ${into}`);
   return { into, oid, base };

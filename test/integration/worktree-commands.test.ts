@@ -1,7 +1,7 @@
 // `agent worktrees list|merge|clean|remove` against real git repositories
 // whose agent worktrees are made with plain git, as a run would leave them.
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, test } from 'node:test';
 import { cli, needs, tempHome, writeFile } from '../helpers.js';
@@ -168,6 +168,13 @@ describe('agent worktrees commands (real git)', needs('git'), () => {
     writeFileSync(join(wt('even-fern-hill'), 'wip.txt'), 'wip');
     const theirs = await sb(['merge', 'even-fern-hill']);
     assert.deepEqual([theirs.code, theirs.stderr], [1, `stashbase: even-fern-hill has uncommitted changes in ${wt('even-fern-hill')}; commit or discard them there first; nothing was merged\n`]);
+    // Its changes are stashbase's own (an .envrc moved aside at a run's end): the refusal says so, and how to go on.
+    rmSync(join(wt('even-fern-hill'), 'wip.txt'));
+    writeFileSync(join(wt('even-fern-hill'), '.envrc.stashbase-quarantine'), 'export X=1\n');
+    const aside = await sb(['merge', 'even-fern-hill']);
+    assert.deepEqual([aside.code, aside.stderr], [1, `stashbase: even-fern-hill has uncommitted changes in ${wt('even-fern-hill')}: stashbase moved aside ".envrc" at the end of a run there (each would run on your machine; named then), as a file ending in .stashbase-quarantine. Review it, then in ${wt('even-fern-hill')} restore (mv NAME.stashbase-quarantine NAME) or delete it and commit or discard what is left; nothing was merged\n`]);
+    rmSync(join(wt('even-fern-hill'), '.envrc.stashbase-quarantine'));
+    writeFileSync(join(wt('even-fern-hill'), 'wip.txt'), 'wip');
     agent('fair-oak-reef', { 'f.txt': 'f\n' });
     writeFileSync(join(r.root, '.git', 'worktrees', 'fair-oak-reef', 'gitdir'), '/tmp/x/.git\n');
     const unsafe = await sb(['merge', 'fair-oak-reef']);
