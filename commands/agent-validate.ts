@@ -3,6 +3,7 @@ import { resolveBackend } from '../lib/run/backend.js';
 import { envDecision } from '../lib/run/env-policy.js';
 import { printable } from '../lib/util/printable.js';
 import { resolveSecrets } from '../lib/secrets/sources.js';
+import { networkChecks } from '../lib/run/agent-hosts.js';
 import { StashbaseError, UsageError } from '../lib/errors.js';
 import { displayPath, loadProfile } from '../lib/profile/load.js';
 import { trustCommand, trustState } from '../lib/profile/trust.js';
@@ -65,6 +66,7 @@ export async function main(argv: string[]): Promise<number> {
       }
     }
   }
+  checks.push(...networkChecks(profile));
   checks.push(...backendChecks(backend, env));
   // Docker: the image a run would use is there (a Dockerfile's is built at the first run).
   if (backend === 'docker' && checks.every((c) => c.ok) && profile.sandbox.dockerfile === undefined) {

@@ -236,6 +236,14 @@ test('validate: an invalid profile is an error naming file, line and key', async
   assert.deepEqual(JSON.parse(j.stdout), { ready: false, error: 'home/.stashbase/agents/bad.toml:2 sandbox.memory: "2 GB" is not a docker memory size (try "2g")', exitCode: 2 });
 });
 
+test('validate: a secret bound to a host the agent cannot reach, and a known agent without its API host, are not ready; what only some uses need is said', async () => {
+  const own = join(t.dir, 'net-state');
+  writeFile(join(own, 'agents', 'net.toml'), '[network]\negress_hosts = ["api.openai.com"]\n[secrets.ANTHROPIC_API_KEY]\nsource = "AK"\nhosts = ["api.anthropic.com"]\n[secrets.CODEX_API_KEY]\nsource = "OK"\nhosts = ["api.openai.com"]\n');
+  const r = await cli(['agent', 'validate', '--no-secrets', '--profile', 'net'], { env: { ...env, STASHBASE_HOME: own }, cwd: t.dir });
+  assert.equal(r.code, 1);
+  assert.match(r.stdout, /\n {2}FAIL secrets\.ANTHROPIC_API_KEY: bound to api\.anthropic\.com, which egress_hosts does not let the agent reach \(or deny_hosts refuses\): the secret would never be used there\n {2}FAIL Claude Code: its API host api\.anthropic\.com is not in egress_hosts\n {2}ok {3}Codex: its API host is reachable; not reachable, which only some uses need: chatgpt\.com \(model discovery unless --disable api_key_model_discovery, and a ChatGPT login's turns\); auth\.openai\.com \(a login and its token's refresh\)\n/);
+});
+
 test('validate: an untrusted repository profile is not ready', async () => {
   const repo = join(t.dir, 'repo2');
   writeFile(join(repo, '.stashbase', 'agents', 'x.toml'), '');
