@@ -1,13 +1,14 @@
 import { flagBool, flagString, type FlagSpec, parseCommand } from '../lib/util/argv.js';
-import { formatAudit, latestSession, readAudit } from '../lib/run/audit-read.js';
+import { type AuditEvent, formatAudit, latestSession, readAudit } from '../lib/run/audit-read.js';
 import { ConfigError, UsageError } from '../lib/errors.js';
 import { stashbaseHome } from '../lib/home.js';
 import { JSON_FLAG } from './shared-flags.js';
 
-export const usage = 'stashbase agent audit [SESSION] [--json] | --list | --prune [--older-than DAYS]';
+export const usage = 'stashbase agent audit [SESSION] [--json | --follow] | --list | --prune [--older-than DAYS]';
 export const summary = "Show a run's audit log (the latest run by default), denials marked.";
 export const flags: FlagSpec[] = [
   { ...JSON_FLAG, help: 'Print the events (or, with --list, the logs) as JSON' },
+  { name: 'follow', kind: 'bool', help: "Keep showing the run's events as they are written, until it ends (Ctrl+C stops)" },
   { name: 'list', kind: 'bool', help: 'List the logs, newest first: session, start, how it ended, profile, size, directory' },
   { name: 'prune', kind: 'bool', help: 'Remove the logs not written to for --older-than days' },
   { name: 'older-than', kind: 'value', value: 'days', help: 'With --prune: the age in days (default 30)' },
@@ -38,6 +39,11 @@ export async function main(argv: string[]): Promise<number> {
   const session = p.positionals[0] ?? latestSession(home);
   if (session === null) throw new ConfigError(`no audit logs yet in ${home}/audit`);
   const events = readAudit(home, session);
+  if (flagBool(p, 'follow')) {
+    if (flagBool(p, 'json')) throw new UsageError('--follow shows text; --json prints a log as it is');
+    await follow(home, session, events);
+    return 0;
+  }
   if (flagBool(p, 'json')) {
     process.stdout.write(JSON.stringify(events, null, 2) + '\n');
     return 0;
@@ -47,4 +53,44 @@ export async function main(argv: string[]): Promise<number> {
   const colors = pc.createColors(process.stdout.isTTY === true && !process.env.NO_COLOR);
   process.stdout.write(`Audit session: ${session}\n${formatAudit(events, (s) => colors.bold(colors.red(s)))}`);
   return 0;
+}
+
+/** The log's events so far, then each as it is written (read by offset, whole lines only), until the run's end event. */
+async function follow(home: string, session: string, first: AuditEvent[]): Promise<void> {
+  const { closeSync, fstatSync, openSync, readSync } = await import('node:fs');
+  const { auditFile } = await import('../lib/run/audit.js');
+  const out = (events: AuditEvent[]) => process.stdout.write(formatAudit(events, (s) => s, { counts: false }));
+  const all = [...first];
+  process.stdout.write(`Audit session: ${session} (following; Ctrl+C stops)\n`);
+  out(first);
+  const ended = () => all.some((e) => e.type === 'end');
+  const fd = openSync(auditFile(home, session), 'r');
+  let offset = fstatSync(fd).size;
+  let rest = '';
+  try {
+    while (!ended()) {
+      await new Promise((r) => setTimeout(r, 300));
+      const size = fstatSync(fd).size;
+      if (size <= offset) continue;
+      const buf = Buffer.alloc(Math.min(size - offset, 4 * 1024 * 1024));
+      const n = readSync(fd, buf, 0, buf.length, offset);
+      offset += n;
+      const lines = (rest + buf.subarray(0, n).toString('utf8')).split('\n');
+      rest = lines.pop() ?? '';
+      const fresh: AuditEvent[] = [];
+      for (const l of lines) {
+        try {
+          const e = JSON.parse(l) as unknown;
+          if (e !== null && typeof e === 'object' && !Array.isArray(e)) fresh.push(e as AuditEvent);
+        } catch {
+          // a line cut short is read whole next time; a broken one is skipped
+        }
+      }
+      all.push(...fresh);
+      out(fresh);
+    }
+  } finally {
+    closeSync(fd);
+  }
+  process.stdout.write(formatAudit(all).split('\n').filter((l) => /^\d+ (proxy|dependency) decisions: /.test(l)).join('\n') + '\n');
 }

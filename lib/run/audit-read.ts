@@ -68,7 +68,7 @@ function tidy(v: unknown): string {
 }
 
 /** One line per event; `mark` wraps the DENY and BLOCK labels (colour on a terminal). */
-export function formatAudit(events: AuditEvent[], mark: (s: string) => string = (s) => s): string {
+export function formatAudit(events: AuditEvent[], mark: (s: string) => string = (s) => s, o: { counts?: boolean } = {}): string {
   const lines: string[] = [];
   let allowed = 0;
   let denied = 0;
@@ -112,6 +112,7 @@ export function formatAudit(events: AuditEvent[], mark: (s: string) => string = 
       lines.push(`${t}  ${deny ? mark('DENY ') : 'hook '}  ${tidy(e.path)}  ${tidy(what)}${args}`);
     } else lines.push(`${t}  ${e.type}  ${JSON.stringify(e)}`);
   }
+  if (o.counts === false) return lines.length ? lines.join('\n') + '\n' : '';
   lines.push(`${allowed + denied + errors} proxy decisions: ${allowed} allowed, ${denied} denied, ${errors} errors`);
   const checked = Object.values(deps).reduce((a, b) => a + b, 0);
   if (checked > 0) lines.push(`${checked} dependency decisions: ${['block', 'warn', 'unchecked', 'ok'].map((d) => `${deps[d] ?? 0} ${d === 'block' ? 'blocked' : d === 'warn' ? 'warned' : d}`).join(', ')}`);

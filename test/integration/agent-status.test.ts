@@ -33,4 +33,22 @@ describe('agent status (real bwrap)', needs('bwrap'), () => {
       await new Promise((res) => child.once('exit', res));
     }
   });
+
+  test('agent audit --follow shows a live run\'s events as they come, and stops at its end', async () => {
+    writeFile(join(t.sbHome, 'agents', 'narrow.toml'), '[network]\negress_hosts = ["a.test"]\n');
+    const child = spawn(process.execPath, [BIN, 'agent', 'run', '--silent', '--profile', 'narrow', '--', 'sh', '-c', 'echo up; sleep 1; curl -s -o /dev/null https://late.test/; sleep 1'], { env: t.env, cwd: proj });
+    let err = '';
+    child.stderr.on('data', (d: Buffer) => (err += String(d)));
+    const exited = new Promise((res) => child.once('exit', res));
+    await Promise.race([new Promise<void>((res) => child.stdout.once('data', () => res())), exited.then(() => assert.fail(`the run ended before it started: ${err}`))]);
+    const f = await cli(['agent', 'audit', '--follow'], { env: t.env, timeoutMs: 20_000 });
+    await exited;
+    assert.equal(f.code, 0, f.stderr);
+    const lines = f.stdout.trimEnd().split('\n');
+    assert.match(lines[0]!, /^Audit session: ags_[a-z2-7]{16} \(following; Ctrl\+C stops\)$/);
+    assert.match(lines[1]!, /  start  profile narrow, native/);
+    assert.match(f.stdout, /  DENY   CONNECT "late\.test:443"|  DENY   CONNECT late\.test:443/);
+    assert.match(lines.at(-2)!, /  end    exit code 0, \d+ ms$/);
+    assert.equal(lines.at(-1), '1 proxy decisions: 0 allowed, 1 denied, 0 errors');
+  });
 });
