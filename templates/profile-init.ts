@@ -5,7 +5,7 @@ export const STARTERS: Record<string, string> = {
   claude: `description = "Claude Code, API key"
 
 [network]
-egress_hosts = ["api.anthropic.com"]
+egress_hosts = ["api.anthropic.com", "platform.claude.com"]
 
 [secrets.ANTHROPIC_API_KEY]
 source = "ANTHROPIC_API_KEY"          # your shell's variable holding the real key

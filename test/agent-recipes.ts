@@ -64,17 +64,19 @@ export interface Wiring {
   caFile: string;
   anthropicPort: number;
   openaiPort: number;
+  /** Claude Code's interactive first start asks platform.claude.com (its OAuth hello). */
+  platformPort: number;
 }
 
 /** A profile recipe with the stubs wired in: the CA after [network], the vendor hosts mapped to loopback. */
 export function wired(profile: string, w: Wiring): string {
   assert.match(profile, /^\[network\]$/m);
   const withCa = profile.replace(/^\[network\]$/m, `[network]\nupstream_ca_file = "${w.caFile}"`);
-  return `${withCa}\n[network.hosts]\n"api.anthropic.com" = "127.0.0.1:${w.anthropicPort}"\n"api.openai.com" = "127.0.0.1:${w.openaiPort}"\n`;
+  return `${withCa}\n[network.hosts]\n"api.anthropic.com" = "127.0.0.1:${w.anthropicPort}"\n"api.openai.com" = "127.0.0.1:${w.openaiPort}"\n"platform.claude.com" = "127.0.0.1:${w.platformPort}"\n`;
 }
 
 /** Both API stubs, with certificates from a CA of the test's own (named in upstream_ca_file). */
-export async function startStubs(dir: string): Promise<{ anthropic: Stub; openai: Stub; wiring: Wiring }> {
+export async function startStubs(dir: string): Promise<{ anthropic: Stub; openai: Stub; platform: Stub; wiring: Wiring }> {
   const { startAgentApiStub } = (await import(join(REPO, 'test', 'fixtures', 'agent-api-stub.mjs'))) as { startAgentApiStub: (o: { key: string; cert: string; command: string }) => Promise<Stub> };
   const ca = testCa();
   const caFile = join(dir, 'upstream-ca.pem');
@@ -84,7 +86,9 @@ export async function startStubs(dir: string): Promise<{ anthropic: Stub; openai
   const o = leaves.get('api.openai.com');
   const anthropic = await startAgentApiStub({ key: a.keyPem, cert: a.certPem, command: 'true' });
   const openai = await startAgentApiStub({ key: o.keyPem, cert: o.certPem, command: 'true' });
-  return { anthropic, openai, wiring: { caFile, anthropicPort: anthropic.port, openaiPort: openai.port } };
+  const p = leaves.get('platform.claude.com');
+  const platform = await startAgentApiStub({ key: p.keyPem, cert: p.certPem, command: 'true' });
+  return { anthropic, openai, platform, wiring: { caFile, anthropicPort: anthropic.port, openaiPort: openai.port, platformPort: platform.port } };
 }
 
 /** A fake SSH key in the host home: the probe must not read it. */

@@ -39,13 +39,14 @@ describe('the real Claude Code and Codex on the Docker backend, with the recipes
   const repo = join(t.home, 'work');
   let anthropic: Stub;
   let openai: Stub;
+  let platform: Stub;
   let env: NodeJS.ProcessEnv;
   let sshKey = '';
 
   before(async () => {
     if (skip.skip) return;
     const stubs = await startStubs(t.dir);
-    ({ anthropic, openai } = stubs);
+    ({ anthropic, openai, platform } = stubs);
     for (const name of ['claude', 'codex', 'claude-and-codex', 'claude-subscription']) {
       writeFile(join(t.sbHome, 'agents', `${name}.toml`), `${wired(recipe(name), stubs.wiring)}\n${recipe('docker')}`);
     }
@@ -62,6 +63,7 @@ describe('the real Claude Code and Codex on the Docker backend, with the recipes
   after(async () => {
     await anthropic?.close();
     await openai?.close();
+    await platform?.close();
     t.cleanup();
   });
 

@@ -12,8 +12,9 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { checkTurn, plantSshKey, recipe, runTurn, type Stub, startStubs, type TurnOptions, wired } from '../agent-recipes.js';
-import { cli, needs, needsAgents, TEST_AGENTS_BIN, tempHome, writeFile } from '../helpers.js';
+import { checkTurn, hostKeysFor, plantSshKey, REAL_ANTHROPIC, recipe, runTurn, type Stub, startStubs, type TurnOptions, type Wiring, wired } from '../agent-recipes.js';
+import { shellQuote } from '../../templates/shell-quote.js';
+import { BIN, cli, needs, needsAgents, TEST_AGENTS_BIN, tempHome, writeFile } from '../helpers.js';
 
 describe('the real Claude Code and Codex inside the native sandbox, with the recipes of docs/agents.md', needs('bwrap', 'git'), () => {
   const skip = needsAgents();
@@ -21,13 +22,16 @@ describe('the real Claude Code and Codex inside the native sandbox, with the rec
   const repo = join(t.home, 'work');
   let anthropic: Stub;
   let openai: Stub;
+  let platform: Stub;
+  let wiring: Wiring;
   let env: NodeJS.ProcessEnv;
   let sshKey = '';
 
   before(async () => {
     if (skip.skip) return;
     const stubs = await startStubs(t.dir);
-    ({ anthropic, openai } = stubs);
+    ({ anthropic, openai, platform } = stubs);
+    wiring = stubs.wiring;
     for (const name of ['claude', 'codex', 'claude-and-codex', 'claude-subscription']) writeFile(join(t.sbHome, 'agents', `${name}.toml`), wired(recipe(name), stubs.wiring));
     sshKey = plantSshKey(t.home);
     mkdirSync(repo);
@@ -41,6 +45,7 @@ describe('the real Claude Code and Codex inside the native sandbox, with the rec
   after(async () => {
     await anthropic?.close();
     await openai?.close();
+    await platform?.close();
     if (process.env.SBTEST_KEEP !== "1") t.cleanup(); else process.stderr.write(`kept ${t.dir}\n`);
   });
 
@@ -55,6 +60,60 @@ describe('the real Claude Code and Codex inside the native sandbox, with the rec
     const config = readFileSync(join(t.home, '.claude.json'), 'utf8');
     assert.equal(typeof (JSON.parse(config) as { userID?: string }).userID, 'string', config + r.result.stderr);
     assert.equal(r.result.stderr, '', 'nothing the agent wrote was left behind');
+  });
+
+  test('Claude Code interactive, in a real terminal (tmux), from a fresh home with the claude recipe: its first start (platform.claude.com), onboarding, one turn with a tool call; the API got the real key, the screen shows the tool ran', { ...skip, timeout: 120_000 }, async () => {
+    const fresh = tempHome();
+    const socket = `sbtest-ic-${process.pid}`;
+    const tmux = (...args: string[]) => spawnSync('tmux', ['-L', socket, ...args], { encoding: 'utf8' });
+    try {
+      writeFile(join(fresh.sbHome, 'agents', 'claude.toml'), wired(recipe('claude'), wiring));
+      const proj = join(fresh.home, 'proj');
+      writeFile(join(proj, 'README'), 'x\n');
+      anthropic.setCommand('echo interactive-tool-ran');
+      const before = anthropic.requests.length;
+      const vars = { ...fresh.env, ...hostKeysFor(recipe('claude')), PATH: `${TEST_AGENTS_BIN}:${process.env.PATH}`, TERM: 'xterm-256color' };
+      const envArgs = Object.entries(vars).filter(([k]) => /^[A-Z_][A-Z0-9_]*$/.test(k)).map(([k, v]) => shellQuote(`${k}=${v}`)).join(' ');
+      const started = tmux('new-session', '-d', '-s', 'ic', '-x', '160', '-y', '45', `cd ${shellQuote(proj)} && exec env -i ${envArgs} ${shellQuote(process.execPath)} ${shellQuote(BIN)} agent run --profile claude -- claude`);
+      assert.equal(started.status, 0, started.stderr);
+      const screen = () => tmux('capture-pane', '-p', '-t', 'ic').stdout;
+      const until = async (re: RegExp) => {
+        for (const t0 = Date.now(); Date.now() - t0 < 30_000; await new Promise((r) => setTimeout(r, 250))) if (re.test(screen())) return;
+        assert.fail(`the screen never showed ${re}:\n${screen()}`);
+      };
+      const keys = (...k: string[]) => assert.equal(tmux('send-keys', '-t', 'ic', ...k).status, 0);
+      await until(/Dark mode/);
+      keys('Enter');
+      await until(/Do you want to use this API key\?/);
+      keys('Up');
+      await new Promise((r) => setTimeout(r, 300));
+      keys('Enter');
+      await until(/Press Enter to continue/);
+      keys('Enter');
+      await until(/Yes, I trust this folder/);
+      keys('Enter');
+      await until(/for shortcuts/);
+      keys('-l', 'Run the tests');
+      await new Promise((r) => setTimeout(r, 300));
+      keys('Enter');
+      await until(/stub-finished/);
+      assert.match(screen(), /interactive-tool-ran/);
+      const seen = anthropic.requests.slice(before);
+      assert.ok(seen.some((q) => q.path.startsWith('/v1/messages') && q.headers['x-api-key'] === REAL_ANTHROPIC), 'the API got the real key');
+      assert.ok(platform.requests.length > 0, 'the first start asked platform.claude.com');
+    } finally {
+      // The run tears down after the hang-up: its folders go once it has.
+      const pid = Number(tmux('list-panes', '-t', 'ic', '-F', '#{pane_pid}').stdout.trim());
+      tmux('kill-server');
+      for (const t0 = Date.now(); pid > 0 && Date.now() - t0 < 20_000; await new Promise((r) => setTimeout(r, 100))) {
+        try {
+          process.kill(pid, 0);
+        } catch {
+          break;
+        }
+      }
+      fresh.cleanup();
+    }
   });
 
   test('Codex (recipes codex, codex-turn): a full turn with a shell tool call over the WebSocket, in a home a codex outside the sandbox used before', { ...skip, timeout: 180_000 }, async () => {
