@@ -12,6 +12,7 @@ export const flags: FlagSpec[] = [
   { name: 'list', kind: 'bool', help: 'List the logs, newest first: session, start, how it ended, profile, size, directory' },
   { name: 'prune', kind: 'bool', help: 'Remove the logs not written to for --older-than days' },
   { name: 'older-than', kind: 'value', value: 'days', help: 'With --prune: the age in days (default 30)' },
+  { name: 'max-total', kind: 'value', value: 'MB', help: 'With --prune: then remove the oldest logs until the rest take at most this many MB (a log written in the last hour stays)' },
 ];
 
 const spec = { name: 'agent audit', usage, summary, flags, notes: 'SESSION is an ags_… id, as printed by agent run.' };
@@ -27,15 +28,17 @@ export async function main(argv: string[]): Promise<number> {
     if (flagBool(p, 'prune')) {
       const raw = flagString(p, 'older-than') ?? '30';
       if (!/^\d+$/.test(raw) || Number(raw) < 1) throw new UsageError(`--older-than takes a whole number of days, 1 or more, not ${JSON.stringify(raw)}`);
-      const removed = pruneLogs(home, Number(raw));
-      process.stdout.write(`${removed.length === 0 ? 'no' : removed.length} audit log${removed.length === 1 ? '' : 's'} older than ${raw} days removed${removed.length ? `: ${removed.join(' ')}` : ''}\n`);
+      const mb = flagString(p, 'max-total');
+      if (mb !== undefined && (!/^\d+$/.test(mb) || Number(mb) < 1)) throw new UsageError(`--max-total takes a whole number of MB, 1 or more, not ${JSON.stringify(mb)}`);
+      const removed = pruneLogs(home, Number(raw), Date.now(), mb === undefined ? Infinity : Number(mb) * 1024 * 1024);
+      process.stdout.write(`${removed.length === 0 ? 'no' : removed.length} audit log${removed.length === 1 ? '' : 's'} removed (older than ${raw} days${mb === undefined ? '' : `, or past ${mb} MB in all`})${removed.length ? `: ${removed.join(' ')}` : ''}\n`);
       return 0;
     }
     const logs = listLogs(home);
     process.stdout.write(flagBool(p, 'json') ? JSON.stringify(logs.map((l) => ({ session: l.session, bytes: l.bytes, modified: l.modified.toISOString(), start: l.start, end: l.end })), null, 2) + '\n' : formatList(logs));
     return 0;
   }
-  if (flagString(p, 'older-than') !== undefined) throw new UsageError('--older-than goes with --prune');
+  if (flagString(p, 'older-than') !== undefined || flagString(p, 'max-total') !== undefined) throw new UsageError('--older-than and --max-total go with --prune');
   const session = p.positionals[0] ?? latestSession(home);
   if (session === null) throw new ConfigError(`no audit logs yet in ${home}/audit`);
   const events = readAudit(home, session);

@@ -80,12 +80,21 @@ export function formatList(logs: LogSummary[]): string {
   return [head, ...rows].map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i] as number))).join('  ')).join('\n') + '\n';
 }
 
-/** Removes the logs not written to for `days` days (a live run writes its own at least at its end); returns their sessions. */
-export function pruneLogs(home: string, days: number, now = Date.now()): string[] {
+/**
+ * Removes the logs not written to for `days` days and then, oldest first, as
+ * many more as keep the rest within `maxBytes` (a log written to in the last
+ * hour stays: a live run's); returns their sessions.
+ */
+export function pruneLogs(home: string, days: number, now = Date.now(), maxBytes = Infinity): string[] {
   const dir = homePaths(home).audit;
   const removed: string[] = [];
-  for (const l of listLogs(home)) {
-    if (now - l.modified.getTime() < days * 86_400_000) continue;
+  const logs = listLogs(home);
+  let total = logs.reduce((n, l) => n + l.bytes, 0);
+  // Oldest first (listLogs gives newest first).
+  for (const l of [...logs].reverse()) {
+    const age = now - l.modified.getTime();
+    if (age < days * 86_400_000 && (total <= maxBytes || age < 3_600_000)) continue;
+    total -= l.bytes;
     const file = join(dir, `${l.session}.jsonl`);
     if (!statSync(file).isFile()) continue;
     rmSync(file);

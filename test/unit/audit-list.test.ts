@@ -34,6 +34,16 @@ test('agent audit --list: newest first, from each log\'s first and last lines; a
   assert.deepEqual(pruneLogs(t.sbHome, 30), ['ags_aaaaaaaaaaaaaaaa']);
   assert.deepEqual(listLogs(t.sbHome).map((l) => l.session), ['ags_bbbbbbbbbbbbbbbb']);
   assert.deepEqual(pruneLogs(t.sbHome, 30), []);
+  // By size: the oldest go until the rest fit; one written in the last hour stays whatever its size.
+  for (const [id, hoursAgo] of [['ags_cccccccccccccccc', 5], ['ags_dddddddddddddddd', 3]] as const) {
+    const l = new AuditLog(t.sbHome, id);
+    for (let i = 0; i < 50; i++) l.write({ type: 'proxy', method: 'GET', host: `h${i}.test`, port: 443, path: '/', decision: 'deny', rule: 'r', status: 403 });
+    l.write({ type: 'end', exitCode: 0, durationMs: 1 });
+    const when = Date.now() / 1000 - hoursAgo * 3600;
+    utimesSync(join(t.sbHome, 'audit', `${id}.jsonl`), when, when);
+  }
+  assert.deepEqual(pruneLogs(t.sbHome, 30, Date.now(), 1), ['ags_cccccccccccccccc', 'ags_dddddddddddddddd']);
+  assert.deepEqual(listLogs(t.sbHome).map((l) => l.session), ['ags_bbbbbbbbbbbbbbbb']);
 });
 
 test('quoted(): C1 controls, bidirectional overrides and zero-width characters are shown as escapes, as the C0 ones are', async () => {
