@@ -44,7 +44,7 @@ export async function main(argv: string[]): Promise<number> {
   const events = readAudit(home, session);
   if (flagBool(p, 'follow')) {
     if (flagBool(p, 'json')) throw new UsageError('--follow shows text; --json prints a log as it is');
-    await follow(home, session, events);
+    await follow(home, session);
     return 0;
   }
   if (flagBool(p, 'json')) {
@@ -58,42 +58,59 @@ export async function main(argv: string[]): Promise<number> {
   return 0;
 }
 
-/** The log's events so far, then each as it is written (read by offset, whole lines only), until the run's end event. */
-async function follow(home: string, session: string, first: AuditEvent[]): Promise<void> {
-  const { closeSync, fstatSync, openSync, readSync } = await import('node:fs');
+/**
+ * The log's events so far, then each as it is written, all read from one
+ * descriptor by offset (whole lines only): until the run's end event, or the
+ * run is gone without one (killed), or the log is.
+ */
+async function follow(home: string, session: string): Promise<void> {
+  const { closeSync, constants, fstatSync, openSync, readSync } = await import('node:fs');
   const { auditFile } = await import('../lib/run/audit.js');
+  const { liveSessionIds } = await import('../lib/run/session.js');
+  const all: AuditEvent[] = [];
   const out = (events: AuditEvent[]) => process.stdout.write(formatAudit(events, (s) => s, { counts: false }));
-  const all = [...first];
   process.stdout.write(`Audit session: ${session} (following; Ctrl+C stops)\n`);
-  out(first);
-  const ended = () => all.some((e) => e.type === 'end');
-  const fd = openSync(auditFile(home, session), 'r');
-  let offset = fstatSync(fd).size;
+  const fd = openSync(auditFile(home, session), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  let offset = 0;
   let rest = '';
+  let why = '';
   try {
-    while (!ended()) {
-      await new Promise((r) => setTimeout(r, 300));
-      const size = fstatSync(fd).size;
-      if (size <= offset) continue;
-      const buf = Buffer.alloc(Math.min(size - offset, 4 * 1024 * 1024));
-      const n = readSync(fd, buf, 0, buf.length, offset);
-      offset += n;
-      const lines = (rest + buf.subarray(0, n).toString('utf8')).split('\n');
-      rest = lines.pop() ?? '';
+    for (let first = true; ; first = false) {
+      const st = fstatSync(fd);
+      if (!st.isFile() || st.nlink === 0 || st.size < offset) {
+        why = 'the log was removed or cut short';
+        break;
+      }
       const fresh: AuditEvent[] = [];
-      for (const l of lines) {
-        try {
-          const e = JSON.parse(l) as unknown;
-          if (e !== null && typeof e === 'object' && !Array.isArray(e)) fresh.push(e as AuditEvent);
-        } catch {
-          // a line cut short is read whole next time; a broken one is skipped
+      while (offset < st.size) {
+        const buf = Buffer.alloc(Math.min(st.size - offset, 4 * 1024 * 1024));
+        const n = readSync(fd, buf, 0, buf.length, offset);
+        if (n <= 0) break;
+        offset += n;
+        const lines = (rest + buf.subarray(0, n).toString('utf8')).split('\n');
+        rest = lines.pop() ?? '';
+        for (const l of lines) {
+          try {
+            const e = JSON.parse(l) as unknown;
+            if (e !== null && typeof e === 'object' && !Array.isArray(e)) fresh.push(e as AuditEvent);
+          } catch {
+            // a broken line is skipped
+          }
         }
       }
       all.push(...fresh);
       out(fresh);
+      if (all.some((e) => e.type === 'end')) break;
+      // Nothing new, and the run is not there to write more: it was killed (the next run settles it).
+      if (fresh.length === 0 && !first && !liveSessionIds(home).has(session)) {
+        why = 'the run is no longer running and its log has no end (killed: the next run settles it)';
+        break;
+      }
+      await new Promise((r) => setTimeout(r, 300));
     }
   } finally {
     closeSync(fd);
   }
+  if (why) process.stdout.write(`(${why})\n`);
   process.stdout.write(formatAudit(all).split('\n').filter((l) => /^\d+ (proxy|dependency) decisions: /.test(l)).join('\n') + '\n');
 }

@@ -1,6 +1,7 @@
 import { flagString, type FlagSpec, parseCommand } from '../lib/util/argv.js';
 import { TrustError, UsageError } from '../lib/errors.js';
 import { isInteractive } from '../lib/util/prompt.js';
+import { printable } from '../lib/util/printable.js';
 import { displayPath, loadProfile } from '../lib/profile/load.js';
 import { buildTrustState, changesSinceTrusted, describeProfile, recordBuildTrust, recordTrust, trustState } from '../lib/profile/trust.js';
 import { chooseImage } from '../lib/docker/image.js';
@@ -45,7 +46,7 @@ export async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${profile.name} is a ${profile.source} profile${profile.file ? ` (${profile.file})` : ''}: only repository profiles need trust\n`);
     return 0;
   }
-  const label = displayPath(profile.file, cwd);
+  const label = printable(displayPath(profile.file, cwd), true);
   const before = trustState(profile.file, text, process.env);
   // What it allows first; in a terminal, a yes before it is recorded.
   const changes = before === 'changed' ? changesSinceTrusted(profile.file, text, process.env) : [];

@@ -76,7 +76,7 @@ async function init(argv: string[]): Promise<number> {
   const agent = p.positionals[0];
   if (p.positionals.length !== 1 || p.rest !== null || agent === undefined || !Object.hasOwn(STARTERS, agent)) throw new UsageError(`profile init takes one agent: ${Object.keys(STARTERS).join(' or ')}`);
   const name = flagString(p, 'name') ?? agent;
-  if (!/^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(name)) throw new UsageError(`--name ${JSON.stringify(name)} is not a profile name (letters, digits, ".", "_" and "-")`);
+  if (!/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/.test(name) || name.endsWith('.toml')) throw new UsageError(`--name ${JSON.stringify(name)} is not a profile name (up to 64 letters, digits, ".", "_" and "-", without .toml)`);
   const cwd = process.cwd();
   const { homePaths, stashbaseHome } = await import('../lib/home.js');
   const { findRepoRoot } = await import('../lib/git/repo.js');
@@ -86,9 +86,23 @@ async function init(argv: string[]): Promise<number> {
     if (root === undefined) throw new UsageError('--repo: the working directory is not in a git repository');
     dir = join(root, '.stashbase', 'agents');
   }
-  const file = join(dir, `${name}.toml`);
   const text = STARTER_HEAD + (STARTERS[agent] as string);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
+  if (flagBool(p, 'repo')) {
+    // Where it really is: inside the repository, and not your own folder of profiles (a linked .stashbase could send it anywhere).
+    const { realpathSync } = await import('node:fs');
+    const root = realpathSync(findRepoRoot(cwd)!.root);
+    const real = realpathSync(dir);
+    let mine = '';
+    try {
+      mine = realpathSync(homePaths(stashbaseHome(process.env)).agents);
+    } catch {
+      // none yet
+    }
+    if (!real.startsWith(`${root}/`) || real === mine) throw new UsageError(`${dir} leads to ${real}, outside the repository ${root} (or into your global profiles); nothing was written`);
+    dir = real;
+  }
+  const file = join(dir, `${name}.toml`);
   try {
     writeFileSync(file, text, { flag: 'wx', mode: 0o644 });
   } catch (e) {

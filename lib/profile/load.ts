@@ -167,13 +167,16 @@ function profileAtPath(given: string, cwd: string, env: NodeJS.ProcessEnv): { fi
     throw new ConfigError(`profile file ${path} not found`);
   }
   if (!NAME.test(basename(file, '.toml'))) throw new UsageError(`--profile ${JSON.stringify(given)}: ${basename(file)} is not a profile's file name (letters, digits, ".", "_" and "-", then .toml)`);
-  let agents = homePaths(stashbaseHome(env)).agents;
+  // Global only when named in your agents folder and found there too: a repository's link into it is a repository's profile (asked for).
+  const agents = homePaths(stashbaseHome(env)).agents;
+  let realAgents = agents;
   try {
-    agents = realpathSync(agents);
+    realAgents = realpathSync(agents);
   } catch {
     // no global profiles yet
   }
-  return { file, source: dirname(file) === agents ? 'global' : 'directory' };
+  const global = (dirname(path) === agents || dirname(path) === realAgents) && dirname(file) === realAgents;
+  return { file, source: global ? 'global' : 'directory' };
 }
 
 /** The names --profile finds from here (with the source chosen), and the built-in default. */

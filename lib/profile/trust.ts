@@ -13,7 +13,7 @@ import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { ConfigError, TrustError } from '../errors.js';
 import { homePaths, stashbaseHome } from '../home.js';
-import type { LoadedProfile } from './load.js';
+import { findProfileFile, type LoadedProfile } from './load.js';
 import type { Profile } from './types.js';
 import { sha256 } from '../util/sha256.js';
 import { printable } from '../util/printable.js';
@@ -133,7 +133,7 @@ export async function ensureBuildTrusted(o: BuildTrustInput): Promise<void> {
     const shown = lines.slice(0, 80).map((l) => `  | ${printable(l, true)}`);
     if (lines.length > 80) shown.push(`  | … ${lines.length - 80} more lines`);
     const files = o.files.length === 0 ? '  (nothing)' : [...o.files.slice(0, 20).map((f) => `  ${printable(f, true)}`), ...(o.files.length > 20 ? [`  … and ${o.files.length - 20} more`] : [])].join('\n');
-    process.stderr.write(`The Dockerfile ${o.path} ${why}. Building it runs its steps as root:\n${shown.join('\n')}\nIt copies from its folder:\n${files}\n`);
+    process.stderr.write(`The Dockerfile ${printable(o.path, true)} ${why}. Building it runs its steps as root:\n${shown.join('\n')}\nIt copies from its folder:\n${files}\n`);
     const { confirm } = await import('../util/prompt.js');
     if (await confirm('Trust it and build?')) {
       await recordBuildTrust(o.path, o.digest, o.env);
@@ -190,7 +190,7 @@ function describeRaw(p: Profile): string {
 
 export function trustCommand(p: Profile): string {
   // A profile named by its path outside a repository's .stashbase/agents is trusted by that path.
-  if (p.file !== null && !/\/\.stashbase\/agents\/[^/]+\.toml$/.test(p.file)) return `stashbase agent trust --profile ${shellQuote(p.file)}`;
+  if (p.file !== null && findProfileFile(p.name, 'directory', process.cwd(), process.env)?.file !== p.file) return `stashbase agent trust --profile ${shellQuote(p.file)}`;
   return `stashbase agent trust --profile ${p.name} --profile-source directory`;
 }
 
@@ -206,7 +206,7 @@ export async function ensureTrusted(loaded: LoadedProfile, opts: { interactive: 
   const why = state === 'changed' ? 'has changed since you trusted it' : 'has not been trusted yet';
   const changes = state === 'changed' ? changesSinceTrusted(profile.file, text, opts.env) : [];
   if (opts.interactive()) {
-    process.stderr.write(`Repository profile ${opts.label} ${why}.\n${changes.map((l) => `${l}\n`).join('')}It allows:\n${describeProfile(profile)}\n`);
+    process.stderr.write(`Repository profile ${printable(opts.label, true)} ${why}.\n${changes.map((l) => `${l}\n`).join('')}It allows:\n${describeProfile(profile)}\n`);
     const { confirm } = await import('../util/prompt.js');
     if (await confirm('Trust this profile and run?')) {
       await recordTrust(profile.file, text, opts.env);

@@ -3,7 +3,7 @@
 // used, and a known agent whose key the profile binds needs its API host
 // (and, for some uses, more: said, not required).
 import type { Check } from './readiness.js';
-import { decide, type EgressPolicy } from '../proxy/policy.js';
+import { decide, type EgressPolicy, matchesHost } from '../proxy/policy.js';
 import type { Profile } from '../profile/types.js';
 
 interface KnownAgent {
@@ -35,7 +35,11 @@ export function networkChecks(p: Profile): Check[] {
     if (unreachable.length > 0) checks.push({ name: `secrets.${name}`, ok: false, detail: `bound to ${unreachable.join(', ')}, which egress_hosts does not let the agent reach (or deny_hosts refuses): the secret would never be used there` });
   }
   for (const a of AGENTS) {
-    if (!a.keys.some((k) => Object.hasOwn(p.secrets, k))) continue;
+    const bound = a.keys.filter((k) => Object.hasOwn(p.secrets, k));
+    if (bound.length === 0) continue;
+    // Its key must go to its API host, or the agent's requests carry only the placeholder.
+    const elsewhere = bound.filter((k) => !a.needs.some((h) => (p.secrets[k] as Profile['secrets'][string]).hosts.some((b) => matchesHost(b, h))));
+    if (elsewhere.length > 0) checks.push({ name: a.name, ok: false, detail: `${elsewhere.join(', ')} ${elsewhere.length === 1 ? 'is' : 'are'} not bound to ${a.needs.join(', ')}: the agent's API requests would carry only the placeholder` });
     const missing = a.needs.filter((h) => !reachable(h));
     const optional = Object.entries(a.sometimes).filter(([h]) => !reachable(h));
     checks.push(missing.length > 0

@@ -1,6 +1,6 @@
 // The run logs in $STASHBASE_HOME/audit, listed (newest first) from each
 // log's first and last lines only (a log may be 64 MB), and pruned by age.
-import { closeSync, fstatSync, openSync, readdirSync, readSync, rmSync, statSync } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { homePaths } from '../home.js';
 import { quoted } from './audit-read.js';
@@ -27,9 +27,11 @@ function parse(line: string | undefined): Record<string, unknown> | null {
 }
 
 function edges(file: string): { first: string | undefined; last: string | undefined; bytes: number; modified: Date } {
-  const fd = openSync(file, 'r');
+  // Never through a link, never blocking on a FIFO: a regular file stashbase wrote, or nothing.
+  const fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   try {
     const st = fstatSync(fd);
+    if (!st.isFile()) throw new Error('not a regular file');
     const head = Buffer.alloc(Math.min(EDGE, st.size));
     readSync(fd, head, 0, head.length, 0);
     const tail = Buffer.alloc(Math.min(EDGE, st.size));
@@ -96,7 +98,7 @@ export function pruneLogs(home: string, days: number, now = Date.now(), maxBytes
     if (age < days * 86_400_000 && (total <= maxBytes || age < 3_600_000)) continue;
     total -= l.bytes;
     const file = join(dir, `${l.session}.jsonl`);
-    if (!statSync(file).isFile()) continue;
+    if (!lstatSync(file).isFile()) continue;
     rmSync(file);
     removed.push(l.session);
   }

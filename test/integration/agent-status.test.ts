@@ -34,6 +34,16 @@ describe('agent status (real bwrap)', needs('bwrap'), () => {
     }
   });
 
+  test('agent audit --follow stops for a run killed without an end event (it would have waited forever)', async () => {
+    const { AuditLog } = await import('../../lib/run/audit.js');
+    const log = new AuditLog(t.sbHome, 'ags_kkkkkkkkkkkkkkkk');
+    log.write({ type: 'start', profile: 'p', backend: 'native', cwd: '/x' });
+    log.close();
+    const f = await cli(['agent', 'audit', 'ags_kkkkkkkkkkkkkkkk', '--follow'], { env: t.env, timeoutMs: 10_000 });
+    assert.equal(f.code, 0, f.stderr);
+    assert.match(f.stdout, /\n\(the run is no longer running and its log has no end \(killed: the next run settles it\)\)\n0 proxy decisions: 0 allowed, 0 denied, 0 errors\n$/);
+  });
+
   test('agent audit --follow shows a live run\'s events as they come, and stops at its end', async () => {
     writeFile(join(t.sbHome, 'agents', 'narrow.toml'), '[network]\negress_hosts = ["a.test"]\n');
     const child = spawn(process.execPath, [BIN, 'agent', 'run', '--silent', '--profile', 'narrow', '--', 'sh', '-c', 'echo up; sleep 1; curl -s -o /dev/null https://late.test/; sleep 1'], { env: t.env, cwd: proj });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { cli, REPO, tempHome, writeFile } from '../helpers.js';
@@ -100,6 +100,16 @@ test('profile init writes the recipe of docs/agents.md (global, or trusted as wr
   assert.ok(readFileSync(join(repo, '.stashbase', 'agents', 'cx.toml'), 'utf8').endsWith(recipe('codex')));
   const v = await cli(['agent', 'validate', '--no-secrets', '--profile', 'cx'], { env: e, cwd: repo });
   assert.match(v.stdout, /\n  ok   trust: repository profile trusted at its current content\n/);
+  // A repository whose .stashbase leads elsewhere gets nothing written there, nor trusted.
+  const linked = join(t.dir, 'init-linked');
+  spawnSync('git', ['init', '-q', linked]);
+  mkdirSync(join(t.dir, 'init-outside'), { recursive: true });
+  symlinkSync(join(t.dir, 'init-outside'), join(linked, '.stashbase'));
+  const out = await cli(['profile', 'init', 'claude', '--repo'], { env: e, cwd: linked });
+  assert.equal(out.code, 2);
+  assert.match(out.stderr, /leads to .*init-outside\/agents, outside the repository .*init-linked \(or into your global profiles\); nothing was written\n$/);
+  assert.equal(existsSync(join(t.dir, 'init-outside', 'agents', 'claude.toml')), false);
+  assert.equal((await cli(['profile', 'init', 'claude', '--name', 'x.toml'], { env: e, cwd: t.dir })).code, 2);
 });
 
 test('agent worktrees commands outside a git repository say so and fail', async () => {
@@ -239,6 +249,9 @@ test('validate: an invalid profile is an error naming file, line and key', async
 test('validate: a secret bound to a host the agent cannot reach, and a known agent without its API host, are not ready; what only some uses need is said', async () => {
   const own = join(t.dir, 'net-state');
   writeFile(join(own, 'agents', 'net.toml'), '[network]\negress_hosts = ["api.openai.com"]\n[secrets.ANTHROPIC_API_KEY]\nsource = "AK"\nhosts = ["api.anthropic.com"]\n[secrets.CODEX_API_KEY]\nsource = "OK"\nhosts = ["api.openai.com"]\n');
+  writeFile(join(own, 'agents', 'astray.toml'), '[network]\negress_hosts = ["api.openai.com", "other.test"]\n[secrets.CODEX_API_KEY]\nsource = "OK"\nhosts = ["other.test"]\n');
+  const astray = await cli(['agent', 'validate', '--no-secrets', '--profile', 'astray'], { env: { ...env, STASHBASE_HOME: own }, cwd: t.dir });
+  assert.match(astray.stdout, /\n {2}FAIL Codex: CODEX_API_KEY is not bound to api\.openai\.com: the agent's API requests would carry only the placeholder\n/);
   const r = await cli(['agent', 'validate', '--no-secrets', '--profile', 'net'], { env: { ...env, STASHBASE_HOME: own }, cwd: t.dir });
   assert.equal(r.code, 1);
   assert.match(r.stdout, /\n {2}FAIL secrets\.ANTHROPIC_API_KEY: bound to api\.anthropic\.com, which egress_hosts does not let the agent reach \(or deny_hosts refuses\): the secret would never be used there\n {2}FAIL Claude Code: its API host api\.anthropic\.com is not in egress_hosts\n {2}ok {3}Codex: its API host is reachable; not reachable, which only some uses need: chatgpt\.com \(model discovery unless --disable api_key_model_discovery, and a ChatGPT login's turns\); auth\.openai\.com \(a login and its token's refresh\)\n/);

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { utimesSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { symlinkSync, utimesSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { AuditLog } from '../../lib/run/audit.js';
@@ -43,6 +44,10 @@ test('agent audit --list: newest first, from each log\'s first and last lines; a
     utimesSync(join(t.sbHome, 'audit', `${id}.jsonl`), when, when);
   }
   assert.deepEqual(pruneLogs(t.sbHome, 30, Date.now(), 1), ['ags_cccccccccccccccc', 'ags_dddddddddddddddd']);
+  assert.deepEqual(listLogs(t.sbHome).map((l) => l.session), ['ags_bbbbbbbbbbbbbbbb']);
+  // A link or a FIFO named like a log is no log: never read (a FIFO hung --list), never counted.
+  spawnSync('mkfifo', [join(t.sbHome, 'audit', 'ags_eeeeeeeeeeeeeeee.jsonl')]);
+  symlinkSync('/etc/hostname', join(t.sbHome, 'audit', 'ags_ffffffffffffffff.jsonl'));
   assert.deepEqual(listLogs(t.sbHome).map((l) => l.session), ['ags_bbbbbbbbbbbbbbbb']);
 });
 

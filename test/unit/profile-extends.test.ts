@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { defaultProfile } from '../../lib/profile/default.js';
@@ -78,5 +78,9 @@ test('a profile named by its path: a global one by its place, any other trusted 
   assert.deepEqual([rel.name, rel.source, rel.file], ['claude', 'directory', loose]);
   assert.equal(trustCommand(rel), `stashbase agent trust --profile ${loose}`);
   assert.throws(() => loadProfile({ name: './nope.toml', source: 'auto', cwd: repo, env: t.env }), { name: 'ConfigError', message: `profile file ${join(repo, 'nope.toml')} not found` });
+  // A repository's link to one of your global profiles is the repository's pick: asked for, never global (a review ran a global profile's secret that way).
+  symlinkSync(g, join(repo, 'ci.toml'));
+  const linked = loadProfile({ name: './ci.toml', source: 'auto', cwd: repo, env: t.env }).profile;
+  assert.deepEqual([linked.source, linked.file], ['directory', g]);
   assert.throws(() => loadProfile({ name: '../elsewhere/claude.txt', source: 'auto', cwd: repo, env: t.env }), { name: 'UsageError', message: '--profile "../elsewhere/claude.txt": a profile file\'s name ends in .toml' });
 });
