@@ -219,6 +219,12 @@ interface TomlSyntaxError extends Error {
 }
 
 function parseToml(text: string, label: string): unknown {
+  // A key or table named __proto__ would become the parsed object's prototype, not a key of it: silently gone. Refused instead.
+  const lines = text.split('\n');
+  for (const [i, line] of lines.entries()) {
+    const key = /^\s*(\[[^\]]*\]|[^=#]*=)/.exec(line)?.[1] ?? '';
+    if (/__proto__/.test(key)) throw new ConfigError(`${label}:${i + 1}: "__proto__" cannot be a key or a table's name`);
+  }
   // toml is CommonJS; load it only when a profile file is actually read.
   const toml = createRequire(import.meta.url)('toml') as { parse(s: string): unknown };
   try {

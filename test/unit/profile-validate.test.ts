@@ -103,6 +103,9 @@ test("a profile's lists add to the built-in denials: a deny_read of its own neve
   assert.equal(check('description = "fine\\u001b[8m"\n'), `${label}:1 description: "fine\\u001b[8m" holds a line break, a tab, a control or an invisible character`);
   assert.equal(check('description = "x\\u202eevil"\n'), `${label}:1 description: "x\u202eevil" holds a line break, a tab, a control or an invisible character`);
   assert.equal(check('[config_env]\nMULTI = "a\\nb"\n'), 'ok');
+  // A table named __proto__ became the parsed object's prototype: the binding vanished without a word.
+  assert.equal(check('[secrets.__proto__]\nsource = "GH"\nhosts = ["a.com"]\n'), `${label}:1: "__proto__" cannot be a key or a table's name`);
+  assert.equal(check('description = "about __proto__ keys"\n'), 'ok');
   // A name DNS cannot carry (over 253 characters) would also leave the run's CA without its name constraint.
   const long = `${'a'.repeat(60)}.`.repeat(5) + 'test';
   assert.equal(check(`[network]\negress_hosts = ["${long}"]\n`), `${label}:2 network.egress_hosts[0]: "${long}" is not a host name or *.wildcard`);
