@@ -6,7 +6,8 @@
 # hook's in-sandbox path posts with it), Go (a Go client must take the run's
 # name-constrained CA), secret-tool and GNOME Keyring (a secret from the
 # keyring), and the real Claude Code
-# and Codex CLIs for the compatibility tests (scripts/install-test-agents.sh).
+# and Codex CLIs for the compatibility tests (scripts/install-test-agents.sh),
+# and zsh and fish (completion is tested in each).
 # Idempotent: every step checks first and does nothing when already done.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -36,6 +37,13 @@ if ! command -v secret-tool >/dev/null 2>&1 || ! command -v gnome-keyring-daemon
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends libsecret-tools gnome-keyring dbus-daemon >/dev/null
+fi
+# Completion is tested in zsh and fish as well as bash.
+if ! command -v zsh >/dev/null 2>&1 || ! command -v fish >/dev/null 2>&1; then
+  log "installing: zsh fish"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends zsh fish >/dev/null
 fi
 
 "$here/start-dockerd.sh"

@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { BIN, tempHome, writeFile } from '../helpers.js';
+import { BIN, needs, tempHome, writeFile } from '../helpers.js';
 
 const t = tempHome();
 after(() => t.cleanup());
@@ -38,6 +38,20 @@ test('bash completes commands, subcommands, flags, listed values and profile nam
   assert.deepEqual(complete('stashbase agent run -- cla'), []);
   assert.deepEqual(complete('stashbase nope '), []);
   assert.deepEqual(complete('stashbase help agent v'), ['validate']);
+});
+
+test('fish completes through its own complete -C, with the script stashbase prints', needs('fish'), () => {
+  const ask = (line: string) => spawnSync('fish', ['-c', `stashbase completion fish | source; complete -C ${JSON.stringify(line)}`], { env: { ...t.env, PATH: `${bin}:${process.env.PATH}` }, cwd: t.home, encoding: 'utf8' }).stdout.split('\n').filter(Boolean);
+  assert.deepEqual(ask('stashbase ag'), ['agent']);
+  // fish sorts what it is given.
+  assert.deepEqual(ask('stashbase agent run --backend '), ['docker', 'native']);
+  assert.deepEqual(ask('stashbase agent run --profile co'), ['codex']);
+});
+
+test('zsh completes through bashcompinit, with the script stashbase prints', needs('zsh'), () => {
+  const ask = (words: string[]) => spawnSync('zsh', ['-c', `autoload -U +X compinit && compinit -u; eval "$(stashbase completion zsh)"; COMP_WORDS=(${words.map((w) => `'${w}'`).join(' ')}); COMP_CWORD=${words.length - 1}; _stashbase; print -l $COMPREPLY`], { env: { ...t.env, PATH: `${bin}:${process.env.PATH}` }, cwd: t.home, encoding: 'utf8' }).stdout.split('\n').filter(Boolean);
+  assert.deepEqual(ask(['stashbase', 'agent', 'd']), ['docker']);
+  assert.deepEqual(ask(['stashbase', 'agent', 'run', '--docker-sandbox', '']), ['true', 'false']);
 });
 
 test('zsh and fish scripts are printed too; another shell is a usage error', () => {
