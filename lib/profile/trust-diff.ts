@@ -4,10 +4,11 @@
 // one is shown before the question, lines that add a host, a secret or a
 // program marked: the prompt used to print the whole profile, where a new
 // "evil.example" among forty lines was easy to miss.
-import { closeSync, constants, fstatSync, mkdirSync, openSync, readSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { homePaths, stashbaseHome } from '../home.js';
 import { printable } from '../util/printable.js';
+import { readBackText } from '../readback/file.js';
 
 /** Bytes kept of a trusted text; a longer one is not kept (a diff against part of it would mislead). */
 const MAX_TEXT = 256 * 1024;
@@ -27,23 +28,7 @@ export function keepTrustedText(sha: string, text: string, env: NodeJS.ProcessEn
 
 /** The text trusted at `sha`, or null when it was not kept (trusted by an older stashbase). */
 export function trustedText(sha: string, env: NodeJS.ProcessEnv): string | null {
-  if (!/^[0-9a-f]{64}$/.test(sha)) return null;
-  let fd: number;
-  try {
-    fd = openSync(join(trustedDir(env), `${sha}.toml`), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-  } catch {
-    return null;
-  }
-  try {
-    const st = fstatSync(fd);
-    if (!st.isFile() || st.size > MAX_TEXT) return null;
-    const buf = Buffer.alloc(st.size);
-    let n = 0;
-    for (let r; n < buf.length && (r = readSync(fd, buf, n, buf.length - n, null)) > 0; ) n += r;
-    return buf.subarray(0, n).toString('utf8');
-  } finally {
-    closeSync(fd);
-  }
+  return /^[0-9a-f]{64}$/.test(sha) ? readBackText(join(trustedDir(env), `${sha}.toml`), MAX_TEXT) : null;
 }
 
 /** A line that only comments or spaces: every other line of a profile changes what it allows (a list's entry on a line of its own too). */
