@@ -36,6 +36,18 @@ export function probe(cmd: Command, timeoutMs = 5000, maxBuffer = 1024 * 1024): 
 }
 
 /**
+ * Runs a command to completion synchronously with your terminal for its
+ * questions (stdin and stderr inherited) and its standard output captured,
+ * bounded in size and time; `error` is the spawn's code (ENOENT, ETIMEDOUT,
+ * ENOBUFS) when it did not run to its end.
+ */
+export function askCommand(cmd: Command, base: NodeJS.ProcessEnv, timeoutMs: number, maxBuffer: number): { code: number | null; signal: string | null; stdout: string; error?: string } {
+  const r = childProcess().spawnSync(cmd.file, cmd.args, { cwd: cmd.cwd, env: childEnv(cmd, base), encoding: 'utf8', timeout: timeoutMs, maxBuffer, stdio: ['inherit', 'pipe', 'inherit'] });
+  if (r.error) return { code: null, signal: null, stdout: '', error: (r.error as NodeJS.ErrnoException).code ?? r.error.message };
+  return { code: r.status, signal: r.signal, stdout: r.stdout };
+}
+
+/**
  * Runs a command to completion with its output captured; rejects with
  * CommandFailedError unless it exits 0. With `timeoutMs`, a command still
  * running then is killed and the rejection says so (never a hang).

@@ -12,9 +12,9 @@
 // commands/agent-validate.ts), so an untrusted repository profile never runs
 // a command of its own choosing. Values are held by stashbase alone: never
 // set in any environment, never written.
-import { spawnSync } from 'node:child_process';
 import { closeSync, constants, fstatSync, openSync, readSync, realpathSync } from 'node:fs';
 import { ConfigError } from '../errors.js';
+import { askCommand } from '../exec.js';
 import { ENV_NAME } from '../env-names.js';
 import { expandHome } from '../paths/rules.js';
 import { MIN_SECRET_BYTES } from '../proxy/scrub.js';
@@ -97,17 +97,14 @@ function readOwnFile(path: string): string {
 
 function runCommand(argv: string[], env: NodeJS.ProcessEnv, home: string): string {
   // In your home, not the working directory: a repository's files must not choose what a program loads (python -m, npx, uv run).
-  const r = spawnSync(argv[0] as string, argv.slice(1), { cwd: home, env, stdio: ['inherit', 'pipe', 'inherit'], timeout: COMMAND_TIMEOUT_MS, maxBuffer: MAX_VALUE_BYTES, shell: false });
+  const r = askCommand({ file: argv[0] as string, args: argv.slice(1), cwd: home }, env, COMMAND_TIMEOUT_MS, MAX_VALUE_BYTES);
   const shown = JSON.stringify(argv);
-  if (r.error) {
-    const code = (r.error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') throw new Error(`${shown}: ${argv[0]} is not installed (not found on PATH)`);
-    if (code === 'ETIMEDOUT') throw new Error(`${shown} did not finish within ${COMMAND_TIMEOUT_MS / 1000} s`);
-    if (code === 'ENOBUFS') throw new Error(`${shown} printed more than ${MAX_VALUE_BYTES} bytes: not a token`);
-    throw new Error(`${shown}: ${r.error.message}`);
-  }
-  if (r.status !== 0) throw new Error(`${shown} exited ${r.status ?? `on ${r.signal}`}`);
-  return oneLine(r.stdout.toString('utf8'));
+  if (r.error === 'ENOENT') throw new Error(`${shown}: ${argv[0]} is not installed (not found on PATH)`);
+  if (r.error === 'ETIMEDOUT') throw new Error(`${shown} did not finish within ${COMMAND_TIMEOUT_MS / 1000} s`);
+  if (r.error === 'ENOBUFS') throw new Error(`${shown} printed more than ${MAX_VALUE_BYTES} bytes: not a token`);
+  if (r.error !== undefined) throw new Error(`${shown}: ${r.error}`);
+  if (r.code !== 0) throw new Error(`${shown} exited ${r.code ?? `on ${r.signal}`}`);
+  return oneLine(r.stdout);
 }
 
 function readKeyring(service: string, account: string, env: NodeJS.ProcessEnv, home: string): string {
