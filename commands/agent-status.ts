@@ -8,6 +8,7 @@ import { stashbaseHome } from '../lib/home.js';
 import { quoted } from '../lib/run/audit-read.js';
 import { processAlive, readSessions } from '../lib/run/session.js';
 import { JSON_FLAG } from './shared-flags.js';
+import { alignedRows } from '../lib/util/table.js';
 
 export const usage = 'stashbase agent status [--json]';
 export const summary = 'The runs in progress (native and Docker), and any killed before they could clean up.';
@@ -31,7 +32,6 @@ export async function main(argv: string[]): Promise<number> {
   }
   const rows = runs.map((r) => [r.session, r.state, r.backend, quoted(r.profile), String(r.startedAt).replace('T', ' ').replace(/\.\d+Z$/, 'Z'), quoted(r.cwd), quoted(r.argv.join(' '))]);
   const head = ['SESSION', 'STATE', 'BACKEND', 'PROFILE', 'STARTED', 'DIRECTORY', 'COMMAND'];
-  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] as string).length)));
-  process.stdout.write([head, ...rows].map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i] as number))).join('  ')).join('\n') + '\n');
+  process.stdout.write(alignedRows([head, ...rows]).join('\n') + '\n');
   return 0;
 }

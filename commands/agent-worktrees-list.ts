@@ -4,6 +4,7 @@ import { inventory } from '../lib/worktree/inventory.js';
 import { findRepo } from '../lib/worktree/layout.js';
 import { JSON_FLAG } from './shared-flags.js';
 import { printable } from '../lib/util/style.js';
+import { alignedRows } from '../lib/util/table.js';
 
 export const flags: FlagSpec[] = [JSON_FLAG];
 const spec = {
@@ -29,7 +30,6 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   const rows = [['NAME', 'BRANCH', 'STATUS', 'UNMERGED', 'PATH'], ...all.map((w) => [w.name, w.branch, w.status + (w.staleLock ? ' (stale lock)' : ''), String(w.unmerged), w.path ?? '-'])];
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-  for (const r of rows) process.stdout.write(printable(r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ')) + '\n');
+  for (const line of alignedRows(rows)) process.stdout.write(printable(line) + '\n');
   return 0;
 }

@@ -9,6 +9,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { printable } from '../lib/util/printable.js';
 import { JSON_FLAG, PROFILE_FLAGS, profileSource } from './shared-flags.js';
+import { alignedRows } from '../lib/util/table.js';
 
 type Main = (argv: string[]) => Promise<number>;
 
@@ -53,8 +54,7 @@ async function list(argv: string[]): Promise<number> {
   }
   const cells = rows.map((r) => [r.name, r.source, r.file ? displayPath(r.file, cwd) : '-', r.trust, r.description]);
   const head = ['NAME', 'SOURCE', 'FILE', 'TRUST', 'DESCRIPTION'];
-  const widths = head.map((h, i) => Math.max(h.length, ...cells.map((c) => (c[i] as string).length)));
-  process.stdout.write(printable([head, ...cells].map((c) => c.map((x, i) => (i === c.length - 1 ? x : x.padEnd(widths[i] as number))).join('  ').trimEnd()).join('\n')) + '\n');
+  process.stdout.write(printable(alignedRows([head, ...cells]).join('\n')) + '\n');
   return 0;
 }
 

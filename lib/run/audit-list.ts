@@ -4,6 +4,7 @@ import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, read
 import { join } from 'node:path';
 import { homePaths } from '../home.js';
 import { quoted } from './audit-read.js';
+import { alignedRows } from '../util/table.js';
 
 const LOG = /^(ags_[a-z2-7]{16})\.jsonl$/;
 const EDGE = 16 * 1024;
@@ -78,8 +79,7 @@ export function formatList(logs: LogSummary[]): string {
     return [l.session, when, ended, who, size, l.start ? quoted(l.start.cwd ?? '') : '-'];
   });
   const head = ['SESSION', 'STARTED', 'ENDED', 'PROFILE', 'SIZE', 'DIRECTORY'];
-  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] as string).length)));
-  return [head, ...rows].map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i] as number))).join('  ')).join('\n') + '\n';
+  return alignedRows([head, ...rows]).join('\n') + '\n';
 }
 
 /**
