@@ -10,7 +10,7 @@ import { trustCommand, trustState } from '../lib/profile/trust.js';
 import { backendChecks, type Check } from '../lib/run/readiness.js';
 import { userHome } from '../lib/home.js';
 import { weakerSettings } from '../lib/run/weaker.js';
-import { DEFAULT_DENY_WRITE, defaultDenyRead } from '../lib/profile/credential-stores.js';
+import { DEFAULT_DENY_WRITE, defaultDenyRead, ownDenials } from '../lib/profile/credential-stores.js';
 import type { Profile } from '../lib/profile/types.js';
 import { JSON_FLAG, PROFILE_FLAGS, profileSource } from './shared-flags.js';
 
@@ -104,8 +104,7 @@ export async function main(argv: string[]): Promise<number> {
 function effectiveLists(profile: Profile): string[] {
   const fs = profile.filesystem;
   const builtinRead = defaultDenyRead();
-  const ownRead = fs.denyRead.filter((e) => !builtinRead.includes(e));
-  const ownWrite = fs.denyWrite.filter((e) => !DEFAULT_DENY_WRITE.includes(e));
+  const { read: ownRead, write: ownWrite } = ownDenials(fs);
   const kept = builtinRead.length - fs.allowRead.length;
   return [
     `  deny_read:  ${kept} built-in credential stores and histories${fs.allowRead.length ? ` (of ${builtinRead.length}; allow_read lifts ${fs.allowRead.join(', ')})` : ''}${ownRead.length ? `, and the profile's ${ownRead.join(', ')}` : ''}`,

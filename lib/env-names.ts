@@ -17,6 +17,9 @@ export const CA_VARS = [
 
 export const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
+/** The known tokens' visible prefixes: a placeholder keeps one (lib/secrets/placeholder.ts); a variable whose value begins with one is not passed. */
+export const TOKEN_PREFIXES = 'github_pat_|gh[pousr]_|glpat-|sk-ant-[a-z0-9]+-|sk-proj-|sk-|xox[abposr]-|AKIA|ASIA|npm_|pypi-|hf_';
+
 /** Names that look like they hold a credential. */
 export const CREDENTIAL_NAME = /(TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|SIGNING_?KEY|CREDENTIAL|AUTH(?!OR)|SESSION_?KEY|COOKIE|JWT|CONNECTION_?STRING|WEBHOOK|KEYFILE|_PAT(_|$)|^PAT_|_KEY$|^KEY$|_PASS$|^PASS$|_PWD$|_PW$|_DSN$|^DSN$|^BW_SESSION$|^OP_SESSION_|^KRB5CCNAME$)/i;
 
@@ -28,4 +31,4 @@ export const URL_WITH_PASSWORD = /[A-Za-z][A-Za-z0-9+.-]*:\/\/[^\s/@:]*:[^\s/@]+
  * (https://ghp_…@github.com), a known token's prefix, a private key, a
  * connection string's key or password.
  */
-export const CREDENTIAL_VALUE = /[A-Za-z][A-Za-z0-9+.-]*:\/\/[A-Za-z0-9_-]{20,}@|^(github_pat_|gh[pousr]_|glpat-|sk-ant-|sk-proj-|xox[abposr]-|npm_|pypi-|hf_)[A-Za-z0-9_-]{8,}|(^|\s)AKIA[A-Z0-9]{16}|-----BEGIN [A-Z ]*PRIVATE KEY-----|(^|;)\s*(AccountKey|SharedAccessKey|Password|Pwd)=/i;
+export const CREDENTIAL_VALUE = new RegExp(`[A-Za-z][A-Za-z0-9+.-]*:\\/\\/[A-Za-z0-9_-]{20,}@|^(${TOKEN_PREFIXES})[A-Za-z0-9_-]{8,}|(^|\\s)AKIA[A-Z0-9]{16}|-----BEGIN [A-Z ]*PRIVATE KEY-----|(^|;)\\s*(AccountKey|SharedAccessKey|Password|Pwd)=`, 'i');

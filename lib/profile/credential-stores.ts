@@ -42,6 +42,12 @@ export function storeOf(path: string): { kind: string; from: string } | undefine
   return CREDENTIAL_STORES.find((s) => s.paths.includes(path));
 }
 
+/** What a profile's denials add to the built-in ones (they always hold the built-ins, less allow_read). */
+export function ownDenials(fs: { denyRead: string[]; denyWrite: string[] }): { read: string[]; write: string[] } {
+  const builtinRead = new Set(defaultDenyRead());
+  return { read: fs.denyRead.filter((e) => !builtinRead.has(e)), write: fs.denyWrite.filter((e) => !DEFAULT_DENY_WRITE.includes(e)) };
+}
+
 export function defaultDenyRead(): string[] {
   return CREDENTIAL_STORES.flatMap((s) => s.paths);
 }

@@ -19,7 +19,7 @@ import { sha256 } from '../util/sha256.js';
 import { printable } from '../util/printable.js';
 import { keepTrustedText, lineDiff, trustedText } from './trust-diff.js';
 import { weakerSettings } from '../run/weaker.js';
-import { DEFAULT_DENY_WRITE, defaultDenyRead } from './credential-stores.js';
+import { ownDenials } from './credential-stores.js';
 import { shellQuote } from '../../templates/shell-quote.js';
 
 interface TrustFile {
@@ -161,9 +161,7 @@ export function describeProfile(p: Profile): string {
 function describeRaw(p: Profile): string {
   const list = (xs: string[]) => (xs.length ? xs.join(', ') : '(none)');
   const secrets = Object.entries(p.secrets).map(([name, s]) => `    ${name} -> ${s.hosts.join(', ')}, from ${sourceWords(s)}`);
-  const builtinRead = defaultDenyRead();
-  const ownRead = p.filesystem.denyRead.filter((e) => !builtinRead.includes(e));
-  const ownWrite = p.filesystem.denyWrite.filter((e) => !DEFAULT_DENY_WRITE.includes(e));
+  const { read: ownRead, write: ownWrite } = ownDenials(p.filesystem);
   const env = p.environment;
   // '\0' as cwd and home: the profile's own weaker settings, not where it runs.
   const weaker = weakerSettings(p, '\0cwd', '\0home');

@@ -2,11 +2,12 @@
 // value. A placeholder keeps the real value's visible prefix (ghp_, sk-ant-, …)
 // and length where that leaves enough randomness, so client-side format checks
 // still pass, and carries a marker that makes it recognisable in logs.
+import { TOKEN_PREFIXES } from '../env-names.js';
 import { randomBytes } from '../util/random.js';
 import { secretValue } from './sources.js';
 import type { SecretBinding } from '../profile/types.js';
 
-const PREFIXES = 'github_pat_|gh[pousr]_|glpat-|sk-ant-[a-z0-9]+-|sk-proj-|sk-|xox[abposr]-|AKIA|ASIA|npm_|pypi-|hf_';
+const PREFIXES = TOKEN_PREFIXES;
 /** The visible prefixes a placeholder keeps (and the secret scan shows of a bound secret's value). */
 export const KNOWN_PREFIX = new RegExp(`^(${PREFIXES})`);
 const MARKER = 'SBPH';
