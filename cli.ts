@@ -2,6 +2,7 @@
 // import nothing and `agent run` loads only what a run needs.
 import { StashbaseError } from './lib/errors.js';
 import { errorLabel, printable } from './lib/util/style.js';
+import type { FlagSpec } from './lib/util/argv.js';
 
 // For the files bundled apart (scripts/bundle.mjs): one set of error classes.
 export * from './lib/errors.js';
@@ -10,14 +11,25 @@ type Main = (argv: string[]) => Promise<number>;
 interface Leaf {
   summary: string;
   load: () => Promise<Main>;
+  /** Its flags, for completion (commands/complete.ts): the same module's. */
+  flags: () => Promise<FlagSpec[]>;
 }
 interface Group {
   summary: string;
   children: Record<string, Leaf | Group>;
 }
 
-const docker = (name: string, summary: string): Leaf => ({ summary, load: async () => (await import('./commands/agent-docker.js')).mains[name] as Main });
-const worktrees = (name: string, summary: string): Leaf => ({ summary, load: async () => (await import('./commands/agent-worktrees.js')).mains[name] as Main });
+/** A command from its module, which exports its main and its flags; loaded only when it runs (or is completed). */
+const command = (summary: string, mod: () => Promise<{ main: Main; flags: FlagSpec[] }>): Leaf => ({
+  summary,
+  load: async () => (await mod()).main,
+  flags: async () => (await mod()).flags,
+});
+const profileCommand = (name: string, summary: string): Leaf => ({
+  summary,
+  load: async () => (await import('./commands/profile.js')).mains[name] as Main,
+  flags: async () => (await import('./commands/profile.js')).flagsOf[name] as FlagSpec[],
+});
 
 export const TREE: Group = {
   summary: 'Run coding agents inside a sandbox that limits what they read, write, reach and learn of your credentials.',
@@ -25,19 +37,19 @@ export const TREE: Group = {
     agent: {
       summary: 'Run and manage sandboxed agents',
       children: {
-        run: { summary: 'Run an agent command inside the sandbox', load: async () => (await import('./commands/agent-run.js')).main },
-        validate: { summary: 'Check a profile and the backend it selects', load: async () => (await import('./commands/agent-validate.js')).main },
-        trust: { summary: 'Trust a repository profile at its current content', load: async () => (await import('./commands/agent-trust.js')).main },
-        audit: { summary: "Show a run's audit log, denials marked", load: async () => (await import('./commands/agent-audit.js')).main },
-        status: { summary: 'The runs in progress, native and Docker', load: async () => (await import('./commands/agent-status.js')).main },
+        run: command('Run an agent command inside the sandbox', () => import('./commands/agent-run.js')),
+        validate: command('Check a profile and the backend it selects', () => import('./commands/agent-validate.js')),
+        trust: command('Trust a repository profile at its current content', () => import('./commands/agent-trust.js')),
+        audit: command("Show a run's audit log, denials marked", () => import('./commands/agent-audit.js')),
+        status: command('The runs in progress, native and Docker', () => import('./commands/agent-status.js')),
         docker: {
           summary: 'Manage the Docker backend',
           children: {
-            build: docker('build', 'Build the sandbox image'),
-            doctor: docker('doctor', 'Check Docker readiness'),
-            status: docker('status', 'List per-run networks'),
-            cleanup: docker('cleanup', 'Remove what crashed runs left'),
-            shell: docker('shell', 'Open a shell in the sandbox image with the home volume'),
+            build: command('Build the sandbox image', () => import('./commands/agent-docker-build.js')),
+            doctor: command('Check Docker readiness', () => import('./commands/agent-docker-doctor.js')),
+            status: command('List per-run networks', () => import('./commands/agent-docker-status.js')),
+            cleanup: command('Remove what crashed runs left', () => import('./commands/agent-docker-cleanup.js')),
+            shell: command('Open a shell in the sandbox image with the home volume', () => import('./commands/agent-docker-shell.js')),
           },
         },
         hooks: {
@@ -46,8 +58,8 @@ export const TREE: Group = {
             deps: {
               summary: 'Check packages before an agent installs them',
               children: {
-                check: { summary: "Check the packages a command would install (the agent's PreToolUse hook)", load: async () => (await import('./commands/agent-hooks-check.js')).main },
-                install: { summary: "Install the check into Claude Code's or Codex's hooks", load: async () => (await import('./commands/agent-hooks-install.js')).main },
+                check: command("Check the packages a command would install (the agent's PreToolUse hook)", () => import('./commands/agent-hooks-check.js')),
+                install: command("Install the check into Claude Code's or Codex's hooks", () => import('./commands/agent-hooks-install.js')),
               },
             },
           },
@@ -55,11 +67,14 @@ export const TREE: Group = {
         worktrees: {
           summary: 'Review, merge and remove agent worktrees',
           children: {
-            list: worktrees('list', 'List agent worktrees'),
-            merge: worktrees('merge', "Merge an agent's branch"),
-            clean: worktrees('clean', 'Remove merged agent worktrees'),
-            remove: worktrees('remove', "Discard an agent's work (alias: delete)"),
-            delete: worktrees('delete', 'Alias of remove'),
+            list: command('List agent worktrees', () => import('./commands/agent-worktrees-list.js')),
+            merge: command("Merge an agent's branch", () => import('./commands/agent-worktrees-merge.js')),
+            clean: command('Remove merged agent worktrees', () => import('./commands/agent-worktrees-clean.js')),
+            remove: command("Discard an agent's work (alias: delete)", () => import('./commands/agent-worktrees-remove.js')),
+            delete: command('Alias of remove', async () => {
+              const m = await import('./commands/agent-worktrees-remove.js');
+              return { main: (argv: string[]) => m.main(argv, 'delete'), flags: m.flags };
+            }),
           },
         },
       },
@@ -67,12 +82,12 @@ export const TREE: Group = {
     profile: {
       summary: 'Find and read profiles',
       children: {
-        list: { summary: 'List the profiles --profile finds from here', load: async () => (await import('./commands/profile.js')).mains.list as Main },
-        show: { summary: 'Show what a profile allows', load: async () => (await import('./commands/profile.js')).mains.show as Main },
-        init: { summary: 'Write a starting profile for Claude Code or Codex', load: async () => (await import('./commands/profile.js')).mains.init as Main },
+        list: profileCommand('list', 'List the profiles --profile finds from here'),
+        show: profileCommand('show', 'Show what a profile allows'),
+        init: profileCommand('init', 'Write a starting profile for Claude Code or Codex'),
       },
     },
-    scan: { summary: 'Look for secrets in files, staged changes or pushed commits; "scan install" adds git hooks', load: async () => (await import('./commands/scan.js')).main },
+    scan: command('Look for secrets in files, staged changes or pushed commits; "scan install" adds git hooks', () => import('./commands/scan.js')),
   },
 };
 

@@ -1,7 +1,7 @@
 // Shell completion: `stashbase completion bash|zsh|fish` prints a script that
 // asks `stashbase __complete CWORD WORD…` for the candidates at the cursor,
 // worked out from the same command table `--help` uses (cli.ts): commands,
-// each command's flags, a flag's listed values (true|false, native|docker),
+// each command's flags (from its own module), a flag's listed values (true|false, native|docker),
 // and the profiles --profile finds from here. Nothing else is run.
 import type { FlagSpec } from '../lib/util/argv.js';
 
@@ -10,35 +10,8 @@ export interface Node {
   summary: string;
   children?: Record<string, Node>;
   load?: () => Promise<Main>;
+  flags?: () => Promise<FlagSpec[]>;
 }
-
-/** Each command's flags, by its words. */
-const FLAGS: Record<string, () => Promise<FlagSpec[]>> = {
-  'agent run': async () => (await import('./agent-run.js')).flags,
-  'agent validate': async () => (await import('./agent-validate.js')).flags,
-  'agent trust': async () => (await import('./agent-trust.js')).flags,
-  'agent audit': async () => (await import('./agent-audit.js')).flags,
-  'agent status': async () => (await import('./agent-status.js')).flags,
-  'agent docker build': async () => (await import('./agent-docker-build.js')).flags,
-  'agent docker doctor': async () => (await import('./agent-docker-doctor.js')).flags,
-  'agent docker status': async () => (await import('./agent-docker-status.js')).flags,
-  'agent docker cleanup': async () => (await import('./agent-docker-cleanup.js')).flags,
-  'agent docker shell': async () => (await import('./agent-docker-shell.js')).flags,
-  'agent hooks deps check': async () => (await import('./agent-hooks-check.js')).flags,
-  'agent hooks deps install': async () => (await import('./agent-hooks-install.js')).flags,
-  'agent worktrees list': async () => (await import('./agent-worktrees-list.js')).flags,
-  'agent worktrees merge': async () => (await import('./agent-worktrees-merge.js')).flags,
-  'agent worktrees clean': async () => (await import('./agent-worktrees-clean.js')).flags,
-  'agent worktrees remove': async () => (await import('./agent-worktrees-remove.js')).flags,
-  'agent worktrees delete': async () => (await import('./agent-worktrees-remove.js')).flags,
-  'profile list': async () => (await import('./profile.js')).flagsOf.list as FlagSpec[],
-  'profile show': async () => (await import('./profile.js')).flagsOf.show as FlagSpec[],
-  'profile init': async () => (await import('./profile.js')).flagsOf.init as FlagSpec[],
-  scan: async () => (await import('./scan.js')).flags,
-  'scan install': async () => (await import('./scan.js')).installFlags(),
-};
-
-export const flagSourceFor = (path: string): (() => Promise<FlagSpec[]>) | undefined => FLAGS[path];
 
 async function profiles(): Promise<string[]> {
   const { availableProfiles } = await import('../lib/profile/load.js');
@@ -62,7 +35,7 @@ export async function candidates(tree: Node, cword: number, words: string[]): Pr
     path.push(w);
   }
   if (node.children) return [...Object.keys(node.children), ...(path.length === 0 ? ['help', 'completion'] : ['help'])].filter((c) => c.startsWith(current));
-  const flags = (await FLAGS[path.join(' ')]?.()) ?? [];
+  const flags = (await node.flags?.()) ?? [];
   const prev = before[before.length - 1];
   const valueOf = prev?.startsWith('--') ? flags.find((f) => f.name === prev.slice(2) && f.kind === 'value') : undefined;
   if (valueOf) {

@@ -4,11 +4,6 @@ import { UsageError } from '../lib/errors.js';
 import { ENV_NAME } from '../lib/env-names.js';
 import { JSON_FLAG, PROFILE_FLAGS, profileSource } from './shared-flags.js';
 
-/** `scan install`'s flags, for completion (commands/complete.ts): loaded from here, inside the scan's own bundle. */
-export async function installFlags(): Promise<FlagSpec[]> {
-  return (await import('./scan-install.js')).flags;
-}
-
 export const usage = 'stashbase scan [PATH] | --staged | --range <A..B> [options]\n       stashbase scan install [options]';
 export const summary = 'Look for secrets in files, in staged changes (pre-commit) or in a range of commits (pre-push).';
 export const flags: FlagSpec[] = [
