@@ -219,20 +219,29 @@ interface TomlSyntaxError extends Error {
 }
 
 function parseToml(text: string, label: string): unknown {
-  // A key or table named __proto__ would become the parsed object's prototype, not a key of it: silently gone. Refused instead.
-  const lines = text.split('\n');
-  for (const [i, line] of lines.entries()) {
-    const key = /^\s*(\[[^\]]*\]|[^=#]*=)/.exec(line)?.[1] ?? '';
-    if (/__proto__/.test(key)) throw new ConfigError(`${label}:${i + 1}: "__proto__" cannot be a key or a table's name`);
-  }
   // toml is CommonJS; load it only when a profile file is actually read.
   const toml = createRequire(import.meta.url)('toml') as { parse(s: string): unknown };
+  let data: unknown;
   try {
-    return toml.parse(text);
+    data = toml.parse(text);
   } catch (e) {
     const err = e as TomlSyntaxError;
     const start = err.location?.start;
     const where = start?.line ? `${label}:${start.line}:${start.column ?? 1}` : label;
     throw new ConfigError(`${where}: invalid TOML: ${err.message}`);
   }
+  // A key named __proto__, however spelled (quoted, escaped, dotted), is a key of the parsed table, but any plain
+  // object it is copied into takes it as its prototype: its content silently gone. Refused, wherever it stands.
+  if (hasKey(data, '__proto__')) {
+    const line = text.split('\n').findIndex((l) => /__proto__|\\u005[fF]|\\U0000005[fF]/.test(/^\s*(\[[^\]]*\]|[^=#]*=)/.exec(l)?.[1] ?? ''));
+    throw new ConfigError(`${label}${line >= 0 ? `:${line + 1}` : ''}: "__proto__" cannot be a key or a table's name`);
+  }
+  return data;
+}
+
+/** Whether a parsed value holds, at any depth, a table with an own key named `key`. */
+function hasKey(v: unknown, key: string): boolean {
+  if (v === null || typeof v !== 'object' || v instanceof Date) return false;
+  if (Array.isArray(v)) return v.some((x) => hasKey(x, key));
+  return Object.hasOwn(v, key) || Object.values(v).some((x) => hasKey(x, key));
 }

@@ -106,6 +106,9 @@ test("a profile's lists add to the built-in denials: a deny_read of its own neve
   // A table named __proto__ became the parsed object's prototype: the binding vanished without a word.
   assert.equal(check('[secrets.__proto__]\nsource = "GH"\nhosts = ["a.com"]\n'), `${label}:1: "__proto__" cannot be a key or a table's name`);
   assert.equal(check('description = "about __proto__ keys"\n'), 'ok');
+  // Unnamed spellings: escaped in a quoted key, and dotted: caught by what the parser made of them, not by their text.
+  assert.equal(check('[secrets."\\u005f_proto__"]\nsource = "GH"\nhosts = ["a.com"]\n'), `${label}:1: "__proto__" cannot be a key or a table's name`);
+  assert.equal(check('network.__proto__.x = 1\n'), `${label}:1: "__proto__" cannot be a key or a table's name`);
   // A name DNS cannot carry (over 253 characters) would also leave the run's CA without its name constraint.
   const long = `${'a'.repeat(60)}.`.repeat(5) + 'test';
   assert.equal(check(`[network]\negress_hosts = ["${long}"]\n`), `${label}:2 network.egress_hosts[0]: "${long}" is not a host name or *.wildcard`);
