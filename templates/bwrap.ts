@@ -44,6 +44,8 @@ export interface BwrapInput {
   procReadOnly: string[];
   /** The run's own directories bound at /tmp, /var/tmp (and the host's temp folder, when it is another): other runs' files are never visible. */
   privateTmp: Array<{ src: string; dest: string }>;
+  /** Private copies (`src`, in the run directory) of version managers' shim folders, bound writable at `from` and discarded with the run. */
+  scratch: Array<{ from: string; src: string }>;
   /**
    * Writable roots, views and what is bound into them, and paths under a
    * private temp folder shown again: mounted by depth, before the denials.
@@ -112,6 +114,7 @@ export function buildBwrapCommand(input: BwrapInput): Command {
   // writable first and a denial last, so it wins; pins before what they hold.
   const layers = [
     ...input.binds.map((b) => ({ ...b, rank: b.ro ? 1 : 0 })),
+    ...input.scratch.map((c) => ({ src: c.src, dest: c.from, ro: false, rank: 0 })),
     ...input.pinned.map((p) => ({ src: p, dest: p, ro: false, rank: 0 })),
     ...input.writable.map((p) => ({ src: p, dest: p, ro: false, rank: 0 })),
     ...input.denyWrite.map((d) => ({ src: d.path, dest: d.path, ro: true, rank: 2 })),

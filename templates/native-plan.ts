@@ -106,7 +106,7 @@ export function buildNativePlan(p: NativePlanInput): Plan {
     internalStep(
       'run-dir',
       sb.kind === 'bwrap'
-        ? `create ${p.runDir}: seccomp.bpf (refuses ${p.unixSockets ? '' : 'socket(AF_UNIX), '}io_uring, setuid and setgid modes, the TIOCSTI and TIOCLINUX ioctls and the keyring calls), denied (empty file, mode 000), empty/ (empty directory)${sb.input.privateTmp.length > 0 ? `, ${sb.input.privateTmp.map((t) => `${t.src.slice(p.runDir.length + 1)}/ (the private ${t.dest})`).join(', ')}` : ''}${p.interceptTls ? ', ca/ca.pem and ca/ca-bundle.pem (the system CAs and stashbase\'s local CA, for TLS interception)' : ''}`
+        ? `create ${p.runDir}: seccomp.bpf (refuses ${p.unixSockets ? '' : 'socket(AF_UNIX), '}io_uring, setuid and setgid modes, the TIOCSTI and TIOCLINUX ioctls and the keyring calls), denied (empty file, mode 000), empty/ (empty directory)${sb.input.privateTmp.length > 0 ? `, ${sb.input.privateTmp.map((t) => `${t.src.slice(p.runDir.length + 1)}/ (the private ${t.dest})`).join(', ')}` : ''}${sb.input.scratch.map((c) => `, ${c.src.slice(p.runDir.length + 1)}/ (a copy of ${c.from}, bound writable there and discarded)`).join('')}${p.interceptTls ? ', ca/ca.pem and ca/ca-bundle.pem (the system CAs and stashbase\'s local CA, for TLS interception)' : ''}`
         : `create ${p.runDir} (its environment file is written there)`,
     ),
   );

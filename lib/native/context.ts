@@ -56,5 +56,7 @@ export interface NativePrepared {
   gitDir: RunGitDirPlan | null;
   /** The run's own temp folders, made in the run directory. */
   temps: string[];
+  /** Private copies of shim folders (lib/native/scratch.ts), filled after the run directory is made. */
+  scratch: Array<{ from: string; src: string }>;
   agentEnv: { set: Record<string, string>; unset: string[] };
 }

@@ -8,6 +8,7 @@ import { freeLoopbackPort } from '../util/free-port.js';
 import { runForwarded } from '../exec.js';
 import { SandboxUnavailableError, StashbaseError } from '../errors.js';
 import type { Profile } from '../profile/types.js';
+import { fillScratch } from './scratch.js';
 import { proxyForRun, runLimits, type RunProxy } from '../proxy/setup.js';
 import { reportFirstTlsFailure } from '../proxy/tls-failure.js';
 import { removeSession, writeSession } from '../run/session.js';
@@ -82,6 +83,7 @@ export async function executeNative({ ctx, profile, warn, announce }: ExecuteInp
     if (hostPort !== null) await listenLoopback(proxy.server, hostPort);
     trace.mark('proxy');
     createRunDir(prep.runDir, proxy.ca, prep.bwrap ? sandboxFilter(process.arch as SeccompArch, { unixSockets: profile.sandbox.allowUnixSockets }) : null, prep.temps);
+    for (const c of prep.scratch) fillScratch(c.from, c.src);
     built = buildViews(prep.views);
     if (prep.gitDir) gitDir = createRunGitDir(prep.gitDir).file;
     if (prep.seatbelt) {

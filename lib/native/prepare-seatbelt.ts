@@ -93,5 +93,5 @@ export function prepareSeatbelt(
     runDir: o.runDir, placeholders: [], fileStandIns: [], parents: [], warnings, proxyUrl: o.proxyUrl, interceptTls: o.interceptTls,
     writes: p.filesystem.writes, unixSockets: p.sandbox.allowUnixSockets, views: [], gitDir: null, sandbox: { kind: 'seatbelt', command },
   });
-  return { plan, protection: none, runDir: o.runDir, stateDir: runStateDirOf(ctx.stashbaseHome, ctx.session), bwrap: null, relay: null, systemd: null, seatbelt: command, views: [], gitDir: null, temps: allowList ? [tmp] : [], agentEnv };
+  return { plan, protection: none, runDir: o.runDir, stateDir: runStateDirOf(ctx.stashbaseHome, ctx.session), bwrap: null, relay: null, systemd: null, seatbelt: command, views: [], gitDir: null, temps: allowList ? [tmp] : [], scratch: [], agentEnv };
 }

@@ -1,11 +1,11 @@
 // Attacks on the native backend's filesystem rules, with real bwrap. Every
 // attack is also run outside the sandbox, where it must succeed.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { cli, needs } from '../helpers.js';
+import { cli, needs, writeFile } from '../helpers.js';
 import { attackHome } from '../native-setup.js';
 
 describe('native filesystem (real bwrap)', needs('bwrap'), () => {
@@ -217,5 +217,33 @@ describe('native filesystem (real bwrap)', needs('bwrap'), () => {
     const r = await a.inside(`ls -A ${a.sbHome}; cat ${a.sbHome}/probe`);
     assert.equal(r.stdout, '');
     assert.match(r.stderr, /No such file or directory/);
+  });
+  test("version managers' shim folders are writable copies of the run's own: a shell's rehash works, nothing reaches your shims; a denied or linked one stays read-only", async () => {
+    mkdirSync(join(h, '.pyenv', 'shims'), { recursive: true });
+    writeFileSync(join(h, '.pyenv', 'shims', 'python'), '#!/bin/sh\necho real-shim\n', { mode: 0o755 });
+    writeFileSync(join(h, '.pyenv', 'shims', 'pip'), 'PIP\n');
+    // A root named by its variable (rbenv), one under a deny_write folder (goenv), one that is a link (nodenv).
+    writeFile(join(h, 'rb', 'shims', 'ruby'), 'RUBY\n');
+    writeFile(join(h, 'rodir', 'shims', 'go'), 'GO\n');
+    writeFile(join(h, 'node-real', 'shims', 'node'), 'NODE\n');
+    mkdirSync(join(h, '.nodenv'));
+    symlinkSync(join(h, 'node-real', 'shims'), join(h, '.nodenv', 'shims'));
+    const env = { RBENV_ROOT: join(h, 'rb'), GOENV_ROOT: join(h, 'rodir') };
+    const script = 'PATH=$HOME/.pyenv/shims:$PATH; python; (set -C; echo > ~/.pyenv/shims/.pyenv-shim) && echo locked; echo evil >> ~/.pyenv/shims/python && echo appended; ' +
+      'rm ~/.pyenv/shims/pip && echo removed; echo new > "$RBENV_ROOT/shims/new" && echo rb-written; ' +
+      '(echo g > "$GOENV_ROOT/shims/go") 2>/dev/null || echo go-read-only; (echo n > ~/.nodenv/shims/node) 2>/dev/null || echo node-read-only';
+    const r = await a.inside(script, env);
+    assert.equal(r.stdout, 'real-shim\nlocked\nappended\nremoved\nrb-written\ngo-read-only\nnode-read-only\n', r.stderr);
+    const host = () => [readdirSync(join(h, '.pyenv', 'shims')).sort(), readFileSync(join(h, '.pyenv', 'shims', 'python'), 'utf8'), readdirSync(join(h, 'rb', 'shims')), readFileSync(join(h, 'rodir', 'shims', 'go'), 'utf8'), readFileSync(join(h, 'node-real', 'shims', 'node'), 'utf8')];
+    assert.deepEqual(host(), [['pip', 'python'], '#!/bin/sh\necho real-shim\n', ['ruby'], 'GO\n', 'NODE\n']);
+    // The control: the same script outside the sandbox changes every one of them.
+    const o = await new Promise<string>((resolve) => {
+      const child = spawn('sh', ['-c', script], { env: { ...a.env, ...env }, cwd: a.proj });
+      let out = '';
+      child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+      child.on('close', () => resolve(out));
+    });
+    assert.equal(o, 'real-shim\nlocked\nappended\nremoved\nrb-written\n');
+    assert.deepEqual(host(), [['.pyenv-shim', 'python'], '#!/bin/sh\necho real-shim\nevil\n', ['new', 'ruby'], 'g\n', 'n\n']);
   });
 });

@@ -20,6 +20,7 @@ const bwrapInput: BwrapInput = {
   writes: 'allow-list',
   procReadOnly: ['/proc/sys', '/proc/sysrq-trigger'],
   privateTmp: [{ src: `${RUN}/tmp-0`, dest: '/tmp' }, { src: `${RUN}/tmp-1`, dest: '/var/tmp' }],
+  scratch: [{ from: '/home/u/.pyenv/shims', src: `${RUN}/scratch-0` }],
   binds: [
     { src: P, dest: P, ro: false },
     { src: `${RUN}/views/git`, dest: `${P}/.git`, ro: false },
@@ -61,6 +62,7 @@ test('bwrap (writes as an allow-list): the whole argument list', () => {
     '--bind', `${RUN}/views/claude`, '/home/u/.claude',
     '--ro-bind', `${RUN}/ca`, `${RUN}/ca`,
     '--bind', `${RUN}/views/git`, `${P}/.git`,
+    '--bind', `${RUN}/scratch-0`, '/home/u/.pyenv/shims',
     '--bind', `${P}/secrets`, `${P}/secrets`,
     '--bind', `${P}/.git/objects`, `${P}/.git/objects`,
     '--ro-bind', `${P}/.git/hooks`, `${P}/.git/hooks`,
@@ -79,7 +81,7 @@ test('bwrap (writes as an allow-list): the whole argument list', () => {
 
 test('bwrap (writes = "deny-list"): the host writable, /sys read-only, deny_write bound read-only', () => {
   const cmd = buildBwrapCommand({
-    ...bwrapInput, writes: 'deny-list', privateTmp: [], binds: [], pinned: ['/home', '/home/u'],
+    ...bwrapInput, writes: 'deny-list', privateTmp: [], scratch: [], binds: [], pinned: ['/home', '/home/u'],
     denyWrite: [{ path: '/home/u/.bashrc', kind: 'file' }],
   });
   const binds = cmd.args.slice(cmd.args.indexOf('ALL') + 1, cmd.args.indexOf('--perms'));
@@ -135,6 +137,7 @@ test('bwrap: writable carve-outs under a read-only directory, denials inside the
     ...bwrapInput,
     writes: 'deny-list',
     privateTmp: [],
+    scratch: [],
     binds: [],
     procReadOnly: [],
     denyRead: [],
