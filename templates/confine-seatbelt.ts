@@ -4,6 +4,7 @@
 // writes only to the scan's own temp folder and /dev/null; no network.
 import type { Command } from './command.js';
 import { sbplString } from './seatbelt.js';
+import { SEATBELT_SYSCTLS } from './seatbelt-base.js';
 
 /** System locations a node process and Apple's git need to start and run. */
 export const CONFINE_MAC_SYSTEM = ['/usr', '/bin', '/System', '/Library/Developer/CommandLineTools', '/Applications/Xcode.app', '/private/var/db/dyld', '/private/var/db/timezone'];
@@ -31,7 +32,10 @@ export function buildConfineSeatbeltProfile(i: ConfineSeatbeltInput): string {
     '(allow process-fork)',
     '(allow process-exec)',
     '(allow signal (target same-sandbox))',
-    '(allow sysctl-read)',
+    // sysctls by name (templates/seatbelt-base.ts): never kern.procargs2, every process's command line.
+    '(allow sysctl-read',
+    ...SEATBELT_SYSCTLS.map((a) => `  (sysctl-name${a.prefix ? '-prefix' : ''} ${sbplString(a.name)})`),
+    ')',
     // Directory traversal metadata everywhere (realpath of a path's parents), never contents.
     '(allow file-read-metadata)',
     '(allow file-read*',

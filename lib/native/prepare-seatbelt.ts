@@ -24,7 +24,8 @@ import { revertClaudeConfig } from '../views/claude-config.js';
 import { readSmallText } from '../util/read-text.js';
 import type { NativeContext, NativePrepared } from './context.js';
 import { alwaysDenied } from './always-denied.js';
-import { seatbeltInput } from './seatbelt-rules.js';
+import { canonicalPath, realPathOnDisk, seatbeltInput } from './seatbelt-rules.js';
+import { DARWIN_DENY_WRITE, darwinDenyRead, KEYCHAIN_FOLDER } from '../profile/credential-stores.js';
 
 /**
  * Claude Code's ~/.claude.json as the run starts; `settle` puts its executable
@@ -55,6 +56,9 @@ function agentRules(spec: ViewSpec): SeatbeltRule[] {
   ];
 }
 
+/** Sockets of container engines and agents on a Mac that no profile opens (beside the Linux ones in always-denied.ts). */
+export const DARWIN_DENIED_SOCKETS = ['~/.docker/run', '~/Library/Containers/com.docker.docker', '~/.colima', '~/.orbstack/run', '~/.rd', '~/.lima', 're:^/private/tmp/com\\.apple\\.launchd\\.[^/]+/Listeners$'];
+
 export function prepareSeatbelt(
   ctx: NativeContext,
   o: { runDir: string; proxyUrl: string; interceptTls: boolean; isolate: boolean; agentEnv: { set: Record<string, string>; unset: string[] } },
@@ -62,36 +66,48 @@ export function prepareSeatbelt(
   const p = ctx.profile;
   const allowList = p.filesystem.writes === 'allow-list';
   const always = alwaysDenied(ctx);
+  const real = ctx.realPath ?? realPathOnDisk;
   const port = !o.isolate ? null : ctx.proxyUrl ? Number(new URL(ctx.proxyUrl).port) : ('<port>' as const);
   // Claude Code's config stays at ~/.claude.json here (no view to hold a copy): CLAUDE_CONFIG_DIR is left alone.
   const agents = allowList ? [claudeView(ctx.home, ctx.env).spec, codexView(ctx.home, ctx.env).spec] : [];
-  const tmp = seatbeltTmpOf(o.runDir);
+  // Seatbelt matches canonical paths: $TMPDIR's /var/folders is /private/var/folders to it.
+  const runDir = canonicalPath(o.runDir, real);
+  const tmp = seatbeltTmpOf(runDir);
   // Seatbelt cannot show the run a git directory of its own at your .git's path (lib/git/run-git-dir.ts):
   // nothing of yours is shared live either, so your .git is read-only in the run.
   const repo = findRepoRoot(ctx.cwd);
   const located = repo ? checkoutGit(repo.root) : null;
   const gitDir = located !== null && 'gitDir' in located ? located.gitDir : null;
   const warnings = gitDir === null ? [] : [`Seatbelt gives the agent no git directory of its own: ${gitDir} is read-only in this run (its git cannot commit; the Docker backend gives it one)`];
-  const input = seatbeltInput({
+  const services = p.sandbox.macosAllow;
+  // The Mac's own credential stores, unless lifted by name; the Keychain's folder goes with the keychain opt-in.
+  const darwinRead = darwinDenyRead().filter((s) => !p.filesystem.allowRead.includes(s) && !(services.includes('keychain') && s === KEYCHAIN_FOLDER));
+  const built = seatbeltInput({
     writes: p.filesystem.writes,
     allowWrite: allowList ? [ctx.cwd, tmp, ...p.filesystem.allowWrite] : [],
     allowRules: agents.flatMap(agentRules),
-    otherRuns: allowList ? { regex: `^${escapeRegex(tmpdir())}/stashbase-ags_`, own: o.runDir } : null,
+    otherRuns: allowList ? { regex: `^${escapeRegex(canonicalPath(tmpdir(), real))}/stashbase-ags_`, own: runDir } : null,
     unixSockets: p.sandbox.allowUnixSockets,
-    denyRead: [...p.filesystem.denyRead, ctx.stashbaseHome, ...always.read],
-    denyWrite: [...p.filesystem.denyWrite, ...(ctx.runDenyWrite ?? []), ...(gitDir !== null ? [gitDir] : []), ...gitConfigTargets(ctx.cwd, ctx.home, ctx.env), ...existingToolConfigs(ctx.cwd, ctx.home, p.filesystem.allowWrite), ...always.write],
+    deniedSockets: [...always.read, ...DARWIN_DENIED_SOCKETS],
+    denyRead: [...new Set([...p.filesystem.denyRead, ...darwinRead])].filter((s) => !(services.includes('keychain') && s === KEYCHAIN_FOLDER)).concat(ctx.stashbaseHome, ...always.read),
+    denyWrite: [...p.filesystem.denyWrite, ...(p.filesystem.writes === 'deny-list' ? DARWIN_DENY_WRITE : []), ...(ctx.runDenyWrite ?? []), ...(gitDir !== null ? [gitDir] : []), ...gitConfigTargets(ctx.cwd, ctx.home, ctx.env), ...existingToolConfigs(ctx.cwd, ctx.home, p.filesystem.allowWrite), ...always.write],
     writable: ctx.writable,
     home: ctx.home,
     cwd: ctx.cwd,
     proxyPort: port,
+    services,
+    real,
   });
-  const agentEnv = { unset: o.agentEnv.unset, set: { ...o.agentEnv.set, ...(allowList ? { TMPDIR: tmp } : {}) } };
-  const command = buildSeatbeltCommand(ctx.mechanism.path, buildSeatbeltProfile(input), ctx.command, ctx.cwd, agentEnv);
+  warnings.push(...built.warnings);
+  // The run's temp folder for everything that writes temp files: zsh's heredocs, Claude Code's Bash tool.
+  const temps: Record<string, string> = allowList ? { TMPDIR: tmp, TMPPREFIX: join(tmp, 'zsh'), CLAUDE_CODE_TMPDIR: tmp } : {};
+  const agentEnv = { unset: o.agentEnv.unset, set: { ...o.agentEnv.set, ...temps } };
+  const command = buildSeatbeltCommand(ctx.mechanism.path, buildSeatbeltProfile(built.input), ctx.command, ctx.cwd, agentEnv);
   const none: Protection = { denyRead: [], denyWrite: [], placeholders: [], fileStandIns: [], parents: [], pinned: [], missingRead: [], warnings };
   const plan = buildNativePlan({
     session: ctx.session, profile: p.name, sessionFile: sessionFile(ctx.stashbaseHome, ctx.session), auditFile: auditFile(ctx.stashbaseHome, ctx.session),
-    runDir: o.runDir, placeholders: [], fileStandIns: [], parents: [], warnings, proxyUrl: o.proxyUrl, interceptTls: o.interceptTls,
+    runDir, placeholders: [], fileStandIns: [], parents: [], warnings, proxyUrl: o.proxyUrl, interceptTls: o.interceptTls,
     writes: p.filesystem.writes, unixSockets: p.sandbox.allowUnixSockets, views: [], gitDir: null, sandbox: { kind: 'seatbelt', command },
   });
-  return { plan, protection: none, runDir: o.runDir, stateDir: runStateDirOf(ctx.stashbaseHome, ctx.session), bwrap: null, relay: null, systemd: null, seatbelt: command, views: [], gitDir: null, temps: allowList ? [tmp] : [], scratch: [], agentEnv };
+  return { plan, protection: none, runDir, stateDir: runStateDirOf(ctx.stashbaseHome, ctx.session), bwrap: null, relay: null, systemd: null, seatbelt: command, views: [], gitDir: null, temps: allowList ? [tmp] : [], scratch: [], agentEnv };
 }

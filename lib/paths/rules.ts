@@ -4,6 +4,7 @@
 // expression over the absolute path, where a leading "~" means home and a
 // leading relative path the working directory.
 import { isAbsolute, join, resolve } from 'node:path';
+import { portableRegex } from './portable-regex.js';
 
 export type Rule =
   | { kind: 'path'; entry: string; path: string }
@@ -78,7 +79,9 @@ export function resolveRule(entry: string, home: string, cwd: string): Rule {
 }
 
 function resolveRegex(entry: string, home: string, cwd: string): Rule {
-  let src = entry.slice(3);
+  // \d and \w spelled out, as Seatbelt needs them (a profile's entries were checked against the subset when it loaded).
+  const portable = portableRegex(entry.slice(3));
+  let src = 'source' in portable ? portable.source : entry.slice(3);
   const anchored = src.startsWith('^');
   if (anchored) src = src.slice(1);
   if (src === '~' || src.startsWith('~/') || src.startsWith('~\\/')) src = escapeRegex(home) + src.slice(1);

@@ -4,7 +4,7 @@
 // where the tool keeps more than one secret in it; `*` entries are walked in
 // their (small) folder when the run starts.
 
-export const CREDENTIAL_STORES: ReadonlyArray<{ kind: string; paths: readonly string[]; from: string }> = [
+export const CREDENTIAL_STORES: ReadonlyArray<{ kind: string; paths: readonly string[]; from: string; platform?: 'darwin' }> = [
   { kind: 'keys and agents', paths: ['~/.ssh', '~/.gnupg', '~/.password-store', '~/.local/share/keyrings', '~/.config/sops', '~/.age'], from: 'OpenSSH, GnuPG, pass, GNOME Keyring, sops/age' },
   { kind: 'git', paths: ['~/.git-credentials', '~/.config/git/credentials', '~/.netrc', '~/.config/gh', '~/.config/hub', '~/.config/glab-cli'], from: "git-credential-store (both of its files), curl/git's netrc, GitHub CLI, hub, GitLab CLI" },
   {
@@ -25,6 +25,30 @@ export const CREDENTIAL_STORES: ReadonlyArray<{ kind: string; paths: readonly st
     from: 'every dotfile in home whose name holds "hist" (bash, zsh, Python, Node, psql, MySQL, SQLite, redis-cli, irb, pry, R, less), fish, atuin, Vim and Neovim, Julia, mongosh',
   },
   { kind: 'browser profiles (cookies)', paths: ['~/.mozilla', '~/.config/google-chrome', '~/.config/chromium', '~/.config/BraveSoftware', '~/.config/microsoft-edge'], from: 'Firefox, Chrome, Chromium, Brave, Edge' },
+  {
+    kind: "a Mac's own stores",
+    platform: 'darwin',
+    paths: [
+      '~/Library/Keychains', '~/Library/Cookies', '~/Library/Safari', '~/Library/Containers/com.apple.Safari', '~/Library/Application Support/Google/Chrome', '~/Library/Application Support/Chromium',
+      '~/Library/Application Support/BraveSoftware', '~/Library/Application Support/Microsoft Edge', '~/Library/Application Support/Arc', '~/Library/Application Support/Firefox',
+      '~/Library/Application Support/Claude', '~/Library/Application Support/pip', '~/Library/Application Support/com.vercel.cli', '~/Library/Preferences/.wrangler',
+      '~/Library/Application Support/Slack', '~/Library/Group Containers/2BUA8C4S2C.com.1password', '~/.zsh_sessions',
+    ],
+    from: "macOS: the Keychain's files, cookies, Safari, Chrome, Chromium, Brave, Edge, Arc and Firefox profiles, Claude desktop (its MCP servers' tokens), pip, Vercel and Wrangler's Mac homes, Slack, 1Password's app group, Terminal's per-session zsh histories",
+  },
+];
+
+/** The Keychain's folder: lifted by `[sandbox] macos_allow = ["keychain"]`. */
+export const KEYCHAIN_FOLDER = '~/Library/Keychains';
+
+/** A Mac's store group (added where the native backend runs on macOS). */
+export const darwinDenyRead = (): string[] => CREDENTIAL_STORES.filter((s) => s.platform === 'darwin').flatMap((s) => s.paths);
+
+/** Where a plant runs later on a Mac (launchd agents, preferences cfprefsd reads, scripts and plug-ins apps load): never writable with writes = "deny-list". */
+export const DARWIN_DENY_WRITE: readonly string[] = [
+  '~/Library/LaunchAgents', '~/Library/Preferences', '~/Library/Application Support/com.apple.backgroundtaskmanagementagent', '~/Library/Scripts', '~/Library/Services',
+  '~/Library/Application Scripts', '~/Library/Workflows', '~/Library/Input Methods', '~/Library/QuickLook', '~/Library/Spotlight', '~/Library/PreferencePanes',
+  '~/Library/Screen Savers', '~/Library/Internet Plug-Ins', '~/Library/Audio/Plug-Ins', '~/Library/ColorPickers', '~/Library/Keyboard Layouts',
 ];
 
 /** Readable only by root: denied as well when stashbase runs as root. */
@@ -44,10 +68,14 @@ export function storeOf(path: string): { kind: string; from: string } | undefine
 
 /** What a profile's denials add to the built-in ones (they always hold the built-ins, less allow_read). */
 export function ownDenials(fs: { denyRead: string[]; denyWrite: string[] }): { read: string[]; write: string[] } {
-  const builtinRead = new Set(defaultDenyRead());
+  const builtinRead = new Set(anyBuiltinRead());
   return { read: fs.denyRead.filter((e) => !builtinRead.has(e)), write: fs.denyWrite.filter((e) => !DEFAULT_DENY_WRITE.includes(e)) };
 }
 
-export function defaultDenyRead(): string[] {
-  return CREDENTIAL_STORES.flatMap((s) => s.paths);
+/** The built-in read denials in effect on a platform (a Mac's group only there). */
+export function defaultDenyRead(platform: NodeJS.Platform = process.platform): string[] {
+  return CREDENTIAL_STORES.filter((s) => s.platform === undefined || s.platform === platform).flatMap((s) => s.paths);
 }
+
+/** Every built-in read denial on any platform: what allow_read may name (a profile shared between a Mac and Linux). */
+export const anyBuiltinRead = (): string[] => CREDENTIAL_STORES.flatMap((s) => s.paths);

@@ -1,4 +1,5 @@
 import type { HookSettings } from './hooks.js';
+import type { MacosService } from '../../templates/seatbelt-base.js';
 
 export type ProfileSource = 'builtin' | 'global' | 'directory';
 export type Backend = 'native' | 'docker';
@@ -46,6 +47,8 @@ export interface Profile {
     buildNetwork: boolean;
     /** Docker: warn when a run leaves the agents' home volume larger than this ("1g"; "0": never). */
     homeVolumeWarn: string;
+    /** macOS: services the Seatbelt profile adds (templates/seatbelt-base.ts; each weaker). */
+    macosAllow: MacosService[];
   };
   filesystem: {
     /** In effect: the built-in denials (less allowRead) and the profile's own. */

@@ -6,7 +6,9 @@ import { ConfigError } from '../errors.js';
 import { CA_VARS, ENV_NAME, PROXY_VARS, STASHBASE_API_KEY } from '../env-names.js';
 import { MIN_SECRET_BYTES } from '../proxy/scrub.js';
 import { cpusProblem, DEFAULT_HOME_VOLUME_WARN, isolatedPathProblem, memoryProblem, sizeBytes } from './docker-values.js';
-import { DEFAULT_DENY_WRITE, defaultDenyRead } from './credential-stores.js';
+import { MACOS_SERVICES, type MacosService } from '../../templates/seatbelt-base.js';
+import { portableRegex } from '../paths/portable-regex.js';
+import { anyBuiltinRead, DEFAULT_DENY_WRITE, defaultDenyRead } from './credential-stores.js';
 import { readHooks } from './hooks.js';
 import { parseSource } from '../secrets/sources.js';
 import { lineOf } from './toml-lines.js';
@@ -16,7 +18,7 @@ import { formatPath, type KeyPath, type Problem, Reader } from './validators.js'
 const TOP = ['description', 'allow_hooks', 'sandbox', 'filesystem', 'network', 'secrets', 'config_env', 'environment', 'workspace', 'hooks'] as const;
 /** A variable name, or a glob of one (`*` any run of characters, `?` one). */
 const NAME_GLOB = /^[A-Za-z_*?][A-Za-z0-9_*?]*$/;
-const SANDBOX = ['backend', 'image', 'dockerfile', 'memory', 'cpus', 'isolated_paths', 'native_network', 'allow_unix_sockets', 'build_network', 'home_volume_warn'] as const;
+const SANDBOX = ['backend', 'image', 'dockerfile', 'memory', 'cpus', 'isolated_paths', 'native_network', 'allow_unix_sockets', 'build_network', 'home_volume_warn', 'macos_allow'] as const;
 const FILESYSTEM = ['deny_read', 'allow_read', 'deny_write', 'allow_write', 'writes', 'keep_executables'] as const;
 const NETWORK = ['egress_hosts', 'deny_hosts', 'upstream_ca_file', 'hosts', 'allow_upgrades', 'limits'] as const;
 const LIMITS = ['head_timeout', 'max_connections', 'upstream_sockets_per_host', 'audit_max_mb'] as const;
@@ -83,24 +85,28 @@ export function validateProfile(input: ValidateInput): Profile {
   const nativeNetwork = r.oneOf(sb.native_network, ['sandbox', 'native_network'], ['proxy-only', 'host'] as const) ?? 'proxy-only';
   const allowUnixSockets = r.bool(sb.allow_unix_sockets, ['sandbox', 'allow_unix_sockets']) ?? false;
   const buildNetwork = r.bool(sb.build_network, ['sandbox', 'build_network']) ?? false;
+  const macosAllow = unique(r.strings(sb.macos_allow, ['sandbox', 'macos_allow'], (s, p) => {
+    if ((MACOS_SERVICES as readonly string[]).includes(s)) return true;
+    r.fail(p, `${JSON.stringify(s)} is not one of ${MACOS_SERVICES.map((x) => JSON.stringify(x)).join(', ')}`);
+    return false;
+  })) as MacosService[];
   const homeVolumeWarn = r.string(sb.home_volume_warn, ['sandbox', 'home_volume_warn']) ?? DEFAULT_HOME_VOLUME_WARN;
   if (sizeBytes(homeVolumeWarn) === null) r.fail(['sandbox', 'home_volume_warn'], `${JSON.stringify(homeVolumeWarn)} is not a size (a number with an optional unit b, k, m, g or t, such as "2g"; "0" never warns)`);
 
   const fs = r.table(top.filesystem, ['filesystem'], FILESYSTEM);
   const pathRule = (s: string, p: KeyPath): boolean => {
     if (!s.startsWith('re:')) return true;
-    try {
-      new RegExp(s.slice(3));
-      return true;
-    } catch (e) {
-      r.fail(p, `${JSON.stringify(s)} is not a valid regular expression: ${(e as Error).message}`);
-      return false;
-    }
+    // The subset both the Linux walk and Seatbelt implement (lib/paths/portable-regex.ts).
+    const t = portableRegex(s.slice(3));
+    if ('source' in t) return true;
+    r.fail(p, `${JSON.stringify(s)}${t.problem.startsWith('is ') ? ' ' : ': '}${t.problem}`);
+    return false;
   };
   // A profile's lists add to the built-in denials; allow_read lifts one of the built-in read denials by its name.
-  const builtinRead = defaultDenyRead();
+  const builtinRead = defaultDenyRead(input.platform);
+  const anyBuiltin = anyBuiltinRead();
   const allowRead = r.strings(fs.allow_read, ['filesystem', 'allow_read'], (s, p) => {
-    if (builtinRead.includes(s)) return true;
+    if (anyBuiltin.includes(s)) return true;
     r.fail(p, `${JSON.stringify(s)} is not one of the built-in read denials; allow_read lifts one of them by its exact name (stashbase profile show lists them)`);
     return false;
   });
@@ -218,7 +224,7 @@ export function validateProfile(input: ValidateInput): Profile {
     file: input.file,
     description,
     allowHooks,
-    sandbox: { backend, image, dockerfile, memory, cpus, isolatedPaths, nativeNetwork, allowUnixSockets, buildNetwork, homeVolumeWarn },
+    sandbox: { backend, image, dockerfile, memory, cpus, isolatedPaths, nativeNetwork, allowUnixSockets, buildNetwork, homeVolumeWarn, macosAllow },
     filesystem: { denyRead, allowRead: unique(allowRead), denyWrite, allowWrite, writes, keepExecutables },
     network: { egressHosts, denyHosts, upstreamCaFile, hosts, allowUpgrades, limits },
     secrets,

@@ -2,6 +2,7 @@
 // `agent validate`: a security tool names the convenience it was asked for.
 import { storeOf } from '../profile/credential-stores.js';
 import type { Profile } from '../profile/types.js';
+import { MACOS_SERVICE_COST } from '../../templates/seatbelt-base.js';
 
 export function weakerSettings(profile: Profile, cwd: string, home: string): string[] {
   const out: string[] = [];
@@ -18,6 +19,7 @@ export function weakerSettings(profile: Profile, cwd: string, home: string): str
   if (profile.sandbox.nativeNetwork === 'host') {
     out.push('native_network = "host" is weaker: the sandbox shares your network and only agents that honour HTTPS_PROXY go through the proxy');
   }
+  for (const s of profile.sandbox.macosAllow) out.push(`macos_allow ${JSON.stringify(s)} is weaker on macOS: ${MACOS_SERVICE_COST[s]}`);
   if (profile.sandbox.buildNetwork) {
     out.push('build_network = true is weaker: the steps of the profile\'s Dockerfile build reach any network the Docker engine does');
   }

@@ -10,7 +10,7 @@ import { validateProfile } from '../../lib/profile/validate.js';
 import { buildConfineCommand } from '../../templates/confine.js';
 import { buildConfineSeatbeltProfile } from '../../templates/confine-seatbelt.js';
 import { renderHook } from '../../templates/git-hook.js';
-import { sbplWellFormed } from '../../templates/seatbelt.js';
+import { readSbpl } from '../sbpl.js';
 import { golden } from '../golden.js';
 
 const tree = '/work/repo';
@@ -88,7 +88,7 @@ test('confine: the whole bubblewrap argument list (a view before what is bound i
 
 test('confine on macOS: the Seatbelt profile, golden', () => {
   const profile = buildConfineSeatbeltProfile({ readOnly: ['/Users/u/proj', '/Users/u/proj/.git', '/opt/homebrew/Cellar/node/20.1.0', '/Users/u/"odd" dir'], tmp: '/private/var/folders/x/T/stashbase-scan-abc' });
-  assert.equal(sbplWellFormed(profile), true);
+  readSbpl(profile);
   golden('confine-seatbelt.sb', profile);
 });
 

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { globToRegex } from '../../lib/paths/rules.js';
-import { buildSeatbeltCommand, buildSeatbeltProfile, sbplRegex, sbplString, sbplWellFormed } from '../../templates/seatbelt.js';
+import { buildSeatbeltCommand, buildSeatbeltProfile, sbplRegex, sbplString } from '../../templates/seatbelt.js';
+import { decide, readSbpl } from '../sbpl.js';
 import { golden } from '../golden.js';
 
 const input = {
@@ -22,91 +23,14 @@ const input = {
   writable: [] as string[],
   pinned: ['/Users', '/Users/u'],
   proxyPort: 18080,
+  deniedSockets: [],
+  services: [],
 };
 
 test('Seatbelt profile: golden text for every rule kind and awkward paths', () => {
   const profile = buildSeatbeltProfile(input);
   golden('seatbelt-profile.sb', profile);
-  assert.equal(sbplWellFormed(profile), true);
-});
-
-test('Seatbelt profile: writable carve-outs allowed after the denials, denials inside them repeated last', () => {
-  const g = '/Users/u/r/.git';
-  const profile = buildSeatbeltProfile({
-    writes: 'deny-list',
-    allowWrite: [],
-    otherRuns: null,
-    unixSockets: true,
-    denyRead: [],
-    denyWrite: [{ kind: 'path', path: g, dir: true }, { kind: 'path', path: `${g}/worktrees/a/gitdir`, dir: false }, { kind: 'regex', source: '^/Users/u/x' }],
-    writable: [`${g}/objects`, `${g}/worktrees/a`],
-    pinned: [],
-    proxyPort: null,
-  });
-  assert.equal(profile, [
-    '(version 1)',
-    '(allow default)',
-    '(deny file-write*',
-    `  (subpath "${g}")`,
-    `  (literal "${g}/worktrees/a/gitdir")`,
-    '  (regex #"^/Users/u/x")',
-    ')',
-    '(allow file-write*',
-    `  (subpath "${g}/objects")`,
-    `  (subpath "${g}/worktrees/a")`,
-    ')',
-    '(deny file-write*',
-    `  (literal "${g}/worktrees/a/gitdir")`,
-    '  (regex #"^/Users/u/x")',
-    ')',
-    '(deny process-info*)',
-    '(allow process-info* (target same-sandbox))',
-    '',
-  ].join('\n'));
-  assert.equal(sbplWellFormed(profile), true);
-});
-
-test('Seatbelt profile: writes as an allow-list refuse every write but the allowed paths and devices, denials again after; other runs hidden', () => {
-  const profile = buildSeatbeltProfile({
-    ...input,
-    writes: 'allow-list',
-    allowWrite: [{ kind: 'path', path: '/Users/u/proj', dir: true }, { kind: 'regex', source: '^/Users/u/\\.claude/projects(/|$)' }],
-    otherRuns: { regex: '^/private/var/folders/xy/T/stashbase-ags_', own: '/private/var/folders/xy/T/stashbase-ags_aaaaaaaaaaaaaaaa' },
-    denyRead: [],
-    denyWrite: [{ kind: 'path', path: '/Users/u/proj/.git/hooks', dir: true }],
-    pinned: [],
-    proxyPort: null,
-  });
-  assert.equal(profile, [
-    '(version 1)',
-    '(allow default)',
-    '(deny file-read* (regex #"^/private/var/folders/xy/T/stashbase-ags_"))',
-    '(allow file-read* (subpath "/private/var/folders/xy/T/stashbase-ags_aaaaaaaaaaaaaaaa"))',
-    '(deny file-write*)',
-    '(allow file-write*',
-    '  (subpath "/Users/u/proj")',
-    '  (regex #"^/Users/u/\\.claude/projects(/|$)")',
-    '  (literal "/dev/null")',
-    '  (literal "/dev/zero")',
-    '  (literal "/dev/dtracehelper")',
-    '  (regex #"^/dev/(tty|ttys[0-9]+|ptmx|stdout|stderr)$")',
-    '  (regex #"^/dev/fd/")',
-    ')',
-    '(deny file-write*',
-    '  (subpath "/Users/u/proj/.git/hooks")',
-    ')',
-    '(deny network-outbound (remote unix-socket))',
-    '(deny process-info*)',
-    '(allow process-info* (target same-sandbox))',
-    '',
-  ].join('\n'));
-  assert.equal(sbplWellFormed(profile), true);
-});
-
-test('Seatbelt profile: host network mode has no network rules but the Unix socket one', () => {
-  const profile = buildSeatbeltProfile({ ...input, proxyPort: null });
-  assert.deepEqual(profile.split('\n').filter((l) => /network/.test(l)), ['(deny network-outbound (remote unix-socket))']);
-  assert.equal(sbplWellFormed(profile), true);
+  readSbpl(profile);
 });
 
 test('SBPL literals escape quotes and backslashes and refuse control characters', () => {
@@ -117,12 +41,14 @@ test('SBPL literals escape quotes and backslashes and refuse control characters'
   assert.equal(sbplRegex('^\\/x\\\\/y\\.z'), '#"^/x\\\\/y\\.z"');
 });
 
-test('the structural check catches broken profiles', () => {
-  assert.equal(sbplWellFormed('(version 1)\n(allow default)\n'), true);
-  assert.equal(sbplWellFormed('(version 1'), false);
-  assert.equal(sbplWellFormed('(deny file-read* (literal "a)"))\n'), true);
-  assert.equal(sbplWellFormed('(deny file-read* (literal "a"))) '), false);
-  assert.equal(sbplWellFormed('stray (allow default)'), false);
+test('the SBPL reader refuses what Seatbelt would: unclosed forms, stray text, unknown operations and filters', () => {
+  assert.deepEqual(readSbpl('(version 1)\n(deny default)\n; a comment (with a parenthesis\n(allow file-read* (literal "a)"))\n').map((r) => r.operations), [['default'], ['file-read*']]);
+  for (const [text, why] of [
+    ['(version 1', /not closed/], ['(version 1)\n(deny file-read* (literal "a"))) ', /unexpected/], ['stray (allow default)', /not a list/],
+    ['(version 1)\n(allow file-reed* (literal "/"))', /unknown operation file-reed\*/], ['(version 1)\n(allow file-read* (subpaths "/"))', /unknown filter subpaths/],
+    ['(version 1)\n(allow network-outbound (remote ip "10.0.0.1:80"))', /ip takes/], ['(version 1)\n(allow system-socket (socket-domain AF_FOO))', /unknown socket domain/],
+    ['(version 2)\n(deny default)', /version 1/],
+  ] as const) assert.throws(() => readSbpl(text), why, text);
 });
 
 test('sandbox-exec command: the profile is one argument', () => {
@@ -151,9 +77,12 @@ test('the macOS plan: sandbox-exec with the profile built from the profile rules
   });
   assert.equal(prep.seatbelt?.file, '/usr/bin/sandbox-exec');
   const sbpl = prep.seatbelt!.args[1]!;
-  assert.equal(sbplWellFormed(sbpl), true);
-  assert.match(sbpl, /\n  \(subpath "\/Users\/u\/\.stashbase"\)\n/);
-  assert.match(sbpl, /\n  \(regex #"\^\/Users\/u\/proj\/secrets\/\(\[\^\/\]\*\/\)\*\[\^\/\]\*\\\.pem\$"\)\n/);
+  readSbpl(sbpl);
+  const rules = readSbpl(sbpl);
+  assert.equal(decide(rules, 'file-read-data', '/Users/u/.stashbase/ca/key.pem'), 'deny');
+  assert.equal(decide(rules, 'file-read-data', '/Users/u/proj/secrets/a/b.pem'), 'deny');
+  assert.equal(decide(rules, 'file-read-data', '/Users/u/.config/x/api-token'), 'deny');
+  assert.equal(decide(rules, 'file-read-data', '/Users/u/proj/src/a.ts'), 'allow');
   assert.match(sbpl, /\(allow network-outbound \(remote ip "localhost:49152"\)\)/);
   assert.deepEqual(prep.seatbelt!.args.slice(2), ['claude']);
   golden('native-plan-seatbelt.txt', formatPlan(prep.plan).replace(/\/run\/user\/\d+/g, '/run/user/UID'));
