@@ -21,7 +21,7 @@ import { runBwrap } from './run.js';
 import { Trace } from '../run/trace.js';
 import { sandboxFilter, type SeccompArch } from '../../templates/seccomp.js';
 import { buildViews, settleViews } from '../views/lifecycle.js';
-import { claudeConfigWatch } from './prepare-seatbelt.js';
+import { keepClaudeConfigStart, settleFromSnapshot, snapshotFile } from '../views/claude-config-watch.js';
 import { hookEndpoints } from '../hooks/endpoints.js';
 import { findRepoRoot } from '../git/repo.js';
 import { createRunGitDir } from '../git/run-git-dir.js';
@@ -64,6 +64,7 @@ export async function executeNative({ ctx, profile, warn, announce }: ExecuteInp
     views: prep.views.map((v) => v.dir),
     runDir: prep.runDir,
     gitDirs: prep.gitDir ? [`${prep.gitDir.dir}.json`] : [],
+    ...(prep.seatbelt && profile.filesystem.writes === 'allow-list' ? { claudeConfig: snapshotFile(prep.stateDir) } : {}),
   });
   audit.write({ type: 'start', profile: profile.name, profileFile: profile.file, backend: 'native', mechanism: ctx.mechanism.kind, argv: ctx.command, cwd: ctx.cwd });
   let created: string[] = [];
@@ -88,11 +89,12 @@ export async function executeNative({ ctx, profile, warn, announce }: ExecuteInp
     if (prep.gitDir) gitDir = createRunGitDir(prep.gitDir).file;
     if (prep.seatbelt) {
       // sandbox-exec is the agent's parent and passes signals and the exit status through.
-      const config = profile.filesystem.writes === 'allow-list' ? claudeConfigWatch(ctx.home, ctx.env) : null;
+      // Its start is kept where the session record names it: a killed run's is settled by the next run (lib/run/reap.ts).
+      const config = profile.filesystem.writes === 'allow-list' ? keepClaudeConfigStart(ctx.home, ctx.env, prep.stateDir) : null;
       try {
         exitCode = await runForwarded(prep.seatbelt);
       } finally {
-        for (const n of config?.settle() ?? []) alert(n);
+        if (config !== null) for (const n of settleFromSnapshot(config, ctx.session)) alert(n);
       }
       return exitCode;
     }

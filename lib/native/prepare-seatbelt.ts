@@ -4,7 +4,6 @@
 // the known agents' state (their history, logs and logins by name, never
 // their settings, commands or hooks); Claude Code's ~/.claude.json, written
 // in place, has its executable entries reverted after the run.
-import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { buildNativePlan } from '../../templates/native-plan.js';
@@ -19,29 +18,10 @@ import { sessionFile } from '../run/session.js';
 import { runStateDirOf } from '../run/run-dir.js';
 import { claudeView, codexView } from '../views/agent-views.js';
 import type { ViewSpec } from '../views/spec.js';
-import { hostPathOf } from '../views/materialize.js';
-import { revertClaudeConfig } from '../views/claude-config.js';
-import { readSmallText } from '../util/read-text.js';
 import type { NativeContext, NativePrepared } from './context.js';
 import { alwaysDenied } from './always-denied.js';
 import { canonicalPath, realPathOnDisk, seatbeltInput } from './seatbelt-rules.js';
 import { DARWIN_DENY_WRITE, darwinDenyRead, KEYCHAIN_FOLDER } from '../profile/credential-stores.js';
-
-/**
- * Claude Code's ~/.claude.json as the run starts; `settle` puts its executable
- * entries back after the run (lib/views/claude-config.ts) and names them.
- */
-export function claudeConfigWatch(home: string, env: NodeJS.ProcessEnv): { settle(): string[] } {
-  const file = hostPathOf(claudeView(home, env).spec, '.claude.json');
-  const start = readSmallText(file, 16 << 20);
-  return {
-    settle() {
-      const r = revertClaudeConfig(start, readSmallText(file, 16 << 20));
-      if (r.text !== null) writeFileSync(file, r.text + '\n', { mode: 0o600 });
-      return r.left.length > 0 ? [`${file}: changes the sandbox made to ${r.left.join(', ')} were put back as they were (they would make a later claude run or trust something)`] : [];
-    },
-  };
-}
 
 /** The run's temp folder on macOS (TMPDIR points there). */
 export const seatbeltTmpOf = (runDir: string) => join(runDir, 'tmp');

@@ -15,6 +15,7 @@ import { probe } from '../exec.js';
 import { findTool } from '../util/find-tool.js';
 import { removeSession, type SessionRecord, staleSessions } from './session.js';
 import { settleViews } from '../views/lifecycle.js';
+import { settleFromSnapshot, snapshotFile } from '../views/claude-config-watch.js';
 import { quarantineToolConfigs, toolConfigPaths } from '../paths/tool-configs.js';
 import { userHome } from '../home.js';
 
@@ -44,6 +45,10 @@ async function reapOne(rec: SessionRecord, home: string, env: NodeJS.ProcessEnv,
   }
   removePlaceholders(rec.placeholders ?? []);
   for (const n of settleViews(rec.views ?? [])) alert(`${n} (left by the killed run ${rec.id})`);
+  // Only a snapshot in the killed run's own state folder, as stashbase named it.
+  if (typeof rec.claudeConfig === 'string' && rec.claudeConfig === snapshotFile(runStateDirOf(home, rec.id))) {
+    for (const n of settleFromSnapshot(rec.claudeConfig, rec.id)) alert(`${n} (left by the killed run ${rec.id})`);
+  }
   const said = (m: string) => alert(`from the killed run ${rec.id}: ${m}`);
   for (const g of rec.gitDirs ?? []) {
     // Stopped by you: the rest of this run is settled by a later one; the new run does not start.

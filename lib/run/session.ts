@@ -45,6 +45,8 @@ export interface SessionRecord {
   runDir?: string;
   /** Records of the run's own git directories (imported by a later run if it crashed). */
   gitDirs?: string[];
+  /** macOS: the snapshot of ~/.claude.json at the start (lib/views/claude-config-watch.ts), settled by a later run if it crashed. */
+  claudeConfig?: string;
 }
 
 export function sessionFile(home: string, id: string): string {

@@ -1,0 +1,127 @@
+// Claude Code's ~/.claude.json where no view can hold a copy (macOS: Seatbelt
+// cannot bind one in), so the agent writes the file in place. Its state as
+// the run starts is kept in the run's state folder, named in the session
+// record: after the run, or after a killed run by the next one, its
+// executable entries go back to what they were (lib/views/claude-config.ts)
+// and the rest of the agent's changes stay. What comes back is parsed, never
+// trusted: a file that could not be read at the start is never overwritten,
+// and whatever is at the path afterwards that is not a regular file (a link
+// the agent made, to your ~/.bashrc say) is moved aside, never written through.
+import { lstatSync, mkdirSync, readlinkSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { claudeView } from './agent-views.js';
+import { hostPathOf } from './materialize.js';
+import { revertClaudeConfig } from './claude-config.js';
+import { readSmallText } from '../util/read-text.js';
+
+const MAX = 16 << 20;
+
+export type ConfigStart =
+  | { kind: 'missing' }
+  | { kind: 'text'; text: string }
+  | { kind: 'link'; link: string }
+  | { kind: 'unreadable'; why: string };
+
+export interface ConfigSnapshot {
+  file: string;
+  start: ConfigStart;
+}
+
+/** The file as the run starts: never through a link, only a regular file of at most 16 MiB is read. */
+export function readConfigStart(file: string): ConfigStart {
+  const st = lstatSync(file, { throwIfNoEntry: false });
+  if (!st) return { kind: 'missing' };
+  if (st.isSymbolicLink()) return { kind: 'link', link: readlinkSync(file) };
+  if (!st.isFile()) return { kind: 'unreadable', why: 'it is not a regular file' };
+  if (st.size > MAX) return { kind: 'unreadable', why: `it is larger than ${MAX} bytes` };
+  const text = readSmallText(file, MAX);
+  return text === null ? { kind: 'unreadable', why: 'it could not be read' } : { kind: 'text', text };
+}
+
+/** Where the snapshot is kept (the run's state folder, which no sandbox reaches). */
+export const snapshotFile = (stateDir: string) => join(stateDir, 'claude-config-start.json');
+
+/** Takes and keeps the snapshot of Claude Code's config for this run; returns the snapshot file. */
+export function keepClaudeConfigStart(home: string, env: NodeJS.ProcessEnv, stateDir: string): string {
+  const file = hostPathOf(claudeView(home, env).spec, '.claude.json');
+  const snap: ConfigSnapshot = { file, start: readConfigStart(file) };
+  mkdirSync(stateDir, { recursive: true, mode: 0o700 });
+  const out = snapshotFile(stateDir);
+  writeFileSync(out, JSON.stringify(snap), { mode: 0o600 });
+  return out;
+}
+
+/** Reads a snapshot stashbase wrote, in a known shape; null when it is missing or not one. */
+export function readSnapshot(path: string): ConfigSnapshot | null {
+  const text = readSmallText(path, MAX * 2 + 4096);
+  if (text === null) return null;
+  try {
+    const v = JSON.parse(text) as unknown;
+    if (typeof v !== 'object' || v === null) return null;
+    const file = (v as { file?: unknown }).file;
+    const start = (v as { start?: unknown }).start as Record<string, unknown> | null;
+    if (typeof file !== 'string' || typeof start !== 'object' || start === null) return null;
+    const kind = start.kind;
+    if (kind === 'missing') return { file, start: { kind } };
+    if (kind === 'text' && typeof start.text === 'string') return { file, start: { kind, text: start.text } };
+    if (kind === 'link' && typeof start.link === 'string') return { file, start: { kind, link: start.link } };
+    if (kind === 'unreadable' && typeof start.why === 'string') return { file, start: { kind, why: start.why } };
+    return null;
+  } catch {
+    return null;
+  }
+}
+
+/** Writes `text` to `file` by a new file renamed over it: a link at the path is replaced, never followed. */
+function replaceWith(file: string, text: string): void {
+  const tmp = join(dirname(file), `.claude.json.stashbase-${randomBytes(6).toString('hex')}`);
+  writeFileSync(tmp, text, { mode: 0o600, flag: 'wx' });
+  renameSync(tmp, file);
+}
+
+/** Moves what is at `file` aside (never following it); returns where it went. */
+function moveAside(file: string, session: string): string {
+  const aside = `${file}.sandbox-${session}`;
+  renameSync(file, aside);
+  return aside;
+}
+
+/** Puts the file's executable entries back as they were at the start; returns what to tell you. */
+export function settleClaudeConfig(snap: ConfigSnapshot, session: string): string[] {
+  const { file, start } = snap;
+  if (start.kind === 'unreadable') return [`${file}: ${start.why} when the run started, so it was not checked or rewritten after it; look at it before your next claude run`];
+  const st = lstatSync(file, { throwIfNoEntry: false });
+  if (start.kind === 'link') {
+    if (st?.isSymbolicLink() && readlinkSync(file) === start.link) return [];
+    if (!st) {
+      symlinkSync(start.link, file);
+      return [`${file}: the link the sandbox removed was made again (to ${start.link})`];
+    }
+    const aside = moveAside(file, session);
+    symlinkSync(start.link, file);
+    return [`${file}: the sandbox replaced your link (to ${start.link}) with a file of its own; the link is back and the sandbox's file is at ${aside}`];
+  }
+  if (!st) return [];
+  const before = start.kind === 'text' ? start.text : null;
+  if (!st.isFile()) {
+    const aside = moveAside(file, session);
+    if (before !== null) replaceWith(file, before);
+    return [`${file}: the sandbox left something that is not a regular file there; it was moved to ${aside}${before !== null ? ' and the file is as it was' : ''}`];
+  }
+  const now = readSmallText(file, MAX);
+  if (now === null) {
+    const aside = moveAside(file, session);
+    if (before !== null) replaceWith(file, before);
+    return [`${file}: the sandbox left a file too large to check; it was moved to ${aside}${before !== null ? ' and the file is as it was' : ''}`];
+  }
+  const r = revertClaudeConfig(before, now);
+  if (r.text !== null) replaceWith(file, r.text + '\n');
+  return r.left.length > 0 ? [`${file}: changes the sandbox made to ${r.left.join(', ')} were put back as they were (they would make a later claude run or trust something)`] : [];
+}
+
+/** After a killed run: settles from the snapshot its record names (nothing when there is none). */
+export function settleFromSnapshot(path: string, session: string): string[] {
+  const snap = readSnapshot(path);
+  return snap === null ? [] : settleClaudeConfig(snap, session);
+}

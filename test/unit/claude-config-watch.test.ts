@@ -1,0 +1,97 @@
+// ~/.claude.json written in place (macOS): the start kept in the run's state
+// folder, the executable entries put back after the run or, after a killed
+// run, by the next one; what the agent left at the path parsed, never written
+// through.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import { reapStaleRuns } from '../../lib/run/reap.js';
+import { runStateDirOf } from '../../lib/run/run-dir.js';
+import { writeSession } from '../../lib/run/session.js';
+import { keepClaudeConfigStart, settleFromSnapshot, snapshotFile } from '../../lib/views/claude-config-watch.js';
+import { tempHome } from '../helpers.js';
+
+const t = tempHome();
+after(() => t.cleanup());
+const h = t.home;
+const cfg = join(h, '.claude.json');
+const MINE = { numStartups: 1, mcpServers: { mine: { command: 'my-server' } } };
+const EVIL = { numStartups: 2, mcpServers: { mine: { command: 'my-server' }, evil: { command: 'sh' } } };
+let n = 0;
+const stateDir = () => join(t.sbHome, 'runs', `ags_${String(++n).padStart(16, 'a')}`);
+
+test('the start is kept and the executable entries put back; a file made during the run loses them too', () => {
+  writeFileSync(cfg, JSON.stringify(MINE));
+  const snap = keepClaudeConfigStart(h, t.env, stateDir());
+  writeFileSync(cfg, JSON.stringify(EVIL));
+  assert.deepEqual(settleFromSnapshot(snap, 'ags_x'), [`${cfg}: changes the sandbox made to mcpServers were put back as they were (they would make a later claude run or trust something)`]);
+  assert.deepEqual(JSON.parse(readFileSync(cfg, 'utf8')), { numStartups: 2, mcpServers: { mine: { command: 'my-server' } } });
+  unlinkSync(cfg);
+  const none = keepClaudeConfigStart(h, t.env, stateDir());
+  writeFileSync(cfg, JSON.stringify(EVIL));
+  settleFromSnapshot(none, 'ags_x');
+  assert.deepEqual(JSON.parse(readFileSync(cfg, 'utf8')), { numStartups: 2 });
+});
+
+test('a link the agent leaves at the path is moved aside, never written through; the control: a plain write goes through it', () => {
+  const bashrc = join(h, '.bashrc');
+  writeFileSync(bashrc, 'echo mine\n');
+  writeFileSync(cfg, JSON.stringify(MINE));
+  const snap = keepClaudeConfigStart(h, t.env, stateDir());
+  unlinkSync(cfg);
+  symlinkSync(bashrc, cfg);
+  assert.deepEqual(settleFromSnapshot(snap, 'ags_s'), [`${cfg}: the sandbox left something that is not a regular file there; it was moved to ${cfg}.sandbox-ags_s and the file is as it was`]);
+  assert.equal(readFileSync(bashrc, 'utf8'), 'echo mine\n');
+  assert.equal(lstatSync(cfg).isFile(), true);
+  assert.deepEqual(JSON.parse(readFileSync(cfg, 'utf8')), MINE);
+  // The control: what the earlier code did (write the file by its path) lands in ~/.bashrc.
+  unlinkSync(cfg);
+  symlinkSync(bashrc, cfg);
+  writeFileSync(cfg, '{}\n');
+  assert.equal(readFileSync(bashrc, 'utf8'), '{}\n');
+  unlinkSync(cfg);
+});
+
+test('a file that could not be read at the start is never rewritten; a link you keep there (GNU stow) is put back', () => {
+  mkdirSync(cfg);
+  const dir = keepClaudeConfigStart(h, t.env, stateDir());
+  assert.deepEqual(settleFromSnapshot(dir, 'ags_u'), [`${cfg}: it is not a regular file when the run started, so it was not checked or rewritten after it; look at it before your next claude run`]);
+  assert.equal(lstatSync(cfg).isDirectory(), true);
+  execFileSync('rmdir', [cfg]);
+  const real = join(h, 'dotfiles-claude.json');
+  writeFileSync(real, JSON.stringify(MINE));
+  symlinkSync(real, cfg);
+  const link = keepClaudeConfigStart(h, t.env, stateDir());
+  unlinkSync(cfg);
+  writeFileSync(cfg, JSON.stringify(EVIL));
+  assert.deepEqual(settleFromSnapshot(link, 'ags_l'), [`${cfg}: the sandbox replaced your link (to ${real}) with a file of its own; the link is back and the sandbox's file is at ${cfg}.sandbox-ags_l`]);
+  assert.equal(readlinkSync(cfg), real);
+  unlinkSync(cfg);
+});
+
+test('a killed run: the next run settles ~/.claude.json from the snapshot its record names, and only from its own state folder', async () => {
+  writeFileSync(cfg, JSON.stringify(MINE));
+  writeFileSync(join(h, '.bashrc'), 'echo mine\n');
+  const id = 'ags_killedkilledki22';
+  const snap = keepClaudeConfigStart(h, t.env, runStateDirOf(t.sbHome, id));
+  assert.equal(snap, snapshotFile(runStateDirOf(t.sbHome, id)));
+  writeFileSync(cfg, JSON.stringify(EVIL));
+  // A record naming a snapshot elsewhere (the agent's, say) is not followed.
+  const other = 'ags_otherotherother2';
+  const planted = join(h, 'planted.json');
+  writeFileSync(planted, JSON.stringify({ file: join(h, '.bashrc'), start: { kind: 'link', link: '/nowhere' } }));
+  const dead = 2 ** 22 + 12345;
+  writeSession(t.sbHome, { id: other, pid: dead, backend: 'native', mechanism: 'seatbelt', profile: 'default', cwd: h, argv: ['claude'], startedAt: new Date().toISOString(), claudeConfig: planted });
+  writeSession(t.sbHome, { id, pid: dead, backend: 'native', mechanism: 'seatbelt', profile: 'default', cwd: h, argv: ['claude'], startedAt: new Date().toISOString(), claudeConfig: snap });
+  const alerts: string[] = [];
+  await reapStaleRuns(t.sbHome, t.env, (m) => alerts.push(m));
+  assert.deepEqual(JSON.parse(readFileSync(cfg, 'utf8')), { numStartups: 2, mcpServers: { mine: { command: 'my-server' } } });
+  assert.equal(alerts.some((a) => a.includes('mcpServers were put back') && a.includes(`(left by the killed run ${id})`)), true, alerts.join('\n'));
+  assert.equal(lstatSync(join(h, '.bashrc')).isFile() && readFileSync(join(h, '.bashrc'), 'utf8'), 'echo mine\n');
+  assert.equal(existsSync(runStateDirOf(t.sbHome, id)), false);
+  // The control: the planted snapshot, settled as if it were the run's own, would have replaced ~/.bashrc with a link.
+  settleFromSnapshot(planted, other);
+  assert.equal(readlinkSync(join(h, '.bashrc')), '/nowhere');
+});
