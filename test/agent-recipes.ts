@@ -133,6 +133,8 @@ export interface TurnOptions {
   profile?: string;
   /** Flag values to drop with their flag (e.g. api_key_model_discovery drops --disable api_key_model_discovery). */
   drop?: string[];
+  /** Lone flags to drop (e.g. --dangerously-bypass-approvals-and-sandbox). */
+  dropFlags?: string[];
   hidden?: string[];
 }
 
@@ -145,6 +147,10 @@ export async function runTurn(s: TurnSetup, name: string, command: string, stub:
     const at = argv.indexOf(d);
     assert.ok(at > 0, `${command} has no ${d}`);
     argv.splice(at - 1, 2);
+  }
+  for (const f of o.dropFlags ?? []) {
+    assert.ok(argv.includes(f), `${command} has no ${f}`);
+    argv = argv.filter((a) => a !== f);
   }
   const env = { ...s.env, ...hostKeysFor(recipe(argv[argv.indexOf('--profile') + 1]!)) };
   const before = stub.requests.length;

@@ -1,5 +1,6 @@
 // `agent run` from parsed options to the agent's exit code: profile, trust,
 // backend, plan; then either print the plan (--dry-run) or carry it out.
+import { agentArgv } from './agent-argv.js';
 import { availableParallelism } from 'node:os';
 import { formatPlan, type Plan, planToJson } from '../../templates/plan.js';
 import { resolveBackend, type BackendFlags } from './backend.js';
@@ -79,6 +80,10 @@ export async function runAgent(o: RunOptions): Promise<number> {
   const note = (msg: string) => {
     if (!o.silent) process.stderr.write(`${msg}\n`);
   };
+  // A known agent's own sandbox, which cannot nest in stashbase's, is turned off (lib/run/agent-argv.ts).
+  const agent = agentArgv(o.command);
+  if (agent.note) (agent.note.level === 'warn' ? warn : note)(agent.note.text);
+  const command = agent.command;
   const wantWorktree = o.worktree === true || o.resume !== undefined || (profile.workspace.worktree && o.worktree !== false);
   const wt = wantWorktree ? await (await import('../worktree/run.js')).prepareWorktreeRun({ cwd: o.cwd, env: o.env, session, profile, resume: o.resume, dryRun: o.dryRun, docker: backend === 'docker', warn, note }) : null;
   const cwd = wt?.cwd ?? o.cwd;
@@ -94,7 +99,7 @@ export async function runAgent(o: RunOptions): Promise<number> {
     if (backend === 'docker') {
       const { runDocker } = await import('../docker/run.js');
       return await runDocker({
-        session, profile, command: o.command, cwd, env: o.env, home: userHome(o.env), stashbaseHome: stashbaseHome(o.env),
+        session, profile, command, cwd, env: o.env, home: userHome(o.env), stashbaseHome: stashbaseHome(o.env),
         placeholders: makePlaceholders(profile.secrets, o.env), proxyToken, hookToken, flags: o, dryRun: o.dryRun, print,
         interactive: isInteractive(o.silent), warn, announce: !o.silent, worktree: wt?.docker, profileCwd: o.cwd,
       });
@@ -106,7 +111,7 @@ export async function runAgent(o: RunOptions): Promise<number> {
     const ctx: NativeContext = {
       session,
       profile,
-      command: o.command,
+      command,
       cwd,
       env: o.env,
       home: userHome(o.env),

@@ -140,6 +140,11 @@ describe('the real Claude Code and Codex inside the native sandbox, with the rec
     await checkTurn(r);
   });
 
+  test("Codex without --dangerously-bypass-approvals-and-sandbox: stashbase turns its own sandbox off (it cannot nest), and its shell tool runs", { ...skip, timeout: 180_000 }, async () => {
+    const r = await turn('codex-own-sandbox', 'codex-turn', openai, ['CODEX_API_KEY'], { dropFlags: ['--dangerously-bypass-approvals-and-sandbox'] });
+    await checkTurn(r);
+  });
+
   test("Codex's traps: the WebSocket refused on the way (SSE fallback), and model discovery at chatgpt.com without its --disable", { ...skip, timeout: 300_000 }, async () => {
     openai.setWebsocket(403);
     const fallback = await turn('codex-sse', 'codex-turn', openai, ['CODEX_API_KEY']).finally(() => openai.setWebsocket(true));

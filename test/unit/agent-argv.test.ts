@@ -1,0 +1,22 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { agentArgv, CODEX_SANDBOX_OFF } from '../../lib/run/agent-argv.js';
+
+test("codex gets its own sandbox off unless its command line decides it; an explicit sandbox is kept and warned about; other agents are left alone", () => {
+  assert.deepEqual(agentArgv(['codex', 'exec', 'hi']).command, ['codex', ...CODEX_SANDBOX_OFF, 'exec', 'hi']);
+  assert.deepEqual(agentArgv(['/opt/bin/codex']).command, ['/opt/bin/codex', '-c', 'sandbox_mode="danger-full-access"']);
+  assert.equal(agentArgv(['codex', 'exec']).note?.level, 'note');
+  for (const off of [['--dangerously-bypass-approvals-and-sandbox'], ['--yolo'], ['-s', 'danger-full-access'], ['--sandbox=danger-full-access'], ['-c', 'sandbox_mode="danger-full-access"']]) {
+    assert.deepEqual(agentArgv(['codex', 'exec', ...off, 'x']), { command: ['codex', 'exec', ...off, 'x'], note: null });
+  }
+  for (const on of [['--full-auto'], ['-s', 'workspace-write'], ['--sandbox', 'read-only'], ['--config', 'sandbox_mode = "workspace-write"']]) {
+    const r = agentArgv(['codex', ...on, 'exec']);
+    assert.deepEqual(r.command, ['codex', ...on, 'exec']);
+    assert.match(r.note?.text ?? '', /cannot start inside stashbase's/);
+    assert.equal(r.note?.level, 'warn');
+  }
+  // After "--" the words are the prompt's, not flags.
+  assert.deepEqual(agentArgv(['codex', 'exec', '--', '--yolo']).command, ['codex', ...CODEX_SANDBOX_OFF, 'exec', '--', '--yolo']);
+  assert.deepEqual(agentArgv(['claude', '--sandbox']), { command: ['claude', '--sandbox'], note: null });
+  assert.deepEqual(agentArgv(['sh', '-c', 'codex exec']), { command: ['sh', '-c', 'codex exec'], note: null });
+});
