@@ -215,6 +215,22 @@ function networkRules(input: SeatbeltInput): string[] {
   return out;
 }
 
-export function buildSeatbeltCommand(sandboxExec: string, profile: string, command: string[], cwd: string, env: { set: Record<string, string>; unset: string[] }): Command {
-  return { file: sandboxExec, args: ['-p', profile, ...command], cwd, env: env.set, unsetEnv: env.unset };
+/**
+ * An interactive agent runs on a pseudo-terminal of its own that script(1),
+ * outside the sandbox, owns and relays: TIOCSTI (which a Seatbelt profile
+ * cannot refuse by name on every macOS) then queues input for the agent
+ * alone, never for your shell after it exits. The agent's exit status is
+ * written by the shell between the two, whatever script's own is.
+ */
+export interface SeatbeltPty {
+  script: string;
+  statusFile: string;
+}
+
+export const PTY_STATUS_SCRIPT = 'st=$1; shift; "$@"; echo $? > "$st"';
+
+export function buildSeatbeltCommand(sandboxExec: string, profile: string, command: string[], cwd: string, env: { set: Record<string, string>; unset: string[] }, pty: SeatbeltPty | null = null): Command {
+  const inner = [sandboxExec, '-p', profile, ...command];
+  if (pty === null) return { file: sandboxExec, args: inner.slice(1), cwd, env: env.set, unsetEnv: env.unset };
+  return { file: pty.script, args: ['-q', '/dev/null', '/bin/sh', '-c', PTY_STATUS_SCRIPT, 'sh', pty.statusFile, ...inner], cwd, env: env.set, unsetEnv: env.unset };
 }

@@ -30,6 +30,8 @@ export interface NativeContext {
   proxyUrl?: string;
   /** Existing directories under a deny_write entry that stay writable (a worktree run's worktree). */
   writable?: string[];
+  /** The run's standard input is a terminal (Seatbelt: the agent gets a relayed one of its own). */
+  interactive?: boolean;
   /** Real paths, for Seatbelt's canonical rules (tests render a Mac's from Linux); the disk's when unset. */
   realPath?: (path: string) => string | null;
   /** A worktree run's own branch (refs/heads/stashbase/<name>): the only branch its HEAD may point at. */

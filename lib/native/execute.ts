@@ -9,6 +9,8 @@ import { runForwarded } from '../exec.js';
 import { SandboxUnavailableError, StashbaseError } from '../errors.js';
 import type { Profile } from '../profile/types.js';
 import { fillScratch } from './scratch.js';
+import { ptyStatusOf } from './prepare-seatbelt.js';
+import { readSmallText } from '../util/read-text.js';
 import { proxyForRun, runLimits, type RunProxy } from '../proxy/setup.js';
 import { reportFirstTlsFailure } from '../proxy/tls-failure.js';
 import { removeSession, writeSession } from '../run/session.js';
@@ -93,6 +95,9 @@ export async function executeNative({ ctx, profile, warn, announce }: ExecuteInp
       const config = profile.filesystem.writes === 'allow-list' ? keepClaudeConfigStart(ctx.home, ctx.env, prep.stateDir) : null;
       try {
         exitCode = await runForwarded(prep.seatbelt);
+        // On a relayed terminal, the agent's own status (written outside the sandbox) rather than script's.
+        const status = prep.seatbelt.file === '/usr/bin/script' ? readSmallText(ptyStatusOf(prep.runDir), 16) : null;
+        if (status !== null && /^\d+\n?$/.test(status)) exitCode = Number(status);
       } finally {
         if (config !== null) for (const n of settleFromSnapshot(config, ctx.session)) alert(n);
       }

@@ -23,6 +23,9 @@ import { alwaysDenied } from './always-denied.js';
 import { canonicalPath, realPathOnDisk, seatbeltInput } from './seatbelt-rules.js';
 import { DARWIN_DENY_WRITE, darwinDenyRead, KEYCHAIN_FOLDER } from '../profile/credential-stores.js';
 
+/** Where the agent's exit status is written when it runs on a relayed terminal. */
+export const ptyStatusOf = (runDir: string) => join(runDir, 'exit-status');
+
 /** The run's temp folder on macOS (TMPDIR points there). */
 export const seatbeltTmpOf = (runDir: string) => join(runDir, 'tmp');
 
@@ -80,9 +83,12 @@ export function prepareSeatbelt(
   });
   warnings.push(...built.warnings);
   // The run's temp folder for everything that writes temp files: zsh's heredocs, Claude Code's Bash tool.
-  const temps: Record<string, string> = allowList ? { TMPDIR: tmp, TMPPREFIX: join(tmp, 'zsh'), CLAUDE_CODE_TMPDIR: tmp } : {};
+  // xcrun keeps a cache of tool paths in the shared temp folder that your own xcrun trusts later: not kept at all.
+  const temps: Record<string, string> = allowList ? { TMPDIR: tmp, TMPPREFIX: join(tmp, 'zsh'), CLAUDE_CODE_TMPDIR: tmp, xcrun_nocache: '1' } : { xcrun_nocache: '1' };
   const agentEnv = { unset: o.agentEnv.unset, set: { ...o.agentEnv.set, ...temps } };
-  const command = buildSeatbeltCommand(ctx.mechanism.path, buildSeatbeltProfile(built.input), ctx.command, ctx.cwd, agentEnv);
+  // On a terminal, the agent gets one of its own that script(1) relays (templates/seatbelt.ts).
+  const pty = ctx.interactive === true ? { script: '/usr/bin/script', statusFile: ptyStatusOf(runDir) } : null;
+  const command = buildSeatbeltCommand(ctx.mechanism.path, buildSeatbeltProfile(built.input), ctx.command, ctx.cwd, agentEnv, pty);
   const none: Protection = { denyRead: [], denyWrite: [], placeholders: [], fileStandIns: [], parents: [], pinned: [], missingRead: [], warnings };
   const plan = buildNativePlan({
     session: ctx.session, profile: p.name, sessionFile: sessionFile(ctx.stashbaseHome, ctx.session), auditFile: auditFile(ctx.stashbaseHome, ctx.session),

@@ -125,6 +125,7 @@ export async function runAgent(o: RunOptions): Promise<number> {
       worktreeBranch: wt?.branch,
       bwrapTmpfsPerms: mechanism.kind === 'bwrap' && tmpfsPermsSupported(mechanism.path, stashbaseHome(o.env)),
       announce: !o.silent,
+      interactive: process.stdin.isTTY === true,
     };
     if (o.dryRun) {
       print(prepareNative(ctx).plan);

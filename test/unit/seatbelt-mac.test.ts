@@ -29,7 +29,7 @@ const macReal = (p: string): string | null => {
   return p === '/' || p === '/Users' || p.startsWith('/Users/') || p.startsWith('/private/') || p.startsWith('/usr/') ? p : null;
 };
 
-async function macPrep(profile: Profile, command = ['claude']) {
+async function macPrep(profile: Profile, command = ['claude'], interactive = false) {
   const { prepareNative } = await import('../../lib/native/prepare.js');
   const saved = process.env.TMPDIR;
   process.env.TMPDIR = TMP;
@@ -37,7 +37,7 @@ async function macPrep(profile: Profile, command = ['claude']) {
     return prepareNative({
       session: 'ags_aaaaaaaaaaaaaaaa', profile, command, cwd: CWD, env: { PATH: '/usr/bin:/bin' }, home: HOME, stashbaseHome: `${HOME}/.stashbase`,
       mechanism: { kind: 'seatbelt', path: '/usr/bin/sandbox-exec', why: 'sandbox-exec' }, placeholders: {}, proxyToken: 't0ken', hookToken: 'h00k',
-      proxyUrl: 'http://127.0.0.1:49152', realPath: macReal,
+      proxyUrl: 'http://127.0.0.1:49152', realPath: macReal, interactive,
     });
   } finally {
     if (saved === undefined) delete process.env.TMPDIR;
@@ -124,7 +124,11 @@ test('canonical paths: the run folder, TMPDIR and every rule under /tmp, /var an
   assert.equal(canonicalPath('/nonexistent/a', macReal), '/nonexistent/a');
   const prep = await macPrep(defaultProfile());
   assert.equal(prep.runDir, RUN);
-  assert.deepEqual([prep.agentEnv.set.TMPDIR, prep.agentEnv.set.TMPPREFIX, prep.agentEnv.set.CLAUDE_CODE_TMPDIR], [`${RUN}/tmp`, `${RUN}/tmp/zsh`, `${RUN}/tmp`]);
+  assert.deepEqual([prep.agentEnv.set.TMPDIR, prep.agentEnv.set.TMPPREFIX, prep.agentEnv.set.CLAUDE_CODE_TMPDIR, prep.agentEnv.set.xcrun_nocache], [`${RUN}/tmp`, `${RUN}/tmp/zsh`, `${RUN}/tmp`, '1']);
+  // On a terminal the agent gets a relayed one of its own.
+  const tty = await macPrep(defaultProfile(), ['claude'], true);
+  assert.deepEqual(tty.seatbelt!.args.slice(0, 6), ['-q', '/dev/null', '/bin/sh', '-c', 'st=$1; shift; "$@"; echo $? > "$st"', 'sh']);
+  assert.deepEqual([tty.seatbelt!.file, tty.seatbelt!.args[6], tty.seatbelt!.args[7]], ['/usr/bin/script', `${RUN}/exit-status`, '/usr/bin/sandbox-exec']);
   const p = defaultProfile();
   p.filesystem.denyRead.push('/tmp/shared-secrets', '/tmp/**/*.key', '/etc/app/*.conf');
   p.filesystem.allowWrite.push('/tmp/build-cache');

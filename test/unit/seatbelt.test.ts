@@ -51,9 +51,20 @@ test('the SBPL reader refuses what Seatbelt would: unclosed forms, stray text, u
   ] as const) assert.throws(() => readSbpl(text), why, text);
 });
 
-test('sandbox-exec command: the profile is one argument', () => {
+test('sandbox-exec command: the profile is one argument', async () => {
   const cmd = buildSeatbeltCommand('/usr/bin/sandbox-exec', '(version 1)\n', ['claude', '--x'], '/Users/u/proj', { set: { A: 'b' }, unset: ['T'] });
   assert.deepEqual(cmd, { file: '/usr/bin/sandbox-exec', args: ['-p', '(version 1)\n', 'claude', '--x'], cwd: '/Users/u/proj', env: { A: 'b' }, unsetEnv: ['T'] });
+  // On a terminal: script(1) owns the agent's terminal and relays it; the shell between them writes the agent's status.
+  const pty = buildSeatbeltCommand('/usr/bin/sandbox-exec', '(version 1)\n', ['claude'], '/Users/u/proj', { set: {}, unset: [] }, { script: '/usr/bin/script', statusFile: '/r/exit-status' });
+  assert.deepEqual([pty.file, ...pty.args], ['/usr/bin/script', '-q', '/dev/null', '/bin/sh', '-c', 'st=$1; shift; "$@"; echo $? > "$st"', 'sh', '/r/exit-status', '/usr/bin/sandbox-exec', '-p', '(version 1)\n', 'claude']);
+  // The shell's part, run here: the status is the command's, quoted arguments pass through whole.
+  const { spawnSync } = await import('node:child_process');
+  const { mkdtempSync, readFileSync } = await import('node:fs');
+  const dir = mkdtempSync('/tmp/sbpty-');
+  const r = spawnSync('/bin/sh', ['-c', pty.args[4]!, 'sh', `${dir}/st`, 'sh', '-c', 'printf "%s|" "$@"; exit 7', 'x', 'a b', '$HOME'], { encoding: 'utf8' });
+  assert.equal(r.stdout, 'a b|$HOME|');
+  assert.equal(readFileSync(`${dir}/st`, 'utf8'), '7\n');
+  (await import('node:fs')).rmSync(dir, { recursive: true, force: true });
 });
 
 test('the macOS plan: sandbox-exec with the profile built from the profile rules, golden', async () => {
