@@ -16,7 +16,7 @@ import { checkTurn, hostKeysFor, plantSshKey, REAL_ANTHROPIC, recipe, runTurn, t
 import { shellQuote } from '../../templates/shell-quote.js';
 import { BIN, cli, needs, needsAgents, TEST_AGENTS_BIN, tempHome, writeFile } from '../helpers.js';
 
-describe('the real Claude Code and Codex inside the native sandbox, with the recipes of docs/agents.md', needs('bwrap', 'git'), () => {
+describe('the real Claude Code and Codex inside the native sandbox, with the recipes of docs/agents.md', needs('native', 'git'), () => {
   const skip = needsAgents();
   const t = tempHome();
   const repo = join(t.home, 'work');

@@ -197,3 +197,21 @@ test('a denied folder\'s links lead nowhere new: their targets are denied too', 
   assert.equal(decide(rules, 'file-read-data', join(h, 'dotfiles', 'ssh', 'id_rsa')), 'allow');
   assert.equal(decide(readSbpl(buildSeatbeltProfile(built.input)), 'file-read-data', join(h, 'dotfiles', 'ssh', 'id_rsa')), 'deny');
 });
+
+test('the macOS probe script exists, parses, refuses to run off a Mac, and probes every claim the profile makes', async () => {
+  const { spawnSync } = await import('node:child_process');
+  const { readFileSync } = await import('node:fs');
+  const { REPO } = await import('../helpers.js');
+  const script = join(REPO, 'scripts', 'macos-probes.sh');
+  assert.equal(spawnSync('bash', ['-n', script]).status, 0);
+  const r = spawnSync('bash', [script], { encoding: 'utf8' });
+  assert.deepEqual([r.status, r.stderr.trim()], [2, 'macos-probes.sh runs on macOS only (Linux CI checks the profile in test/unit/seatbelt-mac.test.ts)']);
+  const text = readFileSync(script, 'utf8');
+  const probes = [...text.matchAll(/^probe (\S+)\s+(worked|refused)/gm)].map((m) => `${m[1]} ${m[2]}`);
+  for (const p of ['read-denied refused', 'read-denied-case refused', 'read-denied-nfd refused', 'read-link-target refused', 'hard-link-denied refused', 'read-other-run refused',
+    'write-tmpdir worked', 'write-tmp refused', 'zsh-heredoc worked', 'lsopen refused', 'apple-events refused', 'launchd-job refused', 'preference-write refused', 'keychain refused',
+    'pasteboard refused', 'signal-other refused', 'procargs-other refused', 'nested-sandbox-exec refused', 'raw-loopback refused', 'raw-loopback-opted worked', 'listen-any refused',
+    'listen-loopback worked', 'unix-socket refused', 'socketpair worked']) assert.ok(probes.includes(p), p);
+  assert.match(text, /tiocsti-reaches-your-shell/);
+  assert.match(readFileSync(join(REPO, '.github', 'workflows', 'macos-probes.yml'), 'utf8'), /bash scripts\/macos-probes\.sh --agents/);
+});
