@@ -1,5 +1,6 @@
 // What a native run is given (NativeContext) and what preparing it yields
 // (NativePrepared): shared by prepare.ts, prepare-seatbelt.ts and execute.ts.
+import type { ScratchCopy } from './scratch.js';
 import type { BwrapInput } from '../../templates/bwrap.js';
 import type { RelayInput } from '../../templates/bridge-relay.js';
 import type { Plan } from '../../templates/plan.js';
@@ -61,6 +62,8 @@ export interface NativePrepared {
   /** The run's own temp folders, made in the run directory. */
   temps: string[];
   /** Private copies of shim folders (lib/native/scratch.ts), filled after the run directory is made. */
-  scratch: Array<{ from: string; src: string }>;
+  scratch: ScratchCopy[];
+  /** The deny patterns: what they match in a shim folder is not copied. */
+  scratchPatterns: RegExp[];
   agentEnv: { set: Record<string, string>; unset: string[] };
 }

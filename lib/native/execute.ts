@@ -86,7 +86,10 @@ export async function executeNative({ ctx, profile, warn, announce }: ExecuteInp
     if (hostPort !== null) await listenLoopback(proxy.server, hostPort);
     trace.mark('proxy');
     createRunDir(prep.runDir, proxy.ca, prep.bwrap ? sandboxFilter(process.arch as SeccompArch, { unixSockets: profile.sandbox.allowUnixSockets }) : null, prep.temps);
-    for (const c of prep.scratch) fillScratch(c.from, c.src);
+    for (const c of prep.scratch) {
+      const why = fillScratch(c, prep.scratchPatterns);
+      if (why !== null) warn(why);
+    }
     built = buildViews(prep.views);
     if (prep.gitDir) gitDir = createRunGitDir(prep.gitDir).file;
     if (prep.seatbelt) {

@@ -95,5 +95,5 @@ export function prepareSeatbelt(
     runDir, placeholders: [], fileStandIns: [], parents: [], warnings, proxyUrl: o.proxyUrl, interceptTls: o.interceptTls,
     writes: p.filesystem.writes, unixSockets: p.sandbox.allowUnixSockets, views: [], gitDir: null, sandbox: { kind: 'seatbelt', command },
   });
-  return { plan, protection: none, runDir, stateDir: runStateDirOf(ctx.stashbaseHome, ctx.session), bwrap: null, relay: null, systemd: null, seatbelt: command, views: [], gitDir: null, temps: allowList ? [tmp] : [], scratch: [], agentEnv };
+  return { plan, protection: none, runDir, stateDir: runStateDirOf(ctx.stashbaseHome, ctx.session), bwrap: null, relay: null, systemd: null, seatbelt: command, views: [], gitDir: null, temps: allowList ? [tmp] : [], scratch: [], scratchPatterns: [], agentEnv };
 }

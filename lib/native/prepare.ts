@@ -27,7 +27,7 @@ import { claudeView, codexView } from '../views/agent-views.js';
 import { viewBinds } from '../views/binds.js';
 import { allowWritePaths, keptRoots, privateTempDests, privateTemps, reexposed } from './write-areas.js';
 import { prepareSeatbelt } from './prepare-seatbelt.js';
-import { scratchCopies, scratchFolders, scratchRefusal } from './scratch.js';
+import { scratchCopies, scratchFolders } from './scratch.js';
 import type { NativeContext, NativePrepared } from './context.js';
 
 export type { NativeContext, NativePrepared } from './context.js';
@@ -146,12 +146,9 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
   protection.parents.push(...allowWrite.missing.filter((m) => roots.includes(m)));
   protection.warnings.push(...gitWarnings);
   // Shim folders the agent's shells rehash: a private copy each, discarded (lib/native/scratch.ts).
-  const shims = allowList && bwrapLike ? scratchFolders(ctx.home, ctx.env, areas, denied) : [];
-  const scratch = scratchCopies(runDir, shims.filter((dir) => {
-    const why = scratchRefusal(dir);
-    if (why !== null) protection.warnings.push(`${why}: it stays read-only in this run`);
-    return why === null;
-  }));
+  const shims = allowList && bwrapLike ? scratchFolders(ctx.home, ctx.env, { writable: areas, denied: [...denied, ...always.read, ctx.stashbaseHome] }) : { folders: [], warnings: [] };
+  protection.warnings.push(...shims.warnings);
+  const scratch = scratchCopies(runDir, shims.folders);
   // Without a private /tmp, the CA's mount point is made in yours for the run (and removed after it, empty).
   if (interceptTls && bwrapLike && privateDests.length === 0) protection.placeholders.push(caSeen);
   const agentEnv = {
@@ -251,5 +248,5 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
     ...common,
     sandbox: bwrap ? { kind: 'bwrap', input: bwrap, relay } : { kind: 'systemd-run', input: systemd as SystemdRunInput },
   });
-  return { plan, protection, runDir, stateDir, bwrap, relay, systemd, seatbelt: null, views, gitDir, temps: bwrap?.privateTmp.map((t) => t.src) ?? [], scratch: bwrap?.scratch ?? [], agentEnv };
+  return { plan, protection, runDir, stateDir, bwrap, relay, systemd, seatbelt: null, views, gitDir, temps: bwrap?.privateTmp.map((t) => t.src) ?? [], scratch, scratchPatterns: [...denyRead, ...denyWrite].map((e) => resolveRule(e, ctx.home, ctx.cwd)).flatMap((r) => (r.kind === 'pattern' ? [r.regex] : [])), agentEnv };
 }

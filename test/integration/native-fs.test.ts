@@ -218,32 +218,43 @@ describe('native filesystem (real bwrap)', needs('bwrap'), () => {
     assert.equal(r.stdout, '');
     assert.match(r.stderr, /No such file or directory/);
   });
-  test("version managers' shim folders are writable copies of the run's own: a shell's rehash works, nothing reaches your shims; a denied or linked one stays read-only", async () => {
+  test("version managers' shim folders are writable copies of the run's own: a shell's rehash works, nothing reaches your shims, through a link of any part of their path too; a denied one stays read-only", async () => {
     mkdirSync(join(h, '.pyenv', 'shims'), { recursive: true });
     writeFileSync(join(h, '.pyenv', 'shims', 'python'), '#!/bin/sh\necho real-shim\n', { mode: 0o755 });
     writeFileSync(join(h, '.pyenv', 'shims', 'pip'), 'PIP\n');
-    // A root named by its variable (rbenv), one under a deny_write folder (goenv), one that is a link (nodenv).
+    // An entry that links to a denied file: copied as the link, which still leads to the denial.
+    symlinkSync(join(h, 'secret.txt'), join(h, '.pyenv', 'shims', 'secret-link'));
+    // A root named by its variable (rbenv), one under a deny_write folder (goenv), a shim folder that is a link (nodenv),
+    // and a root that is an absolute link elsewhere (plenv: bwrap would resolve it against its own root).
     writeFile(join(h, 'rb', 'shims', 'ruby'), 'RUBY\n');
     writeFile(join(h, 'rodir', 'shims', 'go'), 'GO\n');
     writeFile(join(h, 'node-real', 'shims', 'node'), 'NODE\n');
     mkdirSync(join(h, '.nodenv'));
     symlinkSync(join(h, 'node-real', 'shims'), join(h, '.nodenv', 'shims'));
+    writeFile(join(h, 'plenv-real', 'shims', 'perl'), 'PERL\n');
+    symlinkSync(join(h, 'plenv-real'), join(h, '.plenv'));
     const env = { RBENV_ROOT: join(h, 'rb'), GOENV_ROOT: join(h, 'rodir') };
     const script = 'PATH=$HOME/.pyenv/shims:$PATH; python; (set -C; echo > ~/.pyenv/shims/.pyenv-shim) && echo locked; echo evil >> ~/.pyenv/shims/python && echo appended; ' +
-      'rm ~/.pyenv/shims/pip && echo removed; echo new > "$RBENV_ROOT/shims/new" && echo rb-written; ' +
-      '(echo g > "$GOENV_ROOT/shims/go") 2>/dev/null || echo go-read-only; (echo n > ~/.nodenv/shims/node) 2>/dev/null || echo node-read-only';
+      'rm ~/.pyenv/shims/pip && echo removed; echo new > "$RBENV_ROOT/shims/new" && echo rb-written; cat ~/.pyenv/shims/secret-link 2>/dev/null || echo link-denied; ' +
+      '(echo g > "$GOENV_ROOT/shims/go") 2>/dev/null || echo go-read-only; echo n > ~/.nodenv/shims/node && echo node-written; echo p > ~/.plenv/shims/perl && echo perl-written';
     const r = await a.inside(script, env);
-    assert.equal(r.stdout, 'real-shim\nlocked\nappended\nremoved\nrb-written\ngo-read-only\nnode-read-only\n', r.stderr);
-    const host = () => [readdirSync(join(h, '.pyenv', 'shims')).sort(), readFileSync(join(h, '.pyenv', 'shims', 'python'), 'utf8'), readdirSync(join(h, 'rb', 'shims')), readFileSync(join(h, 'rodir', 'shims', 'go'), 'utf8'), readFileSync(join(h, 'node-real', 'shims', 'node'), 'utf8')];
-    assert.deepEqual(host(), [['pip', 'python'], '#!/bin/sh\necho real-shim\n', ['ruby'], 'GO\n', 'NODE\n']);
-    // The control: the same script outside the sandbox changes every one of them.
+    assert.equal(r.stdout, 'real-shim\nlocked\nappended\nremoved\nrb-written\nlink-denied\ngo-read-only\nnode-written\nperl-written\n', r.stderr);
+    const host = () => [readdirSync(join(h, '.pyenv', 'shims')).sort(), readFileSync(join(h, '.pyenv', 'shims', 'python'), 'utf8'), readdirSync(join(h, 'rb', 'shims')), readFileSync(join(h, 'rodir', 'shims', 'go'), 'utf8'), readFileSync(join(h, 'node-real', 'shims', 'node'), 'utf8'), readFileSync(join(h, 'plenv-real', 'shims', 'perl'), 'utf8')];
+    assert.deepEqual(host(), [['pip', 'python', 'secret-link'], '#!/bin/sh\necho real-shim\n', ['ruby'], 'GO\n', 'NODE\n', 'PERL\n']);
+    // The control: the same script outside the sandbox changes every one of them, and reads the secret through the link.
     const o = await new Promise<string>((resolve) => {
       const child = spawn('sh', ['-c', script], { env: { ...a.env, ...env }, cwd: a.proj });
       let out = '';
       child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
       child.on('close', () => resolve(out));
     });
-    assert.equal(o, 'real-shim\nlocked\nappended\nremoved\nrb-written\n');
-    assert.deepEqual(host(), [['.pyenv-shim', 'python'], '#!/bin/sh\necho real-shim\nevil\n', ['new', 'ruby'], 'g\n', 'n\n']);
+    assert.equal(o, 'real-shim\nlocked\nappended\nremoved\nrb-written\nTOPSECRET\nnode-written\nperl-written\n');
+    assert.deepEqual(host(), [['.pyenv-shim', 'python', 'secret-link'], '#!/bin/sh\necho real-shim\nevil\n', ['new', 'ruby'], 'g\n', 'n\n', 'p\n']);
+  });
+
+  test('a shim root that is not a folder, or not readable, leaves the run as it was: a warning, the folder read-only', async () => {
+    const r = await a.inside('echo ran', { PYENV_ROOT: '/etc/passwd', RBENV_ROOT: join(h, 'secret.txt') });
+    assert.equal(r.stdout, 'ran\n', r.stderr);
+    assert.equal(r.code, 0);
   });
 });
