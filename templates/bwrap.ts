@@ -101,6 +101,10 @@ export function buildBwrapCommand(input: BwrapInput): Command {
     ...(input.isolateNetwork ? ['--unshare-net'] : []),
     ...(input.userns ? ['--unshare-user', '--userns-block-fd', String(BWRAP_FDS.userns)] : []),
     '--cap-drop', 'ALL',
+    // The agent's environment is bwrap's to give the agent: the processes that start the sandbox outside it
+    // (env, the relay's perl, bwrap itself) run with yours, never with what a profile sets (LD_PRELOAD, PERL5OPT).
+    ...input.env.unset.flatMap((n) => ['--unsetenv', n]),
+    ...Object.entries(input.env.set).flatMap(([k, v]) => ['--setenv', k, v]),
     // bwrap remounts every submount of a read-only bind read-only too: /sys and its cgroups among them.
     allowList ? '--ro-bind' : '--bind', '/', '/',
     ...(allowList ? [] : ['--ro-bind', '/sys', '/sys']),
@@ -144,8 +148,8 @@ export function buildBwrapCommand(input: BwrapInput): Command {
   return {
     file: input.envTool,
     args,
-    env: input.env.set,
-    unsetEnv: input.env.unset,
+    env: {},
+    unsetEnv: [],
     fds: [{ fd: BWRAP_FDS.seccomp, path: input.seccompFile }],
     pipes: [
       { fd: BWRAP_FDS.info, direction: 'from-child' },

@@ -43,5 +43,6 @@ export function defaultProfile(): Profile {
     environment: { inherit: 'all', include: [], exclude: [] },
     workspace: { worktree: false },
     hooks: defaultHookSettings(),
+    mcp: { servers: {} },
   };
 }

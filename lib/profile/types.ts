@@ -79,4 +79,14 @@ export interface Profile {
   workspace: { worktree: boolean };
   /** [hooks.*]: settings of the hooks allow_hooks turns on. */
   hooks: HookSettings;
+  /** [mcp.servers.*]: MCP servers whose tools the profile restricts (lib/mcp/). */
+  mcp: { servers: Record<string, McpServerConfig> };
+}
+
+export interface McpServerConfig {
+  /** A remote server's endpoint (https): its host and port are given to MCP alone. */
+  url: string;
+  /** Globs over tool names; null: every tool not denied. */
+  allowTools: string[] | null;
+  denyTools: string[];
 }

@@ -232,6 +232,7 @@ export function validateProfile(input: ValidateInput): Profile {
     environment,
     workspace: { worktree },
     hooks,
+    mcp: { servers: {} },
   };
 }
 

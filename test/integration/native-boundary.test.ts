@@ -37,6 +37,18 @@ describe('native boundary: control sockets (real bwrap)', needs('bwrap'), () => 
   after(() => a.cleanup());
   const connect = (path: string) => `python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); print(s.recv(99))' ${path}`;
 
+  test("a profile's [config_env] reaches the agent only: what starts the sandbox outside it (env, the relay's perl, bwrap) runs with your environment; control: the same variables make a perl outside run their code", async () => {
+    const marker = join(h, 'escaped-by-env');
+    const db = `BEGIN { open(F, ">>${marker}") and print F "outside\\n"; close F; } sub DB::DB {}`;
+    writeFile(join(a.sbHome, 'agents', 'envx.toml'), `[config_env]\nPERL5OPT = "-d"\nPERL5DB = ${JSON.stringify(db)}\nLD_PRELOAD = "${h}/no-such.so"\n`);
+    const r = await cli(['agent', 'run', '--silent', '--profile', 'envx', '--', 'sh', '-c', 'echo "$PERL5OPT"'], { env: a.env, cwd: a.proj });
+    assert.equal(existsSync(marker), false, "the run's own perl outside the sandbox ran the profile's PERL5DB");
+    // The agent still gets them.
+    assert.equal(r.stdout, '-d\n', r.stderr);
+    const c = spawnSync('perl', ['-e', '1'], { env: { ...a.env, PERL5OPT: '-d', PERL5DB: db }, encoding: 'utf8' });
+    assert.equal(existsSync(marker) && readFileSync(marker, 'utf8'), 'outside\n', `${c.status} ${c.stderr}`);
+  });
+
   test("tmux: new-window through your server's socket runs nothing on the host", async () => {
     const sock = join(h, 'tmux-sock');
     const pwned = join(a.dir, 'PWNED-tmux');

@@ -55,6 +55,8 @@ test('bwrap (writes as an allow-list): the whole argument list', () => {
     '--die-with-parent', '--unshare-pid', '--unshare-ipc', '--unshare-cgroup-try', '--unshare-net',
     '--unshare-user', '--userns-block-fd', '6',
     '--cap-drop', 'ALL',
+    '--unsetenv', 'STASHBASE_API_KEY', '--unsetenv', 'GITHUB_TOKEN',
+    '--setenv', 'HTTPS_PROXY', 'http://stashbase:t0ken@127.0.0.1:18080', '--setenv', 'GITHUB_TOKEN', 'ghp_SBPHxxxxxxxxxxxxxxxxxxxx',
     '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc',
     '--ro-bind', '/proc/sys', '/proc/sys', '--ro-bind', '/proc/sysrq-trigger', '/proc/sysrq-trigger',
     '--bind', `${RUN}/tmp-0`, '/tmp', '--bind', `${RUN}/tmp-1`, '/var/tmp',
@@ -74,7 +76,8 @@ test('bwrap (writes as an allow-list): the whole argument list', () => {
     '--chdir', P,
     '--', '/usr/bin/perl', '-e', GATE_SCRIPT, '--', 'claude', '--model', "it's $x",
   ]);
-  assert.deepEqual(cmd.unsetEnv, ['STASHBASE_API_KEY', 'GITHUB_TOKEN']);
+  // The agent's environment is bwrap's to set: the processes outside the sandbox run with stashbase's own.
+  assert.deepEqual([cmd.env, cmd.unsetEnv], [{}, []]);
   assert.deepEqual(cmd.fds, [{ fd: 3, path: `${RUN}/seccomp.bpf` }]);
   assert.deepEqual(cmd.pipes, [{ fd: 4, direction: 'from-child' }, { fd: 5, direction: 'to-child' }, { fd: 6, direction: 'to-child' }, { fd: 8, direction: 'to-child' }]);
 });
@@ -82,7 +85,7 @@ test('bwrap (writes as an allow-list): the whole argument list', () => {
 test('bwrap (writes = "deny-list"): the host writable, /sys read-only, deny_write bound read-only', () => {
   const cmd = buildBwrapCommand({
     ...bwrapInput, writes: 'deny-list', privateTmp: [], scratch: [], binds: [], pinned: ['/home', '/home/u'],
-    denyWrite: [{ path: '/home/u/.bashrc', kind: 'file' }],
+    denyWrite: [{ path: '/home/u/.bashrc', kind: 'file' }], env: { set: {}, unset: [] },
   });
   const binds = cmd.args.slice(cmd.args.indexOf('ALL') + 1, cmd.args.indexOf('--perms'));
   assert.deepEqual(binds, [

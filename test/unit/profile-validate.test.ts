@@ -80,6 +80,7 @@ on_unchecked = "deny"
     environment: { inherit: 'core', include: ['GOPATH', 'MY_*'], exclude: ['LC_?'] },
     workspace: { worktree: true },
     hooks: { dependencyCheck: { minAgeDays: 14, typosquatDistance: 1, onUnchecked: 'deny' } },
+    mcp: { servers: {} },
   });
 });
 
