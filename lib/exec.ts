@@ -16,7 +16,7 @@ const childProcess = () => (cp ??= createRequire(import.meta.url)('node:child_pr
 export function childEnv(cmd: Command, base: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
   const env = Object.create(null) as NodeJS.ProcessEnv;
   const unset = new Set(cmd.unsetEnv ?? []);
-  for (const name of Object.keys(base)) if (!unset.has(name)) env[name] = base[name];
+  if (!cmd.onlyEnv) for (const name of Object.keys(base)) if (!unset.has(name)) env[name] = base[name];
   for (const name of Object.keys(cmd.env ?? {})) env[name] = (cmd.env as Record<string, string>)[name];
   return env;
 }

@@ -14,6 +14,8 @@ export interface Command {
   env?: Record<string, string>;
   /** Inherited variables removed before the child starts. */
   unsetEnv?: string[];
+  /** The child gets `env` and nothing else (no inherited variable). */
+  onlyEnv?: boolean;
   cwd?: string;
   /** Extra descriptors opened from files (rendered as `N<file`). */
   fds?: FdFile[];
@@ -30,7 +32,8 @@ export function formatCommand(cmd: Command): string {
   const parts: string[] = [];
   const unset = cmd.unsetEnv ?? [];
   const env = Object.entries(cmd.env ?? {});
-  if (unset.length > 0) {
+  if (cmd.onlyEnv) parts.push('env', '-i');
+  else if (unset.length > 0) {
     parts.push('env');
     for (const name of unset) parts.push('-u', shellQuote(name));
   }

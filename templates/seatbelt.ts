@@ -19,8 +19,8 @@ export interface SeatbeltInput {
   writes: 'allow-list' | 'deny-list';
   /** allow-list: where writes are allowed (working directory, the run's temp folder, the agents' state, allow_write). */
   allowWrite: SeatbeltRule[];
-  /** Other runs' folders (a regex over the temp folder), refused to read, and this run's own, allowed again. */
-  otherRuns: { regex: string; own: string } | null;
+  /** Every run's folder (a regex over the temp folder), refused to read and write; this run's own readable again, its temp folder writable. */
+  runFolders: { regex: string; own: string; tmp: string };
   /** Connections to and listeners on Unix sockets by path (the profile's weaker choice); `deniedSockets` stay refused. */
   unixSockets: boolean;
   /** Sockets no profile opens (Docker's, ssh-agent's): refused to connect to even with unixSockets. */
@@ -31,6 +31,8 @@ export interface SeatbeltInput {
   writable: string[];
   /** Ancestors of protected paths: they may not be renamed or removed (move-blocking). */
   pinned: string[];
+  /** The same for the folders a deny pattern's fixed parts name (regex sources, each a whole path). */
+  pinnedPatterns: string[];
   /** null: the host network (the weaker mode); else the only loopback port allowed out. */
   proxyPort: number | '<port>' | null;
   /** `[sandbox] macos_allow`: the opt-ins, each weaker (templates/seatbelt-base.ts says what each costs). */
@@ -50,15 +52,20 @@ export function sbplString(s: string): string {
 export function sbplRegex(source: string): string {
   if (/[\u0000-\u001f\u007f]/.test(source)) throw new Error(`a pattern with control characters cannot be written into a Seatbelt profile: ${JSON.stringify(source)}`);
   let out = '';
+  let inClass = false;
   for (let i = 0; i < source.length; i++) {
     const ch = source[i] as string;
     if (ch === '\\' && i + 1 < source.length) {
       const next = source[++i] as string;
       out += next === '/' ? '/' : ch + next;
-    } else if (ch === '(' && source.startsWith('?:', i + 1)) {
+    } else if (!inClass && ch === '(' && source.startsWith('?:', i + 1)) {
       out += '(';
       i += 2;
-    } else out += ch === '"' ? '\\"' : ch;
+    } else {
+      if (ch === '[' && !inClass) inClass = true;
+      else if (ch === ']' && inClass) inClass = false;
+      out += ch === '"' ? '\\"' : ch;
+    }
   }
   return `#"${out}"`;
 }
@@ -73,10 +80,45 @@ function otherCase(ch: string): string | null {
   return other !== ch && [...other].length === 1 ? other : null;
 }
 
+const LETTERS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+const PRINTABLE = Array.from({ length: 95 }, (_, i) => String.fromCharCode(32 + i));
+
+/**
+ * A class that matches a character when the written class matches it in
+ * either case: a letter's other case is added to a class, and a negated
+ * class excludes a letter only when it excludes both of its cases (a denial
+ * never narrows). Classes with other than ASCII are left as written.
+ */
+function foldClass(body: string): string {
+  const neg = body.startsWith('^');
+  const inner = neg ? body.slice(1) : body;
+  let re: RegExp;
+  try {
+    if (/[^\x20-\x7e]/.test(inner)) throw new Error('not ASCII');
+    re = new RegExp(`[${inner}]`);
+  } catch {
+    return `[${body}]`;
+  }
+  const other = (c: string) => (c === c.toLowerCase() ? c.toUpperCase() : c.toLowerCase());
+  if (!neg) {
+    const extra = [...LETTERS].filter((c) => !re.test(c) && re.test(other(c))).join('');
+    return `[${extra}${inner}]`;
+  }
+  const excluded = PRINTABLE.filter((c) => re.test(c) && (!LETTERS.includes(c) || re.test(other(c))));
+  // Written without escapes (a backslash in a class means itself to POSIX's regexes): "-" last, "^" not first.
+  if (excluded.some((c) => c === ']' || c === '\\')) return `[${body}]`;
+  const list = excluded.filter((c) => c !== '-' && c !== '^');
+  if (excluded.includes('^')) list.push('^');
+  if (excluded.includes('-')) list.push('-');
+  if (list.length === 0) return '.';
+  if (list[0] === '^') list.push(list.shift() as string);
+  return `[^${list.join('')}]`;
+}
+
 /**
  * A regex source that matches its letters in either case: "a" becomes
  * "[aA]" (a non-ASCII one "(é|É)": Seatbelt's classes hold bytes), and a
- * class gains the other case of its letters and letter ranges.
+ * class is folded by foldClass.
  */
 export function foldCase(source: string): string {
   let out = '';
@@ -90,20 +132,7 @@ export function foldCase(source: string): string {
       if (source[j] === '^') j++;
       if (source[j] === ']') j++;
       while (j < source.length && source[j] !== ']') j += source[j] === '\\' ? 2 : 1;
-      const body = source.slice(i + 1, j);
-      let extra = '';
-      for (let k = body.startsWith('^') ? 1 : 0; k < body.length; k++) {
-        const c = body[k] as string;
-        if (c === '\\') {
-          k++;
-          continue;
-        }
-        if (body[k + 1] === '-' && k + 2 < body.length && /[A-Za-z]/.test(c) && /[A-Za-z]/.test(body[k + 2] as string)) {
-          extra += `${otherCase(c) ?? c}-${otherCase(body[k + 2] as string) ?? body[k + 2]}`;
-          k += 2;
-        } else if (/[A-Za-z]/.test(c)) extra += otherCase(c) ?? '';
-      }
-      out += `[${body}${extra}]`;
+      out += foldClass(source.slice(i + 1, j));
       i = j;
     } else {
       const other = otherCase(ch);
@@ -115,14 +144,37 @@ export function foldCase(source: string): string {
   return out;
 }
 
+/**
+ * A path as a regex that matches it however APFS lets it be spelled: each
+ * letter in either case, each character in either Unicode normal form, so a
+ * name mixing composed and decomposed characters is matched too.
+ */
+export function pathPattern(path: string): string {
+  let out = '';
+  for (const ch of path.normalize('NFC')) {
+    if (ch.charCodeAt(0) < 128) {
+      const other = otherCase(ch);
+      out += other === null ? escapeRegex(ch) : `[${ch}${other}]`;
+      continue;
+    }
+    const alts = new Set<string>();
+    for (const c of [ch, ch.toUpperCase(), ch.toLowerCase()]) if ([...c].length === 1) for (const f of [c.normalize('NFC'), c.normalize('NFD')]) alts.add(f);
+    out += alts.size === 1 ? escapeRegex(ch) : `(${[...alts].map(escapeRegex).join('|')})`;
+  }
+  return out;
+}
+
 /** The string in both Unicode normal forms (APFS keeps names as written and finds them in either). */
 const forms = (s: string): string[] => [...new Set([s, s.normalize('NFC'), s.normalize('NFD')])];
 
-/** A denial: a regex over the path (and, for a folder, below it), in either case and both normal forms. */
+/** A denial: a regex over the path (and, for a folder, below it), in either case and every normal form. */
 function denyFilters(r: SeatbeltRule): string[] {
   if (r.kind === 'regex') return forms(r.source).map((s) => `(regex ${sbplRegex(foldCase(s))})`);
-  return forms(r.path).map((p) => `(regex ${sbplRegex(foldCase(`^${escapeRegex(p)}${r.dir ? '(/.*)?' : ''}$`))})`);
+  return [`(regex ${sbplRegex(`^${pathPattern(r.path)}${r.dir ? '(/.*)?' : ''}$`)})`];
 }
+
+/** One path exactly (a pinned folder), however spelled. */
+const exactly = (path: string) => `(regex ${sbplRegex(`^${pathPattern(path)}$`)})`;
 
 /** An allowance: matched as written (a case or form variant the agent types is refused, never the other way round). */
 function allowFilter(r: SeatbeltRule): string {
@@ -139,8 +191,8 @@ const named = (kind: 'sysctl-name' | 'global-name', a: { name: string; prefix?: 
 
 /** Devices an ordinary process reads and writes: null, zero, random, its descriptors (Codex, sandbox-runtime). */
 const DEVICES = ['(literal "/dev/null")', '(literal "/dev/zero")', '(literal "/dev/random")', '(literal "/dev/urandom")', '(literal "/dev/dtracehelper")', '(regex #"^/dev/fd/")', '(literal "/dev/stdin")', '(literal "/dev/stdout")', '(literal "/dev/stderr")'];
-/** Terminals (Codex): new pseudo-terminals, the run's own terminal. An interactive agent runs on a terminal stashbase owns and relays (TIOCSTI queues input for the agent alone). */
-const TERMINALS = ['(literal "/dev/ptmx")', '(literal "/dev/tty")', '(regex #"^/dev/ttys[0-9]+$")'];
+/** Where the run's own terminal stands in the profile until the helper that starts sandbox-exec names it (templates/seatbelt-run.ts). */
+export const OWN_TTY = '/dev/stashbase-own-tty';
 
 export function buildSeatbeltProfile(input: SeatbeltInput): string {
   const allowList = input.writes === 'allow-list';
@@ -176,13 +228,14 @@ export function buildSeatbeltProfile(input: SeatbeltInput): string {
     '; Sockets may be made (interface queries: sandbox-runtime; socketpair for child processes\' pipes); whom they reach is decided below.',
     '(allow system-socket (require-all (socket-domain AF_SYSTEM) (socket-protocol 2)))',
     '(allow system-socket (socket-domain AF_INET) (socket-domain AF_INET6) (socket-domain AF_UNIX))',
-    '; Terminals and devices (Codex, sandbox-runtime).',
+    '; Devices (Codex, sandbox-runtime); terminals below.',
     '(allow pseudo-tty)',
-    ...block('allow file-read* file-write* file-ioctl', TERMINALS),
+    ...block('allow file-read* file-write* file-ioctl', ['(literal "/dev/ptmx")', '(literal "/dev/tty")']),
     ...block('allow file-read* file-write-data file-ioctl', DEVICES),
     '; Reads everywhere (Codex, sandbox-runtime), then the denials: other runs\' folders, the profile\'s and the built-in ones.',
     '(allow file-read*)',
-    ...(input.otherRuns ? [`(deny file-read* (regex ${sbplRegex(foldCase(input.otherRuns.regex))}))`, `(allow file-read* (subpath ${sbplString(input.otherRuns.own)}))`] : []),
+    `(deny file-read* (regex ${sbplRegex(foldCase(input.runFolders.regex))}))`,
+    `(allow file-read* (subpath ${sbplString(input.runFolders.own)}))`,
     ...block('deny file-read*', readDenied),
     '; Writes and hard links.',
     ...(allowList
@@ -192,7 +245,15 @@ export function buildSeatbeltProfile(input: SeatbeltInput): string {
     ...(allowList ? block('deny file-write*', allDenied) : [...block('deny file-write*', allDenied), ...block('allow file-write*', input.writable.map((w) => `(subpath ${sbplString(w)})`)), ...block('deny file-write*', [...input.denyWrite, ...input.denyRead].filter(within).flatMap(denyFilters))]),
     "; No hard link of a denied file: Seatbelt matches a link's own path, not the file it shares.",
     ...block('deny file-link', allDenied),
-    ...block('deny file-write-unlink', input.pinned.map((p) => `(literal ${sbplString(p)})`)),
+    '; The folders above protected paths (and a deny pattern\'s fixed parts) stay where they are: a rename would take the path from under its rule.',
+    ...block('deny file-write-unlink', [...input.pinned.map(exactly), ...input.pinnedPatterns.map((r) => `(regex ${sbplRegex(foldCase(r))})`)]),
+    "; Every run's folder is stashbase's but this run's temp folder.",
+    `(deny file-write* file-link (regex ${sbplRegex(foldCase(input.runFolders.regex))}))`,
+    `(allow file-write* file-link (subpath ${sbplString(input.runFolders.tmp)}))`,
+    "; Terminals: the run's own (one stashbase relays: TIOCSTI reaches the agent alone) and the ones the agent makes (Codex); never another of yours.",
+    '(deny file-read* file-write* file-ioctl (regex #"^/dev/ttys[0-9]+$"))',
+    `(allow file-read* file-write* file-ioctl (literal ${sbplString(OWN_TTY)}))`,
+    '(allow file-read* file-write* file-ioctl (require-all (regex #"^/dev/ttys[0-9]+$") (extension "com.apple.sandbox.pty")))',
     ...networkRules(input),
   ];
   return lines.join('\n') + '\n';
@@ -216,21 +277,48 @@ function networkRules(input: SeatbeltInput): string[] {
 }
 
 /**
- * An interactive agent runs on a pseudo-terminal of its own that script(1),
- * outside the sandbox, owns and relays: TIOCSTI (which a Seatbelt profile
- * cannot refuse by name on every macOS) then queues input for the agent
- * alone, never for your shell after it exits. The agent's exit status is
- * written by the shell between the two, whatever script's own is.
+ * How sandbox-exec is started, by a small node helper of stashbase's own
+ * (SEATBELT_HELPER), never by a shell and never with the agent's environment
+ * (a profile's [config_env] can set what a shell or node runs at start:
+ * SHELLOPTS and PS4, NODE_OPTIONS). The helper reads the agent's environment
+ * from a file in the run's state folder, names the run's own terminal in the
+ * profile, starts sandbox-exec with that environment, writes its exit status
+ * to the state folder (never through a link), and then kills what the agent
+ * left in its process group. On a terminal, script(1) gives the agent one of
+ * its own and relays it: TIOCSTI queues input for the agent alone, never for
+ * your shell after it exits.
  */
-export interface SeatbeltPty {
-  script: string;
+export interface SeatbeltLaunch {
+  node: string;
+  /** Where the helper writes the agent's exit status (state folder). */
   statusFile: string;
+  /** The agent's environment, as JSON (state folder, mode 0600). */
+  envFile: string;
+  pty: boolean;
 }
 
-export const PTY_STATUS_SCRIPT = 'st=$1; shift; "$@"; echo $? > "$st"';
+/** All that the helper and script(1) get of an environment. */
+export const LAUNCH_ENV: Record<string, string> = { PATH: '/usr/bin:/bin:/usr/sbin:/sbin' };
 
-export function buildSeatbeltCommand(sandboxExec: string, profile: string, command: string[], cwd: string, env: { set: Record<string, string>; unset: string[] }, pty: SeatbeltPty | null = null): Command {
-  const inner = [sandboxExec, '-p', profile, ...command];
-  if (pty === null) return { file: sandboxExec, args: inner.slice(1), cwd, env: env.set, unsetEnv: env.unset };
-  return { file: pty.script, args: ['-q', '/dev/null', '/bin/sh', '-c', PTY_STATUS_SCRIPT, 'sh', pty.statusFile, ...inner], cwd, env: env.set, unsetEnv: env.unset };
+export const SEATBELT_HELPER = [
+  "'use strict';",
+  "const [mode, st, envf, file, ...args] = process.argv.slice(1);",
+  "const fs = require('fs'), cp = require('child_process'), os = require('os');",
+  "const env = JSON.parse(fs.readFileSync(envf, 'utf8'));",
+  "if (mode === 'pty') { try { const t = cp.execFileSync('/usr/bin/tty', { stdio: ['inherit', 'pipe', 'ignore'], encoding: 'utf8', env: {} }).trim(); if (/^\\/dev\\/ttys[0-9]+$/.test(t)) args[1] = args[1].split(" + JSON.stringify(JSON.stringify(OWN_TTY)) + ").join(JSON.stringify(t)); } catch {} }",
+  "const child = cp.spawn(file, args, { stdio: 'inherit', env, detached: mode !== 'pty' });",
+  "for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT']) process.on(s, () => { try { child.kill(s); } catch {} });",
+  "child.on('error', () => process.exit(127));",
+  "child.on('exit', (code, sig) => {",
+  "  const status = code !== null ? code : 128 + (os.constants.signals[sig] || 1);",
+  "  try { fs.writeFileSync(st, String(status), { flag: 'wx', mode: 0o600 }); } catch {}",
+  "  try { process.kill(mode === 'pty' ? -process.pid : -child.pid, 'SIGKILL'); } catch {}",
+  "  process.exit(status);",
+  "});",
+].join('\n');
+
+export function buildSeatbeltCommand(sandboxExec: string, profile: string, command: string[], cwd: string, launch: SeatbeltLaunch): Command {
+  const helper = [launch.node, '-e', SEATBELT_HELPER, launch.pty ? 'pty' : 'plain', launch.statusFile, launch.envFile, sandboxExec, '-p', profile, ...command];
+  if (launch.pty) return { file: '/usr/bin/script', args: ['-q', '/dev/null', ...helper], cwd, env: LAUNCH_ENV, onlyEnv: true };
+  return { file: launch.node, args: helper.slice(1), cwd, env: LAUNCH_ENV, onlyEnv: true };
 }

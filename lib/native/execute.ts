@@ -1,15 +1,15 @@
 // Carries out a prepared native run: session record and audit log around it,
 // the run directory and stand-ins, the proxy, and bwrap. Loaded only for real
 // runs, so --dry-run never pays for the proxy's modules.
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:net';
 import { AuditLog } from '../run/audit.js';
 import { freeLoopbackPort } from '../util/free-port.js';
-import { runForwarded } from '../exec.js';
+import { childEnv, runForwarded } from '../exec.js';
 import { SandboxUnavailableError, StashbaseError } from '../errors.js';
 import type { Profile } from '../profile/types.js';
 import { fillScratch } from './scratch.js';
-import { ptyStatusOf } from './prepare-seatbelt.js';
+import { seatbeltEnvOf, seatbeltStatusOf } from './prepare-seatbelt.js';
 import { readSmallText } from '../util/read-text.js';
 import { proxyForRun, runLimits, type RunProxy } from '../proxy/setup.js';
 import { reportFirstTlsFailure } from '../proxy/tls-failure.js';
@@ -96,11 +96,14 @@ export async function executeNative({ ctx, profile, warn, announce }: ExecuteInp
       // sandbox-exec is the agent's parent and passes signals and the exit status through.
       // Its start is kept where the session record names it: a killed run's is settled by the next run (lib/run/reap.ts).
       const config = profile.filesystem.writes === 'allow-list' ? keepClaudeConfigStart(ctx.home, ctx.env, prep.stateDir) : null;
+      // The agent's environment goes to sandbox-exec through a file of the state folder, never through the helper's own.
+      mkdirSync(prep.stateDir, { recursive: true, mode: 0o700 });
+      writeFileSync(seatbeltEnvOf(prep.stateDir), JSON.stringify(childEnv({ file: '', args: [], env: prep.agentEnv.set, unsetEnv: prep.agentEnv.unset }, ctx.env)), { mode: 0o600, flag: 'wx' });
       try {
         exitCode = await runForwarded(prep.seatbelt);
-        // On a relayed terminal, the agent's own status (written outside the sandbox) rather than script's.
-        const status = prep.seatbelt.file === '/usr/bin/script' ? readSmallText(ptyStatusOf(prep.runDir), 16) : null;
-        if (status !== null && /^\d+\n?$/.test(status)) exitCode = Number(status);
+        // The agent's own status, as the helper wrote it (script's, on a terminal, is not).
+        const status = readSmallText(seatbeltStatusOf(prep.stateDir), 16);
+        if (status !== null && /^\d+$/.test(status)) exitCode = Number(status);
       } finally {
         if (config !== null) for (const n of settleFromSnapshot(config, ctx.session)) alert(n);
       }

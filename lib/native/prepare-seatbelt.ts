@@ -23,8 +23,9 @@ import { alwaysDenied } from './always-denied.js';
 import { canonicalPath, realPathOnDisk, seatbeltInput } from './seatbelt-rules.js';
 import { DARWIN_DENY_WRITE, darwinDenyRead, KEYCHAIN_FOLDER } from '../profile/credential-stores.js';
 
-/** Where the agent's exit status is written when it runs on a relayed terminal. */
-export const ptyStatusOf = (runDir: string) => join(runDir, 'exit-status');
+/** Where the helper writes the agent's exit status, and reads its environment from (the state folder: no sandbox reaches it). */
+export const seatbeltStatusOf = (stateDir: string) => join(stateDir, 'exit-status');
+export const seatbeltEnvOf = (stateDir: string) => join(stateDir, 'agent-env.json');
 
 /** The run's temp folder on macOS (TMPDIR points there). */
 export const seatbeltTmpOf = (runDir: string) => join(runDir, 'tmp');
@@ -69,11 +70,12 @@ export function prepareSeatbelt(
     writes: p.filesystem.writes,
     allowWrite: allowList ? [ctx.cwd, tmp, ...p.filesystem.allowWrite] : [],
     allowRules: agents.flatMap(agentRules),
-    otherRuns: allowList ? { regex: `^${escapeRegex(canonicalPath(tmpdir(), real))}/stashbase-ags_`, own: runDir } : null,
+    // Every run's folder in the temp folder, in both write modes; this run's readable, its temp writable.
+    runFolders: { regex: `^${escapeRegex(canonicalPath(tmpdir(), real))}/stashbase-ags_`, own: runDir, tmp },
     unixSockets: p.sandbox.allowUnixSockets,
     deniedSockets: [...always.read, ...DARWIN_DENIED_SOCKETS],
     denyRead: [...new Set([...p.filesystem.denyRead, ...darwinRead])].filter((s) => !(services.includes('keychain') && s === KEYCHAIN_FOLDER)).concat(ctx.stashbaseHome, ...always.read),
-    denyWrite: [...p.filesystem.denyWrite, ...(p.filesystem.writes === 'deny-list' ? DARWIN_DENY_WRITE : []), ...(ctx.runDenyWrite ?? []), ...(gitDir !== null ? [gitDir] : []), ...gitConfigTargets(ctx.cwd, ctx.home, ctx.env), ...existingToolConfigs(ctx.cwd, ctx.home, p.filesystem.allowWrite), ...always.write],
+    denyWrite: [...p.filesystem.denyWrite, ...DARWIN_DENY_WRITE, ...(ctx.runDenyWrite ?? []), ...(gitDir !== null ? [gitDir] : []), ...gitConfigTargets(ctx.cwd, ctx.home, ctx.env), ...existingToolConfigs(ctx.cwd, ctx.home, p.filesystem.allowWrite), ...always.write],
     writable: ctx.writable,
     home: ctx.home,
     cwd: ctx.cwd,
@@ -86,14 +88,15 @@ export function prepareSeatbelt(
   // xcrun keeps a cache of tool paths in the shared temp folder that your own xcrun trusts later: not kept at all.
   const temps: Record<string, string> = allowList ? { TMPDIR: tmp, TMPPREFIX: join(tmp, 'zsh'), CLAUDE_CODE_TMPDIR: tmp, xcrun_nocache: '1' } : { xcrun_nocache: '1' };
   const agentEnv = { unset: o.agentEnv.unset, set: { ...o.agentEnv.set, ...temps } };
-  // On a terminal, the agent gets one of its own that script(1) relays (templates/seatbelt.ts).
-  const pty = ctx.interactive === true ? { script: '/usr/bin/script', statusFile: ptyStatusOf(runDir) } : null;
-  const command = buildSeatbeltCommand(ctx.mechanism.path, buildSeatbeltProfile(built.input), ctx.command, ctx.cwd, agentEnv, pty);
+  // Started by stashbase's helper (templates/seatbelt.ts), with the agent's environment from the state folder; on a terminal, on one script(1) relays.
+  const stateDir = runStateDirOf(ctx.stashbaseHome, ctx.session);
+  const launch = { node: process.execPath, statusFile: seatbeltStatusOf(stateDir), envFile: seatbeltEnvOf(stateDir), pty: ctx.interactive === true };
+  const command = buildSeatbeltCommand(ctx.mechanism.path, buildSeatbeltProfile(built.input), ctx.command, ctx.cwd, launch);
   const none: Protection = { denyRead: [], denyWrite: [], placeholders: [], fileStandIns: [], parents: [], pinned: [], missingRead: [], warnings };
   const plan = buildNativePlan({
     session: ctx.session, profile: p.name, sessionFile: sessionFile(ctx.stashbaseHome, ctx.session), auditFile: auditFile(ctx.stashbaseHome, ctx.session),
     runDir, placeholders: [], fileStandIns: [], parents: [], warnings, proxyUrl: o.proxyUrl, interceptTls: o.interceptTls,
     writes: p.filesystem.writes, unixSockets: p.sandbox.allowUnixSockets, views: [], gitDir: null, sandbox: { kind: 'seatbelt', command },
   });
-  return { plan, protection: none, runDir, stateDir: runStateDirOf(ctx.stashbaseHome, ctx.session), bwrap: null, relay: null, systemd: null, seatbelt: command, views: [], gitDir: null, temps: allowList ? [tmp] : [], scratch: [], scratchPatterns: [], agentEnv };
+  return { plan, protection: none, runDir, stateDir, bwrap: null, relay: null, systemd: null, seatbelt: command, views: [], gitDir: null, temps: allowList ? [tmp] : [], scratch: [], scratchPatterns: [], agentEnv };
 }

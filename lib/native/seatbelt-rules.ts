@@ -10,7 +10,7 @@
 import { lstatSync, readdirSync, realpathSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { SeatbeltInput, SeatbeltRule } from '../../templates/seatbelt.js';
-import { escapeRegex, inside, resolveRule, type Rule } from '../paths/rules.js';
+import { escapeRegex, expandHome, globToRegex, inside, resolveRule, type Rule } from '../paths/rules.js';
 
 /** A path's real path, or null when it does not exist (tests render a Mac's from Linux). */
 export type RealPath = (path: string) => string | null;
@@ -88,12 +88,43 @@ function linkedFrom(dir: string, denied: string[], real: RealPath): { targets: S
   return { targets, warnings };
 }
 
-function rulesFor(entries: string[], home: string, cwd: string, real: RealPath, pinned: Set<string> | null): SeatbeltRule[] {
+/**
+ * A deny pattern's folders may not be renamed: its fixed root (canonical) and
+ * the folders above, and, for a glob, each prefix that ends in a literal part
+ * after a wildcard one (`a/*\/b` pins every `a/<x>/b`). A `**` or wildcard part
+ * needs nothing: a rename there still matches.
+ */
+function pinPattern(entry: string, rule: Extract<Rule, { kind: 'pattern' }>, home: string, cwd: string, real: RealPath, pins: Pins): void {
+  const pinned = pins.paths;
+  const pinnedPatterns = pins.patterns;
+  const root = canonicalPath(rule.root, real);
+  for (let a = root; a !== '/' && a !== dirname(a); a = dirname(a)) pinned.add(a);
+  if (entry.startsWith('re:')) return;
+  const segments = expandHome(entry, home, cwd).split('/');
+  for (let k = 2; k < segments.length; k++) {
+    const prefix = segments.slice(0, k);
+    const last = prefix[prefix.length - 1] as string;
+    if (/[*?[]/.test(last) || !prefix.some((x) => /[*?[]/.test(x))) continue;
+    const src = globToRegex(prefix.join('/')).source;
+    pinnedPatterns.add(src);
+    const canonRoot = canonicalPath(rule.root, real);
+    if (canonRoot !== rule.root && src.startsWith(`^${escapeRegex(rule.root)}`)) pinnedPatterns.add(`^${escapeRegex(canonRoot)}${src.slice(1 + escapeRegex(rule.root).length)}`);
+  }
+}
+
+interface Pins {
+  paths: Set<string>;
+  patterns: Set<string>;
+}
+
+function rulesFor(entries: string[], home: string, cwd: string, real: RealPath, pins: Pins | null): SeatbeltRule[] {
+  const pinned = pins?.paths ?? null;
   const out: SeatbeltRule[] = [];
   for (const entry of entries) {
     const rule = resolveRule(entry, home, cwd);
     if (rule.kind === 'pattern') {
       out.push(...patternSources(rule, real).map((source): SeatbeltRule => ({ kind: 'regex', source })));
+      if (pins) pinPattern(entry, rule, home, cwd, real, pins);
       continue;
     }
     for (const p of new Set([rule.path, canonicalPath(rule.path, real)])) {
@@ -109,7 +140,7 @@ export interface SeatbeltRulesInput {
   /** Where an allow-list lets writes through: paths (subpaths) and ready-made rules (the agents' state). */
   allowWrite: string[];
   allowRules: SeatbeltRule[];
-  otherRuns: SeatbeltInput['otherRuns'];
+  runFolders: SeatbeltInput['runFolders'];
   unixSockets: boolean;
   deniedSockets: string[];
   denyRead: string[];
@@ -124,9 +155,9 @@ export interface SeatbeltRulesInput {
 
 export function seatbeltInput(o: SeatbeltRulesInput): { input: SeatbeltInput; warnings: string[] } {
   const real = o.real ?? realPathOnDisk;
-  const pinned = new Set<string>();
-  const denyRead = rulesFor(o.denyRead, o.home, o.cwd, real, pinned);
-  const denyWrite = rulesFor(o.denyWrite, o.home, o.cwd, real, pinned);
+  const pins: Pins = { paths: new Set(), patterns: new Set() };
+  const denyRead = rulesFor(o.denyRead, o.home, o.cwd, real, pins);
+  const denyWrite = rulesFor(o.denyWrite, o.home, o.cwd, real, pins);
   // Links in a denied folder lead elsewhere: their targets are denied too (read denials for read, write for write).
   const warnings: string[] = [];
   const follow = (rules: SeatbeltRule[]): SeatbeltRule[] => {
@@ -143,9 +174,9 @@ export function seatbeltInput(o: SeatbeltRulesInput): { input: SeatbeltInput; wa
   const canonWritable = (o.writable ?? []).map((w) => canonicalPath(w, real));
   return {
     input: {
-      writes: o.writes, allowWrite, otherRuns: o.otherRuns, unixSockets: o.unixSockets,
+      writes: o.writes, allowWrite, runFolders: o.runFolders, unixSockets: o.unixSockets,
       deniedSockets: rulesFor(o.deniedSockets, o.home, o.cwd, real, null),
-      denyRead, denyWrite, writable: canonWritable, pinned: [...pinned].sort(), proxyPort: o.proxyPort, services: o.services,
+      denyRead, denyWrite, writable: canonWritable, pinned: [...pins.paths].sort(), pinnedPatterns: [...pins.patterns].sort(), proxyPort: o.proxyPort, services: o.services,
     },
     warnings: [...new Set(warnings)],
   };

@@ -16,6 +16,8 @@ export function portableRegex(src: string): { source: string } | { problem: stri
     const next = src[i + 1];
     if (ch === '\\') {
       if (next === undefined) return { problem: 'ends with a lone backslash' };
+      // In a class, a backslash is an escape to JavaScript and itself to POSIX's regexes (Seatbelt's): only \d and \w, spelled out.
+      if (inClass && next !== 'd' && next !== 'w') return { problem: `\\${next} inside a class is read differently by the Linux walk and by Seatbelt (write the character without a backslash, or outside the class)` };
       if (next === 'd') out += inClass ? '0-9' : '[0-9]';
       else if (next === 'w') out += inClass ? 'A-Za-z0-9_' : '[A-Za-z0-9_]';
       else if (PUNCT.test(next) && next.charCodeAt(0) < 128) out += ch + next;
@@ -33,7 +35,8 @@ export function portableRegex(src: string): { source: string } | { problem: stri
       inClass = true;
       out += ch;
       if (next === '^') out += src[++i];
-      if (src[i + 1] === ']') out += src[++i];
+      // JavaScript reads "[]" as an empty class, Seatbelt as a class holding "]": the two would disagree.
+      if (src[i + 1] === ']') return { problem: 'a class that begins with "]" is read differently by the Linux walk and by Seatbelt (a "]" cannot be in a class)' };
       continue;
     }
     if (ch === '(' && next === '?') {

@@ -44,11 +44,19 @@ export const KEYCHAIN_FOLDER = '~/Library/Keychains';
 /** A Mac's store group (added where the native backend runs on macOS). */
 export const darwinDenyRead = (): string[] => CREDENTIAL_STORES.filter((s) => s.platform === 'darwin').flatMap((s) => s.paths);
 
-/** Where a plant runs later on a Mac (launchd agents, preferences cfprefsd reads, scripts and plug-ins apps load): never writable with writes = "deny-list". */
+/**
+ * Where a plant runs later on a Mac (launchd agents, preferences cfprefsd
+ * reads, scripts and plug-ins apps load, tools on PATH, editors' and agents'
+ * own configs): never writable, whatever the profile (an allow_write of
+ * ~/Library does not open LaunchAgents).
+ */
 export const DARWIN_DENY_WRITE: readonly string[] = [
   '~/Library/LaunchAgents', '~/Library/Preferences', '~/Library/Application Support/com.apple.backgroundtaskmanagementagent', '~/Library/Scripts', '~/Library/Services',
   '~/Library/Application Scripts', '~/Library/Workflows', '~/Library/Input Methods', '~/Library/QuickLook', '~/Library/Spotlight', '~/Library/PreferencePanes',
   '~/Library/Screen Savers', '~/Library/Internet Plug-Ins', '~/Library/Audio/Plug-Ins', '~/Library/ColorPickers', '~/Library/Keyboard Layouts',
+  '~/Library/Application Support/Code/User', '~/Library/Application Support/iTerm2/Scripts', '~/.vscode/extensions', '~/.config/nvim', '~/.tmux.conf',
+  '~/.claude/settings.json', '~/.claude/settings.local.json', '~/.claude/hooks', '~/.claude/commands', '~/.claude/agents', '~/.codex/config.toml',
+  '/opt/homebrew/bin', '/usr/local/bin',
 ];
 
 /** Readable only by root: denied as well when stashbase runs as root. */

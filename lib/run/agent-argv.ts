@@ -15,17 +15,26 @@ export interface AgentArgv {
   note: { level: 'note' | 'warn'; text: string } | null;
 }
 
+/** A `sandbox_mode=…` override's value (TOML: a quoted string, or a bare word), or null when it is not one. */
+function sandboxMode(override: string): string | null {
+  const m = /^sandbox_mode\s*=\s*(?:"([^"]*)"|'([^']*)'|([A-Za-z-]+))\s*(?:#.*)?$/.exec(override);
+  return m ? (m[1] ?? m[2] ?? m[3] ?? '') : /^sandbox_mode\s*=/.test(override) ? '?' : null;
+}
+
 /** Whether the command line decides Codex's sandbox itself, and how. */
 function codexChoice(args: string[]): 'off' | 'on' | null {
   for (let i = 0; i < args.length; i++) {
     const a = args[i] as string;
     if (a === '--') break;
     if (a === '--dangerously-bypass-approvals-and-sandbox' || a === '--yolo') return 'off';
-    if (a === '--full-auto' || a === '-s' || a === '--sandbox' || a.startsWith('--sandbox=')) {
-      const v = a.startsWith('--sandbox=') ? a.slice('--sandbox='.length) : a === '--full-auto' ? 'workspace-write' : args[i + 1];
-      return v === 'danger-full-access' ? 'off' : 'on';
-    }
-    if ((a === '-c' || a === '--config') && /^sandbox_mode\s*=/.test(args[i + 1] ?? '')) return /danger-full-access/.test(args[i + 1] as string) ? 'off' : 'on';
+    if (a === '--full-auto') return 'on';
+    // -s X, --sandbox X, --sandbox=X, -s=X, -sX
+    const sb = a === '-s' || a === '--sandbox' ? args[i + 1] : /^(?:--sandbox=|-s=?)(.+)$/.exec(a)?.[1];
+    if (sb !== undefined && (a === '-s' || a === '--sandbox' || a.startsWith('--sandbox=') || a.startsWith('-s'))) return sb === 'danger-full-access' ? 'off' : 'on';
+    // -c K=V, --config K=V, --config=K=V, -cK=V
+    const cfg = a === '-c' || a === '--config' ? args[i + 1] : /^(?:--config=|-c)(.+)$/.exec(a)?.[1];
+    const mode = cfg === undefined ? null : sandboxMode(cfg);
+    if (mode !== null) return mode === 'danger-full-access' ? 'off' : 'on';
   }
   return null;
 }

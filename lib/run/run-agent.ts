@@ -125,7 +125,8 @@ export async function runAgent(o: RunOptions): Promise<number> {
       worktreeBranch: wt?.branch,
       bwrapTmpfsPerms: mechanism.kind === 'bwrap' && tmpfsPermsSupported(mechanism.path, stashbaseHome(o.env)),
       announce: !o.silent,
-      interactive: process.stdin.isTTY === true,
+      // Any of the three on a terminal: the agent gets a relayed one of its own (macOS), never yours.
+      interactive: process.stdin.isTTY === true || process.stdout.isTTY === true || process.stderr.isTTY === true,
     };
     if (o.dryRun) {
       print(prepareNative(ctx).plan);

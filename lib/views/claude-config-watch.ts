@@ -7,7 +7,7 @@
 // trusted: a file that could not be read at the start is never overwritten,
 // and whatever is at the path afterwards that is not a regular file (a link
 // the agent made, to your ~/.bashrc say) is moved aside, never written through.
-import { lstatSync, mkdirSync, readlinkSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdirSync, readlinkSync, realpathSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { claudeView } from './agent-views.js';
@@ -20,7 +20,7 @@ const MAX = 16 << 20;
 export type ConfigStart =
   | { kind: 'missing' }
   | { kind: 'text'; text: string }
-  | { kind: 'link'; link: string }
+  | { kind: 'link'; link: string; target: string | null; text: string | null }
   | { kind: 'unreadable'; why: string };
 
 export interface ConfigSnapshot {
@@ -32,7 +32,16 @@ export interface ConfigSnapshot {
 export function readConfigStart(file: string): ConfigStart {
   const st = lstatSync(file, { throwIfNoEntry: false });
   if (!st) return { kind: 'missing' };
-  if (st.isSymbolicLink()) return { kind: 'link', link: readlinkSync(file) };
+  if (st.isSymbolicLink()) {
+    // The file it leads to is checked like the file itself (the agent may write it where the link leads inside a writable area).
+    let target: string | null = null;
+    try {
+      target = realpathSync(file);
+    } catch {
+      // a dangling link
+    }
+    return { kind: 'link', link: readlinkSync(file), target, text: target === null ? null : readSmallText(target, MAX) };
+  }
   if (!st.isFile()) return { kind: 'unreadable', why: 'it is not a regular file' };
   if (st.size > MAX) return { kind: 'unreadable', why: `it is larger than ${MAX} bytes` };
   const text = readSmallText(file, MAX);
@@ -65,7 +74,9 @@ export function readSnapshot(path: string): ConfigSnapshot | null {
     const kind = start.kind;
     if (kind === 'missing') return { file, start: { kind } };
     if (kind === 'text' && typeof start.text === 'string') return { file, start: { kind, text: start.text } };
-    if (kind === 'link' && typeof start.link === 'string') return { file, start: { kind, link: start.link } };
+    if (kind === 'link' && typeof start.link === 'string' && (typeof start.target === 'string' || start.target === null) && (typeof start.text === 'string' || start.text === null)) {
+      return { file, start: { kind, link: start.link, target: start.target, text: start.text } };
+    }
     if (kind === 'unreadable' && typeof start.why === 'string') return { file, start: { kind, why: start.why } };
     return null;
   } catch {
@@ -87,13 +98,38 @@ function moveAside(file: string, session: string): string {
   return aside;
 }
 
+/** A regular file's executable entries put back against `before` (null: it did not exist); what cannot be read is moved aside and `before` restored. */
+function settleText(file: string, before: string | null, session: string): string[] {
+  const st = lstatSync(file, { throwIfNoEntry: false });
+  if (!st) {
+    if (before === null) return [];
+    replaceWith(file, before);
+    return [`${file}: the sandbox removed it; it is back as it was`];
+  }
+  const restored = (aside: string, why: string) => {
+    if (before !== null) replaceWith(file, before);
+    return [`${file}: ${why}; it was moved to ${aside}${before !== null ? ' and the file is as it was' : ''}`];
+  };
+  if (!st.isFile()) return restored(moveAside(file, session), 'the sandbox left something that is not a regular file there');
+  const now = readSmallText(file, MAX);
+  if (now === null) return restored(moveAside(file, session), 'the sandbox left a file too large to check');
+  const r = revertClaudeConfig(before, now);
+  // A file stashbase cannot read as JSON (broken, or nested too deep) is not checked entry by entry: it is not kept.
+  if (r.text === null && r.left.length > 0) return restored(moveAside(file, session), `the sandbox left a file stashbase cannot read as JSON (${r.left.join(', ')})`);
+  if (r.text !== null) replaceWith(file, r.text + '\n');
+  return r.left.length > 0 ? [`${file}: changes the sandbox made to ${r.left.join(', ')} were put back as they were (they would make a later claude run or trust something)`] : [];
+}
+
 /** Puts the file's executable entries back as they were at the start; returns what to tell you. */
 export function settleClaudeConfig(snap: ConfigSnapshot, session: string): string[] {
   const { file, start } = snap;
   if (start.kind === 'unreadable') return [`${file}: ${start.why} when the run started, so it was not checked or rewritten after it; look at it before your next claude run`];
   const st = lstatSync(file, { throwIfNoEntry: false });
   if (start.kind === 'link') {
-    if (st?.isSymbolicLink() && readlinkSync(file) === start.link) return [];
+    if (st?.isSymbolicLink() && readlinkSync(file) === start.link) {
+      // Still your link: the file it leads to is settled in its place.
+      return start.target === null ? [] : settleText(start.target, start.text, session);
+    }
     if (!st) {
       symlinkSync(start.link, file);
       return [`${file}: the link the sandbox removed was made again (to ${start.link})`];
@@ -102,26 +138,16 @@ export function settleClaudeConfig(snap: ConfigSnapshot, session: string): strin
     symlinkSync(start.link, file);
     return [`${file}: the sandbox replaced your link (to ${start.link}) with a file of its own; the link is back and the sandbox's file is at ${aside}`];
   }
-  if (!st) return [];
-  const before = start.kind === 'text' ? start.text : null;
-  if (!st.isFile()) {
-    const aside = moveAside(file, session);
-    if (before !== null) replaceWith(file, before);
-    return [`${file}: the sandbox left something that is not a regular file there; it was moved to ${aside}${before !== null ? ' and the file is as it was' : ''}`];
-  }
-  const now = readSmallText(file, MAX);
-  if (now === null) {
-    const aside = moveAside(file, session);
-    if (before !== null) replaceWith(file, before);
-    return [`${file}: the sandbox left a file too large to check; it was moved to ${aside}${before !== null ? ' and the file is as it was' : ''}`];
-  }
-  const r = revertClaudeConfig(before, now);
-  if (r.text !== null) replaceWith(file, r.text + '\n');
-  return r.left.length > 0 ? [`${file}: changes the sandbox made to ${r.left.join(', ')} were put back as they were (they would make a later claude run or trust something)`] : [];
+  return settleText(file, start.kind === 'text' ? start.text : null, session);
 }
 
 /** After a killed run: settles from the snapshot its record names (nothing when there is none). */
 export function settleFromSnapshot(path: string, session: string): string[] {
   const snap = readSnapshot(path);
-  return snap === null ? [] : settleClaudeConfig(snap, session);
+  if (snap === null) return [];
+  try {
+    return settleClaudeConfig(snap, session);
+  } catch (e) {
+    return [`${snap.file}: could not be checked after the run (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}); look at it before your next claude run`];
+  }
 }

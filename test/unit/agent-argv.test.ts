@@ -9,7 +9,10 @@ test("codex gets its own sandbox off unless its command line decides it; an expl
   for (const off of [['--dangerously-bypass-approvals-and-sandbox'], ['--yolo'], ['-s', 'danger-full-access'], ['--sandbox=danger-full-access'], ['-c', 'sandbox_mode="danger-full-access"']]) {
     assert.deepEqual(agentArgv(['codex', 'exec', ...off, 'x']), { command: ['codex', 'exec', ...off, 'x'], note: null });
   }
-  for (const on of [['--full-auto'], ['-s', 'workspace-write'], ['--sandbox', 'read-only'], ['--config', 'sandbox_mode = "workspace-write"']]) {
+  for (const off of [['--config=sandbox_mode="danger-full-access"'], ['-csandbox_mode=danger-full-access'], ['-s=danger-full-access']]) {
+    assert.deepEqual(agentArgv(['codex', ...off, 'exec']).note, null, off.join(' '));
+  }
+  for (const on of [['--full-auto'], ['-s', 'workspace-write'], ['--sandbox', 'read-only'], ['--config', 'sandbox_mode = "workspace-write"'], ['--config=sandbox_mode="read-only"'], ['-csandbox_mode=workspace-write'], ['-s=read-only'], ['-c', 'sandbox_mode="workspace-write" # danger-full-access']]) {
     const r = agentArgv(['codex', ...on, 'exec']);
     assert.deepEqual(r.command, ['codex', ...on, 'exec']);
     assert.match(r.note?.text ?? '', /cannot start inside stashbase's/);

@@ -81,7 +81,7 @@ test('a killed run: the next run settles ~/.claude.json from the snapshot its re
   // A record naming a snapshot elsewhere (the agent's, say) is not followed.
   const other = 'ags_otherotherother2';
   const planted = join(h, 'planted.json');
-  writeFileSync(planted, JSON.stringify({ file: join(h, '.bashrc'), start: { kind: 'link', link: '/nowhere' } }));
+  writeFileSync(planted, JSON.stringify({ file: join(h, '.bashrc'), start: { kind: 'link', link: '/nowhere', target: null, text: null } }));
   const dead = 2 ** 22 + 12345;
   writeSession(t.sbHome, { id: other, pid: dead, backend: 'native', mechanism: 'seatbelt', profile: 'default', cwd: h, argv: ['claude'], startedAt: new Date().toISOString(), claudeConfig: planted });
   writeSession(t.sbHome, { id, pid: dead, backend: 'native', mechanism: 'seatbelt', profile: 'default', cwd: h, argv: ['claude'], startedAt: new Date().toISOString(), claudeConfig: snap });
@@ -94,4 +94,35 @@ test('a killed run: the next run settles ~/.claude.json from the snapshot its re
   // The control: the planted snapshot, settled as if it were the run's own, would have replaced ~/.bashrc with a link.
   settleFromSnapshot(planted, other);
   assert.equal(readlinkSync(join(h, '.bashrc')), '/nowhere');
+});
+
+test('from the hostile review: a file stashbase cannot read as JSON (nested past its limit, or broken) is moved aside, not kept; one the agent removed comes back; a link of yours is followed to its file', () => {
+  writeFileSync(cfg, JSON.stringify(MINE));
+  const deep = keepClaudeConfigStart(h, t.env, stateDir());
+  // Claude Code's own JSON.parse reads this; stashbase's bounded reader does not.
+  writeFileSync(cfg, `{"mcpServers":{"x":{"command":"/bin/sh"}},"pad":${'['.repeat(150)}${']'.repeat(150)}}`);
+  const said = settleFromSnapshot(deep, 'ags_d');
+  assert.match(said[0]!, /stashbase cannot read as JSON/);
+  assert.deepEqual(JSON.parse(readFileSync(cfg, 'utf8')), MINE);
+  assert.match(readFileSync(`${cfg}.sandbox-ags_d`, 'utf8'), /mcpServers/);
+  const broken = keepClaudeConfigStart(h, t.env, stateDir());
+  writeFileSync(cfg, '{"mcpServers": {"x": {"command": "sh"}}');
+  settleFromSnapshot(broken, 'ags_b');
+  assert.deepEqual(JSON.parse(readFileSync(cfg, 'utf8')), MINE);
+  const removed = keepClaudeConfigStart(h, t.env, stateDir());
+  unlinkSync(cfg);
+  assert.deepEqual(settleFromSnapshot(removed, 'ags_r'), [`${cfg}: the sandbox removed it; it is back as it was`]);
+  assert.deepEqual(JSON.parse(readFileSync(cfg, 'utf8')), MINE);
+  // A link of yours into a folder the agent may write (a dotfiles repository it works in): the file it leads to is settled.
+  unlinkSync(cfg);
+  const dot = join(h, 'dotfiles');
+  mkdirSync(dot);
+  writeFileSync(join(dot, 'claude.json'), JSON.stringify(MINE));
+  symlinkSync(join(dot, 'claude.json'), cfg);
+  const linked = keepClaudeConfigStart(h, t.env, stateDir());
+  writeFileSync(join(dot, 'claude.json'), JSON.stringify(EVIL));
+  assert.match(settleFromSnapshot(linked, 'ags_k')[0]!, /mcpServers were put back/);
+  assert.deepEqual(JSON.parse(readFileSync(join(dot, 'claude.json'), 'utf8')), { numStartups: 2, mcpServers: { mine: { command: 'my-server' } } });
+  assert.equal(readlinkSync(cfg), join(dot, 'claude.json'));
+  unlinkSync(cfg);
 });

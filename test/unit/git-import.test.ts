@@ -226,7 +226,7 @@ test('the native plan: bubblewrap gets the run\'s own git directory at your .git
   assert.ok(sd.protection.warnings.includes(`the systemd-run fallback gives the agent no git directory of its own: ${g} is read-only in this run (its git cannot commit; with bubblewrap it can)`));
   // Seatbelt: the same, in its profile; and a worktree run's own denials (its checkout) are in it too.
   const sb = prepareNative({ ...base, runDenyWrite: [join(t.dir, 'checkout-of-a-worktree-run')], mechanism: { kind: 'seatbelt', path: '/usr/bin/sandbox-exec', why: 'test' } });
-  const sbpl = sb.seatbelt!.args[1]!;
+  const sbpl = sb.seatbelt!.args[sb.seatbelt!.args.indexOf('-p') + 1]!;
   const rules = readSbpl(sbpl);
   assert.equal(decide(rules, 'file-write-data', join(g, 'HEAD')), 'deny', 'your .git is in the write denials');
   assert.equal(decide(rules, 'file-write-data', join(t.dir, 'checkout-of-a-worktree-run', 'f')), 'deny', "the run's own denials too");

@@ -45,7 +45,10 @@ async function macPrep(profile: Profile, command = ['claude'], interactive = fal
   }
 }
 
-const sbplOf = async (profile: Profile) => (await macPrep(profile)).seatbelt!.args[1]!;
+const sbplOf = async (profile: Profile) => {
+  const a = (await macPrep(profile)).seatbelt!.args;
+  return a[a.indexOf('-p') + 1]!;
+};
 
 const t = tempHome();
 after(() => t.cleanup());
@@ -125,10 +128,10 @@ test('canonical paths: the run folder, TMPDIR and every rule under /tmp, /var an
   const prep = await macPrep(defaultProfile());
   assert.equal(prep.runDir, RUN);
   assert.deepEqual([prep.agentEnv.set.TMPDIR, prep.agentEnv.set.TMPPREFIX, prep.agentEnv.set.CLAUDE_CODE_TMPDIR, prep.agentEnv.set.xcrun_nocache], [`${RUN}/tmp`, `${RUN}/tmp/zsh`, `${RUN}/tmp`, '1']);
-  // On a terminal the agent gets a relayed one of its own.
+  // On a terminal the agent gets a relayed one of its own; either way sandbox-exec is started by the helper, with none of the agent's environment.
   const tty = await macPrep(defaultProfile(), ['claude'], true);
-  assert.deepEqual(tty.seatbelt!.args.slice(0, 6), ['-q', '/dev/null', '/bin/sh', '-c', 'st=$1; shift; "$@"; echo $? > "$st"', 'sh']);
-  assert.deepEqual([tty.seatbelt!.file, tty.seatbelt!.args[6], tty.seatbelt!.args[7]], ['/usr/bin/script', `${RUN}/exit-status`, '/usr/bin/sandbox-exec']);
+  assert.deepEqual([tty.seatbelt!.file, ...tty.seatbelt!.args.slice(0, 4), ...tty.seatbelt!.args.slice(5, 8)], ['/usr/bin/script', '-q', '/dev/null', process.execPath, '-e', 'pty', `${HOME}/.stashbase/runs/ags_aaaaaaaaaaaaaaaa/exit-status`, `${HOME}/.stashbase/runs/ags_aaaaaaaaaaaaaaaa/agent-env.json`]);
+  assert.deepEqual([tty.seatbelt!.env, tty.seatbelt!.onlyEnv], [{ PATH: '/usr/bin:/bin:/usr/sbin:/sbin' }, true]);
   const p = defaultProfile();
   p.filesystem.denyRead.push('/tmp/shared-secrets', '/tmp/**/*.key', '/etc/app/*.conf');
   p.filesystem.allowWrite.push('/tmp/build-cache');
@@ -162,13 +165,15 @@ test('denials hold for case variants, both Unicode forms and hard links; allowan
   assert.equal(decide(rules, 'file-read-data', `${HOME}/.sshx`), 'allow');
   assert.equal(decide(rules, 'file-link', `${CWD}/a`), 'allow');
   assert.equal(foldCase('^/Users/u/\\.ssh(/.*)?$'), '^/[Uu][sS][eE][rR][sS]/[uU]/\\.[sS][sS][hH](/.*)?$');
-  assert.equal(foldCase('[a-c_]x[^Q]é'), '[a-c_A-C][xX][^Qq](é|É)');
+  assert.equal(foldCase('[a-c_]x[^Q]é'), '[ABCa-c_][xX].(é|É)');
+  // A negated class excludes a letter only when it excludes both cases; ranges and a trailing '-' are read as written.
+  assert.deepEqual([foldCase('[^a-zA-Z]'), foldCase('[^/]'), foldCase('[a-]'), foldCase('[0-Z]')], ['[^ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz]', '[^/]', '[Aa-]', '[abcdefghijklmnopqrstuvwxyz0-Z]']);
 });
 
 test('re: entries: \\d and \\w spelled out, the rest of the subset kept, anything Seatbelt and the walk would read apart refused with the key and line', () => {
   assert.deepEqual(portableRegex('^~/\\.config/\\w+/t\\d?[\\d\\w-]$'), { source: '^~/\\.config/[A-Za-z0-9_]+/t[0-9]?[0-9A-Za-z0-9_-]$' });
   assert.deepEqual(portableRegex('^/a/(?:b|c)*\\.pem$'), { source: '^/a/(?:b|c)*\\.pem$' });
-  for (const [src, why] of [['a(?=b)', /lookarounds/], ['a\\sb', /\\s is not supported/], ['a{2}', /counted repetition/], ['a*?', /lazy/], ['a^b', /\^ is supported only/], ['[[:alpha:]]', /POSIX/], ['\\1', /\\1 is not/]] as const) {
+  for (const [src, why] of [['a(?=b)', /lookarounds/], ['a\\sb', /\\s is not supported/], ['a{2}', /counted repetition/], ['a*?', /lazy/], ['a^b', /\^ is supported only/], ['[[:alpha:]]', /POSIX/], ['\\1', /\\1 is not/], ['[]a]', /begins with "\]"/], ['[^]a]', /begins with "\]"/], ['[a\\]]', /inside a class/]] as const) {
     const r = portableRegex(src);
     assert.ok('problem' in r && why.test(r.problem), `${src}: ${JSON.stringify(r)}`);
   }
@@ -189,7 +194,7 @@ test('a denied folder\'s links lead nowhere new: their targets are denied too', 
   symlinkSync(join(h, 'dotfiles', 'ssh', 'id_rsa'), join(h, '.ssh', 'id_rsa'));
   writeFile(join(h, '.aws', 'credentials'), 'AWS');
   linkSync(join(h, '.aws', 'credentials'), join(h, 'elsewhere'));
-  const built = seatbeltInput({ writes: 'allow-list', allowWrite: [], allowRules: [], otherRuns: null, unixSockets: false, deniedSockets: [], denyRead: ['~/.ssh', '~/.aws'], denyWrite: [], home: h, cwd: h, proxyPort: 1, services: [] });
+  const built = seatbeltInput({ writes: 'allow-list', allowWrite: [], allowRules: [], runFolders: { regex: '^/nowhere/stashbase-ags_', own: '/nowhere/x', tmp: '/nowhere/x/tmp' }, unixSockets: false, deniedSockets: [], denyRead: ['~/.ssh', '~/.aws'], denyWrite: [], home: h, cwd: h, proxyPort: 1, services: [] });
   assert.deepEqual(built.input.denyRead.filter((r) => r.kind === 'path' && !r.path.endsWith('.ssh') && !r.path.endsWith('.aws')), [{ kind: 'path', path: join(h, 'dotfiles', 'ssh', 'id_rsa'), dir: false }]);
   assert.deepEqual(built.warnings, [`${join(h, '.aws', 'credentials')} has 1 other hard link(s): Seatbelt denies by path, so a link outside the denied folders reads it (remove the link, or use the Docker backend)`]);
   // The control: without the walk the target stays readable by its own path.
@@ -214,4 +219,45 @@ test('the macOS probe script exists, parses, refuses to run off a Mac, and probe
     'listen-loopback worked', 'unix-socket refused', 'socketpair worked']) assert.ok(probes.includes(p), p);
   assert.match(text, /tiocsti-reaches-your-shell/);
   assert.match(readFileSync(join(REPO, '.github', 'workflows', 'macos-probes.yml'), 'utf8'), /bash scripts\/macos-probes\.sh --agents/);
+});
+
+test('from the hostile review: writes inside the working directory still refused where denied, renames of what holds a denial refused (pinned folders, a pattern\'s fixed parts), hard links of a denied file in the working directory, other terminals, LaunchAgents even under allow_write, run folders in deny-list mode, mixed Unicode forms', async () => {
+  const p = defaultProfile();
+  p.filesystem.denyRead.push('secrets/**/*.pem', 'config/secret.key', 'keys/*/live/*.key', '~/clés privées');
+  p.filesystem.allowWrite.push('~/Library');
+  const rules = readSbpl(await sbplOf(p));
+  const cases: Array<[string, string, 'allow' | 'deny']> = [
+    ['file-write-data', `${CWD}/.git/hooks/pre-commit`, 'deny'],
+    ['file-write-data', `${CWD}/.git/config`, 'deny'],
+    ['file-write-data', `${CWD}/src/ok.ts`, 'allow'],
+    ['file-write-unlink', `${CWD}/secrets`, 'deny'],
+    ['file-write-unlink', `${CWD}/Secrets`, 'deny'],
+    ['file-write-unlink', `${CWD}/config`, 'deny'],
+    ['file-write-unlink', `${CWD}/CONFIG`, 'deny'],
+    ['file-write-unlink', `${CWD}/keys/prod/live`, 'deny'],
+    ['file-write-unlink', `${CWD}/keys/prod/other`, 'allow'],
+    ['file-write-unlink', `${CWD}/src`, 'allow'],
+    ['file-link', `${CWD}/secrets/a/b.pem`, 'deny'],
+    ['file-link', `${CWD}/config/secret.key`, 'deny'],
+    ['file-read-data', '/dev/ttys004', 'deny'],
+    ['file-write-data', '/dev/ttys004', 'deny'],
+    ['file-write-data', '/dev/null', 'allow'],
+    ['file-write-data', `${HOME}/Library/LaunchAgents/evil.plist`, 'deny'],
+    ['file-write-data', `${HOME}/Library/Caches/ok`, 'allow'],
+    ['file-read-data', `${HOME}/${'cl\u00e9s prive\u0301es'}/k`, 'deny'],
+    ['file-read-data', `${HOME}/${'CLE\u0301S PRIVÉES'}/k`, 'deny'],
+  ];
+  for (const [op, path, want] of cases) assert.equal(decide(rules, op, path), want, `${op} ${path}`);
+  // The run's own terminal, once the helper names it, is the one the agent may use.
+  const own = readSbpl((await sbplOf(defaultProfile())).split('"/dev/stashbase-own-tty"').join('"/dev/ttys007"'));
+  assert.deepEqual([decide(own, 'file-read-data', '/dev/ttys007'), decide(own, 'file-write-data', '/dev/ttys007'), decide(own, 'file-read-data', '/dev/ttys004')], ['allow', 'allow', 'deny']);
+  // Deny-list writes: every run's folder but this run's temp is still refused; the denials and the persistence folders hold.
+  const dl = defaultProfile();
+  dl.filesystem.writes = 'deny-list';
+  const d = readSbpl(await sbplOf(dl));
+  for (const [op, path, want] of [
+    ['file-write-create', `${RUN}/exit-status`, 'deny'], ['file-write-data', `/private${TMP}/stashbase-ags_bbbbbbbbbbbbbbbb/tmp/x`, 'deny'], ['file-write-data', `${RUN}/tmp/x`, 'allow'],
+    ['file-write-data', `${HOME}/.zshrc`, 'deny'], ['file-write-data', `${HOME}/Library/LaunchAgents/x.plist`, 'deny'], ['file-write-data', `${HOME}/notes.txt`, 'allow'],
+    ['file-read-data', `/private${TMP}/stashbase-ags_bbbbbbbbbbbbbbbb/tmp/x`, 'deny'],
+  ] as const) assert.equal(decide(d, op, path), want, `deny-list ${op} ${path}`);
 });

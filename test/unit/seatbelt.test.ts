@@ -1,14 +1,14 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { globToRegex } from '../../lib/paths/rules.js';
-import { buildSeatbeltCommand, buildSeatbeltProfile, sbplRegex, sbplString } from '../../templates/seatbelt.js';
+import { buildSeatbeltCommand, buildSeatbeltProfile, SEATBELT_HELPER, sbplRegex, sbplString } from '../../templates/seatbelt.js';
 import { decide, readSbpl } from '../sbpl.js';
 import { golden } from '../golden.js';
 
 const input = {
   writes: 'deny-list' as const,
   allowWrite: [],
-  otherRuns: null,
+  runFolders: { regex: '^/private/var/folders/xy/T/stashbase-ags_', own: '/private/var/folders/xy/T/stashbase-ags_aaaaaaaaaaaaaaaa', tmp: '/private/var/folders/xy/T/stashbase-ags_aaaaaaaaaaaaaaaa/tmp' },
   unixSockets: false,
   denyRead: [
     { kind: 'path' as const, path: '/Users/u/.ssh', dir: true },
@@ -22,6 +22,7 @@ const input = {
   denyWrite: [{ kind: 'path' as const, path: '/Users/u/.zshrc', dir: false }],
   writable: [] as string[],
   pinned: ['/Users', '/Users/u'],
+  pinnedPatterns: [],
   proxyPort: 18080,
   deniedSockets: [],
   services: [],
@@ -51,20 +52,33 @@ test('the SBPL reader refuses what Seatbelt would: unclosed forms, stray text, u
   ] as const) assert.throws(() => readSbpl(text), why, text);
 });
 
-test('sandbox-exec command: the profile is one argument', async () => {
-  const cmd = buildSeatbeltCommand('/usr/bin/sandbox-exec', '(version 1)\n', ['claude', '--x'], '/Users/u/proj', { set: { A: 'b' }, unset: ['T'] });
-  assert.deepEqual(cmd, { file: '/usr/bin/sandbox-exec', args: ['-p', '(version 1)\n', 'claude', '--x'], cwd: '/Users/u/proj', env: { A: 'b' }, unsetEnv: ['T'] });
-  // On a terminal: script(1) owns the agent's terminal and relays it; the shell between them writes the agent's status.
-  const pty = buildSeatbeltCommand('/usr/bin/sandbox-exec', '(version 1)\n', ['claude'], '/Users/u/proj', { set: {}, unset: [] }, { script: '/usr/bin/script', statusFile: '/r/exit-status' });
-  assert.deepEqual([pty.file, ...pty.args], ['/usr/bin/script', '-q', '/dev/null', '/bin/sh', '-c', 'st=$1; shift; "$@"; echo $? > "$st"', 'sh', '/r/exit-status', '/usr/bin/sandbox-exec', '-p', '(version 1)\n', 'claude']);
-  // The shell's part, run here: the status is the command's, quoted arguments pass through whole.
+test('sandbox-exec is started by stashbase\'s helper with nothing of the agent\'s environment; on a terminal, under script(1)', async () => {
+  const launch = { node: '/usr/local/bin/node', statusFile: '/s/exit-status', envFile: '/s/agent-env.json', pty: false };
+  const cmd = buildSeatbeltCommand('/usr/bin/sandbox-exec', '(version 1)\n', ['claude', '--x'], '/Users/u/proj', launch);
+  assert.deepEqual(cmd, { file: '/usr/local/bin/node', args: ['-e', SEATBELT_HELPER, 'plain', '/s/exit-status', '/s/agent-env.json', '/usr/bin/sandbox-exec', '-p', '(version 1)\n', 'claude', '--x'], cwd: '/Users/u/proj', env: { PATH: '/usr/bin:/bin:/usr/sbin:/sbin' }, onlyEnv: true });
+  const pty = buildSeatbeltCommand('/usr/bin/sandbox-exec', '(version 1)\n', ['claude'], '/Users/u/proj', { ...launch, pty: true });
+  assert.deepEqual([pty.file, ...pty.args.slice(0, 5)], ['/usr/bin/script', '-q', '/dev/null', '/usr/local/bin/node', '-e', SEATBELT_HELPER]);
+  // The helper, run here with `sh` for sandbox-exec: the agent's environment from the file, never the helper's own; the status written once, never through a link.
   const { spawnSync } = await import('node:child_process');
-  const { mkdtempSync, readFileSync } = await import('node:fs');
-  const dir = mkdtempSync('/tmp/sbpty-');
-  const r = spawnSync('/bin/sh', ['-c', pty.args[4]!, 'sh', `${dir}/st`, 'sh', '-c', 'printf "%s|" "$@"; exit 7', 'x', 'a b', '$HOME'], { encoding: 'utf8' });
-  assert.equal(r.stdout, 'a b|$HOME|');
-  assert.equal(readFileSync(`${dir}/st`, 'utf8'), '7\n');
-  (await import('node:fs')).rmSync(dir, { recursive: true, force: true });
+  const { mkdtempSync, readFileSync, writeFileSync, symlinkSync, rmSync, existsSync } = await import('node:fs');
+  const dir = mkdtempSync('/tmp/sbhelper-');
+  writeFileSync(`${dir}/env.json`, JSON.stringify({ PATH: process.env.PATH, AGENT_ONLY: 'yes' }));
+  const run = (st: string) => spawnSync(process.execPath, ['-e', SEATBELT_HELPER, 'plain', st, `${dir}/env.json`, '/bin/sh', '-c', 'echo "$AGENT_ONLY|$HELPER_SECRET"; exit 7'], { encoding: 'utf8', env: { PATH: process.env.PATH, HELPER_SECRET: 'leak' } });
+  const r = run(`${dir}/st`);
+  assert.deepEqual([r.status, r.stdout, readFileSync(`${dir}/st`, 'utf8')], [7, 'yes|\n', '7']);
+  symlinkSync(`${dir}/victim`, `${dir}/st-link`);
+  run(`${dir}/st-link`);
+  assert.equal(existsSync(`${dir}/victim`), false);
+  // What the agent leaves in its process group dies with it.
+  const left = spawnSync(process.execPath, ['-e', SEATBELT_HELPER, 'plain', `${dir}/st2`, `${dir}/env.json`, '/bin/sh', '-c', `(sleep 2; touch ${dir}/survivor) & exit 0`], { encoding: 'utf8' });
+  assert.equal(left.status, 0);
+  await new Promise((res) => setTimeout(res, 2500));
+  assert.equal(existsSync(`${dir}/survivor`), false);
+  // The control: the same without the helper leaves the process behind.
+  spawnSync('/bin/sh', ['-c', `(sleep 1; touch ${dir}/survivor) & exit 0`]);
+  await new Promise((res) => setTimeout(res, 1500));
+  assert.equal(existsSync(`${dir}/survivor`), true);
+  rmSync(dir, { recursive: true, force: true });
 });
 
 test('the macOS plan: sandbox-exec with the profile built from the profile rules, golden', async () => {
@@ -86,8 +100,8 @@ test('the macOS plan: sandbox-exec with the profile built from the profile rules
     proxyToken: 't0ken', hookToken: 'h00k',
     proxyUrl: 'http://127.0.0.1:49152',
   });
-  assert.equal(prep.seatbelt?.file, '/usr/bin/sandbox-exec');
-  const sbpl = prep.seatbelt!.args[1]!;
+  assert.equal(prep.seatbelt?.args[prep.seatbelt.args.indexOf('-p') - 1], '/usr/bin/sandbox-exec');
+  const sbpl = prep.seatbelt!.args[prep.seatbelt!.args.indexOf('-p') + 1]!;
   readSbpl(sbpl);
   const rules = readSbpl(sbpl);
   assert.equal(decide(rules, 'file-read-data', '/Users/u/.stashbase/ca/key.pem'), 'deny');
@@ -95,6 +109,6 @@ test('the macOS plan: sandbox-exec with the profile built from the profile rules
   assert.equal(decide(rules, 'file-read-data', '/Users/u/.config/x/api-token'), 'deny');
   assert.equal(decide(rules, 'file-read-data', '/Users/u/proj/src/a.ts'), 'allow');
   assert.match(sbpl, /\(allow network-outbound \(remote ip "localhost:49152"\)\)/);
-  assert.deepEqual(prep.seatbelt!.args.slice(2), ['claude']);
+  assert.deepEqual(prep.seatbelt!.args.slice(prep.seatbelt!.args.indexOf('-p') + 2), ['claude']);
   golden('native-plan-seatbelt.txt', formatPlan(prep.plan).replace(/\/run\/user\/\d+/g, '/run/user/UID'));
 });
