@@ -239,7 +239,9 @@ export function buildSeatbeltProfile(input: SeatbeltInput): string {
     ...block('deny file-read*', readDenied),
     '; Writes and hard links.',
     ...(allowList
-      ? [...block('allow file-write* file-link', [...input.allowWrite.map(allowFilter), ...DEVICES]), ...block('allow file-write* file-link', input.writable.map((w) => `(subpath ${sbplString(w)})`))]
+      // No hard link at all: whether Seatbelt judges a link by the file or by the new name, a link in the working directory to a
+      // file outside the allow-list would make that file writable by a path the profile allows (bwrap's binds refuse it too: EXDEV).
+      ? [...block('allow file-write*', [...input.allowWrite.map(allowFilter), ...DEVICES]), ...block('allow file-write*', input.writable.map((w) => `(subpath ${sbplString(w)})`))]
       : ['(allow file-write* file-link)']),
     // Denials again after what the allowances re-opened (all of them under an allow-list: any may lie inside an allowed path).
     ...(allowList ? block('deny file-write*', allDenied) : [...block('deny file-write*', allDenied), ...block('allow file-write*', input.writable.map((w) => `(subpath ${sbplString(w)})`)), ...block('deny file-write*', [...input.denyWrite, ...input.denyRead].filter(within).flatMap(denyFilters))]),
@@ -249,7 +251,7 @@ export function buildSeatbeltProfile(input: SeatbeltInput): string {
     ...block('deny file-write-unlink', [...input.pinned.map(exactly), ...input.pinnedPatterns.map((r) => `(regex ${sbplRegex(foldCase(r))})`)]),
     "; Every run's folder is stashbase's but this run's temp folder.",
     `(deny file-write* file-link (regex ${sbplRegex(foldCase(input.runFolders.regex))}))`,
-    `(allow file-write* file-link (subpath ${sbplString(input.runFolders.tmp)}))`,
+    `(allow file-write* (subpath ${sbplString(input.runFolders.tmp)}))`,
     "; Terminals: the run's own (one stashbase relays: TIOCSTI reaches the agent alone) and the ones the agent makes (Codex); never another of yours.",
     '(deny file-read* file-write* file-ioctl (regex #"^/dev/ttys[0-9]+$"))',
     `(allow file-read* file-write* file-ioctl (literal ${sbplString(OWN_TTY)}))`,
