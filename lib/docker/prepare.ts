@@ -194,7 +194,8 @@ export function prepareDocker(ctx: DockerContext, facts: RuntimeFacts, draft?: P
   const p = ctx.profile;
   if (ctx.cwd === '/') throw new SandboxUnavailableError('the Docker backend mounts the working directory into the container; run it from a project folder, not /');
   const runDir = runDirOf(ctx.stashbaseHome, ctx.session);
-  const interceptTls = Object.keys(p.secrets).length > 0;
+  // TLS is intercepted for bound secrets and for MCP servers' tools (lib/mcp/).
+  const interceptTls = Object.keys(p.secrets).length > 0 || Object.keys(p.mcp.servers).length > 0;
   const gitDir = draft ? draft.gitDir : dockerGitDir(ctx);
   const protection = draft?.protection ?? dockerProtection(ctx, gitDir);
   const volumes = isolatedVolumes(ctx.cwd, [...p.sandbox.isolatedPaths, ...ctx.extraIsolated]);

@@ -80,7 +80,8 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
   // fixed port; otherwise the proxy listens on the host's loopback.
   const bridged = isolate && ctx.mechanism.kind === 'bwrap';
   const proxyUrl = bridged ? `http://127.0.0.1:${BRIDGE_PORT}` : (ctx.proxyUrl ?? 'http://127.0.0.1:<port>');
-  const interceptTls = Object.keys(p.secrets).length > 0;
+  // TLS is intercepted for bound secrets and for MCP servers' tools (lib/mcp/).
+  const interceptTls = Object.keys(p.secrets).length > 0 || Object.keys(p.mcp.servers).length > 0;
   const allowList = p.filesystem.writes === 'allow-list';
   const baseEnv = {
     unset: removedVariables(p, ctx.env),

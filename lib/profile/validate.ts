@@ -12,10 +12,13 @@ import { anyBuiltinRead, DEFAULT_DENY_WRITE, defaultDenyRead } from './credentia
 import { readHooks } from './hooks.js';
 import { parseSource } from '../secrets/sources.js';
 import { lineOf } from './toml-lines.js';
-import type { Profile, ProfileLimits, ProfileSource, SecretBinding } from './types.js';
+import type { McpServerConfig, Profile, ProfileLimits, ProfileSource, SecretBinding } from './types.js';
+import { TOOL_GLOB } from '../mcp/tool-policy.js';
 import { formatPath, type KeyPath, type Problem, Reader } from './validators.js';
 
-const TOP = ['description', 'allow_hooks', 'sandbox', 'filesystem', 'network', 'secrets', 'config_env', 'environment', 'workspace', 'hooks'] as const;
+const TOP = ['description', 'allow_hooks', 'sandbox', 'filesystem', 'network', 'secrets', 'config_env', 'environment', 'workspace', 'hooks', 'mcp'] as const;
+const MCP_SERVER = ['url', 'allow_tools', 'deny_tools', 'command', 'env', 'workdir', 'hosts'] as const;
+const MCP_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 /** A variable name, or a glob of one (`*` any run of characters, `?` one). */
 const NAME_GLOB = /^[A-Za-z_*?][A-Za-z0-9_*?]*$/;
 const SANDBOX = ['backend', 'image', 'dockerfile', 'memory', 'cpus', 'isolated_paths', 'native_network', 'allow_unix_sockets', 'build_network', 'home_volume_warn', 'macos_allow'] as const;
@@ -217,6 +220,8 @@ export function validateProfile(input: ValidateInput): Profile {
   const worktree = r.bool(ws.worktree, ['workspace', 'worktree']) ?? false;
   const hooks = readHooks(r, top.hooks);
 
+  const mcp = readMcp(r, top.mcp, egressHosts);
+
   if (r.problems.length > 0) throw new ConfigError(formatProblems(input.label, input.lines, r.problems));
   return {
     name: input.name,
@@ -232,7 +237,7 @@ export function validateProfile(input: ValidateInput): Profile {
     environment,
     workspace: { worktree },
     hooks,
-    mcp: { servers: {} },
+    mcp,
   };
 }
 
@@ -257,4 +262,51 @@ export function formatProblems(label: string, lines: Map<string, number>, proble
       return p.path.length === 0 ? `${where}: ${p.message}` : `${where} ${formatPath(p.path)}: ${p.message}`;
     })
     .join('\n');
+}
+
+/** [mcp.servers.NAME]: remote servers by URL, their tool globs; each server's host joins egress_hosts (it is the server's alone). */
+function readMcp(r: Reader, raw: unknown, egressHosts: string[]): Profile['mcp'] {
+  const servers: Record<string, McpServerConfig> = Object.create(null) as Record<string, McpServerConfig>;
+  const t = r.table(raw, ['mcp'], ['servers']);
+  const hosts = new Map<string, string>();
+  for (const [name, value] of Object.entries(r.table(t.servers, ['mcp', 'servers'], null))) {
+    const path = ['mcp', 'servers', name];
+    if (!MCP_NAME.test(name)) r.fail(path, `${JSON.stringify(name)} is not a server name (letters, digits, "_" and "-", at most 64)`);
+    const e = r.table(value, path, MCP_SERVER);
+    for (const k of ['command', 'env', 'workdir', 'hosts'] as const) {
+      if (e[k] !== undefined) r.fail([...path, k], 'local MCP servers (command, env, workdir, hosts) are not supported yet: list a remote server by its url');
+    }
+    const url = r.nonEmpty(e.url, [...path, 'url']);
+    if (e.url === undefined) r.fail([...path, 'url'], "is required: the server's https:// endpoint");
+    let host: string | null = null;
+    if (url !== undefined) {
+      let u: URL | null = null;
+      try {
+        u = new URL(url);
+      } catch {
+        r.fail([...path, 'url'], `${JSON.stringify(url)} is not a URL`);
+      }
+      if (u !== null) {
+        if (u.protocol !== 'https:') r.fail([...path, 'url'], `${JSON.stringify(url)}: a remote MCP server is reached over https (the proxy reads its traffic to enforce the tools)`);
+        else if (u.username || u.password || u.search || u.hash) r.fail([...path, 'url'], `${JSON.stringify(url)}: no user, query or fragment (a credential is a [secrets] binding for the host)`);
+        else if (!r.hostPattern(u.hostname, [...path, 'url'], false)) host = null;
+        else host = u.hostname.toLowerCase();
+      }
+    }
+    const glob = (s: string, p: KeyPath): boolean => {
+      if (TOOL_GLOB.test(s)) return true;
+      r.fail(p, `${JSON.stringify(s)} is not a glob over tool names (1 to 128 of A-Z a-z 0-9 _ - . and the wildcards * and ?)`);
+      return false;
+    };
+    const allowTools = e.allow_tools === undefined ? null : r.strings(e.allow_tools, [...path, 'allow_tools'], glob);
+    const denyTools = r.strings(e.deny_tools, [...path, 'deny_tools'], glob);
+    if (host !== null) {
+      const other = hosts.get(host);
+      if (other !== undefined) r.fail([...path, 'url'], `${host} is already [mcp.servers.${other}]'s: a host is one server's alone`);
+      hosts.set(host, name);
+      if (!egressHosts.includes(host)) egressHosts.push(host);
+    }
+    if (url !== undefined) servers[name] = { url, allowTools, denyTools };
+  }
+  return { servers };
 }

@@ -16,7 +16,7 @@ import { constants, createBrotliDecompress, createUnzip } from 'node:zlib';
 import { HOP_BY_HOP } from './http-util.js';
 import { rawJoined, reason } from './h1/wire.js';
 import { lengthPreserving, type ScrubPair, Scrubber, scrubText } from './scrub.js';
-import { type MessageFilter, ReleaseTimer } from './message-filter.js';
+import { chain, type MessageFilter, ReleaseTimer } from './message-filter.js';
 
 export interface ResponseScrub {
   pairs: ScrubPair[];
@@ -54,8 +54,8 @@ function codingNamed(value: string, unknown: string): string {
   return value.split(',').every((c) => REGISTERED_CODINGS.has(c.trim())) ? JSON.stringify(value) : unknown;
 }
 
-/** How the body will be passed on: the decoder and filter, and the headers that describe it. */
-export function planBody(up: { rawHeaders: string[] }, scrub: ResponseScrub): BodyPlan {
+/** How the body will be passed on: the decoder and filter, and the headers that describe it. `answer` adds a filter of its own after the scrubbing (an MCP server's answers: lib/mcp/answer-filter.ts). */
+export function planBody(up: { rawHeaders: string[] }, scrub: ResponseScrub, answer?: (rawHeaders: string[]) => MessageFilter | null): BodyPlan {
   // A transfer-coding other than chunked (never asked for: the proxy sends no TE) would reach the agent still coded, unscrubbed.
   const transfer = rawJoined(up.rawHeaders, 'transfer-encoding')?.trim().toLowerCase();
   if (transfer !== undefined && transfer !== 'chunked') {
@@ -64,19 +64,22 @@ export function planBody(up: { rawHeaders: string[] }, scrub: ResponseScrub): Bo
   // Every Content-Encoding value ("gzip, br" when there are two): each must be undone.
   const encoding = (rawJoined(up.rawHeaders, 'content-encoding') ?? 'identity').trim().toLowerCase();
   const pairs = scrub.pairs;
-  // No secret in the run: nothing to look for.
-  if (pairs.length === 0) return { headers: passHeaders(up.rawHeaders, pairs), decoder: null, filter: null };
+  const extra = answer?.(up.rawHeaders) ?? null;
+  // No secret in the run and nothing else to read: nothing to look for.
+  if (pairs.length === 0 && extra === null) return { headers: passHeaders(up.rawHeaders, pairs), decoder: null, filter: null };
   let decoder: Transform | null = null;
   const drop = new Set<string>();
   if (encoding !== 'identity' && encoding !== '') {
     const flush = { finishFlush: constants.Z_SYNC_FLUSH };
     if (encoding === 'gzip' || encoding === 'x-gzip' || encoding === 'deflate') decoder = createUnzip(flush);
     else if (encoding === 'br') decoder = createBrotliDecompress({ finishFlush: constants.BROTLI_OPERATION_FLUSH });
-    else return { refused: `the upstream sent a body in content-encoding ${codingNamed(encoding, 'the proxy does not know')}, which the proxy cannot scrub` };
+    else return { refused: `the upstream sent a body in content-encoding ${codingNamed(encoding, 'the proxy does not know')}, which the proxy cannot ${pairs.length > 0 ? 'scrub' : 'read'}` };
     drop.add('content-encoding').add('content-length');
   }
-  if (!lengthPreserving(pairs)) drop.add('content-length');
-  return { headers: passHeaders(up.rawHeaders, pairs, drop), decoder, filter: new Scrubber(pairs) };
+  if (extra !== null || !lengthPreserving(pairs)) drop.add('content-length');
+  const scrubber = pairs.length > 0 ? new Scrubber(pairs) : null;
+  const filter = scrubber && extra ? chain(scrubber, extra) : (scrubber ?? extra);
+  return { headers: passHeaders(up.rawHeaders, pairs, drop), decoder, filter };
 }
 
 /**

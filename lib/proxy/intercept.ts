@@ -29,6 +29,11 @@ import { scrubPairs, type ScrubPair } from './scrub.js';
 import { type BoundSecret, bodyNeedles, rewriteRequest, secretFields } from './secrets.js';
 import { type TlsFailure, upstreamErrorRule } from './tls-failure.js';
 import { handleUpgrade, refuseUpgrade } from './upgrade.js';
+import type { MessageFilter } from './message-filter.js';
+import { answerFilter } from '../mcp/answer-filter.js';
+import { MAX_REQUEST_BODY } from '../mcp/jsonrpc.js';
+import { filterRequest } from '../mcp/request-filter.js';
+import { type McpRemote, serverAt } from '../mcp/servers.js';
 
 export interface InterceptOptions {
   leaves: LeafCache;
@@ -42,6 +47,8 @@ export interface InterceptOptions {
   allowUpgrades?: string[];
   /** Told of every upstream TLS failure (lib/proxy/tls-failure.ts); the run shows the first. */
   onUpstreamTls?: (f: TlsFailure) => void;
+  /** The profile's remote MCP servers: every request to one of their hosts is read as MCP (lib/mcp/). */
+  mcp?: McpRemote[];
 }
 
 export interface Target {
@@ -205,21 +212,78 @@ export class Interceptor {
   }
 
   private handle(t: Tunnel, http: TunnelHttp, req: Incoming, res: Responder): void {
+    const server = this.o.mcp !== undefined && this.o.mcp.length > 0 ? serverAt(this.o.mcp, t.host) : undefined;
+    if (server) return this.mcpRequest(t, http, req, res, server);
     const h = req.head;
-    const url = h.url;
-    const path = pathOf(url);
-    const event = (decision: string, rule: string) => requestEvent(t, h.method, path, decision, rule);
-    const scrub = t.scrub;
     // In a run with secrets every host answers uncompressed, so that every byte can be scrubbed.
-    const full = scrub.pairs.length > 0;
+    const full = t.scrub.pairs.length > 0;
     const c = this.check(h, t, NONE, full ? WHOLE_ANSWERS : NONE);
-    if ('rule' in c) {
-      const e = event('deny', c.rule);
-      e.status = c.status;
-      if (c.extra) Object.assign(e, c.extra);
-      this.o.audit(e);
-      return res.refuse(c.status, c.rule, refusalText(t, c.rule));
+    if ('rule' in c) return this.refused(t, h, res, c);
+    this.send(t, http, req, res, c, { headers: full ? [...c.headers, 'Accept-Encoding', 'identity'] : c.headers });
+  }
+
+  private refused(t: Tunnel, h: Head, res: Responder, c: { status: number; rule: string; extra?: Record<string, unknown> }): void {
+    const e = requestEvent(t, h.method, pathOf(h.url), 'deny', c.rule);
+    e.status = c.status;
+    if (c.extra) Object.assign(e, c.extra);
+    this.o.audit(e);
+    res.refuse(c.status, c.rule, refusalText(t, c.rule));
+  }
+
+  /**
+   * A request to an MCP server's host (lib/mcp/): only POST, GET and DELETE;
+   * a POST's body read whole and decided (a body that is not MCP, or a call
+   * the profile refuses, never reaches the server: the agent gets JSON-RPC
+   * errors); every answer asked uncompressed and its tools/list results
+   * filtered. Each tools/call is audited: server, tool, decision, argument size.
+   */
+  private mcpRequest(t: Tunnel, http: TunnelHttp, req: Incoming, res: Responder, server: McpRemote): void {
+    const h = req.head;
+    if (h.method !== 'POST' && h.method !== 'GET' && h.method !== 'DELETE') {
+      return this.refused(t, h, res, { status: 405, rule: `${h.method} to [mcp.servers.${server.name}] (MCP uses POST, GET and DELETE)` });
     }
+    const c = this.check(h, t, NONE, WHOLE_ANSWERS);
+    if ('rule' in c) return this.refused(t, h, res, c);
+    const headers = [...c.headers, 'Accept-Encoding', 'identity'];
+    const answer = (raw: string[]) => answerFilter(rawValue(raw, 'content-type'), server.policy);
+    if (h.method !== 'POST') return this.send(t, http, req, res, c, { headers, answer });
+    const parts: Buffer[] = [];
+    let size = 0;
+    let over = false;
+    req.read(
+      (b) => {
+        if (over) return;
+        size += b.length;
+        if (size > MAX_REQUEST_BODY) {
+          over = true;
+          const rule = `an MCP request body over ${MAX_REQUEST_BODY} bytes to [mcp.servers.${server.name}]`;
+          this.refused(t, h, res, { status: 413, rule });
+          return;
+        }
+        parts.push(b);
+      },
+      () => {
+        if (over) return;
+        const body = Buffer.concat(parts);
+        const v = filterRequest(body, server.policy);
+        for (const call of v.calls) this.o.audit({ type: 'mcp', server: server.name, host: t.host, tool: call.tool, decision: call.decision, rule: call.rule, argBytes: call.argBytes });
+        if (v.forward) return this.send(t, http, req, res, c, { headers, answer, body });
+        const e = requestEvent(t, h.method, pathOf(h.url), 'deny', v.rule);
+        e.status = v.status;
+        this.o.audit(e);
+        const text = Buffer.from(v.body);
+        res.head(v.status, ['Content-Type', 'application/json', 'Content-Length', String(text.length), 'X-Stashbase-Refused', v.rule.replace(/[^\x20-\x7e]/g, '?')], true);
+        res.body(text);
+        res.end();
+      },
+    );
+  }
+
+  /** The request upstream and its answer back (lib/proxy/h1/exchange.ts), audited. */
+  private send(t: Tunnel, http: TunnelHttp, req: Incoming, res: Responder, c: { path: string; injected: string[]; inert: string[] }, o: { headers: string[]; body?: Buffer; answer?: (raw: string[]) => MessageFilter | null }): void {
+    const h = req.head;
+    const path = pathOf(h.url);
+    const event = (decision: string, rule: string) => requestEvent(t, h.method, path, decision, rule);
     /** What the request carried (secrets substituted, placeholders passed inert), then the answer's fields. */
     const carried = (decision: string, rule: string, status: number | null, bytes: number) => {
       const e = event(decision, rule);
@@ -231,8 +295,10 @@ export class Interceptor {
     };
     exchange({
       req, res, path: c.path,
-      headers: full ? [...c.headers, 'Accept-Encoding', 'identity'] : c.headers,
-      pool: this.pool, key: t.key, create: t.create, needles: t.needles, scrub,
+      headers: o.headers,
+      body: o.body,
+      answer: o.answer,
+      pool: this.pool, key: t.key, create: t.create, needles: t.needles, scrub: t.scrub,
       holdAgent: () => http.pause(),
       releaseAgent: () => http.resume(),
       refusalText: (rule) => refusalText(t, rule),
@@ -281,6 +347,12 @@ export class Interceptor {
     if (h.method === 'CONNECT') {
       this.o.audit({ type: 'proxy', method: 'CONNECT', host: t.host, port: t.port, path: null, intercepted: true, decision: 'deny', rule: 'CONNECT inside a tunnel', status: 400 });
       return void socket.destroy();
+    }
+    const server = this.o.mcp !== undefined && this.o.mcp.length > 0 ? serverAt(this.o.mcp, t.host) : undefined;
+    if (server) {
+      const rule = `an upgrade to [mcp.servers.${server.name}] (its host speaks MCP over HTTP only)`;
+      this.o.audit({ type: 'proxy', method: h.method, host: t.host, port: t.port, path: pathOf(h.url), intercepted: true, decision: 'deny', rule, status: 403 });
+      return refuseUpgrade(socket, 403, rule, refusalText(t, rule));
     }
     t.tracker?.mark(t.outer, 'tunnel');
     socket.on('error', () => socket.destroy());

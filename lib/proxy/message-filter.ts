@@ -128,3 +128,19 @@ export class ReleaseTimer {
     this.timer = null;
   }
 }
+
+/** Two filters in a row: the first's output through the second. */
+export function chain(a: MessageFilter, b: MessageFilter): MessageFilter {
+  return {
+    push: (x) => b.push(a.push(x)),
+    release: () => b.push(a.release()),
+    end: () => {
+      const x = b.push(a.end());
+      const y = b.end();
+      return x.length === 0 ? y : y.length === 0 ? x : Buffer.concat([x, y]);
+    },
+    get held() {
+      return a.held + b.held;
+    },
+  };
+}

@@ -2,6 +2,7 @@
 // the sandbox's network namespace). Policy first, then resolution, then a dial
 // to the very address that was checked. TLS interception and secret
 // substitution build on this (docs/proxy.md).
+import { type McpRemote, serverAt } from '../mcp/servers.js';
 import { Agent, createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { lookup } from 'node:dns/promises';
 import { connect, type Socket } from 'node:net';
@@ -43,6 +44,8 @@ export interface ProxyOptions {
    * another process finds is then of no use to it. Undefined: none asked (unit tests).
    */
   token?: string;
+  /** The profile's remote MCP servers: their hosts are never forwarded as plain HTTP. */
+  mcp?: McpRemote[];
 }
 
 export { MAX_HEADER_BYTES };
@@ -265,8 +268,10 @@ export function createProxy(opts: ProxyOptions): Server & { tracker: ConnectionT
     const d = decide(url.hostname, port, opts.policy);
     event.host = d.host;
     event.port = port;
-    if (!d.allow || req.method === 'TRACE') {
-      const rule = d.allow ? 'TRACE is refused' : d.rule;
+    // An MCP server's host is reached through the interception that reads its tools (lib/mcp/), never in plain HTTP.
+    const mcpServer = d.allow ? serverAt(opts.mcp ?? [], d.host) : undefined;
+    if (!d.allow || req.method === 'TRACE' || mcpServer) {
+      const rule = mcpServer ? `${d.host} is [mcp.servers.${mcpServer.name}]'s, reached over https only` : d.allow ? 'TRACE is refused' : d.rule;
       opts.audit({ ...event, decision: 'deny', rule, status: 403 });
       refuseHttp(res, 403, rule, d.allow ? `stashbase proxy refused ${d.host}:${port}: ${rule}\n` : denialBody(d));
       return;

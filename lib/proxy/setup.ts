@@ -5,6 +5,7 @@ import type { Profile } from '../profile/types.js';
 import type { BoundSecret } from './secrets.js';
 import { secretValue } from '../secrets/sources.js';
 import { deferredServer } from './front.js';
+import { remoteServers } from '../mcp/servers.js';
 import { DEFAULT_LIMITS, type ProxyLimits } from './limits.js';
 import type { RunProxy, RunProxyInput } from './run-proxy.js';
 
@@ -30,10 +31,12 @@ export async function proxyForRun(o: RunProxyInput): Promise<RunProxy> {
   const policy = { egressHosts: o.profile.network.egressHosts, denyHosts: o.profile.network.denyHosts, mapped: o.profile.network.hosts };
   const secrets = boundSecrets(o.profile, o.placeholders, o.env);
   const limits = runLimits(o.profile);
-  if (secrets.length === 0) {
+  // An MCP server's traffic is read to enforce its tools (lib/mcp/): intercepted as a bound secret's is.
+  const mcp = remoteServers(o.profile);
+  if (secrets.length === 0 && mcp.length === 0) {
     const server = deferredServer(async () => (await import('./server.js')).createProxy({ policy, audit: o.audit, acceptClient: o.acceptClient, token: o.token, limits, hooks: o.hooks }), limits);
     return { server, interceptor: null, ca: null };
   }
   const { interceptingProxy } = await import('./intercepting.js');
-  return interceptingProxy(o, policy, secrets, limits);
+  return interceptingProxy(o, policy, secrets, limits, mcp);
 }

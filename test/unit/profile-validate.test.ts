@@ -68,19 +68,23 @@ worktree = true
 min_age_days = 14
 typosquat_distance = 1
 on_unchecked = "deny"
+[mcp.servers.ev]
+url = "https://mcp.example.test/mcp"
+allow_tools = ["get_*"]
+deny_tools = ["delete_*"]
 `);
   const { profile } = loadProfile({ name: 'p', source: 'global', cwd: t.dir, env });
   assert.deepEqual(profile, {
     name: 'p', source: 'global', file: F(), description: 'd', allowHooks: ['secret_scan'],
     sandbox: { backend: 'docker', image: 'myorg/agent:latest', dockerfile: undefined, memory: '2g', cpus: '1.5', isolatedPaths: ['node_modules', '.venv'], nativeNetwork: 'host', allowUnixSockets: true, buildNetwork: true, homeVolumeWarn: '5g', macosAllow: [] },
     filesystem: { denyRead: [...defaultDenyRead().filter((e) => e !== '~/.docker'), 'secrets/*.pem', 're:^~/\\.config/.*token'], allowRead: ['~/.docker'], denyWrite: [...DEFAULT_DENY_WRITE, '~/.ssh/rc'], allowWrite: ['~/.npm-global', '~/.cache/*'], writes: 'deny-list', keepExecutables: ['node_modules'] },
-    network: { egressHosts: ['api.anthropic.com', '*.githubusercontent.com'], denyHosts: ['gist.github.com'], upstreamCaFile: '~/corp.pem', hosts: { 'api.internal.test': '127.0.0.1:8443' }, allowUpgrades: [], limits: {} },
+    network: { egressHosts: ['api.anthropic.com', '*.githubusercontent.com', 'mcp.example.test'], denyHosts: ['gist.github.com'], upstreamCaFile: '~/corp.pem', hosts: { 'api.internal.test': '127.0.0.1:8443' }, allowUpgrades: [], limits: {} },
     secrets: { GITHUB_TOKEN: { source: 'GH', from: { kind: 'env', variable: 'GH' }, hosts: ['api.github.com'], inQuery: true, allowPlaintext: false } },
     configEnv: { EDITOR: 'vi' },
     environment: { inherit: 'core', include: ['GOPATH', 'MY_*'], exclude: ['LC_?'] },
     workspace: { worktree: true },
     hooks: { dependencyCheck: { minAgeDays: 14, typosquatDistance: 1, onUnchecked: 'deny' } },
-    mcp: { servers: {} },
+    mcp: { servers: Object.assign(Object.create(null), { ev: { url: 'https://mcp.example.test/mcp', allowTools: ['get_*'], denyTools: ['delete_*'] } }) },
   });
 });
 
@@ -118,7 +122,7 @@ test("a profile's lists add to the built-in denials: a deny_read of its own neve
 test('unknown keys name file, line and key path', () => {
   const label = 'home/.stashbase/agents/p.toml';
   assert.equal(check('[sandbox]\nbackend = "native"\nimagee = "x"\n'), `${label}:3 sandbox.imagee: unknown key (known here: backend, image, dockerfile, memory, cpus, isolated_paths, native_network, allow_unix_sockets, build_network, home_volume_warn, macos_allow)`);
-  assert.equal(check('colour = "red"\n'), `${label}:1 colour: unknown key (known here: description, allow_hooks, sandbox, filesystem, network, secrets, config_env, environment, workspace, hooks)`);
+  assert.equal(check('colour = "red"\n'), `${label}:1 colour: unknown key (known here: description, allow_hooks, sandbox, filesystem, network, secrets, config_env, environment, workspace, hooks, mcp)`);
   assert.equal(check('[secrets.X]\nsource = "GH"\nhosts = ["a.com"]\nhost = "b"\n'), `${label}:4 secrets.X.host: unknown key (known here: source, hosts, in_query, allow_plaintext)`);
 });
 

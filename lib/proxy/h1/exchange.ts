@@ -11,7 +11,7 @@ import type { Incoming, Responder } from './tunnel.js';
 import type { UpstreamConn } from './upstream.js';
 import { EMPTY, headBytes, LAST_CHUNK, pushChunk, rawValue } from './wire.js';
 import { BodyRelay, planBody, type ResponseScrub } from '../forward-response.js';
-import { BodyRefused, Guard, ReleaseTimer } from '../message-filter.js';
+import { BodyRefused, Guard, type MessageFilter, ReleaseTimer } from '../message-filter.js';
 import type { BodyNeedle } from '../secrets.js';
 
 export interface ExchangeAudit {
@@ -46,6 +46,10 @@ export interface ExchangeInput {
   audit: ExchangeAudit;
   /** The text of a refusal, for its rule. */
   refusalText(rule: string): string;
+  /** The request's body, read already (an MCP request, decided whole): sent instead of reading the agent. */
+  body?: Buffer;
+  /** A filter of the answer's body after the scrubbing, by the answer's headers (lib/mcp/answer-filter.ts). */
+  answer?: (rawHeaders: string[]) => MessageFilter | null;
 }
 
 /** The agent's Content-Length as the number it is (no leading zeros: an upstream might read those otherwise). */
@@ -190,7 +194,7 @@ export function exchange(x: ExchangeInput): void {
       return true;
     }
     status = r.status;
-    const plan = planBody({ rawHeaders: r.headers }, x.scrub);
+    const plan = planBody({ rawHeaders: r.headers }, x.scrub, x.answer);
     if ('refused' in plan) {
       stop();
       x.audit.refusedAnswer(plan.refused);
@@ -261,7 +265,11 @@ export function exchange(x: ExchangeInput): void {
     const headers = withLength(x.headers);
     head = headBytes(`${h.method} ${x.path} HTTP/1.1`, chunked ? [...headers, 'Transfer-Encoding', 'chunked'] : headers);
     write(EMPTY, true);
-    req.read(
+    const read = x.body === undefined ? (sink: (b: Buffer) => void, end: () => void) => req.read(sink, end) : (sink: (b: Buffer) => void, end: () => void) => {
+      if (x.body!.length > 0) sink(x.body!);
+      end();
+    };
+    read(
       (b) => {
         const out = guarded(b, false);
         if (out) write(out);

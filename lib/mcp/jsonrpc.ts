@@ -1,0 +1,107 @@
+// MCP's JSON-RPC messages as the agent sends them in a POST body: one
+// message, or a batch (an array of them). Parsed into a known shape, never
+// trusted as an object: JSON.parse makes own properties only (a "__proto__"
+// key is a key), each field is read only when it is the object's own, and
+// nothing else of the message is looked at. A body that is not JSON-RPC is
+// not MCP: the caller refuses it.
+
+export type Id = string | number | null;
+
+export interface Message {
+  /** The request's id (absent: a notification, or no request at all). */
+  id?: Id;
+  /** A request's or notification's method. */
+  method?: string;
+  /** For tools/call: the tool's name as sent (any JSON value) and the size of its arguments, in bytes of JSON. */
+  tool?: unknown;
+  argBytes?: number;
+}
+
+export type Parsed = { batch: boolean; messages: Message[] } | { problem: string };
+
+const own = (o: object, k: string): unknown => (Object.hasOwn(o, k) ? (o as Record<string, unknown>)[k] : undefined);
+
+function message(v: unknown): Message | string {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return 'a batch entry that is not an object';
+  if (own(v, 'jsonrpc') !== '2.0') return 'a message without "jsonrpc": "2.0"';
+  const out: Message = {};
+  if (Object.hasOwn(v, 'id')) {
+    const id = own(v, 'id');
+    if (typeof id !== 'string' && typeof id !== 'number' && id !== null) return 'an id that is not a string, a number or null';
+    out.id = id;
+  }
+  const method = own(v, 'method');
+  if (Object.hasOwn(v, 'method')) {
+    if (typeof method !== 'string') return 'a method that is not a string';
+    out.method = method;
+    if (method === 'tools/call') {
+      const params = own(v, 'params');
+      if (typeof params !== 'object' || params === null || Array.isArray(params)) return 'a tools/call without params';
+      out.tool = own(params, 'name');
+      out.argBytes = Object.hasOwn(params, 'arguments') ? Buffer.byteLength(JSON.stringify(own(params, 'arguments')) ?? '') : 0;
+    }
+  } else if (!Object.hasOwn(v, 'result') && !Object.hasOwn(v, 'error')) return 'a message that is neither a request, a notification nor a response';
+  return out;
+}
+
+/**
+ * The first key that appears twice in one object of a JSON text (escapes
+ * decoded), or null. Parsers disagree on which of two values counts (the
+ * last here, the first in some servers): a body that could mean two things
+ * is refused rather than read one way.
+ */
+export function duplicateKey(text: string): string | null {
+  const stack: Array<Set<string> | null> = [];
+  let expectKey = false;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i];
+    if (ch === '"') {
+      let j = i + 1;
+      while (j < text.length && text[j] !== '"') j += text[j] === '\\' ? 2 : 1;
+      const top = stack[stack.length - 1];
+      if (expectKey && top) {
+        let key: string;
+        try {
+          key = JSON.parse(text.slice(i, j + 1)) as string;
+        } catch {
+          return null; // not JSON: JSON.parse says so
+        }
+        if (top.has(key)) return key;
+        top.add(key);
+      }
+      expectKey = false;
+      i = j;
+    } else if (ch === '{') {
+      stack.push(new Set());
+      expectKey = true;
+    } else if (ch === '[') stack.push(null);
+    else if (ch === '}' || ch === ']') stack.pop();
+    else if (ch === ',') expectKey = stack[stack.length - 1] !== null && stack.length > 0;
+  }
+  return null;
+}
+
+/** Bodies larger than this are not MCP the proxy reads (the agent gets a refusal). */
+export const MAX_REQUEST_BODY = 4 << 20;
+
+export function parseMessages(body: Buffer): Parsed {
+  let v: unknown;
+  const text = body.toString('utf8');
+  try {
+    v = JSON.parse(text);
+  } catch {
+    return { problem: 'the body is not JSON' };
+  }
+  const dup = duplicateKey(text);
+  if (dup !== null) return { problem: `the key ${JSON.stringify(dup)} appears twice in one object (servers read such a body differently)` };
+  const batch = Array.isArray(v);
+  const items = batch ? (v as unknown[]) : [v];
+  if (items.length === 0) return { problem: 'an empty batch' };
+  const messages: Message[] = [];
+  for (const item of items) {
+    const m = message(item);
+    if (typeof m === 'string') return { problem: m };
+    messages.push(m);
+  }
+  return { batch, messages };
+}

@@ -1,0 +1,30 @@
+// The profile's remote MCP servers as the proxy matches them: each by the
+// host of its URL, on any port (a mapped name is reachable on 443 and on the
+// port it maps). A server's host is given to MCP alone:
+// every request there is read as MCP (lib/mcp/request-filter.ts) or refused,
+// whatever its path, so a second path on the same server (the older HTTP+SSE
+// transport's /messages, an admin route) is no way around the policy.
+import type { Profile } from '../profile/types.js';
+import { normalizeHost } from '../proxy/policy.js';
+import type { ToolPolicy } from './tool-policy.js';
+
+export interface McpRemote {
+  name: string;
+  url: string;
+  host: string;
+  port: number;
+  policy: ToolPolicy;
+}
+
+export function remoteServers(profile: Pick<Profile, 'mcp'>): McpRemote[] {
+  return Object.entries(profile.mcp.servers).map(([name, s]) => {
+    const u = new URL(s.url);
+    return { name, url: s.url, host: normalizeHost(u.hostname) ?? u.hostname, port: u.port ? Number(u.port) : 443, policy: { server: name, allow: s.allowTools, deny: s.denyTools } };
+  });
+}
+
+/** The server a request's target host is, if any (the host as the policy normalized it), whatever the port. */
+export function serverAt(servers: readonly McpRemote[], host: string): McpRemote | undefined {
+  const h = normalizeHost(host);
+  return h === null ? undefined : servers.find((s) => s.host === h);
+}

@@ -1,0 +1,48 @@
+// Which tools of an MCP server the agent may call: the profile's globs over
+// tool names, deny winning. The MCP specification makes a tool name 1 to 128
+// characters of A-Z, a-z, 0-9, "_", "-" and "." and case-sensitive; a server
+// may still look names up loosely. So a name outside those characters is
+// refused, an allowance must match the name exactly, and a denial matches it
+// in any case and Unicode form (never weaker than asked: `delete_*` also
+// refuses `Delete_repo`).
+
+/** A tool name as the specification writes it (2025-06-18 and later). */
+export const TOOL_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
+/** A glob over tool names: the same characters, `*` any run, `?` one. */
+export const TOOL_GLOB = /^[A-Za-z0-9_.*?-]{1,128}$/;
+
+export interface ToolPolicy {
+  /** The server's name in the profile ([mcp.servers.NAME]). */
+  server: string;
+  /** null: every tool not denied. */
+  allow: string[] | null;
+  deny: string[];
+}
+
+export interface ToolDecision {
+  allow: boolean;
+  /** The rule that decided, in the profile's words. */
+  rule: string;
+}
+
+function globRegex(glob: string, flags: string): RegExp {
+  const body = glob.replace(/[.+^${}()|[\]\\-]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.');
+  return new RegExp(`^${body}$`, flags);
+}
+
+/** The name a denial is matched against: its compatibility form, in lower case. */
+const loose = (name: string) => name.normalize('NFKC').toLowerCase();
+
+export function toolDecision(p: ToolPolicy, name: unknown): ToolDecision {
+  const where = `[mcp.servers.${p.server}]`;
+  if (typeof name !== 'string') return { allow: false, rule: `a tools/call without a tool name (${where})` };
+  const shown = JSON.stringify(name.length > 140 ? `${name.slice(0, 128)}…` : name);
+  for (const d of p.deny) if (globRegex(d.toLowerCase(), 'u').test(loose(name))) return { allow: false, rule: `tool ${shown} is refused by deny_tools ${JSON.stringify(d)} in ${where}` };
+  if (!TOOL_NAME.test(name)) return { allow: false, rule: `tool ${shown} is not a tool name the MCP specification allows (1 to 128 of A-Z a-z 0-9 _ - .), refused by ${where}` };
+  if (p.allow === null) return { allow: true, rule: `no deny_tools entry names tool ${shown} in ${where}` };
+  const hit = p.allow.find((a) => globRegex(a, '').test(name));
+  return hit !== undefined ? { allow: true, rule: `tool ${shown} is allowed by allow_tools ${JSON.stringify(hit)} in ${where}` } : { allow: false, rule: `tool ${shown} is not in allow_tools of ${where}` };
+}
+
+/** Whether a tool is listed to the agent (the same decision). */
+export const toolListed = (p: ToolPolicy, name: unknown): boolean => toolDecision(p, name).allow;

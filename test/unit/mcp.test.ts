@@ -1,0 +1,114 @@
+// MCP tool restrictions (lib/mcp/): the policy over tool names, the JSON-RPC
+// reader, what a POST's verdict is, the answers' tools/list filtering (JSON
+// whole, event streams event by event), and the [mcp] section of a profile.
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import { answerFilter, filterJson } from '../../lib/mcp/answer-filter.js';
+import { duplicateKey, parseMessages } from '../../lib/mcp/jsonrpc.js';
+import { filterRequest } from '../../lib/mcp/request-filter.js';
+import { toolDecision } from '../../lib/mcp/tool-policy.js';
+import { loadProfile } from '../../lib/profile/load.js';
+import { tempHome, writeFile } from '../helpers.js';
+
+const P = { server: 'gh', allow: ['get_*', 'list_*', 'echo'], deny: ['delete_*', '*_admin'] };
+const call = (id: number | null, name: unknown, args: unknown = {}) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } });
+const body = (v: unknown) => Buffer.from(typeof v === 'string' ? v : JSON.stringify(v));
+
+test('the policy: an allowance matches the name exactly; a denial wins, in any case and compatibility form; a name the specification does not allow is refused', () => {
+  assert.deepEqual(toolDecision(P, 'get_issue'), { allow: true, rule: 'tool "get_issue" is allowed by allow_tools "get_*" in [mcp.servers.gh]' });
+  assert.deepEqual(toolDecision(P, 'create_issue'), { allow: false, rule: 'tool "create_issue" is not in allow_tools of [mcp.servers.gh]' });
+  assert.equal(toolDecision(P, 'delete_repo').rule, 'tool "delete_repo" is refused by deny_tools "delete_*" in [mcp.servers.gh]');
+  // Deny wins over an allowance that matches too; variants a loose server might accept are denied as well.
+  for (const n of ['list_admin', 'Delete_repo', 'DELETE_REPO', 'ｄelete_repo', 'GET_ADMIN']) assert.equal(toolDecision(P, n).allow, false, n);
+  // An allowance is exact: a case variant of an allowed name is not it.
+  for (const n of ['Echo', 'ECHO', 'ｅcho', 'echo\u200b', 'echo ', '', 'x'.repeat(129), 42, null]) assert.equal(toolDecision(P, n).allow, false, String(n));
+  assert.equal(toolDecision({ server: 's', allow: null, deny: [] }, 'anything_at.all-1').allow, true);
+});
+
+test('the JSON-RPC reader: own fields only, batches, and what is not MCP; a key twice in one object is refused (servers read it differently)', () => {
+  assert.deepEqual(parseMessages(body(call(1, "echo", { m: "x" }))), { batch: false, messages: [{ id: 1, method: "tools/call", tool: "echo", argBytes: 9 }] });
+  assert.deepEqual(parseMessages(body([call(1, 'a'), { jsonrpc: '2.0', method: 'notifications/initialized' }])), { batch: true, messages: [{ id: 1, method: 'tools/call', tool: 'a', argBytes: 2 }, { method: 'notifications/initialized' }] });
+  for (const [b, why] of [['hello', /not JSON/], ['[]', /empty batch/], ['{"id":1,"method":"x"}', /jsonrpc/], ['{"jsonrpc":"2.0","id":{},"method":"x"}', /id that/], ['{"jsonrpc":"2.0","id":1,"method":"tools/call"}', /without params/], ['[1]', /not an object/],
+    ['{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","name":"delete_repo"}}', /"name" appears twice/], ['{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","na\\u006de":"delete_repo"}}', /"name" appears twice/]] as const) {
+    const r = parseMessages(body(b));
+    assert.ok('problem' in r && why.test(r.problem), `${b}: ${JSON.stringify(r)}`);
+  }
+  // A "__proto__" key is a key like any other: no prototype is touched, the name read is the own one.
+  assert.deepEqual(parseMessages(body('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"__proto__":{"name":"delete_repo"},"name":"echo"}}')), { batch: false, messages: [{ id: 1, method: 'tools/call', tool: 'echo', argBytes: 0 }] });
+  assert.equal(duplicateKey('{"a":{"b":1},"c":[{"b":2},{"b":3}]}'), null);
+});
+
+test('a POST\'s verdict: an allowed call goes; a refused one gets a JSON-RPC error naming the rule; a batch that hides one is refused whole; what is not MCP is a parse error', () => {
+  assert.deepEqual(filterRequest(body(call(1, 'echo')), P), { forward: true, calls: [{ tool: 'echo', decision: 'allow', rule: 'tool "echo" is allowed by allow_tools "echo" in [mcp.servers.gh]', argBytes: 2 }], listsTools: false });
+  const one = filterRequest(body(call(7, 'delete_repo')), P);
+  assert.equal(one.forward, false);
+  assert.deepEqual(JSON.parse((one as { body: string }).body), { jsonrpc: '2.0', id: 7, error: { code: -32001, message: 'stashbase: tool "delete_repo" is refused by deny_tools "delete_*" in [mcp.servers.gh]' } });
+  const batch = filterRequest(body([call(1, 'echo'), { jsonrpc: '2.0', method: 'notifications/progress' }, call(2, 'delete_repo')]), P);
+  assert.equal(batch.forward, false);
+  assert.deepEqual(JSON.parse((batch as { body: string }).body).map((e: { id: number; error: { message: string } }) => [e.id, e.error.message]), [
+    [1, 'stashbase: not sent: tool "delete_repo" is refused by deny_tools "delete_*" in [mcp.servers.gh]'],
+    [2, 'stashbase: tool "delete_repo" is refused by deny_tools "delete_*" in [mcp.servers.gh]'],
+  ]);
+  assert.deepEqual(batch.calls.map((c) => [c.tool, c.decision]), [['echo', 'deny'], ['delete_repo', 'deny']]);
+  const bad = filterRequest(body('GET / HTTP/1.1'), P);
+  assert.deepEqual([bad.forward, (bad as { status: number }).status, JSON.parse((bad as { body: string }).body).error.code], [false, 400, -32700]);
+  assert.equal(filterRequest(body({ jsonrpc: '2.0', id: 3, method: 'tools/list' }), P).forward, true);
+});
+
+const TOOLS = { jsonrpc: '2.0', id: 2, result: { tools: [{ name: 'get_issue' }, { name: 'delete_repo' }, { name: 'Echo' }, { name: 'echo' }, { notAName: 1 }], nextCursor: 'c' } };
+const KEPT = { jsonrpc: '2.0', id: 2, result: { tools: [{ name: 'get_issue' }, { name: 'echo' }], nextCursor: 'c' } };
+
+test('answers: a JSON tools/list result keeps only the allowed tools; anything else passes as it came', () => {
+  assert.deepEqual(JSON.parse(filterJson(JSON.stringify(TOOLS), P)!), KEPT);
+  assert.equal(filterJson(JSON.stringify({ jsonrpc: '2.0', id: 3, result: { content: [] } }), P), null);
+  const f = answerFilter('application/json; charset=utf-8', P)!;
+  const text = JSON.stringify(TOOLS);
+  const out = Buffer.concat([f.push(Buffer.from(text.slice(0, 10))), f.push(Buffer.from(text.slice(10))), f.end()]).toString();
+  assert.deepEqual(JSON.parse(out), KEPT);
+  assert.equal(answerFilter('text/plain', P), null);
+});
+
+test('answers as an event stream: each event passed on as soon as its blank line comes, a tools/list one filtered, the rest byte for byte', () => {
+  const f = answerFilter('text/event-stream', P)!;
+  const first = 'event: message\nid: 1\ndata: {"jsonrpc":"2.0","method":"notifications/message","params":{}}\n\n';
+  assert.equal(f.push(Buffer.from(first)).toString(), first);
+  const list = `event: message\r\nid: 2\r\ndata: ${JSON.stringify(TOOLS)}\r\n\r\n`;
+  // Split anywhere: nothing of the event goes before its end, then all of it.
+  assert.equal(f.push(Buffer.from(list.slice(0, 40))).length, 0);
+  const out = f.push(Buffer.from(list.slice(40))).toString();
+  assert.equal(out, `event: message\nid: 2\ndata: ${JSON.stringify(KEPT)}\n\n`);
+  assert.equal(f.held, 0);
+  assert.equal(Buffer.concat([f.push(Buffer.from(': keep-alive\n\n')), f.end()]).toString(), ': keep-alive\n\n');
+});
+
+const t = tempHome();
+after(() => t.cleanup());
+
+test('[mcp] in a profile: https URLs only, one server per host (which joins egress_hosts), globs over tool names, local servers not yet; errors name the key', () => {
+  const load = (toml: string) => {
+    writeFile(join(t.sbHome, 'agents', 'p.toml'), toml);
+    try {
+      return loadProfile({ name: 'p', source: 'global', cwd: t.dir, env: t.env }).profile;
+    } catch (e) {
+      return (e as Error).message;
+    }
+  };
+  const ok = load('[mcp.servers.gh]\nurl = "https://api.githubcopilot.test/mcp/"\ndeny_tools = ["delete_*"]\n');
+  assert.ok(typeof ok !== 'string', String(ok));
+  assert.deepEqual(ok.mcp.servers.gh, { url: 'https://api.githubcopilot.test/mcp/', allowTools: null, denyTools: ['delete_*'] });
+  assert.ok(ok.network.egressHosts.includes('api.githubcopilot.test'));
+  const bad = load([
+    '[mcp.servers."bad name"]', 'url = "https://a.test/"',
+    '[mcp.servers.plain]', 'url = "http://b.test/mcp"',
+    '[mcp.servers.cred]', 'url = "https://u:p@c.test/mcp"',
+    '[mcp.servers.twice]', 'url = "https://a.test/other"', 'allow_tools = ["ok", "no spaces"]',
+    '[mcp.servers.local]', 'command = ["npx", "x"]', 'url = "https://d.test/"',
+    '[mcp.servers.nourl]', 'deny_tools = []',
+  ].join('\n') + '\n');
+  assert.equal(typeof bad, 'string');
+  for (const re of [/mcp\.servers\."bad name": "bad name" is not a server name/, /mcp\.servers\.plain\.url: "http:\/\/b\.test\/mcp": a remote MCP server is reached over https/, /mcp\.servers\.cred\.url: .*no user, query or fragment/,
+    /mcp\.servers\.twice\.url: a\.test is already \[mcp\.servers\.bad name\]'s/, /mcp\.servers\.twice\.allow_tools\[1\]: "no spaces" is not a glob over tool names/, /mcp\.servers\.local\.command: local MCP servers .* are not supported yet/, /mcp\.servers\.nourl\.url: is required/]) {
+    assert.match(bad as string, re);
+  }
+});
