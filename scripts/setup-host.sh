@@ -49,4 +49,5 @@ fi
 "$here/start-dockerd.sh"
 "$here/build-test-image.sh"
 "$here/install-test-agents.sh"
+"$here/install-test-mcp.sh"
 log "host ready"

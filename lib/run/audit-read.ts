@@ -74,6 +74,8 @@ export function formatAudit(events: AuditEvent[], mark: (s: string) => string = 
   let denied = 0;
   let errors = 0;
   const deps: Record<string, number> = {};
+  /** Per MCP tool (server/tool): how often allowed and refused. */
+  const tools = new Map<string, { allow: number; deny: number }>();
   for (const raw of events) {
     const e = printable(raw);
     const t = String(e.time ?? '').replace('T', ' ').replace(/\.\d+Z$/, 'Z');
@@ -104,6 +106,15 @@ export function formatAudit(events: AuditEvent[], mark: (s: string) => string = 
       const by = e.reportedBy === 'sandbox' ? ' (reported from inside the sandbox)' : '';
       const reasons = Array.isArray(e.reasons) && e.reasons.length > 0 ? `  ${e.reasons.map(quoted).join('; ')}` : '';
       lines.push(`${t}  ${label}  ${tidy(e.ecosystem)} ${quoted(e.package)}${e.version ? ` ${quoted(e.version)}` : ''}  agent told: ${tidy(e.answer)}${by}${reasons}`);
+    } else if (e.type === 'mcp') {
+      // A tools/call to a server the profile restricts (lib/mcp/): the tool, the decision, the argument size (never the arguments).
+      const deny = e.decision === 'deny';
+      const key = `${tidy(e.server)}/${quoted(e.tool).slice(1, -1)}`;
+      const c = tools.get(key) ?? { allow: 0, deny: 0 };
+      if (deny) c.deny++;
+      else c.allow++;
+      tools.set(key, c);
+      lines.push(`${t}  ${deny ? mark('DENY ') : 'allow'}  mcp ${tidy(e.server)} ${quoted(e.tool)} (${Number(e.argBytes)} bytes of arguments)  ${tidy(e.rule)}`);
     } else if (e.type === 'hook') {
       // A request to the run's hook endpoints (lib/hooks/endpoints.ts): refused, or what the hook did.
       const deny = e.decision === 'deny';
@@ -115,6 +126,7 @@ export function formatAudit(events: AuditEvent[], mark: (s: string) => string = 
   if (o.counts === false) return lines.length ? lines.join('\n') + '\n' : '';
   lines.push(`${allowed + denied + errors} proxy decisions: ${allowed} allowed, ${denied} denied, ${errors} errors`);
   const checked = Object.values(deps).reduce((a, b) => a + b, 0);
+  if (tools.size > 0) lines.push(`MCP tools: ${[...tools].map(([k, c]) => `${k} ${[c.allow > 0 ? `allowed ${c.allow}` : '', c.deny > 0 ? `refused ${c.deny}` : ''].filter(Boolean).join(', ')}`).join('; ')}`);
   if (checked > 0) lines.push(`${checked} dependency decisions: ${['block', 'warn', 'unchecked', 'ok'].map((d) => `${deps[d] ?? 0} ${d === 'block' ? 'blocked' : d === 'warn' ? 'warned' : d}`).join(', ')}`);
   return lines.join('\n') + '\n';
 }
