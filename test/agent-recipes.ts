@@ -29,7 +29,8 @@ export interface StubRequest {
 export interface Stub {
   port: number;
   requests: StubRequest[];
-  setCommand(command: string): void;
+  /** A command for a Bash tool call, or a call of the named tool (an MCP server's) with its input. */
+  setCommand(command: string | { tool: string; input: Record<string, unknown> }): void;
   /** true: accept; false: refuse with 426; a status: refuse with it; 'reset': cut the connection. */
   setWebsocket(mode: boolean | number | 'reset'): void;
   close(): Promise<void>;
@@ -76,7 +77,7 @@ export function wired(profile: string, w: Wiring): string {
 }
 
 /** Both API stubs, with certificates from a CA of the test's own (named in upstream_ca_file). */
-export async function startStubs(dir: string): Promise<{ anthropic: Stub; openai: Stub; platform: Stub; wiring: Wiring }> {
+export async function startStubs(dir: string): Promise<{ anthropic: Stub; openai: Stub; platform: Stub; wiring: Wiring; leaves: LeafCache }> {
   const { startAgentApiStub } = (await import(join(REPO, 'test', 'fixtures', 'agent-api-stub.mjs'))) as { startAgentApiStub: (o: { key: string; cert: string; command: string }) => Promise<Stub> };
   const ca = testCa();
   const caFile = join(dir, 'upstream-ca.pem');
@@ -88,7 +89,7 @@ export async function startStubs(dir: string): Promise<{ anthropic: Stub; openai
   const openai = await startAgentApiStub({ key: o.keyPem, cert: o.certPem, command: 'true' });
   const p = leaves.get('platform.claude.com');
   const platform = await startAgentApiStub({ key: p.keyPem, cert: p.certPem, command: 'true' });
-  return { anthropic, openai, platform, wiring: { caFile, anthropicPort: anthropic.port, openaiPort: openai.port, platformPort: platform.port } };
+  return { anthropic, openai, platform, wiring: { caFile, anthropicPort: anthropic.port, openaiPort: openai.port, platformPort: platform.port }, leaves };
 }
 
 /** A fake SSH key in the host home: the probe must not read it. */

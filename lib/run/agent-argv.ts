@@ -39,9 +39,25 @@ function codexChoice(args: string[]): 'off' | 'on' | null {
   return null;
 }
 
-export function agentArgv(command: string[]): AgentArgv {
+/**
+ * The profile's MCP servers (lib/mcp/) for a known agent's own MCP client:
+ * Claude Code gets `--mcp-config` with each server's URL (it then lists the
+ * tools the proxy lets through, and calls them through it); other commands
+ * are left alone (docs/agents.md says what to give them).
+ */
+function withMcp(command: string[], servers: Record<string, string>): { command: string[]; note: string | null } {
   const [file, ...args] = command;
-  if (file === undefined || basename(file) !== 'codex') return { command, note: null };
+  const names = Object.keys(servers);
+  if (file === undefined || names.length === 0 || basename(file) !== 'claude' || args.includes('--mcp-config')) return { command, note: null };
+  const config = JSON.stringify({ mcpServers: Object.fromEntries(names.map((n) => [n, { type: 'http', url: servers[n] }])) });
+  return { command: [file, '--mcp-config', config, ...args], note: `Claude Code is given the profile's MCP servers (--mcp-config: ${names.join(', ')}), their tools as the profile allows them` };
+}
+
+export function agentArgv(original: string[], mcp: Record<string, string> = {}): AgentArgv {
+  const served = withMcp(original, mcp);
+  const command = served.command;
+  const [file, ...args] = command;
+  if (file === undefined || basename(file) !== 'codex') return { command, note: served.note === null ? null : { level: 'note', text: served.note } };
   const choice = codexChoice(args);
   if (choice === 'off') return { command, note: null };
   if (choice === 'on') return { command, note: { level: 'warn', text: "Codex's own sandbox is asked for on its command line: it cannot start inside stashbase's, so the commands Codex runs will fail (leave the sandbox flag out and stashbase turns Codex's off; stashbase is the sandbox)" } };

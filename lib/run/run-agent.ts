@@ -81,7 +81,7 @@ export async function runAgent(o: RunOptions): Promise<number> {
     if (!o.silent) process.stderr.write(`${msg}\n`);
   };
   // A known agent's own sandbox, which cannot nest in stashbase's, is turned off (lib/run/agent-argv.ts).
-  const agent = agentArgv(o.command);
+  const agent = agentArgv(o.command, Object.fromEntries(Object.entries(profile.mcp.servers).map(([n, s]) => [n, s.url])));
   if (agent.note) (agent.note.level === 'warn' ? warn : note)(agent.note.text);
   const command = agent.command;
   const wantWorktree = o.worktree === true || o.resume !== undefined || (profile.workspace.worktree && o.worktree !== false);

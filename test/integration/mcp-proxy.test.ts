@@ -6,88 +6,27 @@
 // The front records every body that reaches the server: a refused call never
 // does. Each attack has its control straight at the server, where it works.
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { request as httpRequest } from 'node:http';
-import type { Server } from 'node:https';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { LeafCache } from '../../lib/tls/leaves.js';
-import { freeLoopbackPort as freePort } from '../../lib/util/free-port.js';
-import { cli, listen, needs, tempHome, writeFile } from '../helpers.js';
+import { cli, needs, tempHome, writeFile } from '../helpers.js';
+import { type McpFront, needsMcpServer, startMcpFront } from '../mcp-front.js';
 import { testCa } from '../upstream-ca.js';
 
-const MCP_DIR = process.env.STASHBASE_TEST_MCP ?? '/var/cache/stashbase-test-mcp';
-const SERVER = join(MCP_DIR, 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js');
-
-function needsServer(): { skip?: string } {
-  if (existsSync(SERVER)) return {};
-  const msg = `the MCP reference server is not installed in ${MCP_DIR} (run scripts/install-test-mcp.sh)`;
-  if (process.env.STASHBASE_REQUIRE_INTEGRATION === '1') throw new Error(`${msg}: required in CI`);
-  return { skip: msg };
-}
-
-describe('MCP tool restrictions at the proxy (real bwrap, real server-everything)', { ...needs('bwrap'), ...needsServer() }, () => {
+describe('MCP tool restrictions at the proxy (real bwrap, real server-everything)', { ...needs('bwrap'), ...needsMcpServer() }, () => {
   const t = tempHome();
   const proj = join(t.home, 'proj');
   writeFile(join(proj, 'README'), 'x\n');
-  let server: ChildProcess;
-  let front: Server;
+  let mcp: McpFront;
   let frontPort = 0;
   let serverPort = 0;
-  /** Every request body that reached the server, as the front passed it on. */
-  const reached: string[] = [];
+  let reached: string[] = [];
 
   before(async () => {
-    serverPort = await freePort();
-    server = spawn(process.execPath, [SERVER, 'streamableHttp'], { env: { PATH: process.env.PATH, PORT: String(serverPort) }, stdio: ['ignore', 'pipe', 'pipe'] });
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error('server-everything did not start')), 20_000);
-      server.stderr!.on('data', (d: Buffer) => {
-        if (/listening on port/.test(String(d))) {
-          clearTimeout(timer);
-          resolve();
-        }
-      });
-      server.stdout!.on('data', (d: Buffer) => {
-        if (/listening on port/.test(String(d))) {
-          clearTimeout(timer);
-          resolve();
-        }
-      });
-    });
     const ca = testCa();
     writeFile(join(t.dir, 'up-ca.pem'), ca.certPem);
-    const leaf = new LeafCache(ca).get('mcp.test');
-    const https = await import('node:https');
-    // The front: HTTPS for mcp.test, each request passed to the server as it came; with x-test-json the event-stream answer comes back as one JSON body.
-    front = https.createServer({ key: leaf.keyPem, cert: leaf.certPem }, (req, res) => {
-      const parts: Buffer[] = [];
-      req.on('data', (d: Buffer) => parts.push(d));
-      req.on('end', () => {
-        const body = Buffer.concat(parts);
-        reached.push(`${req.method} ${body.toString()}`);
-        const headers: Record<string, string | string[] | undefined> = { ...req.headers, host: `127.0.0.1:${serverPort}` };
-        delete headers['x-test-json'];
-        const up = httpRequest({ host: '127.0.0.1', port: serverPort, method: req.method, path: req.url, headers }, (u) => {
-          if (req.headers['x-test-json'] === undefined) {
-            res.writeHead(u.statusCode ?? 502, u.headers);
-            u.pipe(res);
-            return;
-          }
-          const got: Buffer[] = [];
-          u.on('data', (d: Buffer) => got.push(d));
-          u.on('end', () => {
-            const data = Buffer.concat(got).toString().split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).join('');
-            res.writeHead(u.statusCode ?? 502, { 'content-type': 'application/json', ...(u.headers['mcp-session-id'] ? { 'mcp-session-id': u.headers['mcp-session-id'] } : {}) });
-            res.end(data);
-          });
-        });
-        up.on('error', () => res.destroy());
-        up.end(body);
-      });
-    });
-    frontPort = await listen(front as never);
+    mcp = await startMcpFront(new LeafCache(ca), 'mcp.test');
+    ({ frontPort, serverPort, reached } = mcp);
     writeFile(join(t.sbHome, 'agents', 'mcp.toml'), [
       '[network]', `upstream_ca_file = "${join(t.dir, 'up-ca.pem')}"`,
       '[network.hosts]', `"mcp.test" = "127.0.0.1:${frontPort}"`,
@@ -97,8 +36,7 @@ describe('MCP tool restrictions at the proxy (real bwrap, real server-everything
     ].join('\n') + '\n');
   });
   after(() => {
-    server?.kill();
-    front?.close();
+    mcp?.close();
     t.cleanup();
   });
 
@@ -124,7 +62,7 @@ describe('MCP tool restrictions at the proxy (real bwrap, real server-everything
   };
 
   test('an allowed call works; a refused one, one hidden in a batch, a case or width variant, a key given twice and a body that is not MCP never reach the server; tools/list shows only the allowed tools, as an event stream and as JSON', { timeout: 120_000 }, async () => {
-    reached.length = 0;
+    reached.splice(0);
     const script = session([
       ['list', JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' })],
       ['list-json', JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/list' }), "-H 'x-test-json: 1'"],
@@ -170,7 +108,7 @@ describe('MCP tool restrictions at the proxy (real bwrap, real server-everything
   });
 
   test('the hostile agent: plain HTTP to the server\'s host, a WebSocket upgrade, the server\'s real port; the control: the refused call straight at the server works', { timeout: 60_000 }, async () => {
-    reached.length = 0;
+    reached.splice(0);
     const script = [
       `curl -sS -o /dev/null -w 'plain=%{http_code}\\n' http://mcp.test:${frontPort}/mcp -d '${call(1, 'trigger-long-running-operation')}'`,
       `curl -sS -o /dev/null -w 'upgrade=%{http_code}\\n' ${URL_OF()} -H 'Connection: Upgrade' -H 'Upgrade: websocket' -H 'Sec-WebSocket-Version: 13' -H 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ=='`,

@@ -12,6 +12,8 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import type { LeafCache } from '../../lib/tls/leaves.js';
+import { needsMcpServer, startMcpFront } from '../mcp-front.js';
 import { checkTurn, hostKeysFor, plantSshKey, REAL_ANTHROPIC, recipe, runTurn, type Stub, startStubs, type TurnOptions, type Wiring, wired } from '../agent-recipes.js';
 import { shellQuote } from '../../templates/shell-quote.js';
 import { BIN, cli, needs, needsAgents, TEST_AGENTS_BIN, tempHome, writeFile } from '../helpers.js';
@@ -24,6 +26,7 @@ describe('the real Claude Code and Codex inside the native sandbox, with the rec
   let openai: Stub;
   let platform: Stub;
   let wiring: Wiring;
+  let leaves: LeafCache;
   let env: NodeJS.ProcessEnv;
   let sshKey = '';
 
@@ -32,6 +35,7 @@ describe('the real Claude Code and Codex inside the native sandbox, with the rec
     const stubs = await startStubs(t.dir);
     ({ anthropic, openai, platform } = stubs);
     wiring = stubs.wiring;
+    leaves = stubs.leaves;
     for (const name of ['claude', 'codex', 'claude-and-codex', 'claude-subscription']) writeFile(join(t.sbHome, 'agents', `${name}.toml`), wired(recipe(name), stubs.wiring));
     sshKey = plantSshKey(t.home);
     mkdirSync(repo);
@@ -60,6 +64,29 @@ describe('the real Claude Code and Codex inside the native sandbox, with the rec
     const config = readFileSync(join(t.home, '.claude.json'), 'utf8');
     assert.equal(typeof (JSON.parse(config) as { userID?: string }).userID, 'string', config + r.result.stderr);
     assert.equal(r.result.stderr, '', 'nothing the agent wrote was left behind');
+  });
+
+  test("Claude Code with the profile's MCP server (the claude recipe plus [mcp.servers]): stashbase gives it the server, it is offered only the allowed tools, and the allowed call's result reaches the model through the proxy", { ...skip, ...needsMcpServer(), timeout: 180_000 }, async () => {
+    const mcp = await startMcpFront(leaves, 'mcp.test');
+    try {
+      // Claude Code's MCP tool search (its default with the first-party API) would list the tools only when the model searches: off, so the offer is seen whole.
+      const profile = `${wired(recipe('claude'), wiring)}"mcp.test" = "127.0.0.1:${mcp.frontPort}"\n[mcp.servers.everything]\nurl = "https://mcp.test:${mcp.frontPort}/mcp"\nallow_tools = ["echo"]\n`;
+      writeFile(join(t.sbHome, 'agents', 'claude-mcp.toml'), profile.replace('[config_env]', '[config_env]\nENABLE_TOOL_SEARCH = "false"'));
+      anthropic.setCommand({ tool: 'mcp__everything__echo', input: { message: 'through-the-proxy' } });
+      const before = anthropic.requests.length;
+      const r = await cli(['agent', 'run', '--silent', '--profile', 'claude-mcp', '--', 'claude', '-p', 'Echo something', '--allowedTools', 'mcp__everything__echo'], { env: { ...env, ...hostKeysFor(recipe('claude')) }, cwd: repo, timeoutMs: 150_000 });
+      assert.equal(r.code, 0, r.stdout + r.stderr);
+      assert.match(r.stdout, /stub-finished/);
+      const asked = anthropic.requests.slice(before).filter((q) => q.path.startsWith('/v1/messages') && Array.isArray((q.body as { tools?: unknown[] })?.tools));
+      const offered = new Set(asked.flatMap((q) => ((q.body as { tools: Array<{ name: string }> }).tools).map((x) => x.name)).filter((n) => n.startsWith('mcp__')));
+      // The server offers many tools (get-env among them); the model was offered the one the profile allows.
+      assert.deepEqual([...offered], ['mcp__everything__echo']);
+      assert.ok(JSON.stringify(anthropic.requests.slice(before).map((q) => q.body)).includes('Echo: through-the-proxy'), 'the tool result reached the model');
+      assert.deepEqual(mcp.reached.filter((b) => b.includes('tools/call')).map((b) => JSON.parse(b.slice(5)).params.name), ['echo']);
+    } finally {
+      anthropic.setCommand('true');
+      mcp.close();
+    }
   });
 
   test('Claude Code interactive, in a real terminal (tmux), from a fresh home with the claude recipe: its first start (platform.claude.com), onboarding, one turn with a tool call; the API got the real key, the screen shows the tool ran', { ...skip, timeout: 120_000 }, async () => {

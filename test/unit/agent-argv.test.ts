@@ -23,3 +23,13 @@ test("codex gets its own sandbox off unless its command line decides it; an expl
   assert.deepEqual(agentArgv(['claude', '--sandbox']), { command: ['claude', '--sandbox'], note: null });
   assert.deepEqual(agentArgv(['sh', '-c', 'codex exec']), { command: ['sh', '-c', 'codex exec'], note: null });
 });
+
+test("Claude Code is given the profile's MCP servers by --mcp-config (said in a notice), unless its line names a config itself; other commands are not", () => {
+  const mcp = { everything: 'https://mcp.test/mcp', gh: 'https://api.example.test/mcp/' };
+  const r = agentArgv(['claude', '-p', 'hi'], mcp);
+  assert.deepEqual(r.command, ['claude', '--mcp-config', '{"mcpServers":{"everything":{"type":"http","url":"https://mcp.test/mcp"},"gh":{"type":"http","url":"https://api.example.test/mcp/"}}}', '-p', 'hi']);
+  assert.deepEqual(r.note, { level: 'note', text: "Claude Code is given the profile's MCP servers (--mcp-config: everything, gh), their tools as the profile allows them" });
+  assert.deepEqual(agentArgv(['claude', '--mcp-config', 'mine.json'], mcp).command, ['claude', '--mcp-config', 'mine.json']);
+  assert.deepEqual(agentArgv(['claude'], {}), { command: ['claude'], note: null });
+  assert.deepEqual(agentArgv(['sh', '-c', 'claude'], mcp).command, ['sh', '-c', 'claude']);
+});
