@@ -10,6 +10,7 @@ import { trustCommand, trustState } from '../lib/profile/trust.js';
 import { backendChecks, type Check } from '../lib/run/readiness.js';
 import { userHome } from '../lib/home.js';
 import { weakerSettings } from '../lib/run/weaker.js';
+import { unlistedServers } from '../lib/mcp/advisory.js';
 import { DEFAULT_DENY_WRITE, defaultDenyRead, ownDenials } from '../lib/profile/credential-stores.js';
 import type { Profile } from '../lib/profile/types.js';
 import { JSON_FLAG, PROFILE_FLAGS, profileSource } from './shared-flags.js';
@@ -81,16 +82,19 @@ export async function main(argv: string[]): Promise<number> {
   const envd = backend === 'native' ? envDecision(profile, env) : null;
   const credentials = envd?.inheritedCredentials ?? [];
   const weaker = backend === 'native' ? weakerSettings(profile, cwd, userHome(env)) : [];
+  const advisory = unlistedServers(cwd, profile.mcp.servers);
   const ready = checks.every((c) => c.ok);
   if (flagBool(p, 'json')) {
     const fs = profile.filesystem;
-    const out = { profile: { name: profile.name, source: profile.source, file: profile.file, trust }, backend, ready, checks, weaker, credentialVariables: credentials, droppedVariables: envd?.droppedCredentials ?? [], environment: profile.environment, filesystem: { denyRead: fs.denyRead, allowRead: fs.allowRead, denyWrite: fs.denyWrite } };
+    const out = { profile: { name: profile.name, source: profile.source, file: profile.file, trust }, backend, ready, checks, weaker, mcpAdvisory: advisory, credentialVariables: credentials, droppedVariables: envd?.droppedCredentials ?? [], environment: profile.environment, filesystem: { denyRead: fs.denyRead, allowRead: fs.allowRead, denyWrite: fs.denyWrite } };
     process.stdout.write(JSON.stringify(out, null, 2) + '\n');
   } else {
     const lines = [`Profile: ${profile.name} (${profile.source}${profile.file ? `, ${displayPath(profile.file, cwd)}` : ''})`, `Backend: ${backend}`];
     for (const c of checks) lines.push(`  ${c.ok ? 'ok  ' : 'FAIL'} ${c.name}: ${c.detail}`);
     lines.push(...effectiveLists(profile));
     for (const w of weaker) lines.push(`  weaker: ${w}`);
+    for (const [name, srv] of Object.entries(profile.mcp.servers)) lines.push(`  mcp: [mcp.servers.${name}] ${srv.url}: allow_tools ${srv.allowTools === null ? 'every tool' : JSON.stringify(srv.allowTools)}, deny_tools ${JSON.stringify(srv.denyTools)} (enforced at the proxy)`);
+    for (const a of advisory) lines.push(`  advisory: ${a}`);
     lines.push(`  environment: inherit = ${JSON.stringify(profile.environment.inherit)}${profile.environment.include.length ? `, include ${profile.environment.include.join(', ')}` : ''}${profile.environment.exclude.length ? `, exclude ${profile.environment.exclude.join(', ')}` : ''}`);
     if (envd?.droppedCredentials.length) lines.push(`Credential-looking variables not passed to the native agent: ${envd.droppedCredentials.join(', ')}`);
     if (credentials.length) lines.push(`Credential-looking variables the native agent inherits (include names them): ${credentials.join(', ')}`);

@@ -112,3 +112,20 @@ test('[mcp] in a profile: https URLs only, one server per host (which joins egre
     assert.match(bad as string, re);
   }
 });
+
+test("what stays advisory: the project's .mcp.json servers the profile does not list are named (stdio: confined, not filtered by name); the file is read without following a link", async () => {
+  const { unlistedServers } = await import('../../lib/mcp/advisory.js');
+  const { symlinkSync, mkdirSync } = await import('node:fs');
+  const dir = join(t.dir, 'proj-mcp');
+  writeFile(join(dir, '.mcp.json'), JSON.stringify({ mcpServers: { github: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-github'] }, remote: { type: 'http', url: 'https://other.test/mcp' }, listed: { type: 'http', url: 'https://mcp.test/mcp' } } }));
+  assert.deepEqual(unlistedServers(dir, { everything: { url: 'https://mcp.test/mcp' } }), [
+    ".mcp.json's server \"github\" (stdio) runs inside the sandbox: confined by it, but its tools are not restricted by name (list a remote server under [mcp.servers] for that)",
+    ".mcp.json's server \"remote\" (https://other.test/mcp) is not in [mcp.servers]: its tools are not restricted, and it is reached only as egress_hosts allows",
+  ]);
+  const linked = join(t.dir, 'proj-link');
+  mkdirSync(linked);
+  symlinkSync(join(dir, '.mcp.json'), join(linked, '.mcp.json'));
+  assert.deepEqual(unlistedServers(linked, {}), []);
+  writeFile(join(dir, '.mcp.json'), '{"mcpServers":{"__proto__":{"command":"x"}}}');
+  assert.deepEqual(unlistedServers(dir, {}), []);
+});
