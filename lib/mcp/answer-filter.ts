@@ -1,73 +1,106 @@
 // An MCP server's answers on their way to the agent, with the tools the
 // profile does not allow taken out of every tools/list result: a JSON body
 // whole (held to its end), an event stream event by event (each passed on as
-// soon as its blank line arrives, so a stream keeps streaming). Only results
-// that carry a `tools` array are rewritten; everything else passes as it came.
+// soon as its blank line arrives, so a stream keeps streaming), whichever the
+// answer's first bytes say it is (a client may sniff what its type does not
+// say). What cannot be read is not passed on: a JSON body that is not JSON (or
+// too large) becomes a JSON-RPC error, an event whose data is not JSON is
+// dropped, an event that never ends is dropped past 16 MiB. Keys a lenient
+// reader would take for `result` or `tools` are dropped too.
 // The listing is what the agent is shown; what it may call is decided on the
 // way in (lib/mcp/request-filter.ts), whatever it was shown.
 import type { MessageFilter } from '../proxy/message-filter.js';
 import { type ToolPolicy, toolListed } from './tool-policy.js';
+import { foldKey } from './jsonrpc.js';
 
 const EMPTY = Buffer.alloc(0);
-/** A JSON answer is held whole up to this size; a larger one passes unfiltered (calls are still decided). */
+/** A JSON answer is held whole up to this size, an event up to this size; larger is not passed on. */
 export const MAX_JSON_ANSWER = 16 << 20;
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const BOM = '\ufeff';
 
-/** One JSON-RPC response with a tools/list result, filtered; null when there was nothing to take out. */
+/** An object without the keys a lenient (case-insensitive) reader would take for `name` but that are not spelled so. */
+function withoutLookalikes(o: Record<string, unknown>, name: string): Record<string, unknown> {
+  const out: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
+  for (const k of Object.keys(o)) if (k === name || foldKey(k) !== name) out[k] = o[k];
+  return out;
+}
+
+/** One JSON-RPC message with its tools/list result filtered (and no look-alike of result or tools left); null when there was nothing to change. */
 function filterMessage(v: unknown, p: ToolPolicy): unknown | null {
-  if (!isObject(v) || !Object.hasOwn(v, 'result')) return null;
-  const result = v.result;
-  if (!isObject(result) || !Object.hasOwn(result, 'tools') || !Array.isArray(result.tools)) return null;
-  const tools = result.tools as unknown[];
-  const kept = tools.filter((t) => isObject(t) && Object.hasOwn(t, 'name') && toolListed(p, t.name));
-  return { ...v, result: { ...result, tools: kept } };
+  if (!isObject(v)) return null;
+  const m = withoutLookalikes(v, 'result');
+  const result = m.result;
+  const lookalike = Object.keys(m).length !== Object.keys(v).length;
+  if (!isObject(result)) return lookalike ? m : null;
+  const r = withoutLookalikes(result, 'tools');
+  if (!Array.isArray(r.tools)) return lookalike || Object.keys(r).length !== Object.keys(result).length ? { ...m, result: r } : null;
+  const kept = (r.tools as unknown[]).filter((t) => isObject(t) && Object.hasOwn(t, 'name') && toolListed(p, t.name));
+  return { ...m, result: { ...r, tools: kept } };
 }
 
-/** The JSON text with every tools/list result filtered, or null when it is unchanged (or not JSON). */
-export function filterJson(text: string, p: ToolPolicy): string | null {
-  let v: unknown;
+/** The JSON text with every tools/list result filtered; null when it is unchanged; 'refused' when it cannot be read (not JSON, too deep). */
+export function filterJson(text: string, p: ToolPolicy): string | null | 'refused' {
   try {
-    v = JSON.parse(text);
+    const v: unknown = JSON.parse(text.startsWith(BOM) ? text.slice(1) : text);
+    if (Array.isArray(v)) {
+      const out = v.map((m) => filterMessage(m, p));
+      return out.every((m) => m === null) && !text.startsWith(BOM) ? null : JSON.stringify(v.map((m, i) => out[i] ?? m));
+    }
+    const one = filterMessage(v, p);
+    return one === null ? (text.startsWith(BOM) ? JSON.stringify(v) : null) : JSON.stringify(one);
   } catch {
-    return null;
+    return 'refused';
   }
-  if (Array.isArray(v)) {
-    const out = v.map((m) => filterMessage(m, p));
-    return out.every((m) => m === null) ? null : JSON.stringify(v.map((m, i) => out[i] ?? m));
-  }
-  const one = filterMessage(v, p);
-  return one === null ? null : JSON.stringify(one);
 }
+
+const refusal = (why: string) => Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32603, message: `stashbase: the MCP server's answer ${why}, so it was not passed on` } }));
 
 class JsonAnswer implements MessageFilter {
   private parts: Buffer[] = [];
   private size = 0;
-  private passing = false;
+  private over = false;
   constructor(private readonly p: ToolPolicy) {}
   push(chunk: Buffer): Buffer {
-    if (this.passing) return chunk;
-    this.parts.push(chunk);
+    if (this.over) return EMPTY;
     this.size += chunk.length;
-    if (this.size <= MAX_JSON_ANSWER) return EMPTY;
-    this.passing = true;
-    const all = Buffer.concat(this.parts);
-    this.parts = [];
-    return all;
+    if (this.size > MAX_JSON_ANSWER) {
+      this.over = true;
+      this.parts = [];
+      return EMPTY;
+    }
+    this.parts.push(chunk);
+    return EMPTY;
   }
   release(): Buffer {
     return EMPTY;
   }
   end(): Buffer {
-    if (this.passing) return EMPTY;
+    if (this.over) return refusal(`is larger than ${MAX_JSON_ANSWER} bytes`);
     const all = Buffer.concat(this.parts);
     this.parts = [];
     const filtered = filterJson(all.toString('utf8'), this.p);
-    return filtered === null ? all : Buffer.from(filtered);
+    return filtered === 'refused' ? refusal('is not JSON it could read') : filtered === null ? all : Buffer.from(filtered);
   }
   get held(): number {
-    return this.passing ? 0 : this.size;
+    return this.over ? 0 : this.size;
   }
+}
+
+/** One event, its data filtered when it holds a tools/list result; dropped when its data is not JSON. */
+function filterEvent(raw: Buffer, p: ToolPolicy): Buffer {
+  const text = raw.toString('utf8');
+  const lines = text.split(/\r\n|\r|\n/);
+  const data = lines.filter((l) => l === 'data' || l.startsWith('data:')).map((l) => (l.startsWith('data: ') ? l.slice(6) : l.slice(5)));
+  if (data.length === 0) return raw;
+  const joined = data.join('\n');
+  if (joined.trim() === '') return raw;
+  const filtered = filterJson(joined, p);
+  if (filtered === 'refused') return EMPTY;
+  if (filtered === null) return raw;
+  const others = lines.filter((l) => l !== '' && l !== 'data' && !l.startsWith('data:'));
+  return Buffer.from([...others, `data: ${filtered}`, '', ''].join('\n'));
 }
 
 /** The end of the first complete event in `buf` from `from` (just past its blank line), or -1. */
@@ -83,48 +116,87 @@ function eventEnd(buf: Buffer, from: number): number {
   return -1;
 }
 
-/** One event, its data filtered when it holds a tools/list result. */
-function filterEvent(raw: Buffer, p: ToolPolicy): Buffer {
-  const text = raw.toString('utf8');
-  const lines = text.split(/\r\n|\r|\n/);
-  const data = lines.filter((l) => l === 'data' || l.startsWith('data:')).map((l) => (l.startsWith('data: ') ? l.slice(6) : l.slice(5)));
-  if (data.length === 0) return raw;
-  const filtered = filterJson(data.join('\n'), p);
-  if (filtered === null) return raw;
-  const others = lines.filter((l) => l !== '' && l !== 'data' && !l.startsWith('data:'));
-  return Buffer.from([...others, `data: ${filtered}`, '', ''].join('\n'));
-}
-
 class EventAnswer implements MessageFilter {
-  private pending: Buffer = EMPTY;
+  private parts: Buffer[] = [];
+  private size = 0;
+  /** How far the held bytes were searched for an event's end (the search goes on from there). */
+  private scanned = 0;
+  /** An event over the limit: its bytes are dropped until its end. */
+  private skipping = false;
+  private first = true;
   constructor(private readonly p: ToolPolicy) {}
   push(chunk: Buffer): Buffer {
-    let buf = this.pending.length ? Buffer.concat([this.pending, chunk]) : chunk;
-    const out: Buffer[] = [];
-    for (let end = eventEnd(buf, 0); end !== -1; end = eventEnd(buf, 0)) {
-      out.push(filterEvent(buf.subarray(0, end), this.p));
-      buf = buf.subarray(end);
+    if (this.first && chunk.length > 0) {
+      this.first = false;
+      // A stream's leading byte order mark is dropped (as clients do).
+      if (chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf) chunk = chunk.subarray(3);
     }
-    this.pending = Buffer.from(buf);
-    return out.length === 1 ? out[0]! : Buffer.concat(out);
+    this.parts.push(chunk);
+    this.size += chunk.length;
+    let buf = this.parts.length === 1 ? this.parts[0]! : Buffer.concat(this.parts);
+    const out: Buffer[] = [];
+    // Back up a little: a blank line may straddle the chunks.
+    let end = eventEnd(buf, Math.max(0, this.scanned - 3));
+    while (end !== -1) {
+      if (!this.skipping) out.push(filterEvent(buf.subarray(0, end), this.p));
+      this.skipping = false;
+      buf = buf.subarray(end);
+      end = eventEnd(buf, 0);
+    }
+    this.scanned = buf.length;
+    if (buf.length > MAX_JSON_ANSWER) {
+      // An event that never ends is not held without end: dropped, and what follows until its end too.
+      this.skipping = true;
+      buf = buf.subarray(buf.length - 3);
+      this.scanned = buf.length;
+    }
+    this.parts = buf.length > 0 ? [Buffer.from(buf)] : [];
+    this.size = buf.length;
+    return out.length === 0 ? EMPTY : out.length === 1 ? out[0]! : Buffer.concat(out);
   }
   release(): Buffer {
     return EMPTY;
   }
   end(): Buffer {
-    const rest = this.pending;
-    this.pending = EMPTY;
-    return rest.length ? filterEvent(rest, this.p) : EMPTY;
+    const rest = this.parts.length ? Buffer.concat(this.parts) : EMPTY;
+    this.parts = [];
+    return rest.length && !this.skipping ? filterEvent(rest, this.p) : EMPTY;
   }
   get held(): number {
-    return this.pending.length;
+    return this.size;
   }
 }
 
-/** The filter for an answer of this content type, or null (passes as it is). */
-export function answerFilter(contentType: string | undefined, p: ToolPolicy): MessageFilter | null {
-  const type = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
-  if (type === 'text/event-stream') return new EventAnswer(p);
-  if (type === 'application/json' || type.endsWith('+json')) return new JsonAnswer(p);
-  return null;
+/**
+ * The filter of an MCP server's answer, whatever type it says it is (a client
+ * may sniff): one that begins, after white space and a byte order mark, with
+ * "{" or "[" is read as JSON, whole; anything else as an event stream.
+ */
+class SniffedAnswer implements MessageFilter {
+  private inner: MessageFilter | null = null;
+  private head: Buffer[] = [];
+  constructor(private readonly p: ToolPolicy) {}
+  push(chunk: Buffer): Buffer {
+    if (this.inner) return this.inner.push(chunk);
+    this.head.push(chunk);
+    const all = Buffer.concat(this.head);
+    let i = all[0] === 0xef && all[1] === 0xbb && all[2] === 0xbf ? 3 : 0;
+    while (i < all.length && (all[i] === 0x20 || all[i] === 0x09 || all[i] === 0x0a || all[i] === 0x0d)) i++;
+    if (i === all.length) return EMPTY;
+    this.inner = all[i] === 0x7b || all[i] === 0x5b ? new JsonAnswer(this.p) : new EventAnswer(this.p);
+    this.head = [];
+    return this.inner.push(all);
+  }
+  release(): Buffer {
+    return this.inner?.release() ?? EMPTY;
+  }
+  end(): Buffer {
+    if (this.inner) return this.inner.end();
+    return Buffer.concat(this.head);
+  }
+  get held(): number {
+    return this.inner?.held ?? this.head.reduce((n, b) => n + b.length, 0);
+  }
 }
+
+export const answerFilter = (p: ToolPolicy): MessageFilter => new SniffedAnswer(p);

@@ -44,13 +44,20 @@ function message(v: unknown): Message | string {
   return out;
 }
 
+/** A key as a lenient reader may match it: its compatibility form in lower case ("Name", "ſ" and the Kelvin sign fold too). */
+export const foldKey = (key: string): string => key.normalize('NFKC').toLowerCase();
+
+/** How deep a request may nest (a tool's arguments included): deeper is refused, never recursed into. */
+export const MAX_DEPTH = 128;
+
 /**
- * The first key that appears twice in one object of a JSON text (escapes
- * decoded), or null. Parsers disagree on which of two values counts (the
- * last here, the first in some servers): a body that could mean two things
- * is refused rather than read one way.
+ * Why the JSON text could be read two ways, or null: a key that appears twice
+ * in one object, in any escape, case or compatibility form (parsers disagree
+ * on which of two values counts, and some match keys without regard to case:
+ * Go's encoding/json, C#'s), or nesting deeper than MAX_DEPTH. A body that
+ * could mean two things is refused rather than read one way.
  */
-export function duplicateKey(text: string): string | null {
+export function ambiguity(text: string): string | null {
   const stack: Array<Set<string> | null> = [];
   let expectKey = false;
   for (let i = 0; i < text.length; i++) {
@@ -66,17 +73,18 @@ export function duplicateKey(text: string): string | null {
         } catch {
           return null; // not JSON: JSON.parse says so
         }
-        if (top.has(key)) return key;
-        top.add(key);
+        const folded = foldKey(key);
+        if (top.has(folded)) return `the key ${JSON.stringify(key)} appears twice in one object, in some spelling (servers read such a body differently)`;
+        top.add(folded);
       }
       expectKey = false;
       i = j;
-    } else if (ch === '{') {
-      stack.push(new Set());
-      expectKey = true;
-    } else if (ch === '[') stack.push(null);
-    else if (ch === '}' || ch === ']') stack.pop();
-    else if (ch === ',') expectKey = stack[stack.length - 1] !== null && stack.length > 0;
+    } else if (ch === '{' || ch === '[') {
+      if (stack.length >= MAX_DEPTH) return `it nests deeper than ${MAX_DEPTH} levels`;
+      stack.push(ch === '{' ? new Set() : null);
+      expectKey = ch === '{';
+    } else if (ch === '}' || ch === ']') stack.pop();
+    else if (ch === ',') expectKey = stack.length > 0 && stack[stack.length - 1] !== null;
   }
   return null;
 }
@@ -84,19 +92,30 @@ export function duplicateKey(text: string): string | null {
 /** Bodies larger than this are not MCP the proxy reads (the agent gets a refusal). */
 export const MAX_REQUEST_BODY = 4 << 20;
 
+/** A batch of more than this many messages is refused (the SDKs' servers refuse them too). */
+export const MAX_BATCH = 100;
+
 export function parseMessages(body: Buffer): Parsed {
+  // Only UTF-8 (the caller refuses any other charset): bytes that are not are not read as something else.
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(body);
+  } catch {
+    return { problem: 'the body is not UTF-8' };
+  }
+  if (text.charCodeAt(0) === 0xfeff) return { problem: 'the body begins with a byte order mark' };
+  const why = ambiguity(text);
+  if (why !== null) return { problem: why };
   let v: unknown;
-  const text = body.toString('utf8');
   try {
     v = JSON.parse(text);
   } catch {
     return { problem: 'the body is not JSON' };
   }
-  const dup = duplicateKey(text);
-  if (dup !== null) return { problem: `the key ${JSON.stringify(dup)} appears twice in one object (servers read such a body differently)` };
   const batch = Array.isArray(v);
   const items = batch ? (v as unknown[]) : [v];
   if (items.length === 0) return { problem: 'an empty batch' };
+  if (items.length > MAX_BATCH) return { problem: `a batch of more than ${MAX_BATCH} messages` };
   const messages: Message[] = [];
   for (const item of items) {
     const m = message(item);

@@ -26,6 +26,24 @@ const errorOf = (id: Id, code: number, message: string) => ({ jsonrpc: '2.0', id
 
 const shownTool = (m: Message) => (typeof m.tool === 'string' ? m.tool.slice(0, 128) : JSON.stringify(m.tool ?? null).slice(0, 128));
 
+/** How a request to an MCP server's host must be framed, or why it is refused (the status and rule). */
+export function framingProblem(method: string, headers: { contentType: string | undefined; contentEncoding: string | undefined; contentLength: string | undefined; transferEncoding: string | undefined }, server: string): { status: number; rule: string } | null {
+  const where = `[mcp.servers.${server}]`;
+  if (method !== 'POST') {
+    // A GET or DELETE carries no body: one it carried would reach the server unread.
+    const length = headers.contentLength?.trim();
+    if (headers.transferEncoding !== undefined || (length !== undefined && length !== '0')) return { status: 400, rule: `a ${method} with a body to ${where}` };
+    return null;
+  }
+  // Read as UTF-8 JSON here, so the server must read the same: a charset it would decode otherwise (UTF-7) or a coding it would undo (gzip) is refused.
+  const type = (headers.contentType ?? '').toLowerCase();
+  const m = /^\s*application\/json\s*(?:;\s*charset\s*=\s*"?utf-8"?\s*)?$/.exec(type);
+  if (m === null) return { status: 415, rule: `an MCP request to ${where} that is not Content-Type: application/json (UTF-8)` };
+  const coding = headers.contentEncoding?.trim().toLowerCase();
+  if (coding !== undefined && coding !== '' && coding !== 'identity') return { status: 415, rule: `an MCP request to ${where} in content-encoding ${JSON.stringify(coding.slice(0, 40))}` };
+  return null;
+}
+
 export function filterRequest(body: Buffer, p: ToolPolicy): RequestVerdict {
   if (body.length > MAX_REQUEST_BODY) {
     const rule = `an MCP request body over ${MAX_REQUEST_BODY} bytes to [mcp.servers.${p.server}]`;

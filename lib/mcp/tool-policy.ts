@@ -26,7 +26,8 @@ export interface ToolDecision {
 }
 
 function globRegex(glob: string, flags: string): RegExp {
-  const body = glob.replace(/[.+^${}()|[\]\\-]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.');
+  // "-" is plain outside a class (escaped, the u flag refuses it).
+  const body = glob.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.');
   return new RegExp(`^${body}$`, flags);
 }
 

@@ -22,7 +22,7 @@ import type { Head } from './h1/parser.js';
 import { UpstreamPool } from './h1/pool.js';
 import { type Incoming, type Responder, TunnelHttp } from './h1/tunnel.js';
 import { UpstreamConn } from './h1/upstream.js';
-import { EMPTY, headerMap, rawCount, rawValue } from './h1/wire.js';
+import { EMPTY, headerMap, rawCount, rawJoined, rawValue } from './h1/wire.js';
 import { checkingInterval, type ConnectionTracker, DEFAULT_LIMITS, MAX_HEADER_BYTES, type ProxyLimits, upstreamAgentOptions } from './limits.js';
 import { normalizeHost } from './policy.js';
 import { scrubPairs, type ScrubPair } from './scrub.js';
@@ -32,7 +32,7 @@ import { handleUpgrade, refuseUpgrade } from './upgrade.js';
 import type { MessageFilter } from './message-filter.js';
 import { answerFilter } from '../mcp/answer-filter.js';
 import { MAX_REQUEST_BODY } from '../mcp/jsonrpc.js';
-import { filterRequest } from '../mcp/request-filter.js';
+import { filterRequest, framingProblem } from '../mcp/request-filter.js';
 import { type McpRemote, serverAt } from '../mcp/servers.js';
 
 export interface InterceptOptions {
@@ -242,11 +242,19 @@ export class Interceptor {
     if (h.method !== 'POST' && h.method !== 'GET' && h.method !== 'DELETE') {
       return this.refused(t, h, res, { status: 405, rule: `${h.method} to [mcp.servers.${server.name}] (MCP uses POST, GET and DELETE)` });
     }
+    const framing = framingProblem(h.method, {
+      contentType: rawJoined(h.headers, 'content-type'), contentEncoding: rawJoined(h.headers, 'content-encoding'),
+      contentLength: rawJoined(h.headers, 'content-length'), transferEncoding: rawJoined(h.headers, 'transfer-encoding'),
+    }, server.name);
+    if (framing !== null) return this.refused(t, h, res, framing);
     const c = this.check(h, t, NONE, WHOLE_ANSWERS);
     if ('rule' in c) return this.refused(t, h, res, c);
     const headers = [...c.headers, 'Accept-Encoding', 'identity'];
-    const answer = (raw: string[]) => answerFilter(rawValue(raw, 'content-type'), server.policy);
+    // Every answer is read, whatever type it says it is (lib/mcp/answer-filter.ts).
+    const answer = () => answerFilter(server.policy);
     if (h.method !== 'POST') return this.send(t, http, req, res, c, { headers, answer });
+    // The body is read here before anything is sent: an agent that waits for 100 Continue is told to send it.
+    if (rawValue(h.headers, 'expect')?.trim().toLowerCase() === '100-continue') res.informational(100, []);
     const parts: Buffer[] = [];
     let size = 0;
     let over = false;
@@ -265,7 +273,13 @@ export class Interceptor {
       () => {
         if (over) return;
         const body = Buffer.concat(parts);
-        const v = filterRequest(body, server.policy);
+        let v: ReturnType<typeof filterRequest>;
+        try {
+          v = filterRequest(body, server.policy);
+        } catch (e) {
+          // Whatever the reader could not take is refused, never sent and never the end of the run.
+          v = { forward: false, status: 400, body: JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32700, message: `stashbase: not an MCP message for [mcp.servers.${server.name}] (${(e as Error).name})` } }), rule: `not an MCP message for [mcp.servers.${server.name}]`, calls: [] };
+        }
         for (const call of v.calls) this.o.audit({ type: 'mcp', server: server.name, host: t.host, tool: call.tool, decision: call.decision, rule: call.rule, argBytes: call.argBytes });
         if (v.forward) return this.send(t, http, req, res, c, { headers, answer, body });
         const e = requestEvent(t, h.method, pathOf(h.url), 'deny', v.rule);

@@ -109,7 +109,8 @@ export function formatAudit(events: AuditEvent[], mark: (s: string) => string = 
     } else if (e.type === 'mcp') {
       // A tools/call to a server the profile restricts (lib/mcp/): the tool, the decision, the argument size (never the arguments).
       const deny = e.decision === 'deny';
-      const key = `${tidy(e.server)}/${quoted(e.tool).slice(1, -1)}`;
+      // The name quoted as the agent sent it: a name cannot write text of its own into the summary.
+      const key = `${tidy(e.server)}/${quoted(e.tool)}`;
       const c = tools.get(key) ?? { allow: 0, deny: 0 };
       if (deny) c.deny++;
       else c.allow++;

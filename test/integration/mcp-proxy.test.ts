@@ -32,7 +32,7 @@ describe('MCP tool restrictions at the proxy (real bwrap, real server-everything
       '[network.hosts]', `"mcp.test" = "127.0.0.1:${frontPort}"`,
       '[mcp.servers.everything]', `url = "https://mcp.test:${frontPort}/mcp"`,
       'allow_tools = ["echo", "get-sum", "trigger-long-running-operation"]',
-      'deny_tools = ["*long*"]',
+      'deny_tools = ["*long*", "get-env"]',
     ].join('\n') + '\n');
   });
   after(() => {
@@ -43,7 +43,7 @@ describe('MCP tool restrictions at the proxy (real bwrap, real server-everything
   const URL_OF = () => `https://mcp.test:${frontPort}/mcp`;
   /** A shell script for the agent: an MCP session by curl, each answer after a marker line. */
   const session = (calls: Array<[string, string, string?]>) => {
-    const curl = (extra: string) => `curl -sS ${URL_OF()} -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' -H 'mcp-protocol-version: 2025-06-18' ${extra}`;
+    const curl = (extra: string) => `curl -sS ${URL_OF()} ${extra.includes('Content-Type') ? '' : "-H 'Content-Type: application/json'"} -H 'Accept: application/json, text/event-stream' -H 'mcp-protocol-version: 2025-06-18' ${extra}`;
     const init = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'agent', version: '1' } } });
     const lines = [
       `${curl(`-D /tmp/h -o /dev/null -d '${init}'`)}`,
@@ -75,6 +75,9 @@ describe('MCP tool restrictions at the proxy (real bwrap, real server-everything
       ['twice', `{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"echo","name":"trigger-long-running-operation","arguments":{}}}`],
       ['not-mcp', 'hello there'],
       ['get-env', call(12, 'get-env')],
+      // From the hostile review: a charset the server would decode otherwise (UTF-7 hides "get-env" from a UTF-8 reader), a GET carrying a call.
+      ['utf7', '{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hi"},"z":"+ACI-,+ACI-name+ACI-:+ACI-get-env"}}', "-H 'Content-Type: application/json; charset=utf-7'"],
+      ['get-body', call(14, 'get-env'), '-X GET'],
     ]);
     const r = await cli(['agent', 'run', '--silent', '--profile', 'mcp', '--', 'sh', '-c', script], { env: t.env, cwd: proj, timeoutMs: 90_000 });
     assert.equal(r.code, 0, r.stderr);
@@ -87,14 +90,16 @@ describe('MCP tool restrictions at the proxy (real bwrap, real server-everything
     assert.deepEqual(refused(s.batch!).map((e: { id: number }) => e.id), [6, 7]);
     assert.match(refused(s.case!).error.message, /tool "ECHO" is not in allow_tools/);
     assert.match(refused(s['deny-case']!).error.message, /refused by deny_tools "\*long\*"/);
-    assert.match(refused(s.width!).error.message, /refused/);
+    assert.equal(refused(s.width!).error.message, 'stashbase: tool "ｅcho" is not a tool name the MCP specification allows (1 to 128 of A-Z a-z 0-9 _ - .), refused by [mcp.servers.everything]');
     assert.match(refused(s.twice!).error.message, /"name" appears twice/);
     assert.match(s['not-mcp']!, /status=400/);
-    assert.match(refused(s['get-env']!).error.message, /tool "get-env" is not in allow_tools/);
+    assert.match(refused(s['get-env']!).error.message, /tool "get-env" is refused by deny_tools "get-env"/);
+    assert.match(s.utf7!, /status=415/);
+    assert.match(s['get-body']!, /status=400/);
     // What reached the server: the session, the lists, the allowed echo; nothing refused, not even the batch's allowed half.
     const calls = reached.filter((b) => b.includes('tools/call'));
     assert.deepEqual(calls.map((b) => JSON.parse(b.slice(5)).params.name), ['echo']);
-    assert.equal(reached.some((b) => b.includes('long-running') || b.includes('batched') || b.includes('hello there') || b.includes('get-env')), false, reached.join('\n'));
+    assert.equal(reached.some((b) => b.includes('long-running') || b.includes('batched') || b.includes('hello there') || b.includes('get-env') || b.includes('+ACI-')), false, reached.join('\n'));
     // The audit: each call with its server, tool, decision and argument size, never the arguments.
     const audit = JSON.parse((await cli(['agent', 'audit', '--json'], { env: t.env, cwd: proj })).stdout) as Array<Record<string, unknown>>;
     const mcp = audit.filter((e) => e.type === 'mcp').map((e) => `${e.server} ${e.tool} ${e.decision} ${e.argBytes}`);
@@ -104,7 +109,7 @@ describe('MCP tool restrictions at the proxy (real bwrap, real server-everything
     ]);
     assert.equal(JSON.stringify(audit.filter((e) => e.type !== 'start')).includes('hello-from-agent'), false);
     const text = (await cli(['agent', 'audit'], { env: t.env, cwd: proj })).stdout;
-    assert.match(text, /MCP tools: everything\/echo allowed 1, refused 1; everything\/trigger-long-running-operation refused 2/);
+    assert.match(text, /MCP tools: everything\/"echo" allowed 1, refused 1; everything\/"trigger-long-running-operation" refused 2/);
   });
 
   test('the hostile agent: plain HTTP to the server\'s host, a WebSocket upgrade, the server\'s real port; the control: the refused call straight at the server works', { timeout: 60_000 }, async () => {

@@ -5,7 +5,9 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { answerFilter, filterJson } from '../../lib/mcp/answer-filter.js';
-import { duplicateKey, parseMessages } from '../../lib/mcp/jsonrpc.js';
+import { ambiguity, parseMessages } from '../../lib/mcp/jsonrpc.js';
+import { serverAt } from '../../lib/mcp/servers.js';
+import { filterRequest as _fr, framingProblem } from '../../lib/mcp/request-filter.js';
 import { filterRequest } from '../../lib/mcp/request-filter.js';
 import { toolDecision } from '../../lib/mcp/tool-policy.js';
 import { loadProfile } from '../../lib/profile/load.js';
@@ -30,13 +32,19 @@ test('the JSON-RPC reader: own fields only, batches, and what is not MCP; a key 
   assert.deepEqual(parseMessages(body(call(1, "echo", { m: "x" }))), { batch: false, messages: [{ id: 1, method: "tools/call", tool: "echo", argBytes: 9 }] });
   assert.deepEqual(parseMessages(body([call(1, 'a'), { jsonrpc: '2.0', method: 'notifications/initialized' }])), { batch: true, messages: [{ id: 1, method: 'tools/call', tool: 'a', argBytes: 2 }, { method: 'notifications/initialized' }] });
   for (const [b, why] of [['hello', /not JSON/], ['[]', /empty batch/], ['{"id":1,"method":"x"}', /jsonrpc/], ['{"jsonrpc":"2.0","id":{},"method":"x"}', /id that/], ['{"jsonrpc":"2.0","id":1,"method":"tools/call"}', /without params/], ['[1]', /not an object/],
-    ['{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","name":"delete_repo"}}', /"name" appears twice/], ['{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","na\\u006de":"delete_repo"}}', /"name" appears twice/]] as const) {
+    ['{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","name":"delete_repo"}}', /"name" appears twice/], ['{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","na\\u006de":"delete_repo"}}', /"name" appears twice/],
+    // From the hostile review: keys a case-insensitive reader (Go's encoding/json) takes for the same one.
+    ['{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","Name":"delete_repo"}}', /"Name" appears twice/], ['{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo"},"paramſ":{"name":"delete_repo"}}', /appears twice/],
+    ['{"jsonrpc":"2.0","id":1,"method":"ping","METHOD":"tools/call","params":{"name":"delete_repo"}}', /"METHOD" appears twice/], ['{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","\u212Aey":1,"key":2}}', /appears twice/],
+    [`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":${'['.repeat(10000)}${']'.repeat(10000)}}}`, /deeper than 128/],
+    [`[${Array(101).fill('{"jsonrpc":"2.0","method":"notifications/x"}').join(',')}]`, /more than 100/], ['\ufeff{"jsonrpc":"2.0","id":1,"method":"ping"}', /byte order mark/]] as const) {
     const r = parseMessages(body(b));
     assert.ok('problem' in r && why.test(r.problem), `${b}: ${JSON.stringify(r)}`);
   }
+  assert.deepEqual(parseMessages(Buffer.from([0x7b, 0xff, 0x7d])), { problem: 'the body is not UTF-8' });
   // A "__proto__" key is a key like any other: no prototype is touched, the name read is the own one.
   assert.deepEqual(parseMessages(body('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"__proto__":{"name":"delete_repo"},"name":"echo"}}')), { batch: false, messages: [{ id: 1, method: 'tools/call', tool: 'echo', argBytes: 0 }] });
-  assert.equal(duplicateKey('{"a":{"b":1},"c":[{"b":2},{"b":3}]}'), null);
+  assert.equal(ambiguity('{"a":{"b":1},"c":[{"b":2},{"b":3}]}'), null);
 });
 
 test('a POST\'s verdict: an allowed call goes; a refused one gets a JSON-RPC error naming the rule; a batch that hides one is refused whole; what is not MCP is a parse error', () => {
@@ -62,15 +70,21 @@ const KEPT = { jsonrpc: '2.0', id: 2, result: { tools: [{ name: 'get_issue' }, {
 test('answers: a JSON tools/list result keeps only the allowed tools; anything else passes as it came', () => {
   assert.deepEqual(JSON.parse(filterJson(JSON.stringify(TOOLS), P)!), KEPT);
   assert.equal(filterJson(JSON.stringify({ jsonrpc: '2.0', id: 3, result: { content: [] } }), P), null);
-  const f = answerFilter('application/json; charset=utf-8', P)!;
+  const f = answerFilter(P);
   const text = JSON.stringify(TOOLS);
   const out = Buffer.concat([f.push(Buffer.from(text.slice(0, 10))), f.push(Buffer.from(text.slice(10))), f.end()]).toString();
   assert.deepEqual(JSON.parse(out), KEPT);
-  assert.equal(answerFilter('text/plain', P), null);
+  // Whatever the type says: a JSON answer (after a byte order mark too) is read as JSON; look-alikes of result and tools are dropped.
+  const g = answerFilter(P);
+  const sneaky = JSON.stringify({ jsonrpc: '2.0', id: 2, result: { tools: [{ name: 'echo' }], Tools: [{ name: 'delete_repo' }] }, RESULT: { tools: [{ name: 'delete_repo' }] } });
+  assert.deepEqual(JSON.parse(Buffer.concat([g.push(Buffer.from(`\ufeff  ${sneaky}`)), g.end()]).toString()), { jsonrpc: '2.0', id: 2, result: { tools: [{ name: 'echo' }] } });
+  // What cannot be read is not passed on.
+  const h = answerFilter(P);
+  assert.match(Buffer.concat([h.push(Buffer.from('{"jsonrpc":"2.0", "tools": [ broken')), h.end()]).toString(), /stashbase: the MCP server's answer is not JSON it could read/);
 });
 
 test('answers as an event stream: each event passed on as soon as its blank line comes, a tools/list one filtered, the rest byte for byte', () => {
-  const f = answerFilter('text/event-stream', P)!;
+  const f = answerFilter(P);
   const first = 'event: message\nid: 1\ndata: {"jsonrpc":"2.0","method":"notifications/message","params":{}}\n\n';
   assert.equal(f.push(Buffer.from(first)).toString(), first);
   const list = `event: message\r\nid: 2\r\ndata: ${JSON.stringify(TOOLS)}\r\n\r\n`;
@@ -80,6 +94,35 @@ test('answers as an event stream: each event passed on as soon as its blank line
   assert.equal(out, `event: message\nid: 2\ndata: ${JSON.stringify(KEPT)}\n\n`);
   assert.equal(f.held, 0);
   assert.equal(Buffer.concat([f.push(Buffer.from(': keep-alive\n\n')), f.end()]).toString(), ': keep-alive\n\n');
+  // From the hostile review: a stream's byte order mark, a data line not JSON, an event that never ends.
+  const b = answerFilter(P);
+  assert.equal(b.push(Buffer.from(`\ufeffdata: ${JSON.stringify(TOOLS)}\n\ndata: not json\n\nevent: x\ndata: {"jsonrpc":"2.0","id":9,"result":{}}\n\n`)).toString(), `data: ${JSON.stringify(KEPT)}\n\nevent: x\ndata: {"jsonrpc":"2.0","id":9,"result":{}}\n\n`);
+  const e = answerFilter(P);
+  e.push(Buffer.from('data: {"x":"'));
+  const mb = Buffer.alloc(1 << 20, 'a');
+  for (let i = 0; i < 40; i++) assert.equal(e.push(mb).length, 0);
+  assert.ok(e.held < 17 << 20, `held ${e.held}`);
+  assert.equal(e.push(Buffer.from('"}\n\ndata: {"jsonrpc":"2.0","id":1,"result":{}}\n\n')).toString(), 'data: {"jsonrpc":"2.0","id":1,"result":{}}\n\n');
+});
+
+test('from the hostile review: a deny glob with "-" works; a denial matches case and width variants by itself (no allow-list behind it); a server is its host on any port; an MCP request is UTF-8 JSON without a coding, a GET or DELETE without a body', () => {
+  const open = { server: 'ev', allow: null, deny: ['get-env', 'delete_*'] };
+  for (const n of ['get-env', 'GET-ENV', 'Get-Env', 'ｇet-env', 'DELETE_x']) assert.equal(toolDecision(open, n).allow, false, n);
+  assert.equal(toolDecision(open, 'get-sum').allow, true);
+  assert.equal(toolDecision(open, 'GET-ENV').rule, 'tool "GET-ENV" is refused by deny_tools "get-env" in [mcp.servers.ev]');
+  const servers = [{ name: 'ev', url: 'https://mcp.test/mcp', host: 'mcp.test', port: 443, policy: open }];
+  for (const h of ['mcp.test', 'MCP.TEST', 'mcp.test.']) assert.equal(serverAt(servers, h)?.name, 'ev', h);
+  assert.equal(serverAt(servers, 'other.test'), undefined);
+  const post = (contentType: string | undefined, contentEncoding?: string) => framingProblem('POST', { contentType, contentEncoding, contentLength: '10', transferEncoding: undefined }, 'ev');
+  assert.equal(post('application/json'), null);
+  assert.equal(post('application/json; charset=utf-8'), null);
+  assert.equal(post('Application/JSON; charset="UTF-8"'), null);
+  for (const ct of ['application/json; charset=utf-7', 'application/json; charset=utf-16', 'text/plain', undefined, 'application/x-www-form-urlencoded', 'application/json, text/plain']) assert.equal(post(ct)?.status, 415, String(ct));
+  assert.equal(post('application/json', 'gzip')?.status, 415);
+  assert.equal(framingProblem('GET', { contentType: undefined, contentEncoding: undefined, contentLength: '55', transferEncoding: undefined }, 'ev')?.rule, 'a GET with a body to [mcp.servers.ev]');
+  assert.equal(framingProblem('DELETE', { contentType: undefined, contentEncoding: undefined, contentLength: undefined, transferEncoding: 'chunked' }, 'ev')?.status, 400);
+  assert.equal(framingProblem('GET', { contentType: undefined, contentEncoding: undefined, contentLength: undefined, transferEncoding: undefined }, 'ev'), null);
+  assert.equal(typeof _fr, 'function');
 });
 
 const t = tempHome();
