@@ -112,6 +112,22 @@ describe('MCP tool restrictions at the proxy (real bwrap, real server-everything
     assert.match(text, /MCP tools: everything\/"echo" allowed 1, refused 1; everything\/"trigger-long-running-operation" refused 2/);
   });
 
+  test('the Docker backend: the same proxy, the same restrictions (an allowed call works, a refused one never reaches the server, tools/list filtered)', { ...needs('docker'), timeout: 180_000 }, async () => {
+    reached.splice(0);
+    const script = session([
+      ['list', JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' })],
+      ['echo', call(3, 'echo', { message: 'from-the-container' })],
+      ['denied', call(4, 'get-env')],
+    ]);
+    const r = await cli(['agent', 'run', '--silent', '--docker-sandbox', 'true', '--profile', 'mcp', '--', 'sh', '-c', script], { env: t.env, cwd: proj, timeoutMs: 150_000 });
+    assert.equal(r.code, 0, r.stderr);
+    const s = sections(r.stdout);
+    assert.deepEqual(toolsOf(s.list!), ['echo', 'get-sum'], s.list);
+    assert.match(s.echo!, /Echo: from-the-container/);
+    assert.match(s.denied!, /refused by deny_tools \\"get-env\\"/);
+    assert.deepEqual(reached.filter((b) => b.includes('tools/call')).map((b) => JSON.parse(b.slice(5)).params.name), ['echo']);
+  });
+
   test('the hostile agent: plain HTTP to the server\'s host, a WebSocket upgrade, the server\'s real port; the control: the refused call straight at the server works', { timeout: 60_000 }, async () => {
     reached.splice(0);
     const script = [
