@@ -183,6 +183,7 @@ function describeRaw(p: Profile): string {
     ...(p.filesystem.keepExecutables.length ? [`  keeps:        ${p.filesystem.keepExecutables.join(', ')} (what the run leaves there that your tools execute stays)`] : []),
     ...(p.sandbox.isolatedPaths.length ? [`  isolated:     ${p.sandbox.isolatedPaths.join(', ')}`] : []),
     ...(Object.keys(p.configEnv).length ? [`  config_env:   ${Object.keys(p.configEnv).join(', ')}`] : []),
+    ...Object.entries(p.mcp.servers).map(([n, s]) => `  mcp server:   ${n} at ${s.url} (its host given to MCP alone): tools ${s.allowTools === null ? 'all' : s.allowTools.join(', ')}${s.denyTools.length ? `, never ${s.denyTools.join(', ')}` : ''}`),
   ].join('\n');
 }
 
