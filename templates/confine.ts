@@ -39,6 +39,8 @@ export interface ConfineInput {
    * paths (bwrap would follow a symlink on the host).
    */
   binds: ConfineBind[];
+  /** Bound writable (a local MCP server given the working tree to write: lib/mcp/local-server.ts). */
+  writable?: ConfineBind[];
   cwd: string;
   command: string[];
   /** The whole environment of the scan: everything inherited is removed first. */
@@ -68,6 +70,7 @@ export function buildConfineCommand(i: ConfineInput): Command {
     seen.add(key);
     args.push('--ro-bind', b.src, b.dest);
   }
+  for (const b of i.writable ?? []) args.push('--bind', b.src, b.dest);
   args.push('--chdir', i.cwd, '--', ...i.command);
   return { file: i.bwrap, args, env: i.env, unsetEnv: i.inherited.filter((n) => !Object.hasOwn(i.env, n)), ...(i.pipes ? { pipes: i.pipes } : {}) };
 }

@@ -14,12 +14,14 @@ export interface McpRemote {
   host: string;
   port: number;
   policy: ToolPolicy;
+  /** A local server stashbase runs and serves itself (lib/mcp/local-server.ts): its host is answered by the proxy, never dialled. */
+  local: boolean;
 }
 
 export function remoteServers(profile: Pick<Profile, 'mcp'>): McpRemote[] {
   return Object.entries(profile.mcp.servers).map(([name, s]) => {
     const u = new URL(s.url);
-    return { name, url: s.url, host: normalizeHost(u.hostname) ?? u.hostname, port: u.port ? Number(u.port) : 443, policy: { server: name, allow: s.allowTools, deny: s.denyTools } };
+    return { name, url: s.url, host: normalizeHost(u.hostname) ?? u.hostname, port: u.port ? Number(u.port) : 443, policy: { server: name, allow: s.allowTools, deny: s.denyTools }, local: s.local !== null };
   });
 }
 

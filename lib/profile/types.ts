@@ -84,9 +84,21 @@ export interface Profile {
 }
 
 export interface McpServerConfig {
-  /** A remote server's endpoint (https): its host and port are given to MCP alone. */
+  /** The endpoint the agent uses (https): a remote server's, or the one stashbase serves a local server at. Its host is given to MCP alone. */
   url: string;
+  /** A local (stdio) server stashbase runs for the run, confined, outside the agent's sandbox (lib/mcp/local-server.ts); null: remote. */
+  local: LocalMcpConfig | null;
   /** Globs over tool names; null: every tool not denied. */
   allowTools: string[] | null;
   denyTools: string[];
+}
+
+export interface LocalMcpConfig {
+  command: string[];
+  /** The server's environment besides a minimal one: literal values, or secrets read after trust (never the agent's). */
+  env: Record<string, { value: string } | { source: string; from: SecretSource }>;
+  /** The agent's working tree in the server's sandbox: hidden, read-only or writable. */
+  workdir: 'none' | 'read' | 'write';
+  /** Paths the server may read besides the system's (its own installation). */
+  read: string[];
 }

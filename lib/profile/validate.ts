@@ -12,12 +12,12 @@ import { anyBuiltinRead, DEFAULT_DENY_WRITE, defaultDenyRead } from './credentia
 import { readHooks } from './hooks.js';
 import { parseSource } from '../secrets/sources.js';
 import { lineOf } from './toml-lines.js';
-import type { McpServerConfig, Profile, ProfileLimits, ProfileSource, SecretBinding } from './types.js';
+import type { LocalMcpConfig, McpServerConfig, Profile, ProfileLimits, ProfileSource, SecretBinding } from './types.js';
 import { TOOL_GLOB } from '../mcp/tool-policy.js';
 import { formatPath, type KeyPath, type Problem, Reader } from './validators.js';
 
 const TOP = ['description', 'allow_hooks', 'sandbox', 'filesystem', 'network', 'secrets', 'config_env', 'environment', 'workspace', 'hooks', 'mcp'] as const;
-const MCP_SERVER = ['url', 'allow_tools', 'deny_tools', 'command', 'env', 'workdir', 'hosts'] as const;
+const MCP_SERVER = ['url', 'allow_tools', 'deny_tools', 'command', 'env', 'workdir', 'read', 'hosts'] as const;
 const MCP_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 /** A variable name, or a glob of one (`*` any run of characters, `?` one). */
 const NAME_GLOB = /^[A-Za-z_*?][A-Za-z0-9_*?]*$/;
@@ -264,7 +264,11 @@ export function formatProblems(label: string, lines: Map<string, number>, proble
     .join('\n');
 }
 
-/** [mcp.servers.NAME]: remote servers by URL, their tool globs; each server's host joins egress_hosts (it is the server's alone). */
+/** Where stashbase serves a local MCP server to the agent: a name no DNS answers, handled by the proxy itself. */
+export const LOCAL_MCP_DOMAIN = 'stashbase-mcp.internal';
+const LOCAL_NAME = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
+
+/** [mcp.servers.NAME]: remote servers by URL, or local ones by command; their tool globs; each server's host joins egress_hosts (it is the server's alone). */
 function readMcp(r: Reader, raw: unknown, egressHosts: string[]): Profile['mcp'] {
   const servers: Record<string, McpServerConfig> = Object.create(null) as Record<string, McpServerConfig>;
   const t = r.table(raw, ['mcp'], ['servers']);
@@ -273,11 +277,49 @@ function readMcp(r: Reader, raw: unknown, egressHosts: string[]): Profile['mcp']
     const path = ['mcp', 'servers', name];
     if (!MCP_NAME.test(name)) r.fail(path, `${JSON.stringify(name)} is not a server name (letters, digits, "_" and "-", at most 64)`);
     const e = r.table(value, path, MCP_SERVER);
-    for (const k of ['command', 'env', 'workdir', 'hosts'] as const) {
-      if (e[k] !== undefined) r.fail([...path, k], 'local MCP servers (command, env, workdir, hosts) are not supported yet: list a remote server by its url');
+    if (e.hosts !== undefined) r.fail([...path, 'hosts'], 'a local server has no network yet: only a remote server (url) is reached through the proxy');
+    let local: LocalMcpConfig | null = null;
+    let url: string | undefined;
+    if (e.command !== undefined) {
+      if (e.url !== undefined) r.fail([...path, 'url'], 'set url (a remote server) or command (a local one), not both');
+      if (!LOCAL_NAME.test(name)) r.fail(path, `${JSON.stringify(name)}: a local server's name is served as a host name (lower-case letters, digits and "-")`);
+      const command = r.strings(e.command, [...path, 'command'], (s, p) => {
+        if (s !== '' && !s.includes('\0')) return true;
+        r.fail(p, 'is empty or holds a NUL');
+        return false;
+      });
+      if (Array.isArray(e.command) && e.command.length === 0) r.fail([...path, 'command'], 'is empty: the program and its arguments');
+      const env: LocalMcpConfig['env'] = Object.create(null) as LocalMcpConfig['env'];
+      for (const [k, v] of Object.entries(r.table(e.env, [...path, 'env'], null))) {
+        const kp = [...path, 'env', k];
+        if (!ENV_NAME.test(k)) r.fail(kp, `${JSON.stringify(k)} is not an environment variable name`);
+        else if (typeof v === 'string') {
+          if (v.includes('\0')) r.fail(kp, 'holds a NUL');
+          else env[k] = { value: v };
+        } else {
+          const st = r.table(v, kp, ['secret']);
+          const source = r.nonEmpty(st.secret, [...kp, 'secret']);
+          if (source === undefined) r.fail([...kp, 'secret'], 'is required: where the real value comes from (a variable of your environment, file:, command: or keyring:)');
+          else {
+            const from = parseSource(source);
+            if ('problem' in from) r.fail([...kp, 'secret'], from.problem);
+            else env[k] = { source, from };
+          }
+        }
+      }
+      const workdir = r.oneOf(e.workdir, [...path, 'workdir'], ['none', 'read', 'write'] as const) ?? 'none';
+      const read = r.strings(e.read, [...path, 'read'], (s, p) => {
+        if (!s.startsWith('re:') && !/[*?[]/.test(s)) return true;
+        r.fail(p, `${JSON.stringify(s)}: name a path, not a pattern`);
+        return false;
+      });
+      local = { command, env, workdir, read };
+      url = `https://${name}.${LOCAL_MCP_DOMAIN}/mcp`;
+    } else {
+      for (const k of ['env', 'workdir', 'read'] as const) if (e[k] !== undefined) r.fail([...path, k], 'belongs to a local server (command)');
+      url = r.nonEmpty(e.url, [...path, 'url']);
+      if (e.url === undefined) r.fail([...path, 'url'], "is required: the server's https:// endpoint (or a command, for a local server)");
     }
-    const url = r.nonEmpty(e.url, [...path, 'url']);
-    if (e.url === undefined) r.fail([...path, 'url'], "is required: the server's https:// endpoint");
     let host: string | null = null;
     if (url !== undefined) {
       let u: URL | null = null;
@@ -289,6 +331,7 @@ function readMcp(r: Reader, raw: unknown, egressHosts: string[]): Profile['mcp']
       if (u !== null) {
         if (u.protocol !== 'https:') r.fail([...path, 'url'], `${JSON.stringify(url)}: a remote MCP server is reached over https (the proxy reads its traffic to enforce the tools)`);
         else if (u.username || u.password || u.search || u.hash) r.fail([...path, 'url'], `${JSON.stringify(url)}: no user, query or fragment (a credential is a [secrets] binding for the host)`);
+        else if (local === null && (u.hostname === LOCAL_MCP_DOMAIN || u.hostname.endsWith(`.${LOCAL_MCP_DOMAIN}`))) r.fail([...path, 'url'], `${JSON.stringify(url)}: ${LOCAL_MCP_DOMAIN} is where stashbase serves local servers`);
         else if (!r.hostPattern(u.hostname, [...path, 'url'], false)) host = null;
         else host = u.hostname.toLowerCase();
       }
@@ -306,7 +349,7 @@ function readMcp(r: Reader, raw: unknown, egressHosts: string[]): Profile['mcp']
       hosts.set(host, name);
       if (!egressHosts.includes(host)) egressHosts.push(host);
     }
-    if (url !== undefined) servers[name] = { url, allowTools, denyTools };
+    if (url !== undefined) servers[name] = { url, local, allowTools, denyTools };
   }
   return { servers };
 }

@@ -34,6 +34,7 @@ import { answerFilter } from '../mcp/answer-filter.js';
 import { MAX_REQUEST_BODY } from '../mcp/jsonrpc.js';
 import { filterRequest, framingProblem } from '../mcp/request-filter.js';
 import { type McpRemote, serverAt } from '../mcp/servers.js';
+import type { LocalServer } from '../mcp/local-server.js';
 
 export interface InterceptOptions {
   leaves: LeafCache;
@@ -47,8 +48,10 @@ export interface InterceptOptions {
   allowUpgrades?: string[];
   /** Told of every upstream TLS failure (lib/proxy/tls-failure.ts); the run shows the first. */
   onUpstreamTls?: (f: TlsFailure) => void;
-  /** The profile's remote MCP servers: every request to one of their hosts is read as MCP (lib/mcp/). */
+  /** The profile's MCP servers: every request to one of their hosts is read as MCP (lib/mcp/). */
   mcp?: McpRemote[];
+  /** The local ones' bridges, by server name (lib/mcp/local-server.ts): answered here, never dialled. */
+  bridges?: Map<string, LocalServer>;
 }
 
 export interface Target {
@@ -249,6 +252,8 @@ export class Interceptor {
     if (framing !== null) return this.refused(t, h, res, framing);
     const c = this.check(h, t, NONE, WHOLE_ANSWERS);
     if ('rule' in c) return this.refused(t, h, res, c);
+    // A local server has no stream of its own to offer (GET) and no session to end (DELETE).
+    if (server.local && h.method !== 'POST') return this.refused(t, h, res, { status: 405, rule: `${h.method} to the local server [mcp.servers.${server.name}] (it answers POST alone)` });
     const headers = [...c.headers, 'Accept-Encoding', 'identity'];
     // Every answer is read, whatever type it says it is (lib/mcp/answer-filter.ts).
     const answer = () => answerFilter(server.policy);
@@ -281,6 +286,7 @@ export class Interceptor {
           v = { forward: false, status: 400, body: JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32700, message: `stashbase: not an MCP message for [mcp.servers.${server.name}] (${(e as Error).name})` } }), rule: `not an MCP message for [mcp.servers.${server.name}]`, calls: [] };
         }
         for (const call of v.calls) this.o.audit({ type: 'mcp', server: server.name, host: t.host, tool: call.tool, decision: call.decision, rule: call.rule, argBytes: call.argBytes });
+        if (v.forward && server.local) return this.answerLocal(t, h, res, server, body);
         if (v.forward) return this.send(t, http, req, res, c, { headers, answer, body });
         const e = requestEvent(t, h.method, pathOf(h.url), 'deny', v.rule);
         e.status = v.status;
@@ -291,6 +297,22 @@ export class Interceptor {
         res.end();
       },
     );
+  }
+
+  /** A local server's answer, from its bridge (lib/mcp/local-server.ts), audited as a request to its host. */
+  private answerLocal(t: Tunnel, h: Head, res: Responder, server: McpRemote, body: Buffer): void {
+    const bridge = this.o.bridges?.get(server.name);
+    const reply = (status: number, text: string) => {
+      const e = requestEvent(t, h.method, pathOf(h.url), status < 400 ? 'allow' : 'error', `[mcp.servers.${server.name}] (local)`);
+      e.status = status;
+      this.o.audit(e);
+      const bytes = Buffer.from(text);
+      res.head(status, [...(bytes.length > 0 ? ['Content-Type', 'application/json'] : []), 'Content-Length', String(bytes.length)], true);
+      if (bytes.length > 0) res.body(bytes);
+      res.end();
+    };
+    if (!bridge) return reply(502, JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32603, message: `stashbase: the local server ${server.name} is not running` } }));
+    bridge.exchange(body).then((a) => reply(a.status, a.body), (e: Error) => reply(502, JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32603, message: `stashbase: the local server ${server.name}: ${e.name}` } })));
   }
 
   /** The request upstream and its answer back (lib/proxy/h1/exchange.ts), audited. */
@@ -397,6 +419,7 @@ export class Interceptor {
   }
 
   close(): void {
+    for (const b of this.o.bridges?.values() ?? []) b.stop();
     clearInterval(this.sweeper);
     this.pool.close();
   }

@@ -12,9 +12,10 @@ import type { BoundSecret } from './secrets.js';
 import { createProxy, hostHeaderProblem } from './server.js';
 import type { ProxyLimits } from './limits.js';
 import type { McpRemote } from '../mcp/servers.js';
+import type { LocalServer } from '../mcp/local-server.js';
 import type { RunProxy, RunProxyInput } from './run-proxy.js';
 
-export async function interceptingProxy(o: RunProxyInput, policy: EgressPolicy, secrets: BoundSecret[], limits: ProxyLimits, mcp: McpRemote[] = []): Promise<RunProxy> {
+export async function interceptingProxy(o: RunProxyInput, policy: EgressPolicy, secrets: BoundSecret[], limits: ProxyLimits, mcp: McpRemote[] = [], bridges: Map<string, LocalServer> = new Map()): Promise<RunProxy> {
   const upstreamCa = [...rootCertificates];
   const extra = o.profile.network.upstreamCaFile;
   if (extra !== undefined) {
@@ -27,7 +28,7 @@ export async function interceptingProxy(o: RunProxyInput, policy: EgressPolicy, 
   }
   // Made now, its key in memory only, constrained to the names this run may reach.
   const ca = createRunCa([...o.profile.network.egressHosts, ...Object.keys(o.profile.network.hosts)], o.session);
-  const interceptor = new Interceptor({ leaves: new LeafCache(ca), secrets, upstreamCa, audit: o.audit, limits, allowUpgrades: o.profile.network.allowUpgrades, onUpstreamTls: o.onUpstreamTls, mcp }, hostHeaderProblem);
+  const interceptor = new Interceptor({ leaves: new LeafCache(ca), secrets, upstreamCa, audit: o.audit, limits, allowUpgrades: o.profile.network.allowUpgrades, onUpstreamTls: o.onUpstreamTls, mcp, bridges }, hostHeaderProblem);
   // The agent trusts the system's CAs and the run's (its certificate only: the key never leaves this process).
   const bundle = [...rootCertificates, ca.certPem].join('\n');
   return { server: createProxy({ policy, audit: o.audit, interceptor, secrets, acceptClient: o.acceptClient, token: o.token, limits, hooks: o.hooks, mcp }), interceptor, ca: { pem: ca.certPem, bundle } };

@@ -174,6 +174,13 @@ export function createProxy(opts: ProxyOptions): Server & { tracker: ConnectionT
       opts.audit({ ...event, decision: 'deny', rule: d.rule, status: 403 });
       return refuseRaw(client, 403, 'Forbidden', d.rule, denialBody(d));
     }
+    // A local MCP server's host is answered by the proxy itself (lib/mcp/local-server.ts): never resolved, never dialled.
+    const local = opts.interceptor ? serverAt(opts.mcp ?? [], d.host) : undefined;
+    if (local?.local && opts.interceptor) {
+      opts.audit({ ...event, decision: 'allow', rule: d.rule, status: 200, intercepted: true });
+      opts.interceptor.accept(client, head, { host: d.host, port: d.port, address: '127.0.0.1', dialPort: 0, rule: d.rule }, tracker);
+      return;
+    }
     const dest = await resolveTarget(d.host, d.port, opts.policy, opts.resolve);
     if ('refused' in dest) {
       const status = dest.unresolved ? 502 : 403;

@@ -6,6 +6,7 @@ import type { BoundSecret } from './secrets.js';
 import { secretValue } from '../secrets/sources.js';
 import { deferredServer } from './front.js';
 import { remoteServers } from '../mcp/servers.js';
+import { LocalServer, localServerCommand } from '../mcp/local-server.js';
 import { DEFAULT_LIMITS, type ProxyLimits } from './limits.js';
 import type { RunProxy, RunProxyInput } from './run-proxy.js';
 
@@ -38,5 +39,14 @@ export async function proxyForRun(o: RunProxyInput): Promise<RunProxy> {
     return { server, interceptor: null, ca: null };
   }
   const { interceptingProxy } = await import('./intercepting.js');
-  return interceptingProxy(o, policy, secrets, limits, mcp);
+  // Local servers are started now (their secrets read, after trust) and stopped with the interceptor.
+  const bridges = new Map<string, LocalServer>();
+  for (const [name, cfg] of Object.entries(o.profile.mcp.servers)) {
+    if (cfg.local === null) continue;
+    const server = mcp.find((m) => m.name === name)!;
+    const bridge = new LocalServer(name, localServerCommand(cfg.local, { env: o.env, home: o.userHome, cwd: o.cwd }), server.policy);
+    bridge.start();
+    bridges.set(name, bridge);
+  }
+  return interceptingProxy(o, policy, secrets, limits, mcp, bridges);
 }

@@ -38,7 +38,9 @@ export interface EnvDecision {
 }
 
 export function envDecision(profile: Profile, env: NodeJS.ProcessEnv): EnvDecision {
-  const always = new Set<string>([STASHBASE_API_KEY, ...Object.values(profile.secrets).flatMap((s) => (s.from.kind === 'env' ? [s.from.variable] : [])), ...PROXY_VARS]);
+  // The variables secrets are read from, the bindings' and the local MCP servers' (lib/mcp/local-server.ts): never the agent's.
+  const localSources = Object.values(profile.mcp.servers).flatMap((m) => Object.values(m.local?.env ?? {}).flatMap((v) => ('from' in v && v.from.kind === 'env' ? [v.from.variable] : [])));
+  const always = new Set<string>([STASHBASE_API_KEY, ...Object.values(profile.secrets).flatMap((s) => (s.from.kind === 'env' ? [s.from.variable] : [])), ...localSources, ...PROXY_VARS]);
   const policy = profile.environment;
   const own = new Set([...Object.keys(profile.configEnv), ...Object.keys(profile.secrets)]);
   const removed = [...always].filter((n) => env[n] !== undefined);

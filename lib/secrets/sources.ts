@@ -135,9 +135,11 @@ export function readSource(s: SecretBinding, env: NodeJS.ProcessEnv, home: strin
 /** The files the secrets are read from, as named and as they resolve: the run denies reading them (the agent would read the value there). */
 export function sourceFiles(profile: Profile, home: string, cwd: string): string[] {
   const out: string[] = [];
-  for (const s of Object.values(profile.secrets)) {
-    if (s.from.kind !== 'file') continue;
-    const path = expandHome(s.from.path, home, cwd);
+  // The bindings' sources and the local MCP servers' (lib/mcp/local-server.ts).
+  const froms = [...Object.values(profile.secrets).map((s) => s.from), ...Object.values(profile.mcp.servers).flatMap((m) => Object.values(m.local?.env ?? {}).flatMap((v) => ('from' in v ? [v.from] : [])))];
+  for (const from of froms) {
+    if (from.kind !== 'file') continue;
+    const path = expandHome(from.path, home, cwd);
     out.push(path);
     try {
       const real = realpathSync(path);

@@ -110,7 +110,7 @@ test('from the hostile review: a deny glob with "-" works; a denial matches case
   for (const n of ['get-env', 'GET-ENV', 'Get-Env', 'ｇet-env', 'DELETE_x']) assert.equal(toolDecision(open, n).allow, false, n);
   assert.equal(toolDecision(open, 'get-sum').allow, true);
   assert.equal(toolDecision(open, 'GET-ENV').rule, 'tool "GET-ENV" is refused by deny_tools "get-env" in [mcp.servers.ev]');
-  const servers = [{ name: 'ev', url: 'https://mcp.test/mcp', host: 'mcp.test', port: 443, policy: open }];
+  const servers = [{ name: 'ev', url: 'https://mcp.test/mcp', host: 'mcp.test', port: 443, policy: open, local: false }];
   for (const h of ['mcp.test', 'MCP.TEST', 'mcp.test.']) assert.equal(serverAt(servers, h)?.name, 'ev', h);
   assert.equal(serverAt(servers, 'other.test'), undefined);
   const post = (contentType: string | undefined, contentEncoding?: string) => framingProblem('POST', { contentType, contentEncoding, contentLength: '10', transferEncoding: undefined }, 'ev');
@@ -139,7 +139,7 @@ test('[mcp] in a profile: https URLs only, one server per host (which joins egre
   };
   const ok = load('[mcp.servers.gh]\nurl = "https://api.githubcopilot.test/mcp/"\ndeny_tools = ["delete_*"]\n');
   assert.ok(typeof ok !== 'string', String(ok));
-  assert.deepEqual(ok.mcp.servers.gh, { url: 'https://api.githubcopilot.test/mcp/', allowTools: null, denyTools: ['delete_*'] });
+  assert.deepEqual(ok.mcp.servers.gh, { url: 'https://api.githubcopilot.test/mcp/', local: null, allowTools: null, denyTools: ['delete_*'] });
   assert.ok(ok.network.egressHosts.includes('api.githubcopilot.test'));
   const bad = load([
     '[mcp.servers."bad name"]', 'url = "https://a.test/"',
@@ -151,7 +151,7 @@ test('[mcp] in a profile: https URLs only, one server per host (which joins egre
   ].join('\n') + '\n');
   assert.equal(typeof bad, 'string');
   for (const re of [/mcp\.servers\."bad name": "bad name" is not a server name/, /mcp\.servers\.plain\.url: "http:\/\/b\.test\/mcp": a remote MCP server is reached over https/, /mcp\.servers\.cred\.url: .*no user, query or fragment/,
-    /mcp\.servers\.twice\.url: a\.test is already \[mcp\.servers\.bad name\]'s/, /mcp\.servers\.twice\.allow_tools\[1\]: "no spaces" is not a glob over tool names/, /mcp\.servers\.local\.command: local MCP servers .* are not supported yet/, /mcp\.servers\.nourl\.url: is required/]) {
+    /mcp\.servers\.twice\.url: a\.test is already \[mcp\.servers\.bad name\]'s/, /mcp\.servers\.twice\.allow_tools\[1\]: "no spaces" is not a glob over tool names/, /mcp\.servers\.local\.url: set url \(a remote server\) or command \(a local one\), not both/, /mcp\.servers\.nourl\.url: is required/]) {
     assert.match(bad as string, re);
   }
 });
@@ -171,4 +171,26 @@ test("what stays advisory: the project's .mcp.json servers the profile does not 
   assert.deepEqual(unlistedServers(linked, {}), []);
   writeFile(join(dir, '.mcp.json'), '{"mcpServers":{"__proto__":{"command":"x"}}}');
   assert.deepEqual(unlistedServers(dir, {}), []);
+});
+
+test('a local server\'s confinement: the system, node, what read names; the working tree only as workdir says (hidden by default); its secrets as real values in its own environment, nothing of yours inherited', async () => {
+  const { localServerCommand } = await import('../../lib/mcp/local-server.js');
+  const dir = join(t.dir, 'local-cmd');
+  writeFile(join(dir, 'tok'), 'tok-real-value-0123456789\n');
+  const { chmodSync } = await import('node:fs');
+  chmodSync(join(dir, 'tok'), 0o600);
+  const base = { command: ['node', '/opt/srv/index.js', 'stdio'], env: { A: { value: 'lit' }, T: { source: `file:${join(dir, 'tok')}`, from: { kind: 'file' as const, path: join(dir, 'tok') } } }, read: [dir] };
+  const cmd = (workdir: 'none' | 'read' | 'write') => localServerCommand({ ...base, workdir }, { env: { PATH: process.env.PATH, SECRET_OF_YOURS: 'x' }, home: t.home, cwd: dir, platform: 'linux' });
+  const none = cmd('none');
+  assert.ok(typeof none !== 'string', String(none));
+  assert.deepEqual(none.env, { PATH: process.env.PATH, HOME: '/tmp', TMPDIR: '/tmp', LANG: 'C.UTF-8', A: 'lit', T: 'tok-real-value-0123456789' });
+  assert.ok(none.unsetEnv!.includes('PATH') === false && Object.keys(process.env).every((k) => k in none.env! || none.unsetEnv!.includes(k)));
+  const args = none.args.join(' ');
+  assert.match(args, /^--unshare-all --die-with-parent --new-session --cap-drop ALL /);
+  assert.match(args, /--chdir \/tmp -- node \/opt\/srv\/index.js stdio$/);
+  assert.ok(none.args.includes('--ro-bind') && none.args.includes(dir), 'read is bound read-only');
+  const write = cmd('write');
+  assert.ok(typeof write !== 'string');
+  assert.match(write.args.join(' '), new RegExp(`--bind ${dir} ${dir} --chdir ${dir} --`));
+  assert.equal(localServerCommand({ ...base, workdir: 'none' }, { env: {}, home: t.home, cwd: dir, platform: 'darwin' }), 'local MCP servers run only on Linux for now (bubblewrap confines them); list a remote server by its url');
 });

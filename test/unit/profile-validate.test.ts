@@ -84,7 +84,7 @@ deny_tools = ["delete_*"]
     environment: { inherit: 'core', include: ['GOPATH', 'MY_*'], exclude: ['LC_?'] },
     workspace: { worktree: true },
     hooks: { dependencyCheck: { minAgeDays: 14, typosquatDistance: 1, onUnchecked: 'deny' } },
-    mcp: { servers: Object.assign(Object.create(null), { ev: { url: 'https://mcp.example.test/mcp', allowTools: ['get_*'], denyTools: ['delete_*'] } }) },
+    mcp: { servers: Object.assign(Object.create(null), { ev: { url: 'https://mcp.example.test/mcp', local: null, allowTools: ['get_*'], denyTools: ['delete_*'] } }) },
   });
 });
 

@@ -1,0 +1,191 @@
+// A local (stdio) MCP server the profile names by `command`: stashbase runs it
+// for the run on the host, outside the agent's sandbox, confined the way the
+// secret scan is (templates/confine.ts: the system's programs and libraries,
+// node's installation, what `read` names and, if `workdir` says so, the
+// working tree; a private /tmp as its home; no network, no other process),
+// with its secrets as real values in its own environment. The agent never
+// holds its stdio: the proxy serves it as an MCP endpoint at
+// https://NAME.stashbase-mcp.internal/mcp, through the same tool policy and
+// audit as a remote server (lib/proxy/intercept.ts), and this bridge speaks
+// newline-delimited JSON-RPC with the server.
+//
+// What comes back from the server is parsed, bounded and matched to what was
+// asked: request ids are the bridge's own (the agent's are put back on the
+// answers), a line over 16 MiB or not JSON is dropped, the server's own
+// requests (roots, sampling, elicitation) are answered "not available", and
+// an answer that does not come within two minutes is an error.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { realpathSync } from 'node:fs';
+import type { Command } from '../../templates/command.js';
+import { buildConfineCommand, type ConfineBind } from '../../templates/confine.js';
+import { childEnv } from '../exec.js';
+import { existingEtc, systemPaths } from '../hooks/confine-facts.js';
+import { thisCli } from '../hooks/cli-files.js';
+import { expandHome } from '../paths/rules.js';
+import type { LocalMcpConfig } from '../profile/types.js';
+import { isJsonObject, parseJson } from '../readback/json.js';
+import { readSource } from '../secrets/sources.js';
+import { findTool } from '../util/find-tool.js';
+import { filterJson } from './answer-filter.js';
+import type { ToolPolicy } from './tool-policy.js';
+
+const MAX_LINE = 16 << 20;
+const MAX_PENDING = 256;
+export const ANSWER_TIMEOUT_MS = 120_000;
+
+/** The server's confined command, its secrets read now (after trust); a string says why it cannot run. */
+export function localServerCommand(cfg: LocalMcpConfig, o: { env: NodeJS.ProcessEnv; home: string; cwd: string; platform?: NodeJS.Platform }): Command | string {
+  if ((o.platform ?? process.platform) !== 'linux') return 'local MCP servers run only on Linux for now (bubblewrap confines them); list a remote server by its url';
+  const bwrap = findTool('bwrap', o.env);
+  if (!bwrap) return 'bubblewrap (bwrap) is not installed, and a local MCP server never runs unconfined';
+  const env: Record<string, string> = { PATH: o.env.PATH ?? '/usr/bin:/bin', HOME: '/tmp', TMPDIR: '/tmp', LANG: o.env.LANG ?? 'C.UTF-8' };
+  for (const [k, v] of Object.entries(cfg.env)) {
+    if ('value' in v) env[k] = v.value;
+    else env[k] = readSource({ source: v.source, from: v.from, hosts: [], inQuery: false, allowPlaintext: false }, o.env, o.home, o.cwd);
+  }
+  const real = (p: string): string | null => {
+    try {
+      return realpathSync(p);
+    } catch {
+      return null;
+    }
+  };
+  const binds: ConfineBind[] = [];
+  for (const root of thisCli().roots.slice(1)) binds.push({ src: root, dest: root });
+  for (const r of cfg.read) {
+    const p = real(expandHome(r, o.home, o.cwd));
+    if (p !== null) binds.push({ src: p, dest: p });
+  }
+  const cwd = real(o.cwd) ?? o.cwd;
+  if (cfg.workdir === 'read') binds.push({ src: cwd, dest: cwd });
+  return buildConfineCommand({
+    bwrap, system: systemPaths(), etc: existingEtc(), binds, writable: cfg.workdir === 'write' ? [{ src: cwd, dest: cwd }] : [],
+    cwd: cfg.workdir === 'none' ? '/tmp' : cwd, command: cfg.command, env, inherited: Object.keys(process.env),
+  });
+}
+
+type Pending = { resolve: (answer: unknown) => void; timer: NodeJS.Timeout; id: unknown };
+
+export class LocalServer {
+  private child: ChildProcess | null = null;
+  private buf = '';
+  private next = 1;
+  private readonly pending = new Map<string, Pending>();
+  /** Why it cannot answer (it did not start, or ended). */
+  private broken: string | null = null;
+
+  constructor(readonly name: string, private readonly cmd: Command | string, private readonly policy: ToolPolicy) {
+    if (typeof cmd === 'string') this.broken = cmd;
+  }
+
+  start(): void {
+    if (typeof this.cmd === 'string' || this.child) return;
+    const child = spawn(this.cmd.file, this.cmd.args, { cwd: this.cmd.cwd, env: childEnv(this.cmd), stdio: ['pipe', 'pipe', 'ignore'] });
+    this.child = child;
+    child.on('error', (e) => this.fail(`it could not be started (${(e as NodeJS.ErrnoException).code ?? e.message})`));
+    child.on('exit', (code, sig) => this.fail(`it ended (${sig ?? `exit ${code}`})`));
+    child.stdin!.on('error', () => {});
+    child.stdout!.setEncoding('utf8');
+    child.stdout!.on('data', (d: string) => this.read(d));
+  }
+
+  private fail(why: string): void {
+    this.broken ??= why;
+    for (const [k, p] of this.pending) {
+      clearTimeout(p.timer);
+      p.resolve(this.error(p.id, `the local server ${this.name} ${why}`));
+      this.pending.delete(k);
+    }
+  }
+
+  private error(id: unknown, message: string) {
+    return { jsonrpc: '2.0', id, error: { code: -32603, message: `stashbase: ${message}` } };
+  }
+
+  private write(v: unknown): void {
+    this.child?.stdin?.write(`${JSON.stringify(v)}\n`);
+  }
+
+  private read(d: string): void {
+    this.buf += d;
+    let nl: number;
+    while ((nl = this.buf.indexOf('\n')) !== -1) {
+      const line = this.buf.slice(0, nl);
+      this.buf = this.buf.slice(nl + 1);
+      this.line(line);
+    }
+    // A line without end past the limit is dropped, not held.
+    if (this.buf.length > MAX_LINE) this.buf = '';
+  }
+
+  private line(text: string): void {
+    if (text.trim() === '' || text.length > MAX_LINE) return;
+    const parsed = parseJson(text);
+    if (parsed === null || !isJsonObject(parsed.value)) return;
+    const m = parsed.value;
+    if (typeof m.method === 'string') {
+      // The server's own request (roots, sampling, elicitation): not available through stashbase; its notifications are dropped.
+      if (m.id !== undefined) this.write({ jsonrpc: '2.0', id: m.id, error: { code: -32601, message: 'not available through stashbase' } });
+      return;
+    }
+    if (typeof m.id !== 'string') return;
+    const p = this.pending.get(m.id);
+    if (!p) return;
+    this.pending.delete(m.id);
+    clearTimeout(p.timer);
+    // The agent's id back, the answer otherwise as the server gave it (a tools/list result filtered by the caller).
+    const out: Record<string, unknown> = { jsonrpc: '2.0', id: p.id };
+    if (m.error !== undefined) out.error = m.error;
+    else out.result = m.result ?? null;
+    p.resolve(out);
+  }
+
+  /**
+   * The agent's POST body (already read and decided as MCP): each message to
+   * the server, each request answered (202 when there is none). A tools/list
+   * result is filtered by the policy.
+   */
+  async exchange(body: Buffer): Promise<{ status: number; body: string }> {
+    this.start();
+    const v: unknown = JSON.parse(body.toString('utf8'));
+    const batch = Array.isArray(v);
+    const messages = (batch ? v : [v]) as Array<Record<string, unknown>>;
+    const answers: Array<Promise<unknown>> = [];
+    for (const m of messages) {
+      const isRequest = typeof m.method === 'string' && Object.hasOwn(m, 'id');
+      if (typeof m.method !== 'string') continue; // the agent's answers to server requests: the bridge answered those itself
+      if (!isRequest) {
+        if (this.broken === null) this.write(m);
+        continue;
+      }
+      if (this.broken !== null) {
+        answers.push(Promise.resolve(this.error(m.id, `the local server ${this.name} ${this.broken}`)));
+        continue;
+      }
+      if (this.pending.size >= MAX_PENDING) {
+        answers.push(Promise.resolve(this.error(m.id, `the local server ${this.name} has ${MAX_PENDING} requests unanswered`)));
+        continue;
+      }
+      const own = `sb-${this.next++}`;
+      answers.push(new Promise((resolve) => {
+        const timer = setTimeout(() => {
+          this.pending.delete(own);
+          resolve(this.error(m.id, `the local server ${this.name} did not answer within ${ANSWER_TIMEOUT_MS / 1000} s`));
+        }, ANSWER_TIMEOUT_MS);
+        timer.unref();
+        this.pending.set(own, { resolve, timer, id: m.id });
+      }));
+      this.write({ ...m, id: own });
+    }
+    if (answers.length === 0) return { status: 202, body: '' };
+    const got = await Promise.all(answers);
+    const text = JSON.stringify(batch ? got : got[0]);
+    const filtered = filterJson(text, this.policy);
+    return { status: 200, body: filtered === null || filtered === 'refused' ? text : filtered };
+  }
+
+  stop(): void {
+    this.fail('was stopped with the run');
+    this.child?.kill('SIGKILL');
+  }
+}

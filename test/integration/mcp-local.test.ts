@@ -1,0 +1,63 @@
+// Local MCP servers (lib/mcp/local-server.ts): the real server-everything in
+// its stdio mode, run by stashbase outside the agent's sandbox, confined, with
+// its secret as a real value in its own environment, served to the agent as
+// https://ev.stashbase-mcp.internal/mcp through the proxy's tool policy. The
+// agent (curl in the real sandbox) calls it, and looks for the secret and the
+// server's stdio everywhere it can.
+import assert from 'node:assert/strict';
+import { chmodSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, describe, test } from 'node:test';
+import { cli, needs, tempHome, writeFile } from '../helpers.js';
+import { MCP_DIR, MCP_SERVER, needsMcpServer } from '../mcp-front.js';
+
+const REAL = 'ev-token-realRealReal0123456789';
+
+describe('local MCP servers: run by stashbase, confined, served through the proxy (real bwrap, real server-everything)', { ...needs('bwrap'), ...needsMcpServer() }, () => {
+  const t = tempHome();
+  const proj = join(t.home, 'proj');
+  writeFile(join(proj, 'README'), 'x\n');
+  const tokenFile = writeFile(join(t.home, 'ev-token'), `${REAL}\n`);
+  chmodSync(tokenFile, 0o600);
+  // The server starts only with the real token in its environment.
+  const start = `test "$EV_TOKEN" = "${REAL}" || exit 7; exec node ${MCP_SERVER} stdio`;
+  writeFile(join(t.sbHome, 'agents', 'local.toml'), [
+    '[mcp.servers.ev]', `command = ["sh", "-c", ${JSON.stringify(start)}]`, `read = ["${MCP_DIR}"]`,
+    `env = { EV_TOKEN = { secret = "file:${tokenFile}" } }`,
+    'allow_tools = ["echo"]', 'deny_tools = ["*long*"]',
+  ].join('\n') + '\n');
+  after(() => t.cleanup());
+  const URL = 'https://ev.stashbase-mcp.internal/mcp';
+  const post = (name: string, body: string) => `echo "=== ${name}"; curl -sS ${URL} -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' -w '\\nstatus=%{http_code}\\n' --data-binary '${body}'`;
+  const call = (id: number, name: string, args: Record<string, unknown> = {}) => JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } });
+  const sections = (out: string): Record<string, string> => Object.fromEntries(out.split('=== ').slice(1).map((s) => [s.slice(0, s.indexOf('\n')), s.slice(s.indexOf('\n') + 1)]));
+
+  test('the agent reaches the server only through the policy; the server holds the real secret, the agent neither it nor the server\'s stdio; control: the secret file is there outside', { timeout: 120_000 }, async () => {
+    const script = [
+      post('init', JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'agent', version: '1' } } })),
+      post('initialized', '{"jsonrpc":"2.0","method":"notifications/initialized"}'),
+      post('list', '{"jsonrpc":"2.0","id":2,"method":"tools/list"}'),
+      post('echo', call(3, 'echo', { message: 'local-hello' })),
+      post('denied', call(4, 'trigger-long-running-operation', { duration: 1, steps: 1 })),
+      post('env', call(5, 'get-env')),
+      'echo "=== hunt"',
+      `env | grep -c ${REAL} ; cat ${tokenFile} 2>/dev/null || echo file-denied; grep -l ${REAL} /proc/*/environ 2>/dev/null | wc -l; pgrep -f "[s]erver-everything" | wc -l`,
+    ].join('\n');
+    const r = await cli(['agent', 'run', '--silent', '--profile', 'local', '--', 'sh', '-c', script], { env: t.env, cwd: proj, timeoutMs: 90_000 });
+    assert.equal(r.code, 0, r.stderr);
+    const s = sections(r.stdout);
+    assert.match(s.init!, /"serverInfo":\{"name":"mcp-servers\/everything"/);
+    assert.match(s.initialized!, /status=202/);
+    const tools = (JSON.parse(s.list!.slice(0, s.list!.lastIndexOf('\nstatus='))).result.tools as Array<{ name: string }>).map((x) => x.name);
+    assert.deepEqual(tools, ['echo']);
+    assert.match(s.echo!, /Echo: local-hello/);
+    assert.match(s.denied!, /refused by deny_tools \\"\*long\*\\"/);
+    assert.match(s.env!, /tool \\"get-env\\" is not in allow_tools/);
+    assert.doesNotMatch(r.stdout, new RegExp(REAL));
+    assert.equal(s.hunt, '0\nfile-denied\n0\n0\n');
+    // The control: outside the sandbox the secret is in its file.
+    assert.equal(readFileSync(tokenFile, 'utf8'), `${REAL}\n`);
+    const audit = JSON.parse((await cli(['agent', 'audit', '--json'], { env: t.env, cwd: proj })).stdout) as Array<Record<string, unknown>>;
+    assert.deepEqual(audit.filter((e) => e.type === 'mcp').map((e) => `${e.tool} ${e.decision}`), ['echo allow', 'trigger-long-running-operation deny', 'get-env deny']);
+  });
+});
