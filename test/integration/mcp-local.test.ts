@@ -60,4 +60,17 @@ describe('local MCP servers: run by stashbase, confined, served through the prox
     const audit = JSON.parse((await cli(['agent', 'audit', '--json'], { env: t.env, cwd: proj })).stdout) as Array<Record<string, unknown>>;
     assert.deepEqual(audit.filter((e) => e.type === 'mcp').map((e) => `${e.tool} ${e.decision}`), ['echo allow', 'trigger-long-running-operation deny', 'get-env deny']);
   });
+  test('the Docker backend: the same local server, run on the host, reached from the container through the proxy', { ...needs('docker'), timeout: 180_000 }, async () => {
+    const script = [
+      post('init', JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'agent', version: '1' } } })),
+      post('echo', call(3, 'echo', { message: 'from-the-container' })),
+      post('env', call(5, 'get-env')),
+    ].join('\n');
+    const r = await cli(['agent', 'run', '--silent', '--docker-sandbox', 'true', '--profile', 'local', '--', 'sh', '-c', script], { env: t.env, cwd: proj, timeoutMs: 150_000 });
+    assert.equal(r.code, 0, r.stderr);
+    const s = sections(r.stdout);
+    assert.match(s.echo!, /Echo: from-the-container/);
+    assert.match(s.env!, /tool \\"get-env\\" is not in allow_tools/);
+    assert.doesNotMatch(r.stdout, new RegExp(REAL));
+  });
 });
