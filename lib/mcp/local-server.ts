@@ -18,6 +18,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { realpathSync } from 'node:fs';
 import type { Command } from '../../templates/command.js';
 import { buildConfineCommand, type ConfineBind } from '../../templates/confine.js';
+import { MCP_RELAY_SCRIPT, SERVER_PROXY_SOCKET } from '../../templates/mcp-relay.js';
 import { childEnv } from '../exec.js';
 import { existingEtc, systemPaths } from '../hooks/confine-facts.js';
 import { thisCli } from '../hooks/cli-files.js';
@@ -34,7 +35,10 @@ const MAX_PENDING = 256;
 export const ANSWER_TIMEOUT_MS = 120_000;
 
 /** The server's confined command, its secrets read now (after trust); a string says why it cannot run. */
-export function localServerCommand(cfg: LocalMcpConfig, o: { env: NodeJS.ProcessEnv; home: string; cwd: string; platform?: NodeJS.Platform }): Command | string {
+/** The loopback port the server's sandbox relays to its proxy (its own network namespace: no other listener). */
+export const SERVER_PROXY_PORT = 18081;
+
+export function localServerCommand(cfg: LocalMcpConfig, o: { env: NodeJS.ProcessEnv; home: string; cwd: string; platform?: NodeJS.Platform; proxy?: { socket: string; token: string } }): Command | string {
   if ((o.platform ?? process.platform) !== 'linux') return 'local MCP servers run only on Linux for now (bubblewrap confines them); list a remote server by its url';
   const bwrap = findTool('bwrap', o.env);
   if (!bwrap) return 'bubblewrap (bwrap) is not installed, and a local MCP server never runs unconfined';
@@ -58,9 +62,20 @@ export function localServerCommand(cfg: LocalMcpConfig, o: { env: NodeJS.Process
   }
   const cwd = real(o.cwd) ?? o.cwd;
   if (cfg.workdir === 'read') binds.push({ src: cwd, dest: cwd });
+  let command = cfg.command;
+  if (cfg.hosts.length > 0) {
+    if (o.proxy === undefined) return 'its proxy could not be started';
+    const perl = findTool('perl', o.env);
+    if (!perl) return 'perl (perl-base) is not installed, and it relays the server to its proxy';
+    // Its only way out: the relay on its own loopback, to a proxy of its own that allows its hosts alone (templates/mcp-relay.ts).
+    binds.push({ src: o.proxy.socket, dest: SERVER_PROXY_SOCKET });
+    const url = `http://stashbase:${o.proxy.token}@127.0.0.1:${SERVER_PROXY_PORT}`;
+    Object.assign(env, { HTTPS_PROXY: url, HTTP_PROXY: url, https_proxy: url, http_proxy: url, NO_PROXY: '', no_proxy: '' });
+    command = [perl, '-e', MCP_RELAY_SCRIPT, String(SERVER_PROXY_PORT), SERVER_PROXY_SOCKET, '--', ...cfg.command];
+  }
   return buildConfineCommand({
     bwrap, system: systemPaths(), etc: existingEtc(), binds, writable: cfg.workdir === 'write' ? [{ src: cwd, dest: cwd }] : [],
-    cwd: cfg.workdir === 'none' ? '/tmp' : cwd, command: cfg.command, env, inherited: Object.keys(process.env),
+    cwd: cfg.workdir === 'none' ? '/tmp' : cwd, command, env, inherited: Object.keys(process.env),
   });
 }
 
@@ -184,8 +199,13 @@ export class LocalServer {
     return { status: 200, body: filtered === null || filtered === 'refused' ? text : filtered };
   }
 
+  /** Called once the server is stopped (its proxy closed, its socket's folder removed). */
+  onStop: (() => void) | null = null;
+
   stop(): void {
     this.fail('was stopped with the run');
     this.child?.kill('SIGKILL');
+    this.onStop?.();
+    this.onStop = null;
   }
 }

@@ -101,4 +101,6 @@ export interface LocalMcpConfig {
   workdir: 'none' | 'read' | 'write';
   /** Paths the server may read besides the system's (its own installation). */
   read: string[];
+  /** The hosts it may reach, only through a proxy of its own (lib/mcp/local-server.ts); none: no network. */
+  hosts: string[];
 }

@@ -277,7 +277,6 @@ function readMcp(r: Reader, raw: unknown, egressHosts: string[]): Profile['mcp']
     const path = ['mcp', 'servers', name];
     if (!MCP_NAME.test(name)) r.fail(path, `${JSON.stringify(name)} is not a server name (letters, digits, "_" and "-", at most 64)`);
     const e = r.table(value, path, MCP_SERVER);
-    if (e.hosts !== undefined) r.fail([...path, 'hosts'], 'a local server has no network yet: only a remote server (url) is reached through the proxy');
     let local: LocalMcpConfig | null = null;
     let url: string | undefined;
     if (e.command !== undefined) {
@@ -313,10 +312,12 @@ function readMcp(r: Reader, raw: unknown, egressHosts: string[]): Profile['mcp']
         r.fail(p, `${JSON.stringify(s)}: name a path, not a pattern`);
         return false;
       });
-      local = { command, env, workdir, read };
+      // Its own network: through a proxy of its own, to these hosts alone.
+      const hostsOf = r.strings(e.hosts, [...path, 'hosts'], (h, p) => r.hostPattern(h, p, true));
+      local = { command, env, workdir, read, hosts: hostsOf };
       url = `https://${name}.${LOCAL_MCP_DOMAIN}/mcp`;
     } else {
-      for (const k of ['env', 'workdir', 'read'] as const) if (e[k] !== undefined) r.fail([...path, k], 'belongs to a local server (command)');
+      for (const k of ['env', 'workdir', 'read', 'hosts'] as const) if (e[k] !== undefined) r.fail([...path, k], 'belongs to a local server (command); a remote one is reached as egress_hosts and [secrets] say');
       url = r.nonEmpty(e.url, [...path, 'url']);
       if (e.url === undefined) r.fail([...path, 'url'], "is required: the server's https:// endpoint (or a command, for a local server)");
     }

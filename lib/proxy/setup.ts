@@ -6,6 +6,10 @@ import type { BoundSecret } from './secrets.js';
 import { secretValue } from '../secrets/sources.js';
 import { deferredServer } from './front.js';
 import { remoteServers } from '../mcp/servers.js';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { LocalServer, localServerCommand } from '../mcp/local-server.js';
 import { DEFAULT_LIMITS, type ProxyLimits } from './limits.js';
 import type { RunProxy, RunProxyInput } from './run-proxy.js';
@@ -44,7 +48,22 @@ export async function proxyForRun(o: RunProxyInput): Promise<RunProxy> {
   for (const [name, cfg] of Object.entries(o.profile.mcp.servers)) {
     if (cfg.local === null) continue;
     const server = mcp.find((m) => m.name === name)!;
-    const bridge = new LocalServer(name, localServerCommand(cfg.local, { env: o.env, home: o.userHome, cwd: o.cwd }), server.policy);
+    // A server with hosts gets a proxy of its own on a Unix socket bound into its sandbox: its hosts alone, audited as its.
+    let own: { socket: string; token: string; close: () => void } | undefined;
+    if (cfg.local.hosts.length > 0) {
+      const dir = mkdtempSync(join(tmpdir(), 'stashbase-mcp-'));
+      const socket = join(dir, 'proxy.sock');
+      const token = randomBytes(18).toString('hex');
+      const { createProxy } = await import('./server.js');
+      const p = createProxy({ policy: { egressHosts: cfg.local.hosts, denyHosts: o.profile.network.denyHosts, mapped: o.profile.network.hosts }, audit: (e) => o.audit({ ...e, mcpServer: name }), token, limits });
+      await new Promise<void>((resolve, reject) => p.once('error', reject).listen(socket, () => resolve()));
+      own = { socket, token, close: () => {
+        p.close();
+        rmSync(dir, { recursive: true, force: true });
+      } };
+    }
+    const bridge = new LocalServer(name, localServerCommand(cfg.local, { env: o.env, home: o.userHome, cwd: o.cwd, proxy: own }), server.policy);
+    if (own) bridge.onStop = own.close;
     bridge.start();
     bridges.set(name, bridge);
   }

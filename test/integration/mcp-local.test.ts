@@ -73,4 +73,39 @@ describe('local MCP servers: run by stashbase, confined, served through the prox
     assert.match(s.env!, /tool \\"get-env\\" is not in allow_tools/);
     assert.doesNotMatch(r.stdout, new RegExp(REAL));
   });
+  test("a local server's network: only through a proxy of its own, to its hosts alone (a raw connection and another host refused); control: the same requests outside reach both", { timeout: 120_000 }, async () => {
+    const { createServer } = await import('node:http');
+    const hits: string[] = [];
+    const stub = createServer((req, res) => {
+      hits.push(`${req.headers.host} ${req.url}`);
+      res.end('STUB-OK\n');
+    });
+    const { listen } = await import('../helpers.js');
+    const port = await listen(stub as never);
+    try {
+      const netProj = join(t.home, 'netproj');
+      writeFile(join(netProj, 'README'), 'x\n');
+      const probe = `curl -sS --max-time 5 http://api.test:${port}/allowed > net-allowed.txt 2>&1; curl -sS --max-time 5 -o /dev/null -w '%{http_code}' http://other.test:${port}/ > net-other.txt 2>&1; ` +
+        `curl -sS --noproxy '*' --max-time 3 http://127.0.0.1:${port}/raw > net-raw.txt 2>&1 || echo raw-failed >> net-raw.txt; exec node ${MCP_SERVER} stdio`;
+      writeFile(join(t.sbHome, 'agents', 'localnet.toml'), [
+        '[network.hosts]', `"api.test" = "127.0.0.1:${port}"`, `"other.test" = "127.0.0.1:${port}"`,
+        '[mcp.servers.net]', `command = ["sh", "-c", ${JSON.stringify(probe)}]`, `read = ["${MCP_DIR}"]`, 'workdir = "write"', 'hosts = ["api.test"]', 'allow_tools = ["echo"]',
+      ].join('\n') + '\n');
+      const script = `curl -sS https://net.stashbase-mcp.internal/mcp -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' --data-binary '${call(1, 'echo', { message: 'after-probe' })}'`;
+      const r = await cli(['agent', 'run', '--silent', '--profile', 'localnet', '--', 'sh', '-c', script], { env: t.env, cwd: netProj, timeoutMs: 90_000 });
+      assert.match(r.stdout, /Echo: after-probe/, r.stderr);
+      assert.equal(readFileSync(join(netProj, 'net-allowed.txt'), 'utf8'), 'STUB-OK\n');
+      assert.equal(readFileSync(join(netProj, 'net-other.txt'), 'utf8'), '403');
+      assert.match(readFileSync(join(netProj, 'net-raw.txt'), 'utf8'), /raw-failed/);
+      assert.deepEqual(hits, [`api.test:${port} /allowed`]);
+      // The control: outside any sandbox the raw connection reaches the stub.
+      // (Asynchronous: the stub answers from this process.)
+      const { execFile } = await import('node:child_process');
+      const out = await new Promise<string>((resolve) => execFile('curl', ['-sS', '--noproxy', '*', `http://127.0.0.1:${port}/raw`], (_e, stdout) => resolve(stdout)));
+      assert.equal(out, 'STUB-OK\n');
+    } finally {
+      stub.close();
+      stub.closeAllConnections();
+    }
+  });
 });

@@ -179,7 +179,7 @@ test('a local server\'s confinement: the system, node, what read names; the work
   writeFile(join(dir, 'tok'), 'tok-real-value-0123456789\n');
   const { chmodSync } = await import('node:fs');
   chmodSync(join(dir, 'tok'), 0o600);
-  const base = { command: ['node', '/opt/srv/index.js', 'stdio'], env: { A: { value: 'lit' }, T: { source: `file:${join(dir, 'tok')}`, from: { kind: 'file' as const, path: join(dir, 'tok') } } }, read: [dir] };
+  const base = { hosts: [] as string[], command: ['node', '/opt/srv/index.js', 'stdio'], env: { A: { value: 'lit' }, T: { source: `file:${join(dir, 'tok')}`, from: { kind: 'file' as const, path: join(dir, 'tok') } } }, read: [dir] };
   const cmd = (workdir: 'none' | 'read' | 'write') => localServerCommand({ ...base, workdir }, { env: { PATH: process.env.PATH, SECRET_OF_YOURS: 'x' }, home: t.home, cwd: dir, platform: 'linux' });
   const none = cmd('none');
   assert.ok(typeof none !== 'string', String(none));
