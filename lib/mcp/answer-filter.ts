@@ -11,7 +11,7 @@
 // way in (lib/mcp/request-filter.ts), whatever it was shown.
 import type { MessageFilter } from '../proxy/message-filter.js';
 import { type ToolPolicy, toolListed } from './tool-policy.js';
-import { foldKey } from './jsonrpc.js';
+import { ambiguity, foldKey } from './jsonrpc.js';
 
 const EMPTY = Buffer.alloc(0);
 /** A JSON answer is held whole up to this size, an event up to this size; larger is not passed on. */
@@ -43,6 +43,8 @@ function filterMessage(v: unknown, p: ToolPolicy): unknown | null {
 /** The JSON text with every tools/list result filtered; null when it is unchanged; 'refused' when it cannot be read (not JSON, too deep). */
 export function filterJson(text: string, p: ToolPolicy): string | null | 'refused' {
   try {
+    // An answer that could be read two ways (a key twice, in some spelling) is not passed on: a client might take the other.
+    if (ambiguity(text) !== null) return 'refused';
     const v: unknown = JSON.parse(text.startsWith(BOM) ? text.slice(1) : text);
     if (Array.isArray(v)) {
       const out = v.map((m) => filterMessage(m, p));
@@ -116,42 +118,49 @@ function eventEnd(buf: Buffer, from: number): number {
   return -1;
 }
 
+/** Where the blank line ending an event is, scanning `chunk` after `carry` (the last bytes seen before it): the index in `chunk` just past it, or -1. */
+function endIn(carry: Buffer, chunk: Buffer): number {
+  const joined = carry.length > 0 ? Buffer.concat([carry, chunk]) : chunk;
+  const at = eventEnd(joined, 0);
+  return at === -1 ? -1 : at - carry.length;
+}
+
 class EventAnswer implements MessageFilter {
+  /** The event being held, in parts (concatenated once, when it ends). */
   private parts: Buffer[] = [];
   private size = 0;
-  /** How far the held bytes were searched for an event's end (the search goes on from there). */
-  private scanned = 0;
+  /** Up to the last 3 bytes held: a blank line may straddle two chunks. */
+  private carry: Buffer = EMPTY;
   /** An event over the limit: its bytes are dropped until its end. */
   private skipping = false;
-  private first = true;
   constructor(private readonly p: ToolPolicy) {}
   push(chunk: Buffer): Buffer {
-    if (this.first && chunk.length > 0) {
-      this.first = false;
-      // A stream's leading byte order mark is dropped (as clients do).
-      if (chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf) chunk = chunk.subarray(3);
-    }
-    this.parts.push(chunk);
-    this.size += chunk.length;
-    let buf = this.parts.length === 1 ? this.parts[0]! : Buffer.concat(this.parts);
     const out: Buffer[] = [];
-    // Back up a little: a blank line may straddle the chunks.
-    let end = eventEnd(buf, Math.max(0, this.scanned - 3));
-    while (end !== -1) {
-      if (!this.skipping) out.push(filterEvent(buf.subarray(0, end), this.p));
+    while (chunk.length > 0) {
+      const at = endIn(this.carry, chunk);
+      if (at === -1) {
+        if (!this.skipping) {
+          this.parts.push(chunk);
+          this.size += chunk.length;
+          // An event that never ends is not held without end: dropped, and what follows until its end too.
+          if (this.size > MAX_JSON_ANSWER) {
+            this.skipping = true;
+            this.parts = [];
+            this.size = 0;
+          }
+        }
+        this.carry = Buffer.from((this.carry.length + chunk.length > 3 ? Buffer.concat([this.carry, chunk]).subarray(-3) : Buffer.concat([this.carry, chunk])));
+        break;
+      }
+      // The event ends inside this chunk (or exactly where the held bytes end: a line break left waiting for the next byte).
+      const cut = Math.max(0, at);
+      if (!this.skipping && this.size + cut <= MAX_JSON_ANSWER) out.push(filterEvent(this.parts.length > 0 ? Buffer.concat([...this.parts, chunk.subarray(0, cut)]) : chunk.subarray(0, cut), this.p));
       this.skipping = false;
-      buf = buf.subarray(end);
-      end = eventEnd(buf, 0);
+      this.parts = [];
+      this.size = 0;
+      this.carry = EMPTY;
+      chunk = chunk.subarray(cut);
     }
-    this.scanned = buf.length;
-    if (buf.length > MAX_JSON_ANSWER) {
-      // An event that never ends is not held without end: dropped, and what follows until its end too.
-      this.skipping = true;
-      buf = buf.subarray(buf.length - 3);
-      this.scanned = buf.length;
-    }
-    this.parts = buf.length > 0 ? [Buffer.from(buf)] : [];
-    this.size = buf.length;
     return out.length === 0 ? EMPTY : out.length === 1 ? out[0]! : Buffer.concat(out);
   }
   release(): Buffer {
@@ -160,6 +169,7 @@ class EventAnswer implements MessageFilter {
   end(): Buffer {
     const rest = this.parts.length ? Buffer.concat(this.parts) : EMPTY;
     this.parts = [];
+    this.size = 0;
     return rest.length && !this.skipping ? filterEvent(rest, this.p) : EMPTY;
   }
   get held(): number {
@@ -175,28 +185,41 @@ class EventAnswer implements MessageFilter {
 class SniffedAnswer implements MessageFilter {
   private inner: MessageFilter | null = null;
   private head: Buffer[] = [];
+  private headSize = 0;
   constructor(private readonly p: ToolPolicy) {}
   push(chunk: Buffer): Buffer {
     if (this.inner) return this.inner.push(chunk);
     this.head.push(chunk);
+    this.headSize += chunk.length;
     const all = Buffer.concat(this.head);
-    let i = all[0] === 0xef && all[1] === 0xbb && all[2] === 0xbf ? 3 : 0;
+    // A byte order mark, however it is split across reads, is waited for whole and dropped (clients drop it).
+    const BOM_BYTES = [0xef, 0xbb, 0xbf];
+    if (all.length < 3 && [...all].every((b, i) => b === BOM_BYTES[i])) return EMPTY;
+    const bom = all[0] === 0xef && all[1] === 0xbb && all[2] === 0xbf ? 3 : 0;
+    let i = bom;
     while (i < all.length && (all[i] === 0x20 || all[i] === 0x09 || all[i] === 0x0a || all[i] === 0x0d)) i++;
-    if (i === all.length) return EMPTY;
-    this.inner = all[i] === 0x7b || all[i] === 0x5b ? new JsonAnswer(this.p) : new EventAnswer(this.p);
+    if (i === all.length && this.headSize <= HEAD_LIMIT) return EMPTY;
+    const first = all[i];
+    // "{" or "[": JSON; a field name or a comment: an event stream; anything else (UTF-16, endless white space) is read as JSON and refused.
+    const field = first !== undefined && ((first >= 0x41 && first <= 0x5a) || (first >= 0x61 && first <= 0x7a) || first === 0x3a);
+    this.inner = first === 0x7b || first === 0x5b || !field ? new JsonAnswer(this.p) : new EventAnswer(this.p);
     this.head = [];
-    return this.inner.push(all);
+    return this.inner.push(all.subarray(bom));
   }
   release(): Buffer {
     return this.inner?.release() ?? EMPTY;
   }
   end(): Buffer {
     if (this.inner) return this.inner.end();
+    // Nothing but white space (or nothing): passed as it came.
     return Buffer.concat(this.head);
   }
   get held(): number {
-    return this.inner?.held ?? this.head.reduce((n, b) => n + b.length, 0);
+    return this.inner?.held ?? this.headSize;
   }
 }
+
+/** White space an answer may begin with before its first byte says what it is. */
+const HEAD_LIMIT = 64 << 10;
 
 export const answerFilter = (p: ToolPolicy): MessageFilter => new SniffedAnswer(p);

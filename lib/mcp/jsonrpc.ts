@@ -21,8 +21,23 @@ export type Parsed = { batch: boolean; messages: Message[] } | { problem: string
 
 const own = (o: object, k: string): unknown => (Object.hasOwn(o, k) ? (o as Record<string, unknown>)[k] : undefined);
 
+/** The members the proxy decides on, in a message and in a tools/call's params. */
+const MESSAGE_KEYS = ['jsonrpc', 'id', 'method', 'params', 'result', 'error'];
+const PARAMS_KEYS = ['name', 'arguments'];
+
+/** A key spelled otherwise than a member the proxy reads, but read as it by a lenient (case-insensitive) reader: `Method`, `ſ`-spellings. */
+function lookalike(o: object, members: string[]): string | null {
+  for (const k of Object.keys(o)) {
+    const f = foldKey(k);
+    if (!members.includes(k) && members.includes(f)) return k;
+  }
+  return null;
+}
+
 function message(v: unknown): Message | string {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) return 'a batch entry that is not an object';
+  const odd = lookalike(v, MESSAGE_KEYS);
+  if (odd !== null) return `the key ${JSON.stringify(odd.slice(0, 128))} is read as ${JSON.stringify(foldKey(odd))} by some servers`;
   if (own(v, 'jsonrpc') !== '2.0') return 'a message without "jsonrpc": "2.0"';
   const out: Message = {};
   if (Object.hasOwn(v, 'id')) {
@@ -33,10 +48,14 @@ function message(v: unknown): Message | string {
   const method = own(v, 'method');
   if (Object.hasOwn(v, 'method')) {
     if (typeof method !== 'string') return 'a method that is not a string';
+    // A method a loose server might take for tools/call is refused unless it is that exactly.
+    if (method !== 'tools/call' && method.normalize('NFKC').toLowerCase().replace(/[^a-z/]/g, '').includes('tools/call')) return `the method ${JSON.stringify(method.slice(0, 64))} is not tools/call but could be read as it`;
     out.method = method;
     if (method === 'tools/call') {
       const params = own(v, 'params');
       if (typeof params !== 'object' || params === null || Array.isArray(params)) return 'a tools/call without params';
+      const oddParam = lookalike(params, PARAMS_KEYS);
+      if (oddParam !== null) return `the key ${JSON.stringify(oddParam.slice(0, 128))} is read as ${JSON.stringify(foldKey(oddParam))} by some servers`;
       out.tool = own(params, 'name');
       out.argBytes = Object.hasOwn(params, 'arguments') ? Buffer.byteLength(JSON.stringify(own(params, 'arguments')) ?? '') : 0;
     }
@@ -74,7 +93,7 @@ export function ambiguity(text: string): string | null {
           return null; // not JSON: JSON.parse says so
         }
         const folded = foldKey(key);
-        if (top.has(folded)) return `the key ${JSON.stringify(key)} appears twice in one object, in some spelling (servers read such a body differently)`;
+        if (top.has(folded)) return `the key ${JSON.stringify(key.length > 128 ? `${key.slice(0, 128)}…` : key)} appears twice in one object, in some spelling (servers read such a body differently)`;
         top.add(folded);
       }
       expectKey = false;

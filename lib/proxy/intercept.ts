@@ -258,8 +258,10 @@ export class Interceptor {
     // Every answer is read, whatever type it says it is (lib/mcp/answer-filter.ts).
     const answer = () => answerFilter(server.policy);
     if (h.method !== 'POST') return this.send(t, http, req, res, c, { headers, answer });
-    // The body is read here before anything is sent: an agent that waits for 100 Continue is told to send it.
-    if (rawValue(h.headers, 'expect')?.trim().toLowerCase() === '100-continue') res.informational(100, []);
+    // The body is read here before anything is sent: an agent that waits for 100 Continue is told to send it, and the server is not asked again.
+    const expect = rawValue(h.headers, 'expect') !== undefined;
+    if (expect) res.informational(100, []);
+    const postHeaders = expect ? headers.filter((_, i, a) => (i % 2 === 0 ? a[i]!.toLowerCase() !== 'expect' : a[i - 1]!.toLowerCase() !== 'expect')) : headers;
     const parts: Buffer[] = [];
     let size = 0;
     let over = false;
@@ -287,7 +289,7 @@ export class Interceptor {
         }
         for (const call of v.calls) this.o.audit({ type: 'mcp', server: server.name, host: t.host, tool: call.tool, decision: call.decision, rule: call.rule, argBytes: call.argBytes });
         if (v.forward && server.local) return this.answerLocal(t, h, res, server, body);
-        if (v.forward) return this.send(t, http, req, res, c, { headers, answer, body });
+        if (v.forward) return this.send(t, http, req, res, c, { headers: postHeaders, answer, body });
         const e = requestEvent(t, h.method, pathOf(h.url), 'deny', v.rule);
         e.status = v.status;
         this.o.audit(e);

@@ -76,8 +76,12 @@ test('answers: a JSON tools/list result keeps only the allowed tools; anything e
   assert.deepEqual(JSON.parse(out), KEPT);
   // Whatever the type says: a JSON answer (after a byte order mark too) is read as JSON; look-alikes of result and tools are dropped.
   const g = answerFilter(P);
-  const sneaky = JSON.stringify({ jsonrpc: '2.0', id: 2, result: { tools: [{ name: 'echo' }], Tools: [{ name: 'delete_repo' }] }, RESULT: { tools: [{ name: 'delete_repo' }] } });
-  assert.deepEqual(JSON.parse(Buffer.concat([g.push(Buffer.from(`\ufeff  ${sneaky}`)), g.end()]).toString()), { jsonrpc: '2.0', id: 2, result: { tools: [{ name: 'echo' }] } });
+  // A look-alike beside the real key makes the answer ambiguous (refused, below); one alone is dropped.
+  const sneaky = JSON.stringify({ jsonrpc: '2.0', id: 2, RESULT: { tools: [{ name: 'delete_repo' }] } });
+  assert.deepEqual(JSON.parse(Buffer.concat([g.push(Buffer.from(`\ufeff  ${sneaky}`)), g.end()]).toString()), { jsonrpc: '2.0', id: 2 });
+  const g2 = answerFilter(P);
+  const both = JSON.stringify({ jsonrpc: '2.0', id: 2, result: { tools: [{ name: 'echo' }], Tools: [{ name: 'delete_repo' }] } });
+  assert.match(Buffer.concat([g2.push(Buffer.from(both)), g2.end()]).toString(), /not JSON it could read/);
   // What cannot be read is not passed on.
   const h = answerFilter(P);
   assert.match(Buffer.concat([h.push(Buffer.from('{"jsonrpc":"2.0", "tools": [ broken')), h.end()]).toString(), /stashbase: the MCP server's answer is not JSON it could read/);
@@ -193,4 +197,50 @@ test('a local server\'s confinement: the system, node, what read names; the work
   assert.ok(typeof write !== 'string');
   assert.match(write.args.join(' '), new RegExp(`--bind ${dir} ${dir} --chdir ${dir} --`));
   assert.equal(localServerCommand({ ...base, workdir: 'none' }, { env: {}, home: t.home, cwd: dir, platform: 'darwin' }), 'local MCP servers run only on Linux for now (bubblewrap confines them); list a remote server by its url');
+});
+
+test('from the second review: a lone look-alike key (Method beside a result, a Name in params), a method a loose server takes for tools/call, a long duplicate key cut in the refusal', () => {
+  for (const [b, why] of [
+    ['{"jsonrpc":"2.0","id":1,"result":{},"Method":"tools/call","params":{"name":"get-env"}}', /"Method" is read as "method"/],
+    ['{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"x"},"METHOD":"tools/call","params":{"name":"get-env"}}', /"METHOD" is read as "method"/],
+    ['{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"Name":"get-env"}}', /"Name" is read as "name"/],
+    ['{"jsonrpc":"2.0","id":1,"method":"TOOLS/CALL","params":{"name":"get-env"}}', /could be read as it/], ['{"jsonrpc":"2.0","id":1,"method":"tools/call ","params":{"name":"get-env"}}', /could be read as it/],
+    ['{"jsonrpc":"2.0","id":1,"method":"/tools/call","params":{"name":"get-env"}}', /could be read as it/],
+  ] as const) {
+    const r = parseMessages(body(b));
+    assert.ok('problem' in r && why.test(r.problem), `${b}: ${JSON.stringify(r)}`);
+  }
+  const long = 'k'.repeat(100_000);
+  const r = parseMessages(body(`{"jsonrpc":"2.0","id":1,"method":"ping","${long}":1,"${long}":2}`));
+  assert.ok('problem' in r && r.problem.length < 300, 'the refusal names the key cut short');
+});
+
+test('from the second review: answers with a byte order mark split across reads, in UTF-16, with endless white space, with a key twice are not passed on as they came; a 16 MiB event in 16 KiB reads is filtered in linear time', () => {
+  const run = (parts: Buffer[]) => {
+    const f = answerFilter(P);
+    return Buffer.concat([...parts.map((x) => f.push(x)), f.end()]).toString();
+  };
+  const sse = Buffer.from(`\ufeffdata: ${JSON.stringify(TOOLS)}\n\n`);
+  assert.equal(run([sse.subarray(0, 1), sse.subarray(1, 2), sse.subarray(2)]), `data: ${JSON.stringify(KEPT)}\n\n`);
+  const json = Buffer.from(`\ufeff${JSON.stringify(TOOLS)}`);
+  assert.deepEqual(JSON.parse(run([json.subarray(0, 1), json.subarray(1)])), KEPT);
+  assert.match(run([Buffer.from(JSON.stringify(TOOLS), 'utf16le')]), /stashbase: the MCP server's answer is not JSON it could read/);
+  // Endless white space is not held without end: past 64 KiB the answer is read as JSON (held within its limit, filtered).
+  assert.deepEqual(JSON.parse(run([Buffer.alloc(70 << 10, ' '), Buffer.from(JSON.stringify(TOOLS))])), KEPT);
+  assert.match(run([Buffer.from('{"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"echo"}]},"result":{"tools":[{"name":"delete_repo"}]}}')]), /not JSON it could read/);
+  const f = answerFilter(P);
+  const big = Buffer.from(`data: {"jsonrpc":"2.0","id":3,"result":{"pad":"${'a'.repeat(16 << 20)}"}}\n\n`);
+  const t0 = process.hrtime.bigint();
+  let outBytes = 0;
+  for (let i = 0; i < big.length; i += 16 << 10) outBytes += f.push(big.subarray(i, i + (16 << 10))).length;
+  const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+  assert.ok(ms < 3000, `${ms} ms`);
+  assert.equal(outBytes, 0, 'past 16 MiB the event is dropped');
+  const f2 = answerFilter(P);
+  const fits = Buffer.from(`data: {"jsonrpc":"2.0","id":3,"result":{"pad":"${'a'.repeat(8 << 20)}"}}\n\n`);
+  const t1 = process.hrtime.bigint();
+  let got = 0;
+  for (let i = 0; i < fits.length; i += 16 << 10) got += f2.push(fits.subarray(i, i + (16 << 10))).length;
+  assert.equal(got, fits.length);
+  assert.ok(Number(process.hrtime.bigint() - t1) / 1e6 < 2000);
 });
