@@ -156,3 +156,25 @@ export async function gitImportBench(home, env, rounds = 10) {
   }
   return rows;
 }
+
+/**
+ * A client kept running (bench/proxy-client.mjs, bench/mcp-client.mjs): it
+ * says "ready" once connected and warmed up; `ask` sends it an order and
+ * resolves with its one line of JSON.
+ */
+export async function orderedClient(cmd, args, o) {
+  const { spawn } = await import('node:child_process');
+  const { createInterface } = await import('node:readline');
+  const c = spawn(cmd, args, { cwd: o.cwd, env: o.env, stdio: ['pipe', 'pipe', 'pipe'] });
+  const closed = new Promise((resolve) => c.on('close', resolve));
+  let err = '';
+  c.stderr.on('data', (d) => (err += d));
+  const lines = createInterface({ input: c.stdout })[Symbol.asyncIterator]();
+  const next = async () => {
+    const { value, done } = await lines.next();
+    if (done) throw new Error(`${cmd} ${args.slice(-3).join(' ')} ended: ${err.slice(-2000)}`);
+    return JSON.parse(value);
+  };
+  await next();
+  return { ask: (order) => (c.stdin.write(`${order}\n`), next()), closed };
+}

@@ -7,59 +7,14 @@
 //   end      every timed call together, then exit
 // Node built-ins only: it runs from the checkout, read-only, inside the sandbox.
 import { readFileSync } from 'node:fs';
-import { connect } from 'node:net';
 import { createInterface } from 'node:readline';
-import { connect as tlsConnect } from 'node:tls';
+import { answers, open } from './tls-client.mjs';
 
 const [mode, port, host] = [process.argv[2], Number(process.argv[3]), process.argv[4]];
 const WARM = Number(process.argv[5] ?? 200);
 const ca = readFileSync(process.env.BENCH_CA ?? process.env.NODE_EXTRA_CA_CERTS, 'utf8');
 
-async function open() {
-  let raw;
-  if (mode === 'direct') raw = connect(port, '127.0.0.1');
-  else {
-    const proxy = new URL(process.env.HTTPS_PROXY);
-    const basic = Buffer.from(`${decodeURIComponent(proxy.username)}:${decodeURIComponent(proxy.password)}`).toString('base64');
-    raw = connect(Number(proxy.port), proxy.hostname);
-    raw.write(`CONNECT ${host}:${port} HTTP/1.1\r\nHost: ${host}:${port}\r\nProxy-Authorization: Basic ${basic}\r\n\r\n`);
-    await new Promise((resolve) => raw.once('data', resolve));
-  }
-  raw.setNoDelay(true);
-  const s = tlsConnect({ socket: raw, servername: host, ca });
-  await new Promise((resolve, reject) => { s.once('secureConnect', resolve); s.once('error', reject); });
-  s.setNoDelay(true);
-  return s;
-}
-
-/** Reads answers off the socket (Content-Length or chunked): resolves each with its head when its body is complete. */
-function answers(s) {
-  let buf = Buffer.alloc(0);
-  let waiter = null;
-  const complete = () => {
-    const end = buf.indexOf('\r\n\r\n');
-    if (end === -1) return -1;
-    const head = buf.subarray(0, end).toString('latin1');
-    const cl = /\r\ncontent-length: (\d+)/i.exec(head);
-    if (cl) return buf.length >= end + 4 + Number(cl[1]) ? end + 4 + Number(cl[1]) : -1;
-    const last = buf.indexOf('\r\n0\r\n\r\n', end);
-    return last === -1 ? -1 : last + 7;
-  };
-  s.on('data', (d) => {
-    buf = Buffer.concat([buf, d]);
-    const at = complete();
-    if (at !== -1 && waiter) {
-      const head = buf.subarray(0, buf.indexOf('\r\n\r\n')).toString('latin1');
-      buf = buf.subarray(at);
-      const w = waiter;
-      waiter = null;
-      w(head);
-    }
-  });
-  return () => new Promise((resolve) => { waiter = resolve; });
-}
-
-const s = await open();
+const s = await open(mode, { directPort: port, host, port, ca });
 const next = answers(s);
 let session = '';
 const post = async (body) => {

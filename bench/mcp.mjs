@@ -5,11 +5,9 @@
 // each answer, in the same run. The two clients take slices of calls in turn
 // (bench/proxy.mjs explains why); the median pair's added p50 is the result.
 // Target: under 1 ms added per call at p50.
-import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
-import { median, setup } from './lib.mjs';
+import { median, orderedClient, setup } from './lib.mjs';
 
 const { LeafCache } = await import('../dist/lib/tls/leaves.js');
 const { testCa } = await import('../dist/test/upstream-ca.js');
@@ -33,20 +31,8 @@ const WARM = process.env.WARM ?? '300';
 const SLICE = Number(process.env.SLICE ?? 200);
 const PAIRS = Number(process.env.PAIRS ?? 15);
 
-async function client(cmd, args, extraEnv) {
-  const c = spawn(cmd, args, { cwd: proj, env: { ...env, ...extraEnv }, stdio: ['pipe', 'pipe', 'pipe'] });
-  const closed = new Promise((resolve) => c.on('close', resolve));
-  let err = '';
-  c.stderr.on('data', (d) => (err += d));
-  const lines = createInterface({ input: c.stdout })[Symbol.asyncIterator]();
-  const next = async () => {
-    const { value, done } = await lines.next();
-    if (done) throw new Error(`${cmd} ended: ${err.slice(-2000)}`);
-    return JSON.parse(value);
-  };
-  await next();
-  return { ask: (order) => (c.stdin.write(`${order}\n`), next()), closed };
-}
+/** A client kept running, in the project folder, with the bench's environment (bench/lib.mjs). */
+const client = (cmd, args, extraEnv) => orderedClient(cmd, args, { cwd: proj, env: { ...env, ...extraEnv } });
 
 const direct = await client(process.execPath, [clientJs, 'direct', String(front.frontPort), 'mcp.test', WARM], { BENCH_CA: caFile });
 const sandboxed = await client(process.execPath, [bin, 'agent', 'run', '--profile', 'bench', '--silent', '--', process.execPath, clientJs, 'proxy', String(front.frontPort), 'mcp.test', WARM], {});

@@ -11,9 +11,8 @@
 // turn, so both are measured within the same second or so.
 // Node built-ins only: it runs from the checkout, read-only, inside the sandbox.
 import { readFileSync } from 'node:fs';
-import { connect } from 'node:net';
 import { createInterface } from 'node:readline';
-import { connect as tlsConnect } from 'node:tls';
+import { answers, open as openTls } from './tls-client.mjs';
 
 const [mode, port] = [process.argv[2], Number(process.argv[3])];
 // Untimed requests first on each connection: both sides' code warmed up alike.
@@ -22,49 +21,8 @@ const host = 'api.test';
 const ca = readFileSync(process.env.BENCH_CA ?? process.env.NODE_EXTRA_CA_CERTS, 'utf8');
 const auth = `Authorization: Bearer ${process.env.BENCH_TOKEN ?? 'none'}\r\n`;
 
-async function open() {
-  let raw;
-  if (mode === 'direct') {
-    raw = connect(port, '127.0.0.1');
-  } else {
-    const proxy = new URL(process.env.HTTPS_PROXY);
-    const basic = Buffer.from(`${decodeURIComponent(proxy.username)}:${decodeURIComponent(proxy.password)}`).toString('base64');
-    raw = connect(Number(proxy.port), proxy.hostname);
-    raw.write(`CONNECT ${host}:443 HTTP/1.1\r\nHost: ${host}:443\r\nProxy-Authorization: Basic ${basic}\r\n\r\n`);
-    await new Promise((resolve) => raw.once('data', resolve));
-  }
-  raw.setNoDelay(true);
-  const s = tlsConnect({ socket: raw, servername: host, ca });
-  await new Promise((resolve, reject) => { s.once('secureConnect', resolve); s.once('error', reject); });
-  s.setNoDelay(true);
-  return s;
-}
-
-/** Reads responses off the socket: resolves each when its body is complete. */
-function responses(s) {
-  let buf = Buffer.alloc(0);
-  let waiter = null;
-  const complete = () => {
-    const end = buf.indexOf('\r\n\r\n');
-    if (end === -1) return -1;
-    const head = buf.subarray(0, end).toString('latin1');
-    const cl = /\r\ncontent-length: (\d+)/i.exec(head);
-    if (cl) return buf.length >= end + 4 + Number(cl[1]) ? end + 4 + Number(cl[1]) : -1;
-    const last = buf.indexOf('\r\n0\r\n\r\n', end);
-    return last === -1 ? -1 : last + 7;
-  };
-  s.on('data', (d) => {
-    buf = Buffer.concat([buf, d]);
-    const at = complete();
-    if (at !== -1 && waiter) {
-      buf = buf.subarray(at);
-      const w = waiter;
-      waiter = null;
-      w();
-    }
-  });
-  return () => new Promise((resolve) => { waiter = resolve; });
-}
+const open = () => openTls(mode, { directPort: port, host, port: 443, ca });
+const responses = answers;
 
 /** A kept-alive connection for one path: `run(n)` times n requests on it. */
 async function connection(path) {

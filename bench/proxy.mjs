@@ -12,8 +12,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:https';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
-import { median, setup } from './lib.mjs';
+import { median, orderedClient, setup } from './lib.mjs';
 
 const { LeafCache } = await import('../dist/lib/tls/leaves.js');
 const { buildCertificate, toPem } = await import('../dist/lib/tls/x509.js');
@@ -83,24 +82,8 @@ function run(cmd, args, extraEnv = {}) {
   });
 }
 
-/** A client (bench/proxy-client.mjs) kept running: `ask` sends it an order and resolves with its answer. */
-async function client(cmd, args, extraEnv) {
-  const c = spawn(cmd, args, { cwd: proj, env: { ...env, ...extraEnv }, stdio: ['pipe', 'pipe', 'pipe'] });
-  const closed = new Promise((resolve) => c.on('close', resolve));
-  let err = '';
-  c.stderr.on('data', (d) => (err += d));
-  const lines = createInterface({ input: c.stdout })[Symbol.asyncIterator]();
-  const next = async () => {
-    const { value, done } = await lines.next();
-    if (done) throw new Error(`${cmd} ${args.slice(-3).join(' ')} ended: ${err.slice(-2000)}`);
-    return JSON.parse(value);
-  };
-  await next(); // ready: connected and warmed up
-  return {
-    ask: (order) => (c.stdin.write(`${order}\n`), next()),
-    closed,
-  };
-}
+/** A client kept running, in the project folder, with the bench's environment (bench/lib.mjs). */
+const client = (cmd, args, extraEnv) => orderedClient(cmd, args, { cwd: proj, env: { ...env, ...extraEnv } });
 
 // The two clients run side by side, each idle while the other is timed: they
 // take slices of SLICE requests in turn (which goes first alternating), so each
