@@ -39,8 +39,8 @@ export interface ConfineInput {
    * paths (bwrap would follow a symlink on the host).
    */
   binds: ConfineBind[];
-  /** Bound writable (a local MCP server given the working tree to write: lib/mcp/local-server.ts). */
-  writable?: ConfineBind[];
+  /** Hidden after the binds (a local MCP server's view of the working tree: what the agent's sandbox hides): an empty tmpfs for a folder, /dev/null for a file. */
+  hidden?: Array<{ path: string; dir: boolean }>;
   cwd: string;
   command: string[];
   /** The whole environment of the scan: everything inherited is removed first. */
@@ -70,7 +70,7 @@ export function buildConfineCommand(i: ConfineInput): Command {
     seen.add(key);
     args.push('--ro-bind', b.src, b.dest);
   }
-  for (const b of i.writable ?? []) args.push('--bind', b.src, b.dest);
+  for (const h of i.hidden ?? []) args.push(...(h.dir ? ['--tmpfs', h.path] : ['--ro-bind', '/dev/null', h.path]));
   args.push('--chdir', i.cwd, '--', ...i.command);
   return { file: i.bwrap, args, env: i.env, unsetEnv: i.inherited.filter((n) => !Object.hasOwn(i.env, n)), ...(i.pipes ? { pipes: i.pipes } : {}) };
 }

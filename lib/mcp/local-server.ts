@@ -15,7 +15,7 @@
 // requests (roots, sampling, elicitation) are answered "not available", and
 // an answer that does not come within two minutes is an error.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { realpathSync } from 'node:fs';
+import { lstatSync, realpathSync } from 'node:fs';
 import type { Command } from '../../templates/command.js';
 import { buildConfineCommand, type ConfineBind } from '../../templates/confine.js';
 import { MCP_RELAY_SCRIPT, SERVER_PROXY_SOCKET } from '../../templates/mcp-relay.js';
@@ -38,7 +38,7 @@ export const ANSWER_TIMEOUT_MS = 120_000;
 /** The loopback port the server's sandbox relays to its proxy (its own network namespace: no other listener). */
 export const SERVER_PROXY_PORT = 18081;
 
-export function localServerCommand(cfg: LocalMcpConfig, o: { env: NodeJS.ProcessEnv; home: string; cwd: string; platform?: NodeJS.Platform; proxy?: { socket: string; token: string } }): Command | string {
+export function localServerCommand(cfg: LocalMcpConfig, o: { env: NodeJS.ProcessEnv; home: string; cwd: string; platform?: NodeJS.Platform; proxy?: { socket: string; token: string }; denied?: string[]; writable?: string[] }): Command | string {
   if ((o.platform ?? process.platform) !== 'linux') return 'local MCP servers run only on Linux for now (bubblewrap confines them); list a remote server by its url';
   const bwrap = findTool('bwrap', o.env);
   if (!bwrap) return 'bubblewrap (bwrap) is not installed, and a local MCP server never runs unconfined';
@@ -61,7 +61,23 @@ export function localServerCommand(cfg: LocalMcpConfig, o: { env: NodeJS.Process
     if (p !== null) binds.push({ src: p, dest: p });
   }
   const cwd = real(o.cwd) ?? o.cwd;
-  if (cfg.workdir === 'read') binds.push({ src: cwd, dest: cwd });
+  const home = real(o.home) ?? o.home;
+  // What the agent writes is not the server's program or its files: a next run would run what the agent left.
+  for (const p of [cfg.command[0]!, ...cfg.read.map((r) => expandHome(r, o.home, o.cwd))]) {
+    const abs = expandHome(p, o.home, o.cwd);
+    const rp = p.includes('/') ? (real(abs) ?? abs) : null;
+    if (rp !== null && [cwd, ...(o.writable ?? [])].some((w) => rp === w || rp.startsWith(w + '/'))) return `${p} lies where the agent writes (the working tree or allow_write): a later run would run what the agent left there`;
+  }
+  const hidden: Array<{ path: string; dir: boolean }> = [];
+  if (cfg.workdir === 'read') {
+    if (cwd === home || home.startsWith(cwd + '/')) return 'workdir = "read" from your home (or above it) would show the server all of it: run from a project folder';
+    binds.push({ src: cwd, dest: cwd });
+    // What the agent's sandbox hides in the working tree, the server's hides too.
+    for (const d of o.denied ?? []) {
+      const st = lstatSync(d, { throwIfNoEntry: false });
+      if (st && (d === cwd || d.startsWith(cwd + '/'))) hidden.push({ path: d, dir: st.isDirectory() });
+    }
+  }
   let command = cfg.command;
   if (cfg.hosts.length > 0) {
     if (o.proxy === undefined) return 'its proxy could not be started';
@@ -73,10 +89,14 @@ export function localServerCommand(cfg: LocalMcpConfig, o: { env: NodeJS.Process
     Object.assign(env, { HTTPS_PROXY: url, HTTP_PROXY: url, https_proxy: url, http_proxy: url, NO_PROXY: '', no_proxy: '' });
     command = [perl, '-e', MCP_RELAY_SCRIPT, String(SERVER_PROXY_PORT), SERVER_PROXY_SOCKET, '--', ...cfg.command];
   }
-  return buildConfineCommand({
-    bwrap, system: systemPaths(), etc: existingEtc(), binds, writable: cfg.workdir === 'write' ? [{ src: cwd, dest: cwd }] : [],
-    cwd: cfg.workdir === 'none' ? '/tmp' : cwd, command, env, inherited: Object.keys(process.env),
+  const confined = buildConfineCommand({
+    bwrap, system: systemPaths(), etc: existingEtc(), binds, hidden,
+    cwd: cfg.workdir === 'none' ? '/tmp' : cwd, command, env: {}, inherited: [],
   });
+  // The server's environment is bwrap's to give it (--clearenv, --setenv): bwrap itself, outside any sandbox, runs with
+  // a bare PATH, never with what a profile sets (an LD_PRELOAD there would run in bwrap, on the host).
+  const setenv = Object.entries(env).flatMap(([k, v]) => ['--setenv', k, v]);
+  return { ...confined, args: ['--clearenv', ...setenv, ...confined.args], env: { PATH: '/usr/bin:/bin' }, unsetEnv: [], onlyEnv: true };
 }
 
 type Pending = { resolve: (answer: unknown) => void; timer: NodeJS.Timeout; id: unknown };
@@ -97,8 +117,8 @@ export class LocalServer {
     if (typeof this.cmd === 'string' || this.child) return;
     const child = spawn(this.cmd.file, this.cmd.args, { cwd: this.cmd.cwd, env: childEnv(this.cmd), stdio: ['pipe', 'pipe', 'ignore'] });
     this.child = child;
-    child.on('error', (e) => this.fail(`it could not be started (${(e as NodeJS.ErrnoException).code ?? e.message})`));
-    child.on('exit', (code, sig) => this.fail(`it ended (${sig ?? `exit ${code}`})`));
+    child.on('error', (e) => this.fail(`could not be started (${(e as NodeJS.ErrnoException).code ?? e.message})`));
+    child.on('exit', (code, sig) => this.fail(`ended (${sig ?? `exit ${code}`})`));
     child.stdin!.on('error', () => {});
     child.stdout!.setEncoding('utf8');
     child.stdout!.on('data', (d: string) => this.read(d));
@@ -117,8 +137,16 @@ export class LocalServer {
     return { jsonrpc: '2.0', id, error: { code: -32603, message: `stashbase: ${message}` } };
   }
 
+  /** The server does not read what it is sent: nothing more is written until it does. */
+  private backedUp = false;
+
   private write(v: unknown): void {
-    this.child?.stdin?.write(`${JSON.stringify(v)}\n`);
+    const stdin = this.child?.stdin;
+    if (!stdin || this.backedUp) return;
+    if (!stdin.write(`${JSON.stringify(v)}\n`)) {
+      this.backedUp = true;
+      stdin.once('drain', () => (this.backedUp = false));
+    }
   }
 
   private read(d: string): void {
@@ -139,8 +167,8 @@ export class LocalServer {
     if (parsed === null || !isJsonObject(parsed.value)) return;
     const m = parsed.value;
     if (typeof m.method === 'string') {
-      // The server's own request (roots, sampling, elicitation): not available through stashbase; its notifications are dropped.
-      if (m.id !== undefined) this.write({ jsonrpc: '2.0', id: m.id, error: { code: -32601, message: 'not available through stashbase' } });
+      // The server's own request (roots, sampling, elicitation): not available through stashbase (an id too long to echo is not answered); its notifications are dropped.
+      if (m.id !== undefined && JSON.stringify(m.id).length <= 256 && !this.backedUp) this.write({ jsonrpc: '2.0', id: m.id, error: { code: -32601, message: 'not available through stashbase' } });
       return;
     }
     if (typeof m.id !== 'string') return;
@@ -177,7 +205,7 @@ export class LocalServer {
         answers.push(Promise.resolve(this.error(m.id, `the local server ${this.name} ${this.broken}`)));
         continue;
       }
-      if (this.pending.size >= MAX_PENDING) {
+      if (this.pending.size >= MAX_PENDING || this.backedUp) {
         answers.push(Promise.resolve(this.error(m.id, `the local server ${this.name} has ${MAX_PENDING} requests unanswered`)));
         continue;
       }
@@ -196,7 +224,9 @@ export class LocalServer {
     const got = await Promise.all(answers);
     const text = JSON.stringify(batch ? got : got[0]);
     const filtered = filterJson(text, this.policy);
-    return { status: 200, body: filtered === null || filtered === 'refused' ? text : filtered };
+    // An answer the filter cannot read is not passed on (as on the remote path).
+    if (filtered === 'refused') return { status: 200, body: JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32603, message: `stashbase: the local server ${this.name}'s answer could not be read, so it was not passed on` } }) };
+    return { status: 200, body: filtered === null ? text : filtered };
   }
 
   /** Called once the server is stopped (its proxy closed, its socket's folder removed). */

@@ -14,6 +14,7 @@ import { parseSource } from '../secrets/sources.js';
 import { lineOf } from './toml-lines.js';
 import type { LocalMcpConfig, McpServerConfig, Profile, ProfileLimits, ProfileSource, SecretBinding } from './types.js';
 import { TOOL_GLOB } from '../mcp/tool-policy.js';
+import { normalizeHost } from '../proxy/policy.js';
 import { formatPath, type KeyPath, type Problem, Reader } from './validators.js';
 
 const TOP = ['description', 'allow_hooks', 'sandbox', 'filesystem', 'network', 'secrets', 'config_env', 'environment', 'workspace', 'hooks', 'mcp'] as const;
@@ -220,7 +221,7 @@ export function validateProfile(input: ValidateInput): Profile {
   const worktree = r.bool(ws.worktree, ['workspace', 'worktree']) ?? false;
   const hooks = readHooks(r, top.hooks);
 
-  const mcp = readMcp(r, top.mcp, egressHosts);
+  const mcp = readMcp(r, top.mcp, egressHosts, denyRead);
 
   if (r.problems.length > 0) throw new ConfigError(formatProblems(input.label, input.lines, r.problems));
   return {
@@ -269,7 +270,7 @@ export const LOCAL_MCP_DOMAIN = 'stashbase-mcp.internal';
 const LOCAL_NAME = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 
 /** [mcp.servers.NAME]: remote servers by URL, or local ones by command; their tool globs; each server's host joins egress_hosts (it is the server's alone). */
-function readMcp(r: Reader, raw: unknown, egressHosts: string[]): Profile['mcp'] {
+function readMcp(r: Reader, raw: unknown, egressHosts: string[], denyRead: string[]): Profile['mcp'] {
   const servers: Record<string, McpServerConfig> = Object.create(null) as Record<string, McpServerConfig>;
   const t = r.table(raw, ['mcp'], ['servers']);
   const hosts = new Map<string, string>();
@@ -306,10 +307,16 @@ function readMcp(r: Reader, raw: unknown, egressHosts: string[]): Profile['mcp']
           }
         }
       }
-      const workdir = r.oneOf(e.workdir, [...path, 'workdir'], ['none', 'read', 'write'] as const) ?? 'none';
+      const workdir = r.oneOf(e.workdir, [...path, 'workdir'], ['none', 'read'] as const) ?? 'none';
       const read = r.strings(e.read, [...path, 'read'], (s, p) => {
-        if (!s.startsWith('re:') && !/[*?[]/.test(s)) return true;
-        r.fail(p, `${JSON.stringify(s)}: name a path, not a pattern`);
+        if (s.startsWith('re:') || /[*?[]/.test(s)) {
+          r.fail(p, `${JSON.stringify(s)}: name a path, not a pattern`);
+          return false;
+        }
+        // What the agent's sandbox hides is not the server's to read either, unless allow_read lifts it for both.
+        const hidden = denyRead.find((d) => !d.startsWith('re:') && !/[*?[]/.test(d) && (s === d || s.startsWith(d.endsWith('/') ? d : `${d}/`) || d.startsWith(s.endsWith('/') ? s : `${s}/`)));
+        if (hidden === undefined) return true;
+        r.fail(p, `${JSON.stringify(s)} would show the server ${JSON.stringify(hidden)}, which the sandbox hides (lift it with allow_read, for the agent too, if the server must read it)`);
         return false;
       });
       // Its own network: through a proxy of its own, to these hosts alone.
@@ -334,7 +341,8 @@ function readMcp(r: Reader, raw: unknown, egressHosts: string[]): Profile['mcp']
         else if (u.username || u.password || u.search || u.hash) r.fail([...path, 'url'], `${JSON.stringify(url)}: no user, query or fragment (a credential is a [secrets] binding for the host)`);
         else if (local === null && (u.hostname === LOCAL_MCP_DOMAIN || u.hostname.endsWith(`.${LOCAL_MCP_DOMAIN}`))) r.fail([...path, 'url'], `${JSON.stringify(url)}: ${LOCAL_MCP_DOMAIN} is where stashbase serves local servers`);
         else if (!r.hostPattern(u.hostname, [...path, 'url'], false)) host = null;
-        else host = u.hostname.toLowerCase();
+        else host = normalizeHost(u.hostname) ?? u.hostname.toLowerCase();
+        if (local === null && host !== null && (host === LOCAL_MCP_DOMAIN || host.endsWith(`.${LOCAL_MCP_DOMAIN}`))) r.fail([...path, 'url'], `${JSON.stringify(url)}: ${LOCAL_MCP_DOMAIN} is where stashbase serves local servers`);
       }
     }
     const glob = (s: string, p: KeyPath): boolean => {

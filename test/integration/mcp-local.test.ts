@@ -85,19 +85,19 @@ describe('local MCP servers: run by stashbase, confined, served through the prox
     try {
       const netProj = join(t.home, 'netproj');
       writeFile(join(netProj, 'README'), 'x\n');
-      const probe = `curl -sS --max-time 5 http://api.test:${port}/allowed > net-allowed.txt 2>&1; curl -sS --max-time 5 -o /dev/null -w '%{http_code}' http://other.test:${port}/ > net-other.txt 2>&1; ` +
-        `curl -sS --noproxy '*' --max-time 3 http://127.0.0.1:${port}/raw > net-raw.txt 2>&1 || echo raw-failed >> net-raw.txt; exec node ${MCP_SERVER} stdio`;
+      const probe = `curl -sS --max-time 5 http://api.test:${port}/allowed; curl -sS --max-time 5 http://other.test:${port}/other; ` +
+        `curl -sS --noproxy '*' --max-time 3 http://127.0.0.1:${port}/raw; exec node ${MCP_SERVER} stdio`;
       writeFile(join(t.sbHome, 'agents', 'localnet.toml'), [
         '[network.hosts]', `"api.test" = "127.0.0.1:${port}"`, `"other.test" = "127.0.0.1:${port}"`,
-        '[mcp.servers.net]', `command = ["sh", "-c", ${JSON.stringify(probe)}]`, `read = ["${MCP_DIR}"]`, 'workdir = "write"', 'hosts = ["api.test"]', 'allow_tools = ["echo"]',
+        '[mcp.servers.net]', `command = ["sh", "-c", ${JSON.stringify(probe)}]`, `read = ["${MCP_DIR}"]`, 'hosts = ["api.test"]', 'allow_tools = ["echo"]',
       ].join('\n') + '\n');
       const script = `curl -sS https://net.stashbase-mcp.internal/mcp -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' --data-binary '${call(1, 'echo', { message: 'after-probe' })}'`;
       const r = await cli(['agent', 'run', '--silent', '--profile', 'localnet', '--', 'sh', '-c', script], { env: t.env, cwd: netProj, timeoutMs: 90_000 });
       assert.match(r.stdout, /Echo: after-probe/, r.stderr);
-      assert.equal(readFileSync(join(netProj, 'net-allowed.txt'), 'utf8'), 'STUB-OK\n');
-      assert.equal(readFileSync(join(netProj, 'net-other.txt'), 'utf8'), '403');
-      assert.match(readFileSync(join(netProj, 'net-raw.txt'), 'utf8'), /raw-failed/);
+      // Its host reached; the other host refused by its proxy (audited as the server's), the raw connection never arriving.
       assert.deepEqual(hits, [`api.test:${port} /allowed`]);
+      const audit = JSON.parse((await cli(['agent', 'audit', '--json'], { env: t.env, cwd: netProj })).stdout) as Array<Record<string, unknown>>;
+      assert.ok(audit.some((e) => e.mcpServer === 'net' && e.host === 'other.test' && e.decision === 'deny'), JSON.stringify(audit.filter((e) => e.mcpServer)));
       // The control: outside any sandbox the raw connection reaches the stub.
       // (Asynchronous: the stub answers from this process.)
       const { execFile } = await import('node:child_process');

@@ -152,10 +152,11 @@ test('[mcp] in a profile: https URLs only, one server per host (which joins egre
     '[mcp.servers.twice]', 'url = "https://a.test/other"', 'allow_tools = ["ok", "no spaces"]',
     '[mcp.servers.local]', 'command = ["npx", "x"]', 'url = "https://d.test/"',
     '[mcp.servers.nourl]', 'deny_tools = []',
+    '[mcp.servers.keys]', 'command = ["srv"]', 'read = ["~/.ssh", "~"]', 'workdir = "write"',
   ].join('\n') + '\n');
   assert.equal(typeof bad, 'string');
   for (const re of [/mcp\.servers\."bad name": "bad name" is not a server name/, /mcp\.servers\.plain\.url: "http:\/\/b\.test\/mcp": a remote MCP server is reached over https/, /mcp\.servers\.cred\.url: .*no user, query or fragment/,
-    /mcp\.servers\.twice\.url: a\.test is already \[mcp\.servers\.bad name\]'s/, /mcp\.servers\.twice\.allow_tools\[1\]: "no spaces" is not a glob over tool names/, /mcp\.servers\.local\.url: set url \(a remote server\) or command \(a local one\), not both/, /mcp\.servers\.nourl\.url: is required/]) {
+    /mcp\.servers\.twice\.url: a\.test is already \[mcp\.servers\.bad name\]'s/, /mcp\.servers\.twice\.allow_tools\[1\]: "no spaces" is not a glob over tool names/, /mcp\.servers\.local\.url: set url \(a remote server\) or command \(a local one\), not both/, /mcp\.servers\.nourl\.url: is required/, /mcp\.servers\.keys\.read\[0\]: "~\/\.ssh" would show the server "~\/\.ssh"/, /mcp\.servers\.keys\.read\[1\]: "~" would show the server/, /mcp\.servers\.keys\.workdir: /]) {
     assert.match(bad as string, re);
   }
 });
@@ -184,18 +185,26 @@ test('a local server\'s confinement: the system, node, what read names; the work
   const { chmodSync } = await import('node:fs');
   chmodSync(join(dir, 'tok'), 0o600);
   const base = { hosts: [] as string[], command: ['node', '/opt/srv/index.js', 'stdio'], env: { A: { value: 'lit' }, T: { source: `file:${join(dir, 'tok')}`, from: { kind: 'file' as const, path: join(dir, 'tok') } } }, read: [dir] };
-  const cmd = (workdir: 'none' | 'read' | 'write') => localServerCommand({ ...base, workdir }, { env: { PATH: process.env.PATH, SECRET_OF_YOURS: 'x' }, home: t.home, cwd: dir, platform: 'linux' });
+  const work = join(t.dir, 'local-work');
+  writeFile(join(work, 'README'), 'x');
+  const cmd = (workdir: 'none' | 'read') => localServerCommand({ ...base, workdir }, { env: { PATH: process.env.PATH, SECRET_OF_YOURS: 'x' }, home: t.home, cwd: work, platform: 'linux' });
   const none = cmd('none');
   assert.ok(typeof none !== 'string', String(none));
-  assert.deepEqual(none.env, { PATH: process.env.PATH, HOME: '/tmp', TMPDIR: '/tmp', LANG: 'C.UTF-8', A: 'lit', T: 'tok-real-value-0123456789' });
-  assert.ok(none.unsetEnv!.includes('PATH') === false && Object.keys(process.env).every((k) => k in none.env! || none.unsetEnv!.includes(k)));
+  // bwrap itself runs with a bare PATH and nothing of the profile's: the server's environment is set inside (--clearenv, --setenv).
+  assert.deepEqual([none.env, none.onlyEnv], [{ PATH: '/usr/bin:/bin' }, true]);
   const args = none.args.join(' ');
-  assert.match(args, /^--unshare-all --die-with-parent --new-session --cap-drop ALL /);
+  assert.ok(args.startsWith(`--clearenv --setenv PATH ${process.env.PATH} --setenv HOME /tmp --setenv TMPDIR /tmp --setenv LANG C.UTF-8 --setenv A lit --setenv T tok-real-value-0123456789 --unshare-all --die-with-parent --new-session --cap-drop ALL `), args.slice(0, 300));
   assert.match(args, /--chdir \/tmp -- node \/opt\/srv\/index.js stdio$/);
   assert.ok(none.args.includes('--ro-bind') && none.args.includes(dir), 'read is bound read-only');
-  const write = cmd('write');
-  assert.ok(typeof write !== 'string');
-  assert.match(write.args.join(' '), new RegExp(`--bind ${dir} ${dir} --chdir ${dir} --`));
+  // A program or a read path where the agent writes is refused (a later run would run what it left).
+  const inTree = localServerCommand({ ...base, read: [], command: [join(dir, 'srv.mjs')], workdir: 'none' }, { env: { PATH: process.env.PATH }, home: t.home, cwd: dir, platform: 'linux' });
+  assert.equal(typeof inTree, 'string');
+  // workdir = "read": the tree read-only, less what the agent's sandbox hides; never from the home.
+  writeFile(join(dir, 'sub', 'key.pem'), 'k');
+  const read = localServerCommand({ ...base, read: [], workdir: 'read' }, { env: { PATH: process.env.PATH }, home: t.home, cwd: join(dir, 'sub'), platform: 'linux', denied: [join(dir, 'sub', 'key.pem')] });
+  assert.ok(typeof read !== 'string', String(read));
+  assert.match(read.args.join(' '), new RegExp(`--ro-bind /dev/null ${join(dir, 'sub', 'key.pem')}`));
+  assert.match(String(localServerCommand({ ...base, read: [], workdir: 'read' }, { env: { PATH: process.env.PATH }, home: t.home, cwd: t.home, platform: 'linux' })), /from your home/);
   assert.equal(localServerCommand({ ...base, workdir: 'none' }, { env: {}, home: t.home, cwd: dir, platform: 'darwin' }), 'local MCP servers run only on Linux for now (bubblewrap confines them); list a remote server by its url');
 });
 
