@@ -164,7 +164,17 @@ export class LocalServer {
   private line(text: string): void {
     if (text.trim() === '' || text.length > MAX_LINE) return;
     const parsed = parseJson(text);
-    if (parsed === null || !isJsonObject(parsed.value)) return;
+    if (parsed === null || !isJsonObject(parsed.value)) {
+      // An answer the bridge cannot read (nested too deep, say) is an error for the request it names, not a wait.
+      const own = /"id"\s*:\s*"(sb-\d+)"/.exec(text)?.[1];
+      const p = own === undefined ? undefined : this.pending.get(own);
+      if (own !== undefined && p) {
+        this.pending.delete(own);
+        clearTimeout(p.timer);
+        p.resolve(this.error(p.id, `the local server ${this.name} sent an answer stashbase could not read`));
+      }
+      return;
+    }
     const m = parsed.value;
     if (typeof m.method === 'string') {
       // The server's own request (roots, sampling, elicitation): not available through stashbase (an id too long to echo is not answered); its notifications are dropped.
@@ -198,6 +208,14 @@ export class LocalServer {
       const isRequest = typeof m.method === 'string' && Object.hasOwn(m, 'id');
       if (typeof m.method !== 'string') continue; // the agent's answers to server requests: the bridge answered those itself
       if (!isRequest) {
+        // A cancellation names the agent's id: the server knows the bridge's.
+        const params = m.params as Record<string, unknown> | undefined;
+        if (m.method === 'notifications/cancelled' && params && typeof params === 'object' && Object.hasOwn(params, 'requestId')) {
+          const own = [...this.pending].find(([, p]) => p.id === params.requestId)?.[0];
+          if (own === undefined) continue;
+          if (this.broken === null) this.write({ ...m, params: { ...params, requestId: own } });
+          continue;
+        }
         if (this.broken === null) this.write(m);
         continue;
       }

@@ -253,3 +253,26 @@ test('from the second review: answers with a byte order mark split across reads,
   assert.equal(got, fits.length);
   assert.ok(Number(process.hrtime.bigint() - t1) / 1e6 < 2000);
 });
+
+test("the local bridge: an answer it cannot read is an error for the request it names (not a two-minute wait); a cancellation reaches the server under the bridge's id", async () => {
+  const { LocalServer } = await import('../../lib/mcp/local-server.js');
+  const { readFileSync, existsSync } = await import('node:fs');
+  const log = join(t.dir, 'cancel.log');
+  const script = `const rl = require('readline').createInterface({ input: process.stdin }); rl.on('line', (l) => { const m = JSON.parse(l);
+    if (m.method === 'deep') process.stdout.write(JSON.stringify({ jsonrpc: '2.0', id: m.id }).slice(0, -1) + ',"result":' + '['.repeat(150) + ']'.repeat(150) + '}\\n');
+    if (m.method === 'notifications/cancelled') require('fs').appendFileSync(${JSON.stringify(log)}, String(m.params.requestId)); });`;
+  const s = new LocalServer('fake', { file: process.execPath, args: ['-e', script], env: {}, onlyEnv: true }, { server: 'fake', allow: null, deny: [] });
+  try {
+    const t0 = Date.now();
+    const a = await s.exchange(Buffer.from('{"jsonrpc":"2.0","id":7,"method":"deep"}'));
+    assert.ok(Date.now() - t0 < 5000);
+    assert.deepEqual(JSON.parse(a.body), { jsonrpc: '2.0', id: 7, error: { code: -32603, message: 'stashbase: the local server fake sent an answer stashbase could not read' } });
+    void s.exchange(Buffer.from('{"jsonrpc":"2.0","id":9,"method":"slow"}'));
+    await new Promise((r) => setTimeout(r, 100));
+    assert.equal((await s.exchange(Buffer.from('{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9}}'))).status, 202);
+    for (let i = 0; i < 50 && !existsSync(log); i++) await new Promise((r) => setTimeout(r, 20));
+    assert.match(readFileSync(log, 'utf8'), /^sb-\d+$/);
+  } finally {
+    s.stop();
+  }
+});
