@@ -143,3 +143,27 @@ export function parseMessages(body: Buffer): Parsed {
   }
   return { batch, messages };
 }
+
+/**
+ * A number in the JSON text that a JavaScript reader cannot hold exactly (an
+ * integer past 2^53, a value past the double range), or null: the local
+ * bridge re-writes what it forwards, and would change it.
+ */
+export function inexactNumber(text: string): string | null {
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i] as string;
+    if (ch === '"') {
+      i++;
+      while (i < text.length && text[i] !== '"') i += text[i] === '\\' ? 2 : 1;
+      continue;
+    }
+    if (ch !== '-' && (ch < '0' || ch > '9')) continue;
+    const m = /^-?\d+(\.\d+)?([eE][+-]?\d+)?/.exec(text.slice(i, i + 400));
+    if (!m) continue;
+    const tok = m[0];
+    const n = Number(tok);
+    if (!Number.isFinite(n) || (m[1] === undefined && m[2] === undefined && !Number.isSafeInteger(n)) || (n === 0 && /[1-9]/.test(tok.split(/[eE]/)[0]!))) return tok.slice(0, 40);
+    i += tok.length - 1;
+  }
+  return null;
+}

@@ -29,6 +29,7 @@ import { readSource } from '../secrets/sources.js';
 import { findTool } from '../util/find-tool.js';
 import { filterJson } from './answer-filter.js';
 import type { ToolPolicy } from './tool-policy.js';
+import { inexactNumber } from './jsonrpc.js';
 
 const MAX_LINE = 16 << 20;
 const MAX_PENDING = 256;
@@ -200,7 +201,11 @@ export class LocalServer {
    */
   async exchange(body: Buffer): Promise<{ status: number; body: string }> {
     this.start();
-    const v: unknown = JSON.parse(body.toString('utf8'));
+    const text = body.toString('utf8');
+    // The bridge writes each message anew: a number it cannot hold exactly would reach the server changed.
+    const inexact = inexactNumber(text);
+    if (inexact !== null) return { status: 400, body: JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32600, message: `stashbase: the number ${inexact} cannot be passed to the local server ${this.name} exactly` } }) };
+    const v: unknown = JSON.parse(text);
     const batch = Array.isArray(v);
     const messages = (batch ? v : [v]) as Array<Record<string, unknown>>;
     const answers: Array<Promise<unknown>> = [];
@@ -240,11 +245,11 @@ export class LocalServer {
     }
     if (answers.length === 0) return { status: 202, body: '' };
     const got = await Promise.all(answers);
-    const text = JSON.stringify(batch ? got : got[0]);
-    const filtered = filterJson(text, this.policy);
+    const answer = JSON.stringify(batch ? got : got[0]);
+    const filtered = filterJson(answer, this.policy);
     // An answer the filter cannot read is not passed on (as on the remote path).
     if (filtered === 'refused') return { status: 200, body: JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32603, message: `stashbase: the local server ${this.name}'s answer could not be read, so it was not passed on` } }) };
-    return { status: 200, body: filtered === null ? text : filtered };
+    return { status: 200, body: filtered === null ? answer : filtered };
   }
 
   /** Called once the server is stopped (its proxy closed, its socket's folder removed). */

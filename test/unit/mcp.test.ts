@@ -276,3 +276,11 @@ test("the local bridge: an answer it cannot read is an error for the request it 
     s.stop();
   }
 });
+
+test('numbers the local bridge could not pass exactly are refused', async () => {
+  const { inexactNumber } = await import('../../lib/mcp/jsonrpc.js');
+  assert.equal(inexactNumber('{"a":9007199254740993,"s":"123456789012345678901"}'), '9007199254740993');
+  assert.equal(inexactNumber('{"a":1e400}'), '1e400');
+  assert.equal(inexactNumber('{"a":1e-400}'), '1e-400');
+  assert.equal(inexactNumber('{"a":[1,-2.5,3e10,9007199254740991],"b":"9007199254740993"}'), null);
+});
