@@ -19,6 +19,8 @@ const KNOWN: Record<string, string> = {
 };
 
 export interface Refusal {
+  /** Refused for a local MCP server's own proxy (lib/mcp/local-server.ts), not the agent's. */
+  server?: string;
   host: string;
   port: number | null;
   rule: string;
@@ -31,8 +33,9 @@ export function refusals(events: AuditEvent[]): Refusal[] {
   for (const e of events) {
     const deny = e.decision === 'deny' && e.exfiltration !== true && typeof e.host === 'string';
     if (!deny || (e.type !== 'proxy' && e.type !== 'repeated')) continue;
-    const key = JSON.stringify([e.host, e.port ?? null, e.rule]);
-    const r = by.get(key) ?? { host: e.host as string, port: typeof e.port === 'number' ? e.port : null, rule: String(e.rule ?? ''), count: 0 };
+    const server = typeof e.mcpServer === 'string' ? e.mcpServer : undefined;
+    const key = JSON.stringify([server ?? null, e.host, e.port ?? null, e.rule]);
+    const r = by.get(key) ?? { ...(server !== undefined ? { server } : {}), host: e.host as string, port: typeof e.port === 'number' ? e.port : null, rule: String(e.rule ?? ''), count: 0 };
     r.count += e.type === 'repeated' ? Number(e.count ?? 0) : 1;
     by.set(key, r);
   }
@@ -48,9 +51,11 @@ export function refusalBlock(list: Refusal[], profileFile: string | null): strin
   const lines = [`the proxy refused ${list.length === 1 ? 'one destination' : `${list.length} destinations`} during the run (an agent that failed to connect may have failed because of it):`];
   for (const r of list.slice(0, SHOWN)) {
     const name = quoted(r.port === null ? r.host : `${r.host}:${r.port}`);
-    const fix = r.rule === 'not in egress_hosts' ? `; to allow it, add ${quoted(r.host)} to [network] egress_hosts in ${where}` : '';
-    const known = KNOWN[r.host.toLowerCase()];
-    lines.push(`  ${name} ×${r.count}: ${r.rule.length > 200 ? `${r.rule.slice(0, 200)}…` : r.rule}${fix}${known ? ` (${known})` : ''}`);
+    // The local MCP server's own proxy allows its hosts alone: the fix is there, not in the agent's egress.
+    const fix = r.rule !== 'not in egress_hosts' ? '' : r.server !== undefined ? `; to allow it for that server, add ${quoted(r.host)} to hosts of [mcp.servers.${r.server}] in ${where}` : `; to allow it, add ${quoted(r.host)} to [network] egress_hosts in ${where}`;
+    const known = r.server === undefined ? KNOWN[r.host.toLowerCase()] : undefined;
+    const who = r.server !== undefined ? ` (by the local MCP server ${r.server})` : '';
+    lines.push(`  ${name}${who} ×${r.count}: ${r.rule.length > 200 ? `${r.rule.slice(0, 200)}…` : r.rule}${fix}${known ? ` (${known})` : ''}`);
   }
   if (list.length > SHOWN) lines.push(`  and ${list.length - SHOWN} more: stashbase agent audit`);
   return lines;

@@ -284,3 +284,16 @@ test('numbers the local bridge could not pass exactly are refused', async () => 
   assert.equal(inexactNumber('{"a":1e-400}'), '1e-400');
   assert.equal(inexactNumber('{"a":[1,-2.5,3e10,9007199254740991],"b":"9007199254740993"}'), null);
 });
+
+test("the end-of-run refusal block says when a local MCP server's own proxy refused a host, and where to allow it (its hosts, not the agent's egress)", async () => {
+  const { refusals, refusalBlock } = await import('../../lib/run/refusals.js');
+  const events = [
+    { type: 'proxy', method: 'CONNECT', host: 'other.test', port: 443, decision: 'deny', rule: 'not in egress_hosts', mcpServer: 'net' },
+    { type: 'proxy', method: 'CONNECT', host: 'other.test', port: 443, decision: 'deny', rule: 'not in egress_hosts' },
+  ];
+  assert.deepEqual(refusalBlock(refusals(events as never), '/p.toml'), [
+    'the proxy refused 2 destinations during the run (an agent that failed to connect may have failed because of it):',
+    '  "other.test:443" (by the local MCP server net) ×1: not in egress_hosts; to allow it for that server, add "other.test" to hosts of [mcp.servers.net] in /p.toml',
+    '  "other.test:443" ×1: not in egress_hosts; to allow it, add "other.test" to [network] egress_hosts in /p.toml',
+  ]);
+});
