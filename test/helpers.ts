@@ -57,8 +57,12 @@ export const TEST_AGENTS_BIN = join(process.env.STASHBASE_TEST_AGENTS ?? '/var/c
 /** For the compatibility tests: the real agents installed; in CI a missing one fails. */
 export function needsAgents(): { skip?: string } {
   const ok = ['claude', 'codex'].every((a) => spawnSync(join(TEST_AGENTS_BIN, a), ['--version'], { stdio: 'ignore' }).status === 0);
+  return requirement(ok, `the real agents are not installed in ${TEST_AGENTS_BIN} (run scripts/install-test-agents.sh)`);
+}
+
+/** A test's requirement: met, or skipped with the reason here, or (in CI) a failure. */
+export function requirement(ok: boolean, msg: string): { skip?: string } {
   if (ok) return {};
-  const msg = `the real agents are not installed in ${TEST_AGENTS_BIN} (run scripts/install-test-agents.sh)`;
   if (REQUIRED) throw new Error(`${msg}: required in CI`);
   process.stderr.write(`\n*** SKIPPING: ${msg} ***\n\n`);
   return { skip: msg };
@@ -66,11 +70,7 @@ export function needsAgents(): { skip?: string } {
 
 /** For tests that need root (network interfaces, running the agent as another user): CI runs as root, so there a missing root fails. */
 export function needsRoot(why: string): { skip?: string } {
-  if (process.getuid?.() === 0) return {};
-  const msg = `integration test needs root: ${why}`;
-  if (REQUIRED) throw new Error(`${msg}: required in CI`);
-  process.stderr.write(`\n*** SKIPPING: ${msg} ***\n\n`);
-  return { skip: msg };
+  return requirement(process.getuid?.() === 0, `integration test needs root: ${why}`);
 }
 
 export interface Sandbox {

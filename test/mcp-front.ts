@@ -10,17 +10,12 @@ import type { Server } from 'node:https';
 import { join } from 'node:path';
 import type { LeafCache } from '../lib/tls/leaves.js';
 import { freeLoopbackPort } from '../lib/util/free-port.js';
-import { listen } from './helpers.js';
+import { listen, requirement } from './helpers.js';
 
 export const MCP_DIR = process.env.STASHBASE_TEST_MCP ?? '/var/cache/stashbase-test-mcp';
 export const MCP_SERVER = join(MCP_DIR, 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js');
 
-export function needsMcpServer(): { skip?: string } {
-  if (existsSync(MCP_SERVER)) return {};
-  const msg = `the MCP reference server is not installed in ${MCP_DIR} (run scripts/install-test-mcp.sh)`;
-  if (process.env.STASHBASE_REQUIRE_INTEGRATION === '1') throw new Error(`${msg}: required in CI`);
-  return { skip: msg };
-}
+export const needsMcpServer = () => requirement(existsSync(MCP_SERVER), `the MCP reference server is not installed in ${MCP_DIR} (run scripts/install-test-mcp.sh)`);
 
 export interface McpFront {
   serverPort: number;

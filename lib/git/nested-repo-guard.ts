@@ -15,7 +15,7 @@ import { dirname, join, sep } from 'node:path';
 import { probe } from '../exec.js';
 import { findTool } from '../util/find-tool.js';
 import { gitlinksOfIndex } from './git-index.js';
-import { readSmallText } from '../util/read-text.js';
+import { readBackText } from '../readback/file.js';
 import { findRepoRoot } from './repo.js';
 import { commondirOf, dotGitsUnder, gitPathFile, kernelPath, moveAside, QUARANTINE, realOrSelf, within } from './planted-repos.js';
 import { isToolConfigBelow, quarantineDeeperToolConfigs, quarantineToolConfigs } from '../paths/tool-configs.js';
@@ -62,7 +62,7 @@ function gitlinks(git: string, gitDir: string, root: string): string[] | string 
   } catch {
     return [];
   }
-  const config = readSmallText(join(gitDir, 'config')) ?? '';
+  const config = readBackText(join(gitDir, 'config'), 64 * 1024) ?? '';
   const parsed = gitlinksOfIndex(index, /objectformat\s*=\s*sha256/i.test(config) ? 32 : 20);
   if (parsed !== null) return parsed;
   // A split index, or a version this reader does not know: git lists it.

@@ -7,7 +7,7 @@
 // finds them; one whose git files were written during the run and would run
 // programs is unplugged like a submodule (lib/git/nested-repo-guard.ts).
 import { type Dir, type Dirent, lstatSync, opendirSync, readlinkSync, realpathSync, renameSync, statSync } from 'node:fs';
-import { readSmallText } from '../util/read-text.js';
+import { readBackText } from '../readback/file.js';
 import { isAbsolute, resolve, sep } from 'node:path';
 
 /** What a plant is renamed to: git and your tools pass it by, and a `mv` restores it. */
@@ -121,7 +121,7 @@ export function realOrSelf(p: string): string {
 
 /** A file git reads as a path (a .git pointer, commondir): all of it, less trailing CR/LF, as git strips it; null when unreadable. */
 export function gitPathFile(file: string): string | null {
-  return readSmallText(file)?.replace(/[\r\n]+$/, '') ?? null;
+  return readBackText(file, 64 * 1024)?.replace(/[\r\n]+$/, '') ?? null;
 }
 
 /** The folder a git directory's commondir names, kernel-resolved; null without one (or when it cannot be read). */

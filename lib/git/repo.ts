@@ -2,7 +2,7 @@
 // the tree that holds a `.git` (a directory, or a worktree's pointer file).
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
-import { readSmallText } from '../util/read-text.js';
+import { readBackText } from '../readback/file.js';
 import { probe } from '../exec.js';
 import { findTool } from '../util/find-tool.js';
 import { realOrSelf } from './planted-repos.js';
@@ -115,7 +115,7 @@ export function gitConfigTargets(cwd: string, home: string, env: NodeJS.ProcessE
   const out = new Set<string>();
   const fromValue = (v: string) => (v === '~' || v.startsWith('~/') ? join(home, v.slice(1)) : isAbsolute(v) ? v : repo ? resolve(repo.root, v) : null);
   for (const file of configs) {
-    const v = coreHooksPath(readSmallText(file, 1 << 20) ?? '');
+    const v = coreHooksPath(readBackText(file, 1 << 20) ?? '');
     const path = v === null ? null : fromValue(v);
     if (path) out.add(path);
   }

@@ -7,10 +7,10 @@
 // known shape (lib/readback/json.ts): the file is the repository's.
 import { join } from 'node:path';
 import { isJsonObject, parseJson } from '../readback/json.js';
-import { readSmallText } from '../util/read-text.js';
+import { readBackText } from '../readback/file.js';
 
 export function unlistedServers(cwd: string, listed: Record<string, { url: string }>): string[] {
-  const text = readSmallText(join(cwd, '.mcp.json'), 1 << 20);
+  const text = readBackText(join(cwd, '.mcp.json'), 1 << 20);
   if (text === null) return [];
   const parsed = parseJson(text);
   if (parsed === null || !isJsonObject(parsed.value) || !isJsonObject(parsed.value.mcpServers)) return [];

@@ -14,12 +14,13 @@
 // answers), a line over 16 MiB or not JSON is dropped, the server's own
 // requests (roots, sampling, elicitation) are answered "not available", and
 // an answer that does not come within two minutes is an error.
-import { type ChildProcess, spawn } from 'node:child_process';
-import { lstatSync, realpathSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
+import { lstatSync } from 'node:fs';
+import { realPathOf } from '../util/real-path.js';
 import type { Command } from '../../templates/command.js';
 import { buildConfineCommand, type ConfineBind } from '../../templates/confine.js';
 import { MCP_RELAY_SCRIPT, SERVER_PROXY_SOCKET } from '../../templates/mcp-relay.js';
-import { childEnv } from '../exec.js';
+import { start } from '../exec.js';
 import { existingEtc, systemPaths } from '../hooks/confine-facts.js';
 import { thisCli } from '../hooks/cli-files.js';
 import { expandHome } from '../paths/rules.js';
@@ -48,25 +49,18 @@ export function localServerCommand(cfg: LocalMcpConfig, o: { env: NodeJS.Process
     if ('value' in v) env[k] = v.value;
     else env[k] = readSource({ source: v.source, from: v.from, hosts: [], inQuery: false, allowPlaintext: false }, o.env, o.home, o.cwd);
   }
-  const real = (p: string): string | null => {
-    try {
-      return realpathSync(p);
-    } catch {
-      return null;
-    }
-  };
   const binds: ConfineBind[] = [];
   for (const root of thisCli().roots.slice(1)) binds.push({ src: root, dest: root });
   for (const r of cfg.read) {
-    const p = real(expandHome(r, o.home, o.cwd));
+    const p = realPathOf(expandHome(r, o.home, o.cwd));
     if (p !== null) binds.push({ src: p, dest: p });
   }
-  const cwd = real(o.cwd) ?? o.cwd;
-  const home = real(o.home) ?? o.home;
+  const cwd = realPathOf(o.cwd) ?? o.cwd;
+  const home = realPathOf(o.home) ?? o.home;
   // What the agent writes is not the server's program or its files: a next run would run what the agent left.
   for (const p of [cfg.command[0]!, ...cfg.read.map((r) => expandHome(r, o.home, o.cwd))]) {
     const abs = expandHome(p, o.home, o.cwd);
-    const rp = p.includes('/') ? (real(abs) ?? abs) : null;
+    const rp = p.includes('/') ? (realPathOf(abs) ?? abs) : null;
     if (rp !== null && [cwd, ...(o.writable ?? [])].some((w) => rp === w || rp.startsWith(w + '/'))) return `${p} lies where the agent writes (the working tree or allow_write): a later run would run what the agent left there`;
   }
   const hidden: Array<{ path: string; dir: boolean }> = [];
@@ -116,7 +110,9 @@ export class LocalServer {
 
   start(): void {
     if (typeof this.cmd === 'string' || this.child) return;
-    const child = spawn(this.cmd.file, this.cmd.args, { cwd: this.cmd.cwd, env: childEnv(this.cmd), stdio: ['pipe', 'pipe', 'ignore'] });
+    const started = start(this.cmd, ['pipe', 'pipe', 'ignore']);
+    started.exit.catch(() => {}); // told by the events below
+    const child = started.child;
     this.child = child;
     child.on('error', (e) => this.fail(`could not be started (${(e as NodeJS.ErrnoException).code ?? e.message})`));
     child.on('exit', (code, sig) => this.fail(`ended (${sig ?? `exit ${code}`})`));

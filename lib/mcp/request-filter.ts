@@ -3,7 +3,7 @@
 // policy (lib/mcp/tool-policy.ts). A body that is not MCP is refused (fail
 // closed); a single refused call, or a batch with one among others, never
 // reaches the server: the agent gets JSON-RPC errors that name the rule.
-import { type Id, type Message, MAX_REQUEST_BODY, parseMessages } from './jsonrpc.js';
+import { type Id, type Message, parseMessages } from './jsonrpc.js';
 import { type ToolDecision, toolDecision, type ToolPolicy } from './tool-policy.js';
 
 export interface CallRecord {
@@ -20,7 +20,6 @@ export type RequestVerdict =
 /** Refusals the agent's MCP client shows: JSON-RPC's server-error range. */
 export const POLICY_ERROR = -32001;
 const PARSE_ERROR = -32700;
-const INVALID_REQUEST = -32600;
 
 const errorOf = (id: Id, code: number, message: string) => ({ jsonrpc: '2.0', id, error: { code, message: `stashbase: ${message}` } });
 
@@ -45,10 +44,6 @@ export function framingProblem(method: string, headers: { contentType: string | 
 }
 
 export function filterRequest(body: Buffer, p: ToolPolicy): RequestVerdict {
-  if (body.length > MAX_REQUEST_BODY) {
-    const rule = `an MCP request body over ${MAX_REQUEST_BODY} bytes to [mcp.servers.${p.server}]`;
-    return { forward: false, status: 413, body: JSON.stringify(errorOf(null, INVALID_REQUEST, rule)), rule, calls: [] };
-  }
   const parsed = parseMessages(body);
   if ('problem' in parsed) {
     const rule = `not an MCP message for [mcp.servers.${p.server}]: ${parsed.problem}`;

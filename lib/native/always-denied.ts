@@ -1,17 +1,9 @@
 // What no profile opens up on the native backend: control sockets, the
 // user's runtime directory, stashbase's own state, and what only root may read.
 import { resolve } from 'node:path';
-import { expandPattern } from '../paths/expand.js';
-import { resolveRule } from '../paths/rules.js';
+import { expandedPaths } from '../paths/expand.js';
 import { ROOT_CREDENTIAL_STORES } from '../profile/credential-stores.js';
 import { executableGitState } from '../git/repo.js';
-
-function rootCredentialStores(): string[] {
-  return ROOT_CREDENTIAL_STORES.flatMap((entry) => {
-    const rule = resolveRule(entry, '/', '/');
-    return rule.kind === 'path' ? [rule.path] : expandPattern(rule).paths;
-  });
-}
 
 /** Paths no profile can open up: control sockets, stashbase's own state (the CA key), what only root may read. */
 export function alwaysDenied(ctx: { env: NodeJS.ProcessEnv; cwd: string }): { read: string[]; write: string[] } {
@@ -27,7 +19,7 @@ export function alwaysDenied(ctx: { env: NodeJS.ProcessEnv; cwd: string }): { re
   if (ctx.env.XDG_RUNTIME_DIR) read.push(resolve(ctx.env.XDG_RUNTIME_DIR));
   if (ctx.env.SSH_AUTH_SOCK) read.push(resolve(ctx.env.SSH_AUTH_SOCK));
   // What only root can read (password hashes, host keys): never the agent's, whatever the profile.
-  if (uid === 0) read.push(...rootCredentialStores());
+  if (uid === 0) read.push(...expandedPaths(ROOT_CREDENTIAL_STORES, '/', '/'));
   // The repository's executable git state, wherever in it the run starts.
   return { read, write: executableGitState(ctx.cwd) };
 }

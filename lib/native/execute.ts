@@ -10,7 +10,7 @@ import { SandboxUnavailableError, StashbaseError } from '../errors.js';
 import type { Profile } from '../profile/types.js';
 import { fillScratch } from './scratch.js';
 import { seatbeltEnvOf, seatbeltStatusOf } from './prepare-seatbelt.js';
-import { readSmallText } from '../util/read-text.js';
+import { readBackText } from '../readback/file.js';
 import { proxyForRun, runLimits, type RunProxy } from '../proxy/setup.js';
 import { reportFirstTlsFailure } from '../proxy/tls-failure.js';
 import { removeSession, writeSession } from '../run/session.js';
@@ -102,7 +102,7 @@ export async function executeNative({ ctx, profile, warn, announce }: ExecuteInp
       try {
         exitCode = await runForwarded(prep.seatbelt);
         // The agent's own status, as the helper wrote it (script's, on a terminal, is not).
-        const status = readSmallText(seatbeltStatusOf(prep.stateDir), 16);
+        const status = readBackText(seatbeltStatusOf(prep.stateDir), 16);
         if (status !== null && /^\d+$/.test(status)) exitCode = Number(status);
       } finally {
         if (config !== null) for (const n of settleFromSnapshot(config, ctx.session)) alert(n);

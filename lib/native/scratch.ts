@@ -11,9 +11,10 @@
 // the same folder, and each entry opened from that descriptor without
 // following one, checked again by descriptor, and copied only when it is a
 // regular file of yours, readable by you, within the size budget.
-import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readlinkSync, readSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readlinkSync, readSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, join } from 'node:path';
 import { inside } from '../paths/rules.js';
+import { realPathOf } from '../util/real-path.js';
 
 export interface ScratchCopy {
   /** The host folder copied, by its real path (where the copy is bound). */
@@ -38,13 +39,6 @@ const MANAGERS: Array<[string, string]> = [
 /** A shim folder holds a few hundred small scripts; a bigger one is not copied (it stays read-only). */
 export const SCRATCH_LIMITS = { entries: 4096, bytes: 64 << 20 };
 
-const realOrNull = (p: string): string | null => {
-  try {
-    return realpathSync(p);
-  } catch {
-    return null;
-  }
-};
 
 export interface ScratchPlan {
   folders: Array<{ from: string; dev: number; ino: number }>;
@@ -61,14 +55,14 @@ export interface ScratchPlan {
 export function scratchFolders(home: string, env: NodeJS.ProcessEnv, o: { writable: string[]; denied: string[] }): ScratchPlan {
   const out: ScratchPlan = { folders: [], warnings: [] };
   const uid = process.getuid?.();
-  const denied = [...o.denied, ...o.denied.map(realOrNull).filter((d): d is string => d !== null)];
+  const denied = [...o.denied, ...o.denied.map(realPathOf).filter((d): d is string => d !== null)];
   for (const [name, dflt] of MANAGERS) {
     const set = env[name];
     const root = set !== undefined && set !== '' && isAbsolute(set) ? set : join(home, dflt);
     const at = join(root, 'shims');
     try {
       if (!lstatSync(at, { throwIfNoEntry: false })) continue;
-      const real = realOrNull(at);
+      const real = realPathOf(at);
       const st = real === null ? undefined : lstatSync(real, { throwIfNoEntry: false });
       if (real === null || !st?.isDirectory() || out.folders.some((f) => f.from === real)) continue;
       const why = (() => {

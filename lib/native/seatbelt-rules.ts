@@ -7,7 +7,8 @@
 // canonical too, and the links found inside denied folders have their
 // targets denied as well. Nothing is expanded: Seatbelt matches subpaths and
 // regexes on every access, so paths created during the run are covered too.
-import { lstatSync, readdirSync, realpathSync } from 'node:fs';
+import { lstatSync, readdirSync } from 'node:fs';
+import { realPathOf } from '../util/real-path.js';
 import { dirname, join } from 'node:path';
 import type { SeatbeltInput, SeatbeltRule } from '../../templates/seatbelt.js';
 import { escapeRegex, expandHome, globToRegex, inside, resolveRule, type Rule } from '../paths/rules.js';
@@ -15,13 +16,7 @@ import { escapeRegex, expandHome, globToRegex, inside, resolveRule, type Rule } 
 /** A path's real path, or null when it does not exist (tests render a Mac's from Linux). */
 export type RealPath = (path: string) => string | null;
 
-export const realPathOnDisk: RealPath = (p) => {
-  try {
-    return realpathSync(p);
-  } catch {
-    return null;
-  }
-};
+export const realPathOnDisk: RealPath = realPathOf;
 
 /** The real path of the longest existing ancestor, with the rest of the path after it. */
 export function canonicalPath(path: string, real: RealPath): string {

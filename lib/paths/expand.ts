@@ -2,7 +2,7 @@
 // from the pattern's fixed prefix: hidden and gitignored files included, symlinks
 // matched but not followed, at most MAX_ENTRIES entries per pattern.
 import { readdirSync } from 'node:fs';
-import type { Rule } from './rules.js';
+import { resolveRule, type Rule } from './rules.js';
 
 export const MAX_ENTRIES = 200_000;
 /** Kernel filesystems hold nothing a rule protects, and /proc would walk every process. */
@@ -39,4 +39,12 @@ export function expandPattern(rule: Extract<Rule, { kind: 'pattern' }>, limit = 
     }
   }
   return { paths: paths.sort(), truncated: false, visited };
+}
+
+/** Rule entries as the paths they name now: a plain one as written, a pattern as what it matches. */
+export function expandedPaths(entries: readonly string[], home: string, cwd: string): string[] {
+  return entries.flatMap((entry) => {
+    const rule = resolveRule(entry, home, cwd);
+    return rule.kind === 'path' ? [rule.path] : expandPattern(rule).paths;
+  });
 }

@@ -339,9 +339,9 @@ function readMcp(r: Reader, raw: unknown, egressHosts: string[], denyRead: strin
       if (u !== null) {
         if (u.protocol !== 'https:') r.fail([...path, 'url'], `${JSON.stringify(url)}: a remote MCP server is reached over https (the proxy reads its traffic to enforce the tools)`);
         else if (u.username || u.password || u.search || u.hash) r.fail([...path, 'url'], `${JSON.stringify(url)}: no user, query or fragment (a credential is a [secrets] binding for the host)`);
-        else if (local === null && (u.hostname === LOCAL_MCP_DOMAIN || u.hostname.endsWith(`.${LOCAL_MCP_DOMAIN}`))) r.fail([...path, 'url'], `${JSON.stringify(url)}: ${LOCAL_MCP_DOMAIN} is where stashbase serves local servers`);
         else if (!r.hostPattern(u.hostname, [...path, 'url'], false)) host = null;
         else host = normalizeHost(u.hostname) ?? u.hostname.toLowerCase();
+        // (The host as the proxy matches it: a trailing dot or upper case is the same host.)
         if (local === null && host !== null && (host === LOCAL_MCP_DOMAIN || host.endsWith(`.${LOCAL_MCP_DOMAIN}`))) r.fail([...path, 'url'], `${JSON.stringify(url)}: ${LOCAL_MCP_DOMAIN} is where stashbase serves local servers`);
       }
     }

@@ -80,6 +80,8 @@ interface Tunnel extends Target {
 }
 
 const NONE: ReadonlySet<string> = new Set();
+/** An MCP POST's: answers uncompressed, and no Expect (the body is in hand). */
+const WHOLE_ANSWERS_NO_EXPECT: ReadonlySet<string> = new Set([...WHOLE_ANSWERS, 'expect']);
 const CONNECTION_UPGRADE: ReadonlySet<string> = new Set(['connection', 'upgrade']);
 
 /** A request's path for the audit, without its query (null for a target not in origin form). */
@@ -250,7 +252,8 @@ export class Interceptor {
       contentLength: rawJoined(h.headers, 'content-length'), transferEncoding: rawJoined(h.headers, 'transfer-encoding'),
     }, server.name);
     if (framing !== null) return this.refused(t, h, res, framing);
-    const c = this.check(h, t, NONE, WHOLE_ANSWERS);
+    // Read whole here, a POST's body is never announced to the server with Expect (its 100 Continue is the proxy's own, below).
+    const c = this.check(h, t, NONE, h.method === 'POST' ? WHOLE_ANSWERS_NO_EXPECT : WHOLE_ANSWERS);
     if ('rule' in c) return this.refused(t, h, res, c);
     // A local server has no stream of its own to offer (GET) and no session to end (DELETE).
     if (server.local && h.method !== 'POST') return this.refused(t, h, res, { status: 405, rule: `${h.method} to the local server [mcp.servers.${server.name}] (it answers POST alone)` });
@@ -258,10 +261,8 @@ export class Interceptor {
     // Every answer is read, whatever type it says it is (lib/mcp/answer-filter.ts).
     const answer = () => answerFilter(server.policy);
     if (h.method !== 'POST') return this.send(t, http, req, res, c, { headers, answer });
-    // The body is read here before anything is sent: an agent that waits for 100 Continue is told to send it, and the server is not asked again.
-    const expect = rawValue(h.headers, 'expect') !== undefined;
-    if (expect) res.informational(100, []);
-    const postHeaders = expect ? headers.filter((_, i, a) => (i % 2 === 0 ? a[i]!.toLowerCase() !== 'expect' : a[i - 1]!.toLowerCase() !== 'expect')) : headers;
+    // The body is read here before anything is sent: an agent that waits for 100 Continue is told to send it.
+    if (rawValue(h.headers, 'expect') !== undefined) res.informational(100, []);
     const parts: Buffer[] = [];
     let size = 0;
     let over = false;
@@ -289,7 +290,7 @@ export class Interceptor {
         }
         for (const call of v.calls) this.o.audit({ type: 'mcp', server: server.name, host: t.host, tool: call.tool, decision: call.decision, rule: call.rule, argBytes: call.argBytes });
         if (v.forward && server.local) return this.answerLocal(t, h, res, server, body);
-        if (v.forward) return this.send(t, http, req, res, c, { headers: postHeaders, answer, body });
+        if (v.forward) return this.send(t, http, req, res, c, { headers, answer, body });
         const e = requestEvent(t, h.method, pathOf(h.url), 'deny', v.rule);
         e.status = v.status;
         this.o.audit(e);

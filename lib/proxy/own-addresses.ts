@@ -5,7 +5,7 @@
 // still answer locally.
 import { BlockList } from 'node:net';
 import { networkInterfaces } from 'node:os';
-import { readSmallText } from '../util/read-text.js';
+import { readBackText } from '../readback/file.js';
 
 /** The IPv4 addresses /proc/net/fib_trie marks "/32 host LOCAL". */
 export function localV4(fibTrie: string): string[] {
@@ -40,8 +40,8 @@ export function ownAddresses(): BlockList {
   };
   for (const entries of Object.values(networkInterfaces())) for (const e of entries ?? []) add(e.address, e.family === 'IPv6' ? 'ipv6' : 'ipv4');
   if (process.platform === 'linux') {
-    for (const a of localV4(readSmallText('/proc/net/fib_trie', 1 << 24) ?? '')) add(a, 'ipv4');
-    for (const a of localV6(readSmallText('/proc/net/if_inet6', 1 << 24) ?? '')) add(a, 'ipv6');
+    for (const a of localV4(readBackText('/proc/net/fib_trie', 1 << 24) ?? '')) add(a, 'ipv4');
+    for (const a of localV6(readBackText('/proc/net/if_inet6', 1 << 24) ?? '')) add(a, 'ipv6');
   }
   return list;
 }

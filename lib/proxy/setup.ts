@@ -6,8 +6,7 @@ import type { BoundSecret } from './secrets.js';
 import { secretValue } from '../secrets/sources.js';
 import { deferredServer } from './front.js';
 import { remoteServers } from '../mcp/servers.js';
-import { resolveRule } from '../paths/rules.js';
-import { expandPattern } from '../paths/expand.js';
+import { expandedPaths } from '../paths/expand.js';
 import { allowWritePaths } from '../native/write-areas.js';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -33,14 +32,6 @@ export function boundSecrets(profile: Profile, placeholders: Record<string, stri
 /** The run's limits: the profile's overrides over the defaults. */
 export function runLimits(profile: Profile): ProxyLimits {
   return { ...DEFAULT_LIMITS, ...profile.network.limits };
-}
-
-/** What the agent's sandbox hides, as paths that exist now (a local MCP server reading the working tree hides them too). */
-function deniedPaths(o: RunProxyInput): string[] {
-  return o.profile.filesystem.denyRead.flatMap((e) => {
-    const r = resolveRule(e, o.userHome, o.cwd);
-    return r.kind === 'path' ? [r.path] : expandPattern(r).paths;
-  });
 }
 
 export async function proxyForRun(o: RunProxyInput): Promise<RunProxy> {
@@ -73,7 +64,7 @@ export async function proxyForRun(o: RunProxyInput): Promise<RunProxy> {
         rmSync(dir, { recursive: true, force: true });
       } };
     }
-    const bridge = new LocalServer(name, localServerCommand(cfg.local, { env: o.env, home: o.userHome, cwd: o.cwd, proxy: own, denied: deniedPaths(o), writable: allowWritePaths(o.profile.filesystem.allowWrite, o.userHome, o.cwd).paths }), server.policy);
+    const bridge = new LocalServer(name, localServerCommand(cfg.local, { env: o.env, home: o.userHome, cwd: o.cwd, proxy: own, denied: expandedPaths(o.profile.filesystem.denyRead, o.userHome, o.cwd), writable: allowWritePaths(o.profile.filesystem.allowWrite, o.userHome, o.cwd).paths }), server.policy);
     if (own) bridge.onStop = own.close;
     bridge.start();
     bridges.set(name, bridge);

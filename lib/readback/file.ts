@@ -24,17 +24,18 @@ export function readBack(path: string, maxBytes: number): ReadBack {
     const st = fstatSync(fd);
     if (!st.isFile()) return { ok: false, why: 'not a regular file' };
     if (st.size > maxBytes) return { ok: false, why: 'too large' };
-    // The size can change under a reader: one byte more than allowed is read to tell.
-    const buf = Buffer.allocUnsafe(Math.min(maxBytes, st.size) + 1);
+    // The size can change under a reader (and procfs reports 0): read to the end, never past one byte more than allowed.
+    const parts: Buffer[] = [];
     let n = 0;
     for (;;) {
-      const got = readSync(fd, buf, n, buf.length - n, null);
+      const buf = Buffer.allocUnsafe(Math.min(Math.max(st.size, 4096) + 1, maxBytes + 1 - n));
+      const got = readSync(fd, buf, 0, buf.length, null);
       if (got === 0) break;
+      parts.push(buf.subarray(0, got));
       n += got;
-      if (n === buf.length) break;
+      if (n > maxBytes) return { ok: false, why: 'too large' };
     }
-    if (n > maxBytes) return { ok: false, why: 'too large' };
-    return { ok: true, data: buf.subarray(0, n) };
+    return { ok: true, data: parts.length === 1 ? parts[0]! : Buffer.concat(parts, n) };
   } catch {
     return { ok: false, why: 'unreadable' };
   } finally {

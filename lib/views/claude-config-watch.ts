@@ -13,7 +13,7 @@ import { randomBytes } from 'node:crypto';
 import { claudeView } from './agent-views.js';
 import { hostPathOf } from './materialize.js';
 import { revertClaudeConfig } from './claude-config.js';
-import { readSmallText } from '../util/read-text.js';
+import { readBackText } from '../readback/file.js';
 
 const MAX = 16 << 20;
 
@@ -40,11 +40,11 @@ export function readConfigStart(file: string): ConfigStart {
     } catch {
       // a dangling link
     }
-    return { kind: 'link', link: readlinkSync(file), target, text: target === null ? null : readSmallText(target, MAX) };
+    return { kind: 'link', link: readlinkSync(file), target, text: target === null ? null : readBackText(target, MAX) };
   }
   if (!st.isFile()) return { kind: 'unreadable', why: 'it is not a regular file' };
   if (st.size > MAX) return { kind: 'unreadable', why: `it is larger than ${MAX} bytes` };
-  const text = readSmallText(file, MAX);
+  const text = readBackText(file, MAX);
   return text === null ? { kind: 'unreadable', why: 'it could not be read' } : { kind: 'text', text };
 }
 
@@ -63,7 +63,7 @@ export function keepClaudeConfigStart(home: string, env: NodeJS.ProcessEnv, stat
 
 /** Reads a snapshot stashbase wrote, in a known shape; null when it is missing or not one. */
 export function readSnapshot(path: string): ConfigSnapshot | null {
-  const text = readSmallText(path, MAX * 2 + 4096);
+  const text = readBackText(path, MAX * 2 + 4096);
   if (text === null) return null;
   try {
     const v = JSON.parse(text) as unknown;
@@ -111,7 +111,7 @@ function settleText(file: string, before: string | null, session: string): strin
     return [`${file}: ${why}; it was moved to ${aside}${before !== null ? ' and the file is as it was' : ''}`];
   };
   if (!st.isFile()) return restored(moveAside(file, session), 'the sandbox left something that is not a regular file there');
-  const now = readSmallText(file, MAX);
+  const now = readBackText(file, MAX);
   if (now === null) return restored(moveAside(file, session), 'the sandbox left a file too large to check');
   const r = revertClaudeConfig(before, now);
   // A file stashbase cannot read as JSON (broken, or nested too deep) is not checked entry by entry: it is not kept.

@@ -7,7 +7,7 @@ import { chmodSync, chownSync, copyFileSync, cpSync, existsSync, lstatSync, mkdi
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { fillScratch, scratchCopies, scratchFolders } from '../../lib/native/scratch.js';
-import { tempHome, writeFile } from '../helpers.js';
+import { needsRoot, tempHome, writeFile } from '../helpers.js';
 
 const t = tempHome();
 after(() => t.cleanup());
@@ -60,7 +60,7 @@ test('an entry swapped for a link is copied as the link, never its target; a FIF
   assert.equal(readFileSync(join(h, `control${n}`), 'utf8'), 'SECRET-KEY\n');
 });
 
-test('as root: only files of yours, readable by you, are copied, without setuid or setgid bits', { skip: process.getuid?.() !== 0 ? 'needs root' : undefined }, () => {
+test('as root: only files of yours, readable by you, are copied, without setuid or setgid bits', needsRoot('it copies files of another user'), () => {
   const { env, dir } = shims();
   writeFileSync(join(dir, 'theirs'), 'THEIRS\n', { mode: 0o600 });
   chownSync(join(dir, 'theirs'), 65534, 65534);
