@@ -24,6 +24,8 @@ export interface SystemPath {
 export interface ConfineBind {
   src: string;
   dest: string;
+  /** Writable (a local MCP server's working tree with `workdir = "write"`); read-only otherwise. */
+  rw?: boolean;
 }
 
 export interface ConfineInput {
@@ -41,6 +43,14 @@ export interface ConfineInput {
   binds: ConfineBind[];
   /** Hidden after the binds (a local MCP server's view of the working tree: what the agent's sandbox hides): an empty tmpfs for a folder, /dev/null for a file. */
   hidden?: Array<{ path: string; dir: boolean }>;
+  /**
+   * Inside a writable bind: folders bound onto themselves (a mount point
+   * cannot be renamed, so what they hold cannot be moved away), then paths
+   * bound read-only over themselves (what the agent's sandbox keeps
+   * read-only), both before the hidden ones.
+   */
+  pinned?: string[];
+  readOnly?: string[];
   cwd: string;
   command: string[];
   /** The whole environment of the scan: everything inherited is removed first. */
@@ -68,8 +78,10 @@ export function buildConfineCommand(i: ConfineInput): Command {
     const key = `${b.src}\0${b.dest}`;
     if (seen.has(key) || (b.src === b.dest && system.some((c) => inside(b.dest, c)))) continue;
     seen.add(key);
-    args.push('--ro-bind', b.src, b.dest);
+    args.push(b.rw ? '--bind' : '--ro-bind', b.src, b.dest);
   }
+  for (const p of [...(i.pinned ?? [])].sort((x, y) => depth(x) - depth(y))) args.push('--bind', p, p);
+  for (const p of [...(i.readOnly ?? [])].sort((x, y) => depth(x) - depth(y))) args.push('--ro-bind', p, p);
   for (const h of i.hidden ?? []) args.push(...(h.dir ? ['--tmpfs', h.path] : ['--ro-bind', '/dev/null', h.path]));
   args.push('--chdir', i.cwd, '--', ...i.command);
   return { file: i.bwrap, args, env: i.env, unsetEnv: i.inherited.filter((n) => !Object.hasOwn(i.env, n)), ...(i.pipes ? { pipes: i.pipes } : {}) };

@@ -16,6 +16,9 @@
 // an answer that does not come within two minutes is an error.
 import type { ChildProcess } from 'node:child_process';
 import { lstatSync } from 'node:fs';
+import { join } from 'node:path';
+import { executableGitState, findRepoRoot } from '../git/repo.js';
+import { planProtection } from '../paths/protect.js';
 import { realPathOf } from '../util/real-path.js';
 import type { Command } from '../../templates/command.js';
 import { buildConfineCommand, type ConfineBind } from '../../templates/confine.js';
@@ -40,7 +43,19 @@ export const ANSWER_TIMEOUT_MS = 120_000;
 /** The loopback port the server's sandbox relays to its proxy (its own network namespace: no other listener). */
 export const SERVER_PROXY_PORT = 18081;
 
-export function localServerCommand(cfg: LocalMcpConfig, o: { env: NodeJS.ProcessEnv; home: string; cwd: string; platform?: NodeJS.Platform; proxy?: { socket: string; token: string }; denied?: string[]; writable?: string[] }): Command | string {
+export interface LocalServerInput {
+  env: NodeJS.ProcessEnv;
+  home: string;
+  cwd: string;
+  platform?: NodeJS.Platform;
+  proxy?: { socket: string; token: string };
+  denied?: string[];
+  writable?: string[];
+  /** For `workdir = "write"`: the profile's denials and stashbase's state, planned as the agent's sandbox plans them. */
+  protect?: { denyRead: string[]; denyWrite: string[]; stateDir: string };
+}
+
+export function localServerCommand(cfg: LocalMcpConfig, o: LocalServerInput): Command | string {
   if ((o.platform ?? process.platform) !== 'linux') return 'local MCP servers run only on Linux for now (bubblewrap confines them); list a remote server by its url';
   const bwrap = findTool('bwrap', o.env);
   if (!bwrap) return 'bubblewrap (bwrap) is not installed, and a local MCP server never runs unconfined';
@@ -64,8 +79,17 @@ export function localServerCommand(cfg: LocalMcpConfig, o: { env: NodeJS.Process
     if (rp !== null && [cwd, ...(o.writable ?? [])].some((w) => rp === w || rp.startsWith(w + '/'))) return `${p} lies where the agent writes (the working tree or allow_write): a later run would run what the agent left there`;
   }
   const hidden: Array<{ path: string; dir: boolean }> = [];
-  if (cfg.workdir === 'read') {
-    if (cwd === home || home.startsWith(cwd + '/')) return 'workdir = "read" from your home (or above it) would show the server all of it: run from a project folder';
+  const pinned: string[] = [];
+  const readOnly: string[] = [];
+  if (cfg.workdir !== 'none' && (cwd === home || home.startsWith(cwd + '/'))) return `workdir = "${cfg.workdir}" from your home (or above it) would show the server all of it: run from a project folder`;
+  if (cfg.workdir === 'write') {
+    const plan = treeProtection(cwd, o);
+    if (typeof plan === 'string') return plan;
+    binds.push({ src: cwd, dest: cwd, rw: true });
+    hidden.push(...plan.hidden);
+    pinned.push(...plan.pinned);
+    readOnly.push(...plan.readOnly);
+  } else if (cfg.workdir === 'read') {
     binds.push({ src: cwd, dest: cwd });
     // What the agent's sandbox hides in the working tree, the server's hides too.
     for (const d of o.denied ?? []) {
@@ -85,13 +109,45 @@ export function localServerCommand(cfg: LocalMcpConfig, o: { env: NodeJS.Process
     command = [perl, '-e', MCP_RELAY_SCRIPT, String(SERVER_PROXY_PORT), SERVER_PROXY_SOCKET, '--', ...cfg.command];
   }
   const confined = buildConfineCommand({
-    bwrap, system: systemPaths(), etc: existingEtc(), binds, hidden,
+    bwrap, system: systemPaths(), etc: existingEtc(), binds, hidden, pinned, readOnly,
     cwd: cfg.workdir === 'none' ? '/tmp' : cwd, command, env: {}, inherited: [],
   });
   // The server's environment is bwrap's to give it (--clearenv, --setenv): bwrap itself, outside any sandbox, runs with
   // a bare PATH, never with what a profile sets (an LD_PRELOAD there would run in bwrap, on the host).
   const setenv = Object.entries(env).flatMap(([k, v]) => ['--setenv', k, v]);
   return { ...confined, args: ['--clearenv', ...setenv, ...confined.args], env: { PATH: '/usr/bin:/bin' }, unsetEnv: [], onlyEnv: true };
+}
+
+/**
+ * What a server with a writable working tree may not touch in it: what the
+ * agent's sandbox keeps read-only there (deny_write, the repository's
+ * executable git state) and hides (deny_read), planned by the same code
+ * (lib/paths/protect.ts) from the disk as it is when the server starts, which
+ * is after the run made its stand-ins; the folders that hold them pinned so
+ * they cannot be renamed away. The repository's git directory is read-only
+ * as a whole: commits are the agent's, brought back by the run's git import.
+ * A protected path that does not exist then, and so could be created, keeps
+ * the server from starting.
+ */
+function treeProtection(cwd: string, o: LocalServerInput): { hidden: Array<{ path: string; dir: boolean }>; pinned: string[]; readOnly: string[] } | string {
+  if (o.protect === undefined) return 'its working tree protections are unknown';
+  const repo = findRepoRoot(cwd);
+  const gitEntry = repo === null ? null : join(repo.root, '.git');
+  const inGit = (p: string) => gitEntry !== null && (p === gitEntry || p.startsWith(gitEntry + '/'));
+  const within = (p: string) => p === cwd || p.startsWith(cwd + '/');
+  const plan = planProtection({
+    denyRead: o.protect.denyRead, denyWrite: o.protect.denyWrite, alwaysDenyRead: [], stateDir: o.protect.stateDir,
+    alwaysDenyWrite: executableGitState(cwd), home: o.home, cwd, within: cwd,
+  });
+  const missing = [...plan.placeholders, ...plan.fileStandIns].filter((p) => within(p) && !inGit(p));
+  if (missing.length > 0) return `${missing[0]} is protected from writes but does not exist, so the server could create it (workdir = "write")`;
+  const readOnly = plan.denyWrite.map((d) => d.path).filter((p) => within(p) && !inGit(p));
+  if (gitEntry !== null && within(gitEntry)) readOnly.push(gitEntry);
+  return {
+    hidden: plan.denyRead.filter((d) => within(d.path) && d.path !== cwd).map((d) => ({ path: d.path, dir: d.kind === 'dir' })),
+    pinned: plan.pinned.filter((p) => within(p) && p !== cwd && !inGit(p)),
+    readOnly,
+  };
 }
 
 type Pending = { resolve: (answer: unknown) => void; timer: NodeJS.Timeout; id: unknown };
@@ -104,11 +160,23 @@ export class LocalServer {
   /** Why it cannot answer (it did not start, or ended). */
   private broken: string | null = null;
 
-  constructor(readonly name: string, private readonly cmd: Command | string, private readonly policy: ToolPolicy) {
+  private cmd: Command | string | (() => Command | string);
+
+  /** `cmd` a function: worked out when the server starts. */
+  constructor(readonly name: string, cmd: Command | string | (() => Command | string), private readonly policy: ToolPolicy) {
+    this.cmd = cmd;
     if (typeof cmd === 'string') this.broken = cmd;
   }
 
   start(): void {
+    if (typeof this.cmd === 'function') {
+      try {
+        this.cmd = this.cmd();
+      } catch (e) {
+        this.cmd = `could not be planned (${(e as Error).message})`;
+      }
+      if (typeof this.cmd === 'string') this.broken = this.cmd;
+    }
     if (typeof this.cmd === 'string' || this.child) return;
     const started = start(this.cmd, ['pipe', 'pipe', 'ignore']);
     started.exit.catch(() => {}); // told by the events below

@@ -187,7 +187,7 @@ function describeRaw(p: Profile): string {
       `  mcp server:   ${n} at ${s.url} (its host given to MCP alone): tools ${s.allowTools === null ? 'all' : s.allowTools.join(', ')}${s.denyTools.length ? `, never ${s.denyTools.join(', ')}` : ''}`,
       // A local one runs on your machine: what it runs, reads, holds and reaches, all of it.
       ...(s.local === null ? [] : [
-        `    runs:       ${JSON.stringify(s.local.command)} (on your machine, confined; the working tree ${s.local.workdir === 'read' ? 'read-only' : 'hidden'})`,
+        `    runs:       ${JSON.stringify(s.local.command)} (on your machine, confined; the working tree ${s.local.workdir === 'read' ? 'read-only' : s.local.workdir === 'write' ? 'writable, less what the agent may not write' : 'hidden'})`,
         ...(s.local.read.length ? [`    reads:      ${s.local.read.join(', ')}`] : []),
         ...Object.entries(s.local.env).map(([k, v]) => `    env:        ${k} = ${'value' in v ? JSON.stringify(v.value) : `the secret from ${sourceWords({ source: v.source, from: v.from, hosts: [], inQuery: false, allowPlaintext: false })}`}`),
         `    network:    ${s.local.hosts.length ? s.local.hosts.join(', ') : 'none'}`,

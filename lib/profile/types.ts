@@ -98,7 +98,7 @@ export interface LocalMcpConfig {
   /** The server's environment besides a minimal one: literal values, or secrets read after trust (never the agent's). */
   env: Record<string, { value: string } | { source: string; from: SecretSource }>;
   /** The agent's working tree in the server's sandbox: hidden, or read-only less what the agent's sandbox hides. */
-  workdir: 'none' | 'read';
+  workdir: 'none' | 'read' | 'write';
   /** Paths the server may read besides the system's (its own installation). */
   read: string[];
   /** The hosts it may reach, only through a proxy of its own (lib/mcp/local-server.ts); none: no network. */

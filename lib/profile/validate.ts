@@ -307,7 +307,7 @@ function readMcp(r: Reader, raw: unknown, egressHosts: string[], denyRead: strin
           }
         }
       }
-      const workdir = r.oneOf(e.workdir, [...path, 'workdir'], ['none', 'read'] as const) ?? 'none';
+      const workdir = r.oneOf(e.workdir, [...path, 'workdir'], ['none', 'read', 'write'] as const) ?? 'none';
       const read = r.strings(e.read, [...path, 'read'], (s, p) => {
         if (s.startsWith('re:') || /[*?[]/.test(s)) {
           r.fail(p, `${JSON.stringify(s)}: name a path, not a pattern`);

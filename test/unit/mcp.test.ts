@@ -132,7 +132,7 @@ test('from the hostile review: a deny glob with "-" works; a denial matches case
 const t = tempHome();
 after(() => t.cleanup());
 
-test('[mcp] in a profile: https URLs only, one server per host (which joins egress_hosts), globs over tool names, local servers not yet; errors name the key', () => {
+test("[mcp] in a profile: https URLs only, one server per host (which joins egress_hosts), globs over tool names, a local server's keys; errors name the key", () => {
   const load = (toml: string) => {
     writeFile(join(t.sbHome, 'agents', 'p.toml'), toml);
     try {
@@ -152,11 +152,11 @@ test('[mcp] in a profile: https URLs only, one server per host (which joins egre
     '[mcp.servers.twice]', 'url = "https://a.test/other"', 'allow_tools = ["ok", "no spaces"]',
     '[mcp.servers.local]', 'command = ["npx", "x"]', 'url = "https://d.test/"',
     '[mcp.servers.nourl]', 'deny_tools = []',
-    '[mcp.servers.keys]', 'command = ["srv"]', 'read = ["~/.ssh", "~"]', 'workdir = "write"',
+    '[mcp.servers.keys]', 'command = ["srv"]', 'read = ["~/.ssh", "~"]', 'workdir = "rw"',
   ].join('\n') + '\n');
   assert.equal(typeof bad, 'string');
   for (const re of [/mcp\.servers\."bad name": "bad name" is not a server name/, /mcp\.servers\.plain\.url: "http:\/\/b\.test\/mcp": a remote MCP server is reached over https/, /mcp\.servers\.cred\.url: .*no user, query or fragment/,
-    /mcp\.servers\.twice\.url: a\.test is already \[mcp\.servers\.bad name\]'s/, /mcp\.servers\.twice\.allow_tools\[1\]: "no spaces" is not a glob over tool names/, /mcp\.servers\.local\.url: set url \(a remote server\) or command \(a local one\), not both/, /mcp\.servers\.nourl\.url: is required/, /mcp\.servers\.keys\.read\[0\]: "~\/\.ssh" would show the server "~\/\.ssh"/, /mcp\.servers\.keys\.read\[1\]: "~" would show the server/, /mcp\.servers\.keys\.workdir: /]) {
+    /mcp\.servers\.twice\.url: a\.test is already \[mcp\.servers\.bad name\]'s/, /mcp\.servers\.twice\.allow_tools\[1\]: "no spaces" is not a glob over tool names/, /mcp\.servers\.local\.url: set url \(a remote server\) or command \(a local one\), not both/, /mcp\.servers\.nourl\.url: is required/, /mcp\.servers\.keys\.read\[0\]: "~\/\.ssh" would show the server "~\/\.ssh"/, /mcp\.servers\.keys\.read\[1\]: "~" would show the server/, /mcp\.servers\.keys\.workdir: "rw" is not one of "none", "read", "write"/]) {
     assert.match(bad as string, re);
   }
 });
@@ -205,6 +205,20 @@ test('a local server\'s confinement: the system, node, what read names; the work
   assert.ok(typeof read !== 'string', String(read));
   assert.match(read.args.join(' '), new RegExp(`--ro-bind /dev/null ${join(dir, 'sub', 'key.pem')}`));
   assert.match(String(localServerCommand({ ...base, read: [], workdir: 'read' }, { env: { PATH: process.env.PATH }, home: t.home, cwd: t.home, platform: 'linux' })), /from your home/);
+  // workdir = "write": the tree writable; what the agent may not write read-only over it (pinned folders first), the git directory read-only whole, deny_read hidden.
+  const wt = join(dir, 'wtree');
+  writeFile(join(wt, '.git', 'HEAD'), 'ref: refs/heads/main\n');
+  writeFile(join(wt, 'conf', 'deploy.sh'), 'x');
+  writeFile(join(wt, 'private.key'), 'k');
+  const protect = { denyRead: ['private.key'], denyWrite: ['conf/deploy.sh', '.git/hooks'], stateDir: join(t.home, '.stashbase') };
+  const write = localServerCommand({ ...base, read: [], workdir: 'write' }, { env: { PATH: process.env.PATH }, home: t.home, cwd: wt, platform: 'linux', protect });
+  assert.ok(typeof write !== 'string', String(write));
+  const tail = write.args.join(' ');
+  assert.ok(tail.endsWith(`--bind ${wt} ${wt} --bind ${wt}/conf ${wt}/conf --ro-bind ${wt}/.git ${wt}/.git --ro-bind ${wt}/conf/deploy.sh ${wt}/conf/deploy.sh --ro-bind /dev/null ${wt}/private.key --chdir ${wt} -- node /opt/srv/index.js stdio`), tail.slice(-500));
+  // A protected path that does not exist (and outside .git, which is read-only whole) could be created: the server does not start.
+  assert.equal(localServerCommand({ ...base, read: [], workdir: 'write' }, { env: { PATH: process.env.PATH }, home: t.home, cwd: wt, platform: 'linux', protect: { ...protect, denyWrite: ['.envrc'] } }),
+    `${wt}/.envrc is protected from writes but does not exist, so the server could create it (workdir = "write")`);
+  assert.match(String(localServerCommand({ ...base, read: [], workdir: 'write' }, { env: { PATH: process.env.PATH }, home: t.home, cwd: t.home, platform: 'linux', protect })), /workdir = "write" from your home/);
   assert.equal(localServerCommand({ ...base, workdir: 'none' }, { env: {}, home: t.home, cwd: dir, platform: 'darwin' }), 'local MCP servers run only on Linux for now (bubblewrap confines them); list a remote server by its url');
 });
 
