@@ -29,8 +29,8 @@ export interface StubRequest {
 export interface Stub {
   port: number;
   requests: StubRequest[];
-  /** A command for a Bash tool call, or a call of the named tool (an MCP server's) with its input. */
-  setCommand(command: string | { tool: string; input: Record<string, unknown> }): void;
+  /** A command for a Bash tool call, or a call of the named tool (an MCP server's) with its input (for Codex in code mode, from JavaScript that first lists its MCP tools and then tries each of `also`). */
+  setCommand(command: string | { tool: string; input: Record<string, unknown>; also?: string[] }): void;
   /** true: accept; false: refuse with 426; a status: refuse with it; 'reset': cut the connection. */
   setWebsocket(mode: boolean | number | 'reset'): void;
   close(): Promise<void>;
@@ -196,3 +196,35 @@ export async function checkTurn(t: Turn): Promise<Record<string, string>> {
   assert.ok(events.some((e) => e.type === 'proxy' && e.host === 'example.com' && e.decision === 'deny'), 'example.com was not refused at the proxy');
   return seen;
 }
+
+/**
+ * A Codex turn (the codex-turn recipe under `profile`) whose model, in code
+ * mode, lists the MCP tools Codex has, calls the everything server's echo, and
+ * tries its get-env (test/fixtures/agent-api-stub.mjs). Returns what the
+ * script reported to the model and the tools/calls that reached the server.
+ */
+export async function codexMcpTurn(o: { stub: Stub; mcp: { reached: string[] }; env: NodeJS.ProcessEnv; cwd: string; profile: string }): Promise<{ outputs: string[]; calls: string[] }> {
+  o.stub.setCommand({ tool: 'mcp__everything__echo', input: { message: 'through-the-proxy' }, also: ['mcp__everything__get_env'] });
+  const before = o.stub.requests.length;
+  const reached = o.mcp.reached.length;
+  try {
+    const argv = commandRecipe('codex-turn').slice(2).map((a, i, all) => (all[i - 1] === '--profile' ? o.profile : a));
+    const r = await cli(['agent', 'run', '--silent', ...argv], { env: { ...o.env, ...hostKeysFor(recipe('codex')) }, cwd: o.cwd, timeoutMs: 170_000 });
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.match(r.stdout, /stub-finished/);
+  } finally {
+    o.stub.setCommand('true');
+  }
+  type Input = { type: string; output?: Array<{ text?: string }> };
+  const outputs = o.stub.requests.slice(before).flatMap((q) => { const input = (q.body as { input?: unknown } | undefined)?.input; return Array.isArray(input) ? (input as Input[]) : []; })
+    .filter((i) => i.type === 'custom_tool_call_output').flatMap((i) => (i.output ?? []).map((x) => x.text ?? ''));
+  const calls = o.mcp.reached.slice(reached).filter((b) => b.includes('tools/call')).map((b) => (JSON.parse(b.slice(5)) as { params: { name: string } }).params.name);
+  return { outputs, calls };
+}
+
+/** What codexMcpTurn's script reports when only echo is allowed: Codex has that tool alone; get-env is not there to call. */
+export const CODEX_MCP_ALLOWED_ECHO = [
+  '{"mcpTools":["mcp__everything__echo"]}',
+  '{"content":[{"type":"text","text":"Echo: through-the-proxy"}]}',
+  'mcp__everything__get_env failed: TypeError: tools.mcp__everything__get_env is not a function',
+];

@@ -39,27 +39,59 @@ function codexChoice(args: string[]): 'off' | 'on' | null {
   return null;
 }
 
+/** A TOML basic string: quote, backslash and every control character (DEL among them) escaped. */
+export function tomlString(s: string): string {
+  return `"${s.replace(/["\\\u0000-\u001f\u007f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)}"`;
+}
+
+/** The `-c`/`--config` overrides on a codex command line, before any `--`. */
+function codexOverrides(args: string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i] as string;
+    if (a === '--') break;
+    const cfg = a === '-c' || a === '--config' ? args[i + 1] : /^(?:--config=|-c)(.+)$/.exec(a)?.[1];
+    if (cfg !== undefined) out.push(cfg);
+  }
+  return out;
+}
+
 /**
  * The profile's MCP servers (lib/mcp/) for a known agent's own MCP client:
- * Claude Code gets `--mcp-config` with each server's URL (it then lists the
- * tools the proxy lets through, and calls them through it); other commands
- * are left alone (docs/agents.md says what to give them).
+ * Claude Code gets `--mcp-config` with each server's URL, Codex a
+ * `-c mcp_servers.NAME.url="…"` for each server its line does not configure
+ * itself (they then list the tools the proxy lets through, and call them
+ * through it); other commands are left alone (docs/agents.md says what to
+ * give them).
  */
 function withMcp(command: string[], servers: Record<string, string>): { command: string[]; note: string | null } {
   const [file, ...args] = command;
   const names = Object.keys(servers);
-  if (file === undefined || names.length === 0 || basename(file) !== 'claude' || args.includes('--mcp-config')) return { command, note: null };
-  const config = JSON.stringify({ mcpServers: Object.fromEntries(names.map((n) => [n, { type: 'http', url: servers[n] }])) });
-  return { command: [file, '--mcp-config', config, ...args], note: `Claude Code is given the profile's MCP servers (--mcp-config: ${names.join(', ')}), their tools as the profile allows them` };
+  if (file === undefined || names.length === 0) return { command, note: null };
+  if (basename(file) === 'claude' && !args.includes('--mcp-config')) {
+    const config = JSON.stringify({ mcpServers: Object.fromEntries(names.map((n) => [n, { type: 'http', url: servers[n] }])) });
+    return { command: [file, '--mcp-config', config, ...args], note: `Claude Code is given the profile's MCP servers (--mcp-config: ${names.join(', ')}), their tools as the profile allows them` };
+  }
+  if (basename(file) === 'codex') {
+    const own = codexOverrides(args).map((c) => c.replace(/\s+/g, ''));
+    const given = names.filter((n) => !own.some((c) => c.startsWith(`mcp_servers.${n}.`) || c.startsWith(`mcp_servers.${n}=`) || c.startsWith('mcp_servers=')));
+    if (given.length === 0) return { command, note: null };
+    // Names are bare TOML keys (letters, digits, "_", "-": lib/profile/validate.ts); the URL a TOML basic string.
+    const flags = given.flatMap((n) => ['-c', `mcp_servers.${n}.url=${tomlString(servers[n] as string)}`]);
+    return { command: [file, ...flags, ...args], note: `Codex is given the profile's MCP servers (-c mcp_servers.NAME.url: ${given.join(', ')}), their tools as the profile allows them` };
+  }
+  return { command, note: null };
 }
 
 export function agentArgv(original: string[], mcp: Record<string, string> = {}): AgentArgv {
   const served = withMcp(original, mcp);
   const command = served.command;
   const [file, ...args] = command;
-  if (file === undefined || basename(file) !== 'codex') return { command, note: served.note === null ? null : { level: 'note', text: served.note } };
+  const mcpNote = served.note === null ? null : { level: 'note' as const, text: served.note };
+  if (file === undefined || basename(file) !== 'codex') return { command, note: mcpNote };
+  const both = (n: AgentArgv['note']): AgentArgv['note'] => (mcpNote === null ? n : n === null ? mcpNote : { level: n.level, text: `${mcpNote.text}; ${n.text}` });
   const choice = codexChoice(args);
-  if (choice === 'off') return { command, note: null };
-  if (choice === 'on') return { command, note: { level: 'warn', text: "Codex's own sandbox is asked for on its command line: it cannot start inside stashbase's, so the commands Codex runs will fail (leave the sandbox flag out and stashbase turns Codex's off; stashbase is the sandbox)" } };
-  return { command: [file, ...CODEX_SANDBOX_OFF, ...args], note: { level: 'note', text: `Codex's own sandbox is off inside stashbase's (${CODEX_SANDBOX_OFF.join(' ')}): it cannot nest, and stashbase is the sandbox` } };
+  if (choice === 'off') return { command, note: both(null) };
+  if (choice === 'on') return { command, note: both({ level: 'warn', text: "Codex's own sandbox is asked for on its command line: it cannot start inside stashbase's, so the commands Codex runs will fail (leave the sandbox flag out and stashbase turns Codex's off; stashbase is the sandbox)" }) };
+  return { command: [file, ...CODEX_SANDBOX_OFF, ...args], note: both({ level: 'note', text: `Codex's own sandbox is off inside stashbase's (${CODEX_SANDBOX_OFF.join(' ')}): it cannot nest, and stashbase is the sandbox` }) };
 }

@@ -12,7 +12,9 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { checkTurn, plantSshKey, recipe, runTurn, type Stub, startStubs, type TurnOptions, wired } from '../agent-recipes.js';
+import { checkTurn, CODEX_MCP_ALLOWED_ECHO, codexMcpTurn, plantSshKey, recipe, runTurn, type Stub, startStubs, type TurnOptions, type Wiring, wired } from '../agent-recipes.js';
+import type { LeafCache } from '../../lib/tls/leaves.js';
+import { needsMcpServer, startMcpFront } from '../mcp-front.js';
 import { cli, needs, REPO, REQUIRED, tempHome, writeFile } from '../helpers.js';
 import { leftoversOf } from '../docker-setup.js';
 
@@ -40,13 +42,15 @@ describe('the real Claude Code and Codex on the Docker backend, with the recipes
   let anthropic: Stub;
   let openai: Stub;
   let platform: Stub;
+  let wiring: Wiring;
+  let leaves: LeafCache;
   let env: NodeJS.ProcessEnv;
   let sshKey = '';
 
   before(async () => {
     if (skip.skip) return;
     const stubs = await startStubs(t.dir);
-    ({ anthropic, openai, platform } = stubs);
+    ({ anthropic, openai, platform, wiring, leaves } = stubs);
     for (const name of ['claude', 'codex', 'claude-and-codex', 'claude-subscription']) {
       writeFile(join(t.sbHome, 'agents', `${name}.toml`), `${wired(recipe(name), stubs.wiring)}\n${recipe('docker')}`);
     }
@@ -79,6 +83,18 @@ describe('the real Claude Code and Codex on the Docker backend, with the recipes
     const r = await turn('codex', 'codex-turn', openai, ['CODEX_API_KEY']);
     await checkTurn(r);
     assert.ok(r.stub.requests.slice(r.before).some((q) => q.method === 'WS'), 'the turn went over the WebSocket');
+  });
+
+  test("Codex with the profile's MCP server (docker): it has only the allowed tool, whose result reaches the model through the proxy on the host", { ...skip, ...needsMcpServer(), timeout: 200_000 }, async () => {
+    const mcp = await startMcpFront(leaves, 'mcp.test');
+    try {
+      writeFile(join(t.sbHome, 'agents', 'codex-mcp.toml'), `${wired(recipe('codex'), wiring)}"mcp.test" = "127.0.0.1:${mcp.frontPort}"\n[mcp.servers.everything]\nurl = "https://mcp.test:${mcp.frontPort}/mcp"\nallow_tools = ["echo"]\n\n${recipe('docker')}`);
+      const r = await codexMcpTurn({ stub: openai, mcp, env, cwd: repo, profile: 'codex-mcp' });
+      assert.deepEqual(r.outputs.slice(1), CODEX_MCP_ALLOWED_ECHO);
+      assert.deepEqual(r.calls, ['echo']);
+    } finally {
+      mcp.close();
+    }
   });
 
   test('two secrets in one profile, Claude Code as root with --dangerously-skip-permissions (IS_SANDBOX=1 in the container), then Codex', { ...skip, timeout: 300_000 }, async () => {

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { LeafCache } from '../../lib/tls/leaves.js';
 import { needsMcpServer, startMcpFront } from '../mcp-front.js';
-import { checkTurn, hostKeysFor, plantSshKey, REAL_ANTHROPIC, recipe, runTurn, type Stub, startStubs, type TurnOptions, type Wiring, wired } from '../agent-recipes.js';
+import { checkTurn, CODEX_MCP_ALLOWED_ECHO, codexMcpTurn, hostKeysFor, plantSshKey, REAL_ANTHROPIC, recipe, runTurn, type Stub, startStubs, type TurnOptions, type Wiring, wired } from '../agent-recipes.js';
 import { shellQuote } from '../../templates/shell-quote.js';
 import { BIN, cli, needs, needsAgents, TEST_AGENTS_BIN, tempHome, writeFile } from '../helpers.js';
 
@@ -85,6 +85,26 @@ describe('the real Claude Code and Codex inside the native sandbox, with the rec
       assert.deepEqual(mcp.reached.filter((b) => b.includes('tools/call')).map((b) => JSON.parse(b.slice(5)).params.name), ['echo']);
     } finally {
       anthropic.setCommand('true');
+      mcp.close();
+    }
+  });
+
+  test("Codex with the profile's MCP server (the codex recipe plus [mcp.servers]): stashbase gives it the server (-c mcp_servers), it has only the allowed tool, whose result reaches the model through the proxy; the denied one is not there to call (control: with every tool allowed, both calls reach the server)", { ...skip, ...needsMcpServer(), timeout: 180_000 }, async () => {
+    const mcp = await startMcpFront(leaves, 'mcp.test');
+    try {
+      const server = `"mcp.test" = "127.0.0.1:${mcp.frontPort}"\n[mcp.servers.everything]\nurl = "https://mcp.test:${mcp.frontPort}/mcp"\n`;
+      writeFile(join(t.sbHome, 'agents', 'codex-mcp.toml'), `${wired(recipe('codex'), wiring)}${server}allow_tools = ["echo"]\n`);
+      // The control: the same server with every tool allowed.
+      writeFile(join(t.sbHome, 'agents', 'codex-mcp-all.toml'), `${wired(recipe('codex'), wiring)}${server}`);
+      const codexTurn = (profile: string) => codexMcpTurn({ stub: openai, mcp, env, cwd: repo, profile });
+      const allowed = await codexTurn('codex-mcp');
+      assert.deepEqual(allowed.outputs.slice(1), CODEX_MCP_ALLOWED_ECHO);
+      assert.deepEqual(allowed.calls, ['echo']);
+      const all = await codexTurn('codex-mcp-all');
+      assert.ok(all.outputs[1]!.includes('"mcp__everything__get_env"'), all.outputs[1]);
+      assert.deepEqual(all.calls, ['echo', 'get-env']);
+    } finally {
+      openai.setCommand('true');
       mcp.close();
     }
   });

@@ -33,3 +33,15 @@ test("Claude Code is given the profile's MCP servers by --mcp-config (said in a 
   assert.deepEqual(agentArgv(['claude'], {}), { command: ['claude'], note: null });
   assert.deepEqual(agentArgv(['sh', '-c', 'claude'], mcp).command, ['sh', '-c', 'claude']);
 });
+
+test("Codex is given each of the profile's MCP servers its line does not configure (-c mcp_servers.NAME.url, a TOML string), with its sandbox off, in one notice", () => {
+  const mcp = { everything: 'https://mcp.test/mcp', gh: 'https://api.example.test/a"b\\c\u007f' };
+  const r = agentArgv(['codex', 'exec', 'hi'], mcp);
+  assert.deepEqual(r.command, ['codex', ...CODEX_SANDBOX_OFF, '-c', 'mcp_servers.everything.url="https://mcp.test/mcp"', '-c', 'mcp_servers.gh.url="https://api.example.test/a\\u0022b\\u005cc\\u007f"', 'exec', 'hi']);
+  assert.deepEqual(r.note, { level: 'note', text: "Codex is given the profile's MCP servers (-c mcp_servers.NAME.url: everything, gh), their tools as the profile allows them; Codex's own sandbox is off inside stashbase's (-c sandbox_mode=\"danger-full-access\"): it cannot nest, and stashbase is the sandbox" });
+  // A server the line configures itself (any key of it, spaced or not) is left to it; a whole mcp_servers table, all of them.
+  assert.deepEqual(agentArgv(['codex', '--yolo', '-c', 'mcp_servers.gh.url = "https://other.test/"', 'exec'], mcp).command, ['codex', '-c', 'mcp_servers.everything.url="https://mcp.test/mcp"', '--yolo', '-c', 'mcp_servers.gh.url = "https://other.test/"', 'exec']);
+  assert.deepEqual(agentArgv(['codex', '--yolo', '--config=mcp_servers={}', 'exec'], mcp), { command: ['codex', '--yolo', '--config=mcp_servers={}', 'exec'], note: null });
+  // After "--" a word is the prompt's.
+  assert.deepEqual(agentArgv(['codex', '--yolo', 'exec', '--', '-c', 'mcp_servers.gh.url="x"'], { gh: 'https://g.test/' }).command, ['codex', '-c', 'mcp_servers.gh.url="https://g.test/"', '--yolo', 'exec', '--', '-c', 'mcp_servers.gh.url="x"']);
+});
