@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs stashbase from this checkout for the native backend: bubblewrap (on
-# Debian/Ubuntu, when run as root) and the npm dependencies, builds, and puts
+# Debian/Ubuntu, when run as root; Go too, for the Docker backend's relay) and the npm dependencies, builds, and puts
 # `stashbase` on PATH: a link to this checkout's bin/stashbase.cjs in the first
 # of npm's global bin folder, ~/.local/bin and ~/bin that is on PATH and
 # writable (never a package from a registry: `npx stashbase` outside this
@@ -16,6 +16,10 @@ if [ "$(uname -s)" = Linux ] && ! command -v bwrap >/dev/null 2>&1; then
     echo "install bubblewrap first (Debian/Ubuntu: sudo apt-get install bubblewrap)" >&2
     exit 1
   fi
+fi
+# Go builds the sealed network's relay for the Docker backend (relay/); the native backend does not need it.
+if [ "$(uname -s)" = Linux ] && ! command -v go >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  bash scripts/install-go.sh
 fi
 # npm says what it does on stderr: standard output is the command's own.
 npm ci --no-audit --no-fund --loglevel=error >&2

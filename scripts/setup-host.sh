@@ -7,7 +7,8 @@
 # name-constrained CA), secret-tool and GNOME Keyring (a secret from the
 # keyring), and the real Claude Code
 # and Codex CLIs for the compatibility tests (scripts/install-test-agents.sh),
-# and zsh and fish (completion is tested in each).
+# and zsh and fish (completion is tested in each), and gVisor's runsc
+# registered with the engine (scripts/install-runsc.sh: the sealed network's tests).
 # Idempotent: every step checks first and does nothing when already done.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -50,4 +51,5 @@ fi
 "$here/build-test-image.sh"
 "$here/install-test-agents.sh"
 "$here/install-test-mcp.sh"
+"$here/install-runsc.sh"
 log "host ready"

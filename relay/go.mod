@@ -1,0 +1,3 @@
+module stashbase/relay
+
+go 1.19

@@ -1,0 +1,315 @@
+// stashbase-relay: the only way out of a sealed Docker run (docs/docker.md).
+// The agent's container has no network interface but loopback. This relay,
+// mounted read-only into it and started by stashbase with `docker exec -i`
+// as a user of its own, listens on 127.0.0.1:PORT there and carries each
+// connection, multiplexed, over its standard input and output (the engine's
+// exec stream) to the run's proxy on stashbase's side (lib/relay/mux.ts).
+//
+//	stashbase-relay serve PORT        the relay
+//	stashbase-relay gate PORT -- CMD  waits until the relay listens, then runs CMD in its place
+//
+// The framing (the same in lib/relay/frames.ts): a 9-byte header, then the
+// payload. Header: type (1 byte), stream id (4 bytes, big-endian), payload
+// length (4 bytes, big-endian, at most 32 KiB).
+//
+//	HELLO  relay -> stashbase, stream 0: "stashbase-relay 1", once listening
+//	OPEN   relay -> stashbase: a new connection, ids increasing from 1
+//	DATA   both ways, within the receiver's window
+//	EOF    both ways: the sender sends no more on the stream
+//	CLOSE  both ways: the stream is over
+//	WINDOW both ways: 4 bytes, more bytes the sender may send on the stream
+//
+// Each side may send 256 KiB on a stream before the other grants more. A
+// connection is opened toward stashbase only once its client has sent a byte
+// (the proxy's clients speak first), so the gate's probe costs nothing.
+package main
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+)
+
+const (
+	tHello  = 1
+	tOpen   = 2
+	tData   = 3
+	tEOF    = 4
+	tClose  = 5
+	tWindow = 6
+
+	maxPayload = 32 << 10
+	window     = 256 << 10
+)
+
+type stream struct {
+	id       uint32
+	conn     *net.TCPConn
+	mu       sync.Mutex
+	cond     *sync.Cond
+	credit   int      // what we may still send to stashbase
+	queue    [][]byte // what stashbase sent, not yet written to the client
+	eof      bool     // stashbase sends no more
+	closed   bool
+	sentEOF  bool // the client sent no more, and stashbase was told
+	downDone bool // all stashbase sent was written, and the client's side shut
+}
+
+type relay struct {
+	outMu   sync.Mutex
+	out     *bufio.Writer
+	mu      sync.Mutex
+	streams map[uint32]*stream
+	next    uint32
+}
+
+func (r *relay) send(t byte, id uint32, payload []byte) {
+	var h [9]byte
+	h[0] = t
+	binary.BigEndian.PutUint32(h[1:5], id)
+	binary.BigEndian.PutUint32(h[5:9], uint32(len(payload)))
+	r.outMu.Lock()
+	defer r.outMu.Unlock()
+	if _, err := r.out.Write(h[:]); err != nil {
+		os.Exit(0)
+	}
+	if _, err := r.out.Write(payload); err != nil {
+		os.Exit(0)
+	}
+	if err := r.out.Flush(); err != nil {
+		// stashbase's side is gone: so is the way out.
+		os.Exit(0)
+	}
+}
+
+func (r *relay) drop(s *stream) {
+	r.mu.Lock()
+	delete(r.streams, s.id)
+	r.mu.Unlock()
+	s.mu.Lock()
+	s.closed = true
+	s.cond.Broadcast()
+	s.mu.Unlock()
+	s.conn.Close()
+}
+
+// From the client to stashbase: OPEN on the first byte, then DATA within the window.
+func (r *relay) upstream(s *stream) {
+	buf := make([]byte, maxPayload)
+	opened := false
+	for {
+		n, err := s.conn.Read(buf)
+		if n > 0 {
+			if !opened {
+				r.mu.Lock()
+				r.next++
+				s.id = r.next
+				r.streams[s.id] = s
+				r.mu.Unlock()
+				r.send(tOpen, s.id, nil)
+				opened = true
+				go r.downstream(s)
+			}
+			for off := 0; off < n; {
+				s.mu.Lock()
+				for s.credit == 0 && !s.closed {
+					s.cond.Wait()
+				}
+				if s.closed {
+					s.mu.Unlock()
+					return
+				}
+				k := n - off
+				if k > s.credit {
+					k = s.credit
+				}
+				s.credit -= k
+				s.mu.Unlock()
+				r.send(tData, s.id, buf[off:off+k])
+				off += k
+			}
+		}
+		if err != nil {
+			if !opened {
+				s.conn.Close()
+				return
+			}
+			if errors.Is(err, io.EOF) {
+				r.send(tEOF, s.id, nil)
+				s.mu.Lock()
+				s.sentEOF = true
+				done := s.downDone
+				s.mu.Unlock()
+				// Both ways over: the stream is forgotten on both sides without a word.
+				if done {
+					r.drop(s)
+				}
+			} else {
+				r.send(tClose, s.id, nil)
+				r.drop(s)
+			}
+			return
+		}
+	}
+}
+
+// From stashbase to the client: what DATA queued, in order; WINDOW once written.
+func (r *relay) downstream(s *stream) {
+	for {
+		s.mu.Lock()
+		for len(s.queue) == 0 && !s.eof && !s.closed {
+			s.cond.Wait()
+		}
+		if s.closed {
+			s.mu.Unlock()
+			return
+		}
+		if len(s.queue) == 0 && s.eof {
+			s.downDone = true
+			sent := s.sentEOF
+			s.mu.Unlock()
+			s.conn.CloseWrite()
+			if sent {
+				r.drop(s)
+			}
+			return
+		}
+		chunk := s.queue[0]
+		s.queue = s.queue[1:]
+		s.mu.Unlock()
+		if _, err := s.conn.Write(chunk); err != nil {
+			r.send(tClose, s.id, nil)
+			r.drop(s)
+			return
+		}
+		var w [4]byte
+		binary.BigEndian.PutUint32(w[:], uint32(len(chunk)))
+		r.send(tWindow, s.id, w[:])
+	}
+}
+
+func (r *relay) readFrames(in io.Reader) {
+	br := bufio.NewReaderSize(in, 64<<10)
+	var h [9]byte
+	for {
+		if _, err := io.ReadFull(br, h[:]); err != nil {
+			// stashbase's side closed: nothing gets out any more.
+			os.Exit(0)
+		}
+		t, id, n := h[0], binary.BigEndian.Uint32(h[1:5]), binary.BigEndian.Uint32(h[5:9])
+		if n > maxPayload {
+			fmt.Fprintln(os.Stderr, "stashbase-relay: oversized frame")
+			os.Exit(2)
+		}
+		payload := make([]byte, n)
+		if _, err := io.ReadFull(br, payload); err != nil {
+			os.Exit(0)
+		}
+		r.mu.Lock()
+		s := r.streams[id]
+		r.mu.Unlock()
+		if s == nil {
+			continue
+		}
+		switch t {
+		case tData:
+			s.mu.Lock()
+			s.queue = append(s.queue, payload)
+			s.cond.Broadcast()
+			s.mu.Unlock()
+		case tEOF:
+			s.mu.Lock()
+			s.eof = true
+			s.cond.Broadcast()
+			s.mu.Unlock()
+		case tClose:
+			r.drop(s)
+		case tWindow:
+			if n == 4 {
+				s.mu.Lock()
+				s.credit += int(binary.BigEndian.Uint32(payload))
+				s.cond.Broadcast()
+				s.mu.Unlock()
+			}
+		}
+	}
+}
+
+func serve(port int) {
+	ln, err := net.ListenTCP("tcp4", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: port})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "stashbase-relay: cannot listen on 127.0.0.1:%d: %v\n", port, err)
+		os.Exit(1)
+	}
+	r := &relay{out: bufio.NewWriterSize(os.Stdout, 64<<10), streams: map[uint32]*stream{}}
+	r.send(tHello, 0, []byte("stashbase-relay 1"))
+	go r.readFrames(os.Stdin)
+	for {
+		c, err := ln.AcceptTCP()
+		if err != nil {
+			if ne, ok := err.(net.Error); ok && ne.Timeout() {
+				continue
+			}
+			time.Sleep(10 * time.Millisecond)
+			continue
+		}
+		c.SetNoDelay(true)
+		s := &stream{conn: c, credit: window}
+		s.cond = sync.NewCond(&s.mu)
+		go r.upstream(s)
+	}
+}
+
+func gate(port int, argv []string) {
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp4", addr, time.Second)
+		if err == nil {
+			// Closed without a byte sent: the relay opens nothing for it.
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			fmt.Fprintln(os.Stderr, "stashbase: the sealed network's relay did not start within 60 s")
+			os.Exit(125)
+		}
+		time.Sleep(3 * time.Millisecond)
+	}
+	path, err := exec.LookPath(argv[0])
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "stashbase: %s: command not found\n", argv[0])
+		os.Exit(127)
+	}
+	err = syscall.Exec(path, argv, os.Environ())
+	fmt.Fprintf(os.Stderr, "stashbase: cannot run %s: %v\n", argv[0], err)
+	os.Exit(126)
+}
+
+func main() {
+	a := os.Args
+	if len(a) >= 3 {
+		port, err := strconv.Atoi(a[2])
+		if err == nil && port > 0 && port < 65536 {
+			if a[1] == "serve" && len(a) == 3 {
+				serve(port)
+				return
+			}
+			if a[1] == "gate" && len(a) >= 5 && a[3] == "--" {
+				gate(port, a[4:])
+				return
+			}
+		}
+	}
+	fmt.Fprintln(os.Stderr, "usage: stashbase-relay serve PORT | gate PORT -- COMMAND...")
+	os.Exit(2)
+}
