@@ -19,7 +19,7 @@
 //	CLOSE  both ways: the stream is over
 //	WINDOW both ways: 4 bytes, more bytes the sender may send on the stream
 //
-// Each side may send 256 KiB on a stream before the other grants more. A
+// Each side may send 128 KiB on a stream before the other grants more. A
 // connection is opened toward stashbase only once its client has sent a byte
 // (the proxy's clients speak first), so the gate's probe costs nothing.
 package main
@@ -48,7 +48,7 @@ const (
 	tWindow = 6
 
 	maxPayload = 32 << 10
-	window     = 256 << 10
+	window     = 128 << 10
 )
 
 type stream struct {
@@ -110,12 +110,13 @@ func (r *relay) upstream(s *stream) {
 		n, err := s.conn.Read(buf)
 		if n > 0 {
 			if !opened {
+				// The id and its OPEN together: stashbase takes ids only in increasing order.
 				r.mu.Lock()
 				r.next++
 				s.id = r.next
 				r.streams[s.id] = s
-				r.mu.Unlock()
 				r.send(tOpen, s.id, nil)
+				r.mu.Unlock()
 				opened = true
 				go r.downstream(s)
 			}

@@ -1,0 +1,165 @@
+// The sealed network's relay, stashbase's side (lib/relay/): frames from a
+// relay that lies (garbage, a length past the limit, old or unopened ids, data
+// past its window, too many streams, its stream closing) end it, or are
+// refused, without holding more than a frame; well-behaved streams, however
+// interleaved, reach the proxy (an echo server here) each in order. Then the
+// real relay (relay/main.go, built by npm run build) on its stdio, with its
+// control: the same bytes straight to the echo server.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { connect, createServer, type Server, type Socket } from 'node:net';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { after, test } from 'node:test';
+import { encodeFrame, FRAME, FrameReader, HELLO_TEXT, MAX_PAYLOAD, STREAM_WINDOW } from '../../lib/relay/frames.js';
+import { RelayMux } from '../../lib/relay/mux.js';
+import { REPO, requirement } from '../helpers.js';
+
+const servers: Server[] = [];
+const muxes: RelayMux[] = [];
+after(() => {
+  for (const m of muxes) m.end('the test is over');
+  for (const s of servers) s.close();
+});
+
+/** An echo server on loopback (the proxy's stand-in): every connection, and what it received, recorded. */
+async function echo(): Promise<{ port: number; sockets: Socket[] }> {
+  const sockets: Socket[] = [];
+  const server = createServer((s) => {
+    sockets.push(s);
+    s.on('error', () => {});
+    s.pipe(s);
+  });
+  servers.push(server);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  return { port: (server.address() as { port: number }).port, sockets };
+}
+
+function harness(port: number, maxStreams = 8) {
+  const input = new PassThrough();
+  const output = new PassThrough();
+  const frames: Array<[number, number, string]> = [];
+  const reader = new FrameReader();
+  output.on('data', (c: Buffer) => reader.push(c, (t, id, p) => frames.push([t, id, p.toString('latin1')])));
+  let ended: [string, boolean] | null = null;
+  const mux = new RelayMux(input, output, { connect: () => connect(port, '127.0.0.1'), maxStreams, onEnd: (why, bad) => (ended = [why, bad]) });
+  muxes.push(mux);
+  const send = (t: number, id: number, p = '') => input.write(encodeFrame(t, id, Buffer.from(p, 'latin1')));
+  return { input, mux, frames, send, ended: () => ended };
+}
+
+const until = async (f: () => boolean, what: string) => {
+  for (const t0 = Date.now(); !f(); await new Promise((r) => setTimeout(r, 5))) if (Date.now() - t0 > 5000) assert.fail(`never: ${what}`);
+};
+
+test('streams interleaved in any order reach the proxy each in order, and come back; a window is granted for what the proxy took', async () => {
+  const e = await echo();
+  const h = harness(e.port);
+  h.send(FRAME.HELLO, 0, HELLO_TEXT);
+  await h.mux.ready;
+  h.send(FRAME.OPEN, 1);
+  h.send(FRAME.OPEN, 2);
+  for (let i = 0; i < 5; i++) {
+    h.send(FRAME.DATA, 2, `b${i};`);
+    h.send(FRAME.DATA, 1, `a${i};`);
+  }
+  const back = (id: number) => h.frames.filter(([t, i]) => t === FRAME.DATA && i === id).map(([, , p]) => p).join('');
+  await until(() => back(1).length === 15 && back(2).length === 15, 'both echoed');
+  assert.equal(back(1), 'a0;a1;a2;a3;a4;');
+  assert.equal(back(2), 'b0;b1;b2;b3;b4;');
+  assert.ok(h.frames.some(([t, id]) => t === FRAME.WINDOW && id === 1));
+  // Both ends closing forgets the stream without a CLOSE.
+  h.send(FRAME.EOF, 1);
+  await until(() => h.frames.some(([t, id]) => t === FRAME.EOF && id === 1), 'its EOF');
+  await until(() => h.mux.open === 1, 'stream 1 forgotten');
+  assert.equal(h.frames.some(([t, id]) => t === FRAME.CLOSE && id === 1), false);
+  assert.equal(h.ended(), null);
+});
+
+test('a relay that lies is ended at once, every connection with it: each kind of lie (controls: the same frames in order are taken)', async () => {
+  const e = await echo();
+  const lies: Array<[string, (h: ReturnType<typeof harness>) => void, RegExp]> = [
+    ['no greeting', (h) => h.send(FRAME.OPEN, 1), /did not begin with its greeting/],
+    ['garbage', (h) => h.input.write(Buffer.from('GET / HTTP/1.1\r\nHost: x\r\n\r\n')), /unknown type 71/],
+    // The header alone ends it: its 4 GiB payload is never waited for.
+    ['a huge length', (h) => h.input.write(Buffer.from([FRAME.DATA, 0, 0, 0, 1, 0xff, 0xff, 0xff, 0xff])), /a frame of 4294967295 bytes/],
+    ['an old id', (h) => { h.send(FRAME.OPEN, 3); h.send(FRAME.OPEN, 2); }, /an OPEN for stream 2 out of order/],
+    ['a never-opened id', (h) => h.send(FRAME.DATA, 9, 'x'), /stream 9, never opened/],
+    ['past its window', (h) => { h.send(FRAME.OPEN, 1); for (let n = 0; n <= STREAM_WINDOW; n += MAX_PAYLOAD) h.send(FRAME.DATA, 1, 'x'.repeat(MAX_PAYLOAD)); }, /stream 1 sent past its window/],
+    ['a second greeting', (h) => h.send(FRAME.HELLO, 0, HELLO_TEXT), /a second greeting/],
+    ['a window of the wrong size', (h) => { h.send(FRAME.OPEN, 1); h.send(FRAME.WINDOW, 1, 'xx'); }, /a WINDOW of 2 bytes/],
+  ];
+  for (const [name, lie, why] of lies) {
+    const h = harness(e.port);
+    if (name !== 'no greeting') h.send(FRAME.HELLO, 0, HELLO_TEXT);
+    // An honest stream first: it is cut with the relay.
+    if (name !== 'no greeting' && name !== 'an old id' && name !== 'past its window' && name !== 'a window of the wrong size') h.send(FRAME.OPEN, 1);
+    lie(h);
+    await until(() => h.ended() !== null, name);
+    assert.match(h.ended()![0], why, name);
+    assert.equal(h.ended()![1], true, name);
+    assert.equal(h.mux.open, 0, name);
+  }
+  // The control: in order, within the window, the same kinds of frames are taken.
+  const h = harness(e.port);
+  h.send(FRAME.HELLO, 0, HELLO_TEXT);
+  h.send(FRAME.OPEN, 2);
+  h.send(FRAME.OPEN, 3);
+  h.send(FRAME.DATA, 3, 'x'.repeat(MAX_PAYLOAD));
+  h.send(FRAME.WINDOW, 3, '\0\0\0\0');
+  await new Promise((r) => setTimeout(r, 50));
+  assert.equal(h.ended(), null);
+});
+
+test('streams past the limit are answered CLOSE, the others go on; the relay\'s stream closing cuts every connection', async () => {
+  const e = await echo();
+  const h = harness(e.port, 3);
+  h.send(FRAME.HELLO, 0, HELLO_TEXT);
+  for (let id = 1; id <= 5; id++) h.send(FRAME.OPEN, id);
+  await until(() => h.frames.filter(([t]) => t === FRAME.CLOSE).length === 2, 'two refused');
+  assert.deepEqual(h.frames.filter(([t]) => t === FRAME.CLOSE).map(([, id]) => id), [4, 5]);
+  await until(() => e.sockets.length === 3, 'three reached the proxy');
+  h.input.end();
+  await until(() => h.ended() !== null, 'ended');
+  assert.deepEqual(h.ended(), ["the relay's stream closed", false]);
+  await until(() => e.sockets.every((s) => s.destroyed || s.readableEnded), 'the proxy connections cut');
+});
+
+const RELAY = join(REPO, 'dist', 'relay', `linux-${process.arch === 'arm64' ? 'arm64' : 'amd64'}`, 'stashbase-relay');
+
+test('the real relay on its stdio: connections to its port reach the proxy and come back, a megabyte each way, ten at once; its gate waits for it; control: the same straight to the proxy', requirement(existsSync(RELAY), `${RELAY} is not built (npm run build, with Go)`), async () => {
+  const e = await echo();
+  const port = 20000 + Math.floor(Math.random() * 20000);
+  const child = spawn(RELAY, ['serve', String(port)], { stdio: ['pipe', 'pipe', 'inherit'] });
+  try {
+    let ended: string | null = null;
+    const mux = new RelayMux(child.stdout, child.stdin, { connect: () => connect(e.port, '127.0.0.1'), maxStreams: 64, onEnd: (why) => (ended = why) });
+    await mux.ready;
+    const payload = Buffer.alloc(1 << 20, 7);
+    const roundTrip = (p: number) => new Promise<number>((resolve, reject) => {
+      const s = connect(p, '127.0.0.1');
+      let got = 0;
+      s.on('data', (d: Buffer) => {
+        got += d.length;
+        if (got === payload.length) s.end();
+      });
+      s.on('close', () => resolve(got));
+      s.on('error', reject);
+      s.write(payload);
+    });
+    const through = await Promise.all(Array.from({ length: 10 }, () => roundTrip(port)));
+    assert.deepEqual(through, Array(10).fill(payload.length));
+    assert.equal(await roundTrip(e.port), payload.length); // the control
+    await until(() => mux.open === 0, 'every stream forgotten');
+    // The gate: runs its command once the relay listens.
+    const gate = spawn(RELAY, ['gate', String(port), '--', 'sh', '-c', 'echo gate-open'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    gate.stdout.on('data', (d: Buffer) => (out += d));
+    await new Promise((r) => gate.on('close', r));
+    assert.equal(out, 'gate-open\n');
+    assert.equal(ended, null);
+  } finally {
+    child.kill('SIGKILL');
+  }
+});
