@@ -144,7 +144,7 @@ export async function executeDocker({ ctx, warn, announce, interactive }: Docker
       token: ctx.hookToken, profile: ctx.profile, env: ctx.env, workTree: ctx.worktree?.path ?? ctx.cwd, mounts: draft.treeMounts, audit: (e) => audit.write(e),
       agentHooks: ctx.profile.allowHooks.includes('dependency_check') ? hostCheck(ctx, draft, where) : undefined,
     });
-    proxy = await proxyForRun({ session: ctx.session, profile: ctx.profile, placeholders: ctx.placeholders, env: ctx.env, home, userHome: ctx.home, cwd: ctx.cwd, audit: (e) => audit.write(e), acceptClient: (a) => accept(a), token: ctx.proxyToken, hooks, onUpstreamTls: reportFirstTlsFailure(alert) });
+    proxy = await proxyForRun({ session: ctx.session, profile: ctx.profile, placeholders: ctx.placeholders, env: ctx.env, home, userHome: ctx.home, cwd: ctx.cwd, audit: (e) => audit.write(e), acceptClient: (a) => accept(a), token: ctx.proxyToken, hooks, tree: { protection: draft.protection, isolated: draft.volumes.map((v) => v.target) }, onUpstreamTls: reportFirstTlsFailure(alert) });
     createRunDir(draft.runDir, proxy.ca, null);
     writeFileSync(seccompFileOf(draft.runDir), JSON.stringify(agentSeccompProfile()));
     if (draft.gitDir) gitDir = createRunGitDir(draft.gitDir).file;

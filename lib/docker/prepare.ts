@@ -16,7 +16,7 @@ import { SandboxUnavailableError, UsageError } from '../errors.js';
 import { planProtection, type Protection } from '../paths/protect.js';
 import { isolatedPathProblem } from '../profile/docker-values.js';
 import type { Profile } from '../profile/types.js';
-import { executableGitState, findRepoRoot, gitConfigTargets } from '../git/repo.js';
+import { executableGitState, findRepoRoot, gitConfigTargets, gitLinkProblem } from '../git/repo.js';
 import { checkoutGit, plannedGitDir, planRunGitDir, repoFormat, type RunGitDirPlan } from '../git/run-git-dir.js';
 import { inside, resolveRule } from '../paths/rules.js';
 import { existingToolConfigs } from '../paths/tool-configs.js';
@@ -193,6 +193,8 @@ const bind = (b: { src: string; dest: string; ro: boolean }): Mount => ({ type: 
 export function prepareDocker(ctx: DockerContext, facts: RuntimeFacts, draft?: Pick<DockerPrepared, 'protection' | 'gitDir'>): DockerPrepared {
   const p = ctx.profile;
   if (ctx.cwd === '/') throw new SandboxUnavailableError('the Docker backend mounts the working directory into the container; run it from a project folder, not /');
+  const linked = gitLinkProblem(ctx.cwd);
+  if (linked !== null) throw new SandboxUnavailableError(linked);
   const runDir = runDirOf(ctx.stashbaseHome, ctx.session);
   // TLS is intercepted for bound secrets and for MCP servers' tools (lib/mcp/).
   const interceptTls = Object.keys(p.secrets).length > 0 || Object.keys(p.mcp.servers).length > 0;

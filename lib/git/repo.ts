@@ -1,6 +1,6 @@
 // Where the repository around a working directory is: the nearest folder up
 // the tree that holds a `.git` (a directory, or a worktree's pointer file).
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, lstatSync, readdirSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { readBackText } from '../readback/file.js';
 import { probe } from '../exec.js';
@@ -19,6 +19,22 @@ export function findRepoRoot(cwd: string): RepoRoot | null {
     if (st) return { root: dir, gitDir: st.isDirectory() ? join(dir, '.git') : null };
     if (dirname(dir) === dir) return null;
   }
+}
+
+/**
+ * Why a run cannot start in a checkout whose `.git` is a symbolic link (or
+ * null): the link is an entry of the working tree, which the agent writes,
+ * and no mount can keep an entry that is a link from being removed. An agent
+ * could replace it with a repository of its own, whose config your git would
+ * obey at your next command there. A `gitdir:` file does the same job and is
+ * protected like any file.
+ */
+export function gitLinkProblem(cwd: string): string | null {
+  const repo = findRepoRoot(cwd);
+  if (repo === null) return null;
+  const dotGit = join(repo.root, '.git');
+  if (!lstatSync(dotGit, { throwIfNoEntry: false })?.isSymbolicLink()) return null;
+  return `${dotGit} is a symbolic link, which the agent could replace with a repository your git would then obey; make it a gitdir file instead (rm ${dotGit} && echo "gitdir: $(realpath <its target>)" > ${dotGit}); nothing was run`;
 }
 
 /**

@@ -15,10 +15,10 @@
 // requests (roots, sampling, elicitation) are answered "not available", and
 // an answer that does not come within two minutes is an error.
 import type { ChildProcess } from 'node:child_process';
-import { lstatSync } from 'node:fs';
+import { closeSync, lstatSync, openSync } from 'node:fs';
 import { join } from 'node:path';
-import { executableGitState, findRepoRoot } from '../git/repo.js';
-import { planProtection } from '../paths/protect.js';
+import { findRepoRoot } from '../git/repo.js';
+import type { Protection } from '../paths/protect.js';
 import { realPathOf } from '../util/real-path.js';
 import type { Command } from '../../templates/command.js';
 import { buildConfineCommand, type ConfineBind } from '../../templates/confine.js';
@@ -51,8 +51,16 @@ export interface LocalServerInput {
   proxy?: { socket: string; token: string };
   denied?: string[];
   writable?: string[];
-  /** For `workdir = "write"`: the profile's denials and stashbase's state, planned as the agent's sandbox plans them. */
-  protect?: { denyRead: string[]; denyWrite: string[]; stateDir: string };
+  /**
+   * For `workdir = "write"`: what the agent's sandbox protects, as the run's
+   * backend planned it (its deny_write with the git config targets, tool
+   * configs and build inputs it adds, the stand-ins it made, the folders it
+   * pins, its read denials), and the paths it shows the agent as something
+   * else (a Docker run's isolated paths).
+   */
+  tree?: { protection: Pick<Protection, 'denyRead' | 'denyWrite' | 'placeholders' | 'fileStandIns' | 'pinned'>; isolated: string[] };
+  /** The seccomp filter's file (the agent's, with Unix sockets: the server's relay uses one), bound as descriptor 3. */
+  seccompFile?: string;
 }
 
 export function localServerCommand(cfg: LocalMcpConfig, o: LocalServerInput): Command | string {
@@ -115,37 +123,45 @@ export function localServerCommand(cfg: LocalMcpConfig, o: LocalServerInput): Co
   // The server's environment is bwrap's to give it (--clearenv, --setenv): bwrap itself, outside any sandbox, runs with
   // a bare PATH, never with what a profile sets (an LD_PRELOAD there would run in bwrap, on the host).
   const setenv = Object.entries(env).flatMap(([k, v]) => ['--setenv', k, v]);
-  return { ...confined, args: ['--clearenv', ...setenv, ...confined.args], env: { PATH: '/usr/bin:/bin' }, unsetEnv: [], onlyEnv: true };
+  // The agent's seccomp filter: no setuid bits on what it writes, no TIOCSTI, no keyrings, no io_uring.
+  const seccomp = o.seccompFile === undefined ? [] : ['--seccomp', '3'];
+  return {
+    ...confined, args: ['--clearenv', ...setenv, ...seccomp, ...confined.args], env: { PATH: '/usr/bin:/bin' }, unsetEnv: [], onlyEnv: true,
+    ...(o.seccompFile === undefined ? {} : { fds: [{ fd: 3, path: o.seccompFile }] }),
+  };
 }
 
 /**
  * What a server with a writable working tree may not touch in it: what the
- * agent's sandbox keeps read-only there (deny_write, the repository's
- * executable git state) and hides (deny_read), planned by the same code
- * (lib/paths/protect.ts) from the disk as it is when the server starts, which
- * is after the run made its stand-ins; the folders that hold them pinned so
- * they cannot be renamed away. The repository's git directory is read-only
- * as a whole: commits are the agent's, brought back by the run's git import.
- * A protected path that does not exist then, and so could be created, keeps
- * the server from starting.
+ * agent's sandbox keeps read-only there (the run's own plan: deny_write, git's
+ * executable state and config targets, tool configs, build inputs, and the
+ * stand-ins it made for missing ones) bound read-only, the folders that hold
+ * them pinned so they cannot be renamed away, what it hides hidden, and the
+ * isolated paths a Docker agent sees as volumes hidden too (the host's copy is
+ * never the agent's). The repository's git directory is read-only as a whole:
+ * commits are the agent's, brought back by the run's git import. Planned when
+ * the server starts (its first request), after the run made its stand-ins: a
+ * protected or isolated path missing then, which the server could create,
+ * keeps it from starting.
  */
 function treeProtection(cwd: string, o: LocalServerInput): { hidden: Array<{ path: string; dir: boolean }>; pinned: string[]; readOnly: string[] } | string {
-  if (o.protect === undefined) return 'its working tree protections are unknown';
+  if (o.tree === undefined) return "the working tree's protections are unknown";
+  const p = o.tree.protection;
   const repo = findRepoRoot(cwd);
   const gitEntry = repo === null ? null : join(repo.root, '.git');
-  const inGit = (p: string) => gitEntry !== null && (p === gitEntry || p.startsWith(gitEntry + '/'));
-  const within = (p: string) => p === cwd || p.startsWith(cwd + '/');
-  const plan = planProtection({
-    denyRead: o.protect.denyRead, denyWrite: o.protect.denyWrite, alwaysDenyRead: [], stateDir: o.protect.stateDir,
-    alwaysDenyWrite: executableGitState(cwd), home: o.home, cwd, within: cwd,
-  });
-  const missing = [...plan.placeholders, ...plan.fileStandIns].filter((p) => within(p) && !inGit(p));
-  if (missing.length > 0) return `${missing[0]} is protected from writes but does not exist, so the server could create it (workdir = "write")`;
-  const readOnly = plan.denyWrite.map((d) => d.path).filter((p) => within(p) && !inGit(p));
+  const inGit = (x: string) => gitEntry !== null && (x === gitEntry || x.startsWith(gitEntry + '/'));
+  const within = (x: string) => x.startsWith(cwd + '/');
+  const readOnly = [...new Set([...p.denyWrite.map((d) => d.path), ...p.placeholders, ...p.fileStandIns])].filter((x) => within(x) && !inGit(x));
+  for (const x of [...readOnly, ...o.tree.isolated.filter(within)]) {
+    if (!lstatSync(x, { throwIfNoEntry: false })) return `${x} is protected from writes but does not exist, so the server could create it (workdir = "write")`;
+  }
   if (gitEntry !== null && within(gitEntry)) readOnly.push(gitEntry);
   return {
-    hidden: plan.denyRead.filter((d) => within(d.path) && d.path !== cwd).map((d) => ({ path: d.path, dir: d.kind === 'dir' })),
-    pinned: plan.pinned.filter((p) => within(p) && p !== cwd && !inGit(p)),
+    hidden: [
+      ...p.denyRead.filter((d) => within(d.path)).map((d) => ({ path: d.path, dir: d.kind === 'dir' })),
+      ...o.tree.isolated.filter(within).map((x) => ({ path: x, dir: true })),
+    ],
+    pinned: p.pinned.filter((x) => within(x) && !inGit(x)),
     readOnly,
   };
 }
@@ -178,7 +194,18 @@ export class LocalServer {
       if (typeof this.cmd === 'string') this.broken = this.cmd;
     }
     if (typeof this.cmd === 'string' || this.child) return;
-    const started = start(this.cmd, ['pipe', 'pipe', 'ignore']);
+    // Descriptors it is given from files (its seccomp filter) at their numbers.
+    const extra: Array<number | 'ignore'> = [];
+    for (const f of this.cmd.fds ?? []) {
+      while (extra.length < f.fd - 3) extra.push('ignore');
+      extra[f.fd - 3] = openSync(f.path, 'r');
+    }
+    let started: ReturnType<typeof start>;
+    try {
+      started = start(this.cmd, ['pipe', 'pipe', 'ignore', ...extra]);
+    } finally {
+      for (const fd of extra) if (typeof fd === 'number') closeSync(fd);
+    }
     started.exit.catch(() => {}); // told by the events below
     const child = started.child;
     this.child = child;

@@ -82,7 +82,7 @@ export async function executeNative({ ctx, profile, warn, announce }: ExecuteInp
       // The sandbox's own view of the tree: its git directory is the run's own (the agent's index is there).
       mounts: [{ host: tree, sandbox: tree }, ...(prep.gitDir?.mounts ?? []).map((b) => ({ host: b.src, sandbox: b.dest }))],
     });
-    proxy = await proxyForRun({ session: ctx.session, profile, placeholders: ctx.placeholders, env: ctx.env, home, userHome: ctx.home, cwd: ctx.cwd, audit: (e) => audit.write(e), token: ctx.proxyToken, hooks, onUpstreamTls: reportFirstTlsFailure(alert) });
+    proxy = await proxyForRun({ session: ctx.session, profile, placeholders: ctx.placeholders, env: ctx.env, home, userHome: ctx.home, cwd: ctx.cwd, audit: (e) => audit.write(e), token: ctx.proxyToken, hooks, tree: { protection: prep.protection, isolated: [] }, onUpstreamTls: reportFirstTlsFailure(alert) });
     if (hostPort !== null) await listenLoopback(proxy.server, hostPort);
     trace.mark('proxy');
     createRunDir(prep.runDir, proxy.ca, prep.bwrap ? sandboxFilter(process.arch as SeccompArch, { unixSockets: profile.sandbox.allowUnixSockets }) : null, prep.temps);

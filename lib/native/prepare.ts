@@ -15,7 +15,7 @@ import { auditFile } from '../run/audit.js';
 import { hookVariables } from '../hooks/run-env.js';
 import { thisCli } from '../hooks/cli-files.js';
 import { sessionFile } from '../run/session.js';
-import { findRepoRoot, gitConfigTargets } from '../git/repo.js';
+import { findRepoRoot, gitConfigTargets, gitLinkProblem } from '../git/repo.js';
 import { existingToolConfigs } from '../paths/tool-configs.js';
 import { alwaysDenied } from './always-denied.js';
 import { caDirOf, runDirOf, runStateDirOf } from '../run/run-dir.js';
@@ -91,6 +91,8 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
 
   const carveOuts = ctx.writable ?? [];
   // The repository's git directory: one of the run's own at its path (lib/git/run-git-dir.ts), imported after the run.
+  const linked = gitLinkProblem(ctx.cwd);
+  if (linked !== null) throw new SandboxUnavailableError(linked);
   const repo = findRepoRoot(ctx.cwd);
   const located = repo ? checkoutGit(repo.root) : null;
   const pointer = located?.pointer ?? null;

@@ -2,6 +2,7 @@
 // intercepting.ts share (kept apart so neither imports the other).
 import type { Server } from 'node:net';
 import type { Profile } from '../profile/types.js';
+import type { LocalServerInput } from '../mcp/local-server.js';
 import type { HookHandler } from '../hooks/endpoints.js';
 import type { Interceptor } from './intercept.js';
 import type { AuditSink } from './server.js';
@@ -29,6 +30,8 @@ export interface RunProxyInput {
   token: string;
   /** The run's hook endpoints, when its profile allows hooks. */
   hooks?: HookHandler;
+  /** What the agent's sandbox protects in its tree, for a local MCP server that writes there (lib/mcp/local-server.ts). */
+  tree?: LocalServerInput['tree'];
   /** Told of upstream TLS failures when the proxy intercepts (lib/proxy/tls-failure.ts). */
   onUpstreamTls?: (f: TlsFailure) => void;
 }

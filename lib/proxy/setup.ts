@@ -9,7 +9,8 @@ import { remoteServers } from '../mcp/servers.js';
 import { expandedPaths } from '../paths/expand.js';
 import { allowWritePaths } from '../native/write-areas.js';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { sandboxFilter, seccompSupported } from '../../templates/seccomp.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LocalServer, localServerCommand } from '../mcp/local-server.js';
@@ -50,29 +51,33 @@ export async function proxyForRun(o: RunProxyInput): Promise<RunProxy> {
   for (const [name, cfg] of Object.entries(o.profile.mcp.servers)) {
     if (cfg.local === null) continue;
     const server = mcp.find((m) => m.name === name)!;
-    // A server with hosts gets a proxy of its own on a Unix socket bound into its sandbox: its hosts alone, audited as its.
+    // Each server's own folder: its seccomp filter and, with hosts, the socket of a proxy of its own bound into its sandbox (its hosts alone, audited as its).
+    const dir = mkdtempSync(join(tmpdir(), 'stashbase-mcp-'));
+    const seccompFile = join(dir, 'seccomp.bpf');
+    if (seccompSupported(process.arch)) writeFileSync(seccompFile, sandboxFilter(process.arch, { unixSockets: true }));
     let own: { socket: string; token: string; close: () => void } | undefined;
+    let closeOwn = () => {};
     if (cfg.local.hosts.length > 0) {
-      const dir = mkdtempSync(join(tmpdir(), 'stashbase-mcp-'));
       const socket = join(dir, 'proxy.sock');
       const token = randomBytes(18).toString('hex');
       const { createProxy } = await import('./server.js');
       const p = createProxy({ policy: { egressHosts: cfg.local.hosts, denyHosts: o.profile.network.denyHosts, mapped: o.profile.network.hosts }, audit: (e) => o.audit({ ...e, mcpServer: name }), token, limits });
       await new Promise<void>((resolve, reject) => p.once('error', reject).listen(socket, () => resolve()));
-      own = { socket, token, close: () => {
-        p.close();
-        rmSync(dir, { recursive: true, force: true });
-      } };
+      own = { socket, token, close: () => p.close() };
+      closeOwn = () => p.close();
     }
     const local = cfg.local;
     const command = () => localServerCommand(local, {
       env: o.env, home: o.userHome, cwd: o.cwd, proxy: own,
       denied: expandedPaths(o.profile.filesystem.denyRead, o.userHome, o.cwd), writable: allowWritePaths(o.profile.filesystem.allowWrite, o.userHome, o.cwd).paths,
-      protect: { denyRead: o.profile.filesystem.denyRead, denyWrite: o.profile.filesystem.denyWrite, stateDir: o.home },
+      tree: o.tree, ...(seccompSupported(process.arch) ? { seccompFile } : {}),
     });
     // A writable tree's protections are planned when the server starts (its first request), after the run made its stand-ins.
     const bridge = new LocalServer(name, local.workdir === 'write' ? command : command(), server.policy);
-    if (own) bridge.onStop = own.close;
+    bridge.onStop = () => {
+      closeOwn();
+      rmSync(dir, { recursive: true, force: true });
+    };
     if (local.workdir !== 'write') bridge.start();
     bridges.set(name, bridge);
   }

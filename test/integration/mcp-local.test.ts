@@ -120,16 +120,19 @@ describe('a local MCP server with workdir = "write": the working tree, less what
   writeFile(join(proj, '.envrc'), 'export SAFE=1\n');
   writeFile(join(proj, 'conf', 'deploy.sh'), 'echo deploy\n');
   writeFile(join(proj, 'private', 'key'), 'PRIVATE-KEY-BYTES\n');
+  // A tool config the profile does not name, and a hooks folder git is told of that does not exist yet.
+  writeFile(join(proj, '.vscode', 'tasks.json'), '{}\n');
   const git = (...a: string[]) => execFileSync('git', ['-C', proj, ...a], { env: { ...t.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' } });
   git('init', '-q');
   git('add', '-A');
   git('commit', '-qm', 'init');
+  git('config', 'core.hooksPath', '.githooks');
   // The server's program where the agent does not write; readable to the server through `read`.
   const tools = join(t.home, 'tools');
   const writer = join(tools, 'mcp-writer.mjs');
   cpSync(join(REPO, 'test', 'fixtures', 'mcp-writer.mjs'), writer);
   writeFile(join(t.sbHome, 'agents', 'wr.toml'), [
-    '[filesystem]', 'deny_write = [".envrc", "conf/deploy.sh", ".tool-versions"]', 'deny_read = ["private/key"]',
+    '[filesystem]', 'deny_write = ["conf/deploy.sh", ".tool-versions"]', 'deny_read = ["private/key"]',
     '[mcp.servers.w]', `command = ["node", "${writer}"]`, `read = ["${tools}"]`, 'workdir = "write"',
   ].join('\n') + '\n');
   // What the server is asked: one write that must land, then one member of each protected kind.
@@ -144,6 +147,11 @@ describe('a local MCP server with workdir = "write": the working tree, less what
     ['missing', 'write', { path: join(proj, '.tool-versions'), content: 'nodejs evil\n' }],
     ['key', 'read', { path: join(proj, 'private', 'key') }],
     ['own', 'write', { path: writer, content: 'evil\n' }],
+    // Found in review: what the run's own plan adds to deny_write (tool configs, git's hooks folder), and setuid bits.
+    ['vscode', 'write', { path: join(proj, '.vscode', 'tasks.json'), content: '{"tasks":[{"runOn":"folderOpen"}]}\n' }],
+    ['hooksdir', 'mkdir', { path: join(proj, '.githooks') }],
+    ['hookfile', 'write', { path: join(proj, '.githooks', 'pre-commit'), content: '#!/bin/sh\necho owned\n' }],
+    ['setuid', 'chmod', { path: join(proj, 'notes.txt'), mode: '4755' }],
     ['bashrc', 'write', { path: join(t.home, '.bashrc'), content: 'evil\n' }],
   ];
   const call = (id: number, name: string, args: Record<string, string>) => JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } });
@@ -164,6 +172,10 @@ describe('a local MCP server with workdir = "write": the working tree, less what
     assert.match(answerOf(s.missing!), /^error (EROFS|EISDIR)$/);
     assert.match(answerOf(s.key!), /^(error EACCES)?$/);
     assert.equal(answerOf(s.own!), 'error EROFS');
+    assert.equal(answerOf(s.vscode!), 'error EROFS');
+    assert.match(answerOf(s.hooksdir!), /^error (EEXIST|EROFS)$/);
+    assert.match(answerOf(s.hookfile!), /^error (ENOTDIR|EROFS)$/);
+    assert.equal(answerOf(s.setuid!), 'error EPERM');
     // A path outside everything bound lands in the sandbox's own root (a private tmpfs), never on the host.
     assert.match(answerOf(s.bashrc!), /^(ok|error ENOENT)$/);
     // On the host: the one write landed, nothing else changed.
@@ -175,6 +187,9 @@ describe('a local MCP server with workdir = "write": the working tree, less what
     assert.equal(existsSync(join(proj, 'conf2')), false);
     assert.equal(existsSync(join(proj, '.tool-versions')), false);
     assert.match(readFileSync(writer, 'utf8'), /A stdio MCP server/);
+    assert.equal(readFileSync(join(proj, '.vscode', 'tasks.json'), 'utf8'), '{}\n');
+    assert.equal(existsSync(join(proj, '.githooks')), false);
+    assert.equal(statSync(join(proj, 'notes.txt')).mode & 0o7000, 0);
     assert.equal(existsSync(join(t.home, '.bashrc')), false);
 
     // The control: the same server, unconfined, on a copy of the tree, does every one of them.
@@ -185,7 +200,8 @@ describe('a local MCP server with workdir = "write": the working tree, less what
     const input = asks.map(([, tool, args], i) => call(i + 1, tool, Object.fromEntries(Object.entries(args).map(([k, v]) => [k, v.replace(proj, copy).replace(writer, join(outside, 'w.mjs')).replace(join(t.home, '.bashrc'), join(outside, '.bashrc'))])))).join('\n') + '\n';
     const ctl = spawnSync(process.execPath, [writer], { input, encoding: 'utf8' });
     const answers = ctl.stdout.trim().split('\n').map(answerOf);
-    assert.deepEqual(answers, ['ok', 'ok', 'ok', 'ok', 'ok', 'ok', 'ok', 'PRIVATE-KEY-BYTES\n', 'ok', 'ok']);
+    assert.deepEqual(answers, ['ok', 'ok', 'ok', 'ok', 'ok', 'ok', 'ok', 'PRIVATE-KEY-BYTES\n', 'ok', 'ok', 'ok', 'ok', 'ok', 'ok']);
+    assert.equal(statSync(join(copy, 'notes.txt')).mode & 0o7000, 0o4000);
     assert.ok(statSync(join(copy, 'conf2', 'deploy.sh')).isFile());
   });
 
@@ -194,12 +210,20 @@ describe('a local MCP server with workdir = "write": the working tree, less what
       `curl -sS https://w.stashbase-mcp.internal/mcp -H 'Content-Type: application/json' --data-binary '${call(1, 'write', { path: join(proj, 'docker-notes.txt'), content: 'docker-side\n' })}'; echo`,
       `curl -sS https://w.stashbase-mcp.internal/mcp -H 'Content-Type: application/json' --data-binary '${call(2, 'write', { path: join(proj, '.git', 'config'), content: 'x' })}'; echo`,
       'cat docker-notes.txt',
+      // An isolated path: the agent sees a volume there, the host's copy is never written (the server sees an empty folder of its own).
+      `curl -sS https://w.stashbase-mcp.internal/mcp -H 'Content-Type: application/json' --data-binary '${call(3, 'write', { path: join(proj, 'vendor', 'lib.js'), content: 'evil()\n' })}'; echo`,
     ].join('\n');
-    const r = await cli(['agent', 'run', '--silent', '--docker-sandbox', 'true', '--profile', 'wr', '--', 'sh', '-c', script], { env: t.env, cwd: proj, timeoutMs: 150_000 });
+    writeFile(join(proj, 'vendor', 'lib.js'), 'ok()\n');
+    const r = await cli(['agent', 'run', '--silent', '--docker-sandbox', 'true', '--docker-isolated-paths', 'vendor', '--profile', 'wr', '--', 'sh', '-c', script], { env: t.env, cwd: proj, timeoutMs: 150_000 });
     assert.equal(r.code, 0, r.stderr);
     const lines = r.stdout.trim().split('\n');
     assert.equal(answerOf(lines[0]!), 'ok');
     assert.equal(answerOf(lines[1]!), 'error EROFS');
     assert.equal(lines[2], 'docker-side');
+    assert.equal(answerOf(lines[3]!), 'ok');
+    assert.equal(readFileSync(join(proj, 'vendor', 'lib.js'), 'utf8'), 'ok()\n');
+    // The run's isolated-path volume is kept for the next run of this folder: this test's goes now.
+    const vols = spawnSync('docker', ['volume', 'ls', '-q', '--filter', 'name=stashbase-isolated-wproj-'], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean);
+    if (vols.length > 0) spawnSync('docker', ['volume', 'rm', ...vols]);
   });
 });

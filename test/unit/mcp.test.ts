@@ -210,15 +210,27 @@ test('a local server\'s confinement: the system, node, what read names; the work
   writeFile(join(wt, '.git', 'HEAD'), 'ref: refs/heads/main\n');
   writeFile(join(wt, 'conf', 'deploy.sh'), 'x');
   writeFile(join(wt, 'private.key'), 'k');
-  const protect = { denyRead: ['private.key'], denyWrite: ['conf/deploy.sh', '.git/hooks'], stateDir: join(t.home, '.stashbase') };
-  const write = localServerCommand({ ...base, read: [], workdir: 'write' }, { env: { PATH: process.env.PATH }, home: t.home, cwd: wt, platform: 'linux', protect });
+  writeFile(join(wt, 'node_modules', 'x.js'), 'x');
+  // The run's own plan, as a backend made it (deny_write, a stand-in it made, pins, read denials) and a Docker run's isolated path.
+  const protection = {
+    denyRead: [{ path: join(wt, 'private.key'), kind: 'file' as const }],
+    denyWrite: [{ path: join(wt, 'conf', 'deploy.sh'), kind: 'file' as const }, { path: join(wt, '.git', 'hooks'), kind: 'dir' as const }],
+    placeholders: [] as string[], fileStandIns: [] as string[], pinned: [join(wt, 'conf')],
+  };
+  const tree = { protection, isolated: [join(wt, 'node_modules')] };
+  const write = localServerCommand({ ...base, read: [], workdir: 'write' }, { env: { PATH: process.env.PATH }, home: t.home, cwd: wt, platform: 'linux', tree, seccompFile: '/run/f.bpf' });
   assert.ok(typeof write !== 'string', String(write));
   const tail = write.args.join(' ');
-  assert.ok(tail.endsWith(`--bind ${wt} ${wt} --bind ${wt}/conf ${wt}/conf --ro-bind ${wt}/.git ${wt}/.git --ro-bind ${wt}/conf/deploy.sh ${wt}/conf/deploy.sh --ro-bind /dev/null ${wt}/private.key --chdir ${wt} -- node /opt/srv/index.js stdio`), tail.slice(-500));
-  // A protected path that does not exist (and outside .git, which is read-only whole) could be created: the server does not start.
-  assert.equal(localServerCommand({ ...base, read: [], workdir: 'write' }, { env: { PATH: process.env.PATH }, home: t.home, cwd: wt, platform: 'linux', protect: { ...protect, denyWrite: ['.envrc'] } }),
-    `${wt}/.envrc is protected from writes but does not exist, so the server could create it (workdir = "write")`);
-  assert.match(String(localServerCommand({ ...base, read: [], workdir: 'write' }, { env: { PATH: process.env.PATH }, home: t.home, cwd: t.home, platform: 'linux', protect })), /workdir = "write" from your home/);
+  assert.ok(tail.endsWith(`--bind ${wt} ${wt} --bind ${wt}/conf ${wt}/conf --ro-bind ${wt}/.git ${wt}/.git --ro-bind ${wt}/conf/deploy.sh ${wt}/conf/deploy.sh --ro-bind /dev/null ${wt}/private.key --tmpfs ${wt}/node_modules --chdir ${wt} -- node /opt/srv/index.js stdio`), tail.slice(-500));
+  // The agent's seccomp filter (no setuid bits), on descriptor 3.
+  assert.ok(tail.includes(' --seccomp 3 --unshare-all '), tail.slice(0, 400));
+  assert.deepEqual(write.fds, [{ fd: 3, path: '/run/f.bpf' }]);
+  // A protected or isolated path that does not exist (outside .git, read-only whole) could be created: the server does not start.
+  const missing = (t2: typeof tree) => localServerCommand({ ...base, read: [], workdir: 'write' }, { env: { PATH: process.env.PATH }, home: t.home, cwd: wt, platform: 'linux', tree: t2 });
+  assert.equal(missing({ ...tree, protection: { ...protection, fileStandIns: [join(wt, '.envrc')] } }), `${wt}/.envrc is protected from writes but does not exist, so the server could create it (workdir = "write")`);
+  assert.equal(missing({ ...tree, isolated: [join(wt, 'vendor')] }), `${wt}/vendor is protected from writes but does not exist, so the server could create it (workdir = "write")`);
+  assert.equal(localServerCommand({ ...base, read: [], workdir: 'write' }, { env: { PATH: process.env.PATH }, home: t.home, cwd: wt, platform: 'linux' }), "the working tree's protections are unknown");
+  assert.match(String(localServerCommand({ ...base, read: [], workdir: 'write' }, { env: { PATH: process.env.PATH }, home: t.home, cwd: t.home, platform: 'linux', tree })), /workdir = "write" from your home/);
   assert.equal(localServerCommand({ ...base, workdir: 'none' }, { env: {}, home: t.home, cwd: dir, platform: 'darwin' }), 'local MCP servers run only on Linux for now (bubblewrap confines them); list a remote server by its url');
 });
 
