@@ -73,7 +73,8 @@ function withMcp(command: string[], servers: Record<string, string>): { command:
     return { command: [file, '--mcp-config', config, ...args], note: `Claude Code is given the profile's MCP servers (--mcp-config: ${names.join(', ')}), their tools as the profile allows them` };
   }
   if (basename(file) === 'codex') {
-    const own = codexOverrides(args).map((c) => c.replace(/\s+/g, ''));
+    // The key as TOML reads it: spaces around the dots and quoted parts ("w", 'w') are the same key.
+    const own = codexOverrides(args).map((c) => c.replace(/\s+/g, '').replace(/"([^"]*)"|'([^']*)'/g, (_m, a: string | undefined, b: string | undefined) => a ?? b ?? ''));
     const given = names.filter((n) => !own.some((c) => c.startsWith(`mcp_servers.${n}.`) || c.startsWith(`mcp_servers.${n}=`) || c.startsWith('mcp_servers=')));
     if (given.length === 0) return { command, note: null };
     // Names are bare TOML keys (letters, digits, "_", "-": lib/profile/validate.ts); the URL a TOML basic string.

@@ -42,6 +42,8 @@ test("Codex is given each of the profile's MCP servers its line does not configu
   // A server the line configures itself (any key of it, spaced or not) is left to it; a whole mcp_servers table, all of them.
   assert.deepEqual(agentArgv(['codex', '--yolo', '-c', 'mcp_servers.gh.url = "https://other.test/"', 'exec'], mcp).command, ['codex', '-c', 'mcp_servers.everything.url="https://mcp.test/mcp"', '--yolo', '-c', 'mcp_servers.gh.url = "https://other.test/"', 'exec']);
   assert.deepEqual(agentArgv(['codex', '--yolo', '--config=mcp_servers={}', 'exec'], mcp), { command: ['codex', '--yolo', '--config=mcp_servers={}', 'exec'], note: null });
+  // A quoted key is the same key (found in review).
+  assert.deepEqual(agentArgv(['codex', '--yolo', '-c', `mcp_servers."gh".command=["x"]`, '-c', `mcp_servers.'everything'.url="y"`, 'exec'], mcp).note, null);
   // After "--" a word is the prompt's.
   assert.deepEqual(agentArgv(['codex', '--yolo', 'exec', '--', '-c', 'mcp_servers.gh.url="x"'], { gh: 'https://g.test/' }).command, ['codex', '-c', 'mcp_servers.gh.url="https://g.test/"', '--yolo', 'exec', '--', '-c', 'mcp_servers.gh.url="x"']);
 });
