@@ -1,7 +1,7 @@
 // The whole Docker-backend run as a Plan: every docker command in the order a
 // real run executes it, teardown included, with the in-process steps between.
 import { FIREWALL_READY } from './docker-firewall.js';
-import { agentCommand, type AgentInput, gatewayCommand, holderCommand, type HolderInput, networkCreateCommand, runNames, teardownCommands } from './docker-run.js';
+import { agentCommand, type AgentInput, gatewayCommand, holderCommand, type HolderInput, networkCreateCommand, RELAY_PORT, relayExecCommand, relayUid, runNames, sealedAgentCommand, type SealedInput, teardownCommands } from './docker-run.js';
 import { type IsolatedVolume, volumeCreateCommand, volumeOwnCommand } from './docker-volumes.js';
 import { WATCHDOG_DONE, watchdogCommand } from './docker-watchdog.js';
 import { gitDirStepText, type PlannedGitDir } from './git-import.js';
@@ -28,6 +28,8 @@ export interface DockerPlanInput {
   interceptTls: boolean;
   holder: HolderInput;
   agent: AgentInput;
+  /** A sealed run: no holder, no network; the agent's container with the relay, and the relay's exec. */
+  sealed: SealedInput | null;
 }
 
 export function buildDockerPlan(p: DockerPlanInput): Plan {
@@ -48,6 +50,7 @@ export function buildDockerPlan(p: DockerPlanInput): Plan {
   if (p.fileStandIns.length > 0) {
     steps.push(internalStep('stand-in-files', ['create read-only stand-in files at missing write-denied paths (removed after the run):', ...p.fileStandIns.map((x) => `  ${x}`)].join('\n')));
   }
+  if (p.sealed) return sealedPlan(p, p.sealed, steps);
   steps.push(
     internalStep('watchdog', `start the watchdog in a session of its own, reading a pipe of this process's: "${WATCHDOG_DONE}" when the run ends, and on end of file (stashbase killed) it removes ${names.agent}, ${names.holder} and ${names.network}:`),
     commandStep('watchdog', watchdogCommand(docker, p.session)),
@@ -69,4 +72,30 @@ export function buildDockerPlan(p: DockerPlanInput): Plan {
   );
   for (const w of p.warnings) steps.push(internalStep('warning', `warning: ${w}`));
   return { title: `stashbase agent run: session ${p.session}, profile ${p.profile}, docker backend (image ${p.agent.image})`, steps };
+}
+
+/** A sealed run: no network or holder; the proxy on loopback, the agent's container with no interface, the relay exec'd into it. */
+function sealedPlan(p: DockerPlanInput, a: SealedInput, steps: PlanStep[]): Plan {
+  const docker = a.docker;
+  const names = runNames(p.session);
+  steps.push(
+    internalStep('watchdog', `start the watchdog in a session of its own, reading a pipe of this process's: "${WATCHDOG_DONE}" when the run ends, and on end of file (stashbase killed) it removes ${names.agent}:`),
+    commandStep('watchdog', watchdogCommand(docker, p.session, true)),
+    internalStep('proxy', 'start the egress proxy in this process on 127.0.0.1:<proxy-port> (loopback only: the relay\'s stream is its only client from the container)'),
+  );
+  if (p.newVolumes.length > 0) {
+    steps.push(internalStep('volumes', 'the isolated-path volumes that do not exist yet:'));
+    for (const v of p.newVolumes) steps.push(commandStep('volume-create', volumeCreateCommand(docker, v)));
+    if (a.user !== null && a.user !== '0:0') steps.push(commandStep('volume-own', volumeOwnCommand(docker, p.holder.image, a.user, p.newVolumes.map((v) => v.name))));
+  }
+  steps.push(
+    internalStep('agent-sealed', `the agent's container has no network interface but loopback; its command starts once the relay listens on 127.0.0.1:${RELAY_PORT} inside (the relay's gate runs the image's entrypoint and the command):`),
+    commandStep('agent', sealedAgentCommand(a), true),
+    internalStep('relay', `as soon as the container runs, the relay, as a user of its own; its standard input and output, the engine's exec stream, carry each connection to the proxy (lib/relay/mux.ts checks every frame):`),
+    commandStep('relay', relayExecCommand(docker, p.session, relayUid(a.user))),
+    internalStep('teardown', `after the agent exits (or on Ctrl+C, or on any failure above): stop the relay, remove ${names.agent}, stop the proxy, ${p.gitDir ? 'import the run\'s git work into yours, ' : ''}remove ${p.runDir} and the stand-ins, append the end event, remove ${p.sessionFile}`),
+    ...teardownCommands(docker, p.session, true).map((c) => commandStep('teardown', c)),
+  );
+  for (const w of p.warnings) steps.push(internalStep('warning', `warning: ${w}`));
+  return { title: `stashbase agent run: session ${p.session}, profile ${p.profile}, docker backend, sealed network${a.runtime !== undefined ? `, runtime ${a.runtime}` : ''} (image ${a.image})`, steps };
 }

@@ -93,6 +93,8 @@ export interface AgentInput {
   hostEnv: Record<string, string>;
   /** The file of stashbase's seccomp profile (templates/docker-seccomp.ts), read by the docker CLI. */
   seccomp: string;
+  /** The OCI runtime (firewall mode: a runc, named by the profile). */
+  runtime?: string;
 }
 
 export function agentCommand(a: AgentInput): Command {
@@ -100,6 +102,7 @@ export function agentCommand(a: AgentInput): Command {
   const args = [
     'run', '--rm', '--name', names.agent, ...runLabels(a.session, a.pid),
     '--network', `container:${names.holder}`,
+    ...(a.runtime !== undefined ? ['--runtime', a.runtime] : []),
     '--cap-drop', 'ALL', '--security-opt', 'no-new-privileges', '--security-opt', `seccomp=${a.seccomp}`, '--init', '--pids-limit', AGENT_PIDS_LIMIT,
     ...(a.memory !== undefined ? ['--memory', a.memory] : []),
     ...(a.cpus !== undefined ? ['--cpus', a.cpus] : []),
@@ -114,11 +117,50 @@ export function agentCommand(a: AgentInput): Command {
   return Object.keys(a.hostEnv).length > 0 ? { ...cmd, env: a.hostEnv } : cmd;
 }
 
-/** Containers first (the agent's is usually gone already), then the network. */
-export function teardownCommands(docker: string, session: string): Command[] {
+/** Containers first (the agent's is usually gone already), then the network; a sealed run has only its agent's container. */
+export function teardownCommands(docker: string, session: string, sealed = false): Command[] {
   const n = runNames(session);
+  if (sealed) return [{ file: docker, args: ['rm', '--force', n.agent] }];
   return [
     { file: docker, args: ['rm', '--force', n.agent, n.holder] },
     { file: docker, args: ['network', 'rm', n.network] },
   ];
+}
+
+/** Where the relay listens in a sealed container (on its loopback, the only interface there), and where its binary is mounted. */
+export const RELAY_PORT = 3128;
+export const RELAY_PATH = '/.stashbase-relay';
+
+export interface SealedInput extends AgentInput {
+  /** The relay binary for the engine's architecture (dist/relay/linux-<arch>/stashbase-relay), mounted read-only. */
+  relay: string;
+  /** The image's ENTRYPOINT, which the relay's gate runs before the command (it takes the entrypoint's place). */
+  entrypoint: string[];
+}
+
+/**
+ * A sealed run's agent container: no interface but loopback (--network none),
+ * the relay mounted read-only, and the relay's gate as its entrypoint: the
+ * agent's command starts once the relay listens. Everything else as in
+ * agentCommand.
+ */
+export function sealedAgentCommand(a: SealedInput): Command {
+  const cmd = agentCommand({ ...a, mounts: [...a.mounts, { type: 'bind', source: a.relay, target: RELAY_PATH, readonly: true }] });
+  const args = cmd.args;
+  const at = args.indexOf('--network');
+  args.splice(at, 2, '--network', 'none');
+  // agentCommand ends with the image and the command.
+  const image = args.length - a.command.length - 1;
+  args.splice(image, args.length - image, '--entrypoint', RELAY_PATH, a.image, 'gate', String(RELAY_PORT), '--', ...a.entrypoint, ...a.command);
+  return cmd;
+}
+
+/** The relay itself, started in the sealed container as a user of its own (the agent can neither signal nor trace it), its stdio the engine's exec stream. */
+export function relayExecCommand(docker: string, session: string, uid: number): Command {
+  return { file: docker, args: ['exec', '-i', '--user', `${uid}:${uid}`, runNames(session).agent, RELAY_PATH, 'serve', String(RELAY_PORT)] };
+}
+
+/** The relay's user: nobody's uid, or one below it when the agent runs as nobody. */
+export function relayUid(agentUser: string | null): number {
+  return agentUser !== null && agentUser.split(':')[0] === '65534' ? 65533 : 65534;
 }

@@ -4,6 +4,7 @@ import { capture } from '../exec.js';
 import { CommandFailedError, SandboxUnavailableError } from '../errors.js';
 import { findTool } from '../util/find-tool.js';
 import { imageInspectCommand } from '../../templates/docker-image.js';
+import { isJsonObject, parseJson } from '../readback/json.js';
 
 export function findDocker(env: NodeJS.ProcessEnv): string {
   const docker = findTool(process.platform === 'win32' ? 'docker.exe' : 'docker', env);
@@ -16,6 +17,22 @@ export interface Engine {
   operatingSystem: string;
   /** Containers run in a VM: the proxy is reached through host.docker.internal. */
   desktop: boolean;
+  /** The engine's architecture as Go names it (amd64, arm64), or what it said. */
+  arch: string;
+  /** The OCI runtimes it has registered, and the one it uses unless told. */
+  runtimes: string[];
+  defaultRuntime: string;
+}
+
+/** The engine's own word for its architecture (x86_64, aarch64) as Go names it. */
+export function goArch(machine: string): string {
+  return ({ x86_64: 'amd64', amd64: 'amd64', aarch64: 'arm64', arm64: 'arm64' } as Record<string, string>)[machine] ?? machine;
+}
+
+/** The names of `docker info`'s Runtimes object (JSON), or none when it is not one. */
+export function runtimeNames(json: string): string[] {
+  const parsed = parseJson(json);
+  return parsed !== null && isJsonObject(parsed.value) ? Object.keys(parsed.value).sort() : [];
 }
 
 /** Docker Desktop runs the engine in a VM on every platform, Linux included. */
@@ -25,9 +42,9 @@ export function isDesktop(platform: NodeJS.Platform, operatingSystem: string): b
 
 export async function engineInfo(docker: string): Promise<Engine> {
   try {
-    const out = await capture({ file: docker, args: ['info', '--format', '{{.ServerVersion}}|{{.OperatingSystem}}'] });
-    const [version = '', operatingSystem = ''] = out.trim().split('|');
-    return { version, operatingSystem, desktop: isDesktop(process.platform, operatingSystem) };
+    const out = await capture({ file: docker, args: ['info', '--format', '{{.ServerVersion}}|{{.OperatingSystem}}|{{.Architecture}}|{{.DefaultRuntime}}|{{json .Runtimes}}'] });
+    const [version = '', operatingSystem = '', machine = '', defaultRuntime = '', ...runtimes] = out.trim().split('|');
+    return { version, operatingSystem, desktop: isDesktop(process.platform, operatingSystem), arch: goArch(machine), defaultRuntime, runtimes: runtimeNames(runtimes.join('|')) };
   } catch (e) {
     const why = e instanceof CommandFailedError ? e.stderr.trim().split('\n').pop() : (e as Error).message;
     throw new SandboxUnavailableError(`the Docker daemon is not reachable (${why}); start Docker and try again; nothing was run`);

@@ -8,7 +8,8 @@ import type { ScanMount } from '../hooks/host-scan.js';
 import { STAND_IN_PATH } from '../../templates/stand-in.js';
 import { buildDockerPlan, type DockerPlanInput } from '../../templates/docker-plan.js';
 import { DESKTOP_HOST } from '../../templates/docker-firewall.js';
-import { AGENT_HOME, type AgentInput, HOME_VOLUME, type HolderInput, type Mount } from '../../templates/docker-run.js';
+import { AGENT_HOME, type AgentInput, HOME_VOLUME, type HolderInput, type Mount, RELAY_PORT, type SealedInput } from '../../templates/docker-run.js';
+import type { DockerNetwork } from './sealed.js';
 import type { IsolatedVolume } from '../../templates/docker-volumes.js';
 import type { Plan } from '../../templates/plan.js';
 import { auditFile } from '../run/audit.js';
@@ -55,6 +56,12 @@ export interface DockerContext {
   tty: boolean;
   /** A worktree run: the worktree and the repository's .git are mounted instead of the working directory. */
   worktree?: DockerWorktree;
+  /** The firewall holder (the specification's design) or a sealed container and the relay (lib/docker/sealed.ts). */
+  network: DockerNetwork;
+  /** The OCI runtime of the agent's container; unset: the engine's default. */
+  runtime?: string;
+  /** A sealed run's relay binary, for the engine's architecture. */
+  relay?: string;
 }
 
 /** Known once the engine answered; dry runs show placeholders. */
@@ -64,12 +71,16 @@ export interface RuntimeFacts {
   canaryPort: number | string;
   /** Isolated-path volumes that do not exist yet; null in a dry run (all shown). */
   newVolumes: IsolatedVolume[] | null;
+  /** A sealed run: the image's ENTRYPOINT, which the relay's gate runs; unknown in a dry run. */
+  entrypoint?: string[];
 }
 
 export interface DockerPrepared {
   plan: Plan;
   holder: HolderInput;
   agent: AgentInput;
+  /** A sealed run's agent container (with the relay, its gate and no network). */
+  sealed: SealedInput | null;
   runDir: string;
   protection: Protection;
   volumes: IsolatedVolume[];
@@ -201,8 +212,10 @@ export function prepareDocker(ctx: DockerContext, facts: RuntimeFacts, draft?: P
   const gitDir = draft ? draft.gitDir : dockerGitDir(ctx);
   const protection = draft?.protection ?? dockerProtection(ctx, gitDir);
   const volumes = isolatedVolumes(ctx.cwd, [...p.sandbox.isolatedPaths, ...ctx.extraIsolated]);
-  const proxyBind = ctx.desktop ? '127.0.0.1' : facts.gateway;
-  const proxyHost = ctx.desktop ? DESKTOP_HOST : facts.gateway;
+  const sealedRun = ctx.network === 'sealed';
+  // Sealed: the proxy listens on this host's loopback, and the agent reaches it through the relay on its own.
+  const proxyBind = ctx.desktop || sealedRun ? '127.0.0.1' : facts.gateway;
+  const proxyHost = sealedRun ? '127.0.0.1' : ctx.desktop ? DESKTOP_HOST : facts.gateway;
   const holder: HolderInput = { docker: ctx.docker, session: ctx.session, pid: process.pid, image: defaultImageRef(ctx.env), desktop: ctx.desktop, proxyHost, proxyPort: facts.proxyPort, canaryPort: facts.canaryPort };
   const mounts: Mount[] = [
     ...(ctx.worktree
@@ -230,7 +243,7 @@ export function prepareDocker(ctx: DockerContext, facts: RuntimeFacts, draft?: P
     image: ctx.choice.ref,
     user: containerUser(ctx.desktop),
     cwd: ctx.cwd,
-    env: containerEnv(ctx, `http://${proxyHost}:${facts.proxyPort}`, interceptTls),
+    env: containerEnv(ctx, `http://${proxyHost}:${sealedRun ? RELAY_PORT : facts.proxyPort}`, interceptTls),
     mounts,
     memory: ctx.memory ?? p.sandbox.memory,
     cpus: ctx.cpus ?? p.sandbox.cpus,
@@ -238,15 +251,17 @@ export function prepareDocker(ctx: DockerContext, facts: RuntimeFacts, draft?: P
     command: ctx.command,
     hostEnv: ctx.env.HERDR_AGENT ? {} : { HERDR_AGENT: basename(ctx.command[0] as string) },
     seccomp: seccompFileOf(runDir),
+    ...(ctx.runtime !== undefined ? { runtime: ctx.runtime } : {}),
   };
+  const sealed: SealedInput | null = sealedRun ? { ...agent, relay: ctx.relay ?? '<relay>', entrypoint: facts.entrypoint ?? ['<the image\'s entrypoint, if any>'] } : null;
   const image = imageNote(ctx);
   const input: DockerPlanInput = {
     session: ctx.session, profile: p.name,
     sessionFile: sessionFile(ctx.stashbaseHome, ctx.session), auditFile: auditFile(ctx.stashbaseHome, ctx.session),
     runDir, image, newVolumes: facts.newVolumes ?? volumes, gitDir: gitDir === null ? null : plannedGitDir(gitDir), placeholders: protection.placeholders, fileStandIns: protection.fileStandIns, warnings: protection.warnings,
-    proxyBind, interceptTls, holder, agent,
+    proxyBind, interceptTls, holder, agent, sealed,
   };
-  return { plan: buildDockerPlan(input), holder, agent, runDir, protection, volumes, proxyBind, interceptTls, treeMounts, standIn, gitDir };
+  return { plan: buildDockerPlan(input), holder, agent, sealed, runDir, protection, volumes, proxyBind, interceptTls, treeMounts, standIn, gitDir };
 }
 
 function imageNote(ctx: DockerContext): string {

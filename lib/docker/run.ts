@@ -5,7 +5,8 @@ import type { DockerWorktree } from '../worktree/run.js';
 import { probe } from '../exec.js';
 import { findTool } from '../util/find-tool.js';
 import type { Profile } from '../profile/types.js';
-import { findDocker, isDesktop } from './engine.js';
+import { findDocker, goArch, isDesktop } from './engine.js';
+import { chooseNetwork, relayBinary, relayPath } from './sealed.js';
 import { chooseImage } from './image.js';
 import type { DockerContext } from './prepare.js';
 
@@ -22,7 +23,7 @@ export interface DockerRunInput {
   proxyToken: string;
   /** The bearer token of the run's hook endpoints (lib/hooks/endpoints.ts). */
   hookToken: string;
-  flags: { dockerImage?: string; dockerDockerfile?: string; dockerMemory?: string; dockerCpus?: string; dockerIsolatedPaths?: string };
+  flags: { dockerImage?: string; dockerDockerfile?: string; dockerMemory?: string; dockerCpus?: string; dockerIsolatedPaths?: string; dockerNetwork?: string; dockerRuntime?: string };
   dryRun: boolean;
   /** Prints a dry run's plan (as text or JSON, wrapped in a worktree's steps). */
   print: (plan: Plan) => void;
@@ -49,6 +50,11 @@ export function gitIdentity(env: NodeJS.ProcessEnv): { name?: string; email?: st
 
 export async function runDocker(o: DockerRunInput): Promise<number> {
   const docker = o.dryRun ? (findTool('docker', o.env) ?? 'docker') : findDocker(o.env);
+  // A dry run does not ask the engine: its runtimes are not checked, and the relay is the one for this machine's architecture.
+  const engine = o.dryRun ? null : await (await import('./engine.js')).engineInfo(docker);
+  const choice = chooseNetwork(o.profile, o.flags, engine?.runtimes ?? null);
+  if (choice.note) o.warn(choice.note);
+  const relay = choice.network !== 'sealed' ? undefined : engine === null ? relayPath(goArch(process.arch === 'x64' ? 'x86_64' : process.arch)) : relayBinary(engine.arch);
   const ctx: DockerContext = {
     session: o.session, profile: o.profile, command: o.command, cwd: o.cwd, env: o.env, home: o.home, stashbaseHome: o.stashbaseHome,
     placeholders: o.placeholders, proxyToken: o.proxyToken, hookToken: o.hookToken, docker,
@@ -60,14 +66,15 @@ export async function runDocker(o: DockerRunInput): Promise<number> {
     gitIdentity: gitIdentity(o.env),
     tty: process.stdin.isTTY === true && process.stdout.isTTY === true,
     worktree: o.worktree,
+    network: choice.network,
+    ...(choice.runtime !== undefined ? { runtime: choice.runtime } : {}),
+    ...(relay !== undefined ? { relay } : {}),
   };
   if (o.dryRun) {
     const { prepareDocker } = await import('./prepare.js');
     o.print(prepareDocker(ctx, { gateway: '<gateway>', proxyPort: '<proxy-port>', canaryPort: '<canary-port>', newVolumes: null }).plan);
     return 0;
   }
-  const { engineInfo } = await import('./engine.js');
-  const engine = await engineInfo(docker);
   const { executeDocker } = await import('./execute.js');
-  return executeDocker({ ctx: { ...ctx, desktop: engine.desktop }, warn: o.warn, announce: o.announce, interactive: o.interactive });
+  return executeDocker({ ctx: { ...ctx, desktop: engine!.desktop }, warn: o.warn, announce: o.announce, interactive: o.interactive });
 }

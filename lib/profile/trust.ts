@@ -182,6 +182,8 @@ function describeRaw(p: Profile): string {
     ...(p.allowHooks.length ? [`  hooks:        ${p.allowHooks.join(', ')}`] : []),
     ...(p.filesystem.keepExecutables.length ? [`  keeps:        ${p.filesystem.keepExecutables.join(', ')} (what the run leaves there that your tools execute stays)`] : []),
     ...(p.sandbox.isolatedPaths.length ? [`  isolated:     ${p.sandbox.isolatedPaths.join(', ')}`] : []),
+    ...(p.sandbox.dockerNetwork !== undefined ? [`  docker net:   ${p.sandbox.dockerNetwork}`] : []),
+    ...(p.sandbox.dockerRuntime !== undefined ? [`  runtime:      ${p.sandbox.dockerRuntime} (Docker: the agent's container runs under it)`] : []),
     ...(Object.keys(p.configEnv).length ? [`  config_env:   ${Object.keys(p.configEnv).join(', ')}`] : []),
     ...Object.entries(p.mcp.servers).flatMap(([n, s]) => [
       `  mcp server:   ${n} at ${s.url} (its host given to MCP alone): tools ${s.allowTools === null ? 'all' : s.allowTools.join(', ')}${s.denyTools.length ? `, never ${s.denyTools.join(', ')}` : ''}`,

@@ -49,6 +49,10 @@ export interface Profile {
     homeVolumeWarn: string;
     /** macOS: services the Seatbelt profile adds (templates/seatbelt-base.ts; each weaker). */
     macosAllow: MacosService[];
+    /** Docker: the firewall holder (the specification's design) or a sealed container with the relay; unset: firewall, or sealed where the runtime needs it. */
+    dockerNetwork?: 'firewall' | 'sealed';
+    /** Docker: the OCI runtime the agent's container runs under (runsc); unset: the engine's default. */
+    dockerRuntime?: string;
   };
   filesystem: {
     /** In effect: the built-in denials (less allowRead) and the profile's own. */

@@ -22,7 +22,10 @@ const MCP_SERVER = ['url', 'allow_tools', 'deny_tools', 'command', 'env', 'workd
 const MCP_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 /** A variable name, or a glob of one (`*` any run of characters, `?` one). */
 const NAME_GLOB = /^[A-Za-z_*?][A-Za-z0-9_*?]*$/;
-const SANDBOX = ['backend', 'image', 'dockerfile', 'memory', 'cpus', 'isolated_paths', 'native_network', 'allow_unix_sockets', 'build_network', 'home_volume_warn', 'macos_allow'] as const;
+/** An OCI runtime's name as an engine registers it (runc, runsc, io.containerd.runc.v2). */
+export const RUNTIME_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
+const SANDBOX = ['backend', 'image', 'dockerfile', 'memory', 'cpus', 'isolated_paths', 'native_network', 'allow_unix_sockets', 'build_network', 'home_volume_warn', 'macos_allow', 'network', 'runtime'] as const;
 const FILESYSTEM = ['deny_read', 'allow_read', 'deny_write', 'allow_write', 'writes', 'keep_executables'] as const;
 const NETWORK = ['egress_hosts', 'deny_hosts', 'upstream_ca_file', 'hosts', 'allow_upgrades', 'limits'] as const;
 const LIMITS = ['head_timeout', 'max_connections', 'upstream_sockets_per_host', 'audit_max_mb'] as const;
@@ -94,6 +97,10 @@ export function validateProfile(input: ValidateInput): Profile {
     r.fail(p, `${JSON.stringify(s)} is not one of ${MACOS_SERVICES.map((x) => JSON.stringify(x)).join(', ')}`);
     return false;
   })) as MacosService[];
+  // Docker: how the agent's container reaches the proxy (docs/docker.md), and the OCI runtime it runs under.
+  const dockerNetwork = r.oneOf(sb.network, ['sandbox', 'network'], ['firewall', 'sealed'] as const);
+  const dockerRuntime = r.string(sb.runtime, ['sandbox', 'runtime']);
+  if (dockerRuntime !== undefined && !RUNTIME_NAME.test(dockerRuntime)) r.fail(['sandbox', 'runtime'], `${JSON.stringify(dockerRuntime)} is not a runtime name (letters, digits, ".", "_" and "-", as the engine registers it)`);
   const homeVolumeWarn = r.string(sb.home_volume_warn, ['sandbox', 'home_volume_warn']) ?? DEFAULT_HOME_VOLUME_WARN;
   if (sizeBytes(homeVolumeWarn) === null) r.fail(['sandbox', 'home_volume_warn'], `${JSON.stringify(homeVolumeWarn)} is not a size (a number with an optional unit b, k, m, g or t, such as "2g"; "0" never warns)`);
 
@@ -230,7 +237,7 @@ export function validateProfile(input: ValidateInput): Profile {
     file: input.file,
     description,
     allowHooks,
-    sandbox: { backend, image, dockerfile, memory, cpus, isolatedPaths, nativeNetwork, allowUnixSockets, buildNetwork, homeVolumeWarn, macosAllow },
+    sandbox: { backend, image, dockerfile, memory, cpus, isolatedPaths, nativeNetwork, allowUnixSockets, buildNetwork, homeVolumeWarn, macosAllow, ...(dockerNetwork !== undefined ? { dockerNetwork } : {}), ...(dockerRuntime !== undefined && RUNTIME_NAME.test(dockerRuntime) ? { dockerRuntime } : {}) },
     filesystem: { denyRead, allowRead: unique(allowRead), denyWrite, allowWrite, writes, keepExecutables },
     network: { egressHosts, denyHosts, upstreamCaFile, hosts, allowUpgrades, limits },
     secrets,

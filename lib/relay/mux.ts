@@ -78,6 +78,11 @@ export class RelayMux {
     });
   }
 
+  /** The relay greeted: it listens in the container. */
+  get greeted(): boolean {
+    return this.hello;
+  }
+
   /** Streams open now (for tests and status). */
   get open(): number {
     return this.streams.size;

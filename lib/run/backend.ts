@@ -12,6 +12,8 @@ export interface BackendFlags {
   dockerMemory?: string;
   dockerCpus?: string;
   dockerIsolatedPaths?: string;
+  dockerNetwork?: string;
+  dockerRuntime?: string;
 }
 
 export function parseBool(flag: string, value: string): boolean {
@@ -35,7 +37,7 @@ export function resolveBackend(profile: Profile, f: BackendFlags): { backend: Ba
   const backend: Backend = impliedBy || forced === true ? 'docker' : forced === false ? 'native' : profile.sandbox.backend;
   const notes: string[] = [];
   if (backend === 'native') {
-    for (const [flag, v] of [['--docker-memory', f.dockerMemory], ['--docker-cpus', f.dockerCpus], ['--docker-isolated-paths', f.dockerIsolatedPaths]] as const) {
+    for (const [flag, v] of [['--docker-memory', f.dockerMemory], ['--docker-cpus', f.dockerCpus], ['--docker-isolated-paths', f.dockerIsolatedPaths], ['--docker-network', f.dockerNetwork], ['--docker-runtime', f.dockerRuntime]] as const) {
       if (v !== undefined) notes.push(`${flag} has no effect on the native backend`);
     }
   }

@@ -28,6 +28,7 @@ import { closeInheritedDescriptors } from './descriptors.js';
 import { weakerSettings } from './weaker.js';
 import { sameSiteWarnings } from '../proxy/same-site.js';
 import { toolConfigPaths } from '../paths/tool-configs.js';
+import { RUNTIME_NAME } from '../profile/validate.js';
 import { rulePaths } from '../paths/rules.js';
 
 export interface RunOptions extends BackendFlags {
@@ -52,6 +53,8 @@ function checkDockerValues(o: RunOptions): void {
     const p = cpusProblem(o.dockerCpus, availableParallelism());
     if (p) throw new UsageError(`--docker-cpus: ${p}`);
   }
+  if (o.dockerNetwork !== undefined && o.dockerNetwork !== 'firewall' && o.dockerNetwork !== 'sealed') throw new UsageError(`--docker-network takes firewall or sealed, not ${JSON.stringify(o.dockerNetwork)}`);
+  if (o.dockerRuntime !== undefined && !RUNTIME_NAME.test(o.dockerRuntime)) throw new UsageError(`--docker-runtime: ${JSON.stringify(o.dockerRuntime)} is not a runtime name (letters, digits, ".", "_" and "-", as the engine registers it)`);
 }
 
 export async function runAgent(o: RunOptions): Promise<number> {

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import { formatCommand } from '../../templates/command.js';
 import { buildFirewallScript, DESKTOP_HOST } from '../../templates/docker-firewall.js';
 import { buildDockerPlan, type DockerPlanInput } from '../../templates/docker-plan.js';
-import { agentCommand, type AgentInput, holderCommand, type HolderInput, mountArg, networkCreateCommand, teardownCommands } from '../../templates/docker-run.js';
+import { agentCommand, relayExecCommand, relayUid, sealedAgentCommand, type SealedInput, type AgentInput, holderCommand, type HolderInput, mountArg, networkCreateCommand, teardownCommands } from '../../templates/docker-run.js';
 import { defaultBuildCommand, shellCommand } from '../../templates/docker-image.js';
 import { agentsSource } from '../../lib/docker/agents-source.js';
 import { volumeOwnCommand, volumeSizeCommand } from '../../templates/docker-volumes.js';
@@ -143,7 +143,7 @@ test('docker plan: golden dry-run, every command in order with teardown, JSON eq
     gitDir: { dir: `/tmp/stashbase-${S}/git`, at: '/home/u/my project/.git', copies: ['HEAD', 'index', 'refs'], readOnly: ['config', 'hooks'], admin: null, otherWorktrees: [], shared: '/home/u/my project/.git/stashbase-objects' },
     placeholders: ['/home/u/my project/.env'], fileStandIns: [], warnings: [], proxyBind: '<gateway>', interceptTls: true,
     holder: { ...holder, proxyHost: '<gateway>', proxyPort: '<proxy-port>', canaryPort: '<canary-port>' },
-    agent,
+    agent, sealed: null,
   };
   const plan = buildDockerPlan(input);
   golden('docker-plan.txt', formatPlan(plan));
@@ -152,6 +152,47 @@ test('docker plan: golden dry-run, every command in order with teardown, JSON eq
   assert.deepEqual(commands.map((s) => s.id), ['watchdog', 'network', 'gateway', 'holder', 'volume-create', 'volume-own', 'agent', 'teardown', 'teardown']);
   for (const s of commands) if (s.type === 'command') assert.ok(formatPlan(plan).includes(s.shell));
   assert.equal(formatCommand(agentCommand(agent)), (commands[6] as { shell: string }).shell);
+});
+
+test('docker plan, sealed: no network, holder or canary; the agent with --network none, its runtime, the relay read-only and its gate before the entrypoint and command; the relay exec\'d as a user of its own', () => {
+  const sealed: SealedInput = { ...agent, env: { ...agent.env, HTTPS_PROXY: 'http://127.0.0.1:3128' }, relay: '/pkg/dist/relay/linux-amd64/stashbase-relay', entrypoint: ['/ep.sh', '-x'], runtime: 'runsc' };
+  assert.deepEqual(sealedAgentCommand(sealed).args, [
+    'run', '--rm', '--name', `stashbase-agent-run-${S}-agent`, '--label', `stashbase.session=${S}`, '--label', 'stashbase.pid=4242',
+    '--network', 'none', '--runtime', 'runsc',
+    '--cap-drop', 'ALL', '--security-opt', 'no-new-privileges', '--security-opt', `seccomp=/h/.stashbase/runs/${S}/seccomp.json`, '--init', '--pids-limit', '2048',
+    '--memory', '2g', '--cpus', '1.5', '--user', '1000:1000', '-it', '--workdir', '/home/u/my project',
+    '--mount', 'type=bind,source=/home/u/my project,target=/home/u/my project', '--mount', 'type=volume,source=stashbase-agent-home,target=/home/agent',
+    '--mount', 'type=bind,source=/tmp/stashbase-x/denied,target=/home/u/my project/.env,readonly',
+    '--mount', 'type=bind,source=/pkg/dist/relay/linux-amd64/stashbase-relay,target=/.stashbase-relay,readonly',
+    '--env', 'HOME=/home/agent', '--env', 'TERM=xterm-256color', '--env', 'HTTPS_PROXY=http://127.0.0.1:3128', '--env', 'GITHUB_TOKEN=ghp_SBPHxxxxxxxxxxxxxxxxxxxx',
+    '--entrypoint', '/.stashbase-relay', 'stashbase-sandbox:latest', 'gate', '3128', '--', '/ep.sh', '-x', 'claude', '--model', "it's $x",
+  ]);
+  assert.deepEqual(relayExecCommand('docker', S, relayUid('1000:1000')).args, ['exec', '-i', '--user', '65534:65534', `stashbase-agent-run-${S}-agent`, '/.stashbase-relay', 'serve', '3128']);
+  assert.equal(relayUid('65534:65534'), 65533);
+  assert.equal(relayUid(null), 65534);
+  const plan = buildDockerPlan({
+    session: S, profile: 'coding', sessionFile: `/h/.stashbase/sessions/${S}.json`, auditFile: `/h/.stashbase/audit/${S}.jsonl`, runDir: `/tmp/stashbase-${S}`,
+    image: 'the agent runs stashbase-sandbox:latest too', newVolumes: [], gitDir: null, placeholders: [], fileStandIns: [], warnings: [], proxyBind: '127.0.0.1', interceptTls: true,
+    holder: { ...holder, proxyHost: '127.0.0.1', proxyPort: 0, canaryPort: 0 }, agent, sealed,
+  });
+  const commands = planToJson(plan).steps.filter((x) => x.type === 'command');
+  assert.deepEqual(commands.map((x) => x.id), ['watchdog', 'agent', 'relay', 'teardown']);
+  assert.deepEqual(commands.map((x) => (x as { shell: string }).shell).slice(1), [formatCommand(sealedAgentCommand(sealed)), formatCommand(relayExecCommand('docker', S, 65534)), `docker rm --force stashbase-agent-run-${S}-agent`]);
+  // The watchdog removes the agent's container alone: there is no network or holder.
+  assert.doesNotMatch((commands[0] as { shell: string }).shell, /network rm|-net/);
+});
+
+test('network mode: firewall unless asked; a runtime other than runc runs sealed (said), refuses firewall, and must be registered', async () => {
+  const { chooseNetwork } = await import('../../lib/docker/sealed.js');
+  const { defaultProfile } = await import('../../lib/profile/default.js');
+  const base = defaultProfile();
+  const withRuntime = { ...base, sandbox: { ...base.sandbox, dockerRuntime: 'runsc' } };
+  assert.deepEqual(chooseNetwork(base, {}, ['runc']), { network: 'firewall' });
+  assert.deepEqual(chooseNetwork(base, { dockerNetwork: 'sealed' }, ['runc']), { network: 'sealed' });
+  assert.deepEqual(chooseNetwork(base, { dockerRuntime: 'runc' }, ['runc']), { network: 'firewall', runtime: 'runc' });
+  assert.deepEqual(chooseNetwork(withRuntime, {}, ['runc', 'runsc']), { network: 'sealed', runtime: 'runsc', note: "the runtime runsc runs sealed: no network interface, the relay the only way out (the firewall holder's iptables rules do not bind its network stack)" });
+  assert.throws(() => chooseNetwork(withRuntime, { dockerNetwork: 'firewall' }, ['runsc']), /the runtime runsc cannot be confined by the firewall holder/);
+  assert.throws(() => chooseNetwork(withRuntime, {}, ['runc']), /the Docker engine has no runtime "runsc" \(it has runc\): register it in \/etc\/docker\/daemon\.json and reload dockerd \(bash scripts\/install-runsc\.sh does both for gVisor, as root\)/);
 });
 
 test('image choice: a per-run flag replaces the profile\'s image or Dockerfile; a Dockerfile is resolved from the working directory', async () => {

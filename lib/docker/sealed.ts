@@ -1,0 +1,126 @@
+// The sealed network mode of the Docker backend (docs/docker.md): which mode
+// and runtime a run gets, the relay's binary for the engine, the image's
+// entrypoint (the relay's gate takes its place and runs it), and the relay
+// started in the agent's container with its stream carried by lib/relay/mux.ts.
+import { existsSync } from 'node:fs';
+import { connect } from 'node:net';
+import { join } from 'node:path';
+import { relayExecCommand, relayUid } from '../../templates/docker-run.js';
+import { SandboxUnavailableError, UsageError } from '../errors.js';
+import { capture, start, type Spawned } from '../exec.js';
+import { thisCli } from '../hooks/cli-files.js';
+import type { Profile } from '../profile/types.js';
+import { parseJson } from '../readback/json.js';
+import { RelayMux } from '../relay/mux.js';
+
+export type DockerNetwork = 'firewall' | 'sealed';
+
+/** Runtimes that run containers in the host's network namespace the way runc does, so the firewall holder's rules bind them. */
+const RUNC = /^(runc|io\.containerd\.runc\.v\d+|io\.containerd\.runtime\.v1\.linux)$/;
+
+export interface NetworkChoice {
+  network: DockerNetwork;
+  runtime?: string;
+  /** Said when the runtime decided the mode. */
+  note?: string;
+}
+
+/**
+ * The run's network mode and runtime: the flags over the profile; firewall
+ * unless asked. A runtime other than runc's runs sealed: its own network
+ * stack (runsc's netstack) does not pass through the iptables OUTPUT chain the
+ * firewall holder sets, so a firewall run under it would not be confined; a
+ * profile that asks for both is refused, never run weaker. A runtime the
+ * engine has not registered fails the run with the fix.
+ */
+export function chooseNetwork(profile: Profile, flags: { dockerNetwork?: string; dockerRuntime?: string }, runtimes: string[] | null): NetworkChoice {
+  const runtime = flags.dockerRuntime ?? profile.sandbox.dockerRuntime;
+  const asked = (flags.dockerNetwork ?? profile.sandbox.dockerNetwork) as DockerNetwork | undefined;
+  if (runtime !== undefined && runtimes !== null && !runtimes.includes(runtime)) {
+    throw new SandboxUnavailableError(`the Docker engine has no runtime ${JSON.stringify(runtime)} (it has ${runtimes.join(', ') || 'none'}): register it in /etc/docker/daemon.json and reload dockerd${runtime === 'runsc' ? ' (bash scripts/install-runsc.sh does both for gVisor, as root)' : ''}, or run without it; nothing was run`);
+  }
+  if (runtime === undefined || RUNC.test(runtime)) return { network: asked ?? 'firewall', ...(runtime !== undefined ? { runtime } : {}) };
+  if (asked === 'firewall') throw new UsageError(`the runtime ${runtime} cannot be confined by the firewall holder (its own network stack does not pass through the iptables rules the holder sets): use network = "sealed" with it (or --docker-network sealed)`);
+  return { network: 'sealed', runtime, ...(asked === undefined ? { note: `the runtime ${runtime} runs sealed: no network interface, the relay the only way out (the firewall holder's iptables rules do not bind its network stack)` } : {}) };
+}
+
+/** Where npm run build puts the relay for an architecture (scripts/build-relay.mjs). */
+export function relayPath(arch: string): string {
+  return join(thisCli().roots[0] as string, 'dist', 'relay', `linux-${arch}`, 'stashbase-relay');
+}
+
+/** The relay binary for the engine's architecture, built by npm run build (scripts/build-relay.mjs). */
+export function relayBinary(arch: string): string {
+  const root = thisCli().roots[0] as string;
+  const file = relayPath(arch);
+  if (existsSync(file)) return file;
+  const built = arch === 'amd64' || arch === 'arm64';
+  throw new SandboxUnavailableError(built
+    ? `the sealed network's relay is not built (${file} is missing): install Go (bash scripts/install-go.sh) and run npm run build in ${root}; nothing was run`
+    : `the sealed network's relay is built for linux amd64 and arm64, and this engine runs ${arch}: use network = "firewall"; nothing was run`);
+}
+
+/** The image's ENTRYPOINT (none: []), which the relay's gate runs in its place. */
+export async function imageEntrypoint(docker: string, ref: string): Promise<string[]> {
+  const out = await capture({ file: docker, args: ['image', 'inspect', '--format', '{{json .Config.Entrypoint}}', ref] });
+  const parsed = parseJson(out.trim());
+  if (parsed === null || parsed.value === null) return [];
+  const v: unknown = parsed.value;
+  if (!Array.isArray(v) || !v.every((x): x is string => typeof x === 'string')) throw new SandboxUnavailableError(`the image ${ref} has an entrypoint stashbase cannot read (${out.trim().slice(0, 200)}); nothing was run`);
+  return v;
+}
+
+export interface RunningRelay {
+  /** Resolves once the relay listens in the container; rejects if it never does. */
+  ready: Promise<void>;
+  stop(): void;
+}
+
+const RELAY_START_MS = 60_000;
+
+/**
+ * Starts the relay in the agent's container once it runs (an exec before
+ * the container exists fails, and is tried again while the agent has not
+ * ended), and carries its stream to the proxy listening at `proxyPort` on
+ * loopback. `onEnd` is told if the relay ends before the run does.
+ */
+export function startRelay(o: { docker: string; session: string; agentUser: string | null; proxyPort: number; maxStreams: number; agentEnded: () => boolean; onEnd: (why: string, protocolError: boolean) => void }): RunningRelay {
+  let exec: Spawned | null = null;
+  let mux: RelayMux | null = null;
+  let stopped = false;
+  const ready = (async () => {
+    const t0 = Date.now();
+    for (;;) {
+      if (stopped || o.agentEnded()) throw new SandboxUnavailableError('the agent ended before the relay started');
+      const e = start(relayExecCommand(o.docker, o.session, relayUid(o.agentUser)), ['pipe', 'pipe', 'pipe']);
+      exec = e;
+      let err = '';
+      e.child.stderr?.on('data', (b: Buffer) => (err += b.toString('utf8').slice(0, 4096)));
+      e.child.stdin?.on('error', () => {});
+      const m = new RelayMux(e.child.stdout!, e.child.stdin!, { connect: () => connect({ host: '127.0.0.1', port: o.proxyPort, noDelay: true }), maxStreams: o.maxStreams, onEnd: (why, bad) => {
+        if (m.greeted && !stopped) o.onEnd(why, bad);
+      } });
+      const outcome = await Promise.race([m.ready.then(() => 'ready' as const, () => 'ended' as const), e.exit.then(() => 'ended' as const, () => 'ended' as const)]);
+      if (outcome === 'ready') {
+        mux = m;
+        // Its exec ending ends its stream: the mux hears of it.
+        e.exit.catch(() => 0);
+        return;
+      }
+      m.end('its exec ended');
+      const notYet = /no such container|is not running|not found/i.test(err);
+      if (!notYet || Date.now() - t0 > RELAY_START_MS) throw new SandboxUnavailableError(`the sealed network's relay did not start (${err.trim().split('\n').pop() || 'its exec ended'})`);
+      await new Promise((r) => setTimeout(r, 25));
+    }
+  })();
+  ready.catch(() => {});
+  return {
+    ready,
+    stop: () => {
+      stopped = true;
+      mux?.end('the run ended');
+      (exec as Spawned | null)?.child.kill('SIGKILL');
+    },
+  };
+}
+
