@@ -121,7 +121,7 @@ test("a profile's lists add to the built-in denials: a deny_read of its own neve
 
 test('unknown keys name file, line and key path', () => {
   const label = 'home/.stashbase/agents/p.toml';
-  assert.equal(check('[sandbox]\nbackend = "native"\nimagee = "x"\n'), `${label}:3 sandbox.imagee: unknown key (known here: backend, image, dockerfile, memory, cpus, isolated_paths, native_network, allow_unix_sockets, build_network, home_volume_warn, macos_allow)`);
+  assert.equal(check('[sandbox]\nbackend = "native"\nimagee = "x"\n'), `${label}:3 sandbox.imagee: unknown key (known here: backend, image, dockerfile, memory, cpus, isolated_paths, native_network, allow_unix_sockets, build_network, home_volume_warn, macos_allow, network, runtime)`);
   assert.equal(check('colour = "red"\n'), `${label}:1 colour: unknown key (known here: description, allow_hooks, sandbox, filesystem, network, secrets, config_env, environment, workspace, hooks, mcp)`);
   assert.equal(check('[secrets.X]\nsource = "GH"\nhosts = ["a.com"]\nhost = "b"\n'), `${label}:4 secrets.X.host: unknown key (known here: source, hosts, in_query, allow_plaintext)`);
 });
