@@ -7,7 +7,8 @@ import type { Server as HttpServer } from 'node:http';
 import { BlockList, createServer, isIPv4, type Server } from 'node:net';
 import { type Command, formatCommand } from '../../templates/command.js';
 import { FIREWALL_FAILED, FIREWALL_READY } from '../../templates/docker-firewall.js';
-import { agentCommand, gatewayCommand, HOME_VOLUME, holderCommand, networkCreateCommand, runLabels, runNames, teardownCommands } from '../../templates/docker-run.js';
+import { agentCommand, gatewayCommand, HOME_VOLUME, holderCommand, networkCreateCommand, runLabels, runNames, sealedAgentCommand, teardownCommands } from '../../templates/docker-run.js';
+import { imageEntrypoint, type RunningRelay, startRelay } from './sealed.js';
 import { WATCHDOG_DONE, watchdogCommand } from '../../templates/docker-watchdog.js';
 import { AuditLog } from '../run/audit.js';
 import { CommandFailedError, SandboxUnavailableError, StashbaseError } from '../errors.js';
@@ -105,6 +106,12 @@ function containersOnly(gateway: string, subnet: string): (address: string) => b
   };
 }
 
+/** How the run's container reaches the proxy, as the run announces it. */
+function sealedWords(ctx: DockerContext): string {
+  const runtime = ctx.runtime !== undefined ? `, runtime ${ctx.runtime}` : '';
+  return ctx.network === 'sealed' ? `network sealed: no interface, the relay the only way out${runtime}` : `network ${runNames(ctx.session).network}${runtime}`;
+}
+
 export async function executeDocker({ ctx, warn, announce, interactive }: DockerExecuteInput): Promise<number> {
   const trace = new Trace(ctx.env.STASHBASE_TRACE === '1');
   const home = ctx.stashbaseHome;
@@ -114,7 +121,7 @@ export async function executeDocker({ ctx, warn, announce, interactive }: Docker
   const audit = new AuditLog(home, ctx.session, runLimits(ctx.profile).auditMaxBytes);
   const draft = prepareDocker(ctx, { gateway: '<gateway>', proxyPort: '<proxy-port>', canaryPort: '<canary-port>', newVolumes: [] });
   for (const w of draft.protection.warnings) warn(w);
-  if (announce) process.stderr.write(`Agent session: ${ctx.session}\nAudit log: ${audit.file}\nSandbox: docker (image ${ctx.choice.ref}, network ${names.network})\n`);
+  if (announce) process.stderr.write(`Agent session: ${ctx.session}\nAudit log: ${audit.file}\nSandbox: docker (image ${ctx.choice.ref}, ${sealedWords(ctx)})\n`);
   const started = Date.now();
   writeSession(home, {
     id: ctx.session, pid: process.pid, backend: 'docker', mechanism: 'docker', profile: ctx.profile.name, cwd: ctx.cwd, argv: ctx.command,
@@ -129,12 +136,15 @@ export async function executeDocker({ ctx, warn, announce, interactive }: Docker
   let networkCreated = false;
   const canary = createServer((s) => s.destroy());
   // Started before anything of the run exists in Docker: whatever is made, a SIGKILL of stashbase removes it (templates/docker-watchdog.ts).
-  const watchdog = start(watchdogCommand(ctx.docker, ctx.session), ['pipe', 'ignore', 'ignore'], true);
+  const sealed = ctx.network === 'sealed';
+  const watchdog = start(watchdogCommand(ctx.docker, ctx.session, sealed), ['pipe', 'ignore', 'ignore'], true);
   watchdog.child.stdin?.on('error', () => {});
   watchdog.exit.catch(() => 0);
   watchdog.child.unref();
   let created: string[] = [];
   let gitDir: string | null = null;
+  let relay: RunningRelay | null = null;
+  let agentStarted = false;
   try {
     // Until the network exists nobody may connect; then only its containers (Linux), or anyone on loopback (Desktop's VM forwards from there).
     let accept: (address: string) => boolean = () => false;
@@ -153,6 +163,40 @@ export async function executeDocker({ ctx, warn, announce, interactive }: Docker
     created = ph.created;
     for (const w of ph.warnings) warn(w);
     trace.mark('prepare');
+    if (sealed) {
+      // No network, holder or canary: the proxy on loopback, where only the relay's stream (this process) connects.
+      accept = (a) => a === '127.0.0.1' || a === '::ffff:127.0.0.1';
+      const [volumesToMake, entrypoint, proxyPort] = await allSettled([
+        newVolumes(ctx.docker, draft.volumes),
+        ensureRunImages({ docker: ctx.docker, home, env: ctx.env, choice: ctx.choice, interactive, warn }).then(() => imageEntrypoint(ctx.docker, ctx.choice.ref)),
+        listen(proxy.server, '127.0.0.1'),
+      ]);
+      Object.assign(where, { host: '127.0.0.1', port: proxyPort });
+      const prep = prepareDocker(ctx, { gateway: '127.0.0.1', proxyPort, canaryPort: 0, newVolumes: volumesToMake, entrypoint }, draft);
+      await prepareVolumes(ctx.docker, prep.holder.image, prep.agent.user, volumesToMake);
+      trace.mark('network');
+      const interceptor = proxy.interceptor;
+      if (interceptor) setImmediate(() => interceptor.warm());
+      let agentEnded = false;
+      relay = startRelay({
+        docker: ctx.docker, session: ctx.session, agentUser: prep.agent.user, proxyPort, maxStreams: runLimits(ctx.profile).maxConnections, agentEnded: () => agentEnded,
+        onEnd: (why, protocolError) => {
+          audit.write({ type: 'relay', decision: 'end', rule: why, protocolError });
+          if (protocolError) alert(`the sealed network's relay was ended (${why}): the agent has no network for the rest of the run`);
+        },
+      });
+      agentStarted = true;
+      const agentRun = runForwarded(sealedAgentCommand(prep.sealed!)).finally(() => (agentEnded = true));
+      // A relay that never starts leaves the agent waiting at its gate: its container goes, and the run fails.
+      relay.ready.then(() => trace.mark('relay'), (e: Error) => {
+        if (agentEnded) return;
+        alert(`${e.message}: the agent's container is removed`);
+        void capture(teardownCommands(ctx.docker, ctx.session, true)[0]!).catch(() => undefined);
+      });
+      exitCode = await agentRun;
+      trace.mark('agent');
+      return exitCode;
+    }
     // The images are checked while the network is made (a missing one tears it down again).
     const [, volumesToMake] = await allSettled([
       capture(networkCreateCommand(ctx.docker, ctx.session, process.pid, ctx.desktop)).then(() => (networkCreated = true)),
@@ -185,8 +229,9 @@ export async function executeDocker({ ctx, warn, announce, interactive }: Docker
     throw err;
   } finally {
     // The agents' home volume, measured while the rest is taken down (lib/docker/home-volume.ts).
-    const measuring = holder !== null ? measureVolume(ctx.docker, defaultImageRef(ctx.env), HOME_VOLUME, `${names.network}-du`, runLabels(ctx.session, process.pid)) : null;
-    await teardown(ctx, networkCreated || holder !== null, warn);
+    relay?.stop();
+    const measuring = holder !== null || agentStarted ? measureVolume(ctx.docker, defaultImageRef(ctx.env), HOME_VOLUME, `${names.network}-du`, runLabels(ctx.session, process.pid)) : null;
+    await teardown(ctx, networkCreated || holder !== null || agentStarted, warn);
     watchdog.child.stdin?.end(`${WATCHDOG_DONE}\n`);
     holder?.child.kill('SIGKILL');
     canary.close();
@@ -234,9 +279,10 @@ function reportVolume(size: { bytes: number } | { why: string }, ctx: DockerCont
 
 async function teardown(ctx: DockerContext, any: boolean, warn: (msg: string) => void): Promise<void> {
   if (!any) return;
-  const [containers, network] = teardownCommands(ctx.docker, ctx.session) as [Command, Command];
+  const [containers, network] = teardownCommands(ctx.docker, ctx.session, ctx.network === 'sealed') as [Command, Command | undefined];
   // The agent container is usually gone already (--rm): "no such container" is expected.
   await capture(containers).catch(() => undefined);
+  if (network === undefined) return;
   await capture(network).catch((e: unknown) => {
     if (e instanceof CommandFailedError && /not found|no such network/i.test(e.stderr)) return;
     warn(`could not remove the run's network (${(e as Error).message.split('\n')[0]}); remove it with: ${formatCommand(network)} (or stashbase agent docker cleanup)`);
