@@ -1,14 +1,15 @@
 // Carries out a Docker run: images, session and audit, the run's network, the
 // proxy on its gateway, the holder and its firewall self-check, the agent, and
 // the teardown of all of it on every way out. Loaded only for real runs.
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Server as HttpServer } from 'node:http';
 import { BlockList, createServer, isIPv4, type Server } from 'node:net';
 import { type Command, formatCommand } from '../../templates/command.js';
 import { FIREWALL_FAILED, FIREWALL_READY } from '../../templates/docker-firewall.js';
 import { agentCommand, gatewayCommand, HOME_VOLUME, holderCommand, networkCreateCommand, runLabels, runNames, sealedAgentCommand, teardownCommands } from '../../templates/docker-run.js';
-import { imageEntrypoint, type RunningRelay, startRelay } from './sealed.js';
+import { imageEntrypoint, loopbackDoor, type RunningRelay, startRelay } from './sealed.js';
 import { WATCHDOG_DONE, watchdogCommand } from '../../templates/docker-watchdog.js';
 import { AuditLog } from '../run/audit.js';
 import { CommandFailedError, SandboxUnavailableError, StashbaseError } from '../errors.js';
@@ -49,6 +50,13 @@ function listen(server: Server | HttpServer, host: string): Promise<number> {
   return new Promise((resolve, reject) => {
     server.once('error', (e) => reject(new SandboxUnavailableError(`cannot listen on ${host} (${(e as Error).message}); nothing was run`)));
     server.listen({ host, port: 0 }, () => resolve((server.address() as { port: number }).port));
+  });
+}
+
+function listenPath(server: Server | HttpServer, path: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once('error', (e) => reject(new SandboxUnavailableError(`cannot listen on ${path} (${(e as Error).message}); nothing was run`)));
+    server.listen(path, () => resolve());
   });
 }
 
@@ -144,6 +152,8 @@ export async function executeDocker({ ctx, warn, announce, interactive }: Docker
   let created: string[] = [];
   let gitDir: string | null = null;
   let relay: RunningRelay | null = null;
+  let sealedDir: string | null = null;
+  let door: { port: number; close: () => void } | null = null;
   let agentStarted = false;
   try {
     // Until the network exists nobody may connect; then only its containers (Linux), or anyone on loopback (Desktop's VM forwards from there).
@@ -164,14 +174,22 @@ export async function executeDocker({ ctx, warn, announce, interactive }: Docker
     for (const w of ph.warnings) warn(w);
     trace.mark('prepare');
     if (sealed) {
-      // No network, holder or canary: the proxy on loopback, where only the relay's stream (this process) connects.
-      accept = (a) => a === '127.0.0.1' || a === '::ffff:127.0.0.1';
-      const [volumesToMake, entrypoint, proxyPort] = await allSettled([
+      // No network, holder or canary. The proxy listens on a Unix socket in a folder of this user's alone, where
+      // the relay's stream (this process) connects: no other process of this host reaches it. The host-side
+      // dependency check alone, where the profile allows it, gets a loopback door to it (lib/docker/sealed.ts).
+      sealedDir = mkdtempSync(join(tmpdir(), 'stashbase-sealed-'));
+      const socket = join(sealedDir, 'proxy.sock');
+      accept = () => true;
+      const [volumesToMake, entrypoint] = await allSettled([
         newVolumes(ctx.docker, draft.volumes),
         ensureRunImages({ docker: ctx.docker, home, env: ctx.env, choice: ctx.choice, interactive, warn }).then(() => imageEntrypoint(ctx.docker, ctx.choice.ref)),
-        listen(proxy.server, '127.0.0.1'),
+        listenPath(proxy.server, socket),
       ]);
-      Object.assign(where, { host: '127.0.0.1', port: proxyPort });
+      if (ctx.profile.allowHooks.includes('dependency_check')) {
+        door = await loopbackDoor(proxy.server);
+        Object.assign(where, { host: '127.0.0.1', port: door.port });
+      }
+      const proxyPort = 0;
       const prep = prepareDocker(ctx, { gateway: '127.0.0.1', proxyPort, canaryPort: 0, newVolumes: volumesToMake, entrypoint }, draft);
       await prepareVolumes(ctx.docker, prep.holder.image, prep.agent.user, volumesToMake);
       trace.mark('network');
@@ -179,7 +197,7 @@ export async function executeDocker({ ctx, warn, announce, interactive }: Docker
       if (interceptor) setImmediate(() => interceptor.warm());
       let agentEnded = false;
       relay = startRelay({
-        docker: ctx.docker, session: ctx.session, agentUser: prep.agent.user, proxyPort, maxStreams: runLimits(ctx.profile).maxConnections, agentEnded: () => agentEnded,
+        docker: ctx.docker, session: ctx.session, agentUser: prep.agent.user, proxySocket: socket, maxStreams: runLimits(ctx.profile).maxConnections, agentEnded: () => agentEnded,
         onEnd: (why, protocolError) => {
           audit.write({ type: 'relay', decision: 'end', rule: why, protocolError });
           if (protocolError) alert(`the sealed network's relay was ended (${why}): the agent has no network for the rest of the run`);
@@ -230,12 +248,14 @@ export async function executeDocker({ ctx, warn, announce, interactive }: Docker
   } finally {
     // The agents' home volume, measured while the rest is taken down (lib/docker/home-volume.ts).
     relay?.stop();
+    door?.close();
     const measuring = holder !== null || agentStarted ? measureVolume(ctx.docker, defaultImageRef(ctx.env), HOME_VOLUME, `${names.network}-du`, runLabels(ctx.session, process.pid)) : null;
     await teardown(ctx, networkCreated || holder !== null || agentStarted, warn);
     watchdog.child.stdin?.end(`${WATCHDOG_DONE}\n`);
     holder?.child.kill('SIGKILL');
     canary.close();
     proxy?.server.close();
+    if (sealedDir) rmSync(sealedDir, { recursive: true, force: true });
     proxy?.interceptor?.close();
     // The agent's container is gone: nothing writes the run's git directory any more.
     if (gitDir) await settleGitDir(gitDir, ctx.env, ctx.session, { alert, note: announce ? (m) => process.stderr.write(`${m}\n`) : () => {} });

@@ -3,7 +3,7 @@
 // entrypoint (the relay's gate takes its place and runs it), and the relay
 // started in the agent's container with its stream carried by lib/relay/mux.ts.
 import { existsSync } from 'node:fs';
-import { connect } from 'node:net';
+import { connect, createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { relayExecCommand, relayUid } from '../../templates/docker-run.js';
 import { SandboxUnavailableError, UsageError } from '../errors.js';
@@ -81,10 +81,9 @@ const RELAY_START_MS = 60_000;
 /**
  * Starts the relay in the agent's container once it runs (an exec before
  * the container exists fails, and is tried again while the agent has not
- * ended), and carries its stream to the proxy listening at `proxyPort` on
- * loopback. `onEnd` is told if the relay ends before the run does.
+ * ended), and carries its stream to the proxy listening on `proxySocket`. `onEnd` is told if the relay ends before the run does.
  */
-export function startRelay(o: { docker: string; session: string; agentUser: string | null; proxyPort: number; maxStreams: number; agentEnded: () => boolean; onEnd: (why: string, protocolError: boolean) => void }): RunningRelay {
+export function startRelay(o: { docker: string; session: string; agentUser: string | null; proxySocket: string; maxStreams: number; agentEnded: () => boolean; onEnd: (why: string, protocolError: boolean) => void }): RunningRelay {
   let exec: Spawned | null = null;
   let mux: RelayMux | null = null;
   let stopped = false;
@@ -97,7 +96,7 @@ export function startRelay(o: { docker: string; session: string; agentUser: stri
       let err = '';
       e.child.stderr?.on('data', (b: Buffer) => (err += b.toString('utf8').slice(0, 4096)));
       e.child.stdin?.on('error', () => {});
-      const m = new RelayMux(e.child.stdout!, e.child.stdin!, { connect: () => connect({ host: '127.0.0.1', port: o.proxyPort, noDelay: true }), maxStreams: o.maxStreams, onEnd: (why, bad) => {
+      const m = new RelayMux(e.child.stdout!, e.child.stdin!, { connect: () => connect(o.proxySocket), maxStreams: o.maxStreams, onEnd: (why, bad) => {
         if (m.greeted && !stopped) o.onEnd(why, bad);
       } });
       const outcome = await Promise.race([m.ready.then(() => 'ready' as const, () => 'ended' as const), e.exit.then(() => 'ended' as const, () => 'ended' as const)]);
@@ -124,3 +123,20 @@ export function startRelay(o: { docker: string; session: string; agentUser: stri
   };
 }
 
+
+/**
+ * A loopback listener whose connections the proxy serves as its own (a
+ * sealed run's proxy listens only on a Unix socket): for the host-side
+ * dependency check, which reaches the proxy by address. Only loopback, and
+ * every request still needs the run's token.
+ */
+export function loopbackDoor(proxy: Server): Promise<{ port: number; close: () => void }> {
+  const door = createServer({ pauseOnConnect: true, noDelay: true }, (socket) => {
+    proxy.emit('connection', socket);
+    socket.resume();
+  });
+  return new Promise((resolve, reject) => {
+    door.once('error', reject);
+    door.listen({ host: '127.0.0.1', port: 0 }, () => resolve({ port: (door.address() as { port: number }).port, close: () => door.close() }));
+  });
+}
