@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs gVisor's runsc (Debian's package) and registers it with the Docker
 # engine as the runtime "runsc", for the sealed network mode's tests (docs/docker.md).
-# runsc here runs with --network=none: a sealed container needs no gVisor
+# runsc here runs with --network=none and --oci-seccomp (the container's seccomp
+# profile applies inside gVisor too; without it gVisor ignores it): a sealed container needs no gVisor
 # network, and this build refuses to start with one when it cannot read
 # /proc/1/ns/net (as in this VM). Idempotent: registers only when missing, and
 # reloads dockerd (SIGHUP) only then.
@@ -19,7 +20,8 @@ if ! command -v runsc >/dev/null 2>&1; then
   apt-get install -y -qq --no-install-recommends runsc >/dev/null
 fi
 runsc_bin=$(command -v runsc)
-if docker info --format '{{json .Runtimes}}' 2>/dev/null | grep -q '"runsc"'; then
+# Registered with both arguments: --oci-seccomp, or gVisor ignores the container's seccomp profile (stashbase refuses such a runsc).
+if docker info --format '{{json .Runtimes}}' 2>/dev/null | grep -q '"runsc".*--oci-seccomp'; then
   log "registered: $runsc_bin"
   exit 0
 fi
@@ -31,7 +33,7 @@ const fs = require("fs");
 const [file, bin] = process.argv.slice(1);
 let conf = {};
 try { conf = JSON.parse(fs.readFileSync(file, "utf8")); } catch (e) { if (e.code !== "ENOENT") throw e; }
-conf.runtimes = { ...(conf.runtimes || {}), runsc: { path: bin, runtimeArgs: ["--network=none"] } };
+conf.runtimes = { ...(conf.runtimes || {}), runsc: { path: bin, runtimeArgs: ["--network=none", "--oci-seccomp"] } };
 fs.writeFileSync(file, JSON.stringify(conf, null, 2) + "\n");
 ' "$conf" "$runsc_bin"
 pid=$(pidof dockerd || true)
@@ -41,7 +43,7 @@ if [ -z "$pid" ]; then
 fi
 kill -HUP $pid
 for _ in $(seq 1 40); do
-  if docker info --format '{{json .Runtimes}}' 2>/dev/null | grep -q '"runsc"'; then
+  if docker info --format '{{json .Runtimes}}' 2>/dev/null | grep -q '"runsc".*--oci-seccomp'; then
     log "registered: $runsc_bin"
     exit 0
   fi

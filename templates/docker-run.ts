@@ -157,7 +157,8 @@ export function sealedAgentCommand(a: SealedInput): Command {
 
 /** The relay itself, started in the sealed container as a user of its own (the agent can neither signal nor trace it), its stdio the engine's exec stream. */
 export function relayExecCommand(docker: string, session: string, uid: number): Command {
-  return { file: docker, args: ['exec', '-i', '--user', `${uid}:${uid}`, runNames(session).agent, RELAY_PATH, 'serve', String(RELAY_PORT)] };
+  // At / : the agent's working directory may be closed to the relay's user.
+  return { file: docker, args: ['exec', '-i', '--user', `${uid}:${uid}`, '--workdir', '/', runNames(session).agent, RELAY_PATH, 'serve', String(RELAY_PORT)] };
 }
 
 /** The relay's user: nobody's uid, or one below it when the agent runs as nobody. */

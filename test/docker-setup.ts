@@ -23,3 +23,15 @@ export function leftoversOf(session: string): string[] {
   const networks = docker(['network', 'ls', '--filter', label, '--format', '{{.Name}}']);
   return [...containers.split('\n'), ...networks.split('\n')].filter(Boolean);
 }
+
+/**
+ * The Docker battery's mode (SBTEST_DOCKER_MODE, set by the files that run a
+ * battery again: docker-fs-sealed.test.ts, docker-fs-runsc.test.ts): the
+ * flags every run of it gets, and its name for the titles.
+ */
+export const DOCKER_MODE = ((): { name: string; flags: string[] } => {
+  const mode = process.env.SBTEST_DOCKER_MODE ?? 'firewall';
+  if (mode === 'sealed') return { name: 'sealed network', flags: ['--docker-network', 'sealed'] };
+  if (mode === 'runsc') return { name: 'sealed network under runsc', flags: ['--docker-runtime', 'runsc'] };
+  return { name: 'firewall', flags: [] };
+})();

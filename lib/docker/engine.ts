@@ -19,20 +19,29 @@ export interface Engine {
   desktop: boolean;
   /** The engine's architecture as Go names it (amd64, arm64), or what it said. */
   arch: string;
-  /** The OCI runtimes it has registered, and the one it uses unless told. */
-  runtimes: string[];
+  /** The OCI runtimes it has registered (each with its program and arguments), and the one it uses unless told. */
+  runtimes: Runtimes;
   defaultRuntime: string;
 }
+
+export type Runtimes = Record<string, { path: string; args: string[] }>;
 
 /** The engine's own word for its architecture (x86_64, aarch64) as Go names it. */
 export function goArch(machine: string): string {
   return ({ x86_64: 'amd64', amd64: 'amd64', aarch64: 'arm64', arm64: 'arm64' } as Record<string, string>)[machine] ?? machine;
 }
 
-/** The names of `docker info`'s Runtimes object (JSON), or none when it is not one. */
-export function runtimeNames(json: string): string[] {
+/** `docker info`'s Runtimes object (JSON): each runtime's program and arguments; none when it is not one. */
+export function runtimesOf(json: string): Runtimes {
+  const out: Runtimes = Object.create(null) as Runtimes;
   const parsed = parseJson(json);
-  return parsed !== null && isJsonObject(parsed.value) ? Object.keys(parsed.value).sort() : [];
+  if (parsed === null || !isJsonObject(parsed.value)) return out;
+  for (const [name, v] of Object.entries(parsed.value)) {
+    if (!isJsonObject(v)) continue;
+    const args = Array.isArray(v.runtimeArgs) ? v.runtimeArgs.filter((a): a is string => typeof a === 'string') : [];
+    out[name] = { path: typeof v.path === 'string' ? v.path : '', args };
+  }
+  return out;
 }
 
 /** Docker Desktop runs the engine in a VM on every platform, Linux included. */
@@ -44,7 +53,7 @@ export async function engineInfo(docker: string): Promise<Engine> {
   try {
     const out = await capture({ file: docker, args: ['info', '--format', '{{.ServerVersion}}|{{.OperatingSystem}}|{{.Architecture}}|{{.DefaultRuntime}}|{{json .Runtimes}}'] });
     const [version = '', operatingSystem = '', machine = '', defaultRuntime = '', ...runtimes] = out.trim().split('|');
-    return { version, operatingSystem, desktop: isDesktop(process.platform, operatingSystem), arch: goArch(machine), defaultRuntime, runtimes: runtimeNames(runtimes.join('|')) };
+    return { version, operatingSystem, desktop: isDesktop(process.platform, operatingSystem), arch: goArch(machine), defaultRuntime, runtimes: runtimesOf(runtimes.join('|')) };
   } catch (e) {
     const why = e instanceof CommandFailedError ? e.stderr.trim().split('\n').pop() : (e as Error).message;
     throw new SandboxUnavailableError(`the Docker daemon is not reachable (${why}); start Docker and try again; nothing was run`);

@@ -4,7 +4,8 @@
 // started in the agent's container with its stream carried by lib/relay/mux.ts.
 import { existsSync } from 'node:fs';
 import { connect, createServer, type Server } from 'node:net';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
+import type { Runtimes } from './engine.js';
 import { relayExecCommand, relayUid } from '../../templates/docker-run.js';
 import { SandboxUnavailableError, UsageError } from '../errors.js';
 import { capture, start, type Spawned } from '../exec.js';
@@ -33,11 +34,17 @@ export interface NetworkChoice {
  * profile that asks for both is refused, never run weaker. A runtime the
  * engine has not registered fails the run with the fix.
  */
-export function chooseNetwork(profile: Profile, flags: { dockerNetwork?: string; dockerRuntime?: string }, runtimes: string[] | null): NetworkChoice {
+export function chooseNetwork(profile: Profile, flags: { dockerNetwork?: string; dockerRuntime?: string }, runtimes: Runtimes | null): NetworkChoice {
   const runtime = flags.dockerRuntime ?? profile.sandbox.dockerRuntime;
   const asked = (flags.dockerNetwork ?? profile.sandbox.dockerNetwork) as DockerNetwork | undefined;
-  if (runtime !== undefined && runtimes !== null && !runtimes.includes(runtime)) {
-    throw new SandboxUnavailableError(`the Docker engine has no runtime ${JSON.stringify(runtime)} (it has ${runtimes.join(', ') || 'none'}): register it in /etc/docker/daemon.json and reload dockerd${runtime === 'runsc' ? ' (bash scripts/install-runsc.sh does both for gVisor, as root)' : ''}, or run without it; nothing was run`);
+  if (runtime !== undefined && runtimes !== null) {
+    const known = Object.hasOwn(runtimes, runtime) ? runtimes[runtime] : undefined;
+    const fix = runtime === 'runsc' ? ' (bash scripts/install-runsc.sh does it for gVisor, as root)' : '';
+    if (known === undefined) throw new SandboxUnavailableError(`the Docker engine has no runtime ${JSON.stringify(runtime)} (it has ${Object.keys(runtimes).sort().join(', ') || 'none'}): register it in /etc/docker/daemon.json and reload dockerd${fix}, or run without it; nothing was run`);
+    // gVisor ignores a container's seccomp profile unless told: the agent's would not hold.
+    if (basename(known.path) === 'runsc' && !known.args.some((a) => /^--?oci-seccomp(=true)?$/.test(a))) {
+      throw new SandboxUnavailableError(`the runtime ${runtime} (gVisor) is registered without --oci-seccomp, so it would ignore the agent container's seccomp profile: add "--oci-seccomp" to its runtimeArgs in /etc/docker/daemon.json and reload dockerd${fix}; nothing was run`);
+    }
   }
   if (runtime === undefined || RUNC.test(runtime)) return { network: asked ?? 'firewall', ...(runtime !== undefined ? { runtime } : {}) };
   if (asked === 'firewall') throw new UsageError(`the runtime ${runtime} cannot be confined by the firewall holder (its own network stack does not pass through the iptables rules the holder sets): use network = "sealed" with it (or --docker-network sealed)`);
@@ -99,7 +106,9 @@ export function startRelay(o: { docker: string; session: string; agentUser: stri
       const m = new RelayMux(e.child.stdout!, e.child.stdin!, { connect: () => connect(o.proxySocket), maxStreams: o.maxStreams, onEnd: (why, bad) => {
         if (m.greeted && !stopped) o.onEnd(why, bad);
       } });
-      const outcome = await Promise.race([m.ready.then(() => 'ready' as const, () => 'ended' as const), e.exit.then(() => 'ended' as const, () => 'ended' as const)]);
+      // Ended: once its stderr is read to the end too (the reason is there).
+      const closed = new Promise<'ended'>((resolve) => e.child.on('close', () => resolve('ended')));
+      const outcome = await Promise.race([m.ready.then(() => 'ready' as const, () => closed), closed]);
       if (outcome === 'ready') {
         mux = m;
         // Its exec ending ends its stream: the mux hears of it.

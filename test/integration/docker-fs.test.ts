@@ -7,16 +7,16 @@ import { existsSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { cli, needs, tempHome, writeFile } from '../helpers.js';
-import { docker, leftoversOf, sessionOf } from '../docker-setup.js';
+import { docker, DOCKER_MODE, leftoversOf, sessionOf } from '../docker-setup.js';
 
 const SECRET = 'top-secret-value-42';
 const HOST_TOKEN = 'ghp_hostTokenThatMustNeverEnterTheContainer01';
 
-describe('Docker backend: filesystem, environment and limits (real engine)', needs('docker'), () => {
+describe(`Docker backend: filesystem, environment and limits (real engine, ${DOCKER_MODE.name})`, needs('docker'), () => {
   const t = tempHome();
   const proj = join(t.dir, 'proj');
   const run = (args: string[], script: string, env: NodeJS.ProcessEnv = {}, cwd = proj) =>
-    cli(['agent', 'run', '--profile', 'dk', ...args, '--', 'bash', '-c', script], { env: { ...t.env, ...env }, cwd, timeoutMs: 90_000 });
+    cli(['agent', 'run', '--profile', 'dk', ...DOCKER_MODE.flags, ...args, '--', 'bash', '-c', script], { env: { ...t.env, ...env }, cwd, timeoutMs: 90_000 });
 
   before(() => {
     writeFile(join(proj, '.env'), `API_KEY=${SECRET}\n`);
@@ -89,7 +89,7 @@ describe('Docker backend: filesystem, environment and limits (real engine)', nee
       `try 'echo /tmp > .git/commondir' commondir`,
       `try 'printf "[core]\\n\\tfsmonitor = x\\n" > .git/config.worktree' config.worktree`,
     ].join('\n');
-    const r = await cli(['agent', 'run', '--profile', 'dkgit', '--', 'bash', '-c', script], { env: t.env, cwd: repo, timeoutMs: 90_000 });
+    const r = await cli(['agent', 'run', '--profile', 'dkgit', ...DOCKER_MODE.flags, '--', 'bash', '-c', script], { env: t.env, cwd: repo, timeoutMs: 90_000 });
     assert.equal(r.code, 0, r.stderr);
     assert.equal(r.stdout, 'blocked git\nblocked hooks\nblocked conf\nstatus-ok\nDONE commondir\nDONE config.worktree\n');
     assert.equal(existsSync(join(repo, '.git', 'commondir')), false, 'the run\'s commondir never reaches your .git');
@@ -124,7 +124,7 @@ describe('Docker backend: filesystem, environment and limits (real engine)', nee
     // A profile with a secret makes the run mint its CA; running from HOME puts $STASHBASE_HOME in view.
     writeFile(join(t.sbHome, 'agents', 'dkca.toml'), '[sandbox]\nbackend = "docker"\n[network]\negress_hosts = ["api.test"]\n[secrets.TOKEN]\nsource = "HOST_TOKEN"\nhosts = ["api.test"]\n');
     const script = `echo "state=[$(ls -A ${t.sbHome} 2>&1)]"; ls /etc/stashbase | tr "\\n" " "; echo; grep -rls "PRIVATE KEY" /etc/stashbase /home/agent ${t.home} 2>/dev/null | wc -l`;
-    const r = await cli(['agent', 'run', '--profile', 'dkca', '--profile-source', 'global', '--', 'bash', '-c', script], { env: { ...t.env, HOST_TOKEN: 'real-token' }, cwd: t.home, timeoutMs: 90_000 });
+    const r = await cli(['agent', 'run', '--profile', 'dkca', '--profile-source', 'global', ...DOCKER_MODE.flags, '--', 'bash', '-c', script], { env: { ...t.env, HOST_TOKEN: 'real-token' }, cwd: t.home, timeoutMs: 90_000 });
     assert.equal(r.code, 0, r.stderr);
     // The key lived in stashbase's memory only: no file of it on the host either.
     assert.equal(existsSync(join(t.sbHome, 'ca')), false);

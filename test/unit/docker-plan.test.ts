@@ -167,7 +167,7 @@ test('docker plan, sealed: no network, holder or canary; the agent with --networ
     '--env', 'HOME=/home/agent', '--env', 'TERM=xterm-256color', '--env', 'HTTPS_PROXY=http://127.0.0.1:3128', '--env', 'GITHUB_TOKEN=ghp_SBPHxxxxxxxxxxxxxxxxxxxx',
     '--entrypoint', '/.stashbase-relay', 'stashbase-sandbox:latest', 'gate', '3128', '--', '/ep.sh', '-x', 'claude', '--model', "it's $x",
   ]);
-  assert.deepEqual(relayExecCommand('docker', S, relayUid('1000:1000')).args, ['exec', '-i', '--user', '65534:65534', `stashbase-agent-run-${S}-agent`, '/.stashbase-relay', 'serve', '3128']);
+  assert.deepEqual(relayExecCommand('docker', S, relayUid('1000:1000')).args, ['exec', '-i', '--user', '65534:65534', '--workdir', '/', `stashbase-agent-run-${S}-agent`, '/.stashbase-relay', 'serve', '3128']);
   assert.equal(relayUid('65534:65534'), 65533);
   assert.equal(relayUid(null), 65534);
   const plan = buildDockerPlan({
@@ -187,12 +187,22 @@ test('network mode: firewall unless asked; a runtime other than runc runs sealed
   const { defaultProfile } = await import('../../lib/profile/default.js');
   const base = defaultProfile();
   const withRuntime = { ...base, sandbox: { ...base.sandbox, dockerRuntime: 'runsc' } };
-  assert.deepEqual(chooseNetwork(base, {}, ['runc']), { network: 'firewall' });
-  assert.deepEqual(chooseNetwork(base, { dockerNetwork: 'sealed' }, ['runc']), { network: 'sealed' });
-  assert.deepEqual(chooseNetwork(base, { dockerRuntime: 'runc' }, ['runc']), { network: 'firewall', runtime: 'runc' });
-  assert.deepEqual(chooseNetwork(withRuntime, {}, ['runc', 'runsc']), { network: 'sealed', runtime: 'runsc', note: "the runtime runsc runs sealed: no network interface, the relay the only way out (the firewall holder's iptables rules do not bind its network stack)" });
-  assert.throws(() => chooseNetwork(withRuntime, { dockerNetwork: 'firewall' }, ['runsc']), /the runtime runsc cannot be confined by the firewall holder/);
-  assert.throws(() => chooseNetwork(withRuntime, {}, ['runc']), /the Docker engine has no runtime "runsc" \(it has runc\): register it in \/etc\/docker\/daemon\.json and reload dockerd \(bash scripts\/install-runsc\.sh does both for gVisor, as root\)/);
+  const { runtimesOf } = await import('../../lib/docker/engine.js');
+  const runc = runtimesOf('{"runc":{"path":"runc"}}');
+  const both = runtimesOf('{"runc":{"path":"runc"},"runsc":{"path":"/usr/bin/runsc","runtimeArgs":["--network=none","--oci-seccomp"]}}');
+  assert.deepEqual(chooseNetwork(base, {}, runc), { network: 'firewall' });
+  assert.deepEqual(chooseNetwork(base, { dockerNetwork: 'sealed' }, runc), { network: 'sealed' });
+  assert.deepEqual(chooseNetwork(base, { dockerRuntime: 'runc' }, runc), { network: 'firewall', runtime: 'runc' });
+  assert.deepEqual(chooseNetwork(withRuntime, {}, both), { network: 'sealed', runtime: 'runsc', note: "the runtime runsc runs sealed: no network interface, the relay the only way out (the firewall holder's iptables rules do not bind its network stack)" });
+  assert.throws(() => chooseNetwork(withRuntime, { dockerNetwork: 'firewall' }, both), /the runtime runsc cannot be confined by the firewall holder/);
+  assert.throws(() => chooseNetwork(withRuntime, {}, runc), /the Docker engine has no runtime "runsc" \(it has runc\): register it in \/etc\/docker\/daemon\.json and reload dockerd \(bash scripts\/install-runsc\.sh does it for gVisor, as root\)/);
+  // gVisor without --oci-seccomp would ignore the agent's seccomp profile: refused, whatever the runtime is called.
+  const lax = runtimesOf('{"gvisor":{"path":"/opt/bin/runsc","runtimeArgs":["--network=none"]}}');
+  assert.throws(() => chooseNetwork(base, { dockerRuntime: 'gvisor' }, lax), /the runtime gvisor \(gVisor\) is registered without --oci-seccomp, so it would ignore the agent container's seccomp profile/);
+  // A hostile engine's answer: a runtime named __proto__ never becomes a prototype (nor a runtime of an object's).
+  const odd = runtimesOf('{"__proto__":{"path":"x","runtimeArgs":["--oci-seccomp"]},"runc":{"path":"runc"}}');
+  assert.equal(Object.getPrototypeOf(odd), null);
+  assert.throws(() => chooseNetwork(base, { dockerRuntime: 'toString' }, odd), /has no runtime "toString"/);
 });
 
 test('image choice: a per-run flag replaces the profile\'s image or Dockerfile; a Dockerfile is resolved from the working directory', async () => {
