@@ -92,7 +92,16 @@ export interface SeccompProfile {
 
 const eq = (index: number, value: number): Arg => ({ index, value, valueTwo: 0, op: 'SCMP_CMP_EQ' });
 
-export function agentSeccompProfile(): SeccompProfile {
+/**
+ * `gvisor`: the profile for a container under runsc. gVisor applies a
+ * profile's rules (with --oci-seccomp) but answers every refused call EPERM,
+ * whatever errno the rule asks for; glibc then takes clone3's EPERM for a
+ * failure, not for a missing call, and no thread starts. So there clone3 is
+ * passed to gVisor itself, which (Debian's runsc) does not implement it and
+ * answers ENOSYS, or (a newer one) makes the namespaces inside its own
+ * kernel, never the host's.
+ */
+export function agentSeccompProfile(o: { gvisor?: boolean } = {}): SeccompProfile {
   return {
     defaultAction: 'SCMP_ACT_ERRNO',
     // The engine's own architecture only: no sub-architectures, so no 32-bit or x32 calls.
@@ -105,7 +114,7 @@ export function agentSeccompProfile(): SeccompProfile {
       ...[AF_UNIX, AF_INET, AF_INET6].map((family): Rule => ({ names: ['socket'], action: 'SCMP_ACT_ALLOW', args: [eq(0, family)] })),
       { names: ['socket'], action: 'SCMP_ACT_ALLOW', args: [eq(0, AF_NETLINK), eq(2, NETLINK_ROUTE)] },
       { names: ['clone'], action: 'SCMP_ACT_ALLOW', args: [{ index: 0, value: CLONE_NAMESPACES, valueTwo: 0, op: 'SCMP_CMP_MASKED_EQ' }] },
-      { names: ['clone3'], action: 'SCMP_ACT_ERRNO', errnoRet: ENOSYS },
+      o.gvisor ? { names: ['clone3'], action: 'SCMP_ACT_ALLOW' } : { names: ['clone3'], action: 'SCMP_ACT_ERRNO', errnoRet: ENOSYS },
       ...PERSONALITIES.map((p): Rule => ({ names: ['personality'], action: 'SCMP_ACT_ALLOW', args: [eq(0, p)] })),
     ],
   };

@@ -29,9 +29,9 @@ export function leftoversOf(session: string): string[] {
  * battery again: docker-fs-sealed.test.ts, docker-fs-runsc.test.ts): the
  * flags every run of it gets, and its name for the titles.
  */
-export const DOCKER_MODE = ((): { name: string; flags: string[] } => {
+export const DOCKER_MODE = ((): { name: string; flags: string[]; gvisor: boolean } => {
   const mode = process.env.SBTEST_DOCKER_MODE ?? 'firewall';
-  if (mode === 'sealed') return { name: 'sealed network', flags: ['--docker-network', 'sealed'] };
-  if (mode === 'runsc') return { name: 'sealed network under runsc', flags: ['--docker-runtime', 'runsc'] };
-  return { name: 'firewall', flags: [] };
+  if (mode === 'sealed') return { name: 'sealed network', flags: ['--docker-network', 'sealed'], gvisor: false };
+  if (mode === 'runsc') return { name: 'sealed network under runsc', flags: ['--docker-runtime', 'runsc'], gvisor: true };
+  return { name: 'firewall', flags: [], gvisor: false };
 })();

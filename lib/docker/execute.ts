@@ -166,7 +166,7 @@ export async function executeDocker({ ctx, warn, announce, interactive }: Docker
     });
     proxy = await proxyForRun({ session: ctx.session, profile: ctx.profile, placeholders: ctx.placeholders, env: ctx.env, home, userHome: ctx.home, cwd: ctx.cwd, audit: (e) => audit.write(e), acceptClient: (a) => accept(a), token: ctx.proxyToken, hooks, tree: { protection: draft.protection, isolated: draft.volumes.map((v) => v.target) }, onUpstreamTls: reportFirstTlsFailure(alert) });
     createRunDir(draft.runDir, proxy.ca, null);
-    writeFileSync(seccompFileOf(draft.runDir), JSON.stringify(agentSeccompProfile()));
+    writeFileSync(seccompFileOf(draft.runDir), JSON.stringify(agentSeccompProfile({ gvisor: ctx.gvisor === true })));
     if (draft.gitDir) gitDir = createRunGitDir(draft.gitDir).file;
     writeFileSync(draft.standIn, standInScript({ urlVar: HOOK_URL_VAR, tokenVar: HOOK_TOKEN_VAR, checkVar: SETTINGS_VAR, path: HOOK_PATH }), { mode: 0o755 });
     const ph = createPlaceholders(draft.protection.placeholders, draft.protection.parents, draft.protection.fileStandIns);

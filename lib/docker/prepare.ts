@@ -62,6 +62,8 @@ export interface DockerContext {
   runtime?: string;
   /** A sealed run's relay binary, for the engine's architecture. */
   relay?: string;
+  /** The runtime is gVisor's runsc (its seccomp profile differs: templates/docker-seccomp.ts). */
+  gvisor?: boolean;
 }
 
 /** Known once the engine answered; dry runs show placeholders. */

@@ -6,7 +6,7 @@ import { probe } from '../exec.js';
 import { findTool } from '../util/find-tool.js';
 import type { Profile } from '../profile/types.js';
 import { findDocker, goArch, isDesktop } from './engine.js';
-import { chooseNetwork, relayBinary, relayPath } from './sealed.js';
+import { chooseNetwork, isGvisor, relayBinary, relayPath } from './sealed.js';
 import { chooseImage } from './image.js';
 import type { DockerContext } from './prepare.js';
 
@@ -69,6 +69,7 @@ export async function runDocker(o: DockerRunInput): Promise<number> {
     network: choice.network,
     ...(choice.runtime !== undefined ? { runtime: choice.runtime } : {}),
     ...(relay !== undefined ? { relay } : {}),
+    gvisor: choice.runtime !== undefined && isGvisor(engine?.runtimes ?? null, choice.runtime),
   };
   if (o.dryRun) {
     const { prepareDocker } = await import('./prepare.js');

@@ -42,13 +42,20 @@ export function chooseNetwork(profile: Profile, flags: { dockerNetwork?: string;
     const fix = runtime === 'runsc' ? ' (bash scripts/install-runsc.sh does it for gVisor, as root)' : '';
     if (known === undefined) throw new SandboxUnavailableError(`the Docker engine has no runtime ${JSON.stringify(runtime)} (it has ${Object.keys(runtimes).sort().join(', ') || 'none'}): register it in /etc/docker/daemon.json and reload dockerd${fix}, or run without it; nothing was run`);
     // gVisor ignores a container's seccomp profile unless told: the agent's would not hold.
-    if (basename(known.path) === 'runsc' && !known.args.some((a) => /^--?oci-seccomp(=true)?$/.test(a))) {
+    if (isGvisor(runtimes, runtime) && !known.args.some((a) => /^--?oci-seccomp(=true)?$/.test(a))) {
       throw new SandboxUnavailableError(`the runtime ${runtime} (gVisor) is registered without --oci-seccomp, so it would ignore the agent container's seccomp profile: add "--oci-seccomp" to its runtimeArgs in /etc/docker/daemon.json and reload dockerd${fix}; nothing was run`);
     }
   }
   if (runtime === undefined || RUNC.test(runtime)) return { network: asked ?? 'firewall', ...(runtime !== undefined ? { runtime } : {}) };
   if (asked === 'firewall') throw new UsageError(`the runtime ${runtime} cannot be confined by the firewall holder (its own network stack does not pass through the iptables rules the holder sets): use network = "sealed" with it (or --docker-network sealed)`);
   return { network: 'sealed', runtime, ...(asked === undefined ? { note: `the runtime ${runtime} runs sealed: no network interface, the relay the only way out (the firewall holder's iptables rules do not bind its network stack)` } : {}) };
+}
+
+/** Whether the engine's runtime of that name is gVisor's runsc (by its program; a dry run: by its name). */
+export function isGvisor(runtimes: Runtimes | null, runtime: string): boolean {
+  if (runtimes === null) return runtime === 'runsc';
+  const known = Object.hasOwn(runtimes, runtime) ? runtimes[runtime] : undefined;
+  return known !== undefined && basename(known.path) === 'runsc';
 }
 
 /** Where npm run build puts the relay for an architecture (scripts/build-relay.mjs). */
