@@ -16,7 +16,7 @@
 //	OPEN   relay -> stashbase: a new connection, ids increasing from 1
 //	DATA   both ways, within the receiver's window
 //	EOF    both ways: the sender sends no more on the stream
-//	CLOSE  both ways: the stream is over
+//	CLOSE  both ways: the stream is over (what came before it is delivered first)
 //	WINDOW both ways: 4 bytes, more bytes the sender may send on the stream
 //
 // Each side may send 128 KiB on a stream before the other grants more. A
@@ -62,6 +62,9 @@ type stream struct {
 	closed   bool
 	sentEOF  bool // the client sent no more, and stashbase was told
 	downDone bool // all stashbase sent was written, and the client's side shut
+	// stashbase closed the stream: what it sent before is written first (a refusal
+	// the proxy sent and closed at once must reach the client), then the connection goes.
+	closeAfter bool
 }
 
 type relay struct {
@@ -176,10 +179,10 @@ func (r *relay) downstream(s *stream) {
 		}
 		if len(s.queue) == 0 && s.eof {
 			s.downDone = true
-			sent := s.sentEOF
+			done := s.sentEOF || s.closeAfter
 			s.mu.Unlock()
 			s.conn.CloseWrite()
-			if sent {
+			if done {
 				r.drop(s)
 			}
 			return
@@ -233,7 +236,11 @@ func (r *relay) readFrames(in io.Reader) {
 			s.cond.Broadcast()
 			s.mu.Unlock()
 		case tClose:
-			r.drop(s)
+			s.mu.Lock()
+			s.eof = true
+			s.closeAfter = true
+			s.cond.Broadcast()
+			s.mu.Unlock()
 		case tWindow:
 			if n == 4 {
 				s.mu.Lock()

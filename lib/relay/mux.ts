@@ -139,8 +139,10 @@ export class RelayMux {
         if (s.sentEof) this.forget(id, s);
         return;
       case FRAME.CLOSE:
+        // What the relay sent before goes to the proxy first; then the connection is cut (at the latest after a moment).
         this.forget(id, s);
-        s.socket.destroy();
+        s.socket.end();
+        setTimeout(() => s.socket.destroy(), 2000).unref();
         return;
       case FRAME.WINDOW: {
         if (payload.length !== 4) throw new FrameError(`a WINDOW of ${payload.length} bytes on stream ${id}`);

@@ -1,0 +1,257 @@
+// The sealed network mode (docs/docker.md), with runc and under gVisor
+// (runsc), attacked from inside a real agent container: it has no interface
+// but loopback, and the relay (relay/main.go, run by stashbase as a user of its
+// own) is its only way out, to the same proxy and policy. Every target is this
+// host's own listener, its own abstract socket, or a container we made; each
+// attack has its control: a plain container on Docker's bridge, or this host.
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { createServer, type AddressInfo, type Server } from 'node:net';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { BIN, cli, needs, tempHome, writeFile } from '../helpers.js';
+import { docker, leftoversOf, sessionOf } from '../docker-setup.js';
+
+const ATTACK = String.raw`
+import json, os, socket, subprocess, sys, time
+bridge_ip, host_port, other_ip, abstract = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+out = {"interfaces": sorted(os.listdir("/sys/class/net"))}
+def attempt(name, family, kind, addr, proto=0):
+    try:
+        s = socket.socket(family, kind, proto)
+    except Exception as e:
+        out[name] = "no socket: " + type(e).__name__
+        return
+    s.settimeout(3)
+    try:
+        if kind == socket.SOCK_DGRAM:
+            s.sendto(b"exfil", addr)
+            s.recvfrom(64)
+            out[name] = "answered"
+        else:
+            s.connect(addr)
+            out[name] = "open"
+    except Exception as e:
+        out[name] = "blocked: " + type(e).__name__
+    finally:
+        s.close()
+attempt("tcp_host_bridge", socket.AF_INET, socket.SOCK_STREAM, (bridge_ip, host_port))
+attempt("udp_host_bridge", socket.AF_INET, socket.SOCK_DGRAM, (bridge_ip, host_port))
+attempt("tcp_other_container", socket.AF_INET, socket.SOCK_STREAM, (other_ip, 8000))
+attempt("tcp6_mapped_host", socket.AF_INET6, socket.SOCK_STREAM, ("::ffff:" + bridge_ip, host_port))
+attempt("raw_icmp", socket.AF_INET, socket.SOCK_RAW, (bridge_ip, 0), socket.IPPROTO_ICMP)
+attempt("packet", 17, socket.SOCK_RAW, ("lo", 0))
+attempt("vsock_host", 40, socket.SOCK_STREAM, (2, host_port))
+# Unnamed in the issue: the host's abstract Unix sockets (containerd-shim's, CVE-2020-15257) live in the host's network namespace.
+attempt("abstract_host", socket.AF_UNIX, socket.SOCK_STREAM, "\0" + abstract)
+try:
+    socket.getaddrinfo("exfil.stashbase-canary.invalid", 443)
+    out["dns"] = "resolved"
+except Exception as e:
+    out["dns"] = "failed"
+# The relay: another user's process, which the agent can neither signal nor read, nor replace on its port.
+relay = [p for p in os.listdir("/proc") if p.isdigit() and b"stashbase-relay\0serve" in open("/proc/%s/cmdline" % p, "rb").read()]
+out["relay_found"] = len(relay)
+for name, act in [("relay_kill", lambda p: os.kill(int(p), 9)), ("relay_environ", lambda p: open("/proc/%s/environ" % p, "rb").read()), ("relay_fds", lambda p: os.listdir("/proc/%s/fd" % p))]:
+    try:
+        act(relay[0]); out[name] = "done"
+    except Exception as e:
+        out[name] = type(e).__name__
+s = socket.socket()
+try:
+    s.bind(("127.0.0.1", 3128)); out["relay_port_taken"] = "bound"
+except Exception as e:
+    out["relay_port_taken"] = type(e).__name__
+s.close()
+# The control of the kill: a process of the agent's own dies.
+child = subprocess.Popen(["sleep", "30"]); os.kill(child.pid, 9); child.wait(); out["own_kill"] = child.returncode
+# A second process through the relay meets the same proxy: no token, 407; a denied host, 403; an allowed one, through.
+run = lambda args: subprocess.run(args, capture_output=True, text=True).stdout.strip()
+out["no_token"] = run(["curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}", "--proxy", "http://127.0.0.1:3128", "http://denied.test/"])
+out["denied"] = run(["curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}", "http://denied.test/"])
+out["allowed"] = run(["curl", "-sS", "http://allowed.test/"])
+# A flood: 1500 connections at once, each with a byte sent (each one a stream toward stashbase), then the proxy still answers.
+flood = []
+for i in range(1500):
+    try:
+        c = socket.create_connection(("127.0.0.1", 3128), timeout=5); c.send(b"G"); flood.append(c)
+    except Exception as e:
+        out["flood_error"] = type(e).__name__
+        break
+out["flood_open"] = len(flood)
+time.sleep(1)
+for c in flood: c.close()
+# Once the flood's streams are gone (each close crosses the relay), the proxy answers again.
+for i in range(20):
+    out["after_flood"] = run(["curl", "-sS", "-m", "5", "http://allowed.test/"])
+    if out["after_flood"] == "STUB-OK": break
+    time.sleep(0.5)
+out["after_flood_tries"] = i + 1
+# Garbage toward stashbase, written into the relay's own output (were it let through, stashbase would end the relay: the unit tests).
+try:
+    with open("/proc/%s/fd/1" % relay[0], "wb") as f:
+        f.write(b"\xff" * 64)
+    out["inject"] = "done"
+except Exception as e:
+    out["inject"] = type(e).__name__
+time.sleep(0.5)
+out["after_inject"] = run(["curl", "-sS", "-m", "10", "-o", "/dev/null", "-w", "%{http_code}", "http://allowed.test/"])
+print("RESULT " + json.dumps(out))
+`;
+
+for (const mode of [{ name: 'sealed, runc', flags: ['--docker-network', 'sealed'] }, { name: 'sealed, runsc', flags: ['--docker-runtime', 'runsc'] }]) {
+  describe(`Docker backend, ${mode.name}: no interface, the relay the only way out (real engine, attacked from inside)`, needs('docker'), () => {
+    const t = tempHome();
+    const proj = join(t.dir, 'proj');
+    const other = `sbtest-sealed-${process.pid}-${mode.flags[1]}`;
+    const abstract = `sbtest-abstract-${process.pid}-${mode.flags[1]}`;
+    const hits = { tcp: 0, abstract: 0, stub: 0 };
+    let tcp: Server;
+    let abs: Server;
+    let stub: Server;
+    let otherIp = '';
+    let bridgeIp = '';
+
+    before(async () => {
+      mkdirSync(proj, { recursive: true });
+      // Ours: a listener on every address of this host, an abstract socket in its network namespace, and the allowed host's stub.
+      tcp = createServer((s) => (hits.tcp++, s.destroy()));
+      await new Promise<void>((r) => tcp.listen(0, '0.0.0.0', r));
+      abs = createServer((s) => (hits.abstract++, s.destroy()));
+      await new Promise<void>((r) => abs.listen(`\0${abstract}`, r));
+      stub = createServer((s) => {
+        hits.stub++;
+        s.on('error', () => {});
+        s.once('data', () => s.end('HTTP/1.1 200 OK\r\nContent-Length: 8\r\nConnection: close\r\n\r\nSTUB-OK\n'));
+      });
+      await new Promise<void>((r) => stub.listen(0, '127.0.0.1', r));
+      bridgeIp = docker(['network', 'inspect', 'bridge', '--format', '{{range .IPAM.Config}}{{.Gateway}}{{end}}']).trim();
+      docker(['network', 'create', other]);
+      docker(['run', '-d', '--name', other, '--network', other, 'stashbase-test-base:latest', 'python3', '-m', 'http.server', '8000']);
+      otherIp = docker(['inspect', '--format', '{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}', other]).trim();
+      const port = (stub.address() as AddressInfo).port;
+      writeFile(join(t.sbHome, 'agents', 'sealed.toml'), ['[sandbox]', 'backend = "docker"', '[network]', 'egress_hosts = ["allowed.test"]', '[network.hosts]', `"allowed.test" = "127.0.0.1:${port}"`].join('\n') + '\n');
+      writeFile(join(proj, 'attack.py'), ATTACK);
+    });
+    after(() => {
+      tcp?.close();
+      abs?.close();
+      stub?.close();
+      spawnSync('docker', ['rm', '-f', other]);
+      spawnSync('docker', ['network', 'rm', other]);
+      t.cleanup();
+    });
+
+    test('only loopback; the host, another container, raw and packet sockets, vsock, DNS and the host\'s abstract socket unreachable; the relay out of reach; a second process and a flood meet the same proxy; control: a container on Docker\'s bridge reaches the host and the other container, this host its abstract socket', { timeout: 180_000 }, async () => {
+      const port = (tcp.address() as AddressInfo).port;
+      const stubPort = (stub.address() as AddressInfo).port;
+      const gvisor = mode.flags[1] === 'runsc';
+      const r = await cli(['agent', 'run', '--profile', 'sealed', ...mode.flags, '--', 'python3', 'attack.py', bridgeIp, String(port), otherIp, abstract], { env: t.env, cwd: proj, timeoutMs: 150_000 });
+      assert.equal(r.code, 0, r.stderr);
+      const line = r.stdout.split('\n').find((l) => l.startsWith('RESULT '));
+      assert.ok(line, r.stdout + r.stderr);
+      const out = JSON.parse(line.slice(7)) as Record<string, unknown>;
+      assert.deepEqual(out.interfaces, ['lo']);
+      for (const k of ['tcp_host_bridge', 'udp_host_bridge', 'tcp_other_container', 'tcp6_mapped_host', 'raw_icmp', 'packet', 'vsock_host', 'abstract_host']) {
+        assert.match(String(out[k]), /^(blocked|no socket): /, `${k}: ${String(out[k])}`);
+      }
+      assert.equal(out.dns, 'failed');
+      assert.equal(hits.tcp, 0, 'nothing reached the host listener');
+      assert.equal(hits.abstract, 0, 'nothing reached the abstract socket');
+      assert.equal(out.relay_found, 1);
+      assert.deepEqual([out.relay_kill, out.relay_port_taken, out.own_kill], ['PermissionError', 'OSError', -9]);
+      assert.deepEqual([out.no_token, out.denied, out.allowed], ['407', '403', 'STUB-OK']);
+      assert.equal(out.flood_open, 1500, String(out.flood_error));
+      assert.equal(out.after_flood, 'STUB-OK');
+      // gVisor lets root read another user's environment and list its descriptors (the relay's environment is the
+      // container's: nothing the agent lacks); neither runtime lets it write into the relay's output.
+      assert.deepEqual([out.relay_environ, out.relay_fds], gvisor ? ['done', 'done'] : ['PermissionError', 'PermissionError']);
+      assert.deepEqual([out.inject, out.after_inject], ['PermissionError', '200']);
+      assert.deepEqual(leftoversOf(sessionOf(r.stderr)), []);
+      // The controls: a plain container on Docker's bridge reaches this host's listener and the other container; this host reaches its abstract socket.
+      const ctl = spawnSync('docker', ['run', '--rm', '-v', `${proj}:/p:ro`, 'stashbase-test-base:latest', 'python3', '-c',
+        `import socket\nfor a in [("${bridgeIp}", ${port}), ("${otherIp}", 8000)]:\n  socket.create_connection(a, timeout=5).close(); print("open")`], { encoding: 'utf8' });
+      assert.equal(ctl.stdout, 'open\n', ctl.stderr);
+      // (The other container is on its own network: the control joins it.)
+      const ctl2 = spawnSync('docker', ['run', '--rm', '--network', other, 'stashbase-test-base:latest', 'python3', '-c', `import socket; socket.create_connection(("${otherIp}", 8000), timeout=5).close(); print("open")`], { encoding: 'utf8' });
+      assert.equal(ctl2.stdout, 'open\n', ctl2.stderr);
+      const { connect } = await import('node:net');
+      await new Promise<void>((resolve, reject) => connect(`\0${abstract}`).on('connect', () => resolve()).on('error', reject));
+      assert.ok(stubPort > 0);
+    });
+
+    test("the relay's stream cut mid-run: the agent's connections fail at once, and the run ends cleanly with the agent's exit code", { timeout: 120_000 }, async () => {
+      const script = [
+        'curl -sS http://allowed.test/ > before.txt',
+        'touch cut-now',
+        // Wait for the test to cut the stream, then time a request.
+        'while [ ! -e cut-done ]; do sleep 0.05; done',
+        `s=$(date +%s%N); curl -sS -m 20 http://allowed.test/ > after.txt 2> after-err.txt; echo "curl=$?" > result.txt; echo "ms=$(( ($(date +%s%N) - s) / 1000000 ))" >> result.txt`,
+        'exit 7',
+      ].join('\n');
+      const child = spawn(process.execPath, [BIN, 'agent', 'run', '--profile', 'sealed', ...mode.flags, '--', 'sh', '-c', script], { env: t.env, cwd: proj, stdio: ['ignore', 'pipe', 'pipe'] });
+      let err = '';
+      child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
+      const exit = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+      const { existsSync, readFileSync } = await import('node:fs');
+      for (let i = 0; i < 600 && !existsSync(join(proj, 'cut-now')); i++) await new Promise((r) => setTimeout(r, 50));
+      assert.ok(existsSync(join(proj, 'cut-now')), err);
+      // The engine's exec stream of this run's relay: its docker client is killed.
+      const session = sessionOf(err);
+      const pids = spawnSync('pgrep', ['-f', `exec -i --user 6553[34]:6553[34] --workdir / stashbase-agent-run-${session}-agent`], { encoding: 'utf8' }).stdout.trim().split('\n').filter(Boolean);
+      assert.equal(pids.length, 1, `the relay's exec: ${pids.join(' ')}`);
+      process.kill(Number(pids[0]), 'SIGKILL');
+      writeFile(join(proj, 'cut-done'), '');
+      assert.equal(await exit, 7, err);
+      assert.equal(readFileSync(join(proj, 'before.txt'), 'utf8'), 'STUB-OK\n');
+      const result = Object.fromEntries(readFileSync(join(proj, 'result.txt'), 'utf8').trim().split('\n').map((l) => l.split('=') as [string, string]));
+      assert.notEqual(result.curl, '0');
+      assert.ok(Number(result.ms) < 3000, `it failed fast: ${result.ms} ms (${readFileSync(join(proj, 'after-err.txt'), 'utf8')})`);
+      assert.deepEqual(leftoversOf(session), []);
+    });
+
+    test('SIGKILL of stashbase: its watchdog removes the sealed container; with the watchdog killed too, status shows the run orphaned and cleanup removes it', { timeout: 120_000 }, async () => {
+      const startRun = async () => {
+        const child = spawn(process.execPath, [BIN, 'agent', 'run', '--profile', 'sealed', ...mode.flags, '--', 'sleep', '120'], { env: t.env, cwd: proj, stdio: ['ignore', 'pipe', 'pipe'] });
+        let err = '';
+        child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
+        const exit = new Promise<void>((r) => child.on('exit', () => r()));
+        for (let i = 0; i < 300 && !/Agent session: /.test(err); i++) await new Promise((r) => setTimeout(r, 50));
+        const session = sessionOf(err);
+        for (let i = 0; i < 600; i++) {
+          if (docker(['ps', '--filter', `name=stashbase-agent-run-${session}-agent`, '--format', '{{.State}}']).trim() === 'running') break;
+          await new Promise((r) => setTimeout(r, 50));
+        }
+        return { child, session, exit };
+      };
+      const a = await startRun();
+      a.child.kill('SIGKILL');
+      await a.exit;
+      for (let i = 0; i < 200 && leftoversOf(a.session).length > 0; i++) await new Promise((r) => setTimeout(r, 100));
+      assert.deepEqual(leftoversOf(a.session), [], 'the watchdog removed it');
+      const b = await startRun();
+      const watchdog = spawnSync('pgrep', ['-P', String(b.child.pid), '-f', 'read -r line'], { encoding: 'utf8' }).stdout.trim();
+      assert.match(watchdog, /^\d+$/);
+      process.kill(Number(watchdog), 'SIGKILL');
+      b.child.kill('SIGKILL');
+      await b.exit;
+      assert.deepEqual(leftoversOf(b.session), [`stashbase-agent-run-${b.session}-agent`]);
+      const status = JSON.parse((await cli(['agent', 'docker', 'status', '--json'], { env: t.env })).stdout) as { runs: Array<{ session: string; orphaned: boolean; containers: string[] }> };
+      assert.deepEqual(status.runs.filter((r) => r.session === b.session).map((r) => [r.orphaned, r.containers]), [[true, [`stashbase-agent-run-${b.session}-agent`]]]);
+      const clean = await cli(['agent', 'docker', 'cleanup', '--yes'], { env: t.env, timeoutMs: 60_000 });
+      assert.equal(clean.code, 0, clean.stderr);
+      assert.deepEqual(leftoversOf(b.session), []);
+    });
+
+    test(mode.flags[1] === 'runsc' ? "the agent's kernel is gVisor's (control: the same sealed run under runc has this host's)" : 'the agent\'s kernel is this host\'s under runc (the runsc run above has gVisor\'s)', async () => {
+      const r = await cli(['agent', 'run', '--silent', '--profile', 'sealed', ...mode.flags, '--', 'uname', '-r'], { env: t.env, cwd: proj, timeoutMs: 90_000 });
+      assert.equal(r.code, 0, r.stderr);
+      const host = spawnSync('uname', ['-r'], { encoding: 'utf8' }).stdout;
+      if (mode.flags[1] === 'runsc') {
+        assert.equal(r.stdout, '4.4.0\n');
+        assert.notEqual(host, '4.4.0\n');
+      } else assert.equal(r.stdout, host);
+    });
+  });
+}
