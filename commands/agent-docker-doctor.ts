@@ -1,5 +1,6 @@
 import { flagBool, type FlagSpec, parseCommand } from '../lib/util/argv.js';
-import { findDocker, inspectImage } from '../lib/docker/engine.js';
+import { engineInfo, findDocker, inspectImage } from '../lib/docker/engine.js';
+import { isGvisor, relayBinary } from '../lib/docker/sealed.js';
 import { ageDays, defaultImageRef } from '../lib/docker/image.js';
 import { UsageError } from '../lib/errors.js';
 import { capture } from '../lib/exec.js';
@@ -41,6 +42,7 @@ export async function main(argv: string[]): Promise<number> {
   if (p.positionals.length > 0 || p.rest !== null) throw new UsageError('agent docker doctor takes no arguments');
   const env = process.env;
   const checks: Check[] = backendChecks('docker', env);
+  const reachable = checks.every((c) => c.ok);
   const ref = defaultImageRef(env);
   let image: ImageReport = { ref, present: false, created: null, ageDays: null, agents: {} };
   if (checks.every((c) => c.ok)) {
@@ -63,12 +65,38 @@ export async function main(argv: string[]): Promise<number> {
     }
   }
   const ready = checks.every((c) => c.ok);
+  // What the sealed network mode and other runtimes need: said, not required (docs/docker.md).
+  const notes = reachable ? await runtimeNotes(findDocker(env)) : [];
   if (flagBool(p, 'json')) {
-    process.stdout.write(JSON.stringify({ ready, checks, image }, null, 2) + '\n');
+    process.stdout.write(JSON.stringify({ ready, checks, image, notes }, null, 2) + '\n');
   } else {
-    const lines = checks.map((c) => `  ${c.ok ? 'ok  ' : 'FAIL'} ${c.name}: ${c.detail}`);
+    const lines = [...checks.map((c) => `  ${c.ok ? 'ok  ' : 'FAIL'} ${c.name}: ${c.detail}`), ...notes.map((n) => `  info ${n.name}: ${n.detail}`)];
     lines.push(ready ? 'Docker backend ready.' : 'Docker backend not ready.');
     process.stdout.write(lines.join('\n') + '\n');
   }
   return ready ? 0 : 1;
+}
+
+/** The engine's runtimes (runsc among them, and how to register it) and whether the sealed network's relay is built for the engine. */
+async function runtimeNotes(docker: string): Promise<Array<{ name: string; detail: string }>> {
+  const engine = await engineInfo(docker);
+  const names = Object.keys(engine.runtimes).sort();
+  const gvisor = names.filter((n) => isGvisor(engine.runtimes, n));
+  const notes = [{ name: 'runtimes', detail: `${names.map((n) => (n === engine.defaultRuntime ? `${n} (default)` : n)).join(', ')}` }];
+  if (gvisor.length === 0) {
+    notes.push({ name: 'runsc', detail: 'gVisor is not registered: bash scripts/install-runsc.sh (as root) installs and registers it, or add {"runtimes":{"runsc":{"path":"/usr/bin/runsc","runtimeArgs":["--network=none","--oci-seccomp"]}}} to /etc/docker/daemon.json and send dockerd SIGHUP; then [sandbox] runtime = "runsc"' });
+  } else {
+    for (const n of gvisor) {
+      const seccomp = engine.runtimes[n]!.args.some((a) => /^--?oci-seccomp(=true)?$/.test(a));
+      notes.push({ name: n, detail: seccomp ? `gVisor, with --oci-seccomp: runtime = "${n}" runs sealed under it` : `gVisor without --oci-seccomp: it would ignore the agent's seccomp profile, so runs refuse it; add "--oci-seccomp" to its runtimeArgs` });
+    }
+  }
+  let relay: string;
+  try {
+    relay = `built for linux-${engine.arch} (${relayBinary(engine.arch)})`;
+  } catch (e) {
+    relay = (e as Error).message.replace(/; nothing was run$/, '');
+  }
+  notes.push({ name: 'sealed relay', detail: relay });
+  return notes;
 }

@@ -255,3 +255,26 @@ for (const mode of [{ name: 'sealed, runc', flags: ['--docker-network', 'sealed'
     });
   });
 }
+
+describe('Docker backend: runtimes (real engine)', needs('docker'), () => {
+  const t = tempHome();
+  after(() => t.cleanup());
+
+  test("doctor names the engine's runtimes, runsc with --oci-seccomp, and the relay built for the engine; a runtime the engine lacks fails the run closed, with the fix; a runtime not runc's refuses the firewall", async () => {
+    const doc = JSON.parse((await cli(['agent', 'docker', 'doctor', '--json'], { env: t.env, timeoutMs: 60_000 })).stdout) as { notes: Array<{ name: string; detail: string }> };
+    const note = (n: string) => doc.notes.find((x) => x.name === n)?.detail ?? '';
+    assert.match(note('runtimes'), /\brunsc\b/);
+    assert.equal(note('runsc'), 'gVisor, with --oci-seccomp: runtime = "runsc" runs sealed under it');
+    assert.match(note('sealed relay'), /^built for linux-(amd64|arm64) \(.*dist\/relay\/linux-(amd64|arm64)\/stashbase-relay\)$/);
+    const proj = join(t.dir, 'proj');
+    mkdirSync(proj, { recursive: true });
+    const missing = await cli(['agent', 'run', '--docker-sandbox', 'true', '--docker-runtime', 'nosuch', '--', 'touch', 'ran'], { env: t.env, cwd: proj, timeoutMs: 60_000 });
+    assert.notEqual(missing.code, 0);
+    assert.match(missing.stderr, /the Docker engine has no runtime "nosuch" \(it has [^)]*runsc[^)]*\): register it in \/etc\/docker\/daemon\.json and reload dockerd, or run without it; nothing was run/);
+    const firewall = await cli(['agent', 'run', '--docker-sandbox', 'true', '--docker-runtime', 'runsc', '--docker-network', 'firewall', '--', 'touch', 'ran'], { env: t.env, cwd: proj, timeoutMs: 60_000 });
+    assert.notEqual(firewall.code, 0);
+    assert.match(firewall.stderr, /the runtime runsc cannot be confined by the firewall holder/);
+    const { existsSync } = await import('node:fs');
+    assert.equal(existsSync(join(proj, 'ran')), false);
+  });
+});
