@@ -137,6 +137,8 @@ export interface TurnOptions {
   /** Lone flags to drop (e.g. --dangerously-bypass-approvals-and-sandbox). */
   dropFlags?: string[];
   hidden?: string[];
+  /** agent run flags of this turn's own (--docker-runtime runsc). */
+  flags?: string[];
 }
 
 /** Runs a command recipe quietly (`agent run --silent`); the stub's tool call is the probe. */
@@ -156,7 +158,7 @@ export async function runTurn(s: TurnSetup, name: string, command: string, stub:
   const env = { ...s.env, ...hostKeysFor(recipe(argv[argv.indexOf('--profile') + 1]!)) };
   const before = stub.requests.length;
   const started = Date.now();
-  const result = await cli(['agent', 'run', '--silent', ...argv.slice(2)], { env, cwd: s.cwd, timeoutMs: s.timeoutMs });
+  const result = await cli(['agent', 'run', '--silent', ...(o.flags ?? []), ...argv.slice(2)], { env, cwd: s.cwd, timeoutMs: s.timeoutMs });
   return { name, stub, before, secrets, hidden: o.hidden, cwd: s.cwd, result, env, ms: Date.now() - started };
 }
 

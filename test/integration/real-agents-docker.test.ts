@@ -97,6 +97,20 @@ describe('the real Claude Code and Codex on the Docker backend, with the recipes
     }
   });
 
+  test('under gVisor (runsc, so sealed): Claude Code and Codex each complete a turn, held to the same promises', { ...skip, timeout: 300_000 }, async () => {
+    const claude = await turn('runsc-claude', 'claude-turn', anthropic, ['ANTHROPIC_API_KEY'], { flags: ['--docker-runtime', 'runsc'] });
+    await checkTurn(claude);
+    assert.match(claude.result.stdout, /stub-finished/);
+    const codex = await turn('runsc-codex', 'codex-turn', openai, ['CODEX_API_KEY'], { flags: ['--docker-runtime', 'runsc'] });
+    await checkTurn(codex);
+  });
+
+  test('sealed with runc: Claude Code completes a turn', { ...skip, timeout: 200_000 }, async () => {
+    const r = await turn('sealed-claude', 'claude-turn', anthropic, ['ANTHROPIC_API_KEY'], { flags: ['--docker-network', 'sealed'] });
+    await checkTurn(r);
+    assert.match(r.result.stdout, /stub-finished/);
+  });
+
   test('two secrets in one profile, Claude Code as root with --dangerously-skip-permissions (IS_SANDBOX=1 in the container), then Codex', { ...skip, timeout: 300_000 }, async () => {
     const both = ['ANTHROPIC_API_KEY', 'CODEX_API_KEY'];
     const claude = await turn('both-claude', 'claude-unattended', anthropic, both, { profile: 'claude-and-codex' });
