@@ -1,0 +1,84 @@
+// The sealed network's relay, as a client sees it: keep-alive HTTPS requests
+// (Content-Length and chunked answers) by a client in a sealed container,
+// through the relay (relay/main.go, lib/relay/mux.ts) and the intercepting
+// proxy (one secret substituted per request), against the same client straight
+// to the same local HTTPS server, in the same run, slices in turn (as
+// bench/proxy.mjs measures the native backend). With runc and under runsc.
+// Target: >= 0.35 of direct (the median pair), as the native relay.
+// Needs an image with node (the agents test image by default: IMAGE=...).
+import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { generateKeyPairSync } from 'node:crypto';
+import { createServer } from 'node:https';
+import { join } from 'node:path';
+import { median, orderedClient, setup } from './lib.mjs';
+
+const { LeafCache } = await import('../dist/lib/tls/leaves.js');
+const { buildCertificate, toPem } = await import('../dist/lib/tls/x509.js');
+
+const { bin, home, env } = setup(1);
+const IMAGE = process.env.IMAGE ?? 'stashbase-sandbox-agents-test:latest';
+const WARM = process.env.WARM ?? '2000';
+const SLICE = Number(process.env.SLICE ?? 500);
+const PAIRS = Number(process.env.PAIRS ?? 11);
+const REAL = 'ghp_realRealRealRealRealRealReal0123456';
+
+const k = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+const now = new Date();
+const upCaPem = toPem(buildCertificate({ subjectCN: 'bench CA', issuerCN: 'bench CA', org: 'bench', publicKey: k.publicKey, signingKey: k.privateKey, issuerPublicKey: k.publicKey, notBefore: new Date(+now - 3600e3), notAfter: new Date(+now + 864e5), ca: true }));
+const upLeaf = new LeafCache({ name: { cn: 'bench CA', org: 'bench' }, key: k.privateKey, publicKey: k.publicKey, certPem: upCaPem, constrained: null, notAfter: new Date(Date.now() + 864e5) }).get('api.test');
+const body = JSON.stringify({ id: 'msg_01', type: 'message', content: [{ type: 'text', text: 'ok' }] });
+const upstream = createServer({ key: upLeaf.keyPem, cert: upLeaf.certPem }, (req, res) => {
+  if (req.url === '/cl') return res.end(body);
+  res.write(body.slice(0, 40));
+  res.end(body.slice(40));
+});
+await new Promise((r) => upstream.listen(0, '127.0.0.1', r));
+const upPort = upstream.address().port;
+const caFile = join(home, 'upstream-ca.pem');
+writeFileSync(caFile, upCaPem);
+const proj = join(home, 'proj');
+mkdirSync(join(home, '.stashbase', 'agents'), { recursive: true });
+mkdirSync(proj, { recursive: true });
+// The client's two files, in the folder the container sees.
+for (const f of ['proxy-client.mjs', 'tls-client.mjs']) copyFileSync(new URL(`./${f}`, import.meta.url).pathname, join(proj, f));
+writeFileSync(join(home, '.stashbase', 'agents', 'bench.toml'), [
+  '[sandbox]', 'backend = "docker"', `image = "${IMAGE}"`,
+  '[network]', 'egress_hosts = ["api.test"]', `upstream_ca_file = "${caFile}"`,
+  '[network.hosts]', `"api.test" = "127.0.0.1:${upPort}"`,
+  '[secrets.BENCH_TOKEN]', 'source = "REAL_TOKEN"', 'hosts = ["api.test"]',
+].join('\n') + '\n');
+const client = (cmd, args, extraEnv) => orderedClient(cmd, args, { cwd: proj, env: { ...env, ...extraEnv } });
+
+const rows = [];
+for (const [name, flags] of [['sealed, runc', ['--docker-network', 'sealed']], ['sealed, runsc', ['--docker-runtime', 'runsc']]]) {
+  const direct = await client(process.execPath, [join(proj, 'proxy-client.mjs'), 'direct', String(upPort), WARM], { BENCH_CA: caFile, BENCH_TOKEN: REAL });
+  const sealed = await client(process.execPath, [bin, 'agent', 'run', '--profile', 'bench', '--silent', ...flags, '--', 'node', 'proxy-client.mjs', 'proxy', '0', WARM], { REAL_TOKEN: REAL });
+  const ratios = { cl: [], chunked: [] };
+  for (let i = 0; i < PAIRS; i++) {
+    for (const kind of ['cl', 'chunked']) {
+      const order = `${kind} ${SLICE}`;
+      const first = i % 2 === 0 ? direct : sealed;
+      const a = await first.ask(order);
+      const b = await (first === direct ? sealed : direct).ask(order);
+      const [d, s] = first === direct ? [a, b] : [b, a];
+      ratios[kind].push(s.rps / d.rps);
+    }
+  }
+  const totals = { direct: await direct.ask('end'), sealed: await sealed.ask('end') };
+  await Promise.all([direct.closed, sealed.closed]);
+  for (const kind of ['cl', 'chunked']) {
+    const label = kind === 'cl' ? 'Content-Length' : 'chunked';
+    const rs = ratios[kind].sort((a, b) => a - b);
+    rows.push({ subject: `direct, ${label} (beside ${name})`, ...totals.direct[kind], ratio: 1 });
+    rows.push({
+      subject: `${name}, through the relay, intercepted, ${label}`, ...totals.sealed[kind],
+      ratio: +median(rs).toFixed(2), ratios: rs.map((r) => +r.toFixed(2)), pairs_at_target: rs.filter((r) => r >= 0.35).length,
+      added_p50_ms: +(totals.sealed[kind].p50_ms - totals.direct[kind].p50_ms).toFixed(3), target: '>= 0.35',
+    });
+  }
+}
+upstream.close();
+console.log(JSON.stringify({ benchmark: 'docker-relay', date: new Date().toISOString(), slice: SLICE, pairs: PAIRS, warm: Number(WARM), image: IMAGE, rows }, null, 2));
+const w = Math.max(...rows.map((r) => r.subject.length));
+console.log(`\n${'subject'.padEnd(w)}    rps  ratio  p50 ms  added p50  target`);
+for (const r of rows) console.log(`${r.subject.padEnd(w)}  ${String(r.rps).padStart(5)}  ${String(r.ratio).padStart(5)}  ${String(r.p50_ms).padStart(6)}  ${String(r.added_p50_ms ?? 0).padEnd(9)}  ${r.target ?? ''}`);
