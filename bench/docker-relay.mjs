@@ -50,7 +50,8 @@ writeFileSync(join(home, '.stashbase', 'agents', 'bench.toml'), [
 const client = (cmd, args, extraEnv) => orderedClient(cmd, args, { cwd: proj, env: { ...env, ...extraEnv } });
 
 const rows = [];
-for (const [name, flags] of [['sealed, runc', ['--docker-network', 'sealed']], ['sealed, runsc', ['--docker-runtime', 'runsc']]]) {
+const MODES = [['sealed, runc', ['--docker-network', 'sealed']], ['sealed, runsc', ['--docker-runtime', 'runsc']]].filter(([n]) => !process.env.MODES || process.env.MODES.split(',').some((m) => n.endsWith(m)));
+for (const [name, flags] of MODES) {
   const direct = await client(process.execPath, [join(proj, 'proxy-client.mjs'), 'direct', String(upPort), WARM], { BENCH_CA: caFile, BENCH_TOKEN: REAL });
   const sealed = await client(process.execPath, [bin, 'agent', 'run', '--profile', 'bench', '--silent', ...flags, '--', 'node', 'proxy-client.mjs', 'proxy', '0', WARM], { REAL_TOKEN: REAL });
   const ratios = { cl: [], chunked: [] };

@@ -17,7 +17,7 @@
 //	DATA   both ways, within the receiver's window
 //	EOF    both ways: the sender sends no more on the stream
 //	CLOSE  both ways: the stream is over (what came before it is delivered first)
-//	WINDOW both ways: 4 bytes, more bytes the sender may send on the stream
+//	WINDOW both ways: 4 bytes, more bytes the sender may send on the stream (granted in batches of 32 KiB or more)
 //
 // Each side may send 128 KiB on a stream before the other grants more. A
 // connection is opened toward stashbase only once its client has sent a byte
@@ -49,6 +49,8 @@ const (
 
 	maxPayload = 32 << 10
 	window     = 128 << 10
+	// Credit goes back in batches of at least this much: a WINDOW frame per small write would double the frames.
+	grantBatch = 32 << 10
 )
 
 type stream struct {
@@ -57,6 +59,7 @@ type stream struct {
 	mu       sync.Mutex
 	cond     *sync.Cond
 	credit   int      // what we may still send to stashbase
+	owed     int      // written to the client, not yet granted back
 	queue    [][]byte // what stashbase sent, not yet written to the client
 	eof      bool     // stashbase sends no more
 	closed   bool
@@ -195,9 +198,13 @@ func (r *relay) downstream(s *stream) {
 			r.drop(s)
 			return
 		}
-		var w [4]byte
-		binary.BigEndian.PutUint32(w[:], uint32(len(chunk)))
-		r.send(tWindow, s.id, w[:])
+		s.owed += len(chunk)
+		if s.owed >= grantBatch {
+			var w [4]byte
+			binary.BigEndian.PutUint32(w[:], uint32(s.owed))
+			s.owed = 0
+			r.send(tWindow, s.id, w[:])
+		}
 	}
 }
 

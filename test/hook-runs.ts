@@ -5,12 +5,13 @@
 import assert from 'node:assert/strict';
 import { cli, type CliResult } from './helpers.js';
 
-export type BackendName = 'native' | 'docker';
+export type BackendName = 'native' | 'docker' | 'docker-sealed';
 
 /** The flags that choose a backend for one run, whatever the profile says. */
 export const BACKEND_FLAGS: Record<BackendName, string[]> = {
   native: ['--docker-sandbox', 'false'],
   docker: ['--docker-sandbox', 'true'],
+  'docker-sealed': ['--docker-sandbox', 'true', '--docker-network', 'sealed'],
 };
 
 /** A shell script of named steps: each step's stdout and stderr together, then its exit code. */

@@ -9,6 +9,8 @@ export const HEADER_BYTES = 9;
 export const MAX_PAYLOAD = 32 << 10;
 /** What either side may send on a stream before the other grants more. */
 export const STREAM_WINDOW = 128 << 10;
+/** Credit is granted back in batches of at least this much (relay/main.go does the same). */
+export const GRANT_BATCH = 32 << 10;
 export const HELLO_TEXT = 'stashbase-relay 1';
 
 export class FrameError extends Error {}

@@ -17,7 +17,7 @@
 // input), and the run goes on to its end.
 import type { Socket } from 'node:net';
 import type { Readable, Writable } from 'node:stream';
-import { encodeFrame, FRAME, FrameError, FrameReader, HELLO_TEXT, MAX_PAYLOAD, STREAM_WINDOW, windowFrame } from './frames.js';
+import { encodeFrame, FRAME, FrameError, FrameReader, GRANT_BATCH, HELLO_TEXT, MAX_PAYLOAD, STREAM_WINDOW, windowFrame } from './frames.js';
 
 export interface RelayMuxOptions {
   /** A new connection to the run's proxy. */
@@ -31,6 +31,8 @@ interface Stream {
   socket: Socket;
   /** What the relay may still send on it. */
   recvCredit: number;
+  /** Taken by the proxy, not yet granted back. */
+  owed: number;
   /** What stashbase may still send on it. */
   sendCredit: number;
   /** Read from the proxy, waiting for credit. */
@@ -127,8 +129,13 @@ export class RelayMux {
         const n = payload.length;
         s.socket.write(payload, (err) => {
           if (err || this.ended || this.streams.get(id) !== s) return;
+          // Credit back once the proxy took it, in batches (a WINDOW per small write would double the frames).
           s.recvCredit += n;
-          this.send(windowFrame(id, n));
+          s.owed += n;
+          if (s.owed >= GRANT_BATCH) {
+            this.send(windowFrame(id, s.owed));
+            s.owed = 0;
+          }
         });
         return;
       }
@@ -156,7 +163,7 @@ export class RelayMux {
 
   private openStream(id: number): void {
     const socket = this.o.connect();
-    const s: Stream = { socket, recvCredit: STREAM_WINDOW, sendCredit: STREAM_WINDOW, queue: [], gotEof: false, sentEof: false, eofPending: false };
+    const s: Stream = { socket, recvCredit: STREAM_WINDOW, owed: 0, sendCredit: STREAM_WINDOW, queue: [], gotEof: false, sentEof: false, eofPending: false };
     this.streams.set(id, s);
     if (this.blocked) socket.pause();
     socket.on('data', (chunk: Buffer) => {

@@ -87,6 +87,23 @@ describe('the dependency check inside real runs', needs('git'), () => {
     assert.match(text.stdout, /3 dependency decisions: 2 blocked, 0 warned, 0 unchecked, 1 ok/);
   });
 
+  test('Docker, sealed: the stand-in reaches the hook endpoint through the relay, and the host-side check the proxy through its loopback door: a made-up name blocked, a clean one not', needs('docker'), async () => {
+    writeFile(join(dir, 'package.json'), '{"name": "proj"}\n');
+    const seen = stub.requests.length;
+    const check = 'stashbase agent hooks deps check';
+    const r = await runSteps({ backend: 'docker-sealed', profile: 'dc', env: t.env, cwd: dir, script: steps([
+      ['made-up', feed(check, 'npm install sb-made-up-sealed', dir)],
+      ['clean', feed(check, 'npm install --save sb-clean-helper', dir)],
+    ]) });
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(decision(r.steps['made-up']!.out)?.permissionDecision, 'deny');
+    assert.match(decision(r.steps['made-up']!.out)?.permissionDecisionReason ?? '', /"sb-made-up-sealed": does not exist in the npm registry/);
+    assert.deepEqual(r.steps.clean, { out: '', rc: 0 });
+    const q = asked(seen);
+    for (const want of [`GET /npm/sb-made-up-sealed ${host}`, `GET /npm/sb-clean-helper ${host}`]) assert.ok(q.includes(want), q.join('\n'));
+    assert.deepEqual(depEvents(await auditOf(r.session, t.env)), [['sb-made-up-sealed', 'block', 'deny', 'host'], ['sb-clean-helper', 'ok', 'none', 'host']]);
+  });
+
   test('Docker: the host-side check is confined: a package.json the agent links to a file outside the tree is not read (unconfined, the same check reads it)', needs('docker', 'bwrap'), async () => {
     // Outside the tree: a package.json that already lists the package with an install script.
     const secret = writeFile(join(t.home, 'secret', 'package.json'), '{"name": "secret", "dependencies": {"sb-runs-scripts": "^2.0.0"}}\n');
