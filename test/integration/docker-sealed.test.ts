@@ -244,6 +244,22 @@ for (const mode of [{ name: 'sealed, runc', flags: ['--docker-network', 'sealed'
       assert.deepEqual(leftoversOf(b.session), []);
     });
 
+    test('a worktree run: the agent commits in its sealed container, and the commit comes back as its branch', { timeout: 120_000 }, async () => {
+      const repo = join(t.dir, 'repo');
+      mkdirSync(repo, { recursive: true });
+      const git = (...a: string[]) => spawnSync('git', ['-C', repo, '-c', 'user.name=t', '-c', 'user.email=t@t', ...a], { encoding: 'utf8' });
+      writeFile(join(repo, 'a'), 'a\n');
+      git('init', '-q');
+      git('add', 'a');
+      git('commit', '-qm', 'init');
+      const r = await cli(['agent', 'run', '--silent', '--worktree', '--profile', 'sealed', ...mode.flags, '--', 'sh', '-c', 'echo b > b && git add b && git -c user.name=t -c user.email=t@t commit -qm "from the sealed run"'], { env: t.env, cwd: repo, timeoutMs: 90_000 });
+      assert.equal(r.code, 0, r.stderr);
+      const branch = git('branch', '--list', 'stashbase/*', '--format', '%(refname:short)').stdout.trim();
+      assert.match(branch, /^stashbase\//);
+      assert.equal(git('log', '-1', '--format=%s', branch).stdout.trim(), 'from the sealed run');
+      assert.equal(git('status', '--porcelain').stdout, '', 'nothing landed in your checkout');
+    });
+
     test(mode.flags[1] === 'runsc' ? "the agent's kernel is gVisor's (control: the same sealed run under runc has this host's)" : 'the agent\'s kernel is this host\'s under runc (the runsc run above has gVisor\'s)', async () => {
       const r = await cli(['agent', 'run', '--silent', '--profile', 'sealed', ...mode.flags, '--', 'uname', '-r'], { env: t.env, cwd: proj, timeoutMs: 90_000 });
       assert.equal(r.code, 0, r.stderr);
