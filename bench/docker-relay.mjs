@@ -7,13 +7,9 @@
 // Target: >= 0.35 of direct (the median pair), as the native relay.
 // Needs an image with node (the agents test image by default: IMAGE=...).
 import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
-import { generateKeyPairSync } from 'node:crypto';
-import { createServer } from 'node:https';
 import { join } from 'node:path';
-import { median, orderedClient, setup } from './lib.mjs';
+import { benchUpstream, median, orderedClient, setup } from './lib.mjs';
 
-const { LeafCache } = await import('../dist/lib/tls/leaves.js');
-const { buildCertificate, toPem } = await import('../dist/lib/tls/x509.js');
 
 const { bin, home, env } = setup(1);
 const IMAGE = process.env.IMAGE ?? 'stashbase-sandbox-agents-test:latest';
@@ -22,20 +18,9 @@ const SLICE = Number(process.env.SLICE ?? 500);
 const PAIRS = Number(process.env.PAIRS ?? 11);
 const REAL = 'ghp_realRealRealRealRealRealReal0123456';
 
-const k = generateKeyPairSync('ec', { namedCurve: 'P-256' });
-const now = new Date();
-const upCaPem = toPem(buildCertificate({ subjectCN: 'bench CA', issuerCN: 'bench CA', org: 'bench', publicKey: k.publicKey, signingKey: k.privateKey, issuerPublicKey: k.publicKey, notBefore: new Date(+now - 3600e3), notAfter: new Date(+now + 864e5), ca: true }));
-const upLeaf = new LeafCache({ name: { cn: 'bench CA', org: 'bench' }, key: k.privateKey, publicKey: k.publicKey, certPem: upCaPem, constrained: null, notAfter: new Date(Date.now() + 864e5) }).get('api.test');
-const body = JSON.stringify({ id: 'msg_01', type: 'message', content: [{ type: 'text', text: 'ok' }] });
-const upstream = createServer({ key: upLeaf.keyPem, cert: upLeaf.certPem }, (req, res) => {
-  if (req.url === '/cl') return res.end(body);
-  res.write(body.slice(0, 40));
-  res.end(body.slice(40));
-});
-await new Promise((r) => upstream.listen(0, '127.0.0.1', r));
-const upPort = upstream.address().port;
-const caFile = join(home, 'upstream-ca.pem');
-writeFileSync(caFile, upCaPem);
+const up = await benchUpstream(home);
+const upPort = up.port;
+const caFile = up.caFile;
 const proj = join(home, 'proj');
 mkdirSync(join(home, '.stashbase', 'agents'), { recursive: true });
 mkdirSync(proj, { recursive: true });
@@ -78,7 +63,7 @@ for (const [name, flags] of MODES) {
     });
   }
 }
-upstream.close();
+up.close();
 console.log(JSON.stringify({ benchmark: 'docker-relay', date: new Date().toISOString(), slice: SLICE, pairs: PAIRS, warm: Number(WARM), image: IMAGE, rows }, null, 2));
 const w = Math.max(...rows.map((r) => r.subject.length));
 console.log(`\n${'subject'.padEnd(w)}    rps  ratio  p50 ms  added p50  target`);

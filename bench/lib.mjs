@@ -178,3 +178,39 @@ export async function orderedClient(cmd, args, o) {
   await next();
   return { ask: (order) => (c.stdin.write(`${order}\n`), next()), closed };
 }
+
+/**
+ * The proxy benchmarks' upstream (bench/proxy.mjs, bench/docker-relay.mjs): an
+ * HTTPS server on loopback for api.test with a test CA of its own (written to
+ * home/upstream-ca.pem), answering /cl with Content-Length, /chunked chunked,
+ * anything else as an event stream of 20 events 50 ms apart.
+ */
+export async function benchUpstream(home) {
+  const { generateKeyPairSync } = await import('node:crypto');
+  const { createServer } = await import('node:https');
+  const { LeafCache } = await import('../dist/lib/tls/leaves.js');
+  const { buildCertificate, toPem } = await import('../dist/lib/tls/x509.js');
+  const k = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const now = new Date();
+  const upCaPem = toPem(buildCertificate({ subjectCN: 'bench CA', issuerCN: 'bench CA', org: 'bench', publicKey: k.publicKey, signingKey: k.privateKey, issuerPublicKey: k.publicKey, notBefore: new Date(+now - 3600e3), notAfter: new Date(+now + 864e5), ca: true }));
+  const upLeaf = new LeafCache({ name: { cn: 'bench CA', org: 'bench' }, key: k.privateKey, publicKey: k.publicKey, certPem: upCaPem, constrained: null, notAfter: new Date(Date.now() + 864e5) }).get('api.test');
+  const body = JSON.stringify({ id: 'msg_01', type: 'message', content: [{ type: 'text', text: 'ok' }] });
+  const upstream = createServer({ key: upLeaf.keyPem, cert: upLeaf.certPem }, (req, res) => {
+    if (req.url === '/cl') return res.end(body);
+    if (req.url === '/chunked') {
+      res.write(body.slice(0, 40));
+      return res.end(body.slice(40));
+    }
+    res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+    res.flushHeaders();
+    let i = 0;
+    const t = setInterval(() => {
+      res.write(`data: {"i":${i},"t":${Date.now()}}\n\n`);
+      if (++i === 20) { clearInterval(t); res.end(); }
+    }, 50);
+  });
+  await new Promise((r) => upstream.listen(0, '127.0.0.1', r));
+  const caFile = join(home, 'upstream-ca.pem');
+  writeFileSync(caFile, upCaPem);
+  return { port: upstream.address().port, caFile, close: () => upstream.close() };
+}

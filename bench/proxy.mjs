@@ -8,14 +8,11 @@
 // Targets: intercepted keep-alive >= 0.35 of direct and p50 added < 0.3 ms;
 // events < 5 ms late; RSS < 150 MB under the flood.
 import { spawn } from 'node:child_process';
-import { generateKeyPairSync } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:https';
 import { join } from 'node:path';
-import { median, orderedClient, setup } from './lib.mjs';
+import { benchUpstream, median, orderedClient, setup } from './lib.mjs';
 
 const { LeafCache } = await import('../dist/lib/tls/leaves.js');
-const { buildCertificate, toPem } = await import('../dist/lib/tls/x509.js');
 const { createRunCa } = await import('../dist/lib/tls/ca.js');
 
 const { bin, home, env } = setup(1);
@@ -25,29 +22,9 @@ const WARM = process.env.WARM ?? '4000';
 const REAL = 'ghp_realRealRealRealRealRealReal0123456';
 
 // Upstream with its own test CA: a small JSON answer with Content-Length, the same chunked, an event stream.
-const k = generateKeyPairSync('ec', { namedCurve: 'P-256' });
-const now = new Date();
-const upCaPem = toPem(buildCertificate({ subjectCN: 'bench CA', issuerCN: 'bench CA', org: 'bench', publicKey: k.publicKey, signingKey: k.privateKey, issuerPublicKey: k.publicKey, notBefore: new Date(+now - 3600e3), notAfter: new Date(+now + 864e5), ca: true }));
-const upLeaf = new LeafCache({ name: { cn: 'bench CA', org: 'bench' }, key: k.privateKey, publicKey: k.publicKey, certPem: upCaPem, constrained: null, notAfter: new Date(Date.now() + 864e5) }).get('api.test');
-const body = JSON.stringify({ id: 'msg_01', type: 'message', content: [{ type: 'text', text: 'ok' }] });
-const upstream = createServer({ key: upLeaf.keyPem, cert: upLeaf.certPem }, (req, res) => {
-  if (req.url === '/cl') return res.end(body);
-  if (req.url === '/chunked') {
-    res.write(body.slice(0, 40));
-    return res.end(body.slice(40));
-  }
-  res.writeHead(200, { 'Content-Type': 'text/event-stream' });
-  res.flushHeaders();
-  let i = 0;
-  const t = setInterval(() => {
-    res.write(`data: {"i":${i},"t":${Date.now()}}\n\n`);
-    if (++i === 20) { clearInterval(t); res.end(); }
-  }, 50);
-});
-await new Promise((r) => upstream.listen(0, '127.0.0.1', r));
-const upPort = upstream.address().port;
-const caFile = join(home, 'upstream-ca.pem');
-writeFileSync(caFile, upCaPem);
+const up = await benchUpstream(home);
+const upPort = up.port;
+const caFile = up.caFile;
 
 const proj = join(home, 'proj');
 mkdirSync(join(home, '.stashbase', 'agents'), { recursive: true });
@@ -153,5 +130,5 @@ console.log(`targets: intercepted >= 0.35 of direct (the median pair), added p50
 console.log(`event stream, ms late (median / max): direct ${sse.direct.median_ms} / ${sse.direct.max_ms}, native ${sse.native.median_ms} / ${sse.native.max_ms} (target < 5)`);
 console.log(`10,000 unfinished heads: ${flood.opened} opened, the normal request got "${flood.normal}" in ${flood.normal_ms} ms, stashbase RSS ${flood.rss_mb} MB (target < 150)`);
 console.log(`new host certificate: ${out.mint_p50_ms} ms (median); 10,000-host flood: ${leaves.size} cached, heap +${out.hosts_flood.heap_growth_mb} MB`);
-upstream.close();
+up.close();
 process.exit(0);
