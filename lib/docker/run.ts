@@ -5,6 +5,7 @@ import type { DockerWorktree } from '../worktree/run.js';
 import { probe } from '../exec.js';
 import { findTool } from '../util/find-tool.js';
 import type { Profile } from '../profile/types.js';
+import { SandboxUnavailableError } from '../errors.js';
 import { findDocker, goArch, isDesktop } from './engine.js';
 import { chooseNetwork, isGvisor, relayBinary, relayPath } from './sealed.js';
 import { chooseImage } from './image.js';
@@ -50,6 +51,12 @@ export function gitIdentity(env: NodeJS.ProcessEnv): { name?: string; email?: st
 
 export async function runDocker(o: DockerRunInput): Promise<number> {
   const docker = o.dryRun ? (findTool('docker', o.env) ?? 'docker') : findDocker(o.env);
+  // Before the engine is contacted: it must be this machine's (lib/docker/endpoint.ts).
+  if (!o.dryRun) {
+    const { dockerEndpoint, remoteEngineProblem } = await import('./endpoint.js');
+    const problem = remoteEngineProblem(await dockerEndpoint(docker, o.env, o.home));
+    if (problem !== null) throw new SandboxUnavailableError(problem);
+  }
   // A dry run does not ask the engine: its runtimes are not checked, and the relay is the one for this machine's architecture.
   const engine = o.dryRun ? null : await (await import('./engine.js')).engineInfo(docker);
   const choice = chooseNetwork(o.profile, o.flags, engine?.runtimes ?? null);

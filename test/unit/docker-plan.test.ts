@@ -249,3 +249,10 @@ test("the agent container's seccomp profile: the allow-list and what it leaves o
     ...[0, 8, 0x20000, 0x20008, 0xffffffff].map((v) => ({ names: ['personality'], action: 'SCMP_ACT_ALLOW', args: [{ index: 0, value: v, valueTwo: 0, op: 'SCMP_CMP_EQ' }] })),
   ]);
 });
+
+test('which engine is this machine\'s: local sockets and pipes, TCP to loopback; not ssh or TCP elsewhere', async () => {
+  const { isLocalHost, remoteEngineProblem } = await import('../../lib/docker/endpoint.js');
+  for (const h of ['', 'unix:///var/run/docker.sock', 'unix:///home/u/.docker/run/docker.sock', 'npipe:////./pipe/docker_engine', 'tcp://127.0.0.1:2375', 'tcp://localhost:2376', 'tcp://[::1]:2375']) assert.equal(isLocalHost(h), true, h);
+  for (const h of ['ssh://me@build-box', 'tcp://10.0.0.5:2375', 'tcp://docker.example.test:2376', 'tcp://127.0.0.1.evil.test:2375', 'http://127.0.0.1:2375']) assert.equal(isLocalHost(h), false, h);
+  assert.equal(remoteEngineProblem({ from: 'DOCKER_HOST', host: 'unix:///var/run/docker.sock' }), null);
+});

@@ -1,0 +1,47 @@
+// Which Docker engine the docker CLI will talk to, as the CLI decides it
+// (DOCKER_HOST, then DOCKER_CONTEXT, then the config's currentContext), and
+// whether it is this machine's own. A run mounts this machine's paths into the
+// container by name and listens for it here: on another machine's engine the
+// same names are that machine's paths. Remote runs are their own design
+// (docs/docker.md); until then, a remote engine is refused before it is
+// contacted.
+import { join } from 'node:path';
+import { readBackText } from '../readback/file.js';
+import { isJsonObject, parseJson } from '../readback/json.js';
+import { capture } from '../exec.js';
+
+export interface Endpoint {
+  /** What names it: DOCKER_HOST, a context's name, or the default. */
+  from: string;
+  host: string;
+}
+
+/** Whether an engine address is this machine's: a local socket or pipe, or TCP to loopback. */
+export function isLocalHost(host: string): boolean {
+  if (host === '' || host.startsWith('unix://') || host.startsWith('npipe://') || host.startsWith('fd://')) return true;
+  const m = /^tcp:\/\/(\[[^\]]+\]|[^:/]+)/i.exec(host);
+  if (!m) return false;
+  const name = (m[1] as string).replace(/^\[|\]$/g, '').toLowerCase();
+  return name === 'localhost' || name === '::1' || /^127\.\d+\.\d+\.\d+$/.test(name);
+}
+
+/** The engine the CLI will use; a context other than the default is asked of the CLI itself. */
+export async function dockerEndpoint(docker: string, env: NodeJS.ProcessEnv, home: string): Promise<Endpoint> {
+  if (env.DOCKER_HOST) return { from: 'DOCKER_HOST', host: env.DOCKER_HOST };
+  let context = env.DOCKER_CONTEXT ?? '';
+  if (context === '') {
+    const dir = env.DOCKER_CONFIG ?? join(home, '.docker');
+    const parsed = parseJson(readBackText(join(dir, 'config.json'), 1 << 20) ?? '');
+    const current = parsed !== null && isJsonObject(parsed.value) ? parsed.value.currentContext : undefined;
+    context = typeof current === 'string' ? current : '';
+  }
+  if (context === '' || context === 'default') return { from: 'the default context', host: '' };
+  const host = (await capture({ file: docker, args: ['context', 'inspect', '--format', '{{.Endpoints.docker.Host}}', context] }).catch(() => '')).trim();
+  return { from: `the context ${JSON.stringify(context)}`, host };
+}
+
+/** Why a run cannot use this engine (null: it is this machine's). */
+export function remoteEngineProblem(e: Endpoint): string | null {
+  if (isLocalHost(e.host)) return null;
+  return `the Docker engine ${e.host || '(unknown)'} (${e.from}) is not this machine's: a run mounts this machine's paths by name, which on that engine are another machine's; runs on a remote engine are not supported yet. Use this machine's engine (unset DOCKER_HOST, or docker context use default); nothing was run`;
+}
