@@ -276,6 +276,33 @@ describe('Docker backend: runtimes (real engine)', needs('docker'), () => {
   const t = tempHome();
   after(() => t.cleanup());
 
+  test('an image with nothing but one static program (no shell, no libc, no /etc): the relay and its gate need nothing of it, and the program reaches an allowed host through the proxy; a denied one is refused', needs('go'), async () => {
+    const src = join(t.dir, 'probe');
+    mkdirSync(src, { recursive: true });
+    writeFile(join(src, 'go.mod'), 'module probe\n\ngo 1.19\n');
+    writeFile(join(src, 'main.go'), 'package main\n\nimport (\n\t"fmt"\n\t"io"\n\t"net/http"\n\t"os"\n)\n\nfunc main() {\n\tfor _, u := range os.Args[1:] {\n\t\tr, err := http.Get(u)\n\t\tif err != nil {\n\t\t\tfmt.Println("error", err)\n\t\t\tcontinue\n\t\t}\n\t\tb, _ := io.ReadAll(r.Body)\n\t\tfmt.Printf("%d %s", r.StatusCode, b)\n\t}\n}\n');
+    const built = spawnSync('go', ['build', '-o', join(src, 'out', 'probe'), '.'], { cwd: src, env: { ...process.env, CGO_ENABLED: '0', GOFLAGS: '-mod=mod', GOPROXY: 'off' }, encoding: 'utf8' });
+    assert.equal(built.status, 0, built.stderr);
+    const image = `sbtest-distroless:${process.pid}`;
+    const tar = spawnSync('tar', ['-C', join(src, 'out'), '-cf', join(src, 'probe.tar'), 'probe']);
+    assert.equal(tar.status, 0);
+    docker(['import', '--change', 'ENTRYPOINT ["/probe"]', join(src, 'probe.tar'), image]);
+    try {
+      const stub = createServer((s) => s.once('data', () => s.end('HTTP/1.1 200 OK\r\nContent-Length: 8\r\nConnection: close\r\n\r\nSTUB-OK\n')));
+      await new Promise<void>((r) => stub.listen(0, '127.0.0.1', r));
+      writeFile(join(t.sbHome, 'agents', 'bare.toml'), ['[sandbox]', 'backend = "docker"', `image = "${image}"`, 'network = "sealed"', '[network]', 'egress_hosts = ["allowed.test"]', '[network.hosts]', `"allowed.test" = "127.0.0.1:${(stub.address() as AddressInfo).port}"`].join('\n') + '\n');
+      const proj = join(t.dir, 'bare-proj');
+      mkdirSync(proj, { recursive: true });
+      // The image's ENTRYPOINT (/probe) runs after the gate, with the command as its arguments.
+      const r = await cli(['agent', 'run', '--silent', '--profile', 'bare', '--', 'http://allowed.test/', 'http://denied.test/'], { env: t.env, cwd: proj, timeoutMs: 90_000 });
+      stub.close();
+      assert.equal(r.code, 0, r.stderr);
+      assert.match(r.stdout, /^200 STUB-OK\n403 /);
+    } finally {
+      spawnSync('docker', ['rmi', '-f', image]);
+    }
+  });
+
   test("doctor names the engine's runtimes, runsc with --oci-seccomp, and the relay built for the engine; a runtime the engine lacks fails the run closed, with the fix; a runtime not runc's refuses the firewall", async () => {
     const doc = JSON.parse((await cli(['agent', 'docker', 'doctor', '--json'], { env: t.env, timeoutMs: 60_000 })).stdout) as { notes: Array<{ name: string; detail: string }> };
     const note = (n: string) => doc.notes.find((x) => x.name === n)?.detail ?? '';
