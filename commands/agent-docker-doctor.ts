@@ -1,6 +1,6 @@
 import { flagBool, type FlagSpec, parseCommand } from '../lib/util/argv.js';
 import { engineInfo, findDocker, inspectImage } from '../lib/docker/engine.js';
-import { isGvisor, relayBinary } from '../lib/docker/sealed.js';
+import { gvisorNote, isGvisor, relayBinary } from '../lib/docker/sealed.js';
 import { ageDays, defaultImageRef } from '../lib/docker/image.js';
 import { UsageError } from '../lib/errors.js';
 import { capture } from '../lib/exec.js';
@@ -88,7 +88,8 @@ async function runtimeNotes(docker: string): Promise<Array<{ name: string; detai
   } else {
     for (const n of gvisor) {
       const seccomp = engine.runtimes[n]!.args.some((a) => /^--?oci-seccomp(=true)?$/.test(a));
-      notes.push({ name: n, detail: seccomp ? `gVisor, with --oci-seccomp: runtime = "${n}" runs sealed under it` : `gVisor without --oci-seccomp: it would ignore the agent's seccomp profile, so runs refuse it; add "--oci-seccomp" to its runtimeArgs` });
+      const clone3 = await gvisorNote(engine.runtimes[n]!.path);
+      notes.push({ name: n, detail: `${seccomp ? `gVisor, with --oci-seccomp: runtime = "${n}" runs sealed under it` : `gVisor without --oci-seccomp: it would ignore the agent's seccomp profile, so runs refuse it; add "--oci-seccomp" to its runtimeArgs`}${clone3 !== null ? `; ${clone3}` : ''}` });
     }
   }
   let relay: string;

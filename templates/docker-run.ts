@@ -161,7 +161,12 @@ export function relayExecCommand(docker: string, session: string, uid: number): 
   return { file: docker, args: ['exec', '-i', '--user', `${uid}:${uid}`, '--workdir', '/', runNames(session).agent, RELAY_PATH, 'serve', String(RELAY_PORT)] };
 }
 
-/** The relay's user: nobody's uid, or one below it when the agent runs as nobody. */
+/**
+ * The relay's user: a uid no image or account uses (an image's USER, which
+ * decides the agent's user on Docker Desktop, is unknown here: nobody's 65534
+ * could be it), or one below it should the agent's be that.
+ */
+export const RELAY_UID = 2147483646;
 export function relayUid(agentUser: string | null): number {
-  return agentUser !== null && agentUser.split(':')[0] === '65534' ? 65533 : 65534;
+  return agentUser !== null && agentUser.split(':')[0] === String(RELAY_UID) ? RELAY_UID - 1 : RELAY_UID;
 }

@@ -1,15 +1,14 @@
 // Carries out a Docker run: images, session and audit, the run's network, the
 // proxy on its gateway, the holder and its firewall self-check, the agent, and
 // the teardown of all of it on every way out. Loaded only for real runs.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Server as HttpServer } from 'node:http';
 import { BlockList, createServer, isIPv4, type Server } from 'node:net';
 import { type Command, formatCommand } from '../../templates/command.js';
 import { FIREWALL_FAILED, FIREWALL_READY } from '../../templates/docker-firewall.js';
 import { agentCommand, gatewayCommand, HOME_VOLUME, holderCommand, networkCreateCommand, runLabels, runNames, sealedAgentCommand, teardownCommands } from '../../templates/docker-run.js';
-import { imageEntrypoint, loopbackDoor, type RunningRelay, startRelay } from './sealed.js';
+import { imageEntrypoint, loopbackDoor, type RunningRelay, shortPrivateDir, startRelay } from './sealed.js';
 import { WATCHDOG_DONE, watchdogCommand } from '../../templates/docker-watchdog.js';
 import { AuditLog } from '../run/audit.js';
 import { CommandFailedError, SandboxUnavailableError, StashbaseError } from '../errors.js';
@@ -177,7 +176,7 @@ export async function executeDocker({ ctx, warn, announce, interactive }: Docker
       // No network, holder or canary. The proxy listens on a Unix socket in a folder of this user's alone, where
       // the relay's stream (this process) connects: no other process of this host reaches it. The host-side
       // dependency check alone, where the profile allows it, gets a loopback door to it (lib/docker/sealed.ts).
-      sealedDir = mkdtempSync(join(tmpdir(), 'stashbase-sealed-'));
+      sealedDir = shortPrivateDir('stashbase-sealed-');
       const socket = join(sealedDir, 'proxy.sock');
       accept = () => true;
       const [volumesToMake, entrypoint] = await allSettled([

@@ -21,6 +21,7 @@ import { executableGitState, findRepoRoot, gitConfigTargets, gitLinkProblem } fr
 import { checkoutGit, plannedGitDir, planRunGitDir, repoFormat, type RunGitDirPlan } from '../git/run-git-dir.js';
 import { inside, resolveRule } from '../paths/rules.js';
 import { existingToolConfigs } from '../paths/tool-configs.js';
+import { ownExecutables } from '../hooks/cli-files.js';
 import { sessionFile } from '../run/session.js';
 import { caDirOf, runDirOf, runStateDirOf } from '../run/run-dir.js';
 
@@ -189,6 +190,8 @@ export function dockerProtection(ctx: DockerContext, git: RunGitDirPlan | null):
     denyWrite: [
       ...p.filesystem.denyWrite, ...gitConfigTargets(ctx.cwd, ctx.home, ctx.env), ...existingToolConfigs(ctx.cwd, ctx.home, p.filesystem.allowWrite),
       ...buildReadOnly(ctx.choice, ctx.worktree?.path ?? ctx.cwd),
+      // stashbase's own bin/ and dist/ (the relay among them), where the tree holds them.
+      ...ownExecutables(),
     ].filter(outsideGit),
     alwaysDenyRead: [],
     stateDir: ctx.stashbaseHome,

@@ -7,7 +7,7 @@ import { findTool } from '../util/find-tool.js';
 import type { Profile } from '../profile/types.js';
 import { SandboxUnavailableError } from '../errors.js';
 import { findDocker, goArch, isDesktop } from './engine.js';
-import { chooseNetwork, isGvisor, relayBinary, relayPath } from './sealed.js';
+import { chooseNetwork, gvisorNote, isGvisor, relayBinary, relayPath } from './sealed.js';
 import { chooseImage } from './image.js';
 import type { DockerContext } from './prepare.js';
 
@@ -61,6 +61,11 @@ export async function runDocker(o: DockerRunInput): Promise<number> {
   const engine = o.dryRun ? null : await (await import('./engine.js')).engineInfo(docker);
   const choice = chooseNetwork(o.profile, o.flags, engine?.runtimes ?? null);
   if (choice.note) o.warn(choice.note);
+  // A gVisor that implements clone3 lets the agent make namespaces inside it: said, never silent.
+  if (engine !== null && choice.runtime !== undefined && isGvisor(engine.runtimes, choice.runtime)) {
+    const note = await gvisorNote(engine.runtimes[choice.runtime]!.path);
+    if (note !== null) o.warn(note);
+  }
   const relay = choice.network !== 'sealed' ? undefined : engine === null ? relayPath(goArch(process.arch === 'x64' ? 'x86_64' : process.arch)) : relayBinary(engine.arch);
   const ctx: DockerContext = {
     session: o.session, profile: o.profile, command: o.command, cwd: o.cwd, env: o.env, home: o.home, stashbaseHome: o.stashbaseHome,

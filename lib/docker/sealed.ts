@@ -2,7 +2,8 @@
 // and runtime a run gets, the relay's binary for the engine, the image's
 // entrypoint (the relay's gate takes its place and runs it), and the relay
 // started in the agent's container with its stream carried by lib/relay/mux.ts.
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { connect, createServer, type Server } from 'node:net';
 import { basename, join } from 'node:path';
 import type { Runtimes } from './engine.js';
@@ -107,8 +108,12 @@ export function startRelay(o: { docker: string; session: string; agentUser: stri
       if (stopped || o.agentEnded()) throw new SandboxUnavailableError('the agent ended before the relay started');
       const e = start(relayExecCommand(o.docker, o.session, relayUid(o.agentUser)), ['pipe', 'pipe', 'pipe']);
       exec = e;
+      // Its last words only (4 KiB), and nothing once it greeted: the relay's output is the agent's container's.
       let err = '';
-      e.child.stderr?.on('data', (b: Buffer) => (err += b.toString('utf8').slice(0, 4096)));
+      let listening = false;
+      e.child.stderr?.on('data', (b: Buffer) => {
+        if (!listening) err = (err + b.toString('utf8')).slice(-4096);
+      });
       e.child.stdin?.on('error', () => {});
       const m = new RelayMux(e.child.stdout!, e.child.stdin!, { connect: () => connect(o.proxySocket), maxStreams: o.maxStreams, onEnd: (why, bad) => {
         if (m.greeted && !stopped) o.onEnd(why, bad);
@@ -117,6 +122,8 @@ export function startRelay(o: { docker: string; session: string; agentUser: stri
       const closed = new Promise<'ended'>((resolve) => e.child.on('close', () => resolve('ended')));
       const outcome = await Promise.race([m.ready.then(() => 'ready' as const, () => closed), closed]);
       if (outcome === 'ready') {
+        listening = true;
+        e.child.stderr?.resume();
         mux = m;
         // Its exec ending ends its stream: the mux hears of it.
         e.exit.catch(() => 0);
@@ -155,4 +162,37 @@ export function loopbackDoor(proxy: Server): Promise<{ port: number; close: () =
     door.once('error', reject);
     door.listen({ host: '127.0.0.1', port: 0 }, () => resolve({ port: (door.address() as { port: number }).port, close: () => door.close() }));
   });
+}
+
+/**
+ * A folder of this user's alone for a Unix socket: in the temp folder, or in
+ * /tmp when the temp folder's path is so long that a socket's would pass the
+ * 108 bytes a socket address holds (Node would cut it short, outside the folder).
+ */
+export function shortPrivateDir(prefix: string): string {
+  for (const base of [tmpdir(), '/tmp']) {
+    const dir = mkdtempSync(join(base, prefix));
+    if (join(dir, 'proxy.sock').length <= 100) return dir;
+    rmSync(dir, { recursive: true, force: true });
+  }
+  throw new SandboxUnavailableError('no temp folder with a path short enough for a Unix socket; nothing was run');
+}
+
+/**
+ * The release date of a gVisor runtime's program (runsc --version: "release-20230807.0" or Debian's
+ * "0.0~20221219.0"), or null. Releases from 2023-08 on implement clone3, which a seccomp filter cannot
+ * read and gVisor cannot refuse with ENOSYS: under them the agent can make namespaces inside gVisor's kernel.
+ */
+export function gvisorRelease(versionText: string): number | null {
+  const m = /(?:release-|~)(\d{8})/.exec(versionText);
+  return m ? Number(m[1]) : null;
+}
+export const GVISOR_CLONE3_FROM = 20230807;
+
+/** What a run under a gVisor that implements clone3 should be told (null: nothing). */
+export async function gvisorNote(path: string): Promise<string | null> {
+  const out = await capture({ file: path, args: ['--version'] }).catch(() => '');
+  const release = gvisorRelease(out);
+  if (release === null) return `could not read ${path}'s version: if it implements clone3 (gVisor from 2023-08 on), the agent can make namespaces inside gVisor's kernel (never this machine's)`;
+  return release >= GVISOR_CLONE3_FROM ? `${path} (gVisor ${release}) implements clone3, which no seccomp filter can read: the agent can make namespaces inside gVisor's kernel (never this machine's)` : null;
 }

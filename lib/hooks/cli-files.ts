@@ -33,3 +33,18 @@ export function thisCli(): CliFiles {
   const prefix = dirname(dirname(node));
   return { node, entry: join(root, 'bin', 'stashbase.cjs'), roots: [root, prefix === '/' ? dirname(node) : prefix] };
 }
+
+/**
+ * What of stashbase's own package runs: bin/ and dist/ (the bundle on the host,
+ * the relay in a sealed container). Kept read-only in every run, so that an
+ * agent whose working tree holds stashbase's package (a project's
+ * node_modules, this checkout) cannot change what the next run executes.
+ */
+export function ownExecutables(): string[] {
+  try {
+    const root = thisCli().roots[0] as string;
+    return [join(root, 'bin'), join(root, 'dist')];
+  } catch {
+    return [];
+  }
+}

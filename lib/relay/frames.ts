@@ -30,24 +30,58 @@ export function windowFrame(id: number, bytes: number): Buffer {
   return encodeFrame(FRAME.WINDOW, id, p);
 }
 
-/** Cuts a byte stream into frames; throws FrameError on a type it does not know or a length past the limit. */
+/**
+ * Cuts a byte stream into frames; throws FrameError on a type it does not know
+ * or a length past the limit. What arrives is kept as a list of chunks and
+ * joined once a whole frame is there: a frame sent a byte at a time costs
+ * no more than one sent whole.
+ */
 export class FrameReader {
-  private pending: Buffer = Buffer.alloc(0);
+  private chunks: Buffer[] = [];
+  private have = 0;
+
+  /** The first n bytes held (n at most `have`), copied only when they span chunks. */
+  private head(n: number): Buffer {
+    const first = this.chunks[0] as Buffer;
+    if (first.length >= n) return first;
+    const joined = Buffer.concat(this.chunks, this.have);
+    this.chunks = [joined];
+    return joined;
+  }
 
   push(chunk: Buffer, onFrame: (type: number, id: number, payload: Buffer) => void): void {
-    let buf = this.pending.length === 0 ? chunk : Buffer.concat([this.pending, chunk]);
-    while (buf.length >= HEADER_BYTES) {
-      const type = buf[0] as number;
-      const len = buf.readUInt32BE(5);
+    if (chunk.length === 0) return;
+    this.chunks.push(chunk);
+    this.have += chunk.length;
+    while (this.have >= HEADER_BYTES) {
+      // The header's 9 bytes: joined from the first chunks if need be (never more than the frame).
+      let h = this.chunks[0] as Buffer;
+      if (h.length < HEADER_BYTES) {
+        const parts: Buffer[] = [];
+        let got = 0;
+        for (const c of this.chunks) {
+          parts.push(c);
+          got += c.length;
+          if (got >= HEADER_BYTES) break;
+        }
+        h = Buffer.concat(parts, got);
+        // Kept joined: the next bytes do not join the header again.
+        this.chunks.splice(0, parts.length, h);
+      }
+      const type = h[0] as number;
+      const len = h.readUInt32BE(5);
       if (type < FRAME.HELLO || type > FRAME.WINDOW) throw new FrameError(`a frame of unknown type ${type}`);
       if (len > MAX_PAYLOAD) throw new FrameError(`a frame of ${len} bytes (at most ${MAX_PAYLOAD})`);
-      if (buf.length < HEADER_BYTES + len) break;
+      const id = h.readUInt32BE(1);
+      if (this.have < HEADER_BYTES + len) return;
+      const buf = this.head(HEADER_BYTES + len);
       // A copy: the chunk it came in is not held for the payload's sake.
       const payload = Buffer.from(buf.subarray(HEADER_BYTES, HEADER_BYTES + len));
-      const id = buf.readUInt32BE(1);
-      buf = buf.subarray(HEADER_BYTES + len);
+      const rest = buf.subarray(HEADER_BYTES + len);
+      this.chunks.shift();
+      if (rest.length > 0) this.chunks.unshift(rest);
+      this.have -= HEADER_BYTES + len;
       onFrame(type, id, payload);
     }
-    this.pending = Buffer.from(buf);
   }
 }

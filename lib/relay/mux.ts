@@ -5,8 +5,11 @@
 // - a frame is checked before its payload is waited for (lib/relay/frames.ts);
 // - stream ids only grow: an OPEN for an old id, or anything but OPEN for a
 //   new one, ends the relay; frames for a stream already over are dropped;
-// - at most `maxStreams` streams at once (the proxy's connection limit): an
-//   OPEN past it is answered CLOSE;
+// - at most `maxStreams` proxy connections at once (the proxy's connection
+//   limit), a closed stream's counted until its connection is gone: an OPEN
+//   past it is answered CLOSE;
+// - while the exec stream does not drain, nothing more is read from the relay
+//   or the proxy;
 // - each stream may send STREAM_WINDOW bytes before stashbase grants more, and
 //   gets more only once the proxy has taken them: data past its window ends
 //   the relay. What stashbase holds for the relay is so bounded by streams
@@ -46,6 +49,8 @@ interface Stream {
 export class RelayMux {
   private readonly reader = new FrameReader();
   private readonly streams = new Map<number, Stream>();
+  /** Proxy connections not yet closed, forgotten streams' included: what the stream limit counts. */
+  private live = 0;
   private lastId = 0;
   private hello = false;
   private ended = false;
@@ -76,6 +81,7 @@ export class RelayMux {
     output.on('error', () => this.end("the relay's stream failed", false));
     output.on('drain', () => {
       this.blocked = false;
+      if (!this.ended) this.input.resume();
       for (const s of this.streams.values()) if (s.sendCredit > 0 && s.queue.length === 0) s.socket.resume();
     });
   }
@@ -93,8 +99,11 @@ export class RelayMux {
   private send(buf: Buffer): void {
     if (this.ended) return;
     if (!this.output.write(buf) && !this.blocked) {
+      // The exec stream does not drain: nothing more is read, from the proxy or from the relay (whose
+      // frames, OPENs refused among them, would each add to what waits), until it does.
       this.blocked = true;
       for (const s of this.streams.values()) s.socket.pause();
+      this.input.pause();
     }
   }
 
@@ -110,7 +119,7 @@ export class RelayMux {
     if (type === FRAME.OPEN) {
       if (id <= this.lastId || payload.length !== 0) throw new FrameError(`an OPEN for stream ${id} out of order`);
       this.lastId = id;
-      if (this.streams.size >= this.o.maxStreams) {
+      if (this.live >= this.o.maxStreams) {
         this.send(encodeFrame(FRAME.CLOSE, id));
         return;
       }
@@ -163,10 +172,13 @@ export class RelayMux {
 
   private openStream(id: number): void {
     const socket = this.o.connect();
+    this.live++;
     const s: Stream = { socket, recvCredit: STREAM_WINDOW, owed: 0, sendCredit: STREAM_WINDOW, queue: [], gotEof: false, sentEof: false, eofPending: false };
     this.streams.set(id, s);
     if (this.blocked) socket.pause();
     socket.on('data', (chunk: Buffer) => {
+      // A stream the relay closed: what the proxy still says goes nowhere.
+      if (this.streams.get(id) !== s) return;
       for (let off = 0; off < chunk.length; off += MAX_PAYLOAD) s.queue.push(chunk.subarray(off, off + MAX_PAYLOAD));
       this.flush(id, s);
     });
@@ -177,6 +189,7 @@ export class RelayMux {
     });
     socket.on('error', () => socket.destroy());
     socket.on('close', () => {
+      this.live--;
       if (this.streams.get(id) !== s) return;
       this.forget(id, s);
       this.send(encodeFrame(FRAME.CLOSE, id));

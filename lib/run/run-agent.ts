@@ -29,6 +29,7 @@ import { weakerSettings } from './weaker.js';
 import { sameSiteWarnings } from '../proxy/same-site.js';
 import { toolConfigPaths } from '../paths/tool-configs.js';
 import { RUNTIME_NAME } from '../profile/validate.js';
+import { ownExecutables } from '../hooks/cli-files.js';
 import { rulePaths } from '../paths/rules.js';
 
 export interface RunOptions extends BackendFlags {
@@ -124,7 +125,7 @@ export async function runAgent(o: RunOptions): Promise<number> {
       proxyToken,
       hookToken,
       writable: wt?.writable,
-      runDenyWrite: [...(wt?.denyWrite ?? []), ...buildRo],
+      runDenyWrite: [...(wt?.denyWrite ?? []), ...buildRo, ...ownExecutables()],
       worktreeBranch: wt?.branch,
       bwrapTmpfsPerms: mechanism.kind === 'bwrap' && tmpfsPermsSupported(mechanism.path, stashbaseHome(o.env)),
       announce: !o.silent,

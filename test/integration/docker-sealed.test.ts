@@ -199,7 +199,7 @@ for (const mode of [{ name: 'sealed, runc', flags: ['--docker-network', 'sealed'
       assert.ok(existsSync(join(proj, 'cut-now')), err);
       // The engine's exec stream of this run's relay: its docker client is killed.
       const session = sessionOf(err);
-      const pids = spawnSync('pgrep', ['-f', `exec -i --user 6553[34]:6553[34] --workdir / stashbase-agent-run-${session}-agent`], { encoding: 'utf8' }).stdout.trim().split('\n').filter(Boolean);
+      const pids = spawnSync('pgrep', ['-f', `exec -i --user 214748364[56]:214748364[56] --workdir / stashbase-agent-run-${session}-agent`], { encoding: 'utf8' }).stdout.trim().split('\n').filter(Boolean);
       assert.equal(pids.length, 1, `the relay's exec: ${pids.join(' ')}`);
       process.kill(Number(pids[0]), 'SIGKILL');
       writeFile(join(proj, 'cut-done'), '');

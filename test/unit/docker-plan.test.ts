@@ -167,9 +167,11 @@ test('docker plan, sealed: no network, holder or canary; the agent with --networ
     '--env', 'HOME=/home/agent', '--env', 'TERM=xterm-256color', '--env', 'HTTPS_PROXY=http://127.0.0.1:3128', '--env', 'GITHUB_TOKEN=ghp_SBPHxxxxxxxxxxxxxxxxxxxx',
     '--entrypoint', '/.stashbase-relay', 'stashbase-sandbox:latest', 'gate', '3128', '--', '/ep.sh', '-x', 'claude', '--model', "it's $x",
   ]);
-  assert.deepEqual(relayExecCommand('docker', S, relayUid('1000:1000')).args, ['exec', '-i', '--user', '65534:65534', '--workdir', '/', `stashbase-agent-run-${S}-agent`, '/.stashbase-relay', 'serve', '3128']);
-  assert.equal(relayUid('65534:65534'), 65533);
-  assert.equal(relayUid(null), 65534);
+  assert.deepEqual(relayExecCommand('docker', S, relayUid('1000:1000')).args, ['exec', '-i', '--user', '2147483646:2147483646', '--workdir', '/', `stashbase-agent-run-${S}-agent`, '/.stashbase-relay', 'serve', '3128']);
+  // Found in review: nobody's uid could be an image's USER (the agent's user on Docker Desktop): the relay's is one nobody uses.
+  assert.equal(relayUid('65534:65534'), 2147483646);
+  assert.equal(relayUid(null), 2147483646);
+  assert.equal(relayUid('2147483646:1'), 2147483645);
   const plan = buildDockerPlan({
     session: S, profile: 'coding', sessionFile: `/h/.stashbase/sessions/${S}.json`, auditFile: `/h/.stashbase/audit/${S}.jsonl`, runDir: `/tmp/stashbase-${S}`,
     image: 'the agent runs stashbase-sandbox:latest too', newVolumes: [], gitDir: null, placeholders: [], fileStandIns: [], warnings: [], proxyBind: '127.0.0.1', interceptTls: true,
@@ -177,7 +179,7 @@ test('docker plan, sealed: no network, holder or canary; the agent with --networ
   });
   const commands = planToJson(plan).steps.filter((x) => x.type === 'command');
   assert.deepEqual(commands.map((x) => x.id), ['watchdog', 'agent', 'relay', 'teardown']);
-  assert.deepEqual(commands.map((x) => (x as { shell: string }).shell).slice(1), [formatCommand(sealedAgentCommand(sealed)), formatCommand(relayExecCommand('docker', S, 65534)), `docker rm --force stashbase-agent-run-${S}-agent`]);
+  assert.deepEqual(commands.map((x) => (x as { shell: string }).shell).slice(1), [formatCommand(sealedAgentCommand(sealed)), formatCommand(relayExecCommand('docker', S, 2147483646)), `docker rm --force stashbase-agent-run-${S}-agent`]);
   // The watchdog removes the agent's container alone: there is no network or holder.
   assert.doesNotMatch((commands[0] as { shell: string }).shell, /network rm|-net/);
 });

@@ -170,3 +170,41 @@ test('the real relay on its stdio: connections to its port reach the proxy and c
     child.kill('SIGKILL');
   }
 });
+
+test('from the review: frames fed a byte at a time are read whole, each byte copied a bounded number of times; an exec stream that does not drain stops the reading of the relay (a flood of OPENs past the limit then waits, bounded)', async () => {
+  // Bytewise: count what Buffer.concat copies while two interleaved 32 KiB frames arrive one byte at a time.
+  const reader = new FrameReader();
+  const frames: Array<[number, number, number]> = [];
+  const input = Buffer.concat([encodeFrame(FRAME.DATA, 1, Buffer.alloc(MAX_PAYLOAD, 1)), encodeFrame(FRAME.DATA, 2, Buffer.alloc(MAX_PAYLOAD, 2))]);
+  const concat = Buffer.concat;
+  let copied = 0;
+  Buffer.concat = ((list: readonly Uint8Array[], total?: number) => {
+    const out = concat(list, total);
+    copied += out.length;
+    return out;
+  }) as typeof Buffer.concat;
+  try {
+    for (let i = 0; i < input.length; i++) reader.push(input.subarray(i, i + 1), (t, id, p) => frames.push([t, id, p.length]));
+  } finally {
+    Buffer.concat = concat;
+  }
+  assert.deepEqual(frames, [[FRAME.DATA, 1, MAX_PAYLOAD], [FRAME.DATA, 2, MAX_PAYLOAD]]);
+  assert.ok(copied < 4 * input.length, `${copied} bytes copied for ${input.length} read`);
+
+  // An output nobody reads: the relay's frames stop being read once it is full.
+  const e = await echo();
+  const relayIn = new PassThrough();
+  const toRelay = new PassThrough({ highWaterMark: 1024 });
+  const mux = new RelayMux(relayIn, toRelay, { connect: () => connect(e.port, '127.0.0.1'), maxStreams: 1, onEnd: () => {} });
+  muxes.push(mux);
+  relayIn.write(encodeFrame(FRAME.HELLO, 0, Buffer.from(HELLO_TEXT)));
+  await mux.ready;
+  // One stream allowed; then OPENs past the limit, each answered CLOSE into an output nobody reads.
+  for (let id = 1; id <= 20000; id++) relayIn.write(encodeFrame(FRAME.OPEN, id));
+  await new Promise((r) => setTimeout(r, 50));
+  assert.equal(relayIn.isPaused(), true, 'the relay is no longer read');
+  assert.ok(toRelay.writableLength < 64 * 1024, `${toRelay.writableLength} bytes wait for the relay`);
+  // Once the relay reads again, the rest is taken.
+  toRelay.resume();
+  await until(() => !relayIn.isPaused() && relayIn.readableLength === 0, 'read again');
+});

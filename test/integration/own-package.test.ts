@@ -1,0 +1,40 @@
+// stashbase installed inside the agent's working tree (a project's
+// node_modules): what of it runs (bin/, dist/: the bundle on the host, the
+// relay in a sealed container) stays read-only in every run, so one run cannot
+// change what the next executes, in that project or any other (found in
+// review). Control: outside a run the same files are writable.
+import assert from 'node:assert/strict';
+import { accessSync, constants, cpSync, mkdirSync, readFileSync, symlinkSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, describe, test } from 'node:test';
+import { needs, REPO, tempHome, writeFile } from '../helpers.js';
+
+describe("stashbase's own package inside the working tree (real bwrap, real Docker)", needs('bwrap'), () => {
+  const t = tempHome();
+  after(() => t.cleanup());
+  const proj = join(t.dir, 'proj');
+  const pkg = join(proj, 'node_modules', 'stashbase');
+  mkdirSync(join(pkg, 'dist'), { recursive: true });
+  cpSync(join(REPO, 'package.json'), join(pkg, 'package.json'));
+  cpSync(join(REPO, 'bin'), join(pkg, 'bin'), { recursive: true });
+  cpSync(join(REPO, 'dist', 'bundle'), join(pkg, 'dist', 'bundle'), { recursive: true });
+  cpSync(join(REPO, 'dist', 'relay'), join(pkg, 'dist', 'relay'), { recursive: true });
+  symlinkSync(join(REPO, 'node_modules'), join(pkg, 'node_modules'));
+  writeFile(join(proj, 'README'), 'x\n');
+  const relay = join(pkg, 'dist', 'relay', `linux-${process.arch === 'arm64' ? 'arm64' : 'amd64'}`, 'stashbase-relay');
+  const targets = [join(pkg, 'dist', 'bundle', 'cli.cjs'), join(pkg, 'bin', 'stashbase.cjs'), relay];
+  const before = targets.map((f) => readFileSync(f));
+  const attack = targets.map((f, i) => `(echo evil > ${f}) 2>/dev/null && echo wrote-${i} || echo refused-${i}`).join('; ') + `; (echo x > ${join(pkg, 'bin', 'planted')}) 2>/dev/null && echo planted || echo not-planted`;
+
+  for (const [name, flags] of [['native', ['--docker-sandbox', 'false']], ['Docker, sealed', ['--docker-sandbox', 'true', '--docker-network', 'sealed']]] as const) {
+    test(`${name}: the agent cannot rewrite the bundle, the entry or the relay, nor plant a file in bin/; control: outside a run they are writable`, { ...(name === 'native' ? {} : needs('docker')) }, async () => {
+      // The copy's own CLI runs the run: its package is the one in the tree.
+      const { spawnSync } = await import('node:child_process');
+      const run = spawnSync(process.execPath, [join(pkg, 'bin', 'stashbase.cjs'), 'agent', 'run', '--silent', ...flags, '--', 'sh', '-c', attack], { env: t.env, cwd: proj, encoding: 'utf8', timeout: 120_000 });
+      assert.equal(run.status, 0, run.stderr);
+      assert.equal(run.stdout, 'refused-0\nrefused-1\nrefused-2\nnot-planted\n');
+      targets.forEach((f, i) => assert.deepEqual(readFileSync(f), before[i], f));
+      for (const f of targets) accessSync(f, constants.W_OK);
+    });
+  }
+});
