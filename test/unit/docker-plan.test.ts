@@ -258,3 +258,11 @@ test('which engine is this machine\'s: local sockets and pipes, TCP to loopback;
   for (const h of ['ssh://me@build-box', 'tcp://10.0.0.5:2375', 'tcp://docker.example.test:2376', 'tcp://127.0.0.1.evil.test:2375', 'http://127.0.0.1:2375']) assert.equal(isLocalHost(h), false, h);
   assert.equal(remoteEngineProblem({ from: 'DOCKER_HOST', host: 'unix:///var/run/docker.sock' }), null);
 });
+
+test("gVisor's release from runsc --version: Debian's and upstream's forms; from 2023-08 on it implements clone3", async () => {
+  const { gvisorRelease, GVISOR_CLONE3_FROM } = await import('../../lib/docker/sealed.js');
+  assert.equal(gvisorRelease('runsc version 0.0~20221219.0\nspec: 1.0.2-dev\n'), 20221219);
+  assert.equal(gvisorRelease('runsc version release-20240212.0\nspec: 1.1.0\n'), 20240212);
+  assert.equal(gvisorRelease('runsc version VERSION_MISSING\n'), null);
+  assert.ok(20221219 < GVISOR_CLONE3_FROM && 20240212 >= GVISOR_CLONE3_FROM);
+});
