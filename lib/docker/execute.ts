@@ -176,8 +176,13 @@ export async function executeDocker({ ctx, warn, announce, interactive }: Docker
       // No network, holder or canary. The proxy listens on a Unix socket in a folder of this user's alone, where
       // the relay's stream (this process) connects: no other process of this host reaches it. The host-side
       // dependency check alone, where the profile allows it, gets a loopback door to it (lib/docker/sealed.ts).
-      sealedDir = shortPrivateDir('stashbase-sealed-');
-      const socket = join(sealedDir, 'proxy.sock');
+      // In the run's own folder (denied to every sandbox, and reaped with the run should stashbase be killed); where
+      // that path is too long for a socket address, a private folder under the temp folder.
+      let socket = join(draft.runDir, 'proxy.sock');
+      if (socket.length > 100) {
+        sealedDir = shortPrivateDir('stashbase-sealed-');
+        socket = join(sealedDir, 'proxy.sock');
+      }
       accept = () => true;
       const [volumesToMake, entrypoint] = await allSettled([
         newVolumes(ctx.docker, draft.volumes),
