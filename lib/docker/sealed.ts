@@ -2,8 +2,7 @@
 // and runtime a run gets, the relay's binary for the engine, the image's
 // entrypoint (the relay's gate takes its place and runs it), and the relay
 // started in the agent's container with its stream carried by lib/relay/mux.ts.
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
 import { connect, createServer, type Server } from 'node:net';
 import { basename, join } from 'node:path';
 import type { Runtimes } from './engine.js';
@@ -164,19 +163,7 @@ export function loopbackDoor(proxy: Server): Promise<{ port: number; close: () =
   });
 }
 
-/**
- * A folder of this user's alone for a Unix socket: in the temp folder, or in
- * /tmp when the temp folder's path is so long that a socket's would pass the
- * 108 bytes a socket address holds (Node would cut it short, outside the folder).
- */
-export function shortPrivateDir(prefix: string): string {
-  for (const base of [tmpdir(), '/tmp']) {
-    const dir = mkdtempSync(join(base, prefix));
-    if (join(dir, 'proxy.sock').length <= 100) return dir;
-    rmSync(dir, { recursive: true, force: true });
-  }
-  throw new SandboxUnavailableError('no temp folder with a path short enough for a Unix socket; nothing was run');
-}
+export { shortPrivateDir } from '../util/socket-dir.js';
 
 /**
  * The release date of a gVisor runtime's program (runsc --version: "release-20230807.0" or Debian's

@@ -32,6 +32,11 @@ import type { NativeContext, NativePrepared } from './context.js';
 
 export type { NativeContext, NativePrepared } from './context.js';
 
+/** An environment's set variables (undefined ones dropped). */
+function definedOnly(env: NodeJS.ProcessEnv): Record<string, string> {
+  return Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => typeof e[1] === 'string'));
+}
+
 /** stashbase's own package and node's installation (lib/hooks/cli-files.ts); none when they cannot be found. */
 function ownFiles(): string[] {
   try {
@@ -198,7 +203,7 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
       isolateNetwork: isolate,
       seccompFile: join(runDir, 'seccomp.bpf'),
       landlock: allowList ? { perl, arch: process.arch as LandlockArch, files: landlockFiles, warn: ctx.announce === true } : null,
-      env: agentEnv,
+      env: { ...agentEnv, base: definedOnly(ctx.env) },
       userns: usesUserNamespace(ctx.mechanism.path),
     };
     relay = bridged

@@ -9,9 +9,10 @@ import { remoteServers } from '../mcp/servers.js';
 import { expandedPaths } from '../paths/expand.js';
 import { allowWritePaths } from '../native/write-areas.js';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
+import { socketDir } from '../util/socket-dir.js';
+import { runStateDirOf } from '../run/run-dir.js';
 import { sandboxFilter, seccompSupported } from '../../templates/seccomp.js';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LocalServer, localServerCommand } from '../mcp/local-server.js';
 import { DEFAULT_LIMITS, type ProxyLimits } from './limits.js';
@@ -52,7 +53,8 @@ export async function proxyForRun(o: RunProxyInput): Promise<RunProxy> {
     if (cfg.local === null) continue;
     const server = mcp.find((m) => m.name === name)!;
     // Each server's own folder: its seccomp filter and, with hosts, the socket of a proxy of its own bound into its sandbox (its hosts alone, audited as its).
-    const dir = mkdtempSync(join(tmpdir(), 'stashbase-mcp-'));
+    // In the run's own folder (no sandbox sees it; reaped with a killed run), else a private temp folder.
+    const dir = socketDir(join(runStateDirOf(o.home, o.session), `mcp-${name}`), 'stashbase-mcp-');
     const seccompFile = join(dir, 'seccomp.bpf');
     if (seccompSupported(process.arch)) writeFileSync(seccompFile, sandboxFilter(process.arch, { unixSockets: true }));
     let own: { socket: string; token: string; close: () => void } | undefined;

@@ -43,7 +43,7 @@ const bwrapInput: BwrapInput = {
   isolateNetwork: true,
   seccompFile: `${RUN}/seccomp.bpf`,
   landlock: null,
-  env: { set: { HTTPS_PROXY: 'http://stashbase:t0ken@127.0.0.1:18080', GITHUB_TOKEN: 'ghp_SBPHxxxxxxxxxxxxxxxxxxxx' }, unset: ['STASHBASE_API_KEY', 'GITHUB_TOKEN'] },
+  env: { base: { PATH: '/usr/bin:/bin', HOME: '/home/u', GITHUB_TOKEN: 'ghp_realRealReal', STASHBASE_API_KEY: 'sk-real' }, set: { HTTPS_PROXY: 'http://stashbase:t0ken@127.0.0.1:18080', GITHUB_TOKEN: 'ghp_SBPHxxxxxxxxxxxxxxxxxxxx' }, unset: ['STASHBASE_API_KEY', 'GITHUB_TOKEN'] },
   userns: true,
 };
 
@@ -55,7 +55,8 @@ test('bwrap (writes as an allow-list): the whole argument list', () => {
     '--die-with-parent', '--unshare-pid', '--unshare-ipc', '--unshare-cgroup-try', '--unshare-net',
     '--unshare-user', '--userns-block-fd', '6',
     '--cap-drop', 'ALL',
-    '--unsetenv', 'STASHBASE_API_KEY', '--unsetenv', 'GITHUB_TOKEN',
+    // The agent's whole environment, from none: stashbase's less the dropped credentials, plus what the run sets.
+    '--clearenv', '--setenv', 'PATH', '/usr/bin:/bin', '--setenv', 'HOME', '/home/u',
     '--setenv', 'HTTPS_PROXY', 'http://stashbase:t0ken@127.0.0.1:18080', '--setenv', 'GITHUB_TOKEN', 'ghp_SBPHxxxxxxxxxxxxxxxxxxxx',
     '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc',
     '--ro-bind', '/proc/sys', '/proc/sys', '--ro-bind', '/proc/sysrq-trigger', '/proc/sysrq-trigger',
@@ -76,8 +77,10 @@ test('bwrap (writes as an allow-list): the whole argument list', () => {
     '--chdir', P,
     '--', '/usr/bin/perl', '-e', GATE_SCRIPT, '--', 'claude', '--model', "it's $x",
   ]);
-  // The agent's environment is bwrap's to set: the processes outside the sandbox run with stashbase's own.
-  assert.deepEqual([cmd.env, cmd.unsetEnv], [{}, []]);
+  // The agent's environment is bwrap's to set: bwrap and the sandbox's pid 1 (whose environ the agent could read) run with a bare PATH.
+  assert.deepEqual([cmd.env, cmd.unsetEnv, cmd.onlyEnv], [{ PATH: '/usr/bin:/bin' }, [], true]);
+  assert.equal(cmd.args.join(' ').includes('ghp_realRealReal'), false);
+  assert.equal(cmd.args.join(' ').includes('sk-real'), false);
   assert.deepEqual(cmd.fds, [{ fd: 3, path: `${RUN}/seccomp.bpf` }]);
   assert.deepEqual(cmd.pipes, [{ fd: 4, direction: 'from-child' }, { fd: 5, direction: 'to-child' }, { fd: 6, direction: 'to-child' }, { fd: 8, direction: 'to-child' }]);
 });
@@ -85,9 +88,9 @@ test('bwrap (writes as an allow-list): the whole argument list', () => {
 test('bwrap (writes = "deny-list"): the host writable, /sys read-only, deny_write bound read-only', () => {
   const cmd = buildBwrapCommand({
     ...bwrapInput, writes: 'deny-list', privateTmp: [], scratch: [], binds: [], pinned: ['/home', '/home/u'],
-    denyWrite: [{ path: '/home/u/.bashrc', kind: 'file' }], env: { set: {}, unset: [] },
+    denyWrite: [{ path: '/home/u/.bashrc', kind: 'file' }], env: { base: {}, set: {}, unset: [] },
   });
-  const binds = cmd.args.slice(cmd.args.indexOf('ALL') + 1, cmd.args.indexOf('--perms'));
+  const binds = cmd.args.slice(cmd.args.indexOf('--clearenv') + 1, cmd.args.indexOf('--perms'));
   assert.deepEqual(binds, [
     '--bind', '/', '/', '--ro-bind', '/sys', '/sys', '--dev', '/dev', '--proc', '/proc',
     '--ro-bind', '/proc/sys', '/proc/sys', '--ro-bind', '/proc/sysrq-trigger', '/proc/sysrq-trigger',
