@@ -1,7 +1,8 @@
 // Gathers what a Docker run needs (image, mounts, environment, names) and
 // builds its Plan. Nothing here changes the disk or talks to Docker: facts
 // that need the engine (gateway, ports, which volumes exist) come in as input.
-import { basename, join, relative } from 'node:path';
+import { existsSync } from 'node:fs';
+import { basename, dirname, join, relative } from 'node:path';
 import { caEnv, proxyEnv, SANDBOX_MARKER_ENV } from '../../templates/native-plan.js';
 import { hookVariables } from '../hooks/run-env.js';
 import type { ScanMount } from '../hooks/host-scan.js';
@@ -152,9 +153,16 @@ function shadowMounts(protection: Protection, runDir: string): Mount[] {
  */
 function pinMounts(protection: Protection, within: string, taken: Mount[]): Mount[] {
   const targets = new Set(taken.map((m) => m.target));
-  return protection.pinned
-    .filter((p) => p.startsWith(within + '/') && !targets.has(p))
+  return [...new Set(protection.pinned)]
+    .filter((p) => p.startsWith(within + '/') && !targets.has(p) && existsSync(p))
     .map((p): Mount => ({ type: 'bind', source: p, target: p, readonly: false }));
+}
+
+/** The folders strictly between `top` and `path`, outermost first. */
+function between(top: string, path: string): string[] {
+  const out: string[] = [];
+  for (let d = dirname(path); d !== top && d.startsWith(top + '/'); d = dirname(d)) out.unshift(d);
+  return out;
 }
 
 export function containerUser(desktop: boolean): string | null {
@@ -234,7 +242,9 @@ export function prepareDocker(ctx: DockerContext, facts: RuntimeFacts, draft?: P
   }
   mounts.push(...shadowMounts(protection, runDir));
   for (const v of volumes) mounts.push({ type: 'volume', source: v.name, target: v.target, readonly: false });
-  mounts.push(...pinMounts(protection, ctx.worktree?.path ?? ctx.cwd, mounts));
+  // The folders above an isolated path too (found in review): renamed away, the host's copy would be where a local MCP server writes.
+  const within = ctx.worktree?.path ?? ctx.cwd;
+  mounts.push(...pinMounts({ ...protection, pinned: [...protection.pinned, ...volumes.flatMap((v) => between(within, v.target))] }, within, mounts));
   // `stashbase agent hooks …` inside the container runs on the host (templates/stand-in.ts).
   // Mounted in every run: where the profile does not allow the check it stands aside, so a
   // hook installed in the shared home volume never blocks the agent's every command.

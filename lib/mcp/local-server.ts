@@ -61,10 +61,14 @@ export interface LocalServerInput {
   tree?: { protection: Pick<Protection, 'denyRead' | 'denyWrite' | 'placeholders' | 'fileStandIns' | 'pinned'>; isolated: string[] };
   /** The seccomp filter's file (the agent's, with Unix sockets: the server's relay uses one), bound as descriptor 3. */
   seccompFile?: string;
+  /** The run's writes are a deny-list: the agent could change the server's program and files before it starts. */
+  denyListWrites?: boolean;
 }
 
 export function localServerCommand(cfg: LocalMcpConfig, o: LocalServerInput): Command | string {
   if ((o.platform ?? process.platform) !== 'linux') return 'local MCP servers run only on Linux for now (bubblewrap confines them); list a remote server by its url';
+  // Found in review: under a deny-list the agent writes nearly everything, the server's program and its read paths among them.
+  if (o.denyListWrites) return 'a local MCP server holds its secrets, and with writes = "deny-list" the agent could change its program or files before it runs: use the allow-list (the default) or a remote server';
   const bwrap = findTool('bwrap', o.env);
   if (!bwrap) return 'bubblewrap (bwrap) is not installed, and a local MCP server never runs unconfined';
   const env: Record<string, string> = { PATH: o.env.PATH ?? '/usr/bin:/bin', HOME: '/tmp', TMPDIR: '/tmp', LANG: o.env.LANG ?? 'C.UTF-8' };
@@ -91,6 +95,8 @@ export function localServerCommand(cfg: LocalMcpConfig, o: LocalServerInput): Co
   const readOnly: string[] = [];
   if (cfg.workdir !== 'none' && (cwd === home || home.startsWith(cwd + '/'))) return `workdir = "${cfg.workdir}" from your home (or above it) would show the server all of it: run from a project folder`;
   if (cfg.workdir === 'write') {
+    // Without the agent's seccomp filter the server could leave setuid files in the tree.
+    if (o.seccompFile === undefined) return `workdir = "write" needs the agent's seccomp filter, which has none for ${process.arch}: use workdir = "read"`;
     const plan = treeProtection(cwd, o);
     if (typeof plan === 'string') return plan;
     binds.push({ src: cwd, dest: cwd, rw: true });

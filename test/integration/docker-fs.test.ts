@@ -211,6 +211,20 @@ describe(`Docker backend: filesystem, environment and limits (real engine, ${DOC
     assert.ok(Number(forks) > 100 && Number(forks) < 2048, `forks before the limit: ${forks}`);
   });
 
+  test('isolated paths: a folder above one cannot be renamed away (found in review: the host copy would then be where a local MCP server writes); control: outside it can', async () => {
+    writeFile(join(proj, 'web', 'node_modules', 'keep.txt'), 'host\n');
+    const r = await run(['--docker-isolated-paths', 'web/node_modules'], 'mv web web2 2>/dev/null && echo moved || echo refused');
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, 'refused\n');
+    assert.equal(readFileSync(join(proj, 'web', 'node_modules', 'keep.txt'), 'utf8'), 'host\n');
+    const { renameSync } = await import('node:fs');
+    renameSync(join(proj, 'web'), join(proj, 'web2'));
+    renameSync(join(proj, 'web2'), join(proj, 'web'));
+    rmSync(join(proj, 'web'), { recursive: true, force: true });
+    const removed = await cli(['agent', 'docker', 'cleanup', '--isolated-paths', '--yes'], { env: t.env, timeoutMs: 60_000 });
+    assert.equal(removed.code, 0, removed.stderr);
+  });
+
   test('isolated paths: one volume per repository and entry, persists across runs, the host copy untouched', async () => {
     writeFile(join(proj, 'node_modules', 'host-only.txt'), 'host\n');
     // Python, not ls: coreutils' statx fails under Debian's runsc.

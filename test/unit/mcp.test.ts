@@ -226,11 +226,14 @@ test('a local server\'s confinement: the system, node, what read names; the work
   assert.ok(tail.includes(' --seccomp 3 --unshare-all '), tail.slice(0, 400));
   assert.deepEqual(write.fds, [{ fd: 3, path: '/run/f.bpf' }]);
   // A protected or isolated path that does not exist (outside .git, read-only whole) could be created: the server does not start.
-  const missing = (t2: typeof tree) => localServerCommand({ ...base, read: [], workdir: 'write' }, { env: { PATH: process.env.PATH }, home: t.home, cwd: wt, platform: 'linux', tree: t2 });
+  const missing = (t2: typeof tree) => localServerCommand({ ...base, read: [], workdir: 'write' }, { env: { PATH: process.env.PATH }, home: t.home, cwd: wt, platform: 'linux', tree: t2, seccompFile: '/run/f.bpf' });
   assert.equal(missing({ ...tree, protection: { ...protection, fileStandIns: [join(wt, '.envrc')] } }), `${wt}/.envrc is protected from writes but does not exist, so the server could create it (workdir = "write")`);
   assert.equal(missing({ ...tree, isolated: [join(wt, 'vendor')] }), `${wt}/vendor is protected from writes but does not exist, so the server could create it (workdir = "write")`);
-  assert.equal(localServerCommand({ ...base, read: [], workdir: 'write' }, { env: { PATH: process.env.PATH }, home: t.home, cwd: wt, platform: 'linux' }), "the working tree's protections are unknown");
-  assert.match(String(localServerCommand({ ...base, read: [], workdir: 'write' }, { env: { PATH: process.env.PATH }, home: t.home, cwd: t.home, platform: 'linux', tree })), /workdir = "write" from your home/);
+  assert.equal(localServerCommand({ ...base, read: [], workdir: 'write' }, { env: { PATH: process.env.PATH }, home: t.home, cwd: wt, platform: 'linux', seccompFile: '/run/f.bpf' }), "the working tree's protections are unknown");
+  // Found in review: without the agent's seccomp filter (an architecture it lacks), no writable tree; under a deny-list, no local server at all.
+  assert.match(String(localServerCommand({ ...base, read: [], workdir: 'write' }, { env: { PATH: process.env.PATH }, home: t.home, cwd: wt, platform: 'linux', tree })), /^workdir = "write" needs the agent's seccomp filter/);
+  assert.match(String(localServerCommand({ ...base, read: [], workdir: 'none' }, { env: { PATH: process.env.PATH }, home: t.home, cwd: wt, platform: 'linux', denyListWrites: true })), /with writes = "deny-list" the agent could change its program or files before it runs/);
+  assert.match(String(localServerCommand({ ...base, read: [], workdir: 'write' }, { env: { PATH: process.env.PATH }, home: t.home, cwd: t.home, platform: 'linux', tree, seccompFile: '/run/f.bpf' })), /workdir = "write" from your home/);
   assert.equal(localServerCommand({ ...base, workdir: 'none' }, { env: {}, home: t.home, cwd: dir, platform: 'darwin' }), 'local MCP servers run only on Linux for now (bubblewrap confines them); list a remote server by its url');
 });
 
