@@ -6,7 +6,7 @@
 // bench/proxy.mjs measures the native backend). With runc and under runsc.
 // Target: >= 0.35 of direct (the median pair), as the native relay.
 // Needs an image with node (the agents test image by default: IMAGE=...).
-import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { copyFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { benchUpstream, median, orderedClient, setup } from './lib.mjs';
 
@@ -21,17 +21,9 @@ const REAL = 'ghp_realRealRealRealRealRealReal0123456';
 const up = await benchUpstream(home);
 const upPort = up.port;
 const caFile = up.caFile;
-const proj = join(home, 'proj');
-mkdirSync(join(home, '.stashbase', 'agents'), { recursive: true });
-mkdirSync(proj, { recursive: true });
+const proj = up.profile(['[sandbox]', 'backend = "docker"', `image = "${IMAGE}"`]);
 // The client's two files, in the folder the container sees.
 for (const f of ['proxy-client.mjs', 'tls-client.mjs']) copyFileSync(new URL(`./${f}`, import.meta.url).pathname, join(proj, f));
-writeFileSync(join(home, '.stashbase', 'agents', 'bench.toml'), [
-  '[sandbox]', 'backend = "docker"', `image = "${IMAGE}"`,
-  '[network]', 'egress_hosts = ["api.test"]', `upstream_ca_file = "${caFile}"`,
-  '[network.hosts]', `"api.test" = "127.0.0.1:${upPort}"`,
-  '[secrets.BENCH_TOKEN]', 'source = "REAL_TOKEN"', 'hosts = ["api.test"]',
-].join('\n') + '\n');
 const client = (cmd, args, extraEnv) => orderedClient(cmd, args, { cwd: proj, env: { ...env, ...extraEnv } });
 
 const rows = [];

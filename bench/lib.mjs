@@ -212,5 +212,21 @@ export async function benchUpstream(home) {
   await new Promise((r) => upstream.listen(0, '127.0.0.1', r));
   const caFile = join(home, 'upstream-ca.pem');
   writeFileSync(caFile, upCaPem);
-  return { port: upstream.address().port, caFile, close: () => upstream.close() };
+  const port = upstream.address().port;
+  return {
+    port, caFile, close: () => upstream.close(),
+    /** The bench profile (api.test mapped here, its secret bound from REAL_TOKEN) and the project folder, with `sandbox` lines first. */
+    profile: (sandbox = []) => {
+      const proj = join(home, 'proj');
+      mkdirSync(join(home, '.stashbase', 'agents'), { recursive: true });
+      mkdirSync(proj, { recursive: true });
+      writeFileSync(join(home, '.stashbase', 'agents', 'bench.toml'), [
+        ...sandbox,
+        '[network]', 'egress_hosts = ["api.test"]', `upstream_ca_file = "${caFile}"`,
+        '[network.hosts]', `"api.test" = "127.0.0.1:${port}"`,
+        '[secrets.BENCH_TOKEN]', 'source = "REAL_TOKEN"', 'hosts = ["api.test"]',
+      ].join('\n') + '\n');
+      return proj;
+    },
+  };
 }

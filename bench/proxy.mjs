@@ -8,7 +8,7 @@
 // Targets: intercepted keep-alive >= 0.35 of direct and p50 added < 0.3 ms;
 // events < 5 ms late; RSS < 150 MB under the flood.
 import { spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { benchUpstream, median, orderedClient, setup } from './lib.mjs';
 
@@ -25,15 +25,7 @@ const REAL = 'ghp_realRealRealRealRealRealReal0123456';
 const up = await benchUpstream(home);
 const upPort = up.port;
 const caFile = up.caFile;
-
-const proj = join(home, 'proj');
-mkdirSync(join(home, '.stashbase', 'agents'), { recursive: true });
-mkdirSync(proj, { recursive: true });
-writeFileSync(join(home, '.stashbase', 'agents', 'bench.toml'), [
-  '[network]', 'egress_hosts = ["api.test"]', `upstream_ca_file = "${caFile}"`,
-  '[network.hosts]', `"api.test" = "127.0.0.1:${upPort}"`,
-  '[secrets.BENCH_TOKEN]', 'source = "REAL_TOKEN"', 'hosts = ["api.test"]',
-].join('\n') + '\n');
+const proj = up.profile();
 const clientJs = new URL('./proxy-client.mjs', import.meta.url).pathname;
 const flooder = new URL('./proxy-flood.mjs', import.meta.url).pathname;
 
