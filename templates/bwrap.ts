@@ -73,13 +73,13 @@ export interface BwrapInput {
   /** Denied files a rename on the host could detach: kept unreadable by Landlock (templates/landlock.ts), which runs the agent. */
   landlock: LandlockInput | null;
   /**
-   * The agent's environment: `base` (the one stashbase was started with) less
-   * `unset`, plus `set`. bwrap starts the sandbox with none of it (--clearenv)
+   * The agent's whole environment (lib/native/prepare.ts: stashbase's own
+   * less what the run removes, plus what it sets). bwrap starts the sandbox with none of it (--clearenv)
    * and gives the agent exactly this: bwrap itself runs as the sandbox's pid 1,
    * whose /proc/1/environ the agent could read where Landlock does not stop
    * it (found in review: the real values of secrets' source variables).
    */
-  env: { base: Record<string, string>; set: Record<string, string>; unset: string[] };
+  env: Record<string, string>;
   /**
    * Unprivileged: bwrap makes a user namespace. It then waits for stashbase to
    * write the uid and gid maps (--userns-block-fd), so that the relay can join
@@ -87,15 +87,6 @@ export interface BwrapInput {
    * another one inside it.
    */
   userns: boolean;
-}
-
-/** The agent's whole environment: base less unset, plus set (in that order of names). */
-export function agentEnvironment(env: BwrapInput['env']): Record<string, string> {
-  const out: Record<string, string> = Object.create(null) as Record<string, string>;
-  const unset = new Set(env.unset);
-  for (const [k, v] of Object.entries(env.base)) if (!unset.has(k)) out[k] = v;
-  for (const [k, v] of Object.entries(env.set)) out[k] = v;
-  return out;
 }
 
 export const BWRAP_FDS = { seccomp: 3, info: 4, block: 5, userns: 6, gate: GATE_FD } as const;
@@ -121,7 +112,7 @@ export function buildBwrapCommand(input: BwrapInput): Command {
     // (env, bwrap itself, the sandbox's pid 1) run with a bare PATH, never with yours (whose secrets' sources
     // pid 1's environ would show) nor with what a profile sets (LD_PRELOAD, PERL5OPT).
     '--clearenv',
-    ...Object.entries(agentEnvironment(input.env)).flatMap(([k, v]) => ['--setenv', k, v]),
+    ...Object.entries(input.env).flatMap(([k, v]) => ['--setenv', k, v]),
     // bwrap remounts every submount of a read-only bind read-only too: /sys and its cgroups among them.
     allowList ? '--ro-bind' : '--bind', '/', '/',
     ...(allowList ? [] : ['--ro-bind', '/sys', '/sys']),

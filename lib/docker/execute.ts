@@ -8,7 +8,8 @@ import { BlockList, createServer, isIPv4, type Server } from 'node:net';
 import { type Command, formatCommand } from '../../templates/command.js';
 import { FIREWALL_FAILED, FIREWALL_READY } from '../../templates/docker-firewall.js';
 import { agentCommand, gatewayCommand, HOME_VOLUME, holderCommand, networkCreateCommand, runLabels, runNames, sealedAgentCommand, teardownCommands } from '../../templates/docker-run.js';
-import { imageEntrypoint, loopbackDoor, type RunningRelay, shortPrivateDir, startRelay } from './sealed.js';
+import { imageEntrypoint, loopbackDoor, type RunningRelay, startRelay } from './sealed.js';
+import { socketDir } from '../util/socket-dir.js';
 import { WATCHDOG_DONE, watchdogCommand } from '../../templates/docker-watchdog.js';
 import { AuditLog } from '../run/audit.js';
 import { CommandFailedError, SandboxUnavailableError, StashbaseError } from '../errors.js';
@@ -173,16 +174,11 @@ export async function executeDocker({ ctx, warn, announce, interactive }: Docker
     for (const w of ph.warnings) warn(w);
     trace.mark('prepare');
     if (sealed) {
-      // No network, holder or canary. The proxy listens on a Unix socket in a folder of this user's alone, where
-      // the relay's stream (this process) connects: no other process of this host reaches it. The host-side
-      // dependency check alone, where the profile allows it, gets a loopback door to it (lib/docker/sealed.ts).
-      // In the run's own folder (denied to every sandbox, and reaped with the run should stashbase be killed); where
-      // that path is too long for a socket address, a private folder under the temp folder.
-      let socket = join(draft.runDir, 'proxy.sock');
-      if (socket.length > 100) {
-        sealedDir = shortPrivateDir('stashbase-sealed-');
-        socket = join(sealedDir, 'proxy.sock');
-      }
+      // No network, holder or canary. The proxy listens on a Unix socket in the run's own folder (denied to every
+      // sandbox, reaped with a killed run; lib/util/socket-dir.ts), where the relay's stream (this process) connects.
+      // The host-side dependency check alone, where the profile allows it, gets a loopback door to it (lib/docker/sealed.ts).
+      sealedDir = socketDir(join(draft.runDir, 'sealed'), 'stashbase-sealed-');
+      const socket = join(sealedDir, 'proxy.sock');
       accept = () => true;
       const [volumesToMake, entrypoint] = await allSettled([
         newVolumes(ctx.docker, draft.volumes),
@@ -193,8 +189,7 @@ export async function executeDocker({ ctx, warn, announce, interactive }: Docker
         door = await loopbackDoor(proxy.server);
         Object.assign(where, { host: '127.0.0.1', port: door.port });
       }
-      const proxyPort = 0;
-      const prep = prepareDocker(ctx, { gateway: '127.0.0.1', proxyPort, canaryPort: 0, newVolumes: volumesToMake, entrypoint }, draft);
+      const prep = prepareDocker(ctx, { gateway: '127.0.0.1', proxyPort: 0, canaryPort: 0, newVolumes: volumesToMake, entrypoint }, draft);
       await prepareVolumes(ctx.docker, prep.holder.image, prep.agent.user, volumesToMake);
       trace.mark('network');
       const interceptor = proxy.interceptor;

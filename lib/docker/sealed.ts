@@ -163,8 +163,6 @@ export function loopbackDoor(proxy: Server): Promise<{ port: number; close: () =
   });
 }
 
-export { shortPrivateDir } from '../util/socket-dir.js';
-
 /**
  * The release date of a gVisor runtime's program (runsc --version: "release-20230807.0" or Debian's
  * "0.0~20221219.0"), or null. Releases from 2023-08 on implement clone3, which a seccomp filter cannot

@@ -9,6 +9,7 @@ import { BRIDGE_PORT, PRCTL_SYSCALL, SENDMSG_SYSCALL, SETNS_SYSCALL, SETSID_SYSC
 import { buildNativePlan, caEnv, proxyEnv, type PlannedView, SANDBOX_MARKER_ENV } from '../../templates/native-plan.js';
 import type { SystemdRunInput } from '../../templates/systemd-run.js';
 import { SandboxUnavailableError } from '../errors.js';
+import { childEnv } from '../exec.js';
 import { removedVariables } from '../run/env-policy.js';
 import { planProtection } from '../paths/protect.js';
 import { auditFile } from '../run/audit.js';
@@ -203,7 +204,7 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
       isolateNetwork: isolate,
       seccompFile: join(runDir, 'seccomp.bpf'),
       landlock: allowList ? { perl, arch: process.arch as LandlockArch, files: landlockFiles, warn: ctx.announce === true } : null,
-      env: { ...agentEnv, base: definedOnly(ctx.env) },
+      env: definedOnly(childEnv({ file: '', args: [], env: agentEnv.set, unsetEnv: agentEnv.unset }, ctx.env)),
       userns: usesUserNamespace(ctx.mechanism.path),
     };
     relay = bridged

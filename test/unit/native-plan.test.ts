@@ -43,7 +43,8 @@ const bwrapInput: BwrapInput = {
   isolateNetwork: true,
   seccompFile: `${RUN}/seccomp.bpf`,
   landlock: null,
-  env: { base: { PATH: '/usr/bin:/bin', HOME: '/home/u', GITHUB_TOKEN: 'ghp_realRealReal', STASHBASE_API_KEY: 'sk-real' }, set: { HTTPS_PROXY: 'http://stashbase:t0ken@127.0.0.1:18080', GITHUB_TOKEN: 'ghp_SBPHxxxxxxxxxxxxxxxxxxxx' }, unset: ['STASHBASE_API_KEY', 'GITHUB_TOKEN'] },
+  // The agent's whole environment, as lib/native/prepare.ts makes it (yours less the dropped credentials, plus the run's).
+  env: { PATH: '/usr/bin:/bin', HOME: '/home/u', HTTPS_PROXY: 'http://stashbase:t0ken@127.0.0.1:18080', GITHUB_TOKEN: 'ghp_SBPHxxxxxxxxxxxxxxxxxxxx' },
   userns: true,
 };
 
@@ -88,7 +89,7 @@ test('bwrap (writes as an allow-list): the whole argument list', () => {
 test('bwrap (writes = "deny-list"): the host writable, /sys read-only, deny_write bound read-only', () => {
   const cmd = buildBwrapCommand({
     ...bwrapInput, writes: 'deny-list', privateTmp: [], scratch: [], binds: [], pinned: ['/home', '/home/u'],
-    denyWrite: [{ path: '/home/u/.bashrc', kind: 'file' }], env: { base: {}, set: {}, unset: [] },
+    denyWrite: [{ path: '/home/u/.bashrc', kind: 'file' }], env: {},
   });
   const binds = cmd.args.slice(cmd.args.indexOf('--clearenv') + 1, cmd.args.indexOf('--perms'));
   assert.deepEqual(binds, [
