@@ -1,8 +1,8 @@
 // The whole Docker-backend run as a Plan: every docker command in the order a
 // real run executes it, teardown included, with the in-process steps between.
 import { FIREWALL_READY } from './docker-firewall.js';
-import { agentCommand, type AgentInput, gatewayCommand, holderCommand, type HolderInput, networkCreateCommand, RELAY_PORT, relayExecCommand, relayUid, runNames, sealedAgentCommand, type SealedInput, teardownCommands } from './docker-run.js';
-import { type IsolatedVolume, volumeCreateCommand, volumeOwnCommand } from './docker-volumes.js';
+import { agentCommand, type AgentInput, gatewayCommand, HOME_VOLUME, holderCommand, type HolderInput, networkCreateCommand, RELAY_PORT, relayExecCommand, relayUid, runLabels, runNames, sealedAgentCommand, type SealedInput, teardownCommands } from './docker-run.js';
+import { type IsolatedVolume, volumeCreateCommand, volumeMeasureCommand, volumeOwnCommand } from './docker-volumes.js';
 import { WATCHDOG_DONE, watchdogCommand } from './docker-watchdog.js';
 import { gitDirStepText, type PlannedGitDir } from './git-import.js';
 import { commandStep, internalStep, type Plan, type PlanStep } from './plan.js';
@@ -54,6 +54,7 @@ export function buildDockerPlan(p: DockerPlanInput): Plan {
   steps.push(
     internalStep('watchdog', `start the watchdog in a session of its own, reading a pipe of this process's: "${WATCHDOG_DONE}" when the run ends, and on end of file (stashbase killed) it removes ${names.agent}, ${names.holder} and ${names.network}:`),
     commandStep('watchdog', watchdogCommand(docker, p.session)),
+    ...measureSteps(docker, p),
     commandStep('network', networkCreateCommand(docker, p.session, p.holder.pid, p.holder.desktop)),
     ...(p.holder.desktop ? [] : [commandStep('gateway', gatewayCommand(docker, p.session))]),
     internalStep('proxy', `start the egress proxy in this process on ${p.proxyBind}:<proxy-port>, and a canary listener on ${p.proxyBind}:<canary-port> that the firewall must make unreachable`),
@@ -74,6 +75,14 @@ export function buildDockerPlan(p: DockerPlanInput): Plan {
   return { title: `stashbase agent run: session ${p.session}, profile ${p.profile}, docker backend (image ${p.agent.image})`, steps };
 }
 
+/** The home volume's measurement, started with the run and told to measure once the agent's container is gone (lib/docker/home-volume.ts). */
+function measureSteps(docker: string, p: DockerPlanInput): PlanStep[] {
+  return [
+    internalStep('volume-measure', `start the home volume's measurement in a session of its own: it waits for a line, sent once the agent's container is gone, then prints ${HOME_VOLUME}'s size (on end of file, the agent never started or stashbase was killed, it ends unmeasured):`),
+    commandStep('volume-measure', volumeMeasureCommand(docker, p.holder.image, HOME_VOLUME, `${runNames(p.session).network}-du`, runLabels(p.session, p.holder.pid))),
+  ];
+}
+
 /** A sealed run: no network or holder; the proxy on loopback, the agent's container with no interface, the relay exec'd into it. */
 function sealedPlan(p: DockerPlanInput, a: SealedInput, steps: PlanStep[]): Plan {
   const docker = a.docker;
@@ -81,6 +90,7 @@ function sealedPlan(p: DockerPlanInput, a: SealedInput, steps: PlanStep[]): Plan
   steps.push(
     internalStep('watchdog', `start the watchdog in a session of its own, reading a pipe of this process's: "${WATCHDOG_DONE}" when the run ends, and on end of file (stashbase killed) it removes ${names.agent}:`),
     commandStep('watchdog', watchdogCommand(docker, p.session, true)),
+    ...measureSteps(docker, p),
     internalStep('proxy', 'start the egress proxy in this process on 127.0.0.1:<proxy-port> (loopback only: the relay\'s stream is its only client from the container)'),
   );
   if (p.newVolumes.length > 0) {

@@ -31,6 +31,23 @@ export function volumeInspectCommand(docker: string, names: string[]): Command {
 }
 
 /**
+ * The same measurement, started with the run and held until told: a container
+ * that waits for one line on its stdin, then prints the volume's size in KiB
+ * (du as in volumeSizeCommand). Its start overlaps the run's own; what is
+ * left at the end is du itself. End of input without a line (the run never
+ * started its agent, or stashbase died) ends it unmeasured; --rm removes it.
+ */
+export function volumeMeasureCommand(docker: string, image: string, volume: string, name: string, labels: string[]): Command {
+  return {
+    file: docker,
+    args: [
+      'run', '-i', '--rm', '--name', name, ...labels, '--network', 'none', '--cap-drop', 'ALL', '--cap-add', 'DAC_READ_SEARCH', '--security-opt', 'no-new-privileges',
+      '--user', '0:0', '--read-only', '--mount', `type=volume,source=${volume},target=/v,readonly`, '--entrypoint', 'sh', image, '-c', 'read -r _ && exec du -skx /v',
+    ],
+  };
+}
+
+/**
  * The size of a volume, in KiB: du as root with only the capability to read
  * any folder (the agent's chmod 000 hides nothing), read-only, no network.
  * `name` lets a run's teardown and `agent docker cleanup` find it.

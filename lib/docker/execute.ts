@@ -22,7 +22,7 @@ import { createPlaceholders, createRunDir, removePlaceholders, removeRunDir, run
 import { removeSession, writeSession } from '../run/session.js';
 import { Trace } from '../run/trace.js';
 import { defaultImageRef, ensureRunImages } from './image.js';
-import { growthWarning, lastSize, measureVolume, recordSize } from './home-volume.js';
+import { growthWarning, holdMeasure, lastSize, recordSize } from './home-volume.js';
 import { sizeBytes } from '../profile/docker-values.js';
 import { type DockerContext, type DockerPrepared, prepareDocker, seccompFileOf } from './prepare.js';
 import { agentSeccompProfile } from '../../templates/docker-seccomp.js';
@@ -155,6 +155,8 @@ export async function executeDocker({ ctx, warn, announce, interactive }: Docker
   let sealedDir: string | null = null;
   let door: { port: number; close: () => void } | null = null;
   let agentStarted = false;
+  // The agents' home volume is measured after the run by a container started now (lib/docker/home-volume.ts).
+  const volumeMeasure = holdMeasure(ctx.docker, defaultImageRef(ctx.env), HOME_VOLUME, `${names.network}-du`, runLabels(ctx.session, process.pid));
   try {
     // Until the network exists nobody may connect; then only its containers (Linux), or anyone on loopback (Desktop's VM forwards from there).
     let accept: (address: string) => boolean = () => false;
@@ -182,7 +184,7 @@ export async function executeDocker({ ctx, warn, announce, interactive }: Docker
       accept = () => true;
       const [volumesToMake, entrypoint] = await allSettled([
         newVolumes(ctx.docker, draft.volumes),
-        ensureRunImages({ docker: ctx.docker, home, env: ctx.env, choice: ctx.choice, interactive, warn }).then(() => imageEntrypoint(ctx.docker, ctx.choice.ref)),
+        entrypointOf(ctx, ensureRunImages({ docker: ctx.docker, home, env: ctx.env, choice: ctx.choice, interactive, warn })),
         listenPath(proxy.server, socket),
       ]);
       if (ctx.profile.allowHooks.includes('dependency_check')) {
@@ -245,10 +247,11 @@ export async function executeDocker({ ctx, warn, announce, interactive }: Docker
     exitCode = err instanceof StashbaseError ? err.exitCode : 70;
     throw err;
   } finally {
-    // The agents' home volume, measured while the rest is taken down (lib/docker/home-volume.ts).
+    // The agents' home volume, measured while the rest is taken down.
     relay?.stop();
     door?.close();
-    const measuring = holder !== null || agentStarted ? measureVolume(ctx.docker, defaultImageRef(ctx.env), HOME_VOLUME, `${names.network}-du`, runLabels(ctx.session, process.pid)) : null;
+    const measuring = holder !== null || agentStarted ? volumeMeasure.measure() : null;
+    if (!measuring) volumeMeasure.cancel();
     await teardown(ctx, networkCreated || holder !== null || agentStarted, warn);
     watchdog.child.stdin?.end(`${WATCHDOG_DONE}\n`);
     holder?.child.kill('SIGKILL');
@@ -266,6 +269,20 @@ export async function executeDocker({ ctx, warn, announce, interactive }: Docker
     trace.mark('teardown');
     trace.print();
   }
+}
+
+/**
+ * The run's image's entrypoint, asked while its images are checked: the answer
+ * counts once the check is done and the image is still the one asked of (a
+ * missing image is built, a Dockerfile's may get a new tag); otherwise it is
+ * asked again.
+ */
+async function entrypointOf(ctx: DockerContext, imagesChecked: Promise<void>): Promise<string[]> {
+  const asked = ctx.choice.ref;
+  const early = imageEntrypoint(ctx.docker, asked).catch(() => null);
+  await imagesChecked;
+  const answer = await early;
+  return answer !== null && ctx.choice.ref === asked ? answer : imageEntrypoint(ctx.docker, ctx.choice.ref);
 }
 
 /** The dependency check the host runs for the container: through the run's proxy, confined, with the proxy's CA. */

@@ -4,25 +4,86 @@
 // $STASHBASE_HOME/docker/home-volume.json, written by stashbase only.
 import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { volumeSizeCommand } from '../../templates/docker-volumes.js';
-import { capture } from '../exec.js';
+import { volumeMeasureCommand, volumeSizeCommand } from '../../templates/docker-volumes.js';
+import { capture, start } from '../exec.js';
 import { isJsonObject, parseJson } from '../readback/json.js';
 import { readBackText } from '../readback/file.js';
 
 /** Past this, du is stopped and the size is unknown (an agent's millions of files). */
 const MEASURE_TIMEOUT_MS = 60_000;
 
+type Size = { bytes: number } | { why: string };
+
+function parseDu(out: string): Size {
+  const m = /^(\d+)\s/.exec(out);
+  return m ? { bytes: Number(m[1]) * 1024 } : { why: `du printed ${JSON.stringify(out.slice(0, 80))}` };
+}
+
 /** The volume's size in bytes, or why it is unknown. */
 export async function measureVolume(docker: string, image: string, volume: string, name: string, labels: string[]): Promise<{ bytes: number } | { why: string }> {
   try {
     const out = await capture(volumeSizeCommand(docker, image, volume, name, labels), undefined, MEASURE_TIMEOUT_MS);
-    const m = /^(\d+)\s/.exec(out);
-    if (!m) return { why: `du printed ${JSON.stringify(out.slice(0, 80))}` };
-    return { bytes: Number(m[1]) * 1024 };
+    return parseDu(out);
   } catch (e) {
     await capture({ file: docker, args: ['rm', '--force', name] }).catch(() => undefined);
     return { why: (e as Error).message.split('\n')[0] ?? 'failed' };
   }
+}
+
+export interface HeldMeasure {
+  /** Measures now (the run's agent container is gone) and resolves with the size, or why it is unknown. */
+  measure(): Promise<Size>;
+  /** Ends it unmeasured. */
+  cancel(): void;
+}
+
+/**
+ * A measurement started with the run (templates/docker-volumes.ts
+ * volumeMeasureCommand), in a session of its own so that the terminal's
+ * Ctrl+C, meant for the agent, does not end it. Its first line is read
+ * (bounded), and its docker CLI is not waited for: --rm has the engine remove
+ * the container.
+ */
+export function holdMeasure(docker: string, image: string, volume: string, name: string, labels: string[]): HeldMeasure {
+  const s = start(volumeMeasureCommand(docker, image, volume, name, labels), ['pipe', 'pipe', 'pipe'], true);
+  s.exit.catch(() => 0);
+  s.child.stdin?.on('error', () => {});
+  let out = '';
+  let err = '';
+  const line = new Promise<Size>((resolve) => {
+    s.child.stdout?.on('data', (b: Buffer) => {
+      out = (out + b.toString('utf8')).slice(0, 4096);
+      if (out.includes('\n')) resolve(parseDu(out));
+    });
+    s.child.stderr?.on('data', (b: Buffer) => {
+      err = (err + b.toString('utf8')).slice(-4096);
+    });
+    s.child.on('close', (code) => resolve(out.includes('\n') ? parseDu(out) : { why: err.trim().split('\n').pop() || `its container ended (${code})` }));
+    s.child.on('error', (e) => resolve({ why: e.message }));
+  });
+  const release = () => {
+    s.child.stdout?.destroy();
+    s.child.stderr?.destroy();
+    s.child.unref();
+  };
+  return {
+    async measure() {
+      s.child.stdin?.end('\n');
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<Size>((resolve) => {
+        timer = setTimeout(() => resolve({ why: `du did not finish in ${MEASURE_TIMEOUT_MS / 1000} s` }), MEASURE_TIMEOUT_MS);
+      });
+      const size = await Promise.race([line, late]);
+      clearTimeout(timer);
+      if ('why' in size) await capture({ file: docker, args: ['rm', '--force', name] }).catch(() => undefined);
+      release();
+      return size;
+    },
+    cancel() {
+      s.child.stdin?.end();
+      release();
+    },
+  };
 }
 
 export function recordFile(stashbaseHome: string): string {

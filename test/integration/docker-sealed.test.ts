@@ -236,6 +236,8 @@ for (const mode of [{ name: 'sealed, runc', flags: ['--docker-network', 'sealed'
       process.kill(Number(watchdog), 'SIGKILL');
       b.child.kill('SIGKILL');
       await b.exit;
+      // The home volume's measurement ends with stashbase's end of input, unmeasured; only the orphaned agent stays.
+      for (let i = 0; i < 100 && leftoversOf(b.session).includes(`stashbase-agent-run-${b.session}-du`); i++) await new Promise((r) => setTimeout(r, 100));
       assert.deepEqual(leftoversOf(b.session), [`stashbase-agent-run-${b.session}-agent`]);
       const status = JSON.parse((await cli(['agent', 'docker', 'status', '--json'], { env: t.env })).stdout) as { runs: Array<{ session: string; orphaned: boolean; containers: string[] }> };
       assert.deepEqual(status.runs.filter((r) => r.session === b.session).map((r) => [r.orphaned, r.containers]), [[true, [`stashbase-agent-run-${b.session}-agent`]]]);

@@ -7,7 +7,7 @@ import { buildDockerPlan, type DockerPlanInput } from '../../templates/docker-pl
 import { agentCommand, relayExecCommand, relayUid, sealedAgentCommand, type SealedInput, type AgentInput, holderCommand, type HolderInput, mountArg, networkCreateCommand, teardownCommands } from '../../templates/docker-run.js';
 import { defaultBuildCommand, shellCommand } from '../../templates/docker-image.js';
 import { agentsSource } from '../../lib/docker/agents-source.js';
-import { volumeOwnCommand, volumeSizeCommand } from '../../templates/docker-volumes.js';
+import { volumeMeasureCommand, volumeOwnCommand, volumeSizeCommand } from '../../templates/docker-volumes.js';
 import { growthWarning } from '../../lib/docker/home-volume.js';
 import { sizeBytes } from '../../lib/profile/docker-values.js';
 import { formatPlan, planToJson } from '../../templates/plan.js';
@@ -125,6 +125,11 @@ test('images: default build, --force refreshes, agents from npm, a Dockerfile is
     'run', '--rm', '--name', 'n-du', '--label', 'a=b', '--network', 'none', '--cap-drop', 'ALL', '--cap-add', 'DAC_READ_SEARCH', '--security-opt', 'no-new-privileges',
     '--user', '0:0', '--read-only', '--mount', 'type=volume,source=stashbase-agent-home,target=/v,readonly', '--entrypoint', 'du', 'img', '-skx', '/v',
   ]);
+  // Held until told: one line on its stdin, then du; end of input without one ends it unmeasured.
+  assert.deepEqual(volumeMeasureCommand('docker', 'img', 'stashbase-agent-home', 'n-du', ['--label', 'a=b']).args, [
+    'run', '-i', '--rm', '--name', 'n-du', '--label', 'a=b', '--network', 'none', '--cap-drop', 'ALL', '--cap-add', 'DAC_READ_SEARCH', '--security-opt', 'no-new-privileges',
+    '--user', '0:0', '--read-only', '--mount', 'type=volume,source=stashbase-agent-home,target=/v,readonly', '--entrypoint', 'sh', 'img', '-c', 'read -r _ && exec du -skx /v',
+  ]);
   const gb = 1024 ** 3;
   assert.equal(growthWarning('v', null, 2 * gb, gb, '1g'), 'the agents\' home volume v now holds 2.1 GB, past home_volume_warn = "1g": look with stashbase agent docker shell (du -sh ~/.[!.]* ~/*), or start it afresh with docker volume rm v');
   assert.equal(growthWarning('v', gb, 2 * gb, gb, '1g'), 'the agents\' home volume v now holds 2.1 GB, 1.1 GB more than after the last run, past home_volume_warn = "1g": look with stashbase agent docker shell (du -sh ~/.[!.]* ~/*), or start it afresh with docker volume rm v');
@@ -149,9 +154,9 @@ test('docker plan: golden dry-run, every command in order with teardown, JSON eq
   golden('docker-plan.txt', formatPlan(plan));
   const json = planToJson(plan);
   const commands = json.steps.filter((s) => s.type === 'command');
-  assert.deepEqual(commands.map((s) => s.id), ['watchdog', 'network', 'gateway', 'holder', 'volume-create', 'volume-own', 'agent', 'teardown', 'teardown']);
+  assert.deepEqual(commands.map((s) => s.id), ['watchdog', 'volume-measure', 'network', 'gateway', 'holder', 'volume-create', 'volume-own', 'agent', 'teardown', 'teardown']);
   for (const s of commands) if (s.type === 'command') assert.ok(formatPlan(plan).includes(s.shell));
-  assert.equal(formatCommand(agentCommand(agent)), (commands[6] as { shell: string }).shell);
+  assert.equal(formatCommand(agentCommand(agent)), (commands[7] as { shell: string }).shell);
 });
 
 test('docker plan, sealed: no network, holder or canary; the agent with --network none, its runtime, the relay read-only and its gate before the entrypoint and command; the relay exec\'d as a user of its own', () => {
@@ -178,8 +183,8 @@ test('docker plan, sealed: no network, holder or canary; the agent with --networ
     holder: { ...holder, proxyHost: '127.0.0.1', proxyPort: 0, canaryPort: 0 }, agent, sealed,
   });
   const commands = planToJson(plan).steps.filter((x) => x.type === 'command');
-  assert.deepEqual(commands.map((x) => x.id), ['watchdog', 'agent', 'relay', 'teardown']);
-  assert.deepEqual(commands.map((x) => (x as { shell: string }).shell).slice(1), [formatCommand(sealedAgentCommand(sealed)), formatCommand(relayExecCommand('docker', S, 2147483646)), `docker rm --force stashbase-agent-run-${S}-agent`]);
+  assert.deepEqual(commands.map((x) => x.id), ['watchdog', 'volume-measure', 'agent', 'relay', 'teardown']);
+  assert.deepEqual(commands.map((x) => (x as { shell: string }).shell).slice(1), [formatCommand(volumeMeasureCommand('docker', 'stashbase-sandbox:latest', 'stashbase-agent-home', `stashbase-agent-run-${S}-du`, ['--label', `stashbase.session=${S}`, '--label', 'stashbase.pid=4242'])), formatCommand(sealedAgentCommand(sealed)), formatCommand(relayExecCommand('docker', S, 2147483646)), `docker rm --force stashbase-agent-run-${S}-agent`]);
   // The watchdog removes the agent's container alone: there is no network or holder.
   assert.doesNotMatch((commands[0] as { shell: string }).shell, /network rm|-net/);
 });
