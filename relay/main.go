@@ -7,6 +7,11 @@
 //
 //	stashbase-relay serve PORT        the relay
 //	stashbase-relay gate PORT -- CMD  waits until the relay listens, then runs CMD in its place
+//	stashbase-relay lease SECONDS     a remote run's lease (docs/remote.md): in a container of its own
+//	                                  sharing the agent's process namespace, with CAP_KILL alone; every
+//	                                  byte on its standard input renews it; at end of input, or after
+//	                                  SECONDS without a byte, it kills every process it can see (the
+//	                                  agent's container then ends) and exits
 //
 // The framing (the same in lib/relay/frames.ts): a 9-byte header, then the
 // payload. Header: type (1 byte), stream id (4 bytes, big-endian), payload
@@ -310,8 +315,56 @@ func gate(port int, argv []string) {
 	os.Exit(126)
 }
 
+// lease: see the header. Exits 0 once it has killed (or had nothing to kill), 2 on misuse.
+func lease(seconds int) {
+	renewed := make(chan struct{}, 1)
+	ended := make(chan struct{})
+	go func() {
+		buf := make([]byte, 512)
+		for {
+			n, err := os.Stdin.Read(buf)
+			if n > 0 {
+				select {
+				case renewed <- struct{}{}:
+				default:
+				}
+			}
+			if err != nil {
+				close(ended)
+				return
+			}
+		}
+	}()
+	why := ""
+	for why == "" {
+		select {
+		case <-renewed:
+		case <-ended:
+			why = "its holder went away"
+		case <-time.After(time.Duration(seconds) * time.Second):
+			why = fmt.Sprintf("no word from its holder for %d s", seconds)
+		}
+	}
+	fmt.Fprintf(os.Stderr, "stashbase-relay: lease expired (%s): ending the run\n", why)
+	// kill(-1): every process this one may signal (CAP_KILL: all in the namespace) but itself and the namespace's init.
+	// Again until none is left: a fork between two passes is caught by the next.
+	for i := 0; i < 50; i++ {
+		if err := syscall.Kill(-1, syscall.SIGKILL); err == syscall.ESRCH {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 func main() {
 	a := os.Args
+	if len(a) == 3 && a[1] == "lease" {
+		seconds, err := strconv.Atoi(a[2])
+		if err == nil && seconds > 0 && seconds <= 86400 {
+			lease(seconds)
+			return
+		}
+	}
 	if len(a) >= 3 {
 		port, err := strconv.Atoi(a[2])
 		if err == nil && port > 0 && port < 65536 {
@@ -325,6 +378,6 @@ func main() {
 			}
 		}
 	}
-	fmt.Fprintln(os.Stderr, "usage: stashbase-relay serve PORT | gate PORT -- COMMAND...")
+	fmt.Fprintln(os.Stderr, "usage: stashbase-relay serve PORT | gate PORT -- COMMAND... | lease SECONDS")
 	os.Exit(2)
 }

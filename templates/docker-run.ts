@@ -136,6 +136,8 @@ export interface SealedInput extends AgentInput {
   relay: string;
   /** The image's ENTRYPOINT, which the relay's gate runs before the command (it takes the entrypoint's place). */
   entrypoint: string[];
+  /** Where the relay already is in the container (a remote run's tools volume); unset: `relay` is bound at RELAY_PATH. */
+  relayInside?: string;
 }
 
 /**
@@ -145,20 +147,22 @@ export interface SealedInput extends AgentInput {
  * agentCommand.
  */
 export function sealedAgentCommand(a: SealedInput): Command {
-  const cmd = agentCommand({ ...a, mounts: [...a.mounts, { type: 'bind', source: a.relay, target: RELAY_PATH, readonly: true }] });
+  // A remote run's relay is in its tools volume already (templates/remote-run.ts).
+  const relayAt = a.relayInside ?? RELAY_PATH;
+  const cmd = agentCommand({ ...a, mounts: a.relayInside !== undefined ? a.mounts : [...a.mounts, { type: 'bind', source: a.relay, target: RELAY_PATH, readonly: true }] });
   const args = cmd.args;
   const at = args.indexOf('--network');
   args.splice(at, 2, '--network', 'none');
   // agentCommand ends with the image and the command.
   const image = args.length - a.command.length - 1;
-  args.splice(image, args.length - image, '--entrypoint', RELAY_PATH, a.image, 'gate', String(RELAY_PORT), '--', ...a.entrypoint, ...a.command);
+  args.splice(image, args.length - image, '--entrypoint', relayAt, a.image, 'gate', String(RELAY_PORT), '--', ...a.entrypoint, ...a.command);
   return cmd;
 }
 
 /** The relay itself, started in the sealed container as a user of its own (the agent can neither signal nor trace it), its stdio the engine's exec stream. */
-export function relayExecCommand(docker: string, session: string, uid: number): Command {
+export function relayExecCommand(docker: string, session: string, uid: number, relayAt = RELAY_PATH): Command {
   // At / : the agent's working directory may be closed to the relay's user.
-  return { file: docker, args: ['exec', '-i', '--user', `${uid}:${uid}`, '--workdir', '/', runNames(session).agent, RELAY_PATH, 'serve', String(RELAY_PORT)] };
+  return { file: docker, args: ['exec', '-i', '--user', `${uid}:${uid}`, '--workdir', '/', runNames(session).agent, relayAt, 'serve', String(RELAY_PORT)] };
 }
 
 /**

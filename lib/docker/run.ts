@@ -34,6 +34,8 @@ export interface DockerRunInput {
   interactive: boolean;
   warn: (msg: string) => void;
   announce: boolean;
+  /** A remote run (lib/remote/execute.ts): its engine, and --resume and --allow-dirty. */
+  remote?: { target: import('../remote/target.js').RemoteTarget; resume?: string; allowDirty: boolean };
 }
 
 /** The host's global git identity, forwarded as authorship metadata (never a credential). */
@@ -51,15 +53,19 @@ export function gitIdentity(env: NodeJS.ProcessEnv): { name?: string; email?: st
 
 export async function runDocker(o: DockerRunInput): Promise<number> {
   const docker = o.dryRun ? (findTool('docker', o.env) ?? 'docker') : findDocker(o.env);
-  // Before the engine is contacted: it must be this machine's (lib/docker/endpoint.ts).
-  if (!o.dryRun) {
+  // Before the engine is contacted: it must be this machine's, unless the run is a remote one (lib/docker/endpoint.ts).
+  if (!o.dryRun && o.remote === undefined) {
     const { dockerEndpoint, remoteEngineProblem } = await import('./endpoint.js');
     const problem = remoteEngineProblem(await dockerEndpoint(docker, o.env, o.home));
     if (problem !== null) throw new SandboxUnavailableError(problem);
   }
   // A dry run does not ask the engine: its runtimes are not checked, and the relay is the one for this machine's architecture.
   const engine = o.dryRun ? null : await (await import('./engine.js')).engineInfo(docker);
-  const choice = chooseNetwork(o.profile, o.flags, engine?.runtimes ?? null);
+  // A remote run is sealed: the firewall's proxy would listen where the engine's containers reach it, on another machine.
+  if (o.remote !== undefined && (o.flags.dockerNetwork ?? o.profile.sandbox.dockerNetwork) === 'firewall') {
+    throw new SandboxUnavailableError(`network = "firewall" cannot run on a remote engine: its proxy listens where the engine's containers reach it, which is another machine's network; a remote run is sealed (its only way out the relay, over the engine's own connection). Leave the network unset or "sealed"; nothing was run`);
+  }
+  const choice = o.remote !== undefined ? { ...chooseNetwork({ ...o.profile, sandbox: { ...o.profile.sandbox, dockerNetwork: 'sealed' } }, { ...o.flags, dockerNetwork: 'sealed' }, engine?.runtimes ?? null), note: undefined } : chooseNetwork(o.profile, o.flags, engine?.runtimes ?? null);
   if (choice.note) o.warn(choice.note);
   // A gVisor that implements clone3 lets the agent make namespaces inside it: said, never silent.
   if (engine !== null && choice.runtime !== undefined && isGvisor(engine.runtimes, choice.runtime)) {
@@ -83,6 +89,10 @@ export async function runDocker(o: DockerRunInput): Promise<number> {
     ...(relay !== undefined ? { relay } : {}),
     gvisor: choice.runtime !== undefined && isGvisor(engine?.runtimes ?? null, choice.runtime),
   };
+  if (o.remote !== undefined) {
+    const { executeRemote } = await import('../remote/execute.js');
+    return executeRemote({ ctx: { ...ctx, desktop: false }, target: o.remote.target, arch: engine!.arch, resume: o.remote.resume, allowDirty: o.remote.allowDirty, warn: o.warn, announce: o.announce, interactive: o.interactive });
+  }
   if (o.dryRun) {
     const { prepareDocker } = await import('./prepare.js');
     o.print(prepareDocker(ctx, { gateway: '<gateway>', proxyPort: '<proxy-port>', canaryPort: '<canary-port>', newVolumes: null }).plan);

@@ -97,7 +97,7 @@ const RELAY_START_MS = 60_000;
  * the container exists fails, and is tried again while the agent has not
  * ended), and carries its stream to the proxy listening on `proxySocket`. `onEnd` is told if the relay ends before the run does.
  */
-export function startRelay(o: { docker: string; session: string; agentUser: string | null; proxySocket: string; maxStreams: number; agentEnded: () => boolean; onEnd: (why: string, protocolError: boolean) => void }): RunningRelay {
+export function startRelay(o: { docker: string; session: string; agentUser: string | null; proxySocket: string; maxStreams: number; agentEnded: () => boolean; onEnd: (why: string, protocolError: boolean) => void; relayAt?: string }): RunningRelay {
   let exec: Spawned | null = null;
   let mux: RelayMux | null = null;
   let stopped = false;
@@ -105,7 +105,7 @@ export function startRelay(o: { docker: string; session: string; agentUser: stri
     const t0 = Date.now();
     for (;;) {
       if (stopped || o.agentEnded()) throw new SandboxUnavailableError('the agent ended before the relay started');
-      const e = start(relayExecCommand(o.docker, o.session, relayUid(o.agentUser)), ['pipe', 'pipe', 'pipe']);
+      const e = start(relayExecCommand(o.docker, o.session, relayUid(o.agentUser), o.relayAt), ['pipe', 'pipe', 'pipe']);
       exec = e;
       // Its last words only (4 KiB), and nothing once it greeted: the relay's output is the agent's container's.
       let err = '';

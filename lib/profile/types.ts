@@ -53,6 +53,8 @@ export interface Profile {
     dockerNetwork?: 'firewall' | 'sealed';
     /** Docker: the OCI runtime the agent's container runs under (runsc); unset: the engine's default. */
     dockerRuntime?: string;
+    /** Docker: the context of the remote engine runs use (docs/remote.md); unset: DOCKER_HOST or the current context. */
+    remote?: string;
   };
   filesystem: {
     /** In effect: the built-in denials (less allowRead) and the profile's own. */

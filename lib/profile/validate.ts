@@ -1,5 +1,6 @@
 // Strict validation of a parsed profile: unknown keys, wrong types and values
 // that Docker or the proxy would not accept are errors naming file, line and key.
+import { CONTEXT_NAME } from '../remote/context-name.js';
 import { isIP } from '../util/ip.js';
 import { availableParallelism } from 'node:os';
 import { ConfigError } from '../errors.js';
@@ -25,7 +26,7 @@ const NAME_GLOB = /^[A-Za-z_*?][A-Za-z0-9_*?]*$/;
 /** An OCI runtime's name as an engine registers it (runc, runsc, io.containerd.runc.v2). */
 export const RUNTIME_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
-const SANDBOX = ['backend', 'image', 'dockerfile', 'memory', 'cpus', 'isolated_paths', 'native_network', 'allow_unix_sockets', 'build_network', 'home_volume_warn', 'macos_allow', 'network', 'runtime'] as const;
+const SANDBOX = ['backend', 'image', 'dockerfile', 'memory', 'cpus', 'isolated_paths', 'native_network', 'allow_unix_sockets', 'build_network', 'home_volume_warn', 'macos_allow', 'network', 'runtime', 'remote'] as const;
 const FILESYSTEM = ['deny_read', 'allow_read', 'deny_write', 'allow_write', 'writes', 'keep_executables'] as const;
 const NETWORK = ['egress_hosts', 'deny_hosts', 'upstream_ca_file', 'hosts', 'allow_upgrades', 'limits'] as const;
 const LIMITS = ['head_timeout', 'max_connections', 'upstream_sockets_per_host', 'audit_max_mb'] as const;
@@ -101,6 +102,8 @@ export function validateProfile(input: ValidateInput): Profile {
   const dockerNetwork = r.oneOf(sb.network, ['sandbox', 'network'], ['firewall', 'sealed'] as const);
   const dockerRuntime = r.string(sb.runtime, ['sandbox', 'runtime']);
   if (dockerRuntime !== undefined && !RUNTIME_NAME.test(dockerRuntime)) r.fail(['sandbox', 'runtime'], `${JSON.stringify(dockerRuntime)} is not a runtime name (letters, digits, ".", "_" and "-", as the engine registers it)`);
+  const remote = r.string(sb.remote, ['sandbox', 'remote']);
+  if (remote !== undefined && !CONTEXT_NAME.test(remote)) r.fail(['sandbox', 'remote'], `${JSON.stringify(remote)} is not a Docker context's name (make one with: docker context create NAME --docker host=ssh://user@host)`);
   const homeVolumeWarn = r.string(sb.home_volume_warn, ['sandbox', 'home_volume_warn']) ?? DEFAULT_HOME_VOLUME_WARN;
   if (sizeBytes(homeVolumeWarn) === null) r.fail(['sandbox', 'home_volume_warn'], `${JSON.stringify(homeVolumeWarn)} is not a size (a number with an optional unit b, k, m, g or t, such as "2g"; "0" never warns)`);
 
@@ -237,7 +240,7 @@ export function validateProfile(input: ValidateInput): Profile {
     file: input.file,
     description,
     allowHooks,
-    sandbox: { backend, image, dockerfile, memory, cpus, isolatedPaths, nativeNetwork, allowUnixSockets, buildNetwork, homeVolumeWarn, macosAllow, ...(dockerNetwork !== undefined ? { dockerNetwork } : {}), ...(dockerRuntime !== undefined && RUNTIME_NAME.test(dockerRuntime) ? { dockerRuntime } : {}) },
+    sandbox: { backend, image, dockerfile, memory, cpus, isolatedPaths, nativeNetwork, allowUnixSockets, buildNetwork, homeVolumeWarn, macosAllow, ...(dockerNetwork !== undefined ? { dockerNetwork } : {}), ...(dockerRuntime !== undefined && RUNTIME_NAME.test(dockerRuntime) ? { dockerRuntime } : {}), ...(remote !== undefined && CONTEXT_NAME.test(remote) ? { remote } : {}) },
     filesystem: { denyRead, allowRead: unique(allowRead), denyWrite, allowWrite, writes, keepExecutables },
     network: { egressHosts, denyHosts, upstreamCaFile, hosts, allowUpgrades, limits },
     secrets,

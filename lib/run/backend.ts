@@ -14,6 +14,8 @@ export interface BackendFlags {
   dockerIsolatedPaths?: string;
   dockerNetwork?: string;
   dockerRuntime?: string;
+  /** --remote <context>: a remote run, on the Docker backend (docs/remote.md). */
+  remote?: string;
 }
 
 export function parseBool(flag: string, value: string): boolean {
@@ -32,7 +34,7 @@ export function resolveBackend(profile: Profile, f: BackendFlags): { backend: Ba
   const byName = f.backend === undefined ? undefined : f.backend === 'docker';
   if (bySandbox !== undefined && byName !== undefined && bySandbox !== byName) throw new UsageError(`--backend ${f.backend} and --docker-sandbox ${f.dockerSandbox} disagree`);
   const forced = bySandbox ?? byName;
-  const impliedBy = f.dockerImage !== undefined ? '--docker-image' : f.dockerDockerfile !== undefined ? '--docker-dockerfile' : null;
+  const impliedBy = f.dockerImage !== undefined ? '--docker-image' : f.dockerDockerfile !== undefined ? '--docker-dockerfile' : f.remote !== undefined ? '--remote' : null;
   if (impliedBy && forced === false) throw new UsageError(`${impliedBy} implies the Docker backend and cannot be used with --docker-sandbox false`);
   const backend: Backend = impliedBy || forced === true ? 'docker' : forced === false ? 'native' : profile.sandbox.backend;
   const notes: string[] = [];

@@ -38,6 +38,8 @@ export interface RunOptions extends BackendFlags {
   profileSource: SourceChoice;
   worktree?: boolean;
   resume?: string;
+  /** A remote run with uncommitted changes: run anyway, on the last commit. */
+  allowDirty?: boolean;
   silent: boolean;
   dryRun: boolean;
   json: boolean;
@@ -56,6 +58,15 @@ function checkDockerValues(o: RunOptions): void {
   }
   if (o.dockerNetwork !== undefined && o.dockerNetwork !== 'firewall' && o.dockerNetwork !== 'sealed') throw new UsageError(`--docker-network takes firewall or sealed, not ${JSON.stringify(o.dockerNetwork)}`);
   if (o.dockerRuntime !== undefined && !RUNTIME_NAME.test(o.dockerRuntime)) throw new UsageError(`--docker-runtime: ${JSON.stringify(o.dockerRuntime)} is not a runtime name (letters, digits, ".", "_" and "-", as the engine registers it)`);
+}
+
+/** The remote engine of a Docker run, or null for this machine's (lib/remote/target.ts); points this process's docker commands at it. */
+async function remoteOf(o: RunOptions, profile: import('../profile/types.js').Profile): Promise<import('../remote/target.js').RemoteTarget | null> {
+  const { remoteTarget, useTarget } = await import('../remote/target.js');
+  const { findTool } = await import('../util/find-tool.js');
+  const t = await remoteTarget(findTool('docker', o.env) ?? 'docker', o.env, userHome(o.env), o.remote ?? profile.sandbox.remote);
+  if (t !== null) useTarget(t, o.env);
+  return t;
 }
 
 export async function runAgent(o: RunOptions): Promise<number> {
@@ -88,6 +99,19 @@ export async function runAgent(o: RunOptions): Promise<number> {
   const agent = agentArgv(o.command, Object.fromEntries(Object.entries(profile.mcp.servers).map(([n, s]) => [n, s.url])));
   if (agent.note) (agent.note.level === 'warn' ? warn : note)(agent.note.text);
   const command = agent.command;
+  // A remote engine (--remote, the profile's, or DOCKER_HOST / the current context not this machine's): lib/remote/.
+  const remote = backend === 'docker' ? await remoteOf(o, profile) : null;
+  if (remote !== null) {
+    if (o.worktree === false) throw new UsageError('a remote run is always a run on its own branch: --worktree=false cannot go with it');
+    warn(`the Docker engine ${remote.host} (${remote.from}) is not this machine's: a remote run (docs/remote.md) — your commits go there, the agent's come back as a branch, the proxy and your secrets stay here`);
+    if (o.dryRun) throw new UsageError('--dry-run does not show remote runs yet');
+    const { runDocker } = await import('../docker/run.js');
+    return await runDocker({
+      session, profile, command, cwd: o.cwd, env: o.env, home: userHome(o.env), stashbaseHome: stashbaseHome(o.env),
+      placeholders: makePlaceholders(profile.secrets, o.env), proxyToken, hookToken, flags: o, dryRun: false, print: () => {},
+      interactive: isInteractive(o.silent), warn, announce: !o.silent, profileCwd: o.cwd, remote: { target: remote, resume: o.resume, allowDirty: o.allowDirty === true },
+    });
+  }
   const wantWorktree = o.worktree === true || o.resume !== undefined || (profile.workspace.worktree && o.worktree !== false);
   const wt = wantWorktree ? await (await import('../worktree/run.js')).prepareWorktreeRun({ cwd: o.cwd, env: o.env, session, profile, resume: o.resume, dryRun: o.dryRun, docker: backend === 'docker', warn, note }) : null;
   const cwd = wt?.cwd ?? o.cwd;

@@ -36,6 +36,8 @@ export interface SessionRecord {
   argv: string[];
   startedAt: string;
   docker?: { network: string; holder: string; agent: string };
+  /** A remote run (lib/remote/): the engine's address, the context named (null: DOCKER_HOST or the current one), the workspace volume there. */
+  remote?: { engine: string; context: string | null; workspace: string };
   worktree?: string;
   /** Stand-in directories created for this run (removed by a later run if it crashed). */
   placeholders?: string[];

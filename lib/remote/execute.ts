@@ -1,0 +1,297 @@
+// A remote run (docs/remote.md): the agent on another Docker engine, sealed
+// (no network interface; the relay over the engine's exec stream to the proxy
+// here), its working tree a clone of your commits in a volume there, its
+// commits coming back as its branch through the import local runs use. Your
+// secrets and the proxy stay on this machine; nothing is bound from its disk.
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { runLabels, runNames, HOME_VOLUME, AGENT_HOME, RELAY_PORT, sealedAgentCommand, type SealedInput } from '../../templates/docker-run.js';
+import { exportCommand, LABEL_ORIGIN, LABEL_WORKSPACE, REMOTE_RELAY, REMOTE_TOOLS, remoteTeardownCommands, setupCommand, toolsCreateCommand, toolsMount, workspaceCreateCommand } from '../../templates/remote-run.js';
+import { WATCHDOG_DONE, watchdogCommand } from '../../templates/docker-watchdog.js';
+import { agentSeccompProfile } from '../../templates/docker-seccomp.js';
+import { AuditLog } from '../run/audit.js';
+import { CommandFailedError, SandboxUnavailableError, StashbaseError, UsageError } from '../errors.js';
+import { capture, probe, runForwarded, start } from '../exec.js';
+import { proxyForRun, runLimits, type RunProxy } from '../proxy/setup.js';
+import { reportFirstTlsFailure } from '../proxy/tls-failure.js';
+import { alert } from '../util/style.js';
+import { socketDir } from '../util/socket-dir.js';
+import { caDirOf, createRunDir, removeRunDir, runDirOf, runStateDirOf } from '../run/run-dir.js';
+import { removeSession, writeSession } from '../run/session.js';
+import { Trace } from '../run/trace.js';
+import { defaultImageRef, ensureRunImages, type ImageChoice } from '../docker/image.js';
+import { imageEntrypoint, relayBinary, type RunningRelay, startRelay } from '../docker/sealed.js';
+import { containerEnv, containerUser, type DockerContext, seccompFileOf } from '../docker/prepare.js';
+import { sha256 } from '../docker/engine.js';
+import { createRunGitDir, planRunGitDir } from '../git/run-git-dir.js';
+import { settleGitDir } from '../git/settle.js';
+import { BRANCH_PREFIX } from '../../templates/git.js';
+import { freshName, NAME_PATTERN } from '../worktree/names.js';
+import { inside, resolveRule } from '../paths/rules.js';
+import { findTool } from '../util/find-tool.js';
+import type { RemoteTarget } from './target.js';
+import { tarOf } from './tar.js';
+import { maxPack, readExport } from './transfer.js';
+import { holdLease, leaseSeconds, type Lease } from './lease.js';
+
+export interface RemoteRunInput {
+  ctx: Omit<DockerContext, 'network' | 'worktree'>;
+  target: RemoteTarget;
+  /** The engine's architecture (Go's name) and its runtimes, as `docker info` said. */
+  arch: string;
+  resume?: string;
+  allowDirty: boolean;
+  warn: (msg: string) => void;
+  announce: boolean;
+  interactive: boolean;
+}
+
+interface RepoFacts {
+  git: string;
+  root: string;
+  gitDir: string;
+  subdir: string;
+}
+
+const gitIn = (r: { git: string; root: string }, args: string[]) => ({ file: r.git, args: ['-C', r.root, ...args] });
+
+/** The repository the run's folder is in: its main checkout, with a commit. */
+function repositoryOf(cwd: string, env: NodeJS.ProcessEnv): RepoFacts {
+  const git = findTool('git', env);
+  if (!git) throw new SandboxUnavailableError('a remote run needs git, which is not on PATH; nothing was run');
+  const r = probe({ file: git, args: ['-C', cwd, 'rev-parse', '--path-format=absolute', '--show-toplevel', '--git-common-dir', '--show-prefix'] });
+  if (r.code !== 0) throw new SandboxUnavailableError(`a remote run takes your repository's commits to the engine, and ${cwd} is in no git repository; run it from a repository, or run locally; nothing was run`);
+  const [root = '', gitDir = '', prefix = ''] = r.stdout.split('\n');
+  if (gitDir !== join(root, '.git')) throw new SandboxUnavailableError(`run a remote run from the repository's main checkout (${gitDir.replace(/\/\.git$/, '')}), not from a linked worktree; nothing was run`);
+  return { git, root, gitDir, subdir: prefix.replace(/\/$/, '') };
+}
+
+/** The tracked files a deny_read rule covers: they would travel in the bundle, where the agent reads them. */
+function deniedTracked(repo: RepoFacts, base: string, denyRead: string[], home: string): string[] {
+  const r = probe(gitIn(repo, ['ls-tree', '-r', '-z', '--name-only', base]), 60_000, 256 << 20);
+  if (r.code !== 0) throw new SandboxUnavailableError(`could not list the files of ${base} (${r.stderr.trim()}); nothing was run`);
+  const rules = denyRead.map((e) => resolveRule(e, home, repo.root));
+  const out: string[] = [];
+  for (const rel of r.stdout.split('\0').filter(Boolean)) {
+    const abs = join(repo.root, rel);
+    const hit = rules.some((rule) => {
+      if (rule.kind === 'path') return inside(abs, rule.path);
+      // The file or any folder above it inside the repository.
+      for (let p = abs; p.length > repo.root.length; p = p.slice(0, p.lastIndexOf('/'))) if (rule.regex.test(p)) return true;
+      return false;
+    });
+    if (hit) out.push(rel);
+  }
+  return out;
+}
+
+/** The workspace volume of a repository's run name on an engine: this machine and folder in its name's hash, so two clones never share one. */
+export function workspaceName(root: string, name: string): string {
+  const slug = root.split('/').pop()!.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 30) || 'x';
+  return `stashbase-remote-${slug}-${sha256(`${hostname()}\0${root}`).slice(0, 10)}-${name}`;
+}
+
+async function volumeExists(docker: string, name: string): Promise<boolean> {
+  return capture({ file: docker, args: ['volume', 'inspect', '--format', '{{.Name}}', name] }).then(() => true, () => false);
+}
+
+export async function executeRemote(o: RemoteRunInput): Promise<number> {
+  const { ctx, warn, announce } = o;
+  const trace = new Trace(ctx.env.STASHBASE_TRACE === '1');
+  const docker = ctx.docker;
+  const repo = repositoryOf(ctx.cwd, ctx.env);
+  // What does not travel is said, or refused.
+  const status = probe(gitIn(repo, ['status', '--porcelain', '--untracked-files=normal']), 60_000);
+  if (status.code === 0 && status.stdout.trim() !== '') {
+    if (!o.allowDirty) throw new SandboxUnavailableError(`${repo.root} has uncommitted changes, and a remote run takes only commits to the engine: commit or stash them, or pass --allow-dirty to run without them; nothing was run`);
+    warn('your checkout has uncommitted changes; they stay here, and the remote run works on your last commit');
+  }
+  if (Object.values(ctx.profile.mcp.servers).some((s) => s.local !== null)) {
+    throw new SandboxUnavailableError('the profile starts local MCP servers, which work in your checkout on this machine; a remote run\'s tree is on the engine: use remote MCP servers, or run locally; nothing was run');
+  }
+  let name: string;
+  let fresh: boolean;
+  if (o.resume !== undefined) {
+    if (!NAME_PATTERN.test(o.resume)) throw new UsageError(`--resume takes a run's name such as amber-river-storm, not ${JSON.stringify(o.resume)}`);
+    name = o.resume;
+    fresh = false;
+  } else {
+    name = freshName((n) => probe(gitIn(repo, ['rev-parse', '--verify', '--quiet', `refs/heads/${BRANCH_PREFIX}${n}`])).code === 0);
+    fresh = true;
+  }
+  const branch = `${BRANCH_PREFIX}${name}`;
+  const workspace = workspaceName(repo.root, name);
+  const baseRef = fresh ? 'HEAD' : `refs/heads/${branch}`;
+  const baseOut = probe(gitIn(repo, ['rev-parse', '--verify', '--quiet', `${baseRef}^{commit}`]));
+  if (baseOut.code !== 0) {
+    throw new SandboxUnavailableError(fresh ? `${repo.root} has no commit yet: a remote run starts from your last commit; nothing was run` : `there is no branch ${branch} here to resume; nothing was run`);
+  }
+  const base = baseOut.stdout.trim();
+  if (fresh) {
+    const denied = deniedTracked(repo, base, ctx.profile.filesystem.denyRead, ctx.home);
+    if (denied.length > 0) throw new SandboxUnavailableError(`files the profile's deny_read covers are committed, and a remote run would send them to the engine in your history: ${denied.slice(0, 10).join(', ')}${denied.length > 10 ? ` and ${denied.length - 10} more` : ''}; run locally (there they are hidden); nothing was run`);
+  }
+  const exists = await volumeExists(docker, workspace);
+  if (!fresh && !exists) throw new SandboxUnavailableError(`the engine (${o.target.host}) has no workspace ${workspace} for ${name}: its uncommitted work is gone; start a new run; nothing was run`);
+  if (fresh && exists) throw new SandboxUnavailableError(`the engine already has a workspace named ${workspace}; nothing was run`);
+
+  const home = ctx.stashbaseHome;
+  mkdirSync(home, { recursive: true, mode: 0o700 });
+  const names = runNames(ctx.session);
+  const runDir = runDirOf(home, ctx.session);
+  const audit = new AuditLog(home, ctx.session, runLimits(ctx.profile).auditMaxBytes);
+  const interceptTls = Object.keys(ctx.profile.secrets).length > 0 || Object.keys(ctx.profile.mcp.servers).length > 0;
+  if (announce) {
+    process.stderr.write(`Agent session: ${ctx.session}\nAudit log: ${audit.file}\nSandbox: docker on a remote engine, ${o.target.host} (${o.target.from}); image ${ctx.choice.ref}, network sealed: the relay the only way out${ctx.runtime !== undefined ? `, runtime ${ctx.runtime}` : ''}\nRemote workspace: ${workspace} (branch ${branch}${fresh ? '' : ', resumed'})\n`);
+  }
+  // Your branch first (at the base), so the run's own git directory starts with it; the import moves it.
+  if (fresh) await capture(gitIn(repo, ['branch', '--no-track', branch, base]));
+  const plan = planRunGitDir({ gitDir: repo.gitDir, admin: null, stateDir: runStateDirOf(home, ctx.session), hideOthers: true, own: `refs/heads/${branch}` });
+  const started = Date.now();
+  writeSession(home, {
+    id: ctx.session, pid: process.pid, backend: 'docker', mechanism: 'docker-remote', profile: ctx.profile.name, cwd: ctx.cwd, argv: ctx.command,
+    startedAt: new Date(started).toISOString(), docker: names, runDir, gitDirs: [`${plan.dir}.json`], worktree: name,
+    remote: { engine: o.target.host, context: o.target.context, workspace },
+  });
+  audit.write({ type: 'start', profile: ctx.profile.name, profileFile: ctx.profile.file, backend: 'docker', image: ctx.choice.ref, argv: ctx.command, cwd: ctx.cwd, remote: o.target.host });
+  let exitCode = 1;
+  let proxy: RunProxy | null = null;
+  let relay: RunningRelay | null = null;
+  let lease: Lease | null = null;
+  let sealedDir: string | null = null;
+  let gitRecord: string | null = null;
+  let agentStarted = false;
+  const watchdog = start(watchdogCommand(docker, ctx.session, true, remoteTeardownCommands(docker, ctx.session)), ['pipe', 'ignore', 'ignore'], true);
+  watchdog.child.stdin?.on('error', () => {});
+  watchdog.exit.catch(() => 0);
+  watchdog.child.unref();
+  try {
+    proxy = await proxyForRun({
+      session: ctx.session, profile: ctx.profile, placeholders: ctx.placeholders, env: ctx.env, home, userHome: ctx.home, cwd: ctx.cwd, audit: (e) => audit.write(e),
+      acceptClient: () => true, token: ctx.proxyToken, // No local MCP server (refused above): nothing of this machine's tree is anyone's to write.
+      tree: { protection: { denyRead: [], denyWrite: [], placeholders: [], fileStandIns: [], pinned: [] }, isolated: [] },
+      onUpstreamTls: reportFirstTlsFailure(alert),
+    });
+    createRunDir(runDir, proxy.ca, null);
+    writeFileSync(seccompFileOf(runDir), JSON.stringify(agentSeccompProfile({ gvisor: ctx.gvisor === true })));
+    gitRecord = createRunGitDir(plan).file;
+    sealedDir = socketDir(join(runDir, 'sealed'), 'stashbase-sealed-');
+    const socket = join(sealedDir, 'proxy.sock');
+    await new Promise<void>((resolve, reject) => {
+      proxy!.server.once('error', (e) => reject(new SandboxUnavailableError(`cannot listen on ${socket} (${(e as Error).message}); nothing was run`)));
+      proxy!.server.listen(socket, () => resolve());
+    });
+    trace.mark('prepare');
+    // What the setup container takes: the relay and the CA, and for a new workspace your commits up to the base.
+    const user = containerUser(false) ?? '0:0';
+    const files = [{ name: 'stashbase-relay', data: readFileSync(relayBinary(o.arch)), mode: 0o755 }];
+    if (interceptTls) for (const f of ['ca.pem', 'ca-bundle.pem']) files.push({ name: f, data: readFileSync(join(caDirOf(runDir), f)), mode: 0o644 });
+    if (fresh) {
+      const bundle = join(runDir, 'repo.bundle');
+      await capture(gitIn(repo, ['bundle', 'create', '-q', bundle, 'HEAD']), undefined, 600_000).catch((e: Error) => {
+        throw new SandboxUnavailableError(`could not bundle the repository's commits (${e.message.split('\n')[0]}); nothing was run`);
+      });
+      files.push({ name: 'repo.bundle', data: readFileSync(bundle), mode: 0o644 }, { name: 'base', data: Buffer.from(`${base}\n`), mode: 0o644 });
+      rmSync(bundle, { force: true });
+    }
+    const origin = `${LABEL_ORIGIN}=${hostname()}:${repo.root}`;
+    const [, , entrypoint] = await Promise.all([
+      capture(toolsCreateCommand(docker, ctx.session, process.pid)),
+      fresh ? capture(workspaceCreateCommand(docker, workspace, [origin, `${LABEL_WORKSPACE}=${name}`])) : Promise.resolve(''),
+      ensureRunImages({ docker, home, env: ctx.env, choice: ctx.choice as ImageChoice, interactive: o.interactive, warn }).then(() => imageEntrypoint(docker, ctx.choice.ref)),
+    ]);
+    const setup = setupCommand({ docker, session: ctx.session, pid: process.pid, image: defaultImageRef(ctx.env), workspace, fresh, branch, user, labels: [] });
+    const s = start(setup, ['pipe', 'ignore', 'pipe']);
+    let setupErr = '';
+    s.child.stderr?.on('data', (b: Buffer) => {
+      setupErr = (setupErr + b.toString('utf8')).slice(-4096);
+    });
+    s.child.stdin?.on('error', () => {});
+    for (const b of tarOf(files)) if (!s.child.stdin!.write(b)) await new Promise((r) => s.child.stdin!.once('drain', r));
+    s.child.stdin!.end();
+    const setupCode = await s.exit;
+    if (setupCode !== 0) throw new SandboxUnavailableError(`the remote engine could not set up the run (${setupErr.trim().split('\n').pop() || `exit ${setupCode}`}); nothing was run`);
+    trace.mark('setup');
+    const proxyUrl = `http://127.0.0.1:${RELAY_PORT}`;
+    const cwdInside = repo.subdir === '' ? repo.root : join(repo.root, repo.subdir);
+    const sealed: SealedInput = {
+      docker, session: ctx.session, pid: process.pid, image: ctx.choice.ref, user, cwd: cwdInside,
+      env: containerEnv({ ...ctx, network: 'sealed' } as DockerContext, proxyUrl, interceptTls),
+      mounts: [
+        { type: 'volume', source: workspace, target: repo.root, readonly: false },
+        { type: 'volume', source: HOME_VOLUME, target: AGENT_HOME, readonly: false },
+        toolsMount(ctx.session),
+      ],
+      memory: ctx.memory ?? ctx.profile.sandbox.memory, cpus: ctx.cpus ?? ctx.profile.sandbox.cpus, tty: ctx.tty, command: ctx.command,
+      hostEnv: {}, seccomp: seccompFileOf(runDir), ...(ctx.runtime !== undefined ? { runtime: ctx.runtime } : {}),
+      relay: REMOTE_RELAY, relayInside: REMOTE_RELAY, entrypoint,
+    };
+    let agentEnded = false;
+    relay = startRelay({
+      docker, session: ctx.session, agentUser: user, proxySocket: socket, maxStreams: runLimits(ctx.profile).maxConnections, agentEnded: () => agentEnded, relayAt: REMOTE_RELAY,
+      onEnd: (why, protocolError) => {
+        audit.write({ type: 'relay', decision: 'end', rule: why, protocolError });
+        if (protocolError) alert(`the sealed network's relay was ended (${why}): the agent has no network for the rest of the run`);
+      },
+    });
+    agentStarted = true;
+    const agentRun = runForwarded(sealedAgentCommand(sealed)).finally(() => (agentEnded = true));
+    relay.ready.then(() => {
+      trace.mark('relay');
+      // The lease: from now on, the agent's container ends when this process, or its connection, does (lib/remote/lease.ts).
+      if (!agentEnded) lease = holdLease(docker, ctx.session, defaultImageRef(ctx.env), leaseSeconds(ctx.env));
+    }, (e: Error) => {
+      if (agentEnded) return;
+      alert(`${e.message}: the agent's container is removed`);
+      void capture(remoteTeardownCommands(docker, ctx.session)[0]!).catch(() => undefined);
+    });
+    exitCode = await agentRun;
+    trace.mark('agent');
+    return exitCode;
+  } catch (e) {
+    const err = e instanceof CommandFailedError ? new SandboxUnavailableError(`the remote run could not be set up; nothing was run. ${e.message}`) : e;
+    exitCode = err instanceof StashbaseError ? err.exitCode : 70;
+    throw err;
+  } finally {
+    relay?.stop();
+    (lease as Lease | null)?.stop();
+    // The agent's commits, brought back into the run's own git directory, then imported as local runs' are.
+    if (agentStarted && gitRecord !== null) await bringBack({ docker, session: ctx.session, image: defaultImageRef(ctx.env), workspace, user: containerUser(false) ?? '0:0', branch, base, dir: plan.dir, objectFormat: plan.objectFormat, env: ctx.env });
+    await Promise.all(remoteTeardownCommands(docker, ctx.session).map((c) => capture(c).catch(() => undefined)));
+    watchdog.child.stdin?.end(`${WATCHDOG_DONE}\n`);
+    proxy?.server.close();
+    proxy?.interceptor?.close();
+    if (sealedDir) rmSync(sealedDir, { recursive: true, force: true });
+    if (gitRecord !== null) await settleGitDir(gitRecord, ctx.env, ctx.session, { alert, note: announce ? (m) => process.stderr.write(`${m}\n`) : () => {} });
+    for (const m of removeRunDir(runDir, runStateDirOf(home, ctx.session))) alert(m);
+    if (announce && agentStarted) process.stderr.write(`Remote workspace ${workspace} keeps what was not committed: continue with stashbase agent run --remote … --resume ${name}\n`);
+    audit.write({ type: 'end', exitCode, durationMs: Date.now() - started });
+    removeSession(home, ctx.session);
+    trace.mark('teardown');
+    trace.print();
+  }
+}
+
+/** The export's output into the run's git directory: the pack among its packs, the branch's tip as its ref. Says why when it cannot. */
+async function bringBack(b: { docker: string; session: string; image: string; workspace: string; user: string; branch: string; base: string; dir: string; objectFormat: 'sha1' | 'sha256'; env: NodeJS.ProcessEnv }): Promise<void> {
+  const e = start(exportCommand(b.docker, b.session, process.pid, b.image, b.workspace, b.user, b.branch, b.base), ['ignore', 'pipe', 'pipe']);
+  let err = '';
+  e.child.stderr?.on('data', (x: Buffer) => {
+    err = (err + x.toString('utf8')).slice(-4096);
+  });
+  const packFile = join(b.dir, 'objects', 'pack', 'pack-remote.pack');
+  const got = await readExport(e.child.stdout!, { packFile, objectFormat: b.objectFormat, maxBytes: maxPack(b.env) });
+  if ('problem' in got) e.child.kill('SIGKILL');
+  const code = await e.exit.catch(() => 1);
+  if ('problem' in got) return alert(`the remote run's commits were not brought back: the export ${got.problem}; nothing of it was imported (the workspace keeps them)`);
+  if (code !== 0) {
+    rmSync(packFile, { force: true });
+    return alert(`the remote run's commits were not brought back: the export failed (${err.trim().split('\n').pop() || `exit ${code}`}); nothing of it was imported (the workspace keeps them)`);
+  }
+  if (got.tip === null) return alert(`the remote run's branch ${b.branch} is gone from its clone: nothing was brought back`);
+  const ref = join(b.dir, 'refs', 'heads', ...b.branch.split('/'));
+  mkdirSync(join(ref, '..'), { recursive: true });
+  writeFileSync(ref, `${got.tip}\n`);
+}
+

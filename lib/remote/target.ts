@@ -1,0 +1,39 @@
+// Which engine a remote run uses: a Docker context named by --remote or the
+// profile's [sandbox] remote, or the engine DOCKER_HOST or the current context
+// names when it is not this machine's own (lib/docker/endpoint.ts). A named
+// context is given to every docker command of the run (DOCKER_CONTEXT, with
+// DOCKER_HOST unset: Docker lets DOCKER_HOST win over DOCKER_CONTEXT).
+import { UsageError } from '../errors.js';
+import { capture } from '../exec.js';
+import { dockerEndpoint, isLocalHost } from '../docker/endpoint.js';
+import { CONTEXT_NAME } from './context-name.js';
+
+export interface RemoteTarget {
+  /** The context named, or null when the environment names the engine. */
+  context: string | null;
+  /** Its address, as the CLI reports it. */
+  host: string;
+  /** How the run names it, for what it says. */
+  from: string;
+}
+
+
+/** The run's engine when it is remote, else null; `named`: --remote or the profile's. */
+export async function remoteTarget(docker: string, env: NodeJS.ProcessEnv, home: string, named: string | undefined): Promise<RemoteTarget | null> {
+  if (named !== undefined) {
+    if (!CONTEXT_NAME.test(named)) throw new UsageError(`--remote takes a Docker context's name, not ${JSON.stringify(named)} (make one with: docker context create NAME --docker host=ssh://user@host)`);
+    const host = await capture({ file: docker, args: ['context', 'inspect', '--format', '{{.Endpoints.docker.Host}}', named], unsetEnv: ['DOCKER_HOST', 'DOCKER_CONTEXT'] }).catch(() => null);
+    if (host === null) throw new UsageError(`there is no Docker context named ${JSON.stringify(named)} (docker context ls lists them; make one with: docker context create ${named} --docker host=ssh://user@host)`);
+    return { context: named, host: host.trim(), from: `the context ${JSON.stringify(named)}` };
+  }
+  const e = await dockerEndpoint(docker, env, home);
+  if (isLocalHost(e.host)) return null;
+  return { context: null, host: e.host, from: e.from };
+}
+
+/** Points every docker command of this process at the target's engine. */
+export function useTarget(t: RemoteTarget, env: NodeJS.ProcessEnv): void {
+  if (t.context === null) return;
+  delete env.DOCKER_HOST;
+  env.DOCKER_CONTEXT = t.context;
+}
