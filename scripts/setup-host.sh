@@ -8,7 +8,9 @@
 # keyring), and the real Claude Code
 # and Codex CLIs for the compatibility tests (scripts/install-test-agents.sh),
 # and zsh and fish (completion is tested in each), and gVisor's runsc
-# registered with the engine (scripts/install-runsc.sh: the sealed network's tests).
+# registered with the engine (scripts/install-runsc.sh: the sealed network's tests),
+# and a second Docker engine in a container over tcp:// and ssh://
+# (scripts/start-remote-engine.sh: the remote runs' tests).
 # Idempotent: every step checks first and does nothing when already done.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -22,7 +24,7 @@ fi
 
 need_pkgs=()
 for pair in bwrap:bubblewrap iptables:iptables git:git dockerd:docker.io \
-            debootstrap:debootstrap ip:iproute2 script:bsdutils tmux:tmux curl:curl go:golang-go; do
+            debootstrap:debootstrap ip:iproute2 script:bsdutils tmux:tmux curl:curl go:golang-go ssh:openssh-client; do
   cmd=${pair%%:*} pkg=${pair#*:}
   command -v "$cmd" >/dev/null 2>&1 || [ -x "/usr/sbin/$cmd" ] || need_pkgs+=("$pkg")
 done
@@ -52,4 +54,5 @@ fi
 "$here/install-test-agents.sh"
 "$here/install-test-mcp.sh"
 "$here/install-runsc.sh"
+"$here/start-remote-engine.sh"
 log "host ready"

@@ -22,6 +22,10 @@ state=${STASHBASE_REMOTE_STATE:-/var/lib/stashbase-remote-engine}
 volume=stashbase-remote-engine-data
 log() { printf '[remote-engine] %s\n' "$*" >&2; }
 
+if ! command -v ssh >/dev/null 2>&1 || ! command -v ssh-keygen >/dev/null 2>&1; then
+  log "installing: openssh-client"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssh-client >/dev/null
+fi
 docker image inspect "$base" >/dev/null 2>&1 || "$here/build-test-image.sh"
 
 if ! docker image inspect "$image" >/dev/null 2>&1; then

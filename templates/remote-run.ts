@@ -127,7 +127,8 @@ export function exportCommand(docker: string, session: string, pid: number, imag
   const script = [
     'set -eu',
     `cd ${WORK}`,
-    `tip=$(git rev-parse -q --verify ${shellQuote(`${ref}^{commit}`)}) || { echo none; exit 0; }`,
+    `tip=$(git rev-parse -q --verify ${shellQuote(ref)}) || { echo none; exit 0; }`,
+    'git cat-file -e "$tip^{commit}" 2>/dev/null || { echo "its branch names no commit the clone holds" >&2; exit 1; }',
     'echo "$tip"',
     `if git cat-file -e ${shellQuote(`${base}^{commit}`)} 2>/dev/null; then not=${shellQuote(`^${base}`)}; else not=; fi`,
     'printf \'%s\\n%s\\n\' "$tip" "$not" | git pack-objects -q --revs --stdout --delta-base-offset',

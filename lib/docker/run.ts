@@ -35,7 +35,7 @@ export interface DockerRunInput {
   warn: (msg: string) => void;
   announce: boolean;
   /** A remote run (lib/remote/execute.ts): its engine, and --resume and --allow-dirty. */
-  remote?: { target: import('../remote/target.js').RemoteTarget; resume?: string; allowDirty: boolean };
+  remote?: { target: import('../remote/target.js').RemoteTarget; plan: import('../remote/execute.js').RemotePlan };
 }
 
 /** The host's global git identity, forwarded as authorship metadata (never a credential). */
@@ -91,7 +91,7 @@ export async function runDocker(o: DockerRunInput): Promise<number> {
   };
   if (o.remote !== undefined) {
     const { executeRemote } = await import('../remote/execute.js');
-    return executeRemote({ ctx: { ...ctx, desktop: false }, target: o.remote.target, arch: engine!.arch, resume: o.remote.resume, allowDirty: o.remote.allowDirty, warn: o.warn, announce: o.announce, interactive: o.interactive });
+    return executeRemote({ ctx: { ...ctx, desktop: false }, target: o.remote.target, arch: engine!.arch, plan: o.remote.plan, warn: o.warn, announce: o.announce, interactive: o.interactive });
   }
   if (o.dryRun) {
     const { prepareDocker } = await import('./prepare.js');

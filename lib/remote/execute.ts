@@ -40,8 +40,7 @@ export interface RemoteRunInput {
   target: RemoteTarget;
   /** The engine's architecture (Go's name) and its runtimes, as `docker info` said. */
   arch: string;
-  resume?: string;
-  allowDirty: boolean;
+  plan: RemotePlan;
   warn: (msg: string) => void;
   announce: boolean;
   interactive: boolean;
@@ -96,18 +95,26 @@ async function volumeExists(docker: string, name: string): Promise<boolean> {
   return capture({ file: docker, args: ['volume', 'inspect', '--format', '{{.Name}}', name] }).then(() => true, () => false);
 }
 
-export async function executeRemote(o: RemoteRunInput): Promise<number> {
-  const { ctx, warn, announce } = o;
-  const trace = new Trace(ctx.env.STASHBASE_TRACE === '1');
-  const docker = ctx.docker;
-  const repo = repositoryOf(ctx.cwd, ctx.env);
+/** What a remote run is, worked out on this machine before any engine is contacted. */
+export interface RemotePlan {
+  repo: RepoFacts;
+  name: string;
+  fresh: boolean;
+  branch: string;
+  workspace: string;
+  base: string;
+}
+
+/** The checks that need no engine: a repository's main checkout, committed work (or --allow-dirty), nothing deny_read in it, the run's name and base. */
+export function planRemote(o: { cwd: string; env: NodeJS.ProcessEnv; home: string; profile: DockerContext['profile']; resume?: string; allowDirty: boolean; warn: (msg: string) => void }): RemotePlan {
+  const repo = repositoryOf(o.cwd, o.env);
   // What does not travel is said, or refused.
   const status = probe(gitIn(repo, ['status', '--porcelain', '--untracked-files=normal']), 60_000);
   if (status.code === 0 && status.stdout.trim() !== '') {
     if (!o.allowDirty) throw new SandboxUnavailableError(`${repo.root} has uncommitted changes, and a remote run takes only commits to the engine: commit or stash them, or pass --allow-dirty to run without them; nothing was run`);
-    warn('your checkout has uncommitted changes; they stay here, and the remote run works on your last commit');
+    o.warn('your checkout has uncommitted changes; they stay here, and the remote run works on your last commit');
   }
-  if (Object.values(ctx.profile.mcp.servers).some((s) => s.local !== null)) {
+  if (Object.values(o.profile.mcp.servers).some((s) => s.local !== null)) {
     throw new SandboxUnavailableError('the profile starts local MCP servers, which work in your checkout on this machine; a remote run\'s tree is on the engine: use remote MCP servers, or run locally; nothing was run');
   }
   let name: string;
@@ -121,7 +128,6 @@ export async function executeRemote(o: RemoteRunInput): Promise<number> {
     fresh = true;
   }
   const branch = `${BRANCH_PREFIX}${name}`;
-  const workspace = workspaceName(repo.root, name);
   const baseRef = fresh ? 'HEAD' : `refs/heads/${branch}`;
   const baseOut = probe(gitIn(repo, ['rev-parse', '--verify', '--quiet', `${baseRef}^{commit}`]));
   if (baseOut.code !== 0) {
@@ -129,9 +135,17 @@ export async function executeRemote(o: RemoteRunInput): Promise<number> {
   }
   const base = baseOut.stdout.trim();
   if (fresh) {
-    const denied = deniedTracked(repo, base, ctx.profile.filesystem.denyRead, ctx.home);
+    const denied = deniedTracked(repo, base, o.profile.filesystem.denyRead, o.home);
     if (denied.length > 0) throw new SandboxUnavailableError(`files the profile's deny_read covers are committed, and a remote run would send them to the engine in your history: ${denied.slice(0, 10).join(', ')}${denied.length > 10 ? ` and ${denied.length - 10} more` : ''}; run locally (there they are hidden); nothing was run`);
   }
+  return { repo, name, fresh, branch, workspace: workspaceName(repo.root, name), base };
+}
+
+export async function executeRemote(o: RemoteRunInput): Promise<number> {
+  const { ctx, warn, announce } = o;
+  const trace = new Trace(ctx.env.STASHBASE_TRACE === '1');
+  const docker = ctx.docker;
+  const { repo, name, fresh, branch, workspace, base } = o.plan;
   const exists = await volumeExists(docker, workspace);
   if (!fresh && !exists) throw new SandboxUnavailableError(`the engine (${o.target.host}) has no workspace ${workspace} for ${name}: its uncommitted work is gone; start a new run; nothing was run`);
   if (fresh && exists) throw new SandboxUnavailableError(`the engine already has a workspace named ${workspace}; nothing was run`);
@@ -284,11 +298,13 @@ async function bringBack(b: { docker: string; session: string; image: string; wo
   const got = await readExport(e.child.stdout!, { packFile, objectFormat: b.objectFormat, maxBytes: maxPack(b.env) });
   if ('problem' in got) e.child.kill('SIGKILL');
   const code = await e.exit.catch(() => 1);
-  if ('problem' in got) return alert(`the remote run's commits were not brought back: the export ${got.problem}; nothing of it was imported (the workspace keeps them)`);
-  if (code !== 0) {
+  const notBack = (why: string) => {
     rmSync(packFile, { force: true });
-    return alert(`the remote run's commits were not brought back: the export failed (${err.trim().split('\n').pop() || `exit ${code}`}); nothing of it was imported (the workspace keeps them)`);
-  }
+    alert(`the remote run's commits were not brought back (${why}); nothing of it was imported (the workspace keeps them)`);
+  };
+  // Its own failure first, in its words (what it cut short is no second problem); then what it sent, unless stashbase stopped it.
+  if (code !== 0 && e.child.signalCode !== 'SIGKILL') return notBack(`the export failed: ${err.trim().split('\n').pop() || `exit ${code}`}`);
+  if ('problem' in got) return notBack(got.problem);
   if (got.tip === null) return alert(`the remote run's branch ${b.branch} is gone from its clone: nothing was brought back`);
   const ref = join(b.dir, 'refs', 'heads', ...b.branch.split('/'));
   mkdirSync(join(ref, '..'), { recursive: true });

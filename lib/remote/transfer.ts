@@ -48,14 +48,14 @@ export function readExport(stream: Readable, o: { packFile: string; objectFormat
     };
     const body = (chunk: Buffer) => {
       if (tip === null) {
-        if (chunk.length > 0) finish({ problem: 'it sent bytes after "none"' });
+        if (chunk.length > 0) finish({ problem: 'the export sent bytes after "none"' });
         return;
       }
       bytes += chunk.length;
-      if (bytes > o.maxBytes) return finish({ problem: `its pack is larger than ${o.maxBytes} bytes (STASHBASE_REMOTE_MAX_PACK sets another limit)` });
+      if (bytes > o.maxBytes) return finish({ problem: `the export's pack is larger than ${o.maxBytes} bytes (STASHBASE_REMOTE_MAX_PACK sets another limit)` });
       if (magic.length < 4) {
         magic = Buffer.concat([magic, chunk.subarray(0, 4 - magic.length)]);
-        if (magic.length === 4 && magic.toString('latin1') !== 'PACK') return finish({ problem: 'what follows the tip is not a git pack' });
+        if (magic.length === 4 && magic.toString('latin1') !== 'PACK') return finish({ problem: 'what follows the export\'s first line is not a git pack' });
       }
       if (fd === null) fd = openSync(o.packFile, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
       writeSync(fd, chunk);
@@ -67,13 +67,13 @@ export function readExport(stream: Readable, o: { packFile: string; objectFormat
         head = Buffer.concat([head, chunk]);
         const nl = head.indexOf(0x0a);
         if (nl < 0) {
-          if (head.length > MAX_LINE) finish({ problem: `its first line is longer than ${MAX_LINE} bytes` });
+          if (head.length > MAX_LINE) finish({ problem: `the export's first line is longer than ${MAX_LINE} bytes` });
           return;
         }
         const line = head.subarray(0, nl).toString('latin1');
         if (line === 'none') tip = null;
         else if (line.length === oidLength && /^[0-9a-f]+$/.test(line)) tip = line;
-        else return finish({ problem: `its first line is neither an object id nor "none": ${JSON.stringify(line.slice(0, MAX_LINE))}` });
+        else return finish({ problem: `the export's first line is neither an object id nor "none": ${JSON.stringify(line.slice(0, MAX_LINE))}` });
         body(head.subarray(nl + 1));
       } catch (e) {
         finish({ problem: (e as Error).message });
@@ -81,9 +81,9 @@ export function readExport(stream: Readable, o: { packFile: string; objectFormat
     });
     stream.on('error', (e) => finish({ problem: e.message }));
     stream.on('end', () => {
-      if (tip === undefined) return finish({ problem: 'it ended before its first line' });
+      if (tip === undefined) return finish({ problem: 'the export ended before its first line' });
       if (tip === null) return finish({ tip: null });
-      if (bytes < 32) return finish({ problem: 'its pack is cut short' });
+      if (bytes < 32) return finish({ problem: 'the export\'s pack is cut short' });
       finish({ tip, packBytes: bytes });
     });
   });

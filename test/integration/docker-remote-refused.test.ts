@@ -1,7 +1,9 @@
-// An engine that is not this machine's is refused before it is contacted: a
-// run mounts this machine's paths by name, which there are another machine's
-// (lib/docker/endpoint.ts). Named by DOCKER_HOST, by DOCKER_CONTEXT, and by the
-// config's current context; the control: this machine's socket named alike runs.
+// An engine that is not this machine's makes a run a remote one (docs/remote.md),
+// and what this machine alone can refuse is refused before the engine is
+// contacted: here a folder that is no repository (a remote run takes your
+// commits). Named by DOCKER_HOST, by DOCKER_CONTEXT, and by the config's
+// current context (addresses never dialled); the control: this machine's socket
+// named alike runs, locally.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
@@ -9,7 +11,7 @@ import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { cli, needs, tempHome, writeFile } from '../helpers.js';
 
-describe('Docker backend: a remote engine is refused until remote runs exist (real CLI)', needs('docker'), () => {
+describe('Docker backend: an engine not this machine\'s makes a remote run, refused before contact outside a repository (real CLI)', needs('docker'), () => {
   const t = tempHome();
   after(() => t.cleanup());
   const proj = join(t.dir, 'proj');
@@ -21,14 +23,16 @@ describe('Docker backend: a remote engine is refused until remote runs exist (re
   assert.equal(made.status, 0, made.stderr);
   const run = (env: NodeJS.ProcessEnv) => cli(['agent', 'run', '--docker-sandbox', 'true', '--', 'sh', '-c', 'touch ran'], { env: { ...t.env, DOCKER_CONFIG: dockerConfig, ...env }, cwd: proj, timeoutMs: 60_000 });
 
-  test('DOCKER_HOST over ssh, DOCKER_CONTEXT and the current context naming another machine: refused, naming which, nothing run; control: this machine\'s socket by DOCKER_HOST runs', async () => {
+  test('DOCKER_HOST over ssh, DOCKER_CONTEXT and the current context naming another machine: said to be a remote run, refused in a folder that is no repository, nothing run; control: this machine\'s socket by DOCKER_HOST runs', async () => {
     for (const [env, from, host] of [
       [{ DOCKER_HOST: 'ssh://build-box.invalid' }, 'DOCKER_HOST', 'ssh://build-box.invalid'],
       [{ DOCKER_CONTEXT: 'far' }, 'the context "far"', 'tcp://192.0.2.10:2375'],
     ] as const) {
       const r = await run(env);
       assert.notEqual(r.code, 0);
-      assert.ok(r.stderr.includes(`the Docker engine ${host} (${from}) is not this machine's: a run mounts this machine's paths by name`), r.stderr);
+      assert.equal(r.code, 4, r.stderr);
+      assert.ok(r.stderr.includes(`warning: the Docker engine ${host} (${from}) is not this machine's: a remote run (docs/remote.md)`), r.stderr);
+      assert.ok(r.stderr.includes(`stashbase: a remote run takes your repository's commits to the engine, and ${proj} is in no git repository; run it from a repository, or run locally; nothing was run`), r.stderr);
       assert.equal(existsSync(join(proj, 'ran')), false);
     }
     writeFile(join(dockerConfig, 'config.json'), JSON.stringify({ currentContext: 'far' }));

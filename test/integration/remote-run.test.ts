@@ -1,0 +1,225 @@
+// Remote runs against a real second engine (scripts/start-remote-engine.sh: a
+// Docker engine in a container, over tcp:// and ssh://): your commits go over,
+// the agent works sealed in a clone there, and its commits come back as its
+// branch through the import local runs use; --resume finds its uncommitted
+// work; what this machine can refuse is refused before the engine is
+// contacted; what the agent plants in its clone, or sends back, is checked;
+// the lease ends the agent's container when stashbase, or its connection, does.
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { BIN, cli, tempHome, writeFile } from '../helpers.js';
+import { sessionOf } from '../docker-setup.js';
+import { onEngine, remoteEngine } from '../remote-setup.js';
+
+const { engine, options } = remoteEngine();
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const ID = ['-c', 'user.name=t', '-c', 'user.email=t@t'];
+const COMMIT = 'git -c user.name=t -c user.email=t@t commit -qm';
+
+describe('remote runs on a second Docker engine (real engines, tcp:// and ssh://)', options, () => {
+  const t = tempHome();
+  const e = engine!;
+  const dockerConfig = join(t.dir, 'docker-config');
+  let n = 0;
+  /** A fresh repository with one commit. */
+  const repository = () => {
+    const repo = join(t.dir, `repo${++n}`);
+    mkdirSync(repo, { recursive: true });
+    writeFile(join(repo, 'a'), 'a\n');
+    for (const a of [['init', '-q'], ['add', 'a'], [...ID, 'commit', '-qm', 'init']]) assert.equal(spawnSync('git', ['-C', repo, ...a]).status, 0);
+    return repo;
+  };
+  const git = (repo: string, ...a: string[]) => spawnSync('git', ['-C', repo, ...a], { encoding: 'utf8' }).stdout.trim();
+  const tcpEnv = () => ({ ...t.env, DOCKER_CONFIG: dockerConfig, DOCKER_HOST: e.tcp });
+  const sshEnv = () => ({ ...t.env, DOCKER_CONFIG: dockerConfig, PATH: `${e.sshPath}:${t.env.PATH}` });
+  const nameOf = (stderr: string) => /^Remote workspace: stashbase-remote-[a-z0-9-]+-([a-z]+-[a-z]+-[a-z]+) \(branch stashbase\/\1/m.exec(stderr)?.[1] ?? assert.fail(`no workspace named in: ${stderr}`);
+  const onEngineOf = (session: string) => onEngine(e, ['ps', '-a', '--filter', `label=stashbase.session=${session}`, '--format', '{{.Names}}']).out.trim();
+
+  before(() => {
+    mkdirSync(dockerConfig, { recursive: true });
+    const made = spawnSync('docker', ['context', 'create', 'eng', '--docker', `host=${e.ssh}`], { env: { ...process.env, DOCKER_CONFIG: dockerConfig }, encoding: 'utf8' });
+    assert.equal(made.status, 0, made.stderr);
+  });
+  after(() => t.cleanup());
+
+  test('tcp (DOCKER_HOST): said to be remote; the agent works in a clone at your repository\'s path on its own branch; its commit comes back as that branch; your checkout, HEAD and files untouched; nothing left on the engine but the workspace', { timeout: 120_000 }, async () => {
+    const repo = repository();
+    const head = git(repo, 'rev-parse', 'HEAD');
+    const r = await cli(['agent', 'run', '--docker-sandbox', 'true', '--', 'sh', '-c', `pwd; git rev-parse --abbrev-ref HEAD; test -d /etc/stashbase && ls ${JSON.stringify(repo)}; echo b > b && git add b && ${COMMIT} "from the remote run"`], { env: tcpEnv(), cwd: repo, timeoutMs: 120_000 });
+    assert.equal(r.code, 0, r.stderr);
+    const name = nameOf(r.stderr);
+    assert.match(r.stderr, new RegExp(`^warning: the Docker engine ${e.tcp.replaceAll('.', '\\.')} \\(DOCKER_HOST\\) is not this machine's: a remote run \\(docs/remote\\.md\\)`, 'm'));
+    assert.deepEqual(r.stdout.split('\n'), [repo, `stashbase/${name}`, 'a', '']);
+    assert.equal(git(repo, 'log', '-1', '--format=%s', `stashbase/${name}`), 'from the remote run');
+    assert.equal(git(repo, 'rev-parse', `stashbase/${name}~1`), head);
+    assert.equal(git(repo, 'rev-parse', 'HEAD'), head);
+    assert.equal(git(repo, 'status', '--porcelain'), '');
+    assert.equal(existsSync(join(repo, 'b')), false);
+    const session = sessionOf(r.stderr);
+    assert.equal(onEngineOf(session), '', 'no container of the run is left');
+    const volumes = onEngine(e, ['volume', 'ls', '--format', '{{.Name}}']).out.split('\n');
+    assert.ok(volumes.some((v) => v.endsWith(`-${name}`) && v.startsWith('stashbase-remote-repo')), 'the workspace stays');
+    assert.ok(!volumes.some((v) => v.includes(session)), 'the run\'s tools volume is gone');
+  });
+
+  test('ssh (a context, --remote): uncommitted work stays in the engine\'s workspace, and --resume continues there; the second commit comes back', { timeout: 180_000 }, async () => {
+    const repo = repository();
+    const first = await cli(['agent', 'run', '--remote', 'eng', '--', 'sh', '-c', 'echo wip > wip.txt'], { env: sshEnv(), cwd: repo, timeoutMs: 120_000 });
+    assert.equal(first.code, 0, first.stderr);
+    const name = nameOf(first.stderr);
+    assert.match(first.stderr, /^warning: the Docker engine ssh:\/\/root@[\d.]+ \(the context "eng"\) is not this machine's/m);
+    assert.equal(git(repo, 'rev-parse', `stashbase/${name}`), git(repo, 'rev-parse', 'HEAD'), 'nothing committed, nothing moved');
+    const second = await cli(['agent', 'run', '--silent', '--remote', 'eng', '--resume', name, '--', 'sh', '-c', `cat wip.txt && git add wip.txt && ${COMMIT} resumed`], { env: sshEnv(), cwd: repo, timeoutMs: 120_000 });
+    assert.equal(second.code, 0, second.stderr);
+    assert.equal(second.stdout, 'wip\n');
+    assert.equal(git(repo, 'log', '-1', '--format=%s', `stashbase/${name}`), 'resumed');
+    assert.equal(git(repo, 'show', `stashbase/${name}:wip.txt`), 'wip');
+    // A name this repository has no branch of: refused here.
+    const none = await cli(['agent', 'run', '--silent', '--remote', 'eng', '--resume', 'amber-bay-anchor', '--', 'true'], { env: sshEnv(), cwd: repo, timeoutMs: 60_000 });
+    assert.equal(none.code, 4);
+    assert.equal(none.stderr, 'stashbase: there is no branch stashbase/amber-bay-anchor here to resume; nothing was run\n');
+  });
+
+  test('refused before the engine is contacted: uncommitted changes (control: --allow-dirty runs, said), a committed file deny_read covers (control: the same file uncommitted runs), network = firewall, local MCP servers', { timeout: 180_000 }, async () => {
+    const repo = repository();
+    writeFile(join(repo, 'notes.txt'), 'mine\n');
+    const dirty = await cli(['agent', 'run', '--silent', '--docker-sandbox', 'true', '--', 'touch', 'ran'], { env: tcpEnv(), cwd: repo, timeoutMs: 60_000 });
+    assert.equal(dirty.code, 4);
+    assert.equal(dirty.stderr, `stashbase: ${repo} has uncommitted changes, and a remote run takes only commits to the engine: commit or stash them, or pass --allow-dirty to run without them; nothing was run\n`);
+    const allowed = await cli(['agent', 'run', '--docker-sandbox', 'true', '--allow-dirty', '--', 'sh', '-c', 'ls'], { env: tcpEnv(), cwd: repo, timeoutMs: 120_000 });
+    assert.equal(allowed.code, 0, allowed.stderr);
+    assert.equal(allowed.stdout, 'a\n', 'the last commit, without your uncommitted file');
+    assert.match(allowed.stderr, /^warning: your checkout has uncommitted changes; they stay here, and the remote run works on your last commit$/m);
+    // A file the profile's deny_read covers: hidden in local runs, it would travel here.
+    writeFile(join(t.sbHome, 'agents', 'deny.toml'), '[sandbox]\nbackend = "docker"\n[filesystem]\ndeny_read = ["**/credentials.json"]\n');
+    const secret = repository();
+    writeFile(join(secret, 'conf', 'credentials.json'), '{"token":"real"}\n');
+    const control = await cli(['agent', 'run', '--silent', '--profile', 'deny', '--allow-dirty', '--', 'sh', '-c', 'ls conf 2>&1 || echo none'], { env: tcpEnv(), cwd: secret, timeoutMs: 120_000 });
+    assert.equal(control.code, 0, control.stderr);
+    assert.equal(control.stdout, 'ls: cannot access \'conf\': No such file or directory\nnone\n');
+    spawnSync('git', ['-C', secret, 'add', 'conf'], { encoding: 'utf8' });
+    spawnSync('git', ['-C', secret, ...ID, 'commit', '-qm', 'creds'], { encoding: 'utf8' });
+    const denied = await cli(['agent', 'run', '--silent', '--profile', 'deny', '--', 'cat', 'conf/credentials.json'], { env: tcpEnv(), cwd: secret, timeoutMs: 60_000 });
+    assert.equal(denied.code, 4);
+    assert.equal(denied.stderr, 'stashbase: files the profile\'s deny_read covers are committed, and a remote run would send them to the engine in your history: conf/credentials.json; run locally (there they are hidden); nothing was run\n');
+    assert.equal(denied.stdout, '');
+    const firewall = await cli(['agent', 'run', '--silent', '--docker-sandbox', 'true', '--docker-network', 'firewall', '--', 'true'], { env: tcpEnv(), cwd: secret, timeoutMs: 60_000 });
+    assert.equal(firewall.code, 4);
+    assert.equal(firewall.stderr, 'stashbase: network = "firewall" cannot run on a remote engine: its proxy listens where the engine\'s containers reach it, which is another machine\'s network; a remote run is sealed (its only way out the relay, over the engine\'s own connection). Leave the network unset or "sealed"; nothing was run\n');
+    writeFile(join(t.sbHome, 'agents', 'localmcp.toml'), `[sandbox]\nbackend = "docker"\n[mcp.servers.files]\ncommand = ["${process.execPath}", "server.js"]\n`);
+    const mcp = await cli(['agent', 'run', '--silent', '--profile', 'localmcp', '--', 'true'], { env: tcpEnv(), cwd: secret, timeoutMs: 60_000 });
+    assert.equal(mcp.code, 4, mcp.stderr);
+    assert.equal(mcp.stderr, 'stashbase: the profile starts local MCP servers, which work in your checkout on this machine; a remote run\'s tree is on the engine: use remote MCP servers, or run locally; nothing was run\n');
+  });
+
+  test('git state the agent plants in its clone stays there: its config, hooks, other branches and tags never reach your repository; only its branch\'s commits come back (unnamed: a commit whose tree holds .git/config is refused by the import; control: a plain git fetch of it takes it)', { timeout: 180_000 }, async () => {
+    const repo = repository();
+    const config = readFileSync(join(repo, '.git', 'config'), 'utf8');
+    const hooks = readdirSync(join(repo, '.git', 'hooks')).sort();
+    const plant = [
+      'git config core.fsmonitor "touch /tmp/fsmonitor-ran"', 'git config core.hooksPath .githooks', 'mkdir -p .githooks',
+      'printf "#!/bin/sh\\ntouch hook-ran\\n" > .git/hooks/post-merge', 'chmod +x .git/hooks/post-merge', 'git tag planted', 'git branch other',
+      `echo c > c && git add c && ${COMMIT} mine`,
+    ].join(' && ');
+    const r = await cli(['agent', 'run', '--silent', '--docker-sandbox', 'true', '--', 'sh', '-c', plant], { env: tcpEnv(), cwd: repo, timeoutMs: 120_000 });
+    assert.equal(r.code, 0, r.stderr);
+    const branches = git(repo, 'branch', '--format=%(refname:short)').split('\n').sort();
+    assert.equal(branches.length, 2);
+    const own = branches.find((b) => b.startsWith('stashbase/'))!;
+    assert.equal(git(repo, 'log', '-1', '--format=%s', own), 'mine');
+    assert.equal(git(repo, 'tag'), '');
+    assert.equal(readFileSync(join(repo, '.git', 'config'), 'utf8'), config);
+    assert.deepEqual(readdirSync(join(repo, '.git', 'hooks')).sort(), hooks);
+    // Unnamed: a commit whose tree holds .git/config with a command in it (a checkout of it elsewhere would run it).
+    const dotgit = [
+      'export GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@t GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@t',
+      'blob=$(printf "[core]\\n\\tfsmonitor = touch /tmp/pwned\\n" | git hash-object -w --stdin)',
+      'inner=$(printf "100644 blob %s\\tconfig\\n" "$blob" | git mktree)',
+      'top=$(printf "040000 tree %s\\t.git\\n" "$inner" | git mktree)',
+      'git update-ref HEAD $(git commit-tree -p HEAD -m dotgit $top)',
+    ].join('\n');
+    const bad = await cli(['agent', 'run', '--docker-sandbox', 'true', '--', 'sh', '-c', dotgit], { env: tcpEnv(), cwd: repo, timeoutMs: 120_000 });
+    assert.equal(bad.code, 0, bad.stderr);
+    const name = nameOf(bad.stderr);
+    assert.match(bad.stderr, new RegExp(`^warning: the agent added commits to refs/heads/stashbase/${name}: not taken \\(its objects cannot be imported: git unpack-objects: fatal: fsck error in packed object\\)$`, 'm'));
+    assert.equal(git(repo, 'rev-parse', `stashbase/${name}`), git(repo, 'rev-parse', 'HEAD'));
+    // Control: the same objects made in a scratch clone, fetched the plain way, arrive.
+    const scratch = join(t.dir, 'scratch');
+    spawnSync('git', ['clone', '-q', repo, scratch]);
+    const made = spawnSync('sh', ['-c', dotgit], { cwd: scratch, encoding: 'utf8' });
+    assert.equal(made.status, 0, made.stderr);
+    const plain = spawnSync('git', ['-C', repo, 'fetch', '-q', scratch, 'HEAD:refs/heads/plain'], { encoding: 'utf8' });
+    assert.equal(plain.status, 0, plain.stderr);
+    assert.equal(git(repo, 'log', '-1', '--format=%s', 'plain'), 'dotgit');
+  });
+
+  test('an export that is not what it should be brings nothing back: a clone whose objects the agent broke (unnamed), a pack past STASHBASE_REMOTE_MAX_PACK (control: without the limit it comes back)', { timeout: 240_000 }, async () => {
+    const repo = repository();
+    const big = `head -c 300000 /dev/urandom > blob && git add blob && ${COMMIT} big`;
+    const over = await cli(['agent', 'run', '--docker-sandbox', 'true', '--', 'sh', '-c', big], { env: { ...tcpEnv(), STASHBASE_REMOTE_MAX_PACK: '100000' }, cwd: repo, timeoutMs: 120_000 });
+    assert.equal(over.code, 0, over.stderr);
+    const name = nameOf(over.stderr);
+    assert.match(over.stderr, /^warning: the remote run's commits were not brought back \(the export's pack is larger than 100000 bytes \(STASHBASE_REMOTE_MAX_PACK sets another limit\)\); nothing of it was imported \(the workspace keeps them\)$/m);
+    assert.equal(git(repo, 'rev-parse', `stashbase/${name}`), git(repo, 'rev-parse', 'HEAD'));
+    const control = await cli(['agent', 'run', '--silent', '--docker-sandbox', 'true', '--resume', name, '--', 'true'], { env: tcpEnv(), cwd: repo, timeoutMs: 120_000 });
+    assert.equal(control.code, 0, control.stderr);
+    assert.equal(git(repo, 'log', '-1', '--format=%s', `stashbase/${name}`), 'big');
+    // The agent's commit's objects removed from its clone: the export fails, and says so; the agent's exit code stands.
+    const broken = await cli(['agent', 'run', '--docker-sandbox', 'true', '--', 'sh', '-c', `echo d > d && git add d && ${COMMIT} d && rm -f .git/objects/$(git rev-parse HEAD | cut -c1-2)/$(git rev-parse HEAD | cut -c3-); exit 3`], { env: tcpEnv(), cwd: repo, timeoutMs: 120_000 });
+    assert.equal(broken.code, 3, broken.stderr);
+    assert.match(broken.stderr, /^warning: the remote run's commits were not brought back \(the export failed: .*\); nothing of it was imported \(the workspace keeps them\)$/m);
+  });
+
+  test('the lease: stashbase and its watchdog killed, the agent\'s container on the engine ends (control: with the lease gone first, it runs on); a connection that hangs (no heartbeat) ends it after the lease (STASHBASE_REMOTE_LEASE)', { timeout: 240_000 }, async () => {
+    const repo = repository();
+    const startLong = async (env: NodeJS.ProcessEnv) => {
+      const child = spawn(process.execPath, [BIN, 'agent', 'run', '--docker-sandbox', 'true', '--', 'sleep', '300'], { env, cwd: repo, stdio: ['ignore', 'pipe', 'pipe'] });
+      let err = '';
+      child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
+      const exit = new Promise<number | null>((r) => child.on('exit', (c) => r(c)));
+      for (let i = 0; i < 600 && !/Agent session: /.test(err); i++) await sleep(50);
+      const session = sessionOf(err);
+      for (let i = 0; i < 600 && !onEngineOf(session).includes('-lease'); i++) await sleep(100);
+      assert.match(onEngineOf(session), /-lease/, `the lease runs: ${err}`);
+      return { child, session, exit, err: () => err };
+    };
+    const killBoth = async (run: { child: ReturnType<typeof spawn>; exit: Promise<number | null> }) => {
+      const watchdog = spawnSync('pgrep', ['-P', String(run.child.pid), '-f', 'read -r line'], { encoding: 'utf8' }).stdout.trim();
+      assert.match(watchdog, /^\d+$/);
+      process.kill(Number(watchdog), 'SIGKILL');
+      run.child.kill('SIGKILL');
+      await run.exit;
+    };
+    const gone = async (session: string, ms: number) => {
+      for (let i = 0; i < ms / 200; i++) {
+        if (!onEngineOf(session).includes('-agent')) return true;
+        await sleep(200);
+      }
+      return false;
+    };
+    const a = await startLong(tcpEnv());
+    await killBoth(a);
+    assert.equal(await gone(a.session, 20_000), true, 'the lease ended the agent\'s container');
+    // Control: the lease removed first, the same kill leaves the agent running on the engine.
+    const b = await startLong(tcpEnv());
+    onEngine(e, ['rm', '--force', `stashbase-agent-run-${b.session}-lease`]);
+    await killBoth(b);
+    assert.equal(await gone(b.session, 8_000), false, 'without its lease the agent outlives stashbase');
+    onEngine(e, ['rm', '--force', `stashbase-agent-run-${b.session}-agent`]);
+    // A connection that hangs: the lease's docker client stopped (no heartbeat, nothing closed).
+    const c = await startLong({ ...tcpEnv(), STASHBASE_REMOTE_LEASE: '4' });
+    const client = spawnSync('pgrep', ['-f', `stashbase-agent-run-${c.session}-lease --label`], { encoding: 'utf8' }).stdout.trim().split('\n')[0]!;
+    assert.match(client, /^\d+$/);
+    process.kill(Number(client), 'SIGSTOP');
+    const t0 = Date.now();
+    assert.equal(await gone(c.session, 30_000), true, 'the lease expired');
+    assert.ok(Date.now() - t0 < 20_000, `within the lease and its beat: ${Date.now() - t0} ms`);
+    process.kill(Number(client), 'SIGKILL');
+    const code = await c.exit;
+    assert.notEqual(code, 0, c.err());
+    assert.equal(onEngineOf(c.session), '');
+  });
+});
