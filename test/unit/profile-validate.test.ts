@@ -121,7 +121,7 @@ test("a profile's lists add to the built-in denials: a deny_read of its own neve
 
 test('unknown keys name file, line and key path', () => {
   const label = 'home/.stashbase/agents/p.toml';
-  assert.equal(check('[sandbox]\nbackend = "native"\nimagee = "x"\n'), `${label}:3 sandbox.imagee: unknown key (known here: backend, image, dockerfile, memory, cpus, isolated_paths, native_network, allow_unix_sockets, build_network, home_volume_warn, macos_allow, network, runtime)`);
+  assert.equal(check('[sandbox]\nbackend = "native"\nimagee = "x"\n'), `${label}:3 sandbox.imagee: unknown key (known here: backend, image, dockerfile, memory, cpus, isolated_paths, native_network, allow_unix_sockets, build_network, home_volume_warn, macos_allow, network, runtime, remote)`);
   assert.equal(check('colour = "red"\n'), `${label}:1 colour: unknown key (known here: description, allow_hooks, sandbox, filesystem, network, secrets, config_env, environment, workspace, hooks, mcp)`);
   assert.equal(check('[secrets.X]\nsource = "GH"\nhosts = ["a.com"]\nhost = "b"\n'), `${label}:4 secrets.X.host: unknown key (known here: source, hosts, in_query, allow_plaintext)`);
 });
@@ -138,6 +138,14 @@ test('wrong types', () => {
   assert.equal(check('[filesystem]\nwrites = "open"\n'), `${label}:2 filesystem.writes: "open" is not one of "allow-list", "deny-list"`);
   assert.equal(check('[filesystem]\nallow_write = "~/x"\n'), `${label}:2 filesystem.allow_write: expected an array of strings, got a string ("~/x")`);
   assert.equal(check('[sandbox]\nallow_unix_sockets = "yes"\n'), `${label}:2 sandbox.allow_unix_sockets: expected true or false, got a string ("yes")`);
+});
+
+test('remote: a Docker context\'s name, nothing a shell or a URL would read', () => {
+  const label = 'home/.stashbase/agents/p.toml';
+  assert.equal(check('[sandbox]\nremote = "build-box"\n'), 'ok');
+  for (const bad of ['ssh://build-box', '-H', 'a b', '']) {
+    assert.equal(check(`[sandbox]\nremote = "${bad}"\n`), `${label}:2 sandbox.remote: "${bad}" is not a Docker context's name (make one with: docker context create NAME --docker host=ssh://user@host)`);
+  }
 });
 
 test('image with dockerfile', () => {
