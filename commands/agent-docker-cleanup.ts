@@ -1,4 +1,4 @@
-import { flagBool, type FlagSpec, parseCommand } from '../lib/util/argv.js';
+import { flagBool, flagString, type FlagSpec, parseCommand } from '../lib/util/argv.js';
 import { findDocker } from '../lib/docker/engine.js';
 import { runLeftovers, volumeLeftovers } from '../lib/docker/leftovers.js';
 import { UsageError } from '../lib/errors.js';
@@ -6,12 +6,15 @@ import { capture } from '../lib/exec.js';
 import { stashbaseHome } from '../lib/home.js';
 import { approve } from '../lib/util/prompt.js';
 import { removeContainersCommand, removeNetworkCommand, removeVolumesCommand } from '../templates/docker-resources.js';
+import { REMOTE_FLAG } from './shared-flags.js';
+import { engineOf } from '../lib/remote/target.js';
 
-export const usage = 'stashbase agent docker cleanup [--yes] [--isolated-paths]';
+export const usage = 'stashbase agent docker cleanup [--remote <context>] [--yes] [--isolated-paths]';
 export const summary = 'Remove the networks and containers crashed runs left (or the isolated-path volumes).';
 export const flags: FlagSpec[] = [
   { name: 'yes', kind: 'bool', help: 'Skip the confirmation' },
   { name: 'isolated-paths', kind: 'bool', help: 'List and remove isolated-path volumes instead' },
+  REMOTE_FLAG,
 ];
 const spec = { name: 'agent docker cleanup', usage, summary, flags, notes: 'Networks of sessions still alive on this machine are skipped.' };
 
@@ -33,11 +36,14 @@ export async function main(argv: string[]): Promise<number> {
     out(`Removed ${volumes.length} volume(s).`);
     return 0;
   }
-  const runs = await runLeftovers(docker, stashbaseHome(process.env));
+  const target = await engineOf(docker, process.env, flagString(p, 'remote'));
+  // Another machine's engine: a run is skipped only when it runs from here; the others show where they are from and since when, for you to judge.
+  if (target !== null) out(`Engine: ${target.host} (${target.from}), not this machine's: a run started elsewhere may still be going; see its origin and creation time`);
+  const runs = await runLeftovers(docker, stashbaseHome(process.env), target !== null);
   for (const r of runs.filter((x) => x.live)) out(`skipping ${r.network ?? r.session}: session ${r.session} is still running here`);
   const stale = runs.filter((x) => !x.live);
   if (stale.length === 0) return (out('Nothing to clean up.'), 0);
-  for (const r of stale) out(`${r.network ?? '(no network)'}\t${r.session}\tcreated ${r.createdAt ?? '-'}\t${r.containers.join(',') || 'no containers'}`);
+  for (const r of stale) out(`${r.network ?? '(no network)'}\t${r.session}\tcreated ${r.createdAt ?? '-'}${target !== null ? `\tfrom ${r.origin ?? 'an unknown machine'}` : ''}\t${r.containers.join(',') || 'no containers'}${r.volumes.length > 0 ? `\t${r.volumes.join(',')}` : ''}`);
   if (!(await approved(`${stale.length} run(s) left behind`, yes))) return (out('Nothing removed.'), 1);
   // Containers first: a network with containers attached cannot be removed.
   let failed = 0;
@@ -45,7 +51,8 @@ export async function main(argv: string[]): Promise<number> {
     try {
       if (r.containers.length > 0) await capture(removeContainersCommand(docker, r.containers));
       if (r.network) await capture(removeNetworkCommand(docker, r.network));
-      out(`removed ${r.network ?? r.containers.join(', ')}`);
+      if (r.volumes.length > 0) await capture(removeVolumesCommand(docker, r.volumes, true));
+      out(`removed ${r.network ?? [...r.containers, ...r.volumes].join(', ')}`);
     } catch (e) {
       failed++;
       process.stderr.write(`could not remove ${r.network ?? r.session}: ${(e as Error).message}\n`);

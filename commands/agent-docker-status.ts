@@ -3,16 +3,18 @@ import { HOME_VOLUME } from '../templates/docker-run.js';
 import { capture } from '../lib/exec.js';
 import { humanSize, measureVolume } from '../lib/docker/home-volume.js';
 import { defaultImageRef } from '../lib/docker/image.js';
-import { flagBool, type FlagSpec, parseCommand } from '../lib/util/argv.js';
+import { flagBool, flagString, type FlagSpec, parseCommand } from '../lib/util/argv.js';
 import { findDocker } from '../lib/docker/engine.js';
 import { runLeftovers } from '../lib/docker/leftovers.js';
 import { UsageError } from '../lib/errors.js';
 import { stashbaseHome } from '../lib/home.js';
-import { JSON_FLAG } from './shared-flags.js';
+import { JSON_FLAG, REMOTE_FLAG } from './shared-flags.js';
+import { engineOf } from '../lib/remote/target.js';
+import { listWorkspacesCommand } from '../templates/docker-resources.js';
 
-export const usage = 'stashbase agent docker status [--json]';
+export const usage = 'stashbase agent docker status [--remote <context>] [--json]';
 export const summary = "The agents' home volume's size, and the per-run networks (and containers) of agent runs, with their sessions.";
-export const flags: FlagSpec[] = [JSON_FLAG];
+export const flags: FlagSpec[] = [REMOTE_FLAG, JSON_FLAG];
 const spec = { name: 'agent docker status', usage, summary, flags, notes: 'Removes nothing; see stashbase agent docker cleanup.' };
 
 /** The home volume's size now, or why it is not known. */
@@ -24,24 +26,40 @@ async function homeVolumeSize(docker: string, image: string): Promise<{ bytes: n
   return measureVolume(docker, image, HOME_VOLUME, `stashbase-status-du-${randomBytes(6).toString('hex')}`, []);
 }
 
+const rowsOf = (out: string) => out.split('\n').filter(Boolean).map((l) => l.split('|'));
+
 export async function main(argv: string[]): Promise<number> {
   const p = parseCommand(argv, spec);
   if (p === null) return 0;
   if (p.positionals.length > 0 || p.rest !== null) throw new UsageError('agent docker status takes no arguments');
   const docker = findDocker(process.env);
-  const [runs, volume] = await Promise.all([runLeftovers(docker, stashbaseHome(process.env)), homeVolumeSize(docker, defaultImageRef(process.env))]);
+  // Another machine's engine (--remote, DOCKER_HOST, the current context): its runs are live only by a record here (lib/docker/leftovers.ts).
+  const target = await engineOf(docker, process.env, flagString(p, 'remote'));
+  const [runs, volume, workspaces] = await Promise.all([
+    runLeftovers(docker, stashbaseHome(process.env), target !== null),
+    homeVolumeSize(docker, defaultImageRef(process.env)),
+    target !== null ? capture(listWorkspacesCommand(docker)).then(rowsOf) : Promise.resolve([]),
+  ]);
+  const remote = target !== null ? { engine: target.host, from: target.from, workspaces: workspaces.map(([name = '', run = '', origin = '']) => ({ name, run, origin })) } : null;
   if (flagBool(p, 'json')) {
-    process.stdout.write(JSON.stringify({ runs, homeVolume: { name: HOME_VOLUME, ...volume } }, null, 2) + '\n');
+    process.stdout.write(JSON.stringify({ ...(remote ? { remote } : {}), runs, homeVolume: { name: HOME_VOLUME, ...volume } }, null, 2) + '\n');
     return 0;
   }
   const home = 'bytes' in volume ? `${humanSize(volume.bytes)} (${volume.bytes} bytes)` : volume.why;
+  if (remote) {
+    process.stdout.write(`Engine: ${remote.engine} (${remote.from}), not this machine's: a run is live only if it runs from here\n`);
+    for (const w of remote.workspaces) process.stdout.write(`Workspace ${w.name}: run ${w.run}, from ${w.origin || 'an unknown machine'}\n`);
+  }
   process.stdout.write(`Agents' home volume ${HOME_VOLUME}: ${home}\n`);
   if (runs.length === 0) {
     process.stdout.write('No per-run Docker networks or containers.\n');
     return 0;
   }
-  const lines = ['NETWORK\tSESSION\tCREATED\tLIVE\tCONTAINERS'];
-  for (const r of runs) lines.push([r.network ?? '-', r.session, r.createdAt ?? '-', r.live ? 'live' : r.orphaned ? 'orphaned' : 'not live', r.containers.join(',') || '-'].join('\t'));
+  const lines = [remote ? 'SESSION\tCREATED\tORIGIN\tLIVE\tCONTAINERS\tVOLUMES' : 'NETWORK\tSESSION\tCREATED\tLIVE\tCONTAINERS'];
+  const live = (r: (typeof runs)[number]) => (r.live ? 'live' : r.orphaned ? 'orphaned' : 'not live');
+  for (const r of runs) {
+    lines.push((remote ? [r.session, r.createdAt ?? '-', r.origin ?? '-', live(r), r.containers.join(',') || '-', r.volumes.join(',') || '-'] : [r.network ?? '-', r.session, r.createdAt ?? '-', live(r), r.containers.join(',') || '-']).join('\t'));
+  }
   process.stdout.write(lines.join('\n') + '\n');
   return 0;
 }

@@ -9,6 +9,8 @@ export const PROFILE_FLAGS: FlagSpec[] = [
 ];
 
 export const JSON_FLAG: FlagSpec = { name: 'json', kind: 'bool', help: 'Print machine-readable JSON on stdout' };
+/** The engine of a Docker context, for commands that manage one (docs/remote.md). */
+export const REMOTE_FLAG: FlagSpec = { name: 'remote', kind: 'value', value: 'context', help: 'The Docker engine of this context, another machine\'s (docs/remote.md)' };
 
 export function profileSource(value: string | undefined): SourceChoice {
   if (value === undefined) return 'auto';

@@ -3,13 +3,24 @@
 import type { Command } from './command.js';
 import { LABEL_PID, LABEL_SESSION } from './docker-run.js';
 import { LABEL_ISOLATED, LABEL_REPO } from './docker-volumes.js';
+import { LABEL_ORIGIN, LABEL_WORKSPACE } from './remote-run.js';
 
 export function listNetworksCommand(docker: string): Command {
   return { file: docker, args: ['network', 'ls', '--filter', `label=${LABEL_SESSION}`, '--format', `{{.Name}}|{{.CreatedAt}}|{{.Label "${LABEL_SESSION}"}}|{{.Label "${LABEL_PID}"}}`] };
 }
 
 export function listContainersCommand(docker: string): Command {
-  return { file: docker, args: ['ps', '--all', '--filter', `label=${LABEL_SESSION}`, '--format', `{{.Names}}|{{.Label "${LABEL_SESSION}"}}|{{.Label "${LABEL_PID}"}}`] };
+  return { file: docker, args: ['ps', '--all', '--filter', `label=${LABEL_SESSION}`, '--format', `{{.Names}}|{{.Label "${LABEL_SESSION}"}}|{{.Label "${LABEL_PID}"}}|{{.CreatedAt}}`] };
+}
+
+/** A remote run's volumes labelled with its session (its tools), with the machine it was started from. */
+export function listRunVolumesCommand(docker: string): Command {
+  return { file: docker, args: ['volume', 'ls', '--filter', `label=${LABEL_SESSION}`, '--format', `{{.Name}}|{{.Label "${LABEL_SESSION}"}}|{{.Label "${LABEL_ORIGIN}"}}`] };
+}
+
+/** Remote runs' workspaces, with the machine and folder they were made from. */
+export function listWorkspacesCommand(docker: string): Command {
+  return { file: docker, args: ['volume', 'ls', '--filter', `label=${LABEL_WORKSPACE}`, '--format', `{{.Name}}|{{.Label "${LABEL_WORKSPACE}"}}|{{.Label "${LABEL_ORIGIN}"}}`] };
 }
 
 export function listVolumesCommand(docker: string): Command {
@@ -24,6 +35,6 @@ export function removeNetworkCommand(docker: string, name: string): Command {
   return { file: docker, args: ['network', 'rm', name] };
 }
 
-export function removeVolumesCommand(docker: string, names: string[]): Command {
-  return { file: docker, args: ['volume', 'rm', ...names] };
+export function removeVolumesCommand(docker: string, names: string[], force = false): Command {
+  return { file: docker, args: ['volume', 'rm', ...(force ? ['--force'] : []), ...names] };
 }

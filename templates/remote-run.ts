@@ -92,9 +92,9 @@ export function workspaceCreateCommand(docker: string, workspace: string, labels
   return { file: docker, args: ['volume', 'create', ...labels.flatMap((l) => ['--label', l]), workspace] };
 }
 
-/** The run's tools volume, labelled with the run (status and cleanup find it). */
-export function toolsCreateCommand(docker: string, session: string, pid: number): Command {
-  return { file: docker, args: ['volume', 'create', ...runLabels(session, pid), remoteNames(session).tools] };
+/** The run's tools volume, labelled with the run and the machine it runs from (status and cleanup on the engine find it, and say where it is from). */
+export function toolsCreateCommand(docker: string, session: string, pid: number, origin: string): Command {
+  return { file: docker, args: ['volume', 'create', ...runLabels(session, pid), '--label', `${LABEL_ORIGIN}=${origin}`, remoteNames(session).tools] };
 }
 
 /**

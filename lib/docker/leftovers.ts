@@ -1,6 +1,6 @@
 // What Docker holds of stashbase runs: per-run networks and containers grouped
 // by session, whether that session is still alive here, and isolated-path volumes.
-import { listContainersCommand, listNetworksCommand, listVolumesCommand } from '../../templates/docker-resources.js';
+import { listContainersCommand, listNetworksCommand, listRunVolumesCommand, listVolumesCommand } from '../../templates/docker-resources.js';
 import { NETWORK_PREFIX } from '../../templates/docker-run.js';
 import { capture } from '../exec.js';
 import { liveSessionIds, processAlive, SESSION_ID } from '../run/session.js';
@@ -13,6 +13,9 @@ export interface RunLeftover {
   live: boolean;
   /** Containers of a run whose stashbase is gone: an agent may still be running without it (until its watchdog removes them). */
   orphaned: boolean;
+  /** A remote run's volumes of its own (its tools); the machine it was started from, as its volume says. */
+  volumes: string[];
+  origin: string | null;
 }
 
 export interface VolumeLeftover {
@@ -23,16 +26,21 @@ export interface VolumeLeftover {
 
 const rows = (out: string) => out.split('\n').filter(Boolean).map((l) => l.split('|'));
 
-export async function runLeftovers(docker: string, home: string): Promise<RunLeftover[]> {
-  const [nets, containers] = await Promise.all([capture(listNetworksCommand(docker)), capture(listContainersCommand(docker))]);
+/**
+ * `remote`: the engine is another machine's (lib/remote/target.ts). There a
+ * run is live only by a live record of this home: a pid label names a process
+ * of whichever machine started the run, never one to look for here.
+ */
+export async function runLeftovers(docker: string, home: string, remote = false): Promise<RunLeftover[]> {
+  const [nets, containers, volumes] = await Promise.all([capture(listNetworksCommand(docker)), capture(listContainersCommand(docker)), remote ? capture(listRunVolumesCommand(docker)) : Promise.resolve('')]);
   // Live: a record of this home says so, or the process that labelled it is
   // still running on this machine (a run under another STASHBASE_HOME, or user).
   const records = liveSessionIds(home);
-  const isLive = (session: string, pid: string) => records.has(session) || processAlive(Number(pid));
+  const isLive = (session: string, pid: string) => records.has(session) || (!remote && processAlive(Number(pid)));
   const bySession = new Map<string, RunLeftover>();
   const entry = (session: string) => {
     let e = bySession.get(session);
-    if (!e) bySession.set(session, (e = { session, network: null, createdAt: null, containers: [], live: false, orphaned: false }));
+    if (!e) bySession.set(session, (e = { session, network: null, createdAt: null, containers: [], live: false, orphaned: false, volumes: [], origin: null }));
     return e;
   };
   for (const [name = '', createdAt = '', session = '', pid = ''] of rows(nets)) {
@@ -41,11 +49,20 @@ export async function runLeftovers(docker: string, home: string): Promise<RunLef
     const e = entry(session);
     Object.assign(e, { network: name, createdAt, live: e.live || isLive(session, pid) });
   }
-  for (const [name = '', session = '', pid = ''] of rows(containers)) {
+  for (const [name = '', session = '', pid = '', createdAt = ''] of rows(containers)) {
     if (!SESSION_ID.test(session) || !name.startsWith(`${NETWORK_PREFIX}${session}-`)) continue;
     const e = entry(session);
     e.containers.push(name);
     e.live ||= isLive(session, pid);
+    // A run without a network (sealed, remote): its oldest container says when it began.
+    if (e.network === null && createdAt !== '' && (e.createdAt === null || createdAt < e.createdAt)) e.createdAt = createdAt;
+  }
+  for (const [name = '', session = '', origin = ''] of rows(volumes)) {
+    if (!SESSION_ID.test(session) || name !== `${NETWORK_PREFIX}${session}-tools`) continue;
+    const e = entry(session);
+    e.volumes.push(name);
+    e.origin = origin || null;
+    e.live ||= records.has(session);
   }
   for (const e of bySession.values()) e.orphaned = !e.live && e.containers.length > 0;
   return [...bySession.values()].sort((a, b) => (a.createdAt ?? '').localeCompare(b.createdAt ?? '') || a.session.localeCompare(b.session));

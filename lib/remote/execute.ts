@@ -211,7 +211,7 @@ export async function executeRemote(o: RemoteRunInput): Promise<number> {
     }
     const origin = `${LABEL_ORIGIN}=${hostname()}:${repo.root}`;
     const [, , entrypoint] = await Promise.all([
-      capture(toolsCreateCommand(docker, ctx.session, process.pid)),
+      capture(toolsCreateCommand(docker, ctx.session, process.pid, hostname())),
       fresh ? capture(workspaceCreateCommand(docker, workspace, [origin, `${LABEL_WORKSPACE}=${name}`])) : Promise.resolve(''),
       ensureRunImages({ docker, home, env: ctx.env, choice: ctx.choice as ImageChoice, interactive: o.interactive, warn }).then(() => imageEntrypoint(docker, ctx.choice.ref)),
     ]);

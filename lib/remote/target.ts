@@ -7,6 +7,7 @@ import { UsageError } from '../errors.js';
 import { capture } from '../exec.js';
 import { dockerEndpoint, isLocalHost } from '../docker/endpoint.js';
 import { CONTEXT_NAME } from './context-name.js';
+import { userHome } from '../home.js';
 
 export interface RemoteTarget {
   /** The context named, or null when the environment names the engine. */
@@ -36,4 +37,11 @@ export function useTarget(t: RemoteTarget, env: NodeJS.ProcessEnv): void {
   if (t.context === null) return;
   delete env.DOCKER_HOST;
   env.DOCKER_CONTEXT = t.context;
+}
+
+/** For the docker commands that take --remote: the engine they manage when it is not this machine's (applied to `env`), else null. */
+export async function engineOf(docker: string, env: NodeJS.ProcessEnv, named: string | undefined): Promise<RemoteTarget | null> {
+  const t = await remoteTarget(docker, env, userHome(env), named);
+  if (t !== null) useTarget(t, env);
+  return t;
 }

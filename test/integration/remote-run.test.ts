@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { hostname } from 'node:os';
 import { after, before, describe, test } from 'node:test';
 import { BIN, cli, tempHome, writeFile } from '../helpers.js';
 import { sessionOf } from '../docker-setup.js';
@@ -43,7 +44,12 @@ describe('remote runs on a second Docker engine (real engines, tcp:// and ssh://
     const made = spawnSync('docker', ['context', 'create', 'eng', '--docker', `host=${e.ssh}`], { env: { ...process.env, DOCKER_CONFIG: dockerConfig }, encoding: 'utf8' });
     assert.equal(made.status, 0, made.stderr);
   });
-  after(() => t.cleanup());
+  after(() => {
+    // The workspaces these tests made on the engine (each names its origin: this machine and a folder under the test's).
+    const mine = onEngine(e, ['volume', 'ls', '--filter', 'label=stashbase.workspace', '--format', '{{.Name}}|{{.Label "stashbase.origin"}}']).out.split('\n').filter((l) => l.includes(`:${t.dir}/`)).map((l) => l.split('|')[0]!);
+    if (mine.length > 0) onEngine(e, ['volume', 'rm', '--force', ...mine]);
+    t.cleanup();
+  });
 
   test('tcp (DOCKER_HOST): said to be remote; the agent works in a clone at your repository\'s path on its own branch; its commit comes back as that branch; your checkout, HEAD and files untouched; nothing left on the engine but the workspace', { timeout: 120_000 }, async () => {
     const repo = repository();
@@ -208,7 +214,22 @@ describe('remote runs on a second Docker engine (real engines, tcp:// and ssh://
     onEngine(e, ['rm', '--force', `stashbase-agent-run-${b.session}-lease`]);
     await killBoth(b);
     assert.equal(await gone(b.session, 8_000), false, 'without its lease the agent outlives stashbase');
-    onEngine(e, ['rm', '--force', `stashbase-agent-run-${b.session}-agent`]);
+    // What both left, as agent docker status on the engine shows it: from this machine, when, not live; b's agent orphaned.
+    const status = await cli(['agent', 'docker', 'status', '--remote', 'eng', '--json'], { env: sshEnv(), timeoutMs: 60_000 });
+    assert.equal(status.code, 0, status.stderr);
+    const report = JSON.parse(status.stdout) as { remote: { engine: string; from: string }; runs: Array<{ session: string; live: boolean; orphaned: boolean; containers: string[]; volumes: string[]; origin: string | null; createdAt: string | null }> };
+    assert.deepEqual([report.remote.engine, report.remote.from], [e.ssh, 'the context "eng"']);
+    const mine = (session: string) => report.runs.find((r) => r.session === session)!;
+    assert.deepEqual([mine(a.session).live, mine(a.session).orphaned, mine(a.session).containers, mine(a.session).volumes, mine(a.session).origin], [false, false, [], [`stashbase-agent-run-${a.session}-tools`], hostname()]);
+    assert.deepEqual([mine(b.session).live, mine(b.session).orphaned, mine(b.session).containers, mine(b.session).origin], [false, true, [`stashbase-agent-run-${b.session}-agent`], hostname()]);
+    assert.match(mine(b.session).createdAt ?? '', /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d /);
+    const text = await cli(['agent', 'docker', 'status', '--remote', 'eng'], { env: sshEnv(), timeoutMs: 60_000 });
+    assert.match(text.stdout, new RegExp(`^${b.session}\\t\\d{4}-[^\\t]+\\t${hostname()}\\torphaned\\tstashbase-agent-run-${b.session}-agent\\tstashbase-agent-run-${b.session}-tools$`, 'm'));
+    const clean = await cli(['agent', 'docker', 'cleanup', '--remote', 'eng', '--yes'], { env: sshEnv(), timeoutMs: 60_000 });
+    assert.equal(clean.code, 0, clean.stderr);
+    assert.match(clean.stdout, new RegExp(`^removed stashbase-agent-run-${b.session}-agent, stashbase-agent-run-${b.session}-tools$`, 'm'));
+    assert.equal(onEngineOf(b.session), '');
+    assert.ok(!onEngine(e, ['volume', 'ls', '--format', '{{.Name}}']).out.includes(a.session), 'a\'s tools volume removed too');
     // A connection that hangs: the lease's docker client stopped (no heartbeat, nothing closed).
     const c = await startLong({ ...tcpEnv(), STASHBASE_REMOTE_LEASE: '4' });
     const client = spawnSync('pgrep', ['-f', `stashbase-agent-run-${c.session}-lease --label`], { encoding: 'utf8' }).stdout.trim().split('\n')[0]!;
