@@ -7,9 +7,10 @@ import { stashbaseHome, userHome } from '../lib/home.js';
 import { displayPath, loadProfile } from '../lib/profile/load.js';
 import { ensureTrusted } from '../lib/profile/trust.js';
 import { isInteractive } from '../lib/util/prompt.js';
-import { PROFILE_FLAGS, profileSource } from './shared-flags.js';
+import { PROFILE_FLAGS, profileSource, REMOTE_FLAG } from './shared-flags.js';
+import { engineOf } from '../lib/remote/target.js';
 
-export const usage = 'stashbase agent docker build [--force] [--agents-from installer|npm] [--claude-version <v>] [--codex-version <v>] [--profile <name>] [--profile-source <where>]';
+export const usage = 'stashbase agent docker build [--remote <context>] [--force] [--agents-from installer|npm] [--claude-version <v>] [--codex-version <v>] [--profile <name>] [--profile-source <where>]';
 export const summary = "Build the default sandbox image (or a profile's custom image) ahead of time.";
 export const flags: FlagSpec[] = [
   { name: 'force', kind: 'bool', help: 'Rebuild: pull the base image and reinstall the agent CLIs' },
@@ -17,6 +18,7 @@ export const flags: FlagSpec[] = [
   { name: 'claude-version', kind: 'value', value: 'version', help: `With --agents-from npm: the @anthropic-ai/claude-code version or dist-tag (default latest; ${CLAUDE_VERSION_VAR})` },
   { name: 'codex-version', kind: 'value', value: 'version', help: `With --agents-from npm: the @openai/codex version or dist-tag (default latest; ${CODEX_VERSION_VAR})` },
   ...PROFILE_FLAGS,
+  REMOTE_FLAG,
 ];
 const spec = {
   name: 'agent docker build', usage, summary, flags,
@@ -32,6 +34,9 @@ export async function main(argv: string[]): Promise<number> {
   const force = flagBool(p, 'force') === true;
   const name = flagString(p, 'profile');
   const docker = findDocker(env);
+  // On another machine's engine: the same build, its context sent by the docker CLI (docs/remote.md).
+  const target = await engineOf(docker, env, flagString(p, 'remote'));
+  if (target !== null) process.stderr.write(`Building on ${target.host} (${target.from}), not this machine's engine.\n`);
   const agentFlags = { agentsFrom: flagString(p, 'agents-from'), claudeVersion: flagString(p, 'claude-version'), codexVersion: flagString(p, 'codex-version') };
   const askedAgents = Object.values(agentFlags).some((v) => v !== undefined) || [AGENTS_FROM_VAR, CLAUDE_VERSION_VAR, CODEX_VERSION_VAR].some((v) => env[v]);
   const agents = agentsSource(agentFlags, env);

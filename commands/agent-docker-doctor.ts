@@ -1,4 +1,6 @@
-import { flagBool, type FlagSpec, parseCommand } from '../lib/util/argv.js';
+import { flagBool, flagString, type FlagSpec, parseCommand } from '../lib/util/argv.js';
+import { engineOf } from '../lib/remote/target.js';
+import { findTool } from '../lib/util/find-tool.js';
 import { engineInfo, findDocker, inspectImage } from '../lib/docker/engine.js';
 import { gvisorNote, isGvisor, relayBinary } from '../lib/docker/sealed.js';
 import { ageDays, defaultImageRef } from '../lib/docker/image.js';
@@ -6,11 +8,11 @@ import { UsageError } from '../lib/errors.js';
 import { capture } from '../lib/exec.js';
 import { backendChecks, type Check } from '../lib/run/readiness.js';
 import { versionsCommand } from '../templates/docker-image.js';
-import { JSON_FLAG } from './shared-flags.js';
+import { JSON_FLAG, REMOTE_FLAG } from './shared-flags.js';
 
-export const usage = 'stashbase agent docker doctor [--json]';
+export const usage = 'stashbase agent docker doctor [--remote <context>] [--json]';
 export const summary = 'Check whether the Docker backend can run here: CLI, daemon, default image.';
-export const flags: FlagSpec[] = [JSON_FLAG];
+export const flags: FlagSpec[] = [REMOTE_FLAG, JSON_FLAG];
 const spec = { name: 'agent docker doctor', usage, summary, flags, notes: 'Exits 0 when the Docker backend is ready, 1 when it is not.' };
 
 interface ImageReport {
@@ -41,6 +43,9 @@ export async function main(argv: string[]): Promise<number> {
   if (p === null) return 0;
   if (p.positionals.length > 0 || p.rest !== null) throw new UsageError('agent docker doctor takes no arguments');
   const env = process.env;
+  // Another machine's engine (docs/remote.md): checked the same way, and said.
+  const cli = findTool('docker', env);
+  const target = cli ? await engineOf(cli, env, flagString(p, 'remote')) : null;
   const checks: Check[] = backendChecks('docker', env);
   const reachable = checks.every((c) => c.ok);
   const ref = defaultImageRef(env);
@@ -68,9 +73,10 @@ export async function main(argv: string[]): Promise<number> {
   // What the sealed network mode and other runtimes need: said, not required (docs/docker.md).
   const notes = reachable ? await runtimeNotes(findDocker(env)) : [];
   if (flagBool(p, 'json')) {
-    process.stdout.write(JSON.stringify({ ready, checks, image, notes }, null, 2) + '\n');
+    process.stdout.write(JSON.stringify({ ...(target ? { remote: { engine: target.host, from: target.from } } : {}), ready, checks, image, notes }, null, 2) + '\n');
   } else {
-    const lines = [...checks.map((c) => `  ${c.ok ? 'ok  ' : 'FAIL'} ${c.name}: ${c.detail}`), ...notes.map((n) => `  info ${n.name}: ${n.detail}`)];
+    const lines = [
+      ...(target ? [`  info engine: ${target.host} (${target.from}), not this machine's: runs there are remote runs (docs/remote.md)`] : []),...checks.map((c) => `  ${c.ok ? 'ok  ' : 'FAIL'} ${c.name}: ${c.detail}`), ...notes.map((n) => `  info ${n.name}: ${n.detail}`)];
     lines.push(ready ? 'Docker backend ready.' : 'Docker backend not ready.');
     process.stdout.write(lines.join('\n') + '\n');
   }

@@ -179,6 +179,29 @@ describe('remote runs on a second Docker engine (real engines, tcp:// and ssh://
     assert.match(broken.stderr, /^warning: the remote run's commits were not brought back \(the export failed: .*\); nothing of it was imported \(the workspace keeps them\)$/m);
   });
 
+  test('doctor and build --remote: the engine named, checked and built on there (a profile\'s Dockerfile, its context sent by the CLI); an unknown context is a usage error', { timeout: 240_000 }, async () => {
+    const doctor = await cli(['agent', 'docker', 'doctor', '--remote', 'eng', '--json'], { env: sshEnv(), timeoutMs: 60_000 });
+    const report = JSON.parse(doctor.stdout) as { remote: { engine: string; from: string }; checks: Array<{ name: string; ok: boolean; detail: string }> };
+    assert.deepEqual(report.remote, { engine: e.ssh, from: 'the context "eng"' });
+    assert.deepEqual(report.checks.slice(0, 3).map((c) => [c.name, c.ok]), [['docker', true], ['docker daemon', true], ['default image', true]]);
+    const none = await cli(['agent', 'docker', 'doctor', '--remote', 'nosuch'], { env: sshEnv(), timeoutMs: 60_000 });
+    assert.equal(none.code, 2);
+    assert.equal(none.stderr, 'stashbase: there is no Docker context named "nosuch" (docker context ls lists them; make one with: docker context create nosuch --docker host=ssh://user@host)\n');
+    const repo = repository();
+    const marker = `built-${Date.now()}`;
+    writeFile(join(repo, 'sandbox', 'Dockerfile'), `FROM stashbase-test-base:latest\nRUN echo ${marker} > /built\n`);
+    writeFile(join(t.sbHome, 'agents', 'custom.toml'), '[sandbox]\nbackend = "docker"\ndockerfile = "./sandbox/Dockerfile"\n');
+    const trusted = await cli(['agent', 'trust', '--dockerfile', join(repo, 'sandbox', 'Dockerfile'), '--profile', 'custom'], { env: sshEnv(), cwd: repo });
+    assert.equal(trusted.code, 0, trusted.stderr);
+    const built = await cli(['agent', 'docker', 'build', '--remote', 'eng', '--profile', 'custom'], { env: sshEnv(), cwd: repo, timeoutMs: 240_000 });
+    assert.equal(built.code, 0, built.stderr);
+    assert.match(built.stderr, new RegExp(`^Building on ${e.ssh.replaceAll('.', '\\.')} \\(the context "eng"\\), not this machine's engine\\.$`, 'm'));
+    const tag = /stashbase-dockerfile(?:-[a-z0-9-]+)?:[a-f0-9]+/.exec(built.stdout + built.stderr)?.[0] ?? assert.fail(built.stdout + built.stderr);
+    assert.equal(onEngine(e, ['run', '--rm', '--network', 'none', tag, 'cat', '/built']).out, `${marker}\n`);
+    assert.notEqual(spawnSync('docker', ['image', 'inspect', tag], { stdio: 'ignore' }).status, 0, 'built there, not here');
+    onEngine(e, ['image', 'rm', tag]);
+  });
+
   test('the lease: stashbase and its watchdog killed, the agent\'s container on the engine ends (control: with the lease gone first, it runs on); a connection that hangs (no heartbeat) ends it after the lease (STASHBASE_REMOTE_LEASE)', { timeout: 240_000 }, async () => {
     const repo = repository();
     const startLong = async (env: NodeJS.ProcessEnv) => {
