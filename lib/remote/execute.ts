@@ -66,13 +66,18 @@ function repositoryOf(cwd: string, env: NodeJS.ProcessEnv): RepoFacts {
   return { git, root, gitDir, subdir: prefix.replace(/\/$/, '') };
 }
 
-/** The tracked files a deny_read rule covers: they would travel in the bundle, where the agent reads them. */
+/**
+ * The files a deny_read rule covers that the bundle would carry, where the
+ * agent reads them: every path any commit up to the base added, changed or
+ * removed (a secret deleted since is still in the history that travels), a
+ * merge against each of its parents.
+ */
 function deniedTracked(repo: RepoFacts, base: string, denyRead: string[], home: string): string[] {
-  const r = probe(gitIn(repo, ['ls-tree', '-r', '-z', '--name-only', base]), 60_000, 256 << 20);
-  if (r.code !== 0) throw new SandboxUnavailableError(`could not list the files of ${base} (${r.stderr.trim()}); nothing was run`);
+  const r = probe(gitIn(repo, ['-c', 'core.quotePath=false', 'log', '--format=', '--name-only', '-z', '-m', '--no-renames', '--no-ext-diff', '--no-textconv', base]), 120_000, 1 << 30);
+  if (r.code !== 0) throw new SandboxUnavailableError(`could not list the files in the history of ${base} (${r.stderr.trim()}); nothing was run`);
   const rules = denyRead.map((e) => resolveRule(e, home, repo.root));
   const out: string[] = [];
-  for (const rel of r.stdout.split('\0').filter(Boolean)) {
+  for (const rel of [...new Set(r.stdout.split('\0').map((p) => p.replace(/^\n+/, '')).filter(Boolean))]) {
     const abs = join(repo.root, rel);
     const hit = rules.some((rule) => {
       if (rule.kind === 'path') return inside(abs, rule.path);

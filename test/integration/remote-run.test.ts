@@ -112,6 +112,12 @@ describe('remote runs on a second Docker engine (real engines, tcp:// and ssh://
     assert.equal(denied.code, 4);
     assert.equal(denied.stderr, 'stashbase: files the profile\'s deny_read covers are committed, and a remote run would send them to the engine in your history: conf/credentials.json; run locally (there they are hidden); nothing was run\n');
     assert.equal(denied.stdout, '');
+    // Not named: deleted since, it is still in the history that would travel.
+    spawnSync('git', ['-C', secret, 'rm', '-q', 'conf/credentials.json'], { encoding: 'utf8' });
+    spawnSync('git', ['-C', secret, ...ID, 'commit', '-qm', 'no more creds'], { encoding: 'utf8' });
+    const history = await cli(['agent', 'run', '--silent', '--profile', 'deny', '--', 'git', 'log', '-p'], { env: tcpEnv(), cwd: secret, timeoutMs: 60_000 });
+    assert.equal(history.code, 4);
+    assert.equal(history.stderr, denied.stderr);
     const firewall = await cli(['agent', 'run', '--silent', '--docker-sandbox', 'true', '--docker-network', 'firewall', '--', 'true'], { env: tcpEnv(), cwd: secret, timeoutMs: 60_000 });
     assert.equal(firewall.code, 4);
     assert.equal(firewall.stderr, 'stashbase: network = "firewall" cannot run on a remote engine: its proxy listens where the engine\'s containers reach it, which is another machine\'s network; a remote run is sealed (its only way out the relay, over the engine\'s own connection). Leave the network unset or "sealed"; nothing was run\n');
