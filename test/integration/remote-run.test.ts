@@ -69,6 +69,14 @@ describe('remote runs on a second Docker engine (real engines, tcp:// and ssh://
     const volumes = onEngine(e, ['volume', 'ls', '--format', '{{.Name}}']).out.split('\n');
     assert.ok(volumes.some((v) => v.endsWith(`-${name}`) && v.startsWith('stashbase-remote-repo')), 'the workspace stays');
     assert.ok(!volumes.some((v) => v.includes(session)), 'the run\'s tools volume is gone');
+    // The branch is any run's: listed, reviewed and merged as one.
+    const list = await cli(['agent', 'worktrees', 'list'], { env: t.env, cwd: repo });
+    assert.match(list.stdout, new RegExp(`^${name} +stashbase/${name} +branch only +1 +-$`, 'm'));
+    spawnSync('git', ['-C', repo, 'config', 'user.name', 't']);
+    spawnSync('git', ['-C', repo, 'config', 'user.email', 't@t']);
+    const merged = await cli(['agent', 'worktrees', 'merge', name, '--yes'], { env: t.env, cwd: repo, timeoutMs: 60_000 });
+    assert.equal(merged.code, 0, merged.stderr);
+    assert.equal(readFileSync(join(repo, 'b'), 'utf8'), 'b\n');
   });
 
   test('ssh (a context, --remote): uncommitted work stays in the engine\'s workspace, and --resume continues there; the second commit comes back', { timeout: 180_000 }, async () => {
