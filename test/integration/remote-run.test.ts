@@ -97,6 +97,22 @@ describe('remote runs on a second Docker engine (real engines, tcp:// and ssh://
     assert.equal(none.stderr, 'stashbase: there is no branch stashbase/amber-bay-anchor here to resume; nothing was run\n');
   });
 
+  test('ten runs of one repository at once, each on its own branch: all ten come back, nothing else moves', { timeout: 240_000 }, async () => {
+    const repo = repository();
+    const head = git(repo, 'rev-parse', 'HEAD');
+    const runs = await Promise.all(Array.from({ length: 10 }, (_, i) => cli(['agent', 'run', '--docker-sandbox', 'true', '--', 'sh', '-c', `echo ${i} > f${i} && git add f${i} && ${COMMIT} run${i}`], { env: tcpEnv(), cwd: repo, timeoutMs: 240_000 })));
+    for (const r of runs) assert.equal(r.code, 0, r.stderr);
+    const names = runs.map((r) => nameOf(r.stderr));
+    assert.equal(new Set(names).size, 10);
+    names.forEach((name, i) => {
+      assert.equal(git(repo, 'log', '-1', '--format=%s', `stashbase/${name}`), `run${i}`);
+      assert.equal(git(repo, 'rev-parse', `stashbase/${name}~1`), head);
+      assert.equal(git(repo, 'show', `stashbase/${name}:f${i}`), String(i));
+    });
+    assert.equal(git(repo, 'rev-parse', 'HEAD'), head);
+    assert.equal(git(repo, 'branch', '--format=%(refname:short)').split('\n').length, 11);
+  });
+
   test('refused before the engine is contacted: uncommitted changes (control: --allow-dirty runs, said), a committed file deny_read covers (control: the same file uncommitted runs), network = firewall, local MCP servers', { timeout: 180_000 }, async () => {
     const repo = repository();
     writeFile(join(repo, 'notes.txt'), 'mine\n');
