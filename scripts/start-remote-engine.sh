@@ -8,7 +8,8 @@
 #
 # Idempotent: the image is built once (from the local test base plus Debian's
 # docker.io and openssh-server), the container started when not running, and
-# the images the tests run loaded into it when it lacks them. Writes, under
+# the images the tests run (the default one, the test base, and any named as
+# arguments) loaded into it when it lacks them. Writes, under
 # $STASHBASE_REMOTE_STATE (default /var/lib/stashbase-remote-engine):
 #   env          DOCKER_HOST values for tcp and ssh (sourced by the tests)
 #   id_ed25519   the client key; known_hosts: the engine's host key
@@ -77,8 +78,8 @@ EOF
 chmod 755 "$state/bin/ssh"
 PATH="$state/bin:$PATH" DOCKER_HOST="ssh://root@$addr" docker version >/dev/null || { log "ssh://root@$addr does not answer"; exit 1; }
 
-# The images runs use, moved over when the engine lacks them (or has another build).
-for img in stashbase-sandbox:latest "$base"; do
+# The images runs use (and those named as arguments), moved over when the engine lacks them (or has another build).
+for img in stashbase-sandbox:latest "$base" "$@"; do
   id=$(docker image inspect -f '{{.Id}}' "$img" 2>/dev/null) || continue
   there=$(DOCKER_HOST="tcp://$addr:2375" docker image inspect -f '{{.Id}}' "$img" 2>/dev/null || true)
   if [ "$id" != "$there" ]; then

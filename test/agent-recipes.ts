@@ -8,6 +8,7 @@
 // the promises docs/agents.md makes.
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { LeafCache } from '../lib/tls/leaves.js';
 import { type CliResult, cli, REPO, writeFile } from './helpers.js';
@@ -98,12 +99,14 @@ export function plantSshKey(home: string): string {
 }
 
 /** The tool call's command: what the agent sees of the secrets, ~/.ssh and example.com, saved and printed. */
-export function probe(name: string, sshKey: string): string {
+export function probe(name: string, sshKey: string, commit = false): string {
   return [
     `{ env | grep -E '^(ANTHROPIC_API_KEY|CODEX_API_KEY|CLAUDE_CODE_OAUTH_TOKEN)=' | sort`,
     `if cat '${sshKey}' >/dev/null 2>&1; then echo ssh=readable; else echo ssh=unreadable; fi`,
     `if curl -sS --max-time 10 -o /dev/null https://example.com 2>/dev/null; then echo example.com=reached; else echo example.com=refused; fi; } > probe-${name}.txt 2>&1`,
     `cat probe-${name}.txt`,
+    // A remote run's tree is on the engine: the probe comes back as a commit of the run's branch.
+    ...(commit ? [`git add probe-${name}.txt && git -c user.name=probe -c user.email=probe@x commit -qm probe-${name}`] : []),
   ].join('; ');
 }
 
@@ -119,6 +122,8 @@ export interface Turn {
   cwd: string;
   result: CliResult;
   env: NodeJS.ProcessEnv;
+  /** The probe came back committed on the run's branch (a remote run). */
+  remote?: boolean;
 }
 
 export interface TurnSetup {
@@ -139,11 +144,13 @@ export interface TurnOptions {
   hidden?: string[];
   /** agent run flags of this turn's own (--docker-runtime runsc). */
   flags?: string[];
+  /** A remote run: the probe is committed there, and read from the branch that comes back. */
+  remote?: boolean;
 }
 
 /** Runs a command recipe quietly (`agent run --silent`); the stub's tool call is the probe. */
 export async function runTurn(s: TurnSetup, name: string, command: string, stub: Stub, secrets: string[], o: TurnOptions = {}): Promise<Turn & { ms: number }> {
-  stub.setCommand(probe(name, s.sshKey));
+  stub.setCommand(probe(name, s.sshKey, o.remote === true));
   let argv = commandRecipe(command);
   if (o.profile) argv = argv.map((a, i) => (argv[i - 1] === '--profile' ? o.profile! : a));
   for (const d of o.drop ?? []) {
@@ -159,13 +166,22 @@ export async function runTurn(s: TurnSetup, name: string, command: string, stub:
   const before = stub.requests.length;
   const started = Date.now();
   const result = await cli(['agent', 'run', '--silent', ...(o.flags ?? []), ...argv.slice(2)], { env, cwd: s.cwd, timeoutMs: s.timeoutMs });
-  return { name, stub, before, secrets, hidden: o.hidden, cwd: s.cwd, result, env, ms: Date.now() - started };
+  return { name, stub, before, secrets, hidden: o.hidden, cwd: s.cwd, result, env, ms: Date.now() - started, remote: o.remote === true };
+}
+
+/** What the probe saved: in the tree, or for a remote run in the commit of it that came back. */
+function probeText(t: Turn): string {
+  if (!t.remote) return readFileSync(join(t.cwd, `probe-${t.name}.txt`), 'utf8');
+  const git = (...a: string[]) => spawnSync('git', ['-C', t.cwd, ...a], { encoding: 'utf8' }).stdout;
+  const commit = git('log', '--branches=stashbase/*', '--format=%H', '-1', `--grep=^probe-${t.name}$`).trim();
+  assert.match(commit, /^[0-9a-f]{40}$/, `the probe of ${t.name} did not come back: ${t.result.stderr}`);
+  return git('show', `${commit}:probe-${t.name}.txt`);
 }
 
 /** Holds a finished turn to the promises (see the top of this file). Returns the placeholders seen. */
 export async function checkTurn(t: Turn): Promise<Record<string, string>> {
   assert.equal(t.result.code, 0, t.result.stdout + t.result.stderr);
-  const lines = readFileSync(join(t.cwd, `probe-${t.name}.txt`), 'utf8').trim().split('\n');
+  const lines = probeText(t).trim().split('\n');
   const seen = Object.fromEntries(lines.filter((l) => /^[A-Z_]+=/.test(l)).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
   assert.deepEqual(Object.keys(seen).sort(), t.secrets.filter((s) => !(t.hidden ?? []).includes(s)).sort(), lines.join('\n'));
   for (const [name, value] of Object.entries(seen)) {

@@ -6,7 +6,7 @@ import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
-import { agentsImageReady, buildAgentsImage } from './agents-image.mjs';
+import { AGENTS_IMAGE, agentsImageReady, buildAgentsImage } from './agents-image.mjs';
 
 const root = new URL('../dist/test/', import.meta.url).pathname;
 const only = process.argv[2];
@@ -34,9 +34,15 @@ if (only !== 'unit' && spawnSync('docker', ['info'], { stdio: 'ignore' }).status
     if (b.status !== 0) process.exit(b.status ?? 1);
   }
   // The real agents on the Docker backend run an image with them inside (test/agents-image.mjs).
-  if (files.some((f) => /(real-agents-docker|docker-commands)\.test\.js$/.test(f)) && !agentsImageReady()) {
+  if (files.some((f) => /(real-agents-docker|real-agents-remote|docker-commands)\.test\.js$/.test(f)) && !agentsImageReady()) {
     const status = buildAgentsImage();
     if (status !== 0) process.exit(status);
+  }
+  // The remote runs' engine (scripts/start-remote-engine.sh) gets the images built above, the agents' one where its tests run.
+  if (files.some((f) => /(remote-run|real-agents-remote)\.test\.js$/.test(f))) {
+    const extra = files.some((f) => /real-agents-remote\.test\.js$/.test(f)) ? [AGENTS_IMAGE] : [];
+    const status = spawnSync('bash', [new URL('../scripts/start-remote-engine.sh', import.meta.url).pathname, ...extra], { stdio: 'inherit' }).status;
+    if (status !== 0) process.exit(status ?? 1);
   }
 }
 const r = spawnSync(process.execPath, ['--test', '--test-concurrency=2', ...files], { stdio: 'inherit' });
