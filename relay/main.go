@@ -7,11 +7,10 @@
 //
 //	stashbase-relay serve PORT        the relay
 //	stashbase-relay gate PORT -- CMD  waits until the relay listens, then runs CMD in its place
-//	stashbase-relay lease SECONDS     a remote run's lease (docs/remote.md): in a container of its own
-//	                                  sharing the agent's process namespace, with CAP_KILL alone; every
-//	                                  byte on its standard input renews it; at end of input, or after
-//	                                  SECONDS without a byte, it kills every process it can see (the
-//	                                  agent's container then ends) and exits
+//	stashbase-relay lease SECONDS     a remote run's lease (docs/remote.md): the init of the process
+//	                                  namespace the agent's container joins; every byte on its standard
+//	                                  input renews it; at end of input, or after SECONDS without a
+//	                                  byte, it exits, and the kernel kills every process of the agent
 //
 // The framing (the same in lib/relay/frames.ts): a 9-byte header, then the
 // payload. Header: type (1 byte), stream id (4 bytes, big-endian), payload
@@ -38,6 +37,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"os/signal"
 	"strconv"
 	"sync"
 	"syscall"
@@ -317,6 +317,31 @@ func gate(port int, argv []string) {
 
 // lease: see the header. Exits 0 once it has killed (or had nothing to kill), 2 on misuse.
 func lease(seconds int) {
+	// Only as the init of its process namespace does its exit end the agent's processes, and only there are
+	// SIGKILL and SIGSTOP from inside kept from it: anywhere else it refuses, and the run never starts.
+	if os.Getpid() != 1 {
+		fmt.Fprintln(os.Stderr, "stashbase-relay: the lease must be the init of its process namespace (pid 1)")
+		os.Exit(2)
+	}
+	// The init of the process namespace the agent's container joins: from inside it, SIGKILL and SIGSTOP never reach
+	// this process, nor any signal it has no handler for. The stop signals are ignored (no handler), the ending ones
+	// end the lease (the agent may end its own run), and children the namespace hands over are reaped.
+	signal.Ignore(syscall.SIGTSTP, syscall.SIGTTIN, syscall.SIGTTOU)
+	ending := make(chan os.Signal, 1)
+	signal.Notify(ending, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT)
+	children := make(chan os.Signal, 16)
+	signal.Notify(children, syscall.SIGCHLD)
+	go func() {
+		for range children {
+			for {
+				var ws syscall.WaitStatus
+				pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
+				if pid <= 0 || err != nil {
+					break
+				}
+			}
+		}
+	}()
 	renewed := make(chan struct{}, 1)
 	ended := make(chan struct{})
 	go func() {
@@ -335,25 +360,22 @@ func lease(seconds int) {
 			}
 		}
 	}()
+	// Its holder starts the agent's container once this line is read.
+	fmt.Println("stashbase-relay lease")
 	why := ""
 	for why == "" {
 		select {
 		case <-renewed:
 		case <-ended:
 			why = "its holder went away"
+		case s := <-ending:
+			why = fmt.Sprintf("signal %v", s)
 		case <-time.After(time.Duration(seconds) * time.Second):
 			why = fmt.Sprintf("no word from its holder for %d s", seconds)
 		}
 	}
-	fmt.Fprintf(os.Stderr, "stashbase-relay: lease expired (%s): ending the run\n", why)
-	// kill(-1): every process this one may signal (CAP_KILL: all in the namespace) but itself and the namespace's init.
-	// Again until none is left: a fork between two passes is caught by the next.
-	for i := 0; i < 50; i++ {
-		if err := syscall.Kill(-1, syscall.SIGKILL); err == syscall.ESRCH {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	// The init of a process namespace exiting: the kernel kills every other process in it, the agent's all.
+	fmt.Fprintf(os.Stderr, "stashbase-relay: lease ended (%s): ending the run\n", why)
 }
 
 func main() {

@@ -95,6 +95,8 @@ export interface AgentInput {
   seccomp: string;
   /** The OCI runtime (firewall mode: a runc, named by the profile). */
   runtime?: string;
+  /** A container whose process namespace the agent's joins, its init (a remote run's lease: templates/remote-run.ts); then no --init. */
+  pidNamespace?: string;
 }
 
 export function agentCommand(a: AgentInput): Command {
@@ -103,7 +105,7 @@ export function agentCommand(a: AgentInput): Command {
     'run', '--rm', '--name', names.agent, ...runLabels(a.session, a.pid),
     '--network', `container:${names.holder}`,
     ...(a.runtime !== undefined ? ['--runtime', a.runtime] : []),
-    '--cap-drop', 'ALL', '--security-opt', 'no-new-privileges', '--security-opt', `seccomp=${a.seccomp}`, '--init', '--pids-limit', AGENT_PIDS_LIMIT,
+    '--cap-drop', 'ALL', '--security-opt', 'no-new-privileges', '--security-opt', `seccomp=${a.seccomp}`, ...(a.pidNamespace !== undefined ? ['--pid', `container:${a.pidNamespace}`] : ['--init']), '--pids-limit', AGENT_PIDS_LIMIT,
     ...(a.memory !== undefined ? ['--memory', a.memory] : []),
     ...(a.cpus !== undefined ? ['--cpus', a.cpus] : []),
     ...(a.user !== null ? ['--user', a.user] : []),

@@ -2,12 +2,14 @@
 // on the other engine travels in a container's standard input or comes back
 // on its standard output; nothing is bound from this machine's disk.
 //
-//   setup   a tar on its input: the run's tools (the relay, the proxy's CA) into
-//           the run's volume, and, for a new workspace, the repository's bundle,
-//           cloned into the workspace volume on the run's branch
+//   lease   first the setup: a tar on its input, the run's tools (the relay,
+//           the proxy's CA) into the run's volume and, for a new workspace, the
+//           repository's bundle cloned into the workspace volume on the run's
+//           branch; then, as a user of its own with no capability, the run's
+//           lease (relay/main.go): the init of the process namespace the
+//           agent's container joins, renewed by the rest of its input
 //   agent   the sealed agent container (templates/docker-run.ts), its tree the
 //           workspace volume, its tools the run's volume, read-only
-//   lease   the run's lease, in the agent's process namespace (relay/main.go)
 //   export  the run's branch out of the workspace: its tip on a line, then a
 //           pack of what the tip reaches and the run's base does not
 import type { Command } from './command.js';
@@ -23,21 +25,24 @@ const WORK = '/w';
 export const LABEL_ORIGIN = 'stashbase.origin';
 export const LABEL_WORKSPACE = 'stashbase.workspace';
 
-export function remoteNames(session: string): { tools: string; setup: string; lease: string; export: string } {
+export function remoteNames(session: string): { tools: string; lease: string; export: string } {
   const n = runNames(session).network;
-  return { tools: `${n}-tools`, setup: `${n}-setup`, lease: `${n}-lease`, export: `${n}-export` };
+  return { tools: `${n}-tools`, lease: `${n}-lease`, export: `${n}-export` };
 }
+
+/** The lease's user: one no image uses, below the relay's (templates/docker-run.ts RELAY_UID). */
+export const LEASE_UID = 2147483645;
 
 /** A helper's confinement: no network, no capability but those named, no new privileges, nothing written outside its volumes. */
 function helperArgs(caps: string[]): string[] {
   return ['--network', 'none', '--cap-drop', 'ALL', ...caps.flatMap((c) => ['--cap-add', c]), '--security-opt', 'no-new-privileges', '--read-only', '--tmpfs', '/tmp'];
 }
 
-export interface SetupInput {
+export interface LeaseInput {
   docker: string;
   session: string;
   pid: number;
-  /** The built-in image (it has git and tar). */
+  /** The built-in image (it has git, tar and setpriv). */
   image: string;
   /** The workspace volume, and whether this run makes it (a --resume finds it made). */
   workspace: string;
@@ -46,43 +51,50 @@ export interface SetupInput {
   branch: string;
   /** The agent's "uid:gid": the workspace becomes theirs. */
   user: string;
-  /** Labels the volumes carry: origin (this machine and folder) and the workspace's name. */
-  labels: string[];
+  /** The lease's length, in seconds. */
+  seconds: number;
 }
 
 /**
- * The setup container: as root with only what it needs to make files the
- * agent's (CHOWN, FOWNER, DAC_OVERRIDE), on a tar from its input. The bundle
- * is the repository's own, made by your git; the clone runs no hook (the
- * image's templates have none) and is handed to the agent only once made.
+ * The setup and the lease, one container. As root with only what it needs to
+ * make files the agent's (CHOWN, FOWNER, DAC_OVERRIDE) and to leave root
+ * (SETUID, SETGID), no network, read-only but for its two volumes, it reads
+ * a tar stashbase writes (in 512-byte blocks, so tar reads no further than
+ * the archive): the relay and the CA into the tools volume and, for a new
+ * workspace, the bundle (your repository's, made by your git) cloned there; the
+ * clone runs no hook (the image's templates have none). A resumed workspace
+ * runs no git: nothing runs as root in what the agent left. Then it becomes
+ * the lease: the relay as LEASE_UID with no capability (setuid clears them,
+ * no-new-privileges keeps them cleared), reading the rest of its input.
  */
-export function setupCommand(s: SetupInput): Command {
-  const names = remoteNames(s.session);
-  const clone = s.fresh
+export function leaseCommand(l: LeaseInput): Command {
+  const names = remoteNames(l.session);
+  const clone = l.fresh
     ? [
         `git clone -q --no-checkout /tmp/in/repo.bundle ${WORK}`,
-        `git -C ${WORK} checkout -q -b ${shellQuote(s.branch)} "$(cat /tmp/in/base)"`,
+        `git -C ${WORK} checkout -q -b ${shellQuote(l.branch)} "$(cat /tmp/in/base)"`,
         `git -C ${WORK} remote remove origin`,
-        `chown -R ${s.user} ${WORK}`,
+        `chown -R ${l.user} ${WORK}`,
       ]
     : [`test -d ${WORK}/.git`];
   const script = [
     'set -eu',
     'mkdir /tmp/in',
-    'tar -x -C /tmp/in --no-same-owner --no-same-permissions',
+    'tar -x -b 1 -C /tmp/in --no-same-owner --no-same-permissions',
     `install -m 0755 /tmp/in/stashbase-relay ${REMOTE_RELAY}`,
     `for f in ca.pem ca-bundle.pem; do if [ -f /tmp/in/$f ]; then install -m 0644 /tmp/in/$f ${REMOTE_TOOLS}/$f; fi; done`,
     ...clone,
+    'rm -rf /tmp/in',
+    `exec setpriv --reuid=${LEASE_UID} --regid=${LEASE_UID} --clear-groups --inh-caps=-all ${REMOTE_RELAY} lease ${l.seconds}`,
   ].join('\n');
   return {
-    file: s.docker,
+    file: l.docker,
     args: [
-      'run', '--rm', '-i', '--name', names.setup, ...runLabels(s.session, s.pid), ...helperArgs(['CHOWN', 'FOWNER', 'DAC_OVERRIDE']), '--user', '0:0',
+      'run', '--rm', '-i', '--name', names.lease, ...runLabels(l.session, l.pid), ...helperArgs(['CHOWN', 'FOWNER', 'DAC_OVERRIDE', 'SETUID', 'SETGID']), '--user', '0:0', '--pids-limit', '64',
       '--mount', `type=volume,source=${names.tools},target=${REMOTE_TOOLS}`,
-      '--mount', `type=volume,source=${s.workspace},target=${WORK}`,
-      ...(s.fresh ? s.labels.flatMap((l) => ['--label', l]) : []),
+      '--mount', `type=volume,source=${l.workspace},target=${WORK}`,
       '--env', 'HOME=/tmp', '--env', 'GIT_CONFIG_NOSYSTEM=1',
-      '--entrypoint', 'sh', s.image, '-c', script,
+      '--entrypoint', 'sh', l.image, '-c', script,
     ],
   };
 }
@@ -97,49 +109,60 @@ export function toolsCreateCommand(docker: string, session: string, pid: number,
   return { file: docker, args: ['volume', 'create', ...runLabels(session, pid), '--label', `${LABEL_ORIGIN}=${origin}`, remoteNames(session).tools] };
 }
 
-/**
- * The lease: a container in the agent's process namespace with CAP_KILL
- * alone, as root (the agent can neither signal nor trace it), no network,
- * its input the run's heartbeat (lib/remote/lease.ts).
- */
-export function leaseCommand(docker: string, session: string, pid: number, image: string, seconds: number): Command {
-  const names = remoteNames(session);
-  return {
-    file: docker,
-    args: [
-      'run', '--rm', '-i', '--name', names.lease, ...runLabels(session, pid), '--pid', `container:${runNames(session).agent}`,
-      ...helperArgs(['KILL']), '--user', '0:0', '--pids-limit', '8',
-      '--mount', `type=volume,source=${names.tools},target=${REMOTE_TOOLS},readonly`,
-      '--entrypoint', REMOTE_RELAY, image, 'lease', String(seconds),
-    ],
-  };
+export interface ExportInput {
+  docker: string;
+  session: string;
+  pid: number;
+  image: string;
+  workspace: string;
+  /** The agent's "uid:gid": the clone is theirs. */
+  user: string;
+  branch: string;
+  /** Your base commit: what the pack leaves out (left out when the clone lacks it). */
+  base: string;
+  /** The agent's own confinement: its seccomp profile's file (read by the docker CLI), memory and CPUs. */
+  seccomp: string;
+  memory?: string;
+  cpus?: string;
 }
 
 /**
- * The export: as the agent's user (its files), read-only, no network. Prints
- * the branch's tip (or "none") on a line, then a pack of the objects the tip
- * reaches and `base` does not (base left out when the clone lacks it). Its
- * output is the agent's as much as the clone is: lib/remote/transfer.ts
- * checks it, and the import checks what it holds (lib/git/import.ts).
+ * The export: as the agent's user (its files), read-only, no network, the
+ * agent's seccomp profile and limits. Prints the branch's tip (or "none") on a
+ * line, then a pack of the objects the tip reaches and `base` does not. No git
+ * runs in the agent's repository: its config (hooks, a partial clone's fetch
+ * command, alternates of its choosing in config) would run the agent's code
+ * here. The tip is read from the ref files as text; the objects through a git
+ * directory made here, empty but for an alternate naming the clone's object
+ * store. What it prints is the agent's to shape all the same:
+ * lib/remote/transfer.ts checks it, and the import checks what it holds
+ * (lib/git/import.ts).
  */
-export function exportCommand(docker: string, session: string, pid: number, image: string, workspace: string, user: string, branch: string, base: string): Command {
-  const ref = `refs/heads/${branch}`;
+export function exportCommand(x: ExportInput): Command {
+  const ref = `refs/heads/${x.branch}`;
   const script = [
     'set -eu',
-    `cd ${WORK}`,
-    `tip=$(git rev-parse -q --verify ${shellQuote(ref)}) || { echo none; exit 0; }`,
+    `ref=${shellQuote(ref)}`,
+    `if [ -f ${WORK}/.git/$ref ] && [ ! -L ${WORK}/.git/$ref ]; then tip=$(head -c 100 ${WORK}/.git/$ref | head -n 1)`,
+    `elif [ -f ${WORK}/.git/packed-refs ] && [ ! -L ${WORK}/.git/packed-refs ]; then tip=$(awk -v r="$ref" '$2 == r { print $1; exit }' ${WORK}/.git/packed-refs)`,
+    'else tip=; fi',
+    'case "$tip" in "" | *[!0-9a-f]*) echo none; exit 0 ;; esac',
+    'git init -q --bare /tmp/x',
+    `printf '%s\\n' ${WORK}/.git/objects > /tmp/x/objects/info/alternates`,
+    'export GIT_DIR=/tmp/x',
     'git cat-file -e "$tip^{commit}" 2>/dev/null || { echo "its branch names no commit the clone holds" >&2; exit 1; }',
     'echo "$tip"',
-    `if git cat-file -e ${shellQuote(`${base}^{commit}`)} 2>/dev/null; then not=${shellQuote(`^${base}`)}; else not=; fi`,
+    `if git cat-file -e ${shellQuote(`${x.base}^{commit}`)} 2>/dev/null; then not=${shellQuote(`^${x.base}`)}; else not=; fi`,
     'printf \'%s\\n%s\\n\' "$tip" "$not" | git pack-objects -q --revs --stdout --delta-base-offset',
   ].join('\n');
   return {
-    file: docker,
+    file: x.docker,
     args: [
-      'run', '--rm', '--name', remoteNames(session).export, ...runLabels(session, pid), ...helperArgs([]), '--user', user,
-      '--mount', `type=volume,source=${workspace},target=${WORK},readonly`,
-      '--env', 'HOME=/tmp', '--env', 'GIT_CONFIG_NOSYSTEM=1', '--env', 'GIT_CONFIG_GLOBAL=/dev/null',
-      '--entrypoint', 'sh', image, '-c', script,
+      'run', '--rm', '--name', remoteNames(x.session).export, ...runLabels(x.session, x.pid), ...helperArgs([]), '--user', x.user,
+      '--security-opt', `seccomp=${x.seccomp}`, '--pids-limit', '64', ...(x.memory !== undefined ? ['--memory', x.memory] : []), ...(x.cpus !== undefined ? ['--cpus', x.cpus] : []),
+      '--mount', `type=volume,source=${x.workspace},target=${WORK},readonly`,
+      '--env', 'HOME=/tmp', '--env', 'GIT_CONFIG_NOSYSTEM=1', '--env', 'GIT_CONFIG_GLOBAL=/dev/null', '--env', 'GIT_NO_REPLACE_OBJECTS=1',
+      '--entrypoint', 'sh', x.image, '-c', script,
     ],
   };
 }
@@ -148,7 +171,7 @@ export function exportCommand(docker: string, session: string, pid: number, imag
 export function remoteTeardownCommands(docker: string, session: string): Command[] {
   const names = remoteNames(session);
   return [
-    { file: docker, args: ['rm', '--force', runNames(session).agent, names.lease, names.setup, names.export] },
+    { file: docker, args: ['rm', '--force', runNames(session).agent, names.lease, names.export] },
     { file: docker, args: ['volume', 'rm', '--force', names.tools] },
   ];
 }

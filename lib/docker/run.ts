@@ -65,6 +65,12 @@ export async function runDocker(o: DockerRunInput): Promise<number> {
   if (o.remote !== undefined && (o.flags.dockerNetwork ?? o.profile.sandbox.dockerNetwork) === 'firewall') {
     throw new SandboxUnavailableError(`network = "firewall" cannot run on a remote engine: its proxy listens where the engine's containers reach it, which is another machine's network; a remote run is sealed (its only way out the relay, over the engine's own connection). Leave the network unset or "sealed"; nothing was run`);
   }
+  // A remote run's lease is the init of the process namespace the agent's container joins (templates/remote-run.ts): a
+  // runtime with a kernel of its own per container (gVisor) gives the agent a namespace of its own, and no lease.
+  const runtimeAsked = o.flags.dockerRuntime ?? o.profile.sandbox.dockerRuntime;
+  if (o.remote !== undefined && runtimeAsked !== undefined && runtimeAsked !== 'runc') {
+    throw new SandboxUnavailableError(`runtime = "${runtimeAsked}" cannot run a remote run: its lease is the init of the process namespace the agent's container joins, and a runtime with a kernel of its own per container (gVisor's runsc) would give the agent a namespace of its own, with no lease to end it when the connection is lost. Remote runs use runc; nothing was run`);
+  }
   const choice = o.remote !== undefined ? { ...chooseNetwork({ ...o.profile, sandbox: { ...o.profile.sandbox, dockerNetwork: 'sealed' } }, { ...o.flags, dockerNetwork: 'sealed' }, engine?.runtimes ?? null), note: undefined } : chooseNetwork(o.profile, o.flags, engine?.runtimes ?? null);
   if (choice.note) o.warn(choice.note);
   // A gVisor that implements clone3 lets the agent make namespaces inside it: said, never silent.

@@ -7,7 +7,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { runLabels, runNames, HOME_VOLUME, AGENT_HOME, RELAY_PORT, sealedAgentCommand, type SealedInput } from '../../templates/docker-run.js';
-import { exportCommand, LABEL_ORIGIN, LABEL_WORKSPACE, REMOTE_RELAY, REMOTE_TOOLS, remoteTeardownCommands, setupCommand, toolsCreateCommand, toolsMount, workspaceCreateCommand } from '../../templates/remote-run.js';
+import { exportCommand, type ExportInput, LABEL_ORIGIN, LABEL_WORKSPACE, REMOTE_RELAY, remoteNames, remoteTeardownCommands, toolsCreateCommand, toolsMount, workspaceCreateCommand } from '../../templates/remote-run.js';
 import { WATCHDOG_DONE, watchdogCommand } from '../../templates/docker-watchdog.js';
 import { agentSeccompProfile } from '../../templates/docker-seccomp.js';
 import { AuditLog } from '../run/audit.js';
@@ -73,7 +73,8 @@ function repositoryOf(cwd: string, env: NodeJS.ProcessEnv): RepoFacts {
  * merge against each of its parents.
  */
 function deniedTracked(repo: RepoFacts, base: string, denyRead: string[], home: string): string[] {
-  const r = probe(gitIn(repo, ['-c', 'core.quotePath=false', 'log', '--format=', '--name-only', '-z', '-m', '--no-renames', '--no-ext-diff', '--no-textconv', base]), 120_000, 1 << 30);
+  // Your config may not narrow it (log.showRoot, log.diffMerges, replace refs): the history the bundle carries, whole.
+  const r = probe({ ...gitIn(repo, ['-c', 'core.quotePath=false', '-c', 'log.showRoot=true', '-c', 'log.diffMerges=separate', '-c', 'diff.renames=false', 'log', '--format=', '--name-only', '-z', '-m', '--no-renames', '--no-ext-diff', '--no-textconv', '--full-history', base]), env: { GIT_NO_REPLACE_OBJECTS: '1' } }, 120_000, 1 << 30);
   if (r.code !== 0) throw new SandboxUnavailableError(`could not list the files in the history of ${base} (${r.stderr.trim()}); nothing was run`);
   const rules = denyRead.map((e) => resolveRule(e, home, repo.root));
   const out: string[] = [];
@@ -208,7 +209,8 @@ export async function executeRemote(o: RemoteRunInput): Promise<number> {
     if (interceptTls) for (const f of ['ca.pem', 'ca-bundle.pem']) files.push({ name: f, data: readFileSync(join(caDirOf(runDir), f)), mode: 0o644 });
     if (fresh) {
       const bundle = join(runDir, 'repo.bundle');
-      await capture(gitIn(repo, ['bundle', 'create', '-q', bundle, 'HEAD']), undefined, 600_000).catch((e: Error) => {
+      // The run's branch, made at the base above: exactly the history checked for deny_read (HEAD may have moved since).
+      await capture({ ...gitIn(repo, ['bundle', 'create', '-q', bundle, `refs/heads/${branch}`]), env: { GIT_NO_REPLACE_OBJECTS: '1' } }, undefined, 600_000).catch((e: Error) => {
         throw new SandboxUnavailableError(`could not bundle the repository's commits (${e.message.split('\n')[0]}); nothing was run`);
       });
       files.push({ name: 'repo.bundle', data: readFileSync(bundle), mode: 0o644 }, { name: 'base', data: Buffer.from(`${base}\n`), mode: 0o644 });
@@ -220,17 +222,8 @@ export async function executeRemote(o: RemoteRunInput): Promise<number> {
       fresh ? capture(workspaceCreateCommand(docker, workspace, [origin, `${LABEL_WORKSPACE}=${name}`])) : Promise.resolve(''),
       ensureRunImages({ docker, home, env: ctx.env, choice: ctx.choice as ImageChoice, interactive: o.interactive, warn }).then(() => imageEntrypoint(docker, ctx.choice.ref)),
     ]);
-    const setup = setupCommand({ docker, session: ctx.session, pid: process.pid, image: defaultImageRef(ctx.env), workspace, fresh, branch, user, labels: [] });
-    const s = start(setup, ['pipe', 'ignore', 'pipe']);
-    let setupErr = '';
-    s.child.stderr?.on('data', (b: Buffer) => {
-      setupErr = (setupErr + b.toString('utf8')).slice(-4096);
-    });
-    s.child.stdin?.on('error', () => {});
-    for (const b of tarOf(files)) if (!s.child.stdin!.write(b)) await new Promise((r) => s.child.stdin!.once('drain', r));
-    s.child.stdin!.end();
-    const setupCode = await s.exit;
-    if (setupCode !== 0) throw new SandboxUnavailableError(`the remote engine could not set up the run (${setupErr.trim().split('\n').pop() || `exit ${setupCode}`}); nothing was run`);
+    // The setup, then the lease: the init of the agent's process namespace, from now on ending it when this process, or its connection, does (lib/remote/lease.ts).
+    lease = await holdLease({ docker, session: ctx.session, pid: process.pid, image: defaultImageRef(ctx.env), workspace, fresh, branch, user, seconds: leaseSeconds(ctx.env) }, tarOf(files));
     trace.mark('setup');
     const proxyUrl = `http://127.0.0.1:${RELAY_PORT}`;
     const cwdInside = repo.subdir === '' ? repo.root : join(repo.root, repo.subdir);
@@ -244,6 +237,8 @@ export async function executeRemote(o: RemoteRunInput): Promise<number> {
       ],
       memory: ctx.memory ?? ctx.profile.sandbox.memory, cpus: ctx.cpus ?? ctx.profile.sandbox.cpus, tty: ctx.tty, command: ctx.command,
       hostEnv: {}, seccomp: seccompFileOf(runDir), ...(ctx.runtime !== undefined ? { runtime: ctx.runtime } : {}),
+      // The lease is the namespace's init (it reaps; docker-init would be no init there).
+      pidNamespace: remoteNames(ctx.session).lease,
       relay: REMOTE_RELAY, relayInside: REMOTE_RELAY, entrypoint,
     };
     let agentEnded = false;
@@ -256,11 +251,7 @@ export async function executeRemote(o: RemoteRunInput): Promise<number> {
     });
     agentStarted = true;
     const agentRun = runForwarded(sealedAgentCommand(sealed)).finally(() => (agentEnded = true));
-    relay.ready.then(() => {
-      trace.mark('relay');
-      // The lease: from now on, the agent's container ends when this process, or its connection, does (lib/remote/lease.ts).
-      if (!agentEnded) lease = holdLease(docker, ctx.session, defaultImageRef(ctx.env), leaseSeconds(ctx.env));
-    }, (e: Error) => {
+    relay.ready.then(() => trace.mark('relay'), (e: Error) => {
       if (agentEnded) return;
       alert(`${e.message}: the agent's container is removed`);
       void capture(remoteTeardownCommands(docker, ctx.session)[0]!).catch(() => undefined);
@@ -276,7 +267,14 @@ export async function executeRemote(o: RemoteRunInput): Promise<number> {
     relay?.stop();
     (lease as Lease | null)?.stop();
     // The agent's commits, brought back into the run's own git directory, then imported as local runs' are.
-    if (agentStarted && gitRecord !== null) await bringBack({ docker, session: ctx.session, image: defaultImageRef(ctx.env), workspace, user: containerUser(false) ?? '0:0', branch, base, dir: plan.dir, objectFormat: plan.objectFormat, env: ctx.env });
+    if (agentStarted && gitRecord !== null) {
+      const memory = ctx.memory ?? ctx.profile.sandbox.memory;
+      const cpus = ctx.cpus ?? ctx.profile.sandbox.cpus;
+      await bringBack({
+        export: { docker, session: ctx.session, pid: process.pid, image: defaultImageRef(ctx.env), workspace, user: containerUser(false) ?? '0:0', branch, base, seccomp: seccompFileOf(runDir), ...(memory !== undefined ? { memory } : {}), ...(cpus !== undefined ? { cpus } : {}) },
+        dir: plan.dir, objectFormat: plan.objectFormat, env: ctx.env,
+      });
+    }
     await Promise.all(remoteTeardownCommands(docker, ctx.session).map((c) => capture(c).catch(() => undefined)));
     watchdog.child.stdin?.end(`${WATCHDOG_DONE}\n`);
     proxy?.server.close();
@@ -292,9 +290,22 @@ export async function executeRemote(o: RemoteRunInput): Promise<number> {
   }
 }
 
+/** The export's time limit: STASHBASE_REMOTE_EXPORT_TIMEOUT seconds, else ten minutes. */
+function exportTimeoutMs(env: NodeJS.ProcessEnv): number {
+  const v = Number(env.STASHBASE_REMOTE_EXPORT_TIMEOUT);
+  return (Number.isSafeInteger(v) && v > 0 ? v : 600) * 1000;
+}
+
 /** The export's output into the run's git directory: the pack among its packs, the branch's tip as its ref. Says why when it cannot. */
-async function bringBack(b: { docker: string; session: string; image: string; workspace: string; user: string; branch: string; base: string; dir: string; objectFormat: 'sha1' | 'sha256'; env: NodeJS.ProcessEnv }): Promise<void> {
-  const e = start(exportCommand(b.docker, b.session, process.pid, b.image, b.workspace, b.user, b.branch, b.base), ['ignore', 'pipe', 'pipe']);
+async function bringBack(b: { export: ExportInput; dir: string; objectFormat: 'sha1' | 'sha256'; env: NodeJS.ProcessEnv }): Promise<void> {
+  const e = start(exportCommand(b.export), ['ignore', 'pipe', 'pipe']);
+  // Bounded in time too: past it, its container goes.
+  const timer = setTimeout(() => {
+    timedOut = true;
+    void capture({ file: b.export.docker, args: ['rm', '--force', remoteNames(b.export.session).export] }).catch(() => undefined);
+    e.child.kill('SIGKILL');
+  }, exportTimeoutMs(b.env));
+  let timedOut = false;
   let err = '';
   e.child.stderr?.on('data', (x: Buffer) => {
     err = (err + x.toString('utf8')).slice(-4096);
@@ -303,15 +314,20 @@ async function bringBack(b: { docker: string; session: string; image: string; wo
   const got = await readExport(e.child.stdout!, { packFile, objectFormat: b.objectFormat, maxBytes: maxPack(b.env) });
   if ('problem' in got) e.child.kill('SIGKILL');
   const code = await e.exit.catch(() => 1);
+  clearTimeout(timer);
+  if (timedOut) {
+    rmSync(packFile, { force: true });
+    return alert(`the remote run's commits were not brought back (the export took longer than ${exportTimeoutMs(b.env) / 1000} s); nothing of it was imported (the workspace keeps them)`);
+  }
   const notBack = (why: string) => {
     rmSync(packFile, { force: true });
     alert(`the remote run's commits were not brought back (${why}); nothing of it was imported (the workspace keeps them)`);
   };
   // Its own failure first, in its words (what it cut short is no second problem); then what it sent, unless stashbase stopped it.
-  if (code !== 0 && e.child.signalCode !== 'SIGKILL') return notBack(`the export failed: ${err.trim().split('\n').pop() || `exit ${code}`}`);
+  if (code !== 0 && !('problem' in got && got.stopped === true)) return notBack(`the export failed: ${err.trim().split('\n').pop() || `exit ${code}`}`);
   if ('problem' in got) return notBack(got.problem);
-  if (got.tip === null) return alert(`the remote run's branch ${b.branch} is gone from its clone: nothing was brought back`);
-  const ref = join(b.dir, 'refs', 'heads', ...b.branch.split('/'));
+  if (got.tip === null) return alert(`the remote run's branch ${b.export.branch} is gone from its clone: nothing was brought back`);
+  const ref = join(b.dir, 'refs', 'heads', ...b.export.branch.split('/'));
   mkdirSync(join(ref, '..'), { recursive: true });
   writeFileSync(ref, `${got.tip}\n`);
 }

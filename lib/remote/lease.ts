@@ -1,14 +1,20 @@
-// A remote run's lease (templates/remote-run.ts leaseCommand): its container
-// kills the agent's processes when its input ends (stashbase died, or its
-// connection to the engine closed) or when no heartbeat came for the lease's
-// length (a connection that hangs without closing). stashbase beats every
-// LEASE_BEAT_MS; the bound on a run that lost its stashbase is the lease's length.
-import { leaseCommand } from '../../templates/remote-run.js';
+// A remote run's setup and lease (templates/remote-run.ts leaseCommand): one
+// container that takes the run's tar on its input, sets up, then becomes the
+// init of the process namespace the agent's container joins. It ends, and
+// the kernel with it every process of the agent, when its input ends
+// (stashbase died, or its connection to the engine closed) or when no
+// heartbeat came for the lease's length (a connection that hangs without
+// closing). stashbase beats every LEASE_BEAT_MS; the bound on a run that lost
+// its stashbase is the lease's length.
+import { leaseCommand, type LeaseInput } from '../../templates/remote-run.js';
+import { SandboxUnavailableError } from '../errors.js';
 import { start } from '../exec.js';
 
 /** The lease's length unless STASHBASE_REMOTE_LEASE (seconds) says otherwise. */
 export const LEASE_SECONDS = 30;
 const LEASE_BEAT_MS = 5_000;
+/** What the lease prints once it holds (relay/main.go). */
+const GREETING = 'stashbase-relay lease\n';
 
 export function leaseSeconds(env: NodeJS.ProcessEnv): number {
   const v = Number(env.STASHBASE_REMOTE_LEASE);
@@ -16,32 +22,50 @@ export function leaseSeconds(env: NodeJS.ProcessEnv): number {
 }
 
 export interface Lease {
-  /** Ends the heartbeat; the container goes with the agent's (it lives in its process namespace). */
+  /** Ends it: its input closes, and with it the agent's process namespace. */
   stop(): void;
-  /** Its last words (why it expired), bounded. */
-  said(): string;
 }
 
-/** Started once the agent's container runs; in a session of its own (Ctrl+C is the agent's). */
-export function holdLease(docker: string, session: string, image: string, seconds: number): Lease {
-  const s = start(leaseCommand(docker, session, process.pid, image, seconds), ['pipe', 'ignore', 'pipe'], true);
+/**
+ * Starts the setup-and-lease container, in a session of its own (Ctrl+C is
+ * the agent's), writes `tar` to it, and resolves once it holds the lease;
+ * rejects with its last words if it ends before.
+ */
+export async function holdLease(l: LeaseInput, tar: Buffer[]): Promise<Lease> {
+  const s = start(leaseCommand(l), ['pipe', 'pipe', 'pipe'], true);
   s.exit.catch(() => 0);
   let err = '';
+  let out = '';
   s.child.stderr?.on('data', (b: Buffer) => {
-    err = (err + b.toString('utf8')).slice(-2048);
+    err = (err + b.toString('utf8')).slice(-4096);
   });
   s.child.stdin?.on('error', () => {});
+  const held = new Promise<void>((resolve, reject) => {
+    s.child.stdout?.on('data', (b: Buffer) => {
+      out = (out + b.toString('utf8')).slice(0, 256);
+      if (out.startsWith(GREETING)) resolve();
+      else if (out.length >= GREETING.length) reject(new SandboxUnavailableError(`the remote run's lease said ${JSON.stringify(out.slice(0, 80))}; nothing was run`));
+    });
+    s.child.on('close', (code) => reject(new SandboxUnavailableError(`the remote engine could not set up the run (${err.trim().split('\n').pop() || `exit ${code}`}); nothing was run`)));
+    s.child.on('error', (e) => reject(new SandboxUnavailableError(`the remote engine could not set up the run (${e.message}); nothing was run`)));
+  });
+  held.catch(() => {});
+  for (const b of tar) if (!s.child.stdin!.write(b)) await new Promise((r) => s.child.stdin!.once('drain', r));
   const beat = () => s.child.stdin?.write('.');
-  beat();
-  const timer = setInterval(beat, Math.min(LEASE_BEAT_MS, (seconds * 1000) / 3));
+  const timer = setInterval(beat, Math.min(LEASE_BEAT_MS, (l.seconds * 1000) / 3));
   timer.unref();
-  return {
-    stop() {
-      clearInterval(timer);
-      s.child.stdin?.destroy();
-      s.child.stderr?.destroy();
-      s.child.unref();
-    },
-    said: () => err.trim(),
+  const stop = () => {
+    clearInterval(timer);
+    s.child.stdin?.destroy();
+    s.child.stdout?.destroy();
+    s.child.stderr?.destroy();
+    s.child.unref();
   };
+  try {
+    await held;
+  } catch (e) {
+    stop();
+    throw e;
+  }
+  return { stop };
 }

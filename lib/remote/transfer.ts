@@ -19,7 +19,8 @@ export function maxPack(env: NodeJS.ProcessEnv): number {
   return Number.isSafeInteger(v) && v > 0 ? v : MAX_PACK;
 }
 
-export type ExportResult = { tip: null } | { tip: string; packBytes: number } | { problem: string };
+/** `stopped`: found while it was still sending (stashbase stopped reading it; whatever its exit then says is no news). */
+export type ExportResult = { tip: null } | { tip: string; packBytes: number } | { problem: string; stopped?: true };
 
 /**
  * Reads an export from `stream`: the tip's line, then the pack into `packFile`
@@ -48,18 +49,19 @@ export function readExport(stream: Readable, o: { packFile: string; objectFormat
     };
     const body = (chunk: Buffer) => {
       if (tip === null) {
-        if (chunk.length > 0) finish({ problem: 'the export sent bytes after "none"' });
+        if (chunk.length > 0) early('the export sent bytes after "none"');
         return;
       }
       bytes += chunk.length;
-      if (bytes > o.maxBytes) return finish({ problem: `the export's pack is larger than ${o.maxBytes} bytes (STASHBASE_REMOTE_MAX_PACK sets another limit)` });
+      if (bytes > o.maxBytes) return early(`the export's pack is larger than ${o.maxBytes} bytes (STASHBASE_REMOTE_MAX_PACK sets another limit)`);
       if (magic.length < 4) {
         magic = Buffer.concat([magic, chunk.subarray(0, 4 - magic.length)]);
-        if (magic.length === 4 && magic.toString('latin1') !== 'PACK') return finish({ problem: 'what follows the export\'s first line is not a git pack' });
+        if (magic.length === 4 && magic.toString('latin1') !== 'PACK') return early('what follows the export\'s first line is not a git pack');
       }
       if (fd === null) fd = openSync(o.packFile, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
       writeSync(fd, chunk);
     };
+    const early = (problem: string) => finish({ problem, stopped: true });
     stream.on('data', (chunk: Buffer) => {
       if (done) return;
       try {
@@ -67,16 +69,16 @@ export function readExport(stream: Readable, o: { packFile: string; objectFormat
         head = Buffer.concat([head, chunk]);
         const nl = head.indexOf(0x0a);
         if (nl < 0) {
-          if (head.length > MAX_LINE) finish({ problem: `the export's first line is longer than ${MAX_LINE} bytes` });
+          if (head.length > MAX_LINE) early(`the export's first line is longer than ${MAX_LINE} bytes`);
           return;
         }
         const line = head.subarray(0, nl).toString('latin1');
         if (line === 'none') tip = null;
         else if (line.length === oidLength && /^[0-9a-f]+$/.test(line)) tip = line;
-        else return finish({ problem: `the export's first line is neither an object id nor "none": ${JSON.stringify(line.slice(0, MAX_LINE))}` });
+        else return early(`the export's first line is neither an object id nor "none": ${JSON.stringify(line.slice(0, MAX_LINE))}`);
         body(head.subarray(nl + 1));
       } catch (e) {
-        finish({ problem: (e as Error).message });
+        early((e as Error).message);
       }
     });
     stream.on('error', (e) => finish({ problem: e.message }));

@@ -7,7 +7,7 @@
 // the lease ends the agent's container when stashbase, or its connection, does.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { hostname } from 'node:os';
 import { after, before, describe, test } from 'node:test';
@@ -142,6 +142,21 @@ describe('remote runs on a second Docker engine (real engines, tcp:// and ssh://
     const history = await cli(['agent', 'run', '--silent', '--profile', 'deny', '--', 'git', 'log', '-p'], { env: tcpEnv(), cwd: secret, timeoutMs: 60_000 });
     assert.equal(history.code, 4);
     assert.equal(history.stderr, denied.stderr);
+    // Found in review: your own git config cannot narrow what is checked (the root commit, merges), only what you see.
+    writeFile(join(t.home, '.gitconfig'), '[log]\n\tshowRoot = false\n\tdiffMerges = off\n');
+    try {
+      const narrowed = await cli(['agent', 'run', '--silent', '--profile', 'deny', '--', 'true'], { env: tcpEnv(), cwd: secret, timeoutMs: 60_000 });
+      assert.equal(narrowed.stderr, denied.stderr);
+      assert.equal(spawnSync('git', ['-C', secret, 'log', '--format=', '--name-only'], { env: t.env, encoding: 'utf8' }).stdout.includes('credentials.json'), true, 'control: plain git log with that config still lists it via the later deletion');
+      const rootOnly = spawnSync('git', ['-C', secret, 'log', '--format=', '--name-only', '--diff-filter=A'], { env: t.env, encoding: 'utf8' }).stdout;
+      assert.equal(rootOnly.includes('a\n'), false, 'control: with log.showRoot = false, the root commit\'s files are not listed');
+    } finally {
+      rmSync(join(t.home, '.gitconfig'), { force: true });
+    }
+    // Found in review: under gVisor the agent's container would not join its lease's process namespace.
+    const runsc = await cli(['agent', 'run', '--silent', '--docker-sandbox', 'true', '--docker-runtime', 'runsc', '--', 'true'], { env: tcpEnv(), cwd: repository(), timeoutMs: 60_000 });
+    assert.equal(runsc.code, 4);
+    assert.equal(runsc.stderr, 'stashbase: runtime = "runsc" cannot run a remote run: its lease is the init of the process namespace the agent\'s container joins, and a runtime with a kernel of its own per container (gVisor\'s runsc) would give the agent a namespace of its own, with no lease to end it when the connection is lost. Remote runs use runc; nothing was run\n');
     const firewall = await cli(['agent', 'run', '--silent', '--docker-sandbox', 'true', '--docker-network', 'firewall', '--', 'true'], { env: tcpEnv(), cwd: secret, timeoutMs: 60_000 });
     assert.equal(firewall.code, 4);
     assert.equal(firewall.stderr, 'stashbase: network = "firewall" cannot run on a remote engine: its proxy listens where the engine\'s containers reach it, which is another machine\'s network; a remote run is sealed (its only way out the relay, over the engine\'s own connection). Leave the network unset or "sealed"; nothing was run\n');
@@ -207,6 +222,23 @@ describe('remote runs on a second Docker engine (real engines, tcp:// and ssh://
     const broken = await cli(['agent', 'run', '--docker-sandbox', 'true', '--', 'sh', '-c', `echo d > d && git add d && ${COMMIT} d && rm -f .git/objects/$(git rev-parse HEAD | cut -c1-2)/$(git rev-parse HEAD | cut -c3-); exit 3`], { env: tcpEnv(), cwd: repo, timeoutMs: 120_000 });
     assert.equal(broken.code, 3, broken.stderr);
     assert.match(broken.stderr, /^warning: the remote run's commits were not brought back \(the export failed: .*\); nothing of it was imported \(the workspace keeps them\)$/m);
+    // Found in review: the clone's config made a partial clone whose fetch command is the agent's, and a branch whose tree is missing, so that git in the export would run it.
+    const plant = [
+      `echo e > e && git add e && ${COMMIT} e`,
+      'git config core.repositoryformatversion 1', 'git config extensions.partialClone origin', 'git config remote.origin.url /nowhere',
+      // It says so, and where it is not the agent's own container (no IS_SANDBOX) it holds its git for a minute.
+      'git config remote.origin.partialclonefilter blob:none', String.raw`git config remote.origin.uploadpack "sh -c 'echo RAN-THE-AGENTS-COMMAND >&2; test -n "\$IS_SANDBOX" || sleep 60' #"`,
+      'tree=$(git rev-parse HEAD^{tree}); rm -f .git/objects/$(echo $tree | cut -c1-2)/$(echo $tree | cut -c3-)',
+      // Control: a git that obeys the clone's config runs the command (here, in the agent's own container).
+      'git cat-file -p $tree 2>&1 | grep -o RAN-THE-AGENTS-COMMAND | head -n 1',
+    ].join('; ');
+    const started = Date.now();
+    const lazy = await cli(['agent', 'run', '--docker-sandbox', 'true', '--', 'sh', '-c', plant], { env: { ...tcpEnv(), STASHBASE_REMOTE_EXPORT_TIMEOUT: '120' }, cwd: repo, timeoutMs: 180_000 });
+    assert.equal(lazy.code, 0, lazy.stderr);
+    assert.equal(lazy.stdout, 'RAN-THE-AGENTS-COMMAND\n', 'control: the planted config is live');
+    assert.ok(Date.now() - started < 45_000, `the export did not wait on the agent's command: ${Date.now() - started} ms`);
+    assert.doesNotMatch(lazy.stderr, /RAN-THE-AGENTS-COMMAND|longer than/);
+    assert.match(lazy.stderr, /^warning: the remote run's commits were not brought back \(the export failed: .*\); nothing of it was imported \(the workspace keeps them\)$/m);
   });
 
   test('doctor and build --remote: the engine named, checked and built on there (a profile\'s Dockerfile, its context sent by the CLI); an unknown context is a usage error', { timeout: 240_000 }, async () => {
@@ -232,18 +264,23 @@ describe('remote runs on a second Docker engine (real engines, tcp:// and ssh://
     onEngine(e, ['image', 'rm', tag]);
   });
 
-  test('the lease: stashbase and its watchdog killed, the agent\'s container on the engine ends (control: with the lease gone first, it runs on); a connection that hangs (no heartbeat) ends it after the lease (STASHBASE_REMOTE_LEASE)', { timeout: 240_000 }, async () => {
+  test('the lease: stashbase and its watchdog killed, the agent\'s container on the engine ends; held (its client stopped) it runs on (the control), and ends once the lease hears its input end; a connection that hangs ends it after the lease (STASHBASE_REMOTE_LEASE); the agent cannot kill or stop the lease (control: its own process it can); status and cleanup on the engine', { timeout: 300_000 }, async () => {
     const repo = repository();
-    const startLong = async (env: NodeJS.ProcessEnv) => {
-      const child = spawn(process.execPath, [BIN, 'agent', 'run', '--docker-sandbox', 'true', '--', 'sleep', '300'], { env, cwd: repo, stdio: ['ignore', 'pipe', 'pipe'] });
+    const startLong = async (env: NodeJS.ProcessEnv, script = 'sleep 300') => {
+      const child = spawn(process.execPath, [BIN, 'agent', 'run', '--docker-sandbox', 'true', '--', 'sh', '-c', script], { env, cwd: repo, stdio: ['ignore', 'pipe', 'pipe'] });
       let err = '';
+      let out = '';
       child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
+      child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
       const exit = new Promise<number | null>((r) => child.on('exit', (c) => r(c)));
       for (let i = 0; i < 600 && !/Agent session: /.test(err); i++) await sleep(50);
       const session = sessionOf(err);
-      for (let i = 0; i < 600 && !onEngineOf(session).includes('-lease'); i++) await sleep(100);
-      assert.match(onEngineOf(session), /-lease/, `the lease runs: ${err}`);
-      return { child, session, exit, err: () => err };
+      for (let i = 0; i < 600 && !agentOf(session); i++) await sleep(100);
+      assert.ok(agentOf(session), `the agent runs: ${err}`);
+      // The lease's docker client: in a session of its own, stashbase's child.
+      const client = spawnSync('pgrep', ['-P', String(child.pid), '-f', `stashbase-agent-run-${session}-lease --label`], { encoding: 'utf8' }).stdout.trim();
+      assert.match(client, /^\d+$/, 'the lease\'s client');
+      return { child, session, exit, client: Number(client), err: () => err, out: () => out };
     };
     const killBoth = async (run: { child: ReturnType<typeof spawn>; exit: Promise<number | null> }) => {
       const watchdog = spawnSync('pgrep', ['-P', String(run.child.pid), '-f', 'read -r line'], { encoding: 'utf8' }).stdout.trim();
@@ -252,9 +289,10 @@ describe('remote runs on a second Docker engine (real engines, tcp:// and ssh://
       run.child.kill('SIGKILL');
       await run.exit;
     };
+    const agentOf = (session: string) => onEngineOf(session).split('\n').includes(`stashbase-agent-run-${session}-agent`);
     const gone = async (session: string, ms: number) => {
       for (let i = 0; i < ms / 200; i++) {
-        if (!onEngineOf(session).includes('-agent')) return true;
+        if (!agentOf(session)) return true;
         await sleep(200);
       }
       return false;
@@ -262,11 +300,11 @@ describe('remote runs on a second Docker engine (real engines, tcp:// and ssh://
     const a = await startLong(tcpEnv());
     await killBoth(a);
     assert.equal(await gone(a.session, 20_000), true, 'the lease ended the agent\'s container');
-    // Control: the lease removed first, the same kill leaves the agent running on the engine.
-    const b = await startLong(tcpEnv());
-    onEngine(e, ['rm', '--force', `stashbase-agent-run-${b.session}-lease`]);
+    // Control: the lease's client stopped before the kill (so it hears nothing), a lease of an hour: the agent outlives stashbase.
+    const b = await startLong({ ...tcpEnv(), STASHBASE_REMOTE_LEASE: '3600' });
+    process.kill(b.client, 'SIGSTOP');
     await killBoth(b);
-    assert.equal(await gone(b.session, 8_000), false, 'without its lease the agent outlives stashbase');
+    assert.equal(await gone(b.session, 8_000), false, 'while its lease hears nothing, the agent outlives stashbase');
     // What both left, as agent docker status on the engine shows it: from this machine, when, not live; b's agent orphaned.
     const status = await cli(['agent', 'docker', 'status', '--remote', 'eng', '--json'], { env: sshEnv(), timeoutMs: 60_000 });
     assert.equal(status.code, 0, status.stderr);
@@ -274,26 +312,30 @@ describe('remote runs on a second Docker engine (real engines, tcp:// and ssh://
     assert.deepEqual([report.remote.engine, report.remote.from], [e.ssh, 'the context "eng"']);
     const mine = (session: string) => report.runs.find((r) => r.session === session)!;
     assert.deepEqual([mine(a.session).live, mine(a.session).orphaned, mine(a.session).containers, mine(a.session).volumes, mine(a.session).origin], [false, false, [], [`stashbase-agent-run-${a.session}-tools`], hostname()]);
-    assert.deepEqual([mine(b.session).live, mine(b.session).orphaned, mine(b.session).containers, mine(b.session).origin], [false, true, [`stashbase-agent-run-${b.session}-agent`], hostname()]);
+    assert.deepEqual([mine(b.session).live, mine(b.session).orphaned, mine(b.session).containers.sort(), mine(b.session).origin], [false, true, [`stashbase-agent-run-${b.session}-agent`, `stashbase-agent-run-${b.session}-lease`], hostname()]);
     assert.match(mine(b.session).createdAt ?? '', /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d /);
     const text = await cli(['agent', 'docker', 'status', '--remote', 'eng'], { env: sshEnv(), timeoutMs: 60_000 });
-    assert.match(text.stdout, new RegExp(`^${b.session}\\t\\d{4}-[^\\t]+\\t${hostname()}\\torphaned\\tstashbase-agent-run-${b.session}-agent\\tstashbase-agent-run-${b.session}-tools$`, 'm'));
+    assert.match(text.stdout, new RegExp(`^${b.session}\\t\\d{4}-[^\\t]+\\t${hostname()}\\torphaned\\t[^\\t]*-agent[^\\t]*\\tstashbase-agent-run-${b.session}-tools$`, 'm'));
+    // The lease hears its input end (its client let go on): the agent's container ends.
+    process.kill(b.client, 'SIGCONT');
+    assert.equal(await gone(b.session, 20_000), true, 'once the lease heard its input end, the agent\'s container ended');
     const clean = await cli(['agent', 'docker', 'cleanup', '--remote', 'eng', '--yes'], { env: sshEnv(), timeoutMs: 60_000 });
     assert.equal(clean.code, 0, clean.stderr);
-    assert.match(clean.stdout, new RegExp(`^removed stashbase-agent-run-${b.session}-agent, stashbase-agent-run-${b.session}-tools$`, 'm'));
+    assert.match(clean.stdout, new RegExp(`^removed stashbase-agent-run-${b.session}-tools$`, 'm'));
     assert.equal(onEngineOf(b.session), '');
     assert.ok(!onEngine(e, ['volume', 'ls', '--format', '{{.Name}}']).out.includes(a.session), 'a\'s tools volume removed too');
-    // A connection that hangs: the lease's docker client stopped (no heartbeat, nothing closed).
+    // A connection that hangs: the lease's client stopped (no heartbeat, nothing closed) while stashbase lives.
     const c = await startLong({ ...tcpEnv(), STASHBASE_REMOTE_LEASE: '4' });
-    const client = spawnSync('pgrep', ['-f', `stashbase-agent-run-${c.session}-lease --label`], { encoding: 'utf8' }).stdout.trim().split('\n')[0]!;
-    assert.match(client, /^\d+$/);
-    process.kill(Number(client), 'SIGSTOP');
+    process.kill(c.client, 'SIGSTOP');
     const t0 = Date.now();
     assert.equal(await gone(c.session, 30_000), true, 'the lease expired');
     assert.ok(Date.now() - t0 < 20_000, `within the lease and its beat: ${Date.now() - t0} ms`);
-    process.kill(Number(client), 'SIGKILL');
-    const code = await c.exit;
-    assert.notEqual(code, 0, c.err());
+    process.kill(c.client, 'SIGKILL');
+    assert.notEqual(await c.exit, 0, c.err());
     assert.equal(onEngineOf(c.session), '');
+    // The agent at the lease (its namespace's init): neither killed nor stopped, and the run goes on (control: its own process it stops and kills).
+    const d = await startLong(tcpEnv(), 'sleep 100 & kill -STOP $!; ps -o stat= -p $!; kill -9 $! && echo own=killed; kill -9 1; kill -STOP 1; sleep 1; ps -o stat=,args= -p 1; echo still-here');
+    assert.equal(await d.exit, 0, d.err());
+    assert.deepEqual(d.out().split('\n'), ['T', 'own=killed', `Ssl  /etc/stashbase/stashbase-relay lease 30`, 'still-here', '']);
   });
 });
