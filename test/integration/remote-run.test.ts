@@ -113,6 +113,32 @@ describe('remote runs on a second Docker engine (real engines, tcp:// and ssh://
     assert.equal(git(repo, 'branch', '--format=%(refname:short)').split('\n').length, 11);
   });
 
+  test('the escape battery on the engine: only loopback, no capability, the engine\'s API unreachable, AF_VSOCK refused, no engine socket, the pids limit, the tools read-only, the relay and the lease beyond reach (control: a plain container on that engine reaches its API, has capabilities, eth0 and AF_VSOCK)', { timeout: 180_000 }, async () => {
+    const gateway = onEngine(e, ['network', 'inspect', 'bridge', '--format', '{{range .IPAM.Config}}{{.Gateway}}{{end}}']).out.trim();
+    assert.match(gateway, /^\d+\.\d+\.\d+\.\d+$/);
+    const checks = [
+      'echo "ifs=$(ls /sys/class/net | tr \'\\n\' \' \' | sed \'s/ $//\')"',
+      'echo "cap=$(awk \'/^CapEff/ { print $2 }\' /proc/self/status)"',
+      `python3 -c 'import socket\ndef t(f):\n  try:\n    f(); return "open"\n  except Exception: return "blocked"\nprint("api=" + t(lambda: socket.create_connection(("${gateway}", 2375), 2)))\nprint("vsock=" + t(lambda: socket.socket(40, socket.SOCK_STREAM)))'`,
+      'echo "sock=$(test -S /var/run/docker.sock && echo present || echo absent)"',
+      'echo "pids=$(cat /sys/fs/cgroup/pids.max 2>/dev/null || cat /sys/fs/cgroup/pids/pids.max)"',
+      'echo "tools=$( (echo x > /etc/stashbase/stashbase-relay) 2>/dev/null && echo written || echo read-only)"',
+      'relay=$(pgrep -u 2147483646 | head -n 1); echo "relay-found=$([ -n "$relay" ] && echo yes || echo no)"; echo "relay=$(kill -9 $relay 2>/dev/null && echo killed || echo refused)"',
+      'echo "lease=$(kill -9 1 2>/dev/null; kill -STOP 1 2>/dev/null; ps -o stat= -p 1 | cut -c1)"',
+      'echo "mount=$(mount -t tmpfs none /mnt 2>/dev/null && echo mounted || echo refused)"',
+    ];
+    const probe = checks.join('\n');
+    const r = await cli(['agent', 'run', '--silent', '--docker-sandbox', 'true', '--', 'sh', '-c', probe], { env: tcpEnv(), cwd: repository(), timeoutMs: 120_000 });
+    assert.equal(r.code, 0, r.stderr);
+    const got = Object.fromEntries(r.stdout.trim().split('\n').map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
+    assert.deepEqual(got, { ifs: 'lo', cap: '0000000000000000', api: 'blocked', vsock: 'blocked', sock: 'absent', pids: '2048', tools: 'read-only', 'relay-found': 'yes', relay: 'refused', lease: 'S', mount: 'refused' });
+    // Control: a plain container on the same engine.
+    const plain = onEngine(e, ['run', '--rm', 'stashbase-sandbox:latest', 'sh', '-c', checks.slice(0, 3).join('\n')]);
+    const control = Object.fromEntries(plain.out.trim().split('\n').map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
+    assert.deepEqual([control.ifs, control.api, control.vsock], ['eth0 lo', 'open', 'open']);
+    assert.notEqual(control.cap, '0000000000000000');
+  });
+
   test('refused before the engine is contacted: uncommitted changes (control: --allow-dirty runs, said), a committed file deny_read covers (control: the same file uncommitted runs), network = firewall, local MCP servers', { timeout: 180_000 }, async () => {
     const repo = repository();
     writeFile(join(repo, 'notes.txt'), 'mine\n');
