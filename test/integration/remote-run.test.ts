@@ -359,6 +359,14 @@ describe('remote runs on a second Docker engine (real engines, tcp:// and ssh://
     process.kill(c.client, 'SIGKILL');
     assert.notEqual(await c.exit, 0, c.err());
     assert.equal(onEngineOf(c.session), '');
+    // The agent's own stream to the engine cut (its docker client killed, as a dropped connection ends it): the run ends, says so, and leaves nothing on the engine but the workspace.
+    const f = await startLong(tcpEnv());
+    const agentClient = spawnSync('pgrep', ['-P', String(f.child.pid), '-f', `stashbase-agent-run-${f.session}-agent --label`], { encoding: 'utf8' }).stdout.trim();
+    assert.match(agentClient, /^\d+$/, 'the agent\'s client');
+    process.kill(Number(agentClient), 'SIGKILL');
+    assert.equal(await f.exit, 137, f.err());
+    assert.equal(onEngineOf(f.session), '');
+    assert.ok(!onEngine(e, ['volume', 'ls', '--format', '{{.Name}}']).out.includes(f.session), 'its tools volume removed');
     // The agent at the lease (its namespace's init): neither killed nor stopped, and the run goes on (control: its own process it stops and kills).
     const d = await startLong(tcpEnv(), 'sleep 100 & kill -STOP $!; ps -o stat= -p $!; kill -9 $! && echo own=killed; kill -9 1; kill -STOP 1; sleep 1; ps -o stat=,args= -p 1; echo still-here');
     assert.equal(await d.exit, 0, d.err());
