@@ -54,3 +54,9 @@ export class InterruptedError extends StashbaseError {
     super(message, 130);
   }
 }
+
+/** A run's set-up failure as the error it ends with (a failed command: the sandbox could not be set up) and that run's exit status. */
+export function setupFailure(e: unknown, what: string): { err: unknown; exitCode: number } {
+  const err = e instanceof CommandFailedError ? new SandboxUnavailableError(`${what} could not be set up; nothing was run. ${e.message}`) : e;
+  return { err, exitCode: err instanceof StashbaseError ? err.exitCode : 70 };
+}

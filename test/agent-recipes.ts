@@ -7,7 +7,7 @@
 // answers; checkTurn then holds the stubs' records and the run's audit log to
 // the promises docs/agents.md makes.
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { LeafCache } from '../lib/tls/leaves.js';
@@ -94,6 +94,16 @@ export async function startStubs(dir: string): Promise<{ anthropic: Stub; openai
 }
 
 /** A fake SSH key in the host home: the probe must not read it. */
+/** The repository the turns run in: one commit of a README. */
+export function workRepository(repo: string): void {
+  mkdirSync(repo);
+  const git = (args: string[]) => spawnSync('git', ['-c', 'user.name=me', '-c', 'user.email=me@x', ...args], { cwd: repo });
+  git(['init', '-q']);
+  writeFileSync(join(repo, 'README'), 'work\n');
+  git(['add', 'README']);
+  git(['commit', '-qm', 'init']);
+}
+
 export function plantSshKey(home: string): string {
   return writeFile(join(home, '.ssh', 'id_ed25519'), 'FAKE-SSH-PRIVATE-KEY\n');
 }

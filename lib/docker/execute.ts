@@ -12,7 +12,7 @@ import { imageEntrypoint, loopbackDoor, type RunningRelay, startRelay } from './
 import { socketDir } from '../util/socket-dir.js';
 import { WATCHDOG_DONE, watchdogCommand } from '../../templates/docker-watchdog.js';
 import { AuditLog } from '../run/audit.js';
-import { CommandFailedError, SandboxUnavailableError, StashbaseError } from '../errors.js';
+import { CommandFailedError, SandboxUnavailableError, setupFailure } from '../errors.js';
 import { capture, runForwarded, type Spawned, start } from '../exec.js';
 import { proxyForRun, runLimits, type RunProxy } from '../proxy/setup.js';
 import { reportFirstTlsFailure } from '../proxy/tls-failure.js';
@@ -242,10 +242,10 @@ export async function executeDocker({ ctx, warn, announce, interactive }: Docker
     trace.mark('agent');
     return exitCode;
   } catch (e) {
-    const err = e instanceof CommandFailedError ? new SandboxUnavailableError(`the Docker sandbox could not be set up; nothing was run. ${e.message}`) : e;
     // The end event says the exit status the run ends with, not the one it began with.
-    exitCode = err instanceof StashbaseError ? err.exitCode : 70;
-    throw err;
+    const failed = setupFailure(e, 'the Docker sandbox');
+    exitCode = failed.exitCode;
+    throw failed.err;
   } finally {
     // The agents' home volume, measured while the rest is taken down.
     relay?.stop();

@@ -41,8 +41,8 @@ export interface HeldMeasure {
  * A measurement started with the run (templates/docker-volumes.ts
  * volumeMeasureCommand), in a session of its own so that the terminal's
  * Ctrl+C, meant for the agent, does not end it. Its first line is read
- * (bounded), and its docker CLI is not waited for: --rm has the engine remove
- * the container.
+ * (bounded), and its docker CLI waited for (bounded): --rm has it wait
+ * until the engine removed the container.
  */
 export function holdMeasure(docker: string, image: string, volume: string, name: string, labels: string[]): HeldMeasure {
   const s = start(volumeMeasureCommand(docker, image, volume, name, labels), ['pipe', 'pipe', 'pipe'], true);
@@ -76,6 +76,8 @@ export function holdMeasure(docker: string, image: string, volume: string, name:
       const size = await Promise.race([line, late]);
       clearTimeout(timer);
       if ('why' in size) await capture({ file: docker, args: ['rm', '--force', name] }).catch(() => undefined);
+      // A run leaves nothing in Docker: its container is gone (--rm, which its client waits for) before the run ends.
+      await Promise.race([s.exit.catch(() => 0), new Promise((r) => setTimeout(r, 10_000).unref())]);
       release();
       return size;
     },

@@ -11,7 +11,7 @@ import { exportCommand, type ExportInput, LABEL_ORIGIN, LABEL_WORKSPACE, REMOTE_
 import { WATCHDOG_DONE, watchdogCommand } from '../../templates/docker-watchdog.js';
 import { agentSeccompProfile } from '../../templates/docker-seccomp.js';
 import { AuditLog } from '../run/audit.js';
-import { CommandFailedError, SandboxUnavailableError, StashbaseError, UsageError } from '../errors.js';
+import { SandboxUnavailableError, setupFailure, UsageError } from '../errors.js';
 import { capture, probe, runForwarded, start } from '../exec.js';
 import { proxyForRun, runLimits, type RunProxy } from '../proxy/setup.js';
 import { reportFirstTlsFailure } from '../proxy/tls-failure.js';
@@ -260,9 +260,9 @@ export async function executeRemote(o: RemoteRunInput): Promise<number> {
     trace.mark('agent');
     return exitCode;
   } catch (e) {
-    const err = e instanceof CommandFailedError ? new SandboxUnavailableError(`the remote run could not be set up; nothing was run. ${e.message}`) : e;
-    exitCode = err instanceof StashbaseError ? err.exitCode : 70;
-    throw err;
+    const failed = setupFailure(e, 'the remote run');
+    exitCode = failed.exitCode;
+    throw failed.err;
   } finally {
     relay?.stop();
     (lease as Lease | null)?.stop();

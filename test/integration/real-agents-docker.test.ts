@@ -12,7 +12,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { checkTurn, CODEX_MCP_ALLOWED_ECHO, codexMcpTurn, plantSshKey, recipe, runTurn, type Stub, startStubs, type TurnOptions, type Wiring, wired } from '../agent-recipes.js';
+import { checkTurn, CODEX_MCP_ALLOWED_ECHO, codexMcpTurn, plantSshKey, recipe, runTurn, type Stub, startStubs, type TurnOptions, type Wiring, wired, workRepository } from '../agent-recipes.js';
 import type { LeafCache } from '../../lib/tls/leaves.js';
 import { needsMcpServer, startMcpFront } from '../mcp-front.js';
 import { cli, needs, REPO, REQUIRED, tempHome, writeFile } from '../helpers.js';
@@ -55,12 +55,7 @@ describe('the real Claude Code and Codex on the Docker backend, with the recipes
       writeFile(join(t.sbHome, 'agents', `${name}.toml`), `${wired(recipe(name), stubs.wiring)}\n${recipe('docker')}`);
     }
     sshKey = plantSshKey(t.home);
-    mkdirSync(repo);
-    const git = (args: string[]) => spawnSync('git', ['-c', 'user.name=me', '-c', 'user.email=me@x', ...args], { cwd: repo });
-    git(['init', '-q']);
-    writeFileSync(join(repo, 'README'), 'work\n');
-    git(['add', 'README']);
-    git(['commit', '-qm', 'init']);
+    workRepository(repo);
     // The holder and the agent run the agents image; nothing of the host's PATH matters inside.
     env = { ...t.env, STASHBASE_DOCKER_IMAGE: img.image };
   });

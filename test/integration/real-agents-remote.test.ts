@@ -13,7 +13,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { checkTurn, plantSshKey, REAL_ANTHROPIC, REAL_OAUTH, REAL_OPENAI, recipe, runTurn, type Stub, startStubs, type TurnOptions, wired } from '../agent-recipes.js';
+import { checkTurn, plantSshKey, REAL_ANTHROPIC, REAL_OAUTH, REAL_OPENAI, recipe, runTurn, type Stub, startStubs, type TurnOptions, wired, workRepository } from '../agent-recipes.js';
 import { REPO, requirement, tempHome, writeFile } from '../helpers.js';
 import { onEngine, remoteEngine } from '../remote-setup.js';
 
@@ -40,12 +40,7 @@ describe('the real Claude Code and Codex in remote runs (real engine over tcp://
     ({ anthropic, openai, platform } = stubs);
     for (const name of ['claude', 'codex']) writeFile(join(t.sbHome, 'agents', `${name}.toml`), `${wired(recipe(name), stubs.wiring)}\n${recipe('docker')}`);
     sshKey = plantSshKey(t.home);
-    mkdirSync(repo);
-    const git = (args: string[]) => spawnSync('git', ['-c', 'user.name=me', '-c', 'user.email=me@x', ...args], { cwd: repo });
-    git(['init', '-q']);
-    writeFileSync(join(repo, 'README'), 'work\n');
-    git(['add', 'README']);
-    git(['commit', '-qm', 'init']);
+    workRepository(repo);
     env = { ...t.env, STASHBASE_DOCKER_IMAGE: AGENTS_IMAGE, DOCKER_HOST: engine!.tcp };
     watching = setInterval(() => {
       const ids = onEngine(engine!, ['ps', '-q', '--filter', 'label=stashbase.session']).out.split('\n').filter(Boolean);

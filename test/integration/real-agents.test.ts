@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { LeafCache } from '../../lib/tls/leaves.js';
 import { needsMcpServer, startMcpFront } from '../mcp-front.js';
-import { checkTurn, CODEX_MCP_ALLOWED_ECHO, codexMcpTurn, hostKeysFor, plantSshKey, REAL_ANTHROPIC, recipe, runTurn, type Stub, startStubs, type TurnOptions, type Wiring, wired } from '../agent-recipes.js';
+import { checkTurn, CODEX_MCP_ALLOWED_ECHO, codexMcpTurn, hostKeysFor, plantSshKey, REAL_ANTHROPIC, recipe, runTurn, type Stub, startStubs, type TurnOptions, type Wiring, wired, workRepository } from '../agent-recipes.js';
 import { shellQuote } from '../../templates/shell-quote.js';
 import { BIN, cli, needs, needsAgents, TEST_AGENTS_BIN, tempHome, writeFile } from '../helpers.js';
 
@@ -38,12 +38,7 @@ describe('the real Claude Code and Codex inside the native sandbox, with the rec
     leaves = stubs.leaves;
     for (const name of ['claude', 'codex', 'claude-and-codex', 'claude-subscription']) writeFile(join(t.sbHome, 'agents', `${name}.toml`), wired(recipe(name), stubs.wiring));
     sshKey = plantSshKey(t.home);
-    mkdirSync(repo);
-    const git = (args: string[]) => spawnSync('git', ['-c', 'user.name=me', '-c', 'user.email=me@x', ...args], { cwd: repo });
-    git(['init', '-q']);
-    writeFileSync(join(repo, 'README'), 'work\n');
-    git(['add', 'README']);
-    git(['commit', '-qm', 'init']);
+    workRepository(repo);
     env = { ...t.env, PATH: `${TEST_AGENTS_BIN}:${process.env.PATH}` };
   });
   after(async () => {
