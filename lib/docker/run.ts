@@ -95,6 +95,12 @@ export async function runDocker(o: DockerRunInput): Promise<number> {
     ...(relay !== undefined ? { relay } : {}),
     gvisor: choice.runtime !== undefined && isGvisor(engine?.runtimes ?? null, choice.runtime),
   };
+  if (o.remote !== undefined && o.dryRun) {
+    const { prepareRemote } = await import('../remote/prepare.js');
+    const { leaseSeconds } = await import('../remote/lease.js');
+    o.print(prepareRemote(ctx, o.remote.target, o.remote.plan, { seconds: leaseSeconds(o.env) }).plan);
+    return 0;
+  }
   if (o.remote !== undefined) {
     const { executeRemote } = await import('../remote/execute.js');
     return executeRemote({ ctx: { ...ctx, desktop: false }, target: o.remote.target, arch: engine!.arch, plan: o.remote.plan, warn: o.warn, announce: o.announce, interactive: o.interactive });

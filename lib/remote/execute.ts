@@ -6,8 +6,8 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { runLabels, runNames, HOME_VOLUME, AGENT_HOME, RELAY_PORT, sealedAgentCommand, type SealedInput } from '../../templates/docker-run.js';
-import { exportCommand, type ExportInput, LABEL_ORIGIN, LABEL_WORKSPACE, REMOTE_RELAY, remoteNames, remoteTeardownCommands, toolsCreateCommand, toolsMount, workspaceCreateCommand } from '../../templates/remote-run.js';
+import { runNames, sealedAgentCommand } from '../../templates/docker-run.js';
+import { exportCommand, type ExportInput, LABEL_ORIGIN, LABEL_WORKSPACE, REMOTE_RELAY, remoteNames, remoteTeardownCommands, toolsCreateCommand, workspaceCreateCommand } from '../../templates/remote-run.js';
 import { WATCHDOG_DONE, watchdogCommand } from '../../templates/docker-watchdog.js';
 import { agentSeccompProfile } from '../../templates/docker-seccomp.js';
 import { AuditLog } from '../run/audit.js';
@@ -20,9 +20,9 @@ import { socketDir } from '../util/socket-dir.js';
 import { caDirOf, createRunDir, removeRunDir, runDirOf, runStateDirOf } from '../run/run-dir.js';
 import { removeSession, writeSession } from '../run/session.js';
 import { Trace } from '../run/trace.js';
-import { defaultImageRef, ensureRunImages, type ImageChoice } from '../docker/image.js';
+import { ensureRunImages, type ImageChoice } from '../docker/image.js';
 import { imageEntrypoint, relayBinary, type RunningRelay, startRelay } from '../docker/sealed.js';
-import { containerEnv, containerUser, type DockerContext, seccompFileOf } from '../docker/prepare.js';
+import { type DockerContext, seccompFileOf } from '../docker/prepare.js';
 import { sha256 } from '../docker/engine.js';
 import { createRunGitDir, planRunGitDir } from '../git/run-git-dir.js';
 import { settleGitDir } from '../git/settle.js';
@@ -34,6 +34,7 @@ import type { RemoteTarget } from './target.js';
 import { tarOf } from './tar.js';
 import { maxPack, readExport } from './transfer.js';
 import { holdLease, leaseSeconds, type Lease } from './lease.js';
+import { prepareRemote } from './prepare.js';
 
 export interface RemoteRunInput {
   ctx: Omit<DockerContext, 'network' | 'worktree'>;
@@ -182,6 +183,7 @@ export async function executeRemote(o: RemoteRunInput): Promise<number> {
   let sealedDir: string | null = null;
   let gitRecord: string | null = null;
   let agentStarted = false;
+  let exportInput: ExportInput | null = null;
   const watchdog = start(watchdogCommand(docker, ctx.session, true, remoteTeardownCommands(docker, ctx.session)), ['pipe', 'ignore', 'ignore'], true);
   watchdog.child.stdin?.on('error', () => {});
   watchdog.exit.catch(() => 0);
@@ -204,7 +206,6 @@ export async function executeRemote(o: RemoteRunInput): Promise<number> {
     });
     trace.mark('prepare');
     // What the setup container takes: the relay and the CA, and for a new workspace your commits up to the base.
-    const user = containerUser(false) ?? '0:0';
     const files = [{ name: 'stashbase-relay', data: readFileSync(relayBinary(o.arch)), mode: 0o755 }];
     if (interceptTls) for (const f of ['ca.pem', 'ca-bundle.pem']) files.push({ name: f, data: readFileSync(join(caDirOf(runDir), f)), mode: 0o644 });
     if (fresh) {
@@ -222,35 +223,21 @@ export async function executeRemote(o: RemoteRunInput): Promise<number> {
       fresh ? capture(workspaceCreateCommand(docker, workspace, [origin, `${LABEL_WORKSPACE}=${name}`])) : Promise.resolve(''),
       ensureRunImages({ docker, home, env: ctx.env, choice: ctx.choice as ImageChoice, interactive: o.interactive, warn }).then(() => imageEntrypoint(docker, ctx.choice.ref)),
     ]);
+    const prep = prepareRemote({ ...ctx, network: 'sealed' }, o.target, o.plan, { entrypoint, seconds: leaseSeconds(ctx.env) });
+    exportInput = prep.export;
     // The setup, then the lease: the init of the agent's process namespace, from now on ending it when this process, or its connection, does (lib/remote/lease.ts).
-    lease = await holdLease({ docker, session: ctx.session, pid: process.pid, image: defaultImageRef(ctx.env), workspace, fresh, branch, user, seconds: leaseSeconds(ctx.env) }, tarOf(files));
+    lease = await holdLease(prep.lease, tarOf(files));
     trace.mark('setup');
-    const proxyUrl = `http://127.0.0.1:${RELAY_PORT}`;
-    const cwdInside = repo.subdir === '' ? repo.root : join(repo.root, repo.subdir);
-    const sealed: SealedInput = {
-      docker, session: ctx.session, pid: process.pid, image: ctx.choice.ref, user, cwd: cwdInside,
-      env: containerEnv({ ...ctx, network: 'sealed' } as DockerContext, proxyUrl, interceptTls),
-      mounts: [
-        { type: 'volume', source: workspace, target: repo.root, readonly: false },
-        { type: 'volume', source: HOME_VOLUME, target: AGENT_HOME, readonly: false },
-        toolsMount(ctx.session),
-      ],
-      memory: ctx.memory ?? ctx.profile.sandbox.memory, cpus: ctx.cpus ?? ctx.profile.sandbox.cpus, tty: ctx.tty, command: ctx.command,
-      hostEnv: {}, seccomp: seccompFileOf(runDir), ...(ctx.runtime !== undefined ? { runtime: ctx.runtime } : {}),
-      // The lease is the namespace's init (it reaps; docker-init would be no init there).
-      pidNamespace: remoteNames(ctx.session).lease,
-      relay: REMOTE_RELAY, relayInside: REMOTE_RELAY, entrypoint,
-    };
     let agentEnded = false;
     relay = startRelay({
-      docker, session: ctx.session, agentUser: user, proxySocket: socket, maxStreams: runLimits(ctx.profile).maxConnections, agentEnded: () => agentEnded, relayAt: REMOTE_RELAY,
+      docker, session: ctx.session, agentUser: prep.sealed.user, proxySocket: socket, maxStreams: runLimits(ctx.profile).maxConnections, agentEnded: () => agentEnded, relayAt: REMOTE_RELAY,
       onEnd: (why, protocolError) => {
         audit.write({ type: 'relay', decision: 'end', rule: why, protocolError });
         if (protocolError) alert(`the sealed network's relay was ended (${why}): the agent has no network for the rest of the run`);
       },
     });
     agentStarted = true;
-    const agentRun = runForwarded(sealedAgentCommand(sealed)).finally(() => (agentEnded = true));
+    const agentRun = runForwarded(sealedAgentCommand(prep.sealed)).finally(() => (agentEnded = true));
     relay.ready.then(() => trace.mark('relay'), (e: Error) => {
       if (agentEnded) return;
       alert(`${e.message}: the agent's container is removed`);
@@ -267,14 +254,7 @@ export async function executeRemote(o: RemoteRunInput): Promise<number> {
     relay?.stop();
     (lease as Lease | null)?.stop();
     // The agent's commits, brought back into the run's own git directory, then imported as local runs' are.
-    if (agentStarted && gitRecord !== null) {
-      const memory = ctx.memory ?? ctx.profile.sandbox.memory;
-      const cpus = ctx.cpus ?? ctx.profile.sandbox.cpus;
-      await bringBack({
-        export: { docker, session: ctx.session, pid: process.pid, image: defaultImageRef(ctx.env), workspace, user: containerUser(false) ?? '0:0', branch, base, seccomp: seccompFileOf(runDir), ...(memory !== undefined ? { memory } : {}), ...(cpus !== undefined ? { cpus } : {}) },
-        dir: plan.dir, objectFormat: plan.objectFormat, env: ctx.env,
-      });
-    }
+    if (agentStarted && gitRecord !== null && exportInput !== null) await bringBack({ export: exportInput, dir: plan.dir, objectFormat: plan.objectFormat, env: ctx.env });
     await Promise.all(remoteTeardownCommands(docker, ctx.session).map((c) => capture(c).catch(() => undefined)));
     watchdog.child.stdin?.end(`${WATCHDOG_DONE}\n`);
     proxy?.server.close();

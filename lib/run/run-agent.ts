@@ -104,14 +104,14 @@ export async function runAgent(o: RunOptions): Promise<number> {
   if (remote !== null) {
     if (o.worktree === false) throw new UsageError('a remote run is always a run on its own branch: --worktree=false cannot go with it');
     warn(`the Docker engine ${remote.host} (${remote.from}) is not this machine's: a remote run (docs/remote.md) — your commits go there, the agent's come back as a branch, the proxy and your secrets stay here`);
-    if (o.dryRun) throw new UsageError('--dry-run does not show remote runs yet');
     // Before the engine is contacted: what this machine alone can refuse.
     const { planRemote } = await import('../remote/execute.js');
     const plan = planRemote({ cwd: o.cwd, env: o.env, home: userHome(o.env), profile, resume: o.resume, allowDirty: o.allowDirty === true, warn });
     const { runDocker } = await import('../docker/run.js');
     return await runDocker({
       session, profile, command, cwd: o.cwd, env: o.env, home: userHome(o.env), stashbaseHome: stashbaseHome(o.env),
-      placeholders: makePlaceholders(profile.secrets, o.env), proxyToken, hookToken, flags: o, dryRun: false, print: () => {},
+      placeholders: makePlaceholders(profile.secrets, o.env), proxyToken, hookToken, flags: o, dryRun: o.dryRun,
+      print: (plan: Plan) => writeStdout(o.json ? JSON.stringify(planToJson(plan), null, 2) + '\n' : formatPlan(plan)),
       interactive: isInteractive(o.silent), warn, announce: !o.silent, profileCwd: o.cwd, remote: { target: remote, plan },
     });
   }

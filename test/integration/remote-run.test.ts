@@ -97,6 +97,21 @@ describe('remote runs on a second Docker engine (real engines, tcp:// and ssh://
     assert.equal(none.stderr, 'stashbase: there is no branch stashbase/amber-bay-anchor here to resume; nothing was run\n');
   });
 
+  test('--dry-run: every command of a remote run in order, the export and the teardown included; nothing made here or on the engine', { timeout: 60_000 }, async () => {
+    const repo = repository();
+    const before = onEngine(e, ['volume', 'ls', '-q']).out;
+    const r = await cli(['agent', 'run', '--dry-run', '--json', '--docker-sandbox', 'true', '--', 'claude'], { env: tcpEnv(), cwd: repo });
+    assert.equal(r.code, 0, r.stderr);
+    const plan = JSON.parse(r.stdout) as { title: string; steps: Array<{ type: string; id: string; args?: string[]; shell?: string }> };
+    assert.match(plan.title, new RegExp(`docker backend on a remote engine, ${e.tcp.replaceAll('.', '\\.')} \\(DOCKER_HOST\\), sealed network, workspace stashbase-remote-repo\\d+-[0-9a-f]{10}-[a-z]+-[a-z]+-[a-z]+$`));
+    assert.deepEqual(plan.steps.filter((x) => x.type === 'command').map((x) => x.id), ['bundle', 'watchdog', 'volume-create', 'volume-create', 'lease', 'agent', 'relay', 'export', 'teardown', 'teardown']);
+    const agent = plan.steps.find((x) => x.type === 'command' && x.id === 'agent')!;
+    assert.ok(agent.args!.includes('--network') && agent.args![agent.args!.indexOf('--network') + 1] === 'none');
+    assert.ok(agent.args!.includes('--pid') && /-lease$/.test(agent.args![agent.args!.indexOf('--pid') + 1]!));
+    assert.equal(git(repo, 'branch', '--format=%(refname:short)'), 'master', 'no branch made');
+    assert.equal(onEngine(e, ['volume', 'ls', '-q']).out, before, 'nothing made on the engine');
+  });
+
   test('ten runs of one repository at once, each on its own branch: all ten come back, nothing else moves', { timeout: 240_000 }, async () => {
     const repo = repository();
     const head = git(repo, 'rev-parse', 'HEAD');

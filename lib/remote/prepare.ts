@@ -1,0 +1,60 @@
+// What a remote run runs, worked out without touching the disk or the engine
+// (facts that need the engine come in): the setup-and-lease, the agent's
+// sealed container, the export, and the run's Plan for --dry-run.
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { AGENT_HOME, HOME_VOLUME, RELAY_PORT, type SealedInput } from '../../templates/docker-run.js';
+import type { ExportInput, LeaseInput } from '../../templates/remote-run.js';
+import { REMOTE_RELAY, remoteNames, toolsMount } from '../../templates/remote-run.js';
+import { buildRemotePlan } from '../../templates/remote-plan.js';
+import type { Plan } from '../../templates/plan.js';
+import { containerEnv, containerUser, type DockerContext, seccompFileOf } from '../docker/prepare.js';
+import { defaultImageRef } from '../docker/image.js';
+import { runDirOf } from '../run/run-dir.js';
+import { sessionFile } from '../run/session.js';
+import type { RemotePlan } from './execute.js';
+import type { RemoteTarget } from './target.js';
+
+export interface RemotePrepared {
+  lease: LeaseInput;
+  sealed: SealedInput;
+  export: ExportInput;
+  /** This machine's name, as the engine's labels say where a run came from. */
+  origin: string;
+  interceptTls: boolean;
+  runDir: string;
+  plan: Plan;
+}
+
+export function prepareRemote(ctx: DockerContext, target: RemoteTarget, rp: RemotePlan, facts: { entrypoint?: string[]; seconds: number }): RemotePrepared {
+  const docker = ctx.docker;
+  const runDir = runDirOf(ctx.stashbaseHome, ctx.session);
+  const interceptTls = Object.keys(ctx.profile.secrets).length > 0 || Object.keys(ctx.profile.mcp.servers).length > 0;
+  const user = containerUser(false) ?? '0:0';
+  const memory = ctx.memory ?? ctx.profile.sandbox.memory;
+  const cpus = ctx.cpus ?? ctx.profile.sandbox.cpus;
+  const helperImage = defaultImageRef(ctx.env);
+  const lease: LeaseInput = { docker, session: ctx.session, pid: process.pid, image: helperImage, workspace: rp.workspace, fresh: rp.fresh, branch: rp.branch, user, seconds: facts.seconds };
+  const sealed: SealedInput = {
+    docker, session: ctx.session, pid: process.pid, image: ctx.choice.ref, user, cwd: rp.repo.subdir === '' ? rp.repo.root : join(rp.repo.root, rp.repo.subdir),
+    env: containerEnv({ ...ctx, network: 'sealed' }, `http://127.0.0.1:${RELAY_PORT}`, interceptTls),
+    mounts: [
+      { type: 'volume', source: rp.workspace, target: rp.repo.root, readonly: false },
+      { type: 'volume', source: HOME_VOLUME, target: AGENT_HOME, readonly: false },
+      toolsMount(ctx.session),
+    ],
+    memory, cpus, tty: ctx.tty, command: ctx.command,
+    hostEnv: {}, seccomp: seccompFileOf(runDir), ...(ctx.runtime !== undefined ? { runtime: ctx.runtime } : {}),
+    // The lease is the namespace's init (it reaps; docker-init would be no init there).
+    pidNamespace: remoteNames(ctx.session).lease,
+    relay: REMOTE_RELAY, relayInside: REMOTE_RELAY, entrypoint: facts.entrypoint ?? ['<the image\'s entrypoint, if any>'],
+  };
+  const exp: ExportInput = { docker, session: ctx.session, pid: process.pid, image: helperImage, workspace: rp.workspace, user, branch: rp.branch, base: rp.base, seccomp: seccompFileOf(runDir), ...(memory !== undefined ? { memory } : {}), ...(cpus !== undefined ? { cpus } : {}) };
+  const origin = hostname();
+  const bundle = rp.fresh ? { file: rp.repo.git, args: ['-C', rp.repo.root, 'bundle', 'create', '-q', join(runDir, 'repo.bundle'), `refs/heads/${rp.branch}`], env: { GIT_NO_REPLACE_OBJECTS: '1' } } : null;
+  const plan = buildRemotePlan({
+    session: ctx.session, profile: ctx.profile.name, engine: target.host, from: target.from, sessionFile: sessionFile(ctx.stashbaseHome, ctx.session), runDir,
+    repo: rp.repo.root, name: rp.name, branch: rp.branch, fresh: rp.fresh, bundle, origin, lease, sealed, export: exp,
+  });
+  return { lease, sealed, export: exp, origin, interceptTls, runDir, plan };
+}
