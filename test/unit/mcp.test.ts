@@ -299,7 +299,8 @@ test("the local bridge: an answer it cannot read is an error for the request it 
     void s.exchange(Buffer.from('{"jsonrpc":"2.0","id":9,"method":"slow"}'));
     await new Promise((r) => setTimeout(r, 100));
     assert.equal((await s.exchange(Buffer.from('{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9}}'))).status, 202);
-    for (let i = 0; i < 50 && !existsSync(log); i++) await new Promise((r) => setTimeout(r, 20));
+    // Until written, not just made (the server's append opens the file, then writes: CI's load once read it between).
+    for (let i = 0; i < 250 && !(existsSync(log) && readFileSync(log, 'utf8') !== ''); i++) await new Promise((r) => setTimeout(r, 20));
     assert.match(readFileSync(log, 'utf8'), /^sb-\d+$/);
   } finally {
     s.stop();
