@@ -8,6 +8,7 @@ import { approve } from '../lib/util/prompt.js';
 import { removeContainersCommand, removeNetworkCommand, removeVolumesCommand } from '../templates/docker-resources.js';
 import { REMOTE_FLAG } from './shared-flags.js';
 import { engineOf } from '../lib/remote/target.js';
+import { hostname } from 'node:os';
 
 export const usage = 'stashbase agent docker cleanup [--remote <context>] [--yes] [--isolated-paths]';
 export const summary = 'Remove the networks and containers crashed runs left (or the isolated-path volumes).';
@@ -43,7 +44,10 @@ export async function main(argv: string[]): Promise<number> {
   for (const r of runs.filter((x) => x.live)) out(`skipping ${r.network ?? r.session}: session ${r.session} is still running here`);
   const stale = runs.filter((x) => !x.live);
   if (stale.length === 0) return (out('Nothing to clean up.'), 0);
-  for (const r of stale) out(`${r.network ?? '(no network)'}\t${r.session}\tcreated ${r.createdAt ?? '-'}${target !== null ? `\tfrom ${r.origin ?? 'an unknown machine'}` : ''}\t${r.containers.join(',') || 'no containers'}${r.volumes.length > 0 ? `\t${r.volumes.join(',')}` : ''}`);
+  const here = hostname();
+  // Another machine's run (its origin label): it may still be going there; its origin and age are shown for you to judge.
+  const from = (r: (typeof stale)[number]) => (target !== null ? `\tfrom ${r.origin ?? 'an unknown machine'}` : r.origin !== null && r.origin !== here ? `\tfrom ${r.origin}, another machine: it may still be running there` : '');
+  for (const r of stale) out(`${r.network ?? '(no network)'}\t${r.session}\tcreated ${r.createdAt ?? '-'}${from(r)}\t${r.containers.join(',') || 'no containers'}${r.volumes.length > 0 ? `\t${r.volumes.join(',')}` : ''}`);
   if (!(await approved(`${stale.length} run(s) left behind`, yes))) return (out('Nothing removed.'), 1);
   // Containers first: a network with containers attached cannot be removed.
   let failed = 0;

@@ -5,7 +5,9 @@ import { humanSize, measureVolume } from '../lib/docker/home-volume.js';
 import { defaultImageRef } from '../lib/docker/image.js';
 import { flagBool, flagString, type FlagSpec, parseCommand } from '../lib/util/argv.js';
 import { findDocker } from '../lib/docker/engine.js';
-import { runLeftovers } from '../lib/docker/leftovers.js';
+import { labelText, runLeftovers } from '../lib/docker/leftovers.js';
+import { printable } from '../lib/util/printable.js';
+import { hostname } from 'node:os';
 import { UsageError } from '../lib/errors.js';
 import { stashbaseHome } from '../lib/home.js';
 import { JSON_FLAG, REMOTE_FLAG } from './shared-flags.js';
@@ -40,7 +42,7 @@ export async function main(argv: string[]): Promise<number> {
     homeVolumeSize(docker, defaultImageRef(process.env)),
     target !== null ? capture(listWorkspacesCommand(docker)).then(rowsOf) : Promise.resolve([]),
   ]);
-  const remote = target !== null ? { engine: target.host, from: target.from, workspaces: workspaces.map(([name = '', run = '', origin = '']) => ({ name, run, origin })) } : null;
+  const remote = target !== null ? { engine: printable(target.host, true), from: target.from, workspaces: workspaces.map(([name = '', ...rest]) => ({ name: printable(name, true), run: labelText(rest[0] ?? ''), origin: labelText(rest.slice(1).join('|')) })) } : null;
   if (flagBool(p, 'json')) {
     process.stdout.write(JSON.stringify({ ...(remote ? { remote } : {}), runs, homeVolume: { name: HOME_VOLUME, ...volume } }, null, 2) + '\n');
     return 0;
@@ -58,7 +60,9 @@ export async function main(argv: string[]): Promise<number> {
   const lines = [remote ? 'SESSION\tCREATED\tORIGIN\tLIVE\tCONTAINERS\tVOLUMES' : 'NETWORK\tSESSION\tCREATED\tLIVE\tCONTAINERS'];
   const live = (r: (typeof runs)[number]) => (r.live ? 'live' : r.orphaned ? 'orphaned' : 'not live');
   for (const r of runs) {
-    lines.push((remote ? [r.session, r.createdAt ?? '-', r.origin ?? '-', live(r), r.containers.join(',') || '-', r.volumes.join(',') || '-'] : [r.network ?? '-', r.session, r.createdAt ?? '-', live(r), r.containers.join(',') || '-']).join('\t'));
+    // A run of another machine's on this one's engine: not judged here, its origin said.
+    const state = !remote && r.origin !== null && r.origin !== hostname() && !r.live ? `from ${r.origin}` : live(r);
+    lines.push((remote ? [r.session, r.createdAt ?? '-', r.origin ?? '-', live(r), r.containers.join(',') || '-', r.volumes.join(',') || '-'] : [r.network ?? '-', r.session, r.createdAt ?? '-', state, r.containers.join(',') || '-']).join('\t'));
   }
   process.stdout.write(lines.join('\n') + '\n');
   return 0;

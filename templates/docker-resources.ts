@@ -10,17 +10,17 @@ export function listNetworksCommand(docker: string): Command {
 }
 
 export function listContainersCommand(docker: string): Command {
-  return { file: docker, args: ['ps', '--all', '--filter', `label=${LABEL_SESSION}`, '--format', `{{.Names}}|{{.Label "${LABEL_SESSION}"}}|{{.Label "${LABEL_PID}"}}|{{.CreatedAt}}`] };
+  return { file: docker, args: ['ps', '--all', '--filter', `label=${LABEL_SESSION}`, '--format', `{{.Names}}|{{.Label "${LABEL_SESSION}"}}|{{.Label "${LABEL_PID}"}}|{{.CreatedAt}}|{{json (.Label "${LABEL_ORIGIN}")}}`] };
 }
 
 /** A remote run's volumes labelled with its session (its tools), with the machine it was started from. */
 export function listRunVolumesCommand(docker: string): Command {
-  return { file: docker, args: ['volume', 'ls', '--filter', `label=${LABEL_SESSION}`, '--format', `{{.Name}}|{{.Label "${LABEL_SESSION}"}}|{{.Label "${LABEL_ORIGIN}"}}`] };
+  return { file: docker, args: ['volume', 'ls', '--filter', `label=${LABEL_SESSION}`, '--format', `{{.Name}}|{{.Label "${LABEL_SESSION}"}}|{{json (.Label "${LABEL_ORIGIN}")}}`] };
 }
 
 /** Remote runs' workspaces, with the machine and folder they were made from. */
 export function listWorkspacesCommand(docker: string): Command {
-  return { file: docker, args: ['volume', 'ls', '--filter', `label=${LABEL_WORKSPACE}`, '--format', `{{.Name}}|{{.Label "${LABEL_WORKSPACE}"}}|{{.Label "${LABEL_ORIGIN}"}}`] };
+  return { file: docker, args: ['volume', 'ls', '--filter', `label=${LABEL_WORKSPACE}`, '--format', `{{.Name}}|{{json (.Label "${LABEL_WORKSPACE}")}}|{{json (.Label "${LABEL_ORIGIN}")}}`] };
 }
 
 export function listVolumesCommand(docker: string): Command {

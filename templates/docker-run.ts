@@ -97,12 +97,14 @@ export interface AgentInput {
   runtime?: string;
   /** A container whose process namespace the agent's joins, its init (a remote run's lease: templates/remote-run.ts); then no --init. */
   pidNamespace?: string;
+  /** Labels besides the run's (a remote run's origin). */
+  labels?: string[];
 }
 
 export function agentCommand(a: AgentInput): Command {
   const names = runNames(a.session);
   const args = [
-    'run', '--rm', '--name', names.agent, ...runLabels(a.session, a.pid),
+    'run', '--rm', '--name', names.agent, ...runLabels(a.session, a.pid), ...(a.labels ?? []).flatMap((l) => ['--label', l]),
     '--network', `container:${names.holder}`,
     ...(a.runtime !== undefined ? ['--runtime', a.runtime] : []),
     '--cap-drop', 'ALL', '--security-opt', 'no-new-privileges', '--security-opt', `seccomp=${a.seccomp}`, ...(a.pidNamespace !== undefined ? ['--pid', `container:${a.pidNamespace}`] : ['--init']), '--pids-limit', AGENT_PIDS_LIMIT,

@@ -30,6 +30,11 @@ export function remoteNames(session: string): { tools: string; lease: string; ex
   return { tools: `${n}-tools`, lease: `${n}-lease`, export: `${n}-export` };
 }
 
+/** Every container of a remote run: the machine it came from (status on any side tells it from a run of here), and runc by name (an engine's default runtime may be gVisor, whose containers do not share a process namespace: templates/remote-run.ts leaseCommand). */
+export function remoteRunArgs(origin: string): string[] {
+  return ['--label', `${LABEL_ORIGIN}=${origin}`, '--runtime', 'runc'];
+}
+
 /** The lease's user: one no image uses, below the relay's (templates/docker-run.ts RELAY_UID). */
 export const LEASE_UID = 2147483645;
 
@@ -53,6 +58,8 @@ export interface LeaseInput {
   user: string;
   /** The lease's length, in seconds. */
   seconds: number;
+  /** This machine's name (the containers' origin label). */
+  origin: string;
 }
 
 /**
@@ -90,7 +97,7 @@ export function leaseCommand(l: LeaseInput): Command {
   return {
     file: l.docker,
     args: [
-      'run', '--rm', '-i', '--name', names.lease, ...runLabels(l.session, l.pid), ...helperArgs(['CHOWN', 'FOWNER', 'DAC_OVERRIDE', 'SETUID', 'SETGID']), '--user', '0:0', '--pids-limit', '64',
+      'run', '--rm', '-i', '--name', names.lease, ...runLabels(l.session, l.pid), ...remoteRunArgs(l.origin), ...helperArgs(['CHOWN', 'FOWNER', 'DAC_OVERRIDE', 'SETUID', 'SETGID']), '--user', '0:0', '--pids-limit', '64',
       '--mount', `type=volume,source=${names.tools},target=${REMOTE_TOOLS}`,
       '--mount', `type=volume,source=${l.workspace},target=${WORK}`,
       '--env', 'HOME=/tmp', '--env', 'GIT_CONFIG_NOSYSTEM=1',
@@ -122,6 +129,8 @@ export interface ExportInput {
   base: string;
   /** The agent's own confinement: its seccomp profile's file (read by the docker CLI), memory and CPUs. */
   seccomp: string;
+  /** This machine's name (the container's origin label). */
+  origin: string;
   memory?: string;
   cpus?: string;
 }
@@ -142,6 +151,8 @@ export function exportCommand(x: ExportInput): Command {
   const ref = `refs/heads/${x.branch}`;
   const script = [
     'set -eu',
+    // A FIFO anywhere in the workspace (behind an object file's name, or where a link of the agent's leads) would hold git open forever.
+    `if [ -n "$(find ${WORK} -xdev -type p -print -quit)" ]; then echo "the clone holds a FIFO (a named pipe), which git would wait on" >&2; exit 1; fi`,
     `ref=${shellQuote(ref)}`,
     `if [ -f ${WORK}/.git/$ref ] && [ ! -L ${WORK}/.git/$ref ]; then tip=$(head -c 100 ${WORK}/.git/$ref | head -n 1)`,
     `elif [ -f ${WORK}/.git/packed-refs ] && [ ! -L ${WORK}/.git/packed-refs ]; then tip=$(awk -v r="$ref" '$2 == r { print $1; exit }' ${WORK}/.git/packed-refs)`,
@@ -158,7 +169,7 @@ export function exportCommand(x: ExportInput): Command {
   return {
     file: x.docker,
     args: [
-      'run', '--rm', '--name', remoteNames(x.session).export, ...runLabels(x.session, x.pid), ...helperArgs([]), '--user', x.user,
+      'run', '--rm', '--name', remoteNames(x.session).export, ...runLabels(x.session, x.pid), ...remoteRunArgs(x.origin), ...helperArgs([]), '--user', x.user,
       '--security-opt', `seccomp=${x.seccomp}`, '--pids-limit', '64', ...(x.memory !== undefined ? ['--memory', x.memory] : []), ...(x.cpus !== undefined ? ['--cpus', x.cpus] : []),
       '--mount', `type=volume,source=${x.workspace},target=${WORK},readonly`,
       '--env', 'HOME=/tmp', '--env', 'GIT_CONFIG_NOSYSTEM=1', '--env', 'GIT_CONFIG_GLOBAL=/dev/null', '--env', 'GIT_NO_REPLACE_OBJECTS=1',
@@ -178,3 +189,14 @@ export function remoteTeardownCommands(docker: string, session: string): Command
 
 /** The tools volume of a remote run, mounted read-only into the agent's container. */
 export const toolsMount = (session: string) => ({ type: 'volume' as const, source: remoteNames(session).tools, target: REMOTE_TOOLS, readonly: true });
+
+/**
+ * The agents' home volume of remote runs from one machine and user: on an
+ * engine others use too, a home shared with their runs would carry one run's
+ * planted config into another's (and its code back). Shared across this
+ * machine's and user's remote runs on that engine, as the home volume is
+ * across local runs.
+ */
+export function remoteHomeVolume(origin: string, uid: number, stashbaseHome: string, hash: (s: string) => string): string {
+  return `stashbase-agent-home-${hash(`${origin}\0${uid}\0${stashbaseHome}`).slice(0, 16)}`;
+}

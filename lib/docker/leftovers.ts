@@ -4,6 +4,18 @@ import { listContainersCommand, listNetworksCommand, listRunVolumesCommand, list
 import { NETWORK_PREFIX } from '../../templates/docker-run.js';
 import { capture } from '../exec.js';
 import { liveSessionIds, processAlive, SESSION_ID } from '../run/session.js';
+import { hostname } from 'node:os';
+import { printable } from '../util/printable.js';
+
+/** A label's value as `{{json .Label …}}` printed it (a name any co-tenant of the engine may have written): the string, made printable, or ''. */
+export function labelText(json: string): string {
+  try {
+    const v: unknown = JSON.parse(json);
+    return typeof v === 'string' ? printable(v, true).slice(0, 300) : '';
+  } catch {
+    return '';
+  }
+}
 
 export interface RunLeftover {
   session: string;
@@ -13,10 +25,13 @@ export interface RunLeftover {
   live: boolean;
   /** Containers of a run whose stashbase is gone: an agent may still be running without it (until its watchdog removes them). */
   orphaned: boolean;
-  /** A remote run's volumes of its own (its tools); the machine it was started from, as its volume says. */
+  /** A remote run's volumes of its own (its tools); the machine it was started from, as its labels say. */
   volumes: string[];
   origin: string | null;
 }
+
+/** A run's label rows are `|`-separated: a name, a session and a pid hold no `|`; the origin comes last, as JSON (it may). */
+const originOf = (rest: string[]) => labelText(rest.join('|'));
 
 export interface VolumeLeftover {
   name: string;
@@ -49,22 +64,27 @@ export async function runLeftovers(docker: string, home: string, remote = false)
     const e = entry(session);
     Object.assign(e, { network: name, createdAt, live: e.live || isLive(session, pid) });
   }
-  for (const [name = '', session = '', pid = '', createdAt = ''] of rows(containers)) {
+  const here = hostname();
+  for (const [name = '', session = '', pid = '', createdAt = '', ...rest] of rows(containers)) {
     if (!SESSION_ID.test(session) || !name.startsWith(`${NETWORK_PREFIX}${session}-`)) continue;
     const e = entry(session);
     e.containers.push(name);
-    e.live ||= isLive(session, pid);
+    const origin = originOf(rest);
+    if (origin !== '') e.origin = origin;
+    // A run started from another machine: its pid is that machine's, never one to look for here.
+    e.live ||= origin !== '' && origin !== here ? records.has(session) : isLive(session, pid);
     // A run without a network (sealed, remote): its oldest container says when it began.
     if (e.network === null && createdAt !== '' && (e.createdAt === null || createdAt < e.createdAt)) e.createdAt = createdAt;
   }
-  for (const [name = '', session = '', origin = ''] of rows(volumes)) {
+  for (const [name = '', session = '', ...rest] of rows(volumes)) {
     if (!SESSION_ID.test(session) || name !== `${NETWORK_PREFIX}${session}-tools`) continue;
     const e = entry(session);
     e.volumes.push(name);
-    e.origin = origin || null;
+    e.origin ??= originOf(rest) || null;
     e.live ||= records.has(session);
   }
-  for (const e of bySession.values()) e.orphaned = !e.live && e.containers.length > 0;
+  // Orphaned: its stashbase is known gone. A run of another machine's is not known so here: it shows its origin instead.
+  for (const e of bySession.values()) e.orphaned = !e.live && e.containers.length > 0 && (remote || e.origin === null || e.origin === here);
   return [...bySession.values()].sort((a, b) => (a.createdAt ?? '').localeCompare(b.createdAt ?? '') || a.session.localeCompare(b.session));
 }
 

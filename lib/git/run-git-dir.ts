@@ -152,7 +152,10 @@ export function planRunGitDir(o: { gitDir: string; admin: string | null; stateDi
   const readOnly: Array<{ name: string; dir: boolean }> = [];
   for (const e of list(o.gitDir)) {
     if (e.name === 'objects' || e.name === 'worktrees' || e.name === SHARED_OBJECTS) continue;
-    if (e.isFile() && !OBEYED.has(e.name)) copies.push(e.name);
+    if (e.isFile() && !OBEYED.has(e.name)) {
+      // Another git's lock (index.lock, packed-refs.lock): its work under way, not the repository's state.
+      if (!e.name.endsWith('.lock')) copies.push(e.name);
+    }
     else if (e.isDirectory() && COPIED_DIRS.has(e.name)) copies.push(e.name);
     else if (e.isDirectory() || e.isFile() || e.isSymbolicLink()) readOnly.push({ name: e.name, dir: !e.isFile() && lstatSync(join(o.gitDir, e.name)).isDirectory() });
   }
@@ -172,7 +175,17 @@ function copyTree(src: string, dest: string): void {
   mkdirSync(dest, { recursive: true, mode: 0o700 });
   for (const e of list(src)) {
     if (e.isDirectory()) copyTree(join(src, e.name), join(dest, e.name));
-    else if (e.isFile()) copyFileSync(join(src, e.name), join(dest, e.name));
+    // A lock is another git's work under way (another run's import, your own git), gone the next moment: not copied.
+    else if (e.isFile() && !e.name.endsWith('.lock')) copyIfThere(join(src, e.name), join(dest, e.name));
+  }
+}
+
+/** Copies a file that another git may remove meanwhile (a ref it deletes, a loose ref it packs): gone, it is not copied. */
+function copyIfThere(src: string, dest: string): void {
+  try {
+    copyFileSync(src, dest);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
   }
 }
 
@@ -189,7 +202,7 @@ export function createRunGitDir(plan: RunGitDirPlan): { record: RunGitDirRecord;
   mkdirSync(dir, { mode: 0o700 });
   for (const name of plan.copies) {
     if (COPIED_DIRS.has(name)) copyTree(join(g, name), join(dir, name));
-    else copyFileSync(join(g, name), join(dir, name));
+    else copyIfThere(join(g, name), join(dir, name));
   }
   mkdirSync(join(dir, 'refs', 'heads'), { recursive: true });
   mkdirSync(join(dir, 'refs', 'tags'), { recursive: true });

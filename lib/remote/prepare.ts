@@ -3,9 +3,10 @@
 // sealed container, the export, and the run's Plan for --dry-run.
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { AGENT_HOME, HOME_VOLUME, RELAY_PORT, type SealedInput } from '../../templates/docker-run.js';
+import { AGENT_HOME, RELAY_PORT, type SealedInput } from '../../templates/docker-run.js';
 import type { ExportInput, LeaseInput } from '../../templates/remote-run.js';
-import { REMOTE_RELAY, remoteNames, toolsMount } from '../../templates/remote-run.js';
+import { LABEL_ORIGIN, REMOTE_RELAY, remoteHomeVolume, remoteNames, toolsMount } from '../../templates/remote-run.js';
+import { sha256 } from '../docker/engine.js';
 import { buildRemotePlan } from '../../templates/remote-plan.js';
 import type { Plan } from '../../templates/plan.js';
 import { containerEnv, containerUser, type DockerContext, seccompFileOf } from '../docker/prepare.js';
@@ -34,23 +35,25 @@ export function prepareRemote(ctx: DockerContext, target: RemoteTarget, rp: Remo
   const memory = ctx.memory ?? ctx.profile.sandbox.memory;
   const cpus = ctx.cpus ?? ctx.profile.sandbox.cpus;
   const helperImage = defaultImageRef(ctx.env);
-  const lease: LeaseInput = { docker, session: ctx.session, pid: process.pid, image: helperImage, workspace: rp.workspace, fresh: rp.fresh, branch: rp.branch, user, seconds: facts.seconds };
+  const origin = hostname();
+  const home = remoteHomeVolume(origin, process.getuid?.() ?? 0, ctx.stashbaseHome, sha256);
+  const lease: LeaseInput = { docker, session: ctx.session, pid: process.pid, image: helperImage, workspace: rp.workspace, fresh: rp.fresh, branch: rp.branch, user, seconds: facts.seconds, origin };
   const sealed: SealedInput = {
     docker, session: ctx.session, pid: process.pid, image: ctx.choice.ref, user, cwd: rp.repo.subdir === '' ? rp.repo.root : join(rp.repo.root, rp.repo.subdir),
     env: containerEnv({ ...ctx, network: 'sealed' }, `http://127.0.0.1:${RELAY_PORT}`, interceptTls),
     mounts: [
       { type: 'volume', source: rp.workspace, target: rp.repo.root, readonly: false },
-      { type: 'volume', source: HOME_VOLUME, target: AGENT_HOME, readonly: false },
+      { type: 'volume', source: home, target: AGENT_HOME, readonly: false },
       toolsMount(ctx.session),
     ],
     memory, cpus, tty: ctx.tty, command: ctx.command,
-    hostEnv: {}, seccomp: seccompFileOf(runDir), ...(ctx.runtime !== undefined ? { runtime: ctx.runtime } : {}),
+    // runc by name: an engine's default runtime may be gVisor, whose containers never share the lease's namespace.
+    hostEnv: {}, seccomp: seccompFileOf(runDir), runtime: 'runc', labels: [`${LABEL_ORIGIN}=${origin}`],
     // The lease is the namespace's init (it reaps; docker-init would be no init there).
     pidNamespace: remoteNames(ctx.session).lease,
     relay: REMOTE_RELAY, relayInside: REMOTE_RELAY, entrypoint: facts.entrypoint ?? ['<the image\'s entrypoint, if any>'],
   };
-  const exp: ExportInput = { docker, session: ctx.session, pid: process.pid, image: helperImage, workspace: rp.workspace, user, branch: rp.branch, base: rp.base, seccomp: seccompFileOf(runDir), ...(memory !== undefined ? { memory } : {}), ...(cpus !== undefined ? { cpus } : {}) };
-  const origin = hostname();
+  const exp: ExportInput = { docker, session: ctx.session, pid: process.pid, image: helperImage, workspace: rp.workspace, user, branch: rp.branch, base: rp.base, seccomp: seccompFileOf(runDir), origin, ...(memory !== undefined ? { memory } : {}), ...(cpus !== undefined ? { cpus } : {}) };
   const bundle = rp.fresh ? { file: rp.repo.git, args: ['-C', rp.repo.root, 'bundle', 'create', '-q', join(runDir, 'repo.bundle'), `refs/heads/${rp.branch}`], env: { GIT_NO_REPLACE_OBJECTS: '1' } } : null;
   const plan = buildRemotePlan({
     session: ctx.session, profile: ctx.profile.name, engine: target.host, from: target.from, sessionFile: sessionFile(ctx.stashbaseHome, ctx.session), runDir,

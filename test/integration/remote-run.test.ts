@@ -14,6 +14,8 @@ import { after, before, describe, test } from 'node:test';
 import { BIN, cli, tempHome, writeFile } from '../helpers.js';
 import { sessionOf } from '../docker-setup.js';
 import { onEngine, remoteEngine } from '../remote-setup.js';
+import { remoteHomeVolume } from '../../templates/remote-run.js';
+import { sha256 } from '../../lib/docker/engine.js';
 
 const { engine, options } = remoteEngine();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -48,6 +50,8 @@ describe('remote runs on a second Docker engine (real engines, tcp:// and ssh://
     // The workspaces these tests made on the engine (each names its origin: this machine and a folder under the test's).
     const mine = onEngine(e, ['volume', 'ls', '--filter', 'label=stashbase.workspace', '--format', '{{.Name}}|{{.Label "stashbase.origin"}}']).out.split('\n').filter((l) => l.includes(`:${t.dir}/`)).map((l) => l.split('|')[0]!);
     if (mine.length > 0) onEngine(e, ['volume', 'rm', '--force', ...mine]);
+    // The agents' homes of the origins these tests made.
+    onEngine(e, ['volume', 'rm', '--force', ...[t.sbHome, join(t.dir, 'other-stashbase')].map((h) => remoteHomeVolume(hostname(), process.getuid?.() ?? 0, h, sha256))]);
     t.cleanup();
   });
 
@@ -108,8 +112,52 @@ describe('remote runs on a second Docker engine (real engines, tcp:// and ssh://
     const agent = plan.steps.find((x) => x.type === 'command' && x.id === 'agent')!;
     assert.ok(agent.args!.includes('--network') && agent.args![agent.args!.indexOf('--network') + 1] === 'none');
     assert.ok(agent.args!.includes('--pid') && /-lease$/.test(agent.args![agent.args!.indexOf('--pid') + 1]!));
+    // runc by name for every container (found in review: an engine whose default runtime is gVisor would not share the lease's namespace).
+    for (const id of ['lease', 'agent', 'export']) {
+      const c = plan.steps.find((x) => x.type === 'command' && x.id === id)!;
+      assert.equal(c.args![c.args!.indexOf('--runtime') + 1], 'runc', id);
+    }
+    // The agents' home of this machine's and user's remote runs, not the engine's shared one (found in review).
+    assert.ok(agent.args!.some((a) => /^type=volume,source=stashbase-agent-home-[0-9a-f]{16},target=\/home\/agent$/.test(a)), agent.args!.join(' '));
     assert.equal(git(repo, 'branch', '--format=%(refname:short)'), 'master', 'no branch made');
     assert.equal(onEngine(e, ['volume', 'ls', '-q']).out, before, 'nothing made on the engine');
+  });
+
+  test('the agents\' home on the engine is this machine\'s and user\'s (found in review: one shared by every remote run would carry one run\'s planted config into another\'s); control: a second run of the same origin finds what the first left', { timeout: 180_000 }, async () => {
+    const repo = repository();
+    const other = { ...tcpEnv(), STASHBASE_HOME: join(t.dir, 'other-stashbase') };
+    const plant = await cli(['agent', 'run', '--silent', '--docker-sandbox', 'true', '--', 'sh', '-c', 'echo planted > ~/.planted-by-a-run && git config --global core.fsmonitor "touch /tmp/fsmonitor-ran"'], { env: tcpEnv(), cwd: repo, timeoutMs: 120_000 });
+    assert.equal(plant.code, 0, plant.stderr);
+    const look = 'cat ~/.planted-by-a-run 2>/dev/null || echo nothing; git config --global core.fsmonitor || echo none';
+    const elsewhere = await cli(['agent', 'run', '--silent', '--docker-sandbox', 'true', '--', 'sh', '-c', look], { env: other, cwd: repo, timeoutMs: 120_000 });
+    assert.equal(elsewhere.code, 0, elsewhere.stderr);
+    assert.equal(elsewhere.stdout, 'nothing\nnone\n');
+    const same = await cli(['agent', 'run', '--silent', '--docker-sandbox', 'true', '--', 'sh', '-c', look], { env: tcpEnv(), cwd: repo, timeoutMs: 120_000 });
+    assert.equal(same.stdout, 'planted\ntouch /tmp/fsmonitor-ran\n');
+  });
+
+  test('on the engine\'s own machine, a run of another machine\'s is shown with its origin, never judged orphaned by a pid of that machine\'s (found in review); its label printed harmless; control: without an origin, that pid makes it orphaned', { timeout: 60_000 }, async () => {
+    const made: string[] = [];
+    const fake = (session: string, origin: string | null) => {
+      const name = `stashbase-agent-run-${session}-agent`;
+      const r = spawnSync('docker', ['run', '-d', '--rm', '--name', name, '--label', `stashbase.session=${session}`, '--label', 'stashbase.pid=999999', ...(origin !== null ? ['--label', `stashbase.origin=${origin}`] : []), '--network', 'none', 'stashbase-test-base:latest', 'sleep', '60'], { encoding: 'utf8' });
+      assert.equal(r.status, 0, r.stderr);
+      made.push(name);
+    };
+    try {
+      fake('ags_aaaaaaaaaaaaaaa2', 'build-laptop\u001b]52;c;Y3VybA==\u0007');
+      fake('ags_aaaaaaaaaaaaaaa3', null);
+      const status = await cli(['agent', 'docker', 'status', '--json'], { env: { ...t.env, DOCKER_CONFIG: dockerConfig }, timeoutMs: 60_000 });
+      const runs = (JSON.parse(status.stdout) as { runs: Array<{ session: string; live: boolean; orphaned: boolean; origin: string | null }> }).runs;
+      const of = (s: string) => runs.find((r) => r.session === s)!;
+      assert.deepEqual([of('ags_aaaaaaaaaaaaaaa2').live, of('ags_aaaaaaaaaaaaaaa2').orphaned, of('ags_aaaaaaaaaaaaaaa2').origin], [false, false, 'build-laptop\\x1b]52;c;Y3VybA==\\x07']);
+      assert.deepEqual([of('ags_aaaaaaaaaaaaaaa3').live, of('ags_aaaaaaaaaaaaaaa3').orphaned], [false, true]);
+      const text = (await cli(['agent', 'docker', 'status'], { env: { ...t.env, DOCKER_CONFIG: dockerConfig }, timeoutMs: 60_000 })).stdout;
+      assert.match(text, /\tags_aaaaaaaaaaaaaaa2\t[^\t]+\tfrom build-laptop\\x1b\]52;c;Y3VybA==\\x07\t/);
+      assert.doesNotMatch(text, /\u001b/);
+    } finally {
+      spawnSync('docker', ['rm', '--force', ...made]);
+    }
   });
 
   test('ten runs of one repository at once, each on its own branch: all ten come back, nothing else moves', { timeout: 240_000 }, async () => {
@@ -263,6 +311,12 @@ describe('remote runs on a second Docker engine (real engines, tcp:// and ssh://
     const broken = await cli(['agent', 'run', '--docker-sandbox', 'true', '--', 'sh', '-c', `echo d > d && git add d && ${COMMIT} d && rm -f .git/objects/$(git rev-parse HEAD | cut -c1-2)/$(git rev-parse HEAD | cut -c3-); exit 3`], { env: tcpEnv(), cwd: repo, timeoutMs: 120_000 });
     assert.equal(broken.code, 3, broken.stderr);
     assert.match(broken.stderr, /^warning: the remote run's commits were not brought back \(the export failed: .*\); nothing of it was imported \(the workspace keeps them\)$/m);
+    // Found in review: a FIFO behind an object file's name would hold the export's git forever; refused at once.
+    const fifoStart = Date.now();
+    const fifo = await cli(['agent', 'run', '--docker-sandbox', 'true', '--', 'sh', '-c', `echo f > f && git add f && ${COMMIT} f && git repack -qad && idx=$(ls .git/objects/pack/*.idx | head -n 1) && rm "$idx" && mkfifo "$idx"`], { env: { ...tcpEnv(), STASHBASE_REMOTE_EXPORT_TIMEOUT: '100' }, cwd: repo, timeoutMs: 180_000 });
+    assert.equal(fifo.code, 0, fifo.stderr);
+    assert.match(fifo.stderr, /^warning: the remote run's commits were not brought back \(the export failed: the clone holds a FIFO \(a named pipe\), which git would wait on\); nothing of it was imported \(the workspace keeps them\)$/m);
+    assert.ok(Date.now() - fifoStart < 60_000, `refused at once: ${Date.now() - fifoStart} ms`);
     // Found in review: the clone's config made a partial clone whose fetch command is the agent's, and a branch whose tree is missing, so that git in the export would run it.
     const plant = [
       `echo e > e && git add e && ${COMMIT} e`,

@@ -421,3 +421,18 @@ test('from a hostile review: an index staging a commit where a file goes is not 
   assert.ok(r.warnings.includes(`HEAD of ${join(s.root, '.git')} now points at refs/heads/dev, as the sandbox left it`), r.warnings.join('\n'));
   assert.deepEqual(r.own, []);
 });
+
+test("another git's locks are not carried into the run's own git directory (found with ten remote runs at once: a ref lock gone between the listing and the copy stopped a run)", () => {
+  const root = join(t.dir, 'locks');
+  mkdirSync(root, { recursive: true });
+  const env = { PATH: process.env.PATH, HOME: t.home, GIT_CONFIG_NOSYSTEM: '1', GIT_AUTHOR_NAME: 'u', GIT_AUTHOR_EMAIL: 'u@x', GIT_COMMITTER_NAME: 'u', GIT_COMMITTER_EMAIL: 'u@x' };
+  for (const a of [['init', '-q', '-b', 'main'], ['commit', '-q', '--allow-empty', '-m', 'x']]) assert.equal(spawnSync('git', a, { cwd: root, env }).status, 0);
+  writeFile(join(root, '.git', 'index.lock'), '');
+  writeFile(join(root, '.git', 'refs', 'heads', 'stashbase', 'other.lock'), `${A}\n`);
+  const plan = planRunGitDir({ gitDir: join(root, '.git'), admin: null, stateDir: join(t.dir, 'locks-state'), hideOthers: true });
+  assert.equal(plan.copies.includes('index.lock'), false);
+  createRunGitDir(plan);
+  assert.equal(existsSync(join(plan.dir, 'index.lock')), false);
+  assert.equal(existsSync(join(plan.dir, 'refs', 'heads', 'stashbase', 'other.lock')), false);
+  assert.equal(existsSync(join(plan.dir, 'refs', 'heads', 'main')), true, 'control: the refs themselves are copied');
+});
