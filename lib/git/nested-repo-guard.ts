@@ -22,6 +22,7 @@ import { isToolConfigBelow, quarantineDeeperToolConfigs, quarantineToolConfigs }
 import { restoreHint } from '../util/style.js';
 import { executedKind, sourcedByEnvrc, venvCheck } from '../paths/host-executed.js';
 import { stashbaseHome } from '../home.js';
+import { noteLinks, restoreLinks } from '../paths/protected-links.js';
 
 const SUFFIX = QUARANTINE;
 
@@ -137,9 +138,11 @@ export interface NestedRepoGuard {
  * backend (lib/git/run-git-dir.ts): its index and state come back only
  * through the import.
  */
-export function nestedRepoGuard(cwd: string, env: NodeJS.ProcessEnv, session: string, toolConfigs: string[] = [], direct = false, keep: string[] = []): NestedRepoGuard | null {
+export function nestedRepoGuard(cwd: string, env: NodeJS.ProcessEnv, session: string, toolConfigs: string[] = [], direct = false, keep: string[] = [], denyWrite: string[] = []): NestedRepoGuard | null {
   const missing = toolConfigs.filter((p) => !lstatSync(p, { throwIfNoEntry: false }));
-  if (!findTool('git', env)) return { check: () => quarantineToolConfigs(missing, null) };
+  // deny_write paths that are links: the sandbox protects their targets; the links are put back at the end (lib/paths/protected-links.ts).
+  const links = noteLinks(denyWrite);
+  if (!findTool('git', env)) return { check: () => [...restoreLinks(links), ...quarantineToolConfigs(missing, null)] };
   // File times come from the kernel's clock, at its granularity: so does this mark (in stashbase's own folder, which no sandbox reaches).
   const home = stashbaseHome(env);
   mkdirSync(home, { recursive: true, mode: 0o700 });
@@ -159,6 +162,7 @@ export function nestedRepoGuard(cwd: string, env: NodeJS.ProcessEnv, session: st
   };
   return {
     check: () => [
+      ...each('links deny_write protects', () => restoreLinks(links)),
       ...each(`repositories planted in ${cwd}, setuid files and what your tools run unseen`, () => checkNestedRepos(cwd, env, since, repo === null, direct, keep)),
       ...each("tools' configs the agent made", () => quarantineToolConfigs(missing, null)),
     ],

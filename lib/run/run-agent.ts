@@ -125,7 +125,7 @@ export async function runAgent(o: RunOptions): Promise<number> {
   // What the agent may leave for your own git to run (lib/git/nested-repo-guard.ts).
   // Docker cannot refuse a setuid bit (its agent owns the files it writes): the end of the run clears any.
   const keep = rulePaths(profile.filesystem.keepExecutables, userHome(o.env), cwd);
-  const guard = o.dryRun ? null : nestedRepoGuard(cwd, o.env, session, toolConfigPaths(cwd, userHome(o.env), profile.filesystem.allowWrite), backend === 'docker', keep);
+  const guard = o.dryRun ? null : nestedRepoGuard(cwd, o.env, session, toolConfigPaths(cwd, userHome(o.env), profile.filesystem.allowWrite), backend === 'docker', keep, rulePaths(profile.filesystem.denyWrite, userHome(o.env), cwd));
   try {
     if (backend === 'docker') {
       const { runDocker } = await import('../docker/run.js');

@@ -1,0 +1,58 @@
+// deny_write paths that are symbolic links (an .envrc pointing into a folder
+// of env files): the sandboxes protect what a link leads to, since a mount
+// lands on its target, and the link itself stays in a folder the agent may
+// write, where it can be removed and a file of its own put in its place for
+// your tools to run. So each is noted as the run starts and put back as it
+// ends: what the agent left there is moved aside, and said.
+import { lstatSync, readlinkSync, symlinkSync } from 'node:fs';
+import { moveAside, QUARANTINE } from '../git/planted-repos.js';
+import { restoreHint } from '../util/style.js';
+
+export interface ProtectedLink {
+  path: string;
+  target: string;
+}
+
+/** The paths among `paths` that are symbolic links now, with what each names. */
+export function noteLinks(paths: string[]): ProtectedLink[] {
+  const out: ProtectedLink[] = [];
+  for (const path of paths) {
+    try {
+      if (lstatSync(path).isSymbolicLink()) out.push({ path, target: readlinkSync(path) });
+    } catch {
+      // not there: nothing to keep
+    }
+  }
+  return out;
+}
+
+/** Each link as it was noted: one the agent removed or replaced is put back, and what stood there moved aside. Returns what to say. */
+export function restoreLinks(links: ProtectedLink[]): string[] {
+  const out: string[] = [];
+  for (const { path, target } of links) {
+    const st = lstatSync(path, { throwIfNoEntry: false });
+    let same = false;
+    try {
+      same = st?.isSymbolicLink() === true && readlinkSync(path) === target;
+    } catch {
+      same = false;
+    }
+    if (same) continue;
+    let aside = '';
+    if (st) {
+      const failed = moveAside(path);
+      if (failed !== null) {
+        out.push(`the agent replaced ${path}, a symbolic link to ${target} that deny_write protects, and what it left could not be moved aside (${failed}): remove it and put the link back (ln -s ${target} ${path}) before your tools read it`);
+        continue;
+      }
+      aside = `; what it left there was renamed ${path}${QUARANTINE} (review it, then ${restoreHint(path + QUARANTINE, path)} if you want it)`;
+    }
+    try {
+      symlinkSync(target, path);
+      out.push(`the agent ${st ? 'replaced' : 'removed'} ${path}, a symbolic link to ${target} that deny_write protects: the link is back${aside}`);
+    } catch (e) {
+      out.push(`the agent ${st ? 'replaced' : 'removed'} ${path}, a symbolic link to ${target} that deny_write protects, and it could not be put back (${(e as NodeJS.ErrnoException).code})${aside}: put it back with ln -s ${target} ${path}`);
+    }
+  }
+  return out;
+}
