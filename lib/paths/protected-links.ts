@@ -4,13 +4,16 @@
 // write, where it can be removed and a file of its own put in its place for
 // your tools to run. So each is noted as the run starts and put back as it
 // ends: what the agent left there is moved aside, and said.
-import { lstatSync, readlinkSync, symlinkSync } from 'node:fs';
+import { lstatSync, readlinkSync, realpathSync, symlinkSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { moveAside, QUARANTINE } from '../git/planted-repos.js';
 import { restoreHint } from '../util/style.js';
 
 export interface ProtectedLink {
   path: string;
   target: string;
+  /** Its folder's real path as the run starts: at the end nothing is touched unless it is still that (never where a link of the agent's leads). */
+  folder: string;
 }
 
 /** The paths among `paths` that are symbolic links now, with what each names. */
@@ -18,7 +21,7 @@ export function noteLinks(paths: string[]): ProtectedLink[] {
   const out: ProtectedLink[] = [];
   for (const path of paths) {
     try {
-      if (lstatSync(path).isSymbolicLink()) out.push({ path, target: readlinkSync(path) });
+      if (lstatSync(path).isSymbolicLink()) out.push({ path, target: readlinkSync(path), folder: realpathSync.native(dirname(path)) });
     } catch {
       // not there: nothing to keep
     }
@@ -29,7 +32,19 @@ export function noteLinks(paths: string[]): ProtectedLink[] {
 /** Each link as it was noted: one the agent removed or replaced is put back, and what stood there moved aside. Returns what to say. */
 export function restoreLinks(links: ProtectedLink[]): string[] {
   const out: string[] = [];
-  for (const { path, target } of links) {
+  for (const { path: named, target, folder } of links) {
+    let now: string | null = null;
+    try {
+      now = realpathSync.native(dirname(named));
+    } catch {
+      now = null;
+    }
+    if (now !== folder) {
+      out.push(`the folder of ${named}, a symbolic link deny_write protects, is not where it was when the run started (${now === null ? 'gone' : `now ${now}`}): nothing was touched there; look at it before your tools read it`);
+      continue;
+    }
+    // Acted on by the folder's real path: no link of the agent's on the way.
+    const path = join(folder, basename(named));
     const st = lstatSync(path, { throwIfNoEntry: false });
     let same = false;
     try {
