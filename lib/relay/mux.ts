@@ -8,8 +8,12 @@
 // - at most `maxStreams` proxy connections at once (the proxy's connection
 //   limit), a closed stream's counted until its connection is gone: an OPEN
 //   past it is answered CLOSE;
-// - while the exec stream does not drain, nothing more is read from the relay
-//   or the proxy;
+// - while the exec stream does not drain, nothing more is read from the proxy;
+//   the relay is still read (its frames may be what lets it read its input
+//   again: a window it grants, data within the credit it has), until what
+//   waits for it passes the most it can legitimately cause (every stream's
+//   window, and room for control frames: a flood of OPENs past the limit,
+//   each answered CLOSE, stops there);
 // - each stream may send STREAM_WINDOW bytes before stashbase grants more, and
 //   gets more only once the proxy has taken them: data past its window ends
 //   the relay. What stashbase holds for the relay is so bounded by streams
@@ -21,6 +25,9 @@
 import type { Socket } from 'node:net';
 import type { Readable, Writable } from 'node:stream';
 import { encodeFrame, FRAME, FrameError, FrameReader, GRANT_BATCH, HELLO_TEXT, MAX_PAYLOAD, STREAM_WINDOW, windowFrame } from './frames.js';
+
+/** Room for control frames (grants, EOFs, CLOSEs) beyond every stream's window. */
+export const CONTROL_SLACK = 256 * 1024;
 
 export interface RelayMuxOptions {
   /** A new connection to the run's proxy. */
@@ -56,11 +63,16 @@ export class RelayMux {
   private ended = false;
   /** The exec stream does not drain: every stream's reading waits. */
   private blocked = false;
+  /** What waits for the relay passed `slack`: the relay is not read until it drains. */
+  private inputPaused = false;
+  /** Every stream's window, and room for control frames: what may wait for the relay before it stops being read. */
+  private readonly slack: number;
   readonly ready: Promise<void>;
   private resolveReady!: () => void;
   private rejectReady!: (e: Error) => void;
 
   constructor(private readonly input: Readable, private readonly output: Writable, private readonly o: RelayMuxOptions) {
+    this.slack = o.maxStreams * STREAM_WINDOW + CONTROL_SLACK;
     this.ready = new Promise((resolve, reject) => {
       this.resolveReady = resolve;
       this.rejectReady = reject;
@@ -81,7 +93,10 @@ export class RelayMux {
     output.on('error', () => this.end("the relay's stream failed", false));
     output.on('drain', () => {
       this.blocked = false;
-      if (!this.ended) this.input.resume();
+      if (this.inputPaused && !this.ended) {
+        this.inputPaused = false;
+        this.input.resume();
+      }
       for (const s of this.streams.values()) if (s.sendCredit > 0 && s.queue.length === 0) s.socket.resume();
     });
   }
@@ -99,10 +114,14 @@ export class RelayMux {
   private send(buf: Buffer): void {
     if (this.ended) return;
     if (!this.output.write(buf) && !this.blocked) {
-      // The exec stream does not drain: nothing more is read, from the proxy or from the relay (whose
-      // frames, OPENs refused among them, would each add to what waits), until it does.
+      // The exec stream does not drain: nothing more is read from the proxy until it does.
       this.blocked = true;
       for (const s of this.streams.values()) s.socket.pause();
+    }
+    // The relay is read on (found under load: a relay blocked writing a window grant reads none of this,
+    // and stopping here too held both sides forever), until what waits passes what it can legitimately cause.
+    if (this.output.writableLength > this.slack && !this.inputPaused) {
+      this.inputPaused = true;
       this.input.pause();
     }
   }

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { after, test } from 'node:test';
 import { encodeFrame, FRAME, FrameReader, HELLO_TEXT, MAX_PAYLOAD, STREAM_WINDOW } from '../../lib/relay/frames.js';
-import { RelayMux } from '../../lib/relay/mux.js';
+import { CONTROL_SLACK, RelayMux } from '../../lib/relay/mux.js';
 import { REPO, requirement } from '../helpers.js';
 
 const servers: Server[] = [];
@@ -199,11 +199,14 @@ test('from the review: frames fed a byte at a time are read whole, each byte cop
   muxes.push(mux);
   relayIn.write(encodeFrame(FRAME.HELLO, 0, Buffer.from(HELLO_TEXT)));
   await mux.ready;
-  // One stream allowed; then OPENs past the limit, each answered CLOSE into an output nobody reads.
-  for (let id = 1; id <= 20000; id++) relayIn.write(encodeFrame(FRAME.OPEN, id));
-  await new Promise((r) => setTimeout(r, 50));
+  // One stream allowed; then OPENs past the limit, each answered CLOSE into an output nobody reads: read on
+  // (the relay's own frames may be what lets it read again) until what waits passes one window and the control room.
+  const bound = STREAM_WINDOW + CONTROL_SLACK;
+  for (let id = 1; id <= 100_000; id++) relayIn.write(encodeFrame(FRAME.OPEN, id));
+  await new Promise((r) => setTimeout(r, 100));
   assert.equal(relayIn.isPaused(), true, 'the relay is no longer read');
-  assert.ok(toRelay.writableLength < 64 * 1024, `${toRelay.writableLength} bytes wait for the relay`);
+  assert.ok(toRelay.writableLength > bound - 64 * 1024, `read on while under the bound: ${toRelay.writableLength} bytes wait`);
+  assert.ok(toRelay.writableLength < bound + 64 * 1024, `${toRelay.writableLength} bytes wait for the relay (bound ${bound})`);
   // Once the relay reads again, the rest is taken.
   toRelay.resume();
   await until(() => !relayIn.isPaused() && relayIn.readableLength === 0, 'read again');
