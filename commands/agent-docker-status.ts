@@ -5,14 +5,13 @@ import { humanSize, measureVolume } from '../lib/docker/home-volume.js';
 import { defaultImageRef } from '../lib/docker/image.js';
 import { flagBool, flagString, type FlagSpec, parseCommand } from '../lib/util/argv.js';
 import { findDocker } from '../lib/docker/engine.js';
-import { labelText, runLeftovers } from '../lib/docker/leftovers.js';
+import { runLeftovers, workspaceLeftovers } from '../lib/docker/leftovers.js';
 import { printable } from '../lib/util/printable.js';
 import { hostname } from 'node:os';
 import { UsageError } from '../lib/errors.js';
 import { stashbaseHome } from '../lib/home.js';
 import { JSON_FLAG, REMOTE_FLAG } from './shared-flags.js';
 import { engineOf } from '../lib/remote/target.js';
-import { listWorkspacesCommand } from '../templates/docker-resources.js';
 
 export const usage = 'stashbase agent docker status [--remote <context>] [--json]';
 export const summary = "The agents' home volume's size, and the per-run networks (and containers) of agent runs, with their sessions.";
@@ -28,8 +27,6 @@ async function homeVolumeSize(docker: string, image: string): Promise<{ bytes: n
   return measureVolume(docker, image, HOME_VOLUME, `stashbase-status-du-${randomBytes(6).toString('hex')}`, []);
 }
 
-const rowsOf = (out: string) => out.split('\n').filter(Boolean).map((l) => l.split('|'));
-
 export async function main(argv: string[]): Promise<number> {
   const p = parseCommand(argv, spec);
   if (p === null) return 0;
@@ -40,9 +37,9 @@ export async function main(argv: string[]): Promise<number> {
   const [runs, volume, workspaces] = await Promise.all([
     runLeftovers(docker, stashbaseHome(process.env), target !== null),
     homeVolumeSize(docker, defaultImageRef(process.env)),
-    target !== null ? capture(listWorkspacesCommand(docker)).then(rowsOf) : Promise.resolve([]),
+    target !== null ? workspaceLeftovers(docker) : Promise.resolve([]),
   ]);
-  const remote = target !== null ? { engine: printable(target.host, true), from: target.from, workspaces: workspaces.map(([name = '', ...rest]) => ({ name: printable(name, true), run: labelText(rest[0] ?? ''), origin: labelText(rest.slice(1).join('|')) })) } : null;
+  const remote = target !== null ? { engine: printable(target.host, true), from: target.from, workspaces } : null;
   if (flagBool(p, 'json')) {
     process.stdout.write(JSON.stringify({ ...(remote ? { remote } : {}), runs, homeVolume: { name: HOME_VOLUME, ...volume } }, null, 2) + '\n');
     return 0;

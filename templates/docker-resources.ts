@@ -18,9 +18,9 @@ export function listRunVolumesCommand(docker: string): Command {
   return { file: docker, args: ['volume', 'ls', '--filter', `label=${LABEL_SESSION}`, '--format', `{{.Name}}|{{.Label "${LABEL_SESSION}"}}|{{json (.Label "${LABEL_ORIGIN}")}}`] };
 }
 
-/** Remote runs' workspaces, with the machine and folder they were made from. */
+/** Remote runs' workspaces, with their labels (the run's name, the machine and folder they were made from) as one JSON object. */
 export function listWorkspacesCommand(docker: string): Command {
-  return { file: docker, args: ['volume', 'ls', '--filter', `label=${LABEL_WORKSPACE}`, '--format', `{{.Name}}|{{json (.Label "${LABEL_WORKSPACE}")}}|{{json (.Label "${LABEL_ORIGIN}")}}`] };
+  return { file: docker, args: ['volume', 'ls', '--filter', `label=${LABEL_WORKSPACE}`, '--format', '{{.Name}}|{{json .Labels}}'] };
 }
 
 export function listVolumesCommand(docker: string): Command {

@@ -4,7 +4,7 @@ import type { Command } from './command.js';
 import { relayExecCommand, relayUid, runNames, sealedAgentCommand, type SealedInput } from './docker-run.js';
 import { WATCHDOG_DONE, watchdogCommand } from './docker-watchdog.js';
 import { commandStep, internalStep, type Plan } from './plan.js';
-import { exportCommand, type ExportInput, leaseCommand, type LeaseInput, REMOTE_RELAY, remoteTeardownCommands, toolsCreateCommand, workspaceCreateCommand } from './remote-run.js';
+import { exportCommand, type ExportInput, leaseCommand, type LeaseInput, REMOTE_RELAY, remoteTeardownCommands } from './remote-run.js';
 
 export interface RemotePlanInput {
   session: string;
@@ -21,7 +21,8 @@ export interface RemotePlanInput {
   fresh: boolean;
   /** The bundle of a new run: your git's command. */
   bundle: Command | null;
-  origin: string;
+  /** The run's tools volume, and a new run's workspace. */
+  volumes: Command[];
   lease: LeaseInput;
   sealed: SealedInput;
   export: ExportInput;
@@ -36,8 +37,7 @@ export function buildRemotePlan(p: RemotePlanInput): Plan {
     internalStep('watchdog', `start the watchdog in a session of its own, reading a pipe of this process's: "${WATCHDOG_DONE}" when the run ends, and on end of file (stashbase killed) it removes the run's containers and tools volume on the engine:`),
     commandStep('watchdog', watchdogCommand(docker, p.session, true, remoteTeardownCommands(docker, p.session))),
     internalStep('proxy', `start the egress proxy in this process on a Unix socket in ${p.runDir} (the relay's stream its only client)`),
-    commandStep('volume-create', toolsCreateCommand(docker, p.session, p.lease.pid, p.origin)),
-    ...(p.fresh ? [commandStep('volume-create', workspaceCreateCommand(docker, p.lease.workspace, [`stashbase.origin=${p.origin}:${p.repo}`, `stashbase.workspace=${p.name}`]))] : []),
+    ...p.volumes.map((c) => commandStep('volume-create', c)),
     internalStep('lease', `the setup and then the lease, in a session of its own; its input a tar (the relay${p.fresh ? ', the CA if the run intercepts TLS, the bundle and the base' : ', the CA if the run intercepts TLS'}), then a byte every 5 s; the agent starts once it prints "stashbase-relay lease":`),
     commandStep('lease', leaseCommand(p.lease)),
     internalStep('agent', `the agent's container, sealed, in the lease's process namespace; its command starts once the relay listens:`),

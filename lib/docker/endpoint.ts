@@ -2,9 +2,8 @@
 // (DOCKER_HOST, then DOCKER_CONTEXT, then the config's currentContext), and
 // whether it is this machine's own. A run mounts this machine's paths into the
 // container by name and listens for it here: on another machine's engine the
-// same names are that machine's paths. Remote runs are their own design
-// (docs/docker.md); until then, a remote engine is refused before it is
-// contacted.
+// same names are that machine's paths, so a run there is a remote run
+// (lib/remote/target.ts, docs/remote.md).
 import { join } from 'node:path';
 import { readBackText } from '../readback/file.js';
 import { isJsonObject, parseJson } from '../readback/json.js';
@@ -38,10 +37,4 @@ export async function dockerEndpoint(docker: string, env: NodeJS.ProcessEnv, hom
   if (context === '' || context === 'default') return { from: 'the default context', host: '' };
   const host = (await capture({ file: docker, args: ['context', 'inspect', '--format', '{{.Endpoints.docker.Host}}', context] }).catch(() => '')).trim();
   return { from: `the context ${JSON.stringify(context)}`, host };
-}
-
-/** Why a run cannot use this engine (null: it is this machine's). */
-export function remoteEngineProblem(e: Endpoint): string | null {
-  if (isLocalHost(e.host)) return null;
-  return `the Docker engine ${e.host || '(unknown)'} (${e.from}) is not this machine's: a run mounts this machine's paths by name, which on that engine are another machine's; runs on a remote engine are not supported yet. Use this machine's engine (unset DOCKER_HOST, or docker context use default); nothing was run`;
 }

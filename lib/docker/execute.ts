@@ -8,7 +8,7 @@ import { BlockList, createServer, isIPv4, type Server } from 'node:net';
 import { type Command, formatCommand } from '../../templates/command.js';
 import { FIREWALL_FAILED, FIREWALL_READY } from '../../templates/docker-firewall.js';
 import { agentCommand, gatewayCommand, HOME_VOLUME, holderCommand, networkCreateCommand, runLabels, runNames, sealedAgentCommand, teardownCommands } from '../../templates/docker-run.js';
-import { imageEntrypoint, loopbackDoor, type RunningRelay, startRelay } from './sealed.js';
+import { imageEntrypoint, listenPath, loopbackDoor, type RunningRelay, startRelay } from './sealed.js';
 import { socketDir } from '../util/socket-dir.js';
 import { WATCHDOG_DONE, watchdogCommand } from '../../templates/docker-watchdog.js';
 import { AuditLog } from '../run/audit.js';
@@ -50,13 +50,6 @@ function listen(server: Server | HttpServer, host: string): Promise<number> {
   return new Promise((resolve, reject) => {
     server.once('error', (e) => reject(new SandboxUnavailableError(`cannot listen on ${host} (${(e as Error).message}); nothing was run`)));
     server.listen({ host, port: 0 }, () => resolve((server.address() as { port: number }).port));
-  });
-}
-
-function listenPath(server: Server | HttpServer, path: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    server.once('error', (e) => reject(new SandboxUnavailableError(`cannot listen on ${path} (${(e as Error).message}); nothing was run`)));
-    server.listen(path, () => resolve());
   });
 }
 

@@ -1,6 +1,8 @@
 // What Docker holds of stashbase runs: per-run networks and containers grouped
 // by session, whether that session is still alive here, and isolated-path volumes.
-import { listContainersCommand, listNetworksCommand, listRunVolumesCommand, listVolumesCommand } from '../../templates/docker-resources.js';
+import { listContainersCommand, listNetworksCommand, listRunVolumesCommand, listVolumesCommand, listWorkspacesCommand } from '../../templates/docker-resources.js';
+import { LABEL_ORIGIN, LABEL_WORKSPACE } from '../../templates/remote-run.js';
+import { isJsonObject, parseJson } from '../readback/json.js';
 import { NETWORK_PREFIX } from '../../templates/docker-run.js';
 import { capture } from '../exec.js';
 import { liveSessionIds, processAlive, SESSION_ID } from '../run/session.js';
@@ -8,14 +10,12 @@ import { hostname } from 'node:os';
 import { printable } from '../util/printable.js';
 
 /** A label's value as `{{json .Label …}}` printed it (a name any co-tenant of the engine may have written): the string, made printable, or ''. */
-export function labelText(json: string): string {
-  try {
-    const v: unknown = JSON.parse(json);
-    return typeof v === 'string' ? printable(v, true).slice(0, 300) : '';
-  } catch {
-    return '';
-  }
+function labelText(json: string): string {
+  return shown(parseJson(json)?.value);
 }
+
+/** A label's value as it is shown: a string, made printable and bounded; anything else ''. */
+const shown = (v: unknown) => (typeof v === 'string' ? printable(v, true).slice(0, 300) : '');
 
 export interface RunLeftover {
   session: string;
@@ -92,4 +92,21 @@ export async function volumeLeftovers(docker: string): Promise<VolumeLeftover[]>
   return rows(await capture(listVolumesCommand(docker)))
     .filter(([name = '']) => name.startsWith('stashbase-isolated-'))
     .map(([name = '', repo = '', path = '']) => ({ name, repo, path }));
+}
+
+export interface WorkspaceLeftover {
+  name: string;
+  /** The run's name and where it came from, as its labels say (made printable; '' when absent). */
+  run: string;
+  origin: string;
+}
+
+/** Remote runs' workspaces on the engine: their labels parsed as one JSON object (anyone who makes volumes there writes them). */
+export async function workspaceLeftovers(docker: string): Promise<WorkspaceLeftover[]> {
+  return (await capture(listWorkspacesCommand(docker))).split('\n').filter(Boolean).map((line) => {
+    const at = line.indexOf('|');
+    const parsed = parseJson(line.slice(at + 1));
+    const labels = parsed !== null && isJsonObject(parsed.value) ? parsed.value : null;
+    return { name: printable(line.slice(0, at), true), run: shown(labels?.[LABEL_WORKSPACE]), origin: shown(labels?.[LABEL_ORIGIN]) };
+  });
 }

@@ -2,6 +2,7 @@
 // builds its Plan. Nothing here changes the disk or talks to Docker: facts
 // that need the engine (gateway, ports, which volumes exist) come in as input.
 import { existsSync } from 'node:fs';
+import { interceptsTls } from '../proxy/intercepts.js';
 import { basename, dirname, join, relative } from 'node:path';
 import { caEnv, proxyEnv, SANDBOX_MARKER_ENV } from '../../templates/native-plan.js';
 import { hookVariables } from '../hooks/run-env.js';
@@ -221,7 +222,7 @@ export function prepareDocker(ctx: DockerContext, facts: RuntimeFacts, draft?: P
   if (linked !== null) throw new SandboxUnavailableError(linked);
   const runDir = runDirOf(ctx.stashbaseHome, ctx.session);
   // TLS is intercepted for bound secrets and for MCP servers' tools (lib/mcp/).
-  const interceptTls = Object.keys(p.secrets).length > 0 || Object.keys(p.mcp.servers).length > 0;
+  const interceptTls = interceptsTls(p);
   const gitDir = draft ? draft.gitDir : dockerGitDir(ctx);
   const protection = draft?.protection ?? dockerProtection(ctx, gitDir);
   const volumes = isolatedVolumes(ctx.cwd, [...p.sandbox.isolatedPaths, ...ctx.extraIsolated]);

@@ -7,7 +7,7 @@ import { findTool } from '../util/find-tool.js';
 import type { Profile } from '../profile/types.js';
 import { SandboxUnavailableError } from '../errors.js';
 import { findDocker, goArch, isDesktop } from './engine.js';
-import { chooseNetwork, gvisorNote, isGvisor, relayBinary, relayPath } from './sealed.js';
+import { chooseNetwork, type DockerNetwork, gvisorNote, isGvisor, relayBinary, relayPath } from './sealed.js';
 import { chooseImage } from './image.js';
 import type { DockerContext } from './prepare.js';
 
@@ -53,12 +53,7 @@ export function gitIdentity(env: NodeJS.ProcessEnv): { name?: string; email?: st
 
 export async function runDocker(o: DockerRunInput): Promise<number> {
   const docker = o.dryRun ? (findTool('docker', o.env) ?? 'docker') : findDocker(o.env);
-  // Before the engine is contacted: it must be this machine's, unless the run is a remote one (lib/docker/endpoint.ts).
-  if (!o.dryRun && o.remote === undefined) {
-    const { dockerEndpoint, remoteEngineProblem } = await import('./endpoint.js');
-    const problem = remoteEngineProblem(await dockerEndpoint(docker, o.env, o.home));
-    if (problem !== null) throw new SandboxUnavailableError(problem);
-  }
+  // Which engine this is was decided before (lib/remote/target.ts, by agent run): another machine's makes `o.remote`.
   // A dry run does not ask the engine: its runtimes are not checked, and the relay is the one for this machine's architecture.
   const engine = o.dryRun ? null : await (await import('./engine.js')).engineInfo(docker);
   // A remote run is sealed: the firewall's proxy would listen where the engine's containers reach it, on another machine.
@@ -71,7 +66,8 @@ export async function runDocker(o: DockerRunInput): Promise<number> {
   if (o.remote !== undefined && runtimeAsked !== undefined && runtimeAsked !== 'runc') {
     throw new SandboxUnavailableError(`runtime = "${runtimeAsked}" cannot run a remote run: its lease is the init of the process namespace the agent's container joins, and a runtime with a kernel of its own per container (gVisor's runsc) would give the agent a namespace of its own, with no lease to end it when the connection is lost. Remote runs use runc; nothing was run`);
   }
-  const choice = o.remote !== undefined ? { ...chooseNetwork({ ...o.profile, sandbox: { ...o.profile.sandbox, dockerNetwork: 'sealed' } }, { ...o.flags, dockerNetwork: 'sealed' }, engine?.runtimes ?? null), note: undefined } : chooseNetwork(o.profile, o.flags, engine?.runtimes ?? null);
+  // A remote run: sealed, under runc by name (lib/remote/prepare.ts).
+  const choice: { network: DockerNetwork; runtime?: string; note?: string } = o.remote !== undefined ? { network: 'sealed' } : chooseNetwork(o.profile, o.flags, engine?.runtimes ?? null);
   if (choice.note) o.warn(choice.note);
   // A gVisor that implements clone3 lets the agent make namespaces inside it: said, never silent.
   if (engine !== null && choice.runtime !== undefined && isGvisor(engine.runtimes, choice.runtime)) {
@@ -103,7 +99,7 @@ export async function runDocker(o: DockerRunInput): Promise<number> {
   }
   if (o.remote !== undefined) {
     const { executeRemote } = await import('../remote/execute.js');
-    return executeRemote({ ctx: { ...ctx, desktop: false }, target: o.remote.target, arch: engine!.arch, plan: o.remote.plan, warn: o.warn, announce: o.announce, interactive: o.interactive });
+    return executeRemote({ ctx: { ...ctx, desktop: false }, target: o.remote.target, plan: o.remote.plan, warn: o.warn, announce: o.announce, interactive: o.interactive });
   }
   if (o.dryRun) {
     const { prepareDocker } = await import('./prepare.js');

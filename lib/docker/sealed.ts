@@ -146,6 +146,14 @@ export function startRelay(o: { docker: string; session: string; agentUser: stri
 }
 
 
+/** The proxy listening on a Unix socket (a sealed run's, local or remote): the relay's stream is its client. */
+export function listenPath(server: Server, path: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once('error', (e) => reject(new SandboxUnavailableError(`cannot listen on ${path} (${(e as Error).message}); nothing was run`)));
+    server.listen(path, () => resolve());
+  });
+}
+
 /**
  * A loopback listener whose connections the proxy serves as its own (a
  * sealed run's proxy listens only on a Unix socket): for the host-side

@@ -2,6 +2,7 @@
 // environment) and builds its Plan. Nothing here changes the disk: run.ts and
 // execute.ts do that.
 import { accessSync, constants, lstatSync, statSync } from 'node:fs';
+import { interceptsTls } from '../proxy/intercepts.js';
 import { dirname, join } from 'node:path';
 import { findTool } from '../util/find-tool.js';
 import { type BindMount, type BwrapInput, PROC_READ_ONLY } from '../../templates/bwrap.js';
@@ -87,7 +88,7 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
   const bridged = isolate && ctx.mechanism.kind === 'bwrap';
   const proxyUrl = bridged ? `http://127.0.0.1:${BRIDGE_PORT}` : (ctx.proxyUrl ?? 'http://127.0.0.1:<port>');
   // TLS is intercepted for bound secrets and for MCP servers' tools (lib/mcp/).
-  const interceptTls = Object.keys(p.secrets).length > 0 || Object.keys(p.mcp.servers).length > 0;
+  const interceptTls = interceptsTls(p);
   const allowList = p.filesystem.writes === 'allow-list';
   const baseEnv = {
     unset: removedVariables(p, ctx.env),

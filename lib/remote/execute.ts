@@ -7,7 +7,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { runNames, sealedAgentCommand } from '../../templates/docker-run.js';
-import { exportCommand, type ExportInput, LABEL_ORIGIN, LABEL_WORKSPACE, REMOTE_RELAY, remoteNames, remoteTeardownCommands, toolsCreateCommand, workspaceCreateCommand } from '../../templates/remote-run.js';
+import { exportCommand, type ExportInput, REMOTE_RELAY, remoteNames, remoteTeardownCommands } from '../../templates/remote-run.js';
 import { WATCHDOG_DONE, watchdogCommand } from '../../templates/docker-watchdog.js';
 import { agentSeccompProfile } from '../../templates/docker-seccomp.js';
 import { AuditLog } from '../run/audit.js';
@@ -20,16 +20,15 @@ import { socketDir } from '../util/socket-dir.js';
 import { caDirOf, createRunDir, removeRunDir, runDirOf, runStateDirOf } from '../run/run-dir.js';
 import { removeSession, writeSession } from '../run/session.js';
 import { Trace } from '../run/trace.js';
-import { ensureRunImages, type ImageChoice } from '../docker/image.js';
-import { imageEntrypoint, relayBinary, type RunningRelay, startRelay } from '../docker/sealed.js';
+import { ensureRunImages, type ImageChoice, readDenied } from '../docker/image.js';
+import { imageEntrypoint, listenPath, type RunningRelay, startRelay } from '../docker/sealed.js';
 import { type DockerContext, seccompFileOf } from '../docker/prepare.js';
 import { sha256 } from '../docker/engine.js';
 import { createRunGitDir, planRunGitDir } from '../git/run-git-dir.js';
 import { settleGitDir } from '../git/settle.js';
-import { BRANCH_PREFIX } from '../../templates/git.js';
+import { BRANCH_PREFIX, git } from '../../templates/git.js';
+import { findRepo, type Repo } from '../worktree/layout.js';
 import { freshName, NAME_PATTERN } from '../worktree/names.js';
-import { inside, resolveRule } from '../paths/rules.js';
-import { findTool } from '../util/find-tool.js';
 import type { RemoteTarget } from './target.js';
 import { tarOf } from './tar.js';
 import { maxPack, readExport } from './transfer.js';
@@ -39,32 +38,15 @@ import { prepareRemote } from './prepare.js';
 export interface RemoteRunInput {
   ctx: Omit<DockerContext, 'network' | 'worktree'>;
   target: RemoteTarget;
-  /** The engine's architecture (Go's name) and its runtimes, as `docker info` said. */
-  arch: string;
   plan: RemotePlan;
   warn: (msg: string) => void;
   announce: boolean;
   interactive: boolean;
 }
 
-interface RepoFacts {
-  git: string;
-  root: string;
-  gitDir: string;
-  subdir: string;
-}
-
-const gitIn = (r: { git: string; root: string }, args: string[]) => ({ file: r.git, args: ['-C', r.root, ...args] });
-
-/** The repository the run's folder is in: its main checkout, with a commit. */
-function repositoryOf(cwd: string, env: NodeJS.ProcessEnv): RepoFacts {
-  const git = findTool('git', env);
-  if (!git) throw new SandboxUnavailableError('a remote run needs git, which is not on PATH; nothing was run');
-  const r = probe({ file: git, args: ['-C', cwd, 'rev-parse', '--path-format=absolute', '--show-toplevel', '--git-common-dir', '--show-prefix'] });
-  if (r.code !== 0) throw new SandboxUnavailableError(`a remote run takes your repository's commits to the engine, and ${cwd} is in no git repository; run it from a repository, or run locally; nothing was run`);
-  const [root = '', gitDir = '', prefix = ''] = r.stdout.split('\n');
-  if (gitDir !== join(root, '.git')) throw new SandboxUnavailableError(`run a remote run from the repository's main checkout (${gitDir.replace(/\/\.git$/, '')}), not from a linked worktree; nothing was run`);
-  return { git, root, gitDir, subdir: prefix.replace(/\/$/, '') };
+/** The repository the run's folder is in: its main checkout. */
+function repositoryOf(cwd: string, env: NodeJS.ProcessEnv): Repo {
+  return findRepo(cwd, env, 'a remote run', { run: true, who: 'remote runs', none: `a remote run takes your repository's commits to the engine, and ${cwd} is in no git repository; run it from a repository, or run locally` });
 }
 
 /**
@@ -73,20 +55,16 @@ function repositoryOf(cwd: string, env: NodeJS.ProcessEnv): RepoFacts {
  * removed (a secret deleted since is still in the history that travels), a
  * merge against each of its parents.
  */
-function deniedTracked(repo: RepoFacts, base: string, denyRead: string[], home: string): string[] {
+function deniedTracked(repo: Repo, base: string, denied: (abs: string) => boolean): string[] {
   // Your config may not narrow it (log.showRoot, log.diffMerges, replace refs): the history the bundle carries, whole.
-  const r = probe({ ...gitIn(repo, ['-c', 'core.quotePath=false', '-c', 'log.showRoot=true', '-c', 'log.diffMerges=separate', '-c', 'diff.renames=false', 'log', '--format=', '--name-only', '-z', '-m', '--no-renames', '--no-ext-diff', '--no-textconv', '--full-history', base]), env: { GIT_NO_REPLACE_OBJECTS: '1' } }, 120_000, 1 << 30);
+  const g = git(repo.git, repo.root, ['-c', 'core.quotePath=false', '-c', 'log.showRoot=true', '-c', 'log.diffMerges=separate', '-c', 'diff.renames=false', 'log', '--format=', '--name-only', '-z', '-m', '--no-renames', '--no-ext-diff', '--no-textconv', '--full-history', base]);
+  const r = probe({ ...g, env: { ...g.env, GIT_NO_REPLACE_OBJECTS: '1' } }, 120_000, 1 << 30);
   if (r.code !== 0) throw new SandboxUnavailableError(`could not list the files in the history of ${base} (${r.stderr.trim()}); nothing was run`);
-  const rules = denyRead.map((e) => resolveRule(e, home, repo.root));
   const out: string[] = [];
   for (const rel of [...new Set(r.stdout.split('\0').map((p) => p.replace(/^\n+/, '')).filter(Boolean))]) {
-    const abs = join(repo.root, rel);
-    const hit = rules.some((rule) => {
-      if (rule.kind === 'path') return inside(abs, rule.path);
-      // The file or any folder above it inside the repository.
-      for (let p = abs; p.length > repo.root.length; p = p.slice(0, p.lastIndexOf('/'))) if (rule.regex.test(p)) return true;
-      return false;
-    });
+    // The file or any folder above it inside the repository.
+    let hit = false;
+    for (let p = join(repo.root, rel); !hit && p.length > repo.root.length; p = p.slice(0, p.lastIndexOf('/'))) hit = denied(p);
     if (hit) out.push(rel);
   }
   return out;
@@ -104,7 +82,7 @@ async function volumeExists(docker: string, name: string): Promise<boolean> {
 
 /** What a remote run is, worked out on this machine before any engine is contacted. */
 export interface RemotePlan {
-  repo: RepoFacts;
+  repo: Repo;
   name: string;
   fresh: boolean;
   branch: string;
@@ -113,10 +91,10 @@ export interface RemotePlan {
 }
 
 /** The checks that need no engine: a repository's main checkout, committed work (or --allow-dirty), nothing deny_read in it, the run's name and base. */
-export function planRemote(o: { cwd: string; env: NodeJS.ProcessEnv; home: string; profile: DockerContext['profile']; resume?: string; allowDirty: boolean; warn: (msg: string) => void }): RemotePlan {
+export function planRemote(o: { cwd: string; env: NodeJS.ProcessEnv; home: string; stashbaseHome: string; profile: DockerContext['profile']; resume?: string; allowDirty: boolean; warn: (msg: string) => void }): RemotePlan {
   const repo = repositoryOf(o.cwd, o.env);
   // What does not travel is said, or refused.
-  const status = probe(gitIn(repo, ['status', '--porcelain', '--untracked-files=normal']), 60_000);
+  const status = probe(git(repo.git, repo.root, ['status', '--porcelain', '--untracked-files=normal']), 60_000);
   if (status.code === 0 && status.stdout.trim() !== '') {
     if (!o.allowDirty) throw new SandboxUnavailableError(`${repo.root} has uncommitted changes, and a remote run takes only commits to the engine: commit or stash them, or pass --allow-dirty to run without them; nothing was run`);
     o.warn('your checkout has uncommitted changes; they stay here, and the remote run works on your last commit');
@@ -131,18 +109,18 @@ export function planRemote(o: { cwd: string; env: NodeJS.ProcessEnv; home: strin
     name = o.resume;
     fresh = false;
   } else {
-    name = freshName((n) => probe(gitIn(repo, ['rev-parse', '--verify', '--quiet', `refs/heads/${BRANCH_PREFIX}${n}`])).code === 0);
+    name = freshName((n) => probe(git(repo.git, repo.root, ['rev-parse', '--verify', '--quiet', `refs/heads/${BRANCH_PREFIX}${n}`])).code === 0);
     fresh = true;
   }
   const branch = `${BRANCH_PREFIX}${name}`;
   const baseRef = fresh ? 'HEAD' : `refs/heads/${branch}`;
-  const baseOut = probe(gitIn(repo, ['rev-parse', '--verify', '--quiet', `${baseRef}^{commit}`]));
+  const baseOut = probe(git(repo.git, repo.root, ['rev-parse', '--verify', '--quiet', `${baseRef}^{commit}`]));
   if (baseOut.code !== 0) {
     throw new SandboxUnavailableError(fresh ? `${repo.root} has no commit yet: a remote run starts from your last commit; nothing was run` : `there is no branch ${branch} here to resume; nothing was run`);
   }
   const base = baseOut.stdout.trim();
   if (fresh) {
-    const denied = deniedTracked(repo, base, o.profile.filesystem.denyRead, o.home);
+    const denied = deniedTracked(repo, base, readDenied(o.profile, o.home, repo.root, o.stashbaseHome));
     if (denied.length > 0) throw new SandboxUnavailableError(`files the profile's deny_read covers are committed, and a remote run would send them to the engine in your history: ${denied.slice(0, 10).join(', ')}${denied.length > 10 ? ` and ${denied.length - 10} more` : ''}; run locally (there they are hidden); nothing was run`);
   }
   return { repo, name, fresh, branch, workspace: workspaceName(repo.root, name), base };
@@ -162,12 +140,12 @@ export async function executeRemote(o: RemoteRunInput): Promise<number> {
   const names = runNames(ctx.session);
   const runDir = runDirOf(home, ctx.session);
   const audit = new AuditLog(home, ctx.session, runLimits(ctx.profile).auditMaxBytes);
-  const interceptTls = Object.keys(ctx.profile.secrets).length > 0 || Object.keys(ctx.profile.mcp.servers).length > 0;
+  const prep = prepareRemote({ ...ctx, network: 'sealed' }, o.target, o.plan, { seconds: leaseSeconds(ctx.env) });
   if (announce) {
     process.stderr.write(`Agent session: ${ctx.session}\nAudit log: ${audit.file}\nSandbox: docker on a remote engine, ${o.target.host} (${o.target.from}); image ${ctx.choice.ref}, network sealed: the relay the only way out${ctx.runtime !== undefined ? `, runtime ${ctx.runtime}` : ''}\nRemote workspace: ${workspace} (branch ${branch}${fresh ? '' : ', resumed'})\n`);
   }
   // Your branch first (at the base), so the run's own git directory starts with it; the import moves it.
-  if (fresh) await capture(gitIn(repo, ['branch', '--no-track', branch, base]));
+  if (fresh) await capture(git(repo.git, repo.root, ['branch', '--no-track', branch, base]));
   const plan = planRunGitDir({ gitDir: repo.gitDir, admin: null, stateDir: runStateDirOf(home, ctx.session), hideOthers: true, own: `refs/heads/${branch}` });
   const started = Date.now();
   writeSession(home, {
@@ -183,7 +161,6 @@ export async function executeRemote(o: RemoteRunInput): Promise<number> {
   let sealedDir: string | null = null;
   let gitRecord: string | null = null;
   let agentStarted = false;
-  let exportInput: ExportInput | null = null;
   const watchdog = start(watchdogCommand(docker, ctx.session, true, remoteTeardownCommands(docker, ctx.session)), ['pipe', 'ignore', 'ignore'], true);
   watchdog.child.stdin?.on('error', () => {});
   watchdog.exit.catch(() => 0);
@@ -200,31 +177,22 @@ export async function executeRemote(o: RemoteRunInput): Promise<number> {
     gitRecord = createRunGitDir(plan).file;
     sealedDir = socketDir(join(runDir, 'sealed'), 'stashbase-sealed-');
     const socket = join(sealedDir, 'proxy.sock');
-    await new Promise<void>((resolve, reject) => {
-      proxy!.server.once('error', (e) => reject(new SandboxUnavailableError(`cannot listen on ${socket} (${(e as Error).message}); nothing was run`)));
-      proxy!.server.listen(socket, () => resolve());
-    });
+    await listenPath(proxy.server, socket);
     trace.mark('prepare');
     // What the setup container takes: the relay and the CA, and for a new workspace your commits up to the base.
-    const files = [{ name: 'stashbase-relay', data: readFileSync(relayBinary(o.arch)), mode: 0o755 }];
-    if (interceptTls) for (const f of ['ca.pem', 'ca-bundle.pem']) files.push({ name: f, data: readFileSync(join(caDirOf(runDir), f)), mode: 0o644 });
-    if (fresh) {
-      const bundle = join(runDir, 'repo.bundle');
-      // The run's branch, made at the base above: exactly the history checked for deny_read (HEAD may have moved since).
-      await capture({ ...gitIn(repo, ['bundle', 'create', '-q', bundle, `refs/heads/${branch}`]), env: { GIT_NO_REPLACE_OBJECTS: '1' } }, undefined, 600_000).catch((e: Error) => {
+    const files = [{ name: 'stashbase-relay', data: readFileSync(ctx.relay!), mode: 0o755 }];
+    if (prep.interceptTls) for (const f of ['ca.pem', 'ca-bundle.pem']) files.push({ name: f, data: readFileSync(join(caDirOf(runDir), f)), mode: 0o644 });
+    if (prep.bundle) {
+      await capture(prep.bundle, undefined, 600_000).catch((e: Error) => {
         throw new SandboxUnavailableError(`could not bundle the repository's commits (${e.message.split('\n')[0]}); nothing was run`);
       });
-      files.push({ name: 'repo.bundle', data: readFileSync(bundle), mode: 0o644 }, { name: 'base', data: Buffer.from(`${base}\n`), mode: 0o644 });
-      rmSync(bundle, { force: true });
+      files.push({ name: 'repo.bundle', data: readFileSync(prep.bundleFile), mode: 0o644 }, { name: 'base', data: Buffer.from(`${base}\n`), mode: 0o644 });
+      rmSync(prep.bundleFile, { force: true });
     }
-    const origin = `${LABEL_ORIGIN}=${hostname()}:${repo.root}`;
-    const [, , entrypoint] = await Promise.all([
-      capture(toolsCreateCommand(docker, ctx.session, process.pid, hostname())),
-      fresh ? capture(workspaceCreateCommand(docker, workspace, [origin, `${LABEL_WORKSPACE}=${name}`])) : Promise.resolve(''),
+    const [entrypoint] = await Promise.all([
       ensureRunImages({ docker, home, env: ctx.env, choice: ctx.choice as ImageChoice, interactive: o.interactive, warn }).then(() => imageEntrypoint(docker, ctx.choice.ref)),
+      ...prep.volumes.map((c) => capture(c)),
     ]);
-    const prep = prepareRemote({ ...ctx, network: 'sealed' }, o.target, o.plan, { entrypoint, seconds: leaseSeconds(ctx.env) });
-    exportInput = prep.export;
     // The setup, then the lease: the init of the agent's process namespace, from now on ending it when this process, or its connection, does (lib/remote/lease.ts).
     lease = await holdLease(prep.lease, tarOf(files));
     trace.mark('setup');
@@ -237,7 +205,7 @@ export async function executeRemote(o: RemoteRunInput): Promise<number> {
       },
     });
     agentStarted = true;
-    const agentRun = runForwarded(sealedAgentCommand(prep.sealed)).finally(() => (agentEnded = true));
+    const agentRun = runForwarded(sealedAgentCommand({ ...prep.sealed, entrypoint })).finally(() => (agentEnded = true));
     relay.ready.then(() => trace.mark('relay'), (e: Error) => {
       if (agentEnded) return;
       alert(`${e.message}: the agent's container is removed`);
@@ -254,7 +222,7 @@ export async function executeRemote(o: RemoteRunInput): Promise<number> {
     relay?.stop();
     (lease as Lease | null)?.stop();
     // The agent's commits, brought back into the run's own git directory, then imported as local runs' are.
-    if (agentStarted && gitRecord !== null && exportInput !== null) await bringBack({ export: exportInput, dir: plan.dir, objectFormat: plan.objectFormat, env: ctx.env });
+    if (agentStarted && gitRecord !== null) await bringBack({ export: prep.export, dir: plan.dir, objectFormat: plan.objectFormat, env: ctx.env });
     await Promise.all(remoteTeardownCommands(docker, ctx.session).map((c) => capture(c).catch(() => undefined)));
     watchdog.child.stdin?.end(`${WATCHDOG_DONE}\n`);
     proxy?.server.close();
@@ -280,12 +248,12 @@ function exportTimeoutMs(env: NodeJS.ProcessEnv): number {
 async function bringBack(b: { export: ExportInput; dir: string; objectFormat: 'sha1' | 'sha256'; env: NodeJS.ProcessEnv }): Promise<void> {
   const e = start(exportCommand(b.export), ['ignore', 'pipe', 'pipe']);
   // Bounded in time too: past it, its container goes.
+  let timedOut = false;
   const timer = setTimeout(() => {
     timedOut = true;
     void capture({ file: b.export.docker, args: ['rm', '--force', remoteNames(b.export.session).export] }).catch(() => undefined);
     e.child.kill('SIGKILL');
   }, exportTimeoutMs(b.env));
-  let timedOut = false;
   let err = '';
   e.child.stderr?.on('data', (x: Buffer) => {
     err = (err + x.toString('utf8')).slice(-4096);

@@ -5,8 +5,11 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { AGENT_HOME, RELAY_PORT, type SealedInput } from '../../templates/docker-run.js';
 import type { ExportInput, LeaseInput } from '../../templates/remote-run.js';
-import { LABEL_ORIGIN, REMOTE_RELAY, remoteHomeVolume, remoteNames, toolsMount } from '../../templates/remote-run.js';
+import { LABEL_ORIGIN, LABEL_WORKSPACE, REMOTE_RELAY, remoteHomeVolume, remoteNames, toolsCreateCommand, toolsMount, workspaceCreateCommand } from '../../templates/remote-run.js';
+import { git } from '../../templates/git.js';
+import type { Command } from '../../templates/command.js';
 import { sha256 } from '../docker/engine.js';
+import { interceptsTls } from '../proxy/intercepts.js';
 import { buildRemotePlan } from '../../templates/remote-plan.js';
 import type { Plan } from '../../templates/plan.js';
 import { containerEnv, containerUser, type DockerContext, seccompFileOf } from '../docker/prepare.js';
@@ -17,20 +20,23 @@ import type { RemotePlan } from './execute.js';
 import type { RemoteTarget } from './target.js';
 
 export interface RemotePrepared {
+  /** The run's tools volume, and a new run's workspace, made on the engine (labelled with where they came from). */
+  volumes: Command[];
+  /** A new run's bundle of its branch, made by your git into `bundleFile`; null for a resumed one. */
+  bundle: Command | null;
+  bundleFile: string;
   lease: LeaseInput;
+  /** The agent's container; its entrypoint is a placeholder until the engine said the image's. */
   sealed: SealedInput;
   export: ExportInput;
-  /** This machine's name, as the engine's labels say where a run came from. */
-  origin: string;
   interceptTls: boolean;
-  runDir: string;
   plan: Plan;
 }
 
-export function prepareRemote(ctx: DockerContext, target: RemoteTarget, rp: RemotePlan, facts: { entrypoint?: string[]; seconds: number }): RemotePrepared {
+export function prepareRemote(ctx: DockerContext, target: RemoteTarget, rp: RemotePlan, facts: { seconds: number }): RemotePrepared {
   const docker = ctx.docker;
   const runDir = runDirOf(ctx.stashbaseHome, ctx.session);
-  const interceptTls = Object.keys(ctx.profile.secrets).length > 0 || Object.keys(ctx.profile.mcp.servers).length > 0;
+  const interceptTls = interceptsTls(ctx.profile);
   const user = containerUser(false) ?? '0:0';
   const memory = ctx.memory ?? ctx.profile.sandbox.memory;
   const cpus = ctx.cpus ?? ctx.profile.sandbox.cpus;
@@ -51,13 +57,20 @@ export function prepareRemote(ctx: DockerContext, target: RemoteTarget, rp: Remo
     hostEnv: {}, seccomp: seccompFileOf(runDir), runtime: 'runc', labels: [`${LABEL_ORIGIN}=${origin}`],
     // The lease is the namespace's init (it reaps; docker-init would be no init there).
     pidNamespace: remoteNames(ctx.session).lease,
-    relay: REMOTE_RELAY, relayInside: REMOTE_RELAY, entrypoint: facts.entrypoint ?? ['<the image\'s entrypoint, if any>'],
+    relay: REMOTE_RELAY, relayInside: REMOTE_RELAY, entrypoint: ['<the image\'s entrypoint, if any>'],
   };
   const exp: ExportInput = { docker, session: ctx.session, pid: process.pid, image: helperImage, workspace: rp.workspace, user, branch: rp.branch, base: rp.base, seccomp: seccompFileOf(runDir), origin, ...(memory !== undefined ? { memory } : {}), ...(cpus !== undefined ? { cpus } : {}) };
-  const bundle = rp.fresh ? { file: rp.repo.git, args: ['-C', rp.repo.root, 'bundle', 'create', '-q', join(runDir, 'repo.bundle'), `refs/heads/${rp.branch}`], env: { GIT_NO_REPLACE_OBJECTS: '1' } } : null;
+  const volumes = [
+    toolsCreateCommand(docker, ctx.session, process.pid, origin),
+    ...(rp.fresh ? [workspaceCreateCommand(docker, rp.workspace, [`${LABEL_ORIGIN}=${origin}:${rp.repo.root}`, `${LABEL_WORKSPACE}=${rp.name}`])] : []),
+  ];
+  // The run's branch, made at the base: exactly the history checked for deny_read (HEAD may have moved since).
+  const bundleFile = join(runDir, 'repo.bundle');
+  const g = git(rp.repo.git, rp.repo.root, ['bundle', 'create', '-q', bundleFile, `refs/heads/${rp.branch}`]);
+  const bundle = rp.fresh ? { ...g, env: { ...g.env, GIT_NO_REPLACE_OBJECTS: '1' } } : null;
   const plan = buildRemotePlan({
     session: ctx.session, profile: ctx.profile.name, engine: target.host, from: target.from, sessionFile: sessionFile(ctx.stashbaseHome, ctx.session), runDir,
-    repo: rp.repo.root, name: rp.name, branch: rp.branch, fresh: rp.fresh, bundle, origin, lease, sealed, export: exp,
+    repo: rp.repo.root, name: rp.name, branch: rp.branch, fresh: rp.fresh, bundle, volumes, lease, sealed, export: exp,
   });
-  return { lease, sealed, export: exp, origin, interceptTls, runDir, plan };
+  return { volumes, bundle, bundleFile, lease, sealed, export: exp, interceptTls, plan };
 }

@@ -31,6 +31,7 @@ import { toolConfigPaths } from '../paths/tool-configs.js';
 import { RUNTIME_NAME } from '../profile/validate.js';
 import { ownExecutables } from '../hooks/cli-files.js';
 import { rulePaths } from '../paths/rules.js';
+import { findTool } from '../util/find-tool.js';
 
 export interface RunOptions extends BackendFlags {
   command: string[];
@@ -58,15 +59,6 @@ function checkDockerValues(o: RunOptions): void {
   }
   if (o.dockerNetwork !== undefined && o.dockerNetwork !== 'firewall' && o.dockerNetwork !== 'sealed') throw new UsageError(`--docker-network takes firewall or sealed, not ${JSON.stringify(o.dockerNetwork)}`);
   if (o.dockerRuntime !== undefined && !RUNTIME_NAME.test(o.dockerRuntime)) throw new UsageError(`--docker-runtime: ${JSON.stringify(o.dockerRuntime)} is not a runtime name (letters, digits, ".", "_" and "-", as the engine registers it)`);
-}
-
-/** The remote engine of a Docker run, or null for this machine's (lib/remote/target.ts); points this process's docker commands at it. */
-async function remoteOf(o: RunOptions, profile: import('../profile/types.js').Profile): Promise<import('../remote/target.js').RemoteTarget | null> {
-  const { remoteTarget, useTarget } = await import('../remote/target.js');
-  const { findTool } = await import('../util/find-tool.js');
-  const t = await remoteTarget(findTool('docker', o.env) ?? 'docker', o.env, userHome(o.env), o.remote ?? profile.sandbox.remote);
-  if (t !== null) useTarget(t, o.env);
-  return t;
 }
 
 export async function runAgent(o: RunOptions): Promise<number> {
@@ -100,13 +92,14 @@ export async function runAgent(o: RunOptions): Promise<number> {
   if (agent.note) (agent.note.level === 'warn' ? warn : note)(agent.note.text);
   const command = agent.command;
   // A remote engine (--remote, the profile's, or DOCKER_HOST / the current context not this machine's): lib/remote/.
-  const remote = backend === 'docker' ? await remoteOf(o, profile) : null;
+  // (lib/remote/target.ts engineOf points this process's docker commands at it.)
+  const remote = backend === 'docker' ? await (await import('../remote/target.js')).engineOf(findTool('docker', o.env) ?? 'docker', o.env, o.remote ?? profile.sandbox.remote) : null;
   if (remote !== null) {
     if (o.worktree === false) throw new UsageError('a remote run is always a run on its own branch: --worktree=false cannot go with it');
     warn(`the Docker engine ${remote.host} (${remote.from}) is not this machine's: a remote run (docs/remote.md) — your commits go there, the agent's come back as a branch, the proxy and your secrets stay here`);
     // Before the engine is contacted: what this machine alone can refuse.
     const { planRemote } = await import('../remote/execute.js');
-    const plan = planRemote({ cwd: o.cwd, env: o.env, home: userHome(o.env), profile, resume: o.resume, allowDirty: o.allowDirty === true, warn });
+    const plan = planRemote({ cwd: o.cwd, env: o.env, home: userHome(o.env), stashbaseHome: stashbaseHome(o.env), profile, resume: o.resume, allowDirty: o.allowDirty === true, warn });
     const { runDocker } = await import('../docker/run.js');
     return await runDocker({
       session, profile, command, cwd: o.cwd, env: o.env, home: userHome(o.env), stashbaseHome: stashbaseHome(o.env),

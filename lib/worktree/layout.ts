@@ -25,19 +25,24 @@ export interface Worktree {
   adminDir: string;
 }
 
-export function findGit(env: NodeJS.ProcessEnv): string {
+export function findGit(env: NodeJS.ProcessEnv, who = 'worktree runs'): string {
   const git = findTool('git', env);
-  if (!git) throw new SandboxUnavailableError('worktree runs need git, which is not on PATH; nothing was run');
+  if (!git) throw new SandboxUnavailableError(`${who} need git, which is not on PATH; nothing was run`);
   return git;
 }
 
-/** The repository around `cwd`, which must be its main checkout (or a folder in it); `what` names the command for the errors. */
-export function findRepo(cwd: string, env: NodeJS.ProcessEnv, what = '--worktree'): Repo {
-  const git = findGit(env);
+/**
+ * The repository around `cwd`, which must be its main checkout (or a folder in
+ * it); `what` names the command for the errors. `run`: a run that cannot start
+ * (exit 4; the default for --worktree), else an ordinary failure; `none`: what
+ * to say when there is no repository, if not the default.
+ */
+export function findRepo(cwd: string, env: NodeJS.ProcessEnv, what = '--worktree', o: { run?: boolean; none?: string; who?: string } = {}): Repo {
+  const git = findGit(env, o.who);
   const r = probe({ file: git, args: ['-C', cwd, 'rev-parse', '--path-format=absolute', '--show-toplevel', '--git-common-dir'] });
   // For a run the sandbox cannot be set up as asked (exit 4); for a command it is an ordinary failure.
-  const fail = (m: string) => (what === '--worktree' ? new SandboxUnavailableError(`${m}; nothing was run`) : new StashbaseError(`${m}; nothing was done`, 1));
-  if (r.code !== 0) throw fail(`${what} needs a git repository, and ${cwd} is not in one`);
+  const fail = (m: string) => ((o.run ?? what === '--worktree') ? new SandboxUnavailableError(`${m}; nothing was run`) : new StashbaseError(`${m}; nothing was done`, 1));
+  if (r.code !== 0) throw fail(o.none ?? `${what} needs a git repository, and ${cwd} is not in one`);
   const [top = '', common = ''] = r.stdout.trim().split('\n');
   const root = realpathSync(top);
   const gitDir = realpathSync(common);
