@@ -76,7 +76,8 @@ export async function main(argv: string[]): Promise<number> {
     process.stdout.write(JSON.stringify({ ...(target ? { remote: { engine: target.host, from: target.from } } : {}), ready, checks, image, notes }, null, 2) + '\n');
   } else {
     const lines = [
-      ...(target ? [`  info engine: ${target.host} (${target.from}), not this machine's: runs there are remote runs (docs/remote.md)`] : []),...checks.map((c) => `  ${c.ok ? 'ok  ' : 'FAIL'} ${c.name}: ${c.detail}`), ...notes.map((n) => `  info ${n.name}: ${n.detail}`)];
+      ...(target ? [`  info engine: ${target.host} (${target.from}), not this machine's: runs there are remote runs (docs/remote.md)`] : []),
+      ...checks.map((c) => `  ${c.ok ? 'ok  ' : 'FAIL'} ${c.name}: ${c.detail}`), ...notes.map((n) => `  info ${n.name}: ${n.detail}`)];
     lines.push(ready ? 'Docker backend ready.' : 'Docker backend not ready.');
     process.stdout.write(lines.join('\n') + '\n');
   }

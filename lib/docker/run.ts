@@ -34,7 +34,7 @@ export interface DockerRunInput {
   interactive: boolean;
   warn: (msg: string) => void;
   announce: boolean;
-  /** A remote run (lib/remote/execute.ts): its engine, and --resume and --allow-dirty. */
+  /** A remote run (lib/remote/execute.ts): its engine, and what was worked out before it was contacted. */
   remote?: { target: import('../remote/target.js').RemoteTarget; plan: import('../remote/execute.js').RemotePlan };
 }
 

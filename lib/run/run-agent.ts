@@ -94,21 +94,14 @@ export async function runAgent(o: RunOptions): Promise<number> {
   // A remote engine (--remote, the profile's, or DOCKER_HOST / the current context not this machine's): lib/remote/.
   // (lib/remote/target.ts engineOf points this process's docker commands at it.)
   const remote = backend === 'docker' ? await (await import('../remote/target.js')).engineOf(findTool('docker', o.env) ?? 'docker', o.env, o.remote ?? profile.sandbox.remote) : null;
+  let remotePlan: import('../remote/execute.js').RemotePlan | null = null;
   if (remote !== null) {
     if (o.worktree === false) throw new UsageError('a remote run is always a run on its own branch: --worktree=false cannot go with it');
     warn(`the Docker engine ${remote.host} (${remote.from}) is not this machine's: a remote run (docs/remote.md) — your commits go there, the agent's come back as a branch, the proxy and your secrets stay here`);
-    // Before the engine is contacted: what this machine alone can refuse.
-    const { planRemote } = await import('../remote/execute.js');
-    const plan = planRemote({ cwd: o.cwd, env: o.env, home: userHome(o.env), stashbaseHome: stashbaseHome(o.env), profile, resume: o.resume, allowDirty: o.allowDirty === true, warn });
-    const { runDocker } = await import('../docker/run.js');
-    return await runDocker({
-      session, profile, command, cwd: o.cwd, env: o.env, home: userHome(o.env), stashbaseHome: stashbaseHome(o.env),
-      placeholders: makePlaceholders(profile.secrets, o.env), proxyToken, hookToken, flags: o, dryRun: o.dryRun,
-      print: (plan: Plan) => writeStdout(o.json ? JSON.stringify(planToJson(plan), null, 2) + '\n' : formatPlan(plan)),
-      interactive: isInteractive(o.silent), warn, announce: !o.silent, profileCwd: o.cwd, remote: { target: remote, plan },
-    });
+    // Before the engine is contacted: what this machine alone can refuse. Its branch is its worktree (no folder here).
+    remotePlan = (await import('../remote/execute.js')).planRemote({ cwd: o.cwd, env: o.env, home: userHome(o.env), stashbaseHome: stashbaseHome(o.env), profile, resume: o.resume, allowDirty: o.allowDirty === true, warn });
   }
-  const wantWorktree = o.worktree === true || o.resume !== undefined || (profile.workspace.worktree && o.worktree !== false);
+  const wantWorktree = remote === null && (o.worktree === true || o.resume !== undefined || (profile.workspace.worktree && o.worktree !== false));
   const wt = wantWorktree ? await (await import('../worktree/run.js')).prepareWorktreeRun({ cwd: o.cwd, env: o.env, session, profile, resume: o.resume, dryRun: o.dryRun, docker: backend === 'docker', warn, note }) : null;
   const cwd = wt?.cwd ?? o.cwd;
   const print = (plan: Plan) => {
@@ -118,7 +111,8 @@ export async function runAgent(o: RunOptions): Promise<number> {
   // What the agent may leave for your own git to run (lib/git/nested-repo-guard.ts).
   // Docker cannot refuse a setuid bit (its agent owns the files it writes): the end of the run clears any.
   const keep = rulePaths(profile.filesystem.keepExecutables, userHome(o.env), cwd);
-  const guard = o.dryRun ? null : nestedRepoGuard(cwd, o.env, session, toolConfigPaths(cwd, userHome(o.env), profile.filesystem.allowWrite), backend === 'docker', keep, rulePaths(profile.filesystem.denyWrite, userHome(o.env), cwd));
+  // A remote run's tree is on the engine: nothing of it lands here.
+  const guard = o.dryRun || remote !== null ? null : nestedRepoGuard(cwd, o.env, session, toolConfigPaths(cwd, userHome(o.env), profile.filesystem.allowWrite), backend === 'docker', keep, rulePaths(profile.filesystem.denyWrite, userHome(o.env), cwd));
   try {
     if (backend === 'docker') {
       const { runDocker } = await import('../docker/run.js');
@@ -126,6 +120,7 @@ export async function runAgent(o: RunOptions): Promise<number> {
         session, profile, command, cwd, env: o.env, home: userHome(o.env), stashbaseHome: stashbaseHome(o.env),
         placeholders: makePlaceholders(profile.secrets, o.env), proxyToken, hookToken, flags: o, dryRun: o.dryRun, print,
         interactive: isInteractive(o.silent), warn, announce: !o.silent, worktree: wt?.docker, profileCwd: o.cwd,
+        ...(remote !== null && remotePlan !== null ? { remote: { target: remote, plan: remotePlan } } : {}),
       });
     }
     const mechanism = selectMechanism(probeNative(o.env, process.platform, false));
