@@ -3,8 +3,9 @@
 import { capture } from '../exec.js';
 import { CommandFailedError, SandboxUnavailableError } from '../errors.js';
 import { findTool } from '../util/find-tool.js';
-import { imageInspectCommand } from '../../templates/docker-image.js';
+import { imageInspectCommand, LABEL_AGENTS_FROM, LABEL_BUILT, LABEL_CLAUDE, LABEL_CODEX, LABEL_DOCKERFILE } from '../../templates/docker-image.js';
 import { isJsonObject, parseJson } from '../readback/json.js';
+import { apiRequest, EngineApiError, type EngineApi } from './api.js';
 
 export function findDocker(env: NodeJS.ProcessEnv): string {
   const docker = findTool(process.platform === 'win32' ? 'docker.exe' : 'docker', env);
@@ -49,7 +50,8 @@ export function isDesktop(platform: NodeJS.Platform, operatingSystem: string): b
   return platform === 'darwin' || platform === 'win32' || /docker desktop/i.test(operatingSystem);
 }
 
-export async function engineInfo(docker: string): Promise<Engine> {
+export async function engineInfo(docker: string, api: EngineApi | null = null): Promise<Engine> {
+  if (api !== null) return engineInfoOfApi(api);
   try {
     const out = await capture({ file: docker, args: ['info', '--format', '{{.ServerVersion}}|{{.OperatingSystem}}|{{.Architecture}}|{{.DefaultRuntime}}|{{json .Runtimes}}'] });
     const [version = '', operatingSystem = '', machine = '', defaultRuntime = '', ...runtimes] = out.trim().split('|');
@@ -58,6 +60,17 @@ export async function engineInfo(docker: string): Promise<Engine> {
     const why = e instanceof CommandFailedError ? e.stderr.trim().split('\n').pop() : (e as Error).message;
     throw new SandboxUnavailableError(`the Docker daemon is not reachable (${why}); start Docker and try again; nothing was run`);
   }
+}
+
+/** The same facts through the engine's API (lib/docker/api.ts): GET /info, read as `docker info` is. */
+async function engineInfoOfApi(api: EngineApi): Promise<Engine> {
+  const info = await apiRequest(api, 'GET', '/info', undefined, { timeoutMs: 30_000 }).catch((e: Error) => {
+    throw new SandboxUnavailableError(`the Docker daemon is not reachable (${e.message}); start Docker and try again; nothing was run`);
+  });
+  const v = isJsonObject(info) ? info : {};
+  const text = (k: string) => (Object.hasOwn(v, k) && typeof v[k] === 'string' ? (v[k] as string) : '');
+  const operatingSystem = text('OperatingSystem');
+  return { version: text('ServerVersion'), operatingSystem, desktop: isDesktop(process.platform, operatingSystem), arch: goArch(text('Architecture')), defaultRuntime: text('DefaultRuntime'), runtimes: runtimesOf(JSON.stringify(Object.hasOwn(v, 'Runtimes') ? v.Runtimes : null)) };
 }
 
 export interface ImageFacts {
@@ -71,7 +84,8 @@ export interface ImageFacts {
 }
 
 /** The image's creation time and stashbase labels, or null when it is not there. */
-export async function inspectImage(docker: string, ref: string): Promise<ImageFacts | null> {
+export async function inspectImage(docker: string, ref: string, api: EngineApi | null = null): Promise<ImageFacts | null> {
+  if (api !== null && imageRefPath(ref) !== null) return inspectImageOfApi(api, ref);
   try {
     const out = (await capture(imageInspectCommand(docker, ref))).trim();
     const [created = '', built = '', sha = '', from = '', claude = '', codex = ''] = out.split('|');
@@ -81,6 +95,35 @@ export async function inspectImage(docker: string, ref: string): Promise<ImageFa
     if (e instanceof CommandFailedError && /no such (image|object)/i.test(e.stderr)) return null;
     throw e;
   }
+}
+
+/** GET /images/<ref>/json, or null where the ref holds what a path would need escaped (the CLI asks then). */
+export function imageRefPath(ref: string): string | null {
+  return /^[A-Za-z0-9][A-Za-z0-9._/:@-]*$/.test(ref) && !ref.includes('..') ? `/images/${ref}/json` : null;
+}
+
+/** The image's facts as `docker image inspect` gives them, or null when the engine has no such image. */
+export async function imageConfigOfApi(api: EngineApi, ref: string): Promise<{ created: string; labels: Record<string, string>; entrypoint: unknown } | null> {
+  let v: unknown;
+  try {
+    v = await apiRequest(api, 'GET', imageRefPath(ref)!, undefined, { timeoutMs: 30_000 });
+  } catch (e) {
+    if (e instanceof EngineApiError && e.status === 404) return null;
+    throw e;
+  }
+  const top = isJsonObject(v) ? v : {};
+  const config = Object.hasOwn(top, 'Config') && isJsonObject(top.Config) ? top.Config : {};
+  const rawLabels = Object.hasOwn(config, 'Labels') && isJsonObject(config.Labels) ? config.Labels : {};
+  const labels = Object.create(null) as Record<string, string>;
+  for (const k of Object.keys(rawLabels)) if (typeof rawLabels[k] === 'string') labels[k] = rawLabels[k] as string;
+  return { created: Object.hasOwn(top, 'Created') && typeof top.Created === 'string' ? top.Created : '', labels, entrypoint: Object.hasOwn(config, 'Entrypoint') ? config.Entrypoint : null };
+}
+
+async function inspectImageOfApi(api: EngineApi, ref: string): Promise<ImageFacts | null> {
+  const c = await imageConfigOfApi(api, ref);
+  if (c === null) return null;
+  const label = (k: string) => (Object.hasOwn(c.labels, k) ? (c.labels[k] as string) : '');
+  return { created: new Date(c.created), builtLabel: label(LABEL_BUILT), dockerfileSha256: label(LABEL_DOCKERFILE), agentsFrom: label(LABEL_AGENTS_FROM), claudeVersion: label(LABEL_CLAUDE), codexVersion: label(LABEL_CODEX) };
 }
 
 export { sha256 } from '../util/sha256.js';

@@ -8,6 +8,7 @@ import { BlockList, createServer, isIPv4, type Server } from 'node:net';
 import { type Command, formatCommand } from '../../templates/command.js';
 import { FIREWALL_FAILED, FIREWALL_READY } from '../../templates/docker-firewall.js';
 import { agentCommand, gatewayCommand, HOME_VOLUME, holderCommand, networkCreateCommand, runLabels, runNames, sealedAgentCommand, teardownCommands } from '../../templates/docker-run.js';
+import { removeContainer } from './api.js';
 import { imageEntrypoint, listenPath, loopbackDoor, type RunningRelay, startRelay } from './sealed.js';
 import { socketDir } from '../util/socket-dir.js';
 import { WATCHDOG_DONE, watchdogCommand } from '../../templates/docker-watchdog.js';
@@ -177,7 +178,7 @@ export async function executeDocker({ ctx, warn, announce, interactive }: Docker
       accept = () => true;
       const [volumesToMake, entrypoint] = await allSettled([
         newVolumes(ctx.docker, draft.volumes),
-        entrypointOf(ctx, ensureRunImages({ docker: ctx.docker, home, env: ctx.env, choice: ctx.choice, interactive, warn })),
+        entrypointOf(ctx, ensureRunImages({ docker: ctx.docker, api: ctx.api, home, env: ctx.env, choice: ctx.choice, interactive, warn })),
         listenPath(proxy.server, socket),
       ]);
       if (ctx.profile.allowHooks.includes('dependency_check')) {
@@ -191,12 +192,14 @@ export async function executeDocker({ ctx, warn, announce, interactive }: Docker
       if (interceptor) setImmediate(() => interceptor.warm());
       let agentEnded = false;
       relay = startRelay({
-        docker: ctx.docker, session: ctx.session, agentUser: prep.agent.user, proxySocket: socket, maxStreams: runLimits(ctx.profile).maxConnections, agentEnded: () => agentEnded,
+        docker: ctx.docker, api: ctx.api, session: ctx.session, agentUser: prep.agent.user, proxySocket: socket, maxStreams: runLimits(ctx.profile).maxConnections, agentEnded: () => agentEnded,
         onEnd: (why, protocolError) => {
           audit.write({ type: 'relay', decision: 'end', rule: why, protocolError });
           if (protocolError) alert(`the sealed network's relay was ended (${why}): the agent has no network for the rest of the run`);
         },
       });
+      // Through the engine's API, the relay's exec waits for the container's start event: heard from before it is made.
+      await relay.subscribed;
       agentStarted = true;
       const agentRun = runForwarded(sealedAgentCommand(prep.sealed!)).finally(() => (agentEnded = true));
       // A relay that never starts leaves the agent waiting at its gate: its container goes, and the run fails.
@@ -213,7 +216,7 @@ export async function executeDocker({ ctx, warn, announce, interactive }: Docker
     const [, volumesToMake] = await allSettled([
       capture(networkCreateCommand(ctx.docker, ctx.session, process.pid, ctx.desktop)).then(() => (networkCreated = true)),
       newVolumes(ctx.docker, draft.volumes),
-      ensureRunImages({ docker: ctx.docker, home, env: ctx.env, choice: ctx.choice, interactive, warn }),
+      ensureRunImages({ docker: ctx.docker, api: ctx.api, home, env: ctx.env, choice: ctx.choice, interactive, warn }),
     ]);
     // Linux: the gateway is this host's address on the run's bridge. Desktop: loopback, reached as host.docker.internal.
     const net = ctx.desktop ? null : parseGateway(await capture(gatewayCommand(ctx.docker, ctx.session)));
@@ -272,10 +275,10 @@ export async function executeDocker({ ctx, warn, announce, interactive }: Docker
  */
 async function entrypointOf(ctx: DockerContext, imagesChecked: Promise<void>): Promise<string[]> {
   const asked = ctx.choice.ref;
-  const early = imageEntrypoint(ctx.docker, asked).catch(() => null);
+  const early = imageEntrypoint(ctx.docker, asked, ctx.api ?? null).catch(() => null);
   await imagesChecked;
   const answer = await early;
-  return answer !== null && ctx.choice.ref === asked ? answer : imageEntrypoint(ctx.docker, ctx.choice.ref);
+  return answer !== null && ctx.choice.ref === asked ? answer : imageEntrypoint(ctx.docker, ctx.choice.ref, ctx.api ?? null);
 }
 
 /** The dependency check the host runs for the container: through the run's proxy, confined, with the proxy's CA. */
@@ -309,8 +312,10 @@ function reportVolume(size: { bytes: number } | { why: string }, ctx: DockerCont
 async function teardown(ctx: DockerContext, any: boolean, warn: (msg: string) => void): Promise<void> {
   if (!any) return;
   const [containers, network] = teardownCommands(ctx.docker, ctx.session, ctx.network === 'sealed') as [Command, Command | undefined];
-  // The agent container is usually gone already (--rm): "no such container" is expected.
-  await capture(containers).catch(() => undefined);
+  // The agent container is usually gone already (--rm): "no such container" is expected. Through the API: the same, a request each.
+  const api = ctx.api ?? null;
+  if (api !== null) await Promise.all(containers.args.slice(2).map((name) => removeContainer(api, name)));
+  else await capture(containers).catch(() => undefined);
   if (network === undefined) return;
   await capture(network).catch((e: unknown) => {
     if (e instanceof CommandFailedError && /not found|no such network/i.test(e.stderr)) return;

@@ -18,6 +18,7 @@ import { confirm } from '../util/prompt.js';
 import { agentsSource, npmSettings } from './agents-source.js';
 import { SANDBOX_DOCKERFILE } from './dockerfile-text.js';
 import { type ImageFacts, inspectImage, sha256 } from './engine.js';
+import type { EngineApi } from './api.js';
 
 export type ImageChoice =
   | { kind: 'default'; ref: string }
@@ -249,6 +250,8 @@ export function ageDays(facts: ImageFacts, now = Date.now()): number {
 
 export interface EnsureInput {
   docker: string;
+  /** The engine's API, where stashbase speaks to it directly (lib/docker/api.ts). */
+  api?: EngineApi | null;
   home: string;
   env: NodeJS.ProcessEnv;
   choice: ImageChoice;
@@ -264,8 +267,8 @@ export interface EnsureInput {
 export async function ensureRunImages(o: EnsureInput): Promise<void> {
   const ref = defaultImageRef(o.env);
   const [facts, custom] = await Promise.all([
-    inspectImage(o.docker, ref),
-    o.choice.kind === 'dockerfile' ? inspectImage(o.docker, o.choice.ref) : Promise.resolve(null),
+    inspectImage(o.docker, ref, o.api ?? null),
+    o.choice.kind === 'dockerfile' ? inspectImage(o.docker, o.choice.ref, o.api ?? null) : Promise.resolve(null),
   ]);
   if (facts === null) {
     const how = `stashbase agent docker build`;

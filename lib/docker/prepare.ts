@@ -37,6 +37,8 @@ export const TERMINAL_VARS = ['TERM', 'COLORTERM', 'TERM_PROGRAM', 'TERM_PROGRAM
 /** Where the CA files are mounted inside the container. */
 export const CONTAINER_CA_DIR = '/etc/stashbase';
 
+import type { EngineApi } from './api.js';
+
 export interface DockerContext {
   session: string;
   profile: Profile;
@@ -67,6 +69,8 @@ export interface DockerContext {
   relay?: string;
   /** The runtime is gVisor's runsc (its seccomp profile differs: templates/docker-seccomp.ts). */
   gvisor?: boolean;
+  /** The engine's API where stashbase speaks to it directly (a local socket: lib/docker/api.ts); else the CLI does. */
+  api?: EngineApi | null;
 }
 
 /** Known once the engine answered; dry runs show placeholders. */

@@ -2,7 +2,7 @@
 // identity), then the plan printed (--dry-run) or carried out.
 import type { Plan } from '../../templates/plan.js';
 import type { DockerWorktree } from '../worktree/run.js';
-import { probe } from '../exec.js';
+import { capture } from '../exec.js';
 import { findTool } from '../util/find-tool.js';
 import type { Profile } from '../profile/types.js';
 import { SandboxUnavailableError } from '../errors.js';
@@ -10,6 +10,8 @@ import { findDocker, goArch, isDesktop } from './engine.js';
 import { chooseNetwork, type DockerNetwork, gvisorNote, isGvisor, relayBinary, relayPath } from './sealed.js';
 import { chooseImage } from './image.js';
 import type { DockerContext } from './prepare.js';
+import { engineApiOf } from './api.js';
+import { dockerEndpoint } from './endpoint.js';
 
 export interface DockerRunInput {
   session: string;
@@ -39,12 +41,13 @@ export interface DockerRunInput {
 }
 
 /** The host's global git identity, forwarded as authorship metadata (never a credential). */
-export function gitIdentity(env: NodeJS.ProcessEnv): { name?: string; email?: string } {
+export async function gitIdentity(env: NodeJS.ProcessEnv): Promise<{ name?: string; email?: string }> {
   const git = findTool('git', env);
   if (!git) return {};
-  const r = probe({ file: git, args: ['config', '--global', '--get-regexp', '^user\\.(name|email)$'] });
+  // Exit status 1: no such setting.
+  const stdout = await capture({ file: git, args: ['config', '--global', '--get-regexp', '^user\\.(name|email)$'] }).catch(() => '');
   const out: { name?: string; email?: string } = {};
-  for (const line of r.code === 0 ? r.stdout.split('\n') : []) {
+  for (const line of stdout.split('\n')) {
     const m = /^user\.(name|email) (.*)$/.exec(line);
     if (m) out[m[1] as 'name' | 'email'] = m[2] as string;
   }
@@ -53,9 +56,13 @@ export function gitIdentity(env: NodeJS.ProcessEnv): { name?: string; email?: st
 
 export async function runDocker(o: DockerRunInput): Promise<number> {
   const docker = o.dryRun ? (findTool('docker', o.env) ?? 'docker') : findDocker(o.env);
+  // Asked while the engine is (a process start of its own).
+  const identity = gitIdentity(o.env);
   // Which engine this is was decided before (lib/remote/target.ts, by agent run): another machine's makes `o.remote`.
   // A dry run does not ask the engine: its runtimes are not checked, and the relay is the one for this machine's architecture.
-  const engine = o.dryRun ? null : await (await import('./engine.js')).engineInfo(docker);
+  // A local engine is asked through its API where the CLI would use a socket (lib/docker/api.ts): no process start per question.
+  const api = o.dryRun || o.remote !== undefined ? null : engineApiOf((await dockerEndpoint(docker, o.env, o.home)).host, o.env);
+  const engine = o.dryRun ? null : await (await import('./engine.js')).engineInfo(docker, api);
   // A remote run is sealed: the firewall's proxy would listen where the engine's containers reach it, on another machine.
   if (o.remote !== undefined && (o.flags.dockerNetwork ?? o.profile.sandbox.dockerNetwork) === 'firewall') {
     throw new SandboxUnavailableError(`network = "firewall" cannot run on a remote engine: its proxy listens where the engine's containers reach it, which is another machine's network; a remote run is sealed (its only way out the relay, over the engine's own connection). Leave the network unset or "sealed"; nothing was run`);
@@ -83,13 +90,14 @@ export async function runDocker(o: DockerRunInput): Promise<number> {
     extraIsolated: (o.flags.dockerIsolatedPaths ?? '').split(',').map((s) => s.trim()).filter(Boolean),
     memory: o.flags.dockerMemory,
     cpus: o.flags.dockerCpus,
-    gitIdentity: gitIdentity(o.env),
+    gitIdentity: await identity,
     tty: process.stdin.isTTY === true && process.stdout.isTTY === true,
     worktree: o.worktree,
     network: choice.network,
     ...(choice.runtime !== undefined ? { runtime: choice.runtime } : {}),
     ...(relay !== undefined ? { relay } : {}),
     gvisor: choice.runtime !== undefined && isGvisor(engine?.runtimes ?? null, choice.runtime),
+    api,
   };
   if (o.remote !== undefined && o.dryRun) {
     const { prepareRemote } = await import('../remote/prepare.js');

@@ -5,10 +5,12 @@
 import { existsSync } from 'node:fs';
 import { connect, createServer, type Server } from 'node:net';
 import { basename, join } from 'node:path';
-import type { Runtimes } from './engine.js';
-import { relayExecCommand, relayUid } from '../../templates/docker-run.js';
+import { imageConfigOfApi, imageRefPath, type Runtimes } from './engine.js';
+import { RELAY_PATH, RELAY_PORT, relayExecCommand, relayUid, runNames } from '../../templates/docker-run.js';
+import { type EngineApi, execAttach, watchStart } from './api.js';
 import { SandboxUnavailableError, UsageError } from '../errors.js';
-import { capture, start, type Spawned } from '../exec.js';
+import { capture, start } from '../exec.js';
+import type { Readable, Writable } from 'node:stream';
 import { thisCli } from '../hooks/cli-files.js';
 import type { Profile } from '../profile/types.js';
 import { parseJson } from '../readback/json.js';
@@ -75,16 +77,27 @@ export function relayBinary(arch: string): string {
 }
 
 /** The image's ENTRYPOINT (none: []), which the relay's gate runs in its place. */
-export async function imageEntrypoint(docker: string, ref: string): Promise<string[]> {
-  const out = await capture({ file: docker, args: ['image', 'inspect', '--format', '{{json .Config.Entrypoint}}', ref] });
-  const parsed = parseJson(out.trim());
-  if (parsed === null || parsed.value === null) return [];
-  const v: unknown = parsed.value;
+export async function imageEntrypoint(docker: string, ref: string, api: EngineApi | null = null): Promise<string[]> {
+  let v: unknown;
+  let out: string;
+  if (api !== null && imageRefPath(ref) !== null) {
+    const c = await imageConfigOfApi(api, ref);
+    if (c === null) throw new SandboxUnavailableError(`the image ${ref} is not there; nothing was run`);
+    v = c.entrypoint;
+    out = JSON.stringify(v) ?? '';
+  } else {
+    out = await capture({ file: docker, args: ['image', 'inspect', '--format', '{{json .Config.Entrypoint}}', ref] });
+    const parsed = parseJson(out.trim());
+    v = parsed === null ? null : parsed.value;
+  }
+  if (v === null) return [];
   if (!Array.isArray(v) || !v.every((x): x is string => typeof x === 'string')) throw new SandboxUnavailableError(`the image ${ref} has an entrypoint stashbase cannot read (${out.trim().slice(0, 200)}); nothing was run`);
   return v;
 }
 
 export interface RunningRelay {
+  /** Resolves once the agent's container may be started (the engine's events for it are heard). */
+  subscribed: Promise<void>;
   /** Resolves once the relay listens in the container; rejects if it never does. */
   ready: Promise<void>;
   stop(): void;
@@ -92,55 +105,118 @@ export interface RunningRelay {
 
 const RELAY_START_MS = 60_000;
 
+/** The relay's exec stream, however it is reached. */
+interface RelayStream {
+  stdout: Readable;
+  stdin: Writable;
+  /** Its standard error's last words (nothing kept once it greeted). */
+  err(): string;
+  closed: Promise<void>;
+  kill(): void;
+  /** Told once it greeted: what it writes to its standard error is the agent's container's, not read any more. */
+  greeted(): void;
+}
+
+/** `docker exec -i` of the relay by the CLI; its failure to find a running container is `notYet`. */
+function cliStream(o: RelayOptions): RelayStream {
+  const e = start(relayExecCommand(o.docker, o.session, relayUid(o.agentUser), o.relayAt), ['pipe', 'pipe', 'pipe']);
+  // Its last words only (4 KiB), and nothing once it greeted: the relay's output is the agent's container's.
+  let err = '';
+  let listening = false;
+  e.child.stderr?.on('data', (b: Buffer) => {
+    if (!listening) err = (err + b.toString('utf8')).slice(-4096);
+  });
+  e.child.stdin?.on('error', () => {});
+  e.exit.catch(() => 0);
+  // Ended: once its stderr is read to the end too (the reason is there).
+  const closed = new Promise<void>((resolve) => e.child.on('close', () => resolve()));
+  return {
+    stdout: e.child.stdout!, stdin: e.child.stdin!, err: () => err, closed, kill: () => e.child.kill('SIGKILL'),
+    greeted: () => {
+      listening = true;
+      e.child.stderr?.resume();
+    },
+  };
+}
+
+/** The same exec through the engine's API (lib/docker/api.ts). */
+async function apiStream(api: EngineApi, o: RelayOptions): Promise<RelayStream> {
+  const uid = relayUid(o.agentUser);
+  const s = await execAttach(api, { container: runNames(o.session).agent, user: `${uid}:${uid}`, workdir: '/', cmd: [o.relayAt ?? RELAY_PATH, 'serve', String(RELAY_PORT)] });
+  let listening = false;
+  return { stdout: s.stdout, stdin: s.stdin, err: () => (listening ? '' : s.stderrTail()), closed: s.closed, kill: () => s.destroy(), greeted: () => (listening = true) };
+}
+
+interface RelayOptions {
+  docker: string;
+  session: string;
+  agentUser: string | null;
+  proxySocket: string;
+  maxStreams: number;
+  agentEnded: () => boolean;
+  onEnd: (why: string, protocolError: boolean) => void;
+  relayAt?: string;
+  /** The engine's API, when stashbase speaks to it directly: the container's start is heard, not polled for. */
+  api?: EngineApi | null;
+}
+
 /**
- * Starts the relay in the agent's container once it runs (an exec before
- * the container exists fails, and is tried again while the agent has not
- * ended), and carries its stream to the proxy listening on `proxySocket`. `onEnd` is told if the relay ends before the run does.
+ * Starts the relay in the agent's container once it runs and carries its
+ * stream to the proxy listening on `proxySocket`. Through the engine's API,
+ * the exec is made when the engine says the container started (the caller
+ * starts it once `subscribed`); through the CLI, an exec before the container
+ * runs fails, and is tried again while the agent has not ended. `onEnd` is
+ * told if the relay ends before the run does.
  */
-export function startRelay(o: { docker: string; session: string; agentUser: string | null; proxySocket: string; maxStreams: number; agentEnded: () => boolean; onEnd: (why: string, protocolError: boolean) => void; relayAt?: string }): RunningRelay {
-  let exec: Spawned | null = null;
+export function startRelay(o: RelayOptions): RunningRelay {
+  let stream: RelayStream | null = null;
   let mux: RelayMux | null = null;
   let stopped = false;
+  const api = o.api ?? null;
+  const watch = api === null ? null : watchStart(api, runNames(o.session).agent);
+  const subscribed = watch === null ? Promise.resolve() : watch.subscribed.catch((e: Error) => {
+    throw new SandboxUnavailableError(`the sealed network's relay cannot start (${e.message}); nothing was run`);
+  });
   const ready = (async () => {
     const t0 = Date.now();
     for (;;) {
       if (stopped || o.agentEnded()) throw new SandboxUnavailableError('the agent ended before the relay started');
-      const e = start(relayExecCommand(o.docker, o.session, relayUid(o.agentUser), o.relayAt), ['pipe', 'pipe', 'pipe']);
-      exec = e;
-      // Its last words only (4 KiB), and nothing once it greeted: the relay's output is the agent's container's.
-      let err = '';
-      let listening = false;
-      e.child.stderr?.on('data', (b: Buffer) => {
-        if (!listening) err = (err + b.toString('utf8')).slice(-4096);
-      });
-      e.child.stdin?.on('error', () => {});
-      const m = new RelayMux(e.child.stdout!, e.child.stdin!, { connect: () => connect(o.proxySocket), maxStreams: o.maxStreams, onEnd: (why, bad) => {
+      let s: RelayStream;
+      if (api !== null && watch !== null) {
+        await watch.started.catch(() => {
+          throw new SandboxUnavailableError(stopped || o.agentEnded() ? 'the agent ended before the relay started' : "the sealed network's relay did not start (the engine's event stream ended)");
+        });
+        if (stopped || o.agentEnded()) throw new SandboxUnavailableError('the agent ended before the relay started');
+        s = await apiStream(api, o).catch((e: Error) => {
+          throw new SandboxUnavailableError(o.agentEnded() || /is not running|no such container/i.test(e.message) ? 'the agent ended before the relay started' : `the sealed network's relay did not start (${e.message})`);
+        });
+      } else s = cliStream(o);
+      stream = s;
+      const m = new RelayMux(s.stdout, s.stdin, { connect: () => connect(o.proxySocket), maxStreams: o.maxStreams, onEnd: (why, bad) => {
         if (m.greeted && !stopped) o.onEnd(why, bad);
       } });
-      // Ended: once its stderr is read to the end too (the reason is there).
-      const closed = new Promise<'ended'>((resolve) => e.child.on('close', () => resolve('ended')));
-      const outcome = await Promise.race([m.ready.then(() => 'ready' as const, () => closed), closed]);
+      const outcome = await Promise.race([m.ready.then(() => 'ready' as const, () => s.closed.then(() => 'ended' as const)), s.closed.then(() => 'ended' as const)]);
       if (outcome === 'ready') {
-        listening = true;
-        e.child.stderr?.resume();
+        s.greeted();
         mux = m;
-        // Its exec ending ends its stream: the mux hears of it.
-        e.exit.catch(() => 0);
         return;
       }
       m.end('its exec ended');
-      const notYet = /no such container|is not running|not found/i.test(err);
+      const err = s.err();
+      const notYet = api === null && /no such container|is not running|not found/i.test(err);
       if (!notYet || Date.now() - t0 > RELAY_START_MS) throw new SandboxUnavailableError(`the sealed network's relay did not start (${err.trim().split('\n').pop() || 'its exec ended'})`);
       await new Promise((r) => setTimeout(r, 25));
     }
   })();
   ready.catch(() => {});
   return {
+    subscribed,
     ready,
     stop: () => {
       stopped = true;
+      watch?.cancel();
       mux?.end('the run ended');
-      (exec as Spawned | null)?.child.kill('SIGKILL');
+      (stream as RelayStream | null)?.kill();
     },
   };
 }

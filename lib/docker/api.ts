@@ -1,0 +1,290 @@
+// The Docker engine's HTTP API, spoken directly where the docker CLI would
+// speak it over a local socket (or plain tcp:// to loopback): the same
+// requests the CLI makes, without a process start for each (~20–40 ms here)
+// and, for the sealed relay's exec stream, without the CLI copying every byte
+// between stashbase and the engine. An engine reached any other way (ssh://,
+// TLS, a context with options) is left to the CLI (lib/docker/endpoint.ts
+// decides which engine the CLI would use; this follows it).
+//
+// What comes back is the engine's, not the agent's, but it is still read
+// bounded: a JSON answer up to `maxBytes`, an exec stream's frames headed by
+// the engine and their payload passed on without being gathered.
+import type { IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
+import { PassThrough, type Readable } from 'node:stream';
+import { createRequire } from 'node:module';
+import { parseJson } from '../readback/json.js';
+
+// node:http is loaded on first use: a dry run never asks the engine.
+let httpModule: typeof import('node:http') | undefined;
+const http = () => (httpModule ??= createRequire(import.meta.url)('node:http') as typeof import('node:http'));
+
+export interface EngineApi {
+  /** A Unix socket's path, or a loopback TCP address. */
+  socketPath?: string;
+  host?: string;
+  port?: number;
+  /** How it is named in what stashbase says (the CLI's form). */
+  address: string;
+}
+
+const DEFAULT_SOCKET = '/var/run/docker.sock';
+
+/**
+ * The API of the engine the CLI would use (`host` as lib/docker/endpoint.ts
+ * reports it, '' the default), when stashbase can speak to it the same way:
+ * a Unix socket, or plain TCP to loopback without TLS. Otherwise null (the CLI).
+ */
+export function engineApiOf(host: string, env: NodeJS.ProcessEnv, platform: NodeJS.Platform = process.platform): EngineApi | null {
+  if (platform === 'win32') return null;
+  if (host === '') return { socketPath: DEFAULT_SOCKET, address: `unix://${DEFAULT_SOCKET}` };
+  if (host.startsWith('unix://')) {
+    const path = host.slice('unix://'.length);
+    return path.startsWith('/') ? { socketPath: path, address: host } : null;
+  }
+  // TLS is the CLI's to set up (certificates, verification): only plain TCP, and only to this machine.
+  if (env.DOCKER_TLS_VERIFY || env.DOCKER_CERT_PATH || env.DOCKER_TLS) return null;
+  const m = /^tcp:\/\/(127\.0\.0\.1|localhost|\[::1\]):(\d{1,5})\/?$/i.exec(host);
+  if (!m) return null;
+  const port = Number(m[2]);
+  if (port < 1 || port > 65535) return null;
+  return { host: (m[1] as string).replace(/^\[|\]$/g, ''), port, address: host };
+}
+
+export class EngineApiError extends Error {
+  constructor(readonly status: number, message: string) {
+    super(message);
+  }
+}
+
+const JSON_LIMIT = 4 << 20;
+
+function requestOptions(api: EngineApi, method: string, path: string, headers: Record<string, string>) {
+  const where = api.socketPath !== undefined ? { socketPath: api.socketPath } : { host: api.host, port: api.port };
+  return { ...where, method, path, headers: { Host: 'docker', ...headers }, agent: false as const };
+}
+
+/**
+ * One request, its answer parsed as JSON (null when empty); a status of 400
+ * or more rejects with the engine's message. Bounded by `maxBytes` and `timeoutMs`.
+ */
+export function apiRequest(api: EngineApi, method: string, path: string, body?: unknown, o: { maxBytes?: number; timeoutMs?: number } = {}): Promise<unknown> {
+  const maxBytes = o.maxBytes ?? JSON_LIMIT;
+  return new Promise((resolve, reject) => {
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    const req = http().request(requestOptions(api, method, path, payload === undefined ? {} : { 'Content-Type': 'application/json' }), (res: IncomingMessage) => {
+      const parts: Buffer[] = [];
+      let size = 0;
+      res.on('data', (b: Buffer) => {
+        size += b.length;
+        if (size > maxBytes) {
+          req.destroy();
+          reject(new EngineApiError(0, `the engine's answer to ${method} ${path} passed ${maxBytes} bytes`));
+          return;
+        }
+        parts.push(b);
+      });
+      res.on('error', reject);
+      res.on('end', () => {
+        const text = Buffer.concat(parts).toString('utf8');
+        const status = res.statusCode ?? 0;
+        const parsed = text.trim() === '' ? null : parseJson(text);
+        if (status >= 400) {
+          const v = parsed?.value as { message?: unknown } | null | undefined;
+          const message = v !== null && typeof v === 'object' && typeof v.message === 'string' ? v.message : text.trim().slice(0, 500);
+          reject(new EngineApiError(status, message || `status ${status}`));
+          return;
+        }
+        if (text.trim() !== '' && parsed === null) {
+          reject(new EngineApiError(status, `the engine's answer to ${method} ${path} is not JSON`));
+          return;
+        }
+        resolve(parsed === null ? null : parsed.value);
+      });
+    });
+    if (o.timeoutMs !== undefined) req.setTimeout(o.timeoutMs, () => req.destroy(new EngineApiError(0, `the engine did not answer ${method} ${path} within ${o.timeoutMs} ms`)));
+    req.on('error', (e) => reject(e instanceof EngineApiError ? e : new EngineApiError(0, `cannot reach the Docker engine at ${api.address} (${e.message})`)));
+    req.end(payload);
+  });
+}
+
+/** A path with its query, each value encoded. */
+export function apiPath(path: string, query: Record<string, string> = {}): string {
+  const q = Object.entries(query).map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join('&');
+  return q === '' ? path : `${path}?${q}`;
+}
+
+/** `docker rm --force <name>`: a container not there is not an error; nor is any other failure (the watchdog and cleanup remain). */
+export async function removeContainer(api: EngineApi, name: string): Promise<void> {
+  await apiRequest(api, 'DELETE', apiPath(`/containers/${encodeURIComponent(name)}`, { force: 'true' }), undefined, { timeoutMs: 60_000 }).catch(() => undefined);
+}
+
+export interface StartWatch {
+  /** Resolves once the engine listens for the container's events (the container may be made after). */
+  subscribed: Promise<void>;
+  /** Resolves once the container started; rejects when the watch fails or is cancelled. */
+  started: Promise<void>;
+  cancel(): void;
+}
+
+const EVENT_LINE_LIMIT = 64 * 1024;
+
+/**
+ * Waits for a container's start through the engine's event stream (no
+ * polling): subscribe before the container is made, and `started` resolves
+ * on its start event.
+ */
+export function watchStart(api: EngineApi, container: string): StartWatch {
+  let req: ReturnType<typeof import('node:http').request> | null = null;
+  let settle: { ok: () => void; fail: (e: Error) => void } | null = null;
+  const started = new Promise<void>((ok, fail) => (settle = { ok, fail }));
+  started.catch(() => {});
+  const subscribed = new Promise<void>((ok, fail) => {
+    const filters = JSON.stringify({ type: ['container'], container: [container], event: ['start'] });
+    req = http().request(requestOptions(api, 'GET', apiPath('/events', { filters }), {}), (res: IncomingMessage) => {
+      if ((res.statusCode ?? 0) >= 400) {
+        const e = new EngineApiError(res.statusCode ?? 0, `the engine refused its event stream (status ${res.statusCode})`);
+        res.resume();
+        fail(e);
+        settle?.fail(e);
+        return;
+      }
+      ok();
+      let line = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        line += chunk;
+        for (let nl = line.indexOf('\n'); nl >= 0; nl = line.indexOf('\n')) {
+          const one = line.slice(0, nl);
+          line = line.slice(nl + 1);
+          const parsed = parseJson(one);
+          const v = parsed?.value as { Action?: unknown; status?: unknown } | null | undefined;
+          if (v !== null && typeof v === 'object' && (v.Action === 'start' || v.status === 'start')) {
+            settle?.ok();
+            req?.destroy();
+            return;
+          }
+        }
+        if (line.length > EVENT_LINE_LIMIT) {
+          req?.destroy();
+          settle?.fail(new EngineApiError(0, 'the engine sent an event line past 64 KiB'));
+        }
+      });
+      res.on('end', () => settle?.fail(new EngineApiError(0, 'the engine ended its event stream')));
+      res.on('error', () => settle?.fail(new EngineApiError(0, 'the engine ended its event stream')));
+    });
+    req.on('error', (e: Error) => {
+      const err = new EngineApiError(0, `cannot reach the Docker engine at ${api.address} (${e.message})`);
+      fail(err);
+      settle?.fail(err);
+    });
+    req.end();
+  });
+  subscribed.catch(() => {});
+  return {
+    subscribed,
+    started,
+    cancel: () => {
+      settle?.fail(new EngineApiError(0, 'cancelled'));
+      (req as { destroy(): void } | null)?.destroy();
+    },
+  };
+}
+
+export interface ExecStream {
+  /** The process's standard output, demultiplexed; ends when the stream does. */
+  stdout: Readable;
+  /** Its standard input (the hijacked connection: end() closes the process's input). */
+  stdin: Socket;
+  /** The last 4 KiB of its standard error (and the engine's own error frames). */
+  stderrTail(): string;
+  /** Resolves once the stream is over. */
+  closed: Promise<void>;
+  /** Ends the stream at once. */
+  destroy(): void;
+}
+
+/** What an exec runs: as docker exec -i --user U --workdir W <container> <cmd…>. */
+export interface ExecSpec {
+  container: string;
+  user: string;
+  workdir: string;
+  cmd: string[];
+}
+
+const STDERR_TAIL = 4096;
+
+/**
+ * `docker exec -i` through the API: the exec made, then started on a
+ * hijacked connection whose input is the process's and whose output comes in
+ * the engine's frames (an 8-byte header: the stream, then the length), taken
+ * apart as they arrive: the standard output's bytes passed on with the
+ * connection paused while they are not taken, the standard error's tail kept.
+ */
+export async function execAttach(api: EngineApi, spec: ExecSpec): Promise<ExecStream> {
+  const made = await apiRequest(api, 'POST', `/containers/${encodeURIComponent(spec.container)}/exec`, {
+    AttachStdin: true, AttachStdout: true, AttachStderr: true, Tty: false, User: spec.user, WorkingDir: spec.workdir, Cmd: spec.cmd,
+  }, { timeoutMs: 30_000 });
+  const id = (made as { Id?: unknown } | null)?.Id;
+  if (typeof id !== 'string' || !/^[0-9a-f]{64}$/.test(id)) throw new EngineApiError(0, 'the engine made an exec without an id');
+  const socket = await new Promise<Socket>((resolve, reject) => {
+    const req = http().request(requestOptions(api, 'POST', `/exec/${id}/start`, { 'Content-Type': 'application/json', Connection: 'Upgrade', Upgrade: 'tcp' }));
+    req.on('upgrade', (_res: IncomingMessage, s: Socket, head: Buffer) => {
+      if (head.length > 0) s.unshift(head);
+      resolve(s);
+    });
+    req.on('response', (res: IncomingMessage) => {
+      const parts: Buffer[] = [];
+      res.on('data', (b: Buffer) => parts.length < 16 && parts.push(b));
+      res.on('end', () => reject(new EngineApiError(res.statusCode ?? 0, Buffer.concat(parts).toString('utf8').trim().slice(0, 500) || `status ${res.statusCode}`)));
+    });
+    req.on('error', (e: Error) => reject(new EngineApiError(0, `cannot reach the Docker engine at ${api.address} (${e.message})`)));
+    req.end(JSON.stringify({ Detach: false, Tty: false }));
+  });
+  socket.setNoDelay(true);
+  const stdout = new PassThrough();
+  let tail = '';
+  const header = Buffer.alloc(8);
+  let have = 0;
+  /** Bytes of the current frame's payload still to come, and where they go. */
+  let left = 0;
+  let kind = 0;
+  const fail = (why: string) => {
+    tail = (tail + `\n${why}`).slice(-STDERR_TAIL);
+    socket.destroy();
+  };
+  socket.on('data', (chunk: Buffer) => {
+    let at = 0;
+    while (at < chunk.length) {
+      if (left === 0) {
+        const n = Math.min(8 - have, chunk.length - at);
+        chunk.copy(header, have, at, at + n);
+        have += n;
+        at += n;
+        if (have < 8) return;
+        have = 0;
+        kind = header[0] as number;
+        left = header.readUInt32BE(4);
+        if (kind > 3 || header[1] !== 0 || header[2] !== 0 || header[3] !== 0) return fail(`the engine's exec stream is not framed as expected`);
+        continue;
+      }
+      const n = Math.min(left, chunk.length - at);
+      const part = chunk.subarray(at, at + n);
+      left -= n;
+      at += n;
+      if (kind === 1) {
+        if (!stdout.write(part)) {
+          socket.pause();
+          stdout.once('drain', () => socket.resume());
+        }
+      } else if (kind === 2 || kind === 3) tail = (tail + part.toString('utf8')).slice(-STDERR_TAIL);
+    }
+  });
+  const closed = new Promise<void>((resolve) => socket.once('close', () => {
+    stdout.end();
+    resolve();
+  }));
+  socket.on('end', () => stdout.end());
+  socket.on('error', () => {});
+  return { stdout, stdin: socket, stderrTail: () => tail, closed, destroy: () => socket.destroy() };
+}

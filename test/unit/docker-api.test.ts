@@ -1,0 +1,209 @@
+// The engine's API spoken directly (lib/docker/api.ts), against a stand-in
+// engine on a Unix socket of the test's own: which engines it is used for
+// (whole answers), the exact exec request the docker CLI would make, the exec
+// stream's frames taken apart however they are cut (and a frame that is not
+// the engine's format ending the stream), the bounds on answers and event
+// lines, and the start heard on the event stream.
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import { apiRequest, type EngineApi, engineApiOf, EngineApiError, execAttach, removeContainer, watchStart } from '../../lib/docker/api.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'stashbase-api-'));
+const servers: Server[] = [];
+after(() => {
+  for (const s of servers) s.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+type Handler = (req: IncomingMessage, body: string, res: ServerResponse) => void;
+type Upgrade = (req: IncomingMessage, body: string, socket: Socket) => void;
+
+let n = 0;
+/** A stand-in engine on a Unix socket; every request recorded with its body. */
+async function engine(handle: Handler, upgrade?: Upgrade): Promise<{ api: EngineApi; seen: { method: string; url: string; body: string }[] }> {
+  const seen: { method: string; url: string; body: string }[] = [];
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (b: Buffer) => (body += b.toString('utf8')));
+    req.on('end', () => {
+      seen.push({ method: req.method ?? '', url: req.url ?? '', body });
+      handle(req, body, res);
+    });
+  });
+  server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
+    // The body of an upgrade request arrives on the socket (after `head`).
+    let body = head.toString('utf8');
+    const done = () => {
+      seen.push({ method: req.method ?? '', url: req.url ?? '', body });
+      upgrade?.(req, body, socket);
+    };
+    if (body.length >= Number(req.headers['content-length'] ?? 0)) return done();
+    socket.once('data', (b: Buffer) => {
+      body += b.toString('utf8');
+      done();
+    });
+  });
+  servers.push(server);
+  const path = join(dir, `engine-${n++}.sock`);
+  await new Promise<void>((r) => server.listen(path, r));
+  return { api: { socketPath: path, address: `unix://${path}` }, seen };
+}
+
+const json = (res: ServerResponse, status: number, v: unknown) => {
+  res.writeHead(status, { 'Content-Type': 'application/json' });
+  res.end(JSON.stringify(v));
+};
+
+/** One of the engine's frames: the stream (1 stdout, 2 stderr), three zero bytes, the length. */
+function frame(kind: number, payload: Buffer | string): Buffer {
+  const p = Buffer.isBuffer(payload) ? payload : Buffer.from(payload);
+  const h = Buffer.alloc(8);
+  h[0] = kind;
+  h.writeUInt32BE(p.length, 4);
+  return Buffer.concat([h, p]);
+}
+
+const ID = 'a'.repeat(64);
+
+test('engineApiOf: the engines the CLI would reach over a local socket or plain loopback TCP, nothing else', () => {
+  assert.deepEqual(engineApiOf('', {}, 'linux'), { socketPath: '/var/run/docker.sock', address: 'unix:///var/run/docker.sock' });
+  assert.deepEqual(engineApiOf('unix:///run/user/1000/docker.sock', {}, 'darwin'), { socketPath: '/run/user/1000/docker.sock', address: 'unix:///run/user/1000/docker.sock' });
+  assert.deepEqual(engineApiOf('tcp://127.0.0.1:2375', {}, 'linux'), { host: '127.0.0.1', port: 2375, address: 'tcp://127.0.0.1:2375' });
+  assert.deepEqual(engineApiOf('tcp://[::1]:2375', {}, 'linux'), { host: '::1', port: 2375, address: 'tcp://[::1]:2375' });
+  for (const host of ['unix://docker.sock', 'tcp://10.0.0.2:2375', 'tcp://localhost.example:2375', 'tcp://127.0.0.1', 'tcp://127.0.0.1:99999', 'ssh://me@box', 'npipe:////./pipe/docker_engine', 'fd://']) assert.equal(engineApiOf(host, {}, 'linux'), null, host);
+  // TLS is the CLI's: a loopback engine behind it is left to the CLI.
+  assert.equal(engineApiOf('tcp://127.0.0.1:2376', { DOCKER_TLS_VERIFY: '1' }, 'linux'), null);
+  assert.equal(engineApiOf('tcp://127.0.0.1:2376', { DOCKER_CERT_PATH: '/c' }, 'linux'), null);
+  assert.equal(engineApiOf('', {}, 'win32'), null);
+});
+
+test('execAttach: the exec the CLI would make (docker exec -i --user --workdir), started on a hijacked stream whose frames are taken apart however they are cut', async () => {
+  let server: Socket | null = null;
+  const { api, seen } = await engine((req, _body, res) => {
+    if (req.method === 'POST' && req.url === '/containers/stashbase-agent-run-x-agent/exec') return json(res, 201, { Id: ID });
+    json(res, 404, { message: 'no such thing' });
+  }, (_req, _body, socket) => {
+    server = socket;
+    socket.write('HTTP/1.1 101 UPGRADED\r\nContent-Type: application/vnd.docker.raw-stream\r\nConnection: Upgrade\r\nUpgrade: tcp\r\n\r\n');
+    // Cut at every byte across two frames, then a stderr frame and a large stdout one in one write.
+    const bytes = Buffer.concat([frame(1, 'hello '), frame(1, 'world\n')]);
+    for (const b of bytes) socket.write(Buffer.from([b]));
+    socket.write(Buffer.concat([frame(2, 'its last words\n'), frame(1, Buffer.alloc(100_000, 120))]));
+    // What the exec reads from its input is echoed as stdout.
+    socket.on('data', (b: Buffer) => socket.write(frame(1, b)));
+  });
+  const s = await execAttach(api, { container: 'stashbase-agent-run-x-agent', user: '2147483646:2147483646', workdir: '/', cmd: ['/.stashbase-relay', 'serve', '3128'] });
+  const chunks: Buffer[] = [];
+  let total = 0;
+  const want = 12 + 100_000 + 4;
+  await new Promise<void>((resolve) => {
+    s.stdout.on('data', (b: Buffer) => {
+      chunks.push(b);
+      total += b.length;
+      if (total === 12 + 100_000) s.stdin.write('ping');
+      if (total >= want) resolve();
+    });
+  });
+  const out = Buffer.concat(chunks);
+  assert.equal(out.subarray(0, 12).toString(), 'hello world\n');
+  assert.ok(out.subarray(12, 12 + 100_000).every((c) => c === 120));
+  assert.equal(out.subarray(12 + 100_000).toString(), 'ping');
+  assert.equal(s.stderrTail(), 'its last words\n');
+  assert.deepEqual(seen.map((r) => [r.method, r.url]), [['POST', '/containers/stashbase-agent-run-x-agent/exec'], ['POST', `/exec/${ID}/start`]]);
+  assert.deepEqual(JSON.parse(seen[0]!.body), { AttachStdin: true, AttachStdout: true, AttachStderr: true, Tty: false, User: '2147483646:2147483646', WorkingDir: '/', Cmd: ['/.stashbase-relay', 'serve', '3128'] });
+  assert.deepEqual(JSON.parse(seen[1]!.body), { Detach: false, Tty: false });
+  // The engine ends it: stdout ends, `closed` resolves.
+  (server as Socket | null)?.end();
+  await s.closed;
+  assert.equal((s.stdout as unknown as { writableEnded: boolean }).writableEnded, true);
+});
+
+test('execAttach: a frame header that is not the engine\'s ends the stream at once, said in its tail; nothing past it is passed on', async () => {
+  const { api } = await engine((_req, _body, res) => json(res, 201, { Id: ID }), (_req, _body, socket) => {
+    socket.write('HTTP/1.1 101 UPGRADED\r\nConnection: Upgrade\r\nUpgrade: tcp\r\n\r\n');
+    const bad = frame(1, 'after');
+    bad[2] = 7;
+    socket.write(Buffer.concat([frame(1, 'before'), bad, frame(1, 'never')]));
+  });
+  const s = await execAttach(api, { container: 'c', user: '1:1', workdir: '/', cmd: ['x'] });
+  let out = '';
+  s.stdout.on('data', (b: Buffer) => (out += b.toString()));
+  await s.closed;
+  assert.equal(out, 'before');
+  assert.match(s.stderrTail(), /not framed as expected/);
+});
+
+test('execAttach: the engine refusing the exec (no such container, not running) rejects with its status and message', async () => {
+  const { api } = await engine((_req, _body, res) => json(res, 409, { message: 'Container abc is not running' }));
+  await assert.rejects(execAttach(api, { container: 'c', user: '1:1', workdir: '/', cmd: ['x'] }), (e: unknown) => e instanceof EngineApiError && e.status === 409 && e.message === 'Container abc is not running');
+  // An exec id that is not one: refused before it is put in a path.
+  const odd = await engine((_req, _body, res) => json(res, 201, { Id: '../../containers/x/kill' }));
+  await assert.rejects(execAttach(odd.api, { container: 'c', user: '1:1', workdir: '/', cmd: ['x'] }), /an exec without an id/);
+  assert.deepEqual(odd.seen.map((r) => r.url), ['/containers/c/exec']);
+});
+
+test('apiRequest: an answer past its bound, or not JSON, rejects; an error status gives the engine\'s message', async () => {
+  const { api } = await engine((req, _body, res) => {
+    if (req.url === '/big') {
+      res.writeHead(200);
+      res.end(`"${'x'.repeat(2000)}"`);
+    } else if (req.url === '/text') {
+      res.writeHead(200);
+      res.end('<html>');
+    } else json(res, 404, { message: 'No such image: nothing:latest' });
+  });
+  await assert.rejects(apiRequest(api, 'GET', '/big', undefined, { maxBytes: 1000 }), /passed 1000 bytes/);
+  assert.equal((await apiRequest(api, 'GET', '/big', undefined, { maxBytes: 4000 }) as string).length, 2000);
+  await assert.rejects(apiRequest(api, 'GET', '/text'), /is not JSON/);
+  await assert.rejects(apiRequest(api, 'GET', '/images/nothing:latest/json'), (e: unknown) => e instanceof EngineApiError && e.status === 404 && e.message === 'No such image: nothing:latest');
+  // Removal: DELETE with force, a missing container no error.
+  const gone = await engine((_req, _body, res) => json(res, 404, { message: 'No such container: c' }));
+  await removeContainer(gone.api, 'stashbase-agent-run-x-agent');
+  assert.deepEqual(gone.seen.map((r) => [r.method, r.url]), [['DELETE', '/containers/stashbase-agent-run-x-agent?force=true']]);
+  // No engine there: a rejection naming the address, never a hang.
+  await assert.rejects(apiRequest({ socketPath: join(dir, 'none.sock'), address: 'unix:///none' }, 'GET', '/info'), /cannot reach the Docker engine at unix:\/\/\/none/);
+});
+
+test('watchStart: subscribed once the engine answers; started on the container\'s start event, filtered by name; an endless line past 64 KiB fails it', async () => {
+  let stream: ServerResponse | null = null;
+  const { api, seen } = await engine((_req, _body, res) => {
+    res.writeHead(200, { 'Content-Type': 'application/json' });
+    res.write('');
+    stream = res;
+  });
+  const w = watchStart(api, 'stashbase-agent-run-x-agent');
+  await w.subscribed;
+  let started = false;
+  void w.started.then(() => (started = true));
+  const url = new URL(seen[0]!.url, 'http://docker');
+  assert.equal(url.pathname, '/events');
+  assert.deepEqual(JSON.parse(url.searchParams.get('filters')!), { type: ['container'], container: ['stashbase-agent-run-x-agent'], event: ['start'] });
+  // A partial line is not an event.
+  (stream as ServerResponse | null)!.write('{"status":"sta');
+  await new Promise((r) => setTimeout(r, 50));
+  assert.equal(started, false);
+  (stream as ServerResponse | null)!.write('rt","Action":"start","Type":"container"}\n');
+  await w.started;
+
+  const flood = await engine((_req, _body, res) => {
+    res.writeHead(200);
+    res.write('x'.repeat(70 * 1024));
+  });
+  const f = watchStart(flood.api, 'c');
+  await f.subscribed;
+  await assert.rejects(f.started, /past 64 KiB/);
+  // Cancelled: rejects.
+  const c = await engine((_req, _body, res) => {
+    res.writeHead(200);
+    res.write('');
+  });
+  const cw = watchStart(c.api, 'c');
+  await cw.subscribed;
+  cw.cancel();
+  await assert.rejects(cw.started, /cancelled/);
+});
