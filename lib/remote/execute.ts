@@ -102,6 +102,11 @@ export function planRemote(o: { cwd: string; env: NodeJS.ProcessEnv; home: strin
   if (Object.values(o.profile.mcp.servers).some((s) => s.local !== null)) {
     throw new SandboxUnavailableError('the profile starts local MCP servers, which work in your checkout on this machine; a remote run\'s tree is on the engine: use remote MCP servers, or run locally; nothing was run');
   }
+  // The hooks' stand-in and endpoints scan and check your checkout on this machine (the secret scan, the dependency
+  // check): on the engine the agent's commits would go without the safety net the profile asks for. Refused, not dropped.
+  if (o.profile.allowHooks.length > 0) {
+    throw new SandboxUnavailableError(`the profile's allow_hooks (${o.profile.allowHooks.join(', ')}) run on this machine against your checkout, and a remote run's tree is on the engine, where the hooks' stand-in is not: use a profile without allow_hooks for remote runs, or run locally; nothing was run`);
+  }
   let name: string;
   let fresh: boolean;
   if (o.resume !== undefined) {

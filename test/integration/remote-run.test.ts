@@ -202,7 +202,7 @@ describe('remote runs on a second Docker engine (real engines, tcp:// and ssh://
     assert.notEqual(control.cap, '0000000000000000');
   });
 
-  test('refused before the engine is contacted: uncommitted changes (control: --allow-dirty runs, said), a committed file deny_read covers (control: the same file uncommitted runs), network = firewall, local MCP servers', { timeout: 180_000 }, async () => {
+  test('refused before the engine is contacted: uncommitted changes (control: --allow-dirty runs, said), a committed file deny_read covers (control: the same file uncommitted runs), network = firewall, local MCP servers, allow_hooks (control: a profile without them runs)', { timeout: 180_000 }, async () => {
     const repo = repository();
     writeFile(join(repo, 'notes.txt'), 'mine\n');
     const dirty = await cli(['agent', 'run', '--silent', '--docker-sandbox', 'true', '--', 'touch', 'ran'], { env: tcpEnv(), cwd: repo, timeoutMs: 60_000 });
@@ -253,6 +253,15 @@ describe('remote runs on a second Docker engine (real engines, tcp:// and ssh://
     const mcp = await cli(['agent', 'run', '--silent', '--profile', 'localmcp', '--', 'true'], { env: tcpEnv(), cwd: secret, timeoutMs: 60_000 });
     assert.equal(mcp.code, 4, mcp.stderr);
     assert.equal(mcp.stderr, 'stashbase: the profile starts local MCP servers, which work in your checkout on this machine; a remote run\'s tree is on the engine: use remote MCP servers, or run locally; nothing was run\n');
+    // The hooks the profile allows work on this machine's checkout: refused, not dropped; its control, the same profile
+    // without allow_hooks, runs there.
+    writeFile(join(t.sbHome, 'agents', 'hooked.toml'), `allow_hooks = ["secret_scan"]\n[sandbox]\nbackend = "docker"\n`);
+    const hooked = await cli(['agent', 'run', '--silent', '--profile', 'hooked', '--', 'true'], { env: tcpEnv(), cwd: secret, timeoutMs: 60_000 });
+    assert.equal(hooked.code, 4, hooked.stderr);
+    assert.equal(hooked.stderr, 'stashbase: the profile\'s allow_hooks (secret_scan) run on this machine against your checkout, and a remote run\'s tree is on the engine, where the hooks\' stand-in is not: use a profile without allow_hooks for remote runs, or run locally; nothing was run\n');
+    writeFile(join(t.sbHome, 'agents', 'unhooked.toml'), `[sandbox]\nbackend = "docker"\n`);
+    const unhooked = await cli(['agent', 'run', '--silent', '--profile', 'unhooked', '--', 'true'], { env: tcpEnv(), cwd: repository(), timeoutMs: 120_000 });
+    assert.equal(unhooked.code, 0, unhooked.stderr);
   });
 
   test('git state the agent plants in its clone stays there: its config, hooks, other branches and tags never reach your repository; only its branch\'s commits come back (unnamed: a commit whose tree holds .git/config is refused by the import; control: a plain git fetch of it takes it)', { timeout: 180_000 }, async () => {
