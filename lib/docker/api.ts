@@ -13,7 +13,8 @@ import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import { PassThrough, type Readable } from 'node:stream';
 import { createRequire } from 'node:module';
-import { parseJson } from '../readback/json.js';
+import { isJsonObject, parseJson } from '../readback/json.js';
+import type { Endpoint } from './endpoint.js';
 
 // node:http is loaded on first use: a dry run never asks the engine.
 let httpModule: typeof import('node:http') | undefined;
@@ -49,6 +50,15 @@ export function engineApiOf(host: string, env: NodeJS.ProcessEnv, platform: Node
   const port = Number(m[2]);
   if (port < 1 || port > 65535) return null;
   return { host: (m[1] as string).replace(/^\[|\]$/g, ''), port, address: host };
+}
+
+/**
+ * The API of the engine the CLI uses (lib/docker/endpoint.ts), where stashbase can speak to it the same way. A context
+ * stashbase could not read, or one over TCP (its TLS settings are the context's, not the environment's), is left to the CLI.
+ */
+export function engineApiOfEndpoint(e: Endpoint, env: NodeJS.ProcessEnv, platform: NodeJS.Platform = process.platform): EngineApi | null {
+  if (e.context !== undefined && !e.host.startsWith('unix://')) return null;
+  return engineApiOf(e.host, env, platform);
 }
 
 export class EngineApiError extends Error {
@@ -89,7 +99,8 @@ export function apiRequest(api: EngineApi, method: string, path: string, body?: 
         const text = Buffer.concat(parts).toString('utf8');
         const status = res.statusCode ?? 0;
         const parsed = text.trim() === '' ? null : parseJson(text);
-        if (status >= 400) {
+        // Only a 2xx answers the request: a redirect (the engine's for a path it cleans) is not followed, as the CLI would.
+        if (status < 200 || status >= 300) {
           const v = parsed?.value as { message?: unknown } | null | undefined;
           const message = v !== null && typeof v === 'object' && typeof v.message === 'string' ? v.message : text.trim().slice(0, 500);
           reject(new EngineApiError(status, message || `status ${status}`));
@@ -128,6 +139,8 @@ export interface StartWatch {
 }
 
 const EVENT_LINE_LIMIT = 64 * 1024;
+/** How long the engine may take to answer a streaming request's headers. */
+const HEADERS_MS = 30_000;
 
 /**
  * Waits for a container's start through the engine's event stream (no
@@ -141,7 +154,10 @@ export function watchStart(api: EngineApi, container: string): StartWatch {
   started.catch(() => {});
   const subscribed = new Promise<void>((ok, fail) => {
     const filters = JSON.stringify({ type: ['container'], container: [container], event: ['start'] });
-    req = http().request(requestOptions(api, 'GET', apiPath('/events', { filters }), {}), (res: IncomingMessage) => {
+    // The engine answers before it listens: `since` has it replay a start it saw meanwhile (the name is the run's own,
+    // so nothing older can be this container's).
+    const since = String(Math.floor(Date.now() / 1000) - 5);
+    req = http().request(requestOptions(api, 'GET', apiPath('/events', { since, filters }), {}), (res: IncomingMessage) => {
       if ((res.statusCode ?? 0) >= 400) {
         const e = new EngineApiError(res.statusCode ?? 0, `the engine refused its event stream (status ${res.statusCode})`);
         res.resume();
@@ -158,8 +174,8 @@ export function watchStart(api: EngineApi, container: string): StartWatch {
           const one = line.slice(0, nl);
           line = line.slice(nl + 1);
           const parsed = parseJson(one);
-          const v = parsed?.value as { Action?: unknown; status?: unknown } | null | undefined;
-          if (v !== null && typeof v === 'object' && (v.Action === 'start' || v.status === 'start')) {
+          // The engine's filter matches names by prefix: the event's own name must be the container's.
+          if (parsed !== null && isStartOf(parsed.value, container)) {
             settle?.ok();
             req?.destroy();
             return;
@@ -174,10 +190,13 @@ export function watchStart(api: EngineApi, container: string): StartWatch {
       res.on('error', () => settle?.fail(new EngineApiError(0, 'the engine ended its event stream')));
     });
     req.on('error', (e: Error) => {
-      const err = new EngineApiError(0, `cannot reach the Docker engine at ${api.address} (${e.message})`);
+      const err = e instanceof EngineApiError ? e : new EngineApiError(0, `cannot reach the Docker engine at ${api.address} (${e.message})`);
       fail(err);
       settle?.fail(err);
     });
+    const timer = setTimeout(() => req?.destroy(new EngineApiError(0, `the engine did not answer its event stream within ${HEADERS_MS / 1000} s`)), HEADERS_MS);
+    req.on('response', () => clearTimeout(timer));
+    req.on('close', () => clearTimeout(timer));
     req.end();
   });
   subscribed.catch(() => {});
@@ -189,6 +208,13 @@ export function watchStart(api: EngineApi, container: string): StartWatch {
       (req as { destroy(): void } | null)?.destroy();
     },
   };
+}
+
+function isStartOf(v: unknown, container: string): boolean {
+  if (!isJsonObject(v) || !(v.Action === 'start' || v.status === 'start')) return false;
+  const actor = Object.hasOwn(v, 'Actor') ? v.Actor : null;
+  const attributes = isJsonObject(actor) && Object.hasOwn(actor, 'Attributes') ? actor.Attributes : null;
+  return isJsonObject(attributes) && Object.hasOwn(attributes, 'name') && attributes.name === container;
 }
 
 export interface ExecStream {
@@ -239,6 +265,11 @@ export async function execAttach(api: EngineApi, spec: ExecSpec): Promise<ExecSt
       res.on('end', () => reject(new EngineApiError(res.statusCode ?? 0, Buffer.concat(parts).toString('utf8').trim().slice(0, 500) || `status ${res.statusCode}`)));
     });
     req.on('error', (e: Error) => reject(new EngineApiError(0, `cannot reach the Docker engine at ${api.address} (${e.message})`)));
+    // Until the engine answers (the upgrade), not after: the stream itself lasts the run.
+    const timer = setTimeout(() => req.destroy(new EngineApiError(0, `the engine did not start the exec within ${HEADERS_MS / 1000} s`)), HEADERS_MS);
+    req.on('upgrade', () => clearTimeout(timer));
+    req.on('response', () => clearTimeout(timer));
+    req.on('close', () => clearTimeout(timer));
     req.end(JSON.stringify({ Detach: false, Tty: false }));
   });
   socket.setNoDelay(true);
@@ -249,6 +280,8 @@ export async function execAttach(api: EngineApi, spec: ExecSpec): Promise<ExecSt
   /** Bytes of the current frame's payload still to come, and where they go. */
   let left = 0;
   let kind = 0;
+  /** The output is not taken: the connection is paused until it drains (one listener, however many frames a chunk holds). */
+  let waiting = false;
   const fail = (why: string) => {
     tail = (tail + `\n${why}`).slice(-STDERR_TAIL);
     socket.destroy();
@@ -273,9 +306,13 @@ export async function execAttach(api: EngineApi, spec: ExecSpec): Promise<ExecSt
       left -= n;
       at += n;
       if (kind === 1) {
-        if (!stdout.write(part)) {
+        if (!stdout.write(part) && !waiting) {
+          waiting = true;
           socket.pause();
-          stdout.once('drain', () => socket.resume());
+          stdout.once('drain', () => {
+            waiting = false;
+            socket.resume();
+          });
         }
       } else if (kind === 2 || kind === 3) tail = (tail + part.toString('utf8')).slice(-STDERR_TAIL);
     }

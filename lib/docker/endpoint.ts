@@ -13,6 +13,8 @@ export interface Endpoint {
   /** What names it: DOCKER_HOST, a context's name, or the default. */
   from: string;
   host: string;
+  /** The context that names it (not the default): its address as the CLI reported it ('' when it could not). */
+  context?: string;
 }
 
 /** Whether an engine address is this machine's: a local socket or pipe, or TCP to loopback. */
@@ -36,5 +38,5 @@ export async function dockerEndpoint(docker: string, env: NodeJS.ProcessEnv, hom
   }
   if (context === '' || context === 'default') return { from: 'the default context', host: '' };
   const host = (await capture({ file: docker, args: ['context', 'inspect', '--format', '{{.Endpoints.docker.Host}}', context] }).catch(() => '')).trim();
-  return { from: `the context ${JSON.stringify(context)}`, host };
+  return { from: `the context ${JSON.stringify(context)}`, host, context };
 }

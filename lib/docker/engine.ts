@@ -99,7 +99,9 @@ export async function inspectImage(docker: string, ref: string, api: EngineApi |
 
 /** GET /images/<ref>/json, or null where the ref holds what a path would need escaped (the CLI asks then). */
 export function imageRefPath(ref: string): string | null {
-  return /^[A-Za-z0-9][A-Za-z0-9._/:@-]*$/.test(ref) && !ref.includes('..') ? `/images/${ref}/json` : null;
+  // No segment the engine would clean (and answer with a redirect): empty, `.`, `..`, a trailing slash.
+  const clean = /^[A-Za-z0-9][A-Za-z0-9._/:@-]*$/.test(ref) && ref.split('/').every((seg) => seg !== '' && seg !== '.' && seg !== '..');
+  return clean ? `/images/${ref}/json` : null;
 }
 
 /** The image's facts as `docker image inspect` gives them, or null when the engine has no such image. */

@@ -10,7 +10,7 @@ import { findDocker, goArch, isDesktop } from './engine.js';
 import { chooseNetwork, type DockerNetwork, gvisorNote, isGvisor, relayBinary, relayPath } from './sealed.js';
 import { chooseImage } from './image.js';
 import type { DockerContext } from './prepare.js';
-import { engineApiOf } from './api.js';
+import { engineApiOfEndpoint } from './api.js';
 import { dockerEndpoint } from './endpoint.js';
 
 export interface DockerRunInput {
@@ -61,7 +61,7 @@ export async function runDocker(o: DockerRunInput): Promise<number> {
   // Which engine this is was decided before (lib/remote/target.ts, by agent run): another machine's makes `o.remote`.
   // A dry run does not ask the engine: its runtimes are not checked, and the relay is the one for this machine's architecture.
   // A local engine is asked through its API where the CLI would use a socket (lib/docker/api.ts): no process start per question.
-  const api = o.dryRun || o.remote !== undefined ? null : engineApiOf((await dockerEndpoint(docker, o.env, o.home)).host, o.env);
+  const api = o.dryRun || o.remote !== undefined ? null : engineApiOfEndpoint(await dockerEndpoint(docker, o.env, o.home), o.env);
   const engine = o.dryRun ? null : await (await import('./engine.js')).engineInfo(docker, api);
   // A remote run is sealed: the firewall's proxy would listen where the engine's containers reach it, on another machine.
   if (o.remote !== undefined && (o.flags.dockerNetwork ?? o.profile.sandbox.dockerNetwork) === 'firewall') {

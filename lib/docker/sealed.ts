@@ -183,13 +183,20 @@ export function startRelay(o: RelayOptions): RunningRelay {
       if (stopped || o.agentEnded()) throw new SandboxUnavailableError('the agent ended before the relay started');
       let s: RelayStream;
       if (api !== null && watch !== null) {
-        await watch.started.catch(() => {
-          throw new SandboxUnavailableError(stopped || o.agentEnded() ? 'the agent ended before the relay started' : "the sealed network's relay did not start (the engine's event stream ended)");
-        });
+        // Bounded as the CLI's tries are: a start never heard fails the run (said), not only the gate's own minute.
+        let timer: NodeJS.Timeout | undefined;
+        const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), RELAY_START_MS)));
+        const heard = await Promise.race([watch.started.then(() => 'started' as const, (e: Error) => e), late]).finally(() => clearTimeout(timer));
         if (stopped || o.agentEnded()) throw new SandboxUnavailableError('the agent ended before the relay started');
+        if (heard === 'late') throw new SandboxUnavailableError(`the sealed network's relay did not start (the engine did not say the agent's container started within ${RELAY_START_MS / 1000} s)`);
+        if (heard !== 'started') throw new SandboxUnavailableError(`the sealed network's relay did not start (${heard.message})`);
         s = await apiStream(api, o).catch((e: Error) => {
-          throw new SandboxUnavailableError(o.agentEnded() || /is not running|no such container/i.test(e.message) ? 'the agent ended before the relay started' : `the sealed network's relay did not start (${e.message})`);
+          throw new SandboxUnavailableError(o.agentEnded() ? 'the agent ended before the relay started' : /is not running/i.test(e.message) ? `the agent's container ended before its relay started (${e.message})` : `the sealed network's relay did not start (${e.message})`);
         });
+        if (stopped) {
+          s.kill();
+          throw new SandboxUnavailableError('the agent ended before the relay started');
+        }
       } else s = cliStream(o);
       stream = s;
       const m = new RelayMux(s.stdout, s.stdin, { connect: () => connect(o.proxySocket), maxStreams: o.maxStreams, onEnd: (why, bad) => {
