@@ -135,9 +135,15 @@ export interface ExportInput {
   cpus?: string;
 }
 
+/** The line the held export waits for before it reads the clone. */
+export const EXPORT_GO = 'go';
+
 /**
  * The export: as the agent's user (its files), read-only, no network, the
- * agent's seccomp profile and limits. Prints the branch's tip (or "none") on a
+ * agent's seccomp profile and limits. Started while the agent's container
+ * starts (its own start then costs the end of the run nothing), it waits for
+ * a line "go", sent once the agent's processes are gone; on end of input it
+ * ends without a word. Then it prints the branch's tip (or "none") on a
  * line, then a pack of the objects the tip reaches and `base` does not. No git
  * runs in the agent's repository: its config (hooks, a partial clone's fetch
  * command, alternates of its choosing in config) would run the agent's code
@@ -151,6 +157,9 @@ export function exportCommand(x: ExportInput): Command {
   const ref = `refs/heads/${x.branch}`;
   const script = [
     'set -eu',
+    // Started with the run, it waits for its word, sent once the agent's processes are gone (end of input: not needed).
+    `read -r go || exit 0`,
+    `[ "$go" = ${EXPORT_GO} ] || exit 0`,
     // A FIFO anywhere in the workspace (behind an object file's name, or where a link of the agent's leads) would hold git open forever.
     `if [ -n "$(find ${WORK} -xdev -type p -print -quit)" ]; then echo "the clone holds a FIFO (a named pipe), which git would wait on" >&2; exit 1; fi`,
     `ref=${shellQuote(ref)}`,
@@ -169,7 +178,7 @@ export function exportCommand(x: ExportInput): Command {
   return {
     file: x.docker,
     args: [
-      'run', '--rm', '--name', remoteNames(x.session).export, ...runLabels(x.session, x.pid), ...remoteRunArgs(x.origin), ...helperArgs([]), '--user', x.user,
+      'run', '--rm', '-i', '--name', remoteNames(x.session).export, ...runLabels(x.session, x.pid), ...remoteRunArgs(x.origin), ...helperArgs([]), '--user', x.user,
       '--security-opt', `seccomp=${x.seccomp}`, '--pids-limit', '64', ...(x.memory !== undefined ? ['--memory', x.memory] : []), ...(x.cpus !== undefined ? ['--cpus', x.cpus] : []),
       '--mount', `type=volume,source=${x.workspace},target=${WORK},readonly`,
       '--env', 'HOME=/tmp', '--env', 'GIT_CONFIG_NOSYSTEM=1', '--env', 'GIT_CONFIG_GLOBAL=/dev/null', '--env', 'GIT_NO_REPLACE_OBJECTS=1',

@@ -7,7 +7,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { runNames, sealedAgentCommand } from '../../templates/docker-run.js';
-import { exportCommand, type ExportInput, REMOTE_RELAY, remoteNames, remoteTeardownCommands } from '../../templates/remote-run.js';
+import { REMOTE_RELAY, remoteTeardownCommands } from '../../templates/remote-run.js';
 import { WATCHDOG_DONE, watchdogCommand } from '../../templates/docker-watchdog.js';
 import { agentSeccompProfile } from '../../templates/docker-seccomp.js';
 import { AuditLog } from '../run/audit.js';
@@ -31,7 +31,7 @@ import { findRepo, type Repo } from '../worktree/layout.js';
 import { freshName, NAME_PATTERN } from '../worktree/names.js';
 import type { RemoteTarget } from './target.js';
 import { tarOf } from './tar.js';
-import { maxPack, readExport } from './transfer.js';
+import { bringBack, type HeldExport, holdExport, LEASE_END_MS, leaseGone } from './export.js';
 import { holdLease, leaseSeconds, type Lease } from './lease.js';
 import { prepareRemote } from './prepare.js';
 
@@ -166,6 +166,7 @@ export async function executeRemote(o: RemoteRunInput): Promise<number> {
   let sealedDir: string | null = null;
   let gitRecord: string | null = null;
   let agentStarted = false;
+  let heldExport: HeldExport | null = null;
   const watchdog = start(watchdogCommand(docker, ctx.session, true, remoteTeardownCommands(docker, ctx.session)), ['pipe', 'ignore', 'ignore'], true);
   watchdog.child.stdin?.on('error', () => {});
   watchdog.exit.catch(() => 0);
@@ -201,6 +202,8 @@ export async function executeRemote(o: RemoteRunInput): Promise<number> {
     // The setup, then the lease: the init of the agent's process namespace, from now on ending it when this process, or its connection, does (lib/remote/lease.ts).
     lease = await holdLease(prep.lease, tarOf(files));
     trace.mark('setup');
+    // The export's container starts while the agent's does; it reads nothing until told, after the agent (lib/remote/export.ts).
+    heldExport = holdExport(prep.export);
     let agentEnded = false;
     relay = startRelay({
       docker, session: ctx.session, agentUser: prep.sealed.user, proxySocket: socket, maxStreams: runLimits(ctx.profile).maxConnections, agentEnded: () => agentEnded, relayAt: REMOTE_RELAY,
@@ -225,9 +228,18 @@ export async function executeRemote(o: RemoteRunInput): Promise<number> {
     throw failed.err;
   } finally {
     relay?.stop();
-    (lease as Lease | null)?.stop();
-    // The agent's commits, brought back into the run's own git directory, then imported as local runs' are.
-    if (agentStarted && gitRecord !== null) await bringBack({ export: prep.export, dir: plan.dir, objectFormat: plan.objectFormat, env: ctx.env });
+    const held = lease as Lease | null;
+    held?.stop();
+    // The agent's commits, brought back into the run's own git directory, then imported as local runs' are: once the
+    // lease's container is gone, and every process of the agent's namespace with it (none writes the clone while it is read).
+    const exporter = heldExport as HeldExport | null;
+    if (agentStarted && gitRecord !== null && exporter !== null && held !== null) {
+      if (await leaseGone(held)) await bringBack({ export: prep.export, held: exporter, dir: plan.dir, objectFormat: plan.objectFormat, env: ctx.env });
+      else {
+        exporter.cancel();
+        alert(`the remote run's commits were not brought back (its lease's container did not end within ${LEASE_END_MS / 1000} s, so the agent's processes may still write the clone); nothing of it was imported (the workspace keeps them)`);
+      }
+    } else exporter?.cancel();
     await Promise.all(remoteTeardownCommands(docker, ctx.session).map((c) => capture(c).catch(() => undefined)));
     watchdog.child.stdin?.end(`${WATCHDOG_DONE}\n`);
     proxy?.server.close();
@@ -242,46 +254,3 @@ export async function executeRemote(o: RemoteRunInput): Promise<number> {
     trace.print();
   }
 }
-
-/** The export's time limit: STASHBASE_REMOTE_EXPORT_TIMEOUT seconds, else ten minutes. */
-function exportTimeoutMs(env: NodeJS.ProcessEnv): number {
-  const v = Number(env.STASHBASE_REMOTE_EXPORT_TIMEOUT);
-  return (Number.isSafeInteger(v) && v > 0 ? v : 600) * 1000;
-}
-
-/** The export's output into the run's git directory: the pack among its packs, the branch's tip as its ref. Says why when it cannot. */
-async function bringBack(b: { export: ExportInput; dir: string; objectFormat: 'sha1' | 'sha256'; env: NodeJS.ProcessEnv }): Promise<void> {
-  const e = start(exportCommand(b.export), ['ignore', 'pipe', 'pipe']);
-  // Bounded in time too: past it, its container goes.
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    void capture({ file: b.export.docker, args: ['rm', '--force', remoteNames(b.export.session).export] }).catch(() => undefined);
-    e.child.kill('SIGKILL');
-  }, exportTimeoutMs(b.env));
-  let err = '';
-  e.child.stderr?.on('data', (x: Buffer) => {
-    err = (err + x.toString('utf8')).slice(-4096);
-  });
-  const packFile = join(b.dir, 'objects', 'pack', 'pack-remote.pack');
-  const got = await readExport(e.child.stdout!, { packFile, objectFormat: b.objectFormat, maxBytes: maxPack(b.env) });
-  if ('problem' in got) e.child.kill('SIGKILL');
-  const code = await e.exit.catch(() => 1);
-  clearTimeout(timer);
-  if (timedOut) {
-    rmSync(packFile, { force: true });
-    return alert(`the remote run's commits were not brought back (the export took longer than ${exportTimeoutMs(b.env) / 1000} s); nothing of it was imported (the workspace keeps them)`);
-  }
-  const notBack = (why: string) => {
-    rmSync(packFile, { force: true });
-    alert(`the remote run's commits were not brought back (${why}); nothing of it was imported (the workspace keeps them)`);
-  };
-  // Its own failure first, in its words (what it cut short is no second problem); then what it sent, unless stashbase stopped it.
-  if (code !== 0 && !('problem' in got && got.stopped === true)) return notBack(`the export failed: ${err.trim().split('\n').pop() || `exit ${code}`}`);
-  if ('problem' in got) return notBack(got.problem);
-  if (got.tip === null) return alert(`the remote run's branch ${b.export.branch} is gone from its clone: nothing was brought back`);
-  const ref = join(b.dir, 'refs', 'heads', ...b.export.branch.split('/'));
-  mkdirSync(join(ref, '..'), { recursive: true });
-  writeFileSync(ref, `${got.tip}\n`);
-}
-

@@ -24,6 +24,8 @@ export function leaseSeconds(env: NodeJS.ProcessEnv): number {
 export interface Lease {
   /** Ends it: its input closes, and with it the agent's process namespace. */
   stop(): void;
+  /** Resolves once its container is gone (its docker client waits for that): every process of the agent's namespace with it. */
+  ended: Promise<void>;
 }
 
 /**
@@ -67,5 +69,5 @@ export async function holdLease(l: LeaseInput, tar: Buffer[]): Promise<Lease> {
     stop();
     throw e;
   }
-  return { stop };
+  return { stop, ended: s.exit.then(() => undefined, () => undefined) };
 }

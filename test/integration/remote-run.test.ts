@@ -108,7 +108,11 @@ describe('remote runs on a second Docker engine (real engines, tcp:// and ssh://
     assert.equal(r.code, 0, r.stderr);
     const plan = JSON.parse(r.stdout) as { title: string; steps: Array<{ type: string; id: string; args?: string[]; shell?: string }> };
     assert.match(plan.title, new RegExp(`docker backend on a remote engine, ${e.tcp.replaceAll('.', '\\.')} \\(DOCKER_HOST\\), sealed network, workspace stashbase-remote-repo\\d+-[0-9a-f]{10}-[a-z]+-[a-z]+-[a-z]+$`));
-    assert.deepEqual(plan.steps.filter((x) => x.type === 'command').map((x) => x.id), ['bundle', 'watchdog', 'volume-create', 'volume-create', 'lease', 'agent', 'relay', 'export', 'teardown', 'teardown']);
+    assert.deepEqual(plan.steps.filter((x) => x.type === 'command').map((x) => x.id), ['bundle', 'watchdog', 'volume-create', 'volume-create', 'lease', 'export', 'agent', 'relay', 'teardown', 'teardown']);
+    // The export starts with the agent's container and waits for its word on its input before it reads the clone.
+    const exp = plan.steps.find((x) => x.type === 'command' && x.id === 'export')!;
+    assert.deepEqual(exp.args!.slice(0, 3), ['run', '--rm', '-i']);
+    assert.match(exp.args!.at(-1)!, /^set -eu\nread -r go \|\| exit 0\n\[ "\$go" = go \] \|\| exit 0\nif \[ -n "\$\(find /)
     const agent = plan.steps.find((x) => x.type === 'command' && x.id === 'agent')!;
     assert.ok(agent.args!.includes('--network') && agent.args![agent.args!.indexOf('--network') + 1] === 'none');
     assert.ok(agent.args!.includes('--pid') && /-lease$/.test(agent.args![agent.args!.indexOf('--pid') + 1]!));
