@@ -75,7 +75,10 @@ export function readDenied(profile: Profile, home: string, cwd: string, stashbas
     return profile.filesystem.denyRead.map((e) => resolveRule(e, h, c));
   });
   const homes = [stashbaseHome, real(stashbaseHome)];
-  return (abs) => homes.some((h) => inside(abs, h)) || rules.some((r) => (r.kind === 'path' ? inside(abs, r.path) || inside(abs, real(r.path)) : r.regex.test(abs)));
+  // Each path's real path resolved once, not per question (a remote run asks of every file in its history).
+  const paths = rules.flatMap((r) => (r.kind === 'path' ? [r.path, real(r.path)] : []));
+  const patterns = rules.flatMap((r) => (r.kind === 'path' ? [] : [r.regex]));
+  return (abs) => homes.some((h) => inside(abs, h)) || paths.some((p) => inside(abs, p)) || patterns.some((re) => re.test(abs));
 }
 
 export interface ChoiceContext {
