@@ -131,19 +131,24 @@ export interface ExportInput {
   seccomp: string;
   /** This machine's name (the container's origin label). */
   origin: string;
+  /** How long it waits for a renewal before it ends unread: the lease's length. */
+  seconds: number;
   memory?: string;
   cpus?: string;
 }
 
-/** The line the held export waits for before it reads the clone. */
-export const EXPORT_GO = 'go';
+/** The byte the held export waits for before it reads the clone. */
+export const EXPORT_GO = 'g';
+/** What renews the held export's wait. */
+export const EXPORT_BEAT = '.';
 
 /**
  * The export: as the agent's user (its files), read-only, no network, the
  * agent's seccomp profile and limits. Started while the agent's container
  * starts (its own start then costs the end of the run nothing), it waits for
- * a line "go", sent once the agent's processes are gone; on end of input it
- * ends without a word. Then it prints the branch's tip (or "none") on a
+ * its word, sent once the agent's processes are gone, renewed as the lease is;
+ * on end of input, or with no renewal for the lease's length, it ends
+ * without a word. Then it prints the branch's tip (or "none") on a
  * line, then a pack of the objects the tip reaches and `base` does not. No git
  * runs in the agent's repository: its config (hooks, a partial clone's fetch
  * command, alternates of its choosing in config) would run the agent's code
@@ -157,9 +162,10 @@ export function exportCommand(x: ExportInput): Command {
   const ref = `refs/heads/${x.branch}`;
   const script = [
     'set -eu',
-    // Started with the run, it waits for its word, sent once the agent's processes are gone (end of input: not needed).
-    `read -r go || exit 0`,
-    `[ "$go" = ${EXPORT_GO} ] || exit 0`,
+    // Started with the run, it waits for its word ("g"), sent once the agent's processes are gone, reading a byte at a
+    // time: a "." every few seconds renews the wait, and without one for the lease's length, at end of input, or on
+    // anything else it ends unread (a connection that hangs does not keep it, nor the workspace, on the engine).
+    `while :; do c=$(timeout ${x.seconds} dd bs=1 count=1 2>/dev/null) || exit 0; case "$c" in .) ;; ${EXPORT_GO}) break ;; *) exit 0 ;; esac; done`,
     // A FIFO anywhere in the workspace (behind an object file's name, or where a link of the agent's leads) would hold git open forever.
     `if [ -n "$(find ${WORK} -xdev -type p -print -quit)" ]; then echo "the clone holds a FIFO (a named pipe), which git would wait on" >&2; exit 1; fi`,
     `ref=${shellQuote(ref)}`,

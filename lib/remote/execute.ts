@@ -234,12 +234,15 @@ export async function executeRemote(o: RemoteRunInput): Promise<number> {
     // lease's container is gone, and every process of the agent's namespace with it (none writes the clone while it is read).
     const exporter = heldExport as HeldExport | null;
     if (agentStarted && gitRecord !== null && exporter !== null && held !== null) {
-      if (await leaseGone(held)) await bringBack({ export: prep.export, held: exporter, dir: plan.dir, objectFormat: plan.objectFormat, env: ctx.env });
+      if (await leaseGone(held, docker, ctx.session)) await bringBack({ export: prep.export, held: exporter, dir: plan.dir, objectFormat: plan.objectFormat, env: ctx.env });
       else {
         exporter.cancel();
         alert(`the remote run's commits were not brought back (its lease's container did not end within ${LEASE_END_MS / 1000} s, so the agent's processes may still write the clone); nothing of it was imported (the workspace keeps them)`);
       }
-    } else exporter?.cancel();
+    } else {
+      exporter?.cancel();
+      held?.release();
+    }
     await Promise.all(remoteTeardownCommands(docker, ctx.session).map((c) => capture(c).catch(() => undefined)));
     watchdog.child.stdin?.end(`${WATCHDOG_DONE}\n`);
     proxy?.server.close();

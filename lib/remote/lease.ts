@@ -21,11 +21,22 @@ export function leaseSeconds(env: NodeJS.ProcessEnv): number {
   return Number.isSafeInteger(v) && v >= 2 && v <= 86_400 ? v : LEASE_SECONDS;
 }
 
+/** How often a wait of `seconds` is renewed: every 5 s, or thrice within it. */
+export function beatMs(seconds: number): number {
+  return Math.min(LEASE_BEAT_MS, (seconds * 1000) / 3);
+}
+
 export interface Lease {
   /** Ends it: its input closes, and with it the agent's process namespace. */
   stop(): void;
-  /** Resolves once its container is gone (its docker client waits for that): every process of the agent's namespace with it. */
-  ended: Promise<void>;
+  /**
+   * Resolves with its docker client's exit status: 0 once its container ended as a lease does and was removed (the
+   * client waits for both), every process of the agent's namespace with it; anything else proves nothing (its
+   * connection may have dropped): lib/remote/export.ts then asks the engine.
+   */
+  ended: Promise<number>;
+  /** Stops reading its output (once it ended, or was given up on). */
+  release(): void;
 }
 
 /**
@@ -54,20 +65,25 @@ export async function holdLease(l: LeaseInput, tar: Buffer[]): Promise<Lease> {
   held.catch(() => {});
   for (const b of tar) if (!s.child.stdin!.write(b)) await new Promise((r) => s.child.stdin!.once('drain', r));
   const beat = () => s.child.stdin?.write('.');
-  const timer = setInterval(beat, Math.min(LEASE_BEAT_MS, (l.seconds * 1000) / 3));
+  const timer = setInterval(beat, beatMs(l.seconds));
   timer.unref();
-  const stop = () => {
-    clearInterval(timer);
-    s.child.stdin?.destroy();
+  // Its output is read on after its input ends (found in review: closed, its docker client died of SIGPIPE on the
+  // lease's last words, before the container ended, and its end proved nothing); let go of once it is over or given up on.
+  const release = () => {
     s.child.stdout?.destroy();
     s.child.stderr?.destroy();
     s.child.unref();
+  };
+  const stop = () => {
+    clearInterval(timer);
+    s.child.stdin?.destroy();
   };
   try {
     await held;
   } catch (e) {
     stop();
+    release();
     throw e;
   }
-  return { stop, ended: s.exit.then(() => undefined, () => undefined) };
+  return { stop, release, ended: s.exit.then((code) => code, () => -1) };
 }

@@ -59,7 +59,7 @@ export function prepareRemote(ctx: DockerContext, target: RemoteTarget, rp: Remo
     pidNamespace: remoteNames(ctx.session).lease,
     relay: REMOTE_RELAY, relayInside: REMOTE_RELAY, entrypoint: ['<the image\'s entrypoint, if any>'],
   };
-  const exp: ExportInput = { docker, session: ctx.session, pid: process.pid, image: helperImage, workspace: rp.workspace, user, branch: rp.branch, base: rp.base, seccomp: seccompFileOf(runDir), origin, ...(memory !== undefined ? { memory } : {}), ...(cpus !== undefined ? { cpus } : {}) };
+  const exp: ExportInput = { docker, session: ctx.session, pid: process.pid, image: helperImage, workspace: rp.workspace, user, branch: rp.branch, base: rp.base, seccomp: seccompFileOf(runDir), origin, seconds: facts.seconds, ...(memory !== undefined ? { memory } : {}), ...(cpus !== undefined ? { cpus } : {}) };
   const volumes = [
     toolsCreateCommand(docker, ctx.session, process.pid, origin),
     ...(rp.fresh ? [workspaceCreateCommand(docker, rp.workspace, [`${LABEL_ORIGIN}=${origin}:${rp.repo.root}`, `${LABEL_WORKSPACE}=${rp.name}`])] : []),

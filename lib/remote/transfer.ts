@@ -82,6 +82,8 @@ export function readExport(stream: Readable, o: { packFile: string; objectFormat
       }
     });
     stream.on('error', (e) => finish({ problem: e.message }));
+    // Destroyed (its time ran out, or its process was gone before it was read) without an end: settled all the same.
+    stream.on('close', () => finish({ problem: 'the export\'s output closed before its end' }));
     stream.on('end', () => {
       if (tip === undefined) return finish({ problem: 'the export ended before its first line' });
       if (tip === null) return finish({ tip: null });

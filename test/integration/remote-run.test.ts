@@ -112,7 +112,7 @@ describe('remote runs on a second Docker engine (real engines, tcp:// and ssh://
     // The export starts with the agent's container and waits for its word on its input before it reads the clone.
     const exp = plan.steps.find((x) => x.type === 'command' && x.id === 'export')!;
     assert.deepEqual(exp.args!.slice(0, 3), ['run', '--rm', '-i']);
-    assert.match(exp.args!.at(-1)!, /^set -eu\nread -r go \|\| exit 0\n\[ "\$go" = go \] \|\| exit 0\nif \[ -n "\$\(find /)
+    assert.match(exp.args!.at(-1)!, /^set -eu\nwhile :; do c=\$\(timeout 30 dd bs=1 count=1 2>\/dev\/null\) \|\| exit 0; case "\$c" in \.\) ;; g\) break ;; \*\) exit 0 ;; esac; done\nif \[ -n "\$\(find /)
     const agent = plan.steps.find((x) => x.type === 'command' && x.id === 'agent')!;
     assert.ok(agent.args!.includes('--network') && agent.args![agent.args!.indexOf('--network') + 1] === 'none');
     assert.ok(agent.args!.includes('--pid') && /-lease$/.test(agent.args![agent.args!.indexOf('--pid') + 1]!));
@@ -309,6 +309,35 @@ describe('remote runs on a second Docker engine (real engines, tcp:// and ssh://
     assert.equal(git(repo, 'log', '-1', '--format=%s', 'plain'), 'dotgit');
   });
 
+  test('the held export\'s container gone before the run ends (found in review: the run then waited for ever, past the export\'s time limit): the run ends, says why, imports nothing; control: the same run untouched brings its commit back', { timeout: 120_000 }, async () => {
+    const repo = repository();
+    const commitThenWait = 'echo x > held && git add held && git -c user.name=a -c user.email=a@b commit -qm held && sleep 6';
+    const run = (env: NodeJS.ProcessEnv) => spawn(process.execPath, [BIN, 'agent', 'run', '--silent', '--docker-sandbox', 'true', '--', 'sh', '-c', commitThenWait], { env, cwd: repo, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = run({ ...tcpEnv(), STASHBASE_REMOTE_EXPORT_TIMEOUT: '5' });
+    let err = '';
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
+    const exit = new Promise<number | null>((r) => child.on('exit', (c) => r(c)));
+    let removed = '';
+    for (let i = 0; i < 100 && removed === ''; i++) {
+      removed = onEngine(e, ['ps', '--filter', 'name=-export$', '--filter', `label=stashbase.pid=${child.pid}`, '--format', '{{.Names}}']).out.trim();
+      if (removed === '') await sleep(100);
+    }
+    assert.match(removed, /^stashbase-agent-run-ags_[a-z0-9]+-export$/);
+    onEngine(e, ['rm', '--force', removed]);
+    const t0 = Date.now();
+    assert.equal(await exit, 0, err);
+    assert.ok(Date.now() - t0 < 20_000, `it ended: ${Date.now() - t0} ms`);
+    assert.match(err, /^warning: the remote run's commits were not brought back \(the export's container ended before the run did: [^\n]+\); nothing of it was imported \(the workspace keeps them\)$/m);
+    const branches = () => git(repo, 'for-each-ref', '--format=%(refname:short) %(subject)', 'refs/heads/stashbase/');
+    assert.doesNotMatch(branches(), / held$/m);
+    // Control: untouched, its commit comes back.
+    const control = run(tcpEnv());
+    let cerr = '';
+    control.stderr.setEncoding('utf8').on('data', (d: string) => (cerr += d));
+    assert.equal(await new Promise<number | null>((r) => control.on('exit', (c) => r(c))), 0, cerr);
+    assert.match(branches(), / held$/m);
+  });
+
   test('an export that is not what it should be brings nothing back: a clone whose objects the agent broke (unnamed), a pack past STASHBASE_REMOTE_MAX_PACK (control: without the limit it comes back)', { timeout: 240_000 }, async () => {
     const repo = repository();
     const big = `head -c 300000 /dev/urandom > blob && git add blob && ${COMMIT} big`;
@@ -432,12 +461,20 @@ describe('remote runs on a second Docker engine (real engines, tcp:// and ssh://
     assert.match(clean.stdout, new RegExp(`^removed stashbase-agent-run-${b.session}-tools$`, 'm'));
     assert.equal(onEngineOf(b.session), '');
     assert.ok(!onEngine(e, ['volume', 'ls', '--format', '{{.Name}}']).out.includes(a.session), 'a\'s tools volume removed too');
-    // A connection that hangs: the lease's client stopped (no heartbeat, nothing closed) while stashbase lives.
+    // A connection that hangs: the lease's client stopped (no heartbeat, nothing closed) while stashbase lives; the held
+    // export's too (found in review: it waited on its input for as long as the connection hung, holding the workspace).
     const c = await startLong({ ...tcpEnv(), STASHBASE_REMOTE_LEASE: '4' });
+    const exportClient = Number(spawnSync('pgrep', ['-P', String(c.child.pid), '-f', `stashbase-agent-run-${c.session}-export --label`], { encoding: 'utf8' }).stdout.trim());
+    assert.ok(exportClient > 0, 'the held export\'s client');
     process.kill(c.client, 'SIGSTOP');
+    process.kill(exportClient, 'SIGSTOP');
     const t0 = Date.now();
     assert.equal(await gone(c.session, 30_000), true, 'the lease expired');
     assert.ok(Date.now() - t0 < 20_000, `within the lease and its beat: ${Date.now() - t0} ms`);
+    for (let i = 0; i < 100 && onEngineOf(c.session) !== ''; i++) await sleep(200);
+    assert.equal(onEngineOf(c.session), '', 'the held export ended too, unrenewed');
+    assert.ok(Date.now() - t0 < 25_000, `the export within the lease and its beat: ${Date.now() - t0} ms`);
+    process.kill(exportClient, 'SIGKILL');
     process.kill(c.client, 'SIGKILL');
     assert.notEqual(await c.exit, 0, c.err());
     assert.equal(onEngineOf(c.session), '');

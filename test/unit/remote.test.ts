@@ -100,7 +100,7 @@ test('remote helpers: the setup-and-lease, the export and the teardown, whole ar
   ].join('\n'));
   // A resumed workspace: nothing of git runs as root in what the agent left.
   assert.match(leaseCommand({ docker: 'docker', session: S, pid: 4242, image: 'img', workspace: 'ws', fresh: false, branch: 'stashbase/amber-bay-anchor', user: '1000:1000', seconds: 30, origin: 'box' }).args.at(-1)!, /--no-same-permissions\n[^\n]+\n[^\n]+\ntest -d \/w\/\.git\nrm -rf/);
-  const exported = exportCommand({ docker: 'docker', session: S, pid: 4242, image: 'img', workspace: 'ws', user: '1000:1000', branch: 'stashbase/amber-bay-anchor', base: OID, seccomp: '/r/seccomp.json', memory: '2g', cpus: '1.5', origin: 'box' });
+  const exported = exportCommand({ docker: 'docker', session: S, pid: 4242, image: 'img', workspace: 'ws', user: '1000:1000', branch: 'stashbase/amber-bay-anchor', base: OID, seccomp: '/r/seccomp.json', memory: '2g', cpus: '1.5', origin: 'box', seconds: 30 });
   assert.deepEqual(exported.args.slice(0, -1), [
     'run', '--rm', '-i', '--name', `${n}-export`, ...labels, '--label', 'stashbase.origin=box', '--runtime', 'runc', ...confined, '--security-opt', 'no-new-privileges', '--read-only', '--tmpfs', '/tmp', '--user', '1000:1000',
     '--security-opt', 'seccomp=/r/seccomp.json', '--pids-limit', '64', '--memory', '2g', '--cpus', '1.5',
@@ -112,8 +112,9 @@ test('remote helpers: the setup-and-lease, the export and the teardown, whole ar
   assert.doesNotMatch(script, /git (-C|--git-dir=?)\s*\/w/);
   assert.match(script, /\ngit init -q --bare \/tmp\/x\nprintf '%s\\n' \/w\/\.git\/objects > \/tmp\/x\/objects\/info\/alternates\nexport GIT_DIR=\/tmp\/x\n/);
   assert.match(script, /\ncase "\$tip" in "" \| \*\[!0-9a-f\]\*\) echo none; exit 0 ;; esac\n/);
-  // Held from the agent's start: nothing read before its word ("go"); end of input ends it.
-  assert.match(script, /^set -eu\nread -r go \|\| exit 0\n\[ "\$go" = go \] \|\| exit 0\nif \[ -n "\$\(find \/w -xdev -type p -print -quit\)" \]; then echo "the clone holds a FIFO \(a named pipe\), which git would wait on" >&2; exit 1; fi\n/);
+  // Held from the agent's start: nothing read before its word ("g"), renewed by "." within the lease's length; end of
+  // input, silence or anything else ends it.
+  assert.match(script, /^set -eu\nwhile :; do c=\$\(timeout 30 dd bs=1 count=1 2>\/dev\/null\) \|\| exit 0; case "\$c" in \.\) ;; g\) break ;; \*\) exit 0 ;; esac; done\nif \[ -n "\$\(find \/w -xdev -type p -print -quit\)" \]; then echo "the clone holds a FIFO \(a named pipe\), which git would wait on" >&2; exit 1; fi\n/);
   assert.deepEqual(remoteTeardownCommands('docker', S).map((c) => c.args), [['rm', '--force', `${n}-agent`, `${n}-lease`, `${n}-export`], ['volume', 'rm', '--force', `${n}-tools`]]);
   assert.match(workspaceName('/home/u/My Project', 'amber-bay-anchor'), /^stashbase-remote-my-project-[0-9a-f]{10}-amber-bay-anchor$/);
   assert.notEqual(workspaceName('/home/u/a/p', 'x-y-z'), workspaceName('/home/u/b/p', 'x-y-z'));
