@@ -133,7 +133,7 @@ export async function removeContainer(api: EngineApi, name: string): Promise<voi
 export interface StartWatch {
   /** Resolves once the engine listens for the container's events (the container may be made after). */
   subscribed: Promise<void>;
-  /** Resolves once the container started; rejects when the watch fails or is cancelled. */
+  /** Resolves once the container started (its event, or its state asked every 250 ms); rejects when cancelled. */
   started: Promise<void>;
   cancel(): void;
 }
@@ -150,6 +150,7 @@ const HEADERS_MS = 30_000;
 export function watchStart(api: EngineApi, container: string): StartWatch {
   let req: ReturnType<typeof import('node:http').request> | null = null;
   let settle: { ok: () => void; fail: (e: Error) => void } | null = null;
+  let listening = false;
   const started = new Promise<void>((ok, fail) => (settle = { ok, fail }));
   started.catch(() => {});
   const subscribed = new Promise<void>((ok, fail) => {
@@ -165,6 +166,7 @@ export function watchStart(api: EngineApi, container: string): StartWatch {
         settle?.fail(e);
         return;
       }
+      listening = true;
       ok();
       let line = '';
       res.setEncoding('utf8');
@@ -181,15 +183,15 @@ export function watchStart(api: EngineApi, container: string): StartWatch {
             return;
           }
         }
-        if (line.length > EVENT_LINE_LIMIT) {
-          req?.destroy();
-          settle?.fail(new EngineApiError(0, 'the engine sent an event line past 64 KiB'));
-        }
+        // A line past 64 KiB: the stream is not read further (the state is still asked).
+        if (line.length > EVENT_LINE_LIMIT) req?.destroy();
       });
-      res.on('end', () => settle?.fail(new EngineApiError(0, 'the engine ended its event stream')));
-      res.on('error', () => settle?.fail(new EngineApiError(0, 'the engine ended its event stream')));
+      // The stream ended or broke: the container's state is still asked (below).
+      res.on('error', () => undefined);
     });
     req.on('error', (e: Error) => {
+      // Once subscribed, the stream's end is no failure: the container's state is still asked.
+      if (listening) return;
       const err = e instanceof EngineApiError ? e : new EngineApiError(0, `cannot reach the Docker engine at ${api.address} (${e.message})`);
       fail(err);
       settle?.fail(err);
@@ -200,14 +202,38 @@ export function watchStart(api: EngineApi, container: string): StartWatch {
     req.end();
   });
   subscribed.catch(() => {});
+  // The event is the fast way; the container's state, asked every POLL_MS, the sure one (an engine whose events
+  // differ, or a stream cut): whichever says it first.
+  let polling = true;
+  void subscribed.then(async () => {
+    while (polling) {
+      await new Promise((r) => setTimeout(r, POLL_MS));
+      if (!polling) return;
+      if (await isRunning(api, container)) {
+        settle?.ok();
+        return;
+      }
+    }
+  }, () => undefined);
+  void started.then(() => (polling = false), () => (polling = false));
   return {
     subscribed,
     started,
     cancel: () => {
+      polling = false;
       settle?.fail(new EngineApiError(0, 'cancelled'));
       (req as { destroy(): void } | null)?.destroy();
     },
   };
+}
+
+const POLL_MS = 250;
+
+/** Whether the engine says the container runs (not there yet, or any failure: no). */
+async function isRunning(api: EngineApi, container: string): Promise<boolean> {
+  const v = await apiRequest(api, 'GET', `/containers/${encodeURIComponent(container)}/json`, undefined, { timeoutMs: 10_000 }).catch(() => null);
+  const state = isJsonObject(v) && Object.hasOwn(v, 'State') ? v.State : null;
+  return isJsonObject(state) && Object.hasOwn(state, 'Running') && state.Running === true;
 }
 
 function isStartOf(v: unknown, container: string): boolean {

@@ -208,7 +208,7 @@ test('apiRequest: an answer past its bound, or not JSON, rejects; an error statu
   await assert.rejects(apiRequest({ socketPath: join(dir, 'none.sock'), address: 'unix:///none' }, 'GET', '/info'), /cannot reach the Docker engine at unix:\/\/\/none/);
 });
 
-test('watchStart: subscribed once the engine answers; started on the container\'s start event, filtered by name; an endless line past 64 KiB fails it', async () => {
+test('watchStart: subscribed once the engine answers; started on the container\'s start event, filtered by name, or on its state asked (a stream that floods or ends); cancelled, it rejects', async () => {
   let stream: ServerResponse | null = null;
   const { api, seen } = await engine((_req, _body, res) => {
     res.writeHead(200, { 'Content-Type': 'application/json' });
@@ -233,13 +233,31 @@ test('watchStart: subscribed once the engine answers; started on the container\'
   (stream as ServerResponse | null)!.write('rt","Action":"start","Type":"container","Actor":{"ID":"c0ffee","Attributes":{"name":"stashbase-agent-run-x-agent"}}}\n');
   await w.started;
 
-  const flood = await engine((_req, _body, res) => {
+  // An event stream that floods one endless line, or ends: no longer read, and the container's state is asked instead
+  // (every 250 ms), as for an engine whose events differ.
+  let running = false;
+  const flood = await engine((req, _body, res) => {
+    if (req.url!.startsWith('/containers/c/json')) return json(res, 200, { State: { Running: running } });
     res.writeHead(200);
     res.write('x'.repeat(70 * 1024));
   });
   const f = watchStart(flood.api, 'c');
   await f.subscribed;
-  await assert.rejects(f.started, /past 64 KiB/);
+  let floodStarted = false;
+  void f.started.then(() => (floodStarted = true));
+  await new Promise((r) => setTimeout(r, 700));
+  assert.equal(floodStarted, false, 'not running yet');
+  assert.ok(flood.seen.filter((r) => r.url === '/containers/c/json').length >= 2, 'its state asked');
+  running = true;
+  await f.started;
+  const ended = await engine((req, _body, res) => {
+    if (req.url!.startsWith('/containers/c/json')) return json(res, 200, { State: { Running: true } });
+    res.writeHead(200);
+    res.end();
+  });
+  const g = watchStart(ended.api, 'c');
+  await g.subscribed;
+  await g.started;
   // Cancelled: rejects.
   const c = await engine((_req, _body, res) => {
     res.writeHead(200);
