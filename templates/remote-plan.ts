@@ -26,12 +26,18 @@ export interface RemotePlanInput {
   lease: LeaseInput;
   sealed: SealedInput;
   export: ExportInput;
+  /** Over ssh://, the run's one connection: its master, the shim first on the docker CLI's PATH, its end; else null. */
+  ssh: { master: Command; shim: string; exit: Command } | null;
 }
 
 export function buildRemotePlan(p: RemotePlanInput): Plan {
   const docker = p.lease.docker;
   const names = runNames(p.session);
   const steps = [
+    ...(p.ssh === null ? [] : [
+      internalStep('ssh', `one SSH connection for every docker command of the run: a master with its socket in ${p.runDir}, ending 30 s after its last channel closes, and, first on the docker CLI's PATH, an ssh that uses it: ${JSON.stringify(p.ssh.shim)}`),
+      commandStep('ssh-master', p.ssh.master),
+    ]),
     internalStep('session', `write session record ${p.sessionFile} (it names the engine ${p.engine})`),
     ...(p.fresh ? [internalStep('branch', `create the run's branch ${p.branch} in ${p.repo} at your HEAD, and the run's own git directory in ${p.runDir}`), commandStep('bundle', p.bundle!)] : [internalStep('branch', `resume ${p.name}: its branch ${p.branch} here, its workspace on the engine`)]),
     internalStep('watchdog', `start the watchdog in a session of its own, reading a pipe of this process's: "${WATCHDOG_DONE}" when the run ends, and on end of file (stashbase killed) it removes the run's containers and tools volume on the engine:`),
@@ -49,6 +55,7 @@ export function buildRemotePlan(p: RemotePlanInput): Plan {
     internalStep('export', 'after the agent exits: stop the relay and the lease (its input ends), wait for the lease\'s container to end (the agent\'s process namespace with it), then tell the export "go"'),
     internalStep('teardown', `remove ${names.agent}'s leftovers and the tools volume (the workspace stays for --resume ${p.name}), stop the proxy, remove ${p.runDir}, append the end event, remove ${p.sessionFile}`),
     ...remoteTeardownCommands(docker, p.session).map((c) => commandStep('teardown', c)),
+    ...(p.ssh === null ? [] : [commandStep('ssh-exit', p.ssh.exit)]),
   ];
   return { title: `stashbase agent run: session ${p.session}, profile ${p.profile}, docker backend on a remote engine, ${p.engine} (${p.from}), sealed network, workspace ${p.lease.workspace}`, steps };
 }

@@ -10,7 +10,9 @@ import { findDocker, goArch, isDesktop } from './engine.js';
 import { chooseNetwork, type DockerNetwork, gvisorNote, isGvisor, relayBinary, relayPath } from './sealed.js';
 import { chooseImage } from './image.js';
 import type { DockerContext } from './prepare.js';
-import { engineApiOfEndpoint } from './api.js';
+import { type EngineApi, engineApiOfEndpoint } from './api.js';
+import type { SshMux } from '../remote/ssh-mux.js';
+import { runDirOf } from '../run/run-dir.js';
 import { dockerEndpoint } from './endpoint.js';
 
 export interface DockerRunInput {
@@ -62,6 +64,16 @@ export async function runDocker(o: DockerRunInput): Promise<number> {
   // A dry run does not ask the engine: its runtimes are not checked, and the relay is the one for this machine's architecture.
   // A local engine is asked through its API where the CLI would use a socket (lib/docker/api.ts): no process start per question.
   const api = o.dryRun || o.remote !== undefined ? null : engineApiOfEndpoint(await dockerEndpoint(docker, o.env, o.home), o.env);
+  // A remote run over ssh:// shares one connection among its docker commands, this first question included (lib/remote/ssh-mux.ts).
+  const mux = o.remote !== undefined && !o.dryRun ? await (await import('../remote/ssh-mux.js')).startSshMux(o.remote.target.host, runDirOf(o.stashbaseHome, o.session)) : null;
+  try {
+    return await runDockerOn(o, docker, api, mux, identity);
+  } finally {
+    await mux?.stop();
+  }
+}
+
+async function runDockerOn(o: DockerRunInput, docker: string, api: EngineApi | null, mux: SshMux | null, identity: Promise<{ name?: string; email?: string }>): Promise<number> {
   const engine = o.dryRun ? null : await (await import('./engine.js')).engineInfo(docker, api);
   // A remote run is sealed: the firewall's proxy would listen where the engine's containers reach it, on another machine.
   if (o.remote !== undefined && (o.flags.dockerNetwork ?? o.profile.sandbox.dockerNetwork) === 'firewall') {
@@ -107,7 +119,7 @@ export async function runDocker(o: DockerRunInput): Promise<number> {
   }
   if (o.remote !== undefined) {
     const { executeRemote } = await import('../remote/execute.js');
-    return executeRemote({ ctx: { ...ctx, desktop: false }, target: o.remote.target, plan: o.remote.plan, warn: o.warn, announce: o.announce, interactive: o.interactive });
+    return executeRemote({ ctx: { ...ctx, desktop: false }, target: o.remote.target, plan: o.remote.plan, warn: o.warn, announce: o.announce, interactive: o.interactive, mux });
   }
   if (o.dryRun) {
     const { prepareDocker } = await import('./prepare.js');

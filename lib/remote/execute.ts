@@ -34,6 +34,7 @@ import { tarOf } from './tar.js';
 import { bringBack, type HeldExport, holdExport, LEASE_END_MS, leaseGone } from './export.js';
 import { holdLease, leaseSeconds, type Lease } from './lease.js';
 import { prepareRemote } from './prepare.js';
+import type { SshMux } from './ssh-mux.js';
 
 export interface RemoteRunInput {
   ctx: Omit<DockerContext, 'network' | 'worktree'>;
@@ -42,6 +43,8 @@ export interface RemoteRunInput {
   warn: (msg: string) => void;
   announce: boolean;
   interactive: boolean;
+  /** The run's one SSH connection to an ssh:// engine, stopped after its last docker command. */
+  mux?: SshMux | null;
 }
 
 /** The repository the run's folder is in: its main checkout. */
@@ -136,14 +139,22 @@ export async function executeRemote(o: RemoteRunInput): Promise<number> {
   const trace = new Trace(ctx.env.STASHBASE_TRACE === '1');
   const docker = ctx.docker;
   const { repo, name, fresh, branch, workspace, base } = o.plan;
-  const exists = await volumeExists(docker, workspace);
-  if (!fresh && !exists) throw new SandboxUnavailableError(`the engine (${o.target.host}) has no workspace ${workspace} for ${name}: its uncommitted work is gone; start a new run; nothing was run`);
-  if (fresh && exists) throw new SandboxUnavailableError(`the engine already has a workspace named ${workspace}; nothing was run`);
-
   const home = ctx.stashbaseHome;
   mkdirSync(home, { recursive: true, mode: 0o700 });
   const names = runNames(ctx.session);
   const runDir = runDirOf(home, ctx.session);
+  // Over ssh://, one connection for every docker command of the run (lib/remote/ssh-mux.ts, started by lib/docker/run.ts).
+  const mux = o.mux ?? null;
+  try {
+    const exists = await volumeExists(docker, workspace);
+    if (!fresh && !exists) throw new SandboxUnavailableError(`the engine (${o.target.host}) has no workspace ${workspace} for ${name}: its uncommitted work is gone; start a new run; nothing was run`);
+    if (fresh && exists) throw new SandboxUnavailableError(`the engine already has a workspace named ${workspace}; nothing was run`);
+  } catch (e) {
+    await mux?.stop();
+    for (const m of removeRunDir(runDir)) alert(m);
+    throw e;
+  }
+
   const audit = new AuditLog(home, ctx.session, runLimits(ctx.profile).auditMaxBytes);
   const prep = prepareRemote({ ...ctx, network: 'sealed' }, o.target, o.plan, { seconds: leaseSeconds(ctx.env) });
   if (announce) {
@@ -249,6 +260,8 @@ export async function executeRemote(o: RemoteRunInput): Promise<number> {
     proxy?.interceptor?.close();
     if (sealedDir) rmSync(sealedDir, { recursive: true, force: true });
     if (gitRecord !== null) await settleGitDir(gitRecord, ctx.env, ctx.session, { alert, note: announce ? (m) => process.stderr.write(`${m}\n`) : () => {} });
+    // The run's connection, after its last docker command (its socket is in the run's folder).
+    await mux?.stop();
     for (const m of removeRunDir(runDir, runStateDirOf(home, ctx.session))) alert(m);
     if (announce && agentStarted) process.stderr.write(`Remote workspace ${workspace} keeps what was not committed: continue with stashbase agent run --remote … --resume ${name}\n`);
     audit.write({ type: 'end', exitCode, durationMs: Date.now() - started });

@@ -5,6 +5,9 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { AGENT_HOME, RELAY_PORT, type SealedInput } from '../../templates/docker-run.js';
 import type { ExportInput, LeaseInput } from '../../templates/remote-run.js';
+import { sshDestination, sshExitCommand, sshMasterCommand, sshShimScript } from '../../templates/remote-ssh.js';
+import type { RemotePlanInput } from '../../templates/remote-plan.js';
+import { findTool } from '../util/find-tool.js';
 import { LABEL_ORIGIN, LABEL_WORKSPACE, REMOTE_RELAY, remoteHomeVolume, remoteNames, toolsCreateCommand, toolsMount, workspaceCreateCommand } from '../../templates/remote-run.js';
 import { git } from '../../templates/git.js';
 import type { Command } from '../../templates/command.js';
@@ -71,6 +74,16 @@ export function prepareRemote(ctx: DockerContext, target: RemoteTarget, rp: Remo
   const plan = buildRemotePlan({
     session: ctx.session, profile: ctx.profile.name, engine: target.host, from: target.from, sessionFile: sessionFile(ctx.stashbaseHome, ctx.session), runDir,
     repo: rp.repo.root, name: rp.name, branch: rp.branch, fresh: rp.fresh, bundle, volumes, lease, sealed, export: exp,
+    ssh: sshSteps(target.host, join(runDir, 'ssh')),
   });
   return { volumes, bundle, bundleFile, lease, sealed, export: exp, interceptTls, plan };
+}
+
+/** Over ssh://, the run's one connection (lib/remote/ssh-mux.ts) as the dry run shows it: its master, its shim, its end. */
+function sshSteps(host: string, dir: string): RemotePlanInput['ssh'] {
+  const d = sshDestination(host);
+  if (d === null) return null;
+  const ssh = findTool('ssh') ?? 'ssh';
+  const socket = join(dir, 'mux');
+  return { master: sshMasterCommand(ssh, d, socket), shim: sshShimScript(ssh, socket), exit: sshExitCommand(ssh, d, socket) };
 }

@@ -101,6 +101,42 @@ describe('remote runs on a second Docker engine (real engines, tcp:// and ssh://
     assert.equal(none.stderr, 'stashbase: there is no branch stashbase/amber-bay-anchor here to resume; nothing was run\n');
   });
 
+  test('over ssh://, a run\'s docker commands share the run\'s SSH connection, ended with the run (control: a plain docker command over ssh opens one of its own)', { timeout: 120_000 }, async () => {
+    const repo = repository();
+    const host = /^ssh:\/\/[^@]+@(.+)$/.exec(e.ssh)![1]!;
+    const connections = () => spawnSync('ss', ['-Htn', 'state', 'established', 'dst', host, 'dport', '=', ':22'], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean).length;
+    assert.equal(connections(), 0, 'none before');
+    const child = spawn(process.execPath, [BIN, 'agent', 'run', '--remote', 'eng', '--docker-sandbox', 'true', '--', 'sleep', '6'], { env: sshEnv(), cwd: repo, stdio: ['ignore', 'pipe', 'pipe'] });
+    let err = '';
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
+    const exit = new Promise<number | null>((r) => child.on('exit', (c) => r(c)));
+    for (let i = 0; i < 300 && !/Agent session: /.test(err); i++) await sleep(50);
+    const session = sessionOf(err);
+    for (let i = 0; i < 300 && !onEngineOf(session).includes('-agent'); i++) await sleep(100);
+    // The lease, the held export, the agent's container and the relay's exec all live now, each a docker client of its
+    // own: they share the run's connection (a second one only where the server's limit of sessions on one connection,
+    // sshd's MaxSessions, 10 by default, turns a channel away, and ssh connects as it would).
+    await sleep(500);
+    const clients = spawnSync('pgrep', ['-P', String(child.pid), '-f', 'docker'], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean).length;
+    assert.ok(clients >= 4, `the run's docker clients: ${clients}`);
+    const shared = connections();
+    assert.ok(shared >= 1 && shared <= 2, `${clients} docker clients over ${shared} connection(s): ${err}`);
+    // Control: the docker CLI's own ssh, outside stashbase, opens connections of its own while it runs (one a request).
+    const plain = spawn('docker', ['--context', 'eng', 'run', '--rm', 'stashbase-test-base:latest', 'sleep', '2'], { env: sshEnv(), stdio: 'ignore' });
+    const plainExit = new Promise((r) => plain.on('exit', r));
+    let most = 0;
+    for (let i = 0; i < 30; i++) {
+      most = Math.max(most, connections());
+      await sleep(100);
+    }
+    assert.ok(most > shared, `the plain command's own connections beside the run's: ${most} against ${shared}`);
+    await plainExit;
+    assert.equal(await exit, 0, err);
+    for (let i = 0; i < 50 && connections() > 0; i++) await sleep(100);
+    assert.equal(connections(), 0, 'the run\'s connection ended with it');
+    assert.equal(spawnSync('pgrep', ['-f', `stashbase/runs/${session}/ssh`]).status, 1, 'no master left');
+  });
+
   test('--dry-run: every command of a remote run in order, the export and the teardown included; nothing made here or on the engine', { timeout: 60_000 }, async () => {
     const repo = repository();
     const before = onEngine(e, ['volume', 'ls', '-q']).out;

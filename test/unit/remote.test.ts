@@ -1,6 +1,7 @@
 // Remote runs' own pieces: the export's reader (hostile input: the agent
 // shapes what its clone's export sends), the setup's tar, and the exact
 // commands of the helper containers and the lease.
+import { sshCheckCommand, sshDestination, sshExitCommand, sshMasterCommand, sshShimScript } from '../../templates/remote-ssh.js';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -118,4 +119,17 @@ test('remote helpers: the setup-and-lease, the export and the teardown, whole ar
   assert.deepEqual(remoteTeardownCommands('docker', S).map((c) => c.args), [['rm', '--force', `${n}-agent`, `${n}-lease`, `${n}-export`], ['volume', 'rm', '--force', `${n}-tools`]]);
   assert.match(workspaceName('/home/u/My Project', 'amber-bay-anchor'), /^stashbase-remote-my-project-[0-9a-f]{10}-amber-bay-anchor$/);
   assert.notEqual(workspaceName('/home/u/a/p', 'x-y-z'), workspaceName('/home/u/b/p', 'x-y-z'));
+});
+
+test('ssh:// engines: the destination read as the docker CLI reads it, or null for what ssh could take as an option; the master, its check and exit, and the shim, whole', () => {
+  assert.deepEqual(sshDestination('ssh://root@172.17.0.2'), { user: 'root', host: '172.17.0.2', port: null });
+  assert.deepEqual(sshDestination('ssh://me@build-box.example:2222'), { user: 'me', host: 'build-box.example', port: '2222' });
+  assert.deepEqual(sshDestination('ssh://build-box'), { user: null, host: 'build-box', port: null });
+  assert.deepEqual(sshDestination('ssh://[::1]:22'), { user: null, host: '::1', port: '22' });
+  for (const a of ['tcp://1.2.3.4:2375', 'ssh://', 'ssh://me:pw@box', 'ssh://-oProxyCommand=x@box', 'ssh://box?x=1', 'ssh://box#f', 'not a url']) assert.equal(sshDestination(a), null, a);
+  const d = sshDestination('ssh://me@box:2222')!;
+  assert.deepEqual(sshMasterCommand('/usr/bin/ssh', d, '/r/ssh/mux'), { file: '/usr/bin/ssh', args: ['-T', '-o', 'ControlMaster=yes', '-o', 'ControlPath=/r/ssh/mux', '-o', 'ControlPersist=30', '-o', 'BatchMode=yes', '-l', 'me', '-p', '2222', '--', 'box', 'true'] });
+  assert.deepEqual(sshCheckCommand('/usr/bin/ssh', d, '/r/ssh/mux').args, ['-o', 'ControlPath=/r/ssh/mux', '-O', 'check', '-l', 'me', '-p', '2222', '--', 'box']);
+  assert.deepEqual(sshExitCommand('/usr/bin/ssh', d, '/r/ssh/mux').args, ['-o', 'ControlPath=/r/ssh/mux', '-O', 'exit', '-l', 'me', '-p', '2222', '--', 'box']);
+  assert.equal(sshShimScript("/opt/my ssh/ssh", "/r/it's/mux"), `#!/bin/sh\nexec '/opt/my ssh/ssh' -o 'ControlPath=/r/it'\\''s/mux' -o ControlMaster=no "$@"\n`);
 });

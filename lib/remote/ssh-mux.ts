@@ -1,0 +1,66 @@
+// A remote run over ssh:// shares one SSH connection among its docker
+// commands (templates/remote-ssh.ts says how): started before the first of
+// them, ended after the last. Anything that keeps it from starting leaves the
+// docker CLI to connect as it always does (slower, nothing weaker).
+import { mkdirSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
+import { delimiter, join } from 'node:path';
+import { sshCheckCommand, sshDestination, sshExitCommand, sshMasterCommand, sshShimScript } from '../../templates/remote-ssh.js';
+import { capture } from '../exec.js';
+import { findTool } from '../util/find-tool.js';
+import { socketDir } from '../util/socket-dir.js';
+
+export interface SshMux {
+  /** Ends the run's connection (its docker commands are done); once. */
+  stop(): Promise<void>;
+}
+
+const MASTER_MS = 30_000;
+
+/**
+ * For an ssh:// engine: the master connection, and the shim first on `env`'s
+ * PATH (this process's: every docker command of the run inherits it); null when
+ * the engine is reached otherwise, or the master did not start.
+ */
+export async function startSshMux(host: string, runDir: string, env: NodeJS.ProcessEnv = process.env): Promise<SshMux | null> {
+  const d = sshDestination(host);
+  const ssh = findTool('ssh', env);
+  if (d === null || ssh === null) return null;
+  const dir = socketDir(join(runDir, 'ssh'), 'stashbase-ssh-');
+  const socket = join(dir, 'mux');
+  const done = () => rmSync(dir, { recursive: true, force: true });
+  // ssh reads % in a ControlPath as its own tokens.
+  if (socket.includes('%')) {
+    done();
+    return null;
+  }
+  try {
+    await capture(sshMasterCommand(ssh, d, socket), undefined, MASTER_MS);
+    await capture(sshCheckCommand(ssh, d, socket), undefined, 10_000);
+  } catch {
+    await capture(sshExitCommand(ssh, d, socket), undefined, 10_000).catch(() => undefined);
+    done();
+    return null;
+  }
+  const shims = join(runDir, 'ssh-bin');
+  mkdirSync(shims, { recursive: true, mode: 0o700 });
+  writeFileSync(join(shims, 'ssh'), sshShimScript(ssh, socket), { mode: 0o700 });
+  const before = env.PATH;
+  let stopped = false;
+  env.PATH = before === undefined || before === '' ? shims : `${shims}${delimiter}${before}`;
+  return {
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      env.PATH = before;
+      await capture(sshExitCommand(ssh, d, socket), undefined, 10_000).catch(() => undefined);
+      done();
+      rmSync(shims, { recursive: true, force: true });
+      // The run's folder, if nothing else was made in it (the run never got that far).
+      try {
+        rmdirSync(runDir);
+      } catch {
+        // Not empty, or gone: the run removes it.
+      }
+    },
+  };
+}
