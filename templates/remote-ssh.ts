@@ -26,7 +26,12 @@ export function sshDestination(address: string): SshDestination | null {
   }
   if (u.protocol !== 'ssh:' || u.hostname === '' || u.password !== '' || u.search !== '' || u.hash !== '') return null;
   const host = u.hostname.replace(/^\[|\]$/g, '');
-  const user = decodeURIComponent(u.username);
+  let user: string;
+  try {
+    user = decodeURIComponent(u.username);
+  } catch {
+    return null;
+  }
   // Nothing ssh would read as an option, nor a name with room for one.
   if (!/^[A-Za-z0-9._:%-]+$/.test(host) || host.startsWith('-') || (user !== '' && !/^[A-Za-z0-9._][A-Za-z0-9._-]*$/.test(user))) return null;
   return { user: user === '' ? null : user, host, port: u.port === '' ? null : u.port };
@@ -58,8 +63,25 @@ export function sshCheckCommand(ssh: string, d: SshDestination, socket: string):
 /**
  * The `ssh` the docker CLI finds first on its PATH: yours, told to use the
  * run's connection (options on the command line come before any the CLI or
- * your configuration give). With the master gone it connects as it would.
+ * your configuration give) only when it is asked for the engine itself, as
+ * the docker CLI asks (`[-l user] [-p port] -- host …`, the user and port
+ * the master's); any other ssh runs as yours would (found in review: the
+ * master runs a command on its own host whatever host a client names). With
+ * the master gone it connects as it would.
  */
-export function sshShimScript(ssh: string, socket: string): string {
-  return `#!/bin/sh\nexec ${shellQuote(ssh)} -o ${shellQuote(`ControlPath=${socket}`)} -o ControlMaster=no "$@"\n`;
+export function sshShimScript(ssh: string, socket: string, d: SshDestination): string {
+  const q = shellQuote;
+  return [
+    '#!/bin/sh',
+    'user= port= host= prev=',
+    'for a in "$@"; do',
+    '  case "$prev" in -l) user=$a ;; -p) port=$a ;; --) host=$a; break ;; esac',
+    '  prev=$a',
+    'done',
+    `if [ "$host" = ${q(d.host)} ] && [ "$user" = ${q(d.user ?? '')} ] && [ "$port" = ${q(d.port ?? '')} ]; then`,
+    `  exec ${q(ssh)} -o ${q(`ControlPath=${socket}`)} -o ControlMaster=no "$@"`,
+    'fi',
+    `exec ${q(ssh)} "$@"`,
+    '',
+  ].join('\n');
 }

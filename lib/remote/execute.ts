@@ -178,7 +178,8 @@ export async function executeRemote(o: RemoteRunInput): Promise<number> {
   let gitRecord: string | null = null;
   let agentStarted = false;
   let heldExport: HeldExport | null = null;
-  const watchdog = start(watchdogCommand(docker, ctx.session, true, remoteTeardownCommands(docker, ctx.session)), ['pipe', 'ignore', 'ignore'], true);
+  // Killed, the run's SSH connection is ended too once its containers are (found in review: a client left over kept it).
+  const watchdog = start(watchdogCommand(docker, ctx.session, true, [...remoteTeardownCommands(docker, ctx.session), ...(mux !== null ? [mux.exit] : [])]), ['pipe', 'ignore', 'ignore'], true);
   watchdog.child.stdin?.on('error', () => {});
   watchdog.exit.catch(() => 0);
   watchdog.child.unref();

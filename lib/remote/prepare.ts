@@ -85,5 +85,5 @@ function sshSteps(host: string, dir: string): RemotePlanInput['ssh'] {
   if (d === null) return null;
   const ssh = findTool('ssh') ?? 'ssh';
   const socket = join(dir, 'mux');
-  return { master: sshMasterCommand(ssh, d, socket), shim: sshShimScript(ssh, socket), exit: sshExitCommand(ssh, d, socket) };
+  return { master: sshMasterCommand(ssh, d, socket), shim: sshShimScript(ssh, socket, d), exit: sshExitCommand(ssh, d, socket) };
 }

@@ -7,11 +7,13 @@ import { delimiter, join } from 'node:path';
 import { sshCheckCommand, sshDestination, sshExitCommand, sshMasterCommand, sshShimScript } from '../../templates/remote-ssh.js';
 import { capture } from '../exec.js';
 import { findTool } from '../util/find-tool.js';
-import { socketDir } from '../util/socket-dir.js';
+import type { Command } from '../../templates/command.js';
 
 export interface SshMux {
   /** Ends the run's connection (its docker commands are done); once. */
   stop(): Promise<void>;
+  /** What ends it from elsewhere (the watchdog, after a killed run's teardown). */
+  exit: Command;
 }
 
 const MASTER_MS = 30_000;
@@ -25,15 +27,27 @@ export async function startSshMux(host: string, runDir: string, env: NodeJS.Proc
   const d = sshDestination(host);
   const ssh = findTool('ssh', env);
   if (d === null || ssh === null) return null;
-  const dir = socketDir(join(runDir, 'ssh'), 'stashbase-ssh-');
+  // Only in the run's own folder (denied to every sandbox), never a shared temporary one (found in review: whoever reaches
+  // the socket runs commands on the engine's host), and short enough for the name ssh binds first (the path and a
+  // 17-character suffix within a socket address's 108 bytes); % is ssh's own token. Otherwise no connection of the run's.
+  const dir = join(runDir, 'ssh');
   const socket = join(dir, 'mux');
-  const done = () => rmSync(dir, { recursive: true, force: true });
-  // ssh reads % in a ControlPath as its own tokens.
-  if (socket.includes('%')) {
-    done();
-    return null;
-  }
+  if (Buffer.byteLength(socket) > 90 || socket.includes('%')) return null;
+  const shims = join(runDir, 'ssh-bin');
+  const done = () => {
+    rmSync(dir, { recursive: true, force: true });
+    rmSync(shims, { recursive: true, force: true });
+    // The run's folder, if nothing else was made in it (the run never got that far).
+    try {
+      rmdirSync(runDir);
+    } catch {
+      // Not empty, or gone: the run removes it.
+    }
+  };
   try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    mkdirSync(shims, { recursive: true, mode: 0o700 });
+    writeFileSync(join(shims, 'ssh'), sshShimScript(ssh, socket, d), { mode: 0o700 });
     await capture(sshMasterCommand(ssh, d, socket), undefined, MASTER_MS);
     await capture(sshCheckCommand(ssh, d, socket), undefined, 10_000);
   } catch {
@@ -41,26 +55,17 @@ export async function startSshMux(host: string, runDir: string, env: NodeJS.Proc
     done();
     return null;
   }
-  const shims = join(runDir, 'ssh-bin');
-  mkdirSync(shims, { recursive: true, mode: 0o700 });
-  writeFileSync(join(shims, 'ssh'), sshShimScript(ssh, socket), { mode: 0o700 });
   const before = env.PATH;
   let stopped = false;
   env.PATH = before === undefined || before === '' ? shims : `${shims}${delimiter}${before}`;
   return {
+    exit: sshExitCommand(ssh, d, socket),
     async stop() {
       if (stopped) return;
       stopped = true;
       env.PATH = before;
       await capture(sshExitCommand(ssh, d, socket), undefined, 10_000).catch(() => undefined);
       done();
-      rmSync(shims, { recursive: true, force: true });
-      // The run's folder, if nothing else was made in it (the run never got that far).
-      try {
-        rmdirSync(runDir);
-      } catch {
-        // Not empty, or gone: the run removes it.
-      }
     },
   };
 }

@@ -1,10 +1,9 @@
 // Remote runs' own pieces: the export's reader (hostile input: the agent
 // shapes what its clone's export sends), the setup's tar, and the exact
 // commands of the helper containers and the lease.
-import { sshCheckCommand, sshDestination, sshExitCommand, sshMasterCommand, sshShimScript } from '../../templates/remote-ssh.js';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -12,6 +11,7 @@ import { test } from 'node:test';
 import { readExport } from '../../lib/remote/transfer.js';
 import { tarOf } from '../../lib/remote/tar.js';
 import { exportCommand, leaseCommand, remoteTeardownCommands } from '../../templates/remote-run.js';
+import { sshCheckCommand, sshDestination, sshExitCommand, sshMasterCommand, sshShimScript } from '../../templates/remote-ssh.js';
 import { workspaceName } from '../../lib/remote/execute.js';
 
 const OID = 'a'.repeat(40);
@@ -131,5 +131,21 @@ test('ssh:// engines: the destination read as the docker CLI reads it, or null f
   assert.deepEqual(sshMasterCommand('/usr/bin/ssh', d, '/r/ssh/mux'), { file: '/usr/bin/ssh', args: ['-T', '-o', 'ControlMaster=yes', '-o', 'ControlPath=/r/ssh/mux', '-o', 'ControlPersist=30', '-o', 'BatchMode=yes', '-l', 'me', '-p', '2222', '--', 'box', 'true'] });
   assert.deepEqual(sshCheckCommand('/usr/bin/ssh', d, '/r/ssh/mux').args, ['-o', 'ControlPath=/r/ssh/mux', '-O', 'check', '-l', 'me', '-p', '2222', '--', 'box']);
   assert.deepEqual(sshExitCommand('/usr/bin/ssh', d, '/r/ssh/mux').args, ['-o', 'ControlPath=/r/ssh/mux', '-O', 'exit', '-l', 'me', '-p', '2222', '--', 'box']);
-  assert.equal(sshShimScript("/opt/my ssh/ssh", "/r/it's/mux"), `#!/bin/sh\nexec '/opt/my ssh/ssh' -o 'ControlPath=/r/it'\\''s/mux' -o ControlMaster=no "$@"\n`);
+  for (const a of ['ssh://%E0@box', 'ssh://%2Dx@box']) assert.equal(sshDestination(a), null, a);
+  // The shim, run: the run's connection only for the engine as the docker CLI names it (found in review: the master
+  // would run any client's command on its own host); any other ssh as yours. Its paths quoted.
+  const dir = mkdtempSync(join(tmpdir(), "stashbase shim's-"));
+  try {
+    const fake = join(dir, 'real ssh');
+    writeFileSync(fake, '#!/bin/sh\nprintf "%s|" "$@"\n', { mode: 0o755 });
+    const shim = join(dir, 'ssh');
+    writeFileSync(shim, sshShimScript(fake, "/r/it's/mux", d), { mode: 0o755 });
+    const run = (...args: string[]) => execFileSync(shim, args, { encoding: 'utf8' });
+    assert.equal(run('-o', 'ConnectTimeout=30', '-T', '-l', 'me', '-p', '2222', '--', 'box', 'docker', 'system', 'dial-stdio'), "-o|ControlPath=/r/it's/mux|-o|ControlMaster=no|-o|ConnectTimeout=30|-T|-l|me|-p|2222|--|box|docker|system|dial-stdio|");
+    for (const other of [['-l', 'me', '-p', '2222', '--', 'elsewhere', 'id'], ['-l', 'root', '-p', '2222', '--', 'box', 'id'], ['-l', 'me', '--', 'box', 'id'], ['-l', 'me', '-p', '2222', 'box', 'id'], ['git@forge.example', 'git-upload-pack', "'x'"]]) {
+      assert.equal(run(...other), `${other.join('|')}|`, other.join(' '));
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
