@@ -123,12 +123,14 @@ export function agentCommand(a: AgentInput): Command {
 
 /** Containers first (the agent's is usually gone already), then the network; a sealed run has only its agent's container. */
 export function teardownCommands(docker: string, session: string, sealed = false): Command[] {
+  const containers: Command = { file: docker, args: ['rm', '--force', ...teardownContainers(session, sealed)] };
+  return sealed ? [containers] : [containers, { file: docker, args: ['network', 'rm', runNames(session).network] }];
+}
+
+/** The containers a run's teardown removes (the agent's; the firewall holder too). */
+export function teardownContainers(session: string, sealed = false): string[] {
   const n = runNames(session);
-  if (sealed) return [{ file: docker, args: ['rm', '--force', n.agent] }];
-  return [
-    { file: docker, args: ['rm', '--force', n.agent, n.holder] },
-    { file: docker, args: ['network', 'rm', n.network] },
-  ];
+  return sealed ? [n.agent] : [n.agent, n.holder];
 }
 
 /** Where the relay listens in a sealed container (on its loopback, the only interface there), and where its binary is mounted. */

@@ -111,6 +111,11 @@ export function workspaceCreateCommand(docker: string, workspace: string, labels
   return { file: docker, args: ['volume', 'create', ...labels.flatMap((l) => ['--label', l]), workspace] };
 }
 
+/** A container's state, as the engine says it; "No such container" once it is gone. */
+export function containerStateCommand(docker: string, name: string): Command {
+  return { file: docker, args: ['container', 'inspect', '--format', '{{.State.Status}}', name] };
+}
+
 /** The run's tools volume, labelled with the run and the machine it runs from (status and cleanup on the engine find it, and say where it is from). */
 export function toolsCreateCommand(docker: string, session: string, pid: number, origin: string): Command {
   return { file: docker, args: ['volume', 'create', ...runLabels(session, pid), '--label', `${LABEL_ORIGIN}=${origin}`, remoteNames(session).tools] };

@@ -7,7 +7,7 @@ import type { Server as HttpServer } from 'node:http';
 import { BlockList, createServer, isIPv4, type Server } from 'node:net';
 import { type Command, formatCommand } from '../../templates/command.js';
 import { FIREWALL_FAILED, FIREWALL_READY } from '../../templates/docker-firewall.js';
-import { agentCommand, gatewayCommand, HOME_VOLUME, holderCommand, networkCreateCommand, runLabels, runNames, sealedAgentCommand, teardownCommands } from '../../templates/docker-run.js';
+import { agentCommand, gatewayCommand, HOME_VOLUME, holderCommand, networkCreateCommand, runLabels, runNames, sealedAgentCommand, teardownCommands, teardownContainers } from '../../templates/docker-run.js';
 import { removeContainer } from './api.js';
 import { imageEntrypoint, listenPath, loopbackDoor, type RunningRelay, startRelay } from './sealed.js';
 import { socketDir } from '../util/socket-dir.js';
@@ -314,7 +314,7 @@ async function teardown(ctx: DockerContext, any: boolean, warn: (msg: string) =>
   const [containers, network] = teardownCommands(ctx.docker, ctx.session, ctx.network === 'sealed') as [Command, Command | undefined];
   // The agent container is usually gone already (--rm): "no such container" is expected. Through the API: the same, a request each.
   const api = ctx.api ?? null;
-  if (api !== null) await Promise.all(containers.args.slice(2).map((name) => removeContainer(api, name)));
+  if (api !== null) await Promise.all(teardownContainers(ctx.session, ctx.network === 'sealed').map((name) => removeContainer(api, name)));
   else await capture(containers).catch(() => undefined);
   if (network === undefined) return;
   await capture(network).catch((e: unknown) => {

@@ -3,6 +3,7 @@
 // that need the engine (gateway, ports, which volumes exist) come in as input.
 import { existsSync } from 'node:fs';
 import { interceptsTls } from '../proxy/intercepts.js';
+import type { EngineApi } from './api.js';
 import { basename, dirname, join, relative } from 'node:path';
 import { caEnv, proxyEnv, SANDBOX_MARKER_ENV } from '../../templates/native-plan.js';
 import { hookVariables } from '../hooks/run-env.js';
@@ -36,8 +37,6 @@ import type { DockerWorktree } from '../worktree/run.js';
 export const TERMINAL_VARS = ['TERM', 'COLORTERM', 'TERM_PROGRAM', 'TERM_PROGRAM_VERSION', 'LC_TERMINAL'] as const;
 /** Where the CA files are mounted inside the container. */
 export const CONTAINER_CA_DIR = '/etc/stashbase';
-
-import type { EngineApi } from './api.js';
 
 export interface DockerContext {
   session: string;

@@ -13,7 +13,7 @@ import type { DockerContext } from './prepare.js';
 import { type EngineApi, engineApiOfEndpoint } from './api.js';
 import type { SshMux } from '../remote/ssh-mux.js';
 import { runDirOf } from '../run/run-dir.js';
-import { dockerEndpoint } from './endpoint.js';
+import { dockerEndpoint, type Endpoint } from './endpoint.js';
 
 export interface DockerRunInput {
   session: string;
@@ -40,6 +40,8 @@ export interface DockerRunInput {
   announce: boolean;
   /** A remote run (lib/remote/execute.ts): its engine, and what was worked out before it was contacted. */
   remote?: { target: import('../remote/target.js').RemoteTarget; plan: import('../remote/execute.js').RemotePlan };
+  /** This machine's engine as the CLI reaches it, when agent run has already asked (lib/remote/target.ts engineFor). */
+  endpoint?: Endpoint;
 }
 
 /** The host's global git identity, forwarded as authorship metadata (never a credential). */
@@ -63,7 +65,7 @@ export async function runDocker(o: DockerRunInput): Promise<number> {
   // Which engine this is was decided before (lib/remote/target.ts, by agent run): another machine's makes `o.remote`.
   // A dry run does not ask the engine: its runtimes are not checked, and the relay is the one for this machine's architecture.
   // A local engine is asked through its API where the CLI would use a socket (lib/docker/api.ts): no process start per question.
-  const api = o.dryRun || o.remote !== undefined ? null : engineApiOfEndpoint(await dockerEndpoint(docker, o.env, o.home), o.env);
+  const api = o.dryRun || o.remote !== undefined ? null : engineApiOfEndpoint(o.endpoint ?? (await dockerEndpoint(docker, o.env, o.home)), o.env);
   // A remote run over ssh:// shares one connection among its docker commands, this first question included (lib/remote/ssh-mux.ts).
   const mux = o.remote !== undefined && !o.dryRun ? await (await import('../remote/ssh-mux.js')).startSshMux(o.remote.target.host, runDirOf(o.stashbaseHome, o.session)) : null;
   try {

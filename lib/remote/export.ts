@@ -5,7 +5,7 @@
 // run's own git directory, which the import local runs use then takes in.
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { EXPORT_BEAT, EXPORT_GO, exportCommand, type ExportInput, remoteNames } from '../../templates/remote-run.js';
+import { containerStateCommand, EXPORT_BEAT, EXPORT_GO, exportCommand, type ExportInput, remoteNames } from '../../templates/remote-run.js';
 import { capture, type Spawned, start } from '../exec.js';
 import { CommandFailedError } from '../errors.js';
 import { alert } from '../util/style.js';
@@ -36,7 +36,7 @@ export async function leaseGone(l: Lease, docker: string, session: string): Prom
   if (code === 0) return true;
   const name = remoteNames(session).lease;
   while (Date.now() < deadline) {
-    const r = await capture({ file: docker, args: ['container', 'inspect', '--format', '{{.State.Status}}', name] }, undefined, 10_000).then(() => 'there' as const, (e: unknown) => (e instanceof CommandFailedError && /no such (container|object)/i.test(e.stderr) ? 'gone' as const : 'unknown' as const));
+    const r = await capture(containerStateCommand(docker, name), undefined, 10_000).then(() => 'there' as const, (e: unknown) => (e instanceof CommandFailedError && /no such (container|object)/i.test(e.stderr) ? 'gone' as const : 'unknown' as const));
     if (r === 'gone') return true;
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
@@ -108,7 +108,6 @@ export async function bringBack(b: { export: ExportInput; held: HeldExport; dir:
     e.child.kill('SIGKILL');
     e.child.stdout?.destroy();
   }, exportTimeoutMs(b.env));
-  const err = () => b.held.err();
   const packFile = join(b.dir, 'objects', 'pack', 'pack-remote.pack');
   const got = await readExport(e.child.stdout!, { packFile, objectFormat: b.objectFormat, maxBytes: maxPack(b.env) });
   if ('problem' in got) e.child.kill('SIGKILL');
@@ -123,7 +122,7 @@ export async function bringBack(b: { export: ExportInput; held: HeldExport; dir:
     alert(`the remote run's commits were not brought back (${why}); nothing of it was imported (the workspace keeps them)`);
   };
   // Its own failure first, in its words (what it cut short is no second problem); then what it sent, unless stashbase stopped it.
-  if (code !== 0 && !('problem' in got && got.stopped === true)) return notBack(`the export failed: ${err().trim().split('\n').pop() || `exit ${code}`}`);
+  if (code !== 0 && !('problem' in got && got.stopped === true)) return notBack(`the export failed: ${b.held.err().trim().split('\n').pop() || `exit ${code}`}`);
   if ('problem' in got) return notBack(got.problem);
   if (got.tip === null) return alert(`the remote run's branch ${b.export.branch} is gone from its clone: nothing was brought back`);
   const ref = join(b.dir, 'refs', 'heads', ...b.export.branch.split('/'));

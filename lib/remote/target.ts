@@ -5,7 +5,7 @@
 // DOCKER_HOST unset: Docker lets DOCKER_HOST win over DOCKER_CONTEXT).
 import { UsageError } from '../errors.js';
 import { capture } from '../exec.js';
-import { dockerEndpoint, isLocalHost } from '../docker/endpoint.js';
+import { dockerEndpoint, type Endpoint, isLocalHost } from '../docker/endpoint.js';
 import { CONTEXT_NAME } from './context-name.js';
 import { userHome } from '../home.js';
 
@@ -19,17 +19,20 @@ export interface RemoteTarget {
 }
 
 
-/** The run's engine when it is remote, else null; `named`: --remote or the profile's. */
-export async function remoteTarget(docker: string, env: NodeJS.ProcessEnv, home: string, named: string | undefined): Promise<RemoteTarget | null> {
+/**
+ * The run's engine: remote (`named`: --remote or the profile's; or DOCKER_HOST / the current context not this
+ * machine's), or else this machine's, with the endpoint the CLI uses (a local run speaks to it: lib/docker/api.ts).
+ */
+async function engineTarget(docker: string, env: NodeJS.ProcessEnv, home: string, named: string | undefined): Promise<{ remote: RemoteTarget | null; local: Endpoint | null }> {
   if (named !== undefined) {
     if (!CONTEXT_NAME.test(named)) throw new UsageError(`--remote takes a Docker context's name, not ${JSON.stringify(named)} (make one with: docker context create NAME --docker host=ssh://user@host)`);
     const host = await capture({ file: docker, args: ['context', 'inspect', '--format', '{{.Endpoints.docker.Host}}', named], unsetEnv: ['DOCKER_HOST', 'DOCKER_CONTEXT'] }).catch(() => null);
     if (host === null) throw new UsageError(`there is no Docker context named ${JSON.stringify(named)} (docker context ls lists them; make one with: docker context create ${named} --docker host=ssh://user@host)`);
-    return { context: named, host: host.trim(), from: `the context ${JSON.stringify(named)}` };
+    return { remote: { context: named, host: host.trim(), from: `the context ${JSON.stringify(named)}` }, local: null };
   }
   const e = await dockerEndpoint(docker, env, home);
-  if (isLocalHost(e.host)) return null;
-  return { context: null, host: e.host, from: e.from };
+  if (isLocalHost(e.host)) return { remote: null, local: e };
+  return { remote: { context: null, host: e.host, from: e.from }, local: null };
 }
 
 /** Points every docker command of this process at the target's engine. */
@@ -39,9 +42,14 @@ export function useTarget(t: RemoteTarget, env: NodeJS.ProcessEnv): void {
   env.DOCKER_CONTEXT = t.context;
 }
 
+/** The engine a run or command uses (a remote one applied to `env`): remote, or this machine's with its endpoint. */
+export async function engineFor(docker: string, env: NodeJS.ProcessEnv, named: string | undefined): Promise<{ remote: RemoteTarget | null; local: Endpoint | null }> {
+  const t = await engineTarget(docker, env, userHome(env), named);
+  if (t.remote !== null) useTarget(t.remote, env);
+  return t;
+}
+
 /** For the docker commands that take --remote: the engine they manage when it is not this machine's (applied to `env`), else null. */
 export async function engineOf(docker: string, env: NodeJS.ProcessEnv, named: string | undefined): Promise<RemoteTarget | null> {
-  const t = await remoteTarget(docker, env, userHome(env), named);
-  if (t !== null) useTarget(t, env);
-  return t;
+  return (await engineFor(docker, env, named)).remote;
 }

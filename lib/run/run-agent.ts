@@ -93,7 +93,8 @@ export async function runAgent(o: RunOptions): Promise<number> {
   const command = agent.command;
   // A remote engine (--remote, the profile's, or DOCKER_HOST / the current context not this machine's): lib/remote/.
   // (lib/remote/target.ts engineOf points this process's docker commands at it.)
-  const remote = backend === 'docker' ? await (await import('../remote/target.js')).engineOf(findTool('docker', o.env) ?? 'docker', o.env, o.remote ?? profile.sandbox.remote) : null;
+  const engine = backend === 'docker' ? await (await import('../remote/target.js')).engineFor(findTool('docker', o.env) ?? 'docker', o.env, o.remote ?? profile.sandbox.remote) : null;
+  const remote = engine?.remote ?? null;
   let remotePlan: import('../remote/execute.js').RemotePlan | null = null;
   if (remote !== null) {
     if (o.worktree === false) throw new UsageError('a remote run is always a run on its own branch: --worktree=false cannot go with it');
@@ -121,6 +122,7 @@ export async function runAgent(o: RunOptions): Promise<number> {
         placeholders: makePlaceholders(profile.secrets, o.env), proxyToken, hookToken, flags: o, dryRun: o.dryRun, print,
         interactive: isInteractive(o.silent), warn, announce: !o.silent, worktree: wt?.docker, profileCwd: o.cwd,
         ...(remote !== null && remotePlan !== null ? { remote: { target: remote, plan: remotePlan } } : {}),
+        ...(engine?.local ? { endpoint: engine.local } : {}),
       });
     }
     const mechanism = selectMechanism(probeNative(o.env, process.platform, false));
