@@ -23,7 +23,7 @@ import { createPlaceholders, createRunDir, removePlaceholders, removeRunDir, run
 import { removeSession, writeSession } from '../run/session.js';
 import { Trace } from '../run/trace.js';
 import { defaultImageRef, ensureRunImages } from './image.js';
-import { growthWarning, holdMeasure, lastSize, recordSize } from './home-volume.js';
+import { forgetSize, growthWarning, holdMeasure, lastSize, recordSize } from './home-volume.js';
 import { sizeBytes } from '../profile/docker-values.js';
 import { type DockerContext, type DockerPrepared, prepareDocker, seccompFileOf } from './prepare.js';
 import { agentSeccompProfile } from '../../templates/docker-seccomp.js';
@@ -149,8 +149,9 @@ export async function executeDocker({ ctx, warn, announce, interactive }: Docker
   let sealedDir: string | null = null;
   let door: { port: number; close: () => void } | null = null;
   let agentStarted = false;
-  // The agents' home volume is measured after the run by a container started now (lib/docker/home-volume.ts).
-  const volumeMeasure = holdMeasure(ctx.docker, defaultImageRef(ctx.env), HOME_VOLUME, `${names.network}-du`, runLabels(ctx.session, process.pid));
+  // The agents' home volume is measured after the run by a container started now (lib/docker/home-volume.ts); with
+  // home_volume_warn = "0" (never warned) it is not measured at all, and the last size kept is dropped (it would be stale).
+  const volumeMeasure = sizeBytes(ctx.profile.sandbox.homeVolumeWarn) === 0 ? (forgetSize(home), null) : holdMeasure(ctx.docker, defaultImageRef(ctx.env), HOME_VOLUME, `${names.network}-du`, runLabels(ctx.session, process.pid));
   try {
     // Until the network exists nobody may connect; then only its containers (Linux), or anyone on loopback (Desktop's VM forwards from there).
     let accept: (address: string) => boolean = () => false;
@@ -246,8 +247,8 @@ export async function executeDocker({ ctx, warn, announce, interactive }: Docker
     // The agents' home volume, measured while the rest is taken down.
     relay?.stop();
     door?.close();
-    const measuring = holder !== null || agentStarted ? volumeMeasure.measure() : null;
-    if (!measuring) volumeMeasure.cancel();
+    const measuring = volumeMeasure !== null && (holder !== null || agentStarted) ? volumeMeasure.measure() : null;
+    if (!measuring) volumeMeasure?.cancel();
     await teardown(ctx, networkCreated || holder !== null || agentStarted, warn);
     watchdog.child.stdin?.end(`${WATCHDOG_DONE}\n`);
     holder?.child.kill('SIGKILL');

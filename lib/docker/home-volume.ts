@@ -2,7 +2,7 @@
 // after each run and by `agent docker status`, and a warning when a run grows
 // it past the profile's home_volume_warn. The last size is kept in
 // $STASHBASE_HOME/docker/home-volume.json, written by stashbase only.
-import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { volumeMeasureCommand, volumeSizeCommand } from '../../templates/docker-volumes.js';
 import { capture, start } from '../exec.js';
@@ -108,6 +108,11 @@ export function recordSize(stashbaseHome: string, bytes: number): void {
   const tmp = `${file}.${process.pid}.tmp`;
   writeFileSync(tmp, JSON.stringify({ bytes, at: new Date().toISOString() }) + '\n', { mode: 0o600 });
   renameSync(tmp, file);
+}
+
+/** Drops the size kept (the volume is not measured after runs: home_volume_warn = "0"). */
+export function forgetSize(stashbaseHome: string): void {
+  rmSync(recordFile(stashbaseHome), { force: true });
 }
 
 export function humanSize(bytes: number): string {

@@ -18,7 +18,7 @@ import type { Plan } from '../../templates/plan.js';
 import { auditFile } from '../run/audit.js';
 import { SandboxUnavailableError, UsageError } from '../errors.js';
 import { planProtection, type Protection } from '../paths/protect.js';
-import { isolatedPathProblem } from '../profile/docker-values.js';
+import { isolatedPathProblem, sizeBytes } from '../profile/docker-values.js';
 import type { Profile } from '../profile/types.js';
 import { executableGitState, findRepoRoot, gitConfigTargets, gitLinkProblem } from '../git/repo.js';
 import { checkoutGit, plannedGitDir, planRunGitDir, repoFormat, type RunGitDirPlan } from '../git/run-git-dir.js';
@@ -278,7 +278,7 @@ export function prepareDocker(ctx: DockerContext, facts: RuntimeFacts, draft?: P
     session: ctx.session, profile: p.name,
     sessionFile: sessionFile(ctx.stashbaseHome, ctx.session), auditFile: auditFile(ctx.stashbaseHome, ctx.session),
     runDir, image, newVolumes: facts.newVolumes ?? volumes, gitDir: gitDir === null ? null : plannedGitDir(gitDir), placeholders: protection.placeholders, fileStandIns: protection.fileStandIns, warnings: protection.warnings,
-    proxyBind, interceptTls, holder, agent, sealed,
+    proxyBind, interceptTls, holder, agent, sealed, measureHome: sizeBytes(p.sandbox.homeVolumeWarn) !== 0,
   };
   return { plan: buildDockerPlan(input), holder, agent, sealed, runDir, protection, volumes, proxyBind, interceptTls, treeMounts, standIn, gitDir };
 }

@@ -129,6 +129,22 @@ describe('Docker backend: runs and the agent docker commands (real engine)', nee
       const shrink = await run(`chmod 700 ~/${dir} && rm -r ~/${dir}`);
       assert.equal(shrink.code, 0, shrink.stderr);
       assert.doesNotMatch(shrink.stderr, /home volume/);
+      // home_volume_warn = "0": never warned, so never measured: no measuring container at all, and the size kept is dropped
+      // (control: the "1m" run's measuring container, made with its run).
+      const madeSince = (since: number) => docker(['events', '--since', String(since), '--until', String(Math.floor(Date.now() / 1000) + 1), '--filter', 'event=create', '--format', '{{.Actor.Attributes.name}}']).split('\n');
+      writeFile(join(t.sbHome, 'agents', 'nowarn.toml'), '[sandbox]\nbackend = "docker"\nhome_volume_warn = "0"\n');
+      let since = Math.floor(Date.now() / 1000) - 1;
+      const control = await run('true');
+      assert.ok(madeSince(since).includes(`stashbase-agent-run-${sessionOf(control.stderr)}-du`), 'control: measured');
+      assert.ok(existsSync(join(t.sbHome, 'docker', 'home-volume.json')));
+      since = Math.floor(Date.now() / 1000) - 1;
+      const quiet = await cli(['agent', 'run', '--profile', 'nowarn', '--', 'sh', '-c', `mkdir ~/${dir} && head -c 3000000 /dev/urandom > ~/${dir}/blob`], { env: t.env, cwd: proj, timeoutMs: 120_000 });
+      assert.equal(quiet.code, 0, quiet.stderr);
+      assert.doesNotMatch(quiet.stderr, /home volume/);
+      const made = madeSince(since);
+      assert.ok(made.includes(`stashbase-agent-run-${sessionOf(quiet.stderr)}-agent`), made.join(','));
+      assert.ok(!made.some((n) => n.endsWith('-du')), made.join(','));
+      assert.equal(existsSync(join(t.sbHome, 'docker', 'home-volume.json')), false);
     } finally {
       await run(`chmod -R u+rwx ~/${dir} 2>/dev/null; rm -rf ~/${dir}`);
     }

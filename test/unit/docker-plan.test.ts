@@ -173,6 +173,12 @@ test('docker plan, sealed: no network, holder or canary; the agent with --networ
     '--entrypoint', '/.stashbase-relay', 'stashbase-sandbox:latest', 'gate', '3128', '--', '/ep.sh', '-x', 'claude', '--model', "it's $x",
   ]);
   assert.deepEqual(relayExecCommand('docker', S, relayUid('1000:1000')).args, ['exec', '-i', '--user', '2147483646:2147483646', '--workdir', '/', `stashbase-agent-run-${S}-agent`, '/.stashbase-relay', 'serve', '3128']);
+  // A remote run's: the agent in the lease's process and network namespaces (loopback alone), the relay exec'd into the lease's container.
+  const lease = `stashbase-agent-run-${S}-lease`;
+  const remote = sealedAgentCommand({ ...sealed, runtime: undefined, pidNamespace: lease, networkOf: lease, relayInside: '/etc/stashbase/stashbase-relay' }).args;
+  assert.deepEqual(remote.slice(8, 21), ['--network', `container:${lease}`, '--cap-drop', 'ALL', '--security-opt', 'no-new-privileges', '--security-opt', `seccomp=/h/.stashbase/runs/${S}/seccomp.json`, '--pid', `container:${lease}`, '--pids-limit', '2048', '--memory']);
+  assert.ok(!remote.includes('--init') && !remote.includes('none') && !remote.some((a) => a.includes('/pkg/dist/relay')));
+  assert.deepEqual(relayExecCommand('docker', S, 2147483646, '/etc/stashbase/stashbase-relay', lease).args, ['exec', '-i', '--user', '2147483646:2147483646', '--workdir', '/', lease, '/etc/stashbase/stashbase-relay', 'serve', '3128']);
   // Found in review: nobody's uid could be an image's USER (the agent's user on Docker Desktop): the relay's is one nobody uses.
   assert.equal(relayUid('65534:65534'), 2147483646);
   assert.equal(relayUid(null), 2147483646);
@@ -187,6 +193,13 @@ test('docker plan, sealed: no network, holder or canary; the agent with --networ
   assert.deepEqual(commands.map((x) => (x as { shell: string }).shell).slice(1), [formatCommand(volumeMeasureCommand('docker', 'stashbase-sandbox:latest', 'stashbase-agent-home', `stashbase-agent-run-${S}-du`, ['--label', `stashbase.session=${S}`, '--label', 'stashbase.pid=4242'])), formatCommand(sealedAgentCommand(sealed)), formatCommand(relayExecCommand('docker', S, 2147483646)), `docker rm --force stashbase-agent-run-${S}-agent`]);
   // The watchdog removes the agent's container alone: there is no network or holder.
   assert.doesNotMatch((commands[0] as { shell: string }).shell, /network rm|-net/);
+  // home_volume_warn = "0": the volume is not measured, and the plan says so.
+  const unmeasured = planToJson(buildDockerPlan({
+    session: S, profile: 'coding', sessionFile: '/s', auditFile: '/a', runDir: '/r', image: 'i', newVolumes: [], gitDir: null, placeholders: [], fileStandIns: [], warnings: [], proxyBind: '127.0.0.1', interceptTls: true,
+    holder: { ...holder, proxyHost: '127.0.0.1', proxyPort: 0, canaryPort: 0 }, agent, sealed, measureHome: false,
+  }));
+  assert.deepEqual(unmeasured.steps.filter((x) => x.type === 'command').map((x) => x.id), ['watchdog', 'agent', 'relay', 'teardown']);
+  assert.deepEqual(unmeasured.steps.find((x) => x.id === 'volume-measure'), { type: 'internal', id: 'volume-measure', description: 'home_volume_warn = "0": stashbase-agent-home is not measured after the run (and the size kept after an earlier one is dropped)' });
 });
 
 test('network mode: firewall unless asked; a runtime other than runc runs sealed (said), refuses firewall, and must be registered', async () => {
