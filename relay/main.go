@@ -38,6 +38,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"runtime"
 	"strconv"
 	"sync"
 	"syscall"
@@ -265,6 +266,10 @@ func (r *relay) readFrames(in io.Reader) {
 }
 
 func serve(port int) {
+	// In a remote run's lease container, whose process count is bounded: a few threads, however many CPUs the engine's host has.
+	if runtime.NumCPU() > 4 {
+		runtime.GOMAXPROCS(4)
+	}
 	ln, err := net.ListenTCP("tcp4", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: port})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "stashbase-relay: cannot listen on 127.0.0.1:%d: %v\n", port, err)

@@ -144,6 +144,8 @@ export interface SealedInput extends AgentInput {
   entrypoint: string[];
   /** Where the relay already is in the container (a remote run's tools volume); unset: `relay` is bound at RELAY_PATH. */
   relayInside?: string;
+  /** A container whose network namespace (loopback alone) the agent's joins, where the relay runs (a remote run's lease); unset: --network none. */
+  networkOf?: string;
 }
 
 /**
@@ -158,17 +160,21 @@ export function sealedAgentCommand(a: SealedInput): Command {
   const cmd = agentCommand({ ...a, mounts: a.relayInside !== undefined ? a.mounts : [...a.mounts, { type: 'bind', source: a.relay, target: RELAY_PATH, readonly: true }] });
   const args = cmd.args;
   const at = args.indexOf('--network');
-  args.splice(at, 2, '--network', 'none');
+  args.splice(at, 2, '--network', a.networkOf !== undefined ? `container:${a.networkOf}` : 'none');
   // agentCommand ends with the image and the command.
   const image = args.length - a.command.length - 1;
   args.splice(image, args.length - image, '--entrypoint', relayAt, a.image, 'gate', String(RELAY_PORT), '--', ...a.entrypoint, ...a.command);
   return cmd;
 }
 
-/** The relay itself, started in the sealed container as a user of its own (the agent can neither signal nor trace it), its stdio the engine's exec stream. */
-export function relayExecCommand(docker: string, session: string, uid: number, relayAt = RELAY_PATH): Command {
+/**
+ * The relay itself, started as a user of its own (the agent can neither signal nor trace it), its stdio the engine's
+ * exec stream: in the sealed agent container, or in the container whose network namespace the agent's joins (`container`:
+ * a remote run's lease).
+ */
+export function relayExecCommand(docker: string, session: string, uid: number, relayAt = RELAY_PATH, container = runNames(session).agent): Command {
   // At / : the agent's working directory may be closed to the relay's user.
-  return { file: docker, args: ['exec', '-i', '--user', `${uid}:${uid}`, '--workdir', '/', runNames(session).agent, relayAt, 'serve', String(RELAY_PORT)] };
+  return { file: docker, args: ['exec', '-i', '--user', `${uid}:${uid}`, '--workdir', '/', container, relayAt, 'serve', String(RELAY_PORT)] };
 }
 
 /**

@@ -4,7 +4,7 @@ import type { Command } from './command.js';
 import { relayExecCommand, relayUid, runNames, sealedAgentCommand, type SealedInput } from './docker-run.js';
 import { WATCHDOG_DONE, watchdogCommand } from './docker-watchdog.js';
 import { commandStep, internalStep, type Plan } from './plan.js';
-import { exportCommand, type ExportInput, leaseCommand, type LeaseInput, REMOTE_RELAY, remoteTeardownCommands } from './remote-run.js';
+import { exportCommand, type ExportInput, leaseCommand, type LeaseInput, REMOTE_RELAY, remoteNames, remoteTeardownCommands } from './remote-run.js';
 
 export interface RemotePlanInput {
   session: string;
@@ -46,12 +46,12 @@ export function buildRemotePlan(p: RemotePlanInput): Plan {
     ...p.volumes.map((c) => commandStep('volume-create', c)),
     internalStep('lease', `the setup and then the lease, in a session of its own; its input a tar (the relay${p.fresh ? ', the CA if the run intercepts TLS, the bundle and the base' : ', the CA if the run intercepts TLS'}), then a byte every 5 s; the agent starts once it prints "stashbase-relay lease":`),
     commandStep('lease', leaseCommand(p.lease)),
+    internalStep('relay', 'once the lease holds, the relay in the lease\'s container, as a user of its own: it listens on the loopback of the lease\'s network namespace (no interface but loopback), which the agent\'s container joins; its standard input and output, the engine\'s exec stream, carry each connection to the proxy. It ends with the lease:'),
+    commandStep('relay', relayExecCommand(docker, p.session, relayUid(p.sealed.user), REMOTE_RELAY, remoteNames(p.session).lease)),
     internalStep('export', `the export, in a session of its own, started with the agent's container: it waits for a line "go", sent once the agent exited and the lease with it, then its output is read as hostile into the run's own git directory and imported as any run's git work (only ${p.branch} moves):`),
     commandStep('export', exportCommand(p.export)),
-    internalStep('agent', `the agent's container, sealed, in the lease's process namespace; its command starts once the relay listens:`),
+    internalStep('agent', `the agent's container, sealed, in the lease's process and network namespaces; its command starts once the relay listens:`),
     commandStep('agent', sealedAgentCommand(p.sealed), true),
-    internalStep('relay', 'as soon as the container runs, the relay, as a user of its own; its standard input and output, the engine\'s exec stream, carry each connection to the proxy:'),
-    commandStep('relay', relayExecCommand(docker, p.session, relayUid(p.sealed.user), REMOTE_RELAY)),
     internalStep('export', 'after the agent exits: stop the relay and the lease (its input ends), wait for the lease\'s container to end (the agent\'s process namespace with it), then tell the export "go"'),
     internalStep('teardown', `remove ${names.agent}'s leftovers and the tools volume (the workspace stays for --resume ${p.name}), stop the proxy, remove ${p.runDir}, append the end event, remove ${p.sessionFile}`),
     ...remoteTeardownCommands(docker, p.session).map((c) => commandStep('teardown', c)),

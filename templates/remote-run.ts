@@ -97,7 +97,7 @@ export function leaseCommand(l: LeaseInput): Command {
   return {
     file: l.docker,
     args: [
-      'run', '--rm', '-i', '--name', names.lease, ...runLabels(l.session, l.pid), ...remoteRunArgs(l.origin), ...helperArgs(['CHOWN', 'FOWNER', 'DAC_OVERRIDE', 'SETUID', 'SETGID']), '--user', '0:0', '--pids-limit', '64',
+      'run', '--rm', '-i', '--name', names.lease, ...runLabels(l.session, l.pid), ...remoteRunArgs(l.origin), ...helperArgs(['CHOWN', 'FOWNER', 'DAC_OVERRIDE', 'SETUID', 'SETGID']), '--user', '0:0', '--pids-limit', '128',
       '--mount', `type=volume,source=${names.tools},target=${REMOTE_TOOLS}`,
       '--mount', `type=volume,source=${l.workspace},target=${WORK}`,
       '--env', 'HOME=/tmp', '--env', 'GIT_CONFIG_NOSYSTEM=1',
@@ -200,11 +200,16 @@ export function exportCommand(x: ExportInput): Command {
 
 /** After the run: its containers (usually gone), then its tools volume; the workspace stays for --resume. */
 export function remoteTeardownCommands(docker: string, session: string): Command[] {
-  const names = remoteNames(session);
   return [
-    { file: docker, args: ['rm', '--force', runNames(session).agent, names.lease, names.export] },
-    { file: docker, args: ['volume', 'rm', '--force', names.tools] },
+    { file: docker, args: ['rm', '--force', ...remoteTeardownContainers(session)] },
+    { file: docker, args: ['volume', 'rm', '--force', remoteNames(session).tools] },
   ];
+}
+
+/** The containers a remote run's teardown removes (through the CLI or the engine's API alike). */
+export function remoteTeardownContainers(session: string): string[] {
+  const names = remoteNames(session);
+  return [runNames(session).agent, names.lease, names.export];
 }
 
 /** The tools volume of a remote run, mounted read-only into the agent's container. */

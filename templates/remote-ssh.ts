@@ -85,3 +85,12 @@ export function sshShimScript(ssh: string, socket: string, d: SshDestination): s
     '',
   ].join('\n');
 }
+
+/**
+ * One connection to the engine's API over the run's SSH connection: what the
+ * docker CLI runs for each of its own (`ssh -o ConnectTimeout=30 -T [-l user]
+ * [-p port] -- host docker system dial-stdio`), with the run's socket.
+ */
+export function sshDialCommand(ssh: string, d: SshDestination, socket: string): Command {
+  return { file: ssh, args: ['-o', `ControlPath=${socket}`, '-o', 'ControlMaster=no', '-o', 'ConnectTimeout=30', '-T', ...target(d), 'docker', 'system', 'dial-stdio'] };
+}

@@ -2,29 +2,36 @@
 // speak it over a local socket (or plain tcp:// to loopback): the same
 // requests the CLI makes, without a process start for each (~20–40 ms here)
 // and, for the sealed relay's exec stream, without the CLI copying every byte
-// between stashbase and the engine. An engine reached any other way (ssh://,
-// TLS, a context with options) is left to the CLI (lib/docker/endpoint.ts
+// between stashbase and the engine. A remote engine is spoken to the same way
+// when the CLI would reach it without TLS: plain tcp://, or ssh:// through the
+// run's own SSH connection, each of the API's connections then the standard
+// input and output of the command the CLI itself runs for one (`ssh … docker
+// system dial-stdio`; lib/remote/engine-api.ts). An engine reached any other
+// way (TLS, a context with options) is left to the CLI (lib/docker/endpoint.ts
 // decides which engine the CLI would use; this follows it).
 //
 // What comes back is the engine's, not the agent's, but it is still read
 // bounded: a JSON answer up to `maxBytes`, an exec stream's frames headed by
 // the engine and their payload passed on without being gathered.
 import type { IncomingMessage } from 'node:http';
-import type { Socket } from 'node:net';
-import { PassThrough, type Readable } from 'node:stream';
+import { Duplex, PassThrough, type Readable } from 'node:stream';
 import { createRequire } from 'node:module';
+import { basename } from 'node:path';
 import { isJsonObject, parseJson } from '../readback/json.js';
 import type { Endpoint } from './endpoint.js';
+import type { Command } from '../../templates/command.js';
+import { start } from '../exec.js';
 
 // node:http is loaded on first use: a dry run never asks the engine.
 let httpModule: typeof import('node:http') | undefined;
 const http = () => (httpModule ??= createRequire(import.meta.url)('node:http') as typeof import('node:http'));
 
 export interface EngineApi {
-  /** A Unix socket's path, or a loopback TCP address. */
+  /** A Unix socket's path, or a TCP address (loopback; a remote engine's without TLS), or a command whose standard input and output is a connection. */
   socketPath?: string;
   host?: string;
   port?: number;
+  dial?: Command;
   /** How it is named in what stashbase says (the CLI's form). */
   address: string;
 }
@@ -70,8 +77,117 @@ export class EngineApiError extends Error {
 const JSON_LIMIT = 4 << 20;
 
 function requestOptions(api: EngineApi, method: string, path: string, headers: Record<string, string>) {
+  const dial = api.dial;
+  const headersOf = { Host: 'docker', ...headers };
+  // Connections kept for the next request: each is a command's start, an SSH channel and a process on the engine's host.
+  if (dial !== undefined) return { agent: dialAgent(api, dial), method, path, headers: headersOf };
   const where = api.socketPath !== undefined ? { socketPath: api.socketPath } : { host: api.host, port: api.port };
-  return { ...where, method, path, headers: { Host: 'docker', ...headers }, agent: false as const };
+  return { ...where, method, path, headers: headersOf, agent: false as const };
+}
+
+const dialAgents = new WeakMap<EngineApi, import('node:http').Agent>();
+
+/** The keep-alive agent of an API reached through a command: a connection per request at once, kept for the next while idle. */
+function dialAgent(api: EngineApi, dial: Command): import('node:http').Agent {
+  let agent = dialAgents.get(api);
+  if (agent === undefined) {
+    const H = http();
+    class DialAgent extends H.Agent {
+      override createConnection(): Duplex {
+        return commandConnection(dial);
+      }
+    }
+    agent = new DialAgent({ keepAlive: true, maxFreeSockets: 4 });
+    dialAgents.set(api, agent);
+  }
+  return agent;
+}
+
+/** Ends the connections an API keeps (a command's, through its SSH connection): its run is over. */
+export function closeApi(api: EngineApi | null | undefined): void {
+  if (!api) return;
+  dialAgents.get(api)?.destroy();
+  dialAgents.delete(api);
+}
+
+/** What a connection's command said on its standard error, kept for the error it ends with. */
+const DIAL_ERR_TAIL = 2048;
+
+/**
+ * A connection that is a command's standard input and output (the docker
+ * CLI's own way to an ssh:// engine: `ssh … docker system dial-stdio`), with
+ * what node:http asks of a socket: an idle timeout, and no-ops for the rest.
+ * Ending it ends the command's input; destroying it kills the command.
+ */
+export function commandConnection(cmd: Command): Duplex {
+  const s = start(cmd, ['pipe', 'pipe', 'pipe']);
+  const child = s.child;
+  let err = '';
+  let idleMs = 0;
+  let idle: NodeJS.Timeout | undefined;
+  const touch = () => {
+    if (idle !== undefined) clearTimeout(idle);
+    idle = idleMs > 0 ? setTimeout(() => conn.emit('timeout'), idleMs) : undefined;
+  };
+  const conn = new Duplex({
+    write(chunk: Buffer, _enc, cb) {
+      touch();
+      // A broken input is the command's end, said with its last words when its output ends (not as EPIPE).
+      child.stdin!.write(chunk, () => cb());
+    },
+    final(cb) {
+      child.stdin!.end();
+      cb();
+    },
+    read() {
+      child.stdout!.resume();
+    },
+    destroy(e, cb) {
+      if (idle !== undefined) clearTimeout(idle);
+      child.stdout!.destroy();
+      child.stdin!.destroy();
+      child.kill('SIGKILL');
+      cb(e);
+    },
+  });
+  child.stdin!.on('error', () => {});
+  child.stdout!.on('data', (b: Buffer) => {
+    touch();
+    if (!conn.push(b)) child.stdout!.pause();
+  });
+  child.stderr!.on('data', (b: Buffer) => (err = (err + b.toString('utf8')).slice(-DIAL_ERR_TAIL)));
+  const exited = s.exit.catch((e: Error) => e);
+  // The connection's end is the command's: a failure (no route, refused keys) ends it with the command's last words.
+  child.stdout!.on('end', () => {
+    void exited.then((code) => {
+      if (conn.destroyed) return;
+      if (code === 0) conn.push(null);
+      else conn.destroy(new Error(typeof code === 'number' ? `${basename(cmd.file)} exited ${code}${err.trim() ? `: ${err.trim().split('\n').pop()}` : ''}` : code.message));
+    });
+  });
+  child.on('error', (e: Error) => conn.destroy(e));
+  Object.assign(conn, {
+    setTimeout(ms: number, cb?: () => void) {
+      idleMs = ms;
+      if (cb) conn.once('timeout', cb);
+      touch();
+      return conn;
+    },
+    setNoDelay: () => conn,
+    setKeepAlive: () => conn,
+    // Kept idle by the agent, it does not hold this process open.
+    ref: () => {
+      child.ref();
+      for (const p of [child.stdin, child.stdout, child.stderr] as unknown as { ref?: () => void }[]) p.ref?.();
+      return conn;
+    },
+    unref: () => {
+      child.unref();
+      for (const p of [child.stdin, child.stdout, child.stderr] as unknown as { unref?: () => void }[]) p.unref?.();
+      return conn;
+    },
+  });
+  return conn;
 }
 
 /**
@@ -247,7 +363,7 @@ export interface ExecStream {
   /** The process's standard output, demultiplexed; ends when the stream does. */
   stdout: Readable;
   /** Its standard input (the hijacked connection: end() closes the process's input). */
-  stdin: Socket;
+  stdin: Duplex;
   /** The last 4 KiB of its standard error (and the engine's own error frames). */
   stderrTail(): string;
   /** Resolves once the stream is over. */
@@ -279,9 +395,9 @@ export async function execAttach(api: EngineApi, spec: ExecSpec): Promise<ExecSt
   }, { timeoutMs: 30_000 });
   const id = (made as { Id?: unknown } | null)?.Id;
   if (typeof id !== 'string' || !/^[0-9a-f]{64}$/.test(id)) throw new EngineApiError(0, 'the engine made an exec without an id');
-  const socket = await new Promise<Socket>((resolve, reject) => {
+  const socket = await new Promise<Duplex>((resolve, reject) => {
     const req = http().request(requestOptions(api, 'POST', `/exec/${id}/start`, { 'Content-Type': 'application/json', Connection: 'Upgrade', Upgrade: 'tcp' }));
-    req.on('upgrade', (_res: IncomingMessage, s: Socket, head: Buffer) => {
+    req.on('upgrade', (_res: IncomingMessage, s: Duplex, head: Buffer) => {
       if (head.length > 0) s.unshift(head);
       resolve(s);
     });
@@ -298,7 +414,7 @@ export async function execAttach(api: EngineApi, spec: ExecSpec): Promise<ExecSt
     req.on('close', () => clearTimeout(timer));
     req.end(JSON.stringify({ Detach: false, Tty: false }));
   });
-  socket.setNoDelay(true);
+  (socket as Duplex & { setNoDelay?: (on: boolean) => unknown }).setNoDelay?.(true);
   const stdout = new PassThrough();
   let tail = '';
   const header = Buffer.alloc(8);

@@ -65,9 +65,10 @@ export async function runDocker(o: DockerRunInput): Promise<number> {
   // Which engine this is was decided before (lib/remote/target.ts, by agent run): another machine's makes `o.remote`.
   // A dry run does not ask the engine: its runtimes are not checked, and the relay is the one for this machine's architecture.
   // A local engine is asked through its API where the CLI would use a socket (lib/docker/api.ts): no process start per question.
-  const api = o.dryRun || o.remote !== undefined ? null : engineApiOfEndpoint(o.endpoint ?? (await dockerEndpoint(docker, o.env, o.home)), o.env);
   // A remote run over ssh:// shares one connection among its docker commands, this first question included (lib/remote/ssh-mux.ts).
   const mux = o.remote !== undefined && !o.dryRun ? await (await import('../remote/ssh-mux.js')).startSshMux(o.remote.target.host, runDirOf(o.stashbaseHome, o.session)) : null;
+  // A remote engine's API too, where the CLI would reach it without TLS (lib/remote/engine-api.ts).
+  const api = o.dryRun ? null : o.remote !== undefined ? (await import('../remote/engine-api.js')).remoteEngineApi(o.remote.target, o.env, o.home, mux) : engineApiOfEndpoint(o.endpoint ?? (await dockerEndpoint(docker, o.env, o.home)), o.env);
   try {
     return await runDockerOn(o, docker, api, mux, identity);
   } finally {

@@ -119,7 +119,7 @@ interface RelayStream {
 
 /** `docker exec -i` of the relay by the CLI; its failure to find a running container is `notYet`. */
 function cliStream(o: RelayOptions): RelayStream {
-  const e = start(relayExecCommand(o.docker, o.session, relayUid(o.agentUser), o.relayAt), ['pipe', 'pipe', 'pipe']);
+  const e = start(relayExecCommand(o.docker, o.session, relayUid(o.agentUser), o.relayAt, relayContainer(o)), ['pipe', 'pipe', 'pipe']);
   // Its last words only (4 KiB), and nothing once it greeted: the relay's output is the agent's container's.
   let err = '';
   let listening = false;
@@ -142,7 +142,7 @@ function cliStream(o: RelayOptions): RelayStream {
 /** The same exec through the engine's API (lib/docker/api.ts). */
 async function apiStream(api: EngineApi, o: RelayOptions): Promise<RelayStream> {
   const uid = relayUid(o.agentUser);
-  const s = await execAttach(api, { container: runNames(o.session).agent, user: `${uid}:${uid}`, workdir: '/', cmd: [o.relayAt ?? RELAY_PATH, 'serve', String(RELAY_PORT)] });
+  const s = await execAttach(api, { container: relayContainer(o), user: `${uid}:${uid}`, workdir: '/', cmd: [o.relayAt ?? RELAY_PATH, 'serve', String(RELAY_PORT)] });
   let listening = false;
   return { stdout: s.stdout, stdin: s.stdin, err: () => (listening ? '' : s.stderrTail()), closed: s.closed, kill: () => s.destroy(), greeted: () => (listening = true) };
 }
@@ -158,6 +158,16 @@ interface RelayOptions {
   relayAt?: string;
   /** The engine's API, when stashbase speaks to it directly: the container's start is heard, not polled for. */
   api?: EngineApi | null;
+  /**
+   * A container that runs already, whose network namespace the agent's joins (a remote run's lease): the relay is
+   * started there at once, and ends with it. Unset: the agent's container, once it runs.
+   */
+  running?: string;
+}
+
+/** The container the relay is exec'd into. */
+function relayContainer(o: RelayOptions): string {
+  return o.running ?? runNames(o.session).agent;
 }
 
 /**
@@ -173,7 +183,8 @@ export function startRelay(o: RelayOptions): RunningRelay {
   let mux: RelayMux | null = null;
   let stopped = false;
   const api = o.api ?? null;
-  const watch = api === null ? null : watchStart(api, runNames(o.session).agent);
+  // A container that runs already needs no start heard of.
+  const watch = api === null || o.running !== undefined ? null : watchStart(api, runNames(o.session).agent);
   const subscribed = watch === null ? Promise.resolve() : watch.subscribed.catch((e: Error) => {
     throw new SandboxUnavailableError(`the sealed network's relay cannot start (${e.message}); nothing was run`);
   });
@@ -182,11 +193,13 @@ export function startRelay(o: RelayOptions): RunningRelay {
     for (;;) {
       if (stopped || o.agentEnded()) throw new SandboxUnavailableError('the agent ended before the relay started');
       let s: RelayStream;
-      if (api !== null && watch !== null) {
+      if (api !== null) {
         // Bounded as the CLI's tries are: a start never heard fails the run (said), not only the gate's own minute.
         let timer: NodeJS.Timeout | undefined;
-        const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), RELAY_START_MS)));
-        const heard = await Promise.race([watch.started.then(() => 'started' as const, (e: Error) => e), late]).finally(() => clearTimeout(timer));
+        const heard = watch === null ? 'started' : await Promise.race([
+          watch.started.then(() => 'started' as const, (e: Error) => e),
+          new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), RELAY_START_MS))),
+        ]).finally(() => clearTimeout(timer));
         if (stopped || o.agentEnded()) throw new SandboxUnavailableError('the agent ended before the relay started');
         if (heard === 'late') throw new SandboxUnavailableError(`the sealed network's relay did not start (the engine did not say the agent's container started within ${RELAY_START_MS / 1000} s)`);
         if (heard !== 'started') throw new SandboxUnavailableError(`the sealed network's relay did not start (${heard.message})`);

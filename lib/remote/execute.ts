@@ -7,7 +7,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { runNames, sealedAgentCommand } from '../../templates/docker-run.js';
-import { REMOTE_RELAY, remoteTeardownCommands } from '../../templates/remote-run.js';
+import { REMOTE_RELAY, remoteNames, remoteTeardownCommands, remoteTeardownContainers } from '../../templates/remote-run.js';
 import { WATCHDOG_DONE, watchdogCommand } from '../../templates/docker-watchdog.js';
 import { agentSeccompProfile } from '../../templates/docker-seccomp.js';
 import { AuditLog } from '../run/audit.js';
@@ -24,6 +24,7 @@ import { ensureRunImages, type ImageChoice, readDenied } from '../docker/image.j
 import { imageEntrypoint, listenPath, type RunningRelay, startRelay } from '../docker/sealed.js';
 import { type DockerContext, seccompFileOf } from '../docker/prepare.js';
 import { sha256 } from '../docker/engine.js';
+import { apiPath, apiRequest, type EngineApi, EngineApiError, removeContainer } from '../docker/api.js';
 import { createRunGitDir, planRunGitDir } from '../git/run-git-dir.js';
 import { settleGitDir } from '../git/settle.js';
 import { BRANCH_PREFIX, git } from '../../templates/git.js';
@@ -79,8 +80,21 @@ export function workspaceName(root: string, name: string): string {
   return `stashbase-remote-${slug}-${sha256(`${hostname()}\0${root}`).slice(0, 10)}-${name}`;
 }
 
-async function volumeExists(docker: string, name: string): Promise<boolean> {
-  return capture({ file: docker, args: ['volume', 'inspect', '--format', '{{.Name}}', name] }).then(() => true, () => false);
+async function volumeExists(docker: string, name: string, api: EngineApi | null): Promise<boolean> {
+  const cli = () => capture({ file: docker, args: ['volume', 'inspect', '--format', '{{.Name}}', name] }).then(() => true, () => false);
+  if (api === null) return cli();
+  // Not there is the engine's 404; any other failure is asked again of the CLI.
+  return apiRequest(api, 'GET', `/volumes/${encodeURIComponent(name)}`, undefined, { timeoutMs: 30_000 }).then(() => true, (e: unknown) => (e instanceof EngineApiError && e.status === 404 ? false : cli()));
+}
+
+/** The run's containers, then its tools volume (templates/remote-run.ts): through the engine's API when stashbase speaks it, else the CLI. */
+async function teardownRemote(docker: string, session: string, api: EngineApi | null): Promise<void> {
+  if (api === null) {
+    await Promise.all(remoteTeardownCommands(docker, session).map((c) => capture(c).catch(() => undefined)));
+    return;
+  }
+  await Promise.all(remoteTeardownContainers(session).map((name) => removeContainer(api, name)));
+  await apiRequest(api, 'DELETE', apiPath(`/volumes/${encodeURIComponent(remoteNames(session).tools)}`, { force: 'true' }), undefined, { timeoutMs: 60_000 }).catch(() => undefined);
 }
 
 /** What a remote run is, worked out on this machine before any engine is contacted. */
@@ -146,7 +160,7 @@ export async function executeRemote(o: RemoteRunInput): Promise<number> {
   // Over ssh://, one connection for every docker command of the run (lib/remote/ssh-mux.ts, started by lib/docker/run.ts).
   const mux = o.mux ?? null;
   try {
-    const exists = await volumeExists(docker, workspace);
+    const exists = await volumeExists(docker, workspace, ctx.api ?? null);
     if (!fresh && !exists) throw new SandboxUnavailableError(`the engine (${o.target.host}) has no workspace ${workspace} for ${name}: its uncommitted work is gone; start a new run; nothing was run`);
     if (fresh && exists) throw new SandboxUnavailableError(`the engine already has a workspace named ${workspace}; nothing was run`);
   } catch (e) {
@@ -207,23 +221,28 @@ export async function executeRemote(o: RemoteRunInput): Promise<number> {
       files.push({ name: 'repo.bundle', data: readFileSync(prep.bundleFile), mode: 0o644 }, { name: 'base', data: Buffer.from(`${base}\n`), mode: 0o644 });
       rmSync(prep.bundleFile, { force: true });
     }
+    const api = ctx.api ?? null;
     const [entrypoint] = await Promise.all([
-      ensureRunImages({ docker, home, env: ctx.env, choice: ctx.choice as ImageChoice, interactive: o.interactive, warn }).then(() => imageEntrypoint(docker, ctx.choice.ref)),
+      ensureRunImages({ docker, api, home, env: ctx.env, choice: ctx.choice as ImageChoice, interactive: o.interactive, warn }).then(() => imageEntrypoint(docker, ctx.choice.ref, api)),
       ...prep.volumes.map((c) => capture(c)),
     ]);
     // The setup, then the lease: the init of the agent's process namespace, from now on ending it when this process, or its connection, does (lib/remote/lease.ts).
     lease = await holdLease(prep.lease, tarOf(files));
     trace.mark('setup');
-    // The export's container starts while the agent's does; it reads nothing until told, after the agent (lib/remote/export.ts).
-    heldExport = holdExport(prep.export);
     let agentEnded = false;
+    // The relay, in the lease's container, whose network namespace (loopback alone) the agent's joins: started at once,
+    // while the agent's container is made, and ended with the lease (an exec in the agent's own container, which shares
+    // the lease's process namespace, outlived that container, and the engine held its stream open for good).
     relay = startRelay({
-      docker, session: ctx.session, agentUser: prep.sealed.user, proxySocket: socket, maxStreams: runLimits(ctx.profile).maxConnections, agentEnded: () => agentEnded, relayAt: REMOTE_RELAY,
+      docker, api, session: ctx.session, agentUser: prep.sealed.user, proxySocket: socket, maxStreams: runLimits(ctx.profile).maxConnections, agentEnded: () => agentEnded, relayAt: REMOTE_RELAY,
+      running: remoteNames(ctx.session).lease,
       onEnd: (why, protocolError) => {
         audit.write({ type: 'relay', decision: 'end', rule: why, protocolError });
         if (protocolError) alert(`the sealed network's relay was ended (${why}): the agent has no network for the rest of the run`);
       },
     });
+    // The export's container starts while the agent's does; it reads nothing until told, after the agent (lib/remote/export.ts).
+    heldExport = holdExport(prep.export);
     agentStarted = true;
     const agentRun = runForwarded(sealedAgentCommand({ ...prep.sealed, entrypoint })).finally(() => (agentEnded = true));
     relay.ready.then(() => trace.mark('relay'), (e: Error) => {
@@ -255,7 +274,7 @@ export async function executeRemote(o: RemoteRunInput): Promise<number> {
       exporter?.cancel();
       held?.release();
     }
-    await Promise.all(remoteTeardownCommands(docker, ctx.session).map((c) => capture(c).catch(() => undefined)));
+    await teardownRemote(docker, ctx.session, ctx.api ?? null);
     watchdog.child.stdin?.end(`${WATCHDOG_DONE}\n`);
     proxy?.server.close();
     proxy?.interceptor?.close();

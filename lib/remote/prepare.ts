@@ -59,7 +59,7 @@ export function prepareRemote(ctx: DockerContext, target: RemoteTarget, rp: Remo
     // runc by name: an engine's default runtime may be gVisor, whose containers never share the lease's namespace.
     hostEnv: {}, seccomp: seccompFileOf(runDir), runtime: 'runc', labels: [`${LABEL_ORIGIN}=${origin}`],
     // The lease is the namespace's init (it reaps; docker-init would be no init there).
-    pidNamespace: remoteNames(ctx.session).lease,
+    pidNamespace: remoteNames(ctx.session).lease, networkOf: remoteNames(ctx.session).lease,
     relay: REMOTE_RELAY, relayInside: REMOTE_RELAY, entrypoint: ['<the image\'s entrypoint, if any>'],
   };
   const exp: ExportInput = { docker, session: ctx.session, pid: process.pid, image: helperImage, workspace: rp.workspace, user, branch: rp.branch, base: rp.base, seccomp: seccompFileOf(runDir), origin, seconds: facts.seconds, ...(memory !== undefined ? { memory } : {}), ...(cpus !== undefined ? { cpus } : {}) };

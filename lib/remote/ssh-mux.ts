@@ -4,7 +4,7 @@
 // docker CLI to connect as it always does (slower, nothing weaker).
 import { mkdirSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
-import { sshCheckCommand, sshDestination, sshExitCommand, sshMasterCommand, sshShimScript } from '../../templates/remote-ssh.js';
+import { sshCheckCommand, sshDestination, sshDialCommand, sshExitCommand, sshMasterCommand, sshShimScript } from '../../templates/remote-ssh.js';
 import { capture } from '../exec.js';
 import { findTool } from '../util/find-tool.js';
 import type { Command } from '../../templates/command.js';
@@ -14,6 +14,8 @@ export interface SshMux {
   stop(): Promise<void>;
   /** What ends it from elsewhere (the watchdog, after a killed run's teardown). */
   exit: Command;
+  /** One connection to the engine's API over it (lib/docker/api.ts), as the docker CLI makes one; null when the address names a socket there. */
+  dial: Command | null;
 }
 
 const MASTER_MS = 30_000;
@@ -58,8 +60,11 @@ export async function startSshMux(host: string, runDir: string, env: NodeJS.Proc
   const before = env.PATH;
   let stopped = false;
   env.PATH = before === undefined || before === '' ? shims : `${shims}${delimiter}${before}`;
+  // An address with a path names the engine's socket there (the CLI passes it on as --host): left to the CLI.
+  const path = new URL(host).pathname;
   return {
     exit: sshExitCommand(ssh, d, socket),
+    dial: path === '' || path === '/' ? sshDialCommand(ssh, d, socket) : null,
     async stop() {
       if (stopped) return;
       stopped = true;

@@ -101,6 +101,43 @@ describe('remote runs on a second Docker engine (real engines, tcp:// and ssh://
     assert.equal(none.stderr, 'stashbase: there is no branch stashbase/amber-bay-anchor here to resume; nothing was run\n');
   });
 
+  test('over ssh://, a run leaves no process on the engine\'s host: the relay, in the lease\'s container, ends with it (control: an exec into a container that shares another\'s process namespace, that container gone, keeps its docker system dial-stdio there for good)', { timeout: 120_000 }, async () => {
+    const [, user, host] = /^ssh:\/\/([^@]+)@(.+)$/.exec(e.ssh)!;
+    const onHost = (script: string) => spawnSync('ssh', ['-l', user!, '--', host!, script], { env: sshEnv(), encoding: 'utf8' });
+    // Connections to the engine whose SSH session is gone (their parent no sshd any more): each waits on the engine for good.
+    const orphans = () => onHost('for p in $(pgrep -f "[d]ocker system dial-stdio"); do pp=$(ps -o ppid= -p $p | tr -d " "); [ "$(ps -o comm= -p $pp)" = sshd ] || echo $p; done').stdout.split('\n').filter(Boolean);
+    const before = orphans();
+    const repo = repository();
+    const r = await cli(['agent', 'run', '--silent', '--remote', 'eng', '--', 'sh', '-c', 'curl -s -o /dev/null -w "%{http_code}" http://example.invalid/'], { env: sshEnv(), cwd: repo, timeoutMs: 120_000 });
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, '403', 'the relay carried the request to the proxy, which refused it');
+    await sleep(2000);
+    assert.deepEqual(orphans(), before, 'no connection left waiting on the engine');
+    // Control, the way it was: a container holding a process namespace, a second one in it whose process ends, and an exec
+    // into the second, made by the docker CLI over ssh while it ran, its client gone after that container did.
+    const holder = `stashbase-test-holder-${process.pid}`;
+    const joined = `${holder}-joined`;
+    assert.equal(onEngine(e, ['run', '-d', '--rm', '--name', holder, 'stashbase-test-base:latest', 'sleep', '60']).code, 0);
+    let left: string[] = [];
+    try {
+      const second = spawn('docker', ['--context', 'eng', 'run', '--rm', '--name', joined, '--pid', `container:${holder}`, 'stashbase-test-base:latest', 'sleep', '3'], { env: sshEnv(), stdio: 'ignore' });
+      const secondEnded = new Promise((res) => second.on('exit', res));
+      for (let i = 0; i < 100 && !onEngine(e, ['ps', '--format', '{{.Names}}']).out.split('\n').includes(joined); i++) await sleep(100);
+      const exec = spawn('docker', ['--context', 'eng', 'exec', '-i', joined, 'cat'], { env: sshEnv(), stdio: ['pipe', 'ignore', 'ignore'] });
+      await secondEnded;
+      await sleep(1000);
+      exec.kill('SIGKILL');
+      for (let i = 0; i < 50 && left.length === 0; i++) {
+        await sleep(200);
+        left = orphans().filter((p) => !before.includes(p));
+      }
+      assert.equal(left.length, 1, 'the exec\'s connection waits on the engine, its session gone');
+    } finally {
+      onEngine(e, ['rm', '--force', holder]);
+      if (left.length > 0) onHost(`kill ${left.join(' ')}`);
+    }
+  });
+
   test('over ssh://, a run\'s docker commands share the run\'s SSH connection, ended with the run (control: a plain docker command over ssh opens one of its own)', { timeout: 120_000 }, async () => {
     const repo = repository();
     const host = /^ssh:\/\/[^@]+@(.+)$/.exec(e.ssh)![1]!;
@@ -144,14 +181,19 @@ describe('remote runs on a second Docker engine (real engines, tcp:// and ssh://
     assert.equal(r.code, 0, r.stderr);
     const plan = JSON.parse(r.stdout) as { title: string; steps: Array<{ type: string; id: string; args?: string[]; shell?: string }> };
     assert.match(plan.title, new RegExp(`docker backend on a remote engine, ${e.tcp.replaceAll('.', '\\.')} \\(DOCKER_HOST\\), sealed network, workspace stashbase-remote-repo\\d+-[0-9a-f]{10}-[a-z]+-[a-z]+-[a-z]+$`));
-    assert.deepEqual(plan.steps.filter((x) => x.type === 'command').map((x) => x.id), ['bundle', 'watchdog', 'volume-create', 'volume-create', 'lease', 'export', 'agent', 'relay', 'teardown', 'teardown']);
+    assert.deepEqual(plan.steps.filter((x) => x.type === 'command').map((x) => x.id), ['bundle', 'watchdog', 'volume-create', 'volume-create', 'lease', 'relay', 'export', 'agent', 'teardown', 'teardown']);
     // The export starts with the agent's container and waits for its word on its input before it reads the clone.
     const exp = plan.steps.find((x) => x.type === 'command' && x.id === 'export')!;
     assert.deepEqual(exp.args!.slice(0, 3), ['run', '--rm', '-i']);
     assert.match(exp.args!.at(-1)!, /^set -eu\nwhile :; do c=\$\(timeout 30 dd bs=1 count=1 2>\/dev\/null\) \|\| exit 0; case "\$c" in \.\) ;; g\) break ;; \*\) exit 0 ;; esac; done\nif \[ -n "\$\(find /)
     const agent = plan.steps.find((x) => x.type === 'command' && x.id === 'agent')!;
-    assert.ok(agent.args!.includes('--network') && agent.args![agent.args!.indexOf('--network') + 1] === 'none');
-    assert.ok(agent.args!.includes('--pid') && /-lease$/.test(agent.args![agent.args!.indexOf('--pid') + 1]!));
+    // In the lease's process and network namespaces (the lease has none but loopback); the relay exec'd into the lease's container.
+    assert.match(agent.args![agent.args!.indexOf('--network') + 1]!, /^container:stashbase-agent-run-ags_[a-z0-9]+-lease$/);
+    assert.equal(agent.args![agent.args!.indexOf('--pid') + 1], agent.args![agent.args!.indexOf('--network') + 1]);
+    const lease = plan.steps.find((x) => x.type === 'command' && x.id === 'lease')!;
+    assert.equal(lease.args![lease.args!.indexOf('--network') + 1], 'none');
+    const relay = plan.steps.find((x) => x.type === 'command' && x.id === 'relay')!;
+    assert.deepEqual(relay.args, ['exec', '-i', '--user', '2147483646:2147483646', '--workdir', '/', agent.args![agent.args!.indexOf('--pid') + 1]!.slice('container:'.length), '/etc/stashbase/stashbase-relay', 'serve', '3128']);
     // runc by name for every container (found in review: an engine whose default runtime is gVisor would not share the lease's namespace).
     for (const id of ['lease', 'agent', 'export']) {
       const c = plan.steps.find((x) => x.type === 'command' && x.id === id)!;

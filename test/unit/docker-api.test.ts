@@ -11,7 +11,8 @@ import type { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { apiRequest, type EngineApi, engineApiOf, engineApiOfEndpoint, EngineApiError, execAttach, removeContainer, watchStart } from '../../lib/docker/api.js';
+import { apiRequest, closeApi, type EngineApi, engineApiOf, engineApiOfEndpoint, EngineApiError, execAttach, removeContainer, watchStart } from '../../lib/docker/api.js';
+import { readFileSync } from 'node:fs';
 import { imageRefPath } from '../../lib/docker/engine.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'stashbase-api-'));
@@ -267,4 +268,75 @@ test('watchStart: subscribed once the engine answers; started on the container\'
   await cw.subscribed;
   cw.cancel();
   await assert.rejects(cw.started, /cancelled/);
+});
+
+/**
+ * A stand-in for `ssh … docker system dial-stdio`: its standard input and
+ * output joined to the stand-in engine's socket, a line in `count` per start;
+ * it ends once both ways are over, as dial-stdio does.
+ */
+function dialer(socketPath: string, count: string): { file: string; args: string[] } {
+  const script = `const fs = require('fs'); fs.appendFileSync(${JSON.stringify(count)}, 'x'); const s = require('net').connect(${JSON.stringify(socketPath)}); process.stdin.pipe(s); s.pipe(process.stdout); s.on('close', () => process.exit(0));`;
+  return { file: process.execPath, args: ['-e', script] };
+}
+
+test('a dialed API (the docker CLI\'s way to an ssh:// engine): each connection a command\'s standard input and output; an idle one kept for the next request, parallel ones each their own', async () => {
+  const { api: local, seen } = await engine((req, _body, res) => json(res, 200, { url: req.url }));
+  const count = join(dir, `dials-${n++}`);
+  const api: EngineApi = { dial: dialer(local.socketPath!, count), address: 'ssh://me@box' };
+  try {
+    for (const path of ['/_ping', '/info', '/version']) assert.deepEqual({ ...(await apiRequest(api, 'GET', path, undefined, { timeoutMs: 10_000 }) as object) }, { url: path });
+    assert.equal(readFileSync(count, 'utf8'), 'x', 'three requests in turn, one command');
+    const answers = await Promise.all(['/a', '/b', '/c'].map((p) => apiRequest(api, 'GET', p)));
+    assert.deepEqual(answers.map((a) => ({ ...(a as object) })), [{ url: '/a' }, { url: '/b' }, { url: '/c' }]);
+    assert.equal(readFileSync(count, 'utf8'), 'xxx', 'three at once: the kept one and two more');
+    assert.deepEqual(seen.map((r) => r.url).sort(), ['/_ping', '/a', '/b', '/c', '/info', '/version']);
+  } finally {
+    closeApi(api);
+  }
+});
+
+test('a dialed API: the exec stream on a dialed connection, taken apart as on a socket', async () => {
+  const { api: local } = await engine((req, _body, res) => (req.url === '/containers/c/exec' ? json(res, 201, { Id: ID }) : json(res, 404, { message: 'no' })), (_req, _body, socket) => {
+    socket.write('HTTP/1.1 101 UPGRADED\r\nConnection: Upgrade\r\nUpgrade: tcp\r\n\r\n');
+    socket.write(frame(1, 'hello\n'));
+    socket.on('data', (b: Buffer) => socket.write(frame(1, b)));
+  });
+  const api: EngineApi = { dial: dialer(local.socketPath!, join(dir, `dials-${n++}`)), address: 'ssh://me@box' };
+  try {
+    const s = await execAttach(api, { container: 'c', user: '1:1', workdir: '/', cmd: ['cat'] });
+    let out = '';
+    await new Promise<void>((resolve) => s.stdout.on('data', (b: Buffer) => {
+      out += b.toString();
+      if (out === 'hello\n') s.stdin.write('ping');
+      if (out === 'hello\nping') resolve();
+    }));
+    s.destroy();
+    await s.closed;
+  } finally {
+    closeApi(api);
+  }
+});
+
+test('a dialed API: a command that fails (refused keys, no route) rejects with its last words, not a hang-up', async () => {
+  const api: EngineApi = { dial: { file: 'sh', args: ['-c', 'echo "debug1: trying" >&2; echo "me@box: Permission denied (publickey)." >&2; exit 255'] }, address: 'ssh://me@box' };
+  try {
+    await assert.rejects(apiRequest(api, 'GET', '/_ping', undefined, { timeoutMs: 10_000 }), (e: Error) => {
+      assert.equal(e.message, 'cannot reach the Docker engine at ssh://me@box (sh exited 255: me@box: Permission denied (publickey).)');
+      return true;
+    });
+  } finally {
+    closeApi(api);
+  }
+});
+
+test('a dialed API: a command that never answers is timed out by the request\'s bound, and killed', async () => {
+  const api: EngineApi = { dial: { file: 'sleep', args: ['30'] }, address: 'ssh://me@box' };
+  const t0 = Date.now();
+  try {
+    await assert.rejects(apiRequest(api, 'GET', '/_ping', undefined, { timeoutMs: 300 }), /did not answer GET \/_ping within 300 ms/);
+    assert.ok(Date.now() - t0 < 5000);
+  } finally {
+    closeApi(api);
+  }
 });

@@ -11,7 +11,10 @@ import { test } from 'node:test';
 import { readExport } from '../../lib/remote/transfer.js';
 import { tarOf } from '../../lib/remote/tar.js';
 import { exportCommand, leaseCommand, remoteTeardownCommands } from '../../templates/remote-run.js';
-import { sshCheckCommand, sshDestination, sshExitCommand, sshMasterCommand, sshShimScript } from '../../templates/remote-ssh.js';
+import { sshCheckCommand, sshDestination, sshDialCommand, sshExitCommand, sshMasterCommand, sshShimScript } from '../../templates/remote-ssh.js';
+import { remoteEngineApi } from '../../lib/remote/engine-api.js';
+import { sha256 } from '../../lib/util/sha256.js';
+import { mkdirSync, symlinkSync } from 'node:fs';
 import { workspaceName } from '../../lib/remote/execute.js';
 
 const OID = 'a'.repeat(40);
@@ -89,7 +92,7 @@ test('remote helpers: the setup-and-lease, the export and the teardown, whole ar
   const lease = leaseCommand({ docker: 'docker', session: S, pid: 4242, image: 'img', workspace: 'ws', fresh: true, branch: 'stashbase/amber-bay-anchor', user: '1000:1000', seconds: 30, origin: 'box' });
   assert.deepEqual(lease.args.slice(0, -1), [
     'run', '--rm', '-i', '--name', `${n}-lease`, ...labels, '--label', 'stashbase.origin=box', '--runtime', 'runc', ...confined, '--cap-add', 'CHOWN', '--cap-add', 'FOWNER', '--cap-add', 'DAC_OVERRIDE', '--cap-add', 'SETUID', '--cap-add', 'SETGID',
-    '--security-opt', 'no-new-privileges', '--read-only', '--tmpfs', '/tmp', '--user', '0:0', '--pids-limit', '64',
+    '--security-opt', 'no-new-privileges', '--read-only', '--tmpfs', '/tmp', '--user', '0:0', '--pids-limit', '128',
     '--mount', `type=volume,source=${n}-tools,target=/etc/stashbase`, '--mount', 'type=volume,source=ws,target=/w',
     '--env', 'HOME=/tmp', '--env', 'GIT_CONFIG_NOSYSTEM=1', '--entrypoint', 'sh', 'img', '-c',
   ]);
@@ -131,6 +134,8 @@ test('ssh:// engines: the destination read as the docker CLI reads it, or null f
   assert.deepEqual(sshMasterCommand('/usr/bin/ssh', d, '/r/ssh/mux'), { file: '/usr/bin/ssh', args: ['-T', '-o', 'ControlMaster=yes', '-o', 'ControlPath=/r/ssh/mux', '-o', 'ControlPersist=30', '-o', 'BatchMode=yes', '-l', 'me', '-p', '2222', '--', 'box', 'true'] });
   assert.deepEqual(sshCheckCommand('/usr/bin/ssh', d, '/r/ssh/mux').args, ['-o', 'ControlPath=/r/ssh/mux', '-O', 'check', '-l', 'me', '-p', '2222', '--', 'box']);
   assert.deepEqual(sshExitCommand('/usr/bin/ssh', d, '/r/ssh/mux').args, ['-o', 'ControlPath=/r/ssh/mux', '-O', 'exit', '-l', 'me', '-p', '2222', '--', 'box']);
+  // The API's connections: what the docker CLI runs for one, on the run's connection.
+  assert.deepEqual(sshDialCommand('/usr/bin/ssh', d, '/r/ssh/mux'), { file: '/usr/bin/ssh', args: ['-o', 'ControlPath=/r/ssh/mux', '-o', 'ControlMaster=no', '-o', 'ConnectTimeout=30', '-T', '-l', 'me', '-p', '2222', '--', 'box', 'docker', 'system', 'dial-stdio'] });
   for (const a of ['ssh://%E0@box', 'ssh://%2Dx@box']) assert.equal(sshDestination(a), null, a);
   // The shim, run: the run's connection only for the engine as the docker CLI names it (found in review: the master
   // would run any client's command on its own host); any other ssh as yours. Its paths quoted.
@@ -147,5 +152,46 @@ test('ssh:// engines: the destination read as the docker CLI reads it, or null f
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a remote engine\'s API: over ssh:// only through the run\'s SSH connection; plain tcp:// when nothing of TLS is set, in the environment or the context\'s store; otherwise the CLI', () => {
+  const dial = { file: '/usr/bin/ssh', args: ['x'] };
+  const mux = { stop: async () => {}, exit: { file: 'ssh', args: [] }, dial };
+  const t = (host: string, context: string | null = null) => ({ host, context, from: 'test' });
+  assert.deepEqual(remoteEngineApi(t('ssh://root@box'), {}, '/nowhere', mux), { dial, address: 'ssh://root@box' });
+  assert.equal(remoteEngineApi(t('ssh://root@box'), {}, '/nowhere', null), null, 'no connection of the run\'s');
+  assert.equal(remoteEngineApi(t('ssh://root@box/run/docker.sock'), {}, '/nowhere', { ...mux, dial: null }), null, 'a socket named there');
+  assert.deepEqual(remoteEngineApi(t('tcp://10.0.0.2:2375'), {}, '/nowhere', null), { host: '10.0.0.2', port: 2375, address: 'tcp://10.0.0.2:2375' });
+  assert.deepEqual(remoteEngineApi(t('tcp://[fd00::2]:2375/'), {}, '/nowhere', null), { host: 'fd00::2', port: 2375, address: 'tcp://[fd00::2]:2375/' });
+  for (const v of ['DOCKER_TLS_VERIFY', 'DOCKER_CERT_PATH', 'DOCKER_TLS']) assert.equal(remoteEngineApi(t('tcp://10.0.0.2:2376'), { [v]: '1' }, '/nowhere', null), null, v);
+  for (const host of ['tcp://10.0.0.2', 'tcp://10.0.0.2:0', 'tcp://10.0.0.2:99999', 'tcp://me@10.0.0.2:2375', 'tcp://10.0.0.2:2375/path', 'http://10.0.0.2:2375', 'npipe:////./pipe/x']) assert.equal(remoteEngineApi(t(host), {}, '/nowhere', null), null, host);
+  // A context: its metadata read from the store as the CLI keeps it; any TLS of its, or anything unreadable, is the CLI's.
+  const home = mkdtempSync(join(tmpdir(), 'stashbase-ctx-'));
+  try {
+    const id = sha256('box');
+    const meta = join(home, '.docker', 'contexts', 'meta', id);
+    mkdirSync(meta, { recursive: true });
+    const write = (docker: Record<string, unknown>) => writeFileSync(join(meta, 'meta.json'), JSON.stringify({ Name: 'box', Metadata: {}, Endpoints: { docker } }));
+    write({ Host: 'tcp://10.0.0.2:2375', SkipTLSVerify: false });
+    assert.deepEqual(remoteEngineApi(t('tcp://10.0.0.2:2375', 'box'), {}, home, null), { host: '10.0.0.2', port: 2375, address: 'tcp://10.0.0.2:2375' });
+    assert.equal(remoteEngineApi(t('tcp://10.0.0.2:2375', 'other'), {}, home, null), null, 'no metadata');
+    assert.equal(remoteEngineApi(t('tcp://10.0.0.3:2375', 'box'), {}, home, null), null, 'another address than the store says');
+    write({ Host: 'tcp://10.0.0.2:2375', SkipTLSVerify: true });
+    assert.equal(remoteEngineApi(t('tcp://10.0.0.2:2375', 'box'), {}, home, null), null, 'TLS without verification');
+    write({ Host: 'tcp://10.0.0.2:2375' });
+    assert.ok(remoteEngineApi(t('tcp://10.0.0.2:2375', 'box'), {}, home, null));
+    // DOCKER_CONFIG moves the store, as for the CLI.
+    assert.equal(remoteEngineApi(t('tcp://10.0.0.2:2375', 'box'), { DOCKER_CONFIG: join(home, 'elsewhere') }, home, null), null);
+    mkdirSync(join(home, '.docker', 'contexts', 'tls', id, 'docker'), { recursive: true });
+    assert.equal(remoteEngineApi(t('tcp://10.0.0.2:2375', 'box'), {}, home, null), null, 'certificates stored');
+    rmSync(join(home, '.docker', 'contexts', 'tls'), { recursive: true });
+    // Metadata through a link is not read (nor anything past its bound): the CLI.
+    writeFileSync(join(home, 'meta.json'), JSON.stringify({ Name: 'box', Endpoints: { docker: { Host: 'tcp://10.0.0.2:2375' } } }));
+    rmSync(join(meta, 'meta.json'));
+    symlinkSync(join(home, 'meta.json'), join(meta, 'meta.json'));
+    assert.equal(remoteEngineApi(t('tcp://10.0.0.2:2375', 'box'), {}, home, null), null, 'a link');
+  } finally {
+    rmSync(home, { recursive: true, force: true });
   }
 });

@@ -1,0 +1,48 @@
+// A remote engine's API, spoken by stashbase itself (lib/docker/api.ts) where
+// the docker CLI would reach it without TLS: over ssh://, each connection one
+// `docker system dial-stdio` on the run's SSH connection (lib/remote/ssh-mux.ts),
+// as the CLI makes its own; over plain tcp://, the address itself. Anything
+// with TLS (the environment's, or a context's certificates or skip-verify), an
+// SSH connection that did not start, or a context stashbase cannot read is
+// left to the CLI: slower, never weaker.
+import { lstatSync } from 'node:fs';
+import { join } from 'node:path';
+import type { EngineApi } from '../docker/api.js';
+import { readBackText } from '../readback/file.js';
+import { isJsonObject, parseJson } from '../readback/json.js';
+import { sha256 } from '../util/sha256.js';
+import type { SshMux } from './ssh-mux.js';
+import type { RemoteTarget } from './target.js';
+
+const TLS_ENV = ['DOCKER_TLS_VERIFY', 'DOCKER_CERT_PATH', 'DOCKER_TLS'] as const;
+
+/** Whether the CLI reaches a context's engine without TLS: its metadata read (bounded), no skip-verify, no certificates stored. */
+function contextPlain(context: string, host: string, env: NodeJS.ProcessEnv, home: string): boolean {
+  const store = join(env.DOCKER_CONFIG || join(home, '.docker'), 'contexts');
+  const id = sha256(context);
+  const parsed = parseJson(readBackText(join(store, 'meta', id, 'meta.json'), 1 << 20) ?? '');
+  const meta = parsed === null ? null : parsed.value;
+  const endpoints = isJsonObject(meta) && Object.hasOwn(meta, 'Endpoints') ? meta.Endpoints : null;
+  const d = isJsonObject(endpoints) && Object.hasOwn(endpoints, 'docker') ? endpoints.docker : null;
+  if (!isJsonObject(d) || !Object.hasOwn(d, 'Host') || d.Host !== host) return false;
+  if (Object.hasOwn(d, 'SkipTLSVerify') && d.SkipTLSVerify !== false) return false;
+  // Anything stored for its TLS (certificates, a key): the CLI may speak TLS.
+  try {
+    lstatSync(join(store, 'tls', id));
+    return false;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'ENOENT';
+  }
+}
+
+/** The API of a remote run's engine where stashbase can speak to it as the CLI would, else null (the CLI). */
+export function remoteEngineApi(t: RemoteTarget, env: NodeJS.ProcessEnv, home: string, mux: SshMux | null): EngineApi | null {
+  if (t.host.startsWith('ssh://')) return mux?.dial ? { dial: mux.dial, address: t.host } : null;
+  if (TLS_ENV.some((v) => env[v])) return null;
+  const m = /^tcp:\/\/(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})\/?$/.exec(t.host);
+  if (!m) return null;
+  const port = Number(m[2]);
+  if (port < 1 || port > 65535) return null;
+  if (t.context !== null && !contextPlain(t.context, t.host, env, home)) return null;
+  return { host: (m[1] as string).replace(/^\[|\]$/g, ''), port, address: t.host };
+}
