@@ -24,7 +24,7 @@ import { ensureRunImages, type ImageChoice, readDenied } from '../docker/image.j
 import { imageEntrypoint, listenPath, type RunningRelay, startRelay } from '../docker/sealed.js';
 import { type DockerContext, seccompFileOf } from '../docker/prepare.js';
 import { sha256 } from '../docker/engine.js';
-import { apiPath, apiRequest, type EngineApi, EngineApiError, removeContainer } from '../docker/api.js';
+import { apiPath, apiRequest, closeApi, type EngineApi, EngineApiError, removeContainer } from '../docker/api.js';
 import { createRunGitDir, planRunGitDir } from '../git/run-git-dir.js';
 import { settleGitDir } from '../git/settle.js';
 import { BRANCH_PREFIX, git } from '../../templates/git.js';
@@ -280,7 +280,9 @@ export async function executeRemote(o: RemoteRunInput): Promise<number> {
     proxy?.interceptor?.close();
     if (sealedDir) rmSync(sealedDir, { recursive: true, force: true });
     if (gitRecord !== null) await settleGitDir(gitRecord, ctx.env, ctx.session, { alert, note: announce ? (m) => process.stderr.write(`${m}\n`) : () => {} });
-    // The run's connection, after its last docker command (its socket is in the run's folder).
+    // The API's kept connections (over SSH, each a command and a channel), then the run's connection, after its last
+    // docker command (its socket is in the run's folder).
+    closeApi(ctx.api);
     await mux?.stop();
     for (const m of removeRunDir(runDir, runStateDirOf(home, ctx.session))) alert(m);
     if (announce && agentStarted) process.stderr.write(`Remote workspace ${workspace} keeps what was not committed: continue with stashbase agent run --remote … --resume ${name}\n`);
