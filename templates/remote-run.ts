@@ -13,7 +13,7 @@
 //   export  the run's branch out of the workspace: its tip on a line, then a
 //           pack of what the tip reaches and the run's base does not
 import type { Command } from './command.js';
-import { runLabels, runNames } from './docker-run.js';
+import { LABEL_PID, LABEL_SESSION, runLabels, runNames } from './docker-run.js';
 import { shellQuote } from './shell-quote.js';
 
 /** Where the run's volume (the relay, the CA files) is mounted in its containers. */
@@ -106,9 +106,25 @@ export function leaseCommand(l: LeaseInput): Command {
   };
 }
 
+/** A volume a remote run makes, with its labels (`key=value`): made by the CLI (volumeCreateOf) or the engine's API alike. */
+export interface VolumeSpec {
+  name: string;
+  labels: string[];
+}
+
+/** The workspace volume with its labels (origin, name), made before the setup fills it. */
+export function workspaceVolume(workspace: string, labels: string[]): VolumeSpec {
+  return { name: workspace, labels };
+}
+
+/** `docker volume create --label … NAME`. */
+export function volumeCreateOf(docker: string, v: VolumeSpec): Command {
+  return { file: docker, args: ['volume', 'create', ...v.labels.flatMap((l) => ['--label', l]), v.name] };
+}
+
 /** Creates the workspace volume with its labels (origin, name), before the setup fills it. */
 export function workspaceCreateCommand(docker: string, workspace: string, labels: string[]): Command {
-  return { file: docker, args: ['volume', 'create', ...labels.flatMap((l) => ['--label', l]), workspace] };
+  return volumeCreateOf(docker, workspaceVolume(workspace, labels));
 }
 
 /** A container's state, as the engine says it; "No such container" once it is gone. */
@@ -118,7 +134,11 @@ export function containerStateCommand(docker: string, name: string): Command {
 
 /** The run's tools volume, labelled with the run and the machine it runs from (status and cleanup on the engine find it, and say where it is from). */
 export function toolsCreateCommand(docker: string, session: string, pid: number, origin: string): Command {
-  return { file: docker, args: ['volume', 'create', ...runLabels(session, pid), '--label', `${LABEL_ORIGIN}=${origin}`, remoteNames(session).tools] };
+  return volumeCreateOf(docker, toolsVolume(session, pid, origin));
+}
+
+export function toolsVolume(session: string, pid: number, origin: string): VolumeSpec {
+  return { name: remoteNames(session).tools, labels: [`${LABEL_SESSION}=${session}`, `${LABEL_PID}=${pid}`, `${LABEL_ORIGIN}=${origin}`] };
 }
 
 export interface ExportInput {

@@ -7,7 +7,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { runNames, sealedAgentCommand } from '../../templates/docker-run.js';
-import { REMOTE_RELAY, remoteNames, remoteTeardownCommands, remoteTeardownContainers } from '../../templates/remote-run.js';
+import { REMOTE_RELAY, remoteNames, remoteTeardownCommands, remoteTeardownContainers, volumeCreateOf, type VolumeSpec } from '../../templates/remote-run.js';
 import { WATCHDOG_DONE, watchdogCommand } from '../../templates/docker-watchdog.js';
 import { agentSeccompProfile } from '../../templates/docker-seccomp.js';
 import { AuditLog } from '../run/audit.js';
@@ -85,6 +85,17 @@ async function volumeExists(docker: string, name: string, api: EngineApi | null)
   if (api === null) return cli();
   // Not there is the engine's 404; any other failure is asked again of the CLI.
   return apiRequest(api, 'GET', `/volumes/${encodeURIComponent(name)}`, undefined, { timeoutMs: 30_000 }).then(() => true, (e: unknown) => (e instanceof EngineApiError && e.status === 404 ? false : cli()));
+}
+
+/** A volume of the run, with its labels: through the engine's API when stashbase speaks it, else the CLI. */
+async function makeVolume(docker: string, v: VolumeSpec, api: EngineApi | null): Promise<void> {
+  if (api === null) {
+    await capture(volumeCreateOf(docker, v));
+    return;
+  }
+  const labels = Object.create(null) as Record<string, string>;
+  for (const l of v.labels) labels[l.slice(0, l.indexOf('='))] = l.slice(l.indexOf('=') + 1);
+  await apiRequest(api, 'POST', '/volumes/create', { Name: v.name, Labels: labels }, { timeoutMs: 60_000 });
 }
 
 /** The run's containers, then its tools volume (templates/remote-run.ts): through the engine's API when stashbase speaks it, else the CLI. */
@@ -211,21 +222,24 @@ export async function executeRemote(o: RemoteRunInput): Promise<number> {
     const socket = join(sealedDir, 'proxy.sock');
     await listenPath(proxy.server, socket);
     trace.mark('prepare');
-    // What the setup container takes: the relay and the CA, and for a new workspace your commits up to the base.
+    // What the setup container takes: the relay and the CA, and for a new workspace your commits up to the base; made
+    // while the run's volumes are made and its images checked.
+    const api = ctx.api ?? null;
     const files = [{ name: 'stashbase-relay', data: readFileSync(ctx.relay!), mode: 0o755 }];
     if (prep.interceptTls) for (const f of ['ca.pem', 'ca-bundle.pem']) files.push({ name: f, data: readFileSync(join(caDirOf(runDir), f)), mode: 0o644 });
-    if (prep.bundle) {
+    const bundled = (async () => {
+      if (!prep.bundle) return;
       await capture(prep.bundle, undefined, 600_000).catch((e: Error) => {
         throw new SandboxUnavailableError(`could not bundle the repository's commits (${e.message.split('\n')[0]}); nothing was run`);
       });
       files.push({ name: 'repo.bundle', data: readFileSync(prep.bundleFile), mode: 0o644 }, { name: 'base', data: Buffer.from(`${base}\n`), mode: 0o644 });
       rmSync(prep.bundleFile, { force: true });
-    }
-    const api = ctx.api ?? null;
-    const [entrypoint] = await Promise.all([
-      ensureRunImages({ docker, api, home, env: ctx.env, choice: ctx.choice as ImageChoice, interactive: o.interactive, warn }).then(() => imageEntrypoint(docker, ctx.choice.ref, api)),
-      ...prep.volumes.map((c) => capture(c)),
-    ]);
+    })();
+    // The images before the lease (its is the built-in one: missing, the docker CLI would try a registry for it), the
+    // entrypoint of the agent's asked while the lease is set up.
+    await Promise.all([bundled, ensureRunImages({ docker, api, home, env: ctx.env, choice: ctx.choice as ImageChoice, interactive: o.interactive, warn }), ...prep.volumeSpecs.map((v) => makeVolume(docker, v, api))]);
+    const entrypointAsked = imageEntrypoint(docker, ctx.choice.ref, api);
+    entrypointAsked.catch(() => {});
     // The setup, then the lease: the init of the agent's process namespace, from now on ending it when this process, or its connection, does (lib/remote/lease.ts).
     lease = await holdLease(prep.lease, tarOf(files));
     trace.mark('setup');
@@ -243,6 +257,7 @@ export async function executeRemote(o: RemoteRunInput): Promise<number> {
     });
     // The export's container starts while the agent's does; it reads nothing until told, after the agent (lib/remote/export.ts).
     heldExport = holdExport(prep.export);
+    const entrypoint = await entrypointAsked;
     agentStarted = true;
     const agentRun = runForwarded(sealedAgentCommand({ ...prep.sealed, entrypoint })).finally(() => (agentEnded = true));
     relay.ready.then(() => trace.mark('relay'), (e: Error) => {

@@ -8,7 +8,7 @@ import type { ExportInput, LeaseInput } from '../../templates/remote-run.js';
 import { sshDestination, sshExitCommand, sshMasterCommand, sshShimScript } from '../../templates/remote-ssh.js';
 import type { RemotePlanInput } from '../../templates/remote-plan.js';
 import { findTool } from '../util/find-tool.js';
-import { LABEL_ORIGIN, LABEL_WORKSPACE, REMOTE_RELAY, remoteHomeVolume, remoteNames, toolsCreateCommand, toolsMount, workspaceCreateCommand } from '../../templates/remote-run.js';
+import { LABEL_ORIGIN, LABEL_WORKSPACE, REMOTE_RELAY, remoteHomeVolume, remoteNames, toolsMount, toolsVolume, volumeCreateOf, type VolumeSpec, workspaceVolume } from '../../templates/remote-run.js';
 import { git } from '../../templates/git.js';
 import type { Command } from '../../templates/command.js';
 import { sha256 } from '../docker/engine.js';
@@ -23,8 +23,9 @@ import type { RemotePlan } from './execute.js';
 import type { RemoteTarget } from './target.js';
 
 export interface RemotePrepared {
-  /** The run's tools volume, and a new run's workspace, made on the engine (labelled with where they came from). */
+  /** The run's tools volume, and a new run's workspace, made on the engine (labelled with where they came from): by the CLI, or the API. */
   volumes: Command[];
+  volumeSpecs: VolumeSpec[];
   /** A new run's bundle of its branch, made by your git into `bundleFile`; null for a resumed one. */
   bundle: Command | null;
   bundleFile: string;
@@ -63,10 +64,11 @@ export function prepareRemote(ctx: DockerContext, target: RemoteTarget, rp: Remo
     relay: REMOTE_RELAY, relayInside: REMOTE_RELAY, entrypoint: ['<the image\'s entrypoint, if any>'],
   };
   const exp: ExportInput = { docker, session: ctx.session, pid: process.pid, image: helperImage, workspace: rp.workspace, user, branch: rp.branch, base: rp.base, seccomp: seccompFileOf(runDir), origin, seconds: facts.seconds, ...(memory !== undefined ? { memory } : {}), ...(cpus !== undefined ? { cpus } : {}) };
-  const volumes = [
-    toolsCreateCommand(docker, ctx.session, process.pid, origin),
-    ...(rp.fresh ? [workspaceCreateCommand(docker, rp.workspace, [`${LABEL_ORIGIN}=${origin}:${rp.repo.root}`, `${LABEL_WORKSPACE}=${rp.name}`])] : []),
+  const volumeSpecs = [
+    toolsVolume(ctx.session, process.pid, origin),
+    ...(rp.fresh ? [workspaceVolume(rp.workspace, [`${LABEL_ORIGIN}=${origin}:${rp.repo.root}`, `${LABEL_WORKSPACE}=${rp.name}`])] : []),
   ];
+  const volumes = volumeSpecs.map((v) => volumeCreateOf(docker, v));
   // The run's branch, made at the base: exactly the history checked for deny_read (HEAD may have moved since).
   const bundleFile = join(runDir, 'repo.bundle');
   const g = git(rp.repo.git, rp.repo.root, ['bundle', 'create', '-q', bundleFile, `refs/heads/${rp.branch}`]);
@@ -76,7 +78,7 @@ export function prepareRemote(ctx: DockerContext, target: RemoteTarget, rp: Remo
     repo: rp.repo.root, name: rp.name, branch: rp.branch, fresh: rp.fresh, bundle, volumes, lease, sealed, export: exp,
     ssh: sshSteps(target.host, join(runDir, 'ssh')),
   });
-  return { volumes, bundle, bundleFile, lease, sealed, export: exp, interceptTls, plan };
+  return { volumes, volumeSpecs, bundle, bundleFile, lease, sealed, export: exp, interceptTls, plan };
 }
 
 /** Over ssh://, the run's one connection (lib/remote/ssh-mux.ts) as the dry run shows it: its master, its shim, its end. */

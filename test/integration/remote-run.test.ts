@@ -284,6 +284,16 @@ describe('remote runs on a second Docker engine (real engines, tcp:// and ssh://
     assert.notEqual(control.cap, '0000000000000000');
   });
 
+  test('a built-in image missing on the engine fails the run at once with its fix (found in review: with the setup started beside the image check, the lease\'s docker run waited on a registry for it); nothing of the run left there', { timeout: 120_000 }, async () => {
+    const repo = repository();
+    const t0 = Date.now();
+    const r = await cli(['agent', 'run', '--silent', '--docker-sandbox', 'true', '--', 'true'], { env: { ...tcpEnv(), STASHBASE_DOCKER_IMAGE: 'stashbase-missing-here:latest' }, cwd: repo, timeoutMs: 60_000 });
+    assert.equal(r.code, 4, r.stderr);
+    assert.equal(r.stderr, 'stashbase: the Docker sandbox image stashbase-missing-here:latest is not built; nothing was run. Build it with: stashbase agent docker build\n');
+    assert.ok(Date.now() - t0 < 30_000, `${Date.now() - t0} ms`);
+    assert.equal(onEngine(e, ['ps', '-a', '--filter', 'ancestor=stashbase-missing-here:latest', '--format', '{{.Names}}']).out.trim(), '');
+  });
+
   test('refused before the engine is contacted: uncommitted changes (control: --allow-dirty runs, said), a committed file deny_read covers (control: the same file uncommitted runs), network = firewall, local MCP servers, allow_hooks (control: a profile without them runs)', { timeout: 180_000 }, async () => {
     const repo = repository();
     writeFile(join(repo, 'notes.txt'), 'mine\n');
