@@ -5,7 +5,7 @@
 // connection, multiplexed, over its standard input and output (the engine's
 // exec stream) to the run's proxy on stashbase's side (lib/relay/mux.ts).
 //
-//	stashbase-relay serve PORT        the relay
+//	stashbase-relay serve PORT [MAX]  the relay; at most MAX connections at once (1024), more are closed at once
 //	stashbase-relay gate PORT -- CMD  waits until the relay listens, then runs CMD in its place
 //	stashbase-relay lease SECONDS     a remote run's lease (docs/remote.md): the init of the process
 //	                                  namespace the agent's container joins; every byte on its standard
@@ -41,6 +41,7 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -54,6 +55,8 @@ const (
 	tWindow = 6
 
 	maxPayload = 32 << 10
+	// Connections at once when stashbase names no bound (serve PORT MAX).
+	defaultMaxConns = 1024
 	window     = 128 << 10
 	// Credit goes back in batches of at least this much: a WINDOW frame per small write would double the frames.
 	grantBatch = 32 << 10
@@ -77,7 +80,10 @@ type stream struct {
 }
 
 type relay struct {
-	outMu   sync.Mutex
+	// Connections accepted and not yet over (opened or not), at most maxConns.
+	conns    atomic.Int64
+	maxConns int64
+	outMu    sync.Mutex
 	out     *bufio.Writer
 	mu      sync.Mutex
 	streams map[uint32]*stream
@@ -116,10 +122,17 @@ func (r *relay) drop(s *stream) {
 
 // From the client to stashbase: OPEN on the first byte, then DATA within the window.
 func (r *relay) upstream(s *stream) {
-	buf := make([]byte, maxPayload)
+	defer r.conns.Add(-1)
+	// A connection that has sent nothing holds a small buffer only (an agent may open thousands and send nothing).
+	buf := make([]byte, 512)
 	opened := false
 	for {
 		n, err := s.conn.Read(buf)
+		if n > 0 && len(buf) < maxPayload {
+			big := make([]byte, maxPayload)
+			copy(big, buf[:n])
+			buf = big
+		}
 		if n > 0 {
 			if !opened {
 				// The id and its OPEN together: stashbase takes ids only in increasing order.
@@ -265,7 +278,7 @@ func (r *relay) readFrames(in io.Reader) {
 	}
 }
 
-func serve(port int) {
+func serve(port int, maxConns int) {
 	// In a remote run's lease container, whose process count is bounded: a few threads, however many CPUs the engine's host has.
 	if runtime.NumCPU() > 4 {
 		runtime.GOMAXPROCS(4)
@@ -275,7 +288,7 @@ func serve(port int) {
 		fmt.Fprintf(os.Stderr, "stashbase-relay: cannot listen on 127.0.0.1:%d: %v\n", port, err)
 		os.Exit(1)
 	}
-	r := &relay{out: bufio.NewWriterSize(os.Stdout, 64<<10), streams: map[uint32]*stream{}}
+	r := &relay{out: bufio.NewWriterSize(os.Stdout, 64<<10), streams: map[uint32]*stream{}, maxConns: int64(maxConns)}
 	r.send(tHello, 0, []byte("stashbase-relay 1"))
 	go r.readFrames(os.Stdin)
 	for {
@@ -285,6 +298,14 @@ func serve(port int) {
 				continue
 			}
 			time.Sleep(10 * time.Millisecond)
+			continue
+		}
+		// Past its bound (stashbase's own limit of streams and some room), a connection is closed at once: the agent's
+		// idle connections cannot grow the relay's memory, which a remote run's lease container holds, outside the agent's limits.
+		if r.conns.Add(1) > r.maxConns {
+			r.conns.Add(-1)
+			c.SetLinger(0)
+			c.Close()
 			continue
 		}
 		c.SetNoDelay(true)
@@ -396,8 +417,14 @@ func main() {
 		port, err := strconv.Atoi(a[2])
 		if err == nil && port > 0 && port < 65536 {
 			if a[1] == "serve" && len(a) == 3 {
-				serve(port)
+				serve(port, defaultMaxConns)
 				return
+			}
+			if a[1] == "serve" && len(a) == 4 {
+				if max, err := strconv.Atoi(a[3]); err == nil && max > 0 && max <= 1<<20 {
+					serve(port, max)
+					return
+				}
 			}
 			if a[1] == "gate" && len(a) >= 5 && a[3] == "--" {
 				gate(port, a[4:])
@@ -405,6 +432,6 @@ func main() {
 			}
 		}
 	}
-	fmt.Fprintln(os.Stderr, "usage: stashbase-relay serve PORT | gate PORT -- COMMAND... | lease SECONDS")
+	fmt.Fprintln(os.Stderr, "usage: stashbase-relay serve PORT [MAX] | gate PORT -- COMMAND... | lease SECONDS")
 	os.Exit(2)
 }

@@ -105,7 +105,7 @@ function sealedPlan(p: DockerPlanInput, a: SealedInput, steps: PlanStep[]): Plan
     internalStep('agent-sealed', `the agent's container has no network interface but loopback; its command starts once the relay listens on 127.0.0.1:${RELAY_PORT} inside (the relay's gate runs the image's entrypoint and the command):`),
     commandStep('agent', sealedAgentCommand(a), true),
     internalStep('relay', `as soon as the container runs, the relay, as a user of its own; its standard input and output, the engine's exec stream, carry each connection to the proxy (lib/relay/mux.ts checks every frame). On an engine at a local socket stashbase makes this exec (and the teardown's removal) through the engine's API itself, the requests the docker CLI would make, once the engine's event stream says the container started:`),
-    commandStep('relay', relayExecCommand(docker, p.session, relayUid(a.user))),
+    commandStep('relay', relayExecCommand(docker, p.session, relayUid(a.user), a.relayStreams)),
     internalStep('teardown', `after the agent exits (or on Ctrl+C, or on any failure above): stop the relay, remove ${names.agent}, stop the proxy, ${p.gitDir ? 'import the run\'s git work into yours, ' : ''}remove ${p.runDir} and the stand-ins, append the end event, remove ${p.sessionFile}`),
     ...teardownCommands(docker, p.session, true).map((c) => commandStep('teardown', c)),
   );

@@ -146,6 +146,8 @@ export interface SealedInput extends AgentInput {
   relayInside?: string;
   /** A container whose network namespace (loopback alone) the agent's joins, where the relay runs (a remote run's lease); unset: --network none. */
   networkOf?: string;
+  /** The run's limit of proxy connections at once (stashbase refuses streams past it): the relay's bound derives from it. */
+  relayStreams: number;
 }
 
 /**
@@ -172,17 +174,27 @@ export function sealedAgentCommand(a: SealedInput): Command {
  * exec stream: in the sealed agent container, or in the container whose network namespace the agent's joins (`container`:
  * a remote run's lease).
  */
-export function relayExecCommand(docker: string, session: string, uid: number, relayAt = RELAY_PATH, container = runNames(session).agent): Command {
+export function relayExecCommand(docker: string, session: string, uid: number, streams: number, relayAt = RELAY_PATH, container = runNames(session).agent): Command {
   // At / : the agent's working directory may be closed to the relay's user.
-  return { file: docker, args: ['exec', '-i', '--user', `${uid}:${uid}`, '--workdir', '/', container, relayAt, 'serve', String(RELAY_PORT)] };
+  return { file: docker, args: ['exec', '-i', '--user', `${uid}:${uid}`, '--workdir', '/', container, ...relayServe(relayAt, streams)] };
+}
+
+/** Connections the relay holds beyond the run's limit of streams (those not yet sent a byte, those being closed). */
+export const RELAY_CONN_ROOM = 64;
+
+/** The relay's command: listening on RELAY_PORT, closing at once any connection past the run's limit and some room. */
+export function relayServe(relayAt: string, streams: number): string[] {
+  return [relayAt, 'serve', String(RELAY_PORT), String(streams + RELAY_CONN_ROOM)];
 }
 
 /**
  * The relay's user: a uid no image or account uses (an image's USER, which
  * decides the agent's user on Docker Desktop, is unknown here: nobody's 65534
- * could be it), or one below it should the agent's be that.
+ * could be it), or another should the agent's be that; never a remote run's
+ * lease's (templates/remote-run.ts leaseUid: found in review, the relay's
+ * second choice was the lease's own uid).
  */
 export const RELAY_UID = 2147483646;
 export function relayUid(agentUser: string | null): number {
-  return agentUser !== null && agentUser.split(':')[0] === String(RELAY_UID) ? RELAY_UID - 1 : RELAY_UID;
+  return agentUser !== null && agentUser.split(':')[0] === String(RELAY_UID) ? RELAY_UID - 2 : RELAY_UID;
 }

@@ -47,7 +47,7 @@ export function buildRemotePlan(p: RemotePlanInput): Plan {
     internalStep('lease', `the setup and then the lease, in a session of its own; its input a tar (the relay${p.fresh ? ', the CA if the run intercepts TLS, the bundle and the base' : ', the CA if the run intercepts TLS'}), then a byte every 5 s; the agent starts once it prints "stashbase-relay lease":`),
     commandStep('lease', leaseCommand(p.lease)),
     internalStep('relay', 'once the lease holds, the relay in the lease\'s container, as a user of its own: it listens on the loopback of the lease\'s network namespace (no interface but loopback), which the agent\'s container joins; its standard input and output, the engine\'s exec stream, carry each connection to the proxy. It ends with the lease:'),
-    commandStep('relay', relayExecCommand(docker, p.session, relayUid(p.sealed.user), REMOTE_RELAY, remoteNames(p.session).lease)),
+    commandStep('relay', relayExecCommand(docker, p.session, relayUid(p.sealed.user), p.sealed.relayStreams, REMOTE_RELAY, remoteNames(p.session).lease)),
     internalStep('export', `the export, in a session of its own, started with the agent's container: it waits for a line "go", sent once the agent exited and the lease with it, then its output is read as hostile into the run's own git directory and imported as any run's git work (only ${p.branch} moves):`),
     commandStep('export', exportCommand(p.export)),
     internalStep('agent', `the agent's container, sealed, in the lease's process and network namespaces; its command starts once the relay listens:`),

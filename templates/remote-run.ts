@@ -38,6 +38,14 @@ export function remoteRunArgs(origin: string): string[] {
 /** The lease's user: one no image uses, below the relay's (templates/docker-run.ts RELAY_UID). */
 export const LEASE_UID = 2147483645;
 
+/**
+ * The lease's user: LEASE_UID, or another should the agent's be that (an agent of the lease's uid could signal it, or
+ * reach its mounts through /proc); never the relay's (templates/docker-run.ts relayUid: RELAY_UID, or RELAY_UID - 2).
+ */
+export function leaseUid(agentUser: string | null): number {
+  return agentUser !== null && agentUser.split(':')[0] === String(LEASE_UID) ? LEASE_UID - 2 : LEASE_UID;
+}
+
 /** A helper's confinement: no network, no capability but those named, no new privileges, nothing written outside its volumes. */
 function helperArgs(caps: string[]): string[] {
   return ['--network', 'none', '--cap-drop', 'ALL', ...caps.flatMap((c) => ['--cap-add', c]), '--security-opt', 'no-new-privileges', '--read-only', '--tmpfs', '/tmp'];
@@ -92,7 +100,7 @@ export function leaseCommand(l: LeaseInput): Command {
     `for f in ca.pem ca-bundle.pem; do if [ -f /tmp/in/$f ]; then install -m 0644 /tmp/in/$f ${REMOTE_TOOLS}/$f; fi; done`,
     ...clone,
     'rm -rf /tmp/in',
-    `exec setpriv --reuid=${LEASE_UID} --regid=${LEASE_UID} --clear-groups --inh-caps=-all ${REMOTE_RELAY} lease ${l.seconds}`,
+    `exec setpriv --reuid=${leaseUid(l.user)} --regid=${leaseUid(l.user)} --clear-groups --inh-caps=-all ${REMOTE_RELAY} lease ${l.seconds}`,
   ].join('\n');
   return {
     file: l.docker,

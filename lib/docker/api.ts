@@ -86,6 +86,8 @@ function requestOptions(api: EngineApi, method: string, path: string, headers: R
 }
 
 const dialAgents = new WeakMap<EngineApi, import('node:http').Agent>();
+/** How long a kept connection may idle before it is ended. */
+const DIAL_IDLE_MS = 20_000;
 
 /** The keep-alive agent of an API reached through a command: a connection per request at once, kept for the next while idle. */
 function dialAgent(api: EngineApi, dial: Command): import('node:http').Agent {
@@ -97,7 +99,9 @@ function dialAgent(api: EngineApi, dial: Command): import('node:http').Agent {
         return commandConnection(dial);
       }
     }
-    agent = new DialAgent({ keepAlive: true, maxFreeSockets: 4 });
+    // Few at once, one kept, and that one let go of while idle (found in review: the engine closes an idle connection
+    // after 300 s, and kept ones held sshd's sessions, MaxSessions 10 on one connection, from the docker CLI's own).
+    agent = new DialAgent({ keepAlive: true, maxSockets: 4, maxFreeSockets: 1, timeout: DIAL_IDLE_MS });
     dialAgents.set(api, agent);
   }
   return agent;
@@ -120,7 +124,9 @@ const DIAL_ERR_TAIL = 2048;
  * Ending it ends the command's input; destroying it kills the command.
  */
 export function commandConnection(cmd: Command): Duplex {
-  const s = start(cmd, ['pipe', 'pipe', 'pipe']);
+  // In a session of its own, as the docker CLI starts it (found in review: in stashbase's process group, a Ctrl+C meant
+  // for the agent killed the ssh that carried the relay's stream, and the agent lost its network).
+  const s = start(cmd, ['pipe', 'pipe', 'pipe'], true);
   const child = s.child;
   let err = '';
   let idleMs = 0;
@@ -129,7 +135,10 @@ export function commandConnection(cmd: Command): Duplex {
     if (idle !== undefined) clearTimeout(idle);
     idle = idleMs > 0 ? setTimeout(() => conn.emit('timeout'), idleMs) : undefined;
   };
+  // Not half-open: when the command's output ends, so does the connection (found in review: half-open, a connection whose
+  // command had ended stayed among the kept ones, and the next request waited on it for its whole bound).
   const conn = new Duplex({
+    allowHalfOpen: false,
     write(chunk: Buffer, _enc, cb) {
       touch();
       // A broken input is the command's end, said with its last words when its output ends (not as EPIPE).

@@ -31,7 +31,8 @@ export async function dockerEndpoint(docker: string, env: NodeJS.ProcessEnv, hom
   if (env.DOCKER_HOST) return { from: 'DOCKER_HOST', host: env.DOCKER_HOST };
   let context = env.DOCKER_CONTEXT ?? '';
   if (context === '') {
-    const dir = env.DOCKER_CONFIG ?? join(home, '.docker');
+    // An empty DOCKER_CONFIG is unset, as for the CLI (found in review: read as '', config.json was the working directory's).
+    const dir = env.DOCKER_CONFIG || join(home, '.docker');
     const parsed = parseJson(readBackText(join(dir, 'config.json'), 1 << 20) ?? '');
     const current = parsed !== null && isJsonObject(parsed.value) ? parsed.value.currentContext : undefined;
     context = typeof current === 'string' ? current : '';

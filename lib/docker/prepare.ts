@@ -19,6 +19,7 @@ import { auditFile } from '../run/audit.js';
 import { SandboxUnavailableError, UsageError } from '../errors.js';
 import { planProtection, type Protection } from '../paths/protect.js';
 import { isolatedPathProblem, sizeBytes } from '../profile/docker-values.js';
+import { runLimits } from '../proxy/setup.js';
 import type { Profile } from '../profile/types.js';
 import { executableGitState, findRepoRoot, gitConfigTargets, gitLinkProblem } from '../git/repo.js';
 import { checkoutGit, plannedGitDir, planRunGitDir, repoFormat, type RunGitDirPlan } from '../git/run-git-dir.js';
@@ -272,7 +273,7 @@ export function prepareDocker(ctx: DockerContext, facts: RuntimeFacts, draft?: P
     seccomp: seccompFileOf(runDir),
     ...(ctx.runtime !== undefined ? { runtime: ctx.runtime } : {}),
   };
-  const sealed: SealedInput | null = sealedRun ? { ...agent, relay: ctx.relay ?? '<relay>', entrypoint: facts.entrypoint ?? ['<the image\'s entrypoint, if any>'] } : null;
+  const sealed: SealedInput | null = sealedRun ? { ...agent, relay: ctx.relay ?? '<relay>', entrypoint: facts.entrypoint ?? ['<the image\'s entrypoint, if any>'], relayStreams: runLimits(p).maxConnections } : null;
   const image = imageNote(ctx);
   const input: DockerPlanInput = {
     session: ctx.session, profile: p.name,

@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs';
 import { connect, createServer, type Server } from 'node:net';
 import { basename, join } from 'node:path';
 import { imageConfigOfApi, imageRefPath, type Runtimes } from './engine.js';
-import { RELAY_PATH, RELAY_PORT, relayExecCommand, relayUid, runNames } from '../../templates/docker-run.js';
+import { RELAY_PATH, relayExecCommand, relayServe, relayUid, runNames } from '../../templates/docker-run.js';
 import { type EngineApi, execAttach, watchStart } from './api.js';
 import { SandboxUnavailableError, UsageError } from '../errors.js';
 import { capture, start } from '../exec.js';
@@ -119,7 +119,7 @@ interface RelayStream {
 
 /** `docker exec -i` of the relay by the CLI; its failure to find a running container is `notYet`. */
 function cliStream(o: RelayOptions): RelayStream {
-  const e = start(relayExecCommand(o.docker, o.session, relayUid(o.agentUser), o.relayAt, relayContainer(o)), ['pipe', 'pipe', 'pipe']);
+  const e = start(relayExecCommand(o.docker, o.session, relayUid(o.agentUser), o.maxStreams, o.relayAt, relayContainer(o)), ['pipe', 'pipe', 'pipe']);
   // Its last words only (4 KiB), and nothing once it greeted: the relay's output is the agent's container's.
   let err = '';
   let listening = false;
@@ -142,7 +142,7 @@ function cliStream(o: RelayOptions): RelayStream {
 /** The same exec through the engine's API (lib/docker/api.ts). */
 async function apiStream(api: EngineApi, o: RelayOptions): Promise<RelayStream> {
   const uid = relayUid(o.agentUser);
-  const s = await execAttach(api, { container: relayContainer(o), user: `${uid}:${uid}`, workdir: '/', cmd: [o.relayAt ?? RELAY_PATH, 'serve', String(RELAY_PORT)] });
+  const s = await execAttach(api, { container: relayContainer(o), user: `${uid}:${uid}`, workdir: '/', cmd: relayServe(o.relayAt ?? RELAY_PATH, o.maxStreams) });
   let listening = false;
   return { stdout: s.stdout, stdin: s.stdin, err: () => (listening ? '' : s.stderrTail()), closed: s.closed, kill: () => s.destroy(), greeted: () => (listening = true) };
 }

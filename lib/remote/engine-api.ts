@@ -43,6 +43,7 @@ export function remoteEngineApi(t: RemoteTarget, env: NodeJS.ProcessEnv, home: s
   if (!m) return null;
   const port = Number(m[2]);
   if (port < 1 || port > 65535) return null;
-  if (t.context !== null && !contextPlain(t.context, t.host, env, home)) return null;
+  // A context's address (named, DOCKER_CONTEXT's or the current one): plain only as its stored settings say.
+  if (t.settings !== null && !contextPlain(t.settings, t.host, env, home)) return null;
   return { host: (m[1] as string).replace(/^\[|\]$/g, ''), port, address: t.host };
 }

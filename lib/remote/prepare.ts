@@ -20,6 +20,7 @@ import { defaultImageRef } from '../docker/image.js';
 import { runDirOf } from '../run/run-dir.js';
 import { sessionFile } from '../run/session.js';
 import type { RemotePlan } from './execute.js';
+import { runLimits } from '../proxy/setup.js';
 import type { RemoteTarget } from './target.js';
 
 export interface RemotePrepared {
@@ -61,7 +62,7 @@ export function prepareRemote(ctx: DockerContext, target: RemoteTarget, rp: Remo
     hostEnv: {}, seccomp: seccompFileOf(runDir), runtime: 'runc', labels: [`${LABEL_ORIGIN}=${origin}`],
     // The lease is the namespace's init (it reaps; docker-init would be no init there).
     pidNamespace: remoteNames(ctx.session).lease, networkOf: remoteNames(ctx.session).lease,
-    relay: REMOTE_RELAY, relayInside: REMOTE_RELAY, entrypoint: ['<the image\'s entrypoint, if any>'],
+    relay: REMOTE_RELAY, relayInside: REMOTE_RELAY, entrypoint: ['<the image\'s entrypoint, if any>'], relayStreams: runLimits(ctx.profile).maxConnections,
   };
   const exp: ExportInput = { docker, session: ctx.session, pid: process.pid, image: helperImage, workspace: rp.workspace, user, branch: rp.branch, base: rp.base, seccomp: seccompFileOf(runDir), origin, seconds: facts.seconds, ...(memory !== undefined ? { memory } : {}), ...(cpus !== undefined ? { cpus } : {}) };
   const volumeSpecs = [

@@ -12,6 +12,8 @@ import { userHome } from '../home.js';
 export interface RemoteTarget {
   /** The context named, or null when the environment names the engine. */
   context: string | null;
+  /** The context whose settings (its TLS among them) the docker CLI uses for it: the one named, or DOCKER_CONTEXT's or the current one; null for DOCKER_HOST. */
+  settings: string | null;
   /** Its address, as the CLI reports it. */
   host: string;
   /** How the run names it, for what it says. */
@@ -28,11 +30,12 @@ async function engineTarget(docker: string, env: NodeJS.ProcessEnv, home: string
     if (!CONTEXT_NAME.test(named)) throw new UsageError(`--remote takes a Docker context's name, not ${JSON.stringify(named)} (make one with: docker context create NAME --docker host=ssh://user@host)`);
     const host = await capture({ file: docker, args: ['context', 'inspect', '--format', '{{.Endpoints.docker.Host}}', named], unsetEnv: ['DOCKER_HOST', 'DOCKER_CONTEXT'] }).catch(() => null);
     if (host === null) throw new UsageError(`there is no Docker context named ${JSON.stringify(named)} (docker context ls lists them; make one with: docker context create ${named} --docker host=ssh://user@host)`);
-    return { remote: { context: named, host: host.trim(), from: `the context ${JSON.stringify(named)}` }, local: null };
+    return { remote: { context: named, settings: named, host: host.trim(), from: `the context ${JSON.stringify(named)}` }, local: null };
   }
   const e = await dockerEndpoint(docker, env, home);
   if (isLocalHost(e.host)) return { remote: null, local: e };
-  return { remote: { context: null, host: e.host, from: e.from }, local: null };
+  // Found in review: a context chosen by DOCKER_CONTEXT or `docker context use` keeps its TLS settings, as a named one does.
+  return { remote: { context: null, settings: e.context ?? null, host: e.host, from: e.from }, local: null };
 }
 
 /** Points every docker command of this process at the target's engine. */

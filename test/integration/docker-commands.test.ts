@@ -141,9 +141,11 @@ describe('Docker backend: runs and the agent docker commands (real engine)', nee
       const quiet = await cli(['agent', 'run', '--profile', 'nowarn', '--', 'sh', '-c', `mkdir ~/${dir} && head -c 3000000 /dev/urandom > ~/${dir}/blob`], { env: t.env, cwd: proj, timeoutMs: 120_000 });
       assert.equal(quiet.code, 0, quiet.stderr);
       assert.doesNotMatch(quiet.stderr, /home volume/);
+      // Its own containers only: other tests' runs make theirs meanwhile.
       const made = madeSince(since);
-      assert.ok(made.includes(`stashbase-agent-run-${sessionOf(quiet.stderr)}-agent`), made.join(','));
-      assert.ok(!made.some((n) => n.endsWith('-du')), made.join(','));
+      const session = sessionOf(quiet.stderr);
+      assert.ok(made.includes(`stashbase-agent-run-${session}-agent`), made.join(','));
+      assert.ok(!made.includes(`stashbase-agent-run-${session}-du`), made.join(','));
       assert.equal(existsSync(join(t.sbHome, 'docker', 'home-volume.json')), false);
     } finally {
       await run(`chmod -R u+rwx ~/${dir} 2>/dev/null; rm -rf ~/${dir}`);

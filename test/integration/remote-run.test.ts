@@ -193,7 +193,7 @@ describe('remote runs on a second Docker engine (real engines, tcp:// and ssh://
     const lease = plan.steps.find((x) => x.type === 'command' && x.id === 'lease')!;
     assert.equal(lease.args![lease.args!.indexOf('--network') + 1], 'none');
     const relay = plan.steps.find((x) => x.type === 'command' && x.id === 'relay')!;
-    assert.deepEqual(relay.args, ['exec', '-i', '--user', '2147483646:2147483646', '--workdir', '/', agent.args![agent.args!.indexOf('--pid') + 1]!.slice('container:'.length), '/etc/stashbase/stashbase-relay', 'serve', '3128']);
+    assert.deepEqual(relay.args, ['exec', '-i', '--user', '2147483646:2147483646', '--workdir', '/', agent.args![agent.args!.indexOf('--pid') + 1]!.slice('container:'.length), '/etc/stashbase/stashbase-relay', 'serve', '3128', '576']);
     // runc by name for every container (found in review: an engine whose default runtime is gVisor would not share the lease's namespace).
     for (const id of ['lease', 'agent', 'export']) {
       const c = plan.steps.find((x) => x.type === 'command' && x.id === id)!;

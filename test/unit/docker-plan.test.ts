@@ -4,6 +4,7 @@ import { test } from 'node:test';
 import { formatCommand } from '../../templates/command.js';
 import { buildFirewallScript, DESKTOP_HOST } from '../../templates/docker-firewall.js';
 import { buildDockerPlan, type DockerPlanInput } from '../../templates/docker-plan.js';
+import { leaseUid } from '../../templates/remote-run.js';
 import { agentCommand, relayExecCommand, relayUid, sealedAgentCommand, type SealedInput, type AgentInput, holderCommand, type HolderInput, mountArg, networkCreateCommand, teardownCommands } from '../../templates/docker-run.js';
 import { defaultBuildCommand, shellCommand } from '../../templates/docker-image.js';
 import { agentsSource } from '../../lib/docker/agents-source.js';
@@ -160,7 +161,7 @@ test('docker plan: golden dry-run, every command in order with teardown, JSON eq
 });
 
 test('docker plan, sealed: no network, holder or canary; the agent with --network none, its runtime, the relay read-only and its gate before the entrypoint and command; the relay exec\'d as a user of its own', () => {
-  const sealed: SealedInput = { ...agent, env: { ...agent.env, HTTPS_PROXY: 'http://127.0.0.1:3128' }, relay: '/pkg/dist/relay/linux-amd64/stashbase-relay', entrypoint: ['/ep.sh', '-x'], runtime: 'runsc' };
+  const sealed: SealedInput = { ...agent, env: { ...agent.env, HTTPS_PROXY: 'http://127.0.0.1:3128' }, relay: '/pkg/dist/relay/linux-amd64/stashbase-relay', entrypoint: ['/ep.sh', '-x'], runtime: 'runsc', relayStreams: 256 };
   assert.deepEqual(sealedAgentCommand(sealed).args, [
     'run', '--rm', '--name', `stashbase-agent-run-${S}-agent`, '--label', `stashbase.session=${S}`, '--label', 'stashbase.pid=4242',
     '--network', 'none', '--runtime', 'runsc',
@@ -172,17 +173,23 @@ test('docker plan, sealed: no network, holder or canary; the agent with --networ
     '--env', 'HOME=/home/agent', '--env', 'TERM=xterm-256color', '--env', 'HTTPS_PROXY=http://127.0.0.1:3128', '--env', 'GITHUB_TOKEN=ghp_SBPHxxxxxxxxxxxxxxxxxxxx',
     '--entrypoint', '/.stashbase-relay', 'stashbase-sandbox:latest', 'gate', '3128', '--', '/ep.sh', '-x', 'claude', '--model', "it's $x",
   ]);
-  assert.deepEqual(relayExecCommand('docker', S, relayUid('1000:1000')).args, ['exec', '-i', '--user', '2147483646:2147483646', '--workdir', '/', `stashbase-agent-run-${S}-agent`, '/.stashbase-relay', 'serve', '3128']);
+  // The relay closes at once any connection past the run's limit of streams and some room.
+  assert.deepEqual(relayExecCommand('docker', S, relayUid('1000:1000'), 256).args, ['exec', '-i', '--user', '2147483646:2147483646', '--workdir', '/', `stashbase-agent-run-${S}-agent`, '/.stashbase-relay', 'serve', '3128', '320']);
   // A remote run's: the agent in the lease's process and network namespaces (loopback alone), the relay exec'd into the lease's container.
   const lease = `stashbase-agent-run-${S}-lease`;
   const remote = sealedAgentCommand({ ...sealed, runtime: undefined, pidNamespace: lease, networkOf: lease, relayInside: '/etc/stashbase/stashbase-relay' }).args;
   assert.deepEqual(remote.slice(8, 21), ['--network', `container:${lease}`, '--cap-drop', 'ALL', '--security-opt', 'no-new-privileges', '--security-opt', `seccomp=/h/.stashbase/runs/${S}/seccomp.json`, '--pid', `container:${lease}`, '--pids-limit', '2048', '--memory']);
   assert.ok(!remote.includes('--init') && !remote.includes('none') && !remote.some((a) => a.includes('/pkg/dist/relay')));
-  assert.deepEqual(relayExecCommand('docker', S, 2147483646, '/etc/stashbase/stashbase-relay', lease).args, ['exec', '-i', '--user', '2147483646:2147483646', '--workdir', '/', lease, '/etc/stashbase/stashbase-relay', 'serve', '3128']);
+  assert.deepEqual(relayExecCommand('docker', S, 2147483646, 1000, '/etc/stashbase/stashbase-relay', lease).args, ['exec', '-i', '--user', '2147483646:2147483646', '--workdir', '/', lease, '/etc/stashbase/stashbase-relay', 'serve', '3128', '1064']);
   // Found in review: nobody's uid could be an image's USER (the agent's user on Docker Desktop): the relay's is one nobody uses.
   assert.equal(relayUid('65534:65534'), 2147483646);
   assert.equal(relayUid(null), 2147483646);
-  assert.equal(relayUid('2147483646:1'), 2147483645);
+  assert.equal(relayUid('2147483646:1'), 2147483644);
+  // Never the lease's either (found in review: the relay's second choice was the lease's uid), nor the agent's.
+  for (const agentUid of [1000, 2147483643, 2147483644, 2147483645, 2147483646]) {
+    const a = `${agentUid}:${agentUid}`;
+    assert.equal(new Set([agentUid, relayUid(a), leaseUid(a)]).size, 3, a);
+  }
   const plan = buildDockerPlan({
     session: S, profile: 'coding', sessionFile: `/h/.stashbase/sessions/${S}.json`, auditFile: `/h/.stashbase/audit/${S}.jsonl`, runDir: `/tmp/stashbase-${S}`,
     image: 'the agent runs stashbase-sandbox:latest too', newVolumes: [], gitDir: null, placeholders: [], fileStandIns: [], warnings: [], proxyBind: '127.0.0.1', interceptTls: true,
@@ -190,7 +197,7 @@ test('docker plan, sealed: no network, holder or canary; the agent with --networ
   });
   const commands = planToJson(plan).steps.filter((x) => x.type === 'command');
   assert.deepEqual(commands.map((x) => x.id), ['watchdog', 'volume-measure', 'agent', 'relay', 'teardown']);
-  assert.deepEqual(commands.map((x) => (x as { shell: string }).shell).slice(1), [formatCommand(volumeMeasureCommand('docker', 'stashbase-sandbox:latest', 'stashbase-agent-home', `stashbase-agent-run-${S}-du`, ['--label', `stashbase.session=${S}`, '--label', 'stashbase.pid=4242'])), formatCommand(sealedAgentCommand(sealed)), formatCommand(relayExecCommand('docker', S, 2147483646)), `docker rm --force stashbase-agent-run-${S}-agent`]);
+  assert.deepEqual(commands.map((x) => (x as { shell: string }).shell).slice(1), [formatCommand(volumeMeasureCommand('docker', 'stashbase-sandbox:latest', 'stashbase-agent-home', `stashbase-agent-run-${S}-du`, ['--label', `stashbase.session=${S}`, '--label', 'stashbase.pid=4242'])), formatCommand(sealedAgentCommand(sealed)), formatCommand(relayExecCommand('docker', S, 2147483646, 256)), `docker rm --force stashbase-agent-run-${S}-agent`]);
   // The watchdog removes the agent's container alone: there is no network or holder.
   assert.doesNotMatch((commands[0] as { shell: string }).shell, /network rm|-net/);
   // home_volume_warn = "0": the volume is not measured, and the plan says so.

@@ -15,6 +15,7 @@ import { after, test } from 'node:test';
 import { encodeFrame, FRAME, FrameReader, HELLO_TEXT, MAX_PAYLOAD, STREAM_WINDOW } from '../../lib/relay/frames.js';
 import { CONTROL_SLACK, RelayMux } from '../../lib/relay/mux.js';
 import { REPO, requirement } from '../helpers.js';
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const servers: Server[] = [];
 const muxes: RelayMux[] = [];
@@ -167,6 +168,46 @@ test('the real relay on its stdio: connections to its port reach the proxy and c
     assert.equal(out, 'gate-open\n');
     assert.equal(ended, null);
   } finally {
+    child.kill('SIGKILL');
+  }
+});
+
+test('the real relay bounds its connections (found in review: idle ones, never opened toward stashbase, grew it by hundreds of megabytes outside the agent\'s limits): past its bound one is closed at once; one that ends makes room; those within it carry data (control)', requirement(existsSync(RELAY), `${RELAY} is not built (npm run build, with Go)`), async () => {
+  const e = await echo();
+  const port = 20000 + Math.floor(Math.random() * 20000);
+  const child = spawn(RELAY, ['serve', String(port), '4'], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const open: Socket[] = [];
+  try {
+    const mux = new RelayMux(child.stdout, child.stdin, { connect: () => connect(e.port, '127.0.0.1'), maxStreams: 64, onEnd: () => {} });
+    await mux.ready;
+    /** A connection, and how it fares within `ms`: still open, or closed by the relay. */
+    const fate = (ms: number) => new Promise<{ s: Socket; closed: boolean }>((resolve) => {
+      const s = connect(port, '127.0.0.1');
+      open.push(s);
+      const timer = setTimeout(() => resolve({ s, closed: false }), ms);
+      const closed = () => {
+        clearTimeout(timer);
+        resolve({ s, closed: true });
+      };
+      s.on('error', closed);
+      s.on('end', closed);
+      s.on('close', closed);
+    });
+    const first = await Promise.all([fate(300), fate(300), fate(300), fate(300)]);
+    assert.deepEqual(first.map((f) => f.closed), [false, false, false, false]);
+    assert.equal((await fate(300)).closed, true, 'the fifth, past the bound of four');
+    first[0]!.s.destroy();
+    await sleep(100);
+    const again = await fate(300);
+    assert.equal(again.closed, false, 'room again once one ended');
+    // Control: those held carry data through the relay and back.
+    const echoed = await new Promise<string>((resolve) => {
+      first[1]!.s.once('data', (d: Buffer) => resolve(d.toString()));
+      first[1]!.s.write('ping');
+    });
+    assert.equal(echoed, 'ping');
+  } finally {
+    for (const s of open) s.destroy();
     child.kill('SIGKILL');
   }
 });

@@ -158,7 +158,7 @@ test('ssh:// engines: the destination read as the docker CLI reads it, or null f
 test('a remote engine\'s API: over ssh:// only through the run\'s SSH connection; plain tcp:// when nothing of TLS is set, in the environment or the context\'s store; otherwise the CLI', () => {
   const dial = { file: '/usr/bin/ssh', args: ['x'] };
   const mux = { stop: async () => {}, exit: { file: 'ssh', args: [] }, dial };
-  const t = (host: string, context: string | null = null) => ({ host, context, from: 'test' });
+  const t = (host: string, context: string | null = null) => ({ host, context, settings: context, from: 'test' });
   assert.deepEqual(remoteEngineApi(t('ssh://root@box'), {}, '/nowhere', mux), { dial, address: 'ssh://root@box' });
   assert.equal(remoteEngineApi(t('ssh://root@box'), {}, '/nowhere', null), null, 'no connection of the run\'s');
   assert.equal(remoteEngineApi(t('ssh://root@box/run/docker.sock'), {}, '/nowhere', { ...mux, dial: null }), null, 'a socket named there');
@@ -191,6 +191,39 @@ test('a remote engine\'s API: over ssh:// only through the run\'s SSH connection
     rmSync(join(meta, 'meta.json'));
     symlinkSync(join(home, 'meta.json'), join(meta, 'meta.json'));
     assert.equal(remoteEngineApi(t('tcp://10.0.0.2:2375', 'box'), {}, home, null), null, 'a link');
+  } finally {
+    rmSync(home, { recursive: true, force: true });
+  }
+});
+
+test('a remote engine\'s API, the context chosen by DOCKER_CONTEXT or `docker context use` (found in review: its TLS was not looked at, and stashbase spoke plain HTTP where the CLI spoke TLS): its stored settings decide, as for --remote; DOCKER_HOST has none', async () => {
+  const home = mkdtempSync(join(tmpdir(), 'stashbase-ctx-'));
+  try {
+    const docker = join(home, 'docker');
+    // The docker CLI as engineFor asks it: `docker context inspect --format … NAME` prints the context's address.
+    writeFileSync(docker, '#!/bin/sh\nfor a; do last=$a; done\ncase "$last" in tlsctx|plainctx) echo tcp://10.0.0.2:2376 ;; *) exit 1 ;; esac\n', { mode: 0o755 });
+    const store = join(home, '.docker', 'contexts');
+    for (const name of ['tlsctx', 'plainctx']) {
+      mkdirSync(join(store, 'meta', sha256(name)), { recursive: true });
+      writeFileSync(join(store, 'meta', sha256(name), 'meta.json'), JSON.stringify({ Name: name, Endpoints: { docker: { Host: 'tcp://10.0.0.2:2376', SkipTLSVerify: false } } }));
+    }
+    mkdirSync(join(store, 'tls', sha256('tlsctx'), 'docker'), { recursive: true });
+    writeFileSync(join(store, 'tls', sha256('tlsctx'), 'docker', 'ca.pem'), 'x');
+    const { engineFor } = await import('../../lib/remote/target.js');
+    const decide = async (env: NodeJS.ProcessEnv) => {
+      const e = { HOME: home, ...env };
+      const t = (await engineFor(docker, e, undefined)).remote!;
+      return { settings: t.settings, api: remoteEngineApi(t, e, home, null) };
+    };
+    assert.deepEqual(await decide({ DOCKER_CONTEXT: 'tlsctx' }), { settings: 'tlsctx', api: null });
+    assert.deepEqual(await decide({ DOCKER_CONTEXT: 'plainctx' }), { settings: 'plainctx', api: { host: '10.0.0.2', port: 2376, address: 'tcp://10.0.0.2:2376' } });
+    writeFileSync(join(home, '.docker', 'config.json'), JSON.stringify({ currentContext: 'tlsctx' }));
+    assert.deepEqual(await decide({}), { settings: 'tlsctx', api: null });
+    // An empty DOCKER_CONFIG is unset, as for the CLI: the home's config, not one in the working directory.
+    assert.deepEqual(await decide({ DOCKER_CONFIG: '' }), { settings: 'tlsctx', api: null });
+    // DOCKER_HOST wins over any context, and carries no TLS but the environment's.
+    assert.deepEqual(await decide({ DOCKER_HOST: 'tcp://10.0.0.3:2375' }), { settings: null, api: { host: '10.0.0.3', port: 2375, address: 'tcp://10.0.0.3:2375' } });
+    assert.deepEqual(await decide({ DOCKER_HOST: 'tcp://10.0.0.3:2376', DOCKER_TLS_VERIFY: '1' }), { settings: null, api: null });
   } finally {
     rmSync(home, { recursive: true, force: true });
   }
