@@ -60,11 +60,11 @@ export async function startSshMux(host: string, runDir: string, env: NodeJS.Proc
   const before = env.PATH;
   let stopped = false;
   env.PATH = before === undefined || before === '' ? shims : `${shims}${delimiter}${before}`;
-  // An address with a path names the engine's socket there (the CLI passes it on as --host): left to the CLI.
+  // An address with a path (even "/") names the engine's socket there (the CLI passes it on as --host): left to the CLI.
   const path = new URL(host).pathname;
   return {
     exit: sshExitCommand(ssh, d, socket),
-    dial: path === '' || path === '/' ? sshDialCommand(ssh, d, socket) : null,
+    dial: path === '' ? sshDialCommand(ssh, d, socket) : null,
     async stop() {
       if (stopped) return;
       stopped = true;

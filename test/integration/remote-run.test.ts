@@ -138,6 +138,28 @@ describe('remote runs on a second Docker engine (real engines, tcp:// and ssh://
     }
   });
 
+  test('over ssh://, a Ctrl+C meant for the agent (SIGINT to the run\'s process group) leaves the relay\'s connection alone: an agent that ignores it still reaches the proxy (found in review: the ssh carrying the relay\'s stream was in that group, and died of it; control: an agent that does not ignore it is ended by it)', { timeout: 120_000 }, async () => {
+    const repo = repository();
+    const interrupted = async (script: string) => {
+      const child = spawn(process.execPath, [BIN, 'agent', 'run', '--remote', 'eng', '--', 'sh', '-c', script], { env: sshEnv(), cwd: repo, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      let err = '';
+      child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+      child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
+      const exit = new Promise<number | null>((r) => child.on('exit', (c) => r(c)));
+      for (let i = 0; i < 300 && !out.includes('ready'); i++) await sleep(50);
+      assert.ok(out.includes('ready'), err);
+      process.kill(-child.pid!, 'SIGINT');
+      return { code: await exit, out, err };
+    };
+    const kept = await interrupted('trap "" INT; echo ready; sleep 3; curl -s -o /dev/null -w "%{http_code}" http://example.invalid/');
+    assert.equal(kept.code, 0, kept.err);
+    assert.equal(kept.out, 'ready\n403', 'the proxy still answered after the Ctrl+C');
+    const control = await interrupted('echo ready; sleep 20; echo not-reached');
+    assert.notEqual(control.code, 0, control.err);
+    assert.doesNotMatch(control.out, /not-reached/);
+  });
+
   test('over ssh://, a run\'s docker commands share the run\'s SSH connection, ended with the run (control: a plain docker command over ssh opens one of its own)', { timeout: 120_000 }, async () => {
     const repo = repository();
     const host = /^ssh:\/\/[^@]+@(.+)$/.exec(e.ssh)![1]!;
