@@ -340,3 +340,20 @@ test('a dialed API: a command that never answers is timed out by the request\'s 
     closeApi(api);
   }
 });
+
+test('a dialed API: a kept connection whose command ended (the engine closes an idle one after 300 s, and dial-stdio exits 0) is not used again (found in review: half-open, it stayed kept, and the next request waited out its bound)', async () => {
+  const count = join(dir, `dials-${n++}`);
+  // One request answered keep-alive, then the command ends of itself, as dial-stdio does when the engine closes.
+  const script = `require('fs').appendFileSync(${JSON.stringify(count)}, 'x'); let d = ''; process.stdin.on('data', (c) => { d += c; if (d.includes('\\r\\n\\r\\n')) { process.stdout.write('HTTP/1.1 200 OK\\r\\nContent-Type: application/json\\r\\nContent-Length: 11\\r\\n\\r\\n{"ok":true}'); setTimeout(() => process.exit(0), 100); } });`;
+  const api: EngineApi = { dial: { file: process.execPath, args: ['-e', script] }, address: 'ssh://me@box' };
+  try {
+    assert.deepEqual({ ...(await apiRequest(api, 'GET', '/a', undefined, { timeoutMs: 5000 }) as object) }, { ok: true });
+    await new Promise((r) => setTimeout(r, 500));
+    const t0 = Date.now();
+    assert.deepEqual({ ...(await apiRequest(api, 'GET', '/b', undefined, { timeoutMs: 5000 }) as object) }, { ok: true });
+    assert.ok(Date.now() - t0 < 3000, `${Date.now() - t0} ms`);
+    assert.equal(readFileSync(count, 'utf8'), 'xx', 'a new connection for the second');
+  } finally {
+    closeApi(api);
+  }
+});
