@@ -57,6 +57,9 @@ const (
 	maxPayload = 32 << 10
 	// Connections at once when stashbase names no bound (serve PORT MAX).
 	defaultMaxConns = 1024
+	// A connection's kernel send buffer, and how long a write may wait once stashbase has ended the stream.
+	sendBuffer      = 64 << 10
+	endingWriteWait = 10 * time.Second
 	window     = 128 << 10
 	// Credit goes back in batches of at least this much: a WINDOW frame per small write would double the frames.
 	grantBatch = 32 << 10
@@ -65,6 +68,8 @@ const (
 type stream struct {
 	id       uint32
 	conn     *net.TCPConn
+	// The connection closed and its place under the relay's bound given back, once, however it ends.
+	closeOnce sync.Once
 	mu       sync.Mutex
 	cond     *sync.Cond
 	credit   int      // what we may still send to stashbase
@@ -117,12 +122,21 @@ func (r *relay) drop(s *stream) {
 	s.closed = true
 	s.cond.Broadcast()
 	s.mu.Unlock()
-	s.conn.Close()
+	r.closeConn(s)
+}
+
+// closeConn closes the connection and gives its place back, once. Only then does it stop counting: a connection the
+// client half-closed still holds what stashbase sent until it is written or given up on (found in review: counted
+// down at the client's end of input, a client that never read could hold any number of them).
+func (r *relay) closeConn(s *stream) {
+	s.closeOnce.Do(func() {
+		s.conn.Close()
+		r.conns.Add(-1)
+	})
 }
 
 // From the client to stashbase: OPEN on the first byte, then DATA within the window.
 func (r *relay) upstream(s *stream) {
-	defer r.conns.Add(-1)
 	// A connection that has sent nothing holds a small buffer only (an agent may open thousands and send nothing).
 	buf := make([]byte, 512)
 	opened := false
@@ -166,7 +180,7 @@ func (r *relay) upstream(s *stream) {
 		}
 		if err != nil {
 			if !opened {
-				s.conn.Close()
+				r.closeConn(s)
 				return
 			}
 			if errors.Is(err, io.EOF) {
@@ -211,7 +225,12 @@ func (r *relay) downstream(s *stream) {
 		}
 		chunk := s.queue[0]
 		s.queue = s.queue[1:]
+		ending := s.eof
 		s.mu.Unlock()
+		// Once stashbase has said all it will, a client that does not read is given a while, not forever.
+		if ending {
+			s.conn.SetWriteDeadline(time.Now().Add(endingWriteWait))
+		}
 		if _, err := s.conn.Write(chunk); err != nil {
 			r.send(tClose, s.id, nil)
 			r.drop(s)
@@ -309,6 +328,8 @@ func serve(port int, maxConns int) {
 			continue
 		}
 		c.SetNoDelay(true)
+		// What the kernel holds for a client that does not read, bounded (loopback would let it grow to megabytes).
+		c.SetWriteBuffer(sendBuffer)
 		s := &stream{conn: c, credit: window}
 		s.cond = sync.NewCond(&s.mu)
 		go r.upstream(s)

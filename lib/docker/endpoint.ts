@@ -5,7 +5,7 @@
 // same names are that machine's paths, so a run there is a remote run
 // (lib/remote/target.ts, docs/remote.md).
 import { join } from 'node:path';
-import { readBackText } from '../readback/file.js';
+import { readBack } from '../readback/file.js';
 import { isJsonObject, parseJson } from '../readback/json.js';
 import { capture } from '../exec.js';
 
@@ -33,11 +33,20 @@ export async function dockerEndpoint(docker: string, env: NodeJS.ProcessEnv, hom
   if (context === '') {
     // An empty DOCKER_CONFIG is unset, as for the CLI (found in review: read as '', config.json was the working directory's).
     const dir = env.DOCKER_CONFIG || join(home, '.docker');
-    const parsed = parseJson(readBackText(join(dir, 'config.json'), 1 << 20) ?? '');
-    const current = parsed !== null && isJsonObject(parsed.value) ? parsed.value.currentContext : undefined;
-    context = typeof current === 'string' ? current : '';
+    const r = readBack(join(dir, 'config.json'), 1 << 20);
+    const parsed = r.ok ? parseJson(r.data.toString('utf8')) : null;
+    const config = parsed !== null && isJsonObject(parsed.value) ? parsed.value : null;
+    if (!r.ok && r.why === 'missing') context = '';
+    else if (config !== null && !Object.keys(config).some((k) => k.toLowerCase() === 'currentcontext' && k !== 'currentContext')) {
+      const current = Object.hasOwn(config, 'currentContext') ? config.currentContext : undefined;
+      context = typeof current === 'string' ? current : '';
+    } else {
+      // A config the CLI reads otherwise than strict JSON would (found in review: Go's decoder takes the first value and
+      // names in any case; past the bound, through a link): the CLI itself says which context is current.
+      context = (await capture({ file: docker, args: ['context', 'show'] }).catch(() => '')).trim();
+    }
   }
   if (context === '' || context === 'default') return { from: 'the default context', host: '' };
-  const host = (await capture({ file: docker, args: ['context', 'inspect', '--format', '{{.Endpoints.docker.Host}}', context] }).catch(() => '')).trim();
+  const host = (await capture({ file: docker, args: ['context', 'inspect', '--format', '{{.Endpoints.docker.Host}}', '--', context] }).catch(() => '')).trim();
   return { from: `the context ${JSON.stringify(context)}`, host, context };
 }

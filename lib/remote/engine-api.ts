@@ -25,6 +25,8 @@ function contextPlain(context: string, host: string, env: NodeJS.ProcessEnv, hom
   const endpoints = isJsonObject(meta) && Object.hasOwn(meta, 'Endpoints') ? meta.Endpoints : null;
   const d = isJsonObject(endpoints) && Object.hasOwn(endpoints, 'docker') ? endpoints.docker : null;
   if (!isJsonObject(d) || !Object.hasOwn(d, 'Host') || d.Host !== host) return false;
+  // The CLI (Go's encoding/json) matches these names in any case, the last one winning: only their own spelling is read here.
+  if (Object.keys(d).some((k) => ['host', 'skiptlsverify'].includes(k.toLowerCase()) && k !== 'Host' && k !== 'SkipTLSVerify')) return false;
   if (Object.hasOwn(d, 'SkipTLSVerify') && d.SkipTLSVerify !== false) return false;
   // Anything stored for its TLS (certificates, a key): the CLI may speak TLS.
   try {

@@ -28,7 +28,7 @@ export interface RemoteTarget {
 async function engineTarget(docker: string, env: NodeJS.ProcessEnv, home: string, named: string | undefined): Promise<{ remote: RemoteTarget | null; local: Endpoint | null }> {
   if (named !== undefined) {
     if (!CONTEXT_NAME.test(named)) throw new UsageError(`--remote takes a Docker context's name, not ${JSON.stringify(named)} (make one with: docker context create NAME --docker host=ssh://user@host)`);
-    const host = await capture({ file: docker, args: ['context', 'inspect', '--format', '{{.Endpoints.docker.Host}}', named], unsetEnv: ['DOCKER_HOST', 'DOCKER_CONTEXT'] }).catch(() => null);
+    const host = await capture({ file: docker, args: ['context', 'inspect', '--format', '{{.Endpoints.docker.Host}}', '--', named], unsetEnv: ['DOCKER_HOST', 'DOCKER_CONTEXT'] }).catch(() => null);
     if (host === null) throw new UsageError(`there is no Docker context named ${JSON.stringify(named)} (docker context ls lists them; make one with: docker context create ${named} --docker host=ssh://user@host)`);
     return { remote: { context: named, settings: named, host: host.trim(), from: `the context ${JSON.stringify(named)}` }, local: null };
   }
@@ -49,6 +49,9 @@ export function useTarget(t: RemoteTarget, env: NodeJS.ProcessEnv): void {
 export async function engineFor(docker: string, env: NodeJS.ProcessEnv, named: string | undefined): Promise<{ remote: RemoteTarget | null; local: Endpoint | null }> {
   const t = await engineTarget(docker, env, userHome(env), named);
   if (t.remote !== null) useTarget(t.remote, env);
+  // The engine decided is every later docker command's (found in review: a `docker context use` during the run, yours or
+  // Docker Desktop's, moved the agent's container, the teardown and the watchdog to another engine than the API's).
+  if (!env.DOCKER_HOST) env.DOCKER_CONTEXT = t.remote?.settings ?? t.local?.context ?? 'default';
   return t;
 }
 

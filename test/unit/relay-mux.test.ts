@@ -212,6 +212,48 @@ test('the real relay bounds its connections (found in review: idle ones, never o
   }
 });
 
+test('the real relay counts a connection until it is closed, not until its client stops sending (found in review: counted down at the client\'s end of input, clients that half-closed and never read held any number of streams, each with what the proxy sent)', requirement(existsSync(RELAY), `${RELAY} is not built (npm run build, with Go)`), async () => {
+  // A proxy that answers every request with more than any buffer on the way holds.
+  const proxy = createServer((s) => {
+    s.on('error', () => {});
+    s.once('data', () => s.write(Buffer.alloc(4 << 20, 1)));
+  });
+  await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+  const proxyPort = (proxy.address() as { port: number }).port;
+  const port = 20000 + Math.floor(Math.random() * 20000);
+  const child = spawn(RELAY, ['serve', String(port), '4'], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const open: Socket[] = [];
+  try {
+    const mux = new RelayMux(child.stdout, child.stdin, { connect: () => connect(proxyPort, '127.0.0.1'), maxStreams: 64, onEnd: () => {} });
+    await mux.ready;
+    /** A client that sends a byte, ends its side, and never reads; whether the relay still has it after `ms`. */
+    const halfClosed = (ms: number) => new Promise<boolean>((resolve) => {
+      const s = connect({ port, host: '127.0.0.1', allowHalfOpen: true });
+      open.push(s);
+      let gone = false;
+      s.on('error', () => (gone = true));
+      s.on('close', () => (gone = true));
+      s.on('connect', () => s.end('G'));
+      setTimeout(() => resolve(!gone), ms);
+    });
+    for (let i = 0; i < 4; i++) assert.equal(await halfClosed(300), true, `client ${i + 1}`);
+    await until(() => mux.open === 4, 'four streams open toward the proxy');
+    // The four still hold their places: a fifth connection is closed at once.
+    const fifth = await new Promise<boolean>((resolve) => {
+      const s = connect(port, '127.0.0.1');
+      open.push(s);
+      s.on('error', () => resolve(true));
+      s.on('close', () => resolve(true));
+      setTimeout(() => resolve(false), 1000);
+    });
+    assert.equal(fifth, true, 'the fifth refused: the half-closed ones still count');
+  } finally {
+    for (const s of open) s.destroy();
+    child.kill('SIGKILL');
+    proxy.close();
+  }
+});
+
 test('from the review: frames fed a byte at a time are read whole, each byte copied a bounded number of times; an exec stream that does not drain stops the reading of the relay (a flood of OPENs past the limit then waits, bounded)', async () => {
   // Bytewise: count what Buffer.concat copies while two interleaved 32 KiB frames arrive one byte at a time.
   const reader = new FrameReader();

@@ -179,6 +179,11 @@ test('a remote engine\'s API: over ssh:// only through the run\'s SSH connection
     assert.equal(remoteEngineApi(t('tcp://10.0.0.3:2375', 'box'), {}, home, null), null, 'another address than the store says');
     write({ Host: 'tcp://10.0.0.2:2375', SkipTLSVerify: true });
     assert.equal(remoteEngineApi(t('tcp://10.0.0.2:2375', 'box'), {}, home, null), null, 'TLS without verification');
+    // Go reads these names in any case (found in review: "skipTLSVerify": true was TLS for the CLI, plain here).
+    write({ Host: 'tcp://10.0.0.2:2375', skipTLSVerify: true });
+    assert.equal(remoteEngineApi(t('tcp://10.0.0.2:2375', 'box'), {}, home, null), null, 'skipTLSVerify');
+    write({ Host: 'tcp://10.0.0.2:2375', host: 'tcp://10.0.0.9:2376' });
+    assert.equal(remoteEngineApi(t('tcp://10.0.0.2:2375', 'box'), {}, home, null), null, 'a second host in another case');
     write({ Host: 'tcp://10.0.0.2:2375' });
     assert.ok(remoteEngineApi(t('tcp://10.0.0.2:2375', 'box'), {}, home, null));
     // DOCKER_CONFIG moves the store, as for the CLI.
@@ -201,7 +206,7 @@ test('a remote engine\'s API, the context chosen by DOCKER_CONTEXT or `docker co
   try {
     const docker = join(home, 'docker');
     // The docker CLI as engineFor asks it: `docker context inspect --format … NAME` prints the context's address.
-    writeFileSync(docker, '#!/bin/sh\nfor a; do last=$a; done\ncase "$last" in tlsctx|plainctx) echo tcp://10.0.0.2:2376 ;; *) exit 1 ;; esac\n', { mode: 0o755 });
+    writeFileSync(docker, '#!/bin/sh\n[ "$1 $2" = "context show" ] && { echo tlsctx; exit 0; }\nfor a; do last=$a; done\ncase "$last" in tlsctx|plainctx) echo tcp://10.0.0.2:2376 ;; *) exit 1 ;; esac\n', { mode: 0o755 });
     const store = join(home, '.docker', 'contexts');
     for (const name of ['tlsctx', 'plainctx']) {
       mkdirSync(join(store, 'meta', sha256(name)), { recursive: true });
@@ -211,8 +216,10 @@ test('a remote engine\'s API, the context chosen by DOCKER_CONTEXT or `docker co
     writeFileSync(join(store, 'tls', sha256('tlsctx'), 'docker', 'ca.pem'), 'x');
     const { engineFor } = await import('../../lib/remote/target.js');
     const decide = async (env: NodeJS.ProcessEnv) => {
-      const e = { HOME: home, ...env };
+      const e: NodeJS.ProcessEnv = { HOME: home, ...env };
       const t = (await engineFor(docker, e, undefined)).remote!;
+      // The context decided is pinned for every later docker command (DOCKER_HOST, when set, wins over any anyway).
+      assert.equal(e.DOCKER_CONTEXT, env.DOCKER_HOST ? env.DOCKER_CONTEXT : t.settings);
       return { settings: t.settings, api: remoteEngineApi(t, e, home, null) };
     };
     assert.deepEqual(await decide({ DOCKER_CONTEXT: 'tlsctx' }), { settings: 'tlsctx', api: null });
@@ -221,6 +228,17 @@ test('a remote engine\'s API, the context chosen by DOCKER_CONTEXT or `docker co
     assert.deepEqual(await decide({}), { settings: 'tlsctx', api: null });
     // An empty DOCKER_CONFIG is unset, as for the CLI: the home's config, not one in the working directory.
     assert.deepEqual(await decide({ DOCKER_CONFIG: '' }), { settings: 'tlsctx', api: null });
+    // A config the CLI reads otherwise than strict JSON (Go's decoder: names in any case, the first value only): the CLI
+    // says which context is current (found in review: read as none, the run was local while the CLI's engine was remote).
+    for (const text of [JSON.stringify({ CurrentContext: 'tlsctx' }), `${JSON.stringify({ currentContext: 'tlsctx' })}\n}`]) {
+      writeFileSync(join(home, '.docker', 'config.json'), text);
+      assert.deepEqual(await decide({}), { settings: 'tlsctx', api: null }, text);
+    }
+    // No config at all: the default context, this machine's engine, pinned by name.
+    rmSync(join(home, '.docker', 'config.json'));
+    const local: NodeJS.ProcessEnv = { HOME: home };
+    assert.deepEqual(await engineFor(docker, local, undefined), { remote: null, local: { from: 'the default context', host: '' } });
+    assert.equal(local.DOCKER_CONTEXT, 'default');
     // DOCKER_HOST wins over any context, and carries no TLS but the environment's.
     assert.deepEqual(await decide({ DOCKER_HOST: 'tcp://10.0.0.3:2375' }), { settings: null, api: { host: '10.0.0.3', port: 2375, address: 'tcp://10.0.0.3:2375' } });
     assert.deepEqual(await decide({ DOCKER_HOST: 'tcp://10.0.0.3:2376', DOCKER_TLS_VERIFY: '1' }), { settings: null, api: null });
