@@ -114,25 +114,20 @@ export function leaseCommand(l: LeaseInput): Command {
   };
 }
 
-/** A volume a remote run makes, with its labels (`key=value`): made by the CLI (volumeCreateOf) or the engine's API alike. */
+/** A volume a remote run makes, with its labels: made by the CLI (volumeCreateOf) or the engine's API alike. */
 export interface VolumeSpec {
   name: string;
-  labels: string[];
+  labels: [string, string][];
 }
 
 /** The workspace volume with its labels (origin, name), made before the setup fills it. */
-export function workspaceVolume(workspace: string, labels: string[]): VolumeSpec {
-  return { name: workspace, labels };
+export function workspaceVolume(workspace: string, origin: string, name: string): VolumeSpec {
+  return { name: workspace, labels: [[LABEL_ORIGIN, origin], [LABEL_WORKSPACE, name]] };
 }
 
 /** `docker volume create --label … NAME`. */
 export function volumeCreateOf(docker: string, v: VolumeSpec): Command {
-  return { file: docker, args: ['volume', 'create', ...v.labels.flatMap((l) => ['--label', l]), v.name] };
-}
-
-/** Creates the workspace volume with its labels (origin, name), before the setup fills it. */
-export function workspaceCreateCommand(docker: string, workspace: string, labels: string[]): Command {
-  return volumeCreateOf(docker, workspaceVolume(workspace, labels));
+  return { file: docker, args: ['volume', 'create', ...v.labels.flatMap(([k, val]) => ['--label', `${k}=${val}`]), v.name] };
 }
 
 /** A container's state, as the engine says it; "No such container" once it is gone. */
@@ -141,12 +136,8 @@ export function containerStateCommand(docker: string, name: string): Command {
 }
 
 /** The run's tools volume, labelled with the run and the machine it runs from (status and cleanup on the engine find it, and say where it is from). */
-export function toolsCreateCommand(docker: string, session: string, pid: number, origin: string): Command {
-  return volumeCreateOf(docker, toolsVolume(session, pid, origin));
-}
-
 export function toolsVolume(session: string, pid: number, origin: string): VolumeSpec {
-  return { name: remoteNames(session).tools, labels: [`${LABEL_SESSION}=${session}`, `${LABEL_PID}=${pid}`, `${LABEL_ORIGIN}=${origin}`] };
+  return { name: remoteNames(session).tools, labels: [[LABEL_SESSION, session], [LABEL_PID, String(pid)], [LABEL_ORIGIN, origin]] };
 }
 
 export interface ExportInput {

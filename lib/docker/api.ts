@@ -50,9 +50,18 @@ export function engineApiOf(host: string, env: NodeJS.ProcessEnv, platform: Node
     const path = host.slice('unix://'.length);
     return path.startsWith('/') ? { socketPath: path, address: host } : null;
   }
-  // TLS is the CLI's to set up (certificates, verification): only plain TCP, and only to this machine.
+  // Only to this machine (a remote engine's: lib/remote/engine-api.ts).
+  const api = plainTcpApi(host, env);
+  return api !== null && ['127.0.0.1', 'localhost', '::1'].includes(api.host!.toLowerCase()) ? api : null;
+}
+
+/**
+ * A tcp:// address the CLI reaches without TLS as far as the environment says (TLS is the CLI's to set up:
+ * certificates, verification), as an API; otherwise null. A context's own TLS settings are the caller's to check.
+ */
+export function plainTcpApi(host: string, env: NodeJS.ProcessEnv): EngineApi | null {
   if (env.DOCKER_TLS_VERIFY || env.DOCKER_CERT_PATH || env.DOCKER_TLS) return null;
-  const m = /^tcp:\/\/(127\.0\.0\.1|localhost|\[::1\]):(\d{1,5})\/?$/i.exec(host);
+  const m = /^tcp:\/\/(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})\/?$/.exec(host);
   if (!m) return null;
   const port = Number(m[2]);
   if (port < 1 || port > 65535) return null;
@@ -253,6 +262,23 @@ export function apiPath(path: string, query: Record<string, string> = {}): strin
 /** `docker rm --force <name>`: a container not there is not an error; nor is any other failure (the watchdog and cleanup remain). */
 export async function removeContainer(api: EngineApi, name: string): Promise<void> {
   await apiRequest(api, 'DELETE', apiPath(`/containers/${encodeURIComponent(name)}`, { force: 'true' }), undefined, { timeoutMs: 60_000 }).catch(() => undefined);
+}
+
+/** Whether the engine has the volume (its 404: no); null when it could not say. */
+export async function volumeExists(api: EngineApi, name: string): Promise<boolean | null> {
+  return apiRequest(api, 'GET', `/volumes/${encodeURIComponent(name)}`, undefined, { timeoutMs: 30_000 }).then(() => true, (e: unknown) => (e instanceof EngineApiError && e.status === 404 ? false : null));
+}
+
+/** `docker volume create --label k=v … NAME`. */
+export async function createVolume(api: EngineApi, name: string, labels: [string, string][]): Promise<void> {
+  const l = Object.create(null) as Record<string, string>;
+  for (const [k, v] of labels) l[k] = v;
+  await apiRequest(api, 'POST', '/volumes/create', { Name: name, Labels: l }, { timeoutMs: 60_000 });
+}
+
+/** `docker volume rm --force NAME`: any failure is not an error (cleanup remains). */
+export async function removeVolume(api: EngineApi, name: string): Promise<void> {
+  await apiRequest(api, 'DELETE', apiPath(`/volumes/${encodeURIComponent(name)}`, { force: 'true' }), undefined, { timeoutMs: 60_000 }).catch(() => undefined);
 }
 
 export interface StartWatch {

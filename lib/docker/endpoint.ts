@@ -26,14 +26,17 @@ export function isLocalHost(host: string): boolean {
   return name === 'localhost' || name === '::1' || /^127\.\d+\.\d+\.\d+$/.test(name);
 }
 
+/** The docker CLI's configuration folder (config.json, the contexts' store); an empty DOCKER_CONFIG is unset, as for the CLI (found in review: read as '', config.json was the working directory's). */
+export function dockerConfigDir(env: NodeJS.ProcessEnv, home: string): string {
+  return env.DOCKER_CONFIG || join(home, '.docker');
+}
+
 /** The engine the CLI will use; a context other than the default is asked of the CLI itself. */
 export async function dockerEndpoint(docker: string, env: NodeJS.ProcessEnv, home: string): Promise<Endpoint> {
   if (env.DOCKER_HOST) return { from: 'DOCKER_HOST', host: env.DOCKER_HOST };
   let context = env.DOCKER_CONTEXT ?? '';
   if (context === '') {
-    // An empty DOCKER_CONFIG is unset, as for the CLI (found in review: read as '', config.json was the working directory's).
-    const dir = env.DOCKER_CONFIG || join(home, '.docker');
-    const r = readBack(join(dir, 'config.json'), 1 << 20);
+    const r = readBack(join(dockerConfigDir(env, home), 'config.json'), 1 << 20);
     const parsed = r.ok ? parseJson(r.data.toString('utf8')) : null;
     const config = parsed !== null && isJsonObject(parsed.value) ? parsed.value : null;
     if (!r.ok && r.why === 'missing') context = '';

@@ -7,18 +7,17 @@
 // left to the CLI: slower, never weaker.
 import { lstatSync } from 'node:fs';
 import { join } from 'node:path';
-import type { EngineApi } from '../docker/api.js';
+import { type EngineApi, plainTcpApi } from '../docker/api.js';
+import { dockerConfigDir } from '../docker/endpoint.js';
 import { readBackText } from '../readback/file.js';
 import { isJsonObject, parseJson } from '../readback/json.js';
 import { sha256 } from '../util/sha256.js';
 import type { SshMux } from './ssh-mux.js';
 import type { RemoteTarget } from './target.js';
 
-const TLS_ENV = ['DOCKER_TLS_VERIFY', 'DOCKER_CERT_PATH', 'DOCKER_TLS'] as const;
-
 /** Whether the CLI reaches a context's engine without TLS: its metadata read (bounded), no skip-verify, no certificates stored. */
 function contextPlain(context: string, host: string, env: NodeJS.ProcessEnv, home: string): boolean {
-  const store = join(env.DOCKER_CONFIG || join(home, '.docker'), 'contexts');
+  const store = join(dockerConfigDir(env, home), 'contexts');
   const id = sha256(context);
   const parsed = parseJson(readBackText(join(store, 'meta', id, 'meta.json'), 1 << 20) ?? '');
   const meta = parsed === null ? null : parsed.value;
@@ -40,12 +39,8 @@ function contextPlain(context: string, host: string, env: NodeJS.ProcessEnv, hom
 /** The API of a remote run's engine where stashbase can speak to it as the CLI would, else null (the CLI). */
 export function remoteEngineApi(t: RemoteTarget, env: NodeJS.ProcessEnv, home: string, mux: SshMux | null): EngineApi | null {
   if (t.host.startsWith('ssh://')) return mux?.dial ? { dial: mux.dial, address: t.host } : null;
-  if (TLS_ENV.some((v) => env[v])) return null;
-  const m = /^tcp:\/\/(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})\/?$/.exec(t.host);
-  if (!m) return null;
-  const port = Number(m[2]);
-  if (port < 1 || port > 65535) return null;
+  const api = plainTcpApi(t.host, env);
   // A context's address (named, DOCKER_CONTEXT's or the current one): plain only as its stored settings say.
-  if (t.settings !== null && !contextPlain(t.settings, t.host, env, home)) return null;
-  return { host: (m[1] as string).replace(/^\[|\]$/g, ''), port, address: t.host };
+  if (api === null || (t.settings !== null && !contextPlain(t.settings, t.host, env, home))) return null;
+  return api;
 }

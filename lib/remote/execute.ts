@@ -7,7 +7,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { runNames, sealedAgentCommand } from '../../templates/docker-run.js';
-import { REMOTE_RELAY, remoteNames, remoteTeardownCommands, remoteTeardownContainers, volumeCreateOf, type VolumeSpec } from '../../templates/remote-run.js';
+import { REMOTE_RELAY, remoteNames, remoteTeardownCommands, remoteTeardownContainers, volumeCreateOf } from '../../templates/remote-run.js';
 import { WATCHDOG_DONE, watchdogCommand } from '../../templates/docker-watchdog.js';
 import { agentSeccompProfile } from '../../templates/docker-seccomp.js';
 import { AuditLog } from '../run/audit.js';
@@ -24,7 +24,7 @@ import { ensureRunImages, type ImageChoice, readDenied } from '../docker/image.j
 import { imageEntrypoint, listenPath, type RunningRelay, startRelay } from '../docker/sealed.js';
 import { type DockerContext, seccompFileOf } from '../docker/prepare.js';
 import { sha256 } from '../docker/engine.js';
-import { apiPath, apiRequest, closeApi, type EngineApi, EngineApiError, removeContainer } from '../docker/api.js';
+import { closeApi, createVolume, type EngineApi, removeContainer, removeVolume, volumeExists } from '../docker/api.js';
 import { createRunGitDir, planRunGitDir } from '../git/run-git-dir.js';
 import { settleGitDir } from '../git/settle.js';
 import { BRANCH_PREFIX, git } from '../../templates/git.js';
@@ -80,22 +80,10 @@ export function workspaceName(root: string, name: string): string {
   return `stashbase-remote-${slug}-${sha256(`${hostname()}\0${root}`).slice(0, 10)}-${name}`;
 }
 
-async function volumeExists(docker: string, name: string, api: EngineApi | null): Promise<boolean> {
-  const cli = () => capture({ file: docker, args: ['volume', 'inspect', '--format', '{{.Name}}', name] }).then(() => true, () => false);
-  if (api === null) return cli();
-  // Not there is the engine's 404; any other failure is asked again of the CLI.
-  return apiRequest(api, 'GET', `/volumes/${encodeURIComponent(name)}`, undefined, { timeoutMs: 30_000 }).then(() => true, (e: unknown) => (e instanceof EngineApiError && e.status === 404 ? false : cli()));
-}
-
-/** A volume of the run, with its labels: through the engine's API when stashbase speaks it, else the CLI. */
-async function makeVolume(docker: string, v: VolumeSpec, api: EngineApi | null): Promise<void> {
-  if (api === null) {
-    await capture(volumeCreateOf(docker, v));
-    return;
-  }
-  const labels = Object.create(null) as Record<string, string>;
-  for (const l of v.labels) labels[l.slice(0, l.indexOf('='))] = l.slice(l.indexOf('=') + 1);
-  await apiRequest(api, 'POST', '/volumes/create', { Name: v.name, Labels: labels }, { timeoutMs: 60_000 });
+/** Whether the engine has the workspace: asked through its API, or the CLI when stashbase does not speak it or the API could not say. */
+async function workspaceThere(docker: string, name: string, api: EngineApi | null): Promise<boolean> {
+  const viaApi = api === null ? null : await volumeExists(api, name);
+  return viaApi ?? capture({ file: docker, args: ['volume', 'inspect', '--format', '{{.Name}}', name] }).then(() => true, () => false);
 }
 
 /** The run's containers, then its tools volume (templates/remote-run.ts): through the engine's API when stashbase speaks it, else the CLI. */
@@ -105,7 +93,7 @@ async function teardownRemote(docker: string, session: string, api: EngineApi | 
     return;
   }
   await Promise.all(remoteTeardownContainers(session).map((name) => removeContainer(api, name)));
-  await apiRequest(api, 'DELETE', apiPath(`/volumes/${encodeURIComponent(remoteNames(session).tools)}`, { force: 'true' }), undefined, { timeoutMs: 60_000 }).catch(() => undefined);
+  await removeVolume(api, remoteNames(session).tools);
 }
 
 /** What a remote run is, worked out on this machine before any engine is contacted. */
@@ -171,7 +159,7 @@ export async function executeRemote(o: RemoteRunInput): Promise<number> {
   // Over ssh://, one connection for every docker command of the run (lib/remote/ssh-mux.ts, started by lib/docker/run.ts).
   const mux = o.mux ?? null;
   try {
-    const exists = await volumeExists(docker, workspace, ctx.api ?? null);
+    const exists = await workspaceThere(docker, workspace, ctx.api ?? null);
     if (!fresh && !exists) throw new SandboxUnavailableError(`the engine (${o.target.host}) has no workspace ${workspace} for ${name}: its uncommitted work is gone; start a new run; nothing was run`);
     if (fresh && exists) throw new SandboxUnavailableError(`the engine already has a workspace named ${workspace}; nothing was run`);
   } catch (e) {
@@ -237,7 +225,7 @@ export async function executeRemote(o: RemoteRunInput): Promise<number> {
     })();
     // The images before the lease (its is the built-in one: missing, the docker CLI would try a registry for it), the
     // entrypoint of the agent's asked while the lease is set up.
-    await Promise.all([bundled, ensureRunImages({ docker, api, home, env: ctx.env, choice: ctx.choice as ImageChoice, interactive: o.interactive, warn }), ...prep.volumeSpecs.map((v) => makeVolume(docker, v, api))]);
+    await Promise.all([bundled, ensureRunImages({ docker, api, home, env: ctx.env, choice: ctx.choice as ImageChoice, interactive: o.interactive, warn }), ...prep.volumes.map((v) => (api !== null ? createVolume(api, v.name, v.labels) : capture(volumeCreateOf(docker, v))))]);
     const entrypointAsked = imageEntrypoint(docker, ctx.choice.ref, api);
     entrypointAsked.catch(() => {});
     // The setup, then the lease: the init of the agent's process namespace, from now on ending it when this process, or its connection, does (lib/remote/lease.ts).

@@ -8,7 +8,7 @@ import type { ExportInput, LeaseInput } from '../../templates/remote-run.js';
 import { sshDestination, sshExitCommand, sshMasterCommand, sshShimScript } from '../../templates/remote-ssh.js';
 import type { RemotePlanInput } from '../../templates/remote-plan.js';
 import { findTool } from '../util/find-tool.js';
-import { LABEL_ORIGIN, LABEL_WORKSPACE, REMOTE_RELAY, remoteHomeVolume, remoteNames, toolsMount, toolsVolume, volumeCreateOf, type VolumeSpec, workspaceVolume } from '../../templates/remote-run.js';
+import { LABEL_ORIGIN, REMOTE_RELAY, remoteHomeVolume, remoteNames, toolsMount, toolsVolume, volumeCreateOf, type VolumeSpec, workspaceVolume } from '../../templates/remote-run.js';
 import { git } from '../../templates/git.js';
 import type { Command } from '../../templates/command.js';
 import { sha256 } from '../docker/engine.js';
@@ -25,8 +25,7 @@ import type { RemoteTarget } from './target.js';
 
 export interface RemotePrepared {
   /** The run's tools volume, and a new run's workspace, made on the engine (labelled with where they came from): by the CLI, or the API. */
-  volumes: Command[];
-  volumeSpecs: VolumeSpec[];
+  volumes: VolumeSpec[];
   /** A new run's bundle of its branch, made by your git into `bundleFile`; null for a resumed one. */
   bundle: Command | null;
   bundleFile: string;
@@ -65,21 +64,17 @@ export function prepareRemote(ctx: DockerContext, target: RemoteTarget, rp: Remo
     relay: REMOTE_RELAY, relayInside: REMOTE_RELAY, entrypoint: ['<the image\'s entrypoint, if any>'], relayStreams: runLimits(ctx.profile).maxConnections,
   };
   const exp: ExportInput = { docker, session: ctx.session, pid: process.pid, image: helperImage, workspace: rp.workspace, user, branch: rp.branch, base: rp.base, seccomp: seccompFileOf(runDir), origin, seconds: facts.seconds, ...(memory !== undefined ? { memory } : {}), ...(cpus !== undefined ? { cpus } : {}) };
-  const volumeSpecs = [
-    toolsVolume(ctx.session, process.pid, origin),
-    ...(rp.fresh ? [workspaceVolume(rp.workspace, [`${LABEL_ORIGIN}=${origin}:${rp.repo.root}`, `${LABEL_WORKSPACE}=${rp.name}`])] : []),
-  ];
-  const volumes = volumeSpecs.map((v) => volumeCreateOf(docker, v));
+  const volumes = [toolsVolume(ctx.session, process.pid, origin), ...(rp.fresh ? [workspaceVolume(rp.workspace, `${origin}:${rp.repo.root}`, rp.name)] : [])];
   // The run's branch, made at the base: exactly the history checked for deny_read (HEAD may have moved since).
   const bundleFile = join(runDir, 'repo.bundle');
   const g = git(rp.repo.git, rp.repo.root, ['bundle', 'create', '-q', bundleFile, `refs/heads/${rp.branch}`]);
   const bundle = rp.fresh ? { ...g, env: { ...g.env, GIT_NO_REPLACE_OBJECTS: '1' } } : null;
   const plan = buildRemotePlan({
     session: ctx.session, profile: ctx.profile.name, engine: target.host, from: target.from, sessionFile: sessionFile(ctx.stashbaseHome, ctx.session), runDir,
-    repo: rp.repo.root, name: rp.name, branch: rp.branch, fresh: rp.fresh, bundle, volumes, lease, sealed, export: exp,
+    repo: rp.repo.root, name: rp.name, branch: rp.branch, fresh: rp.fresh, bundle, volumes: volumes.map((v) => volumeCreateOf(docker, v)), lease, sealed, export: exp,
     ssh: sshSteps(target.host, join(runDir, 'ssh')),
   });
-  return { volumes, volumeSpecs, bundle, bundleFile, lease, sealed, export: exp, interceptTls, plan };
+  return { volumes, bundle, bundleFile, lease, sealed, export: exp, interceptTls, plan };
 }
 
 /** Over ssh://, the run's one connection (lib/remote/ssh-mux.ts) as the dry run shows it: its master, its shim, its end. */
