@@ -11,7 +11,7 @@
 export const GATE_FD = 8;
 
 /** The gate, as the first line of a perl script run inside the sandbox. */
-export const GATE_LINE = `my ($gate, $go); open($gate, '<&=', ${GATE_FD}) && sysread($gate, $go, 1) == 1 && $go eq '1' or exit 125; close $gate;`;
+export const GATE_LINE = `my ($gate, $go); open($gate, '+<&=', ${GATE_FD}) && syswrite($gate, 'r', 1) == 1 && sysread($gate, $go, 1) == 1 && $go eq '1' or exit 125; close $gate;`;
 
 /** The gate alone, then the agent (with Ctrl+C back to its default, as env --default-signal=INT would). */
 export const GATE_SCRIPT = `

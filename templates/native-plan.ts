@@ -137,7 +137,7 @@ export function buildNativePlan(p: NativePlanInput): Plan {
     steps.push(commandStep('sandbox', withRelay(buildBwrapCommand(sb.input), sb.relay, ctl, sandboxFds(sb.input.userns)), true));
     const maps = sb.input.userns ? `; write its uid_map and gid_map (your ids only, setgroups denied)` : '';
     steps.push(internalStep('relay-wait', `bwrap reports its pid on fd ${BWRAP_FDS.info} and waits on fd ${BWRAP_FDS.block}${maps}; the relay is given that pid`));
-    steps.push(internalStep('release', `${sb.input.userns ? `once the relay says "joined", let bwrap go on (write to fd ${BWRAP_FDS.userns}); ` : ''}once the proxy listens on the relay's socket and the relay is gone, release bwrap (write to fd ${BWRAP_FDS.block}) and open the gate (write "1" to fd ${BWRAP_FDS.gate}: the first process inside runs the agent on that word only, and exits 125 on an end of file)`));
+    steps.push(internalStep('release', `${sb.input.userns ? `once the relay says "joined", let bwrap go on (write to fd ${BWRAP_FDS.userns}); ` : ''}once the proxy listens on the relay's socket and the relay is gone, release bwrap (write to fd ${BWRAP_FDS.block}); once the gate, the first process inside, says "r" on fd ${BWRAP_FDS.gate} (bwrap made its mounts; an exit before that is bwrap's own failure, tried up to 3 times), open it (write "1" there: it runs the agent on that word only, and exits 125 on an end of file)`));
   } else if (sb.kind === 'bwrap') {
     steps.push(internalStep('proxy', `start the egress proxy in this process on ${p.proxyUrl} (host network: raw connections are not blocked)`));
     steps.push(commandStep('sandbox', buildBwrapCommand(sb.input), true));

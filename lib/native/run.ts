@@ -4,6 +4,7 @@ import { closeSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import type { ChildProcess } from 'node:child_process';
 import type { Server } from 'node:net';
 import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import { BWRAP_FDS } from '../../templates/bwrap.js';
 import { relayControlFd } from '../../templates/native-plan.js';
 import { SandboxUnavailableError } from '../errors.js';
@@ -129,6 +130,33 @@ function listenOn(server: Server, handle: unknown): Promise<void> {
   });
 }
 
+/**
+ * Waits for the gate's first word (templates/gate.ts): it runs inside, so
+ * bwrap has made the sandbox. bwrap's exit before it is bwrap's own failure:
+ * nothing of the agent ran (the agent starts only on our answer).
+ */
+function gateOpened(stream: NodeJS.ReadableStream, exit: Promise<number>): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let done = false;
+    stream.on('error', () => {});
+    stream.once('data', () => {
+      if (done) return;
+      done = true;
+      stream.pause();
+      resolve();
+    });
+    const failed = (why: string) => {
+      if (done) return;
+      done = true;
+      reject(new SetupFailed(`${why} before setting up the sandbox; nothing was run`));
+    };
+    exit.then(
+      (code) => failed(`bwrap exited (${code})`),
+      () => failed('bwrap failed'),
+    );
+  });
+}
+
 /** Writes the one byte "1" the other side waits for, then closes our end (nothing more is ever said there). */
 function sayOnce(stream: NodeJS.WritableStream | undefined): void {
   if (!stream) return;
@@ -195,6 +223,8 @@ async function runBwrapOnce(prep: NativePrepared, opts: NativeRunOptions): Promi
   // A bwrap that fails at once resets these pipes: its exit status says why, not an unhandled ECONNRESET.
   for (const fd of [4, 5, 6]) (sandbox.child.stdio[fd] as unknown as { on?: (e: string, f: () => void) => void } | null)?.on?.('error', () => {});
   let initPid: number | null = null;
+  let opened = false;
+  let listened = false;
   const forward = (sig: NodeJS.Signals) => {
     const target = initPid === null ? null : agentPid(initPid);
     if (target) process.kill(target, sig);
@@ -220,15 +250,27 @@ async function runBwrapOnce(prep: NativePrepared, opts: NativeRunOptions): Promi
     }
     if (relay) {
       await listenOn(opts.proxy, await relay.listening);
+      listened = true;
       relay.close();
     }
     opts.trace?.mark('relay');
     blockStream.write('1');
+    // bwrap makes its mounts now; the gate's first word says it did (an exit before it is bwrap's own failure).
+    const gate = (sandbox.child.stdio as unknown as Array<NodeJS.ReadWriteStream>)[BWRAP_FDS.gate] as NodeJS.ReadWriteStream;
+    await gateOpened(gate, sandbox.exit);
+    opened = true;
     // The gate's word (templates/gate.ts): an end of file there, as when stashbase dies before this, runs nothing.
-    sayOnce((sandbox.child.stdio as unknown as Array<NodeJS.WritableStream>)[BWRAP_FDS.gate]);
+    sayOnce(gate);
     if (opts.onStarted) setImmediate(opts.onStarted);
     return await sandbox.exit;
   } catch (e) {
+    let failure = e;
+    // A step of ours that failed because bwrap's setup did (the relay finds its
+    // pid gone): bwrap exits by itself soon after. One waiting for us does not.
+    if (!opened && initPid !== null && !(e instanceof SetupFailed)) {
+      const code = await Promise.race([sandbox.exit.catch(() => null), delay(1000, null, { ref: false })]);
+      if (typeof code === 'number') failure = new SetupFailed(`bwrap exited (${code}) before setting up the sandbox; nothing was run`);
+    }
     // The sandbox's init first: bwrap's child outlives a killed parent until it
     // is released, and an end-of-file on the block descriptor would release it.
     if (initPid !== null) killQuietly(initPid);
@@ -237,7 +279,9 @@ async function runBwrapOnce(prep: NativePrepared, opts: NativeRunOptions): Promi
     infoStream.removeAllListeners('data');
     (infoStream as unknown as { destroy(): void }).destroy();
     (blockStream as unknown as { destroy(): void }).destroy();
-    throw e;
+    // Tried again, the proxy listens on the next relay's socket; nothing connected to this one (nothing ran).
+    if (listened) await new Promise<void>((resolve) => opts.proxy.close(() => resolve()));
+    throw failure;
   } finally {
     unforward();
     relay?.close();

@@ -110,6 +110,44 @@ describe('native setup failing at run time fails closed', needs('bwrap'), () => 
     }
   });
 
+  test("a bwrap whose own setup fails after it reported its sandbox (a mount's source gone under it) is tried again, up to 3 times; the agent runs once; control: every try failing runs nothing and exits 4", async () => {
+    const bwrap = spawnSync('sh', ['-c', 'command -v bwrap'], { encoding: 'utf8' }).stdout.trim();
+    const bin = join(t.dir, 'flaky-bwrap');
+    const tries = join(t.dir, 'bwrap-tries');
+    // The real bwrap with a bind whose source is gone: it reports its sandbox's pid, then fails making its
+    // mounts (as when a container's overlay is unmounted while it copies the mount table), until the
+    // file of tries is as long as the number in the file of failures (bwrap runs with an environment of stashbase's making).
+    writeFile(
+      join(bin, 'bwrap'),
+      `#!/bin/sh
+if [ "$1" = "--version" ]; then exec ${bwrap} "$@"; fi
+echo x >> ${tries}
+if [ "$(wc -l < ${tries})" -le "$(cat ${tries}-failing)" ]; then exec ${bwrap} --ro-bind ${t.dir}/gone-under-it /gone "$@"; fi
+exec ${bwrap} "$@"
+`,
+    );
+    chmodSync(join(bin, 'bwrap'), 0o755);
+    writeFile(join(t.sbHome, 'agents', 'hostnet.toml'), '[sandbox]\nnative_network = "host"\n');
+    const failed = 'stashbase: bwrap exited (1) before setting up the sandbox; nothing was run';
+    for (const profile of ['default', 'hostnet']) {
+      for (const [fails, code, said] of [
+        [2, 0, [`${failed}; trying again (2 of 3)`, `${failed}; trying again (3 of 3)`]],
+        [3, 4, [`${failed}; trying again (2 of 3)`, `${failed}; trying again (3 of 3)`, failed]],
+      ] as const) {
+        const marker = join(t.dir, `ran-${profile}-${fails}`);
+        writeFileSync(tries, '');
+        writeFileSync(`${tries}-failing`, String(fails));
+        const r = await cli(['agent', 'run', '--silent', '--profile', profile, '--', 'sh', '-c', `echo ran >> ${marker}; echo ran`], { env: { ...t.env, PATH: `${bin}:${process.env.PATH}` }, cwd: t.dir });
+        const what = `${profile}, ${fails} failing: ${r.stderr}`;
+        assert.equal(r.code, code, what);
+        assert.deepEqual(r.stderr.split('\n').filter((l) => l.startsWith('stashbase:')), said, what);
+        assert.equal(readFileSync(tries, 'utf8'), 'x\n'.repeat(3), what);
+        assert.equal(r.stdout, code === 0 ? 'ran\n' : '', what);
+        assert.equal(existsSync(marker) ? readFileSync(marker, 'utf8') : '', code === 0 ? 'ran\n' : '', what);
+      }
+    }
+  });
+
   test('a relay that cannot hand its socket over (sendmsg fails): the agent never runs, exit 4, the reason named', async () => {
     const marker = join(t.dir, 'agent-ran-relay');
     const bin = join(t.dir, 'bad-relay');
