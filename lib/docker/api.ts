@@ -65,7 +65,17 @@ export function plainTcpApi(host: string, env: NodeJS.ProcessEnv): EngineApi | n
   if (!m) return null;
   const port = Number(m[2]);
   if (port < 1 || port > 65535) return null;
-  return { host: (m[1] as string).replace(/^\[|\]$/g, ''), port, address: host };
+  const name = (m[1] as string).replace(/^\[|\]$/g, '');
+  // The CLI sends a plain tcp:// engine's requests through the proxy HTTP_PROXY names (Go's ProxyFromEnvironment;
+  // never for loopback): that route, and whatever NO_PROXY says of it, is the CLI's.
+  if ((env.HTTP_PROXY || env.http_proxy) && !isLoopbackName(name)) return null;
+  return { host: name, port, address: host };
+}
+
+/** The names Go's ProxyFromEnvironment never proxies: localhost and loopback addresses. */
+function isLoopbackName(name: string): boolean {
+  const n = name.toLowerCase();
+  return n === 'localhost' || n.endsWith('.localhost') || n === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(n);
 }
 
 /**

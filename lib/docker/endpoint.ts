@@ -31,6 +31,20 @@ export function dockerConfigDir(env: NodeJS.ProcessEnv, home: string): string {
   return env.DOCKER_CONFIG || join(home, '.docker');
 }
 
+/**
+ * Whether the CLI may send headers of the user's own with its requests to the
+ * engine (config.json's HttpHeaders, the name in any case, as Go reads it): an
+ * engine behind a proxy that wants them is then the CLI's to speak to. A
+ * config stashbase cannot read as strict JSON may hold them too.
+ */
+export function cliSendsHeaders(env: NodeJS.ProcessEnv, home: string): boolean {
+  const r = readBack(join(dockerConfigDir(env, home), 'config.json'), 1 << 20);
+  if (!r.ok) return r.why !== 'missing';
+  const parsed = parseJson(r.data.toString('utf8'));
+  if (parsed === null || !isJsonObject(parsed.value)) return true;
+  return Object.keys(parsed.value).some((k) => k.toLowerCase() === 'httpheaders');
+}
+
 /** The engine the CLI will use; a context other than the default is asked of the CLI itself. */
 export async function dockerEndpoint(docker: string, env: NodeJS.ProcessEnv, home: string): Promise<Endpoint> {
   if (env.DOCKER_HOST) return { from: 'DOCKER_HOST', host: env.DOCKER_HOST };

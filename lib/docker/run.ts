@@ -13,7 +13,7 @@ import type { DockerContext } from './prepare.js';
 import { type EngineApi, engineApiOfEndpoint } from './api.js';
 import type { SshMux } from '../remote/ssh-mux.js';
 import { runDirOf } from '../run/run-dir.js';
-import { dockerEndpoint, type Endpoint } from './endpoint.js';
+import { cliSendsHeaders, dockerEndpoint, type Endpoint } from './endpoint.js';
 
 export interface DockerRunInput {
   session: string;
@@ -67,13 +67,23 @@ export async function runDocker(o: DockerRunInput): Promise<number> {
   // A local engine is asked through its API where the CLI would use a socket (lib/docker/api.ts): no process start per question.
   // A remote run over ssh:// shares one connection among its docker commands, this first question included (lib/remote/ssh-mux.ts).
   const mux = o.remote !== undefined && !o.dryRun ? await (await import('../remote/ssh-mux.js')).startSshMux(o.remote.target.host, runDirOf(o.stashbaseHome, o.session)) : null;
-  // A remote engine's API too, where the CLI would reach it without TLS (lib/remote/engine-api.ts).
-  const api = o.dryRun ? null : o.remote !== undefined ? (await import('../remote/engine-api.js')).remoteEngineApi(o.remote.target, o.env, o.home, mux) : engineApiOfEndpoint(o.endpoint ?? (await dockerEndpoint(docker, o.env, o.home)), o.env);
+  const api = o.dryRun ? null : await runEngineApi(o, docker, mux);
   try {
     return await runDockerOn(o, docker, api, mux, identity);
   } finally {
     await mux?.stop();
   }
+}
+
+/**
+ * The engine's API for a run, where stashbase speaks to it as the CLI would; null leaves every request to the CLI:
+ * a remote engine's where the CLI would reach it without TLS (lib/remote/engine-api.ts), a local one's socket, and
+ * none when the CLI sends headers of the user's with every request (config.json's HttpHeaders).
+ */
+export async function runEngineApi(o: Pick<DockerRunInput, 'env' | 'home' | 'remote' | 'endpoint'>, docker: string, mux: SshMux | null): Promise<EngineApi | null> {
+  if (cliSendsHeaders(o.env, o.home)) return null;
+  if (o.remote !== undefined) return (await import('../remote/engine-api.js')).remoteEngineApi(o.remote.target, o.env, o.home, mux);
+  return engineApiOfEndpoint(o.endpoint ?? (await dockerEndpoint(docker, o.env, o.home)), o.env);
 }
 
 async function runDockerOn(o: DockerRunInput, docker: string, api: EngineApi | null, mux: SshMux | null, identity: Promise<{ name?: string; email?: string }>): Promise<number> {

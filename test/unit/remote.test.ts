@@ -246,3 +246,40 @@ test('a remote engine\'s API, the context chosen by DOCKER_CONTEXT or `docker co
     rmSync(home, { recursive: true, force: true });
   }
 });
+
+test('the engine\'s API is left to the CLI where the CLI would reach the engine otherwise: a plain tcp:// engine through the proxy HTTP_PROXY names (never for loopback, as in Go), and any engine when config.json gives headers of the user\'s (HttpHeaders, the name in any case) or cannot be read as strict JSON', async () => {
+  const t = (host: string) => ({ host, context: null, settings: null, from: 'test' });
+  for (const v of ['HTTP_PROXY', 'http_proxy']) {
+    assert.equal(remoteEngineApi(t('tcp://10.0.0.2:2375'), { [v]: 'http://proxy.test:3128' }, '/nowhere', null), null, v);
+    assert.equal(remoteEngineApi(t('tcp://box.test:2375'), { [v]: 'http://proxy.test:3128' }, '/nowhere', null), null, `${v}, a name`);
+  }
+  // HTTPS_PROXY is for TLS (the CLI's anyway), and an empty HTTP_PROXY is none.
+  assert.deepEqual(remoteEngineApi(t('tcp://10.0.0.2:2375'), { HTTPS_PROXY: 'http://proxy.test:3128', HTTP_PROXY: '' }, '/nowhere', null), { host: '10.0.0.2', port: 2375, address: 'tcp://10.0.0.2:2375' });
+  const { engineApiOf } = await import('../../lib/docker/api.js');
+  for (const host of ['tcp://127.0.0.1:2375', 'tcp://localhost:2375', 'tcp://[::1]:2375']) assert.ok(engineApiOf(host, { HTTP_PROXY: 'http://proxy.test:3128' }), host);
+  const { runEngineApi } = await import('../../lib/docker/run.js');
+  const home = mkdtempSync(join(tmpdir(), 'stashbase-headers-'));
+  try {
+    const local = { env: { HOME: home }, home, endpoint: { from: 'the default context', host: '' } };
+    const remote = { ...local, remote: { target: t('tcp://10.0.0.2:2375') } } as unknown as Parameters<typeof runEngineApi>[0];
+    assert.deepEqual(await runEngineApi(local, 'docker', null), { socketPath: '/var/run/docker.sock', address: 'unix:///var/run/docker.sock' }, 'no config');
+    mkdirSync(join(home, '.docker'));
+    const config = join(home, '.docker', 'config.json');
+    writeFileSync(config, JSON.stringify({ auths: {}, currentContext: 'default' }));
+    assert.ok(await runEngineApi(local, 'docker', null), 'a config without headers');
+    assert.ok(await runEngineApi(remote, 'docker', null), 'a config without headers, remote');
+    for (const text of [JSON.stringify({ HttpHeaders: { 'X-Engine-Key': 'k' } }), JSON.stringify({ httpheaders: { 'X-Engine-Key': 'k' } }), '{"auths": {}', '[]', `${JSON.stringify({ auths: {} })}\n{"HttpHeaders": {"X-Engine-Key": "k"}}`]) {
+      writeFileSync(config, text);
+      assert.equal(await runEngineApi(local, 'docker', null), null, text);
+      assert.equal(await runEngineApi(remote, 'docker', null), null, `${text}, remote`);
+    }
+    // DOCKER_CONFIG moves it, as for the CLI; a config through a link is not read (the CLI, then).
+    assert.ok(await runEngineApi({ ...local, env: { HOME: home, DOCKER_CONFIG: join(home, 'elsewhere') } }, 'docker', null), 'DOCKER_CONFIG');
+    writeFileSync(join(home, 'plain.json'), '{}');
+    rmSync(config);
+    symlinkSync(join(home, 'plain.json'), config);
+    assert.equal(await runEngineApi(local, 'docker', null), null, 'a link');
+  } finally {
+    rmSync(home, { recursive: true, force: true });
+  }
+});
