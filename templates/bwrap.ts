@@ -3,7 +3,7 @@
 // input, so the output can be golden-tested and printed by --dry-run.
 import type { Command } from './command.js';
 import { landlockArgv, type LandlockInput } from './landlock.js';
-import { GATE_FD, GATE_SCRIPT } from './gate.js';
+import { envArgs, GATE_FD, GATE_SCRIPT } from './gate.js';
 
 export interface DeniedPath {
   path: string;
@@ -108,11 +108,11 @@ export function buildBwrapCommand(input: BwrapInput): Command {
     ...(input.isolateNetwork ? ['--unshare-net'] : []),
     ...(input.userns ? ['--unshare-user', '--userns-block-fd', String(BWRAP_FDS.userns)] : []),
     '--cap-drop', 'ALL',
-    // The agent's environment is bwrap's to give the agent: the processes that start the sandbox outside it
-    // (env, bwrap itself, the sandbox's pid 1) run with a bare PATH, never with yours (whose secrets' sources
-    // pid 1's environ would show) nor with what a profile sets (LD_PRELOAD, PERL5OPT).
+    // The agent's environment is the gate's to give the agent (templates/gate.ts): the processes that start the
+    // sandbox outside it (env, bwrap itself, the sandbox's pid 1) run with a bare PATH, never with yours (whose
+    // secrets' sources pid 1's environ would show), and inside it the gate with none, never with what a profile
+    // or the agent sets (LD_PRELOAD, PERL5LIB, PERL5OPT: code of the agent's before the gate).
     '--clearenv',
-    ...Object.entries(input.env).flatMap(([k, v]) => ['--setenv', k, v]),
     // bwrap remounts every submount of a read-only bind read-only too: /sys and its cgroups among them.
     allowList ? '--ro-bind' : '--bind', '/', '/',
     ...(allowList ? [] : ['--ro-bind', '/sys', '/sys']),
@@ -151,7 +151,7 @@ export function buildBwrapCommand(input: BwrapInput): Command {
     '--chdir', input.cwd,
     '--',
     // The gate (templates/gate.ts) first: the agent starts on stashbase's word only.
-    ...(input.landlock ? landlockArgv(input.landlock, input.command) : [input.perl, '-e', GATE_SCRIPT, '--', ...input.command]),
+    ...(input.landlock ? landlockArgv(input.landlock, input.command, input.env) : [input.perl, '-e', GATE_SCRIPT, ...envArgs(input.env), ...input.command]),
   );
   return {
     file: input.envTool,

@@ -5,7 +5,19 @@
 // asks for a positive word instead: one byte, "1", on its own descriptor,
 // which stashbase writes when it releases the run; anything else (an end of
 // file, because stashbase is gone) and it exits 125 with nothing run. It
-// closes the descriptor before the agent starts.
+// first says it is there (one byte, "r", on the same socket): bwrap makes its
+// mounts while stashbase readies the proxy, and a failure there shows only as
+// bwrap's exit, so that byte alone tells stashbase the sandbox was made; a
+// bwrap that exits before it failed its own setup, and the run is tried again
+// (lib/native/run.ts). It closes the descriptor before the agent starts.
+//
+// The gate (and the Landlock step after it, templates/landlock.ts) runs with
+// an environment of stashbase's own, empty: the agent's (PERL5LIB, PERL5OPT,
+// LD_PRELOAD, anything of the profile's or left in the working directory that
+// it names) would have perl load the agent's code before the gate's first
+// line, with the gate's socket to stashbase open and outside Landlock (found
+// in review). The agent's environment comes as arguments, and is set just
+// before the agent starts.
 
 /** The gate's descriptor in the sandbox (after bwrap's and the relay's own). */
 export const GATE_FD = 8;
@@ -13,9 +25,19 @@ export const GATE_FD = 8;
 /** The gate, as the first line of a perl script run inside the sandbox. */
 export const GATE_LINE = `my ($gate, $go); open($gate, '+<&=', ${GATE_FD}) && syswrite($gate, 'r', 1) == 1 && sysread($gate, $go, 1) == 1 && $go eq '1' or exit 125; close $gate;`;
 
+/** The agent's environment, from the arguments `envArgs` made (after the gate: nothing of the agent's runs before it). */
+export const ENV_LINE = `my $n = shift @ARGV; %ENV = (); while ($n-- > 0) { my ($k, $v) = splice(@ARGV, 0, 2); $ENV{$k} = $v }`;
+
+/** The arguments that carry the agent's environment to ENV_LINE, first after the script. */
+export function envArgs(env: Record<string, string>): string[] {
+  const pairs = Object.entries(env);
+  return ['--', String(pairs.length), ...pairs.flat()];
+}
+
 /** The gate alone, then the agent (with Ctrl+C back to its default, as env --default-signal=INT would). */
 export const GATE_SCRIPT = `
 ${GATE_LINE}
+${ENV_LINE}
 $SIG{INT} = 'DEFAULT';
 exec { $ARGV[0] } @ARGV or do { print STDERR "stashbase: cannot run $ARGV[0]: $!\\n"; exit($! == 2 ? 127 : 126) };
 `;

@@ -23,7 +23,7 @@
 // on with the mounts alone and says so. It then restores SIGINT (see
 // bwrap.ts) and runs the agent.
 /** Syscall numbers and open flags by architecture (those of templates/seccomp.ts). */
-import { GATE_LINE } from './gate.js';
+import { ENV_LINE, envArgs, GATE_LINE } from './gate.js';
 
 export const LANDLOCK_ABI = {
   x64: { create: 444, add: 445, restrict: 446, prctl: 157, openat: 257, close: 3, oPath: 0x200000, oNofollow: 0x20000, oCloexec: 0x80000 },
@@ -34,6 +34,7 @@ export type LandlockArch = keyof typeof LANDLOCK_ABI;
 // No pragmas: loading strict.pm and warnings.pm costs more than the rest of the script.
 export const LANDLOCK_SCRIPT = String.raw`
 ${GATE_LINE}
+${ENV_LINE}
 my ($create, $add, $restrict, $prctl, $openat, $close, $flags, $say) = splice(@ARGV, 0, 8);
 my @denied;
 push @denied, shift @ARGV while @ARGV && $ARGV[0] ne '--';
@@ -112,9 +113,9 @@ export interface LandlockInput {
 }
 
 /** The argv that runs `command` under the ruleset (what bwrap execs). */
-export function landlockArgv(input: LandlockInput, command: string[]): string[] {
+export function landlockArgv(input: LandlockInput, command: string[], env: Record<string, string>): string[] {
   const a = LANDLOCK_ABI[input.arch];
   const nums = [a.create, a.add, a.restrict, a.prctl, a.openat, a.close, a.oPath | a.oNofollow | a.oCloexec, input.warn ? 1 : 0].map(String);
-  return [input.perl, '-e', LANDLOCK_SCRIPT, ...nums, ...input.files, '--', ...command];
+  return [input.perl, '-e', LANDLOCK_SCRIPT, ...envArgs(env), ...nums, ...input.files, '--', ...command];
 }
 

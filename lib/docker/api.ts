@@ -72,10 +72,13 @@ export function plainTcpApi(host: string, env: NodeJS.ProcessEnv): EngineApi | n
   return { host: name, port, address: host };
 }
 
-/** The names Go's ProxyFromEnvironment never proxies: localhost and loopback addresses. */
+/**
+ * The names Go's ProxyFromEnvironment never proxies: "localhost" as written (found in review: LOCALHOST and
+ * x.localhost go through the proxy) and loopback addresses as Go parses them (no leading zeros).
+ */
 function isLoopbackName(name: string): boolean {
-  const n = name.toLowerCase();
-  return n === 'localhost' || n.endsWith('.localhost') || n === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(n);
+  const octet = '(25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)';
+  return name === 'localhost' || name === '::1' || new RegExp(`^127\\.${octet}\\.${octet}\\.${octet}$`).test(name);
 }
 
 /**

@@ -6,7 +6,7 @@
 // (lib/remote/target.ts, docs/remote.md).
 import { join } from 'node:path';
 import { readBack } from '../readback/file.js';
-import { isJsonObject, parseJson } from '../readback/json.js';
+import { goReadsAsWritten, isJsonObject, parseJson } from '../readback/json.js';
 import { capture } from '../exec.js';
 
 export interface Endpoint {
@@ -28,21 +28,23 @@ export function isLocalHost(host: string): boolean {
 
 /** The docker CLI's configuration folder (config.json, the contexts' store); an empty DOCKER_CONFIG is unset, as for the CLI (found in review: read as '', config.json was the working directory's). */
 export function dockerConfigDir(env: NodeJS.ProcessEnv, home: string): string {
-  return env.DOCKER_CONFIG || join(home, '.docker');
+  // The CLI's home is HOME as set, even relative (Go's os.UserHomeDir), the account's only without one (found in review).
+  return env.DOCKER_CONFIG || join(env.HOME || home, '.docker');
 }
 
 /**
  * Whether the CLI may send headers of the user's own with its requests to the
- * engine (config.json's HttpHeaders, the name in any case, as Go reads it): an
- * engine behind a proxy that wants them is then the CLI's to speak to. A
- * config stashbase cannot read as strict JSON may hold them too.
+ * engine (DOCKER_CUSTOM_HEADERS, or config.json's HttpHeaders in any spelling
+ * Go reads as that name): an engine behind a proxy that wants them is then the
+ * CLI's to speak to. A config stashbase cannot read as strict JSON may hold them too.
  */
 export function cliSendsHeaders(env: NodeJS.ProcessEnv, home: string): boolean {
+  if (env.DOCKER_CUSTOM_HEADERS) return true;
   const r = readBack(join(dockerConfigDir(env, home), 'config.json'), 1 << 20);
   if (!r.ok) return r.why !== 'missing';
   const parsed = parseJson(r.data.toString('utf8'));
   if (parsed === null || !isJsonObject(parsed.value)) return true;
-  return Object.keys(parsed.value).some((k) => k.toLowerCase() === 'httpheaders');
+  return Object.hasOwn(parsed.value, 'HttpHeaders') || !goReadsAsWritten(parsed.value, ['HttpHeaders']);
 }
 
 /** The engine the CLI will use; a context other than the default is asked of the CLI itself. */
@@ -54,7 +56,7 @@ export async function dockerEndpoint(docker: string, env: NodeJS.ProcessEnv, hom
     const parsed = r.ok ? parseJson(r.data.toString('utf8')) : null;
     const config = parsed !== null && isJsonObject(parsed.value) ? parsed.value : null;
     if (!r.ok && r.why === 'missing') context = '';
-    else if (config !== null && !Object.keys(config).some((k) => k.toLowerCase() === 'currentcontext' && k !== 'currentContext')) {
+    else if (config !== null && goReadsAsWritten(config, ['currentContext'])) {
       const current = Object.hasOwn(config, 'currentContext') ? config.currentContext : undefined;
       context = typeof current === 'string' ? current : '';
     } else {

@@ -2,7 +2,7 @@
 // protected paths, the proxy, bwrap, and the bridge into its network namespace.
 import { closeSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import type { ChildProcess } from 'node:child_process';
-import type { Server } from 'node:net';
+import { Server } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { BWRAP_FDS } from '../../templates/bwrap.js';
@@ -21,8 +21,23 @@ function agentPid(initPid: number): number | null {
   }
 }
 
-/** bwrap stopped before its sandbox was set up (a mount it copies vanished under it, say): nothing of the agent ran. */
-class SetupFailed extends SandboxUnavailableError {}
+/** bwrap exited before the gate spoke: nothing of the agent ran. */
+class BwrapExited extends SandboxUnavailableError {}
+/** bwrap failed its own setup (a mount it copies vanished under it, say): tried again. */
+class SetupFailed extends BwrapExited {}
+
+/** The exit status of bwrap's own failures (its die()): only these are tried again. */
+const BWRAP_FAILED = 1;
+
+/**
+ * bwrap exited (`code`, null: it could not be started) before the gate spoke.
+ * Tried again only when it failed as bwrap fails, by no signal of ours, and
+ * nothing of the sandbox reached the proxy; otherwise the run fails closed.
+ */
+function setupFailure(code: number | null, attempt: { signalled: boolean; reached: boolean }): BwrapExited {
+  const why = `bwrap ${code === null ? 'failed' : `exited (${code})`} before setting up the sandbox; nothing was run`;
+  return code === BWRAP_FAILED && !attempt.signalled && !attempt.reached ? new SetupFailed(why) : new BwrapExited(why);
+}
 
 function readInfo(stream: NodeJS.ReadableStream, timeoutMs: number): Promise<{ 'child-pid': number }> {
   return new Promise((resolve, reject) => {
@@ -39,10 +54,7 @@ function readInfo(stream: NodeJS.ReadableStream, timeoutMs: number): Promise<{ '
         // not complete yet
       }
     });
-    stream.on('end', () => {
-      clearTimeout(timer);
-      reject(new SetupFailed('bwrap exited before setting up the sandbox; nothing was run'));
-    });
+    // An end without a report: bwrap's exit (the caller waits for it too) says how it failed.
   });
 }
 
@@ -135,7 +147,7 @@ function listenOn(server: Server, handle: unknown): Promise<void> {
  * bwrap has made the sandbox. bwrap's exit before it is bwrap's own failure:
  * nothing of the agent ran (the agent starts only on our answer).
  */
-function gateOpened(stream: NodeJS.ReadableStream, exit: Promise<number>): Promise<void> {
+function gateOpened(stream: NodeJS.ReadableStream, exit: Promise<number>, failure: (code: number | null) => Error): Promise<void> {
   return new Promise((resolve, reject) => {
     let done = false;
     stream.on('error', () => {});
@@ -145,15 +157,12 @@ function gateOpened(stream: NodeJS.ReadableStream, exit: Promise<number>): Promi
       stream.pause();
       resolve();
     });
-    const failed = (why: string) => {
+    const failed = (code: number | null) => {
       if (done) return;
       done = true;
-      reject(new SetupFailed(`${why} before setting up the sandbox; nothing was run`));
+      reject(failure(code));
     };
-    exit.then(
-      (code) => failed(`bwrap exited (${code})`),
-      () => failed('bwrap failed'),
-    );
+    exit.then(failed, () => failed(null));
   });
 }
 
@@ -225,7 +234,12 @@ async function runBwrapOnce(prep: NativePrepared, opts: NativeRunOptions): Promi
   let initPid: number | null = null;
   let opened = false;
   let listened = false;
+  // A signal forwarded before the agent started (SIGTERM, SIGHUP of a closed terminal) ends the run: never tried again.
+  const attempt = { signalled: false, reached: false };
+  const reached = () => (attempt.reached = true);
+  opts.proxy.on('connection', reached);
   const forward = (sig: NodeJS.Signals) => {
+    if (!opened) attempt.signalled = true;
     const target = initPid === null ? null : agentPid(initPid);
     if (target) process.kill(target, sig);
     else sandbox.child.kill(sig);
@@ -235,7 +249,7 @@ async function runBwrapOnce(prep: NativePrepared, opts: NativeRunOptions): Promi
     const settled = Promise.race([readInfo(infoStream, 10_000), sandbox.exit.then((code) => ({ exited: code }))]);
     const info = await settled;
     // bwrap reports its sandbox before the agent may start: an exit before that is bwrap's own failure.
-    if ('exited' in info) throw new SetupFailed(`bwrap exited (${info.exited}) before setting up the sandbox; nothing was run`);
+    if ('exited' in info) throw setupFailure(info.exited, attempt);
     initPid = info['child-pid'];
     opts.trace?.mark('bwrap');
     const usernsStream = (sandbox.child.stdio as unknown as Array<NodeJS.WritableStream>)[6];
@@ -257,7 +271,7 @@ async function runBwrapOnce(prep: NativePrepared, opts: NativeRunOptions): Promi
     blockStream.write('1');
     // bwrap makes its mounts now; the gate's first word says it did (an exit before it is bwrap's own failure).
     const gate = (sandbox.child.stdio as unknown as Array<NodeJS.ReadWriteStream>)[BWRAP_FDS.gate] as NodeJS.ReadWriteStream;
-    await gateOpened(gate, sandbox.exit);
+    await gateOpened(gate, sandbox.exit, (code) => setupFailure(code, attempt));
     opened = true;
     // The gate's word (templates/gate.ts): an end of file there, as when stashbase dies before this, runs nothing.
     sayOnce(gate);
@@ -267,22 +281,25 @@ async function runBwrapOnce(prep: NativePrepared, opts: NativeRunOptions): Promi
     let failure = e;
     // A step of ours that failed because bwrap's setup did (the relay finds its
     // pid gone): bwrap exits by itself soon after. One waiting for us does not.
-    if (!opened && initPid !== null && !(e instanceof SetupFailed)) {
-      const code = await Promise.race([sandbox.exit.catch(() => null), delay(1000, null, { ref: false })]);
-      if (typeof code === 'number') failure = new SetupFailed(`bwrap exited (${code}) before setting up the sandbox; nothing was run`);
+    if (!opened && initPid !== null && !(e instanceof BwrapExited)) {
+      const code = await Promise.race([sandbox.exit.catch(() => null), delay(1000, undefined, { ref: false })]);
+      if (code !== undefined) failure = setupFailure(code, attempt);
     }
-    // The sandbox's init first: bwrap's child outlives a killed parent until it
-    // is released, and an end-of-file on the block descriptor would release it.
-    if (initPid !== null) killQuietly(initPid);
+    // The sandbox's init first: bwrap's child outlives a killed parent until it is released, and an end-of-file on
+    // the block descriptor would release it. Only while bwrap runs: once it is gone, so is its child (it dies with
+    // its parent), and the pid may be another process's.
+    if (initPid !== null && sandbox.child.exitCode === null && sandbox.child.signalCode === null) killQuietly(initPid);
     sandbox.child.kill('SIGKILL');
     await sandbox.exit.catch(() => 0);
     infoStream.removeAllListeners('data');
     (infoStream as unknown as { destroy(): void }).destroy();
     (blockStream as unknown as { destroy(): void }).destroy();
-    // Tried again, the proxy listens on the next relay's socket; nothing connected to this one (nothing ran).
-    if (listened) await new Promise<void>((resolve) => opts.proxy.close(() => resolve()));
+    // Tried again, the proxy listens on the next relay's socket: this one's listener alone is closed (Node's own
+    // close; the proxy's would end its connection checks for the rest of the run). Nothing connected to it.
+    if (listened && failure instanceof SetupFailed) await new Promise<void>((resolve) => Server.prototype.close.call(opts.proxy, () => resolve()));
     throw failure;
   } finally {
+    opts.proxy.removeListener('connection', reached);
     unforward();
     relay?.close();
   }

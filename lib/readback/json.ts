@@ -75,3 +75,14 @@ export function jsonOf(text: string): Json {
   if (p === null) throw new SyntaxError('not JSON (or nested deeper than 100)');
   return p.value;
 }
+
+/**
+ * Whether Go's encoding/json would read `names` from `obj` as strict JSON does:
+ * Go matches a field's name in any case, by Unicode's simple folding ("ſ" is
+ * an "s", "K" (Kelvin) a "k"), the last match winning. So: no key in another
+ * spelling of a name, and no key outside ASCII (it may fold onto one).
+ */
+export function goReadsAsWritten(obj: JsonObject, names: readonly string[]): boolean {
+  const lower = new Set(names.map((n) => n.toLowerCase()));
+  return Object.keys(obj).every((k) => /^[\x20-\x7e]*$/.test(k) && (!lower.has(k.toLowerCase()) || names.includes(k)));
+}

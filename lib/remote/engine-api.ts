@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { type EngineApi, plainTcpApi } from '../docker/api.js';
 import { dockerConfigDir } from '../docker/endpoint.js';
 import { readBackText } from '../readback/file.js';
-import { isJsonObject, parseJson } from '../readback/json.js';
+import { goReadsAsWritten, isJsonObject, parseJson } from '../readback/json.js';
 import { sha256 } from '../util/sha256.js';
 import type { SshMux } from './ssh-mux.js';
 import type { RemoteTarget } from './target.js';
@@ -21,11 +21,12 @@ function contextPlain(context: string, host: string, env: NodeJS.ProcessEnv, hom
   const id = sha256(context);
   const parsed = parseJson(readBackText(join(store, 'meta', id, 'meta.json'), 1 << 20) ?? '');
   const meta = parsed === null ? null : parsed.value;
-  const endpoints = isJsonObject(meta) && Object.hasOwn(meta, 'Endpoints') ? meta.Endpoints : null;
+  // The CLI (Go's encoding/json) matches these names in any case and by Unicode folding, the last one winning: only
+  // metadata whose names Go reads as written is read here (found in review: "ſkipTLSVerify" was TLS for the CLI).
+  if (!isJsonObject(meta) || !goReadsAsWritten(meta, ['Endpoints'])) return false;
+  const endpoints = Object.hasOwn(meta, 'Endpoints') ? meta.Endpoints : null;
   const d = isJsonObject(endpoints) && Object.hasOwn(endpoints, 'docker') ? endpoints.docker : null;
-  if (!isJsonObject(d) || !Object.hasOwn(d, 'Host') || d.Host !== host) return false;
-  // The CLI (Go's encoding/json) matches these names in any case, the last one winning: only their own spelling is read here.
-  if (Object.keys(d).some((k) => ['host', 'skiptlsverify'].includes(k.toLowerCase()) && k !== 'Host' && k !== 'SkipTLSVerify')) return false;
+  if (!isJsonObject(d) || !goReadsAsWritten(d, ['Host', 'SkipTLSVerify']) || !Object.hasOwn(d, 'Host') || d.Host !== host) return false;
   if (Object.hasOwn(d, 'SkipTLSVerify') && d.SkipTLSVerify !== false) return false;
   // Anything stored for its TLS (certificates, a key): the CLI may speak TLS.
   try {

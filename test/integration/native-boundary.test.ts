@@ -49,6 +49,28 @@ describe('native boundary: control sockets (real bwrap)', needs('bwrap'), () => 
     assert.equal(existsSync(marker) && readFileSync(marker, 'utf8'), 'outside\n', `${c.status} ${c.stderr}`);
   });
 
+  test("the agent's environment runs nothing inside the sandbox before the agent: a module in the working directory named by PERL5LIB and PERL5OPT, and PERL5DB, are not loaded by the gate (whose socket to stashbase is open) nor before Landlock; the agent gets them; control: the agent's own perl runs them", async () => {
+    const marker = join(a.proj, 'planted-ran');
+    // Each records the process that loaded it and whether the gate's descriptor (8) was a live socket then.
+    const record = `open(F, ">>", "${marker}") and print F "$0 ", (-S "/proc/self/fd/8" ? "fd8" : "-"), "\\n"; close F;`;
+    writeFile(join(a.proj, 'lib', 'planted.pm'), `package planted; ${record} 1;\n`);
+    writeFile(join(a.proj, 'lib', 'Errno.pm'), `package Errno; ${record} 1;\n`);
+    writeFile(join(a.sbHome, 'agents', 'perlenv.toml'), `[config_env]\nPERL5LIB = "lib"\nPERL5OPT = "-Mplanted"\n`);
+    const db = `BEGIN { ${record} } sub DB::DB {}`;
+    writeFile(join(a.sbHome, 'agents', 'perldb.toml'), `[config_env]\nPERL5OPT = "-d"\nPERL5DB = ${JSON.stringify(db)}\n`);
+    for (const profile of ['perlenv', 'perldb']) {
+      rmSync(marker, { force: true });
+      const r = await cli(['agent', 'run', '--silent', '--profile', profile, '--', 'sh', '-c', 'echo "$PERL5OPT|$PERL5LIB"'], { env: a.env, cwd: a.proj });
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(r.stdout, profile === 'perlenv' ? '-Mplanted|lib\n' : '-d|\n', r.stderr);
+      assert.equal(existsSync(marker) ? readFileSync(marker, 'utf8') : '', '', `${profile}: code of the agent's ran before the agent`);
+      // Control: the agent's own perl, in the same sandbox, loads them (once: nothing else of the run did).
+      const c = await cli(['agent', 'run', '--silent', '--profile', profile, '--', 'perl', '-e', '1'], { env: a.env, cwd: a.proj });
+      assert.equal(c.code, 0, c.stderr);
+      assert.equal(readFileSync(marker, 'utf8'), '-e -\n', profile);
+    }
+  });
+
   test("tmux: new-window through your server's socket runs nothing on the host", async () => {
     const sock = join(h, 'tmux-sock');
     const pwned = join(a.dir, 'PWNED-tmux');

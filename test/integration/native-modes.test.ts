@@ -148,6 +148,74 @@ exec ${bwrap} "$@"
     }
   });
 
+  test("after a try whose bwrap failed once the proxy listened in its sandbox, the next try's proxy listens in the new one and keeps its limits (with a bound secret: the server itself): a connection that sends nothing or half a head is closed at head_timeout; control: the same run without the failed try", async () => {
+    const bwrap = spawnSync('sh', ['-c', 'command -v bwrap'], { encoding: 'utf8' }).stdout.trim();
+    const bin = join(t.dir, 'late-failing-bwrap');
+    const tries = join(t.dir, 'late-tries');
+    // The first try's bwrap copies a file from a pipe open for 0.7 s (the relay listens meanwhile), then binds a source that is gone.
+    writeFile(join(bin, 'bwrap'), `#!/bin/bash\nif [ "$1" = "--version" ]; then exec ${bwrap} "$@"; fi\necho x >> ${tries}\nif [ "$(wc -l < ${tries})" -le "$(cat ${tries}-failing)" ]; then exec 9< <(sleep 0.7); exec ${bwrap} --file 9 /slow-setup --ro-bind ${t.dir}/gone-later /gone "$@"; fi\nexec ${bwrap} "$@"\n`);
+    chmodSync(join(bin, 'bwrap'), 0o755);
+    writeFile(join(t.sbHome, 'agents', 'limits.toml'), '[network]\negress_hosts = ["api.test"]\n[network.limits]\nhead_timeout = 1\n[secrets.ANTHROPIC_API_KEY]\nsource = "REAL_KEY"\nhosts = ["api.test"]\n');
+    // Two connections to the proxy: one sends nothing, one half a head; how long each stays open (at most 6 s).
+    const probe = `import os, socket, threading, time, urllib.parse
+u = urllib.parse.urlsplit(os.environ["HTTPS_PROXY"])
+out = {}
+def one(name, data):
+    s = socket.create_connection((u.hostname, u.port)); s.settimeout(6); t0 = time.time()
+    if data: s.sendall(data)
+    try:
+        while s.recv(4096): pass
+        out[name] = "closed" if time.time() - t0 < 3 else "late"
+    except socket.timeout:
+        out[name] = "open"
+ts = [threading.Thread(target=one, args=a) for a in (("silent", b""), ("half", b"GET http://api.test/ HTTP/1.1\\r\\nHost: api.test\\r\\n"))]
+[t.start() for t in ts]; [t.join() for t in ts]
+print(out["silent"], out["half"])
+`;
+    writeFile(join(t.dir, 'probe.py'), probe);
+    for (const fails of [1, 0]) {
+      writeFileSync(tries, '');
+      writeFileSync(`${tries}-failing`, String(fails));
+      const r = await cli(['agent', 'run', '--silent', '--profile', 'limits', '--', 'python3', join(t.dir, 'probe.py')], { env: { ...t.env, REAL_KEY: 'real-key-value', PATH: `${bin}:${process.env.PATH}` }, cwd: t.dir });
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(readFileSync(tries, 'utf8'), 'x\n'.repeat(fails + 1), r.stderr);
+      assert.deepEqual(r.stderr.split('\n').filter((l) => l.startsWith('stashbase:')), fails ? ['stashbase: bwrap exited (1) before setting up the sandbox; nothing was run; trying again (2 of 3)'] : []);
+      assert.equal(r.stdout, 'closed closed\n', `${fails} failing: ${r.stderr}`);
+    }
+  });
+
+  test("a signal to stashbase while bwrap sets up its sandbox (SIGTERM, SIGHUP of a closed terminal) ends the run: not tried again, the agent never runs; control: without the signal the same slow setup runs the agent", async () => {
+    const bwrap = spawnSync('sh', ['-c', 'command -v bwrap'], { encoding: 'utf8' }).stdout.trim();
+    const bin = join(t.dir, 'slow-bwrap');
+    // The real bwrap, whose setup copies a file from a pipe that stays open for 3 s: it reported its sandbox and is
+    // still making its mounts when the signal comes.
+    writeFile(join(bin, 'bwrap'), `#!/bin/bash\nif [ "$1" = "--version" ]; then exec ${bwrap} "$@"; fi\nexec 9< <(sleep 3)\nexec ${bwrap} --file 9 /slow-setup "$@"\n`);
+    chmodSync(join(bin, 'bwrap'), 0o755);
+    for (const sig of ['SIGTERM', 'SIGHUP', null] as const) {
+      const marker = join(t.dir, `ran-after-${sig ?? 'none'}`);
+      const child = spawn(process.execPath, [BIN, 'agent', 'run', '--silent', '--', 'sh', '-c', `echo ran > ${marker}`], { env: { ...t.env, PATH: `${bin}:${process.env.PATH}` }, cwd: t.dir, stdio: ['ignore', 'pipe', 'pipe'] });
+      let stderr = '';
+      child.stderr.on('data', (d: Buffer) => (stderr += String(d)));
+      const closed = new Promise<number | null>((res) => child.on('close', res));
+      if (sig !== null) {
+        const bwrapUp = () => processesWhere((p, argv) => argv.split('\0')[0]!.endsWith('/bwrap') && argv.includes(marker) && descendsFrom(p, child.pid!)).length >= 2;
+        for (let waited = 0; waited < 5000 && !bwrapUp(); waited += 50) await new Promise((res) => setTimeout(res, 50));
+        assert.equal(bwrapUp(), true, `${sig}: bwrap is up`);
+        await new Promise((res) => setTimeout(res, 300));
+        child.kill(sig);
+      }
+      const code = await closed;
+      if (sig === null) {
+        assert.equal(code, 0, stderr);
+        assert.equal(readFileSync(marker, 'utf8'), 'ran\n');
+        continue;
+      }
+      assert.equal(code, 4, `${sig}: ${stderr}`);
+      assert.deepEqual(stderr.split('\n').filter((l) => l.startsWith('stashbase:')), [`stashbase: bwrap exited (${sig === 'SIGTERM' ? 143 : 129}) before setting up the sandbox; nothing was run`], sig);
+      assert.equal(existsSync(marker), false, `${sig}: the agent ran`);
+    }
+  });
+
   test('a relay that cannot hand its socket over (sendmsg fails): the agent never runs, exit 4, the reason named', async () => {
     const marker = join(t.dir, 'agent-ran-relay');
     const bin = join(t.dir, 'bad-relay');

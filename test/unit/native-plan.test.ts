@@ -56,9 +56,8 @@ test('bwrap (writes as an allow-list): the whole argument list', () => {
     '--die-with-parent', '--unshare-pid', '--unshare-ipc', '--unshare-cgroup-try', '--unshare-net',
     '--unshare-user', '--userns-block-fd', '6',
     '--cap-drop', 'ALL',
-    // The agent's whole environment, from none: stashbase's less the dropped credentials, plus what the run sets.
-    '--clearenv', '--setenv', 'PATH', '/usr/bin:/bin', '--setenv', 'HOME', '/home/u',
-    '--setenv', 'HTTPS_PROXY', 'http://stashbase:t0ken@127.0.0.1:18080', '--setenv', 'GITHUB_TOKEN', 'ghp_SBPHxxxxxxxxxxxxxxxxxxxx',
+    // The gate runs with no environment at all; the agent's is set by the gate (below).
+    '--clearenv',
     '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc',
     '--ro-bind', '/proc/sys', '/proc/sys', '--ro-bind', '/proc/sysrq-trigger', '/proc/sysrq-trigger',
     '--bind', `${RUN}/tmp-0`, '/tmp', '--bind', `${RUN}/tmp-1`, '/var/tmp',
@@ -76,7 +75,10 @@ test('bwrap (writes as an allow-list): the whole argument list', () => {
     '--perms', '0555', '--tmpfs', '/home/u/.stashbase',
     '--seccomp', '3', '--info-fd', '4', '--block-fd', '5',
     '--chdir', P,
-    '--', '/usr/bin/perl', '-e', GATE_SCRIPT, '--', 'claude', '--model', "it's $x",
+    // The agent's whole environment, from none: stashbase's less the dropped credentials, plus what the run sets.
+    '--', '/usr/bin/perl', '-e', GATE_SCRIPT, '--', '4', 'PATH', '/usr/bin:/bin', 'HOME', '/home/u',
+    'HTTPS_PROXY', 'http://stashbase:t0ken@127.0.0.1:18080', 'GITHUB_TOKEN', 'ghp_SBPHxxxxxxxxxxxxxxxxxxxx',
+    'claude', '--model', "it's $x",
   ]);
   // The agent's environment is bwrap's to set: bwrap and the sandbox's pid 1 (whose environ the agent could read) run with a bare PATH.
   assert.deepEqual([cmd.env, cmd.unsetEnv, cmd.onlyEnv], [{ PATH: '/usr/bin:/bin' }, [], true]);

@@ -182,6 +182,9 @@ test('a remote engine\'s API: over ssh:// only through the run\'s SSH connection
     // Go reads these names in any case (found in review: "skipTLSVerify": true was TLS for the CLI, plain here).
     write({ Host: 'tcp://10.0.0.2:2375', skipTLSVerify: true });
     assert.equal(remoteEngineApi(t('tcp://10.0.0.2:2375', 'box'), {}, home, null), null, 'skipTLSVerify');
+    // Nor in a spelling Go folds onto it (found in review: ſ is an s to Go).
+    write({ Host: 'tcp://10.0.0.2:2375', '\u017fkipTLSVerify': true });
+    assert.equal(remoteEngineApi(t('tcp://10.0.0.2:2375', 'box'), {}, home, null), null, 'ſkipTLSVerify');
     write({ Host: 'tcp://10.0.0.2:2375', host: 'tcp://10.0.0.9:2376' });
     assert.equal(remoteEngineApi(t('tcp://10.0.0.2:2375', 'box'), {}, home, null), null, 'a second host in another case');
     write({ Host: 'tcp://10.0.0.2:2375' });
@@ -257,6 +260,12 @@ test('the engine\'s API is left to the CLI where the CLI would reach the engine 
   assert.deepEqual(remoteEngineApi(t('tcp://10.0.0.2:2375'), { HTTPS_PROXY: 'http://proxy.test:3128', HTTP_PROXY: '' }, '/nowhere', null), { host: '10.0.0.2', port: 2375, address: 'tcp://10.0.0.2:2375' });
   const { engineApiOf } = await import('../../lib/docker/api.js');
   for (const host of ['tcp://127.0.0.1:2375', 'tcp://localhost:2375', 'tcp://[::1]:2375']) assert.ok(engineApiOf(host, { HTTP_PROXY: 'http://proxy.test:3128' }), host);
+  assert.ok(remoteEngineApi(t('tcp://127.255.0.9:2375'), { HTTP_PROXY: 'http://proxy.test:3128' }, '/nowhere', null), 'any loopback address');
+  // Go proxies these (found in review): "localhost" only as written, loopback only as Go parses an address.
+  for (const host of ['tcp://LOCALHOST:2375', 'tcp://foo.localhost:2375', 'tcp://127.01.0.1:2375', 'tcp://127.0.0.256:2375']) {
+    assert.equal(engineApiOf(host, { HTTP_PROXY: 'http://proxy.test:3128' }), null, host);
+    assert.equal(remoteEngineApi(t(host), { HTTP_PROXY: 'http://proxy.test:3128' }, '/nowhere', null), null, `${host}, remote`);
+  }
   const { runEngineApi } = await import('../../lib/docker/run.js');
   const home = mkdtempSync(join(tmpdir(), 'stashbase-headers-'));
   try {
@@ -268,13 +277,20 @@ test('the engine\'s API is left to the CLI where the CLI would reach the engine 
     writeFileSync(config, JSON.stringify({ auths: {}, currentContext: 'default' }));
     assert.ok(await runEngineApi(local, 'docker', null), 'a config without headers');
     assert.ok(await runEngineApi(remote, 'docker', null), 'a config without headers, remote');
-    for (const text of [JSON.stringify({ HttpHeaders: { 'X-Engine-Key': 'k' } }), JSON.stringify({ httpheaders: { 'X-Engine-Key': 'k' } }), '{"auths": {}', '[]', `${JSON.stringify({ auths: {} })}\n{"HttpHeaders": {"X-Engine-Key": "k"}}`]) {
+    // "HttpHeaderſ": Go folds ſ onto s (found in review).
+    for (const text of [JSON.stringify({ HttpHeaders: { 'X-Engine-Key': 'k' } }), JSON.stringify({ httpheaders: { 'X-Engine-Key': 'k' } }), JSON.stringify({ 'HttpHeader\u017f': { 'X-Engine-Key': 'k' } }), '{"auths": {}', '[]', `${JSON.stringify({ auths: {} })}\n{"HttpHeaders": {"X-Engine-Key": "k"}}`]) {
       writeFileSync(config, text);
       assert.equal(await runEngineApi(local, 'docker', null), null, text);
       assert.equal(await runEngineApi(remote, 'docker', null), null, `${text}, remote`);
     }
     // DOCKER_CONFIG moves it, as for the CLI; a config through a link is not read (the CLI, then).
     assert.ok(await runEngineApi({ ...local, env: { HOME: home, DOCKER_CONFIG: join(home, 'elsewhere') } }, 'docker', null), 'DOCKER_CONFIG');
+    // The CLI's home is HOME as set (found in review: a relative HOME was read as the account's home).
+    assert.ok(await runEngineApi({ ...local, env: { HOME: join(home, 'other') } }, 'docker', null), 'HOME');
+    assert.equal(await runEngineApi({ ...local, home: join(home, 'other') }, 'docker', null), null, 'HOME, not the account\'s');
+    // Headers from the environment (docker 28: DOCKER_CUSTOM_HEADERS; found in review).
+    writeFileSync(config, '{}');
+    assert.equal(await runEngineApi({ ...local, env: { HOME: home, DOCKER_CUSTOM_HEADERS: 'X-Env=1' } }, 'docker', null), null, 'DOCKER_CUSTOM_HEADERS');
     writeFileSync(join(home, 'plain.json'), '{}');
     rmSync(config);
     symlinkSync(join(home, 'plain.json'), config);
