@@ -321,8 +321,10 @@ test('an empty or relative HOME is not used: ~ rules resolve under the account\'
     const args = plan.steps.find((s) => s.id === 'sandbox')!.args!;
     // The home's agent state is a view there (a missing ~/.ssh needs no stand-in in a read-only home).
     assert.ok(args.includes(`${account}/.claude`), `HOME=${JSON.stringify(HOME)}: ${args.join(' ')}`);
-    // (Paths, that is: the agent's environment, given by --setenv name value, is yours as it is.)
-    const paths = args.filter((_, i) => args[i - 1] !== '--setenv' && args[i - 2] !== '--setenv');
+    // (Paths, that is: the agent's environment, given to the gate after its script as -- N name value…, is yours as it is.)
+    const at = args.indexOf('--', args.lastIndexOf('-e'));
+    const paths = [...args.slice(0, at), ...args.slice(at + 2 + 2 * Number(args[at + 1]))];
+    assert.equal(paths.includes('HOME'), false, 'the environment is left out');
     assert.ok(!paths.some((a) => a.startsWith('relative/home') || a === '.claude'), HOME);
   }
 });
