@@ -3,6 +3,7 @@ import type { ChildProcess, StdioOptions } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { type Command, formatCommand } from '../templates/command.js';
 import { CommandFailedError } from './errors.js';
+import { absolutePath } from './util/find-tool.js';
 
 // child_process is loaded on first use: a dry run never spawns and should not pay for it.
 let cp: typeof import('node:child_process') | undefined;
@@ -21,6 +22,19 @@ export function childEnv(cmd: Command, base: NodeJS.ProcessEnv = process.env): N
   return env;
 }
 
+/**
+ * The environment of a process this module starts: childEnv, its PATH with
+ * absolute folders only. Each runs on your side (the agent's own environment,
+ * relative folders and all, is given to it apart), and a relative folder is
+ * under the working directory, the agent's to write: a command named bare, or
+ * anything the process looks up on PATH, would be the agent's (found in review).
+ */
+function hostEnv(cmd: Command, base: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  const env = childEnv(cmd, base);
+  if (env.PATH !== undefined) env.PATH = absolutePath(env.PATH);
+  return env;
+}
+
 export interface CaptureResult {
   code: number | null;
   signal: string | null;
@@ -30,7 +44,7 @@ export interface CaptureResult {
 
 /** Synchronous probe for readiness checks; never throws for a missing file. */
 export function probe(cmd: Command, timeoutMs = 5000, maxBuffer = 1024 * 1024): CaptureResult {
-  const r = childProcess().spawnSync(cmd.file, cmd.args, { cwd: cmd.cwd, env: childEnv(cmd), encoding: 'utf8', timeout: timeoutMs, maxBuffer, stdio: ['ignore', 'pipe', 'pipe'] });
+  const r = childProcess().spawnSync(cmd.file, cmd.args, { cwd: cmd.cwd, env: hostEnv(cmd), encoding: 'utf8', timeout: timeoutMs, maxBuffer, stdio: ['ignore', 'pipe', 'pipe'] });
   if (r.error) return { code: null, signal: null, stdout: '', stderr: String(r.error.message) };
   return { code: r.status, signal: r.signal, stdout: r.stdout, stderr: r.stderr };
 }
@@ -42,7 +56,7 @@ export function probe(cmd: Command, timeoutMs = 5000, maxBuffer = 1024 * 1024): 
  * ENOBUFS) when it did not run to its end.
  */
 export function askCommand(cmd: Command, base: NodeJS.ProcessEnv, timeoutMs: number, maxBuffer: number): { code: number | null; signal: string | null; stdout: string; error?: string } {
-  const r = childProcess().spawnSync(cmd.file, cmd.args, { cwd: cmd.cwd, env: childEnv(cmd, base), encoding: 'utf8', timeout: timeoutMs, maxBuffer, stdio: ['inherit', 'pipe', 'inherit'] });
+  const r = childProcess().spawnSync(cmd.file, cmd.args, { cwd: cmd.cwd, env: hostEnv(cmd, base), encoding: 'utf8', timeout: timeoutMs, maxBuffer, stdio: ['inherit', 'pipe', 'inherit'] });
   if (r.error) return { code: null, signal: null, stdout: '', error: (r.error as NodeJS.ErrnoException).code ?? r.error.message };
   return { code: r.status, signal: r.signal, stdout: r.stdout };
 }
@@ -54,7 +68,7 @@ export function askCommand(cmd: Command, base: NodeJS.ProcessEnv, timeoutMs: num
  */
 export function capture(cmd: Command, input?: string, timeoutMs?: number): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = childProcess().spawn(cmd.file, cmd.args, { cwd: cmd.cwd, env: childEnv(cmd), stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+    const child = childProcess().spawn(cmd.file, cmd.args, { cwd: cmd.cwd, env: hostEnv(cmd), stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     let timedOut = false;
@@ -94,7 +108,7 @@ export function exitCodeOf(code: number | null, signal: NodeJS.Signals | null): 
  * Ctrl+Z and hang-up then never reach it (they are the agent's).
  */
 export function start(cmd: Command, stdio: StdioOptions = 'inherit', ownSession = false): Spawned {
-  const child = childProcess().spawn(cmd.file, cmd.args, { cwd: cmd.cwd, env: childEnv(cmd), stdio, detached: ownSession });
+  const child = childProcess().spawn(cmd.file, cmd.args, { cwd: cmd.cwd, env: hostEnv(cmd), stdio, detached: ownSession });
   const exit = new Promise<number>((resolve, reject) => {
     child.on('error', reject);
     child.on('exit', (code, signal) => resolve(exitCodeOf(code, signal)));
@@ -144,7 +158,7 @@ export interface CappedResult extends CaptureResult {
  */
 export function runCapped(cmd: Command, o: { timeoutMs: number; maxBytes: number; input?: string }): Promise<CappedResult> {
   return new Promise((resolve) => {
-    const child = childProcess().spawn(cmd.file, cmd.args, { cwd: cmd.cwd, env: childEnv(cmd), stdio: [o.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+    const child = childProcess().spawn(cmd.file, cmd.args, { cwd: cmd.cwd, env: hostEnv(cmd), stdio: [o.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
     if (o.input !== undefined) {
       child.stdin?.on('error', () => {});
       child.stdin?.end(o.input);
@@ -194,7 +208,7 @@ export interface CollectOptions {
 export function collect(cmd: Command, o: CollectOptions): Promise<CaptureResult & { fd3: string }> {
   return new Promise((resolve) => {
     const stdio: StdioOptions = [o.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe', ...(o.fd3 ? (['pipe'] as const) : [])];
-    const child = childProcess().spawn(cmd.file, cmd.args, { cwd: cmd.cwd, env: childEnv(cmd), stdio });
+    const child = childProcess().spawn(cmd.file, cmd.args, { cwd: cmd.cwd, env: hostEnv(cmd), stdio });
     const bufs: Buffer[][] = [[], [], []];
     child.stdout?.on('data', (b: Buffer) => bufs[0]?.push(b));
     child.stderr?.on('data', (b: Buffer) => bufs[1]?.push(b));
@@ -226,7 +240,7 @@ export function collect(cmd: Command, o: CollectOptions): Promise<CaptureResult 
  */
 export function eachLine(cmd: Command, input: string, onLine: (line: string) => boolean, timeoutMs: number, signal?: AbortSignal): Promise<{ code: number | null; stderr: string; killed: boolean }> {
   return new Promise((resolve) => {
-    const child = childProcess().spawn(cmd.file, cmd.args, { cwd: cmd.cwd, env: childEnv(cmd), stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = childProcess().spawn(cmd.file, cmd.args, { cwd: cmd.cwd, env: hostEnv(cmd), stdio: ['pipe', 'pipe', 'pipe'] });
     let killed = false;
     const kill = () => {
       killed = true;
@@ -277,7 +291,7 @@ export interface PipeResult {
  */
 export function pipeInto(producer: Command, input: string, headBytes: number, choose: (head: Buffer) => Command | null, timeoutMs: number, signal?: AbortSignal): Promise<PipeResult> {
   return new Promise((resolve) => {
-    const spawnOf = (cmd: Command) => childProcess().spawn(cmd.file, cmd.args, { cwd: cmd.cwd, env: childEnv(cmd), stdio: ['pipe', 'pipe', 'pipe'] });
+    const spawnOf = (cmd: Command) => childProcess().spawn(cmd.file, cmd.args, { cwd: cmd.cwd, env: hostEnv(cmd), stdio: ['pipe', 'pipe', 'pipe'] });
     const a = spawnOf(producer);
     let b: ChildProcess | null = null;
     let consumer: Command | null = null;

@@ -151,7 +151,8 @@ export function buildBwrapCommand(input: BwrapInput): Command {
     '--chdir', input.cwd,
     '--',
     // The gate (templates/gate.ts) first: the agent starts on stashbase's word only.
-    ...(input.landlock ? landlockArgv(input.landlock, input.command, input.env) : [input.perl, '-e', GATE_SCRIPT, ...envArgs(input.env), ...input.command]),
+    // PWD as bwrap sets it (found in review: the gate's fresh environment dropped it; the agent got yours).
+    ...(input.landlock ? landlockArgv(input.landlock, input.command, { ...input.env, PWD: input.cwd }) : [input.perl, '-e', GATE_SCRIPT, ...envArgs({ ...input.env, PWD: input.cwd }), ...input.command]),
   );
   return {
     file: input.envTool,

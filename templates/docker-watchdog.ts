@@ -12,5 +12,5 @@ export const WATCHDOG_DONE = 'done';
 export function watchdogCommand(docker: string, session: string, sealed = false, removing: Command[] = teardownCommands(docker, session, sealed)): Command {
   const removals = removing.map((c) => `${formatCommand(c)} >/dev/null 2>&1; `).join('');
   const script = `read -r line; [ "$line" = ${WATCHDOG_DONE} ] && exit 0; ${removals}exit 0`;
-  return { file: 'sh', args: ['-c', script] };
+  return { file: '/bin/sh', args: ['-c', script] };
 }

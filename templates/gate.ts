@@ -17,7 +17,8 @@
 // it names) would have perl load the agent's code before the gate's first
 // line, with the gate's socket to stashbase open and outside Landlock (found
 // in review). The agent's environment comes as arguments, and is set just
-// before the agent starts.
+// before the agent starts. Nothing in either script loads a module (no
+// %!: Errno.pm would be read before the gate's first line).
 
 /** The gate's descriptor in the sandbox (after bwrap's and the relay's own). */
 export const GATE_FD = 8;

@@ -99,7 +99,7 @@ if ($rs < 0) {
 }
 exec { $ARGV[0] } @ARGV or do {
   print STDERR "stashbase: cannot run $ARGV[0]: $!\n";
-  exit($!{ENOENT} ? 127 : 126);
+  exit($! == 2 ? 127 : 126);
 };
 `;
 

@@ -65,8 +65,9 @@ export function probeNative(env: NodeJS.ProcessEnv = process.env, platform: Node
   }
   if (!result.bwrap.usable) {
     const sd = find('systemd-run', env);
-    if (sd) {
-      const r = probe({ file: 'systemctl', args: ['--user', 'show-environment'] });
+    const systemctl = find('systemctl', env);
+    if (sd && systemctl) {
+      const r = probe({ file: systemctl, args: ['--user', 'show-environment'] });
       result.systemdRun = { path: sd, usable: r.code === 0, error: r.code === 0 ? undefined : (r.stderr.trim().split('\n').pop() || `exit ${r.code}`) };
     }
   }

@@ -199,19 +199,51 @@ export interface NativeRunOptions {
   onStarted?: () => void;
 }
 
+/** The run's signals, heard for all its tries: one that came before the agent started ends the run. */
+interface Signals {
+  /** A signal came before the agent started. */
+  signalled: boolean;
+  /** The agent started (the gate's word was given). */
+  opened: boolean;
+  /** Where the current try sends a signal; null between tries. */
+  deliver: ((sig: NodeJS.Signals) => void) | null;
+}
+
 /** Tries a setup bwrap itself failed twice more: the mounts it copies can change under it (a container started or removed while it walks them). */
 export async function runBwrap(prep: NativePrepared, opts: NativeRunOptions): Promise<number> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await runBwrapOnce(prep, opts);
-    } catch (e) {
-      if (!(e instanceof SetupFailed) || attempt === 3) throw e;
-      process.stderr.write(`stashbase: ${e.message}; trying again (${attempt + 1} of 3)\n`);
+  // One handler for every try (found in review: per try, a signal between tries was lost, and the next try ran the agent).
+  const signals: Signals = { signalled: false, opened: false, deliver: null };
+  const unforward = forwardSignals((sig) => {
+    if (!signals.opened) signals.signalled = true;
+    signals.deliver?.(sig);
+  });
+  try {
+    for (let attempt = 1; ; attempt++) {
+      if (signals.signalled) throw new BwrapExited('stopped by a signal before the sandbox was set up; nothing was run');
+      try {
+        return await runBwrapOnce(prep, opts, signals);
+      } catch (e) {
+        if (!(e instanceof SetupFailed) || attempt === 3 || signals.signalled) throw e;
+        process.stderr.write(`stashbase: ${e.message}; trying again (${attempt + 1} of 3)\n`);
+      }
     }
+  } finally {
+    unforward();
   }
 }
 
-async function runBwrapOnce(prep: NativePrepared, opts: NativeRunOptions): Promise<number> {
+/** A process's start time (/proc/PID/stat's 22nd field), or null when it is gone: with its pid, it names that process alone. */
+function startTime(pid: number): string | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name (2nd field) may hold spaces and parentheses: the fields after it follow the last ')'.
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null;
+  } catch {
+    return null;
+  }
+}
+
+async function runBwrapOnce(prep: NativePrepared, opts: NativeRunOptions, signals: Signals): Promise<number> {
   const step = prep.plan.steps.find((s) => s.kind === 'command' && s.id === 'sandbox');
   if (!step || step.kind !== 'command') throw new Error('native plan has no sandbox step');
   const seccompFd = openSync(join(prep.runDir, 'seccomp.bpf'), 'r');
@@ -232,25 +264,32 @@ async function runBwrapOnce(prep: NativePrepared, opts: NativeRunOptions): Promi
   // A bwrap that fails at once resets these pipes: its exit status says why, not an unhandled ECONNRESET.
   for (const fd of [4, 5, 6]) (sandbox.child.stdio[fd] as unknown as { on?: (e: string, f: () => void) => void } | null)?.on?.('error', () => {});
   let initPid: number | null = null;
+  // The sandbox's init, named by its pid and start time: once bwrap is gone, its pid may be another process's.
+  let initStart: string | null = null;
+  const initAlive = () => initPid !== null && initStart !== null && startTime(initPid) === initStart;
   let opened = false;
   let listened = false;
   // A signal forwarded before the agent started (SIGTERM, SIGHUP of a closed terminal) ends the run: never tried again.
-  const attempt = { signalled: false, reached: false };
+  const attempt = {
+    get signalled() {
+      return signals.signalled;
+    },
+    reached: false,
+  };
   const reached = () => (attempt.reached = true);
   opts.proxy.on('connection', reached);
-  const forward = (sig: NodeJS.Signals) => {
-    if (!opened) attempt.signalled = true;
-    const target = initPid === null ? null : agentPid(initPid);
+  signals.deliver = (sig: NodeJS.Signals) => {
+    const target = initAlive() ? agentPid(initPid!) : null;
     if (target) process.kill(target, sig);
     else sandbox.child.kill(sig);
   };
-  const unforward = forwardSignals(forward);
   try {
     const settled = Promise.race([readInfo(infoStream, 10_000), sandbox.exit.then((code) => ({ exited: code }))]);
     const info = await settled;
     // bwrap reports its sandbox before the agent may start: an exit before that is bwrap's own failure.
     if ('exited' in info) throw setupFailure(info.exited, attempt);
     initPid = info['child-pid'];
+    initStart = startTime(initPid);
     opts.trace?.mark('bwrap');
     const usernsStream = (sandbox.child.stdio as unknown as Array<NodeJS.WritableStream>)[6];
     if (prep.bwrap?.userns) writeIdMaps(initPid);
@@ -273,6 +312,7 @@ async function runBwrapOnce(prep: NativePrepared, opts: NativeRunOptions): Promi
     const gate = (sandbox.child.stdio as unknown as Array<NodeJS.ReadWriteStream>)[BWRAP_FDS.gate] as NodeJS.ReadWriteStream;
     await gateOpened(gate, sandbox.exit, (code) => setupFailure(code, attempt));
     opened = true;
+    signals.opened = true;
     // The gate's word (templates/gate.ts): an end of file there, as when stashbase dies before this, runs nothing.
     sayOnce(gate);
     if (opts.onStarted) setImmediate(opts.onStarted);
@@ -285,22 +325,22 @@ async function runBwrapOnce(prep: NativePrepared, opts: NativeRunOptions): Promi
       const code = await Promise.race([sandbox.exit.catch(() => null), delay(1000, undefined, { ref: false })]);
       if (code !== undefined) failure = setupFailure(code, attempt);
     }
-    // The sandbox's init first: bwrap's child outlives a killed parent until it is released, and an end-of-file on
-    // the block descriptor would release it. Only while bwrap runs: once it is gone, so is its child (it dies with
-    // its parent), and the pid may be another process's.
-    if (initPid !== null && sandbox.child.exitCode === null && sandbox.child.signalCode === null) killQuietly(initPid);
+    // The sandbox's init first: bwrap's child outlives its parent until bwrap ties it to its own end, after its
+    // mounts (found in review: a SIGTERM during setup left it running), and an end-of-file on the block descriptor
+    // would release it. Named by its start time too: its pid may be another process's by now.
+    if (initAlive()) killQuietly(initPid!);
     sandbox.child.kill('SIGKILL');
     await sandbox.exit.catch(() => 0);
     infoStream.removeAllListeners('data');
-    (infoStream as unknown as { destroy(): void }).destroy();
-    (blockStream as unknown as { destroy(): void }).destroy();
+    // Every descriptor of ours to it: an open one keeps this process waiting on a sandbox that never answers.
+    for (const fd of [4, 5, 6, BWRAP_FDS.gate]) (sandbox.child.stdio[fd] as unknown as { destroy?: () => void } | null)?.destroy?.();
     // Tried again, the proxy listens on the next relay's socket: this one's listener alone is closed (Node's own
     // close; the proxy's would end its connection checks for the rest of the run). Nothing connected to it.
     if (listened && failure instanceof SetupFailed) await new Promise<void>((resolve) => Server.prototype.close.call(opts.proxy, () => resolve()));
     throw failure;
   } finally {
+    signals.deliver = null;
     opts.proxy.removeListener('connection', reached);
-    unforward();
     relay?.close();
   }
 }

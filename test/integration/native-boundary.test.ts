@@ -4,7 +4,7 @@
 // outside the sandbox, where the same attack works.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { dirname, join } from 'node:path';
 import { tmpdir } from 'node:os';
@@ -60,15 +60,34 @@ describe('native boundary: control sockets (real bwrap)', needs('bwrap'), () => 
     writeFile(join(a.sbHome, 'agents', 'perldb.toml'), `[config_env]\nPERL5OPT = "-d"\nPERL5DB = ${JSON.stringify(db)}\n`);
     for (const profile of ['perlenv', 'perldb']) {
       rmSync(marker, { force: true });
-      const r = await cli(['agent', 'run', '--silent', '--profile', profile, '--', 'sh', '-c', 'echo "$PERL5OPT|$PERL5LIB"'], { env: a.env, cwd: a.proj });
+      // PWD as bwrap sets it, the working directory, whatever yours said.
+      const r = await cli(['agent', 'run', '--silent', '--profile', profile, '--', 'sh', '-c', 'echo "$PERL5OPT|$PERL5LIB|$PWD"'], { env: { ...a.env, PWD: '/elsewhere' }, cwd: a.proj });
       assert.equal(r.code, 0, r.stderr);
-      assert.equal(r.stdout, profile === 'perlenv' ? '-Mplanted|lib\n' : '-d|\n', r.stderr);
+      assert.equal(r.stdout, `${profile === 'perlenv' ? '-Mplanted|lib' : '-d|'}|${a.proj}\n`, r.stderr);
       assert.equal(existsSync(marker) ? readFileSync(marker, 'utf8') : '', '', `${profile}: code of the agent's ran before the agent`);
       // Control: the agent's own perl, in the same sandbox, loads them (once: nothing else of the run did).
       const c = await cli(['agent', 'run', '--silent', '--profile', profile, '--', 'perl', '-e', '1'], { env: a.env, cwd: a.proj });
       assert.equal(c.code, 0, c.stderr);
       assert.equal(readFileSync(marker, 'utf8'), '-e -\n', profile);
     }
+  });
+
+  test("a relative folder on your PATH (node_modules/.bin, .) runs nothing the agent left there on your side: the tools stashbase runs (env, bwrap, perl, git, ssh) are found in PATH's absolute folders only, and its children get no relative folder; control: the same PATH runs the planted git outside", async () => {
+    const marker = join(a.proj, 'planted-tool-ran');
+    for (const dir of [join('node_modules', '.bin'), '.']) {
+      for (const tool of ['env', 'bwrap', 'perl', 'git', 'ssh', 'systemctl', 'id']) {
+        writeFile(join(a.proj, dir, tool), `#!/bin/sh\necho ${tool} >> ${marker}\nexit 1\n`);
+        chmodSync(join(a.proj, dir, tool), 0o755);
+      }
+    }
+    const PATH = `node_modules/.bin:.::${process.env.PATH}`;
+    // The agent's own command by its full name: the agent's PATH is its own, relative folders and all.
+    const r = await cli(['agent', 'run', '--silent', '--', '/bin/sh', '-c', 'echo ran; echo "$PATH"'], { env: { ...a.env, PATH }, cwd: a.proj });
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, `ran\n${PATH}\n`, r.stderr);
+    assert.equal(existsSync(marker) ? readFileSync(marker, 'utf8') : '', '', 'a planted tool ran on your side');
+    const c = spawnSync('git', ['--version'], { env: { PATH }, cwd: a.proj, encoding: 'utf8' });
+    assert.equal(readFileSync(marker, 'utf8'), 'git\n', `${c.status} ${c.stderr}`);
   });
 
   test("tmux: new-window through your server's socket runs nothing on the host", async () => {

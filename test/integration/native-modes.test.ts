@@ -189,7 +189,7 @@ print(out["silent"], out["half"])
     const bin = join(t.dir, 'slow-bwrap');
     // The real bwrap, whose setup copies a file from a pipe that stays open for 3 s: it reported its sandbox and is
     // still making its mounts when the signal comes.
-    writeFile(join(bin, 'bwrap'), `#!/bin/bash\nif [ "$1" = "--version" ]; then exec ${bwrap} "$@"; fi\nexec 9< <(sleep 3)\nexec ${bwrap} --file 9 /slow-setup "$@"\n`);
+    writeFile(join(bin, 'bwrap'), `#!/bin/bash\nif [ "$1" = "--version" ]; then exec ${bwrap} "$@"; fi\nexec 9< <(sleep 3 2>/dev/null)\nexec ${bwrap} --file 9 /slow-setup "$@"\n`);
     chmodSync(join(bin, 'bwrap'), 0o755);
     for (const sig of ['SIGTERM', 'SIGHUP', null] as const) {
       const marker = join(t.dir, `ran-after-${sig ?? 'none'}`);
@@ -203,6 +203,12 @@ print(out["silent"], out["half"])
         assert.equal(bwrapUp(), true, `${sig}: bwrap is up`);
         await new Promise((res) => setTimeout(res, 300));
         child.kill(sig);
+        // Ended at once, with nothing of the sandbox left (found in review: bwrap's child, not yet tied to bwrap's
+        // end while it makes its mounts, outlived it, and stashbase waited on it).
+        const signalled = Date.now();
+        await closed;
+        assert.ok(Date.now() - signalled < 1500, `${sig}: stashbase ended ${Date.now() - signalled} ms after the signal`);
+        assert.deepEqual(processesWhere((_p, argv) => argv.includes(marker)), [], `${sig}: a process of the sandbox is left`);
       }
       const code = await closed;
       if (sig === null) {

@@ -76,8 +76,8 @@ test('bwrap (writes as an allow-list): the whole argument list', () => {
     '--seccomp', '3', '--info-fd', '4', '--block-fd', '5',
     '--chdir', P,
     // The agent's whole environment, from none: stashbase's less the dropped credentials, plus what the run sets.
-    '--', '/usr/bin/perl', '-e', GATE_SCRIPT, '--', '4', 'PATH', '/usr/bin:/bin', 'HOME', '/home/u',
-    'HTTPS_PROXY', 'http://stashbase:t0ken@127.0.0.1:18080', 'GITHUB_TOKEN', 'ghp_SBPHxxxxxxxxxxxxxxxxxxxx',
+    '--', '/usr/bin/perl', '-e', GATE_SCRIPT, '--', '5', 'PATH', '/usr/bin:/bin', 'HOME', '/home/u',
+    'HTTPS_PROXY', 'http://stashbase:t0ken@127.0.0.1:18080', 'GITHUB_TOKEN', 'ghp_SBPHxxxxxxxxxxxxxxxxxxxx', 'PWD', P,
     'claude', '--model', "it's $x",
   ]);
   // The agent's environment is bwrap's to set: bwrap and the sandbox's pid 1 (whose environ the agent could read) run with a bare PATH.
