@@ -313,7 +313,7 @@ describe('Docker backend: runs and the agent docker commands (real engine)', nee
     assert.equal(r.code, 0, r.stderr);
     const plan = JSON.parse(r.stdout) as { steps: Array<{ type: string; id: string; file?: string; args?: string[]; env?: Record<string, string> }> };
     const cmds = plan.steps.filter((s) => s.type === 'command');
-    assert.deepEqual([cmds[0]?.id, cmds[0]?.file], ['watchdog', 'sh']);
+    assert.deepEqual([cmds[0]?.id, cmds[0]?.file], ['watchdog', '/bin/sh']);
     assert.deepEqual(cmds.slice(1).map((s) => `${s.id}:${s.args?.slice(0, 2).join(' ')}`), ['volume-measure:run -i', 'network:network create', 'gateway:network inspect', 'holder:run --name', 'volume-create:volume create', ...(process.getuid?.() === 0 ? [] : ['volume-own:run --rm']), 'agent:run --rm', 'teardown:rm --force', 'teardown:network rm']);
     assert.deepEqual(cmds.find((s) => s.id === 'agent')?.env, { HERDR_AGENT: 'claude' });
     const kept = JSON.parse((await cli(['agent', 'run', '--docker-sandbox', 'true', '--dry-run', '--json', '--', 'my-wrapper'], { env: { ...t.env, HERDR_AGENT: 'codex' }, cwd: proj })).stdout) as typeof plan;
