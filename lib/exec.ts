@@ -3,7 +3,7 @@ import type { ChildProcess, StdioOptions } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { type Command, formatCommand } from '../templates/command.js';
 import { CommandFailedError } from './errors.js';
-import { absolutePath } from './util/find-tool.js';
+import { trustedPath } from './util/find-tool.js';
 
 // child_process is loaded on first use: a dry run never spawns and should not pay for it.
 let cp: typeof import('node:child_process') | undefined;
@@ -23,15 +23,16 @@ export function childEnv(cmd: Command, base: NodeJS.ProcessEnv = process.env): N
 }
 
 /**
- * The environment of a process this module starts: childEnv, its PATH with
- * absolute folders only. Each runs on your side (the agent's own environment,
- * relative folders and all, is given to it apart), and a relative folder is
- * under the working directory, the agent's to write: a command named bare, or
- * anything the process looks up on PATH, would be the agent's (found in review).
+ * The environment of a process this module starts: childEnv, its PATH
+ * without relative folders or folders under the working directory (both the
+ * process's and stashbase's). Each runs on your side (the agent's own
+ * environment, relative folders and all, is given to it apart), and such a
+ * folder is the agent's to write: a command named bare, or anything the
+ * process looks up on PATH, would be the agent's (found in review).
  */
 function hostEnv(cmd: Command, base: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
   const env = childEnv(cmd, base);
-  if (env.PATH !== undefined) env.PATH = absolutePath(env.PATH);
+  if (env.PATH !== undefined) env.PATH = trustedPath(cmd.cwd === undefined ? env.PATH : trustedPath(env.PATH, cmd.cwd));
   return env;
 }
 

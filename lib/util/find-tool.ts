@@ -1,19 +1,49 @@
 // Finds an executable on PATH, as `which` does, without loading a package on
-// the start-up path of every run. Only PATH's absolute folders are searched:
-// a relative one (".", "node_modules/.bin", an empty entry) names a folder
-// under the working directory, which is the agent's to write, and a tool
-// stashbase runs on your side would be the agent's (found in review).
-import { accessSync, constants, statSync } from 'node:fs';
-import { delimiter, isAbsolute, join } from 'node:path';
+// the start-up path of every run. Only PATH's folders outside the working
+// directory are searched: a relative one (".", "node_modules/.bin", an empty
+// entry), or an absolute one under the working directory (direnv's
+// $PWD/node_modules/.bin, a link into the project), names a folder the agent
+// writes, and a tool stashbase runs on your side would be the agent's (found
+// in review: a bwrap left in node_modules/.bin ran unsandboxed at the next run).
+import { accessSync, constants, realpathSync, statSync } from 'node:fs';
+import { basename, delimiter, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 
-/** PATH without its relative folders (the working directory's, the agent's to write). */
-export function absolutePath(path: string): string {
-  return path.split(delimiter).filter((d) => isAbsolute(d)).join(delimiter);
+const resolved = new Map<string, string>();
+
+/**
+ * A folder's real path: links followed, and for one not there (yet: the agent
+ * may make it), its nearest existing ancestor's real path with the rest as
+ * written. Folders that exist are asked once a process.
+ */
+function realFolder(dir: string): string {
+  const known = resolved.get(dir);
+  if (known !== undefined) return known;
+  try {
+    const real = realpathSync(dir);
+    resolved.set(dir, real);
+    return real;
+  } catch {
+    const up = dirname(dir);
+    return up === dir ? dir : join(realFolder(up), basename(dir));
+  }
 }
 
-export function findTool(name: string, env: NodeJS.ProcessEnv = process.env): string | null {
+/** Whether a PATH folder is one stashbase may take its tools from: absolute, and not under the working directory. */
+function trustedFolder(dir: string, cwd: string): boolean {
+  if (!isAbsolute(dir)) return false;
+  const root = realFolder(resolve(cwd));
+  const inside = (p: string) => p === root || p.startsWith(root.endsWith(sep) ? root : root + sep);
+  return !inside(resolve(dir)) && !inside(realFolder(resolve(dir)));
+}
+
+/** PATH without the folders the agent may write (relative ones, those under the working directory). */
+export function trustedPath(path: string, cwd: string = process.cwd()): string {
+  return path.split(delimiter).filter((d) => trustedFolder(d, cwd)).join(delimiter);
+}
+
+export function findTool(name: string, env: NodeJS.ProcessEnv = process.env, cwd: string = process.cwd()): string | null {
   for (const dir of (env.PATH ?? '').split(delimiter)) {
-    if (!isAbsolute(dir)) continue;
+    if (!trustedFolder(dir, cwd)) continue;
     const full = join(dir, name);
     try {
       accessSync(full, constants.X_OK);

@@ -72,21 +72,29 @@ describe('native boundary: control sockets (real bwrap)', needs('bwrap'), () => 
     }
   });
 
-  test("a relative folder on your PATH (node_modules/.bin, .) runs nothing the agent left there on your side: the tools stashbase runs (env, bwrap, perl, git, ssh) are found in PATH's absolute folders only, and its children get no relative folder; control: the same PATH runs the planted git outside", async () => {
-    const marker = join(a.proj, 'planted-tool-ran');
-    for (const dir of [join('node_modules', '.bin'), '.']) {
+  test("a folder on your PATH that the agent writes runs nothing it left there on your side: relative ones (node_modules/.bin, ., an empty entry), absolute ones under the working directory (direnv's), a link into it, and one the agent makes during the run; the tools stashbase runs (env, bwrap, perl, git) come from the others, and its children get none of these folders; control: the same PATH runs the planted git outside", async () => {
+    const repo = join(h, 'pathrepo');
+    mkdirSync(repo);
+    for (const args of [['init', '-q'], ['-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-q', '--allow-empty', '-m', 'init']]) spawnSync('git', args, { cwd: repo });
+    const marker = join(repo, 'planted-tool-ran');
+    const plant = (dir: string) => {
       for (const tool of ['env', 'bwrap', 'perl', 'git', 'ssh', 'systemctl', 'id']) {
-        writeFile(join(a.proj, dir, tool), `#!/bin/sh\necho ${tool} >> ${marker}\nexit 1\n`);
-        chmodSync(join(a.proj, dir, tool), 0o755);
+        writeFile(join(dir, tool), `#!/bin/sh\necho ${tool} >> ${marker}\nexit 1\n`);
+        chmodSync(join(dir, tool), 0o755);
       }
-    }
-    const PATH = `node_modules/.bin:.::${process.env.PATH}`;
-    // The agent's own command by its full name: the agent's PATH is its own, relative folders and all.
-    const r = await cli(['agent', 'run', '--silent', '--', '/bin/sh', '-c', 'echo ran; echo "$PATH"'], { env: { ...a.env, PATH }, cwd: a.proj });
+    };
+    for (const dir of [join(repo, 'node_modules', '.bin'), repo, join(repo, 'bin'), join(repo, 'tools')]) plant(dir);
+    symlinkSync(join(repo, 'tools'), join(h, 'linkbin'));
+    const PATH = `node_modules/.bin:.::${repo}/bin:${repo}/later:${h}/linkbin:${process.env.PATH}`;
+    // The agent makes a folder on your PATH with a git in it; its own command by its full name (the agent's PATH is its own).
+    const make = `mkdir later && printf '#!/bin/sh\\necho git-made-during-the-run >> ${marker}\\nexit 1\\n' > later/git && chmod 755 later/git && echo ran && echo "$PATH"`;
+    const r = await cli(['agent', 'run', '--silent', '--', '/bin/sh', '-c', make], { env: { ...a.env, PATH }, cwd: repo });
     assert.equal(r.code, 0, r.stderr);
     assert.equal(r.stdout, `ran\n${PATH}\n`, r.stderr);
+    assert.equal(existsSync(join(repo, 'later', 'git')), true, 'the agent made its git');
     assert.equal(existsSync(marker) ? readFileSync(marker, 'utf8') : '', '', 'a planted tool ran on your side');
-    const c = spawnSync('git', ['--version'], { env: { PATH }, cwd: a.proj, encoding: 'utf8' });
+    // Control: outside, the same PATH runs the planted git (the first folder's).
+    const c = spawnSync('git', ['--version'], { env: { PATH }, cwd: repo, encoding: 'utf8' });
     assert.equal(readFileSync(marker, 'utf8'), 'git\n', `${c.status} ${c.stderr}`);
   });
 
