@@ -32,6 +32,8 @@ function realFolder(dir: string): string {
 function trustedFolder(dir: string, cwd: string): boolean {
   if (!isAbsolute(dir)) return false;
   const root = realFolder(resolve(cwd));
+  // The filesystem's root is no project (cron, services and scripts start there; an agent run there fails closed).
+  if (root === sep) return true;
   const inside = (p: string) => p === root || p.startsWith(root.endsWith(sep) ? root : root + sep);
   return !inside(resolve(dir)) && !inside(realFolder(resolve(dir)));
 }

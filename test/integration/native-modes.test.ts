@@ -2,7 +2,8 @@
 // namespace), the weaker host-network mode, and the 200,000-entry walk limit.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -96,11 +97,16 @@ describe('native modes (real bwrap)', needs('bwrap'), () => {
 
 describe('native setup failing at run time fails closed', needs('bwrap'), () => {
   const t = tempHome();
-  after(() => t.cleanup());
+  // Stand-in tools outside the runs' working directory: stashbase takes no tool from a folder under it (the agent's).
+  const tools = mkdtempSync(join(tmpdir(), 'sbtools-'));
+  after(() => {
+    t.cleanup();
+    rmSync(tools, { recursive: true, force: true });
+  });
   test('a bwrap that fails before its sandbox is up (as under a user-namespace restriction): the agent never runs, exit 4', async () => {
     const marker = join(t.dir, 'agent-ran');
     for (const [name, body] of [['fails', 'echo "bwrap: setting up uid map: Permission denied" >&2; exit 1'], ['killed', 'kill -9 $$']] as const) {
-      const bin = join(t.dir, name);
+      const bin = join(tools, name);
       writeFile(join(bin, 'bwrap'), `#!/bin/sh\n${body}\n`);
       chmodSync(join(bin, 'bwrap'), 0o755);
       const r = await cli(['agent', 'run', '--silent', '--', 'touch', marker], { env: { ...t.env, PATH: `${bin}:${process.env.PATH}` } });
@@ -112,7 +118,7 @@ describe('native setup failing at run time fails closed', needs('bwrap'), () => 
 
   test("a bwrap whose own setup fails after it reported its sandbox (a mount's source gone under it) is tried again, up to 3 times; the agent runs once; control: every try failing runs nothing and exits 4", async () => {
     const bwrap = spawnSync('sh', ['-c', 'command -v bwrap'], { encoding: 'utf8' }).stdout.trim();
-    const bin = join(t.dir, 'flaky-bwrap');
+    const bin = join(tools, 'flaky-bwrap');
     const tries = join(t.dir, 'bwrap-tries');
     // The real bwrap with a bind whose source is gone: it reports its sandbox's pid, then fails making its
     // mounts (as when a container's overlay is unmounted while it copies the mount table), until the
@@ -150,7 +156,7 @@ exec ${bwrap} "$@"
 
   test("after a try whose bwrap failed once the proxy listened in its sandbox, the next try's proxy listens in the new one and keeps its limits (with a bound secret: the server itself): a connection that sends nothing or half a head is closed at head_timeout; control: the same run without the failed try", async () => {
     const bwrap = spawnSync('sh', ['-c', 'command -v bwrap'], { encoding: 'utf8' }).stdout.trim();
-    const bin = join(t.dir, 'late-failing-bwrap');
+    const bin = join(tools, 'late-failing-bwrap');
     const tries = join(t.dir, 'late-tries');
     // The first try's bwrap copies a file from a pipe open for 0.7 s (the relay listens meanwhile), then binds a source that is gone.
     writeFile(join(bin, 'bwrap'), `#!/bin/bash\nif [ "$1" = "--version" ]; then exec ${bwrap} "$@"; fi\necho x >> ${tries}\nif [ "$(wc -l < ${tries})" -le "$(cat ${tries}-failing)" ]; then exec 9< <(sleep 0.7); exec ${bwrap} --file 9 /slow-setup --ro-bind ${t.dir}/gone-later /gone "$@"; fi\nexec ${bwrap} "$@"\n`);
@@ -186,7 +192,7 @@ print(out["silent"], out["half"])
 
   test("a signal to stashbase while bwrap sets up its sandbox (SIGTERM, SIGHUP of a closed terminal) ends the run: not tried again, the agent never runs; control: without the signal the same slow setup runs the agent", async () => {
     const bwrap = spawnSync('sh', ['-c', 'command -v bwrap'], { encoding: 'utf8' }).stdout.trim();
-    const bin = join(t.dir, 'slow-bwrap');
+    const bin = join(tools, 'slow-bwrap');
     // The real bwrap, whose setup copies a file from a pipe that stays open for 3 s: it reported its sandbox and is
     // still making its mounts when the signal comes.
     writeFile(join(bin, 'bwrap'), `#!/bin/bash\nif [ "$1" = "--version" ]; then exec ${bwrap} "$@"; fi\nexec 9< <(sleep 3 2>/dev/null)\nexec ${bwrap} --file 9 /slow-setup "$@"\n`);
@@ -224,7 +230,7 @@ print(out["silent"], out["half"])
 
   test('a relay that cannot hand its socket over (sendmsg fails): the agent never runs, exit 4, the reason named', async () => {
     const marker = join(t.dir, 'agent-ran-relay');
-    const bin = join(t.dir, 'bad-relay');
+    const bin = join(tools, 'bad-relay');
     const perl = spawnSync('sh', ['-c', 'command -v perl'], { encoding: 'utf8' }).stdout.trim();
     // The relay's sendmsg(2) number replaced by getpid(2)'s: the call "succeeds" with the wrong answer.
     const getpid = process.arch === 'arm64' ? 172 : 39;
@@ -241,7 +247,7 @@ print(out["silent"], out["half"])
 
   test('stashbase killed while bwrap waits to be released (the relay slow to listen): the agent never runs', async () => {
     const marker = join(t.dir, 'agent-ran-unreleased');
-    const bin = join(t.dir, 'slow-relay');
+    const bin = join(tools, 'slow-relay');
     const perl = spawnSync('sh', ['-c', 'command -v perl'], { encoding: 'utf8' }).stdout.trim();
     // The relay sleeps before it listens: bwrap's sandbox is up and waits on its block descriptor meanwhile.
     writeFile(
