@@ -3,7 +3,7 @@ import type { ChildProcess, StdioOptions } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { type Command, formatCommand } from '../templates/command.js';
 import { CommandFailedError } from './errors.js';
-import { trustedPath } from './util/find-tool.js';
+import { trustedPath, untrustedFile } from './util/find-tool.js';
 
 // child_process is loaded on first use: a dry run never spawns and should not pay for it.
 let cp: typeof import('node:child_process') | undefined;
@@ -23,18 +23,25 @@ export function childEnv(cmd: Command, base: NodeJS.ProcessEnv = process.env): N
 }
 
 /**
- * The environment of a process this module starts: childEnv, its PATH
- * without relative folders or folders under the working directory (both the
- * process's and stashbase's). Each runs on your side (the agent's own
- * environment, relative folders and all, is given to it apart), and such a
- * folder is the agent's to write: a command named bare, or anything the
- * process looks up on PATH, would be the agent's (found in review).
+ * The environment of a process this module starts: childEnv, its search
+ * paths without relative folders or folders under the working directory.
+ * Each runs on your side (the agent's own environment, relative folders and
+ * all, is given to it apart), and such a folder is the agent's to write: a
+ * command named bare, a library the loader finds (an empty LD_LIBRARY_PATH
+ * entry is the current folder), a module perl, node, python or ruby loads, or
+ * git's own programs would be the agent's (found in review).
  */
 function hostEnv(cmd: Command, base: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
   const env = childEnv(cmd, base);
-  if (env.PATH !== undefined) env.PATH = trustedPath(cmd.cwd === undefined ? env.PATH : trustedPath(env.PATH, cmd.cwd));
+  for (const name of SEARCH_PATHS) if (env[name] !== undefined) env[name] = trustedPath(env[name]!);
+  // Files the loader preloads, and git's folder of programs: not when the agent may write where they are.
+  if (env.LD_PRELOAD !== undefined) env.LD_PRELOAD = env.LD_PRELOAD.split(/[:\s]+/).filter((f) => f !== '' && !untrustedFile(f)).join(':');
+  if (env.GIT_EXEC_PATH !== undefined && trustedPath(env.GIT_EXEC_PATH) !== env.GIT_EXEC_PATH) delete env.GIT_EXEC_PATH;
   return env;
 }
+
+/** Lists of folders a process on your side searches: PATH, the loader's, and the module paths of the languages installed tools use. */
+const SEARCH_PATHS = ['PATH', 'LD_LIBRARY_PATH', 'PERL5LIB', 'PERLLIB', 'NODE_PATH', 'PYTHONPATH', 'RUBYLIB'];
 
 export interface CaptureResult {
   code: number | null;

@@ -32,10 +32,10 @@ function problem(tool: string, args: string[]): string | null {
  * Options for an integration test needing real tools: none when they work; on a
  * developer machine without them, a skip with one loud line; in CI, a failure.
  */
-export function needs(...tools: Array<'bwrap' | 'native' | 'git' | 'docker' | 'go' | 'keyring' | 'zsh' | 'fish'>): { skip?: string } {
+export function needs(...tools: Array<'bwrap' | 'native' | 'git' | 'docker' | 'go' | 'gcc' | 'keyring' | 'zsh' | 'fish'>): { skip?: string } {
   // The keyring: GNOME Keyring's daemon, secret-tool to ask it, and a D-Bus session to reach it in.
   const probe: Record<string, [string, string[]]> = {
-    bwrap: ['bwrap', ['--ro-bind', '/', '/', '--unshare-pid', '--unshare-net', 'true']], git: ['git', ['--version']], docker: ['docker', ['info']], go: ['go', ['version']],
+    bwrap: ['bwrap', ['--ro-bind', '/', '/', '--unshare-pid', '--unshare-net', 'true']], git: ['git', ['--version']], docker: ['docker', ['info']], go: ['go', ['version']], gcc: ['gcc', ['--version']],
     keyring: ['sh', ['-c', 'command -v secret-tool && command -v dbus-run-session && gnome-keyring-daemon --version']],
     zsh: ['zsh', ['--version']], fish: ['fish', ['--version']],
     // The native backend of this platform: bubblewrap on Linux, Seatbelt on a Mac (scripts/macos-probes.sh runs these there).

@@ -30,7 +30,7 @@ import { expandHome } from '../paths/rules.js';
 import type { LocalMcpConfig } from '../profile/types.js';
 import { isJsonObject, parseJson } from '../readback/json.js';
 import { readSource } from '../secrets/sources.js';
-import { findTool } from '../util/find-tool.js';
+import { findTool, trustedPath } from '../util/find-tool.js';
 import { filterJson } from './answer-filter.js';
 import type { ToolPolicy } from './tool-policy.js';
 import { inexactNumber } from './jsonrpc.js';
@@ -71,7 +71,9 @@ export function localServerCommand(cfg: LocalMcpConfig, o: LocalServerInput): Co
   if (o.denyListWrites) return 'a local MCP server holds its secrets, and with writes = "deny-list" the agent could change its program or files before it runs: use the allow-list (the default) or a remote server';
   const bwrap = findTool('bwrap', o.env);
   if (!bwrap) return 'bubblewrap (bwrap) is not installed, and a local MCP server never runs unconfined';
-  const env: Record<string, string> = { PATH: o.env.PATH ?? '/usr/bin:/bin', HOME: '/tmp', TMPDIR: '/tmp', LANG: o.env.LANG ?? 'C.UTF-8' };
+  // PATH without the folders the agent writes (found in review: a bare command, npx, was looked up in node_modules/.bin).
+  const path = trustedPath(o.env.PATH ?? '/usr/bin:/bin', o.cwd);
+  const env: Record<string, string> = { PATH: path, HOME: '/tmp', TMPDIR: '/tmp', LANG: o.env.LANG ?? 'C.UTF-8' };
   for (const [k, v] of Object.entries(cfg.env)) {
     if ('value' in v) env[k] = v.value;
     else env[k] = readSource({ source: v.source, from: v.from, hosts: [], inQuery: false, allowPlaintext: false }, o.env, o.home, o.cwd);
@@ -85,7 +87,9 @@ export function localServerCommand(cfg: LocalMcpConfig, o: LocalServerInput): Co
   const cwd = realPathOf(o.cwd) ?? o.cwd;
   const home = realPathOf(o.home) ?? o.home;
   // What the agent writes is not the server's program or its files: a next run would run what the agent left.
-  for (const p of [cfg.command[0]!, ...cfg.read.map((r) => expandHome(r, o.home, o.cwd))]) {
+  // A bare command as bwrap will find it on that PATH (an allow_write folder on it is the agent's too).
+  const program = cfg.command[0]!.includes('/') ? cfg.command[0]! : (findTool(cfg.command[0]!, { PATH: path }, o.cwd) ?? cfg.command[0]!);
+  for (const p of [program, ...cfg.read.map((r) => expandHome(r, o.home, o.cwd))]) {
     const abs = expandHome(p, o.home, o.cwd);
     const rp = p.includes('/') ? (realPathOf(abs) ?? abs) : null;
     if (rp !== null && [cwd, ...(o.writable ?? [])].some((w) => rp === w || rp.startsWith(w + '/'))) return `${p} lies where the agent writes (the working tree or allow_write): a later run would run what the agent left there`;

@@ -4,7 +4,8 @@
 import { accessSync, constants, lstatSync, statSync } from 'node:fs';
 import { interceptsTls } from '../proxy/intercepts.js';
 import { dirname, join } from 'node:path';
-import { findTool } from '../util/find-tool.js';
+import { findSystemTool, findTool } from '../util/find-tool.js';
+import { realPathOf } from '../util/real-path.js';
 import { type BindMount, type BwrapInput, PROC_READ_ONLY } from '../../templates/bwrap.js';
 import { BRIDGE_PORT, PRCTL_SYSCALL, SENDMSG_SYSCALL, SETNS_SYSCALL, SETSID_SYSCALL, type RelayInput } from '../../templates/bridge-relay.js';
 import { buildNativePlan, caEnv, proxyEnv, type PlannedView, SANDBOX_MARKER_ENV } from '../../templates/native-plan.js';
@@ -49,7 +50,7 @@ function ownFiles(): string[] {
 }
 
 function tool(name: string, env: NodeJS.ProcessEnv, pkg: string): string {
-  const found = findTool(name, env);
+  const found = findSystemTool(name, env);
   if (!found) throw new SandboxUnavailableError(`${name} is required by the native sandbox but was not found on PATH (Debian/Ubuntu package: ${pkg}); nothing was run`);
   return found;
 }
@@ -184,9 +185,17 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
     }
     // One lookup for the gate, the Landlock step and the relay.
     const perl = tool('perl', ctx.env, 'perl-base');
+    const envTool = tool('env', ctx.env, 'coreutils');
+    // A tool that makes the sandbox, or that imports the run's work, where this run's agent writes would be the agent's at the next run.
+    const git = findTool('git', ctx.env);
+    for (const [name, path] of [['bwrap', ctx.mechanism.path], ['env', envTool], ['perl', perl], ...(git ? [['git', git]] : [])] as const) {
+      const real = realPathOf(path) ?? path;
+      const area = areas.find((a) => inside(real, a) || inside(path, a));
+      if (area !== undefined) throw new SandboxUnavailableError(`${name} at ${path} lies where this run's agent writes (${area}): a later run would run what it left there; install ${name} in a system folder or keep that folder out of allow_write; nothing was run`);
+    }
     bwrap = {
       bwrap: ctx.mechanism.path,
-      envTool: tool('env', ctx.env, 'coreutils'),
+      envTool,
       perl,
       command: ctx.command,
       cwd: ctx.cwd,

@@ -2,6 +2,7 @@
 // the profile selects can run here.
 import whichSync from 'which';
 import { probe } from '../exec.js';
+import { findTool } from '../util/find-tool.js';
 import { probeNative } from '../native/probe.js';
 import { selectMechanism } from '../native/select.js';
 import type { Backend } from '../profile/types.js';
@@ -14,8 +15,9 @@ export interface Check {
 
 export function backendChecks(backend: Backend, env: NodeJS.ProcessEnv): Check[] {
   if (backend === 'docker') {
-    // `which` also knows Windows' PATHEXT (docker.exe), where Docker is the only backend.
-    const docker = whichSync.sync('docker', { nothrow: true, path: env.PATH ?? '' });
+    // `which` also knows Windows' PATHEXT (docker.exe), where Docker is the only backend; elsewhere PATH's folders the
+    // agent cannot write (found in review: `which` took node_modules/.bin's docker, and the check ran it).
+    const docker = process.platform === 'win32' ? whichSync.sync('docker', { nothrow: true, path: env.PATH ?? '' }) : findTool('docker', env);
     if (!docker) {
       return [{ name: 'docker', ok: false, detail: 'the docker CLI is not on PATH (install Docker; the Docker backend never falls back to native)' }];
     }

@@ -98,6 +98,53 @@ describe('native boundary: control sockets (real bwrap)', needs('bwrap'), () => 
     assert.equal(readFileSync(marker, 'utf8'), 'git\n', `${c.status} ${c.stderr}`);
   });
 
+  test("a library folder of your LD_LIBRARY_PATH that the agent writes (an empty entry, as `$LD_LIBRARY_PATH:/opt/lib` with it unset, is the current folder) loads nothing the agent left into stashbase's git on your side; the agent still gets the variable; control: the same variable has git load it outside", needs('gcc'), async () => {
+    const repo = join(h, 'ldrepo');
+    mkdirSync(repo);
+    for (const args of [['init', '-q'], ['-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-q', '--allow-empty', '-m', 'init']]) spawnSync('git', args, { cwd: repo });
+    const marker = join(h, 'ld-planted-ran');
+    // A libz that records who loaded it, left in the repository (git links libz).
+    writeFile(join(h, 'plant.c'), `#include <stdio.h>\n#include <unistd.h>\n__attribute__((constructor)) static void planted(void) { FILE *f = fopen("${marker}", "a"); if (f) { fprintf(f, "loaded\\n"); fclose(f); } }\n`);
+    const cc = spawnSync('gcc', ['-shared', '-fPIC', '-o', join(repo, 'libz.so.1'), join(h, 'plant.c')], { encoding: 'utf8' });
+    assert.equal(cc.status, 0, cc.stderr);
+    const LD_LIBRARY_PATH = ':/opt/none/lib';
+    const r = await cli(['agent', 'run', '--silent', '--', '/bin/sh', '-c', 'echo "[$LD_LIBRARY_PATH]"'], { env: { ...a.env, LD_LIBRARY_PATH }, cwd: repo });
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, `[${LD_LIBRARY_PATH}]\n`, r.stderr);
+    assert.equal(existsSync(marker) ? readFileSync(marker, 'utf8') : '', '', 'the agent\'s library was loaded on your side');
+    spawnSync('git', ['status', '--short'], { env: { PATH: process.env.PATH, LD_LIBRARY_PATH }, cwd: repo });
+    assert.equal(existsSync(marker) && readFileSync(marker, 'utf8').startsWith('loaded\n'), true, 'control: git loads it outside');
+  });
+
+  test("a folder on your PATH that a profile's allow_write lets the agent write: the sandbox's own tools (bwrap, env, perl) come from the system's folders, and a git found there stops the run before anything runs; `agent validate --backend docker` runs no docker of the agent's either; control: the same PATH runs the planted tools outside", async () => {
+    const tools = join(h, 'npm-global', 'bin');
+    const marker = join(h, 'allowed-tool-ran');
+    for (const tool of ['bwrap', 'env', 'perl', 'git', 'docker']) {
+      writeFile(join(tools, tool), `#!/bin/sh\necho ${tool} >> ${marker}\nexit 1\n`);
+      chmodSync(join(tools, tool), 0o755);
+    }
+    writeFile(join(a.sbHome, 'agents', 'npmg.toml'), '[filesystem]\nallow_write = ["~/npm-global"]\n');
+    const PATH = `${tools}:${process.env.PATH}`;
+    const r = await cli(['agent', 'run', '--silent', '--profile', 'npmg', '--', '/bin/sh', '-c', 'echo ran'], { env: { ...a.env, PATH }, cwd: a.proj });
+    assert.equal(r.code, 4, r.stderr);
+    assert.equal(r.stderr.trim().split('\n').pop(), `stashbase: git at ${join(tools, 'git')} lies where this run's agent writes (${join(h, 'npm-global')}): a later run would run what it left there; install git in a system folder or keep that folder out of allow_write; nothing was run`);
+    assert.equal(r.stdout, '');
+    rmSync(join(tools, 'git'));
+    const ok = await cli(['agent', 'run', '--silent', '--profile', 'npmg', '--', '/bin/sh', '-c', 'echo ran'], { env: { ...a.env, PATH }, cwd: a.proj });
+    assert.equal(ok.code, 0, ok.stderr);
+    assert.equal(ok.stdout, 'ran\n');
+    const v = await cli(['agent', 'validate', '--backend', 'docker'], { env: { ...a.env, PATH: `node_modules/.bin:${process.env.PATH}` }, cwd: a.proj });
+    writeFile(join(a.proj, 'node_modules', '.bin', 'docker'), `#!/bin/sh\necho docker >> ${marker}\nexit 1\n`);
+    chmodSync(join(a.proj, 'node_modules', '.bin', 'docker'), 0o755);
+    const v2 = await cli(['agent', 'validate', '--backend', 'docker'], { env: { ...a.env, PATH: `node_modules/.bin:${process.env.PATH}` }, cwd: a.proj });
+    assert.equal(v2.stdout, v.stdout, 'the same checks, of the same docker');
+    assert.equal(existsSync(marker) ? readFileSync(marker, 'utf8') : '', '', 'a planted tool ran on your side');
+    // Control: outside, this PATH runs them.
+    spawnSync('bwrap', ['--version'], { env: { PATH } });
+    spawnSync('docker', ['version'], { env: { PATH: `node_modules/.bin:${process.env.PATH}` }, cwd: a.proj });
+    assert.equal(readFileSync(marker, 'utf8'), 'bwrap\ndocker\n');
+  });
+
   test("tmux: new-window through your server's socket runs nothing on the host", async () => {
     const sock = join(h, 'tmux-sock');
     const pwned = join(a.dir, 'PWNED-tmux');

@@ -196,6 +196,17 @@ test('a local server\'s confinement: the system, node, what read names; the work
   assert.ok(args.startsWith(`--clearenv --setenv PATH ${process.env.PATH} --setenv HOME /tmp --setenv TMPDIR /tmp --setenv LANG C.UTF-8 --setenv A lit --setenv T tok-real-value-0123456789 --unshare-all --die-with-parent --new-session --cap-drop ALL `), args.slice(0, 300));
   assert.match(args, /--chdir \/tmp -- node \/opt\/srv\/index.js stdio$/);
   assert.ok(none.args.includes('--ro-bind') && none.args.includes(dir), 'read is bound read-only');
+  // The server's PATH has no folder the agent writes, and a bare program found in one it may write is refused (found in review: npx from node_modules/.bin).
+  writeFile(join(work, 'node_modules', '.bin', 'npx'), '#!/bin/sh\n');
+  chmodSync(join(work, 'node_modules', '.bin', 'npx'), 0o755);
+  writeFile(join(t.dir, 'allowed', 'bin', 'npx'), '#!/bin/sh\n');
+  chmodSync(join(t.dir, 'allowed', 'bin', 'npx'), 0o755);
+  const npx = (PATH: string, writable: string[] = []) => localServerCommand({ ...base, command: ['npx', 'srv'], workdir: 'none' }, { env: { PATH }, home: t.home, cwd: work, platform: 'linux', writable });
+  const filtered = npx(`node_modules/.bin:${work}/node_modules/.bin:/usr/bin:/bin`);
+  assert.ok(typeof filtered !== 'string', String(filtered));
+  assert.deepEqual(filtered.args.slice(0, 3), ['--clearenv', '--setenv', 'PATH'], 'PATH first');
+  assert.equal(filtered.args[3], '/usr/bin:/bin');
+  assert.equal(npx(`${t.dir}/allowed/bin:/usr/bin:/bin`, [join(t.dir, 'allowed')]), `${join(t.dir, 'allowed', 'bin', 'npx')} lies where the agent writes (the working tree or allow_write): a later run would run what the agent left there`);
   // A program or a read path where the agent writes is refused (a later run would run what it left).
   const inTree = localServerCommand({ ...base, read: [], command: [join(dir, 'srv.mjs')], workdir: 'none' }, { env: { PATH: process.env.PATH }, home: t.home, cwd: dir, platform: 'linux' });
   assert.equal(typeof inTree, 'string');
