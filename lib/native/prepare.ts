@@ -4,7 +4,7 @@
 import { accessSync, constants, lstatSync, statSync } from 'node:fs';
 import { interceptsTls } from '../proxy/intercepts.js';
 import { dirname, join } from 'node:path';
-import { findSystemTool, findTool } from '../util/find-tool.js';
+import { findTool } from '../util/find-tool.js';
 import { realPathOf } from '../util/real-path.js';
 import { type BindMount, type BwrapInput, PROC_READ_ONLY } from '../../templates/bwrap.js';
 import { BRIDGE_PORT, PRCTL_SYSCALL, SENDMSG_SYSCALL, SETNS_SYSCALL, SETSID_SYSCALL, type RelayInput } from '../../templates/bridge-relay.js';
@@ -49,8 +49,24 @@ function ownFiles(): string[] {
   }
 }
 
+/**
+ * A tool that makes the sandbox, or that imports the run's work, found where
+ * this run lets its agent write (a folder of allow_write on your PATH, as
+ * ~/.npm-global/bin) would be the agent's at the next run: the run stops
+ * before any of them runs (found in review). Asked before bwrap is first run
+ * (its version), and again with every area the run has.
+ */
+export function refuseToolsWhereAgentWrites(tools: Record<string, string | null>, areas: string[]): void {
+  for (const [name, path] of Object.entries(tools)) {
+    if (path === null) continue;
+    const real = realPathOf(path) ?? path;
+    const area = areas.find((a) => inside(real, a) || inside(path, a));
+    if (area !== undefined) throw new SandboxUnavailableError(`${name} at ${path} lies where this run's agent writes (${area}): a later run would run what it left there; install ${name} in a system folder or keep that folder out of allow_write; nothing was run`);
+  }
+}
+
 function tool(name: string, env: NodeJS.ProcessEnv, pkg: string): string {
-  const found = findSystemTool(name, env);
+  const found = findTool(name, env);
   if (!found) throw new SandboxUnavailableError(`${name} is required by the native sandbox but was not found on PATH (Debian/Ubuntu package: ${pkg}); nothing was run`);
   return found;
 }
@@ -186,13 +202,7 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
     // One lookup for the gate, the Landlock step and the relay.
     const perl = tool('perl', ctx.env, 'perl-base');
     const envTool = tool('env', ctx.env, 'coreutils');
-    // A tool that makes the sandbox, or that imports the run's work, where this run's agent writes would be the agent's at the next run.
-    const git = findTool('git', ctx.env);
-    for (const [name, path] of [['bwrap', ctx.mechanism.path], ['env', envTool], ['perl', perl], ...(git ? [['git', git]] : [])] as const) {
-      const real = realPathOf(path) ?? path;
-      const area = areas.find((a) => inside(real, a) || inside(path, a));
-      if (area !== undefined) throw new SandboxUnavailableError(`${name} at ${path} lies where this run's agent writes (${area}): a later run would run what it left there; install ${name} in a system folder or keep that folder out of allow_write; nothing was run`);
-    }
+    refuseToolsWhereAgentWrites({ bwrap: ctx.mechanism.path, env: envTool, perl, git: findTool('git', ctx.env) }, areas);
     bwrap = {
       bwrap: ctx.mechanism.path,
       envTool,

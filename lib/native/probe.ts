@@ -1,11 +1,11 @@
 // Probes of the real tools behind selectMechanism.
 import { existsSync, readFileSync, statSync } from 'node:fs';
-import { findSystemTool } from '../util/find-tool.js';
+import { findTool } from '../util/find-tool.js';
 import { probe } from '../exec.js';
 import type { NativeProbe } from './select.js';
 
 function find(name: string, env: NodeJS.ProcessEnv): string | null {
-  return findSystemTool(name, env) ?? null;
+  return findTool(name, env) ?? null;
 }
 
 /** bwrap exactly as a run uses it: own PID and network namespaces, no capabilities. */

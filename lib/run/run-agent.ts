@@ -126,6 +126,12 @@ export async function runAgent(o: RunOptions): Promise<number> {
       });
     }
     const mechanism = selectMechanism(probeNative(o.env, process.platform, false));
+    // Before bwrap first runs (its version is asked below): not one the agent may have left where allow_write lets it write.
+    if (mechanism.kind === 'bwrap' && profile.filesystem.writes === 'allow-list') {
+      const { refuseToolsWhereAgentWrites } = await import('../native/prepare.js');
+      const { allowWritePaths } = await import('../native/write-areas.js');
+      refuseToolsWhereAgentWrites({ bwrap: mechanism.path }, [cwd, ...allowWritePaths(profile.filesystem.allowWrite, userHome(o.env), cwd).paths]);
+    }
     // What the next build of the profile's Dockerfile reads stays as it is (lib/docker/image.ts).
     const { nativeBuildReadOnly } = await import('../docker/image.js');
     const buildRo = nativeBuildReadOnly(profile, { cwd: o.cwd, env: o.env, home: userHome(o.env), stashbaseHome: stashbaseHome(o.env) }, cwd);

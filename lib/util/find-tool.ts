@@ -43,19 +43,6 @@ export function trustedPath(path: string, cwd: string = process.cwd()): string {
   return path.split(delimiter).filter((d) => trustedFolder(d, cwd)).join(delimiter);
 }
 
-/** Where the system's own packages put their programs: root's to write, looked in first for the tools that make the sandbox. */
-const SYSTEM_FOLDERS = ['/usr/bin', '/bin', '/usr/sbin', '/sbin'];
-
-/**
- * A tool that makes the sandbox (bwrap, env, perl): the system's own when it
- * has one, whatever PATH says first (a folder of yours a profile lets the
- * agent write, as allow_write = ["~/.npm-global"] with its bin on PATH, would
- * make the next run's sandbox the agent's; found in review); else findTool.
- */
-export function findSystemTool(name: string, env: NodeJS.ProcessEnv = process.env): string | null {
-  return findTool(name, { PATH: SYSTEM_FOLDERS.join(delimiter) }) ?? findTool(name, env);
-}
-
 /** Whether a path's folder is one the agent may write (relative, or under the working directory). */
 export function untrustedFile(path: string, cwd: string = process.cwd()): boolean {
   return path.includes('/') && !trustedFolder(dirname(resolve(cwd, path)), cwd);

@@ -116,7 +116,7 @@ describe('native boundary: control sockets (real bwrap)', needs('bwrap'), () => 
     assert.equal(existsSync(marker) && readFileSync(marker, 'utf8').startsWith('loaded\n'), true, 'control: git loads it outside');
   });
 
-  test("a folder on your PATH that a profile's allow_write lets the agent write: the sandbox's own tools (bwrap, env, perl) come from the system's folders, and a git found there stops the run before anything runs; `agent validate --backend docker` runs no docker of the agent's either; control: the same PATH runs the planted tools outside", async () => {
+  test("a folder on your PATH that a profile's allow_write lets the agent write: a run whose bwrap, env, perl or git is found there stops before anything runs; `agent validate --backend docker` runs no docker of the agent's either; control: the same PATH runs the planted tools outside", async () => {
     const tools = join(h, 'npm-global', 'bin');
     const marker = join(h, 'allowed-tool-ran');
     for (const tool of ['bwrap', 'env', 'perl', 'git', 'docker']) {
@@ -127,8 +127,12 @@ describe('native boundary: control sockets (real bwrap)', needs('bwrap'), () => 
     const PATH = `${tools}:${process.env.PATH}`;
     const r = await cli(['agent', 'run', '--silent', '--profile', 'npmg', '--', '/bin/sh', '-c', 'echo ran'], { env: { ...a.env, PATH }, cwd: a.proj });
     assert.equal(r.code, 4, r.stderr);
-    assert.equal(r.stderr.trim().split('\n').pop(), `stashbase: git at ${join(tools, 'git')} lies where this run's agent writes (${join(h, 'npm-global')}): a later run would run what it left there; install git in a system folder or keep that folder out of allow_write; nothing was run`);
+    assert.equal(r.stderr.trim().split('\n').pop(), `stashbase: bwrap at ${join(tools, 'bwrap')} lies where this run's agent writes (${join(h, 'npm-global')}): a later run would run what it left there; install bwrap in a system folder or keep that folder out of allow_write; nothing was run`);
     assert.equal(r.stdout, '');
+    for (const tool of ['bwrap', 'env', 'perl']) rmSync(join(tools, tool));
+    const g = await cli(['agent', 'run', '--silent', '--profile', 'npmg', '--', '/bin/sh', '-c', 'echo ran'], { env: { ...a.env, PATH }, cwd: a.proj });
+    assert.equal(g.code, 4, g.stderr);
+    assert.equal(g.stderr.trim().split('\n').pop(), `stashbase: git at ${join(tools, 'git')} lies where this run's agent writes (${join(h, 'npm-global')}): a later run would run what it left there; install git in a system folder or keep that folder out of allow_write; nothing was run`);
     rmSync(join(tools, 'git'));
     const ok = await cli(['agent', 'run', '--silent', '--profile', 'npmg', '--', '/bin/sh', '-c', 'echo ran'], { env: { ...a.env, PATH }, cwd: a.proj });
     assert.equal(ok.code, 0, ok.stderr);
@@ -140,9 +144,9 @@ describe('native boundary: control sockets (real bwrap)', needs('bwrap'), () => 
     assert.equal(v2.stdout, v.stdout, 'the same checks, of the same docker');
     assert.equal(existsSync(marker) ? readFileSync(marker, 'utf8') : '', '', 'a planted tool ran on your side');
     // Control: outside, this PATH runs them.
-    spawnSync('bwrap', ['--version'], { env: { PATH } });
+    spawnSync('docker', ['version'], { env: { PATH } });
     spawnSync('docker', ['version'], { env: { PATH: `node_modules/.bin:${process.env.PATH}` }, cwd: a.proj });
-    assert.equal(readFileSync(marker, 'utf8'), 'bwrap\ndocker\n');
+    assert.equal(readFileSync(marker, 'utf8'), 'docker\ndocker\n');
   });
 
   test("tmux: new-window through your server's socket runs nothing on the host", async () => {
