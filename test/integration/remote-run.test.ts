@@ -175,8 +175,13 @@ describe('remote runs on a second Docker engine (real engines, tcp:// and ssh://
     // The lease, the held export, the agent's container and the relay's exec all live now, each a docker client of its
     // own: they share the run's connection (a second one only where the server's limit of sessions on one connection,
     // sshd's MaxSessions, 10 by default, turns a channel away, and ssh connects as it would).
-    await sleep(500);
-    const clients = spawnSync('pgrep', ['-P', String(child.pid), '-f', 'docker'], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean).length;
+    // Asked until all are there (each starts on its own time; found flaky in CI at a single look after 500 ms).
+    const count = () => spawnSync('pgrep', ['-P', String(child.pid), '-f', 'docker'], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean).length;
+    let clients = count();
+    for (let i = 0; i < 40 && clients < 4; i++) {
+      await sleep(100);
+      clients = count();
+    }
     assert.ok(clients >= 4, `the run's docker clients: ${clients}`);
     const shared = connections();
     assert.ok(shared >= 1 && shared <= 2, `${clients} docker clients over ${shared} connection(s): ${err}`);
