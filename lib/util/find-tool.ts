@@ -5,7 +5,7 @@
 // $PWD/node_modules/.bin, a link into the project), names a folder the agent
 // writes, and a tool stashbase runs on your side would be the agent's (found
 // in review: a bwrap left in node_modules/.bin ran unsandboxed at the next run).
-import { accessSync, constants, realpathSync, statSync } from 'node:fs';
+import { accessSync, constants, existsSync, realpathSync, statSync } from 'node:fs';
 import { basename, delimiter, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 
 const resolved = new Map<string, string>();
@@ -18,6 +18,11 @@ const resolved = new Map<string, string>();
 function realFolder(dir: string): string {
   const known = resolved.get(dir);
   if (known !== undefined) return known;
+  // Not there: no exception thrown and caught for each (PATH often names folders that are not made).
+  if (!existsSync(dir)) {
+    const up = dirname(dir);
+    return up === dir ? dir : join(realFolder(up), basename(dir));
+  }
   try {
     const real = realpathSync(dir);
     resolved.set(dir, real);
