@@ -9,6 +9,8 @@ import { displayPath, loadProfile } from '../lib/profile/load.js';
 import { trustCommand, trustState } from '../lib/profile/trust.js';
 import { backendChecks, type Check } from '../lib/run/readiness.js';
 import { userHome } from '../lib/home.js';
+import { agentWritesAlso } from '../lib/util/find-tool.js';
+import { allowWritePaths } from '../lib/native/write-areas.js';
 import { weakerSettings } from '../lib/run/weaker.js';
 import { unlistedServers } from '../lib/mcp/advisory.js';
 import { DEFAULT_DENY_WRITE, defaultDenyRead, ownDenials } from '../lib/profile/credential-stores.js';
@@ -43,6 +45,8 @@ export async function main(argv: string[]): Promise<number> {
     throw e;
   }
   const { profile, text } = loaded;
+  // As a run would: no tool from a folder the profile lets the agent write (lib/util/find-tool.ts).
+  agentWritesAlso(allowWritePaths(profile.filesystem.allowWrite, userHome(env), cwd).paths);
   const { backend } = resolveBackend(profile, { dockerSandbox: flagString(p, 'docker-sandbox'), backend: flagString(p, 'backend') });
   const checks: Check[] = [{ name: 'profile', ok: true, detail: profile.file ? `${displayPath(profile.file, cwd)} is valid` : 'built-in default profile' }];
   let trust: string = 'not needed';

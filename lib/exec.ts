@@ -35,7 +35,7 @@ function hostEnv(cmd: Command, base: NodeJS.ProcessEnv = process.env): NodeJS.Pr
   const env = childEnv(cmd, base);
   for (const name of SEARCH_PATHS) if (env[name] !== undefined) env[name] = trustedPath(env[name]!);
   // Files the loader preloads, and git's folder of programs: not when the agent may write where they are.
-  if (env.LD_PRELOAD !== undefined) env.LD_PRELOAD = env.LD_PRELOAD.split(/[:\s]+/).filter((f) => f !== '' && !untrustedFile(f)).join(':');
+  for (const name of ['LD_PRELOAD', 'LD_AUDIT']) if (env[name] !== undefined) env[name] = env[name]!.split(/[:\s]+/).filter((f) => f !== '' && !untrustedFile(f)).join(':');
   if (env.GIT_EXEC_PATH !== undefined && trustedPath(env.GIT_EXEC_PATH) !== env.GIT_EXEC_PATH) delete env.GIT_EXEC_PATH;
   return env;
 }

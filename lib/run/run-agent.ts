@@ -31,7 +31,8 @@ import { toolConfigPaths } from '../paths/tool-configs.js';
 import { RUNTIME_NAME } from '../profile/validate.js';
 import { ownExecutables } from '../hooks/cli-files.js';
 import { rulePaths } from '../paths/rules.js';
-import { findTool } from '../util/find-tool.js';
+import { agentWritesAlso, findTool } from '../util/find-tool.js';
+import { allowWritePaths } from '../native/write-areas.js';
 
 export interface RunOptions extends BackendFlags {
   command: string[];
@@ -71,6 +72,8 @@ export async function runAgent(o: RunOptions): Promise<number> {
   };
   const loaded = loadProfile({ name: o.profile, source: o.profileSource, cwd: o.cwd, env: o.env });
   const profile = loaded.profile;
+  // Before any tool runs: none is taken from a folder the profile lets the agent write (lib/util/find-tool.ts).
+  agentWritesAlso(allowWritePaths(profile.filesystem.allowWrite, userHome(o.env), o.cwd).paths);
   await ensureTrusted(loaded, { interactive: () => isInteractive(o.silent), env: o.env, label: profile.file ? displayPath(profile.file, o.cwd) : 'default' });
   // Trusted now: the secrets' files, programs and keyring entries are read (once, here).
   if (!o.dryRun) resolveSecrets(profile, o.env, userHome(o.env), o.cwd);
@@ -126,12 +129,6 @@ export async function runAgent(o: RunOptions): Promise<number> {
       });
     }
     const mechanism = selectMechanism(probeNative(o.env, process.platform, false));
-    // Before bwrap first runs (its version is asked below): not one the agent may have left where allow_write lets it write.
-    if (mechanism.kind === 'bwrap' && profile.filesystem.writes === 'allow-list') {
-      const { refuseToolsWhereAgentWrites } = await import('../native/prepare.js');
-      const { allowWritePaths } = await import('../native/write-areas.js');
-      refuseToolsWhereAgentWrites({ bwrap: mechanism.path }, [cwd, ...allowWritePaths(profile.filesystem.allowWrite, userHome(o.env), cwd).paths]);
-    }
     // What the next build of the profile's Dockerfile reads stays as it is (lib/docker/image.ts).
     const { nativeBuildReadOnly } = await import('../docker/image.js');
     const buildRo = nativeBuildReadOnly(profile, { cwd: o.cwd, env: o.env, home: userHome(o.env), stashbaseHome: stashbaseHome(o.env) }, cwd);

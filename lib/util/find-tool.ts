@@ -33,14 +33,33 @@ function realFolder(dir: string): string {
   }
 }
 
-/** Whether a PATH folder is one stashbase may take its tools from: absolute, and not under the working directory. */
+/** Folders a profile lets the agent write besides the working directory (allow_write), told once the profile is read. */
+const agentAreas: string[] = [];
+
+/**
+ * Adds folders the agent may write (a profile's allow_write): no tool is taken
+ * from them either, nor searched there by a process on your side (found in
+ * review: with ~/.npm-global/bin on PATH and allow_write = ["~/.npm-global"],
+ * a git the agent left there ran at the next run's start).
+ */
+export function agentWritesAlso(folders: string[]): void {
+  for (const f of folders) if (isAbsolute(f) && !agentAreas.includes(f)) agentAreas.push(f);
+}
+
+/** Whether a PATH folder is one stashbase may take its tools from: absolute, not under the working directory nor a folder of agentWritesAlso. */
 function trustedFolder(dir: string, cwd: string): boolean {
   if (!isAbsolute(dir)) return false;
+  const lexical = resolve(dir);
+  const real = realFolder(lexical);
+  const under = (root: string) => {
+    const within = (p: string) => p === root || p.startsWith(root.endsWith(sep) ? root : root + sep);
+    return within(lexical) || within(real);
+  };
+  if (agentAreas.some((a) => under(a) || under(realFolder(a)))) return false;
   const root = realFolder(resolve(cwd));
   // The filesystem's root is no project (cron, services and scripts start there; an agent run there fails closed).
   if (root === sep) return true;
-  const inside = (p: string) => p === root || p.startsWith(root.endsWith(sep) ? root : root + sep);
-  return !inside(resolve(dir)) && !inside(realFolder(resolve(dir)));
+  return !under(root);
 }
 
 /** PATH without the folders the agent may write (relative ones, those under the working directory). */
@@ -50,7 +69,9 @@ export function trustedPath(path: string, cwd: string = process.cwd()): string {
 
 /** Whether a path's folder is one the agent may write (relative, or under the working directory). */
 export function untrustedFile(path: string, cwd: string = process.cwd()): boolean {
-  return path.includes('/') && !trustedFolder(dirname(resolve(cwd, path)), cwd);
+  if (!path.includes('/')) return false;
+  // A relative one is found from the process's own folder, whichever that is.
+  return !isAbsolute(path) || !trustedFolder(dirname(path), cwd);
 }
 
 export function findTool(name: string, env: NodeJS.ProcessEnv = process.env, cwd: string = process.cwd()): string | null {

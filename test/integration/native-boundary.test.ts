@@ -116,37 +116,33 @@ describe('native boundary: control sockets (real bwrap)', needs('bwrap'), () => 
     assert.equal(existsSync(marker) && readFileSync(marker, 'utf8').startsWith('loaded\n'), true, 'control: git loads it outside');
   });
 
-  test("a folder on your PATH that a profile's allow_write lets the agent write: a run whose bwrap, env, perl or git is found there stops before anything runs; `agent validate --backend docker` runs no docker of the agent's either; control: the same PATH runs the planted tools outside", async () => {
+  test("a folder on your PATH that a profile's allow_write lets the agent write is passed over as the working directory is: no bwrap, env, perl or git the agent left there runs, at a run's start (git asked of the repository first) or in `agent validate`, nor a docker `agent validate --backend docker` finds in node_modules/.bin; control: the same PATH runs the planted tools outside", needs('git'), async () => {
     const tools = join(h, 'npm-global', 'bin');
     const marker = join(h, 'allowed-tool-ran');
-    for (const tool of ['bwrap', 'env', 'perl', 'git', 'docker']) {
+    for (const tool of ['bwrap', 'env', 'perl', 'git', 'docker', 'systemctl']) {
       writeFile(join(tools, tool), `#!/bin/sh\necho ${tool} >> ${marker}\nexit 1\n`);
       chmodSync(join(tools, tool), 0o755);
     }
     writeFile(join(a.sbHome, 'agents', 'npmg.toml'), '[filesystem]\nallow_write = ["~/npm-global"]\n');
+    const repo = join(h, 'npmg-repo');
+    mkdirSync(repo);
+    for (const args of [['init', '-q'], ['-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-q', '--allow-empty', '-m', 'init']]) spawnSync('git', args, { cwd: repo });
     const PATH = `${tools}:${process.env.PATH}`;
-    const r = await cli(['agent', 'run', '--silent', '--profile', 'npmg', '--', '/bin/sh', '-c', 'echo ran'], { env: { ...a.env, PATH }, cwd: a.proj });
-    assert.equal(r.code, 4, r.stderr);
-    assert.equal(r.stderr.trim().split('\n').pop(), `stashbase: bwrap at ${join(tools, 'bwrap')} lies where this run's agent writes (${join(h, 'npm-global')}): a later run would run what it left there; install bwrap in a system folder or keep that folder out of allow_write; nothing was run`);
-    assert.equal(r.stdout, '');
-    for (const tool of ['bwrap', 'env', 'perl']) rmSync(join(tools, tool));
-    const g = await cli(['agent', 'run', '--silent', '--profile', 'npmg', '--', '/bin/sh', '-c', 'echo ran'], { env: { ...a.env, PATH }, cwd: a.proj });
-    assert.equal(g.code, 4, g.stderr);
-    assert.equal(g.stderr.trim().split('\n').pop(), `stashbase: git at ${join(tools, 'git')} lies where this run's agent writes (${join(h, 'npm-global')}): a later run would run what it left there; install git in a system folder or keep that folder out of allow_write; nothing was run`);
-    rmSync(join(tools, 'git'));
-    const ok = await cli(['agent', 'run', '--silent', '--profile', 'npmg', '--', '/bin/sh', '-c', 'echo ran'], { env: { ...a.env, PATH }, cwd: a.proj });
-    assert.equal(ok.code, 0, ok.stderr);
-    assert.equal(ok.stdout, 'ran\n');
-    const v = await cli(['agent', 'validate', '--backend', 'docker'], { env: { ...a.env, PATH: `node_modules/.bin:${process.env.PATH}` }, cwd: a.proj });
+    for (const extra of [[], ['--worktree']]) {
+      const r = await cli(['agent', 'run', '--silent', '--profile', 'npmg', ...extra, '--', '/bin/sh', '-c', 'echo ran'], { env: { ...a.env, PATH }, cwd: repo });
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(r.stdout, 'ran\n', extra.join(' '));
+    }
+    const v = await cli(['agent', 'validate', '--profile', 'npmg'], { env: { ...a.env, PATH }, cwd: repo });
+    assert.match(v.stdout, /bubblewrap at \/usr\/bin\/bwrap works/, v.stdout);
     writeFile(join(a.proj, 'node_modules', '.bin', 'docker'), `#!/bin/sh\necho docker >> ${marker}\nexit 1\n`);
     chmodSync(join(a.proj, 'node_modules', '.bin', 'docker'), 0o755);
-    const v2 = await cli(['agent', 'validate', '--backend', 'docker'], { env: { ...a.env, PATH: `node_modules/.bin:${process.env.PATH}` }, cwd: a.proj });
-    assert.equal(v2.stdout, v.stdout, 'the same checks, of the same docker');
+    await cli(['agent', 'validate', '--backend', 'docker'], { env: { ...a.env, PATH: `node_modules/.bin:${process.env.PATH}` }, cwd: a.proj });
     assert.equal(existsSync(marker) ? readFileSync(marker, 'utf8') : '', '', 'a planted tool ran on your side');
-    // Control: outside, this PATH runs them.
-    spawnSync('docker', ['version'], { env: { PATH } });
+    // Control: outside, these PATHs run them.
+    spawnSync('git', ['--version'], { env: { PATH } });
     spawnSync('docker', ['version'], { env: { PATH: `node_modules/.bin:${process.env.PATH}` }, cwd: a.proj });
-    assert.equal(readFileSync(marker, 'utf8'), 'docker\ndocker\n');
+    assert.equal(readFileSync(marker, 'utf8'), 'git\ndocker\n');
   });
 
   test("tmux: new-window through your server's socket runs nothing on the host", async () => {
