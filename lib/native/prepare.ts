@@ -5,7 +5,6 @@ import { accessSync, constants, lstatSync, statSync } from 'node:fs';
 import { interceptsTls } from '../proxy/intercepts.js';
 import { dirname, join } from 'node:path';
 import { findTool } from '../util/find-tool.js';
-import { realPathOf } from '../util/real-path.js';
 import { type BindMount, type BwrapInput, PROC_READ_ONLY } from '../../templates/bwrap.js';
 import { BRIDGE_PORT, PRCTL_SYSCALL, SENDMSG_SYSCALL, SETNS_SYSCALL, SETSID_SYSCALL, type RelayInput } from '../../templates/bridge-relay.js';
 import { buildNativePlan, caEnv, proxyEnv, type PlannedView, SANDBOX_MARKER_ENV } from '../../templates/native-plan.js';
@@ -46,22 +45,6 @@ function ownFiles(): string[] {
     return thisCli().roots;
   } catch {
     return [];
-  }
-}
-
-/**
- * A tool that makes the sandbox, or that imports the run's work, found where
- * this run lets its agent write (a folder of allow_write on your PATH, as
- * ~/.npm-global/bin) would be the agent's at the next run: the run stops
- * before any of them runs (found in review). Asked before bwrap is first run
- * (its version), and again with every area the run has.
- */
-export function refuseToolsWhereAgentWrites(tools: Record<string, string | null>, areas: string[]): void {
-  for (const [name, path] of Object.entries(tools)) {
-    if (path === null) continue;
-    const real = realPathOf(path) ?? path;
-    const area = areas.find((a) => inside(real, a) || inside(path, a));
-    if (area !== undefined) throw new SandboxUnavailableError(`${name} at ${path} lies where this run's agent writes (${area}): a later run would run what it left there; install ${name} in a system folder or keep that folder out of allow_write; nothing was run`);
   }
 }
 
@@ -201,11 +184,9 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
     }
     // One lookup for the gate, the Landlock step and the relay.
     const perl = tool('perl', ctx.env, 'perl-base');
-    const envTool = tool('env', ctx.env, 'coreutils');
-    refuseToolsWhereAgentWrites({ bwrap: ctx.mechanism.path, env: envTool, perl, git: findTool('git', ctx.env) }, areas);
     bwrap = {
       bwrap: ctx.mechanism.path,
-      envTool,
+      envTool: tool('env', ctx.env, 'coreutils'),
       perl,
       command: ctx.command,
       cwd: ctx.cwd,

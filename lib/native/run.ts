@@ -31,12 +31,12 @@ const BWRAP_FAILED = 1;
 
 /**
  * bwrap exited (`code`, null: it could not be started) before the gate spoke.
- * Tried again only when it failed as bwrap fails, by no signal of ours, and
- * nothing of the sandbox reached the proxy; otherwise the run fails closed.
+ * Tried again only when it failed as bwrap fails and `retryable` (no signal of
+ * yours came, nothing of the sandbox reached the proxy); otherwise the run fails closed.
  */
-function setupFailure(code: number | null, attempt: { signalled: boolean; reached: boolean }): BwrapExited {
+function setupFailure(code: number | null, retryable: boolean): BwrapExited {
   const why = `bwrap ${code === null ? 'failed' : `exited (${code})`} before setting up the sandbox; nothing was run`;
-  return code === BWRAP_FAILED && !attempt.signalled && !attempt.reached ? new SetupFailed(why) : new BwrapExited(why);
+  return code === BWRAP_FAILED && retryable ? new SetupFailed(why) : new BwrapExited(why);
 }
 
 function readInfo(stream: NodeJS.ReadableStream, timeoutMs: number): Promise<{ 'child-pid': number }> {
@@ -267,17 +267,13 @@ async function runBwrapOnce(prep: NativePrepared, opts: NativeRunOptions, signal
   // The sandbox's init, named by its pid and start time: once bwrap is gone, its pid may be another process's.
   let initStart: string | null = null;
   const initAlive = () => initPid !== null && initStart !== null && startTime(initPid) === initStart;
-  let opened = false;
   let listened = false;
-  // A signal forwarded before the agent started (SIGTERM, SIGHUP of a closed terminal) ends the run: never tried again.
-  const attempt = {
-    get signalled() {
-      return signals.signalled;
-    },
-    reached: false,
-  };
-  const reached = () => (attempt.reached = true);
-  opts.proxy.on('connection', reached);
+  // A signal forwarded before the agent started (SIGTERM, SIGHUP of a closed terminal) ends the run, as does a
+  // connection to the proxy before it: never tried again.
+  let reached = false;
+  const onConnection = () => (reached = true);
+  const failure = (code: number | null) => setupFailure(code, !signals.signalled && !reached);
+  opts.proxy.on('connection', onConnection);
   signals.deliver = (sig: NodeJS.Signals) => {
     const target = initAlive() ? agentPid(initPid!) : null;
     if (target) process.kill(target, sig);
@@ -287,7 +283,7 @@ async function runBwrapOnce(prep: NativePrepared, opts: NativeRunOptions, signal
     const settled = Promise.race([readInfo(infoStream, 10_000), sandbox.exit.then((code) => ({ exited: code }))]);
     const info = await settled;
     // bwrap reports its sandbox before the agent may start: an exit before that is bwrap's own failure.
-    if ('exited' in info) throw setupFailure(info.exited, attempt);
+    if ('exited' in info) throw failure(info.exited);
     initPid = info['child-pid'];
     initStart = startTime(initPid);
     opts.trace?.mark('bwrap');
@@ -308,22 +304,21 @@ async function runBwrapOnce(prep: NativePrepared, opts: NativeRunOptions, signal
     }
     opts.trace?.mark('relay');
     blockStream.write('1');
-    // bwrap makes its mounts now; the gate's first word says it did (an exit before it is bwrap's own failure).
+    // bwrap's mounts, made meanwhile, are done once the gate's first word comes (an exit before it is bwrap's own failure).
     const gate = (sandbox.child.stdio as unknown as Array<NodeJS.ReadWriteStream>)[BWRAP_FDS.gate] as NodeJS.ReadWriteStream;
-    await gateOpened(gate, sandbox.exit, (code) => setupFailure(code, attempt));
-    opened = true;
+    await gateOpened(gate, sandbox.exit, failure);
     signals.opened = true;
     // The gate's word (templates/gate.ts): an end of file there, as when stashbase dies before this, runs nothing.
     sayOnce(gate);
     if (opts.onStarted) setImmediate(opts.onStarted);
     return await sandbox.exit;
   } catch (e) {
-    let failure = e;
+    let thrown = e;
     // A step of ours that failed because bwrap's setup did (the relay finds its
     // pid gone): bwrap exits by itself soon after. One waiting for us does not.
-    if (!opened && initPid !== null && !(e instanceof BwrapExited)) {
+    if (!signals.opened && initPid !== null && !(e instanceof BwrapExited)) {
       const code = await Promise.race([sandbox.exit.catch(() => null), delay(1000, undefined, { ref: false })]);
-      if (code !== undefined) failure = setupFailure(code, attempt);
+      if (code !== undefined) thrown = failure(code);
     }
     // The sandbox's init first: bwrap's child outlives its parent until bwrap ties it to its own end, after its
     // mounts (found in review: a SIGTERM during setup left it running), and an end-of-file on the block descriptor
@@ -336,11 +331,11 @@ async function runBwrapOnce(prep: NativePrepared, opts: NativeRunOptions, signal
     for (const fd of [4, 5, 6, BWRAP_FDS.gate]) (sandbox.child.stdio[fd] as unknown as { destroy?: () => void } | null)?.destroy?.();
     // Tried again, the proxy listens on the next relay's socket: this one's listener alone is closed (Node's own
     // close; the proxy's would end its connection checks for the rest of the run). Nothing connected to it.
-    if (listened && failure instanceof SetupFailed) await new Promise<void>((resolve) => Server.prototype.close.call(opts.proxy, () => resolve()));
-    throw failure;
+    if (listened && thrown instanceof SetupFailed) await new Promise<void>((resolve) => Server.prototype.close.call(opts.proxy, () => resolve()));
+    throw thrown;
   } finally {
     signals.deliver = null;
-    opts.proxy.removeListener('connection', reached);
+    opts.proxy.removeListener('connection', onConnection);
     relay?.close();
   }
 }

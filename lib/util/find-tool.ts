@@ -1,10 +1,11 @@
 // Finds an executable on PATH, as `which` does, without loading a package on
-// the start-up path of every run. Only PATH's folders outside the working
-// directory are searched: a relative one (".", "node_modules/.bin", an empty
-// entry), or an absolute one under the working directory (direnv's
-// $PWD/node_modules/.bin, a link into the project), names a folder the agent
-// writes, and a tool stashbase runs on your side would be the agent's (found
-// in review: a bwrap left in node_modules/.bin ran unsandboxed at the next run).
+// the start-up path of every run. Only PATH's folders the agent cannot write
+// are searched: a relative one (".", "node_modules/.bin", an empty entry), an
+// absolute one under the working directory (direnv's $PWD/node_modules/.bin,
+// a link into the project) or under a profile's allow_write names a folder
+// the agent writes, and a tool stashbase runs on your side would be the
+// agent's (found in review: a bwrap left in node_modules/.bin ran unsandboxed
+// at the next run). lib/exec.ts gives every process it starts the same PATH.
 import { accessSync, constants, existsSync, realpathSync, statSync } from 'node:fs';
 import { basename, delimiter, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 
@@ -18,18 +19,21 @@ const resolved = new Map<string, string>();
 function realFolder(dir: string): string {
   const known = resolved.get(dir);
   if (known !== undefined) return known;
-  // Not there: no exception thrown and caught for each (PATH often names folders that are not made).
-  if (!existsSync(dir)) {
-    const up = dirname(dir);
-    return up === dir ? dir : join(realFolder(up), basename(dir));
-  }
-  try {
-    const real = realpathSync(dir);
+  // existsSync first: PATH often names folders that are not made, and an exception each costs.
+  const real = existsSync(dir) ? realOrNull(dir) : null;
+  if (real !== null) {
     resolved.set(dir, real);
     return real;
+  }
+  const up = dirname(dir);
+  return up === dir ? dir : join(realFolder(up), basename(dir));
+}
+
+function realOrNull(dir: string): string | null {
+  try {
+    return realpathSync(dir);
   } catch {
-    const up = dirname(dir);
-    return up === dir ? dir : join(realFolder(up), basename(dir));
+    return null;
   }
 }
 
@@ -62,12 +66,12 @@ function trustedFolder(dir: string, cwd: string): boolean {
   return !under(root);
 }
 
-/** PATH without the folders the agent may write (relative ones, those under the working directory). */
+/** A list of folders (PATH, LD_LIBRARY_PATH…) without those the agent may write (see trustedFolder). */
 export function trustedPath(path: string, cwd: string = process.cwd()): string {
   return path.split(delimiter).filter((d) => trustedFolder(d, cwd)).join(delimiter);
 }
 
-/** Whether a path's folder is one the agent may write (relative, or under the working directory). */
+/** Whether a file named by path (LD_PRELOAD's) lies where the agent may write: relative, or in a folder trustedFolder refuses. */
 export function untrustedFile(path: string, cwd: string = process.cwd()): boolean {
   if (!path.includes('/')) return false;
   // A relative one is found from the process's own folder, whichever that is.
