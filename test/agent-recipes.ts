@@ -26,6 +26,8 @@ export interface StubRequest {
   path: string;
   headers: Record<string, string | undefined>;
   body: unknown;
+  /** When the stub read it (Date.now()). */
+  at: number;
 }
 export interface Stub {
   port: number;
@@ -209,7 +211,8 @@ export async function checkTurn(t: Turn): Promise<Record<string, string>> {
   assert.deepEqual([...keys], expected.map((s) => (s === 'ANTHROPIC_API_KEY' ? REAL_ANTHROPIC : `Bearer ${REAL_BY_SECRET[s]}`)));
   // The tool's output went back to the model with the placeholders, never a real value.
   const sent = JSON.stringify(requests.map((q) => q.body));
-  for (const [name, value] of Object.entries(seen)) assert.ok(sent.includes(value), `the tool result with ${name}'s placeholder never reached the model`);
+  const trace = () => `\nrequests: ${JSON.stringify(requests.map((q) => `+${q.at - (requests[0]?.at ?? 0)}ms ${q.method} ${q.path} ${JSON.stringify(q.body ?? null).slice(0, 300)}`))}\nstdout: ${t.result.stdout.slice(-2000)}\nstderr: ${t.result.stderr.slice(-2000)}`;
+  for (const [name, value] of Object.entries(seen)) assert.ok(sent.includes(value), `the tool result with ${name}'s placeholder never reached the model${trace()}`);
   for (const real of Object.values(REAL_BY_SECRET)) assert.equal(sent.includes(real), false, 'a real value in a request body');
 
   // The audit lists every request the stub saw, and the refusal of example.com.
