@@ -56,18 +56,22 @@ export function dotGitsUnder(
     }
     // Whether the folder is a git directory by its contents: three names, noted as they pass.
     const marks: Dirent[] = [];
-    for (let e = handle.readSync(); e !== null; e = handle.readSync()) {
-      if (e.name === 'HEAD' || e.name === 'objects' || e.name === 'refs' || e.name === 'commondir') marks.push(e);
-      const full = dir + sep + e.name;
-      if (!inGit && dir !== root && configs(full.slice(root.length + 1))) configList.push(full);
-      if (!inGit && !e.isDirectory() && executed(full.slice(root.length + 1))) executedList.push(full);
-      if (e.name === '.git' && !inGit) {
-        if (dir !== root && (e.isDirectory() || e.isFile() || e.isSymbolicLink())) found.push(full);
-        if (setId && e.isDirectory()) stack.push([full, true]);
-      } else if (e.isDirectory()) stack.push([full, inGit]);
-      else if (setId && e.isFile() && ((lstatSync(full, { throwIfNoEntry: false })?.mode ?? 0) & 0o6000) !== 0) setIds.push(full);
+    try {
+      for (let e = handle.readSync(); e !== null; e = handle.readSync()) {
+        if (e.name === 'HEAD' || e.name === 'objects' || e.name === 'refs' || e.name === 'commondir') marks.push(e);
+        const full = dir + sep + e.name;
+        if (!inGit && dir !== root && configs(full.slice(root.length + 1))) configList.push(full);
+        if (!inGit && !e.isDirectory() && executed(full.slice(root.length + 1))) executedList.push(full);
+        if (e.name === '.git' && !inGit) {
+          if (dir !== root && (e.isDirectory() || e.isFile() || e.isSymbolicLink())) found.push(full);
+          if (setId && e.isDirectory()) stack.push([full, true]);
+        } else if (e.isDirectory()) stack.push([full, inGit]);
+        else if (setId && e.isFile() && ((lstatSync(full, { throwIfNoEntry: false })?.mode ?? 0) & 0o6000) !== 0) setIds.push(full);
+      }
+    } finally {
+      // A folder that cannot be read to its end fails the check (the caller says so), its handle closed.
+      handle.closeSync();
     }
-    handle.closeSync();
     if (!inGit && dir !== root && looksLikeGitDir(dir, marks)) bare.push(dir);
   }
   return { found: found.sort(), bare: bare.sort(), setId: setIds.sort(), configs: configList.sort(), executed: executedList.sort() };

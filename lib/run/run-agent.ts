@@ -5,7 +5,7 @@ import { availableParallelism } from 'node:os';
 import { formatPlan, type Plan, planToJson } from '../../templates/plan.js';
 import { resolveBackend, type BackendFlags } from './backend.js';
 import { envDecision } from './env-policy.js';
-import { UsageError } from '../errors.js';
+import { SandboxUnavailableError, UsageError } from '../errors.js';
 import { stashbaseHome, userHome } from '../home.js';
 import { type NativeContext, prepareNative } from '../native/prepare.js';
 import { probeNative } from '../native/probe.js';
@@ -108,6 +108,8 @@ export async function runAgent(o: RunOptions): Promise<number> {
   const wantWorktree = remote === null && (o.worktree === true || o.resume !== undefined || (profile.workspace.worktree && o.worktree !== false));
   const wt = wantWorktree ? await (await import('../worktree/run.js')).prepareWorktreeRun({ cwd: o.cwd, env: o.env, session, profile, resume: o.resume, dryRun: o.dryRun, docker: backend === 'docker', warn, note }) : null;
   const cwd = wt?.cwd ?? o.cwd;
+  // The working directory is the sandbox's to write: / would be all of this machine (a remote run's tree is on the engine).
+  if (remote === null && cwd === '/') throw new SandboxUnavailableError('the sandbox makes the working directory writable, and / is this whole machine: run it from a project folder, not /; nothing was run');
   const print = (plan: Plan) => {
     const p = wt ? wt.wrapPlan(plan) : plan;
     writeStdout(o.json ? JSON.stringify(planToJson(p), null, 2) + '\n' : formatPlan(p));

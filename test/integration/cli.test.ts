@@ -328,3 +328,21 @@ test('an empty or relative HOME is not used: ~ rules resolve under the account\'
     assert.ok(!paths.some((a) => a.startsWith('relative/home') || a === '.claude'), HOME);
   }
 });
+
+test('agent run in / is refused before anything is made, on either backend and in a dry run (the sandbox would write this whole machine); from a project folder the same runs go on', async () => {
+  const proj = join(t.home, 'slash-control');
+  mkdirSync(proj, { recursive: true });
+  const refusal = 'stashbase: the sandbox makes the working directory writable, and / is this whole machine: run it from a project folder, not /; nothing was run\n';
+  for (const args of [['agent', 'run', '--', 'true'], ['agent', 'run', '--dry-run', '--', 'true'], ['agent', 'run', '--docker-sandbox', 'true', '--dry-run', '--', 'true']]) {
+    const r = await cli([...args], { env, cwd: '/' });
+    assert.deepEqual([r.code, r.stdout, r.stderr.slice(r.stderr.indexOf('stashbase: '))], [4, '', refusal], args.join(' '));
+    // Nothing of a run was begun: no audit log, no session.
+    assert.equal(existsSync(join(t.sbHome, 'audit')), false, args.join(' '));
+    // Control: the same dry runs from a project folder print their plans.
+    if (args.includes('--dry-run')) {
+      const ok = await cli([...args], { env, cwd: proj });
+      assert.equal(ok.code, 0, ok.stderr);
+      assert.notEqual(ok.stdout, '');
+    }
+  }
+});
