@@ -1,6 +1,6 @@
 // The command tree. Leaf modules load lazily, so `--version` and `--help`
 // import nothing and `agent run` loads only what a run needs.
-import { StashbaseError } from './lib/errors.js';
+import { StashbaseError, UsageError } from './lib/errors.js';
 import { errorLabel, printable } from './lib/util/style.js';
 import type { FlagSpec } from './lib/util/argv.js';
 
@@ -150,7 +150,21 @@ async function dispatch(argv: string[]): Promise<number> {
     node = child;
     rest = tail;
   }
+  // Every command works from the working directory: one removed under the shell is said, not an internal error (help needs none).
+  const own = rest.indexOf('--') === -1 ? rest : rest.slice(0, rest.indexOf('--'));
+  if (!own.includes('--help') && !own.includes('-h') && !cwdExists()) {
+    throw new UsageError('the current folder no longer exists (it was removed after your shell entered it): cd into a folder that exists and run it again');
+  }
   return (await node.load())(rest);
+}
+
+function cwdExists(): boolean {
+  try {
+    process.cwd();
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 export async function main(argv: string[]): Promise<number> {

@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { cli, REPO, tempHome, writeFile } from '../helpers.js';
+import { BIN, cli, REPO, tempHome, writeFile } from '../helpers.js';
 
 const t = tempHome();
 after(() => t.cleanup());
@@ -345,4 +345,20 @@ test('agent run in / is refused before anything is made, on either backend and i
       assert.notEqual(ok.stdout, '');
     }
   }
+});
+
+test('a command run from a folder removed after the shell entered it says so (exit 2), not an internal error; --help still answers', () => {
+  const gone = join(t.home, 'gone');
+  mkdirSync(gone, { recursive: true });
+  // The shell enters the folder, removes it, then starts stashbase there.
+  const run = (...args: string[]) => spawnSync('sh', ['-c', `cd "$1" && rmdir "$1" && shift && exec "$@"`, 'sh', gone, process.execPath, BIN, ...args], { env, encoding: 'utf8' });
+  const said = 'stashbase: the current folder no longer exists (it was removed after your shell entered it): cd into a folder that exists and run it again\n';
+  for (const args of [['agent', 'run', '--', 'true'], ['scan'], ['agent', 'validate']]) {
+    const r = run(...args);
+    assert.deepEqual([r.status, r.stdout, r.stderr], [2, '', said], args.join(' '));
+    mkdirSync(gone);
+  }
+  const help = run('agent', 'run', '--help');
+  assert.equal(help.status, 0, help.stderr);
+  assert.match(help.stdout, /^Usage: stashbase agent run/);
 });
