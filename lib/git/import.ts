@@ -28,13 +28,13 @@ import {
   catFileCheckArgs, detachHeadArgs, indexPackArgs, isAncestorArgs, logArgs, OBJECTS_ARGS, PACK_ARGS, readerConfig, REMOTES_ARGS, runObjectsCommand, type RunObjects, symbolicRefArgs, unpackArgs, updateRefsArgs, yoursCommand,
 } from '../../templates/git-import.js';
 import { collect, eachLine, pipeInto } from '../exec.js';
-import { readBack } from '../readback/file.js';
+import { readBack, readBackText } from '../readback/file.js';
 import { printable } from '../util/printable.js';
 import { shellQuote } from '../../templates/shell-quote.js';
 import { indexCandidate, type IndexCandidate, writeIndexBack } from './index-import.js';
 import { decideRefs, type RefDecision, remoteTwins } from './ref-decisions.js';
 import { parseRefFile, readRefStore, type RefValue, sameRefs, sameValue } from './ref-store.js';
-import { checkoutDir, type RunGitDirRecord, sameStamp, SHARED_OBJECTS, stampOf } from './run-git-dir.js';
+import { checkoutDir, repoFormat, type RunGitDirRecord, sameStamp, SHARED_OBJECTS, stampOf } from './run-git-dir.js';
 import { sanitizeGitDir } from './sanitize.js';
 
 export interface ImportReport {
@@ -103,8 +103,8 @@ function stopIfOver(w: Work): void {
 
 async function run(w: Work, cmd: Command, input?: string): Promise<{ ok: boolean; out: string; err: string }> {
   const r = await collect(cmd, { timeoutMs: allowance(w), signal: w.signal, ...(input !== undefined ? { input } : {}) });
-  if (r.signal === 'SIGKILL') stopIfOver(w);
-  const err = r.signal === 'SIGKILL' ? `timed out after ${TIMEOUT_MS / 1000} s` : (r.stderr.trim().split('\n').at(-1) ?? '');
+  if (r.signal === 'SIGKILL' && !r.over) stopIfOver(w);
+  const err = r.over ? r.stderr : r.signal === 'SIGKILL' ? `timed out after ${TIMEOUT_MS / 1000} s` : (r.stderr.trim().split('\n').at(-1) ?? '');
   return { ok: r.code === 0, out: r.stdout, err };
 }
 
@@ -255,7 +255,8 @@ async function fastForwards(w: Work, start: Map<string, RefValue>, agent: Map<st
 async function commitList(w: Work, d: RefDecision): Promise<string> {
   if (d.kind !== 'fast-forward' || !d.take) return '';
   const r = await run(w, reading(w, logArgs(oidOf(d.start) as string, oidOf(d.agent) as string)));
-  const lines = r.out.trimEnd().split('\n').filter(Boolean);
+  // Each subject cut to 100 columns by git (padded: the padding trimmed), so what the agent wrote bounds nothing here.
+  const lines = r.out.split('\n').map((l) => l.trimEnd()).filter(Boolean);
   return [...lines.slice(0, 10).map((l) => `  ${l}`), ...(lines.length > 10 ? ['  …'] : [])].join('\n');
 }
 
@@ -524,15 +525,30 @@ export async function importRunGitDir(recordFile: string, o: ImportOptions): Pro
   return report;
 }
 
+/** What is kept of a run's git directory set aside: its objects and refs, nothing git obeys. */
+const KEPT_DATA = new Set(['objects', 'refs', 'packed-refs', 'reftable', 'logs', 'HEAD']);
+
 /** Moves the run's git directory out of the run's folder (which goes) to `keptDir`; says where, or why not. */
 function keepAside(rec: RunGitDirRecord, keptDir: string): string {
   try {
     mkdirSync(dirname(keptDir), { recursive: true, mode: 0o700 });
     renameSync(rec.plan.dir, keptDir);
+    // Its data alone: the agent's config, commondir (which names another config), hooks, info and the rest would be
+    // obeyed by the git you look with (found in review: a gpg.program of the agent's ran at git log); stashbase writes
+    // the config and, unless the agent's names a ref or a commit, the HEAD.
+    for (const name of readdirSync(keptDir)) if (!KEPT_DATA.has(name)) rmSync(join(keptDir, name), { recursive: true, force: true });
+    const head = readBackText(join(keptDir, 'HEAD'), 4096) ?? '';
+    if (!/^(ref: refs\/[!-~]+|[0-9a-f]{40}|[0-9a-f]{64})\n?$/.test(head)) {
+      rmSync(join(keptDir, 'HEAD'), { recursive: true, force: true });
+      writeFileSync(join(keptDir, 'HEAD'), 'ref: refs/heads/main\n');
+    }
+    const format = repoFormat(rec.plan.gitDir);
+    const extensions = [...(format.objectFormat === 'sha256' ? ['\tobjectformat = sha256'] : []), ...(format.reftable ? ['\trefstorage = reftable'] : [])];
+    writeFileSync(join(keptDir, 'config'), `[core]\n\trepositoryformatversion = ${extensions.length > 0 ? 1 : 0}\n\tbare = true\n${extensions.length > 0 ? `[extensions]\n${extensions.join('\n')}\n` : ''}`, { flag: 'wx' });
     // Your objects as its alternate again (stashbase's own line, the agent's was removed): its history reads whole.
     mkdirSync(join(keptDir, 'objects', 'info'), { recursive: true });
     writeFileSync(join(keptDir, 'objects', 'info', 'alternates'), `${join(rec.plan.gitDir, 'objects')}\n`);
-    return `The run's git directory is kept in ${keptDir}, as the agent left it (not imported; look with git --git-dir ${shellQuote(keptDir)} log --all, remove it when done)`;
+    return `The run's git directory is kept in ${keptDir}: the agent's objects and refs, not imported (its config, hooks and other files removed; look with git --git-dir ${shellQuote(keptDir)} log --all, remove it when done)`;
   } catch (e) {
     return `The run's git directory could not be kept (${(e as Error).message})`;
   }

@@ -358,20 +358,43 @@ for (const backend of ['native', 'docker'] as const) {
       assert.equal(r.git(['for-each-ref', 'refs/heads/deep', 'refs/tags/deep-tag']), '');
     });
 
-    test("packs that take long to index (copies, not links, which count once): the import stops at its time limit, the run's git directory is kept aside and the next run starts at once; control: the same work without them comes in", async () => {
+    test("packs that take long to index (copies, not links, which count once): the import stops at its time limit, the run's git directory is kept aside and the next run starts at once; control: the same work without them comes in. What is kept is data alone: the git you look with obeys nothing of the agent's (a commondir naming its config, whose gpg.program runs at git log)", async () => {
       const env = { ...r.env, STASHBASE_GIT_IMPORT_TIMEOUT: '3' };
+      // Found in review: the kept folder held the agent's commondir, and the command printed to look ran its program.
+      const mark = join(r.dir, 'kept-pwned');
+      const plant = [
+        'G=$(git rev-parse --path-format=absolute --git-common-dir)',
+        `printf '#!/bin/sh\\ntouch ${mark}\\n' > "$G/gpg.sh" && chmod +x "$G/gpg.sh"`,
+        // A commit with a signature header, in the run's refs and in a bare repository whose config runs the program.
+        'c=$(printf "tree %s\\nparent %s\\nauthor a <a@x> 1 +0000\\ncommitter a <a@x> 1 +0000\\ngpgsig -----BEGIN PGP SIGNATURE-----\\n x\\n -----END PGP SIGNATURE-----\\n\\nsigned\\n" "$(git rev-parse "HEAD^{tree}")" "$(git rev-parse HEAD)" | git hash-object -t commit -w --stdin)',
+        'git update-ref refs/heads/signed "$c"',
+        'git init -q --bare "$G/evil" && git --git-dir "$G/evil" config log.showSignature true && git --git-dir "$G/evil" config gpg.program "$G/gpg.sh"',
+        'git push -q "$G/evil" "$c:refs/heads/signed"',
+        'echo evil > "$G/commondir"',
+      ].join('\n');
+      const planted = copyOf(r.root, 'kept-control');
+      assert.equal(outside(plant, planted, r.env).status, 0);
+      spawnSync('git', ['--git-dir', join(planted, '.git'), 'log', '--all'], { env: r.env });
+      assert.equal(existsSync(mark), true, 'control: git log in the planted git directory runs the program');
+      spawnSync('rm', ['-f', mark]);
       const work = (extra: string) => cli(['agent', 'run', ...flags, '--', 'bash', '-c', `echo s >> s.txt && git add s.txt && git commit -qm "$1" && ${extra} echo done`, 'sh', extra ? 'slow-run' : 'quick-run'], { env, cwd: r.root, timeoutMs: 120_000 });
       const ctl = await work('');
       assert.equal(ctl.code, 0, ctl.stderr);
       assert.equal(r.git(['log', '-1', '--format=%s', 'main']), 'quick-run\n', 'the control comes in within the limit');
       const main = r.oid('main');
       slowPack(join(r.root, 'slow.pack'), 128, 30);
-      const res = await work('for i in 1 2 3; do cp slow.pack .git/objects/pack/p$i.pack; done; rm slow.pack;');
+      const res = await work(`for i in 1 2 3; do cp slow.pack .git/objects/pack/p$i.pack; done; rm slow.pack; ${plant.replaceAll('\n', ' && ')} &&`);
       assert.equal(res.code, 0, res.stderr);
-      const kept = /the import of the run's git work for \S+ stopped \(it took longer than 3 s\): nothing of it is in your repository\. The run's git directory is kept in (\S+), as the agent left it/.exec(res.stderr)?.[1];
+      const kept = /the import of the run's git work for \S+ stopped \(it took longer than 3 s\): nothing of it is in your repository\. The run's git directory is kept in (\S+): the agent's objects and refs, not imported \(its config, hooks and other files removed; look with git --git-dir \S+ log --all/.exec(res.stderr)?.[1];
       assert.ok(kept, res.stderr);
       assert.equal(r.oid('main'), main, 'nothing of it came in');
       assert.equal(spawnSync('git', ['--git-dir', kept, 'log', '-1', '--format=%s', 'main'], { encoding: 'utf8' }).stdout, 'slow-run\n', 'the work is kept');
+      // The command it prints, run: nothing of the agent's runs.
+      const look = spawnSync('git', ['--git-dir', kept, 'log', '--all'], { env: r.env, encoding: 'utf8' });
+      assert.equal(look.status, 0, look.stderr);
+      assert.match(look.stdout, /signed/);
+      assert.equal(existsSync(mark), false, "the agent's gpg.program did not run");
+      assert.deepEqual(readdirSync(kept).filter((n) => !['HEAD', 'config', 'logs', 'objects', 'packed-refs', 'refs'].includes(n)), [], 'nothing but its data and the config stashbase wrote');
       const next = await cli(['agent', 'run', ...flags, '--', 'true'], { env: r.env, cwd: r.root, timeoutMs: 60_000 });
       assert.equal(next.code, 0, next.stderr);
       assert.doesNotMatch(next.stderr, /killed run|import/);
