@@ -74,27 +74,72 @@ export function askCommand(cmd: Command, base: NodeJS.ProcessEnv, timeoutMs: num
  * CommandFailedError unless it exits 0. With `timeoutMs`, a command still
  * running then is killed and the rejection says so (never a hang).
  */
-export function capture(cmd: Command, input?: string, timeoutMs?: number): Promise<string> {
+export function capture(cmd: Command, input?: string, timeoutMs?: number, maxBytes = MAX_OUTPUT): Promise<string> {
   return new Promise((resolve, reject) => {
     const child = childProcess().spawn(cmd.file, cmd.args, { cwd: cmd.cwd, env: hostEnv(cmd), stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
-    const out: Buffer[] = [];
-    const err: Buffer[] = [];
     let timedOut = false;
     const timer = timeoutMs === undefined ? null : setTimeout(() => {
       timedOut = true;
       child.kill('SIGKILL');
     }, timeoutMs);
-    child.stdout?.on('data', (b: Buffer) => out.push(b));
-    child.stderr?.on('data', (b: Buffer) => err.push(b));
+    const out = new Bounded(maxBytes, () => child.kill('SIGKILL'));
+    const err = new Bounded(MAX_ERROR_TEXT);
+    child.stdout?.on('data', out.add);
+    child.stderr?.on('data', err.add);
     if (input !== undefined) child.stdin?.end(input);
     child.on('error', (e) => reject(new CommandFailedError(formatCommand(cmd), 127, e.message)));
     child.on('close', (code, signal) => {
       if (timer) clearTimeout(timer);
-      const stdout = Buffer.concat(out).toString('utf8');
-      if (code === 0) resolve(stdout);
-      else reject(new CommandFailedError(formatCommand(cmd), exitCodeOf(code, signal), timedOut ? `timed out after ${(timeoutMs as number) / 1000} s` : Buffer.concat(err).toString('utf8')));
+      if (code === 0 && !out.over) resolve(out.text());
+      else reject(new CommandFailedError(formatCommand(cmd), exitCodeOf(code, signal), out.over ? out.overText() : timedOut ? `timed out after ${(timeoutMs as number) / 1000} s` : err.text()));
     });
   });
+}
+
+/** What a child may print to stashbase by default (per stream it reads): past it, the child is killed and its run failed. */
+export const MAX_OUTPUT = 64 << 20;
+/** What is kept of a child's error text (the head; the rest dropped, the child left running). */
+const MAX_ERROR_TEXT = 1 << 20;
+
+/**
+ * A child's output kept up to a bound: past it, `onOver` is called once (to
+ * kill the child) and nothing more is kept. Many of the children stashbase
+ * runs print what the agent made (commit subjects, file names, a file of the
+ * home volume): unbounded, one could exhaust this process's memory, or pass
+ * the longest string V8 makes and end it before the run's own checks.
+ */
+class Bounded {
+  private readonly parts: Buffer[] = [];
+  private n = 0;
+  over = false;
+  constructor(private readonly max: number, private readonly onOver?: () => void) {}
+  readonly add = (b: Buffer): void => {
+    if (this.over || this.n >= this.max) {
+      if (!this.over && this.onOver) {
+        this.over = true;
+        this.onOver();
+      }
+      return;
+    }
+    const room = this.max - this.n;
+    if (b.length > room) {
+      this.parts.push(b.subarray(0, room));
+      this.n = this.max;
+      if (this.onOver) {
+        this.over = true;
+        this.onOver();
+      }
+      return;
+    }
+    this.parts.push(b);
+    this.n += b.length;
+  };
+  text(): string {
+    return Buffer.concat(this.parts).toString('utf8');
+  }
+  overText(): string {
+    return `it printed more than ${this.max >> 20} MiB, and was stopped`;
+  }
 }
 
 export interface Spawned {
@@ -210,33 +255,36 @@ export interface CollectOptions {
   fd3?: boolean;
   /** Kills the child (SIGKILL) when aborted; its result then has signal SIGKILL. */
   signal?: AbortSignal;
+  /** The most kept of its output and of descriptor 3 (default MAX_OUTPUT): past it the child is killed (signal SIGKILL, `over`). */
+  maxBytes?: number;
 }
 
 /** Runs a command to its end and collects its output whatever its exit: for checks that read a failure's text. */
-export function collect(cmd: Command, o: CollectOptions): Promise<CaptureResult & { fd3: string }> {
+export function collect(cmd: Command, o: CollectOptions): Promise<CaptureResult & { fd3: string; over: boolean }> {
   return new Promise((resolve) => {
     const stdio: StdioOptions = [o.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe', ...(o.fd3 ? (['pipe'] as const) : [])];
     const child = childProcess().spawn(cmd.file, cmd.args, { cwd: cmd.cwd, env: hostEnv(cmd), stdio });
-    const bufs: Buffer[][] = [[], [], []];
-    child.stdout?.on('data', (b: Buffer) => bufs[0]?.push(b));
-    child.stderr?.on('data', (b: Buffer) => bufs[1]?.push(b));
-    if (o.fd3) (child.stdio[3] as NodeJS.ReadableStream | undefined)?.on('data', (b: Buffer) => bufs[2]?.push(b));
+    const kill = () => child.kill('SIGKILL');
+    const bufs = [new Bounded(o.maxBytes ?? MAX_OUTPUT, kill), new Bounded(MAX_ERROR_TEXT), new Bounded(o.maxBytes ?? MAX_OUTPUT, kill)] as const;
+    child.stdout?.on('data', bufs[0].add);
+    child.stderr?.on('data', bufs[1].add);
+    if (o.fd3) (child.stdio[3] as NodeJS.ReadableStream | undefined)?.on('data', bufs[2].add);
     child.stdin?.on('error', () => {}); // a child that exits without reading its input
     if (o.input !== undefined) child.stdin?.end(o.input);
     const timer = setTimeout(() => child.kill('SIGKILL'), o.timeoutMs);
     const abort = () => child.kill('SIGKILL');
     o.signal?.addEventListener('abort', abort);
     if (o.signal?.aborted) abort();
-    const text = (i: number) => Buffer.concat(bufs[i] ?? []).toString('utf8');
     child.on('error', (e) => {
       clearTimeout(timer);
       o.signal?.removeEventListener('abort', abort);
-      resolve({ code: null, signal: null, stdout: '', stderr: e.message, fd3: '' });
+      resolve({ code: null, signal: null, stdout: '', stderr: e.message, fd3: '', over: false });
     });
     child.on('close', (code, signal) => {
       clearTimeout(timer);
       o.signal?.removeEventListener('abort', abort);
-      resolve({ code, signal, stdout: text(0), stderr: text(1), fd3: text(2) });
+      const over = bufs[0].over || bufs[2].over;
+      resolve({ code, signal, stdout: bufs[0].text(), stderr: over ? (bufs[0].over ? bufs[0] : bufs[2]).overText() : bufs[1].text(), fd3: bufs[2].text(), over });
     });
   });
 }

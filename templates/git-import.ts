@@ -99,7 +99,7 @@ export const symbolicRefArgs = (message: string, target: string) => ['symbolic-r
 
 export const detachHeadArgs = (message: string, oid: string) => ['update-ref', '--no-deref', '-m', message, 'HEAD', oid];
 
-export const logArgs = (old: string, now: string) => ['log', '--no-decorate', '--no-show-signature', '--format=%h %s', '-n', '11', `${old}..${now}`];
+export const logArgs = (old: string, now: string) => ['log', '--no-decorate', '--no-show-signature', '--format=%h %<(100,trunc)%s', '-n', '11', `${old}..${now}`];
 
 /** The run's own git directory as a plan shows it (lib/git/run-git-dir.ts). */
 export interface PlannedGitDir {

@@ -16,6 +16,7 @@ import type { DockerNetwork } from './sealed.js';
 import type { IsolatedVolume } from '../../templates/docker-volumes.js';
 import type { Plan } from '../../templates/plan.js';
 import { auditFile } from '../run/audit.js';
+import { refuseLinkedSources } from '../paths/bind-sources.js';
 import { SandboxUnavailableError, UsageError } from '../errors.js';
 import { planProtection, type Protection } from '../paths/protect.js';
 import { isolatedPathProblem, sizeBytes } from '../profile/docker-values.js';
@@ -250,6 +251,8 @@ export function prepareDocker(ctx: DockerContext, facts: RuntimeFacts, draft?: P
   // The folders above an isolated path too (found in review): renamed away, the host's copy would be where a local MCP server writes.
   const within = ctx.worktree?.path ?? ctx.cwd;
   mounts.push(...pinMounts({ ...protection, pinned: [...protection.pinned, ...volumes.flatMap((v) => between(within, v.target))] }, within, mounts));
+  // Docker resolves a bind's source on this machine, and an isolated path's folder in the container: neither through a link in the tree.
+  refuseLinkedSources([...mounts.filter((m) => m.type === 'bind').map((m) => m.source), ...volumes.map((v) => v.target)], within);
   // `stashbase agent hooks …` inside the container runs on the host (templates/stand-in.ts).
   // Mounted in every run: where the profile does not allow the check it stands aside, so a
   // hook installed in the shared home volume never blocks the agent's every command.

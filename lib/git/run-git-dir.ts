@@ -12,6 +12,7 @@ import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import type { BindMount } from '../../templates/bwrap.js';
 import type { PlannedGitDir } from '../../templates/git-import.js';
 import { readBackText } from '../readback/file.js';
+import { realPathOf } from '../util/real-path.js';
 import { readRefStore, type RefValue } from './ref-store.js';
 import { parseRefFile } from './ref-store.js';
 
@@ -150,8 +151,16 @@ export function planRunGitDir(o: { gitDir: string; admin: string | null; stateDi
   const dir = join(o.stateDir, 'git');
   const copies: string[] = [];
   const readOnly: Array<{ name: string; dir: boolean }> = [];
+  // A link is bound as what it names: only one that stays in the git directory (found in review: a git directory the agent
+  // made in the tree, named by a .git file, held links to your files, which a later run bound in for it to read).
+  const realG = realPathOf(o.gitDir);
+  const staysIn = (name: string) => {
+    const real = realPathOf(join(o.gitDir, name));
+    return realG !== null && real !== null && real.startsWith(`${realG}/`);
+  };
   for (const e of list(o.gitDir)) {
     if (e.name === 'objects' || e.name === 'worktrees' || e.name === SHARED_OBJECTS) continue;
+    if (e.isSymbolicLink() && !staysIn(e.name)) continue;
     if (e.isFile() && !OBEYED.has(e.name)) {
       // Another git's lock (index.lock, packed-refs.lock): its work under way, not the repository's state.
       if (!e.name.endsWith('.lock')) copies.push(e.name);
@@ -159,7 +168,8 @@ export function planRunGitDir(o: { gitDir: string; admin: string | null; stateDi
     else if (e.isDirectory() && COPIED_DIRS.has(e.name)) copies.push(e.name);
     else if (e.isDirectory() || e.isFile() || e.isSymbolicLink()) readOnly.push({ name: e.name, dir: !e.isFile() && lstatSync(join(o.gitDir, e.name)).isDirectory() });
   }
-  const otherWorktrees = o.hideOthers ? [] : list(join(o.gitDir, 'worktrees')).filter((e) => e.isDirectory() && e.name !== o.admin).map((e) => e.name);
+  const worktreesLinked = lstatSync(join(o.gitDir, 'worktrees'), { throwIfNoEntry: false })?.isSymbolicLink() === true;
+  const otherWorktrees = o.hideOthers || worktreesLinked ? [] : list(join(o.gitDir, 'worktrees')).filter((e) => e.isDirectory() && e.name !== o.admin).map((e) => e.name);
   const g = o.gitDir;
   const mounts: BindMount[] = [
     { src: dir, dest: g, ro: false },

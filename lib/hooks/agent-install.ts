@@ -93,7 +93,8 @@ export async function installInVolume(agent: HookAgent, t: DockerTarget, uninsta
   const io: HomeFileInput = { docker: t.docker, image: t.image, volume: t.volume, home: AGENT_HOME, user: t.user, path };
   const label = `${t.volume}:${path}`;
   const read = homeFileReadCommand(io);
-  const got = await collect(read, { timeoutMs: 60_000 });
+  // The agents' home volume is the agents' to write: its settings file is read up to 1 MiB (a link to /dev/zero, say, ends there).
+  const got = await collect(read, { timeoutMs: 60_000, maxBytes: 1 << 20 });
   if (got.code !== 0 && got.code !== MISSING_EXIT) throw new SandboxUnavailableError(`could not read ${label}: ${formatCommand(read)} failed: ${got.stderr.trim()}`);
   const before = got.code === MISSING_EXIT ? null : got.stdout;
   // The sandbox's stashbase is the stand-in the run mounts.

@@ -2,6 +2,7 @@
 // environment) and builds its Plan. Nothing here changes the disk: run.ts and
 // execute.ts do that.
 import { accessSync, constants, lstatSync, statSync } from 'node:fs';
+import { refuseLinkedSources } from '../paths/bind-sources.js';
 import { interceptsTls } from '../proxy/intercepts.js';
 import { dirname, join } from 'node:path';
 import { findTool } from '../util/find-tool.js';
@@ -167,6 +168,8 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
   };
   const viewMounts: BindMount[] = views.flatMap((v) => viewBinds(v.spec, v.dir));
   const binds: BindMount[] = [...roots.map((r) => ({ src: r, dest: r, ro: false })), ...(gitDir?.mounts ?? []), ...viewMounts];
+  // bwrap resolves a bind's source on this machine: none in the tree the agent writes through a link it may have made.
+  refuseLinkedSources(binds.map((b) => b.src), ctx.cwd);
   binds.push(...reexposed(privateDests, [ctx.home, ...ownFiles()], binds));
   if (interceptTls && bwrapLike) binds.push({ src: caDirOf(runDir), dest: caSeen, ro: true });
 

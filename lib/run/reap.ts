@@ -60,7 +60,9 @@ async function reapOne(rec: SessionRecord, home: string, env: NodeJS.ProcessEnv,
   const started = Date.parse(rec.startedAt);
   if (rec.cwd && Number.isFinite(started)) {
     try {
-      const left = [...checkNestedRepos(rec.cwd, env, started - CLOCK_SLACK_MS), ...quarantineToolConfigs(toolConfigPaths(rec.cwd, userHome(env), []), started - CLOCK_SLACK_MS)];
+      // A Docker agent owns the files it writes, so it can set a setuid bit (the native sandbox refuses it): cleared here as
+      // the run's own end would have (every one: the killed run's keep_executables are not on record).
+      const left = [...checkNestedRepos(rec.cwd, env, started - CLOCK_SLACK_MS, false, rec.docker !== undefined), ...quarantineToolConfigs(toolConfigPaths(rec.cwd, userHome(env), []), started - CLOCK_SLACK_MS)];
       for (const w of left) alert(`${w} (left by the killed run ${rec.id})`);
     } catch (e) {
       alert(`could not check ${rec.cwd} for nested repositories the killed run ${rec.id} registered (${(e as Error).message}); run git ls-files -s | grep ^160000 there before you run git`);
