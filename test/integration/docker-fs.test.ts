@@ -3,7 +3,7 @@
 // allow-list, no host tokens, the CA key, limits, git identity, isolated paths.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { cli, needs, tempHome, writeFile } from '../helpers.js';
@@ -221,6 +221,29 @@ describe(`Docker backend: filesystem, environment and limits (real engine, ${DOC
     renameSync(join(proj, 'web'), join(proj, 'web2'));
     renameSync(join(proj, 'web2'), join(proj, 'web'));
     rmSync(join(proj, 'web'), { recursive: true, force: true });
+    const removed = await cli(['agent', 'docker', 'cleanup', '--isolated-paths', '--yes'], { env: t.env, timeoutMs: 60_000 });
+    assert.equal(removed.code, 0, removed.stderr);
+  });
+
+  test("isolated paths: a folder above one that an earlier run replaced by a link to your files is refused, nothing mounted (found in review: Docker bound the link's target read-write); control: without the link the run goes on", async () => {
+    const victim = join(t.dir, 'victim');
+    writeFile(join(victim, 'secret.txt'), SECRET);
+    // An earlier run (no isolated paths then) swaps the folder for a link.
+    const plant = await run([], `mkdir -p app && mv app app.orig && ln -s ${victim} app && echo planted`);
+    assert.equal(plant.code, 0, plant.stderr);
+    assert.equal(plant.stdout, 'planted\n');
+    const r = await run(['--docker-isolated-paths', 'app/node_modules'], `cat ${victim}/secret.txt; echo x > ${victim}/pwned.txt; echo ran`);
+    assert.equal(r.code, 4, r.stderr);
+    assert.equal(r.stdout, '');
+    assert.match(r.stderr, new RegExp(`stashbase: ${proj}/app is reached through a link \\(it leads to ${victim}\\), and the run binds it into the sandbox, which would show what the link names instead: remove the link, or name the real path in the profile; nothing was run`));
+    assert.deepEqual(readdirSync(victim), ['secret.txt'], 'nothing was made or written in the folder the link names');
+    // Control: the folder itself again, and the same run goes on.
+    rmSync(join(proj, 'app'));
+    renameSync(join(proj, 'app.orig'), join(proj, 'app'));
+    const ok = await run(['--docker-isolated-paths', 'app/node_modules'], 'ls -d app/node_modules && echo ran');
+    assert.equal(ok.code, 0, ok.stderr);
+    assert.equal(ok.stdout, 'app/node_modules\nran\n');
+    rmSync(join(proj, 'app'), { recursive: true, force: true });
     const removed = await cli(['agent', 'docker', 'cleanup', '--isolated-paths', '--yes'], { env: t.env, timeoutMs: 60_000 });
     assert.equal(removed.code, 0, removed.stderr);
   });

@@ -9,7 +9,7 @@ import { existsSync, lstatSync, readdirSync, readFileSync, writeFileSync } from 
 import { join } from 'node:path';
 import { deflateSync } from 'node:zlib';
 import { after, describe, test } from 'node:test';
-import { BIN, cli, needs } from '../helpers.js';
+import { BIN, cli, needs, writeFile } from '../helpers.js';
 import { repoHome } from '../worktree-setup.js';
 
 const WORKTREE = /^Worktree: \S+\/\.stashbase\/worktrees\/([a-z]+-[a-z]+-[a-z]+) \(branch stashbase\/\1\)$/m;
@@ -107,6 +107,32 @@ for (const backend of ['native', 'docker'] as const) {
       assert.equal(readFileSync(rc, 'utf8'), '# mine\n', 'your ~/.bashrc is as it was');
       assert.equal(r.git(['log', '-1', '--format=%s', 'main~1']).trim(), 'agent: $(touch pwned)', "the agent's commit came in");
       assert.ok(fsckClean());
+    });
+
+    test('a commit whose subject is 8 MiB: the list of what came in cuts it to 100 columns (found in review: a 560 MB subject ended stashbase before its end-of-run checks); control: git log prints it whole', async () => {
+      const commit = "head -c 8388608 /dev/zero | tr '\\0' a > ../subject.txt && echo s >> s.txt && git add s.txt && git commit -q -F ../subject.txt && rm ../subject.txt && echo committed";
+      const res = await run(commit.replaceAll('../subject.txt', '.subject.txt'));
+      assert.equal(res.code, 0, res.stderr);
+      assert.equal(res.stdout, 'committed\n');
+      const whole = spawnSync('git', ['-C', r.root, 'log', '-1', '--format=%s', 'main'], { env: r.env, encoding: 'utf8', maxBuffer: 64 << 20 });
+      assert.equal(whole.stdout.length, 8388608 + 1, 'control: git log prints the subject whole');
+      const listed = res.stderr.split('\n').filter((l) => /^warning: {3}[0-9a-f]{7,} a+/.test(l) || /^ {2}[0-9a-f]{7,} a+/.test(l));
+      assert.equal(listed.length, 1, res.stderr.slice(0, 2000));
+      assert.ok((listed[0] as string).length < 140, `the line is ${(listed[0] as string).length} long`);
+      assert.match(listed[0] as string, /[0-9a-f]{7,} a{98}\.\.$/);
+    });
+
+    test("a .git file in a folder naming a git directory the agent made there, holding a link to your private key: a later run from that folder shows the link as a link, never the key (found in review: the run bound each entry of the git directory, links resolved on this machine); control: outside, the link reads it", async () => {
+      const key = writeFile(join(r.home, '.ssh', 'id_review'), 'HOST-PRIVATE-KEY\n');
+      const plant = `mkdir -p pkg && git init -q --bare pkg/.fake && rm -rf pkg/.fake/hooks pkg/.fake/info && ln -s ${key} pkg/.fake/loot && printf 'gitdir: .fake\\n' > pkg/.git && echo planted`;
+      const first = await run(plant);
+      assert.equal(first.code, 0, first.stderr);
+      assert.equal(first.stdout, 'planted\n');
+      assert.equal(readFileSync(join(r.root, 'pkg', '.fake', 'loot'), 'utf8'), 'HOST-PRIVATE-KEY\n', 'control: outside, the link reads the key');
+      const later = await cli(['agent', 'run', ...flags, '--', 'bash', '-c', 'cat .fake/loot 2>/dev/null || echo unreadable'], { env: r.env, cwd: join(r.root, 'pkg'), timeoutMs: 120_000 });
+      assert.equal(later.code, 0, later.stderr);
+      assert.equal(later.stdout, 'unreadable\n');
+      spawnSync('rm', ['-rf', join(r.root, 'pkg')]);
     });
 
     test('deleted packs and loose objects (and, unnamed, a pack truncated in place): your object store is not the agent\'s to change', async () => {

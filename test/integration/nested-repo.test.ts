@@ -4,7 +4,7 @@
 // nested repository is left alone. Outside any sandbox the same plant does run (the control).
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { BIN, cli, needs, tempHome } from '../helpers.js';
@@ -231,6 +231,29 @@ function describeBackend(name: string, docker: boolean) {
         const next = await cli(['agent', 'run', '--', 'true'], { env: t.env, cwd: repo, timeoutMs: 60_000 });
         assert.equal(next.code, 0, next.stderr);
         assert.doesNotMatch(next.stderr, /nested repository/);
+      });
+    }
+
+    if (docker) {
+      test('after a SIGKILL of stashbase, the next run clears the setuid bit the Docker agent set before it (found in review: the reaper left it for good)', async () => {
+        const repo = join(t.dir, `killed-suid-${name}`);
+        makeRepo(repo);
+        const child = spawn(process.execPath, [BIN, 'agent', 'run', '--silent', ...flags, '--', 'sh', '-c', 'cp /bin/sh suidsh && chmod 4755 suidsh && echo planted; sleep 60'], { env: t.env, cwd: repo, stdio: ['ignore', 'pipe', 'pipe'] });
+        let stderr = '';
+        child.stderr.on('data', (d: Buffer) => (stderr += String(d)));
+        await new Promise<void>((res) => child.stdout.on('data', (d: Buffer) => String(d).includes('planted') && res()));
+        assert.notEqual(lstatSync(join(repo, 'suidsh')).mode & 0o4000, 0, 'control: the bit is set on your disk while the run lasts');
+        child.kill('SIGKILL');
+        await new Promise((res) => child.on('close', res));
+        // The watchdog removes the agent's container; the next run settles the killed one once it is gone.
+        let r = await cli(['agent', 'run', '--', 'true'], { env: t.env, cwd: repo, timeoutMs: 60_000 });
+        for (let i = 0; i < 50 && /still has its agent container/.test(r.stderr); i++) {
+          await new Promise((res) => setTimeout(res, 200));
+          r = await cli(['agent', 'run', '--', 'true'], { env: t.env, cwd: repo, timeoutMs: 60_000 });
+        }
+        assert.equal(r.code, 0, r.stderr);
+        assert.match(r.stderr, /suidsh with its setuid bit set .*: the bit was cleared.* \(left by the killed run ags_[a-z2-7]{16}\)/);
+        assert.equal(spawnSync('find', [repo, '-perm', '/6000', '-type', 'f'], { encoding: 'utf8' }).stdout, '');
       });
     }
 

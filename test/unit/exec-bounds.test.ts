@@ -1,0 +1,27 @@
+// What stashbase reads from its children is bounded (lib/exec.ts): many of them
+// print what the agent made (commit subjects, file names, a file of the agents'
+// home volume). Past the bound the child is killed and its run failed; within
+// it, the output comes whole. Real processes (head of /dev/zero), no sandbox.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { capture, collect } from '../../lib/exec.js';
+
+const zeros = (bytes: number) => ({ file: '/bin/sh', args: ['-c', `head -c ${bytes} /dev/zero; echo done >&2`] });
+const endless = { file: '/bin/sh', args: ['-c', 'exec cat /dev/zero'] };
+
+test('collect: output past maxBytes kills the child (an endless one too) and says so; within it, all of it and the exit', async () => {
+  const over = await collect(endless, { timeoutMs: 20_000, maxBytes: 1 << 20 });
+  assert.deepEqual([over.over, over.signal, over.stdout.length, over.stderr], [true, 'SIGKILL', 1 << 20, 'it printed more than 1 MiB, and was stopped']);
+  const within = await collect(zeros(1 << 20), { timeoutMs: 20_000, maxBytes: 1 << 20 });
+  assert.deepEqual([within.over, within.code, within.stdout.length, within.stderr], [false, 0, 1 << 20, 'done\n']);
+});
+
+test('collect: the default bound (64 MiB) holds for a child that never ends', async () => {
+  const r = await collect(endless, { timeoutMs: 60_000 });
+  assert.deepEqual([r.over, r.signal, r.stdout.length], [true, 'SIGKILL', 64 << 20]);
+});
+
+test('capture: output past its bound fails the command, naming why; within it, the output', async () => {
+  await assert.rejects(capture(endless, undefined, 20_000, 1 << 20), (e: Error) => /it printed more than 1 MiB, and was stopped/.test(e.message));
+  assert.equal((await capture(zeros(1000), undefined, 20_000, 1000)).length, 1000);
+});
