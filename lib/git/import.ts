@@ -465,7 +465,14 @@ async function importWork(w: Work): Promise<void> {
   if (keep && !keep.reason?.endsWith('could not be kept either')) keep.reason += `; the agent's commits are in your object store: git branch stashbase-kept-${w.session} ${oidOf(keep.agent)} keeps them`;
   const commits = await lists;
   // Each change named, up to a point: a flood of refs is said in one line past it.
-  for (const [i, d] of decisions.slice(0, MAX_NAMED).entries()) (d.take && d.ref === rec.own ? report.own : report.warnings).push(describe(d, d.take ? (commits[i] ?? '') : ''));
+  // The run's own branch is the agent's to move, and said as a note; a rewrite of it is said as a warning, --silent or
+  // not: commits that were on it at the run's start (yours added to it before a --resume, found in review) are no longer.
+  for (const [i, d] of decisions.slice(0, MAX_NAMED).entries()) {
+    const said = describe(d, d.take ? (commits[i] ?? '') : '');
+    if (!d.take || d.ref !== rec.own) report.warnings.push(said);
+    else if (d.kind === 'rewritten') report.warnings.push(`${said}; commits that were on it when the run started are no longer on it`);
+    else report.own.push(said);
+  }
   if (decisions.length > MAX_NAMED) {
     const rest = decisions.slice(MAX_NAMED);
     report.warnings.push(`and ${rest.length} more ref changes of the agent's, ${rest.filter((d) => d.take).length} of them taken (git for-each-ref lists your refs; git reflog shows what stashbase wrote, under "${w.message}")`);

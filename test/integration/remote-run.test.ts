@@ -83,6 +83,23 @@ describe('remote runs on a second Docker engine (real engines, tcp:// and ssh://
     assert.equal(readFileSync(join(repo, 'b'), 'utf8'), 'b\n');
   });
 
+  test("tcp --resume after you added a commit to the run's branch: the clone there lacks it, and the agent's next commit drops it from the branch; said as a warning even with --silent, with the undo (found in review: a note --silent hid)", { timeout: 180_000 }, async () => {
+    const repo = repository();
+    const first = await cli(['agent', 'run', '--silent', '--docker-sandbox', 'true', '--worktree', '--', 'sh', '-c', `echo 1 > one && git add one && ${COMMIT} agent-1`], { env: tcpEnv(), cwd: repo, timeoutMs: 120_000 });
+    assert.equal(first.code, 0, first.stderr);
+    const name = git(repo, 'for-each-ref', '--format=%(refname:lstrip=3)', 'refs/heads/stashbase/');
+    assert.match(name, /^[a-z]+-[a-z]+-[a-z]+$/);
+    // Your own commit on the run's branch, made here.
+    const yours = spawnSync('sh', ['-c', `git worktree add -q ../yours-wt stashbase/${name} && cd ../yours-wt && echo mine > mine && git add mine && ${COMMIT} "your work" && cd .. && git -C ${JSON.stringify(repo)} worktree remove ../yours-wt`], { cwd: repo, encoding: 'utf8' });
+    assert.equal(yours.status, 0, yours.stderr);
+    const mine = git(repo, 'rev-parse', `stashbase/${name}`);
+    const resumed = await cli(['agent', 'run', '--silent', '--docker-sandbox', 'true', '--resume', name, '--', 'sh', '-c', `echo 3 > three && git add three && ${COMMIT} agent-3`], { env: tcpEnv(), cwd: repo, timeoutMs: 120_000 });
+    assert.equal(resumed.code, 0, resumed.stderr);
+    assert.equal(git(repo, 'log', '-1', '--format=%s', `stashbase/${name}`), 'agent-3');
+    assert.notEqual(spawnSync('git', ['-C', repo, 'merge-base', '--is-ancestor', mine, `stashbase/${name}`]).status, 0, 'your commit is no longer on the branch');
+    assert.match(resumed.stderr, new RegExp(`^warning: the agent rewrote refs/heads/stashbase/${name} \\(${mine.slice(0, 12)} -> [0-9a-f]{12}\\): taken \\(undo: git update-ref refs/heads/stashbase/${name} ${mine}\\); commits that were on it when the run started are no longer on it$`, 'm'));
+  });
+
   test('ssh (a context, --remote): uncommitted work stays in the engine\'s workspace, and --resume continues there; the second commit comes back', { timeout: 180_000 }, async () => {
     const repo = repository();
     const first = await cli(['agent', 'run', '--remote', 'eng', '--', 'sh', '-c', 'echo wip > wip.txt'], { env: sshEnv(), cwd: repo, timeoutMs: 120_000 });
