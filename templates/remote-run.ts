@@ -191,7 +191,10 @@ export function exportCommand(x: ExportInput): Command {
     // anything else it ends unread (a connection that hangs does not keep it, nor the workspace, on the engine).
     `while :; do c=$(timeout ${x.seconds} dd bs=1 count=1 2>/dev/null) || exit 0; case "$c" in .) ;; ${EXPORT_GO}) break ;; *) exit 0 ;; esac; done`,
     // A FIFO anywhere in the workspace (behind an object file's name, or where a link of the agent's leads) would hold git open forever.
-    `if [ -n "$(find ${WORK} -xdev -type p -print -quit)" ]; then echo "the clone holds a FIFO (a named pipe), which git would wait on" >&2; exit 1; fi`,
+    `if [ -n "$(find ${WORK} -xdev \\( -type p -o -xtype p \\) -print -quit)" ]; then echo "the clone holds a FIFO (a named pipe), or a link to one, which git would wait on" >&2; exit 1; fi`,
+    // Nor does git here follow a link of the agent's out of the object store, or an alternate (found in review: one
+    // naming /dev/stdout held it until its time ran out): a clone made from your bundle has neither.
+    `if [ -L ${WORK}/.git ] || [ -e ${WORK}/.git/objects/info/alternates ] || [ -L ${WORK}/.git/objects/info/alternates ] || [ -n "$(find ${WORK}/.git/objects -xdev -type l -print -quit)" ]; then echo "the clone's git directory is a link, or its object store holds links or an alternate, which a clone of yours never has" >&2; exit 1; fi`,
     `ref=${shellQuote(ref)}`,
     `if [ -f ${WORK}/.git/$ref ] && [ ! -L ${WORK}/.git/$ref ]; then tip=$(head -c 100 ${WORK}/.git/$ref | head -n 1)`,
     `elif [ -f ${WORK}/.git/packed-refs ] && [ ! -L ${WORK}/.git/packed-refs ]; then tip=$(awk -v r="$ref" '$2 == r { print $1; exit }' ${WORK}/.git/packed-refs)`,

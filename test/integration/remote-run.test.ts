@@ -489,8 +489,18 @@ describe('remote runs on a second Docker engine (real engines, tcp:// and ssh://
     const fifoStart = Date.now();
     const fifo = await cli(['agent', 'run', '--docker-sandbox', 'true', '--', 'sh', '-c', `echo f > f && git add f && ${COMMIT} f && git repack -qad && idx=$(ls .git/objects/pack/*.idx | head -n 1) && rm "$idx" && mkfifo "$idx"`], { env: { ...tcpEnv(), STASHBASE_REMOTE_EXPORT_TIMEOUT: '100' }, cwd: repo, timeoutMs: 180_000 });
     assert.equal(fifo.code, 0, fifo.stderr);
-    assert.match(fifo.stderr, /^warning: the remote run's commits were not brought back \(the export failed: the clone holds a FIFO \(a named pipe\), which git would wait on\); nothing of it was imported \(the workspace keeps them\)$/m);
+    assert.match(fifo.stderr, /^warning: the remote run's commits were not brought back \(the export failed: the clone holds a FIFO \(a named pipe\), or a link to one, which git would wait on\); nothing of it was imported \(the workspace keeps them\)$/m);
     assert.ok(Date.now() - fifoStart < 60_000, `refused at once: ${Date.now() - fifoStart} ms`);
+    // Found in review: an alternate that is a link to the container's standard output held the export's git until its time ran out.
+    const linkStart = Date.now();
+    const linked = await cli(['agent', 'run', '--docker-sandbox', 'true', '--', 'sh', '-c', `echo l > l && git add l && ${COMMIT} l && ln -sf /dev/stdout .git/objects/info/alternates`], { env: { ...tcpEnv(), STASHBASE_REMOTE_EXPORT_TIMEOUT: '100' }, cwd: repo, timeoutMs: 180_000 });
+    assert.equal(linked.code, 0, linked.stderr);
+    assert.match(linked.stderr, /^warning: the remote run's commits were not brought back \(the export failed: the clone holds a FIFO \(a named pipe\), or a link to one, which git would wait on\); nothing of it was imported \(the workspace keeps them\)$/m);
+    assert.ok(Date.now() - linkStart < 60_000, `refused at once: ${Date.now() - linkStart} ms`);
+    // And an alternate of the agent's at all (a clone of your bundle has none): git would read objects from where it names.
+    const alternate = await cli(['agent', 'run', '--docker-sandbox', 'true', '--', 'sh', '-c', `echo m > m && git add m && ${COMMIT} m && git init -q --bare /tmp/other && echo /tmp/other/objects > .git/objects/info/alternates`], { env: tcpEnv(), cwd: repo, timeoutMs: 180_000 });
+    assert.equal(alternate.code, 0, alternate.stderr);
+    assert.match(alternate.stderr, /^warning: the remote run's commits were not brought back \(the export failed: the clone's git directory is a link, or its object store holds links or an alternate, which a clone of yours never has\); nothing of it was imported \(the workspace keeps them\)$/m);
     // Found in review: the clone's config made a partial clone whose fetch command is the agent's, and a branch whose tree is missing, so that git in the export would run it.
     const plant = [
       `echo e > e && git add e && ${COMMIT} e`,
