@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { HOME_VOLUME } from '../templates/docker-run.js';
+import { remoteHome } from '../lib/remote/prepare.js';
 import { capture } from '../lib/exec.js';
 import { humanSize, measureVolume } from '../lib/docker/home-volume.js';
 import { defaultImageRef } from '../lib/docker/image.js';
@@ -19,12 +20,12 @@ export const flags: FlagSpec[] = [REMOTE_FLAG, JSON_FLAG];
 const spec = { name: 'agent docker status', usage, summary, flags, notes: 'Removes nothing; see stashbase agent docker cleanup.' };
 
 /** The home volume's size now, or why it is not known. */
-async function homeVolumeSize(docker: string, image: string): Promise<{ bytes: number } | { why: string }> {
+async function homeVolumeSize(docker: string, image: string, name: string): Promise<{ bytes: number } | { why: string }> {
   const ok = (cmd: string[]) => capture({ file: docker, args: cmd }).then(() => true, () => false);
-  const [volume, built] = await Promise.all([ok(['volume', 'inspect', HOME_VOLUME]), ok(['image', 'inspect', image])]);
+  const [volume, built] = await Promise.all([ok(['volume', 'inspect', name]), ok(['image', 'inspect', image])]);
   if (!volume) return { why: 'not created yet (the first Docker run makes it)' };
   if (!built) return { why: `size unknown (measuring it needs the image ${image}: stashbase agent docker build)` };
-  return measureVolume(docker, image, HOME_VOLUME, `stashbase-status-du-${randomBytes(6).toString('hex')}`, []);
+  return measureVolume(docker, image, name, `stashbase-status-du-${randomBytes(6).toString('hex')}`, []);
 }
 
 export async function main(argv: string[]): Promise<number> {
@@ -34,14 +35,16 @@ export async function main(argv: string[]): Promise<number> {
   const docker = findDocker(process.env);
   // Another machine's engine (--remote, DOCKER_HOST, the current context): its runs are live only by a record here (lib/docker/leftovers.ts).
   const target = await engineOf(docker, process.env, flagString(p, 'remote'));
+  // A remote engine's runs of this machine have a home volume of their own there (lib/remote/prepare.ts).
+  const homeVolume = target !== null ? remoteHome(stashbaseHome(process.env)) : HOME_VOLUME;
   const [runs, volume, workspaces] = await Promise.all([
     runLeftovers(docker, stashbaseHome(process.env), target !== null),
-    homeVolumeSize(docker, defaultImageRef(process.env)),
+    homeVolumeSize(docker, defaultImageRef(process.env), homeVolume),
     target !== null ? workspaceLeftovers(docker) : Promise.resolve([]),
   ]);
   const remote = target !== null ? { engine: printable(target.host, true), from: target.from, workspaces } : null;
   if (flagBool(p, 'json')) {
-    process.stdout.write(JSON.stringify({ ...(remote ? { remote } : {}), runs, homeVolume: { name: HOME_VOLUME, ...volume } }, null, 2) + '\n');
+    process.stdout.write(JSON.stringify({ ...(remote ? { remote } : {}), runs, homeVolume: { name: homeVolume, ...volume } }, null, 2) + '\n');
     return 0;
   }
   const home = 'bytes' in volume ? `${humanSize(volume.bytes)} (${volume.bytes} bytes)` : volume.why;
@@ -49,7 +52,7 @@ export async function main(argv: string[]): Promise<number> {
     process.stdout.write(`Engine: ${remote.engine} (${remote.from}), not this machine's: a run is live only if it runs from here\n`);
     for (const w of remote.workspaces) process.stdout.write(`Workspace ${w.name}: run ${w.run}, from ${w.origin || 'an unknown machine'}\n`);
   }
-  process.stdout.write(`Agents' home volume ${HOME_VOLUME}: ${home}\n`);
+  process.stdout.write(`Agents' home volume ${homeVolume}: ${home}\n`);
   if (runs.length === 0) {
     process.stdout.write('No per-run Docker networks or containers.\n');
     return 0;

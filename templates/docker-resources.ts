@@ -18,9 +18,13 @@ export function listRunVolumesCommand(docker: string): Command {
   return { file: docker, args: ['volume', 'ls', '--filter', `label=${LABEL_SESSION}`, '--format', `{{.Name}}|{{.Label "${LABEL_SESSION}"}}|{{json (.Label "${LABEL_ORIGIN}")}}`] };
 }
 
-/** Remote runs' workspaces, with their labels (the run's name, the machine and folder they were made from) as one JSON object. */
+/**
+ * Remote runs' workspaces, with two labels (the run's name, the machine and folder they were made from), each a JSON
+ * string, tab-separated (a JSON string holds no raw tab or line break). A volume's `.Labels` is one "k=v,…" string,
+ * not an object (found in review: every workspace was listed without its labels).
+ */
 export function listWorkspacesCommand(docker: string): Command {
-  return { file: docker, args: ['volume', 'ls', '--filter', `label=${LABEL_WORKSPACE}`, '--format', '{{.Name}}|{{json .Labels}}'] };
+  return { file: docker, args: ['volume', 'ls', '--filter', `label=${LABEL_WORKSPACE}`, '--format', `{{.Name}}{{"\\t"}}{{json (.Label "${LABEL_WORKSPACE}")}}{{"\\t"}}{{json (.Label "${LABEL_ORIGIN}")}}`] };
 }
 
 export function listVolumesCommand(docker: string): Command {

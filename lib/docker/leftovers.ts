@@ -1,8 +1,7 @@
 // What Docker holds of stashbase runs: per-run networks and containers grouped
 // by session, whether that session is still alive here, and isolated-path volumes.
 import { listContainersCommand, listNetworksCommand, listRunVolumesCommand, listVolumesCommand, listWorkspacesCommand } from '../../templates/docker-resources.js';
-import { LABEL_ORIGIN, LABEL_WORKSPACE } from '../../templates/remote-run.js';
-import { isJsonObject, parseJson } from '../readback/json.js';
+import { parseJson } from '../readback/json.js';
 import { NETWORK_PREFIX } from '../../templates/docker-run.js';
 import { capture } from '../exec.js';
 import { liveSessionIds, processAlive, SESSION_ID } from '../run/session.js';
@@ -101,12 +100,11 @@ export interface WorkspaceLeftover {
   origin: string;
 }
 
-/** Remote runs' workspaces on the engine: their labels parsed as one JSON object (anyone who makes volumes there writes them). */
+/** Remote runs' workspaces on the engine: each label a JSON string (anyone who makes volumes there writes them). */
 export async function workspaceLeftovers(docker: string): Promise<WorkspaceLeftover[]> {
   return (await capture(listWorkspacesCommand(docker))).split('\n').filter(Boolean).map((line) => {
-    const at = line.indexOf('|');
-    const parsed = parseJson(line.slice(at + 1));
-    const labels = parsed !== null && isJsonObject(parsed.value) ? parsed.value : null;
-    return { name: printable(line.slice(0, at), true), run: shown(labels?.[LABEL_WORKSPACE]), origin: shown(labels?.[LABEL_ORIGIN]) };
+    const [name = '', run = '', origin = ''] = line.split('\t');
+    const label = (text: string) => parseJson(text)?.value;
+    return { name: printable(name, true), run: shown(label(run)), origin: shown(label(origin)) };
   });
 }

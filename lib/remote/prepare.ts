@@ -37,6 +37,11 @@ export interface RemotePrepared {
   plan: Plan;
 }
 
+/** The agents' home volume on a remote engine of this machine, user and stashbase home (one per origin there). */
+export function remoteHome(stashbaseHome: string): string {
+  return remoteHomeVolume(hostname(), process.getuid?.() ?? 0, stashbaseHome, sha256);
+}
+
 export function prepareRemote(ctx: DockerContext, target: RemoteTarget, rp: RemotePlan, facts: { seconds: number }): RemotePrepared {
   const docker = ctx.docker;
   const runDir = runDirOf(ctx.stashbaseHome, ctx.session);
@@ -46,7 +51,7 @@ export function prepareRemote(ctx: DockerContext, target: RemoteTarget, rp: Remo
   const cpus = ctx.cpus ?? ctx.profile.sandbox.cpus;
   const helperImage = defaultImageRef(ctx.env);
   const origin = hostname();
-  const home = remoteHomeVolume(origin, process.getuid?.() ?? 0, ctx.stashbaseHome, sha256);
+  const home = remoteHome(ctx.stashbaseHome);
   const lease: LeaseInput = { docker, session: ctx.session, pid: process.pid, image: helperImage, workspace: rp.workspace, fresh: rp.fresh, branch: rp.branch, user, seconds: facts.seconds, origin };
   const sealed: SealedInput = {
     docker, session: ctx.session, pid: process.pid, image: ctx.choice.ref, user, cwd: rp.repo.subdir === '' ? rp.repo.root : join(rp.repo.root, rp.repo.subdir),

@@ -587,8 +587,17 @@ describe('remote runs on a second Docker engine (real engines, tcp:// and ssh://
     // What both left, as agent docker status on the engine shows it: from this machine, when, not live; b's agent orphaned.
     const status = await cli(['agent', 'docker', 'status', '--remote', 'eng', '--json'], { env: sshEnv(), timeoutMs: 60_000 });
     assert.equal(status.code, 0, status.stderr);
-    const report = JSON.parse(status.stdout) as { remote: { engine: string; from: string }; runs: Array<{ session: string; live: boolean; orphaned: boolean; containers: string[]; volumes: string[]; origin: string | null; createdAt: string | null }> };
+    const report = JSON.parse(status.stdout) as { remote: { engine: string; from: string; workspaces: Array<{ name: string; run: string; origin: string }> }; runs: Array<{ session: string; live: boolean; orphaned: boolean; containers: string[]; volumes: string[]; origin: string | null; createdAt: string | null }>; homeVolume: { name: string; bytes?: number } };
     assert.deepEqual([report.remote.engine, report.remote.from], [e.ssh, 'the context "eng"']);
+    // Found in review: every workspace was listed without its labels, and the home volume measured was the local runs' name.
+    const workspaces = report.remote.workspaces.filter((w) => w.origin.includes(`:${t.dir}/`));
+    assert.ok(workspaces.length > 0, JSON.stringify(report.remote.workspaces));
+    for (const w of workspaces) {
+      assert.match(w.run, /^[a-z]+-[a-z]+-[a-z]+$/);
+      assert.ok(w.name.endsWith(`-${w.run}`), `${w.name} is the workspace of ${w.run}`);
+      assert.match(w.origin, new RegExp(`^${hostname().replaceAll('.', '\\.')}:${t.dir}/repo\\d+$`));
+    }
+    assert.deepEqual([report.homeVolume.name, typeof report.homeVolume.bytes], [remoteHomeVolume(hostname(), process.getuid?.() ?? 0, t.sbHome, sha256), 'number']);
     const mine = (session: string) => report.runs.find((r) => r.session === session)!;
     assert.deepEqual([mine(a.session).live, mine(a.session).orphaned, mine(a.session).containers, mine(a.session).volumes, mine(a.session).origin], [false, false, [], [`stashbase-agent-run-${a.session}-tools`], hostname()]);
     assert.deepEqual([mine(b.session).live, mine(b.session).orphaned, mine(b.session).containers.sort(), mine(b.session).origin], [false, true, [`stashbase-agent-run-${b.session}-agent`, `stashbase-agent-run-${b.session}-lease`], hostname()]);
