@@ -283,6 +283,13 @@ export async function executeRemote(o: RemoteRunInput): Promise<number> {
     proxy?.interceptor?.close();
     if (sealedDir) rmSync(sealedDir, { recursive: true, force: true });
     if (gitRecord !== null) await settleGitDir(gitRecord, ctx.env, ctx.session, { alert, note: announce ? (m) => process.stderr.write(`${m}\n`) : () => {} });
+    // A new run whose agent never started leaves nothing of it (found in review: its branch and an empty workspace,
+    // which a --resume then failed on): the workspace removed, the branch deleted where it is still at the base.
+    if (fresh && !agentStarted) {
+      const api = ctx.api ?? null;
+      await (api !== null ? removeVolume(api, workspace) : capture({ file: docker, args: ['volume', 'rm', '--force', workspace] }).then(() => undefined, () => undefined));
+      await capture(git(repo.git, repo.root, ['update-ref', '-d', `refs/heads/${branch}`, base])).catch(() => undefined);
+    }
     // The API's kept connections (over SSH, each a command and a channel), then the run's connection, after its last
     // docker command (its socket is in the run's folder).
     closeApi(ctx.api);

@@ -336,6 +336,10 @@ describe('remote runs on a second Docker engine (real engines, tcp:// and ssh://
     assert.equal(r.stderr, 'stashbase: the Docker sandbox image stashbase-missing-here:latest is not built; nothing was run. Build it with: stashbase agent docker build\n');
     assert.ok(Date.now() - t0 < 30_000, `${Date.now() - t0} ms`);
     assert.equal(onEngine(e, ['ps', '-a', '--filter', 'ancestor=stashbase-missing-here:latest', '--format', '{{.Names}}']).out.trim(), '');
+    // Found in review: its branch here and an empty workspace there stayed, and a --resume of it failed on them.
+    assert.equal(git(repo, 'for-each-ref', 'refs/heads/stashbase/'), '', 'no branch of the run');
+    const origin = `${hostname()}:${repo}`;
+    assert.deepEqual(onEngine(e, ['volume', 'ls', '--filter', 'label=stashbase.workspace', '--format', '{{.Label "stashbase.origin"}}']).out.split('\n').filter((o) => o === origin), [], 'no workspace of the run');
   });
 
   test('refused before the engine is contacted: uncommitted changes (control: --allow-dirty runs, said), a committed file deny_read covers (control: the same file uncommitted runs), network = firewall, local MCP servers, allow_hooks (control: a profile without them runs)', { timeout: 180_000 }, async () => {
