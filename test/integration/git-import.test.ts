@@ -124,14 +124,17 @@ for (const backend of ['native', 'docker'] as const) {
 
     test("a .git file in a folder naming a git directory the agent made there, holding a link to your private key: a later run from that folder shows the link as a link, never the key (found in review: the run bound each entry of the git directory, links resolved on this machine); control: outside, the link reads it", async () => {
       const key = writeFile(join(r.home, '.ssh', 'id_review'), 'HOST-PRIVATE-KEY\n');
-      const plant = `mkdir -p pkg && git init -q --bare pkg/.fake && rm -rf pkg/.fake/hooks pkg/.fake/info && ln -s ${key} pkg/.fake/loot && printf 'gitdir: .fake\\n' > pkg/.git && echo planted`;
+      // Not in the review: its worktrees folder a link to a folder of yours, whose subfolders the run would bind as other worktrees'.
+      writeFile(join(r.home, '.ssh', 'keys', 'id_deep'), 'HOST-DEEP-KEY\n');
+      const plant = `mkdir -p pkg && git init -q --bare pkg/.fake && rm -rf pkg/.fake/hooks pkg/.fake/info && ln -s ${key} pkg/.fake/loot && ln -s ${join(r.home, '.ssh')} pkg/.fake/worktrees && printf 'gitdir: .fake\\n' > pkg/.git && echo planted`;
       const first = await run(plant);
       assert.equal(first.code, 0, first.stderr);
       assert.equal(first.stdout, 'planted\n');
       assert.equal(readFileSync(join(r.root, 'pkg', '.fake', 'loot'), 'utf8'), 'HOST-PRIVATE-KEY\n', 'control: outside, the link reads the key');
-      const later = await cli(['agent', 'run', ...flags, '--', 'bash', '-c', 'cat .fake/loot 2>/dev/null || echo unreadable'], { env: r.env, cwd: join(r.root, 'pkg'), timeoutMs: 120_000 });
+      assert.equal(readFileSync(join(r.root, 'pkg', '.fake', 'worktrees', 'keys', 'id_deep'), 'utf8'), 'HOST-DEEP-KEY\n');
+      const later = await cli(['agent', 'run', ...flags, '--', 'bash', '-c', 'cat .fake/loot 2>/dev/null || echo unreadable; cat .fake/worktrees/keys/id_deep 2>/dev/null || echo unreadable'], { env: r.env, cwd: join(r.root, 'pkg'), timeoutMs: 120_000 });
       assert.equal(later.code, 0, later.stderr);
-      assert.equal(later.stdout, 'unreadable\n');
+      assert.equal(later.stdout, 'unreadable\nunreadable\n');
       spawnSync('rm', ['-rf', join(r.root, 'pkg')]);
     });
 
