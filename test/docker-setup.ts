@@ -35,3 +35,18 @@ export const DOCKER_MODE = ((): { name: string; flags: string[]; gvisor: boolean
   if (mode === 'runsc') return { name: 'sealed network under runsc', flags: ['--docker-runtime', 'runsc'], gvisor: true };
   return { name: 'firewall', flags: [], gvisor: false };
 })();
+
+/**
+ * The address of an engine's default bridge on its host, from `network inspect bridge` (its IPAM config's format
+ * string given to `inspect`). An engine started again over an existing docker0 lists the subnet without the gateway:
+ * the bridge's own address is then the subnet's first, as Docker assigns it.
+ */
+export function bridgeGatewayOf(inspect: (format: string) => string): string {
+  const gateway = inspect('{{range .IPAM.Config}}{{.Gateway}}{{end}}').trim();
+  if (gateway !== '') return gateway;
+  const subnet = inspect('{{range .IPAM.Config}}{{.Subnet}}{{end}}').trim();
+  const m = /^(\d+)\.(\d+)\.(\d+)\.(\d+)\/\d+$/.exec(subnet);
+  if (!m) return '';
+  const n = ((Number(m[1]) << 24) | (Number(m[2]) << 16) | (Number(m[3]) << 8) | Number(m[4])) + 1;
+  return [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join('.');
+}

@@ -11,7 +11,7 @@ import { createServer, type AddressInfo, type Server } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { BIN, cli, needs, tempHome, writeFile } from '../helpers.js';
-import { docker, leftoversOf, sessionOf } from '../docker-setup.js';
+import { bridgeGatewayOf, docker, leftoversOf, sessionOf } from '../docker-setup.js';
 
 const ATTACK = String.raw`
 import json, os, socket, subprocess, sys, time
@@ -137,7 +137,7 @@ for (const mode of [{ name: 'sealed, runc', flags: ['--docker-network', 'sealed'
         s.once('data', () => s.end('HTTP/1.1 200 OK\r\nContent-Length: 8\r\nConnection: close\r\n\r\nSTUB-OK\n'));
       });
       await new Promise<void>((r) => stub.listen(0, '127.0.0.1', r));
-      bridgeIp = docker(['network', 'inspect', 'bridge', '--format', '{{range .IPAM.Config}}{{.Gateway}}{{end}}']).trim();
+      bridgeIp = bridgeGatewayOf((format) => docker(['network', 'inspect', 'bridge', '--format', format]));
       docker(['network', 'create', other]);
       docker(['run', '-d', '--name', other, '--network', other, 'stashbase-test-base:latest', 'python3', '-m', 'http.server', '8000']);
       otherIp = docker(['inspect', '--format', '{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}', other]).trim();

@@ -403,7 +403,7 @@ for (const backend of ['native', 'docker'] as const) {
       ].join('\n');
       const planted = copyOf(r.root, 'kept-control');
       assert.equal(outside(plant, planted, r.env).status, 0);
-      spawnSync('git', ['--git-dir', join(planted, '.git'), 'log', '--all'], { env: r.env });
+      spawnSync('git', ['--git-dir', join(planted, '.git'), 'log', '--all'], { env: r.env, maxBuffer: 64 << 20 });
       assert.equal(existsSync(mark), true, 'control: git log in the planted git directory runs the program');
       spawnSync('rm', ['-f', mark]);
       const work = (extra: string) => cli(['agent', 'run', ...flags, '--', 'bash', '-c', `echo s >> s.txt && git add s.txt && git commit -qm "$1" && ${extra} echo done`, 'sh', extra ? 'slow-run' : 'quick-run'], { env, cwd: r.root, timeoutMs: 120_000 });
@@ -419,8 +419,8 @@ for (const backend of ['native', 'docker'] as const) {
       assert.equal(r.oid('main'), main, 'nothing of it came in');
       assert.equal(spawnSync('git', ['--git-dir', kept, 'log', '-1', '--format=%s', 'main'], { encoding: 'utf8' }).stdout, 'slow-run\n', 'the work is kept');
       // The command it prints, run: nothing of the agent's runs.
-      const look = spawnSync('git', ['--git-dir', kept, 'log', '--all'], { env: r.env, encoding: 'utf8' });
-      assert.equal(look.status, 0, look.stderr);
+      const look = spawnSync('git', ['--git-dir', kept, 'log', '--all'], { env: r.env, encoding: 'utf8', maxBuffer: 64 << 20 });
+      assert.equal(look.status, 0, `${look.signal} ${look.error?.message ?? ''} ${look.stderr}`);
       assert.match(look.stdout, /signed/);
       assert.equal(existsSync(mark), false, "the agent's gpg.program did not run");
       assert.deepEqual(readdirSync(kept).filter((n) => !['HEAD', 'config', 'logs', 'objects', 'packed-refs', 'refs'].includes(n)), [], 'nothing but its data and the config stashbase wrote');
@@ -444,7 +444,7 @@ for (const backend of ['native', 'docker'] as const) {
       assert.equal(await exited, 0, err);
       assert.ok(Date.now() - at < 15_000, `it stopped in ${Date.now() - at} ms`);
       assert.match(err, /stopping the import of the run's git work/);
-      const kept = /stopped \(interrupted\): nothing of it is in your repository\. The run's git directory is kept in (\S+),/.exec(err)?.[1];
+      const kept = /stopped \(interrupted\): nothing of it is in your repository\. The run's git directory is kept in (\S+):/.exec(err)?.[1];
       assert.ok(kept, err);
       assert.equal(r.oid('main'), main);
       assert.deepEqual(readdirSync(join(r.env.STASHBASE_HOME as string, 'sessions')).filter((f) => f.endsWith('.json')), []);

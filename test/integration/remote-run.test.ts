@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { hostname } from 'node:os';
 import { after, before, describe, test } from 'node:test';
 import { BIN, cli, tempHome, writeFile } from '../helpers.js';
-import { sessionOf } from '../docker-setup.js';
+import { bridgeGatewayOf, sessionOf } from '../docker-setup.js';
 import { onEngine, remoteEngine } from '../remote-setup.js';
 import { remoteHomeVolume } from '../../templates/remote-run.js';
 import { sha256 } from '../../lib/docker/engine.js';
@@ -303,7 +303,7 @@ describe('remote runs on a second Docker engine (real engines, tcp:// and ssh://
   });
 
   test('the escape battery on the engine: only loopback, no capability, the engine\'s API unreachable, AF_VSOCK refused, no engine socket, the pids limit, the tools read-only, the relay and the lease beyond reach (control: a plain container on that engine reaches its API, has capabilities, eth0 and AF_VSOCK)', { timeout: 180_000 }, async () => {
-    const gateway = onEngine(e, ['network', 'inspect', 'bridge', '--format', '{{range .IPAM.Config}}{{.Gateway}}{{end}}']).out.trim();
+    const gateway = bridgeGatewayOf((format) => onEngine(e, ['network', 'inspect', 'bridge', '--format', format]).out);
     assert.match(gateway, /^\d+\.\d+\.\d+\.\d+$/);
     const checks = [
       'echo "ifs=$(ls /sys/class/net | tr \'\\n\' \' \' | sed \'s/ $//\')"',
