@@ -42,12 +42,48 @@ export function checkoutGit(root: string): CheckoutGit | { pointer: string } | n
   if (!m) return { pointer: dotGit };
   const named = resolve(root, m[1] as string);
   if (!lstatSync(named, { throwIfNoEntry: false })?.isDirectory()) return { pointer: dotGit };
+  // A pointer file is anyone's to write who writes the tree: the git directory it names is taken only where it names
+  // this checkout back (found in review: a .git file an agent left named another repository of yours, which a later
+  // run from that folder showed it, and whose refs and index the import wrote).
+  const realRoot = realPathOf(root);
   const common = readBackText(join(named, 'commondir'), 4096)?.trim();
-  if (!common) return isGitDir(named) ? { gitDir: named, admin: null, pointer: dotGit } : { pointer: dotGit };
+  if (!common) return isGitDir(named) && namesBack(named, realRoot) ? { gitDir: named, admin: null, pointer: dotGit } : { pointer: dotGit };
   const commonDir = isAbsolute(common) ? common : resolve(named, common);
-  // A linked worktree's admin folder sits in the common directory's worktrees/.
+  // A linked worktree's admin folder sits in the common directory's worktrees/, its gitdir file naming this checkout's .git.
   if (dirname(named) !== join(commonDir, 'worktrees') || !isGitDir(commonDir)) return { pointer: dotGit };
+  const back = readBackText(join(named, 'gitdir'), 4096)?.trim();
+  if (!back || realRoot === null || realPathOf(resolve(named, back)) !== join(realRoot, '.git')) return { pointer: dotGit };
   return { gitDir: commonDir, admin: basename(named), pointer: dotGit };
+}
+
+/**
+ * Whether a git directory named by a checkout's pointer file belongs to it:
+ * it lies in the checkout itself (the tree's own, whoever made it), or its
+ * core.worktree names the checkout (git's submodules, absorbed into the
+ * superproject's .git/modules/).
+ */
+function namesBack(gitDir: string, realRoot: string | null): boolean {
+  if (realRoot === null) return false;
+  const real = realPathOf(gitDir);
+  if (real !== null && real.startsWith(`${realRoot}/`)) return true;
+  const worktree = coreWorktree(readBackText(join(gitDir, 'config'), 1 << 16) ?? '');
+  return worktree !== null && realPathOf(resolve(gitDir, worktree)) === realRoot;
+}
+
+/** core.worktree of a git config's text (its last value; quotes removed), or null. */
+function coreWorktree(config: string): string | null {
+  let section = '';
+  let value: string | null = null;
+  for (const line of config.split('\n')) {
+    const head = /^\s*\[\s*([A-Za-z0-9.-]+)\s*\]/.exec(line);
+    if (head) section = (head[1] as string).toLowerCase();
+    else if (/^\s*\[/.test(line)) section = '';
+    else if (section === 'core') {
+      const kv = /^\s*worktree\s*=\s*(.*?)\s*$/i.exec(line);
+      if (kv) value = (kv[1] as string).replace(/^"(.*)"$/, '$1');
+    }
+  }
+  return value;
 }
 
 /** What git takes for a git directory: a HEAD file, an objects/ and a refs/ folder. */

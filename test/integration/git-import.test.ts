@@ -122,6 +122,22 @@ for (const backend of ['native', 'docker'] as const) {
       assert.match(listed[0] as string, /[0-9a-f]{7,} a{98}\.\.$/);
     });
 
+    test("a .git file an agent left naming another repository of yours: a later run from that folder gets none of it, neither its history nor its refs (found in review: it read the history and the import wrote that repository's refs and index); control: outside, git there works on that repository", async () => {
+      const other = join(r.home, 'other-repo');
+      for (const a of [['init', '-q', other], ['-C', other, '-c', 'user.name=o', '-c', 'user.email=o@x', 'commit', '-q', '--allow-empty', '-m', 'OTHER-SECRET-HISTORY']]) assert.equal(spawnSync('git', a, { env: r.env }).status, 0);
+      const before = spawnSync('git', ['-C', other, 'for-each-ref'], { encoding: 'utf8', env: r.env }).stdout;
+      const first = await run(`mkdir -p pointed && printf 'gitdir: ${join(other, '.git')}\\n' > pointed/.git && echo planted`);
+      assert.equal(first.code, 0, first.stderr);
+      assert.equal(first.stdout, 'planted\n');
+      assert.match(spawnSync('git', ['log', '--format=%s'], { cwd: join(r.root, 'pointed'), env: r.env, encoding: 'utf8' }).stdout, /OTHER-SECRET-HISTORY/, 'control: outside, git in the folder works on the other repository');
+      const later = await cli(['agent', 'run', ...flags, '--', 'bash', '-c', 'git log --format=%s 2>/dev/null | grep -c OTHER-SECRET-HISTORY; git update-ref refs/heads/evil HEAD 2>/dev/null && echo created || echo refused'], { env: r.env, cwd: join(r.root, 'pointed'), timeoutMs: 120_000 });
+      // Native reads your other folders anyway (only what deny_read names is hidden); Docker shows nothing of it.
+      assert.deepEqual(later.stdout.split('\n').slice(backend === 'docker' ? 0 : 1), [...(backend === 'docker' ? ['0'] : []), 'refused', ''], later.stdout + later.stderr);
+      assert.equal(spawnSync('git', ['-C', other, 'for-each-ref'], { encoding: 'utf8', env: r.env }).stdout, before, "the other repository's refs are as they were");
+      assert.doesNotMatch(later.stderr, /the agent created refs\/heads\/evil/);
+      spawnSync('rm', ['-rf', join(r.root, 'pointed'), other]);
+    });
+
     test("a .git file in a folder naming a git directory the agent made there, holding a link to your private key: a later run from that folder shows the link as a link, never the key (found in review: the run bound each entry of the git directory, links resolved on this machine); control: outside, the link reads it", async () => {
       const key = writeFile(join(r.home, '.ssh', 'id_review'), 'HOST-PRIVATE-KEY\n');
       // Not in the review: its worktrees folder a link to a folder of yours, whose subfolders the run would bind as other worktrees'.
