@@ -553,8 +553,10 @@ function keepAside(rec: RunGitDirRecord, keptDir: string): string {
     const extensions = [...(format.objectFormat === 'sha256' ? ['\tobjectformat = sha256'] : []), ...(format.reftable ? ['\trefstorage = reftable'] : [])];
     writeFileSync(join(keptDir, 'config'), `[core]\n\trepositoryformatversion = ${extensions.length > 0 ? 1 : 0}\n\tbare = true\n${extensions.length > 0 ? `[extensions]\n${extensions.join('\n')}\n` : ''}`, { flag: 'wx' });
     // Your objects as its alternate again (stashbase's own line, the agent's was removed): its history reads whole.
+    // Written afresh, never through what is there (a link of the agent's, should a killed import have left one).
     mkdirSync(join(keptDir, 'objects', 'info'), { recursive: true });
-    writeFileSync(join(keptDir, 'objects', 'info', 'alternates'), `${join(rec.plan.gitDir, 'objects')}\n`);
+    rmSync(join(keptDir, 'objects', 'info', 'alternates'), { recursive: true, force: true });
+    writeFileSync(join(keptDir, 'objects', 'info', 'alternates'), `${join(rec.plan.gitDir, 'objects')}\n`, { flag: 'wx' });
     return `The run's git directory is kept in ${keptDir}: the agent's objects and refs, not imported (its config, hooks and other files removed; look with git --git-dir ${shellQuote(keptDir)} log --all, remove it when done)`;
   } catch (e) {
     return `The run's git directory could not be kept (${(e as Error).message})`;

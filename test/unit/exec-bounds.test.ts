@@ -4,7 +4,7 @@
 // it, the output comes whole. Real processes (head of /dev/zero), no sandbox.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { capture, collect } from '../../lib/exec.js';
+import { capture, collect, probe } from '../../lib/exec.js';
 
 const zeros = (bytes: number) => ({ file: '/bin/sh', args: ['-c', `head -c ${bytes} /dev/zero; echo done >&2`] });
 const endless = { file: '/bin/sh', args: ['-c', 'exec cat /dev/zero'] };
@@ -24,4 +24,10 @@ test('collect: the default bound (64 MiB) holds for a child that never ends', as
 test('capture: output past its bound fails the command, naming why; within it, the output', async () => {
   await assert.rejects(capture(endless, undefined, 20_000, 1 << 20), (e: Error) => /it printed more than 1 MiB, and was stopped/.test(e.message));
   assert.equal((await capture(zeros(1000), undefined, 20_000, 1000)).length, 1000);
+});
+
+test('probe: a bound asked past 256 MiB is held at 256 MiB, so a child printing 600 MB fails it rather than throw past V8\'s longest string', () => {
+  const r = probe(zeros(600_000_000), 30_000, 1 << 30);
+  assert.equal(r.code, null);
+  assert.match(r.stderr, /ENOBUFS/);
 });
