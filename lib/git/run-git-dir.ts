@@ -44,11 +44,15 @@ export function checkoutGit(root: string): CheckoutGit | { pointer: string } | n
   if (!lstatSync(named, { throwIfNoEntry: false })?.isDirectory()) return { pointer: dotGit };
   // A pointer file is anyone's to write who writes the tree: the git directory it names is taken only where it names
   // this checkout back (found in review: a .git file an agent left named another repository of yours, which a later
-  // run from that folder showed it, and whose refs and index the import wrote).
+  // run from that folder showed it, and whose refs and index the import wrote). Every path is judged as it really is:
+  // one reached through a link is none of the checkout's (found in review: a link in the tree to another repository's
+  // .git, whose submodule's relative core.worktree, applied to the text, named the checkout).
   const realRoot = realPathOf(root);
+  if (realPathOf(named) !== named) return { pointer: dotGit };
   const common = readBackText(join(named, 'commondir'), 4096)?.trim();
   if (!common) return isGitDir(named) && namesBack(named, realRoot) ? { gitDir: named, admin: null, pointer: dotGit } : { pointer: dotGit };
   const commonDir = isAbsolute(common) ? common : resolve(named, common);
+  if (realPathOf(commonDir) !== commonDir) return { pointer: dotGit };
   // A linked worktree's admin folder sits in the common directory's worktrees/, its gitdir file naming this checkout's .git.
   if (dirname(named) !== join(commonDir, 'worktrees') || !isGitDir(commonDir)) return { pointer: dotGit };
   const back = readBackText(join(named, 'gitdir'), 4096)?.trim();

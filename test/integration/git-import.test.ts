@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, lstatSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { deflateSync } from 'node:zlib';
 import { after, describe, test } from 'node:test';
 import { BIN, cli, needs, writeFile } from '../helpers.js';
@@ -136,6 +136,25 @@ for (const backend of ['native', 'docker'] as const) {
       assert.equal(spawnSync('git', ['-C', other, 'for-each-ref'], { encoding: 'utf8', env: r.env }).stdout, before, "the other repository's refs are as they were");
       assert.doesNotMatch(later.stderr, /the agent created refs\/heads\/evil/);
       spawnSync('rm', ['-rf', join(r.root, 'pointed'), other]);
+    });
+
+    test("a link in the tree to another repository's .git and a .git file naming its submodule through it (whose relative core.worktree, read through the link, names the folder): a later run from that folder gets none of it (found in review); control: outside, git there works on that submodule", async () => {
+      const id = ['-c', 'user.name=o', '-c', 'user.email=o@x'];
+      const lib = join(r.home, 'lib-src');
+      const sup = join(r.home, 'super');
+      for (const a of [['init', '-q', lib], ['-C', lib, ...id, 'commit', '-q', '--allow-empty', '-m', 'LIB-HISTORY'], ['init', '-q', sup], ['-C', sup, ...id, 'commit', '-q', '--allow-empty', '-m', 's'], ['-C', sup, '-c', 'protocol.file.allow=always', 'submodule', '-q', 'add', lib, 'lib']]) assert.equal(spawnSync('git', a, { env: r.env }).status, 0, a.join(' '));
+      const modules = join(sup, '.git', 'modules', 'lib');
+      const before = spawnSync('git', ['--git-dir', modules, 'for-each-ref'], { encoding: 'utf8', env: r.env }).stdout;
+      // A relative link (the native sandbox's home is your home, at the same path).
+      const rel = relative(join(r.root, 'x'), join(sup, '.git'));
+      const first = await run(`mkdir -p x/lib && ln -s ${rel} x/L && printf 'gitdir: ../L/modules/lib\n' > x/lib/.git && echo planted`);
+      assert.equal(first.code, 0, first.stderr);
+      assert.equal(first.stdout, 'planted\n');
+      assert.match(spawnSync('git', ['log', '--format=%s'], { cwd: join(r.root, 'x', 'lib'), env: r.env, encoding: 'utf8' }).stdout, /LIB-HISTORY/, 'control: outside, git in the folder works on the submodule');
+      const later = await cli(['agent', 'run', ...flags, '--', 'bash', '-c', 'git log --format=%s 2>/dev/null | grep -c LIB-HISTORY; git update-ref refs/heads/evil HEAD 2>/dev/null && echo created || echo refused'], { env: r.env, cwd: join(r.root, 'x', 'lib'), timeoutMs: 120_000 });
+      assert.deepEqual(later.stdout.split('\n').slice(backend === 'docker' ? 0 : 1), [...(backend === 'docker' ? ['0'] : []), 'refused', ''], later.stdout + later.stderr);
+      assert.equal(spawnSync('git', ['--git-dir', modules, 'for-each-ref'], { encoding: 'utf8', env: r.env }).stdout, before, "the submodule's refs are as they were");
+      spawnSync('rm', ['-rf', join(r.root, 'x'), lib, sup]);
     });
 
     test("a .git file in a folder naming a git directory the agent made there, holding a link to your private key: a later run from that folder shows the link as a link, never the key (found in review: the run bound each entry of the git directory, links resolved on this machine); control: outside, the link reads it", async () => {
