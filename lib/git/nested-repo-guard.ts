@@ -331,6 +331,10 @@ export function checkNestedRepos(cwd: string, env: NodeJS.ProcessEnv, since: num
     const entry = lstatSync(dotGit, { throwIfNoEntry: false });
     const moved = changedBelow(dirname(dotGit), root, written) || ((entry?.isFile() === true || entry?.isSymbolicLink() === true) && written(dotGit));
     const found = risks(git, dir, moved ? () => true : written);
+    // One the agent wrote that names a git directory outside the tree (another repository of yours, through a link or
+    // not): your git in that folder would work on that repository (found in review), whatever its files hold.
+    const real = realOrSelf(dir);
+    if (moved && !within(real, root)) found.push(`it names a git directory outside this tree (${real}), which your git in that folder would take for its own`);
     if (found.length > 0) unplug(dotGit, dirname(dotGit), found, what);
   }
   // Bare repositories under any name: git takes the folder you run it in for one. Unplugged by their HEAD.

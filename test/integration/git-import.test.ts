@@ -126,9 +126,16 @@ for (const backend of ['native', 'docker'] as const) {
       const other = join(r.home, 'other-repo');
       for (const a of [['init', '-q', other], ['-C', other, '-c', 'user.name=o', '-c', 'user.email=o@x', 'commit', '-q', '--allow-empty', '-m', 'OTHER-SECRET-HISTORY']]) assert.equal(spawnSync('git', a, { env: r.env }).status, 0);
       const before = spawnSync('git', ['-C', other, 'for-each-ref'], { encoding: 'utf8', env: r.env }).stdout;
-      const first = await run(`mkdir -p pointed && printf 'gitdir: ${join(other, '.git')}\\n' > pointed/.git && echo planted`);
+      const plant = `mkdir -p pointed && printf 'gitdir: ${join(other, '.git')}\\n' > pointed/.git && echo planted`;
+      // The run that plants it has it moved aside at its end (found in review: your own git there would take that repository).
+      const first = await run(plant);
       assert.equal(first.code, 0, first.stderr);
       assert.equal(first.stdout, 'planted\n');
+      assert.match(first.stderr, /it names a git directory outside this tree \(.*other-repo\/\.git\), which your git in that folder would take for its own/);
+      assert.equal(existsSync(join(r.root, 'pointed', '.git')), false);
+      // Left all the same (by a run killed before its end, say), a later run is held to the rule.
+      spawnSync('rm', ['-rf', join(r.root, 'pointed')]);
+      assert.equal(outside(plant, r.root, r.env).status, 0);
       assert.match(spawnSync('git', ['log', '--format=%s'], { cwd: join(r.root, 'pointed'), env: r.env, encoding: 'utf8' }).stdout, /OTHER-SECRET-HISTORY/, 'control: outside, git in the folder works on the other repository');
       const later = await cli(['agent', 'run', ...flags, '--', 'bash', '-c', 'git log --format=%s 2>/dev/null | grep -c OTHER-SECRET-HISTORY; git update-ref refs/heads/evil HEAD 2>/dev/null && echo created || echo refused'], { env: r.env, cwd: join(r.root, 'pointed'), timeoutMs: 120_000 });
       // Native reads your other folders anyway (only what deny_read names is hidden); Docker shows nothing of it.
@@ -147,9 +154,13 @@ for (const backend of ['native', 'docker'] as const) {
       const before = spawnSync('git', ['--git-dir', modules, 'for-each-ref'], { encoding: 'utf8', env: r.env }).stdout;
       // A relative link (the native sandbox's home is your home, at the same path).
       const rel = relative(join(r.root, 'x'), join(sup, '.git'));
-      const first = await run(`mkdir -p x/lib && ln -s ${rel} x/L && printf 'gitdir: ../L/modules/lib\n' > x/lib/.git && echo planted`);
+      const plant = `mkdir -p x/lib && ln -s ${rel} x/L && printf 'gitdir: ../L/modules/lib\n' > x/lib/.git && echo planted`;
+      const first = await run(plant);
       assert.equal(first.code, 0, first.stderr);
-      assert.equal(first.stdout, 'planted\n');
+      assert.match(first.stderr, /it names a git directory outside this tree/);
+      // Left all the same, a later run is held to the rule.
+      spawnSync('rm', ['-rf', join(r.root, 'x')]);
+      assert.equal(outside(plant, r.root, r.env).status, 0);
       assert.match(spawnSync('git', ['log', '--format=%s'], { cwd: join(r.root, 'x', 'lib'), env: r.env, encoding: 'utf8' }).stdout, /LIB-HISTORY/, 'control: outside, git in the folder works on the submodule');
       const later = await cli(['agent', 'run', ...flags, '--', 'bash', '-c', 'git log --format=%s 2>/dev/null | grep -c LIB-HISTORY; git update-ref refs/heads/evil HEAD 2>/dev/null && echo created || echo refused'], { env: r.env, cwd: join(r.root, 'x', 'lib'), timeoutMs: 120_000 });
       assert.deepEqual(later.stdout.split('\n').slice(backend === 'docker' ? 0 : 1), [...(backend === 'docker' ? ['0'] : []), 'refused', ''], later.stdout + later.stderr);
