@@ -544,6 +544,9 @@ function keepAside(rec: RunGitDirRecord, keptDir: string): string {
     // obeyed by the git you look with (found in review: a gpg.program of the agent's ran at git log); stashbase writes
     // the config and, unless the agent's names a ref or a commit, the HEAD.
     for (const name of readdirSync(keptDir)) if (!KEPT_DATA.has(name)) rmSync(join(keptDir, name), { recursive: true, force: true });
+    // Links, FIFOs and setuid bits out of what stays, before anything is written in it (found in review: kept after a
+    // killed import, which had not walked it, an objects link led stashbase's alternates file elsewhere).
+    sanitizeGitDir(keptDir);
     const head = readBackText(join(keptDir, 'HEAD'), 4096) ?? '';
     if (!/^(ref: refs\/[!-~]+|[0-9a-f]{40}|[0-9a-f]{64})\n?$/.test(head)) {
       rmSync(join(keptDir, 'HEAD'), { recursive: true, force: true });

@@ -335,6 +335,14 @@ export function checkNestedRepos(cwd: string, env: NodeJS.ProcessEnv, since: num
     // not): your git in that folder would work on that repository (found in review), whatever its files hold.
     const real = realOrSelf(dir);
     if (moved && !within(real, root)) found.push(`it names a git directory outside this tree (${real}), which your git in that folder would take for its own`);
+    // Or, in the tree, one that takes its refs and objects from elsewhere (found in review: a .git folder whose
+    // commondir named another repository of yours), or your own git directory with this folder its work tree.
+    else if (moved) {
+      const linked = ['refs', 'objects'].filter((n) => lstatSync(join(real, n), { throwIfNoEntry: false })?.isSymbolicLink() === true);
+      if (lstatSync(join(real, 'commondir'), { throwIfNoEntry: false }) !== undefined) found.push(`its git directory ${real} has a commondir, whose repository your git in that folder would work on`);
+      else if (linked.length > 0) found.push(`its git directory ${real} has ${linked.join(' and ')} linked elsewhere, where your git in that folder would work`);
+      else if (real === own) found.push(`it names your repository's git directory, so your git would take that folder for the whole work tree (git add -A there would stage every other file's removal)`);
+    }
     if (found.length > 0) unplug(dotGit, dirname(dotGit), found, what);
   }
   // Bare repositories under any name: git takes the folder you run it in for one. Unplugged by their HEAD.

@@ -35,8 +35,10 @@ export function checkoutGit(root: string): CheckoutGit | { pointer: string } | n
   const dotGit = join(root, '.git');
   const st = lstatSync(dotGit, { throwIfNoEntry: false });
   if (!st) return null;
-  // An empty stand-in is no repository: git itself wants HEAD, objects/ and refs/.
-  if (st.isDirectory()) return isGitDir(dotGit) ? { gitDir: dotGit, admin: null, pointer: null } : null;
+  // An empty stand-in is no repository: git itself wants HEAD, objects/ and refs/. A .git folder with a commondir is
+  // none either (only a linked worktree's admin folder has one): git would take its refs and objects from the folder it
+  // names (found in review: an agent's, naming another repository of yours, whose refs the import then wrote).
+  if (st.isDirectory()) return isGitDir(dotGit) && lstatSync(join(dotGit, 'commondir'), { throwIfNoEntry: false }) === undefined ? { gitDir: dotGit, admin: null, pointer: null } : null;
   if (!st.isFile()) return null;
   const m = /^gitdir: (.+?)\r?\n?$/.exec(readBackText(dotGit, 4096) ?? '');
   if (!m) return { pointer: dotGit };

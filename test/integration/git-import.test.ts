@@ -145,6 +145,28 @@ for (const backend of ['native', 'docker'] as const) {
       spawnSync('rm', ['-rf', join(r.root, 'pointed'), other]);
     });
 
+    test("a .git folder whose commondir names another repository of yours (and, unnamed, a pointer naming your own .git from a subfolder): the run's end moves each aside; left all the same, a later run takes no refs into that repository (found in review); control: outside, git there works on it", async () => {
+      const other = join(r.home, 'common-other');
+      for (const a of [['init', '-q', other], ['-C', other, '-c', 'user.name=o', '-c', 'user.email=o@x', 'commit', '-q', '--allow-empty', '-m', 'COMMON-HISTORY']]) assert.equal(spawnSync('git', a, { env: r.env }).status, 0);
+      const before = spawnSync('git', ['-C', other, 'for-each-ref'], { encoding: 'utf8', env: r.env }).stdout;
+      const plant = `mkdir -p borrow/.git/objects borrow/.git/refs && echo 'ref: refs/heads/main' > borrow/.git/HEAD && echo ${join(other, '.git')} > borrow/.git/commondir && echo planted`;
+      const first = await run(`${plant} && mkdir -p whole && printf 'gitdir: ../.git\\n' > whole/.git`);
+      assert.equal(first.code, 0, first.stderr);
+      assert.equal(first.stdout, 'planted\n');
+      assert.match(first.stderr, /borrow\/\.git has a commondir, whose repository your git in that folder would work on\. Its \.git was renamed/);
+      assert.match(first.stderr, /whole, in a subfolder, .*: it names your repository's git directory, so your git would take that folder for the whole work tree/);
+      assert.deepEqual([existsSync(join(r.root, 'borrow', '.git')), existsSync(join(r.root, 'whole', '.git'))], [false, false]);
+      spawnSync('rm', ['-rf', join(r.root, 'borrow'), join(r.root, 'whole')]);
+      assert.equal(outside(plant, r.root, r.env).status, 0);
+      assert.match(spawnSync('git', ['log', '--format=%s'], { cwd: join(r.root, 'borrow'), env: r.env, encoding: 'utf8' }).stdout, /COMMON-HISTORY/, 'control: outside, git in the folder works on the other repository');
+      // As the review's agent did: a ref written as a plain file, for the import to take.
+      const later = await cli(['agent', 'run', ...flags, '--', 'bash', '-c', `mkdir -p .git/refs/heads && echo ${r.oid('HEAD').trim()} > .git/refs/heads/evil; echo done`], { env: r.env, cwd: join(r.root, 'borrow'), timeoutMs: 120_000 });
+      assert.equal(later.code, 0, later.stderr);
+      assert.doesNotMatch(later.stderr, /the agent created refs\/heads\/evil/);
+      assert.equal(spawnSync('git', ['-C', other, 'for-each-ref'], { encoding: 'utf8', env: r.env }).stdout, before, "the other repository's refs are as they were");
+      spawnSync('rm', ['-rf', join(r.root, 'borrow'), other]);
+    });
+
     test("a link in the tree to another repository's .git and a .git file naming its submodule through it (whose relative core.worktree, read through the link, names the folder): a later run from that folder gets none of it (found in review); control: outside, git there works on that submodule", async () => {
       const id = ['-c', 'user.name=o', '-c', 'user.email=o@x'];
       const lib = join(r.home, 'lib-src');
