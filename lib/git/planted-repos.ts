@@ -51,7 +51,13 @@ export function dotGitsUnder(
     let handle: Dir;
     try {
       handle = opendirSync(dir, { bufferSize: 256 });
-    } catch {
+    } catch (e) {
+      // Gone or replaced meanwhile: nothing there to check. One of yours closed to you (the agent, which writes as you,
+      // can chmod it): what lies below is unseen, and your git still reaches it by its path, so the check fails, said
+      // (found in review). Another user's folder you cannot read (a database container's data) is none of the agent's.
+      const code = (e as NodeJS.ErrnoException).code;
+      const mine = lstatSync(dir, { throwIfNoEntry: false })?.uid === process.getuid?.();
+      if ((code === 'EACCES' || code === 'EPERM') && mine) throw new Error(`${dir} cannot be read (${code}), so what lies below it is unchecked`);
       continue;
     }
     // Whether the folder is a git directory by its contents: three names, noted as they pass.
