@@ -11,12 +11,14 @@
 // repository is ever renamed, whatever the agent pointed at; files it
 // planted are read only when they are small regular files.
 import { chmodSync, type Dirent, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
-import { dirname, join, sep } from 'node:path';
+import { dirname, join, resolve, sep } from 'node:path';
 import { probe } from '../exec.js';
 import { findTool } from '../util/find-tool.js';
 import { gitlinksOfIndex } from './git-index.js';
 import { readBackText } from '../readback/file.js';
 import { findRepoRoot } from './repo.js';
+import { checkoutGit, coreWorktree } from './run-git-dir.js';
+import { gitDirLink } from './git-dir-links.js';
 import { commondirOf, dotGitsUnder, gitPathFile, kernelPath, moveAside, QUARANTINE, realOrSelf, within } from './planted-repos.js';
 import { isToolConfigBelow, quarantineDeeperToolConfigs, quarantineToolConfigs } from '../paths/tool-configs.js';
 import { restoreHint } from '../util/style.js';
@@ -322,26 +324,35 @@ export function checkNestedRepos(cwd: string, env: NodeJS.ProcessEnv, since: num
   const yours = (dir: string) => ownCommon !== null && within(dir, join(ownCommon, 'worktrees')) && commonDirOf(realpathSync.native(dir)) === ownCommon;
   for (const dotGit of newRepo && lstatSync(rootGit, { throwIfNoEntry: false }) ? [rootGit, ...walk.found] : walk.found) {
     if (done.has(dotGit)) continue;
-    const dir = gitDirOf(dotGit);
-    if (!dir || yours(dir)) continue;
     // A .git the agent wrote, moved or put in a folder of its making (a pointer file, a folder renamed
     // into place, an old quarantined one put back) brings old files: all of them count, not only those
     // written during the run.
     // (A .git folder's own time changes whenever git writes its index: its parent's says it was moved.)
     const entry = lstatSync(dotGit, { throwIfNoEntry: false });
     const moved = changedBelow(dirname(dotGit), root, written) || ((entry?.isFile() === true || entry?.isSymbolicLink() === true) && written(dotGit));
-    const found = risks(git, dir, moved ? () => true : written);
-    // One the agent wrote that names a git directory outside the tree (another repository of yours, through a link or
-    // not): your git in that folder would work on that repository (found in review), whatever its files hold.
+    const dir = gitDirOf(dotGit);
+    if (!dir) {
+      // One the agent wrote that stashbase cannot read as a pointer (git reads up to 1 MiB, found in review): moved aside unread.
+      if (moved && entry?.isFile() === true) unplug(dotGit, dirname(dotGit), ['it is a .git file stashbase cannot read as a pointer, which your git may still follow'], what);
+      continue;
+    }
     const real = realOrSelf(dir);
-    if (moved && !within(real, root)) found.push(`it names a git directory outside this tree (${real}), which your git in that folder would take for its own`);
-    // Or, in the tree, one that takes its refs and objects from elsewhere (found in review: a .git folder whose
-    // commondir named another repository of yours), or your own git directory with this folder its work tree.
-    else if (moved) {
-      const linked = ['refs', 'objects'].filter((n) => lstatSync(join(real, n), { throwIfNoEntry: false })?.isSymbolicLink() === true);
-      if (lstatSync(join(real, 'commondir'), { throwIfNoEntry: false }) !== undefined) found.push(`its git directory ${real} has a commondir, whose repository your git in that folder would work on`);
-      else if (linked.length > 0) found.push(`its git directory ${real} has ${linked.join(' and ')} linked elsewhere, where your git in that folder would work`);
+    // What a later run would take for the folder's git directory: the same rules for your git (lib/git/run-git-dir.ts).
+    const located = checkoutGit(dirname(dotGit));
+    const namedBack = located !== null && 'gitDir' in located;
+    // Your worktrees' admin folders pass, but a pointer the agent wrote to one must be named back by it (found in review).
+    if (yours(dir) && (!moved || namedBack)) continue;
+    const found = risks(git, dir, moved ? () => true : written);
+    if (moved) {
+      const wt = coreWorktree(readBackText(join(real, 'config'), 1 << 16) ?? '');
+      const led = gitDirLink(real, (name) => within(join(real, name), real));
+      // Git working on another repository of yours from that folder, or writing through it (each found in review).
+      if (!within(real, root)) found.push(`it names a git directory outside this tree (${real}), which your git in that folder would take for its own`);
+      else if (lstatSync(join(real, 'commondir'), { throwIfNoEntry: false }) !== undefined) found.push(`its git directory ${real} has a commondir, whose repository your git in that folder would work on`);
+      else if (led !== null) found.push(`its git directory ${real} holds ${led}, through which git writes elsewhere`);
       else if (real === own) found.push(`it names your repository's git directory, so your git would take that folder for the whole work tree (git add -A there would stage every other file's removal)`);
+      else if (entry?.isFile() === true && !namedBack) found.push(`it names ${real}, which does not name that folder back (your git there would work on that repository)`);
+      else if (wt !== null && realOrSelf(resolve(real, wt)) !== realOrSelf(dirname(dotGit))) found.push(`its core.worktree names ${resolve(real, wt)}, where your git in that folder would check files out and remove them`);
     }
     if (found.length > 0) unplug(dotGit, dirname(dotGit), found, what);
   }

@@ -131,7 +131,8 @@ export function realOrSelf(p: string): string {
 
 /** A file git reads as a path (a .git pointer, commondir): all of it, less trailing CR/LF, as git strips it; null when unreadable. */
 export function gitPathFile(file: string): string | null {
-  return readBackText(file, 64 * 1024)?.replace(/[\r\n]+$/, '') ?? null;
+  // As much as git reads of one (1 MiB; found in review: a pointer padded past 64 KiB was passed by, and git followed it).
+  return readBackText(file, 1 << 20)?.replace(/[\r\n]+$/, '') ?? null;
 }
 
 /** The folder a git directory's commondir names, kernel-resolved; null without one (or when it cannot be read). */

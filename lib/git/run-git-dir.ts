@@ -12,6 +12,8 @@ import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import type { BindMount } from '../../templates/bwrap.js';
 import type { PlannedGitDir } from '../../templates/git-import.js';
 import { readBackText } from '../readback/file.js';
+import { SandboxUnavailableError } from '../errors.js';
+import { gitDirLink } from './git-dir-links.js';
 import { realPathOf } from '../util/real-path.js';
 import { readRefStore, type RefValue } from './ref-store.js';
 import { parseRefFile } from './ref-store.js';
@@ -77,7 +79,7 @@ function namesBack(gitDir: string, realRoot: string | null): boolean {
 }
 
 /** core.worktree of a git config's text (its last value; quotes removed), or null. */
-function coreWorktree(config: string): string | null {
+export function coreWorktree(config: string): string | null {
   let section = '';
   let value: string | null = null;
   for (const line of config.split('\n')) {
@@ -200,6 +202,10 @@ export function planRunGitDir(o: { gitDir: string; admin: string | null; stateDi
     const real = realPathOf(join(o.gitDir, name));
     return realG !== null && real !== null && real.startsWith(`${realG}/`);
   };
+  // The import writes here with git, which follows what it finds: nothing in it may lead elsewhere (found in review: a
+  // git directory the agent made in the tree, its reflog linked to your ~/.bashrc, took the import's appended line).
+  const led = gitDirLink(o.gitDir, staysIn);
+  if (led !== null) throw new SandboxUnavailableError(`${o.gitDir} holds ${led}, through which the run's import would write elsewhere: remove it (an agent may have left it there), or run from another folder; nothing was run`);
   for (const e of list(o.gitDir)) {
     if (e.name === 'objects' || e.name === 'worktrees' || e.name === SHARED_OBJECTS) continue;
     if (e.isSymbolicLink() && !staysIn(e.name)) continue;

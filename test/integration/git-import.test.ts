@@ -167,6 +167,35 @@ for (const backend of ['native', 'docker'] as const) {
       spawnSync('rm', ['-rf', join(r.root, 'borrow'), other]);
     });
 
+    test("a git directory the agent made in the tree with its stash reflog linked to your ~/.bashrc (and, unnamed, a pointer padded past 64 KiB, a core.worktree naming another folder): the run's end moves each aside; left all the same, a later run from there is refused and writes nothing through it (found in review); control: outside, git appends to ~/.bashrc through the link", async () => {
+      const bashrc = writeFile(join(r.home, '.bashrc'), '# mine\n');
+      const elsewhere = join(r.home, 'elsewhere');
+      const plant = `git init -q app && git -C app -c user.name=a -c user.email=a@x commit -q --allow-empty -m one && mkdir -p app/.git/logs/refs && ln -s ${bashrc} app/.git/logs/refs/stash && echo planted`;
+      const padded = `mkdir -p big && { printf 'gitdir: ${join(r.home, 'nowhere')}/.git'; head -c 70000 /dev/zero | tr '\\0' '\\n'; } > big/.git`;
+      const worktree = `git init -q wt && git -C wt config core.worktree ${elsewhere}`;
+      const first = await run(`${plant} && ${padded} && ${worktree}`);
+      assert.equal(first.code, 0, first.stderr);
+      assert.equal(first.stdout, 'planted\n');
+      assert.match(first.stderr, /app\/\.git holds logs\/refs\/stash \(a symbolic link\), through which git writes elsewhere/);
+      assert.match(first.stderr, /big, in a subfolder, .*: it names a git directory outside this tree \(\S+\/nowhere\/\.git\)/);
+      assert.match(first.stderr, new RegExp(`its core\\.worktree names ${elsewhere.replaceAll('.', '\\.')}, where your git in that folder would check files out`));
+      assert.deepEqual(['app', 'big', 'wt'].map((d) => existsSync(join(r.root, d, '.git'))), [false, false, false]);
+      spawnSync('rm', ['-rf', join(r.root, 'app'), join(r.root, 'big'), join(r.root, 'wt')]);
+      // Control: outside, git appends its reflog line to ~/.bashrc through the link.
+      const ctl = copyOf(r.root, 'stash-control');
+      assert.equal(outside(`${plant} && git -C app update-ref -m 'touch PWNED' refs/stash HEAD`, ctl, r.env).status, 0);
+      assert.match(readFileSync(bashrc, 'utf8'), /touch PWNED/);
+      writeFileSync(bashrc, '# mine\n');
+      // Left all the same (a killed run's), a later run from there is refused before anything runs.
+      assert.equal(outside(plant, r.root, r.env).status, 0);
+      const later = await cli(['agent', 'run', ...flags, '--', 'bash', '-c', 'echo ran'], { env: r.env, cwd: join(r.root, 'app'), timeoutMs: 120_000 });
+      assert.equal(later.code, 4, later.stderr);
+      assert.equal(later.stdout, '');
+      assert.match(later.stderr, new RegExp(`stashbase: ${join(r.root, 'app', '.git').replaceAll('.', '\\.')} holds logs/refs/stash \\(a symbolic link\\), through which the run's import would write elsewhere: remove it \\(an agent may have left it there\\), or run from another folder; nothing was run`));
+      assert.equal(readFileSync(bashrc, 'utf8'), '# mine\n');
+      spawnSync('rm', ['-rf', join(r.root, 'app'), ctl]);
+    });
+
     test("a link in the tree to another repository's .git and a .git file naming its submodule through it (whose relative core.worktree, read through the link, names the folder): a later run from that folder gets none of it (found in review); control: outside, git there works on that submodule", async () => {
       const id = ['-c', 'user.name=o', '-c', 'user.email=o@x'];
       const lib = join(r.home, 'lib-src');

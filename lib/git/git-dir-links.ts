@@ -1,0 +1,43 @@
+// What in a git directory would lead git's writes, or its reads, elsewhere: a
+// link, a FIFO, a socket or a device anywhere in it (a reflog linked to your
+// ~/.bashrc takes the import's appended line; refs/heads or objects/pack linked
+// into another repository takes its refs and packs). Found in review: a later
+// run's import wrote through them in a git directory the agent had made in the
+// tree. Read only, never following a link; bounded like the run's own walk
+// (lib/git/sanitize.ts). The files of objects/xx/ and objects/pack/ are not
+// walked one by one: git replaces them by rename, never writes through them,
+// and a repository's thousands of loose objects would cost every run's start.
+import { type Dirent, lstatSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { MAX_GIT_ENTRIES } from './sanitize.js';
+
+const kind = (e: Dirent) => (e.isSymbolicLink() ? 'a symbolic link' : e.isFIFO() ? 'a FIFO' : e.isSocket() ? 'a socket' : 'a device');
+
+/** The first such entry of `gitDir` ("logs/refs/stash (a symbolic link)"), or null; `allowTop`: top-level names whose link is judged elsewhere. */
+export function gitDirLink(gitDir: string, allowTop: (name: string) => boolean = () => false): string | null {
+  let seen = 0;
+  const walk = (dir: string, rel: string): string | null => {
+    let entries: Dirent[];
+    try {
+      entries = readdirSync(dir, { withFileTypes: true });
+    } catch {
+      return null;
+    }
+    for (const e of entries) {
+      if (++seen > MAX_GIT_ENTRIES) return `${rel || '.'} (more than ${MAX_GIT_ENTRIES} entries)`;
+      const path = rel ? `${rel}/${e.name}` : e.name;
+      if (!e.isFile() && !e.isDirectory()) {
+        if (rel === '' && e.isSymbolicLink() && allowTop(e.name)) continue;
+        return `${path} (${kind(e)})`;
+      }
+      if (!e.isDirectory()) continue;
+      // Loose objects and packs: the folders themselves are checked, not each file in them.
+      if (/^objects\/([0-9a-f]{2}|pack)$/.test(path)) continue;
+      const below = walk(join(dir, e.name), path);
+      if (below !== null) return below;
+    }
+    return null;
+  };
+  if (!lstatSync(gitDir, { throwIfNoEntry: false })?.isDirectory()) return null;
+  return walk(gitDir, '');
+}
