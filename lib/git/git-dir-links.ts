@@ -13,8 +13,13 @@ import { MAX_GIT_ENTRIES } from './sanitize.js';
 
 const kind = (e: Dirent) => (e.isSymbolicLink() ? 'a symbolic link' : e.isFIFO() ? 'a FIFO' : e.isSocket() ? 'a socket' : 'a device');
 
-/** The first such entry of `gitDir` ("logs/refs/stash (a symbolic link)"), or null; `allowTop`: top-level names whose link is judged elsewhere. */
-export function gitDirLink(gitDir: string, allowTop: (name: string) => boolean = () => false): string | null {
+/**
+ * The first such entry of `gitDir` ("logs/refs/stash (a symbolic link)"), or null. A file with another name elsewhere
+ * (a hard link) counts too: git appends to a reflog through it (found in review: one to a script in the tree took the
+ * import's line). `allowTop`: top-level names whose link is judged elsewhere; `counts`: which entries are judged (by
+ * path; those written during a run, say), the walk going on below the rest.
+ */
+export function gitDirLink(gitDir: string, allowTop: (name: string) => boolean = () => false, counts: (path: string) => boolean = () => true): string | null {
   let seen = 0;
   const walk = (dir: string, rel: string): string | null => {
     let entries: Dirent[];
@@ -26,14 +31,19 @@ export function gitDirLink(gitDir: string, allowTop: (name: string) => boolean =
     for (const e of entries) {
       if (++seen > MAX_GIT_ENTRIES) return `${rel || '.'} (more than ${MAX_GIT_ENTRIES} entries)`;
       const path = rel ? `${rel}/${e.name}` : e.name;
+      const full = join(dir, e.name);
       if (!e.isFile() && !e.isDirectory()) {
         if (rel === '' && e.isSymbolicLink() && allowTop(e.name)) continue;
-        return `${path} (${kind(e)})`;
+        if (counts(full)) return `${path} (${kind(e)})`;
+        continue;
       }
-      if (!e.isDirectory()) continue;
+      if (!e.isDirectory()) {
+        if ((lstatSync(full, { throwIfNoEntry: false })?.nlink ?? 1) > 1 && counts(full)) return `${path} (a hard link: the same file has another name)`;
+        continue;
+      }
       // Loose objects and packs: the folders themselves are checked, not each file in them.
       if (/^objects\/([0-9a-f]{2}|pack)$/.test(path)) continue;
-      const below = walk(join(dir, e.name), path);
+      const below = walk(full, path);
       if (below !== null) return below;
     }
     return null;

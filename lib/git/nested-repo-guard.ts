@@ -342,16 +342,19 @@ export function checkNestedRepos(cwd: string, env: NodeJS.ProcessEnv, since: num
     const namedBack = located !== null && 'gitDir' in located;
     // Your worktrees' admin folders pass, but a pointer the agent wrote to one must be named back by it (found in review).
     if (yours(dir) && (!moved || namedBack)) continue;
-    const found = risks(git, dir, moved ? () => true : written);
-    if (moved) {
-      const wt = coreWorktree(readBackText(join(real, 'config'), 1 << 16) ?? '');
-      const led = gitDirLink(real, (name) => within(join(real, name), real));
-      // Git working on another repository of yours from that folder, or writing through it (each found in review).
-      if (!within(real, root)) found.push(`it names a git directory outside this tree (${real}), which your git in that folder would take for its own`);
-      else if (lstatSync(join(real, 'commondir'), { throwIfNoEntry: false }) !== undefined) found.push(`its git directory ${real} has a commondir, whose repository your git in that folder would work on`);
+    const counts = moved ? () => true : written;
+    const found = risks(git, dir, counts);
+    // Git working on another repository of yours from that folder, or writing through it (each found in review): a .git
+    // the agent wrote or moved, judged whole, or one already there, judged by what the run wrote in it.
+    if (moved && !within(real, root)) found.push(`it names a git directory outside this tree (${real}), which your git in that folder would take for its own`);
+    else if (within(real, root)) {
+      const config = join(real, 'config');
+      const wt = counts(config) ? coreWorktree(readBackText(config, 1 << 16) ?? '') : null;
+      const led = gitDirLink(real, (name) => within(join(real, name), real), counts);
+      if (lstatSync(join(real, 'commondir'), { throwIfNoEntry: false }) !== undefined && counts(join(real, 'commondir'))) found.push(`its git directory ${real} has a commondir, whose repository your git in that folder would work on`);
       else if (led !== null) found.push(`its git directory ${real} holds ${led}, through which git writes elsewhere`);
-      else if (real === own) found.push(`it names your repository's git directory, so your git would take that folder for the whole work tree (git add -A there would stage every other file's removal)`);
-      else if (entry?.isFile() === true && !namedBack) found.push(`it names ${real}, which does not name that folder back (your git there would work on that repository)`);
+      else if (moved && real === own) found.push(`it names your repository's git directory, so your git would take that folder for the whole work tree (git add -A there would stage every other file's removal)`);
+      else if (moved && entry?.isFile() === true && !namedBack) found.push(`it names ${real}, which does not name that folder back (your git there would work on that repository)`);
       else if (wt !== null && realOrSelf(resolve(real, wt)) !== realOrSelf(dirname(dotGit))) found.push(`its core.worktree names ${resolve(real, wt)}, where your git in that folder would check files out and remove them`);
     }
     if (found.length > 0) unplug(dotGit, dirname(dotGit), found, what);

@@ -196,6 +196,35 @@ for (const backend of ['native', 'docker'] as const) {
       spawnSync('rm', ['-rf', join(r.root, 'app'), ctl]);
     });
 
+    test("a hard link in a git directory the agent made, to a script of the tree (and a nested repository of yours it changed in place, given a commondir naming another repository): the run's end moves each aside; left all the same, a later run is refused (found in review); control: outside, git appends to the script through the hard link", async () => {
+      const script = writeFile(join(r.root, 'build.sh'), 'echo build ok\n');
+      const bashrc = writeFile(join(r.home, '.bashrc'), '# mine\n');
+      const other = join(r.home, 'inplace-other');
+      const vend = join(r.root, 'vend');
+      for (const a of [['init', '-q', other], ['init', '-q', vend], ['-C', vend, '-c', 'user.name=v', '-c', 'user.email=v@x', 'commit', '-q', '--allow-empty', '-m', 'v']]) assert.equal(spawnSync('git', a, { env: r.env }).status, 0);
+      const plant = 'git init -q hl && git -C hl -c user.name=a -c user.email=a@x commit -q --allow-empty -m one && rm hl/.git/logs/HEAD && ln build.sh hl/.git/logs/HEAD && echo planted';
+      const inPlace = `echo ${join(other, '.git')} > vend/.git/commondir`;
+      const first = await run(`${plant} && ${inPlace}`);
+      assert.equal(first.code, 0, first.stderr);
+      assert.equal(first.stdout, 'planted\n');
+      assert.match(first.stderr, /hl\/\.git holds logs\/HEAD \(a hard link: the same file has another name\), through which git writes elsewhere/);
+      assert.match(first.stderr, /vend\/\.git has a commondir, whose repository your git in that folder would work on/);
+      assert.deepEqual(['hl', 'vend'].map((d) => existsSync(join(r.root, d, '.git'))), [false, false]);
+      spawnSync('rm', ['-rf', join(r.root, 'hl'), vend, other]);
+      // Control: outside, git appends its reflog line to the script through the hard link.
+      const ctl = copyOf(r.root, 'hardlink-control');
+      assert.equal(outside(`${plant} && git -C hl -c user.name=a -c user.email=a@x commit -q --allow-empty -m '$(touch PWNED)'`, ctl, r.env).status, 0);
+      assert.match(readFileSync(join(ctl, 'build.sh'), 'utf8'), /\$\(touch PWNED\)/);
+      // Left all the same, a later run from there is refused before anything runs.
+      assert.equal(outside(plant, r.root, r.env).status, 0);
+      const later = await cli(['agent', 'run', ...flags, '--', 'bash', '-c', 'echo ran'], { env: r.env, cwd: join(r.root, 'hl'), timeoutMs: 120_000 });
+      assert.equal(later.code, 4, later.stderr);
+      assert.match(later.stderr, /hl\/\.git holds logs\/HEAD \(a hard link: the same file has another name\), through which the run's import would write elsewhere/);
+      assert.equal(readFileSync(script, 'utf8'), 'echo build ok\n');
+      assert.equal(readFileSync(bashrc, 'utf8'), '# mine\n');
+      spawnSync('rm', ['-rf', join(r.root, 'hl'), script, ctl]);
+    });
+
     test("a link in the tree to another repository's .git and a .git file naming its submodule through it (whose relative core.worktree, read through the link, names the folder): a later run from that folder gets none of it (found in review); control: outside, git there works on that submodule", async () => {
       const id = ['-c', 'user.name=o', '-c', 'user.email=o@x'];
       const lib = join(r.home, 'lib-src');
