@@ -4,12 +4,19 @@
 // into another repository takes its refs and packs). Found in review: a later
 // run's import wrote through them in a git directory the agent had made in the
 // tree. Read only, never following a link; bounded like the run's own walk
-// (lib/git/sanitize.ts). The files of objects/xx/ and objects/pack/ are not
-// walked one by one: git replaces them by rename, never writes through them,
-// and a repository's thousands of loose objects would cost every run's start.
+// (lib/git/sanitize.ts). The entries of objects/xx/ and objects/pack/ are
+// judged by their kind alone (files, and multi-pack-index.d): git replaces them
+// by rename, never writes through them, and a local clone hard-links them.
 import { type Dirent, lstatSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { MAX_GIT_ENTRIES } from './sanitize.js';
+
+/**
+ * Top-level names that may be links (where they stay in the git directory, as the caller judges): what git reads and
+ * never writes through. Any other (logs, COMMIT_EDITMSG, a reflog's folder) is a way for git's writes to go where this
+ * walk does not look (found in review: logs linked to a folder made in objects/pack, its HEAD linked to ~/.bashrc).
+ */
+const TOP_LINKS = new Set(['hooks', 'info', 'description', 'branches', 'remotes', 'config']);
 
 const kind = (e: Dirent) => (e.isSymbolicLink() ? 'a symbolic link' : e.isFIFO() ? 'a FIFO' : e.isSocket() ? 'a socket' : 'a device');
 
@@ -32,17 +39,22 @@ export function gitDirLink(gitDir: string, allowTop: (name: string) => boolean =
       if (++seen > MAX_GIT_ENTRIES) return `${rel || '.'} (more than ${MAX_GIT_ENTRIES} entries)`;
       const path = rel ? `${rel}/${e.name}` : e.name;
       const full = join(dir, e.name);
+      // In the folders of loose objects and packs, files alone (their hard links are git's own, from a local clone): a
+      // link or a folder there would be a way around this walk (found in review: a top-level link into objects/pack).
+      const inObjects = /^objects\/([0-9a-f]{2}|pack)$/.test(rel);
       if (!e.isFile() && !e.isDirectory()) {
-        if (rel === '' && e.isSymbolicLink() && allowTop(e.name)) continue;
+        if (rel === '' && e.isSymbolicLink() && TOP_LINKS.has(e.name) && allowTop(e.name)) continue;
         if (counts(full)) return `${path} (${kind(e)})`;
         continue;
       }
       if (!e.isDirectory()) {
-        if ((lstatSync(full, { throwIfNoEntry: false })?.nlink ?? 1) > 1 && counts(full)) return `${path} (a hard link: the same file has another name)`;
+        if (!inObjects && (lstatSync(full, { throwIfNoEntry: false })?.nlink ?? 1) > 1 && counts(full)) return `${path} (a hard link: the same file has another name)`;
         continue;
       }
-      // Loose objects and packs: the folders themselves are checked, not each file in them.
-      if (/^objects\/([0-9a-f]{2}|pack)$/.test(path)) continue;
+      if (inObjects && e.name !== 'multi-pack-index.d') {
+        if (counts(full)) return `${path} (a folder where git keeps files alone)`;
+        continue;
+      }
       const below = walk(full, path);
       if (below !== null) return below;
     }

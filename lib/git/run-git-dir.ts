@@ -202,9 +202,10 @@ export function planRunGitDir(o: { gitDir: string; admin: string | null; stateDi
     const real = realPathOf(join(o.gitDir, name));
     return realG !== null && real !== null && real.startsWith(`${realG}/`);
   };
-  // The import writes here with git, which follows what it finds: nothing in it may lead elsewhere (found in review: a
+  // The import writes here with git, which follows what it finds: nothing in it may lead elsewhere but the links git
+  // only reads (hooks, config: those leaving it are not bound, above) (found in review: a
   // git directory the agent made in the tree, its reflog linked to your ~/.bashrc, took the import's appended line).
-  const led = gitDirLink(o.gitDir, staysIn);
+  const led = gitDirLink(o.gitDir, () => true);
   if (led !== null) throw new SandboxUnavailableError(`${o.gitDir} holds ${led}, through which the run's import would write elsewhere: remove it (an agent may have left it there), or run from another folder; nothing was run`);
   for (const e of list(o.gitDir)) {
     if (e.name === 'objects' || e.name === 'worktrees' || e.name === SHARED_OBJECTS) continue;

@@ -204,13 +204,23 @@ for (const backend of ['native', 'docker'] as const) {
       for (const a of [['init', '-q', other], ['init', '-q', vend], ['-C', vend, '-c', 'user.name=v', '-c', 'user.email=v@x', 'commit', '-q', '--allow-empty', '-m', 'v']]) assert.equal(spawnSync('git', a, { env: r.env }).status, 0);
       const plant = 'git init -q hl && git -C hl -c user.name=a -c user.email=a@x commit -q --allow-empty -m one && rm hl/.git/logs/HEAD && ln build.sh hl/.git/logs/HEAD && echo planted';
       const inPlace = `echo ${join(other, '.git')} > vend/.git/commondir`;
-      const first = await run(`${plant} && ${inPlace}`);
+      // Not in the first review: logs a link that stays in the git directory, into a folder made in objects/pack (round 7).
+      const around = 'git init -q lk && git -C lk -c user.name=a -c user.email=a@x commit -q --allow-empty -m one && mkdir lk/.git/objects/pack/L && mv lk/.git/logs/* lk/.git/objects/pack/L/ && rmdir lk/.git/logs && ln -s objects/pack/L lk/.git/logs';
+      const first = await run(`${plant} && ${inPlace} && ${around}`);
       assert.equal(first.code, 0, first.stderr);
       assert.equal(first.stdout, 'planted\n');
       assert.match(first.stderr, /hl\/\.git holds logs\/HEAD \(a hard link: the same file has another name\), through which git writes elsewhere/);
       assert.match(first.stderr, /vend\/\.git has a commondir, whose repository your git in that folder would work on/);
-      assert.deepEqual(['hl', 'vend'].map((d) => existsSync(join(r.root, d, '.git'))), [false, false]);
-      spawnSync('rm', ['-rf', join(r.root, 'hl'), vend, other]);
+      assert.match(first.stderr, /lk\/\.git holds logs \(a symbolic link\), through which git writes elsewhere/);
+      assert.deepEqual(['hl', 'vend', 'lk'].map((d) => existsSync(join(r.root, d, '.git'))), [false, false, false]);
+      spawnSync('rm', ['-rf', join(r.root, 'hl'), vend, other, join(r.root, 'lk')]);
+      // A repository of yours whose hooks folder is a link out of its git directory (shared hooks) still runs: git only reads it.
+      const hooked = join(r.home, 'hooked');
+      for (const a of [['init', '-q', hooked], ['-C', hooked, '-c', 'user.name=h', '-c', 'user.email=h@x', 'commit', '-q', '--allow-empty', '-m', 'h']]) assert.equal(spawnSync('git', a, { env: r.env }).status, 0);
+      spawnSync('sh', ['-c', 'mkdir githooks && rm -rf .git/hooks && ln -s ../githooks .git/hooks'], { cwd: hooked });
+      const plain = await cli(['agent', 'run', ...flags, '--', 'true'], { env: r.env, cwd: hooked, timeoutMs: 120_000 });
+      assert.equal(plain.code, 0, plain.stderr);
+      spawnSync('rm', ['-rf', hooked]);
       // Control: outside, git appends its reflog line to the script through the hard link.
       const ctl = copyOf(r.root, 'hardlink-control');
       assert.equal(outside(`${plant} && git -C hl -c user.name=a -c user.email=a@x commit -q --allow-empty -m '$(touch PWNED)'`, ctl, r.env).status, 0);
