@@ -28,7 +28,9 @@ const kind = (e: Dirent) => (e.isSymbolicLink() ? 'a symbolic link' : e.isFIFO()
  */
 export function gitDirLink(gitDir: string, allowTop: (name: string) => boolean = () => false, counts: (path: string) => boolean = () => true): string | null {
   let seen = 0;
-  const walk = (dir: string, rel: string): string | null => {
+  // A folder that counts makes all below it count (found in review: an old folder moved into the git directory keeps
+  // its entries' old times, and with them a hard link or a link out).
+  const walk = (dir: string, rel: string, all = false): string | null => {
     let entries: Dirent[];
     try {
       entries = readdirSync(dir, { withFileTypes: true });
@@ -44,18 +46,18 @@ export function gitDirLink(gitDir: string, allowTop: (name: string) => boolean =
       const inObjects = /^objects\/([0-9a-f]{2}|pack)$/.test(rel);
       if (!e.isFile() && !e.isDirectory()) {
         if (rel === '' && e.isSymbolicLink() && TOP_LINKS.has(e.name) && allowTop(e.name)) continue;
-        if (counts(full)) return `${path} (${kind(e)})`;
+        if (all || counts(full)) return `${path} (${kind(e)})`;
         continue;
       }
       if (!e.isDirectory()) {
-        if (!inObjects && (lstatSync(full, { throwIfNoEntry: false })?.nlink ?? 1) > 1 && counts(full)) return `${path} (a hard link: the same file has another name)`;
+        if (!inObjects && (lstatSync(full, { throwIfNoEntry: false })?.nlink ?? 1) > 1 && (all || counts(full))) return `${path} (a hard link: the same file has another name)`;
         continue;
       }
       if (inObjects && e.name !== 'multi-pack-index.d') {
-        if (counts(full)) return `${path} (a folder where git keeps files alone)`;
+        if (all || counts(full)) return `${path} (a folder where git keeps files alone)`;
         continue;
       }
-      const below = walk(full, path);
+      const below = walk(full, path, all || counts(full));
       if (below !== null) return below;
     }
     return null;

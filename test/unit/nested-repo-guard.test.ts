@@ -108,3 +108,27 @@ test('a repository of 10,000 files in 50 nested folders: a plant five levels dow
   assert.match(warnings[0]!, /in a subfolder, .*core\.fsmonitor/);
   assert.deepEqual([existsSync(join(deep, '.git')), existsSync(join(yours, '.git'))], [false, true]);
 });
+
+test('an old folder moved into a nested repository already there, holding a hard link and a link out of the tree: judged whole, moved aside (found in review: its entries kept their old times); control: your git appends through the hard link', async () => {
+  const root = repo('r9');
+  const sub = repo('r9/sub');
+  const store = join(base, 'store-r9');
+  mkdirSync(store, { recursive: true });
+  writeFileSync(join(store, 'index.js'), 'console.log("store file")\n');
+  mkdirSync(join(root, 'node_modules', 'pkg'), { recursive: true });
+  spawnSync('ln', [join(store, 'index.js'), join(root, 'node_modules', 'pkg', 'index.js')]);
+  symlinkSync(join(store, 'index.js'), join(root, 'node_modules', 'pkg', 'out.js'));
+  await new Promise((res) => setTimeout(res, 30));
+  const since = Date.now();
+  await new Promise((res) => setTimeout(res, 30));
+  spawnSync('mv', [join(root, 'node_modules', 'pkg'), join(sub, '.git', 'logs', 'refs', 'heads', 'pkgdir')]);
+  const warnings = checkNestedRepos(root, env, since);
+  assert.equal(warnings.length, 1, warnings.join('\n'));
+  assert.match(warnings[0] as string, /sub\/\.git holds logs\/refs\/heads\/pkgdir\/(index|out)\.js \(a (hard|symbolic) link.*\), through which git writes elsewhere\. Its \.git was renamed/);
+  // Control: the same layout left in place, your git appends its reflog line to the store's file through the hard link.
+  const ctl = repo('r9-control');
+  mkdirSync(join(ctl, '.git', 'logs', 'refs', 'heads', 'pkgdir'), { recursive: true });
+  spawnSync('ln', [join(store, 'index.js'), join(ctl, '.git', 'logs', 'refs', 'heads', 'pkgdir', 'index.js')]);
+  git(ctl, 'update-ref', '-m', 'user commit', 'refs/heads/pkgdir/index.js', 'HEAD');
+  assert.match((await import('node:fs')).readFileSync(join(store, 'index.js'), 'utf8'), /user commit/);
+});
