@@ -112,28 +112,24 @@ const MAX_ERROR_TEXT = 1 << 20;
 class Bounded {
   private readonly parts: Buffer[] = [];
   private n = 0;
+  /** Output past the bound came and was dropped. */
+  cut = false;
+  /** The bound was passed where `onOver` was given (the child killed). */
   over = false;
   constructor(private readonly max: number, private readonly onOver?: () => void) {}
   readonly add = (b: Buffer): void => {
-    if (this.over || this.n >= this.max) {
+    const room = this.max - this.n;
+    if (b.length > room) {
+      this.cut = true;
       if (!this.over && this.onOver) {
         this.over = true;
         this.onOver();
       }
-      return;
     }
-    const room = this.max - this.n;
-    if (b.length > room) {
-      this.parts.push(b.subarray(0, room));
-      this.n = this.max;
-      if (this.onOver) {
-        this.over = true;
-        this.onOver();
-      }
-      return;
-    }
-    this.parts.push(b);
-    this.n += b.length;
+    if (room <= 0) return;
+    const part = b.length > room ? b.subarray(0, room) : b;
+    this.parts.push(part);
+    this.n += part.length;
   };
   text(): string {
     return Buffer.concat(this.parts).toString('utf8');
@@ -217,32 +213,22 @@ export function runCapped(cmd: Command, o: { timeoutMs: number; maxBytes: number
       child.stdin?.on('error', () => {});
       child.stdin?.end(o.input);
     }
-    const streams = { out: [] as Buffer[], err: [] as Buffer[], outN: 0, errN: 0 };
-    let cut = false;
+    const out = new Bounded(o.maxBytes);
+    const err = new Bounded(o.maxBytes);
     let timedOut = false;
-    const keep = (which: 'out' | 'err') => (b: Buffer) => {
-      const n = which === 'out' ? streams.outN : streams.errN;
-      const room = o.maxBytes - n;
-      if (room <= 0) return void (cut = true);
-      const part = b.length > room ? b.subarray(0, room) : b;
-      if (part.length < b.length) cut = true;
-      streams[which].push(part);
-      if (which === 'out') streams.outN += part.length;
-      else streams.errN += part.length;
-    };
-    child.stdout?.on('data', keep('out'));
-    child.stderr?.on('data', keep('err'));
+    child.stdout?.on('data', out.add);
+    child.stderr?.on('data', err.add);
     const timer = setTimeout(() => {
       timedOut = true;
       child.kill('SIGKILL');
     }, o.timeoutMs);
     child.on('error', (e) => {
       clearTimeout(timer);
-      resolve({ code: null, signal: null, stdout: '', stderr: `cannot run ${cmd.file}: ${e.message}`, timedOut, cut });
+      resolve({ code: null, signal: null, stdout: '', stderr: `cannot run ${cmd.file}: ${e.message}`, timedOut, cut: out.cut || err.cut });
     });
     child.on('close', (code, signal) => {
       clearTimeout(timer);
-      resolve({ code, signal, stdout: Buffer.concat(streams.out).toString('utf8'), stderr: Buffer.concat(streams.err).toString('utf8'), timedOut, cut });
+      resolve({ code, signal, stdout: out.text(), stderr: err.text(), timedOut, cut: out.cut || err.cut });
     });
   });
 }

@@ -9,7 +9,7 @@
 // by rename, never writes through them, and a local clone hard-links them.
 import { type Dirent, lstatSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { MAX_GIT_ENTRIES } from './sanitize.js';
+import { kind, MAX_GIT_ENTRIES } from './sanitize.js';
 
 /**
  * Top-level names that may be links (where they stay in the git directory, as the caller judges): what git reads and
@@ -17,8 +17,6 @@ import { MAX_GIT_ENTRIES } from './sanitize.js';
  * walk does not look (found in review: logs linked to a folder made in objects/pack, its HEAD linked to ~/.bashrc).
  */
 const TOP_LINKS = new Set(['hooks', 'info', 'description', 'branches', 'remotes', 'config']);
-
-const kind = (e: Dirent) => (e.isSymbolicLink() ? 'a symbolic link' : e.isFIFO() ? 'a FIFO' : e.isSocket() ? 'a socket' : 'a device');
 
 /**
  * The first such entry of `gitDir` ("logs/refs/stash (a symbolic link)"), or null. A file with another name elsewhere

@@ -17,7 +17,8 @@ export interface Sanitized {
   incomplete: boolean;
 }
 
-const kind = (e: Dirent) => (e.isSymbolicLink() ? 'a symbolic link' : e.isFIFO() ? 'a FIFO' : e.isSocket() ? 'a socket' : e.isBlockDevice() || e.isCharacterDevice() ? 'a device' : 'not a file or folder');
+/** What a directory entry that is neither a file nor a folder is, as the walks name it. */
+export const kind = (e: Dirent) => (e.isSymbolicLink() ? 'a symbolic link' : e.isFIFO() ? 'a FIFO' : e.isSocket() ? 'a socket' : e.isBlockDevice() || e.isCharacterDevice() ? 'a device' : 'not a file or folder');
 
 export function sanitizeGitDir(root: string, max = MAX_GIT_ENTRIES): Sanitized {
   const fixed: string[] = [];

@@ -9,13 +9,14 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { needsRoot } from '../helpers.js';
 
 const NOBODY = 65534;
 const walker = new URL('../../lib/git/planted-repos.js', import.meta.url).pathname;
 const walk = (root: string) => spawnSync('setpriv', ['--reuid', String(NOBODY), '--regid', String(NOBODY), '--clear-groups', process.execPath, '--input-type=module', '-e',
   `import(${JSON.stringify(walker)}).then((m) => { try { console.log(JSON.stringify(m.dotGitsUnder(process.argv[1]).found)); } catch (e) { console.log('threw ' + e.message); } })`, root], { encoding: 'utf8' });
 
-test('a folder of yours closed to you fails the walk, named; another user\'s is passed by; open, the pointer below is found', { skip: process.getuid?.() !== 0 ? 'needs root to make the users\' folders' : false }, () => {
+test('a folder of yours closed to you fails the walk, named; another user\'s is passed by; open, the pointer below is found', needsRoot('the walk as nobody needs its folders made for two users'), () => {
   const root = mkdtempSync('/tmp/sb-walk-');
   try {
     const deep = join(root, 'a', 'b');
