@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { runNames, sealedAgentCommand } from '../../templates/docker-run.js';
 import { REMOTE_RELAY, remoteNames, remoteTeardownCommands, remoteTeardownContainers, volumeCreateOf } from '../../templates/remote-run.js';
 import { WATCHDOG_DONE, watchdogCommand } from '../../templates/docker-watchdog.js';
+import { removeVolumesCommand } from '../../templates/docker-resources.js';
 import { agentSeccompProfile } from '../../templates/docker-seccomp.js';
 import { AuditLog } from '../run/audit.js';
 import { SandboxUnavailableError, setupFailure, UsageError } from '../errors.js';
@@ -287,7 +288,7 @@ export async function executeRemote(o: RemoteRunInput): Promise<number> {
     // which a --resume then failed on): the workspace removed, the branch deleted where it is still at the base.
     if (fresh && !agentStarted) {
       const api = ctx.api ?? null;
-      await (api !== null ? removeVolume(api, workspace) : capture({ file: docker, args: ['volume', 'rm', '--force', workspace] }).then(() => undefined, () => undefined));
+      await (api !== null ? removeVolume(api, workspace) : capture(removeVolumesCommand(docker, [workspace], true)).then(() => undefined, () => undefined));
       await capture(git(repo.git, repo.root, ['update-ref', '-d', `refs/heads/${branch}`, base])).catch(() => undefined);
     }
     // The API's kept connections (over SSH, each a command and a channel), then the run's connection, after its last
