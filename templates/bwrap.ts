@@ -1,7 +1,7 @@
 // Turns resolved path rules into a bubblewrap argument list. Pure: every fact
 // (which paths exist and as what, the helper files, descriptor numbers) is an
 // input, so the output can be golden-tested and printed by --dry-run.
-import type { Command } from './command.js';
+import type { Command, FdFile } from './command.js';
 import { landlockArgv, type LandlockInput } from './landlock.js';
 import { envArgs, GATE_FD, GATE_SCRIPT } from './gate.js';
 
@@ -67,6 +67,15 @@ export interface BwrapInput {
   emptyDir: string;
   /** bwrap 0.5.0 or later: denied directories get a tmpfs of mode 0555 instead (cheaper to mount). */
   tmpfsPerms: boolean;
+  /**
+   * The tree the agent writes, when this bwrap takes `--bind-fd` (0.10, and
+   * distributions' backports): a bind whose source lies in it is made from a
+   * descriptor the runner opened and checked (FdFile.held), so a folder
+   * swapped for a link after the check (by an agent of another run in the same
+   * tree) makes bwrap fail ("Race condition binding dirfd"), never bind what
+   * the link names. Null: binds by path.
+   */
+  heldTree: string | null;
   /** Own network namespace (only the bridged proxy reaches out); false = host network. */
   isolateNetwork: boolean;
   seccompFile: string;
@@ -89,7 +98,8 @@ export interface BwrapInput {
   userns: boolean;
 }
 
-export const BWRAP_FDS = { seccomp: 3, info: 4, block: 5, userns: 6, gate: GATE_FD } as const;
+/** The descriptors bwrap is given; held bind sources (BwrapInput.heldTree) from `sources` up, in the order bwrap binds them. */
+export const BWRAP_FDS = { seccomp: 3, info: 4, block: 5, userns: 6, gate: GATE_FD, sources: GATE_FD + 1 } as const;
 
 const depth = (p: string) => p.split('/').length;
 
@@ -131,8 +141,14 @@ export function buildBwrapCommand(input: BwrapInput): Command {
     ...input.writable.map((p) => ({ src: p, dest: p, ro: false, rank: 0 })),
     ...input.denyWrite.map((d) => ({ src: d.path, dest: d.path, ro: true, rank: 2 })),
   ];
+  const held: FdFile[] = [];
+  const heldIn = input.heldTree === null ? null : `${input.heldTree}/`;
   for (const l of layers.sort((a, b) => depth(a.dest) - depth(b.dest) || a.rank - b.rank)) {
-    args.push(l.ro ? '--ro-bind' : '--bind', l.src, l.dest);
+    if (heldIn !== null && l.src.startsWith(heldIn)) {
+      const fd = BWRAP_FDS.sources + held.length;
+      held.push({ fd, path: l.src, held: true });
+      args.push(l.ro ? '--ro-bind-fd' : '--bind-fd', String(fd), l.dest);
+    } else args.push(l.ro ? '--ro-bind' : '--bind', l.src, l.dest);
   }
   // A denied directory gets an empty tmpfs of mode 0555 of its own: it appears
   // empty, writing into it fails, and what the agent writes after a chmod stays
@@ -160,7 +176,7 @@ export function buildBwrapCommand(input: BwrapInput): Command {
     env: { PATH: '/usr/bin:/bin' },
     unsetEnv: [],
     onlyEnv: true,
-    fds: [{ fd: BWRAP_FDS.seccomp, path: input.seccompFile }],
+    fds: [{ fd: BWRAP_FDS.seccomp, path: input.seccompFile }, ...held],
     pipes: [
       { fd: BWRAP_FDS.info, direction: 'from-child' },
       { fd: BWRAP_FDS.block, direction: 'to-child' },

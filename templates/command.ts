@@ -4,6 +4,13 @@ import { shellQuote } from './shell-quote.js';
 export interface FdFile {
   fd: number;
   path: string;
+  /**
+   * Held, not read: the runner opens the path itself (O_PATH, no read needed)
+   * and gives it only if it is still that real path (lib/paths/bind-sources.ts
+   * holdSources), so the child binds what was checked, whatever the path
+   * names later.
+   */
+  held?: boolean;
 }
 
 /** The one value that flows through everything that shells out. */

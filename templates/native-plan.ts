@@ -134,7 +134,10 @@ export function buildNativePlan(p: NativePlanInput): Plan {
     const joins = sb.input.userns ? 'user and network namespaces' : 'network namespace';
     const ctl = relayControlFd(sb.input.userns);
     steps.push(internalStep('relay-start', `one process starts the sandbox and its relay: perl forks; the parent becomes bwrap; the child is the relay, in a session of its own, talking to stashbase on Node's IPC channel, fd ${ctl} (closed in the sandbox): it waits for the sandbox's pid, joins its ${joins} with setns(2) (not its PID namespace), listens on its loopback, hands the listening socket to stashbase (SCM_RIGHTS) and exits:`));
-    steps.push(commandStep('sandbox', withRelay(buildBwrapCommand(sb.input), sb.relay, ctl, sandboxFds(sb.input.userns)), true));
+    const bwrap = buildBwrapCommand(sb.input);
+    // The held bind sources are bwrap's alone too (it closes each once bound).
+    const held = (bwrap.fds ?? []).filter((f) => f.held === true).map((f) => f.fd);
+    steps.push(commandStep('sandbox', withRelay(bwrap, sb.relay, ctl, [...sandboxFds(sb.input.userns), ...held]), true));
     const maps = sb.input.userns ? `; write its uid_map and gid_map (your ids only, setgroups denied)` : '';
     steps.push(internalStep('relay-wait', `bwrap reports its pid on fd ${BWRAP_FDS.info} and waits on fd ${BWRAP_FDS.block}${maps}; the relay is given that pid`));
     steps.push(internalStep('release', `${sb.input.userns ? `once the relay says "joined", let bwrap go on (write to fd ${BWRAP_FDS.userns}); ` : ''}once the proxy listens on the relay's socket and the relay is gone, release bwrap (write to fd ${BWRAP_FDS.block}); once the gate, the first process inside, says "r" on fd ${BWRAP_FDS.gate} (bwrap made its mounts; an exit before that is bwrap's own failure, tried up to 3 times), open it (write "1" there: it runs the agent on that word only, and exits 125 on an end of file)`));

@@ -205,6 +205,7 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
       deniedFile: join(runDir, 'denied'),
       emptyDir: join(runDir, 'empty'),
       tmpfsPerms: ctx.bwrapTmpfsPerms === true,
+      heldTree: ctx.bwrapBindFd === true ? ctx.cwd : null,
       isolateNetwork: isolate,
       seccompFile: join(runDir, 'seccomp.bpf'),
       landlock: allowList ? { perl, arch: process.arch as LandlockArch, files: landlockFiles, warn: ctx.announce === true } : null,

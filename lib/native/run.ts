@@ -6,6 +6,7 @@ import { Server } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { BWRAP_FDS } from '../../templates/bwrap.js';
+import { holdSources, type HeldSources } from '../paths/bind-sources.js';
 import { relayControlFd } from '../../templates/native-plan.js';
 import { SandboxUnavailableError } from '../errors.js';
 import { forwardSignals, start } from '../exec.js';
@@ -254,9 +255,23 @@ async function runBwrapOnce(prep: NativePrepared, opts: NativeRunOptions, signal
   const stdio: Array<'inherit' | 'pipe' | 'ipc' | 'ignore' | number> = ['inherit', 'inherit', 'inherit', seccompFd, 'pipe', 'pipe', ...(userns ? ['pipe' as const] : [])];
   if (prep.relay) stdio[relayControlFd(userns)] = 'ipc';
   stdio[BWRAP_FDS.gate] = 'pipe';
+  // The binds from the tree come from descriptors opened and checked now (templates/bwrap.ts heldTree).
+  let held: HeldSources;
+  try {
+    held = holdSources(step.command.fds ?? []);
+  } catch (e) {
+    closeSync(seccompFd);
+    throw e;
+  }
+  for (const h of held.fds) stdio[h.child] = h.fd;
   for (let fd = 0; fd < stdio.length; fd++) stdio[fd] ??= 'ignore';
-  const sandbox = start(step.command, stdio);
-  closeSync(seccompFd);
+  let sandbox: ReturnType<typeof start>;
+  try {
+    sandbox = start(step.command, stdio);
+  } finally {
+    closeSync(seccompFd);
+    held.close();
+  }
   opts.trace?.mark('spawn');
   const relay: Relay | null = prep.relay ? relayChannel(sandbox.child, sandbox.exit) : null;
   const infoStream = sandbox.child.stdio[4] as NodeJS.ReadableStream;

@@ -10,7 +10,7 @@ import { stashbaseHome, userHome } from '../home.js';
 import { type NativeContext, prepareNative } from '../native/prepare.js';
 import { probeNative } from '../native/probe.js';
 import { selectMechanism } from '../native/select.js';
-import { tmpfsPermsSupported } from '../native/bwrap-version.js';
+import { bindFdSupported, tmpfsPermsSupported } from '../native/bwrap-version.js';
 import { cpusProblem, memoryProblem } from '../profile/docker-values.js';
 import { directorySearchPath, displayPath, loadProfile, type SourceChoice } from '../profile/load.js';
 import { existsSync } from 'node:fs';
@@ -150,6 +150,7 @@ export async function runAgent(o: RunOptions): Promise<number> {
       runDenyWrite: [...(wt?.denyWrite ?? []), ...buildRo, ...ownExecutables()],
       worktreeBranch: wt?.branch,
       bwrapTmpfsPerms: mechanism.kind === 'bwrap' && tmpfsPermsSupported(mechanism.path, stashbaseHome(o.env)),
+      bwrapBindFd: mechanism.kind === 'bwrap' && bindFdSupported(mechanism.path, stashbaseHome(o.env)),
       announce: !o.silent,
       // Any of the three on a terminal: the agent gets a relayed one of its own (macOS), never yours.
       interactive: process.stdin.isTTY === true || process.stdout.isTTY === true || process.stderr.isTTY === true,

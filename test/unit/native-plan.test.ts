@@ -40,6 +40,7 @@ const bwrapInput: BwrapInput = {
   deniedFile: `${RUN}/denied`,
   emptyDir: `${RUN}/empty`,
   tmpfsPerms: true,
+  heldTree: P,
   isolateNetwork: true,
   seccompFile: `${RUN}/seccomp.bpf`,
   landlock: null,
@@ -66,10 +67,11 @@ test('bwrap (writes as an allow-list): the whole argument list', () => {
     '--ro-bind', `${RUN}/ca`, `${RUN}/ca`,
     '--bind', `${RUN}/views/git`, `${P}/.git`,
     '--bind', `${RUN}/scratch-0`, '/home/u/.pyenv/shims',
-    '--bind', `${P}/secrets`, `${P}/secrets`,
-    '--bind', `${P}/.git/objects`, `${P}/.git/objects`,
-    '--ro-bind', `${P}/.git/hooks`, `${P}/.git/hooks`,
-    '--ro-bind', `${P}/secrets/keep.txt`, `${P}/secrets/keep.txt`,
+    // Sources in the tree are bound from descriptors the runner opened and checked (fd 9 up, in this order).
+    '--bind-fd', '9', `${P}/secrets`,
+    '--bind-fd', '10', `${P}/.git/objects`,
+    '--ro-bind-fd', '11', `${P}/.git/hooks`,
+    '--ro-bind-fd', '12', `${P}/secrets/keep.txt`,
     '--perms', '0555', '--tmpfs', '/home/u/.ssh',
     '--ro-bind', `${RUN}/denied`, '/home/u/.netrc',
     '--perms', '0555', '--tmpfs', '/home/u/.stashbase',
@@ -84,8 +86,26 @@ test('bwrap (writes as an allow-list): the whole argument list', () => {
   assert.deepEqual([cmd.env, cmd.unsetEnv, cmd.onlyEnv], [{ PATH: '/usr/bin:/bin' }, [], true]);
   assert.equal(cmd.args.join(' ').includes('ghp_realRealReal'), false);
   assert.equal(cmd.args.join(' ').includes('sk-real'), false);
-  assert.deepEqual(cmd.fds, [{ fd: 3, path: `${RUN}/seccomp.bpf` }]);
+  assert.deepEqual(cmd.fds, [
+    { fd: 3, path: `${RUN}/seccomp.bpf` },
+    { fd: 9, path: `${P}/secrets`, held: true },
+    { fd: 10, path: `${P}/.git/objects`, held: true },
+    { fd: 11, path: `${P}/.git/hooks`, held: true },
+    { fd: 12, path: `${P}/secrets/keep.txt`, held: true },
+  ]);
   assert.deepEqual(cmd.pipes, [{ fd: 4, direction: 'from-child' }, { fd: 5, direction: 'to-child' }, { fd: 6, direction: 'to-child' }, { fd: 8, direction: 'to-child' }]);
+});
+
+test('bwrap without --bind-fd (heldTree null): every bind by its path', () => {
+  const cmd = buildBwrapCommand({ ...bwrapInput, heldTree: null });
+  const at = cmd.args.indexOf(`${P}/secrets`);
+  assert.deepEqual(cmd.args.slice(at - 1, at + 11), [
+    '--bind', `${P}/secrets`, `${P}/secrets`,
+    '--bind', `${P}/.git/objects`, `${P}/.git/objects`,
+    '--ro-bind', `${P}/.git/hooks`, `${P}/.git/hooks`,
+    '--ro-bind', `${P}/secrets/keep.txt`, `${P}/secrets/keep.txt`,
+  ]);
+  assert.deepEqual(cmd.fds, [{ fd: 3, path: `${RUN}/seccomp.bpf` }]);
 });
 
 test('bwrap (writes = "deny-list"): the host writable, /sys read-only, deny_write bound read-only', () => {
@@ -104,7 +124,7 @@ test('bwrap (writes = "deny-list"): the host writable, /sys read-only, deny_writ
 
 test('bwrap before 0.5.0 (no --perms): denied directories get a read-only bind of the empty directory', () => {
   const cmd = buildBwrapCommand({ ...bwrapInput, tmpfsPerms: false });
-  const binds = cmd.args.slice(cmd.args.indexOf(`${P}/secrets/keep.txt`) + 2, cmd.args.indexOf('--seccomp'));
+  const binds = cmd.args.slice(cmd.args.lastIndexOf(`${P}/secrets/keep.txt`) + 1, cmd.args.indexOf('--seccomp'));
   assert.deepEqual(binds, [
     '--ro-bind', `${RUN}/empty`, '/home/u/.ssh',
     '--ro-bind', `${RUN}/denied`, '/home/u/.netrc',
@@ -113,8 +133,8 @@ test('bwrap before 0.5.0 (no --perms): denied directories get a read-only bind o
   assert.equal(cmd.args.includes('--perms'), false);
 });
 
-test('bwrap version: parsed from --version, compared, and asked once per binary (cached)', async () => {
-  const { bwrapVersion, parseBwrapVersion, versionAtLeast } = await import('../../lib/native/bwrap-version.js');
+test('bwrap version and --bind-fd: parsed from --version and --help, compared, and asked once per binary (cached)', async () => {
+  const { bindFdSupported, bwrapVersion, parseBwrapVersion, versionAtLeast } = await import('../../lib/native/bwrap-version.js');
   assert.equal(parseBwrapVersion('bubblewrap 0.8.0\n'), '0.8.0');
   assert.equal(parseBwrapVersion('bwrap: unknown option\n'), null);
   for (const [v, ok] of [['0.4.1', false], ['0.4.99', false], ['0.5.0', true], ['0.10.0', true], ['1.0.0', true], [null, false]] as const) {
@@ -126,15 +146,18 @@ test('bwrap version: parsed from --version, compared, and asked once per binary 
   try {
     const fake = join(dir, 'bwrap');
     const log = join(dir, 'asked');
-    writeFileSync(fake, `#!/bin/sh\necho x >> ${log}\necho "bubblewrap 0.4.1"\n`);
+    // A version without --bind-fd in its help (0.4 as Debian 11 first shipped it).
+    writeFileSync(fake, `#!/bin/sh\necho "x$1" >> ${log}\n[ "$1" = --help ] && echo "    --bind SRC DEST              Bind mount" || echo "bubblewrap 0.4.1"\n`);
     chmodSync(fake, 0o755);
     assert.equal(bwrapVersion(fake, join(dir, 'state')), '0.4.1');
     assert.equal(bwrapVersion(fake, join(dir, 'state')), '0.4.1');
-    assert.equal(readFileSync(log, 'utf8'), 'x\n', 'asked once');
-    // Another binary at the same path (an upgrade): asked again.
-    writeFileSync(fake, `#!/bin/sh\necho y >> ${log}\necho "bubblewrap 0.10.0"\n`);
-    assert.equal(bwrapVersion(fake, join(dir, 'state')), '0.10.0');
-    assert.equal(readFileSync(log, 'utf8'), 'x\ny\n');
+    assert.equal(bindFdSupported(fake, join(dir, 'state')), false);
+    assert.equal(readFileSync(log, 'utf8'), 'x--version\nx--help\n', 'asked once');
+    // Another binary at the same path (an upgrade, or a security update of the same version that added it): asked again.
+    writeFileSync(fake, `#!/bin/sh\necho "y$1" >> ${log}\n[ "$1" = --help ] && echo "    --bind-fd FD DEST            Bind open directory or path fd on DEST" || echo "bubblewrap 0.4.1 "\n`);
+    assert.equal(bindFdSupported(fake, join(dir, 'state')), true);
+    assert.equal(bwrapVersion(fake, join(dir, 'state')), '0.4.1');
+    assert.equal(readFileSync(log, 'utf8'), 'x--version\nx--help\ny--version\ny--help\n');
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

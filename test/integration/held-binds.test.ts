@@ -1,0 +1,84 @@
+// A bind whose source lies in the tree the agent writes is made from a
+// descriptor stashbase opened and checked, not from its path: an agent of
+// another run in the same tree that swaps the folder for a link after the
+// check, before bwrap mounts (the race the path check alone left open), makes
+// bwrap fail, and the next try refuses the link by name. Real bwrap, raced by
+// a wrapper that swaps as bwrap starts. Control: bwrap binding the same paths
+// by name after the same swap writes into the victim folder.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, symlinkSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, describe, test } from 'node:test';
+import { cli, needs, tempHome, writeFile } from '../helpers.js';
+
+describe('binds from the tree held by descriptor: a folder swapped for a link after the check (real bwrap)', needs('native'), () => {
+  const t = tempHome();
+  after(() => t.cleanup());
+  const bwrap = spawnSync('sh', ['-c', 'command -v bwrap'], { encoding: 'utf8' }).stdout.trim();
+  writeFile(join(t.sbHome, 'agents', 'pin.toml'), '[filesystem]\ndeny_write = ["sub/x"]\n');
+
+  /** A tree whose `sub` holds a write-denied file (so `sub` is pinned: bound onto itself, writable), a victim folder beside it. */
+  const fresh = (name: string) => {
+    const dir = join(t.dir, name);
+    const tree = join(dir, 'tree');
+    writeFile(join(tree, 'sub', 'x'), 'mine\n');
+    writeFile(join(dir, 'victim', 'x'), 'VICTIM\n');
+    spawnSync('git', ['init', '-q'], { cwd: tree });
+    return { dir, tree, victim: join(dir, 'victim') };
+  };
+
+  /** A bwrap that first does what a racing agent would (swap `what` for a relative link to `to`), once, as the sandbox starts. */
+  const racer = (dir: string, what: string, to: string) => {
+    const wrap = join(dir, 'wrap');
+    writeFile(join(wrap, 'bwrap'), `#!/bin/sh\ncase " $* " in *" --info-fd "*) if [ ! -L '${what}' ]; then mv '${what}' '${what}.real' && ln -s '${to}' '${what}'; fi ;; esac\nexec '${bwrap}' "$@"\n`);
+    spawnSync('chmod', ['+x', join(wrap, 'bwrap')]);
+    return { ...t.env, PATH: `${wrap}:${t.env.PATH}` };
+  };
+
+  test('a pinned folder swapped for a link to a folder outside: bwrap fails, the next try refuses the link, the victim is untouched', { timeout: 60_000 }, async () => {
+    const { dir, tree, victim } = fresh('folder');
+    const env = racer(dir, join(tree, 'sub'), '../victim');
+    const r = await cli(['agent', 'run', '--profile', 'pin', '--', 'sh', '-c', 'echo pwned > sub/new; echo ran'], { env, cwd: tree, timeoutMs: 50_000 });
+    assert.equal(r.code, 4, r.stderr);
+    assert.equal(r.stdout, '');
+    assert.match(r.stderr, /stashbase: bwrap exited \(1\) before setting up the sandbox; nothing was run; trying again \(2 of 3\)\n/);
+    assert.match(r.stderr, new RegExp(`\nstashbase: ${join(tree, 'sub')} is reached through a link \\(it leads to ${victim}\\), and the run binds it into the sandbox, which would show what the link names instead: remove the link, or name the real path in the profile; nothing was run\n$`));
+    assert.deepEqual(readdirSync(victim), ['x']);
+    assert.equal(readFileSync(join(victim, 'x'), 'utf8'), 'VICTIM\n');
+  });
+
+  test('(not named) the write-denied file itself swapped for a link to a file outside: refused the same way, the file outside unchanged', { timeout: 60_000 }, async () => {
+    const { dir, tree, victim } = fresh('file');
+    const env = racer(dir, join(tree, 'sub', 'x'), '../../victim/x');
+    const r = await cli(['agent', 'run', '--profile', 'pin', '--', 'sh', '-c', 'echo ran'], { env, cwd: tree, timeoutMs: 50_000 });
+    assert.equal(r.code, 4, r.stderr);
+    assert.equal(r.stdout, '');
+    assert.match(r.stderr, new RegExp(`\nstashbase: ${join(tree, 'sub', 'x')} is reached through a link \\(it leads to ${join(victim, 'x')}\\), and the run binds it into the sandbox, which would show what the link names instead: remove the link, or name the real path in the profile; nothing was run\n$`));
+    assert.equal(readFileSync(join(victim, 'x'), 'utf8'), 'VICTIM\n');
+  });
+
+  test('no descriptor of the tree reaches the agent (bwrap closes each it binds): its open descriptors are its terminal\'s and pipes alone', { timeout: 60_000 }, async () => {
+    const { tree } = fresh('fds');
+    const r = await cli(['agent', 'run', '--silent', '--profile', 'pin', '--', 'sh', '-c', 'for f in /proc/$$/fd/*; do readlink "$f" || true; done'], { env: t.env, cwd: tree, timeoutMs: 50_000 });
+    assert.equal(r.code, 0, JSON.stringify(r));
+    const targets = r.stdout.trim().split('\n');
+    assert.ok(targets.length >= 3, r.stdout);
+    assert.deepEqual(targets.filter((x) => x.startsWith(tree)), [], r.stdout);
+    // The run bound sub from a descriptor (its plan says so).
+    const plan = await cli(['agent', 'run', '--profile', 'pin', '--dry-run', '--', 'true'], { env: t.env, cwd: tree });
+    assert.match(plan.stdout, new RegExp(` --bind-fd 9 ${join(tree, 'sub')} .* --ro-bind-fd \\d+ ${join(tree, 'sub', 'x')} `));
+  });
+
+  test('control: bwrap binding the same folder by name after the same swap writes into the victim', () => {
+    const { tree, victim } = fresh('control');
+    renameSync(join(tree, 'sub'), join(tree, 'sub.real'));
+    symlinkSync('../victim', join(tree, 'sub'));
+    assert.ok(lstatSync(join(tree, 'sub')).isSymbolicLink());
+    const r = spawnSync(bwrap, ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--bind', join(tree, 'sub'), join(tree, 'sub'), '--', 'sh', '-c', `echo pwned > ${join(tree, 'sub', 'new')}`], { encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(readFileSync(join(victim, 'new'), 'utf8'), 'pwned\n');
+    assert.equal(existsSync(join(tree, 'sub.real', 'new')), false);
+    mkdirSync(join(tree, 'unused'));
+  });
+});
