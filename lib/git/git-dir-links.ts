@@ -32,8 +32,11 @@ export function gitDirLink(gitDir: string, allowTop: (name: string) => boolean =
     let entries: Dirent[];
     try {
       entries = readdirSync(dir, { withFileTypes: true });
-    } catch {
-      return null;
+    } catch (e) {
+      // One it cannot list (the agent's chmod 111 keeps git's lookups by name working): what it holds is unknown, a
+      // finding where it counts (found in review: a reflog link behind it took the import's line). Gone meanwhile: nothing.
+      const code = (e as NodeJS.ErrnoException).code;
+      return code === 'ENOENT' || !(all || counts(dir)) ? null : `${rel || '.'} (a folder stashbase cannot list: ${code ?? 'unreadable'})`;
     }
     for (const e of entries) {
       if (++seen > MAX_GIT_ENTRIES) return `${rel || '.'} (more than ${MAX_GIT_ENTRIES} entries)`;

@@ -2,7 +2,8 @@
 // without following a link, parsed, refused when an entry is one git would
 // never write (a path out of the working tree or into a .git, out of order,
 // repeated: your next `git restore .` would write it), or when it newly hides
-// paths from your git status (assume-unchanged, skip-worktree), and written back by
+// paths from your git status (assume-unchanged, skip-worktree) or stages a
+// .gitmodules (read in place of a missing file), and written back by
 // stashbase under git's own lock: its entries only (a cache-tree would let
 // your next commit record trees other than the entries'; an untracked cache
 // or fsmonitor token would hide files), with the stat data of every entry
@@ -75,6 +76,12 @@ export function indexCandidate(here: string, there: string, rec: RunGitDirRecord
     return `${label}: the sandbox's index marks ${list(ita)} intent-to-add (git add -N), which your next commit records as deleted where your HEAD has the file: it is not carried back (stage those files again yourself)`;
   }
   const fresh = old !== null && before.ok ? freshEntries(r.data, layout, before.data, old) : layout.entries;
+  // A .gitmodules staged: git reads it from the index where the file is missing (the end of the run moves a new one
+  // aside), and your git submodule init then registers the repositories it names (found in review).
+  const modules = fresh.filter((e) => e.path === '.gitmodules' || e.path.endsWith('/.gitmodules')).map((e) => e.path);
+  if (modules.length > 0) {
+    return `${label}: the sandbox's index stages ${list(modules)}, which your git submodule commands read from the index where the file is missing, to choose the repositories they fetch: it is not carried back (review the file, then stage it yourself)`;
+  }
   return { data: r.data, layout, fresh, oids: [...new Set(fresh.filter((e) => (e.mode & 0o170000) !== GITLINK).map((e) => entryOid(r.data, e, oidLength)))] };
 }
 

@@ -74,12 +74,29 @@ function gitlinks(git: string, gitDir: string, root: string): string[] | string 
   return r.stdout.split('\0').filter((l) => l.startsWith('160000 ')).map((l) => l.slice(l.indexOf('\t') + 1));
 }
 
-/** What in a submodule's git directory (and its common directory) was written since `since` and would run programs. */
-function risks(git: string, gitDir: string, writtenHere: (p: string) => boolean): string[] {
-  const dirs: Array<[string, (p: string) => boolean]> = [[gitDir, writtenHere]];
+/**
+ * Whether a path in the git directory `top` counts as the run's: written
+ * itself, a folder between it and `top` changed (one renamed into place
+ * brings its old files: found in review, an old folder of hooks moved into
+ * `hooks`), or, for a link, what it leads to written the same way (found in
+ * review: `config` linked to `conf.d/main`, changed in a later run).
+ */
+function countsIn(top: string, written: (p: string) => boolean): (p: string) => boolean {
+  const realTop = realOrSelf(top);
+  return (p) => {
+    if (written(p) || changedBelow(dirname(p), top, written)) return true;
+    if (!lstatSync(p, { throwIfNoEntry: false })?.isSymbolicLink()) return false;
+    const real = realOrSelf(p);
+    return real !== p && (written(real) || changedBelow(dirname(real), realTop, written));
+  };
+}
+
+/** What in a submodule's git directory (its common directory, its own submodules' git directories) the run wrote, or changed, that would run programs. */
+function risks(git: string, gitDir: string, writtenHere: (p: string) => boolean, withModules = true): string[] {
+  const dirs: Array<[string, (p: string) => boolean]> = [[gitDir, countsIn(gitDir, writtenHere)]];
   const common = commondirOf(gitDir);
   // A commondir written during the run points at a folder whose old files then count, all of them.
-  if (common !== null) dirs.push([common, writtenHere(join(gitDir, 'commondir')) ? () => true : writtenHere]);
+  if (common !== null) dirs.push([common, writtenHere(join(gitDir, 'commondir')) ? () => true : countsIn(common, writtenHere)]);
   const found: string[] = [];
   for (const [d, written] of dirs) {
     for (const name of ['config', 'config.worktree']) {
@@ -95,24 +112,38 @@ function risks(git: string, gitDir: string, writtenHere: (p: string) => boolean)
       const bad = keys === null ? ['unreadable'] : [...new Set(keys.filter((k) => !HARMLESS.some((h) => h.test(k))))];
       if (bad.length > 0) found.push(`${f}: ${bad.join(', ')}`);
     }
+    const hooksDir = join(d, 'hooks');
     let hooks: string[] = [];
     try {
-      hooks = readdirSync(join(d, 'hooks'));
-    } catch {
-      // no hooks folder
+      hooks = readdirSync(hooksDir);
+    } catch (e) {
+      // A hooks folder it cannot list (the agent's chmod 111: git still runs a hook by its name) hides what it holds (found in review).
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code !== 'ENOENT' && code !== 'ENOTDIR' && written(hooksDir)) found.push(`${hooksDir}: a folder stashbase cannot list (${code ?? 'unreadable'}), whose hooks git still runs`);
     }
-    for (const h of hooks) if (!h.endsWith('.sample') && written(join(d, 'hooks', h))) found.push(`${join(d, 'hooks', h)}: a hook`);
+    for (const h of hooks) if (!h.endsWith('.sample') && written(join(hooksDir, h))) found.push(`${join(hooksDir, h)}: a hook`);
+    // Its own submodules' git directories, which git submodule update --init (recursive) uses: judged the same way (found in review: only yours were).
+    if (withModules) {
+      for (const m of moduleDirs(join(d, 'modules'), 0, (dir, code) => {
+        if (written(dir)) found.push(`${dir}: a folder stashbase cannot list (${code}), which may hold submodules' git directories`);
+      })) found.push(...risks(git, m, written, false));
+    }
   }
   return found;
 }
 
-/** The git directories under .git/modules, nested ones (a submodule's submodules) too; links not followed. */
-function moduleDirs(dir: string, depth = 0): string[] {
+/**
+ * The git directories under a `modules` folder, nested ones (a submodule's submodules) too; links not followed. A
+ * folder it cannot list is told to `unlisted`.
+ */
+function moduleDirs(dir: string, depth = 0, unlisted: (dir: string, code: string) => void = () => {}): string[] {
   if (depth > 8) return [];
   let entries: Dirent[];
   try {
     entries = readdirSync(dir, { withFileTypes: true });
-  } catch {
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code ?? 'unreadable';
+    if (code !== 'ENOENT' && code !== 'ENOTDIR') unlisted(dir, code);
     return [];
   }
   const out: string[] = [];
@@ -120,8 +151,8 @@ function moduleDirs(dir: string, depth = 0): string[] {
     if (!e.isDirectory() || e.name.endsWith(SUFFIX)) continue;
     const d = join(dir, e.name);
     // A git directory holds HEAD; a folder without one is a path segment of a submodule's name (a/b).
-    if (lstatSync(join(d, 'HEAD'), { throwIfNoEntry: false })) out.push(d, ...moduleDirs(join(d, 'modules'), depth + 1));
-    else out.push(...moduleDirs(d, depth + 1));
+    if (lstatSync(join(d, 'HEAD'), { throwIfNoEntry: false })) out.push(d, ...moduleDirs(join(d, 'modules'), depth + 1, unlisted));
+    else out.push(...moduleDirs(d, depth + 1, unlisted));
   }
   return out;
 }
@@ -229,6 +260,12 @@ function changedBelow(dir: string, top: string, written: (p: string) => boolean)
   return false;
 }
 
+/** The nearest folder named .git above `dir` (a real path) and below `top`, or null. */
+function enclosingGitDir(dir: string, top: string): string | null {
+  for (let d = dirname(dir); d !== top && d.startsWith(top + sep); d = dirname(d)) if (d.endsWith(`${sep}.git`)) return d;
+  return null;
+}
+
 /** The common git directory of a git directory (a linked worktree's admin folder names it in commondir). */
 function commonDirOf(gitDir: string): string {
   const common = commondirOf(gitDir);
@@ -240,13 +277,23 @@ function commonDirOf(gitDir: string): string {
   }
 }
 
-/** Renames a nested repository's .git aside; returns what to tell. */
+/**
+ * Renames a nested repository's .git aside; returns what to tell. A .git folder's HEAD is renamed too, so that git
+ * inside the folder moved aside does not take it for a repository (found in review: git status there ran the agent's
+ * fsmonitor, as it would in a bare repository, whose HEAD is renamed for that).
+ */
 function unplugged(dotGit: string, where: string, found: string[], what: string): string {
   const failed = moveAside(dotGit);
-  return failed === null
-    ? `the agent left a nested repository at ${where}, ${what}, whose git files would run programs when your git visits it (git status does): ${found.join('; ')}. ` +
-        `Its .git was renamed ${dotGit}${SUFFIX}, so git passes it by; review it, then ${restoreHint(dotGit + SUFFIX, dotGit)}`
-    : `the agent left a nested repository at ${where} whose git files would run programs (${found.join('; ')}), and its .git could not be renamed (${failed}): remove ${dotGit} before you run git there`;
+  if (failed !== null) return `the agent left a nested repository at ${where} whose git files would run programs (${found.join('; ')}), and its .git could not be renamed (${failed}): remove ${dotGit} before you run git there`;
+  const aside = dotGit + SUFFIX;
+  const folder = lstatSync(aside, { throwIfNoEntry: false })?.isDirectory() === true && lstatSync(join(aside, 'HEAD'), { throwIfNoEntry: false }) !== undefined;
+  const headFailed = folder ? moveAside(join(aside, 'HEAD')) : null;
+  const head = !folder ? '' : headFailed === null
+    ? ` and its HEAD ${join(aside, 'HEAD')}${SUFFIX}, so git takes neither for a repository`
+    : `, but its HEAD could not be renamed (${headFailed}): do not run git inside ${aside}`;
+  const back = folder && headFailed === null ? restoreHint(join(aside, 'HEAD') + SUFFIX, join(aside, 'HEAD'), [aside, dotGit]) : restoreHint(aside, dotGit);
+  return `the agent left a nested repository at ${where}, ${what}, whose git files would run programs when your git visits it (git status does): ${found.join('; ')}. ` +
+    `Its .git was renamed ${aside}${head}${folder && headFailed === null ? '' : ', so git passes it by'}; review it, then ${back}`;
 }
 
 /**
@@ -298,15 +345,17 @@ export function checkNestedRepos(cwd: string, env: NodeJS.ProcessEnv, since: num
     }
   }
   // Submodules' git directories whether checked out or not: git submodule update --init runs their hooks.
-  for (const m of own ? moduleDirs(join(own, 'modules')) : []) {
+  const unlistedModules: string[] = [];
+  for (const m of own ? moduleDirs(join(own, 'modules'), 0, (dir, code) => unlistedModules.push(`${dir} (${code})`)) : []) {
     if (done.has(m)) continue;
-    const found = risks(git, m, written);
+    const found = risks(git, m, written, false);
     if (found.length === 0) continue;
     const failed = moveAside(m);
     warnings.push(failed === null
       ? `the agent left a submodule's git directory ${m} whose files would run programs when your git uses it (git submodule update --init does): ${found.join('; ')}. It was renamed ${m}${SUFFIX}; review it, then ${restoreHint(m + SUFFIX, m)}`
       : `the agent left a submodule's git directory ${m} whose files would run programs (${found.join('; ')}), and it could not be renamed (${failed}): remove it before you run git submodule in ${root}`);
   }
+  if (unlistedModules.length > 0) warnings.push(`stashbase could not list ${unlistedModules.join(', ')}, which may hold submodules' git directories: look there yourself before you run git submodule in ${root}`);
   // Then every other .git in the tree, at any depth, in either form.
   const sourced = sourcedByEnvrc(root);
   const isVenv = venvCheck(root);
@@ -329,7 +378,7 @@ export function checkNestedRepos(cwd: string, env: NodeJS.ProcessEnv, since: num
     // written during the run.
     // (A .git folder's own time changes whenever git writes its index: its parent's says it was moved.)
     const entry = lstatSync(dotGit, { throwIfNoEntry: false });
-    const moved = changedBelow(dirname(dotGit), root, written) || ((entry?.isFile() === true || entry?.isSymbolicLink() === true) && written(dotGit));
+    let moved = changedBelow(dirname(dotGit), root, written) || ((entry?.isFile() === true || entry?.isSymbolicLink() === true) && written(dotGit));
     const dir = gitDirOf(dotGit);
     if (!dir) {
       // One the agent wrote that stashbase cannot read as a pointer (git reads up to 1 MiB, found in review): moved aside unread.
@@ -337,6 +386,12 @@ export function checkNestedRepos(cwd: string, env: NodeJS.ProcessEnv, since: num
       continue;
     }
     const real = realOrSelf(dir);
+    // A pointer to a git directory kept inside another .git folder, where the tree's walk does not look: one swapped in
+    // there by renaming a folder on its way keeps its old files' times, so that folder's change counts it whole (found in
+    // review: a pointer's git directory replaced by renaming inside another repository's .git, then your git status ran
+    // its fsmonitor). Under that .git's modules/ a submodule's is told by modules/ itself changing, as when it is added.
+    const inGit = entry?.isFile() === true ? enclosingGitDir(real, root) : null;
+    if (inGit !== null && changedBelow(dirname(real), inGit, written)) moved = true;
     // What a later run would take for the folder's git directory: the same rules for your git (lib/git/run-git-dir.ts).
     const located = checkoutGit(dirname(dotGit));
     const namedBack = located !== null && 'gitDir' in located;

@@ -24,7 +24,8 @@ export function alert(msg: string): void {
  * printed command would name other paths (ones the agent could have made), so
  * none is printed.
  */
-export function restoreHint(from: string, to: string): string {
-  const cmd = `mv ${shellQuote(from)} ${shellQuote(to)}`;
+export function restoreHint(from: string, to: string, ...more: Array<[string, string]>): string {
+  // Several renames, in order, as one line to paste (the first failing stops the rest).
+  const cmd = ([[from, to], ...more] as Array<[string, string]>).map(([f, t]) => `mv ${shellQuote(f)} ${shellQuote(t)}`).join(' && ');
   return printable(cmd, true) === cmd && !cmd.includes('\n') ? `restore it with: ${cmd}` : 'restore it by renaming it back yourself (its name holds characters shown escaped here: no command is printed to paste)';
 }

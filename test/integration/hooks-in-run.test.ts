@@ -158,6 +158,7 @@ for (const [backend, skip] of BACKENDS) {
       // The run's end unplugged the nested repository; put back, your own git there runs the command (the control).
       assert.match(r.stderr, /nested repository at .*nested, in a subfolder, .*core\.sshcommand/);
       spawnSync('mv', [join(dir, 'nested', '.git.stashbase-quarantine'), join(dir, 'nested', '.git')]);
+      spawnSync('mv', [join(dir, 'nested', '.git', 'HEAD.stashbase-quarantine'), join(dir, 'nested', '.git', 'HEAD')]);
       const control = spawnSync('git', ['-C', join(dir, 'nested'), 'diff', '--cached'], { env, encoding: 'utf8' });
       assert.match(control.stderr, /RAN-SSH\n/);
     });

@@ -52,6 +52,8 @@ echo planted
 const RESTORE = `set -e
 mkdir nest2 other
 mv nest/.git.stashbase-quarantine nest2/.git
+mv nest2/.git/HEAD.stashbase-quarantine nest2/.git/HEAD
+mv nest3/.git.stashbase-quarantine/HEAD.stashbase-quarantine nest3/.git.stashbase-quarantine/HEAD
 echo "gitdir: ../nest3/.git.stashbase-quarantine" > other/.git
 echo restored
 `;
@@ -127,7 +129,7 @@ function describeBackend(name: string, docker: boolean) {
       assert.ok(
         r.stderr.includes(
           `warning: the agent left a nested repository at ${join(repo, 'evil')}, registered as a submodule, whose git files would run programs when your git visits it (git status does): ` +
-            `${evil}/config: core.fsmonitor; ${evil}/hooks/post-checkout: a hook. Its .git was renamed ${evil}.stashbase-quarantine, so git passes it by; review it, then restore it with: mv ${evil}.stashbase-quarantine ${evil}\n`,
+            `${evil}/config: core.fsmonitor; ${evil}/hooks/post-checkout: a hook. Its .git was renamed ${evil}.stashbase-quarantine and its HEAD ${evil}.stashbase-quarantine/HEAD.stashbase-quarantine, so git takes neither for a repository; review it, then restore it with: mv ${evil}.stashbase-quarantine/HEAD.stashbase-quarantine ${evil}.stashbase-quarantine/HEAD && mv ${evil}.stashbase-quarantine ${evil}\n`,
         ),
         r.stderr,
       );
@@ -338,6 +340,7 @@ function describeBackend(name: string, docker: boolean) {
       assert.equal(existsSync(marker), false, 'your git status in either folder ran nothing');
       // The control: the same files put back outside a run do run.
       spawnSync('mv', [join(repo, 'nest2', '.git.stashbase-quarantine'), join(repo, 'nest2', '.git')]);
+      spawnSync('mv', [join(repo, 'nest2', '.git', 'HEAD.stashbase-quarantine'), join(repo, 'nest2', '.git', 'HEAD')]);
       spawnSync('git', ['status'], { cwd: join(repo, 'nest2'), env: t.env });
       assert.equal(existsSync(marker), true);
     });
@@ -420,7 +423,7 @@ function describeBackend(name: string, docker: boolean) {
       assert.match(r.stderr, /nested repository at .*x\\x1b\]0;pwned\\x07\\x1b\[2J\\x1b\[31m\\x0dz\\u\{202e\}\\x0awarning: all clear, in a subfolder/);
       assert.doesNotMatch(r.stderr, /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e]/, 'no control character or bidi override printed raw');
       assert.doesNotMatch(r.stderr, /^warning: all clear/m, 'no line of the agent\'s making');
-      assert.match(r.stderr, /x\\x1b.*all clear\/\.git\.stashbase-quarantine, so git passes it by; review it, then restore it by renaming it back yourself \(its name holds characters shown escaped here: no command is printed to paste\)/);
+      assert.match(r.stderr, /x\\x1b.*all clear\/\.git\.stashbase-quarantine\/HEAD\.stashbase-quarantine, so git takes neither for a repository; review it, then restore it by renaming it back yourself \(its name holds characters shown escaped here: no command is printed to paste\)/);
       assert.equal(existsSync(join(repo, evilName, '.git.stashbase-quarantine')), true);
       // The plain name's command, pasted as printed, moves it back and runs nothing else.
       const shown = /restore it with: (mv .*y;touch.*)$/m.exec(r.stderr)![1]!;

@@ -5,7 +5,7 @@
 import { decide, readSbpl } from '../sbpl.js';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { indexLayout, rebuildIndex } from '../../lib/git/git-index.js';
@@ -311,6 +311,28 @@ test('from a second review: an index with a mode git never records, a file that 
   assert.deepEqual(['gitmod~1', '.gitmodules.bak', 'gitmodules', 'git~10'].map((p) => badIndexPath(p, p === 'git~10' ? 0o100644 : 0o120000)), [
     'a symbolic link git reads as its own file', null, null, null,
   ]);
+});
+
+test('from a third review: a .gitmodules the run staged (at the top or in a subfolder) is not carried back, with the whole index: git reads it from there where the file is missing; control: git submodule init registers what the staged one names', async () => {
+  const { indexCandidate } = await import('../../lib/git/index-import.js');
+  const { stampOf } = await import('../../lib/git/run-git-dir.js');
+  const s = setup('stagedmodules');
+  const evil = '[submodule "lib"]\n\tpath = lib\n\turl = https://example.invalid/evil.git\n';
+  writeFile(join(s.root, '.gitmodules'), evil);
+  writeFile(join(s.root, 'sub', '.gitmodules'), evil);
+  s.agent(['add', '.gitmodules', 'sub/.gitmodules']);
+  s.agent(['update-index', '--add', '--cacheinfo', `160000,${'1'.repeat(40)},lib`]);
+  const rec = JSON.parse(readFileSync(s.file, 'utf8'));
+  rec.start.yourIndex = stampOf(join(s.root, '.git', 'index'));
+  assert.equal(indexCandidate(s.plan.dir, join(s.root, '.git'), rec), `${join(s.root, '.git')}/index: the sandbox's index stages .gitmodules, sub/.gitmodules, which your git submodule commands read from the index where the file is missing, to choose the repositories they fetch: it is not carried back (review the file, then stage it yourself)`);
+  // Control: with that index yours and the file gone (moved aside at the run's end), git submodule init takes the staged one.
+  const ctl = copyOf(s.root);
+  spawnSync('cp', [join(s.plan.dir, 'index'), join(ctl, '.git', 'index')]);
+  rmSync(join(ctl, '.gitmodules'));
+  const objects = { ...process.env, GIT_ALTERNATE_OBJECT_DIRECTORIES: join(s.plan.dir, 'objects') };
+  const init = spawnSync('git', ['-C', ctl, 'submodule', 'init'], { encoding: 'utf8', env: objects });
+  assert.equal(init.status, 0, init.stderr);
+  assert.equal(spawnSync('git', ['-C', ctl, 'config', '--get', 'submodule.lib.url'], { encoding: 'utf8' }).stdout, 'https://example.invalid/evil.git\n');
 });
 
 function copyOf(root: string): string {

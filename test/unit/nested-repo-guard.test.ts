@@ -132,3 +132,110 @@ test('an old folder moved into a nested repository already there, holding a hard
   git(ctl, 'update-ref', '-m', 'user commit', 'refs/heads/pkgdir/index.js', 'HEAD');
   assert.match((await import('node:fs')).readFileSync(join(store, 'index.js'), 'utf8'), /user commit/);
 });
+
+// From the ninth review: what a nested repository's git directory holds is judged by what changed on the way to it,
+// by what a link in it leads to, and with its own submodules' git directories. Each with its control: your git runs it.
+const tick = () => new Promise((res) => setTimeout(res, 30));
+const markerIn = (name: string) => join(base, `ran-${name}`);
+const fsmonitor = (marker: string) => `echo ran >> ${marker}; false`;
+
+test('an old folder of scripts moved into a nested repository\'s hooks: its hooks count (they kept their old times); the moved-aside .git\'s HEAD renamed too; control: your git checkout runs them', async () => {
+  const root = repo('r10');
+  const sub = repo('r10/vend');
+  const marker = markerIn('r10');
+  mkdirSync(join(root, 'build', 'h'), { recursive: true });
+  writeFileSync(join(root, 'build', 'h', 'post-checkout'), `#!/bin/sh\necho ran >> ${marker}\n`, { mode: 0o755 });
+  await tick();
+  const since = Date.now();
+  await tick();
+  spawnSync('mv', [join(sub, '.git', 'hooks'), join(root, 'build', 'oldhooks')]);
+  spawnSync('mv', [join(root, 'build', 'h'), join(sub, '.git', 'hooks')]);
+  // Control: your git in it now runs the hook.
+  const ctl = join(base, 'r10-control');
+  spawnSync('cp', ['-a', sub, ctl]);
+  git(ctl, 'checkout', '-q', '-b', 'x');
+  assert.equal((await import('node:fs')).readFileSync(marker, 'utf8'), 'ran\n');
+  rmSync(marker);
+  const warnings = checkNestedRepos(root, env, since);
+  assert.equal(warnings.length, 1, warnings.join('\n'));
+  const aside = join(sub, '.git.stashbase-quarantine');
+  assert.equal(warnings[0], `the agent left a nested repository at ${sub}, in a subfolder, whose git files would run programs when your git visits it (git status does): ${sub}/.git/hooks/post-checkout: a hook. Its .git was renamed ${aside} and its HEAD ${aside}/HEAD.stashbase-quarantine, so git takes neither for a repository; review it, then restore it with: mv ${aside}/HEAD.stashbase-quarantine ${aside}/HEAD && mv ${aside} ${sub}/.git`);
+  // Inside the folder moved aside, git finds the repository above it, not the agent's.
+  assert.equal(git(aside, 'rev-parse', '--absolute-git-dir'), join(root, '.git'));
+  assert.equal(existsSync(marker), false);
+});
+
+test('a nested repository\'s config a link to a file in it, that file changed in a later run: judged by what it leads to; control: your git status runs its fsmonitor', async () => {
+  const root = repo('r11');
+  const sub = repo('r11/vend');
+  const marker = markerIn('r11');
+  mkdirSync(join(sub, '.git', 'conf.d'));
+  spawnSync('mv', [join(sub, '.git', 'config'), join(sub, '.git', 'conf.d', 'main')]);
+  symlinkSync('conf.d/main', join(sub, '.git', 'config'));
+  await tick();
+  const since = Date.now();
+  await tick();
+  spawnSync('git', ['config', '--file', join(sub, '.git', 'conf.d', 'main'), 'core.fsmonitor', fsmonitor(marker)]);
+  const ctl = join(base, 'r11-control');
+  spawnSync('cp', ['-a', sub, ctl]);
+  git(ctl, 'status', '--short');
+  assert.match((await import('node:fs')).readFileSync(marker, 'utf8'), /^ran\n/);
+  const warnings = checkNestedRepos(root, env, since);
+  assert.equal(warnings.length, 1, warnings.join('\n'));
+  assert.match(warnings[0] as string, new RegExp(`^the agent left a nested repository at ${sub}, in a subfolder, .*: ${sub}/\\.git/config: core\\.fsmonitor\\. Its \\.git was renamed`));
+});
+
+test('a pointer to a git directory kept inside another repository\'s .git, swapped there by renaming in a later run: judged whole; control: your git status runs the swapped one\'s fsmonitor', async () => {
+  const root = repo('r12');
+  const other = repo('r12/other');
+  const vend = join(root, 'vend');
+  const marker = markerIn('r12');
+  mkdirSync(join(other, '.git', 'x'), { recursive: true });
+  for (const name of ['gd', 'evil']) {
+    const d = join(other, '.git', 'x', name);
+    git(root, 'init', '-q', '--bare', d);
+    git(root, 'config', '--file', join(d, 'config'), 'core.bare', 'false');
+    git(root, 'config', '--file', join(d, 'config'), 'core.worktree', vend);
+  }
+  git(root, 'config', '--file', join(other, '.git', 'x', 'evil', 'config'), 'core.fsmonitor', fsmonitor(marker));
+  mkdirSync(vend);
+  writeFileSync(join(vend, '.git'), `gitdir: ${join(other, '.git', 'x', 'gd')}\n`);
+  await tick();
+  const since = Date.now();
+  await tick();
+  spawnSync('mv', [join(other, '.git', 'x', 'gd'), join(other, '.git', 'x', 'old')]);
+  spawnSync('mv', [join(other, '.git', 'x', 'evil'), join(other, '.git', 'x', 'gd')]);
+  spawnSync('git', ['-C', vend, 'status', '--short'], { env });
+  assert.match((await import('node:fs')).readFileSync(marker, 'utf8'), /^ran\n/);
+  rmSync(marker);
+  const warnings = checkNestedRepos(root, env, since);
+  assert.equal(warnings.length, 1, warnings.join('\n'));
+  assert.match(warnings[0] as string, new RegExp(`^the agent left a nested repository at ${vend}, in a subfolder, .*: ${other}/\\.git/x/gd/config: core\\.fsmonitor\\. Its \\.git was renamed`));
+  spawnSync('git', ['-C', vend, 'status', '--short'], { env });
+  assert.equal(existsSync(marker), false);
+});
+
+test('(not named) a nested repository\'s own submodule\'s git directory, never checked out, with a hook and an fsmonitor: judged with it; control: your git there runs them', async () => {
+  const root = repo('r13');
+  const since = Date.now() - 1;
+  await tick();
+  const sub = repo('r13/vend');
+  const marker = markerIn('r13');
+  const m = join(sub, '.git', 'modules', 'x');
+  git(root, 'init', '-q', '--bare', m);
+  git(root, 'config', '--file', join(m, 'config'), 'core.fsmonitor', fsmonitor(marker));
+  const warnings = checkNestedRepos(root, env, since);
+  assert.equal(warnings.length, 1, warnings.join('\n'));
+  assert.match(warnings[0] as string, new RegExp(`^the agent left a nested repository at ${sub}, in a subfolder, .*: ${m}/config: core\\.fsmonitor\\. Its \\.git was renamed`));
+  // Control: a checkout of it (as git submodule update --init makes) runs the fsmonitor.
+  const ctl = repo('r13-control');
+  const cm = join(ctl, '.git', 'modules', 'x');
+  git(ctl, 'init', '-q', '--bare', cm);
+  git(ctl, 'config', '--file', join(cm, 'config'), 'core.bare', 'false');
+  git(ctl, 'config', '--file', join(cm, 'config'), 'core.worktree', '../../../x');
+  git(ctl, 'config', '--file', join(cm, 'config'), 'core.fsmonitor', fsmonitor(marker));
+  mkdirSync(join(ctl, 'x'));
+  writeFileSync(join(ctl, 'x', '.git'), 'gitdir: ../.git/modules/x\n');
+  spawnSync('git', ['-C', join(ctl, 'x'), 'status', '--short'], { env });
+  assert.match((await import('node:fs')).readFileSync(marker, 'utf8'), /^ran\n/);
+});

@@ -6,7 +6,7 @@
 // under setpriv as nobody; needs root to set them up.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { needsRoot } from '../helpers.js';
@@ -32,6 +32,43 @@ test('a folder of yours closed to you fails the walk, named; another user\'s is 
     chmodSync(join(root, 'a'), 0o700);
     assert.equal(walk(root).stdout.trim(), '[]');
   } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+// From the ninth review: inside a nested repository's git directory, a folder closed to you (chmod 111: git still
+// opens what it holds by name) is itself a finding, in the end-of-run check and in the check of a git directory a
+// run would import into; before, it read as empty. Control: your git runs the hook behind it.
+const guard = new URL('../../lib/git/nested-repo-guard.js', import.meta.url).pathname;
+const links = new URL('../../lib/git/git-dir-links.js', import.meta.url).pathname;
+const asNobody = (code: string, ...args: string[]) => spawnSync('setpriv', ['--reuid', String(NOBODY), '--regid', String(NOBODY), '--clear-groups', process.execPath, '--input-type=module', '-e', code, ...args], { encoding: 'utf8', env: { PATH: process.env.PATH, HOME: '/tmp' } });
+
+test('a folder closed to you in a nested repository\'s git directory (its hooks, its logs): a finding, not an empty folder; control: your git runs the hook behind it', needsRoot('the check as nobody needs its folders made for nobody'), () => {
+  const root = mkdtempSync('/tmp/sb-guard-');
+  try {
+    const nobody = (...a: string[]) => spawnSync('setpriv', ['--reuid', String(NOBODY), '--regid', String(NOBODY), '--clear-groups', ...a], { encoding: 'utf8', env: { PATH: process.env.PATH, HOME: root, GIT_CONFIG_NOSYSTEM: '1' } });
+    chownSync(root, NOBODY, NOBODY);
+    const vend = join(root, 'vend');
+    const marker = join(root, 'ran');
+    assert.equal(nobody('git', 'init', '-q', root).status, 0);
+    assert.equal(nobody('git', 'init', '-q', vend).status, 0);
+    assert.equal(nobody('git', '-C', vend, '-c', 'user.name=a', '-c', 'user.email=a@b', 'commit', '-q', '--allow-empty', '-m', 'v').status, 0);
+    const since = Date.now() - 1;
+    assert.equal(nobody('sh', '-c', `printf '#!/bin/sh\\necho ran >> ${marker}\\n' > ${vend}/.git/hooks/post-checkout && chmod +x ${vend}/.git/hooks/post-checkout && chmod 111 ${vend}/.git/hooks ${vend}/.git/logs`).status, 0);
+    // The check of a git directory (a later run from vend plans its own over it): the closed folder is named.
+    const led = asNobody(`import(${JSON.stringify(links)}).then((m) => console.log(m.gitDirLink(process.argv[1], () => true)))`, join(vend, '.git'));
+    assert.equal(led.stdout.trim(), 'hooks (a folder stashbase cannot list: EACCES)', led.stderr);
+    const r = asNobody(`import(${JSON.stringify(guard)}).then((m) => console.log(JSON.stringify(m.checkNestedRepos(process.argv[1], { PATH: process.env.PATH, HOME: '/tmp' }, Number(process.argv[2])))))`, root, String(since));
+    const warnings = JSON.parse(r.stdout || '[]') as string[];
+    assert.equal(warnings.length, 1, r.stdout + r.stderr);
+    assert.match(warnings[0] as string, new RegExp(`^the agent left a nested repository at ${vend}, in a subfolder, .*: ${vend}/\\.git/hooks: a folder stashbase cannot list \\(EACCES\\), whose hooks git still runs; its git directory ${vend}/\\.git holds hooks \\(a folder stashbase cannot list: EACCES\\), through which git writes elsewhere\\. Its \\.git was renamed`));
+    // Control: the same as it was, your git there runs the hook behind the closed folder.
+    assert.equal(nobody('mv', `${vend}/.git.stashbase-quarantine/HEAD.stashbase-quarantine`, `${vend}/.git.stashbase-quarantine/HEAD`).status, 0);
+    assert.equal(nobody('mv', `${vend}/.git.stashbase-quarantine`, `${vend}/.git`).status, 0);
+    assert.equal(nobody('git', '-C', vend, 'checkout', '-q', '-b', 'x').status, 0);
+    assert.equal(readFileSync(marker, 'utf8'), 'ran\n');
+  } finally {
+    spawnSync('chmod', ['-R', 'u+rwx', root]);
     rmSync(root, { recursive: true, force: true });
   }
 });
