@@ -19,6 +19,7 @@ import { readBackText } from '../readback/file.js';
 import { findRepoRoot } from './repo.js';
 import { checkoutGit, coreWorktree } from './run-git-dir.js';
 import { gitDirLink } from './git-dir-links.js';
+import { MAX_GIT_ENTRIES } from './sanitize.js';
 import { commondirOf, dotGitsUnder, gitPathFile, kernelPath, moveAside, QUARANTINE, realOrSelf, within } from './planted-repos.js';
 import { isToolConfigBelow, quarantineDeeperToolConfigs, quarantineToolConfigs } from '../paths/tool-configs.js';
 import { restoreHint } from '../util/style.js';
@@ -124,36 +125,51 @@ function risks(git: string, gitDir: string, writtenHere: (p: string) => boolean,
     for (const h of hooks) if (!h.endsWith('.sample') && written(join(hooksDir, h))) found.push(`${join(hooksDir, h)}: a hook`);
     // Its own submodules' git directories, which git submodule update --init (recursive) uses: judged the same way (found in review: only yours were).
     if (withModules) {
-      for (const m of moduleDirs(join(d, 'modules'), 0, (dir, code) => {
-        if (written(dir)) found.push(`${dir}: a folder stashbase cannot list (${code}), which may hold submodules' git directories`);
+      for (const m of moduleDirs(join(d, 'modules'), (dir, why) => {
+        if (why.startsWith('more than') || written(dir)) found.push(`${dir}: a folder stashbase cannot list (${why}), which may hold submodules' git directories`);
       })) found.push(...risks(git, m, written, false));
     }
   }
   return found;
 }
 
+/** Whether git could take `dir` for a git directory by its HEAD: a file, or a link (to a ref); a folder named HEAD is none. */
+function hasHead(dir: string): boolean {
+  const st = lstatSync(join(dir, 'HEAD'), { throwIfNoEntry: false });
+  return st !== undefined && (st.isFile() || st.isSymbolicLink());
+}
+
 /**
- * The git directories under a `modules` folder, nested ones (a submodule's submodules) too; links not followed. A
- * folder it cannot list is told to `unlisted`.
+ * The git directories under a `modules` folder: every folder below it with a HEAD git could take, at any depth and by
+ * any name (a submodule's name may hold slashes, or end like a folder stashbase moved aside; found in review: names
+ * past a depth, with that ending, or under a folder holding a folder named HEAD were passed by), its submodules' among
+ * them; links not followed. A folder it cannot list, or past the walk's bound, is told to `unlisted`.
  */
-function moduleDirs(dir: string, depth = 0, unlisted: (dir: string, code: string) => void = () => {}): string[] {
-  if (depth > 8) return [];
-  let entries: Dirent[];
-  try {
-    entries = readdirSync(dir, { withFileTypes: true });
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code ?? 'unreadable';
-    if (code !== 'ENOENT' && code !== 'ENOTDIR') unlisted(dir, code);
-    return [];
-  }
+function moduleDirs(dir: string, unlisted: (dir: string, why: string) => void = () => {}): string[] {
   const out: string[] = [];
-  for (const e of entries) {
-    if (!e.isDirectory() || e.name.endsWith(SUFFIX)) continue;
-    const d = join(dir, e.name);
-    // A git directory holds HEAD; a folder without one is a path segment of a submodule's name (a/b).
-    if (lstatSync(join(d, 'HEAD'), { throwIfNoEntry: false })) out.push(d, ...moduleDirs(join(d, 'modules'), depth + 1, unlisted));
-    else out.push(...moduleDirs(d, depth + 1, unlisted));
-  }
+  let seen = 0;
+  const walk = (d: string): boolean => {
+    let entries: Dirent[];
+    try {
+      entries = readdirSync(d, { withFileTypes: true });
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code ?? 'unreadable';
+      if (code !== 'ENOENT' && code !== 'ENOTDIR') unlisted(d, code);
+      return true;
+    }
+    for (const e of entries) {
+      if (++seen > MAX_GIT_ENTRIES) {
+        unlisted(dir, `more than ${MAX_GIT_ENTRIES} entries`);
+        return false;
+      }
+      if (!e.isDirectory()) continue;
+      const sub = join(d, e.name);
+      if (hasHead(sub)) out.push(sub);
+      if (!walk(sub)) return false;
+    }
+    return true;
+  };
+  walk(dir);
   return out;
 }
 
@@ -346,13 +362,17 @@ export function checkNestedRepos(cwd: string, env: NodeJS.ProcessEnv, since: num
   }
   // Submodules' git directories whether checked out or not: git submodule update --init runs their hooks.
   const unlistedModules: string[] = [];
-  for (const m of own ? moduleDirs(join(own, 'modules'), 0, (dir, code) => unlistedModules.push(`${dir} (${code})`)) : []) {
+  for (const m of own ? moduleDirs(join(own, 'modules'), (dir, why) => unlistedModules.push(`${dir} (${why})`)) : []) {
     if (done.has(m)) continue;
     const found = risks(git, m, written, false);
     if (found.length === 0) continue;
     const failed = moveAside(m);
+    // Its HEAD too: a submodule the agent names after the folder moved aside would have git use it (found in review).
+    const aside = m + SUFFIX;
+    const headFailed = failed === null ? moveAside(join(aside, 'HEAD')) : null;
+    const back = headFailed === null ? restoreHint(join(aside, 'HEAD') + SUFFIX, join(aside, 'HEAD'), [aside, m]) : restoreHint(aside, m);
     warnings.push(failed === null
-      ? `the agent left a submodule's git directory ${m} whose files would run programs when your git uses it (git submodule update --init does): ${found.join('; ')}. It was renamed ${m}${SUFFIX}; review it, then ${restoreHint(m + SUFFIX, m)}`
+      ? `the agent left a submodule's git directory ${m} whose files would run programs when your git uses it (git submodule update --init does): ${found.join('; ')}. It was renamed ${aside}${headFailed === null ? `, its HEAD ${join(aside, 'HEAD')}${SUFFIX}` : ` (its HEAD could not be renamed: ${headFailed})`}; review it, then ${back}`
       : `the agent left a submodule's git directory ${m} whose files would run programs (${found.join('; ')}), and it could not be renamed (${failed}): remove it before you run git submodule in ${root}`);
   }
   if (unlistedModules.length > 0) warnings.push(`stashbase could not list ${unlistedModules.join(', ')}, which may hold submodules' git directories: look there yourself before you run git submodule in ${root}`);
@@ -410,6 +430,7 @@ export function checkNestedRepos(cwd: string, env: NodeJS.ProcessEnv, since: num
       else if (led !== null) found.push(`its git directory ${real} holds ${led}, through which git writes elsewhere`);
       else if (moved && real === own) found.push(`it names your repository's git directory, so your git would take that folder for the whole work tree (git add -A there would stage every other file's removal)`);
       else if (moved && entry?.isFile() === true && !namedBack) found.push(`it names ${real}, which does not name that folder back (your git there would work on that repository)`);
+      else if (wt === undefined) found.push(`its config sets core.worktree, or may (an include), in a way stashbase does not read as git would: your git in that folder could check files out and remove them elsewhere`);
       else if (wt !== null && realOrSelf(resolve(real, wt)) !== realOrSelf(dirname(dotGit))) found.push(`its core.worktree names ${resolve(real, wt)}, where your git in that folder would check files out and remove them`);
     }
     if (found.length > 0) unplug(dotGit, dirname(dotGit), found, what);

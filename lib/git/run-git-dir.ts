@@ -75,21 +75,51 @@ function namesBack(gitDir: string, realRoot: string | null): boolean {
   const real = realPathOf(gitDir);
   if (real !== null && real.startsWith(`${realRoot}/`)) return true;
   const worktree = coreWorktree(readBackText(join(gitDir, 'config'), 1 << 16) ?? '');
-  return worktree !== null && realPathOf(resolve(gitDir, worktree)) === realRoot;
+  return typeof worktree === 'string' && realPathOf(resolve(gitDir, worktree)) === realRoot;
 }
 
-/** core.worktree of a git config's text (its last value; quotes removed), or null. */
-export function coreWorktree(config: string): string | null {
+/**
+ * core.worktree of a git config's text (its last value; quotes removed), null when it sets none, or undefined when
+ * stashbase cannot tell as git would: "worktree" anywhere but on a plain `worktree = value` line of a plain `[core]`
+ * section (a key on the header's own line, `[core] worktree = /x`, found in review; a continued line; escapes,
+ * comments or quotes inside the value), or any include (git follows it, and the file it names may set one).
+ */
+export function coreWorktree(config: string): string | null | undefined {
   let section = '';
   let value: string | null = null;
+  let continued = false;
   for (const line of config.split('\n')) {
-    const head = /^\s*\[\s*([A-Za-z0-9.-]+)\s*\]/.exec(line);
-    if (head) section = (head[1] as string).toLowerCase();
-    else if (/^\s*\[/.test(line)) section = '';
-    else if (section === 'core') {
-      const kv = /^\s*worktree\s*=\s*(.*?)\s*$/i.exec(line);
-      if (kv) value = (kv[1] as string).replace(/^"(.*)"$/, '$1');
+    const wasContinued = continued;
+    continued = /\\\r?$/.test(line);
+    const mentions = /worktree/i.test(line);
+    if (wasContinued) {
+      if (mentions) return undefined;
+      continue;
     }
+    const head = /^\s*\[([^\]]*)\]\s*(.*)$/.exec(line);
+    if (head) {
+      const name = (head[1] as string).trim().toLowerCase();
+      if (/^include(if\b|$)/.test(name)) return undefined;
+      // Anything after the header is a key of that section, as git reads it.
+      if (mentions && (head[2] as string).replace(/^[;#].*/, '') !== '') return undefined;
+      section = name;
+      continue;
+    }
+    if (!mentions) continue;
+    const kv = /^\s*([A-Za-z][A-Za-z0-9-]*)\s*(=\s*(.*?))?\s*\r?$/.exec(line);
+    if (kv === null) return undefined;
+    if ((kv[1] as string).toLowerCase() !== 'worktree') {
+      // Another key whose value or name says worktree (extensions.worktreeConfig): git's core.worktree is not it.
+      if (section === 'core' && kv[3] !== undefined && /["\\;#]/.test(kv[3])) return undefined;
+      continue;
+    }
+    if (section !== 'core') {
+      if (section.startsWith('core')) return undefined;
+      continue;
+    }
+    const v = kv[3];
+    if (v === undefined || !/^("[^"\\]*"|[^"\\;#]*)$/.test(v)) return undefined;
+    value = v.replace(/^"(.*)"$/, '$1');
   }
   return value;
 }

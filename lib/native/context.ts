@@ -35,6 +35,8 @@ export interface NativeContext {
   interactive?: boolean;
   /** Real paths, for Seatbelt's canonical rules (tests render a Mac's from Linux); the disk's when unset. */
   realPath?: (path: string) => string | null;
+  /** A worktree run's worktree (its working directory may be a folder of it): the tree whose binds are checked and held, with the working directory. */
+  worktreePath?: string;
   /** A worktree run's own branch (refs/heads/stashbase/<name>): the only branch its HEAD may point at. */
   worktreeBranch?: string;
   /** Paths the run itself keeps read-only besides the profile's deny_write (a worktree run's checkout): they never keep the git directory from being the run's own. */

@@ -170,6 +170,7 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
   const binds: BindMount[] = [...roots.map((r) => ({ src: r, dest: r, ro: false })), ...(gitDir?.mounts ?? []), ...viewMounts];
   // bwrap resolves a bind's source on this machine: none in the tree the agent writes through a link it may have made.
   refuseLinkedSources(binds.map((b) => b.src), ctx.cwd);
+  if (ctx.worktreePath !== undefined) refuseLinkedSources([...binds.map((b) => b.src), ...carveOuts], ctx.worktreePath);
   binds.push(...reexposed(privateDests, [ctx.home, ...ownFiles()], binds));
   if (interceptTls && bwrapLike) binds.push({ src: caDirOf(runDir), dest: caSeen, ro: true });
 
@@ -205,7 +206,8 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
       deniedFile: join(runDir, 'denied'),
       emptyDir: join(runDir, 'empty'),
       tmpfsPerms: ctx.bwrapTmpfsPerms === true,
-      heldTree: ctx.bwrapBindFd === true ? ctx.cwd : null,
+      // A worktree run's whole worktree (its working directory may be a folder of it).
+      heldTree: ctx.bwrapBindFd === true ? (ctx.worktreePath ?? ctx.cwd) : null,
       isolateNetwork: isolate,
       seccompFile: join(runDir, 'seccomp.bpf'),
       landlock: allowList ? { perl, arch: process.arch as LandlockArch, files: landlockFiles, warn: ctx.announce === true } : null,

@@ -8,10 +8,10 @@ import type { FdFile } from '../../templates/command.js';
 import { SandboxUnavailableError } from '../errors.js';
 import { realPathOf } from '../util/real-path.js';
 
-/** Refuses the run when a bind's source inside `within` (a real path) is reached through a link. */
+/** Refuses the run when a bind's source inside `within` (a real path), or `within` itself, is reached through a link. */
 export function refuseLinkedSources(sources: string[], within: string): void {
   for (const src of sources) {
-    if (!src.startsWith(`${within}/`)) continue;
+    if (!src.startsWith(`${within}/`) && src !== within) continue;
     const real = realPathOf(src);
     if (real !== null && real !== src) {
       throw new SandboxUnavailableError(`${src} is reached through a link (it leads to ${real}), and the run binds it into the sandbox, which would show what the link names instead: remove the link, or name the real path in the profile; nothing was run`);

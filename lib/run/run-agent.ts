@@ -149,6 +149,7 @@ export async function runAgent(o: RunOptions): Promise<number> {
       writable: wt?.writable,
       runDenyWrite: [...(wt?.denyWrite ?? []), ...buildRo, ...ownExecutables()],
       worktreeBranch: wt?.branch,
+      worktreePath: wt?.docker.path,
       bwrapTmpfsPerms: mechanism.kind === 'bwrap' && tmpfsPermsSupported(mechanism.path, stashbaseHome(o.env)),
       bwrapBindFd: mechanism.kind === 'bwrap' && bindFdSupported(mechanism.path, stashbaseHome(o.env)),
       announce: !o.silent,

@@ -9,6 +9,7 @@ import { capture, probe } from '../exec.js';
 import { processAlive } from '../run/session.js';
 import { branchExists, expectedPointers, locate, pointersIntact, type Repo, type Worktree, worktreeOf } from './layout.js';
 import { freshName, NAME_PATTERN } from './names.js';
+import { realPathOf } from '../util/real-path.js';
 
 export interface Started {
   repo: Repo;
@@ -46,6 +47,12 @@ export async function startWorktree(repo: Repo, o: { session: string; resume?: s
   const dirty = probe(statusCommand(repo.git, repo.root));
   if (dirty.code === 0 && dirty.stdout.trim() !== '') o.warn('your checkout has uncommitted changes; they are not carried over into the agent\'s worktree');
   ensureExcluded(repo);
+  // Where git is told to make the worktree: the folders on the way must be real ones inside the repository (found in
+  // review: a .stashbase the agent of an earlier run made a link had git check the worktree out in the folder it named).
+  for (const dir of [join(repo.root, '.stashbase'), join(repo.root, WORKTREES_DIR)]) {
+    const real = realPathOf(dir);
+    if (real !== null && real !== dir) throw new SandboxUnavailableError(`${dir} is reached through a link (it leads to ${real}), where stashbase makes its worktrees: remove the link (an agent may have left it); nothing was run`);
+  }
   let w: Worktree;
   let resumed = false;
   if (o.resume !== undefined) {
@@ -70,16 +77,27 @@ export async function startWorktree(repo: Repo, o: { session: string; resume?: s
   }
   // git names its admin folder after the path's last component, numbered if taken.
   w = locate(repo, w.name);
+  if (realPathOf(w.path) !== w.path) throw new SandboxUnavailableError(`worktree ${w.name}: ${w.path} is reached through a link; inspect it by hand; nothing was run`);
   if (!pointersIntact(w)) throw new SandboxUnavailableError(`worktree ${w.name}: git wrote pointer files stashbase does not recognise; nothing was run`);
   await capture(worktreeLockCommand(repo.git, repo.root, w.path, lockReason(o.session, process.pid)));
   return { repo, worktree: w, resumed };
 }
 
-/** Puts back what git wrote: the pointer files (the agent could aim the worktree's at code of its own). */
+/**
+ * Puts back what git wrote: the pointer files (the agent could aim the worktree's at code of its own). Only where the
+ * worktree and its admin folder are still the real folders git made (found in review: an agent of another run
+ * swapped the worktree for a link to another repository, whose .git this then removed); each pointer written anew,
+ * never through a link left in its place.
+ */
 export function restorePointers(w: Worktree): void {
+  for (const dir of [w.path, w.adminDir]) {
+    if (realPathOf(dir) !== dir) throw new SandboxUnavailableError(`worktree ${w.name} is UNSAFE: ${dir} is no longer the folder git made (${realPathOf(dir) === null ? 'gone' : `it leads to ${realPathOf(dir)}`}); stashbase wrote nothing there: inspect it by hand before you run git in it`);
+  }
   for (const { file, content } of expectedPointers(w)) {
-    if (lstatSync(file, { throwIfNoEntry: false })?.isDirectory()) rmSync(file, { recursive: true, force: true });
-    writeFileSync(file, content);
+    // A folder, a link or a file: removed (a link itself, never what it names), then the pointer made afresh.
+    const st = lstatSync(file, { throwIfNoEntry: false });
+    if (st !== undefined) rmSync(file, { recursive: st.isDirectory(), force: true });
+    writeFileSync(file, content, { flag: 'wx' });
   }
 }
 

@@ -67,7 +67,24 @@ describe('binds from the tree held by descriptor: a folder swapped for a link af
     assert.deepEqual(targets.filter((x) => x.startsWith(tree)), [], r.stdout);
     // The run bound sub from a descriptor (its plan says so).
     const plan = await cli(['agent', 'run', '--profile', 'pin', '--dry-run', '--', 'true'], { env: t.env, cwd: tree });
-    assert.match(plan.stdout, new RegExp(` --bind-fd 9 ${join(tree, 'sub')} .* --ro-bind-fd \\d+ ${join(tree, 'sub', 'x')} `));
+    assert.match(plan.stdout, new RegExp(` --bind-fd 9 ${tree} .* --bind-fd \\d+ ${join(tree, 'sub')} .* --ro-bind-fd \\d+ ${join(tree, 'sub', 'x')} `));
+  });
+
+  test('(found in review) a worktree run\'s worktree swapped for a link as bwrap starts: held too, so the agent works in its own worktree (bound where the link leads, inside the sandbox alone); its pointers are not put back through the link (UNSAFE); the victim untouched', { timeout: 60_000 }, async () => {
+    const { dir, tree, victim } = fresh('worktree');
+    spawnSync('git', ['-C', tree, '-c', 'user.name=a', '-c', 'user.email=a@b', 'commit', '-q', '--allow-empty', '-m', 'init']);
+    const wrap = join(dir, 'wrap');
+    // The worktree's name is the run's own: the racer takes whichever is there.
+    writeFile(join(wrap, 'bwrap'), `#!/bin/sh\ncase " $* " in *" --info-fd "*) for w in '${tree}'/.stashbase/worktrees/*; do if [ ! -L "$w" ]; then mv "$w" "$w.real" && ln -s ../../../victim "$w"; fi; done ;; esac\nexec '${bwrap}' "$@"\n`);
+    spawnSync('chmod', ['+x', join(wrap, 'bwrap')]);
+    const r = await cli(['agent', 'run', '--worktree', '--', 'sh', '-c', 'echo pwned > new; echo ran'], { env: { ...t.env, PATH: `${wrap}:${t.env.PATH}` }, cwd: tree, timeoutMs: 50_000 });
+    assert.equal(r.code, 4, r.stderr);
+    assert.equal(r.stdout, 'ran\n');
+    assert.match(r.stderr, new RegExp(`\nstashbase: worktree [a-z]+-[a-z]+-[a-z]+ is UNSAFE: ${tree}/\\.stashbase/worktrees/[a-z]+-[a-z]+-[a-z]+ is no longer the folder git made \\(it leads to ${victim}\\); stashbase wrote nothing there: inspect it by hand before you run git in it\n$`));
+    assert.deepEqual(readdirSync(victim), ['x']);
+    const worktrees = join(tree, '.stashbase', 'worktrees');
+    const real = readdirSync(worktrees).find((n) => n.endsWith('.real'))!;
+    assert.equal(readFileSync(join(worktrees, real, 'new'), 'utf8'), 'pwned\n');
   });
 
   test('control: bwrap binding the same folder by name after the same swap writes into the victim', () => {

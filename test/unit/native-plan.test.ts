@@ -62,16 +62,16 @@ test('bwrap (writes as an allow-list): the whole argument list', () => {
     '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc',
     '--ro-bind', '/proc/sys', '/proc/sys', '--ro-bind', '/proc/sysrq-trigger', '/proc/sysrq-trigger',
     '--bind', `${RUN}/tmp-0`, '/tmp', '--bind', `${RUN}/tmp-1`, '/var/tmp',
-    '--bind', P, P,
+    // The tree itself, and sources in it, are bound from descriptors the runner opened and checked (fd 9 up, in this order).
+    '--bind-fd', '9', P,
     '--bind', `${RUN}/views/claude`, '/home/u/.claude',
     '--ro-bind', `${RUN}/ca`, `${RUN}/ca`,
     '--bind', `${RUN}/views/git`, `${P}/.git`,
     '--bind', `${RUN}/scratch-0`, '/home/u/.pyenv/shims',
-    // Sources in the tree are bound from descriptors the runner opened and checked (fd 9 up, in this order).
-    '--bind-fd', '9', `${P}/secrets`,
-    '--bind-fd', '10', `${P}/.git/objects`,
-    '--ro-bind-fd', '11', `${P}/.git/hooks`,
-    '--ro-bind-fd', '12', `${P}/secrets/keep.txt`,
+    '--bind-fd', '10', `${P}/secrets`,
+    '--bind-fd', '11', `${P}/.git/objects`,
+    '--ro-bind-fd', '12', `${P}/.git/hooks`,
+    '--ro-bind-fd', '13', `${P}/secrets/keep.txt`,
     '--perms', '0555', '--tmpfs', '/home/u/.ssh',
     '--ro-bind', `${RUN}/denied`, '/home/u/.netrc',
     '--perms', '0555', '--tmpfs', '/home/u/.stashbase',
@@ -88,10 +88,11 @@ test('bwrap (writes as an allow-list): the whole argument list', () => {
   assert.equal(cmd.args.join(' ').includes('sk-real'), false);
   assert.deepEqual(cmd.fds, [
     { fd: 3, path: `${RUN}/seccomp.bpf` },
-    { fd: 9, path: `${P}/secrets`, held: true },
-    { fd: 10, path: `${P}/.git/objects`, held: true },
-    { fd: 11, path: `${P}/.git/hooks`, held: true },
-    { fd: 12, path: `${P}/secrets/keep.txt`, held: true },
+    { fd: 9, path: P, held: true },
+    { fd: 10, path: `${P}/secrets`, held: true },
+    { fd: 11, path: `${P}/.git/objects`, held: true },
+    { fd: 12, path: `${P}/.git/hooks`, held: true },
+    { fd: 13, path: `${P}/secrets/keep.txt`, held: true },
   ]);
   assert.deepEqual(cmd.pipes, [{ fd: 4, direction: 'from-child' }, { fd: 5, direction: 'to-child' }, { fd: 6, direction: 'to-child' }, { fd: 8, direction: 'to-child' }]);
 });

@@ -82,7 +82,7 @@ test("a submodule's git directory that was never checked out, planted or given a
   // Both were written after this mark; only the planted one would run anything.
   const warnings = checkNestedRepos(root, env, Date.now() - 10_000);
   assert.equal(warnings.length, 1, warnings.join('\n'));
-  assert.match(warnings[0]!, new RegExp(`submodule's git directory ${plant.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} whose files would run programs .*core\\.fsmonitor.*post-checkout: a hook. It was renamed .*lib\\.stashbase-quarantine; review it, then restore it with: mv `));
+  assert.match(warnings[0]!, new RegExp(`submodule's git directory ${plant.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} whose files would run programs .*core\\.fsmonitor.*post-checkout: a hook. It was renamed .*lib\\.stashbase-quarantine, its HEAD .*lib\\.stashbase-quarantine/HEAD\\.stashbase-quarantine; review it, then restore it with: mv `));
   assert.deepEqual([existsSync(plant), existsSync(`${plant}.stashbase-quarantine`), existsSync(quiet)], [false, true, true]);
 });
 
@@ -236,6 +236,38 @@ test('(not named) a nested repository\'s own submodule\'s git directory, never c
   git(ctl, 'config', '--file', join(cm, 'config'), 'core.fsmonitor', fsmonitor(marker));
   mkdirSync(join(ctl, 'x'));
   writeFileSync(join(ctl, 'x', '.git'), 'gitdir: ../.git/modules/x\n');
+  spawnSync('git', ['-C', join(ctl, 'x'), 'status', '--short'], { env });
+  assert.match((await import('node:fs')).readFileSync(marker, 'utf8'), /^ran\n/);
+});
+
+test('submodules\' git directories of a nested repository by any name git takes: past eight folders deep, ending like a folder moved aside, under a folder holding a folder named HEAD; control: one your git uses runs its fsmonitor', async () => {
+  const root = repo('r14');
+  const since = Date.now() - 1;
+  await tick();
+  const marker = markerIn('r14');
+  const names = ['m.stashbase-quarantine', 'a/b/c/d/e/f/g/h/i/j', 'k/l'];
+  for (const name of names) {
+    const sub = repo(`r14/s-${names.indexOf(name)}`);
+    const m = join(sub, '.git', 'modules', name);
+    git(root, 'init', '-q', '--bare', m);
+    git(root, 'config', '--file', join(m, 'config'), 'core.fsmonitor', fsmonitor(marker));
+    if (name === 'k/l') mkdirSync(join(sub, '.git', 'modules', 'k', 'HEAD'));
+  }
+  const warnings = checkNestedRepos(root, env, since);
+  assert.equal(warnings.length, 3, warnings.join('\n'));
+  for (const [i, name] of names.entries()) {
+    const m = join(root, `s-${i}`, '.git', 'modules', name);
+    assert.ok(warnings.some((w) => w.includes(`${m}/config: core.fsmonitor`)), `${name}: ${warnings.join('\n')}`);
+  }
+  // Control: a checkout of the deepest one, as git submodule update --init makes it, runs its fsmonitor.
+  const ctl = repo('r14-control');
+  const cm = join(ctl, '.git', 'modules', 'a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j');
+  git(ctl, 'init', '-q', '--bare', cm);
+  git(ctl, 'config', '--file', join(cm, 'config'), 'core.bare', 'false');
+  git(ctl, 'config', '--file', join(cm, 'config'), 'core.fsmonitor', fsmonitor(marker));
+  mkdirSync(join(ctl, 'x'));
+  writeFileSync(join(ctl, 'x', '.git'), `gitdir: ${cm}\n`);
+  git(ctl, 'config', '--file', join(cm, 'config'), 'core.worktree', join(ctl, 'x'));
   spawnSync('git', ['-C', join(ctl, 'x'), 'status', '--short'], { env });
   assert.match((await import('node:fs')).readFileSync(marker, 'utf8'), /^ran\n/);
 });

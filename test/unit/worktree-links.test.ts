@@ -1,0 +1,79 @@
+// Where a worktree run makes its worktree, and puts its pointers back: an
+// agent (of an earlier run, or of another run still going in the same
+// repository) can make `.stashbase` a link, or swap a worktree for one. Found
+// in review: git checked the worktree out in the folder the link named, and
+// the end of the run removed another repository's .git through it. Real git;
+// each attack with its control (what the same steps do without the check).
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import { restorePointers, startWorktree } from '../../lib/worktree/lifecycle.js';
+import { findRepo } from '../../lib/worktree/layout.js';
+
+const base = mkdtempSync(join(tmpdir(), 'stashbase-wtlinks-'));
+after(() => rmSync(base, { recursive: true, force: true }));
+const env = { PATH: process.env.PATH, HOME: base, GIT_CONFIG_NOSYSTEM: '1' };
+const git = (dir: string, ...a: string[]) => {
+  const r = spawnSync('git', ['-C', dir, '-c', 'user.name=a', '-c', 'user.email=a@b', ...a], { env, encoding: 'utf8' });
+  assert.equal(r.status, 0, `git ${a.join(' ')}: ${r.stderr}`);
+  return r.stdout.trim();
+};
+const repo = (name: string) => {
+  const d = join(base, name);
+  mkdirSync(d, { recursive: true });
+  git(d, 'init', '-q');
+  writeFileSync(join(d, 'f.txt'), 'mine\n');
+  git(d, 'add', 'f.txt');
+  git(d, 'commit', '-q', '-m', 'init');
+  return d;
+};
+
+test('.stashbase a link out of the repository: the worktree run is refused before git writes anything there; control: git worktree add through it checks out into the folder it names', async () => {
+  const root = repo('r1');
+  const victim = join(base, 'victim1');
+  mkdirSync(victim);
+  symlinkSync(victim, join(root, '.stashbase'));
+  await assert.rejects(startWorktree(findRepo(root, env), { session: 'ags_test', warn: () => {} }), {
+    message: `${join(root, '.stashbase')} is reached through a link (it leads to ${victim}), where stashbase makes its worktrees: remove the link (an agent may have left it); nothing was run`,
+  });
+  assert.deepEqual(readdirSync(victim), []);
+  // Control: git follows it.
+  git(root, 'worktree', 'add', '-q', join(root, '.stashbase', 'worktrees', 'x'));
+  assert.equal(existsSync(join(victim, 'worktrees', 'x', 'f.txt')), true);
+});
+
+test('a worktree swapped for a link to another repository before the run ends: its pointers are not put back through it, said UNSAFE, the other .git kept; control: the same steps through the link remove it', async () => {
+  const root = repo('r2');
+  const other = repo('other2');
+  const started = await startWorktree(findRepo(root, env), { session: 'ags_test', warn: () => {} });
+  const w = started.worktree;
+  renameSync(w.path, `${w.path}.real`);
+  symlinkSync(other, w.path);
+  assert.throws(() => restorePointers(w), { message: `worktree ${w.name} is UNSAFE: ${w.path} is no longer the folder git made (it leads to ${other}); stashbase wrote nothing there: inspect it by hand before you run git in it` });
+  assert.equal(statSync(join(other, '.git')).isDirectory(), true);
+  assert.equal(git(other, 'log', '--format=%s'), 'init');
+  // Control: removing the .git found there and writing the pointer, through the link, takes the other repository's history.
+  const ctl = repo('other2-control');
+  const link = join(base, 'link2');
+  symlinkSync(ctl, link);
+  rmSync(join(link, '.git'), { recursive: true, force: true });
+  writeFileSync(join(link, '.git'), `gitdir: ${w.adminDir}\n`);
+  assert.equal(statSync(join(ctl, '.git')).isFile(), true);
+});
+
+test('(not named) the worktree\'s .git pointer itself a link to a file outside: removed as a link, the pointer written anew, the file outside unchanged', async () => {
+  const root = repo('r3');
+  const started = await startWorktree(findRepo(root, env), { session: 'ags_test', warn: () => {} });
+  const w = started.worktree;
+  const outside = join(base, 'outside3');
+  writeFileSync(outside, 'keep me\n');
+  rmSync(join(w.path, '.git'));
+  symlinkSync(outside, join(w.path, '.git'));
+  restorePointers(w);
+  assert.equal(spawnSync('cat', [outside], { encoding: 'utf8' }).stdout, 'keep me\n');
+  assert.equal(statSync(join(w.path, '.git')).isFile(), true);
+  assert.equal(git(w.path, 'rev-parse', '--abbrev-ref', 'HEAD'), `stashbase/${w.name}`);
+});
