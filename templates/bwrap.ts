@@ -69,12 +69,15 @@ export interface BwrapInput {
   tmpfsPerms: boolean;
   /**
    * The tree the agent writes, when this bwrap takes `--bind-fd` (0.10, and
-   * distributions' backports): a bind whose source lies in it is made from a
+   * distributions' backports): a writable bind whose source lies in it is made from a
    * descriptor the runner opened and checked (FdFile.held), the tree itself
    * too (a worktree run's, in a folder of the repository: found in review), so a folder
    * swapped for a link after the check (by an agent of another run in the same
    * tree) makes bwrap fail ("Race condition binding dirfd"), never bind what
-   * the link names. Null: binds by path.
+   * the link names. A read-only bind stays by path: one swapped protects
+   * another file, read-only, and grants nothing (the denials come after
+   * it); held, a tree with thousands of write-denied files would need as
+   * many descriptors. Null: binds by path.
    */
   heldTree: string | null;
   /** Own network namespace (only the bridged proxy reaches out); false = host network. */
@@ -145,7 +148,7 @@ export function buildBwrapCommand(input: BwrapInput): Command {
   const held: FdFile[] = [];
   const heldIn = input.heldTree === null ? null : `${input.heldTree}/`;
   for (const l of layers.sort((a, b) => depth(a.dest) - depth(b.dest) || a.rank - b.rank)) {
-    if (heldIn !== null && (l.src.startsWith(heldIn) || l.src === input.heldTree)) {
+    if (heldIn !== null && !l.ro && (l.src.startsWith(heldIn) || l.src === input.heldTree)) {
       const fd = BWRAP_FDS.sources + held.length;
       held.push({ fd, path: l.src, held: true });
       args.push(l.ro ? '--ro-bind-fd' : '--bind-fd', String(fd), l.dest);

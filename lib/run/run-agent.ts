@@ -119,6 +119,7 @@ export async function runAgent(o: RunOptions): Promise<number> {
   const keep = rulePaths(profile.filesystem.keepExecutables, userHome(o.env), cwd);
   // A remote run's tree is on the engine: nothing of it lands here.
   const guard = o.dryRun || remote !== null ? null : nestedRepoGuard(cwd, o.env, session, toolConfigPaths(cwd, userHome(o.env), profile.filesystem.allowWrite), backend === 'docker', keep, rulePaths(profile.filesystem.denyWrite, userHome(o.env), cwd));
+  let failed = false;
   try {
     if (backend === 'docker') {
       const { runDocker } = await import('../docker/run.js');
@@ -170,6 +171,9 @@ export async function runAgent(o: RunOptions): Promise<number> {
     }
     const { executeNative } = await import('../native/execute.js');
     return await executeNative({ ctx, profile, warn, announce: !o.silent });
+  } catch (e) {
+    failed = true;
+    throw e;
   } finally {
     // What the proxy refused, where you look (not with --silent): an agent rarely says why it could not connect.
     if (!o.silent && !o.dryRun) {
@@ -190,6 +194,12 @@ export async function runAgent(o: RunOptions): Promise<number> {
     } catch (e) {
       alert(`could not check the repository for nested repositories the agent registered (${(e as Error).message}); run git ls-files -s | grep ^160000 there before you run git`);
     }
-    await wt?.finish();
+    // A worktree that cannot be finished (UNSAFE) is said; the run's own failure, if it failed, stays its answer.
+    try {
+      await wt?.finish();
+    } catch (e) {
+      if (!failed) throw e;
+      alert((e as Error).message);
+    }
   }
 }

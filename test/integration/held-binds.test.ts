@@ -48,14 +48,16 @@ describe('binds from the tree held by descriptor: a folder swapped for a link af
     assert.equal(readFileSync(join(victim, 'x'), 'utf8'), 'VICTIM\n');
   });
 
-  test('(not named) the write-denied file itself swapped for a link to a file outside: refused the same way, the file outside unchanged', { timeout: 60_000 }, async () => {
-    const { dir, tree, victim } = fresh('file');
-    const env = racer(dir, join(tree, 'sub', 'x'), '../../victim/x');
-    const r = await cli(['agent', 'run', '--profile', 'pin', '--', 'sh', '-c', 'echo ran'], { env, cwd: tree, timeoutMs: 50_000 });
+  test('(not named) a folder pinned for a read-denied file below it, swapped the same way: refused the same way, the victim unchanged', { timeout: 60_000 }, async () => {
+    const { dir, tree, victim } = fresh('deny-read');
+    writeFile(join(tree, 'keys', 'k'), 'secret\n');
+    writeFile(join(t.sbHome, 'agents', 'dr.toml'), '[filesystem]\ndeny_read = ["keys/k"]\n');
+    const env = racer(dir, join(tree, 'keys'), '../victim');
+    const r = await cli(['agent', 'run', '--profile', 'dr', '--', 'sh', '-c', 'echo pwned > keys/new; echo ran'], { env, cwd: tree, timeoutMs: 50_000 });
     assert.equal(r.code, 4, r.stderr);
     assert.equal(r.stdout, '');
-    assert.match(r.stderr, new RegExp(`\nstashbase: ${join(tree, 'sub', 'x')} is reached through a link \\(it leads to ${join(victim, 'x')}\\), and the run binds it into the sandbox, which would show what the link names instead: remove the link, or name the real path in the profile; nothing was run\n$`));
-    assert.equal(readFileSync(join(victim, 'x'), 'utf8'), 'VICTIM\n');
+    assert.match(r.stderr, new RegExp(`\nstashbase: ${join(tree, 'keys')} is reached through a link \\(it leads to ${victim}\\), and the run binds it into the sandbox, which would show what the link names instead: remove the link, or name the real path in the profile; nothing was run\n$`));
+    assert.deepEqual(readdirSync(victim), ['x']);
   });
 
   test('no descriptor of the tree reaches the agent (bwrap closes each it binds): its open descriptors are its terminal\'s and pipes alone', { timeout: 60_000 }, async () => {
@@ -67,10 +69,10 @@ describe('binds from the tree held by descriptor: a folder swapped for a link af
     assert.deepEqual(targets.filter((x) => x.startsWith(tree)), [], r.stdout);
     // The run bound sub from a descriptor (its plan says so).
     const plan = await cli(['agent', 'run', '--profile', 'pin', '--dry-run', '--', 'true'], { env: t.env, cwd: tree });
-    assert.match(plan.stdout, new RegExp(` --bind-fd 9 ${tree} .* --bind-fd \\d+ ${join(tree, 'sub')} .* --ro-bind-fd \\d+ ${join(tree, 'sub', 'x')} `));
+    assert.match(plan.stdout, new RegExp(` --bind-fd 9 ${tree} .* --bind-fd \\d+ ${join(tree, 'sub')} .* --ro-bind ${join(tree, 'sub', 'x')} ${join(tree, 'sub', 'x')} `));
   });
 
-  test('(found in review) a worktree run\'s worktree swapped for a link as bwrap starts: held too, so the agent works in its own worktree (bound where the link leads, inside the sandbox alone); its pointers are not put back through the link (UNSAFE); the victim untouched', { timeout: 60_000 }, async () => {
+  test('(found in review) a worktree run\'s worktree swapped for a link as bwrap starts: held too, refused on the next try; its pointers are not put back through the link (UNSAFE); the victim untouched', { timeout: 60_000 }, async () => {
     const { dir, tree, victim } = fresh('worktree');
     spawnSync('git', ['-C', tree, '-c', 'user.name=a', '-c', 'user.email=a@b', 'commit', '-q', '--allow-empty', '-m', 'init']);
     const wrap = join(dir, 'wrap');
@@ -79,12 +81,12 @@ describe('binds from the tree held by descriptor: a folder swapped for a link af
     spawnSync('chmod', ['+x', join(wrap, 'bwrap')]);
     const r = await cli(['agent', 'run', '--worktree', '--', 'sh', '-c', 'echo pwned > new; echo ran'], { env: { ...t.env, PATH: `${wrap}:${t.env.PATH}` }, cwd: tree, timeoutMs: 50_000 });
     assert.equal(r.code, 4, r.stderr);
-    assert.equal(r.stdout, 'ran\n');
-    assert.match(r.stderr, new RegExp(`\nstashbase: worktree [a-z]+-[a-z]+-[a-z]+ is UNSAFE: ${tree}/\\.stashbase/worktrees/[a-z]+-[a-z]+-[a-z]+ is no longer the folder git made \\(it leads to ${victim}\\); stashbase wrote nothing there: inspect it by hand before you run git in it\n$`));
+    assert.equal(r.stdout, '');
+    const wt = `${tree}/\\.stashbase/worktrees/[a-z]+-[a-z]+-[a-z]+`;
+    // The try after the swap refuses the link by name; the end of the run says the worktree is UNSAFE, and writes nothing there.
+    assert.match(r.stderr, new RegExp(`\nwarning: worktree [a-z]+-[a-z]+-[a-z]+ is UNSAFE: ${wt} is no longer the folder git made \\(it leads to ${victim}\\); stashbase wrote nothing there: inspect it by hand before you run git in it\n`));
+    assert.match(r.stderr, new RegExp(`\nstashbase: ${wt} is reached through a link \\(it leads to ${victim}\\), and the run binds it into the sandbox, which would show what the link names instead: remove the link, or name the real path in the profile; nothing was run\n$`));
     assert.deepEqual(readdirSync(victim), ['x']);
-    const worktrees = join(tree, '.stashbase', 'worktrees');
-    const real = readdirSync(worktrees).find((n) => n.endsWith('.real'))!;
-    assert.equal(readFileSync(join(worktrees, real, 'new'), 'utf8'), 'pwned\n');
   });
 
   test('control: bwrap binding the same folder by name after the same swap writes into the victim', () => {

@@ -126,7 +126,7 @@ describe('native setup failing at run time fails closed', needs('bwrap'), () => 
     writeFile(
       join(bin, 'bwrap'),
       `#!/bin/sh
-if [ "$1" = "--version" ]; then exec ${bwrap} "$@"; fi
+if [ "$1" = "--version" ] || [ "$1" = "--help" ]; then exec ${bwrap} "$@"; fi
 echo x >> ${tries}
 if [ "$(wc -l < ${tries})" -le "$(cat ${tries}-failing)" ]; then exec ${bwrap} --ro-bind ${t.dir}/gone-under-it /gone "$@"; fi
 exec ${bwrap} "$@"
@@ -159,7 +159,7 @@ exec ${bwrap} "$@"
     const bin = join(tools, 'late-failing-bwrap');
     const tries = join(t.dir, 'late-tries');
     // The first try's bwrap copies a file from a pipe open for 0.7 s (the relay listens meanwhile), then binds a source that is gone.
-    writeFile(join(bin, 'bwrap'), `#!/bin/bash\nif [ "$1" = "--version" ]; then exec ${bwrap} "$@"; fi\necho x >> ${tries}\nif [ "$(wc -l < ${tries})" -le "$(cat ${tries}-failing)" ]; then exec 9< <(sleep 0.7); exec ${bwrap} --file 9 /slow-setup --ro-bind ${t.dir}/gone-later /gone "$@"; fi\nexec ${bwrap} "$@"\n`);
+    writeFile(join(bin, 'bwrap'), `#!/bin/bash\nif [ "$1" = "--version" ] || [ "$1" = "--help" ]; then exec ${bwrap} "$@"; fi\necho x >> ${tries}\nif [ "$(wc -l < ${tries})" -le "$(cat ${tries}-failing)" ]; then exec 200< <(sleep 0.7); exec ${bwrap} --file 200 /slow-setup --ro-bind ${t.dir}/gone-later /gone "$@"; fi\nexec ${bwrap} "$@"\n`);
     chmodSync(join(bin, 'bwrap'), 0o755);
     writeFile(join(t.sbHome, 'agents', 'limits.toml'), '[network]\negress_hosts = ["api.test"]\n[network.limits]\nhead_timeout = 1\n[secrets.ANTHROPIC_API_KEY]\nsource = "REAL_KEY"\nhosts = ["api.test"]\n');
     // Two connections to the proxy: one sends nothing, one half a head; how long each stays open (at most 6 s).
@@ -195,7 +195,7 @@ print(out["silent"], out["half"])
     const bin = join(tools, 'slow-bwrap');
     // The real bwrap, whose setup copies a file from a pipe that stays open for 3 s: it reported its sandbox and is
     // still making its mounts when the signal comes.
-    writeFile(join(bin, 'bwrap'), `#!/bin/bash\nif [ "$1" = "--version" ]; then exec ${bwrap} "$@"; fi\nexec 9< <(sleep 3 2>/dev/null)\nexec ${bwrap} --file 9 /slow-setup "$@"\n`);
+    writeFile(join(bin, 'bwrap'), `#!/bin/bash\nif [ "$1" = "--version" ] || [ "$1" = "--help" ]; then exec ${bwrap} "$@"; fi\nexec 200< <(sleep 3 2>/dev/null)\nexec ${bwrap} --file 200 /slow-setup "$@"\n`);
     chmodSync(join(bin, 'bwrap'), 0o755);
     for (const sig of ['SIGTERM', 'SIGHUP', null] as const) {
       const marker = join(t.dir, `ran-after-${sig ?? 'none'}`);
