@@ -43,8 +43,51 @@ export function thisCli(): CliFiles {
 export function ownExecutables(): string[] {
   try {
     const root = thisCli().roots[0] as string;
-    return [join(root, 'bin'), join(root, 'dist')];
+    return [join(root, 'bin'), join(root, 'dist'), ...runtimePackages(root)];
   } catch {
     return [];
+  }
+}
+
+/**
+ * The folders of the packages stashbase loads at run time (its dependencies and
+ * theirs), found as Node's require finds them from the package: beside it in a
+ * project's node_modules when it is installed there, in its own otherwise.
+ * Found in review: the bundle loads picocolors after the agent's container is
+ * gone, and an agent whose tree held it had the host run its code.
+ */
+function runtimePackages(root: string): string[] {
+  const found = new Set<string>();
+  const visit = (from: string) => {
+    let deps: Record<string, unknown> = {};
+    try {
+      const pkg = JSON.parse(readFileSync(join(from, 'package.json'), 'utf8')) as { dependencies?: Record<string, unknown> };
+      deps = pkg.dependencies ?? {};
+    } catch {
+      return;
+    }
+    for (const name of Object.keys(deps)) {
+      const dir = packageDirOf(from, name);
+      if (dir === null || found.has(dir)) continue;
+      found.add(dir);
+      visit(dir);
+    }
+  };
+  visit(root);
+  return [...found];
+}
+
+/** Where require from `from` finds the package `name` (its folder, a real path), or null. */
+function packageDirOf(from: string, name: string): string | null {
+  for (let d = from; ; d = dirname(d)) {
+    const dir = join(d, 'node_modules', name);
+    if (existsSync(join(dir, 'package.json'))) {
+      try {
+        return realpathSync(dir);
+      } catch {
+        return null;
+      }
+    }
+    if (dirname(d) === d) return null;
   }
 }

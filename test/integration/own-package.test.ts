@@ -38,3 +38,37 @@ describe("stashbase's own package inside the working tree (real bwrap, real Dock
     });
   }
 });
+
+// Found in review: the packages the bundle loads at run time (picocolors, on the first warning after the agent's
+// container is gone) sat beside stashbase in the project's node_modules, writable: the host ran the agent's code.
+// Every package of its run-time closure is read-only too, wherever require finds it.
+describe("stashbase's run-time packages beside it in the project's node_modules (real bwrap, real Docker)", needs('bwrap'), () => {
+  const t = tempHome();
+  after(() => t.cleanup());
+  const proj = join(t.dir, 'proj');
+  const modules = join(proj, 'node_modules');
+  const pkg = join(modules, 'stashbase');
+  mkdirSync(join(pkg, 'dist'), { recursive: true });
+  cpSync(join(REPO, 'package.json'), join(pkg, 'package.json'));
+  cpSync(join(REPO, 'bin'), join(pkg, 'bin'), { recursive: true });
+  cpSync(join(REPO, 'dist', 'bundle'), join(pkg, 'dist', 'bundle'), { recursive: true });
+  cpSync(join(REPO, 'dist', 'relay'), join(pkg, 'dist', 'relay'), { recursive: true });
+  // Hoisted, as npm installs a dependency's dependencies: beside it.
+  for (const dep of ['picocolors', 'toml', 'which', 'isexe', 'proper-lockfile', 'graceful-fs', 'retry', 'signal-exit']) cpSync(join(REPO, 'node_modules', dep), join(modules, dep), { recursive: true });
+  writeFile(join(proj, 'README'), 'x\n');
+  // picocolors (loaded after the run, on its first warning) and, not named, graceful-fs (proper-lockfile's dependency).
+  const targets = [join(modules, 'picocolors', 'picocolors.js'), join(modules, 'graceful-fs', 'graceful-fs.js')];
+  const before = targets.map((f) => readFileSync(f));
+  const attack = targets.map((f, i) => `(echo 'require("fs").writeFileSync("/tmp/pwned")' >> ${f}) 2>/dev/null && echo wrote-${i} || echo refused-${i}`).join('; ');
+
+  for (const [name, flags] of [['native', ['--docker-sandbox', 'false']], ['Docker', ['--docker-sandbox', 'true']]] as const) {
+    test(`${name}: the agent cannot change a package stashbase loads, nor one of their dependencies; control: outside a run they are writable`, { ...(name === 'native' ? {} : needs('docker')) }, async () => {
+      const { spawnSync } = await import('node:child_process');
+      const run = spawnSync(process.execPath, [join(pkg, 'bin', 'stashbase.cjs'), 'agent', 'run', '--silent', ...flags, '--', 'sh', '-c', attack], { env: t.env, cwd: proj, encoding: 'utf8', timeout: 120_000 });
+      assert.equal(run.status, 0, run.stderr);
+      assert.equal(run.stdout, 'refused-0\nrefused-1\n');
+      targets.forEach((f, i) => assert.deepEqual(readFileSync(f), before[i], f));
+      for (const f of targets) accessSync(f, constants.W_OK);
+    });
+  }
+});
