@@ -10,7 +10,7 @@
 // named (lib/git/nested-repo-guard.ts), rather than standing in during the run
 // for a file your own tools would then find to be a folder. A profile opens
 // one by naming it in allow_write.
-import { lstatSync, statSync } from 'node:fs';
+import { lstatSync } from 'node:fs';
 import { moveAside, QUARANTINE } from '../git/planted-repos.js';
 import { join } from 'node:path';
 import { inside, rulePaths } from './rules.js';
@@ -50,7 +50,9 @@ export function existingToolConfigs(cwd: string, home: string, allowWrite: strin
 export function quarantineToolConfigs(missing: string[], since: number | null): string[] {
   const out: string[] = [];
   for (const p of missing) {
-    const st = statSync(p, { throwIfNoEntry: false, bigint: false });
+    // The entry itself, a link as much as a file (found in review: a link left dangling at .npmrc, to the name the
+    // .gitmodules after it would be moved aside to, was passed by and then led there).
+    const st = lstatSync(p, { throwIfNoEntry: false, bigint: false });
     if (!st) continue;
     if (since !== null && !(st.birthtimeMs > 0 && st.birthtimeMs >= since)) continue;
     out.push(setAside(p, 'made', 'when you next open the folder', 'open the folder'));

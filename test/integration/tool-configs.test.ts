@@ -3,7 +3,7 @@
 // folderOpen tasks, direnv's .envrc): read-only when it exists, moved aside
 // and named when the agent makes it, on both backends; allow_write opens one.
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { cli, needs, tempHome, writeFile } from '../helpers.js';
@@ -36,6 +36,30 @@ for (const [name, docker] of [['native', false], ['docker', true]] as const) {
         assert.deepEqual([existsSync(join(dir, f)), existsSync(join(dir, `${f}.stashbase-quarantine`))], [false, true], f);
         assert.ok(r.stderr.includes(`the agent made ${join(dir, f)}, which your own tools would run or obey when you next open the folder: it was renamed ${join(dir, f)}.stashbase-quarantine`), r.stderr);
       }
+    });
+
+    test('(found in review) a config left as a link dangling at the name another config is moved aside to: moved aside itself, named; (not named) one dangling at a file the agent would make later the same way; control: the chain resolves once the other is moved', async () => {
+      const dir = join(t.home, `dangling-${name}`);
+      mkdirSync(dir, { recursive: true });
+      const plant = [
+        'ln -s .gitmodules.stashbase-quarantine .npmrc',
+        "printf 'script-shell=./evil.sh\\n' > .gitmodules",
+        'ln -s later/envrc .envrc',
+        'echo done',
+      ].join('; ');
+      const r = await run(dir, plant);
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(r.stdout, 'done\n');
+      for (const f of ['.npmrc', '.gitmodules', '.envrc']) {
+        assert.equal(lstatSync(join(dir, f), { throwIfNoEntry: false }), undefined, f);
+        assert.ok(r.stderr.includes(`the agent made ${join(dir, f)}, which your own tools would run or obey when you next open the folder: it was renamed ${join(dir, f)}.stashbase-quarantine`), r.stderr);
+      }
+      // Control: had only .gitmodules been moved, the link at .npmrc would now lead to it.
+      const ctl = join(t.home, `dangling-control-${name}`);
+      mkdirSync(ctl, { recursive: true });
+      symlinkSync('.gitmodules.stashbase-quarantine', join(ctl, '.npmrc'));
+      writeFile(join(ctl, '.gitmodules.stashbase-quarantine'), 'script-shell=./evil.sh\n');
+      assert.equal(readFileSync(join(ctl, '.npmrc'), 'utf8'), 'script-shell=./evil.sh\n');
     });
 
     test("toolchain wrappers' and hook runners' files the agent makes (a pyenv version that is a path, a rustup toolchain path, a pre-commit hook, yarnPath) are moved aside; an existing .npmrc cannot be changed", async () => {
