@@ -17,7 +17,7 @@ import { findTool } from '../util/find-tool.js';
 import { gitlinksOfIndex } from './git-index.js';
 import { readBackText } from '../readback/file.js';
 import { findRepoRoot } from './repo.js';
-import { checkoutGit, coreWorktree } from './run-git-dir.js';
+import { checkoutGit, worktreeOfGitDir, worktreePath } from './run-git-dir.js';
 import { gitDirLink } from './git-dir-links.js';
 import { MAX_GIT_ENTRIES } from './sanitize.js';
 import { commondirOf, dotGitsUnder, gitPathFile, kernelPath, moveAside, QUARANTINE, realOrSelf, within } from './planted-repos.js';
@@ -424,14 +424,14 @@ export function checkNestedRepos(cwd: string, env: NodeJS.ProcessEnv, since: num
     if (moved && !within(real, root)) found.push(`it names a git directory outside this tree (${real}), which your git in that folder would take for its own`);
     else if (within(real, root)) {
       const config = join(real, 'config');
-      const wt = counts(config) ? coreWorktree(readBackText(config, 1 << 16) ?? '') : null;
+      const wt = counts(config) || counts(join(real, 'config.worktree')) ? worktreeOfGitDir(real) : null;
       const led = gitDirLink(real, (name) => within(join(real, name), real), counts);
       if (lstatSync(join(real, 'commondir'), { throwIfNoEntry: false }) !== undefined && counts(join(real, 'commondir'))) found.push(`its git directory ${real} has a commondir, whose repository your git in that folder would work on`);
       else if (led !== null) found.push(`its git directory ${real} holds ${led}, through which git writes elsewhere`);
       else if (moved && real === own) found.push(`it names your repository's git directory, so your git would take that folder for the whole work tree (git add -A there would stage every other file's removal)`);
       else if (moved && entry?.isFile() === true && !namedBack) found.push(`it names ${real}, which does not name that folder back (your git there would work on that repository)`);
       else if (wt === undefined) found.push(`its config sets core.worktree, or may (an include), in a way stashbase does not read as git would: your git in that folder could check files out and remove them elsewhere`);
-      else if (wt !== null && realOrSelf(resolve(real, wt)) !== realOrSelf(dirname(dotGit))) found.push(`its core.worktree names ${resolve(real, wt)}, where your git in that folder would check files out and remove them`);
+      else if (wt !== null && realOrSelf(worktreePath(real, wt)) !== realOrSelf(dirname(dotGit))) found.push(`its core.worktree names ${worktreePath(real, wt)}, where your git in that folder would check files out and remove them`);
     }
     if (found.length > 0) unplug(dotGit, dirname(dotGit), found, what);
   }

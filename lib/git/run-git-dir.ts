@@ -74,8 +74,8 @@ function namesBack(gitDir: string, realRoot: string | null): boolean {
   if (realRoot === null) return false;
   const real = realPathOf(gitDir);
   if (real !== null && real.startsWith(`${realRoot}/`)) return true;
-  const worktree = coreWorktree(readBackText(join(gitDir, 'config'), 1 << 16) ?? '');
-  return typeof worktree === 'string' && realPathOf(resolve(gitDir, worktree)) === realRoot;
+  const worktree = worktreeOfGitDir(gitDir);
+  return typeof worktree === 'string' && realPathOf(worktreePath(gitDir, worktree)) === realRoot;
 }
 
 /**
@@ -106,7 +106,8 @@ export function coreWorktree(config: string): string | null | undefined {
       continue;
     }
     if (!mentions) continue;
-    const kv = /^\s*([A-Za-z][A-Za-z0-9-]*)\s*(=\s*(.*?))?\s*\r?$/.exec(line);
+    // git's whitespace is C's (space, tab, \v, \f, \r), never JavaScript's \s (no-break spaces among it: found in review).
+    const kv = /^[ \t]*([A-Za-z][A-Za-z0-9-]*)[ \t]*(=[ \t]*(.*?))?[ \t]*\r?$/.exec(line);
     if (kv === null) return undefined;
     if ((kv[1] as string).toLowerCase() !== 'worktree') {
       // Another key whose value or name says worktree (extensions.worktreeConfig): git's core.worktree is not it.
@@ -118,10 +119,28 @@ export function coreWorktree(config: string): string | null | undefined {
       continue;
     }
     const v = kv[3];
-    if (v === undefined || !/^("[^"\\]*"|[^"\\;#]*)$/.test(v)) return undefined;
+    // A plain path alone: git turns whitespace inside a value into spaces, and reads quotes, escapes and comments.
+    if (v === undefined || !/^"?[A-Za-z0-9._/~+@:,=-]+"?$/.test(v) || (v.startsWith('"') !== v.endsWith('"'))) return undefined;
     value = v.replace(/^"(.*)"$/, '$1');
   }
   return value;
+}
+
+/**
+ * core.worktree as git takes it for a git directory: its config's, or, where the config turns worktree configs on,
+ * config.worktree's over it (found in review: git obeys one there that stashbase never read); undefined when unsure.
+ */
+export function worktreeOfGitDir(gitDir: string): string | null | undefined {
+  const main = coreWorktree(readBackText(join(gitDir, 'config'), 1 << 16) ?? '');
+  const own = readBackText(join(gitDir, 'config.worktree'), 1 << 16);
+  if (own === null) return lstatSync(join(gitDir, 'config.worktree'), { throwIfNoEntry: false }) === undefined ? main : undefined;
+  const over = coreWorktree(own);
+  return over === undefined || main === undefined ? undefined : (over ?? main);
+}
+
+/** The folder a core.worktree value names from its git directory, as the kernel walks it (a link before a .. is followed, not dropped as text: found in review). */
+export function worktreePath(gitDir: string, worktree: string): string {
+  return isAbsolute(worktree) ? worktree : `${gitDir}/${worktree}`;
 }
 
 /** What git takes for a git directory: a HEAD file, an objects/ and a refs/ folder. */

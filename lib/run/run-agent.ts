@@ -14,6 +14,7 @@ import { bindFdSupported, tmpfsPermsSupported } from '../native/bwrap-version.js
 import { cpusProblem, memoryProblem } from '../profile/docker-values.js';
 import { directorySearchPath, displayPath, loadProfile, type SourceChoice } from '../profile/load.js';
 import { existsSync } from 'node:fs';
+import { findRepoRoot } from '../git/repo.js';
 import { dirname } from 'node:path';
 import { ensureTrusted } from '../profile/trust.js';
 import { isInteractive } from '../util/prompt.js';
@@ -80,6 +81,9 @@ export async function runAgent(o: RunOptions): Promise<number> {
   // The files they come from are the agent's to read no more than the values are.
   profile.filesystem.denyRead.push(...sourceFiles(profile, userHome(o.env), o.cwd).filter((f) => !profile.filesystem.denyRead.includes(f)));
   // The repository's profiles are not the agent's to edit: a changed one would ask you to trust it again, in words it chose.
+  // Where worktree runs make their worktrees is made now, in a repository, so that the run has it read-only with the rest of .stashbase (lib/worktree/lifecycle.ts).
+  const repoRoot = o.dryRun ? null : findRepoRoot(o.cwd)?.root ?? null;
+  if (repoRoot !== null) (await import('../worktree/lifecycle.js')).ensureWorktreesFolder(repoRoot);
   profile.filesystem.denyWrite.push(...directorySearchPath(o.cwd).map((d) => dirname(d)).filter((d) => existsSync(d) && !profile.filesystem.denyWrite.includes(d)));
   const { backend, notes } = resolveBackend(profile, o);
   for (const n of notes) warn(n);

@@ -42,6 +42,26 @@ function ensureExcluded(repo: Repo): void {
   appendFileSync(file, `${text === '' || text.endsWith('\n') ? '' : '\n'}${EXCLUDE_LINE}\n`);
 }
 
+/**
+ * Makes the repository's `.stashbase/worktrees` before any run of it starts, where it is missing, so that every run
+ * has it read-only (the repository's `.stashbase` is, when it exists): found in review, an agent of a run started
+ * before the folder existed made it, and swapped a worktree another run was making, or removing, for a link, and git
+ * emptied the folder it named. Never through a link (one the agent left: the worktree run refuses it).
+ */
+export function ensureWorktreesFolder(root: string): void {
+  for (const dir of [join(root, '.stashbase'), join(root, WORKTREES_DIR)]) {
+    if (lstatSync(dir, { throwIfNoEntry: false }) !== undefined) {
+      if (!lstatSync(dir).isDirectory()) return;
+      continue;
+    }
+    try {
+      mkdirSync(dir);
+    } catch {
+      return; // a read-only checkout: no worktree run could make one either
+    }
+  }
+}
+
 /** Creates (or, with `resume`, reopens) the run's worktree and locks it for this run. */
 export async function startWorktree(repo: Repo, o: { session: string; resume?: string; warn: (m: string) => void }): Promise<Started> {
   const dirty = probe(statusCommand(repo.git, repo.root));

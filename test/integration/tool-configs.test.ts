@@ -3,7 +3,8 @@
 // folderOpen tasks, direnv's .envrc): read-only when it exists, moved aside
 // and named when the agent makes it, on both backends; allow_write opens one.
 import assert from 'node:assert/strict';
-import { existsSync, lstatSync, mkdirSync, readFileSync, symlinkSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { cli, needs, tempHome, writeFile } from '../helpers.js';
@@ -60,6 +61,18 @@ for (const [name, docker] of [['native', false], ['docker', true]] as const) {
       symlinkSync('.gitmodules.stashbase-quarantine', join(ctl, '.npmrc'));
       writeFile(join(ctl, '.gitmodules.stashbase-quarantine'), 'script-shell=./evil.sh\n');
       assert.equal(readFileSync(join(ctl, '.npmrc'), 'utf8'), 'script-shell=./evil.sh\n');
+    });
+
+    test('(found in review) a repository without .stashbase gets its .stashbase/worktrees before the run, read-only in it: the agent cannot make a folder or a link there to race a worktree run; control: outside a run it can', async () => {
+      const dir = join(t.home, `stashbase-folder-${name}`);
+      mkdirSync(dir, { recursive: true });
+      spawnSync('git', ['init', '-q', dir]);
+      const r = await run(dir, '(mkdir .stashbase/worktrees/x) 2>/dev/null || echo refused-mkdir; (ln -s /tmp .stashbase/worktrees/y) 2>/dev/null || echo refused-link; (mv .stashbase .sb2) 2>/dev/null || echo refused-mv');
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(r.stdout, 'refused-mkdir\nrefused-link\nrefused-mv\n');
+      assert.deepEqual(readdirSync(join(dir, '.stashbase', 'worktrees')), []);
+      // Control: outside a run, the same.
+      assert.equal(spawnSync('sh', ['-c', 'mkdir .stashbase/worktrees/x && ln -s /tmp .stashbase/worktrees/y'], { cwd: dir }).status, 0);
     });
 
     test("toolchain wrappers' and hook runners' files the agent makes (a pyenv version that is a path, a rustup toolchain path, a pre-commit hook, yarnPath) are moved aside; an existing .npmrc cannot be changed", async () => {

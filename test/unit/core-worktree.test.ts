@@ -29,6 +29,11 @@ const CASES: Array<[string, string | null | undefined]> = [
   ['[include]\n\tpath = other.cfg\n[core]\n\tworktree = /tmp/in\n', undefined],
   ['[includeIf "gitdir:/"]\n\tpath = other.cfg\n', undefined],
   ['[remote "origin"]\n\turl = /srv/worktree.git\n', null],
+  // From the next review: whitespace git reads otherwise than JavaScript's \s.
+  ['[core]\n\tworktree = /tmp/home\tx\n', undefined],
+  ['[core]\n\tworktree = /tmp/home\u00a0\n', undefined],
+  ['[core]\n\tworktree = /tmp/home\v\n', undefined],
+  ['[core]\n\f\tworktree = /tmp/in\n', undefined],
 ];
 
 test('core.worktree: the value git reads, or "cannot tell", never another value', () => {

@@ -271,3 +271,27 @@ test('submodules\' git directories of a nested repository by any name git takes:
   spawnSync('git', ['-C', join(ctl, 'x'), 'status', '--short'], { env });
   assert.match((await import('node:fs')).readFileSync(marker, 'utf8'), /^ran\n/);
 });
+
+test('(round 11) core.worktree set in config.worktree (worktree configs on), or naming the folder through a link and ..: judged as git reads them; control: your git there takes another folder for its work tree', async () => {
+  const root = repo('r15');
+  const since = Date.now() - 1;
+  await tick();
+  const outside = join(base, 'outside15');
+  mkdirSync(outside, { recursive: true });
+  // In config.worktree.
+  const a = repo('r15/a');
+  git(a, 'config', 'core.repositoryformatversion', '1');
+  git(a, 'config', 'extensions.worktreeConfig', 'true');
+  writeFileSync(join(a, '.git', 'config.worktree'), `[core]\n\tworktree = ${outside}\n`);
+  // Through a link and .. (the text resolves to the folder; the kernel follows the link first).
+  const b = repo('r15/b');
+  mkdirSync(join(outside, 'deep'), { recursive: true });
+  symlinkSync(join(outside, 'deep'), join(root, 'lnk'));
+  git(b, 'config', 'core.worktree', '../../lnk/..');
+  assert.equal(spawnSync('git', ['-C', a, 'rev-parse', '--show-toplevel'], { env, encoding: 'utf8' }).stdout.trim(), outside, 'control: git takes the folder outside');
+  assert.equal(spawnSync('git', ['-C', b, 'rev-parse', '--show-toplevel'], { env, encoding: 'utf8' }).stdout.trim(), outside, 'control: git follows the link first');
+  const warnings = checkNestedRepos(root, env, since);
+  assert.equal(warnings.length, 2, warnings.join('\n'));
+  assert.match(warnings.find((w) => w.includes(`at ${a},`)) ?? '', /its core\.worktree names \S+outside15, where your git in that folder would check files out and remove them/);
+  assert.match(warnings.find((w) => w.includes(`at ${b},`)) ?? '', /its core\.worktree names \S+\/lnk\/\.\., where your git in that folder would check files out and remove them/);
+});

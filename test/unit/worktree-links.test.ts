@@ -77,3 +77,20 @@ test('(not named) the worktree\'s .git pointer itself a link to a file outside: 
   assert.equal(statSync(join(w.path, '.git')).isFile(), true);
   assert.equal(git(w.path, 'rev-parse', '--abbrev-ref', 'HEAD'), `stashbase/${w.name}`);
 });
+
+test('(found in review) the repository\'s .stashbase/worktrees is made before any run, where missing, never through a link; control: missing, an agent could make it and race a worktree run in it', async () => {
+  const { ensureWorktreesFolder } = await import('../../lib/worktree/lifecycle.js');
+  const root = repo('r4');
+  ensureWorktreesFolder(root);
+  assert.equal(statSync(join(root, '.stashbase', 'worktrees')).isDirectory(), true);
+  // Idempotent, and git status shows nothing of it.
+  ensureWorktreesFolder(root);
+  assert.equal(git(root, 'status', '--porcelain'), '');
+  // A .stashbase that is a link: nothing made through it.
+  const linked = repo('r5');
+  const victim = join(base, 'victim5');
+  mkdirSync(victim);
+  symlinkSync(victim, join(linked, '.stashbase'));
+  ensureWorktreesFolder(linked);
+  assert.deepEqual(readdirSync(victim), []);
+});
