@@ -39,8 +39,10 @@ export function dotGitsUnder(
   setId = false,
   configs: (path: string) => boolean = () => false,
   executed: (path: string) => boolean = () => false,
-): { found: string[]; bare: string[]; setId: string[]; configs: string[]; executed: string[] } {
+): { found: string[]; bare: string[]; setId: string[]; configs: string[]; executed: string[]; renamed: string[]; unreadable: string[] } {
   const found: string[] = [];
+  const renamed: string[] = [];
+  const unreadable: string[] = [];
   const executedList: string[] = [];
   const configList: string[] = [];
   const bare: string[] = [];
@@ -50,37 +52,54 @@ export function dotGitsUnder(
     const [dir, inGit] = stack.pop() as [string, boolean];
     let handle: Dir;
     try {
-      handle = opendirSync(dir, { bufferSize: 256 });
+      handle = opendirSync(dir, { bufferSize: 256, encoding: 'buffer' as BufferEncoding });
     } catch (e) {
       // Gone or replaced meanwhile: nothing there to check. One of yours closed to you (the agent, which writes as you,
       // can chmod it): what lies below is unseen, and your git still reaches it by its path, so the check fails, said
       // (found in review). Another user's folder you cannot read (a database container's data) is none of the agent's.
       const code = (e as NodeJS.ErrnoException).code;
       const mine = lstatSync(dir, { throwIfNoEntry: false })?.uid === process.getuid?.();
-      if ((code === 'EACCES' || code === 'EPERM') && mine) throw new Error(`${dir} cannot be read (${code}), so what lies below it is unchecked`);
+      // The rest of the walk goes on (found in review: one such folder stopped every other check of the tree).
+      if ((code === 'EACCES' || code === 'EPERM') && mine) unreadable.push(`${dir} (${code})`);
       continue;
     }
     // Whether the folder is a git directory by its contents: three names, noted as they pass.
     const marks: Dirent[] = [];
+    const visit = (e: Dirent) => {
+      if (e.name === 'HEAD' || e.name === 'objects' || e.name === 'refs' || e.name === 'commondir') marks.push(e);
+      const full = dir + sep + e.name;
+      if (!inGit && dir !== root && configs(full.slice(root.length + 1))) configList.push(full);
+      if (!inGit && !e.isDirectory() && executed(full.slice(root.length + 1))) executedList.push(full);
+      if (e.name === '.git' && !inGit) {
+        if (dir !== root && (e.isDirectory() || e.isFile() || e.isSymbolicLink())) found.push(full);
+        if (setId && e.isDirectory()) stack.push([full, true]);
+      } else if (e.isDirectory()) stack.push([full, inGit]);
+      else if (setId && e.isFile() && ((lstatSync(full, { throwIfNoEntry: false })?.mode ?? 0) & 0o6000) !== 0) setIds.push(full);
+    };
+    // Names that are not UTF-8 would be read as others (U+FFFD) and their entries passed by, unchecked (found in review:
+    // a setuid shell, a nested repository with an fsmonitor, a .pth file): renamed by their bytes to names that are,
+    // once the folder is read, and checked under those.
+    const odd: Array<{ bytes: Buffer; entry: Dirent }> = [];
     try {
       for (let e = handle.readSync(); e !== null; e = handle.readSync()) {
-        if (e.name === 'HEAD' || e.name === 'objects' || e.name === 'refs' || e.name === 'commondir') marks.push(e);
-        const full = dir + sep + e.name;
-        if (!inGit && dir !== root && configs(full.slice(root.length + 1))) configList.push(full);
-        if (!inGit && !e.isDirectory() && executed(full.slice(root.length + 1))) executedList.push(full);
-        if (e.name === '.git' && !inGit) {
-          if (dir !== root && (e.isDirectory() || e.isFile() || e.isSymbolicLink())) found.push(full);
-          if (setId && e.isDirectory()) stack.push([full, true]);
-        } else if (e.isDirectory()) stack.push([full, inGit]);
-        else if (setId && e.isFile() && ((lstatSync(full, { throwIfNoEntry: false })?.mode ?? 0) & 0o6000) !== 0) setIds.push(full);
+        const bytes = e.name as unknown as Buffer;
+        const name = bytes.toString('utf8');
+        if (Buffer.from(name, 'utf8').equals(bytes)) visit(Object.assign(e, { name }));
+        else odd.push({ bytes, entry: e });
       }
     } finally {
       // A folder that cannot be read to its end fails the check (the caller says so), its handle closed.
       handle.closeSync();
     }
+    for (const { bytes, entry } of odd) {
+      const name = `stashbase-renamed-${bytes.toString('hex')}${QUARANTINE}`;
+      renameSync(Buffer.concat([Buffer.from(dir + sep), bytes]), dir + sep + name);
+      renamed.push(dir + sep + name);
+      visit(Object.assign(entry, { name }));
+    }
     if (!inGit && dir !== root && looksLikeGitDir(dir, marks)) bare.push(dir);
   }
-  return { found: found.sort(), bare: bare.sort(), setId: setIds.sort(), configs: configList.sort(), executed: executedList.sort() };
+  return { found: found.sort(), bare: bare.sort(), setId: setIds.sort(), configs: configList.sort(), executed: executedList.sort(), renamed, unreadable };
 }
 
 /**

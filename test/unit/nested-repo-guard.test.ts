@@ -295,3 +295,22 @@ test('(round 11) core.worktree set in config.worktree (worktree configs on), or 
   assert.match(warnings.find((w) => w.includes(`at ${a},`)) ?? '', /its core\.worktree names \S+outside15, where your git in that folder would check files out and remove them/);
   assert.match(warnings.find((w) => w.includes(`at ${b},`)) ?? '', /its core\.worktree names \S+\/lnk\/\.\., where your git in that folder would check files out and remove them/);
 });
+
+test('(found in review) names that are not UTF-8: renamed by their bytes and checked under the new names: a nested repository with an fsmonitor is unplugged; control: your git status runs it', async () => {
+  const root = repo('r16');
+  const since = Date.now() - 1;
+  await tick();
+  const marker = markerIn('r16');
+  const sh = (script: string) => spawnSync('sh', ['-c', script], { cwd: root, env: { ...env, M: marker }, encoding: 'utf8' });
+  assert.equal(sh(`d="$(printf '\\377')" && mkdir "$d" && git -C "$d" init -q && git -C "$d" config core.fsmonitor 'echo ran >> "$M"; false'`).status, 0);
+  // Control: your git status there runs the fsmonitor.
+  sh(`git -C "$(printf '\\377')" status --short`);
+  assert.match((await import('node:fs')).readFileSync(marker, 'utf8'), /^ran\n/);
+  rmSync(marker);
+  const warnings = checkNestedRepos(root, env, since);
+  const renamed = join(root, 'stashbase-renamed-ff.stashbase-quarantine');
+  assert.equal(warnings.length, 2, warnings.join('\n'));
+  assert.equal(warnings[0], `the agent left 1 name(s) that are not UTF-8, which stashbase cannot check by name (your tools still open them): renamed by their bytes in hex, and checked under those names: ${renamed}`);
+  assert.match(warnings[1] as string, new RegExp(`^the agent left a nested repository at ${renamed.replace(/[.]/g, '\\.')}, in a subfolder, .*core\\.fsmonitor`));
+  assert.equal(existsSync(join(renamed, '.git.stashbase-quarantine')), true);
+});

@@ -14,9 +14,9 @@ import { needsRoot } from '../helpers.js';
 const NOBODY = 65534;
 const walker = new URL('../../lib/git/planted-repos.js', import.meta.url).pathname;
 const walk = (root: string) => spawnSync('setpriv', ['--reuid', String(NOBODY), '--regid', String(NOBODY), '--clear-groups', process.execPath, '--input-type=module', '-e',
-  `import(${JSON.stringify(walker)}).then((m) => { try { console.log(JSON.stringify(m.dotGitsUnder(process.argv[1]).found)); } catch (e) { console.log('threw ' + e.message); } })`, root], { encoding: 'utf8' });
+  `import(${JSON.stringify(walker)}).then((m) => { const w = m.dotGitsUnder(process.argv[1]); console.log(JSON.stringify([w.found, w.unreadable])); })`, root], { encoding: 'utf8' });
 
-test('a folder of yours closed to you fails the walk, named; another user\'s is passed by; open, the pointer below is found', needsRoot('the walk as nobody needs its folders made for two users'), () => {
+test('a folder of yours closed to you is named as unchecked and the walk goes on beside it; another user\'s is passed by; open, the pointer below is found', needsRoot('the walk as nobody needs its folders made for two users'), () => {
   const root = mkdtempSync('/tmp/sb-walk-');
   try {
     const deep = join(root, 'a', 'b');
@@ -24,13 +24,18 @@ test('a folder of yours closed to you fails the walk, named; another user\'s is 
     writeFileSync(join(deep, '.git'), 'gitdir: /elsewhere/.git\n');
     for (const p of [root, join(root, 'a'), deep, join(deep, '.git')]) chownSync(p, NOBODY, NOBODY);
     // Control: open, the planted pointer is found.
-    assert.equal(walk(root).stdout.trim(), JSON.stringify([join(deep, '.git')]));
+    assert.equal(walk(root).stdout.trim(), JSON.stringify([[join(deep, '.git')], []]));
+    // Closed: named as unchecked; (found in review) the walk goes on beside it: a pointer in another folder is still found.
+    const beside = join(root, 'c');
+    mkdirSync(beside);
+    writeFileSync(join(beside, '.git'), 'gitdir: /elsewhere/.git\n');
+    for (const p of [beside, join(beside, '.git')]) chownSync(p, NOBODY, NOBODY);
     chmodSync(join(root, 'a'), 0o111);
-    assert.equal(walk(root).stdout.trim(), `threw ${join(root, 'a')} cannot be read (EACCES), so what lies below it is unchecked`);
+    assert.equal(walk(root).stdout.trim(), JSON.stringify([[join(beside, '.git')], [`${join(root, 'a')} (EACCES)`]]));
     // Another user's (root's) folder closed to nobody: not the agent's doing, passed by.
     chownSync(join(root, 'a'), 0, 0);
     chmodSync(join(root, 'a'), 0o700);
-    assert.equal(walk(root).stdout.trim(), '[]');
+    assert.equal(walk(root).stdout.trim(), JSON.stringify([[join(beside, '.git')], []]));
   } finally {
     rmSync(root, { recursive: true, force: true });
   }
