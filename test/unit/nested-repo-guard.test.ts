@@ -8,22 +8,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { checkNestedRepos } from '../../lib/git/nested-repo-guard.js';
+import { gitRepos } from '../git-repos.js';
 
 const base = mkdtempSync(join(tmpdir(), 'stashbase-guard-'));
 after(() => rmSync(base, { recursive: true, force: true }));
 const env = { PATH: process.env.PATH, HOME: base };
-const git = (dir: string, ...a: string[]) => {
-  const r = spawnSync('git', ['-C', dir, '-c', 'user.name=a', '-c', 'user.email=a@b', ...a], { env, encoding: 'utf8' });
-  assert.equal(r.status, 0, `git ${a.join(' ')}: ${r.stderr}`);
-  return r.stdout.trim();
-};
-const repo = (name: string) => {
-  const d = join(base, name);
-  mkdirSync(d, { recursive: true });
-  git(d, 'init', '-q');
-  git(d, 'commit', '-q', '--allow-empty', '-m', 'init');
-  return d;
-};
+const { git, repo } = gitRepos(base, env);
 const register = (root: string, path: string, sha: string) => git(root, 'update-index', '--add', '--cacheinfo', `160000,${sha},${path}`);
 
 test('a submodule path that links out of the repository: nothing outside is renamed', () => {

@@ -12,24 +12,13 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { restorePointers, startWorktree } from '../../lib/worktree/lifecycle.js';
 import { findRepo } from '../../lib/worktree/layout.js';
+import { gitRepos } from '../git-repos.js';
 
 const base = mkdtempSync(join(tmpdir(), 'stashbase-wtlinks-'));
 after(() => rmSync(base, { recursive: true, force: true }));
 const env = { PATH: process.env.PATH, HOME: base, GIT_CONFIG_NOSYSTEM: '1' };
-const git = (dir: string, ...a: string[]) => {
-  const r = spawnSync('git', ['-C', dir, '-c', 'user.name=a', '-c', 'user.email=a@b', ...a], { env, encoding: 'utf8' });
-  assert.equal(r.status, 0, `git ${a.join(' ')}: ${r.stderr}`);
-  return r.stdout.trim();
-};
-const repo = (name: string) => {
-  const d = join(base, name);
-  mkdirSync(d, { recursive: true });
-  git(d, 'init', '-q');
-  writeFileSync(join(d, 'f.txt'), 'mine\n');
-  git(d, 'add', 'f.txt');
-  git(d, 'commit', '-q', '-m', 'init');
-  return d;
-};
+const { git, repo: bare } = gitRepos(base, env);
+const repo = (name: string) => bare(name, { 'f.txt': 'mine\n' });
 
 test('.stashbase a link out of the repository: the worktree run is refused before git writes anything there; control: git worktree add through it checks out into the folder it names', async () => {
   const root = repo('r1');
