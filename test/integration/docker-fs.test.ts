@@ -94,7 +94,8 @@ describe(`Docker backend: filesystem, environment and limits (real engine, ${DOC
     assert.equal(r.stdout, 'blocked git\nblocked hooks\nblocked conf\nstatus-ok\nDONE commondir\nDONE config.worktree\n');
     assert.equal(existsSync(join(repo, '.git', 'commondir')), false, 'the run\'s commondir never reaches your .git');
     assert.equal(existsSync(join(repo, '.git', 'config.worktree')), false, 'nor its config.worktree');
-    assert.deepEqual(readdirSync(repo).sort(), ['.git', 'conf']);
+    // (.stashbase: where worktree runs make their worktrees, made by stashbase before the run, read-only in it.)
+    assert.deepEqual(readdirSync(repo).sort(), ['.git', '.stashbase', 'conf']);
     assert.equal(readFileSync(join(repo, '.git', 'config'), 'utf8'), configBefore);
     assert.equal(readFileSync(join(repo, 'conf', 'app.toml'), 'utf8'), 'safe = true\n');
     assert.equal(existsSync(join(repo, '.git', 'hooks-old')), false);
