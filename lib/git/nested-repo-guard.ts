@@ -379,12 +379,12 @@ export function checkNestedRepos(cwd: string, env: NodeJS.ProcessEnv, since: num
   // Then every other .git in the tree, at any depth, in either form.
   const sourced = sourcedByEnvrc(root);
   const isVenv = venvCheck(root);
-  const walk = dotGitsUnder(root, setId, isToolConfigBelow, (rel) => executedKind(rel, sourced, isVenv) !== null);
+  const walk = dotGitsUnder(root, setId, isToolConfigBelow, (rel) => executedKind(rel, sourced, isVenv) !== null, since);
   if (walk.unreadable.length > 0) {
-    warnings.push(`${walk.unreadable.join(', ')} cannot be read (the agent, which writes as you, can close a folder of yours to you), so what lies below is unchecked: look there yourself before you run git or your tools there; the rest of the tree was checked`);
+    warnings.push(`${walk.unreadable.join(', ')} cannot be read (the agent, which writes as you, can close a folder of yours to you, or give it a name stashbase cannot use), so what lies below is unchecked: look there yourself before you run git or your tools there; the rest of the tree was checked`);
   }
   if (walk.renamed.length > 0) {
-    warnings.push(`the agent left ${walk.renamed.length} name(s) that are not UTF-8, which stashbase cannot check by name (your tools still open them): renamed by their bytes in hex, and checked under those names: ${walk.renamed.slice(0, 5).join(', ')}${walk.renamed.length > 5 ? ', …' : ''}`);
+    warnings.push(`the agent left ${walk.renamed.length} name(s) that are not UTF-8, which stashbase cannot check by name (your tools still open them): renamed, and checked under the new names: ${walk.renamed.slice(0, 5).join(', ')}${walk.renamed.length > 5 ? ', …' : ''}`);
   }
   warnings.push(...stripSetId(walk.setId.filter(written)));
   warnings.push(...settleExecuted(root, walk.executed.filter((p) => written(p) && !keep.some((k) => within(p, k))), sourced, isVenv));

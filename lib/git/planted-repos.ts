@@ -6,7 +6,8 @@
 // inside it. A walk of the tree (symlinks not followed, no `.git` entered)
 // finds them; one whose git files were written during the run and would run
 // programs is unplugged like a submodule (lib/git/nested-repo-guard.ts).
-import { type Dir, type Dirent, lstatSync, opendirSync, readlinkSync, realpathSync, renameSync, statSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { chmodSync, type Dir, type Dirent, lstatSync, opendirSync, readlinkSync, realpathSync, renameSync, statSync } from 'node:fs';
 import { readBackText } from '../readback/file.js';
 import { isAbsolute, resolve, sep } from 'node:path';
 
@@ -39,6 +40,7 @@ export function dotGitsUnder(
   setId = false,
   configs: (path: string) => boolean = () => false,
   executed: (path: string) => boolean = () => false,
+  since: number | null = null,
 ): { found: string[]; bare: string[]; setId: string[]; configs: string[]; executed: string[]; renamed: string[]; unreadable: string[] } {
   const found: string[] = [];
   const renamed: string[] = [];
@@ -92,14 +94,37 @@ export function dotGitsUnder(
       handle.closeSync();
     }
     for (const { bytes, entry } of odd) {
-      const name = `stashbase-renamed-${bytes.toString('hex')}${QUARANTINE}`;
-      renameSync(Buffer.concat([Buffer.from(dir + sep), bytes]), dir + sep + name);
+      const from = Buffer.concat([Buffer.from(dir + sep), bytes]);
+      const shown = `${dir}${sep}<${bytes.toString('hex').slice(0, 64)}${bytes.length > 32 ? '…' : ''}>`;
+      const st = lstatSync(from, { throwIfNoEntry: false });
+      if (st === undefined) continue;
+      // Only what the run wrote is renamed (your own, older, is left as it is: found in review), never inside a git
+      // directory (git names refs and reflogs by those bytes); what is not renamed cannot be walked by name: a folder is
+      // said unchecked, a setuid bit the run set cleared where it is.
+      const ours = since === null || st.ctimeMs >= since;
+      if (inGit || !ours) {
+        if (ours && (st.mode & 0o6000) !== 0) chmodSync(from, st.mode & 0o1777);
+        if (ours && st.isDirectory()) unreadable.push(`${shown} (a name that is not UTF-8)`);
+        continue;
+      }
+      // A name of bounded length (the hex of a long one would pass the file system's limit), never over another entry.
+      const name = `stashbase-renamed-${createHash('sha256').update(bytes).digest('hex').slice(0, 16)}${QUARANTINE}`;
+      if (lstatSync(dir + sep + name, { throwIfNoEntry: false }) !== undefined) {
+        unreadable.push(`${shown} (a name that is not UTF-8, not renamed: ${name} is taken)`);
+        continue;
+      }
+      try {
+        renameSync(from, dir + sep + name);
+      } catch (e) {
+        unreadable.push(`${shown} (a name that is not UTF-8, not renamed: ${(e as NodeJS.ErrnoException).code ?? 'failed'})`);
+        continue;
+      }
       renamed.push(dir + sep + name);
       visit(Object.assign(entry, { name }));
     }
     if (!inGit && dir !== root && looksLikeGitDir(dir, marks)) bare.push(dir);
   }
-  return { found: found.sort(), bare: bare.sort(), setId: setIds.sort(), configs: configList.sort(), executed: executedList.sort(), renamed, unreadable };
+  return { found: found.sort(), bare: bare.sort(), setId: setIds.sort(), configs: configList.sort(), executed: executedList.sort(), renamed: renamed.sort(), unreadable };
 }
 
 /**

@@ -43,7 +43,9 @@ export function thisCli(): CliFiles {
 export function ownExecutables(): string[] {
   try {
     const root = thisCli().roots[0] as string;
-    return [join(root, 'bin'), join(root, 'dist'), ...runtimePackages(root)];
+    // package.json too: the run-time packages are read from it (found in review: an agent that emptied its
+    // dependencies had the next run leave them writable), and its name is how this package is found.
+    return [join(root, 'bin'), join(root, 'dist'), join(root, 'package.json'), ...runtimePackages(root)];
   } catch {
     return [];
   }
@@ -61,8 +63,8 @@ function runtimePackages(root: string): string[] {
   const visit = (from: string) => {
     let deps: Record<string, unknown> = {};
     try {
-      const pkg = JSON.parse(readFileSync(join(from, 'package.json'), 'utf8')) as { dependencies?: Record<string, unknown> };
-      deps = pkg.dependencies ?? {};
+      const pkg = JSON.parse(readFileSync(join(from, 'package.json'), 'utf8')) as Record<string, Record<string, unknown> | undefined>;
+      deps = { ...pkg.dependencies, ...pkg.optionalDependencies, ...pkg.peerDependencies };
     } catch {
       return;
     }

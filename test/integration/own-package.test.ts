@@ -56,8 +56,9 @@ describe("stashbase's run-time packages beside it in the project's node_modules 
   // Hoisted, as npm installs a dependency's dependencies: beside it.
   for (const dep of ['picocolors', 'toml', 'which', 'isexe', 'proper-lockfile', 'graceful-fs', 'retry', 'signal-exit']) cpSync(join(REPO, 'node_modules', dep), join(modules, dep), { recursive: true });
   writeFile(join(proj, 'README'), 'x\n');
-  // picocolors (loaded after the run, on its first warning) and, not named, graceful-fs (proper-lockfile's dependency).
-  const targets = [join(modules, 'picocolors', 'picocolors.js'), join(modules, 'graceful-fs', 'graceful-fs.js')];
+  // picocolors (loaded after the run, on its first warning), stashbase's package.json (which names them: emptied, the
+  // next run left them writable, found in review) and, not named, graceful-fs (proper-lockfile's dependency).
+  const targets = [join(modules, 'picocolors', 'picocolors.js'), join(pkg, 'package.json'), join(modules, 'graceful-fs', 'graceful-fs.js')];
   const before = targets.map((f) => readFileSync(f));
   const attack = targets.map((f, i) => `(echo 'require("fs").writeFileSync("/tmp/pwned")' >> ${f}) 2>/dev/null && echo wrote-${i} || echo refused-${i}`).join('; ');
 
@@ -66,7 +67,7 @@ describe("stashbase's run-time packages beside it in the project's node_modules 
       const { spawnSync } = await import('node:child_process');
       const run = spawnSync(process.execPath, [join(pkg, 'bin', 'stashbase.cjs'), 'agent', 'run', '--silent', ...flags, '--', 'sh', '-c', attack], { env: t.env, cwd: proj, encoding: 'utf8', timeout: 120_000 });
       assert.equal(run.status, 0, run.stderr);
-      assert.equal(run.stdout, 'refused-0\nrefused-1\n');
+      assert.equal(run.stdout, 'refused-0\nrefused-1\nrefused-2\n');
       targets.forEach((f, i) => assert.deepEqual(readFileSync(f), before[i], f));
       for (const f of targets) accessSync(f, constants.W_OK);
     });

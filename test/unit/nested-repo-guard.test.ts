@@ -286,21 +286,33 @@ test('(round 11) core.worktree set in config.worktree (worktree configs on), or 
   assert.match(warnings.find((w) => w.includes(`at ${b},`)) ?? '', /its core\.worktree names \S+\/lnk\/\.\., where your git in that folder would check files out and remove them/);
 });
 
-test('(found in review) names that are not UTF-8: renamed by their bytes and checked under the new names: a nested repository with an fsmonitor is unplugged; control: your git status runs it', async () => {
+test('(found in review) names that are not UTF-8: the run\'s renamed and checked under the new names (a nested repository with an fsmonitor unplugged; a long name; one whose new name is taken said, the rest still checked); yours, older, left alone; control: your git status runs it', async () => {
   const root = repo('r16');
-  const since = Date.now() - 1;
+  const sh = (script: string) => spawnSync('sh', ['-c', script], { cwd: root, env: { ...env, M: markerIn('r16') }, encoding: 'utf8' });
+  // Yours, from before the run: a file and a folder whose names are not UTF-8.
+  assert.equal(sh(`touch "$(printf 'caf\\351.txt')" && mkdir "$(printf 'old\\351')"`).status, 0);
+  await tick();
+  const since = Date.now();
   await tick();
   const marker = markerIn('r16');
-  const sh = (script: string) => spawnSync('sh', ['-c', script], { cwd: root, env: { ...env, M: marker }, encoding: 'utf8' });
   assert.equal(sh(`d="$(printf '\\377')" && mkdir "$d" && git -C "$d" init -q && git -C "$d" config core.fsmonitor 'echo ran >> "$M"; false'`).status, 0);
-  // Control: your git status there runs the fsmonitor.
+  // A name whose hex would pass the file system's limit; one whose new name is already there.
+  const long = 'a'.repeat(200);
+  assert.equal(sh(`touch "$(printf '\\376')${long}" && touch "$(printf '\\375')"`).status, 0);
+  const { createHash } = await import('node:crypto');
+  const nameOf = (bytes: number[]) => `stashbase-renamed-${createHash('sha256').update(Buffer.from(bytes)).digest('hex').slice(0, 16)}.stashbase-quarantine`;
+  mkdirSync(join(root, nameOf([0xfd])));
+  // Control: your git status in the folder runs the fsmonitor.
   sh(`git -C "$(printf '\\377')" status --short`);
   assert.match((await import('node:fs')).readFileSync(marker, 'utf8'), /^ran\n/);
   rmSync(marker);
   const warnings = checkNestedRepos(root, env, since);
-  const renamed = join(root, 'stashbase-renamed-ff.stashbase-quarantine');
-  assert.equal(warnings.length, 2, warnings.join('\n'));
-  assert.equal(warnings[0], `the agent left 1 name(s) that are not UTF-8, which stashbase cannot check by name (your tools still open them): renamed by their bytes in hex, and checked under those names: ${renamed}`);
-  assert.match(warnings[1] as string, new RegExp(`^the agent left a nested repository at ${renamed.replace(/[.]/g, '\\.')}, in a subfolder, .*core\\.fsmonitor`));
+  const renamed = join(root, nameOf([0xff]));
+  assert.equal(warnings.length, 3, warnings.join('\n'));
+  assert.equal(warnings[0], `${root}/<fd> (a name that is not UTF-8, not renamed: ${nameOf([0xfd])} is taken) cannot be read (the agent, which writes as you, can close a folder of yours to you, or give it a name stashbase cannot use), so what lies below is unchecked: look there yourself before you run git or your tools there; the rest of the tree was checked`);
+  assert.equal(warnings[1], `the agent left 2 name(s) that are not UTF-8, which stashbase cannot check by name (your tools still open them): renamed, and checked under the new names: ${[join(root, nameOf([0xfe, ...Buffer.from(long)])), renamed].sort().join(', ')}`);
+  assert.match(warnings[2] as string, new RegExp(`^the agent left a nested repository at ${renamed.replace(/[.]/g, '\\.')}, in a subfolder, .*core\\.fsmonitor`));
   assert.equal(existsSync(join(renamed, '.git.stashbase-quarantine')), true);
+  // Yours, older, untouched.
+  assert.equal(sh(`test -e "$(printf 'caf\\351.txt')" && test -d "$(printf 'old\\351')"`).status, 0);
 });
