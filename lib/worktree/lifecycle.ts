@@ -1,12 +1,12 @@
 // A worktree run's before and after: create (or resume) the worktree on its own
 // branch and lock it; afterwards (once the run's git work is imported:
 // lib/git/import.ts) restore its pointer file, unlock, and remove it when clean.
-import { appendFileSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { git, LOCK_REASON_PREFIX, lockReason, statusCommand, WORKTREES_DIR, worktreeAddCommand, worktreeLockCommand, worktreeRemoveCommand, worktreeUnlockCommand } from '../../templates/git.js';
 import { SandboxUnavailableError, UsageError } from '../errors.js';
 import { capture, probe } from '../exec.js';
-import { processAlive } from '../run/session.js';
+import { processAlive, readSessions, type SessionRecord } from '../run/session.js';
 import { branchExists, expectedPointers, locate, pointersIntact, type Repo, type Worktree, worktreeOf } from './layout.js';
 import { freshName, NAME_PATTERN } from './names.js';
 import { realPathOf } from '../util/real-path.js';
@@ -62,8 +62,22 @@ export function ensureWorktreesFolder(root: string): void {
   }
 }
 
+/** Runs of this machine still going (not `self`) whose working tree holds the repository from above. */
+function runsAbove(root: string, stashbaseHome: string, self: string): SessionRecord[] {
+  return readSessions(stashbaseHome).filter((r) => r.id !== self && typeof r.cwd === 'string' && root.startsWith(`${r.cwd}/`) && processAlive(r.pid));
+}
+
+function aboveWords(runs: SessionRecord[]): string {
+  const r = runs[0] as SessionRecord;
+  return `a run going on in ${r.cwd} (session ${r.id}, pid ${r.pid}${runs.length > 1 ? `, and ${runs.length - 1} more` : ''}), whose agent`;
+}
+
 /** Creates (or, with `resume`, reopens) the run's worktree and locks it for this run. */
-export async function startWorktree(repo: Repo, o: { session: string; resume?: string; warn: (m: string) => void }): Promise<Started> {
+export async function startWorktree(repo: Repo, o: { session: string; resume?: string; warn: (m: string) => void; stashbaseHome?: string }): Promise<Started> {
+  // A run going on in a folder above the repository can write its .stashbase (only a run's own repository has it
+  // read-only): its agent could swap the worktree git makes for a link, and git would empty what it names (found in review).
+  const above = o.stashbaseHome === undefined ? [] : runsAbove(repo.root, o.stashbaseHome, o.session);
+  if (above.length > 0) throw new SandboxUnavailableError(`${aboveWords(above)} can write ${join(repo.root, WORKTREES_DIR)}, where the worktree would be made: start the worktree run once it ends, or from a repository no run's tree holds; nothing was run`);
   const dirty = probe(statusCommand(repo.git, repo.root));
   if (dirty.code === 0 && dirty.stdout.trim() !== '') o.warn('your checkout has uncommitted changes; they are not carried over into the agent\'s worktree');
   ensureExcluded(repo);
@@ -114,9 +128,10 @@ export function restorePointers(w: Worktree): void {
     if (realPathOf(dir) !== dir) throw new SandboxUnavailableError(`worktree ${w.name} is UNSAFE: ${dir} is no longer the folder git made (${realPathOf(dir) === null ? 'gone' : `it leads to ${realPathOf(dir)}`}); stashbase wrote nothing there: inspect it by hand before you run git in it`);
   }
   for (const { file, content } of expectedPointers(w)) {
-    // A folder, a link or a file: removed (a link itself, never what it names), then the pointer made afresh.
+    // A link or a file: removed (a link itself, never what it names); a folder moved aside, never removed; then the pointer made afresh.
     const st = lstatSync(file, { throwIfNoEntry: false });
-    if (st !== undefined) rmSync(file, { recursive: st.isDirectory(), force: true });
+    if (st?.isDirectory()) renameSync(file, `${file}.stashbase-quarantine`);
+    else if (st !== undefined) rmSync(file, { force: true });
     writeFileSync(file, content, { flag: 'wx' });
   }
 }
@@ -129,7 +144,14 @@ export async function isClean(repo: Repo, w: Worktree): Promise<boolean> {
 }
 
 /** After the run, on every way out: pointers, refs, lock; then a clean worktree goes (its branch stays). */
-export async function finishWorktree(s: Started, warn: (m: string) => void, note: (m: string) => void, removeVolumes: (w: Worktree) => Promise<unknown>): Promise<{ removed: boolean }> {
+export async function finishWorktree(s: Started, warn: (m: string) => void, note: (m: string) => void, removeVolumes: (w: Worktree) => Promise<unknown>, stashbaseHome?: string): Promise<{ removed: boolean }> {
+  // Nothing written or removed where a run going on above the repository can swap the worktree for a link (found in
+  // review: git worktree remove emptied the folder it named): kept as it is, for agent worktrees list to judge later.
+  const above = stashbaseHome === undefined ? [] : runsAbove(s.repo.root, stashbaseHome, '');
+  if (above.length > 0) {
+    warn(`worktree ${s.worktree.name} is kept as the run left it (its pointer files not put back, not removed): ${aboveWords(above)} can write where it lies; once that run ends, check it with stashbase agent worktrees list`);
+    return { removed: false };
+  }
   restorePointers(s.worktree);
   await capture(worktreeUnlockCommand(s.repo.git, s.repo.root, s.worktree.path), undefined, AFTER_RUN_MS);
   if (await isClean(s.repo, s.worktree)) {

@@ -7,6 +7,7 @@ import { lockReason, worktreeAddCommand, worktreeLockCommand } from '../../templ
 import type { Profile } from '../profile/types.js';
 import { findRepo, protectedPaths, type Worktree, worktreeOf } from './layout.js';
 import { finishWorktree, type Started, startWorktree } from './lifecycle.js';
+import { stashbaseHome } from '../home.js';
 import { removeWorktreeVolumes } from './volumes.js';
 
 /** What the Docker backend mounts for a worktree run instead of the working directory (its git directory is the run's own: lib/git/run-git-dir.ts). */
@@ -40,7 +41,7 @@ export async function prepareWorktreeRun(o: {
   if (o.dryRun) {
     w = worktreeOf(repo, o.resume ?? '<name>');
   } else {
-    started = await startWorktree(repo, { session: o.session, resume: o.resume, warn: o.warn });
+    started = await startWorktree(repo, { session: o.session, resume: o.resume, warn: o.warn, stashbaseHome: stashbaseHome(o.env) });
     w = started.worktree;
     o.note(`Worktree: ${w.path} (branch ${w.branch})`);
   }
@@ -64,7 +65,7 @@ export async function prepareWorktreeRun(o: {
     finish: async () => {
       // Only a Docker run makes isolated-path volumes; a native run does not pay for the docker CLI.
       const volumes = async (wt: Worktree) => (o.docker ? removeWorktreeVolumes(wt, o.env) : []);
-      if (started) await finishWorktree(started, o.warn, o.note, volumes);
+      if (started) await finishWorktree(started, o.warn, o.note, volumes, stashbaseHome(o.env));
     },
   };
 }

@@ -83,3 +83,25 @@ test('(found in review) the repository\'s .stashbase/worktrees is made before an
   ensureWorktreesFolder(linked);
   assert.deepEqual(readdirSync(victim), []);
 });
+
+test('(round 12) a run going on in a folder above the repository (its agent can write the repository\'s .stashbase): a worktree run is refused; one already going keeps its worktree as it is at its end; control: without that run both go ahead', async () => {
+  const { finishWorktree } = await import('../../lib/worktree/lifecycle.js');
+  const outer = join(base, 'outer6');
+  const root = repo('outer6/inner');
+  const home = join(base, 'sbhome6');
+  mkdirSync(join(home, 'sessions'), { recursive: true });
+  const record = { id: 'ags_aaaaaaaaaaaaaaaa', pid: process.pid, backend: 'native', mechanism: 'bwrap', profile: 'default', cwd: outer, argv: ['sh'], startedAt: new Date().toISOString() };
+  // Control: no run above, the worktree is made, and removed clean at its end.
+  const started = await startWorktree(findRepo(root, env), { session: 'ags_test', warn: () => {}, stashbaseHome: home });
+  writeFileSync(join(home, 'sessions', `${record.id}.json`), JSON.stringify(record));
+  await assert.rejects(startWorktree(findRepo(root, env), { session: 'ags_test2', warn: () => {}, stashbaseHome: home }), {
+    message: `a run going on in ${outer} (session ${record.id}, pid ${process.pid}), whose agent can write ${join(root, '.stashbase', 'worktrees')}, where the worktree would be made: start the worktree run once it ends, or from a repository no run's tree holds; nothing was run`,
+  });
+  const said: string[] = [];
+  const kept = await finishWorktree(started, (m) => said.push(m), () => {}, async () => [], home);
+  assert.deepEqual(kept, { removed: false });
+  assert.deepEqual(said, [`worktree ${started.worktree.name} is kept as the run left it (its pointer files not put back, not removed): a run going on in ${outer} (session ${record.id}, pid ${process.pid}), whose agent can write where it lies; once that run ends, check it with stashbase agent worktrees list`]);
+  assert.equal(statSync(started.worktree.path).isDirectory(), true);
+  rmSync(join(home, 'sessions', `${record.id}.json`));
+  assert.deepEqual(await finishWorktree(started, () => {}, () => {}, async () => [], home), { removed: true });
+});
