@@ -2,7 +2,7 @@
 // environment) and builds its Plan. Nothing here changes the disk: run.ts and
 // execute.ts do that.
 import { accessSync, constants, lstatSync, statSync } from 'node:fs';
-import { refuseLinkedSources } from '../paths/bind-sources.js';
+import { refuseAgentLinks, refuseLinkedSources } from '../paths/bind-sources.js';
 import { interceptsTls } from '../proxy/intercepts.js';
 import { dirname, join } from 'node:path';
 import { findTool } from '../util/find-tool.js';
@@ -135,6 +135,8 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
   // A missing allow_write path inside the working directory needs nothing (it is writable there already, as a file or a folder).
   const ownRoots = allowWrite.paths.filter((w) => !(allowWrite.missing.includes(w) && inside(w, ctx.cwd)));
   const roots = allowList ? keptRoots([ctx.cwd, ...ownRoots], denied, carveOuts) : [];
+  // An allow_write path outside the tree, bound by its name: never through a link a run's agent could have left.
+  refuseAgentLinks(roots.filter((r) => !inside(r, ctx.cwd) && !(ctx.worktreePath !== undefined && inside(r, ctx.worktreePath))));
   const privateDests = allowList && bwrapLike ? privateTempDests() : [];
   // Where the sandbox can write besides its private temp folders.
   const areas = [...roots, ...carveOuts, ...(gitDir ? [gitDir.gitDir] : []), ...views.map((v) => v.spec.at)];

@@ -3,7 +3,7 @@
 // agent) would make bwrap or Docker, which resolve a bind's source on this
 // machine, show what the link names instead: a folder of your home, read-write
 // where the run pins a parent of an isolated path (found in review).
-import { closeSync, openSync, readlinkSync } from 'node:fs';
+import { accessSync, closeSync, constants, lstatSync, openSync, readlinkSync } from 'node:fs';
 import type { FdFile } from '../../templates/command.js';
 import { SandboxUnavailableError } from '../errors.js';
 import { realPathOf } from '../util/real-path.js';
@@ -55,4 +55,40 @@ export function holdSources(files: FdFile[]): HeldSources {
     throw new SandboxUnavailableError(`the run binds ${(e as NodeJS.ErrnoException).path ?? 'a folder of the tree'} into the sandbox, and it cannot be opened (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}); nothing was run`);
   }
   return { fds, close };
+}
+
+/**
+ * Refuses the run when a writable root outside the tree (an allow_write path)
+ * is reached through a link an agent of some run could have made: one owned by
+ * you, in a folder you may write. Found in review: a run of a profile allowing
+ * ~/.cache left ~/.cache/pip → ../.local/bin, and a run of another allowing
+ * ~/.cache/pip then wrote ~/.local/bin. The system's links (root's, in folders
+ * you cannot write: /home → /var/home) pass; a link of your own there is
+ * refused too, with the fix: name the real path in the profile.
+ */
+export function refuseAgentLinks(sources: string[]): void {
+  const uid = process.getuid?.();
+  for (const src of sources) {
+    let at = '/';
+    for (const part of src.split('/').filter(Boolean)) {
+      const next = at === '/' ? `/${part}` : `${at}/${part}`;
+      const st = lstatSync(next, { throwIfNoEntry: false });
+      if (st === undefined) break;
+      if (st.isSymbolicLink()) {
+        let writable = false;
+        try {
+          accessSync(at, constants.W_OK);
+          writable = true;
+        } catch {
+          // a folder of the system's
+        }
+        if (st.uid === uid && writable) {
+          throw new SandboxUnavailableError(`${src} is reached through ${next}, a link in a folder a run may write (an agent could have made it, to aim this writable path elsewhere): name the real path in the profile (${realPathOf(src) ?? 'where it leads'}); nothing was run`);
+        }
+        const real = realPathOf(next);
+        if (real === null) break;
+        at = real;
+      } else at = next;
+    }
+  }
 }

@@ -7,7 +7,7 @@
 // by name after the same swap writes into the victim folder.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, symlinkSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { cli, needs, tempHome, writeFile } from '../helpers.js';
@@ -87,6 +87,33 @@ describe('binds from the tree held by descriptor: a folder swapped for a link af
     assert.match(r.stderr, new RegExp(`\nwarning: worktree [a-z]+-[a-z]+-[a-z]+ is UNSAFE: ${wt} is no longer the folder git made \\(it leads to ${victim}\\); stashbase wrote nothing there: inspect it by hand before you run git in it\n`));
     assert.match(r.stderr, new RegExp(`\nstashbase: ${wt} is reached through a link \\(it leads to ${victim}\\), and the run binds it into the sandbox, which would show what the link names instead: remove the link, or name the real path in the profile; nothing was run\n$`));
     assert.deepEqual(readdirSync(victim), ['x']);
+  });
+
+  test('(round 11) an allow_write path outside the tree reached through a link a run of another profile left in a folder it may write: refused, naming the fix; (not named) a link at a parent folder of it the same; control: the real folder there, the run writes it', { timeout: 60_000 }, async () => {
+    const { tree } = fresh('allow-write');
+    const home = t.env.HOME as string;
+    writeFile(join(home, '.local', 'bin', 'keep'), 'mine\n');
+    mkdirSync(join(home, '.cache'), { recursive: true });
+    symlinkSync('../.local/bin', join(home, '.cache', 'pip'));
+    writeFile(join(t.sbHome, 'agents', 'pipa.toml'), '[filesystem]\nallow_write = ["~/.cache/pip"]\n');
+    const r = await cli(['agent', 'run', '--profile', 'pipa', '--', 'sh', '-c', 'echo pwned > ~/.cache/pip/evil; echo ran'], { env: t.env, cwd: tree, timeoutMs: 50_000 });
+    assert.equal(r.code, 4, r.stderr);
+    assert.equal(r.stdout, '');
+    assert.match(r.stderr, new RegExp(`stashbase: ${join(home, '.cache', 'pip')} is reached through ${join(home, '.cache', 'pip')}, a link in a folder a run may write \\(an agent could have made it, to aim this writable path elsewhere\\): name the real path in the profile \\(${join(home, '.local', 'bin')}\\); nothing was run\n`));
+    assert.deepEqual(readdirSync(join(home, '.local', 'bin')), ['keep']);
+    // A link at a parent folder of the path.
+    rmSync(join(home, '.cache'), { recursive: true, force: true });
+    mkdirSync(join(home, 'elsewhere', 'pip'), { recursive: true });
+    symlinkSync('elsewhere', join(home, '.cache'));
+    const parent = await cli(['agent', 'run', '--profile', 'pipa', '--', 'true'], { env: t.env, cwd: tree, timeoutMs: 50_000 });
+    assert.equal(parent.code, 4, parent.stderr);
+    assert.match(parent.stderr, new RegExp(`is reached through ${join(home, '.cache')}, a link in a folder a run may write`));
+    // Control: the real folder there, the run writes it.
+    rmSync(join(home, '.cache'));
+    mkdirSync(join(home, '.cache', 'pip'), { recursive: true });
+    const ok = await cli(['agent', 'run', '--silent', '--profile', 'pipa', '--', 'sh', '-c', 'echo fine > ~/.cache/pip/f; echo ran'], { env: t.env, cwd: tree, timeoutMs: 50_000 });
+    assert.equal(ok.code, 0, ok.stderr);
+    assert.equal(readFileSync(join(home, '.cache', 'pip', 'f'), 'utf8'), 'fine\n');
   });
 
   test('control: bwrap binding the same folder by name after the same swap writes into the victim', () => {
