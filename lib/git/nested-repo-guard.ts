@@ -11,16 +11,16 @@
 // repository is ever renamed, whatever the agent pointed at; files it
 // planted are read only when they are small regular files.
 import { chmodSync, type Dirent, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
-import { dirname, join, resolve, sep } from 'node:path';
+import { dirname, join, sep } from 'node:path';
 import { probe } from '../exec.js';
 import { findTool } from '../util/find-tool.js';
 import { gitlinksOfIndex } from './git-index.js';
 import { readBackText } from '../readback/file.js';
 import { findRepoRoot } from './repo.js';
-import { checkoutGit, worktreeOfGitDir, worktreePath } from './run-git-dir.js';
+import { checkoutGit, worktreeOfGitDir } from './run-git-dir.js';
 import { gitDirLink } from './git-dir-links.js';
 import { MAX_GIT_ENTRIES } from './sanitize.js';
-import { commondirOf, dotGitsUnder, gitPathFile, kernelPath, moveAside, QUARANTINE, realOrSelf, within } from './planted-repos.js';
+import { commondirOf, dotGitsUnder, gitPathFile, kernelJoin, kernelPath, moveAside, QUARANTINE, realOrSelf, within } from './planted-repos.js';
 import { isToolConfigBelow, quarantineDeeperToolConfigs, quarantineToolConfigs } from '../paths/tool-configs.js';
 import { restoreHint } from '../util/style.js';
 import { executedKind, sourcedByEnvrc, venvCheck } from '../paths/host-executed.js';
@@ -294,22 +294,31 @@ function commonDirOf(gitDir: string): string {
 }
 
 /**
- * Renames a nested repository's .git aside; returns what to tell. A .git folder's HEAD is renamed too, so that git
- * inside the folder moved aside does not take it for a repository (found in review: git status there ran the agent's
- * fsmonitor, as it would in a bare repository, whose HEAD is renamed for that).
+ * Renames a git directory (or a .git entry) aside, and a folder's HEAD too, so that git inside the folder moved aside
+ * does not take it for a repository (found in review: git status there ran the agent's fsmonitor, as it would in a
+ * bare repository, whose HEAD is renamed for that); with the one line that undoes both.
  */
+function moveGitDirAside(path: string): { failed: string | null; aside: string; head: 'none' | 'renamed' | { failed: string }; back: string } {
+  const aside = path + SUFFIX;
+  const failed = moveAside(path);
+  const hasHead = failed === null && lstatSync(aside, { throwIfNoEntry: false })?.isDirectory() === true && lstatSync(join(aside, 'HEAD'), { throwIfNoEntry: false }) !== undefined;
+  if (!hasHead) return { failed, aside, head: 'none', back: restoreHint(aside, path) };
+  const headFailed = moveAside(join(aside, 'HEAD'));
+  return headFailed === null
+    ? { failed, aside, head: 'renamed', back: restoreHint(join(aside, 'HEAD') + SUFFIX, join(aside, 'HEAD'), [aside, path]) }
+    : { failed, aside, head: { failed: headFailed }, back: restoreHint(aside, path) };
+}
+
+/** Renames a nested repository's .git aside (moveGitDirAside); returns what to tell. */
 function unplugged(dotGit: string, where: string, found: string[], what: string): string {
-  const failed = moveAside(dotGit);
-  if (failed !== null) return `the agent left a nested repository at ${where} whose git files would run programs (${found.join('; ')}), and its .git could not be renamed (${failed}): remove ${dotGit} before you run git there`;
-  const aside = dotGit + SUFFIX;
-  const folder = lstatSync(aside, { throwIfNoEntry: false })?.isDirectory() === true && lstatSync(join(aside, 'HEAD'), { throwIfNoEntry: false }) !== undefined;
-  const headFailed = folder ? moveAside(join(aside, 'HEAD')) : null;
-  const head = !folder ? '' : headFailed === null
+  const moved = moveGitDirAside(dotGit);
+  if (moved.failed !== null) return `the agent left a nested repository at ${where} whose git files would run programs (${found.join('; ')}), and its .git could not be renamed (${moved.failed}): remove ${dotGit} before you run git there`;
+  const { aside, head } = moved;
+  const said = head === 'none' ? '' : head === 'renamed'
     ? ` and its HEAD ${join(aside, 'HEAD')}${SUFFIX}, so git takes neither for a repository`
-    : `, but its HEAD could not be renamed (${headFailed}): do not run git inside ${aside}`;
-  const back = folder && headFailed === null ? restoreHint(join(aside, 'HEAD') + SUFFIX, join(aside, 'HEAD'), [aside, dotGit]) : restoreHint(aside, dotGit);
+    : `, but its HEAD could not be renamed (${head.failed}): do not run git inside ${aside}`;
   return `the agent left a nested repository at ${where}, ${what}, whose git files would run programs when your git visits it (git status does): ${found.join('; ')}. ` +
-    `Its .git was renamed ${aside}${head}${folder && headFailed === null ? '' : ', so git passes it by'}; review it, then ${back}`;
+    `Its .git was renamed ${aside}${said}${head === 'renamed' ? '' : ', so git passes it by'}; review it, then ${moved.back}`;
 }
 
 /**
@@ -366,13 +375,10 @@ export function checkNestedRepos(cwd: string, env: NodeJS.ProcessEnv, since: num
     if (done.has(m)) continue;
     const found = risks(git, m, written, false);
     if (found.length === 0) continue;
-    const failed = moveAside(m);
     // Its HEAD too: a submodule the agent names after the folder moved aside would have git use it (found in review).
-    const aside = m + SUFFIX;
-    const headFailed = failed === null ? moveAside(join(aside, 'HEAD')) : null;
-    const back = headFailed === null ? restoreHint(join(aside, 'HEAD') + SUFFIX, join(aside, 'HEAD'), [aside, m]) : restoreHint(aside, m);
+    const { failed, aside, head, back } = moveGitDirAside(m);
     warnings.push(failed === null
-      ? `the agent left a submodule's git directory ${m} whose files would run programs when your git uses it (git submodule update --init does): ${found.join('; ')}. It was renamed ${aside}${headFailed === null ? `, its HEAD ${join(aside, 'HEAD')}${SUFFIX}` : ` (its HEAD could not be renamed: ${headFailed})`}; review it, then ${back}`
+      ? `the agent left a submodule's git directory ${m} whose files would run programs when your git uses it (git submodule update --init does): ${found.join('; ')}. It was renamed ${aside}${head === 'renamed' ? `, its HEAD ${join(aside, 'HEAD')}${SUFFIX}` : head === 'none' ? '' : ` (its HEAD could not be renamed: ${head.failed})`}; review it, then ${back}`
       : `the agent left a submodule's git directory ${m} whose files would run programs (${found.join('; ')}), and it could not be renamed (${failed}): remove it before you run git submodule in ${root}`);
   }
   if (unlistedModules.length > 0) warnings.push(`stashbase could not list ${unlistedModules.join(', ')}, which may hold submodules' git directories: look there yourself before you run git submodule in ${root}`);
@@ -437,7 +443,7 @@ export function checkNestedRepos(cwd: string, env: NodeJS.ProcessEnv, since: num
       else if (moved && real === own) found.push(`it names your repository's git directory, so your git would take that folder for the whole work tree (git add -A there would stage every other file's removal)`);
       else if (moved && entry?.isFile() === true && !namedBack) found.push(`it names ${real}, which does not name that folder back (your git there would work on that repository)`);
       else if (wt === undefined) found.push(`its config sets core.worktree, or may (an include), in a way stashbase does not read as git would: your git in that folder could check files out and remove them elsewhere`);
-      else if (wt !== null && realOrSelf(worktreePath(real, wt)) !== realOrSelf(dirname(dotGit))) found.push(`its core.worktree names ${worktreePath(real, wt)}, where your git in that folder would check files out and remove them`);
+      else if (wt !== null && realOrSelf(kernelJoin(real, wt)) !== realOrSelf(dirname(dotGit))) found.push(`its core.worktree names ${kernelJoin(real, wt)}, where your git in that folder would check files out and remove them`);
     }
     if (found.length > 0) unplug(dotGit, dirname(dotGit), found, what);
   }

@@ -150,13 +150,18 @@ function looksLikeGitDir(dir: string, entries: Dirent[]): boolean {
   return isDir(base + sep + 'objects') && isDir(base + sep + 'refs');
 }
 
+/** `path` (absolute, or relative to `base`) joined for the kernel to walk: no `..` taken by its text. */
+export function kernelJoin(base: string, path: string): string {
+  return isAbsolute(path) ? path : `${base}/${path}`;
+}
+
 /**
  * `path` (absolute, or relative to `base`) as the kernel resolves it: a `..`
  * after a symlink leaves the link's target, not the link's folder (resolve()
  * would take it by its text). A path that does not exist is left as written.
  */
 export function kernelPath(base: string, path: string): string {
-  const joined = isAbsolute(path) ? path : `${base}/${path}`;
+  const joined = kernelJoin(base, path);
   try {
     return realpathSync.native(joined);
   } catch {

@@ -14,6 +14,7 @@ import type { PlannedGitDir } from '../../templates/git-import.js';
 import { readBackText } from '../readback/file.js';
 import { SandboxUnavailableError } from '../errors.js';
 import { gitDirLink } from './git-dir-links.js';
+import { kernelJoin } from './planted-repos.js';
 import { realPathOf } from '../util/real-path.js';
 import { readRefStore, type RefValue } from './ref-store.js';
 import { parseRefFile } from './ref-store.js';
@@ -75,7 +76,7 @@ function namesBack(gitDir: string, realRoot: string | null): boolean {
   const real = realPathOf(gitDir);
   if (real !== null && real.startsWith(`${realRoot}/`)) return true;
   const worktree = worktreeOfGitDir(gitDir);
-  return typeof worktree === 'string' && realPathOf(worktreePath(gitDir, worktree)) === realRoot;
+  return typeof worktree === 'string' && realPathOf(kernelJoin(gitDir, worktree)) === realRoot;
 }
 
 /**
@@ -136,11 +137,6 @@ export function worktreeOfGitDir(gitDir: string): string | null | undefined {
   if (own === null) return lstatSync(join(gitDir, 'config.worktree'), { throwIfNoEntry: false }) === undefined ? main : undefined;
   const over = coreWorktree(own);
   return over === undefined || main === undefined ? undefined : (over ?? main);
-}
-
-/** The folder a core.worktree value names from its git directory, as the kernel walks it (a link before a .. is followed, not dropped as text: found in review). */
-export function worktreePath(gitDir: string, worktree: string): string {
-  return isAbsolute(worktree) ? worktree : `${gitDir}/${worktree}`;
 }
 
 /** What git takes for a git directory: a HEAD file, an objects/ and a refs/ folder. */

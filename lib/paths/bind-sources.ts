@@ -8,13 +8,17 @@ import type { FdFile } from '../../templates/command.js';
 import { SandboxUnavailableError } from '../errors.js';
 import { realPathOf } from '../util/real-path.js';
 
+function linkedSource(src: string, real: string): SandboxUnavailableError {
+  return new SandboxUnavailableError(`${src} is reached through a link (it leads to ${real}), and the run binds it into the sandbox, which would show what the link names instead: remove the link, or name the real path in the profile; nothing was run`);
+}
+
 /** Refuses the run when a bind's source inside `within` (a real path), or `within` itself, is reached through a link. */
 export function refuseLinkedSources(sources: string[], within: string): void {
   for (const src of sources) {
     if (!src.startsWith(`${within}/`) && src !== within) continue;
     const real = realPathOf(src);
     if (real !== null && real !== src) {
-      throw new SandboxUnavailableError(`${src} is reached through a link (it leads to ${real}), and the run binds it into the sandbox, which would show what the link names instead: remove the link, or name the real path in the profile; nothing was run`);
+      throw linkedSource(src, real);
     }
   }
 }
@@ -46,7 +50,7 @@ export function holdSources(files: FdFile[]): HeldSources {
       fds.push({ child: f.fd, fd });
       const opened = readlinkSync(`/proc/self/fd/${fd}`);
       if (opened !== f.path) {
-        throw new SandboxUnavailableError(`${f.path} is reached through a link (it leads to ${opened}), and the run binds it into the sandbox, which would show what the link names instead: remove the link, or name the real path in the profile; nothing was run`);
+        throw linkedSource(f.path, opened);
       }
     }
   } catch (e) {

@@ -102,7 +102,12 @@ export function readSessions(home: string): SessionRecord[] {
   return out;
 }
 
+/** Sessions whose stashbase process is still alive on this machine. */
+export function liveSessions(home: string): SessionRecord[] {
+  return readSessions(home).filter((r) => processAlive(r.pid));
+}
+
 /** Ids of sessions whose stashbase process is still alive on this machine. */
 export function liveSessionIds(home: string): Set<string> {
-  return new Set(readSessions(home).filter((r) => processAlive(r.pid)).map((r) => r.id));
+  return new Set(liveSessions(home).map((r) => r.id));
 }

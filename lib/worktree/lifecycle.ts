@@ -6,7 +6,7 @@ import { dirname, join } from 'node:path';
 import { git, LOCK_REASON_PREFIX, lockReason, statusCommand, WORKTREES_DIR, worktreeAddCommand, worktreeLockCommand, worktreeRemoveCommand, worktreeUnlockCommand } from '../../templates/git.js';
 import { SandboxUnavailableError, UsageError } from '../errors.js';
 import { capture, probe } from '../exec.js';
-import { processAlive, readSessions, type SessionRecord } from '../run/session.js';
+import { liveSessions, processAlive, type SessionRecord } from '../run/session.js';
 import { branchExists, expectedPointers, locate, pointersIntact, type Repo, type Worktree, worktreeOf } from './layout.js';
 import { freshName, NAME_PATTERN } from './names.js';
 import { realPathOf } from '../util/real-path.js';
@@ -64,7 +64,7 @@ export function ensureWorktreesFolder(root: string): void {
 
 /** Runs of this machine still going (not `self`) whose working tree holds the repository from above. */
 function runsAbove(root: string, stashbaseHome: string, self: string): SessionRecord[] {
-  return readSessions(stashbaseHome).filter((r) => r.id !== self && typeof r.cwd === 'string' && root.startsWith(`${r.cwd}/`) && processAlive(r.pid));
+  return liveSessions(stashbaseHome).filter((r) => r.id !== self && typeof r.cwd === 'string' && root.startsWith(`${r.cwd}/`));
 }
 
 function aboveWords(runs: SessionRecord[]): string {

@@ -9,16 +9,21 @@ import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { needs, REPO, tempHome, writeFile } from '../helpers.js';
 
-describe("stashbase's own package inside the working tree (real bwrap, real Docker)", needs('bwrap'), () => {
-  const t = tempHome();
-  after(() => t.cleanup());
-  const proj = join(t.dir, 'proj');
-  const pkg = join(proj, 'node_modules', 'stashbase');
+/** What of stashbase's package a run uses (package.json, bin/, the bundle, the relay), copied to `pkg`. */
+function copyPackage(pkg: string): void {
   mkdirSync(join(pkg, 'dist'), { recursive: true });
   cpSync(join(REPO, 'package.json'), join(pkg, 'package.json'));
   cpSync(join(REPO, 'bin'), join(pkg, 'bin'), { recursive: true });
   cpSync(join(REPO, 'dist', 'bundle'), join(pkg, 'dist', 'bundle'), { recursive: true });
   cpSync(join(REPO, 'dist', 'relay'), join(pkg, 'dist', 'relay'), { recursive: true });
+}
+
+describe("stashbase's own package inside the working tree (real bwrap, real Docker)", needs('bwrap'), () => {
+  const t = tempHome();
+  after(() => t.cleanup());
+  const proj = join(t.dir, 'proj');
+  const pkg = join(proj, 'node_modules', 'stashbase');
+  copyPackage(pkg);
   symlinkSync(join(REPO, 'node_modules'), join(pkg, 'node_modules'));
   writeFile(join(proj, 'README'), 'x\n');
   const relay = join(pkg, 'dist', 'relay', `linux-${process.arch === 'arm64' ? 'arm64' : 'amd64'}`, 'stashbase-relay');
@@ -48,11 +53,7 @@ describe("stashbase's run-time packages beside it in the project's node_modules 
   const proj = join(t.dir, 'proj');
   const modules = join(proj, 'node_modules');
   const pkg = join(modules, 'stashbase');
-  mkdirSync(join(pkg, 'dist'), { recursive: true });
-  cpSync(join(REPO, 'package.json'), join(pkg, 'package.json'));
-  cpSync(join(REPO, 'bin'), join(pkg, 'bin'), { recursive: true });
-  cpSync(join(REPO, 'dist', 'bundle'), join(pkg, 'dist', 'bundle'), { recursive: true });
-  cpSync(join(REPO, 'dist', 'relay'), join(pkg, 'dist', 'relay'), { recursive: true });
+  copyPackage(pkg);
   // Hoisted, as npm installs a dependency's dependencies: beside it.
   for (const dep of ['picocolors', 'toml', 'which', 'isexe', 'proper-lockfile', 'graceful-fs', 'retry', 'signal-exit']) cpSync(join(REPO, 'node_modules', dep), join(modules, dep), { recursive: true });
   writeFile(join(proj, 'README'), 'x\n');
