@@ -7,7 +7,6 @@ import { spawn, spawnSync } from 'node:child_process';
 import { appendFileSync, chmodSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { dirname, join } from 'node:path';
-import { tmpdir } from 'node:os';
 import { after, describe, test } from 'node:test';
 import { BIN, cli, needs, needsRoot, outsideTempBase, REPO, writeFile } from '../helpers.js';
 import { attackHome } from '../native-setup.js';
@@ -245,9 +244,10 @@ describe('native boundary: control sockets (real bwrap)', needs('bwrap'), () => 
       // The control: outside, the first run's records and private /tmp are there, and writable.
       const out = await a.outside(`test -w ${record} && cat ${rec.runDir}/tmp-0/private.txt`);
       assert.equal(out.stdout, 'mine\n', out.stderr);
-      // A second run from the temp folder itself, which holds all of it here ($STASHBASE_HOME is under it; run folders used to be in it).
+      // A second run from a folder that holds all of it ($STASHBASE_HOME is under it, as it is under the temp folder, where run
+      // folders used to be). Not the temp folder itself: its end would check every repository other tests make there meanwhile.
       const probe = `ls ${rec.runDir} >/dev/null 2>&1 && echo listed; echo '{}' > ${record} 2>/dev/null && echo wrote; cat ${rec.runDir}/tmp-0/private.txt 2>/dev/null; echo end`;
-      const r = await cli(['agent', 'run', '--silent', '--', 'sh', '-c', probe], { env: a.env, cwd: tmpdir() });
+      const r = await cli(['agent', 'run', '--silent', '--', 'sh', '-c', probe], { env: a.env, cwd: a.dir });
       assert.equal(r.stdout, 'end\n', r.stderr);
       assert.equal(rec.runDir.startsWith(a.dir + '/'), true, 'the run folder is under the temp folder the second run binds');
     } finally {
