@@ -64,7 +64,8 @@ export function holdSources(files: FdFile[]): HeldSources {
 /**
  * Refuses the run when a writable root outside the tree (an allow_write path)
  * is reached through a link an agent of some run could have made: one owned by
- * you, in a folder you may write. Found in review: a run of a profile allowing
+ * you, in a folder you may write or own (its mode is yours to change, and an
+ * agent's). Found in review: a run of a profile allowing
  * ~/.cache left ~/.cache/pip → ../.local/bin, and a run of another allowing
  * ~/.cache/pip then wrote ~/.local/bin. The system's links (root's, in folders
  * you cannot write: /home → /var/home) pass; a link of your own there is
@@ -79,12 +80,14 @@ export function refuseAgentLinks(sources: string[]): void {
       const st = lstatSync(next, { throwIfNoEntry: false });
       if (st === undefined) break;
       if (st.isSymbolicLink()) {
-        let writable = false;
+        // A folder you own is one a run may write, whatever its mode now (found in review: the agent made the link, then
+        // closed its folder with chmod 555, and the link passed for the system's).
+        let writable = lstatSync(at, { throwIfNoEntry: false })?.uid === uid;
         try {
           accessSync(at, constants.W_OK);
           writable = true;
         } catch {
-          // a folder of the system's
+          // a folder of the system's, unless it is yours
         }
         if (st.uid === uid && writable) {
           throw new SandboxUnavailableError(`${src} is reached through ${next}, a link in a folder a run may write (an agent could have made it, to aim this writable path elsewhere): name the real path in the profile (${realPathOf(src) ?? 'where it leads'}); nothing was run`);

@@ -10,7 +10,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { cli, needs, tempHome, writeFile } from '../helpers.js';
+import { BIN, cli, needs, needsRoot, tempHome, writeFile } from '../helpers.js';
 
 describe('binds from the tree held by descriptor: a folder swapped for a link after the check (real bwrap)', needs('native'), () => {
   const t = tempHome();
@@ -114,6 +114,30 @@ describe('binds from the tree held by descriptor: a folder swapped for a link af
     const ok = await cli(['agent', 'run', '--silent', '--profile', 'pipa', '--', 'sh', '-c', 'echo fine > ~/.cache/pip/f; echo ran'], { env: t.env, cwd: tree, timeoutMs: 50_000 });
     assert.equal(ok.code, 0, ok.stderr);
     assert.equal(readFileSync(join(home, '.cache', 'pip', 'f'), 'utf8'), 'fine\n');
+  });
+
+  test('(round 13) as an ordinary user, the link\'s folder closed with chmod 555 after the link was made (it passed for the system\'s): refused all the same; control: as that user, outside, a write through the link lands in ~/.local/bin', needsRoot('it runs stashbase as nobody'), async () => {
+    const dir = join(t.dir, 'nobody');
+    const home = join(dir, 'home');
+    const tree = join(home, 'proj');
+    mkdirSync(tree, { recursive: true });
+    mkdirSync(join(home, '.local', 'bin'), { recursive: true });
+    mkdirSync(join(home, '.cache'), { recursive: true });
+    writeFile(join(home, '.stashbase', 'agents', 'pipb.toml'), '[filesystem]\nallow_write = ["~/.cache/pip"]\n');
+    spawnSync('chown', ['-R', 'nobody', home]);
+    spawnSync('chmod', ['755', t.dir, dir]);
+    const env = ['env', '-i', `HOME=${home}`, `PATH=${t.env.PATH}`, `STASHBASE_HOME=${join(home, '.stashbase')}`];
+    const asNobody = (cmd: string[]) => spawnSync('runuser', ['-u', 'nobody', '--', ...env, ...cmd], { cwd: tree, encoding: 'utf8', timeout: 50_000 });
+    // What a run allowed to write ~/.cache leaves: the link, then its folder closed.
+    assert.equal(asNobody(['sh', '-c', 'ln -s ../.local/bin ~/.cache/pip && chmod 555 ~/.cache']).status, 0);
+    const r = asNobody([process.execPath, BIN, 'agent', 'run', '--profile', 'pipb', '--', 'sh', '-c', 'echo pwned > ~/.cache/pip/git; echo ran']);
+    assert.equal(r.status, 4, r.stderr);
+    assert.equal(r.stdout, '');
+    assert.match(r.stderr, new RegExp(`stashbase: ${join(home, '.cache', 'pip')} is reached through ${join(home, '.cache', 'pip')}, a link in a folder a run may write \\(an agent could have made it, to aim this writable path elsewhere\\): name the real path in the profile \\(${join(home, '.local', 'bin')}\\); nothing was run\n`));
+    assert.deepEqual(readdirSync(join(home, '.local', 'bin')), []);
+    // Control: the same write as that user outside a run lands in ~/.local/bin.
+    assert.equal(asNobody(['sh', '-c', 'echo pwned > ~/.cache/pip/git']).status, 0);
+    assert.deepEqual(readdirSync(join(home, '.local', 'bin')), ['git']);
   });
 
   test('control: bwrap binding the same folder by name after the same swap writes into the victim', () => {
