@@ -20,7 +20,7 @@ import { findRepoRoot } from './repo.js';
 import { checkoutGit, worktreeOfGitDir } from './run-git-dir.js';
 import { gitDirLink } from './git-dir-links.js';
 import { MAX_GIT_ENTRIES } from './sanitize.js';
-import { commondirOf, dotGitsUnder, gitPathFile, kernelJoin, kernelPath, moveAside, QUARANTINE, realOrSelf, within } from './planted-repos.js';
+import { commondirOf, dotGitsUnder, gitPathFile, kernelJoin, kernelPath, kernelWay, moveAside, QUARANTINE, realOrSelf, within } from './planted-repos.js';
 import { isToolConfigBelow, quarantineDeeperToolConfigs, quarantineToolConfigs } from '../paths/tool-configs.js';
 import { restoreHint } from '../util/style.js';
 import { executedKind, sourcedByEnvrc, venvCheck } from '../paths/host-executed.js';
@@ -276,6 +276,21 @@ function changedBelow(dir: string, top: string, written: (p: string) => boolean)
   return false;
 }
 
+/**
+ * Whether the run changed the way from a pointer file to the git directory it
+ * names, in the tree: a link on it written during the run, or a folder on it
+ * (not the git directory itself, whose time git changes as it works; not one
+ * in your own git directory, whose modules' own rules apply).
+ */
+function wayChanged(dotGit: string, root: string, own: string | null, written: (p: string) => boolean): boolean {
+  const text = gitPathFile(dotGit);
+  if (text === null || !text.startsWith('gitdir: ')) return false;
+  // The way's entries are named as walked (each in a real folder): compared by their names, a link's own place counts.
+  const under = (p: string, dir: string) => p.startsWith(dir + sep);
+  const way = kernelWay(dirname(dotGit), text.slice(8));
+  return way.some((e, i) => under(e.path, root) && (own === null || (e.path !== own && !under(e.path, own))) && (e.link || i < way.length - 1) && written(e.path));
+}
+
 /** The nearest folder named .git above `dir` (a real path) and below `top`, or null. */
 function enclosingGitDir(dir: string, top: string): string | null {
   for (let d = dirname(dir); d !== top && d.startsWith(top + sep); d = dirname(d)) if (d.endsWith(`${sep}.git`)) return d;
@@ -424,6 +439,9 @@ export function checkNestedRepos(cwd: string, env: NodeJS.ProcessEnv, since: num
     // its fsmonitor). Under that .git's modules/ a submodule's is told by modules/ itself changing, as when it is added.
     const inGit = entry?.isFile() === true ? enclosingGitDir(real, root) : null;
     if (inGit !== null && changedBelow(dirname(real), inGit, written)) moved = true;
+    // An old pointer whose way to its git directory the run changed (found in review: a folder on its way replaced by a
+    // link into another .git, where a git directory made in an earlier run waited, its files old): judged whole too.
+    if (!moved && entry?.isFile() === true && wayChanged(dotGit, root, own, written)) moved = true;
     // What a later run would take for the folder's git directory: the same rules for your git (lib/git/run-git-dir.ts).
     const located = checkoutGit(dirname(dotGit));
     const namedBack = located !== null && 'gitDir' in located;

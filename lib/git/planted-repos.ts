@@ -9,7 +9,7 @@
 import { createHash } from 'node:crypto';
 import { chmodSync, type Dir, type Dirent, lstatSync, opendirSync, readlinkSync, realpathSync, renameSync, statSync } from 'node:fs';
 import { readBackText } from '../readback/file.js';
-import { isAbsolute, resolve, sep } from 'node:path';
+import { dirname, isAbsolute, resolve, sep } from 'node:path';
 
 /** What a plant is renamed to: git and your tools pass it by, and a `mv` restores it. */
 export const QUARANTINE = '.stashbase-quarantine';
@@ -167,6 +167,44 @@ export function kernelPath(base: string, path: string): string {
   } catch {
     return resolve(joined);
   }
+}
+
+/**
+ * Each entry the kernel passes resolving `path` (absolute, or relative to
+ * `base`): every folder and link on the way, links followed (at most 40, as
+ * the kernel), `..` taken from where the walk is; the last one is the path's
+ * own. Stops where an entry is missing or a link cannot be read.
+ */
+export function kernelWay(base: string, path: string): Array<{ path: string; link: boolean }> {
+  const out: Array<{ path: string; link: boolean }> = [];
+  let pending = kernelJoin(base, path).split('/');
+  let at = '/';
+  for (let hops = 0; pending.length > 0; ) {
+    const part = pending.shift() as string;
+    if (part === '' || part === '.') continue;
+    if (part === '..') {
+      at = dirname(at);
+      continue;
+    }
+    const next = at === '/' ? `/${part}` : `${at}/${part}`;
+    const st = lstatSync(next, { throwIfNoEntry: false });
+    if (st === undefined) break;
+    out.push({ path: next, link: st.isSymbolicLink() });
+    if (!st.isSymbolicLink()) {
+      at = next;
+      continue;
+    }
+    let target: string;
+    try {
+      target = readlinkSync(next);
+    } catch {
+      break;
+    }
+    if (++hops > 40) break;
+    if (isAbsolute(target)) at = '/';
+    pending = [...target.split('/'), ...pending];
+  }
+  return out;
 }
 
 /** `p` resolved, or as it is when it cannot be. */

@@ -345,6 +345,42 @@ function describeBackend(name: string, docker: boolean) {
       assert.equal(existsSync(marker), true);
     });
 
+    test('(round 13) old pointers whose way to their git directory the next run changes: a folder on it replaced by a link into another .git, where a git directory made in the first run waited (and, unnamed, a link at a folder higher on the way): unplugged; control: put back, your git status runs it', async () => {
+      const marker = join(t.dir, `PWNED-way-${name}`);
+      const repo = join(t.dir, `way-${name}`);
+      makeRepo(repo);
+      // The first run leaves what looks harmless: a repository whose .git holds two git directories with an fsmonitor
+      // (the walk does not enter a .git), and two pointers to plain bare repositories.
+      writeFileSync(join(repo, 'one.sh'), `set -e
+git init -q holder && mkdir -p holder/.git/box
+for g in holder/.git/good holder/.git/box/gd; do git init -q --bare $g && git --git-dir=$g config core.bare false && git --git-dir=$g config core.fsmonitor "touch $PWNFILE; false"; done
+mkdir -p sub/a subc/a/b && git init -q --bare sub/a/gd && git init -q --bare subc/a/b/gd
+printf 'gitdir: a/gd\\n' > sub/.git && printf 'gitdir: a/b/gd\\n' > subc/.git
+echo planted
+`);
+      writeFileSync(join(repo, 'two.sh'), `set -e
+rm -rf sub/a/gd && ln -s ../../holder/.git/good sub/a/gd
+rm -rf subc/a/b && ln -s ../../holder/.git/box subc/a/b
+echo swapped
+`);
+      const first = await cli(['agent', 'run', '--silent', ...flags, '--', 'env', `PWNFILE=${marker}`, 'sh', 'one.sh'], { env: t.env, cwd: repo, timeoutMs: 90_000 });
+      assert.equal(first.code, 0, first.stderr);
+      assert.equal(first.stdout, 'planted\n');
+      assert.doesNotMatch(first.stderr, /nested repository at/);
+      const second = await cli(['agent', 'run', '--silent', ...flags, '--', 'sh', 'two.sh'], { env: t.env, cwd: repo, timeoutMs: 90_000 });
+      assert.equal(second.code, 0, second.stderr);
+      assert.equal(second.stdout, 'swapped\n');
+      for (const d of ['sub', 'subc']) {
+        assert.match(second.stderr, new RegExp(`nested repository at ${join(repo, d).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}, in a subfolder, .*core\\.fsmonitor`));
+        spawnSync('git', ['status'], { cwd: join(repo, d), env: t.env });
+      }
+      assert.equal(existsSync(marker), false, 'your git status in either folder ran nothing');
+      // The control: the pointer put back, your git status there runs the agent's fsmonitor.
+      spawnSync('mv', [join(repo, 'sub', '.git.stashbase-quarantine'), join(repo, 'sub', '.git')]);
+      spawnSync('git', ['status'], { cwd: join(repo, 'sub'), env: t.env });
+      assert.equal(existsSync(marker), true);
+    });
+
     test('variants found in review: a symlinked .git, a pointer ending in a space, a bare repository under another name, and a broken index that stops no other check', async () => {
       const marker = join(t.dir, `PWNED-variants-${name}`);
       const repo = join(t.dir, `variants-${name}`);
