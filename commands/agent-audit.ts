@@ -1,3 +1,4 @@
+import picocolors from 'picocolors';
 import { flagBool, flagString, type FlagSpec, parseCommand } from '../lib/util/argv.js';
 import { type AuditEvent, formatAudit, latestSession, readAudit } from '../lib/run/audit-read.js';
 import { ConfigError, UsageError } from '../lib/errors.js';
@@ -51,9 +52,7 @@ export async function main(argv: string[]): Promise<number> {
     process.stdout.write(JSON.stringify(events, null, 2) + '\n');
     return 0;
   }
-  const { createRequire } = await import('node:module');
-  const pc = createRequire(import.meta.url)('picocolors') as typeof import('picocolors');
-  const colors = pc.createColors(process.stdout.isTTY === true && !process.env.NO_COLOR);
+  const colors = picocolors.createColors(process.stdout.isTTY === true && !process.env.NO_COLOR);
   process.stdout.write(`Audit session: ${session}\n${formatAudit(events, (s) => colors.bold(colors.red(s)))}`);
   return 0;
 }

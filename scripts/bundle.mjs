@@ -3,12 +3,16 @@
 // entry is bundled because start-up is part of the product (bench/startup):
 // Node 20's ESM loader costs ~25 ms before any code runs and ~2 ms per module,
 // where one CommonJS file costs neither. Lazy imports become lazy initialisers
-// inside the file, and import() of a package a lazy require. Packages stay
-// external; none may be ESM-only.
+// inside the file, and import() of a package a lazy require. The packages the
+// CLI uses are bundled too (found in review: loaded from node_modules at run
+// time, a package planted where Node looks first, in a folder an agent may
+// write, ran on the host): the bundle requires nothing but Node's builtins and
+// its own files beside it, and the build fails otherwise.
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { appendFileSync, readFileSync, rmSync } from 'node:fs';
 import { build } from 'esbuild';
+import { builtinModules } from 'node:module';
 import { join, resolve } from 'node:path';
 
 // Files of their own beside the CLI's bundle, required only when used: the
@@ -53,7 +57,7 @@ const common = {
   format: 'cjs',
   platform: 'node',
   target: 'node20',
-  packages: 'external',
+  metafile: true,
   // import() of a builtin or a package becomes a lazy require: the bundle runs
   // as a vm.Script (bin/bundle-loader.cjs), which has no ES module loader. So
   // no dependency may be ESM-only.
@@ -78,10 +82,18 @@ const common = {
   ],
 };
 
-await build({ ...common, entryPoints: { cli: 'dist/cli.js' }, outdir: 'dist/bundle' });
+/** Fails the build where a bundle would load anything at run time but a builtin or a file of its own beside it. */
+function selfContained(result) {
+  for (const [file, out] of Object.entries(result.metafile.outputs)) {
+    const foreign = out.imports.filter((i) => i.external && !i.path.startsWith('node:') && !/^\.\/[\w-]+\.cjs$/.test(i.path) && !builtinModules.includes(i.path));
+    if (foreign.length > 0) throw new Error(`${file} would load ${foreign.map((i) => i.path).join(', ')} at run time: bundle it`);
+  }
+}
+
+selfContained(await build({ ...common, entryPoints: { cli: 'dist/cli.js' }, outdir: 'dist/bundle' }));
 for (const name of Object.values(APART).filter((n) => n !== 'secretlint')) {
   const entry = Object.keys(APART).find((f) => APART[f] === name);
-  await build({ ...common, entryPoints: { [name]: entry }, outdir: 'dist/bundle', plugins: [apart(name), ...common.plugins.slice(1)] });
+  selfContained(await build({ ...common, entryPoints: { [name]: entry }, outdir: 'dist/bundle', plugins: [apart(name), ...common.plugins.slice(1)] }));
 }
 
 // The rule set (secretlint's core and recommended preset, ES modules only) as
@@ -92,12 +104,13 @@ for (const name of Object.values(APART).filter((n) => n !== 'secretlint')) {
 // in the environment would print what is scanned), and node-forge, which the
 // GCP rule loads only to open .p12 files, which the scan never hands it.
 const ruleSetVersion = (name) => JSON.parse(readFileSync(`node_modules/${name}/package.json`, 'utf8')).version;
-await build({
+selfContained(await build({
   bundle: true,
   format: 'cjs',
   platform: 'node',
   target: 'node20',
   supported: { 'dynamic-import': false },
+  metafile: true,
   entryPoints: { secretlint: 'dist/lib/scan/secretlint-entry.js' },
   outdir: 'dist/bundle',
   outExtension: { '.js': '.cjs' },
@@ -124,7 +137,7 @@ await build({
       },
     },
   ],
-});
+}));
 
 // A fresh id per build, as the last line: bin/bundle-loader.cjs uses the code
 // cache only when it was made from this very build.

@@ -43,53 +43,11 @@ export function thisCli(): CliFiles {
 export function ownExecutables(): string[] {
   try {
     const root = thisCli().roots[0] as string;
-    // package.json too: the run-time packages are read from it (found in review: an agent that emptied its
-    // dependencies had the next run leave them writable), and its name is how this package is found.
-    return [join(root, 'bin'), join(root, 'dist'), join(root, 'package.json'), ...runtimePackages(root)];
+    // package.json too: its name is how this package is found, its version what --version says. No package of
+    // node_modules: the bundle holds every one it uses (scripts/bundle.mjs; found in review: loaded from there, one
+    // planted where Node looks first ran on the host).
+    return [join(root, 'bin'), join(root, 'dist'), join(root, 'package.json')];
   } catch {
     return [];
-  }
-}
-
-/**
- * The folders of the packages stashbase loads at run time (its dependencies and
- * theirs), found as Node's require finds them from the package: beside it in a
- * project's node_modules when it is installed there, in its own otherwise.
- * Found in review: the bundle loads picocolors after the agent's container is
- * gone, and an agent whose tree held it had the host run its code.
- */
-function runtimePackages(root: string): string[] {
-  const found = new Set<string>();
-  const visit = (from: string) => {
-    let deps: Record<string, unknown> = {};
-    try {
-      const pkg = JSON.parse(readFileSync(join(from, 'package.json'), 'utf8')) as Record<string, Record<string, unknown> | undefined>;
-      deps = { ...pkg.dependencies, ...pkg.optionalDependencies, ...pkg.peerDependencies };
-    } catch {
-      return;
-    }
-    for (const name of Object.keys(deps)) {
-      const dir = packageDirOf(from, name);
-      if (dir === null || found.has(dir)) continue;
-      found.add(dir);
-      visit(dir);
-    }
-  };
-  visit(root);
-  return [...found];
-}
-
-/** Where require from `from` finds the package `name` (its folder, a real path), or null. */
-function packageDirOf(from: string, name: string): string | null {
-  for (let d = from; ; d = dirname(d)) {
-    const dir = join(d, 'node_modules', name);
-    if (existsSync(join(dir, 'package.json'))) {
-      try {
-        return realpathSync(dir);
-      } catch {
-        return null;
-      }
-    }
-    if (dirname(d) === d) return null;
   }
 }

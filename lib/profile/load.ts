@@ -3,7 +3,7 @@
 // both in that order (auto). A named profile that is missing or invalid is an
 // error; only the absence of --profile selects the built-in default.
 import { existsSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import toml from 'toml';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { ConfigError, UsageError } from '../errors.js';
 import { homePaths, stashbaseHome, userHome } from '../home.js';
@@ -219,8 +219,6 @@ interface TomlSyntaxError extends Error {
 }
 
 function parseToml(text: string, label: string): unknown {
-  // toml is CommonJS; load it only when a profile file is actually read.
-  const toml = createRequire(import.meta.url)('toml') as { parse(s: string): unknown };
   let data: unknown;
   try {
     data = toml.parse(text);

@@ -1,14 +1,14 @@
 // Colour for notices on stderr, only where stderr is a terminal (picocolors also
-// honours NO_COLOR and FORCE_COLOR). Loaded on first use: most runs print none.
-import { createRequire } from 'node:module';
+// honours NO_COLOR and FORCE_COLOR). Bundled into the CLI, as every package it
+// uses (scripts/bundle.mjs): nothing is loaded from a folder an agent may write.
+import picocolors from 'picocolors';
 import { shellQuote } from '../../templates/shell-quote.js';
 import { printable } from './printable.js';
 
 export { printable } from './printable.js';
 
-type Colors = typeof import('picocolors');
-let pc: ReturnType<Colors['createColors']> | undefined;
-const colors = () => (pc ??= (createRequire(import.meta.url)('picocolors') as Colors).createColors(process.stderr.isTTY === true && !process.env.NO_COLOR));
+let pc: ReturnType<typeof picocolors.createColors> | undefined;
+const colors = () => (pc ??= picocolors.createColors(process.stderr.isTTY === true && !process.env.NO_COLOR));
 
 export const warningLabel = () => colors().yellow('warning:');
 export const errorLabel = () => colors().red('stashbase:');
