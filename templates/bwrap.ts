@@ -80,6 +80,13 @@ export interface BwrapInput {
    * many descriptors. Null: binds by path.
    */
   heldTree: string | null;
+  /**
+   * Writable roots outside the tree (allow_write paths, by the real path they
+   * were judged at: lib/paths/bind-sources.ts refuseAgentLinks), held the same
+   * way where bwrap takes `--bind-fd` (found in review: an agent of a
+   * concurrent run swapped one for a link between the check and the bind by name).
+   */
+  heldAlso?: string[];
   /** Own network namespace (only the bridged proxy reaches out); false = host network. */
   isolateNetwork: boolean;
   seccompFile: string;
@@ -148,7 +155,7 @@ export function buildBwrapCommand(input: BwrapInput): Command {
   const held: FdFile[] = [];
   const heldIn = input.heldTree === null ? null : `${input.heldTree}/`;
   for (const l of layers.sort((a, b) => depth(a.dest) - depth(b.dest) || a.rank - b.rank)) {
-    if (heldIn !== null && !l.ro && (l.src.startsWith(heldIn) || l.src === input.heldTree)) {
+    if (!l.ro && ((heldIn !== null && (l.src.startsWith(heldIn) || l.src === input.heldTree)) || (input.heldAlso ?? []).includes(l.src))) {
       const fd = BWRAP_FDS.sources + held.length;
       held.push({ fd, path: l.src, held: true });
       args.push(l.ro ? '--ro-bind-fd' : '--bind-fd', String(fd), l.dest);

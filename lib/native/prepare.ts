@@ -136,7 +136,7 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
   const ownRoots = allowWrite.paths.filter((w) => !(allowWrite.missing.includes(w) && inside(w, ctx.cwd)));
   const roots = allowList ? keptRoots([ctx.cwd, ...ownRoots], denied, carveOuts) : [];
   // An allow_write path outside the tree, bound by its name: never through a link a run's agent could have left.
-  refuseAgentLinks(roots.filter((r) => !inside(r, ctx.cwd) && !(ctx.worktreePath !== undefined && inside(r, ctx.worktreePath))));
+  const outsideReal = refuseAgentLinks(roots.filter((r) => !inside(r, ctx.cwd) && !(ctx.worktreePath !== undefined && inside(r, ctx.worktreePath))));
   const privateDests = allowList && bwrapLike ? privateTempDests() : [];
   // Where the sandbox can write besides its private temp folders.
   const areas = [...roots, ...carveOuts, ...(gitDir ? [gitDir.gitDir] : []), ...views.map((v) => v.spec.at)];
@@ -169,7 +169,8 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
     set: { ...baseEnv.set, ...(allowList && bwrapLike ? { TMPDIR: '/tmp' } : {}), ...Object.assign({}, ...agents.filter((a) => views.some((v) => v.spec === a.spec)).map((a) => a.env)) },
   };
   const viewMounts: BindMount[] = views.flatMap((v) => viewBinds(v.spec, v.dir));
-  const binds: BindMount[] = [...roots.map((r) => ({ src: r, dest: r, ro: false })), ...(gitDir?.mounts ?? []), ...viewMounts];
+  // One outside the tree is bound from the real path it was judged at (held by descriptor below, where bwrap takes one).
+  const binds: BindMount[] = [...roots.map((r) => ({ src: outsideReal.get(r) ?? r, dest: r, ro: false })), ...(gitDir?.mounts ?? []), ...viewMounts];
   // bwrap resolves a bind's source on this machine: none in the tree the agent writes through a link it may have made.
   refuseLinkedSources(binds.map((b) => b.src), ctx.cwd);
   if (ctx.worktreePath !== undefined) refuseLinkedSources([...binds.map((b) => b.src), ...carveOuts], ctx.worktreePath);
@@ -210,6 +211,7 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
       tmpfsPerms: ctx.bwrapTmpfsPerms === true,
       // A worktree run's whole worktree (its working directory may be a folder of it).
       heldTree: ctx.bwrapBindFd === true ? (ctx.worktreePath ?? ctx.cwd) : null,
+      heldAlso: ctx.bwrapBindFd === true ? [...outsideReal.values()] : [],
       isolateNetwork: isolate,
       seccompFile: join(runDir, 'seccomp.bpf'),
       landlock: allowList ? { perl, arch: process.arch as LandlockArch, files: landlockFiles, warn: ctx.announce === true } : null,

@@ -69,16 +69,27 @@ export function holdSources(files: FdFile[]): HeldSources {
  * ~/.cache left ~/.cache/pip → ../.local/bin, and a run of another allowing
  * ~/.cache/pip then wrote ~/.local/bin. The system's links (root's, in folders
  * you cannot write: /home → /var/home) pass; a link of your own there is
- * refused too, with the fix: name the real path in the profile.
+ * refused too, with the fix: name the real path in the profile. Returns the
+ * real path each was judged at (the system's links followed): the run binds
+ * that, from a descriptor opened and checked against it where bwrap takes one
+ * (found in review: an agent of a concurrent run swapped the folder for a link
+ * between this check and bwrap's bind by name).
  */
-export function refuseAgentLinks(sources: string[]): void {
+export function refuseAgentLinks(sources: string[]): Map<string, string> {
   const uid = process.getuid?.();
+  const judged = new Map<string, string>();
   for (const src of sources) {
     let at = '/';
-    for (const part of src.split('/').filter(Boolean)) {
+    const parts = src.split('/').filter(Boolean);
+    for (let i = 0; i < parts.length; i++) {
+      const part = parts[i] as string;
       const next = at === '/' ? `/${part}` : `${at}/${part}`;
       const st = lstatSync(next, { throwIfNoEntry: false });
-      if (st === undefined) break;
+      if (st === undefined) {
+        // Missing from here on (made for the run): the rest as named.
+        at = [next, ...parts.slice(i + 1)].join('/');
+        break;
+      }
       if (st.isSymbolicLink()) {
         // A folder you own is one a run may write, whatever its mode now (found in review: the agent made the link, then
         // closed its folder with chmod 555, and the link passed for the system's).
@@ -93,9 +104,14 @@ export function refuseAgentLinks(sources: string[]): void {
           throw new SandboxUnavailableError(`${src} is reached through ${next}, a link in a folder a run may write (an agent could have made it, to aim this writable path elsewhere): name the real path in the profile (${realPathOf(src) ?? 'where it leads'}); nothing was run`);
         }
         const real = realPathOf(next);
-        if (real === null) break;
+        if (real === null) {
+          at = [next, ...parts.slice(i + 1)].join('/');
+          break;
+        }
         at = real;
       } else at = next;
     }
+    judged.set(src, at);
   }
+  return judged;
 }

@@ -116,6 +116,27 @@ describe('binds from the tree held by descriptor: a folder swapped for a link af
     assert.equal(readFileSync(join(home, '.cache', 'pip', 'f'), 'utf8'), 'fine\n');
   });
 
+  test('(round 14) an allow_write folder outside the tree swapped for a link as bwrap starts (by an agent of a concurrent run allowed to write its parent): held by descriptor, bwrap fails, the next try refuses the link, the folder it named untouched; control: bwrap binding it by name after the same swap writes there', { timeout: 60_000 }, async () => {
+    const { dir, tree } = fresh('allow-write-race');
+    const home = t.env.HOME as string;
+    const pip = join(home, '.rcache', 'pip');
+    const bin = join(home, '.rlocal', 'bin');
+    mkdirSync(pip, { recursive: true });
+    writeFile(join(bin, 'keep'), 'mine\n');
+    writeFile(join(t.sbHome, 'agents', 'pipr.toml'), '[filesystem]\nallow_write = ["~/.rcache/pip"]\n');
+    const env = racer(dir, pip, '../.rlocal/bin');
+    const r = await cli(['agent', 'run', '--profile', 'pipr', '--', 'sh', '-c', `echo pwned > ${pip}/evil; echo ran`], { env, cwd: tree, timeoutMs: 50_000 });
+    assert.equal(r.code, 4, r.stderr);
+    assert.equal(r.stdout, '');
+    assert.match(r.stderr, /stashbase: bwrap exited \(1\) before setting up the sandbox; nothing was run; trying again \(2 of 3\)\n/);
+    assert.match(r.stderr, new RegExp(`\nstashbase: ${pip} is reached through a link \\(it leads to ${bin}\\), and the run binds it into the sandbox, which would show what the link names instead: remove the link, or name the real path in the profile; nothing was run\n$`));
+    assert.deepEqual(readdirSync(bin), ['keep']);
+    // Control: bwrap binding the folder by its name after the same swap writes where the link leads.
+    const c = spawnSync(bwrap, ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--bind', pip, pip, '--', 'sh', '-c', `echo pwned > ${pip}/evil`], { encoding: 'utf8' });
+    assert.equal(c.status, 0, c.stderr);
+    assert.deepEqual(readdirSync(bin).sort(), ['evil', 'keep']);
+  });
+
   test('(round 13) as an ordinary user, the link\'s folder closed with chmod 555 after the link was made (it passed for the system\'s): refused all the same; control: as that user, outside, a write through the link lands in ~/.local/bin', needsRoot('it runs stashbase as nobody'), async () => {
     const dir = join(t.dir, 'nobody');
     const home = join(dir, 'home');
