@@ -187,7 +187,7 @@ export interface NestedRepoGuard {
  * backend (lib/git/run-git-dir.ts): its index and state come back only
  * through the import.
  */
-export function nestedRepoGuard(cwd: string, env: NodeJS.ProcessEnv, session: string, toolConfigs: string[] = [], direct = false, keep: string[] = [], denyWrite: string[] = []): NestedRepoGuard | null {
+export function nestedRepoGuard(cwd: string, env: NodeJS.ProcessEnv, session: string, toolConfigs: string[] = [], direct = false, keep: string[] = [], denyWrite: string[] = [], writableOutside: string[] = []): NestedRepoGuard | null {
   const missing = toolConfigs.filter((p) => !lstatSync(p, { throwIfNoEntry: false }));
   // deny_write paths that are links: the sandbox protects their targets; the links are put back at the end (lib/paths/protected-links.ts).
   const links = noteLinks(denyWrite);
@@ -212,7 +212,7 @@ export function nestedRepoGuard(cwd: string, env: NodeJS.ProcessEnv, session: st
   return {
     check: () => [
       ...each('links deny_write protects', () => restoreLinks(links)),
-      ...each(`repositories planted in ${cwd}, setuid files and what your tools run unseen`, () => checkNestedRepos(cwd, env, since, repo === null, direct, keep)),
+      ...each(`repositories planted in ${cwd}, setuid files and what your tools run unseen`, () => checkNestedRepos(cwd, env, since, repo === null, direct, keep, writableOutside)),
       ...each("tools' configs the agent made", () => quarantineToolConfigs(missing, null)),
     ],
   };
@@ -278,17 +278,24 @@ function changedBelow(dir: string, top: string, written: (p: string) => boolean)
 
 /**
  * Whether the run changed the way from a pointer file to the git directory it
- * names, in the tree: a link on it written during the run, or a folder on it
+ * names: in the tree, a link on it written during the run, or a folder on it
  * (not the git directory itself, whose time git changes as it works; not one
- * in your own git directory, whose modules' own rules apply).
+ * in your own git directory, whose modules' own rules apply); in a folder the
+ * run could write outside the tree (`outside`: its allow_write roots), any
+ * entry, the root and the git directory itself included (found in review: a
+ * submodule's git directory kept in an allow_write folder, swapped by renaming
+ * a copy made in an earlier run).
  */
-function wayChanged(dotGit: string, root: string, own: string | null, written: (p: string) => boolean): boolean {
+function wayChanged(dotGit: string, root: string, own: string | null, written: (p: string) => boolean, outside: string[]): boolean {
   const text = gitPathFile(dotGit);
   if (text === null || !text.startsWith('gitdir: ')) return false;
   // The way's entries are named as walked (each in a real folder): compared by their names, a link's own place counts.
-  const under = (p: string, dir: string) => p.startsWith(dir + sep);
+  const under = (p: string, dir: string) => p.startsWith(dir === '/' ? '/' : dir + sep);
   const way = kernelWay(dirname(dotGit), text.slice(8));
-  return way.some((e, i) => under(e.path, root) && (own === null || (e.path !== own && !under(e.path, own))) && (e.link || i < way.length - 1) && written(e.path));
+  return way.some((e, i) => {
+    if (under(e.path, root)) return (own === null || (e.path !== own && !under(e.path, own))) && (e.link || i < way.length - 1) && written(e.path);
+    return outside.some((w) => e.path === w || under(e.path, w)) && written(e.path);
+  });
 }
 
 /** The nearest folder named .git above `dir` (a real path) and below `top`, or null. */
@@ -341,7 +348,7 @@ function unplugged(dotGit: string, where: string, found: string[], what: string)
  * (a file time, ms) would run programs; returns the warnings. Also run for a
  * run that was killed, from its recorded start.
  */
-export function checkNestedRepos(cwd: string, env: NodeJS.ProcessEnv, since: number, newRepo = false, setId = false, keep: string[] = []): string[] {
+export function checkNestedRepos(cwd: string, env: NodeJS.ProcessEnv, since: number, newRepo = false, setId = false, keep: string[] = [], writableOutside: string[] = []): string[] {
   const git = findTool('git', env);
   if (!git) return [];
   const written = (p: string) => (lstatSync(p, { throwIfNoEntry: false })?.ctimeMs ?? -1) >= since;
@@ -441,7 +448,7 @@ export function checkNestedRepos(cwd: string, env: NodeJS.ProcessEnv, since: num
     if (inGit !== null && changedBelow(dirname(real), inGit, written)) moved = true;
     // An old pointer whose way to its git directory the run changed (found in review: a folder on its way replaced by a
     // link into another .git, where a git directory made in an earlier run waited, its files old): judged whole too.
-    if (!moved && entry?.isFile() === true && wayChanged(dotGit, root, own, written)) moved = true;
+    if (!moved && entry?.isFile() === true && wayChanged(dotGit, root, own, written, writableOutside)) moved = true;
     // What a later run would take for the folder's git directory: the same rules for your git (lib/git/run-git-dir.ts).
     const located = checkoutGit(dirname(dotGit));
     const namedBack = located !== null && 'gitDir' in located;

@@ -32,6 +32,7 @@ import { toolConfigPaths } from '../paths/tool-configs.js';
 import { RUNTIME_NAME } from '../profile/validate.js';
 import { ownExecutables } from '../hooks/cli-files.js';
 import { rulePaths } from '../paths/rules.js';
+import { realOrSelf } from '../git/planted-repos.js';
 import { agentWritesAlso, findTool } from '../util/find-tool.js';
 import { allowWritePaths } from '../native/write-areas.js';
 
@@ -122,7 +123,10 @@ export async function runAgent(o: RunOptions): Promise<number> {
   // Docker cannot refuse a setuid bit (its agent owns the files it writes): the end of the run clears any.
   const keep = rulePaths(profile.filesystem.keepExecutables, userHome(o.env), cwd);
   // A remote run's tree is on the engine: nothing of it lands here.
-  const guard = o.dryRun || remote !== null ? null : nestedRepoGuard(cwd, o.env, session, toolConfigPaths(cwd, userHome(o.env), profile.filesystem.allowWrite), backend === 'docker', keep, rulePaths(profile.filesystem.denyWrite, userHome(o.env), cwd));
+  // Where the agent can write outside the tree (a nested repository's git directory may lie there): the native backend's
+  // allow_write folders, as the kernel names them, or everything with deny-list writes; Docker mounts the tree alone.
+  const writableOutside = backend === 'docker' ? [] : profile.filesystem.writes === 'deny-list' ? ['/'] : allowWritePaths(profile.filesystem.allowWrite, userHome(o.env), cwd).paths.map(realOrSelf);
+  const guard = o.dryRun || remote !== null ? null : nestedRepoGuard(cwd, o.env, session, toolConfigPaths(cwd, userHome(o.env), profile.filesystem.allowWrite), backend === 'docker', keep, rulePaths(profile.filesystem.denyWrite, userHome(o.env), cwd), writableOutside);
   let failed = false;
   try {
     if (backend === 'docker') {

@@ -381,6 +381,41 @@ echo swapped
       assert.equal(existsSync(marker), true);
     });
 
+    if (!docker) {
+      test('(round 14) a submodule whose git directory lies in an allow_write folder outside the tree, swapped by renaming a copy an earlier run made: unplugged; control: put back, your git status runs it', async () => {
+        const marker = join(t.dir, `PWNED-outside-${name}`);
+        const home = t.env.HOME as string;
+        const repo = join(t.dir, `outside-${name}`);
+        const g = makeRepo(repo);
+        const gitdirs = join(home, 'gitdirs');
+        // A folder of yours beside the git directory: what the agent makes in it leaves the way to the git directory as it was.
+        mkdirSync(join(gitdirs, 'other'), { recursive: true });
+        const id = ['-c', 'user.name=me', '-c', 'user.email=me@x'];
+        assert.equal(spawnSync('git', ['init', '-q', `--separate-git-dir=${join(gitdirs, 'lib')}`, join(repo, 'vendor', 'lib')], { env: t.env }).status, 0);
+        writeFileSync(join(repo, 'vendor', 'lib', 'f'), 'v\n');
+        assert.equal(spawnSync('git', ['-C', join(repo, 'vendor', 'lib'), 'add', 'f'], { env: t.env }).status, 0);
+        assert.equal(spawnSync('git', ['-C', join(repo, 'vendor', 'lib'), ...id, 'commit', '-q', '-m', 'v'], { env: t.env }).status, 0);
+        assert.equal(g('add', 'vendor/lib').status, 0);
+        assert.equal(g(...id, 'commit', '-q', '-m', 'with lib').status, 0);
+        mkdirSync(join(t.sbHome, 'agents'), { recursive: true });
+        writeFileSync(join(t.sbHome, 'agents', 'gitdirs.toml'), '[filesystem]\nallow_write = ["~/gitdirs"]\n');
+        const first = await cli(['agent', 'run', '--silent', '--profile', 'gitdirs', '--', 'env', `PWNFILE=${marker}`, 'sh', '-c', 'cp -a ~/gitdirs/lib ~/gitdirs/other/evil && git config --file ~/gitdirs/other/evil/config core.fsmonitor "touch $PWNFILE; false" && echo copied'], { env: t.env, cwd: repo, timeoutMs: 90_000 });
+        assert.equal(first.code, 0, first.stderr);
+        assert.equal(first.stdout, 'copied\n');
+        assert.equal(first.stderr, '', 'the first run leaves nothing to say');
+        const second = await cli(['agent', 'run', '--silent', '--profile', 'gitdirs', '--', 'sh', '-c', 'mv ~/gitdirs/lib ~/gitdirs/other/lib.old && mv ~/gitdirs/other/evil ~/gitdirs/lib && echo swapped'], { env: t.env, cwd: repo, timeoutMs: 90_000 });
+        assert.equal(second.code, 0, second.stderr);
+        assert.equal(second.stdout, 'swapped\n');
+        assert.match(second.stderr, new RegExp(`nested repository at ${join(repo, 'vendor', 'lib').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}, in a subfolder, .*core\\.fsmonitor`));
+        spawnSync('git', ['status'], { cwd: join(repo, 'vendor', 'lib'), env: t.env });
+        assert.equal(existsSync(marker), false, 'your git status there ran nothing');
+        // The control: the pointer put back, your git status there runs the agent's fsmonitor.
+        spawnSync('mv', [join(repo, 'vendor', 'lib', '.git.stashbase-quarantine'), join(repo, 'vendor', 'lib', '.git')]);
+        spawnSync('git', ['status'], { cwd: join(repo, 'vendor', 'lib'), env: t.env });
+        assert.equal(existsSync(marker), true);
+      });
+    }
+
     test('variants found in review: a symlinked .git, a pointer ending in a space, a bare repository under another name, and a broken index that stops no other check', async () => {
       const marker = join(t.dir, `PWNED-variants-${name}`);
       const repo = join(t.dir, `variants-${name}`);
