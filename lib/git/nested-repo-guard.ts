@@ -11,7 +11,7 @@
 // repository is ever renamed, whatever the agent pointed at; files it
 // planted are read only when they are small regular files.
 import { chmodSync, type Dirent, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
-import { dirname, join, sep } from 'node:path';
+import { basename, dirname, join, sep } from 'node:path';
 import { probe } from '../exec.js';
 import { findTool } from '../util/find-tool.js';
 import { gitlinksOfIndex } from './git-index.js';
@@ -267,6 +267,17 @@ function settleExecuted(root: string, paths: string[], sourced: Set<string>, isV
 }
 
 /**
+ * For one found by name that is a link (node_modules/.bin/x → ../x/cli.js):
+ * whether the run changed what it leads to in the tree, the file or a link or
+ * folder on the way there that is not above the link itself (found in review:
+ * the link left as it was, the file it leads to rewritten, and npm run ran it).
+ */
+function targetChanged(p: string, root: string, written: (p: string) => boolean): boolean {
+  if (lstatSync(p, { throwIfNoEntry: false })?.isSymbolicLink() !== true) return false;
+  return kernelWay(dirname(p), basename(p)).some((e) => e.path.startsWith(root + sep) && e.path !== p && !p.startsWith(e.path + sep) && written(e.path));
+}
+
+/**
  * Whether `dir` or a folder above it, below `top`, changed during the run: a
  * folder renamed into place (its time changes, not its contents') brings old
  * files with it. `top` itself changes whenever the agent makes a file there.
@@ -415,7 +426,7 @@ export function checkNestedRepos(cwd: string, env: NodeJS.ProcessEnv, since: num
     warnings.push(`the agent left ${walk.renamed.length} name(s) that are not UTF-8, which stashbase cannot check by name (your tools still open them): renamed, and checked under the new names: ${walk.renamed.slice(0, 5).join(', ')}${walk.renamed.length > 5 ? ', …' : ''}`);
   }
   warnings.push(...stripSetId(walk.setId.filter(written)));
-  warnings.push(...settleExecuted(root, walk.executed.filter((p) => written(p) && !keep.some((k) => within(p, k))), sourced, isVenv));
+  warnings.push(...settleExecuted(root, walk.executed.filter((p) => (written(p) || targetChanged(p, root, written)) && !keep.some((k) => within(p, k))), sourced, isVenv));
   warnings.push(...quarantineDeeperToolConfigs(walk.configs, written));
   const rootGit = join(root, '.git');
   const what = newRepo ? 'in a folder that was no repository' : 'in a subfolder';

@@ -686,6 +686,42 @@ echo swapped
       assert.equal(existsSync(marker), false, 'your python app.py and your venv ran nothing of the agent');
     });
 
+    test('(round 14) a command found by name left as it is, the file it leads to rewritten (node_modules/.bin/foo → ../foo/cli.js, and, unnamed, a venv\'s bin/tool → ../../tools/tool.py): moved aside; control: outside, npm run and the venv\'s tool run the agent\'s code', async () => {
+      const marker = join(t.dir, `PWNED-target-${name}`);
+      const repo = join(t.dir, `target-${name}`);
+      const g = makeRepo(repo);
+      writeFileSync(join(repo, '.gitignore'), 'node_modules/\n.venv/\n');
+      writeFileSync(join(repo, 'package.json'), '{"name":"p","version":"1.0.0","scripts":{"build":"foo"}}\n');
+      mkdirSync(join(repo, 'node_modules', 'foo'), { recursive: true });
+      mkdirSync(join(repo, 'node_modules', '.bin'), { recursive: true });
+      writeFileSync(join(repo, 'node_modules', 'foo', 'cli.js'), '#!/bin/sh\necho built\n', { mode: 0o755 });
+      spawnSync('ln', ['-s', '../foo/cli.js', join(repo, 'node_modules', '.bin', 'foo')]);
+      mkdirSync(join(repo, '.venv', 'bin'), { recursive: true });
+      mkdirSync(join(repo, 'tools'), { recursive: true });
+      writeFileSync(join(repo, '.venv', 'pyvenv.cfg'), 'home = /usr/bin\n');
+      writeFileSync(join(repo, 'tools', 'tool.py'), '#!/bin/sh\necho tool\n', { mode: 0o755 });
+      spawnSync('ln', ['-s', '../../tools/tool.py', join(repo, '.venv', 'bin', 'tool')]);
+      assert.equal(g('add', '.gitignore', 'package.json').status, 0);
+      assert.equal(g('-c', 'user.name=me', '-c', 'user.email=me@x', 'commit', '-q', '-m', 'deps').status, 0);
+      const rewrite = 'printf "#!/bin/sh\\ntouch $PWNFILE\\n" > node_modules/foo/cli.js && printf "#!/bin/sh\\ntouch $PWNFILE\\n" > tools/tool.py && echo rewritten';
+      // The control: the same rewrite outside; npm run build and the venv's tool run it.
+      const ctl = join(t.dir, `target-control-${name}`);
+      spawnSync('cp', ['-a', repo, ctl]);
+      spawnSync('sh', ['-c', rewrite], { cwd: ctl, env: { ...t.env, PWNFILE: `${marker}-control` } });
+      spawnSync('sh', ['-c', 'PATH=node_modules/.bin:$PATH foo && .venv/bin/tool'], { cwd: ctl, env: { ...t.env, PWNFILE: `${marker}-control` } });
+      assert.equal(existsSync(`${marker}-control`), true, 'outside, the commands run the rewritten files');
+
+      const r = await cli(['agent', 'run', '--silent', ...flags, '--', 'env', `PWNFILE=${marker}`, 'sh', '-c', rewrite], { env: t.env, cwd: repo, timeoutMs: 90_000 });
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(r.stdout, 'rewritten\n');
+      for (const p of [join(repo, 'node_modules', '.bin', 'foo'), join(repo, '.venv', 'bin', 'tool')]) {
+        assert.match(r.stderr, new RegExp(`the agent made or changed ${p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}, .*: it was renamed`), p);
+        assert.equal(existsSync(p), false, p);
+      }
+      spawnSync('sh', ['-c', 'PATH=node_modules/.bin:$PATH foo; .venv/bin/tool'], { cwd: repo, env: { ...t.env, PWNFILE: marker } });
+      assert.equal(existsSync(marker), false, 'your commands find nothing of the agent by those names');
+    });
+
     test('a nested repository with only what git init writes is left alone, without a warning', async () => {
       const repo = join(t.dir, `plain-${name}`);
       makeRepo(repo);
