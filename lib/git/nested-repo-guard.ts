@@ -305,6 +305,8 @@ function wayChanged(dotGit: string, root: string, own: string | null, written: (
   const way = kernelWay(dirname(dotGit), text.slice(8));
   return way.some((e, i) => {
     if (under(e.path, root)) return (own === null || (e.path !== own && !under(e.path, own))) && (e.link || i < way.length - 1) && written(e.path);
+    // Not the folders above the tree (their times change with everything beside it; renaming one moves the tree itself).
+    if (e.path === root || under(root, e.path)) return false;
     return outside.some((w) => e.path === w || under(e.path, w)) && written(e.path);
   });
 }

@@ -416,6 +416,25 @@ echo swapped
       });
     }
 
+    if (!docker) {
+      test('(round 14) with deny-list writes, a change beside the tree (in a folder above it) leaves a nested repository of yours with its hook alone: no warning; control: the same change inside its git directory\'s way unplugs it', async () => {
+        const repo = join(t.dir, 'beside', `repo-${name}`);
+        makeRepo(repo);
+        mkdirSync(join(repo, 'gds'));
+        assert.equal(spawnSync('git', ['init', '-q', `--separate-git-dir=${join(repo, 'gds', 'inner')}`, join(repo, 'inner')], { env: t.env }).status, 0);
+        writeFileSync(join(repo, 'gds', 'inner', 'hooks', 'pre-commit'), '#!/bin/sh\nexit 0\n', { mode: 0o755 });
+        mkdirSync(join(t.sbHome, 'agents'), { recursive: true });
+        writeFileSync(join(t.sbHome, 'agents', 'denylist.toml'), '[filesystem]\nwrites = "deny-list"\n');
+        const r = await cli(['agent', 'run', '--silent', '--profile', 'denylist', '--', 'sh', '-c', 'touch ../sibling && echo touched'], { env: t.env, cwd: repo, timeoutMs: 90_000 });
+        assert.deepEqual([r.code, r.stdout, r.stderr], [0, 'touched\n', '']);
+        assert.equal(existsSync(join(repo, 'inner', '.git')), true);
+        // Control: a folder on the way in the tree renamed (the git directory moved and back) counts.
+        const c = await cli(['agent', 'run', '--silent', '--profile', 'denylist', '--', 'sh', '-c', 'mv gds gds2 && mv gds2 gds && echo moved'], { env: t.env, cwd: repo, timeoutMs: 90_000 });
+        assert.equal(c.stdout, 'moved\n', c.stderr);
+        assert.match(c.stderr, /nested repository at .*\/inner, in a subfolder, .*hooks\/pre-commit/);
+      });
+    }
+
     test('variants found in review: a symlinked .git, a pointer ending in a space, a bare repository under another name, and a broken index that stops no other check', async () => {
       const marker = join(t.dir, `PWNED-variants-${name}`);
       const repo = join(t.dir, `variants-${name}`);
