@@ -267,14 +267,47 @@ function settleExecuted(root: string, paths: string[], sourced: Set<string>, isV
 }
 
 /**
+ * Whether `relative` (a folder in the tree, from its top) holds installed code
+ * your tools load that git does not show: node_modules (Node's require, npm
+ * run, npx), a virtual environment's site-packages (its python, pip, every
+ * console script).
+ */
+function dependencyFolder(relative: string, isVenv: (dir: string) => boolean): boolean {
+  if (/(?:^|\/)node_modules$/.test(relative)) return true;
+  const venv = /^(?:(.+)\/)?lib\/python[^/]*\/site-packages$/.exec(relative);
+  return venv !== null && isVenv(venv[1] ?? '');
+}
+
+/**
+ * Each folder of installed code the run wrote or renamed anything in, moved
+ * aside whole (found in review: a file a package loads rewritten, one step past
+ * the command found by name, and npm test, pip and pytest ran it): the
+ * reinstall your tool makes, or the folder restored once reviewed.
+ */
+function settleDependencies(folders: string[]): string[] {
+  return folders.map((f) => {
+    const what = f.endsWith('node_modules') ? 'node_modules, whose code Node, npm run and npx load' : "a virtual environment's site-packages, whose code its python, pip and every console script load";
+    const failed = moveAside(f);
+    return failed === null
+      ? `the agent changed code in ${f} (${what}), where git shows nothing: it was renamed ${f}${SUFFIX}; install it again (npm ci, pip install), or review it, then ${restoreHint(f + SUFFIX, f)} ([filesystem] keep_executables keeps what a run installs there)`
+      : `the agent changed code in ${f} (${what}), where git shows nothing, and it could not be moved aside (${failed}): remove it and install it again before you run your tools there`;
+  });
+}
+
+/**
  * For one found by name that is a link (node_modules/.bin/x → ../x/cli.js):
  * whether the run changed what it leads to in the tree, the file or a link or
  * folder on the way there that is not above the link itself (found in review:
  * the link left as it was, the file it leads to rewritten, and npm run ran it).
  */
-function targetChanged(p: string, root: string, written: (p: string) => boolean): boolean {
+function targetChanged(p: string, root: string, written: (p: string) => boolean, outside: string[] = []): boolean {
   if (lstatSync(p, { throwIfNoEntry: false })?.isSymbolicLink() !== true) return false;
-  return kernelWay(dirname(p), basename(p)).some((e) => e.path.startsWith(root + sep) && e.path !== p && !p.startsWith(e.path + sep) && written(e.path));
+  const under = (q: string, dir: string) => q.startsWith(dir === '/' ? '/' : dir + sep);
+  return kernelWay(dirname(p), basename(p)).some((e) => {
+    if (e.path === p || under(p, e.path) || written(e.path) === false) return false;
+    // In the tree, or in a folder the run could write outside it (found in review: a link to a file in an allow_write folder).
+    return under(e.path, root) || (e.path !== root && !under(root, e.path) && outside.some((w) => e.path === w || under(e.path, w)));
+  });
 }
 
 /**
@@ -420,7 +453,7 @@ export function checkNestedRepos(cwd: string, env: NodeJS.ProcessEnv, since: num
   // Then every other .git in the tree, at any depth, in either form.
   const sourced = sourcedByEnvrc(root);
   const isVenv = venvCheck(root);
-  const walk = dotGitsUnder(root, setId, isToolConfigBelow, (rel) => executedKind(rel, sourced, isVenv) !== null, since);
+  const walk = dotGitsUnder(root, setId, isToolConfigBelow, (rel) => executedKind(rel, sourced, isVenv) !== null, since, (rel) => dependencyFolder(rel, isVenv));
   if (walk.unreadable.length > 0) {
     warnings.push(`${walk.unreadable.join(', ')} cannot be read (the agent, which writes as you, can close a folder of yours to you, or give it a name stashbase cannot use), so what lies below is unchecked: look there yourself before you run git or your tools there; the rest of the tree was checked`);
   }
@@ -428,8 +461,17 @@ export function checkNestedRepos(cwd: string, env: NodeJS.ProcessEnv, since: num
     warnings.push(`the agent left ${walk.renamed.length} name(s) that are not UTF-8, which stashbase cannot check by name (your tools still open them): renamed, and checked under the new names: ${walk.renamed.slice(0, 5).join(', ')}${walk.renamed.length > 5 ? ', …' : ''}`);
   }
   warnings.push(...stripSetId(walk.setId.filter(written)));
-  warnings.push(...settleExecuted(root, walk.executed.filter((p) => (written(p) || targetChanged(p, root, written)) && !keep.some((k) => within(p, k))), sourced, isVenv));
+  // Each judged on its own: one that cannot be (an error on its way) counts as changed, and stops none of the others.
+  const changedOrUnknown = (p: string) => {
+    try {
+      return written(p) || targetChanged(p, root, written, writableOutside);
+    } catch {
+      return true;
+    }
+  };
+  warnings.push(...settleExecuted(root, walk.executed.filter((p) => changedOrUnknown(p) && !keep.some((k) => within(p, k))), sourced, isVenv));
   warnings.push(...quarantineDeeperToolConfigs(walk.configs, written));
+  warnings.push(...settleDependencies(walk.dependencies.filter((d) => !keep.some((k) => within(d, k)))));
   const rootGit = join(root, '.git');
   const what = newRepo ? 'in a folder that was no repository' : 'in a subfolder';
   // Your own linked worktrees (and stashbase's) point at an admin folder in your git directory's
@@ -440,6 +482,7 @@ export function checkNestedRepos(cwd: string, env: NodeJS.ProcessEnv, since: num
   const yours = (dir: string) => ownCommon !== null && within(dir, join(ownCommon, 'worktrees')) && commonDirOf(realpathSync.native(dir)) === ownCommon;
   for (const dotGit of newRepo && lstatSync(rootGit, { throwIfNoEntry: false }) ? [rootGit, ...walk.found] : walk.found) {
     if (done.has(dotGit)) continue;
+    try {
     // A .git the agent wrote, moved or put in a folder of its making (a pointer file, a folder renamed
     // into place, an old quarantined one put back) brings old files: all of them count, not only those
     // written during the run.
@@ -484,6 +527,10 @@ export function checkNestedRepos(cwd: string, env: NodeJS.ProcessEnv, since: num
       else if (wt !== null && realOrSelf(kernelJoin(real, wt)) !== realOrSelf(dirname(dotGit))) found.push(`its core.worktree names ${kernelJoin(real, wt)}, where your git in that folder would check files out and remove them`);
     }
     if (found.length > 0) unplug(dotGit, dirname(dotGit), found, what);
+    } catch (e) {
+      // One that cannot be judged stops none of the others (found in review: one error ended the whole check).
+      warnings.push(`the check of ${dotGit} could not finish (${(e as Error).message}): look at it yourself before you run git in ${dirname(dotGit)}`);
+    }
   }
   // Bare repositories under any name: git takes the folder you run it in for one. Unplugged by their HEAD.
   for (const dir of walk.bare) {

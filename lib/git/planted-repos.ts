@@ -41,7 +41,8 @@ export function dotGitsUnder(
   configs: (path: string) => boolean = () => false,
   executed: (path: string) => boolean = () => false,
   since: number | null = null,
-): { found: string[]; bare: string[]; setId: string[]; configs: string[]; executed: string[]; renamed: string[]; unreadable: string[] } {
+  dependencyRoot: (path: string) => boolean = () => false,
+): { found: string[]; bare: string[]; setId: string[]; configs: string[]; executed: string[]; renamed: string[]; unreadable: string[]; dependencies: string[] } {
   const found: string[] = [];
   const renamed: string[] = [];
   const unreadable: string[] = [];
@@ -49,9 +50,12 @@ export function dotGitsUnder(
   const configList: string[] = [];
   const bare: string[] = [];
   const setIds: string[] = [];
-  const stack: Array<[string, boolean]> = [[root, false]];
+  // Folders of installed code your tools load that git does not show (node_modules, a virtual environment's
+  // site-packages): each one in which the run wrote or renamed anything, found by one lstat per entry below it.
+  const dependencies = new Set<string>();
+  const stack: Array<[string, boolean, string | null]> = [[root, false, null]];
   while (stack.length > 0) {
-    const [dir, inGit] = stack.pop() as [string, boolean];
+    const [dir, inGit, dep] = stack.pop() as [string, boolean, string | null];
     let handle: Dir;
     try {
       handle = opendirSync(dir, { bufferSize: 256, encoding: 'buffer' as BufferEncoding });
@@ -70,12 +74,15 @@ export function dotGitsUnder(
     const visit = (e: Dirent) => {
       if (e.name === 'HEAD' || e.name === 'objects' || e.name === 'refs' || e.name === 'commondir') marks.push(e);
       const full = dir + sep + e.name;
+      // node_modules/.bin is judged entry by entry (executed, below), as a command found by name.
+      const skip = dep !== null && dir === dep && e.name === '.bin';
+      if (dep !== null && !skip && since !== null && !dependencies.has(dep) && (lstatSync(full, { throwIfNoEntry: false })?.ctimeMs ?? -1) >= since) dependencies.add(dep);
       if (!inGit && dir !== root && configs(full.slice(root.length + 1))) configList.push(full);
       if (!inGit && !e.isDirectory() && executed(full.slice(root.length + 1))) executedList.push(full);
       if (e.name === '.git' && !inGit) {
         if (dir !== root && (e.isDirectory() || e.isFile() || e.isSymbolicLink())) found.push(full);
-        if (setId && e.isDirectory()) stack.push([full, true]);
-      } else if (e.isDirectory()) stack.push([full, inGit]);
+        if (setId && e.isDirectory()) stack.push([full, true, null]);
+      } else if (e.isDirectory()) stack.push([full, inGit, skip ? null : (dep ?? (!inGit && since !== null && dependencyRoot(full.slice(root.length + 1)) ? full : null))]);
       else if (setId && e.isFile() && ((lstatSync(full, { throwIfNoEntry: false })?.mode ?? 0) & 0o6000) !== 0) setIds.push(full);
     };
     // Names that are not UTF-8 would be read as others (U+FFFD) and their entries passed by, unchecked (found in review:
@@ -124,7 +131,7 @@ export function dotGitsUnder(
     }
     if (!inGit && dir !== root && looksLikeGitDir(dir, marks)) bare.push(dir);
   }
-  return { found: found.sort(), bare: bare.sort(), setId: setIds.sort(), configs: configList.sort(), executed: executedList.sort(), renamed: renamed.sort(), unreadable };
+  return { found: found.sort(), bare: bare.sort(), setId: setIds.sort(), configs: configList.sort(), executed: executedList.sort(), renamed: renamed.sort(), unreadable, dependencies: [...dependencies].sort() };
 }
 
 /**
@@ -173,7 +180,9 @@ export function kernelPath(base: string, path: string): string {
  * Each entry the kernel passes resolving `path` (absolute, or relative to
  * `base`): every folder and link on the way, links followed (at most 40, as
  * the kernel), `..` taken from where the walk is; the last one is the path's
- * own. Stops where an entry is missing or a link cannot be read.
+ * own. Stops where an entry is missing, a folder cannot be searched or a link
+ * cannot be read (found in review: an agent's link to a folder closed to you
+ * made it throw, and the rest of the end-of-run check was never done).
  */
 export function kernelWay(base: string, path: string): Array<{ path: string; link: boolean }> {
   const out: Array<{ path: string; link: boolean }> = [];
@@ -187,7 +196,13 @@ export function kernelWay(base: string, path: string): Array<{ path: string; lin
       continue;
     }
     const next = at === '/' ? `/${part}` : `${at}/${part}`;
-    const st = lstatSync(next, { throwIfNoEntry: false });
+    let st: ReturnType<typeof lstatSync> | undefined;
+    try {
+      st = lstatSync(next, { throwIfNoEntry: false });
+    } catch {
+      // A folder on the way that cannot be searched (EACCES): what lies past it is as unreachable to your tools.
+      break;
+    }
     if (st === undefined) break;
     out.push({ path: next, link: st.isSymbolicLink() });
     if (!st.isSymbolicLink()) {

@@ -5,9 +5,9 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, lstatSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { BIN, cli, needs, tempHome } from '../helpers.js';
+import { BIN, cli, needs, needsRoot, tempHome } from '../helpers.js';
 import { leftoversOf } from '../docker-setup.js';
 
 const PLANT = `set -e
@@ -435,6 +435,72 @@ echo swapped
       });
     }
 
+    if (!docker) {
+      test('(round 15) as an ordinary user, a command found by name led through a folder closed to you (an error on its way) stops none of the check: a planted repository with an fsmonitor is still unplugged; control: put back, your git status runs it', needsRoot('it runs stashbase as nobody'), async () => {
+        const marker = join(t.dir, `PWNED-eacces-${name}`);
+        const base = join(t.dir, 'eacces');
+        const home = join(base, 'home');
+        const repo = join(base, 'repo');
+        const closed = join(base, 'closed');
+        mkdirSync(home, { recursive: true });
+        mkdirSync(join(closed, 'x'), { recursive: true });
+        makeRepo(repo);
+        writeFileSync(join(repo, '.gitignore'), 'node_modules/\n');
+        mkdirSync(join(repo, 'node_modules', 'hello'), { recursive: true });
+        mkdirSync(join(repo, 'node_modules', '.bin'), { recursive: true });
+        writeFileSync(join(repo, 'node_modules', 'hello', 'cli.js'), '#!/bin/sh\n', { mode: 0o755 });
+        spawnSync('ln', ['-s', '../hello/cli.js', join(repo, 'node_modules', '.bin', 'hello')]);
+        spawnSync('chown', ['-R', 'nobody', home, repo]);
+        spawnSync('chmod', ['755', t.dir, base]);
+        spawnSync('chmod', ['700', closed]);
+        writeFileSync(marker, '');
+        spawnSync('chmod', ['666', marker]);
+        const env = ['env', '-i', `HOME=${home}`, `PATH=${t.env.PATH}`, `STASHBASE_HOME=${join(home, '.stashbase')}`];
+        const asNobody = (cmd: string[], cwd: string) => spawnSync('runuser', ['-u', 'nobody', '--', ...env, ...cmd], { cwd, encoding: 'utf8', timeout: 90_000 });
+        const plant = `mkdir sub && git init -q sub && git -C sub config core.fsmonitor "echo ran >> ${marker}; false" && mv node_modules/hello node_modules/hello.real && ln -s ${join(closed, 'x')} node_modules/hello && echo planted`;
+        const r = asNobody([process.execPath, BIN, 'agent', 'run', '--silent', '--', 'sh', '-c', plant], repo);
+        assert.equal(r.status, 0, r.stderr);
+        assert.equal(r.stdout, 'planted\n');
+        assert.match(r.stderr, /nested repository at .*\/sub, in a subfolder, .*core\.fsmonitor/);
+        asNobody(['git', 'status'], join(repo, 'sub'));
+        assert.equal(readFileSync(marker, 'utf8'), '', 'your git status there ran nothing');
+        // The control: put back, your git status runs the agent's fsmonitor.
+        asNobody(['mv', join(repo, 'sub', '.git.stashbase-quarantine'), join(repo, 'sub', '.git')], repo);
+        asNobody(['mv', join(repo, 'sub', '.git', 'HEAD.stashbase-quarantine'), join(repo, 'sub', '.git', 'HEAD')], repo);
+        asNobody(['git', 'status'], join(repo, 'sub'));
+        assert.match(readFileSync(marker, 'utf8'), /^(ran\n)+$/);
+      });
+    }
+
+    if (!docker) {
+      test('(round 15) a command found by name that leads to a file in an allow_write folder outside the tree, that file rewritten: moved aside; control: outside, it runs the agent\'s code', async () => {
+        const marker = join(t.dir, `PWNED-cachebin-${name}`);
+        const home = t.env.HOME as string;
+        const repo = join(t.dir, `cachebin-${name}`);
+        const g = makeRepo(repo);
+        writeFileSync(join(repo, '.gitignore'), 'node_modules/\n');
+        mkdirSync(join(home, '.cache', 'hello'), { recursive: true });
+        writeFileSync(join(home, '.cache', 'hello', 'cli.js'), '#!/bin/sh\necho hello\n', { mode: 0o755 });
+        mkdirSync(join(repo, 'node_modules', '.bin'), { recursive: true });
+        spawnSync('ln', ['-s', join(home, '.cache', 'hello', 'cli.js'), join(repo, 'node_modules', '.bin', 'hello')]);
+        assert.equal(g('add', '.gitignore').status, 0);
+        assert.equal(g('-c', 'user.name=me', '-c', 'user.email=me@x', 'commit', '-q', '-m', 'ignore').status, 0);
+        mkdirSync(join(t.sbHome, 'agents'), { recursive: true });
+        writeFileSync(join(t.sbHome, 'agents', 'cache.toml'), '[filesystem]\nallow_write = ["~/.cache"]\n');
+        const r = await cli(['agent', 'run', '--silent', '--profile', 'cache', '--', 'env', `PWNFILE=${marker}`, 'sh', '-c', 'printf "#!/bin/sh\\ntouch $PWNFILE\\n" > ~/.cache/hello/cli.js && echo rewritten'], { env: t.env, cwd: repo, timeoutMs: 90_000 });
+        assert.equal(r.code, 0, r.stderr);
+        assert.equal(r.stdout, 'rewritten\n');
+        const bin = join(repo, 'node_modules', '.bin', 'hello');
+        assert.match(r.stderr, new RegExp(`the agent made or changed ${bin.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}, .*: it was renamed`));
+        spawnSync('sh', ['-c', 'PATH=node_modules/.bin:$PATH hello'], { cwd: repo, env: t.env });
+        assert.equal(existsSync(marker), false, 'your npm run finds nothing of the agent by that name');
+        // Control: the link put back, the command runs the agent's code.
+        spawnSync('mv', [`${bin}.stashbase-quarantine`, bin]);
+        spawnSync('sh', ['-c', 'PATH=node_modules/.bin:$PATH hello'], { cwd: repo, env: t.env });
+        assert.equal(existsSync(marker), true);
+      });
+    }
+
     test('variants found in review: a symlinked .git, a pointer ending in a space, a bare repository under another name, and a broken index that stops no other check', async () => {
       const marker = join(t.dir, `PWNED-variants-${name}`);
       const repo = join(t.dir, `variants-${name}`);
@@ -739,6 +805,55 @@ echo swapped
       }
       spawnSync('sh', ['-c', 'PATH=node_modules/.bin:$PATH foo; .venv/bin/tool'], { cwd: repo, env: { ...t.env, PWNFILE: marker } });
       assert.equal(existsSync(marker), false, 'your commands find nothing of the agent by those names');
+    });
+
+    test('(round 15) code your tools load past the command found by name (a file a package requires, a package your code requires, a module of a venv\'s site-packages; and, unnamed, a new node_modules/leftpad.js, which require takes before the folder): the folder moved aside; control: outside, node and the venv\'s python run the agent\'s code', async () => {
+      const marker = join(t.dir, `PWNED-deps-${name}`);
+      const repo = join(t.dir, `deps-${name}`);
+      const g = makeRepo(repo);
+      writeFileSync(join(repo, '.gitignore'), 'node_modules/\n.venv/\n');
+      for (const [f, text] of [['hello/cli.js', 'require("./lib.js");\n'], ['hello/lib.js', 'console.log("lib ok");\n'], ['leftpad/index.js', 'module.exports = 1;\n']] as const) {
+        mkdirSync(join(repo, 'node_modules', dirname(f)), { recursive: true });
+        writeFileSync(join(repo, 'node_modules', f), text);
+      }
+      writeFileSync(join(repo, 'index.js'), 'require("leftpad");\n');
+      assert.equal(spawnSync('python3', ['-m', 'venv', '--without-pip', join(repo, '.venv')]).status, 0);
+      const site = spawnSync(join(repo, '.venv', 'bin', 'python'), ['-c', 'import sysconfig; print(sysconfig.get_paths()["purelib"])'], { encoding: 'utf8' }).stdout.trim();
+      mkdirSync(join(site, 'pkg'), { recursive: true });
+      writeFileSync(join(site, 'pkg', '__init__.py'), 'x = 1\n');
+      assert.equal(g('add', '.gitignore', 'index.js').status, 0);
+      assert.equal(g('-c', 'user.name=me', '-c', 'user.email=me@x', 'commit', '-q', '-m', 'deps').status, 0);
+      const rewrite = [
+        'echo \'require("fs").appendFileSync(process.env.PWNFILE, "lib,")\' > node_modules/hello/lib.js',
+        'echo \'require("fs").appendFileSync(process.env.PWNFILE, "leftpad,")\' > node_modules/leftpad.js',
+        `printf 'import os\\nopen(os.environ["PWNFILE"], "a").write("pkg,")\\n' > '${site}/pkg/__init__.py'`,
+        'echo rewritten',
+      ].join(' && ');
+      const uses = (dir: string, pwn: string) => {
+        const env = { ...t.env, PWNFILE: pwn };
+        spawnSync('node', ['node_modules/hello/cli.js'], { cwd: dir, env });
+        spawnSync('node', ['index.js'], { cwd: dir, env });
+        spawnSync(join(dir, '.venv', 'bin', 'python'), ['-c', 'import pkg'], { cwd: dir, env });
+      };
+      // The control: the same rewrite outside; node and the venv's python run each.
+      const ctl = join(t.dir, `deps-control-${name}`);
+      spawnSync('cp', ['-a', repo, ctl]);
+      spawnSync('rm', ['-rf', join(ctl, '.venv')]);
+      spawnSync('python3', ['-m', 'venv', '--without-pip', join(ctl, '.venv')]);
+      mkdirSync(join(site.replace(repo, ctl), 'pkg'), { recursive: true });
+      spawnSync('sh', ['-c', rewrite.split(site).join(site.replace(repo, ctl))], { cwd: ctl });
+      uses(ctl, `${marker}-control`);
+      assert.equal(readFileSync(`${marker}-control`, 'utf8'), 'lib,leftpad,pkg,', 'outside, each runs');
+
+      const r = await cli(['agent', 'run', '--silent', ...flags, '--', 'sh', '-c', rewrite], { env: t.env, cwd: repo, timeoutMs: 90_000 });
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(r.stdout, 'rewritten\n');
+      for (const f of [join(repo, 'node_modules'), site]) {
+        assert.match(r.stderr, new RegExp(`the agent changed code in ${f.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(.*\\), where git shows nothing: it was renamed ${f.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\.stashbase-quarantine`), f);
+        assert.equal(existsSync(f), false, f);
+      }
+      uses(repo, marker);
+      assert.equal(existsSync(marker), false, 'your node and python ran nothing of the agent');
     });
 
     test('a nested repository with only what git init writes is left alone, without a warning', async () => {

@@ -69,7 +69,9 @@ describe("packages planted wherever Node would look for the CLI's (real bwrap)",
   test('the agent plants each package the CLI uses where Node looks first: the CLI that runs next (a run, its audit, validate) loads none; control: Node resolving from the bundle\'s folder finds the plants and runs them', async () => {
     const { spawnSync } = await import('node:child_process');
     const cli0 = (args: string[]) => spawnSync(process.execPath, [join(pkg, 'bin', 'stashbase.cjs'), ...args], { env: t.env, cwd: proj, encoding: 'utf8', timeout: 120_000 });
-    const run = cli0(['agent', 'run', '--silent', '--', 'sh', '-c', plant]);
+    // Kept where the agent leaves it (a run's changes to node_modules are moved aside otherwise): the CLI must not load it even so.
+    writeFile(join(t.sbHome, 'agents', 'keepdeps.toml'), '[filesystem]\nkeep_executables = ["node_modules"]\n');
+    const run = cli0(['agent', 'run', '--silent', '--profile', 'keepdeps', '--', 'sh', '-c', plant]);
     assert.equal(run.status, 0, run.stderr);
     assert.equal(run.stdout, 'planted\n');
     for (const [args, code] of [[['agent', 'run', '--', 'true'], 0], [['agent', 'audit'], 0], [['agent', 'validate'], 0]] as const) {

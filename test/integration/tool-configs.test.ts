@@ -96,7 +96,7 @@ for (const [name, docker] of [['native', false], ['docker', true]] as const) {
       }
     });
 
-    test("in subfolders too: a package's .npmrc, a crate's .cargo/config.toml, an app's .claude/settings.json the agent made or changed, a .vscode/tasks.json rewritten in place, are moved aside; node_modules is left alone", async () => {
+    test("in subfolders too: a package's .npmrc, a crate's .cargo/config.toml, an app's .claude/settings.json the agent made or changed, a .vscode/tasks.json rewritten in place, are moved aside; a node_modules the agent made is moved aside whole (its code runs unseen)", async () => {
       const dir = join(t.home, `deeper-${name}`);
       writeFile(join(dir, 'pkg', '.npmrc'), 'save-exact=true\n');
       writeFile(join(dir, 'pkg', 'keep', '.npmrc'), 'save-exact=true\n');
@@ -118,7 +118,8 @@ for (const [name, docker] of [['native', false], ['docker', true]] as const) {
         assert.ok(r.stderr.includes(`the agent made or changed ${join(dir, f)}, which your own tools would run or obey in that folder`), r.stderr);
       }
       assert.equal(readFileSync(join(dir, 'pkg', 'keep', '.npmrc'), 'utf8'), 'save-exact=true\n', 'one it did not touch stays');
-      assert.equal(existsSync(join(dir, 'node_modules', 'x', '.npmrc')), true);
+      assert.deepEqual([existsSync(join(dir, 'node_modules')), existsSync(join(dir, 'node_modules.stashbase-quarantine', 'x', '.npmrc'))], [false, true]);
+      assert.ok(r.stderr.includes(`the agent changed code in ${join(dir, 'node_modules')} (node_modules, whose code Node, npm run and npx load), where git shows nothing: it was renamed`), r.stderr);
     });
 
     test('allow_write opens one of them: .envrc made inside is kept', async () => {
