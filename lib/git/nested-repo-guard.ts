@@ -453,7 +453,7 @@ export function checkNestedRepos(cwd: string, env: NodeJS.ProcessEnv, since: num
   // Then every other .git in the tree, at any depth, in either form.
   const sourced = sourcedByEnvrc(root);
   const isVenv = venvCheck(root);
-  const walk = dotGitsUnder(root, setId, isToolConfigBelow, (rel) => executedKind(rel, sourced, isVenv) !== null, since, (rel) => dependencyFolder(rel, isVenv));
+  const walk = dotGitsUnder(root, setId, isToolConfigBelow, (rel) => executedKind(rel, sourced, isVenv) !== null, since, (rel) => dependencyFolder(rel, isVenv) && !keep.some((k) => within(join(root, rel), k)));
   if (walk.unreadable.length > 0) {
     warnings.push(`${walk.unreadable.join(', ')} cannot be read (the agent, which writes as you, can close a folder of yours to you, or give it a name stashbase cannot use), so what lies below is unchecked: look there yourself before you run git or your tools there; the rest of the tree was checked`);
   }
