@@ -472,6 +472,10 @@ export function checkNestedRepos(cwd: string, env: NodeJS.ProcessEnv, since: num
   warnings.push(...settleExecuted(root, walk.executed.filter((p) => changedOrUnknown(p) && !keep.some((k) => within(p, k))), sourced, isVenv));
   warnings.push(...quarantineDeeperToolConfigs(walk.configs, written));
   warnings.push(...settleDependencies(walk.dependencies.filter((d) => !keep.some((k) => within(d, k)))));
+  // A write through one name of a file with others (hard links) lands in all of them: not undone by moving this one aside.
+  if (walk.shared.length > 0) {
+    warnings.push(`the agent changed ${walk.shared.length} file(s) of installed code that have other names (hard links, as a package store such as pnpm's or a local git clone makes): those other names, outside what was moved aside, hold the agent's content too, and stashbase cannot tell where they are: ${walk.shared.slice(0, 5).join(', ')}${walk.shared.length > 5 ? ', …' : ''}; check the store they come from (pnpm store prune, then pnpm install --force) and the projects that share it`);
+  }
   const rootGit = join(root, '.git');
   const what = newRepo ? 'in a folder that was no repository' : 'in a subfolder';
   // Your own linked worktrees (and stashbase's) point at an admin folder in your git directory's

@@ -7,7 +7,7 @@
 // finds them; one whose git files were written during the run and would run
 // programs is unplugged like a submodule (lib/git/nested-repo-guard.ts).
 import { createHash } from 'node:crypto';
-import { chmodSync, type Dir, type Dirent, lstatSync, opendirSync, readlinkSync, realpathSync, renameSync, statSync } from 'node:fs';
+import { chmodSync, type Dir, type Dirent, lstatSync, opendirSync, readdirSync, readlinkSync, realpathSync, renameSync, statSync } from 'node:fs';
 import { readBackText } from '../readback/file.js';
 import { dirname, isAbsolute, resolve, sep } from 'node:path';
 
@@ -42,7 +42,7 @@ export function dotGitsUnder(
   executed: (path: string) => boolean = () => false,
   since: number | null = null,
   dependencyRoot: (path: string) => boolean = () => false,
-): { found: string[]; bare: string[]; setId: string[]; configs: string[]; executed: string[]; renamed: string[]; unreadable: string[]; dependencies: string[] } {
+): { found: string[]; bare: string[]; setId: string[]; configs: string[]; executed: string[]; renamed: string[]; unreadable: string[]; dependencies: string[]; shared: string[] } {
   const found: string[] = [];
   const renamed: string[] = [];
   const unreadable: string[] = [];
@@ -53,6 +53,10 @@ export function dotGitsUnder(
   // Folders of installed code your tools load that git does not show (node_modules, a virtual environment's
   // site-packages): each one in which the run wrote or renamed anything, found by one lstat per entry below it.
   const dependencies = new Set<string>();
+  // Files changed in them that have other names (hard links: a package store's, another repository's): written there too.
+  const shared: string[] = [];
+  // Links at a dependency folder's name (node_modules → elsewhere): what they lead to in the tree, judged after the walk.
+  const linkedDeps: string[] = [];
   const stack: Array<[string, boolean, string | null]> = [[root, false, null]];
   while (stack.length > 0) {
     const [dir, inGit, dep] = stack.pop() as [string, boolean, string | null];
@@ -74,9 +78,22 @@ export function dotGitsUnder(
     const visit = (e: Dirent) => {
       if (e.name === 'HEAD' || e.name === 'objects' || e.name === 'refs' || e.name === 'commondir') marks.push(e);
       const full = dir + sep + e.name;
-      // node_modules/.bin is judged entry by entry (executed, below), as a command found by name.
-      const skip = dep !== null && dir === dep && e.name === '.bin';
-      if (dep !== null && !skip && since !== null && !dependencies.has(dep) && (lstatSync(full, { throwIfNoEntry: false })?.ctimeMs ?? -1) >= since) dependencies.add(dep);
+      // node_modules/.bin, a real folder, is judged entry by entry (executed, below), as a command found by name; one
+      // that is a link is judged here (found in review: .bin swapped for a link to a folder of the agent's).
+      const skip = dep !== null && dir === dep && e.name === '.bin' && e.isDirectory();
+      if (dep !== null && !skip && since !== null) {
+        const st = lstatSync(full, { throwIfNoEntry: false });
+        if ((st?.ctimeMs ?? -1) >= since) {
+          dependencies.add(dep);
+          if (st?.isFile() === true && st.nlink > 1 && shared.length < 1000) shared.push(full);
+        }
+      }
+      // A dependency folder's name that is a link (found in review: node_modules, site-packages swapped for links to
+      // folders the walk passes by under other names): a new one moved aside, an old one judged by what it leads to.
+      if (dep === null && !inGit && since !== null && !e.isDirectory() && dependencyRoot(full.slice(root.length + 1))) {
+        if ((lstatSync(full, { throwIfNoEntry: false })?.ctimeMs ?? -1) >= since) dependencies.add(full);
+        else if (e.isSymbolicLink()) linkedDeps.push(full);
+      }
       if (!inGit && dir !== root && configs(full.slice(root.length + 1))) configList.push(full);
       if (!inGit && !e.isDirectory() && executed(full.slice(root.length + 1))) executedList.push(full);
       if (e.name === '.git' && !inGit) {
@@ -131,7 +148,32 @@ export function dotGitsUnder(
     }
     if (!inGit && dir !== root && looksLikeGitDir(dir, marks)) bare.push(dir);
   }
-  return { found: found.sort(), bare: bare.sort(), setId: setIds.sort(), configs: configList.sort(), executed: executedList.sort(), renamed: renamed.sort(), unreadable, dependencies: [...dependencies].sort() };
+  for (const link of since === null ? [] : linkedDeps) {
+    const real = realOrSelf(link);
+    if (real !== link && (real === root || real.startsWith(root + sep)) && changedUnder(real, since as number)) dependencies.add(link);
+  }
+  return { found: found.sort(), bare: bare.sort(), setId: setIds.sort(), configs: configList.sort(), executed: executedList.sort(), renamed: renamed.sort(), unreadable, dependencies: [...dependencies].sort(), shared: shared.sort() };
+}
+
+/** Whether `dir` or anything below it (links not followed) changed at or after `since`. */
+function changedUnder(dir: string, since: number): boolean {
+  const stack = [dir];
+  while (stack.length > 0) {
+    const d = stack.pop() as string;
+    if ((lstatSync(d, { throwIfNoEntry: false })?.ctimeMs ?? -1) >= since) return true;
+    let entries: Dirent[];
+    try {
+      entries = readdirSync(d, { withFileTypes: true });
+    } catch {
+      continue;
+    }
+    for (const e of entries) {
+      const full = d + sep + e.name;
+      if (e.isDirectory()) stack.push(full);
+      else if ((lstatSync(full, { throwIfNoEntry: false })?.ctimeMs ?? -1) >= since) return true;
+    }
+  }
+  return false;
 }
 
 /**

@@ -18,7 +18,7 @@
 // A profile keeps the run's changes under the folders it names in
 // `[filesystem] keep_executables` (weaker: an install the agent made stays as
 // it made it).
-import { lstatSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { readBackText } from '../readback/file.js';
 
@@ -42,14 +42,20 @@ export function sourcedByEnvrc(root: string): Set<string> {
   const text = readBackText(join(root, '.envrc'), 1 << 20);
   const out = new Set<string>();
   if (text === null) return out;
+  // Each command of each line (found in review: `[ -f x ] && source_env x` and `source_env_if_exists "$PWD/x"` were passed
+  // by), after a shell keyword that starts one.
   for (const raw of text.split('\n')) {
-    const line = raw.replace(/#.*$/, '').trim();
-    const m = /^(source_env_if_exists|source_env|dotenv_if_exists|dotenv|source|\.)(?:\s+(.+))?$/.exec(line);
-    if (!m) continue;
-    // dotenv with no argument loads .env.
-    const arg = (m[2] ?? (m[1]?.startsWith('dotenv') ? '.env' : '')).trim().replace(/^(["'])(.*)\1$/, '$2');
-    if (arg === '' || arg.includes('$') || arg.startsWith('/')) continue;
-    out.add(arg.replace(/^\.\//, '').replace(/\/$/, ''));
+    for (const part of raw.replace(/(^|\s)#.*$/, '').split(/;|&&|\|\||\|/)) {
+      const cmd = part.trim().replace(/^(?:(?:then|else|do|if|while|until|\{|\(|!)\s+)+/, '');
+      const m = /^(source_env_if_exists|source_env|dotenv_if_exists|dotenv|source|\.)(?:\s+(\S+))?/.exec(cmd);
+      if (!m) continue;
+      // dotenv with no argument loads .env.
+      let arg = (m[2] ?? (m[1]?.startsWith('dotenv') ? '.env' : '')).replace(/^(["'])(.*)\1$/, '$2');
+      arg = arg.replace(/^(?:\$PWD|\$\{PWD\})\//, '');
+      if (arg.startsWith(`${root}/`)) arg = arg.slice(root.length + 1);
+      if (arg === '' || arg.includes('$') || arg.startsWith('/')) continue;
+      out.add(arg.replace(/^\.\//, '').replace(/\/$/, ''));
+    }
   }
   return out;
 }
@@ -63,6 +69,8 @@ export function executedKind(relative: string, sourced: Set<string>, isVenv: (di
   const kind = ((): ExecutedKind | null => {
     if (/\.py[co]$/.test(relative)) return 'bytecode';
     if (/(?:^|\/)site-packages\/(?:[^/]+\.pth|sitecustomize\.py|usercustomize\.py)$/.test(relative)) return 'startup';
+    // Its home names the Python whose standard library every start of the environment loads (found in review).
+    if (/(?:^|\/)pyvenv\.cfg$/.test(relative)) return 'startup';
     if (/(?:^|\/)node_modules\/\.bin\/[^/]+$/.test(relative)) return 'bin';
     const bin = /^(?:(.+)\/)?bin\/[^/]+$/.exec(relative);
     if (bin && isVenv(bin[1] ?? '')) return 'bin';
@@ -78,7 +86,15 @@ export function venvCheck(root: string): (dir: string) => boolean {
   return (dir) => {
     let v = seen.get(dir);
     if (v === undefined) {
-      v = lstatSync(join(root, dir, 'pyvenv.cfg'), { throwIfNoEntry: false })?.isFile() === true;
+      // As Python finds it: beside the executable (bin/) or one folder up, links followed (found in review: a pyvenv.cfg
+      // made a link, or moved into bin/, and the environment's files were no longer judged as its).
+      v = ['pyvenv.cfg', join('bin', 'pyvenv.cfg')].some((f) => {
+        try {
+          return statSync(join(root, dir, f), { throwIfNoEntry: false })?.isFile() === true;
+        } catch {
+          return false;
+        }
+      });
       seen.set(dir, v);
     }
     return v;

@@ -92,6 +92,8 @@ describe('the real Claude Code and Codex with the dependency hook, in a native r
     apis.push(api);
     const secret = agent === 'claude' ? '[secrets.ANTHROPIC_API_KEY]\nsource = "REAL_ANTHROPIC_KEY"' : '[secrets.CODEX_API_KEY]\nsource = "REAL_OPENAI_KEY"';
     writeFile(join(t.sbHome, 'agents', 'deps.toml'), `
+[filesystem]
+keep_executables = ["node_modules"]
 [network]
 egress_hosts = ["${host}", "registry.sb.test"]
 upstream_ca_file = "${join(t.dir, 'upstream-ca.pem')}"

@@ -856,6 +856,63 @@ echo swapped
       assert.equal(existsSync(marker), false, 'your node and python ran nothing of the agent');
     });
 
+    test('(round 16) installed code reached through links at its folders\' names (.bin made a link to a folder of the agent\'s, an old node_modules link whose folder is changed, site-packages made a link), a venv\'s pyvenv.cfg rewritten, and (unnamed) a file of a package store changed through a hard link: each moved aside or said; control: outside, each runs', async () => {
+      const marker = join(t.dir, `PWNED-links16-${name}`);
+      const repo = join(t.dir, `links16-${name}`);
+      const g = makeRepo(repo);
+      writeFileSync(join(repo, '.gitignore'), 'node_modules\n/app/node_modules\n.venv/\nbuild/\nshared/\n');
+      // app/node_modules is an old link to a folder of the tree, as a workspace tool makes it.
+      mkdirSync(join(repo, 'shared', 'nm', 'lib'), { recursive: true });
+      writeFileSync(join(repo, 'shared', 'nm', 'lib', 'index.js'), 'module.exports = 1;\n');
+      mkdirSync(join(repo, 'app'), { recursive: true });
+      spawnSync('ln', ['-s', '../shared/nm', join(repo, 'app', 'node_modules')]);
+      mkdirSync(join(repo, 'node_modules', '.bin'), { recursive: true });
+      mkdirSync(join(repo, 'node_modules', 'tool'), { recursive: true });
+      writeFileSync(join(repo, 'node_modules', 'tool', 'cli.js'), '#!/bin/sh\n', { mode: 0o755 });
+      spawnSync('ln', ['-s', '../tool/cli.js', join(repo, 'node_modules', '.bin', 'tool')]);
+      // A store's file and its hard link in node_modules (pnpm's layout).
+      const store = join(t.dir, `store16-${name}`);
+      mkdirSync(store, { recursive: true });
+      writeFileSync(join(store, 'dep.js'), 'module.exports = 2;\n');
+      mkdirSync(join(repo, 'node_modules', 'dep'), { recursive: true });
+      spawnSync('ln', [join(store, 'dep.js'), join(repo, 'node_modules', 'dep', 'index.js')]);
+      assert.equal(spawnSync('python3', ['-m', 'venv', '--without-pip', join(repo, '.venv')]).status, 0);
+      const site = spawnSync(join(repo, '.venv', 'bin', 'python'), ['-c', 'import sysconfig; print(sysconfig.get_paths()["purelib"])'], { encoding: 'utf8' }).stdout.trim();
+      assert.equal(g('add', '.gitignore').status, 0);
+      assert.equal(g('-c', 'user.name=me', '-c', 'user.email=me@x', 'commit', '-q', '-m', 'deps').status, 0);
+      const plant = [
+        'mkdir -p build/xbin build/sp',
+        'printf "#!/bin/sh\\ntouch \\$PWNFILE-bin\\n" > build/xbin/tool && chmod +x build/xbin/tool && rm -rf node_modules/.bin && ln -s ../build/xbin node_modules/.bin',
+        'echo \'require("fs").writeFileSync(process.env.PWNFILE + "-nm", "")\' > shared/nm/lib/index.js',
+        `echo 'import os; open(os.environ["PWNFILE"] + "-pth", "w")' > build/sp/zz.pth && rm -rf '${site}' && ln -s '${join(repo, 'build', 'sp')}' '${site}'`,
+        'echo "include-system-site-packages = true" >> .venv/pyvenv.cfg',
+        'echo \'require("fs").writeFileSync(process.env.PWNFILE + "-store", "")\' >> node_modules/dep/index.js',
+        'echo planted',
+      ].join(' && ');
+      const r = await cli(['agent', 'run', '--silent', ...flags, '--', 'sh', '-c', plant], { env: { ...t.env }, cwd: repo, timeoutMs: 90_000 });
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(r.stdout, 'planted\n');
+      const esc = (p: string) => p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+      for (const f of [join(repo, 'node_modules'), join(repo, 'app', 'node_modules'), site]) {
+        assert.match(r.stderr, new RegExp(`the agent changed code in ${esc(f)} \\(.*\\), where git shows nothing: it was renamed`), f);
+        assert.equal(lstatSync(f, { throwIfNoEntry: false }), undefined, f);
+      }
+      assert.match(r.stderr, new RegExp(`the agent made or changed ${esc(join(repo, '.venv', 'pyvenv.cfg'))}, a start-up file`));
+      assert.match(r.stderr, new RegExp(`the agent changed 1 file\\(s\\) of installed code that have other names .*: ${esc(join(repo, 'node_modules', 'dep', 'index.js'))};`));
+      assert.match(readFileSync(join(store, 'dep.js'), 'utf8'), /PWNFILE/, 'the store holds the agent\'s line: said, not undone');
+      const env = { ...t.env, PWNFILE: marker };
+      spawnSync('sh', ['-c', 'PATH=node_modules/.bin:$PATH tool'], { cwd: repo, env });
+      spawnSync('node', ['-e', 'require("lib")'], { cwd: join(repo, 'app'), env });
+      spawnSync(join(repo, '.venv', 'bin', 'python'), ['-c', 'pass'], { cwd: repo, env });
+      assert.deepEqual(['-bin', '-nm', '-pth'].filter((x) => existsSync(marker + x)), [], 'your tools ran nothing of the agent');
+      // Control: the moved entries put back, each runs the agent's code.
+      for (const f of [join(repo, 'node_modules'), join(repo, 'app', 'node_modules'), site, join(repo, '.venv', 'pyvenv.cfg')]) spawnSync('mv', [`${f}.stashbase-quarantine`, f]);
+      spawnSync('sh', ['-c', 'PATH=node_modules/.bin:$PATH tool'], { cwd: repo, env });
+      spawnSync('node', ['-e', 'require("lib")'], { cwd: join(repo, 'app'), env });
+      spawnSync(join(repo, '.venv', 'bin', 'python'), ['-c', 'pass'], { cwd: repo, env });
+      assert.deepEqual(['-bin', '-nm', '-pth'].filter((x) => existsSync(marker + x)), ['-bin', '-nm', '-pth']);
+    });
+
     test('a nested repository with only what git init writes is left alone, without a warning', async () => {
       const repo = join(t.dir, `plain-${name}`);
       makeRepo(repo);

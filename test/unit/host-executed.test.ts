@@ -1,5 +1,6 @@
 // What host tools execute unseen (lib/paths/host-executed.ts): the class, member by member.
 import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { executedKind, sourcedByEnvrc, venvCheck } from '../../lib/paths/host-executed.js';
@@ -22,4 +23,23 @@ test('each kind, and what is not of the class', () => {
     ['bytecode', 'bytecode', 'bytecode', 'startup', 'startup', 'bin', 'bin', 'bin', 'sourced'],
   );
   assert.deepEqual(['src/app.py', 'bin/tool', 'node_modules/x/index.js', 'env/lib/python3.11/site-packages/pkg/__init__.py', '.envrc.local.bak'].map(kind), [null, null, null, null, null]);
+});
+
+test('(round 16) .envrc: each command of a line, after a test or a keyword, and $PWD/ or the folder\'s own path; control: nothing else expanded', () => {
+  const r = join(t.dir, 'r16');
+  writeFile(join(r, '.envrc'), ['[ -f .envrc.local ] && source_env .envrc.local', 'source_env_if_exists "$PWD/.env.local"', `if true; then dotenv ${r}/conf/.env.x; fi`, 'test -f a || . ./b.sh', 'source_env $HOME/elsewhere', 'echo source_env not-a-command'].join('\n'));
+  assert.deepEqual([...sourcedByEnvrc(r)].sort(), ['.env.local', '.envrc.local', 'b.sh', 'conf/.env.x']);
+});
+
+test('(round 16) a virtual environment is found as Python finds it: pyvenv.cfg a link, or in bin/; its pyvenv.cfg is a start-up file (its home names the standard library each start loads)', () => {
+  const root = join(t.dir, 'v16');
+  writeFile(join(root, 'linked', 'include', 'cfg'), 'home = /usr/bin\n');
+  const { symlinkSync } = createRequire(import.meta.url)('node:fs') as typeof import('node:fs');
+  symlinkSync('include/cfg', join(root, 'linked', 'pyvenv.cfg'));
+  writeFile(join(root, 'inbin', 'bin', 'pyvenv.cfg'), 'home = /usr/bin\n');
+  writeFile(join(root, 'none', 'bin', 'python'), '');
+  const isVenv = venvCheck(root);
+  assert.deepEqual(['linked', 'inbin', 'none'].map(isVenv), [true, true, false]);
+  const kind = (p: string) => executedKind(p, new Set(), isVenv)?.kind ?? null;
+  assert.deepEqual(['linked/bin/tool', 'inbin/bin/tool', 'none/bin/tool', '.venv/pyvenv.cfg', 'x/bin/pyvenv.cfg'].map(kind), ['bin', 'bin', null, 'startup', 'startup']);
 });
