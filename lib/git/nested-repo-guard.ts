@@ -266,6 +266,28 @@ function settleExecuted(root: string, paths: string[], sourced: Set<string>, isV
   return out;
 }
 
+/** Which of `paths` (in the repository at `root`) git ignores there, or cannot answer for (counted as hidden). */
+function ignoredBy(git: string, root: string, paths: string[]): Set<string> {
+  const out = new Set<string>();
+  // Names git would quote in its answer (a quote, a backslash, a control or non-ASCII character) are asked alone, by exit code.
+  const plain = (p: string) => /^[\x20-\x7e]*$/.test(p) && !/["\\]/.test(p);
+  const chunks = [...paths.filter((p) => !plain(p)).map((p) => [p])];
+  const simple = paths.filter(plain);
+  for (let i = 0; i < simple.length; i += 200) chunks.push(simple.slice(i, i + 200));
+  for (const chunk of chunks) {
+    // Each path given back as given, one a line (a name with a newline in it is asked alone, and only then).
+    // Each as ./name: never read as a pathspec's magic (a name starting with a colon).
+    const r = probe({ file: git, args: ['-C', root, 'check-ignore', '--', ...chunk.map((p) => `./${p.slice(root.length + 1)}`)] }, 30_000);
+    const lines = chunk.length === 1 && r.code === 0 ? [chunk[0]?.slice(root.length + 1) ?? ''] : r.stdout.split('\n').filter(Boolean).map((l) => l.replace(/^\.\//, ''));
+    if (r.code === 0 || r.code === 1) for (const rel of lines) out.add(join(root, rel));
+    // One path git refuses (in a nested repository) fails the lot: then each alone.
+    else if (chunk.length > 1) for (const p of chunk) if (ignoredBy(git, root, [p]).size > 0) out.add(p);
+    // One git cannot answer for (a path in a nested repository): counted as hidden.
+    else for (const p of chunk) out.add(p);
+  }
+  return out;
+}
+
 /**
  * Whether `relative` (a folder in the tree, from its top) holds installed code
  * your tools load that git does not show: node_modules (Node's require, npm
@@ -469,7 +491,12 @@ export function checkNestedRepos(cwd: string, env: NodeJS.ProcessEnv, since: num
       return true;
     }
   };
-  warnings.push(...settleExecuted(root, walk.executed.filter((p) => changedOrUnknown(p) && !keep.some((k) => within(p, k))), sourced, isVenv));
+  const changedExecuted = walk.executed.filter((p) => changedOrUnknown(p) && !keep.some((k) => within(p, k)));
+  // A file a test runner discovers counts only where git ignores it (elsewhere git status shows it): asked of git at once.
+  const discovered = changedExecuted.filter((p) => executedKind(p.slice(root.length + 1), sourced, isVenv)?.kind === 'discovered');
+  // In a folder that is no repository nothing is hidden by git, and nothing shown either: left as written.
+  const hidden = discovered.length === 0 || gitDir === null ? new Set<string>() : ignoredBy(git, root, discovered);
+  warnings.push(...settleExecuted(root, changedExecuted.filter((p) => !discovered.includes(p) || hidden.has(p)), sourced, isVenv));
   warnings.push(...quarantineDeeperToolConfigs(walk.configs, written));
   warnings.push(...settleDependencies(walk.dependencies.filter((d) => !keep.some((k) => within(d, k)))));
   // A write through one name of a file with others (hard links) lands in all of them: not undone by moving this one aside.

@@ -22,7 +22,7 @@ import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { readBackText } from '../readback/file.js';
 
-export type ExecutedKind = 'bytecode' | 'startup' | 'bin' | 'sourced';
+export type ExecutedKind = 'bytecode' | 'startup' | 'bin' | 'sourced' | 'discovered';
 
 export interface Executed {
   kind: ExecutedKind;
@@ -34,6 +34,7 @@ const WHY: Record<ExecutedKind, string> = {
   bytecode: 'a Python byte-code cache, which Python runs instead of its source when the recorded time and size match',
   startup: "a start-up file of a Python environment, which its Python runs at every start",
   bin: 'a command your tools find by name (an environment\'s bin, node_modules/.bin)',
+  discovered: 'a file your test runner finds and runs on its own (pytest\'s conftest.py and test modules, Jest\'s and Vitest\'s test files), in a folder git ignores',
   sourced: 'a file your .envrc sources, which direnv runs on your next cd there without asking',
 };
 
@@ -75,6 +76,9 @@ export function executedKind(relative: string, sourced: Set<string>, isVenv: (di
     const bin = /^(?:(.+)\/)?bin\/[^/]+$/.exec(relative);
     if (bin && isVenv(bin[1] ?? '')) return 'bin';
     if (sourced.has(relative)) return 'sourced';
+    // Found by a test runner's own search (found in review: a conftest.py in an ignored docs/_build ran at pytest); such a
+    // file only counts where git ignores it (the check asks git), since git shows the others.
+    if (/(?:^|\/)(?:conftest\.py|test_[^/]*\.py|[^/]*_test\.py|[^/]*\.(?:test|spec)\.[cm]?[jt]sx?)$/.test(relative) && !/(?:^|\/)node_modules\//.test(relative)) return 'discovered';
     return null;
   })();
   return kind === null ? null : { kind, why: WHY[kind] };

@@ -913,6 +913,39 @@ echo swapped
       assert.deepEqual(['-bin', '-nm', '-pth'].filter((x) => existsSync(marker + x)), ['-bin', '-nm', '-pth']);
     });
 
+    test('(round 16) files a test runner finds on its own, left in folders git ignores (a test file node --test runs, and pytest\'s conftest.py): moved aside; the same in a folder git shows is left; control: outside, node --test runs the agent\'s file', async () => {
+      const marker = join(t.dir, `PWNED-discovered-${name}`);
+      const repo = join(t.dir, `discovered-${name}`);
+      const g = makeRepo(repo);
+      writeFileSync(join(repo, '.gitignore'), 'docs/_build/\ncoverage/\n');
+      assert.equal(g('add', '.gitignore').status, 0);
+      assert.equal(g('-c', 'user.name=me', '-c', 'user.email=me@x', 'commit', '-q', '-m', 'ignore').status, 0);
+      const plant = [
+        'mkdir -p docs/_build coverage tests',
+        'echo \'require("fs").appendFileSync(process.env.PWNFILE, "hidden,")\' > coverage/evil.test.js',
+        'echo \'open(__import__("os").environ["PWNFILE"], "a")\' > docs/_build/conftest.py',
+        'echo \'require("node:test")("seen", () => {})\' > tests/seen.test.js',
+        'echo planted',
+      ].join(' && ');
+      // The control: outside, node --test in the folder runs the file in the ignored folder.
+      const ctl = join(t.dir, `discovered-control-${name}`);
+      spawnSync('cp', ['-a', repo, ctl]);
+      spawnSync('sh', ['-c', plant], { cwd: ctl });
+      spawnSync('node', ['--test'], { cwd: ctl, env: { ...t.env, PWNFILE: `${marker}-control` } });
+      assert.equal(readFileSync(`${marker}-control`, 'utf8'), 'hidden,', 'outside, node --test runs it');
+
+      const r = await cli(['agent', 'run', '--silent', ...flags, '--', 'sh', '-c', plant], { env: t.env, cwd: repo, timeoutMs: 90_000 });
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(r.stdout, 'planted\n');
+      for (const f of ['coverage/evil.test.js', 'docs/_build/conftest.py']) {
+        assert.match(r.stderr, new RegExp(`the agent made or changed ${join(repo, f).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}, a file your test runner finds and runs on its own`), f);
+        assert.equal(existsSync(join(repo, f)), false, f);
+      }
+      assert.equal(existsSync(join(repo, 'tests', 'seen.test.js')), true, 'git shows that one: left');
+      spawnSync('node', ['--test'], { cwd: repo, env: { ...t.env, PWNFILE: marker } });
+      assert.equal(existsSync(marker), false, 'your node --test ran nothing hidden');
+    });
+
     test('a nested repository with only what git init writes is left alone, without a warning', async () => {
       const repo = join(t.dir, `plain-${name}`);
       makeRepo(repo);
