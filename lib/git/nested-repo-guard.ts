@@ -475,7 +475,7 @@ export function checkNestedRepos(cwd: string, env: NodeJS.ProcessEnv, since: num
   // Then every other .git in the tree, at any depth, in either form.
   const sourced = sourcedByEnvrc(root);
   const isVenv = venvCheck(root);
-  const walk = dotGitsUnder(root, setId, isToolConfigBelow, (rel) => executedKind(rel, sourced, isVenv) !== null, since, (rel) => dependencyFolder(rel, isVenv) && !keep.some((k) => within(join(root, rel), k)));
+  const walk = dotGitsUnder(root, setId, isToolConfigBelow, (rel) => executedKind(rel, sourced, isVenv) !== null, since, (rel) => dependencyFolder(rel, isVenv) && !keep.some((k) => within(join(root, rel), k)), writableOutside);
   if (walk.unreadable.length > 0) {
     warnings.push(`${walk.unreadable.join(', ')} cannot be read (the agent, which writes as you, can close a folder of yours to you, or give it a name stashbase cannot use), so what lies below is unchecked: look there yourself before you run git or your tools there; the rest of the tree was checked`);
   }
@@ -496,6 +496,9 @@ export function checkNestedRepos(cwd: string, env: NodeJS.ProcessEnv, since: num
   const discovered = changedExecuted.filter((p) => executedKind(p.slice(root.length + 1), sourced, isVenv)?.kind === 'discovered');
   // In a folder that is no repository nothing is hidden by git, and nothing shown either: left as written.
   const hidden = discovered.length === 0 || gitDir === null ? new Set<string>() : ignoredBy(git, root, discovered);
+  // One inside a nested repository is not shown by your git status either (only its folder is; found in review).
+  const nested = walk.found.map((g) => dirname(g));
+  for (const p of discovered) if (nested.some((d) => p.startsWith(d + sep))) hidden.add(p);
   warnings.push(...settleExecuted(root, changedExecuted.filter((p) => !discovered.includes(p) || hidden.has(p)), sourced, isVenv));
   warnings.push(...quarantineDeeperToolConfigs(walk.configs, written));
   warnings.push(...settleDependencies(walk.dependencies.filter((d) => !keep.some((k) => within(d, k)))));

@@ -42,6 +42,7 @@ export function dotGitsUnder(
   executed: (path: string) => boolean = () => false,
   since: number | null = null,
   dependencyRoot: (path: string) => boolean = () => false,
+  writableOutside: string[] = [],
 ): { found: string[]; bare: string[]; setId: string[]; configs: string[]; executed: string[]; renamed: string[]; unreadable: string[]; dependencies: string[]; shared: string[] } {
   const found: string[] = [];
   const renamed: string[] = [];
@@ -150,7 +151,9 @@ export function dotGitsUnder(
   }
   for (const link of since === null ? [] : linkedDeps) {
     const real = realOrSelf(link);
-    if (real !== link && (real === root || real.startsWith(root + sep)) && changedUnder(real, since as number)) dependencies.add(link);
+    // In the tree, or in a folder the run could write outside it (found in review: an old node_modules link into an allow_write folder).
+    const reachable = real === root || real.startsWith(root + sep) || writableOutside.some((w) => real === w || real.startsWith(w === '/' ? '/' : w + sep));
+    if (real !== link && reachable && changedUnder(real, since as number)) dependencies.add(link);
   }
   return { found: found.sort(), bare: bare.sort(), setId: setIds.sort(), configs: configList.sort(), executed: executedList.sort(), renamed: renamed.sort(), unreadable, dependencies: [...dependencies].sort(), shared: shared.sort() };
 }

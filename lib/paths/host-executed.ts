@@ -19,7 +19,7 @@
 // `[filesystem] keep_executables` (weaker: an install the agent made stays as
 // it made it).
 import { statSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, posix } from 'node:path';
 import { readBackText } from '../readback/file.js';
 
 export type ExecutedKind = 'bytecode' | 'startup' | 'bin' | 'sourced' | 'discovered';
@@ -34,7 +34,7 @@ const WHY: Record<ExecutedKind, string> = {
   bytecode: 'a Python byte-code cache, which Python runs instead of its source when the recorded time and size match',
   startup: "a start-up file of a Python environment, which its Python runs at every start",
   bin: 'a command your tools find by name (an environment\'s bin, node_modules/.bin)',
-  discovered: 'a file your test runner finds and runs on its own (pytest\'s conftest.py and test modules, Jest\'s and Vitest\'s test files), in a folder git ignores',
+  discovered: 'a file a tool finds and runs by its name (a test runner\'s conftest.py, test modules and test files, a Python extension module taken before its source), where git does not show it',
   sourced: 'a file your .envrc sources, which direnv runs on your next cd there without asking',
 };
 
@@ -48,17 +48,37 @@ export function sourcedByEnvrc(root: string): Set<string> {
   for (const raw of text.split('\n')) {
     for (const part of raw.replace(/(^|\s)#.*$/, '').split(/;|&&|\|\||\|/)) {
       const cmd = part.trim().replace(/^(?:(?:then|else|do|if|while|until|\{|\(|!)\s+)+/, '');
-      const m = /^(source_env_if_exists|source_env|dotenv_if_exists|dotenv|source|\.)(?:\s+(\S+))?/.exec(cmd);
+      const m = /^(?:(?:builtin|command)\s+)?(source_env_if_exists|source_env|dotenv_if_exists|dotenv|source|\.|PATH_add|path_add)(?:\s+(\S+))?/.exec(cmd);
       if (!m) continue;
       // dotenv with no argument loads .env.
-      let arg = (m[2] ?? (m[1]?.startsWith('dotenv') ? '.env' : '')).replace(/^(["'])(.*)\1$/, '$2');
-      arg = arg.replace(/^(?:\$PWD|\$\{PWD\})\//, '');
+      let arg = m[2] ?? (m[1]?.startsWith('dotenv') ? '.env' : '');
+      // The working folder however it is written ("$PWD"/x, ${PWD}/x, $(pwd)/x), quotes removed.
+      arg = arg.replace(/^(["'])(.*)\1$/, '$2').replace(/^(["']?)(?:\$PWD|\$\{PWD\}|\$\(pwd\))\1\//, '').replace(/["']/g, '');
       if (arg.startsWith(`${root}/`)) arg = arg.slice(root.length + 1);
       if (arg === '' || arg.includes('$') || arg.startsWith('/')) continue;
-      out.add(arg.replace(/^\.\//, '').replace(/\/$/, ''));
+      const rel = posix.normalize(arg).replace(/\/$/, '');
+      if (rel === '.') continue;
+      // PATH_add puts a folder first on PATH: what is in it is found by name (marked by a trailing slash).
+      out.add(m[1] === 'PATH_add' || m[1] === 'path_add' ? `${rel}/` : rel);
     }
   }
   return out;
+}
+
+/**
+ * A file a tool finds and runs by its name alone (found in review, rounds 16
+ * and 17): pytest's conftest.py and test modules, unittest's `test*.py`; Node's
+ * `--test` defaults (`*.test.js`, `*-test.js`, `*_test.js`, `test-*.js`,
+ * `test.js`, anything under a `test/` folder), Jest's `__tests__/` and
+ * Vitest's `*.spec.ts` and kin; and a Python extension module (`x.so`,
+ * `x.cpython-311-….so`), which the import system takes before `x.py` beside it.
+ */
+function discoveredByName(relative: string): boolean {
+  const name = relative.slice(relative.lastIndexOf('/') + 1);
+  if (/^(?:conftest|test[^/]*|[^/]*_test)\.py$/.test(name)) return true;
+  if (/^[^/]+\.so$/.test(name)) return true;
+  if (/^(?:test|test-[^/]+|[^/]+[._-]test|[^/]+\.spec)\.[cm]?[jt]sx?$/.test(name)) return true;
+  return /(?:^|\/)(?:test|tests|__tests__)\/(?:[^/]+\/)*[^/]+\.[cm]?[jt]sx?$/.test(relative);
 }
 
 /**
@@ -76,9 +96,10 @@ export function executedKind(relative: string, sourced: Set<string>, isVenv: (di
     const bin = /^(?:(.+)\/)?bin\/[^/]+$/.exec(relative);
     if (bin && isVenv(bin[1] ?? '')) return 'bin';
     if (sourced.has(relative)) return 'sourced';
+    if (sourced.has(`${relative.slice(0, relative.lastIndexOf('/') + 1)}`) && relative.includes('/')) return 'bin';
     // Found by a test runner's own search (found in review: a conftest.py in an ignored docs/_build ran at pytest); such a
     // file only counts where git ignores it (the check asks git), since git shows the others.
-    if (/(?:^|\/)(?:conftest\.py|test_[^/]*\.py|[^/]*_test\.py|[^/]*\.(?:test|spec)\.[cm]?[jt]sx?)$/.test(relative) && !/(?:^|\/)node_modules\//.test(relative)) return 'discovered';
+    if (!/(?:^|\/)(?:node_modules|site-packages)\//.test(relative) && discoveredByName(relative)) return 'discovered';
     return null;
   })();
   return kind === null ? null : { kind, why: WHY[kind] };

@@ -501,6 +501,34 @@ echo swapped
       });
     }
 
+    if (!docker) {
+      test('(round 17) an old node_modules link into an allow_write folder outside the tree, its package rewritten there: the link moved aside; control: put back, node runs the agent\'s code', async () => {
+        const marker = join(t.dir, `PWNED-nmlink-${name}`);
+        const shared = join(t.dir, `nmshared-${name}`);
+        const repo = join(t.dir, `nmlink-${name}`);
+        const g = makeRepo(repo);
+        mkdirSync(join(shared, 'node_modules', 'leftpad'), { recursive: true });
+        writeFileSync(join(shared, 'node_modules', 'leftpad', 'index.js'), 'module.exports = 1;\n');
+        spawnSync('ln', ['-s', join(shared, 'node_modules'), join(repo, 'node_modules')]);
+        writeFileSync(join(repo, '.gitignore'), 'node_modules\n');
+        writeFileSync(join(repo, 'app.js'), 'require("leftpad");\n');
+        assert.equal(g('add', '.gitignore', 'app.js').status, 0);
+        assert.equal(g('-c', 'user.name=me', '-c', 'user.email=me@x', 'commit', '-q', '-m', 'app').status, 0);
+        mkdirSync(join(t.sbHome, 'agents'), { recursive: true });
+        writeFileSync(join(t.sbHome, 'agents', 'nmshared.toml'), `[filesystem]\nallow_write = ["${shared}"]\n`);
+        const r = await cli(['agent', 'run', '--silent', '--profile', 'nmshared', '--', 'sh', '-c', 'echo \'require("fs").writeFileSync(process.env.PWNFILE, "")\' > node_modules/leftpad/index.js && echo rewritten'], { env: t.env, cwd: repo, timeoutMs: 90_000 });
+        assert.equal(r.code, 0, r.stderr);
+        assert.equal(r.stdout, 'rewritten\n');
+        assert.match(r.stderr, new RegExp(`the agent changed code in ${join(repo, 'node_modules').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(node_modules, .*\\), where git shows nothing: it was renamed`));
+        spawnSync('node', ['app.js'], { cwd: repo, env: { ...t.env, PWNFILE: marker } });
+        assert.equal(existsSync(marker), false, 'your node app.js ran nothing of the agent');
+        // Control: the link put back, node runs the agent's code.
+        spawnSync('mv', [join(repo, 'node_modules.stashbase-quarantine'), join(repo, 'node_modules')]);
+        spawnSync('node', ['app.js'], { cwd: repo, env: { ...t.env, PWNFILE: marker } });
+        assert.equal(existsSync(marker), true);
+      });
+    }
+
     test('variants found in review: a symlinked .git, a pointer ending in a space, a bare repository under another name, and a broken index that stops no other check', async () => {
       const marker = join(t.dir, `PWNED-variants-${name}`);
       const repo = join(t.dir, `variants-${name}`);
@@ -920,9 +948,14 @@ echo swapped
       writeFileSync(join(repo, '.gitignore'), 'docs/_build/\ncoverage/\n');
       assert.equal(g('add', '.gitignore').status, 0);
       assert.equal(g('-c', 'user.name=me', '-c', 'user.email=me@x', 'commit', '-q', '-m', 'ignore').status, 0);
+      // (round 17) Node's own --test names, and a nested clone of yours (git shows only its folder).
+      assert.equal(spawnSync('git', ['init', '-q', join(repo, 'vendor', 'lib')]).status, 0);
       const plant = [
-        'mkdir -p docs/_build coverage tests',
+        'mkdir -p docs/_build coverage/test tests',
         'echo \'require("fs").appendFileSync(process.env.PWNFILE, "hidden,")\' > coverage/evil.test.js',
+        'echo \'require("fs").appendFileSync(process.env.PWNFILE, "dir,")\' > coverage/test/evil.js',
+        'echo \'require("fs").appendFileSync(process.env.PWNFILE, "dash,")\' > coverage/x-test.js',
+        'echo \'require("fs").appendFileSync(process.env.PWNFILE, "nested,")\' > vendor/lib/w.test.js',
         'echo \'open(__import__("os").environ["PWNFILE"], "a")\' > docs/_build/conftest.py',
         'echo \'require("node:test")("seen", () => {})\' > tests/seen.test.js',
         'echo planted',
@@ -932,13 +965,13 @@ echo swapped
       spawnSync('cp', ['-a', repo, ctl]);
       spawnSync('sh', ['-c', plant], { cwd: ctl });
       spawnSync('node', ['--test'], { cwd: ctl, env: { ...t.env, PWNFILE: `${marker}-control` } });
-      assert.equal(readFileSync(`${marker}-control`, 'utf8'), 'hidden,', 'outside, node --test runs it');
+      assert.deepEqual(readFileSync(`${marker}-control`, 'utf8').split(',').filter(Boolean).sort(), ['dash', 'dir', 'hidden', 'nested'], 'outside, node --test runs each');
 
       const r = await cli(['agent', 'run', '--silent', ...flags, '--', 'sh', '-c', plant], { env: t.env, cwd: repo, timeoutMs: 90_000 });
       assert.equal(r.code, 0, r.stderr);
       assert.equal(r.stdout, 'planted\n');
-      for (const f of ['coverage/evil.test.js', 'docs/_build/conftest.py']) {
-        assert.match(r.stderr, new RegExp(`the agent made or changed ${join(repo, f).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}, a file your test runner finds and runs on its own`), f);
+      for (const f of ['coverage/evil.test.js', 'coverage/test/evil.js', 'coverage/x-test.js', 'vendor/lib/w.test.js', 'docs/_build/conftest.py']) {
+        assert.match(r.stderr, new RegExp(`the agent made or changed ${join(repo, f).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}, a file a tool finds and runs by its name`), f);
         assert.equal(existsSync(join(repo, f)), false, f);
       }
       assert.equal(existsSync(join(repo, 'tests', 'seen.test.js')), true, 'git shows that one: left');

@@ -43,3 +43,14 @@ test('(round 16) a virtual environment is found as Python finds it: pyvenv.cfg a
   const kind = (p: string) => executedKind(p, new Set(), isVenv)?.kind ?? null;
   assert.deepEqual(['linked/bin/tool', 'inbin/bin/tool', 'none/bin/tool', '.venv/pyvenv.cfg', 'x/bin/pyvenv.cfg'].map(kind), ['bin', 'bin', null, 'startup', 'startup']);
 });
+
+test('(round 17) files found by their names alone: Node --test\'s defaults, Jest\'s __tests__, unittest\'s test*.py, a Python extension module; not inside node_modules or site-packages, not ordinary source; PATH_add\'s folder', () => {
+  const kind = (p: string, sourced = new Set<string>()) => executedKind(p, sourced, () => false)?.kind ?? null;
+  assert.deepEqual(['out/x-test.js', 'out/test-y.mjs', 'out/z_test.cjs', 'out/t/test.js', 'out/test/evil.js', 'a/__tests__/b.ts', 'out/tests.py', 'w.spec.tsx', 'util.so', 'm.cpython-311-x86_64-linux-gnu.so'].map((p) => kind(p)), Array(10).fill('discovered'));
+  assert.deepEqual(['src/app.js', 'src/testing.txt', 'node_modules/x/test.js', 'env/lib/python3.11/site-packages/np/core.so', 'latest.js', 'src/contest.py'].map((p) => kind(p)), [null, null, null, null, null, null]);
+  const r = join(t.dir, 'r17');
+  writeFile(join(r, '.envrc'), ['PATH_add bin', '[ -f "$PWD"/local.env.sh ] && . "$PWD"/local.env.sh', 'source ./lib/../shared.env.sh'].join('\n'));
+  const sourced = sourcedByEnvrc(r);
+  assert.deepEqual([...sourced].sort(), ['bin/', 'local.env.sh', 'shared.env.sh']);
+  assert.deepEqual(['bin/git', 'bin/sub/x', 'local.env.sh'].map((p) => kind(p, sourced)), ['bin', null, 'sourced']);
+});
