@@ -2,7 +2,7 @@
 // what it may not touch stays as it was, the refs come out as the spec says,
 // the user's git afterwards runs nothing it planted; resume and stale locks.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
@@ -144,13 +144,18 @@ for (const backend of ['native', 'docker'] as const) {
 describe('worktree runs: a run killed hard leaves a stale lock that is recognised and released', needs('git', 'bwrap'), () => {
   const r = repoHome();
   after(() => r.cleanup());
-  test('SIGKILL during the run: list says stale lock, --resume takes it over, remove releases it', async () => {
+  /** What the run said once its sandbox is up; a run that ends before fails the test with what it said (never a wait without end). */
+  const started = (c: ChildProcess) => new Promise<string>((resolve, reject) => {
+    let said = '';
+    c.stderr?.setEncoding('utf8').on('data', (d: string) => {
+      said += d;
+      if (/^Sandbox: /m.test(said)) resolve(said);
+    });
+    c.on('exit', (code, signal) => reject(new Error(`the run ended (${code ?? signal}) before its sandbox was up: ${said}`)));
+  });
+  test('SIGKILL during the run: list says stale lock, --resume takes it over, remove releases it', { timeout: 180_000 }, async () => {
     const child = spawn(process.execPath, [BIN, 'agent', 'run', '--worktree', '--', 'sleep', '60'], { env: r.env, cwd: r.root, stdio: ['ignore', 'ignore', 'pipe'] });
-    let err = '';
-    await new Promise<void>((resolve) => child.stderr.setEncoding('utf8').on('data', (d: string) => {
-      err += d;
-      if (/^Sandbox: /m.test(err)) resolve();
-    }));
+    const err = await started(child);
     const name = nameOf(err);
     const running = await cli(['agent', 'worktrees', 'list', '--json'], { env: r.env, cwd: r.root });
     assert.deepEqual(JSON.parse(running.stdout).map((w: { name: string; status: string }) => [w.name, w.status]), [[name, 'running']]);
@@ -165,11 +170,7 @@ describe('worktree runs: a run killed hard leaves a stale lock that is recognise
     assert.equal(existsSync(join(r.root, '.stashbase', 'worktrees', name)), false);
     // Again, then removed by hand: the stale lock is released on removal.
     const again = spawn(process.execPath, [BIN, 'agent', 'run', '--resume', name, '--', 'sleep', '60'], { env: r.env, cwd: r.root, stdio: ['ignore', 'ignore', 'pipe'] });
-    let err2 = '';
-    await new Promise<void>((resolve) => again.stderr.setEncoding('utf8').on('data', (d: string) => {
-      err2 += d;
-      if (/^Sandbox: /m.test(err2)) resolve();
-    }));
+    await started(again);
     again.kill('SIGKILL');
     await new Promise((resolve) => again.on('close', resolve));
     const removed = await cli(['agent', 'worktrees', 'remove', name, '--keep-branch'], { env: r.env, cwd: r.root });
