@@ -84,7 +84,9 @@ export interface BwrapInput {
    * Writable roots outside the tree (allow_write paths, by the real path they
    * were judged at: lib/paths/bind-sources.ts refuseAgentLinks), held the same
    * way where bwrap takes `--bind-fd` (found in review: an agent of a
-   * concurrent run swapped one for a link between the check and the bind by name).
+   * concurrent run swapped one for a link between the check and the bind by name),
+   * and every writable bind below one (a folder pinned for a write-denied file
+   * in it: found in review, swapped the same way).
    */
   heldAlso?: string[];
   /** Own network namespace (only the bridged proxy reaches out); false = host network. */
@@ -155,7 +157,7 @@ export function buildBwrapCommand(input: BwrapInput): Command {
   const held: FdFile[] = [];
   const heldIn = input.heldTree === null ? null : `${input.heldTree}/`;
   for (const l of layers.sort((a, b) => depth(a.dest) - depth(b.dest) || a.rank - b.rank)) {
-    if (!l.ro && ((heldIn !== null && (l.src.startsWith(heldIn) || l.src === input.heldTree)) || (input.heldAlso ?? []).includes(l.src))) {
+    if (!l.ro && ((heldIn !== null && (l.src.startsWith(heldIn) || l.src === input.heldTree)) || (input.heldAlso ?? []).some((h) => l.src === h || l.src.startsWith(`${h}/`)))) {
       const fd = BWRAP_FDS.sources + held.length;
       held.push({ fd, path: l.src, held: true });
       args.push(l.ro ? '--ro-bind-fd' : '--bind-fd', String(fd), l.dest);

@@ -137,6 +137,28 @@ describe('binds from the tree held by descriptor: a folder swapped for a link af
     assert.deepEqual(readdirSync(bin).sort(), ['evil', 'keep']);
   });
 
+  test('(round 18) a folder pinned under an allow_write folder outside the tree (for a write-denied file in it), swapped for a link to another repository\'s .git as bwrap starts: held, bwrap fails, the next try refuses the link; that .git untouched; control: bwrap binding the folder by name after the swap writes there', { timeout: 60_000 }, async () => {
+    const { dir, tree } = fresh('pinned-outside');
+    const home = t.env.HOME as string;
+    const tool = join(home, '.pconfig', 'tool');
+    const other = join(home, 'src-other', '.git');
+    writeFile(join(tool, 'config'), 'mine\n');
+    writeFile(join(other, 'config'), '[core]\n');
+    mkdirSync(join(other, 'hooks'), { recursive: true });
+    writeFile(join(t.sbHome, 'agents', 'pinout.toml'), '[filesystem]\nallow_write = ["~/.pconfig"]\ndeny_write = ["~/.pconfig/tool/config"]\n');
+    const env = racer(dir, tool, '../src-other/.git');
+    const r = await cli(['agent', 'run', '--profile', 'pinout', '--', 'sh', '-c', `echo pwned > ${tool}/hooks/pre-commit; echo ran`], { env, cwd: tree, timeoutMs: 50_000 });
+    assert.equal(r.code, 4, r.stderr);
+    assert.equal(r.stdout, '');
+    assert.match(r.stderr, /stashbase: bwrap exited \(1\) before setting up the sandbox; nothing was run; trying again \(2 of 3\)\n/);
+    assert.match(r.stderr, new RegExp(`\nstashbase: ${tool} is reached through a link \\(it leads to ${other}\\), and the run binds it into the sandbox`));
+    assert.deepEqual(readdirSync(join(other, 'hooks')), []);
+    // Control: bwrap binding the folder by its name after the same swap writes into the other repository's .git.
+    const c = spawnSync(bwrap, ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--bind', tool, tool, '--', 'sh', '-c', `echo pwned > ${tool}/hooks/pre-commit`], { encoding: 'utf8' });
+    assert.equal(c.status, 0, c.stderr);
+    assert.deepEqual(readdirSync(join(other, 'hooks')), ['pre-commit']);
+  });
+
   test('(round 13) as an ordinary user, the link\'s folder closed with chmod 555 after the link was made (it passed for the system\'s): refused all the same; control: as that user, outside, a write through the link lands in ~/.local/bin', needsRoot('it runs stashbase as nobody'), async () => {
     const dir = join(t.dir, 'nobody');
     const home = join(dir, 'home');
