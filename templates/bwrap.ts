@@ -68,27 +68,21 @@ export interface BwrapInput {
   /** bwrap 0.5.0 or later: denied directories get a tmpfs of mode 0555 instead (cheaper to mount). */
   tmpfsPerms: boolean;
   /**
-   * The tree the agent writes, when this bwrap takes `--bind-fd` (0.10, and
-   * distributions' backports): a writable bind whose source lies in it is made from a
-   * descriptor the runner opened and checked (FdFile.held), the tree itself
-   * too (a worktree run's, in a folder of the repository: found in review), so a folder
-   * swapped for a link after the check (by an agent of another run in the same
-   * tree) makes bwrap fail ("Race condition binding dirfd"), never bind what
-   * the link names. A read-only bind stays by path: one swapped protects
-   * another file, read-only, and grants nothing (the denials come after
-   * it); held, a tree with thousands of write-denied files would need as
-   * many descriptors. Null: binds by path.
+   * Where this bwrap takes `--bind-fd` (0.10, and distributions' backports):
+   * the roots below which every writable bind is made from a descriptor the
+   * runner opened and checked (FdFile.held). The tree the agent writes (a
+   * worktree run's whole worktree, in a folder of the repository: found in
+   * review), and each allow_write folder outside it by the real path its check
+   * judged (lib/paths/bind-sources.ts refuseAgentLinks), with the folders pinned
+   * below it (found in review: an agent of a concurrent run swapped one for a
+   * link between the check and the bind by name). A folder swapped for a link
+   * after the check makes bwrap fail ("Race condition binding dirfd"), never
+   * bind what the link names. A read-only bind stays by path: one swapped
+   * protects another file, read-only, and grants nothing (the denials come
+   * after it); held, a tree with thousands of write-denied files would need as
+   * many descriptors. Empty: binds by path.
    */
-  heldTree: string | null;
-  /**
-   * Writable roots outside the tree (allow_write paths, by the real path they
-   * were judged at: lib/paths/bind-sources.ts refuseAgentLinks), held the same
-   * way where bwrap takes `--bind-fd` (found in review: an agent of a
-   * concurrent run swapped one for a link between the check and the bind by name),
-   * and every writable bind below one (a folder pinned for a write-denied file
-   * in it: found in review, swapped the same way).
-   */
-  heldAlso?: string[];
+  heldRoots: string[];
   /** Own network namespace (only the bridged proxy reaches out); false = host network. */
   isolateNetwork: boolean;
   seccompFile: string;
@@ -111,7 +105,7 @@ export interface BwrapInput {
   userns: boolean;
 }
 
-/** The descriptors bwrap is given; held bind sources (BwrapInput.heldTree) from `sources` up, in the order bwrap binds them. */
+/** The descriptors bwrap is given; held bind sources (BwrapInput.heldRoots) from `sources` up, in the order bwrap binds them. */
 export const BWRAP_FDS = { seccomp: 3, info: 4, block: 5, userns: 6, gate: GATE_FD, sources: GATE_FD + 1 } as const;
 
 const depth = (p: string) => p.split('/').length;
@@ -155,9 +149,8 @@ export function buildBwrapCommand(input: BwrapInput): Command {
     ...input.denyWrite.map((d) => ({ src: d.path, dest: d.path, ro: true, rank: 2 })),
   ];
   const held: FdFile[] = [];
-  const heldIn = input.heldTree === null ? null : `${input.heldTree}/`;
   for (const l of layers.sort((a, b) => depth(a.dest) - depth(b.dest) || a.rank - b.rank)) {
-    if (!l.ro && ((heldIn !== null && (l.src.startsWith(heldIn) || l.src === input.heldTree)) || (input.heldAlso ?? []).some((h) => l.src === h || l.src.startsWith(`${h}/`)))) {
+    if (!l.ro && input.heldRoots.some((h) => l.src === h || l.src.startsWith(`${h}/`))) {
       const fd = BWRAP_FDS.sources + held.length;
       held.push({ fd, path: l.src, held: true });
       args.push(l.ro ? '--ro-bind-fd' : '--bind-fd', String(fd), l.dest);

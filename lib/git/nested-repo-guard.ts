@@ -20,7 +20,7 @@ import { findRepoRoot } from './repo.js';
 import { checkoutGit, worktreeOfGitDir } from './run-git-dir.js';
 import { gitDirLink } from './git-dir-links.js';
 import { MAX_GIT_ENTRIES } from './sanitize.js';
-import { commondirOf, dotGitsUnder, gitPathFile, kernelJoin, kernelPath, kernelWay, moveAside, QUARANTINE, realOrSelf, within } from './planted-repos.js';
+import { beneath, commondirOf, dotGitsUnder, gitPathFile, kernelJoin, kernelPath, kernelWay, moveAside, QUARANTINE, realOrSelf, within, writableOutsideTree } from './planted-repos.js';
 import { isToolConfigBelow, quarantineDeeperToolConfigs, quarantineToolConfigs } from '../paths/tool-configs.js';
 import { restoreHint } from '../util/style.js';
 import { executedKind, sourcedByEnvrc, venvCheck } from '../paths/host-executed.js';
@@ -185,9 +185,10 @@ export interface NestedRepoGuard {
  * file modes itself (Docker): setuid bits are checked too (bubblewrap's filter
  * keeps them out). The repository's git directory is the run's own on every
  * backend (lib/git/run-git-dir.ts): its index and state come back only
- * through the import.
+ * through the import. `writableOutside`: where the agent could write outside
+ * the tree, asked when the run ends (never on the way to its start).
  */
-export function nestedRepoGuard(cwd: string, env: NodeJS.ProcessEnv, session: string, toolConfigs: string[] = [], direct = false, keep: string[] = [], denyWrite: string[] = [], writableOutside: string[] = []): NestedRepoGuard | null {
+export function nestedRepoGuard(cwd: string, env: NodeJS.ProcessEnv, session: string, toolConfigs: string[] = [], direct = false, keep: string[] = [], denyWrite: string[] = [], writableOutside: () => string[] = () => []): NestedRepoGuard | null {
   const missing = toolConfigs.filter((p) => !lstatSync(p, { throwIfNoEntry: false }));
   // deny_write paths that are links: the sandbox protects their targets; the links are put back at the end (lib/paths/protected-links.ts).
   const links = noteLinks(denyWrite);
@@ -212,7 +213,7 @@ export function nestedRepoGuard(cwd: string, env: NodeJS.ProcessEnv, session: st
   return {
     check: () => [
       ...each('links deny_write protects', () => restoreLinks(links)),
-      ...each(`repositories planted in ${cwd}, setuid files and what your tools run unseen`, () => checkNestedRepos(cwd, env, since, repo === null, direct, keep, writableOutside)),
+      ...each(`repositories planted in ${cwd}, setuid files and what your tools run unseen`, () => checkNestedRepos(cwd, env, since, repo === null, direct, keep, writableOutside())),
       ...each("tools' configs the agent made", () => quarantineToolConfigs(missing, null)),
     ],
   };
@@ -268,22 +269,20 @@ function settleExecuted(root: string, paths: string[], sourced: Set<string>, isV
 
 /** Which of `paths` (in the repository at `root`) git ignores there, or cannot answer for (counted as hidden). */
 function ignoredBy(git: string, root: string, paths: string[]): Set<string> {
-  const out = new Set<string>();
-  // Names git would quote in its answer (a quote, a backslash, a control or non-ASCII character) are asked alone, by exit code.
+  // Each as ./name: never read as a pathspec's magic (a name starting with a colon).
+  const ask = (some: string[]) => probe({ file: git, args: ['-C', root, 'check-ignore', '--', ...some.map((p) => `./${p.slice(root.length + 1)}`)] }, 30_000);
+  // One alone, by its exit code: 1 is "not ignored"; anything else git cannot answer for (a path in a nested repository).
+  const alone = (p: string) => ask([p]).code !== 1;
+  // Names git would quote in its answer (a quote, a backslash, a control or non-ASCII character) are asked alone.
   const plain = (p: string) => /^[\x20-\x7e]*$/.test(p) && !/["\\]/.test(p);
-  const chunks = [...paths.filter((p) => !plain(p)).map((p) => [p])];
+  const out = new Set(paths.filter((p) => !plain(p) && alone(p)));
   const simple = paths.filter(plain);
-  for (let i = 0; i < simple.length; i += 200) chunks.push(simple.slice(i, i + 200));
-  for (const chunk of chunks) {
-    // Each path given back as given, one a line (a name with a newline in it is asked alone, and only then).
-    // Each as ./name: never read as a pathspec's magic (a name starting with a colon).
-    const r = probe({ file: git, args: ['-C', root, 'check-ignore', '--', ...chunk.map((p) => `./${p.slice(root.length + 1)}`)] }, 30_000);
-    const lines = chunk.length === 1 && r.code === 0 ? [chunk[0]?.slice(root.length + 1) ?? ''] : r.stdout.split('\n').filter(Boolean).map((l) => l.replace(/^\.\//, ''));
-    if (r.code === 0 || r.code === 1) for (const rel of lines) out.add(join(root, rel));
-    // One path git refuses (in a nested repository) fails the lot: then each alone.
-    else if (chunk.length > 1) for (const p of chunk) if (ignoredBy(git, root, [p]).size > 0) out.add(p);
-    // One git cannot answer for (a path in a nested repository): counted as hidden.
-    else for (const p of chunk) out.add(p);
+  for (let i = 0; i < simple.length; i += 200) {
+    const chunk = simple.slice(i, i + 200);
+    const r = ask(chunk);
+    // One path git refuses fails the lot: then each alone.
+    if (r.code !== 0 && r.code !== 1) for (const p of chunk.filter(alone)) out.add(p);
+    else for (const line of r.stdout.split('\n').filter(Boolean)) out.add(join(root, line.replace(/^\.\//, '')));
   }
   return out;
 }
@@ -324,11 +323,10 @@ function settleDependencies(folders: string[]): string[] {
  */
 function targetChanged(p: string, root: string, written: (p: string) => boolean, outside: string[] = []): boolean {
   if (lstatSync(p, { throwIfNoEntry: false })?.isSymbolicLink() !== true) return false;
-  const under = (q: string, dir: string) => q.startsWith(dir === '/' ? '/' : dir + sep);
   return kernelWay(dirname(p), basename(p)).some((e) => {
-    if (e.path === p || under(p, e.path) || written(e.path) === false) return false;
+    if (e.path === p || beneath(p, e.path) || written(e.path) === false) return false;
     // In the tree, or in a folder the run could write outside it (found in review: a link to a file in an allow_write folder).
-    return under(e.path, root) || (e.path !== root && !under(root, e.path) && outside.some((w) => e.path === w || under(e.path, w)));
+    return beneath(e.path, root) || writableOutsideTree(e.path, root, outside);
   });
 }
 
@@ -356,13 +354,10 @@ function wayChanged(dotGit: string, root: string, own: string | null, written: (
   const text = gitPathFile(dotGit);
   if (text === null || !text.startsWith('gitdir: ')) return false;
   // The way's entries are named as walked (each in a real folder): compared by their names, a link's own place counts.
-  const under = (p: string, dir: string) => p.startsWith(dir === '/' ? '/' : dir + sep);
   const way = kernelWay(dirname(dotGit), text.slice(8));
   return way.some((e, i) => {
-    if (under(e.path, root)) return (own === null || (e.path !== own && !under(e.path, own))) && (e.link || i < way.length - 1) && written(e.path);
-    // Not the folders above the tree (their times change with everything beside it; renaming one moves the tree itself).
-    if (e.path === root || under(root, e.path)) return false;
-    return outside.some((w) => e.path === w || under(e.path, w)) && written(e.path);
+    if (beneath(e.path, root)) return (own === null || (e.path !== own && !beneath(e.path, own))) && (e.link || i < way.length - 1) && written(e.path);
+    return writableOutsideTree(e.path, root, outside) && written(e.path);
   });
 }
 

@@ -152,7 +152,7 @@ export function dotGitsUnder(
   for (const link of since === null ? [] : linkedDeps) {
     const real = realOrSelf(link);
     // In the tree, or in a folder the run could write outside it (found in review: an old node_modules link into an allow_write folder).
-    const reachable = real === root || real.startsWith(root + sep) || writableOutside.some((w) => real === w || real.startsWith(w === '/' ? '/' : w + sep));
+    const reachable = real === root || beneath(real, root) || writableOutsideTree(real, root, writableOutside);
     if (real !== link && reachable && changedUnder(real, since as number)) dependencies.add(link);
   }
   return { found: found.sort(), bare: bare.sort(), setId: setIds.sort(), configs: configList.sort(), executed: executedList.sort(), renamed: renamed.sort(), unreadable, dependencies: [...dependencies].sort(), shared: shared.sort() };
@@ -265,6 +265,21 @@ export function kernelWay(base: string, path: string): Array<{ path: string; lin
     pending = [...target.split('/'), ...pending];
   }
   return out;
+}
+
+/** Whether `path` lies below `dir`, by their names alone (both as the kernel walks them: no link resolved). */
+export function beneath(path: string, dir: string): boolean {
+  return path.startsWith(dir === '/' ? '/' : dir + sep);
+}
+
+/**
+ * Whether `path` (named as walked) lies in a folder a run could write outside
+ * its tree (`outside`: its allow_write roots, or `/` with deny-list writes),
+ * never the tree itself or a folder above it (their times change with
+ * everything beside the tree; renaming one moves the tree itself).
+ */
+export function writableOutsideTree(path: string, root: string, outside: string[]): boolean {
+  return path !== root && !beneath(root, path) && outside.some((w) => path === w || beneath(path, w));
 }
 
 /** `p` resolved, or as it is when it cannot be. */

@@ -43,7 +43,7 @@ export interface NativeContext {
   runDenyWrite?: string[];
   /** bwrap takes `--perms` before `--tmpfs` (0.5.0 and later); otherwise denied directories are bound. */
   bwrapTmpfsPerms?: boolean;
-  /** bwrap takes `--bind-fd`: the binds whose source lies in the tree are made from descriptors checked at the start (templates/bwrap.ts heldTree). */
+  /** bwrap takes `--bind-fd`: the binds whose source lies in the tree are made from descriptors checked at the start (templates/bwrap.ts heldRoots). */
   bwrapBindFd?: boolean;
   /** Not --silent: the sandbox may say what it cannot enforce here (no Landlock). */
   announce?: boolean;

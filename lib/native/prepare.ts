@@ -210,8 +210,7 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
       emptyDir: join(runDir, 'empty'),
       tmpfsPerms: ctx.bwrapTmpfsPerms === true,
       // A worktree run's whole worktree (its working directory may be a folder of it).
-      heldTree: ctx.bwrapBindFd === true ? (ctx.worktreePath ?? ctx.cwd) : null,
-      heldAlso: ctx.bwrapBindFd === true ? [...outsideReal.values()] : [],
+      heldRoots: ctx.bwrapBindFd === true ? [ctx.worktreePath ?? ctx.cwd, ...outsideReal.values()] : [],
       isolateNetwork: isolate,
       seccompFile: join(runDir, 'seccomp.bpf'),
       landlock: allowList ? { perl, arch: process.arch as LandlockArch, files: landlockFiles, warn: ctx.announce === true } : null,

@@ -255,7 +255,7 @@ async function runBwrapOnce(prep: NativePrepared, opts: NativeRunOptions, signal
   const stdio: Array<'inherit' | 'pipe' | 'ipc' | 'ignore' | number> = ['inherit', 'inherit', 'inherit', seccompFd, 'pipe', 'pipe', ...(userns ? ['pipe' as const] : [])];
   if (prep.relay) stdio[relayControlFd(userns)] = 'ipc';
   stdio[BWRAP_FDS.gate] = 'pipe';
-  // The binds from the tree come from descriptors opened and checked now (templates/bwrap.ts heldTree).
+  // The binds from the tree come from descriptors opened and checked now (templates/bwrap.ts heldRoots).
   let held: HeldSources;
   try {
     held = holdSources(step.command.fds ?? []);

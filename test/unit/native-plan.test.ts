@@ -40,7 +40,7 @@ const bwrapInput: BwrapInput = {
   deniedFile: `${RUN}/denied`,
   emptyDir: `${RUN}/empty`,
   tmpfsPerms: true,
-  heldTree: P,
+  heldRoots: [P],
   isolateNetwork: true,
   seccompFile: `${RUN}/seccomp.bpf`,
   landlock: null,
@@ -96,8 +96,8 @@ test('bwrap (writes as an allow-list): the whole argument list', () => {
   assert.deepEqual(cmd.pipes, [{ fd: 4, direction: 'from-child' }, { fd: 5, direction: 'to-child' }, { fd: 6, direction: 'to-child' }, { fd: 8, direction: 'to-child' }]);
 });
 
-test('bwrap without --bind-fd (heldTree null): every bind by its path', () => {
-  const cmd = buildBwrapCommand({ ...bwrapInput, heldTree: null });
+test('bwrap without --bind-fd (no heldRoots): every bind by its path', () => {
+  const cmd = buildBwrapCommand({ ...bwrapInput, heldRoots: [] });
   const at = cmd.args.indexOf(`${P}/secrets`);
   assert.deepEqual(cmd.args.slice(at - 1, at + 11), [
     '--bind', `${P}/secrets`, `${P}/secrets`,
