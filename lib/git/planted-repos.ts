@@ -63,7 +63,7 @@ export function dotGitsUnder(
     const [dir, inGit, dep] = stack.pop() as [string, boolean, string | null];
     let handle: Dir;
     try {
-      handle = opendirSync(dir, { bufferSize: 256, encoding: 'buffer' as BufferEncoding });
+      handle = opendirSync(dir, { bufferSize: 256 });
     } catch (e) {
       // Gone or replaced meanwhile: nothing there to check. One of yours closed to you (the agent, which writes as you,
       // can chmod it): what lies below is unseen, and your git still reaches it by its path, so the check fails, said
@@ -107,16 +107,39 @@ export function dotGitsUnder(
     // a setuid shell, a nested repository with an fsmonitor, a .pth file): renamed by their bytes to names that are,
     // once the folder is read, and checked under those.
     const odd: Array<{ bytes: Buffer; entry: Dirent }> = [];
+    // Read as UTF-8 (a third of the cost of reading bytes): a name that is not comes with U+FFFD in it, as may one that
+    // is, and such names alone are read again by their bytes, below.
+    let replaced = false;
     try {
       for (let e = handle.readSync(); e !== null; e = handle.readSync()) {
-        const bytes = e.name as unknown as Buffer;
-        const name = bytes.toString('utf8');
-        if (Buffer.from(name, 'utf8').equals(bytes)) visit(Object.assign(e, { name }));
-        else odd.push({ bytes, entry: e });
+        if (e.name.includes('\uFFFD')) replaced = true;
+        else visit(e);
       }
     } finally {
       // A folder that cannot be read to its end fails the check (the caller says so), its handle closed.
       handle.closeSync();
+    }
+    let again: Dir | null = null;
+    if (replaced) {
+      try {
+        again = opendirSync(dir, { bufferSize: 256, encoding: 'buffer' as BufferEncoding });
+      } catch (e) {
+        // Replaced meanwhile: what it held by those names is unseen.
+        unreadable.push(`${dir} (${(e as NodeJS.ErrnoException).code ?? 'failed'} on reading its names that are not UTF-8)`);
+      }
+    }
+    if (again !== null) {
+      try {
+        for (let e = again.readSync(); e !== null; e = again.readSync()) {
+          const bytes = e.name as unknown as Buffer;
+          const name = bytes.toString('utf8');
+          if (!name.includes('\uFFFD')) continue; // visited above
+          if (Buffer.from(name, 'utf8').equals(bytes)) visit(Object.assign(e, { name }));
+          else odd.push({ bytes, entry: e });
+        }
+      } finally {
+        again.closeSync();
+      }
     }
     for (const { bytes, entry } of odd) {
       const from = Buffer.concat([Buffer.from(dir + sep), bytes]);

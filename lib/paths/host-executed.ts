@@ -81,12 +81,18 @@ function discoveredByName(relative: string): boolean {
   return /(?:^|\/)(?:test|tests|__tests__)\/(?:[^/]+\/)*[^/]+\.[cm]?[jt]sx?$/.test(relative);
 }
 
+/** What every kind of executedKind needs but 'sourced': a superset, so that passing on a miss changes no answer. */
+const MAY_RUN = /\.(?:py[co]?|pth|cfg|so|[cm]?[jt]sx?)$|(?:^|\/)\.?bin\/[^/]+$/;
+
 /**
  * What `relative` (a path in the tree, from its top) is of that class, or
  * null. `sourced`: what the top's .envrc sources; `isVenv(dir)`: whether the
  * folder is a virtual environment (holds pyvenv.cfg).
  */
 export function executedKind(relative: string, sourced: Set<string>, isVenv: (dir: string) => boolean): Executed | null {
+  // Called for every entry of the tree: a path none of the kinds below can match (each needs one of these endings or a
+  // bin folder, or the .envrc to source something) is passed at once.
+  if (sourced.size === 0 && !MAY_RUN.test(relative)) return null;
   const kind = ((): ExecutedKind | null => {
     if (/\.py[co]$/.test(relative)) return 'bytecode';
     if (/(?:^|\/)site-packages\/(?:[^/]+\.pth|sitecustomize\.py|usercustomize\.py)$/.test(relative)) return 'startup';

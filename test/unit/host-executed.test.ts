@@ -4,6 +4,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { executedKind, sourcedByEnvrc, venvCheck } from '../../lib/paths/host-executed.js';
+import { isToolConfigBelow, TOOL_CONFIGS } from '../../lib/paths/tool-configs.js';
 import { tempHome, writeFile } from '../helpers.js';
 
 const t = tempHome();
@@ -53,4 +54,20 @@ test('(round 17) files found by their names alone: Node --test\'s defaults, Jest
   const sourced = sourcedByEnvrc(r);
   assert.deepEqual([...sourced].sort(), ['bin/', 'local.env.sh', 'shared.env.sh']);
   assert.deepEqual(['bin/git', 'bin/sub/x', 'local.env.sh'].map((p) => kind(p, sourced)), ['bin', null, 'sourced']);
+});
+
+test('the quick passes over every entry of the tree change no answer: each kind found with no .envrc sourcing anything as with one, and every tool config in a subfolder, not in node_modules', () => {
+  writeFile(join(t.dir, 'q', 'env', 'pyvenv.cfg'), 'home = /usr/bin\n');
+  const isVenv = venvCheck(join(t.dir, 'q'));
+  const members = ['a/__pycache__/m.cpython-311.pyc', 'old.pyc', 'm.pyo', 'env/lib/python3.11/site-packages/x.pth', 'env/lib/python3.12/site-packages/sitecustomize.py', 'env/pyvenv.cfg', 'env/bin/activate', 'env/bin/python3', 'node_modules/.bin/tsc', 'pkg/node_modules/.bin/vite', 'out/x-test.js', 'out/test-y.mjs', 'out/z_test.cjs', 'out/t/test.js', 'out/test/evil.js', 'a/__tests__/b.ts', 'out/tests.py', 'conftest.py', 'w.spec.tsx', 'util.so', 'm.cpython-311-x86_64-linux-gnu.so', 'x/test/deep/er.cts'];
+  const quick = members.map((p) => executedKind(p, new Set(), isVenv)?.kind ?? null);
+  assert.ok(quick.every((k) => k !== null), JSON.stringify(quick));
+  // A set naming something else takes the whole way, past the quick pass.
+  assert.deepEqual(quick, members.map((p) => executedKind(p, new Set(['elsewhere']), isVenv)?.kind ?? null));
+  for (const name of TOOL_CONFIGS) {
+    assert.equal(isToolConfigBelow(`pkg/${name}`), true, name);
+    assert.equal(isToolConfigBelow(`a/b/${name}/x`), true, name);
+    assert.equal(isToolConfigBelow(`node_modules/p/${name}`), false, name);
+    if (!name.includes("/")) assert.equal(isToolConfigBelow(`pkg/x${name}`), false, name);
+  }
 });

@@ -3,7 +3,7 @@
 // out of it), nor hang on a FIFO planted where a pointer file should be.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
@@ -315,4 +315,24 @@ test('(found in review) names that are not UTF-8: the run\'s renamed and checked
   assert.equal(existsSync(join(renamed, '.git.stashbase-quarantine')), true);
   // Yours, older, untouched.
   assert.equal(sh(`test -e "$(printf 'caf\\351.txt')" && test -d "$(printf 'old\\351')"`).status, 0);
+});
+
+test('a name that is UTF-8 and holds U+FFFD itself (what a name that is not reads as): checked under its own name, beside one that is not; control: your git status there runs its fsmonitor', async () => {
+  const root = repo('rfffd');
+  const marker = markerIn('rfffd');
+  const sh = (script: string) => spawnSync('sh', ['-c', script], { cwd: root, env: { ...env, M: marker }, encoding: 'utf8' });
+  await tick();
+  const since = Date.now();
+  await tick();
+  // U+FFFD as UTF-8 (EF BF BD) in a folder name; beside it, a file whose name is the byte FF.
+  assert.equal(sh(`d="$(printf 'x\\357\\277\\275')" && mkdir "$d" && git -C "$d" init -q && git -C "$d" config core.fsmonitor 'echo ran >> "$M"; false' && touch "$(printf '\\377')"`).status, 0);
+  const name = 'x\uFFFD';
+  sh(`git -C "${name}" status --short`);
+  assert.match(readFileSync(marker, 'utf8'), /^ran\n/, 'control');
+  rmSync(marker);
+  const warnings = checkNestedRepos(root, env, since);
+  assert.equal(warnings.length, 2, warnings.join('\n'));
+  assert.match(warnings[0] as string, /^the agent left 1 name\(s\) that are not UTF-8/);
+  assert.match(warnings[1] as string, new RegExp(`^the agent left a nested repository at ${join(root, name)}, in a subfolder, .*core\\.fsmonitor`));
+  assert.equal(existsSync(join(root, name, '.git.stashbase-quarantine')), true);
 });
