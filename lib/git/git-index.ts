@@ -66,11 +66,14 @@ export interface IndexLayout {
   entriesEnd: number;
 }
 
+const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
+
 class Entry implements IndexEntryAt {
   constructor(readonly key: string, readonly mode: number, readonly stage: number, readonly at: number, readonly hidden: boolean, readonly extended: number) {}
   /** Decoded only when asked: most entries are compared by their bytes alone. */
   get path(): string {
-    return Buffer.from(this.key, 'latin1').toString('utf8');
+    // Printable ASCII (nearly every path) is the same in both: no decoding.
+    return PRINTABLE_ASCII.test(this.key) ? this.key : Buffer.from(this.key, 'latin1').toString('utf8');
   }
 }
 
@@ -189,7 +192,9 @@ function isDot(component: string, name: string, hashed: string | null): boolean 
   return (m[1] === name.slice(0, 6) && /^[1-4]$/.test(m[2] as string)) || (hashed !== null && m[1] === hashed);
 }
 
-const isDotGit = (component: string) => isDot(component, 'git', null);
+/** What every name isDot matches holds: a '.' first once HFS's ignored characters are dropped, or a '~' (a short name). */
+const MAY_BE_DOT = /^[\u200c-\u200f\u202a-\u202e\u206a-\u206f\ufeff]*\.|~/;
+const isDotGit = (component: string) => MAY_BE_DOT.test(component) && isDot(component, 'git', null);
 /** The files git reads from the working tree as its own: a symbolic link by any of their names is refused (git's own check). */
 const GIT_FILES: Array<[string, string]> = [['gitmodules', 'gi7eba'], ['gitattributes', 'gi7d29'], ['gitignore', 'gi250a'], ['mailmap', 'maba30']];
 
@@ -200,14 +205,21 @@ const GIT_FILES: Array<[string, string]> = [['gitmodules', 'gi7eba'], ['gitattri
  * when it is one.
  */
 export function badIndexPath(path: string, mode: number): string | null {
+  return badPathFrom(path, mode, 0);
+}
+
+/** badIndexPath for a path whose first `checked` characters (a folder's path and its '/') already passed. */
+function badPathFrom(path: string, mode: number, checked: number): string | null {
   if (path === '' || path.startsWith('/') || path.endsWith('/')) return 'an empty or absolute path';
+  const rest = checked === 0 ? path : path.slice(checked);
   // eslint-disable-next-line no-control-regex
-  if (/[\x00-\x1f\x7f\\]/.test(path)) return 'a control character or backslash';
-  for (const c of path.split('/')) {
+  if (/[\x00-\x1f\x7f\\]/.test(rest)) return 'a control character or backslash';
+  const components = rest.split('/');
+  for (const c of components) {
     if (c === '' || c === '.' || c === '..') return 'an empty, "." or ".." component';
     if (isDotGit(c)) return 'a .git component';
   }
-  const last = path.split('/').pop() as string;
+  const last = components[components.length - 1] as string;
   if ((mode & 0o170000) === SYMLINK_MODE && GIT_FILES.some(([name, hashed]) => isDot(last, name, hashed))) return 'a symbolic link git reads as its own file';
   return null;
 }
@@ -223,17 +235,27 @@ export function badIndexPath(path: string, mode: number): string | null {
 export function indexProblem(buf: Buffer, layout: IndexLayout, oidLength: 20 | 32): string | null {
   let previous: IndexEntryAt | null = null;
   const keys = new Set(layout.entries.map((e) => e.key));
+  // The folder part (up to its last '/') of the entry before, whose folders all passed: entries come folder by folder,
+  // so each folder is checked once, not once per file in it.
+  let passed: string | null = null;
   for (const e of layout.entries) {
     if (!MODES.has(e.mode)) return `${JSON.stringify(e.path)}: mode ${e.mode.toString(8)}`;
     if ((e.extended & ~(SKIP_WORKTREE | INTENT_TO_ADD)) !== 0) return `${JSON.stringify(e.path)}: extended flags ${e.extended.toString(16)}`;
-    for (let i = e.key.indexOf('/'); i > 0; i = e.key.indexOf('/', i + 1)) {
-      if (keys.has(e.key.slice(0, i))) return `${JSON.stringify(e.path)}: below ${JSON.stringify(Buffer.from(e.key.slice(0, i), 'latin1').toString('utf8'))}, which is an entry itself`;
+    const folder = e.key.slice(0, e.key.lastIndexOf('/') + 1);
+    const same = folder !== '' && folder === passed;
+    if (!same) {
+      for (let i = e.key.indexOf('/'); i > 0; i = e.key.indexOf('/', i + 1)) {
+        if (keys.has(e.key.slice(0, i))) return `${JSON.stringify(e.path)}: below ${JSON.stringify(Buffer.from(e.key.slice(0, i), 'latin1').toString('utf8'))}, which is an entry itself`;
+      }
     }
-    const bad = badIndexPath(e.path, e.mode);
-    if (bad !== null) return `${JSON.stringify(e.path)}: ${bad}`;
+    const path = e.path;
+    // The folder's path as decoded (a '/' is never part of a UTF-8 sequence): its length in the decoded path.
+    const bad = badPathFrom(path, e.mode, same ? path.lastIndexOf('/') + 1 : 0);
+    if (bad !== null) return `${JSON.stringify(path)}: ${bad}`;
+    passed = folder;
     const nameLength = buf.readUInt16BE(e.at + 40 + oidLength) & 0xfff;
-    const bytes = Buffer.byteLength(e.key, 'latin1');
-    if (nameLength !== Math.min(bytes, 0xfff)) return `${JSON.stringify(e.path)}: its name length says ${nameLength}`;
+    // Latin-1: one character per byte.
+    if (nameLength !== Math.min(e.key.length, 0xfff)) return `${JSON.stringify(path)}: its name length says ${nameLength}`;
     if (previous !== null && (previous.key > e.key || (previous.key === e.key && previous.stage >= e.stage))) return `${JSON.stringify(e.path)}: out of order or repeated`;
     previous = e;
   }

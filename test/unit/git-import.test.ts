@@ -458,3 +458,28 @@ test("another git's locks are not carried into the run's own git directory (foun
   assert.equal(existsSync(join(plan.dir, 'refs', 'heads', 'stashbase', 'other.lock')), false);
   assert.equal(existsSync(join(plan.dir, 'refs', 'heads', 'main')), true, 'control: the refs themselves are copied');
 });
+
+test('each folder of the index is checked once, its files each: a bad name after good ones in the same folder is still refused (.git, a control character, a link named .gitmodules)', async () => {
+  const { indexProblem } = await import('../../lib/git/git-index.js');
+  const { createHash } = await import('node:crypto');
+  const s = setup('samefolder');
+  for (const n of ['a', 'b', 'xgit', 'yy', 'zzzzzzzzzzz']) writeFile(join(s.root, 'ok', 'deep', n), `${n}\n`);
+  s.git(['add', 'ok']);
+  const good = readFileSync(join(s.root, '.git', 'index'));
+  const forge = (from: string, to: string) => {
+    const body = Buffer.from(good.subarray(0, -20));
+    body.write(to, body.indexOf(from), 'latin1');
+    return Buffer.concat([body, createHash('sha1').update(body).digest()]);
+  };
+  assert.equal(indexProblem(good, indexLayout(good)!, 20), null);
+  const dotGit = forge('ok/deep/xgit', 'ok/deep/.git');
+  assert.equal(indexProblem(dotGit, indexLayout(dotGit)!, 20), '"ok/deep/.git": a .git component');
+  const control = forge('ok/deep/yy', 'ok/deep/y\x01');
+  assert.equal(indexProblem(control, indexLayout(control)!, 20), '"ok/deep/y\\u0001": a control character or backslash');
+  // A link's mode on the last file, renamed .gitmodules.
+  const link = forge('ok/deep/zzzzzzzzzzz', 'ok/deep/.gitmodules');
+  const layout = indexLayout(link)!;
+  link.writeUInt32BE(0o120000, layout.entries.at(-1)!.at + 24);
+  const summed = Buffer.concat([link.subarray(0, -20), createHash('sha1').update(link.subarray(0, -20)).digest()]);
+  assert.equal(indexProblem(summed, indexLayout(summed)!, 20), '"ok/deep/.gitmodules": a symbolic link git reads as its own file');
+});
