@@ -101,7 +101,9 @@ export function dotGitsUnder(
         if (dir !== root && (e.isDirectory() || e.isFile() || e.isSymbolicLink())) found.push(full);
         if (setId && e.isDirectory()) stack.push([full, true, null]);
       } else if (e.isDirectory()) stack.push([full, inGit, skip ? null : (dep ?? (!inGit && since !== null && dependencyRoot(full.slice(root.length + 1)) ? full : null))]);
-      else if (setId && e.isFile() && ((lstatSync(full, { throwIfNoEntry: false })?.mode ?? 0) & 0o6000) !== 0) setIds.push(full);
+      // Every file, whatever its name (found in review: a setuid file named .git was moved aside as a planted repository,
+      // its bit kept).
+      if (setId && e.isFile() && ((lstatSync(full, { throwIfNoEntry: false })?.mode ?? 0) & 0o6000) !== 0) setIds.push(full);
     };
     // Names that are not UTF-8 would be read as others (U+FFFD) and their entries passed by, unchecked (found in review:
     // a setuid shell, a nested repository with an fsmonitor, a .pth file): renamed by their bytes to names that are,

@@ -194,10 +194,10 @@ function describeBackend(name: string, docker: boolean) {
       assert.equal(existsSync(marker), true);
     });
 
-    test('setuid and setgid files never survive the run (as root: a setuid-root shell)', async () => {
+    test('setuid and setgid files never survive the run (as root: a setuid-root shell), whatever their name (review: one named .git was moved aside as a planted repository with its bit)', async () => {
       const repo = join(t.dir, `suid-${name}`);
       makeRepo(repo);
-      const plant = 'cp /bin/sh suidsh && chmod 4755 suidsh; cp /bin/sh sgidsh && chmod 2755 sgidsh; echo done';
+      const plant = 'cp /bin/sh suidsh && chmod 4755 suidsh; cp /bin/sh sgidsh && chmod 2755 sgidsh; mkdir -p a/b && cp /bin/sh a/b/.git && chmod 4755 a/b/.git; echo done';
       const r = await cli(['agent', 'run', '--silent', ...flags, '--', 'sh', '-c', plant], { env: t.env, cwd: repo, timeoutMs: 90_000 });
       assert.equal(r.code, 0, r.stderr);
       const setid = spawnSync('find', [repo, '-perm', '/6000', '-type', 'f'], { encoding: 'utf8' }).stdout;
@@ -205,7 +205,7 @@ function describeBackend(name: string, docker: boolean) {
       if (docker) assert.match(r.stderr, /suidsh with its setuid bit set .*: the bit was cleared/);
       // The control: outside, both keep their bits.
       spawnSync('sh', ['-c', plant], { cwd: repo });
-      assert.equal(spawnSync('find', [repo, '-perm', '/6000', '-type', 'f'], { encoding: 'utf8' }).stdout.trim().split('\n').length, 2);
+      assert.equal(spawnSync('find', [repo, '-perm', '/6000', '-type', 'f'], { encoding: 'utf8' }).stdout.trim().split('\n').length, 3);
     });
 
     if (docker) {
