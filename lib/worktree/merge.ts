@@ -3,14 +3,15 @@
 // The commit reviewed is the commit merged, by object id: a running agent's
 // later commits, or a tag named like the branch, cannot slip in between.
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve, sep } from 'node:path';
 import { git, mergeCommand, rawDiffCommand, squashCommitCommand } from '../../templates/git.js';
 import { StashbaseError } from '../errors.js';
 import { capture, probe, start } from '../exec.js';
 import type { AgentWork } from './inventory.js';
 import type { Repo } from './layout.js';
-import { type Finding, parseRaw, review } from './review.js';
-import { QUARANTINE } from '../git/planted-repos.js';
+import { type Finding, type GitFromTree, parseRaw, review } from './review.js';
+import { parseConfigList } from '../git/repo.js';
+import { QUARANTINE, realOrSelf } from '../git/planted-repos.js';
 
 export interface MergeTarget {
   /** The checkout's current branch, short name. */
@@ -44,13 +45,42 @@ export function mergeTarget(repo: Repo, work: AgentWork): MergeTarget {
   return { into, oid, base };
 }
 
+/**
+ * What your git in the checkout takes from its own working tree, as folders
+ * and files relative to its top ('/'-separated): the hooks folder
+ * core.hooksPath names (git merge runs the merged tree's post-merge, and its
+ * commit's hooks), and config files an include names there (found in review:
+ * the merge review knew only four hook folders by name, and the branch's
+ * post-merge ran on the merge). Asked of your git, which reads every config
+ * and include as your merge will; both as written and through links.
+ */
+export function gitReadsFromTree(repo: Repo): GitFromTree {
+  const root = realOrSelf(repo.root);
+  const inTree = (abs: string): string[] => {
+    const out = new Set<string>();
+    for (const p of [resolve(repo.root, abs), realOrSelf(resolve(repo.root, abs))]) {
+      for (const top of [repo.root, root]) {
+        if (p === top) out.add('');
+        else if (p.startsWith(top + sep)) out.add(p.slice(top.length + 1).split(sep).join('/'));
+      }
+    }
+    return [...out];
+  };
+  const hooks = probe(git(repo.git, repo.root, ['rev-parse', '--git-path', 'hooks'], false));
+  const listed = probe(git(repo.git, repo.root, ['config', '--list', '--show-origin', '-z'], false));
+  return {
+    hooks: hooks.code === 0 && hooks.stdout.trim() !== '' ? inTree(hooks.stdout.replace(/\n$/, '')).map((h) => (h === '' ? '' : `${h.replace(/\/+$/, '')}/`)) : [],
+    configs: listed.code === 0 ? parseConfigList(listed.stdout).files.flatMap(inTree) : [],
+  };
+}
+
 export async function reviewTarget(repo: Repo, t: MergeTarget): Promise<Finding[]> {
   const raw = await capture(rawDiffCommand(repo.git, repo.root, t.base, t.oid));
   const read = (oid: string) => {
     const r = probe(git(repo.git, repo.root, ['cat-file', 'blob', oid]));
     return r.code === 0 ? r.stdout : null;
   };
-  return review(parseRaw(raw), read);
+  return review(parseRaw(raw), read, gitReadsFromTree(repo));
 }
 
 export function alreadyMerged(repo: Repo, t: MergeTarget): boolean {

@@ -123,11 +123,33 @@ function scriptChanges(c: RawChange, read: (oid: string) => string | null): stri
 
 const verb = (s: string) => (s === 'A' ? 'added' : s === 'D' ? 'deleted' : 'changed');
 
+/** The hooks git runs (githooks(5)), by name. */
+const HOOK_NAMES = new Set([
+  'applypatch-msg', 'pre-applypatch', 'post-applypatch', 'pre-commit', 'pre-merge-commit', 'prepare-commit-msg', 'commit-msg', 'post-commit', 'pre-rebase', 'post-checkout', 'post-merge', 'pre-push', 'pre-receive', 'update',
+  'proc-receive', 'post-receive', 'post-update', 'reference-transaction', 'push-to-checkout', 'pre-auto-gc', 'post-rewrite', 'sendemail-validate', 'fsmonitor-watchman', 'p4-changelist', 'p4-prepare-changelist', 'p4-post-changelist',
+  'p4-pre-submit', 'post-index-change',
+]);
+
+/** What your git takes from the working tree (lib/worktree/merge.ts gitReadsFromTree): folders end in '/', the top is ''. */
+export interface GitFromTree {
+  /** The hooks folder core.hooksPath names, where it lies in the tree. */
+  hooks: string[];
+  /** Config files an include names there. */
+  configs: string[];
+}
+
 /** What to look at before merging, in path order; an empty list means nothing of these kinds changed. */
-export function review(changes: RawChange[], read: (oid: string) => string | null): Finding[] {
+export function review(changes: RawChange[], read: (oid: string) => string | null, tree: GitFromTree = { hooks: [], configs: [] }): Finding[] {
   const out: Finding[] = [];
+  const fold = (p: string) => p.replace(IGNORED, '').toLowerCase();
+  const hooks = tree.hooks.map(fold);
+  const configs = tree.configs.map(fold);
   for (const c of changes) {
     const name = c.path.replace(IGNORED, '');
+    const folded = fold(c.path);
+    // A hooks folder that is the tree's top: only its files by a hook's name are hooks there.
+    if (hooks.some((h) => (h === '' ? !folded.includes('/') && HOOK_NAMES.has(folded) : folded.startsWith(h)))) out.push({ path: c.path, why: `git hook in the folder your core.hooksPath names: your git runs it, this merge's post-merge and commit hooks included; ${verb(c.status)}` });
+    if (configs.includes(folded)) out.push({ path: c.path, why: `git config your repository's config includes: your next git command obeys it (hooks, fsmonitor, a pager); ${verb(c.status)}` });
     const kinds = KINDS.filter(([re]) => re.test(name));
     for (const [, why] of kinds) out.push({ path: c.path, why: `${why}; ${verb(c.status)}` });
     const config = kinds.length === 0 ? toolConfigOf(c.path) : null;

@@ -1,6 +1,7 @@
 // `agent worktrees list|merge|clean|remove` against real git repositories
 // whose agent worktrees are made with plain git, as a run would leave them.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, test } from 'node:test';
@@ -157,6 +158,35 @@ describe('agent worktrees commands (real git)', needs('git'), () => {
     assert.equal(refused.stderr, 'stashbase: stashbase/fine-pine-glade changes files that can run code on your machine: confirm in a terminal or pass --yes; nothing was merged\n');
     assert.equal(existsSync(join(r.root, 'MAKEFILE')), false);
     await sb(['remove', 'fine-pine-glade', '--yes']);
+  });
+
+  test('(review, round 19) merge lists and refuses a change to a hook in the folder your core.hooksPath names, whatever its name or spelling, and to a config file your repository\'s config includes from the tree; control: git merge runs the branch\'s post-merge', async () => {
+    // Your team's hooks, tracked in a folder of no known name, named by an absolute path with a trailing slash; a config included from the tree.
+    writeFile(join(r.root, 'tools', 'Hooks', 'post-merge'), '#!/bin/sh\necho team hook\n');
+    spawnSync('chmod', ['755', join(r.root, 'tools', 'Hooks', 'post-merge')]);
+    writeFile(join(r.root, 'shared.gitconfig'), '[core]\n\tautocrlf = false\n');
+    r.git(['add', 'tools', 'shared.gitconfig']);
+    r.git(['commit', '-qm', 'team hooks']);
+    r.git(['config', 'core.hooksPath', `${r.root}/tools/Hooks/`]);
+    r.git(['config', 'include.path', '../shared.gitconfig']);
+    const marker = join(r.home, 'hook-ran');
+    agent('wild-reed-cove', { 'tools/Hooks/post-merge': `#!/bin/sh\ntouch ${marker}\n`, 'shared.gitconfig': '[core]\n\tpager = touch /tmp/x\n', 'ok.txt': 'fine\n' });
+    const refused = await sb(['merge', 'wild-reed-cove']);
+    assert.equal(refused.code, 1, refused.stdout);
+    assert.deepEqual(refused.stdout.trim().split('\n').slice(1), [
+      "  shared.gitconfig        git config your repository's config includes: your next git command obeys it (hooks, fsmonitor, a pager); changed",
+      "  tools/Hooks/post-merge  git hook in the folder your core.hooksPath names: your git runs it, this merge's post-merge and commit hooks included; changed",
+    ]);
+    assert.equal(existsSync(marker), false);
+    // Spelled otherwise in the branch than in the config (a case-insensitive file system takes one for the other): still a hook.
+    r.git(['config', 'core.hooksPath', 'TOOLS/hooks']);
+    const again = await sb(['merge', 'wild-reed-cove']);
+    assert.equal(again.code, 1, again.stdout);
+    assert.match(again.stdout, /tools\/Hooks\/post-merge +git hook in the folder your core\.hooksPath names/);
+    r.git(['config', 'core.hooksPath', `${r.root}/tools/Hooks/`]);
+    // The control: your own git merge of the branch runs its post-merge.
+    r.git(['merge', '-q', '--no-edit', 'stashbase/wild-reed-cove']);
+    assert.equal(existsSync(marker), true, 'git merge ran the branch\'s hook');
   });
 
   test('merge refuses: uncommitted changes on either side, UNSAFE, unknown names; merges the reviewed commit, not a tag named like the branch', async () => {
