@@ -20,7 +20,7 @@ import { reportFirstTlsFailure } from '../proxy/tls-failure.js';
 import { reapStaleRuns } from '../run/reap.js';
 import { alert } from '../util/style.js';
 import { createPlaceholders, createRunDir, removePlaceholders, removeRunDir, runStateDirOf } from '../run/run-dir.js';
-import { removeSession, writeSession } from '../run/session.js';
+import { endSession, writeSession } from '../run/session.js';
 import { Trace } from '../run/trace.js';
 import { defaultImageRef, ensureRunImages } from './image.js';
 import { forgetSize, growthWarning, holdMeasure, lastSize, recordSize } from './home-volume.js';
@@ -262,7 +262,8 @@ export async function executeDocker({ ctx, warn, announce, interactive }: Docker
     for (const m of removeRunDir(draft.runDir, runStateDirOf(home, ctx.session))) alert(m);
     if (measuring) reportVolume(await measuring, ctx, warn);
     audit.write({ type: 'end', exitCode, durationMs: Date.now() - started });
-    removeSession(home, ctx.session);
+    // Removed once the tree is checked (lib/run/run-agent.ts), by this run or, if it is stopped first, the next.
+    endSession(home, ctx.session);
     trace.mark('teardown');
     trace.print();
   }

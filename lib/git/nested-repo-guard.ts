@@ -176,6 +176,8 @@ function moduleDirs(dir: string, unlisted: (dir: string, why: string) => void = 
 export interface NestedRepoGuard {
   /** Unplugs what the run left, and says what. */
   check(): string[];
+  /** What the check needs besides the record of the run (lib/run/session.ts ended): to be made again by a later run. */
+  settings(): { keep: string[]; writableOutside: string[]; newRepo: boolean };
 }
 
 /**
@@ -192,7 +194,7 @@ export function nestedRepoGuard(cwd: string, env: NodeJS.ProcessEnv, session: st
   const missing = toolConfigs.filter((p) => !lstatSync(p, { throwIfNoEntry: false }));
   // deny_write paths that are links: the sandbox protects their targets; the links are put back at the end (lib/paths/protected-links.ts).
   const links = noteLinks(denyWrite);
-  if (!findTool('git', env)) return { check: () => [...restoreLinks(links), ...quarantineToolConfigs(missing, null)] };
+  if (!findTool('git', env)) return { check: () => [...restoreLinks(links), ...quarantineToolConfigs(missing, null)], settings: () => ({ keep, writableOutside: writableOutside(), newRepo: false }) };
   // File times come from the kernel's clock, at its granularity: so does this mark (in stashbase's own folder, which no sandbox reaches).
   const home = stashbaseHome(env);
   mkdirSync(home, { recursive: true, mode: 0o700 });
@@ -211,6 +213,7 @@ export function nestedRepoGuard(cwd: string, env: NodeJS.ProcessEnv, session: st
     }
   };
   return {
+    settings: () => ({ keep, writableOutside: writableOutside(), newRepo: repo === null }),
     check: () => [
       ...each('links deny_write protects', () => restoreLinks(links)),
       ...each(`repositories planted in ${cwd}, setuid files and what your tools run unseen`, () => checkNestedRepos(cwd, env, since, repo === null, direct, keep, writableOutside())),

@@ -13,7 +13,7 @@ import { seatbeltEnvOf, seatbeltStatusOf } from './prepare-seatbelt.js';
 import { readBackText } from '../readback/file.js';
 import { proxyForRun, runLimits, type RunProxy } from '../proxy/setup.js';
 import { reportFirstTlsFailure } from '../proxy/tls-failure.js';
-import { removeSession, writeSession } from '../run/session.js';
+import { endSession, writeSession } from '../run/session.js';
 import { type NativeContext, type NativePrepared, prepareNative } from './prepare.js';
 import { runSystemd } from './run-systemd.js';
 import { reapStaleRuns } from '../run/reap.js';
@@ -135,7 +135,8 @@ export async function executeNative({ ctx, profile, warn, announce }: ExecuteInp
     removePlaceholders(created);
     for (const m of removeRunDir(prep.runDir, prep.stateDir)) alert(m);
     audit.write({ type: 'end', exitCode, durationMs: Date.now() - started });
-    removeSession(home, ctx.session);
+    // Removed once the tree is checked (lib/run/run-agent.ts), by this run or, if it is stopped first, the next.
+    endSession(home, ctx.session);
     trace.mark('teardown');
     trace.print();
   }

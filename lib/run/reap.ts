@@ -39,6 +39,12 @@ export async function reapStaleRuns(home: string, env: NodeJS.ProcessEnv, alert:
 
 /** Settles one killed run; false when it must wait (its Docker agent container is still there). */
 async function reapOne(rec: SessionRecord, home: string, env: NodeJS.ProcessEnv, alert: (msg: string) => void): Promise<boolean> {
+  // Its own teardown was done; the check of its tree was stopped (Ctrl+C, a kill): made now, with the run's settings.
+  if (rec.ended !== undefined) {
+    checkLeft(rec, env, alert, rec.ended);
+    removeSession(home, rec.id);
+    return true;
+  }
   if (rec.docker && agentContainerLeft(rec.docker.agent, env)) {
     alert(`the killed run ${rec.id} still has its agent container ${rec.docker.agent}: nothing of that run is settled while it exists (stashbase agent docker cleanup removes it)`);
     return false;
@@ -57,18 +63,24 @@ async function reapOne(rec: SessionRecord, home: string, env: NodeJS.ProcessEnv,
   for (const m of removeRunDir(rec.runDir ?? runDirOf(home, rec.id, false), runStateDirOf(home, rec.id))) said(m);
   new AuditLog(home, rec.id).write({ type: 'end', exitCode: null, reaped: true, by: process.pid });
   removeSession(home, rec.id);
-  const started = Date.parse(rec.startedAt);
-  if (rec.cwd && Number.isFinite(started)) {
-    try {
-      // A Docker agent owns the files it writes, so it can set a setuid bit (the native sandbox refuses it): cleared here as
-      // the run's own end would have (every one: the killed run's keep_executables are not on record).
-      const left = [...checkNestedRepos(rec.cwd, env, started - CLOCK_SLACK_MS, false, rec.docker !== undefined), ...quarantineToolConfigs(toolConfigPaths(rec.cwd, userHome(env), []), started - CLOCK_SLACK_MS)];
-      for (const w of left) alert(`${w} (left by the killed run ${rec.id})`);
-    } catch (e) {
-      alert(`could not check ${rec.cwd} for nested repositories the killed run ${rec.id} registered (${(e as Error).message}); run git ls-files -s | grep ^160000 there before you run git`);
-    }
-  }
+  // (Every one of its keep_executables: the killed run's are not on record.)
+  checkLeft(rec, env, alert, { keep: [], writableOutside: [], newRepo: false });
   return true;
+}
+
+/** The end-of-run check of a killed run's tree, as the run's own end would have made it. */
+function checkLeft(rec: SessionRecord, env: NodeJS.ProcessEnv, alert: (msg: string) => void, o: { keep: string[]; writableOutside: string[]; newRepo: boolean }): void {
+  const started = Date.parse(rec.startedAt);
+  if (!rec.cwd || !Number.isFinite(started)) return;
+  const list = (v: unknown) => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
+  try {
+    // A Docker agent owns the files it writes, so it can set a setuid bit (the native sandbox refuses it): cleared here as
+    // the run's own end would have.
+    const left = [...checkNestedRepos(rec.cwd, env, started - CLOCK_SLACK_MS, o.newRepo === true, rec.docker !== undefined, list(o.keep), list(o.writableOutside)), ...quarantineToolConfigs(toolConfigPaths(rec.cwd, userHome(env), []), started - CLOCK_SLACK_MS)];
+    for (const w of left) alert(`${w} (left by the killed run ${rec.id})`);
+  } catch (e) {
+    alert(`could not check ${rec.cwd} for nested repositories the killed run ${rec.id} registered (${(e as Error).message}); run git ls-files -s | grep ^160000 there before you run git`);
+  }
 }
 
 /** Whether the container still exists (as far as the engine says; no docker CLI: none can). */

@@ -20,7 +20,7 @@ import { ensureTrusted } from '../profile/trust.js';
 import { isInteractive } from '../util/prompt.js';
 import { makePlaceholders } from '../secrets/placeholder.js';
 import { resolveSecrets, sourceFiles } from '../secrets/sources.js';
-import { newSessionId } from './session.js';
+import { endSession, newSessionId, removeSession } from './session.js';
 import { randomToken } from '../util/random.js';
 import { alert } from '../util/style.js';
 import { writeStdout } from '../util/stdout.js';
@@ -195,6 +195,8 @@ export async function runAgent(o: RunOptions): Promise<number> {
     }
     // Said even with --silent: stashbase changed your repository, or could not check it.
     try {
+      // The run's record stays until the check is made: stopped before its end, the next run makes it (lib/run/reap.ts).
+      if (guard) endSession(stashbaseHome(o.env), session, guard.settings());
       // One block: a heading, then each thing found and what was done about it.
       const found = guard?.check() ?? [];
       if (found.length > 0) alert(`the run left ${found.length} thing(s) in ${cwd} that your own tools would run or be fooled by; each is named below with what was done about it:`);
@@ -202,6 +204,7 @@ export async function runAgent(o: RunOptions): Promise<number> {
     } catch (e) {
       alert(`could not check the repository for nested repositories the agent registered (${(e as Error).message}); run git ls-files -s | grep ^160000 there before you run git`);
     }
+    removeSession(stashbaseHome(o.env), session);
     // A worktree that cannot be finished (UNSAFE) is said; the run's own failure, if it failed, stays its answer.
     try {
       await wt?.finish();

@@ -2,7 +2,7 @@
 // audit log, the Docker resources and the record in $STASHBASE_HOME/sessions/
 // that exists exactly while the run lives.
 import { randomBytes } from '../util/random.js';
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { homePaths } from '../home.js';
 
@@ -49,6 +49,14 @@ export interface SessionRecord {
   gitDirs?: string[];
   /** macOS: the snapshot of ~/.claude.json at the start (lib/views/claude-config-watch.ts), settled by a later run if it crashed. */
   claudeConfig?: string;
+  /**
+   * The run's own teardown is done; what is left is the end-of-run check of its
+   * tree (lib/git/nested-repo-guard.ts), with these settings. A record that
+   * says so outlives the check, so that a check stopped by Ctrl+C or a kill is
+   * made by the next run (found in review: the record went first, and an
+   * agent that made the check long had it stopped for good).
+   */
+  ended?: { keep: string[]; writableOutside: string[]; newRepo: boolean };
 }
 
 export function sessionFile(home: string, id: string): string {
@@ -61,6 +69,20 @@ export function writeSession(home: string, record: SessionRecord): string {
   const file = sessionFile(home, record.id);
   writeFileSync(file, JSON.stringify(record, null, 2) + '\n', { mode: 0o600 });
   return file;
+}
+
+/** Marks the run's record `ended` (its teardown done, its tree's check to come): the record stays until the check is made. */
+export function endSession(home: string, id: string, check: { keep: string[]; writableOutside: string[]; newRepo: boolean } = { keep: [], writableOutside: [], newRepo: false }): void {
+  const file = sessionFile(home, id);
+  let rec: SessionRecord;
+  try {
+    rec = JSON.parse(readFileSync(file, 'utf8')) as SessionRecord;
+  } catch {
+    return; // never written (the run did not start), or gone
+  }
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, JSON.stringify({ ...rec, ended: { keep: [...check.keep], writableOutside: [...check.writableOutside], newRepo: check.newRepo } }, null, 2) + '\n', { mode: 0o600 });
+  renameSync(tmp, file);
 }
 
 export function removeSession(home: string, id: string): void {

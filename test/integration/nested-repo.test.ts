@@ -260,6 +260,36 @@ function describeBackend(name: string, docker: boolean) {
     }
 
     if (!docker) {
+      test('(review, round 19) a stashbase killed during its end-of-run check (an agent can make the check long, and you stop it): the next run makes the check; its record was removed before', async () => {
+        const repo = join(t.dir, `killed-check-${name}`);
+        makeRepo(repo);
+        writeFileSync(join(repo, '.gitignore'), 'build/\n');
+        // A git that holds the end-of-run check where it asks what git ignores of what the agent left, until its caller is gone; every other use is git's own.
+        const bin = join(t.dir, `slow-git-${name}`);
+        mkdirSync(bin, { recursive: true });
+        const mark = join(t.dir, `check-began-${name}`);
+        const real = spawnSync('sh', ['-c', 'command -v git'], { env: t.env, encoding: 'utf8' }).stdout.trim();
+        writeFileSync(join(bin, 'git'), `#!/bin/sh\ncase " $* " in *" check-ignore "*) [ -e '${join(repo, 'build', 'test_a.py')}' ] || exec '${real}' "$@"; touch '${mark}'; while kill -0 $PPID 2>/dev/null; do sleep 0.1; done; exit 1;; esac\nexec '${real}' "$@"\n`, { mode: 0o755 });
+        // A repository in a subfolder, which only the walk of the tree finds (after it asks git), and a file git ignores.
+        const plant = 'git init -q sub/evil && git -C sub/evil config core.fsmonitor "touch $PWNFILE; false" && mkdir -p build && echo x > build/test_a.py';
+        const child = spawn(process.execPath, [BIN, 'agent', 'run', '--silent', '--', 'sh', '-c', plant], { env: { ...t.env, PATH: `${bin}:${t.env.PATH}`, PWNFILE: join(t.dir, 'never') }, cwd: repo, stdio: ['ignore', 'pipe', 'pipe'] });
+        let stderr = '';
+        child.stderr.on('data', (d: Buffer) => (stderr += String(d)));
+        for (let i = 0; i < 600 && !existsSync(mark); i++) await new Promise((res) => setTimeout(res, 100));
+        assert.equal(existsSync(mark), true, `the check began: ${stderr}`);
+        child.kill('SIGKILL');
+        await new Promise((res) => child.on('close', res));
+        // What the attack needs: the check stopped before it unplugged the planted repository.
+        assert.equal(existsSync(join(repo, 'sub', 'evil', '.git')), true);
+        const r = await cli(['agent', 'run', '--', 'true'], { env: t.env, cwd: repo, timeoutMs: 60_000 });
+        assert.equal(r.code, 0, r.stderr);
+        assert.match(r.stderr, new RegExp(`warning: the agent left a nested repository at ${join(repo, 'sub', 'evil').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}, .* \\(left by the killed run ags_[a-z2-7]{16}\\)\n`));
+        assert.deepEqual([existsSync(join(repo, 'sub', 'evil', '.git')), existsSync(join(repo, 'sub', 'evil', '.git.stashbase-quarantine'))], [false, true]);
+        assert.match(r.stderr, /build\/test_a\.py/);
+      });
+    }
+
+    if (!docker) {
       test('after a SIGKILL of stashbase, the next run does the check the killed one could not', async () => {
         const repo = join(t.dir, `killed-${name}`);
         makeRepo(repo);
