@@ -51,9 +51,9 @@ export interface CaptureResult {
 }
 
 /** Synchronous probe for readiness checks; never throws for a missing file. */
-export function probe(cmd: Command, timeoutMs = 5000, maxBuffer = 1024 * 1024): CaptureResult {
+export function probe(cmd: Command, timeoutMs = 5000, maxBuffer = 1024 * 1024, input?: string): CaptureResult {
   // Past 256 MiB the text would near V8's longest string, which spawnSync throws on instead of failing the child (review).
-  const r = childProcess().spawnSync(cmd.file, cmd.args, { cwd: cmd.cwd, env: hostEnv(cmd), encoding: 'utf8', timeout: timeoutMs, maxBuffer: Math.min(maxBuffer, 256 << 20), stdio: ['ignore', 'pipe', 'pipe'] });
+  const r = childProcess().spawnSync(cmd.file, cmd.args, { cwd: cmd.cwd, env: hostEnv(cmd), encoding: 'utf8', timeout: timeoutMs, maxBuffer: Math.min(maxBuffer, 256 << 20), stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'], input });
   if (r.error) return { code: null, signal: null, stdout: '', stderr: String(r.error.message) };
   return { code: r.status, signal: r.signal, stdout: r.stdout, stderr: r.stderr };
 }

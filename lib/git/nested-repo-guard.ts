@@ -272,21 +272,31 @@ function settleExecuted(root: string, paths: string[], sourced: Set<string>, isV
 
 /** Which of `paths` (in the repository at `root`) git ignores there, or cannot answer for (counted as hidden). */
 function ignoredBy(git: string, root: string, paths: string[]): Set<string> {
-  // Each as ./name: never read as a pathspec's magic (a name starting with a colon).
-  const ask = (some: string[]) => probe({ file: git, args: ['-C', root, 'check-ignore', '--', ...some.map((p) => `./${p.slice(root.length + 1)}`)] }, 30_000);
-  // One alone, by its exit code: 1 is "not ignored"; anything else git cannot answer for (a path in a nested repository).
-  const alone = (p: string) => ask([p]).code !== 1;
-  // Names git would quote in its answer (a quote, a backslash, a control or non-ASCII character) are asked alone.
-  const plain = (p: string) => /^[\x20-\x7e]*$/.test(p) && !/["\\]/.test(p);
-  const out = new Set(paths.filter((p) => !plain(p) && alone(p)));
-  const simple = paths.filter(plain);
-  for (let i = 0; i < simple.length; i += 200) {
-    const chunk = simple.slice(i, i + 200);
-    const r = ask(chunk);
-    // One path git refuses fails the lot: then each alone.
-    if (r.code !== 0 && r.code !== 1) for (const p of chunk.filter(alone)) out.add(p);
-    else for (const line of r.stdout.split('\n').filter(Boolean)) out.add(join(root, line.replace(/^\.\//, '')));
-  }
+  const out = new Set<string>();
+  // All in one git (found in review: one git per name git would quote made the check take minutes for names an agent
+  // made in seconds), each as ./name, never read as a pathspec's magic (a name starting with a colon); with -z git
+  // neither takes nor gives quoted names.
+  const ask = (some: string[]): 'answered' | 'refused' | 'timed out' => {
+    const r = probe({ file: git, args: ['-C', root, 'check-ignore', '--stdin', '-z'] }, 120_000, 256 << 20, some.map((p) => `./${p.slice(root.length + 1)}\0`).join(''));
+    if (r.code === null) return 'timed out';
+    if (r.code !== 0 && r.code !== 1) return 'refused';
+    for (const name of r.stdout.split('\0')) if (name !== '') out.add(join(root, name.replace(/^\.\//, '')));
+    return 'answered';
+  };
+  // One path git refuses (beyond a link) fails the lot: then halves, down to the one, which git cannot answer for, so
+  // neither does your git status: counted as hidden. Out of time: all counted so.
+  const settle = (some: string[]): void => {
+    if (some.length === 0) return;
+    const answer = ask(some);
+    if (answer === 'answered') return;
+    if (answer === 'timed out' || some.length === 1) {
+      for (const p of some) out.add(p);
+      return;
+    }
+    settle(some.slice(0, some.length >> 1));
+    settle(some.slice(some.length >> 1));
+  };
+  settle(paths);
   return out;
 }
 
@@ -491,13 +501,19 @@ export function checkNestedRepos(cwd: string, env: NodeJS.ProcessEnv, since: num
   };
   const changedExecuted = walk.executed.filter((p) => changedOrUnknown(p) && !keep.some((k) => within(p, k)));
   // A file a test runner discovers counts only where git ignores it (elsewhere git status shows it): asked of git at once.
-  const discovered = changedExecuted.filter((p) => executedKind(p.slice(root.length + 1), sourced, isVenv)?.kind === 'discovered');
+  const discovered = new Set(changedExecuted.filter((p) => executedKind(p.slice(root.length + 1), sourced, isVenv)?.kind === 'discovered'));
+  // One inside a nested repository is not shown by your git status either (only its folder is; found in review): each
+  // judged by its folders, one lookup each (found in review: a list searched per file made the check quadratic).
+  const nested = new Set(walk.found.map((g) => dirname(g)));
+  const inNested = (p: string) => {
+    for (let d = dirname(p); d.length > root.length; d = dirname(d)) if (nested.has(d)) return true;
+    return false;
+  };
+  const hidden = new Set([...discovered].filter(inNested));
   // In a folder that is no repository nothing is hidden by git, and nothing shown either: left as written.
-  const hidden = discovered.length === 0 || gitDir === null ? new Set<string>() : ignoredBy(git, root, discovered);
-  // One inside a nested repository is not shown by your git status either (only its folder is; found in review).
-  const nested = walk.found.map((g) => dirname(g));
-  for (const p of discovered) if (nested.some((d) => p.startsWith(d + sep))) hidden.add(p);
-  warnings.push(...settleExecuted(root, changedExecuted.filter((p) => !discovered.includes(p) || hidden.has(p)), sourced, isVenv));
+  const ask = [...discovered].filter((p) => !hidden.has(p));
+  if (ask.length > 0 && gitDir !== null) for (const p of ignoredBy(git, root, ask)) hidden.add(p);
+  warnings.push(...settleExecuted(root, changedExecuted.filter((p) => !discovered.has(p) || hidden.has(p)), sourced, isVenv));
   warnings.push(...quarantineDeeperToolConfigs(walk.configs, written));
   warnings.push(...settleDependencies(walk.dependencies.filter((d) => !keep.some((k) => within(d, k)))));
   // A write through one name of a file with others (hard links) lands in all of them: not undone by moving this one aside.

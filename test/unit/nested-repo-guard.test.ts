@@ -336,3 +336,31 @@ test('a name that is UTF-8 and holds U+FFFD itself (what a name that is not read
   assert.match(warnings[1] as string, new RegExp(`^the agent left a nested repository at ${join(root, name)}, in a subfolder, .*core\\.fsmonitor`));
   assert.equal(existsSync(join(root, name, '.git.stashbase-quarantine')), true);
 });
+
+test('(review, round 19) what git ignores of many files found by name is asked of one git, whatever their names (one per name git would quote made the check take minutes)', async () => {
+  const root = repo('rmany');
+  writeFileSync(join(root, '.gitignore'), 'build/\n');
+  git(root, 'add', '.gitignore');
+  git(root, 'commit', '-qm', 'ignore');
+  const { setTimeout: sleep } = await import('node:timers/promises');
+  await sleep(20);
+  const since = Date.now();
+  await sleep(20);
+  mkdirSync(join(root, 'build'));
+  // Names git would quote (non-ASCII, a quote, a backslash), and a colon first (pathspec magic).
+  for (let i = 0; i < 300; i++) writeFileSync(join(root, 'build', `test_é${i}.py`), '');
+  for (const n of ['test_"q".py', 'test_\\b.py', ':(exclude)x_test.py']) writeFileSync(join(root, 'build', n), '');
+  mkdirSync(join(root, 'shown'));
+  writeFileSync(join(root, 'shown', 'test_seen.py'), '');
+  // A git that counts its starts, then runs the real one.
+  const bin = join(base, 'counting-git');
+  mkdirSync(bin, { recursive: true });
+  const count = join(base, 'git-starts');
+  const real = spawnSync('sh', ['-c', 'command -v git'], { env, encoding: 'utf8' }).stdout.trim();
+  writeFileSync(join(bin, 'git'), `#!/bin/sh\necho >> '${count}'\nexec '${real}' "$@"\n`, { mode: 0o755 });
+  const warnings = checkNestedRepos(root, { ...env, PATH: `${bin}:${env.PATH}` }, since);
+  const starts = readFileSync(count, 'utf8').length;
+  assert.ok(starts < 10, `git started ${starts} times`);
+  assert.equal(spawnSync('sh', ['-c', 'ls build | grep -vc stashbase-quarantine'], { cwd: root, encoding: 'utf8' }).stdout.trim(), '0', warnings.slice(0, 3).join('\n'));
+  assert.equal(existsSync(join(root, 'shown', 'test_seen.py')), true, 'git shows that one: left');
+});
