@@ -59,8 +59,7 @@ export function dotGitsUnder(
   // Links at a dependency folder's name (node_modules → elsewhere): what they lead to in the tree, judged after the walk.
   const linkedDeps: string[] = [];
   const stack: Array<[string, boolean, string | null]> = [[root, false, null]];
-  while (stack.length > 0) {
-    const [dir, inGit, dep] = stack.pop() as [string, boolean, string | null];
+  const walkOne = (dir: string, inGit: boolean, dep: string | null): void => {
     let handle: Dir;
     try {
       handle = opendirSync(dir, { bufferSize: 256 });
@@ -72,7 +71,7 @@ export function dotGitsUnder(
       const mine = lstatSync(dir, { throwIfNoEntry: false })?.uid === process.getuid?.();
       // The rest of the walk goes on (found in review: one such folder stopped every other check of the tree).
       if ((code === 'EACCES' || code === 'EPERM') && mine) unreadable.push(`${dir} (${code})`);
-      continue;
+      return;
     }
     // Whether the folder is a git directory by its contents: three names, noted as they pass.
     const marks: Dirent[] = [];
@@ -173,6 +172,16 @@ export function dotGitsUnder(
       visit(Object.assign(entry, { name }));
     }
     if (!inGit && dir !== root && looksLikeGitDir(dir, marks)) bare.push(dir);
+  };
+  while (stack.length > 0) {
+    const [dir, inGit, dep] = stack.pop() as [string, boolean, string | null];
+    try {
+      walkOne(dir, inGit, dep);
+    } catch (e) {
+      // Whatever one folder throws (found in review: a link loop, a path past PATH_MAX, a folder that can be listed and
+      // not passed ended the whole walk), it alone is unchecked, and said; the rest of the tree is walked.
+      unreadable.push(`${dir} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+    }
   }
   for (const link of since === null ? [] : linkedDeps) {
     const real = realOrSelf(link);
@@ -223,7 +232,14 @@ function looksLikeGitDir(dir: string, entries: Dirent[]): boolean {
   } else if (!head.isFile()) return false;
   const base = entries.some((e) => e.name === 'commondir') ? commondirOf(dir) : dir;
   if (base === null) return false;
-  const isDir = (p: string) => statSync(p, { throwIfNoEntry: false })?.isDirectory() === true;
+  // A link loop or a name too long is no folder to git either (its stat fails).
+  const isDir = (p: string) => {
+    try {
+      return statSync(p, { throwIfNoEntry: false })?.isDirectory() === true;
+    } catch {
+      return false;
+    }
+  };
   return isDir(base + sep + 'objects') && isDir(base + sep + 'refs');
 }
 

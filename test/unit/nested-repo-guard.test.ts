@@ -364,3 +364,27 @@ test('(review, round 19) what git ignores of many files found by name is asked o
   assert.equal(spawnSync('sh', ['-c', 'ls build | grep -vc stashbase-quarantine'], { cwd: root, encoding: 'utf8' }).stdout.trim(), '0', warnings.slice(0, 3).join('\n'));
   assert.equal(existsSync(join(root, 'shown', 'test_seen.py')), true, 'git shows that one: left');
 });
+
+test('(review, round 19) one folder that throws (a link loop where git looks for objects, a path past PATH_MAX) is said unchecked alone: the rest of the tree is checked (a planted repository still unplugged); control: your git status there runs its fsmonitor', async () => {
+  const root = repo('rthrow');
+  const { setTimeout: sleep } = await import('node:timers/promises');
+  await sleep(20);
+  const since = Date.now();
+  await sleep(20);
+  const marker = join(base, 'rthrow-ran');
+  const sh = (script: string) => spawnSync('sh', ['-c', script], { cwd: root, env: { ...env, M: marker }, encoding: 'utf8' });
+  assert.equal(sh('mkdir -p a/l && touch a/l/HEAD && ln -s objects a/l/objects').status, 0);
+  const long = 'd'.repeat(200);
+  assert.equal(spawnSync('bash', ['-c', `cd a && for i in $(seq 25); do mkdir ${long} && cd -P ${long} || exit 1; done`], { cwd: root }).status, 0);
+  assert.equal(sh('git init -q z/evil && git -C z/evil config core.fsmonitor \'echo ran >> "$M"; false\'').status, 0);
+  sh('git -C z/evil status --short');
+  assert.match(readFileSync(marker, 'utf8'), /^ran\n/, 'control');
+  rmSync(marker);
+  const warnings = checkNestedRepos(root, env, since);
+  assert.ok(!warnings.some((w) => w.includes('could not finish')), warnings.join('\n'));
+  assert.match(warnings.find((w) => w.includes('cannot be read')) ?? '', /d{200} \(ENAMETOOLONG\)/);
+  assert.match(warnings.find((w) => w.includes('z/evil')) ?? '', /^the agent left a nested repository at \S+z\/evil, in a subfolder, .*core\.fsmonitor/);
+  assert.equal(existsSync(join(root, 'z', 'evil', '.git.stashbase-quarantine')), true);
+  // rm walks it by descriptor (Node's rmSync by path cannot).
+  spawnSync('rm', ['-rf', join(root, 'a')]);
+});
