@@ -509,10 +509,18 @@ export function checkNestedRepos(cwd: string, env: NodeJS.ProcessEnv, since: num
     for (let d = dirname(p); d.length > root.length; d = dirname(d)) if (nested.has(d)) return true;
     return false;
   };
-  const hidden = new Set([...discovered].filter(inNested));
+  const hidden = new Set<string>();
+  // Each asked of git by its real name: one reached through a link (lib/git/planted-repos.ts) is shown by your git status
+  // where it really lies, unless that is in a .git folder or outside the tree (found in review: a conftest.py kept in
+  // x/.git/k, and docs/_build/api a link to it).
+  const askFor = new Map<string, string[]>();
+  for (const p of discovered) {
+    const real = realOrSelf(p);
+    if (inNested(p) || (real !== p && (!beneath(real, root) || inNested(real) || /(?:^|\/)\.git(?:\/|$)/.test(real.slice(root.length + 1))))) hidden.add(p);
+    else askFor.set(real, [...(askFor.get(real) ?? []), p]);
+  }
   // In a folder that is no repository nothing is hidden by git, and nothing shown either: left as written.
-  const ask = [...discovered].filter((p) => !hidden.has(p));
-  if (ask.length > 0 && gitDir !== null) for (const p of ignoredBy(git, root, ask)) hidden.add(p);
+  if (askFor.size > 0 && gitDir !== null) for (const a of ignoredBy(git, root, [...askFor.keys()])) for (const p of askFor.get(a) ?? []) hidden.add(p);
   warnings.push(...settleExecuted(root, changedExecuted.filter((p) => !discovered.has(p) || hidden.has(p)), sourced, isVenv));
   warnings.push(...quarantineDeeperToolConfigs(walk.configs, written));
   warnings.push(...settleDependencies(walk.dependencies.filter((d) => !keep.some((k) => within(d, k)))));

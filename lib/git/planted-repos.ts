@@ -58,7 +58,26 @@ export function dotGitsUnder(
   const shared: string[] = [];
   // Links at a dependency folder's name (node_modules → elsewhere): what they lead to in the tree, judged after the walk.
   const linkedDeps: string[] = [];
+  // Folders reached through a link (found in review: code a tool runs kept in a plain .git folder, which the walk does not
+  // enter, and a link to it where the tool looks: docs/_build/api → ../../x/.git/k held a conftest.py; .venv/bin and
+  // crate/.cargo made links likewise). Each link to a folder in the tree, or in one the run could write outside it, is
+  // walked as a folder under its own name, each real folder at most once that way (links to links, loops: bounded).
+  const followed = new Set<string>();
+  const mayFollow = since !== null && !writableOutside.includes('/');
   const stack: Array<[string, boolean, string | null]> = [[root, false, null]];
+  const followLink = (full: string): void => {
+    let real: string;
+    try {
+      if (!statSync(full).isDirectory()) return;
+      real = realpathSync.native(full);
+    } catch {
+      return; // dangling, a loop, or closed: nothing a tool finds through it
+    }
+    if (real === root || beneath(root, real) || followed.has(real)) return;
+    if (!beneath(real, root) && !writableOutsideTree(real, root, writableOutside)) return;
+    followed.add(real);
+    stack.push([full, false, null]);
+  };
   const walkOne = (dir: string, inGit: boolean, dep: string | null): void => {
     let handle: Dir;
     try {
@@ -94,6 +113,8 @@ export function dotGitsUnder(
         if ((lstatSync(full, { throwIfNoEntry: false })?.ctimeMs ?? -1) >= since) dependencies.add(full);
         else if (e.isSymbolicLink()) linkedDeps.push(full);
       }
+      // (Not inside installed code: any change there moves the whole folder aside, its links' own times included.)
+      if (mayFollow && dep === null && !inGit && e.isSymbolicLink()) followLink(full);
       if (!inGit && dir !== root && configs(full.slice(root.length + 1))) configList.push(full);
       if (!inGit && !e.isDirectory() && executed(full.slice(root.length + 1))) executedList.push(full);
       if (e.name === '.git' && !inGit) {
@@ -189,7 +210,19 @@ export function dotGitsUnder(
     const reachable = real === root || beneath(real, root) || writableOutsideTree(real, root, writableOutside);
     if (real !== link && reachable && changedUnder(real, since as number)) dependencies.add(link);
   }
-  return { found: found.sort(), bare: bare.sort(), setId: setIds.sort(), configs: configList.sort(), executed: executedList.sort(), renamed: renamed.sort(), unreadable, dependencies: [...dependencies].sort(), shared: shared.sort() };
+  // One thing seen under two names (its own and a link's): judged once, by the name seen first in path order.
+  const once = (list: string[]): string[] => {
+    const seen = new Set<string>();
+    return list.sort().filter((p) => {
+      const key = `${realOrSelf(dirname(p))}${sep}${p.slice(p.lastIndexOf(sep) + 1)}`;
+      if (seen.has(key)) return false;
+      seen.add(key);
+      return true;
+    });
+  };
+  const noLinks = followed.size === 0;
+  const unique = (list: string[]) => (noLinks ? list.sort() : once(list));
+  return { found: unique(found), bare: unique(bare), setId: unique(setIds), configs: unique(configList), executed: unique(executedList), renamed: renamed.sort(), unreadable, dependencies: unique([...dependencies]), shared: unique(shared) };
 }
 
 /** Whether `dir` or anything below it (links not followed) changed at or after `since`. */

@@ -388,3 +388,34 @@ test('(review, round 19) one folder that throws (a link loop where git looks for
   // rm walks it by descriptor (Node's rmSync by path cannot).
   spawnSync('rm', ['-rf', join(root, 'a')]);
 });
+
+test('(review, round 19) code a tool runs kept where the walk does not go (a plain .git folder) and reached through a link where the tool looks: judged under the link\'s name (a conftest.py in an ignored folder, a venv\'s bin, a crate\'s .cargo, and unlisted, Node --test\'s tests/); control: node --test runs it', async () => {
+  const root = repo('rlinks');
+  const sh = (script: string, extra: Record<string, string> = {}) => spawnSync('sh', ['-c', script], { cwd: root, env: { ...env, ...extra }, encoding: 'utf8' });
+  assert.equal(sh(`printf 'docs/_build/\\n.venv/\\n' > .gitignore && mkdir -p crate .venv/bin docs && echo '[package]' > crate/Cargo.toml && echo 'home = /usr/bin' > .venv/pyvenv.cfg && touch .venv/bin/python`).status, 0);
+  git(root, 'add', '.gitignore', 'crate');
+  git(root, 'commit', '-qm', 'base');
+  const { setTimeout: sleep } = await import('node:timers/promises');
+  await sleep(20);
+  const since = Date.now();
+  await sleep(20);
+  const marker = join(base, 'rlinks-ran');
+  const plant = [
+    'mkdir -p x/.git/k x/.git/b x/.git/c x/.git/t docs/_build',
+    'echo "open(\'/nonexistent\')" > x/.git/k/conftest.py && ln -s ../../x/.git/k docs/_build/api',
+    'printf "#!/bin/sh\\ntouch /nonexistent\\n" > x/.git/b/pip && rm -rf .venv/bin && ln -s ../x/.git/b .venv/bin',
+    'printf "[build]\\nrustc-wrapper = \\"/nonexistent\\"\\n" > x/.git/c/config.toml && ln -s ../x/.git/c crate/.cargo',
+    `echo "require('fs').writeFileSync('${marker}', 'ran')" > x/.git/t/hidden.test.js && ln -s x/.git/t tests`,
+  ].join(' && ');
+  assert.equal(sh(plant).status, 0);
+  // The control: Node's test runner finds and runs the hidden file through the link.
+  spawnSync(process.execPath, ['--test'], { cwd: root, env });
+  assert.equal(readFileSync(marker, 'utf8'), 'ran', 'control');
+  rmSync(marker);
+  const warnings = checkNestedRepos(root, env, since);
+  const named = (p: string) => warnings.some((w) => w.includes(`${join(root, p)}.stashbase-quarantine`));
+  assert.deepEqual(['docs/_build/api/conftest.py', '.venv/bin/pip', 'crate/.cargo/config.toml', 'tests/hidden.test.js'].map(named), [true, true, true, true], warnings.join('\n'));
+  assert.equal(existsSync(join(root, 'x', '.git', 'k', 'conftest.py')), false);
+  spawnSync(process.execPath, ['--test'], { cwd: root, env });
+  assert.equal(existsSync(marker), false, 'node --test ran nothing hidden');
+});
