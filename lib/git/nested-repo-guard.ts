@@ -21,7 +21,7 @@ import { checkoutGit, worktreeOfGitDir } from './run-git-dir.js';
 import { gitDirLink } from './git-dir-links.js';
 import { MAX_GIT_ENTRIES } from './sanitize.js';
 import { beneath, commondirOf, dotGitsUnder, gitPathFile, kernelJoin, kernelPath, kernelWay, moveAside, QUARANTINE, realOrSelf, within, writableOutsideTree } from './planted-repos.js';
-import { isToolConfigBelow, quarantineDeeperToolConfigs, quarantineToolConfigs } from '../paths/tool-configs.js';
+import { configFoldersOf, isToolConfigBelow, quarantineDeeperToolConfigs, quarantineToolConfigs } from '../paths/tool-configs.js';
 import { restoreHint } from '../util/style.js';
 import { executedKind, sourcedByEnvrc, venvCheck } from '../paths/host-executed.js';
 import { stashbaseHome } from '../home.js';
@@ -492,9 +492,24 @@ export function checkNestedRepos(cwd: string, env: NodeJS.ProcessEnv, since: num
   }
   warnings.push(...stripSetId(walk.setId.filter(written)));
   // Each judged on its own: one that cannot be (an error on its way) counts as changed, and stops none of the others.
+  // A folder on its way renamed into place counts it too (found in review: an old conftest.py, __pycache__ or .cargo kept
+  // aside in one run, its folder renamed into place in the next, and no time of the file's own changed): from the
+  // file's folder up, or for a command in a bin folder from the folder that holds bin (pip adds to bin; a bin renamed
+  // into place changes the folder above).
+  const wayWritten = (p: string) => {
+    const kind = executedKind(p.slice(root.length + 1), sourced, isVenv)?.kind;
+    return changedBelow(kind === 'bin' ? dirname(dirname(p)) : dirname(p), root, written);
+  };
+  // What lies in a folder of installed code moved aside whole goes with it: named one by one only where it changed itself.
+  const wholly = walk.dependencies.filter((d) => !keep.some((k) => within(d, k)));
+  const whole = new Set(wholly);
+  const goesWith = (p: string) => {
+    for (let d = dirname(p); d.length > root.length; d = dirname(d)) if (whole.has(d)) return true;
+    return false;
+  };
   const changedOrUnknown = (p: string) => {
     try {
-      return written(p) || targetChanged(p, root, written, writableOutside);
+      return written(p) || targetChanged(p, root, written, writableOutside) || (!goesWith(p) && wayWritten(p));
     } catch {
       return true;
     }
@@ -522,8 +537,9 @@ export function checkNestedRepos(cwd: string, env: NodeJS.ProcessEnv, since: num
   // In a folder that is no repository nothing is hidden by git, and nothing shown either: left as written.
   if (askFor.size > 0 && gitDir !== null) for (const a of ignoredBy(git, root, [...askFor.keys()])) for (const p of askFor.get(a) ?? []) hidden.add(p);
   warnings.push(...settleExecuted(root, changedExecuted.filter((p) => !discovered.has(p) || hidden.has(p)), sourced, isVenv));
-  warnings.push(...quarantineDeeperToolConfigs(walk.configs, written));
-  warnings.push(...settleDependencies(walk.dependencies.filter((d) => !keep.some((k) => within(d, k)))));
+  // Each also by the folders of its config's name (a .cargo renamed in beside a crate brings an old config.toml).
+  warnings.push(...quarantineDeeperToolConfigs(walk.configs, (p) => written(p) || configFoldersOf(p.slice(root.length + 1)).some((f) => written(join(root, f)))));
+  warnings.push(...settleDependencies(wholly));
   // A write through one name of a file with others (hard links) lands in all of them: not undone by moving this one aside.
   if (walk.shared.length > 0) {
     warnings.push(`the agent changed ${walk.shared.length} file(s) of installed code that have other names (hard links, as a package store such as pnpm's or a local git clone makes): those other names, outside what was moved aside, hold the agent's content too, and stashbase cannot tell where they are: ${walk.shared.slice(0, 5).join(', ')}${walk.shared.length > 5 ? ', …' : ''}; check the store they come from (pnpm store prune, then pnpm install --force) and the projects that share it`);

@@ -100,7 +100,8 @@ export function dotGitsUnder(
       // node_modules/.bin, a real folder, is judged entry by entry (executed, below), as a command found by name; one
       // that is a link is judged here (found in review: .bin swapped for a link to a folder of the agent's).
       const skip = dep !== null && dir === dep && e.name === '.bin' && e.isDirectory();
-      if (dep !== null && !skip && since !== null) {
+      // (.bin itself counts: one renamed into place, its entries' times old, changes only its own; found in review.)
+      if (dep !== null && since !== null) {
         const st = lstatSync(full, { throwIfNoEntry: false });
         if ((st?.ctimeMs ?? -1) >= since) {
           dependencies.add(dep);

@@ -87,6 +87,26 @@ export function isToolConfigBelow(relative: string): boolean {
 }
 
 /**
+ * The folders of the config's own name that `relative` is in (`crate/.cargo`
+ * for `crate/.cargo/config.toml`): renamed into place, such a folder brings an
+ * old file under a config's name (found in review: an old `.cargo` folder
+ * moved next to a crate, and cargo ran its rustc-wrapper). Folders named for a
+ * whole config (`.vscode`) are judged themselves, as configs.
+ */
+export function configFoldersOf(relative: string): string[] {
+  const parts = relative.split('/');
+  const out: string[] = [];
+  for (const name of TOOL_CONFIGS) {
+    const n = name.split('/');
+    for (let at = 1; at + n.length <= parts.length; at++) {
+      if (!n.every((c, i) => parts[at + i] === c)) continue;
+      for (let k = 0; k < n.length - 1; k++) out.push(parts.slice(0, at + k + 1).join('/'));
+    }
+  }
+  return out;
+}
+
+/**
  * Moves aside those in subfolders that the run made or changed (`written`):
  * the top's are read-only or checked by name; deeper ones your tools obey in
  * their own folder (a package's .npmrc, a crate's .cargo/config.toml).

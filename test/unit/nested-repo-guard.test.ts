@@ -419,3 +419,37 @@ test('(review, round 19) code a tool runs kept where the walk does not go (a pla
   spawnSync(process.execPath, ['--test'], { cwd: root, env });
   assert.equal(existsSync(marker), false, 'node --test ran nothing hidden');
 });
+
+test('(review, round 19) old files a folder renamed into place brings (kept aside in an earlier run, no time of their own changed): counted by the folders on their way (test files in an ignored folder, __pycache__, node_modules/.bin, a crate\'s .cargo, and unlisted, a venv\'s bin); control: node --test runs the one it finds', async () => {
+  const root = repo('rrenamed');
+  const sh = (script: string) => spawnSync('sh', ['-c', script], { cwd: root, env, encoding: 'utf8' });
+  assert.equal(sh(`printf 'build/\\n__pycache__/\\nnode_modules/\\n.venv/\\n' > .gitignore && mkdir -p crate node_modules/tool .venv && echo '[package]' > crate/Cargo.toml && echo 'home = /usr/bin' > .venv/pyvenv.cfg && echo x=1 > mod.py`).status, 0);
+  git(root, 'add', '.gitignore', 'crate', 'mod.py');
+  git(root, 'commit', '-qm', 'base');
+  const marker = join(base, 'rrenamed-ran');
+  // The first run keeps each aside, under names nothing runs.
+  const stash = [
+    'mkdir -p x/.git/t/test x/.git/p x/.git/bin x/.git/c x/.git/vbin',
+    `echo "require('fs').writeFileSync('${marker}', 'ran')" > x/.git/t/test/evil.js`,
+    'echo pyc > x/.git/p/mod.cpython-311.pyc',
+    'printf "#!/bin/sh\\n" > x/.git/bin/tool && chmod +x x/.git/bin/tool',
+    'printf "[build]\\nrustc-wrapper = \\"/nonexistent\\"\\n" > x/.git/c/config.toml',
+    'printf "#!/bin/sh\\n" > x/.git/vbin/pip && chmod +x x/.git/vbin/pip',
+  ].join(' && ');
+  assert.equal(sh(stash).status, 0);
+  const { setTimeout: sleep } = await import('node:timers/promises');
+  await sleep(30);
+  const since = Date.now();
+  await sleep(30);
+  // The next run renames each into place.
+  assert.equal(sh('mkdir -p build && mv x/.git/t build/t && mv x/.git/p __pycache__ && mv x/.git/bin node_modules/.bin && mv x/.git/c crate/.cargo && mv x/.git/vbin .venv/bin').status, 0);
+  spawnSync(process.execPath, ['--test'], { cwd: root, env });
+  assert.equal(readFileSync(marker, 'utf8'), 'ran', 'control');
+  rmSync(marker);
+  const warnings = checkNestedRepos(root, env, since);
+  const gone = ['build/t/test/evil.js', '__pycache__/mod.cpython-311.pyc', 'node_modules/.bin/tool', 'crate/.cargo/config.toml', '.venv/bin/pip'].filter((p) => existsSync(join(root, p)));
+  assert.deepEqual(gone, [], warnings.join('\n'));
+  assert.ok(warnings.some((w) => w.includes(`${join(root, 'node_modules')} (node_modules`)), 'node_modules moved aside whole');
+  spawnSync(process.execPath, ['--test'], { cwd: root, env });
+  assert.equal(existsSync(marker), false, 'node --test ran nothing');
+});
