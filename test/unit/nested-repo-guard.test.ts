@@ -453,3 +453,17 @@ test('(review, round 19) old files a folder renamed into place brings (kept asid
   spawnSync(process.execPath, ['--test'], { cwd: root, env });
   assert.equal(existsSync(marker), false, 'node --test ran nothing');
 });
+
+test('(review, round 19) an old folder whose name is not UTF-8, with something written below it during the run: said unchecked (it was passed by unsaid); one with nothing changed below it, left unsaid', async () => {
+  const root = repo('roldodd');
+  const sh = (script: string) => spawnSync('sh', ['-c', script], { cwd: root, env, encoding: 'utf8' });
+  assert.equal(sh(`mkdir -p "build/$(printf 'a\\377')/s" "keep/$(printf 'b\\377')"`).status, 0);
+  const { setTimeout: sleep } = await import('node:timers/promises');
+  await sleep(30);
+  const since = Date.now();
+  await sleep(30);
+  assert.equal(sh(`echo x > "build/$(printf 'a\\377')/s/conftest.py"`).status, 0);
+  const warnings = checkNestedRepos(root, env, since);
+  assert.equal(warnings.length, 1, warnings.join('\n'));
+  assert.match(warnings[0] as string, /build\/<61ff> \(a name that is not UTF-8, with something changed below it during the run\) cannot be read/);
+});
