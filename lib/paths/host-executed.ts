@@ -48,18 +48,23 @@ export function sourcedByEnvrc(root: string): Set<string> {
   for (const raw of text.split('\n')) {
     for (const part of raw.replace(/(^|\s)#.*$/, '').split(/;|&&|\|\||\|/)) {
       const cmd = part.trim().replace(/^(?:(?:then|else|do|if|while|until|\{|\(|!)\s+)+/, '');
-      const m = /^(?:(?:builtin|command)\s+)?(source_env_if_exists|source_env|dotenv_if_exists|dotenv|source|\.|PATH_add|path_add)(?:\s+(\S+))?/.exec(cmd);
+      const m = /^(?:(?:builtin|command)\s+)?(source_env_if_exists|source_env|dotenv_if_exists|dotenv|source|\.|PATH_add|path_add)(?:\s+(.*))?$/.exec(cmd);
       if (!m) continue;
+      const words = (m[2] ?? '').trim().split(/\s+/).filter(Boolean);
+      // PATH_add takes any number of folders, path_add a variable's name and then folders (found in review: the second
+      // folder of PATH_add bin tools, and PYTHONPATH's, were passed by); the others one file, the rest its arguments.
+      const folders = m[1] === 'PATH_add' ? words : m[1] === 'path_add' ? words.slice(1) : null;
       // dotenv with no argument loads .env.
-      let arg = m[2] ?? (m[1]?.startsWith('dotenv') ? '.env' : '');
-      // The working folder however it is written ("$PWD"/x, ${PWD}/x, $(pwd)/x), quotes removed.
-      arg = arg.replace(/^(["'])(.*)\1$/, '$2').replace(/^(["']?)(?:\$PWD|\$\{PWD\}|\$\(pwd\))\1\//, '').replace(/["']/g, '');
-      if (arg.startsWith(`${root}/`)) arg = arg.slice(root.length + 1);
-      if (arg === '' || arg.includes('$') || arg.startsWith('/')) continue;
-      const rel = posix.normalize(arg).replace(/\/$/, '');
-      if (rel === '.') continue;
-      // PATH_add puts a folder first on PATH: what is in it is found by name (marked by a trailing slash).
-      out.add(m[1] === 'PATH_add' || m[1] === 'path_add' ? `${rel}/` : rel);
+      for (let arg of folders ?? [words[0] ?? (m[1]?.startsWith('dotenv') ? '.env' : '')]) {
+        // The working folder however it is written ("$PWD"/x, ${PWD}/x, $(pwd)/x), quotes removed.
+        arg = arg.replace(/^(["'])(.*)\1$/, '$2').replace(/^(["']?)(?:\$PWD|\$\{PWD\}|\$\(pwd\))\1\//, '').replace(/["']/g, '');
+        if (arg.startsWith(`${root}/`)) arg = arg.slice(root.length + 1);
+        if (arg === '' || arg.includes('$') || arg.startsWith('/')) continue;
+        const rel = posix.normalize(arg).replace(/\/$/, '');
+        if (rel === '.') continue;
+        // A folder put on a search path: what is in it is found by name (marked by a trailing slash).
+        out.add(folders !== null ? `${rel}/` : rel);
+      }
     }
   }
   return out;
@@ -78,11 +83,14 @@ function discoveredByName(relative: string): boolean {
   if (/^(?:conftest|test[^/]*|[^/]*_test)\.py$/.test(name)) return true;
   if (/^[^/]+\.so$/.test(name)) return true;
   if (/^(?:test|test-[^/]+|[^/]+[._-]test|[^/]+\.spec)\.[cm]?[jt]sx?$/.test(name)) return true;
+  // Jest's ?(*.)+(spec|test).[jt]s?(x) (found in review: spec.js, a.spectest.js); Go's x_test.go, which go test ./...
+  // builds and runs in any folder it walks; a package's __init__.py, which unittest's discovery imports on its way.
+  if (/^(?:[^/]*\.)?(?:spec|test)+\.[cm]?[jt]sx?$/.test(name) || /^[^/]+_test\.go$/.test(name) || name === '__init__.py') return true;
   return /(?:^|\/)(?:test|tests|__tests__)\/(?:[^/]+\/)*[^/]+\.[cm]?[jt]sx?$/.test(relative);
 }
 
 /** What every kind of executedKind needs but 'sourced': a superset, so that passing on a miss changes no answer. */
-const MAY_RUN = /\.(?:py[co]?|pth|cfg|so|[cm]?[jt]sx?)$|(?:^|\/)\.?bin\/[^/]+$/;
+const MAY_RUN = /\.(?:py[co]?|pth|cfg|so|go|[cm]?[jt]sx?)$|(?:^|\/)\.?bin\/[^/]+$/;
 
 /**
  * What `relative` (a path in the tree, from its top) is of that class, or
