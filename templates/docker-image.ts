@@ -95,7 +95,9 @@ export function imageEnvCommand(docker: string, ref: string): Command {
  * The admin shell. The home volume is every run's agent's to write, so the
  * shell gets no capabilities and no new privileges (as a run's agent), and
  * `path` (the image's PATH without the home's own bin folders, where a planted
- * `nano` or `make` would wait for you) unless it is null (--trust-home).
+ * `nano` or `make` would wait for you, and Python without its user
+ * site-packages, whose .pth files run at every start) unless it is null
+ * (--trust-home).
  */
 export function shellCommand(docker: string, image: string, user: string | null, tty: boolean, path: string | null = null): Command {
   return {
@@ -104,7 +106,8 @@ export function shellCommand(docker: string, image: string, user: string | null,
       'run', '--rm', tty ? '-it' : '-i', '--init',
       '--cap-drop', 'ALL', '--security-opt', 'no-new-privileges',
       ...(user !== null ? ['--user', user] : []),
-      ...(path !== null ? ['--env', `PATH=${path}`] : []),
+      // Nor, unless trusted, the user site-packages there (found in review: a .pth file a sealed run left ran at every python3).
+      ...(path !== null ? ['--env', `PATH=${path}`, '--env', 'PYTHONNOUSERSITE=1'] : []),
       '--mount', `type=volume,source=${HOME_VOLUME},target=${AGENT_HOME}`,
       // The home volume is every run's agent's to write: the shell reads none of its startup files
       // (.bashrc, .profile, .inputrc, whose macros can rewrite what you type), since it has the network.

@@ -290,6 +290,19 @@ describe('Docker backend: runs and the agent docker commands (real engine)', nee
     }
   });
 
+  test("(review, round 19) agent docker shell: a .pth file an agent left in the home's user site-packages does not run at python3 unless --trust-home (the control)", async () => {
+    const plant = await cli(['agent', 'docker', 'shell'], { env: t.env, input: `d=$(python3 -c 'import site; print(site.getusersitepackages())') && mkdir -p "$d" && echo 'import sys; sys.stdout.write("PTH-RAN\\n")' > "$d/sbplanted.pth"\n`, timeoutMs: 60_000 });
+    assert.equal(plant.code, 0, plant.stderr);
+    try {
+      const r = await cli(['agent', 'docker', 'shell'], { env: t.env, input: 'python3 -c "print(7*6)"\n', timeoutMs: 60_000 });
+      assert.equal(r.stdout, '42\n', r.stderr);
+      const trusted = await cli(['agent', 'docker', 'shell', '--trust-home'], { env: t.env, input: 'python3 -c "print(7*6)"\n', timeoutMs: 60_000 });
+      assert.equal(trusted.stdout, 'PTH-RAN\n42\n', 'with --trust-home, it runs');
+    } finally {
+      await cli(['agent', 'docker', 'shell'], { env: t.env, input: `rm -f "$(python3 -c 'import site; print(site.getusersitepackages())')/sbplanted.pth"\n`, timeoutMs: 60_000 });
+    }
+  });
+
   test("agent docker shell, interactive (a terminal): an agent's ~/.bashrc in the home volume does not run there (the control: bash -i inside reads it)", async () => {
     const plant = await cli(['agent', 'docker', 'shell'], { env: t.env, input: 'echo "echo RAN-BASHRC-\\$((3+4))" >> ~/.bashrc\n', timeoutMs: 60_000 });
     assert.equal(plant.code, 0, plant.stderr);
