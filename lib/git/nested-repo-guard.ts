@@ -496,9 +496,16 @@ export function checkNestedRepos(cwd: string, env: NodeJS.ProcessEnv, since: num
   // aside in one run, its folder renamed into place in the next, and no time of the file's own changed): from the
   // file's folder up, or for a command in a bin folder from the folder that holds bin (pip adds to bin; a bin renamed
   // into place changes the folder above).
+  // (Each folder's time read once: many files share their folders.)
+  const folderTimes = new Map<string, boolean>();
+  const folderWritten = (d: string) => {
+    let v = folderTimes.get(d);
+    if (v === undefined) folderTimes.set(d, (v = written(d)));
+    return v;
+  };
   const wayWritten = (p: string) => {
     const kind = executedKind(p.slice(root.length + 1), sourced, isVenv)?.kind;
-    return changedBelow(kind === 'bin' ? dirname(dirname(p)) : dirname(p), root, written);
+    return changedBelow(kind === 'bin' ? dirname(dirname(p)) : dirname(p), root, folderWritten);
   };
   // What lies in a folder of installed code moved aside whole goes with it: named one by one only where it changed itself.
   const wholly = walk.dependencies.filter((d) => !keep.some((k) => within(d, k)));
