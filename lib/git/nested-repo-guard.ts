@@ -10,7 +10,7 @@
 // not checked out), and a warning names it and why. Nothing outside the
 // repository is ever renamed, whatever the agent pointed at; files it
 // planted are read only when they are small regular files.
-import { chmodSync, type Dirent, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, type Dirent, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, sep } from 'node:path';
 import { probe } from '../exec.js';
 import { findTool } from '../util/find-tool.js';
@@ -20,9 +20,10 @@ import { findRepoRoot } from './repo.js';
 import { checkoutGit, worktreeOfGitDir } from './run-git-dir.js';
 import { gitDirLink } from './git-dir-links.js';
 import { MAX_GIT_ENTRIES } from './sanitize.js';
-import { beneath, commondirOf, dotGitsUnder, gitPathFile, kernelJoin, kernelPath, kernelWay, moveAside, QUARANTINE, realOrSelf, within, writableOutsideTree } from './planted-repos.js';
+import { beneath, changeFinder, commondirOf, dotGitsUnder, movesWithin, gitPathFile, kernelJoin, kernelPath, kernelWay, moveAside, QUARANTINE, realOrSelf, within, writableOutsideTree } from './planted-repos.js';
 import { configFoldersOf, isToolConfigBelow, quarantineDeeperToolConfigs, quarantineToolConfigs } from '../paths/tool-configs.js';
 import { restoreHint } from '../util/style.js';
+import { shellQuote } from '../../templates/shell-quote.js';
 import { executedKind, sourcedByEnvrc, venvCheck } from '../paths/host-executed.js';
 import { stashbaseHome } from '../home.js';
 import { noteLinks, restoreLinks } from '../paths/protected-links.js';
@@ -277,7 +278,10 @@ function ignoredBy(git: string, root: string, paths: string[]): Set<string> {
   // made in seconds), each as ./name, never read as a pathspec's magic (a name starting with a colon); with -z git
   // neither takes nor gives quoted names.
   const ask = (some: string[]): 'answered' | 'refused' | 'timed out' => {
-    const r = probe({ file: git, args: ['-C', root, 'check-ignore', '--stdin', '-z'] }, 120_000, 256 << 20, some.map((p) => `./${p.slice(root.length + 1)}\0`).join(''));
+    // --no-index: a name is asked as a pathspec, and one with glob characters matching a file of the index counted as
+    // tracked, so shown (found in review: '*/*.test.js' in an ignored folder named '*'); without the index, only the
+    // ignore rules answer (a file you track in an ignored folder counts as hidden: moved aside if changed, and said).
+    const r = probe({ file: git, args: ['-C', root, 'check-ignore', '--no-index', '--stdin', '-z'] }, 120_000, 256 << 20, some.map((p) => `./${p.slice(root.length + 1)}\0`).join(''));
     if (r.code === null) return 'timed out';
     if (r.code !== 0 && r.code !== 1) return 'refused';
     for (const name of r.stdout.split('\0')) if (name !== '') out.add(join(root, name.replace(/^\.\//, '')));
@@ -425,6 +429,12 @@ function unplugged(dotGit: string, where: string, found: string[], what: string)
  * run that was killed, from its recorded start.
  */
 export function checkNestedRepos(cwd: string, env: NodeJS.ProcessEnv, since: number, newRepo = false, setId = false, keep: string[] = [], writableOutside: string[] = []): string[] {
+  // Nothing it moves aside leaves the tree and the folders the run could write (found in review: a rename through a link
+  // one of its own renames had re-aimed).
+  return movesWithin([cwd, findRepoRoot(cwd)?.root ?? cwd, ...writableOutside], () => checkTree(cwd, env, since, newRepo, setId, keep, writableOutside));
+}
+
+function checkTree(cwd: string, env: NodeJS.ProcessEnv, since: number, newRepo: boolean, setId: boolean, keep: string[], writableOutside: string[]): string[] {
   const git = findTool('git', env);
   if (!git) return [];
   const written = (p: string) => (lstatSync(p, { throwIfNoEntry: false })?.ctimeMs ?? -1) >= since;
@@ -504,11 +514,40 @@ export function checkNestedRepos(cwd: string, env: NodeJS.ProcessEnv, since: num
     return v;
   };
   const wayWritten = (p: string) => {
-    const kind = executedKind(p.slice(root.length + 1), sourced, isVenv)?.kind;
-    return changedBelow(kind === 'bin' ? dirname(dirname(p)) : dirname(p), root, folderWritten);
+    const rel = p.slice(root.length + 1);
+    // A folder .envrc puts on PATH counts itself (found in review: PATH_add bin, with bin renamed into place at the top).
+    const onPath = sourced.has(rel.slice(0, rel.lastIndexOf('/') + 1));
+    const kind = executedKind(rel, sourced, isVenv)?.kind;
+    return changedBelow(kind === 'bin' && !onPath ? dirname(dirname(p)) : dirname(p), root, folderWritten);
   };
+  // What lies inside a nested repository is not shown by your git status (only its folder is; found in review): each
+  // judged by its folders, one lookup each (found in review: a list searched per file made the check quadratic).
+  const nested = new Set(walk.found.map((g) => dirname(g)));
+  const inNested = (p: string) => {
+    for (let d = dirname(p); d.length > root.length; d = dirname(d)) if (nested.has(d)) return true;
+    return false;
+  };
+  // Links to folders (lib/git/planted-repos.ts folderLinks): one made during the run, or whose folder changed below it, where
+  // git does not show it or what it leads to, is moved aside (found in review: code kept in a plain .git folder and reached
+  // through docs/_build/api, .venv/bin, crate/.cargo or tests/ made links; a link made in one run, its folder renamed into
+  // place in the next). In a folder of installed code, the whole folder goes.
+  const changedBehind = changeFinder(since);
+  const viaLinks: Array<{ link: string; target: string }> = [];
+  const linkedInstalls = new Set<string>();
+  for (const { link, target, dep } of walk.folderLinks) {
+    if (keep.some((k) => within(link, k))) continue;
+    let changed: boolean;
+    try {
+      changed = written(link) || changedBehind(target);
+    } catch {
+      changed = true;
+    }
+    if (!changed) continue;
+    if (dep !== null) linkedInstalls.add(dep);
+    else viaLinks.push({ link, target });
+  }
   // What lies in a folder of installed code moved aside whole goes with it: named one by one only where it changed itself.
-  const wholly = walk.dependencies.filter((d) => !keep.some((k) => within(d, k)));
+  const wholly = [...new Set([...walk.dependencies, ...linkedInstalls])].sort().filter((d) => !keep.some((k) => within(d, k)));
   const whole = new Set(wholly);
   const goesWith = (p: string) => {
     for (let d = dirname(p); d.length > root.length; d = dirname(d)) if (whole.has(d)) return true;
@@ -524,25 +563,10 @@ export function checkNestedRepos(cwd: string, env: NodeJS.ProcessEnv, since: num
   const changedExecuted = walk.executed.filter((p) => changedOrUnknown(p) && !keep.some((k) => within(p, k)));
   // A file a test runner discovers counts only where git ignores it (elsewhere git status shows it): asked of git at once.
   const discovered = new Set(changedExecuted.filter((p) => executedKind(p.slice(root.length + 1), sourced, isVenv)?.kind === 'discovered'));
-  // One inside a nested repository is not shown by your git status either (only its folder is; found in review): each
-  // judged by its folders, one lookup each (found in review: a list searched per file made the check quadratic).
-  const nested = new Set(walk.found.map((g) => dirname(g)));
-  const inNested = (p: string) => {
-    for (let d = dirname(p); d.length > root.length; d = dirname(d)) if (nested.has(d)) return true;
-    return false;
-  };
-  const hidden = new Set<string>();
-  // Each asked of git by its real name: one reached through a link (lib/git/planted-repos.ts) is shown by your git status
-  // where it really lies, unless that is in a .git folder or outside the tree (found in review: a conftest.py kept in
-  // x/.git/k, and docs/_build/api a link to it).
-  const askFor = new Map<string, string[]>();
-  for (const p of discovered) {
-    const real = realOrSelf(p);
-    if (inNested(p) || (real !== p && (!beneath(real, root) || inNested(real) || /(?:^|\/)\.git(?:\/|$)/.test(real.slice(root.length + 1))))) hidden.add(p);
-    else askFor.set(real, [...(askFor.get(real) ?? []), p]);
-  }
+  const hidden = new Set([...discovered].filter(inNested));
   // In a folder that is no repository nothing is hidden by git, and nothing shown either: left as written.
-  if (askFor.size > 0 && gitDir !== null) for (const a of ignoredBy(git, root, [...askFor.keys()])) for (const p of askFor.get(a) ?? []) hidden.add(p);
+  const ask = [...discovered].filter((p) => !hidden.has(p));
+  if (ask.length > 0 && gitDir !== null) for (const p of ignoredBy(git, root, ask)) hidden.add(p);
   warnings.push(...settleExecuted(root, changedExecuted.filter((p) => !discovered.has(p) || hidden.has(p)), sourced, isVenv));
   // Each also by the folders of its config's name (a .cargo renamed in beside a crate brings an old config.toml).
   warnings.push(...quarantineDeeperToolConfigs(walk.configs, (p) => written(p) || configFoldersOf(p.slice(root.length + 1)).some((f) => written(join(root, f)))));
@@ -623,6 +647,34 @@ export function checkNestedRepos(cwd: string, env: NodeJS.ProcessEnv, since: num
     warnings.push(failed === null
       ? `the agent left a bare repository at ${dir}, whose git files would run programs when your git runs inside it: ${found.join('; ')}. Its HEAD was renamed HEAD${SUFFIX}, so git no longer takes the folder for a repository; review it, then ${restoreHint(head + SUFFIX, head)}`
       : `the agent left a bare repository at ${dir} whose git files would run programs (${found.join('; ')}), and its HEAD could not be renamed (${failed}): remove it before you run git there`);
+  }
+  // Links to folders last: what the other checks judged through them was judged where it really lies.
+  // Shown: neither in a nested repository nor ignored, the folder led to in the tree and in no .git folder.
+  const inGitFolder = (p: string) => /(?:^|\/)\.git(?:\/|$)/.test(p.slice(root.length + 1));
+  const linkAsk = new Set<string>();
+  for (const { link, target } of viaLinks) {
+    if (!inNested(link)) linkAsk.add(link);
+    if (beneath(target, root) && !inGitFolder(target) && !inNested(target)) linkAsk.add(target);
+  }
+  const linkIgnored = linkAsk.size === 0 || gitDir === null ? new Set<string>() : ignoredBy(git, root, [...linkAsk]);
+  const shown = (p: string) => linkAsk.has(p) && !linkIgnored.has(p);
+  for (const { link, target } of viaLinks) {
+    if (shown(link) && shown(target)) continue;
+    // Removed, not renamed: under any name a test runner still finds what lies behind it (found in review: tests/ renamed
+    // aside, and node --test ran the file through the new name). A link holds nothing but its text, said here.
+    let text = '';
+    let failed: string | null = null;
+    try {
+      text = readlinkSync(link);
+      const parent = realOrSelf(dirname(link));
+      if (!(parent === root || beneath(parent, root) || writableOutsideTree(parent, root, writableOutside))) throw Object.assign(new Error(), { code: `its folder is ${parent}, outside the tree` });
+      unlinkSync(link);
+    } catch (e) {
+      failed = (e as NodeJS.ErrnoException).code ?? 'failed';
+    }
+    warnings.push(failed === null
+      ? `the agent made ${link} a link to ${target}, or changed what lies there, where git does not show it or what it leads to: your tools that look in ${link} (a test runner, PATH, an environment's bin, a tool's config folder) would run what is there. The link was removed; review ${target}, then make it again with: ln -s ${shellQuote(text)} ${shellQuote(link)}`
+      : `the agent made ${link} a link to ${target}, or changed what lies there, where git does not show it, and it could not be removed (${failed}): remove it before you run your tools in ${dirname(link)}`);
   }
   return warnings;
 }

@@ -14,8 +14,31 @@ import { dirname, isAbsolute, resolve, sep } from 'node:path';
 /** What a plant is renamed to: git and your tools pass it by, and a `mv` restores it. */
 export const QUARANTINE = '.stashbase-quarantine';
 
+/** The folders a check may rename in (real paths; none: anywhere), set for one check by movesWithin. */
+let moveRoots: string[] = [];
+
+/**
+ * Runs `f` with every moveAside in it held to folders whose real path lies in
+ * `roots` (found in review: a link among the folders of a path the check had
+ * judged in the tree was re-aimed by one of its own renames, and the next
+ * rename through it moved your files outside the tree).
+ */
+export function movesWithin<T>(roots: string[], f: () => T): T {
+  const before = moveRoots;
+  moveRoots = roots.map(realOrSelf);
+  try {
+    return f();
+  } finally {
+    moveRoots = before;
+  }
+}
+
 /** Renames `path` to `path` + QUARANTINE; returns the error's code when it cannot. */
 export function moveAside(path: string): string | null {
+  if (moveRoots.length > 0) {
+    const parent = realOrSelf(dirname(path));
+    if (!moveRoots.some((r) => parent === r || beneath(parent, r))) return `its folder is ${parent}, outside the tree`;
+  }
   try {
     renameSync(path, path + QUARANTINE);
     return null;
@@ -43,7 +66,7 @@ export function dotGitsUnder(
   since: number | null = null,
   dependencyRoot: (path: string) => boolean = () => false,
   writableOutside: string[] = [],
-): { found: string[]; bare: string[]; setId: string[]; configs: string[]; executed: string[]; renamed: string[]; unreadable: string[]; dependencies: string[]; shared: string[] } {
+): { found: string[]; bare: string[]; setId: string[]; configs: string[]; executed: string[]; renamed: string[]; unreadable: string[]; dependencies: string[]; shared: string[]; folderLinks: Array<{ link: string; target: string; dep: string | null }> } {
   const found: string[] = [];
   const renamed: string[] = [];
   const unreadable: string[] = [];
@@ -58,25 +81,27 @@ export function dotGitsUnder(
   const shared: string[] = [];
   // Links at a dependency folder's name (node_modules → elsewhere): what they lead to in the tree, judged after the walk.
   const linkedDeps: string[] = [];
-  // Folders reached through a link (found in review: code a tool runs kept in a plain .git folder, which the walk does not
-  // enter, and a link to it where the tool looks: docs/_build/api → ../../x/.git/k held a conftest.py; .venv/bin and
-  // crate/.cargo made links likewise). Each link to a folder in the tree, or in one the run could write outside it, is
-  // walked as a folder under its own name, each real folder at most once that way (links to links, loops: bounded).
-  const followed = new Set<string>();
-  const mayFollow = since !== null && !writableOutside.includes('/');
-  const stack: Array<[string, boolean, string | null]> = [[root, false, null]];
-  const followLink = (full: string): void => {
-    let real: string;
+  // Links to folders in the tree, or in one the run could write outside it, with the folder of installed code each lies in
+  // (found in review: code a tool runs kept in a plain .git folder, which the walk does not enter, and a link to it where
+  // the tool looks: docs/_build/api, .venv/bin, crate/.cargo, tests/). Judged by the check, the walk never follows them.
+  const folderLinks: Array<{ link: string; target: string; dep: string | null }> = [];
+  const noteLink = (full: string, dep: string | null): void => {
+    let target: string;
     try {
       if (!statSync(full).isDirectory()) return;
-      real = realpathSync.native(full);
+      target = realpathSync.native(full);
     } catch {
       return; // dangling, a loop, or closed: nothing a tool finds through it
     }
-    if (real === root || beneath(root, real) || followed.has(real)) return;
-    if (!beneath(real, root) && !writableOutsideTree(real, root, writableOutside)) return;
-    followed.add(real);
-    stack.push([full, false, null]);
+    // The tree or a folder above it: walked as itself (a link there changes no folder's content).
+    if (target === root || beneath(root, target)) return;
+    if (beneath(target, root) || writableOutsideTree(target, root, writableOutside)) folderLinks.push({ link: full, target, dep });
+  };
+  const stack: Array<[string, boolean, string | null]> = [[root, false, null]];
+  // Whether a folder between `dir` and the top (both included but the top) changed: one renamed into place brings what is below.
+  const wayChanged = (dir: string): boolean => {
+    for (let d = dir; d !== root && beneath(d, root); d = dirname(d)) if ((lstatSync(d, { throwIfNoEntry: false })?.ctimeMs ?? -1) >= (since as number)) return true;
+    return false;
   };
   const walkOne = (dir: string, inGit: boolean, dep: string | null): void => {
     let handle: Dir;
@@ -89,7 +114,8 @@ export function dotGitsUnder(
       const code = (e as NodeJS.ErrnoException).code;
       const mine = lstatSync(dir, { throwIfNoEntry: false })?.uid === process.getuid?.();
       // The rest of the walk goes on (found in review: one such folder stopped every other check of the tree).
-      if ((code === 'EACCES' || code === 'EPERM') && mine) unreadable.push(`${dir} (${code})`);
+      // (In a git directory, the check of the git directory names it, as a finding: not said twice.)
+      if ((code === 'EACCES' || code === 'EPERM') && mine && !inGit) unreadable.push(`${dir} (${code})`);
       return;
     }
     // Whether the folder is a git directory by its contents: three names, noted as they pass.
@@ -114,13 +140,15 @@ export function dotGitsUnder(
         if ((lstatSync(full, { throwIfNoEntry: false })?.ctimeMs ?? -1) >= since) dependencies.add(full);
         else if (e.isSymbolicLink()) linkedDeps.push(full);
       }
-      // (Not inside installed code: any change there moves the whole folder aside, its links' own times included.)
-      if (mayFollow && dep === null && !inGit && e.isSymbolicLink()) followLink(full);
+      // (A link named .git is a planted repository's to judge, one at a dependency folder's name its own rule's, below.)
+      if (since !== null && !inGit && e.isSymbolicLink() && e.name !== '.git' && !(dep === null && dependencyRoot(full.slice(root.length + 1)))) noteLink(full, dep);
       if (!inGit && dir !== root && configs(full.slice(root.length + 1))) configList.push(full);
-      if (!inGit && !e.isDirectory() && executed(full.slice(root.length + 1))) executedList.push(full);
+      // Inside a .git folder too: a test runner's search enters it (found in review: node --test ran x/.git/t/a.test.js).
+      if (!e.isDirectory() && executed(full.slice(root.length + 1))) executedList.push(full);
       if (e.name === '.git' && !inGit) {
         if (dir !== root && (e.isDirectory() || e.isFile() || e.isSymbolicLink())) found.push(full);
-        if (setId && e.isDirectory()) stack.push([full, true, null]);
+        // A nested one always (what a test runner finds in it); the top's own, the run's git directory, for setuid bits.
+        if (e.isDirectory() && (setId || (since !== null && dir !== root))) stack.push([full, true, null]);
       } else if (e.isDirectory()) stack.push([full, inGit, skip ? null : (dep ?? (!inGit && since !== null && dependencyRoot(full.slice(root.length + 1)) ? full : null))]);
       // Every file, whatever its name (found in review: a setuid file named .git was moved aside as a planted repository,
       // its bit kept).
@@ -178,7 +206,7 @@ export function dotGitsUnder(
         if (ours && st.isDirectory()) unreadable.push(`${shown} (a name that is not UTF-8)`);
         // An old one outside a git directory: walked by its bytes for a change below it (found in review: an old folder
         // of such a name moved into an ignored folder, and a conftest.py written below it in the next run, unseen).
-        else if (!inGit && since !== null && st.isDirectory() && changedUnder(from, since)) unreadable.push(`${shown} (a name that is not UTF-8, with something changed below it during the run)`);
+        else if (!inGit && since !== null && st.isDirectory() && (changedUnder(from, since) || wayChanged(dir))) unreadable.push(`${shown} (a name that is not UTF-8, with something changed below it or on its way during the run)`);
         continue;
       }
       // A name of bounded length (the hex of a long one would pass the file system's limit), never over another entry.
@@ -214,19 +242,60 @@ export function dotGitsUnder(
     const reachable = real === root || beneath(real, root) || writableOutsideTree(real, root, writableOutside);
     if (real !== link && reachable && changedUnder(real, since as number)) dependencies.add(link);
   }
-  // One thing seen under two names (its own and a link's): judged once, by the name seen first in path order.
-  const once = (list: string[]): string[] => {
-    const seen = new Set<string>();
-    return list.sort().filter((p) => {
-      const key = `${realOrSelf(dirname(p))}${sep}${p.slice(p.lastIndexOf(sep) + 1)}`;
-      if (seen.has(key)) return false;
-      seen.add(key);
+  return { found: found.sort(), bare: bare.sort(), setId: setIds.sort(), configs: configList.sort(), executed: executedList.sort(), renamed: renamed.sort(), unreadable, dependencies: [...dependencies].sort(), shared: shared.sort(), folderLinks };
+}
+
+/**
+ * Whether a folder or anything below it (links not followed) changed at or
+ * after `since`, each folder walked once for all the folders one finder is
+ * asked about (found in review: links to each folder of one deep chain had
+ * it walked again for each). A name it cannot read back, or a folder it cannot
+ * list, counts as a change.
+ */
+export function changeFinder(since: number): (dir: string) => boolean {
+  const memo = new Map<string, boolean>();
+  const changedItself = (p: string) => {
+    try {
+      return (lstatSync(p, { throwIfNoEntry: false })?.ctimeMs ?? -1) >= since;
+    } catch {
       return true;
-    });
+    }
   };
-  const noLinks = followed.size === 0;
-  const unique = (list: string[]) => (noLinks ? list.sort() : once(list));
-  return { found: unique(found), bare: unique(bare), setId: unique(setIds), configs: unique(configList), executed: unique(executedList), renamed: renamed.sort(), unreadable, dependencies: unique([...dependencies]), shared: unique(shared) };
+  type Frame = { dir: string; subs: string[]; i: number; changed: boolean };
+  const open = (dir: string): Frame => {
+    const f: Frame = { dir, subs: [], i: 0, changed: changedItself(dir) };
+    try {
+      for (const e of readdirSync(dir, { withFileTypes: true })) {
+        const full = dir + sep + e.name;
+        if (e.name.includes('\uFFFD')) f.changed = true;
+        else if (e.isDirectory()) f.subs.push(full);
+        else if (!f.changed && changedItself(full)) f.changed = true;
+      }
+    } catch {
+      f.changed = true;
+    }
+    return f;
+  };
+  return (top: string) => {
+    const known = memo.get(top);
+    if (known !== undefined) return known;
+    const stack = [open(top)];
+    while (stack.length > 0) {
+      const f = stack[stack.length - 1] as Frame;
+      if (f.i < f.subs.length) {
+        const sub = f.subs[f.i++] as string;
+        const m = memo.get(sub);
+        if (m === undefined) stack.push(open(sub));
+        else f.changed ||= m;
+        continue;
+      }
+      stack.pop();
+      memo.set(f.dir, f.changed);
+      const parent = stack[stack.length - 1];
+      if (parent) parent.changed ||= f.changed;
+    }
+    return memo.get(top) as boolean;
+  };
 }
 
 /** Whether `dir` or anything below it (links not followed) changed at or after `since`; names as bytes, whatever they are. */

@@ -405,10 +405,10 @@ echo swapped
         spawnSync('git', ['status'], { cwd: join(repo, d), env: t.env });
       }
       assert.equal(existsSync(marker), false, 'your git status in either folder ran nothing');
-      // The control: the pointer put back (and the HEAD of the git directory it names, which the walk reached through the
-      // link and unplugged as a bare repository), your git status there runs the agent's fsmonitor.
+      // The control: the pointer put back (and the link on its way, which the run's end removed: it leads into a .git
+      // folder, where git shows nothing), your git status there runs the agent's fsmonitor.
       spawnSync('mv', [join(repo, 'sub', '.git.stashbase-quarantine'), join(repo, 'sub', '.git')]);
-      spawnSync('mv', [join(repo, 'holder', '.git', 'good', 'HEAD.stashbase-quarantine'), join(repo, 'holder', '.git', 'good', 'HEAD')]);
+      spawnSync('ln', ['-sfn', '../../holder/.git/good', join(repo, 'sub', 'a', 'gd')]);
       spawnSync('git', ['status'], { cwd: join(repo, 'sub'), env: t.env });
       assert.equal(existsSync(marker), true);
     });
@@ -966,8 +966,7 @@ echo swapped
       spawnSync(join(repo, '.venv', 'bin', 'python'), ['-c', 'pass'], { cwd: repo, env });
       assert.deepEqual(['-bin', '-nm', '-pth'].filter((x) => existsSync(marker + x)), [], 'your tools ran nothing of the agent');
       // Control: the moved entries put back, each runs the agent's code.
-      // (The commands behind the links are moved aside too, each reached through its link.)
-      for (const f of [join(repo, 'node_modules'), join(repo, 'app', 'node_modules'), site, join(repo, '.venv', 'pyvenv.cfg'), join(repo, 'build', 'xbin', 'tool'), join(repo, 'build', 'sp', 'zz.pth')]) spawnSync('mv', [`${f}.stashbase-quarantine`, f]);
+      for (const f of [join(repo, 'node_modules'), join(repo, 'app', 'node_modules'), site, join(repo, '.venv', 'pyvenv.cfg')]) spawnSync('mv', [`${f}.stashbase-quarantine`, f]);
       spawnSync('sh', ['-c', 'PATH=node_modules/.bin:$PATH tool'], { cwd: repo, env });
       spawnSync('node', ['-e', 'require("lib")'], { cwd: join(repo, 'app'), env });
       spawnSync(join(repo, '.venv', 'bin', 'python'), ['-c', 'pass'], { cwd: repo, env });

@@ -389,7 +389,7 @@ test('(review, round 19) one folder that throws (a link loop where git looks for
   spawnSync('rm', ['-rf', join(root, 'a')]);
 });
 
-test('(review, round 19) code a tool runs kept where the walk does not go (a plain .git folder) and reached through a link where the tool looks: judged under the link\'s name (a conftest.py in an ignored folder, a venv\'s bin, a crate\'s .cargo, and unlisted, Node --test\'s tests/); control: node --test runs it', async () => {
+test('(review, rounds 19 and 20) code a tool runs kept where the walk does not go (a plain .git folder) and reached through a link where the tool looks (a conftest.py in an ignored folder, a venv\'s bin, a crate\'s .cargo, and unlisted, Node --test\'s tests/), with decoy links to the same folders first: each link removed (renamed, a test runner finds what lies behind it under the new name); control: node --test runs it', async () => {
   const root = repo('rlinks');
   const sh = (script: string, extra: Record<string, string> = {}) => spawnSync('sh', ['-c', script], { cwd: root, env: { ...env, ...extra }, encoding: 'utf8' });
   assert.equal(sh(`printf 'docs/_build/\\n.venv/\\n' > .gitignore && mkdir -p crate .venv/bin docs && echo '[package]' > crate/Cargo.toml && echo 'home = /usr/bin' > .venv/pyvenv.cfg && touch .venv/bin/python`).status, 0);
@@ -406,6 +406,8 @@ test('(review, round 19) code a tool runs kept where the walk does not go (a pla
     'printf "#!/bin/sh\\ntouch /nonexistent\\n" > x/.git/b/pip && rm -rf .venv/bin && ln -s ../x/.git/b .venv/bin',
     'printf "[build]\\nrustc-wrapper = \\"/nonexistent\\"\\n" > x/.git/c/config.toml && ln -s ../x/.git/c crate/.cargo',
     `echo "require('fs').writeFileSync('${marker}', 'ran')" > x/.git/t/hidden.test.js && ln -s x/.git/t tests`,
+    // Decoys, met first by the walk (round 20: the folder was then judged under their names only).
+    'ln -s x/.git/k aa && ln -s x/.git/b ab && ln -s x/.git/c ac && ln -s x/.git/t ad',
   ].join(' && ');
   assert.equal(sh(plant).status, 0);
   // The control: Node's test runner finds and runs the hidden file through the link.
@@ -413,9 +415,9 @@ test('(review, round 19) code a tool runs kept where the walk does not go (a pla
   assert.equal(readFileSync(marker, 'utf8'), 'ran', 'control');
   rmSync(marker);
   const warnings = checkNestedRepos(root, env, since);
-  const named = (p: string) => warnings.some((w) => w.includes(`${join(root, p)}.stashbase-quarantine`));
-  assert.deepEqual(['docs/_build/api/conftest.py', '.venv/bin/pip', 'crate/.cargo/config.toml', 'tests/hidden.test.js'].map(named), [true, true, true, true], warnings.join('\n'));
-  assert.equal(existsSync(join(root, 'x', '.git', 'k', 'conftest.py')), false);
+  const named = (p: string) => warnings.some((w) => w.startsWith(`the agent made ${join(root, p)} a link to `) && w.includes('The link was removed') && w.endsWith(` ${join(root, p)}`));
+  assert.deepEqual(['docs/_build/api', '.venv/bin', 'crate/.cargo', 'tests', 'aa', 'ab', 'ac', 'ad'].map(named), Array(8).fill(true), warnings.join('\n'));
+  assert.equal(existsSync(join(root, 'docs', '_build', 'api')), false);
   spawnSync(process.execPath, ['--test'], { cwd: root, env });
   assert.equal(existsSync(marker), false, 'node --test ran nothing hidden');
 });
@@ -465,5 +467,59 @@ test('(review, round 19) an old folder whose name is not UTF-8, with something w
   assert.equal(sh(`echo x > "build/$(printf 'a\\377')/s/conftest.py"`).status, 0);
   const warnings = checkNestedRepos(root, env, since);
   assert.equal(warnings.length, 1, warnings.join('\n'));
-  assert.match(warnings[0] as string, /build\/<61ff> \(a name that is not UTF-8, with something changed below it during the run\) cannot be read/);
+  assert.match(warnings[0] as string, /build\/<61ff> \(a name that is not UTF-8, with something changed below it or on its way during the run\) cannot be read/);
+});
+
+test('(review, round 20) a test file in a nested .git folder (a plain one, and a repository\'s), which node --test finds there, is moved aside; control: node --test runs both', async () => {
+  const root = repo('rdotgit');
+  const { setTimeout: sleep } = await import('node:timers/promises');
+  await sleep(20);
+  const since = Date.now();
+  await sleep(20);
+  const marker = join(base, 'rdotgit-ran');
+  const sh = (script: string) => spawnSync('sh', ['-c', script], { cwd: root, env, encoding: 'utf8' });
+  assert.equal(sh(`mkdir -p x/.git/t && git init -q y && mkdir -p y/.git/t && for d in x y; do echo "require('fs').appendFileSync('${marker}', '$d')" > $d/.git/t/a.test.js; done`).status, 0);
+  spawnSync(process.execPath, ['--test'], { cwd: root, env });
+  assert.equal([...readFileSync(marker, 'utf8')].sort().join(''), 'xy', 'control');
+  rmSync(marker);
+  const warnings = checkNestedRepos(root, env, since);
+  assert.deepEqual(['x', 'y'].map((d) => existsSync(join(root, d, '.git', 't', 'a.test.js.stashbase-quarantine'))), [true, true], warnings.join('\n'));
+  spawnSync(process.execPath, ['--test'], { cwd: root, env });
+  assert.equal(existsSync(marker), false);
+});
+
+test('(review, round 20) nothing the check moves aside leaves the tree: a link its own rename re-aims (a rename over an old link at the new name) does not take a later rename outside; control: the victims are there', async () => {
+  const root = repo('routside');
+  const outside = join(base, 'routside-victims');
+  mkdirSync(join(outside, 'sub', 'victimdir'), { recursive: true });
+  writeFileSync(join(outside, 'sub', 'victim1'), 'precious\n');
+  const { setTimeout: sleep } = await import('node:timers/promises');
+  await sleep(20);
+  const since = Date.now();
+  await sleep(20);
+  const sh = (script: string) => spawnSync('sh', ['-c', script], { cwd: root, env, encoding: 'utf8' });
+  writeFileSync(join(root, '.gitignore'), 'd/\n');
+  assert.equal(sh(`mkdir -p d in/sub w && : > in/sub/victim1 && : > in/sub/victimdir && echo "home = /usr/bin" > w/pyvenv.cfg && ln -s ${outside} d/conftest.py && ln -s ../in d/conftest.py.stashbase-quarantine && ln -s ../d/conftest.py.stashbase-quarantine/sub w/bin`).status, 0);
+  checkNestedRepos(root, env, since);
+  assert.deepEqual([existsSync(join(outside, 'sub', 'victim1')), existsSync(join(outside, 'sub', 'victimdir'))], [true, true]);
+  assert.deepEqual([existsSync(join(outside, 'sub', 'victim1.stashbase-quarantine')), existsSync(join(outside, 'sub', 'victimdir.stashbase-quarantine'))], [false, false]);
+});
+
+test('(review, round 20) a name with glob characters is asked of git as itself (\'*/*.test.js\' matched a file of the index and counted as shown); a PATH_add folder at the top renamed into place; an old folder whose name is not UTF-8 carried in by renaming a folder above it', async () => {
+  const root = repo('rglob');
+  const sh = (script: string) => spawnSync('sh', ['-c', script], { cwd: root, env, encoding: 'utf8' });
+  assert.equal(sh(`mkdir src && echo x > src/a.test.js && printf 'PATH_add bin\\n' > .envrc && printf '/bin/\\n' > .gitignore`).status, 0);
+  git(root, 'add', '.');
+  git(root, 'commit', '-qm', 'base');
+  assert.equal(sh(`mkdir -p x/.git/b stash && echo tool > x/.git/b/make && D="stash/$(printf 'q\\377')/r" && mkdir -p "$D" && git -C "$D" init -q`).status, 0);
+  const { setTimeout: sleep } = await import('node:timers/promises');
+  await sleep(30);
+  const since = Date.now();
+  await sleep(30);
+  assert.equal(sh(`mkdir "*" && echo "*" > "*/.gitignore" && echo x > "*/*.test.js" && mv x/.git/b bin && mkdir z && mv stash z/stash`).status, 0);
+  const warnings = checkNestedRepos(root, env, since);
+  assert.equal(existsSync(join(root, '*', '*.test.js.stashbase-quarantine')), true, warnings.join('\n'));
+  assert.equal(existsSync(join(root, 'src', 'a.test.js')), true, 'the tracked one: left');
+  assert.equal(existsSync(join(root, 'bin', 'make.stashbase-quarantine')), true, warnings.join('\n'));
+  assert.ok(warnings.some((w) => /z\/stash\/<71ff> \(a name that is not UTF-8, with something changed below it or on its way during the run\)/.test(w)), warnings.join('\n'));
 });
