@@ -19,7 +19,7 @@ import { reportFirstTlsFailure } from '../proxy/tls-failure.js';
 import { alert } from '../util/style.js';
 import { socketDir } from '../util/socket-dir.js';
 import { caDirOf, createRunDir, removeRunDir, runDirOf, runStateDirOf } from '../run/run-dir.js';
-import { endSession, writeSession } from '../run/session.js';
+import { removeSession, writeSession } from '../run/session.js';
 import { Trace } from '../run/trace.js';
 import { ensureRunImages, type ImageChoice, readDenied } from '../docker/image.js';
 import { imageEntrypoint, listenPath, type RunningRelay, startRelay } from '../docker/sealed.js';
@@ -298,8 +298,8 @@ export async function executeRemote(o: RemoteRunInput): Promise<number> {
     for (const m of removeRunDir(runDir, runStateDirOf(home, ctx.session))) alert(m);
     if (announce && agentStarted) process.stderr.write(`Remote workspace ${workspace} keeps what was not committed: continue with stashbase agent run --remote … --resume ${name}\n`);
     audit.write({ type: 'end', exitCode, durationMs: Date.now() - started });
-    // Removed once the tree is checked (lib/run/run-agent.ts), by this run or, if it is stopped first, the next.
-    endSession(home, ctx.session);
+    // A remote run's tree is on the engine: no check here to wait for.
+    removeSession(home, ctx.session);
     trace.mark('teardown');
     trace.print();
   }

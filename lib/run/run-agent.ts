@@ -20,7 +20,7 @@ import { ensureTrusted } from '../profile/trust.js';
 import { isInteractive } from '../util/prompt.js';
 import { makePlaceholders } from '../secrets/placeholder.js';
 import { resolveSecrets, sourceFiles } from '../secrets/sources.js';
-import { endSession, newSessionId, removeSession } from './session.js';
+import { endSession, newSessionId, noteCheckSettings, removeSession } from './session.js';
 import { randomToken } from '../util/random.js';
 import { alert } from '../util/style.js';
 import { writeStdout } from '../util/stdout.js';
@@ -127,6 +127,7 @@ export async function runAgent(o: RunOptions): Promise<number> {
   // allow_write folders, as the kernel names them, or everything with deny-list writes; Docker mounts the tree alone.
   const writableOutside = () => (backend === 'docker' ? [] : profile.filesystem.writes === 'deny-list' ? ['/'] : allowWritePaths(profile.filesystem.allowWrite, userHome(o.env), cwd).paths.map(realOrSelf));
   const guard = o.dryRun || remote !== null ? null : nestedRepoGuard(cwd, o.env, session, toolConfigPaths(cwd, userHome(o.env), profile.filesystem.allowWrite), backend === 'docker', keep, rulePaths(profile.filesystem.denyWrite, userHome(o.env), cwd), writableOutside);
+  if (guard) noteCheckSettings(session, () => guard.settings());
   let failed = false;
   try {
     if (backend === 'docker') {

@@ -71,8 +71,17 @@ export function writeSession(home: string, record: SessionRecord): string {
   return file;
 }
 
+type CheckSettings = { keep: string[]; writableOutside: string[]; newRepo: boolean };
+/** The check's settings of this process's runs, told as each run starts (lib/run/run-agent.ts). */
+const checkSettings = new Map<string, () => CheckSettings>();
+
+/** Tells the settings a run's end-of-run check is made with, for a record marked `ended` before the check (found in review: marked with none, a kill in between had the next run check with weaker ones). */
+export function noteCheckSettings(id: string, settings: () => CheckSettings): void {
+  checkSettings.set(id, settings);
+}
+
 /** Marks the run's record `ended` (its teardown done, its tree's check to come): the record stays until the check is made. */
-export function endSession(home: string, id: string, check: { keep: string[]; writableOutside: string[]; newRepo: boolean } = { keep: [], writableOutside: [], newRepo: false }): void {
+export function endSession(home: string, id: string, check: CheckSettings | null = null): void {
   const file = sessionFile(home, id);
   let rec: SessionRecord;
   try {
@@ -81,7 +90,8 @@ export function endSession(home: string, id: string, check: { keep: string[]; wr
     return; // never written (the run did not start), or gone
   }
   const tmp = `${file}.${process.pid}.tmp`;
-  writeFileSync(tmp, JSON.stringify({ ...rec, ended: { keep: [...check.keep], writableOutside: [...check.writableOutside], newRepo: check.newRepo } }, null, 2) + '\n', { mode: 0o600 });
+  const c = check ?? checkSettings.get(id)?.() ?? { keep: [], writableOutside: [], newRepo: false };
+  writeFileSync(tmp, JSON.stringify({ ...rec, ended: { keep: [...c.keep], writableOutside: [...c.writableOutside], newRepo: c.newRepo } }, null, 2) + '\n', { mode: 0o600 });
   renameSync(tmp, file);
 }
 
