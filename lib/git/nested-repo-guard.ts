@@ -20,7 +20,7 @@ import { findRepoRoot } from './repo.js';
 import { checkoutGit, worktreeOfGitDir } from './run-git-dir.js';
 import { gitDirLink } from './git-dir-links.js';
 import { MAX_GIT_ENTRIES } from './sanitize.js';
-import { beneath, changeFinder, commondirOf, dotGitsUnder, movesWithin, gitPathFile, kernelJoin, kernelPath, kernelWay, moveAside, QUARANTINE, realOrSelf, within, writableOutsideTree } from './planted-repos.js';
+import { beneath, changeFinder, commondirOf, dotGitsUnder, movesWithin, realFolder, gitPathFile, kernelJoin, kernelPath, kernelWay, moveAside, QUARANTINE, realOrSelf, within, writableOutsideTree } from './planted-repos.js';
 import { configFoldersOf, isToolConfigBelow, quarantineDeeperToolConfigs, quarantineToolConfigs } from '../paths/tool-configs.js';
 import { restoreHint } from '../util/style.js';
 import { shellQuote } from '../../templates/shell-quote.js';
@@ -215,11 +215,16 @@ export function nestedRepoGuard(cwd: string, env: NodeJS.ProcessEnv, session: st
   };
   return {
     settings: () => ({ keep, writableOutside: writableOutside(), newRepo: repo === null }),
-    check: () => [
-      ...each('links deny_write protects', () => restoreLinks(links)),
-      ...each(`repositories planted in ${cwd}, setuid files and what your tools run unseen`, () => checkNestedRepos(cwd, env, since, repo === null, direct, keep, writableOutside())),
-      ...each("tools' configs the agent made", () => quarantineToolConfigs(missing, null)),
-    ],
+    check: () => {
+      const outside = writableOutside();
+      // Nothing any step moves aside leaves the tree (found in review: a top-level .claude made a link to ~/.claude had
+      // your own settings.json renamed as the agent's).
+      return movesWithin([cwd, repo?.root ?? cwd, ...outside], () => [
+        ...each('links deny_write protects', () => restoreLinks(links)),
+        ...each(`repositories planted in ${cwd}, setuid files and what your tools run unseen`, () => checkNestedRepos(cwd, env, since, repo === null, direct, keep, outside)),
+        ...each("tools' configs the agent made", () => quarantineToolConfigs(missing, null)),
+      ]);
+    },
   };
 }
 
@@ -500,7 +505,13 @@ function checkTree(cwd: string, env: NodeJS.ProcessEnv, since: number, newRepo: 
   if (walk.renamed.length > 0) {
     warnings.push(`the agent left ${walk.renamed.length} name(s) that are not UTF-8, which stashbase cannot check by name (your tools still open them): renamed, and checked under the new names: ${walk.renamed.slice(0, 5).join(', ')}${walk.renamed.length > 5 ? ', …' : ''}`);
   }
-  warnings.push(...stripSetId(walk.setId.filter(written)));
+  warnings.push(...stripSetId(walk.setId.filter((p) => {
+    try {
+      return written(p);
+    } catch {
+      return true;
+    }
+  })));
   // Each judged on its own: one that cannot be (an error on its way) counts as changed, and stops none of the others.
   // A folder on its way renamed into place counts it too (found in review: an old conftest.py, __pycache__ or .cargo kept
   // aside in one run, its folder renamed into place in the next, and no time of the file's own changed): from the
@@ -532,19 +543,25 @@ function checkTree(cwd: string, env: NodeJS.ProcessEnv, since: number, newRepo: 
   // through docs/_build/api, .venv/bin, crate/.cargo or tests/ made links; a link made in one run, its folder renamed into
   // place in the next). In a folder of installed code, the whole folder goes.
   const changedBehind = changeFinder(since);
-  const viaLinks: Array<{ link: string; target: string }> = [];
-  const linkedInstalls = new Set<string>();
-  for (const { link, target, dep } of walk.folderLinks) {
-    if (keep.some((k) => within(link, k))) continue;
-    let changed: boolean;
+  // Where a link to a folder leads, when it is one the check judges: in the tree (not the tree or a folder above it),
+  // or in a folder the run could write outside it.
+  const judgedTarget = (link: string): string | null => {
+    const target = realFolder(link);
+    if (target === null || target === root || beneath(root, target)) return null;
+    return beneath(target, root) || writableOutsideTree(target, root, writableOutside) ? target : null;
+  };
+  const linkChanged = (link: string, target: string) => {
     try {
-      changed = written(link) || changedBehind(target);
+      return written(link) || changedBehind(target);
     } catch {
-      changed = true;
+      return true;
     }
-    if (!changed) continue;
-    if (dep !== null) linkedInstalls.add(dep);
-    else viaLinks.push({ link, target });
+  };
+  const linkedInstalls = new Set<string>();
+  for (const { link, dep } of walk.folderLinks) {
+    if (dep === null || keep.some((k) => within(link, k))) continue;
+    const target = judgedTarget(link);
+    if (target !== null && linkChanged(link, target)) linkedInstalls.add(dep);
   }
   // What lies in a folder of installed code moved aside whole goes with it: named one by one only where it changed itself.
   const wholly = [...new Set([...walk.dependencies, ...linkedInstalls])].sort().filter((d) => !keep.some((k) => within(d, k)));
@@ -569,7 +586,13 @@ function checkTree(cwd: string, env: NodeJS.ProcessEnv, since: number, newRepo: 
   if (ask.length > 0 && gitDir !== null) for (const p of ignoredBy(git, root, ask)) hidden.add(p);
   warnings.push(...settleExecuted(root, changedExecuted.filter((p) => !discovered.has(p) || hidden.has(p)), sourced, isVenv));
   // Each also by the folders of its config's name (a .cargo renamed in beside a crate brings an old config.toml).
-  warnings.push(...quarantineDeeperToolConfigs(walk.configs, (p) => written(p) || configFoldersOf(p.slice(root.length + 1)).some((f) => written(join(root, f)))));
+  warnings.push(...quarantineDeeperToolConfigs(walk.configs, (p) => {
+    try {
+      return written(p) || configFoldersOf(p.slice(root.length + 1)).some((f) => written(join(root, f)));
+    } catch {
+      return true; // cannot be told (a path past PATH_MAX): counted (found in review: it ended the whole check)
+    }
+  }));
   warnings.push(...settleDependencies(wholly));
   // A write through one name of a file with others (hard links) lands in all of them: not undone by moving this one aside.
   if (walk.shared.length > 0) {
@@ -637,6 +660,7 @@ function checkTree(cwd: string, env: NodeJS.ProcessEnv, since: number, newRepo: 
   }
   // Bare repositories under any name: git takes the folder you run it in for one. Unplugged by their HEAD.
   for (const dir of walk.bare) {
+    try {
     // (One a pointer file named is unplugged here too: cd into it and git would take it as it is.)
     // Yours: the git directory itself and your worktrees' admin folders; anything else in it is the agent's.
     if ((ownCommon !== null && realOrSelf(dir) === ownCommon) || yours(dir)) continue;
@@ -647,13 +671,37 @@ function checkTree(cwd: string, env: NodeJS.ProcessEnv, since: number, newRepo: 
     warnings.push(failed === null
       ? `the agent left a bare repository at ${dir}, whose git files would run programs when your git runs inside it: ${found.join('; ')}. Its HEAD was renamed HEAD${SUFFIX}, so git no longer takes the folder for a repository; review it, then ${restoreHint(head + SUFFIX, head)}`
       : `the agent left a bare repository at ${dir} whose git files would run programs (${found.join('; ')}), and its HEAD could not be renamed (${failed}): remove it before you run git there`);
+    } catch (e) {
+      warnings.push(`the check of ${dir} could not finish (${(e as Error).message}): look at it yourself before you run git inside it`);
+    }
   }
-  // Links to folders last: what the other checks judged through them was judged where it really lies.
-  // Shown: neither in a nested repository nor ignored, the folder led to in the tree and in no .git folder.
+  // Links to folders last, as they are once the other steps are done (a link dangling during the walk is made live by a
+  // rename of theirs; one they renamed aside still leads a test runner there): one made during the run, or whose folder
+  // changed below it, is removed unless git shows both it and what it leads to (a .git entry, or anything in a .git
+  // folder, git never shows).
   const inGitFolder = (p: string) => /(?:^|\/)\.git(?:\/|$)/.test(p.slice(root.length + 1));
+  const viaLinks: Array<{ link: string; target: string; renamed: boolean }> = [];
+  // Where an entry is now: a folder on its way (or itself) the check renamed aside is followed under its new name.
+  const whereNow = (p: string): string | null => {
+    let at = root;
+    for (const part of p.slice(root.length + 1).split(sep)) {
+      if (lstatSync(at + sep + part, { throwIfNoEntry: false }) !== undefined) at = at + sep + part;
+      else if (lstatSync(at + sep + part + SUFFIX, { throwIfNoEntry: false }) !== undefined) at = at + sep + part + SUFFIX;
+      else return null;
+    }
+    return at;
+  };
+  for (const { link, dep } of walk.folderLinks) {
+    if (dep !== null || keep.some((k) => within(link, k))) continue;
+    const at = whereNow(link);
+    if (at === null || lstatSync(at, { throwIfNoEntry: false })?.isSymbolicLink() !== true) continue;
+    const renamed = at !== link;
+    const target = judgedTarget(at);
+    if (target !== null && linkChanged(at, target)) viaLinks.push({ link: at, target, renamed });
+  }
   const linkAsk = new Set<string>();
-  for (const { link, target } of viaLinks) {
-    if (!inNested(link)) linkAsk.add(link);
+  for (const { link, target, renamed } of viaLinks) {
+    if (!renamed && !inNested(link) && !inGitFolder(link)) linkAsk.add(link);
     if (beneath(target, root) && !inGitFolder(target) && !inNested(target)) linkAsk.add(target);
   }
   const linkIgnored = linkAsk.size === 0 || gitDir === null ? new Set<string>() : ignoredBy(git, root, [...linkAsk]);

@@ -7,7 +7,7 @@
 // finds them; one whose git files were written during the run and would run
 // programs is unplugged like a submodule (lib/git/nested-repo-guard.ts).
 import { createHash } from 'node:crypto';
-import { chmodSync, type Dir, type Dirent, lstatSync, opendirSync, readdirSync, readlinkSync, realpathSync, renameSync, statSync } from 'node:fs';
+import { chmodSync, closeSync, constants as fsConstants, type Dir, type Dirent, lstatSync, openSync, opendirSync, readdirSync, readlinkSync, realpathSync, renameSync, statSync } from 'node:fs';
 import { readBackText } from '../readback/file.js';
 import { dirname, isAbsolute, resolve, sep } from 'node:path';
 
@@ -66,7 +66,7 @@ export function dotGitsUnder(
   since: number | null = null,
   dependencyRoot: (path: string) => boolean = () => false,
   writableOutside: string[] = [],
-): { found: string[]; bare: string[]; setId: string[]; configs: string[]; executed: string[]; renamed: string[]; unreadable: string[]; dependencies: string[]; shared: string[]; folderLinks: Array<{ link: string; target: string; dep: string | null }> } {
+): { found: string[]; bare: string[]; setId: string[]; configs: string[]; executed: string[]; renamed: string[]; unreadable: string[]; dependencies: string[]; shared: string[]; folderLinks: Array<{ link: string; dep: string | null }> } {
   const found: string[] = [];
   const renamed: string[] = [];
   const unreadable: string[] = [];
@@ -81,22 +81,12 @@ export function dotGitsUnder(
   const shared: string[] = [];
   // Links at a dependency folder's name (node_modules → elsewhere): what they lead to in the tree, judged after the walk.
   const linkedDeps: string[] = [];
-  // Links to folders in the tree, or in one the run could write outside it, with the folder of installed code each lies in
-  // (found in review: code a tool runs kept in a plain .git folder, which the walk does not enter, and a link to it where
-  // the tool looks: docs/_build/api, .venv/bin, crate/.cargo, tests/). Judged by the check, the walk never follows them.
-  const folderLinks: Array<{ link: string; target: string; dep: string | null }> = [];
-  const noteLink = (full: string, dep: string | null): void => {
-    let target: string;
-    try {
-      if (!statSync(full).isDirectory()) return;
-      target = realpathSync.native(full);
-    } catch {
-      return; // dangling, a loop, or closed: nothing a tool finds through it
-    }
-    // The tree or a folder above it: walked as itself (a link there changes no folder's content).
-    if (target === root || beneath(root, target)) return;
-    if (beneath(target, root) || writableOutsideTree(target, root, writableOutside)) folderLinks.push({ link: full, target, dep });
-  };
+  // Every link the walk passes (not followed), with the folder of installed code it lies in: judged by the check, as links
+  // to folders, once its other steps are done (found in review: code kept in a plain .git folder and reached through a
+  // link where a tool looks, docs/_build/api, .venv/bin, crate/.cargo, tests/, test/.git; one dangling during the walk,
+  // made live by the check's own renames).
+  const folderLinks: Array<{ link: string; dep: string | null }> = [];
+  const ownGit = root + sep + '.git';
   const stack: Array<[string, boolean, string | null]> = [[root, false, null]];
   // Whether a folder between `dir` and the top (both included but the top) changed: one renamed into place brings what is below.
   const wayChanged = (dir: string): boolean => {
@@ -140,8 +130,8 @@ export function dotGitsUnder(
         if ((lstatSync(full, { throwIfNoEntry: false })?.ctimeMs ?? -1) >= since) dependencies.add(full);
         else if (e.isSymbolicLink()) linkedDeps.push(full);
       }
-      // (A link named .git is a planted repository's to judge, one at a dependency folder's name its own rule's, below.)
-      if (since !== null && !inGit && e.isSymbolicLink() && e.name !== '.git' && !(dep === null && dependencyRoot(full.slice(root.length + 1)))) noteLink(full, dep);
+      // (One at a dependency folder's name has its own rule, below; the tree's own .git is the run's git directory's walk's.)
+      if (since !== null && e.isSymbolicLink() && !(dep === null && !inGit && dependencyRoot(full.slice(root.length + 1))) && dir !== ownGit && !beneath(dir, ownGit)) folderLinks.push({ link: full, dep });
       if (!inGit && dir !== root && configs(full.slice(root.length + 1))) configList.push(full);
       // Inside a .git folder too: a test runner's search enters it (found in review: node --test ran x/.git/t/a.test.js).
       if (!e.isDirectory() && executed(full.slice(root.length + 1))) executedList.push(full);
@@ -435,6 +425,31 @@ export function beneath(path: string, dir: string): boolean {
  */
 export function writableOutsideTree(path: string, root: string, outside: string[]): boolean {
   return path !== root && !beneath(root, path) && outside.some((w) => path === w || beneath(path, w));
+}
+
+/** Linux's O_PATH (x86-64 and arm64): a descriptor that names a file without reading it. */
+const O_PATH = 0o10000000;
+
+/**
+ * The real path of a folder `p` names (links followed), as the kernel tells it
+ * of a descriptor: one walk of the path, where realpath(3) walks each prefix
+ * again (found in review: links to a folder 2,000 levels deep cost 0.1 s
+ * each). Null when it is no folder.
+ */
+export function realFolder(p: string): string | null {
+  let fd: number;
+  try {
+    fd = openSync(p, O_PATH | fsConstants.O_DIRECTORY);
+  } catch {
+    return null;
+  }
+  try {
+    return readlinkSync(`/proc/self/fd/${fd}`);
+  } catch {
+    return null;
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** `p` resolved, or as it is when it cannot be. */

@@ -86,11 +86,15 @@ function discoveredByName(relative: string): boolean {
   // Jest's ?(*.)+(spec|test).[jt]s?(x) (found in review: spec.js, a.spectest.js); Go's x_test.go, which go test ./...
   // builds and runs in any folder it walks; a package's __init__.py, which unittest's discovery imports on its way.
   if (/^(?:[^/]*\.)?(?:spec|test)+\.[cm]?[jt]sx?$/.test(name) || /^[^/]+_test\.go$/.test(name) || name === '__init__.py') return true;
+  // (Round 21) Go builds every .go file of a package it tests or builds; cargo runs build.rs and builds tests/, examples/
+  // and benches/; bun's *_spec.*, RSpec's *_spec.rb, minitest's *_test.rb.
+  if (/^[^/]+\.go$/.test(name) || name === 'build.rs' || /(?:^|\/)(?:tests|examples|benches)\/[^/]+\.rs$/.test(relative)) return true;
+  if (/^[^/]+_spec\.(?:[cm]?[jt]sx?|rb)$/.test(name) || /^[^/]+_test\.rb$/.test(name)) return true;
   return /(?:^|\/)(?:test|tests|__tests__)\/(?:[^/]+\/)*[^/]+\.[cm]?[jt]sx?$/.test(relative);
 }
 
 /** What every kind of executedKind needs but 'sourced': a superset, so that passing on a miss changes no answer. */
-const MAY_RUN = /\.(?:py[co]?|pth|cfg|so|go|[cm]?[jt]sx?)$|(?:^|\/)\.?bin\/[^/]+$/;
+const MAY_RUN = /\.(?:py[co]?|pth|cfg|so|go|rs|rb|[cm]?[jt]sx?)$|(?:^|\/)\.?bin\/[^/]+$/;
 
 /**
  * What `relative` (a path in the tree, from its top) is of that class, or

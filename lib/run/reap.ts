@@ -9,6 +9,8 @@
 import { AuditLog } from './audit.js';
 import { InterruptedError } from '../errors.js';
 import { checkNestedRepos } from '../git/nested-repo-guard.js';
+import { movesWithin } from '../git/planted-repos.js';
+import { findRepoRoot } from '../git/repo.js';
 import { removePlaceholders, removeRunDir, runDirOf, runStateDirOf } from './run-dir.js';
 import { settleGitDir } from '../git/settle.js';
 import { probe } from '../exec.js';
@@ -76,7 +78,9 @@ function checkLeft(rec: SessionRecord, env: NodeJS.ProcessEnv, alert: (msg: stri
   try {
     // A Docker agent owns the files it writes, so it can set a setuid bit (the native sandbox refuses it): cleared here as
     // the run's own end would have.
-    const left = [...checkNestedRepos(rec.cwd, env, started - CLOCK_SLACK_MS, o.newRepo === true, rec.docker !== undefined, list(o.keep), list(o.writableOutside)), ...quarantineToolConfigs(toolConfigPaths(rec.cwd, userHome(env), []), started - CLOCK_SLACK_MS)];
+    const outside = list(o.writableOutside);
+    // Nothing it moves aside leaves the tree (found in review: a config path through a link to your own home's).
+    const left = movesWithin([rec.cwd, findRepoRoot(rec.cwd)?.root ?? rec.cwd, ...outside], () => [...checkNestedRepos(rec.cwd, env, started - CLOCK_SLACK_MS, o.newRepo === true, rec.docker !== undefined, list(o.keep), outside), ...quarantineToolConfigs(toolConfigPaths(rec.cwd, userHome(env), []), started - CLOCK_SLACK_MS)]);
     for (const w of left) alert(`${w} (left by the killed run ${rec.id})`);
   } catch (e) {
     alert(`could not check ${rec.cwd} for nested repositories the killed run ${rec.id} registered (${(e as Error).message}); run git ls-files -s | grep ^160000 there before you run git`);

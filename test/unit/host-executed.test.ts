@@ -59,7 +59,7 @@ test('(round 17) files found by their names alone: Node --test\'s defaults, Jest
 test('the quick passes over every entry of the tree change no answer: each kind found with no .envrc sourcing anything as with one, and every tool config in a subfolder, not in node_modules', () => {
   writeFile(join(t.dir, 'q', 'env', 'pyvenv.cfg'), 'home = /usr/bin\n');
   const isVenv = venvCheck(join(t.dir, 'q'));
-  const members = ['a/__pycache__/m.cpython-311.pyc', 'old.pyc', 'm.pyo', 'env/lib/python3.11/site-packages/x.pth', 'env/lib/python3.12/site-packages/sitecustomize.py', 'env/pyvenv.cfg', 'env/bin/activate', 'env/bin/python3', 'node_modules/.bin/tsc', 'pkg/node_modules/.bin/vite', 'out/x-test.js', 'out/test-y.mjs', 'out/z_test.cjs', 'out/t/test.js', 'out/test/evil.js', 'a/__tests__/b.ts', 'out/tests.py', 'conftest.py', 'w.spec.tsx', 'util.so', 'm.cpython-311-x86_64-linux-gnu.so', 'x/test/deep/er.cts', 'build/x_test.go', 'out/spec.js', 'build/pkg/__init__.py'];
+  const members = ['a/__pycache__/m.cpython-311.pyc', 'old.pyc', 'm.pyo', 'env/lib/python3.11/site-packages/x.pth', 'env/lib/python3.12/site-packages/sitecustomize.py', 'env/pyvenv.cfg', 'env/bin/activate', 'env/bin/python3', 'node_modules/.bin/tsc', 'pkg/node_modules/.bin/vite', 'out/x-test.js', 'out/test-y.mjs', 'out/z_test.cjs', 'out/t/test.js', 'out/test/evil.js', 'a/__tests__/b.ts', 'out/tests.py', 'conftest.py', 'w.spec.tsx', 'util.so', 'm.cpython-311-x86_64-linux-gnu.so', 'x/test/deep/er.cts', 'build/x_test.go', 'out/spec.js', 'build/pkg/__init__.py', 'pkg/zz.go', 'crate/build.rs', 'crate/benches/b.rs', 'spec/a_spec.rb'];
   const quick = members.map((p) => executedKind(p, new Set(), isVenv)?.kind ?? null);
   assert.ok(quick.every((k) => k !== null), JSON.stringify(quick));
   // A set naming something else takes the whole way, past the quick pass.
@@ -75,7 +75,9 @@ test('the quick passes over every entry of the tree change no answer: each kind 
 test('(round 19) more of what tools find by name: Jest\'s +(spec|test) names, Go\'s _test.go, a package\'s __init__.py (unittest imports it on its way); every folder of PATH_add, path_add\'s after its variable; control: look-alike names are not', () => {
   const kind = (p: string, sourced = new Set<string>()) => executedKind(p, sourced, () => false)?.kind ?? null;
   assert.deepEqual(['out/spec.js', 'out/a.spectest.js', 'out/testspec.tsx', 'build/x_test.go', 'build/pkg/__init__.py'].map((p) => kind(p)), Array(5).fill('discovered'));
-  assert.deepEqual(['src/spectacle.js', 'src/contest.go', 'src/main.go', 'src/init.py', 'node_modules/p/x_test.go'].map((p) => kind(p)), [null, null, null, null, null]);
+  assert.deepEqual(['src/spectacle.js', 'src/contest.goo', 'src/init.py', 'node_modules/p/x_test.go', 'src/lib.rs', 'src/build.rsx'].map((p) => kind(p)), [null, null, null, null, null, null]);
+  // (Round 21) what Go, cargo, bun, RSpec and minitest take by name.
+  assert.deepEqual(['pkg/zz.go', 'crate/build.rs', 'crate/tests/t.rs', 'crate/examples/e.rs', 'a/x_spec.ts', 'spec/x_spec.rb', 'test/x_test.rb'].map((p) => kind(p)), Array(7).fill('discovered'));
   const r = join(t.dir, 'r19');
   writeFile(join(r, '.envrc'), ['PATH_add bin tools', 'path_add PYTHONPATH pylib', 'source ./env.sh arg1 arg2'].join('\n'));
   const sourced = sourcedByEnvrc(r);

@@ -3,7 +3,7 @@
 // out of it), nor hang on a FIFO planted where a pointer file should be.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
@@ -522,4 +522,45 @@ test('(review, round 20) a name with glob characters is asked of git as itself (
   assert.equal(existsSync(join(root, 'src', 'a.test.js')), true, 'the tracked one: left');
   assert.equal(existsSync(join(root, 'bin', 'make.stashbase-quarantine')), true, warnings.join('\n'));
   assert.ok(warnings.some((w) => /z\/stash\/<71ff> \(a name that is not UTF-8, with something changed below it or on its way during the run\)/.test(w)), warnings.join('\n'));
+});
+
+test('(review, round 21) links to folders judged as they are once the other steps are done: test/.git led to a stash (git shows no .git), a link in a nested .git (its .git renamed aside), a link dangling during the walk made live by the check\'s own rename; each removed; control: node --test runs them', async () => {
+  const root = repo('rlinks21');
+  const { setTimeout: sleep } = await import('node:timers/promises');
+  await sleep(20);
+  const since = Date.now();
+  await sleep(20);
+  const marker = join(base, 'rlinks21-ran');
+  const sh = (script: string) => spawnSync('sh', ['-c', script], { cwd: root, env, encoding: 'utf8' });
+  const evil = (d: string) => `echo "require('fs').appendFileSync('${marker}', '${d}')" > ${d}/evil.js`;
+  assert.equal(sh([
+    `mkdir -p y/.git/s test && ${evil('y/.git/s')} && ln -s ../y/.git/s test/.git`,
+    `git init -q n && mkdir -p n/.git/s && ${evil('n/.git/s')} && ln -s s n/.git/test && git -C n config core.fsmonitor false`,
+  ].join(' && ')).status, 0);
+  spawnSync(process.execPath, ['--test'], { cwd: root, env });
+  assert.equal([...readFileSync(marker, 'utf8').matchAll(/[yn]\/\.git\/s/g)].map((m) => m[0]).sort().join(' '), 'n/.git/s y/.git/s', 'control: through both links');
+  rmSync(marker);
+  // (Made after the control: Node's test runner stops at a dangling link.)
+  assert.equal(sh(`mkdir -p x/.git/hooks x/.git/t build && printf '#!/bin/sh\\n' > x/.git/hooks/post-checkout && chmod +x x/.git/hooks/post-checkout && ${evil('x/.git/t')} && ln -s ../x/.git.stashbase-quarantine/t build/test`).status, 0);
+  const warnings = checkNestedRepos(root, env, since);
+  spawnSync(process.execPath, ['--test'], { cwd: root, env });
+  assert.equal(existsSync(marker) ? readFileSync(marker, 'utf8') : '', '', warnings.join('\n'));
+  assert.deepEqual(['test/.git', 'build/test'].map((p) => lstatSync(join(root, p), { throwIfNoEntry: false }) === undefined), [true, true], warnings.join('\n'));
+});
+
+test('(review, round 21) every step of the check is held to the tree: a top-level .claude made a link to a folder of yours outside it leaves your settings.json where it is (it was renamed as the agent\'s)', async () => {
+  const root = repo('rheld21');
+  const yours = join(base, 'rheld21-yours');
+  mkdirSync(join(yours, 'claude'), { recursive: true });
+  writeFileSync(join(yours, 'claude', 'settings.json'), '{"permissions":{"deny":["Bash(curl:*)"]}}\n');
+  const { nestedRepoGuard } = await import('../../lib/git/nested-repo-guard.js');
+  const { toolConfigPaths } = await import('../../lib/paths/tool-configs.js');
+  const genv = { ...env, STASHBASE_HOME: join(base, 'sbhome21') };
+  const guard = nestedRepoGuard(root, genv, 'ags_aaaaaaaaaaaaaaaa', toolConfigPaths(root, base, []))!;
+  const { setTimeout: sleep } = await import('node:timers/promises');
+  await sleep(20);
+  symlinkSync(join(yours, 'claude'), join(root, '.claude'));
+  const warnings = guard.check();
+  assert.equal(readFileSync(join(yours, 'claude', 'settings.json'), 'utf8'), '{"permissions":{"deny":["Bash(curl:*)"]}}\n', warnings.join('\n'));
+  assert.ok(warnings.some((w) => w.includes('could not be moved aside (its folder is') && w.includes('outside the tree')), warnings.join('\n'));
 });
