@@ -16,6 +16,13 @@ export const QUARANTINE = '.stashbase-quarantine';
 
 /** The folders a check may rename in (real paths; none: anywhere), set for one check by movesWithin. */
 let moveRoots: string[] = [];
+/** What moveAside renamed within the current movesWithin, in order. */
+let moves: Array<[string, string]> = [];
+
+/** The renames moveAside made within the current movesWithin, from and to. */
+export function movedAside(): ReadonlyArray<[string, string]> {
+  return moves;
+}
 
 /**
  * Runs `f` with every moveAside in it held to folders whose real path lies in
@@ -25,11 +32,14 @@ let moveRoots: string[] = [];
  */
 export function movesWithin<T>(roots: string[], f: () => T): T {
   const before = moveRoots;
+  const movesBefore = moves;
   moveRoots = roots.map(realOrSelf);
+  moves = [];
   try {
     return f();
   } finally {
     moveRoots = before;
+    moves = movesBefore;
   }
 }
 
@@ -41,6 +51,7 @@ export function moveAside(path: string): string | null {
   }
   try {
     renameSync(path, path + QUARANTINE);
+    moves.push([path, path + QUARANTINE]);
     return null;
   } catch (e) {
     return (e as NodeJS.ErrnoException).code ?? 'error';

@@ -564,3 +564,24 @@ test('(review, round 21) every step of the check is held to the tree: a top-leve
   assert.equal(readFileSync(join(yours, 'claude', 'settings.json'), 'utf8'), '{"permissions":{"deny":["Bash(curl:*)"]}}\n', warnings.join('\n'));
   assert.ok(warnings.some((w) => w.includes('could not be moved aside (its folder is') && w.includes('outside the tree')), warnings.join('\n'));
 });
+
+test('(review, round 22) a link to a folder git shows, what changed below it in an ignored subfolder: removed; one whose folder changed only where git shows it: kept; control: node --test runs the hidden file through the link', async () => {
+  const root = repo('rbelow22');
+  const sh = (script: string) => spawnSync('sh', ['-c', script], { cwd: root, env, encoding: 'utf8' });
+  assert.equal(sh("mkdir -p src lib && echo x > src/index.js && echo x > lib/index.js && printf 'build/\\n' > .gitignore").status, 0);
+  git(root, 'add', '.');
+  git(root, 'commit', '-qm', 'base');
+  const { setTimeout: sleep } = await import('node:timers/promises');
+  await sleep(20);
+  const since = Date.now();
+  await sleep(20);
+  const marker = join(base, 'rbelow22-ran');
+  assert.equal(sh(`mkdir -p src/build && echo "require('fs').writeFileSync('${marker}', 'ran')" > src/build/helper.js && ln -s src test && echo y > lib/new.js && ln -s lib shared`).status, 0);
+  spawnSync(process.execPath, ['--test'], { cwd: root, env });
+  assert.equal(readFileSync(marker, 'utf8'), 'ran', 'control');
+  rmSync(marker);
+  const warnings = checkNestedRepos(root, env, since);
+  assert.deepEqual([lstatSync(join(root, 'test'), { throwIfNoEntry: false }) === undefined, lstatSync(join(root, 'shared'), { throwIfNoEntry: false })?.isSymbolicLink()], [true, true], warnings.join('\n'));
+  spawnSync(process.execPath, ['--test'], { cwd: root, env });
+  assert.equal(existsSync(marker), false);
+});
