@@ -727,9 +727,11 @@ function checkTree(cwd: string, env: NodeJS.ProcessEnv, since: number, newRepo: 
     };
     for (const { link, target } of viaLinks) {
       if (!(shown(link) && shown(target))) continue;
-      const stack = [target];
+      // Below a folder that changed, everything counts (found in review, round 23: a folder renamed into place brings old
+      // files, hidden by its own .gitignore, whose times say nothing).
+      const stack: Array<[string, boolean]> = [[target, false]];
       while (stack.length > 0) {
-        const d = stack.pop() as string;
+        const [d, inherited] = stack.pop() as [string, boolean];
         if (seen.has(d)) continue;
         seen.add(d);
         let entries: Dirent[] = [];
@@ -747,11 +749,12 @@ function checkTree(cwd: string, env: NodeJS.ProcessEnv, since: number, newRepo: 
           }
           const st = lstatSync(full, { throwIfNoEntry: false });
           if (st === undefined) continue;
-          if (st.ctimeMs >= since) {
+          const changed = inherited || st.ctimeMs >= since;
+          if (changed) {
             if (inNested(full) || inGitFolder(full)) markUp(full);
             else changedEntries.push(full);
           }
-          if (st.isDirectory()) stack.push(full);
+          if (st.isDirectory()) stack.push([full, changed]);
         }
       }
     }

@@ -585,3 +585,27 @@ test('(review, round 22) a link to a folder git shows, what changed below it in 
   spawnSync(process.execPath, ['--test'], { cwd: root, env });
   assert.equal(existsSync(marker), false);
 });
+
+test('(review, round 23) a link to a folder git shows, a folder renamed into place below it whose old files its own .gitignore hides: removed; control: node --test runs them through the link', async () => {
+  const root = repo('rrenamed23');
+  const sh = (script: string) => spawnSync('sh', ['-c', script], { cwd: root, env, encoding: 'utf8' });
+  assert.equal(sh("mkdir lib && echo 'module.exports = 1' > lib/a.js && ln -s lib test").status, 0);
+  git(root, 'add', '.');
+  git(root, 'commit', '-qm', 'base');
+  const marker = join(base, 'rrenamed23-ran');
+  // An earlier run's: a folder that hides itself, where node --test does not look.
+  assert.equal(sh(`mkdir stash && printf '*\\n' > stash/.gitignore && echo "require('fs').writeFileSync('${marker}', 'ran')" > stash/evil.js`).status, 0);
+  const { setTimeout: sleep } = await import('node:timers/promises');
+  await sleep(30);
+  const since = Date.now();
+  await sleep(30);
+  assert.equal(sh('mv stash lib/stash').status, 0);
+  assert.equal(spawnSync('git', ['status', '--short'], { cwd: root, env, encoding: 'utf8' }).stdout, '', 'git shows nothing');
+  spawnSync(process.execPath, ['--test'], { cwd: root, env });
+  assert.equal(readFileSync(marker, 'utf8'), 'ran', 'control');
+  rmSync(marker);
+  const warnings = checkNestedRepos(root, env, since);
+  assert.equal(lstatSync(join(root, 'test'), { throwIfNoEntry: false }), undefined, warnings.join('\n'));
+  spawnSync(process.execPath, ['--test'], { cwd: root, env });
+  assert.equal(existsSync(marker), false);
+});
