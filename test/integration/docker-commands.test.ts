@@ -291,12 +291,15 @@ describe('Docker backend: runs and the agent docker commands (real engine)', nee
   });
 
   test("(review, round 19) agent docker shell: a .pth file an agent left in the home's user site-packages does not run at python3 unless --trust-home (the control)", async () => {
-    const plant = await cli(['agent', 'docker', 'shell'], { env: t.env, input: `d=$(python3 -c 'import site; print(site.getusersitepackages())') && mkdir -p "$d" && echo 'import sys; sys.stdout.write("PTH-RAN\\n")' > "$d/sbplanted.pth"\n`, timeoutMs: 60_000 });
+    // The home volume is every Docker run's: the planted line speaks only where this test's variable is set (other tests'
+    // runs beside it start python3 too).
+    const probe = `SB_PTH_PROBE_${process.pid}`;
+    const plant = await cli(['agent', 'docker', 'shell'], { env: t.env, input: `d=$(python3 -c 'import site; print(site.getusersitepackages())') && mkdir -p "$d" && echo 'import os, sys; os.environ.get("${probe}") and sys.stdout.write("PTH-RAN\\n")' > "$d/sbplanted.pth"\n`, timeoutMs: 60_000 });
     assert.equal(plant.code, 0, plant.stderr);
     try {
-      const r = await cli(['agent', 'docker', 'shell'], { env: t.env, input: 'python3 -c "print(7*6)"\n', timeoutMs: 60_000 });
+      const r = await cli(['agent', 'docker', 'shell'], { env: t.env, input: `${probe}=1 python3 -c "print(7*6)"\n`, timeoutMs: 60_000 });
       assert.equal(r.stdout, '42\n', r.stderr);
-      const trusted = await cli(['agent', 'docker', 'shell', '--trust-home'], { env: t.env, input: 'python3 -c "print(7*6)"\n', timeoutMs: 60_000 });
+      const trusted = await cli(['agent', 'docker', 'shell', '--trust-home'], { env: t.env, input: `${probe}=1 python3 -c "print(7*6)"\n`, timeoutMs: 60_000 });
       assert.equal(trusted.stdout, 'PTH-RAN\n42\n', 'with --trust-home, it runs');
     } finally {
       await cli(['agent', 'docker', 'shell'], { env: t.env, input: `rm -f "$(python3 -c 'import site; print(site.getusersitepackages())')/sbplanted.pth"\n`, timeoutMs: 60_000 });
