@@ -20,7 +20,7 @@ import { findRepoRoot } from './repo.js';
 import { checkoutGit, worktreeOfGitDir } from './run-git-dir.js';
 import { gitDirLink } from './git-dir-links.js';
 import { MAX_GIT_ENTRIES } from './sanitize.js';
-import { beneath, changeFinder, commondirOf, dotGitsUnder, movedAside, movesWithin, realFolder, gitPathFile, kernelJoin, kernelPath, kernelWay, moveAside, QUARANTINE, realOrSelf, within, writableOutsideTree } from './planted-repos.js';
+import { beneath, changedBelow, changeFinder, commondirOf, dotGitsUnder, gitPathFile, kernelJoin, kernelPath, kernelWay, moveAside, movedAside, movesWithin, QUARANTINE, realFolder, realOrSelf, removeLink, within, writableOutsideTree } from './planted-repos.js';
 import { configFoldersOf, isToolConfigBelow, quarantineDeeperToolConfigs, quarantineToolConfigs } from '../paths/tool-configs.js';
 import { restoreHint } from '../util/style.js';
 import { shellQuote } from '../../templates/shell-quote.js';
@@ -353,16 +353,6 @@ function targetChanged(p: string, root: string, written: (p: string) => boolean,
 }
 
 /**
- * Whether `dir` or a folder above it, below `top`, changed during the run: a
- * folder renamed into place (its time changes, not its contents') brings old
- * files with it. `top` itself changes whenever the agent makes a file there.
- */
-function changedBelow(dir: string, top: string, written: (p: string) => boolean): boolean {
-  for (let d = dir; d !== top && d.startsWith(top + sep); d = dirname(d)) if (written(d)) return true;
-  return false;
-}
-
-/**
  * Whether the run changed the way from a pointer file to the git directory it
  * names: in the tree, a link on it written during the run, or a folder on it
  * (not the git directory itself, whose time git changes as it works; not one
@@ -533,15 +523,14 @@ function checkTree(cwd: string, env: NodeJS.ProcessEnv, since: number, newRepo: 
   };
   // What lies inside a nested repository is not shown by your git status (only its folder is; found in review): each
   // judged by its folders, one lookup each (found in review: a list searched per file made the check quadratic).
-  const nested = new Set(walk.found.map((g) => dirname(g)));
-  const inNested = (p: string) => {
-    for (let d = dirname(p); d.length > root.length; d = dirname(d)) if (nested.has(d)) return true;
+  // Whether a folder above `p`, below the top, is one of `folders`: one lookup per folder on the way.
+  const underOneOf = (folders: Set<string>) => (p: string) => {
+    for (let d = dirname(p); d.length > root.length; d = dirname(d)) if (folders.has(d)) return true;
     return false;
   };
-  // Links to folders (lib/git/planted-repos.ts folderLinks): one made during the run, or whose folder changed below it, where
-  // git does not show it or what it leads to, is moved aside (found in review: code kept in a plain .git folder and reached
-  // through docs/_build/api, .venv/bin, crate/.cargo or tests/ made links; a link made in one run, its folder renamed into
-  // place in the next). In a folder of installed code, the whole folder goes.
+  const inNested = underOneOf(new Set(walk.found.map((g) => dirname(g))));
+  // Links to folders (lib/git/planted-repos.ts folderLinks) in a folder of installed code: one made during the run, or whose
+  // folder changed below it, takes the whole folder aside with it. The others are judged last, below.
   const changedBehind = changeFinder(since);
   // Where a link to a folder leads, when it is one the check judges: in the tree (not the tree or a folder above it),
   // or in a folder the run could write outside it.
@@ -565,11 +554,7 @@ function checkTree(cwd: string, env: NodeJS.ProcessEnv, since: number, newRepo: 
   }
   // What lies in a folder of installed code moved aside whole goes with it: named one by one only where it changed itself.
   const wholly = [...new Set([...walk.dependencies, ...linkedInstalls])].sort().filter((d) => !keep.some((k) => within(d, k)));
-  const whole = new Set(wholly);
-  const goesWith = (p: string) => {
-    for (let d = dirname(p); d.length > root.length; d = dirname(d)) if (whole.has(d)) return true;
-    return false;
-  };
+  const goesWith = underOneOf(new Set(wholly));
   const changedOrUnknown = (p: string) => {
     try {
       return written(p) || targetChanged(p, root, written, writableOutside) || (!goesWith(p) && wayWritten(p));
@@ -768,9 +753,7 @@ function checkTree(cwd: string, env: NodeJS.ProcessEnv, since: number, newRepo: 
     let failed: string | null = null;
     try {
       text = readlinkSync(link);
-      const parent = realOrSelf(dirname(link));
-      if (!(parent === root || beneath(parent, root) || writableOutsideTree(parent, root, writableOutside))) throw Object.assign(new Error(), { code: `its folder is ${parent}, outside the tree` });
-      unlinkSync(link);
+      failed = removeLink(link);
     } catch (e) {
       failed = (e as NodeJS.ErrnoException).code ?? 'failed';
     }

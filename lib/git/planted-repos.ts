@@ -7,8 +7,9 @@
 // finds them; one whose git files were written during the run and would run
 // programs is unplugged like a submodule (lib/git/nested-repo-guard.ts).
 import { createHash } from 'node:crypto';
-import { chmodSync, closeSync, constants as fsConstants, type Dir, type Dirent, lstatSync, openSync, opendirSync, readdirSync, readlinkSync, realpathSync, renameSync, statSync } from 'node:fs';
+import { chmodSync, closeSync, constants as fsConstants, type Dir, type Dirent, lstatSync, openSync, opendirSync, readdirSync, readlinkSync, realpathSync, renameSync, statSync, unlinkSync } from 'node:fs';
 import { readBackText } from '../readback/file.js';
+import { O_PATH } from '../paths/bind-sources.js';
 import { dirname, isAbsolute, resolve, sep } from 'node:path';
 
 /** What a plant is renamed to: git and your tools pass it by, and a `mv` restores it. */
@@ -43,12 +44,29 @@ export function movesWithin<T>(roots: string[], f: () => T): T {
   }
 }
 
+/** Why `path` may not be renamed or removed within the current movesWithin (its folder lies elsewhere), or null. */
+function outsideMoves(path: string): string | null {
+  if (moveRoots.length === 0) return null;
+  const parent = realOrSelf(dirname(path));
+  return moveRoots.some((r) => parent === r || beneath(parent, r)) ? null : `its folder is ${parent}, outside the tree`;
+}
+
+/** Removes the link `path`, held as moveAside is; returns why it could not be. */
+export function removeLink(path: string): string | null {
+  const outside = outsideMoves(path);
+  if (outside !== null) return outside;
+  try {
+    unlinkSync(path);
+    return null;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code ?? 'error';
+  }
+}
+
 /** Renames `path` to `path` + QUARANTINE; returns the error's code when it cannot. */
 export function moveAside(path: string): string | null {
-  if (moveRoots.length > 0) {
-    const parent = realOrSelf(dirname(path));
-    if (!moveRoots.some((r) => parent === r || beneath(parent, r))) return `its folder is ${parent}, outside the tree`;
-  }
+  const outside = outsideMoves(path);
+  if (outside !== null) return outside;
   try {
     renameSync(path, path + QUARANTINE);
     moves.push([path, path + QUARANTINE]);
@@ -99,11 +117,6 @@ export function dotGitsUnder(
   const folderLinks: Array<{ link: string; dep: string | null }> = [];
   const ownGit = root + sep + '.git';
   const stack: Array<[string, boolean, string | null]> = [[root, false, null]];
-  // Whether a folder between `dir` and the top (both included but the top) changed: one renamed into place brings what is below.
-  const wayChanged = (dir: string): boolean => {
-    for (let d = dir; d !== root && beneath(d, root); d = dirname(d)) if ((lstatSync(d, { throwIfNoEntry: false })?.ctimeMs ?? -1) >= (since as number)) return true;
-    return false;
-  };
   const walkOne = (dir: string, inGit: boolean, dep: string | null): void => {
     let handle: Dir;
     try {
@@ -207,7 +220,7 @@ export function dotGitsUnder(
         if (ours && st.isDirectory()) unreadable.push(`${shown} (a name that is not UTF-8)`);
         // An old one outside a git directory: walked by its bytes for a change below it (found in review: an old folder
         // of such a name moved into an ignored folder, and a conftest.py written below it in the next run, unseen).
-        else if (!inGit && since !== null && st.isDirectory() && (changedUnder(from, since) || wayChanged(dir))) unreadable.push(`${shown} (a name that is not UTF-8, with something changed below it or on its way during the run)`);
+        else if (!inGit && since !== null && st.isDirectory() && (changedUnder(from, since) || changedBelow(dir, root, (d) => (lstatSync(d, { throwIfNoEntry: false })?.ctimeMs ?? -1) >= since))) unreadable.push(`${shown} (a name that is not UTF-8, with something changed below it or on its way during the run)`);
         continue;
       }
       // A name of bounded length (the hex of a long one would pass the file system's limit), never over another entry.
@@ -237,11 +250,12 @@ export function dotGitsUnder(
       unreadable.push(`${dir} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
     }
   }
-  for (const link of since === null ? [] : linkedDeps) {
+  const changedBehind = changeFinder(since ?? Number.POSITIVE_INFINITY);
+  for (const link of linkedDeps) {
     const real = realOrSelf(link);
     // In the tree, or in a folder the run could write outside it (found in review: an old node_modules link into an allow_write folder).
     const reachable = real === root || beneath(real, root) || writableOutsideTree(real, root, writableOutside);
-    if (real !== link && reachable && changedUnder(real, since as number)) dependencies.add(link);
+    if (real !== link && reachable && changedBehind(real)) dependencies.add(link);
   }
   return { found: found.sort(), bare: bare.sort(), setId: setIds.sort(), configs: configList.sort(), executed: executedList.sort(), renamed: renamed.sort(), unreadable, dependencies: [...dependencies].sort(), shared: shared.sort(), folderLinks };
 }
@@ -299,9 +313,9 @@ export function changeFinder(since: number): (dir: string) => boolean {
   };
 }
 
-/** Whether `dir` or anything below it (links not followed) changed at or after `since`; names as bytes, whatever they are. */
-function changedUnder(dir: string | Buffer, since: number): boolean {
-  const stack: Buffer[] = [typeof dir === 'string' ? Buffer.from(dir) : dir];
+/** Whether the folder `dir` names by its bytes, or anything below it (links not followed), changed at or after `since` (changeFinder for names that are UTF-8). */
+function changedUnder(dir: Buffer, since: number): boolean {
+  const stack: Buffer[] = [dir];
   const slash = Buffer.from(sep);
   const changed = (p: Buffer) => {
     try {
@@ -423,6 +437,17 @@ export function kernelWay(base: string, path: string): Array<{ path: string; lin
   return out;
 }
 
+/**
+ * Whether `dir` or a folder above it, below `top`, changed during the run
+ * (`written`): a folder renamed into place (its time changes, not its
+ * contents') brings old files with it. `top` itself changes whenever the agent
+ * makes a file there.
+ */
+export function changedBelow(dir: string, top: string, written: (p: string) => boolean): boolean {
+  for (let d = dir; d !== top && beneath(d, top); d = dirname(d)) if (written(d)) return true;
+  return false;
+}
+
 /** Whether `path` lies below `dir`, by their names alone (both as the kernel walks them: no link resolved). */
 export function beneath(path: string, dir: string): boolean {
   return path.startsWith(dir === '/' ? '/' : dir + sep);
@@ -437,9 +462,6 @@ export function beneath(path: string, dir: string): boolean {
 export function writableOutsideTree(path: string, root: string, outside: string[]): boolean {
   return path !== root && !beneath(root, path) && outside.some((w) => path === w || beneath(path, w));
 }
-
-/** Linux's O_PATH (x86-64 and arm64): a descriptor that names a file without reading it. */
-const O_PATH = 0o10000000;
 
 /**
  * The real path of a folder `p` names (links followed), as the kernel tells it

@@ -24,7 +24,7 @@ export function refuseLinkedSources(sources: string[], within: string): void {
 }
 
 /** Linux's O_PATH (x86-64 and arm64, where the bwrap backend runs): a descriptor that names a file without reading it. */
-const O_PATH = 0o10000000;
+export const O_PATH = 0o10000000;
 
 export interface HeldSources {
   /** Each held source's descriptor here, by the number the child gets it as. */

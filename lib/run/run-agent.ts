@@ -197,7 +197,7 @@ export async function runAgent(o: RunOptions): Promise<number> {
     // Said even with --silent: stashbase changed your repository, or could not check it.
     try {
       // The run's record stays until the check is made: stopped before its end, the next run makes it (lib/run/reap.ts).
-      if (guard) endSession(stashbaseHome(o.env), session, guard.settings());
+      if (guard) endSession(stashbaseHome(o.env), session);
       // One block: a heading, then each thing found and what was done about it.
       const found = guard?.check() ?? [];
       if (found.length > 0) alert(`the run left ${found.length} thing(s) in ${cwd} that your own tools would run or be fooled by; each is named below with what was done about it:`);

@@ -81,7 +81,7 @@ export function noteCheckSettings(id: string, settings: () => CheckSettings): vo
 }
 
 /** Marks the run's record `ended` (its teardown done, its tree's check to come): the record stays until the check is made. */
-export function endSession(home: string, id: string, check: CheckSettings | null = null): void {
+export function endSession(home: string, id: string): void {
   const file = sessionFile(home, id);
   let rec: SessionRecord;
   try {
@@ -90,7 +90,7 @@ export function endSession(home: string, id: string, check: CheckSettings | null
     return; // never written (the run did not start), or gone
   }
   const tmp = `${file}.${process.pid}.tmp`;
-  const c = check ?? checkSettings.get(id)?.() ?? { keep: [], writableOutside: [], newRepo: false };
+  const c = checkSettings.get(id)?.() ?? { keep: [], writableOutside: [], newRepo: false };
   writeFileSync(tmp, JSON.stringify({ ...rec, ended: { keep: [...c.keep], writableOutside: [...c.writableOutside], newRepo: c.newRepo } }, null, 2) + '\n', { mode: 0o600 });
   renameSync(tmp, file);
 }
