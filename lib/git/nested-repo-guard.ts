@@ -20,7 +20,7 @@ import { findRepoRoot } from './repo.js';
 import { checkoutGit, worktreeOfGitDir } from './run-git-dir.js';
 import { gitDirLink } from './git-dir-links.js';
 import { MAX_GIT_ENTRIES } from './sanitize.js';
-import { beneath, changedBelow, changeFinder, commondirOf, dotGitsUnder, gitPathFile, kernelJoin, kernelPath, kernelWay, moveAside, movedAside, movesWithin, QUARANTINE, realFolder, realOrSelf, removeLink, within, writableOutsideTree } from './planted-repos.js';
+import { beneath, changedBelow, changeFinder, commondirOf, dotGitsUnder, gitPathFile, kernelJoin, kernelPath, kernelWay, moveAside, movedAside, movesWithin, QUARANTINE, realFolder, realOrSelf, removeLink, runChanges, runWrites, within, writableOutsideTree } from './planted-repos.js';
 import { configFoldersOf, isToolConfigBelow, quarantineDeeperToolConfigs, quarantineToolConfigs } from '../paths/tool-configs.js';
 import { restoreHint } from '../util/style.js';
 import { shellQuote } from '../../templates/shell-quote.js';
@@ -178,7 +178,7 @@ export interface NestedRepoGuard {
   /** Unplugs what the run left, and says what. */
   check(): string[];
   /** What the check needs besides the record of the run (lib/run/session.ts ended): to be made again by a later run. */
-  settings(): { keep: string[]; writableOutside: string[]; newRepo: boolean };
+  settings(): { keep: string[]; writableOutside: string[]; newRepo: boolean; tree: string };
 }
 
 /**
@@ -189,13 +189,15 @@ export interface NestedRepoGuard {
  * keeps them out). The repository's git directory is the run's own on every
  * backend (lib/git/run-git-dir.ts): its index and state come back only
  * through the import. `writableOutside`: where the agent could write outside
- * the tree, asked when the run ends (never on the way to its start).
+ * the tree, asked when the run ends (never on the way to its start). `tree`:
+ * the folder the run writes (the working directory, or a worktree's top), in
+ * the repository the check walks whole.
  */
-export function nestedRepoGuard(cwd: string, env: NodeJS.ProcessEnv, session: string, toolConfigs: string[] = [], direct = false, keep: string[] = [], denyWrite: string[] = [], writableOutside: () => string[] = () => []): NestedRepoGuard | null {
+export function nestedRepoGuard(cwd: string, env: NodeJS.ProcessEnv, session: string, toolConfigs: string[] = [], direct = false, keep: string[] = [], denyWrite: string[] = [], writableOutside: () => string[] = () => [], tree: string = cwd): NestedRepoGuard | null {
   const missing = toolConfigs.filter((p) => !lstatSync(p, { throwIfNoEntry: false }));
   // deny_write paths that are links: the sandbox protects their targets; the links are put back at the end (lib/paths/protected-links.ts).
   const links = noteLinks(denyWrite);
-  if (!findTool('git', env)) return { check: () => [...restoreLinks(links), ...quarantineToolConfigs(missing, null)], settings: () => ({ keep, writableOutside: writableOutside(), newRepo: false }) };
+  if (!findTool('git', env)) return { check: () => [...restoreLinks(links), ...quarantineToolConfigs(missing, null)], settings: () => ({ keep, writableOutside: writableOutside(), newRepo: false, tree }) };
   // File times come from the kernel's clock, at its granularity: so does this mark (in stashbase's own folder, which no sandbox reaches).
   const home = stashbaseHome(env);
   mkdirSync(home, { recursive: true, mode: 0o700 });
@@ -214,15 +216,20 @@ export function nestedRepoGuard(cwd: string, env: NodeJS.ProcessEnv, session: st
     }
   };
   return {
-    settings: () => ({ keep, writableOutside: writableOutside(), newRepo: repo === null }),
+    settings: () => ({ keep, writableOutside: writableOutside(), newRepo: repo === null, tree }),
     check: () => {
       const outside = writableOutside();
       // Nothing any step moves aside leaves the tree (found in review: a top-level .claude made a link to ~/.claude had
       // your own settings.json renamed as the agent's).
       return movesWithin([cwd, repo?.root ?? cwd, ...outside], () => [
         ...each('links deny_write protects', () => restoreLinks(links)),
-        ...each(`repositories planted in ${cwd}, setuid files and what your tools run unseen`, () => checkNestedRepos(cwd, env, since, repo === null, direct, keep, outside)),
-        ...each("tools' configs the agent made", () => quarantineToolConfigs(missing, null)),
+        ...each(`repositories planted in ${cwd}, setuid files and what your tools run unseen`, () => checkNestedRepos(cwd, env, since, repo === null, direct, keep, outside, tree)),
+        // Only where the run could write: one your side made meanwhile elsewhere is yours. (In the tree by name: a folder
+        // on its way the agent made a link is its.)
+        ...each("tools' configs the agent made", () => {
+          const writes = runWrites(realOrSelf(repo?.root ?? cwd), tree, outside);
+          return quarantineToolConfigs(missing.filter((p) => beneath(p, tree) || writes(join(realOrSelf(dirname(p)), basename(p)))), null);
+        }),
       ]);
     },
   };
@@ -423,20 +430,25 @@ function unplugged(dotGit: string, where: string, found: string[], what: string)
  * (a file time, ms) would run programs; returns the warnings. Also run for a
  * run that was killed, from its recorded start.
  */
-export function checkNestedRepos(cwd: string, env: NodeJS.ProcessEnv, since: number, newRepo = false, setId = false, keep: string[] = [], writableOutside: string[] = []): string[] {
+export function checkNestedRepos(cwd: string, env: NodeJS.ProcessEnv, since: number, newRepo = false, setId = false, keep: string[] = [], writableOutside: string[] = [], tree: string = cwd): string[] {
   // Nothing it moves aside leaves the tree and the folders the run could write (found in review: a rename through a link
   // one of its own renames had re-aimed).
-  return movesWithin([cwd, findRepoRoot(cwd)?.root ?? cwd, ...writableOutside], () => checkTree(cwd, env, since, newRepo, setId, keep, writableOutside));
+  return movesWithin([cwd, findRepoRoot(cwd)?.root ?? cwd, ...writableOutside], () => checkTree(cwd, env, since, newRepo, setId, keep, writableOutside, tree));
 }
 
-function checkTree(cwd: string, env: NodeJS.ProcessEnv, since: number, newRepo: boolean, setId: boolean, keep: string[], writableOutside: string[]): string[] {
+function checkTree(cwd: string, env: NodeJS.ProcessEnv, since: number, newRepo: boolean, setId: boolean, keep: string[], writableOutside: string[], tree: string): string[] {
   const git = findTool('git', env);
   if (!git) return [];
-  const written = (p: string) => (lstatSync(p, { throwIfNoEntry: false })?.ctimeMs ?? -1) >= since;
   // A run that started outside any repository: the working directory's tree, its own .git included, is all the agent's.
   const repo = newRepo ? null : findRepoRoot(cwd);
   const gitDir = repo ? (repo.gitDir ?? gitDirOf(join(repo.root, '.git'))) : null;
   const root = realpathSync.native(repo?.root ?? cwd);
+  // The whole repository is walked (what a tool run at its top finds), but only what lies where the run could write
+  // counts as the run's: its tree (the working directory, or a worktree's top), its allow_write folders; what changed
+  // elsewhere meanwhile is yours (found in CI: a run in a folder of a larger repository had your ~/.config link, in
+  // another of its folders, removed when your side wrote below where it leads).
+  const changed = runChanges(since, runWrites(root, tree, writableOutside));
+  const written = (p: string) => changed(p, lstatSync(p, { throwIfNoEntry: false }));
   const own = gitDir ? realpathSync.native(gitDir) : null;
   const warnings: string[] = [];
   const done = new Set<string>();
@@ -488,7 +500,7 @@ function checkTree(cwd: string, env: NodeJS.ProcessEnv, since: number, newRepo: 
   // Then every other .git in the tree, at any depth, in either form.
   const sourced = sourcedByEnvrc(root);
   const isVenv = venvCheck(root);
-  const walk = dotGitsUnder(root, setId, isToolConfigBelow, (rel) => executedKind(rel, sourced, isVenv) !== null, since, (rel) => dependencyFolder(rel, isVenv) && !keep.some((k) => within(join(root, rel), k)), writableOutside);
+  const walk = dotGitsUnder(root, setId, isToolConfigBelow, (rel) => executedKind(rel, sourced, isVenv) !== null, changed, (rel) => dependencyFolder(rel, isVenv) && !keep.some((k) => within(join(root, rel), k)), writableOutside);
   if (walk.unreadable.length > 0) {
     warnings.push(`${walk.unreadable.join(', ')} cannot be read (the agent, which writes as you, can close a folder of yours to you, or give it a name stashbase cannot use), so what lies below is unchecked: look there yourself before you run git or your tools there; the rest of the tree was checked`);
   }
@@ -531,7 +543,7 @@ function checkTree(cwd: string, env: NodeJS.ProcessEnv, since: number, newRepo: 
   const inNested = underOneOf(new Set(walk.found.map((g) => dirname(g))));
   // Links to folders (lib/git/planted-repos.ts folderLinks) in a folder of installed code: one made during the run, or whose
   // folder changed below it, takes the whole folder aside with it. The others are judged last, below.
-  const changedBehind = changeFinder(since);
+  const changedBehind = changeFinder(changed);
   // Where a link to a folder leads, when it is one the check judges: in the tree (not the tree or a folder above it),
   // or in a folder the run could write outside it.
   const judgedTarget = (link: string): string | null => {
@@ -734,12 +746,12 @@ function checkTree(cwd: string, env: NodeJS.ProcessEnv, since: number, newRepo: 
           }
           const st = lstatSync(full, { throwIfNoEntry: false });
           if (st === undefined) continue;
-          const changed = inherited || st.ctimeMs >= since;
-          if (changed) {
+          const now = inherited || changed(full, st);
+          if (now) {
             if (inNested(full) || inGitFolder(full)) markUp(full);
             else changedEntries.push(full);
           }
-          if (st.isDirectory()) stack.push([full, changed]);
+          if (st.isDirectory()) stack.push([full, now]);
         }
       }
     }

@@ -7,10 +7,35 @@
 // finds them; one whose git files were written during the run and would run
 // programs is unplugged like a submodule (lib/git/nested-repo-guard.ts).
 import { createHash } from 'node:crypto';
-import { chmodSync, closeSync, constants as fsConstants, type Dir, type Dirent, lstatSync, openSync, opendirSync, readdirSync, readlinkSync, realpathSync, renameSync, statSync, unlinkSync } from 'node:fs';
+import { chmodSync, closeSync, constants as fsConstants, type Dir, type Dirent, lstatSync, type Stats, openSync, opendirSync, readdirSync, readlinkSync, realpathSync, renameSync, statSync, unlinkSync } from 'node:fs';
 import { readBackText } from '../readback/file.js';
 import { O_PATH } from '../paths/bind-sources.js';
 import { dirname, isAbsolute, resolve, sep } from 'node:path';
+
+/**
+ * Whether an entry (`st`: its lstat, undefined when it is gone) is one the run
+ * changed: its time says during the run, and it lies where the run could write
+ * (its tree, its allow_write folders), or it is a file with other names, one of
+ * which may lie there (a write through one changes all). What changed elsewhere
+ * meanwhile is yours (found in CI: a run in a folder of a larger repository
+ * had your ~/.config link removed when your side wrote below where it leads).
+ */
+export type ChangeTest = (path: string, st: Stats | undefined) => boolean;
+
+/** The ChangeTest of a run that started at `since` (the kernel's clock) and could write where `writes` says (by name). */
+export function runChanges(since: number, writes: (path: string) => boolean = () => true): ChangeTest {
+  return (path, st) => st !== undefined && st.ctimeMs >= since && (writes(path) || (!st.isDirectory() && st.nlink > 1));
+}
+
+/**
+ * Whether a path (real folders, named as walked) lies where a run could write:
+ * in `tree` (the folder it writes in the repository whose top is `root`), or
+ * in a folder it could write outside (lib/git/planted-repos.ts writableOutsideTree).
+ */
+export function runWrites(root: string, tree: string, outside: string[]): (path: string) => boolean {
+  const top = realOrSelf(tree);
+  return (p) => p === top || beneath(p, top) || writableOutsideTree(p, root, outside);
+}
 
 /** What a plant is renamed to: git and your tools pass it by, and a `mv` restores it. */
 export const QUARANTINE = '.stashbase-quarantine';
@@ -92,7 +117,7 @@ export function dotGitsUnder(
   setId = false,
   configs: (path: string) => boolean = () => false,
   executed: (path: string) => boolean = () => false,
-  since: number | null = null,
+  changed: ChangeTest | null = null,
   dependencyRoot: (path: string) => boolean = () => false,
   writableOutside: string[] = [],
 ): { found: string[]; bare: string[]; setId: string[]; configs: string[]; executed: string[]; renamed: string[]; unreadable: string[]; dependencies: string[]; shared: string[]; folderLinks: Array<{ link: string; dep: string | null }> } {
@@ -141,29 +166,29 @@ export function dotGitsUnder(
       // that is a link is judged here (found in review: .bin swapped for a link to a folder of the agent's).
       const skip = dep !== null && dir === dep && e.name === '.bin' && e.isDirectory();
       // (.bin itself counts: one renamed into place, its entries' times old, changes only its own; found in review.)
-      if (dep !== null && since !== null) {
+      if (dep !== null && changed !== null) {
         const st = lstatSync(full, { throwIfNoEntry: false });
-        if ((st?.ctimeMs ?? -1) >= since) {
+        if (changed(full, st)) {
           dependencies.add(dep);
           if (st?.isFile() === true && st.nlink > 1 && shared.length < 1000) shared.push(full);
         }
       }
       // A dependency folder's name that is a link (found in review: node_modules, site-packages swapped for links to
       // folders the walk passes by under other names): a new one moved aside, an old one judged by what it leads to.
-      if (dep === null && !inGit && since !== null && !e.isDirectory() && dependencyRoot(full.slice(root.length + 1))) {
-        if ((lstatSync(full, { throwIfNoEntry: false })?.ctimeMs ?? -1) >= since) dependencies.add(full);
+      if (dep === null && !inGit && changed !== null && !e.isDirectory() && dependencyRoot(full.slice(root.length + 1))) {
+        if (changed(full, lstatSync(full, { throwIfNoEntry: false }))) dependencies.add(full);
         else if (e.isSymbolicLink()) linkedDeps.push(full);
       }
       // (One at a dependency folder's name has its own rule, below; the tree's own .git is the run's git directory's walk's.)
-      if (since !== null && e.isSymbolicLink() && !(dep === null && !inGit && dependencyRoot(full.slice(root.length + 1))) && dir !== ownGit && !beneath(dir, ownGit)) folderLinks.push({ link: full, dep });
+      if (changed !== null && e.isSymbolicLink() && !(dep === null && !inGit && dependencyRoot(full.slice(root.length + 1))) && dir !== ownGit && !beneath(dir, ownGit)) folderLinks.push({ link: full, dep });
       if (!inGit && dir !== root && configs(full.slice(root.length + 1))) configList.push(full);
       // Inside a .git folder too: a test runner's search enters it (found in review: node --test ran x/.git/t/a.test.js).
       if (!e.isDirectory() && executed(full.slice(root.length + 1))) executedList.push(full);
       if (e.name === '.git' && !inGit) {
         if (dir !== root && (e.isDirectory() || e.isFile() || e.isSymbolicLink())) found.push(full);
         // A nested one always (what a test runner finds in it); the top's own, the run's git directory, for setuid bits.
-        if (e.isDirectory() && (setId || (since !== null && dir !== root))) stack.push([full, true, null]);
-      } else if (e.isDirectory()) stack.push([full, inGit, skip ? null : (dep ?? (!inGit && since !== null && dependencyRoot(full.slice(root.length + 1)) ? full : null))]);
+        if (e.isDirectory() && (setId || (changed !== null && dir !== root))) stack.push([full, true, null]);
+      } else if (e.isDirectory()) stack.push([full, inGit, skip ? null : (dep ?? (!inGit && changed !== null && dependencyRoot(full.slice(root.length + 1)) ? full : null))]);
       // Every file, whatever its name (found in review: a setuid file named .git was moved aside as a planted repository,
       // its bit kept).
       if (setId && e.isFile() && ((lstatSync(full, { throwIfNoEntry: false })?.mode ?? 0) & 0o6000) !== 0) setIds.push(full);
@@ -214,13 +239,13 @@ export function dotGitsUnder(
       // Only what the run wrote is renamed (your own, older, is left as it is: found in review), never inside a git
       // directory (git names refs and reflogs by those bytes); what is not renamed cannot be walked by name: a folder is
       // said unchecked, a setuid bit the run set cleared where it is.
-      const ours = since === null || st.ctimeMs >= since;
+      const ours = changed === null || changed(from.toString('utf8'), st);
       if (inGit || !ours) {
         if (ours && (st.mode & 0o6000) !== 0) chmodSync(from, st.mode & 0o1777);
         if (ours && st.isDirectory()) unreadable.push(`${shown} (a name that is not UTF-8)`);
         // An old one outside a git directory: walked by its bytes for a change below it (found in review: an old folder
         // of such a name moved into an ignored folder, and a conftest.py written below it in the next run, unseen).
-        else if (!inGit && since !== null && st.isDirectory() && (changedUnder(from, since) || changedBelow(dir, root, (d) => (lstatSync(d, { throwIfNoEntry: false })?.ctimeMs ?? -1) >= since))) unreadable.push(`${shown} (a name that is not UTF-8, with something changed below it or on its way during the run)`);
+        else if (!inGit && changed !== null && st.isDirectory() && (changedUnder(from, changed) || changedBelow(dir, root, (d) => changed(d, lstatSync(d, { throwIfNoEntry: false }))))) unreadable.push(`${shown} (a name that is not UTF-8, with something changed below it or on its way during the run)`);
         continue;
       }
       // A name of bounded length (the hex of a long one would pass the file system's limit), never over another entry.
@@ -250,7 +275,7 @@ export function dotGitsUnder(
       unreadable.push(`${dir} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
     }
   }
-  const changedBehind = changeFinder(since ?? Number.POSITIVE_INFINITY);
+  const changedBehind = changeFinder(changed ?? (() => false));
   for (const link of linkedDeps) {
     const real = realOrSelf(link);
     // In the tree, or in a folder the run could write outside it (found in review: an old node_modules link into an allow_write folder).
@@ -261,17 +286,17 @@ export function dotGitsUnder(
 }
 
 /**
- * Whether a folder or anything below it (links not followed) changed at or
- * after `since`, each folder walked once for all the folders one finder is
+ * Whether a folder or anything below it (links not followed) changed during
+ * the run (`changed`), each folder walked once for all the folders one finder is
  * asked about (found in review: links to each folder of one deep chain had
  * it walked again for each). A name it cannot read back, or a folder it cannot
  * list, counts as a change.
  */
-export function changeFinder(since: number): (dir: string) => boolean {
+export function changeFinder(changed: ChangeTest): (dir: string) => boolean {
   const memo = new Map<string, boolean>();
   const changedItself = (p: string) => {
     try {
-      return (lstatSync(p, { throwIfNoEntry: false })?.ctimeMs ?? -1) >= since;
+      return changed(p, lstatSync(p, { throwIfNoEntry: false }));
     } catch {
       return true;
     }
@@ -313,13 +338,13 @@ export function changeFinder(since: number): (dir: string) => boolean {
   };
 }
 
-/** Whether the folder `dir` names by its bytes, or anything below it (links not followed), changed at or after `since` (changeFinder for names that are UTF-8). */
-function changedUnder(dir: Buffer, since: number): boolean {
+/** Whether the folder `dir` names by its bytes, or anything below it (links not followed), changed during the run (changeFinder for names that are UTF-8). */
+function changedUnder(dir: Buffer, changedInRun: ChangeTest): boolean {
   const stack: Buffer[] = [dir];
   const slash = Buffer.from(sep);
   const changed = (p: Buffer) => {
     try {
-      return (lstatSync(p, { throwIfNoEntry: false })?.ctimeMs ?? -1) >= since;
+      return changedInRun(p.toString('utf8'), lstatSync(p, { throwIfNoEntry: false }));
     } catch {
       return true; // cannot be told (a path too long): counted
     }

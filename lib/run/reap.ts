@@ -71,7 +71,7 @@ async function reapOne(rec: SessionRecord, home: string, env: NodeJS.ProcessEnv,
 }
 
 /** The end-of-run check of a killed run's tree, as the run's own end would have made it. */
-function checkLeft(rec: SessionRecord, env: NodeJS.ProcessEnv, alert: (msg: string) => void, o: { keep: string[]; writableOutside: string[]; newRepo: boolean }): void {
+function checkLeft(rec: SessionRecord, env: NodeJS.ProcessEnv, alert: (msg: string) => void, o: { keep: string[]; writableOutside: string[]; newRepo: boolean; tree?: string }): void {
   const started = Date.parse(rec.startedAt);
   if (!rec.cwd || !Number.isFinite(started)) return;
   const list = (v: unknown) => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
@@ -79,8 +79,11 @@ function checkLeft(rec: SessionRecord, env: NodeJS.ProcessEnv, alert: (msg: stri
     // A Docker agent owns the files it writes, so it can set a setuid bit (the native sandbox refuses it): cleared here as
     // the run's own end would have.
     const outside = list(o.writableOutside);
+    // Where it wrote in the repository: a killed run's is not on record, so all of it (what changed there counts as the run's).
+    const root = findRepoRoot(rec.cwd)?.root ?? rec.cwd;
+    const tree = typeof o.tree === 'string' ? o.tree : root;
     // Nothing it moves aside leaves the tree (found in review: a config path through a link to your own home's).
-    const left = movesWithin([rec.cwd, findRepoRoot(rec.cwd)?.root ?? rec.cwd, ...outside], () => [...checkNestedRepos(rec.cwd, env, started - CLOCK_SLACK_MS, o.newRepo === true, rec.docker !== undefined, list(o.keep), outside), ...quarantineToolConfigs(toolConfigPaths(rec.cwd, userHome(env), []), started - CLOCK_SLACK_MS)]);
+    const left = movesWithin([rec.cwd, root, ...outside], () => [...checkNestedRepos(rec.cwd, env, started - CLOCK_SLACK_MS, o.newRepo === true, rec.docker !== undefined, list(o.keep), outside, tree), ...quarantineToolConfigs(toolConfigPaths(rec.cwd, userHome(env), []), started - CLOCK_SLACK_MS)]);
     for (const w of left) alert(`${w} (left by the killed run ${rec.id})`);
   } catch (e) {
     alert(`could not check ${rec.cwd} for nested repositories the killed run ${rec.id} registered (${(e as Error).message}); run git ls-files -s | grep ^160000 there before you run git`);

@@ -126,7 +126,7 @@ export async function runAgent(o: RunOptions): Promise<number> {
   // Where the agent can write outside the tree (a nested repository's git directory may lie there): the native backend's
   // allow_write folders, as the kernel names them, or everything with deny-list writes; Docker mounts the tree alone.
   const writableOutside = () => (backend === 'docker' ? [] : profile.filesystem.writes === 'deny-list' ? ['/'] : allowWritePaths(profile.filesystem.allowWrite, userHome(o.env), cwd).paths.map(realOrSelf));
-  const guard = o.dryRun || remote !== null ? null : nestedRepoGuard(cwd, o.env, session, toolConfigPaths(cwd, userHome(o.env), profile.filesystem.allowWrite), backend === 'docker', keep, rulePaths(profile.filesystem.denyWrite, userHome(o.env), cwd), writableOutside);
+  const guard = o.dryRun || remote !== null ? null : nestedRepoGuard(cwd, o.env, session, toolConfigPaths(cwd, userHome(o.env), profile.filesystem.allowWrite), backend === 'docker', keep, rulePaths(profile.filesystem.denyWrite, userHome(o.env), cwd), writableOutside, wt?.top ?? cwd);
   if (guard) noteCheckSettings(session, () => guard.settings());
   let failed = false;
   try {

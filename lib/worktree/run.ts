@@ -21,6 +21,8 @@ export interface DockerWorktree {
 
 export interface WorktreeRun {
   cwd: string;
+  /** The worktree's top: all of it is the run's to write, on every backend (cwd may be a folder in it). */
+  top: string;
   /** Native: what the run keeps read-only besides the profile's deny_write (the checkout, the worktree's pointer file). */
   denyWrite: string[];
   /** Native: what stays writable under the read-only checkout: the worktree. */
@@ -57,6 +59,7 @@ export async function prepareWorktreeRun(o: {
   });
   return {
     cwd: join(w.path, repo.subdir),
+    top: w.path,
     denyWrite: [prot.pointer, ...prot.checkout],
     writable: [w.path],
     docker: { path: w.path, branch: `refs/heads/${w.branch}`, pointer: join(w.path, '.git') },

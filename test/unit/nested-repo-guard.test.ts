@@ -57,7 +57,8 @@ test('a pointer file to a git directory outside the repository: only the pointer
   register(root, 'evil', git(outside, 'rev-parse', 'HEAD'));
   const [w, ...rest] = checkNestedRepos(root, env, 0);
   assert.deepEqual(rest, []);
-  assert.match(w ?? '', /core\.fsmonitor\. Its \.git was renamed .*r3\/evil\/\.git\.stashbase-quarantine/);
+  // (Its git directory lies where no run could write: judged whole by the pointer the run wrote, which names it.)
+  assert.match(w ?? '', /core\.fsmonitor; it names a git directory outside this tree \(\S+planted-outside\/\.git\), which your git in that folder would take for its own\. Its \.git was renamed .*r3\/evil\/\.git\.stashbase-quarantine/);
   assert.deepEqual([existsSync(join(root, 'evil', '.git')), existsSync(join(outside, '.git', 'config'))], [false, true]);
 });
 
@@ -608,4 +609,60 @@ test('(review, round 23) a link to a folder git shows, a folder renamed into pla
   assert.equal(lstatSync(join(root, 'test'), { throwIfNoEntry: false }), undefined, warnings.join('\n'));
   spawnSync(process.execPath, ['--test'], { cwd: root, env });
   assert.equal(existsSync(marker), false);
+});
+
+test('(CI) a run in a folder of a larger repository: what changed meanwhile where it could not write is yours (a link whose hidden folder changed kept, node_modules kept); control: the same changes where it could write are judged as its', async () => {
+  const root = repo('rtree');
+  const sh = (script: string) => spawnSync('sh', ['-c', script], { cwd: root, env, encoding: 'utf8' });
+  assert.equal(sh("mkdir -p work lib node_modules/pkg && echo x > work/a.js && echo x > lib/index.js && printf 'build/\\nnode_modules/\\n' > .gitignore && ln -s lib tests && echo 'module.exports = 1' > node_modules/pkg/index.js").status, 0);
+  git(root, 'add', '.');
+  git(root, 'commit', '-qm', 'base');
+  const { setTimeout: sleep } = await import('node:timers/promises');
+  await sleep(20);
+  const since = Date.now();
+  await sleep(20);
+  // Your side, during the run: a build below the folder the link leads to, an install.
+  assert.equal(sh("mkdir -p lib/build && echo x > lib/build/out.js && echo 'module.exports = 2' > node_modules/pkg/index.js").status, 0);
+  const work = join(root, 'work');
+  const state = () => [lstatSync(join(root, 'tests'), { throwIfNoEntry: false })?.isSymbolicLink() === true, existsSync(join(root, 'node_modules', 'pkg', 'index.js'))];
+  const warnings = checkNestedRepos(work, env, since, false, false, [], [], work);
+  assert.deepEqual(warnings, []);
+  assert.deepEqual(state(), [true, true]);
+  // Control: a run that could write the whole repository (a worktree's top, deny-list writes) has them judged as its.
+  const control = checkNestedRepos(work, env, since, false, false, [], [], root);
+  assert.deepEqual(state(), [false, false], control.join('\n'));
+  assert.equal(control.length, 2, control.join('\n'));
+});
+
+test('(CI) a file where the run could not write, with another name where it could: a write through that name counts (hard links share one file); control: with one name, kept', async () => {
+  const root = repo('rtreelink');
+  const sh = (script: string) => spawnSync('sh', ['-c', script], { cwd: root, env, encoding: 'utf8' });
+  assert.equal(sh("mkdir -p work other/node_modules/pkg node_modules/pkg && echo x > work/a.js && printf 'node_modules/\\n' > .gitignore && echo 'module.exports = 1' > node_modules/pkg/index.js && echo 'module.exports = 1' > other/node_modules/pkg/index.js && ln node_modules/pkg/index.js work/copy.js").status, 0);
+  git(root, 'add', '.');
+  git(root, 'commit', '-qm', 'base');
+  const { setTimeout: sleep } = await import('node:timers/promises');
+  await sleep(20);
+  const since = Date.now();
+  await sleep(20);
+  // The agent writes its own folder's file; your side writes the other install's.
+  assert.equal(sh("echo 'module.exports = 2' > work/copy.js && echo 'module.exports = 2' > other/node_modules/pkg/index.js").status, 0);
+  const work = join(root, 'work');
+  const warnings = checkNestedRepos(work, env, since, false, false, [], [], work);
+  assert.deepEqual([existsSync(join(root, 'node_modules', 'pkg', 'index.js')), existsSync(join(root, 'other', 'node_modules', 'pkg', 'index.js'))], [false, true], warnings.join('\n'));
+  assert.equal(warnings.filter((w) => w.includes('node_modules')).length, 2, warnings.join('\n'));
+});
+
+test('(CI) a tool config your side makes at the top of the repository while a run works in a folder of it is yours: kept; the same in the run\'s folder is the agent\'s (control)', async () => {
+  const root = repo('rtreeconf');
+  const work = join(root, 'work');
+  mkdirSync(work);
+  const { nestedRepoGuard } = await import('../../lib/git/nested-repo-guard.js');
+  const { toolConfigPaths } = await import('../../lib/paths/tool-configs.js');
+  const genv = { ...env, STASHBASE_HOME: join(base, 'sbhometree') };
+  const guard = nestedRepoGuard(work, genv, 'ags_bbbbbbbbbbbbbbbb', toolConfigPaths(work, base, []))!;
+  writeFileSync(join(root, '.mcp.json'), '{"mcpServers":{}}\n');
+  writeFileSync(join(work, '.mcp.json'), '{"mcpServers":{"x":{"command":"sh"}}}\n');
+  const warnings = guard.check();
+  assert.deepEqual([existsSync(join(root, '.mcp.json')), existsSync(join(work, '.mcp.json'))], [true, false], warnings.join('\n'));
+  assert.equal(warnings.length, 1, warnings.join('\n'));
 });
