@@ -20,6 +20,7 @@ import { findRepoRoot } from './repo.js';
 import { checkoutGit, worktreeOfGitDir } from './run-git-dir.js';
 import { gitDirLink } from './git-dir-links.js';
 import { MAX_GIT_ENTRIES } from './sanitize.js';
+import { noteSharedOutside, type SharedOutside } from './shared-outside.js';
 import { beneath, changedBelow, changeFinder, commondirOf, dotGitsUnder, gitPathFile, kernelJoin, kernelPath, kernelWay, moveAside, movedAside, movesWithin, QUARANTINE, realFolder, realOrSelf, removeLink, runChanges, runWrites, within, writableOutsideTree } from './planted-repos.js';
 import { configFoldersOf, isToolConfigBelow, quarantineDeeperToolConfigs, quarantineToolConfigs } from '../paths/tool-configs.js';
 import { restoreHint } from '../util/style.js';
@@ -176,7 +177,7 @@ function moduleDirs(dir: string, unlisted: (dir: string, why: string) => void = 
 
 export interface NestedRepoGuard {
   /** Unplugs what the run left, and says what. */
-  check(): string[];
+  check(): Promise<string[]>;
   /** What the check needs besides the record of the run (lib/run/session.ts ended): to be made again by a later run. */
   settings(): { keep: string[]; writableOutside: string[]; newRepo: boolean; tree: string };
 }
@@ -191,13 +192,14 @@ export interface NestedRepoGuard {
  * through the import. `writableOutside`: where the agent could write outside
  * the tree, asked when the run ends (never on the way to its start). `tree`:
  * the folder the run writes (the working directory, or a worktree's top), in
- * the repository the check walks whole.
+ * the repository the check walks whole: the files of the rest that share their
+ * data with other names are noted while the run goes on.
  */
 export function nestedRepoGuard(cwd: string, env: NodeJS.ProcessEnv, session: string, toolConfigs: string[] = [], direct = false, keep: string[] = [], denyWrite: string[] = [], writableOutside: () => string[] = () => [], tree: string = cwd): NestedRepoGuard | null {
   const missing = toolConfigs.filter((p) => !lstatSync(p, { throwIfNoEntry: false }));
   // deny_write paths that are links: the sandbox protects their targets; the links are put back at the end (lib/paths/protected-links.ts).
   const links = noteLinks(denyWrite);
-  if (!findTool('git', env)) return { check: () => [...restoreLinks(links), ...quarantineToolConfigs(missing, null)], settings: () => ({ keep, writableOutside: writableOutside(), newRepo: false, tree }) };
+  if (!findTool('git', env)) return { check: async () => [...restoreLinks(links), ...quarantineToolConfigs(missing, null)], settings: () => ({ keep, writableOutside: writableOutside(), newRepo: false, tree }) };
   // File times come from the kernel's clock, at its granularity: so does this mark (in stashbase's own folder, which no sandbox reaches).
   const home = stashbaseHome(env);
   mkdirSync(home, { recursive: true, mode: 0o700 });
@@ -207,6 +209,10 @@ export function nestedRepoGuard(cwd: string, env: NodeJS.ProcessEnv, session: st
   unlinkSync(mark);
   // A folder that was no repository: a .git the agent makes in it is its, like any planted one.
   const repo = findRepoRoot(cwd);
+  const realRoot = realOrSelf(repo?.root ?? cwd);
+  const realTree = realOrSelf(tree);
+  // A run in a folder of the repository: what of the rest may change through a name in it (lib/git/shared-outside.ts).
+  const shared = realTree === realRoot || !beneath(realTree, realRoot) ? null : noteSharedOutside(realRoot, realTree, since);
   // Each check on its own: one that fails (a broken index, an unreadable folder) says so and stops none of the others.
   const each = (what: string, f: () => string[]): string[] => {
     try {
@@ -217,17 +223,18 @@ export function nestedRepoGuard(cwd: string, env: NodeJS.ProcessEnv, session: st
   };
   return {
     settings: () => ({ keep, writableOutside: writableOutside(), newRepo: repo === null, tree }),
-    check: () => {
+    check: async () => {
       const outside = writableOutside();
+      const sharing = shared === null ? null : await shared;
       // Nothing any step moves aside leaves the tree (found in review: a top-level .claude made a link to ~/.claude had
       // your own settings.json renamed as the agent's).
       return movesWithin([cwd, repo?.root ?? cwd, ...outside], () => [
         ...each('links deny_write protects', () => restoreLinks(links)),
-        ...each(`repositories planted in ${cwd}, setuid files and what your tools run unseen`, () => checkNestedRepos(cwd, env, since, repo === null, direct, keep, outside, tree)),
+        ...each(`repositories planted in ${cwd}, setuid files and what your tools run unseen`, () => checkNestedRepos(cwd, env, since, { newRepo: repo === null, setId: direct, keep, writableOutside: outside, tree, shared: sharing })),
         // Only where the run could write: one your side made meanwhile elsewhere is yours. (In the tree by name: a folder
         // on its way the agent made a link is its.)
         ...each("tools' configs the agent made", () => {
-          const writes = runWrites(realOrSelf(repo?.root ?? cwd), tree, outside);
+          const writes = runWrites(realRoot, tree, outside);
           return quarantineToolConfigs(missing.filter((p) => beneath(p, tree) || writes(join(realOrSelf(dirname(p)), basename(p)))), null);
         }),
       ]);
@@ -430,13 +437,29 @@ function unplugged(dotGit: string, where: string, found: string[], what: string)
  * (a file time, ms) would run programs; returns the warnings. Also run for a
  * run that was killed, from its recorded start.
  */
-export function checkNestedRepos(cwd: string, env: NodeJS.ProcessEnv, since: number, newRepo = false, setId = false, keep: string[] = [], writableOutside: string[] = [], tree: string = cwd): string[] {
-  // Nothing it moves aside leaves the tree and the folders the run could write (found in review: a rename through a link
-  // one of its own renames had re-aimed).
-  return movesWithin([cwd, findRepoRoot(cwd)?.root ?? cwd, ...writableOutside], () => checkTree(cwd, env, since, newRepo, setId, keep, writableOutside, tree));
+export interface CheckOptions {
+  /** The run started in a folder that was no repository. */
+  newRepo?: boolean;
+  /** Setuid bits are checked too (Docker, whose agent owns what it writes). */
+  setId?: boolean;
+  /** keep_executables' paths. */
+  keep?: string[];
+  /** Where the run could write outside the tree (real paths; `/` with deny-list writes). */
+  writableOutside?: string[];
+  /** The folder the run writes in the repository (the working directory, by default). */
+  tree?: string;
+  /** The files outside it that may share their data with a name in it (lib/git/shared-outside.ts); none told: every file. */
+  shared?: SharedOutside | null;
 }
 
-function checkTree(cwd: string, env: NodeJS.ProcessEnv, since: number, newRepo: boolean, setId: boolean, keep: string[], writableOutside: string[], tree: string): string[] {
+export function checkNestedRepos(cwd: string, env: NodeJS.ProcessEnv, since: number, o: CheckOptions = {}): string[] {
+  const writableOutside = o.writableOutside ?? [];
+  // Nothing it moves aside leaves the tree and the folders the run could write (found in review: a rename through a link
+  // one of its own renames had re-aimed).
+  return movesWithin([cwd, findRepoRoot(cwd)?.root ?? cwd, ...writableOutside], () => checkTree(cwd, env, since, o.newRepo === true, o.setId === true, o.keep ?? [], writableOutside, o.tree ?? cwd, o.shared ?? null));
+}
+
+function checkTree(cwd: string, env: NodeJS.ProcessEnv, since: number, newRepo: boolean, setId: boolean, keep: string[], writableOutside: string[], tree: string, shared: SharedOutside | null): string[] {
   const git = findTool('git', env);
   if (!git) return [];
   // A run that started outside any repository: the working directory's tree, its own .git included, is all the agent's.
@@ -447,7 +470,7 @@ function checkTree(cwd: string, env: NodeJS.ProcessEnv, since: number, newRepo: 
   // counts as the run's: its tree (the working directory, or a worktree's top), its allow_write folders; what changed
   // elsewhere meanwhile is yours (found in CI: a run in a folder of a larger repository had your ~/.config link, in
   // another of its folders, removed when your side wrote below where it leads).
-  const changed = runChanges(since, runWrites(root, tree, writableOutside));
+  const changed = runChanges(since, runWrites(root, tree, writableOutside), shared === null || !shared.complete ? null : (p) => shared.paths.has(p));
   const written = (p: string) => changed(p, lstatSync(p, { throwIfNoEntry: false }));
   const own = gitDir ? realpathSync.native(gitDir) : null;
   const warnings: string[] = [];

@@ -15,16 +15,19 @@ import { dirname, isAbsolute, resolve, sep } from 'node:path';
 /**
  * Whether an entry (`st`: its lstat, undefined when it is gone) is one the run
  * changed: its time says during the run, and it lies where the run could write
- * (its tree, its allow_write folders), or it is a file with other names, one of
- * which may lie there (a write through one changes all). What changed elsewhere
- * meanwhile is yours (found in CI: a run in a folder of a larger repository
- * had your ~/.config link removed when your side wrote below where it leads).
+ * (its tree, its allow_write folders), or it is a file that may share its data
+ * with a name there (a write through one changes all): one with other names
+ * now, or one `shared` says had them at the start (lib/git/shared-outside.ts;
+ * none told: every file). A folder elsewhere is never the run's. What changed
+ * elsewhere meanwhile is yours (found in CI: a run in a folder of a larger
+ * repository had your ~/.config link removed when your side wrote below where
+ * it leads).
  */
 export type ChangeTest = (path: string, st: Stats | undefined) => boolean;
 
 /** The ChangeTest of a run that started at `since` (the kernel's clock) and could write where `writes` says (by name). */
-export function runChanges(since: number, writes: (path: string) => boolean = () => true): ChangeTest {
-  return (path, st) => st !== undefined && st.ctimeMs >= since && (writes(path) || (!st.isDirectory() && st.nlink > 1));
+export function runChanges(since: number, writes: (path: string) => boolean = () => true, shared: ((path: string) => boolean) | null = null): ChangeTest {
+  return (path, st) => st !== undefined && st.ctimeMs >= since && (writes(path) || (!st.isDirectory() && (st.nlink > 1 || shared === null || shared(path))));
 }
 
 /**

@@ -6,7 +6,7 @@ import { lstatSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { BindMount } from '../../templates/bwrap.js';
-import { expandPattern } from '../paths/expand.js';
+import { expandPattern, MAX_ENTRIES } from '../paths/expand.js';
 import { inside, resolveRule } from '../paths/rules.js';
 
 
@@ -38,6 +38,27 @@ export function allowWritePaths(entries: string[], home: string, cwd: string): {
     }
   }
   return { paths, missing };
+}
+
+/**
+ * Where the end-of-run check counts what changed as the run's, outside its
+ * tree (lib/git/nested-repo-guard.ts), asked when the run ends: allow_write's
+ * paths, all below a pattern's fixed part when its walk stopped at its bound
+ * (found in review: an agent that filled its tree past the bound had a folder
+ * the pattern matched left out, and what it wrote there counted as yours), and
+ * the agents' state folders (`views`: their views write parts of them).
+ */
+export function checkedWriteAreas(entries: string[], home: string, cwd: string, views: string[], limit = MAX_ENTRIES): string[] {
+  const out: string[] = [...views];
+  for (const entry of entries) {
+    const rule = resolveRule(entry, home, cwd);
+    if (rule.kind !== 'pattern') out.push(rule.path);
+    else {
+      const found = expandPattern(rule, limit);
+      out.push(...(found.truncated ? [rule.root] : found.paths));
+    }
+  }
+  return out;
 }
 
 /**

@@ -83,7 +83,7 @@ function checkLeft(rec: SessionRecord, env: NodeJS.ProcessEnv, alert: (msg: stri
     const root = findRepoRoot(rec.cwd)?.root ?? rec.cwd;
     const tree = typeof o.tree === 'string' ? o.tree : root;
     // Nothing it moves aside leaves the tree (found in review: a config path through a link to your own home's).
-    const left = movesWithin([rec.cwd, root, ...outside], () => [...checkNestedRepos(rec.cwd, env, started - CLOCK_SLACK_MS, o.newRepo === true, rec.docker !== undefined, list(o.keep), outside, tree), ...quarantineToolConfigs(toolConfigPaths(rec.cwd, userHome(env), []), started - CLOCK_SLACK_MS)]);
+    const left = movesWithin([rec.cwd, root, ...outside], () => [...checkNestedRepos(rec.cwd, env, started - CLOCK_SLACK_MS, { newRepo: o.newRepo === true, setId: rec.docker !== undefined, keep: list(o.keep), writableOutside: outside, tree }), ...quarantineToolConfigs(toolConfigPaths(rec.cwd, userHome(env), []), started - CLOCK_SLACK_MS)]);
     for (const w of left) alert(`${w} (left by the killed run ${rec.id})`);
   } catch (e) {
     alert(`could not check ${rec.cwd} for nested repositories the killed run ${rec.id} registered (${(e as Error).message}); run git ls-files -s | grep ^160000 there before you run git`);

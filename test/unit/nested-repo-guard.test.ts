@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { checkNestedRepos } from '../../lib/git/nested-repo-guard.js';
+import { noteSharedOutside } from '../../lib/git/shared-outside.js';
 import { gitRepos } from '../git-repos.js';
 
 const base = mkdtempSync(join(tmpdir(), 'stashbase-guard-'));
@@ -561,7 +562,7 @@ test('(review, round 21) every step of the check is held to the tree: a top-leve
   const { setTimeout: sleep } = await import('node:timers/promises');
   await sleep(20);
   symlinkSync(join(yours, 'claude'), join(root, '.claude'));
-  const warnings = guard.check();
+  const warnings = await guard.check();
   assert.equal(readFileSync(join(yours, 'claude', 'settings.json'), 'utf8'), '{"permissions":{"deny":["Bash(curl:*)"]}}\n', warnings.join('\n'));
   assert.ok(warnings.some((w) => w.includes('could not be moved aside (its folder is') && w.includes('outside the tree')), warnings.join('\n'));
 });
@@ -621,20 +622,22 @@ test('(CI) a run in a folder of a larger repository: what changed meanwhile wher
   await sleep(20);
   const since = Date.now();
   await sleep(20);
+  const work = join(root, 'work');
+  // Noted as the run starts (nothing of the rest has another name).
+  const shared = await noteSharedOutside(root, work, since);
   // Your side, during the run: a build below the folder the link leads to, an install.
   assert.equal(sh("mkdir -p lib/build && echo x > lib/build/out.js && echo 'module.exports = 2' > node_modules/pkg/index.js").status, 0);
-  const work = join(root, 'work');
   const state = () => [lstatSync(join(root, 'tests'), { throwIfNoEntry: false })?.isSymbolicLink() === true, existsSync(join(root, 'node_modules', 'pkg', 'index.js'))];
-  const warnings = checkNestedRepos(work, env, since, false, false, [], [], work);
+  const warnings = checkNestedRepos(work, env, since, { tree: work, shared });
   assert.deepEqual(warnings, []);
   assert.deepEqual(state(), [true, true]);
   // Control: a run that could write the whole repository (a worktree's top, deny-list writes) has them judged as its.
-  const control = checkNestedRepos(work, env, since, false, false, [], [], root);
+  const control = checkNestedRepos(work, env, since, { tree: root });
   assert.deepEqual(state(), [false, false], control.join('\n'));
   assert.equal(control.length, 2, control.join('\n'));
 });
 
-test('(CI) a file where the run could not write, with another name where it could: a write through that name counts (hard links share one file); control: with one name, kept', async () => {
+test('(CI, review) a file where the run could not write, with another name where it could: a write through that name counts (hard links share one file), that name removed after (the count of names noted as the run started); control: with one name, kept', async () => {
   const root = repo('rtreelink');
   const sh = (script: string) => spawnSync('sh', ['-c', script], { cwd: root, env, encoding: 'utf8' });
   assert.equal(sh("mkdir -p work other/node_modules/pkg node_modules/pkg && echo x > work/a.js && printf 'node_modules/\\n' > .gitignore && echo 'module.exports = 1' > node_modules/pkg/index.js && echo 'module.exports = 1' > other/node_modules/pkg/index.js && ln node_modules/pkg/index.js work/copy.js").status, 0);
@@ -644,12 +647,30 @@ test('(CI) a file where the run could not write, with another name where it coul
   await sleep(20);
   const since = Date.now();
   await sleep(20);
-  // The agent writes its own folder's file; your side writes the other install's.
-  assert.equal(sh("echo 'module.exports = 2' > work/copy.js && echo 'module.exports = 2' > other/node_modules/pkg/index.js").status, 0);
   const work = join(root, 'work');
-  const warnings = checkNestedRepos(work, env, since, false, false, [], [], work);
+  const shared = await noteSharedOutside(root, work, since);
+  assert.deepEqual([...shared.paths], [join(root, 'node_modules', 'pkg', 'index.js')]);
+  // The agent writes its own folder's file, then removes that name; your side writes the other install's.
+  assert.equal(sh("echo 'module.exports = 2' > work/copy.js && rm work/copy.js && echo 'module.exports = 2' > other/node_modules/pkg/index.js").status, 0);
+  assert.equal(lstatSync(join(root, 'node_modules', 'pkg', 'index.js')).nlink, 1);
+  const warnings = checkNestedRepos(work, env, since, { tree: work, shared });
   assert.deepEqual([existsSync(join(root, 'node_modules', 'pkg', 'index.js')), existsSync(join(root, 'other', 'node_modules', 'pkg', 'index.js'))], [false, true], warnings.join('\n'));
-  assert.equal(warnings.filter((w) => w.includes('node_modules')).length, 2, warnings.join('\n'));
+  assert.equal(warnings.length, 1, warnings.join('\n'));
+  assert.match(warnings[0] as string, /^the agent changed code in \S+\/rtreelink\/node_modules /);
+});
+
+test('(review) the note of what may share its data: a file the walk meets already changed is noted (its names before unknown), one name and old is not, the run\'s tree is not walked', async () => {
+  const root = repo('rnote');
+  const sh = (script: string) => spawnSync('sh', ['-c', script], { cwd: root, env, encoding: 'utf8' });
+  assert.equal(sh('mkdir -p work lib && echo x > lib/old.js && echo x > lib/new.js && ln lib/old.js lib/twin.js && echo x > work/w.js && ln work/w.js work/w2.js').status, 0);
+  const { setTimeout: sleep } = await import('node:timers/promises');
+  await sleep(20);
+  const since = Date.now();
+  await sleep(20);
+  assert.equal(sh('echo y > lib/new.js').status, 0);
+  const shared = await noteSharedOutside(root, join(root, 'work'), since);
+  assert.equal(shared.complete, true);
+  assert.deepEqual([...shared.paths].map((p) => p.slice(root.length + 1)).sort(), ['lib/new.js', 'lib/old.js', 'lib/twin.js']);
 });
 
 test('(CI) a tool config your side makes at the top of the repository while a run works in a folder of it is yours: kept; the same in the run\'s folder is the agent\'s (control)', async () => {
@@ -662,7 +683,7 @@ test('(CI) a tool config your side makes at the top of the repository while a ru
   const guard = nestedRepoGuard(work, genv, 'ags_bbbbbbbbbbbbbbbb', toolConfigPaths(work, base, []))!;
   writeFileSync(join(root, '.mcp.json'), '{"mcpServers":{}}\n');
   writeFileSync(join(work, '.mcp.json'), '{"mcpServers":{"x":{"command":"sh"}}}\n');
-  const warnings = guard.check();
+  const warnings = await guard.check();
   assert.deepEqual([existsSync(join(root, '.mcp.json')), existsSync(join(work, '.mcp.json'))], [true, false], warnings.join('\n'));
   assert.equal(warnings.length, 1, warnings.join('\n'));
 });
