@@ -566,16 +566,26 @@ test('(review, round 21) every step of the check is held to the tree: a top-leve
   assert.ok(warnings.some((w) => w.includes('could not be moved aside (its folder is') && w.includes('outside the tree')), warnings.join('\n'));
 });
 
-test('(review, round 22) a link to a folder git shows, what changed below it in an ignored subfolder: removed; one whose folder changed only where git shows it: kept; control: node --test runs the hidden file through the link', async () => {
-  const root = repo('rbelow22');
+/**
+ * A repository `name` made by `setup` (a shell script at its top) and committed, a run's start marked after it, and the
+ * note of what of it outside `work` may share its data (lib/git/shared-outside.ts), made as the run starts.
+ */
+async function subfolderRun(name: string, setup: string) {
+  const root = repo(name);
   const sh = (script: string) => spawnSync('sh', ['-c', script], { cwd: root, env, encoding: 'utf8' });
-  assert.equal(sh("mkdir -p src lib && echo x > src/index.js && echo x > lib/index.js && printf 'build/\\n' > .gitignore").status, 0);
+  assert.equal(sh(setup).status, 0);
   git(root, 'add', '.');
   git(root, 'commit', '-qm', 'base');
   const { setTimeout: sleep } = await import('node:timers/promises');
   await sleep(20);
   const since = Date.now();
   await sleep(20);
+  const work = join(root, 'work');
+  return { root, sh, since, work, shared: await noteSharedOutside(root, work, since) };
+}
+
+test('(review, round 22) a link to a folder git shows, what changed below it in an ignored subfolder: removed; one whose folder changed only where git shows it: kept; control: node --test runs the hidden file through the link', async () => {
+  const { root, sh, since } = await subfolderRun('rbelow22', "mkdir -p src lib && echo x > src/index.js && echo x > lib/index.js && printf 'build/\\n' > .gitignore");
   const marker = join(base, 'rbelow22-ran');
   assert.equal(sh(`mkdir -p src/build && echo "require('fs').writeFileSync('${marker}', 'ran')" > src/build/helper.js && ln -s src test && echo y > lib/new.js && ln -s lib shared`).status, 0);
   spawnSync(process.execPath, ['--test'], { cwd: root, env });
@@ -612,18 +622,8 @@ test('(review, round 23) a link to a folder git shows, a folder renamed into pla
 });
 
 test('(CI) a run in a folder of a larger repository: what changed meanwhile where it could not write is yours (a link whose hidden folder changed kept, node_modules kept); control: the same changes where it could write are judged as its', async () => {
-  const root = repo('rtree');
-  const sh = (script: string) => spawnSync('sh', ['-c', script], { cwd: root, env, encoding: 'utf8' });
-  assert.equal(sh("mkdir -p work lib node_modules/pkg && echo x > work/a.js && echo x > lib/index.js && printf 'build/\\nnode_modules/\\n' > .gitignore && ln -s lib tests && echo 'module.exports = 1' > node_modules/pkg/index.js").status, 0);
-  git(root, 'add', '.');
-  git(root, 'commit', '-qm', 'base');
-  const { setTimeout: sleep } = await import('node:timers/promises');
-  await sleep(20);
-  const since = Date.now();
-  await sleep(20);
-  const work = join(root, 'work');
-  // Noted as the run starts (nothing of the rest has another name).
-  const shared = await noteSharedOutside(root, work, since);
+  // (Nothing of the rest has another name.)
+  const { root, sh, since, work, shared } = await subfolderRun('rtree', "mkdir -p work lib node_modules/pkg && echo x > work/a.js && echo x > lib/index.js && printf 'build/\\nnode_modules/\\n' > .gitignore && ln -s lib tests && echo 'module.exports = 1' > node_modules/pkg/index.js");
   // Your side, during the run: a build below the folder the link leads to, an install.
   assert.equal(sh("mkdir -p lib/build && echo x > lib/build/out.js && echo 'module.exports = 2' > node_modules/pkg/index.js").status, 0);
   const state = () => [lstatSync(join(root, 'tests'), { throwIfNoEntry: false })?.isSymbolicLink() === true, existsSync(join(root, 'node_modules', 'pkg', 'index.js'))];
@@ -637,17 +637,7 @@ test('(CI) a run in a folder of a larger repository: what changed meanwhile wher
 });
 
 test('(CI, review) a file where the run could not write, with another name where it could: a write through that name counts (hard links share one file), that name removed after (the count of names noted as the run started); control: with one name, kept', async () => {
-  const root = repo('rtreelink');
-  const sh = (script: string) => spawnSync('sh', ['-c', script], { cwd: root, env, encoding: 'utf8' });
-  assert.equal(sh("mkdir -p work other/node_modules/pkg node_modules/pkg && echo x > work/a.js && printf 'node_modules/\\n' > .gitignore && echo 'module.exports = 1' > node_modules/pkg/index.js && echo 'module.exports = 1' > other/node_modules/pkg/index.js && ln node_modules/pkg/index.js work/copy.js").status, 0);
-  git(root, 'add', '.');
-  git(root, 'commit', '-qm', 'base');
-  const { setTimeout: sleep } = await import('node:timers/promises');
-  await sleep(20);
-  const since = Date.now();
-  await sleep(20);
-  const work = join(root, 'work');
-  const shared = await noteSharedOutside(root, work, since);
+  const { root, sh, since, work, shared } = await subfolderRun('rtreelink', "mkdir -p work other/node_modules/pkg node_modules/pkg && echo x > work/a.js && printf 'node_modules/\\n' > .gitignore && echo 'module.exports = 1' > node_modules/pkg/index.js && echo 'module.exports = 1' > other/node_modules/pkg/index.js && ln node_modules/pkg/index.js work/copy.js");
   assert.deepEqual([...shared.paths], [join(root, 'node_modules', 'pkg', 'index.js')]);
   // The agent writes its own folder's file, then removes that name; your side writes the other install's.
   assert.equal(sh("echo 'module.exports = 2' > work/copy.js && rm work/copy.js && echo 'module.exports = 2' > other/node_modules/pkg/index.js").status, 0);
