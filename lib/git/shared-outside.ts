@@ -7,12 +7,14 @@
 // agent runs: nothing it does changes what lies outside its tree, except
 // through such a name; so a file the walk meets already changed counts too
 // (its count of names before is unknown).
-import { opendir, lstat } from 'node:fs/promises';
+import { type Dir, lstatSync, opendirSync } from 'node:fs';
 import { sep } from 'node:path';
 
 /** Past these the walk stops, and every file outside the tree changed during the run counts (as if the walk had not been made). */
 const MAX_ENTRIES = 2_000_000;
 const MAX_NOTED = 100_000;
+/** Entries read between two turns of the event loop. */
+const SLICE = 2_000;
 
 export interface SharedOutside {
   /** Whether the walk saw every entry: otherwise `paths` says nothing. */
@@ -30,29 +32,42 @@ export function noteSharedOutside(root: string, tree: string, since: number): Pr
   const paths = new Set<string>();
   const skip = new Set([tree, `${root}${sep}.git${sep}objects`]);
   let entries = 0;
+  // In slices of entries, synchronous (an asynchronous lstat per file costs ten times as much), the event loop let go
+  // between them (the run's proxy shares it).
   const walk = async (): Promise<boolean> => {
     const stack = [root];
+    let slice = 0;
     while (stack.length > 0) {
       const dir = stack.pop() as string;
-      let handle;
+      let handle: Dir;
       try {
-        handle = await opendir(dir, { bufferSize: 256 });
+        handle = opendirSync(dir, { bufferSize: 256 });
       } catch {
         continue; // gone, or not readable: the end-of-run walk says so of its own
       }
-      for await (const e of handle) {
-        if (++entries > MAX_ENTRIES) return false;
-        const full = dir + sep + e.name;
-        if (e.isDirectory()) {
-          if (!skip.has(full)) stack.push(full);
-          continue;
+      try {
+        for (let e = handle.readSync(); e !== null; e = handle.readSync()) {
+          if (++entries > MAX_ENTRIES) return false;
+          if (++slice >= SLICE) {
+            slice = 0;
+            await new Promise((r) => setImmediate(r));
+          }
+          const full = dir + sep + e.name;
+          if (e.isDirectory()) {
+            if (!skip.has(full)) stack.push(full);
+            continue;
+          }
+          const st = lstatSync(full, { throwIfNoEntry: false });
+          if (st === undefined) continue;
+          if (st.nlink > 1 || st.ctimeMs >= since) {
+            paths.add(full);
+            if (paths.size > MAX_NOTED) return false;
+          }
         }
-        const st = await lstat(full).catch(() => undefined);
-        if (st === undefined) continue;
-        if (st.nlink > 1 || st.ctimeMs >= since) {
-          paths.add(full);
-          if (paths.size > MAX_NOTED) return false;
-        }
+      } catch {
+        return false; // a folder that cannot be read to its end: the note is incomplete
+      } finally {
+        handle.closeSync();
       }
     }
     return true;
