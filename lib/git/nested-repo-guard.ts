@@ -20,8 +20,8 @@ import { findRepoRoot } from './repo.js';
 import { checkoutGit, worktreeOfGitDir } from './run-git-dir.js';
 import { gitDirLink } from './git-dir-links.js';
 import { MAX_GIT_ENTRIES } from './sanitize.js';
-import { noteSharedOutside, type SharedOutside } from './shared-outside.js';
-import { beneath, changedBelow, changeFinder, commondirOf, dotGitsUnder, gitPathFile, kernelJoin, kernelPath, kernelWay, moveAside, movedAside, movesWithin, QUARANTINE, realFolder, realOrSelf, removeLink, runChanges, runWrites, within, writableOutsideTree } from './planted-repos.js';
+import { noteSharedNames, type SharedNames } from './shared-names.js';
+import { beneath, changedBelow, changeFinder, commondirOf, dotGitsUnder, gitPathFile, kernelJoin, kernelPath, kernelWay, moveAside, movedAside, movesWithin, QUARANTINE, realFolder, realOrSelf, removeLink, runChanges, runWrites, kernelFolder, within, writableOutsideTree } from './planted-repos.js';
 import { configFoldersOf, isToolConfigBelow, quarantineDeeperToolConfigs, quarantineToolConfigs } from '../paths/tool-configs.js';
 import { restoreHint } from '../util/style.js';
 import { shellQuote } from '../../templates/shell-quote.js';
@@ -177,7 +177,7 @@ function moduleDirs(dir: string, unlisted: (dir: string, why: string) => void = 
 
 export interface NestedRepoGuard {
   /** Unplugs what the run left, and says what. */
-  check(): Promise<string[]>;
+  check(): string[];
   /** What the check needs besides the record of the run (lib/run/session.ts ended): to be made again by a later run. */
   settings(): { keep: string[]; writableOutside: string[]; newRepo: boolean; tree: string };
 }
@@ -199,7 +199,7 @@ export function nestedRepoGuard(cwd: string, env: NodeJS.ProcessEnv, session: st
   const missing = toolConfigs.filter((p) => !lstatSync(p, { throwIfNoEntry: false }));
   // deny_write paths that are links: the sandbox protects their targets; the links are put back at the end (lib/paths/protected-links.ts).
   const links = noteLinks(denyWrite);
-  if (!findTool('git', env)) return { check: async () => [...restoreLinks(links), ...quarantineToolConfigs(missing, null)], settings: () => ({ keep, writableOutside: writableOutside(), newRepo: false, tree }) };
+  if (!findTool('git', env)) return { check: () => [...restoreLinks(links), ...quarantineToolConfigs(missing, null)], settings: () => ({ keep, writableOutside: writableOutside(), newRepo: false, tree }) };
   // File times come from the kernel's clock, at its granularity: so does this mark (in stashbase's own folder, which no sandbox reaches).
   const home = stashbaseHome(env);
   mkdirSync(home, { recursive: true, mode: 0o700 });
@@ -211,8 +211,8 @@ export function nestedRepoGuard(cwd: string, env: NodeJS.ProcessEnv, session: st
   const repo = findRepoRoot(cwd);
   const realRoot = realOrSelf(repo?.root ?? cwd);
   const realTree = realOrSelf(tree);
-  // A run in a folder of the repository: what of the rest may change through a name in it (lib/git/shared-outside.ts).
-  const shared = realTree === realRoot || !beneath(realTree, realRoot) ? null : noteSharedOutside(realRoot, realTree, since);
+  // A run in a folder of the repository: what of the rest may change through a name in it (lib/git/shared-names.ts).
+  const shared = realTree === realRoot || !beneath(realTree, realRoot) ? null : noteSharedNames(realTree);
   // Each check on its own: one that fails (a broken index, an unreadable folder) says so and stops none of the others.
   const each = (what: string, f: () => string[]): string[] => {
     try {
@@ -223,14 +223,13 @@ export function nestedRepoGuard(cwd: string, env: NodeJS.ProcessEnv, session: st
   };
   return {
     settings: () => ({ keep, writableOutside: writableOutside(), newRepo: repo === null, tree }),
-    check: async () => {
+    check: () => {
       const outside = writableOutside();
-      const sharing = shared === null ? null : await shared;
       // Nothing any step moves aside leaves the tree (found in review: a top-level .claude made a link to ~/.claude had
       // your own settings.json renamed as the agent's).
       return movesWithin([cwd, repo?.root ?? cwd, ...outside], () => [
         ...each('links deny_write protects', () => restoreLinks(links)),
-        ...each(`repositories planted in ${cwd}, setuid files and what your tools run unseen`, () => checkNestedRepos(cwd, env, since, { newRepo: repo === null, setId: direct, keep, writableOutside: outside, tree, shared: sharing })),
+        ...each(`repositories planted in ${cwd}, setuid files and what your tools run unseen`, () => checkNestedRepos(cwd, env, since, { newRepo: repo === null, setId: direct, keep, writableOutside: outside, tree, shared })),
         // Only where the run could write: one your side made meanwhile elsewhere is yours. (In the tree by name: a folder
         // on its way the agent made a link is its.)
         ...each("tools' configs the agent made", () => {
@@ -448,8 +447,8 @@ export interface CheckOptions {
   writableOutside?: string[];
   /** The folder the run writes in the repository (the working directory, by default). */
   tree?: string;
-  /** The files outside it that may share their data with a name in it (lib/git/shared-outside.ts); none told: every file. */
-  shared?: SharedOutside | null;
+  /** The files that had names in it and others as the run started (lib/git/shared-names.ts); none told: every file outside it counts by its time. */
+  shared?: SharedNames | null;
 }
 
 export function checkNestedRepos(cwd: string, env: NodeJS.ProcessEnv, since: number, o: CheckOptions = {}): string[] {
@@ -459,7 +458,7 @@ export function checkNestedRepos(cwd: string, env: NodeJS.ProcessEnv, since: num
   return movesWithin([cwd, findRepoRoot(cwd)?.root ?? cwd, ...writableOutside], () => checkTree(cwd, env, since, o.newRepo === true, o.setId === true, o.keep ?? [], writableOutside, o.tree ?? cwd, o.shared ?? null));
 }
 
-function checkTree(cwd: string, env: NodeJS.ProcessEnv, since: number, newRepo: boolean, setId: boolean, keep: string[], writableOutside: string[], tree: string, shared: SharedOutside | null): string[] {
+function checkTree(cwd: string, env: NodeJS.ProcessEnv, since: number, newRepo: boolean, setId: boolean, keep: string[], writableOutside: string[], tree: string, shared: SharedNames | null): string[] {
   const git = findTool('git', env);
   if (!git) return [];
   // A run that started outside any repository: the working directory's tree, its own .git included, is all the agent's.
@@ -470,7 +469,7 @@ function checkTree(cwd: string, env: NodeJS.ProcessEnv, since: number, newRepo: 
   // counts as the run's: its tree (the working directory, or a worktree's top), its allow_write folders; what changed
   // elsewhere meanwhile is yours (found in CI: a run in a folder of a larger repository had your ~/.config link, in
   // another of its folders, removed when your side wrote below where it leads).
-  const changed = runChanges(since, runWrites(root, tree, writableOutside), shared === null || !shared.complete ? null : (p) => shared.paths.has(p));
+  const changed = runChanges(since, runWrites(root, tree, writableOutside), shared);
   const written = (p: string) => changed(p, lstatSync(p, { throwIfNoEntry: false }));
   const own = gitDir ? realpathSync.native(gitDir) : null;
   const warnings: string[] = [];
@@ -571,7 +570,7 @@ function checkTree(cwd: string, env: NodeJS.ProcessEnv, since: number, newRepo: 
   // or in a folder the run could write outside it.
   const judgedTarget = (link: string): string | null => {
     const target = realFolder(link);
-    if (target === null || target === root || beneath(root, target)) return null;
+    if (target === null || target === root || beneath(root, target) || kernelFolder(target)) return null;
     return beneath(target, root) || writableOutsideTree(target, root, writableOutside) ? target : null;
   };
   const linkChanged = (link: string, target: string) => {

@@ -10,6 +10,7 @@ import { createHash } from 'node:crypto';
 import { chmodSync, closeSync, constants as fsConstants, type Dir, type Dirent, lstatSync, type Stats, openSync, opendirSync, readdirSync, readlinkSync, realpathSync, renameSync, statSync, unlinkSync } from 'node:fs';
 import { readBackText } from '../readback/file.js';
 import { O_PATH } from '../paths/bind-sources.js';
+import type { SharedNames } from './shared-names.js';
 import { dirname, isAbsolute, resolve, sep } from 'node:path';
 
 /**
@@ -17,8 +18,9 @@ import { dirname, isAbsolute, resolve, sep } from 'node:path';
  * changed: its time says during the run, and it lies where the run could write
  * (its tree, its allow_write folders), or it is a file that may share its data
  * with a name there (a write through one changes all): one with other names
- * now, or one `shared` says had them at the start (lib/git/shared-outside.ts;
- * none told: every file). A folder elsewhere is never the run's. What changed
+ * now, or one `shared` says had a name in the tree at the start
+ * (lib/git/shared-names.ts; none told, or an incomplete note: every file). A
+ * folder elsewhere is never the run's. What changed
  * elsewhere meanwhile is yours (found in CI: a run in a folder of a larger
  * repository had your ~/.config link removed when your side wrote below where
  * it leads).
@@ -26,8 +28,8 @@ import { dirname, isAbsolute, resolve, sep } from 'node:path';
 export type ChangeTest = (path: string, st: Stats | undefined) => boolean;
 
 /** The ChangeTest of a run that started at `since` (the kernel's clock) and could write where `writes` says (by name). */
-export function runChanges(since: number, writes: (path: string) => boolean = () => true, shared: ((path: string) => boolean) | null = null): ChangeTest {
-  return (path, st) => st !== undefined && st.ctimeMs >= since && (writes(path) || (!st.isDirectory() && (st.nlink > 1 || shared === null || shared(path))));
+export function runChanges(since: number, writes: (path: string) => boolean = () => true, shared: SharedNames | null = null): ChangeTest {
+  return (path, st) => st !== undefined && st.ctimeMs >= since && (writes(path) || (!st.isDirectory() && (st.nlink > 1 || shared === null || !shared.complete || shared.has(st.dev, st.ino))));
 }
 
 /**
@@ -37,7 +39,17 @@ export function runChanges(since: number, writes: (path: string) => boolean = ()
  */
 export function runWrites(root: string, tree: string, outside: string[]): (path: string) => boolean {
   const top = realOrSelf(tree);
-  return (p) => p === top || beneath(p, top) || writableOutsideTree(p, root, outside);
+  return (named) => {
+    // (Walked from a root at /, names begin with //.)
+    const p = named.startsWith('//') ? named.slice(1) : named;
+    return p === top || beneath(p, top) || writableOutsideTree(p, root, outside);
+  };
+}
+
+/** The kernel's own file systems, when a walk starts at / (a repository there): nothing the run left, and /proc holds every process's links. */
+export function kernelFolder(p: string): boolean {
+  const n = p.startsWith('//') ? p.slice(1) : p;
+  return ['/proc', '/sys', '/dev'].some((k) => n === k || n.startsWith(k + '/'));
 }
 
 /** What a plant is renamed to: git and your tools pass it by, and a `mv` restores it. */
@@ -146,6 +158,7 @@ export function dotGitsUnder(
   const ownGit = root + sep + '.git';
   const stack: Array<[string, boolean, string | null]> = [[root, false, null]];
   const walkOne = (dir: string, inGit: boolean, dep: string | null): void => {
+    if (root === sep && kernelFolder(dir)) return;
     let handle: Dir;
     try {
       handle = opendirSync(dir, { bufferSize: 256 });

@@ -46,7 +46,7 @@ export function allowWritePaths(entries: string[], home: string, cwd: string): {
  * paths, all below a pattern's fixed part when its walk stopped at its bound
  * (found in review: an agent that filled its tree past the bound had a folder
  * the pattern matched left out, and what it wrote there counted as yours), and
- * the agents' state folders (`views`: their views write parts of them).
+ * the agents' state folders their views write (`views`).
  */
 export function checkedWriteAreas(entries: string[], home: string, cwd: string, views: string[], limit = MAX_ENTRIES): string[] {
   const out: string[] = [...views];

@@ -15,7 +15,7 @@ import { cpusProblem, memoryProblem } from '../profile/docker-values.js';
 import { directorySearchPath, displayPath, loadProfile, type SourceChoice } from '../profile/load.js';
 import { existsSync } from 'node:fs';
 import { findRepoRoot } from '../git/repo.js';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import { ensureTrusted } from '../profile/trust.js';
 import { isInteractive } from '../util/prompt.js';
 import { makePlaceholders } from '../secrets/placeholder.js';
@@ -125,9 +125,9 @@ export async function runAgent(o: RunOptions): Promise<number> {
   const keep = rulePaths(profile.filesystem.keepExecutables, userHome(o.env), cwd);
   // A remote run's tree is on the engine: nothing of it lands here.
   // Where the agent can write outside the tree (a nested repository's git directory may lie there): the native backend's
-  // allow_write folders and the agents' state folders, as the kernel names them, or everything with deny-list writes;
-  // Docker mounts the tree alone.
-  const views = () => [claudeView(userHome(o.env), o.env).spec.at, codexView(userHome(o.env), o.env).spec.at];
+  // allow_write folders and the agents' state folders the views write or bring back (found in review: a repository planted
+  // in ~/.claude/projects), as the kernel names them, or everything with deny-list writes; Docker mounts the tree alone.
+  const views = () => [claudeView(userHome(o.env), o.env).spec, codexView(userHome(o.env), o.env).spec].flatMap((s) => s.adoptDirs.map((d) => join(s.at, d)));
   const writableOutside = () => (backend === 'docker' ? [] : profile.filesystem.writes === 'deny-list' ? ['/'] : checkedWriteAreas(profile.filesystem.allowWrite, userHome(o.env), cwd, views()).map(realOrSelf));
   const guard = o.dryRun || remote !== null ? null : nestedRepoGuard(cwd, o.env, session, toolConfigPaths(cwd, userHome(o.env), profile.filesystem.allowWrite), backend === 'docker', keep, rulePaths(profile.filesystem.denyWrite, userHome(o.env), cwd), writableOutside, wt?.top ?? cwd);
   if (guard) noteCheckSettings(session, () => guard.settings());
@@ -202,7 +202,7 @@ export async function runAgent(o: RunOptions): Promise<number> {
       // The run's record stays until the check is made: stopped before its end, the next run makes it (lib/run/reap.ts).
       if (guard) endSession(stashbaseHome(o.env), session);
       // One block: a heading, then each thing found and what was done about it.
-      const found = (await guard?.check()) ?? [];
+      const found = guard?.check() ?? [];
       if (found.length > 0) alert(`the run left ${found.length} thing(s) in ${cwd} that your own tools would run or be fooled by; each is named below with what was done about it:`);
       for (const w of found) alert(w);
     } catch (e) {

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { checkNestedRepos } from '../../lib/git/nested-repo-guard.js';
-import { noteSharedOutside } from '../../lib/git/shared-outside.js';
+import { noteSharedNames } from '../../lib/git/shared-names.js';
 import { gitRepos } from '../git-repos.js';
 
 const base = mkdtempSync(join(tmpdir(), 'stashbase-guard-'));
@@ -561,14 +561,14 @@ test('(review, round 21) every step of the check is held to the tree: a top-leve
   const { setTimeout: sleep } = await import('node:timers/promises');
   await sleep(20);
   symlinkSync(join(yours, 'claude'), join(root, '.claude'));
-  const warnings = await guard.check();
+  const warnings = guard.check();
   assert.equal(readFileSync(join(yours, 'claude', 'settings.json'), 'utf8'), '{"permissions":{"deny":["Bash(curl:*)"]}}\n', warnings.join('\n'));
   assert.ok(warnings.some((w) => w.includes('could not be moved aside (its folder is') && w.includes('outside the tree')), warnings.join('\n'));
 });
 
 /**
  * A repository `name` made by `setup` (a shell script at its top) and committed, a run's start marked after it, and the
- * note of what of it outside `work` may share its data (lib/git/shared-outside.ts), made as the run starts.
+ * note of the files with names in `work` and others (lib/git/shared-names.ts), made as the run starts.
  */
 async function subfolderRun(name: string, setup: string) {
   const root = repo(name);
@@ -581,7 +581,7 @@ async function subfolderRun(name: string, setup: string) {
   const since = Date.now();
   await sleep(20);
   const work = join(root, 'work');
-  return { root, sh, since, work, shared: await noteSharedOutside(root, work, since) };
+  return { root, sh, since, work, shared: noteSharedNames(work) };
 }
 
 test('(review, round 22) a link to a folder git shows, what changed below it in an ignored subfolder: removed; one whose folder changed only where git shows it: kept; control: node --test runs the hidden file through the link', async () => {
@@ -638,7 +638,8 @@ test('(CI) a run in a folder of a larger repository: what changed meanwhile wher
 
 test('(CI, review) a file where the run could not write, with another name where it could: a write through that name counts (hard links share one file), that name removed after (the count of names noted as the run started); control: with one name, kept', async () => {
   const { root, sh, since, work, shared } = await subfolderRun('rtreelink', "mkdir -p work other/node_modules/pkg node_modules/pkg && echo x > work/a.js && printf 'node_modules/\\n' > .gitignore && echo 'module.exports = 1' > node_modules/pkg/index.js && echo 'module.exports = 1' > other/node_modules/pkg/index.js && ln node_modules/pkg/index.js work/copy.js");
-  assert.deepEqual([...shared.paths], [join(root, 'node_modules', 'pkg', 'index.js')]);
+  const st = lstatSync(join(root, 'node_modules', 'pkg', 'index.js'));
+  assert.deepEqual([shared.complete, shared.has(st.dev, st.ino)], [true, true]);
   // The agent writes its own folder's file, then removes that name; your side writes the other install's.
   assert.equal(sh("echo 'module.exports = 2' > work/copy.js && rm work/copy.js && echo 'module.exports = 2' > other/node_modules/pkg/index.js").status, 0);
   assert.equal(lstatSync(join(root, 'node_modules', 'pkg', 'index.js')).nlink, 1);
@@ -648,18 +649,18 @@ test('(CI, review) a file where the run could not write, with another name where
   assert.match(warnings[0] as string, /^the agent changed code in \S+\/rtreelink\/node_modules /);
 });
 
-test('(review) the note of what may share its data: a file the walk meets already changed is noted (its names before unknown), one name and old is not, the run\'s tree is not walked', async () => {
+test('(review) the note of the files with names in the tree and others: by device and inode, names that are not UTF-8 walked by their bytes, one name or a link not noted', () => {
   const root = repo('rnote');
   const sh = (script: string) => spawnSync('sh', ['-c', script], { cwd: root, env, encoding: 'utf8' });
-  assert.equal(sh('mkdir -p work lib && echo x > lib/old.js && echo x > lib/new.js && ln lib/old.js lib/twin.js && echo x > work/w.js && ln work/w.js work/w2.js').status, 0);
-  const { setTimeout: sleep } = await import('node:timers/promises');
-  await sleep(20);
-  const since = Date.now();
-  await sleep(20);
-  assert.equal(sh('echo y > lib/new.js').status, 0);
-  const shared = await noteSharedOutside(root, join(root, 'work'), since);
+  // (A folder whose name is byte 0xff: not UTF-8.)
+  assert.equal(sh(`mkdir -p work lib && echo x > lib/one.js && echo x > lib/two.js && echo x > lib/three.js && ln -s ../lib/one.js work/link.js && echo x > work/own.js && ln lib/two.js work/two.js && d=$(printf 'work/l\\377') && mkdir "$d" && ln lib/three.js "$d/three.js"`).status, 0);
+  const shared = noteSharedNames(join(root, 'work'));
+  const has = (p: string) => {
+    const st = lstatSync(join(root, p));
+    return shared.has(st.dev, st.ino);
+  };
   assert.equal(shared.complete, true);
-  assert.deepEqual([...shared.paths].map((p) => p.slice(root.length + 1)).sort(), ['lib/new.js', 'lib/old.js', 'lib/twin.js']);
+  assert.deepEqual(['lib/one.js', 'lib/two.js', 'lib/three.js', 'work/own.js'].map(has), [false, true, true, false]);
 });
 
 test('(CI) a tool config your side makes at the top of the repository while a run works in a folder of it is yours: kept; the same in the run\'s folder is the agent\'s (control)', async () => {
@@ -672,7 +673,14 @@ test('(CI) a tool config your side makes at the top of the repository while a ru
   const guard = nestedRepoGuard(work, genv, 'ags_bbbbbbbbbbbbbbbb', toolConfigPaths(work, base, []))!;
   writeFileSync(join(root, '.mcp.json'), '{"mcpServers":{}}\n');
   writeFileSync(join(work, '.mcp.json'), '{"mcpServers":{"x":{"command":"sh"}}}\n');
-  const warnings = await guard.check();
+  const warnings = guard.check();
   assert.deepEqual([existsSync(join(root, '.mcp.json')), existsSync(join(work, '.mcp.json'))], [true, false], warnings.join('\n'));
   assert.equal(warnings.length, 1, warnings.join('\n'));
+});
+
+test('(review) where the run could write, named as a walk from a repository at / names it (//proj/…); the kernel\'s folders passed by there', async () => {
+  const { runWrites, kernelFolder } = await import('../../lib/git/planted-repos.js');
+  const writes = runWrites('/', '/proj', ['/home/u/.cache']);
+  assert.deepEqual(['//proj/build/x.test.js', '/proj/a', '//proj', '//etc/passwd', '//home/u/.cache/x', '/'].map(writes), [true, true, true, false, true, false]);
+  assert.deepEqual(['//proc', '//proc/1/cwd', '/sys/x', '//dev', '//device', '/home/proc'].map(kernelFolder), [true, true, true, true, false, false]);
 });
