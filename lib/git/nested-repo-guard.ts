@@ -229,7 +229,12 @@ export function nestedRepoGuard(cwd: string, env: NodeJS.ProcessEnv, session: st
       // your own settings.json renamed as the agent's).
       return movesWithin([cwd, repo?.root ?? cwd, ...outside], () => [
         ...each('links deny_write protects', () => restoreLinks(links)),
-        ...each(`repositories planted in ${cwd}, setuid files and what your tools run unseen`, () => checkNestedRepos(cwd, env, since, { newRepo: repo === null, setId: direct, keep, writableOutside: outside, tree, shared })),
+        ...each(`repositories planted in ${cwd}, setuid files and what your tools run unseen`, () => {
+          const found = checkNestedRepos(cwd, env, since, { newRepo: repo === null, setId: direct, keep, writableOutside: outside, tree, shared });
+          // What it did elsewhere in the repository may have been your own (found in review: said, not silent).
+          if (found.length > 0 && shared?.incomplete) found.push(`${tree} could not be noted whole as the run started (${shared.incomplete}), so what changed elsewhere in ${realRoot} during the run counted as the agent's, your own changes too`);
+          return found;
+        }),
         // Only where the run could write: one your side made meanwhile elsewhere is yours. (In the tree by name: a folder
         // on its way the agent made a link is its.)
         ...each("tools' configs the agent made", () => {
@@ -522,7 +527,10 @@ function checkTree(cwd: string, env: NodeJS.ProcessEnv, since: number, newRepo: 
   // Then every other .git in the tree, at any depth, in either form.
   const sourced = sourcedByEnvrc(root);
   const isVenv = venvCheck(root);
-  const walk = dotGitsUnder(root, setId, isToolConfigBelow, (rel) => executedKind(rel, sourced, isVenv) !== null, changed, (rel) => dependencyFolder(rel, isVenv) && !keep.some((k) => within(join(root, rel), k)), writableOutside);
+  // Installed code by its time wherever it lies (found in review: uv's cache and pnpm's store, in allow_write, install by
+  // hard links into a workspace's .venv or node_modules outside the run's folder; written through the store's name, that
+  // name then removed, a file there had one name and was not the run's).
+  const walk = dotGitsUnder(root, setId, isToolConfigBelow, (rel) => executedKind(rel, sourced, isVenv) !== null, changed, (rel) => dependencyFolder(rel, isVenv) && !keep.some((k) => within(join(root, rel), k)), writableOutside, runChanges(since));
   if (walk.unreadable.length > 0) {
     warnings.push(`${walk.unreadable.join(', ')} cannot be read (the agent, which writes as you, can close a folder of yours to you, or give it a name stashbase cannot use), so what lies below is unchecked: look there yourself before you run git or your tools there; the rest of the tree was checked`);
   }

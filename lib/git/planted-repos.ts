@@ -29,7 +29,7 @@ export type ChangeTest = (path: string, st: Stats | undefined) => boolean;
 
 /** The ChangeTest of a run that started at `since` (the kernel's clock) and could write where `writes` says (by name). */
 export function runChanges(since: number, writes: (path: string) => boolean = () => true, shared: SharedNames | null = null): ChangeTest {
-  return (path, st) => st !== undefined && st.ctimeMs >= since && (writes(path) || (!st.isDirectory() && (st.nlink > 1 || shared === null || !shared.complete || shared.has(st.dev, st.ino))));
+  return (path, st) => st !== undefined && st.ctimeMs >= since && (writes(path) || (!st.isDirectory() && (st.nlink > 1 || shared === null || shared.incomplete !== null || shared.has(st.dev, st.ino))));
 }
 
 /**
@@ -135,6 +135,7 @@ export function dotGitsUnder(
   changed: ChangeTest | null = null,
   dependencyRoot: (path: string) => boolean = () => false,
   writableOutside: string[] = [],
+  installedChanged: ChangeTest | null = changed,
 ): { found: string[]; bare: string[]; setId: string[]; configs: string[]; executed: string[]; renamed: string[]; unreadable: string[]; dependencies: string[]; shared: string[]; folderLinks: Array<{ link: string; dep: string | null }> } {
   const found: string[] = [];
   const renamed: string[] = [];
@@ -182,9 +183,9 @@ export function dotGitsUnder(
       // that is a link is judged here (found in review: .bin swapped for a link to a folder of the agent's).
       const skip = dep !== null && dir === dep && e.name === '.bin' && e.isDirectory();
       // (.bin itself counts: one renamed into place, its entries' times old, changes only its own; found in review.)
-      if (dep !== null && changed !== null) {
+      if (dep !== null && installedChanged !== null) {
         const st = lstatSync(full, { throwIfNoEntry: false });
-        if (changed(full, st)) {
+        if (installedChanged(full, st)) {
           dependencies.add(dep);
           if (st?.isFile() === true && st.nlink > 1 && shared.length < 1000) shared.push(full);
         }

@@ -80,15 +80,30 @@ describe('the end-of-run check counts what the run could write, and only that (r
     assert.equal(existsSync(marker), false, 'your git status ran nothing');
   });
 
-  test('(review) code your tools load, elsewhere in the repository, written through a name of it in ~/proj that the agent then removes: moved aside; control: node loads the agent\'s code', async () => {
-    const index = join(h, 'node_modules', 'pkg', 'index.js');
-    assert.equal(spawnSync('ln', [index, join(proj, 'copy.js')]).status, 0);
-    const r = await cli(['agent', 'run', '--silent', '--', 'sh', '-c', `echo 'module.exports = 666' > copy.js && rm copy.js`], { cwd: proj, env: t.env });
+  test('(review) a package\'s .npmrc elsewhere in the repository, written through a name of it in ~/proj that the agent then removes: moved aside; control: npm would obey the agent\'s line', async () => {
+    const npmrc = writeFile(join(h, 'tools', '.npmrc'), 'save-exact=true\n');
+    assert.equal(spawnSync('ln', [npmrc, join(proj, 'npmrc')]).status, 0);
+    const r = await cli(['agent', 'run', '--silent', '--', 'sh', '-c', `echo 'script-shell=/tmp/evil' > npmrc && rm npmrc`], { cwd: proj, env: t.env });
+    assert.equal(r.code, 0, r.stderr);
+    // The control: what lies there now is the agent's.
+    assert.equal(readFileSync(`${npmrc}.stashbase-quarantine`, 'utf8'), 'script-shell=/tmp/evil\n');
+    assert.match(r.stderr, new RegExp(`the agent made or changed ${npmrc.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}, `));
+    assert.equal(existsSync(npmrc), false);
+  });
+
+  test('(review) installed code elsewhere in the repository, hard-linked from a package store the profile lets the run write (uv\'s cache, pnpm\'s store), written through the store\'s name that the agent then removes: moved aside; control: what lies there is the agent\'s', async () => {
+    const store = join(h, '.cache', 'store');
+    writeFile(join(store, 'foo-index.js'), 'module.exports = 1\n');
+    const index = join(h, 'node_modules', 'foo', 'index.js');
+    mkdirSync(join(h, 'node_modules', 'foo'), { recursive: true });
+    assert.equal(spawnSync('ln', [join(store, 'foo-index.js'), index]).status, 0);
+    writeFile(join(t.sbHome, 'agents', 'store.toml'), '[filesystem]\nallow_write = ["~/.cache/store"]\n');
+    const r = await cli(['agent', 'run', '--silent', '--profile', 'store', '--', 'sh', '-c', `echo 'module.exports = 666' > ${join(store, 'foo-index.js')} && rm ${join(store, 'foo-index.js')}`], { cwd: proj, env: t.env });
     assert.equal(r.code, 0, r.stderr);
     // The control: what your node loads from there now is the agent's.
-    const loaded = join(h, 'node_modules.stashbase-quarantine', 'pkg', 'index.js');
-    assert.equal(readFileSync(loaded, 'utf8'), 'module.exports = 666\n');
+    assert.equal(readFileSync(join(h, 'node_modules.stashbase-quarantine', 'foo', 'index.js'), 'utf8'), 'module.exports = 666\n');
     assert.match(r.stderr, new RegExp(`the agent changed code in ${join(h, 'node_modules').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} `));
     assert.equal(existsSync(index), false);
   });
+
 });

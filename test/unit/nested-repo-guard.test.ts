@@ -3,7 +3,7 @@
 // out of it), nor hang on a FIFO planted where a pointer file should be.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
@@ -621,46 +621,64 @@ test('(review, round 23) a link to a folder git shows, a folder renamed into pla
   assert.equal(existsSync(marker), false);
 });
 
-test('(CI) a run in a folder of a larger repository: what changed meanwhile where it could not write is yours (a link whose hidden folder changed kept, node_modules kept); control: the same changes where it could write are judged as its', async () => {
+test('(CI) a run in a folder of a larger repository: what changed meanwhile where it could not write is yours (a link whose hidden folder changed kept, a package\'s .npmrc kept); installed code counts by its time wherever it lies; control: the same changes where it could write are judged as its', async () => {
   // (Nothing of the rest has another name.)
-  const { root, sh, since, work, shared } = await subfolderRun('rtree', "mkdir -p work lib node_modules/pkg && echo x > work/a.js && echo x > lib/index.js && printf 'build/\\nnode_modules/\\n' > .gitignore && ln -s lib tests && echo 'module.exports = 1' > node_modules/pkg/index.js");
-  // Your side, during the run: a build below the folder the link leads to, an install.
-  assert.equal(sh("mkdir -p lib/build && echo x > lib/build/out.js && echo 'module.exports = 2' > node_modules/pkg/index.js").status, 0);
-  const state = () => [lstatSync(join(root, 'tests'), { throwIfNoEntry: false })?.isSymbolicLink() === true, existsSync(join(root, 'node_modules', 'pkg', 'index.js'))];
+  const { root, sh, since, work, shared } = await subfolderRun('rtree', "mkdir -p work lib other node_modules/pkg && echo x > work/a.js && echo x > lib/index.js && printf 'build/\\nnode_modules/\\n' > .gitignore && ln -s lib tests && echo 'module.exports = 1' > node_modules/pkg/index.js");
+  // Your side, during the run: a build below the folder the link leads to, a package's config, an install.
+  assert.equal(sh("mkdir -p lib/build && echo x > lib/build/out.js && echo 'save-exact=true' > other/.npmrc && echo 'module.exports = 2' > node_modules/pkg/index.js").status, 0);
+  const state = () => [lstatSync(join(root, 'tests'), { throwIfNoEntry: false })?.isSymbolicLink() === true, existsSync(join(root, 'other', '.npmrc')), existsSync(join(root, 'node_modules', 'pkg', 'index.js'))];
   const warnings = checkNestedRepos(work, env, since, { tree: work, shared });
-  assert.deepEqual(warnings, []);
-  assert.deepEqual(state(), [true, true]);
-  // Control: a run that could write the whole repository (a worktree's top, deny-list writes) has them judged as its.
+  assert.deepEqual(state(), [true, true, false], warnings.join('\n'));
+  assert.equal(warnings.length, 1, warnings.join('\n'));
+  assert.match(warnings[0] as string, /^the agent changed code in \S+\/rtree\/node_modules /);
+  // Control: a run that could write the whole repository (a worktree's top, deny-list writes) has the others judged as its.
   const control = checkNestedRepos(work, env, since, { tree: root });
-  assert.deepEqual(state(), [false, false], control.join('\n'));
+  assert.deepEqual(state(), [false, false, false], control.join('\n'));
   assert.equal(control.length, 2, control.join('\n'));
 });
 
 test('(CI, review) a file where the run could not write, with another name where it could: a write through that name counts (hard links share one file), that name removed after (the count of names noted as the run started); control: with one name, kept', async () => {
-  const { root, sh, since, work, shared } = await subfolderRun('rtreelink', "mkdir -p work other/node_modules/pkg node_modules/pkg && echo x > work/a.js && printf 'node_modules/\\n' > .gitignore && echo 'module.exports = 1' > node_modules/pkg/index.js && echo 'module.exports = 1' > other/node_modules/pkg/index.js && ln node_modules/pkg/index.js work/copy.js");
-  const st = lstatSync(join(root, 'node_modules', 'pkg', 'index.js'));
-  assert.deepEqual([shared.complete, shared.has(st.dev, st.ino)], [true, true]);
-  // The agent writes its own folder's file, then removes that name; your side writes the other install's.
-  assert.equal(sh("echo 'module.exports = 2' > work/copy.js && rm work/copy.js && echo 'module.exports = 2' > other/node_modules/pkg/index.js").status, 0);
-  assert.equal(lstatSync(join(root, 'node_modules', 'pkg', 'index.js')).nlink, 1);
+  const { root, sh, since, work, shared } = await subfolderRun('rtreelink', "mkdir -p work other tools && echo x > work/a.js && echo 'registry=x' > tools/.npmrc && echo 'registry=x' > other/.npmrc && ln tools/.npmrc work/npmrc");
+  const st = lstatSync(join(root, 'tools', '.npmrc'));
+  assert.deepEqual([shared.incomplete, shared.has(st.dev, st.ino)], [null, true]);
+  // The agent writes its own folder's file, then removes that name; your side writes the other package's.
+  assert.equal(sh("echo 'script-shell=/tmp/evil' > work/npmrc && rm work/npmrc && echo 'save-exact=true' > other/.npmrc").status, 0);
+  assert.equal(lstatSync(join(root, 'tools', '.npmrc')).nlink, 1);
   const warnings = checkNestedRepos(work, env, since, { tree: work, shared });
-  assert.deepEqual([existsSync(join(root, 'node_modules', 'pkg', 'index.js')), existsSync(join(root, 'other', 'node_modules', 'pkg', 'index.js'))], [false, true], warnings.join('\n'));
+  assert.deepEqual([existsSync(join(root, 'tools', '.npmrc')), existsSync(join(root, 'other', '.npmrc'))], [false, true], warnings.join('\n'));
   assert.equal(warnings.length, 1, warnings.join('\n'));
-  assert.match(warnings[0] as string, /^the agent changed code in \S+\/rtreelink\/node_modules /);
+  assert.match(warnings[0] as string, /^the agent made or changed \S+\/rtreelink\/tools\/\.npmrc, /);
 });
 
-test('(review) the note of the files with names in the tree and others: by device and inode, names that are not UTF-8 walked by their bytes, one name or a link not noted', () => {
+test('(review) installed code outside the run\'s folder, written through a name in an allow_write package store (uv\'s cache, pnpm\'s store hard-link their files into a workspace\'s .venv or node_modules), that name then removed: moved aside; control: node loads the agent\'s code', async () => {
+  const store = join(base, 'rstore-cache');
+  mkdirSync(store, { recursive: true });
+  const { root, since, work, shared } = await subfolderRun('rstore', `mkdir -p work node_modules/foo && echo x > work/a.js && printf 'node_modules/\\n' > .gitignore && echo 'module.exports = 1' > ${store}/foo-index.js && ln ${store}/foo-index.js node_modules/foo/index.js`);
+  assert.equal(spawnSync('sh', ['-c', `echo 'module.exports = 666' > ${store}/foo-index.js && rm ${store}/foo-index.js`]).status, 0);
+  assert.equal(spawnSync(process.execPath, ['-p', "require('./node_modules/foo')"], { cwd: root, encoding: 'utf8' }).stdout, '666\n', 'control');
+  const warnings = checkNestedRepos(work, env, since, { tree: work, shared, writableOutside: [store] });
+  assert.equal(existsSync(join(root, 'node_modules', 'foo', 'index.js')), false, warnings.join('\n'));
+  assert.match(warnings[0] ?? '', /^the agent changed code in \S+\/rstore\/node_modules /);
+});
+
+test('(review) the note of the files with names in the tree and others: regular files by device and inode, one name, a link or installed code not noted; a name that is not UTF-8 or a folder of yours closed makes it incomplete, another user\'s closed folder does not', () => {
   const root = repo('rnote');
   const sh = (script: string) => spawnSync('sh', ['-c', script], { cwd: root, env, encoding: 'utf8' });
-  // (A folder whose name is byte 0xff: not UTF-8.)
-  assert.equal(sh(`mkdir -p work lib && echo x > lib/one.js && echo x > lib/two.js && echo x > lib/three.js && ln -s ../lib/one.js work/link.js && echo x > work/own.js && ln lib/two.js work/two.js && d=$(printf 'work/l\\377') && mkdir "$d" && ln lib/three.js "$d/three.js"`).status, 0);
-  const shared = noteSharedNames(join(root, 'work'));
-  const has = (p: string) => {
+  assert.equal(sh('mkdir -p work/node_modules/p lib && echo x > lib/one.js && echo x > lib/two.js && echo x > lib/three.js && ln -s ../lib/one.js work/link.js && echo x > work/own.js && ln lib/two.js work/two.js && ln lib/three.js work/node_modules/p/three.js').status, 0);
+  const has = (shared: { has(dev: number, ino: number): boolean }, p: string) => {
     const st = lstatSync(join(root, p));
     return shared.has(st.dev, st.ino);
   };
-  assert.equal(shared.complete, true);
-  assert.deepEqual(['lib/one.js', 'lib/two.js', 'lib/three.js', 'work/own.js'].map(has), [false, true, true, false]);
+  const shared = noteSharedNames(join(root, 'work'));
+  assert.equal(shared.incomplete, null);
+  assert.deepEqual(['lib/one.js', 'lib/two.js', 'lib/three.js', 'work/own.js'].map((p) => has(shared, p)), [false, true, false, false]);
+  // (A folder whose name is byte 0xff.)
+  assert.equal(sh("mkdir \"$(printf 'work/l\\377')\"").status, 0);
+  assert.match(noteSharedNames(join(root, 'work')).incomplete ?? '', /^\S+\/work holds a name that is not UTF-8$/);
+  assert.equal(sh("rmdir \"$(printf 'work/l\\377')\" && mkdir work/closed && chmod 000 work/closed").status, 0);
+  // (As root, a folder closed to its owner can still be read: the walk runs as a user who owns it.)
+  if (process.getuid?.() !== 0) assert.match(noteSharedNames(join(root, 'work')).incomplete ?? '', /work\/closed could not be read \(EACCES\)$/);
+  chmodSync(join(root, 'work', 'closed'), 0o755);
 });
 
 test('(CI) a tool config your side makes at the top of the repository while a run works in a folder of it is yours: kept; the same in the run\'s folder is the agent\'s (control)', async () => {
