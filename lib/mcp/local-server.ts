@@ -89,10 +89,21 @@ export function localServerCommand(cfg: LocalMcpConfig, o: LocalServerInput): Co
   // What the agent writes is not the server's program or its files: a next run would run what the agent left.
   // A bare command as bwrap will find it on that PATH (an allow_write folder on it is the agent's too).
   const program = cfg.command[0]!.includes('/') ? cfg.command[0]! : (findTool(cfg.command[0]!, { PATH: path }, o.cwd) ?? cfg.command[0]!);
+  const agentWrites = (rp: string) => [cwd, ...(o.writable ?? [])].some((w) => rp === w || rp.startsWith(w + '/'));
   for (const p of [program, ...cfg.read.map((r) => expandHome(r, o.home, o.cwd))]) {
     const abs = expandHome(p, o.home, o.cwd);
     const rp = p.includes('/') ? (realPathOf(abs) ?? abs) : null;
-    if (rp !== null && [cwd, ...(o.writable ?? [])].some((w) => rp === w || rp.startsWith(w + '/'))) return `${p} lies where the agent writes (the working tree or allow_write): a later run would run what the agent left there`;
+    if (rp !== null && agentWrites(rp)) return `${p} lies where the agent writes (the working tree or allow_write): a later run would run what the agent left there`;
+  }
+  // Nor a file it is given by name (found in review: ["node", "tools/mcp.js"], a script in the tree, ran the agent's code
+  // with the server's secrets): an absolute path among its arguments (a --flag=path's too) that lies where the agent
+  // writes must be a folder there (data it works on), never a file or a name the agent could make one.
+  for (const arg of cfg.command.slice(1)) {
+    for (const p of [arg, arg.slice(arg.indexOf('=') + 1)]) {
+      if (!p.startsWith('/')) continue;
+      const rp = realPathOf(p) ?? p;
+      if (agentWrites(rp) && lstatSync(rp, { throwIfNoEntry: false })?.isDirectory() !== true) return `its argument ${arg} names ${rp}, where the agent writes (the working tree or allow_write), and not a folder: the server would run or obey what the agent left there`;
+    }
   }
   const hidden: Array<{ path: string; dir: boolean }> = [];
   const pinned: string[] = [];
@@ -126,9 +137,12 @@ export function localServerCommand(cfg: LocalMcpConfig, o: LocalServerInput): Co
     Object.assign(env, { HTTPS_PROXY: url, HTTP_PROXY: url, https_proxy: url, http_proxy: url, NO_PROXY: '', no_proxy: '' });
     command = [perl, '-e', MCP_RELAY_SCRIPT, String(SERVER_PROXY_PORT), SERVER_PROXY_SOCKET, '--', ...cfg.command];
   }
+  // Its working directory is its private /tmp, whatever workdir says (found in review: from the tree, npx ran the package's
+  // program from the tree's node_modules/.bin, python3 -m took a module from the tree, and the agent's code had the
+  // server's secrets): the tree is at its own path, for the server's arguments to name.
   const confined = buildConfineCommand({
     bwrap, system: systemPaths(), etc: existingEtc(), binds, hidden, pinned, readOnly,
-    cwd: cfg.workdir === 'none' ? '/tmp' : cwd, command, env: {}, inherited: [],
+    cwd: '/tmp', command, env: {}, inherited: [],
   });
   // The server's environment is bwrap's to give it (--clearenv, --setenv): bwrap itself, outside any sandbox, runs with
   // a bare PATH, never with what a profile sets (an LD_PRELOAD there would run in bwrap, on the host).

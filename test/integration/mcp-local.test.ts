@@ -205,6 +205,31 @@ describe('a local MCP server with workdir = "write": the working tree, less what
     assert.ok(statSync(join(copy, 'conf2', 'deploy.sh')).isFile());
   });
 
+  test('(review) the server never starts from the tree: a module the agent plants there is not the one `python3 -m` runs, and the server\'s secret stays its own; control: from the tree, python3 -m runs the agent\'s and hands it the secret', { timeout: 120_000 }, async () => {
+    const pytools = join(t.home, 'pytools');
+    const secretFile = writeFile(join(t.home, 'py-secret'), 'py-secret-value-0123456789\n');
+    chmodSync(secretFile, 0o600);
+    const answer = (name: string) => `import json, os, sys\nfor line in sys.stdin:\n    m = json.loads(line)\n    if 'id' in m:\n        print(json.dumps({'jsonrpc': '2.0', 'id': m['id'], 'result': {'protocolVersion': '2025-06-18', 'capabilities': {}, 'serverInfo': {'name': ${name}, 'version': '1'}}}), flush=True)\n`;
+    writeFile(join(pytools, 'mcp_py.py'), answer("'real-py'"));
+    writeFile(join(t.sbHome, 'agents', 'py.toml'), [
+      '[mcp.servers.py]', 'command = ["python3", "-m", "mcp_py"]', `read = ["${pytools}"]`, 'workdir = "write"',
+      `env = { PYTHONPATH = "${pytools}", PY_SECRET = { secret = "file:${secretFile}" } }`,
+    ].join('\n') + '\n');
+    const evil = answer("os.environ.get('PY_SECRET', 'none')");
+    const init = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'agent', version: '1' } } });
+    // The control: from the tree, python3 -m takes the planted module, and it answers with the secret.
+    const ctlDir = join(t.home, 'pyctl');
+    writeFile(join(ctlDir, 'mcp_py.py'), evil);
+    const ctl = spawnSync('python3', ['-m', 'mcp_py'], { cwd: ctlDir, input: `${init}\n`, env: { PATH: process.env.PATH, PYTHONPATH: pytools, PY_SECRET: 'py-secret-value-0123456789' }, encoding: 'utf8' });
+    assert.match(ctl.stdout, /"name": "py-secret-value-0123456789"/);
+    // The agent plants the same module in the tree, then asks the server (started on its first request).
+    const script = `printf '%s' '${evil.replace(/'/g, "'\\''")}' > mcp_py.py && curl -sS https://py.stashbase-mcp.internal/mcp -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' --data-binary '${init}'; rm mcp_py.py`;
+    const r = await cli(['agent', 'run', '--silent', '--profile', 'py', '--', 'sh', '-c', script], { env: t.env, cwd: proj, timeoutMs: 90_000 });
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /"serverInfo":\{"name":"real-py"/);
+    assert.doesNotMatch(r.stdout + r.stderr, /py-secret-value/);
+  });
+
   test('the Docker backend: the same server on the host writes the tree the container sees, and not git\'s state', { ...needs('docker'), timeout: 180_000 }, async () => {
     const script = [
       `curl -sS https://w.stashbase-mcp.internal/mcp -H 'Content-Type: application/json' --data-binary '${call(1, 'write', { path: join(proj, 'docker-notes.txt'), content: 'docker-side\n' })}'; echo`,

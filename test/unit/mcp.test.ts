@@ -232,7 +232,15 @@ test('a local server\'s confinement: the system, node, what read names; the work
   const write = localServerCommand({ ...base, read: [], workdir: 'write' }, { env: { PATH: process.env.PATH }, home: t.home, cwd: wt, platform: 'linux', tree, seccompFile: '/run/f.bpf' });
   assert.ok(typeof write !== 'string', String(write));
   const tail = write.args.join(' ');
-  assert.ok(tail.endsWith(`--bind ${wt} ${wt} --bind ${wt}/conf ${wt}/conf --ro-bind ${wt}/.git ${wt}/.git --ro-bind ${wt}/conf/deploy.sh ${wt}/conf/deploy.sh --ro-bind /dev/null ${wt}/private.key --tmpfs ${wt}/node_modules --chdir ${wt} -- node /opt/srv/index.js stdio`), tail.slice(-500));
+  assert.ok(tail.endsWith(`--bind ${wt} ${wt} --bind ${wt}/conf ${wt}/conf --ro-bind ${wt}/.git ${wt}/.git --ro-bind ${wt}/conf/deploy.sh ${wt}/conf/deploy.sh --ro-bind /dev/null ${wt}/private.key --tmpfs ${wt}/node_modules --chdir /tmp -- node /opt/srv/index.js stdio`), tail.slice(-500));
+  // (review) Never from the tree (npx ran node_modules/.bin's program from there, python3 -m a module), and a file it is
+  // named where the agent writes refused, a folder there its data.
+  assert.match(read.args.join(' '), /--chdir \/tmp -- node \/opt\/srv\/index.js stdio$/);
+  const withArg = (arg: string) => localServerCommand({ ...base, read: [], command: ['node', '/opt/srv/index.js', arg], workdir: 'write' }, { env: { PATH: process.env.PATH }, home: t.home, cwd: wt, platform: 'linux', tree, seccompFile: '/run/f.bpf' });
+  assert.equal(withArg(join(wt, 'conf', 'deploy.sh')), `its argument ${join(wt, 'conf', 'deploy.sh')} names ${join(wt, 'conf', 'deploy.sh')}, where the agent writes (the working tree or allow_write), and not a folder: the server would run or obey what the agent left there`);
+  assert.match(String(withArg(`--config=${join(wt, 'mcp.json')}`)), /^its argument --config=\S+\/mcp\.json names \S+\/wtree\/mcp\.json, where the agent writes/);
+  assert.equal(typeof withArg(wt), 'object', 'the tree itself, a folder: its data');
+  assert.equal(typeof withArg('tools/mcp.js'), 'object', 'a relative name: from its private /tmp');
   // The agent's seccomp filter (no setuid bits), on descriptor 3.
   assert.ok(tail.includes(' --seccomp 3 --unshare-all '), tail.slice(0, 400));
   assert.deepEqual(write.fds, [{ fd: 3, path: '/run/f.bpf' }]);
