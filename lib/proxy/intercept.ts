@@ -247,6 +247,10 @@ export class Interceptor {
     if (h.method !== 'POST' && h.method !== 'GET' && h.method !== 'DELETE') {
       return this.refused(t, h, res, { status: 405, rule: `${h.method} to [mcp.servers.${server.name}] (MCP uses POST, GET and DELETE)` });
     }
+    // Its endpoint alone, byte for byte (no other route on its host, and no spelling of this one a server might read as another).
+    if (h.url !== server.target) {
+      return this.refused(t, h, res, { status: 404, rule: `a target other than ${server.target} on the host of [mcp.servers.${server.name}] (its MCP endpoint alone)` });
+    }
     const framing = framingProblem(h.method, {
       contentType: rawJoined(h.headers, 'content-type'), contentEncoding: rawJoined(h.headers, 'content-encoding'),
       contentLength: rawJoined(h.headers, 'content-length'), transferEncoding: rawJoined(h.headers, 'transfer-encoding'),

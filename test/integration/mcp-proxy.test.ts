@@ -6,6 +6,8 @@
 // The front records every body that reaches the server: a refused call never
 // does. Each attack has its control straight at the server, where it works.
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { LeafCache } from '../../lib/tls/leaves.js';
@@ -134,11 +136,17 @@ describe('MCP tool restrictions at the proxy (real bwrap, real server-everything
       `curl -sS -o /dev/null -w 'plain=%{http_code}\\n' http://mcp.test:${frontPort}/mcp -d '${call(1, 'trigger-long-running-operation')}'`,
       `curl -sS -o /dev/null -w 'upgrade=%{http_code}\\n' ${URL_OF()} -H 'Connection: Upgrade' -H 'Upgrade: websocket' -H 'Sec-WebSocket-Version: 13' -H 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ=='`,
       `curl -sS -o /dev/null --noproxy '*' --max-time 3 -w 'raw=%{http_code}\\n' http://127.0.0.1:${serverPort}/mcp || echo raw=refused`,
+      // (review) Another route on the server's host, and other spellings of its endpoint: never sent, whatever the method.
+      `curl -sS -o /dev/null -w 'other-post=%{http_code}\\n' https://mcp.test:${frontPort}/admin -H 'Content-Type: application/json' -d '{"jsonrpc":"2.0","id":1,"method":"x","repo":"acme/prod"}'`,
+      `curl -sS -o /dev/null -w 'other-delete=%{http_code}\\n' -X DELETE https://mcp.test:${frontPort}/v1/repos/acme/prod`,
+      `curl -sS -o /dev/null -w 'dotted=%{http_code}\\n' --path-as-is https://mcp.test:${frontPort}/x/../mcp -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' -d '{"jsonrpc":"2.0","id":1,"method":"ping"}'`,
+      `curl -sS -o /dev/null -w 'query=%{http_code}\\n' 'https://mcp.test:${frontPort}/mcp?x=1' -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' -d '{"jsonrpc":"2.0","id":1,"method":"ping"}'`,
     ].join('\n');
     const r = await cli(['agent', 'run', '--silent', '--profile', 'mcp', '--', 'sh', '-c', script], { env: t.env, cwd: proj });
     assert.match(r.stdout, /plain=403\n/);
     assert.match(r.stdout, /upgrade=403\n/);
     assert.match(r.stdout, /raw=(000|refused)/);
+    assert.match(r.stdout, /other-post=404\nother-delete=404\ndotted=404\nquery=404\n/);
     assert.equal(reached.length, 0, reached.join('\n'));
     // The control: straight at the server (no proxy), the same call runs.
     const init = await fetch(`http://127.0.0.1:${serverPort}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'c', version: '1' } } }) });
@@ -146,5 +154,10 @@ describe('MCP tool restrictions at the proxy (real bwrap, real server-everything
     await init.text();
     const direct = await fetch(`http://127.0.0.1:${serverPort}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' }, body: call(2, 'get-env') });
     assert.match(await direct.text(), /"result"/);
+    // And another route on its host is reached by whoever asks it straight (the server's front passes any target on).
+    // (Asynchronously: the front answers in this process.)
+    const straight = await promisify(execFile)('curl', ['-sS', '-o', '/dev/null', '-w', '%{http_code}', '--max-time', '20', '--cacert', join(t.dir, 'up-ca.pem'), '--resolve', `mcp.test:${frontPort}:127.0.0.1`, '-X', 'DELETE', `https://mcp.test:${frontPort}/v1/repos/acme/prod`], { encoding: 'utf8' });
+    assert.notEqual(straight.stdout, '000', straight.stderr);
+    assert.deepEqual(reached.filter((x) => x.startsWith('DELETE')), ['DELETE ']);
   });
 });

@@ -114,7 +114,7 @@ test('from the hostile review: a deny glob with "-" works; a denial matches case
   for (const n of ['get-env', 'GET-ENV', 'Get-Env', 'ｇet-env', 'DELETE_x']) assert.equal(toolDecision(open, n).allow, false, n);
   assert.equal(toolDecision(open, 'get-sum').allow, true);
   assert.equal(toolDecision(open, 'GET-ENV').rule, 'tool "GET-ENV" is refused by deny_tools "get-env" in [mcp.servers.ev]');
-  const servers = [{ name: 'ev', url: 'https://mcp.test/mcp', host: 'mcp.test', port: 443, policy: open, local: false }];
+  const servers = [{ name: 'ev', url: 'https://mcp.test/mcp', target: '/mcp', host: 'mcp.test', port: 443, policy: open, local: false }];
   for (const h of ['mcp.test', 'MCP.TEST', 'mcp.test.']) assert.equal(serverAt(servers, h)?.name, 'ev', h);
   assert.equal(serverAt(servers, 'other.test'), undefined);
   const post = (contentType: string | undefined, contentEncoding?: string) => framingProblem('POST', { contentType, contentEncoding, contentLength: '10', transferEncoding: undefined }, 'ev');
