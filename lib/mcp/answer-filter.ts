@@ -90,10 +90,27 @@ class JsonAnswer implements MessageFilter {
   }
 }
 
-/** One event, its data filtered when it holds a tools/list result; dropped when its data is not JSON. */
+/**
+ * What another reader takes for a line break where an event stream has none
+ * (Python's splitlines: \v, \f, \x1c-\x1e, \x85, U+2028, U+2029), the other
+ * control characters, and bytes that are not UTF-8.
+ */
+const ODD = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f\u0085\u2028\u2029\ufffd]/;
+/** A line of an event stream's own: a field it defines (with a value or not), or a comment. */
+const SSE_LINE = /^(?:$|:|(?:data|event|id|retry)(?::|$))/;
+
+/**
+ * One event, its data filtered when it holds a tools/list result; dropped when
+ * its data is not JSON, or when any reader could take it otherwise: a byte
+ * another reader splits lines at, or a line that is not one of the stream's
+ * own fields (found in review: "event: message\vdata: {…}" passed unread, and
+ * a Python client split it into a data line listing a denied tool).
+ */
 function filterEvent(raw: Buffer, p: ToolPolicy): Buffer {
   const text = raw.toString('utf8');
+  if (ODD.test(text)) return EMPTY;
   const lines = text.split(/\r\n|\r|\n/);
+  if (!lines.every((l) => SSE_LINE.test(l))) return EMPTY;
   const data = lines.filter((l) => l === 'data' || l.startsWith('data:')).map((l) => (l.startsWith('data: ') ? l.slice(6) : l.slice(5)));
   if (data.length === 0) return raw;
   const joined = data.join('\n');
@@ -222,4 +239,31 @@ class SniffedAnswer implements MessageFilter {
 /** White space an answer may begin with before its first byte says what it is. */
 const HEAD_LIMIT = 64 << 10;
 
-export const answerFilter = (p: ToolPolicy): MessageFilter => new SniffedAnswer(p);
+/** An answer in a charset other than UTF-8: nothing of it passed on (found in review: a client decodes the charset its type names, UTF-16 or UTF-7, into a listing the filter never read). */
+class OtherCharset implements MessageFilter {
+  constructor(private readonly charset: string) {}
+  push(): Buffer {
+    return EMPTY;
+  }
+  release(): Buffer {
+    return EMPTY;
+  }
+  end(): Buffer {
+    return refusal(`is in ${JSON.stringify(this.charset.slice(0, 40))}, not UTF-8`);
+  }
+  get held(): number {
+    return 0;
+  }
+}
+
+/** The charset a Content-Type names, lower case, or null. */
+function charsetOf(contentType: string | undefined): string | null {
+  const m = /;\s*charset\s*=\s*"?([^";\s]*)"?/i.exec(contentType ?? '');
+  return m ? (m[1] ?? '').toLowerCase() : null;
+}
+
+/** The filter of an answer whose Content-Type is `contentType`. */
+export const answerFilter = (p: ToolPolicy, contentType?: string): MessageFilter => {
+  const charset = charsetOf(contentType);
+  return charset === null || charset === 'utf-8' || charset === 'utf8' ? new SniffedAnswer(p) : new OtherCharset(charset);
+};

@@ -263,7 +263,7 @@ export class Interceptor {
     if (server.local && h.method !== 'POST') return this.refused(t, h, res, { status: 405, rule: `${h.method} to the local server [mcp.servers.${server.name}] (it answers POST alone)` });
     const headers = [...c.headers, 'Accept-Encoding', 'identity'];
     // Every answer is read, whatever type it says it is (lib/mcp/answer-filter.ts).
-    const answer = () => answerFilter(server.policy);
+    const answer = (raw: string[]) => answerFilter(server.policy, rawJoined(raw, 'content-type'));
     if (h.method !== 'POST') return this.send(t, http, req, res, c, { headers, answer });
     // The body is read here before anything is sent: an agent that waits for 100 Continue is told to send it.
     if (rawValue(h.headers, 'expect') !== undefined) res.informational(100, []);

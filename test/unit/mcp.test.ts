@@ -2,6 +2,7 @@
 // reader, what a POST's verdict is, the answers' tools/list filtering (JSON
 // whole, event streams event by event), and the [mcp] section of a profile.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { answerFilter, filterJson } from '../../lib/mcp/answer-filter.js';
@@ -345,4 +346,21 @@ test("the end-of-run refusal block says when a local MCP server's own proxy refu
     '  "other.test:443" (by the local MCP server net) ×1: not in egress_hosts; to allow it for that server, add "other.test" to hosts of [mcp.servers.net] in /p.toml',
     '  "other.test:443" ×1: not in egress_hosts; to allow it, add "other.test" to [network] egress_hosts in /p.toml',
   ]);
+});
+
+test('(review) an event any reader could take otherwise is dropped: a byte another reader splits lines at (Python\'s splitlines), another control character, bytes that are not UTF-8, a line that is none of the stream\'s fields; an answer in another charset is refused whole; control: the same listing in a plain event is filtered, and Python\'s splitlines finds the data line', () => {
+  const listing = `data: ${JSON.stringify(TOOLS)}`;
+  const through = (event: Buffer | string, contentType?: string) => {
+    const f = answerFilter(P, contentType);
+    return Buffer.concat([f.push(Buffer.isBuffer(event) ? event : Buffer.from(event)), f.end()]).toString();
+  };
+  for (const sep of ['\x0b', '\x0c', '\x1c', '\x1e', '\x85', '\u2028', '\u2029', '\x00']) assert.equal(through(`event: message${sep}${listing}\n\n`), '', JSON.stringify(sep));
+  // (Unlisted: an event whose bytes are not UTF-8 — an overlong encoding of "\n", which a lenient decoder reads as one.)
+  assert.equal(through(Buffer.concat([Buffer.from('event: message'), Buffer.from([0xc0, 0x8a]), Buffer.from(`${listing}\n\n`)])), '');
+  assert.equal(through(`event: message\nx-data: 1\n${listing}\n\n`), '');
+  for (const ct of ['text/event-stream; charset=utf-16', 'application/json; charset="UTF-7"']) assert.match(through(`${listing}\n\n`, ct), /^\{"jsonrpc":"2\.0","id":null,"error":\{"code":-32603,"message":"stashbase: the MCP server's answer is in \\"utf-(16|7)\\", not UTF-8, so it was not passed on"\}\}$/);
+  // The control: a plain event is filtered, in UTF-8 said or not; and Python's splitlines finds a data line in the first one.
+  for (const ct of [undefined, 'text/event-stream; charset=UTF-8']) assert.equal(through(`event: message\n${listing}\n\n`, ct), `event: message\ndata: ${JSON.stringify(KEPT)}\n\n`);
+  const py = spawnSync('python3', ['-c', 'import sys; print(sum(1 for l in sys.stdin.read().splitlines() if l.startswith("data:")))'], { input: `event: message\x0b${listing}\n\n`, encoding: 'utf8' });
+  assert.equal(py.stdout, '1\n');
 });
