@@ -24,6 +24,7 @@ export interface ProfileLimits {
   maxConnections?: number;
   upstreamSocketsPerHost?: number;
   auditMaxBytes?: number;
+  mcpBodiesMaxBytes?: number;
 }
 
 export interface Profile {

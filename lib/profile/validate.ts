@@ -29,7 +29,7 @@ export const RUNTIME_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 const SANDBOX = ['backend', 'image', 'dockerfile', 'memory', 'cpus', 'isolated_paths', 'native_network', 'allow_unix_sockets', 'build_network', 'home_volume_warn', 'macos_allow', 'network', 'runtime', 'remote'] as const;
 const FILESYSTEM = ['deny_read', 'allow_read', 'deny_write', 'allow_write', 'writes', 'keep_executables'] as const;
 const NETWORK = ['egress_hosts', 'deny_hosts', 'upstream_ca_file', 'hosts', 'allow_upgrades', 'limits'] as const;
-const LIMITS = ['head_timeout', 'max_connections', 'upstream_sockets_per_host', 'audit_max_mb'] as const;
+const LIMITS = ['head_timeout', 'max_connections', 'upstream_sockets_per_host', 'audit_max_mb', 'mcp_bodies_mb'] as const;
 /** An upgrade token (RFC 9110 5.6.2), lower case; websocket is always allowed. */
 const UPGRADE_TOKEN = /^[a-z0-9!#$%&'*+.^_`|~/-]+$/;
 const SECRET = ['source', 'hosts', 'in_query', 'allow_plaintext'] as const;
@@ -170,6 +170,8 @@ export function validateProfile(input: ValidateInput): Profile {
   if (perHost !== undefined) limits.upstreamSocketsPerHost = perHost;
   const auditMb = r.integer(lim.audit_max_mb, ['network', 'limits', 'audit_max_mb'], 1, 65_536);
   if (auditMb !== undefined) limits.auditMaxBytes = auditMb * 1024 * 1024;
+  const mcpMb = r.integer(lim.mcp_bodies_mb, ['network', 'limits', 'mcp_bodies_mb'], 4, 65_536);
+  if (mcpMb !== undefined) limits.mcpBodiesMaxBytes = mcpMb * 1024 * 1024;
 
   const secrets: Record<string, SecretBinding> = {};
   for (const [name, value] of Object.entries(r.table(top.secrets, ['secrets'], null))) {

@@ -15,6 +15,8 @@ export interface ProxyLimits {
   upstreamSocketsPerHost: number;
   /** The run's audit log stops growing here (one line says so). */
   auditMaxBytes: number;
+  /** MCP request bodies held at once, all requests together (each is read whole before it is judged). */
+  mcpBodiesMaxBytes: number;
 }
 
 export const DEFAULT_LIMITS: ProxyLimits = {
@@ -22,6 +24,7 @@ export const DEFAULT_LIMITS: ProxyLimits = {
   maxConnections: 512,
   upstreamSocketsPerHost: 32,
   auditMaxBytes: AUDIT_MAX_BYTES,
+  mcpBodiesMaxBytes: 64 << 20,
 };
 
 /**

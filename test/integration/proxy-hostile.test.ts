@@ -62,7 +62,7 @@ describe('the intercepting proxy against a hostile upstream (issue 16)', () => {
     const ca = createRunCa(['api.test', 'free.test', 'plain.test', 'ws.test', '*.test', 'localhost', '127.0.0.1'], 'test');
     caPem = ca.certPem;
     audit = new AuditLog(t.sbHome, 'ags_hhhhhhhhhhhhhhhh', 1024 * 1024);
-    const limits = { headTimeoutMs: 1000, maxConnections: 200, upstreamSocketsPerHost: 4, auditMaxBytes: 1024 * 1024 };
+    const limits = { headTimeoutMs: 1000, maxConnections: 200, upstreamSocketsPerHost: 4, auditMaxBytes: 1024 * 1024, mcpBodiesMaxBytes: 64 << 20 };
     interceptor = new Interceptor({ leaves: new LeafCache(ca), secrets: secrets(), upstreamCa: [api.caPem, free.caPem], audit: (e) => audit.write(e), limits }, hostHeaderProblem);
     const mapped = { 'api.test': `127.0.0.1:${api.port}`, 'free.test': `127.0.0.1:${free.port}`, 'plain.test': `127.0.0.1:${plain.port}` };
     proxy = createProxy({ policy: { egressHosts: ['api.test', 'free.test', 'plain.test'], denyHosts: [], mapped }, audit: (e) => audit.write(e), interceptor, secrets: secrets(), limits });
@@ -656,7 +656,7 @@ describe('a raw upstream on a plain tunnel, a secret bound there (allow_plaintex
     });
     const upPort = await listen(up);
     const ca = createRunCa(['api.test', 'free.test', 'plain.test', 'ws.test', '*.test', 'localhost', '127.0.0.1'], 'test');
-    const limits = { headTimeoutMs: 1000, maxConnections: 50, upstreamSocketsPerHost: 1, auditMaxBytes: 1024 * 1024 };
+    const limits = { headTimeoutMs: 1000, maxConnections: 50, upstreamSocketsPerHost: 1, auditMaxBytes: 1024 * 1024, mcpBodiesMaxBytes: 64 << 20 };
     const secrets: BoundSecret[] = [{ name: 'ANTHROPIC_API_KEY', placeholder: PH, real: REAL, hosts: ['raw.test'], inQuery: false, allowPlaintext: true }];
     interceptor = new Interceptor({ leaves: new LeafCache(ca), secrets, upstreamCa: [], audit: () => {}, limits }, hostHeaderProblem);
     const mapped = { 'raw.test': `127.0.0.1:${upPort}` };

@@ -96,7 +96,7 @@ describe('the guard is no oracle: a guessed prefix of a secret and a wrong one t
     const ca = createRunCa(['api.test', 'free.test', 'plain.test', 'ws.test', '*.test', 'localhost', '127.0.0.1'], 'test');
     caPem = ca.certPem;
     audit = new AuditLog(t.sbHome, 'ags_oooooooooooooooo', 16 * 1024 * 1024);
-    const limits = { headTimeoutMs: 5000, maxConnections: 200, upstreamSocketsPerHost: 8, auditMaxBytes: 16 * 1024 * 1024 };
+    const limits = { headTimeoutMs: 5000, maxConnections: 200, upstreamSocketsPerHost: 8, auditMaxBytes: 16 * 1024 * 1024, mcpBodiesMaxBytes: 64 << 20 };
     interceptor = new Interceptor({ leaves: new LeafCache(ca), secrets: secrets(), upstreamCa: [free.caPem], audit: (e) => audit.write(e), limits }, hostHeaderProblem);
     const mapped = { 'free.test': `127.0.0.1:${free.port}`, 'plain.test': `127.0.0.1:${plain.port}` };
     proxy = createProxy({ policy: { egressHosts: ['api.test', 'free.test', 'plain.test'], denyHosts: [], mapped }, audit: (e) => audit.write(e), interceptor, secrets: secrets(), limits });

@@ -1,0 +1,79 @@
+// What an agent's MCP request bodies may hold of the stashbase process (found
+// in review: each body is read whole before it is judged, and 512 connections
+// each trickling a 4 MiB body held 2 GiB, with no deadline past the head's):
+// a budget for all of them at once (network.limits.mcp_bodies_mb), and a
+// deadline for each (network.limits.head_timeout). The real proxy and
+// interceptor, a stub MCP host on loopback.
+import assert from 'node:assert/strict';
+import type { Server } from 'node:http';
+import { after, before, describe, test } from 'node:test';
+import { Interceptor } from '../../lib/proxy/intercept.js';
+import { createProxy, hostHeaderProblem } from '../../lib/proxy/server.js';
+import { createRunCa } from '../../lib/tls/ca.js';
+import { LeafCache } from '../../lib/tls/leaves.js';
+import { listen } from '../helpers.js';
+import { reader, text, tunnel } from '../proxy-client.js';
+import { type Stub, startStub } from '../proxy-stubs.js';
+
+describe('MCP request bodies: a budget for all at once, a deadline for each (real proxy)', () => {
+  let stub: Stub;
+  let proxy: Server;
+  let interceptor: Interceptor;
+  let port = 0;
+  let caPem = '';
+  const MIB = 1 << 20;
+
+  before(async () => {
+    stub = await startStub('mcp.test');
+    const ca = createRunCa(['mcp.test'], 'test');
+    caPem = ca.certPem;
+    const limits = { headTimeoutMs: 1500, maxConnections: 50, upstreamSocketsPerHost: 4, auditMaxBytes: MIB, mcpBodiesMaxBytes: 4 * MIB };
+    const mcp = [{ name: 'm', url: 'https://mcp.test/mcp', target: '/mcp', host: 'mcp.test', port: 443, policy: { server: 'm', allow: null, deny: [] }, local: false }];
+    interceptor = new Interceptor({ leaves: new LeafCache(ca), secrets: [], upstreamCa: [stub.caPem], audit: () => {}, limits, mcp }, hostHeaderProblem);
+    proxy = createProxy({ policy: { egressHosts: ['mcp.test'], denyHosts: [], mapped: { 'mcp.test': `127.0.0.1:${stub.port}` } }, audit: () => {}, interceptor, secrets: [], limits, mcp });
+    port = await listen(proxy);
+  });
+  after(() => {
+    interceptor.close();
+    proxy.close();
+    stub.close();
+  });
+
+  /** A POST to the endpoint announcing `length` bytes of JSON-RPC, of which `sent` are sent now. */
+  const post = async (length: number, sent: number) => {
+    const s = await tunnel(port, 'mcp.test', 443, { caPem });
+    const r = reader(s);
+    const head = `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"`;
+    const tail = '"}}';
+    const body = head + 'a'.repeat(length - head.length - tail.length) + tail;
+    s.write(`POST /mcp HTTP/1.1\r\nHost: mcp.test\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: ${length}\r\n\r\n`);
+    s.write(body.slice(0, sent));
+    return { s, r, rest: () => s.write(body.slice(sent)) };
+  };
+  const status = (all: Buffer) => /^HTTP\/1\.1 (\d{3})/.exec(text(all))?.[1];
+
+  test('a body that would take the held bodies past the budget is refused 503; one never finished is refused 408 at the deadline; control: once they are given back, the same body passes and reaches the server', async () => {
+    const before = stub.log.requests.length;
+    const a = await post(3 * MIB + 512 * 1024, 3 * MIB);
+    await new Promise((r) => setTimeout(r, 300));
+    const b = await post(2 * MIB, 2 * MIB);
+    await b.r.until('\r\n\r\n');
+    assert.equal(status(b.r.all()), '503');
+    assert.match(text(b.r.all()), /MCP request bodies held at once over 4 MiB \(network\.limits\.mcp_bodies_mb\)/);
+    // The first, never finished, at its deadline.
+    await a.r.until('\r\n\r\n');
+    assert.equal(status(a.r.all()), '408');
+    assert.match(text(a.r.all()), /not whole within 1\.5 s of its head \(network\.limits\.head_timeout\)/);
+    a.s.destroy();
+    b.s.destroy();
+    assert.equal(stub.log.requests.length, before, 'neither reached the server');
+    // The control: the budget given back, the same 2 MiB body (sent whole) goes through.
+    const c = await post(2 * MIB, 2 * MIB);
+    await c.r.until('\r\n\r\n');
+    c.s.destroy();
+    assert.notEqual(status(c.r.all()), '503');
+    assert.notEqual(status(c.r.all()), '408');
+    assert.equal(stub.log.requests.length, before + 1);
+    assert.match(stub.log.requests.at(-1) ?? '', /^POST mcp\.test \/mcp$/);
+  });
+});
