@@ -348,13 +348,15 @@ export class LocalServer {
         continue;
       }
       const own = `sb-${this.next++}`;
+      // (Its id alone kept while it waits: the message, up to 4 MiB, is not held for two minutes; found in review.)
+      const id = m.id;
       answers.push(new Promise((resolve) => {
         const timer = setTimeout(() => {
           this.pending.delete(own);
-          resolve(this.error(m.id, `the local server ${this.name} did not answer within ${ANSWER_TIMEOUT_MS / 1000} s`));
+          resolve(this.error(id, `the local server ${this.name} did not answer within ${ANSWER_TIMEOUT_MS / 1000} s`));
         }, ANSWER_TIMEOUT_MS);
         timer.unref();
-        this.pending.set(own, { resolve, timer, id: m.id });
+        this.pending.set(own, { resolve, timer, id });
       }));
       this.write({ ...m, id: own });
     }

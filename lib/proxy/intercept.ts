@@ -91,6 +91,41 @@ function pathOf(url: string): string | null {
   return q === -1 ? url : url.slice(0, q);
 }
 
+/** `res`, with `done` called once when its answer ends, is cut or refused, or its agent is gone. */
+function answeredThen(res: Responder, done: () => void): Responder {
+  let called = false;
+  const once = () => {
+    if (called) return;
+    called = true;
+    done();
+  };
+  return {
+    get started() {
+      return res.started;
+    },
+    onGone: (cb) => res.onGone(() => {
+      once();
+      cb();
+    }),
+    informational: (status, headers) => res.informational(status, headers),
+    head: (status, headers, hasLength) => res.head(status, headers, hasLength),
+    body: (b) => res.body(b),
+    onDrain: (cb) => res.onDrain(cb),
+    end: () => {
+      once();
+      res.end();
+    },
+    refuse: (status, rule, text) => {
+      once();
+      res.refuse(status, rule, text);
+    },
+    cut: () => {
+      once();
+      res.cut();
+    },
+  };
+}
+
 /** The body of the proxy's refusal of a request inside a tunnel. */
 function refusalText(t: Target, rule: string): string {
   return `stashbase proxy refused ${t.host}:${t.port}: ${rule}\n`;
@@ -275,13 +310,15 @@ export class Interceptor {
     let parts: Buffer[] = [];
     let size = 0;
     let over = false;
-    // What this request holds of the run's budget for MCP bodies, given back once it is judged, refused or its agent gone
-    // (found in review: 512 connections each trickling a 4 MiB body held 2 GiB, with no deadline past the head's).
+    // What this request holds of the run's budget for MCP bodies, given back once its answer ended, it was refused or its
+    // agent is gone (found in review: 512 connections each trickling a 4 MiB body held 2 GiB, with no deadline past the
+    // head's; then, given back once judged, bodies waiting for one of the host's upstream connections held as much).
     let held = 0;
     const giveBack = () => {
       this.mcpHeld -= held;
       held = 0;
     };
+    const answering = answeredThen(res, giveBack);
     const stop = (status: number, rule: string) => {
       over = true;
       parts = [];
@@ -313,7 +350,6 @@ export class Interceptor {
         clearTimeout(deadline);
         const body = Buffer.concat(parts);
         parts = [];
-        giveBack();
         let v: ReturnType<typeof filterRequest>;
         try {
           v = filterRequest(body, server.policy);
@@ -322,8 +358,9 @@ export class Interceptor {
           v = { forward: false, status: 400, body: JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32700, message: `stashbase: not an MCP message for [mcp.servers.${server.name}] (${(e as Error).name})` } }), rule: `not an MCP message for [mcp.servers.${server.name}]`, calls: [] };
         }
         for (const call of v.calls) this.o.audit({ type: 'mcp', server: server.name, host: t.host, tool: call.tool, decision: call.decision, rule: call.rule, argBytes: call.argBytes });
-        if (v.forward && server.local) return this.answerLocal(t, h, res, server, body);
-        if (v.forward) return this.send(t, http, req, res, c, { headers, answer, body });
+        if (v.forward && server.local) return this.answerLocal(t, h, answering, server, body);
+        if (v.forward) return this.send(t, http, req, answering, c, { headers, answer, body });
+        giveBack();
         const e = requestEvent(t, h.method, pathOf(h.url), 'deny', v.rule);
         e.status = v.status;
         this.o.audit(e);

@@ -14,6 +14,7 @@ import { LeafCache } from '../../lib/tls/leaves.js';
 import { listen } from '../helpers.js';
 import { reader, text, tunnel } from '../proxy-client.js';
 import { type Stub, startStub } from '../proxy-stubs.js';
+import { testCa } from '../upstream-ca.js';
 
 describe('MCP request bodies: a budget for all at once, a deadline for each (real proxy)', () => {
   let stub: Stub;
@@ -75,5 +76,55 @@ describe('MCP request bodies: a budget for all at once, a deadline for each (rea
     assert.notEqual(status(c.r.all()), '408');
     assert.equal(stub.log.requests.length, before + 1);
     assert.match(stub.log.requests.at(-1) ?? '', /^POST mcp\.test \/mcp$/);
+  });
+
+  test('(review) a body judged and passed on is held until its answer ends: bodies waiting for an upstream connection count; control: with the budget high enough, the same requests all wait unrefused', async () => {
+    // An upstream that reads each request whole and never answers, one connection at a time.
+    const upCa = testCa();
+    const leaf = new LeafCache(upCa).get('hang.test');
+    const https = await import('node:https');
+    let reached = 0;
+    const hang = https.createServer({ key: leaf.keyPem, cert: leaf.certPem }, (req) => {
+      req.resume();
+      req.on('end', () => reached++);
+    });
+    const hangPort = await listen(hang as never);
+    const ca = createRunCa(['hang.test'], 'test');
+    const run = async (budget: number) => {
+      const limits = { headTimeoutMs: 5000, maxConnections: 50, upstreamSocketsPerHost: 1, auditMaxBytes: MIB, mcpBodiesMaxBytes: budget };
+      const mcp = [{ name: 'h', url: 'https://hang.test/mcp', target: '/mcp', host: 'hang.test', port: 443, policy: { server: 'h', allow: null, deny: [] }, local: false }];
+      const ic = new Interceptor({ leaves: new LeafCache(ca), secrets: [], upstreamCa: [upCa.certPem], audit: () => {}, limits, mcp }, hostHeaderProblem);
+      const px = createProxy({ policy: { egressHosts: ['hang.test'], denyHosts: [], mapped: { 'hang.test': `127.0.0.1:${hangPort}` } }, audit: () => {}, interceptor: ic, secrets: [], limits, mcp });
+      const pport = await listen(px);
+      const open: Array<{ s: import('node:stream').Duplex; r: ReturnType<typeof reader> }> = [];
+      const statuses: Array<string | undefined> = [];
+      try {
+      for (let i = 0; i < 4; i++) {
+        const s = await tunnel(pport, 'hang.test', 443, { caPem: ca.certPem });
+        const r = reader(s);
+        const body = `{"jsonrpc":"2.0","id":${i},"method":"ping","params":{"pad":"${'a'.repeat(3 * MIB)}"}}`;
+        s.write(`POST /mcp HTTP/1.1\r\nHost: hang.test\r\nContent-Type: application/json\r\nAccept: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+        open.push({ s, r });
+        await new Promise((res) => setTimeout(res, 200));
+      }
+      for (const { r } of open) statuses.push(status(r.all()));
+      } finally {
+        for (const { s } of open) s.destroy();
+        ic.close();
+        px.close();
+      }
+      return statuses;
+    };
+    // 8 MiB: the first (sent upstream, unanswered) and the second (waiting for the connection) hold 6 MiB; the third and
+    // fourth are refused.
+    try {
+      assert.deepEqual(await run(8 * MIB), [undefined, undefined, '503', '503']);
+      // The control: with room for all, none is refused (they wait).
+      assert.deepEqual(await run(64 * MIB), [undefined, undefined, undefined, undefined]);
+      assert.ok(reached >= 1);
+    } finally {
+      hang.closeAllConnections();
+      hang.close();
+    }
   });
 });
