@@ -249,21 +249,59 @@ class OtherCharset implements MessageFilter {
     return EMPTY;
   }
   end(): Buffer {
-    return refusal(`is in ${JSON.stringify(this.charset.slice(0, 40))}, not UTF-8`);
+    return refusal(`says ${JSON.stringify(this.charset.slice(0, 60))} of its charset, not plainly UTF-8`);
   }
   get held(): number {
     return 0;
   }
 }
 
-/** The charset a Content-Type names, lower case, or null. */
-function charsetOf(contentType: string | undefined): string | null {
-  const m = /;\s*charset\s*=\s*"?([^";\s]*)"?/i.exec(contentType ?? '');
-  return m ? (m[1] ?? '').toLowerCase() : null;
+/**
+ * What a Content-Type says of its charset that is not plainly UTF-8, or null:
+ * its parameters read as a client's parser reads them (quoted strings, RFC
+ * 2231's `charset*` and `charset*0` names), and anything but none or one
+ * `charset=utf-8` refused, as is a value holding two types (found in review:
+ * `charset*=utf-8''utf-7`, a `charset=utf-8` inside another parameter's
+ * quotes, and `charset*0=utf-; charset*1=7` each read as UTF-7 by Python's
+ * parser, and as no charset by the first reading of this one).
+ */
+export function charsetProblem(contentType: string | undefined): string | null {
+  if (contentType === undefined) return null;
+  const ct = contentType;
+  let i = ct.indexOf(';');
+  if ((i === -1 ? ct : ct.slice(0, i)).includes(',')) return 'two types';
+  const charsets: string[] = [];
+  while (i !== -1 && i < ct.length) {
+    i++;
+    let name = '';
+    while (i < ct.length && ct[i] !== '=' && ct[i] !== ';') name += ct[i++];
+    let value = '';
+    if (ct[i] === '=') {
+      i++;
+      while (i < ct.length && (ct[i] === ' ' || ct[i] === '\t')) i++;
+      if (ct[i] === '"') {
+        i++;
+        while (i < ct.length && ct[i] !== '"') {
+          if (ct[i] === '\\') i++;
+          value += ct[i++] ?? '';
+        }
+        if (ct[i] !== '"') return 'an unended quoted value';
+        i++;
+        while (i < ct.length && ct[i] !== ';') if (ct[i++] !== ' ' && ct[i - 1] !== '\t') return 'text after a quoted value';
+      } else {
+        while (i < ct.length && ct[i] !== ';') value += ct[i++];
+        if (value.includes(',')) return 'two types';
+      }
+    }
+    const n = name.trim().toLowerCase();
+    if (n.startsWith('charset')) charsets.push(`${n}=${value.trim().toLowerCase()}`);
+  }
+  if (charsets.length === 0 || (charsets.length === 1 && (charsets[0] === 'charset=utf-8' || charsets[0] === 'charset=utf8'))) return null;
+  return charsets.join('; ');
 }
 
 /** The filter of an answer whose Content-Type is `contentType`. */
 export const answerFilter = (p: ToolPolicy, contentType?: string): MessageFilter => {
-  const charset = charsetOf(contentType);
-  return charset === null || charset === 'utf-8' || charset === 'utf8' ? new SniffedAnswer(p) : new OtherCharset(charset);
+  const problem = charsetProblem(contentType);
+  return problem === null ? new SniffedAnswer(p) : new OtherCharset(problem);
 };

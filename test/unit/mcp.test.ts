@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { answerFilter, filterJson } from '../../lib/mcp/answer-filter.js';
+import { answerFilter, charsetProblem, filterJson } from '../../lib/mcp/answer-filter.js';
 import { ambiguity, parseMessages } from '../../lib/mcp/jsonrpc.js';
 import { serverAt } from '../../lib/mcp/servers.js';
 import { filterRequest as _fr, framingProblem } from '../../lib/mcp/request-filter.js';
@@ -358,7 +358,14 @@ test('(review) an event any reader could take otherwise is dropped: a byte anoth
   // (Unlisted: an event whose bytes are not UTF-8 — an overlong encoding of "\n", which a lenient decoder reads as one.)
   assert.equal(through(Buffer.concat([Buffer.from('event: message'), Buffer.from([0xc0, 0x8a]), Buffer.from(`${listing}\n\n`)])), '');
   assert.equal(through(`event: message\nx-data: 1\n${listing}\n\n`), '');
-  for (const ct of ['text/event-stream; charset=utf-16', 'application/json; charset="UTF-7"']) assert.match(through(`${listing}\n\n`, ct), /^\{"jsonrpc":"2\.0","id":null,"error":\{"code":-32603,"message":"stashbase: the MCP server's answer is in \\"utf-(16|7)\\", not UTF-8, so it was not passed on"\}\}$/);
+  for (const ct of ['text/event-stream; charset=utf-16', 'application/json; charset="UTF-7"']) assert.match(through(`${listing}\n\n`, ct), /^\{"jsonrpc":"2\.0","id":null,"error":\{"code":-32603,"message":"stashbase: the MCP server's answer says \\"charset=utf-(16|7)\\" of its charset, not plainly UTF-8, so it was not passed on"\}\}$/);
+  // (review, round 2) Spellings Python's parser reads as UTF-7: RFC 2231 names, one inside another's quotes, a continuation; and
+  // (unlisted) two Content-Type headers joined, and a charset given twice.
+  for (const ct of ["text/event-stream; charset*=utf-8''utf-7", 'text/event-stream; x="; charset=utf-8"; charset=utf-7', 'text/event-stream; charset*0=utf-; charset*1=7', 'text/event-stream, text/plain; charset=utf-7', 'text/event-stream; charset=utf-8; charset=utf-7']) assert.notEqual(charsetProblem(ct), null, ct);
+  for (const ct of [undefined, 'text/event-stream', 'text/event-stream; charset=utf-8', 'application/json; charset="UTF-8"', 'text/event-stream; x="a;b,c"']) assert.equal(charsetProblem(ct), null, ct);
+  // The control: Python's own parser reads the first three as UTF-7.
+  const pyCharset = spawnSync('python3', ['-c', "import sys\nfrom email.message import Message\nfor ct in sys.argv[1:]:\n    m = Message(); m['content-type'] = ct; print(m.get_content_charset())", "text/event-stream; charset*=utf-8''utf-7", 'text/event-stream; x="; charset=utf-8"; charset=utf-7', 'text/event-stream; charset*0=utf-; charset*1=7'], { encoding: 'utf8' });
+  assert.equal(pyCharset.stdout, 'utf-7\nutf-7\nutf-7\n', pyCharset.stderr);
   // The control: a plain event is filtered, in UTF-8 said or not; and Python's splitlines finds a data line in the first one.
   for (const ct of [undefined, 'text/event-stream; charset=UTF-8']) assert.equal(through(`event: message\n${listing}\n\n`, ct), `event: message\ndata: ${JSON.stringify(KEPT)}\n\n`);
   const py = spawnSync('python3', ['-c', 'import sys; print(sum(1 for l in sys.stdin.read().splitlines() if l.startswith("data:")))'], { input: `event: message\x0b${listing}\n\n`, encoding: 'utf8' });
