@@ -16,7 +16,7 @@
 // an answer that does not come within two minutes is an error.
 import type { ChildProcess } from 'node:child_process';
 import { closeSync, lstatSync, openSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, posix } from 'node:path';
 import { findRepoRoot } from '../git/repo.js';
 import type { Protection } from '../paths/protect.js';
 import { realPathOf } from '../util/real-path.js';
@@ -89,21 +89,37 @@ export function localServerCommand(cfg: LocalMcpConfig, o: LocalServerInput): Co
   // What the agent writes is not the server's program or its files: a next run would run what the agent left.
   // A bare command as bwrap will find it on that PATH (an allow_write folder on it is the agent's too).
   const program = cfg.command[0]!.includes('/') ? cfg.command[0]! : (findTool(cfg.command[0]!, { PATH: path }, o.cwd) ?? cfg.command[0]!);
-  const agentWrites = (rp: string) => [cwd, ...(o.writable ?? [])].some((w) => rp === w || rp.startsWith(w + '/'));
+  const roots = [cwd, ...(o.writable ?? [])];
+  const agentWrites = (rp: string) => roots.some((w) => rp === w || rp.startsWith(w + '/'));
   for (const p of [program, ...cfg.read.map((r) => expandHome(r, o.home, o.cwd))]) {
     const abs = expandHome(p, o.home, o.cwd);
     const rp = p.includes('/') ? (realPathOf(abs) ?? abs) : null;
-    if (rp !== null && agentWrites(rp)) return `${p} lies where the agent writes (the working tree or allow_write): a later run would run what the agent left there`;
+    // By its name too (found in review: a link in the tree to a program elsewhere passed, and the agent can swap the link).
+    if (rp !== null && (agentWrites(rp) || agentWrites(posix.normalize(abs)))) return `${p} lies where the agent writes (the working tree or allow_write): a later run would run what the agent left there`;
+    // (found in review: a read path above the tree showed it whole, deny_read paths too: the tree is workdir's to show)
+    if (rp !== null && p !== program && roots.some((w) => w.startsWith(rp + '/'))) return `${p} holds ${roots.find((w) => w.startsWith(rp + '/'))}, where the agent writes: workdir says what the server sees of the tree`;
   }
-  // Nor a file it is given by name (found in review: ["node", "tools/mcp.js"], a script in the tree, ran the agent's code
-  // with the server's secrets): an absolute path among its arguments (a --flag=path's too) that lies where the agent
-  // writes must be a folder there (data it works on), never a file or a name the agent could make one.
-  for (const arg of cfg.command.slice(1)) {
-    for (const p of [arg, arg.slice(arg.indexOf('=') + 1)]) {
-      if (!p.startsWith('/')) continue;
-      const rp = realPathOf(p) ?? p;
-      if (agentWrites(rp) && lstatSync(rp, { throwIfNoEntry: false })?.isDirectory() !== true) return `its argument ${arg} names ${rp}, where the agent writes (the working tree or allow_write), and not a folder: the server would run or obey what the agent left there`;
+  // Nor anything it is given by name there (found in review: ["node", "tools/mcp.js"] ran the agent's script with the
+  // server's secrets; then a folder, which node and python run an index.js or __main__.py of, uv's --directory, a path
+  // inside sh -c's string, --import=file://…, NODE_OPTIONS): no argument or literal env value may name a path where the
+  // agent writes, by its name or through links, except a folder the profile lists in `data` given as a whole argument.
+  const data = new Set(cfg.data.map((d) => realPathOf(expandHome(d, o.home, o.cwd)) ?? expandHome(d, o.home, o.cwd)));
+  for (const d of data) if (!agentWrites(d) || lstatSync(d, { throwIfNoEntry: false })?.isDirectory() !== true) return `data: ${d} is not a folder where the agent writes (data names such folders alone)`;
+  const named = (text: string): string | null => {
+    const expanded = text.replace(/(^|[^\w])~(?=\/|$)/g, `$1${o.home}`).replace(/\$\{?HOME\}?/g, o.home);
+    for (const m of expanded.matchAll(/\/[^\s"'`;,=|&<>()]*/g)) {
+      const p = posix.normalize(m[0]).replace(/\/+$/, '') || '/';
+      if (agentWrites(p) || agentWrites(realPathOf(p) ?? p)) return p;
     }
+    return null;
+  };
+  for (const arg of cfg.command.slice(1)) {
+    const p = named(arg);
+    if (p !== null && !(data.has(realPathOf(arg) ?? arg) && arg === p)) return `its argument ${JSON.stringify(arg)} names ${p}, where the agent writes (the working tree or allow_write): the server would run or obey what the agent left there (a folder it only works on can be listed in data)`;
+  }
+  for (const [k, v] of Object.entries(cfg.env)) {
+    const p = 'value' in v ? named(v.value) : null;
+    if (p !== null) return `its env ${k} names ${p}, where the agent writes (the working tree or allow_write): the server would run or obey what the agent left there`;
   }
   const hidden: Array<{ path: string; dir: boolean }> = [];
   const pinned: string[] = [];

@@ -108,6 +108,8 @@ export interface LocalMcpConfig {
   workdir: 'none' | 'read' | 'write';
   /** Paths the server may read besides the system's (its own installation). */
   read: string[];
+  /** Folders where the agent writes that the server's arguments may name, as data it works on (never code it runs). */
+  data: string[];
   /** The hosts it may reach, only through a proxy of its own (lib/mcp/local-server.ts); none: no network. */
   hosts: string[];
 }

@@ -19,7 +19,7 @@ import { normalizeHost } from '../proxy/policy.js';
 import { formatPath, type KeyPath, type Problem, Reader } from './validators.js';
 
 const TOP = ['description', 'allow_hooks', 'sandbox', 'filesystem', 'network', 'secrets', 'config_env', 'environment', 'workspace', 'hooks', 'mcp'] as const;
-const MCP_SERVER = ['url', 'allow_tools', 'deny_tools', 'command', 'env', 'workdir', 'read', 'hosts'] as const;
+const MCP_SERVER = ['url', 'allow_tools', 'deny_tools', 'command', 'env', 'workdir', 'read', 'hosts', 'data'] as const;
 const MCP_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 /** A variable name, or a glob of one (`*` any run of characters, `?` one). */
 const NAME_GLOB = /^[A-Za-z_*?][A-Za-z0-9_*?]*$/;
@@ -333,10 +333,17 @@ function readMcp(r: Reader, raw: unknown, egressHosts: string[], denyRead: strin
       });
       // Its own network: through a proxy of its own, to these hosts alone.
       const hostsOf = r.strings(e.hosts, [...path, 'hosts'], (h, p) => r.hostPattern(h, p, true));
-      local = { command, env, workdir, read, hosts: hostsOf };
+      const data = r.strings(e.data, [...path, 'data'], (s, p) => {
+        if (s.startsWith('re:') || /[*?[]/.test(s)) {
+          r.fail(p, `${JSON.stringify(s)}: name a folder, not a pattern`);
+          return false;
+        }
+        return true;
+      });
+      local = { command, env, workdir, read, hosts: hostsOf, data };
       url = `https://${name}.${LOCAL_MCP_DOMAIN}/mcp`;
     } else {
-      for (const k of ['env', 'workdir', 'read', 'hosts'] as const) if (e[k] !== undefined) r.fail([...path, k], 'belongs to a local server (command); a remote one is reached as egress_hosts and [secrets] say');
+      for (const k of ['env', 'workdir', 'read', 'hosts', 'data'] as const) if (e[k] !== undefined) r.fail([...path, k], 'belongs to a local server (command); a remote one is reached as egress_hosts and [secrets] say');
       url = r.nonEmpty(e.url, [...path, 'url']);
       if (e.url === undefined) r.fail([...path, 'url'], "is required: the server's https:// endpoint (or a command, for a local server)");
     }

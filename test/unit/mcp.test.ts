@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
+import { symlinkSync } from 'node:fs';
 import { after, test } from 'node:test';
 import { answerFilter, charsetProblem, filterJson } from '../../lib/mcp/answer-filter.js';
 import { ambiguity, parseMessages } from '../../lib/mcp/jsonrpc.js';
@@ -185,7 +186,7 @@ test('a local server\'s confinement: the system, node, what read names; the work
   writeFile(join(dir, 'tok'), 'tok-real-value-0123456789\n');
   const { chmodSync } = await import('node:fs');
   chmodSync(join(dir, 'tok'), 0o600);
-  const base = { hosts: [] as string[], command: ['node', '/opt/srv/index.js', 'stdio'], env: { A: { value: 'lit' }, T: { source: `file:${join(dir, 'tok')}`, from: { kind: 'file' as const, path: join(dir, 'tok') } } }, read: [dir] };
+  const base = { hosts: [] as string[], data: [] as string[], command: ['node', '/opt/srv/index.js', 'stdio'], env: { A: { value: 'lit' }, T: { source: `file:${join(dir, 'tok')}`, from: { kind: 'file' as const, path: join(dir, 'tok') } } }, read: [dir] };
   const work = join(t.dir, 'local-work');
   writeFile(join(work, 'README'), 'x');
   const cmd = (workdir: 'none' | 'read') => localServerCommand({ ...base, workdir }, { env: { PATH: process.env.PATH, SECRET_OF_YOURS: 'x' }, home: t.home, cwd: work, platform: 'linux' });
@@ -237,11 +238,33 @@ test('a local server\'s confinement: the system, node, what read names; the work
   // (review) Never from the tree (npx ran node_modules/.bin's program from there, python3 -m a module), and a file it is
   // named where the agent writes refused, a folder there its data.
   assert.match(read.args.join(' '), /--chdir \/tmp -- node \/opt\/srv\/index.js stdio$/);
-  const withArg = (arg: string) => localServerCommand({ ...base, read: [], command: ['node', '/opt/srv/index.js', arg], workdir: 'write' }, { env: { PATH: process.env.PATH }, home: t.home, cwd: wt, platform: 'linux', tree, seccompFile: '/run/f.bpf' });
-  assert.equal(withArg(join(wt, 'conf', 'deploy.sh')), `its argument ${join(wt, 'conf', 'deploy.sh')} names ${join(wt, 'conf', 'deploy.sh')}, where the agent writes (the working tree or allow_write), and not a folder: the server would run or obey what the agent left there`);
-  assert.match(String(withArg(`--config=${join(wt, 'mcp.json')}`)), /^its argument --config=\S+\/mcp\.json names \S+\/wtree\/mcp\.json, where the agent writes/);
-  assert.equal(typeof withArg(wt), 'object', 'the tree itself, a folder: its data');
-  assert.equal(typeof withArg('tools/mcp.js'), 'object', 'a relative name: from its private /tmp');
+  const server = (command: string[], more: { data?: string[]; env?: Record<string, { value: string }>; read?: string[] } = {}) => localServerCommand({ ...base, read: more.read ?? [], data: more.data ?? [], env: more.env ?? {}, command, workdir: 'write' }, { env: { PATH: process.env.PATH }, home: t.home, cwd: wt, platform: 'linux', tree, seccompFile: '/run/f.bpf' });
+  const refusedFor = (r: ReturnType<typeof server>) => (typeof r === 'string' ? r.replace(/:.*/s, '') : 'started');
+  assert.equal(server(['node', '/opt/srv/index.js', join(wt, 'conf', 'deploy.sh')]), `its argument ${JSON.stringify(join(wt, 'conf', 'deploy.sh'))} names ${join(wt, 'conf', 'deploy.sh')}, where the agent writes (the working tree or allow_write): the server would run or obey what the agent left there (a folder it only works on can be listed in data)`);
+  // (review, round 2) A folder node or python runs an index.js or __main__.py of, uv's --directory, a path in sh -c's string, a
+  // file URL, a --flag=x=path, an env value (NODE_OPTIONS), a read path above the tree; and (unlisted) ~ and $HOME in a string.
+  for (const [what, r] of [
+    ['folder', server(['node', join(wt, 'conf')])],
+    ['uv', server(['uv', '--directory', join(wt, 'conf'), 'run', 'weather.py'])],
+    ['sh', server(['sh', '-c', `exec node ${join(wt, 'tools', 'plain.js')}`])],
+    ['url', server(['node', `--import=file://${join(wt, 'x.mjs')}`, '/opt/srv/index.js'])],
+    ['flag', server(['node', '/opt/srv/index.js', `--flag=x=${join(wt, 'x.js')}`])],
+    ['tilde', localServerCommand({ ...base, read: [], data: [], env: {}, command: ['sh', '-c', 'exec node ~/wtree/x.js'], workdir: 'write' }, { env: { PATH: process.env.PATH }, home: dir, cwd: wt, platform: 'linux', tree, seccompFile: '/run/f.bpf' })],
+    ['home', localServerCommand({ ...base, read: [], data: [], env: {}, command: ['sh', '-c', 'exec node "$HOME/wtree/x.js"'], workdir: 'write' }, { env: { PATH: process.env.PATH }, home: dir, cwd: wt, platform: 'linux', tree, seccompFile: '/run/f.bpf' })],
+  ] as const) assert.match(refusedFor(r), /^its argument /, what);
+  assert.match(String(server(['node', '/opt/srv/index.js'], { env: { NODE_OPTIONS: { value: `--require ${join(wt, 'x.js')}` } } })), /^its env NODE_OPTIONS names \S+\/wtree\/x\.js, where the agent writes/);
+  assert.match(String(server(['node', '/opt/srv/index.js'], { read: [dir] })), /holds \S+\/wtree, where the agent writes: workdir says what the server sees of the tree$/);
+  // (review, round 2) A program named through a link in the tree (the agent can swap it), though it leads outside.
+  symlinkSync(process.execPath, join(wt, 'node-link'));
+  assert.match(String(server([join(wt, 'node-link'), '/opt/srv/index.js'])), /node-link lies where the agent writes/);
+  // A folder the profile lists in data, given as a whole argument: its data; the same folder in another form, or not listed, refused.
+  assert.equal(typeof server(['node', '/opt/srv/index.js', wt], { data: [wt] }), 'object');
+  assert.match(refusedFor(server(['node', '/opt/srv/index.js', `--root=${wt}`], { data: [wt] })), /^its argument /);
+  assert.match(refusedFor(server(['node', '/opt/srv/index.js', wt])), /^its argument /);
+  assert.match(String(server(['node', '/opt/srv/index.js'], { data: ['/opt'] })), /^data: \/opt is not a folder where the agent writes/);
+  // (review) Never from the tree; a relative name is from its private /tmp.
+  assert.match(read.args.join(' '), /--chdir \/tmp -- node \/opt\/srv\/index.js stdio$/);
+  assert.equal(typeof server(['node', 'tools/mcp.js']), 'object', 'a relative name: from its private /tmp');
   // The agent's seccomp filter (no setuid bits), on descriptor 3.
   assert.ok(tail.includes(' --seccomp 3 --unshare-all '), tail.slice(0, 400));
   assert.deepEqual(write.fds, [{ fd: 3, path: '/run/f.bpf' }]);
