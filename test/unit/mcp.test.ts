@@ -154,8 +154,11 @@ test("[mcp] in a profile: https URLs only, one server per host (which joins egre
     '[mcp.servers.twice]', 'url = "https://a.test/other"', 'allow_tools = ["ok", "no spaces"]',
     '[mcp.servers.local]', 'command = ["npx", "x"]', 'url = "https://d.test/"',
     '[mcp.servers.nourl]', 'deny_tools = []',
-    '[mcp.servers.keys]', 'command = ["srv"]', 'read = ["~/.ssh", "~"]', 'workdir = "rw"',
+    '[mcp.servers.keys]', 'command = ["srv"]', 'read = ["~/.ssh", "~"]', 'workdir = "rw"', 'data = ["src/*"]',
+    '[mcp.servers.remote-data]', 'url = "https://e.test/mcp"', 'data = ["."]',
   ].join('\n') + '\n');
+  assert.match(bad as string, /mcp\.servers\.keys\.data\[0\]: "src\/\*": name a folder, not a pattern/);
+  assert.match(bad as string, /mcp\.servers\.remote-data\.data: belongs to a local server \(command\)/);
   assert.equal(typeof bad, 'string');
   for (const re of [/mcp\.servers\."bad name": "bad name" is not a server name/, /mcp\.servers\.plain\.url: "http:\/\/b\.test\/mcp": a remote MCP server is reached over https/, /mcp\.servers\.cred\.url: .*no user, query or fragment/,
     /mcp\.servers\.twice\.url: a\.test is already \[mcp\.servers\.bad name\]'s/, /mcp\.servers\.twice\.allow_tools\[1\]: "no spaces" is not a glob over tool names/, /mcp\.servers\.local\.url: set url \(a remote server\) or command \(a local one\), not both/, /mcp\.servers\.nourl\.url: is required/, /mcp\.servers\.keys\.read\[0\]: "~\/\.ssh" would show the server "~\/\.ssh"/, /mcp\.servers\.keys\.read\[1\]: "~" would show the server/, /mcp\.servers\.keys\.workdir: "rw" is not one of "none", "read", "write"/]) {
