@@ -89,11 +89,27 @@ export function localServerCommand(cfg: LocalMcpConfig, o: LocalServerInput): Co
   // What the agent writes is not the server's program or its files: a next run would run what the agent left.
   // A bare command as bwrap will find it on that PATH (an allow_write folder on it is the agent's too).
   const program = cfg.command[0]!.includes('/') ? cfg.command[0]! : (findTool(cfg.command[0]!, { PATH: path }, o.cwd) ?? cfg.command[0]!);
-  const roots = [cwd, ...(o.writable ?? [])];
+  // Where the agent writes, by the names given and the real ones (found in review, round 3: an allow_write root reached
+  // through a link). (One in /tmp counts too: a read path may show the host's /tmp there.)
+  const roots = [...new Set([cwd, ...(o.writable ?? []), ...(o.writable ?? []).map((w) => realPathOf(w) ?? w)])];
   const agentWrites = (rp: string) => roots.some((w) => rp === w || rp.startsWith(w + '/'));
+  /** A path's real form, through the longest part of it that exists (a file not made yet, behind a link, found in review). */
+  const realOf = (p: string): string => {
+    for (let head = p, tail = ''; head !== '/' && head !== ''; tail = `/${posix.basename(head)}${tail}`, head = posix.dirname(head)) {
+      const r = realPathOf(head);
+      if (r !== null) return r + tail;
+    }
+    return p;
+  };
+  // What the server itself loads from, the system's folders, may hold no folder the agent writes (found in review, round 3:
+  // allow_write in /usr/local's dist-packages, where a .pth runs in every python3).
+  for (const sys of systemPaths().map((x) => x.path)) {
+    const inside = roots.find((w) => w === sys || w.startsWith(sys + '/'));
+    if (inside !== undefined) return `${inside}, where the agent writes, lies in ${sys}, which the server loads from: it would run what the agent left there`;
+  }
   for (const p of [program, ...cfg.read.map((r) => expandHome(r, o.home, o.cwd))]) {
     const abs = expandHome(p, o.home, o.cwd);
-    const rp = p.includes('/') ? (realPathOf(abs) ?? abs) : null;
+    const rp = p.includes('/') ? realOf(abs) : null;
     // By its name too (found in review: a link in the tree to a program elsewhere passed, and the agent can swap the link).
     if (rp !== null && (agentWrites(rp) || agentWrites(posix.normalize(abs)))) return `${p} lies where the agent writes (the working tree or allow_write): a later run would run what the agent left there`;
     // (found in review: a read path above the tree showed it whole, deny_read paths too: the tree is workdir's to show)
@@ -101,25 +117,52 @@ export function localServerCommand(cfg: LocalMcpConfig, o: LocalServerInput): Co
   }
   // Nor anything it is given by name there (found in review: ["node", "tools/mcp.js"] ran the agent's script with the
   // server's secrets; then a folder, which node and python run an index.js or __main__.py of, uv's --directory, a path
-  // inside sh -c's string, --import=file://…, NODE_OPTIONS): no argument or literal env value may name a path where the
-  // agent writes, by its name or through links, except a folder the profile lists in `data` given as a whole argument.
-  const data = new Set(cfg.data.map((d) => realPathOf(expandHome(d, o.home, o.cwd)) ?? expandHome(d, o.home, o.cwd)));
+  // inside sh -c's string, --import=file://…, NODE_OPTIONS; round 3: a path with a space, a colon-joined list, a folder
+  // above the tree and a relative path from it): no argument or literal env value may hold, anywhere, a path where the
+  // agent writes or a folder above one, except a folder the profile lists in `data` given as a whole argument, never as
+  // the one an interpreter runs or an option loads code from.
+  const norm = (p: string) => posix.normalize(p).replace(/(.)\/+$/, '$1');
+  const data = new Set(cfg.data.map((d) => realOf(norm(expandHome(d, o.home, o.cwd)))));
   for (const d of data) if (!agentWrites(d) || lstatSync(d, { throwIfNoEntry: false })?.isDirectory() !== true) return `data: ${d} is not a folder where the agent writes (data names such folders alone)`;
+  // The server's own HOME (its private /tmp, unless the profile sets another) is what ~ and $HOME are in a shell there.
+  const serverHome = env.HOME ?? '/tmp';
+  const ancestors = [...new Set(roots.flatMap((w) => {
+    const out: string[] = [];
+    for (let d = posix.dirname(w); d !== '/' && d !== '.'; d = posix.dirname(d)) out.push(d);
+    return out;
+  }))];
+  const BOUNDARY = /^(?:$|[\s"'`;:,=|&<>()/\\])/;
   const named = (text: string): string | null => {
-    const expanded = text.replace(/(^|[^\w])~(?=\/|$)/g, `$1${o.home}`).replace(/\$\{?HOME\}?/g, o.home);
-    for (const m of expanded.matchAll(/\/[^\s"'`;,=|&<>()]*/g)) {
-      const p = posix.normalize(m[0]).replace(/\/+$/, '') || '/';
-      if (agentWrites(p) || agentWrites(realPathOf(p) ?? p)) return p;
+    const expanded = text.replace(/(^|[^\w])~(?=\/|$)/g, `$1${serverHome}`).replace(/\$\{?HOME\}?/g, serverHome);
+    // Each absolute path in it, cut at any character a shell or a list splits at, and also read to the end (a name with a
+    // space in it): judged by its name, and by its real form.
+    for (const m of expanded.matchAll(/\/[^\s"'`;:,=|&<>()]*/g)) {
+      const p = norm(m[0]);
+      if (agentWrites(p) || agentWrites(realOf(p))) return p;
+    }
+    const flat = expanded.replace(/\/{2,}/g, '/');
+    for (const w of roots) {
+      for (let at = flat.indexOf(w); at !== -1; at = flat.indexOf(w, at + 1)) if (BOUNDARY.test(flat.slice(at + w.length))) return w;
+    }
+    // A folder above one, named itself (not a path below it elsewhere): a relative path from there reaches the tree.
+    for (const a of ancestors) {
+      for (let at = flat.indexOf(a); at !== -1; at = flat.indexOf(a, at + 1)) {
+        const next = flat.slice(at + a.length);
+        if ((at === 0 || /[\s"'`;:,=|&<>()]/.test(flat[at - 1] ?? '')) && /^(?:$|[\s"'`;:,=|&<>()])/.test(next)) return a;
+      }
     }
     return null;
   };
-  for (const arg of cfg.command.slice(1)) {
+  const args = cfg.command.slice(1);
+  const LOADS = /^(?:-r|--require|--import|--loader|--experimental-loader|-C|--directory|--project|--cwd|--prefix|--config|-c|-m)$/;
+  for (const [n, arg] of args.entries()) {
     const p = named(arg);
-    if (p !== null && !(data.has(realPathOf(arg) ?? arg) && arg === p)) return `its argument ${JSON.stringify(arg)} names ${p}, where the agent writes (the working tree or allow_write): the server would run or obey what the agent left there (a folder it only works on can be listed in data)`;
+    const asData = p !== null && data.has(realOf(norm(arg))) && norm(arg) === p && n > 0 && !LOADS.test(args[n - 1] ?? '');
+    if (p !== null && !asData) return `its argument ${JSON.stringify(arg)} names ${p}, where the agent writes (the working tree or allow_write) or a folder above it: the server would run or obey what the agent left there (a folder it only works on can be listed in data)`;
   }
   for (const [k, v] of Object.entries(cfg.env)) {
     const p = 'value' in v ? named(v.value) : null;
-    if (p !== null) return `its env ${k} names ${p}, where the agent writes (the working tree or allow_write): the server would run or obey what the agent left there`;
+    if (p !== null) return `its env ${k} names ${p}, where the agent writes (the working tree or allow_write) or a folder above it: the server would run or obey what the agent left there`;
   }
   const hidden: Array<{ path: string; dir: boolean }> = [];
   const pinned: string[] = [];
@@ -331,6 +374,16 @@ export class LocalServer {
    * result is filtered by the policy.
    */
   async exchange(body: Buffer): Promise<{ status: number; body: string }> {
+    // Read and written in a step of its own: what waits for the server's answers is their ids alone, never the request
+    // (found in review, round 3: the body, its text and its parsed form held for two minutes each).
+    const sent = this.send(body);
+    if ('status' in sent) return sent;
+    const { answers, batch } = sent;
+    if (answers.length === 0) return { status: 202, body: '' };
+    return this.answered(answers, batch);
+  }
+
+  private send(body: Buffer): { status: number; body: string } | { answers: Array<Promise<unknown>>; batch: boolean } {
     this.start();
     const text = body.toString('utf8');
     // The bridge writes each message anew: a number it cannot hold exactly would reach the server changed.
@@ -376,7 +429,10 @@ export class LocalServer {
       }));
       this.write({ ...m, id: own });
     }
-    if (answers.length === 0) return { status: 202, body: '' };
+    return { answers, batch };
+  }
+
+  private async answered(answers: Array<Promise<unknown>>, batch: boolean): Promise<{ status: number; body: string }> {
     const got = await Promise.all(answers);
     const answer = JSON.stringify(batch ? got : got[0]);
     const filtered = filterJson(answer, this.policy);

@@ -329,10 +329,12 @@ export class Interceptor {
     const limit = this.limits.headTimeoutMs;
     const deadline = setTimeout(() => stop(408, `an MCP request body to [mcp.servers.${server.name}] not whole within ${limit / 1000} s of its head (network.limits.head_timeout)`), limit);
     deadline.unref();
+    // (Once a local server's bridge has it, the bridge gives it back when done.)
+    let bridged = false;
     res.onGone(() => {
       over = true;
       parts = [];
-      giveBack();
+      if (!bridged) giveBack();
       clearTimeout(deadline);
     });
     req.read(
@@ -358,7 +360,12 @@ export class Interceptor {
           v = { forward: false, status: 400, body: JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32700, message: `stashbase: not an MCP message for [mcp.servers.${server.name}] (${(e as Error).name})` } }), rule: `not an MCP message for [mcp.servers.${server.name}]`, calls: [] };
         }
         for (const call of v.calls) this.o.audit({ type: 'mcp', server: server.name, host: t.host, tool: call.tool, decision: call.decision, rule: call.rule, argBytes: call.argBytes });
-        if (v.forward && server.local) return this.answerLocal(t, h, answering, server, body);
+        // A local server's: held until its bridge is done with it, whether or not the agent waits (found in review, round 3:
+        // an agent that left at once had its charge given back while the bridge held the request for two minutes).
+        if (v.forward && server.local) {
+          bridged = true;
+          return this.answerLocal(t, h, res, server, body, giveBack);
+        }
         if (v.forward) return this.send(t, http, req, answering, c, { headers, answer, body });
         giveBack();
         const e = requestEvent(t, h.method, pathOf(h.url), 'deny', v.rule);
@@ -373,7 +380,7 @@ export class Interceptor {
   }
 
   /** A local server's answer, from its bridge (lib/mcp/local-server.ts), audited as a request to its host. */
-  private answerLocal(t: Tunnel, h: Head, res: Responder, server: McpRemote, body: Buffer): void {
+  private answerLocal(t: Tunnel, h: Head, res: Responder, server: McpRemote, body: Buffer, done: () => void = () => {}): void {
     const bridge = this.o.bridges?.get(server.name);
     const reply = (status: number, text: string) => {
       const e = requestEvent(t, h.method, pathOf(h.url), status < 400 ? 'allow' : 'error', `[mcp.servers.${server.name}] (local)`);
@@ -384,8 +391,11 @@ export class Interceptor {
       if (bytes.length > 0) res.body(bytes);
       res.end();
     };
-    if (!bridge) return reply(502, JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32603, message: `stashbase: the local server ${server.name} is not running` } }));
-    bridge.exchange(body).then((a) => reply(a.status, a.body), (e: Error) => reply(502, JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32603, message: `stashbase: the local server ${server.name}: ${e.name}` } })));
+    if (!bridge) {
+      done();
+      return reply(502, JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32603, message: `stashbase: the local server ${server.name} is not running` } }));
+    }
+    bridge.exchange(body).finally(done).then((a) => reply(a.status, a.body), (e: Error) => reply(502, JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32603, message: `stashbase: the local server ${server.name}: ${e.name}` } })));
   }
 
   /** The request upstream and its answer back (lib/proxy/h1/exchange.ts), audited. */

@@ -127,4 +127,38 @@ describe('MCP request bodies: a budget for all at once, a deadline for each (rea
       hang.close();
     }
   });
+
+  test('(review, round 3) a local server\'s request stays charged until its bridge is done with it, though the agent left at once; control: with room for all, none is refused', async () => {
+    const { LocalServer } = await import('../../lib/mcp/local-server.js');
+    const ca = createRunCa(['slow.stashbase-mcp.internal'], 'test');
+    const run = async (budget: number) => {
+      // A server that reads every request and never answers.
+      const bridge = new LocalServer('slow', { file: 'sh', args: ['-c', 'cat >/dev/null'] }, { server: 'slow', allow: null, deny: [] });
+      const limits = { headTimeoutMs: 5000, maxConnections: 50, upstreamSocketsPerHost: 4, auditMaxBytes: MIB, mcpBodiesMaxBytes: budget };
+      const mcp = [{ name: 'slow', url: 'https://slow.stashbase-mcp.internal/mcp', target: '/mcp', host: 'slow.stashbase-mcp.internal', port: 443, policy: { server: 'slow', allow: null, deny: [] }, local: true }];
+      const ic = new Interceptor({ leaves: new LeafCache(ca), secrets: [], upstreamCa: [], audit: () => {}, limits, mcp, bridges: new Map([['slow', bridge]]) }, hostHeaderProblem);
+      const px = createProxy({ policy: { egressHosts: ['slow.stashbase-mcp.internal'], denyHosts: [], mapped: {} }, audit: () => {}, interceptor: ic, secrets: [], limits, mcp });
+      const pport = await listen(px);
+      const statuses: Array<string | undefined> = [];
+      try {
+        for (let i = 0; i < 4; i++) {
+          const s = await tunnel(pport, 'slow.stashbase-mcp.internal', 443, { caPem: ca.certPem });
+          const r = reader(s);
+          const body = `{"jsonrpc":"2.0","id":${i},"method":"tools/call","params":{"name":"x","arguments":{"pad":"${'a'.repeat(3 * MIB)}"}}}`;
+          s.write(`POST /mcp HTTP/1.1\r\nHost: slow.stashbase-mcp.internal\r\nContent-Type: application/json\r\nAccept: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+          await new Promise((res) => setTimeout(res, 300));
+          statuses.push(status(r.all()));
+          // The agent leaves at once.
+          s.destroy();
+        }
+      } finally {
+        bridge.stop();
+        ic.close();
+        px.close();
+      }
+      return statuses;
+    };
+    assert.deepEqual(await run(8 * MIB), [undefined, undefined, '503', '503']);
+    assert.deepEqual(await run(64 * MIB), [undefined, undefined, undefined, undefined]);
+  });
 });

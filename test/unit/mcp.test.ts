@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
-import { symlinkSync } from 'node:fs';
+import { mkdirSync, symlinkSync } from 'node:fs';
 import { after, test } from 'node:test';
 import { answerFilter, charsetProblem, filterJson } from '../../lib/mcp/answer-filter.js';
 import { ambiguity, parseMessages } from '../../lib/mcp/jsonrpc.js';
@@ -243,7 +243,7 @@ test('a local server\'s confinement: the system, node, what read names; the work
   assert.match(read.args.join(' '), /--chdir \/tmp -- node \/opt\/srv\/index.js stdio$/);
   const server = (command: string[], more: { data?: string[]; env?: Record<string, { value: string }>; read?: string[] } = {}) => localServerCommand({ ...base, read: more.read ?? [], data: more.data ?? [], env: more.env ?? {}, command, workdir: 'write' }, { env: { PATH: process.env.PATH }, home: t.home, cwd: wt, platform: 'linux', tree, seccompFile: '/run/f.bpf' });
   const refusedFor = (r: ReturnType<typeof server>) => (typeof r === 'string' ? r.replace(/:.*/s, '') : 'started');
-  assert.equal(server(['node', '/opt/srv/index.js', join(wt, 'conf', 'deploy.sh')]), `its argument ${JSON.stringify(join(wt, 'conf', 'deploy.sh'))} names ${join(wt, 'conf', 'deploy.sh')}, where the agent writes (the working tree or allow_write): the server would run or obey what the agent left there (a folder it only works on can be listed in data)`);
+  assert.equal(server(['node', '/opt/srv/index.js', join(wt, 'conf', 'deploy.sh')]), `its argument ${JSON.stringify(join(wt, 'conf', 'deploy.sh'))} names ${join(wt, 'conf', 'deploy.sh')}, where the agent writes (the working tree or allow_write) or a folder above it: the server would run or obey what the agent left there (a folder it only works on can be listed in data)`);
   // (review, round 2) A folder node or python runs an index.js or __main__.py of, uv's --directory, a path in sh -c's string, a
   // file URL, a --flag=x=path, an env value (NODE_OPTIONS), a read path above the tree; and (unlisted) ~ and $HOME in a string.
   for (const [what, r] of [
@@ -252,14 +252,37 @@ test('a local server\'s confinement: the system, node, what read names; the work
     ['sh', server(['sh', '-c', `exec node ${join(wt, 'tools', 'plain.js')}`])],
     ['url', server(['node', `--import=file://${join(wt, 'x.mjs')}`, '/opt/srv/index.js'])],
     ['flag', server(['node', '/opt/srv/index.js', `--flag=x=${join(wt, 'x.js')}`])],
-    ['tilde', localServerCommand({ ...base, read: [], data: [], env: {}, command: ['sh', '-c', 'exec node ~/wtree/x.js'], workdir: 'write' }, { env: { PATH: process.env.PATH }, home: dir, cwd: wt, platform: 'linux', tree, seccompFile: '/run/f.bpf' })],
-    ['home', localServerCommand({ ...base, read: [], data: [], env: {}, command: ['sh', '-c', 'exec node "$HOME/wtree/x.js"'], workdir: 'write' }, { env: { PATH: process.env.PATH }, home: dir, cwd: wt, platform: 'linux', tree, seccompFile: '/run/f.bpf' })],
+    // (~ and $HOME in a shell there are the server's HOME: the profile's, when it sets one.)
+    ['tilde', server(['sh', '-c', 'exec node ~/wtree/x.js'], { env: { HOME: { value: dir } } })],
+    ['home', server(['sh', '-c', 'exec node "$HOME/wtree/x.js"'], { env: { HOME: { value: dir } } })],
   ] as const) assert.match(refusedFor(r), /^its argument /, what);
+  // (review, round 3) Without a HOME of the profile's, ~ is the server's private /tmp: started.
+  assert.equal(typeof server(['sh', '-c', 'exec node ~/wtree/x.js']), 'object');
   assert.match(String(server(['node', '/opt/srv/index.js'], { env: { NODE_OPTIONS: { value: `--require ${join(wt, 'x.js')}` } } })), /^its env NODE_OPTIONS names \S+\/wtree\/x\.js, where the agent writes/);
   assert.match(String(server(['node', '/opt/srv/index.js'], { read: [dir] })), /holds \S+\/wtree, where the agent writes: workdir says what the server sees of the tree$/);
   // (review, round 2) A program named through a link in the tree (the agent can swap it), though it leads outside.
   symlinkSync(process.execPath, join(wt, 'node-link'));
   assert.match(String(server([join(wt, 'node-link'), '/opt/srv/index.js'])), /node-link lies where the agent writes/);
+  // (review, round 3) A path with a space, a colon-joined list (PYTHONPATH, PATH), a folder above the tree with a relative
+  // path from it, a file not made yet behind a link to the tree; and (unlisted) a Windows-style separator after the tree.
+  const spaced = join(dir, 'My Project');
+  mkdirSync(spaced, { recursive: true });
+  const at = (cwd: string, command: string[], env: Record<string, { value: string }> = {}) => localServerCommand({ ...base, read: [], data: [], env, command, workdir: 'read' }, { env: { PATH: process.env.PATH }, home: t.home, cwd, platform: 'linux' });
+  assert.match(refusedFor(at(spaced, ['node', join(spaced, 'server.js')])), /^its argument /);
+  assert.match(String(at(wt, ['node', '/opt/srv/index.js'], { PYTHONPATH: { value: `/opt/x:${wt}/src` } })), /^its env PYTHONPATH names /);
+  assert.match(String(at(wt, ['node', '/opt/srv/index.js'], { PATH: { value: `/usr/bin:${wt}` } })), /^its env PATH names /);
+  assert.match(refusedFor(at(wt, ['sh', '-c', `cd ${dir} && node wtree/x.js`])), /^its argument /);
+  symlinkSync(wt, join(dir, 'current'));
+  assert.match(refusedFor(at(wt, ['node', join(dir, 'current', 'not-yet.js')])), /^its argument /);
+  assert.match(refusedFor(at(wt, ['node', `${wt}\\x.js`])), /^its argument /);
+  // An allow_write folder inside what the server loads from (the system's folders): refused.
+  assert.match(String(localServerCommand({ ...base, read: [], data: [], env: {}, command: ['python3', '-m', 'srv'], workdir: 'none' }, { env: { PATH: process.env.PATH }, home: t.home, cwd: wt, platform: 'linux', writable: ['/usr/local/lib/python3/dist-packages'] })), /^\/usr\/local\/lib\/python3\/dist-packages, where the agent writes, lies in \/usr, which the server loads from/);
+  // A path elsewhere in the home, below a folder above the tree, is not the tree: started.
+  assert.equal(typeof at(wt, ['node', '/opt/srv/index.js', `${dir}/other/config.json`]), 'object');
+  // A data folder is never what an interpreter runs or an option loads code from.
+  assert.match(refusedFor(server(['node', wt], { data: [wt] })), /^its argument /);
+  assert.match(refusedFor(server(['node', '--require', wt, '/opt/srv/index.js'], { data: [wt] })), /^its argument /);
+  assert.equal(typeof server(['node', '/opt/srv/index.js', `${wt}/`], { data: [`${wt}/`] }), 'object', 'a trailing slash');
   // A folder the profile lists in data, given as a whole argument: its data; the same folder in another form, or not listed, refused.
   assert.equal(typeof server(['node', '/opt/srv/index.js', wt], { data: [wt] }), 'object');
   assert.match(refusedFor(server(['node', '/opt/srv/index.js', `--root=${wt}`], { data: [wt] })), /^its argument /);
