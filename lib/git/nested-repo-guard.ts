@@ -179,7 +179,7 @@ export interface NestedRepoGuard {
   /** Unplugs what the run left, and says what. */
   check(): string[];
   /** What the check needs besides the record of the run (lib/run/session.ts ended): to be made again by a later run. */
-  settings(): { keep: string[]; writableOutside: string[]; newRepo: boolean; tree: string };
+  settings(): { keep: string[]; writableOutside: string[]; newRepo: boolean; tree: string; root?: string };
 }
 
 /**
@@ -222,7 +222,7 @@ export function nestedRepoGuard(cwd: string, env: NodeJS.ProcessEnv, session: st
     }
   };
   return {
-    settings: () => ({ keep, writableOutside: writableOutside(), newRepo: repo === null, tree }),
+    settings: () => ({ keep, writableOutside: writableOutside(), newRepo: repo === null, tree, ...(repo ? { root: repo.root } : {}) }),
     check: () => {
       const outside = writableOutside();
       // Nothing any step moves aside leaves the tree (found in review: a top-level .claude made a link to ~/.claude had
@@ -230,7 +230,7 @@ export function nestedRepoGuard(cwd: string, env: NodeJS.ProcessEnv, session: st
       return movesWithin([cwd, repo?.root ?? cwd, ...outside], () => [
         ...each('links deny_write protects', () => restoreLinks(links)),
         ...each(`repositories planted in ${cwd}, setuid files and what your tools run unseen`, () => {
-          const found = checkNestedRepos(cwd, env, since, { newRepo: repo === null, setId: direct, keep, writableOutside: outside, tree, shared });
+          const found = checkNestedRepos(cwd, env, since, { newRepo: repo === null, setId: direct, keep, writableOutside: outside, tree, shared, ...(repo ? { root: repo.root } : {}) });
           // What it did elsewhere in the repository may have been your own (found in review: said, not silent).
           if (found.length > 0 && shared?.incomplete) found.push(`${tree} could not be noted whole as the run started (${shared.incomplete}), so what changed elsewhere in ${realRoot} during the run counted as the agent's, your own changes too`);
           return found;
@@ -454,20 +454,22 @@ export interface CheckOptions {
   tree?: string;
   /** The files that had names in it and others as the run started (lib/git/shared-names.ts); none told: every file outside it counts by its time. */
   shared?: SharedNames | null;
+  /** The repository's top as the run started (found in review: a .git the agent made in the working directory became the top, found again at the end, and its own). */
+  root?: string;
 }
 
 export function checkNestedRepos(cwd: string, env: NodeJS.ProcessEnv, since: number, o: CheckOptions = {}): string[] {
   const writableOutside = o.writableOutside ?? [];
   // Nothing it moves aside leaves the tree and the folders the run could write (found in review: a rename through a link
   // one of its own renames had re-aimed).
-  return movesWithin([cwd, findRepoRoot(cwd)?.root ?? cwd, ...writableOutside], () => checkTree(cwd, env, since, o.newRepo === true, o.setId === true, o.keep ?? [], writableOutside, o.tree ?? cwd, o.shared ?? null));
+  return movesWithin([cwd, o.root ?? findRepoRoot(cwd)?.root ?? cwd, ...writableOutside], () => checkTree(cwd, env, since, o.newRepo === true, o.setId === true, o.keep ?? [], writableOutside, o.tree ?? cwd, o.shared ?? null, o.root ?? null));
 }
 
-function checkTree(cwd: string, env: NodeJS.ProcessEnv, since: number, newRepo: boolean, setId: boolean, keep: string[], writableOutside: string[], tree: string, shared: SharedNames | null): string[] {
+function checkTree(cwd: string, env: NodeJS.ProcessEnv, since: number, newRepo: boolean, setId: boolean, keep: string[], writableOutside: string[], tree: string, shared: SharedNames | null, startRoot: string | null): string[] {
   const git = findTool('git', env);
   if (!git) return [];
   // A run that started outside any repository: the working directory's tree, its own .git included, is all the agent's.
-  const repo = newRepo ? null : findRepoRoot(cwd);
+  const repo = newRepo ? null : findRepoRoot(startRoot ?? cwd);
   const gitDir = repo ? (repo.gitDir ?? gitDirOf(join(repo.root, '.git'))) : null;
   const root = realpathSync.native(repo?.root ?? cwd);
   // The whole repository is walked (what a tool run at its top finds), but only what lies where the run could write

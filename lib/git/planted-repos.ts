@@ -512,6 +512,16 @@ export function writableOutsideTree(path: string, root: string, outside: string[
  * each). Null when it is no folder.
  */
 export function realFolder(p: string): string | null {
+  // Without /proc (macOS, where O_PATH's value means another flag): realpath(3), each prefix walked again (found in
+  // review: every link was passed by there).
+  if (process.platform !== 'linux') {
+    try {
+      const real = realpathSync.native(p);
+      return statSync(real).isDirectory() ? real : null;
+    } catch {
+      return null;
+    }
+  }
   let fd: number;
   try {
     fd = openSync(p, O_PATH | fsConstants.O_DIRECTORY);

@@ -65,13 +65,15 @@ async function reapOne(rec: SessionRecord, home: string, env: NodeJS.ProcessEnv,
   for (const m of removeRunDir(rec.runDir ?? runDirOf(home, rec.id, false), runStateDirOf(home, rec.id))) said(m);
   new AuditLog(home, rec.id).write({ type: 'end', exitCode: null, reaped: true, by: process.pid });
   removeSession(home, rec.id);
-  // (Every one of its keep_executables: the killed run's are not on record.)
-  checkLeft(rec, env, alert, { keep: [], writableOutside: [], newRepo: false });
+  // (Every one of its keep_executables: the killed run's are not on record; nor where it could write, so a change anywhere
+  // counts as its, the tree named / (found in review: links into its allow_write folders were passed by). Its renames stay
+  // held to the repository: writableOutside stays empty.)
+  checkLeft(rec, env, alert, { keep: [], writableOutside: [], newRepo: false, tree: '/' });
   return true;
 }
 
 /** The end-of-run check of a killed run's tree, as the run's own end would have made it. */
-function checkLeft(rec: SessionRecord, env: NodeJS.ProcessEnv, alert: (msg: string) => void, o: { keep: string[]; writableOutside: string[]; newRepo: boolean; tree?: string }): void {
+function checkLeft(rec: SessionRecord, env: NodeJS.ProcessEnv, alert: (msg: string) => void, o: { keep: string[]; writableOutside: string[]; newRepo: boolean; tree?: string; root?: string }): void {
   const started = Date.parse(rec.startedAt);
   if (!rec.cwd || !Number.isFinite(started)) return;
   const list = (v: unknown) => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
@@ -80,10 +82,11 @@ function checkLeft(rec: SessionRecord, env: NodeJS.ProcessEnv, alert: (msg: stri
     // the run's own end would have.
     const outside = list(o.writableOutside);
     // Where it wrote in the repository: a killed run's is not on record, so all of it (what changed there counts as the run's).
-    const root = findRepoRoot(rec.cwd)?.root ?? rec.cwd;
+    // (The repository's top as the run started, where its record says: a .git the agent made is not the top.)
+    const root = typeof o.root === 'string' ? o.root : findRepoRoot(rec.cwd)?.root ?? rec.cwd;
     const tree = typeof o.tree === 'string' ? o.tree : root;
     // Nothing it moves aside leaves the tree (found in review: a config path through a link to your own home's).
-    const left = movesWithin([rec.cwd, root, ...outside], () => [...checkNestedRepos(rec.cwd, env, started - CLOCK_SLACK_MS, { newRepo: o.newRepo === true, setId: rec.docker !== undefined, keep: list(o.keep), writableOutside: outside, tree }), ...quarantineToolConfigs(toolConfigPaths(rec.cwd, userHome(env), []), started - CLOCK_SLACK_MS)]);
+    const left = movesWithin([rec.cwd, root, ...outside], () => [...checkNestedRepos(rec.cwd, env, started - CLOCK_SLACK_MS, { newRepo: o.newRepo === true, setId: rec.docker !== undefined, keep: list(o.keep), writableOutside: outside, tree, ...(typeof o.root === 'string' ? { root: o.root } : {}) }), ...quarantineToolConfigs(toolConfigPaths(rec.cwd, userHome(env), []), started - CLOCK_SLACK_MS)]);
     for (const w of left) alert(`${w} (left by the killed run ${rec.id})`);
   } catch (e) {
     alert(`could not check ${rec.cwd} for nested repositories the killed run ${rec.id} registered (${(e as Error).message}); run git ls-files -s | grep ^160000 there before you run git`);

@@ -198,17 +198,25 @@ export async function runAgent(o: RunOptions): Promise<number> {
       }
     }
     // Said even with --silent: stashbase changed your repository, or could not check it.
+    // The run's record stays until the check is made: stopped before its end, the next run makes it (lib/run/reap.ts).
+    // A record that cannot be marked (a disk the agent filled) stops neither the check nor keeps it from being kept when
+    // the check cannot finish (found in review: the check was skipped and the record removed).
+    let checked = guard === null;
     try {
-      // The run's record stays until the check is made: stopped before its end, the next run makes it (lib/run/reap.ts).
       if (guard) endSession(stashbaseHome(o.env), session);
+    } catch (e) {
+      alert(`the run's record could not be marked ended (${(e as Error).message}): the check is made now all the same`);
+    }
+    try {
       // One block: a heading, then each thing found and what was done about it.
       const found = guard?.check() ?? [];
+      checked = true;
       if (found.length > 0) alert(`the run left ${found.length} thing(s) in ${cwd} that your own tools would run or be fooled by; each is named below with what was done about it:`);
       for (const w of found) alert(w);
     } catch (e) {
-      alert(`could not check the repository for nested repositories the agent registered (${(e as Error).message}); run git ls-files -s | grep ^160000 there before you run git`);
+      alert(`could not check ${cwd} for what the agent left for your tools to run (${(e as Error).message}): its record is kept, and the next run checks it again; meanwhile look for nested repositories (find . -name .git), ignored test files and changed node_modules before you run git or your tools there`);
     }
-    removeSession(stashbaseHome(o.env), session);
+    if (checked) removeSession(stashbaseHome(o.env), session);
     // A worktree that cannot be finished (UNSAFE) is said; the run's own failure, if it failed, stays its answer.
     try {
       await wt?.finish();

@@ -56,7 +56,7 @@ export interface SessionRecord {
    * made by the next run (found in review: the record went first, and an
    * agent that made the check long had it stopped for good).
    */
-  ended?: { keep: string[]; writableOutside: string[]; newRepo: boolean; tree?: string };
+  ended?: { keep: string[]; writableOutside: string[]; newRepo: boolean; tree?: string; root?: string };
 }
 
 export function sessionFile(home: string, id: string): string {
@@ -71,7 +71,7 @@ export function writeSession(home: string, record: SessionRecord): string {
   return file;
 }
 
-type CheckSettings = { keep: string[]; writableOutside: string[]; newRepo: boolean; tree?: string };
+type CheckSettings = { keep: string[]; writableOutside: string[]; newRepo: boolean; tree?: string; root?: string };
 /** The check's settings of this process's runs, told as each run starts (lib/run/run-agent.ts). */
 const checkSettings = new Map<string, () => CheckSettings>();
 
@@ -90,8 +90,8 @@ export function endSession(home: string, id: string): void {
     return; // never written (the run did not start), or gone
   }
   const tmp = `${file}.${process.pid}.tmp`;
-  const c = checkSettings.get(id)?.() ?? { keep: [], writableOutside: [], newRepo: false };
-  writeFileSync(tmp, JSON.stringify({ ...rec, ended: { keep: [...c.keep], writableOutside: [...c.writableOutside], newRepo: c.newRepo, tree: c.tree } }, null, 2) + '\n', { mode: 0o600 });
+  const c = checkSettings.get(id)?.() ?? { keep: [], writableOutside: [], newRepo: false, tree: '/' };
+  writeFileSync(tmp, JSON.stringify({ ...rec, ended: { keep: [...c.keep], writableOutside: [...c.writableOutside], newRepo: c.newRepo, tree: c.tree, root: c.root } }, null, 2) + '\n', { mode: 0o600 });
   renameSync(tmp, file);
 }
 

@@ -702,3 +702,26 @@ test('(review) where the run could write, named as a walk from a repository at /
   assert.deepEqual(['//proj/build/x.test.js', '/proj/a', '//proj', '//etc/passwd', '//home/u/.cache/x', '/'].map(writes), [true, true, true, false, true, false]);
   assert.deepEqual(['//proc', '//proc/1/cwd', '/sys/x', '//dev', '//device', '/home/proc'].map(kernelFolder), [true, true, true, true, false, false]);
 });
+
+test('(review, round 4) a .git the agent makes in its working directory, a folder of the repository (Seatbelt lets it): judged as planted, the repository\'s top being the one the run started in; control: your git status there runs its fsmonitor', async () => {
+  const root = repo('rcwdgit');
+  const work = join(root, 'sub');
+  mkdirSync(work);
+  const { nestedRepoGuard } = await import('../../lib/git/nested-repo-guard.js');
+  const genv = { ...env, STASHBASE_HOME: join(base, 'sbhomecwdgit') };
+  const guard = nestedRepoGuard(work, genv, 'ags_cccccccccccccccc', [], false, [], [], () => [], work)!;
+  const marker = join(base, 'rcwdgit-ran');
+  const plant = spawnSync('sh', ['-c', `git init -q . && git config core.fsmonitor "touch ${marker}; false"`], { cwd: work, env, encoding: 'utf8' });
+  assert.equal(plant.status, 0, plant.stderr);
+  // The control, on a copy: git status there runs it.
+  const copy = join(base, 'rcwdgit-copy');
+  spawnSync('cp', ['-a', work, copy]);
+  spawnSync('git', ['status'], { cwd: copy, env });
+  assert.equal(existsSync(marker), true, 'control');
+  rmSync(marker);
+  const warnings = guard.check();
+  assert.match(warnings.join('\n'), /the agent left a nested repository at \S+\/rcwdgit\/sub, in a subfolder, .*core\.fsmonitor/);
+  assert.equal(existsSync(join(work, '.git')), false);
+  spawnSync('git', ['status'], { cwd: work, env });
+  assert.equal(existsSync(marker), false);
+});
