@@ -4,6 +4,7 @@
 // the known agents' state (their history, logs and logins by name, never
 // their settings, commands or hooks); Claude Code's ~/.claude.json, written
 // in place, has its executable entries reverted after the run.
+import { lstatSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { buildNativePlan } from '../../templates/native-plan.js';
@@ -13,6 +14,7 @@ import type { Protection } from '../paths/protect.js';
 import { escapeRegex } from '../paths/rules.js';
 import { findRepoRoot, gitConfigTargets } from '../git/repo.js';
 import { checkoutGit } from '../git/run-git-dir.js';
+import { realOrSelf } from '../git/planted-repos.js';
 import { existingToolConfigs } from '../paths/tool-configs.js';
 import { sessionFile } from '../run/session.js';
 import { runStateDirOf } from '../run/run-dir.js';
@@ -63,6 +65,9 @@ export function prepareSeatbelt(
   const located = repo ? checkoutGit(repo.root) : null;
   const gitDir = located !== null && 'gitDir' in located ? located.gitDir : null;
   const warnings = gitDir === null ? [] : [`Seatbelt gives the agent no git directory of its own: ${gitDir} is read-only in this run (its git cannot commit; the Docker backend gives it one)`];
+  // A run in a folder of the repository: no .git of the agent's making there, where your git in that folder would take it
+  // for the repository while the run lasts (found in review: bubblewrap's stand-ins keep it out, Seatbelt let it in).
+  const ownDotGit = repo !== null && realOrSelf(repo.root) !== realOrSelf(ctx.cwd) && lstatSync(join(ctx.cwd, '.git'), { throwIfNoEntry: false }) === undefined ? [join(ctx.cwd, '.git')] : [];
   const services = p.sandbox.macosAllow;
   // The Mac's own credential stores, unless lifted by name; the Keychain's folder goes with the keychain opt-in.
   const darwinRead = darwinDenyRead().filter((s) => !p.filesystem.allowRead.includes(s) && !(services.includes('keychain') && s === KEYCHAIN_FOLDER));
@@ -75,7 +80,7 @@ export function prepareSeatbelt(
     unixSockets: p.sandbox.allowUnixSockets,
     deniedSockets: [...always.read, ...DARWIN_DENIED_SOCKETS],
     denyRead: [...new Set([...p.filesystem.denyRead, ...darwinRead])].filter((s) => !(services.includes('keychain') && s === KEYCHAIN_FOLDER)).concat(ctx.stashbaseHome, ...always.read),
-    denyWrite: [...p.filesystem.denyWrite, ...DARWIN_DENY_WRITE, ...(ctx.runDenyWrite ?? []), ...(gitDir !== null ? [gitDir] : []), ...gitConfigTargets(ctx.cwd, ctx.home, ctx.env), ...existingToolConfigs(ctx.cwd, ctx.home, p.filesystem.allowWrite), ...always.write],
+    denyWrite: [...p.filesystem.denyWrite, ...DARWIN_DENY_WRITE, ...(ctx.runDenyWrite ?? []), ...(gitDir !== null ? [gitDir] : []), ...ownDotGit, ...gitConfigTargets(ctx.cwd, ctx.home, ctx.env), ...existingToolConfigs(ctx.cwd, ctx.home, p.filesystem.allowWrite), ...always.write],
     writable: ctx.writable,
     home: ctx.home,
     cwd: ctx.cwd,

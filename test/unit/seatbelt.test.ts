@@ -112,3 +112,34 @@ test('the macOS plan: sandbox-exec with the profile built from the profile rules
   assert.deepEqual(prep.seatbelt!.args.slice(prep.seatbelt!.args.indexOf('-p') + 2), ['claude']);
   golden('native-plan-seatbelt.txt', formatPlan(prep.plan).replace(/\/run\/user\/\d+/g, '/run/user/UID'));
 });
+
+test('(review, round 4) a run in a folder of a repository cannot make a .git there (your git in that folder would take it for the repository while the run lasts); control: in a folder that is no repository it can, and in the folder itself it writes', async () => {
+  const { prepareNative } = await import('../../lib/native/prepare.js');
+  const { defaultProfile } = await import('../../lib/profile/default.js');
+  const { mkdirSync, mkdtempSync, realpathSync, rmSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const { spawnSync } = await import('node:child_process');
+  const top = realpathSync(mkdtempSync(join(tmpdir(), 'stashbase-sb-')));
+  try {
+    const repo = join(top, 'repo');
+    const alone = join(top, 'alone');
+    mkdirSync(join(repo, 'sub'), { recursive: true });
+    mkdirSync(alone);
+    assert.equal(spawnSync('git', ['init', '-q', repo]).status, 0);
+    const rulesAt = (cwd: string) => {
+      const prep = prepareNative({
+        session: 'ags_bbbbbbbbbbbbbbbb', profile: defaultProfile(), command: ['sh'], cwd, env: { PATH: '/usr/bin:/bin' }, home: join(top, 'home'),
+        stashbaseHome: join(top, 'home', '.stashbase'), mechanism: { kind: 'seatbelt', path: '/usr/bin/sandbox-exec', why: 'test' },
+        placeholders: {}, proxyToken: 't0ken', hookToken: 'h00k', proxyUrl: 'http://127.0.0.1:49152',
+      });
+      return readSbpl(prep.seatbelt!.args[prep.seatbelt!.args.indexOf('-p') + 1]!);
+    };
+    const inRepo = rulesAt(join(repo, 'sub'));
+    assert.deepEqual(['.git', '.git/config', 'src.ts'].map((f) => decide(inRepo, 'file-write-create', join(repo, 'sub', f))), ['deny', 'deny', 'allow']);
+    const noRepo = rulesAt(alone);
+    assert.equal(decide(noRepo, 'file-write-create', join(alone, '.git')), 'allow');
+  } finally {
+    rmSync(top, { recursive: true, force: true });
+  }
+});
