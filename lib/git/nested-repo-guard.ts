@@ -476,6 +476,10 @@ function checkTree(cwd: string, env: NodeJS.ProcessEnv, since: number, newRepo: 
   // counts as the run's: its tree (the working directory, or a worktree's top), its allow_write folders; what changed
   // elsewhere meanwhile is yours (found in CI: a run in a folder of a larger repository had your ~/.config link, in
   // another of its folders, removed when your side wrote below where it leads).
+  // A run that could have written anywhere (a killed run, whose record does not say where: tree /) has links and ways
+  // anywhere judged too (found in review, round 5: links into its allow_write folders were still passed by); its renames
+  // stay held to the repository by the caller's bounds.
+  if (realOrSelf(tree) === sep) writableOutside = [sep];
   const changed = runChanges(since, runWrites(root, tree, writableOutside), shared);
   const written = (p: string) => changed(p, lstatSync(p, { throwIfNoEntry: false }));
   const own = gitDir ? realpathSync.native(gitDir) : null;

@@ -25,6 +25,14 @@ import { alwaysDenied } from './always-denied.js';
 import { canonicalPath, realPathOnDisk, seatbeltInput } from './seatbelt-rules.js';
 import { DARWIN_DENY_WRITE, darwinDenyRead, KEYCHAIN_FOLDER } from '../profile/credential-stores.js';
 
+/**
+ * A path stashbase adds to the rules itself, as a rule that names it whatever characters it holds (found in review: a
+ * folder named "proj [v2]" made its .git's rule a glob that matched nothing, and the folder writable).
+ */
+function literalRule(p: string): string {
+  return /[*?[]/.test(p) ? `re:^${escapeRegex(p)}(/.*)?$` : p;
+}
+
 /** Where the helper writes the agent's exit status, and reads its environment from (the state folder: no sandbox reaches it). */
 export const seatbeltStatusOf = (stateDir: string) => join(stateDir, 'exit-status');
 export const seatbeltEnvOf = (stateDir: string) => join(stateDir, 'agent-env.json');
@@ -73,14 +81,14 @@ export function prepareSeatbelt(
   const darwinRead = darwinDenyRead().filter((s) => !p.filesystem.allowRead.includes(s) && !(services.includes('keychain') && s === KEYCHAIN_FOLDER));
   const built = seatbeltInput({
     writes: p.filesystem.writes,
-    allowWrite: allowList ? [ctx.cwd, tmp, ...p.filesystem.allowWrite] : [],
+    allowWrite: allowList ? [literalRule(ctx.cwd), literalRule(tmp), ...p.filesystem.allowWrite] : [],
     allowRules: agents.flatMap(agentRules),
     // Every run's folder in the temp folder, in both write modes; this run's readable, its temp writable.
     runFolders: { regex: `^${escapeRegex(canonicalPath(tmpdir(), real))}/stashbase-ags_`, own: runDir, tmp },
     unixSockets: p.sandbox.allowUnixSockets,
     deniedSockets: [...always.read, ...DARWIN_DENIED_SOCKETS],
     denyRead: [...new Set([...p.filesystem.denyRead, ...darwinRead])].filter((s) => !(services.includes('keychain') && s === KEYCHAIN_FOLDER)).concat(ctx.stashbaseHome, ...always.read),
-    denyWrite: [...p.filesystem.denyWrite, ...DARWIN_DENY_WRITE, ...(ctx.runDenyWrite ?? []), ...(gitDir !== null ? [gitDir] : []), ...ownDotGit, ...gitConfigTargets(ctx.cwd, ctx.home, ctx.env), ...existingToolConfigs(ctx.cwd, ctx.home, p.filesystem.allowWrite), ...always.write],
+    denyWrite: [...p.filesystem.denyWrite, ...DARWIN_DENY_WRITE, ...(ctx.runDenyWrite ?? []), ...[...(gitDir !== null ? [gitDir] : []), ...ownDotGit].map(literalRule), ...gitConfigTargets(ctx.cwd, ctx.home, ctx.env), ...existingToolConfigs(ctx.cwd, ctx.home, p.filesystem.allowWrite), ...always.write],
     writable: ctx.writable,
     home: ctx.home,
     cwd: ctx.cwd,

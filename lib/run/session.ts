@@ -91,8 +91,13 @@ export function endSession(home: string, id: string): void {
   }
   const tmp = `${file}.${process.pid}.tmp`;
   const c = checkSettings.get(id)?.() ?? { keep: [], writableOutside: [], newRepo: false, tree: '/' };
-  writeFileSync(tmp, JSON.stringify({ ...rec, ended: { keep: [...c.keep], writableOutside: [...c.writableOutside], newRepo: c.newRepo, tree: c.tree, root: c.root } }, null, 2) + '\n', { mode: 0o600 });
-  renameSync(tmp, file);
+  try {
+    writeFileSync(tmp, JSON.stringify({ ...rec, ended: { keep: [...c.keep], writableOutside: [...c.writableOutside], newRepo: c.newRepo, tree: c.tree, root: c.root } }, null, 2) + '\n', { mode: 0o600 });
+    renameSync(tmp, file);
+  } catch (e) {
+    rmSync(tmp, { force: true });
+    throw e;
+  }
 }
 
 export function removeSession(home: string, id: string): void {

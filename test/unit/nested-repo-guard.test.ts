@@ -725,3 +725,18 @@ test('(review, round 4) a .git the agent makes in its working directory, a folde
   spawnSync('git', ['status'], { cwd: work, env });
   assert.equal(existsSync(marker), false);
 });
+
+test('(review, round 5) a killed run\'s check (where it wrote not on record: tree /) judges a link to a folder outside the repository that changed; control: a run that could write only its tree leaves it', async () => {
+  const { root, sh, since } = await subfolderRun('rkilled', "printf 'tests\\n' > .gitignore && echo x > a.js");
+  const aw = join(base, 'rkilled-aw');
+  mkdirSync(join(aw, 'evil'), { recursive: true });
+  writeFileSync(join(aw, 'evil', 'x.test.js'), 'require("fs")\n');
+  assert.equal(sh(`ln -s ${join(aw, 'evil')} tests`).status, 0);
+  // The control: judged as a live run that could write its tree alone, the link (its target outside) is left.
+  assert.deepEqual(checkNestedRepos(root, env, since, { tree: root }), []);
+  assert.equal(lstatSync(join(root, 'tests')).isSymbolicLink(), true);
+  const warnings = checkNestedRepos(root, env, since, { tree: '/' });
+  assert.equal(lstatSync(join(root, 'tests'), { throwIfNoEntry: false }), undefined, warnings.join('\n'));
+  assert.match(warnings.join('\n'), /the agent made \S+\/rkilled\/tests a link to \S+\/rkilled-aw\/evil/);
+  assert.equal(existsSync(join(aw, 'evil', 'x.test.js')), true, 'what it led to is left where it is');
+});

@@ -139,6 +139,12 @@ test('(review, round 4) a run in a folder of a repository cannot make a .git the
     assert.deepEqual(['.git', '.git/config', 'src.ts'].map((f) => decide(inRepo, 'file-write-create', join(repo, 'sub', f))), ['deny', 'deny', 'allow']);
     const noRepo = rulesAt(alone);
     assert.equal(decide(noRepo, 'file-write-create', join(alone, '.git')), 'allow');
+    // (review, round 5) In a folder whose name holds a glob's characters, the rule still names it (and the repository's own .git).
+    const odd = join(top, 'proj [v2]');
+    mkdirSync(join(odd, 'sub'), { recursive: true });
+    assert.equal(spawnSync('git', ['init', '-q', odd]).status, 0);
+    const inOdd = rulesAt(join(odd, 'sub'));
+    assert.deepEqual([join(odd, 'sub', '.git'), join(odd, '.git', 'config'), join(odd, 'sub', 'a.ts')].map((f) => decide(inOdd, 'file-write-create', f)), ['deny', 'deny', 'allow']);
   } finally {
     rmSync(top, { recursive: true, force: true });
   }
