@@ -5,7 +5,7 @@
 // their settings, commands or hooks); Claude Code's ~/.claude.json, written
 // in place, has its executable entries reverted after the run.
 import { lstatSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { buildNativePlan } from '../../templates/native-plan.js';
 import { buildSeatbeltCommand, buildSeatbeltProfile, type SeatbeltRule } from '../../templates/seatbelt.js';
@@ -75,7 +75,14 @@ export function prepareSeatbelt(
   const warnings = gitDir === null ? [] : [`Seatbelt gives the agent no git directory of its own: ${gitDir} is read-only in this run (its git cannot commit; the Docker backend gives it one)`];
   // A run in a folder of the repository: no .git of the agent's making there, where your git in that folder would take it
   // for the repository while the run lasts (found in review: bubblewrap's stand-ins keep it out, Seatbelt let it in).
-  const ownDotGit = repo !== null && realOrSelf(repo.root) !== realOrSelf(ctx.cwd) && lstatSync(join(ctx.cwd, '.git'), { throwIfNoEntry: false }) === undefined ? [join(ctx.cwd, '.git')] : [];
+  // Nor in a folder between it and the top, which an allow_write folder or deny-list writes may reach (found in review).
+  const ownDotGit: string[] = [];
+  if (repo !== null) {
+    const top = realOrSelf(repo.root);
+    for (let d = realOrSelf(ctx.cwd); d !== top && d.startsWith(top + '/'); d = dirname(d)) {
+      if (lstatSync(join(d, '.git'), { throwIfNoEntry: false }) === undefined) ownDotGit.push(join(d, '.git'));
+    }
+  }
   const services = p.sandbox.macosAllow;
   // The Mac's own credential stores, unless lifted by name; the Keychain's folder goes with the keychain opt-in.
   const darwinRead = darwinDenyRead().filter((s) => !p.filesystem.allowRead.includes(s) && !(services.includes('keychain') && s === KEYCHAIN_FOLDER));

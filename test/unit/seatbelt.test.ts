@@ -127,9 +127,11 @@ test('(review, round 4) a run in a folder of a repository cannot make a .git the
     mkdirSync(join(repo, 'sub'), { recursive: true });
     mkdirSync(alone);
     assert.equal(spawnSync('git', ['init', '-q', repo]).status, 0);
-    const rulesAt = (cwd: string) => {
+    const rulesAt = (cwd: string, writes: 'allow-list' | 'deny-list' = 'allow-list') => {
+      const profile = defaultProfile();
+      profile.filesystem.writes = writes;
       const prep = prepareNative({
-        session: 'ags_bbbbbbbbbbbbbbbb', profile: defaultProfile(), command: ['sh'], cwd, env: { PATH: '/usr/bin:/bin' }, home: join(top, 'home'),
+        session: 'ags_bbbbbbbbbbbbbbbb', profile, command: ['sh'], cwd, env: { PATH: '/usr/bin:/bin' }, home: join(top, 'home'),
         stashbaseHome: join(top, 'home', '.stashbase'), mechanism: { kind: 'seatbelt', path: '/usr/bin/sandbox-exec', why: 'test' },
         placeholders: {}, proxyToken: 't0ken', hookToken: 'h00k', proxyUrl: 'http://127.0.0.1:49152',
       });
@@ -137,6 +139,10 @@ test('(review, round 4) a run in a folder of a repository cannot make a .git the
     };
     const inRepo = rulesAt(join(repo, 'sub'));
     assert.deepEqual(['.git', '.git/config', 'src.ts'].map((f) => decide(inRepo, 'file-write-create', join(repo, 'sub', f))), ['deny', 'deny', 'allow']);
+    // And in a folder between it and the top, where deny-list writes reach (control: a file there is written).
+    mkdirSync(join(repo, 'mid', 'deep'), { recursive: true });
+    const open = rulesAt(join(repo, 'mid', 'deep'), 'deny-list');
+    assert.deepEqual([join(repo, 'mid', '.git'), join(repo, 'mid', 'deep', '.git'), join(repo, 'mid', 'notes.txt')].map((f) => decide(open, 'file-write-create', f)), ['deny', 'deny', 'allow']);
     const noRepo = rulesAt(alone);
     assert.equal(decide(noRepo, 'file-write-create', join(alone, '.git')), 'allow');
     // (review, round 5) In a folder whose name holds a glob's characters, the rule still names it (and the repository's own .git).
