@@ -11,6 +11,7 @@ import { chmodSync, closeSync, constants as fsConstants, type Dir, type Dirent, 
 import { readBackText } from '../readback/file.js';
 import { O_PATH } from '../paths/bind-sources.js';
 import type { SharedNames } from './shared-names.js';
+import { KERNEL_FOLDERS } from '../paths/expand.js';
 import { dirname, isAbsolute, resolve, sep } from 'node:path';
 
 /**
@@ -49,7 +50,7 @@ export function runWrites(root: string, tree: string, outside: string[]): (path:
 /** The kernel's own file systems, when a walk starts at / (a repository there): nothing the run left, and /proc holds every process's links. */
 export function kernelFolder(p: string): boolean {
   const n = p.startsWith('//') ? p.slice(1) : p;
-  return ['/proc', '/sys', '/dev'].some((k) => n === k || n.startsWith(k + '/'));
+  return KERNEL_FOLDERS.some((k) => n === k || n.startsWith(k + '/'));
 }
 
 /** What a plant is renamed to: git and your tools pass it by, and a `mv` restores it. */

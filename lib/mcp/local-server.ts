@@ -20,6 +20,7 @@ import { join, posix } from 'node:path';
 import { findRepoRoot } from '../git/repo.js';
 import type { Protection } from '../paths/protect.js';
 import { realPathOf } from '../util/real-path.js';
+import { canonicalPath } from '../native/seatbelt-rules.js';
 import type { Command } from '../../templates/command.js';
 import { buildConfineCommand, type ConfineBind } from '../../templates/confine.js';
 import { MCP_RELAY_SCRIPT, SERVER_PROXY_SOCKET } from '../../templates/mcp-relay.js';
@@ -93,14 +94,8 @@ export function localServerCommand(cfg: LocalMcpConfig, o: LocalServerInput): Co
   // through a link). (One in /tmp counts too: a read path may show the host's /tmp there.)
   const roots = [...new Set([cwd, ...(o.writable ?? []), ...(o.writable ?? []).map((w) => realPathOf(w) ?? w)])];
   const agentWrites = (rp: string) => roots.some((w) => rp === w || rp.startsWith(w + '/'));
-  /** A path's real form, through the longest part of it that exists (a file not made yet, behind a link, found in review). */
-  const realOf = (p: string): string => {
-    for (let head = p, tail = ''; head !== '/' && head !== ''; tail = `/${posix.basename(head)}${tail}`, head = posix.dirname(head)) {
-      const r = realPathOf(head);
-      if (r !== null) return r + tail;
-    }
-    return p;
-  };
+  // A path's real form, through the longest part of it that exists (a file not made yet, behind a link, found in review).
+  const realOf = (p: string): string => canonicalPath(p, realPathOf);
   // What the server itself loads from, the system's folders, may hold no folder the agent writes (found in review, round 3:
   // allow_write in /usr/local's dist-packages, where a .pth runs in every python3).
   for (const sys of systemPaths().map((x) => x.path)) {

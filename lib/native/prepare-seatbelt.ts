@@ -11,7 +11,7 @@ import { buildNativePlan } from '../../templates/native-plan.js';
 import { buildSeatbeltCommand, buildSeatbeltProfile, type SeatbeltRule } from '../../templates/seatbelt.js';
 import { auditFile } from '../run/audit.js';
 import type { Protection } from '../paths/protect.js';
-import { escapeRegex } from '../paths/rules.js';
+import { escapeRegex, GLOB_META } from '../paths/rules.js';
 import { findRepoRoot, gitConfigTargets } from '../git/repo.js';
 import { checkoutGit } from '../git/run-git-dir.js';
 import { realOrSelf } from '../git/planted-repos.js';
@@ -30,7 +30,7 @@ import { DARWIN_DENY_WRITE, darwinDenyRead, KEYCHAIN_FOLDER } from '../profile/c
  * folder named "proj [v2]" made its .git's rule a glob that matched nothing, and the folder writable).
  */
 function literalRule(p: string): string {
-  return /[*?[]/.test(p) ? `re:^${escapeRegex(p)}(/.*)?$` : p;
+  return GLOB_META.test(p) ? `re:^${escapeRegex(p)}(/.*)?$` : p;
 }
 
 /** Where the helper writes the agent's exit status, and reads its environment from (the state folder: no sandbox reaches it). */

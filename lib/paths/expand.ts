@@ -6,7 +6,8 @@ import { resolveRule, type Rule } from './rules.js';
 
 export const MAX_ENTRIES = 200_000;
 /** Kernel filesystems hold nothing a rule protects, and /proc would walk every process. */
-const SKIP = new Set(['/proc', '/sys', '/dev']);
+export const KERNEL_FOLDERS: readonly string[] = ['/proc', '/sys', '/dev'];
+const SKIP = new Set(KERNEL_FOLDERS);
 
 export interface Expansion {
   paths: string[];

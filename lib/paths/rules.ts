@@ -10,7 +10,7 @@ export type Rule =
   | { kind: 'path'; entry: string; path: string }
   | { kind: 'pattern'; entry: string; regex: RegExp; root: string; maxDepth: number | null };
 
-const GLOB_META = /[*?[]/;
+export const GLOB_META = /[*?[]/;
 
 export function escapeRegex(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
