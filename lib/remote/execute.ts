@@ -142,7 +142,11 @@ export function planRemote(o: { cwd: string; env: NodeJS.ProcessEnv; home: strin
   }
   const base = baseOut.stdout.trim();
   if (fresh) {
-    const denied = deniedTracked(repo, base, readDenied(o.profile, o.home, repo.root, o.stashbaseHome));
+    // Relative rules as a local run resolves them, from the run's folder (found in review: from a subfolder they were
+    // resolved at the repository's top, and the file local runs hide there travelled); from the top as well.
+    const atCwd = readDenied(o.profile, o.home, o.cwd, o.stashbaseHome);
+    const atTop = readDenied(o.profile, o.home, repo.root, o.stashbaseHome);
+    const denied = deniedTracked(repo, base, (p) => atCwd(p) || atTop(p));
     if (denied.length > 0) throw new SandboxUnavailableError(`files the profile's deny_read covers are committed, and a remote run would send them to the engine in your history: ${denied.slice(0, 10).join(', ')}${denied.length > 10 ? ` and ${denied.length - 10} more` : ''}; run locally (there they are hidden); nothing was run`);
   }
   return { repo, name, fresh, branch, workspace: workspaceName(repo.root, name), base };
@@ -169,14 +173,29 @@ export async function executeRemote(o: RemoteRunInput): Promise<number> {
     throw e;
   }
 
-  const audit = new AuditLog(home, ctx.session, runLimits(ctx.profile).auditMaxBytes);
-  const prep = prepareRemote({ ...ctx, network: 'sealed' }, o.target, o.plan, { seconds: leaseSeconds(ctx.env) });
+  let audit: AuditLog;
+  let prep: ReturnType<typeof prepareRemote>;
+  let plan: ReturnType<typeof planRunGitDir>;
+  let branchMade = false;
+  try {
+    audit = new AuditLog(home, ctx.session, runLimits(ctx.profile).auditMaxBytes);
+    prep = prepareRemote({ ...ctx, network: 'sealed' }, o.target, o.plan, { seconds: leaseSeconds(ctx.env) });
+    // Your branch first (at the base), so the run's own git directory starts with it; the import moves it.
+    if (fresh) {
+      await capture(git(repo.git, repo.root, ['branch', '--no-track', branch, base]));
+      branchMade = true;
+    }
+    plan = planRunGitDir({ gitDir: repo.gitDir, admin: null, stateDir: runStateDirOf(home, ctx.session), hideOthers: true, own: `refs/heads/${branch}` });
+  } catch (e) {
+    // Nothing of the run is left (found in review: a failure here left the run's SSH connection and folder).
+    if (branchMade) probe(git(repo.git, repo.root, ['branch', '-D', branch]));
+    await mux?.stop();
+    for (const m of removeRunDir(runDir)) alert(m);
+    throw e;
+  }
   if (announce) {
     process.stderr.write(`Agent session: ${ctx.session}\nAudit log: ${audit.file}\nSandbox: docker on a remote engine, ${o.target.host} (${o.target.from}); image ${ctx.choice.ref}, network sealed: the relay the only way out${ctx.runtime !== undefined ? `, runtime ${ctx.runtime}` : ''}\nRemote workspace: ${workspace} (branch ${branch}${fresh ? '' : ', resumed'})\n`);
   }
-  // Your branch first (at the base), so the run's own git directory starts with it; the import moves it.
-  if (fresh) await capture(git(repo.git, repo.root, ['branch', '--no-track', branch, base]));
-  const plan = planRunGitDir({ gitDir: repo.gitDir, admin: null, stateDir: runStateDirOf(home, ctx.session), hideOthers: true, own: `refs/heads/${branch}` });
   const started = Date.now();
   writeSession(home, {
     id: ctx.session, pid: process.pid, backend: 'docker', mechanism: 'docker-remote', profile: ctx.profile.name, cwd: ctx.cwd, argv: ctx.command,

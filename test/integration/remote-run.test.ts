@@ -365,6 +365,20 @@ describe('remote runs on a second Docker engine (real engines, tcp:// and ssh://
     assert.equal(denied.code, 4);
     assert.equal(denied.stderr, 'stashbase: files the profile\'s deny_read covers are committed, and a remote run would send them to the engine in your history: conf/credentials.json; run locally (there they are hidden); nothing was run\n');
     assert.equal(denied.stdout, '');
+    // Found in review: a relative rule resolves from the run's folder, as local runs resolve it. From a subfolder, the
+    // file local runs hide there travelled (the rule was resolved at the repository's top).
+    writeFile(join(t.sbHome, 'agents', 'relative.toml'), '[sandbox]\nbackend = "docker"\n[filesystem]\ndeny_read = ["keys/*.pem"]\n');
+    const nested = repository();
+    writeFile(join(nested, 'sub', 'keys', 'id.pem'), 'TOPSECRET-KEY\n');
+    spawnSync('git', ['-C', nested, 'add', 'sub'], { encoding: 'utf8' });
+    spawnSync('git', ['-C', nested, ...ID, 'commit', '-qm', 'key'], { encoding: 'utf8' });
+    const local = await cli(['agent', 'run', '--silent', '--profile', 'relative', '--', 'sh', '-c', 'cat keys/id.pem 2>&1; true'], { env: t.env, cwd: join(nested, 'sub'), timeoutMs: 120_000 });
+    assert.equal(local.code, 0, local.stderr);
+    assert.equal(local.stdout, 'cat: keys/id.pem: Permission denied\n', 'control: a local Docker run from sub hides it');
+    const fromSub = await cli(['agent', 'run', '--silent', '--profile', 'relative', '--', 'cat', 'keys/id.pem'], { env: tcpEnv(), cwd: join(nested, 'sub'), timeoutMs: 60_000 });
+    assert.equal(fromSub.code, 4, fromSub.stdout);
+    assert.equal(fromSub.stderr, 'stashbase: files the profile\'s deny_read covers are committed, and a remote run would send them to the engine in your history: sub/keys/id.pem; run locally (there they are hidden); nothing was run\n');
+    assert.equal(git(nested, 'for-each-ref', 'refs/heads/stashbase/'), '', 'no branch of the run');
     // Not named: deleted since, it is still in the history that would travel.
     spawnSync('git', ['-C', secret, 'rm', '-q', 'conf/credentials.json'], { encoding: 'utf8' });
     spawnSync('git', ['-C', secret, ...ID, 'commit', '-qm', 'no more creds'], { encoding: 'utf8' });
