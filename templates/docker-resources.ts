@@ -27,8 +27,13 @@ export function listWorkspacesCommand(docker: string): Command {
   return { file: docker, args: ['volume', 'ls', '--filter', `label=${LABEL_WORKSPACE}`, '--format', `{{.Name}}{{"\\t"}}{{json (.Label "${LABEL_WORKSPACE}")}}{{"\\t"}}{{json (.Label "${LABEL_ORIGIN}")}}`] };
 }
 
+/**
+ * Isolated-path volumes: the name, then the folder and path labels, each a JSON string, tab-separated (found in
+ * review: labels printed raw put a co-tenant's escape sequences on your terminal, and a line break in one a row of
+ * its own in the list cleanup removes).
+ */
 export function listVolumesCommand(docker: string): Command {
-  return { file: docker, args: ['volume', 'ls', '--filter', `label=${LABEL_ISOLATED}`, '--format', `{{.Name}}|{{.Label "${LABEL_REPO}"}}|{{.Label "${LABEL_ISOLATED}"}}`] };
+  return { file: docker, args: ['volume', 'ls', '--filter', `label=${LABEL_ISOLATED}`, '--format', `{{.Name}}{{"\\t"}}{{json (.Label "${LABEL_REPO}")}}{{"\\t"}}{{json (.Label "${LABEL_ISOLATED}")}}`] };
 }
 
 export function removeContainersCommand(docker: string, names: string[]): Command {

@@ -6,15 +6,15 @@ import { NETWORK_PREFIX } from '../../templates/docker-run.js';
 import { capture } from '../exec.js';
 import { liveSessionIds, processAlive, SESSION_ID } from '../run/session.js';
 import { hostname } from 'node:os';
-import { printable } from '../util/printable.js';
+import { escaped, printable } from '../util/printable.js';
 
 /** A label's value as `{{json .Label …}}` printed it (a name any co-tenant of the engine may have written): the string, made printable, or ''. */
 function labelText(json: string): string {
   return shown(parseJson(json)?.value);
 }
 
-/** A label's value as it is shown: a string, made printable and bounded; anything else ''. */
-const shown = (v: unknown) => (typeof v === 'string' ? printable(v, true).slice(0, 300) : '');
+/** A label's value as it is shown, in a row of columns: a string, made printable (tabs and line breaks too) and bounded; anything else ''. */
+const shown = (v: unknown) => (typeof v === 'string' ? printable(v, true).replace(/[\t\n]/g, escaped).slice(0, 300) : '');
 
 export interface RunLeftover {
   session: string;
@@ -87,10 +87,26 @@ export async function runLeftovers(docker: string, home: string, remote = false)
   return [...bySession.values()].sort((a, b) => (a.createdAt ?? '').localeCompare(b.createdAt ?? '') || a.session.localeCompare(b.session));
 }
 
+const VOLUME_NAME = /^stashbase-isolated-[A-Za-z0-9_.-]+$/;
+
+/**
+ * Isolated-path volumes as listVolumesCommand prints them: their labels as written (anyone who makes volumes on the
+ * engine writes them), '' where absent or not a string. A line that is not a name and two JSON strings is passed by.
+ */
+export function parseVolumeRows(out: string): VolumeLeftover[] {
+  const label = (text: string) => {
+    const v = parseJson(text)?.value;
+    return typeof v === 'string' ? v : '';
+  };
+  return out.split('\n').flatMap((line) => {
+    const [name = '', repo = '', path = '', ...more] = line.split('\t');
+    return more.length === 0 && VOLUME_NAME.test(name) ? [{ name, repo: label(repo), path: label(path) }] : [];
+  });
+}
+
+/** The same, each label made printable and bounded for the terminal. */
 export async function volumeLeftovers(docker: string): Promise<VolumeLeftover[]> {
-  return rows(await capture(listVolumesCommand(docker)))
-    .filter(([name = '']) => name.startsWith('stashbase-isolated-'))
-    .map(([name = '', repo = '', path = '']) => ({ name, repo, path }));
+  return parseVolumeRows(await capture(listVolumesCommand(docker))).map((v) => ({ name: v.name, repo: shown(v.repo), path: shown(v.path) }));
 }
 
 export interface WorkspaceLeftover {

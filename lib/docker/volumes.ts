@@ -3,10 +3,11 @@
 import { listVolumesCommand } from '../../templates/docker-resources.js';
 import { type IsolatedVolume, volumeCreateCommand, volumeOwnCommand } from '../../templates/docker-volumes.js';
 import { capture } from '../exec.js';
+import { parseVolumeRows } from './leftovers.js';
 
 export async function newVolumes(docker: string, volumes: IsolatedVolume[]): Promise<IsolatedVolume[]> {
   if (volumes.length === 0) return [];
-  const existing = new Set((await capture(listVolumesCommand(docker))).split('\n').map((l) => l.split('|')[0]));
+  const existing = new Set(parseVolumeRows(await capture(listVolumesCommand(docker))).map((v) => v.name));
   return volumes.filter((v) => !existing.has(v.name));
 }
 

@@ -2,6 +2,7 @@
 // it belongs to: the worktree's path): they go when the worktree goes.
 import { listVolumesCommand, removeVolumesCommand } from '../../templates/docker-resources.js';
 import { capture, probe } from '../exec.js';
+import { parseVolumeRows } from '../docker/leftovers.js';
 import { findTool } from '../util/find-tool.js';
 import type { Worktree } from './layout.js';
 
@@ -11,7 +12,7 @@ export async function removeWorktreeVolumes(w: Worktree, env: NodeJS.ProcessEnv)
   if (!docker) return [];
   const r = probe(listVolumesCommand(docker), 15000);
   if (r.code !== 0) return [];
-  const names = r.stdout.split('\n').map((l) => l.split('|')).filter(([n = '', repo]) => n.startsWith('stashbase-isolated-') && repo === w.path).map(([n = '']) => n);
+  const names = parseVolumeRows(r.stdout).filter((v) => v.repo === w.path).map((v) => v.name);
   if (names.length > 0) await capture(removeVolumesCommand(docker, names));
   return names;
 }

@@ -271,4 +271,26 @@ describe(`Docker backend: filesystem, environment and limits (real engine, ${DOC
     assert.equal(removed.code, 0, removed.stderr);
     assert.equal(docker(['volume', 'ls', '--quiet', '--filter', `name=${name}`]).trim(), '');
   });
+
+  test('isolated paths: labels another user of the engine wrote are shown escaped, one row each, and add no volume to what cleanup removes (found in review)', async () => {
+    const hostile = `stashbase-isolated-labels-${process.pid}`;
+    const bystander = `stashbase-isolated-bystander-${process.pid}`;
+    docker(['volume', 'create', bystander]);
+    docker(['volume', 'create', '--label', 'stashbase.isolated-path=/x\u001b]0;PWNED\u0007\u001b[2J', '--label', `stashbase.repo=r\u001b[31mRED\t\n${bystander}|a|b\n  indented`, hostile]);
+    try {
+      // Control: Docker keeps the labels as written.
+      assert.equal(docker(['volume', 'inspect', '--format', '{{.Labels}}', hostile]).includes('\u001b[31m'), true);
+      const listed = await cli(['agent', 'docker', 'cleanup', '--isolated-paths'], { env: t.env });
+      assert.equal(listed.code, 1, listed.stderr);
+      assert.equal(/[\u0000-\u0008\u000b-\u001f\u007f]/.test(listed.stdout), false, JSON.stringify(listed.stdout));
+      const rows = listed.stdout.split('\n').filter((l) => l.startsWith('stashbase-isolated-') || l.startsWith(' '));
+      assert.deepEqual(rows, [`${hostile}\tr\\x1b[31mRED\\x09\\x0a${bystander}|a|b\\x0a  indented\t/x\\x1b]0;PWNED\\x07\\x1b[2J`]);
+      const removed = await cli(['agent', 'docker', 'cleanup', '--isolated-paths', '--yes'], { env: t.env, timeoutMs: 60_000 });
+      assert.equal(removed.code, 0, removed.stderr);
+      assert.equal(docker(['volume', 'ls', '--quiet', '--filter', `name=${hostile}`]).trim(), '');
+      assert.equal(docker(['volume', 'ls', '--quiet', '--filter', `name=${bystander}`]).trim(), bystander, 'a volume without the label is not removed');
+    } finally {
+      spawnSync('docker', ['volume', 'rm', '--force', hostile, bystander], { encoding: 'utf8' });
+    }
+  });
 });
