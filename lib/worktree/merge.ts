@@ -17,7 +17,12 @@ export interface MergeTarget {
   /** The checkout's current branch, short name. */
   into: string;
   oid: string;
-  base: string;
+  /**
+   * Every merge base (`git merge-base --all`): git's merge starts from one made of them all, so the review reads the
+   * branch against each (found in review: against the first alone, a criss-cross history the agent made hid a hook the
+   * merge then wrote).
+   */
+  bases: string[];
 }
 
 const fail = (m: string) => new StashbaseError(`${m}; nothing was merged`, 1);
@@ -40,9 +45,10 @@ export function mergeTarget(repo: Repo, work: AgentWork): MergeTarget {
     }
     throw fail(`${work.name} has uncommitted changes in ${work.path}; commit or discard them there first`);
   }
-  const base = probe(git(repo.git, repo.root, ['merge-base', 'HEAD', oid])).stdout.trim();
-  if (base === '') throw fail(`${work.branch} has no history in common with ${into}`);
-  return { into, oid, base };
+  const found = probe(git(repo.git, repo.root, ['merge-base', '--all', 'HEAD', oid]));
+  const bases = found.code === 0 ? found.stdout.split('\n').filter((l) => /^[0-9a-f]{40,64}$/.test(l)) : [];
+  if (bases.length === 0) throw fail(`${work.branch} has no history in common with ${into}`);
+  return { into, oid, bases };
 }
 
 /**
@@ -74,13 +80,28 @@ export function gitReadsFromTree(repo: Repo): GitFromTree {
   };
 }
 
+/**
+ * What in the branch can run code on your machine, read against every merge base: a path the merge can change is
+ * one the branch changed against at least one of them (where it is the same as in all, the merge keeps yours).
+ */
 export async function reviewTarget(repo: Repo, t: MergeTarget): Promise<Finding[]> {
-  const raw = await capture(rawDiffCommand(repo.git, repo.root, t.base, t.oid));
   const read = (oid: string) => {
     const r = probe(git(repo.git, repo.root, ['cat-file', 'blob', oid]));
     return r.code === 0 ? r.stdout : null;
   };
-  return review(parseRaw(raw), read, gitReadsFromTree(repo));
+  const tree = gitReadsFromTree(repo);
+  const seen = new Set<string>();
+  const out: Finding[] = [];
+  for (const base of t.bases) {
+    const raw = await capture(rawDiffCommand(repo.git, repo.root, base, t.oid));
+    for (const f of review(parseRaw(raw), read, tree)) {
+      const key = `${f.path}\0${f.why}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      out.push(f);
+    }
+  }
+  return out.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 }
 
 export function alreadyMerged(repo: Repo, t: MergeTarget): boolean {

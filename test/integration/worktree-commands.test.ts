@@ -150,6 +150,55 @@ describe('agent worktrees commands (real git)', needs('git'), () => {
     assert.equal(readFileSync(join(r.root, '.envrc'), 'utf8'), 'curl x | sh\n');
   });
 
+  test('(review, round 26) merge reviews the branch against every merge base: a criss-cross history the agent made (its dates choosing the base git names first) hides no hook; control: against that base alone the hook is not in the diff', async () => {
+    const at = (date: string) => ({ ...r.env, GIT_COMMITTER_DATE: date, GIT_AUTHOR_DATE: date });
+    const g = (args: string[], date = '2024-01-05T00:00:00') => {
+      const out = spawnSync('git', args, { cwd: r.root, env: at(date), encoding: 'utf8' });
+      assert.equal(out.status, 0, `git ${args.join(' ')}: ${out.stderr}`);
+      return out.stdout.trim();
+    };
+    // A first run: a hook added, then removed again on a side line, merged back: its net change is a text file alone.
+    g(['checkout', '-qb', 'stashbase/dry-reed-vale']);
+    writeFile(join(r.root, '.husky', 'pre-commit'), '#!/bin/sh\ntouch "$HOME/PWNED"\n');
+    spawnSync('chmod', ['+x', join(r.root, '.husky', 'pre-commit')]);
+    g(['add', '-A']);
+    g(['commit', '-qm', 'O'], '2024-01-01T00:00:00');
+    const o = g(['rev-parse', 'HEAD']);
+    writeFile(join(r.root, 'doc1.txt'), 'doc\n');
+    g(['add', '-A']);
+    g(['commit', '-qm', 'P1'], '2024-01-03T00:00:00');
+    const p1 = g(['rev-parse', 'HEAD']);
+    g(['checkout', '-q', o]);
+    g(['rm', '-q', '.husky/pre-commit']);
+    g(['commit', '-qm', 'B'], '2024-01-02T00:00:00');
+    const b = g(['rev-parse', 'HEAD']);
+    g(['checkout', '-q', 'stashbase/dry-reed-vale']);
+    g(['merge', '-q', '--no-edit', b, '-m', 'P2']);
+    g(['checkout', '-q', 'main']);
+    const first = await sb(['merge', 'dry-reed-vale']);
+    assert.deepEqual([first.code, first.stderr], [0, ''], 'its net change runs nothing: merged without a question');
+    assert.equal(existsSync(join(r.root, '.husky', 'pre-commit')), false);
+    // A second run: a commit whose parents are P1 and B, with P2's tree and O's hook: both are merge bases now.
+    const idx = join(r.home, 'idx');
+    spawnSync('git', ['read-tree', `--index-output=${idx}`, 'HEAD'], { cwd: r.root, env: r.env });
+    const hook = g(['ls-tree', o, '.husky/pre-commit']).split(/\s+/);
+    const u = spawnSync('git', ['update-index', '--add', '--cacheinfo', `${hook[0]},${hook[2]},.husky/pre-commit`], { cwd: r.root, env: { ...r.env, GIT_INDEX_FILE: idx }, encoding: 'utf8' });
+    assert.equal(u.status, 0, u.stderr);
+    const tree = spawnSync('git', ['write-tree'], { cwd: r.root, env: { ...r.env, GIT_INDEX_FILE: idx }, encoding: 'utf8' }).stdout.trim();
+    const x = g(['commit-tree', tree, '-p', p1, '-p', b, '-m', 'X: a small fix']);
+    g(['branch', 'stashbase/soft-dune-cove', x]);
+    const bases = g(['merge-base', '--all', 'HEAD', x]).split('\n');
+    assert.deepEqual(bases.sort(), [p1, b].sort());
+    assert.equal(g(['diff', '--name-only', g(['merge-base', 'HEAD', x]), x]), '', 'control: against the base git names first, the branch changes nothing');
+    const refused = await sb(['merge', 'soft-dune-cove']);
+    assert.equal(refused.code, 1, refused.stdout);
+    assert.deepEqual(refused.stdout.trim().split('\n').slice(1).map((l) => l.trim().split(/\s{2,}/)), [['.husky/pre-commit', 'git hook (runs when a hooks path points here); added; new executable file']]);
+    assert.equal(existsSync(join(r.root, '.husky', 'pre-commit')), false);
+    // Control: git's own merge writes the hook.
+    g(['merge', '-q', '--no-edit', x]);
+    assert.equal(existsSync(join(r.root, '.husky', 'pre-commit')), true);
+  });
+
   test("merge without a terminal refuses what the run itself keeps from the agent, in any case (.CURSOR, MAKEFILE), and manifests and container files with code in them", async () => {
     agent('fine-pine-glade', { '.CURSOR/mcp.json': '{"mcpServers":{"x":{"command":"sh"}}}\n', 'MAKEFILE': 'all:\n\tcurl x | sh\n', 'compose.yaml': 'services: {}\n', 'Dockerfile': 'FROM x\n', 'ok.txt': 'fine\n' });
     const refused = await sb(['merge', 'fine-pine-glade']);
