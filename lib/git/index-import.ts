@@ -3,7 +3,8 @@
 // never write (a path out of the working tree or into a .git, out of order,
 // repeated: your next `git restore .` would write it), or when it newly hides
 // paths from your git status (assume-unchanged, skip-worktree) or stages a
-// .gitmodules (read in place of a missing file), and written back by
+// .gitmodules (read in place of a missing file) or a file that can run code on
+// your machine (lib/worktree/review.ts), and written back by
 // stashbase under git's own lock: its entries only (a cache-tree would let
 // your next commit record trees other than the entries'; an untracked cache
 // or fsmonitor token would hide files), with the stat data of every entry
@@ -15,6 +16,7 @@ import { readBack } from '../readback/file.js';
 import { printable } from '../util/printable.js';
 import { entryOid, indexLayout, indexProblem, type IndexEntryAt, type IndexLayout, INTENT_TO_ADD, rebuildIndex } from './git-index.js';
 import { type RunGitDirRecord, sameStamp, stampOf } from './run-git-dir.js';
+import { runsCodeByName } from '../worktree/review.js';
 
 const MAX_INDEX_BYTES = 1 << 30;
 const GITLINK = 0o160000;
@@ -81,6 +83,13 @@ export function indexCandidate(here: string, there: string, rec: RunGitDirRecord
   const modules = fresh.filter((e) => e.path === '.gitmodules' || e.path.endsWith('/.gitmodules')).map((e) => e.path);
   if (modules.length > 0) {
     return `${label}: the sandbox's index stages ${list(modules)}, which your git submodule commands read from the index where the file is missing, to choose the repositories they fetch: it is not carried back (review the file, then stage it yourself)`;
+  }
+  // A file that can run code on your machine, staged: the working tree may hold other content (a tool config the run
+  // kept from the agent: it could not write the file, but it could stage it), and your next git commit, git stash and
+  // pop, or git restore takes what is staged (found in review).
+  const code = fresh.filter((e) => runsCodeByName(e.path) !== null).map((e) => e.path);
+  if (code.length > 0) {
+    return `${label}: the sandbox's index stages ${list(code)}, which can run code on your machine (${runsCodeByName(code[0] as string)}) and which your next git commit, git stash or git restore takes from the index, whatever the file in your working tree holds: it is not carried back (review the files, then stage them yourself)`;
   }
   return { data: r.data, layout, fresh, oids: [...new Set(fresh.filter((e) => (e.mode & 0o170000) !== GITLINK).map((e) => entryOid(r.data, e, oidLength)))] };
 }

@@ -166,6 +166,18 @@ export interface GitFromTree {
   configs: string[];
 }
 
+/**
+ * Why a file at `path` can run code on your machine, by its name alone (the kinds above, the run-time tool configs a
+ * run keeps from the agent, the hook folders), or null.
+ */
+export function runsCodeByName(path: string): string | null {
+  const name = path.replace(IGNORED, '');
+  const kind = KINDS.find(([re]) => re.test(name));
+  if (kind !== undefined) return kind[1];
+  const config = toolConfigOf(path);
+  return config === null ? null : `a config your tools run or obey in its folder (${config})`;
+}
+
 /** What to look at before merging, in path order; an empty list means nothing of these kinds changed. */
 export function review(changes: RawChange[], read: (oid: string) => string | null, tree: GitFromTree = { hooks: [], configs: [] }): Finding[] {
   const out: Finding[] = [];
