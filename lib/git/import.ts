@@ -341,11 +341,11 @@ function headCandidate(w: Work, paused: string[], elsewhere: Map<string, string>
   return { value: agent };
 }
 
-/** Refs: one transaction, each with the value it must still have; if it fails, one by one. A stash entry goes into the stash's reflog, as git stash writes it. */
+/** Refs: one transaction, each with the value it must still have; if it fails, one by one. */
 async function writeRefs(w: Work, decisions: RefDecision[]): Promise<void> {
   const lineOf = (d: RefDecision) => (d.start === null ? `create ${d.ref}\0${oidOf(d.agent)}\0` : `update ${d.ref}\0${oidOf(d.agent)}\0${oidOf(d.start)}\0`);
   const refuse = (d: RefDecision, err: string) => Object.assign(d, { take: false, reason: `git update-ref refused it: ${err}` });
-  const plain = decisions.filter((d) => d.take && d.ref !== 'refs/stash');
+  const plain = decisions.filter((d) => d.take);
   const all = plain.length > 0 ? await run(w, yours(w, updateRefsArgs(w.message)), plain.map(lineOf).join('')) : null;
   if (all !== null && !all.ok) {
     // Ref by ref only for a few (a git process each); a refused transaction of many refuses them all.
@@ -356,13 +356,6 @@ async function writeRefs(w: Work, decisions: RefDecision[]): Promise<void> {
         if (!one.ok) refuse(d, one.err);
       }
     }
-  }
-  const stash = decisions.find((d) => d.take && d.ref === 'refs/stash');
-  if (stash) {
-    // Under stashbase's name, then the entry's own subject (your earlier entries stay below it in git stash list).
-    const subject = (await run(w, reading(w, ['log', '-1', '--no-show-signature', '--format=%s', oidOf(stash.agent) as string]))).out.trim();
-    const r = await run(w, yours(w, ['update-ref', '--create-reflog', ...updateRefsArgs(subject ? `${w.message}: ${subject}` : w.message).slice(1)]), lineOf(stash));
-    if (!r.ok) refuse(stash, r.err);
   }
 }
 
@@ -427,6 +420,8 @@ async function importWork(w: Work): Promise<void> {
   const decisions = decideRefs({ start, agent: checked.refs, current, own: rec.own, checkedOutElsewhere: elsewhere, isAncestor: (s, a) => ff.has(`${s} ${a}`), remotes });
   // The run's own branch, refused (yours moved meanwhile, or it is checked out elsewhere): its objects still come in, unreferenced, so that nothing of the agent's work is lost.
   const keep = decisions.find((d) => d.ref === rec.own && !d.take && d.agent?.kind === 'oid');
+  // A stash entry of the agent's, never put on your stash: its objects come in the same way, for you to look at and keep.
+  const stashed = decisions.find((d) => d.ref === 'refs/stash' && !d.take && d.agent?.kind === 'oid' && (d.start === null || d.kind === 'fast-forward' || d.kind === 'rewritten'));
   const index: IndexCandidate | string | null = paused.length > 0 || !indexChanged ? null : indexCandidate(here, there, rec);
   if (typeof index === 'string') report.warnings.push(index);
 
@@ -445,6 +440,7 @@ async function importWork(w: Work): Promise<void> {
     ...decisions.filter((d) => d.take && d.agent?.kind === 'oid').map((d) => ({ tips: [oidOf(d.agent) as string], refuse: (why: string) => void Object.assign(d, { take: false, reason: `its objects cannot be imported: ${why}` }) })),
     ...(headValue?.kind === 'oid' ? [{ tips: [headValue.oid], refuse: (why: string) => void ((headValue = null), report.warnings.push(`the sandbox's detached HEAD cannot be imported (${why}): not taken`)) }] : []),
     ...(keep ? [{ tips: [oidOf(keep.agent) as string], refuse: () => void Object.assign(keep, { reason: `${keep.reason}; its objects could not be kept either` }) }] : []),
+    ...(stashed ? [{ tips: [oidOf(stashed.agent) as string], refuse: () => void Object.assign(stashed, { reason: `${stashed.reason}; its objects could not be kept either` }) }] : []),
     ...(indexOk && (index as IndexCandidate).oids.length > 0 ? [{ tips: (index as IndexCandidate).oids, refuse: (why: string) => void ((indexOk = false), report.warnings.push(`the files the sandbox staged cannot be imported (${why}): its index is not taken (${there}/index is kept)`)) }] : []),
   ];
   const yourTips = [...new Set([...current.values()].map(oidOf).filter((x): x is string => x !== null))];
@@ -463,6 +459,10 @@ async function importWork(w: Work): Promise<void> {
   w.stage = 'refs';
   await writeRefs(w, decisions);
   if (keep && !keep.reason?.endsWith('could not be kept either')) keep.reason += `; the agent's commits are in your object store: git branch stashbase-kept-${w.session} ${oidOf(keep.agent)} keeps them`;
+  if (stashed && !stashed.reason?.endsWith('could not be kept either')) {
+    const at = oidOf(stashed.agent) as string;
+    stashed.reason += `; the entry is in your object store: git stash show -p --include-untracked ${at} shows it, git stash store -m "from run ${w.session}" ${at} puts it on your stash`;
+  }
   const commits = await lists;
   // Each change named, up to a point: a flood of refs is said in one line past it.
   // The run's own branch is the agent's to move, and said as a note; a rewrite of it is said as a warning, --silent or

@@ -92,7 +92,9 @@ function refusal(ref: string, kind: RefChangeKind, own: boolean, elsewhere: stri
     case 'notes':
       return 'notes are never taken (git log would show them under your own commits)';
     case 'stash':
-      return null;
+      // Found in review: git stash pop applies an entry without a look, past the end-of-run check (an ignored file
+      // of code in its untracked part, a tool config or hook in its tree, all made with git's plumbing).
+      return 'a stash entry of the agent\'s is not put on your stash (your git stash pop would apply it unreviewed)';
     case 'tags':
       return kind === 'created' ? null : 'tags are not moved';
     default:

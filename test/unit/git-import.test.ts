@@ -95,14 +95,14 @@ test('ref decisions for every namespace: the run\'s own branch, branches, tags, 
     ['refs/remotes/origin/HEAD', 'symbolic', false, 'symbolic refs are kept as they were'],
     [`refs/replace/${A}`, 'deleted', false, 'deletions are not taken'],
     [`refs/replace/${C}`, 'created', false, 'replace refs are never taken (git would show their objects in place of yours)'],
-    ['refs/stash', 'fast-forward', true, null],
+    ['refs/stash', 'fast-forward', false, "a stash entry of the agent's is not put on your stash (your git stash pop would apply it unreviewed)"],
     ['refs/tags/v1', 'deleted', false, 'deletions are not taken'],
     ['refs/tags/v2', 'moved', false, 'tags are not moved'],
     ['refs/tags/v3', 'created', true, null],
   ]);
   // A dropped stash entry (the stash ref moved to an older one, or gone) and a rewritten stash.
   const stash = (to: RefValue | undefined) => decideRefs({ start: new Map([['refs/stash', oid(B)]]), agent: new Map(to ? [['refs/stash', to]] : []), current: new Map([['refs/stash', oid(B)]]), own: null, checkedOutElsewhere: new Map(), isAncestor: () => false, remotes: new Set<string>() })[0];
-  assert.deepEqual([stash(undefined)?.take, stash(oid(C))?.take], [false, true]);
+  assert.deepEqual([stash(undefined)?.take, stash(oid(C))?.take], [false, false]);
 });
 
 test('the walk before the import: links, FIFOs and sockets removed, setuid and setgid bits cleared, each named; the bound refuses the whole', () => {
@@ -151,7 +151,7 @@ function setup(name: string) {
   return { root, git, agent, plan, file };
 }
 
-test('the import: commits, a tag, a new branch, a stash entry and the index come in; a deleted tag, a rewritten branch, a dropped stash and a replace ref do not', async () => {
+test('the import: commits, a tag, a new branch and the index come in; a deleted tag, a rewritten branch, a dropped stash and a replace ref do not', async () => {
   const s = setup('import');
   const before = { main: s.git(['rev-parse', 'main']), dev: s.git(['rev-parse', 'dev']), v1: s.git(['rev-parse', 'v1']), stash: s.git(['rev-parse', 'refs/stash']) };
   s.agent(['stash', 'drop', '-q']);
@@ -186,6 +186,24 @@ test('the import: commits, a tag, a new branch, a stash entry and the index come
   ]);
   assert.equal(existsSync(s.file), false, 'its record is gone: no later run imports it again');
   assert.equal(s.git(['fsck', '--no-progress', '--connectivity-only']), '');
+});
+
+test('(review, round 26) a stash entry the agent made is not put on your stash (its untracked part held an ignored file of code): its objects come in, and the warning says how to look and keep it; control: kept as said, git stash pop writes the file', async () => {
+  const s2 = setup('stashed');
+  writeFile(join(s2.root, 'pkg', '__pycache__', 'mod.cpython-311.pyc'), 'code the end-of-run check removes from the tree\n');
+  writeFile(join(s2.root, '.gitignore'), 'pkg/__pycache__/\n');
+  s2.agent(['stash', 'push', '-q', '-a', '--', 'pkg/__pycache__']);
+  const entry = s2.agent(['rev-parse', 'refs/stash']);
+  assert.equal(existsSync(join(s2.root, 'pkg', '__pycache__')), false, 'stashed away, out of the tree');
+  const mine = s2.git(['rev-parse', 'refs/stash']);
+  const r = await importRunGitDir(s2.file, { git: 'git', session: 'ags_bbbbbbbbbbbbbbbb', keptDir: join(t.dir, 'kept-ags_bbbbbbbbbbbbbbbb') });
+  assert.equal(s2.git(['rev-parse', 'refs/stash']), mine, 'your stash is as it was');
+  assert.equal(s2.git(['stash', 'list']).split('\n').length, 1);
+  assert.deepEqual(r.warnings, [`the agent rewrote refs/stash (${mine.slice(0, 12)} -> ${entry.slice(0, 12)}): not taken (a stash entry of the agent's is not put on your stash (your git stash pop would apply it unreviewed); the entry is in your object store: git stash show -p --include-untracked ${entry} shows it, git stash store -m "from run ags_bbbbbbbbbbbbbbbb" ${entry} puts it on your stash)`]);
+  // Control: kept as the warning says, your git stash pop brings the file back into your checkout.
+  s2.git(['stash', 'store', '-m', 'from run', entry]);
+  s2.git(['stash', 'pop', '-q']);
+  assert.equal(readFileSync(join(s2.root, 'pkg', '__pycache__', 'mod.cpython-311.pyc'), 'utf8'), 'code the end-of-run check removes from the tree\n');
 });
 
 test('the index comes back without extensions, and what the agent changed in it is rehashed, never trusted by its stat data', () => {
