@@ -454,7 +454,7 @@ for (const backend of ['native', 'docker'] as const) {
       r.git(['branch', '-D', 'stashbase/other-agent-run']);
     });
 
-    test('ordinary work comes back whole: commits, a tag, an amended commit, a git gc, a stash of its own', async () => {
+    test('ordinary work comes back whole: commits, a tag, an amended commit, a git gc; a stash of its own, kept aside with the commands to look and keep it', async () => {
       const work = [
         'c() { git commit -q "$@"; }',
         'echo 1 > w1 && git add w1 && c -m w1',
@@ -473,7 +473,12 @@ for (const backend of ['native', 'docker'] as const) {
       const branch = `stashbase/${name}`;
       assert.equal(r.git(['log', '--format=%s', '-2', branch]), 'w2-amended\nw1\n');
       assert.equal(r.git(['log', '-1', '--format=%s', 'agent-tag']), 'w2\n');
-      assert.match(r.git(['stash', 'list', '--format=%s']), new RegExp(`^WIP on ${branch}: [0-9a-f]+ w2-amended\n$`));
+      // Its stash entry is not put on yours (git stash pop would apply it unreviewed): kept as the warning says, it is whole.
+      assert.equal(r.git(['stash', 'list']), '');
+      const kept = /git stash store -m "from run (ags_[a-z0-9]+)" ([0-9a-f]{40}) puts it on your stash\)$/m.exec(res.stderr);
+      assert.ok(kept, res.stderr);
+      r.git(['stash', 'store', '-m', `from run ${kept[1]}`, kept[2] as string]);
+      assert.match(r.git(['stash', 'list', '--format=%gs%n%s']), new RegExp(`^from run ags_[a-z0-9]+\nWIP on ${branch}: [0-9a-f]+ w2-amended\n$`));
       assert.equal(r.git(['show', 'stash@{0}:wip']), 'wip\n');
       assert.match(res.stderr, new RegExp(`^Worktree ${name} was clean and is removed`, 'm'));
       assert.ok(fsckClean());
