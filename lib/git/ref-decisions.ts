@@ -126,10 +126,19 @@ interface Names {
   foldedNew: Map<string, Set<string>>;
 }
 
+/**
+ * A ref name (or a folder on its way) as a case-insensitive, normalization-insensitive file system takes it: macOS's
+ * (found in review: `cafe\u0301` beside your packed `caf\u00e9` was written as a loose file git then read for yours), the
+ * characters HFS+ leaves out of names dropped.
+ */
+const foldName = (name: string) => name.replace(/[\u200c-\u200f\u202a-\u202e\u206a-\u206f\ufeff]/g, '').normalize('NFD').toLowerCase().normalize('NFC');
+
 /** Why a new ref would shadow or clash with another, or stand for what you type for something else; null when it does not. */
 function shadowing(ref: string, n: Names, f: RefFacts, agentOid: string | null): string | null {
   const { all, folders, shorts } = n;
   if (/^refs\/[^/]+$/.test(ref) && ref !== 'refs/stash') return 'a ref outside any namespace is what git finds first for its name';
+  // git branch and git tag refuse such names: in your scripts and commands they read as options.
+  if (ref.split('/').some((c) => c.startsWith('-'))) return 'a part of its name begins with "-" (git branch and git tag refuse such names: your commands would read it as an option)';
   const name = shortName(ref);
   if (/^[0-9a-f]{4,64}$/i.test(name)) return `its short name is hex digits: git would take it for ${JSON.stringify(name)} before an object id abbreviated so`;
   if (f.remotes.has(name)) return `its short name is your remote ${JSON.stringify(name)}: git would take it for ${JSON.stringify(name)} before ${name}/HEAD`;
@@ -141,8 +150,8 @@ function shadowing(ref: string, n: Names, f: RefFacts, agentOid: string | null):
   for (let i = 2; i <= parts0.length; i++) {
     const mine = parts0.slice(0, i).join('/');
     if (n.yours.has(mine)) continue;
-    const other = [...(n.folded.get(mine.toLowerCase()) ?? []), ...(n.foldedNew.get(mine.toLowerCase()) ?? [])].find((x) => x !== mine);
-    if (other !== undefined) return `its name differs from ${other} only in case (on a case-insensitive file system it is that ref's file)`;
+    const other = [...(n.folded.get(foldName(mine)) ?? []), ...(n.foldedNew.get(foldName(mine)) ?? [])].find((x) => x !== mine);
+    if (other !== undefined) return `its name differs from ${other} only in case or in how its letters are written (on macOS's file systems it is that ref's file)`;
   }
   for (const twin of remoteTwins(ref, f.current, f.remotes)) {
     const at = (f.current.get(twin) as { oid: string }).oid;
@@ -182,7 +191,7 @@ export function decideRefs(f: RefFacts): RefDecision[] {
       const name = parts.slice(0, i).join('/');
       if (i < parts.length) n.folders.add(name);
       if (mine) n.yours.add(name);
-      into?.set(name.toLowerCase(), (into.get(name.toLowerCase()) ?? new Set()).add(name));
+      into?.set(foldName(name), (into.get(foldName(name)) ?? new Set()).add(name));
     }
   }
   for (const d of out) {

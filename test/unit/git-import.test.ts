@@ -423,24 +423,28 @@ test('from a hostile review: new refs that would shadow yours (refs/main, a tag 
     ['refs/tags/release', false, 'its short name would be ambiguous with refs/heads/release (git would pick one of them for "release")'],
   ]);
   // Names you type for something else: an abbreviated id, a remote, a remote-tracking branch's twin that does not build on it, a remote's HEAD, a case variant.
-  const yoursNow = new Map<string, RefValue>([['refs/heads/main', oid(A)], ['refs/remotes/origin/feature', oid(A)], ['refs/remotes/origin/topic', oid(A)], ['refs/tags/v1', oid(A)]]);
+  const yoursNow = new Map<string, RefValue>([['refs/heads/main', oid(A)], ['refs/remotes/origin/feature', oid(A)], ['refs/remotes/origin/topic', oid(A)], ['refs/tags/v1', oid(A)], ['refs/heads/caf\u00e9', oid(A)]]);
   const made = new Map<string, RefValue>([
     ...yoursNow, ['refs/heads/a3598ff', oid(B)], ['refs/tags/eeb1d6ef37', oid(B)], ['refs/tags/origin', oid(B)], ['refs/heads/upstream', oid(B)],
     ['refs/heads/feature', oid(C)], ['refs/heads/topic', oid(B)], ['refs/remotes/upstream/HEAD', oid(B)], ['refs/tags/V1', oid(B)], ['refs/Heads/x', oid(B)],
-    ['refs/heads/cafe-fix', oid(B)],
+    ['refs/heads/cafe-fix', oid(B)], ['refs/heads/cafe\u0301', oid(B)], ['refs/heads/-D', oid(B)], ['refs/tags/x/--force', oid(B)], ['refs/heads/fix-', oid(B)],
   ]);
   const typed = decideRefs({ start: yoursNow, agent: made, current: yoursNow, own: null, checkedOutElsewhere: new Map(), isAncestor: (o, n) => o === A && n === B, remotes: new Set(['origin', 'upstream']) });
   assert.deepEqual(typed.map((x) => [x.ref, x.take, x.reason]), [
-    ['refs/Heads/x', false, 'its name differs from refs/heads only in case (on a case-insensitive file system it is that ref\'s file)'],
+    ['refs/Heads/x', false, 'its name differs from refs/heads only in case or in how its letters are written (on macOS\'s file systems it is that ref\'s file)'],
+    ['refs/heads/-D', false, 'a part of its name begins with "-" (git branch and git tag refuse such names: your commands would read it as an option)'],
     ['refs/heads/a3598ff', false, 'its short name is hex digits: git would take it for "a3598ff" before an object id abbreviated so'],
     ['refs/heads/cafe-fix', true, null],
+    ['refs/heads/cafe\u0301', false, 'its name differs from refs/heads/caf\u00e9 only in case or in how its letters are written (on macOS\'s file systems it is that ref\'s file)'],
     ['refs/heads/feature', false, 'refs/remotes/origin/feature exists and this branch does not build on it: git checkout feature would take the agent\'s branch instead of making one from origin/feature'],
+    ['refs/heads/fix-', true, null],
     ['refs/heads/topic', true, null],
     ['refs/heads/upstream', false, 'its short name is your remote "upstream": git would take it for "upstream" before upstream/HEAD'],
     ['refs/remotes/upstream/HEAD', false, "a remote's HEAD is made by git as a symbolic ref only (clone, git remote set-head)"],
-    ['refs/tags/V1', false, 'its name differs from refs/tags/v1 only in case (on a case-insensitive file system it is that ref\'s file)'],
+    ['refs/tags/V1', false, 'its name differs from refs/tags/v1 only in case or in how its letters are written (on macOS\'s file systems it is that ref\'s file)'],
     ['refs/tags/eeb1d6ef37', false, 'its short name is hex digits: git would take it for "eeb1d6ef37" before an object id abbreviated so'],
     ['refs/tags/origin', false, 'its short name is your remote "origin": git would take it for "origin" before origin/HEAD'],
+    ['refs/tags/x/--force', false, 'a part of its name begins with "-" (git branch and git tag refuse such names: your commands would read it as an option)'],
   ]);
   const many = new Map<string, RefValue>(Array.from({ length: MAX_TAKEN + 1 }, (_, i) => [`refs/heads/n${i}`, oid(B)] as [string, RefValue]));
   const flood = decideRefs({ start: new Map(), agent: many, current: new Map(), own: null, checkedOutElsewhere: new Map(), isAncestor: () => false, remotes: new Set<string>() });
