@@ -232,6 +232,7 @@ export class Interceptor {
         upgrade: (h, socket, rest) => this.upgrade(t, h, socket, rest),
         busy: () => tracker?.mark(client, 'busy'),
         idle: () => tracker?.mark(client, 'idle'),
+        limit: (rule) => this.o.audit({ type: 'limit', rule }),
       });
       this.live.add(http);
       conn.once('close', () => this.live.delete(http));

@@ -658,7 +658,7 @@ describe('a raw upstream on a plain tunnel, a secret bound there (allow_plaintex
     const ca = createRunCa(['api.test', 'free.test', 'plain.test', 'ws.test', '*.test', 'localhost', '127.0.0.1'], 'test');
     const limits = { headTimeoutMs: 1000, maxConnections: 50, upstreamSocketsPerHost: 1, auditMaxBytes: 1024 * 1024, mcpBodiesMaxBytes: 64 << 20 };
     const secrets: BoundSecret[] = [{ name: 'ANTHROPIC_API_KEY', placeholder: PH, real: REAL, hosts: ['raw.test'], inQuery: false, allowPlaintext: true }];
-    interceptor = new Interceptor({ leaves: new LeafCache(ca), secrets, upstreamCa: [], audit: () => {}, limits }, hostHeaderProblem);
+    interceptor = new Interceptor({ leaves: new LeafCache(ca), secrets, upstreamCa: [], audit: (e) => events.push(e as Record<string, unknown>), limits }, hostHeaderProblem);
     const mapped = { 'raw.test': `127.0.0.1:${upPort}` };
     proxy = createProxy({ policy: { egressHosts: ['raw.test'], denyHosts: [], mapped }, audit: (e) => events.push(e as Record<string, unknown>), interceptor, secrets, limits });
     port = await listen(proxy);
@@ -744,6 +744,34 @@ describe('a raw upstream on a plain tunnel, a secret bound there (allow_plaintex
     assert.ok(events.some((e) => e.type === 'limit' && e.rule === 'more than 16 requests pipelined on one connection: it was closed'));
     await sleep(300);
     assert.deepEqual(requests.slice(before), []);
+  });
+
+  test('10 (review, round 26): a tunnel whose one read pipelines thousands of requests behind a stalled one: past 16 waiting it is closed, the rest never parsed into requests; control: 10 waiting keep it open', async () => {
+    const pipeline = (n: number) => Array.from({ length: n }, (_, i) => `GET /stall-t${i} HTTP/1.1\r\nHost: raw.test\r\n\r\n`).join('');
+    const few = await toProxy(port);
+    few.on('error', () => {});
+    const fr = reader(few);
+    few.write(`CONNECT raw.test:80 HTTP/1.1\r\nHost: raw.test:80\r\n\r\n`);
+    await fr.until('200 Connection Established\r\n\r\n');
+    few.write(pipeline(10));
+    assert.equal(await closedWithin(fr, 1000), false, 'control: ten waiting requests keep the tunnel open');
+    few.destroy();
+    await sleep(300);
+    const before = requests.length;
+    const limits = events.filter((e) => e.type === 'limit').length;
+    const c = await toProxy(port);
+    c.on('error', () => {});
+    const r = reader(c);
+    c.write(`CONNECT raw.test:80 HTTP/1.1\r\nHost: raw.test:80\r\n\r\n`);
+    await r.until('200 Connection Established\r\n\r\n');
+    // One write of ~64 KiB: 1,800 requests the parser would turn into objects, all waiting on the first.
+    c.write(pipeline(1800));
+    assert.equal(await closedWithin(r, 3000), true, 'the connection was not closed');
+    assert.deepEqual(events.filter((e) => e.type === 'limit').slice(limits).map((e) => e.rule), ['more than 16 requests pipelined on one connection: it was closed']);
+    await sleep(300);
+    // The first may have gone before the cut (then cancelled); none behind it ever did.
+    const sent = requests.slice(before);
+    assert.ok(sent.length <= 1 && sent.every((l) => l === 'GET /stall-t0 HTTP/1.1'), JSON.stringify(sent));
   });
 
   test('10: an upgrade refused (its last words written) frees its place even when the agent never closes its side', async () => {

@@ -9,6 +9,7 @@
 import type { Duplex } from 'node:stream';
 import { type Head, Http1Parser } from './parser.js';
 import { headBytes, LAST_CHUNK, parseFailure, pushChunk, reason, refusal } from './wire.js';
+import { MAX_PIPELINED } from '../limits.js';
 
 /**
  * What a request's body may hold, waiting for its upstream connection, before
@@ -89,6 +90,8 @@ export interface TunnelEvents {
   upgrade(head: Head, socket: Duplex, rest: Buffer): void;
   busy(): void;
   idle(): void;
+  /** A limit the agent reached on this connection (for the audit). */
+  limit(rule: string): void;
 }
 
 const IDLE_MS = 5_000;
@@ -111,12 +114,21 @@ export class TunnelHttp {
   private readonly onEnd = () => this.abort();
   /** The request at the front arrived in this read: it starts once the whole read parsed cleanly. */
   private startPending = false;
+  /** More requests came than may wait on one connection: what this read holds past them is dropped, and the connection ends. */
+  private overflowed = false;
 
   /** Reads nothing until begin(). */
   constructor(readonly socket: Duplex, maxHeaderSize: number, private readonly on: TunnelEvents) {
     this.parser = new Http1Parser('request', maxHeaderSize, {
       head: (h) => {
         this.headSince = 0;
+        // One read can hold thousands of pipelined heads, each parsed before the first is answered (found in review:
+        // 64 KiB of them held 1.25 MB, per connection): past MAX_PIPELINED waiting, as on the plain-HTTP path, no more.
+        if (this.overflowed || this.queue.length >= MAX_PIPELINED) {
+          this.overflowed = true;
+          this.current = null;
+          return;
+        }
         this.current = new Incoming(h, () => this.pause(), () => this.resume());
         if (h.upgrade) this.switching = h;
         else this.enqueue(this.current);
@@ -163,6 +175,11 @@ export class TunnelHttp {
       this.start();
       // Answered at once with the connection's last words (a refusal): nothing read after it goes anywhere.
       if (this.parser.closed) return;
+    }
+    if (this.overflowed) {
+      // As on the plain-HTTP path: what was asked is abandoned (its upstream requests cancelled), and the connection ends.
+      this.on.limit(`more than ${MAX_PIPELINED} requests pipelined on one connection: it was closed`);
+      return this.abort();
     }
     if (r.upgradeAt !== undefined && this.switching) {
       const h = this.switching;
