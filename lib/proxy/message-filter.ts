@@ -16,8 +16,21 @@
 // prefix of the secret: an agent read a whole token back that way, one
 // character at a time. What the window held still counts when the next bytes
 // come: a value split across the release is found whole.
+import { FormSearch } from './form-search.js';
 import { lastBreak } from './scrub.js';
 import type { BodyNeedle } from './secrets.js';
+
+/** One search per list of needles (a tunnel's, made once): a pass per value, its whole length hashed. */
+const searches = new WeakMap<BodyNeedle[], FormSearch>();
+
+function searchOf(kept: BodyNeedle[], list: BodyNeedle[]): FormSearch {
+  let s = searches.get(list);
+  if (!s) {
+    s = new FormSearch(kept.map((n) => ({ window: n.needle.length, forms: [n.needle] })));
+    searches.set(list, s);
+  }
+  return s;
+}
 
 export interface MessageFilter {
   push(chunk: Buffer): Buffer;
@@ -51,13 +64,21 @@ export class Guard implements MessageFilter {
   private readonly window: number;
   private readonly needles: BodyNeedle[];
 
+  private readonly search: FormSearch;
+
   constructor(needles: BodyNeedle[]) {
     this.needles = needles.filter((n) => n.needle.length > 0);
     this.window = Math.max(0, ...this.needles.map((n) => n.needle.length - 1));
+    this.search = searchOf(this.needles, needles);
   }
 
+  /** Whether a value is in the bytes, found at a cost its bytes do not change (lib/proxy/form-search.ts). */
   private check(buf: Buffer): void {
-    for (const n of this.needles) if (buf.includes(n.needle)) throw new BodyRefused(n.rule, n.suspect);
+    const hit = this.search.find(buf)[0];
+    if (hit !== undefined) {
+      const n = this.needles[hit.group] as BodyNeedle;
+      throw new BodyRefused(n.rule, n.suspect);
+    }
   }
 
   push(chunk: Buffer): Buffer {

@@ -7,16 +7,49 @@
 // standard and the URL-safe alphabet.
 //
 // A Scrubber works on a stream: it replaces every complete form and holds a
-// window of fixed length (the longest form, less one) for a few milliseconds,
-// whatever is in it: how long a byte takes never depends on the secret
-// (lib/proxy/message-filter.ts).
+// window of fixed length (three times the longest value, less one: as long as
+// any form of it can be, whatever its bytes) for a few milliseconds, whatever
+// is in it: how long a byte takes never depends on the secret
+// (lib/proxy/message-filter.ts). The forms are found by lib/proxy/form-search.ts,
+// whose cost does not depend on them either.
+import { FormSearch } from './form-search.js';
 import type { BoundSecret } from './secrets.js';
 
 export interface ScrubPair {
   find: Buffer;
   replace: Buffer;
-  /** `find` as Latin-1 text (one character per byte): searched for in a buffer's Latin-1 text. */
+  /** `find` as Latin-1 text (one character per byte). */
   text: string;
+  /** The longest any form of its value can be (three bytes a byte, percent-encoded): what a stream holds is fixed by it, not by the form. */
+  bound: number;
+}
+
+/** How a run's pairs are searched: one group per secret (lib/proxy/form-search.ts), fixed by the secrets alone. */
+interface Searched {
+  search: FormSearch;
+  /** A hit's pair, by group and index in it. */
+  pairOf: number[][];
+  longest: number;
+}
+
+const searches = new WeakMap<ScrubPair[], Searched>();
+/** The groups scrubPairs made for its pairs: one per secret, all its forms. */
+const groupsOf = new WeakMap<ScrubPair[], Array<{ window: number; pairs: number[] }>>();
+
+function searchedOf(pairs: ScrubPair[]): Searched {
+  let s = searches.get(pairs);
+  if (!s) {
+    // Pairs not made by scrubPairs: a group each, its whole form hashed.
+    const groups = groupsOf.get(pairs) ?? pairs.map((p, i) => ({ window: p.find.length, pairs: [i] }));
+    const live = groups.filter((g) => g.window > 0);
+    s = {
+      search: new FormSearch(live.map((g) => ({ window: g.window, forms: g.pairs.map((i) => (pairs[i] as ScrubPair).find) }))),
+      pairOf: live.map((g) => g.pairs),
+      longest: Math.max(0, ...pairs.map((p) => p.find.length)),
+    };
+    searches.set(pairs, s);
+  }
+  return s;
 }
 
 const UNRESERVED = /[A-Za-z0-9\-_.!~*'()]/;
@@ -69,29 +102,40 @@ function base64Inner(bytes: Buffer, offset: number, urlSafe: boolean): string {
  */
 export function scrubPairs(secrets: BoundSecret[]): ScrubPair[] {
   const pairs: ScrubPair[] = [];
+  const groups: Array<{ window: number; pairs: number[] }> = [];
   const seen = new Set<string>();
-  const add = (find: string | Buffer, replace: string | Buffer) => {
+  const add = (find: string | Buffer, replace: string | Buffer, bound: number, group: { pairs: number[] }) => {
     const f = Buffer.isBuffer(find) ? find : Buffer.from(find);
     if (f.length === 0 || seen.has(f.toString('latin1'))) return;
     seen.add(f.toString('latin1'));
-    pairs.push({ find: f, replace: Buffer.isBuffer(replace) ? replace : Buffer.from(replace), text: f.toString('latin1') });
+    group.pairs.push(pairs.length);
+    pairs.push({ find: f, replace: Buffer.isBuffer(replace) ? replace : Buffer.from(replace), text: f.toString('latin1'), bound });
   };
   for (const s of secrets) {
     const real = Buffer.from(s.real);
     const ph = Buffer.from(s.placeholder);
-    add(real, ph);
+    const bound = 3 * real.length;
+    // One pass a secret, each form hashed over the value's length: all of the raw form, the first characters of the
+    // others (a base64 form's stand for three quarters of the value's bytes, a percent-encoded one's for a third and
+    // more: all of them where it escapes none). Forms are found whole; only a text that already holds that much of a
+    // form costs a comparison more.
+    const plain = { window: real.length, pairs: [] as number[] };
+    groups.push(plain);
+    add(real, ph, bound, plain);
     const escaped = escapedCount(real);
     if (escaped > 0) {
       const force = real.length === ph.length ? escaped - escapedCount(ph) : 0;
-      for (const lower of [false, true]) add(percentEncode(real, lower), percentEncode(ph, lower, Math.max(0, force)));
+      for (const lower of [false, true]) add(percentEncode(real, lower), percentEncode(ph, lower, Math.max(0, force)), bound, plain);
     }
     for (const urlSafe of [false, true]) {
       for (let offset = 0; offset < 3; offset++) {
         const find = base64Inner(real, offset, urlSafe);
-        if (find.length >= MIN_BASE64_FORM) add(find, base64Inner(ph, offset, urlSafe));
+        if (find.length >= MIN_BASE64_FORM) add(find, base64Inner(ph, offset, urlSafe), bound, plain);
       }
     }
+    plain.window = Math.min(plain.window, ...plain.pairs.map((i) => (pairs[i] as ScrubPair).find.length));
   }
+  groupsOf.set(pairs, groups);
   return pairs;
 }
 
@@ -109,24 +153,26 @@ export function lengthPreserving(pairs: ScrubPair[]): boolean {
  * placeholder. Returns the bytes from `from` up to `end`: `limit`, or further
  * where a form that began before it ends later.
  *
- * The search runs in the buffer's Latin-1 text, where a character's index is
- * its byte's offset: one copy of the bytes, then plain string searches, rather
- * than a call into the runtime per form (this runs on every response and
- * header a secret's host sends).
+ * Every whole form is found first, in one search whose cost does not depend on
+ * the forms' bytes (lib/proxy/form-search.ts); `src` is the buffer, or its
+ * Latin-1 text (a header's).
  */
-function replaceAll(buf: Buffer, pairs: ScrubPair[], text = buf.toString('latin1'), from = 0, limit = buf.length): { out: Buffer; end: number } {
+function replaceAll(buf: Buffer, pairs: ScrubPair[], src: Buffer | string = buf, from = 0, limit = buf.length): { out: Buffer; end: number } {
+  const found = hitsOf(pairs, src, from, limit);
   let pos = from;
   let parts: Buffer[] | null = null;
+  let k = 0;
   for (;;) {
     let best = -1;
     let pick: ScrubPair | null = null;
-    for (const p of pairs) {
-      // From the first place where this form would still cover a byte not yet passed on.
-      const i = text.indexOf(p.text, Math.max(0, pos - p.find.length + 1));
-      if (i === -1 || i >= limit) continue;
-      if (best === -1 || i < best || (i === best && p.find.length > pick!.find.length)) {
-        best = i;
-        pick = p;
+    for (let j = k; j < found.length; j++) {
+      const h = found[j] as { at: number; p: ScrubPair };
+      if (best !== -1 && h.at > best) break;
+      // A form that would still cover a byte not yet passed on.
+      if (h.at < pos - h.p.find.length + 1) continue;
+      if (best === -1 || h.p.find.length > pick!.find.length) {
+        best = h.at;
+        pick = h.p;
       }
     }
     if (pick === null) break;
@@ -135,12 +181,22 @@ function replaceAll(buf: Buffer, pairs: ScrubPair[], text = buf.toString('latin1
     // Overlapping what went out already: the rest of its placeholder (all of it where the lengths differ).
     else parts.push(pick.replace.length === pick.find.length ? pick.replace.subarray(pos - best) : pick.replace);
     pos = best + pick.find.length;
+    // Those that can no longer cover a byte not passed on, whatever their length.
+    while (k < found.length && (found[k] as { at: number }).at < pos - SEARCHED_LONGEST(pairs) + 1) k++;
   }
   const end = Math.max(pos, limit);
   if (parts === null) return { out: from === 0 && end === buf.length ? buf : buf.subarray(from, end), end };
   if (end > pos) parts.push(buf.subarray(pos, end));
   return { out: Buffer.concat(parts), end };
 }
+
+/** Every whole form that could cover a byte from `from` on and begins before `limit`, in order of place. */
+function hitsOf(pairs: ScrubPair[], src: Buffer | string, from: number, limit: number): Array<{ at: number; p: ScrubPair }> {
+  const { search, pairOf, longest } = searchedOf(pairs);
+  return search.find(src, Math.max(0, from - longest + 1), limit).map((h) => ({ at: h.at, p: pairs[(pairOf[h.group] as number[])[h.form] as number] as ScrubPair }));
+}
+
+const SEARCHED_LONGEST = (pairs: ScrubPair[]) => searchedOf(pairs).longest;
 
 /** Replaces every form in a whole text (a header value, a complete message). */
 export function scrubBuffer(buf: Buffer, pairs: ScrubPair[]): Buffer {
@@ -149,7 +205,7 @@ export function scrubBuffer(buf: Buffer, pairs: ScrubPair[]): Buffer {
 
 /** The same for a header's text (Latin-1, as the parser gives it): untouched, and no copy made, when no form is in it. */
 export function scrubText(text: string, pairs: ScrubPair[]): string {
-  if (!pairs.some((p) => text.includes(p.text))) return text;
+  if (pairs.length === 0 || hitsOf(pairs, text, 0, text.length).length === 0) return text;
   const b = Buffer.from(text, 'latin1');
   const out = replaceAll(b, pairs, text).out;
   return out === b ? text : out.toString('latin1');
@@ -180,7 +236,8 @@ export class Scrubber {
   private readonly window: number;
 
   constructor(private readonly pairs: ScrubPair[]) {
-    this.window = Math.max(0, ...pairs.map((p) => p.find.length - 1));
+    // Fixed by the values' lengths, not by their forms (a percent-encoded one's length tells how many bytes it escaped).
+    this.window = Math.max(0, ...pairs.map((p) => Math.max(p.bound ?? 0, p.find.length) - 1));
   }
 
   /** The bytes that may go out now: all but the window, scrubbed. */
@@ -190,7 +247,7 @@ export class Scrubber {
     const limit = Math.max(this.sent, all.length - this.window);
     // Held raw, not scrubbed: a value that nests another's must be seen whole (replacing the inner
     // one first would leave the rest of the outer one to go out).
-    const { out, end } = replaceAll(all, this.pairs, all.toString('latin1'), this.sent, limit);
+    const { out, end } = replaceAll(all, this.pairs, all, this.sent, limit);
     this.keep(all, end);
     return out;
   }
@@ -215,7 +272,7 @@ export class Scrubber {
 
   private flush(limit: number): Buffer {
     if (this.sent >= limit) return EMPTY;
-    const { out, end } = replaceAll(this.carry, this.pairs, this.carry.toString('latin1'), this.sent, limit);
+    const { out, end } = replaceAll(this.carry, this.pairs, this.carry, this.sent, limit);
     this.sent = Math.min(end, this.carry.length);
     return out;
   }

@@ -19,28 +19,12 @@ import { LeafCache } from '../../lib/tls/leaves.js';
 import { listen, tempHome } from '../helpers.js';
 import { reader, toProxy, tunnel } from '../proxy-client.js';
 import { type Stub, startStub } from '../proxy-stubs.js';
+import { rankZ } from '../stats.js';
 
 const REAL = 'ghp_R3alValueOfTheTokenThatMustNotLeak0123456789';
 const PH = 'ghp_SBPHplaceholderPlaceholderPlaceholder012345';
 const RIGHT = REAL.slice(0, 14);
 const WRONG = `${REAL.slice(0, 13)}Q`;
-
-/** The Mann-Whitney rank statistic of two samples, as a z score (no difference: near 0). */
-export function rankZ(a: number[], b: number[]): number {
-  const all = [...a.map((v) => ({ v, g: 0 })), ...b.map((v) => ({ v, g: 1 }))].sort((x, y) => x.v - y.v);
-  let rankA = 0;
-  for (let i = 0; i < all.length; ) {
-    let j = i;
-    while (j < all.length && all[j]!.v === all[i]!.v) j++;
-    const rank = (i + j + 1) / 2;
-    for (let k = i; k < j; k++) if (all[k]!.g === 0) rankA += rank;
-    i = j;
-  }
-  const n1 = a.length;
-  const n2 = b.length;
-  const u = rankA - (n1 * (n1 + 1)) / 2;
-  return (u - (n1 * n2) / 2) / Math.sqrt((n1 * n2 * (n1 + n2 + 1)) / 12);
-}
 
 /** Milliseconds from writing the request to the first byte of the answer (capped at `capMs`). */
 async function timed(open: () => Promise<import('node:stream').Duplex>, request: string, capMs = 2000): Promise<number> {

@@ -1,0 +1,18 @@
+// Statistics for the tests that time what must not depend on a secret.
+
+/** The Mann-Whitney rank statistic of two samples, as a z score (no difference: near 0). */
+export function rankZ(a: number[], b: number[]): number {
+  const all = [...a.map((v) => ({ v, g: 0 })), ...b.map((v) => ({ v, g: 1 }))].sort((x, y) => x.v - y.v);
+  let rankA = 0;
+  for (let i = 0; i < all.length; ) {
+    let j = i;
+    while (j < all.length && all[j]!.v === all[i]!.v) j++;
+    const rank = (i + j + 1) / 2;
+    for (let k = i; k < j; k++) if (all[k]!.g === 0) rankA += rank;
+    i = j;
+  }
+  const n1 = a.length;
+  const n2 = b.length;
+  const u = rankA - (n1 * (n1 + 1)) / 2;
+  return (u - (n1 * n2) / 2) / Math.sqrt((n1 * n2 * (n1 + n2 + 1)) / 12);
+}

@@ -1,0 +1,91 @@
+// Finding secrets' values at a cost their bytes do not change
+// (lib/proxy/form-search.ts): every whole form found, as a plain search finds
+// it; and the time over a body of an agent's pattern the same whether its
+// characters are in the secret or not, where a string search's time (the
+// control) tells them apart.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { FormSearch } from '../../lib/proxy/form-search.js';
+import { BodyRefused, Guard } from '../../lib/proxy/message-filter.js';
+import { scrubBuffer, scrubPairs } from '../../lib/proxy/scrub.js';
+import { rankZ } from '../stats.js';
+
+/** Every place each form occurs, by a plain search. */
+function plainly(text: Buffer, groups: Array<{ forms: Buffer[] }>, from = 0, limit = text.length): string[] {
+  const out: string[] = [];
+  for (let at = from; at < limit; at++) {
+    for (const [g, group] of groups.entries()) for (const [f, form] of group.forms.entries()) if (at + form.length <= text.length && text.subarray(at, at + form.length).equals(form)) out.push(`${at}:${g}:${f}`);
+  }
+  return out;
+}
+
+test('every whole form is found where a plain search finds it: overlapping, at the edges, longer than its window, in Latin-1 text too; bounds respected', () => {
+  let seed = 7;
+  const rand = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n);
+  const groups = [
+    { window: 3, forms: [Buffer.from('abab'), Buffer.from('abc'), Buffer.from('abaXYZ')] },
+    { window: 5, forms: [Buffer.from('bbbbb')] },
+    { window: 2, forms: [Buffer.from([0, 255, 0])] },
+  ];
+  const search = new FormSearch(groups);
+  for (let round = 0; round < 200; round++) {
+    // Few distinct bytes: forms and near misses everywhere.
+    const alphabet = [0x61, 0x62, 0x63, 0x58, 0x59, 0x5a, 0, 255];
+    const text = Buffer.from(Array.from({ length: 1 + rand(80) }, () => alphabet[rand(alphabet.length)] as number));
+    const from = rand(text.length);
+    const limit = from + rand(text.length - from + 1);
+    const got = search.find(text, from, limit).map((h) => `${h.at}:${h.group}:${h.form}`);
+    assert.deepEqual(got, plainly(text, groups, from, limit), text.toString('latin1'));
+    assert.deepEqual(search.find(text.toString('latin1'), from, limit).map((h) => `${h.at}:${h.group}:${h.form}`), got);
+  }
+  assert.deepEqual(search.find(Buffer.from('ababab')).map((h) => h.at), [0, 2]);
+  assert.equal(search.has(Buffer.from('xxabaXY')), false, 'a form past the end is not whole');
+  assert.equal(new FormSearch([]).has(Buffer.from('abc')), false);
+  assert.throws(() => new FormSearch([{ window: 4, forms: [Buffer.from('abc')] }]), /shorter than its group's window/);
+});
+
+/** Milliseconds `fn` takes, median of three calls. */
+function timed(fn: () => void): number {
+  const t: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    const t0 = process.hrtime.bigint();
+    fn();
+    t.push(Number(process.hrtime.bigint() - t0) / 1e6);
+  }
+  return t.sort((a, b) => a - b)[1] as number;
+}
+
+/** z of the times of `fn` over two bodies, interleaved. */
+function zOf(fn: (b: Buffer) => void, a: Buffer, b: Buffer, rounds = 15): number {
+  fn(a);
+  fn(b);
+  const ta: number[] = [];
+  const tb: number[] = [];
+  for (let i = 0; i < rounds; i++) {
+    ta.push(timed(() => fn(a)));
+    tb.push(timed(() => fn(b)));
+  }
+  return rankZ(ta, tb);
+}
+
+test("(review, round 26) the time to look over a body of the agent's pattern does not tell whether its characters are in the secret: scrubbing and the body guard; control: a string search's time does", () => {
+  const REAL = 'Kq7vN2xLp9RtY4wZb8sDf3gHj6mC1aE5';
+  const pairs = scrubPairs([{ name: 'T', placeholder: 'Kq7vSBPHplaceholderPlaceholder00', real: REAL, hosts: ['api.test'], inQuery: false, allowPlaintext: false }]);
+  // The secret's first character, then one of it (last at index 28), against a character it does not hold.
+  const inSecret = Buffer.from('K1#'.repeat(700_000));
+  const absent = Buffer.from('K@#'.repeat(700_000));
+  const control = zOf((b) => void b.includes(REAL), inSecret, absent);
+  assert.ok(Math.abs(control) > 3.5, `control: a string search's time tells them apart (z ${control.toFixed(2)})`);
+  const scrub = zOf((b) => void scrubBuffer(b, pairs), inSecret, absent);
+  assert.ok(Math.abs(scrub) < 3.5, `scrubbing: z ${scrub.toFixed(2)}`);
+  const needles = [{ needle: Buffer.from(REAL), rule: 'r', suspect: 'T' }];
+  const guard = zOf((b) => {
+    const g = new Guard(needles);
+    g.push(b);
+    g.end();
+  }, inSecret, absent);
+  assert.ok(Math.abs(guard) < 3.5, `the body guard: z ${guard.toFixed(2)}`);
+  // And they still find it.
+  assert.throws(() => new Guard(needles).push(Buffer.concat([inSecret.subarray(0, 30), Buffer.from(REAL)])), BodyRefused);
+  assert.equal(scrubBuffer(Buffer.from(`x${REAL}y`), pairs).toString(), 'xKq7vSBPHplaceholderPlaceholder00y');
+});
