@@ -190,3 +190,24 @@ test('the shortest value a profile may bind (7 bytes): echoed inside Basic crede
     }
   }
 });
+
+test('(review, round 26) nothing a scrubbed answer shows depends on how many of the value\'s bytes percent-encoding escapes: its percent-encoded form becomes the placeholder as encodeURIComponent spells it, the window held is the same, and the answer goes without its Content-Length either way', async () => {
+  const { planBody } = await import('../../lib/proxy/forward-response.js');
+  const ph = 'AKIASBPHplaceholder00000';
+  const shown = (real: string) => {
+    const p = scrubPairs([{ name: 'K', placeholder: ph, real, hosts: ['api.test'], inQuery: true, allowPlaintext: false }]);
+    const echoed = scrubBuffer(Buffer.from(`Location: /cb?key=${encodeURIComponent(real)}&x=1`), p).toString();
+    const s = new Scrubber(p);
+    s.push(Buffer.alloc(200, 'x'));
+    const plan = planBody({ rawHeaders: ['Content-Length', '40', 'Content-Type', 'text/plain'] }, { pairs: p });
+    return { echoed, held: s.held, headers: 'headers' in plan ? plan.headers : null };
+  };
+  const none = shown('AKIArealRealRealReal0000');
+  const three = shown('AKIArealReal/+Real=al000');
+  assert.equal(none.echoed, `Location: /cb?key=${ph}&x=1`);
+  assert.deepEqual(three, none);
+  assert.deepEqual(none.headers, ['Content-Type', 'text/plain']);
+  // Control: without a secret the answer keeps its length.
+  const plain = planBody({ rawHeaders: ['Content-Length', '40'] }, { pairs: [] });
+  assert.deepEqual('headers' in plain ? plain.headers : null, ['Content-Length', '40']);
+});
