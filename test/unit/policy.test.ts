@@ -56,7 +56,7 @@ test('normalisation', () => {
 });
 
 test('refused addresses: loopback, link-local, private, mapped, own', () => {
-  for (const a of ['127.0.0.1', '10.1.2.3', '172.16.0.1', '192.168.1.1', '169.254.169.254', '0.0.0.0', '::1', 'fe80::1', 'fd00::1', '::ffff:127.0.0.1', '::ffff:169.254.169.254', '224.0.0.1']) {
+  for (const a of ['127.0.0.1', '10.1.2.3', '172.16.0.1', '192.168.1.1', '169.254.169.254', '0.0.0.0', '::1', 'fe80::1', 'fd00::1', '::ffff:127.0.0.1', '::ffff:169.254.169.254', '224.0.0.1', '::127.0.0.1', '::ffff:0:127.0.0.1', '::ffff:0:a9fe:a9fe', '64:ff9b:1::a00:1', '100::1']) {
     assert.notEqual(refusedAddress(a), null, a);
   }
   assert.equal(refusedAddress('93.184.216.34'), null);
