@@ -40,6 +40,9 @@ export interface VolumeLeftover {
 
 const rows = (out: string) => out.split('\n').filter(Boolean).map((l) => l.split('|'));
 
+/** The names Docker gives containers and networks. */
+const CONTAINER_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
+
 /**
  * `remote`: the engine is another machine's (lib/remote/target.ts). There a
  * run is live only by a live record of this home: a pid label names a process
@@ -57,15 +60,18 @@ export async function runLeftovers(docker: string, home: string, remote = false)
     if (!e) bySession.set(session, (e = { session, network: null, createdAt: null, containers: [], live: false, orphaned: false, volumes: [], origin: null }));
     return e;
   };
-  for (const [name = '', createdAt = '', session = '', pid = ''] of rows(nets)) {
+  for (const [name = '', rawCreated = '', session = '', pid = ''] of rows(nets)) {
+    const createdAt = shown(rawCreated);
     // Only what stashbase names and labels: never a network someone else labelled alike.
     if (!SESSION_ID.test(session) || name !== `${NETWORK_PREFIX}${session}`) continue;
     const e = entry(session);
     Object.assign(e, { network: name, createdAt, live: e.live || isLive(session, pid) });
   }
   const here = hostname();
-  for (const [name = '', session = '', pid = '', createdAt = '', ...rest] of rows(containers)) {
-    if (!SESSION_ID.test(session) || !name.startsWith(`${NETWORK_PREFIX}${session}-`)) continue;
+  for (const [name = '', session = '', pid = '', rawCreated = '', ...rest] of rows(containers)) {
+    // A name Docker could have given (an engine that is not this machine's is not trusted to): no escape sequence of it reaches your terminal.
+    if (!SESSION_ID.test(session) || !name.startsWith(`${NETWORK_PREFIX}${session}-`) || !CONTAINER_NAME.test(name)) continue;
+    const createdAt = shown(rawCreated);
     const e = entry(session);
     e.containers.push(name);
     const origin = originOf(rest);
