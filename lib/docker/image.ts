@@ -8,7 +8,7 @@ import { dirname, join, resolve } from 'node:path';
 import { type Command, formatCommand } from '../../templates/command.js';
 import { type AgentsBuild, DEFAULT_IMAGE, defaultBuildCommand, dockerfileBuildCommand, NPM_CA_FILE, REMINDER_DAYS } from '../../templates/docker-image.js';
 import { ConfigError, SandboxUnavailableError } from '../errors.js';
-import { inside, resolveRule } from '../paths/rules.js';
+import { inside, realRootVariant, resolveRule } from '../paths/rules.js';
 import { removeTree } from '../run/run-dir.js';
 import { type BuildContext, buildRoots, type DockerfileText, makeContext, readDockerfile, remoteSources } from './build-context.js';
 import { ensureBuildTrusted } from '../profile/trust.js';
@@ -72,7 +72,14 @@ const real = (p: string) => {
 export function readDenied(profile: Profile, home: string, cwd: string, stashbaseHome: string): (abs: string) => boolean {
   const rules = [...new Set([`${home}\0${cwd}`, `${real(home)}\0${real(cwd)}`])].flatMap((k) => {
     const [h, c] = k.split('\0') as [string, string];
-    return profile.filesystem.denyRead.map((e) => resolveRule(e, h, c));
+    return profile.filesystem.denyRead.flatMap((e) => {
+      const r = resolveRule(e, h, c);
+      const v = realRootVariant(e, r, h, c, (p) => {
+        const x = real(p);
+        return x === p ? null : x;
+      });
+      return v === null ? [r] : [r, v];
+    });
   });
   const homes = [stashbaseHome, real(stashbaseHome)];
   // Each path's real path resolved once, not per question (a remote run asks of every file in its history).

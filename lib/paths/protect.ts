@@ -7,7 +7,15 @@ import { gitFileStandIn, isGitFolderStandIn } from '../git/repo.js';
 import type { DeniedPath } from '../../templates/bwrap.js';
 import { expandPattern, MAX_ENTRIES } from './expand.js';
 import { multiplyLinked } from './hard-links.js';
-import { inside, resolveRule, type Rule } from './rules.js';
+import { inside, realRootVariant, resolveRule, type Rule } from './rules.js';
+
+const realOrNull = (p: string): string | null => {
+  try {
+    return realpathSync(p);
+  } catch {
+    return null;
+  }
+};
 
 export interface Protection {
   denyRead: DeniedPath[];
@@ -251,13 +259,17 @@ export function planProtection(input: ProtectInput): Protection {
         add(rule.path, true);
         continue;
       }
-      const clipped = clipPattern(rule, input.within);
-      if (clipped === null) continue;
-      const found = expandPattern(clipped);
-      if (found.truncated) {
-        warnings.push(`${entry}: stopped after ${MAX_ENTRIES} entries under ${clipped.root}; paths beyond them are not protected (start the pattern deeper)`);
+      // As written, and with its fixed folder's real path where a link leads there (the visible tree is its real path).
+      for (const r of [rule, realRootVariant(entry, rule, input.home, input.cwd, realOrNull)]) {
+        if (r === null || r.kind !== 'pattern') continue;
+        const clipped = clipPattern(r, input.within);
+        if (clipped === null) continue;
+        const found = expandPattern(clipped);
+        if (found.truncated) {
+          warnings.push(`${entry}: stopped after ${MAX_ENTRIES} entries under ${clipped.root}; paths beyond them are not protected (start the pattern deeper)`);
+        }
+        for (const p of found.paths) add(p, false);
       }
-      for (const p of found.paths) add(p, false);
     }
     // Always-protected paths get no stand-in when missing, but for those git files and folders.
     for (const p of optional) add(p, isGitFile(p) || isGitFolderStandIn(p));

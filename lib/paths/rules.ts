@@ -78,6 +78,21 @@ export function resolveRule(entry: string, home: string, cwd: string): Rule {
   return { kind: 'pattern', entry, regex: globToRegex(abs), root, maxDepth };
 }
 
+/**
+ * The same glob rule with its fixed folder (its walk's root) spelled as its real path, when a link leads there: a
+ * tree reached by its real path (a Docker run's working directory, a remote run's history) is matched too (found in
+ * review: `~/src/**\/*.pem` with `~/src` a link hid nothing from a Docker run started in it). None for a rule that is
+ * no glob, a regex rule, or a root that is its own real path.
+ */
+export function realRootVariant(entry: string, rule: Rule, home: string, cwd: string, real: (p: string) => string | null): Rule | null {
+  if (rule.kind !== 'pattern' || entry.startsWith('re:')) return null;
+  const root = real(rule.root);
+  if (root === null || root === rule.root) return null;
+  const abs = expandHome(entry, home, cwd);
+  if (!abs.startsWith(rule.root)) return null;
+  return resolveRule(`${root === '/' ? '' : root}${abs.slice(rule.root === '/' ? 0 : rule.root.length)}`, home, cwd);
+}
+
 function resolveRegex(entry: string, home: string, cwd: string): Rule {
   // \d and \w spelled out, as Seatbelt needs them (a profile's entries were checked against the subset when it loaded).
   const portable = portableRegex(entry.slice(3));

@@ -272,6 +272,19 @@ describe(`Docker backend: filesystem, environment and limits (real engine, ${DOC
     assert.equal(docker(['volume', 'ls', '--quiet', '--filter', `name=${name}`]).trim(), '');
   });
 
+  test('(review, round 26) a deny_read glob whose fixed folder is a link (~/code/**/*.key, ~/code a link to the real folder): a run started in it hides the file; control: outside the sandbox it is there', async () => {
+    const realCode = join(t.dir, 'real-code');
+    writeFile(join(realCode, 'app', 'id.key'), SECRET);
+    writeFile(join(realCode, 'app', 'notes.txt'), 'notes\n');
+    symlinkSync(realCode, join(t.home, 'code'));
+    writeFile(join(t.sbHome, 'agents', 'linked.toml'), ['[sandbox]', 'backend = "docker"', '[filesystem]', 'deny_read = ["~/code/**/*.key"]'].join('\n') + '\n');
+    assert.equal(readFileSync(join(t.home, 'code', 'app', 'id.key'), 'utf8'), SECRET, 'control: the file is there');
+    const r = await cli(['agent', 'run', '--silent', '--profile', 'linked', ...DOCKER_MODE.flags, '--', 'bash', '-c', 'cat id.key 2>&1 || true; cat notes.txt'], { env: t.env, cwd: join(t.home, 'code', 'app'), timeoutMs: 90_000 });
+    assert.equal(r.code, 0, r.stderr);
+    assert.doesNotMatch(r.stdout, new RegExp(SECRET.trim()));
+    assert.match(r.stdout, /^cat: id\.key: Permission denied\nnotes\n$/);
+  });
+
   test('isolated paths: labels another user of the engine wrote are shown escaped, one row each, and add no volume to what cleanup removes (found in review)', async () => {
     const hostile = `stashbase-isolated-labels-${process.pid}`;
     const bystander = `stashbase-isolated-bystander-${process.pid}`;
