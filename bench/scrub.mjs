@@ -1,0 +1,53 @@
+// Scrubbing's cost per byte: a 16 MiB body through the Scrubber (lib/proxy/scrub.ts) in 64 KiB chunks,
+// with one and with two secrets, against a string search for the same forms (what it used before the
+// search whose cost does not depend on the secret's bytes, lib/proxy/form-search.ts) in the same run.
+// No target: the figures say what the constant-time search costs (docs/benchmarks.md).
+import { median } from './lib.mjs';
+
+const { Scrubber, scrubPairs } = await import('../dist/lib/proxy/scrub.js');
+const ROUNDS = Number(process.env.ROUNDS ?? 7);
+const secret = (name, real, placeholder) => ({ name, real, placeholder, hosts: ['api.test'], inQuery: false, allowPlaintext: false });
+const one = scrubPairs([secret('T', 'Kq7vN2xLp9RtY4wZb8sDf3gHj6mC1aE5', 'Kq7vSBPHplaceholderPlaceholder00')]);
+const two = scrubPairs([secret('T', 'Kq7vN2xLp9RtY4wZb8sDf3gHj6mC1aE5', 'Kq7vSBPHplaceholderPlaceholder00'), secret('U', 'sk-ant-api03-realRealRealRealRealRealRealRealReal0000', 'sk-ant-api03-SBPHplaceholderPlaceholderPlaceholder0000')]);
+const body = Buffer.alloc(16 << 20, 'the quick brown fox {"json": 1234} ');
+const CHUNK = 65536;
+
+function scrubbed(pairs) {
+  const s = new Scrubber(pairs);
+  let n = 0;
+  for (let o = 0; o < body.length; o += CHUNK) n += s.push(body.subarray(o, o + CHUNK)).length;
+  return n + s.end().length;
+}
+
+/** The forms looked for by a string search per chunk, as before (no replacement: none is in the body). */
+function searched(pairs) {
+  let n = 0;
+  for (let o = 0; o < body.length; o += CHUNK) {
+    const text = body.subarray(o, o + CHUNK).toString('latin1');
+    for (const p of pairs) if (text.indexOf(p.text) !== -1) n++;
+  }
+  return n;
+}
+
+const subjects = {
+  'string search, 1 secret': () => searched(one),
+  'Scrubber, 1 secret': () => scrubbed(one),
+  'string search, 2 secrets': () => searched(two),
+  'Scrubber, 2 secrets': () => scrubbed(two),
+};
+const times = Object.fromEntries(Object.keys(subjects).map((k) => [k, []]));
+for (let r = 0; r < ROUNDS + 1; r++) {
+  for (const [k, f] of Object.entries(subjects)) {
+    const t0 = performance.now();
+    f();
+    if (r > 0) times[k].push(performance.now() - t0);
+  }
+}
+const rows = Object.entries(times).map(([subject, t]) => {
+  const ms = median(t);
+  return { subject, median_ms: +ms.toFixed(1), mb_per_s: Math.round(body.length / 1e6 / (ms / 1000)) };
+});
+console.log(JSON.stringify({ benchmark: 'scrub', body_bytes: body.length, rows }, null, 2));
+const w = Math.max(...rows.map((r) => r.subject.length));
+console.log(`\n${'subject'.padEnd(w)}  median ms   MB/s`);
+for (const r of rows) console.log(`${r.subject.padEnd(w)}  ${String(r.median_ms).padStart(9)}  ${String(r.mb_per_s).padStart(5)}`);
