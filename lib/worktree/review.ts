@@ -70,11 +70,14 @@ const KINDS: Array<[RegExp, string]> = KINDS_AS_WRITTEN.map(([re, why]) => [new 
 /** Characters HFS+ leaves out of names (`.vscode` with one of them is `.vscode` there). */
 const IGNORED = /[\u200c-\u200f\u202a-\u202e\u206a-\u206f\ufeff]/g;
 
+/** A name as macOS's file systems take it: HFS+'s ignored characters dropped, canonically composed (a KELVIN SIGN is a K there; found in review). */
+const asOnDisk = (p: string) => p.replace(IGNORED, '').normalize('NFC');
+
 const CONFIG_PARTS = TOOL_CONFIGS.map((n) => n.toLowerCase().split('/'));
 
 /** The run-time tool config `path` is, or is inside, at any depth (outside node_modules), or null. */
 export function toolConfigOf(path: string): string | null {
-  const parts = path.replace(IGNORED, '').toLowerCase().split('/');
+  const parts = asOnDisk(path).toLowerCase().split('/');
   if (parts.includes('node_modules')) return null;
   for (const [i, n] of CONFIG_PARTS.entries()) {
     for (let at = 0; at + n.length <= parts.length; at++) if (n.every((c, k) => parts[at + k] === c)) return TOOL_CONFIGS[i] as string;
@@ -171,7 +174,7 @@ export interface GitFromTree {
  * run keeps from the agent, the hook folders), or null.
  */
 export function runsCodeByName(path: string): string | null {
-  const name = path.replace(IGNORED, '');
+  const name = asOnDisk(path);
   const kind = KINDS.find(([re]) => re.test(name));
   if (kind !== undefined) return kind[1];
   const config = toolConfigOf(path);
@@ -181,11 +184,11 @@ export function runsCodeByName(path: string): string | null {
 /** What to look at before merging, in path order; an empty list means nothing of these kinds changed. */
 export function review(changes: RawChange[], read: (oid: string) => string | null, tree: GitFromTree = { hooks: [], configs: [] }): Finding[] {
   const out: Finding[] = [];
-  const fold = (p: string) => p.replace(IGNORED, '').toLowerCase();
+  const fold = (p: string) => asOnDisk(p).toLowerCase();
   const hooks = tree.hooks.map(fold);
   const configs = tree.configs.map(fold);
   for (const c of changes) {
-    const name = c.path.replace(IGNORED, '');
+    const name = asOnDisk(c.path);
     const folded = fold(c.path);
     // A hooks folder that is the tree's top: only its files by a hook's name are hooks there.
     if (hooks.some((h) => (h === '' ? !folded.includes('/') && HOOK_NAMES.has(folded) : folded.startsWith(h)))) out.push({ path: c.path, why: `git hook in the folder your core.hooksPath names: your git runs it, this merge's post-merge and commit hooks included; ${verb(c.status)}` });

@@ -159,5 +159,7 @@ test('(review, round 26) the merge review names git commit hook runners and more
   assert.deepEqual(why('.lintstagedrc.json'), ['git commit hook runner configuration (runs on your next git commit); changed']);
   assert.deepEqual(why('.pdbrc'), ['runs as code when your tools load it (install, build, test or debugger); changed']);
   assert.deepEqual(why('docs/readme.txt'), [], 'control');
+  // A KELVIN SIGN is a K on macOS's file systems (canonically the same): Ma\u212Aefile is a Makefile there.
+  assert.deepEqual(review([ch('Ma\u212Aefile')], read).map((f) => f.why), ['build file; changed']);
   assert.deepEqual([...new Set(findings.map((f) => f.path))].sort(), ['.huskyrc', '.lintstagedrc.json', '.mocharc.js', '.pdbrc', 'Directory.Build.props', 'Gemfile', 'commitlint.config.js', 'hatch_build.py', 'lint-staged.config.js', 'package.json', 'pyproject.toml', 'web/package.json'].sort());
 });
