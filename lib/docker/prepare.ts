@@ -186,7 +186,7 @@ export function containerUser(desktop: boolean): string | null {
 export function dockerGitDir(ctx: Pick<DockerContext, 'cwd' | 'worktree' | 'session' | 'stashbaseHome'>): RunGitDirPlan | null {
   const located = checkoutGit(ctx.worktree?.path ?? ctx.cwd);
   if (located === null || !('gitDir' in located) || repoFormat(located.gitDir).reftable) return null;
-  return planRunGitDir({ gitDir: located.gitDir, admin: located.admin, stateDir: runStateDirOf(ctx.stashbaseHome, ctx.session), hideOthers: ctx.worktree !== undefined, own: ctx.worktree?.branch });
+  return planRunGitDir({ gitDir: located.gitDir, admin: located.admin, stateDir: runStateDirOf(ctx.stashbaseHome, ctx.session), hideOthers: ctx.worktree !== undefined, own: ctx.worktree?.branch, workTree: ctx.worktree?.path ?? ctx.cwd });
 }
 
 /** The shadow mounts' paths, from the disk as it is before the run creates its stand-ins. */

@@ -10,8 +10,9 @@
 // or fsmonitor token would hide files), with the stat data of every entry
 // yours does not have byte for byte cleared, so that git compares those files
 // by content and never trusts a size and time the agent chose.
-import { renameSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { createHash } from 'node:crypto';
+import { lstatSync, readlinkSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { readBack } from '../readback/file.js';
 import { printable } from '../util/printable.js';
 import { entryOid, indexLayout, indexProblem, type IndexEntryAt, type IndexLayout, INTENT_TO_ADD, rebuildIndex } from './git-index.js';
@@ -91,7 +92,76 @@ export function indexCandidate(here: string, there: string, rec: RunGitDirRecord
   if (code.length > 0) {
     return `${label}: the sandbox's index stages ${list(code)}, which can run code on your machine (${runsCodeByName(code[0] as string)}) and which your next git commit, git stash or git restore takes from the index, whatever the file in your working tree holds: it is not carried back (review the files, then stage them yourself)`;
   }
+  // Only what the working tree holds (found in review: a hook staged into the folder core.hooksPath names, which the
+  // run kept read-only, came back; so would anything the run protects, by any name): what the agent could not write,
+  // it cannot stage either.
+  const unheld = notInTree(r.data, fresh, oidLength, rec);
+  if (unheld !== null) return `${label}: ${unheld}: it is not carried back (stage what you want of it yourself)`;
   return { data: r.data, layout, fresh, oids: [...new Set(fresh.filter((e) => (e.mode & 0o170000) !== GITLINK).map((e) => entryOid(r.data, e, oidLength)))] };
+}
+
+/** At most this much of the working tree is read to check what the index stages. */
+const MAX_CHECKED_BYTES = 1 << 30;
+const MAX_CHECKED_ENTRIES = 200_000;
+
+/**
+ * Why the index's new entries are not what the working tree holds (a file's
+ * bytes, its executable bit, a link's target, read without following a link,
+ * hashed as git hashes a blob), or null when each is.
+ */
+function notInTree(data: Buffer, fresh: IndexEntryAt[], oidLength: 20 | 32, rec: RunGitDirRecord): string | null {
+  const top = rec.plan.workTree;
+  if (top === undefined) return "the run's record does not name its working tree (made by an older stashbase)";
+  if (fresh.length > MAX_CHECKED_ENTRIES) return `the sandbox's index stages ${fresh.length} entries, more than the ${MAX_CHECKED_ENTRIES} stashbase compares with the working tree`;
+  let realTop: string;
+  try {
+    realTop = realpathSync(top);
+  } catch {
+    return `the working tree ${printable(top, true)} is gone`;
+  }
+  const algorithm = oidLengthOf(rec) === 32 ? 'sha256' : 'sha1';
+  let total = 0;
+  const differ: string[] = [];
+  for (const e of fresh) {
+    const type = e.mode & 0o170000;
+    if (type === GITLINK) continue;
+    const content = heldAt(top, realTop, e, type, MAX_CHECKED_BYTES - total);
+    if (content === 'too much') return `the files the sandbox's index stages hold more than ${MAX_CHECKED_BYTES >> 20} MiB, more than stashbase compares with the working tree`;
+    if (content !== null) total += content.length;
+    const oid = content === null ? null : createHash(algorithm).update(`blob ${content.length}\0`).update(content).digest('hex');
+    if (oid !== entryOid(data, e, oidLength)) differ.push(e.path);
+  }
+  if (differ.length === 0) return null;
+  const named = printable(`${differ.slice(0, 5).join(', ')}${differ.length > 5 ? ` and ${differ.length - 5} more` : ''}`, true);
+  return `the sandbox's index stages ${named} other than the working tree holds ${differ.length === 1 ? 'it' : 'them'} (your next git commit, git stash and pop or git restore would take what is staged)`;
+}
+
+/** What the working tree holds at an entry's path, as git would hash it; null when it holds something else or nothing there; 'too much' past `room` bytes. */
+function heldAt(top: string, realTop: string, e: IndexEntryAt, type: number, room: number): Buffer | null | 'too much' {
+  // A name that is not UTF-8 is not looked for (it would not be found by its decoded text).
+  if (Buffer.from(e.path).toString('latin1') !== e.key) return null;
+  const path = join(top, e.path);
+  let parent: string;
+  try {
+    parent = realpathSync(dirname(path));
+  } catch {
+    return null;
+  }
+  // Its folder in the tree, not reached through a link out of it.
+  if (parent !== realTop && !parent.startsWith(`${realTop}/`)) return null;
+  const st = lstatSync(path, { throwIfNoEntry: false });
+  if (type === 0o120000) {
+    if (!st?.isSymbolicLink()) return null;
+    try {
+      return readlinkSync(path, { encoding: 'buffer' });
+    } catch {
+      return null;
+    }
+  }
+  if (!st?.isFile() || ((e.mode & 0o111) !== 0) !== ((st.mode & 0o100) !== 0)) return null;
+  if (st.size > room) return 'too much';
+  const r = readBack(path, room);
+  return r.ok ? r.data : null;
 }
 
 /** Writes the index over yours by git's own lock and a rename; null when done, else what to say. */

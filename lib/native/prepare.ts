@@ -125,7 +125,7 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
     if (repoFormat(usable.gitDir).reftable) gitWarnings.push(`${usable.gitDir} keeps its refs in the reftable format, which stashbase does not import: the repository's git directory is read-only in this run`);
     // systemd-run cannot show the run a folder of its own at your .git's path: nothing of yours is shared live either.
     else if (!bwrapLike) gitWarnings.push(`the systemd-run fallback gives the agent no git directory of its own: ${usable.gitDir} is read-only in this run (its git cannot commit; with bubblewrap it can)`);
-    else gitDir = planRunGitDir({ gitDir: usable.gitDir, admin: usable.admin, stateDir, hideOthers: false, own: ctx.worktreeBranch });
+    else gitDir = planRunGitDir({ gitDir: usable.gitDir, admin: usable.admin, stateDir, hideOthers: false, own: ctx.worktreeBranch, workTree: repo!.root });
   }
   const views = agents.map((a) => a.spec).filter((spec) => !denied.some((d) => inside(spec.at, d))).map((spec) => ({
     spec,

@@ -185,7 +185,7 @@ export async function executeRemote(o: RemoteRunInput): Promise<number> {
       await capture(git(repo.git, repo.root, ['branch', '--no-track', branch, base]));
       branchMade = true;
     }
-    plan = planRunGitDir({ gitDir: repo.gitDir, admin: null, stateDir: runStateDirOf(home, ctx.session), hideOthers: true, own: `refs/heads/${branch}` });
+    plan = planRunGitDir({ gitDir: repo.gitDir, admin: null, stateDir: runStateDirOf(home, ctx.session), hideOthers: true, own: `refs/heads/${branch}`, workTree: repo.root });
   } catch (e) {
     // Nothing of the run is left (found in review: a failure here left the run's SSH connection and folder).
     if (branchMade) probe(git(repo.git, repo.root, ['branch', '-D', branch]));

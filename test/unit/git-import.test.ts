@@ -141,7 +141,7 @@ function setup(name: string) {
   git(['tag', 'v1']);
   writeFile(join(root, 'a.txt'), 'stashed\n');
   git(['stash', '-q']);
-  const plan = planRunGitDir({ gitDir: join(root, '.git'), admin: null, stateDir: join(t.dir, `${name}-state`), hideOthers: false });
+  const plan = planRunGitDir({ gitDir: join(root, '.git'), admin: null, stateDir: join(t.dir, `${name}-state`), hideOthers: false, workTree: root });
   const { file } = createRunGitDir(plan);
   // Outside a sandbox the run's alternate must name your store where it is (inside, it is bound at stashbase-objects).
   writeFileSync(join(plan.dir, 'objects', 'info', 'alternates'), `${join(root, '.git', 'objects')}\n`);
@@ -388,6 +388,33 @@ test('(review, round 26) a tool config or another file that runs code, staged by
   assert.equal(readFileSync(join(ctl, '.claude', 'settings.json'), 'utf8'), evil);
 });
 
+test('(review, round 26) the index carries back only what the working tree holds: a hook staged into the folder core.hooksPath names (kept read-only in runs, of no name the review knows), a file made executable only in the index; control: a file staged as the tree holds it comes back', async () => {
+  const { indexCandidate } = await import('../../lib/git/index-import.js');
+  const { stampOf } = await import('../../lib/git/run-git-dir.js');
+  const s = setup('hookspath');
+  s.git(['config', 'core.hooksPath', 'scripts/git-hooks']);
+  const hook = s.agent(['hash-object', '-w', '--stdin'], '#!/bin/sh\ntouch "$HOME/PWNED"\n');
+  s.agent(['update-index', '--add', '--cacheinfo', `100755,${hook},scripts/git-hooks/pre-commit`]);
+  const rec = JSON.parse(readFileSync(s.file, 'utf8'));
+  rec.start.yourIndex = stampOf(join(s.root, '.git', 'index'));
+  assert.equal(indexCandidate(s.plan.dir, join(s.root, '.git'), rec), `${join(s.root, '.git')}/index: the sandbox's index stages scripts/git-hooks/pre-commit other than the working tree holds it (your next git commit, git stash and pop or git restore would take what is staged): it is not carried back (stage what you want of it yourself)`);
+  // Unnamed: the tree's own file, staged as executable.
+  const x = setup('execbit');
+  writeFile(join(x.root, 'tool.sh'), 'echo hi\n');
+  x.agent(['add', 'tool.sh']);
+  x.agent(['update-index', '--chmod=+x', 'tool.sh']);
+  const rec2 = JSON.parse(readFileSync(x.file, 'utf8'));
+  rec2.start.yourIndex = stampOf(join(x.root, '.git', 'index'));
+  assert.match(indexCandidate(x.plan.dir, join(x.root, '.git'), rec2) as string, /stages tool\.sh other than the working tree holds it/);
+  // Control: staged as the tree holds it.
+  const ok = setup('asheld');
+  writeFile(join(ok.root, 'tool.sh'), 'echo hi\n');
+  ok.agent(['add', 'tool.sh']);
+  const rec3 = JSON.parse(readFileSync(ok.file, 'utf8'));
+  rec3.start.yourIndex = stampOf(join(ok.root, '.git', 'index'));
+  assert.equal(typeof indexCandidate(ok.plan.dir, join(ok.root, '.git'), rec3), 'object');
+});
+
 function copyOf(root: string): string {
   const copy = `${root}-copy`;
   spawnSync('cp', ['-a', root, copy]);
@@ -495,7 +522,8 @@ test('from a hostile review: an index staging a commit where a file goes is not 
   s.agent(['branch', 'fix-$(touch${IFS}/tmp/PASTED)']);
   s.agent(['symbolic-ref', 'HEAD', 'refs/heads/dev']);
   const r = await importRunGitDir(s.file, { git: 'git', session: 'ags_eeeeeeeeeeeeeeee', keptDir: join(t.dir, 'kept-ags_eeeeeeeeeeeeeeee') });
-  assert.ok(r.warnings.includes(`the sandbox's index stages ${commit.slice(0, 12)} (a commit) where a file's content goes: not taken (${join(s.root, '.git')}/index is kept)`), r.warnings.join('\n'));
+  // Refused first as what the working tree does not hold (round 26); the check of a commit where a file goes stays behind it.
+  assert.ok(r.warnings.includes(`${join(s.root, '.git')}/index: the sandbox's index stages a.txt other than the working tree holds it (your next git commit, git stash and pop or git restore would take what is staged): it is not carried back (stage what you want of it yourself)`), r.warnings.join('\n'));
   assert.ok(r.warnings.some((l) => l.endsWith("taken (undo: git update-ref -d 'refs/heads/fix-$(touch${IFS}/tmp/PASTED)')")), r.warnings.join('\n'));
   assert.ok(r.warnings.includes(`HEAD of ${join(s.root, '.git')} now points at refs/heads/dev, as the sandbox left it`), r.warnings.join('\n'));
   assert.deepEqual(r.own, []);
@@ -508,7 +536,7 @@ test("another git's locks are not carried into the run's own git directory (foun
   for (const a of [['init', '-q', '-b', 'main'], ['commit', '-q', '--allow-empty', '-m', 'x']]) assert.equal(spawnSync('git', a, { cwd: root, env }).status, 0);
   writeFile(join(root, '.git', 'index.lock'), '');
   writeFile(join(root, '.git', 'refs', 'heads', 'stashbase', 'other.lock'), `${A}\n`);
-  const plan = planRunGitDir({ gitDir: join(root, '.git'), admin: null, stateDir: join(t.dir, 'locks-state'), hideOthers: true });
+  const plan = planRunGitDir({ gitDir: join(root, '.git'), admin: null, stateDir: join(t.dir, 'locks-state'), hideOthers: true, workTree: root });
   assert.equal(plan.copies.includes('index.lock'), false);
   createRunGitDir(plan);
   assert.equal(existsSync(join(plan.dir, 'index.lock')), false);
