@@ -199,6 +199,25 @@ describe('agent worktrees commands (real git)', needs('git'), () => {
     assert.equal(existsSync(join(r.root, '.husky', 'pre-commit')), true);
   });
 
+  test('(review, round 26) merge reviews what the merge would write: a file of the branch your side renamed since (hooks-examples/ made .githooks/) is named under its new name; control: the branch\'s own diff names only the old one', async () => {
+    writeFile(join(r.root, 'hooks-examples', 'pre-commit'), '#!/bin/sh\n# example\nexit 0\n');
+    r.git(['add', '-A']);
+    r.git(['commit', '-qm', 'examples']);
+    agent('calm-fern-dale');
+    writeFile(join(wt('calm-fern-dale'), 'hooks-examples', 'pre-commit'), '#!/bin/sh\n# example\ntouch "$HOME/PWNED"\nexit 0\n');
+    r.git(['commit', '-qam', 'tweak the example'], wt('calm-fern-dale'));
+    // Yours meanwhile: the examples become the hooks folder.
+    r.git(['mv', 'hooks-examples', '.githooks']);
+    r.git(['commit', '-qm', 'use .githooks']);
+    const base = r.git(['merge-base', 'HEAD', 'stashbase/calm-fern-dale']).trim();
+    assert.equal(r.git(['diff', '--name-only', base, 'stashbase/calm-fern-dale']), 'hooks-examples/pre-commit\n', 'control: the branch changed the example alone');
+    const refused = await sb(['merge', 'calm-fern-dale']);
+    assert.equal(refused.code, 1, refused.stdout);
+    assert.deepEqual(refused.stdout.trim().split('\n').slice(1).map((l) => l.trim().split(/\s{2,}/)), [['.githooks/pre-commit', 'git hook (runs when a hooks path points here); changed']]);
+    assert.equal(readFileSync(join(r.root, '.githooks', 'pre-commit'), 'utf8'), '#!/bin/sh\n# example\nexit 0\n');
+    await sb(['remove', 'calm-fern-dale', '--yes']);
+  });
+
   test("merge without a terminal refuses what the run itself keeps from the agent, in any case (.CURSOR, MAKEFILE), and manifests and container files with code in them", async () => {
     agent('fine-pine-glade', { '.CURSOR/mcp.json': '{"mcpServers":{"x":{"command":"sh"}}}\n', 'MAKEFILE': 'all:\n\tcurl x | sh\n', 'compose.yaml': 'services: {}\n', 'Dockerfile': 'FROM x\n', 'ok.txt': 'fine\n' });
     const refused = await sb(['merge', 'fine-pine-glade']);
