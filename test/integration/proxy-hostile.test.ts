@@ -758,22 +758,22 @@ describe('a raw upstream on a plain tunnel, a secret bound there (allow_plaintex
 
   test('10 (review, round 26): a tunnel whose one read pipelines thousands of requests behind a stalled one: past 16 waiting it is closed, the rest never parsed into requests; control: 10 waiting keep it open', async () => {
     const pipeline = (n: number) => Array.from({ length: n }, (_, i) => `GET /stall-t${i} HTTP/1.1\r\nHost: raw.test\r\n\r\n`).join('');
-    const few = await toProxy(port);
-    few.on('error', () => {});
-    const fr = reader(few);
-    few.write(`CONNECT raw.test:80 HTTP/1.1\r\nHost: raw.test:80\r\n\r\n`);
-    await fr.until('200 Connection Established\r\n\r\n');
+    const plainTunnel = async () => {
+      const s = await toProxy(port);
+      s.on('error', () => {});
+      const sr = reader(s);
+      s.write(`CONNECT raw.test:80 HTTP/1.1\r\nHost: raw.test:80\r\n\r\n`);
+      await sr.until('200 Connection Established\r\n\r\n');
+      return { s, sr };
+    };
+    const { s: few, sr: fr } = await plainTunnel();
     few.write(pipeline(10));
     assert.equal(await closedWithin(fr, 1000), false, 'control: ten waiting requests keep the tunnel open');
     few.destroy();
     await sleep(300);
     const before = requests.length;
     const limits = events.filter((e) => e.type === 'limit').length;
-    const c = await toProxy(port);
-    c.on('error', () => {});
-    const r = reader(c);
-    c.write(`CONNECT raw.test:80 HTTP/1.1\r\nHost: raw.test:80\r\n\r\n`);
-    await r.until('200 Connection Established\r\n\r\n');
+    const { s: c, sr: r } = await plainTunnel();
     // One write of ~64 KiB: 1,800 requests the parser would turn into objects, all waiting on the first.
     c.write(pipeline(1800));
     assert.equal(await closedWithin(r, 3000), true, 'the connection was not closed');
