@@ -10,7 +10,14 @@
 import { copyJson, isJsonObject, type Json, type JsonObject, parseJson } from '../readback/json.js';
 
 /** Key names of the executable or trust-granting kind (a class: new keys named so are caught too). */
-export const EXECUTABLE_KEY = /mcp|hook|command|helper|refresh|export|allowed|trust|approv|permission|bypass|api_?key|^env$|include|status_?line|plugin|marketplace|sandbox|executable|shell|script/i;
+export const EXECUTABLE_KEY = /mcp|hook|command|helper|refresh|export|allowed|trust|approv|permission|bypass|api_?key|^env$|include|status_?line|plugin|marketplace|sandbox|executable|shell|script|backup|in_?progress|path/i;
+
+/**
+ * A value that names a file or folder: Claude acts on what such a key names (found in review: `appleTerminalBackupPath`
+ * with `appleTerminalSetupInProgress`, which the next interactive claude imports into Terminal's preferences on macOS,
+ * where a profile's command runs), whatever the key is called.
+ */
+const namesFile = (v: Json | undefined) => typeof v === 'string' && /^(?:\/|~|\.\.?[\/\\]|[A-Za-z]:[\/\\]|file:)/i.test(v.trim());
 
 /** A value that configures something to launch or connect to (an MCP server's shape). */
 function launches(v: Json | undefined, depth = 0): boolean {
@@ -19,7 +26,7 @@ function launches(v: Json | undefined, depth = 0): boolean {
   return Object.keys(v).some((k) => /^(command|args|url|transport)$/i.test(k) || launches(v[k], depth + 1));
 }
 
-const executable = (key: string, value: Json | undefined) => EXECUTABLE_KEY.test(key) || launches(value);
+const executable = (key: string, value: Json | undefined) => EXECUTABLE_KEY.test(key) || launches(value) || namesFile(value);
 
 const same = (a: Json | undefined, b: Json | undefined) => JSON.stringify(a) === JSON.stringify(b);
 

@@ -92,3 +92,17 @@ test("a child's environment has own keys only: a key on Object.prototype never r
     delete proto.LD_PRELOAD;
   }
 });
+
+test('(review, round 26) ~/.claude.json: keys that make the next claude act on a file are left behind and named, both ways (Terminal and iTerm2 restore keys; unnamed: any key whose value names a file); control: an inert key comes back', () => {
+  const s = '{"numStartups":1}';
+  const a = JSON.stringify({
+    numStartups: 2, appleTerminalSetupInProgress: true, appleTerminalBackupPath: '/r/t.plist', iterm2SetupInProgress: true, iterm2BackupPath: '/r/i.plist',
+    someFutureSetting: '~/repo/.cache/x.plist', tipsShown: 3,
+  });
+  for (const r of [mergeClaudeConfig(s, a, s), revertClaudeConfig(s, a)]) {
+    const text = r.text ?? '';
+    assert.doesNotMatch(text, /BackupPath|SetupInProgress|someFutureSetting/);
+    assert.deepEqual(JSON.parse(text), { numStartups: 2, tipsShown: 3 });
+    for (const k of ['appleTerminalBackupPath', 'appleTerminalSetupInProgress', 'iterm2BackupPath', 'iterm2SetupInProgress', 'someFutureSetting']) assert.ok(r.left.includes(k), `${k}: ${r.left.join(', ')}`);
+  }
+});
