@@ -11,7 +11,7 @@ import type { DependencyCheckSettings } from '../deps/settings.js';
 import type { ScanMount } from './host-scan.js';
 
 import { HOOK_PREFIX } from './hook-env.js';
-import { jsonOf } from '../readback/json.js';
+import { isJsonObject, jsonOf } from '../readback/json.js';
 
 const MAX_BODY = 1024 * 1024;
 
@@ -70,6 +70,13 @@ export function noHooks(res: ServerResponse): void {
   answer(res, 404, 'stashbase: this run offers no hook endpoints: its profile sets no allow_hooks\n');
 }
 
+/** The arguments a hook request named, as the audit keeps them: eight at most, each cut (the agent chose them). */
+function argsOf(args: unknown): unknown {
+  if (!Array.isArray(args)) return args === undefined ? undefined : typeof args;
+  const kept = args.slice(0, 8).map((a) => (typeof a === 'string' ? (a.length > 200 ? `${a.slice(0, 200)}… (${a.length} characters)` : a) : typeof a));
+  return args.length > 8 ? [...kept, `… (${args.length} arguments)`] : kept;
+}
+
 export function hookEndpoints(o: HookEndpointsInput): HookHandler {
   const allowed = new Set(o.profile.allowHooks);
   let inFlight = 0;
@@ -110,7 +117,8 @@ export function hookEndpoints(o: HookEndpointsInput): HookHandler {
           }
           const { encodeScanAnswer, runConfinedScan } = await import('./host-scan.js');
           const a = await runConfinedScan(parsed, { workTree: o.workTree, mounts: o.mounts, profile: o.profile, env: o.env });
-          o.audit({ ...event, decision: a.exit === 0 ? 'clean' : a.exit === 1 ? 'found' : 'refused', exit: a.exit, args: (parsed as { args?: unknown }).args });
+          // A body that is no object (JSON null) has no arguments to name (found in review: it made this line throw, a 500).
+          o.audit({ ...event, decision: a.exit === 0 ? 'clean' : a.exit === 1 ? 'found' : 'refused', exit: a.exit, args: argsOf(isJsonObject(parsed) ? parsed.args : undefined) });
           return answer(res, 200, encodeScanAnswer(a), 'application/json');
         }
         const hooks = await import('./host-agent-hooks.js');
@@ -123,7 +131,7 @@ export function hookEndpoints(o: HookEndpointsInput): HookHandler {
         const request = hooks.parseHookRequest(body);
         const a = o.agentHooks!;
         const r = await hooks.runAgentHook({ ...request, cwd: a.cwd, proxyEnv: a.proxyEnv, registryEnv: a.registryEnv, settings: a.settings, readable: a.readable, proxyPort: a.proxyPort });
-        o.audit({ ...event, decision: r.refused ? 'refused' : 'ran', exit: r.exit, args: request.args });
+        o.audit({ ...event, decision: r.refused ? 'refused' : 'ran', exit: r.exit, args: argsOf(request.args) });
         for (const e of r.events) o.audit(e as unknown as Record<string, unknown>);
         return answer(res, 200, hooks.encodeHookResponse(r), 'application/json');
       } catch (e) {

@@ -50,6 +50,31 @@ function cut(v: unknown, max = MAX_VALUE): unknown {
   return v;
 }
 
+/** Inside an event's arrays and objects (what an agent sent: hook arguments, reported reasons), less of each is kept. */
+const NESTED_VALUE = 256;
+const NESTED_ITEMS = 16;
+const NESTED_DEPTH = 4;
+
+/**
+ * A value cut at every depth (found in review: text inside arrays was never cut, and an agent's hook requests wrote
+ * ~1 MB a line, filling the share kept for denials in under a second): strings, the items of arrays, the keys of
+ * objects, and depth, each bounded.
+ */
+function cutDeep(v: unknown, depth = 0): unknown {
+  if (typeof v === 'string') return cut(v, depth === 0 ? MAX_VALUE : depth === 1 ? 4 * NESTED_VALUE : NESTED_VALUE);
+  if (v === null || typeof v !== 'object') return v;
+  if (depth >= NESTED_DEPTH) return '…';
+  if (Array.isArray(v)) {
+    const items = v.slice(0, NESTED_ITEMS).map((x) => cutDeep(x, depth + 1));
+    return v.length > NESTED_ITEMS ? [...items, `… (${v.length} items)`] : items;
+  }
+  const out: Record<string, unknown> = {};
+  const keys = Object.keys(v);
+  for (const k of keys.slice(0, NESTED_ITEMS)) out[cut(k, NESTED_VALUE) as string] = cutDeep((v as Record<string, unknown>)[k], depth + 1);
+  if (keys.length > NESTED_ITEMS) out['…'] = `${keys.length} keys`;
+  return out;
+}
+
 export class AuditLog {
   readonly file: string;
   private bytes = 0;
@@ -112,6 +137,8 @@ export class AuditLog {
   /** Routine (an allowed decision), an exfiltration attempt, or any other event (a denial, a limit, an error, a hook). */
   private static tier(event: Record<string, unknown>): number {
     if (event.exfiltration === true) return EXFILTRATION;
+    // What the agent reports of itself, and hook requests answered as asked, are routine: they cannot crowd out denials.
+    if (event.reportedBy === 'sandbox' || (event.type === 'hook' && ['clean', 'found', 'ran', 'reported'].includes(event.decision as string))) return ROUTINE;
     return (event.type === 'proxy' || event.type === 'repeated') && event.decision === 'allow' ? ROUTINE : OTHER;
   }
 
@@ -161,7 +188,7 @@ export class AuditLog {
   private line(event: Record<string, unknown>, time: string): string {
     if ('time' in event || 'session' in event) {
       const fields: Record<string, unknown> = { time, session: this.session };
-      for (const [k, v] of Object.entries(event)) fields[k] = cut(v);
+      for (const [k, v] of Object.entries(event)) fields[k] = cutDeep(v);
       return JSON.stringify(fields) + '\n';
     }
     // A line with no value over MAX_VALUE is shorter than it: the pass that cuts long values runs only past that.
@@ -170,9 +197,9 @@ export class AuditLog {
       let e = event;
       for (const k in event) {
         const v = event[k];
-        if (typeof v === 'string' && v.length > MAX_VALUE) {
+        if ((typeof v === 'string' && v.length > MAX_VALUE) || (v !== null && typeof v === 'object')) {
           if (e === event) e = { ...event };
-          e[k] = cut(v);
+          e[k] = cutDeep(v);
         }
       }
       if (e !== event) body = JSON.stringify(e);

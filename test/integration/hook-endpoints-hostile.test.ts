@@ -95,4 +95,12 @@ describe('hook endpoints under a hostile agent (real confinement)', needs('bwrap
     const again = await post('/agent-hooks/report', JSON.stringify({ events: [] }));
     assert.equal(again.status, 200, 'the places come back when those clients leave');
   });
+
+  test('(review, round 26) a scan body that is JSON but no object (null, a number) is refused as a scan request, not a 500', { timeout: 30_000 }, async () => {
+    for (const body of ['null', '7']) {
+      const r = await post('/scan', body);
+      assert.equal(r.status, 200, `${body}: ${r.text}`);
+      assert.equal(JSON.parse(r.text).exit, 2, r.text);
+    }
+  });
 });

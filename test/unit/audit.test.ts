@@ -180,3 +180,25 @@ test('a repeated denial with long values: its count line shows them cut short (t
   assert.equal(events[0]!.host, `${'h'.repeat(2048)}… (30005 characters)`);
   assert.deepEqual({ ...events[1], time: 0 }, { time: 0, session: 'ags_gggggggggggggggg', type: 'repeated', method: 'CONNECT', host: `${'h'.repeat(256)}… (30005 characters)`, port: 443, rule: `invalid host ${'h'.repeat(243)}… (30018 characters)`, decision: 'deny', count: 2 });
 });
+
+test('(review, round 26) what an agent sends in arrays cannot crowd denials out of the audit: values cut at every depth, the agent\'s own reports in the routine share; control: the denial is there', async () => {
+  const { AuditLog } = await import('../../lib/run/audit.js');
+  const { mkdtempSync, readFileSync: read } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join: j } = await import('node:path');
+  const home = mkdtempSync(j(tmpdir(), 'audit-deep-'));
+  const log = new AuditLog(home, `ags_${'a'.repeat(16)}`, 4 << 20);
+  const ev = { type: 'dependency', agent: null, ecosystem: 'npm', package: 'x', spec: 'x', decision: 'ok', answer: 'none', reasons: Array(32).fill('r'.repeat(4000)), reportedBy: 'sandbox' };
+  for (let i = 0; i < 200; i++) log.write(ev);
+  log.write({ type: 'hook', path: '/scan', hook: 'secret_scan', decision: 'refused', exit: 2, args: [Array(40).fill('q'.repeat(5000))] });
+  log.write({ type: 'proxy', decision: 'deny', method: 'CONNECT', host: 'evil.example', port: 443, rule: 'x' });
+  log.write({ type: 'end', exitCode: 0 });
+  log.flush();
+  const text = read(log.file, 'utf8');
+  assert.ok(text.includes('evil.example'), 'the denial is in the log');
+  const lines = text.trim().split('\n');
+  assert.ok(lines.every((l) => l.length < 20_000), `longest line ${Math.max(...lines.map((l) => l.length))}`);
+  const reported = JSON.parse(lines[0] as string);
+  assert.equal(reported.reasons.length, 17);
+  assert.equal(reported.reasons[16], '… (32 items)');
+});
