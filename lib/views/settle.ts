@@ -1,10 +1,11 @@
 // After the run (or, for a run killed hard, the next one, from the record
 // alone): carries a view's merged names back by their rule, moves over the
 // folders it adopts, and names what the agent changed that stays behind.
-import { appendFileSync, chownSync, closeSync, cpSync, existsSync, lstatSync, openSync, readdirSync, readFileSync, readlinkSync, realpathSync, renameSync, rmdirSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { appendFileSync, chmodSync, chownSync, closeSync, constants, copyFileSync, existsSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readlinkSync, realpathSync, renameSync, rmdirSync, statSync, unlinkSync, utimesSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { mergeClaudeConfig } from './claude-config.js';
 import { readBack } from '../readback/file.js';
+import { printable } from '../util/printable.js';
 import { hostPathOf, sameStamp, stamp, type ViewRecord } from './materialize.js';
 
 /**
@@ -50,6 +51,46 @@ const MAX_CARRIED_BYTES = 64 << 20;
 function readView(p: string): Buffer | null {
   const r = readBack(p, MAX_CARRIED_BYTES);
   return r.ok ? r.data : null;
+}
+
+/** At most this many entries of a folder the sandbox made are carried back. */
+const MAX_ADOPTED = 100_000;
+
+/**
+ * A folder the sandbox made, carried back as folders and plain files only
+ * (found in review: a FIFO in it stopped the copy half way, the rest of the
+ * settle with it, and links were copied as they were, into your own state
+ * folders, where your next claude or codex would write through them). Returns
+ * what was passed by, relative to the folder.
+ */
+function adoptTree(src: string, dest: string): string[] {
+  const passed: string[] = [];
+  let count = 0;
+  const walk = (from: string, to: string, rel: string): void => {
+    mkdirSync(to, { mode: 0o700 });
+    for (const e of readdirSync(from, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
+      const name = rel === '' ? e.name : `${rel}/${e.name}`;
+      if (++count > MAX_ADOPTED) {
+        passed.push(`${name} and what follows (past ${MAX_ADOPTED} entries)`);
+        return;
+      }
+      const a = join(from, e.name);
+      const b = join(to, e.name);
+      const st = lstatSync(a);
+      if (st.isDirectory()) walk(a, b, name);
+      else if (st.isFile()) {
+        copyFileSync(a, b, constants.COPYFILE_EXCL);
+        chmodSync(b, st.mode & 0o700);
+        utimesSync(b, st.atime, st.mtime);
+      } else passed.push(st.isSymbolicLink() ? `${name} (a link)` : `${name} (not a file)`);
+    }
+  };
+  try {
+    walk(src, dest, '');
+  } catch (e) {
+    passed.push(`the rest (${(e as Error).message})`);
+  }
+  return passed;
 }
 
 export function settleView(recordFile: string): string[] {
@@ -111,7 +152,8 @@ export function settleView(recordFile: string): string[] {
     if (mounted.has(name) || name in spec.merge) continue;
     const inView = join(dir, name);
     if (spec.adoptDirs.includes(name) && lstatSync(inView).isDirectory() && !existsSync(join(spec.at, name))) {
-      cpSync(inView, join(spec.at, name), { recursive: true, preserveTimestamps: true, verbatimSymlinks: true });
+      const passed = adoptTree(inView, join(spec.at, name));
+      if (passed.length > 0) notes.push(`${spec.label}: ${printable(passed.slice(0, 5).join(', '), true)}${passed.length > 5 ? ` and ${passed.length - 5} more` : ''} in ${name} stay in the sandbox (only folders and plain files are carried back to ${spec.at})`);
       continue;
     }
     if (spec.copies.includes(name)) {

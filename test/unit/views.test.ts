@@ -2,7 +2,7 @@
 // an agent would change it, and settled, on real folders (no sandbox needed).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { claudeView, codexView } from '../../lib/views/agent-views.js';
@@ -104,5 +104,37 @@ test('(review, round 26) ~/.claude.json: keys that make the next claude act on a
     assert.doesNotMatch(text, /BackupPath|SetupInProgress|someFutureSetting/);
     assert.deepEqual(JSON.parse(text), { numStartups: 2, tipsShown: 3 });
     for (const k of ['appleTerminalBackupPath', 'appleTerminalSetupInProgress', 'iterm2BackupPath', 'iterm2SetupInProgress', 'someFutureSetting']) assert.ok(r.left.includes(k), `${k}: ${r.left.join(', ')}`);
+  }
+});
+
+test('(review, round 26) a folder the sandbox made in a view is carried back as folders and plain files only: a FIFO and a link in it are passed by and named, and the rest of the settle goes on; control: a plain transcript comes back', async () => {
+  const { buildViews, settleViews } = await import('../../lib/views/lifecycle.js');
+  const t2 = tempHome();
+  try {
+    mkdirSync(join(t2.home, '.claude'));
+    const { spec } = claudeView(t2.home, {});
+    const dir = join(t2.dir, 'run', 'claude');
+    buildViews([{ spec, dir }]);
+    mkdirSync(join(dir, 'debug'));
+    assert.equal(spawnSync('mkfifo', [join(dir, 'debug', 'x')]).status, 0);
+    writeFile(join(dir, 'debug', 'log.txt'), 'log\n');
+    mkdirSync(join(dir, 'projects'));
+    writeFile(join(dir, 'projects', 'transcript.jsonl'), '{}\n');
+    mkdirSync(join(dir, 'todos'));
+    symlinkSync(join(t2.home, '.bashrc'), join(dir, 'todos', 'a.json'));
+    writeFile(join(dir, 'settings.json'), '{"hooks":{}}');
+    const notes = settleViews([dir]);
+    const at = join(t2.home, '.claude');
+    assert.equal(readFileSync(join(at, 'projects', 'transcript.jsonl'), 'utf8'), '{}\n');
+    assert.equal(readFileSync(join(at, 'debug', 'log.txt'), 'utf8'), 'log\n');
+    assert.equal(existsSync(join(at, 'debug', 'x')), false);
+    assert.equal(lstatSync(join(at, 'todos')).isDirectory(), true);
+    assert.equal(existsSync(join(at, 'todos', 'a.json')), false);
+    const said = notes.join('\n');
+    assert.match(said, /x \(not a file\) in debug stay in the sandbox/);
+    assert.match(said, /a\.json \(a link\) in todos stay in the sandbox/);
+    assert.match(said, /settings\.json \(new\)/, 'the rest of the settle went on');
+  } finally {
+    t2.cleanup();
   }
 });
