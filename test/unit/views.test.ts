@@ -138,3 +138,32 @@ test('(review, round 26) a folder the sandbox made in a view is carried back as 
     t2.cleanup();
   }
 });
+
+test('(review, round 26) a link the run made in a live state folder of yours (its session transcript made a link to ~/.bashrc, which claude --continue appends to) is removed and named; control: a link of yours from before the run stays, and outside a settle the link leads on', async () => {
+  const { buildViews, settleViews } = await import('../../lib/views/lifecycle.js');
+  const t2 = tempHome();
+  try {
+    const projects = join(t2.home, '.claude', 'projects', '-home-me-proj');
+    writeFile(join(projects, 'old.jsonl'), '{}\n');
+    writeFile(join(t2.home, '.bashrc'), '# mine\n');
+    symlinkSync(join(t2.home, 'notes.jsonl'), join(projects, 'mine.jsonl'));
+    await new Promise((r) => setTimeout(r, 30));
+    const { spec } = claudeView(t2.home, {});
+    assert.ok(spec.live.includes('projects'), spec.live.join(','));
+    const dir = join(t2.dir, 'run', 'claude');
+    buildViews([{ spec, dir }]);
+    await new Promise((r) => setTimeout(r, 30));
+    // The run, through its live bind: its own transcript replaced by a link.
+    symlinkSync(join(t2.home, '.bashrc'), join(projects, 'session.jsonl'));
+    // Control: appended through, as claude --continue would, it writes into ~/.bashrc.
+    const { appendFileSync } = await import('node:fs');
+    appendFileSync(join(projects, 'session.jsonl'), '{"message":"$(touch pwned)"}\n');
+    assert.match(readFileSync(join(t2.home, '.bashrc'), 'utf8'), /touch pwned/);
+    const notes = settleViews([dir]).join('\n');
+    assert.equal(existsSync(join(projects, 'session.jsonl')), false);
+    assert.equal(lstatSync(join(projects, 'mine.jsonl')).isSymbolicLink(), true, 'a link of yours from before the run stays');
+    assert.match(notes, /links and special files the sandbox made in your state folders were removed: projects\/-home-me-proj\/session\.jsonl/);
+  } finally {
+    t2.cleanup();
+  }
+});
