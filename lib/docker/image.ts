@@ -74,10 +74,7 @@ export function readDenied(profile: Profile, home: string, cwd: string, stashbas
     const [h, c] = k.split('\0') as [string, string];
     return profile.filesystem.denyRead.flatMap((e) => {
       const r = resolveRule(e, h, c);
-      const v = realRootVariant(e, r, h, c, (p) => {
-        const x = real(p);
-        return x === p ? null : x;
-      });
+      const v = realRootVariant(e, r, h, c);
       return v === null ? [r] : [r, v];
     });
   });

@@ -4,6 +4,7 @@
 // and the paths marked assume-unchanged or skip-worktree, which your git status
 // and git diff then pass over. Null when the file is not an index this reader
 // knows (a split index, another version): the caller then asks git, or refuses.
+import { HFS_IGNORED, HFS_IGNORED_CLASS } from '../paths/mac-names.js';
 import { createRequire } from 'node:module';
 
 const GITLINK = 0o160000;
@@ -166,8 +167,6 @@ export function rebuildIndex(buf: Buffer, layout: IndexLayout, fresh: IndexEntry
   return Buffer.concat([body, createHash(oidLength === 20 ? 'sha1' : 'sha256').update(body).digest()]);
 }
 
-/** Characters HFS+ ignores in names (so `.g\u200cit` is `.git` there), as git's own check lists them. */
-const HFS_IGNORED = /[\u200c-\u200f\u202a-\u202e\u206a-\u206f\ufeff]/g;
 const GITLINK_MODE = 0o160000;
 const SYMLINK_MODE = 0o120000;
 /** The modes git records: a file, an executable, a symbolic link, a gitlink. */
@@ -193,7 +192,7 @@ function isDot(component: string, name: string, hashed: string | null): boolean 
 }
 
 /** What every name isDot matches holds: a '.' first once HFS's ignored characters are dropped, or a '~' (a short name). */
-const MAY_BE_DOT = /^[\u200c-\u200f\u202a-\u202e\u206a-\u206f\ufeff]*\.|~/;
+const MAY_BE_DOT = new RegExp(`^[${HFS_IGNORED_CLASS}]*\\.|~`);
 const isDotGit = (component: string) => MAY_BE_DOT.test(component) && isDot(component, 'git', null);
 /** The files git reads from the working tree as its own: a symbolic link by any of their names is refused (git's own check). */
 const GIT_FILES: Array<[string, string]> = [['gitmodules', 'gi7eba'], ['gitattributes', 'gi7d29'], ['gitignore', 'gi250a'], ['mailmap', 'maba30']];

@@ -418,10 +418,16 @@ async function importWork(w: Work): Promise<void> {
   const remotes = await remoteNames(w, current);
   const ff = await fastForwards(w, start, checked.refs, current, remotes);
   const decisions = decideRefs({ start, agent: checked.refs, current, own: rec.own, checkedOutElsewhere: elsewhere, isAncestor: (s, a) => ff.has(`${s} ${a}`), remotes });
-  // The run's own branch, refused (yours moved meanwhile, or it is checked out elsewhere): its objects still come in, unreferenced, so that nothing of the agent's work is lost.
-  const keep = decisions.find((d) => d.ref === rec.own && !d.take && d.agent?.kind === 'oid');
-  // A stash entry of the agent's, never put on your stash: its objects come in the same way, for you to look at and keep.
-  const stashed = decisions.find((d) => d.ref === 'refs/stash' && !d.take && d.agent?.kind === 'oid' && (d.start === null || d.kind === 'fast-forward' || d.kind === 'rewritten'));
+  // Refused, their objects still come in, unreferenced, so that nothing of the agent's work is lost, and the line says how
+  // to keep them: the run's own branch (yours moved meanwhile, or it is checked out elsewhere), and a stash entry of the
+  // agent's (never put on your stash).
+  const aside = decisions.filter((d) => !d.take && d.agent?.kind === 'oid' && (d.ref === rec.own || (d.ref === 'refs/stash' && d.kind !== 'symbolic'))).map((d) => ({
+    d,
+    how: (at: string) => (d.ref === 'refs/stash'
+      ? `the entry is in your object store: git stash show -p --include-untracked ${at} shows it, git stash store -m "from run ${w.session}" ${at} puts it on your stash`
+      : `the agent's commits are in your object store: git branch stashbase-kept-${w.session} ${at} keeps them`),
+    kept: true,
+  }));
   const index: IndexCandidate | string | null = paused.length > 0 || !indexChanged ? null : indexCandidate(here, there, rec);
   if (typeof index === 'string') report.warnings.push(index);
 
@@ -439,8 +445,7 @@ async function importWork(w: Work): Promise<void> {
   const groups: Array<{ tips: string[]; refuse: (why: string) => void }> = [
     ...decisions.filter((d) => d.take && d.agent?.kind === 'oid').map((d) => ({ tips: [oidOf(d.agent) as string], refuse: (why: string) => void Object.assign(d, { take: false, reason: `its objects cannot be imported: ${why}` }) })),
     ...(headValue?.kind === 'oid' ? [{ tips: [headValue.oid], refuse: (why: string) => void ((headValue = null), report.warnings.push(`the sandbox's detached HEAD cannot be imported (${why}): not taken`)) }] : []),
-    ...(keep ? [{ tips: [oidOf(keep.agent) as string], refuse: () => void Object.assign(keep, { reason: `${keep.reason}; its objects could not be kept either` }) }] : []),
-    ...(stashed ? [{ tips: [oidOf(stashed.agent) as string], refuse: () => void Object.assign(stashed, { reason: `${stashed.reason}; its objects could not be kept either` }) }] : []),
+    ...aside.map((a) => ({ tips: [oidOf(a.d.agent) as string], refuse: () => void ((a.kept = false), (a.d.reason = `${a.d.reason}; its objects could not be kept either`)) })),
     ...(indexOk && (index as IndexCandidate).oids.length > 0 ? [{ tips: (index as IndexCandidate).oids, refuse: (why: string) => void ((indexOk = false), report.warnings.push(`the files the sandbox staged cannot be imported (${why}): its index is not taken (${there}/index is kept)`)) }] : []),
   ];
   const yourTips = [...new Set([...current.values()].map(oidOf).filter((x): x is string => x !== null))];
@@ -458,11 +463,7 @@ async function importWork(w: Work): Promise<void> {
   }
   w.stage = 'refs';
   await writeRefs(w, decisions);
-  if (keep && !keep.reason?.endsWith('could not be kept either')) keep.reason += `; the agent's commits are in your object store: git branch stashbase-kept-${w.session} ${oidOf(keep.agent)} keeps them`;
-  if (stashed && !stashed.reason?.endsWith('could not be kept either')) {
-    const at = oidOf(stashed.agent) as string;
-    stashed.reason += `; the entry is in your object store: git stash show -p --include-untracked ${at} shows it, git stash store -m "from run ${w.session}" ${at} puts it on your stash`;
-  }
+  for (const a of aside) if (a.kept) a.d.reason += `; ${a.how(oidOf(a.d.agent) as string)}`;
   const commits = await lists;
   // Each change named, up to a point: a flood of refs is said in one line past it.
   // The run's own branch is the agent's to move, and said as a note; a rewrite of it is said as a warning, --silent or

@@ -10,8 +10,9 @@
 // or fsmonitor token would hide files), with the stat data of every entry
 // yours does not have byte for byte cleared, so that git compares those files
 // by content and never trusts a size and time the agent chose.
+import { realPathOf } from '../util/real-path.js';
 import { createHash } from 'node:crypto';
-import { lstatSync, readlinkSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { lstatSync, readlinkSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { readBack } from '../readback/file.js';
 import { printable } from '../util/printable.js';
@@ -113,12 +114,8 @@ function notInTree(data: Buffer, fresh: IndexEntryAt[], oidLength: 20 | 32, rec:
   const top = rec.plan.workTree;
   if (top === undefined) return "the run's record does not name its working tree (made by an older stashbase)";
   if (fresh.length > MAX_CHECKED_ENTRIES) return `the sandbox's index stages ${fresh.length} entries, more than the ${MAX_CHECKED_ENTRIES} stashbase compares with the working tree`;
-  let realTop: string;
-  try {
-    realTop = realpathSync(top);
-  } catch {
-    return `the working tree ${printable(top, true)} is gone`;
-  }
+  const realTop = realPathOf(top);
+  if (realTop === null) return `the working tree ${printable(top, true)} is gone`;
   const algorithm = oidLengthOf(rec) === 32 ? 'sha256' : 'sha1';
   let total = 0;
   const differ: string[] = [];
@@ -141,14 +138,9 @@ function heldAt(top: string, realTop: string, e: IndexEntryAt, type: number, roo
   // A name that is not UTF-8 is not looked for (it would not be found by its decoded text).
   if (Buffer.from(e.path).toString('latin1') !== e.key) return null;
   const path = join(top, e.path);
-  let parent: string;
-  try {
-    parent = realpathSync(dirname(path));
-  } catch {
-    return null;
-  }
   // Its folder in the tree, not reached through a link out of it.
-  if (parent !== realTop && !parent.startsWith(`${realTop}/`)) return null;
+  const parent = realPathOf(dirname(path));
+  if (parent === null || (parent !== realTop && !parent.startsWith(`${realTop}/`))) return null;
   const st = lstatSync(path, { throwIfNoEntry: false });
   if (type === 0o120000) {
     if (!st?.isSymbolicLink()) return null;

@@ -33,6 +33,7 @@
 //   a case-insensitive file system it is that ref's file).
 // - More ref changes than MAX_TAKEN in one run: none of them (a flood is no work).
 // - A ref you changed during the run: yours is kept, the agent's is not taken.
+import { foldedOnDisk } from '../paths/mac-names.js';
 import type { RefValue } from './ref-store.js';
 import { sameValue } from './ref-store.js';
 import { validRefName } from './refname.js';
@@ -126,13 +127,6 @@ interface Names {
   foldedNew: Map<string, Set<string>>;
 }
 
-/**
- * A ref name (or a folder on its way) as a case-insensitive, normalization-insensitive file system takes it: macOS's
- * (found in review: `cafe\u0301` beside your packed `caf\u00e9` was written as a loose file git then read for yours), the
- * characters HFS+ leaves out of names dropped.
- */
-const foldName = (name: string) => name.replace(/[\u200c-\u200f\u202a-\u202e\u206a-\u206f\ufeff]/g, '').normalize('NFD').toLowerCase().normalize('NFC');
-
 /** Why a new ref would shadow or clash with another, or stand for what you type for something else; null when it does not. */
 function shadowing(ref: string, n: Names, f: RefFacts, agentOid: string | null): string | null {
   const { all, folders, shorts } = n;
@@ -150,7 +144,8 @@ function shadowing(ref: string, n: Names, f: RefFacts, agentOid: string | null):
   for (let i = 2; i <= parts0.length; i++) {
     const mine = parts0.slice(0, i).join('/');
     if (n.yours.has(mine)) continue;
-    const other = [...(n.folded.get(foldName(mine)) ?? []), ...(n.foldedNew.get(foldName(mine)) ?? [])].find((x) => x !== mine);
+    // As macOS takes the name (found in review: `cafe\u0301` beside your packed `caf\u00e9` was written as a loose file git then read for yours).
+    const other = [...(n.folded.get(foldedOnDisk(mine)) ?? []), ...(n.foldedNew.get(foldedOnDisk(mine)) ?? [])].find((x) => x !== mine);
     if (other !== undefined) return `its name differs from ${other} only in case or in how its letters are written (on macOS's file systems it is that ref's file)`;
   }
   for (const twin of remoteTwins(ref, f.current, f.remotes)) {
@@ -191,7 +186,7 @@ export function decideRefs(f: RefFacts): RefDecision[] {
       const name = parts.slice(0, i).join('/');
       if (i < parts.length) n.folders.add(name);
       if (mine) n.yours.add(name);
-      into?.set(foldName(name), (into.get(foldName(name)) ?? new Set()).add(name));
+      into?.set(foldedOnDisk(name), (into.get(foldedOnDisk(name)) ?? new Set()).add(name));
     }
   }
   for (const d of out) {

@@ -9,14 +9,6 @@ import { expandPattern, MAX_ENTRIES } from './expand.js';
 import { multiplyLinked } from './hard-links.js';
 import { inside, realRootVariant, resolveRule, type Rule } from './rules.js';
 
-const realOrNull = (p: string): string | null => {
-  try {
-    return realpathSync(p);
-  } catch {
-    return null;
-  }
-};
-
 export interface Protection {
   denyRead: DeniedPath[];
   denyWrite: DeniedPath[];
@@ -260,7 +252,7 @@ export function planProtection(input: ProtectInput): Protection {
         continue;
       }
       // As written, and with its fixed folder's real path where a link leads there (the visible tree is its real path).
-      for (const r of [rule, realRootVariant(entry, rule, input.home, input.cwd, realOrNull)]) {
+      for (const r of [rule, realRootVariant(entry, rule, input.home, input.cwd)]) {
         if (r === null || r.kind !== 'pattern') continue;
         const clipped = clipPattern(r, input.within);
         if (clipped === null) continue;

@@ -3,6 +3,7 @@
 // path is as written; "*", "?", "**" and "[..]" make a glob; "re:" a regular
 // expression over the absolute path, where a leading "~" means home and a
 // leading relative path the working directory.
+import { realPathOf } from '../util/real-path.js';
 import { isAbsolute, join, resolve } from 'node:path';
 import { portableRegex } from './portable-regex.js';
 
@@ -84,9 +85,9 @@ export function resolveRule(entry: string, home: string, cwd: string): Rule {
  * review: `~/src/**\/*.pem` with `~/src` a link hid nothing from a Docker run started in it). None for a rule that is
  * no glob, a regex rule, or a root that is its own real path.
  */
-export function realRootVariant(entry: string, rule: Rule, home: string, cwd: string, real: (p: string) => string | null): Rule | null {
+export function realRootVariant(entry: string, rule: Rule, home: string, cwd: string): Rule | null {
   if (rule.kind !== 'pattern' || entry.startsWith('re:')) return null;
-  const root = real(rule.root);
+  const root = realPathOf(rule.root);
   if (root === null || root === rule.root) return null;
   const abs = expandHome(entry, home, cwd);
   if (!abs.startsWith(rule.root)) return null;

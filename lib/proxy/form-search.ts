@@ -138,6 +138,18 @@ export class FormSearch {
   }
 }
 
+const cached = new WeakMap<object, FormSearch>();
+
+/** The search made once for `key` (a run's secrets, a tunnel's needles), from `groups` the first time. */
+export function searchFor(key: object, groups: () => FormGroup[]): FormSearch {
+  let s = cached.get(key);
+  if (!s) {
+    s = new FormSearch(groups());
+    cached.set(key, s);
+  }
+  return s;
+}
+
 /** A group's table, or null when three of its hashes share a slot (another multiplier is drawn). */
 function table(g: FormGroup, b: number): Table | null {
   const w = g.window;

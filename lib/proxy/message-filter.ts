@@ -16,21 +16,9 @@
 // prefix of the secret: an agent read a whole token back that way, one
 // character at a time. What the window held still counts when the next bytes
 // come: a value split across the release is found whole.
-import { FormSearch } from './form-search.js';
+import { type FormSearch, searchFor } from './form-search.js';
 import { lastBreak } from './scrub.js';
 import type { BodyNeedle } from './secrets.js';
-
-/** One search per list of needles (a tunnel's, made once): a pass per value, its whole length hashed. */
-const searches = new WeakMap<BodyNeedle[], FormSearch>();
-
-function searchOf(kept: BodyNeedle[], list: BodyNeedle[]): FormSearch {
-  let s = searches.get(list);
-  if (!s) {
-    s = new FormSearch(kept.map((n) => ({ window: n.needle.length, forms: [n.needle] })));
-    searches.set(list, s);
-  }
-  return s;
-}
 
 export interface MessageFilter {
   push(chunk: Buffer): Buffer;
@@ -69,7 +57,9 @@ export class Guard implements MessageFilter {
   constructor(needles: BodyNeedle[]) {
     this.needles = needles.filter((n) => n.needle.length > 0);
     this.window = Math.max(0, ...this.needles.map((n) => n.needle.length - 1));
-    this.search = searchOf(this.needles, needles);
+    // One search per list of needles (a tunnel's, made once): a pass per value, its whole length hashed.
+    const kept = this.needles;
+    this.search = searchFor(needles, () => kept.map((n) => ({ window: n.needle.length, forms: [n.needle] })));
   }
 
   /** Whether a value is in the bytes, found at a cost its bytes do not change (lib/proxy/form-search.ts). */

@@ -22,6 +22,8 @@ export interface ScrubPair {
   text: string;
   /** The longest any form of its value can be (three bytes a byte, percent-encoded): what a stream holds is fixed by it, not by the form. */
   bound: number;
+  /** Which of the run's secrets it is a form of: the forms of one are searched in one pass. */
+  secret: number;
 }
 
 /** How a run's pairs are searched: one group per secret (lib/proxy/form-search.ts), fixed by the secrets alone. */
@@ -33,18 +35,23 @@ interface Searched {
 }
 
 const searches = new WeakMap<ScrubPair[], Searched>();
-/** The groups scrubPairs made for its pairs: one per secret, all its forms. */
-const groupsOf = new WeakMap<ScrubPair[], Array<{ window: number; pairs: number[] }>>();
 
+/**
+ * One pass a secret, each of its forms hashed over its shortest form's length (the value's own): all of the raw form,
+ * the first characters of the others (a base64 form's stand for three quarters of the value's bytes, a
+ * percent-encoded one's for a third and more: all of them where it escapes none). Forms are found whole; only a text
+ * that already holds that much of a form costs a comparison more.
+ */
 function searchedOf(pairs: ScrubPair[]): Searched {
   let s = searches.get(pairs);
   if (!s) {
-    // Pairs not made by scrubPairs: a group each, its whole form hashed.
-    const groups = groupsOf.get(pairs) ?? pairs.map((p, i) => ({ window: p.find.length, pairs: [i] }));
-    const live = groups.filter((g) => g.window > 0);
+    const bySecret = new Map<number, number[]>();
+    for (const [i, p] of pairs.entries()) bySecret.set(p.secret, [...(bySecret.get(p.secret) ?? []), i]);
+    const pairOf = [...bySecret.values()];
+    const forms = (g: number[]) => g.map((i) => (pairs[i] as ScrubPair).find);
     s = {
-      search: new FormSearch(live.map((g) => ({ window: g.window, forms: g.pairs.map((i) => (pairs[i] as ScrubPair).find) }))),
-      pairOf: live.map((g) => g.pairs),
+      search: new FormSearch(pairOf.map((g) => ({ window: Math.min(...forms(g).map((f) => f.length)), forms: forms(g) }))),
+      pairOf,
       longest: Math.max(0, ...pairs.map((p) => p.find.length)),
     };
     searches.set(pairs, s);
@@ -97,42 +104,29 @@ function base64Inner(bytes: Buffer, offset: number, urlSafe: boolean): string {
  */
 export function scrubPairs(secrets: BoundSecret[]): ScrubPair[] {
   const pairs: ScrubPair[] = [];
-  const groups: Array<{ window: number; pairs: number[] }> = [];
   const seen = new Set<string>();
-  const add = (find: string | Buffer, replace: string | Buffer, bound: number, group: { pairs: number[] }) => {
-    const f = Buffer.isBuffer(find) ? find : Buffer.from(find);
-    if (f.length === 0 || seen.has(f.toString('latin1'))) return;
-    seen.add(f.toString('latin1'));
-    group.pairs.push(pairs.length);
-    pairs.push({ find: f, replace: Buffer.isBuffer(replace) ? replace : Buffer.from(replace), text: f.toString('latin1'), bound });
-  };
-  for (const s of secrets) {
+  for (const [secret, s] of secrets.entries()) {
     const real = Buffer.from(s.real);
     const ph = Buffer.from(s.placeholder);
-    const bound = 3 * real.length;
-    // One pass a secret, each form hashed over the value's length: all of the raw form, the first characters of the
-    // others (a base64 form's stand for three quarters of the value's bytes, a percent-encoded one's for a third and
-    // more: all of them where it escapes none). Forms are found whole; only a text that already holds that much of a
-    // form costs a comparison more.
-    const plain = { window: real.length, pairs: [] as number[] };
-    groups.push(plain);
-    add(real, ph, bound, plain);
-    const escaped = escapedCount(real);
+    const add = (find: string | Buffer, replace: string | Buffer) => {
+      const f = Buffer.isBuffer(find) ? find : Buffer.from(find);
+      if (f.length === 0 || seen.has(f.toString('latin1'))) return;
+      seen.add(f.toString('latin1'));
+      pairs.push({ find: f, replace: Buffer.isBuffer(replace) ? replace : Buffer.from(replace), text: f.toString('latin1'), bound: 3 * real.length, secret });
+    };
+    add(real, ph);
     // The placeholder percent-encoded as it is: one that escaped as many of its letters as the value has bytes to
     // escape kept the length, and told that number to an agent that had it echoed (found in review).
-    if (escaped > 0) for (const lower of [false, true]) add(percentEncode(real, lower), percentEncode(ph, lower), bound, plain);
+    if (escapedCount(real) > 0) for (const lower of [false, true]) add(percentEncode(real, lower), percentEncode(ph, lower));
     for (const urlSafe of [false, true]) {
       for (let offset = 0; offset < 3; offset++) {
         const find = base64Inner(real, offset, urlSafe);
-        if (find.length >= MIN_BASE64_FORM) add(find, base64Inner(ph, offset, urlSafe), bound, plain);
+        if (find.length >= MIN_BASE64_FORM) add(find, base64Inner(ph, offset, urlSafe));
       }
     }
-    plain.window = Math.min(plain.window, ...plain.pairs.map((i) => (pairs[i] as ScrubPair).find.length));
   }
-  groupsOf.set(pairs, groups);
   return pairs;
 }
-
 
 /**
  * Replaces every complete form, leftmost first (the longest at one place),
@@ -149,6 +143,7 @@ export function scrubPairs(secrets: BoundSecret[]): ScrubPair[] {
  */
 function replaceAll(buf: Buffer, pairs: ScrubPair[], src: Buffer | string = buf, from = 0, limit = buf.length): { out: Buffer; end: number } {
   const found = hitsOf(pairs, src, from, limit);
+  const { longest } = searchedOf(pairs);
   let pos = from;
   let parts: Buffer[] | null = null;
   let k = 0;
@@ -172,7 +167,7 @@ function replaceAll(buf: Buffer, pairs: ScrubPair[], src: Buffer | string = buf,
     else parts.push(pick.replace.length === pick.find.length ? pick.replace.subarray(pos - best) : pick.replace);
     pos = best + pick.find.length;
     // Those that can no longer cover a byte not passed on, whatever their length.
-    while (k < found.length && (found[k] as { at: number }).at < pos - SEARCHED_LONGEST(pairs) + 1) k++;
+    while (k < found.length && (found[k] as { at: number }).at < pos - longest + 1) k++;
   }
   const end = Math.max(pos, limit);
   if (parts === null) return { out: from === 0 && end === buf.length ? buf : buf.subarray(from, end), end };
@@ -185,8 +180,6 @@ function hitsOf(pairs: ScrubPair[], src: Buffer | string, from: number, limit: n
   const { search, pairOf, longest } = searchedOf(pairs);
   return search.find(src, Math.max(0, from - longest + 1), limit).map((h) => ({ at: h.at, p: pairs[(pairOf[h.group] as number[])[h.form] as number] as ScrubPair }));
 }
-
-const SEARCHED_LONGEST = (pairs: ScrubPair[]) => searchedOf(pairs).longest;
 
 /** Replaces every form in a whole text (a header value, a complete message). */
 export function scrubBuffer(buf: Buffer, pairs: ScrubPair[]): Buffer {
@@ -227,7 +220,7 @@ export class Scrubber {
 
   constructor(private readonly pairs: ScrubPair[]) {
     // Fixed by the values' lengths, not by their forms (a percent-encoded one's length tells how many bytes it escaped).
-    this.window = Math.max(0, ...pairs.map((p) => Math.max(p.bound ?? 0, p.find.length) - 1));
+    this.window = Math.max(0, ...pairs.map((p) => p.bound - 1));
   }
 
   /** The bytes that may go out now: all but the window, scrubbed. */

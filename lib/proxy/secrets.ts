@@ -9,7 +9,7 @@
 // conversations whose history holds another secret's placeholder (a tool's
 // `env` output sent to the model's host). Real values coming back are
 // lib/proxy/scrub.ts's.
-import { FormSearch } from './form-search.js';
+import { type FormSearch, searchFor } from './form-search.js';
 import { matchesHost } from './policy.js';
 
 export interface BoundSecret {
@@ -95,15 +95,8 @@ const bytesOf = new WeakMap<BoundSecret[], BoundSecret[]>();
  * (lib/proxy/form-search.ts; found in review: a string search's time told where the value's characters are).
  */
 function realSearch(s: BoundSecret): FormSearch {
-  let f = realSearches.get(s);
-  if (!f) {
-    f = new FormSearch([{ window: s.real.length, forms: [Buffer.from(s.real, 'latin1')] }]);
-    realSearches.set(s, f);
-  }
-  return f;
+  return searchFor(s, () => [{ window: s.real.length, forms: [Buffer.from(s.real, 'latin1')] }]);
 }
-
-const realSearches = new WeakMap<BoundSecret, FormSearch>();
 
 /** A secret is bound to this host (over any scheme): what comes back from it is scrubbed whole. */
 export function hostCarriesSecret(secrets: BoundSecret[], host: string): boolean {

@@ -68,7 +68,8 @@ function cutDeep(v: unknown, depth = 0): unknown {
     const items = v.slice(0, NESTED_ITEMS).map((x) => cutDeep(x, depth + 1));
     return v.length > NESTED_ITEMS ? [...items, `… (${v.length} items)`] : items;
   }
-  const out: Record<string, unknown> = {};
+  // Without a prototype: a key named __proto__ is a key.
+  const out: Record<string, unknown> = Object.create(null);
   const keys = Object.keys(v);
   for (const k of keys.slice(0, NESTED_ITEMS)) out[cut(k, NESTED_VALUE) as string] = cutDeep((v as Record<string, unknown>)[k], depth + 1);
   if (keys.length > NESTED_ITEMS) out['…'] = `${keys.length} keys`;

@@ -1,7 +1,7 @@
 // After the run (or, for a run killed hard, the next one, from the record
 // alone): carries a view's merged names back by their rule, moves over the
 // folders it adopts, and names what the agent changed that stays behind.
-import { appendFileSync, chmodSync, chownSync, closeSync, constants, copyFileSync, existsSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readlinkSync, realpathSync, renameSync, rmdirSync, statSync, unlinkSync, utimesSync, writeSync } from 'node:fs';
+import { appendFileSync, chmodSync, type Dirent, chownSync, closeSync, constants, copyFileSync, existsSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readlinkSync, realpathSync, renameSync, rmdirSync, statSync, unlinkSync, utimesSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { mergeClaudeConfig } from './claude-config.js';
 import { readBack } from '../readback/file.js';
@@ -61,7 +61,7 @@ function plantedIn(spec: ViewRecord['spec'], since: number): string[] {
   const out: string[] = [];
   let count = 0;
   const walk = (abs: string, rel: string, depth: number): void => {
-    let entries: import('node:fs').Dirent[];
+    let entries: Dirent[];
     try {
       entries = readdirSync(abs, { withFileTypes: true });
     } catch {

@@ -96,9 +96,10 @@ export async function reviewTarget(repo: Repo, t: MergeTarget): Promise<Finding[
   // a file of the branch's that your side renamed since lands under the new name (found in review: your
   // hooks-examples/ made .githooks/, the agent's edit of the example became a hook).
   const merged = probe(git(repo.git, repo.root, ['merge-tree', '--write-tree', '--no-messages', 'HEAD', t.oid]));
-  const result = /^([0-9a-f]{40,64})$/m.exec(merged.stdout.split('\n')[0] ?? '')?.[1];
-  const pairs: Array<[string, string]> = [...t.bases.map((b): [string, string] => [b, t.oid]), ...((merged.code === 0 || merged.code === 1) && result ? [['HEAD', result] as [string, string]] : [])];
-  for (const [from, to] of pairs) {
+  const result = /^[0-9a-f]{40,64}$/.exec(merged.stdout.split('\n')[0] ?? '')?.[0];
+  const diffs: Array<[string, string]> = t.bases.map((b) => [b, t.oid]);
+  if ((merged.code === 0 || merged.code === 1) && result) diffs.push(['HEAD', result]);
+  for (const [from, to] of diffs) {
     const raw = await capture(rawDiffCommand(repo.git, repo.root, from, to));
     for (const f of review(parseRaw(raw), read, tree)) {
       const key = `${f.path}\0${f.why}`;

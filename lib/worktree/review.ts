@@ -6,6 +6,7 @@
 // regard to case (a case-insensitive file system takes `.VSCODE` for
 // `.vscode`) or to the characters HFS+ ignores. Pure: it reads `git diff
 // --raw -z` output and, for manifests, the two blobs.
+import { foldedOnDisk, onDisk } from '../paths/mac-names.js';
 import { TOOL_CONFIGS } from '../paths/tool-configs.js';
 import { jsonOf } from '../readback/json.js';
 
@@ -67,17 +68,12 @@ const KINDS_AS_WRITTEN: Array<[RegExp, string]> = [
 /** Matched without regard to case. */
 const KINDS: Array<[RegExp, string]> = KINDS_AS_WRITTEN.map(([re, why]) => [new RegExp(re.source, 'i'), why]);
 
-/** Characters HFS+ leaves out of names (`.vscode` with one of them is `.vscode` there). */
-const IGNORED = /[\u200c-\u200f\u202a-\u202e\u206a-\u206f\ufeff]/g;
-
-/** A name as macOS's file systems take it: HFS+'s ignored characters dropped, canonically composed (a KELVIN SIGN is a K there; found in review). */
-const asOnDisk = (p: string) => p.replace(IGNORED, '').normalize('NFC');
 
 const CONFIG_PARTS = TOOL_CONFIGS.map((n) => n.toLowerCase().split('/'));
 
 /** The run-time tool config `path` is, or is inside, at any depth (outside node_modules), or null. */
 export function toolConfigOf(path: string): string | null {
-  const parts = asOnDisk(path).toLowerCase().split('/');
+  const parts = foldedOnDisk(path).split('/');
   if (parts.includes('node_modules')) return null;
   for (const [i, n] of CONFIG_PARTS.entries()) {
     for (let at = 0; at + n.length <= parts.length; at++) if (n.every((c, k) => parts[at + k] === c)) return TOOL_CONFIGS[i] as string;
@@ -109,41 +105,43 @@ function manifestChange(c: RawChange, read: (oid: string) => string | null): str
 /** npm's lifecycle scripts: they run on install, publish or pack without being named. */
 const LIFECYCLE = new Set(['preinstall', 'install', 'postinstall', 'prepare', 'preprepare', 'postprepare', 'prepublish', 'prepublishOnly', 'prepack', 'postpack', 'dependencies']);
 
-function scripts(text: string | null): Record<string, unknown> {
-  if (text === null) return {};
+/** A manifest's JSON as an object, 'unreadable' (not JSON, or JSON null), or null when there is none or it is no object. */
+function manifestJson(text: string | null): Record<string, unknown> | 'unreadable' | null {
+  if (text === null) return null;
   try {
-    const s = (jsonOf(text) as { scripts?: unknown }).scripts;
-    return s !== null && typeof s === 'object' && !Array.isArray(s) ? (s as Record<string, unknown>) : {};
+    const v = jsonOf(text);
+    if (v === null) return 'unreadable';
+    return typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
   } catch {
-    return { '(unreadable package.json)': text };
+    return 'unreadable';
   }
+}
+
+function scripts(text: string | null, json: ReturnType<typeof manifestJson>): Record<string, unknown> {
+  if (json === 'unreadable') return { '(unreadable package.json)': text };
+  const s = json?.scripts;
+  return s !== null && typeof s === 'object' && !Array.isArray(s) ? (s as Record<string, unknown>) : {};
 }
 
 /** package.json keys of git hook runners: what they name runs on your next commit or push (husky, lint-staged, simple-git-hooks, pre-commit, yorkie, ghooks). */
 const HOOK_KEYS = ['husky', 'lint-staged', 'simple-git-hooks', 'pre-commit', 'pre-push', 'gitHooks', 'ghooks'];
 
-function hookSettings(text: string | null): Record<string, string> {
-  if (text === null) return {};
-  try {
-    const v = jsonOf(text);
-    if (v === null || typeof v !== 'object' || Array.isArray(v)) return {};
-    const o = v as Record<string, unknown>;
-    const out: Record<string, string> = Object.create(null);
-    for (const k of HOOK_KEYS) if (Object.hasOwn(o, k)) out[k] = JSON.stringify(o[k]);
-    const config = Object.hasOwn(o, 'config') ? o.config : undefined;
-    if (config !== null && typeof config === 'object' && !Array.isArray(config) && Object.hasOwn(config, 'ghooks')) out['config.ghooks'] = JSON.stringify((config as Record<string, unknown>).ghooks);
-    return out;
-  } catch {
-    return {};
-  }
+function hookSettings(json: ReturnType<typeof manifestJson>): Record<string, string> {
+  const out: Record<string, string> = Object.create(null);
+  if (json === null || json === 'unreadable') return out;
+  for (const k of HOOK_KEYS) if (Object.hasOwn(json, k)) out[k] = JSON.stringify(json[k]);
+  const config = Object.hasOwn(json, 'config') ? json.config : undefined;
+  if (config !== null && typeof config === 'object' && !Array.isArray(config) && Object.hasOwn(config, 'ghooks')) out['config.ghooks'] = JSON.stringify((config as Record<string, unknown>).ghooks);
+  return out;
 }
 
 function scriptChanges(c: RawChange, read: (oid: string) => string | null): string | null {
   const [oldText, newText] = [ZERO.test(c.oldOid) ? null : read(c.oldOid), ZERO.test(c.newOid) ? null : read(c.newOid)];
-  const before = scripts(oldText);
-  const after = scripts(newText);
+  const [oldJson, newJson] = [manifestJson(oldText), manifestJson(newText)];
+  const before = scripts(oldText, oldJson);
+  const after = scripts(newText, newJson);
   const names = [...new Set([...Object.keys(before), ...Object.keys(after)])].filter((n) => JSON.stringify(before[n]) !== JSON.stringify(after[n])).sort();
-  const [hooksBefore, hooksAfter] = [hookSettings(oldText), hookSettings(newText)];
+  const [hooksBefore, hooksAfter] = [hookSettings(oldJson), hookSettings(newJson)];
   const hooks = [...new Set([...Object.keys(hooksBefore), ...Object.keys(hooksAfter)])].filter((k) => hooksBefore[k] !== hooksAfter[k]).sort();
   const said = [
     ...(names.length > 0 ? [`scripts changed: ${names.map((n) => (LIFECYCLE.has(n) ? `${n} (runs on install)` : n)).join(', ')}`] : []),
@@ -174,28 +172,29 @@ export interface GitFromTree {
  * run keeps from the agent, the hook folders), or null.
  */
 export function runsCodeByName(path: string): string | null {
-  const name = asOnDisk(path);
-  const kind = KINDS.find(([re]) => re.test(name));
-  if (kind !== undefined) return kind[1];
-  const config = toolConfigOf(path);
-  return config === null ? null : `a config your tools run or obey in its folder (${config})`;
+  const named = byName(path);
+  return named.kinds[0] ?? (named.config === null ? null : `a config your tools run or obey in its folder (${named.config})`);
+}
+
+/** The kinds a path is of by its name as macOS takes it, and (when of none) the run-time tool config it is or is in. */
+function byName(path: string): { kinds: string[]; config: string | null } {
+  const name = onDisk(path);
+  const kinds = KINDS.filter(([re]) => re.test(name)).map(([, why]) => why);
+  return { kinds, config: kinds.length === 0 ? toolConfigOf(path) : null };
 }
 
 /** What to look at before merging, in path order; an empty list means nothing of these kinds changed. */
 export function review(changes: RawChange[], read: (oid: string) => string | null, tree: GitFromTree = { hooks: [], configs: [] }): Finding[] {
   const out: Finding[] = [];
-  const fold = (p: string) => asOnDisk(p).toLowerCase();
-  const hooks = tree.hooks.map(fold);
-  const configs = tree.configs.map(fold);
+  const hooks = tree.hooks.map(foldedOnDisk);
+  const configs = tree.configs.map(foldedOnDisk);
   for (const c of changes) {
-    const name = asOnDisk(c.path);
-    const folded = fold(c.path);
+    const folded = foldedOnDisk(c.path);
     // A hooks folder that is the tree's top: only its files by a hook's name are hooks there.
     if (hooks.some((h) => (h === '' ? !folded.includes('/') && HOOK_NAMES.has(folded) : folded.startsWith(h)))) out.push({ path: c.path, why: `git hook in the folder your core.hooksPath names: your git runs it, this merge's post-merge and commit hooks included; ${verb(c.status)}` });
     if (configs.includes(folded)) out.push({ path: c.path, why: `git config your repository's config includes: your next git command obeys it (hooks, fsmonitor, a pager); ${verb(c.status)}` });
-    const kinds = KINDS.filter(([re]) => re.test(name));
-    for (const [, why] of kinds) out.push({ path: c.path, why: `${why}; ${verb(c.status)}` });
-    const config = kinds.length === 0 ? toolConfigOf(c.path) : null;
+    const { kinds, config } = byName(c.path);
+    for (const why of kinds) out.push({ path: c.path, why: `${why}; ${verb(c.status)}` });
     if (config !== null) out.push({ path: c.path, why: `a config your tools run or obey in its folder (${config}), which a run keeps from the agent; ${verb(c.status)}` });
     const manifest = manifestChange(c, read);
     if (manifest !== null) out.push({ path: c.path, why: manifest });
