@@ -141,7 +141,13 @@ function heldAt(top: string, realTop: string, e: IndexEntryAt, type: number, roo
   // Its folder in the tree, not reached through a link out of it.
   const parent = realPathOf(dirname(path));
   if (parent === null || (parent !== realTop && !parent.startsWith(`${realTop}/`))) return null;
-  const st = lstatSync(path, { throwIfNoEntry: false });
+  // A file where the entry's folder would be (ENOTDIR) holds nothing there: no error may stop the import (found in review).
+  let st: ReturnType<typeof lstatSync> | undefined;
+  try {
+    st = lstatSync(path, { throwIfNoEntry: false });
+  } catch {
+    return null;
+  }
   if (type === 0o120000) {
     if (!st?.isSymbolicLink()) return null;
     try {

@@ -17,7 +17,7 @@ export const EXECUTABLE_KEY = /mcp|hook|command|helper|refresh|export|allowed|tr
  * with `appleTerminalSetupInProgress`, which the next interactive claude imports into Terminal's preferences on macOS,
  * where a profile's command runs), whatever the key is called.
  */
-const namesFile = (v: Json | undefined) => typeof v === 'string' && /^(?:\/|~|\.\.?[\/\\]|[A-Za-z]:[\/\\]|file:)/i.test(v.trim());
+const namesFile = (v: Json | undefined) => typeof v === 'string' && /^(?:[\/\\~$%]|\.\.?(?:[\/\\]|$)|[A-Za-z]:|file:|[a-z][a-z0-9+.-]*:\/\/)/i.test(v.replace(/^[\p{Cf}\p{Z}\s]+/u, ''));
 
 /** A value that configures something to launch or connect to (an MCP server's shape). */
 function launches(v: Json | undefined, depth = 0): boolean {

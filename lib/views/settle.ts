@@ -1,7 +1,7 @@
 // After the run (or, for a run killed hard, the next one, from the record
 // alone): carries a view's merged names back by their rule, moves over the
 // folders it adopts, and names what the agent changed that stays behind.
-import { appendFileSync, chmodSync, type Dirent, chownSync, closeSync, constants, copyFileSync, existsSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readlinkSync, realpathSync, renameSync, rmdirSync, statSync, unlinkSync, utimesSync, writeSync } from 'node:fs';
+import { appendFileSync, chmodSync, chownSync, closeSync, constants, copyFileSync, existsSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readlinkSync, realpathSync, renameSync, rmdirSync, statSync, unlinkSync, utimesSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { mergeClaudeConfig } from './claude-config.js';
 import { readBack } from '../readback/file.js';
@@ -53,45 +53,6 @@ function readView(p: string): Buffer | null {
   return r.ok ? r.data : null;
 }
 
-/**
- * Removes what is neither a folder nor a plain file and was made since `since` (its change time: none can set it
- * back) in the view's live folders; returns the names, relative to the view's folder. Bounded like adoptTree.
- */
-function plantedIn(spec: ViewRecord['spec'], since: number): string[] {
-  const out: string[] = [];
-  let count = 0;
-  const walk = (abs: string, rel: string, depth: number): void => {
-    let entries: Dirent[];
-    try {
-      entries = readdirSync(abs, { withFileTypes: true });
-    } catch {
-      return;
-    }
-    for (const e of entries) {
-      if (++count > MAX_ADOPTED) return;
-      const path = join(abs, e.name);
-      const name = `${rel}/${e.name}`;
-      const st = lstatSync(path, { throwIfNoEntry: false });
-      if (!st) continue;
-      if (st.isDirectory()) {
-        if (depth < 12) walk(path, name, depth + 1);
-      } else if (!st.isFile() && st.ctimeMs >= since) {
-        try {
-          unlinkSync(path);
-          out.push(name);
-        } catch {
-          out.push(`${name} (could not be removed)`);
-        }
-      }
-    }
-  };
-  for (const name of spec.live) {
-    const top = join(spec.at, name);
-    if (lstatSync(top, { throwIfNoEntry: false })?.isDirectory()) walk(top, name, 0);
-  }
-  return out;
-}
-
 /** At most this many entries of a folder the sandbox made are carried back. */
 const MAX_ADOPTED = 100_000;
 
@@ -105,8 +66,14 @@ const MAX_ADOPTED = 100_000;
 function adoptTree(src: string, dest: string): string[] {
   const passed: string[] = [];
   let count = 0;
+  // As root, what is made belongs to whoever owns the folder it goes into (as replaceFile's writes do).
+  const owner = statSync(dirname(dest), { throwIfNoEntry: false });
+  const own = (p: string) => {
+    if (owner && process.getuid?.() === 0 && (owner.uid !== 0 || owner.gid !== 0)) chownSync(p, owner.uid, owner.gid);
+  };
   const walk = (from: string, to: string, rel: string): void => {
     mkdirSync(to, { mode: 0o700 });
+    own(to);
     for (const e of readdirSync(from, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
       const name = rel === '' ? e.name : `${rel}/${e.name}`;
       if (++count > MAX_ADOPTED) {
@@ -120,6 +87,7 @@ function adoptTree(src: string, dest: string): string[] {
       else if (st.isFile()) {
         copyFileSync(a, b, constants.COPYFILE_EXCL);
         chmodSync(b, st.mode & 0o700);
+        own(b);
         utimesSync(b, st.atime, st.mtime);
       } else passed.push(st.isSymbolicLink() ? `${name} (a link)` : `${name} (not a file)`);
     }
@@ -201,10 +169,6 @@ export function settleView(recordFile: string): string[] {
     } else if (quiet === null || !quiet.test(name)) left.push(`${name} (new)`);
   }
   for (const name of spec.copies) if (!(name in spec.merge) && !names.includes(name)) left.push(`${name} (removed)`);
-  // The live folders are yours, bound writable: a link the run made there would lead your next claude's or codex's
-  // writes elsewhere (its own session's transcript made a link to ~/.bashrc, which claude --continue appends to).
-  const planted = plantedIn(spec, statSync(recordFile).mtimeMs);
-  if (planted.length > 0) notes.push(`${spec.label}: links and special files the sandbox made in your state folders were removed: ${printable(planted.slice(0, 5).join(', '), true)}${planted.length > 5 ? ` and ${planted.length - 5} more` : ''}`);
   if (left.length > 0) notes.push(`${spec.label}: what the sandbox did to ${left.join(', ')} stays in the sandbox (not carried back to ${spec.at})`);
   if (rec.madeAt) {
     try {

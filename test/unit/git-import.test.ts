@@ -406,6 +406,15 @@ test('(review, round 26) the index carries back only what the working tree holds
   const rec2 = JSON.parse(readFileSync(x.file, 'utf8'));
   rec2.start.yourIndex = stampOf(join(x.root, '.git', 'index'));
   assert.match(indexCandidate(x.plan.dir, join(x.root, '.git'), rec2) as string, /stages tool\.sh other than the working tree holds it/);
+  // Found in the review of this fix: an entry below a path the tree holds as a file (ENOTDIR) is refused, not an error
+  // that threw the whole import away.
+  const nd = setup('notdir');
+  writeFile(join(nd.root, 'f.txt'), 'a file\n');
+  const blob = nd.agent(['hash-object', '-w', '--stdin'], 'x\n');
+  nd.agent(['update-index', '--add', '--cacheinfo', `100644,${blob},f.txt/inner`]);
+  const rec4 = JSON.parse(readFileSync(nd.file, 'utf8'));
+  rec4.start.yourIndex = stampOf(join(nd.root, '.git', 'index'));
+  assert.match(indexCandidate(nd.plan.dir, join(nd.root, '.git'), rec4) as string, /stages f\.txt\/inner other than the working tree holds it/);
   // Control: staged as the tree holds it.
   const ok = setup('asheld');
   writeFile(join(ok.root, 'tool.sh'), 'echo hi\n');

@@ -2,7 +2,7 @@
 // an agent would change it, and settled, on real folders (no sandbox needed).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, lstatSync, mkdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readFileSync, renameSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { claudeView, codexView } from '../../lib/views/agent-views.js';
@@ -98,12 +98,14 @@ test('(review, round 26) ~/.claude.json: keys that make the next claude act on a
   const a = JSON.stringify({
     numStartups: 2, appleTerminalSetupInProgress: true, appleTerminalBackupPath: '/r/t.plist', iterm2SetupInProgress: true, iterm2BackupPath: '/r/i.plist',
     someFutureSetting: '~/repo/.cache/x.plist', tipsShown: 3,
+    // Found in the review of this fix: other spellings of a file.
+    unc: '\\\\attacker\\share\\x', zeroWidth: '\u200b/etc/x', fromHome: '$HOME/x.plist', uri: 'vscode://file/x', driveRelative: 'C:x',
   });
   for (const r of [mergeClaudeConfig(s, a, s), revertClaudeConfig(s, a)]) {
     const text = r.text ?? '';
     assert.doesNotMatch(text, /BackupPath|SetupInProgress|someFutureSetting/);
     assert.deepEqual(JSON.parse(text), { numStartups: 2, tipsShown: 3 });
-    for (const k of ['appleTerminalBackupPath', 'appleTerminalSetupInProgress', 'iterm2BackupPath', 'iterm2SetupInProgress', 'someFutureSetting']) assert.ok(r.left.includes(k), `${k}: ${r.left.join(', ')}`);
+    for (const k of ['appleTerminalBackupPath', 'appleTerminalSetupInProgress', 'iterm2BackupPath', 'iterm2SetupInProgress', 'someFutureSetting', 'unc', 'zeroWidth', 'fromHome', 'uri', 'driveRelative']) assert.ok(r.left.includes(k), `${k}: ${r.left.join(', ')}`);
   }
 });
 
@@ -123,8 +125,12 @@ test('(review, round 26) a folder the sandbox made in a view is carried back as 
     mkdirSync(join(dir, 'todos'));
     symlinkSync(join(t2.home, '.bashrc'), join(dir, 'todos', 'a.json'));
     writeFile(join(dir, 'settings.json'), '{"hooks":{}}');
-    const notes = settleViews([dir]);
     const at = join(t2.home, '.claude');
+    // As root, what is carried back belongs to whoever owns the folder (found in review: root's, mode 700, there).
+    const root = process.getuid?.() === 0;
+    if (root) spawnSync('chown', ['1000:1000', at]);
+    const notes = settleViews([dir]);
+    if (root) assert.deepEqual([statSync(join(at, 'debug')).uid, statSync(join(at, 'debug', 'log.txt')).uid], [1000, 1000]);
     assert.equal(readFileSync(join(at, 'projects', 'transcript.jsonl'), 'utf8'), '{}\n');
     assert.equal(readFileSync(join(at, 'debug', 'log.txt'), 'utf8'), 'log\n');
     assert.equal(existsSync(join(at, 'debug', 'x')), false);
@@ -134,35 +140,6 @@ test('(review, round 26) a folder the sandbox made in a view is carried back as 
     assert.match(said, /x \(not a file\) in debug stay in the sandbox/);
     assert.match(said, /a\.json \(a link\) in todos stay in the sandbox/);
     assert.match(said, /settings\.json \(new\)/, 'the rest of the settle went on');
-  } finally {
-    t2.cleanup();
-  }
-});
-
-test('(review, round 26) a link the run made in a live state folder of yours (its session transcript made a link to ~/.bashrc, which claude --continue appends to) is removed and named; control: a link of yours from before the run stays, and outside a settle the link leads on', async () => {
-  const { buildViews, settleViews } = await import('../../lib/views/lifecycle.js');
-  const t2 = tempHome();
-  try {
-    const projects = join(t2.home, '.claude', 'projects', '-home-me-proj');
-    writeFile(join(projects, 'old.jsonl'), '{}\n');
-    writeFile(join(t2.home, '.bashrc'), '# mine\n');
-    symlinkSync(join(t2.home, 'notes.jsonl'), join(projects, 'mine.jsonl'));
-    await new Promise((r) => setTimeout(r, 30));
-    const { spec } = claudeView(t2.home, {});
-    assert.ok(spec.live.includes('projects'), spec.live.join(','));
-    const dir = join(t2.dir, 'run', 'claude');
-    buildViews([{ spec, dir }]);
-    await new Promise((r) => setTimeout(r, 30));
-    // The run, through its live bind: its own transcript replaced by a link.
-    symlinkSync(join(t2.home, '.bashrc'), join(projects, 'session.jsonl'));
-    // Control: appended through, as claude --continue would, it writes into ~/.bashrc.
-    const { appendFileSync } = await import('node:fs');
-    appendFileSync(join(projects, 'session.jsonl'), '{"message":"$(touch pwned)"}\n');
-    assert.match(readFileSync(join(t2.home, '.bashrc'), 'utf8'), /touch pwned/);
-    const notes = settleViews([dir]).join('\n');
-    assert.equal(existsSync(join(projects, 'session.jsonl')), false);
-    assert.equal(lstatSync(join(projects, 'mine.jsonl')).isSymbolicLink(), true, 'a link of yours from before the run stays');
-    assert.match(notes, /links and special files the sandbox made in your state folders were removed: projects\/-home-me-proj\/session\.jsonl/);
   } finally {
     t2.cleanup();
   }
