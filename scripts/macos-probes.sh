@@ -99,6 +99,11 @@ probe write-tmpdir           worked  probe 'echo x > "$TMPDIR/f"'
 probe write-tmp              refused probe "echo x > /tmp/sbprobe-\$\$"
 probe write-private-tmp      refused probe "echo x > /private/tmp/sbprobe-\$\$"
 probe write-home             refused probe "echo x > '$HOME/planted'"
+# The agents' live state, read by your own agents: files there, but no link or FIFO (a unique name each try).
+probe live-state-file          worked  probe "mkdir -p '$HOME/.claude/projects/p' && echo t > '$HOME/.claude/projects/p/s-'\$\$.jsonl"
+probe live-state-link          refused probe "mkdir -p '$HOME/.claude/projects/p' && ln -s '$HOME/.bashrc' '$HOME/.claude/projects/p/l-'\$\$.jsonl"
+probe live-state-fifo          refused probe "mkdir -p '$HOME/.codex/sessions' && mkfifo '$HOME/.codex/sessions/f-'\$\$"
+probe history-link             refused probe "mkdir -p '$HOME/.claude' && rm -f '$HOME/.claude/history.jsonl' && ln -s '$HOME/.bashrc' '$HOME/.claude/history.jsonl' && rm -f '$HOME/.claude/history.jsonl'"
 probe zsh-heredoc            worked  probe "zsh -c 'cat <<EOF
 ok
 EOF'"

@@ -20,8 +20,18 @@
 // whole: the ruleset is still there, and Landlock forbids a restricted process to change the
 // mount topology (mount, umount, pivot_root), which closes the whole class of
 // detaching a bind from inside. Where the kernel has no Landlock the run goes
-// on with the mounts alone and says so. It then restores SIGINT (see
-// bwrap.ts) and runs the agent.
+// on with the mounts alone and says so.
+//
+// Below the agents' live state folders (Claude Code's projects, Codex's
+// sessions…), which your own agents read and append to outside any run, the
+// ruleset also refuses links, FIFOs, sockets and devices: made there, moved
+// there or hard-linked there. A transcript made a link to ~/.bashrc would have
+// your next `claude --continue` append to ~/.bashrc, and a FIFO would hang it.
+// Landlock grants only: these rights go to every folder on the way from /
+// to each live folder but that way itself, so a folder made later directly in
+// one on the way (a view's new subfolder) gets none either.
+//
+// It then restores SIGINT (see bwrap.ts) and runs the agent.
 /** Syscall numbers and open flags by architecture (those of templates/seccomp.ts). */
 import { ENV_LINE, envArgs, GATE_LINE } from './gate.js';
 
@@ -36,18 +46,23 @@ export const LANDLOCK_SCRIPT = String.raw`
 ${GATE_LINE}
 ${ENV_LINE}
 my ($create, $add, $restrict, $prctl, $openat, $close, $flags, $say) = splice(@ARGV, 0, 8);
-my @denied;
+my (@denied, @plain);
 push @denied, shift @ARGV while @ARGV && $ARGV[0] ne '--';
+shift @ARGV;
+push @plain, shift @ARGV while @ARGV && $ARGV[0] ne '--';
 shift @ARGV;
 $SIG{INT} = 'DEFAULT';
 my $READ_FILE = 4;
+# MAKE_CHAR, MAKE_SOCK, MAKE_FIFO, MAKE_BLOCK, MAKE_SYM: no link or special
+# file may be made below a plain folder (or moved or hard-linked into one).
+my $SPECIAL = (1 << 6) | (1 << 9) | (1 << 10) | (1 << 11) | (1 << 12);
 # ABI 1 refuses every rename or link across folders once any access is
 # handled (EXDEV: mv a/f b/ fails); ABI 2's REFER, handled and granted on /,
 # allows them where the file gains no access it did not have (a denied file
 # still cannot be moved where it would be readable).
 my $REFER = 1 << 13;
 my $abi = syscall($create + 0, 0, 0, 1);
-my $handled = $READ_FILE | ($abi >= 2 ? $REFER : 0);
+my $handled = $READ_FILE | ($abi >= 2 ? $REFER : 0) | (@plain ? $SPECIAL : 0);
 # syscall() passes strings by address, and wants them writable.
 my $attr = pack('Q', $handled);
 my $rs = syscall($create + 0, $attr, 8, 0);
@@ -69,7 +84,9 @@ sub near {
   return substr($x, length $y) !~ /\A[A-Za-z]/;
 }
 if ($rs < 0) {
-  print STDERR "stashbase: warning: this kernel has no Landlock ($!): a denied file that your side replaces by a rename during the run becomes readable\n" if $say;
+  my $why = "$!";
+  print STDERR "stashbase: warning: this kernel has no Landlock ($why): a denied file that your side replaces by a rename during the run becomes readable\n" if $say;
+  print STDERR "stashbase: warning: this kernel has no Landlock ($why): the agent can make links and FIFOs in the state folders it shares with your own agents (@plain)\n" if $say && @plain;
 } else {
   my (%deny, %anc, %near);
   for my $p (@denied) {
@@ -94,6 +111,23 @@ if ($rs < 0) {
     }
     closedir $dh;
   }
+  # Everywhere but below the plain folders: every other folder on each one's way
+  # from /, whole. What is made later directly in a folder on that way gets nothing.
+  my (%plain, %panc);
+  for my $p (@plain) {
+    $plain{$p} = 1;
+    for (my $a = $p; $a =~ s{/[^/]*\z}{}; ) { $panc{$a eq '' ? '/' : $a} = 1; last if $a eq ''; }
+  }
+  for my $dir (sort keys %panc) {
+    opendir(my $dh, $dir) or next;
+    for my $e (readdir $dh) {
+      next if $e eq '.' || $e eq '..';
+      my $child = $dir eq '/' ? "/$e" : "$dir/$e";
+      next if $panc{$child} || $plain{$child} || -l $child || !-d _;
+      grant($child, $SPECIAL);
+    }
+    closedir $dh;
+  }
   syscall($prctl + 0, 38, 1, 0, 0, 0) == 0 or die "stashbase: prctl(PR_SET_NO_NEW_PRIVS): $!\n";
   syscall($restrict + 0, $rs, 0) == 0 or die "stashbase: landlock_restrict_self: $!\n";
 }
@@ -108,6 +142,12 @@ export interface LandlockInput {
   arch: LandlockArch;
   /** Denied paths (files, folders, missing ones) outside every writable folder, as the sandbox sees them. */
   files: string[];
+  /**
+   * Folders the agent writes and your own tools read outside any run (the
+   * agents' live state folders, lib/views): nothing but folders and regular
+   * files can be made below them.
+   */
+  plain: string[];
   /** Say so on stderr when the kernel has no Landlock (not with --silent). */
   warn: boolean;
 }
@@ -116,6 +156,6 @@ export interface LandlockInput {
 export function landlockArgv(input: LandlockInput, command: string[], env: Record<string, string>): string[] {
   const a = LANDLOCK_ABI[input.arch];
   const nums = [a.create, a.add, a.restrict, a.prctl, a.openat, a.close, a.oPath | a.oNofollow | a.oCloexec, input.warn ? 1 : 0].map(String);
-  return [input.perl, '-e', LANDLOCK_SCRIPT, ...envArgs(env), ...nums, ...input.files, '--', ...command];
+  return [input.perl, '-e', LANDLOCK_SCRIPT, ...envArgs(env), ...nums, ...input.files, '--', ...input.plain, '--', ...command];
 }
 

@@ -19,6 +19,13 @@ export interface SeatbeltInput {
   writes: 'allow-list' | 'deny-list';
   /** allow-list: where writes are allowed (working directory, the run's temp folder, the agents' state, allow_write). */
   allowWrite: SeatbeltRule[];
+  /**
+   * What your own agents read outside any run (the agents' state an
+   * allow-list lets the agent write): no link, FIFO or socket may be made
+   * there (a transcript linked to ~/.bashrc would have your next
+   * `claude --continue` append there).
+   */
+  plain: SeatbeltRule[];
   /** Every run's folder (a regex over the temp folder), refused to read and write; this run's own readable again, its temp folder writable. */
   runFolders: { regex: string; own: string; tmp: string };
   /** Connections to and listeners on Unix sockets by path (the profile's weaker choice); `deniedSockets` stay refused. */
@@ -245,6 +252,13 @@ export function buildSeatbeltProfile(input: SeatbeltInput): string {
       : ['(allow file-write* file-link)']),
     // Denials again after what the allowances re-opened (all of them under an allow-list: any may lie inside an allowed path).
     ...(allowList ? block('deny file-write*', allDenied) : [...block('deny file-write*', allDenied), ...block('allow file-write*', input.writable.map((w) => `(subpath ${sbplString(w)})`)), ...block('deny file-write*', [...input.denyWrite, ...input.denyRead].filter(within).flatMap(denyFilters))]),
+    ...(input.plain.length === 0 ? [] : [
+      "; The agents' live state, read by your own agents outside any run: no link, FIFO or socket made there.",
+      '(deny file-write-create',
+      '  (require-all',
+      ...block('require-any', input.plain.flatMap(denyFilters)).map((l) => `    ${l}`),
+      '    (require-any (vnode-type SYMLINK) (vnode-type FIFO) (vnode-type SOCKET) (vnode-type CHARACTER-DEVICE))))',
+    ]),
     "; No hard link of a denied file: Seatbelt matches a link's own path, not the file it shares.",
     ...block('deny file-link', allDenied),
     '; The folders above protected paths (and a deny pattern\'s fixed parts) stay where they are: a rename would take the path from under its rule.',

@@ -22,6 +22,9 @@ export const FILTERS: Record<string, 'string' | 'regex' | 'symbol' | 'filters' |
 
 export const SOCKET_DOMAINS = new Set(['AF_SYSTEM', 'AF_INET', 'AF_INET6', 'AF_UNIX']);
 
+/** vnode-type's names, as Apple's and Firefox's profiles write them. */
+export const VNODE_TYPES = new Set(['REGULAR-FILE', 'DIRECTORY', 'SYMLINK', 'FIFO', 'SOCKET', 'CHARACTER-DEVICE', 'BLOCK-DEVICE', 'TTY']);
+
 export function parseSbpl(text: string): Node[] {
   let i = 0;
   const skip = () => {
@@ -111,6 +114,7 @@ function checkFilter(f: Node): void {
     if (a.kind !== 'symbol' && a.kind !== 'number') throw new Error(`${name} takes a name`);
     if (name === 'socket-domain' && a.kind === 'symbol' && !SOCKET_DOMAINS.has(a.name)) throw new Error(`unknown socket domain ${a.name}`);
     if (name === 'target' && a.kind === 'symbol' && a.name !== 'same-sandbox') throw new Error(`unknown target ${a.name}`);
+    if (name === 'vnode-type' && (a.kind !== 'symbol' || !VNODE_TYPES.has(a.name))) throw new Error(`unknown vnode type ${show(a)}`);
     return;
   }
   if (a.kind !== want) throw new Error(`${name} takes a ${want}`);
@@ -149,8 +153,11 @@ export function show(n: Node): string {
   return JSON.stringify(n.value);
 }
 
-/** Seatbelt's decision for a file operation on a path: the last rule that names the operation (or its family) and matches. */
-export function decide(rules: Rule[], op: string, path: string): 'allow' | 'deny' {
+/**
+ * Seatbelt's decision for a file operation on a path: the last rule that names the operation (or its family) and
+ * matches. `vnode` is the kind of file (vnode-type's name; a regular file unless said).
+ */
+export function decide(rules: Rule[], op: string, path: string, vnode = 'REGULAR-FILE'): 'allow' | 'deny' {
   const family = (o: string) => o === op || (o.endsWith('*') && op.startsWith(o.slice(0, -1))) || o === 'default';
   const matches = (f: Node): boolean => {
     if (f.kind !== 'list' || f.items[0]?.kind !== 'symbol') return false;
@@ -160,6 +167,10 @@ export function decide(rules: Rule[], op: string, path: string): 'allow' | 'deny
       case 'literal': return path === v;
       case 'subpath': return path === v || path.startsWith(v + '/');
       case 'regex': return new RegExp(v).test(path);
+      case 'vnode-type': return arg?.kind === 'symbol' && arg.name === vnode;
+      case 'require-all': return f.items.slice(1).every(matches);
+      case 'require-any': return f.items.slice(1).some(matches);
+      case 'require-not': return !f.items.slice(1).some(matches);
       default: return false;
     }
   };

@@ -90,6 +90,8 @@ export function prepareSeatbelt(
     writes: p.filesystem.writes,
     allowWrite: allowList ? [literalRule(ctx.cwd), literalRule(tmp), ...p.filesystem.allowWrite] : [],
     allowRules: agents.flatMap(agentRules),
+    // Your own agents read all of it outside any run: no link there (a history.jsonl linked to ~/.bashrc).
+    plainRules: agents.flatMap(agentRules),
     // Every run's folder in the temp folder, in both write modes; this run's readable, its temp writable.
     runFolders: { regex: `^${escapeRegex(canonicalPath(tmpdir(), real))}/stashbase-ags_`, own: runDir, tmp },
     unixSockets: p.sandbox.allowUnixSockets,

@@ -183,6 +183,15 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
   // Only under an allow-list: with deny-list writes a partly granted folder would hide the agent's own new files.
   const outsideAreas = (p: string) => ![...areas, ...privateDests].some((w) => inside(p, w));
   const landlockFiles = !allowList ? [] : [...protection.denyRead.map((d) => d.path), ...protection.missingRead].filter(outsideAreas);
+  // The agents' live state folders, shared with your own agents outside any run: no link or special file made there
+  // (templates/landlock.ts). Not one inside a folder the run writes (a home in /tmp, a CODEX_HOME in the tree): Landlock
+  // could refuse them there only by refusing links in every folder made in that one during the run (npm's .bin).
+  const livePlain: string[] = [];
+  for (const live of views.flatMap((v) => v.spec.live.map((n) => join(v.spec.at, n)))) {
+    const open = [...roots, ...carveOuts, ...privateDests].find((w) => w !== live && inside(live, w));
+    if (open === undefined) livePlain.push(live);
+    else protection.warnings.push(`${live} (agent state your own agents read) lies in ${open}, which the run may write: links and FIFOs the agent makes there are not refused, and your agents outside the sandbox may follow them`);
+  }
   let bwrap: BwrapInput | null = null;
   let relay: RelayInput | null = null;
   if (ctx.mechanism.kind === 'bwrap') {
@@ -213,7 +222,7 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
       heldRoots: ctx.bwrapBindFd === true ? [ctx.worktreePath ?? ctx.cwd, ...outsideReal.values()] : [],
       isolateNetwork: isolate,
       seccompFile: join(runDir, 'seccomp.bpf'),
-      landlock: allowList ? { perl, arch: process.arch as LandlockArch, files: landlockFiles, warn: ctx.announce === true } : null,
+      landlock: allowList ? { perl, arch: process.arch as LandlockArch, files: landlockFiles, plain: livePlain, warn: ctx.announce === true } : null,
       env: definedOnly(childEnv({ file: '', args: [], env: agentEnv.set, unsetEnv: agentEnv.unset }, ctx.env)),
       userns: usesUserNamespace(ctx.mechanism.path),
     };

@@ -135,6 +135,8 @@ export interface SeatbeltRulesInput {
   /** Where an allow-list lets writes through: paths (subpaths) and ready-made rules (the agents' state). */
   allowWrite: string[];
   allowRules: SeatbeltRule[];
+  /** Where no link, FIFO or socket may be made (the agents' state an allow-list lets the agent write, templates/seatbelt.ts). */
+  plainRules?: SeatbeltRule[];
   runFolders: SeatbeltInput['runFolders'];
   unixSockets: boolean;
   deniedSockets: string[];
@@ -169,7 +171,7 @@ export function seatbeltInput(o: SeatbeltRulesInput): { input: SeatbeltInput; wa
   const canonWritable = (o.writable ?? []).map((w) => canonicalPath(w, real));
   return {
     input: {
-      writes: o.writes, allowWrite, runFolders: o.runFolders, unixSockets: o.unixSockets,
+      writes: o.writes, allowWrite, plain: o.plainRules ?? [], runFolders: o.runFolders, unixSockets: o.unixSockets,
       deniedSockets: rulesFor(o.deniedSockets, o.home, o.cwd, real, null),
       denyRead, denyWrite, writable: canonWritable, pinned: [...pins.paths].sort(), pinnedPatterns: [...pins.patterns].sort(), proxyPort: o.proxyPort, services: o.services,
     },

@@ -66,6 +66,11 @@ function spec(id: string, label: string, at: string, rules: Rules, hostPaths: Re
       else s.readOnly.push(e.name);
     } else if (e.isFile() || e.isSymbolicLink()) s.copies.push(e.name);
   }
+  // Every empty folder is there from the start, yours or not: made during the run, directly in the view (a folder
+  // on the way to the live ones), the Landlock step would give it no links (templates/landlock.ts; Codex links its
+  // helpers in tmp/).
+  const present = new Set(list.map((e) => e.name));
+  for (const name of rules.empty) if (!present.has(name)) s.empty.push(name);
   for (const name of Object.keys(hostPaths)) s.copies.push(name);
   for (const k of ['live', 'readOnly', 'copies', 'empty'] as const) s[k].sort();
   return s;

@@ -3,10 +3,10 @@
 // does not; a run killed with SIGKILL is settled by the next one.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, lstatSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { BIN, cli, needs, tempHome, writeFile } from '../helpers.js';
+import { BIN, cli, needs, outsideTempBase, tempHome, writeFile } from '../helpers.js';
 
 describe('native views (real bwrap)', needs('bwrap', 'git'), () => {
   const t = tempHome();
@@ -129,5 +129,64 @@ describe('native views (real bwrap)', needs('bwrap', 'git'), () => {
     assert.equal(changed.code, 0, changed.stderr);
     assert.equal(lstatSync(join(h, '.claude.json')).isSymbolicLink(), true, 'your link is still a link');
     assert.deepEqual(JSON.parse(readFileSync(dot, 'utf8')), { numStartups: 6, userID: 'mine', theme: 'dark' }, 'the change went through it');
+  });
+  // What the agent leaves in the live folders your own agents read outside any run is trusted by them: a transcript
+  // made a link to ~/.bashrc has your next `claude --continue` append there, a FIFO hangs it. Landlock refuses
+  // links and special files below them (templates/landlock.ts), however they would come there.
+  test('no link, FIFO or socket can be made in the live state folders (a transcript linked to ~/.bashrc, and, unlisted, a hard link of your own link there); links still work in the tree, /tmp and Codex\'s tmp; control: outside, each is made and an append through the link reaches ~/.bashrc', async () => {
+    // A home outside the temp folders, which the run may write (see the next test).
+    const o = tempHome(outsideTempBase());
+    after(() => o.cleanup());
+    const home = o.home;
+    const work = join(o.dir, 'proj');
+    mkdirSync(join(home, '.claude', 'projects', 'p'), { recursive: true });
+    mkdirSync(join(home, '.codex', 'sessions'), { recursive: true });
+    mkdirSync(work, { recursive: true });
+    writeFileSync(join(home, '.bashrc'), 'mine\n');
+    writeFileSync(join(home, 'notes.txt'), 'notes\n');
+    // A link of your own in a live folder: yours stays, and the agent cannot give it a second name there.
+    symlinkSync(join(home, 'notes.txt'), join(home, '.claude', 'projects', 'p', 'mine.lnk'));
+    writeFile(join(home, '.stashbase', 'agents', 'sockets.toml'), '[sandbox]\nallow_unix_sockets = true\n');
+    const attempts = String.raw`
+import os, socket, subprocess
+H = os.path.expanduser("~")
+def attempt(name, f):
+    try:
+        f(); print(name, "made")
+    except OSError as e:
+        print(name, "refused" if e.errno == 13 else "errno %d" % e.errno)
+attempt("transcript-link", lambda: os.symlink(H + "/.bashrc", H + "/.claude/projects/p/s.jsonl"))
+attempt("fifo", lambda: os.mkfifo(H + "/.codex/sessions/f"))
+attempt("deeper-link", lambda: (os.makedirs(H + "/.claude/projects/q", exist_ok=True), os.symlink("/etc/passwd", H + "/.claude/projects/q/y")))
+attempt("hard-link-of-link", lambda: os.link(H + "/.claude/projects/p/mine.lnk", H + "/.claude/projects/p/h.jsonl", follow_symlinks=False))
+attempt("socket", lambda: socket.socket(socket.AF_UNIX).bind(H + "/.codex/sessions/s"))
+attempt("tree-link", lambda: os.symlink("a", "tree.lnk"))
+attempt("tmp-link", lambda: os.symlink("a", "/tmp/tmp.lnk"))
+attempt("codex-tmp-link", lambda: (os.makedirs(H + "/.codex/tmp/arg0", exist_ok=True), os.symlink("a", H + "/.codex/tmp/arg0/apply_patch")))
+`;
+    const r = await cli(['agent', 'run', '--silent', '--profile', 'sockets', '--', 'python3', '-c', attempts], { env: o.env, cwd: work });
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual(r.stdout.trim().split('\n'), [
+      'transcript-link refused', 'fifo refused', 'deeper-link refused', 'hard-link-of-link refused', 'socket refused',
+      'tree-link made', 'tmp-link made', 'codex-tmp-link made',
+    ]);
+    assert.deepEqual(readdirSync(join(home, '.claude', 'projects', 'p')), ['mine.lnk']);
+    assert.deepEqual(readdirSync(join(home, '.claude', 'projects', 'q')), []);
+    assert.deepEqual(readdirSync(join(home, '.codex', 'sessions')), []);
+    assert.equal(readlinkSync(join(home, '.claude', 'projects', 'p', 'mine.lnk')), join(home, 'notes.txt'));
+    assert.equal(readFileSync(join(home, '.bashrc'), 'utf8'), 'mine\n');
+    // Control: the same attempts outside any run are all made, and a later append to the transcript lands in ~/.bashrc.
+    const outside = spawnSync('python3', ['-c', attempts], { cwd: work, env: { ...process.env, HOME: home }, encoding: 'utf8' });
+    assert.equal(outside.status, 0, outside.stderr);
+    assert.deepEqual(outside.stdout.trim().split('\n').slice(0, 5), ['transcript-link made', 'fifo made', 'deeper-link made', 'hard-link-of-link made', 'socket made']);
+    appendFileSync(join(home, '.claude', 'projects', 'p', 's.jsonl'), '{"type":"user"}\n');
+    assert.equal(readFileSync(join(home, '.bashrc'), 'utf8'), 'mine\n{"type":"user"}\n');
+  });
+  test('a live state folder inside a folder the run writes (a home in /tmp) is said to be unguarded, not made to cost the links of every folder made there', async () => {
+    mkdirSync(join(h, '.claude', 'projects'), { recursive: true });
+    const r = await cli(['agent', 'run', '--', 'sh', '-c', 'mkdir /tmp/new && ln -s a /tmp/new/l && echo made'], { env: t.env, cwd: proj });
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, 'made\n');
+    assert.ok(r.stderr.includes(`warning: ${join(h, '.claude', 'projects')} (agent state your own agents read) lies in /tmp, which the run may write: links and FIFOs the agent makes there are not refused, and your agents outside the sandbox may follow them\n`), r.stderr);
   });
 });

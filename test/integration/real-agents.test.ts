@@ -16,11 +16,13 @@ import type { LeafCache } from '../../lib/tls/leaves.js';
 import { needsMcpServer, startMcpFront } from '../mcp-front.js';
 import { checkTurn, CODEX_MCP_ALLOWED_ECHO, codexMcpTurn, hostKeysFor, plantSshKey, REAL_ANTHROPIC, recipe, runTurn, type Stub, startStubs, type TurnOptions, type Wiring, wired, workRepository } from '../agent-recipes.js';
 import { shellQuote } from '../../templates/shell-quote.js';
-import { BIN, cli, needs, needsAgents, TEST_AGENTS_BIN, tempHome, writeFile } from '../helpers.js';
+import { BIN, cli, needs, needsAgents, outsideTempBase, TEST_AGENTS_BIN, tempHome, writeFile } from '../helpers.js';
 
 describe('the real Claude Code and Codex inside the native sandbox, with the recipes of docs/agents.md', needs('native', 'git'), () => {
   const skip = needsAgents();
-  const t = tempHome();
+  // A home outside the temp folders: the agents' live state folders are then guarded (no link made there, as for a
+  // home of yours; templates/landlock.ts), and the agents work with that.
+  const t = tempHome(outsideTempBase());
   const repo = join(t.home, 'work');
   let anthropic: Stub;
   let openai: Stub;
@@ -105,12 +107,13 @@ describe('the real Claude Code and Codex inside the native sandbox, with the rec
   });
 
   test('Claude Code interactive, in a real terminal (tmux), from a fresh home with the claude recipe: its first start (platform.claude.com), onboarding, one turn with a tool call; the API got the real key, the screen shows the tool ran', { ...skip, timeout: 120_000 }, async () => {
-    const fresh = tempHome();
+    const fresh = tempHome(outsideTempBase());
     const socket = `sbtest-ic-${process.pid}`;
     const tmux = (...args: string[]) => spawnSync('tmux', ['-L', socket, ...args], { encoding: 'utf8' });
     try {
       writeFile(join(fresh.sbHome, 'agents', 'claude.toml'), wired(recipe('claude'), wiring));
-      const proj = join(fresh.home, 'proj');
+      // Outside the home: a folder above the run with .stashbase/agents would hold a directory profile of its own.
+      const proj = join(fresh.dir, 'proj');
       writeFile(join(proj, 'README'), 'x\n');
       anthropic.setCommand('echo interactive-tool-ran');
       const before = anthropic.requests.length;

@@ -8,6 +8,7 @@ import { golden } from '../golden.js';
 const input = {
   writes: 'deny-list' as const,
   allowWrite: [],
+  plain: [],
   runFolders: { regex: '^/private/var/folders/xy/T/stashbase-ags_', own: '/private/var/folders/xy/T/stashbase-ags_aaaaaaaaaaaaaaaa', tmp: '/private/var/folders/xy/T/stashbase-ags_aaaaaaaaaaaaaaaa/tmp' },
   unixSockets: false,
   denyRead: [
@@ -49,6 +50,7 @@ test('the SBPL reader refuses what Seatbelt would: unclosed forms, stray text, u
     ['(version 1)\n(allow file-reed* (literal "/"))', /unknown operation file-reed\*/], ['(version 1)\n(allow file-read* (subpaths "/"))', /unknown filter subpaths/],
     ['(version 1)\n(allow network-outbound (remote ip "10.0.0.1:80"))', /ip takes/], ['(version 1)\n(allow system-socket (socket-domain AF_FOO))', /unknown socket domain/],
     ['(version 2)\n(deny default)', /version 1/],
+    ['(version 1)\n(deny file-write-create (vnode-type LINK))', /unknown vnode type LINK/],
   ] as const) assert.throws(() => readSbpl(text), why, text);
 });
 
@@ -108,6 +110,16 @@ test('the macOS plan: sandbox-exec with the profile built from the profile rules
   assert.equal(decide(rules, 'file-read-data', '/Users/u/proj/secrets/a/b.pem'), 'deny');
   assert.equal(decide(rules, 'file-read-data', '/Users/u/.config/x/api-token'), 'deny');
   assert.equal(decide(rules, 'file-read-data', '/Users/u/proj/src/a.ts'), 'allow');
+  // The agents' live state, read by your own agents outside any run: files and folders, no link, FIFO or socket (the
+  // native backend's Landlock step refuses the same); links in the tree and the run's temp folder stay possible.
+  const live = ['/Users/u/.claude/projects/p/s.jsonl', '/Users/u/.codex/sessions/2026/r.jsonl', '/Users/u/.claude/debug/latest'];
+  assert.deepEqual(live.map((f) => decide(rules, 'file-write-create', f)), ['allow', 'allow', 'allow']);
+  assert.deepEqual(['SYMLINK', 'FIFO', 'SOCKET', 'DIRECTORY'].map((v) => decide(rules, 'file-write-create', live[0]!, v)), ['deny', 'deny', 'deny', 'allow']);
+  assert.deepEqual(live.map((f) => decide(rules, 'file-write-create', f, 'SYMLINK')), ['deny', 'deny', 'deny']);
+  assert.deepEqual(['/Users/u/.CLAUDE/Projects/p/x', '/Users/u/.claude/projects'].map((f) => decide(rules, 'file-write-create', f, 'SYMLINK')), ['deny', 'deny']);
+  assert.equal(decide(rules, 'file-write-create', '/Users/u/proj/node_modules/.bin/tsc', 'SYMLINK'), 'allow');
+  // The files carried back by merge are written in place here: no link in their place or their temporaries' either.
+  assert.deepEqual(['/Users/u/.claude/history.jsonl', '/Users/u/.claude.json', '/Users/u/.claude.json.tmp.1.ab'].map((f) => [decide(rules, 'file-write-create', f), decide(rules, 'file-write-create', f, 'SYMLINK')]), [['allow', 'deny'], ['allow', 'deny'], ['allow', 'deny']]);
   assert.match(sbpl, /\(allow network-outbound \(remote ip "localhost:49152"\)\)/);
   assert.deepEqual(prep.seatbelt!.args.slice(prep.seatbelt!.args.indexOf('-p') + 2), ['claude']);
   golden('native-plan-seatbelt.txt', formatPlan(prep.plan).replace(/\/run\/user\/\d+/g, '/run/user/UID'));

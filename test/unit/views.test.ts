@@ -52,7 +52,7 @@ test("the agents' views: live state, what is carried back, and the rest read-onl
   for (const d of ['.claude/projects', '.claude/commands', '.claude/shell-snapshots', '.codex/sessions', '.codex/rules', '.codex/thread-writer-locks']) mkdirSync(join(home, d), { recursive: true });
   for (const f of ['.claude/settings.json', '.claude/.credentials.json', '.codex/config.toml', '.codex/auth.json', '.claude.json']) writeFile(join(home, f), '{}');
   const claude = claudeView(home, {});
-  assert.deepEqual([claude.spec.live, claude.spec.readOnly, claude.spec.empty, claude.spec.copies], [['projects'], ['commands'], ['shell-snapshots'], ['.claude.json', '.credentials.json', 'settings.json']]);
+  assert.deepEqual([claude.spec.live, claude.spec.readOnly, claude.spec.empty, claude.spec.copies], [['projects'], ['commands'], ['backups', 'cache', 'ide', 'image-cache', 'paste-cache', 'session-env', 'shell-snapshots'], ['.claude.json', '.credentials.json', 'settings.json']]);
   assert.deepEqual(claude.env, { CLAUDE_CONFIG_DIR: join(home, '.claude') });
   assert.equal(claude.spec.hostPaths['.claude.json'], join(home, '.claude.json'));
   const own = claudeView(home, { CLAUDE_CONFIG_DIR: join(home, 'cc') });
@@ -60,7 +60,8 @@ test("the agents' views: live state, what is carried back, and the rest read-onl
   const codex = codexView(home, {});
   assert.deepEqual([codex.spec.live, codex.spec.readOnly, codex.spec.copies], [['sessions'], ['rules'], ['auth.json', 'config.toml']]);
   // The lock folder a codex run outside the sandbox leaves: read-only, the sandbox's codex could not start a thread.
-  assert.deepEqual(codex.spec.empty, ['thread-writer-locks']);
+  // Every empty folder is made, there or not (templates/landlock.ts: Codex links its helpers in tmp/).
+  assert.deepEqual(codex.spec.empty, ['.tmp', 'cache', 'shell_snapshots', 'thread-writer-locks', 'tmp']);
   const relative = codexView(home, { CODEX_HOME: 'rel' });
   assert.equal(relative.spec.at, join(home, '.codex'), 'a relative CODEX_HOME is not used');
 });
