@@ -113,6 +113,8 @@ if ($rs < 0) {
   }
   # Everywhere but below the plain folders: every other folder on each one's way
   # from /, whole. What is made later directly in a folder on that way gets nothing.
+  # From where each really is (a ~/.claude linked into a folder of dotfiles): Landlock walks up from there.
+  if (@plain) { require Cwd; @plain = map { Cwd::abs_path($_) // $_ } @plain; }
   my (%plain, %panc);
   for my $p (@plain) {
     $plain{$p} = 1;

@@ -25,6 +25,7 @@ import { caDirOf, runDirOf, runStateDirOf } from '../run/run-dir.js';
 import { seccompSupported } from '../../templates/seccomp.js';
 import type { LandlockArch } from '../../templates/landlock.js';
 import { inside, resolveRule, rulePaths } from '../paths/rules.js';
+import { realPathOf } from '../util/real-path.js';
 import { checkoutGit, plannedGitDir, planRunGitDir, repoFormat, type RunGitDirPlan } from '../git/run-git-dir.js';
 import { claudeView, codexView } from '../views/agent-views.js';
 import { viewBinds } from '../views/binds.js';
@@ -127,7 +128,7 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
     else if (!bwrapLike) gitWarnings.push(`the systemd-run fallback gives the agent no git directory of its own: ${usable.gitDir} is read-only in this run (its git cannot commit; with bubblewrap it can)`);
     else gitDir = planRunGitDir({ gitDir: usable.gitDir, admin: usable.admin, stateDir, hideOthers: false, own: ctx.worktreeBranch, workTree: repo!.root });
   }
-  const views = agents.map((a) => a.spec).filter((spec) => !denied.some((d) => inside(spec.at, d))).map((spec) => ({
+  const views = agents.map((a) => a.spec).filter((spec) => !denied.some((d) => inside(spec.at, d) || (spec.linkedAs !== undefined && inside(spec.linkedAs, d)))).map((spec) => ({
     spec,
     dir: join(stateDir, 'views', spec.id),
   }));
@@ -188,7 +189,9 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
   // could refuse them there only by refusing links in every folder made in that one during the run (npm's .bin).
   const livePlain: string[] = [];
   for (const live of views.flatMap((v) => v.spec.live.map((n) => join(v.spec.at, n)))) {
-    const open = [...roots, ...carveOuts, ...privateDests].find((w) => w !== live && inside(live, w));
+    // Where it really is (a ~/.claude linked into a folder of dotfiles): Landlock walks up from there.
+    const real = realPathOf(live) ?? live;
+    const open = [...roots, ...carveOuts, ...privateDests].find((w) => ![live, real].includes(w) && (inside(live, w) || inside(real, w)));
     if (open === undefined) livePlain.push(live);
     else protection.warnings.push(`${live} (agent state your own agents read) lies in ${open}, which the run may write: links and FIFOs the agent makes there are not refused, and your agents outside the sandbox may follow them`);
   }

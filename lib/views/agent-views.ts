@@ -9,7 +9,8 @@
 // knows is treated the same way, so a new kind of executable setting is not
 // carried back either.
 import { isAbsolute, join } from 'node:path';
-import { type Dirent, readdirSync } from 'node:fs';
+import { type Dirent, lstatSync, readdirSync, statSync } from 'node:fs';
+import { realPathOf } from '../util/real-path.js';
 import type { Merge, ViewSpec } from './spec.js';
 
 interface Rules {
@@ -50,8 +51,9 @@ const CODEX: Rules = {
   quiet: /^(version\.json|models_cache\.json|.*\.sqlite(-wal|-shm|-journal)?|internal_storage\.json|installation_id|\.sandbox_migration|\.personality_migration|thread-writer-locks|skills|shell_snapshots|tmp|\.tmp|cache|auth\.json\..*|history\.jsonl\..*)$/,
 };
 
-function spec(id: string, label: string, at: string, rules: Rules, hostPaths: Record<string, string>): ViewSpec {
-  const s: ViewSpec = { id, label, at, live: [], readOnly: [], copies: [], empty: [], merge: rules.merge, hostPaths, adoptDirs: rules.live, quiet: rules.quiet };
+function spec(id: string, label: string, named: string, rules: Rules, hostPaths: Record<string, string>): ViewSpec {
+  const { at, linkedAs } = folderOf(named);
+  const s: ViewSpec = { id, label, at, ...(linkedAs !== undefined ? { linkedAs } : {}), live: [], readOnly: [], copies: [], empty: [], merge: rules.merge, hostPaths, adoptDirs: rules.live, quiet: rules.quiet };
   let list: Dirent[] = [];
   try {
     list = readdirSync(at, { withFileTypes: true });
@@ -77,6 +79,18 @@ function spec(id: string, label: string, at: string, rules: Rules, hostPaths: Re
 }
 
 const absolute = (v: string | undefined) => (v !== undefined && isAbsolute(v) ? v : null);
+
+/**
+ * A state folder that is a link to a folder (GNU stow links ~/.claude into
+ * your dotfiles): the view stands at the folder it leads to. Mounted at the
+ * link's name, bubblewrap would follow an absolute link from its own root
+ * and find nothing, and no native run could start.
+ */
+function folderOf(at: string): { at: string; linkedAs?: string } {
+  if (!lstatSync(at, { throwIfNoEntry: false })?.isSymbolicLink()) return { at };
+  const real = realPathOf(at);
+  return real !== null && statSync(real, { throwIfNoEntry: false })?.isDirectory() ? { at: real, linkedAs: at } : { at };
+}
 
 /** Claude Code keeps ~/.claude.json beside ~/.claude; the sandbox's points CLAUDE_CONFIG_DIR at the view, where a copy of it sits. */
 export function claudeView(home: string, env: NodeJS.ProcessEnv): { spec: ViewSpec; env: Record<string, string> } {

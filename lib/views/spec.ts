@@ -23,8 +23,10 @@ export interface ViewSpec {
   id: string;
   /** How messages name it: ~/.claude. */
   label: string;
-  /** The host folder the view stands for; the sandbox sees the view there. */
+  /** The host folder the view stands for (its real path where the name is a link); the sandbox sees the view there. */
   at: string;
+  /** The name it goes by, where that is a link to `at` (GNU stow's ~/.claude), for rules written with it. */
+  linkedAs?: string;
   /** Host directories bound writable (by name, existing ones only). */
   live: string[];
   /** Host directories bound read-only. */

@@ -189,4 +189,25 @@ attempt("codex-tmp-link", lambda: (os.makedirs(H + "/.codex/tmp/arg0", exist_ok=
     assert.equal(r.stdout, 'made\n');
     assert.ok(r.stderr.includes(`warning: ${join(h, '.claude', 'projects')} (agent state your own agents read) lies in /tmp, which the run may write: links and FIFOs the agent makes there are not refused, and your agents outside the sandbox may follow them\n`), r.stderr);
   });
+  test('a ~/.claude that is a link into your dotfiles (GNU stow) gets its view where the link leads: the run starts, its transcript lands there, a link there is refused; control: outside, the link is made', async () => {
+    const o = tempHome(outsideTempBase());
+    after(() => o.cleanup());
+    const dotfiles = join(o.home, 'dotfiles', 'claude');
+    mkdirSync(join(dotfiles, 'projects', 'p'), { recursive: true });
+    symlinkSync(dotfiles, join(o.home, '.claude'));
+    writeFileSync(join(o.home, '.bashrc'), 'mine\n');
+    // A repository of its own: the run's end checks it alone (not a repository this test's home may lie in).
+    const work = join(o.dir, 'proj');
+    mkdirSync(work);
+    assert.equal(spawnSync('git', ['init', '-q', work]).status, 0);
+    const script = 'echo t > ~/.claude/projects/p/s.jsonl && { ln -s ~/.bashrc ~/.claude/projects/p/l.jsonl 2>/dev/null && echo linked || echo refused; }';
+    const r = await cli(['agent', 'run', '--silent', '--', 'sh', '-c', script], { env: o.env, cwd: work });
+    // Before: bubblewrap followed the absolute link from its own root, found nothing, and no run started (exit 4).
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, 'refused\n');
+    assert.deepEqual(readdirSync(join(dotfiles, 'projects', 'p')), ['s.jsonl']);
+    assert.equal(lstatSync(join(o.home, '.claude')).isSymbolicLink(), true, 'your link stays');
+    const outside = spawnSync('sh', ['-c', script], { cwd: work, env: { ...process.env, HOME: o.home }, encoding: 'utf8' });
+    assert.equal(outside.stdout, 'linked\n');
+  });
 });
