@@ -28,6 +28,14 @@ function launches(v: Json | undefined, depth = 0): boolean {
 
 const executable = (key: string, value: Json | undefined) => EXECUTABLE_KEY.test(key) || launches(value) || namesFile(value);
 
+/**
+ * What Claude Code keeps of its vendor's word (feature flags and experiments,
+ * cachedGrowthBookFeatures, read at start before it asks again): written in the
+ * run, it would be the agent's word in your next claude, taken as Anthropic's.
+ * Left behind without a note: every start fetches it afresh and rewrites it.
+ */
+export const SERVER_CACHE_KEY = /cached|growth_?book|statsig|experiment|feature_?flag|dynamic_?config/i;
+
 const same = (a: Json | undefined, b: Json | undefined) => JSON.stringify(a) === JSON.stringify(b);
 
 const has = (o: JsonObject, key: string) => Object.hasOwn(o, key);
@@ -54,7 +62,7 @@ export function mergeClaudeConfig(start: string | null, agent: string | null, cu
   const out = copyJson(c) as JsonObject;
   const left: string[] = ap.refused.map((path) => `${path} (a key that would reach the object prototype)`);
   const apply = (target: JsonObject, key: string, from: JsonObject, to: JsonObject, name: string) => {
-    if (same(from[key], to[key])) return;
+    if (same(from[key], to[key]) || SERVER_CACHE_KEY.test(key)) return;
     if (executable(key, to[key]) || executable(key, from[key])) return void left.push(name);
     if (has(to, key)) target[key] = copyJson(to[key] as Json);
     else delete target[key];

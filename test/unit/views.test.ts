@@ -145,3 +145,12 @@ test('(review, round 26) a folder the sandbox made in a view is carried back as 
     t2.cleanup();
   }
 });
+
+test("(session 27) Claude Code's cached vendor flags (cachedGrowthBookFeatures, read at start before it asks again) are the run's word, not Anthropic's: left behind without a note, on Linux and put back on macOS; control: an inert key comes back", () => {
+  const start = JSON.stringify({ numStartups: 1, cachedGrowthBookFeatures: { tengu_flag: false }, cachedStatsigGates: {} });
+  const agent = JSON.stringify({ numStartups: 2, cachedGrowthBookFeatures: { tengu_flag: true }, cachedStatsigGates: { g: true }, cachedExperimentFeatures: ['x'] });
+  const r = mergeClaudeConfig(start, agent, start);
+  assert.deepEqual([JSON.parse(r.text!), r.left], [{ numStartups: 2, cachedGrowthBookFeatures: { tengu_flag: false }, cachedStatsigGates: {} }, []]);
+  const mac = revertClaudeConfig(start, agent);
+  assert.deepEqual(JSON.parse(mac.text!), { numStartups: 2, cachedGrowthBookFeatures: { tengu_flag: false }, cachedStatsigGates: {} });
+});
