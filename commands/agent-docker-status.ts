@@ -25,7 +25,7 @@ async function homeVolumeSize(docker: string, image: string, name: string): Prom
   const [volume, built] = await Promise.all([ok(['volume', 'inspect', name]), ok(['image', 'inspect', image])]);
   if (!volume) return { why: 'not created yet (the first Docker run makes it)' };
   if (!built) return { why: `size unknown (measuring it needs the image ${image}: stashbase agent docker build)` };
-  return measureVolume(docker, image, name, `stashbase-status-du-${randomBytes(6).toString('hex')}`, []);
+  return measureVolume(docker, image, name, `stashbase-status-du-${randomBytes(6).toString('hex')}`, [], stashbaseHome(process.env));
 }
 
 export async function main(argv: string[]): Promise<number> {

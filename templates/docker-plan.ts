@@ -32,6 +32,8 @@ export interface DockerPlanInput {
   sealed: SealedInput | null;
   /** Whether the home volume is measured after the run (not with home_volume_warn = "0"). */
   measureHome?: boolean;
+  /** The measuring container's seccomp profile (lib/docker/home-volume.ts measureSeccompFile). */
+  measureSeccomp?: string;
 }
 
 export function buildDockerPlan(p: DockerPlanInput): Plan {
@@ -82,7 +84,7 @@ function measureSteps(docker: string, p: DockerPlanInput): PlanStep[] {
   if (p.measureHome === false) return [internalStep('volume-measure', `home_volume_warn = "0": ${HOME_VOLUME} is not measured after the run (and the size kept after an earlier one is dropped)`)];
   return [
     internalStep('volume-measure', `start the home volume's measurement in a session of its own: it waits for a line, sent once the agent's container is gone, then prints ${HOME_VOLUME}'s size (on end of file, the agent never started or stashbase was killed, it ends unmeasured):`),
-    commandStep('volume-measure', volumeMeasureCommand(docker, p.holder.image, HOME_VOLUME, `${runNames(p.session).network}-du`, runLabels(p.session, p.holder.pid))),
+    commandStep('volume-measure', volumeMeasureCommand(docker, p.holder.image, HOME_VOLUME, `${runNames(p.session).network}-du`, runLabels(p.session, p.holder.pid), p.measureSeccomp ?? '<measure-seccomp.json>')),
   ];
 }
 

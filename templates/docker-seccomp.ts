@@ -119,3 +119,27 @@ export function agentSeccompProfile(o: { gvisor?: boolean } = {}): SeccompProfil
     ],
   };
 }
+
+/** What the measuring container may not call beyond the agent's refusals: every socket call, and reading another process. */
+const MEASURE_LEFT_OUT = new Set(['connect', 'accept', 'accept4', 'sendto', 'recvfrom', 'sendmsg', 'recvmsg', 'sendmmsg', 'recvmmsg', 'shutdown', 'bind', 'listen', 'getsockname', 'getpeername', 'socketpair', 'setsockopt', 'getsockopt', 'ptrace', 'process_vm_readv', 'process_vm_writev']);
+
+/**
+ * The profile of the container that measures the agents' home volume (du as
+ * root with DAC_READ_SEARCH, lib/docker/home-volume.ts): the agent's, less
+ * every socket call, socket(2) itself included. With it the container needs
+ * no network namespace of its own (one costs ~150 ms of a container's start
+ * here, and two made at once, the agent's and this one, wait on each other):
+ * it runs in the engine's host namespace and cannot open, accept or use a
+ * socket there, nor an abstract one, nor netlink; it starts with none.
+ */
+export function measureSeccompProfile(): SeccompProfile {
+  const agent = agentSeccompProfile();
+  return {
+    ...agent,
+    syscalls: agent.syscalls.flatMap((r): Rule[] => {
+      if (r.names.includes('socket')) return [];
+      const names = r.names.filter((n) => !MEASURE_LEFT_OUT.has(n));
+      return names.length === 0 ? [] : [{ ...r, names }];
+    }),
+  };
+}

@@ -151,7 +151,7 @@ export async function executeDocker({ ctx, warn, announce, interactive }: Docker
   let agentStarted = false;
   // The agents' home volume is measured after the run by a container started now (lib/docker/home-volume.ts); with
   // home_volume_warn = "0" (never warned) it is not measured at all, and the last size kept is dropped (it would be stale).
-  const volumeMeasure = sizeBytes(ctx.profile.sandbox.homeVolumeWarn) === 0 ? (forgetSize(home), null) : holdMeasure(ctx.docker, defaultImageRef(ctx.env), HOME_VOLUME, `${names.network}-du`, runLabels(ctx.session, process.pid));
+  const volumeMeasure = sizeBytes(ctx.profile.sandbox.homeVolumeWarn) === 0 ? (forgetSize(home), null) : holdMeasure(ctx.docker, defaultImageRef(ctx.env), HOME_VOLUME, `${names.network}-du`, runLabels(ctx.session, process.pid), home);
   try {
     // Until the network exists nobody may connect; then only its containers (Linux), or anyone on loopback (Desktop's VM forwards from there).
     let accept: (address: string) => boolean = () => false;

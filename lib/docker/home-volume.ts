@@ -5,6 +5,7 @@
 import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { volumeMeasureCommand, volumeSizeCommand } from '../../templates/docker-volumes.js';
+import { measureSeccompProfile } from '../../templates/docker-seccomp.js';
 import { capture, start } from '../exec.js';
 import { isJsonObject, parseJson } from '../readback/json.js';
 import { readBackText } from '../readback/file.js';
@@ -19,10 +20,24 @@ function parseDu(out: string): Size {
   return m ? { bytes: Number(m[1]) * 1024 } : { why: `du printed ${JSON.stringify(out.slice(0, 80))}` };
 }
 
+/**
+ * The measuring container's seccomp profile (templates/docker-seccomp.ts), in
+ * stashbase's own folder (no sandbox reaches it), written afresh by each
+ * measurement: the docker CLI reads it as it starts, before a run's folder exists.
+ */
+export function measureSeccompFile(stashbaseHome: string): string {
+  const file = join(stashbaseHome, 'docker', 'measure-seccomp.json');
+  mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, JSON.stringify(measureSeccompProfile()), { mode: 0o600 });
+  renameSync(tmp, file);
+  return file;
+}
+
 /** The volume's size in bytes, or why it is unknown. */
-export async function measureVolume(docker: string, image: string, volume: string, name: string, labels: string[]): Promise<{ bytes: number } | { why: string }> {
+export async function measureVolume(docker: string, image: string, volume: string, name: string, labels: string[], stashbaseHome: string): Promise<{ bytes: number } | { why: string }> {
   try {
-    const out = await capture(volumeSizeCommand(docker, image, volume, name, labels), undefined, MEASURE_TIMEOUT_MS);
+    const out = await capture(volumeSizeCommand(docker, image, volume, name, labels, measureSeccompFile(stashbaseHome)), undefined, MEASURE_TIMEOUT_MS);
     return parseDu(out);
   } catch (e) {
     await capture({ file: docker, args: ['rm', '--force', name] }).catch(() => undefined);
@@ -44,8 +59,8 @@ export interface HeldMeasure {
  * (bounded), and its docker CLI waited for (bounded): --rm has it wait
  * until the engine removed the container.
  */
-export function holdMeasure(docker: string, image: string, volume: string, name: string, labels: string[]): HeldMeasure {
-  const s = start(volumeMeasureCommand(docker, image, volume, name, labels), ['pipe', 'pipe', 'pipe'], true);
+export function holdMeasure(docker: string, image: string, volume: string, name: string, labels: string[], stashbaseHome: string): HeldMeasure {
+  const s = start(volumeMeasureCommand(docker, image, volume, name, labels, measureSeccompFile(stashbaseHome)), ['pipe', 'pipe', 'pipe'], true);
   s.exit.catch(() => 0);
   s.child.stdin?.on('error', () => {});
   let out = '';

@@ -283,6 +283,7 @@ export function prepareDocker(ctx: DockerContext, facts: RuntimeFacts, draft?: P
     sessionFile: sessionFile(ctx.stashbaseHome, ctx.session), auditFile: auditFile(ctx.stashbaseHome, ctx.session),
     runDir, image, newVolumes: facts.newVolumes ?? volumes, gitDir: gitDir === null ? null : plannedGitDir(gitDir), placeholders: protection.placeholders, fileStandIns: protection.fileStandIns, warnings: protection.warnings,
     proxyBind, interceptTls, holder, agent, sealed, measureHome: sizeBytes(p.sandbox.homeVolumeWarn) !== 0,
+    measureSeccomp: join(ctx.stashbaseHome, 'docker', 'measure-seccomp.json'),
   };
   return { plan: buildDockerPlan(input), holder, agent, sealed, runDir, protection, volumes, proxyBind, interceptTls, treeMounts, standIn, gitDir };
 }

@@ -5,7 +5,10 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { createServer, type AddressInfo } from 'node:net';
 import { BIN, cli, needs, tempHome, writeFile } from '../helpers.js';
+import { measureSeccompFile } from '../../lib/docker/home-volume.js';
+import { volumeSizeCommand } from '../../templates/docker-volumes.js';
 import { docker, leftoversOf, sessionOf } from '../docker-setup.js';
 import { PTY } from '../native-setup.js';
 
@@ -110,6 +113,47 @@ describe('Docker backend: runs and the agent docker commands (real engine)', nee
     assert.equal(report.image.ref, AGENTS_IMAGE);
     assert.equal(typeof report.image.ageDays, 'number');
     assert.deepEqual(Object.keys(report.image.agents).sort(), ['claude', 'codex']);
+  });
+
+  test("the home volume's measuring container shares the engine's network namespace but can make no socket in it: a TCP connection to this host's loopback and, unlisted, netlink, an abstract socket and a socket pair are refused (EPERM); control: the same container without its seccomp profile connects", async () => {
+    const server = createServer((c) => {
+      c.on('error', () => {});
+      c.end('hello\n');
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as AddressInfo).port;
+    let accepted = 0;
+    server.on('connection', () => accepted++);
+    const script = [
+      'import socket',
+      'out = []',
+      `for name, f in [("tcp", lambda: socket.create_connection(("127.0.0.1", ${port}), 5)), ("netlink", lambda: socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0)), ("abstract", lambda: socket.socket(socket.AF_UNIX).bind("\\0sbtest-${process.pid}")), ("pair", lambda: socket.socketpair())]:`,
+      '    try:',
+      '        f(); out.append(name + " made")',
+      '    except OSError as e:',
+      '        out.append(name + (" refused" if e.errno == 1 else " errno %d" % e.errno))',
+      'print(" ".join(out))',
+    ].join('\n');
+    // The exact confinement stashbase gives du (its command, the profile file it writes), the program the attacker's.
+    const size = volumeSizeCommand('docker', 'stashbase-sandbox:latest', 'stashbase-agent-home', `sbtest-measure-${process.pid}`, [], measureSeccompFile(t.sbHome)).args;
+    const confined = [...size.slice(0, size.indexOf('--entrypoint')), '--entrypoint', 'python3', 'stashbase-sandbox:latest', '-c', script];
+    const unconfined = confined.filter((a, i) => !a.startsWith('seccomp=') && confined[i + 1]?.startsWith('seccomp=') !== true);
+    const run = (args: string[]) => new Promise<string>((resolve) => {
+      const c = spawn('docker', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      c.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+      c.stderr.setEncoding('utf8').on('data', (d: string) => (out += d));
+      c.on('close', () => resolve(out));
+    });
+    try {
+      assert.ok(confined.includes('host') && confined.some((a) => a.startsWith('seccomp=')), confined.join(' '));
+      assert.equal(await run(confined), 'tcp refused netlink refused abstract refused pair refused\n');
+      assert.equal(accepted, 0);
+      assert.equal(await run(unconfined), 'tcp made netlink made abstract made pair made\n');
+      assert.equal(accepted, 1, 'control: the host listener was reached');
+    } finally {
+      server.close();
+    }
   });
 
   test("the agents' home volume: its size in agent docker status; a run that grows it past home_volume_warn is said, even when what it left is hidden behind chmod 000 (control: a run that shrinks it says nothing)", async () => {

@@ -122,13 +122,14 @@ test('images: default build, --force refreshes, agents from npm, a Dockerfile is
   assert.throws(() => agentsSource({ agentsFrom: 'npm', codexVersion: '1.0 && curl x' }, {}), /not an npm version or dist-tag/);
   assert.throws(() => agentsSource({ agentsFrom: 'pip' }, {}), /neither "installer" nor "npm"/);
   assert.deepEqual(shellCommand('docker', 'img', '1000:1000', true, '/usr/bin:/bin').args, ['run', '--rm', '-it', '--init', '--cap-drop', 'ALL', '--security-opt', 'no-new-privileges', '--user', '1000:1000', '--env', 'PATH=/usr/bin:/bin', '--env', 'PYTHONNOUSERSITE=1', '--mount', 'type=volume,source=stashbase-agent-home,target=/home/agent', '--env', 'HOME=/home/agent', '--env', 'INPUTRC=/dev/null', '--workdir', '/home/agent', '--entrypoint', 'bash', 'img', '--noprofile', '--norc']);
-  assert.deepEqual(volumeSizeCommand('docker', 'img', 'stashbase-agent-home', 'n-du', ['--label', 'a=b']).args, [
-    'run', '--rm', '--name', 'n-du', '--label', 'a=b', '--network', 'none', '--cap-drop', 'ALL', '--cap-add', 'DAC_READ_SEARCH', '--security-opt', 'no-new-privileges',
+  // No network namespace of its own, and no socket call at all (its seccomp profile).
+  assert.deepEqual(volumeSizeCommand('docker', 'img', 'stashbase-agent-home', 'n-du', ['--label', 'a=b'], '/s/m.json').args, [
+    'run', '--rm', '--name', 'n-du', '--label', 'a=b', '--network', 'host', '--security-opt', 'seccomp=/s/m.json', '--cap-drop', 'ALL', '--cap-add', 'DAC_READ_SEARCH', '--security-opt', 'no-new-privileges',
     '--user', '0:0', '--read-only', '--mount', 'type=volume,source=stashbase-agent-home,target=/v,readonly', '--entrypoint', 'du', 'img', '-skx', '/v',
   ]);
   // Held until told: one line on its stdin, then du; end of input without one ends it unmeasured.
-  assert.deepEqual(volumeMeasureCommand('docker', 'img', 'stashbase-agent-home', 'n-du', ['--label', 'a=b']).args, [
-    'run', '-i', '--rm', '--name', 'n-du', '--label', 'a=b', '--network', 'none', '--cap-drop', 'ALL', '--cap-add', 'DAC_READ_SEARCH', '--security-opt', 'no-new-privileges',
+  assert.deepEqual(volumeMeasureCommand('docker', 'img', 'stashbase-agent-home', 'n-du', ['--label', 'a=b'], '/s/m.json').args, [
+    'run', '-i', '--rm', '--name', 'n-du', '--label', 'a=b', '--network', 'host', '--security-opt', 'seccomp=/s/m.json', '--cap-drop', 'ALL', '--cap-add', 'DAC_READ_SEARCH', '--security-opt', 'no-new-privileges',
     '--user', '0:0', '--read-only', '--mount', 'type=volume,source=stashbase-agent-home,target=/v,readonly', '--entrypoint', 'sh', 'img', '-c', 'read -r _ && exec du -skx /v',
   ]);
   const gb = 1024 ** 3;
@@ -197,7 +198,7 @@ test('docker plan, sealed: no network, holder or canary; the agent with --networ
   });
   const commands = planToJson(plan).steps.filter((x) => x.type === 'command');
   assert.deepEqual(commands.map((x) => x.id), ['watchdog', 'volume-measure', 'agent', 'relay', 'teardown']);
-  assert.deepEqual(commands.map((x) => (x as { shell: string }).shell).slice(1), [formatCommand(volumeMeasureCommand('docker', 'stashbase-sandbox:latest', 'stashbase-agent-home', `stashbase-agent-run-${S}-du`, ['--label', `stashbase.session=${S}`, '--label', 'stashbase.pid=4242'])), formatCommand(sealedAgentCommand(sealed)), formatCommand(relayExecCommand('docker', S, 2147483646, 256)), `docker rm --force stashbase-agent-run-${S}-agent`]);
+  assert.deepEqual(commands.map((x) => (x as { shell: string }).shell).slice(1), [formatCommand(volumeMeasureCommand('docker', 'stashbase-sandbox:latest', 'stashbase-agent-home', `stashbase-agent-run-${S}-du`, ['--label', `stashbase.session=${S}`, '--label', 'stashbase.pid=4242'], '<measure-seccomp.json>')), formatCommand(sealedAgentCommand(sealed)), formatCommand(relayExecCommand('docker', S, 2147483646, 256)), `docker rm --force stashbase-agent-run-${S}-agent`]);
   // The watchdog removes the agent's container alone: there is no network or holder.
   assert.doesNotMatch((commands[0] as { shell: string }).shell, /network rm|-net/);
   // home_volume_warn = "0": the volume is not measured, and the plan says so.
@@ -289,4 +290,14 @@ test("gVisor's release from runsc --version: Debian's and upstream's forms; from
   assert.equal(gvisorRelease('runsc version release-20240212.0\nspec: 1.1.0\n'), 20240212);
   assert.equal(gvisorRelease('runsc version VERSION_MISSING\n'), null);
   assert.ok(20221219 < GVISOR_CLONE3_FROM && 20240212 >= GVISOR_CLONE3_FROM);
+});
+
+test("the home volume's measuring container: the agent's seccomp profile less every socket call (socket(2) itself, socketpair, connect, bind…) and reading another process; the rest as the agent's", async () => {
+  const { agentSeccompProfile, measureSeccompProfile } = await import('../../templates/docker-seccomp.js');
+  const m = measureSeccompProfile();
+  const allowed = new Set(m.syscalls.filter((r) => r.action === 'SCMP_ACT_ALLOW').flatMap((r) => r.names));
+  for (const n of ['socket', 'socketpair', 'connect', 'bind', 'listen', 'accept', 'accept4', 'sendto', 'sendmsg', 'sendmmsg', 'recvfrom', 'recvmsg', 'recvmmsg', 'setsockopt', 'getsockopt', 'shutdown', 'ptrace', 'process_vm_readv', 'io_uring_setup']) assert.equal(allowed.has(n), false, n);
+  for (const n of ['openat', 'newfstatat', 'getdents64', 'execve', 'read', 'write', 'exit_group']) assert.equal(allowed.has(n), true, n);
+  assert.equal(m.defaultAction, 'SCMP_ACT_ERRNO');
+  assert.deepEqual(m.archMap, agentSeccompProfile().archMap);
 });
