@@ -73,6 +73,8 @@ export function prepareSeatbelt(
   const located = repo ? checkoutGit(repo.root) : null;
   const gitDir = located !== null && 'gitDir' in located ? located.gitDir : null;
   const warnings = gitDir === null ? [] : [`Seatbelt gives the agent no git directory of its own: ${gitDir} is read-only in this run (its git cannot commit; the Docker backend gives it one)`];
+  // No mounts here: the sessions cannot come from a store of stashbase's (agent_sessions = "sandbox", lib/views/agent-views.ts).
+  if (allowList && p.sandbox.agentSessions === 'sandbox') warnings.push('Seatbelt cannot give the run sessions of its own: the agent writes the ones your own claude and codex resume (~/.claude/projects and file-history, ~/.codex/sessions), as with agent_sessions = "shared"; rewinding or resuming a session it wrote can have your agent write or delete files (use the Docker backend for runs whose sessions you will resume outside the sandbox)');
   // A run in a folder of the repository: no .git of the agent's making there, where your git in that folder would take it
   // for the repository while the run lasts (found in review: bubblewrap's stand-ins keep it out, Seatbelt let it in).
   // Nor in a folder between it and the top, which an allow_write folder or deny-list writes may reach (found in review).

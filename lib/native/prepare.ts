@@ -107,7 +107,9 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
   const pointer = located?.pointer ?? null;
   const usable = located !== null && 'gitDir' in located ? located : null;
   // An agent's state folder that is missing is made for the run, where the home lets it (else no view: it stays read-only).
-  const agents = bwrapLike && allowList ? [claudeView(ctx.home, ctx.env), codexView(ctx.home, ctx.env)].filter((a) => canHold(a.spec.at)) : [];
+  // The sessions from stashbase's store unless the profile shares yours (lib/views/agent-views.ts SessionStore).
+  const sessions = p.sandbox.agentSessions === 'sandbox' ? { stashbaseHome: ctx.stashbaseHome } : null;
+  const agents = bwrapLike && allowList ? [claudeView(ctx.home, ctx.env, sessions), codexView(ctx.home, ctx.env, sessions)].filter((a) => canHold(a.spec.at)) : [];
   const denyRead = p.filesystem.denyRead;
   // Write denials inside the git directory are what the run's own one already does (and a stand-in there would land in your .git).
   const gitAts = usable ? [usable.gitDir] : [];
@@ -184,16 +186,17 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
   // Only under an allow-list: with deny-list writes a partly granted folder would hide the agent's own new files.
   const outsideAreas = (p: string) => ![...areas, ...privateDests].some((w) => inside(p, w));
   const landlockFiles = !allowList ? [] : [...protection.denyRead.map((d) => d.path), ...protection.missingRead].filter(outsideAreas);
-  // The agents' live state folders, shared with your own agents outside any run: no link or special file made there
-  // (templates/landlock.ts). Not one inside a folder the run writes (a home in /tmp, a CODEX_HOME in the tree): Landlock
-  // could refuse them there only by refusing links in every folder made in that one during the run (npm's .bin).
+  // The agents' live state folders: no link or special file made there (templates/landlock.ts); where they are your own
+  // (agent_sessions = "shared"), your own agents follow what is there. Not one inside a folder the run writes (a home in
+  // /tmp, a CODEX_HOME in the tree): Landlock could refuse them there only by refusing links in every folder made in
+  // that one during the run (npm's .bin). Said where they are yours; the store (the default) is read by sandboxed runs alone.
   const livePlain: string[] = [];
-  for (const live of views.flatMap((v) => v.spec.live.map((n) => join(v.spec.at, n)))) {
+  for (const [live, yours] of views.flatMap((v) => v.spec.live.map((n) => [join(v.spec.at, n), v.spec.liveFrom === undefined] as const))) {
     // Where it really is (a ~/.claude linked into a folder of dotfiles): Landlock walks up from there.
     const real = realPathOf(live) ?? live;
     const open = [...roots, ...carveOuts, ...privateDests].find((w) => ![live, real].includes(w) && (inside(live, w) || inside(real, w)));
     if (open === undefined) livePlain.push(live);
-    else protection.warnings.push(`${live} (agent state your own agents read) lies in ${open}, which the run may write: links and FIFOs the agent makes there are not refused, and your agents outside the sandbox may follow them`);
+    else if (yours) protection.warnings.push(`${live} (agent state your own agents read) lies in ${open}, which the run may write: links and FIFOs the agent makes there are not refused, and your agents outside the sandbox may follow them`);
   }
   let bwrap: BwrapInput | null = null;
   let relay: RelayInput | null = null;

@@ -19,7 +19,7 @@ export function defaultProfile(): Profile {
     file: null,
     description: 'Built-in default: native sandbox, credential stores hidden, agent API hosts only',
     allowHooks: [],
-    sandbox: { backend: 'native', isolatedPaths: [], nativeNetwork: 'proxy-only', allowUnixSockets: false, buildNetwork: false, homeVolumeWarn: DEFAULT_HOME_VOLUME_WARN, macosAllow: [] },
+    sandbox: { backend: 'native', isolatedPaths: [], nativeNetwork: 'proxy-only', allowUnixSockets: false, buildNetwork: false, homeVolumeWarn: DEFAULT_HOME_VOLUME_WARN, macosAllow: [], agentSessions: 'sandbox' },
     filesystem: {
       denyRead: defaultDenyRead(),
       allowRead: [],

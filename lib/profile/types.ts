@@ -50,6 +50,11 @@ export interface Profile {
     homeVolumeWarn: string;
     /** macOS: services the Seatbelt profile adds (templates/seatbelt-base.ts; each weaker). */
     macosAllow: MacosService[];
+    /**
+     * Native: where the agents' sessions (Claude Code's projects, file-history…, Codex's sessions) live in a run:
+     * "sandbox", a store of stashbase's shared by sandboxed runs alone; "shared", your own (weaker: lib/views/agent-views.ts).
+     */
+    agentSessions: 'sandbox' | 'shared';
     /** Docker: the firewall holder (the specification's design) or a sealed container with the relay; unset: firewall, or sealed where the runtime needs it. */
     dockerNetwork?: 'firewall' | 'sealed';
     /** Docker: the OCI runtime the agent's container runs under (runsc); unset: the engine's default. */

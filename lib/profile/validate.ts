@@ -26,7 +26,7 @@ const NAME_GLOB = /^[A-Za-z_*?][A-Za-z0-9_*?]*$/;
 /** An OCI runtime's name as an engine registers it (runc, runsc, io.containerd.runc.v2). */
 export const RUNTIME_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
-const SANDBOX = ['backend', 'image', 'dockerfile', 'memory', 'cpus', 'isolated_paths', 'native_network', 'allow_unix_sockets', 'build_network', 'home_volume_warn', 'macos_allow', 'network', 'runtime', 'remote'] as const;
+const SANDBOX = ['backend', 'image', 'dockerfile', 'memory', 'cpus', 'isolated_paths', 'native_network', 'allow_unix_sockets', 'build_network', 'home_volume_warn', 'macos_allow', 'network', 'runtime', 'remote', 'agent_sessions'] as const;
 const FILESYSTEM = ['deny_read', 'allow_read', 'deny_write', 'allow_write', 'writes', 'keep_executables'] as const;
 const NETWORK = ['egress_hosts', 'deny_hosts', 'upstream_ca_file', 'hosts', 'allow_upgrades', 'limits'] as const;
 const LIMITS = ['head_timeout', 'max_connections', 'upstream_sockets_per_host', 'audit_max_mb', 'mcp_bodies_mb'] as const;
@@ -93,6 +93,7 @@ export function validateProfile(input: ValidateInput): Profile {
   const nativeNetwork = r.oneOf(sb.native_network, ['sandbox', 'native_network'], ['proxy-only', 'host'] as const) ?? 'proxy-only';
   const allowUnixSockets = r.bool(sb.allow_unix_sockets, ['sandbox', 'allow_unix_sockets']) ?? false;
   const buildNetwork = r.bool(sb.build_network, ['sandbox', 'build_network']) ?? false;
+  const agentSessions = r.oneOf(sb.agent_sessions, ['sandbox', 'agent_sessions'], ['sandbox', 'shared'] as const) ?? 'sandbox';
   const macosAllow = unique(r.strings(sb.macos_allow, ['sandbox', 'macos_allow'], (s, p) => {
     if ((MACOS_SERVICES as readonly string[]).includes(s)) return true;
     r.fail(p, `${JSON.stringify(s)} is not one of ${MACOS_SERVICES.map((x) => JSON.stringify(x)).join(', ')}`);
@@ -242,7 +243,7 @@ export function validateProfile(input: ValidateInput): Profile {
     file: input.file,
     description,
     allowHooks,
-    sandbox: { backend, image, dockerfile, memory, cpus, isolatedPaths, nativeNetwork, allowUnixSockets, buildNetwork, homeVolumeWarn, macosAllow, ...(dockerNetwork !== undefined ? { dockerNetwork } : {}), ...(dockerRuntime !== undefined && RUNTIME_NAME.test(dockerRuntime) ? { dockerRuntime } : {}), ...(remote !== undefined && CONTEXT_NAME.test(remote) ? { remote } : {}) },
+    sandbox: { backend, image, dockerfile, memory, cpus, isolatedPaths, nativeNetwork, allowUnixSockets, buildNetwork, homeVolumeWarn, macosAllow, agentSessions, ...(dockerNetwork !== undefined ? { dockerNetwork } : {}), ...(dockerRuntime !== undefined && RUNTIME_NAME.test(dockerRuntime) ? { dockerRuntime } : {}), ...(remote !== undefined && CONTEXT_NAME.test(remote) ? { remote } : {}) },
     filesystem: { denyRead, allowRead: unique(allowRead), denyWrite, allowWrite, writes, keepExecutables },
     network: { egressHosts, denyHosts, upstreamCaFile, hosts, allowUpgrades, limits },
     secrets,

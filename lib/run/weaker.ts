@@ -20,6 +20,9 @@ export function weakerSettings(profile: Profile, cwd: string, home: string): str
     out.push('native_network = "host" is weaker: the sandbox shares your network and only agents that honour HTTPS_PROXY go through the proxy');
   }
   for (const s of profile.sandbox.macosAllow) out.push(`macos_allow ${JSON.stringify(s)} is weaker on macOS: ${MACOS_SERVICE_COST[s]}`);
+  if (profile.sandbox.agentSessions === 'shared') {
+    out.push('agent_sessions = "shared" is weaker: the sandbox writes the sessions your own claude and codex resume and trust (a checkpoint in a transcript has your claude write or delete any file when you rewind it)');
+  }
   if (profile.sandbox.buildNetwork) {
     out.push('build_network = true is weaker: the steps of the profile\'s Dockerfile build reach any network the Docker engine does');
   }

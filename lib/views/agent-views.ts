@@ -51,9 +51,11 @@ const CODEX: Rules = {
   quiet: /^(version\.json|models_cache\.json|.*\.sqlite(-wal|-shm|-journal)?|internal_storage\.json|installation_id|\.sandbox_migration|\.personality_migration|thread-writer-locks|skills|shell_snapshots|tmp|\.tmp|cache|auth\.json\..*|history\.jsonl\..*)$/,
 };
 
-function spec(id: string, label: string, named: string, rules: Rules, hostPaths: Record<string, string>): ViewSpec {
+function spec(id: string, label: string, named: string, rules: Rules, hostPaths: Record<string, string>, store: string | null): ViewSpec {
   const { at, linkedAs } = folderOf(named);
-  const s: ViewSpec = { id, label, at, ...(linkedAs !== undefined ? { linkedAs } : {}), live: [], readOnly: [], copies: [], empty: [], merge: rules.merge, hostPaths, adoptDirs: rules.live, quiet: rules.quiet };
+  const s: ViewSpec = { id, label, at, ...(linkedAs !== undefined ? { linkedAs } : {}), live: [], readOnly: [], copies: [], empty: [], merge: rules.merge, hostPaths, adoptDirs: store === null ? rules.live : [], quiet: rules.quiet };
+  // The sessions from stashbase's store: every live folder, yours not looked at (nor shown, nor written).
+  if (store !== null) Object.assign(s, { live: [...rules.live], liveFrom: store });
   let list: Dirent[] = [];
   try {
     list = readdirSync(at, { withFileTypes: true });
@@ -62,6 +64,7 @@ function spec(id: string, label: string, named: string, rules: Rules, hostPaths:
   }
   for (const e of list) {
     if (e.name in hostPaths) continue; // copied from its own host path
+    if (store !== null && rules.live.includes(e.name)) continue; // bound from the store
     if (e.isDirectory()) {
       if (rules.live.includes(e.name)) s.live.push(e.name);
       else if (rules.empty.includes(e.name)) s.empty.push(e.name);
@@ -92,16 +95,29 @@ function folderOf(at: string): { at: string; linkedAs?: string } {
   return real !== null && statSync(real, { throwIfNoEntry: false })?.isDirectory() ? { at: real, linkedAs: at } : { at };
 }
 
+/**
+ * Where a run's sessions come from: `[sandbox] agent_sessions = "sandbox"` (the default), a store of stashbase's
+ * that sandboxed runs share and your own agents never read (as the Docker backend's home volume); "shared" (weaker),
+ * your own folders, live. Found in review (round 27): a transcript is more than words to your own claude. Its
+ * checkpoints name any file and a backup for it in file-history, and rewinding the session (Esc Esc, restore code)
+ * writes each backup there, or deletes the file where the backup is null: an agent's session, or a line it appended
+ * to one of yours, had your claude overwrite ~/.bashrc, copy ~/.ssh's key into the tree and delete files. Codex's
+ * rollouts carry the policies a resumed session runs under.
+ */
+export type SessionStore = { stashbaseHome: string } | null;
+
+const storeOf = (id: string, sessions: SessionStore) => (sessions === null ? null : join(sessions.stashbaseHome, 'agent-state', id));
+
 /** Claude Code keeps ~/.claude.json beside ~/.claude; the sandbox's points CLAUDE_CONFIG_DIR at the view, where a copy of it sits. */
-export function claudeView(home: string, env: NodeJS.ProcessEnv): { spec: ViewSpec; env: Record<string, string> } {
+export function claudeView(home: string, env: NodeJS.ProcessEnv, sessions: SessionStore = null): { spec: ViewSpec; env: Record<string, string> } {
   const configured = absolute(env.CLAUDE_CONFIG_DIR);
   const at = configured ?? join(home, '.claude');
   const hostPaths: Record<string, string> = configured ? {} : { '.claude.json': join(home, '.claude.json') };
-  return { spec: spec('claude', configured ? at : '~/.claude', at, CLAUDE, hostPaths), env: configured ? {} : { CLAUDE_CONFIG_DIR: at } };
+  return { spec: spec('claude', configured ? at : '~/.claude', at, CLAUDE, hostPaths, storeOf('claude', sessions)), env: configured ? {} : { CLAUDE_CONFIG_DIR: at } };
 }
 
-export function codexView(home: string, env: NodeJS.ProcessEnv): { spec: ViewSpec; env: Record<string, string> } {
+export function codexView(home: string, env: NodeJS.ProcessEnv, sessions: SessionStore = null): { spec: ViewSpec; env: Record<string, string> } {
   const configured = absolute(env.CODEX_HOME);
   const at = configured ?? join(home, '.codex');
-  return { spec: spec('codex', configured ? at : '~/.codex', at, CODEX, {}), env: {} };
+  return { spec: spec('codex', configured ? at : '~/.codex', at, CODEX, {}, storeOf('codex', sessions)), env: {} };
 }

@@ -7,7 +7,7 @@ import type { ViewSpec } from './spec.js';
 export function viewBinds(spec: ViewSpec, dir: string): BindMount[] {
   return [
     { src: dir, dest: spec.at, ro: false },
-    ...spec.live.map((n) => ({ src: join(spec.at, n), dest: join(spec.at, n), ro: false })),
+    ...spec.live.map((n) => ({ src: join(spec.liveFrom ?? spec.at, n), dest: join(spec.at, n), ro: false })),
     ...spec.readOnly.map((n) => ({ src: join(spec.at, n), dest: join(spec.at, n), ro: true })),
   ];
 }

@@ -75,6 +75,7 @@ export function materializeView(spec: ViewSpec, dir: string): ViewRecord {
   }
   mkdirSync(dir, { mode: 0o700 });
   for (const name of [...spec.live, ...spec.readOnly, ...spec.empty]) mkdirSync(join(dir, name), { mode: 0o700 });
+  if (spec.liveFrom !== undefined) for (const name of spec.live) mkdirSync(join(spec.liveFrom, name), { recursive: true, mode: 0o700 });
   const links: Record<string, { link: string; real: string }> = Object.create(null);
   for (const name of spec.copies) {
     const link = copyIn(hostPathOf(spec, name), join(dir, name), name in spec.merge);

@@ -27,8 +27,10 @@ export interface ViewSpec {
   at: string;
   /** The name it goes by, where that is a link to `at` (GNU stow's ~/.claude), for rules written with it. */
   linkedAs?: string;
-  /** Host directories bound writable (by name, existing ones only). */
+  /** Directories bound writable (by name: your existing ones, or every one from `liveFrom`). */
   live: string[];
+  /** Where the live directories come from when not `at` (the sessions' store of agent_sessions = "sandbox"); made where missing. */
+  liveFrom?: string;
   /** Host directories bound read-only. */
   readOnly: string[];
   /** Host files copied in: what the agent does to them stays in the run unless `merge` names them. */

@@ -60,7 +60,7 @@ describe('the end-of-run check counts what the run could write, and only that (r
     symlinkSync('dotfiles/config', join(h, '.config'));
   });
 
-  test('(review) a repository the agent plants in its own state folder (~/.claude/projects, written live by the view) is unplugged; control: your git status there runs its fsmonitor', async () => {
+  test('(review) a repository the agent plants in its own state folder (~/.claude/projects): in stashbase\'s store by default, never among your sessions; shared (agent_sessions = "shared"), it is unplugged; control: your git status there runs its fsmonitor', async () => {
     const marker = join(t.dir, 'PWNED-claude');
     const plant = (name: string) => `cd ~/.claude/projects && mkdir -p ${name} && cd ${name} && git init -q && git config core.fsmonitor "touch ${marker}; false" && echo planted`;
     // The control, outside: the same plant, and your git in that folder runs it.
@@ -70,7 +70,12 @@ describe('the end-of-run check counts what the run could write, and only that (r
     assert.equal(existsSync(marker), true, 'the plant works when nothing stops it');
     rmSync(marker);
     rmSync(join(h, '.claude', 'projects', 'evil-control'), { recursive: true });
-    const r = await cli(['agent', 'run', '--silent', '--', 'sh', '-c', plant('evil')], { cwd: proj, env: t.env });
+    const own = await cli(['agent', 'run', '--silent', '--', 'sh', '-c', plant('evil')], { cwd: proj, env: t.env });
+    assert.equal(own.code, 0, own.stderr);
+    assert.equal(existsSync(join(h, '.claude', 'projects', 'evil')), false);
+    assert.equal(existsSync(join(t.sbHome, 'agent-state', 'claude', 'projects', 'evil', '.git')), true);
+    writeFile(join(t.sbHome, 'agents', 'shared.toml'), '[sandbox]\nagent_sessions = "shared"\n');
+    const r = await cli(['agent', 'run', '--silent', '--profile', 'shared', '--', 'sh', '-c', plant('evil')], { cwd: proj, env: t.env });
     assert.equal(r.code, 0, r.stderr);
     assert.equal(r.stdout, 'planted\n');
     const evil = join(h, '.claude', 'projects', 'evil');

@@ -6,7 +6,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { appendFileSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { BIN, cli, needs, outsideTempBase, tempHome, writeFile } from '../helpers.js';
+import { BIN, cli, needs, needsAgents, outsideTempBase, TEST_AGENTS_BIN, tempHome, writeFile } from '../helpers.js';
 
 describe('native views (real bwrap)', needs('bwrap', 'git'), () => {
   const t = tempHome();
@@ -15,7 +15,7 @@ describe('native views (real bwrap)', needs('bwrap', 'git'), () => {
   mkdirSync(proj);
   after(() => t.cleanup());
 
-  test("the agents' state: history, transcripts and logins come back; settings, commands, MCP servers and config.toml do not", async () => {
+  test("the agents' state: history and logins come back, transcripts go to stashbase's store (agent_sessions = \"sandbox\"); settings, commands, MCP servers and config.toml do not", async () => {
     writeFile(join(h, '.claude', 'settings.json'), '{}\n');
     writeFile(join(h, '.claude', '.credentials.json'), '{"token":"old"}\n');
     writeFile(join(h, '.claude', 'history.jsonl'), '{"p":1}\n');
@@ -37,13 +37,16 @@ describe('native views (real bwrap)', needs('bwrap', 'git'), () => {
     assert.equal(r.code, 0, r.stderr);
     assert.equal(readFileSync(join(h, '.claude', 'settings.json'), 'utf8'), '{}\n');
     assert.equal(existsSync(join(h, '.claude', 'commands')), false);
-    assert.equal(readFileSync(join(h, '.claude', 'projects', 'p', 's.jsonl'), 'utf8'), 't\n');
+    // Your own sessions are not the run's: its transcripts are in stashbase's store, for sandboxed runs alone.
+    assert.equal(existsSync(join(h, '.claude', 'projects')), false);
+    assert.equal(readFileSync(join(t.sbHome, 'agent-state', 'claude', 'projects', 'p', 's.jsonl'), 'utf8'), 't\n');
     assert.equal(readFileSync(join(h, '.claude', '.credentials.json'), 'utf8'), '{"token":"refreshed"}\n');
     assert.equal(readFileSync(join(h, '.claude', 'history.jsonl'), 'utf8'), '{"p":1}\n{"p":2}\n');
     assert.deepEqual(JSON.parse(readFileSync(join(h, '.claude.json'), 'utf8')), { numStartups: 2 });
     assert.equal(readFileSync(join(h, '.codex', 'config.toml'), 'utf8'), 'model = "x"\n');
     assert.equal(readFileSync(join(h, '.codex', 'auth.json'), 'utf8'), '{"key":"new"}\n');
-    assert.equal(readFileSync(join(h, '.codex', 'sessions', 'r.jsonl'), 'utf8'), 's\n');
+    assert.equal(existsSync(join(h, '.codex', 'sessions')), false);
+    assert.equal(readFileSync(join(t.sbHome, 'agent-state', 'codex', 'sessions', 'r.jsonl'), 'utf8'), 's\n');
     assert.match(r.stderr, /\.claude\.json: changes the sandbox made to mcpServers are not carried back/);
     assert.match(r.stderr, /~\/\.claude: what the sandbox did to commands \(new\), settings\.json \(changed\) stays in the sandbox/);
     assert.match(r.stderr, /~\/\.codex: what the sandbox did to config\.toml \(changed\) stays in the sandbox/);
@@ -146,7 +149,8 @@ describe('native views (real bwrap)', needs('bwrap', 'git'), () => {
     writeFileSync(join(home, 'notes.txt'), 'notes\n');
     // A link of your own in a live folder: yours stays, and the agent cannot give it a second name there.
     symlinkSync(join(home, 'notes.txt'), join(home, '.claude', 'projects', 'p', 'mine.lnk'));
-    writeFile(join(home, '.stashbase', 'agents', 'sockets.toml'), '[sandbox]\nallow_unix_sockets = true\n');
+    // Your own folders shared (the weaker line): the guard keeps what the agent makes in them plain.
+    writeFile(join(home, '.stashbase', 'agents', 'sockets.toml'), '[sandbox]\nallow_unix_sockets = true\nagent_sessions = "shared"\n');
     const attempts = String.raw`
 import os, socket, subprocess
 H = os.path.expanduser("~")
@@ -182,9 +186,13 @@ attempt("codex-tmp-link", lambda: (os.makedirs(H + "/.codex/tmp/arg0", exist_ok=
     appendFileSync(join(home, '.claude', 'projects', 'p', 's.jsonl'), '{"type":"user"}\n');
     assert.equal(readFileSync(join(home, '.bashrc'), 'utf8'), 'mine\n{"type":"user"}\n');
   });
-  test('a live state folder inside a folder the run writes (a home in /tmp) is said to be unguarded, not made to cost the links of every folder made there', async () => {
+  test('a live state folder of yours (agent_sessions = "shared") inside a folder the run writes (a home in /tmp) is said to be unguarded, not made to cost the links of every folder made there; the store (the default) is not said to be', async () => {
     mkdirSync(join(h, '.claude', 'projects'), { recursive: true });
-    const r = await cli(['agent', 'run', '--', 'sh', '-c', 'mkdir /tmp/new && ln -s a /tmp/new/l && echo made'], { env: t.env, cwd: proj });
+    writeFile(join(t.sbHome, 'agents', 'shared.toml'), '[sandbox]\nagent_sessions = "shared"\n');
+    const store = await cli(['agent', 'run', '--', 'sh', '-c', 'mkdir /tmp/new && ln -s a /tmp/new/l && echo made'], { env: t.env, cwd: proj });
+    assert.equal(store.code, 0, store.stderr);
+    assert.doesNotMatch(store.stderr, /agent state your own agents read/);
+    const r = await cli(['agent', 'run', '--profile', 'shared', '--', 'sh', '-c', 'mkdir /tmp/new && ln -s a /tmp/new/l && echo made'], { env: t.env, cwd: proj });
     assert.equal(r.code, 0, r.stderr);
     assert.equal(r.stdout, 'made\n');
     assert.ok(r.stderr.includes(`warning: ${join(h, '.claude', 'projects')} (agent state your own agents read) lies in /tmp, which the run may write: links and FIFOs the agent makes there are not refused, and your agents outside the sandbox may follow them\n`), r.stderr);
@@ -201,7 +209,8 @@ attempt("codex-tmp-link", lambda: (os.makedirs(H + "/.codex/tmp/arg0", exist_ok=
     mkdirSync(work);
     assert.equal(spawnSync('git', ['init', '-q', work]).status, 0);
     const script = 'echo t > ~/.claude/projects/p/s.jsonl && { ln -s ~/.bashrc ~/.claude/projects/p/l.jsonl 2>/dev/null && echo linked || echo refused; }';
-    const r = await cli(['agent', 'run', '--silent', '--', 'sh', '-c', script], { env: o.env, cwd: work });
+    writeFile(join(o.sbHome, 'agents', 'shared.toml'), '[sandbox]\nagent_sessions = "shared"\n');
+    const r = await cli(['agent', 'run', '--silent', '--profile', 'shared', '--', 'sh', '-c', script], { env: o.env, cwd: work });
     // Before: bubblewrap followed the absolute link from its own root, found nothing, and no run started (exit 4).
     assert.equal(r.code, 0, r.stderr);
     assert.equal(r.stdout, 'refused\n');
@@ -209,5 +218,54 @@ attempt("codex-tmp-link", lambda: (os.makedirs(H + "/.codex/tmp/arg0", exist_ok=
     assert.equal(lstatSync(join(o.home, '.claude')).isSymbolicLink(), true, 'your link stays');
     const outside = spawnSync('sh', ['-c', script], { cwd: work, env: { ...process.env, HOME: o.home }, encoding: 'utf8' });
     assert.equal(outside.stdout, 'linked\n');
+  });
+  // Review, round 27: a transcript is more than words to your own claude. A checkpoint names any file and a backup of it
+  // in file-history; rewinding the session (Esc Esc, restore code; the SDK's rewind_files runs the same code) writes the
+  // backup there. By default a run's sessions live in stashbase's store, which your own agents never read.
+  test('(review, round 27) a session the agent writes, with a checkpoint naming ~/.bashrc, is not one your own claude can rewind: it lands in stashbase\'s store, and a later sandboxed run sees it; control: with agent_sessions = "shared" your claude\'s rewind writes the agent\'s line into ~/.bashrc', { ...needsAgents(), timeout: 120_000 }, async () => {
+    const o = tempHome(outsideTempBase());
+    after(() => o.cleanup());
+    const work = join(o.dir, 'proj');
+    mkdirSync(work);
+    assert.equal(spawnSync('git', ['init', '-q', work]).status, 0);
+    mkdirSync(join(o.home, '.claude', 'projects'), { recursive: true });
+    writeFileSync(join(o.home, '.bashrc'), 'mine\n');
+    writeFile(join(o.sbHome, 'agents', 'shared.toml'), '[sandbox]\nagent_sessions = "shared"\n');
+    const session = '11111111-2222-4333-8444-555555555555';
+    const message = 'aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee';
+    const at = '2026-12-06T16:00:00.000Z';
+    const slug = work.replace(/[^A-Za-z0-9]/g, '-');
+    const lines = [
+      { type: 'file-history-snapshot', messageId: message, snapshot: { messageId: message, trackedFileBackups: { [join(o.home, '.bashrc')]: { backupFileName: 'evil@v1', version: 1, backupTime: at } }, timestamp: at }, isSnapshotUpdate: false },
+      { parentUuid: null, isSidechain: false, userType: 'external', cwd: work, sessionId: session, version: '2.1.197', type: 'user', message: { role: 'user', content: 'hello' }, uuid: message, timestamp: at },
+      { parentUuid: message, isSidechain: false, userType: 'external', cwd: work, sessionId: session, version: '2.1.197', type: 'assistant', message: { id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-sonnet-4-5', content: [{ type: 'text', text: 'Hi.' }], stop_reason: 'end_turn', stop_sequence: null, usage: { input_tokens: 1, output_tokens: 1 } }, uuid: 'bbbbbbbb-bbbb-4ccc-8ddd-eeeeeeeeeeee', timestamp: at },
+    ];
+    // The agent plants it with plain files alone, in its own ~/.claude.
+    const plant = [
+      `mkdir -p "$CLAUDE_CONFIG_DIR/projects/${slug}" "$CLAUDE_CONFIG_DIR/file-history/${session}"`,
+      `echo 'echo planted-by-the-agent' > "$CLAUDE_CONFIG_DIR/file-history/${session}/evil@v1"`,
+      `cat > "$CLAUDE_CONFIG_DIR/projects/${slug}/${session}.jsonl" <<'EOF'\n${lines.map((l) => JSON.stringify(l)).join('\n')}\nEOF`,
+    ].join('\n');
+    // Your own claude, outside any sandbox: resumes the session and rewinds to its first message.
+    const rewind = () => spawnSync(join(TEST_AGENTS_BIN, 'claude'), ['-p', '--input-format', 'stream-json', '--output-format', 'stream-json', '--verbose', '--resume', session], {
+      cwd: work, encoding: 'utf8', timeout: 40_000,
+      env: { PATH: process.env.PATH, HOME: o.home, ANTHROPIC_API_KEY: 'sk-none', ANTHROPIC_BASE_URL: 'http://127.0.0.1:9', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', DISABLE_AUTOUPDATER: '1', CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING: '1' },
+      input: JSON.stringify({ type: 'control_request', request_id: 'r1', request: { subtype: 'rewind_files', user_message_id: message, dry_run: false } }) + '\n',
+    });
+    const r = await cli(['agent', 'run', '--silent', '--', 'sh', '-c', plant], { env: o.env, cwd: work });
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual(readdirSync(join(o.home, '.claude', 'projects')), [], 'nothing of the run in your projects');
+    assert.equal(existsSync(join(o.home, '.claude', 'file-history')), false);
+    rewind();
+    assert.equal(readFileSync(join(o.home, '.bashrc'), 'utf8'), 'mine\n');
+    // Sandboxed runs share the store: the next one resumes what this one wrote.
+    const next = await cli(['agent', 'run', '--silent', '--', 'sh', '-c', `wc -l < "$CLAUDE_CONFIG_DIR/projects/${slug}/${session}.jsonl"`], { env: o.env, cwd: work });
+    assert.equal(next.stdout.trim(), '3', next.stderr);
+    // Control: the sessions shared (the weaker line), the same plant is your claude's to rewind, and it writes ~/.bashrc.
+    const shared = await cli(['agent', 'run', '--profile', 'shared', '--', 'sh', '-c', plant], { env: o.env, cwd: work });
+    assert.equal(shared.code, 0, shared.stderr);
+    assert.match(shared.stderr, /agent_sessions = "shared" is weaker: the sandbox writes the sessions your own claude and codex resume/);
+    const out = rewind();
+    assert.equal(readFileSync(join(o.home, '.bashrc'), 'utf8'), 'echo planted-by-the-agent\n', `${out.stdout}\n${out.stderr}`);
   });
 });

@@ -56,8 +56,10 @@ describe('the real Claude Code and Codex inside the native sandbox, with the rec
     const r = await turn('claude', 'claude-turn', anthropic, ['ANTHROPIC_API_KEY']);
     await checkTurn(r);
     assert.match(r.result.stdout, /stub-finished/);
-    // Its transcript and config came back to your home; nothing else of the home was written.
-    assert.ok(readdirSync(join(t.home, '.claude', 'projects')).length > 0);
+    // Its transcript is in stashbase's store (agent_sessions = "sandbox"), not among your sessions; its config came
+    // back to your home; nothing else of the home was written.
+    assert.ok(readdirSync(join(t.sbHome, 'agent-state', 'claude', 'projects')).length > 0);
+    assert.equal(existsSync(join(t.home, '.claude', 'projects')), false);
     const config = readFileSync(join(t.home, '.claude.json'), 'utf8');
     assert.equal(typeof (JSON.parse(config) as { userID?: string }).userID, 'string', config + r.result.stderr);
     assert.equal(r.result.stderr, '', 'nothing the agent wrote was left behind');
@@ -167,7 +169,8 @@ describe('the real Claude Code and Codex inside the native sandbox, with the rec
     const r = await turn('codex', 'codex-turn', openai, ['CODEX_API_KEY']);
     await checkTurn(r);
     assert.ok(r.stub.requests.slice(r.before).some((q) => q.method === 'WS'), 'the turn went over the WebSocket');
-    assert.ok(existsSync(join(t.home, '.codex', 'sessions')), 'its session log came back to your home');
+    assert.ok(readdirSync(join(t.sbHome, 'agent-state', 'codex', 'sessions')).length > 0, 'its session log is in stashbase\'s store');
+    assert.equal(existsSync(join(t.home, '.codex', 'sessions')), false, 'not among your sessions');
   });
 
   test('two secrets in one profile (claude-and-codex): each turn carries the other secret\'s placeholder to its model, inert; Claude Code as root with --dangerously-skip-permissions (IS_SANDBOX)', { ...skip, timeout: 300_000 }, async () => {

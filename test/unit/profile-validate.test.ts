@@ -39,6 +39,7 @@ native_network = "host"
 allow_unix_sockets = true
 build_network = true
 home_volume_warn = "5g"
+agent_sessions = "shared"
 [filesystem]
 deny_read = ["~/.ssh", "secrets/*.pem", 're:^~/\\.config/.*token']
 allow_read = ["~/.docker"]
@@ -76,7 +77,7 @@ deny_tools = ["delete_*"]
   const { profile } = loadProfile({ name: 'p', source: 'global', cwd: t.dir, env });
   assert.deepEqual(profile, {
     name: 'p', source: 'global', file: F(), description: 'd', allowHooks: ['secret_scan'],
-    sandbox: { backend: 'docker', image: 'myorg/agent:latest', dockerfile: undefined, memory: '2g', cpus: '1.5', isolatedPaths: ['node_modules', '.venv'], nativeNetwork: 'host', allowUnixSockets: true, buildNetwork: true, homeVolumeWarn: '5g', macosAllow: [] },
+    sandbox: { backend: 'docker', image: 'myorg/agent:latest', dockerfile: undefined, memory: '2g', cpus: '1.5', isolatedPaths: ['node_modules', '.venv'], nativeNetwork: 'host', allowUnixSockets: true, buildNetwork: true, homeVolumeWarn: '5g', macosAllow: [], agentSessions: 'shared' },
     filesystem: { denyRead: [...defaultDenyRead().filter((e) => e !== '~/.docker'), 'secrets/*.pem', 're:^~/\\.config/.*token'], allowRead: ['~/.docker'], denyWrite: [...DEFAULT_DENY_WRITE, '~/.ssh/rc'], allowWrite: ['~/.npm-global', '~/.cache/*'], writes: 'deny-list', keepExecutables: ['node_modules'] },
     network: { egressHosts: ['api.anthropic.com', '*.githubusercontent.com', 'mcp.example.test'], denyHosts: ['gist.github.com'], upstreamCaFile: '~/corp.pem', hosts: { 'api.internal.test': '127.0.0.1:8443' }, allowUpgrades: [], limits: {} },
     secrets: { GITHUB_TOKEN: { source: 'GH', from: { kind: 'env', variable: 'GH' }, hosts: ['api.github.com'], inQuery: true, allowPlaintext: false } },
@@ -102,6 +103,7 @@ test("a profile's lists add to the built-in denials: a deny_read of its own neve
   assert.equal(check('[filesystem]\nallow_read = ["~/.npmrc"]\ndeny_read = ["~/.npmrc"]\n'), `${label}:3 filesystem.deny_read[0]: "~/.npmrc" is in allow_read too`);
   assert.equal(check('[filesystem]\nallow_read = ["~/.npmrc"]\n'), 'ok');
   assert.equal(check('[environment]\ninherit = "some"\n'), `${label}:2 environment.inherit: "some" is not one of "all", "core", "none"`);
+  assert.equal(check('[sandbox]\nagent_sessions = "yours"\n'), `${label}:2 sandbox.agent_sessions: "yours" is not one of "sandbox", "shared"`);
   assert.equal(check('[environment]\ninclude = ["MY-VAR"]\n'), `${label}:2 environment.include[0]: "MY-VAR" is not a variable name or a glob of one (letters, digits, "_", "*" and "?")`);
   // Every value is shown before it is trusted: a line break, a tab or an escape could forge the prompt (a review scrolled the real egress away with 60 of them).
   assert.equal(check('[filesystem]\ndeny_read = ["~/x\\n\\n  egress: api.anthropic.com"]\n'), `${label}:2 filesystem.deny_read[0]: "~/x\\n\\n  egress: api.anthropic.com" holds a line break, a tab, a control or an invisible character`);
@@ -121,7 +123,7 @@ test("a profile's lists add to the built-in denials: a deny_read of its own neve
 
 test('unknown keys name file, line and key path', () => {
   const label = 'home/.stashbase/agents/p.toml';
-  assert.equal(check('[sandbox]\nbackend = "native"\nimagee = "x"\n'), `${label}:3 sandbox.imagee: unknown key (known here: backend, image, dockerfile, memory, cpus, isolated_paths, native_network, allow_unix_sockets, build_network, home_volume_warn, macos_allow, network, runtime, remote)`);
+  assert.equal(check('[sandbox]\nbackend = "native"\nimagee = "x"\n'), `${label}:3 sandbox.imagee: unknown key (known here: backend, image, dockerfile, memory, cpus, isolated_paths, native_network, allow_unix_sockets, build_network, home_volume_warn, macos_allow, network, runtime, remote, agent_sessions)`);
   assert.equal(check('colour = "red"\n'), `${label}:1 colour: unknown key (known here: description, allow_hooks, sandbox, filesystem, network, secrets, config_env, environment, workspace, hooks, mcp)`);
   assert.equal(check('[secrets.X]\nsource = "GH"\nhosts = ["a.com"]\nhost = "b"\n'), `${label}:4 secrets.X.host: unknown key (known here: source, hosts, in_query, allow_plaintext)`);
 });
