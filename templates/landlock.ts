@@ -86,7 +86,7 @@ sub near {
 if ($rs < 0) {
   my $why = "$!";
   print STDERR "stashbase: warning: this kernel has no Landlock ($why): a denied file that your side replaces by a rename during the run becomes readable\n" if $say;
-  print STDERR "stashbase: warning: this kernel has no Landlock ($why): the agent can make links and FIFOs in the state folders it shares with your own agents (@plain)\n" if $say && @plain;
+  print STDERR "stashbase: warning: this kernel has no Landlock ($why): the agent can make links and FIFOs in the agents' session folders (@plain)\n" if $say && @plain;
 } else {
   my (%deny, %anc, %near);
   for my $p (@denied) {

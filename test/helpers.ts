@@ -1,7 +1,7 @@
 // Shared test helpers: temporary homes, running the real CLI, and the rule
 // that integration tests skip loudly on a laptop but fail in CI.
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -178,4 +178,20 @@ export async function refusingPort(): Promise<{ port: number; release: () => voi
     holder.once('exit', (code) => reject(new Error(`the port holder exited ${code}`)));
   });
   return { port, release: () => holder.kill() };
+}
+
+/** A path in stashbase's store of the agents' sessions (one folder per profile and tree, lib/views/agent-views.ts): the first that exists, or null. */
+export function inSessionStore(sbHome: string, agent: 'claude' | 'codex', ...rel: string[]): string | null {
+  const base = join(sbHome, 'agent-state');
+  let keys: string[] = [];
+  try {
+    keys = readdirSync(base);
+  } catch {
+    return null;
+  }
+  for (const k of keys) {
+    const p = join(base, k, agent, ...rel);
+    if (existsSync(p)) return p;
+  }
+  return null;
 }

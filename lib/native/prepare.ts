@@ -27,7 +27,7 @@ import type { LandlockArch } from '../../templates/landlock.js';
 import { inside, resolveRule, rulePaths } from '../paths/rules.js';
 import { realPathOf } from '../util/real-path.js';
 import { checkoutGit, plannedGitDir, planRunGitDir, repoFormat, type RunGitDirPlan } from '../git/run-git-dir.js';
-import { claudeView, codexView } from '../views/agent-views.js';
+import { claudeView, codexView, sessionStoreKey } from '../views/agent-views.js';
 import { viewBinds } from '../views/binds.js';
 import { allowWritePaths, keptRoots, privateTempDests, privateTemps, reexposed } from './write-areas.js';
 import { prepareSeatbelt } from './prepare-seatbelt.js';
@@ -108,7 +108,7 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
   const usable = located !== null && 'gitDir' in located ? located : null;
   // An agent's state folder that is missing is made for the run, where the home lets it (else no view: it stays read-only).
   // The sessions from stashbase's store unless the profile shares yours (lib/views/agent-views.ts SessionStore).
-  const sessions = p.sandbox.agentSessions === 'sandbox' ? { stashbaseHome: ctx.stashbaseHome } : null;
+  const sessions = p.sandbox.agentSessions === 'sandbox' ? { stashbaseHome: ctx.stashbaseHome, key: sessionStoreKey(p, realPathOf(repo?.root ?? ctx.cwd) ?? ctx.cwd) } : null;
   const agents = bwrapLike && allowList ? [claudeView(ctx.home, ctx.env, sessions), codexView(ctx.home, ctx.env, sessions)].filter((a) => canHold(a.spec.at)) : [];
   const denyRead = p.filesystem.denyRead;
   // Write denials inside the git directory are what the run's own one already does (and a stand-in there would land in your .git).
@@ -196,7 +196,8 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
     const real = realPathOf(live) ?? live;
     const open = [...roots, ...carveOuts, ...privateDests].find((w) => ![live, real].includes(w) && (inside(live, w) || inside(real, w)));
     if (open === undefined) livePlain.push(live);
-    else if (yours) protection.warnings.push(`${live} (agent state your own agents read) lies in ${open}, which the run may write: links and FIFOs the agent makes there are not refused, and your agents outside the sandbox may follow them`);
+    else if (!yours) protection.warnings.push(`${live} (the sessions of this profile's runs in this folder, kept in stashbase's store) lies in ${open}, which the run may write: links and FIFOs the agent makes there are not refused, and this profile's later runs here may follow them`);
+    else protection.warnings.push(`${live} (agent state your own agents read) lies in ${open}, which the run may write: links and FIFOs the agent makes there are not refused, and your agents outside the sandbox may follow them`);
   }
   let bwrap: BwrapInput | null = null;
   let relay: RelayInput | null = null;

@@ -11,6 +11,7 @@
 import { isAbsolute, join } from 'node:path';
 import { type Dirent, lstatSync, readdirSync, statSync } from 'node:fs';
 import { realPathOf } from '../util/real-path.js';
+import { sha256 } from '../util/sha256.js';
 import type { Merge, ViewSpec } from './spec.js';
 
 interface Rules {
@@ -104,9 +105,18 @@ function folderOf(at: string): { at: string; linkedAs?: string } {
  * to one of yours, had your claude overwrite ~/.bashrc, copy ~/.ssh's key into the tree and delete files. Codex's
  * rollouts carry the policies a resumed session runs under.
  */
-export type SessionStore = { stashbaseHome: string } | null;
+export type SessionStore = { stashbaseHome: string; key: string } | null;
 
-const storeOf = (id: string, sessions: SessionStore) => (sessions === null ? null : join(sessions.stashbaseHome, 'agent-state', id));
+/**
+ * One store per profile and working tree (review, round 27b): shared by all, it was a channel from a run of one
+ * profile, or in one project, to every other: a memory file planted for another project is read by its next
+ * sandboxed claude as your instructions, with that profile's reach.
+ */
+export function sessionStoreKey(profile: { source: string; name: string; file?: string | null }, tree: string): string {
+  return sha256(JSON.stringify([profile.source, profile.file ?? profile.name, tree])).slice(0, 24);
+}
+
+const storeOf = (id: string, sessions: SessionStore) => (sessions === null ? null : join(sessions.stashbaseHome, 'agent-state', sessions.key, id));
 
 /** Claude Code keeps ~/.claude.json beside ~/.claude; the sandbox's points CLAUDE_CONFIG_DIR at the view, where a copy of it sits. */
 export function claudeView(home: string, env: NodeJS.ProcessEnv, sessions: SessionStore = null): { spec: ViewSpec; env: Record<string, string> } {

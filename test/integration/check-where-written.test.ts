@@ -11,7 +11,7 @@ import { existsSync, lstatSync, mkdirSync, readFileSync, rmSync, symlinkSync, wr
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, describe, test } from 'node:test';
-import { BIN, cli, needs, outsideTempBase, tempHome, writeFile } from '../helpers.js';
+import { BIN, cli, inSessionStore, needs, outsideTempBase, tempHome, writeFile } from '../helpers.js';
 
 describe('the end-of-run check counts what the run could write, and only that (real bwrap)', needs('bwrap', 'git'), () => {
   // Outside the temp folders, which the sandbox sees private ones of.
@@ -73,7 +73,7 @@ describe('the end-of-run check counts what the run could write, and only that (r
     const own = await cli(['agent', 'run', '--silent', '--', 'sh', '-c', plant('evil')], { cwd: proj, env: t.env });
     assert.equal(own.code, 0, own.stderr);
     assert.equal(existsSync(join(h, '.claude', 'projects', 'evil')), false);
-    assert.equal(existsSync(join(t.sbHome, 'agent-state', 'claude', 'projects', 'evil', '.git')), true);
+    assert.ok(inSessionStore(t.sbHome, 'claude', 'projects', 'evil', '.git'));
     writeFile(join(t.sbHome, 'agents', 'shared.toml'), '[sandbox]\nagent_sessions = "shared"\n');
     const r = await cli(['agent', 'run', '--silent', '--profile', 'shared', '--', 'sh', '-c', plant('evil')], { cwd: proj, env: t.env });
     assert.equal(r.code, 0, r.stderr);
