@@ -196,8 +196,8 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
     const real = realPathOf(live) ?? live;
     const open = [...roots, ...carveOuts, ...privateDests].find((w) => ![live, real].includes(w) && (inside(live, w) || inside(real, w)));
     if (open === undefined) livePlain.push(live);
-    else if (!yours) protection.warnings.push(`${live} (the sessions of this profile's runs in this folder, kept in stashbase's store) lies in ${open}, which the run may write: links and FIFOs the agent makes there are not refused, and this profile's later runs here may follow them`);
-    else protection.warnings.push(`${live} (agent state your own agents read) lies in ${open}, which the run may write: links and FIFOs the agent makes there are not refused, and your agents outside the sandbox may follow them`);
+    // The store's: not said (one per profile and tree: what is left there reaches this profile's runs here alone).
+    else if (yours) protection.warnings.push(`${live} (agent state your own agents read) lies in ${open}, which the run may write: links and FIFOs the agent makes there are not refused, and your agents outside the sandbox may follow them`);
   }
   let bwrap: BwrapInput | null = null;
   let relay: RelayInput | null = null;
