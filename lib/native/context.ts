@@ -70,4 +70,10 @@ export interface NativePrepared {
   /** The deny patterns: what they match in a shim folder is not copied. */
   scratchPatterns: RegExp[];
   agentEnv: { set: Record<string, string>; unset: string[] };
+  /**
+   * ~/.claude.json lies where the run writes (the working directory is your home): the view's copy is what the
+   * sandbox's claude uses, but the file itself is the agent's to write too. Kept at the start and settled after the
+   * run as on macOS (lib/views/claude-config-watch.ts).
+   */
+  claudeConfigExposed?: boolean;
 }

@@ -66,7 +66,7 @@ export async function executeNative({ ctx, profile, warn, announce }: ExecuteInp
     views: prep.views.map((v) => v.dir),
     runDir: prep.runDir,
     gitDirs: prep.gitDir ? [`${prep.gitDir.dir}.json`] : [],
-    ...(prep.seatbelt && profile.filesystem.writes === 'allow-list' ? { claudeConfig: snapshotFile(prep.stateDir) } : {}),
+    ...((prep.seatbelt && profile.filesystem.writes === 'allow-list') || prep.claudeConfigExposed === true ? { claudeConfig: snapshotFile(prep.stateDir) } : {}),
   });
   audit.write({ type: 'start', profile: profile.name, profileFile: profile.file, backend: 'native', mechanism: ctx.mechanism.kind, argv: ctx.command, cwd: ctx.cwd });
   let created: string[] = [];
@@ -74,6 +74,8 @@ export async function executeNative({ ctx, profile, warn, announce }: ExecuteInp
   let proxy: RunProxy | null = null;
   let built: string[] = [];
   let gitDir: string | null = null;
+  // ~/.claude.json in the tree (the working directory your home): its executable entries go back after the run, as on macOS.
+  let exposedConfig: string | null = null;
   try {
     // Git runs hooks at the top of the work tree, which may lie above the working directory.
     const tree = findRepoRoot(ctx.cwd)?.root ?? ctx.cwd;
@@ -120,6 +122,7 @@ export async function executeNative({ ctx, profile, warn, announce }: ExecuteInp
       return exitCode;
     }
     const interceptor = proxy.interceptor;
+    if (prep.claudeConfigExposed === true) exposedConfig = keepClaudeConfigStart(ctx.home, ctx.env, prep.stateDir);
     exitCode = await runBwrap(prep, { proxy: proxy.server, trace, onStarted: interceptor ? () => interceptor.warm() : undefined });
     trace.mark('agent');
     return exitCode;
@@ -130,6 +133,8 @@ export async function executeNative({ ctx, profile, warn, announce }: ExecuteInp
   } finally {
     proxy?.server.close();
     proxy?.interceptor?.close();
+    // The file the agent could write in place first, then the view's copy merged into what that leaves.
+    if (exposedConfig !== null) for (const n of settleFromSnapshot(exposedConfig, ctx.session)) alert(n);
     for (const n of settleViews(built)) alert(n);
     if (gitDir) await settleGitDir(gitDir, ctx.env, ctx.session, { alert, note: announce ? (m) => process.stderr.write(`${m}\n`) : () => {} });
     removePlaceholders(created);

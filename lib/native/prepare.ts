@@ -283,5 +283,8 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
     ...common,
     sandbox: bwrap ? { kind: 'bwrap', input: bwrap, relay } : { kind: 'systemd-run', input: systemd as SystemdRunInput },
   });
-  return { plan, protection, runDir, stateDir, bwrap, relay, systemd, seatbelt: null, views, gitDir, temps: bwrap?.privateTmp.map((t) => t.src) ?? [], scratch, scratchPatterns: [...denyRead, ...denyWrite].map((e) => resolveRule(e, ctx.home, ctx.cwd)).flatMap((r) => (r.kind === 'pattern' ? [r.regex] : [])), agentEnv };
+  // Review, round 27b: with the working directory your home, ~/.claude.json is in the tree (the view holds a copy).
+  const claudeJson = views.find((v) => v.spec.id === 'claude')?.spec.hostPaths['.claude.json'];
+  const claudeConfigExposed = claudeJson !== undefined && roots.some((w) => inside(claudeJson, w) || inside(realPathOf(claudeJson) ?? claudeJson, w));
+  return { plan, protection, runDir, stateDir, bwrap, relay, systemd, seatbelt: null, views, gitDir, temps: bwrap?.privateTmp.map((t) => t.src) ?? [], scratch, scratchPatterns: [...denyRead, ...denyWrite].map((e) => resolveRule(e, ctx.home, ctx.cwd)).flatMap((r) => (r.kind === 'pattern' ? [r.regex] : [])), agentEnv, claudeConfigExposed };
 }
