@@ -33,7 +33,7 @@ interface Rules {
 const CLAUDE: Rules = {
   live: ['projects', 'sessions', 'todos', 'plans', 'file-history', 'statsig', 'telemetry', 'debug', 'usage-data'],
   empty: ['shell-snapshots', 'session-env', 'ide', 'cache', 'backups', 'paste-cache', 'image-cache'],
-  merge: { '.credentials.json': 'replace', 'history.jsonl': 'append', '.claude.json': 'claude-config' },
+  merge: { '.credentials.json': 'claude-login', 'history.jsonl': 'append', '.claude.json': 'claude-config' },
   quiet: /^(\.claude\.json\.(backup|lock|tmp).*|\.credentials\.json\..*|.*\.tmp\.\d+\.[0-9a-f]+|shell-snapshots|session-env|ide|cache|backups|paste-cache|image-cache|policy-limits\.json|remote-settings\.json|\.last-cleanup)$/,
 };
 
@@ -48,7 +48,7 @@ const CODEX: Rules = {
   live: ['sessions', 'archived_sessions', 'log'],
   // thread-writer-locks: lock files a codex of your own left there (read-only, the sandbox's codex cannot start a thread).
   empty: ['shell_snapshots', 'tmp', '.tmp', 'cache', 'thread-writer-locks'],
-  merge: { 'auth.json': 'replace', 'history.jsonl': 'append' },
+  merge: { 'auth.json': 'codex-login', 'history.jsonl': 'append' },
   quiet: /^(version\.json|models_cache\.json|.*\.sqlite(-wal|-shm|-journal)?|internal_storage\.json|installation_id|\.sandbox_migration|\.personality_migration|thread-writer-locks|skills|shell_snapshots|tmp|\.tmp|cache|auth\.json\..*|history\.jsonl\..*)$/,
 };
 

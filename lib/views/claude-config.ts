@@ -10,7 +10,14 @@
 import { copyJson, isJsonObject, type Json, type JsonObject, parseJson } from '../readback/json.js';
 
 /** Key names of the executable or trust-granting kind (a class: new keys named so are caught too). */
-export const EXECUTABLE_KEY = /mcp|hook|command|helper|refresh|export|allowed|trust|approv|permission|bypass|api_?key|^env$|include|status_?line|plugin|marketplace|sandbox|executable|shell|script|backup|in_?progress|path/i;
+export const EXECUTABLE_KEY = /mcp|hook|command|helper|refresh|export|allowed|trust|approv|permission|bypass|api_?key|^env$|include|status_?line|plugin|marketplace|sandbox|executable|shell|script|backup|in_?progress|path|remote|bridge|upload|chrome|browser|daemon|worker|spawn|connect|endpoint|proxy|url/i;
+
+/**
+ * The IDE integration's keys, by their camel-case word (autoConnectIde, ideHintShownCount): review, round 27c found
+ * settings that reach past the sandbox (Claude in Chrome's native hosts, remote control at start, session upload)
+ * under names the list above did not have; it has their words now, and this one is matched as a word alone.
+ */
+const IDE_KEY = /^ide(?=[A-Z_]|$)|Ide(?=[A-Z_]|$)|IDE/;
 
 /**
  * A value that names a file or folder: Claude acts on what such a key names (found in review: `appleTerminalBackupPath`
@@ -26,7 +33,7 @@ function launches(v: Json | undefined, depth = 0): boolean {
   return Object.keys(v).some((k) => /^(command|args|url|transport)$/i.test(k) || launches(v[k], depth + 1));
 }
 
-const executable = (key: string, value: Json | undefined) => EXECUTABLE_KEY.test(key) || launches(value) || namesFile(value);
+const executable = (key: string, value: Json | undefined) => EXECUTABLE_KEY.test(key) || IDE_KEY.test(key) || launches(value) || namesFile(value);
 
 /**
  * What Claude Code keeps of its vendor's word (feature flags and experiments,
@@ -34,7 +41,7 @@ const executable = (key: string, value: Json | undefined) => EXECUTABLE_KEY.test
  * run, it would be the agent's word in your next claude, taken as Anthropic's.
  * Left behind without a note: every start fetches it afresh and rewrites it.
  */
-export const SERVER_CACHE_KEY = /cached|growth_?book|statsig|experiment|feature_?flag|dynamic_?config/i;
+export const SERVER_CACHE_KEY = /cache|growth_?book|statsig|experiment|feature_?flag|dynamic_?config/i;
 
 const same = (a: Json | undefined, b: Json | undefined) => JSON.stringify(a) === JSON.stringify(b);
 

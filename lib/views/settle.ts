@@ -4,6 +4,7 @@
 import { appendFileSync, chmodSync, chownSync, closeSync, constants, copyFileSync, existsSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readlinkSync, realpathSync, renameSync, rmdirSync, statSync, unlinkSync, utimesSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { mergeClaudeConfig } from './claude-config.js';
+import { LOGIN_SHAPES, mergeLogin } from './login-merge.js';
 import { readBack } from '../readback/file.js';
 import { printable } from '../util/printable.js';
 import { hostPathOf, sameStamp, stamp, type ViewRecord } from './materialize.js';
@@ -124,7 +125,17 @@ export function settleView(recordFile: string): string[] {
       onHost = link.real;
     }
     const hostChanged = !sameStamp(stamp(onHost), rec.host[name] ?? null);
-    if (rule === 'replace') {
+    if (rule === 'claude-login' || rule === 'codex-login') {
+      // The login alone, field by field (lib/views/login-merge.ts); yours kept where it changed meanwhile.
+      if (hostChanged) {
+        notes.push(`${where(name)} changed during the run both on your side and in the sandbox: yours is kept, the sandbox's is not carried back`);
+        continue;
+      }
+      const current = existsSync(onHost) ? read(onHost).toString('utf8') : null;
+      const r = mergeLogin(LOGIN_SHAPES[rule === 'claude-login' ? 'claude' : 'codex'], saved?.toString('utf8') ?? null, agent?.toString('utf8') ?? null, current);
+      if (r.text !== null && replaceFile(onHost, Buffer.from(r.text)) === 'busy') notes.push(`${where(name)} was being written when the run ended: the sandbox's version is not carried back`);
+      if (r.left.length > 0) notes.push(`${where(name)}: changes the sandbox made to ${r.left.join(', ')} are not carried back (only the login itself is)`);
+    } else if (rule === 'replace') {
       if (hostChanged) notes.push(`${where(name)} changed during the run both on your side and in the sandbox: yours is kept, the sandbox's is not carried back`);
       else if (v === null) {
         if (existsSync(onHost)) unlinkSync(onHost);

@@ -16,7 +16,7 @@
  * How a copy comes back: replaced when yours did not change meanwhile; new
  * lines appended; Claude Code's config merged without its executable keys.
  */
-export type Merge = 'replace' | 'append' | 'claude-config';
+export type Merge = 'replace' | 'append' | 'claude-config' | 'claude-login' | 'codex-login';
 
 export interface ViewSpec {
   /** A file name for the run directory: claude, codex. */

@@ -154,3 +154,31 @@ test("(session 27) Claude Code's cached vendor flags (cachedGrowthBookFeatures, 
   const mac = revertClaudeConfig(start, agent);
   assert.deepEqual(JSON.parse(mac.text!), { numStartups: 2, cachedGrowthBookFeatures: { tengu_flag: false }, cachedStatsigGates: {} });
 });
+
+test('(review, round 27c) a login file comes back as the login alone, field by field, onto yours: an MCP server\'s OAuth entry (its refresh sent where discoveryState says), unknown keys, wrong kinds and a __proto__ key stay behind, named; control: the refreshed token comes back', async () => {
+  const { LOGIN_SHAPES, mergeLogin } = await import('../../lib/views/login-merge.js');
+  const start = JSON.stringify({ claudeAiOauth: { accessToken: 'a1', refreshToken: 'r1', expiresAt: 1, scopes: ['user:inference'] } });
+  const agent = JSON.stringify({
+    claudeAiOauth: { accessToken: 'a2', refreshToken: 'r2', expiresAt: 2, scopes: ['user:inference'], helper: 'sh -c x' },
+    mcpOAuth: { 'srv|0123': { refreshToken: 'r2', discoveryState: { authorizationServerUrl: 'http://127.0.0.1:9' } } },
+  });
+  const current = JSON.stringify({ claudeAiOauth: { accessToken: 'a1', refreshToken: 'r1', expiresAt: 1, scopes: ['user:inference'] }, mcpOAuth: { mine: { refreshToken: 'm' } } });
+  const r = mergeLogin(LOGIN_SHAPES.claude, start, agent, current);
+  assert.deepEqual(JSON.parse(r.text!), { claudeAiOauth: { accessToken: 'a2', refreshToken: 'r2', expiresAt: 2, scopes: ['user:inference'] }, mcpOAuth: { mine: { refreshToken: 'm' } } });
+  assert.deepEqual(r.left, ['claudeAiOauth.helper', 'mcpOAuth']);
+  // A field of the wrong kind, and a key that would reach the prototype: nothing written from such a file.
+  assert.deepEqual(mergeLogin(LOGIN_SHAPES.claude, start, JSON.stringify({ claudeAiOauth: { accessToken: { url: 'x' }, refreshToken: 'r1', expiresAt: 1, scopes: ['user:inference'] } }), start).left, ['claudeAiOauth.accessToken']);
+  assert.deepEqual(mergeLogin(LOGIN_SHAPES.claude, start, '{"__proto__":{"x":1},"claudeAiOauth":{}}', start), { text: null, left: ['the whole file (not a JSON object)'] });
+  // Codex: the tokens and the key; an issuer of the agent's stays behind.
+  const c = mergeLogin(LOGIN_SHAPES.codex, '{"tokens":{"access_token":"a","refresh_token":"r"}}', '{"tokens":{"access_token":"b","refresh_token":"r"},"issuer":"http://127.0.0.1:9"}', '{"tokens":{"access_token":"a","refresh_token":"r"}}');
+  assert.deepEqual([JSON.parse(c.text!), c.left], [{ tokens: { access_token: 'b', refresh_token: 'r' } }, ['issuer']]);
+});
+
+test('(review, round 27c) settings of ~/.claude.json that reach past the sandbox are left behind and named: remote control at start, the bridge, session upload, Claude in Chrome, the IDE\'s auto-connect, the daemon worker; every server cache quietly; control: inert keys (hideOnboardingTips, numStartups) come back', () => {
+  const start = JSON.stringify({ numStartups: 1 });
+  const keys = { remoteControlAtStartup: true, replBridgeEnabled: true, autoUploadSessions: true, claudeInChromeDefaultEnabled: true, autoConnectIde: true, autoAddRemoteControlDaemonWorker: true, remoteControlSpawnMode: 'x' };
+  const agent = JSON.stringify({ numStartups: 2, hideOnboardingTips: true, modelAccessCache: { a: 1 }, additionalModelOptionsCache: [], ...keys });
+  const r = mergeClaudeConfig(start, agent, start);
+  assert.deepEqual(JSON.parse(r.text!), { numStartups: 2, hideOnboardingTips: true });
+  assert.deepEqual(r.left.sort(), Object.keys(keys).sort());
+});
