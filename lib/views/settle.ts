@@ -6,6 +6,7 @@ import { dirname, join } from 'node:path';
 import { mergeClaudeConfig } from './claude-config.js';
 import { LOGIN_SHAPES, mergeLogin } from './login-merge.js';
 import { readBack } from '../readback/file.js';
+import { isJsonObject, parseJson } from '../readback/json.js';
 import { printable } from '../util/printable.js';
 import { hostPathOf, sameStamp, stamp, type ViewRecord } from './materialize.js';
 
@@ -101,6 +102,29 @@ function adoptTree(src: string, dest: string): string[] {
   return passed;
 }
 
+/**
+ * Claude Code's prompt history as the sandbox appended to it: whole lines, each a JSON object whose pasted texts are
+ * named by hashes. Found in review (round 27c): a pasted entry's contentHash is joined to paste-cache/ unchecked, so
+ * `../../x` made up-arrow in your claude read that .txt file into your prompt.
+ */
+function historyLines(added: Buffer): { keep: Buffer; dropped: number } {
+  const keep: string[] = [];
+  let dropped = 0;
+  const text = added.toString('utf8');
+  const lines = text.split('\n');
+  const last = lines.pop() as string;
+  if (last !== '') dropped++;
+  for (const line of lines) {
+    const p = line.length <= 1 << 20 ? parseJson(line) : null;
+    const v = p?.value;
+    const pasted = isJsonObject(v) ? v.pastedContents : undefined;
+    const hashesOk = pasted === undefined || (isJsonObject(pasted) && Object.values(pasted).every((e) => isJsonObject(e) && (e.contentHash === undefined || (typeof e.contentHash === 'string' && /^[0-9a-f]{8,128}$/.test(e.contentHash)))));
+    if (p !== null && p.refused.length === 0 && isJsonObject(v) && hashesOk) keep.push(line + '\n');
+    else dropped++;
+  }
+  return { keep: Buffer.from(keep.join('')), dropped };
+}
+
 export function settleView(recordFile: string): string[] {
   const rec = JSON.parse(readFileSync(recordFile, 'utf8')) as ViewRecord;
   const { spec, dir } = rec;
@@ -149,7 +173,9 @@ export function settleView(recordFile: string): string[] {
       const now = agent;
       const base = saved ?? Buffer.alloc(0);
       if (now.length >= base.length && now.subarray(0, base.length).equals(base)) {
-        if (now.length > base.length) appendFileSync(onHost, now.subarray(base.length), { mode: 0o600 });
+        const added = spec.id === 'claude' && name === 'history.jsonl' ? historyLines(now.subarray(base.length)) : { keep: now.subarray(base.length), dropped: 0 };
+        if (added.keep.length > 0) appendFileSync(onHost, added.keep, { mode: 0o600 });
+        if (added.dropped > 0) notes.push(`${where(name)}: ${added.dropped} line(s) the sandbox added are not carried back (not an entry of the prompt history, or a pasted text's name that is no hash: your claude reads the file it names)`);
       } else notes.push(`${where(name)} was rewritten in the sandbox, not appended to: not carried back`);
     } else {
       const current = existsSync(onHost) ? read(onHost).toString('utf8') : null;
