@@ -10,7 +10,8 @@
 import { lstatSync, mkdirSync, readlinkSync, realpathSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { claudeView } from './agent-views.js';
+import { claudeView, codexView } from './agent-views.js';
+import { LOGIN_SHAPES, mergeLogin } from './login-merge.js';
 import { hostPathOf } from './materialize.js';
 import { revertClaudeConfig } from './claude-config.js';
 import { readBackText } from '../readback/file.js';
@@ -26,6 +27,8 @@ export type ConfigStart =
 export interface ConfigSnapshot {
   file: string;
   start: ConfigStart;
+  /** The login files written in place too (macOS): Claude Code's .credentials.json, Codex's auth.json (review, round 27c). */
+  logins?: Array<{ kind: 'claude' | 'codex'; file: string; start: ConfigStart }>;
 }
 
 /** The file as the run starts: never through a link, only a regular file of at most 16 MiB is read. */
@@ -54,11 +57,27 @@ export const snapshotFile = (stateDir: string) => join(stateDir, 'claude-config-
 /** Takes and keeps the snapshot of Claude Code's config for this run; returns the snapshot file. */
 export function keepClaudeConfigStart(home: string, env: NodeJS.ProcessEnv, stateDir: string): string {
   const file = hostPathOf(claudeView(home, env).spec, '.claude.json');
-  const snap: ConfigSnapshot = { file, start: readConfigStart(file) };
+  const logins = [
+    { kind: 'claude' as const, file: hostPathOf(claudeView(home, env).spec, '.credentials.json') },
+    { kind: 'codex' as const, file: hostPathOf(codexView(home, env).spec, 'auth.json') },
+  ].map((l) => ({ ...l, start: readConfigStart(l.file) }));
+  const snap: ConfigSnapshot = { file, start: readConfigStart(file), logins };
   mkdirSync(stateDir, { recursive: true, mode: 0o700 });
   const out = snapshotFile(stateDir);
   writeFileSync(out, JSON.stringify(snap), { mode: 0o600 });
   return out;
+}
+
+/** One file's start, in a known shape; null when it is not one. */
+function startOf(start: Record<string, unknown>): ConfigStart | null {
+  const kind = start.kind;
+  if (kind === 'missing') return { kind };
+  if (kind === 'text' && typeof start.text === 'string') return { kind, text: start.text };
+  if (kind === 'link' && typeof start.link === 'string' && (typeof start.target === 'string' || start.target === null) && (typeof start.text === 'string' || start.text === null)) {
+    return { kind, link: start.link, target: start.target, text: start.text };
+  }
+  if (kind === 'unreadable' && typeof start.why === 'string') return { kind, why: start.why };
+  return null;
 }
 
 /** Reads a snapshot stashbase wrote, in a known shape; null when it is missing or not one. */
@@ -71,14 +90,18 @@ export function readSnapshot(path: string): ConfigSnapshot | null {
     const file = (v as { file?: unknown }).file;
     const start = (v as { start?: unknown }).start as Record<string, unknown> | null;
     if (typeof file !== 'string' || typeof start !== 'object' || start === null) return null;
-    const kind = start.kind;
-    if (kind === 'missing') return { file, start: { kind } };
-    if (kind === 'text' && typeof start.text === 'string') return { file, start: { kind, text: start.text } };
-    if (kind === 'link' && typeof start.link === 'string' && (typeof start.target === 'string' || start.target === null) && (typeof start.text === 'string' || start.text === null)) {
-      return { file, start: { kind, link: start.link, target: start.target, text: start.text } };
+    const first = startOf(start);
+    if (first === null) return null;
+    const rawLogins = (v as { logins?: unknown }).logins;
+    const logins: NonNullable<ConfigSnapshot['logins']> = [];
+    if (Array.isArray(rawLogins)) {
+      for (const l of rawLogins.slice(0, 4) as unknown[]) {
+        const o = l as { kind?: unknown; file?: unknown; start?: unknown } | null;
+        const s = o !== null && typeof o === 'object' && typeof o.start === 'object' && o.start !== null ? startOf(o.start as Record<string, unknown>) : null;
+        if (s !== null && (o!.kind === 'claude' || o!.kind === 'codex') && typeof o!.file === 'string') logins.push({ kind: o!.kind, file: o!.file, start: s });
+      }
     }
-    if (kind === 'unreadable' && typeof start.why === 'string') return { file, start: { kind, why: start.why } };
-    return null;
+    return { file, start: first, logins };
   } catch {
     return null;
   }
@@ -98,8 +121,13 @@ function moveAside(file: string, session: string): string {
   return aside;
 }
 
+/** How a file's changes are judged: Claude Code's config (executable entries put back), or a login file (the login alone kept). */
+type Revert = (before: string | null, now: string) => { text: string | null; left: string[] };
+const CONFIG: Revert = revertClaudeConfig;
+const loginRevert = (kind: 'claude' | 'codex'): Revert => (before, now) => mergeLogin(LOGIN_SHAPES[kind], before, now, before ?? '{}');
+
 /** A regular file's executable entries put back against `before` (null: it did not exist); what cannot be read is moved aside and `before` restored. */
-function settleText(file: string, before: string | null, session: string): string[] {
+function settleText(file: string, before: string | null, session: string, revert: Revert = CONFIG): string[] {
   const st = lstatSync(file, { throwIfNoEntry: false });
   if (!st) {
     if (before === null) return [];
@@ -113,11 +141,11 @@ function settleText(file: string, before: string | null, session: string): strin
   if (!st.isFile()) return restored(moveAside(file, session), 'the sandbox left something that is not a regular file there');
   const now = readBackText(file, MAX);
   if (now === null) return restored(moveAside(file, session), 'the sandbox left a file too large to check');
-  const r = revertClaudeConfig(before, now);
+  const r = revert(before, now);
   // A file stashbase cannot read as JSON (broken, or nested too deep) is not checked entry by entry: it is not kept.
   if (r.text === null && r.left.length > 0) return restored(moveAside(file, session), `the sandbox left a file stashbase cannot read as JSON (${r.left.join(', ')})`);
   if (r.text !== null) replaceWith(file, r.text + '\n');
-  return r.left.length > 0 ? [`${file}: changes the sandbox made to ${r.left.join(', ')} were put back as they were (they would make a later claude run or trust something)`] : [];
+  return r.left.length > 0 ? [`${file}: changes the sandbox made to ${r.left.join(', ')} were put back as they were (${revert === CONFIG ? 'they would make a later claude run or trust something' : 'only the login itself is kept'})`] : [];
 }
 
 /** Puts the file's executable entries back as they were at the start; returns what to tell you. */
@@ -145,9 +173,20 @@ export function settleClaudeConfig(snap: ConfigSnapshot, session: string): strin
 export function settleFromSnapshot(path: string, session: string): string[] {
   const snap = readSnapshot(path);
   if (snap === null) return [];
+  const out: string[] = [];
   try {
-    return settleClaudeConfig(snap, session);
+    out.push(...settleClaudeConfig(snap, session));
   } catch (e) {
-    return [`${snap.file}: could not be checked after the run (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}); look at it before your next claude run`];
+    out.push(`${snap.file}: could not be checked after the run (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}); look at it before your next claude run`);
   }
+  // The login files: only a regular file (or none) at the start is settled; what else was there is yours as it was.
+  for (const l of snap.logins ?? []) {
+    if (l.start.kind !== 'text' && l.start.kind !== 'missing') continue;
+    try {
+      out.push(...settleText(l.file, l.start.kind === 'text' ? l.start.text : null, session, loginRevert(l.kind)));
+    } catch (e) {
+      out.push(`${l.file}: could not be checked after the run (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}); look at it before your next run`);
+    }
+  }
+  return out;
 }

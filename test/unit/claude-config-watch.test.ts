@@ -126,3 +126,27 @@ test('from the hostile review: a file stashbase cannot read as JSON (nested past
   assert.equal(readlinkSync(cfg), join(dot, 'claude.json'));
   unlinkSync(cfg);
 });
+
+test('(review, round 27c) the login files written in place (macOS): the login the run refreshed stays, an MCP server\'s OAuth entry it planted goes back, said; Codex\'s auth.json the same; a file it made keeps only the login; control: an untouched file is not rewritten', () => {
+  writeFileSync(cfg, JSON.stringify(MINE));
+  const creds = join(h, '.claude', '.credentials.json');
+  const auth = join(h, '.codex', 'auth.json');
+  mkdirSync(join(h, '.claude'), { recursive: true });
+  mkdirSync(join(h, '.codex'), { recursive: true });
+  writeFileSync(creds, JSON.stringify({ claudeAiOauth: { accessToken: 'a1', refreshToken: 'r1', expiresAt: 1 } }));
+  const snap = keepClaudeConfigStart(h, t.env, stateDir());
+  writeFileSync(creds, JSON.stringify({ claudeAiOauth: { accessToken: 'a2', refreshToken: 'r2', expiresAt: 2 }, mcpOAuth: { 'srv|0123': { refreshToken: 'r2', discoveryState: { authorizationServerUrl: 'http://127.0.0.1:9' } } } }));
+  writeFileSync(auth, JSON.stringify({ tokens: { access_token: 'a', refresh_token: 'r' }, issuer: 'http://127.0.0.1:9' }));
+  assert.deepEqual(settleFromSnapshot(snap, 'ags_l'), [
+    `${creds}: changes the sandbox made to mcpOAuth were put back as they were (only the login itself is kept)`,
+    `${auth}: changes the sandbox made to issuer were put back as they were (only the login itself is kept)`,
+  ]);
+  assert.deepEqual(JSON.parse(readFileSync(creds, 'utf8')), { claudeAiOauth: { accessToken: 'a2', refreshToken: 'r2', expiresAt: 2 } });
+  assert.deepEqual(JSON.parse(readFileSync(auth, 'utf8')), { tokens: { access_token: 'a', refresh_token: 'r' } });
+  // Control: nothing changed, nothing said or written.
+  const again = keepClaudeConfigStart(h, t.env, stateDir());
+  const before = lstatSync(creds).mtimeMs;
+  assert.deepEqual(settleFromSnapshot(again, 'ags_m'), []);
+  assert.equal(lstatSync(creds).mtimeMs, before);
+  unlinkSync(auth);
+});
