@@ -180,6 +180,24 @@ export async function refusingPort(): Promise<{ port: number; release: () => voi
   return { port, release: () => holder.kill() };
 }
 
+/** What a folder of stashbase's sessions' stores holds, in every store (one per profile and tree): the entries' names. */
+export function sessionStoreEntries(sbHome: string, agent: 'claude' | 'codex', ...rel: string[]): string[] {
+  const base = join(sbHome, 'agent-state');
+  let keys: string[] = [];
+  try {
+    keys = readdirSync(base);
+  } catch {
+    return [];
+  }
+  return keys.flatMap((k) => {
+    try {
+      return readdirSync(join(base, k, agent, ...rel));
+    } catch {
+      return [];
+    }
+  });
+}
+
 /** A path in stashbase's store of the agents' sessions (one folder per profile and tree, lib/views/agent-views.ts): the first that exists, or null. */
 export function inSessionStore(sbHome: string, agent: 'claude' | 'codex', ...rel: string[]): string | null {
   const base = join(sbHome, 'agent-state');

@@ -16,7 +16,7 @@ import type { LeafCache } from '../../lib/tls/leaves.js';
 import { needsMcpServer, startMcpFront } from '../mcp-front.js';
 import { checkTurn, CODEX_MCP_ALLOWED_ECHO, codexMcpTurn, hostKeysFor, plantSshKey, REAL_ANTHROPIC, recipe, runTurn, type Stub, startStubs, type TurnOptions, type Wiring, wired, workRepository } from '../agent-recipes.js';
 import { shellQuote } from '../../templates/shell-quote.js';
-import { BIN, cli, inSessionStore, needs, needsAgents, outsideTempBase, TEST_AGENTS_BIN, tempHome, writeFile } from '../helpers.js';
+import { BIN, cli, needs, needsAgents, outsideTempBase, sessionStoreEntries, TEST_AGENTS_BIN, tempHome, writeFile } from '../helpers.js';
 
 describe('the real Claude Code and Codex inside the native sandbox, with the recipes of docs/agents.md', needs('native', 'git'), () => {
   const skip = needsAgents();
@@ -58,7 +58,7 @@ describe('the real Claude Code and Codex inside the native sandbox, with the rec
     assert.match(r.result.stdout, /stub-finished/);
     // Its transcript is in stashbase's store (agent_sessions = "sandbox"), not among your sessions; its config came
     // back to your home; nothing else of the home was written.
-    assert.ok(readdirSync(inSessionStore(t.sbHome, 'claude', 'projects')!).length > 0);
+    assert.ok(sessionStoreEntries(t.sbHome, 'claude', 'projects').length > 0);
     assert.equal(existsSync(join(t.home, '.claude', 'projects')), false);
     const config = readFileSync(join(t.home, '.claude.json'), 'utf8');
     assert.equal(typeof (JSON.parse(config) as { userID?: string }).userID, 'string', config + r.result.stderr);
@@ -169,7 +169,7 @@ describe('the real Claude Code and Codex inside the native sandbox, with the rec
     const r = await turn('codex', 'codex-turn', openai, ['CODEX_API_KEY']);
     await checkTurn(r);
     assert.ok(r.stub.requests.slice(r.before).some((q) => q.method === 'WS'), 'the turn went over the WebSocket');
-    assert.ok(readdirSync(inSessionStore(t.sbHome, 'codex', 'sessions')!).length > 0, 'its session log is in stashbase\'s store');
+    assert.ok(sessionStoreEntries(t.sbHome, 'codex', 'sessions').length > 0, 'its session log is in stashbase\'s store');
     assert.equal(existsSync(join(t.home, '.codex', 'sessions')), false, 'not among your sessions');
   });
 
