@@ -130,8 +130,9 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
     else if (!bwrapLike) gitWarnings.push(`the systemd-run fallback gives the agent no git directory of its own: ${usable.gitDir} is read-only in this run (its git cannot commit; with bubblewrap it can)`);
     else gitDir = planRunGitDir({ gitDir: usable.gitDir, admin: usable.admin, stateDir, hideOthers: false, own: ctx.worktreeBranch, workTree: repo!.root });
   }
+  const trees = [...new Set([ctx.cwd, repo?.root ?? ctx.cwd].flatMap((p) => [p, realPathOf(p) ?? p]))];
   const views = agents.map((a) => a.spec).filter((spec) => !denied.some((d) => inside(spec.at, d) || (spec.linkedAs !== undefined && inside(spec.linkedAs, d)))).map((spec) => ({
-    spec,
+    spec: { ...spec, trees },
     dir: join(stateDir, 'views', spec.id),
   }));
   const allowWrite = allowList ? allowWritePaths(p.filesystem.allowWrite, ctx.home, ctx.cwd) : { paths: [], missing: [] };
@@ -169,7 +170,7 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
   if (interceptTls && bwrapLike && privateDests.length === 0) protection.placeholders.push(caSeen);
   const agentEnv = {
     unset: baseEnv.unset,
-    set: { ...baseEnv.set, ...(allowList && bwrapLike ? { TMPDIR: '/tmp' } : {}), ...Object.assign({}, ...agents.filter((a) => views.some((v) => v.spec === a.spec)).map((a) => a.env)) },
+    set: { ...baseEnv.set, ...(allowList && bwrapLike ? { TMPDIR: '/tmp' } : {}), ...Object.assign({}, ...agents.filter((a) => views.some((v) => v.spec.id === a.spec.id)).map((a) => a.env)) },
   };
   const viewMounts: BindMount[] = views.flatMap((v) => viewBinds(v.spec, v.dir));
   // One outside the tree is bound from the real path it was judged at (held by descriptor below, where bwrap takes one).

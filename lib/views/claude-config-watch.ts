@@ -124,7 +124,9 @@ function moveAside(file: string, session: string): string {
 /** How a file's changes are judged: Claude Code's config (executable entries put back), or a login file (the login alone kept). */
 type Revert = (before: string | null, now: string) => { text: string | null; left: string[] };
 const CONFIG: Revert = revertClaudeConfig;
-const loginRevert = (kind: 'claude' | 'codex'): Revert => (before, now) => mergeLogin(LOGIN_SHAPES[kind], before, now, before ?? '{}');
+const loginRevert = (kind: 'claude' | 'codex'): Revert => (before, now) =>
+  // A login file the run made where there was none: the login of the run's choosing, not kept.
+  before === null ? { text: null, left: ['the whole file (a login made in the run: log in outside the sandbox)'] } : mergeLogin(LOGIN_SHAPES[kind], before, now, before);
 
 /** A regular file's executable entries put back against `before` (null: it did not exist); what cannot be read is moved aside and `before` restored. */
 function settleText(file: string, before: string | null, session: string, revert: Revert = CONFIG): string[] {
@@ -143,7 +145,7 @@ function settleText(file: string, before: string | null, session: string, revert
   if (now === null) return restored(moveAside(file, session), 'the sandbox left a file too large to check');
   const r = revert(before, now);
   // A file stashbase cannot read as JSON (broken, or nested too deep) is not checked entry by entry: it is not kept.
-  if (r.text === null && r.left.length > 0) return restored(moveAside(file, session), `the sandbox left a file stashbase cannot read as JSON (${r.left.join(', ')})`);
+  if (r.text === null && r.left.length > 0) return restored(moveAside(file, session), revert === CONFIG ? `the sandbox left a file stashbase cannot read as JSON (${r.left.join(', ')})` : `the sandbox left a file that is not kept (${r.left.join(', ')})`);
   if (r.text !== null) replaceWith(file, r.text + '\n');
   return r.left.length > 0 ? [`${file}: changes the sandbox made to ${r.left.join(', ')} were put back as they were (${revert === CONFIG ? 'they would make a later claude run or trust something' : 'only the login itself is kept'})`] : [];
 }

@@ -43,6 +43,13 @@ const executable = (key: string, value: Json | undefined) => EXECUTABLE_KEY.test
  */
 export const SERVER_CACHE_KEY = /cache|growth_?book|statsig|experiment|feature_?flag|dynamic_?config/i;
 
+/**
+ * Review, round 27d: the account, the updater and its install method, migrations, model choices and consents
+ * (fableOverageConsentV2 spends usage credits) — your own claude's to set; what a run changed there is left behind
+ * without a note (every start rewrites some of them).
+ */
+export const OWN_KEY = /update|install|migration|consent|overage|billing|account|model/i;
+
 const same = (a: Json | undefined, b: Json | undefined) => JSON.stringify(a) === JSON.stringify(b);
 
 const has = (o: JsonObject, key: string) => Object.hasOwn(o, key);
@@ -57,7 +64,7 @@ function parse(text: string | null): Parsed {
 }
 
 /** Applies the changes from `start` to `agent` onto `current`; `text` is null when there is nothing to write. */
-export function mergeClaudeConfig(start: string | null, agent: string | null, current: string | null): { text: string | null; left: string[] } {
+export function mergeClaudeConfig(start: string | null, agent: string | null, current: string | null, trees?: readonly string[]): { text: string | null; left: string[] } {
   const sp = parse(start);
   const ap = parse(agent);
   const cp = parse(current);
@@ -69,7 +76,7 @@ export function mergeClaudeConfig(start: string | null, agent: string | null, cu
   const out = copyJson(c) as JsonObject;
   const left: string[] = ap.refused.map((path) => `${path} (a key that would reach the object prototype)`);
   const apply = (target: JsonObject, key: string, from: JsonObject, to: JsonObject, name: string) => {
-    if (same(from[key], to[key]) || SERVER_CACHE_KEY.test(key)) return;
+    if (same(from[key], to[key]) || SERVER_CACHE_KEY.test(key) || OWN_KEY.test(key)) return;
     if (executable(key, to[key]) || executable(key, from[key])) return void left.push(name);
     if (has(to, key)) target[key] = copyJson(to[key] as Json);
     else delete target[key];
@@ -84,6 +91,11 @@ export function mergeClaudeConfig(start: string | null, agent: string | null, cu
         const from = isJsonObject(sprojects[p]) ? sprojects[p] : (Object.create(null) as JsonObject);
         const to = isJsonObject(aprojects[p]) ? aprojects[p] : (Object.create(null) as JsonObject);
         if (same(from, to)) continue;
+        // Another folder's entry (review, round 27d: its exampleFiles became your prompts' suggestions there): the run's own alone.
+        if (trees !== undefined && !trees.includes(p)) {
+          left.push(`projects[${JSON.stringify(p)}] (another folder's)`);
+          continue;
+        }
         if (!isJsonObject(op[p])) op[p] = Object.create(null) as JsonObject;
         for (const k of new Set([...Object.keys(from), ...Object.keys(to)])) apply(op[p] as JsonObject, k, from, to, `projects[${JSON.stringify(p)}].${k}`);
       }

@@ -8,14 +8,21 @@
 // Parsed into prototype-free objects (lib/readback/json.ts), never trusted.
 import { copyJson, isJsonObject, type Json, type JsonObject, parseJson } from '../readback/json.js';
 
-/** What of a login file may come back: top-level keys, each a value of a known kind or an object of such fields. */
+/**
+ * What of a login file may come back: top-level keys, each a value of a known kind or an object of such fields.
+ * Review, round 27d: a refresh of the login that was there, never another one. An object comes back only where
+ * one was there at the start, and only when its `same` fields are unchanged (Codex's account); the login's kind
+ * (Codex's auth_mode and key, Claude Code's subscription type and scopes, which decide what your claude fetches
+ * from its organisation) is not in the shape, so the run cannot change it.
+ */
 type Kind = 'string' | 'number' | 'strings' | 'string-or-null';
-type Shape = Record<string, Kind | Record<string, Kind>>;
+type Fields = Record<string, Kind>;
+type Shape = Record<string, Kind | { fields: Fields; same?: string[] }>;
 
 export const LOGIN_SHAPES: Record<'claude' | 'codex', Shape> = {
   // Claude Code's own login; mcpOAuth (each MCP server's tokens, and where to refresh them) is not carried back.
-  claude: { claudeAiOauth: { accessToken: 'string', refreshToken: 'string', expiresAt: 'number', scopes: 'strings', subscriptionType: 'string-or-null', rateLimitTier: 'string-or-null' } },
-  codex: { OPENAI_API_KEY: 'string-or-null', auth_mode: 'string', last_refresh: 'string', tokens: { id_token: 'string', access_token: 'string', refresh_token: 'string', account_id: 'string-or-null' } },
+  claude: { claudeAiOauth: { fields: { accessToken: 'string', refreshToken: 'string', expiresAt: 'number' } } },
+  codex: { last_refresh: 'string', tokens: { fields: { id_token: 'string', access_token: 'string', refresh_token: 'string' }, same: ['account_id'] } },
 };
 
 const fits = (v: Json | undefined, kind: Kind) =>
@@ -55,20 +62,23 @@ export function mergeLogin(shape: Shape, start: string | null, agent: string | n
       else left.push(key);
       continue;
     }
-    const was = isJsonObject(from[key]) ? from[key] : (Object.create(null) as JsonObject);
+    // A login the run made, or one of another account: not carried back at all.
+    const was = isJsonObject(from[key]) ? from[key] : null;
     const now = isJsonObject(a[key]) ? a[key] : null;
-    if (now === null) {
-      left.push(key);
+    if (now === null || was === null || (want.same ?? []).some((f) => !same(was[f], now[f]))) {
+      left.push(was === null ? `${key} (a login made in the run: log in outside the sandbox)` : key);
       continue;
     }
     const target = isJsonObject(out[key]) ? (out[key] as JsonObject) : (out[key] = Object.create(null) as JsonObject);
     for (const f of new Set([...Object.keys(was), ...Object.keys(now)])) {
       if (same(was[f], now[f])) continue;
-      const kind = Object.hasOwn(want, f) ? want[f] : undefined;
+      const kind = Object.hasOwn(want.fields, f) ? want.fields[f] : undefined;
       if (kind === undefined || (Object.hasOwn(now, f) && !fits(now[f], kind))) left.push(`${key}.${f}`);
       else if (!Object.hasOwn(now, f)) delete target[f];
       else target[f] = copyJson(now[f] as Json);
     }
   }
-  return { text: c !== null && same(out, c) ? null : JSON.stringify(out), left };
+  // Nothing to write where nothing was: a file of the run's own with nothing carried is not made on your side.
+  const nothing = c === null ? Object.keys(out).length === 0 : same(out, c);
+  return { text: nothing ? null : JSON.stringify(out), left };
 }

@@ -6,7 +6,7 @@ import { dirname, join } from 'node:path';
 import { mergeClaudeConfig } from './claude-config.js';
 import { LOGIN_SHAPES, mergeLogin } from './login-merge.js';
 import { readBack } from '../readback/file.js';
-import { isJsonObject, parseJson } from '../readback/json.js';
+import { isJsonObject, type JsonObject, parseJson } from '../readback/json.js';
 import { printable } from '../util/printable.js';
 import { hostPathOf, sameStamp, stamp, type ViewRecord } from './materialize.js';
 
@@ -107,7 +107,18 @@ function adoptTree(src: string, dest: string): string[] {
  * named by hashes. Found in review (round 27c): a pasted entry's contentHash is joined to paste-cache/ unchecked, so
  * `../../x` made up-arrow in your claude read that .txt file into your prompt.
  */
-function historyLines(added: Buffer): { keep: Buffer; dropped: number } {
+/** Claude Code's entry: this run's folder's, its pasted texts named by hashes (an inline one is text your Enter would send unseen). */
+const claudeEntry = (trees: readonly string[] | undefined) => (v: JsonObject) => {
+  const pasted = v.pastedContents;
+  const pastedOk = pasted === undefined || (isJsonObject(pasted) && Object.values(pasted).every((e) => isJsonObject(e) && e.content === undefined && (e.contentHash === undefined || (typeof e.contentHash === 'string' && /^[0-9a-f]{8,128}$/.test(e.contentHash)))));
+  return pastedOk && (v.project === undefined || (typeof v.project === 'string' && (trees === undefined || trees.includes(v.project))));
+};
+
+/** Codex's entry: a session, a time and the text, without control characters (a terminal's escape sequences). */
+const codexEntry = (v: JsonObject) =>
+  typeof v.session_id === 'string' && typeof v.ts === 'number' && typeof v.text === 'string' && !/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/.test(v.text) && Object.keys(v).every((k) => ['session_id', 'ts', 'text'].includes(k));
+
+function historyLines(added: Buffer, entry: (v: JsonObject) => boolean): { keep: Buffer; dropped: number } {
   const keep: string[] = [];
   let dropped = 0;
   const text = added.toString('utf8');
@@ -117,9 +128,7 @@ function historyLines(added: Buffer): { keep: Buffer; dropped: number } {
   for (const line of lines) {
     const p = line.length <= 1 << 20 ? parseJson(line) : null;
     const v = p?.value;
-    const pasted = isJsonObject(v) ? v.pastedContents : undefined;
-    const hashesOk = pasted === undefined || (isJsonObject(pasted) && Object.values(pasted).every((e) => isJsonObject(e) && (e.contentHash === undefined || (typeof e.contentHash === 'string' && /^[0-9a-f]{8,128}$/.test(e.contentHash)))));
-    if (p !== null && p.refused.length === 0 && isJsonObject(v) && hashesOk) keep.push(line + '\n');
+    if (p !== null && p.refused.length === 0 && isJsonObject(v) && entry(v)) keep.push(line + '\n');
     else dropped++;
   }
   return { keep: Buffer.from(keep.join('')), dropped };
@@ -173,13 +182,13 @@ export function settleView(recordFile: string): string[] {
       const now = agent;
       const base = saved ?? Buffer.alloc(0);
       if (now.length >= base.length && now.subarray(0, base.length).equals(base)) {
-        const added = spec.id === 'claude' && name === 'history.jsonl' ? historyLines(now.subarray(base.length)) : { keep: now.subarray(base.length), dropped: 0 };
+        const added = name === 'history.jsonl' ? historyLines(now.subarray(base.length), spec.id === 'claude' ? claudeEntry(spec.trees) : codexEntry) : { keep: now.subarray(base.length), dropped: 0 };
         if (added.keep.length > 0) appendFileSync(onHost, added.keep, { mode: 0o600 });
-        if (added.dropped > 0) notes.push(`${where(name)}: ${added.dropped} line(s) the sandbox added are not carried back (not an entry of the prompt history, or a pasted text's name that is no hash: your claude reads the file it names)`);
+        if (added.dropped > 0) notes.push(`${where(name)}: ${added.dropped} line(s) the sandbox added are not carried back (not an entry of this folder's prompt history as your agent writes one)`);
       } else notes.push(`${where(name)} was rewritten in the sandbox, not appended to: not carried back`);
     } else {
       const current = existsSync(onHost) ? read(onHost).toString('utf8') : null;
-      const r = mergeClaudeConfig(saved?.toString('utf8') ?? null, agent?.toString('utf8') ?? null, current);
+      const r = mergeClaudeConfig(saved?.toString('utf8') ?? null, agent?.toString('utf8') ?? null, current, spec.trees);
       if (r.text !== null) replaceFile(onHost, Buffer.from(r.text + '\n'));
       if (r.left.length > 0) notes.push(`${where(name)}: changes the sandbox made to ${r.left.join(', ')} are not carried back (they would make a later claude run or trust something)`);
     }

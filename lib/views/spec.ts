@@ -31,6 +31,8 @@ export interface ViewSpec {
   live: string[];
   /** Where the live directories come from when not `at` (the sessions' store of agent_sessions = "sandbox"); made where missing. */
   liveFrom?: string;
+  /** The run's working directory and its repository's top: what of your agents' per-project state the run may change. */
+  trees?: string[];
   /** Host directories bound read-only. */
   readOnly: string[];
   /** Host files copied in: what the agent does to them stays in the run unless `merge` names them. */

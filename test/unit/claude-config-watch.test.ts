@@ -127,7 +127,7 @@ test('from the hostile review: a file stashbase cannot read as JSON (nested past
   unlinkSync(cfg);
 });
 
-test('(review, round 27c) the login files written in place (macOS): the login the run refreshed stays, an MCP server\'s OAuth entry it planted goes back, said; Codex\'s auth.json the same; a file it made keeps only the login; control: an untouched file is not rewritten', () => {
+test('(review, rounds 27c and 27d) the login files written in place (macOS): the login the run refreshed stays, an MCP server\'s OAuth entry it planted goes back, said; a login file it made where there was none is moved aside; control: an untouched file is not rewritten', () => {
   writeFileSync(cfg, JSON.stringify(MINE));
   const creds = join(h, '.claude', '.credentials.json');
   const auth = join(h, '.codex', 'auth.json');
@@ -139,14 +139,14 @@ test('(review, round 27c) the login files written in place (macOS): the login th
   writeFileSync(auth, JSON.stringify({ tokens: { access_token: 'a', refresh_token: 'r' }, issuer: 'http://127.0.0.1:9' }));
   assert.deepEqual(settleFromSnapshot(snap, 'ags_l'), [
     `${creds}: changes the sandbox made to mcpOAuth were put back as they were (only the login itself is kept)`,
-    `${auth}: changes the sandbox made to issuer were put back as they were (only the login itself is kept)`,
+    `${auth}: the sandbox left a file that is not kept (the whole file (a login made in the run: log in outside the sandbox)); it was moved to ${auth}.sandbox-ags_l`,
   ]);
   assert.deepEqual(JSON.parse(readFileSync(creds, 'utf8')), { claudeAiOauth: { accessToken: 'a2', refreshToken: 'r2', expiresAt: 2 } });
-  assert.deepEqual(JSON.parse(readFileSync(auth, 'utf8')), { tokens: { access_token: 'a', refresh_token: 'r' } });
+  assert.equal(existsSync(auth), false);
+  unlinkSync(`${auth}.sandbox-ags_l`);
   // Control: nothing changed, nothing said or written.
   const again = keepClaudeConfigStart(h, t.env, stateDir());
   const before = lstatSync(creds).mtimeMs;
   assert.deepEqual(settleFromSnapshot(again, 'ags_m'), []);
   assert.equal(lstatSync(creds).mtimeMs, before);
-  unlinkSync(auth);
 });

@@ -25,8 +25,9 @@ test('Claude Code config: state carried, executable and trust entries left behin
   });
   const current = JSON.stringify({ numStartups: 1, theme: 'light', projects: { '/p': { lastSessionId: 'a', allowedTools: [] } } });
   const r = mergeClaudeConfig(start, agent, current);
+  // (Review, round 27d: the account is your own claude's to set: left behind quietly.)
   assert.deepEqual(JSON.parse(r.text!), {
-    numStartups: 2, theme: 'light', oauthAccount: { emailAddress: 'me@x' },
+    numStartups: 2, theme: 'light',
     projects: { '/p': { lastSessionId: 'b', allowedTools: [] }, '/q': { lastCost: 1 } },
   });
   assert.deepEqual(r.left, [
@@ -181,4 +182,26 @@ test('(review, round 27c) settings of ~/.claude.json that reach past the sandbox
   const r = mergeClaudeConfig(start, agent, start);
   assert.deepEqual(JSON.parse(r.text!), { numStartups: 2, hideOnboardingTips: true });
   assert.deepEqual(r.left.sort(), Object.keys(keys).sort());
+});
+
+test('(review, round 27d) a login comes back only as a refresh of the one that was there: not a login where none was, not another Codex account, not the kind of login (auth_mode, the key, the subscription type); control: a refresh of the same login comes back', async () => {
+  const { LOGIN_SHAPES, mergeLogin } = await import('../../lib/views/login-merge.js');
+  const start = JSON.stringify({ auth_mode: 'chatgpt', OPENAI_API_KEY: null, tokens: { id_token: 'i', access_token: 'a', refresh_token: 'r', account_id: 'mine' }, last_refresh: '1' });
+  const other = JSON.stringify({ auth_mode: 'apikey', OPENAI_API_KEY: 'sk-theirs', tokens: { id_token: 'i2', access_token: 'a2', refresh_token: 'r2', account_id: 'theirs' }, last_refresh: '2' });
+  const r = mergeLogin(LOGIN_SHAPES.codex, start, other, start);
+  assert.deepEqual([JSON.parse(r.text!), r.left], [{ auth_mode: 'chatgpt', OPENAI_API_KEY: null, tokens: { id_token: 'i', access_token: 'a', refresh_token: 'r', account_id: 'mine' }, last_refresh: '2' }, ['auth_mode', 'OPENAI_API_KEY', 'tokens']]);
+  const refresh = mergeLogin(LOGIN_SHAPES.codex, start, JSON.stringify({ ...JSON.parse(start), tokens: { id_token: 'i3', access_token: 'a3', refresh_token: 'r3', account_id: 'mine' } }), start);
+  assert.deepEqual([JSON.parse(refresh.text!).tokens, refresh.left], [{ id_token: 'i3', access_token: 'a3', refresh_token: 'r3', account_id: 'mine' }, []]);
+  // Claude Code: none at the start, none carried (nothing written where there was no file); the subscription type stays.
+  assert.deepEqual(mergeLogin(LOGIN_SHAPES.claude, null, '{"claudeAiOauth":{"accessToken":"x","refreshToken":"y","expiresAt":1}}', null), { text: null, left: ['claudeAiOauth (a login made in the run: log in outside the sandbox)'] });
+  const team = mergeLogin(LOGIN_SHAPES.claude, '{"claudeAiOauth":{"accessToken":"a","refreshToken":"r","expiresAt":1,"subscriptionType":"pro"}}', '{"claudeAiOauth":{"accessToken":"b","refreshToken":"s","expiresAt":2,"subscriptionType":"team"}}', '{"claudeAiOauth":{"accessToken":"a","refreshToken":"r","expiresAt":1,"subscriptionType":"pro"}}');
+  assert.deepEqual([JSON.parse(team.text!), team.left], [{ claudeAiOauth: { accessToken: 'b', refreshToken: 's', expiresAt: 2, subscriptionType: 'pro' } }, ['claudeAiOauth.subscriptionType']]);
+});
+
+test("(review, round 27d) ~/.claude.json: another folder's project entry is left behind and named (its exampleFiles become your prompts' suggestions there); the account, the updater, migrations, models and consents quietly; control: this run's folder's entry comes back", () => {
+  const start = JSON.stringify({ numStartups: 1, autoUpdates: false, projects: { '/work/app': { lastCost: 1 } } });
+  const agent = JSON.stringify({ numStartups: 2, autoUpdates: true, installMethod: 'npm-global', fableOverageConsentV2: true, oauthAccount: { emailAddress: 'them' }, migrationVersion: 99, projects: { '/work/app': { lastCost: 2 }, '/home/u/bank': { exampleFiles: ['x'] } } });
+  const r = mergeClaudeConfig(start, agent, start, ['/work/app']);
+  assert.deepEqual(JSON.parse(r.text!), { numStartups: 2, autoUpdates: false, projects: { '/work/app': { lastCost: 2 } } });
+  assert.deepEqual(r.left, ['projects["/home/u/bank"] (another folder\'s)']);
 });
