@@ -107,8 +107,16 @@ function adoptTree(src: string, dest: string): string[] {
  * named by hashes. Found in review (round 27c): a pasted entry's contentHash is joined to paste-cache/ unchecked, so
  * `../../x` made up-arrow in your claude read that .txt file into your prompt.
  */
+/**
+ * A prompt your agent would run as a command when recalled (review, round 27e: Codex's `!id` ran unsandboxed in
+ * your own codex on Up and Enter; Claude Code's `!` is its bash mode; `/` its commands), or that hides what it says
+ * (bidi overrides, zero-width characters): never carried back.
+ */
+const recallsSafely = (text: unknown) => typeof text === 'string' && !/^[\s\p{Cf}]*[!/]/u.test(text) && !/[\p{Cf}\u0000-\u0008\u000b-\u001f\u007f-\u009f]/u.test(text);
+
 /** Claude Code's entry: this run's folder's, its pasted texts named by hashes (an inline one is text your Enter would send unseen). */
 const claudeEntry = (trees: readonly string[] | undefined) => (v: JsonObject) => {
+  if (v.display !== undefined && !recallsSafely(v.display)) return false;
   const pasted = v.pastedContents;
   const pastedOk = pasted === undefined || (isJsonObject(pasted) && Object.values(pasted).every((e) => isJsonObject(e) && e.content === undefined && (e.contentHash === undefined || (typeof e.contentHash === 'string' && /^[0-9a-f]{8,128}$/.test(e.contentHash)))));
   return pastedOk && (v.project === undefined || (typeof v.project === 'string' && (trees === undefined || trees.includes(v.project))));
@@ -116,7 +124,7 @@ const claudeEntry = (trees: readonly string[] | undefined) => (v: JsonObject) =>
 
 /** Codex's entry: a session, a time and the text, without control characters (a terminal's escape sequences). */
 const codexEntry = (v: JsonObject) =>
-  typeof v.session_id === 'string' && typeof v.ts === 'number' && typeof v.text === 'string' && !/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/.test(v.text) && Object.keys(v).every((k) => ['session_id', 'ts', 'text'].includes(k));
+  typeof v.session_id === 'string' && typeof v.ts === 'number' && recallsSafely(v.text) && Object.keys(v).every((k) => ['session_id', 'ts', 'text'].includes(k));
 
 function historyLines(added: Buffer, entry: (v: JsonObject) => boolean): { keep: Buffer; dropped: number } {
   const keep: string[] = [];
