@@ -25,8 +25,10 @@ function parseDu(out: string): Size {
  * stashbase's own folder (no sandbox reaches it), written afresh by each
  * measurement: the docker CLI reads it as it starts, before a run's folder exists.
  */
+export const measureSeccompPath = (stashbaseHome: string) => join(stashbaseHome, 'docker', 'measure-seccomp.json');
+
 export function measureSeccompFile(stashbaseHome: string): string {
-  const file = join(stashbaseHome, 'docker', 'measure-seccomp.json');
+  const file = measureSeccompPath(stashbaseHome);
   mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
   const tmp = `${file}.${process.pid}.tmp`;
   writeFileSync(tmp, JSON.stringify(measureSeccompProfile()), { mode: 0o600 });

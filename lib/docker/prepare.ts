@@ -29,6 +29,7 @@ import { existingToolConfigs } from '../paths/tool-configs.js';
 import { ownExecutables } from '../hooks/cli-files.js';
 import { sessionFile } from '../run/session.js';
 import { caDirOf, runDirOf, runStateDirOf } from '../run/run-dir.js';
+import { measureSeccompPath } from './home-volume.js';
 
 /** Where a run's seccomp profile for the agent container is written (lib/docker/execute.ts). */
 export const seccompFileOf = (runDir: string) => join(runDir, 'seccomp.json');
@@ -283,7 +284,7 @@ export function prepareDocker(ctx: DockerContext, facts: RuntimeFacts, draft?: P
     sessionFile: sessionFile(ctx.stashbaseHome, ctx.session), auditFile: auditFile(ctx.stashbaseHome, ctx.session),
     runDir, image, newVolumes: facts.newVolumes ?? volumes, gitDir: gitDir === null ? null : plannedGitDir(gitDir), placeholders: protection.placeholders, fileStandIns: protection.fileStandIns, warnings: protection.warnings,
     proxyBind, interceptTls, holder, agent, sealed, measureHome: sizeBytes(p.sandbox.homeVolumeWarn) !== 0,
-    measureSeccomp: join(ctx.stashbaseHome, 'docker', 'measure-seccomp.json'),
+    measureSeccomp: measureSeccompPath(ctx.stashbaseHome),
   };
   return { plan: buildDockerPlan(input), holder, agent, sealed, runDir, protection, volumes, proxyBind, interceptTls, treeMounts, standIn, gitDir };
 }

@@ -108,7 +108,8 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
   const usable = located !== null && 'gitDir' in located ? located : null;
   // An agent's state folder that is missing is made for the run, where the home lets it (else no view: it stays read-only).
   // The sessions from stashbase's store unless the profile shares yours (lib/views/agent-views.ts SessionStore).
-  const sessions = p.sandbox.agentSessions === 'sandbox' ? { stashbaseHome: ctx.stashbaseHome, key: sessionStoreKey(p, realPathOf(repo?.root ?? ctx.cwd) ?? ctx.cwd) } : null;
+  const top = repo?.root ?? ctx.cwd;
+  const sessions = p.sandbox.agentSessions === 'sandbox' ? { stashbaseHome: ctx.stashbaseHome, key: sessionStoreKey(p, realPathOf(top) ?? top) } : null;
   const agents = bwrapLike && allowList ? [claudeView(ctx.home, ctx.env, sessions), codexView(ctx.home, ctx.env, sessions)].filter((a) => canHold(a.spec.at)) : [];
   const denyRead = p.filesystem.denyRead;
   // Write denials inside the git directory are what the run's own one already does (and a stand-in there would land in your .git).
@@ -130,7 +131,7 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
     else if (!bwrapLike) gitWarnings.push(`the systemd-run fallback gives the agent no git directory of its own: ${usable.gitDir} is read-only in this run (its git cannot commit; with bubblewrap it can)`);
     else gitDir = planRunGitDir({ gitDir: usable.gitDir, admin: usable.admin, stateDir, hideOthers: false, own: ctx.worktreeBranch, workTree: repo!.root });
   }
-  const trees = [...new Set([ctx.cwd, repo?.root ?? ctx.cwd].flatMap((p) => [p, realPathOf(p) ?? p]))];
+  const trees = [...new Set([ctx.cwd, top].flatMap((t) => [t, realPathOf(t) ?? t]))];
   const views = agents.map((a) => a.spec).filter((spec) => !denied.some((d) => inside(spec.at, d) || (spec.linkedAs !== undefined && inside(spec.linkedAs, d)))).map((spec) => ({
     spec: { ...spec, trees },
     dir: join(stateDir, 'views', spec.id),

@@ -127,9 +127,9 @@ export async function runAgent(o: RunOptions): Promise<number> {
   // Where the agent can write outside the tree (a nested repository's git directory may lie there): the native backend's
   // allow_write folders and the agents' state folders the views write or bring back (found in review: a repository planted
   // in ~/.claude/projects), as the kernel names them, or everything with deny-list writes; Docker mounts the tree alone.
-  // (Only which folders the run writes matters here: the store's key does not.)
-  const sessions = profile.sandbox.agentSessions === 'sandbox' && process.platform !== 'darwin' ? { stashbaseHome: stashbaseHome(o.env), key: '' } : null;
-  const views = () => [claudeView(userHome(o.env), o.env, sessions).spec, codexView(userHome(o.env), o.env, sessions).spec].flatMap((s) => s.adoptDirs.map((d) => join(s.at, d)));
+  // With the sessions in stashbase's store (agent_sessions = "sandbox"; not on macOS, which has no mounts) no state folder of yours is written.
+  const ownSessions = profile.sandbox.agentSessions === 'shared' || process.platform === 'darwin';
+  const views = () => (ownSessions ? [claudeView(userHome(o.env), o.env).spec, codexView(userHome(o.env), o.env).spec].flatMap((s) => s.adoptDirs.map((d) => join(s.at, d))) : []);
   const writableOutside = () => (backend === 'docker' ? [] : profile.filesystem.writes === 'deny-list' ? ['/'] : checkedWriteAreas(profile.filesystem.allowWrite, userHome(o.env), cwd, views()).map(realOrSelf));
   const guard = o.dryRun || remote !== null ? null : nestedRepoGuard(cwd, o.env, session, toolConfigPaths(cwd, userHome(o.env), profile.filesystem.allowWrite), backend === 'docker', keep, rulePaths(profile.filesystem.denyWrite, userHome(o.env), cwd), writableOutside, wt?.top ?? cwd);
   if (guard) noteCheckSettings(session, () => guard.settings());

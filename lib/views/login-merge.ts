@@ -15,7 +15,7 @@ import { copyJson, isJsonObject, type Json, type JsonObject, parseJson } from '.
  * (Codex's auth_mode and key, Claude Code's subscription type and scopes, which decide what your claude fetches
  * from its organisation) is not in the shape, so the run cannot change it.
  */
-type Kind = 'string' | 'number' | 'strings' | 'string-or-null';
+type Kind = 'string' | 'number';
 type Fields = Record<string, Kind>;
 type Shape = Record<string, Kind | { fields: Fields; same?: string[] }>;
 
@@ -25,8 +25,7 @@ export const LOGIN_SHAPES: Record<'claude' | 'codex', Shape> = {
   codex: { last_refresh: 'string', tokens: { fields: { id_token: 'string', access_token: 'string', refresh_token: 'string' }, same: ['account_id'] } },
 };
 
-const fits = (v: Json | undefined, kind: Kind) =>
-  kind === 'string' ? typeof v === 'string' : kind === 'number' ? typeof v === 'number' : kind === 'strings' ? Array.isArray(v) && v.every((x) => typeof x === 'string') : v === null || typeof v === 'string';
+const fits = (v: Json | undefined, kind: Kind) => typeof v === kind;
 
 const same = (a: Json | undefined, b: Json | undefined) => JSON.stringify(a) === JSON.stringify(b);
 

@@ -41,9 +41,6 @@ export const sameStamp = (a: FileStamp | null, b: FileStamp | null): boolean =>
 
 export const hostPathOf = (spec: Pick<ViewSpec, 'at' | 'hostPaths'>, name: string): string => spec.hostPaths[name] ?? join(spec.at, name);
 
-/** Content kept for a later comparison: the rules that merge, and small replaced files (so that a rewrite to the same bytes is no change). */
-const SAVE_LIMIT = 4 << 20;
-
 /** Copies a host file into the view; a link is copied as a link, unless `follow` (then its regular target's content, and the link is returned). */
 function copyIn(src: string, dest: string, follow: boolean): { link: string; real: string } | null {
   const st = lstatSync(src, { throwIfNoEntry: false });
@@ -90,7 +87,8 @@ export function materializeView(spec: ViewSpec, dir: string): ViewRecord {
     host[name] = stamp(links[name]?.real ?? src);
     view[name] = stamp(join(dir, name));
     const h = host[name];
-    if (h !== null && h.size >= 0 && (spec.merge[name] !== 'replace' || h.size <= SAVE_LIMIT)) {
+    // Kept for the merge after the run (what the run changed is judged against it).
+    if (h !== null && h.size >= 0) {
       const keep = `${dir}.saved-${encodeURIComponent(name)}`;
       writeFileSync(keep, readFileSync(join(dir, name)));
       saved[name] = keep;

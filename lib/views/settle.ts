@@ -1,7 +1,7 @@
 // After the run (or, for a run killed hard, the next one, from the record
 // alone): carries a view's merged names back by their rule, moves over the
 // folders it adopts, and names what the agent changed that stays behind.
-import { appendFileSync, chmodSync, chownSync, closeSync, constants, copyFileSync, existsSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readlinkSync, realpathSync, renameSync, rmdirSync, statSync, unlinkSync, utimesSync, writeSync } from 'node:fs';
+import { appendFileSync, chmodSync, chownSync, closeSync, constants, copyFileSync, existsSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readlinkSync, realpathSync, renameSync, rmdirSync, statSync, utimesSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { mergeClaudeConfig } from './claude-config.js';
 import { LOGIN_SHAPES, mergeLogin } from './login-merge.js';
@@ -103,11 +103,6 @@ function adoptTree(src: string, dest: string): string[] {
 }
 
 /**
- * Claude Code's prompt history as the sandbox appended to it: whole lines, each a JSON object whose pasted texts are
- * named by hashes. Found in review (round 27c): a pasted entry's contentHash is joined to paste-cache/ unchecked, so
- * `../../x` made up-arrow in your claude read that .txt file into your prompt.
- */
-/**
  * A prompt your agent would run as a command when recalled (review, round 27e: Codex's `!id` ran unsandboxed in
  * your own codex on Up and Enter; Claude Code's `!` is its bash mode; `/` its commands), or that hides what it says
  * (bidi overrides, zero-width characters): never carried back.
@@ -126,6 +121,11 @@ const claudeEntry = (trees: readonly string[] | undefined) => (v: JsonObject) =>
 const codexEntry = (v: JsonObject) =>
   typeof v.session_id === 'string' && typeof v.ts === 'number' && recallsSafely(v.text) && Object.keys(v).every((k) => ['session_id', 'ts', 'text'].includes(k));
 
+/**
+ * A prompt history as the sandbox appended to it: whole lines, each a JSON object of the shape its agent writes
+ * (`entry`). Found in review (round 27c): Claude Code's pasted entry's contentHash is joined to paste-cache/
+ * unchecked, so `../../x` made up-arrow in your claude read that .txt file into your prompt.
+ */
 function historyLines(added: Buffer, entry: (v: JsonObject) => boolean): { keep: Buffer; dropped: number } {
   const keep: string[] = [];
   let dropped = 0;
@@ -176,12 +176,6 @@ export function settleView(recordFile: string): string[] {
       const r = mergeLogin(LOGIN_SHAPES[rule === 'claude-login' ? 'claude' : 'codex'], saved?.toString('utf8') ?? null, agent?.toString('utf8') ?? null, current);
       if (r.text !== null && replaceFile(onHost, Buffer.from(r.text)) === 'busy') notes.push(`${where(name)} was being written when the run ended: the sandbox's version is not carried back`);
       if (r.left.length > 0) notes.push(`${where(name)}: changes the sandbox made to ${r.left.join(', ')} are not carried back (only the login itself is)`);
-    } else if (rule === 'replace') {
-      if (hostChanged) notes.push(`${where(name)} changed during the run both on your side and in the sandbox: yours is kept, the sandbox's is not carried back`);
-      else if (v === null) {
-        if (existsSync(onHost)) unlinkSync(onHost);
-      } else if (agent === null) left.push(name);
-      else if (replaceFile(onHost, agent) === 'busy') notes.push(`${where(name)} was being written when the run ended: the sandbox's version is not carried back`);
     } else if (rule === 'append') {
       if (agent === null) {
         if (v !== null) left.push(name);
@@ -190,7 +184,7 @@ export function settleView(recordFile: string): string[] {
       const now = agent;
       const base = saved ?? Buffer.alloc(0);
       if (now.length >= base.length && now.subarray(0, base.length).equals(base)) {
-        const added = name === 'history.jsonl' ? historyLines(now.subarray(base.length), spec.id === 'claude' ? claudeEntry(spec.trees) : codexEntry) : { keep: now.subarray(base.length), dropped: 0 };
+        const added = historyLines(now.subarray(base.length), spec.id === 'claude' ? claudeEntry(spec.trees) : codexEntry);
         if (added.keep.length > 0) appendFileSync(onHost, added.keep, { mode: 0o600 });
         if (added.dropped > 0) notes.push(`${where(name)}: ${added.dropped} line(s) the sandbox added are not carried back (not an entry of this folder's prompt history as your agent writes one)`);
       } else notes.push(`${where(name)} was rewritten in the sandbox, not appended to: not carried back`);

@@ -13,10 +13,12 @@
 // renamed over.
 
 /**
- * How a copy comes back: replaced when yours did not change meanwhile; new
- * lines appended; Claude Code's config merged without its executable keys.
+ * How a copy comes back: new lines appended (a prompt history: the lines of the
+ * shape its agent writes, lib/views/settle.ts); Claude Code's config merged
+ * without its executable keys; a login file as a refresh of the login alone
+ * (lib/views/login-merge.ts), when yours did not change meanwhile.
  */
-export type Merge = 'replace' | 'append' | 'claude-config' | 'claude-login' | 'codex-login';
+export type Merge = 'append' | 'claude-config' | 'claude-login' | 'codex-login';
 
 export interface ViewSpec {
   /** A file name for the run directory: claude, codex. */
