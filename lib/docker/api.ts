@@ -294,11 +294,11 @@ export async function removeVolume(api: EngineApi, name: string): Promise<void> 
   await apiRequest(api, 'DELETE', apiPath(`/volumes/${encodeURIComponent(name)}`, { force: 'true' }), undefined, { timeoutMs: 60_000 }).catch(() => undefined);
 }
 
-export interface StartWatch {
+export interface EventWatch {
   /** Resolves once the engine listens for the container's events (the container may be made after). */
   subscribed: Promise<void>;
-  /** Resolves once the container started (its event, or its state asked every 250 ms); rejects when cancelled. */
-  started: Promise<void>;
+  /** Resolves once the event is heard (a start: or the state asked every 250 ms says it runs); rejects when cancelled. */
+  heard: Promise<void>;
   cancel(): void;
 }
 
@@ -308,17 +308,30 @@ const HEADERS_MS = 30_000;
 
 /**
  * Waits for a container's start through the engine's event stream (no
- * polling): subscribe before the container is made, and `started` resolves
+ * polling): subscribe before the container is made, and `heard` resolves
  * on its start event.
  */
-export function watchStart(api: EngineApi, container: string): StartWatch {
+export function watchStart(api: EngineApi, container: string): EventWatch {
+  return watchEvent(api, container, 'start', true);
+}
+
+/**
+ * Hears a container's end (its `die`: every process of it gone) through the engine's event stream, for what may
+ * start then rather than once its client returned (the engine removes an --rm container after it). Never the only
+ * way: `heard` may never resolve (a stream cut, an engine that says it otherwise).
+ */
+export function watchDie(api: EngineApi, container: string): EventWatch {
+  return watchEvent(api, container, 'die', false);
+}
+
+function watchEvent(api: EngineApi, container: string, event: 'start' | 'die', poll: boolean): EventWatch {
   let req: ReturnType<typeof import('node:http').request> | null = null;
   let settle: { ok: () => void; fail: (e: Error) => void } | null = null;
   let listening = false;
-  const started = new Promise<void>((ok, fail) => (settle = { ok, fail }));
-  started.catch(() => {});
+  const heard = new Promise<void>((ok, fail) => (settle = { ok, fail }));
+  heard.catch(() => {});
   const subscribed = new Promise<void>((ok, fail) => {
-    const filters = JSON.stringify({ type: ['container'], container: [container], event: ['start'] });
+    const filters = JSON.stringify({ type: ['container'], container: [container], event: [event] });
     // The engine answers before it listens: `since` has it replay a start it saw meanwhile (the name is the run's own,
     // so nothing older can be this container's).
     const since = String(Math.floor(Date.now() / 1000) - 5);
@@ -341,7 +354,7 @@ export function watchStart(api: EngineApi, container: string): StartWatch {
           line = line.slice(nl + 1);
           const parsed = parseJson(one);
           // The engine's filter matches names by prefix: the event's own name must be the container's.
-          if (parsed !== null && isStartOf(parsed.value, container)) {
+          if (parsed !== null && isEventOf(parsed.value, event, container)) {
             settle?.ok();
             req?.destroy();
             return;
@@ -368,8 +381,8 @@ export function watchStart(api: EngineApi, container: string): StartWatch {
   subscribed.catch(() => {});
   // The event is the fast way; the container's state, asked every POLL_MS, the sure one (an engine whose events
   // differ, or a stream cut): whichever says it first.
-  let polling = true;
-  void subscribed.then(async () => {
+  let polling = poll;
+  if (poll) void subscribed.then(async () => {
     while (polling) {
       await new Promise((r) => setTimeout(r, POLL_MS));
       if (!polling) return;
@@ -379,10 +392,10 @@ export function watchStart(api: EngineApi, container: string): StartWatch {
       }
     }
   }, () => undefined);
-  void started.then(() => (polling = false), () => (polling = false));
+  void heard.then(() => (polling = false), () => (polling = false));
   return {
     subscribed,
-    started,
+    heard,
     cancel: () => {
       polling = false;
       settle?.fail(new EngineApiError(0, 'cancelled'));
@@ -400,8 +413,8 @@ async function isRunning(api: EngineApi, container: string): Promise<boolean> {
   return isJsonObject(state) && Object.hasOwn(state, 'Running') && state.Running === true;
 }
 
-function isStartOf(v: unknown, container: string): boolean {
-  if (!isJsonObject(v) || !(v.Action === 'start' || v.status === 'start')) return false;
+function isEventOf(v: unknown, event: string, container: string): boolean {
+  if (!isJsonObject(v) || !(v.Action === event || v.status === event)) return false;
   const actor = Object.hasOwn(v, 'Actor') ? v.Actor : null;
   const attributes = isJsonObject(actor) && Object.hasOwn(actor, 'Attributes') ? actor.Attributes : null;
   return isJsonObject(attributes) && Object.hasOwn(attributes, 'name') && attributes.name === container;

@@ -8,7 +8,7 @@ import { BlockList, createServer, isIPv4, type Server } from 'node:net';
 import { type Command, formatCommand } from '../../templates/command.js';
 import { FIREWALL_FAILED, FIREWALL_READY } from '../../templates/docker-firewall.js';
 import { agentCommand, gatewayCommand, HOME_VOLUME, holderCommand, networkCreateCommand, runLabels, runNames, sealedAgentCommand, teardownCommands, teardownContainers } from '../../templates/docker-run.js';
-import { removeContainer } from './api.js';
+import { type EventWatch, removeContainer, watchDie } from './api.js';
 import { imageEntrypoint, listenPath, loopbackDoor, type RunningRelay, startRelay } from './sealed.js';
 import { socketDir } from '../util/socket-dir.js';
 import { WATCHDOG_DONE, watchdogCommand } from '../../templates/docker-watchdog.js';
@@ -152,6 +152,13 @@ export async function executeDocker({ ctx, warn, announce, interactive }: Docker
   // The agents' home volume is measured after the run by a container started now (lib/docker/home-volume.ts); with
   // home_volume_warn = "0" (never warned) it is not measured at all, and the last size kept is dropped (it would be stale).
   const volumeMeasure = sizeBytes(ctx.profile.sandbox.homeVolumeWarn) === 0 ? (forgetSize(home), null) : holdMeasure(ctx.docker, defaultImageRef(ctx.env), HOME_VOLUME, `${names.network}-du`, runLabels(ctx.session, process.pid), home);
+  // Measured as soon as the engine says the agent's container died (its removal and the client's exit still to come), not after.
+  let agentDied: EventWatch | null = null;
+  const measureOnDie = () => {
+    if (volumeMeasure === null || !ctx.api) return;
+    agentDied = watchDie(ctx.api, names.agent);
+    agentDied.heard.then(() => volumeMeasure.begin(), () => undefined);
+  };
   try {
     // Until the network exists nobody may connect; then only its containers (Linux), or anyone on loopback (Desktop's VM forwards from there).
     let accept: (address: string) => boolean = () => false;
@@ -202,6 +209,7 @@ export async function executeDocker({ ctx, warn, announce, interactive }: Docker
       // Through the engine's API, the relay's exec waits for the container's start event: heard from before it is made.
       await relay.subscribed;
       agentStarted = true;
+      measureOnDie();
       const agentRun = runForwarded(sealedAgentCommand(prep.sealed!)).finally(() => (agentEnded = true));
       // A relay that never starts leaves the agent waiting at its gate: its container goes, and the run fails.
       relay.ready.then(() => trace.mark('relay'), (e: Error) => {
@@ -235,6 +243,7 @@ export async function executeDocker({ ctx, warn, announce, interactive }: Docker
     // The upstream trust and the bound hosts' certificates are built while the agent's container starts.
     const interceptor = proxy.interceptor;
     if (interceptor) setImmediate(() => interceptor.warm());
+    measureOnDie();
     exitCode = await runForwarded(agentCommand(prep.agent));
     trace.mark('agent');
     return exitCode;
@@ -246,6 +255,7 @@ export async function executeDocker({ ctx, warn, announce, interactive }: Docker
   } finally {
     // The agents' home volume, measured while the rest is taken down.
     relay?.stop();
+    (agentDied as EventWatch | null)?.cancel();
     door?.close();
     const measuring = volumeMeasure !== null && (holder !== null || agentStarted) ? volumeMeasure.measure() : null;
     if (!measuring) volumeMeasure?.cancel();

@@ -50,6 +50,8 @@ export async function measureVolume(docker: string, image: string, volume: strin
 export interface HeldMeasure {
   /** Measures now (the run's agent container is gone) and resolves with the size, or why it is unknown. */
   measure(): Promise<Size>;
+  /** Has du start now (the agent's container is gone: nothing more writes the volume); measure() reads its line. */
+  begin(): void;
   /** Ends it unmeasured. */
   cancel(): void;
 }
@@ -83,9 +85,16 @@ export function holdMeasure(docker: string, image: string, volume: string, name:
     s.child.stderr?.destroy();
     s.child.unref();
   };
+  let begun = false;
+  const begin = () => {
+    if (begun) return;
+    begun = true;
+    s.child.stdin?.end('\n');
+  };
   return {
+    begin,
     async measure() {
-      s.child.stdin?.end('\n');
+      begin();
       let timer: NodeJS.Timeout | undefined;
       const late = new Promise<Size>((resolve) => {
         timer = setTimeout(() => resolve({ why: `du did not finish in ${MEASURE_TIMEOUT_MS / 1000} s` }), MEASURE_TIMEOUT_MS);
@@ -99,6 +108,7 @@ export function holdMeasure(docker: string, image: string, volume: string, name:
       return size;
     },
     cancel() {
+      begun = true;
       s.child.stdin?.end();
       release();
     },

@@ -197,7 +197,7 @@ export function startRelay(o: RelayOptions): RunningRelay {
         // Bounded as the CLI's tries are: a start never heard fails the run (said), not only the gate's own minute.
         let timer: NodeJS.Timeout | undefined;
         const heard = watch === null ? 'started' : await Promise.race([
-          watch.started.then(() => 'started' as const, (e: Error) => e),
+          watch.heard.then(() => 'started' as const, (e: Error) => e),
           new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), RELAY_START_MS))),
         ]).finally(() => clearTimeout(timer));
         if (stopped || o.agentEnded()) throw new SandboxUnavailableError('the agent ended before the relay started');

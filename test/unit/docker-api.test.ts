@@ -11,7 +11,7 @@ import type { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { apiRequest, closeApi, type EngineApi, engineApiOf, engineApiOfEndpoint, EngineApiError, execAttach, removeContainer, watchStart } from '../../lib/docker/api.js';
+import { apiRequest, closeApi, type EngineApi, engineApiOf, engineApiOfEndpoint, EngineApiError, execAttach, removeContainer, watchDie, watchStart } from '../../lib/docker/api.js';
 import { readFileSync } from 'node:fs';
 import { imageRefPath } from '../../lib/docker/engine.js';
 
@@ -219,7 +219,7 @@ test('watchStart: subscribed once the engine answers; started on the container\'
   const w = watchStart(api, 'stashbase-agent-run-x-agent');
   await w.subscribed;
   let started = false;
-  void w.started.then(() => (started = true));
+  void w.heard.then(() => (started = true));
   const url = new URL(seen[0]!.url, 'http://docker');
   assert.equal(url.pathname, '/events');
   assert.deepEqual(JSON.parse(url.searchParams.get('filters')!), { type: ['container'], container: ['stashbase-agent-run-x-agent'], event: ['start'] });
@@ -232,7 +232,7 @@ test('watchStart: subscribed once the engine answers; started on the container\'
   await new Promise((r) => setTimeout(r, 50));
   assert.equal(started, false);
   (stream as ServerResponse | null)!.write('rt","Action":"start","Type":"container","Actor":{"ID":"c0ffee","Attributes":{"name":"stashbase-agent-run-x-agent"}}}\n');
-  await w.started;
+  await w.heard;
 
   // An event stream that floods one endless line, or ends: no longer read, and the container's state is asked instead
   // (every 250 ms), as for an engine whose events differ.
@@ -245,12 +245,12 @@ test('watchStart: subscribed once the engine answers; started on the container\'
   const f = watchStart(flood.api, 'c');
   await f.subscribed;
   let floodStarted = false;
-  void f.started.then(() => (floodStarted = true));
+  void f.heard.then(() => (floodStarted = true));
   await new Promise((r) => setTimeout(r, 700));
   assert.equal(floodStarted, false, 'not running yet');
   assert.ok(flood.seen.filter((r) => r.url === '/containers/c/json').length >= 2, 'its state asked');
   running = true;
-  await f.started;
+  await f.heard;
   const ended = await engine((req, _body, res) => {
     if (req.url!.startsWith('/containers/c/json')) return json(res, 200, { State: { Running: true } });
     res.writeHead(200);
@@ -258,7 +258,7 @@ test('watchStart: subscribed once the engine answers; started on the container\'
   });
   const g = watchStart(ended.api, 'c');
   await g.subscribed;
-  await g.started;
+  await g.heard;
   // Cancelled: rejects.
   const c = await engine((_req, _body, res) => {
     res.writeHead(200);
@@ -267,7 +267,31 @@ test('watchStart: subscribed once the engine answers; started on the container\'
   const cw = watchStart(c.api, 'c');
   await cw.subscribed;
   cw.cancel();
-  await assert.rejects(cw.started, /cancelled/);
+  await assert.rejects(cw.heard, /cancelled/);
+});
+
+test('watchDie: heard on the container\'s die event alone, by its exact name; its state never asked (no die is assumed)', async () => {
+  let stream: ServerResponse | null = null;
+  const { api, seen } = await engine((_req, _body, res) => {
+    res.writeHead(200, { 'Content-Type': 'application/json' });
+    res.write('');
+    stream = res;
+  });
+  const w = watchDie(api, 'stashbase-agent-run-x-agent');
+  await w.subscribed;
+  let died = false;
+  void w.heard.then(() => (died = true));
+  const url = new URL(seen[0]!.url, 'http://docker');
+  assert.deepEqual(JSON.parse(url.searchParams.get('filters')!), { type: ['container'], container: ['stashbase-agent-run-x-agent'], event: ['die'] });
+  // Its start, and another container's die whose name begins with this one's: not its end.
+  (stream as ServerResponse | null)!.write('{"status":"start","Action":"start","Actor":{"Attributes":{"name":"stashbase-agent-run-x-agent"}}}\n');
+  (stream as ServerResponse | null)!.write('{"status":"die","Action":"die","Actor":{"Attributes":{"name":"stashbase-agent-run-x-agent-du"}}}\n');
+  await new Promise((r) => setTimeout(r, 600));
+  assert.equal(died, false);
+  assert.deepEqual(seen.map((r) => new URL(r.url, 'http://docker').pathname), ['/events'], 'no state asked');
+  (stream as ServerResponse | null)!.write('{"status":"die","Action":"die","Actor":{"Attributes":{"name":"stashbase-agent-run-x-agent","exitCode":"0"}}}\n');
+  await w.heard;
+  w.cancel();
 });
 
 /**
