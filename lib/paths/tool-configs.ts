@@ -29,10 +29,35 @@ export const TOOL_CONFIGS = [
   '.python-version', 'rust-toolchain', 'rust-toolchain.toml',
   // cargo's project config (build.rustc-wrapper and the like run on your next cargo build).
   '.cargo/config.toml', '.cargo/config',
-  // Package managers' project settings that run programs (yarnPath, script-shell, pnpm's install hooks).
+  // Package managers' project settings that run programs (yarnPath, script-shell, pnpm's install hooks) or choose where
+  // packages come from (an index or registry of the agent's is its code in your next install).
   '.yarnrc', '.yarnrc.yml', '.npmrc', '.pnpmfile.cjs',
-  // Commit-time hook runners: their config names the commands your next commit runs.
-  '.pre-commit-config.yaml', 'lefthook.yml', '.lefthook.yml', 'lefthook-local.yml', '.lefthook-local.yml', '.husky',
+  // (Review, round 28: pnpm 10's settings file names a pnpmfile anywhere, which pnpm install and pnpm run loaded; Yarn's
+  // release and plugins, which yarnPath and every yarn command load; bun's preload and registry; uv's, Poetry's and
+  // PDM's indexes and interpreter; Bundler's local settings, which win over yours; NuGet's sources; Go's workspace,
+  // whose replace directives fetched a module of the agent's on go build; Git LFS's endpoint, where git lfs push sends
+  // your objects.)
+  'pnpm-workspace.yaml', '.yarn/releases', '.yarn/plugins', 'bunfig.toml', 'uv.toml', 'poetry.toml', 'pdm.toml', '.pdm.toml', '.pdm-python',
+  '.bundle', 'nuget.config', 'NuGet.Config', 'NuGet.config', 'go.work', '.lfsconfig',
+  // Build tools' settings that every command of theirs obeys (review, round 28: Maven's .mvn/jvm.config ran a Java agent
+  // from an ignored folder on mvn -v; maven.config and extensions.xml fetched an extension of the agent's): JVM options,
+  // the version or fork a launcher downloads, the launcher's own download address.
+  '.mvn', 'gradle.properties', '.bazelrc', 'user.bazelrc', '.bazelversion', '.bazeliskrc', '.sbtopts', '.jvmopts', '.bsp',
+  // Interpreters, debuggers and editors that read a start-up file from the folder they start in (review, round 28: pdb's
+  // .pdbrc, perl -d's .perldb and Vim's .vimrc with exrc ran the agent's commands): R's .Rprofile and .Renviron, irb's
+  // and pry's, gdb's and lldb's (refused by them unless you allowed it), Vim's other names.
+  '.Rprofile', '.Renviron', '.irbrc', '.pryrc', '.pdbrc', '.perldb', '.vimrc', '.gvimrc', '_vimrc', '.gdbinit', '.lldbinit',
+  // Version files a version manager may read as a path (as .python-version above), and mise's other places.
+  '.node-version', '.nvmrc', '.ruby-version', '.java-version', '.go-version', '.sdkmanrc', '.config/mise', 'mise/config.toml',
+  // What docker compose merges into every docker compose up (a host folder mounted, a privileged container).
+  'compose.override.yaml', 'compose.override.yml', 'docker-compose.override.yaml', 'docker-compose.override.yml',
+  // A dev container's file at the top (its initializeCommand runs on your machine), beside the folder above.
+  '.devcontainer.json',
+  // Commit-time hook runners: their config names the commands your next commit runs (every name they read: review, round
+  // 28, lefthook-local.yaml ran on git commit where only .yml was listed).
+  '.pre-commit-config.yaml', '.husky', '.lintstagedrc', '.lintstagedrc.json', '.lintstagedrc.yaml', '.lintstagedrc.yml',
+  '.lintstagedrc.js', '.lintstagedrc.cjs', '.lintstagedrc.mjs', 'lint-staged.config.js', 'lint-staged.config.cjs', 'lint-staged.config.mjs',
+  ...['lefthook', 'lefthook-local'].flatMap((n) => ['yml', 'yaml', 'toml', 'json', 'jsonc'].flatMap((e) => [`${n}.${e}`, `.${n}.${e}`, `.config/${n}.${e}`])),
   '.gitmodules',
 ];
 
