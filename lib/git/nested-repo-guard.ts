@@ -347,7 +347,13 @@ function dependencyFolder(relative: string, isVenv: (dir: string) => boolean): b
  */
 function settleDependencies(folders: string[]): string[] {
   return folders.map((f) => {
-    const what = f.endsWith('node_modules') ? 'node_modules, whose code Node, npm run and npx load' : "a virtual environment's site-packages, whose code its python, pip and every console script load";
+    const what = f.endsWith('node_modules')
+      ? 'node_modules, whose code Node, npm run and npx load'
+      : /(?:^|\/)site-packages$/.test(f)
+        ? "a virtual environment's site-packages, whose code its python, pip and every console script load"
+        : lstatSync(join(f, 'conda-meta'), { throwIfNoEntry: false })?.isDirectory() === true
+          ? 'a conda environment, whose activation scripts conda activate runs and whose code its commands load'
+          : 'a Python environment, whose code its python, pip and every console script load, and whose settings pip, IPython and Jupyter read';
     const failed = moveAside(f);
     return failed === null
       ? `the agent changed code in ${f} (${what}), where git shows nothing: it was renamed ${f}${SUFFIX}; install it again (npm ci, pip install), or review it, then ${restoreHint(f + SUFFIX, f)} ([filesystem] keep_executables keeps what a run installs there)`
@@ -536,7 +542,7 @@ function checkTree(cwd: string, env: NodeJS.ProcessEnv, since: number, newRepo: 
   // Installed code by its time wherever it lies (found in review: uv's cache and pnpm's store, in allow_write, install by
   // hard links into a workspace's .venv or node_modules outside the run's folder; written through the store's name, that
   // name then removed, a file there had one name and was not the run's).
-  const walk = dotGitsUnder(root, setId, isToolConfigBelow, (rel) => executedKind(rel, sourced, isVenv) !== null, changed, (rel) => dependencyFolder(rel, isVenv) && !keep.some((k) => within(join(root, rel), k)), writableOutside, runChanges(since));
+  const walk = dotGitsUnder(root, setId, isToolConfigBelow, (rel) => executedKind(rel, sourced, isVenv) !== null, changed, (rel) => dependencyFolder(rel, isVenv) && !keep.some((k) => within(join(root, rel), k)), writableOutside, runChanges(since), (rel) => !keep.some((k) => within(join(root, rel), k)));
   if (walk.unreadable.length > 0) {
     warnings.push(`${walk.unreadable.join(', ')} cannot be read (the agent, which writes as you, can close a folder of yours to you, or give it a name stashbase cannot use), so what lies below is unchecked: look there yourself before you run git or your tools there; the rest of the tree was checked`);
   }

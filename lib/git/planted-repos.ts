@@ -137,6 +137,7 @@ export function dotGitsUnder(
   dependencyRoot: (path: string) => boolean = () => false,
   writableOutside: string[] = [],
   installedChanged: ChangeTest | null = changed,
+  environmentRoot: (path: string) => boolean = () => false,
 ): { found: string[]; bare: string[]; setId: string[]; configs: string[]; executed: string[]; renamed: string[]; unreadable: string[]; dependencies: string[]; shared: string[]; folderLinks: Array<{ link: string; dep: string | null }> } {
   const found: string[] = [];
   const renamed: string[] = [];
@@ -177,8 +178,22 @@ export function dotGitsUnder(
     }
     // Whether the folder is a git directory by its contents: three names, noted as they pass.
     const marks: Dirent[] = [];
+    // Whether it is an environment by its contents (a virtual environment's pyvenv.cfg, beside its bin or in it; a conda
+    // environment's conda-meta): installed code and the settings its tools read (pip.conf, etc/ and share/ for IPython
+    // and Jupyter, conda's activation scripts), judged whole (review, round 28: a pip.conf at a virtual environment's
+    // top, an IPython config in its etc/ and a Jupyter kernel's command in its share/ were passed by). Its folders are
+    // walked once its names are all read, with it as theirs.
+    let environment = false;
+    let binAndLib = 0;
+    const names: string[] = [];
+    const folders: Array<[string, boolean, string | null]> = [];
     const visit = (e: Dirent) => {
       if (e.name === 'HEAD' || e.name === 'objects' || e.name === 'refs' || e.name === 'commondir') marks.push(e);
+      if (dep === null && !inGit) {
+        names.push(e.name);
+        if ((e.name === 'pyvenv.cfg' && !e.isDirectory()) || (e.name === 'conda-meta' && e.isDirectory())) environment = true;
+        if ((e.name === 'bin' || e.name === 'lib') && e.isDirectory()) binAndLib++;
+      }
       const full = dir + sep + e.name;
       // node_modules/.bin, a real folder, is judged entry by entry (executed, below), as a command found by name; one
       // that is a link is judged here (found in review: .bin swapped for a link to a folder of the agent's).
@@ -205,8 +220,8 @@ export function dotGitsUnder(
       if (e.name === '.git' && !inGit) {
         if (dir !== root && (e.isDirectory() || e.isFile() || e.isSymbolicLink())) found.push(full);
         // A nested one always (what a test runner finds in it); the top's own, the run's git directory, for setuid bits.
-        if (e.isDirectory() && (setId || (changed !== null && dir !== root))) stack.push([full, true, null]);
-      } else if (e.isDirectory()) stack.push([full, inGit, skip ? null : (dep ?? (!inGit && changed !== null && dependencyRoot(full.slice(root.length + 1)) ? full : null))]);
+        if (e.isDirectory() && (setId || (changed !== null && dir !== root))) folders.push([full, true, null]);
+      } else if (e.isDirectory()) folders.push([full, inGit, skip ? null : (dep ?? (!inGit && changed !== null && dependencyRoot(full.slice(root.length + 1)) ? full : null))]);
       // Every file, whatever its name (found in review: a setuid file named .git was moved aside as a planted repository,
       // its bit kept).
       if (setId && e.isFile() && ((lstatSync(full, { throwIfNoEntry: false })?.mode ?? 0) & 0o6000) !== 0) setIds.push(full);
@@ -282,6 +297,17 @@ export function dotGitsUnder(
       visit(Object.assign(entry, { name }));
     }
     if (!inGit && dir !== root && looksLikeGitDir(dir, marks)) bare.push(dir);
+    // (A pyvenv.cfg in bin/, where Python also finds it: asked only of a folder holding both bin and lib.)
+    if (!environment && binAndLib === 2 && dep === null && !inGit && dir !== root) environment = statSync(dir + sep + 'bin' + sep + 'pyvenv.cfg', { throwIfNoEntry: false })?.isFile() === true;
+    const asEnvironment = environment && dep === null && !inGit && dir !== root && changed !== null && installedChanged !== null && environmentRoot(dir.slice(root.length + 1));
+    if (asEnvironment) {
+      // Its own entries, as a dependency folder's are (its folders' entries are, below it).
+      for (const name of names) {
+        const full = dir + sep + name;
+        if (installedChanged(full, lstatSync(full, { throwIfNoEntry: false }))) dependencies.add(dir);
+      }
+    }
+    for (const f of folders) stack.push(asEnvironment && f[2] === null && !f[1] ? [f[0], false, dir] : f);
   };
   while (stack.length > 0) {
     const [dir, inGit, dep] = stack.pop() as [string, boolean, string | null];

