@@ -353,7 +353,9 @@ function settleDependencies(folders: string[]): string[] {
         ? "a virtual environment's site-packages, whose code its python, pip and every console script load"
         : lstatSync(join(f, 'conda-meta'), { throwIfNoEntry: false })?.isDirectory() === true
           ? 'a conda environment, whose activation scripts conda activate runs and whose code its commands load'
-          : 'a Python environment, whose code its python, pip and every console script load, and whose settings pip, IPython and Jupyter read';
+          : basename(f) === 'vendor' && lstatSync(join(f, 'autoload.php'), { throwIfNoEntry: false }) !== undefined
+            ? "PHP's vendor folder, whose autoload.php every script of the project loads, and whose bin/ composer runs"
+            : 'a Python environment, whose code its python, pip and every console script load, and whose settings pip, IPython and Jupyter read';
     const failed = moveAside(f);
     return failed === null
       ? `the agent changed code in ${f} (${what}), where git shows nothing: it was renamed ${f}${SUFFIX}; install it again (npm ci, pip install), or review it, then ${restoreHint(f + SUFFIX, f)} ([filesystem] keep_executables keeps what a run installs there)`

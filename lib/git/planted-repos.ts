@@ -179,7 +179,7 @@ export function dotGitsUnder(
     // Whether the folder is a git directory by its contents: three names, noted as they pass.
     const marks: Dirent[] = [];
     // Whether it is an environment by its contents (a virtual environment's pyvenv.cfg, beside its bin or in it; a conda
-    // environment's conda-meta): installed code and the settings its tools read (pip.conf, etc/ and share/ for IPython
+    // environment's conda-meta; PHP's vendor folder): installed code and the settings its tools read (pip.conf, etc/ and share/ for IPython
     // and Jupyter, conda's activation scripts), judged whole (review, round 28: a pip.conf at a virtual environment's
     // top, an IPython config in its etc/ and a Jupyter kernel's command in its share/ were passed by). Its folders are
     // walked once its names are all read, with it as theirs.
@@ -193,6 +193,8 @@ export function dotGitsUnder(
         names.push(e.name);
         if ((e.name === 'pyvenv.cfg' && !e.isDirectory()) || (e.name === 'conda-meta' && e.isDirectory())) environment = true;
         if ((e.name === 'bin' || e.name === 'lib') && e.isDirectory()) binAndLib++;
+        // PHP's vendor folder (Composer's): its autoload.php, which every script of the project requires, beside composer/.
+        if (e.name === 'autoload.php' && !e.isDirectory() && dir.endsWith(`${sep}vendor`)) environment = true;
       }
       const full = dir + sep + e.name;
       // node_modules/.bin, a real folder, is judged entry by entry (executed, below), as a command found by name; one
