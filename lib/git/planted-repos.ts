@@ -194,12 +194,10 @@ export function dotGitsUnder(
     // walked once its names are all read, with it as theirs.
     let environment = false;
     let binAndLib = 0;
-    const names: string[] = [];
     const folders: Array<[string, boolean, string | null]> = [];
     const visit = (e: Dirent) => {
       if (e.name === 'HEAD' || e.name === 'objects' || e.name === 'refs' || e.name === 'commondir') marks.push(e);
       if (dep === null && !inGit) {
-        names.push(e.name);
         if ((e.name === 'pyvenv.cfg' && !e.isDirectory()) || (e.name === 'conda-meta' && e.isDirectory())) environment = true;
         if ((e.name === 'bin' || e.name === 'lib') && e.isDirectory()) binAndLib++;
         // PHP's vendor folder (Composer's): its autoload.php, which every script of the project requires, beside composer/.
@@ -314,10 +312,20 @@ export function dotGitsUnder(
     if (!environment && binAndLib === 2 && dep === null && !inGit && dir !== root) environment = statSync(dir + sep + 'bin' + sep + 'pyvenv.cfg', { throwIfNoEntry: false })?.isFile() === true || pythonLib(dir + sep + 'lib');
     const asEnvironment = environment && dep === null && !inGit && dir !== root && changed !== null && installedChanged !== null && environmentRoot(dir.slice(root.length + 1));
     if (asEnvironment) {
-      // Its own entries, as a dependency folder's are (its folders' entries are, below it).
-      for (const name of names) {
-        const full = dir + sep + name;
-        if (installedChanged(full, lstatSync(full, { throwIfNoEntry: false }))) dependencies.add(dir);
+      // Its own entries, as a dependency folder's are (its folders' entries are, below it): read again, a few at a time
+      // (no list of a folder's names is kept: one of millions costs no memory). One that cannot be is counted changed.
+      try {
+        const again = opendirSync(dir, { bufferSize: 256 });
+        try {
+          for (let e = again.readSync(); e !== null && !dependencies.has(dir); e = again.readSync()) {
+            const full = dir + sep + e.name;
+            if (installedChanged(full, lstatSync(full, { throwIfNoEntry: false }))) dependencies.add(dir);
+          }
+        } finally {
+          again.closeSync();
+        }
+      } catch {
+        dependencies.add(dir);
       }
     }
     for (const f of folders) stack.push(asEnvironment && f[2] === null && !f[1] ? [f[0], false, dir] : f);
