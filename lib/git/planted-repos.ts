@@ -194,6 +194,7 @@ export function dotGitsUnder(
     // walked once its names are all read, with it as theirs.
     let environment = false;
     let binAndLib = 0;
+    const linksFrom = folderLinks.length;
     const folders: Array<[string, boolean, string | null]> = [];
     const visit = (e: Dirent) => {
       if (e.name === 'HEAD' || e.name === 'objects' || e.name === 'refs' || e.name === 'commondir') marks.push(e);
@@ -312,6 +313,8 @@ export function dotGitsUnder(
     if (!environment && binAndLib === 2 && dep === null && !inGit && dir !== root) environment = statSync(dir + sep + 'bin' + sep + 'pyvenv.cfg', { throwIfNoEntry: false })?.isFile() === true || pythonLib(dir + sep + 'lib');
     const asEnvironment = environment && dep === null && !inGit && dir !== root && changed !== null && installedChanged !== null && environmentRoot(dir.slice(root.length + 1));
     if (asEnvironment) {
+      // Its own links are its own (a venv's lib64 → lib): judged with it, never alone after it went aside.
+      for (let i = linksFrom; i < folderLinks.length; i++) if ((folderLinks[i] as { dep: string | null }).dep === null) (folderLinks[i] as { dep: string | null }).dep = dir;
       // Its own entries, as a dependency folder's are (its folders' entries are, below it): read again, a few at a time
       // (no list of a folder's names is kept: one of millions costs no memory). One that cannot be is counted changed.
       try {

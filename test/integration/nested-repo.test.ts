@@ -908,7 +908,8 @@ echo swapped
       const r = await cli(['agent', 'run', '--silent', ...flags, '--', 'sh', '-c', rewrite], { env: t.env, cwd: repo, timeoutMs: 90_000 });
       assert.equal(r.code, 0, r.stderr);
       assert.equal(r.stdout, 'rewritten\n');
-      for (const f of [join(repo, 'node_modules'), site]) {
+      // (Round 28: the whole environment, not its site-packages alone.)
+      for (const f of [join(repo, 'node_modules'), join(repo, '.venv')]) {
         assert.match(r.stderr, new RegExp(`the agent changed code in ${f.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(.*\\), where git shows nothing: it was renamed ${f.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\.stashbase-quarantine`), f);
         assert.equal(existsSync(f), false, f);
       }
@@ -953,7 +954,8 @@ echo swapped
       assert.equal(r.code, 0, r.stderr);
       assert.equal(r.stdout, 'planted\n');
       const esc = (p: string) => p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-      for (const f of [join(repo, 'node_modules'), join(repo, 'app', 'node_modules'), site]) {
+      // (Round 28: the whole environment, not its site-packages alone.)
+      for (const f of [join(repo, 'node_modules'), join(repo, 'app', 'node_modules'), join(repo, '.venv')]) {
         assert.match(r.stderr, new RegExp(`the agent changed code in ${esc(f)} \\(.*\\), where git shows nothing: it was renamed`), f);
         assert.equal(lstatSync(f, { throwIfNoEntry: false }), undefined, f);
       }
@@ -966,7 +968,10 @@ echo swapped
       spawnSync(join(repo, '.venv', 'bin', 'python'), ['-c', 'pass'], { cwd: repo, env });
       assert.deepEqual(['-bin', '-nm', '-pth'].filter((x) => existsSync(marker + x)), [], 'your tools ran nothing of the agent');
       // Control: the moved entries put back, each runs the agent's code.
-      for (const f of [join(repo, 'node_modules'), join(repo, 'app', 'node_modules'), site, join(repo, '.venv', 'pyvenv.cfg')]) spawnSync('mv', [`${f}.stashbase-quarantine`, f]);
+      // The environment's own links go aside with it, untouched (found in writing round 28: its lib64 → lib was removed there).
+      if (lstatSync(join(repo, '.venv', 'lib64'), { throwIfNoEntry: false }) === undefined) assert.equal(lstatSync(join(repo, '.venv.stashbase-quarantine', 'lib64'), { throwIfNoEntry: false })?.isSymbolicLink() ?? true, true);
+      assert.ok(!r.stderr.includes('lib64'), r.stderr);
+      for (const f of [join(repo, 'node_modules'), join(repo, 'app', 'node_modules'), join(repo, '.venv'), join(repo, '.venv', 'pyvenv.cfg')]) spawnSync('mv', [`${f}.stashbase-quarantine`, f]);
       spawnSync('sh', ['-c', 'PATH=node_modules/.bin:$PATH tool'], { cwd: repo, env });
       spawnSync('node', ['-e', 'require("lib")'], { cwd: join(repo, 'app'), env });
       spawnSync(join(repo, '.venv', 'bin', 'python'), ['-c', 'pass'], { cwd: repo, env });
