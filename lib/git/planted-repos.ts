@@ -117,12 +117,35 @@ export function moveAside(path: string): string | null {
   }
 }
 
-/** Whether `lib` holds a pythonX.Y folder with site-packages in it (an environment's layout, its pyvenv.cfg gone or not). */
-function pythonLib(lib: string): boolean {
+/**
+ * Whether a folder holding bin and lib is a Python environment by what its
+ * bin or lib still hold (review, round 28b: its pyvenv.cfg, site-packages,
+ * lib64 removed, or lib's entries made files, and its bin/pip ran as yours):
+ * bin/pyvenv.cfg or bin/activate of any type, or an entry of lib named for a
+ * Python (pythonX.Y, pypyX.Y) of any type. Read a few entries at a time, and
+ * any error counted as one (a link loop there is the agent's).
+ */
+function pythonLayout(dir: string): boolean {
+  for (const f of ['pyvenv.cfg', 'activate']) {
+    try {
+      if (lstatSync(dir + sep + 'bin' + sep + f, { throwIfNoEntry: false }) !== undefined) return true;
+    } catch {
+      return true;
+    }
+  }
+  let lib: Dir;
   try {
-    return readdirSync(lib).some((n) => /^python\d/.test(n) && lstatSync(lib + sep + n + sep + 'site-packages', { throwIfNoEntry: false })?.isDirectory() === true);
+    lib = opendirSync(dir + sep + 'lib', { bufferSize: 64 });
   } catch {
     return false;
+  }
+  try {
+    for (let e = lib.readSync(); e !== null; e = lib.readSync()) if (/^(?:python|pypy)\d/.test(e.name)) return true;
+    return false;
+  } catch {
+    return true;
+  } finally {
+    lib.closeSync();
   }
 }
 
@@ -199,10 +222,11 @@ export function dotGitsUnder(
     const visit = (e: Dirent) => {
       if (e.name === 'HEAD' || e.name === 'objects' || e.name === 'refs' || e.name === 'commondir') marks.push(e);
       if (dep === null && !inGit) {
-        if ((e.name === 'pyvenv.cfg' && !e.isDirectory()) || (e.name === 'conda-meta' && e.isDirectory())) environment = true;
+        // Of any type (review, round 28b: conda-meta made a link to a folder outside the tree, which conda still takes).
+        if (e.name === 'pyvenv.cfg' || e.name === 'conda-meta') environment = true;
         if ((e.name === 'bin' || e.name === 'lib') && e.isDirectory()) binAndLib++;
-        // PHP's vendor folder (Composer's): its autoload.php, which every script of the project requires, beside composer/.
-        if (e.name === 'autoload.php' && !e.isDirectory() && dir.endsWith(`${sep}vendor`)) environment = true;
+        // PHP's vendor folder (Composer's): its autoload.php, which every script of the project requires, or composer/.
+        if ((e.name === 'autoload.php' || e.name === 'composer') && dir.endsWith(`${sep}vendor`)) environment = true;
       }
       const full = dir + sep + e.name;
       // node_modules/.bin, a real folder, is judged entry by entry (executed, below), as a command found by name; one
@@ -231,7 +255,13 @@ export function dotGitsUnder(
         if (dir !== root && (e.isDirectory() || e.isFile() || e.isSymbolicLink())) found.push(full);
         // A nested one always (what a test runner finds in it); the top's own, the run's git directory, for setuid bits.
         if (e.isDirectory() && (setId || (changed !== null && dir !== root))) folders.push([full, true, null]);
-      } else if (e.isDirectory()) folders.push([full, inGit, skip ? null : (dep ?? (!inGit && changed !== null && dependencyRoot(full.slice(root.length + 1)) ? full : null))]);
+      } else if (e.isDirectory()) {
+        const newDep = dep === null && !skip && !inGit && changed !== null && dependencyRoot(full.slice(root.length + 1));
+        // One renamed into place, its entries' times old (review, round 28b: a node_modules kept in an ignored folder in
+        // one run, renamed into place in the next, and node ran it): its own time says so.
+        if (newDep && installedChanged !== null && installedChanged(full, lstatSync(full, { throwIfNoEntry: false }))) dependencies.add(full);
+        folders.push([full, inGit, skip ? null : (dep ?? (newDep ? full : null))]);
+      }
       // Every file, whatever its name (found in review: a setuid file named .git was moved aside as a planted repository,
       // its bit kept).
       if (setId && e.isFile() && ((lstatSync(full, { throwIfNoEntry: false })?.mode ?? 0) & 0o6000) !== 0) setIds.push(full);
@@ -310,11 +340,21 @@ export function dotGitsUnder(
     // (A pyvenv.cfg in bin/, where Python also finds it, or none left at all beside a lib/pythonX.Y/site-packages: asked
     // only of a folder holding both bin and lib. Found in review, round 28: with its pyvenv.cfg removed, an environment's
     // bin/pip rewritten was no environment's, and your .venv/bin/pip ran it.)
-    if (!environment && binAndLib === 2 && dep === null && !inGit && dir !== root) environment = statSync(dir + sep + 'bin' + sep + 'pyvenv.cfg', { throwIfNoEntry: false })?.isFile() === true || pythonLib(dir + sep + 'lib');
-    const asEnvironment = environment && dep === null && !inGit && dir !== root && changed !== null && installedChanged !== null && environmentRoot(dir.slice(root.length + 1));
+    // A virtual environment's usual names are one too, whatever they hold (review, round 28b: every marker removed).
+    // (The walk's root too: the caller says it, never moving it.)
+    if (!environment && dep === null && !inGit && dir !== root && (dir.endsWith(`${sep}.venv`) || dir.endsWith(`${sep}venv`))) environment = true;
+    if (!environment && binAndLib === 2 && dep === null && !inGit) environment = pythonLayout(dir);
+    // An environment's folders and links are its own; the root's, only those an environment has (never the whole tree as one).
+    const ownFolder = (f: string) => dir !== root || /^(?:bin|Scripts|lib|lib64|Lib|etc|share|include|Include|conda-meta)$/.test(f.slice(dir.length + 1));
+    const asEnvironment = environment && dep === null && !inGit && changed !== null && installedChanged !== null && environmentRoot(dir === root ? '' : dir.slice(root.length + 1));
     if (asEnvironment) {
+      // Renamed into place, its entries' times old (review, round 28b): its own time says so.
+      if (installedChanged(dir, lstatSync(dir, { throwIfNoEntry: false }))) dependencies.add(dir);
       // Its own links are its own (a venv's lib64 → lib): judged with it, never alone after it went aside.
-      for (let i = linksFrom; i < folderLinks.length; i++) if ((folderLinks[i] as { dep: string | null }).dep === null) (folderLinks[i] as { dep: string | null }).dep = dir;
+      for (let i = linksFrom; i < folderLinks.length; i++) {
+        const l = folderLinks[i] as { link: string; dep: string | null };
+        if (l.dep === null && ownFolder(l.link)) l.dep = dir;
+      }
       // Its own entries, as a dependency folder's are (its folders' entries are, below it): read again, a few at a time
       // (no list of a folder's names is kept: one of millions costs no memory). One that cannot be is counted changed.
       try {
@@ -331,7 +371,7 @@ export function dotGitsUnder(
         dependencies.add(dir);
       }
     }
-    for (const f of folders) stack.push(asEnvironment && f[2] === null && !f[1] ? [f[0], false, dir] : f);
+    for (const f of folders) stack.push(asEnvironment && f[2] === null && !f[1] && ownFolder(f[0]) ? [f[0], false, dir] : f);
   };
   while (stack.length > 0) {
     const [dir, inGit, dep] = stack.pop() as [string, boolean, string | null];

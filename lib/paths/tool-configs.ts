@@ -37,8 +37,8 @@ export const TOOL_CONFIGS = [
   // PDM's indexes and interpreter; Bundler's local settings, which win over yours; NuGet's sources; Go's workspace,
   // whose replace directives fetched a module of the agent's on go build; Git LFS's endpoint, where git lfs push sends
   // your objects.)
-  'pnpm-workspace.yaml', '.yarn/releases', '.yarn/plugins', 'bunfig.toml', 'uv.toml', 'poetry.toml', 'pdm.toml', '.pdm.toml', '.pdm-python',
-  '.bundle', 'nuget.config', 'NuGet.Config', 'NuGet.config', 'go.work', '.lfsconfig',
+  'pnpm-workspace.yaml', '.pnpmfile.mjs', '.yarn/releases', '.yarn/plugins', 'bunfig.toml', 'uv.toml', 'poetry.toml', 'pdm.toml', '.pdm.toml', '.pdm-python',
+  '.bundle/config', 'nuget.config', 'NuGet.Config', 'NuGet.config', 'go.work', '.lfsconfig',
   // Build tools' settings that every command of theirs obeys (review, round 28: Maven's .mvn/jvm.config ran a Java agent
   // from an ignored folder on mvn -v; maven.config and extensions.xml fetched an extension of the agent's): JVM options,
   // the version or fork a launcher downloads, the launcher's own download address.
@@ -48,7 +48,10 @@ export const TOOL_CONFIGS = [
   // and pry's, gdb's and lldb's (refused by them unless you allowed it), Vim's other names.
   '.Rprofile', '.Renviron', '.irbrc', '.pryrc', '.pdbrc', '.perldb', '.vimrc', '.gvimrc', '_vimrc', '.gdbinit', '.lldbinit',
   // Version files a version manager may read as a path (as .python-version above), and mise's other places.
-  '.node-version', '.nvmrc', '.ruby-version', '.java-version', '.go-version', '.sdkmanrc', '.config/mise', 'mise/config.toml',
+  '.node-version', '.nvmrc', '.ruby-version', '.java-version', '.go-version', '.sdkmanrc', '.python-versions',
+  '.config/mise', 'mise/config.toml', 'mise/config.local.toml', '.mise/config.local.toml', '.config/mise.local.toml',
+  // RSpec's options (--require loads a file on every rspec), Android's local.properties (sdk.dir: the tools Gradle runs).
+  '.rspec', '.rspec-local', 'local.properties',
   // What docker compose merges into every docker compose up (a host folder mounted, a privileged container).
   'compose.override.yaml', 'compose.override.yml', 'docker-compose.override.yaml', 'docker-compose.override.yml',
   // A dev container's file at the top (its initializeCommand runs on your machine), beside the folder above.
@@ -61,6 +64,15 @@ export const TOOL_CONFIGS = [
   '.gitmodules',
 ];
 
+
+/**
+ * Files tools load into their environment (review, round 28b: FLASK_APP in an
+ * ignored .env had your flask run the agent's code; docker compose takes
+ * COMPOSE_FILE there, bun and pipenv load it): the agent's own to write for
+ * the app it works on, so neither protected nor moved, but named when the run
+ * made or changed one at the top or in its folder.
+ */
+export const ENV_FILES = ['.env', '.env.local', '.flaskenv'];
 
 /** Those that exist now (what a run protects). */
 export function existingToolConfigs(cwd: string, home: string, allowWrite: string[]): string[] {

@@ -114,8 +114,10 @@ test('an old folder moved into a nested repository already there, holding a hard
   await new Promise((res) => setTimeout(res, 30));
   spawnSync('mv', [join(root, 'node_modules', 'pkg'), join(sub, '.git', 'logs', 'refs', 'heads', 'pkgdir')]);
   const warnings = checkNestedRepos(root, env, since);
-  assert.equal(warnings.length, 1, warnings.join('\n'));
-  assert.match(warnings[0] as string, /sub\/\.git holds logs\/refs\/heads\/pkgdir\/(index|out)\.js \(a (hard|symbolic) link.*\), through which git writes elsewhere\. Its \.git was renamed/);
+  // (Round 28b: node_modules, whose package was moved out, changed too: its own time says so.)
+  assert.equal(warnings.length, 2, warnings.join('\n'));
+  assert.ok(warnings.some((w) => w.startsWith(`the agent changed code in ${join(root, 'node_modules')} (node_modules`)), warnings.join('\n'));
+  assert.match(warnings.find((w) => w.includes('sub/.git holds')) ?? '', /sub\/\.git holds logs\/refs\/heads\/pkgdir\/(index|out)\.js \(a (hard|symbolic) link.*\), through which git writes elsewhere\. Its \.git was renamed/);
   // Control: the same layout left in place, your git appends its reflog line to the store's file through the hard link.
   const ctl = repo('r9-control');
   mkdirSync(join(ctl, '.git', 'logs', 'refs', 'heads', 'pkgdir'), { recursive: true });
@@ -786,4 +788,82 @@ test("(review, round 28) an environment is judged whole, its settings too: a pip
   assert.ok(warnings.some((w) => w.startsWith(`the agent changed code in ${join(root, 'web', 'vendor')} (PHP's vendor folder, whose autoload.php every script of the project loads`)), warnings.join('\n'));
   assert.deepEqual([existsSync(join(root, '.venv')), existsSync(join(root, '.venv.stashbase-quarantine', 'pip.conf')), existsSync(join(root, 'env')), existsSync(join(root, 'web', 'vendor')), existsSync(join(root, '.venv2', 'pyvenv.cfg'))], [false, true, false, false, true]);
   assert.ok(!warnings.some((w) => w.includes('.venv2')), warnings.join('\n'));
+});
+
+test("(review, round 28b) an environment stripped of its markers, or renamed into place, is still judged: a .venv whose pyvenv.cfg, lib64 and site-packages were removed and its bin/pip rewritten; a conda environment whose conda-meta is now a link out of the tree; a node_modules kept in an ignored folder and renamed into place (control: node runs it); and, unlisted, an environment under another name with only its bin/activate left. A link loop at bin/pyvenv.cfg stops no other check. A tracked fixture laid out as an environment is said, never moved", async () => {
+  const root = repo('r28b');
+  const sh = (script: string) => spawnSync('sh', ['-c', script], { cwd: root, env, encoding: 'utf8' });
+  const made = sh([
+    "printf '.venv/\\nenv/\\npy/\\nbuild/\\nnode_modules/\\n' > .gitignore",
+    'python3 -m venv --without-pip .venv',
+    'python3 -m venv --without-pip py',
+    'mkdir -p env/conda-meta env/bin node_modules/lodash fixtures/venv/bin fixtures/venv/lib/python3.11/site-packages',
+    "echo 'module.exports = () => \"real lodash\"' > node_modules/lodash/index.js",
+    "echo 'home = /usr/bin' > fixtures/venv/pyvenv.cfg && echo '{}' > fixtures/venv/expected.json",
+    "echo 'console.log(require(\"lodash\")())' > app.js",
+  ].join(' && '));
+  assert.equal(made.status, 0, made.stderr);
+  git(root, 'add', '.gitignore', 'fixtures', 'app.js');
+  git(root, 'commit', '-qm', 'base');
+  // An earlier run kept a package in an ignored folder (its times old by now).
+  sh("mkdir -p build/nm/lodash && echo 'console.log(\"AGENT-CODE-RAN\"); module.exports = () => \"evil\"' > build/nm/lodash/index.js");
+  const { setTimeout: sleep } = await import('node:timers/promises');
+  await sleep(20);
+  const since = Date.now();
+  await sleep(20);
+  const plant = [
+    "rm -rf .venv/pyvenv.cfg .venv/lib64 .venv/lib/python3*/site-packages && printf '#!/bin/sh\\necho agent\\n' > .venv/bin/pip && chmod +x .venv/bin/pip",
+    "rm -rf env/conda-meta && ln -s /etc env/conda-meta && printf '#!/bin/sh\\necho agent\\n' > env/bin/python",
+    'rm -rf node_modules && mv build/nm node_modules',
+    "rm -rf py/pyvenv.cfg py/lib py/lib64 && mkdir py/lib && printf '#!/bin/sh\\necho agent\\n' > py/bin/pip",
+    'mkdir -p build/loop/bin build/loop/lib build/loop/tests && ln -s pyvenv.cfg build/loop/bin/pyvenv.cfg',
+    `echo "require('fs').writeFileSync('/nonexistent', '')" > build/loop/tests/a.test.js`,
+    "echo '{\"changed\":1}' > fixtures/venv/expected.json",
+  ].join(' && ');
+  const planted = sh(plant);
+  assert.equal(planted.status, 0, planted.stderr);
+  // The control: your node runs the package renamed into place.
+  assert.match(spawnSync(process.execPath, ['app.js'], { cwd: root, encoding: 'utf8' }).stdout, /AGENT-CODE-RAN/, 'control');
+  const warnings = checkNestedRepos(root, env, since);
+  for (const [d, kind] of [['.venv', 'a Python environment'], ['env', 'a conda environment'], ['node_modules', 'node_modules'], ['py', 'a Python environment']] as const) {
+    assert.ok(warnings.some((w) => w.startsWith(`the agent changed code in ${join(root, d)} (${kind}`)), `${d}\n${warnings.join('\n')}`);
+    assert.equal(existsSync(join(root, d)), false, d);
+  }
+  assert.doesNotMatch(spawnSync(process.execPath, ['app.js'], { cwd: root, encoding: 'utf8' }).stdout, /AGENT-CODE-RAN/);
+  assert.equal(existsSync(join(root, 'build', 'loop', 'tests', 'a.test.js')), false, 'the test file below the loop was judged');
+  assert.ok(warnings.some((w) => w.startsWith(`the agent changed ${join(root, 'fixtures', 'venv')} (a Python environment`) && w.includes('a folder holding files git tracks, so it was not moved aside')), warnings.join('\n'));
+  assert.equal(existsSync(join(root, 'fixtures', 'venv', 'expected.json')), true);
+});
+
+test("(review, round 28b) an environment that is the run's own folder, or the folder checked when no repository holds it, is said, never moved: its pip.conf named", async () => {
+  const root = repo('r28c');
+  assert.equal(spawnSync('python3', ['-m', 'venv', '--without-pip', join(root, 'tool')]).status, 0);
+  const plain = join(base, 'r28c-plain');
+  assert.equal(spawnSync('python3', ['-m', 'venv', '--without-pip', plain]).status, 0);
+  const { setTimeout: sleep } = await import('node:timers/promises');
+  await sleep(20);
+  const since = Date.now();
+  await sleep(20);
+  for (const d of [join(root, 'tool'), plain]) writeFileSync(join(d, 'pip.conf'), '[global]\nindex-url = http://127.0.0.1:9/agents-index\n');
+  const inTool = checkNestedRepos(join(root, 'tool'), env, since);
+  assert.ok(inTool.some((w) => w.startsWith(`the agent changed ${join(root, 'tool')} (a Python environment`) && w.includes('which is the folder the run worked in, or holds it, so it was not moved aside')), inTool.join('\n'));
+  const noRepo = checkNestedRepos(plain, env, since, { newRepo: true });
+  assert.ok(noRepo.some((w) => w.startsWith(`the agent changed ${plain} (a Python environment`) && w.includes('not moved aside')), noRepo.join('\n'));
+  assert.deepEqual([existsSync(join(root, 'tool', 'pip.conf')), existsSync(join(plain, 'pip.conf'))], [true, true]);
+});
+
+test("(review, round 28b) a .env the run made or changed (FLASK_APP there had flask run the agent's file) is named, not moved; one it left alone is not", async () => {
+  const root = repo('r28env');
+  writeFileSync(join(root, '.gitignore'), '.env\n.flaskenv\nbuild/\n');
+  writeFileSync(join(root, '.flaskenv'), 'FLASK_APP=app.py\n');
+  git(root, 'add', '.gitignore');
+  git(root, 'commit', '-qm', 'base');
+  const { setTimeout: sleep } = await import('node:timers/promises');
+  await sleep(20);
+  const since = Date.now();
+  await sleep(20);
+  writeFileSync(join(root, '.env'), 'FLASK_APP=build/evil.py\n');
+  const warnings = checkNestedRepos(root, env, since);
+  assert.deepEqual(warnings.filter((w) => w.includes('load into their environment')), [`the agent made or changed ${join(root, '.env')}, which tools load into their environment (Flask's FLASK_APP, docker compose's COMPOSE_FILE, bun, pipenv, direnv's dotenv): review it before you run them there`]);
+  assert.equal(readFileSync(join(root, '.env'), 'utf8'), 'FLASK_APP=build/evil.py\n');
 });
