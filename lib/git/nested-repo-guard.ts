@@ -345,35 +345,35 @@ function dependencyFolder(relative: string, isVenv: (dir: string) => boolean): b
  * the command found by name, and npm test, pip and pytest ran it): the
  * reinstall your tool makes, or the folder restored once reviewed.
  */
-/** What a folder of installed code is, said. */
+/** What a folder of installed code is, said (by its name and what it holds; never a throw: review, round 28c). */
 function dependencyKind(f: string): string {
   if (f.endsWith('node_modules')) return 'node_modules, whose code Node, npm run and npx load';
   if (/(?:^|\/)site-packages$/.test(f)) return "a virtual environment's site-packages, whose code its python, pip and every console script load";
-  if (lstatSync(join(f, 'conda-meta'), { throwIfNoEntry: false }) !== undefined) return 'a conda environment, whose activation scripts conda activate runs and whose code its commands load';
+  if (/(?:^|\/)vendor\/bundle$/.test(f)) return "Bundler's vendor/bundle, whose gems bundle exec loads";
+  if (basename(f) === '__pypackages__') return "PDM's __pypackages__, whose packages its python loads";
+  let conda = false;
+  try {
+    conda = lstatSync(join(f, 'conda-meta'), { throwIfNoEntry: false }) !== undefined;
+  } catch {
+    conda = false;
+  }
+  if (conda) return 'a conda environment, whose activation scripts conda activate runs and whose code its commands load';
   if (basename(f) === 'vendor') return "PHP's vendor folder, whose autoload.php every script of the project loads, and whose bin/ composer runs";
   return 'a Python environment, whose code its python, pip and every console script load, and whose settings pip, IPython and Jupyter read';
 }
 
 /**
- * Environments (not node_modules or a site-packages) that must not be moved
- * aside whole: the walk's root, the run's own folder or one above it, or one
- * holding files git tracks (asked of git, one call each). The rest, and every
- * node_modules and site-packages, are moved.
+ * Environments that cannot be moved aside whole: the walk's root, the run's
+ * own folder or one above it. The rest are moved, files git tracks in them
+ * too (review, round 28c: the index the agent writes said which were tracked,
+ * and one file staged kept the environment in place; git shows the tracked
+ * ones deleted until the folder is restored).
  */
-function splitEnvironments(folders: string[], root: string, tree: string, git: string, repo: boolean): [string[], string[]] {
+function splitEnvironments(folders: string[], root: string, tree: string): [string[], string[]] {
   const top = realOrSelf(tree);
   const move: string[] = [];
   const said: string[] = [];
-  for (const d of folders) {
-    const env = !d.endsWith('node_modules') && !/(?:^|\/)site-packages$/.test(d);
-    const tracked = () => {
-      if (!repo) return false;
-      const r = probe({ file: git, args: ['-C', root, 'ls-files', '-z', '--', `./${d.slice(root.length + 1)}`] }, 60_000, 1 << 20);
-      return r.code !== 0 || r.stdout.length > 0;
-    };
-    if (env && (d === root || d === top || beneath(top, d) || tracked())) said.push(d);
-    else move.push(d);
-  }
+  for (const d of folders) (d === root || d === top || beneath(top, d) ? said : move).push(d);
   return [move, said];
 }
 
@@ -630,14 +630,17 @@ function checkTree(cwd: string, env: NodeJS.ProcessEnv, since: number, newRepo: 
   for (const { link, dep } of walk.folderLinks) {
     if (dep === null || keep.some((k) => within(link, k))) continue;
     const target = judgedTarget(link);
+    // One that leads inside its own folder (a venv's lib64 → lib): what lies there is judged by the walk of that folder,
+    // entry by entry (review, round 28c: the byte-code your python wrote below lib moved the environment aside).
+    if (target !== null && target !== dep && beneath(target, dep) && !written(link)) continue;
     if (target !== null && linkChanged(link, target)) linkedInstalls.add(dep);
   }
   // What lies in a folder of installed code moved aside whole goes with it: named one by one only where it changed itself.
   // (A kept folder inside one keeps it whole: keep_executables = [".venv/lib/python3.12/site-packages"] keeps the environment.)
   const candidates = [...new Set([...walk.dependencies, ...linkedInstalls])].sort().filter((d) => !keep.some((k) => within(d, k) || within(k, d)));
-  // An environment that is the run's own folder or above it, or holds files git tracks (review, round 28b: a tool's
-  // folder that was also a venv, a tracked test fixture laid out as one), is said, never moved aside whole.
-  const [wholly, inPlace] = splitEnvironments(candidates, root, tree, git, gitDir !== null);
+  // An environment that is the run's own folder or above it (review, round 28b: a tool's folder that was also a venv)
+  // is said, never moved aside.
+  const [wholly, inPlace] = splitEnvironments(candidates, root, tree);
   const goesWith = underOneOf(new Set(wholly));
   const changedOrUnknown = (p: string) => {
     try {
@@ -675,7 +678,7 @@ function checkTree(cwd: string, env: NodeJS.ProcessEnv, since: number, newRepo: 
       if (w) warnings.push(`the agent made or changed ${p}, which tools load into their environment (Flask's FLASK_APP, docker compose's COMPOSE_FILE, bun, pipenv, direnv's dotenv): review it before you run them there`);
     }
   }
-  for (const d of inPlace) warnings.push(`the agent changed ${d} (${dependencyKind(d)}), which is ${d === realOrSelf(tree) || beneath(realOrSelf(tree), d) ? 'the folder the run worked in, or holds it' : 'a folder holding files git tracks'}, so it was not moved aside: its commands, code and settings may be the agent's now; make it again (python -m venv --clear, conda create, composer install) before you use it`);
+  for (const d of inPlace) warnings.push(`the agent changed ${d} (${dependencyKind(d)}), which is the folder the run worked in, or holds it, so it was not moved aside: its commands, code and settings may be the agent's now; make it again (python -m venv --clear, conda create, composer install) before you use it`);
   // A write through one name of a file with others (hard links) lands in all of them: not undone by moving this one aside.
   if (walk.shared.length > 0) {
     warnings.push(`the agent changed ${walk.shared.length} file(s) of installed code that have other names (hard links, as a package store such as pnpm's or a local git clone makes): those other names, outside what was moved aside, hold the agent's content too, and stashbase cannot tell where they are: ${walk.shared.slice(0, 5).join(', ')}${walk.shared.length > 5 ? ', …' : ''}; check the store they come from (pnpm store prune, then pnpm install --force) and the projects that share it`);

@@ -192,6 +192,30 @@ export function dotGitsUnder(
   const folderLinks: Array<{ link: string; dep: string | null }> = [];
   const ownGit = root + sep + '.git';
   const stack: Array<[string, boolean, string | null]> = [[root, false, null]];
+  /**
+   * Whether an entry of installed code changed in the run. A folder counts when it was moved or renamed (its time of
+   * change past its contents'), not when an entry was made or removed in it, since each entry is judged itself (review,
+   * round 28c: the __pycache__ your python made in a package moved the whole environment aside). Byte-code caches have
+   * their own rule (removed). A link to a file counts by that file too, where it lies in the tree or where the run could
+   * write (review, round 28c: uv's symlinked install, the file it leads to rewritten in an ignored cache in the tree).
+   */
+  const installedEntryChanged = (full: string, st: Stats | undefined): boolean => {
+    if (installedChanged === null || st === undefined) return false;
+    if (st.isSymbolicLink()) {
+      if (installedChanged(full, st)) return true;
+      try {
+        const real = realpathSync.native(full);
+        const target = lstatSync(real, { throwIfNoEntry: false });
+        if (target === undefined || target.isDirectory()) return false;
+        return (real === root || beneath(real, root) || writableOutsideTree(real, root, writableOutside)) && installedChanged(real, target);
+      } catch {
+        return false;
+      }
+    }
+    if (!installedChanged(full, st)) return false;
+    if (st.isDirectory()) return st.ctimeMs > st.mtimeMs;
+    return !/\.py[co]$/.test(full);
+  };
   const walkOne = (dir: string, inGit: boolean, dep: string | null): void => {
     if (root === sep && kernelFolder(dir)) return;
     let handle: Dir;
@@ -217,6 +241,7 @@ export function dotGitsUnder(
     // walked once its names are all read, with it as theirs.
     let environment = false;
     let binAndLib = 0;
+    let hasBin = false;
     const linksFrom = folderLinks.length;
     const folders: Array<[string, boolean, string | null]> = [];
     const visit = (e: Dirent) => {
@@ -225,6 +250,7 @@ export function dotGitsUnder(
         // Of any type (review, round 28b: conda-meta made a link to a folder outside the tree, which conda still takes).
         if (e.name === 'pyvenv.cfg' || e.name === 'conda-meta') environment = true;
         if ((e.name === 'bin' || e.name === 'lib') && e.isDirectory()) binAndLib++;
+        if ((e.name === 'bin' || e.name === 'Scripts') && e.isDirectory()) hasBin = true;
         // PHP's vendor folder (Composer's): its autoload.php, which every script of the project requires, or composer/.
         if ((e.name === 'autoload.php' || e.name === 'composer') && dir.endsWith(`${sep}vendor`)) environment = true;
       }
@@ -235,7 +261,7 @@ export function dotGitsUnder(
       // (.bin itself counts: one renamed into place, its entries' times old, changes only its own; found in review.)
       if (dep !== null && installedChanged !== null) {
         const st = lstatSync(full, { throwIfNoEntry: false });
-        if (installedChanged(full, st)) {
+        if (installedEntryChanged(full, st)) {
           dependencies.add(dep);
           if (st?.isFile() === true && st.nlink > 1 && shared.length < 1000) shared.push(full);
         }
@@ -259,7 +285,7 @@ export function dotGitsUnder(
         const newDep = dep === null && !skip && !inGit && changed !== null && dependencyRoot(full.slice(root.length + 1));
         // One renamed into place, its entries' times old (review, round 28b: a node_modules kept in an ignored folder in
         // one run, renamed into place in the next, and node ran it): its own time says so.
-        if (newDep && installedChanged !== null && installedChanged(full, lstatSync(full, { throwIfNoEntry: false }))) dependencies.add(full);
+        if (newDep && installedEntryChanged(full, lstatSync(full, { throwIfNoEntry: false }))) dependencies.add(full);
         folders.push([full, inGit, skip ? null : (dep ?? (newDep ? full : null))]);
       }
       // Every file, whatever its name (found in review: a setuid file named .git was moved aside as a planted repository,
@@ -342,14 +368,18 @@ export function dotGitsUnder(
     // bin/pip rewritten was no environment's, and your .venv/bin/pip ran it.)
     // A virtual environment's usual names are one too, whatever they hold (review, round 28b: every marker removed).
     // (The walk's root too: the caller says it, never moving it.)
-    if (!environment && dep === null && !inGit && dir !== root && (dir.endsWith(`${sep}.venv`) || dir.endsWith(`${sep}venv`))) environment = true;
+    // (Review, round 28c: Bundler's vendor/bundle, which bundle exec loads; PDM's __pypackages__.)
+    // A folder named .venv or venv counts where it has a bin (or Scripts): a source package of that name (CPython's
+    // Lib/venv) is none.
+    if (!environment && dep === null && !inGit && dir !== root && (/[\\/](?:__pypackages__|vendor[\\/]bundle)$/.test(dir) || (hasBin && /[\\/]\.?venv$/.test(dir)))) environment = true;
     if (!environment && binAndLib === 2 && dep === null && !inGit) environment = pythonLayout(dir);
     // An environment's folders and links are its own; the root's, only those an environment has (never the whole tree as one).
     const ownFolder = (f: string) => dir !== root || /^(?:bin|Scripts|lib|lib64|Lib|etc|share|include|Include|conda-meta)$/.test(f.slice(dir.length + 1));
     const asEnvironment = environment && dep === null && !inGit && changed !== null && installedChanged !== null && environmentRoot(dir === root ? '' : dir.slice(root.length + 1));
     if (asEnvironment) {
+      try {
       // Renamed into place, its entries' times old (review, round 28b): its own time says so.
-      if (installedChanged(dir, lstatSync(dir, { throwIfNoEntry: false }))) dependencies.add(dir);
+      if (installedEntryChanged(dir, lstatSync(dir, { throwIfNoEntry: false }))) dependencies.add(dir);
       // Its own links are its own (a venv's lib64 → lib): judged with it, never alone after it went aside.
       for (let i = linksFrom; i < folderLinks.length; i++) {
         const l = folderLinks[i] as { link: string; dep: string | null };
@@ -362,12 +392,16 @@ export function dotGitsUnder(
         try {
           for (let e = again.readSync(); e !== null && !dependencies.has(dir); e = again.readSync()) {
             const full = dir + sep + e.name;
-            if (installedChanged(full, lstatSync(full, { throwIfNoEntry: false }))) dependencies.add(dir);
+            if (installedEntryChanged(full, lstatSync(full, { throwIfNoEntry: false }))) dependencies.add(dir);
           }
         } finally {
           again.closeSync();
         }
       } catch {
+        dependencies.add(dir);
+      }
+      } catch {
+        // Whatever it throws (a name past PATH_MAX), it counts as changed; its folders are still walked (below).
         dependencies.add(dir);
       }
     }

