@@ -21,7 +21,7 @@ import { checkoutGit, worktreeOfGitDir } from './run-git-dir.js';
 import { gitDirLink } from './git-dir-links.js';
 import { MAX_GIT_ENTRIES } from './sanitize.js';
 import { noteSharedNames, type SharedNames } from './shared-names.js';
-import { beneath, changedBelow, changeFinder, commondirOf, dotGitsUnder, gitPathFile, kernelJoin, kernelPath, kernelWay, moveAside, movedAside, movesWithin, QUARANTINE, realFolder, realOrSelf, removeLink, runChanges, runWrites, kernelFolder, within, writableOutsideTree } from './planted-repos.js';
+import { beneath, changedBelow, changeFinder, folderOfUnknownPath, commondirOf, dotGitsUnder, gitPathFile, kernelJoin, kernelPath, kernelWay, moveAside, movedAside, movesWithin, QUARANTINE, realFolder, realOrSelf, removeLink, runChanges, runWrites, kernelFolder, within, writableOutsideTree } from './planted-repos.js';
 import { configFoldersOf, ENV_FILES, isToolConfigBelow, quarantineDeeperToolConfigs, quarantineToolConfigs } from '../paths/tool-configs.js';
 import { restoreHint } from '../util/style.js';
 import { shellQuote } from '../../templates/shell-quote.js';
@@ -630,6 +630,11 @@ function checkTree(cwd: string, env: NodeJS.ProcessEnv, since: number, newRepo: 
   for (const { link, dep } of walk.folderLinks) {
     if (dep === null || keep.some((k) => within(link, k))) continue;
     const target = judgedTarget(link);
+    // One whose folder's real path cannot be told (past PATH_MAX; review, round 28d): counted as changed.
+    if (target === null && folderOfUnknownPath(link)) {
+      linkedInstalls.add(dep);
+      continue;
+    }
     // One that leads inside its own folder (a venv's lib64 → lib): what lies there is judged by the walk of that folder,
     // entry by entry (review, round 28c: the byte-code your python wrote below lib moved the environment aside).
     if (target !== null && target !== dep && beneath(target, dep) && !written(link)) continue;

@@ -209,8 +209,10 @@ export function dotGitsUnder(
         const target = lstatSync(real, { throwIfNoEntry: false });
         if (target === undefined || target.isDirectory()) return false;
         return (real === root || beneath(real, root) || writableOutsideTree(real, root, writableOutside)) && installedChanged(real, target);
-      } catch {
-        return false;
+      } catch (e) {
+        // Dangling: nothing there to run. Any other failure (a real path past PATH_MAX, which the kernel still follows
+        // by the links' short names: review, round 28d) cannot be told from a change, so it counts as one.
+        return (e as NodeJS.ErrnoException).code !== 'ENOENT' && (e as NodeJS.ErrnoException).code !== 'ENOTDIR';
       }
     }
     if (!installedChanged(full, st)) return false;
@@ -650,6 +652,25 @@ export function writableOutsideTree(path: string, root: string, outside: string[
  * again (found in review: links to a folder 2,000 levels deep cost 0.1 s
  * each). Null when it is no folder.
  */
+/** Whether `p` leads to a folder whose real path cannot be told (past PATH_MAX): the kernel still follows it (review, round 28d). */
+export function folderOfUnknownPath(p: string): boolean {
+  if (process.platform !== 'linux') return false;
+  let fd: number;
+  try {
+    fd = openSync(p, O_PATH | fsConstants.O_DIRECTORY);
+  } catch {
+    return false;
+  }
+  try {
+    readlinkSync(`/proc/self/fd/${fd}`);
+    return false;
+  } catch {
+    return true;
+  } finally {
+    closeSync(fd);
+  }
+}
+
 export function realFolder(p: string): string | null {
   // Without /proc (macOS, where O_PATH's value means another flag): realpath(3), each prefix walked again (found in
   // review: every link was passed by there).

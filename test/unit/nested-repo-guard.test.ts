@@ -3,7 +3,7 @@
 // out of it), nor hang on a FIFO planted where a pointer file should be.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
@@ -913,4 +913,40 @@ test("(review, round 28c) a file an environment's link leads to, rewritten in an
   assert.ok(warnings.some((w) => w.startsWith(`the agent changed code in ${join(root, '.venv3')} (a Python environment`)), warnings.join('\n'));
   assert.ok(warnings.some((w) => w.startsWith(`the agent left a nested repository at ${join(root, 'evil')}`)), warnings.join('\n'));
   assert.equal(existsSync(join(root, '.venv2', 'bin', 'python')), true, 'the environment only your python wrote byte-code in stays');
+});
+
+test("(review, round 28d) an environment's old links, to a file and to a folder in a folder the run could write, re-aimed into a chain of folders whose real path passes PATH_MAX (the kernel still follows the links' short names): the environment goes aside; control: its python runs the agent's code", async () => {
+  const root = repo('r28d');
+  const cache = join(base, 'r28d-cache');
+  const sh = (script: string, cwd = root) => spawnSync('bash', ['-ec', script], { cwd, env, encoding: 'utf8' });
+  mkdirSync(join(cache, 'archive', 'HASH', 'greet'), { recursive: true });
+  mkdirSync(join(cache, 'pkgs', 'hello'), { recursive: true });
+  writeFileSync(join(cache, 'archive', 'HASH', 'greet', '__init__.py'), 'print("greet: genuine")\n');
+  writeFileSync(join(cache, 'pkgs', 'hello', '__init__.py'), 'print("hello: genuine")\n');
+  const made = sh([
+    "printf '.venv/\\n' > .gitignore",
+    'python3 -m venv --without-pip .venv',
+    'SP=$(echo .venv/lib/python3*/site-packages) && mkdir -p $SP/greet',
+    `ln -s '${cache}/archive/HASH/greet/__init__.py' $SP/greet/__init__.py`,
+    `ln -s '${cache}/pkgs/hello' $SP/hello`,
+  ].join(' && '));
+  assert.equal(made.status, 0, made.stderr);
+  git(root, 'add', '.gitignore');
+  git(root, 'commit', '-qm', 'base');
+  const { setTimeout: sleep } = await import('node:timers/promises');
+  await sleep(20);
+  const since = Date.now();
+  await sleep(20);
+  // The agent's: a chain of folders whose real path is ~4,800 characters, reached by links of short names.
+  const planted = sh([
+    "L=$(printf 'd%.0s' $(seq 1 200)); P=$(printf \"$L/%.0s\" $(seq 1 12)); P=${P%/}",
+    'mkdir -p deep && cd deep && mkdir -p $P && cd $P && mkdir -p $P && (cd $P && mkdir -p greet hello && echo \'print("AGENT-CODE-RAN")\' > greet/__init__.py && echo \'print("AGENT-CODE-RAN")\' > hello/__init__.py) && ln -s $P s2',
+    `cd '${cache}/archive' && ln -s ../deep/$P/s2 NEW && rm -rf HASH && mv -T NEW HASH`,
+    `cd '${cache}/pkgs' && ln -s ../deep/$P/s2/hello NEWH && rm -rf hello && mv -T NEWH hello`,
+  ].join(' && '), cache);
+  assert.equal(planted.status, 0, planted.stderr);
+  for (const mod of ['greet', 'hello']) assert.match(spawnSync(join(root, '.venv', 'bin', 'python'), ['-c', `import ${mod}`], { cwd: root, encoding: 'utf8' }).stdout, /AGENT-CODE-RAN/, `control: ${mod}`);
+  const warnings = checkNestedRepos(root, env, since, { writableOutside: [realpathSync(cache)] });
+  assert.ok(warnings.some((w) => w.startsWith(`the agent changed code in ${join(root, '.venv')} (a Python environment`)), warnings.join('\n'));
+  spawnSync('rm', ['-rf', cache]);
 });
