@@ -22,7 +22,7 @@ import { gitDirLink } from './git-dir-links.js';
 import { MAX_GIT_ENTRIES } from './sanitize.js';
 import { noteSharedNames, type SharedNames } from './shared-names.js';
 import { beneath, changedBelow, changeFinder, folderOfUnknownPath, commondirOf, dotGitsUnder, gitPathFile, kernelJoin, kernelPath, kernelWay, moveAside, movedAside, movesWithin, QUARANTINE, realFolder, realOrSelf, removeLink, runChanges, runWrites, kernelFolder, within, writableOutsideTree } from './planted-repos.js';
-import { configFoldersOf, ENV_FILES, isToolConfigBelow, quarantineDeeperToolConfigs, quarantineToolConfigs } from '../paths/tool-configs.js';
+import { configFoldersOf, ENV_FILES, isNamedFile, isToolConfigBelow, LOCK_FILES, quarantineDeeperToolConfigs, quarantineToolConfigs } from '../paths/tool-configs.js';
 import { restoreHint } from '../util/style.js';
 import { shellQuote } from '../../templates/shell-quote.js';
 import { executedKind, sourcedByEnvrc, venvCheck } from '../paths/host-executed.js';
@@ -568,7 +568,7 @@ function checkTree(cwd: string, env: NodeJS.ProcessEnv, since: number, newRepo: 
   // Installed code by its time wherever it lies (found in review: uv's cache and pnpm's store, in allow_write, install by
   // hard links into a workspace's .venv or node_modules outside the run's folder; written through the store's name, that
   // name then removed, a file there had one name and was not the run's).
-  const walk = dotGitsUnder(root, setId, isToolConfigBelow, (rel) => executedKind(rel, sourced, isVenv) !== null, changed, (rel) => dependencyFolder(rel, isVenv) && !keep.some((k) => within(join(root, rel), k)), writableOutside, runChanges(since), (rel) => !keep.some((k) => within(join(root, rel), k)));
+  const walk = dotGitsUnder(root, setId, (rel) => isToolConfigBelow(rel) || isNamedFile(rel), (rel) => executedKind(rel, sourced, isVenv) !== null, changed, (rel) => dependencyFolder(rel, isVenv) && !keep.some((k) => within(join(root, rel), k)), writableOutside, runChanges(since), (rel) => !keep.some((k) => within(join(root, rel), k)));
   if (walk.unreadable.length > 0) {
     warnings.push(`${walk.unreadable.join(', ')} cannot be read (the agent, which writes as you, can close a folder of yours to you, or give it a name stashbase cannot use), so what lies below is unchecked: look there yourself before you run git or your tools there; the rest of the tree was checked`);
   }
@@ -663,7 +663,8 @@ function checkTree(cwd: string, env: NodeJS.ProcessEnv, since: number, newRepo: 
   if (ask.length > 0 && gitDir !== null) for (const p of ignoredBy(git, root, ask)) hidden.add(p);
   warnings.push(...settleExecuted(root, changedExecuted.filter((p) => !discovered.has(p) || hidden.has(p)), sourced, isVenv));
   // Each also by the folders of its config's name (a .cargo renamed in beside a crate brings an old config.toml).
-  warnings.push(...quarantineDeeperToolConfigs(walk.configs, (p) => {
+  const named = walk.configs.filter((p) => isNamedFile(p.slice(root.length + 1)) && !isToolConfigBelow(p.slice(root.length + 1)));
+  warnings.push(...quarantineDeeperToolConfigs(walk.configs.filter((p) => !named.includes(p)), (p) => {
     try {
       return written(p) || configFoldersOf(p.slice(root.length + 1)).some((f) => written(join(root, f)));
     } catch {
@@ -671,17 +672,21 @@ function checkTree(cwd: string, env: NodeJS.ProcessEnv, since: number, newRepo: 
     }
   }));
   warnings.push(...settleDependencies(wholly));
-  for (const dir of new Set([root, realOrSelf(tree)])) {
-    for (const name of ENV_FILES) {
-      const p = join(dir, name);
-      let w = false;
-      try {
-        w = lstatSync(p, { throwIfNoEntry: false }) !== undefined && written(p);
-      } catch {
-        w = true;
-      }
-      if (w) warnings.push(`the agent made or changed ${p}, which tools load into their environment (Flask's FLASK_APP, docker compose's COMPOSE_FILE, bun, pipenv, direnv's dotenv): review it before you run them there`);
+  // Environment and lock files the run made or changed, at the top, in its folder and below (review, round 28e: Flask
+  // looks for .env upward from where it starts): named, never moved (they are the app's); a lock file only where git does
+  // not show it.
+  const namedChanged = [...new Set([...[root, realOrSelf(tree)].flatMap((dir) => [...ENV_FILES, ...LOCK_FILES].map((n) => join(dir, n))), ...named])].filter((p) => {
+    try {
+      return lstatSync(p, { throwIfNoEntry: false }) !== undefined && written(p);
+    } catch {
+      return true;
     }
+  });
+  const locks = namedChanged.filter((p) => LOCK_FILES.includes(basename(p)));
+  const hiddenLocks = locks.length === 0 ? new Set<string>() : gitDir === null ? new Set(locks) : ignoredBy(git, root, locks);
+  for (const p of namedChanged.sort()) {
+    if (ENV_FILES.includes(basename(p))) warnings.push(`the agent made or changed ${p}, which tools load into their environment (Flask's FLASK_APP, docker compose's COMPOSE_FILE, bun, pipenv, direnv's dotenv): review it before you run them there`);
+    else if (hiddenLocks.has(p)) warnings.push(`the agent made or changed ${p}, a lock file git does not show, which says where your next install takes each package from (a resolved URL of the agent's is its code, install scripts and all): review it, or remove it, before you install there`);
   }
   for (const d of inPlace) warnings.push(`the agent changed ${d} (${dependencyKind(d)}), which is the folder the run worked in, or holds it, so it was not moved aside: its commands, code and settings may be the agent's now; make it again (python -m venv --clear, conda create, composer install) before you use it`);
   // A write through one name of a file with others (hard links) lands in all of them: not undone by moving this one aside.

@@ -74,6 +74,22 @@ export const TOOL_CONFIGS = [
  */
 export const ENV_FILES = ['.env', '.env.local', '.flaskenv'];
 
+/**
+ * Lock files, which name where each package comes from (a resolved URL of the
+ * agent's is its code in your next install: review, round 28e, a
+ * package-lock.json the user's .gitignore hides had npm install run the agent's
+ * postinstall): the agent's to change as it adds packages, so named, not moved,
+ * where git does not show them.
+ */
+export const LOCK_FILES = ['package-lock.json', 'npm-shrinkwrap.json', 'yarn.lock', 'pnpm-lock.yaml', 'bun.lock', 'bun.lockb', 'uv.lock', 'poetry.lock', 'pdm.lock', 'Pipfile.lock', 'Gemfile.lock', 'composer.lock', 'Cargo.lock'];
+
+/** Whether `relative` (a path in the tree, outside node_modules) is an environment or lock file, named when the run changed it. */
+export function isNamedFile(relative: string): boolean {
+  const name = relative.slice(relative.lastIndexOf('/') + 1);
+  if (!ENV_FILES.includes(name) && !LOCK_FILES.includes(name)) return false;
+  return !relative.split('/').includes('node_modules');
+}
+
 /** Those that exist now (what a run protects). */
 export function existingToolConfigs(cwd: string, home: string, allowWrite: string[]): string[] {
   return toolConfigPaths(cwd, home, allowWrite).filter((p) => lstatSync(p, { throwIfNoEntry: false }) !== undefined);

@@ -950,3 +950,25 @@ test("(review, round 28d) an environment's old links, to a file and to a folder 
   assert.ok(warnings.some((w) => w.startsWith(`the agent changed code in ${join(root, '.venv')} (a Python environment`)), warnings.join('\n'));
   spawnSync('rm', ['-rf', cache]);
 });
+
+test("(review, round 28e) an .env in a subfolder (Flask looks upward for it) and a lock file git does not show (npm install took the agent's resolved URL and ran its postinstall) are named; a lock file git shows is left to git status", async () => {
+  const root = repo('r28e');
+  writeFileSync(join(root, '.gitignore'), '.env\npackage-lock.json\n');
+  mkdirSync(join(root, 'app'));
+  mkdirSync(join(root, 'web'));
+  writeFileSync(join(root, 'web', 'yarn.lock'), '# yarn lockfile v1\n');
+  git(root, 'add', '.gitignore', 'web/yarn.lock');
+  git(root, 'commit', '-qm', 'base');
+  const { setTimeout: sleep } = await import('node:timers/promises');
+  await sleep(20);
+  const since = Date.now();
+  await sleep(20);
+  writeFileSync(join(root, 'app', '.env'), 'FLASK_APP=../build/evil.py\n');
+  writeFileSync(join(root, 'package-lock.json'), '{"packages":{"node_modules/left-pad":{"resolved":"http://127.0.0.1:9/left-pad-1.3.0.tgz"}}}\n');
+  writeFileSync(join(root, 'web', 'yarn.lock'), '# yarn lockfile v1\nleft-pad@^1.3.0:\n  resolved "http://127.0.0.1:9/x.tgz"\n');
+  const warnings = checkNestedRepos(root, env, since);
+  assert.ok(warnings.includes(`the agent made or changed ${join(root, 'app', '.env')}, which tools load into their environment (Flask's FLASK_APP, docker compose's COMPOSE_FILE, bun, pipenv, direnv's dotenv): review it before you run them there`), warnings.join('\n'));
+  assert.ok(warnings.some((w) => w.startsWith(`the agent made or changed ${join(root, 'package-lock.json')}, a lock file git does not show`)), warnings.join('\n'));
+  assert.ok(!warnings.some((w) => w.includes('yarn.lock')), warnings.join('\n'));
+  assert.equal(existsSync(join(root, 'app', '.env')), true);
+});
