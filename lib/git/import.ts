@@ -36,6 +36,7 @@ import { decideRefs, type RefDecision, remoteTwins } from './ref-decisions.js';
 import { parseRefFile, readRefStore, type RefValue, sameRefs, sameValue } from './ref-store.js';
 import { checkoutDir, repoFormat, type RunGitDirRecord, sameStamp, SHARED_OBJECTS, stampOf } from './run-git-dir.js';
 import { sanitizeGitDir } from './sanitize.js';
+import { parseRaw, toolConfigOf } from '../worktree/review.js';
 
 export interface ImportReport {
   /** Changes to the run's own branch and HEAD: said as notes. */
@@ -260,6 +261,23 @@ async function commitList(w: Work, d: RefDecision): Promise<string> {
   return [...lines.slice(0, 10).map((l) => `  ${l}`), ...(lines.length > 10 ? ['  …'] : [])].join('\n');
 }
 
+/**
+ * The tool configs (lib/paths/tool-configs.ts) a taken ref's new commits change, against where it was (a new branch:
+ * against where the run's own branch started). The run kept them read-only or moved them aside in your tree, but a
+ * commit carries them past that (review, round 28e: a .gitmodules committed, then removed from the tree and the index,
+ * was what git submodule update --init read from HEAD and cloned; an .npmrc committed came back as HEAD's, for your
+ * next git restore, reset or stash to put in place).
+ */
+async function configsCommitted(w: Work, d: RefDecision, ownStart: string | null): Promise<string[]> {
+  if (!d.take || d.kind === 'deleted' || d.kind === 'symbolic') return [];
+  const to = oidOf(d.agent);
+  const from = d.kind === 'created' ? ownStart : oidOf(d.start);
+  if (to === null || from === null) return [];
+  const r = await run(w, reading(w, ['diff-tree', '-r', '-z', '--no-renames', '--raw', from, to]));
+  if (!r.ok) return [];
+  return [...new Set(parseRaw(r.out).map((c) => c.path).filter((p) => toolConfigOf(p) !== null))].sort();
+}
+
 /** A command to paste, its ref name shell-quoted (git allows $, ( and ; in names); none when the name holds characters shown escaped. */
 function undoHint(d: RefDecision): string {
   const cmd = d.kind === 'created' ? `git update-ref -d ${shellQuote(d.ref)}` : `git update-ref ${shellQuote(d.ref)} ${oidOf(d.start)}`;
@@ -473,6 +491,13 @@ async function importWork(w: Work): Promise<void> {
     if (!d.take || d.ref !== rec.own) report.warnings.push(said);
     else if (d.kind === 'rewritten') report.warnings.push(`${said}; commits that were on it when the run started are no longer on it`);
     else report.own.push(said);
+  }
+  const ownStart = oidOf(decisions.find((d) => d.ref === rec.own)?.start ?? null);
+  for (const d of decisions.slice(0, MAX_NAMED)) {
+    const paths = await configsCommitted(w, d, ownStart);
+    if (paths.length === 0) continue;
+    const shown = paths.slice(0, 10).map((p) => printable(p, true)).join(', ') + (paths.length > 10 ? `, and ${paths.length - 10} more` : '');
+    report.warnings.push(`the agent's commits on ${printable(d.ref, true)} change files your tools run or obey (${shown}): the run kept them as they were in your tree, but git puts the commits' version there on a checkout, reset, restore or stash of them, and git submodule reads .gitmodules from HEAD; review them (git diff ${oidOf(d.kind === 'created' ? null : d.start) ?? ownStart ?? 'HEAD'} ${oidOf(d.agent)} -- <file>) before you do`);
   }
   if (decisions.length > MAX_NAMED) {
     const rest = decisions.slice(MAX_NAMED);

