@@ -53,6 +53,8 @@ export const BUDGET_MS = 600_000;
 export const MAX_PACKS = 256;
 /** Trees nest at most this deep (git 2.42's core.maxTreeDepth): deeper, your git log -p and git diff crash. */
 export const MAX_TREE_DEPTH = 4096;
+/** Taken refs whose new commits are looked at for tool configs (one git each). */
+const CONFIG_LOOKS = 64;
 /** Ref changes named one by one at the end of a run; the rest in one line. */
 const MAX_NAMED = 100;
 /** When git refuses the one transaction, at most this many refs are tried one by one. */
@@ -493,12 +495,19 @@ async function importWork(w: Work): Promise<void> {
     else report.own.push(said);
   }
   const ownStart = oidOf(decisions.find((d) => d.ref === rec.own)?.start ?? null);
-  for (const d of decisions.slice(0, MAX_NAMED)) {
+  // Taken refs, the run's own first (a flood of refs before it hides nothing of it), up to a bound of git calls; past it,
+  // said.
+  const byOwn = [...decisions].filter((d) => d.take).sort((a, b) => Number(b.ref === rec.own) - Number(a.ref === rec.own));
+  let configRefs = 0;
+  if (byOwn.length > CONFIG_LOOKS) report.warnings.push(`the agent's commits on ${byOwn.length - CONFIG_LOOKS} of the refs taken were not looked at for files your tools run or obey (${CONFIG_LOOKS} were): review each taken ref's new commits before you check them out`);
+  for (const d of byOwn.slice(0, CONFIG_LOOKS)) {
     const paths = await configsCommitted(w, d, ownStart);
     if (paths.length === 0) continue;
+    if (++configRefs > MAX_NAMED) continue;
     const shown = paths.slice(0, 10).map((p) => printable(p, true)).join(', ') + (paths.length > 10 ? `, and ${paths.length - 10} more` : '');
     report.warnings.push(`the agent's commits on ${printable(d.ref, true)} change files your tools run or obey (${shown}): the run kept them as they were in your tree, but git puts the commits' version there on a checkout, reset, restore or stash of them, and git submodule reads .gitmodules from HEAD; review them (git diff ${oidOf(d.kind === 'created' ? null : d.start) ?? ownStart ?? 'HEAD'} ${oidOf(d.agent)} -- <file>) before you do`);
   }
+  if (configRefs > MAX_NAMED) report.warnings.push(`and ${configRefs - MAX_NAMED} more refs of the agent's whose commits change files your tools run or obey: review each taken ref's new commits before you check them out`);
   if (decisions.length > MAX_NAMED) {
     const rest = decisions.slice(MAX_NAMED);
     report.warnings.push(`and ${rest.length} more ref changes of the agent's, ${rest.filter((d) => d.take).length} of them taken (git for-each-ref lists your refs; git reflog shows what stashbase wrote, under "${w.message}")`);
