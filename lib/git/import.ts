@@ -270,14 +270,20 @@ async function commitList(w: Work, d: RefDecision): Promise<string> {
  * was what git submodule update --init read from HEAD and cloned; an .npmrc committed came back as HEAD's, for your
  * next git restore, reset or stash to put in place).
  */
-async function configsCommitted(w: Work, d: RefDecision, ownStart: string | null): Promise<string[]> {
+async function configsCommitted(w: Work, d: RefDecision, ownStart: string | null): Promise<string[] | { failed: string }> {
   if (!d.take || d.kind === 'deleted' || d.kind === 'symbolic') return [];
   const to = oidOf(d.agent);
   const from = d.kind === 'created' ? ownStart : oidOf(d.start);
-  if (to === null || from === null) return [];
-  const r = await run(w, reading(w, ['diff-tree', '-r', '-z', '--no-renames', '--raw', from, to]));
-  if (!r.ok) return [];
-  return [...new Set(parseRaw(r.out).map((c) => c.path).filter((p) => toolConfigOf(p) !== null))].sort();
+  if (to === null) return [];
+  // A new branch with no start of the run's own branch to compare with: against nothing (every file of it).
+  const r = await run(w, reading(w, from === null ? ['ls-tree', '-r', '-z', '--name-only', to] : ['diff-tree', '-r', '-z', '--no-renames', '--raw', from, to]));
+  // One git cannot answer for is said, never passed as none (the agent's objects are what it reads).
+  if (!r.ok) return { failed: r.err || 'git failed' };
+  const changes = from === null ? null : parseRaw(r.out);
+  // Every record read, or none taken for read (parseRaw stops at the first it cannot).
+  if (changes !== null && changes.length * 2 !== r.out.split('\0').length - 1) return { failed: 'its changes could not all be read' };
+  const paths = changes === null ? r.out.split('\0').filter(Boolean) : changes.map((c) => c.path);
+  return [...new Set(paths.filter((p) => toolConfigOf(p) !== null))].sort();
 }
 
 /** A command to paste, its ref name shell-quoted (git allows $, ( and ; in names); none when the name holds characters shown escaped. */
@@ -502,6 +508,10 @@ async function importWork(w: Work): Promise<void> {
   if (byOwn.length > CONFIG_LOOKS) report.warnings.push(`the agent's commits on ${byOwn.length - CONFIG_LOOKS} of the refs taken were not looked at for files your tools run or obey (${CONFIG_LOOKS} were): review each taken ref's new commits before you check them out`);
   for (const d of byOwn.slice(0, CONFIG_LOOKS)) {
     const paths = await configsCommitted(w, d, ownStart);
+    if (!Array.isArray(paths)) {
+      report.warnings.push(`the agent's commits on ${printable(d.ref, true)} could not be looked at for files your tools run or obey (${printable(paths.failed, true)}): review them before you check them out`);
+      continue;
+    }
     if (paths.length === 0) continue;
     if (++configRefs > MAX_NAMED) continue;
     const shown = paths.slice(0, 10).map((p) => printable(p, true)).join(', ') + (paths.length > 10 ? `, and ${paths.length - 10} more` : '');
