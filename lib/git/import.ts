@@ -36,7 +36,8 @@ import { decideRefs, type RefDecision, remoteTwins } from './ref-decisions.js';
 import { parseRefFile, readRefStore, type RefValue, sameRefs, sameValue } from './ref-store.js';
 import { checkoutDir, repoFormat, type RunGitDirRecord, sameStamp, SHARED_OBJECTS, stampOf } from './run-git-dir.js';
 import { sanitizeGitDir } from './sanitize.js';
-import { parseRaw, toolConfigOf } from '../worktree/review.js';
+import { toolConfigOf } from '../worktree/review.js';
+import { TOOL_CONFIGS } from '../paths/tool-configs.js';
 
 export interface ImportReport {
   /** Changes to the run's own branch and HEAD: said as notes. */
@@ -272,19 +273,51 @@ async function commitList(w: Work, d: RefDecision): Promise<string> {
  */
 async function configsCommitted(w: Work, d: RefDecision, ownStart: string | null): Promise<string[] | { failed: string }> {
   if (!d.take || d.kind === 'deleted' || d.kind === 'symbolic') return [];
-  const to = oidOf(d.agent);
-  const from = d.kind === 'created' ? ownStart : oidOf(d.start);
+  return configsBetween(w, d.kind === 'created' ? ownStart : oidOf(d.start), oidOf(d.agent));
+}
+
+/**
+ * The tool configs any commit from `from` (exclusive) to `to` adds, changes or
+ * removes, each commit's own changes against each of its parents (review,
+ * round 28f: one added in a commit and removed in the next came back by your
+ * git reset --hard HEAD~1), and links committed at a config folder's name (a
+ * `.cargo` or `.claude` link to a folder of innocent name holding the config).
+ * With no `from`, every file of `to`.
+ */
+async function configsBetween(w: Work, from: string | null, to: string | null): Promise<string[] | { failed: string }> {
   if (to === null) return [];
-  // A new branch with no start of the run's own branch to compare with: against nothing (every file of it).
-  const r = await run(w, reading(w, from === null ? ['ls-tree', '-r', '-z', '--name-only', to] : ['diff-tree', '-r', '-z', '--no-renames', '--raw', from, to]));
+  const r = await run(w, reading(w, from === null ? ['ls-tree', '-r', '-z', '--full-tree', to] : ['log', '--raw', '-z', '-m', '--no-renames', '--format=', `${from}..${to}`]));
   // One git cannot answer for is said, never passed as none (the agent's objects are what it reads).
   if (!r.ok) return { failed: r.err || 'git failed' };
-  const changes = from === null ? null : parseRaw(r.out);
-  // Every record read, or none taken for read (parseRaw stops at the first it cannot).
-  if (changes !== null && changes.length * 2 !== r.out.split('\0').length - 1) return { failed: 'its changes could not all be read' };
-  const paths = changes === null ? r.out.split('\0').filter(Boolean) : changes.map((c) => c.path);
-  return [...new Set(paths.filter((p) => toolConfigOf(p) !== null))].sort();
+  const found = new Set<string>();
+  const fields = r.out.split('\0');
+  for (let i = 0; i < fields.length; i++) {
+    const f = (fields[i] as string).replace(/^\n+/, '');
+    if (f === '') continue;
+    let mode: string;
+    let path: string;
+    if (from === null) {
+      // ls-tree: "<mode> <type> <oid>\t<path>"
+      const m = /^(\d{6}) \S+ [0-9a-f]+\t([\s\S]*)$/.exec(f);
+      if (!m) return { failed: 'its files could not all be read' };
+      [mode, path] = [m[1] as string, m[2] as string];
+    } else {
+      const m = /^:\d{6} (\d{6}) [0-9a-f]+ [0-9a-f]+ [A-Z]\d*$/.exec(f);
+      if (!m || i + 1 >= fields.length) return { failed: 'its changes could not all be read' };
+      [mode, path] = [m[1] as string, fields[++i] as string];
+    }
+    if (toolConfigOf(path) !== null || (mode === '120000' && CONFIG_FOLDER_NAMES.has(path.slice(path.lastIndexOf('/') + 1)))) found.add(path);
+  }
+  return [...found].sort();
 }
+
+/** Paths named in a line: ten at most, the rest counted. */
+function shownPaths(paths: string[]): string {
+  return paths.slice(0, 10).map((p) => printable(p, true)).join(', ') + (paths.length > 10 ? `, and ${paths.length - 10} more` : '');
+}
+
+/** The names of folders a tool config lies in (`.cargo` of `.cargo/config.toml`): a link committed there leads to one. */
+const CONFIG_FOLDER_NAMES = new Set(TOOL_CONFIGS.flatMap((n) => n.split('/').slice(0, -1)));
 
 /** A command to paste, its ref name shell-quoted (git allows $, ( and ; in names); none when the name holds characters shown escaped. */
 function undoHint(d: RefDecision): string {
@@ -514,8 +547,7 @@ async function importWork(w: Work): Promise<void> {
     }
     if (paths.length === 0) continue;
     if (++configRefs > MAX_NAMED) continue;
-    const shown = paths.slice(0, 10).map((p) => printable(p, true)).join(', ') + (paths.length > 10 ? `, and ${paths.length - 10} more` : '');
-    report.warnings.push(`the agent's commits on ${printable(d.ref, true)} change files your tools run or obey (${shown}): the run kept them as they were in your tree, but git puts the commits' version there on a checkout, reset, restore or stash of them, and git submodule reads .gitmodules from HEAD; review them (git diff ${oidOf(d.kind === 'created' ? null : d.start) ?? ownStart ?? 'HEAD'} ${oidOf(d.agent)} -- <file>) before you do`);
+    report.warnings.push(`the agent's commits on ${printable(d.ref, true)} change files your tools run or obey (${shownPaths(paths)}): the run kept them as they were in your tree, but git puts the commits' version there on a checkout, reset, restore or stash of them, and git submodule reads .gitmodules from HEAD; review them (git diff ${oidOf(d.kind === 'created' ? null : d.start) ?? ownStart ?? 'HEAD'} ${oidOf(d.agent)} -- <file>) before you do`);
   }
   if (configRefs > MAX_NAMED) report.warnings.push(`and ${configRefs - MAX_NAMED} more refs of the agent's whose commits change files your tools run or obey: review each taken ref's new commits before you check them out`);
   if (decisions.length > MAX_NAMED) {
@@ -524,6 +556,12 @@ async function importWork(w: Work): Promise<void> {
   }
   if (head !== null && 'refused' in head) report.warnings.push(head.refused);
   if (headValue !== null) await applyHead(w, headValue);
+  // A detached HEAD taken brings its commits as a branch does (review, round 28f: a .gitmodules committed on it).
+  if (headValue !== null && headValue.kind === 'oid') {
+    const paths = await configsBetween(w, ownStart, headValue.oid);
+    if (!Array.isArray(paths)) report.warnings.push(`the commits at the detached HEAD could not be looked at for files your tools run or obey (${printable(paths.failed, true)}): review them before you check anything of them out`);
+    else if (paths.length > 0) report.warnings.push(`the commits at the detached HEAD change files your tools run or obey (${shownPaths(paths)}): the run kept them as they were in your tree, but git puts the commits' version there on a checkout, reset, restore or stash of them, and git submodule reads .gitmodules from HEAD; review them (git diff ${ownStart ?? 'HEAD'} ${headValue.oid} -- <file>) before you do`);
+  }
   if (indexOk) {
     const said = writeIndexBack(there, rec, index as IndexCandidate);
     if (said !== null) report.warnings.push(said);

@@ -22,7 +22,7 @@ import { gitDirLink } from './git-dir-links.js';
 import { MAX_GIT_ENTRIES } from './sanitize.js';
 import { noteSharedNames, type SharedNames } from './shared-names.js';
 import { beneath, changedBelow, changeFinder, folderOfUnknownPath, commondirOf, dotGitsUnder, gitPathFile, kernelJoin, kernelPath, kernelWay, moveAside, movedAside, movesWithin, QUARANTINE, realFolder, realOrSelf, removeLink, runChanges, runWrites, kernelFolder, within, writableOutsideTree } from './planted-repos.js';
-import { configFoldersOf, ENV_FILES, isNamedFile, isToolConfigBelow, LOCK_FILES, quarantineDeeperToolConfigs, quarantineToolConfigs } from '../paths/tool-configs.js';
+import { configFoldersOf, isEnvFileName, isLockFileName, isNamedFile, isToolConfigBelow, quarantineDeeperToolConfigs, quarantineToolConfigs } from '../paths/tool-configs.js';
 import { restoreHint } from '../util/style.js';
 import { shellQuote } from '../../templates/shell-quote.js';
 import { executedKind, sourcedByEnvrc, venvCheck } from '../paths/host-executed.js';
@@ -345,6 +345,9 @@ function dependencyFolder(relative: string, isVenv: (dir: string) => boolean): b
  * the command found by name, and npm test, pip and pytest ran it): the
  * reinstall your tool makes, or the folder restored once reviewed.
  */
+/** Environment and lock files named one by one at the end of a run. */
+const NAMED_FILES_SAID = 20;
+
 /** What a folder of installed code is, said (by its name and what it holds; never a throw: review, round 28c). */
 function dependencyKind(f: string): string {
   if (f.endsWith('node_modules')) return 'node_modules, whose code Node, npm run and npx load';
@@ -675,19 +678,29 @@ function checkTree(cwd: string, env: NodeJS.ProcessEnv, since: number, newRepo: 
   // Environment and lock files the run made or changed, at the top, in its folder and below (review, round 28e: Flask
   // looks for .env upward from where it starts): named, never moved (they are the app's); a lock file only where git does
   // not show it.
-  const namedChanged = [...new Set([...[root, realOrSelf(tree)].flatMap((dir) => [...ENV_FILES, ...LOCK_FILES].map((n) => join(dir, n))), ...named])].filter((p) => {
+  const topNamed = (dir: string) => {
+    try {
+      return readdirSync(dir).filter((n) => isEnvFileName(n) || isLockFileName(n)).map((n) => join(dir, n));
+    } catch {
+      return [];
+    }
+  };
+  const namedChanged = [...new Set([...[root, realOrSelf(tree)].flatMap(topNamed), ...named])].filter((p) => {
     try {
       return lstatSync(p, { throwIfNoEntry: false }) !== undefined && written(p);
     } catch {
       return true;
     }
   });
-  const locks = namedChanged.filter((p) => LOCK_FILES.includes(basename(p)));
+  const locks = namedChanged.filter((p) => isLockFileName(basename(p)));
   const hiddenLocks = locks.length === 0 ? new Set<string>() : gitDir === null ? new Set(locks) : ignoredBy(git, root, locks);
-  for (const p of namedChanged.sort()) {
-    if (ENV_FILES.includes(basename(p))) warnings.push(`the agent made or changed ${p}, which tools load into their environment (Flask's FLASK_APP, docker compose's COMPOSE_FILE, bun, pipenv, direnv's dotenv): review it before you run them there`);
-    else if (hiddenLocks.has(p)) warnings.push(`the agent made or changed ${p}, a lock file git does not show, which says where your next install takes each package from (a resolved URL of the agent's is its code, install scripts and all): review it, or remove it, before you install there`);
+  // Lock files first, then by depth: a flood of .env files cannot bury one (review, round 28f); past a bound, counted.
+  const toName = [...hiddenLocks, ...namedChanged.filter((p) => isEnvFileName(basename(p)))].sort((a, b) => Number(isEnvFileName(basename(a))) - Number(isEnvFileName(basename(b))) || a.split(sep).length - b.split(sep).length || (a < b ? -1 : 1));
+  for (const p of toName.slice(0, NAMED_FILES_SAID)) {
+    if (isEnvFileName(basename(p))) warnings.push(`the agent made or changed ${p}, which tools load into their environment (Flask's FLASK_APP, docker compose's COMPOSE_FILE, bun, Vite, Next.js, pipenv, direnv's dotenv): review it before you run them there`);
+    else warnings.push(`the agent made or changed ${p}, a lock file git does not show, which says where your next install takes each package from (a resolved URL of the agent's is its code, install scripts and all): review it, or remove it, before you install there`);
   }
+  if (toName.length > NAMED_FILES_SAID) warnings.push(`and ${toName.length - NAMED_FILES_SAID} more environment or lock files the agent made or changed (git status --ignored lists them): review them before you run or install there`);
   for (const d of inPlace) warnings.push(`the agent changed ${d} (${dependencyKind(d)}), which is the folder the run worked in, or holds it, so it was not moved aside: its commands, code and settings may be the agent's now; make it again (python -m venv --clear, conda create, composer install) before you use it`);
   // A write through one name of a file with others (hard links) lands in all of them: not undone by moving this one aside.
   if (walk.shared.length > 0) {

@@ -81,12 +81,22 @@ export const ENV_FILES = ['.env', '.env.local', '.flaskenv'];
  * postinstall): the agent's to change as it adds packages, so named, not moved,
  * where git does not show them.
  */
-export const LOCK_FILES = ['package-lock.json', 'npm-shrinkwrap.json', 'yarn.lock', 'pnpm-lock.yaml', 'bun.lock', 'bun.lockb', 'uv.lock', 'poetry.lock', 'pdm.lock', 'Pipfile.lock', 'Gemfile.lock', 'composer.lock', 'Cargo.lock'];
+export const LOCK_FILES = ['package-lock.json', 'npm-shrinkwrap.json', 'yarn.lock', 'pnpm-lock.yaml', 'bun.lock', 'bun.lockb', 'uv.lock', 'poetry.lock', 'pdm.lock', 'Pipfile.lock', 'Gemfile.lock', 'composer.lock', 'Cargo.lock', 'pylock.toml'];
+
+/** An environment file by its name: .env and every .env.<mode>[.local] (bun, Next.js, Vite load them), .flaskenv (review, round 28f). */
+export function isEnvFileName(name: string): boolean {
+  return name === '.flaskenv' || /^\.env(?:\.[^/]+)?$/.test(name);
+}
+
+/** A lock file by its name (PEP 751's pylock.<name>.toml too). */
+export function isLockFileName(name: string): boolean {
+  return LOCK_FILES.includes(name) || /^pylock\.[^/]+\.toml$/.test(name);
+}
 
 /** Whether `relative` (a path in the tree, outside node_modules) is an environment or lock file, named when the run changed it. */
 export function isNamedFile(relative: string): boolean {
   const name = relative.slice(relative.lastIndexOf('/') + 1);
-  if (!ENV_FILES.includes(name) && !LOCK_FILES.includes(name)) return false;
+  if (!isEnvFileName(name) && !isLockFileName(name)) return false;
   return !relative.split('/').includes('node_modules');
 }
 

@@ -130,6 +130,24 @@ for (const backend of ['native', 'docker'] as const) {
       r.git(['reset', '-q', '--hard', 'main~1']);
     });
 
+    test("(review, round 28f) configs that came in by commits the end state hides: an .npmrc added in one commit and removed in the next, a .cargo committed as a link to a folder of innocent name, and a .gitmodules on a detached HEAD: each named", async () => {
+      const start = r.git(['rev-parse', 'main']).trim();
+      const agent = [
+        "mkdir -p tools/cfg && printf '[build]\\nrustc-wrapper = \"/nonexistent\"\\n' > tools/cfg/config.toml && ln -s tools/cfg .cargo && git add tools .cargo && git commit -qm 'agent: tools'",
+        "git update-index --add --cacheinfo 100644,$(printf 'script-shell=/nonexistent\\n' | git hash-object -w --stdin),.npmrc && git commit -qm 'agent: wip' && git rm -q --cached .npmrc && git commit -qm 'agent: feature'",
+        "git checkout -q --detach && printf '[submodule \"lib\"]\\n\\tpath = lib\\n\\turl = git://127.0.0.1:9/evil.git\\n' > .gitmodules && git add .gitmodules && git commit -qm 'agent: det' && git rm -q --cached .gitmodules && rm .gitmodules",
+        'echo done',
+      ].join(' && ');
+      const res = await run(agent);
+      assert.equal(res.code, 0, res.stderr);
+      assert.equal(res.stdout, 'done\n');
+      assert.match(res.stderr, /the agent's commits on refs\/heads\/main change files your tools run or obey \(\.cargo, \.npmrc\)/, res.stderr);
+      assert.match(res.stderr, /the commits at the detached HEAD change files your tools run or obey \(\.cargo, \.gitmodules, \.npmrc\)/, res.stderr);
+      r.git(['checkout', '-q', '-f', 'main']);
+      r.git(['reset', '-q', '--hard', start]);
+      spawnSync('sh', ['-c', 'rm -rf .cargo .cargo.stashbase-quarantine tools'], { cwd: r.root });
+    });
+
     test('a commit whose subject is 8 MiB: the list of what came in cuts it to 100 columns (found in review: a 560 MB subject ended stashbase before its end-of-run checks); control: git log prints it whole', async () => {
       const commit = "head -c 8388608 /dev/zero | tr '\\0' a > ../subject.txt && echo s >> s.txt && git add s.txt && git commit -q -F ../subject.txt && rm ../subject.txt && echo committed";
       const res = await run(commit.replaceAll('../subject.txt', '.subject.txt'));

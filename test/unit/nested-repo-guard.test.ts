@@ -865,7 +865,7 @@ test("(review, round 28b) a .env the run made or changed (FLASK_APP there had fl
   await sleep(20);
   writeFileSync(join(root, '.env'), 'FLASK_APP=build/evil.py\n');
   const warnings = checkNestedRepos(root, env, since);
-  assert.deepEqual(warnings.filter((w) => w.includes('load into their environment')), [`the agent made or changed ${join(root, '.env')}, which tools load into their environment (Flask's FLASK_APP, docker compose's COMPOSE_FILE, bun, pipenv, direnv's dotenv): review it before you run them there`]);
+  assert.deepEqual(warnings.filter((w) => w.includes('load into their environment')), [`the agent made or changed ${join(root, '.env')}, which tools load into their environment (Flask's FLASK_APP, docker compose's COMPOSE_FILE, bun, Vite, Next.js, pipenv, direnv's dotenv): review it before you run them there`]);
   assert.equal(readFileSync(join(root, '.env'), 'utf8'), 'FLASK_APP=build/evil.py\n');
 });
 
@@ -967,8 +967,31 @@ test("(review, round 28e) an .env in a subfolder (Flask looks upward for it) and
   writeFileSync(join(root, 'package-lock.json'), '{"packages":{"node_modules/left-pad":{"resolved":"http://127.0.0.1:9/left-pad-1.3.0.tgz"}}}\n');
   writeFileSync(join(root, 'web', 'yarn.lock'), '# yarn lockfile v1\nleft-pad@^1.3.0:\n  resolved "http://127.0.0.1:9/x.tgz"\n');
   const warnings = checkNestedRepos(root, env, since);
-  assert.ok(warnings.includes(`the agent made or changed ${join(root, 'app', '.env')}, which tools load into their environment (Flask's FLASK_APP, docker compose's COMPOSE_FILE, bun, pipenv, direnv's dotenv): review it before you run them there`), warnings.join('\n'));
+  assert.ok(warnings.includes(`the agent made or changed ${join(root, 'app', '.env')}, which tools load into their environment (Flask's FLASK_APP, docker compose's COMPOSE_FILE, bun, Vite, Next.js, pipenv, direnv's dotenv): review it before you run them there`), warnings.join('\n'));
   assert.ok(warnings.some((w) => w.startsWith(`the agent made or changed ${join(root, 'package-lock.json')}, a lock file git does not show`)), warnings.join('\n'));
   assert.ok(!warnings.some((w) => w.includes('yarn.lock')), warnings.join('\n'));
   assert.equal(existsSync(join(root, 'app', '.env')), true);
+});
+
+test("(review, round 28f) every .env.<mode> and PEP 751's pylock.toml are named too, and a flood of .env files names the lock file first, the rest counted", async () => {
+  const root = repo('r28f');
+  writeFileSync(join(root, '.gitignore'), '.env*\npylock.toml\nfixtures/\n');
+  git(root, 'add', '.gitignore');
+  git(root, 'commit', '-qm', 'base');
+  const { setTimeout: sleep } = await import('node:timers/promises');
+  await sleep(20);
+  const since = Date.now();
+  await sleep(20);
+  for (let i = 0; i < 30; i++) {
+    mkdirSync(join(root, 'fixtures', `a${i}`), { recursive: true });
+    writeFileSync(join(root, 'fixtures', `a${i}`, '.env'), 'X=1\n');
+  }
+  writeFileSync(join(root, '.env.test'), 'NODE_OPTIONS=--require ./build/evil.js\n');
+  writeFileSync(join(root, 'pylock.toml'), '[[packages]]\nname = "six"\n');
+  const warnings = checkNestedRepos(root, env, since);
+  const named = warnings.filter((w) => w.startsWith('the agent made or changed'));
+  assert.equal(named.length, 20, warnings.join('\n'));
+  assert.ok(named[0]!.startsWith(`the agent made or changed ${join(root, 'pylock.toml')}, a lock file git does not show`), named[0]);
+  assert.ok(named[1]!.startsWith(`the agent made or changed ${join(root, '.env.test')}, which tools load`), named[1]);
+  assert.ok(warnings.includes('and 12 more environment or lock files the agent made or changed (git status --ignored lists them): review them before you run or install there'), warnings.join('\n'));
 });
