@@ -650,43 +650,34 @@ export function writableOutsideTree(path: string, root: string, outside: string[
  * The real path of a folder `p` names (links followed), as the kernel tells it
  * of a descriptor: one walk of the path, where realpath(3) walks each prefix
  * again (found in review: links to a folder 2,000 levels deep cost 0.1 s
- * each). Null when it is no folder.
+ * each). Null when it is no folder, or its path cannot be told (folderOfUnknownPath).
  */
-/** Whether `p` leads to a folder whose real path cannot be told (past PATH_MAX): the kernel still follows it (review, round 28d). */
-export function folderOfUnknownPath(p: string): boolean {
-  if (process.platform !== 'linux') return false;
-  let fd: number;
-  try {
-    fd = openSync(p, O_PATH | fsConstants.O_DIRECTORY);
-  } catch {
-    return false;
-  }
-  try {
-    readlinkSync(`/proc/self/fd/${fd}`);
-    return false;
-  } catch {
-    return true;
-  } finally {
-    closeSync(fd);
-  }
+export function realFolder(p: string): string | null {
+  return folderPath(p) ?? null;
 }
 
-export function realFolder(p: string): string | null {
+/** Whether `p` leads to a folder whose real path cannot be told (past PATH_MAX): the kernel still follows it (review, round 28d). */
+export function folderOfUnknownPath(p: string): boolean {
+  return folderPath(p) === null;
+}
+
+/** The real path of the folder `p` leads to; undefined when it is no folder, null when its path cannot be told. */
+function folderPath(p: string): string | null | undefined {
   // Without /proc (macOS, where O_PATH's value means another flag): realpath(3), each prefix walked again (found in
   // review: every link was passed by there).
   if (process.platform !== 'linux') {
     try {
       const real = realpathSync.native(p);
-      return statSync(real).isDirectory() ? real : null;
+      return statSync(real).isDirectory() ? real : undefined;
     } catch {
-      return null;
+      return undefined;
     }
   }
   let fd: number;
   try {
     fd = openSync(p, O_PATH | fsConstants.O_DIRECTORY);
   } catch {
-    return null;
+    return undefined;
   }
   try {
     return readlinkSync(`/proc/self/fd/${fd}`);
