@@ -380,14 +380,19 @@ function splitEnvironments(folders: string[], root: string, tree: string): [stri
   return [move, said];
 }
 
-function settleDependencies(folders: string[]): string[] {
-  return folders.map((f) => {
+function settleDependencies(folders: string[]): { warnings: string[]; moved: Set<string> } {
+  const moved = new Set<string>();
+  const warnings = folders.map((f) => {
     const what = dependencyKind(f);
     const failed = moveAside(f);
+    if (failed === null) moved.add(f);
+    // (One kept aside by an earlier run is in the way: said, review, round 28g.)
+    const earlier = failed === 'ENOTEMPTY' || failed === 'EEXIST' ? `; ${f}${SUFFIX} from an earlier run is in the way: remove it first` : '';
     return failed === null
       ? `the agent changed code in ${f} (${what}), where git shows nothing: it was renamed ${f}${SUFFIX}; install it again (npm ci, pip install), or review it, then ${restoreHint(f + SUFFIX, f)} ([filesystem] keep_executables keeps what a run installs there)`
-      : `the agent changed code in ${f} (${what}), where git shows nothing, and it could not be moved aside (${failed}): remove it and install it again before you run your tools there`;
+      : `the agent changed code in ${f} (${what}), where git shows nothing, and it could not be moved aside (${failed}${earlier}): remove it and install it again before you run your tools there`;
   });
+  return { warnings, moved };
 }
 
 /**
@@ -664,17 +669,22 @@ function checkTree(cwd: string, env: NodeJS.ProcessEnv, since: number, newRepo: 
   // In a folder that is no repository nothing is hidden by git, and nothing shown either: left as written.
   const ask = [...discovered].filter((p) => !hidden.has(p));
   if (ask.length > 0 && gitDir !== null) for (const p of ignoredBy(git, root, ask)) hidden.add(p);
-  warnings.push(...settleExecuted(root, changedExecuted.filter((p) => !discovered.has(p) || hidden.has(p)), sourced, isVenv));
+  // Folders of installed code first: what lies in one moved aside whole goes with it, untouched (review: its files renamed
+  // one by one inside it, then it moved, left an environment that did not work once restored as said, and restore lines
+  // that named paths no longer there). Where one could not be moved, its files are judged one by one as before.
+  const settled = settleDependencies(wholly);
+  warnings.push(...settled.warnings);
+  const wentWith = underOneOf(settled.moved);
+  warnings.push(...settleExecuted(root, changedExecuted.filter((p) => (!discovered.has(p) || hidden.has(p)) && !wentWith(p)), sourced, isVenv));
   // Each also by the folders of its config's name (a .cargo renamed in beside a crate brings an old config.toml).
   const named = walk.configs.filter((p) => isNamedFile(p.slice(root.length + 1)) && !isToolConfigBelow(p.slice(root.length + 1)));
-  warnings.push(...quarantineDeeperToolConfigs(walk.configs.filter((p) => !named.includes(p)), (p) => {
+  warnings.push(...quarantineDeeperToolConfigs(walk.configs.filter((p) => !named.includes(p) && !wentWith(p)), (p) => {
     try {
       return written(p) || configFoldersOf(p.slice(root.length + 1)).some((f) => written(join(root, f)));
     } catch {
       return true; // cannot be told (a path past PATH_MAX): counted (found in review: it ended the whole check)
     }
   }));
-  warnings.push(...settleDependencies(wholly));
   // Environment and lock files the run made or changed, at the top, in its folder and below (review, round 28e: Flask
   // looks for .env upward from where it starts): named, never moved (they are the app's); a lock file only where git does
   // not show it.

@@ -47,8 +47,8 @@ export const TOOL_CONFIGS = [
   // .pdbrc, perl -d's .perldb and Vim's .vimrc with exrc ran the agent's commands): R's .Rprofile and .Renviron, irb's
   // and pry's, gdb's and lldb's (refused by them unless you allowed it), Vim's other names.
   '.Rprofile', '.Renviron', '.irbrc', '.pryrc', '.pdbrc', '.perldb', '.vimrc', '.gvimrc', '_vimrc', '.gdbinit', '.lldbinit',
-  // Version files a version manager may read as a path (as .python-version above), and mise's other places.
-  '.node-version', '.nvmrc', '.ruby-version', '.java-version', '.go-version', '.sdkmanrc', '.python-versions',
+  // Mise's other places. (Other version managers' files, .nvmrc, .ruby-version and kin, are not on the list: none was
+  // found to take a path, and a repository that tracks one would see its every commit by the agent lose its index.)
   '.config/mise', 'mise/config.toml', 'mise/config.local.toml', '.mise/config.local.toml', '.config/mise.local.toml',
   // RSpec's options (--require loads a file on every rspec), Android's local.properties (sdk.dir: the tools Gradle runs).
   '.rspec', '.rspec-local', 'local.properties',
@@ -127,7 +127,7 @@ export function quarantineToolConfigs(missing: string[], since: number | null): 
 function setAside(p: string, did: string, when: string, before: string): string {
   const failed = moveAside(p);
   return failed === null
-    ? `the agent ${did} ${p}, which your own tools would run or obey ${when}: it was renamed ${p}${QUARANTINE}; review it, then ${restoreHint(p + QUARANTINE, p)}`
+    ? `the agent ${did} ${p}, which your own tools would run or obey ${when}: it was renamed ${p}${QUARANTINE}; review it, then ${restoreHint(p + QUARANTINE, p)} (a profile's allow_write naming it lets the agent write it: docs/profiles.md)`
     : `the agent ${did} ${p}, which your own tools would run or obey, and it could not be moved aside (${failed}): review it before you ${before}`;
 }
 
@@ -175,8 +175,17 @@ export function configFoldersOf(relative: string): string[] {
  * their own folder (a package's .npmrc, a crate's .cargo/config.toml).
  */
 export function quarantineDeeperToolConfigs(found: string[], written: (p: string) => boolean): string[] {
-  // One at a time: a folder moved aside takes the files below it along (they are then not there to check).
-  return found.flatMap((p) => (written(p) ? [setAside(p, 'made or changed', 'in that folder', 'work in that folder')] : []));
+  // One at a time, outermost first: a folder moved aside takes the files below it along, untouched (review, round 28g:
+  // .config/mise/config.toml renamed inside .config/mise, then the folder moved, left a restore line to a path gone).
+  const out: string[] = [];
+  const moved: string[] = [];
+  for (const p of [...found].sort((a, b) => a.length - b.length)) {
+    if (moved.some((m) => p.startsWith(`${m}/`)) || !written(p)) continue;
+    const said = setAside(p, 'made or changed', 'in that folder', 'work in that folder');
+    if (lstatSync(p, { throwIfNoEntry: false }) === undefined) moved.push(p);
+    out.push(said);
+  }
+  return out;
 }
 
 /** Their paths in the working directory (and at the repository's top, when that is higher), but those allow_write opens. */

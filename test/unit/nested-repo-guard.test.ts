@@ -962,3 +962,26 @@ test("(review, round 28f) every .env.<mode> and PEP 751's pylock.toml are named 
   assert.ok(named[1]!.startsWith(`the agent made or changed ${join(root, '.env.test')}, which tools load`), named[1]);
   assert.ok(warnings.includes('and 12 more environment or lock files the agent made or changed (git status --ignored lists them): review them before you run or install there'), warnings.join('\n'));
 });
+
+test("(review, round 28g) an environment moved aside whole keeps what is in it as it was (its bin/pip, its .pth): restored as said, its python runs; one an earlier run kept aside in the way is said", async () => {
+  const root = repo('r28g');
+  const sh = shIn(root);
+  assert.equal(sh("printf '.venv/\\n' > .gitignore && python3 -m venv --without-pip .venv").status, 0);
+  git(root, 'add', '.gitignore');
+  git(root, 'commit', '-qm', 'base');
+  const since = await runStarts();
+  assert.equal(sh("printf '#!/bin/sh\\necho pip\\n' > .venv/bin/pip && chmod +x .venv/bin/pip && echo 'import os' > $(echo .venv/lib/python3*/site-packages)/x.pth").status, 0);
+  const warnings = checkNestedRepos(root, env, since);
+  assert.ok(warnings.some((w) => w.startsWith(`the agent changed code in ${join(root, '.venv')} (a Python environment`)), warnings.join('\n'));
+  assert.ok(!warnings.some((w) => w.includes('pip.stashbase-quarantine') || w.includes('x.pth')), warnings.join('\n'));
+  assert.equal(existsSync(join(root, '.venv.stashbase-quarantine', 'bin', 'pip')), true);
+  // Restored as the warning says: its python runs.
+  assert.equal(spawnSync('mv', [join(root, '.venv.stashbase-quarantine'), join(root, '.venv')]).status, 0);
+  assert.equal(spawnSync(join(root, '.venv', 'bin', 'python'), ['-c', 'pass']).status, 0);
+  // A later run's change, with the earlier one kept aside in the way.
+  mkdirSync(join(root, '.venv.stashbase-quarantine', 'old'), { recursive: true });
+  const again = await runStarts();
+  assert.equal(sh("echo 'import os' > $(echo .venv/lib/python3*/site-packages)/y.pth").status, 0);
+  const second = checkNestedRepos(root, env, again);
+  assert.ok(second.some((w) => w.includes(`could not be moved aside (ENOTEMPTY; ${join(root, '.venv')}.stashbase-quarantine from an earlier run is in the way: remove it first)`)), second.join('\n'));
+});
