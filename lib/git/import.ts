@@ -562,9 +562,17 @@ async function importWork(w: Work): Promise<void> {
     if (!Array.isArray(paths)) report.warnings.push(`the commits at the detached HEAD could not be looked at for files your tools run or obey (${printable(paths.failed, true)}): review them before you check anything of them out`);
     else if (paths.length > 0) report.warnings.push(`the commits at the detached HEAD change files your tools run or obey (${shownPaths(paths)}): the run kept them as they were in your tree, but git puts the commits' version there on a checkout, reset, restore or stash of them, and git submodule reads .gitmodules from HEAD; review them (git diff ${ownStart ?? 'HEAD'} ${headValue.oid} -- <file>) before you do`);
   }
+  let indexBack = false;
   if (indexOk) {
     const said = writeIndexBack(there, rec, index as IndexCandidate);
     if (said !== null) report.warnings.push(said);
+    else indexBack = true;
+  }
+  // The sandbox's index did not come back while its commits did (review, round 28g: one staging a read-only config) and
+  // yours differs from the new HEAD: a plain git commit would undo the agent's commits, said.
+  const ownMoved = decisions.some((d) => d.ref === rec.own && d.take && d.kind !== 'deleted' && d.kind !== 'symbolic') || (headValue !== null && headValue.kind === 'oid');
+  if (!indexBack && ownMoved && paused.length === 0 && !(await run(w, yours(w, ['diff-index', '--cached', '--quiet', 'HEAD']))).ok) {
+    report.warnings.push(`your index (${there}/index) is as it was when the run started, while HEAD now has the agent's commits: git status shows their changes staged in reverse, and a plain git commit would undo them; git reset (which leaves your files as they are) makes your index HEAD's, then stage what you want`);
   }
 }
 

@@ -122,6 +122,9 @@ for (const backend of ['native', 'docker'] as const) {
       const line = res.stderr.split('\n').find((l) => l.includes("the agent's commits on refs/heads/main change files your tools run or obey")) ?? '';
       assert.match(line, /\(\.gitmodules, \.npmrc\): the run kept them as they were in your tree, but git puts the commits' version there on a checkout, reset, restore or stash of them, and git submodule reads \.gitmodules from HEAD; review them \(git diff [0-9a-f]{40} [0-9a-f]{40} -- <file>\) before you do/, res.stderr);
       assert.equal(r.git(['log', '-1', '--format=%s', 'main']).trim(), 'agent: submodule', "the agent's commit came in");
+      // (Round 28g) The index did not come back: said, with what a plain commit would do.
+      assert.match(res.stderr, /your index \(\S+\/index\) is as it was when the run started, while HEAD now has the agent's commits: git status shows their changes staged in reverse, and a plain git commit would undo them; git reset \(which leaves your files as they are\) makes your index HEAD's, then stage what you want/);
+      assert.notEqual(spawnSync('git', ['diff-index', '--cached', '--quiet', 'HEAD'], { cwd: r.root, env: r.env }).status, 0, 'your index is behind HEAD');
       // The control: after your git reset (the index made HEAD's), git submodule init takes the agent's URL.
       r.git(['reset', '-q']);
       spawnSync('git', ['submodule', 'init'], { cwd: r.root, env: r.env, encoding: 'utf8' });
