@@ -215,9 +215,7 @@ export function dotGitsUnder(
         return (e as NodeJS.ErrnoException).code !== 'ENOENT' && (e as NodeJS.ErrnoException).code !== 'ENOTDIR';
       }
     }
-    if (!installedChanged(full, st)) return false;
-    if (st.isDirectory()) return false;
-    return !/\.py[co]$/.test(full);
+    return !st.isDirectory() && !/\.py[co]$/.test(full) && installedChanged(full, st);
   };
   const walkOne = (dir: string, inGit: boolean, dep: string | null): void => {
     if (root === sep && kernelFolder(dir)) return;
@@ -378,31 +376,26 @@ export function dotGitsUnder(
         dependencies.add(dep);
       }
     }
-    // (A pyvenv.cfg in bin/, where Python also finds it, or none left at all beside a lib/pythonX.Y/site-packages: asked
-    // only of a folder holding both bin and lib. Found in review, round 28: with its pyvenv.cfg removed, an environment's
-    // bin/pip rewritten was no environment's, and your .venv/bin/pip ran it.)
-    // A virtual environment's usual names are one too, whatever they hold (review, round 28b: every marker removed).
-    // (The walk's root too: the caller says it, never moving it.)
-    // (Review, round 28c: Bundler's vendor/bundle, which bundle exec loads; PDM's __pypackages__.)
-    // A folder named .venv or venv counts where it has a bin (or Scripts): a source package of that name (CPython's
-    // Lib/venv) is none.
+    // Environments by name too: Bundler's vendor/bundle, PDM's __pypackages__ (review, round 28c), and .venv or venv with
+    // a bin or Scripts, whatever else they hold (round 28b: every marker removed; a source package of that name, CPython's
+    // Lib/venv, has no bin). Then a folder holding bin and lib, by what they hold (pythonLayout). The walk's root may be
+    // one: the caller names it, never moving it.
     if (!environment && dep === null && !inGit && dir !== root && (/[\\/](?:__pypackages__|vendor[\\/]bundle)$/.test(dir) || (hasBin && /[\\/]\.?venv$/.test(dir)))) environment = true;
     if (!environment && binAndLib === 2 && dep === null && !inGit) environment = pythonLayout(dir);
     // An environment's folders and links are its own; the root's, only those an environment has (never the whole tree as one).
     const ownFolder = (f: string) => dir !== root || /^(?:bin|Scripts|lib|lib64|Lib|etc|share|include|Include|conda-meta)$/.test(f.slice(dir.length + 1));
     const asEnvironment = environment && dep === null && !inGit && changed !== null && installedChanged !== null && environmentRoot(dir === root ? '' : dir.slice(root.length + 1));
     if (asEnvironment) {
-      try {
-      // Renamed into place, its entries' times old (review, round 28b): its own time says so.
-      if (installedChanged(dir, lstatSync(dir, { throwIfNoEntry: false }))) dependencies.add(dir);
       // Its own links are its own (a venv's lib64 → lib): judged with it, never alone after it went aside.
       for (let i = linksFrom; i < folderLinks.length; i++) {
         const l = folderLinks[i] as { link: string; dep: string | null };
         if (l.dep === null && ownFolder(l.link)) l.dep = dir;
       }
-      // Its own entries, as a dependency folder's are (its folders' entries are, below it): read again, a few at a time
-      // (no list of a folder's names is kept: one of millions costs no memory). One that cannot be is counted changed.
       try {
+        // Renamed into place, its entries' times old (review, round 28b): its own time says so.
+        if (installedChanged(dir, lstatSync(dir, { throwIfNoEntry: false }))) dependencies.add(dir);
+        // Its own entries, as a dependency folder's are (its folders' entries are, below it): read again, a few at a time
+        // (no list of a folder's names is kept: one of millions costs no memory).
         const again = opendirSync(dir, { bufferSize: 256 });
         try {
           for (let e = again.readSync(); e !== null && !dependencies.has(dir); e = again.readSync()) {
@@ -413,9 +406,6 @@ export function dotGitsUnder(
         } finally {
           again.closeSync();
         }
-      } catch {
-        dependencies.add(dir);
-      }
       } catch {
         // Whatever it throws (a name past PATH_MAX), it counts as changed; its folders are still walked (below).
         dependencies.add(dir);
