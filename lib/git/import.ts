@@ -37,7 +37,7 @@ import { parseRefFile, readRefStore, type RefValue, sameRefs, sameValue } from '
 import { checkoutDir, repoFormat, type RunGitDirRecord, sameStamp, SHARED_OBJECTS, stampOf } from './run-git-dir.js';
 import { sanitizeGitDir } from './sanitize.js';
 import { toolConfigOf } from '../worktree/review.js';
-import { TOOL_CONFIGS } from '../paths/tool-configs.js';
+import { isConfigFolderName } from '../paths/tool-configs.js';
 
 export interface ImportReport {
   /** Changes to the run's own branch and HEAD: said as notes. */
@@ -306,18 +306,21 @@ async function configsBetween(w: Work, from: string | null, to: string | null): 
       if (!m || i + 1 >= fields.length) return { failed: 'its changes could not all be read' };
       [mode, path] = [m[1] as string, fields[++i] as string];
     }
-    if (toolConfigOf(path) !== null || (mode === '120000' && CONFIG_FOLDER_NAMES.has(path.slice(path.lastIndexOf('/') + 1)))) found.add(path);
+    if (toolConfigOf(path) !== null || (mode === '120000' && isConfigFolderName(path.slice(path.lastIndexOf('/') + 1)))) found.add(path);
   }
   return [...found].sort();
 }
 
-/** Paths named in a line: ten at most, the rest counted. */
-function shownPaths(paths: string[]): string {
-  return paths.slice(0, 10).map((p) => printable(p, true)).join(', ') + (paths.length > 10 ? `, and ${paths.length - 10} more` : '');
+/**
+ * What is said of the configs commits bring (`where`: "the agent's commits on <ref>", "the commits at the detached
+ * HEAD"): nothing where there are none; ten paths at most, the rest counted.
+ */
+function configsSaid(where: string, paths: string[] | { failed: string }, from: string, to: string): string | null {
+  if (!Array.isArray(paths)) return `${where} could not be looked at for files your tools run or obey (${printable(paths.failed, true)}): review them before you check them out`;
+  if (paths.length === 0) return null;
+  const shown = paths.slice(0, 10).map((p) => printable(p, true)).join(', ') + (paths.length > 10 ? `, and ${paths.length - 10} more` : '');
+  return `${where} change files your tools run or obey (${shown}): the run kept them as they were in your tree, but git puts the commits' version there on a checkout, reset, restore or stash of them, and git submodule reads .gitmodules from HEAD; review them (git diff ${from} ${to} -- <file>) before you do`;
 }
-
-/** The names of folders a tool config lies in (`.cargo` of `.cargo/config.toml`): a link committed there leads to one. */
-const CONFIG_FOLDER_NAMES = new Set(TOOL_CONFIGS.flatMap((n) => n.split('/').slice(0, -1)));
 
 /** A command to paste, its ref name shell-quoted (git allows $, ( and ; in names); none when the name holds characters shown escaped. */
 function undoHint(d: RefDecision): string {
@@ -541,13 +544,9 @@ async function importWork(w: Work): Promise<void> {
   if (byOwn.length > CONFIG_LOOKS) report.warnings.push(`the agent's commits on ${byOwn.length - CONFIG_LOOKS} of the refs taken were not looked at for files your tools run or obey (${CONFIG_LOOKS} were): review each taken ref's new commits before you check them out`);
   for (const d of byOwn.slice(0, CONFIG_LOOKS)) {
     const paths = await configsCommitted(w, d, ownStart);
-    if (!Array.isArray(paths)) {
-      report.warnings.push(`the agent's commits on ${printable(d.ref, true)} could not be looked at for files your tools run or obey (${printable(paths.failed, true)}): review them before you check them out`);
-      continue;
-    }
-    if (paths.length === 0) continue;
-    if (++configRefs > MAX_NAMED) continue;
-    report.warnings.push(`the agent's commits on ${printable(d.ref, true)} change files your tools run or obey (${shownPaths(paths)}): the run kept them as they were in your tree, but git puts the commits' version there on a checkout, reset, restore or stash of them, and git submodule reads .gitmodules from HEAD; review them (git diff ${oidOf(d.kind === 'created' ? null : d.start) ?? ownStart ?? 'HEAD'} ${oidOf(d.agent)} -- <file>) before you do`);
+    if (Array.isArray(paths) && (paths.length === 0 || ++configRefs > MAX_NAMED)) continue;
+    const said = configsSaid(`the agent's commits on ${printable(d.ref, true)}`, paths, oidOf(d.kind === 'created' ? null : d.start) ?? ownStart ?? 'HEAD', oidOf(d.agent) ?? '');
+    if (said !== null) report.warnings.push(said);
   }
   if (configRefs > MAX_NAMED) report.warnings.push(`and ${configRefs - MAX_NAMED} more refs of the agent's whose commits change files your tools run or obey: review each taken ref's new commits before you check them out`);
   if (decisions.length > MAX_NAMED) {
@@ -558,9 +557,8 @@ async function importWork(w: Work): Promise<void> {
   if (headValue !== null) await applyHead(w, headValue);
   // A detached HEAD taken brings its commits as a branch does (review, round 28f: a .gitmodules committed on it).
   if (headValue !== null && headValue.kind === 'oid') {
-    const paths = await configsBetween(w, ownStart, headValue.oid);
-    if (!Array.isArray(paths)) report.warnings.push(`the commits at the detached HEAD could not be looked at for files your tools run or obey (${printable(paths.failed, true)}): review them before you check anything of them out`);
-    else if (paths.length > 0) report.warnings.push(`the commits at the detached HEAD change files your tools run or obey (${shownPaths(paths)}): the run kept them as they were in your tree, but git puts the commits' version there on a checkout, reset, restore or stash of them, and git submodule reads .gitmodules from HEAD; review them (git diff ${ownStart ?? 'HEAD'} ${headValue.oid} -- <file>) before you do`);
+    const said = configsSaid('the commits at the detached HEAD', await configsBetween(w, ownStart, headValue.oid), ownStart ?? 'HEAD', headValue.oid);
+    if (said !== null) report.warnings.push(said);
   }
   let indexBack = false;
   if (indexOk) {

@@ -339,14 +339,38 @@ function dependencyFolder(relative: string, isVenv: (dir: string) => boolean): b
   return venv !== null && isVenv(venv[1] ?? '');
 }
 
-/**
- * Each folder of installed code the run wrote or renamed anything in, moved
- * aside whole (found in review: a file a package loads rewritten, one step past
- * the command found by name, and npm test, pip and pytest ran it): the
- * reinstall your tool makes, or the folder restored once reviewed.
- */
 /** Environment and lock files named one by one at the end of a run. */
 const NAMED_FILES_SAID = 20;
+
+/**
+ * The environment and lock files the run made or changed, named (never moved: they are the app's): those at the top
+ * of `tops` and those the walk found below (`below`); a lock file only where git does not show it (`hidden` asks git).
+ * Lock files first, then by depth: a flood of .env files cannot bury one (review, round 28f); past a bound, counted.
+ */
+function nameEnvAndLockFiles(tops: string[], below: string[], written: (p: string) => boolean, hidden: (locks: string[]) => Set<string>): string[] {
+  const atTop = (dir: string) => {
+    try {
+      return readdirSync(dir).filter((n) => isEnvFileName(n) || isLockFileName(n)).map((n) => join(dir, n));
+    } catch {
+      return [];
+    }
+  };
+  const changed = [...new Set([...tops.flatMap(atTop), ...below])].filter((p) => {
+    try {
+      return lstatSync(p, { throwIfNoEntry: false }) !== undefined && written(p);
+    } catch {
+      return true;
+    }
+  });
+  const isEnv = (p: string) => isEnvFileName(basename(p));
+  const locks = changed.filter((p) => !isEnv(p));
+  const toName = [...(locks.length === 0 ? [] : hidden(locks)), ...changed.filter(isEnv)].sort((a, b) => Number(isEnv(a)) - Number(isEnv(b)) || a.split(sep).length - b.split(sep).length || (a < b ? -1 : 1));
+  const out = toName.slice(0, NAMED_FILES_SAID).map((p) => (isEnv(p)
+    ? `the agent made or changed ${p}, which tools load into their environment (Flask's FLASK_APP, docker compose's COMPOSE_FILE, bun, Vite, Next.js, pipenv, direnv's dotenv): review it before you run them there`
+    : `the agent made or changed ${p}, a lock file git does not show, which says where your next install takes each package from (a resolved URL of the agent's is its code, install scripts and all): review it, or remove it, before you install there`));
+  if (toName.length > NAMED_FILES_SAID) out.push(`and ${toName.length - NAMED_FILES_SAID} more environment or lock files the agent made or changed (git status --ignored lists them): review them before you run or install there`);
+  return out;
+}
 
 /** What a folder of installed code is, said (by its name and what it holds; never a throw: review, round 28c). */
 function dependencyKind(f: string): string {
@@ -380,6 +404,12 @@ function splitEnvironments(folders: string[], root: string, tree: string): [stri
   return [move, said];
 }
 
+/**
+ * Each folder of installed code the run wrote or renamed anything in, moved
+ * aside whole (found in review: a file a package loads rewritten, one step past
+ * the command found by name, and npm test, pip and pytest ran it): the
+ * reinstall your tool makes, or the folder restored once reviewed.
+ */
 function settleDependencies(folders: string[]): { warnings: string[]; moved: Set<string> } {
   const moved = new Set<string>();
   const warnings = folders.map((f) => {
@@ -677,8 +707,8 @@ function checkTree(cwd: string, env: NodeJS.ProcessEnv, since: number, newRepo: 
   const wentWith = underOneOf(settled.moved);
   warnings.push(...settleExecuted(root, changedExecuted.filter((p) => (!discovered.has(p) || hidden.has(p)) && !wentWith(p)), sourced, isVenv));
   // Each also by the folders of its config's name (a .cargo renamed in beside a crate brings an old config.toml).
-  const named = walk.configs.filter((p) => isNamedFile(p.slice(root.length + 1)) && !isToolConfigBelow(p.slice(root.length + 1)));
-  warnings.push(...quarantineDeeperToolConfigs(walk.configs.filter((p) => !named.includes(p) && !wentWith(p)), (p) => {
+  const named = new Set(walk.configs.filter((p) => isNamedFile(p.slice(root.length + 1)) && !isToolConfigBelow(p.slice(root.length + 1))));
+  warnings.push(...quarantineDeeperToolConfigs(walk.configs.filter((p) => !named.has(p) && !wentWith(p)), (p) => {
     try {
       return written(p) || configFoldersOf(p.slice(root.length + 1)).some((f) => written(join(root, f)));
     } catch {
@@ -686,31 +716,8 @@ function checkTree(cwd: string, env: NodeJS.ProcessEnv, since: number, newRepo: 
     }
   }));
   // Environment and lock files the run made or changed, at the top, in its folder and below (review, round 28e: Flask
-  // looks for .env upward from where it starts): named, never moved (they are the app's); a lock file only where git does
-  // not show it.
-  const topNamed = (dir: string) => {
-    try {
-      return readdirSync(dir).filter((n) => isEnvFileName(n) || isLockFileName(n)).map((n) => join(dir, n));
-    } catch {
-      return [];
-    }
-  };
-  const namedChanged = [...new Set([...[root, realOrSelf(tree)].flatMap(topNamed), ...named])].filter((p) => {
-    try {
-      return lstatSync(p, { throwIfNoEntry: false }) !== undefined && written(p);
-    } catch {
-      return true;
-    }
-  });
-  const locks = namedChanged.filter((p) => isLockFileName(basename(p)));
-  const hiddenLocks = locks.length === 0 ? new Set<string>() : gitDir === null ? new Set(locks) : ignoredBy(git, root, locks);
-  // Lock files first, then by depth: a flood of .env files cannot bury one (review, round 28f); past a bound, counted.
-  const toName = [...hiddenLocks, ...namedChanged.filter((p) => isEnvFileName(basename(p)))].sort((a, b) => Number(isEnvFileName(basename(a))) - Number(isEnvFileName(basename(b))) || a.split(sep).length - b.split(sep).length || (a < b ? -1 : 1));
-  for (const p of toName.slice(0, NAMED_FILES_SAID)) {
-    if (isEnvFileName(basename(p))) warnings.push(`the agent made or changed ${p}, which tools load into their environment (Flask's FLASK_APP, docker compose's COMPOSE_FILE, bun, Vite, Next.js, pipenv, direnv's dotenv): review it before you run them there`);
-    else warnings.push(`the agent made or changed ${p}, a lock file git does not show, which says where your next install takes each package from (a resolved URL of the agent's is its code, install scripts and all): review it, or remove it, before you install there`);
-  }
-  if (toName.length > NAMED_FILES_SAID) warnings.push(`and ${toName.length - NAMED_FILES_SAID} more environment or lock files the agent made or changed (git status --ignored lists them): review them before you run or install there`);
+  // looks for .env upward from where it starts): named, never moved (they are the app's).
+  warnings.push(...nameEnvAndLockFiles([root, realOrSelf(tree)], [...named], written, (locks) => (gitDir === null ? new Set(locks) : ignoredBy(git, root, locks))));
   for (const d of inPlace) warnings.push(`the agent changed ${d} (${dependencyKind(d)}), which is the folder the run worked in, or holds it, so it was not moved aside: its commands, code and settings may be the agent's now; make it again (python -m venv --clear, conda create, composer install) before you use it`);
   // A write through one name of a file with others (hard links) lands in all of them: not undone by moving this one aside.
   if (walk.shared.length > 0) {

@@ -66,24 +66,22 @@ export const TOOL_CONFIGS = [
 
 
 /**
- * Files tools load into their environment (review, round 28b: FLASK_APP in an
- * ignored .env had your flask run the agent's code; docker compose takes
- * COMPOSE_FILE there, bun and pipenv load it): the agent's own to write for
- * the app it works on, so neither protected nor moved, but named when the run
- * made or changed one at the top or in its folder.
- */
-export const ENV_FILES = ['.env', '.env.local', '.flaskenv'];
-
-/**
  * Lock files, which name where each package comes from (a resolved URL of the
  * agent's is its code in your next install: review, round 28e, a
  * package-lock.json the user's .gitignore hides had npm install run the agent's
  * postinstall): the agent's to change as it adds packages, so named, not moved,
  * where git does not show them.
  */
-export const LOCK_FILES = ['package-lock.json', 'npm-shrinkwrap.json', 'yarn.lock', 'pnpm-lock.yaml', 'bun.lock', 'bun.lockb', 'uv.lock', 'poetry.lock', 'pdm.lock', 'Pipfile.lock', 'Gemfile.lock', 'composer.lock', 'Cargo.lock', 'pylock.toml'];
+const LOCK_FILES = ['package-lock.json', 'npm-shrinkwrap.json', 'yarn.lock', 'pnpm-lock.yaml', 'bun.lock', 'bun.lockb', 'uv.lock', 'poetry.lock', 'pdm.lock', 'Pipfile.lock', 'Gemfile.lock', 'composer.lock', 'Cargo.lock', 'pylock.toml'];
 
-/** An environment file by its name: .env and every .env.<mode>[.local] (bun, Next.js, Vite load them), .flaskenv (review, round 28f). */
+/**
+ * An environment file by its name: .env and every .env.<mode>[.local] (bun,
+ * Next.js, Vite load them: review, round 28f), .flaskenv. Tools load them into
+ * their environment (review, round 28b: FLASK_APP in an ignored .env had your
+ * flask run the agent's code; docker compose takes COMPOSE_FILE there): the
+ * agent's own to write for the app it works on, so neither protected nor
+ * moved, but named when the run made or changed one.
+ */
 export function isEnvFileName(name: string): boolean {
   return name === '.flaskenv' || /^\.env(?:\.[^/]+)?$/.test(name);
 }
@@ -132,6 +130,9 @@ function setAside(p: string, did: string, when: string, before: string): string 
 }
 
 const PARTS = new Set(TOOL_CONFIGS.flatMap((n) => n.split('/')));
+const FOLDERS = new Set(TOOL_CONFIGS.flatMap((n) => n.split('/').slice(0, -1)));
+/** Whether `name` is that of a folder a tool config lies in (`.cargo` of `.cargo/config.toml`): a link there leads to one. */
+export const isConfigFolderName = (name: string): boolean => FOLDERS.has(name);
 /** Whether a path holds any of those names as a whole component: one test where splitting every path costs ten. */
 const ANY_PART = new RegExp(`(?:^|/)(?:${[...PARTS].map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|')})(?:/|$)`);
 
