@@ -32,6 +32,7 @@ import { readBack, readBackText } from '../readback/file.js';
 import { printable } from '../util/printable.js';
 import { shellQuote } from '../../templates/shell-quote.js';
 import { indexCandidate, type IndexCandidate, writeIndexBack } from './index-import.js';
+import { followHead, treeHolds } from './index-follow.js';
 import { decideRefs, type RefDecision, remoteTwins } from './ref-decisions.js';
 import { parseRefFile, readRefStore, type RefValue, sameRefs, sameValue } from './ref-store.js';
 import { checkoutDir, repoFormat, type RunGitDirRecord, sameStamp, SHARED_OBJECTS, stampOf } from './run-git-dir.js';
@@ -523,6 +524,8 @@ async function importWork(w: Work): Promise<void> {
       }
     }
   }
+  // Where your checkout's HEAD is before the refs move: an index that does not come back follows it (below).
+  const headBefore = await headAt(w);
   w.stage = 'refs';
   await writeRefs(w, decisions);
   for (const a of aside) if (a.kept) a.d.reason += `; ${a.how(oidOf(a.d.agent) as string)}`;
@@ -566,11 +569,55 @@ async function importWork(w: Work): Promise<void> {
     if (said !== null) report.warnings.push(said);
     else indexBack = true;
   }
-  // The sandbox's index did not come back while its commits did (review, round 28g: one staging a read-only config) and
-  // yours differs from the new HEAD: a plain git commit would undo the agent's commits, said.
-  const ownMoved = decisions.some((d) => d.ref === rec.own && d.take && d.kind !== 'deleted' && d.kind !== 'symbolic') || (headValue !== null && headValue.kind === 'oid');
-  if (!indexBack && ownMoved && paused.length === 0 && !(await run(w, yours(w, ['diff-index', '--cached', '--quiet', 'HEAD']))).ok) {
-    report.warnings.push(`your index (${there}/index) is as it was when the run started, while HEAD now has the agent's commits: git status shows their changes staged in reverse, and a plain git commit would undo them; git reset (which leaves your files as they are) makes your index HEAD's, then stage what you want`);
+  // The sandbox's index did not come back while the import moved your HEAD (review, round 28g: a commit staging a
+  // read-only config): your index follows HEAD for the paths its commits changed.
+  if (!indexBack && paused.length === 0) await indexFollows(w, headBefore);
+}
+
+/** The commit your checkout's HEAD is at; null when there is none (an unborn branch). */
+async function headAt(w: Work): Promise<string | null> {
+  const r = await run(w, yours(w, ['rev-parse', '-q', '--verify', 'HEAD^{commit}'], w.there));
+  return r.ok && /^[0-9a-f]{40}([0-9a-f]{24})?$/.test(r.out.trim()) ? r.out.trim() : null;
+}
+
+const EMPTY_TREE = { sha1: '4b825dc642cb6eb9a060e54bf8d69288fbee4904', sha256: '6ef19b41225c5369f1c104d45d8d85efa9b057b53b14b4b9b939dd74decc5321' };
+
+/**
+ * After an import that moved your HEAD without the sandbox's index: left as
+ * it was, your index would hold the old HEAD's files, git status would show
+ * the agent's commits staged in reverse and a plain git commit would undo
+ * them. The entries of the paths the commits changed are brought to the new
+ * HEAD's where yours were the old HEAD's (lib/git/index-follow.ts), written by
+ * git update-index; what you staged there yourself is kept and named. Not
+ * when your index changed during the run, or was locked: said.
+ */
+async function indexFollows(w: Work, before: string | null): Promise<void> {
+  const { there, rec, report } = w;
+  const after = await headAt(w);
+  if (after === null || after === before) return;
+  if ((await run(w, yours(w, ['diff-index', '--cached', '--quiet', 'HEAD'], there))).ok) return;
+  const label = `your index (${there}/index)`;
+  const behind = (why: string): void => void report.warnings.push(`${label} differs from HEAD, which now has the agent's commits, and was left as it is (${why}): git status shows their changes staged in reverse, and a plain git commit would undo them; git reset (which leaves your files as they are) makes your index HEAD's, then stage what you want`);
+  if (!sameStamp(stampOf(join(there, 'index')), rec.start.yourIndex)) return behind('it changed during the run');
+  const [listed, changed] = await Promise.all([
+    run(w, yours(w, ['ls-files', '-s', '-z'], there)),
+    run(w, yours(w, ['diff-tree', '-r', '-z', '--no-renames', before ?? EMPTY_TREE[rec.plan.objectFormat === 'sha256' ? 'sha256' : 'sha1'], after], there)),
+  ]);
+  if (!listed.ok || !changed.ok) return behind(`git could not list it: ${printable(listed.ok ? changed.err : listed.err, true)}`);
+  const top = rec.plan.workTree;
+  if (top === undefined) return behind("the run's record does not name its working tree");
+  const plan = followHead(listed.out, changed.out, treeHolds(top, rec.plan.objectFormat === 'sha256' ? 'sha256' : 'sha1'));
+  if ('why' in plan) return behind(plan.why);
+  if (!sameStamp(stampOf(join(there, 'index')), rec.start.yourIndex)) return behind('it changed while the import ended');
+  const wrote = plan.moved === 0 ? { ok: true, err: '' } : await run(w, yours(w, ['update-index', '-z', '--index-info'], there), plan.input);
+  if (!wrote.ok) return behind(`git update-index: ${printable(wrote.err, true)}`);
+  if (plan.moved > 0) report.own.push(`${label} now has HEAD's version of the ${plan.moved === 1 ? 'file' : `${plan.moved} files`} the agent's commits changed (the sandbox's own index was not taken): git status shows where your working tree holds other content`);
+  if (plan.asTree.length > 0) {
+    const them = plan.asTree.length === 1 ? 'it' : 'them';
+    report.warnings.push(`${label} keeps the old version of ${printable(some(plan.asTree, 5), true)}, as your working tree does, while HEAD has the agent's commits' version: git status shows ${them} staged in reverse, and your next git commit takes ${them} back to the old version unless you stage the commits' version after reviewing it (git diff HEAD -- <file>)`);
+  }
+  if (plan.kept.length > 0) {
+    report.warnings.push(`${label} keeps what you had staged at ${printable(some(plan.kept, 5), true)}, which the agent's commits change too: git status shows their changes there staged in reverse, and a plain git commit would undo them; git restore --staged <file> makes an entry HEAD's`);
   }
 }
 

@@ -11,9 +11,9 @@
 // yours does not have byte for byte cleared, so that git compares those files
 // by content and never trusts a size and time the agent chose.
 import { realPathOf } from '../util/real-path.js';
-import { createHash } from 'node:crypto';
-import { lstatSync, readlinkSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { blobOid, treeContentAt } from './tree-content.js';
 import { readBack } from '../readback/file.js';
 import { printable } from '../util/printable.js';
 import { entryOid, indexLayout, indexProblem, type IndexEntryAt, type IndexLayout, INTENT_TO_ADD, rebuildIndex } from './git-index.js';
@@ -125,7 +125,7 @@ function notInTree(data: Buffer, fresh: IndexEntryAt[], oidLength: 20 | 32, rec:
     const content = heldAt(top, realTop, e, type, MAX_CHECKED_BYTES - total);
     if (content === 'too much') return `the files the sandbox's index stages hold more than ${MAX_CHECKED_BYTES >> 20} MiB, more than stashbase compares with the working tree`;
     if (content !== null) total += content.length;
-    const oid = content === null ? null : createHash(algorithm).update(`blob ${content.length}\0`).update(content).digest('hex');
+    const oid = content === null ? null : blobOid(content, algorithm);
     if (oid !== entryOid(data, e, oidLength)) differ.push(e.path);
   }
   if (differ.length === 0) return null;
@@ -137,29 +137,10 @@ function notInTree(data: Buffer, fresh: IndexEntryAt[], oidLength: 20 | 32, rec:
 function heldAt(top: string, realTop: string, e: IndexEntryAt, type: number, room: number): Buffer | null | 'too much' {
   // A name that is not UTF-8 is not looked for (it would not be found by its decoded text).
   if (Buffer.from(e.path).toString('latin1') !== e.key) return null;
-  const path = join(top, e.path);
-  // Its folder in the tree, not reached through a link out of it.
-  const parent = realPathOf(dirname(path));
-  if (parent === null || (parent !== realTop && !parent.startsWith(`${realTop}/`))) return null;
-  // A file where the entry's folder would be (ENOTDIR) holds nothing there: no error may stop the import (found in review).
-  let st: ReturnType<typeof lstatSync> | undefined;
-  try {
-    st = lstatSync(path, { throwIfNoEntry: false });
-  } catch {
-    return null;
-  }
-  if (type === 0o120000) {
-    if (!st?.isSymbolicLink()) return null;
-    try {
-      return readlinkSync(path, { encoding: 'buffer' });
-    } catch {
-      return null;
-    }
-  }
-  if (!st?.isFile() || ((e.mode & 0o111) !== 0) !== ((st.mode & 0o100) !== 0)) return null;
-  if (st.size > room) return 'too much';
-  const r = readBack(path, room);
-  return r.ok ? r.data : null;
+  const held = treeContentAt(top, realTop, e.path, room);
+  if (held === 'too much') return type === 0o120000 ? null : held;
+  if (type === 0o120000) return held.kind === 'link' ? held.data : null;
+  return held.kind === 'file' && ((e.mode & 0o111) !== 0) === held.executable ? held.data : null;
 }
 
 /** Writes the index over yours by git's own lock and a rename; null when done, else what to say. */

@@ -23,7 +23,7 @@ import { MAX_GIT_ENTRIES } from './sanitize.js';
 import { noteSharedNames, type SharedNames } from './shared-names.js';
 import { beneath, changedBelow, changeFinder, folderOfUnknownPath, commondirOf, dotGitsUnder, gitPathFile, kernelJoin, kernelPath, kernelWay, moveAside, movedAside, movesWithin, QUARANTINE, realFolder, realOrSelf, removeLink, runChanges, runWrites, kernelFolder, within, writableOutsideTree } from './planted-repos.js';
 import { configFoldersOf, isEnvFileName, isLockFileName, isNamedFile, isToolConfigBelow, quarantineDeeperToolConfigs, quarantineToolConfigs } from '../paths/tool-configs.js';
-import { restoreHint } from '../util/style.js';
+import { remakeHint, restoreHint } from '../util/style.js';
 import { shellQuote } from '../../templates/shell-quote.js';
 import { executedKind, sourcedByEnvrc, venvCheck } from '../paths/host-executed.js';
 import { stashbaseHome } from '../home.js';
@@ -898,7 +898,7 @@ function checkTree(cwd: string, env: NodeJS.ProcessEnv, since: number, newRepo: 
       failed = (e as NodeJS.ErrnoException).code ?? 'failed';
     }
     warnings.push(failed === null
-      ? `the agent made ${link} a link to ${target}, or changed what lies there, where git does not show it or what it leads to: your tools that look in ${link} (a test runner, PATH, an environment's bin, a tool's config folder) would run what is there. The link was removed; review ${target}, then make it again with: ln -s ${shellQuote(text)} ${shellQuote(link)}`
+      ? `the agent made ${link} a link to ${target}, or changed what lies there, where git does not show it or what it leads to: your tools that look in ${link} (a test runner, PATH, an environment's bin, a tool's config folder) would run what is there. The link was removed; review ${target}, then ${remakeHint(text, link)}`
       : `the agent made ${link} a link to ${target}, or changed what lies there, where git does not show it, and it could not be removed (${failed}): remove it before you run your tools in ${dirname(link)}`);
   }
   return warnings;

@@ -29,3 +29,14 @@ export function restoreHint(from: string, to: string, ...more: Array<[string, st
   const cmd = ([[from, to], ...more] as Array<[string, string]>).map(([f, t]) => `mv ${shellQuote(f)} ${shellQuote(t)}`).join(' && ');
   return printable(cmd, true) === cmd && !cmd.includes('\n') ? `restore it with: ${cmd}` : 'restore it by renaming it back yourself (its name holds characters shown escaped here: no command is printed to paste)';
 }
+
+/**
+ * How to make again a link stashbase removed: `ln -s -- <target> <link>`, the
+ * target the agent's (`--` before it: a target spelled as an option, such as
+ * `--target-directory=…`, made the pasted command plant a link elsewhere, found
+ * in review); none printed where a name holds characters shown escaped.
+ */
+export function remakeHint(target: string, link: string): string {
+  const cmd = `ln -s -- ${shellQuote(target)} ${shellQuote(link)}`;
+  return printable(cmd, true) === cmd && !cmd.includes('\n') ? `make it again with: ${cmd}` : 'make it again yourself (its target holds characters shown escaped here: no command is printed to paste)';
+}

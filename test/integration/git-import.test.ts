@@ -122,15 +122,41 @@ for (const backend of ['native', 'docker'] as const) {
       const line = res.stderr.split('\n').find((l) => l.includes("the agent's commits on refs/heads/main change files your tools run or obey")) ?? '';
       assert.match(line, /\(\.gitmodules, \.npmrc\): the run kept them as they were in your tree, but git puts the commits' version there on a checkout, reset, restore or stash of them, and git submodule reads \.gitmodules from HEAD; review them \(git diff [0-9a-f]{40} [0-9a-f]{40} -- <file>\) before you do/, res.stderr);
       assert.equal(r.git(['log', '-1', '--format=%s', 'main']).trim(), 'agent: submodule', "the agent's commit came in");
-      // (Round 28g) The index did not come back: said, with what a plain commit would do.
-      assert.match(res.stderr, /your index \(\S+\/index\) is as it was when the run started, while HEAD now has the agent's commits: git status shows their changes staged in reverse, and a plain git commit would undo them; git reset \(which leaves your files as they are\) makes your index HEAD's, then stage what you want/);
-      assert.notEqual(spawnSync('git', ['diff-index', '--cached', '--quiet', 'HEAD'], { cwd: r.root, env: r.env }).status, 0, 'your index is behind HEAD');
+      // (Round 28g) The index did not come back; yours keeps the three as your working tree holds them (none of them), said.
+      assert.match(res.stderr, /your index \(\S+\/index\) keeps the old version of \.gitmodules, \.npmrc, lib, as your working tree does, while HEAD has the agent's commits' version: git status shows them staged in reverse, and your next git commit takes them back to the old version unless you stage the commits' version after reviewing it \(git diff HEAD -- <file>\)/);
+      assert.equal(r.git(['diff-index', '--cached', '--name-only', 'HEAD']), '.gitmodules\n.npmrc\nlib\n', 'your index is HEAD\'s but for those');
+      spawnSync('git', ['submodule', 'init'], { cwd: r.root, env: r.env, encoding: 'utf8' });
+      assert.equal(spawnSync('git', ['config', '--get', 'submodule.lib.url'], { cwd: r.root, env: r.env, encoding: 'utf8' }).stdout, '', 'git submodule init registers nothing');
       // The control: after your git reset (the index made HEAD's), git submodule init takes the agent's URL.
       r.git(['reset', '-q']);
       spawnSync('git', ['submodule', 'init'], { cwd: r.root, env: r.env, encoding: 'utf8' });
       assert.match(spawnSync('git', ['config', '--get', 'submodule.lib.url'], { cwd: r.root, env: r.env, encoding: 'utf8' }).stdout, /127\.0\.0\.1:9\/evil\.git/);
       r.git(['config', '--remove-section', 'submodule.lib']);
       r.git(['reset', '-q', '--hard', 'main~1']);
+    });
+
+    test("(round 28g, continued) the agent's commit stages a read-only config other than the tree holds it: its index does not come back, yours follows HEAD for every file the commit changed but that config, which stays as your tree holds it; unlisted: a mode flip of a tracked script", async () => {
+      const start = r.git(['rev-parse', 'main']).trim();
+      writeFileSync(join(r.root, '.npmrc'), 'fund=false\n');
+      writeFileSync(join(r.root, 'run.sh'), 'echo hi\n');
+      r.git(['add', '.npmrc', 'run.sh']);
+      r.git(['commit', '-qm', 'mine: npmrc']);
+      const agent = [
+        'echo work >> a.txt && echo new > new.txt && git add a.txt new.txt',
+        "git update-index --cacheinfo 100644,$(printf 'script-shell=/tmp/evil\\n' | git hash-object -w --stdin),.npmrc",
+        'git update-index --chmod=+x run.sh',
+        "git commit -qm 'agent: work' && echo done",
+      ].join(' && ');
+      const res = await run(agent);
+      assert.equal(res.code, 0, res.stderr);
+      assert.equal(res.stdout, 'done\n');
+      assert.equal(r.git(['log', '-1', '--format=%s', 'main']).trim(), 'agent: work', "the agent's commit came in");
+      assert.match(res.stderr, /the sandbox's index stages \.npmrc/);
+      assert.match(res.stderr, /your index \(\S+\/index\) keeps the old version of \.npmrc, run\.sh, as your working tree does/);
+      // a.txt and new.txt are HEAD's; the config and the mode flip staged in reverse, as the tree holds them.
+      assert.equal(r.git(['status', '--porcelain=v1', '-uno']), 'M  .npmrc\nM  run.sh\n');
+      assert.equal(r.git(['show', ':.npmrc']), 'fund=false\n');
+      r.git(['reset', '-q', '--hard', start]);
     });
 
     test("(review, round 28f) configs that came in by commits the end state hides: an .npmrc added in one commit and removed in the next, a .cargo committed as a link to a folder of innocent name, and a .gitmodules on a detached HEAD: each named", async () => {

@@ -3,7 +3,7 @@
 // out of it), nor hang on a FIFO planted where a pointer file should be.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
@@ -984,4 +984,26 @@ test("(review, round 28g) an environment moved aside whole keeps what is in it a
   assert.equal(sh("echo 'import os' > $(echo .venv/lib/python3*/site-packages)/y.pth").status, 0);
   const second = checkNestedRepos(root, env, again);
   assert.ok(second.some((w) => w.includes(`could not be moved aside (ENOTEMPTY; ${join(root, '.venv')}.stashbase-quarantine from an earlier run is in the way: remove it first)`)), second.join('\n'));
+});
+
+test('(review, round 29) the command printed to make a removed link again: `--` before a target spelled as an option (pasted, `ln -s --target-directory=<folder> <link>` planted a link in that folder); unlisted: a target starting with one dash; control: the command as it was printed plants the link elsewhere', async () => {
+  const root = repo('rremake');
+  const sh = shIn(root);
+  assert.equal(sh("printf 'build/\\n' > .gitignore && mkdir -p build").status, 0);
+  git(root, 'add', '.gitignore');
+  git(root, 'commit', '-qm', 'base');
+  const since = await runStarts();
+  const elsewhere = join(base, 'rremake-bin');
+  mkdirSync(elsewhere);
+  assert.equal(sh(`mkdir -p "build/--target-directory=${elsewhere}" build/-s && echo 'process.exit(0)' > build/-s/x.test.js && ln -s -- "--target-directory=${elsewhere}" build/git && ln -s -- -s build/tests`).status, 0);
+  const warnings = checkNestedRepos(root, env, since);
+  const hint = (link: string) => warnings.find((w) => w.startsWith(`the agent made ${join(root, link)} a link to `))?.replace(/^.* make it again with: /s, '') ?? '';
+  assert.equal(hint('build/git'), `ln -s -- --target-directory=${elsewhere} ${join(root, 'build/git')}`, warnings.join('\n'));
+  assert.equal(hint('build/tests'), `ln -s -- -s ${join(root, 'build/tests')}`, warnings.join('\n'));
+  // The command as printed before (no --), pasted: the link lands in the other folder. With --, where it was.
+  const before = hint('build/git').replace('ln -s -- ', 'ln -s ');
+  assert.equal(sh(before).status, 0);
+  assert.equal(lstatSync(join(elsewhere, 'git')).isSymbolicLink(), true, 'control: planted in the other folder');
+  assert.equal(sh(hint('build/git')).status, 0);
+  assert.equal(readlinkSync(join(root, 'build/git')), `--target-directory=${elsewhere}`);
 });
