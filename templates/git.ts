@@ -23,13 +23,36 @@ export function lockReason(session: string, pid: number): string {
   return `${LOCK_REASON_PREFIX}${session} pid ${pid}`;
 }
 
-export function worktreeAddCommand(gitPath: string, repo: string, path: string, name: string, from: string | null): Command {
-  // A new branch from HEAD, or (resume) the existing branch checked out again.
-  // The user's own post-checkout hook runs as with any `git worktree add`: the agent has not run yet.
-  return from === null
-    ? git(gitPath, repo, ['worktree', 'add', path, `${BRANCH_PREFIX}${name}`], false)
-    : git(gitPath, repo, ['worktree', 'add', '-b', `${BRANCH_PREFIX}${name}`, path, from], false);
+/**
+ * A new branch from HEAD (`from`), checked out as any `git worktree add` is,
+ * your post-checkout hook included: what it checks out is yours. Or (resume,
+ * `from` null) the run's branch checked out again: what it checks out is the
+ * agent's, so no hook of yours runs on it and no filter driver of your config
+ * (`drivers`: git-lfs's smudge, any other) is given its files (found in
+ * review: a post-checkout hook running npm install ran the agent's
+ * preinstall script outside any sandbox); a filter's files stay as committed.
+ */
+export function worktreeAddCommand(gitPath: string, repo: string, path: string, name: string, from: string | null, drivers: string[] = []): Command {
+  if (from !== null) return git(gitPath, repo, ['worktree', 'add', '-b', `${BRANCH_PREFIX}${name}`, path, from], false);
+  // As GIT_CONFIG_KEY_n (a driver's name may hold an "=", which -c would split at).
+  const pairs = drivers.flatMap((d) => [[`filter.${d}.smudge`, ''], [`filter.${d}.process`, ''], [`filter.${d}.required`, 'false']]);
+  const cmd = git(gitPath, repo, ['worktree', 'add', path, `${BRANCH_PREFIX}${name}`]);
+  const env: Record<string, string> = { ...cmd.env, GIT_CONFIG_COUNT: String(pairs.length) };
+  pairs.forEach(([k, v], i) => Object.assign(env, { [`GIT_CONFIG_KEY_${i}`]: k, [`GIT_CONFIG_VALUE_${i}`]: v }));
+  return { ...cmd, env };
 }
+
+/** Your config's filter drivers (`filter.<driver>.<key>`), from `git config --name-only --get-regexp ^filter\.` output. */
+export function filterDrivers(names: string): string[] {
+  const out = new Set<string>();
+  for (const line of names.split('\n')) {
+    const m = /^filter\.(.+)\.[^.]+$/s.exec(line.trim());
+    if (m) out.add(m[1] as string);
+  }
+  return [...out];
+}
+
+export const FILTER_NAMES_ARGS = ['config', '--name-only', '--get-regexp', '^filter\\.'];
 
 export function worktreeLockCommand(gitPath: string, repo: string, path: string, reason: string): Command {
   return git(gitPath, repo, ['worktree', 'lock', '--reason', reason, path]);

@@ -3,7 +3,7 @@
 // lib/git/import.ts) restore its pointer file, unlock, and remove it when clean.
 import { appendFileSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { git, LOCK_REASON_PREFIX, lockReason, statusCommand, WORKTREES_DIR, worktreeAddCommand, worktreeLockCommand, worktreeRemoveCommand, worktreeUnlockCommand } from '../../templates/git.js';
+import { FILTER_NAMES_ARGS, filterDrivers, git, LOCK_REASON_PREFIX, lockReason, statusCommand, WORKTREES_DIR, worktreeAddCommand, worktreeLockCommand, worktreeRemoveCommand, worktreeUnlockCommand } from '../../templates/git.js';
 import { SandboxUnavailableError, UsageError } from '../errors.js';
 import { capture, probe } from '../exec.js';
 import { liveSessions, processAlive, type SessionRecord } from '../run/session.js';
@@ -102,7 +102,7 @@ export async function startWorktree(repo: Repo, o: { session: string; resume?: s
     } else {
       if (!branchExists(repo, w.branch)) throw new UsageError(`there is no agent worktree or branch ${w.branch} to resume`);
       await capture(git(repo.git, repo.root, ['worktree', 'prune']));
-      await capture(worktreeAddCommand(repo.git, repo.root, w.path, w.name, null));
+      await capture(worktreeAddCommand(repo.git, repo.root, w.path, w.name, null, filterDriversOf(repo)));
     }
   } else {
     const name = freshName((n) => existsSync(worktreeOf(repo, n).path) || existsSync(worktreeOf(repo, n).adminDir) || branchExists(repo, worktreeOf(repo, n).branch));
@@ -162,4 +162,10 @@ export async function finishWorktree(s: Started, warn: (m: string) => void, note
   }
   note(`Worktree ${s.worktree.name} has uncommitted changes and is kept: ${s.worktree.path}`);
   return { removed: false };
+}
+
+/** The filter drivers your config names (none where git says none). */
+export function filterDriversOf(repo: Repo): string[] {
+  const r = probe(git(repo.git, repo.root, FILTER_NAMES_ARGS));
+  return r.code === 0 ? filterDrivers(r.stdout) : [];
 }

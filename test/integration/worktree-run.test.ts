@@ -2,8 +2,8 @@
 // what it may not touch stays as it was, the refs come out as the spec says,
 // the user's git afterwards runs nothing it planted; resume and stale locks.
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { BIN, cli, needs } from '../helpers.js';
@@ -102,6 +102,41 @@ for (const backend of ['native', 'docker'] as const) {
       assert.equal(recreated.stdout, `wip\nwip\nstashbase/${k}\n`);
       const none = await run(['--resume', 'no-such-name'], 'true');
       assert.deepEqual([none.code, none.stderr.trim().split('\n').pop()], [2, 'stashbase: there is no agent worktree or branch stashbase/no-such-name to resume']);
+    });
+
+    test("(review, round 29) --resume recreating a removed worktree checks the agent's branch out with no hook or filter driver of yours: your post-checkout hook and a smudge filter the agent's .gitattributes names ran on its files outside the sandbox; control: a fresh --worktree (your HEAD) runs both", async () => {
+      const hookLog = join(r.home, 'post-checkout.log');
+      const smudgeLog = join(r.home, 'smudge.log');
+      const hook = join(r.root, '.git', 'hooks', 'post-checkout');
+      writeFileSync(hook, `#!/bin/sh\necho "$(pwd)" >> ${hookLog}\n`, { mode: 0o755 });
+      try {
+        // Run 1 (the control): your post-checkout hook runs on your HEAD's checkout. The agent commits a .gitattributes
+        // naming your filter for its file, and leaves its worktree clean (removed, the branch kept).
+        const first = await run(['--worktree'], "printf '*.dat filter=demo\\n' > .gitattributes && echo data > x.dat && git add .gitattributes x.dat && git -c user.name=a -c user.email=a@b.invalid commit -qm attrs && echo done");
+        assert.equal(first.code, 0, first.stderr);
+        const k = nameOf(first.stderr);
+        assert.match(first.stderr, new RegExp(`^Worktree ${k} was clean and is removed`, 'm'));
+        assert.equal(readFileSync(hookLog, 'utf8').trim().split('\n').length, 1, 'control: the fresh worktree ran your hook');
+        // Your filter, set up after the agent's run (inside, its git would run it on git add).
+        r.git(['config', 'filter.demo.smudge', `sh -c 'echo smudged >> ${smudgeLog}; cat'`]);
+        r.git(['config', 'filter.demo.clean', 'cat']);
+        r.git(['config', 'filter.demo.required', 'true']);
+        // The control for the filter: your git checks the branch out with it.
+        const ctl = join(r.home, `ctl-${k}`);
+        assert.equal(spawnSync('git', ['-c', 'core.hooksPath=/dev/null', 'worktree', 'add', '-q', ctl, `stashbase/${k}`], { cwd: r.root, env: r.env }).status, 0);
+        assert.match(readFileSync(smudgeLog, 'utf8'), /smudged/, 'control: your filter ran on the branch');
+        spawnSync('git', ['worktree', 'remove', '--force', ctl], { cwd: r.root, env: r.env });
+        rmSync(smudgeLog);
+        const resumed = await run(['--resume', k], 'cat x.dat; echo done');
+        assert.equal(resumed.code, 0, resumed.stderr);
+        assert.equal(resumed.stdout, 'data\ndone\n');
+        assert.equal(readFileSync(hookLog, 'utf8').trim().split('\n').length, 1, 'your hook did not run on the recreated worktree');
+        assert.equal(existsSync(smudgeLog), false, 'your filter did not run on its files');
+      } finally {
+        rmSync(hook, { force: true });
+        rmSync(hookLog, { force: true });
+        spawnSync('git', ['config', '--remove-section', 'filter.demo'], { cwd: r.root, env: r.env });
+      }
     });
 
     test('from a subdirectory: the same subdirectory of the worktree; dirty checkout warned; the exclude line written once', async () => {
