@@ -1,4 +1,5 @@
 import picocolors from 'picocolors';
+import { asciiJson } from '../lib/util/printable.js';
 import { flagBool, flagString, type FlagSpec, parseCommand } from '../lib/util/argv.js';
 import { type AuditEvent, formatAudit, latestSession, readAudit } from '../lib/run/audit-read.js';
 import { ConfigError, UsageError } from '../lib/errors.js';
@@ -36,7 +37,7 @@ export async function main(argv: string[]): Promise<number> {
       return 0;
     }
     const logs = listLogs(home);
-    process.stdout.write(flagBool(p, 'json') ? JSON.stringify(logs.map((l) => ({ session: l.session, bytes: l.bytes, modified: l.modified.toISOString(), start: l.start, end: l.end })), null, 2) + '\n' : formatList(logs));
+    process.stdout.write(flagBool(p, 'json') ? asciiJson(logs.map((l) => ({ session: l.session, bytes: l.bytes, modified: l.modified.toISOString(), start: l.start, end: l.end }))) + '\n' : formatList(logs));
     return 0;
   }
   if (flagString(p, 'older-than') !== undefined || flagString(p, 'max-total') !== undefined) throw new UsageError('--older-than and --max-total go with --prune');
@@ -49,7 +50,7 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (flagBool(p, 'json')) {
-    process.stdout.write(JSON.stringify(events, null, 2) + '\n');
+    process.stdout.write(asciiJson(events) + '\n');
     return 0;
   }
   const colors = picocolors.createColors(process.stdout.isTTY === true && !process.env.NO_COLOR);

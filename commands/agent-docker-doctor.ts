@@ -1,4 +1,5 @@
 import { flagBool, flagString, type FlagSpec, parseCommand } from '../lib/util/argv.js';
+import { asciiJson } from '../lib/util/printable.js';
 import { engineOf } from '../lib/remote/target.js';
 import { findTool } from '../lib/util/find-tool.js';
 import { engineInfo, findDocker, inspectImage } from '../lib/docker/engine.js';
@@ -73,7 +74,7 @@ export async function main(argv: string[]): Promise<number> {
   // What the sealed network mode and other runtimes need: said, not required (docs/docker.md).
   const notes = reachable ? await runtimeNotes(findDocker(env)) : [];
   if (flagBool(p, 'json')) {
-    process.stdout.write(JSON.stringify({ ...(target ? { remote: { engine: target.host, from: target.from } } : {}), ready, checks, image, notes }, null, 2) + '\n');
+    process.stdout.write(asciiJson({ ...(target ? { remote: { engine: target.host, from: target.from } } : {}), ready, checks, image, notes }) + '\n');
   } else {
     const lines = [
       ...(target ? [`  info engine: ${target.host} (${target.from}), not this machine's: runs there are remote runs (docs/remote.md)`] : []),

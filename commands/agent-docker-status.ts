@@ -7,7 +7,7 @@ import { defaultImageRef } from '../lib/docker/image.js';
 import { flagBool, flagString, type FlagSpec, parseCommand } from '../lib/util/argv.js';
 import { findDocker } from '../lib/docker/engine.js';
 import { runLeftovers, workspaceLeftovers } from '../lib/docker/leftovers.js';
-import { printable } from '../lib/util/printable.js';
+import { asciiJson, printable } from '../lib/util/printable.js';
 import { hostname } from 'node:os';
 import { UsageError } from '../lib/errors.js';
 import { stashbaseHome } from '../lib/home.js';
@@ -44,7 +44,7 @@ export async function main(argv: string[]): Promise<number> {
   ]);
   const remote = target !== null ? { engine: printable(target.host, true), from: target.from, workspaces } : null;
   if (flagBool(p, 'json')) {
-    process.stdout.write(JSON.stringify({ ...(remote ? { remote } : {}), runs, homeVolume: { name: homeVolume, ...volume } }, null, 2) + '\n');
+    process.stdout.write(asciiJson({ ...(remote ? { remote } : {}), runs, homeVolume: { name: homeVolume, ...volume } }) + '\n');
     return 0;
   }
   const home = 'bytes' in volume ? `${humanSize(volume.bytes)} (${volume.bytes} bytes)` : volume.why;

@@ -1,4 +1,5 @@
 import { flagBool, flagString, type FlagSpec, parseCommand } from '../lib/util/argv.js';
+import { asciiJson } from '../lib/util/printable.js';
 import { UsageError } from '../lib/errors.js';
 import { type DependencyCheckSettings, settingsFromEnv } from '../lib/deps/settings.js';
 import type { Decision, Ecosystem, Requested } from '../lib/deps/types.js';
@@ -85,7 +86,7 @@ async function directMode(ecosystem: Ecosystem, names: string[], json: boolean, 
   const decisions = await check(requests, process.cwd(), settings);
   const { answerOf } = await import('../lib/hooks/hook-answer.js');
   await report(decisions, answerOf(decisions, settings), null);
-  if (json) process.stdout.write(JSON.stringify(decisions, null, 2) + '\n');
+  if (json) process.stdout.write(asciiJson(decisions) + '\n');
   else {
     const { formatDecisions } = await import('../lib/deps/format.js');
     process.stdout.write(formatDecisions(decisions));

@@ -2,6 +2,7 @@
 // Docker, from their session records: running, or killed (what they left is
 // settled by the next run). The Docker side's networks and the home volume
 // are `agent docker status`.
+import { asciiJson } from '../lib/util/printable.js';
 import { flagBool, type FlagSpec, parseCommand } from '../lib/util/argv.js';
 import { UsageError } from '../lib/errors.js';
 import { stashbaseHome } from '../lib/home.js';
@@ -23,7 +24,7 @@ export async function main(argv: string[]): Promise<number> {
     .map((r) => ({ session: r.id, state: processAlive(r.pid) ? 'running' : 'killed', pid: r.pid, backend: r.backend, profile: r.profile, startedAt: r.startedAt, cwd: r.cwd, argv: r.argv, worktree: r.worktree ?? null }))
     .sort((a, b) => (a.startedAt < b.startedAt ? 1 : -1));
   if (flagBool(p, 'json')) {
-    process.stdout.write(JSON.stringify(runs, null, 2) + '\n');
+    process.stdout.write(asciiJson(runs) + '\n');
     return 0;
   }
   if (runs.length === 0) {

@@ -1,7 +1,7 @@
 import { flagBool, flagString, type FlagSpec, parseCommand } from '../lib/util/argv.js';
 import { resolveBackend } from '../lib/run/backend.js';
 import { envDecision } from '../lib/run/env-policy.js';
-import { printable } from '../lib/util/printable.js';
+import { asciiJson, printable } from '../lib/util/printable.js';
 import { resolveSecrets } from '../lib/secrets/sources.js';
 import { networkChecks } from '../lib/run/agent-hosts.js';
 import { StashbaseError, UsageError } from '../lib/errors.js';
@@ -41,7 +41,7 @@ export async function main(argv: string[]): Promise<number> {
     loaded = loadProfile({ name: flagString(p, 'profile'), source: profileSource(flagString(p, 'profile-source')), cwd, env, checkValues: withValues });
   } catch (e) {
     // A script reading --json gets JSON whatever happened; the exit status says the profile is invalid.
-    if (flagBool(p, 'json') && e instanceof StashbaseError) process.stdout.write(JSON.stringify({ ready: false, error: e.message, exitCode: e.exitCode }, null, 2) + '\n');
+    if (flagBool(p, 'json') && e instanceof StashbaseError) process.stdout.write(asciiJson({ ready: false, error: e.message, exitCode: e.exitCode }) + '\n');
     throw e;
   }
   const { profile, text } = loaded;
@@ -91,7 +91,7 @@ export async function main(argv: string[]): Promise<number> {
   if (flagBool(p, 'json')) {
     const fs = profile.filesystem;
     const out = { profile: { name: profile.name, source: profile.source, file: profile.file, trust }, backend, ready, checks, weaker, mcpAdvisory: advisory, credentialVariables: credentials, droppedVariables: envd?.droppedCredentials ?? [], environment: profile.environment, filesystem: { denyRead: fs.denyRead, allowRead: fs.allowRead, denyWrite: fs.denyWrite } };
-    process.stdout.write(JSON.stringify(out, null, 2) + '\n');
+    process.stdout.write(asciiJson(out) + '\n');
   } else {
     const lines = [`Profile: ${profile.name} (${profile.source}${profile.file ? `, ${displayPath(profile.file, cwd)}` : ''})`, `Backend: ${backend}`];
     for (const c of checks) lines.push(`  ${c.ok ? 'ok  ' : 'FAIL'} ${c.name}: ${c.detail}`);

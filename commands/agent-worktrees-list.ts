@@ -1,4 +1,5 @@
 import { type FlagSpec, flagBool, parseCommand } from '../lib/util/argv.js';
+import { asciiJson } from '../lib/util/printable.js';
 import { UsageError } from '../lib/errors.js';
 import { inventory } from '../lib/worktree/inventory.js';
 import { findRepo } from '../lib/worktree/layout.js';
@@ -22,7 +23,7 @@ export async function main(argv: string[]): Promise<number> {
   const repo = findRepo(process.cwd(), process.env, 'agent worktrees list');
   const all = inventory(repo);
   if (flagBool(p, 'json')) {
-    process.stdout.write(JSON.stringify(all, null, 2) + '\n');
+    process.stdout.write(asciiJson(all) + '\n');
     return 0;
   }
   if (all.length === 0) {

@@ -7,7 +7,7 @@ import { availableProfiles, displayPath, findProfileFile, loadProfile } from '..
 import { describeProfile, recordTrust, trustState } from '../lib/profile/trust.js';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { printable } from '../lib/util/printable.js';
+import { asciiJson, printable } from '../lib/util/printable.js';
 import { JSON_FLAG, PROFILE_FLAGS, profileSource } from './shared-flags.js';
 import { alignedRows } from '../lib/util/table.js';
 
@@ -49,7 +49,7 @@ async function list(argv: string[]): Promise<number> {
     return { name, source: found.source, file: found.file, trust, description };
   });
   if (flagBool(p, 'json')) {
-    process.stdout.write(JSON.stringify(rows, null, 2) + '\n');
+    process.stdout.write(asciiJson(rows) + '\n');
     return 0;
   }
   const cells = rows.map((r) => [r.name, r.source, r.file ? displayPath(r.file, cwd) : '-', r.trust, r.description]);
@@ -122,7 +122,7 @@ async function show(argv: string[]): Promise<number> {
   const cwd = process.cwd();
   const { profile } = loadProfile({ name: p.positionals[0], source: profileSource(flagString(p, 'profile-source')), cwd, env: process.env, checkValues: false });
   if (flagBool(p, 'json')) {
-    process.stdout.write(JSON.stringify(profile, null, 2) + '\n');
+    process.stdout.write(asciiJson(profile) + '\n');
     return 0;
   }
   const fs = profile.filesystem;

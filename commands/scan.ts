@@ -1,4 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
+import { asciiJson } from '../lib/util/printable.js';
 import { flagBool, flagString, type FlagSpec, parseCommand } from '../lib/util/argv.js';
 import { UsageError } from '../lib/errors.js';
 import { ENV_NAME } from '../lib/env-names.js';
@@ -95,7 +96,7 @@ export async function main(argv: string[]): Promise<number> {
   const { formatFinding, visible } = await import('../lib/scan/findings.js');
   const result = await runScan({ source, cwd, maxBytes: max, bound });
   if (json) {
-    process.stdout.write(JSON.stringify(result, null, 2) + '\n');
+    process.stdout.write(asciiJson(result) + '\n');
   } else {
     process.stdout.write(result.findings.map((f) => formatFinding(f) + '\n').join(''));
     const shown = result.skipped.slice(0, 5).map((s) => `${visible(s.file)} (${s.why})`);

@@ -1,6 +1,8 @@
 // The only module that spawns processes. Everything else builds Command values.
 import type { ChildProcess, StdioOptions } from 'node:child_process';
 import { createRequire } from 'node:module';
+import { StringDecoder } from 'node:string_decoder';
+import { printable } from './util/printable.js';
 import { type Command, formatCommand } from '../templates/command.js';
 import { CommandFailedError } from './errors.js';
 import { trustedPath, untrustedFile } from './util/find-tool.js';
@@ -192,6 +194,28 @@ export async function runForwarded(cmd: Command): Promise<number> {
   } finally {
     unforward();
   }
+}
+
+/**
+ * Runs a command of yours whose output names what the agent chose (git merge
+ * of its branch: its paths): input from your terminal, output shown
+ * printable as it comes (found in review, round 29: a path's escape sequences
+ * cleared the screen and hid stashbase's own lines after it). Resolves with
+ * its exit code once its output is all shown.
+ */
+export async function runShown(cmd: Command): Promise<number> {
+  const s = start(cmd, ['inherit', 'pipe', 'pipe']);
+  const closed = new Promise<void>((resolve) => s.child.on('close', () => resolve()));
+  const show = (from: NodeJS.ReadableStream | null, to: NodeJS.WriteStream) => {
+    const text = new StringDecoder('utf8');
+    from?.on('data', (b: Buffer) => to.write(printable(text.write(b))));
+    from?.on('end', () => to.write(printable(text.end())));
+  };
+  show(s.child.stdout, process.stdout);
+  show(s.child.stderr, process.stderr);
+  const code = await s.exit;
+  await closed;
+  return code;
 }
 
 export interface CappedResult extends CaptureResult {

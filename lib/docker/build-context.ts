@@ -11,6 +11,7 @@
 // Building needs that digest trusted (lib/profile/trust.ts), and during runs
 // of the profile the Dockerfile, what it copies, the folders its patterns
 // match in and its .dockerignore are read-only (buildRoots).
+import { printable } from '../util/printable.js';
 import { createHash } from 'node:crypto';
 import { closeSync, constants, fchmodSync, mkdirSync, openSync, realpathSync as realpathOf, writeSync } from 'node:fs';
 import { basename as basenameOf, dirname, join, relative, resolve } from 'node:path';
@@ -124,7 +125,7 @@ export function remoteSources(text: string): string[] {
 /** A source as a path relative to the folder (COPY /x and COPY x are the same); throws for one outside it. */
 function sourceRel(src: string, d: DockerfileText): string {
   const abs = resolve(d.context, src.replace(/^\/+/, ''));
-  if (!inside(abs, d.context)) throw new ConfigError(`sandbox.dockerfile: ${d.path} copies ${JSON.stringify(src)}, outside its folder ${d.context}`);
+  if (!inside(abs, d.context)) throw new ConfigError(`sandbox.dockerfile: ${d.path} copies ${printable(JSON.stringify(src), true)}, outside its folder ${d.context}`);
   return relative(d.context, abs);
 }
 
@@ -180,7 +181,7 @@ export function makeContext(d: DockerfileText, denied: (abs: string) => boolean,
   const root = openRoot(d.context);
   const bound = () =>
     new ConfigError(`sandbox.dockerfile: ${d.path} copies more than ${MAX_CONTEXT_FILES} files or ${MAX_CONTEXT_BYTES >> 20} MB from ${d.context}; copy less, or build the image yourself and name it in sandbox.image`);
-  const link = (rel: string) => new ConfigError(`sandbox.dockerfile: ${d.path} copies ${join(d.context, rel)}, which is or passes through a symbolic link; a build reads no link: name what it points at`);
+  const link = (rel: string) => new ConfigError(`sandbox.dockerfile: ${d.path} copies ${printable(join(d.context, rel), true)}, which is or passes through a symbolic link; a build reads no link: name what it points at`);
   /** Writes one input into the context: its folders made here, the file created new. */
   const write = (rel: string, data: Buffer, mode: number) => {
     if (context === null) return;

@@ -2,6 +2,7 @@
 // (built locally from the embedded Dockerfile), a profile's pre-built image
 // (docker run pulls it), or a profile's Dockerfile (built from a context of
 // stashbase's making, lib/docker/build-context.ts, and tagged by its content).
+import { printable } from '../util/printable.js';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, realpathSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -201,7 +202,8 @@ export async function buildDockerfile(docker: string, c: Extract<ImageChoice, { 
   try {
     // Read once, written as read: what is built is what is hashed and trusted.
     const made: BuildContext = makeContext(c.file, c.denied, c.network, dir);
-    for (const l of made.left) process.stderr.write(`stashbase: left out of the build: ${l}\n`);
+    // Names in the build's folder are anyone's who could write there (an agent's run): shown escaped (review, round 29).
+    for (const l of made.left) process.stderr.write(`stashbase: left out of the build: ${printable(l, true)}\n`);
     await ensureBuildTrusted({ path: c.file.path, digest: made.digest, text: c.file.text, files: made.files, profile: c.profile, interactive: o.interactive, env: o.env });
     const tag = dockerfileTag(made.digest);
     const cmd = dockerfileBuildCommand({ docker, tag, dockerfile: made.dockerfile as string, context: join(dir, 'context'), pull, network: c.network, source: c.file.path, digest: made.digest });

@@ -7,6 +7,7 @@
 // ones land in the run's store. Your config, hooks, info and every other
 // folder are bound read-only from yours. Nothing in it comes back by copying:
 // after the run, lib/git/import.ts brings in what passes git's checks.
+import { printable } from '../util/printable.js';
 import { copyFileSync, type Dirent, lstatSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import type { BindMount } from '../../templates/bwrap.js';
@@ -253,7 +254,7 @@ export function planRunGitDir(o: { gitDir: string; admin: string | null; stateDi
   // only reads (hooks, config: those leaving it are not bound, above) (found in review: a
   // git directory the agent made in the tree, its reflog linked to your ~/.bashrc, took the import's appended line).
   const led = gitDirLink(o.gitDir, () => true);
-  if (led !== null) throw new SandboxUnavailableError(`${o.gitDir} holds ${led}, through which the run's import would write elsewhere: remove it (an agent may have left it there), or run from another folder; nothing was run`);
+  if (led !== null) throw new SandboxUnavailableError(`${o.gitDir} holds ${printable(led, true)}, through which the run's import would write elsewhere: remove it (an agent may have left it there), or run from another folder; nothing was run`);
   for (const e of list(o.gitDir)) {
     if (e.name === 'objects' || e.name === 'worktrees' || e.name === SHARED_OBJECTS) continue;
     if (e.isSymbolicLink() && !staysIn(e.name)) continue;

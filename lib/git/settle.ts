@@ -10,8 +10,8 @@ import { BUDGET_MS, importRunGitDir } from './import.js';
 import { printable } from '../util/printable.js';
 
 export interface Sayers {
-  /** Said even with --silent: your repository changed, or could not be. */
-  alert: (m: string) => void;
+  /** Said even with --silent: your repository changed, or could not be; `more`: its continuation lines. */
+  alert: (m: string, more?: string[]) => void;
   note: (m: string) => void;
 }
 
@@ -44,9 +44,13 @@ export async function settleGitDir(recordFile: string, env: NodeJS.ProcessEnv, s
   try {
     const keptDir = join(homePaths(stashbaseHome(env)).kept, `${session}-git`);
     const r = await importRunGitDir(recordFile, { git, session, keptDir, budgetMs: importBudgetMs(env), signal: stop.signal });
-    // Ref names and commit subjects are the agent's: a note is shown printable too (alert always is).
-    for (const m of r.own) say.note(printable(m, true));
-    for (const m of r.warnings) say.alert(m);
+    // Ref names and commit subjects are the agent's: a note is shown printable too (alert always is), line by line (the
+    // import's own lines: a list of commits, each a subject on one line).
+    for (const m of r.own) say.note(m.split('\n').map((l) => printable(l, true)).join('\n'));
+    for (const m of r.warnings) {
+      const [first = '', ...more] = m.split('\n');
+      say.alert(first, more);
+    }
   } catch (e) {
     say.alert(`the run's git work could not be imported (${(e as Error).message}); nothing of it is in your repository beyond what is named above`);
   } finally {

@@ -25,7 +25,7 @@ import { userHome } from '../home.js';
 const CLOCK_SLACK_MS = 50;
 
 /** `alert` is said even with --silent: it reports a change stashbase made to your repository. */
-export async function reapStaleRuns(home: string, env: NodeJS.ProcessEnv, alert: (msg: string) => void): Promise<string[]> {
+export async function reapStaleRuns(home: string, env: NodeJS.ProcessEnv, alert: (msg: string, more?: string[]) => void): Promise<string[]> {
   const reaped: string[] = [];
   for (const rec of staleSessions(home)) {
     try {
@@ -40,7 +40,7 @@ export async function reapStaleRuns(home: string, env: NodeJS.ProcessEnv, alert:
 }
 
 /** Settles one killed run; false when it must wait (its Docker agent container is still there). */
-async function reapOne(rec: SessionRecord, home: string, env: NodeJS.ProcessEnv, alert: (msg: string) => void): Promise<boolean> {
+async function reapOne(rec: SessionRecord, home: string, env: NodeJS.ProcessEnv, alert: (msg: string, more?: string[]) => void): Promise<boolean> {
   // Its own teardown was done; the check of its tree was stopped (Ctrl+C, a kill): made now, with the run's settings.
   if (rec.ended !== undefined) {
     checkLeft(rec, env, alert, rec.ended);
@@ -57,10 +57,10 @@ async function reapOne(rec: SessionRecord, home: string, env: NodeJS.ProcessEnv,
   if (typeof rec.claudeConfig === 'string' && rec.claudeConfig === snapshotFile(runStateDirOf(home, rec.id))) {
     for (const n of settleFromSnapshot(rec.claudeConfig, rec.id)) alert(`${n} (left by the killed run ${rec.id})`);
   }
-  const said = (m: string) => alert(`from the killed run ${rec.id}: ${m}`);
+  const said = (m: string, more: string[] = []) => alert(`from the killed run ${rec.id}: ${m}`, more);
   for (const g of rec.gitDirs ?? []) {
     // Stopped by you: the rest of this run is settled by a later one; the new run does not start.
-    if ((await settleGitDir(g, env, rec.id, { alert: said, note: said })) === 'interrupted') throw new InterruptedError(`stopped while importing the git work of the killed run ${rec.id}; nothing was run`);
+    if ((await settleGitDir(g, env, rec.id, { alert: said, note: (m) => { const [first = '', ...more] = m.split('\n'); said(first, more); } })) === 'interrupted') throw new InterruptedError(`stopped while importing the git work of the killed run ${rec.id}; nothing was run`);
   }
   for (const m of removeRunDir(rec.runDir ?? runDirOf(home, rec.id, false), runStateDirOf(home, rec.id))) said(m);
   new AuditLog(home, rec.id).write({ type: 'end', exitCode: null, reaped: true, by: process.pid });

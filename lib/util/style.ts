@@ -14,8 +14,8 @@ export const warningLabel = () => colors().yellow('warning:');
 export const errorLabel = () => colors().red('stashbase:');
 
 /** A warning said even with --silent: a change stashbase made to your files, or a check it could not make. */
-export function alert(msg: string): void {
-  process.stderr.write(`${warningLabel()} ${printable(msg, true)}\n`);
+export function alert(msg: string, more: string[] = []): void {
+  process.stderr.write(`${warningLabel()} ${printable(msg, true)}\n${more.map((l) => `${printable(l, true)}\n`).join('')}`);
 }
 
 /**

