@@ -244,6 +244,8 @@ describe('Docker backend: runs and the agent docker commands (real engine)', nee
     writeFile(join(dir, 'Dockerfile'), 'FROM stashbase-test-base:latest\nCOPY . /ctx/\nRUN ls /sys/class/net > /etc/build-net\n');
     writeFile(join(dir, '.env'), 'TOKEN=real-secret\n');
     writeFile(join(dir, 'tool.sh'), 'echo tool v1\n');
+    // (Review, round 29) A name anyone who wrote the folder chose (an agent's run), shown escaped: a retitle, conceal, and a forged line.
+    assert.equal(spawnSync('mkfifo', [join(dir, 'p\x1b]0;owned\x07\x1b[8m\nstashbase: reviewed, safe to answer y')]).status, 0);
     const profile = (backend: string) => `[sandbox]\nbackend = "${backend}"\ndockerfile = "./sandbox/Dockerfile"\n[filesystem]\ndeny_read = ["**/.env"]\n`;
     writeFile(join(t.sbHome, 'agents', 'built.toml'), profile('docker'));
     writeFile(join(t.sbHome, 'agents', 'built-native.toml'), profile('native'));
@@ -260,6 +262,8 @@ describe('Docker backend: runs and the agent docker commands (real engine)', nee
       assert.equal(r.code, 0, r.stderr);
       tags.push(/Building .* as (stashbase-dockerfile:[0-9a-f]{32}) \(no network\)/.exec(r.stderr)?.[1] ?? '');
       assert.match(r.stderr, /^stashbase: left out of the build: \.env \(deny_read\)$/m);
+      assert.match(r.stderr, /^stashbase: left out of the build: p\\x1b\]0;owned\\x07\\x1b\[8m\\x0astashbase: reviewed, safe to answer y \(not a regular file\)$/m);
+      assert.doesNotMatch(r.stderr, /\x1b|^stashbase: reviewed/m);
       assert.equal(r.stdout, 'lo\nDockerfile\ntool.sh\nno-env\n');
       const native = await cli(['agent', 'run', '--profile', 'built-native', '--', 'sh', '-c', attack], { env: t.env, cwd: proj, timeoutMs: 60_000 });
       assert.equal(native.code, 0, native.stderr);
