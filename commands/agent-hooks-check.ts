@@ -27,9 +27,15 @@ const spec = { name: 'agent hooks deps check', usage, summary, flags, notes };
 async function settingsFor(p: { flags: Map<string, string | boolean> }): Promise<DependencyCheckSettings> {
   const name = p.flags.get('profile');
   if (typeof name !== 'string') return settingsFromEnv(process.env);
-  const { loadProfile } = await import('../lib/profile/load.js');
+  const { displayPath, loadProfile } = await import('../lib/profile/load.js');
+  const { ensureTrusted } = await import('../lib/profile/trust.js');
   const source = profileSource(p.flags.get('profile-source') as string | undefined);
-  return loadProfile({ name, source, cwd: process.cwd(), env: process.env }).profile.hooks.dependencyCheck;
+  const cwd = process.cwd();
+  const loaded = loadProfile({ name, source, cwd, env: process.env });
+  // A repository's profile is used only once trusted, as by agent run and scan (review, round 29: one an agent planted
+  // beside the tree loosened the check); a hook has no terminal to ask on, so an untrusted one fails the check.
+  await ensureTrusted(loaded, { interactive: () => false, env: process.env, label: loaded.profile.file ? displayPath(loaded.profile.file, cwd) : name });
+  return loaded.profile.hooks.dependencyCheck;
 }
 
 async function readStdin(): Promise<string> {

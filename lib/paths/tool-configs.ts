@@ -20,6 +20,14 @@ import { restoreHint } from '../util/style.js';
 export const TOOL_CONFIGS = [
   // Agents: hooks, MCP servers, commands, skills, notify commands.
   '.claude/settings.json', '.claude/settings.local.json', '.claude/commands', '.claude/agents', '.claude/hooks', '.claude/skills', '.mcp.json',
+  // Claude Code's own list of what it keeps its agent from writing (review, round 29): scheduled prompts fired at your
+  // next session's start, workflow scripts, routines, a preview's launch command, the loop's prompt, project plugins
+  // (their hooks), a status line script. Its instructions (CLAUDE.md, rules, memory) stay the agent's, as CLAUDE.md is.
+  '.claude/scheduled_tasks.json', '.claude/workflows', '.claude/routines', '.claude/launch.json', '.claude/loop.md', '.claude/plugins',
+  '.claude/statusline-command.sh', '.claude/keybindings.json',
+  // stashbase's own profiles beside the tree (review, round 29: one planted in a folder that is no repository was taken
+  // by agent hooks deps check --profile); the repository's .stashbase is read-only in any run.
+  '.stashbase/agents',
   '.codex', '.gemini', '.cursor',
   // Editors: tasks, run configurations, language-server commands, project-local init files.
   '.vscode', '.idea', '.devcontainer', '.zed', '.helix', '.nvim.lua', '.nvimrc', '.exrc', '.lazy.lua',

@@ -54,7 +54,7 @@ const KINDS_AS_WRITTEN: Array<[RegExp, string]> = [
   [/^\.gitmodules$/, 'submodules'],
   [/(?:^|\/)(?:\.npmrc|\.yarnrc|\.yarnrc\.yml|\.pnpmfile\.cjs|\.pnpmfile\.mjs|bunfig\.toml)$|^\.yarn\/plugins\//, 'package manager configuration'],
   [/^\.devcontainer\/|(?:^|\/)\.devcontainer\.json$/, 'dev container configuration'],
-  [/(?:^|\/)\.claude\/(?:settings(?:\.local)?\.json$|commands\/|agents\/|hooks\/|skills\/)|(?:^|\/)\.mcp\.json$/, "agent configuration: hooks, commands or MCP servers your next agent run obeys"],
+  [/(?:^|\/)\.claude\/(?:settings(?:\.local)?\.json$|scheduled_tasks\.json$|launch\.json$|loop\.md$|keybindings\.json$|statusline-command\.sh$|commands\/|agents\/|hooks\/|skills\/|workflows\/|routines\/|plugins\/)|(?:^|\/)\.mcp\.json$/, "agent configuration: hooks, commands or MCP servers your next agent run obeys"],
   [/(?:^|\/)(?:CLAUDE|AGENTS)\.md$/, 'agent instructions your next agent run follows'],
   [/(?:^|\/)(?:CMakeLists\.txt|[^/]+\.cmake|meson\.build|build\.gradle(?:\.kts)?|settings\.gradle(?:\.kts)?|gradlew(?:\.bat)?|pom\.xml|build\.xml|BUILD(?:\.bazel)?|WORKSPACE(?:\.bazel)?|MODULE\.bazel|SConstruct|wscript)$|(?:^|\/)gradle\/wrapper\/|(?:^|\/)\.mvn\//, 'build file'],
   [/(?:^|\/)(?:Dockerfile|Containerfile)(?:\.[^/]*)?$|(?:^|\/)[^/]+\.(?:Dockerfile|Containerfile)$|(?:^|\/)\.dockerignore$/, 'container image build (your next docker build runs its steps)'],

@@ -133,6 +133,22 @@ describe('the dependency check against local registry and OSV stubs', () => {
     }
   });
 
+  test('(review, round 29) --profile takes a profile in the folder only once trusted: one planted there (an agent loosening the check) makes the hook ask you, never allow; control: the same profile, trusted, allows', { timeout: 30_000 }, async () => {
+    writeFile(join(t.sbHome, 'agents', 'strict.toml'), '[hooks.dependency_check]\non_unchecked = "deny"\n');
+    const folder = join(t.home, 'no-repo');
+    writeFile(join(folder, '.stashbase', 'agents', 'strict.toml'), '[hooks.dependency_check]\non_unchecked = "allow"\nmin_age_days = 0\ntyposquat_distance = 0\n');
+    const input = JSON.stringify({ hook_event_name: 'PreToolUse', tool_name: 'Bash', tool_input: { command: 'npm i lodahs' }, cwd: folder });
+    const hook = () => cli(['agent', 'hooks', 'deps', 'check', '--profile', 'strict'], { env, cwd: folder, input });
+    const planted = await hook();
+    assert.equal(planted.code, 0, planted.stderr);
+    const out = JSON.parse(planted.stdout) as { hookSpecificOutput: { permissionDecision: string; permissionDecisionReason: string } };
+    assert.equal(out.hookSpecificOutput.permissionDecision, 'ask');
+    assert.match(out.hookSpecificOutput.permissionDecisionReason, /could not check this command \(repository profile \.stashbase\/agents\/strict\.toml has not been trusted yet; review it, then trust it with: stashbase agent trust --profile strict --profile-source directory\)/);
+    // The control: trusted, the folder's profile is the one used (lodahs, a near miss, passes with its distance 0).
+    assert.equal((await cli(['agent', 'trust', '--profile', 'strict', '--profile-source', 'directory'], { env, cwd: folder })).code, 0);
+    assert.deepEqual(await hook(), { code: 0, signal: null, stdout: '', stderr: '' });
+  });
+
   test("a package manager that is not installed leaves its ecosystem unchecked", { timeout: 30_000 }, async () => {
     const { decisions } = await check('go', ['example.test/sb/mod@v1.0.0'], t.dir, { GOPROXY: '', PATH: '/nonexistent' });
     assert.equal(decisions[0]?.verdict, 'unchecked');
