@@ -172,7 +172,8 @@ export async function main(argv: string[]): Promise<number> {
     return await dispatch(argv);
   } catch (e) {
     if (e instanceof StashbaseError) {
-      process.stderr.write(`${errorLabel()} ${printable(e.message)}\n`);
+      // Lines after the first indented: a name in the message holding a newline never starts a line like stashbase's own.
+      process.stderr.write(`${errorLabel()} ${printable(e.message).split('\n').map((l, i) => (i === 0 || /^\s/.test(l) ? l : `  ${l}`)).join('\n')}\n`);
       return e.exitCode;
     }
     process.stderr.write(`stashbase: internal error: ${(e as Error).stack ?? String(e)}\n`);

@@ -1,4 +1,5 @@
 import { flagBool, flagString, type FlagSpec, parseCommand } from '../lib/util/argv.js';
+import { printable } from '../lib/util/printable.js';
 import { findDocker } from '../lib/docker/engine.js';
 import { runLeftovers, volumeLeftovers } from '../lib/docker/leftovers.js';
 import { UsageError } from '../lib/errors.js';
@@ -59,7 +60,7 @@ export async function main(argv: string[]): Promise<number> {
       out(`removed ${r.network ?? [...r.containers, ...r.volumes].join(', ')}`);
     } catch (e) {
       failed++;
-      process.stderr.write(`could not remove ${r.network ?? r.session}: ${(e as Error).message}\n`);
+      process.stderr.write(`could not remove ${printable(r.network ?? r.session, true)}: ${printable((e as Error).message, true)}\n`);
     }
   }
   return failed === 0 ? 0 : 1;

@@ -1,5 +1,5 @@
 import { flagBool, flagString, type FlagSpec, parseCommand } from '../lib/util/argv.js';
-import { asciiJson } from '../lib/util/printable.js';
+import { asciiJson, printable } from '../lib/util/printable.js';
 import { engineOf } from '../lib/remote/target.js';
 import { findTool } from '../lib/util/find-tool.js';
 import { engineInfo, findDocker, inspectImage } from '../lib/docker/engine.js';
@@ -80,7 +80,8 @@ export async function main(argv: string[]): Promise<number> {
       ...(target ? [`  info engine: ${target.host} (${target.from}), not this machine's: runs there are remote runs (docs/remote.md)`] : []),
       ...checks.map((c) => `  ${c.ok ? 'ok  ' : 'FAIL'} ${c.name}: ${c.detail}`), ...notes.map((n) => `  info ${n.name}: ${n.detail}`)];
     lines.push(ready ? 'Docker backend ready.' : 'Docker backend not ready.');
-    process.stdout.write(lines.join('\n') + '\n');
+    // The engine's words in them (its version, runtimes, an image's labels; a remote engine's own to choose): each line one, escaped.
+    process.stdout.write(lines.map((l) => printable(l, true)).join('\n') + '\n');
   }
   return ready ? 0 : 1;
 }

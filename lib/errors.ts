@@ -42,7 +42,8 @@ export class CommandFailedError extends StashbaseError {
   readonly stderr: string;
   constructor(commandLine: string, code: number, stderr: string) {
     const tail = stderr.trim().split('\n').slice(-5).join('\n');
-    super(`Command failed with exit code ${code}: ${commandLine}${tail ? `\n${tail}` : ''}`, 1);
+    // Its words, indented: a line of its (a name it printed, an engine's answer) never starts like one of stashbase's.
+    super(`Command failed with exit code ${code}: ${commandLine}${tail ? `\n${tail.split('\n').map((l) => `  ${l}`).join('\n')}` : ''}`, 1);
     this.code = code;
     this.stderr = stderr;
   }

@@ -196,23 +196,52 @@ export async function runForwarded(cmd: Command): Promise<number> {
   }
 }
 
+/** A line held back past this many characters is shown as it stands. */
+const MAX_HELD_LINE = 64 * 1024;
+
+/**
+ * Another program's output shown line by line, each line escaped (one line
+ * each) after `prefix`, so that none can look like stashbase's own or reach
+ * your terminal raw (review, round 30: a path in git merge's output forged a
+ * line; a remote engine's build stream retitled the terminal).
+ */
+export function linesShown(to: NodeJS.WritableStream, prefix: string): { write: (b: Buffer) => void; end: () => void } {
+  const text = new StringDecoder('utf8');
+  let held = '';
+  const show = (line: string) => to.write(`${prefix}${printable(line, true)}\n`);
+  const take = (more: string) => {
+    held += more;
+    let at: number;
+    while ((at = held.indexOf('\n')) !== -1) {
+      show(held.slice(0, at));
+      held = held.slice(at + 1);
+    }
+    if (held.length > MAX_HELD_LINE) (show(held), (held = ''));
+  };
+  return {
+    write: (b) => take(text.write(b)),
+    end: () => {
+      take(text.end());
+      if (held !== '') show(held);
+      held = '';
+    },
+  };
+}
+
 /**
  * Runs a command of yours whose output names what the agent chose (git merge
- * of its branch: its paths): input from your terminal, output shown
- * printable as it comes (found in review, round 29: a path's escape sequences
- * cleared the screen and hid stashbase's own lines after it). Resolves with
- * its exit code once its output is all shown.
+ * of its branch: its paths): input from your terminal, output shown line by
+ * line (linesShown, after "  | "). Resolves with its exit code once its
+ * output is all shown.
  */
 export async function runShown(cmd: Command): Promise<number> {
   const s = start(cmd, ['inherit', 'pipe', 'pipe']);
   const closed = new Promise<void>((resolve) => s.child.on('close', () => resolve()));
-  const show = (from: NodeJS.ReadableStream | null, to: NodeJS.WriteStream) => {
-    const text = new StringDecoder('utf8');
-    from?.on('data', (b: Buffer) => to.write(printable(text.write(b))));
-    from?.on('end', () => to.write(printable(text.end())));
-  };
-  show(s.child.stdout, process.stdout);
-  show(s.child.stderr, process.stderr);
+  for (const [from, to] of [[s.child.stdout, process.stdout], [s.child.stderr, process.stderr]] as const) {
+    const shown = linesShown(to, '  | ');
+    from?.on('data', shown.write);
+    from?.on('end', shown.end);
+  }
   const code = await s.exit;
   await closed;
   return code;

@@ -1,4 +1,5 @@
 // The direct check's table: one block per package, its verdict and reasons.
+import { printable } from '../util/printable.js';
 import { ECOSYSTEM_LABEL } from './decide.js';
 import type { Decision } from './types.js';
 
@@ -8,7 +9,7 @@ export function formatDecisions(decisions: Decision[]): string {
   const width = Math.max(...decisions.map((d) => LABEL[d.verdict].length));
   const lines: string[] = [];
   for (const d of decisions) {
-    lines.push(`${LABEL[d.verdict].padEnd(width)}  ${ECOSYSTEM_LABEL[d.ecosystem]} ${d.name ?? d.spec}${d.version ? ` ${d.version}` : ''}`);
+    lines.push(`${LABEL[d.verdict].padEnd(width)}  ${ECOSYSTEM_LABEL[d.ecosystem]} ${printable(d.name ?? d.spec, true)}${d.version ? ` ${printable(d.version, true)}` : ''}`);
     for (const r of d.reasons) lines.push(`${' '.repeat(width)}    ${r}`);
   }
   return lines.join('\n') + '\n';

@@ -441,7 +441,7 @@ function checkRunDir(w: Work): { refs: Map<string, RefValue> } | null {
   const { rec, report } = w;
   const where = `the run's git directory (for ${rec.plan.gitDir})`;
   const clean = sanitizeGitDir(rec.plan.dir);
-  if (clean.fixed.length > 0) report.warnings.push(`${where} held what no git directory should; removed before anything was read: ${some(clean.fixed)}`);
+  if (clean.fixed.length > 0) report.warnings.push(`${where} held what no git directory should; removed before anything was read: ${some(clean.fixed.map((n) => printable(n, true)))}`);
   if (clean.incomplete) {
     report.warnings.push(`${where} could not be checked whole: nothing of it is imported (your refs, HEAD and index are as they were)`);
     return null;
@@ -454,8 +454,8 @@ function checkRunDir(w: Work): { refs: Map<string, RefValue> } | null {
     return null;
   }
   const made = madeThere(rec);
-  if (made.length > 0) report.warnings.push(`${rec.plan.gitDir}: what the sandbox made there beyond refs, HEAD, the index and objects stays in the run's own git directory, not in yours: ${made.join(', ')}`);
-  if (agent.problems.length > 0) report.warnings.push(`${where}: not refs, not imported: ${some(agent.problems)}`);
+  if (made.length > 0) report.warnings.push(`${rec.plan.gitDir}: what the sandbox made there beyond refs, HEAD, the index and objects stays in the run's own git directory, not in yours: ${made.map((n) => printable(n, true)).join(', ')}`);
+  if (agent.problems.length > 0) report.warnings.push(`${where}: not refs, not imported: ${some(agent.problems.map((n) => printable(n, true)))}`);
   return { refs: agent.refs };
 }
 

@@ -9,6 +9,16 @@ import { findTool } from '../util/find-tool.js';
 import { BUDGET_MS, importRunGitDir } from './import.js';
 import { printable } from '../util/printable.js';
 
+/**
+ * An import message as lines: its first, then its own continuation lines (each
+ * starting with two spaces: a list of commits). A newline anywhere else stays in
+ * its line, shown escaped (review, round 30: a name in the run's git directory
+ * holding a newline forged a whole warning line).
+ */
+export function asLines(m: string): string[] {
+  return m.split(/\n(?= {2})/);
+}
+
 export interface Sayers {
   /** Said even with --silent: your repository changed, or could not be; `more`: its continuation lines. */
   alert: (m: string, more?: string[]) => void;
@@ -46,9 +56,9 @@ export async function settleGitDir(recordFile: string, env: NodeJS.ProcessEnv, s
     const r = await importRunGitDir(recordFile, { git, session, keptDir, budgetMs: importBudgetMs(env), signal: stop.signal });
     // Ref names and commit subjects are the agent's: a note is shown printable too (alert always is), line by line (the
     // import's own lines: a list of commits, each a subject on one line).
-    for (const m of r.own) say.note(m.split('\n').map((l) => printable(l, true)).join('\n'));
+    for (const m of r.own) say.note(asLines(m).map((l) => printable(l, true)).join('\n'));
     for (const m of r.warnings) {
-      const [first = '', ...more] = m.split('\n');
+      const [first = '', ...more] = asLines(m);
       say.alert(first, more);
     }
   } catch (e) {

@@ -6,6 +6,7 @@
 // you). Nothing to say is no output at all: never "allow", which would skip
 // the agent's own permission rules. Codex's hooks cannot ask (0.171: "ask" is
 // refused as unsupported), so there a warning blocks, and says so.
+import { printable } from '../util/printable.js';
 import type { DependencyCheckSettings } from '../deps/settings.js';
 import type { Decision } from '../deps/types.js';
 import { ECOSYSTEM_LABEL } from '../deps/decide.js';
@@ -57,7 +58,7 @@ const VERDICT_LABEL = { block: 'BLOCKED', warn: 'warning', unchecked: 'unchecked
 export function reasonText(decisions: Decision[], answer: Answer): string {
   const lines = decisions
     .filter((d) => d.verdict !== 'ok')
-    .map((d) => `- ${VERDICT_LABEL[d.verdict]}: ${ECOSYSTEM_LABEL[d.ecosystem]} package ${JSON.stringify(d.name ?? d.spec)}${d.version ? ` ${d.version}` : ''}: ${d.reasons.join('; ')}`);
+    .map((d) => `- ${VERDICT_LABEL[d.verdict]}: ${ECOSYSTEM_LABEL[d.ecosystem]} package ${JSON.stringify(d.name ?? d.spec)}${d.version ? ` ${printable(d.version, true)}` : ''}: ${d.reasons.join('; ')}`);
   const head =
     answer === 'deny'
       ? 'stashbase dependency check blocked this install. Do not retry it under another spelling; check the name, or ask the user.'

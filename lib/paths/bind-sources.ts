@@ -3,6 +3,7 @@
 // agent) would make bwrap or Docker, which resolve a bind's source on this
 // machine, show what the link names instead: a folder of your home, read-write
 // where the run pins a parent of an isolated path (found in review).
+import { printable } from '../util/printable.js';
 import { accessSync, closeSync, constants, lstatSync, openSync, readlinkSync } from 'node:fs';
 import type { FdFile } from '../../templates/command.js';
 import { SandboxUnavailableError } from '../errors.js';
@@ -101,7 +102,7 @@ export function refuseAgentLinks(sources: string[]): Map<string, string> {
           // a folder of the system's, unless it is yours
         }
         if (st.uid === uid && writable) {
-          throw new SandboxUnavailableError(`${src} is reached through ${next}, a link in a folder a run may write (an agent could have made it, to aim this writable path elsewhere): name the real path in the profile (${realPathOf(src) ?? 'where it leads'}); nothing was run`);
+          throw new SandboxUnavailableError(`${printable(src, true)} is reached through ${printable(next, true)}, a link in a folder a run may write (an agent could have made it, to aim this writable path elsewhere): name the real path in the profile (${printable(realPathOf(src) ?? 'where it leads', true)}); nothing was run`);
         }
         const real = realPathOf(next);
         if (real === null) {

@@ -180,7 +180,8 @@ test('an untrusted repository profile is refused without a terminal, then truste
   // What changed since it was trusted, the line that reaches a new host marked.
   assert.deepEqual([r.code, r.stderr], [3, [
     'stashbase: repository profile .stashbase/agents/coding.toml has changed since you trusted it; review it, then trust it with: stashbase agent trust --profile coding --profile-source directory',
-    'Changed since you trusted it (! marks a line that changes what it allows; only comments and blank lines are not marked):',
+    // (Review, round 30) An error's lines after the first are indented: none starts like one of stashbase's own.
+    '  Changed since you trusted it (! marks a line that changes what it allows; only comments and blank lines are not marked):',
     '  +! description = "same"',
     '  -! egress_hosts = ["api.example.test"]',
     '  +! egress_hosts = ["api.example.test", "evil.test"]',

@@ -159,6 +159,22 @@ for (const backend of ['native', 'docker'] as const) {
       r.git(['reset', '-q', '--hard', start]);
     });
 
+    test("(review, round 30) names the agent made in its git directory, holding a newline, are said on their own warning's line: none forges a line of stashbase's (a file, a FIFO among the refs); control: the names hold the forged text", async () => {
+      const agent = [
+        'g=$(git rev-parse --git-dir)',
+        `touch "$g/x
+warning: the agent left no files outside the repository"`,
+        `mkfifo "$g/refs/f
+stashbase: import checked, nothing unusual"`,
+        'echo done',
+      ].join(' && ');
+      const res = await run(agent);
+      assert.equal(res.code, 0, res.stderr);
+      assert.equal(res.stdout, 'done\n');
+      assert.doesNotMatch(res.stderr, /^(warning: the agent left no files|stashbase: import checked)/m, res.stderr);
+      assert.match(res.stderr, /x\\x0awarning: the agent left no files outside the repository/);
+    });
+
     test("(review, round 28f) configs that came in by commits the end state hides: an .npmrc added in one commit and removed in the next, a .cargo committed as a link to a folder of innocent name, and a .gitmodules on a detached HEAD: each named", async () => {
       const start = r.git(['rev-parse', 'main']).trim();
       const agent = [

@@ -135,7 +135,8 @@ describe('agent worktrees commands (real git)', needs('git'), () => {
   });
 
   test("(review, round 29) merge shows git's output printable: a path of the agent's holding escape sequences (a new title, the screen cleared, a forged line, the rest hidden) reaches the terminal escaped; unlisted: a C1 CSI and a line separator; control: git merge itself writes them raw", async () => {
-    const name = 'notes\x1b]0;TITLE\x07\x1b[2J\x1b[Hstashbase: merged cleanly\u009b8m\u2028.txt';
+    // (Round 30) and a newline: every line of git's shown after "  | ", so none starts like stashbase's own.
+    const name = 'notes\x1b]0;TITLE\x07\x1b[2J\x1b[Hstashbase: merged cleanly\u009b8m\u2028\nstashbase: merged cleanly.txt';
     writeFile(join(r.root, 'notes.txt'), Array.from({ length: 30 }, (_, i) => `${i}`).join('\n') + '\n');
     r.git(['add', 'notes.txt']);
     r.git(['commit', '-qm', 'notes']);
@@ -156,7 +157,9 @@ describe('agent worktrees commands (real git)', needs('git'), () => {
     assert.equal(res.code, 0, res.stderr);
     const out = `${res.stdout}${res.stderr}`;
     assert.equal(/[\x1b\x07\u009b\u2028]/.test(out), false, JSON.stringify(out));
-    assert.match(out, /Auto-merging notes\\x1b\]0;TITLE\\x07\\x1b\[2J\\x1b\[Hstashbase: merged cleanly\\x9b8m\\u\{2028\}\.txt/);
+    assert.match(out, /^ {2}\| Auto-merging notes\\x1b\]0;TITLE\\x07\\x1b\[2J\\x1b\[Hstashbase: merged cleanly\\x9b8m\\u\{2028\}$/m);
+    assert.match(out, /^ {2}\| stashbase: merged cleanly\.txt$/m);
+    assert.doesNotMatch(out, /^stashbase: merged cleanly/m);
     assert.match(res.stdout, /^Merged stashbase\/amber-glow-fern \([0-9a-f]{12}\) into main\.$/m);
   });
 

@@ -31,3 +31,18 @@ test('probe: a bound asked past 256 MiB is held at 256 MiB, so a child printing 
   assert.equal(r.code, null);
   assert.match(r.stderr, /ENOBUFS/);
 });
+
+test('(review, round 30) linesShown: each line of another program shown escaped after its prefix, a line split across chunks and a UTF-8 character split across them whole; an error\'s tail lines indented', async () => {
+  const { linesShown } = await import('../../lib/exec.js');
+  const { CommandFailedError } = await import('../../lib/errors.js');
+  const out: string[] = [];
+  const shown = linesShown({ write: (s: string) => out.push(s) } as unknown as NodeJS.WritableStream, '  | ');
+  const text = Buffer.from('Auto-merging x\nstashbase: forged \x1b]0;t\x07 é\nlast');
+  shown.write(text.subarray(0, 20));
+  shown.write(text.subarray(20, 41));
+  shown.write(text.subarray(41));
+  shown.end();
+  assert.deepEqual(out, ['  | Auto-merging x\n', '  | stashbase: forged \\x1b]0;t\\x07 é\n', '  | last\n']);
+  const e = new CommandFailedError('docker x', 1, 'Error response from daemon: boom\nstashbase: forged line');
+  assert.equal(e.message, 'Command failed with exit code 1: docker x\n  Error response from daemon: boom\n  stashbase: forged line');
+});
