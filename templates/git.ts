@@ -23,36 +23,60 @@ export function lockReason(session: string, pid: number): string {
   return `${LOCK_REASON_PREFIX}${session} pid ${pid}`;
 }
 
+/** The filter and merge drivers your config names (`git config --name-only --get-regexp '^(filter|merge)\.'`). */
+export interface Drivers {
+  filters: string[];
+  merges: string[];
+}
+
+export const NO_DRIVERS: Drivers = { filters: [], merges: [] };
+
+/** Your config's drivers, from that listing's output. */
+export function driversOf(names: string): Drivers {
+  const filters = new Set<string>();
+  const merges = new Set<string>();
+  for (const line of names.split('\n')) {
+    const m = /^(filter|merge)\.(.+)\.[^.]+$/s.exec(line.trim());
+    if (m) (m[1] === 'filter' ? filters : merges).add(m[2] as string);
+  }
+  return { filters: [...filters], merges: [...merges] };
+}
+
+export const DRIVER_NAMES_ARGS = ['config', '--name-only', '--get-regexp', '^(filter|merge)\\.'];
+
 /**
- * A new branch from HEAD (`from`), checked out as any `git worktree add` is,
- * your post-checkout hook included: what it checks out is yours. Or (resume,
- * `from` null) the run's branch checked out again: what it checks out is the
- * agent's, so no hook of yours runs on it and no filter driver of your config
- * (`drivers`: git-lfs's smudge, any other) is given its files (found in
- * review: a post-checkout hook running npm install ran the agent's
- * preinstall script outside any sandbox); a filter's files stay as committed.
+ * A git command over what the agent wrote, run with none of your drivers:
+ * every filter's clean, smudge and process emptied (not required), every merge
+ * driver `false` (a conflict, never its program) (found in review, rounds 29
+ * and 30: your post-checkout hook, a `python -m` clean filter that imported a
+ * module the agent planted in its worktree, your merge driver in the merge
+ * review, each ran on the agent's files outside the sandbox; the agent's
+ * .gitattributes chooses which file gets which driver). As GIT_CONFIG_KEY_n: a
+ * driver's name may hold an "=", which -c would split at.
  */
-export function worktreeAddCommand(gitPath: string, repo: string, path: string, name: string, from: string | null, drivers: string[] = []): Command {
-  if (from !== null) return git(gitPath, repo, ['worktree', 'add', '-b', `${BRANCH_PREFIX}${name}`, path, from], false);
-  // As GIT_CONFIG_KEY_n (a driver's name may hold an "=", which -c would split at).
-  const pairs = drivers.flatMap((d) => [[`filter.${d}.smudge`, ''], [`filter.${d}.process`, ''], [`filter.${d}.required`, 'false']]);
-  const cmd = git(gitPath, repo, ['worktree', 'add', path, `${BRANCH_PREFIX}${name}`]);
+export function withoutDrivers(cmd: Command, d: Drivers): Command {
+  const pairs = [
+    ...d.filters.flatMap((f) => [[`filter.${f}.clean`, ''], [`filter.${f}.smudge`, ''], [`filter.${f}.process`, ''], [`filter.${f}.required`, 'false']]),
+    ...d.merges.map((m) => [`merge.${m}.driver`, 'false']),
+  ];
+  if (pairs.length === 0) return cmd;
   const env: Record<string, string> = { ...cmd.env, GIT_CONFIG_COUNT: String(pairs.length) };
   pairs.forEach(([k, v], i) => Object.assign(env, { [`GIT_CONFIG_KEY_${i}`]: k, [`GIT_CONFIG_VALUE_${i}`]: v }));
   return { ...cmd, env };
 }
 
-/** Your config's filter drivers (`filter.<driver>.<key>`), from `git config --name-only --get-regexp ^filter\.` output. */
-export function filterDrivers(names: string): string[] {
-  const out = new Set<string>();
-  for (const line of names.split('\n')) {
-    const m = /^filter\.(.+)\.[^.]+$/s.exec(line.trim());
-    if (m) out.add(m[1] as string);
-  }
-  return [...out];
+/**
+ * A new branch from HEAD (`from`), checked out as any `git worktree add` is,
+ * your post-checkout hook included: what it checks out is yours. Or (resume,
+ * `from` null) the run's branch checked out again: what it checks out is the
+ * agent's, so with no hook and none of your drivers (withoutDrivers; found in
+ * review: a post-checkout hook running npm install ran the agent's
+ * preinstall script outside any sandbox); a filter's files stay as committed.
+ */
+export function worktreeAddCommand(gitPath: string, repo: string, path: string, name: string, from: string | null, drivers: Drivers = NO_DRIVERS): Command {
+  if (from !== null) return git(gitPath, repo, ['worktree', 'add', '-b', `${BRANCH_PREFIX}${name}`, path, from], false);
+  return withoutDrivers(git(gitPath, repo, ['worktree', 'add', path, `${BRANCH_PREFIX}${name}`]), drivers);
 }
-
-export const FILTER_NAMES_ARGS = ['config', '--name-only', '--get-regexp', '^filter\\.'];
 
 export function worktreeLockCommand(gitPath: string, repo: string, path: string, reason: string): Command {
   return git(gitPath, repo, ['worktree', 'lock', '--reason', reason, path]);
@@ -62,12 +86,14 @@ export function worktreeUnlockCommand(gitPath: string, repo: string, path: strin
   return git(gitPath, repo, ['worktree', 'unlock', path]);
 }
 
-export function worktreeRemoveCommand(gitPath: string, repo: string, path: string, force: boolean): Command {
-  return git(gitPath, repo, ['worktree', 'remove', ...(force ? ['--force'] : []), path]);
+/** Removing an agent's worktree: git checks it is clean first, with none of your drivers. */
+export function worktreeRemoveCommand(gitPath: string, repo: string, path: string, force: boolean, drivers: Drivers = NO_DRIVERS): Command {
+  return withoutDrivers(git(gitPath, repo, ['worktree', 'remove', ...(force ? ['--force'] : []), path]), drivers);
 }
 
-export function statusCommand(gitPath: string, worktree: string): Command {
-  return git(gitPath, worktree, ['status', '--porcelain', '--untracked-files=all', '--ignore-submodules=none']);
+/** Whether a checkout is clean; an agent's worktree with none of your drivers (a file a filter would change then shows as changed). */
+export function statusCommand(gitPath: string, worktree: string, drivers: Drivers = NO_DRIVERS): Command {
+  return withoutDrivers(git(gitPath, worktree, ['status', '--porcelain', '--untracked-files=all', '--ignore-submodules=none']), drivers);
 }
 
 /** The user's merge, run as their own git (their hooks run): the reviewed commit, never a name a tag could shadow. */

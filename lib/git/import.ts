@@ -37,7 +37,7 @@ import { decideRefs, type RefDecision, remoteTwins } from './ref-decisions.js';
 import { parseRefFile, readRefStore, type RefValue, sameRefs, sameValue } from './ref-store.js';
 import { checkoutDir, repoFormat, type RunGitDirRecord, sameStamp, SHARED_OBJECTS, stampOf } from './run-git-dir.js';
 import { sanitizeGitDir } from './sanitize.js';
-import { toolConfigOf } from '../worktree/review.js';
+import { runsCodeByName, toolConfigOf } from '../worktree/review.js';
 import { isConfigFolderName } from '../paths/tool-configs.js';
 
 export interface ImportReport {
@@ -303,11 +303,13 @@ async function configsBetween(w: Work, from: string | null, to: string | null): 
       if (!m) return { failed: 'its files could not all be read' };
       [mode, path] = [m[1] as string, m[2] as string];
     } else {
-      const m = /^:\d{6} (\d{6}) [0-9a-f]+ [0-9a-f]+ [A-Z]\d*$/.exec(f);
+      const m = /^:(\d{6}) (\d{6}) [0-9a-f]+ [0-9a-f]+ [A-Z]\d*$/.exec(f);
       if (!m || i + 1 >= fields.length) return { failed: 'its changes could not all be read' };
-      [mode, path] = [m[1] as string, fields[++i] as string];
+      [mode, path] = [m[2] as string, fields[++i] as string];
+      // A submodule's commit added or moved (review, round 30): git submodule update checks out the agent's choice.
+      if (m[1] === '160000') found.add(path);
     }
-    if (toolConfigOf(path) !== null || (mode === '120000' && isConfigFolderName(path.slice(path.lastIndexOf('/') + 1)))) found.add(path);
+    if (mode === '160000' || toolConfigOf(path) !== null || (mode === '120000' && isConfigFolderName(path.slice(path.lastIndexOf('/') + 1)))) found.add(path);
   }
   return [...found].sort();
 }
@@ -600,13 +602,13 @@ async function indexFollows(w: Work, before: string | null): Promise<void> {
   const behind = (why: string): void => void report.warnings.push(`${label} differs from HEAD, which now has the agent's commits, and was left as it is (${why}): git status shows their changes staged in reverse, and a plain git commit would undo them; git reset (which leaves your files as they are) makes your index HEAD's, then stage what you want`);
   if (!sameStamp(stampOf(join(there, 'index')), rec.start.yourIndex)) return behind('it changed during the run');
   const [listed, changed] = await Promise.all([
-    run(w, yours(w, ['ls-files', '-s', '-z'], there)),
+    run(w, yours(w, ['ls-files', '-s', '-t', '-z'], there)),
     run(w, yours(w, ['diff-tree', '-r', '-z', '--no-renames', before ?? EMPTY_TREE[rec.plan.objectFormat === 'sha256' ? 'sha256' : 'sha1'], after], there)),
   ]);
   if (!listed.ok || !changed.ok) return behind(`git could not list it: ${printable(listed.ok ? changed.err : listed.err, true)}`);
   const top = rec.plan.workTree;
   if (top === undefined) return behind("the run's record does not name its working tree");
-  const plan = followHead(listed.out, changed.out, treeHolds(top, rec.plan.objectFormat === 'sha256' ? 'sha256' : 'sha1'));
+  const plan = followHead(listed.out, changed.out, treeHolds(top, rec.plan.objectFormat === 'sha256' ? 'sha256' : 'sha1'), (p) => runsCodeByName(p) !== null);
   if ('why' in plan) return behind(plan.why);
   if (!sameStamp(stampOf(join(there, 'index')), rec.start.yourIndex)) return behind('it changed while the import ended');
   const wrote = plan.moved === 0 ? { ok: true, err: '' } : await run(w, yours(w, ['update-index', '-z', '--index-info'], there), plan.input);
@@ -614,7 +616,7 @@ async function indexFollows(w: Work, before: string | null): Promise<void> {
   if (plan.moved > 0) report.own.push(`${label} now has HEAD's version of the ${plan.moved === 1 ? 'file' : `${plan.moved} files`} the agent's commits changed (the sandbox's own index was not taken): git status shows where your working tree holds other content`);
   if (plan.asTree.length > 0) {
     const them = plan.asTree.length === 1 ? 'it' : 'them';
-    report.warnings.push(`${label} keeps the old version of ${printable(some(plan.asTree, 5), true)}, as your working tree does, while HEAD has the agent's commits' version: git status shows ${them} staged in reverse, and your next git commit takes ${them} back to the old version unless you stage the commits' version after reviewing it (git diff HEAD -- <file>)`);
+    report.warnings.push(`${label} keeps the old version of ${printable(some(plan.asTree, 5), true)}, where your working tree does not hold the commits' version (a file the run kept from the agent, one of yours, a submodule's commit), while HEAD has the agent's: git status shows ${them} staged in reverse, and your next git commit takes ${them} back to the old version unless you stage the commits' version after reviewing it (git diff HEAD -- <file>)`);
   }
   if (plan.kept.length > 0) {
     report.warnings.push(`${label} keeps what you had staged at ${printable(some(plan.kept, 5), true)}, which the agent's commits change too: git status shows their changes there staged in reverse, and a plain git commit would undo them; git restore --staged <file> makes an entry HEAD's`);

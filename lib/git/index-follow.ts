@@ -25,6 +25,8 @@ export interface FollowPlan {
 /** One side of a change: a file's mode and blob, or nothing there. */
 export type Side = { mode: string; oid: string } | null;
 
+const GITLINK = '160000';
+
 /** At most this many changed paths are brought along; past it, nothing is (said). */
 export const MAX_FOLLOWED = 200_000;
 
@@ -34,19 +36,21 @@ interface Entry {
   stage: string;
 }
 
-/** `git ls-files -s -z`: "<mode> <oid> <stage>\t<path>" records. Null when one is not. */
-function parseStaged(out: string): Map<string, Entry[]> | null {
+/** `git ls-files -s -t -z`: "<tag> <mode> <oid> <stage>\t<path>" records (the tag S: skip-worktree). Null when one is not. */
+function parseStaged(out: string): { staged: Map<string, Entry[]>; sparse: boolean } | null {
   const staged = new Map<string, Entry[]>();
+  let sparse = false;
   for (const rec of out.split('\0')) {
     if (rec === '') continue;
-    const m = /^([0-7]{6}) ([0-9a-f]{40}|[0-9a-f]{64}) ([0-3])\t([\s\S]+)$/.exec(rec);
+    const m = /^([A-Z?]) ([0-7]{6}) ([0-9a-f]{40}|[0-9a-f]{64}) ([0-3])\t([\s\S]+)$/.exec(rec);
     if (!m) return null;
-    const path = m[4] as string;
+    if (m[1] === 'S') sparse = true;
+    const path = m[5] as string;
     const list = staged.get(path) ?? [];
-    list.push({ mode: m[1] as string, oid: m[2] as string, stage: m[3] as string });
+    list.push({ mode: m[2] as string, oid: m[3] as string, stage: m[4] as string });
     staged.set(path, list);
   }
-  return staged;
+  return { staged, sparse };
 }
 
 interface Change {
@@ -88,10 +92,14 @@ function foldersOf(paths: Iterable<string>): Set<string> {
  * file where a folder of yours would be (git would drop your entries under
  * it).
  */
-export function followHead(lsFiles: string, diffTree: string, treeHolds: (path: string, side: Side) => boolean | 'too much'): FollowPlan | { why: string } {
-  const staged = parseStaged(lsFiles);
+export function followHead(lsFiles: string, diffTree: string, treeHolds: (path: string, side: Side) => boolean | 'too much', guarded: (path: string) => boolean = () => false): FollowPlan | { why: string } {
+  const listed = parseStaged(lsFiles);
   const changes = parseChanges(diffTree);
-  if (staged === null || changes === null) return { why: "git's listing of it could not be read" };
+  if (listed === null || changes === null) return { why: "git's listing of it could not be read" };
+  // Entries git keeps out of the tree (review, round 30: rewritten, they lost the bit, and a file the commits add there
+  // looked held back by your tree): a sparse checkout is left to you.
+  if (listed.sparse) return { why: 'your checkout is sparse (entries marked skip-worktree), which stashbase does not rewrite' };
+  const { staged } = listed;
   if (changes.length > MAX_FOLLOWED) return { why: `the agent's commits change ${changes.length} paths, more than the ${MAX_FOLLOWED} stashbase brings along` };
   if (changes.some((c) => c.path.includes('\uFFFD'))) return { why: 'a path the commits change is not UTF-8' };
   const zero = (changes[0]?.after ?? changes[0]?.before)?.oid.replace(/./g, '0') ?? '';
@@ -112,7 +120,10 @@ export function followHead(lsFiles: string, diffTree: string, treeHolds: (path: 
     }
     const [old, now] = [treeHolds(c.path, c.before), treeHolds(c.path, c.after)];
     if (old === 'too much' || now === 'too much') return { why: 'the files the commits change hold more than stashbase compares with your working tree' };
-    if (old && !now) {
+    // A file that runs code, or a submodule's commit, follows only where your tree holds the new one (review, round 30:
+    // your own untracked or edited .npmrc, neither side, had the agent's entry staged, and git restore wrote it over yours).
+    const submodule = c.before?.mode === GITLINK || c.after?.mode === GITLINK;
+    if ((old && !now) || (!now && (submodule || guarded(c.path)))) {
       asTree.push(c.path);
       continue;
     }

@@ -93,6 +93,12 @@ export function indexCandidate(here: string, there: string, rec: RunGitDirRecord
   if (code.length > 0) {
     return `${label}: the sandbox's index stages ${list(code)}, which can run code on your machine (${runsCodeByName(code[0] as string)}) and which your next git commit, git stash or git restore takes from the index, whatever the file in your working tree holds: it is not carried back (review the files, then stage them yourself)`;
   }
+  // A submodule's commit other than yours (review, round 30): git submodule update checks out what the index names.
+  const oldOids = new Map(old === null || !before.ok ? [] : old.entries.filter((e) => (e.mode & 0o170000) === GITLINK).map((e) => [e.key, entryOid(before.data, e, oidLength)] as const));
+  const submodules = fresh.filter((e) => (e.mode & 0o170000) === GITLINK && oldOids.get(e.key) !== entryOid(r.data, e, oidLength)).map((e) => e.path);
+  if (submodules.length > 0) {
+    return `${label}: the sandbox's index stages a submodule commit other than yours at ${list(submodules)}, which your git submodule update checks out: it is not carried back (review it, then stage it yourself)`;
+  }
   // Only what the working tree holds (found in review: a hook staged into the folder core.hooksPath names, which the
   // run kept read-only, came back; so would anything the run protects, by any name): what the agent could not write,
   // it cannot stage either.

@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import { BRANCH_PREFIX, git, statusCommand, worktreeRemoveCommand, worktreeUnlockCommand } from '../../templates/git.js';
 import { StashbaseError, UsageError } from '../errors.js';
 import { capture, probe } from '../exec.js';
-import { branchExists, locate, type Repo, pointersIntact, type Worktree, worktreeOf } from './layout.js';
+import { branchExists, driversIn, locate, type Repo, pointersIntact, type Worktree, worktreeOf } from './layout.js';
 import { lockState } from './lifecycle.js';
 import { NAME_PATTERN } from './names.js';
 
@@ -39,7 +39,7 @@ export function inspect(repo: Repo, name: string): AgentWork {
   const lock = lockState(w);
   if (lock.kind === 'running') return { ...base, status: 'running', staleLock: false };
   if (lock.kind === 'user') return { ...base, status: 'locked', staleLock: false };
-  const st = probe(statusCommand(repo.git, w.path));
+  const st = probe(statusCommand(repo.git, w.path, driversIn(repo)));
   return { ...base, status: st.code === 0 && st.stdout.trim() === '' ? 'clean' : 'dirty', staleLock: lock.kind === 'stale' };
 }
 
@@ -77,7 +77,7 @@ export async function discard(repo: Repo, work: AgentWork, keepBranch: boolean, 
   const w = locate(repo, work.name);
   if (work.path !== null) {
     if (work.staleLock) await capture(worktreeUnlockCommand(repo.git, repo.root, w.path));
-    await capture(worktreeRemoveCommand(repo.git, repo.root, w.path, true));
+    await capture(worktreeRemoveCommand(repo.git, repo.root, w.path, true, driversIn(repo)));
     await removeVolumes(w);
   }
   if (!keepBranch) await capture(git(repo.git, repo.root, ['branch', '-D', w.branch]));

@@ -2,7 +2,7 @@
 // touch: the repository's executable state, the checkout, other worktrees.
 import { lstatSync, readFileSync, realpathSync } from 'node:fs';
 import { basename, dirname, join, relative } from 'node:path';
-import { BRANCH_PREFIX, git, WORKTREES_DIR } from '../../templates/git.js';
+import { BRANCH_PREFIX, DRIVER_NAMES_ARGS, type Drivers, driversOf, git, WORKTREES_DIR } from '../../templates/git.js';
 import { SandboxUnavailableError, StashbaseError } from '../errors.js';
 import { probe } from '../exec.js';
 import { findTool } from '../util/find-tool.js';
@@ -106,4 +106,10 @@ export function branchExists(repo: Repo, branch: string): boolean {
  */
 export function protectedPaths(repo: Repo, w: Worktree): { pointer: string; checkout: string[] } {
   return { pointer: join(w.path, '.git'), checkout: [repo.root] };
+}
+
+/** The filter and merge drivers your config names (none where git says none). */
+export function driversIn(repo: Repo): Drivers {
+  const r = probe(git(repo.git, repo.root, DRIVER_NAMES_ARGS));
+  return driversOf(r.code === 0 ? r.stdout : '');
 }

@@ -3,11 +3,11 @@
 // lib/git/import.ts) restore its pointer file, unlock, and remove it when clean.
 import { appendFileSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { FILTER_NAMES_ARGS, filterDrivers, git, LOCK_REASON_PREFIX, lockReason, statusCommand, WORKTREES_DIR, worktreeAddCommand, worktreeLockCommand, worktreeRemoveCommand, worktreeUnlockCommand } from '../../templates/git.js';
+import { git, LOCK_REASON_PREFIX, lockReason, statusCommand, WORKTREES_DIR, worktreeAddCommand, worktreeLockCommand, worktreeRemoveCommand, worktreeUnlockCommand } from '../../templates/git.js';
 import { SandboxUnavailableError, UsageError } from '../errors.js';
 import { capture, probe } from '../exec.js';
 import { liveSessions, processAlive, type SessionRecord } from '../run/session.js';
-import { branchExists, expectedPointers, locate, pointersIntact, type Repo, type Worktree, worktreeOf } from './layout.js';
+import { branchExists, driversIn, expectedPointers, locate, pointersIntact, type Repo, type Worktree, worktreeOf } from './layout.js';
 import { freshName, NAME_PATTERN } from './names.js';
 import { realPathOf } from '../util/real-path.js';
 
@@ -102,7 +102,7 @@ export async function startWorktree(repo: Repo, o: { session: string; resume?: s
     } else {
       if (!branchExists(repo, w.branch)) throw new UsageError(`there is no agent worktree or branch ${w.branch} to resume`);
       await capture(git(repo.git, repo.root, ['worktree', 'prune']));
-      await capture(worktreeAddCommand(repo.git, repo.root, w.path, w.name, null, filterDriversOf(repo)));
+      await capture(worktreeAddCommand(repo.git, repo.root, w.path, w.name, null, driversIn(repo)));
     }
   } else {
     const name = freshName((n) => existsSync(worktreeOf(repo, n).path) || existsSync(worktreeOf(repo, n).adminDir) || branchExists(repo, worktreeOf(repo, n).branch));
@@ -140,7 +140,7 @@ export function restorePointers(w: Worktree): void {
 const AFTER_RUN_MS = 120_000;
 
 export async function isClean(repo: Repo, w: Worktree): Promise<boolean> {
-  return (await capture(statusCommand(repo.git, w.path), undefined, AFTER_RUN_MS)).trim() === '';
+  return (await capture(statusCommand(repo.git, w.path, driversIn(repo)), undefined, AFTER_RUN_MS)).trim() === '';
 }
 
 /** After the run, on every way out: pointers, refs, lock; then a clean worktree goes (its branch stays). */
@@ -155,17 +155,11 @@ export async function finishWorktree(s: Started, warn: (m: string) => void, note
   restorePointers(s.worktree);
   await capture(worktreeUnlockCommand(s.repo.git, s.repo.root, s.worktree.path), undefined, AFTER_RUN_MS);
   if (await isClean(s.repo, s.worktree)) {
-    await capture(worktreeRemoveCommand(s.repo.git, s.repo.root, s.worktree.path, false), undefined, AFTER_RUN_MS);
+    await capture(worktreeRemoveCommand(s.repo.git, s.repo.root, s.worktree.path, false, driversIn(s.repo)), undefined, AFTER_RUN_MS);
     await removeVolumes(s.worktree);
     note(`Worktree ${s.worktree.name} was clean and is removed; its branch ${s.worktree.branch} is kept (stashbase agent run --resume ${s.worktree.name} continues it).`);
     return { removed: true };
   }
   note(`Worktree ${s.worktree.name} has uncommitted changes and is kept: ${s.worktree.path}`);
   return { removed: false };
-}
-
-/** The filter drivers your config names (none where git says none). */
-export function filterDriversOf(repo: Repo): string[] {
-  const r = probe(git(repo.git, repo.root, FILTER_NAMES_ARGS));
-  return r.code === 0 ? filterDrivers(r.stdout) : [];
 }

@@ -208,6 +208,8 @@ export function review(changes: RawChange[], read: (oid: string) => string | nul
       out.push({ path: c.path, why: `symbolic link to ${JSON.stringify(target)}${c.status === 'A' ? ' (new)' : ''}` });
     }
     if (c.newMode === '160000' && c.oldMode !== '160000') out.push({ path: c.path, why: 'new submodule commit entry' });
+    // A submodule moved to another commit (review, round 30): git submodule update checks out the agent's choice.
+    else if (c.newMode === '160000' && c.oldMode === '160000' && c.oldOid !== c.newOid) out.push({ path: c.path, why: "submodule moved to another commit: git submodule update checks out the agent's" });
   }
   return out.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 }

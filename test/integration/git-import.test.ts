@@ -120,10 +120,11 @@ for (const backend of ['native', 'docker'] as const) {
       assert.equal(res.code, 0, res.stderr);
       assert.equal(res.stdout, 'done\n');
       const line = res.stderr.split('\n').find((l) => l.includes("the agent's commits on refs/heads/main change files your tools run or obey")) ?? '';
-      assert.match(line, /\(\.gitmodules, \.npmrc\): the run kept them as they were in your tree, but git puts the commits' version there on a checkout, reset, restore or stash of them, and git submodule reads \.gitmodules from HEAD; review them \(git diff [0-9a-f]{40} [0-9a-f]{40} -- <file>\) before you do/, res.stderr);
+      // (Round 30) the submodule's commit named too.
+      assert.match(line, /\(\.gitmodules, \.npmrc, lib\): the run kept them as they were in your tree, but git puts the commits' version there on a checkout, reset, restore or stash of them, and git submodule reads \.gitmodules from HEAD; review them \(git diff [0-9a-f]{40} [0-9a-f]{40} -- <file>\) before you do/, res.stderr);
       assert.equal(r.git(['log', '-1', '--format=%s', 'main']).trim(), 'agent: submodule', "the agent's commit came in");
       // (Round 28g) The index did not come back; yours keeps the three as your working tree holds them (none of them), said.
-      assert.match(res.stderr, /your index \(\S+\/index\) keeps the old version of \.gitmodules, \.npmrc, lib, as your working tree does, while HEAD has the agent's commits' version: git status shows them staged in reverse, and your next git commit takes them back to the old version unless you stage the commits' version after reviewing it \(git diff HEAD -- <file>\)/);
+      assert.match(res.stderr, /your index \(\S+\/index\) keeps the old version of \.gitmodules, \.npmrc, lib, where your working tree does not hold the commits' version \(a file the run kept from the agent, one of yours, a submodule's commit\), while HEAD has the agent's: git status shows them staged in reverse, and your next git commit takes them back to the old version unless you stage the commits' version after reviewing it \(git diff HEAD -- <file>\)/);
       assert.equal(r.git(['diff-index', '--cached', '--name-only', 'HEAD']), '.gitmodules\n.npmrc\nlib\n', 'your index is HEAD\'s but for those');
       spawnSync('git', ['submodule', 'init'], { cwd: r.root, env: r.env, encoding: 'utf8' });
       assert.equal(spawnSync('git', ['config', '--get', 'submodule.lib.url'], { cwd: r.root, env: r.env, encoding: 'utf8' }).stdout, '', 'git submodule init registers nothing');
@@ -152,7 +153,7 @@ for (const backend of ['native', 'docker'] as const) {
       assert.equal(res.stdout, 'done\n');
       assert.equal(r.git(['log', '-1', '--format=%s', 'main']).trim(), 'agent: work', "the agent's commit came in");
       assert.match(res.stderr, /the sandbox's index stages \.npmrc/);
-      assert.match(res.stderr, /your index \(\S+\/index\) keeps the old version of \.npmrc, run\.sh, as your working tree does/);
+      assert.match(res.stderr, /your index \(\S+\/index\) keeps the old version of \.npmrc, run\.sh, where your working tree does not hold the commits' version/);
       // a.txt and new.txt are HEAD's; the config and the mode flip staged in reverse, as the tree holds them.
       assert.equal(r.git(['status', '--porcelain=v1', '-uno']), 'M  .npmrc\nM  run.sh\n');
       assert.equal(r.git(['show', ':.npmrc']), 'fund=false\n');

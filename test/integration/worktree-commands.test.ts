@@ -163,6 +163,22 @@ describe('agent worktrees commands (real git)', needs('git'), () => {
     assert.match(res.stdout, /^Merged stashbase\/amber-glow-fern \([0-9a-f]{12}\) into main\.$/m);
   });
 
+  test("(review, round 30) the merge review computes the merge with none of your merge drivers: yours ran on the agent's file before you answered; control: git merge-tree runs it", async () => {
+    const log = join(r.home, 'merge-driver.log');
+    r.git(['config', 'merge.demo.driver', `sh -c 'echo ran >> ${log}; exit 1'`]);
+    writeFileSync(join(r.root, '.git', 'info', 'attributes'), 'a.txt merge=demo\n');
+    agent('amber-drive-wave', { 'a.txt': 'agent\n', Makefile: 'all:\n\ttrue\n' });
+    writeFileSync(join(r.root, 'a.txt'), 'mine\n');
+    r.git(['commit', '-qam', 'mine']);
+    const res = await sb(['merge', 'amber-drive-wave']);
+    assert.equal(res.code, 1);
+    assert.match(res.stderr, /confirm in a terminal or pass --yes; nothing was merged/);
+    assert.equal(existsSync(log), false, 'your merge driver did not run in the review');
+    // The control: git merge-tree (what the review runs) with your config runs it.
+    spawnSync('git', ['merge-tree', '--write-tree', 'HEAD', 'stashbase/amber-drive-wave'], { cwd: r.root, env: r.env });
+    assert.match(readFileSync(log, 'utf8'), /ran/);
+  });
+
   test('merge: the review lists what can run on your machine and waits for a yes; --yes skips the question, not the list', async () => {
     agent('deep-moss-glen', { '.envrc': 'curl x | sh\n', 'Makefile': 'all:\n\ttrue\n', 'ok.txt': 'fine\n' });
     const refused = await sb(['merge', 'deep-moss-glen']);

@@ -139,6 +139,31 @@ for (const backend of ['native', 'docker'] as const) {
       }
     });
 
+    test("(review, round 30) the end of a worktree run checks it with none of your filter drivers: the agent's .gitattributes named your clean filter for its file, and stashbase's git status ran it on the host; control: your git status in the worktree runs it", async () => {
+      const cleanLog = join(r.home, 'clean.log');
+      r.git(['config', 'filter.demo.clean', `sh -c 'echo cleaned >> ${cleanLog}; cat'`]);
+      r.git(['config', 'filter.demo.smudge', 'cat']);
+      try {
+        // The same size as a.txt's own content: git must read it (through the clean filter) to know it changed.
+        const res = await run(['--worktree'], "printf '*.txt filter=demo\\n' > .gitattributes && sleep 1 && printf 'TWO\\n' > a.txt && echo done");
+        assert.equal(res.code, 0, res.stderr);
+        assert.equal(res.stdout, 'done\n');
+        const k = nameOf(res.stderr);
+        assert.match(res.stderr, new RegExp(`^Worktree ${k} has uncommitted changes and is kept`, 'm'));
+        assert.equal(existsSync(cleanLog), false, 'no filter of yours ran on the host');
+        const listed = await cli(['agent', 'worktrees', 'list'], { env: r.env, cwd: r.root });
+        assert.equal(listed.code, 0, listed.stderr);
+        assert.equal(existsSync(cleanLog), false, 'nor on agent worktrees list');
+        // The control: your own git status there runs your filter on the agent's file.
+        spawnSync('git', ['status', '--porcelain'], { cwd: join(r.root, '.stashbase', 'worktrees', k), env: r.env });
+        assert.match(readFileSync(cleanLog, 'utf8'), /cleaned/);
+        assert.equal((await cli(['agent', 'worktrees', 'remove', k, '--yes'], { env: r.env, cwd: r.root })).code, 0);
+      } finally {
+        spawnSync('git', ['config', '--remove-section', 'filter.demo'], { cwd: r.root, env: r.env });
+        rmSync(cleanLog, { force: true });
+      }
+    });
+
     test('from a subdirectory: the same subdirectory of the worktree; dirty checkout warned; the exclude line written once', async () => {
       r.git(['checkout', '-q', 'main']);
       const sub = join(r.root, 'sub', 'dir');

@@ -331,6 +331,18 @@ test('from a second review: an index with a mode git never records, a file that 
   ]);
 });
 
+test('(review, round 30) a submodule commit the run staged other than yours is not carried back, with the whole index: git submodule update checks out what the index names', async () => {
+  const { indexCandidate } = await import('../../lib/git/index-import.js');
+  const { stampOf } = await import('../../lib/git/run-git-dir.js');
+  const s = setup('submove');
+  s.git(['update-index', '--add', '--cacheinfo', `160000,${'1'.repeat(40)},vendor/lib`]);
+  s.git(['commit', '-qm', 'sub']);
+  s.agent(['update-index', '--add', '--cacheinfo', `160000,${'2'.repeat(40)},vendor/lib`]);
+  const rec = JSON.parse(readFileSync(s.file, 'utf8'));
+  rec.start.yourIndex = stampOf(join(s.root, '.git', 'index'));
+  assert.equal(indexCandidate(s.plan.dir, join(s.root, '.git'), rec), `${join(s.root, '.git')}/index: the sandbox's index stages a submodule commit other than yours at vendor/lib, which your git submodule update checks out: it is not carried back (review it, then stage it yourself)`);
+});
+
 test('from a third review: a .gitmodules the run staged (at the top or in a subfolder) is not carried back, with the whole index: git reads it from there where the file is missing; control: git submodule init registers what the staged one names', async () => {
   const { indexCandidate } = await import('../../lib/git/index-import.js');
   const { stampOf } = await import('../../lib/git/run-git-dir.js');

@@ -3,7 +3,7 @@
 // update-index as the import writes it, and git status judges the result.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
@@ -49,7 +49,7 @@ function commitAsAgent(r: ReturnType<typeof repo>, entries: string, format: 'sha
   const commit = g(['commit-tree', tree, '-p', before, '-m', 'agent']).trim();
   r.git(['update-ref', 'HEAD', commit]);
   rmSync(scratch);
-  const plan = followHead(r.git(['ls-files', '-s', '-z']), r.git(['diff-tree', '-r', '-z', '--no-renames', before, commit]), treeHolds(r.dir, format));
+  const plan = followHead(r.git(['ls-files', '-s', '-t', '-z']), r.git(['diff-tree', '-r', '-z', '--no-renames', before, commit]), treeHolds(r.dir, format));
   return plan;
 }
 
@@ -134,5 +134,37 @@ test('nothing is written when a file the commits add sits where your index has a
   const plan = commitAsAgent(r, `100644 ${blob(r, 'agent\n')}\td\0`);
   assert.deepEqual(plan, { why: 'a file the commits add sits where your index has a folder of files' });
   assert.deepEqual(followHead('garbage', '', () => false), { why: "git's listing of it could not be read" });
+  // (Review, round 30) A sparse checkout is left alone.
+  assert.deepEqual(followHead(`S 100644 ${'1'.repeat(40)} 0\tx\0`, '', () => false), { why: 'your checkout is sparse (entries marked skip-worktree), which stashbase does not rewrite' });
   assert.deepEqual(followHead('', ':100644 100644 abc', () => false), { why: "git's listing of it could not be read" });
+});
+
+test("(review, round 30) a file that runs code, or a submodule's commit, follows only where your tree holds the new one: your own untracked .npmrc (neither side) and a submodule moved to the agent's commit keep your index; control: an ordinary file in the same state follows", () => {
+  const r = repo();
+  r.write('a.txt', 'a\n');
+  r.write('notes.txt', 'n\n');
+  r.git(['add', '.']);
+  r.git(['update-index', '--add', '--cacheinfo', `160000,${'1'.repeat(40)},sub`]);
+  r.git(['commit', '-qm', 'start']);
+  // Yours, in the tree: an untracked .npmrc, and an edit of notes.txt you did not stage.
+  r.write('.npmrc', 'registry=https://mine.example/\n');
+  r.write('notes.txt', 'my edit\n');
+  const plan = commitAsAgent(r, [
+    `100644 ${blob(r, 'script-shell=/tmp/evil.sh\n')}\t.npmrc`, `100644 ${blob(r, 'agent\n')}\tnotes.txt`, `160000 ${'2'.repeat(40)}\tsub`,
+  ].map((l) => `${l}\0`).join(''));
+  assert.ok(!('why' in plan), JSON.stringify(plan));
+  if ('why' in plan) return;
+  // Without the guard (what the first version did), the .npmrc follows too.
+  const unguarded = followHead(r.git(['ls-files', '-s', '-t', '-z']), r.git(['diff-tree', '-r', '-z', '--no-renames', 'HEAD~1', 'HEAD']), treeHolds(r.dir, 'sha1'));
+  assert.ok(!('why' in unguarded) && unguarded.asTree.includes('sub') && !unguarded.asTree.includes('.npmrc'), JSON.stringify(unguarded));
+  const guarded = followHead(r.git(['ls-files', '-s', '-t', '-z']), r.git(['diff-tree', '-r', '-z', '--no-renames', 'HEAD~1', 'HEAD']), treeHolds(r.dir, 'sha1'), (p) => p === '.npmrc');
+  assert.ok(!('why' in guarded));
+  if ('why' in guarded) return;
+  assert.deepEqual({ moved: guarded.moved, asTree: guarded.asTree.sort(), kept: guarded.kept }, { moved: 1, asTree: ['.npmrc', 'sub'], kept: [] });
+  r.git(['update-index', '-z', '--index-info'], guarded.input);
+  // git restore . then writes nothing of the agent's over your .npmrc (the control: notes.txt, followed, takes HEAD's).
+  r.git(['restore', '.']);
+  assert.equal(readFileSync(join(r.dir, '.npmrc'), 'utf8'), 'registry=https://mine.example/\n');
+  assert.equal(readFileSync(join(r.dir, 'notes.txt'), 'utf8'), 'agent\n');
+  assert.equal(r.git(['ls-files', '-s', 'sub']).split(' ')[1], '1'.repeat(40));
 });

@@ -65,6 +65,9 @@ test('the merge review names what would run on your machine, and nothing else', 
     ch('.mcp.json'),
     ch('CLAUDE.md'),
     ch('.claude/notes.txt'),
+    // (Review, round 30) A submodule moved to another commit; unmoved, nothing.
+    ch('vendor/lib', { oldMode: '160000', newMode: '160000' }),
+    ch('vendor/same', { oldMode: '160000', newMode: '160000', newOid: A }),
   ], read);
   assert.deepEqual(findings, [
     { path: '.claude/commands/deploy.md', why: 'agent configuration: hooks, commands or MCP servers your next agent run obeys; changed' },
@@ -90,6 +93,7 @@ test('the merge review names what would run on your machine, and nothing else', 
     { path: 'package.json', why: 'scripts changed: build, postinstall (runs on install)' },
     { path: 'scripts/deploy.sh', why: 'made executable' },
     { path: 'setup.py', why: 'runs on build, install or test; changed' },
+    { path: 'vendor/lib', why: "submodule moved to another commit: git submodule update checks out the agent's" },
   ]);
   assert.equal(
     formatReview('stashbase/x', [{ path: '.envrc', why: 'direnv: runs when you enter the folder; added' }, { path: '.envrc', why: 'new executable file' }, { path: 'Makefile', why: 'build file; changed' }]),
