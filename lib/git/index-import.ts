@@ -95,7 +95,7 @@ export function indexCandidate(here: string, there: string, rec: RunGitDirRecord
   }
   // A submodule's commit other than yours (review, round 30): git submodule update checks out what the index names.
   const oldOids = new Map(old === null || !before.ok ? [] : old.entries.filter((e) => (e.mode & 0o170000) === GITLINK).map((e) => [e.key, entryOid(before.data, e, oidLength)] as const));
-  const submodules = fresh.filter((e) => (e.mode & 0o170000) === GITLINK && oldOids.get(e.key) !== entryOid(r.data, e, oidLength)).map((e) => e.path);
+  const submodules = fresh.filter((e) => (e.mode & 0o170000) === GITLINK && oldOids.has(e.key) && oldOids.get(e.key) !== entryOid(r.data, e, oidLength)).map((e) => e.path);
   if (submodules.length > 0) {
     return `${label}: the sandbox's index stages a submodule commit other than yours at ${list(submodules)}, which your git submodule update checks out: it is not carried back (review it, then stage it yourself)`;
   }

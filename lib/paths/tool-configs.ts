@@ -25,9 +25,6 @@ export const TOOL_CONFIGS = [
   // (their hooks), a status line script. Its instructions (CLAUDE.md, rules, memory) stay the agent's, as CLAUDE.md is.
   '.claude/scheduled_tasks.json', '.claude/workflows', '.claude/routines', '.claude/launch.json', '.claude/loop.md', '.claude/plugins',
   '.claude/statusline-command.sh', '.claude/keybindings.json',
-  // stashbase's own profiles beside the tree (review, round 29: one planted in a folder that is no repository was taken
-  // by agent hooks deps check --profile); the repository's .stashbase is read-only in any run.
-  '.stashbase/agents',
   '.codex', '.gemini', '.cursor',
   // Editors: tasks, run configurations, language-server commands, project-local init files.
   '.vscode', '.idea', '.devcontainer', '.zed', '.helix', '.nvim.lua', '.nvimrc', '.exrc', '.lazy.lua',
