@@ -59,23 +59,26 @@ export function withoutDrivers(cmd: Command, d: Drivers): Command {
     ...d.filters.flatMap((f) => [[`filter.${f}.clean`, ''], [`filter.${f}.smudge`, ''], [`filter.${f}.process`, ''], [`filter.${f}.required`, 'false']]),
     ...d.merges.map((m) => [`merge.${m}.driver`, 'false']),
   ];
-  if (pairs.length === 0) return cmd;
+  // GIT_CONFIG_PARAMETERS in stashbase's own environment would be read after these, and win (review, round 31).
+  const unsetEnv = [...(cmd.unsetEnv ?? []), 'GIT_CONFIG_PARAMETERS'];
+  if (pairs.length === 0) return { ...cmd, unsetEnv };
   const env: Record<string, string> = { ...cmd.env, GIT_CONFIG_COUNT: String(pairs.length) };
   pairs.forEach(([k, v], i) => Object.assign(env, { [`GIT_CONFIG_KEY_${i}`]: k, [`GIT_CONFIG_VALUE_${i}`]: v }));
-  return { ...cmd, env };
+  return { ...cmd, env, unsetEnv };
 }
 
 /**
- * A new branch from HEAD (`from`), checked out as any `git worktree add` is,
- * your post-checkout hook included: what it checks out is yours. Or (resume,
- * `from` null) the run's branch checked out again: what it checks out is the
- * agent's, so with no hook and none of your drivers (withoutDrivers; found in
- * review: a post-checkout hook running npm install ran the agent's
- * preinstall script outside any sandbox); a filter's files stay as committed.
+ * A new branch from HEAD (`from`), or (resume, `from` null) the run's branch
+ * checked out again: with no hook and none of your drivers (withoutDrivers)
+ * either way. The resumed branch is the agent's (found in review: a
+ * post-checkout hook running npm install ran the agent's preinstall script
+ * outside any sandbox), and HEAD may hold commits an earlier run brought back
+ * (review, round 31: your smudge filter ran on the agent's files). A filter's
+ * files stay as committed.
  */
 export function worktreeAddCommand(gitPath: string, repo: string, path: string, name: string, from: string | null, drivers: Drivers = NO_DRIVERS): Command {
-  if (from !== null) return git(gitPath, repo, ['worktree', 'add', '-b', `${BRANCH_PREFIX}${name}`, path, from], false);
-  return withoutDrivers(git(gitPath, repo, ['worktree', 'add', path, `${BRANCH_PREFIX}${name}`]), drivers);
+  const args = from !== null ? ['worktree', 'add', '-b', `${BRANCH_PREFIX}${name}`, path, from] : ['worktree', 'add', path, `${BRANCH_PREFIX}${name}`];
+  return withoutDrivers(git(gitPath, repo, args), drivers);
 }
 
 export function worktreeLockCommand(gitPath: string, repo: string, path: string, reason: string): Command {
@@ -91,9 +94,15 @@ export function worktreeRemoveCommand(gitPath: string, repo: string, path: strin
   return withoutDrivers(git(gitPath, repo, ['worktree', 'remove', ...(force ? ['--force'] : []), path]), drivers);
 }
 
-/** Whether a checkout is clean; an agent's worktree with none of your drivers (a file a filter would change then shows as changed). */
+/**
+ * Whether a checkout is clean, with none of your drivers (a file a filter
+ * would change then shows as changed) and no git run inside its submodules
+ * (review, round 31: there your config's conditional includes, matched by the
+ * agent's own remote URL or branch, named drivers no listing here sees). A
+ * worktree holding submodules is never removed (lib/worktree/lifecycle.ts).
+ */
 export function statusCommand(gitPath: string, worktree: string, drivers: Drivers = NO_DRIVERS): Command {
-  return withoutDrivers(git(gitPath, worktree, ['status', '--porcelain', '--untracked-files=all', '--ignore-submodules=none']), drivers);
+  return withoutDrivers(git(gitPath, worktree, ['status', '--porcelain', '--untracked-files=all', '--ignore-submodules=all']), drivers);
 }
 
 /** The user's merge, run as their own git (their hooks run): the reviewed commit, never a name a tag could shadow. */

@@ -29,8 +29,8 @@ import { sha256 } from '../docker/engine.js';
 import { closeApi, createVolume, type EngineApi, removeContainer, removeVolume, volumeExists } from '../docker/api.js';
 import { createRunGitDir, planRunGitDir } from '../git/run-git-dir.js';
 import { settleGitDir } from '../git/settle.js';
-import { BRANCH_PREFIX, git } from '../../templates/git.js';
-import { findRepo, type Repo } from '../worktree/layout.js';
+import { BRANCH_PREFIX, git, withoutDrivers } from '../../templates/git.js';
+import { driversIn, findRepo, type Repo } from '../worktree/layout.js';
 import { freshName, NAME_PATTERN } from '../worktree/names.js';
 import type { RemoteTarget } from './target.js';
 import { tarOf } from './tar.js';
@@ -63,7 +63,7 @@ function repositoryOf(cwd: string, env: NodeJS.ProcessEnv): Repo {
  */
 function deniedTracked(repo: Repo, base: string, denied: (abs: string) => boolean): string[] {
   // Your config may not narrow it (log.showRoot, log.diffMerges, replace refs): the history the bundle carries, whole.
-  const g = git(repo.git, repo.root, ['-c', 'core.quotePath=false', '-c', 'log.showRoot=true', '-c', 'log.diffMerges=separate', '-c', 'diff.renames=false', 'log', '--format=', '--name-only', '-z', '-m', '--no-renames', '--no-ext-diff', '--no-textconv', '--full-history', base]);
+  const g = git(repo.git, repo.root, ['-c', 'core.quotePath=false', '-c', 'log.showSignature=false', '-c', 'log.showRoot=true', '-c', 'log.diffMerges=separate', '-c', 'diff.renames=false', 'log', '--format=', '--name-only', '-z', '-m', '--no-renames', '--no-ext-diff', '--no-textconv', '--full-history', base]);
   const r = probe({ ...g, env: { ...g.env, GIT_NO_REPLACE_OBJECTS: '1' } }, 120_000, 1 << 30);
   if (r.code !== 0) throw new SandboxUnavailableError(`could not list the files in the history of ${base} (${r.stderr.trim()}); nothing was run`);
   const out: string[] = [];
@@ -112,7 +112,7 @@ export interface RemotePlan {
 export function planRemote(o: { cwd: string; env: NodeJS.ProcessEnv; home: string; stashbaseHome: string; profile: DockerContext['profile']; resume?: string; allowDirty: boolean; warn: (msg: string) => void }): RemotePlan {
   const repo = repositoryOf(o.cwd, o.env);
   // What does not travel is said, or refused.
-  const status = probe(git(repo.git, repo.root, ['status', '--porcelain', '--untracked-files=normal']), 60_000);
+  const status = probe(withoutDrivers(git(repo.git, repo.root, ['status', '--porcelain', '--untracked-files=normal', '--ignore-submodules=all']), driversIn(repo)), 60_000);
   if (status.code === 0 && status.stdout.trim() !== '') {
     if (!o.allowDirty) throw new SandboxUnavailableError(`${repo.root} has uncommitted changes, and a remote run takes only commits to the engine: commit or stash them, or pass --allow-dirty to run without them; nothing was run`);
     o.warn('your checkout has uncommitted changes; they stay here, and the remote run works on your last commit');

@@ -39,7 +39,7 @@ export function inspect(repo: Repo, name: string): AgentWork {
   const lock = lockState(w);
   if (lock.kind === 'running') return { ...base, status: 'running', staleLock: false };
   if (lock.kind === 'user') return { ...base, status: 'locked', staleLock: false };
-  const st = probe(statusCommand(repo.git, w.path, driversIn(repo)));
+  const st = probe(statusCommand(repo.git, w.path, driversIn(repo, w.path)));
   return { ...base, status: st.code === 0 && st.stdout.trim() === '' ? 'clean' : 'dirty', staleLock: lock.kind === 'stale' };
 }
 
@@ -77,7 +77,7 @@ export async function discard(repo: Repo, work: AgentWork, keepBranch: boolean, 
   const w = locate(repo, work.name);
   if (work.path !== null) {
     if (work.staleLock) await capture(worktreeUnlockCommand(repo.git, repo.root, w.path));
-    await capture(worktreeRemoveCommand(repo.git, repo.root, w.path, true, driversIn(repo)));
+    await capture(worktreeRemoveCommand(repo.git, repo.root, w.path, true, driversIn(repo, w.path)));
     await removeVolumes(w);
   }
   if (!keepBranch) await capture(git(repo.git, repo.root, ['branch', '-D', w.branch]));

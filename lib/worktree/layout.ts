@@ -108,8 +108,8 @@ export function protectedPaths(repo: Repo, w: Worktree): { pointer: string; chec
   return { pointer: join(w.path, '.git'), checkout: [repo.root] };
 }
 
-/** The filter and merge drivers your config names (none where git says none). */
-export function driversIn(repo: Repo): Drivers {
-  const r = probe(git(repo.git, repo.root, DRIVER_NAMES_ARGS));
+/** The filter and merge drivers your config names, as git reads it in `at` (a worktree's own branch and git directory decide its conditional includes). */
+export function driversIn(repo: Repo, at: string = repo.root): Drivers {
+  const r = probe(git(repo.git, at, DRIVER_NAMES_ARGS));
   return driversOf(r.code === 0 ? r.stdout : '');
 }

@@ -78,7 +78,7 @@ export async function startWorktree(repo: Repo, o: { session: string; resume?: s
   // read-only): its agent could swap the worktree git makes for a link, and git would empty what it names (found in review).
   const above = o.stashbaseHome === undefined ? [] : runsAbove(repo.root, o.stashbaseHome, o.session);
   if (above.length > 0) throw new SandboxUnavailableError(`${aboveWords(above)} can write ${join(repo.root, WORKTREES_DIR)}, where the worktree would be made: start the worktree run once it ends, or from a repository no run's tree holds; nothing was run`);
-  const dirty = probe(statusCommand(repo.git, repo.root));
+  const dirty = probe(statusCommand(repo.git, repo.root, driversIn(repo)));
   if (dirty.code === 0 && dirty.stdout.trim() !== '') o.warn('your checkout has uncommitted changes; they are not carried over into the agent\'s worktree');
   ensureExcluded(repo);
   // Where git is told to make the worktree: the folders on the way must be real ones inside the repository (found in
@@ -107,7 +107,7 @@ export async function startWorktree(repo: Repo, o: { session: string; resume?: s
   } else {
     const name = freshName((n) => existsSync(worktreeOf(repo, n).path) || existsSync(worktreeOf(repo, n).adminDir) || branchExists(repo, worktreeOf(repo, n).branch));
     w = worktreeOf(repo, name);
-    await capture(worktreeAddCommand(repo.git, repo.root, w.path, w.name, 'HEAD'));
+    await capture(worktreeAddCommand(repo.git, repo.root, w.path, w.name, 'HEAD', driversIn(repo)));
   }
   // git names its admin folder after the path's last component, numbered if taken.
   w = locate(repo, w.name);
@@ -139,8 +139,10 @@ export function restorePointers(w: Worktree): void {
 /** How long a git of the end of a run may take over the agent's worktree before it is stopped and said. */
 const AFTER_RUN_MS = 120_000;
 
+/** Clean: nothing changed, and no submodule in it (their own state is not looked at; git would not remove it anyway). */
 export async function isClean(repo: Repo, w: Worktree): Promise<boolean> {
-  return (await capture(statusCommand(repo.git, w.path, driversIn(repo)), undefined, AFTER_RUN_MS)).trim() === '';
+  if ((await capture(statusCommand(repo.git, w.path, driversIn(repo, w.path)), undefined, AFTER_RUN_MS)).trim() !== '') return false;
+  return !(await capture(git(repo.git, w.path, ['ls-files', '--stage', '-z']), undefined, AFTER_RUN_MS)).split('\0').some((l) => l.startsWith('160000 '));
 }
 
 /** After the run, on every way out: pointers, refs, lock; then a clean worktree goes (its branch stays). */
@@ -155,7 +157,7 @@ export async function finishWorktree(s: Started, warn: (m: string) => void, note
   restorePointers(s.worktree);
   await capture(worktreeUnlockCommand(s.repo.git, s.repo.root, s.worktree.path), undefined, AFTER_RUN_MS);
   if (await isClean(s.repo, s.worktree)) {
-    await capture(worktreeRemoveCommand(s.repo.git, s.repo.root, s.worktree.path, false, driversIn(s.repo)), undefined, AFTER_RUN_MS);
+    await capture(worktreeRemoveCommand(s.repo.git, s.repo.root, s.worktree.path, false, driversIn(s.repo, s.worktree.path)), undefined, AFTER_RUN_MS);
     await removeVolumes(s.worktree);
     note(`Worktree ${s.worktree.name} was clean and is removed; its branch ${s.worktree.branch} is kept (stashbase agent run --resume ${s.worktree.name} continues it).`);
     return { removed: true };

@@ -34,11 +34,11 @@ export function mergeTarget(repo: Repo, work: AgentWork): MergeTarget {
   if (oid === '') throw fail(`there is no branch ${work.branch}`);
   const into = probe(git(repo.git, repo.root, ['symbolic-ref', '--quiet', '--short', 'HEAD'])).stdout.trim();
   if (into === '') throw fail('your checkout has no current branch (detached HEAD); check out the branch to merge into');
-  const mine = probe(git(repo.git, repo.root, ['status', '--porcelain', '--untracked-files=no']));
+  const mine = probe(withoutDrivers(git(repo.git, repo.root, ['status', '--porcelain', '--untracked-files=no', '--ignore-submodules=all']), driversIn(repo)));
   if (mine.code !== 0 || mine.stdout.trim() !== '') throw fail(`your checkout ${repo.root} has uncommitted changes; commit or stash them first`);
   if (work.status === 'dirty') {
     // Some of them may be stashbase's own: what it moved aside at the end of a run, as your tools would have run it.
-    const st = probe(withoutDrivers(git(repo.git, work.path as string, ['status', '--porcelain', '-z', '--untracked-files=all']), driversIn(repo)));
+    const st = probe(withoutDrivers(git(repo.git, work.path as string, ['status', '--porcelain', '-z', '--untracked-files=all', '--ignore-submodules=all']), driversIn(repo, work.path as string)));
     const aside = st.stdout.split('\0').map((l) => l.slice(3)).filter((f) => f.endsWith(QUARANTINE)).map((f) => f.slice(0, -QUARANTINE.length));
     if (aside.length > 0) {
       throw fail(`${work.name} has uncommitted changes in ${work.path}: stashbase moved aside ${aside.map((f) => JSON.stringify(f)).join(', ')} at the end of a run there (each would run on your machine; named then), as ${aside.length === 1 ? 'a file' : 'files'} ending in ${QUARANTINE}. Review ${aside.length === 1 ? 'it' : 'them'}, then in ${work.path} restore (mv NAME${QUARANTINE} NAME) or delete ${aside.length === 1 ? 'it' : 'them'} and commit or discard what is left`);

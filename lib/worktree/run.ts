@@ -51,7 +51,7 @@ export async function prepareWorktreeRun(o: {
   const wrapPlan = (plan: Plan): Plan => ({
     title: `${plan.title}, worktree ${w.name}`,
     steps: [
-      commandStep('worktree-add', worktreeAddCommand(repo.git, repo.root, w.path, w.name, o.resume === undefined ? 'HEAD' : null, o.resume === undefined ? undefined : driversIn(repo))),
+      commandStep('worktree-add', worktreeAddCommand(repo.git, repo.root, w.path, w.name, o.resume === undefined ? 'HEAD' : null, driversIn(repo))),
       commandStep('worktree-lock', worktreeLockCommand(repo.git, repo.root, w.path, lockReason(o.session, process.pid))),
       ...plan.steps,
       internalStep('worktree-finish', `after the run and the import of its git work: restore ${w.path}/.git, unlock, and remove the worktree if it is clean (its branch ${w.branch} stays)`),

@@ -104,19 +104,25 @@ for (const backend of ['native', 'docker'] as const) {
       assert.deepEqual([none.code, none.stderr.trim().split('\n').pop()], [2, 'stashbase: there is no agent worktree or branch stashbase/no-such-name to resume']);
     });
 
-    test("(review, round 29) --resume recreating a removed worktree checks the agent's branch out with no hook or filter driver of yours: your post-checkout hook and a smudge filter the agent's .gitattributes names ran on its files outside the sandbox; control: a fresh --worktree (your HEAD) runs both", async () => {
+    test("(review, rounds 29 and 31) a worktree is checked out with no hook or filter driver of yours, fresh or recreated by --resume: your post-checkout hook and a smudge filter the agent's .gitattributes names ran on its files outside the sandbox; control: your own git worktree add runs both", async () => {
       const hookLog = join(r.home, 'post-checkout.log');
       const smudgeLog = join(r.home, 'smudge.log');
       const hook = join(r.root, '.git', 'hooks', 'post-checkout');
       writeFileSync(hook, `#!/bin/sh\necho "$(pwd)" >> ${hookLog}\n`, { mode: 0o755 });
       try {
-        // Run 1 (the control): your post-checkout hook runs on your HEAD's checkout. The agent commits a .gitattributes
-        // naming your filter for its file, and leaves its worktree clean (removed, the branch kept).
+        // Run 1: the agent commits a .gitattributes naming your filter for its file, and leaves its worktree clean
+        // (removed, the branch kept). (Round 31) Its fresh worktree ran no hook either: HEAD may hold commits a run
+        // without a worktree brought back.
         const first = await run(['--worktree'], "printf '*.dat filter=demo\\n' > .gitattributes && echo data > x.dat && git add .gitattributes x.dat && git -c user.name=a -c user.email=a@b.invalid commit -qm attrs && echo done");
         assert.equal(first.code, 0, first.stderr);
         const k = nameOf(first.stderr);
         assert.match(first.stderr, new RegExp(`^Worktree ${k} was clean and is removed`, 'm'));
-        assert.equal(readFileSync(hookLog, 'utf8').trim().split('\n').length, 1, 'control: the fresh worktree ran your hook');
+        assert.equal(existsSync(hookLog), false, 'the fresh worktree ran no hook of yours');
+        // The control for the hook: your own git worktree add runs it.
+        const hookCtl = join(r.home, `hook-ctl-${k}`);
+        assert.equal(spawnSync('git', ['worktree', 'add', '-q', '--detach', hookCtl, 'HEAD'], { cwd: r.root, env: r.env }).status, 0);
+        assert.equal(readFileSync(hookLog, 'utf8').trim().split('\n').length, 1, 'control: your git worktree add ran your hook');
+        spawnSync('git', ['worktree', 'remove', '--force', hookCtl], { cwd: r.root, env: r.env });
         // Your filter, set up after the agent's run (inside, its git would run it on git add).
         r.git(['config', 'filter.demo.smudge', `sh -c 'echo smudged >> ${smudgeLog}; cat'`]);
         r.git(['config', 'filter.demo.clean', 'cat']);
@@ -161,6 +167,40 @@ for (const backend of ['native', 'docker'] as const) {
       } finally {
         spawnSync('git', ['config', '--remove-section', 'filter.demo'], { cwd: r.root, env: r.env });
         rmSync(cleanLog, { force: true });
+      }
+    });
+
+    test("(review, round 31) a nested repository the agent registers as a submodule, whose remote URL matches your config's conditional include naming a clean filter: stashbase's status runs no git inside it, and the worktree, holding a submodule, is kept (it ended the run with exit 1); control: your git status there runs the filter", async () => {
+      const log = join(r.home, 'corp-filter.log');
+      const corp = join(r.home, '.gitconfig-corp');
+      writeFileSync(corp, `[filter "corp"]\n\tclean = "sh -c 'echo cleaned >> ${log}; cat'"\n\tsmudge = cat\n`);
+      const global = join(r.home, '.gitconfig');
+      const before = readFileSync(global, 'utf8');
+      try {
+        const plant = [
+          'git init -q nested && cd nested && git config remote.origin.url https://git.corp.example/x',
+          "printf '* filter=corp\\n' > .gitattributes && echo payload > f && git add . && git -c user.name=a -c user.email=a@b.invalid commit -qm s && cd ..",
+          'git update-index --add --cacheinfo "160000,$(git -C nested rev-parse HEAD),nested" && git -c user.name=a -c user.email=a@b.invalid commit -qm "add sub" && sleep 1 && printf "PAYLOAD\\n" > nested/f && echo done',
+        ].join(' && ');
+        const res = await run(['--worktree'], plant);
+        assert.equal(res.code, 0, res.stderr);
+        assert.equal(res.stdout, 'done\n');
+        const k = nameOf(res.stderr);
+        // Kept: it holds a submodule (git worktree remove refuses one, and the run ended with exit 1).
+        assert.match(res.stderr, new RegExp(`^Worktree ${k} has uncommitted changes and is kept`, 'm'));
+        // Your conditional include, in place from now on (inside the run your filter would have run in the sandbox).
+        writeFileSync(global, `${before}[includeIf "hasconfig:remote.*.url:https://git.corp.example/**"]\n\tpath = ${corp}\n`);
+        assert.equal((await cli(['agent', 'worktrees', 'list'], { env: r.env, cwd: r.root })).code, 0);
+        assert.equal(existsSync(log), false, 'no filter of yours ran on agent worktrees list');
+        // The control: your git status in the worktree recurses into the submodule, where your include matches.
+        const ctl = spawnSync('git', ['status', '--porcelain'], { cwd: join(r.root, '.stashbase', 'worktrees', k), env: r.env, encoding: 'utf8' });
+        assert.match(existsSync(log) ? readFileSync(log, 'utf8') : '', /cleaned/, `${ctl.stdout}${ctl.stderr}`);
+        rmSync(log);
+        assert.equal((await cli(['agent', 'worktrees', 'remove', k, '--yes'], { env: r.env, cwd: r.root })).code, 0);
+        assert.equal(existsSync(log), false, 'nor on agent worktrees remove');
+      } finally {
+        writeFileSync(global, before);
+        rmSync(log, { force: true });
       }
     });
 
