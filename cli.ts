@@ -176,7 +176,7 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write(`${errorLabel()} ${printable(e.message).split('\n').map((l, i) => (i === 0 || /^\s/.test(l) ? l : `  ${l}`)).join('\n')}\n`);
       return e.exitCode;
     }
-    process.stderr.write(`stashbase: internal error: ${(e as Error).stack ?? String(e)}\n`);
+    process.stderr.write(`stashbase: internal error: ${printable((e as Error).stack ?? String(e))}\n`);
     return 70;
   }
 }

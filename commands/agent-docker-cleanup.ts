@@ -29,7 +29,10 @@ export async function main(argv: string[]): Promise<number> {
   const docker = findDocker(process.env);
   const yes = flagBool(p, 'yes') === true;
   const out = (s: string) => process.stdout.write(s + '\n');
+  // The engine named first: --isolated-paths --remote cleaned this machine's engine (review, round 31).
+  const target = await engineOf(docker, process.env, flagString(p, 'remote'));
   if (flagBool(p, 'isolated-paths')) {
+    if (target !== null) throw new UsageError('isolated-path volumes belong to this machine\'s engine (remote runs make none): run agent docker cleanup --isolated-paths without --remote');
     const volumes = await volumeLeftovers(docker);
     if (volumes.length === 0) return (out('No isolated-path volumes.'), 0);
     for (const v of volumes) out(`${v.name}\t${v.repo}\t${v.path}`);
@@ -38,7 +41,6 @@ export async function main(argv: string[]): Promise<number> {
     out(`Removed ${volumes.length} volume(s).`);
     return 0;
   }
-  const target = await engineOf(docker, process.env, flagString(p, 'remote'));
   // Another machine's engine: a run is skipped only when it runs from here; the others show where they are from and since when, for you to judge.
   if (target !== null) out(`Engine: ${target.host} (${target.from}), not this machine's: a run started elsewhere may still be going; see its origin and creation time`);
   const runs = await runLeftovers(docker, stashbaseHome(process.env), target !== null);

@@ -1,4 +1,5 @@
 import { flagBool, flagString, type FlagSpec, parseCommand } from '../lib/util/argv.js';
+import { isAbsolute } from 'node:path';
 import { asciiJson, printable } from '../lib/util/printable.js';
 import { engineOf } from '../lib/remote/target.js';
 import { findTool } from '../lib/util/find-tool.js';
@@ -72,7 +73,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   const ready = checks.every((c) => c.ok);
   // What the sealed network mode and other runtimes need: said, not required (docs/docker.md).
-  const notes = reachable ? await runtimeNotes(findDocker(env)) : [];
+  const notes = reachable ? await runtimeNotes(findDocker(env), target === null) : [];
   if (flagBool(p, 'json')) {
     process.stdout.write(asciiJson({ ...(target ? { remote: { engine: target.host, from: target.from } } : {}), ready, checks, image, notes }) + '\n');
   } else {
@@ -87,7 +88,7 @@ export async function main(argv: string[]): Promise<number> {
 }
 
 /** The engine's runtimes (runsc among them, and how to register it) and whether the sealed network's relay is built for the engine. */
-async function runtimeNotes(docker: string): Promise<Array<{ name: string; detail: string }>> {
+async function runtimeNotes(docker: string, local: boolean): Promise<Array<{ name: string; detail: string }>> {
   const engine = await engineInfo(docker);
   const names = Object.keys(engine.runtimes).sort();
   const gvisor = names.filter((n) => isGvisor(engine.runtimes, n));
@@ -97,7 +98,10 @@ async function runtimeNotes(docker: string): Promise<Array<{ name: string; detai
   } else {
     for (const n of gvisor) {
       const seccomp = engine.runtimes[n]!.args.some((a) => /^--?oci-seccomp(=true)?$/.test(a));
-      const clone3 = await gvisorNote(engine.runtimes[n]!.path);
+      // Its program is asked its version only on this machine's engine, by an absolute path: a remote engine's path names
+      // a program there (review, round 31: "./runsc" ran a file of the working directory here).
+      const path = engine.runtimes[n]!.path;
+      const clone3 = local && isAbsolute(path) ? await gvisorNote(path) : null;
       notes.push({ name: n, detail: `${seccomp ? `gVisor, with --oci-seccomp: runtime = "${n}" runs sealed under it` : `gVisor without --oci-seccomp: it would ignore the agent's seccomp profile, so runs refuse it; add "--oci-seccomp" to its runtimeArgs`}${clone3 !== null ? `; ${clone3}` : ''}` });
     }
   }

@@ -18,6 +18,7 @@ import { Duplex, PassThrough, type Readable } from 'node:stream';
 import { createRequire } from 'node:module';
 import { basename } from 'node:path';
 import { isJsonObject, parseJson } from '../readback/json.js';
+import { StashbaseError } from '../errors.js';
 import type { Endpoint } from './endpoint.js';
 import type { Command } from '../../templates/command.js';
 import { start } from '../exec.js';
@@ -90,9 +91,10 @@ export function engineApiOfEndpoint(e: Endpoint, env: NodeJS.ProcessEnv, platfor
   return engineApiOf(e.host, env, platform);
 }
 
-export class EngineApiError extends Error {
+/** The engine refused or failed a request: its words are its own (a remote engine's to choose), shown as a StashbaseError's are, escaped (review, round 31: raw as an internal error). */
+export class EngineApiError extends StashbaseError {
   constructor(readonly status: number, message: string) {
-    super(message);
+    super(message, 4);
   }
 }
 
@@ -260,7 +262,9 @@ export function apiRequest(api: EngineApi, method: string, path: string, body?: 
         resolve(parsed === null ? null : parsed.value);
       });
     });
-    if (o.timeoutMs !== undefined) req.setTimeout(o.timeoutMs, () => req.destroy(new EngineApiError(0, `the engine did not answer ${method} ${path} within ${o.timeoutMs} ms`)));
+    // The whole answer within the time, not each pause in it (review, round 31: one byte every 5 s kept a run waiting for months).
+    const timer = o.timeoutMs === undefined ? null : setTimeout(() => req.destroy(new EngineApiError(0, `the engine did not answer ${method} ${path} within ${o.timeoutMs} ms`)), o.timeoutMs);
+    req.on('close', () => timer !== null && clearTimeout(timer));
     req.on('error', (e) => reject(e instanceof EngineApiError ? e : new EngineApiError(0, `cannot reach the Docker engine at ${api.address} (${e.message})`)));
     req.end(payload);
   });
@@ -462,10 +466,12 @@ export async function execAttach(api: EngineApi, spec: ExecSpec): Promise<ExecSt
       if (head.length > 0) s.unshift(head);
       resolve(s);
     });
+    // An answer that is no upgrade fails the exec at once, read no further (review, round 31: a 200 that trickled forever
+    // kept stashbase alive after its run).
     req.on('response', (res: IncomingMessage) => {
-      const parts: Buffer[] = [];
-      res.on('data', (b: Buffer) => parts.length < 16 && parts.push(b));
-      res.on('end', () => reject(new EngineApiError(res.statusCode ?? 0, Buffer.concat(parts).toString('utf8').trim().slice(0, 500) || `status ${res.statusCode}`)));
+      reject(new EngineApiError(res.statusCode ?? 0, `the engine answered the exec's start with status ${res.statusCode}, not a stream`));
+      res.destroy();
+      req.destroy();
     });
     req.on('error', (e: Error) => reject(new EngineApiError(0, `cannot reach the Docker engine at ${api.address} (${e.message})`)));
     // Until the engine answers (the upgrade), not after: the stream itself lasts the run.

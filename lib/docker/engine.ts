@@ -29,7 +29,8 @@ export type Runtimes = Record<string, { path: string; args: string[] }>;
 
 /** The engine's own word for its architecture (x86_64, aarch64) as Go names it. */
 export function goArch(machine: string): string {
-  return ({ x86_64: 'amd64', amd64: 'amd64', aarch64: 'arm64', arm64: 'arm64' } as Record<string, string>)[machine] ?? machine;
+  // Anything else as a plain word (review, round 31: an engine's "../../tmp/x" chose the local file sent as the relay).
+  return ({ x86_64: 'amd64', amd64: 'amd64', aarch64: 'arm64', arm64: 'arm64' } as Record<string, string>)[machine] ?? (machine.replace(/[^A-Za-z0-9_]/g, '').slice(0, 32) || 'unknown');
 }
 
 /** `docker info`'s Runtimes object (JSON): each runtime's program and arguments; none when it is not one. */

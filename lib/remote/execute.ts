@@ -246,7 +246,11 @@ export async function executeRemote(o: RemoteRunInput): Promise<number> {
     })();
     // The images before the lease (its is the built-in one: missing, the docker CLI would try a registry for it), the
     // entrypoint of the agent's asked while the lease is set up.
-    await Promise.all([bundled, ensureRunImages({ docker, api, home, env: ctx.env, choice: ctx.choice as ImageChoice, interactive: o.interactive, warn }), ...prep.volumes.map((v) => (api !== null ? createVolume(api, v.name, v.labels) : capture(volumeCreateOf(docker, v))))]);
+    // Every step ended before a failure is reported: a volume still being made when the teardown ran stayed on the engine
+    // (review, round 31).
+    const steps = await Promise.allSettled([bundled, ensureRunImages({ docker, api, home, env: ctx.env, choice: ctx.choice as ImageChoice, interactive: o.interactive, warn }), ...prep.volumes.map((v) => (api !== null ? createVolume(api, v.name, v.labels) : capture(volumeCreateOf(docker, v))))]);
+    const failed = steps.find((r) => r.status === 'rejected');
+    if (failed) throw (failed as PromiseRejectedResult).reason;
     const entrypointAsked = imageEntrypoint(docker, ctx.choice.ref, api);
     entrypointAsked.catch(() => {});
     // The setup, then the lease: the init of the agent's process namespace, from now on ending it when this process, or its connection, does (lib/remote/lease.ts).

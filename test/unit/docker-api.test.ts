@@ -381,3 +381,35 @@ test('a dialed API: a kept connection whose command ended (the engine closes an 
     closeApi(api);
   }
 });
+
+test('(review, round 31) a hostile engine: an answer that trickles is cut at the request\'s time, whole; an exec started with a 200 that never ends fails at once; its errors are StashbaseErrors (shown escaped, exit 4); an architecture that is no word names no path; control: a prompt answer passes', async () => {
+  const { StashbaseError } = await import('../../lib/errors.js');
+  const { goArch } = await import('../../lib/docker/engine.js');
+  const timers: NodeJS.Timeout[] = [];
+  const { api } = await engine((req, _body, res) => {
+    if (req.url === '/slow') {
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.write('{"x":"');
+      // A byte every 100 ms: never idle for the request's 400 ms, never done.
+      timers.push(setInterval(() => res.write('a'), 100));
+    } else if (req.url?.startsWith('/containers/c/exec')) json(res, 201, { Id: 'a'.repeat(64) });
+    else json(res, 200, { ok: true });
+  }, (_req, _body, socket) => {
+    // The exec's start answered with a 200 whose body never ends, not an upgrade.
+    socket.write('HTTP/1.1 200 OK\r\nContent-Type: application/vnd.docker.raw-stream\r\nTransfer-Encoding: chunked\r\n\r\n');
+    timers.push(setInterval(() => socket.write('1\r\nx\r\n'), 100));
+    socket.on('error', () => {});
+  });
+  try {
+    const t0 = Date.now();
+    await assert.rejects(apiRequest(api, 'GET', '/slow', undefined, { timeoutMs: 400 }), (e: unknown) => e instanceof EngineApiError && e instanceof StashbaseError && e.exitCode === 4 && /did not answer GET \/slow within 400 ms/.test(e.message));
+    assert.ok(Date.now() - t0 < 2000, `cut at its time, not later: ${Date.now() - t0} ms`);
+    assert.equal((await apiRequest(api, 'GET', '/fine', undefined, { timeoutMs: 400 }) as { ok: boolean }).ok, true);
+    const t1 = Date.now();
+    await assert.rejects(execAttach(api, { container: 'c', user: '1:1', workdir: '/', cmd: ['x'] }), /answered the exec's start with status 200, not a stream/);
+    assert.ok(Date.now() - t1 < 2000);
+  } finally {
+    for (const t of timers) clearInterval(t);
+  }
+  assert.deepEqual(['x86_64', 'aarch64', '../../../tmp/x', '', 'ppc64le'].map(goArch), ['amd64', 'arm64', 'tmpx', 'unknown', 'ppc64le']);
+});
