@@ -241,7 +241,7 @@ export function nestedRepoGuard(cwd: string, env: NodeJS.ProcessEnv, session: st
           const writes = runWrites(realRoot, tree, outside);
           return quarantineToolConfigs(missing.filter((p) => beneath(p, tree) || writes(join(realOrSelf(dirname(p)), basename(p)))), null);
         }),
-      ], [home]);
+      ]);
     },
   };
 }
@@ -532,7 +532,7 @@ export function checkNestedRepos(cwd: string, env: NodeJS.ProcessEnv, since: num
   const writableOutside = o.writableOutside ?? [];
   // Nothing it moves aside leaves the tree and the folders the run could write (found in review: a rename through a link
   // one of its own renames had re-aimed).
-  return movesWithin([cwd, o.root ?? findRepoRoot(cwd)?.root ?? cwd, ...writableOutside], () => checkTree(cwd, env, since, o.newRepo === true, o.setId === true, o.keep ?? [], writableOutside, o.tree ?? cwd, o.shared ?? null, o.root ?? null), [stashbaseHome(env)]);
+  return movesWithin([cwd, o.root ?? findRepoRoot(cwd)?.root ?? cwd, ...writableOutside], () => checkTree(cwd, env, since, o.newRepo === true, o.setId === true, o.keep ?? [], writableOutside, o.tree ?? cwd, o.shared ?? null, o.root ?? null));
 }
 
 function checkTree(cwd: string, env: NodeJS.ProcessEnv, since: number, newRepo: boolean, setId: boolean, keep: string[], writableOutside: string[], tree: string, shared: SharedNames | null, startRoot: string | null): string[] {

@@ -6,7 +6,6 @@
 // inside it. A walk of the tree (symlinks not followed, no `.git` entered)
 // finds them; one whose git files were written during the run and would run
 // programs is unplugged like a submodule (lib/git/nested-repo-guard.ts).
-import { printable } from '../util/printable.js';
 import { createHash } from 'node:crypto';
 import { chmodSync, closeSync, constants as fsConstants, type Dir, type Dirent, lstatSync, type Stats, openSync, opendirSync, readdirSync, readlinkSync, realpathSync, renameSync, statSync, unlinkSync } from 'node:fs';
 import { readBackText } from '../readback/file.js';
@@ -59,8 +58,6 @@ export const QUARANTINE = '.stashbase-quarantine';
 
 /** The folders a check may rename in (real paths; none: anywhere), set for one check by movesWithin. */
 let moveRoots: string[] = [];
-/** Folders nothing is moved out of within the current movesWithin, wherever they lie: stashbase's own. */
-let keptOut: string[] = [];
 /** What moveAside renamed within the current movesWithin, in order. */
 let moves: Array<[string, string]> = [];
 
@@ -75,18 +72,15 @@ export function movedAside(): ReadonlyArray<[string, string]> {
  * judged in the tree was re-aimed by one of its own renames, and the next
  * rename through it moved your files outside the tree).
  */
-export function movesWithin<T>(roots: string[], f: () => T, except: string[] = []): T {
+export function movesWithin<T>(roots: string[], f: () => T): T {
   const before = moveRoots;
-  const keptBefore = keptOut;
   const movesBefore = moves;
   moveRoots = roots.map(realOrSelf);
-  keptOut = except.map(realOrSelf);
   moves = [];
   try {
     return f();
   } finally {
     moveRoots = before;
-    keptOut = keptBefore;
     moves = movesBefore;
   }
 }
@@ -95,9 +89,6 @@ export function movesWithin<T>(roots: string[], f: () => T, except: string[] = [
 function outsideMoves(path: string): string | null {
   if (moveRoots.length === 0) return null;
   const parent = realOrSelf(dirname(path));
-  // stashbase's own folder inside the tree (a home run from): no sandbox writes it, so nothing there is the agent's (CI,
-  // session 29: your profiles were moved aside as a run's).
-  if (keptOut.some((k) => parent === k || beneath(parent, k))) return `it is in stashbase's own folder ${printable(parent, true)}, which no sandbox writes`;
   return moveRoots.some((r) => parent === r || beneath(parent, r)) ? null : `its folder is ${parent}, outside the tree`;
 }
 

@@ -1007,18 +1007,3 @@ test('(review, round 29) the command printed to make a removed link again: `--` 
   assert.equal(sh(hint('build/git')).status, 0);
   assert.equal(readlinkSync(join(root, 'build/git')), `--target-directory=${elsewhere}`);
 });
-
-test('(session 29) stashbase\'s own folder inside the tree (a run from your home): nothing there is moved aside as the run\'s (no sandbox writes it; a first fix moved your profiles aside); control: the same plant beside it is moved', async () => {
-  const root = repo('rsbhome');
-  const sbHome = join(root, '.stashbase-home');
-  mkdirSync(sbHome);
-  const since = await runStarts();
-  const mine = repo('rsbhome/.stashbase-home/kept');
-  git(mine, 'config', 'core.fsmonitor', 'true');
-  const beside = repo('rsbhome/beside');
-  git(beside, 'config', 'core.fsmonitor', 'true');
-  const warnings = checkNestedRepos(root, { ...env, STASHBASE_HOME: sbHome }, since);
-  assert.equal(existsSync(join(mine, '.git')), true, warnings.join('\n'));
-  assert.ok(warnings.some((w) => w.includes(`it is in stashbase's own folder ${mine}, which no sandbox writes`)), warnings.join('\n'));
-  assert.equal(existsSync(join(beside, '.git')), false, 'control: the one beside it is moved aside');
-});
