@@ -77,8 +77,16 @@ export function withoutDrivers(cmd: Command, d: Drivers): Command {
  * files stay as committed.
  */
 export function worktreeAddCommand(gitPath: string, repo: string, path: string, name: string, from: string | null, drivers: Drivers = NO_DRIVERS): Command {
-  const args = from !== null ? ['worktree', 'add', '-b', `${BRANCH_PREFIX}${name}`, path, from] : ['worktree', 'add', path, `${BRANCH_PREFIX}${name}`];
+  // No files yet: they are checked out in the worktree itself (worktreeCheckoutCommand), where your config's conditional
+  // includes are decided by its branch (review, round 32: an includeIf "onbranch:stashbase/**" named a filter the
+  // listing in your checkout never saw).
+  const args = from !== null ? ['worktree', 'add', '--no-checkout', '-b', `${BRANCH_PREFIX}${name}`, path, from] : ['worktree', 'add', '--no-checkout', path, `${BRANCH_PREFIX}${name}`];
   return withoutDrivers(git(gitPath, repo, args), drivers);
+}
+
+/** The worktree's files checked out in it, with none of the drivers your config names as git reads it there. */
+export function worktreeCheckoutCommand(gitPath: string, worktree: string, drivers: Drivers = NO_DRIVERS): Command {
+  return withoutDrivers(git(gitPath, worktree, ['reset', '--hard', '-q', '--no-recurse-submodules']), drivers);
 }
 
 export function worktreeLockCommand(gitPath: string, repo: string, path: string, reason: string): Command {

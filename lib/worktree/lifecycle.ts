@@ -3,7 +3,7 @@
 // lib/git/import.ts) restore its pointer file, unlock, and remove it when clean.
 import { appendFileSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { git, LOCK_REASON_PREFIX, lockReason, statusCommand, WORKTREES_DIR, worktreeAddCommand, worktreeLockCommand, worktreeRemoveCommand, worktreeUnlockCommand } from '../../templates/git.js';
+import { git, LOCK_REASON_PREFIX, lockReason, statusCommand, WORKTREES_DIR, worktreeAddCommand, worktreeCheckoutCommand, worktreeLockCommand, worktreeRemoveCommand, worktreeUnlockCommand } from '../../templates/git.js';
 import { SandboxUnavailableError, UsageError } from '../errors.js';
 import { capture, probe } from '../exec.js';
 import { liveSessions, processAlive, type SessionRecord } from '../run/session.js';
@@ -89,6 +89,8 @@ export async function startWorktree(repo: Repo, o: { session: string; resume?: s
   }
   let w: Worktree;
   let resumed = false;
+  // Whether this run made the worktree folder (a fresh one, or a resumed one recreated from its branch).
+  let made = false;
   if (o.resume !== undefined) {
     if (!NAME_PATTERN.test(o.resume)) throw new UsageError(`--resume takes a worktree name such as amber-river-storm, not ${JSON.stringify(o.resume)}`);
     w = locate(repo, o.resume);
@@ -103,6 +105,7 @@ export async function startWorktree(repo: Repo, o: { session: string; resume?: s
       if (!branchExists(repo, w.branch)) throw new UsageError(`there is no agent worktree or branch ${w.branch} to resume`);
       await capture(git(repo.git, repo.root, ['worktree', 'prune']));
       await capture(worktreeAddCommand(repo.git, repo.root, w.path, w.name, null, driversIn(repo)));
+      made = true;
     }
   } else {
     const name = freshName((n) => existsSync(worktreeOf(repo, n).path) || existsSync(worktreeOf(repo, n).adminDir) || branchExists(repo, worktreeOf(repo, n).branch));
@@ -113,6 +116,8 @@ export async function startWorktree(repo: Repo, o: { session: string; resume?: s
   w = locate(repo, w.name);
   if (realPathOf(w.path) !== w.path) throw new SandboxUnavailableError(`worktree ${w.name}: ${w.path} is reached through a link; inspect it by hand; nothing was run`);
   if (!pointersIntact(w)) throw new SandboxUnavailableError(`worktree ${w.name}: git wrote pointer files stashbase does not recognise; nothing was run`);
+  // Made without its files (templates/git.ts): checked out now, in it, with the drivers your config names there emptied.
+  if (!resumed || made) await capture(worktreeCheckoutCommand(repo.git, w.path, driversIn(repo, w.path)));
   await capture(worktreeLockCommand(repo.git, repo.root, w.path, lockReason(o.session, process.pid)));
   return { repo, worktree: w, resumed };
 }

@@ -3,7 +3,7 @@
 // checks on every way out. A dry run only shows the git steps around the plan.
 import { join } from 'node:path';
 import { commandStep, internalStep, type Plan } from '../../templates/plan.js';
-import { lockReason, worktreeAddCommand, worktreeLockCommand } from '../../templates/git.js';
+import { lockReason, worktreeAddCommand, worktreeCheckoutCommand, worktreeLockCommand } from '../../templates/git.js';
 import type { Profile } from '../profile/types.js';
 import { driversIn, findRepo, protectedPaths, type Worktree, worktreeOf } from './layout.js';
 import { finishWorktree, type Started, startWorktree } from './lifecycle.js';
@@ -52,6 +52,7 @@ export async function prepareWorktreeRun(o: {
     title: `${plan.title}, worktree ${w.name}`,
     steps: [
       commandStep('worktree-add', worktreeAddCommand(repo.git, repo.root, w.path, w.name, o.resume === undefined ? 'HEAD' : null, driversIn(repo))),
+      ...(o.resume === undefined ? [commandStep('worktree-checkout', worktreeCheckoutCommand(repo.git, w.path, driversIn(repo)))] : []),
       commandStep('worktree-lock', worktreeLockCommand(repo.git, repo.root, w.path, lockReason(o.session, process.pid))),
       ...plan.steps,
       internalStep('worktree-finish', `after the run and the import of its git work: restore ${w.path}/.git, unlock, and remove the worktree if it is clean (its branch ${w.branch} stays)`),

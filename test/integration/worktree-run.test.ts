@@ -204,6 +204,34 @@ for (const backend of ['native', 'docker'] as const) {
       }
     });
 
+    test("(review, round 32) a worktree's files are checked out in it, with the drivers your config names there emptied: an includeIf \"onbranch:stashbase/**\" named a smudge filter the listing in your checkout never saw; control: your own git worktree add of such a branch runs it", async () => {
+      const log = join(r.home, 'onbranch.log');
+      const inc = join(r.home, '.gitconfig-onbranch');
+      writeFileSync(inc, `[filter "ob"]\n\tsmudge = "sh -c 'echo smudged >> ${log}; cat'"\n\tclean = cat\n`);
+      const global = join(r.home, '.gitconfig');
+      const before = readFileSync(global, 'utf8');
+      const start = r.oid('HEAD');
+      writeFileSync(join(r.root, '.gitattributes'), '*.txt filter=ob\n');
+      r.git(['add', '.gitattributes']);
+      r.git(['commit', '-qm', 'attributes']);
+      writeFileSync(global, `${before}[includeIf "onbranch:stashbase/**"]\n\tpath = ${inc}\n`);
+      try {
+        const res = await run(['--worktree'], 'cat a.txt');
+        assert.equal(res.code, 0, res.stderr);
+        assert.equal(existsSync(log), false, 'no filter of yours ran on the checkout');
+        // The control: your git checks such a branch out with the filter the include names.
+        const ctl = join(r.home, 'onbranch-ctl');
+        assert.equal(spawnSync('git', ['-c', 'core.hooksPath=/dev/null', 'worktree', 'add', '-q', '-b', 'stashbase/onbranch-ctl', ctl, 'HEAD'], { cwd: r.root, env: r.env }).status, 0);
+        assert.match(existsSync(log) ? readFileSync(log, 'utf8') : '', /smudged/);
+        spawnSync('git', ['worktree', 'remove', '--force', ctl], { cwd: r.root, env: r.env });
+        spawnSync('git', ['branch', '-D', 'stashbase/onbranch-ctl'], { cwd: r.root, env: r.env });
+      } finally {
+        writeFileSync(global, before);
+        rmSync(log, { force: true });
+        r.git(['reset', '-q', '--hard', start]);
+      }
+    });
+
     test('from a subdirectory: the same subdirectory of the worktree; dirty checkout warned; the exclude line written once', async () => {
       r.git(['checkout', '-q', 'main']);
       const sub = join(r.root, 'sub', 'dir');
