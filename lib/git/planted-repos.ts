@@ -92,6 +92,27 @@ function outsideMoves(path: string): string | null {
   return moveRoots.some((r) => parent === r || beneath(parent, r)) ? null : `its folder is ${parent}, outside the tree`;
 }
 
+/**
+ * The link on `path`'s way that lies in one of the current movesWithin's
+ * folders and leads out of them (`.config` → a folder the run could write
+ * elsewhere), or null: what to move aside where `path` itself may not be
+ * (review, round 32: the config behind it stayed, and your tool read it).
+ */
+export function linkOutOnTheWay(path: string): string | null {
+  const parts = path.split('/');
+  for (let i = 2; i < parts.length; i++) {
+    const at = parts.slice(0, i).join('/');
+    let link = false;
+    try {
+      link = lstatSync(at).isSymbolicLink();
+    } catch {
+      return null;
+    }
+    if (link && outsideMoves(at) === null) return at;
+  }
+  return null;
+}
+
 /** Removes the link `path`, held as moveAside is; returns why it could not be. */
 export function removeLink(path: string): string | null {
   const outside = outsideMoves(path);

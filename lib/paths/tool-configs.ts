@@ -10,8 +10,10 @@
 // named (lib/git/nested-repo-guard.ts), rather than standing in during the run
 // for a file your own tools would then find to be a folder. A profile opens
 // one by naming it in allow_write.
+import { printable } from '../util/printable.js';
+import { realPathOf } from '../util/real-path.js';
 import { lstatSync } from 'node:fs';
-import { moveAside, QUARANTINE } from '../git/planted-repos.js';
+import { linkOutOnTheWay, moveAside, QUARANTINE } from '../git/planted-repos.js';
 import { join } from 'node:path';
 import { inside, rulePaths } from './rules.js';
 import { findRepoRoot } from '../git/repo.js';
@@ -129,9 +131,13 @@ export function quarantineToolConfigs(missing: string[], since: number | null): 
 /** Moves `p` aside; what to tell (`did`: what the agent did to it; `when`: when your tools would meet it). */
 function setAside(p: string, did: string, when: string, before: string): string {
   const failed = moveAside(p);
-  return failed === null
-    ? `the agent ${did} ${p}, which your own tools would run or obey ${when}: it was renamed ${p}${QUARANTINE}; review it, then ${restoreHint(p + QUARANTINE, p)} (a profile's allow_write naming it lets the agent write it: docs/profiles.md)`
-    : `the agent ${did} ${p}, which your own tools would run or obey, and it could not be moved aside (${failed}): review it before you ${before}`;
+  if (failed === null) return `the agent ${did} ${p}, which your own tools would run or obey ${when}: it was renamed ${p}${QUARANTINE}; review it, then ${restoreHint(p + QUARANTINE, p)} (a profile's allow_write naming it lets the agent write it: docs/profiles.md)`;
+  // Reached through a link in the tree that leads out of it: the link goes aside, so the path no longer leads there.
+  const link = linkOutOnTheWay(p);
+  if (link !== null && moveAside(link) === null) {
+    return `the agent ${did} ${p}, which your own tools would run or obey ${when}, through ${link}, a link out of the tree (to ${printable(realPathOf(link + QUARANTINE) ?? 'elsewhere', true)}): the link was renamed ${link}${QUARANTINE}; review what it leads to, then ${restoreHint(link + QUARANTINE, link)}`;
+  }
+  return `the agent ${did} ${p}, which your own tools would run or obey, and it could not be moved aside (${failed}): review it before you ${before}`;
 }
 
 const PARTS = new Set(TOOL_CONFIGS.flatMap((n) => n.split('/')));
