@@ -563,7 +563,9 @@ test('(review, round 21) every step of the check is held to the tree: a top-leve
   symlinkSync(join(yours, 'claude'), join(root, '.claude'));
   const warnings = guard.check();
   assert.equal(readFileSync(join(yours, 'claude', 'settings.json'), 'utf8'), '{"permissions":{"deny":["Bash(curl:*)"]}}\n', warnings.join('\n'));
-  assert.ok(warnings.some((w) => w.includes('could not be moved aside (its folder is') && w.includes('outside the tree')), warnings.join('\n'));
+  // (Round 32) The link itself, in the tree, goes aside: the path no longer leads to your folder.
+  assert.ok(warnings.some((w) => w.includes(`through ${join(root, '.claude')}, a link out of the tree (to ${join(yours, 'claude')}): the link was renamed ${join(root, '.claude')}.stashbase-quarantine`)), warnings.join('\n'));
+  assert.equal(lstatSync(join(root, '.claude.stashbase-quarantine')).isSymbolicLink(), true);
 });
 
 /**
