@@ -170,12 +170,26 @@ for (const backend of ['native', 'docker'] as const) {
       }
     });
 
-    test("(review, round 31) a nested repository the agent registers as a submodule, whose remote URL matches your config's conditional include naming a clean filter: stashbase's status runs no git inside it, and the worktree, holding a submodule, is kept (it ended the run with exit 1); control: your git status there runs the filter", async () => {
-      const log = join(r.home, 'corp-filter.log');
-      const corp = join(r.home, '.gitconfig-corp');
-      writeFileSync(corp, `[filter "corp"]\n\tclean = "sh -c 'echo cleaned >> ${log}; cat'"\n\tsmudge = cat\n`);
+    /**
+     * A filter of yours that logs when it runs (its name, `log`), defined in a file of its own that your ~/.gitconfig
+     * includes under `condition` once `include()` is called; `undo()` puts ~/.gitconfig back.
+     */
+    const conditionalFilter = (name: string, condition: string) => {
+      const log = join(r.home, `${name}.log`);
+      const file = join(r.home, `.gitconfig-${name}`);
+      writeFileSync(file, `[filter "${name}"]\n\tclean = "sh -c 'echo cleaned >> ${log}; cat'"\n\tsmudge = "sh -c 'echo smudged >> ${log}; cat'"\n`);
       const global = join(r.home, '.gitconfig');
       const before = readFileSync(global, 'utf8');
+      return {
+        log,
+        ran: () => (existsSync(log) ? readFileSync(log, 'utf8') : ''),
+        include: () => writeFileSync(global, `${before}[includeIf "${condition}"]\n\tpath = ${file}\n`),
+        undo: () => (writeFileSync(global, before), rmSync(log, { force: true })),
+      };
+    };
+
+    test("(review, round 31) a nested repository the agent registers as a submodule, whose remote URL matches your config's conditional include naming a clean filter: stashbase's status runs no git inside it, and the worktree, holding a submodule, is kept (it ended the run with exit 1); control: your git status there runs the filter", async () => {
+      const corp = conditionalFilter('corp', 'hasconfig:remote.*.url:https://git.corp.example/**');
       try {
         const plant = [
           'git init -q nested && cd nested && git config remote.origin.url https://git.corp.example/x',
@@ -189,45 +203,39 @@ for (const backend of ['native', 'docker'] as const) {
         // Kept: it holds a submodule (git worktree remove refuses one, and the run ended with exit 1).
         assert.match(res.stderr, new RegExp(`^Worktree ${k} has uncommitted changes and is kept`, 'm'));
         // Your conditional include, in place from now on (inside the run your filter would have run in the sandbox).
-        writeFileSync(global, `${before}[includeIf "hasconfig:remote.*.url:https://git.corp.example/**"]\n\tpath = ${corp}\n`);
+        corp.include();
         assert.equal((await cli(['agent', 'worktrees', 'list'], { env: r.env, cwd: r.root })).code, 0);
-        assert.equal(existsSync(log), false, 'no filter of yours ran on agent worktrees list');
+        assert.equal(corp.ran(), '', 'no filter of yours ran on agent worktrees list');
         // The control: your git status in the worktree recurses into the submodule, where your include matches.
         const ctl = spawnSync('git', ['status', '--porcelain'], { cwd: join(r.root, '.stashbase', 'worktrees', k), env: r.env, encoding: 'utf8' });
-        assert.match(existsSync(log) ? readFileSync(log, 'utf8') : '', /cleaned/, `${ctl.stdout}${ctl.stderr}`);
-        rmSync(log);
+        assert.match(corp.ran(), /cleaned/, `${ctl.stdout}${ctl.stderr}`);
+        rmSync(corp.log);
         assert.equal((await cli(['agent', 'worktrees', 'remove', k, '--yes'], { env: r.env, cwd: r.root })).code, 0);
-        assert.equal(existsSync(log), false, 'nor on agent worktrees remove');
+        assert.equal(corp.ran(), '', 'nor on agent worktrees remove');
       } finally {
-        writeFileSync(global, before);
-        rmSync(log, { force: true });
+        corp.undo();
       }
     });
 
     test("(review, round 32) a worktree's files are checked out in it, with the drivers your config names there emptied: an includeIf \"onbranch:stashbase/**\" named a smudge filter the listing in your checkout never saw; control: your own git worktree add of such a branch runs it", async () => {
-      const log = join(r.home, 'onbranch.log');
-      const inc = join(r.home, '.gitconfig-onbranch');
-      writeFileSync(inc, `[filter "ob"]\n\tsmudge = "sh -c 'echo smudged >> ${log}; cat'"\n\tclean = cat\n`);
-      const global = join(r.home, '.gitconfig');
-      const before = readFileSync(global, 'utf8');
+      const ob = conditionalFilter('ob', 'onbranch:stashbase/**');
       const start = r.oid('HEAD');
       writeFileSync(join(r.root, '.gitattributes'), '*.txt filter=ob\n');
       r.git(['add', '.gitattributes']);
       r.git(['commit', '-qm', 'attributes']);
-      writeFileSync(global, `${before}[includeIf "onbranch:stashbase/**"]\n\tpath = ${inc}\n`);
+      ob.include();
       try {
         const res = await run(['--worktree'], 'cat a.txt');
         assert.equal(res.code, 0, res.stderr);
-        assert.equal(existsSync(log), false, 'no filter of yours ran on the checkout');
+        assert.equal(ob.ran(), '', 'no filter of yours ran on the checkout');
         // The control: your git checks such a branch out with the filter the include names.
         const ctl = join(r.home, 'onbranch-ctl');
         assert.equal(spawnSync('git', ['-c', 'core.hooksPath=/dev/null', 'worktree', 'add', '-q', '-b', 'stashbase/onbranch-ctl', ctl, 'HEAD'], { cwd: r.root, env: r.env }).status, 0);
-        assert.match(existsSync(log) ? readFileSync(log, 'utf8') : '', /smudged/);
+        assert.match(ob.ran(), /smudged/);
         spawnSync('git', ['worktree', 'remove', '--force', ctl], { cwd: r.root, env: r.env });
         spawnSync('git', ['branch', '-D', 'stashbase/onbranch-ctl'], { cwd: r.root, env: r.env });
       } finally {
-        writeFileSync(global, before);
-        rmSync(log, { force: true });
+        ob.undo();
         r.git(['reset', '-q', '--hard', start]);
       }
     });
