@@ -229,17 +229,19 @@ export function linesShown(to: NodeJS.WritableStream, prefix: string): { write: 
 }
 
 /**
- * Runs a command of yours whose output names what the agent chose (git merge
- * of its branch: its paths): input from your terminal, output shown line by
- * line (linesShown, after "  | "). Resolves with its exit code once its
- * output is all shown.
+ * Runs a command whose output names what others chose (git merge of the
+ * agent's branch: its paths; a build on an engine: its words): output shown
+ * line by line (linesShown, after "  | "), on your stdout and stderr or all on
+ * stderr (`toStderr`: a build's, stdout staying for results); input from your
+ * terminal unless `noInput`; `tap` sees every chunk. Resolves with its exit
+ * code once its output is all shown.
  */
-export async function runShown(cmd: Command): Promise<number> {
-  const s = start(cmd, ['inherit', 'pipe', 'pipe']);
+export async function runShown(cmd: Command, o: { noInput?: boolean; toStderr?: boolean; tap?: (b: Buffer) => void } = {}): Promise<number> {
+  const s = start(cmd, [o.noInput ? 'ignore' : 'inherit', 'pipe', 'pipe']);
   const closed = new Promise<void>((resolve) => s.child.on('close', () => resolve()));
-  for (const [from, to] of [[s.child.stdout, process.stdout], [s.child.stderr, process.stderr]] as const) {
+  for (const [from, to] of [[s.child.stdout, o.toStderr ? process.stderr : process.stdout], [s.child.stderr, process.stderr]] as const) {
     const shown = linesShown(to, '  | ');
-    from?.on('data', shown.write);
+    from?.on('data', (b: Buffer) => (o.tap?.(b), shown.write(b)));
     from?.on('end', shown.end);
   }
   const code = await s.exit;

@@ -18,7 +18,7 @@ import { capture, runForwarded, type Spawned, start } from '../exec.js';
 import { proxyForRun, runLimits, type RunProxy } from '../proxy/setup.js';
 import { reportFirstTlsFailure } from '../proxy/tls-failure.js';
 import { reapStaleRuns } from '../run/reap.js';
-import { alert } from '../util/style.js';
+import { alert, noteLines } from '../util/style.js';
 import { createPlaceholders, createRunDir, removePlaceholders, removeRunDir, runStateDirOf } from '../run/run-dir.js';
 import { endSession, writeSession } from '../run/session.js';
 import { Trace } from '../run/trace.js';
@@ -267,7 +267,7 @@ export async function executeDocker({ ctx, warn, announce, interactive }: Docker
     if (sealedDir) rmSync(sealedDir, { recursive: true, force: true });
     proxy?.interceptor?.close();
     // The agent's container is gone: nothing writes the run's git directory any more.
-    if (gitDir) await settleGitDir(gitDir, ctx.env, ctx.session, { alert, note: announce ? (m) => process.stderr.write(`${m}\n`) : () => {} });
+    if (gitDir) await settleGitDir(gitDir, ctx.env, ctx.session, { alert, note: announce ? noteLines : () => {} });
     removePlaceholders(created);
     for (const m of removeRunDir(draft.runDir, runStateDirOf(home, ctx.session))) alert(m);
     if (measuring) reportVolume(await measuring, ctx, warn);

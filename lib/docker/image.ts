@@ -13,7 +13,7 @@ import { inside, realRootVariant, resolveRule } from '../paths/rules.js';
 import { removeTree } from '../run/run-dir.js';
 import { type BuildContext, buildRoots, type DockerfileText, makeContext, readDockerfile, remoteSources } from './build-context.js';
 import { ensureBuildTrusted } from '../profile/trust.js';
-import { linesShown, start } from '../exec.js';
+import { runShown } from '../exec.js';
 import type { Profile } from '../profile/types.js';
 import { confirm } from '../util/prompt.js';
 import { agentsSource, npmSettings } from './agents-source.js';
@@ -208,7 +208,7 @@ export async function buildDockerfile(docker: string, c: Extract<ImageChoice, { 
     const tag = dockerfileTag(made.digest);
     const cmd = dockerfileBuildCommand({ docker, tag, dockerfile: made.dockerfile as string, context: join(dir, 'context'), pull, network: c.network, source: c.file.path, digest: made.digest });
     process.stderr.write(`Building ${c.file.path} as ${tag}${c.network ? '' : ' (no network)'}\n`);
-    const code = await runShownQuiet(cmd);
+    const code = await runShown(cmd, { noInput: true, toStderr: true });
     if (code !== 0) {
       const hint = c.network ? '' : '; the build has no network (a step that downloads fails): build_network = true under [sandbox] gives it the engine\'s (weaker, see docs/docker.md)';
       throw new SandboxUnavailableError(`the build of ${c.file.path} failed (exit code ${code})${hint}`);
@@ -238,21 +238,10 @@ export function buildFailure(code: number, said: string, cmd: Command, env: Node
 
 /** Runs a build with Docker's own progress on stderr (stdout stays for results); what it said is kept to explain a failure. */
 export async function streamBuild(cmd: Command, env: NodeJS.ProcessEnv = process.env): Promise<void> {
-  const run = start(cmd, ['ignore', 'pipe', 'pipe']);
-  const closed = new Promise((r) => run.child.once('close', r));
   let said = '';
-  // The engine's words (a remote one's are its own to choose): shown line by line, escaped.
-  const shown = linesShown(process.stderr, '  | ');
-  const keep = (d: Buffer) => {
-    shown.write(d);
-    said = (said + d.toString('utf8')).slice(-64 * 1024);
-  };
-  run.child.stdout?.on('data', keep);
-  run.child.stderr?.on('data', keep);
-  const code = await run.exit;
-  // All it said, not only what came before its exit.
-  await closed;
-  shown.end();
+  // The engine's words (a remote one's are its own to choose): shown line by line, escaped; all of it read before its
+  // end is judged.
+  const code = await runShown(cmd, { noInput: true, toStderr: true, tap: (d) => (said = (said + d.toString('utf8')).slice(-64 * 1024)) });
   if (code !== 0) throw new SandboxUnavailableError(buildFailure(code, said, cmd, env));
 }
 
@@ -299,17 +288,4 @@ export async function ensureRunImages(o: EnsureInput): Promise<void> {
     // The tag of what was built: the run runs that image.
     o.choice.ref = await buildDockerfile(o.docker, o.choice, false, { stashbaseHome: o.home, env: o.env, interactive: o.interactive });
   }
-}
-
-/** A build's output on your terminal, line by line and escaped (the engine may be a remote one), its input none. */
-async function runShownQuiet(cmd: Command): Promise<number> {
-  const run = start(cmd, ['ignore', 'pipe', 'pipe']);
-  const closed = new Promise((r) => run.child.once('close', r));
-  const shown = linesShown(process.stderr, '  | ');
-  run.child.stdout?.on('data', shown.write);
-  run.child.stderr?.on('data', shown.write);
-  const code = await run.exit;
-  await closed;
-  shown.end();
-  return code;
 }

@@ -24,7 +24,6 @@ import { noteSharedNames, type SharedNames } from './shared-names.js';
 import { beneath, changedBelow, changeFinder, folderOfUnknownPath, commondirOf, dotGitsUnder, gitPathFile, kernelJoin, kernelPath, kernelWay, moveAside, movedAside, movesWithin, QUARANTINE, realFolder, realOrSelf, removeLink, runChanges, runWrites, kernelFolder, within, writableOutsideTree } from './planted-repos.js';
 import { configFoldersOf, isEnvFileName, isLockFileName, isNamedFile, isToolConfigBelow, quarantineDeeperToolConfigs, quarantineToolConfigs } from '../paths/tool-configs.js';
 import { remakeHint, restoreHint } from '../util/style.js';
-import { shellQuote } from '../../templates/shell-quote.js';
 import { executedKind, sourcedByEnvrc, venvCheck } from '../paths/host-executed.js';
 import { stashbaseHome } from '../home.js';
 import { noteLinks, restoreLinks } from '../paths/protected-links.js';

@@ -7,7 +7,6 @@ import { join } from 'node:path';
 import { homePaths, stashbaseHome } from '../home.js';
 import { findTool } from '../util/find-tool.js';
 import { BUDGET_MS, importRunGitDir } from './import.js';
-import { printable } from '../util/printable.js';
 
 /**
  * An import message as lines: its first, then its own continuation lines (each
@@ -22,7 +21,7 @@ export function asLines(m: string): string[] {
 export interface Sayers {
   /** Said even with --silent: your repository changed, or could not be; `more`: its continuation lines. */
   alert: (m: string, more?: string[]) => void;
-  note: (m: string) => void;
+  note: (m: string, more?: string[]) => void;
 }
 
 /** An import still running after this long says so (and how to stop it). */
@@ -54,12 +53,11 @@ export async function settleGitDir(recordFile: string, env: NodeJS.ProcessEnv, s
   try {
     const keptDir = join(homePaths(stashbaseHome(env)).kept, `${session}-git`);
     const r = await importRunGitDir(recordFile, { git, session, keptDir, budgetMs: importBudgetMs(env), signal: stop.signal });
-    // Ref names and commit subjects are the agent's: a note is shown printable too (alert always is), line by line (the
+    // Ref names and commit subjects are the agent's: notes and warnings alike are said line by line, each escaped (the
     // import's own lines: a list of commits, each a subject on one line).
-    for (const m of r.own) say.note(asLines(m).map((l) => printable(l, true)).join('\n'));
-    for (const m of r.warnings) {
+    for (const [said, m] of [...r.own.map((m) => [say.note, m] as const), ...r.warnings.map((m) => [say.alert, m] as const)]) {
       const [first = '', ...more] = asLines(m);
-      say.alert(first, more);
+      said(first, more);
     }
   } catch (e) {
     say.alert(`the run's git work could not be imported (${(e as Error).message}); nothing of it is in your repository beyond what is named above`);

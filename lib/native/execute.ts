@@ -17,7 +17,7 @@ import { endSession, writeSession } from '../run/session.js';
 import { type NativeContext, type NativePrepared, prepareNative } from './prepare.js';
 import { runSystemd } from './run-systemd.js';
 import { reapStaleRuns } from '../run/reap.js';
-import { alert } from '../util/style.js';
+import { alert, noteLines } from '../util/style.js';
 import { createPlaceholders, createRunDir, removePlaceholders, removeRunDir } from '../run/run-dir.js';
 import { runBwrap } from './run.js';
 import { Trace } from '../run/trace.js';
@@ -136,7 +136,7 @@ export async function executeNative({ ctx, profile, warn, announce }: ExecuteInp
     // The file the agent could write in place first, then the view's copy merged into what that leaves.
     if (exposedConfig !== null) for (const n of settleFromSnapshot(exposedConfig, ctx.session)) alert(n);
     for (const n of settleViews(built)) alert(n);
-    if (gitDir) await settleGitDir(gitDir, ctx.env, ctx.session, { alert, note: announce ? (m) => process.stderr.write(`${m}\n`) : () => {} });
+    if (gitDir) await settleGitDir(gitDir, ctx.env, ctx.session, { alert, note: announce ? noteLines : () => {} });
     removePlaceholders(created);
     for (const m of removeRunDir(prep.runDir, prep.stateDir)) alert(m);
     audit.write({ type: 'end', exitCode, durationMs: Date.now() - started });

@@ -17,7 +17,7 @@ import { SandboxUnavailableError, setupFailure, UsageError } from '../errors.js'
 import { capture, probe, runForwarded, start } from '../exec.js';
 import { proxyForRun, runLimits, type RunProxy } from '../proxy/setup.js';
 import { reportFirstTlsFailure } from '../proxy/tls-failure.js';
-import { alert } from '../util/style.js';
+import { alert, noteLines } from '../util/style.js';
 import { socketDir } from '../util/socket-dir.js';
 import { caDirOf, createRunDir, removeRunDir, runDirOf, runStateDirOf } from '../run/run-dir.js';
 import { removeSession, writeSession } from '../run/session.js';
@@ -307,7 +307,7 @@ export async function executeRemote(o: RemoteRunInput): Promise<number> {
     proxy?.server.close();
     proxy?.interceptor?.close();
     if (sealedDir) rmSync(sealedDir, { recursive: true, force: true });
-    if (gitRecord !== null) await settleGitDir(gitRecord, ctx.env, ctx.session, { alert, note: announce ? (m) => process.stderr.write(`${m}\n`) : () => {} });
+    if (gitRecord !== null) await settleGitDir(gitRecord, ctx.env, ctx.session, { alert, note: announce ? noteLines : () => {} });
     // A new run whose agent never started leaves nothing of it (found in review: its branch and an empty workspace,
     // which a --resume then failed on): the workspace removed, the branch deleted where it is still at the base.
     if (fresh && !agentStarted) {

@@ -12,7 +12,7 @@ import { checkNestedRepos } from '../git/nested-repo-guard.js';
 import { movesWithin } from '../git/planted-repos.js';
 import { findRepoRoot } from '../git/repo.js';
 import { removePlaceholders, removeRunDir, runDirOf, runStateDirOf } from './run-dir.js';
-import { asLines, settleGitDir } from '../git/settle.js';
+import { settleGitDir } from '../git/settle.js';
 import { probe } from '../exec.js';
 import { findTool } from '../util/find-tool.js';
 import { removeSession, type SessionRecord, staleSessions } from './session.js';
@@ -60,7 +60,7 @@ async function reapOne(rec: SessionRecord, home: string, env: NodeJS.ProcessEnv,
   const said = (m: string, more: string[] = []) => alert(`from the killed run ${rec.id}: ${m}`, more);
   for (const g of rec.gitDirs ?? []) {
     // Stopped by you: the rest of this run is settled by a later one; the new run does not start.
-    if ((await settleGitDir(g, env, rec.id, { alert: said, note: (m) => { const [first = '', ...more] = asLines(m); said(first, more); } })) === 'interrupted') throw new InterruptedError(`stopped while importing the git work of the killed run ${rec.id}; nothing was run`);
+    if ((await settleGitDir(g, env, rec.id, { alert: said, note: said })) === 'interrupted') throw new InterruptedError(`stopped while importing the git work of the killed run ${rec.id}; nothing was run`);
   }
   for (const m of removeRunDir(rec.runDir ?? runDirOf(home, rec.id, false), runStateDirOf(home, rec.id))) said(m);
   new AuditLog(home, rec.id).write({ type: 'end', exitCode: null, reaped: true, by: process.pid });

@@ -18,6 +18,14 @@ export function alert(msg: string, more: string[] = []): void {
   process.stderr.write(`${warningLabel()} ${printable(msg, true)}\n${more.map((l) => `${printable(l, true)}\n`).join('')}`);
 }
 
+/** Whether a command prints as it is, on one line (no character shown escaped, a newline included): fit to paste. */
+const pasteable = (cmd: string) => printable(cmd, true) === cmd;
+
+/** A note (not said with --silent), its continuation lines after it; each line escaped. */
+export function noteLines(msg: string, more: string[] = []): void {
+  process.stderr.write([msg, ...more].map((l) => `${printable(l, true)}\n`).join(''));
+}
+
 /**
  * How to undo a rename stashbase made: a command to paste, shell-quoted, when
  * the names print as they are; when they hold characters shown escaped, the
@@ -27,7 +35,7 @@ export function alert(msg: string, more: string[] = []): void {
 export function restoreHint(from: string, to: string, ...more: Array<[string, string]>): string {
   // Several renames, in order, as one line to paste (the first failing stops the rest).
   const cmd = ([[from, to], ...more] as Array<[string, string]>).map(([f, t]) => `mv ${shellQuote(f)} ${shellQuote(t)}`).join(' && ');
-  return printable(cmd, true) === cmd && !cmd.includes('\n') ? `restore it with: ${cmd}` : 'restore it by renaming it back yourself (its name holds characters shown escaped here: no command is printed to paste)';
+  return pasteable(cmd) ? `restore it with: ${cmd}` : 'restore it by renaming it back yourself (its name holds characters shown escaped here: no command is printed to paste)';
 }
 
 /**
@@ -38,5 +46,5 @@ export function restoreHint(from: string, to: string, ...more: Array<[string, st
  */
 export function remakeHint(target: string, link: string): string {
   const cmd = `ln -s -- ${shellQuote(target)} ${shellQuote(link)}`;
-  return printable(cmd, true) === cmd && !cmd.includes('\n') ? `make it again with: ${cmd}` : 'make it again yourself (its target holds characters shown escaped here: no command is printed to paste)';
+  return pasteable(cmd) ? `make it again with: ${cmd}` : 'make it again yourself (its target holds characters shown escaped here: no command is printed to paste)';
 }
