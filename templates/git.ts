@@ -109,8 +109,8 @@ export function worktreeRemoveCommand(gitPath: string, repo: string, path: strin
  * agent's own remote URL or branch, named drivers no listing here sees). A
  * worktree holding submodules is never removed (lib/worktree/lifecycle.ts).
  */
-export function statusCommand(gitPath: string, worktree: string, drivers: Drivers = NO_DRIVERS): Command {
-  return withoutDrivers(git(gitPath, worktree, ['status', '--porcelain', '--untracked-files=all', '--ignore-submodules=all']), drivers);
+export function statusCommand(gitPath: string, worktree: string, drivers: Drivers = NO_DRIVERS, o: { untracked?: 'all' | 'normal' | 'no'; nul?: boolean } = {}): Command {
+  return withoutDrivers(git(gitPath, worktree, ['status', '--porcelain', ...(o.nul ? ['-z'] : []), `--untracked-files=${o.untracked ?? 'all'}`, '--ignore-submodules=all']), drivers);
 }
 
 /** The user's merge, run as their own git (their hooks run): the reviewed commit, never a name a tag could shadow. */
@@ -123,6 +123,11 @@ export function mergeCommand(gitPath: string, repo: string, branch: string, oid:
 /** After `merge --squash`: git's prepared message (the squashed commits) unless -m gave one. */
 export function squashCommitCommand(gitPath: string, repo: string, message: string | undefined): Command {
   return git(gitPath, repo, message === undefined ? ['commit', '--no-edit'] : ['commit', '-m', message], false);
+}
+
+/** What merging the reviewed commit into your HEAD would write (a tree, git 2.38 on), with none of your drivers. */
+export function mergeTreeCommand(gitPath: string, repo: string, oid: string, drivers: Drivers = NO_DRIVERS): Command {
+  return withoutDrivers(git(gitPath, repo, ['merge-tree', '--write-tree', '--no-messages', 'HEAD', oid]), drivers);
 }
 
 export function rawDiffCommand(gitPath: string, repo: string, from: string, to: string): Command {

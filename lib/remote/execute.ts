@@ -29,7 +29,7 @@ import { sha256 } from '../docker/engine.js';
 import { closeApi, createVolume, type EngineApi, removeContainer, removeVolume, volumeExists } from '../docker/api.js';
 import { createRunGitDir, planRunGitDir } from '../git/run-git-dir.js';
 import { settleGitDir } from '../git/settle.js';
-import { BRANCH_PREFIX, git, withoutDrivers } from '../../templates/git.js';
+import { BRANCH_PREFIX, git, statusCommand } from '../../templates/git.js';
 import { driversIn, findRepo, type Repo } from '../worktree/layout.js';
 import { freshName, NAME_PATTERN } from '../worktree/names.js';
 import type { RemoteTarget } from './target.js';
@@ -112,7 +112,7 @@ export interface RemotePlan {
 export function planRemote(o: { cwd: string; env: NodeJS.ProcessEnv; home: string; stashbaseHome: string; profile: DockerContext['profile']; resume?: string; allowDirty: boolean; warn: (msg: string) => void }): RemotePlan {
   const repo = repositoryOf(o.cwd, o.env);
   // What does not travel is said, or refused.
-  const status = probe(withoutDrivers(git(repo.git, repo.root, ['status', '--porcelain', '--untracked-files=normal', '--ignore-submodules=all']), driversIn(repo)), 60_000);
+  const status = probe(statusCommand(repo.git, repo.root, driversIn(repo), { untracked: 'normal' }), 60_000);
   if (status.code === 0 && status.stdout.trim() !== '') {
     if (!o.allowDirty) throw new SandboxUnavailableError(`${repo.root} has uncommitted changes, and a remote run takes only commits to the engine: commit or stash them, or pass --allow-dirty to run without them; nothing was run`);
     o.warn('your checkout has uncommitted changes; they stay here, and the remote run works on your last commit');

@@ -78,7 +78,9 @@ export async function startWorktree(repo: Repo, o: { session: string; resume?: s
   // read-only): its agent could swap the worktree git makes for a link, and git would empty what it names (found in review).
   const above = o.stashbaseHome === undefined ? [] : runsAbove(repo.root, o.stashbaseHome, o.session);
   if (above.length > 0) throw new SandboxUnavailableError(`${aboveWords(above)} can write ${join(repo.root, WORKTREES_DIR)}, where the worktree would be made: start the worktree run once it ends, or from a repository no run's tree holds; nothing was run`);
-  const dirty = probe(statusCommand(repo.git, repo.root, driversIn(repo)));
+  // Your drivers as git reads your config in your checkout: asked once (git config) for what is run there.
+  const yours = driversIn(repo);
+  const dirty = probe(statusCommand(repo.git, repo.root, yours));
   if (dirty.code === 0 && dirty.stdout.trim() !== '') o.warn('your checkout has uncommitted changes; they are not carried over into the agent\'s worktree');
   ensureExcluded(repo);
   // Where git is told to make the worktree: the folders on the way must be real ones inside the repository (found in
@@ -104,13 +106,13 @@ export async function startWorktree(repo: Repo, o: { session: string; resume?: s
     } else {
       if (!branchExists(repo, w.branch)) throw new UsageError(`there is no agent worktree or branch ${w.branch} to resume`);
       await capture(git(repo.git, repo.root, ['worktree', 'prune']));
-      await capture(worktreeAddCommand(repo.git, repo.root, w.path, w.name, null, driversIn(repo)));
+      await capture(worktreeAddCommand(repo.git, repo.root, w.path, w.name, null, yours));
       made = true;
     }
   } else {
     const name = freshName((n) => existsSync(worktreeOf(repo, n).path) || existsSync(worktreeOf(repo, n).adminDir) || branchExists(repo, worktreeOf(repo, n).branch));
     w = worktreeOf(repo, name);
-    await capture(worktreeAddCommand(repo.git, repo.root, w.path, w.name, 'HEAD', driversIn(repo)));
+    await capture(worktreeAddCommand(repo.git, repo.root, w.path, w.name, 'HEAD', yours));
   }
   // git names its admin folder after the path's last component, numbered if taken.
   w = locate(repo, w.name);

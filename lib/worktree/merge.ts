@@ -4,7 +4,7 @@
 // later commits, or a tag named like the branch, cannot slip in between.
 import { existsSync } from 'node:fs';
 import { join, resolve, sep } from 'node:path';
-import { git, mergeCommand, withoutDrivers, rawDiffCommand, squashCommitCommand } from '../../templates/git.js';
+import { git, mergeCommand, mergeTreeCommand, statusCommand, rawDiffCommand, squashCommitCommand } from '../../templates/git.js';
 import { StashbaseError } from '../errors.js';
 import { capture, probe, runShown } from '../exec.js';
 import type { AgentWork } from './inventory.js';
@@ -34,11 +34,11 @@ export function mergeTarget(repo: Repo, work: AgentWork): MergeTarget {
   if (oid === '') throw fail(`there is no branch ${work.branch}`);
   const into = probe(git(repo.git, repo.root, ['symbolic-ref', '--quiet', '--short', 'HEAD'])).stdout.trim();
   if (into === '') throw fail('your checkout has no current branch (detached HEAD); check out the branch to merge into');
-  const mine = probe(withoutDrivers(git(repo.git, repo.root, ['status', '--porcelain', '--untracked-files=no', '--ignore-submodules=all']), driversIn(repo)));
+  const mine = probe(statusCommand(repo.git, repo.root, driversIn(repo), { untracked: 'no' }));
   if (mine.code !== 0 || mine.stdout.trim() !== '') throw fail(`your checkout ${repo.root} has uncommitted changes; commit or stash them first`);
   if (work.status === 'dirty') {
     // Some of them may be stashbase's own: what it moved aside at the end of a run, as your tools would have run it.
-    const st = probe(withoutDrivers(git(repo.git, work.path as string, ['status', '--porcelain', '-z', '--untracked-files=all', '--ignore-submodules=all']), driversIn(repo, work.path as string)));
+    const st = probe(statusCommand(repo.git, work.path as string, driversIn(repo, work.path as string), { nul: true }));
     const aside = st.stdout.split('\0').map((l) => l.slice(3)).filter((f) => f.endsWith(QUARANTINE)).map((f) => f.slice(0, -QUARANTINE.length));
     if (aside.length > 0) {
       throw fail(`${work.name} has uncommitted changes in ${work.path}: stashbase moved aside ${aside.map((f) => JSON.stringify(f)).join(', ')} at the end of a run there (each would run on your machine; named then), as ${aside.length === 1 ? 'a file' : 'files'} ending in ${QUARANTINE}. Review ${aside.length === 1 ? 'it' : 'them'}, then in ${work.path} restore (mv NAME${QUARANTINE} NAME) or delete ${aside.length === 1 ? 'it' : 'them'} and commit or discard what is left`);
@@ -95,7 +95,7 @@ export async function reviewTarget(repo: Repo, t: MergeTarget): Promise<Finding[
   // And what the merge itself would write over your HEAD, where git can say it (merge-tree --write-tree, git 2.38 on):
   // a file of the branch's that your side renamed since lands under the new name (found in review: your
   // hooks-examples/ made .githooks/, the agent's edit of the example became a hook).
-  const merged = probe(withoutDrivers(git(repo.git, repo.root, ['merge-tree', '--write-tree', '--no-messages', 'HEAD', t.oid]), driversIn(repo)));
+  const merged = probe(mergeTreeCommand(repo.git, repo.root, t.oid, driversIn(repo)));
   const result = /^[0-9a-f]{40,64}$/.exec(merged.stdout.split('\n')[0] ?? '')?.[0];
   const diffs: Array<[string, string]> = t.bases.map((b) => [b, t.oid]);
   if ((merged.code === 0 || merged.code === 1) && result) diffs.push(['HEAD', result]);

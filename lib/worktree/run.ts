@@ -48,11 +48,11 @@ export async function prepareWorktreeRun(o: {
     o.note(`Worktree: ${w.path} (branch ${w.branch})`);
   }
   const prot = protectedPaths(repo, w);
-  const wrapPlan = (plan: Plan): Plan => ({
+  const wrapPlan = (plan: Plan, drivers = driversIn(repo)): Plan => ({
     title: `${plan.title}, worktree ${w.name}`,
     steps: [
-      commandStep('worktree-add', worktreeAddCommand(repo.git, repo.root, w.path, w.name, o.resume === undefined ? 'HEAD' : null, driversIn(repo))),
-      ...(o.resume === undefined ? [commandStep('worktree-checkout', worktreeCheckoutCommand(repo.git, w.path, driversIn(repo)))] : []),
+      commandStep('worktree-add', worktreeAddCommand(repo.git, repo.root, w.path, w.name, o.resume === undefined ? 'HEAD' : null, drivers)),
+      ...(o.resume === undefined ? [commandStep('worktree-checkout', worktreeCheckoutCommand(repo.git, w.path, drivers))] : []),
       commandStep('worktree-lock', worktreeLockCommand(repo.git, repo.root, w.path, lockReason(o.session, process.pid))),
       ...plan.steps,
       internalStep('worktree-finish', `after the run and the import of its git work: restore ${w.path}/.git, unlock, and remove the worktree if it is clean (its branch ${w.branch} stays)`),
