@@ -601,14 +601,15 @@ async function indexFollows(w: Work, before: string | null): Promise<void> {
   const label = `your index (${there}/index)`;
   const behind = (why: string): void => void report.warnings.push(`${label} differs from HEAD, which now has the agent's commits, and was left as it is (${why}): git status shows their changes staged in reverse, and a plain git commit would undo them; git reset (which leaves your files as they are) makes your index HEAD's, then stage what you want`);
   if (!sameStamp(stampOf(join(there, 'index')), rec.start.yourIndex)) return behind('it changed during the run');
+  const format = rec.plan.objectFormat === 'sha256' ? 'sha256' : 'sha1';
   const [listed, changed] = await Promise.all([
     run(w, yours(w, ['ls-files', '-s', '-t', '-z'], there)),
-    run(w, yours(w, ['diff-tree', '-r', '-z', '--no-renames', before ?? EMPTY_TREE[rec.plan.objectFormat === 'sha256' ? 'sha256' : 'sha1'], after], there)),
+    run(w, yours(w, ['diff-tree', '-r', '-z', '--no-renames', before ?? EMPTY_TREE[format], after], there)),
   ]);
   if (!listed.ok || !changed.ok) return behind(`git could not list it: ${printable(listed.ok ? changed.err : listed.err, true)}`);
   const top = rec.plan.workTree;
   if (top === undefined) return behind("the run's record does not name its working tree");
-  const plan = followHead(listed.out, changed.out, treeHolds(top, rec.plan.objectFormat === 'sha256' ? 'sha256' : 'sha1'), (p) => runsCodeByName(p) !== null);
+  const plan = followHead(listed.out, changed.out, treeHolds(top, format), (p) => runsCodeByName(p) !== null);
   if ('why' in plan) return behind(plan.why);
   if (!sameStamp(stampOf(join(there, 'index')), rec.start.yourIndex)) return behind('it changed while the import ended');
   const wrote = plan.moved === 0 ? { ok: true, err: '' } : await run(w, yours(w, ['update-index', '-z', '--index-info'], there), plan.input);
