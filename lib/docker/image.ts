@@ -5,7 +5,7 @@
 import { printable } from '../util/printable.js';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, realpathSync, writeFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { type Command, formatCommand } from '../../templates/command.js';
 import { type AgentsBuild, DEFAULT_IMAGE, defaultBuildCommand, dockerfileBuildCommand, NPM_CA_FILE, REMINDER_DAYS } from '../../templates/docker-image.js';
 import { ConfigError, SandboxUnavailableError } from '../errors.js';

@@ -15,7 +15,7 @@ import { pipeline, type Duplex, type Transform } from 'node:stream';
 import { BodyGuard } from './body-guard.js';
 import { type BodyPlan, forwardBody, passHeaders, planBody, type ResponseScrub } from './forward-response.js';
 import { BodyRefused, Guard, PASS } from './message-filter.js';
-import { Scrubber, scrubBuffer, scrubText } from './scrub.js';
+import { Scrubber, scrubBuffer } from './scrub.js';
 import { ScrubStream } from './scrub-stream.js';
 import type { BodyNeedle } from './secrets.js';
 import { FrameRelay } from './ws-frames.js';

@@ -1,7 +1,7 @@
 // A worktree run's before and after: create (or resume) the worktree on its own
 // branch and lock it; afterwards (once the run's git work is imported:
 // lib/git/import.ts) restore its pointer file, unlock, and remove it when clean.
-import { appendFileSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, lstatSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { git, LOCK_REASON_PREFIX, lockReason, statusCommand, WORKTREES_DIR, worktreeAddCommand, worktreeCheckoutCommand, worktreeLockCommand, worktreeRemoveCommand, worktreeUnlockCommand } from '../../templates/git.js';
 import { SandboxUnavailableError, UsageError } from '../errors.js';

@@ -4,7 +4,7 @@
 // nested repository is left alone. Outside any sandbox the same plant does run (the control).
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, lstatSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { BIN, cli, needs, needsRoot, tempHome } from '../helpers.js';

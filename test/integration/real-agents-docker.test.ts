@@ -9,7 +9,6 @@
 // (test/agent-recipes.ts checkTurn).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { checkTurn, CODEX_MCP_ALLOWED_ECHO, codexMcpTurn, plantSshKey, recipe, runTurn, type Stub, startStubs, type TurnOptions, type Wiring, wired, workRepository } from '../agent-recipes.js';

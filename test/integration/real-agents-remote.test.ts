@@ -10,7 +10,6 @@
 // same search finds the placeholders the probe saved there).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { checkTurn, plantSshKey, REAL_ANTHROPIC, REAL_OAUTH, REAL_OPENAI, recipe, runTurn, type Stub, startStubs, type TurnOptions, wired, workRepository } from '../agent-recipes.js';

@@ -9,7 +9,7 @@
 // virtual environment with pip, a commit, Node's and Python's test runners.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { LeafCache } from '../../lib/tls/leaves.js';

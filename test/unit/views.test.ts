@@ -2,13 +2,11 @@
 // an agent would change it, and settled, on real folders (no sandbox needed).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, lstatSync, mkdirSync, readFileSync, renameSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readFileSync, statSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { claudeView, codexView } from '../../lib/views/agent-views.js';
 import { mergeClaudeConfig, revertClaudeConfig } from '../../lib/views/claude-config.js';
-import { materializeView } from '../../lib/views/materialize.js';
-import { settleView } from '../../lib/views/settle.js';
 import { tempHome, writeFile } from '../helpers.js';
 
 const t = tempHome();
