@@ -28,7 +28,7 @@ interface ImageReport {
 async function imageReport(docker: string, ref: string): Promise<ImageReport> {
   const facts = await inspectImage(docker, ref);
   if (!facts) return { ref, present: false, created: null, ageDays: null, agents: {} };
-  const agents: Record<string, string> = {};
+  const agents: Record<string, string> = Object.create(null);
   try {
     for (const line of (await capture(versionsCommand(docker, ref))).split('\n')) {
       const m = /^([a-z]+): (.*)$/.exec(line.trim());

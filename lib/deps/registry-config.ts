@@ -31,7 +31,7 @@ export async function npmRegistries(cwd: string, env: NodeJS.ProcessEnv, scopes:
   const r = await collect(npmRegistryCommand(npm, cwd, scopes), { timeoutMs: TIMEOUT_MS });
   if (r.code !== 0) return { problem: `npm config get failed: ${r.stderr.trim().split('\n').at(-1) ?? ''}` };
   const lines = r.stdout.trim().split('\n');
-  const values: Record<string, string> = {};
+  const values: Record<string, string> = Object.create(null);
   if (scopes.length === 0) values.registry = lines[0] ?? '';
   else for (const l of lines) {
     const eq = l.indexOf('=');

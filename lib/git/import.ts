@@ -29,7 +29,7 @@ import {
 } from '../../templates/git-import.js';
 import { collect, eachLine, pipeInto } from '../exec.js';
 import { readBack, readBackText } from '../readback/file.js';
-import { printable } from '../util/printable.js';
+import { firstFew, printable } from '../util/printable.js';
 import { shellQuote } from '../../templates/shell-quote.js';
 import { indexCandidate, type IndexCandidate, writeIndexBack } from './index-import.js';
 import { followHead, treeHolds } from './index-follow.js';
@@ -69,7 +69,6 @@ const PAUSED = ['rebase-merge', 'rebase-apply', 'sequencer', 'MERGE_HEAD', 'CHER
 const short = (oid: string) => oid.slice(0, 12);
 const oidOf = (v: RefValue | null) => (v?.kind === 'oid' ? v.oid : null);
 const show = (v: RefValue | null) => (v === null ? 'nothing' : v.kind === 'oid' ? short(v.oid) : `-> ${v.target}`);
-const some = (list: string[], n = 10) => `${list.slice(0, n).join(', ')}${list.length > n ? ` and ${list.length - n} more` : ''}`;
 
 /** One import's facts and tools. */
 interface Work {
@@ -443,7 +442,7 @@ function checkRunDir(w: Work): { refs: Map<string, RefValue> } | null {
   const { rec, report } = w;
   const where = `the run's git directory (for ${rec.plan.gitDir})`;
   const clean = sanitizeGitDir(rec.plan.dir);
-  if (clean.fixed.length > 0) report.warnings.push(`${where} held what no git directory should; removed before anything was read: ${some(clean.fixed.map((n) => printable(n, true)))}`);
+  if (clean.fixed.length > 0) report.warnings.push(`${where} held what no git directory should; removed before anything was read: ${firstFew(clean.fixed.map((n) => printable(n, true)), 10)}`);
   if (clean.incomplete) {
     report.warnings.push(`${where} could not be checked whole: nothing of it is imported (your refs, HEAD and index are as they were)`);
     return null;
@@ -457,7 +456,7 @@ function checkRunDir(w: Work): { refs: Map<string, RefValue> } | null {
   }
   const made = madeThere(rec);
   if (made.length > 0) report.warnings.push(`${rec.plan.gitDir}: what the sandbox made there beyond refs, HEAD, the index and objects stays in the run's own git directory, not in yours: ${made.map((n) => printable(n, true)).join(', ')}`);
-  if (agent.problems.length > 0) report.warnings.push(`${where}: not refs, not imported: ${some(agent.problems.map((n) => printable(n, true)))}`);
+  if (agent.problems.length > 0) report.warnings.push(`${where}: not refs, not imported: ${firstFew(agent.problems.map((n) => printable(n, true)), 10)}`);
   return { refs: agent.refs };
 }
 
@@ -617,10 +616,10 @@ async function indexFollows(w: Work, before: string | null): Promise<void> {
   if (plan.moved > 0) report.own.push(`${label} now has HEAD's version of the ${plan.moved === 1 ? 'file' : `${plan.moved} files`} the agent's commits changed (the sandbox's own index was not taken): git status shows where your working tree holds other content`);
   if (plan.asTree.length > 0) {
     const them = plan.asTree.length === 1 ? 'it' : 'them';
-    report.warnings.push(`${label} keeps the old version of ${printable(some(plan.asTree, 5), true)}, where your working tree does not hold the commits' version (a file the run kept from the agent, one of yours, a submodule's commit), while HEAD has the agent's: git status shows ${them} staged in reverse, and your next git commit takes ${them} back to the old version unless you stage the commits' version after reviewing it (git diff HEAD -- <file>)`);
+    report.warnings.push(`${label} keeps the old version of ${printable(firstFew(plan.asTree, 5), true)}, where your working tree does not hold the commits' version (a file the run kept from the agent, one of yours, a submodule's commit), while HEAD has the agent's: git status shows ${them} staged in reverse, and your next git commit takes ${them} back to the old version unless you stage the commits' version after reviewing it (git diff HEAD -- <file>)`);
   }
   if (plan.kept.length > 0) {
-    report.warnings.push(`${label} keeps what you had staged at ${printable(some(plan.kept, 5), true)}, which the agent's commits change too: git status shows their changes there staged in reverse, and a plain git commit would undo them; git restore --staged <file> makes an entry HEAD's`);
+    report.warnings.push(`${label} keeps what you had staged at ${printable(firstFew(plan.kept, 5), true)}, which the agent's commits change too: git status shows their changes there staged in reverse, and a plain git commit would undo them; git restore --staged <file> makes an entry HEAD's`);
   }
 }
 

@@ -15,7 +15,7 @@ import { renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { blobOid, treeContentAt } from './tree-content.js';
 import { readBack } from '../readback/file.js';
-import { printable } from '../util/printable.js';
+import { firstFew, printable } from '../util/printable.js';
 import { entryOid, indexLayout, indexProblem, type IndexEntryAt, type IndexLayout, INTENT_TO_ADD, rebuildIndex } from './git-index.js';
 import { type RunGitDirRecord, sameStamp, stampOf } from './run-git-dir.js';
 import { runsCodeByName } from '../worktree/review.js';
@@ -67,7 +67,7 @@ export function indexCandidate(here: string, there: string, rec: RunGitDirRecord
   if (problem !== null) return `the sandbox's index holds an entry git would never write (${printable(problem, true)}): not taken (${label} is kept)`;
   const before = readBack(join(there, 'index'), MAX_INDEX_BYTES);
   const old = before.ok ? indexLayout(before.data, oidLength) : null;
-  const list = (paths: string[]) => printable(`${paths.slice(0, 5).join(', ')}${paths.length > 5 ? ` and ${paths.length - 5} more` : ''}`, true);
+  const list = (paths: string[]) => printable(firstFew(paths, 5), true);
   const oldHidden = new Set(old?.entries.filter((e) => e.hidden).map((e) => e.key) ?? []);
   const newly = layout.entries.filter((e) => e.hidden && !oldHidden.has(e.key)).map((e) => e.path);
   if (newly.length > 0) {
@@ -135,7 +135,7 @@ function notInTree(data: Buffer, fresh: IndexEntryAt[], oidLength: 20 | 32, rec:
     if (oid !== entryOid(data, e, oidLength)) differ.push(e.path);
   }
   if (differ.length === 0) return null;
-  const named = printable(`${differ.slice(0, 5).join(', ')}${differ.length > 5 ? ` and ${differ.length - 5} more` : ''}`, true);
+  const named = printable(firstFew(differ, 5), true);
   return `the sandbox's index stages ${named} other than the working tree holds ${differ.length === 1 ? 'it' : 'them'} (your next git commit, git stash and pop or git restore would take what is staged)`;
 }
 

@@ -3,7 +3,7 @@
 // here), its working tree a clone of your commits in a volume there, its
 // commits coming back as its branch through the import local runs use. Your
 // secrets and the proxy stay on this machine; nothing is bound from its disk.
-import { printable } from '../util/printable.js';
+import { firstFew, printable } from '../util/printable.js';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
@@ -148,7 +148,7 @@ export function planRemote(o: { cwd: string; env: NodeJS.ProcessEnv; home: strin
     const atCwd = readDenied(o.profile, o.home, o.cwd, o.stashbaseHome);
     const atTop = readDenied(o.profile, o.home, repo.root, o.stashbaseHome);
     const denied = deniedTracked(repo, base, (p) => atCwd(p) || atTop(p));
-    if (denied.length > 0) throw new SandboxUnavailableError(`files the profile's deny_read covers are committed, and a remote run would send them to the engine in your history: ${denied.slice(0, 10).map((d) => printable(d, true)).join(', ')}${denied.length > 10 ? ` and ${denied.length - 10} more` : ''}; run locally (there they are hidden); nothing was run`);
+    if (denied.length > 0) throw new SandboxUnavailableError(`files the profile's deny_read covers are committed, and a remote run would send them to the engine in your history: ${firstFew(denied.map((d) => printable(d, true)), 10)}; run locally (there they are hidden); nothing was run`);
   }
   return { repo, name, fresh, branch, workspace: workspaceName(repo.root, name), base };
 }

@@ -73,7 +73,7 @@ export function formatAudit(events: AuditEvent[], mark: (s: string) => string = 
   let allowed = 0;
   let denied = 0;
   let errors = 0;
-  const deps: Record<string, number> = {};
+  const deps: Record<string, number> = Object.create(null);
   /** Per MCP tool (server/tool): how often allowed and refused. */
   const tools = new Map<string, { allow: number; deny: number }>();
   for (const raw of events) {

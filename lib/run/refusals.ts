@@ -6,8 +6,8 @@
 import type { AuditEvent } from './audit-read.js';
 import { quoted } from './audit-read.js';
 
-/** What the known agents reach these hosts for, and what to do instead of allowing one. */
-const KNOWN: Record<string, string> = {
+/** What the known agents reach these hosts for, and what to do instead of allowing one (a Map: a host named `constructor` found Object's in a plain object: review, round 33). */
+const KNOWN = new Map<string, string>(Object.entries({
   'platform.claude.com': "Claude Code: its login, the refresh of a login's token, and an interactive session's first start",
   'claude.ai': "Claude Code: a subscription login",
   'console.anthropic.com': 'Claude Code: an API-key login from the console',
@@ -16,7 +16,7 @@ const KNOWN: Record<string, string> = {
   'chatgpt.com': 'Codex: model discovery with an API key (--disable api_key_model_discovery skips it) or the turns of a ChatGPT login',
   'auth.openai.com': "Codex: its login and the refresh of a login's token",
   'ab.chatgpt.com': "Codex's analytics (-c analytics.enabled=false turns them off)",
-};
+}));
 
 export interface Refusal {
   /** Refused for a local MCP server's own proxy (lib/mcp/local-server.ts), not the agent's. */
@@ -53,7 +53,7 @@ export function refusalBlock(list: Refusal[], profileFile: string | null): strin
     const name = quoted(r.port === null ? r.host : `${r.host}:${r.port}`);
     // The local MCP server's own proxy allows its hosts alone: the fix is there, not in the agent's egress.
     const fix = r.rule !== 'not in egress_hosts' ? '' : r.server !== undefined ? `; to allow it for that server, add ${quoted(r.host)} to hosts of [mcp.servers.${r.server}] in ${where}` : `; to allow it, add ${quoted(r.host)} to [network] egress_hosts in ${where}`;
-    const known = r.server === undefined ? KNOWN[r.host.toLowerCase()] : undefined;
+    const known = r.server === undefined ? KNOWN.get(r.host.toLowerCase()) : undefined;
     const who = r.server !== undefined ? ` (by the local MCP server ${r.server})` : '';
     lines.push(`  ${name}${who} ×${r.count}: ${r.rule.length > 200 ? `${r.rule.slice(0, 200)}…` : r.rule}${fix}${known ? ` (${known})` : ''}`);
   }

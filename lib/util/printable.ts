@@ -48,3 +48,12 @@ export function printable(text: string, oneLine = false): string {
 export function asciiJson(value: unknown): string {
   return (JSON.stringify(value, null, 2) ?? 'null').replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
+
+/**
+ * The first `n` of a list the agent could make long, and how many more: a note
+ * names a few, never all (found in review, round 33: a `.claude.json` holding
+ * four million folders' entries printed one warning line of 154 MB).
+ */
+export function firstFew(list: readonly string[], n: number, sep = ', '): string {
+  return `${list.slice(0, n).join(sep)}${list.length > n ? ` and ${list.length - n} more` : ''}`;
+}

@@ -8,6 +8,7 @@
 // Every file is parsed into prototype-free objects (lib/readback/json.ts): a
 // `__proto__` key is dropped and named, never indexed into a live object.
 import { copyJson, isJsonObject, type Json, type JsonObject, parseJson } from '../readback/json.js';
+import { recallsSafely } from './recall.js';
 
 /** Key names of the executable or trust-granting kind (a class: new keys named so are caught too). */
 export const EXECUTABLE_KEY = /mcp|hook|command|helper|refresh|export|allowed|trust|approv|permission|bypass|api_?key|^env$|include|status_?line|plugin|marketplace|sandbox|executable|shell|script|backup|in_?progress|path|remote|bridge|upload|chrome|browser|daemon|worker|spawn|connect|endpoint|proxy|url/i;
@@ -24,7 +25,21 @@ const IDE_KEY = /^ide(?=[A-Z_]|$)|Ide(?=[A-Z_]|$)|IDE/;
  * with `appleTerminalSetupInProgress`, which the next interactive claude imports into Terminal's preferences on macOS,
  * where a profile's command runs), whatever the key is called.
  */
-const namesFile = (v: Json | undefined) => typeof v === 'string' && /^(?:[\/\\~$%]|\.\.?(?:[\/\\]|$)|[A-Za-z]:|file:|[a-z][a-z0-9+.-]*:\/\/)/i.test(v.replace(/^[\p{Cf}\p{Z}\s]+/u, ''));
+const namesFile = (v: string) => /^(?:[\/\\~$%]|\.\.?(?:[\/\\]|$)|[A-Za-z]:|file:|[a-z][a-z0-9+.-]*:\/\/)/i.test(v.replace(/^[\p{Cf}\p{Z}\s]+/u, ''));
+
+/**
+ * Whether a value holds, anywhere in it, a string your claude could act on: one that names a file or folder, or a
+ * prompt it would run when recalled (lib/views/recall.ts), and object keys that name a file. Review, round 33: a
+ * project's `history` came back with a `!` command for Up and Enter (Claude Code 1.x recalls it), and `exampleFiles`
+ * with `../../.ssh/id_rsa`, past a check that looked at plain strings alone.
+ */
+function actsOn(v: Json | undefined, depth = 0): boolean {
+  if (typeof v === 'string') return namesFile(v) || !recallsSafely(v);
+  if (v === null || v === undefined || typeof v !== 'object') return false;
+  if (depth > 16) return true;
+  if (Array.isArray(v)) return v.some((x) => actsOn(x, depth + 1));
+  return Object.keys(v).some((k) => namesFile(k) || actsOn(v[k], depth + 1));
+}
 
 /** A value that configures something to launch or connect to (an MCP server's shape). */
 function launches(v: Json | undefined, depth = 0): boolean {
@@ -33,7 +48,7 @@ function launches(v: Json | undefined, depth = 0): boolean {
   return Object.keys(v).some((k) => /^(command|args|url|transport)$/i.test(k) || launches(v[k], depth + 1));
 }
 
-const executable = (key: string, value: Json | undefined) => EXECUTABLE_KEY.test(key) || IDE_KEY.test(key) || launches(value) || namesFile(value);
+const executable = (key: string, value: Json | undefined) => EXECUTABLE_KEY.test(key) || IDE_KEY.test(key) || launches(value) || actsOn(value);
 
 /**
  * What Claude Code keeps of its vendor's word (feature flags and experiments,

@@ -4,10 +4,11 @@
 import { appendFileSync, chmodSync, chownSync, closeSync, constants, copyFileSync, existsSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readlinkSync, realpathSync, renameSync, rmdirSync, statSync, utimesSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { mergeClaudeConfig } from './claude-config.js';
+import { recallsSafely } from './recall.js';
 import { LOGIN_SHAPES, mergeLogin } from './login-merge.js';
 import { readBack } from '../readback/file.js';
 import { isJsonObject, type JsonObject, parseJson } from '../readback/json.js';
-import { printable } from '../util/printable.js';
+import { firstFew, printable } from '../util/printable.js';
 import { hostPathOf, sameStamp, stamp, type ViewRecord } from './materialize.js';
 
 /**
@@ -102,12 +103,6 @@ function adoptTree(src: string, dest: string): string[] {
   return passed;
 }
 
-/**
- * A prompt your agent would run as a command when recalled (review, round 27e: Codex's `!id` ran unsandboxed in
- * your own codex on Up and Enter; Claude Code's `!` is its bash mode; `/` its commands), or that hides what it says
- * (bidi overrides, zero-width characters): never carried back.
- */
-const recallsSafely = (text: unknown) => typeof text === 'string' && !/^[\s\p{Cf}]*[!/]/u.test(text) && !/[\p{Cf}\u0000-\u0008\u000b-\u001f\u007f-\u009f]/u.test(text);
 
 /** Claude Code's entry: this run's folder's, its pasted texts named by hashes (an inline one is text your Enter would send unseen). */
 const claudeEntry = (trees: readonly string[] | undefined) => (v: JsonObject) => {
@@ -192,7 +187,7 @@ export function settleView(recordFile: string): string[] {
       const current = existsSync(onHost) ? read(onHost).toString('utf8') : null;
       const r = mergeClaudeConfig(saved?.toString('utf8') ?? null, agent?.toString('utf8') ?? null, current, spec.trees);
       if (r.text !== null) replaceFile(onHost, Buffer.from(r.text + '\n'));
-      if (r.left.length > 0) notes.push(`${where(name)}: changes the sandbox made to ${r.left.join(', ')} are not carried back (they would make a later claude run or trust something)`);
+      if (r.left.length > 0) notes.push(`${where(name)}: changes the sandbox made to ${firstFew(r.left, 10)} are not carried back (they would make a later claude run or trust something)`);
     }
   }
   const mounted = new Set([...spec.live, ...spec.readOnly, ...spec.empty]);
@@ -208,7 +203,7 @@ export function settleView(recordFile: string): string[] {
     const inView = join(dir, name);
     if (spec.adoptDirs.includes(name) && lstatSync(inView).isDirectory() && !existsSync(join(spec.at, name))) {
       const passed = adoptTree(inView, join(spec.at, name));
-      if (passed.length > 0) notes.push(`${spec.label}: ${printable(passed.slice(0, 5).join(', '), true)}${passed.length > 5 ? ` and ${passed.length - 5} more` : ''} in ${name} stay in the sandbox (only folders and plain files are carried back to ${spec.at})`);
+      if (passed.length > 0) notes.push(`${spec.label}: ${printable(firstFew(passed, 5), true)} in ${name} stay in the sandbox (only folders and plain files are carried back to ${spec.at})`);
       continue;
     }
     if (spec.copies.includes(name)) {

@@ -397,6 +397,15 @@ test("the end-of-run refusal block says when a local MCP server's own proxy refu
   ]);
 });
 
+test("(review, round 33) a refused host named like a property of Object's prototype (constructor, __proto__, unlisted: toString, hasOwnProperty) gets no note of a known agent's; control: a known agent's host gets its note", async () => {
+  const { refusals, refusalBlock } = await import('../../lib/run/refusals.js');
+  const hosts = ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'claude.ai'];
+  const events = hosts.map((host) => ({ type: 'proxy', method: 'CONNECT', host, port: 443, decision: 'deny', rule: 'not in egress_hosts' }));
+  const lines = refusalBlock(refusals(events as never), '/p.toml');
+  for (const host of hosts.slice(0, 4)) assert.deepEqual(lines.filter((l) => l.includes(`"${host}:443"`)), [`  "${host}:443" ×1: not in egress_hosts; to allow it, add "${host}" to [network] egress_hosts in /p.toml`]);
+  assert.deepEqual(lines.filter((l) => l.includes('"claude.ai:443"')), ['  "claude.ai:443" ×1: not in egress_hosts; to allow it, add "claude.ai" to [network] egress_hosts in /p.toml (Claude Code: a subscription login)']);
+});
+
 test('(review) an event any reader could take otherwise is dropped: a byte another reader splits lines at (Python\'s splitlines), another control character, bytes that are not UTF-8, a line that is none of the stream\'s fields; an answer in another charset is refused whole; control: the same listing in a plain event is filtered, and Python\'s splitlines finds the data line', () => {
   const listing = `data: ${JSON.stringify(TOOLS)}`;
   const through = (event: Buffer | string, contentType?: string) => {
