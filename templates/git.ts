@@ -36,7 +36,8 @@ export function driversOf(names: string): Drivers {
   const filters = new Set<string>();
   const merges = new Set<string>();
   for (const line of names.split('\n')) {
-    const m = /^(filter|merge)\.(.+)\.[^.]+$/s.exec(line.trim());
+    // A driver's name may be empty (`[filter ""]`, which `filter=` in an attribute names: review, round 33).
+    const m = /^(filter|merge)\.(.*)\.[^.]+$/s.exec(line.trim());
     if (m) (m[1] === 'filter' ? filters : merges).add(m[2] as string);
   }
   return { filters: [...filters], merges: [...merges] };

@@ -13,6 +13,7 @@
 import { chmodSync, type Dirent, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, sep } from 'node:path';
 import { probe } from '../exec.js';
+import { git as gitSafe } from '../../templates/git.js';
 import { findTool } from '../util/find-tool.js';
 import { gitlinksOfIndex } from './git-index.js';
 import { readBackText } from '../readback/file.js';
@@ -71,7 +72,8 @@ function gitlinks(git: string, gitDir: string, root: string): string[] | string 
   const parsed = gitlinksOfIndex(index, /objectformat\s*=\s*sha256/i.test(config) ? 32 : 20);
   if (parsed !== null) return parsed;
   // A split index, or a version this reader does not know: git lists it.
-  const r = probe({ file: git, args: ['-C', root, 'ls-files', '--stage', '-z'] }, 60_000, 1 << 30);
+  // With no hook and no fsmonitor (review, round 33: your core.fsmonitor hook ran in the agent's worktree here).
+  const r = probe(gitSafe(git, root, ['ls-files', '--stage', '-z']), 60_000, 1 << 30);
   if (r.code !== 0) return `git ls-files: ${r.stderr.trim().split('\n').at(-1) || 'failed'}`;
   return r.stdout.split('\0').filter((l) => l.startsWith('160000 ')).map((l) => l.slice(l.indexOf('\t') + 1));
 }
@@ -303,7 +305,7 @@ function ignoredBy(git: string, root: string, paths: string[]): Set<string> {
     // --no-index: a name is asked as a pathspec, and one with glob characters matching a file of the index counted as
     // tracked, so shown (found in review: '*/*.test.js' in an ignored folder named '*'); without the index, only the
     // ignore rules answer (a file you track in an ignored folder counts as hidden: moved aside if changed, and said).
-    const r = probe({ file: git, args: ['-C', root, 'check-ignore', '--no-index', '--stdin', '-z'] }, 120_000, 256 << 20, some.map((p) => `./${p.slice(root.length + 1)}\0`).join(''));
+    const r = probe(gitSafe(git, root, ['check-ignore', '--no-index', '--stdin', '-z']), 120_000, 256 << 20, some.map((p) => `./${p.slice(root.length + 1)}\0`).join(''));
     if (r.code === null) return 'timed out';
     if (r.code !== 0 && r.code !== 1) return 'refused';
     for (const name of r.stdout.split('\0')) if (name !== '') out.add(join(root, name.replace(/^\.\//, '')));

@@ -170,6 +170,45 @@ for (const backend of ['native', 'docker'] as const) {
       }
     });
 
+    test("(review, round 33) a filter of yours with an empty name (`[filter \"\"]`, which an attribute `filter=` names) is emptied too: the end-of-run status ran it on the agent's file; control: your git status in the worktree runs it", async () => {
+      const cleanLog = join(r.home, 'unnamed.log');
+      r.git(['config', 'filter..clean', `sh -c 'echo cleaned >> ${cleanLog}; cat'`]);
+      try {
+        const res = await run(['--worktree'], "printf '*.txt filter=\\n' > .gitattributes && sleep 1 && printf 'TWO\\n' > a.txt && echo done");
+        assert.equal(res.code, 0, res.stderr);
+        assert.equal(res.stdout, 'done\n');
+        const k = nameOf(res.stderr);
+        assert.equal(existsSync(cleanLog), false, 'no filter of yours ran on the host');
+        spawnSync('git', ['status', '--porcelain'], { cwd: join(r.root, '.stashbase', 'worktrees', k), env: r.env });
+        assert.match(readFileSync(cleanLog, 'utf8'), /cleaned/, 'control: your git status runs it');
+        assert.equal((await cli(['agent', 'worktrees', 'remove', k, '--yes'], { env: r.env, cwd: r.root })).code, 0);
+      } finally {
+        spawnSync('git', ['config', '--remove-section', 'filter.'], { cwd: r.root, env: r.env });
+        rmSync(cleanLog, { force: true });
+      }
+    });
+
+    test("(review, round 33) the end-of-run check reads a split index without your fsmonitor hook: its git ls-files ran the hook in the agent's worktree; control: your git ls-files there runs it", async () => {
+      const log = join(r.home, 'fsmonitor.log');
+      const hook = join(r.home, 'fsmonitor-hook');
+      writeFileSync(hook, `#!/bin/sh\necho "ran in $PWD" >> ${log}\nexit 1\n`, { mode: 0o755 });
+      r.git(['config', 'core.fsmonitor', hook]);
+      r.git(['config', 'core.splitIndex', 'true']);
+      try {
+        const res = await run(['--worktree'], 'echo done');
+        assert.equal(res.code, 0, res.stderr);
+        assert.equal(res.stdout, 'done\n');
+        assert.equal(existsSync(log), false, existsSync(log) ? readFileSync(log, 'utf8') : '');
+        // The control: your own git ls-files in the checkout (a split index) runs it.
+        spawnSync('git', ['ls-files', '--stage'], { cwd: r.root, env: r.env });
+        assert.match(readFileSync(log, 'utf8'), /ran in /);
+      } finally {
+        spawnSync('git', ['config', '--unset', 'core.fsmonitor'], { cwd: r.root, env: r.env });
+        spawnSync('git', ['config', '--unset', 'core.splitIndex'], { cwd: r.root, env: r.env });
+        rmSync(log, { force: true });
+      }
+    });
+
     /**
      * A filter of yours that logs when it runs (its name, `log`), defined in a file of its own that your ~/.gitconfig
      * includes under `condition` once `include()` is called; `undo()` puts ~/.gitconfig back.
