@@ -198,12 +198,14 @@ export function dockerProtection(ctx: DockerContext, git: RunGitDirPlan | null):
     const r = resolveRule(e, ctx.home, ctx.cwd);
     return git === null || r.kind === 'pattern' || !inside(r.path, git.gitDir);
   };
+  const gitTargets = gitConfigTargets(ctx.cwd, ctx.home, ctx.env);
   return planProtection({
     denyRead: p.filesystem.denyRead,
+    fileStandInsAt: gitTargets.files,
     // Any folder core.hooksPath sends your git to for hooks (lib/git/repo.ts).
     // And what the next build of the profile's Dockerfile reads (lib/docker/image.ts).
     denyWrite: [
-      ...p.filesystem.denyWrite, ...gitConfigTargets(ctx.cwd, ctx.home, ctx.env), ...existingToolConfigs(ctx.cwd, ctx.home, p.filesystem.allowWrite),
+      ...p.filesystem.denyWrite, ...gitTargets.paths, ...existingToolConfigs(ctx.cwd, ctx.home, p.filesystem.allowWrite),
       ...buildReadOnly(ctx.choice, ctx.worktree?.path ?? ctx.cwd),
       // stashbase's own bin/ and dist/ (the relay among them), where the tree holds them.
       ...ownExecutables(),

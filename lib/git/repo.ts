@@ -5,7 +5,8 @@ import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { readBackText } from '../readback/file.js';
 import { probe } from '../exec.js';
 import { findTool } from '../util/find-tool.js';
-import { realOrSelf } from './planted-repos.js';
+import { commondirOf, gitPathFile, realOrSelf } from './planted-repos.js';
+import { namedByGit } from './named-files.js';
 
 export interface RepoRoot {
   root: string;
@@ -122,13 +123,14 @@ export function coreHooksPath(text: string): string | null {
  * the system config and every include and includeIf). Relative paths are
  * taken from the repository's top, as git does.
  */
-export function gitConfigTargets(cwd: string, home: string, env: NodeJS.ProcessEnv): string[] {
+export function gitConfigTargets(cwd: string, home: string, env: NodeJS.ProcessEnv): GitTargets {
   const repo = findRepoRoot(cwd);
   const git = repo ? findTool('git', env) : null;
   const listed = repo && git ? probe({ file: git, args: ['-C', repo.root, 'config', '--list', '--show-origin', '-z'], env: { HOME: home } }) : null;
   const xdg = env.XDG_CONFIG_HOME && isAbsolute(env.XDG_CONFIG_HOME) ? env.XDG_CONFIG_HOME : join(home, '.config');
   const configs = [join(home, '.gitconfig'), join(xdg, 'git', 'config'), ...(repo?.gitDir ? [join(repo.gitDir, 'config')] : [])];
   const out = new Set<string>();
+  const files = new Set<string>();
   const fromValue = (v: string) => (v === '~' || v.startsWith('~/') ? join(home, v.slice(1)) : isAbsolute(v) ? v : repo ? resolve(repo.root, v) : null);
   for (const file of configs) {
     const v = coreHooksPath(readBackText(file, 1 << 20) ?? '');
@@ -136,7 +138,7 @@ export function gitConfigTargets(cwd: string, home: string, env: NodeJS.ProcessE
     if (path) out.add(path);
   }
   if (listed?.code === 0 && repo) {
-    const { hooksPath, files } = parseConfigList(listed.stdout);
+    const { hooksPath, files: listedFiles, entries } = parseConfigList(listed.stdout);
     if (hooksPath) {
       const path = fromValue(hooksPath);
       if (path) out.add(path);
@@ -145,20 +147,63 @@ export function gitConfigTargets(cwd: string, home: string, env: NodeJS.ProcessE
     // Those the sandbox could write: in the working tree (or your home, under deny-list writes); not in the git directory, whose view keeps them.
     const root = realOrSelf(repo.root);
     const realHome = realOrSelf(home);
-    for (const f of files) {
-      const path = realOrSelf(resolve(repo.root, f));
+    const keep = (path: string): boolean => {
       const inGitDir = path === gitDir || path.startsWith(gitDir + '/');
-      if (!inGitDir && (path.startsWith(root + '/') || path.startsWith(realHome + '/'))) out.add(path);
+      const kept = !inGitDir && (path.startsWith(root + '/') || path.startsWith(realHome + '/'));
+      if (kept) out.add(path);
+      return kept;
+    };
+    for (const f of listedFiles) keep(realOrSelf(resolve(repo.root, f)));
+    // Every file an include names, whether it holds anything yet or not (review, round 33: a missing or empty
+    // one was passed by, and the agent wrote core.fsmonitor there), missing ones with a file for a stand-in
+    // (git takes a folder there for a bad config, and an empty file for none).
+    for (const e of entries) {
+      if (!/^(include\.path|includeif\..*\.path)$/is.test(e.key) || !e.origin.startsWith('file:') || e.value === '') continue;
+      const from = resolve(repo.root, e.origin.slice(5));
+      const v = e.value;
+      const path = realOrSelf(v === '~' || v.startsWith('~/') ? join(home, v.slice(1)) : isAbsolute(v) ? v : resolve(dirname(from), v));
+      if (keep(path)) files.add(path);
+    }
+    // Files a value of your config or one of your hooks names (a filter's `sh scripts/clean.sh`, a hook linked to a
+    // script of the tree: review, round 33), where they exist: your next git command runs or reads them.
+    const hooks = hooksPath ? fromValue(hooksPath) : hooksFolder(repo);
+    for (const n of namedByGit({ top: repo.root, home, entries, hooks })) {
+      const st = lstatSync(n.abs, { throwIfNoEntry: false });
+      if (st?.isFile() || st?.isSymbolicLink()) keep(realOrSelf(n.abs));
     }
   }
-  return [...out];
+  return { paths: [...out], files: [...files] };
 }
 
-/** `git config --list --show-origin -z`: the last core.hooksPath, and the files it came from (file: origins). */
-export function parseConfigList(out: string): { hooksPath: string | null; files: string[] } {
+/** What a run keeps read-only for git's config (gitConfigTargets): every path, and those of them that stand in as files where missing. */
+export interface GitTargets {
+  paths: string[];
+  files: string[];
+}
+
+/** The folder git runs the repository's hooks from when core.hooksPath does not say: its common git directory's hooks. */
+function hooksFolder(repo: RepoRoot): string | null {
+  if (repo.gitDir !== null) return join(repo.gitDir, 'hooks');
+  const pointer = gitPathFile(join(repo.root, '.git'));
+  const m = pointer === null ? null : /^gitdir: (.+)$/.exec(pointer);
+  if (!m) return null;
+  const gitDir = resolve(repo.root, m[1] as string);
+  return join(commondirOf(gitDir) ?? gitDir, 'hooks');
+}
+
+/** One entry of `git config --list --show-origin -z`: where it came from (`file:…`, `command line:`), its key (lower-case section and name), its value. */
+export interface ConfigEntry {
+  origin: string;
+  key: string;
+  value: string;
+}
+
+/** `git config --list --show-origin -z`: the last core.hooksPath, the files it came from (file: origins), and every entry. */
+export function parseConfigList(out: string): { hooksPath: string | null; files: string[]; entries: ConfigEntry[] } {
   const parts = out.split('\0');
   let hooksPath: string | null = null;
   const files = new Set<string>();
+  const entries: ConfigEntry[] = [];
   for (let i = 0; i + 1 < parts.length; i += 2) {
     const origin = parts[i] as string;
     const entry = parts[i + 1] as string;
@@ -166,6 +211,7 @@ export function parseConfigList(out: string): { hooksPath: string | null; files:
     const nl = entry.indexOf('\n');
     const key = nl < 0 ? entry : entry.slice(0, nl);
     if (key.toLowerCase() === 'core.hookspath') hooksPath = nl < 0 ? '' : entry.slice(nl + 1);
+    entries.push({ origin, key, value: nl < 0 ? '' : entry.slice(nl + 1) });
   }
-  return { hooksPath: hooksPath === '' ? null : hooksPath, files: [...files] };
+  return { hooksPath: hooksPath === '' ? null : hooksPath, files: [...files], entries };
 }

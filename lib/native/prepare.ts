@@ -118,7 +118,8 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
     const r = resolveRule(e, ctx.home, ctx.cwd);
     return r.kind === 'pattern' || !gitAts.some((g) => inside(r.path, g));
   };
-  const profileDenyWrite = [...p.filesystem.denyWrite, ...gitConfigTargets(ctx.cwd, ctx.home, ctx.env), ...existingToolConfigs(ctx.cwd, ctx.home, p.filesystem.allowWrite)].filter(outsideGit);
+  const gitTargets = gitConfigTargets(ctx.cwd, ctx.home, ctx.env);
+  const profileDenyWrite = [...p.filesystem.denyWrite, ...gitTargets.paths, ...existingToolConfigs(ctx.cwd, ctx.home, p.filesystem.allowWrite)].filter(outsideGit);
   const denyWrite = [...profileDenyWrite, ...(ctx.runDenyWrite ?? []).filter(outsideGit)];
   const denied = rulePaths([...denyRead, ...denyWrite], ctx.home, ctx.cwd);
   const deniedByProfile = rulePaths([...denyRead, ...profileDenyWrite], ctx.home, ctx.cwd);
@@ -148,6 +149,7 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
   const always = alwaysDenied(ctx);
   const protection = planProtection({
     denyRead,
+    fileStandInsAt: gitTargets.files,
     // Any folder core.hooksPath sends your git to for hooks, as if the profile
     // named it (a missing one gets a stand-in, so hooks cannot be planted there).
     denyWrite,

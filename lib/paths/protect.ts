@@ -61,6 +61,8 @@ export interface ProtectInput {
   privateDirs?: string[];
   /** Paths under a private folder the sandbox still sees (the home, the working directory). */
   shown?: string[];
+  /** Denied paths that stand in as a file where missing (a config file git includes: a folder there breaks your git). */
+  fileStandInsAt?: string[];
 }
 
 
@@ -181,6 +183,7 @@ export function planProtection(input: ProtectInput): Protection {
   const realParents = new Map<string, string>();
   const areas = input.writableAreas;
   const writable = (p: string) => areas === undefined || areas.some((a) => inside(p, a));
+  const fileAt = new Set(input.fileStandInsAt ?? []);
   const invisible = (p: string) => (input.privateDirs ?? []).some((d) => inside(p, d)) && !(input.shown ?? []).some((v) => inside(p, v));
   const collect = (entries: string[], optional: string[], forcedDirs: string[] = [], fileStandInsOk = false, reading = false): Map<string, DeniedPath> => {
     const out = new Map<string, DeniedPath>();
@@ -240,7 +243,7 @@ export function planProtection(input: ProtectInput): Protection {
         // being made there alike. Elsewhere (a missing .git, a folder higher up) a
         // directory, which git and the rest pass over as empty.
         // A stand-in for .git/commondir or .git/config.worktree is a file wherever it is.
-        const asFile = stand.at === path && ((fileStandInsOk && path.startsWith(input.home + '/')) || isGitFile(path));
+        const asFile = stand.at === path && ((fileStandInsOk && path.startsWith(input.home + '/')) || isGitFile(path) || fileAt.has(path));
         (asFile ? fileStandIns : placeholders).add(stand.at);
         out.set(stand.at, { path: stand.at, kind: asFile ? 'file' : 'dir' });
       }

@@ -2,7 +2,8 @@
 // current branch, after a review of what in it would run on the user's machine.
 // The commit reviewed is the commit merged, by object id: a running agent's
 // later commits, or a tag named like the branch, cannot slip in between.
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
+import { userHome } from '../home.js';
 import { join, resolve, sep } from 'node:path';
 import { git, mergeCommand, mergeTreeCommand, statusCommand, rawDiffCommand, squashCommitCommand } from '../../templates/git.js';
 import { StashbaseError } from '../errors.js';
@@ -10,6 +11,7 @@ import { capture, probe, runShown } from '../exec.js';
 import type { AgentWork } from './inventory.js';
 import { driversIn, type Repo } from './layout.js';
 import { type Finding, type GitFromTree, parseRaw, review } from './review.js';
+import { namedByGit } from '../git/named-files.js';
 import { parseConfigList } from '../git/repo.js';
 import { QUARANTINE, realOrSelf } from '../git/planted-repos.js';
 
@@ -57,8 +59,10 @@ export function mergeTarget(repo: Repo, work: AgentWork): MergeTarget {
  * core.hooksPath names (git merge runs the merged tree's post-merge, and its
  * commit's hooks), and config files an include names there (found in review:
  * the merge review knew only four hook folders by name, and the branch's
- * post-merge ran on the merge). Asked of your git, which reads every config
- * and include as your merge will; both as written and through links.
+ * post-merge ran on the merge), and files a value of your config or one of
+ * your hooks names there (review, round 33: a filter `sh scripts/smudge.sh`,
+ * a hook linked to a script of the tree). Asked of your git, which reads
+ * every config and include as your merge will; both as written and through links.
  */
 export function gitReadsFromTree(repo: Repo): GitFromTree {
   const root = realOrSelf(repo.root);
@@ -74,9 +78,15 @@ export function gitReadsFromTree(repo: Repo): GitFromTree {
   };
   const hooks = probe(git(repo.git, repo.root, ['rev-parse', '--git-path', 'hooks'], false));
   const listed = probe(git(repo.git, repo.root, ['config', '--list', '--show-origin', '-z'], false));
+  const hooksDir = hooks.code === 0 && hooks.stdout.trim() !== '' ? resolve(repo.root, hooks.stdout.replace(/\n$/, '')) : null;
+  const config = listed.code === 0 ? parseConfigList(listed.stdout) : { files: [], entries: [] };
   return {
-    hooks: hooks.code === 0 && hooks.stdout.trim() !== '' ? inTree(hooks.stdout.replace(/\n$/, '')).map((h) => (h === '' ? '' : `${h.replace(/\/+$/, '')}/`)) : [],
-    configs: listed.code === 0 ? parseConfigList(listed.stdout).files.flatMap(inTree) : [],
+    hooks: hooksDir !== null ? inTree(hooksDir).map((h) => (h === '' ? '' : `${h.replace(/\/+$/, '')}/`)) : [],
+    configs: config.files.flatMap(inTree),
+    named: namedByGit({ top: repo.root, home: userHome(), entries: config.entries, hooks: hooksDir }).flatMap((n) => {
+      const folder = statSync(n.abs, { throwIfNoEntry: false })?.isDirectory() === true;
+      return inTree(n.abs).filter((rel) => rel !== '').map((rel) => ({ path: folder ? `${rel.replace(/\/+$/, '')}/` : rel, why: n.why }));
+    }),
   };
 }
 

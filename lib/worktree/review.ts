@@ -9,6 +9,7 @@
 import { foldedOnDisk, onDisk } from '../paths/mac-names.js';
 import { TOOL_CONFIGS } from '../paths/tool-configs.js';
 import { jsonOf } from '../readback/json.js';
+import { HOOK_NAMES } from '../git/named-files.js';
 
 export interface RawChange {
   oldMode: string;
@@ -152,12 +153,6 @@ function scriptChanges(c: RawChange, read: (oid: string) => string | null): stri
 
 const verb = (s: string) => (s === 'A' ? 'added' : s === 'D' ? 'deleted' : 'changed');
 
-/** The hooks git runs (githooks(5)), by name. */
-const HOOK_NAMES = new Set([
-  'applypatch-msg', 'pre-applypatch', 'post-applypatch', 'pre-commit', 'pre-merge-commit', 'prepare-commit-msg', 'commit-msg', 'post-commit', 'pre-rebase', 'post-checkout', 'post-merge', 'pre-push', 'pre-receive', 'update',
-  'proc-receive', 'post-receive', 'post-update', 'reference-transaction', 'push-to-checkout', 'pre-auto-gc', 'post-rewrite', 'sendemail-validate', 'fsmonitor-watchman', 'p4-changelist', 'p4-prepare-changelist', 'p4-post-changelist',
-  'p4-pre-submit', 'post-index-change',
-]);
 
 /** What your git takes from the working tree (lib/worktree/merge.ts gitReadsFromTree): folders end in '/', the top is ''. */
 export interface GitFromTree {
@@ -165,6 +160,8 @@ export interface GitFromTree {
   hooks: string[];
   /** Config files an include names there. */
   configs: string[];
+  /** Files and folders (ending in '/') a value of your config or one of your hooks names there (lib/git/named-files.ts), and why. */
+  named?: Array<{ path: string; why: string }>;
 }
 
 /**
@@ -188,11 +185,13 @@ export function review(changes: RawChange[], read: (oid: string) => string | nul
   const out: Finding[] = [];
   const hooks = tree.hooks.map(foldedOnDisk);
   const configs = tree.configs.map(foldedOnDisk);
+  const named = (tree.named ?? []).map((n) => ({ ...n, path: foldedOnDisk(n.path) }));
   for (const c of changes) {
     const folded = foldedOnDisk(c.path);
     // A hooks folder that is the tree's top: only its files by a hook's name are hooks there.
     if (hooks.some((h) => (h === '' ? !folded.includes('/') && HOOK_NAMES.has(folded) : folded.startsWith(h)))) out.push({ path: c.path, why: `git hook in the folder your core.hooksPath names: your git runs it, this merge's post-merge and commit hooks included; ${verb(c.status)}` });
     if (configs.includes(folded)) out.push({ path: c.path, why: `git config your repository's config includes: your next git command obeys it (hooks, fsmonitor, a pager); ${verb(c.status)}` });
+    for (const n of named) if (n.path.endsWith('/') ? folded.startsWith(n.path) : folded === n.path) out.push({ path: c.path, why: `${n.why}: your git runs or reads it (this merge too); ${verb(c.status)}` });
     const { kinds, config } = byName(c.path);
     for (const why of kinds) out.push({ path: c.path, why: `${why}; ${verb(c.status)}` });
     if (config !== null) out.push({ path: c.path, why: `a config your tools run or obey in its folder (${config}), which a run keeps from the agent; ${verb(c.status)}` });

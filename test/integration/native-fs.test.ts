@@ -197,6 +197,63 @@ describe('native filesystem (real bwrap)', needs('bwrap'), () => {
     rmSync(join(h, '.gitconfig'));
   });
 
+  test("(review, round 33) files in the tree your git runs because your config or a hook names them are read-only: a clean filter's script, one a hook of yours execs (a hook that is a link into the tree refuses the run: git-link tests); unlisted: core.sshCommand's wrapper; control: outside, the script is rewritten and your git add runs it", async () => {
+    const repo = join(a.dir, 'named-repo');
+    const g = (args: string[]) => spawnSync('git', args, { cwd: repo, env: a.env, encoding: 'utf8' });
+    mkdirSync(join(repo, 'scripts'), { recursive: true });
+    assert.equal(g(['init', '-q']).status, 0);
+    for (const f of ['clean.sh', 'check', 'ssh-wrap']) writeFileSync(join(repo, 'scripts', f), 'cat\n', { mode: 0o755 });
+    writeFileSync(join(repo, '.gitattributes'), '*.txt filter=strip\n');
+    assert.equal(g(['config', 'filter.strip.clean', 'sh scripts/clean.sh']).status, 0);
+    assert.equal(g(['config', 'core.sshCommand', './scripts/ssh-wrap -F /dev/null']).status, 0);
+    writeFileSync(join(repo, '.git', 'hooks', 'pre-commit'), '#!/bin/sh\nexec ./scripts/check "$@"\n', { mode: 0o755 });
+    const marker = join(a.dir, 'CLEANED');
+    const script = [
+      'try() { if (eval "$1") >/dev/null 2>&1; then echo "WROTE $2"; else echo "blocked $2"; fi; }',
+      `try 'echo "touch ${marker}; cat" > scripts/clean.sh' filter`,
+      `try 'echo "touch ${marker}" >> scripts/check' wrapped-hook`,
+      `try 'echo "touch ${marker}" >> scripts/ssh-wrap' ssh-command`,
+      `try 'echo x > scripts/other' other-file`,
+    ].join('\n');
+    const r = await cli(['agent', 'run', '--silent', '--', 'sh', '-c', script], { env: a.env, cwd: repo });
+    assert.deepEqual([r.code, r.stdout], [0, 'blocked filter\nblocked wrapped-hook\nblocked ssh-command\nWROTE other-file\n'], r.stderr);
+    for (const f of ['clean.sh', 'check', 'ssh-wrap']) assert.equal(readFileSync(join(repo, 'scripts', f), 'utf8'), 'cat\n', f);
+    // The control: outside, the script is rewritten, and your next git add runs it.
+    assert.equal((await a.outside(`cd ${repo} && echo "touch ${marker}; cat" > scripts/clean.sh && echo x > a.txt && git add a.txt && echo ok`)).stdout, 'ok\n');
+    assert.equal(existsSync(marker), true, 'your git add ran the rewritten filter');
+  });
+
+  test("(review, round 33) a config file your git config includes from the tree is read-only even where it is empty or missing (a file stands in while the run lasts, which your git reads as none): the agent wrote core.fsmonitor there; unlisted: an includeIf whose condition does not match yet; control: outside, the missing file is written and your git status runs its fsmonitor", async () => {
+    const repo = join(a.dir, 'include-repo');
+    const g = (args: string[]) => spawnSync('git', args, { cwd: repo, env: a.env, encoding: 'utf8' });
+    mkdirSync(repo, { recursive: true });
+    assert.equal(g(['init', '-q']).status, 0);
+    writeFileSync(join(repo, 'empty.cfg'), '');
+    assert.equal(g(['config', 'include.path', '../missing.cfg']).status, 0);
+    assert.equal(g(['config', '--add', 'include.path', '../empty.cfg']).status, 0);
+    assert.equal(g(['config', 'includeIf.onbranch:release/**.path', '../release.cfg']).status, 0);
+    const marker = join(a.dir, 'FSMONITOR-RAN');
+    const planted = join(a.dir, 'fsmonitor.cfg');
+    writeFileSync(planted, `[core]\n\tfsmonitor = "touch ${marker}; false"\n`);
+    const plant = `cat ${planted}`;
+    const script = [
+      'try() { if (eval "$1") >/dev/null 2>&1; then echo "WROTE $2"; else echo "blocked $2"; fi; }',
+      `try '${plant} > missing.cfg' missing`,
+      `try '${plant} >> empty.cfg' empty`,
+      `try '${plant} > release.cfg' conditional`,
+      'git status --short >/dev/null 2>&1 && echo "git works"',
+    ].join('\n');
+    const r = await cli(['agent', 'run', '--silent', '--', 'sh', '-c', script], { env: a.env, cwd: repo });
+    assert.deepEqual([r.code, r.stdout], [0, 'blocked missing\nblocked empty\nblocked conditional\ngit works\n'], r.stderr);
+    assert.deepEqual(readdirSync(repo).sort(), ['.git', '.stashbase', 'empty.cfg'], 'the stand-ins are gone');
+    assert.equal(readFileSync(join(repo, 'empty.cfg'), 'utf8'), '');
+    assert.equal(g(['status', '--short']).status, 0);
+    assert.equal(existsSync(marker), false);
+    // The control: outside, the missing file is written and your next git status runs what it names.
+    assert.equal((await a.outside(`cd ${repo} && ${plant} > missing.cfg && git status --short >/dev/null 2>&1; echo ok`)).stdout, 'ok\n');
+    assert.equal(existsSync(marker), true, 'your git status ran the planted fsmonitor');
+  });
+
   test('unshare, mount and umount cannot detach a bind', async () => {
     const r = await a.inside(
       `umount ${h}/secret.txt; unshare -rm sh -c 'umount -l ${h}/secret.txt; umount ${h}/secretdir; cat ${h}/secret.txt; ls -A ${h}/secretdir'; ` +

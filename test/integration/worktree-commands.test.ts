@@ -2,7 +2,7 @@
 // whose agent worktrees are made with plain git, as a run would leave them.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, test } from 'node:test';
 import { cli, needs, tempHome, writeFile } from '../helpers.js';
@@ -300,6 +300,35 @@ describe('agent worktrees commands (real git)', needs('git'), () => {
     // The control: your own git merge of the branch runs its post-merge.
     r.git(['merge', '-q', '--no-edit', 'stashbase/wild-reed-cove']);
     assert.equal(existsSync(marker), true, 'git merge ran the branch\'s hook');
+  });
+
+  test("(review, round 33) merge lists and refuses a change to a file your config's values or your hooks name in the tree: a smudge filter's script, a hook that is a link to a script of the tree, one a hook of yours runs; unlisted: the attributes file core.attributesFile names; control: git merge runs the branch's smudge script", async () => {
+    writeFile(join(r.root, 'scripts', 'smudge.sh'), 'cat\n');
+    writeFile(join(r.root, 'scripts', 'post-merge'), '#!/bin/sh\nexit 0\n');
+    writeFile(join(r.root, 'scripts', 'check'), '#!/bin/sh\nexit 0\n');
+    writeFile(join(r.root, 'tools', 'attrs'), '');
+    writeFile(join(r.root, '.gitattributes'), '*.ipynb filter=strip\n');
+    spawnSync('chmod', ['755', join(r.root, 'scripts', 'post-merge'), join(r.root, 'scripts', 'check')]);
+    r.git(['add', '-A']);
+    r.git(['commit', '-qm', 'team scripts']);
+    r.git(['config', 'filter.strip.smudge', 'sh scripts/smudge.sh']);
+    r.git(['config', 'core.attributesFile', 'tools/attrs']);
+    symlinkSync('../../scripts/post-merge', join(r.root, '.git', 'hooks', 'post-merge'));
+    writeFileSync(join(r.root, '.git', 'hooks', 'pre-commit'), '#!/bin/sh\nexec ./scripts/check "$@"\n', { mode: 0o755 });
+    const marker = join(r.home, 'smudged');
+    agent('calm-fern-ridge', { 'scripts/smudge.sh': `touch ${marker}; cat\n`, 'scripts/post-merge': '#!/bin/sh\necho merged\n', 'scripts/check': '#!/bin/sh\necho checked\n', 'tools/attrs': '* filter=strip\n', 'zz.ipynb': '{}\n', 'ok.txt': 'fine\n' });
+    const refused = await sb(['merge', 'calm-fern-ridge']);
+    assert.equal(refused.code, 1, refused.stdout + refused.stderr);
+    assert.deepEqual(refused.stdout.trim().split('\n').slice(1), [
+      '  scripts/check       named by your git hook pre-commit: your git runs or reads it (this merge too); changed',
+      '  scripts/post-merge  your git hook post-merge is a link to it: your git runs or reads it (this merge too); changed',
+      "  scripts/smudge.sh   named by your git config's filter.strip.smudge: your git runs or reads it (this merge too); changed",
+      "  tools/attrs         named by your git config's core.attributesfile: your git runs or reads it (this merge too); changed",
+    ]);
+    assert.equal(existsSync(marker), false);
+    // The control: your own git merge of the branch runs its smudge script.
+    r.git(['merge', '-q', '--no-edit', 'stashbase/calm-fern-ridge']);
+    assert.equal(existsSync(marker), true, "git merge ran the branch's smudge script");
   });
 
   test('merge refuses: uncommitted changes on either side, UNSAFE, unknown names; merges the reviewed commit, not a tag named like the branch', async () => {

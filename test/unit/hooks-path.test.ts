@@ -28,8 +28,8 @@ test('targets: the repository config relative to its top, the global ones with ~
   writeFileSync(join(repo, '.git', 'config'), '[core]\n\thooksPath = .husky\n');
   writeFileSync(join(home, '.gitconfig'), '[core]\n\thooksPath = ~/.githooks\n');
   writeFileSync(join(home, '.config', 'git', 'config'), '[core]\n\thooksPath = /opt/hooks\n');
-  assert.deepEqual(gitConfigTargets(join(repo, 'sub'), home, {}), [join(home, '.githooks'), '/opt/hooks', join(repo, '.husky')]);
-  assert.deepEqual(gitConfigTargets(join(repo, 'sub'), home, { XDG_CONFIG_HOME: join(base, 'nowhere') }), [join(home, '.githooks'), join(repo, '.husky')]);
+  assert.deepEqual(gitConfigTargets(join(repo, 'sub'), home, {}).paths, [join(home, '.githooks'), '/opt/hooks', join(repo, '.husky')]);
+  assert.deepEqual(gitConfigTargets(join(repo, 'sub'), home, { XDG_CONFIG_HOME: join(base, 'nowhere') }).paths, [join(home, '.githooks'), join(repo, '.husky')]);
 });
 
 test('targets: a hooksPath set in an included file is found as git computes it', () => {
@@ -42,6 +42,6 @@ test('targets: a hooksPath set in an included file is found as git computes it',
   writeFileSync(join(home, '.gitconfig-hooks'), '[core]\n\thooksPath = tools/hooks\n');
   writeFileSync(join(home, '.gitconfig'), `[include]\n\tpath = ${join(home, '.gitconfig-hooks')}\n`);
   // The folder, and the config files git read it from (the agent must not add to them either).
-  assert.deepEqual(gitConfigTargets(repo, home, { PATH: process.env.PATH }), [join(repo, 'tools', 'hooks'), join(home, '.gitconfig'), join(home, '.gitconfig-hooks')]);
-  assert.deepEqual(gitConfigTargets(repo, home, {}), [], 'without git, the files alone do not say it');
+  assert.deepEqual(gitConfigTargets(repo, home, { PATH: process.env.PATH }), { paths: [join(repo, 'tools', 'hooks'), join(home, '.gitconfig'), join(home, '.gitconfig-hooks')], files: [join(home, '.gitconfig-hooks')] });
+  assert.deepEqual(gitConfigTargets(repo, home, {}), { paths: [], files: [] }, 'without git, the files alone do not say it');
 });
