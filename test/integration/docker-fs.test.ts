@@ -306,4 +306,30 @@ describe(`Docker backend: filesystem, environment and limits (real engine, ${DOC
       spawnSync('docker', ['volume', 'rm', '--force', hostile, bystander], { encoding: 'utf8' });
     }
   });
+  test("(review, round 33) what your git config names in the tree is read-only: a clean filter's script, and the file a missing include names (a file stands in while the run lasts and is gone after); control: outside, both are written and your git add runs the planted filter", async () => {
+    const repo = join(t.dir, 'named-repo');
+    writeFile(join(repo, 'scripts', 'clean.sh'), 'cat\n');
+    writeFile(join(repo, '.gitattributes'), '*.txt filter=strip\n');
+    const g = (args: string[]) => spawnSync('git', args, { cwd: repo, env: t.env, encoding: 'utf8' });
+    assert.equal(g(['init', '-q']).status, 0);
+    assert.equal(g(['config', 'filter.strip.clean', 'sh scripts/clean.sh']).status, 0);
+    assert.equal(g(['config', 'include.path', '../missing.cfg']).status, 0);
+    const script = [
+      'r() { "$@" >/dev/null 2>&1 && echo open || echo blocked; }',
+      'echo "filter=$(r sh -c "echo \\"touch /tmp/x; cat\\" > scripts/clean.sh")"',
+      'echo "include=$(r sh -c "printf \\"[core]\\\\n\\\\tfsmonitor = x\\\\n\\" > missing.cfg")"',
+      'echo "other=$(r sh -c "echo x > scripts/other")"',
+    ].join('\n');
+    const r = await run([], script, {}, repo);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, 'filter=blocked\ninclude=blocked\nother=open\n');
+    assert.equal(readFileSync(join(repo, 'scripts', 'clean.sh'), 'utf8'), 'cat\n');
+    assert.equal(existsSync(join(repo, 'missing.cfg')), false, 'the stand-in is gone');
+    // The control: outside, both are written, and your git add runs the filter.
+    const marker = join(t.dir, 'CLEANED');
+    writeFile(join(repo, 'scripts', 'clean.sh'), `touch ${marker}; cat\n`);
+    writeFile(join(repo, 'a.txt'), 'a\n');
+    assert.equal(g(['add', 'a.txt']).status, 0);
+    assert.equal(existsSync(marker), true);
+  });
 });
