@@ -198,7 +198,7 @@ export function dockerProtection(ctx: DockerContext, git: RunGitDirPlan | null):
     const r = resolveRule(e, ctx.home, ctx.cwd);
     return git === null || r.kind === 'pattern' || !inside(r.path, git.gitDir);
   };
-  const gitTargets = gitConfigTargets(ctx.cwd, ctx.home, ctx.env);
+  const gitTargets = gitConfigTargets(ctx.cwd, ctx.home, ctx.env, p.filesystem.allowWrite);
   return planProtection({
     denyRead: p.filesystem.denyRead,
     fileStandInsAt: gitTargets.files,

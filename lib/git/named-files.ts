@@ -38,6 +38,8 @@ export interface NamedFile {
   /** As named (absolute, not resolved through links). */
   abs: string;
   why: string;
+  /** Named by a word holding a '/' (`scripts/clean.sh`, `./x`): a path, not perhaps a program's name. */
+  explicit: boolean;
 }
 
 /**
@@ -48,12 +50,15 @@ export interface NamedFile {
  */
 export function namedByGit(o: { top: string; home: string; entries: ReadonlyArray<{ key: string; value: string }>; hooks: string | null }): NamedFile[] {
   const out = new Map<string, NamedFile>();
-  const add = (abs: string, why: string) => {
-    if (abs !== o.top && !out.has(abs)) out.set(abs, { abs, why });
+  const add = (abs: string, why: string, word: string) => {
+    const had = out.get(abs);
+    if (abs === o.top) return;
+    if (had === undefined) out.set(abs, { abs, why, explicit: word.includes('/') });
+    else if (word.includes('/')) had.explicit = true;
   };
   for (const { key, value } of o.entries) {
     if (/^(core\.hookspath|include\.path|includeif\..*\.path)$/is.test(key)) continue;
-    for (const w of pathWords(value.slice(0, VALUE_MAX))) add(pathOf(w, o.top, o.home), `named by your git config's ${key}`);
+    for (const w of pathWords(value.slice(0, VALUE_MAX))) add(pathOf(w, o.top, o.home), `named by your git config's ${key}`, w);
   }
   if (o.hooks === null) return [...out.values()];
   let names: string[] = [];
@@ -66,7 +71,7 @@ export function namedByGit(o: { top: string; home: string; entries: ReadonlyArra
     const file = join(o.hooks, n);
     if (lstatSync(file, { throwIfNoEntry: false })?.isSymbolicLink()) {
       try {
-        add(realpathSync(file), `your git hook ${n} is a link to it`);
+        add(realpathSync(file), `your git hook ${n} is a link to it`, '/');
       } catch {
         // a broken link runs nothing
       }
@@ -77,7 +82,7 @@ export function namedByGit(o: { top: string; home: string; entries: ReadonlyArra
     } catch {
       // unreadable: git cannot run it either
     }
-    for (const w of pathWords(text)) add(pathOf(w, o.top, o.home), `named by your git hook ${n}`);
+    for (const w of pathWords(text)) add(pathOf(w, o.top, o.home), `named by your git hook ${n}`, w);
   }
   return [...out.values()];
 }

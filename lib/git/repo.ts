@@ -7,6 +7,7 @@ import { probe } from '../exec.js';
 import { findTool } from '../util/find-tool.js';
 import { commondirOf, gitPathFile, realOrSelf } from './planted-repos.js';
 import { namedByGit } from './named-files.js';
+import { rulePaths } from '../paths/rules.js';
 
 export interface RepoRoot {
   root: string;
@@ -123,7 +124,19 @@ export function coreHooksPath(text: string): string | null {
  * the system config and every include and includeIf). Relative paths are
  * taken from the repository's top, as git does.
  */
-export function gitConfigTargets(cwd: string, home: string, env: NodeJS.ProcessEnv): GitTargets {
+export function gitConfigTargets(cwd: string, home: string, env: NodeJS.ProcessEnv, allowWrite: string[] = []): GitTargets {
+  // Asked by the run's plan and by its end-of-run check: one git for both.
+  const key = JSON.stringify([cwd, home, env.PATH ?? '', env.XDG_CONFIG_HOME ?? '', allowWrite]);
+  const known = asked.get(key);
+  if (known !== undefined) return known;
+  const found = askGitConfigTargets(cwd, home, env, allowWrite);
+  asked.set(key, found);
+  return found;
+}
+
+const asked = new Map<string, GitTargets>();
+
+function askGitConfigTargets(cwd: string, home: string, env: NodeJS.ProcessEnv, allowWrite: string[]): GitTargets {
   const repo = findRepoRoot(cwd);
   const git = repo ? findTool('git', env) : null;
   const listed = repo && git ? probe({ file: git, args: ['-C', repo.root, 'config', '--list', '--show-origin', '-z'], env: { HOME: home } }) : null;
@@ -131,6 +144,7 @@ export function gitConfigTargets(cwd: string, home: string, env: NodeJS.ProcessE
   const configs = [join(home, '.gitconfig'), join(xdg, 'git', 'config'), ...(repo?.gitDir ? [join(repo.gitDir, 'config')] : [])];
   const out = new Set<string>();
   const files = new Set<string>();
+  const madeAside = new Set<string>();
   const fromValue = (v: string) => (v === '~' || v.startsWith('~/') ? join(home, v.slice(1)) : isAbsolute(v) ? v : repo ? resolve(repo.root, v) : null);
   for (const file of configs) {
     const v = coreHooksPath(readBackText(file, 1 << 20) ?? '');
@@ -166,19 +180,26 @@ export function gitConfigTargets(cwd: string, home: string, env: NodeJS.ProcessE
     }
     // Files a value of your config or one of your hooks names (a filter's `sh scripts/clean.sh`, a hook linked to a
     // script of the tree: review, round 33), where they exist: your next git command runs or reads them.
+    // One a profile names in allow_write (that path itself, not a folder above it) is the agent's to write.
+    // A missing one named as a path (`scripts/clean.sh`) that the run makes is moved aside as it ends.
     const hooks = hooksPath ? fromValue(hooksPath) : hooksFolder(repo);
+    const opened = new Set(rulePaths(allowWrite, home, cwd).flatMap((p) => [p, realOrSelf(p)]));
     for (const n of namedByGit({ top: repo.root, home, entries, hooks })) {
+      if (opened.has(n.abs) || opened.has(realOrSelf(n.abs))) continue;
       const st = lstatSync(n.abs, { throwIfNoEntry: false });
       if (st?.isFile() || st?.isSymbolicLink()) keep(realOrSelf(n.abs));
+      else if (st === undefined && n.explicit && n.abs.startsWith(repo.root + '/')) madeAside.add(n.abs);
     }
   }
-  return { paths: [...out], files: [...files] };
+  return { paths: [...out], files: [...files], madeAside: [...madeAside] };
 }
 
 /** What a run keeps read-only for git's config (gitConfigTargets): every path, and those of them that stand in as files where missing. */
 export interface GitTargets {
   paths: string[];
   files: string[];
+  /** Missing files in the tree your config or hooks name as paths: moved aside at the run's end if the run makes them. */
+  madeAside: string[];
 }
 
 /** The folder git runs the repository's hooks from when core.hooksPath does not say: its common git directory's hooks. */

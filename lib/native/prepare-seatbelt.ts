@@ -99,7 +99,7 @@ export function prepareSeatbelt(
     unixSockets: p.sandbox.allowUnixSockets,
     deniedSockets: [...always.read, ...DARWIN_DENIED_SOCKETS],
     denyRead: [...new Set([...p.filesystem.denyRead, ...darwinRead])].filter((s) => !(services.includes('keychain') && s === KEYCHAIN_FOLDER)).concat(ctx.stashbaseHome, ...always.read),
-    denyWrite: [...p.filesystem.denyWrite, ...DARWIN_DENY_WRITE, ...(ctx.runDenyWrite ?? []), ...[...(gitDir !== null ? [gitDir] : []), ...ownDotGit].map(literalRule), ...gitConfigTargets(ctx.cwd, ctx.home, ctx.env).paths, ...existingToolConfigs(ctx.cwd, ctx.home, p.filesystem.allowWrite), ...always.write],
+    denyWrite: [...p.filesystem.denyWrite, ...DARWIN_DENY_WRITE, ...(ctx.runDenyWrite ?? []), ...[...(gitDir !== null ? [gitDir] : []), ...ownDotGit].map(literalRule), ...gitConfigTargets(ctx.cwd, ctx.home, ctx.env, p.filesystem.allowWrite).paths, ...existingToolConfigs(ctx.cwd, ctx.home, p.filesystem.allowWrite), ...always.write],
     writable: ctx.writable,
     home: ctx.home,
     cwd: ctx.cwd,

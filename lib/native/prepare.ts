@@ -118,7 +118,7 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
     const r = resolveRule(e, ctx.home, ctx.cwd);
     return r.kind === 'pattern' || !gitAts.some((g) => inside(r.path, g));
   };
-  const gitTargets = gitConfigTargets(ctx.cwd, ctx.home, ctx.env);
+  const gitTargets = gitConfigTargets(ctx.cwd, ctx.home, ctx.env, p.filesystem.allowWrite);
   const profileDenyWrite = [...p.filesystem.denyWrite, ...gitTargets.paths, ...existingToolConfigs(ctx.cwd, ctx.home, p.filesystem.allowWrite)].filter(outsideGit);
   const denyWrite = [...profileDenyWrite, ...(ctx.runDenyWrite ?? []).filter(outsideGit)];
   const denied = rulePaths([...denyRead, ...denyWrite], ctx.home, ctx.cwd);

@@ -10,7 +10,7 @@ import { AuditLog } from './audit.js';
 import { InterruptedError } from '../errors.js';
 import { checkNestedRepos } from '../git/nested-repo-guard.js';
 import { movesWithin } from '../git/planted-repos.js';
-import { findRepoRoot } from '../git/repo.js';
+import { findRepoRoot, gitConfigTargets } from '../git/repo.js';
 import { removePlaceholders, removeRunDir, runDirOf, runStateDirOf } from './run-dir.js';
 import { settleGitDir } from '../git/settle.js';
 import { probe } from '../exec.js';
@@ -86,7 +86,7 @@ function checkLeft(rec: SessionRecord, env: NodeJS.ProcessEnv, alert: (msg: stri
     const root = typeof o.root === 'string' ? o.root : findRepoRoot(rec.cwd)?.root ?? rec.cwd;
     const tree = typeof o.tree === 'string' ? o.tree : root;
     // Nothing it moves aside leaves the tree (found in review: a config path through a link to your own home's).
-    const left = movesWithin([rec.cwd, root, ...outside], () => [...checkNestedRepos(rec.cwd, env, started - CLOCK_SLACK_MS, { newRepo: o.newRepo === true, setId: rec.docker !== undefined, keep: list(o.keep), writableOutside: outside, tree, ...(typeof o.root === 'string' ? { root: o.root } : {}) }), ...quarantineToolConfigs(toolConfigPaths(rec.cwd, userHome(env), []), started - CLOCK_SLACK_MS)]);
+    const left = movesWithin([rec.cwd, root, ...outside], () => [...checkNestedRepos(rec.cwd, env, started - CLOCK_SLACK_MS, { newRepo: o.newRepo === true, setId: rec.docker !== undefined, keep: list(o.keep), writableOutside: outside, tree, ...(typeof o.root === 'string' ? { root: o.root } : {}) }), ...quarantineToolConfigs([...toolConfigPaths(rec.cwd, userHome(env), []), ...gitConfigTargets(rec.cwd, userHome(env), env).madeAside], started - CLOCK_SLACK_MS)]);
     for (const w of left) alert(`${w} (left by the killed run ${rec.id})`);
   } catch (e) {
     alert(`could not check ${rec.cwd} for nested repositories the killed run ${rec.id} registered (${(e as Error).message}); run git ls-files -s | grep ^160000 there before you run git`);

@@ -14,7 +14,7 @@ import { bindFdSupported, tmpfsPermsSupported } from '../native/bwrap-version.js
 import { cpusProblem, memoryProblem } from '../profile/docker-values.js';
 import { directorySearchPath, displayPath, loadProfile, type SourceChoice } from '../profile/load.js';
 import { existsSync } from 'node:fs';
-import { findRepoRoot } from '../git/repo.js';
+import { findRepoRoot, gitConfigTargets } from '../git/repo.js';
 import { dirname, join } from 'node:path';
 import { ensureTrusted } from '../profile/trust.js';
 import { isInteractive } from '../util/prompt.js';
@@ -131,7 +131,7 @@ export async function runAgent(o: RunOptions): Promise<number> {
   const ownSessions = profile.sandbox.agentSessions === 'shared' || process.platform === 'darwin';
   const views = () => (ownSessions ? [claudeView(userHome(o.env), o.env).spec, codexView(userHome(o.env), o.env).spec].flatMap((s) => s.adoptDirs.map((d) => join(s.at, d))) : []);
   const writableOutside = () => (backend === 'docker' ? [] : profile.filesystem.writes === 'deny-list' ? ['/'] : checkedWriteAreas(profile.filesystem.allowWrite, userHome(o.env), cwd, views()).map(realOrSelf));
-  const guard = o.dryRun || remote !== null ? null : nestedRepoGuard(cwd, o.env, session, toolConfigPaths(cwd, userHome(o.env), profile.filesystem.allowWrite), backend === 'docker', keep, rulePaths(profile.filesystem.denyWrite, userHome(o.env), cwd), writableOutside, wt?.top ?? cwd);
+  const guard = o.dryRun || remote !== null ? null : nestedRepoGuard(cwd, o.env, session, [...toolConfigPaths(cwd, userHome(o.env), profile.filesystem.allowWrite), ...gitConfigTargets(cwd, userHome(o.env), o.env, profile.filesystem.allowWrite).madeAside], backend === 'docker', keep, rulePaths(profile.filesystem.denyWrite, userHome(o.env), cwd), writableOutside, wt?.top ?? cwd);
   if (guard) noteCheckSettings(session, () => guard.settings());
   let failed = false;
   try {

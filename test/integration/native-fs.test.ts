@@ -223,6 +223,26 @@ describe('native filesystem (real bwrap)', needs('bwrap'), () => {
     assert.equal(existsSync(marker), true, 'your git add ran the rewritten filter');
   });
 
+  test("(review, round 33) a file your git config names is the agent's to write with one profile line naming it (allow_write = [\"scripts/check\"]; a folder above it does not open it), and a missing file a filter names as a path that the agent makes is moved aside and named as the run ends; control: without the line it is read-only", async () => {
+    const repo = join(a.dir, 'named-open');
+    const g = (args: string[]) => spawnSync('git', args, { cwd: repo, env: a.env, encoding: 'utf8' });
+    mkdirSync(join(repo, 'scripts'), { recursive: true });
+    assert.equal(g(['init', '-q']).status, 0);
+    writeFileSync(join(repo, 'scripts', 'check'), 'true\n', { mode: 0o755 });
+    writeFileSync(join(repo, '.git', 'hooks', 'pre-commit'), '#!/bin/sh\nexec ./scripts/check "$@"\n', { mode: 0o755 });
+    assert.equal(g(['config', 'filter.strip.smudge', 'sh scripts/smudge.sh']).status, 0);
+    writeFile(join(a.sbHome, 'agents', 'open-check.toml'), '[filesystem]\nallow_write = ["scripts/check"]\n');
+    writeFile(join(a.sbHome, 'agents', 'open-folder.toml'), '[filesystem]\nallow_write = ["scripts"]\n');
+    const script = 'echo "echo edited" >> scripts/check 2>/dev/null && echo "check open" || echo "check blocked"; echo "cat" > scripts/smudge.sh && echo made';
+    const folder = await cli(['agent', 'run', '--silent', '--profile', 'open-folder', '--', 'sh', '-c', script], { env: a.env, cwd: repo });
+    assert.deepEqual([folder.code, folder.stdout], [0, 'check blocked\nmade\n'], folder.stderr);
+    assert.match(folder.stderr, /the agent made .*\/scripts\/smudge\.sh, which your own tools would run or obey .* renamed .*\/scripts\/smudge\.sh\.stashbase-quarantine/);
+    assert.equal(existsSync(join(repo, 'scripts', 'smudge.sh')), false);
+    const opened = await cli(['agent', 'run', '--silent', '--profile', 'open-check', '--', 'sh', '-c', script], { env: a.env, cwd: repo });
+    assert.equal(opened.stdout, 'check open\nmade\n', opened.stderr);
+    assert.equal(readFileSync(join(repo, 'scripts', 'check'), 'utf8'), 'true\necho edited\n');
+  });
+
   test("(review, round 33) a config file your git config includes from the tree is read-only even where it is empty or missing (a file stands in while the run lasts, which your git reads as none): the agent wrote core.fsmonitor there; unlisted: an includeIf whose condition does not match yet; control: outside, the missing file is written and your git status runs its fsmonitor", async () => {
     const repo = join(a.dir, 'include-repo');
     const g = (args: string[]) => spawnSync('git', args, { cwd: repo, env: a.env, encoding: 'utf8' });
