@@ -20,18 +20,55 @@ const HOOK_TEXT_MAX = 256 * 1024;
 const VALUE_MAX = 4096;
 
 /**
- * The words of a config value or a script that could name a file: split at
- * blanks, quotes, shell operators and the separators of options and lists
- * (`--file=x`, `PATH=a:b`), none that is an option or names a variable.
+ * The names a config value or a script gives that could be files, as written
+ * (relative ones are taken from the checkout's top by the caller): its words
+ * split at blanks, quotes, shell operators and the separators of options and
+ * lists (`--file=x`, `PATH=a:b`), a word kept when it looks like a path (it
+ * holds a `/`, or a name with an extension: `clean.sh`; not `main`, `status`
+ * or `vim`, which are commands and branches: review, round 33); the part after
+ * each `/` of a word that starts from something computed (`$(git rev-parse
+ * --show-toplevel)/scripts/check`, `${ROOT}/x`); a word after `cd`, `pushd`,
+ * `-C` or `--directory` as a folder, and the words after it inside it too (`cd
+ * tools && ./fmt.sh`); and a Python module after `-m` as its files.
  */
-export function pathWords(text: string): string[] {
-  return text.split(/[\s'"`;|&()<>=:,{}]+/).filter((w) => w !== '' && !w.startsWith('-') && !/[$%*?[\]]/.test(w) && w !== '.' && w !== '..');
+export function pathNames(text: string): string[] {
+  const out = new Set<string>();
+  // A PATH the command sets: its folders are where the programs it names come from.
+  for (const m of text.matchAll(/\bPATH=([^\s;&|]+)/g)) for (const d of (m[1] as string).split(':')) if (d !== '' && !d.includes('$')) out.add(d.replace(/^["']|["']$/g, ''));
+  // What the shell computes ($(…), ${…}, $NAME) stands as one `$`: the rest of such a word is tried from the top.
+  const computed = text.replace(/\$\([^()]*\)/g, '$').replace(/\$\{[^{}]*\}/g, '$').replace(/\$[A-Za-z_][A-Za-z0-9_]*/g, '$');
+  const words = computed.split(/[\s'"`;|&()<>=:,{}]+/).filter((w) => w !== '').map((w) => w.replace(/^!/, ''));
+  const dirs: Array<{ at: number; dir: string }> = [];
+  const pathLike = (w: string) => w.includes('/') || /^[^.]*[^/.]\.[A-Za-z0-9_-]+$/.test(w) || /^\.[^./]/.test(w);
+  const plain = (w: string) => !/[$%*?[\]\\]/.test(w) && w !== '.' && w !== '..' && !(w.startsWith('~') && w !== '~' && !w.startsWith('~/'));
+  for (let i = 0; i < words.length; i++) {
+    const w = words[i] as string;
+    const next = words[i + 1];
+    if (['cd', 'pushd', '-C', '--directory'].includes(w) && next !== undefined && !next.startsWith('-') && plain(next)) {
+      dirs.push({ at: i + 1, dir: next.replace(/\/+$/, '') });
+      out.add(next);
+    }
+    if (w === '-m' && next !== undefined && /^[A-Za-z_][\w.]*$/.test(next)) {
+      const mod = next.replaceAll('.', '/');
+      for (const f of [`${mod}.py`, `${mod}/__main__.py`, `${mod}/__init__.py`]) out.add(f);
+    }
+    if (w.startsWith('-') || w.startsWith('#') || w === '') continue;
+    const forms: string[] = [];
+    if (plain(w)) forms.push(w);
+    else for (let k = w.indexOf('/'); k >= 0; k = w.indexOf('/', k + 1)) if (plain(w.slice(k + 1)) && pathLike(w.slice(k + 1))) forms.push(w.slice(k + 1));
+    for (const f of forms) {
+      if (f === '' || !pathLike(f)) continue;
+      out.add(f);
+      for (const d of dirs) if (d.at < i && !f.startsWith('/') && !f.startsWith('~')) out.add(`${d.dir}/${f}`);
+    }
+  }
+  return [...out];
 }
 
-/** A word as the path it names, relative words taken from the tree's top (where git runs hooks and drivers). */
-function pathOf(word: string, top: string, home: string): string {
-  if (word === '~' || word.startsWith('~/')) return join(home, word.slice(1));
-  return resolve(top, word.replace(/^!/, ''));
+/** A name as the path it names, relative ones taken from the checkout's top (where git runs hooks and drivers). */
+function pathOf(name: string, top: string, home: string): string {
+  if (name === '~' || name.startsWith('~/')) return join(home, name.slice(1));
+  return resolve(top, name);
 }
 
 export interface NamedFile {
@@ -58,7 +95,7 @@ export function namedByGit(o: { top: string; home: string; entries: ReadonlyArra
   };
   for (const { key, value } of o.entries) {
     if (/^(core\.hookspath|include\.path|includeif\..*\.path)$/is.test(key)) continue;
-    for (const w of pathWords(value.slice(0, VALUE_MAX))) add(pathOf(w, o.top, o.home), `named by your git config's ${key}`, w);
+    for (const w of pathNames(value.slice(0, VALUE_MAX))) add(pathOf(w, o.top, o.home), `named by your git config's ${key}`, w);
   }
   if (o.hooks === null) return [...out.values()];
   let names: string[] = [];
@@ -82,7 +119,7 @@ export function namedByGit(o: { top: string; home: string; entries: ReadonlyArra
     } catch {
       // unreadable: git cannot run it either
     }
-    for (const w of pathWords(text)) add(pathOf(w, o.top, o.home), `named by your git hook ${n}`, w);
+    for (const w of pathNames(text)) add(pathOf(w, o.top, o.home), `named by your git hook ${n}`, w);
   }
   return [...out.values()];
 }

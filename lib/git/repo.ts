@@ -1,7 +1,7 @@
 // Where the repository around a working directory is: the nearest folder up
 // the tree that holds a `.git` (a directory, or a worktree's pointer file).
-import { existsSync, lstatSync, readdirSync, statSync } from 'node:fs';
-import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { existsSync, lstatSync, readdirSync, realpathSync, statSync } from 'node:fs';
+import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { readBackText } from '../readback/file.js';
 import { probe } from '../exec.js';
 import { findTool } from '../util/find-tool.js';
@@ -139,59 +139,147 @@ const asked = new Map<string, GitTargets>();
 function askGitConfigTargets(cwd: string, home: string, env: NodeJS.ProcessEnv, allowWrite: string[]): GitTargets {
   const repo = findRepoRoot(cwd);
   const git = repo ? findTool('git', env) : null;
-  const listed = repo && git ? probe({ file: git, args: ['-C', repo.root, 'config', '--list', '--show-origin', '-z'], env: { HOME: home } }) : null;
   const xdg = env.XDG_CONFIG_HOME && isAbsolute(env.XDG_CONFIG_HOME) ? env.XDG_CONFIG_HOME : join(home, '.config');
   const configs = [join(home, '.gitconfig'), join(xdg, 'git', 'config'), ...(repo?.gitDir ? [join(repo.gitDir, 'config')] : [])];
   const out = new Set<string>();
   const files = new Set<string>();
   const madeAside = new Set<string>();
-  const fromValue = (v: string) => (v === '~' || v.startsWith('~/') ? join(home, v.slice(1)) : isAbsolute(v) ? v : repo ? resolve(repo.root, v) : null);
+  const links = new Set<string>();
+  const fromValue = (v: string, top: string | null) => (v === '~' || v.startsWith('~/') ? join(home, v.slice(1)) : isAbsolute(v) ? v : top !== null ? resolve(top, v) : null);
   for (const file of configs) {
     const v = coreHooksPath(readBackText(file, 1 << 20) ?? '');
-    const path = v === null ? null : fromValue(v);
+    const path = v === null ? null : fromValue(v, repo?.root ?? null);
     if (path) out.add(path);
   }
-  if (listed?.code === 0 && repo) {
+  if (!repo || !git) return { paths: [...out], files: [], madeAside: [], links: [] };
+  const gitDir = repo.gitDir ? realOrSelf(repo.gitDir) : realOrSelf(join(repo.root, '.git'));
+  // Those the sandbox could write: in the working tree (or your home, under deny-list writes); not in the git directory, whose view keeps them.
+  const root = realOrSelf(repo.root);
+  const realHome = realOrSelf(home);
+  const keep = (path: string): boolean => {
+    const inGitDir = path === gitDir || path.startsWith(gitDir + '/');
+    const kept = !inGitDir && (path.startsWith(root + '/') || path.startsWith(realHome + '/'));
+    if (kept) out.add(path);
+    return kept;
+  };
+  // A link on the way to a kept file, in the tree (review, round 33: the link, or a linked folder above the file, was
+  // replaced and the real file left alone): noted as the run starts and put back as it ends (lib/paths/protected-links.ts).
+  const linksOnTheWay = (named: string) => {
+    for (let p = named; p.startsWith(repo.root + '/'); p = dirname(p)) if (lstatSync(p, { throwIfNoEntry: false })?.isSymbolicLink()) links.add(p);
+  };
+  const opened = new Set(rulePaths(allowWrite, home, cwd).flatMap((p) => [p, realOrSelf(p)]));
+  // Each checkout your git works in inside the tree: the repository's, your linked worktrees and its submodules'
+  // (review, round 33: the files their own config and hooks named were writable, and your git status there ran them).
+  for (const top of checkoutsIn(repo)) {
+    const listed = probe({ file: git, args: ['-C', top.root, 'config', '--list', '--show-origin', '-z'], env: { HOME: home } });
+    if (listed.code !== 0) continue;
     const { hooksPath, files: listedFiles, entries } = parseConfigList(listed.stdout);
-    if (hooksPath) {
-      const path = fromValue(hooksPath);
-      if (path) out.add(path);
-    }
-    const gitDir = repo.gitDir ? realOrSelf(repo.gitDir) : realOrSelf(join(repo.root, '.git'));
-    // Those the sandbox could write: in the working tree (or your home, under deny-list writes); not in the git directory, whose view keeps them.
-    const root = realOrSelf(repo.root);
-    const realHome = realOrSelf(home);
-    const keep = (path: string): boolean => {
-      const inGitDir = path === gitDir || path.startsWith(gitDir + '/');
-      const kept = !inGitDir && (path.startsWith(root + '/') || path.startsWith(realHome + '/'));
-      if (kept) out.add(path);
-      return kept;
-    };
-    for (const f of listedFiles) keep(realOrSelf(resolve(repo.root, f)));
+    const hooks = hooksPath ? fromValue(hooksPath, top.root) : hooksFolder(top);
+    if (hooksPath && hooks) out.add(hooks);
+    for (const f of listedFiles) keep(realOrSelf(resolve(top.root, f)));
     // Every file an include names, whether it holds anything yet or not (review, round 33: a missing or empty
     // one was passed by, and the agent wrote core.fsmonitor there), missing ones with a file for a stand-in
     // (git takes a folder there for a bad config, and an empty file for none).
-    for (const e of entries) {
-      if (!/^(include\.path|includeif\..*\.path)$/is.test(e.key) || !e.origin.startsWith('file:') || e.value === '') continue;
-      const from = resolve(repo.root, e.origin.slice(5));
-      const v = e.value;
-      const path = realOrSelf(v === '~' || v.startsWith('~/') ? join(home, v.slice(1)) : isAbsolute(v) ? v : resolve(dirname(from), v));
-      if (keep(path)) files.add(path);
+    for (const named of includeTargets(entries, top.root, home)) {
+      // A missing file by its folder's real path (through a link to elsewhere, its stand-in would be made there).
+      const path = realOrMissing(named);
+      if (keep(path)) {
+        files.add(path);
+        linksOnTheWay(named);
+      }
     }
     // Files a value of your config or one of your hooks names (a filter's `sh scripts/clean.sh`, a hook linked to a
     // script of the tree: review, round 33), where they exist: your next git command runs or reads them.
     // One a profile names in allow_write (that path itself, not a folder above it) is the agent's to write.
     // A missing one named as a path (`scripts/clean.sh`) that the run makes is moved aside as it ends.
-    const hooks = hooksPath ? fromValue(hooksPath) : hooksFolder(repo);
-    const opened = new Set(rulePaths(allowWrite, home, cwd).flatMap((p) => [p, realOrSelf(p)]));
-    for (const n of namedByGit({ top: repo.root, home, entries, hooks })) {
+    for (const n of namedByGit({ top: top.root, home, entries, hooks })) {
       if (opened.has(n.abs) || opened.has(realOrSelf(n.abs))) continue;
       const st = lstatSync(n.abs, { throwIfNoEntry: false });
-      if (st?.isFile() || st?.isSymbolicLink()) keep(realOrSelf(n.abs));
-      else if (st === undefined && n.explicit && n.abs.startsWith(repo.root + '/')) madeAside.add(n.abs);
+      if (st?.isFile() || st?.isSymbolicLink()) {
+        if (keep(realOrSelf(n.abs))) linksOnTheWay(n.abs);
+      } else if (st === undefined && n.explicit && n.abs.startsWith(repo.root + '/')) madeAside.add(n.abs);
     }
   }
-  return { paths: [...out], files: [...files], madeAside: [...madeAside] };
+  return { paths: [...out], files: [...files], madeAside: [...madeAside], links: [...links] };
+}
+
+/** A path's real form; a missing one's by its folder's (through a link to elsewhere, it would be made there). */
+function realOrMissing(p: string): string {
+  try {
+    return realpathSync.native(p);
+  } catch {
+    return join(realOrSelf(dirname(p)), basename(p));
+  }
+}
+
+/** The files the include entries name (include.path, includeIf.<condition>.path, whatever the condition), as git takes them: relative to the file that names them. */
+export function includeTargets(entries: readonly ConfigEntry[], top: string, home: string): string[] {
+  const out: string[] = [];
+  for (const e of entries) {
+    if (!/^(include\.path|includeif\..*\.path)$/is.test(e.key) || !e.origin.startsWith('file:') || e.value === '') continue;
+    const from = resolve(top, e.origin.slice(5));
+    const v = e.value;
+    out.push(v === '~' || v.startsWith('~/') ? join(home, v.slice(1)) : isAbsolute(v) ? v : resolve(dirname(from), v));
+  }
+  return out;
+}
+
+/** The most checkouts looked into, and how deep submodules are followed. */
+const MAX_CHECKOUTS = 64;
+const SUBMODULE_DEPTH = 3;
+
+/**
+ * The checkouts inside the repository's tree your git works in: the tree's own
+ * first, your linked worktrees placed inside it, and the submodules checked out
+ * in any of them (their `.gitmodules` paths holding a `.git`), a few levels deep.
+ */
+export function checkoutsIn(repo: RepoRoot): RepoRoot[] {
+  const tops: RepoRoot[] = [repo];
+  const seen = new Set([repo.root]);
+  const add = (dir: string): boolean => {
+    if (seen.has(dir) || tops.length >= MAX_CHECKOUTS || !dir.startsWith(repo.root + '/')) return false;
+    const st = lstatSync(join(dir, '.git'), { throwIfNoEntry: false });
+    if (!st || st.isSymbolicLink()) return false;
+    seen.add(dir);
+    tops.push({ root: dir, gitDir: st.isDirectory() ? join(dir, '.git') : null });
+    return true;
+  };
+  const common = commonGitDir(repo);
+  if (common !== null) {
+    let names: string[] = [];
+    try {
+      names = readdirSync(join(common, 'worktrees')).slice(0, MAX_CHECKOUTS);
+    } catch {
+      // no linked worktrees
+    }
+    for (const n of names) {
+      const pointer = gitPathFile(join(common, 'worktrees', n, 'gitdir'));
+      if (pointer !== null && isAbsolute(pointer)) add(dirname(pointer));
+    }
+  }
+  let level = tops.slice();
+  for (let depth = 0; depth < SUBMODULE_DEPTH && level.length > 0; depth++) {
+    const next: RepoRoot[] = [];
+    for (const t of level) {
+      const text = readBackText(join(t.root, '.gitmodules'), 1 << 20) ?? '';
+      for (const m of text.matchAll(/^\s*path\s*=\s*(.+?)\s*$/gm)) {
+        const dir = resolve(t.root, (m[1] as string).replace(/^"(.*)"$/, '$1'));
+        if (add(dir)) next.push(tops[tops.length - 1] as RepoRoot);
+      }
+    }
+    level = next;
+  }
+  return tops;
+}
+
+/** A checkout's common git directory: its `.git`, or where its pointer's commondir leads. */
+function commonGitDir(top: RepoRoot): string | null {
+  if (top.gitDir !== null) return top.gitDir;
+  const pointer = gitPathFile(join(top.root, '.git'));
+  const m = pointer === null ? null : /^gitdir: (.+)$/.exec(pointer);
+  if (!m) return null;
+  const gitDir = resolve(top.root, m[1] as string);
+  return commondirOf(gitDir) ?? gitDir;
 }
 
 /** What a run keeps read-only for git's config (gitConfigTargets): every path, and those of them that stand in as files where missing. */
@@ -200,16 +288,14 @@ export interface GitTargets {
   files: string[];
   /** Missing files in the tree your config or hooks name as paths: moved aside at the run's end if the run makes them. */
   madeAside: string[];
+  /** Links in the tree on the way to a kept file (it, or a folder above it): put back as the run ends. */
+  links: string[];
 }
 
-/** The folder git runs the repository's hooks from when core.hooksPath does not say: its common git directory's hooks. */
-function hooksFolder(repo: RepoRoot): string | null {
-  if (repo.gitDir !== null) return join(repo.gitDir, 'hooks');
-  const pointer = gitPathFile(join(repo.root, '.git'));
-  const m = pointer === null ? null : /^gitdir: (.+)$/.exec(pointer);
-  if (!m) return null;
-  const gitDir = resolve(repo.root, m[1] as string);
-  return join(commondirOf(gitDir) ?? gitDir, 'hooks');
+/** The folder git runs a checkout's hooks from when core.hooksPath does not say: its common git directory's hooks. */
+function hooksFolder(top: RepoRoot): string | null {
+  const common = commonGitDir(top);
+  return common === null ? null : join(common, 'hooks');
 }
 
 /** One entry of `git config --list --show-origin -z`: where it came from (`file:…`, `command line:`), its key (lower-case section and name), its value. */

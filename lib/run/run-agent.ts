@@ -131,7 +131,9 @@ export async function runAgent(o: RunOptions): Promise<number> {
   const ownSessions = profile.sandbox.agentSessions === 'shared' || process.platform === 'darwin';
   const views = () => (ownSessions ? [claudeView(userHome(o.env), o.env).spec, codexView(userHome(o.env), o.env).spec].flatMap((s) => s.adoptDirs.map((d) => join(s.at, d))) : []);
   const writableOutside = () => (backend === 'docker' ? [] : profile.filesystem.writes === 'deny-list' ? ['/'] : checkedWriteAreas(profile.filesystem.allowWrite, userHome(o.env), cwd, views()).map(realOrSelf));
-  const guard = o.dryRun || remote !== null ? null : nestedRepoGuard(cwd, o.env, session, [...toolConfigPaths(cwd, userHome(o.env), profile.filesystem.allowWrite), ...gitConfigTargets(cwd, userHome(o.env), o.env, profile.filesystem.allowWrite).madeAside], backend === 'docker', keep, rulePaths(profile.filesystem.denyWrite, userHome(o.env), cwd), writableOutside, wt?.top ?? cwd);
+  // What your git config and hooks name in the tree (lib/git/repo.ts): the plan keeps it read-only, the check moves aside what the run made of it.
+  const gitTargets = () => gitConfigTargets(cwd, userHome(o.env), o.env, profile.filesystem.allowWrite);
+  const guard = o.dryRun || remote !== null ? null : nestedRepoGuard(cwd, o.env, session, [...toolConfigPaths(cwd, userHome(o.env), profile.filesystem.allowWrite), ...gitTargets().madeAside], backend === 'docker', keep, [...rulePaths(profile.filesystem.denyWrite, userHome(o.env), cwd), ...gitTargets().links], writableOutside, wt?.top ?? cwd);
   if (guard) noteCheckSettings(session, () => guard.settings());
   let failed = false;
   try {

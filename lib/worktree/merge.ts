@@ -12,7 +12,7 @@ import type { AgentWork } from './inventory.js';
 import { driversIn, type Repo } from './layout.js';
 import { type Finding, type GitFromTree, parseRaw, review } from './review.js';
 import { namedByGit } from '../git/named-files.js';
-import { parseConfigList } from '../git/repo.js';
+import { includeTargets, parseConfigList } from '../git/repo.js';
 import { QUARANTINE, realOrSelf } from '../git/planted-repos.js';
 
 export interface MergeTarget {
@@ -82,7 +82,8 @@ export function gitReadsFromTree(repo: Repo): GitFromTree {
   const config = listed.code === 0 ? parseConfigList(listed.stdout) : { files: [], entries: [] };
   return {
     hooks: hooksDir !== null ? inTree(hooksDir).map((h) => (h === '' ? '' : `${h.replace(/\/+$/, '')}/`)) : [],
-    configs: config.files.flatMap(inTree),
+    // And every file an include names, missing, empty or under a condition not met yet (review, round 33).
+    configs: [...config.files, ...includeTargets(config.entries, repo.root, userHome())].flatMap(inTree),
     named: namedByGit({ top: repo.root, home: userHome(), entries: config.entries, hooks: hooksDir }).flatMap((n) => {
       const folder = statSync(n.abs, { throwIfNoEntry: false })?.isDirectory() === true;
       return inTree(n.abs).filter((rel) => rel !== '').map((rel) => ({ path: folder ? `${rel.replace(/\/+$/, '')}/` : rel, why: n.why }));

@@ -2,7 +2,7 @@
 // attack is also run outside the sandbox, where it must succeed.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { cli, needs, writeFile } from '../helpers.js';
@@ -221,6 +221,65 @@ describe('native filesystem (real bwrap)', needs('bwrap'), () => {
     // The control: outside, the script is rewritten, and your next git add runs it.
     assert.equal((await a.outside(`cd ${repo} && echo "touch ${marker}; cat" > scripts/clean.sh && echo x > a.txt && git add a.txt && echo ok`)).stdout, 'ok\n');
     assert.equal(existsSync(marker), true, 'your git add ran the rewritten filter');
+  });
+
+  test("(review, round 33, second pass) what your git runs is found however it is named and wherever your git works in the tree: a script after `cd tools &&`, one after `$(git rev-parse --show-toplevel)/`, a submodule's own filter script and hooks folder, your linked worktree's relative hooks folder; a link on the way is put back as the run ends; unlisted: a Python module a filter runs with -m; a file named like a command or a branch (`main`) stays writable; controls: outside, your commit and your status run what the agent wrote", async () => {
+    const repo = join(a.dir, 'named-2');
+    const g = (args: string[], cwd = repo) => spawnSync('git', args, { cwd, env: a.env, encoding: 'utf8' });
+    mkdirSync(join(repo, 'scripts'), { recursive: true });
+    mkdirSync(join(repo, 'tools', 'lint'), { recursive: true });
+    assert.equal(g(['init', '-q']).status, 0);
+    for (const f of ['scripts/check', 'tools/fmt.sh', 'tools/clean-impl.sh', 'tools/lint/__main__.py', 'main']) writeFileSync(join(repo, f), 'true\n', { mode: 0o755 });
+    symlinkSync('../tools/clean-impl.sh', join(repo, 'scripts', 'clean.sh'));
+    writeFileSync(join(repo, '.gitignore'), 'wt/\n');
+    writeFileSync(join(repo, '.gitattributes'), '*.txt filter=a\n');
+    assert.equal(g(['add', '-A']).status, 0);
+    assert.equal(g(['-c', 'user.name=u', '-c', 'user.email=u@x', 'commit', '-qm', 'i']).status, 0);
+    assert.equal(g(['config', 'alias.fmt', '!cd tools && ./fmt.sh']).status, 0);
+    assert.equal(g(['config', 'filter.a.clean', 'sh scripts/clean.sh']).status, 0);
+    assert.equal(g(['config', 'filter.py.clean', 'python3 -m tools.lint']).status, 0);
+    assert.equal(g(['config', 'alias.st', 'status']).status, 0);
+    writeFileSync(join(repo, '.git', 'hooks', 'pre-commit'), '#!/bin/sh\nexec "$(git rev-parse --show-toplevel)/scripts/check"\n', { mode: 0o755 });
+    // A submodule checked out in the tree, with a filter and a hooks folder of its own.
+    const sub = join(repo, 'sub');
+    mkdirSync(join(sub, 'scripts'), { recursive: true });
+    mkdirSync(join(sub, '.githooks'), { recursive: true });
+    assert.equal(g(['init', '-q'], sub).status, 0);
+    writeFileSync(join(sub, 'scripts', 'clean.sh'), 'cat\n');
+    writeFileSync(join(sub, '.githooks', 'pre-commit'), 'true\n', { mode: 0o755 });
+    writeFileSync(join(sub, '.gitattributes'), '*.txt filter=s\n');
+    assert.equal(g(['config', 'filter.s.clean', 'sh scripts/clean.sh'], sub).status, 0);
+    assert.equal(g(['config', 'core.hooksPath', '.githooks'], sub).status, 0);
+    writeFileSync(join(repo, '.gitmodules'), '[submodule "sub"]\n\tpath = sub\n\turl = ./sub\n');
+    // Your linked worktree inside the tree, with a relative hooks folder.
+    assert.equal(g(['worktree', 'add', '-q', join(repo, 'wt', 'feature')]).status, 0);
+    mkdirSync(join(repo, 'wt', 'feature', '.githooks'));
+    writeFileSync(join(repo, 'wt', 'feature', '.githooks', 'pre-commit'), 'true\n', { mode: 0o755 });
+    assert.equal(g(['config', 'extensions.worktreeConfig', 'true']).status, 0);
+    assert.equal(g(['config', '--worktree', 'core.hooksPath', '.githooks'], join(repo, 'wt', 'feature')).status, 0);
+    const marker = join(a.dir, 'NAMED-2');
+    const script = [
+      'try() { if (eval "$1") >/dev/null 2>&1; then echo "WROTE $2"; else echo "blocked $2"; fi; }',
+      `try 'echo "touch ${marker}" >> tools/fmt.sh' cd-alias`,
+      `try 'echo "touch ${marker}" >> scripts/check' toplevel-hook`,
+      `try 'echo "import os" >> tools/lint/__main__.py' python-module`,
+      `try 'echo "touch ${marker}; cat" > sub/scripts/clean.sh' submodule-filter`,
+      `try 'echo "touch ${marker}" > sub/.githooks/post-commit' submodule-hooks`,
+      `try 'echo "touch ${marker}" >> wt/feature/.githooks/pre-commit' worktree-hooks`,
+      `try 'echo rebuilt > main' command-named-file`,
+      `try 'rm scripts/clean.sh && echo "touch ${marker}; cat" > scripts/clean.sh' link-swap`,
+    ].join('\n');
+    const r = await cli(['agent', 'run', '--silent', '--', 'sh', '-c', script], { env: a.env, cwd: repo });
+    assert.deepEqual([r.code, r.stdout], [0, 'blocked cd-alias\nblocked toplevel-hook\nblocked python-module\nblocked submodule-filter\nblocked submodule-hooks\nblocked worktree-hooks\nWROTE command-named-file\nWROTE link-swap\n'], r.stderr);
+    assert.match(r.stderr, /the agent replaced .*\/scripts\/clean\.sh, a symbolic link to \.\.\/tools\/clean-impl\.sh/);
+    assert.equal(lstatSync(join(repo, 'scripts', 'clean.sh')).isSymbolicLink(), true, 'the link is back');
+    assert.equal(readFileSync(join(repo, 'main'), 'utf8'), 'rebuilt\n');
+    assert.equal(existsSync(marker), false);
+    // The controls: outside, the hook's script is rewritten and your commit runs it; the submodule's filter, and your status runs it.
+    assert.equal((await a.outside(`cd ${repo} && echo "touch ${marker}-hook" >> scripts/check && git -c user.name=u -c user.email=u@x commit -q --allow-empty -m x; echo ok`)).stdout, 'ok\n');
+    assert.equal(existsSync(`${marker}-hook`), true, 'your commit ran the hook\'s script');
+    assert.equal((await a.outside(`cd ${sub} && echo "touch ${marker}-sub; cat" > scripts/clean.sh && echo x > a.txt && git add a.txt; echo ok`)).stdout, 'ok\n');
+    assert.equal(existsSync(`${marker}-sub`), true, "the submodule's git ran the filter");
   });
 
   test("(review, round 33) a file your git config names is the agent's to write with one profile line naming it (allow_write = [\"scripts/check\"]; a folder above it does not open it), and a missing file a filter names as a path that the agent makes is moved aside and named as the run ends; control: without the line it is read-only", async () => {

@@ -331,6 +331,27 @@ describe('agent worktrees commands (real git)', needs('git'), () => {
     assert.equal(existsSync(marker), true, "git merge ran the branch's smudge script");
   });
 
+  test("(review, round 33, second pass) merge lists a branch's file your config includes where it was missing, empty, or under a condition not met yet; control: after git merge, your git status runs the fsmonitor the branch's file names", async () => {
+    writeFile(join(r.root, 'shared.cfg'), '');
+    r.git(['add', 'shared.cfg']);
+    r.git(['commit', '-qm', 'shared config']);
+    r.git(['config', 'include.path', '../local.cfg']);
+    r.git(['config', '--add', 'include.path', '../shared.cfg']);
+    r.git(['config', 'includeIf.onbranch:release.path', '../release.cfg']);
+    const marker = join(r.home, 'fsmonitor-ran');
+    const planted = `[core]\n\tfsmonitor = "touch ${marker}; false"\n`;
+    agent('brisk-moss-cove', { 'local.cfg': planted, 'shared.cfg': planted, 'release.cfg': planted, 'ok.txt': 'fine\n' });
+    const refused = await sb(['merge', 'brisk-moss-cove']);
+    assert.equal(refused.code, 1, refused.stdout + refused.stderr);
+    const why = "git config your repository's config includes: your next git command obeys it (hooks, fsmonitor, a pager)";
+    assert.deepEqual(refused.stdout.trim().split('\n').slice(1), [`  local.cfg    ${why}; added`, `  release.cfg  ${why}; added`, `  shared.cfg   ${why}; changed`]);
+    assert.equal(existsSync(marker), false);
+    // The control: your own merge, then your git status, runs what the branch's file names.
+    r.git(['merge', '-q', '--no-edit', 'stashbase/brisk-moss-cove']);
+    spawnSync('git', ['status', '--short'], { cwd: r.root, env: r.env });
+    assert.equal(existsSync(marker), true);
+  });
+
   test('merge refuses: uncommitted changes on either side, UNSAFE, unknown names; merges the reviewed commit, not a tag named like the branch', async () => {
     agent('even-fern-hill', { 'e.txt': 'e\n' });
     writeFileSync(join(r.root, 'a.txt'), 'mine\n');

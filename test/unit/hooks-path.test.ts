@@ -42,6 +42,6 @@ test('targets: a hooksPath set in an included file is found as git computes it',
   writeFileSync(join(home, '.gitconfig-hooks'), '[core]\n\thooksPath = tools/hooks\n');
   writeFileSync(join(home, '.gitconfig'), `[include]\n\tpath = ${join(home, '.gitconfig-hooks')}\n`);
   // The folder, and the config files git read it from (the agent must not add to them either).
-  assert.deepEqual(gitConfigTargets(repo, home, { PATH: process.env.PATH }), { paths: [join(repo, 'tools', 'hooks'), join(home, '.gitconfig'), join(home, '.gitconfig-hooks')], files: [join(home, '.gitconfig-hooks')], madeAside: [] });
-  assert.deepEqual(gitConfigTargets(repo, home, {}), { paths: [], files: [], madeAside: [] }, 'without git, the files alone do not say it');
+  assert.deepEqual(gitConfigTargets(repo, home, { PATH: process.env.PATH }), { paths: [join(repo, 'tools', 'hooks'), join(home, '.gitconfig'), join(home, '.gitconfig-hooks')], files: [join(home, '.gitconfig-hooks')], madeAside: [], links: [] });
+  assert.deepEqual(gitConfigTargets(repo, home, {}), { paths: [], files: [], madeAside: [], links: [] }, 'without git, the files alone do not say it');
 });
