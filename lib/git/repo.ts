@@ -183,21 +183,34 @@ function askGitConfigTargets(cwd: string, home: string, env: NodeJS.ProcessEnv, 
     for (const named of includeTargets(entries, top.root, home)) {
       // A missing file by its folder's real path (through a link to elsewhere, its stand-in would be made there).
       const path = realOrMissing(named);
-      if (keep(path)) {
-        files.add(path);
-        linksOnTheWay(named);
-      }
+      if (keep(path)) files.add(path);
+      // Wherever it really lies (review, round 33, second pass: a link to a folder outside the tree and your home was swapped).
+      linksOnTheWay(named);
     }
     // Files a value of your config or one of your hooks names (a filter's `sh scripts/clean.sh`, a hook linked to a
     // script of the tree: review, round 33), where they exist: your next git command runs or reads them.
     // One a profile names in allow_write (that path itself, not a folder above it) is the agent's to write.
     // A missing one named as a path (`scripts/clean.sh`) that the run makes is moved aside as it ends.
-    for (const n of namedByGit({ top: top.root, home, entries, hooks })) {
-      if (opened.has(n.abs) || opened.has(realOrSelf(n.abs))) continue;
+    // What an include whose condition is not met yet would add (review, round 33, second pass: its filter's script was
+    // writable, and a switch of branch made your git run it): read from its file.
+    const listedReal = new Set(listedFiles.map((f) => realOrSelf(resolve(top.root, f))));
+    const waiting = includeTargets(entries, top.root, home).filter((t) => !listedReal.has(realOrSelf(t)) && statSync(t, { throwIfNoEntry: false })?.isFile() === true).slice(0, 16);
+    const more = waiting.flatMap((t) => {
+      const r = probe({ file: git, args: ['config', '--file', t, '--list', '-z'], env: { HOME: home } });
+      return r.code !== 0 ? [] : r.stdout.split('\0').filter((x) => x !== '').map((x) => ({ key: x.split('\n')[0] as string, value: x.includes('\n') ? x.slice(x.indexOf('\n') + 1) : '' }));
+    });
+    for (const n of namedByGit({ top: top.root, home, entries: [...entries, ...more], hooks })) {
+      // A folder is named to the merge review alone: kept whole, it would hold the agent's work (a cd into packages/web).
+      if (n.folder || opened.has(n.abs) || opened.has(realOrSelf(n.abs))) continue;
       const st = lstatSync(n.abs, { throwIfNoEntry: false });
-      if (st?.isFile() || st?.isSymbolicLink()) {
-        if (keep(realOrSelf(n.abs))) linksOnTheWay(n.abs);
-      } else if (st === undefined && n.explicit && n.abs.startsWith(repo.root + '/')) madeAside.add(n.abs);
+      if (st === undefined) {
+        if (n.abs.startsWith(repo.root + '/')) madeAside.add(n.abs);
+        linksOnTheWay(dirname(n.abs));
+        continue;
+      }
+      // A file, or a link to one (never a folder a link leads to); the links on the way wherever the file lies.
+      if (statSync(n.abs, { throwIfNoEntry: false })?.isFile() === true) keep(realOrSelf(n.abs));
+      linksOnTheWay(n.abs);
     }
   }
   return { paths: [...out], files: [...files], madeAside: [...madeAside], links: [...links] };
@@ -262,8 +275,11 @@ export function checkoutsIn(repo: RepoRoot): RepoRoot[] {
     const next: RepoRoot[] = [];
     for (const t of level) {
       const text = readBackText(join(t.root, '.gitmodules'), 1 << 20) ?? '';
-      for (const m of text.matchAll(/^\s*path\s*=\s*(.+?)\s*$/gm)) {
-        const dir = resolve(t.root, (m[1] as string).replace(/^"(.*)"$/, '$1'));
+      // Line by line (review, round 33, second pass: one pattern over the whole file took minutes on a file of blanks).
+      for (const line of text.split('\n')) {
+        const m = /^path\s*=\s*(.*)$/.exec(line.trim());
+        if (!m) continue;
+        const dir = resolve(t.root, (m[1] as string).trim().replace(/^"(.*)"$/, '$1'));
         if (add(dir)) next.push(tops[tops.length - 1] as RepoRoot);
       }
     }

@@ -85,7 +85,7 @@ export function gitReadsFromTree(repo: Repo): GitFromTree {
     // And every file an include names, missing, empty or under a condition not met yet (review, round 33).
     configs: [...config.files, ...includeTargets(config.entries, repo.root, userHome())].flatMap(inTree),
     named: namedByGit({ top: repo.root, home: userHome(), entries: config.entries, hooks: hooksDir }).flatMap((n) => {
-      const folder = statSync(n.abs, { throwIfNoEntry: false })?.isDirectory() === true;
+      const folder = n.folder || statSync(n.abs, { throwIfNoEntry: false })?.isDirectory() === true;
       return inTree(n.abs).filter((rel) => rel !== '').map((rel) => ({ path: folder ? `${rel.replace(/\/+$/, '')}/` : rel, why: n.why }));
     }),
   };

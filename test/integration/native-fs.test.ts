@@ -282,6 +282,74 @@ describe('native filesystem (real bwrap)', needs('bwrap'), () => {
     assert.equal(existsSync(`${marker}-sub`), true, "the submodule's git ran the filter");
   });
 
+  test("(review, round 33, third pass) what a hook or driver runs is read as commands: a script after a quoted or backquoted computed top, a name with two dots, a script an include whose condition is not met yet names, one a hook runs only if it is there (made by the agent: moved aside), links to elsewhere on the way (put back); what a hook only reads (go.mod), builds (dist/index.js) or enters (a linked packages folder) stays the agent's; a .gitmodules of blank lines starts at once; controls: outside, your git runs each", { timeout: 120_000 }, async () => {
+    const repo = join(a.dir, 'named-3');
+    const ext = join(a.dir, 'ext-3');
+    const g = (args: string[], cwd = repo) => spawnSync('git', args, { cwd, env: a.env, encoding: 'utf8' });
+    for (const d of ['scripts', 'tools2', 'packages/web', '.githooks']) mkdirSync(join(repo, d), { recursive: true });
+    mkdirSync(ext, { recursive: true });
+    assert.equal(g(['init', '-q']).status, 0);
+    for (const f of ['scripts/check.sh', 'scripts/back.sh', 'fmt.clean.sh', 'scripts/rel.sh', 'tools2/pre-commit.sh', 'go.mod']) writeFileSync(join(repo, f), 'true\n', { mode: 0o755 });
+    writeFileSync(join(ext, 'local.conf'), '');
+    symlinkSync(ext, join(repo, 'conf'));
+    symlinkSync('tools2', join(repo, 'hk'));
+    symlinkSync('../hk/pre-commit.sh', join(repo, '.githooks', 'pre-commit'));
+    symlinkSync('packages/web', join(repo, 'frontend'));
+    writeFileSync(join(repo, 'rel.cfg'), '[filter "r"]\n\tclean = sh scripts/rel.sh\n');
+    writeFileSync(join(repo, '.gitmodules'), '\n'.repeat(256 * 1024));
+    assert.equal(g(['config', 'core.hooksPath', '.githooks']).status, 0);
+    assert.equal(g(['config', 'include.path', '../conf/local.conf']).status, 0);
+    assert.equal(g(['config', 'includeIf.onbranch:rel.path', '../rel.cfg']).status, 0);
+    assert.equal(g(['config', 'filter.d.clean', 'sh fmt.clean.sh']).status, 0);
+    writeFileSync(join(repo, '.githooks', 'post-commit'), [
+      '#!/bin/sh',
+      '[ -f local-hook.sh ] && sh local-hook.sh',
+      'git diff --exit-code go.mod go.sum',
+      'npm run build && git add dist/index.js',
+      '`git rev-parse --show-toplevel`/scripts/back.sh',
+      'cd frontend && npm test',
+      'exec "$(git rev-parse --show-toplevel)"/scripts/check.sh',
+      '',
+    ].join('\n'), { mode: 0o755 });
+    const marker = join(a.dir, 'NAMED-3');
+    const fsmonitor = join(repo, 'plant.cfg');
+    writeFileSync(fsmonitor, `[core]\n\tfsmonitor = "touch ${marker}-fsmonitor; false"\n`);
+    const script = [
+      'try() { if (eval "$1") >/dev/null 2>&1; then echo "WROTE $2"; else echo "blocked $2"; fi; }',
+      `try 'echo "touch ${marker}" >> scripts/check.sh' quoted-top`,
+      `try 'echo "touch ${marker}" >> scripts/back.sh' backquoted-top`,
+      `try 'echo "touch ${marker}" >> fmt.clean.sh' two-dots`,
+      `try 'echo "touch ${marker}" >> scripts/rel.sh' waiting-include`,
+      `try 'echo "touch ${marker}" > local-hook.sh' made-if-there`,
+      `try 'rm conf && mkdir conf && cat ${fsmonitor} > conf/local.conf' link-out`,
+      `try 'rm hk && mkdir hk && echo "touch ${marker}" > hk/pre-commit.sh' hook-link-folder`,
+      `try 'echo "go 1.22" >> go.mod' read-only-by-hook`,
+      `try 'mkdir -p dist && echo built > dist/index.js' built`,
+      `try 'echo x > frontend/app.js' entered-folder`,
+    ].join('\n');
+    const r = await cli(['agent', 'run', '--silent', '--', 'sh', '-c', script], { env: a.env, cwd: repo, timeoutMs: 110_000 });
+    assert.deepEqual([r.code, r.stdout], [0, [
+      'blocked quoted-top', 'blocked backquoted-top', 'blocked two-dots', 'blocked waiting-include', 'WROTE made-if-there', 'WROTE link-out', 'WROTE hook-link-folder',
+      'WROTE read-only-by-hook', 'WROTE built', 'WROTE entered-folder', '',
+    ].join('\n')], r.stderr);
+    assert.match(r.stderr, /the agent made .*\/local-hook\.sh, which your own tools would run or obey/);
+    assert.match(r.stderr, /the agent replaced .*\/conf, a symbolic link to /);
+    assert.match(r.stderr, /the agent replaced .*\/hk, a symbolic link to tools2/);
+    assert.equal(lstatSync(join(repo, 'conf')).isSymbolicLink(), true);
+    assert.equal(lstatSync(join(repo, 'hk')).isSymbolicLink(), true);
+    assert.equal(existsSync(join(repo, 'local-hook.sh')), false);
+    assert.equal(readFileSync(join(repo, 'dist', 'index.js'), 'utf8'), 'built\n');
+    assert.equal(readFileSync(join(repo, 'packages', 'web', 'app.js'), 'utf8'), 'x\n');
+    // Your git in the tree now runs nothing of the agent's.
+    g(['status', '--short']);
+    assert.equal(existsSync(`${marker}-fsmonitor`), false);
+    // The controls: outside, the same swaps and writes are made, and your git runs them.
+    assert.equal((await a.outside(`cd ${repo} && rm conf && mkdir conf && cat ${fsmonitor} > conf/local.conf && git status --short >/dev/null 2>&1; echo ok`)).stdout, 'ok\n');
+    assert.equal(existsSync(`${marker}-fsmonitor`), true, 'your git status ran the swapped include');
+    assert.equal((await a.outside(`cd ${repo} && rm -r conf && ln -s ${ext} conf && echo "touch ${marker}-local" > local-hook.sh && git -c user.name=u -c user.email=u@x commit -q --allow-empty -m x; echo ok`)).stdout, 'ok\n');
+    assert.equal(existsSync(`${marker}-local`), true, 'your commit ran the script the hook runs if it is there');
+  });
+
   test("(review, round 33) a file your git config names is the agent's to write with one profile line naming it (allow_write = [\"scripts/check\"]; a folder above it does not open it), and a missing file a filter names as a path that the agent makes is moved aside and named as the run ends; control: without the line it is read-only", async () => {
     const repo = join(a.dir, 'named-open');
     const g = (args: string[]) => spawnSync('git', args, { cwd: repo, env: a.env, encoding: 'utf8' });
