@@ -6,7 +6,7 @@
 // gitConfigTargets), and the merge review names it when a branch changes it
 // (lib/worktree/merge.ts).
 import { lstatSync, readdirSync, readFileSync, readlinkSync, statSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 
 /** The hooks git runs (githooks(5)), by name. */
 export const HOOK_NAMES: ReadonlySet<string> = new Set([
@@ -19,38 +19,73 @@ export const HOOK_NAMES: ReadonlySet<string> = new Set([
 const HOOK_TEXT_MAX = 256 * 1024;
 const VALUE_MAX = 4096;
 
-/** Programs that run the file their first argument names (a script), and prefixes that run the command after them. */
+/** Programs that run the file their first argument names (a script). */
 const INTERPRETERS = new Set(['sh', 'bash', 'zsh', 'dash', 'ksh', 'fish', '.', 'source', 'node', 'nodejs', 'deno', 'bun', 'tsx', 'ts-node', 'python', 'python2', 'python3', 'pypy', 'pypy3', 'ruby', 'perl', 'php', 'lua', 'Rscript', 'awk', 'osascript', 'pwsh']);
-const PREFIXES = new Set(['exec', 'command', 'builtin', 'env', 'nohup', 'time', 'nice', 'if', 'then', 'else', 'elif', 'while', 'until', 'do', '!', 'xargs', 'run']);
+const SHELLS = /^(sh|bash|zsh|dash|ksh|fish)$/;
 const JS = new Set(['node', 'nodejs', 'deno', 'bun', 'tsx', 'ts-node']);
-/** Marks a name taken from the top whatever folder a `cd` went to (stripped before it is given). */
+/** Words that run the command after them, with the options of theirs that take a value. */
+const PREFIXES = new Map<string, string[]>([
+  ['exec', ['-a']], ['command', []], ['builtin', []], ['env', ['-u', '-C', '-S', '--unset', '--chdir']], ['nohup', []], ['time', ['-f', '-o']], ['nice', ['-n']], ['ionice', ['-c', '-n']],
+  ['timeout', ['-s', '-k', '--signal', '--kill-after']], ['sudo', ['-u', '-g']], ['xargs', ['-I', '-n', '-L', '-d', '-E', '-P', '-s', '-a']], ['stdbuf', []], ['eval', []],
+  ['if', []], ['then', []], ['else', []], ['elif', []], ['while', []], ['until', []], ['do', []], ['!', []],
+]);
+/** An interpreter's options whose value is the next word, and those that make it run a string instead of a script. */
+const VALUE_OPTIONS = new Set(['-o', '+o', '-O', '+O', '-W', '-X', '-Q', '-I', '-M', '-r', '--require', '--import', '--loader', '--experimental-loader', '-x', '--env-file']);
+const EVAL_OPTIONS = new Set(['-c', '-e', '-E', '-p', '--eval', '--print', '-command']);
+/** Node's options that load a module before the script: a name too. */
+const PRELOADS = new Set(['-r', '--require', '--import', '--loader', '--experimental-loader']);
+/** Marks a name taken from the top whatever folder a `cd` went to, and one taken from the hook's own folder ($0's). */
 const TOP = '\0top\0';
+const HOOK = '\0hook\0';
 
 /**
  * What a command line (a hook's script, a driver's or an alias's command)
  * runs from files, as names relative to where it runs or absolute: a command
  * word holding a `/` (`./scripts/check`, `tools/fmt.sh`), the script an
- * interpreter is given (`sh clean.sh`, `node scripts/verify`: also as `.js`
- * and `index.js`, `python3 -m tools.lint` as the module's files), each after
- * `cd` or `pushd` in that folder, and what the shell computes before a `/`
- * (`"$(git rev-parse --show-toplevel)"/scripts/check`, `${ROOT}/x`,
- * `$GIT_DIR/../x`) left out, the rest taken from the top. The arguments a
- * command only reads (`git diff go.mod`, `grep package.json`) are not names:
- * review, round 33 (second pass) found data files turned read-only, and the
- * first pass had missed the computed and quoted forms. A folder `cd`, `-C`
- * or `--directory` names is given too, ending in `/`.
+ * interpreter is given (`sh clean.sh`, `bash -e x`, `node scripts/verify`:
+ * also as `.js` and `index.js`, node's preloads, `python3 -m tools.lint` as
+ * the module's files), a shell's `-c` string and what `$(…)` or backquotes
+ * run, read as commands of their own; after a prefix (`env`, `exec`,
+ * `timeout 60`, `xargs -r`, `/usr/bin/env bash`). A relative name after a
+ * `cd` is given both from that folder and from where the script started (a
+ * subshell's or a function's `cd` ends with it). What the shell computes
+ * before a `/` is left out and the rest taken from the top
+ * (`"$(git rev-parse --show-toplevel)"/scripts/check`, `$GIT_DIR/../x`), or
+ * from the hook's own folder where it is `$0`'s (`"$(dirname "$0")"/../x`,
+ * `${0%/*}/h`: marked, resolved by the caller). The arguments a command only
+ * reads (`git diff go.mod`), text in quotes (`echo "…; run ./setup.sh"`) and
+ * `case` patterns are not names: reviews, round 33 (four passes). A folder
+ * `cd`, `-C` or `--directory` names is given too, ending in `/`.
  */
-export function commandNames(text: string): string[] {
+export function commandNames(text: string, depth = 0): string[] {
   const out = new Set<string>();
-  // Comments out; what the shell computes as one `$`; quotes off (a quoted computed part before a `/` is common).
-  const plain = text
-    .replace(/(^|[\s;&|()])#[^\n]*/g, '$1')
-    .replace(/\$\([^()]*\)|\$\{[^{}]*\}|`[^`]*`|\$[A-Za-z_][A-Za-z0-9_]*|\$[0-9@*#?$!-]/g, '$')
-    .replace(/["']/g, '');
-  let dir = '';
-  // A name relative to the folder a `cd` went to; one after a computed part (the top, as a hook computes it) is not.
-  const at = (name: string) => (name.startsWith('/') || name.startsWith('~') || name.startsWith(TOP) || dir === '' ? name.replace(TOP, '') : `${dir}/${name}`);
+  if (depth > 4) return [];
+  const inner: string[] = [];
+  // Comments out; $0's folder marked; what $(…) and backquotes run read on its own, each then one `$`.
+  let plain = text.replace(/(^|[\s;&|()])#[^\n]*/g, '$1')
+    .replace(/"?\$\(\s*dirname\s+(--\s+)?"?\$0"?\s*\)"?|"?\$\{0%\/\*\}"?/g, HOOK);
+  for (let i = 0; i < 8 && /\$\([^()]*\)|`[^`]*`/.test(plain); i++) {
+    plain = plain.replace(/\$\(([^()]*)\)|`([^`]*)`/g, (_m, a?: string, b?: string) => (inner.push((a ?? b) as string), '$'));
+  }
+  plain = plain.replace(/\$\{[^{}]*\}|\$[A-Za-z_][A-Za-z0-9_]*|\$[0-9@*#?$!-]/g, '$');
+  // Quoted text: a shell's -c string or eval's is commands; other text with blanks or separators is text; the rest unquoted.
+  plain = plain.replace(/(-c|eval)?(\s*)"([^"]*)"|(-c|eval)?(\s*)'([^']*)'/g, (_m, c1?: string, s1?: string, q1?: string, c2?: string, s2?: string, q2?: string) => {
+    const c = c1 ?? c2;
+    const q = (q1 ?? q2) as string;
+    if (c !== undefined) return (inner.push(q), `${c}${s1 ?? s2} _`);
+    return `${s1 ?? s2}${/[\s;&|<>()]/.test(q) ? '_' : q}`;
+  }).replace(/["']/g, '');
+  // case patterns (`src/api/types.ts)`): no commands.
+  plain = plain.replace(/(^|[\n;]|\bin)\s*\(?[^\s()|;&]+(\s*\|\s*[^\s()|;&]+)*\)/g, '$1');
+  for (const t of inner) for (const n of commandNames(t, depth + 1)) out.add(n);
+  const dirs: string[] = [];
+  const add = (name: string) => {
+    if (name.startsWith(TOP) || name.startsWith(HOOK) || name.startsWith('/') || name.startsWith('~')) return void out.add(name.startsWith(TOP) ? name.slice(TOP.length) : name);
+    out.add(name);
+    for (const d of dirs) out.add(`${d}/${name}`);
+  };
   const named = (word: string): string[] => {
+    if (word.startsWith(HOOK)) return [word];
     if (!word.includes('$')) return [word];
     // The part after the computed one: from the top, and less the climbs out of the git directory ($GIT_DIR/../x).
     const k = word.lastIndexOf('$');
@@ -58,20 +93,28 @@ export function commandNames(text: string): string[] {
     return rest === '' || rest.includes('$') ? [] : [rest, rest.replace(/^(\.\.\/)+/, '')].filter((r) => r !== '' && r !== '..').map((r) => `${TOP}${r}`);
   };
   for (const line of plain.split(/\n|;|&&|\|\||\||&|\(|\)|\{|\}|\bthen\b|\bdo\b|\belse\b/)) {
-    const words = line.trim().split(/\s+/).filter((w) => w !== '');
+    const words = line.trim().split(/\s+/).filter((w) => w !== '' && !/^\d*[<>]/.test(w));
     let i = 0;
-    while (i < words.length && (/^[A-Za-z_][A-Za-z0-9_]*=/.test(words[i] as string) || PREFIXES.has(words[i] as string) || (words[i - 1] === 'env' && (words[i] as string).startsWith('-')))) i++;
+    for (;;) {
+      const w = words[i];
+      if (w === undefined) break;
+      const base = w.slice(w.lastIndexOf('/') + 1);
+      if (/^[A-Za-z_][A-Za-z0-9_]*=/.test(w)) { i++; continue; }
+      const opts = PREFIXES.get(base);
+      if (opts === undefined) break;
+      i++;
+      if (base === 'timeout' && /^[\d.]+[smhd]?$/.test(words[i] ?? '')) i++;
+      while (i < words.length && ((words[i] as string).startsWith('-') || /^[A-Za-z_][A-Za-z0-9_]*=/.test(words[i] as string))) i += opts.includes(words[i] as string) ? 2 : 1;
+      if ((base === 'nice' || base === 'timeout') && /^[\d.]+[smhd]?$/.test(words[i] ?? '')) i++;
+    }
     const cmd = words[i]?.replace(/^!/, '');
-    if (cmd === undefined || cmd === '') continue;
+    if (cmd === undefined || cmd === '' || cmd === '_') continue;
     const args = words.slice(i + 1);
-    const folderAfter = (flag: string[]) => {
-      const k = args.findIndex((a) => flag.includes(a));
-      return k >= 0 ? args[k + 1] : undefined;
-    };
     if (cmd === 'cd' || cmd === 'pushd') {
       const d = args[0];
-      if (d !== undefined && !d.includes('$') && d !== '-') {
-        dir = d.startsWith('/') ? d : at(d).replace(/\/+$/, '');
+      if (d !== undefined && !d.includes('$') && !d.startsWith('-') && d !== '_') {
+        const dir = d.replace(/\/+$/, '');
+        dirs.push(dir);
         out.add(`${dir}/`);
       }
       continue;
@@ -79,28 +122,39 @@ export function commandNames(text: string): string[] {
     if (cmd.includes(':')) continue; // a URL, a host: no file
     const base = cmd.slice(cmd.lastIndexOf('/') + 1);
     // A command found by its path (a plain name is looked up on PATH); after a computed part, from the top.
-    for (const n of named(cmd)) if (n.includes('/') || cmd.includes('$')) out.add(at(n));
-    const folder = folderAfter(['-C', '--directory']);
-    if (folder !== undefined && !folder.includes('$')) out.add(`${at(folder).replace(/\/+$/, '')}/`);
-    if (!INTERPRETERS.has(base.replace(/[0-9.]+$/, '')) && !INTERPRETERS.has(base)) continue;
-    // The interpreter's script: its first argument that is no option; python's -m module.
-    const m = args.findIndex((a) => a === '-m' || /^-m[A-Za-z_]/.test(a));
-    if (m >= 0 && /^python|^pypy/.test(base)) {
-      const mod = args[m] === '-m' ? args[m + 1] : (args[m] as string).slice(2);
-      if (mod !== undefined && /^[A-Za-z_][\w.]*$/.test(mod)) for (const f of ['.py', '/__main__.py', '/__init__.py']) out.add(at(`${mod.replaceAll('.', '/')}${f}`));
-      continue;
+    for (const n of named(cmd)) if (n.includes('/') || cmd.includes('$')) add(n);
+    const k = args.findIndex((a) => a === '-C' || a === '--directory');
+    const folder = k >= 0 ? args[k + 1] : undefined;
+    if (folder !== undefined && !folder.includes('$') && folder !== '_') out.add(`${folder.replace(/\/+$/, '')}/`);
+    // An interpreter (or a computed program, `$SHELL`): its script, its preloads; python's -m module.
+    const interpreter = INTERPRETERS.has(base) || INTERPRETERS.has(base.replace(/[0-9.]+$/, '')) || cmd === '$';
+    if (!interpreter) continue;
+    let script: string | undefined;
+    for (let j = 0; j < args.length; j++) {
+      const a = args[j] as string;
+      if (a === '_') break;
+      if (EVAL_OPTIONS.has(a) && !(SHELLS.test(base) && a === '-e') && !(SHELLS.test(base) && a === '-E')) break;
+      if (/^python|^pypy/.test(base) && (a === '-m' || /^-m[A-Za-z_]/.test(a))) {
+        const mod = a === '-m' ? args[j + 1] : a.slice(2);
+        if (mod !== undefined && /^[A-Za-z_][\w.]*$/.test(mod)) for (const f of ['.py', '/__main__.py', '/__init__.py']) add(`${mod.replaceAll('.', '/')}${f}`);
+        break;
+      }
+      if (VALUE_OPTIONS.has(a)) {
+        const v = args[j + 1];
+        if (PRELOADS.has(a) && JS.has(base) && v !== undefined && /^[.~/]/.test(v)) for (const n of named(v)) add(n);
+        j++;
+        continue;
+      }
+      if (a.startsWith('-') || a.startsWith('+')) continue;
+      if (base === 'deno' && ['run', 'test', 'task'].includes(a)) continue;
+      if (base === 'bun' && a === 'run') continue;
+      script = a;
+      break;
     }
-    // A shell's command string (`bash -c "./x.sh"`): read as commands of its own.
-    const c = args.indexOf('-c');
-    if (c >= 0 && /^(sh|bash|zsh|dash|ksh|fish)$/.test(base)) {
-      for (const n of commandNames(args.slice(c + 1).join(' '))) out.add(n.startsWith('/') || n.startsWith('~') ? n : at(n));
-      continue;
-    }
-    const script = args.find((a, k) => !a.startsWith('-') && !(k > 0 && ['-c', '-e', '-r', '--eval', '--require'].includes(args[k - 1] as string)) && !(base === 'deno' && ['run', 'test', 'task'].includes(a)) && !(base === 'bun' && a === 'run'));
-    if (script === undefined || args.some((a, k) => ['-c', '-e', '--eval'].includes(a) && k < args.indexOf(script))) continue;
+    if (script === undefined) continue;
     for (const n of named(script)) {
-      out.add(at(n));
-      if (JS.has(base) && !/\.[cm]?[jt]sx?$/.test(n)) for (const f of ['.js', '.mjs', '.cjs', '/index.js']) out.add(at(`${n}${f}`));
+      add(n);
+      if (JS.has(base) && !/\.[cm]?[jt]sx?$/.test(n)) for (const f of ['.js', '.mjs', '.cjs', '/index.js']) add(`${n}${f}`);
     }
   }
   return [...out];
@@ -116,12 +170,14 @@ export function valueNames(value: string): string[] {
   const v = value.trim();
   // (A plain name, `gcloud.sh`, is a program git finds on PATH, a credential helper's `git credential-NAME`.)
   const one = !/\s/.test(v) && !v.includes(':') && !v.includes('$') && (v.includes('/') || /^\.[^./]/.test(v)) ? [v.replace(/^!/, '')] : [];
-  return [...new Set([...one, ...commandNames(v.replace(/^!/, ''))])];
+  // ($0 means nothing in a config value's command.)
+  return [...new Set([...one, ...commandNames(v.replace(/^!/, '')).filter((n) => !n.startsWith(HOOK))])];
 }
 
-/** A name as the path it names, relative ones taken from the checkout's top (where git runs hooks and drivers). */
-function pathOf(name: string, top: string, home: string): string {
+/** A name as the path it names, relative ones taken from the checkout's top (where git runs hooks and drivers), $0's from the hook's folder. */
+function pathOf(name: string, top: string, home: string, hookDir: string | null): string {
   if (name === '~' || name.startsWith('~/')) return join(home, name.slice(1));
+  if (name.startsWith(HOOK)) return resolve(hookDir ?? top, `.${name.slice(HOOK.length)}`);
   return resolve(top, name);
 }
 
@@ -141,8 +197,8 @@ export interface NamedFile {
  */
 export function namedByGit(o: { top: string; home: string; entries: ReadonlyArray<{ key: string; value: string }>; hooks: string | null }): NamedFile[] {
   const out = new Map<string, NamedFile>();
-  const add = (name: string, why: string) => {
-    const abs = pathOf(name, o.top, o.home);
+  const add = (name: string, why: string, hookDir: string | null = null) => {
+    const abs = pathOf(name, o.top, o.home, hookDir);
     const had = out.get(abs);
     if (abs === o.top) return;
     if (had === undefined) out.set(abs, { abs, why, folder: name.endsWith('/') });
@@ -153,18 +209,21 @@ export function namedByGit(o: { top: string; home: string; entries: ReadonlyArra
     for (const w of valueNames(value.slice(0, VALUE_MAX))) add(w, `named by your git config's ${key}`);
   }
   if (o.hooks === null) return [...out.values()];
-  let names: string[] = [];
-  try {
-    names = readdirSync(o.hooks).filter((n) => HOOK_NAMES.has(n));
-  } catch {
-    // no hooks folder
-  }
-  for (const n of names.sort()) {
-    const file = join(o.hooks, n);
+  // husky 9's hooks folder (`.husky/_`) holds stubs that run the hook of the same name in the folder above it: read both.
+  const folders = basename(o.hooks) === '_' ? [o.hooks, dirname(o.hooks)] : [o.hooks];
+  const hooks = folders.flatMap((dir) => {
+    try {
+      return readdirSync(dir).filter((n) => HOOK_NAMES.has(n)).sort().map((n) => ({ dir, n }));
+    } catch {
+      return []; // no hooks folder
+    }
+  });
+  for (const { dir, n } of hooks) {
+    const file = join(dir, n);
     if (lstatSync(file, { throwIfNoEntry: false })?.isSymbolicLink()) {
       try {
         // As the link names it (resolved step by step by the caller: a linked folder on the way is one to keep too).
-        add(resolve(o.hooks, readlinkSync(file)), `your git hook ${n} is a link to it`);
+        add(resolve(dir, readlinkSync(file)), `your git hook ${n} is a link to it`);
       } catch {
         // a broken link runs nothing
       }
@@ -175,7 +234,7 @@ export function namedByGit(o: { top: string; home: string; entries: ReadonlyArra
     } catch {
       // unreadable: git cannot run it either
     }
-    for (const w of commandNames(text)) add(w, `named by your git hook ${n}`);
+    for (const w of commandNames(text)) add(w, `named by your git hook ${n}`, dir);
   }
   return [...out.values()];
 }

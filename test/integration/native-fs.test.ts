@@ -350,6 +350,59 @@ describe('native filesystem (real bwrap)', needs('bwrap'), () => {
     assert.equal(existsSync(`${marker}-local`), true, 'your commit ran the script the hook runs if it is there');
   });
 
+  test("(review, round 33, fourth pass) husky 9's hooks (the stub in .husky/_ runs .husky/pre-commit), a script after a subshell's cd, one named from the hook's own folder ($(dirname \"$0\")/..), after bash -e, /usr/bin/env bash, inside $(…) and after xargs -r are kept; what a case pattern or a quoted message names stays the agent's; control: outside, your commit runs the script husky's hook names", async () => {
+    const repo = join(a.dir, 'named-4');
+    const g = (args: string[]) => spawnSync('git', args, { cwd: repo, env: a.env, encoding: 'utf8' });
+    for (const d of ['scripts', 'tools/hooks', '.husky/_', 'src/api', 'docs']) mkdirSync(join(repo, d), { recursive: true });
+    assert.equal(g(['init', '-q']).status, 0);
+    for (const f of ['scripts/lint.sh', 'scripts/sub.sh', 'tools/check.sh', 'scripts/e.sh', 'scripts/env.sh', 'scripts/inner.sh', 'scripts/x.sh', 'src/api/types.ts', 'docs/guide.md']) writeFileSync(join(repo, f), 'true\n', { mode: 0o755 });
+    // husky 9: core.hooksPath = .husky/_, whose stubs source h, which runs .husky/<hook>.
+    writeFileSync(join(repo, '.husky', '_', 'h'), '#!/usr/bin/env sh\nn=$(basename "$0")\ns=$(dirname "$(dirname "$0")")/$n\n[ ! -f "$s" ] && exit 0\nsh -e "$s"\n', { mode: 0o755 });
+    writeFileSync(join(repo, '.husky', '_', 'pre-commit'), '#!/usr/bin/env sh\n. "${0%/*}/h"\n', { mode: 0o755 });
+    writeFileSync(join(repo, '.husky', 'pre-commit'), './scripts/lint.sh\n');
+    writeFileSync(join(repo, '.husky', 'post-commit'), [
+      '(cd src && true)',
+      './scripts/sub.sh',
+      'exec_from_hooks=1',
+      'bash -e scripts/e.sh',
+      '/usr/bin/env bash scripts/env.sh',
+      'out=$(./scripts/inner.sh)',
+      'echo README | xargs -r ./scripts/x.sh',
+      'case "$f" in',
+      '  src/api/types.ts) echo "regenerate; then run ./docs/guide.md"; exit 1;;',
+      'esac',
+      '',
+    ].join('\n'));
+    writeFileSync(join(repo, '.husky', '_', 'post-commit'), '#!/usr/bin/env sh\n. "${0%/*}/h"\n', { mode: 0o755 });
+    assert.equal(g(['config', 'core.hooksPath', '.husky/_']).status, 0);
+    const marker = join(a.dir, 'NAMED-4');
+    const script = [
+      'try() { if (eval "$1") >/dev/null 2>&1; then echo "WROTE $2"; else echo "blocked $2"; fi; }',
+      ...['lint', 'sub', 'e', 'env', 'inner', 'x'].map((f) => `try 'echo "touch ${marker}" >> scripts/${f}.sh' ${f}`),
+      `try 'echo x >> src/api/types.ts' case-pattern`,
+      `try 'echo x >> docs/guide.md' quoted-message`,
+    ].join('\n');
+    const r = await cli(['agent', 'run', '--silent', '--', 'sh', '-c', script], { env: a.env, cwd: repo });
+    assert.deepEqual([r.code, r.stdout], [0, 'blocked lint\nblocked sub\nblocked e\nblocked env\nblocked inner\nblocked x\nWROTE case-pattern\nWROTE quoted-message\n'], r.stderr);
+    // The control: outside, the script husky's hook runs is rewritten and your commit runs it.
+    assert.equal((await a.outside(`cd ${repo} && echo "touch ${marker}" >> scripts/lint.sh && git -c user.name=u -c user.email=u@x commit -q --allow-empty -m x; echo ok`)).stdout, 'ok\n');
+    assert.equal(existsSync(marker), true, "your commit ran the script husky's hook names");
+  });
+
+  test("(review, round 33, fourth pass) a script a hook in a hooks folder of the tree names from its own folder ($(dirname \"$0\")/../check.sh) is kept, and a new file of the same name at the top is not moved aside", async () => {
+    const repo = join(a.dir, 'named-5');
+    const g = (args: string[]) => spawnSync('git', args, { cwd: repo, env: a.env, encoding: 'utf8' });
+    mkdirSync(join(repo, 'tools', 'hooks'), { recursive: true });
+    assert.equal(g(['init', '-q']).status, 0);
+    writeFileSync(join(repo, 'tools', 'check.sh'), 'true\n', { mode: 0o755 });
+    writeFileSync(join(repo, 'tools', 'hooks', 'pre-commit'), '#!/bin/sh\nexec "$(dirname "$0")/../check.sh"\n', { mode: 0o755 });
+    assert.equal(g(['config', 'core.hooksPath', 'tools/hooks']).status, 0);
+    const r = await cli(['agent', 'run', '--', 'sh', '-c', 'echo x >> tools/check.sh 2>/dev/null && echo wrote || echo blocked; echo mine > check.sh && echo made'], { env: a.env, cwd: repo });
+    assert.deepEqual([r.code, r.stdout], [0, 'blocked\nmade\n'], r.stderr);
+    assert.equal(readFileSync(join(repo, 'check.sh'), 'utf8'), 'mine\n');
+    assert.doesNotMatch(r.stderr, /check\.sh\.stashbase-quarantine/);
+  });
+
   test("(review, round 33) a file your git config names is the agent's to write with one profile line naming it (allow_write = [\"scripts/check\"]; a folder above it does not open it), and a missing file a filter names as a path that the agent makes is moved aside and named as the run ends; control: without the line it is read-only", async () => {
     const repo = join(a.dir, 'named-open');
     const g = (args: string[]) => spawnSync('git', args, { cwd: repo, env: a.env, encoding: 'utf8' });
