@@ -1,0 +1,45 @@
+// What a hook's script or a git config value runs from files (lib/git/named-files.ts): the reader's cases, each
+// from a review of round 33 (the names a run keeps read-only and the merge review names).
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { commandNames, valueNames } from '../../lib/git/named-files.js';
+
+const hook = (s: string) => commandNames(s).map((n) => n.replace(/\0hook\0/g, '$HOOKDIR'));
+
+test('commands by their path, interpreters\' scripts, prefixes, computed tops, $0\'s folder, -c strings and $(…) are names', () => {
+  const cases: Array<[string, string[]]> = [
+    ['sh scripts/clean.sh', ['scripts/clean.sh']],
+    ['exec ./scripts/check "$@"', ['./scripts/check']],
+    ['exec "$(git rev-parse --show-toplevel)"/scripts/check.sh', ['scripts/check.sh']],
+    ['`git rev-parse --show-toplevel`/y.sh', ['y.sh']],
+    ['"$GIT_DIR"/../scripts/x.sh', ['../scripts/x.sh', 'scripts/x.sh']],
+    ['exec "$(dirname "$0")/../check.sh"', ['$HOOKDIR/../check.sh']],
+    ['(cd web && true)\n./scripts/check.sh', ['web/', './scripts/check.sh', 'web/./scripts/check.sh']],
+    ['sh -c "cd scripts && ./check.sh"', ['scripts/', './check.sh', 'scripts/./check.sh']],
+    ['bash -e scripts/e.sh', ['scripts/e.sh']],
+    ['/usr/bin/env bash scripts/env.sh', ['scripts/env.sh']],
+    ['timeout 60 ./x', ['./x']],
+    ['echo README | xargs -r ./x', ['./x']],
+    ['out=$(./scripts/inner.sh)', ['./scripts/inner.sh']],
+    ['python3 -m tools.lint', ['tools/lint.py', 'tools/lint/__main__.py', 'tools/lint/__init__.py']],
+    ['node -r ./reg.js main.js', ['./reg.js', 'main.js']],
+    ['node scripts/verify', ['scripts/verify', 'scripts/verify.js', 'scripts/verify.mjs', 'scripts/verify.cjs', 'scripts/verify/index.js']],
+    ['perl -I lib x.pl', ['x.pl']],
+  ];
+  for (const [text, names] of cases) assert.deepEqual(hook(text), names, text);
+});
+
+test('what a command only reads, text in quotes, case patterns, comments and plain program names are not names', () => {
+  for (const text of [
+    'git diff --exit-code go.mod go.sum', 'grep -q x package.json', 'npm run build && git add dist/index.js', 'git commit -m release',
+    'case "$f" in\n  src/api/types.ts) echo "x"; exit 1;;\nesac', 'echo "Reminder: keep README.md short; docs/guide.md holds the rest"', 'echo "then run ./setup.sh"',
+    '# sh old.sh', 'npm test', 'node -e "require(\'./x\')"',
+  ]) assert.deepEqual(hook(text), [], text);
+});
+
+test('a config value of one path is a name; a program, a branch or a URL is not; $0 means nothing there', () => {
+  assert.deepEqual(valueNames('tools/attrs'), ['tools/attrs']);
+  assert.deepEqual(valueNames('.gitmessage'), ['.gitmessage']);
+  for (const v of ['main', 'status', 'gcloud.sh', 'git@github.com:o/r.git', 'https://x/y', 'log --oneline', '!npm test', 'exec "$(dirname "$0")/x"']) assert.deepEqual(valueNames(v), [], v);
+  assert.deepEqual(valueNames('!cd tools && ./fmt.sh'), ['tools/', './fmt.sh', 'tools/./fmt.sh']);
+});
