@@ -69,14 +69,15 @@ export function commandNames(text: string, depth = 0): string[] {
   }
   plain = plain.replace(/\$\{[^{}]*\}|\$[A-Za-z_][A-Za-z0-9_]*|\$[0-9@*#?$!-]/g, '$');
   // Quoted text: a shell's -c string or eval's is commands; other text with blanks or separators is text; the rest unquoted.
-  plain = plain.replace(/(-c|eval)?(\s*)"([^"]*)"|(-c|eval)?(\s*)'([^']*)'/g, (_m, c1?: string, s1?: string, q1?: string, c2?: string, s2?: string, q2?: string) => {
-    const c = c1 ?? c2;
+  // (Whether -c or eval comes before is looked up behind the quote, in a few characters: a pattern of blanks before
+  // every quote took minutes over a hook of blanks.)
+  plain = plain.replace(/"([^"]*)"|'([^']*)'/g, (_m, q1: string | undefined, q2: string | undefined, at: number, all: string) => {
     const q = (q1 ?? q2) as string;
-    if (c !== undefined) return (inner.push(q), `${c}${s1 ?? s2} _`);
-    return `${s1 ?? s2}${/[\s;&|<>()]/.test(q) ? '_' : q}`;
+    if (/(?:^|\s)(?:-c|eval)\s+$/.test(all.slice(Math.max(0, at - 12), at))) return (inner.push(q), '_');
+    return /[\s;&|<>()]/.test(q) ? '_' : q;
   }).replace(/["']/g, '');
   // case patterns (`src/api/types.ts)`): no commands.
-  plain = plain.replace(/(^|[\n;]|\bin)\s*\(?[^\s()|;&]+(\s*\|\s*[^\s()|;&]+)*\)/g, '$1');
+  plain = plain.replace(/(^|[\n;]|\bin)[ \t]*\(?[^\s()|;&]+([ \t]*\|[ \t]*[^\s()|;&]+)*\)/g, '$1');
   for (const t of inner) for (const n of commandNames(t, depth + 1)) out.add(n);
   const dirs: string[] = [];
   const add = (name: string) => {
@@ -114,7 +115,8 @@ export function commandNames(text: string, depth = 0): string[] {
       const d = args[0];
       if (d !== undefined && !d.includes('$') && !d.startsWith('-') && d !== '_') {
         const dir = d.replace(/\/+$/, '');
-        dirs.push(dir);
+        // A few folders at most: each name is given from every one (a script of ten thousand cds would multiply them).
+        if (!dirs.includes(dir) && dirs.length < 8) dirs.push(dir);
         out.add(`${dir}/`);
       }
       continue;

@@ -43,3 +43,11 @@ test('a config value of one path is a name; a program, a branch or a URL is not;
   for (const v of ['main', 'status', 'gcloud.sh', 'git@github.com:o/r.git', 'https://x/y', 'log --oneline', '!npm test', 'exec "$(dirname "$0")/x"']) assert.deepEqual(valueNames(v), [], v);
   assert.deepEqual(valueNames('!cd tools && ./fmt.sh'), ['tools/', './fmt.sh', 'tools/./fmt.sh']);
 });
+
+test('(review, round 33) a hook of 256 KiB of blanks, newlines, quotes, parentheses or ten thousand cds is read at once (patterns over runs of blanks took minutes; each name given from every cd multiplied them)', { timeout: 20_000 }, () => {
+  let cds = '';
+  for (let i = 0; i < 10_000; i++) cds += `cd d${i}\n./y${i}\n`;
+  const texts = [' '.repeat(256 * 1024) + 'x', ('\n' + ' '.repeat(50)).repeat(5000), '\n \t;'.repeat(65_000), ('\na' + ' | b'.repeat(20)).repeat(3000), '` '.repeat(130_000), '" '.repeat(130_000), '$('.repeat(60_000), cds.slice(0, 256 * 1024)];
+  for (const t of texts) assert.ok(commandNames(t).length <= 9 * 30_000);
+  assert.equal(commandNames(cds).filter((n) => n.endsWith('/y9999')).length, 9, 'a name from the top and from eight folders at most');
+});
