@@ -403,6 +403,32 @@ describe('native filesystem (real bwrap)', needs('bwrap'), () => {
     assert.doesNotMatch(r.stderr, /check\.sh\.stashbase-quarantine/);
   });
 
+  test("(review, round 33, fifth pass) the commonest wrapper (exec \"$(dirname \"$0\")/../scripts/pre-commit.sh\" \"$@\") keeps its script, the pre-commit framework's launcher (\"$INSTALL_PYTHON\" -mpre_commit) has a module the run makes moved aside, and a package a hook names under node_modules stays the agent's to install; control: outside, your commit runs the wrapper's script", async () => {
+    const repo = join(a.dir, 'named-6');
+    const g = (args: string[]) => spawnSync('git', args, { cwd: repo, env: a.env, encoding: 'utf8' });
+    for (const d of ['scripts', '.githooks', 'node_modules/lefthook/bin']) mkdirSync(join(repo, d), { recursive: true });
+    assert.equal(g(['init', '-q']).status, 0);
+    writeFileSync(join(repo, 'scripts', 'pre-commit.sh'), 'true\n', { mode: 0o755 });
+    writeFileSync(join(repo, 'node_modules', 'lefthook', 'bin', 'index.js'), '\n');
+    writeFileSync(join(repo, '.githooks', 'pre-commit'), '#!/bin/sh\nexec "$(dirname "$0")/../scripts/pre-commit.sh" "$@"\n', { mode: 0o755 });
+    writeFileSync(join(repo, '.githooks', 'post-commit'), '#!/usr/bin/env bash\nINSTALL_PYTHON=/usr/bin/python3\nARGS=(hook-impl --hook-type=post-commit)\nexec "$INSTALL_PYTHON" -mpre_commit "${ARGS[@]}"\n', { mode: 0o755 });
+    writeFileSync(join(repo, '.githooks', 'pre-push'), '#!/bin/sh\nnode node_modules/lefthook/bin/index.js run pre-push\n', { mode: 0o755 });
+    assert.equal(g(['config', 'core.hooksPath', '.githooks']).status, 0);
+    const marker = join(a.dir, 'NAMED-6');
+    const script = [
+      `echo "touch ${marker}" >> scripts/pre-commit.sh 2>/dev/null && echo "wrote wrapper" || echo "blocked wrapper"`,
+      `mkdir -p pre_commit && echo "open('${marker}-py', 'w')" > pre_commit/__main__.py && echo "made module"`,
+      'echo "// updated" >> node_modules/lefthook/bin/index.js && echo "installed"',
+    ].join('\n');
+    const r = await cli(['agent', 'run', '--', 'sh', '-c', script], { env: a.env, cwd: repo });
+    assert.deepEqual([r.code, r.stdout], [0, 'blocked wrapper\nmade module\ninstalled\n'], r.stderr);
+    assert.match(r.stderr, /the agent made .*\/pre_commit\/__main__\.py, which your own tools would run or obey/);
+    assert.equal(existsSync(join(repo, 'pre_commit', '__main__.py')), false);
+    // The control: outside, the wrapper's script is rewritten and your commit runs it.
+    assert.equal((await a.outside(`cd ${repo} && echo "touch ${marker}" >> scripts/pre-commit.sh && git -c user.name=u -c user.email=u@x commit -q --allow-empty -m x --no-verify; git -c user.name=u -c user.email=u@x -c core.hooksPath=.githooks commit -q --allow-empty -m y 2>/dev/null; echo ok`)).stdout, 'ok\n');
+    assert.equal(existsSync(marker), true, "your commit ran the wrapper's script");
+  });
+
   test("(review, round 33) a file your git config names is the agent's to write with one profile line naming it (allow_write = [\"scripts/check\"]; a folder above it does not open it), and a missing file a filter names as a path that the agent makes is moved aside and named as the run ends; control: without the line it is read-only", async () => {
     const repo = join(a.dir, 'named-open');
     const g = (args: string[]) => spawnSync('git', args, { cwd: repo, env: a.env, encoding: 'utf8' });

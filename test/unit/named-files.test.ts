@@ -21,7 +21,17 @@ test('commands by their path, interpreters\' scripts, prefixes, computed tops, $
     ['timeout 60 ./x', ['./x']],
     ['echo README | xargs -r ./x', ['./x']],
     ['out=$(./scripts/inner.sh)', ['./scripts/inner.sh']],
-    ['python3 -m tools.lint', ['tools/lint.py', 'tools/lint/__main__.py', 'tools/lint/__init__.py']],
+    ['python3 -m tools.lint', ['tools/__init__.py', 'tools/lint.py', 'tools/lint/__main__.py', 'tools/lint/__init__.py']],
+    // Round 33, fifth pass: the wrapper's quotes kept ($0's), the pre-commit framework's launcher, runners, shells' option clusters.
+    ['exec "$(dirname "$0")/../scripts/pre-commit.sh" "$@"', ['$HOOKDIR/../scripts/pre-commit.sh']],
+    ['. "$(dirname -- "$0")/_/husky.sh"\n./scripts/check.sh\necho "checks passed"', ['$HOOKDIR/_/husky.sh', './scripts/check.sh']],
+    ['exec "$INSTALL_PYTHON" -mpre_commit "${ARGS[@]}"', ['pre_commit.py', 'pre_commit/__main__.py', 'pre_commit/__init__.py']],
+    ['npx tsx scripts/x.ts', ['scripts/x.ts']],
+    ['poetry run python ./x.py', ['./x.py']],
+    ['npm exec -- ./x.js', ['./x.js']],
+    ['bash -euo pipefail -c "./y.sh"', ['./y.sh']],
+    ['sh -ec "./w.sh"', ['./w.sh']],
+    ['flock /tmp/l ./x.sh', ['./x.sh']],
     ['node -r ./reg.js main.js', ['./reg.js', 'main.js']],
     ['node scripts/verify', ['scripts/verify', 'scripts/verify.js', 'scripts/verify.mjs', 'scripts/verify.cjs', 'scripts/verify/index.js']],
     ['perl -I lib x.pl', ['x.pl']],
@@ -34,6 +44,7 @@ test('what a command only reads, text in quotes, case patterns, comments and pla
     'git diff --exit-code go.mod go.sum', 'grep -q x package.json', 'npm run build && git add dist/index.js', 'git commit -m release',
     'case "$f" in\n  src/api/types.ts) echo "x"; exit 1;;\nesac', 'echo "Reminder: keep README.md short; docs/guide.md holds the rest"', 'echo "then run ./setup.sh"',
     '# sh old.sh', 'npm test', 'node -e "require(\'./x\')"',
+    'bun test', 'bun run build', 'deno task check', 'sh -n ./deploy.sh', 'php -l src/index.php', 'node_modules/.bin/cz --hook', 'node "./node_modules/yorkie/src/runner.js"',
   ]) assert.deepEqual(hook(text), [], text);
 });
 
@@ -47,7 +58,7 @@ test('a config value of one path is a name; a program, a branch or a URL is not;
 test('(review, round 33) a hook of 256 KiB of blanks, newlines, quotes, parentheses or ten thousand cds is read at once (patterns over runs of blanks took minutes; each name given from every cd multiplied them)', { timeout: 20_000 }, () => {
   let cds = '';
   for (let i = 0; i < 10_000; i++) cds += `cd d${i}\n./y${i}\n`;
-  const texts = [' '.repeat(256 * 1024) + 'x', ('\n' + ' '.repeat(50)).repeat(5000), '\n \t;'.repeat(65_000), ('\na' + ' | b'.repeat(20)).repeat(3000), '` '.repeat(130_000), '" '.repeat(130_000), '$('.repeat(60_000), cds.slice(0, 256 * 1024)];
+  const texts = ['inX' + '|inX'.repeat(65_000), ' '.repeat(256 * 1024) + 'x', ('\n' + ' '.repeat(50)).repeat(5000), '\n \t;'.repeat(65_000), ('\na' + ' | b'.repeat(20)).repeat(3000), '` '.repeat(130_000), '" '.repeat(130_000), '$('.repeat(60_000), cds.slice(0, 256 * 1024)];
   for (const t of texts) assert.ok(commandNames(t).length <= 9 * 30_000);
   assert.equal(commandNames(cds).filter((n) => n.endsWith('/y9999')).length, 9, 'a name from the top and from eight folders at most');
 });
