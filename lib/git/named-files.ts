@@ -288,7 +288,13 @@ export function namedByGit(o: { top: string; home: string; entries: ReadonlyArra
   });
   for (const { dir, n } of hooks) {
     const file = join(dir, n);
-    if (lstatSync(file, { throwIfNoEntry: false })?.isSymbolicLink()) {
+    let link = false;
+    try {
+      link = lstatSync(file).isSymbolicLink();
+    } catch {
+      continue; // gone, or not reachable: git runs nothing there
+    }
+    if (link) {
       try {
         // As the link names it (resolved step by step by the caller: a linked folder on the way is one to keep too).
         add(resolve(dir, readlinkSync(file)), `your git hook ${n} is a link to it`);

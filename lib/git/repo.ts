@@ -165,9 +165,10 @@ function askGitConfigTargets(cwd: string, home: string, env: NodeJS.ProcessEnv, 
   // A link on the way to a kept file, in the tree (review, round 33: the link, or a linked folder above the file, was
   // replaced and the real file left alone): noted as the run starts and put back as it ends (lib/paths/protected-links.ts).
   const linksOnTheWay = (named: string) => {
-    for (let p = named; p.startsWith(repo.root + '/'); p = dirname(p)) if (lstatSync(p, { throwIfNoEntry: false })?.isSymbolicLink()) links.add(p);
+    for (let p = named; p.startsWith(repo.root + '/'); p = dirname(p)) if (lstatOrNone(p)?.isSymbolicLink()) links.add(p);
   };
   const opened = new Set(rulePaths(allowWrite, home, cwd).flatMap((p) => [p, realOrSelf(p)]));
+  const waitingRead = new Map<string, Array<{ key: string; value: string }>>();
   // Each checkout your git works in inside the tree: the repository's, your linked worktrees and its submodules'
   // (review, round 33: the files their own config and hooks named were writable, and your git status there ran them).
   for (const top of checkoutsIn(repo)) {
@@ -194,27 +195,49 @@ function askGitConfigTargets(cwd: string, home: string, env: NodeJS.ProcessEnv, 
     // What an include whose condition is not met yet would add (review, round 33, second pass: its filter's script was
     // writable, and a switch of branch made your git run it): read from its file.
     const listedReal = new Set(listedFiles.map((f) => realOrSelf(resolve(top.root, f))));
-    const waiting = includeTargets(entries, top.root, home).filter((t) => !listedReal.has(realOrSelf(t)) && statSync(t, { throwIfNoEntry: false })?.isFile() === true).slice(0, 16);
+    const waiting = includeTargets(entries, top.root, home).filter((t) => !listedReal.has(realOrSelf(t)) && statOrNone(t)?.isFile() === true).slice(0, 16);
     const more = waiting.flatMap((t) => {
+      // The same file (a global includeIf's) is read once for every checkout.
+      const known = waitingRead.get(t);
+      if (known !== undefined) return known;
       const r = probe({ file: git, args: ['config', '--file', t, '--list', '-z'], env: { HOME: home } });
-      return r.code !== 0 ? [] : r.stdout.split('\0').filter((x) => x !== '').map((x) => ({ key: x.split('\n')[0] as string, value: x.includes('\n') ? x.slice(x.indexOf('\n') + 1) : '' }));
+      const read = r.code !== 0 ? [] : r.stdout.split('\0').filter((x) => x !== '').map((x) => ({ key: x.split('\n')[0] as string, value: x.includes('\n') ? x.slice(x.indexOf('\n') + 1) : '' }));
+      waitingRead.set(t, read);
+      return read;
     });
     for (const n of namedByGit({ top: top.root, home, entries: [...entries, ...more], hooks })) {
       // A folder is named to the merge review alone: kept whole, it would hold the agent's work (a cd into packages/web).
       if (n.folder || opened.has(n.abs) || opened.has(realOrSelf(n.abs))) continue;
-      const st = lstatSync(n.abs, { throwIfNoEntry: false });
+      const st = lstatOrNone(n.abs);
       if (st === undefined) {
-        if (n.abs.startsWith(repo.root + '/')) madeAside.add(n.abs);
+        // (Not inside a .git, the git directory's own or a .git file's: review, round 33, ENOTDIR ended the run's check.)
+        if (n.abs.startsWith(repo.root + '/') && !/(^|\/)\.git(\/|$)/.test(n.abs.slice(repo.root.length + 1))) madeAside.add(n.abs);
         linksOnTheWay(dirname(n.abs));
         continue;
       }
       // A file, or a link to one (never a folder a link leads to); the links on the way wherever the file lies.
-      if (statSync(n.abs, { throwIfNoEntry: false })?.isFile() === true) keep(realOrSelf(n.abs));
+      if (statOrNone(n.abs)?.isFile() === true) keep(realOrSelf(n.abs));
       linksOnTheWay(n.abs);
     }
   }
   return { paths: [...out], files: [...files], madeAside: [...madeAside], links: [...links] };
 }
+
+/** What lstat and stat say of a path, or nothing where they cannot (missing, or through a file: a `.git` file's `.git/hooks/x`, review, round 33: ENOTDIR ended the run). */
+const lstatOrNone = (p: string) => {
+  try {
+    return lstatSync(p);
+  } catch {
+    return undefined;
+  }
+};
+const statOrNone = (p: string) => {
+  try {
+    return statSync(p);
+  } catch {
+    return undefined;
+  }
+};
 
 /** A path's real form; a missing one's by its folder's (through a link to elsewhere, it would be made there). */
 function realOrMissing(p: string): string {
@@ -251,7 +274,7 @@ export function checkoutsIn(repo: RepoRoot): RepoRoot[] {
   const seen = new Set([repo.root]);
   const add = (dir: string): boolean => {
     if (seen.has(dir) || tops.length >= MAX_CHECKOUTS || !dir.startsWith(repo.root + '/')) return false;
-    const st = lstatSync(join(dir, '.git'), { throwIfNoEntry: false });
+    const st = lstatOrNone(join(dir, '.git'));
     if (!st || st.isSymbolicLink()) return false;
     seen.add(dir);
     tops.push({ root: dir, gitDir: st.isDirectory() ? join(dir, '.git') : null });

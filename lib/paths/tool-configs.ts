@@ -120,8 +120,14 @@ export function quarantineToolConfigs(missing: string[], since: number | null): 
   for (const p of missing) {
     // The entry itself, a link as much as a file (found in review: a link left dangling at .npmrc, to the name the
     // .gitmodules after it would be moved aside to, was passed by and then led there).
-    const st = lstatSync(p, { throwIfNoEntry: false, bigint: false });
-    if (!st) continue;
+    // A folder on the way that is a file now (the agent made `.config` a file) holds nothing: the rest are still looked at
+    // (review, round 33: ENOTDIR ended the check, and a .envrc the agent made stayed with a warning to look yourself).
+    let st: ReturnType<typeof lstatSync> | undefined;
+    try {
+      st = lstatSync(p);
+    } catch {
+      continue;
+    }
     if (since !== null && !(st.birthtimeMs > 0 && st.birthtimeMs >= since)) continue;
     out.push(setAside(p, 'made', 'when you next open the folder', 'open the folder'));
   }

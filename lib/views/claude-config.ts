@@ -8,7 +8,7 @@
 // Every file is parsed into prototype-free objects (lib/readback/json.ts): a
 // `__proto__` key is dropped and named, never indexed into a live object.
 import { copyJson, isJsonObject, type Json, type JsonObject, parseJson } from '../readback/json.js';
-import { recallsSafely } from './recall.js';
+import { promptEntryOk, recallsSafely } from './recall.js';
 
 /** Key names of the executable or trust-granting kind (a class: new keys named so are caught too). */
 export const EXECUTABLE_KEY = /mcp|hook|command|helper|refresh|export|allowed|trust|approv|permission|bypass|api_?key|^env$|include|status_?line|plugin|marketplace|sandbox|executable|shell|script|backup|in_?progress|path|remote|bridge|upload|chrome|browser|daemon|worker|spawn|connect|endpoint|proxy|url/i;
@@ -90,8 +90,19 @@ export function mergeClaudeConfig(start: string | null, agent: string | null, cu
   const c = cp?.obj ?? (Object.create(null) as JsonObject);
   const out = copyJson(c) as JsonObject;
   const left: string[] = ap.refused.map((path) => `${path} (a key that would reach the object prototype)`);
-  const apply = (target: JsonObject, key: string, from: JsonObject, to: JsonObject, name: string) => {
+  const apply = (target: JsonObject, key: string, from: JsonObject, to: JsonObject, name: string, inProject = false) => {
     if (same(from[key], to[key]) || SERVER_CACHE_KEY.test(key) || OWN_KEY.test(key)) return;
+    // A project's prompt history (Claude Code 1.x recalls it on Up): entry by entry, as history.jsonl's lines are
+    // (review, round 33: judged whole, one prompt holding a URL or a `/clear` dropped the session's every prompt).
+    if (inProject && key === 'history' && Array.isArray(to[key])) {
+      const all = to[key] as Json[];
+      // (Yours, there as the run started, stay as they were.)
+      const yours = new Set(Array.isArray(from[key]) ? (from[key] as Json[]).map((e) => JSON.stringify(e)) : []);
+      const kept = all.filter((e) => promptEntryOk(e) || yours.has(JSON.stringify(e)));
+      target[key] = copyJson(kept);
+      if (kept.length < all.length) left.push(`${name}: ${all.length - kept.length} prompt(s) your claude would run as a command or that hide what they say`);
+      return;
+    }
     if (executable(key, to[key]) || executable(key, from[key])) return void left.push(name);
     if (has(to, key)) target[key] = copyJson(to[key] as Json);
     else delete target[key];
@@ -112,7 +123,7 @@ export function mergeClaudeConfig(start: string | null, agent: string | null, cu
           continue;
         }
         if (!isJsonObject(op[p])) op[p] = Object.create(null) as JsonObject;
-        for (const k of new Set([...Object.keys(from), ...Object.keys(to)])) apply(op[p] as JsonObject, k, from, to, `projects[${JSON.stringify(p)}].${k}`);
+        for (const k of new Set([...Object.keys(from), ...Object.keys(to)])) apply(op[p] as JsonObject, k, from, to, `projects[${JSON.stringify(p)}].${k}`, true);
       }
       continue;
     }

@@ -4,7 +4,7 @@
 import { appendFileSync, chmodSync, chownSync, closeSync, constants, copyFileSync, existsSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readlinkSync, realpathSync, renameSync, rmdirSync, statSync, utimesSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { mergeClaudeConfig } from './claude-config.js';
-import { recallsSafely } from './recall.js';
+import { promptEntryOk, recallsSafely } from './recall.js';
 import { LOGIN_SHAPES, mergeLogin } from './login-merge.js';
 import { readBack } from '../readback/file.js';
 import { isJsonObject, type JsonObject, parseJson } from '../readback/json.js';
@@ -105,12 +105,8 @@ function adoptTree(src: string, dest: string): string[] {
 
 
 /** Claude Code's entry: this run's folder's, its pasted texts named by hashes (an inline one is text your Enter would send unseen). */
-const claudeEntry = (trees: readonly string[] | undefined) => (v: JsonObject) => {
-  if (v.display !== undefined && !recallsSafely(v.display)) return false;
-  const pasted = v.pastedContents;
-  const pastedOk = pasted === undefined || (isJsonObject(pasted) && Object.values(pasted).every((e) => isJsonObject(e) && e.content === undefined && (e.contentHash === undefined || (typeof e.contentHash === 'string' && /^[0-9a-f]{8,128}$/.test(e.contentHash)))));
-  return pastedOk && (v.project === undefined || (typeof v.project === 'string' && (trees === undefined || trees.includes(v.project))));
-};
+const claudeEntry = (trees: readonly string[] | undefined) => (v: JsonObject) =>
+  promptEntryOk(v) && (v.project === undefined || (typeof v.project === 'string' && (trees === undefined || trees.includes(v.project))));
 
 /** Codex's entry: a session, a time and the text, without control characters (a terminal's escape sequences). */
 const codexEntry = (v: JsonObject) =>

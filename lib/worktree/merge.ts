@@ -84,9 +84,15 @@ export function gitReadsFromTree(repo: Repo): GitFromTree {
     hooks: hooksDir !== null ? inTree(hooksDir).map((h) => (h === '' ? '' : `${h.replace(/\/+$/, '')}/`)) : [],
     // And every file an include names, missing, empty or under a condition not met yet (review, round 33).
     configs: [...config.files, ...includeTargets(config.entries, repo.root, userHome())].flatMap(inTree),
-    named: namedByGit({ top: repo.root, home: userHome(), entries: config.entries, hooks: hooksDir }).flatMap((n) => {
-      const folder = n.folder || statSync(n.abs, { throwIfNoEntry: false })?.isDirectory() === true;
-      return inTree(n.abs).filter((rel) => rel !== '').map((rel) => ({ path: folder ? `${rel.replace(/\/+$/, '')}/` : rel, why: n.why }));
+    // Files alone: a folder a hook enters (`cd src && npx lint-staged`) is no program of its (review, round 33: every change under it was listed).
+    named: namedByGit({ top: repo.root, home: userHome(), entries: config.entries, hooks: hooksDir }).filter((n) => !n.folder).flatMap((n) => {
+      let folder = false;
+      try {
+        folder = statSync(n.abs).isDirectory();
+      } catch {
+        // missing, or through a file
+      }
+      return folder ? [] : inTree(n.abs).filter((rel) => rel !== '').map((rel) => ({ path: rel, why: n.why }));
     }),
   };
 }

@@ -429,6 +429,26 @@ describe('native filesystem (real bwrap)', needs('bwrap'), () => {
     assert.equal(existsSync(marker), true, "your commit ran the wrapper's script");
   });
 
+  test("(review, round 33, regressions) a run starts in a tree holding a linked worktree and a submodule when your config names a path inside a .git (tpope's alias !.git/hooks/ctags): the lookup through a .git file ended the run with ENOTDIR", async () => {
+    const repo = join(a.dir, 'named-7');
+    const g = (args: string[], cwd = repo) => spawnSync('git', args, { cwd, env: a.env, encoding: 'utf8' });
+    mkdirSync(join(repo, 'sub'), { recursive: true });
+    assert.equal(g(['init', '-q']).status, 0);
+    assert.equal(g(['init', '-q'], join(repo, 'sub')).status, 0);
+    writeFileSync(join(repo, '.gitmodules'), '[submodule "sub"]\n\tpath = sub\n\turl = ./sub\n');
+    writeFileSync(join(repo, '.gitignore'), 'wt/\n');
+    assert.equal(g(['-c', 'user.name=u', '-c', 'user.email=u@x', 'commit', '-q', '--allow-empty', '-m', 'i']).status, 0);
+    assert.equal(g(['worktree', 'add', '-q', join(repo, 'wt', 'x')]).status, 0);
+    // A submodule's .git as a file (as git submodule makes it) and your alias naming a path inside a .git.
+    spawnSync('mv', [join(repo, 'sub', '.git'), join(repo, '.git', 'sub-git')]);
+    writeFileSync(join(repo, 'sub', '.git'), `gitdir: ${join(repo, '.git', 'sub-git')}\n`);
+    assert.equal(g(['config', 'alias.ctags', '!.git/hooks/ctags']).status, 0);
+    const r = await cli(['agent', 'run', '--silent', '--', 'sh', '-c', 'echo ok'], { env: a.env, cwd: repo });
+    assert.deepEqual([r.code, r.stdout], [0, 'ok\n'], r.stderr);
+    const inWorktree = await cli(['agent', 'run', '--silent', '--', 'sh', '-c', 'echo ok'], { env: a.env, cwd: join(repo, 'wt', 'x') });
+    assert.deepEqual([inWorktree.code, inWorktree.stdout], [0, 'ok\n'], inWorktree.stderr);
+  });
+
   test("(review, round 33) a file your git config names is the agent's to write with one profile line naming it (allow_write = [\"scripts/check\"]; a folder above it does not open it), and a missing file a filter names as a path that the agent makes is moved aside and named as the run ends; control: without the line it is read-only", async () => {
     const repo = join(a.dir, 'named-open');
     const g = (args: string[]) => spawnSync('git', args, { cwd: repo, env: a.env, encoding: 'utf8' });

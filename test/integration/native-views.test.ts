@@ -157,16 +157,17 @@ describe('native views (real bwrap)', needs('bwrap', 'git'), () => {
     const r = await cli(['agent', 'run', '--', 'node', '-e', script], { env: t.env, cwd: repo });
     assert.equal(r.code, 0, r.stderr);
     const mine = JSON.parse(readFileSync(join(h, '.claude.json'), 'utf8'));
-    assert.deepEqual(mine, { numStartups: 1, projects: { [repo]: { lastCost: 2 } } });
+    assert.deepEqual(mine, { numStartups: 1, projects: { [repo]: { lastCost: 2, history: [] } } });
     const line = r.stderr.split('\n').find((l) => l.includes('are not carried back')) ?? '';
-    assert.match(line, /changes the sandbox made to projects\[".*\/r33"\]\.history, projects\[".*\/r33"\]\.exampleFiles, projects\[".*\/r33"\]\.someNewState, projects\["\/other\/0"\] \(another folder's\), .*"\/other\/6"\] \(another folder's\) and 39993 more are not carried back/);
+    assert.match(line, /changes the sandbox made to projects\[".*\/r33"\]\.history: 1 prompt\(s\) your claude would run as a command or that hide what they say, projects\[".*\/r33"\]\.exampleFiles, projects\[".*\/r33"\]\.someNewState, projects\["\/other\/0"\] \(another folder's\), .*"\/other\/6"\] \(another folder's\) and 39993 more are not carried back/);
     assert.ok(r.stderr.length < 4000, `${r.stderr.length} bytes said`);
     // The control: plain history and relative example files come back.
     writeFile(join(h, '.claude.json'), JSON.stringify({ numStartups: 1, projects: { [repo]: {} } }));
-    const plain = 'const fs = require("fs"), f = process.env.CLAUDE_CONFIG_DIR + "/.claude.json", c = JSON.parse(fs.readFileSync(f)); c.projects[process.cwd()].history = [{ display: "fix the tests", pastedContents: {} }]; c.projects[process.cwd()].exampleFiles = ["src/a.ts"]; fs.writeFileSync(f, JSON.stringify(c));';
+    // (Review, round 33: ordinary prompts holding a URL, a `$` or `~/` come back; a `/clear` among them alone stays behind.)
+    const plain = 'const fs = require("fs"), f = process.env.CLAUDE_CONFIG_DIR + "/.claude.json", c = JSON.parse(fs.readFileSync(f)); c.projects[process.cwd()].history = [{ display: "fix the tests", pastedContents: {} }, { display: "https://github.com/acme/widget/issues/12 please", pastedContents: {} }, { display: "/clear", pastedContents: {} }, { display: "~/.bashrc sets $NODE_ENV", pastedContents: {} }]; c.projects[process.cwd()].exampleFiles = ["src/a.ts"]; fs.writeFileSync(f, JSON.stringify(c));';
     const ok = await cli(['agent', 'run', '--silent', '--', 'node', '-e', plain], { env: t.env, cwd: repo });
     assert.equal(ok.code, 0, ok.stderr);
-    assert.deepEqual(JSON.parse(readFileSync(join(h, '.claude.json'), 'utf8')).projects[repo], { history: [{ display: 'fix the tests', pastedContents: {} }], exampleFiles: ['src/a.ts'] });
+    assert.deepEqual(JSON.parse(readFileSync(join(h, '.claude.json'), 'utf8')).projects[repo], { history: [{ display: 'fix the tests', pastedContents: {} }, { display: 'https://github.com/acme/widget/issues/12 please', pastedContents: {} }, { display: '~/.bashrc sets $NODE_ENV', pastedContents: {} }], exampleFiles: ['src/a.ts'] });
   });
 
   test('a symlinked ~/.claude.json (as GNU stow makes it) is read through the link, and what the run changes is written through it; your link stays', async () => {

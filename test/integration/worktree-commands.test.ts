@@ -352,6 +352,18 @@ describe('agent worktrees commands (real git)', needs('git'), () => {
     assert.equal(existsSync(marker), true);
   });
 
+  test("(review, round 33, regressions) merge does not list the files under a folder a hook only enters (cd src && npx lint-staged); control: the script a hook runs is listed", async () => {
+    writeFile(join(r.root, 'scripts', 'check.sh'), 'true\n');
+    r.git(['add', 'scripts']);
+    r.git(['commit', '-qm', 'check']);
+    writeFileSync(join(r.root, '.git', 'hooks', 'post-merge'), '#!/bin/sh\ncd src && npx lint-staged\n./scripts/check.sh\n', { mode: 0o755 });
+    agent('quiet-pond-reed', { 'src/index.js': 'x\n', 'src/util/u.js': 'y\n', 'scripts/check.sh': 'echo changed\n' });
+    const refused = await sb(['merge', 'quiet-pond-reed']);
+    assert.equal(refused.code, 1, refused.stdout + refused.stderr);
+    assert.deepEqual(refused.stdout.trim().split('\n').slice(1), ['  scripts/check.sh  named by your git hook post-merge: your git runs or reads it (this merge too); changed']);
+    rmSync(join(r.root, '.git', 'hooks', 'post-merge'));
+  });
+
   test('merge refuses: uncommitted changes on either side, UNSAFE, unknown names; merges the reviewed commit, not a tag named like the branch', async () => {
     agent('even-fern-hill', { 'e.txt': 'e\n' });
     writeFileSync(join(r.root, 'a.txt'), 'mine\n');
