@@ -11,7 +11,7 @@ import { copyJson, isJsonObject, type Json, type JsonObject, parseJson } from '.
 import { promptEntryOk, recallsSafely } from './recall.js';
 
 /** Key names of the executable or trust-granting kind (a class: new keys named so are caught too). */
-export const EXECUTABLE_KEY = /mcp|hook|command|helper|refresh|export|allowed|trust|approv|permission|bypass|api_?key|^env$|include|status_?line|plugin|marketplace|sandbox|executable|shell|script|backup|in_?progress|path|remote|bridge|upload|chrome|browser|daemon|worker|spawn|connect|endpoint|proxy|url/i;
+export const EXECUTABLE_KEY = /mcp|hook|command|helper|refresh|export|allowed|trust|approv|permission|bypass|api_?key|^env$|include|status_?line|plugin|marketplace|sandbox|executable|shell|script(?!ion)|backup|in_?progress|path|remote|bridge|upload|chrome|browser|daemon|worker|spawn|connect|endpoint|proxy|url/i;
 
 /**
  * The IDE integration's keys, by their camel-case word (autoConnectIde, ideHintShownCount): review, round 27c found
@@ -103,7 +103,9 @@ export function mergeClaudeConfig(start: string | null, agent: string | null, cu
       if (kept.length < all.length) left.push(`${name}: ${all.length - kept.length} prompt(s) your claude would run as a command or that hide what they say`);
       return;
     }
-    if (executable(key, to[key]) || executable(key, from[key])) return void left.push(name);
+    // A new entry's empty default (a folder's first session writes allowedTools: [], mcpServers: {}): left quietly.
+    const empty = (v: Json | undefined) => v === null || v === false || v === 0 || v === '' || (Array.isArray(v) && v.length === 0) || (isJsonObject(v) && Object.keys(v).length === 0);
+    if (executable(key, to[key]) || executable(key, from[key])) return void (from[key] === undefined && empty(to[key]) ? undefined : left.push(name));
     if (has(to, key)) target[key] = copyJson(to[key] as Json);
     else delete target[key];
   };

@@ -203,3 +203,12 @@ test("(review, round 27d) ~/.claude.json: another folder's project entry is left
   assert.deepEqual(JSON.parse(r.text!), { numStartups: 2, autoUpdates: false, projects: { '/work/app': { lastCost: 2 } } });
   assert.deepEqual(r.left, ['projects["/home/u/bank"] (another folder\'s)']);
 });
+
+test("(review, round 33) ~/.claude.json: subscriptionNoticeCount is no script key, and a folder's first session's empty defaults (allowedTools: [], mcpServers: {}) are left quietly; control: a tool allowed is left and named", () => {
+  const start = JSON.stringify({ numStartups: 1, subscriptionNoticeCount: 0 });
+  const agent = JSON.stringify({ numStartups: 2, subscriptionNoticeCount: 1, projects: { '/p': { allowedTools: [], mcpServers: {}, lastCost: 1 } } });
+  const r = mergeClaudeConfig(start, agent, start, ['/p']);
+  assert.deepEqual([JSON.parse(r.text!), r.left], [{ numStartups: 2, subscriptionNoticeCount: 1, projects: { '/p': { lastCost: 1 } } }, []]);
+  const allowed = mergeClaudeConfig(start, JSON.stringify({ numStartups: 1, subscriptionNoticeCount: 0, projects: { '/p': { allowedTools: ['Bash(*)'] } } }), start, ['/p']);
+  assert.deepEqual(allowed.left, ['projects["/p"].allowedTools']);
+});
