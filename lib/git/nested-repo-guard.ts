@@ -27,7 +27,7 @@ import { configFoldersOf, isEnvFileName, isLockFileName, isNamedFile, isToolConf
 import { remakeHint, restoreHint } from '../util/style.js';
 import { executedKind, sourcedByEnvrc, venvCheck } from '../paths/host-executed.js';
 import { stashbaseHome } from '../home.js';
-import { noteLinks, restoreLinks } from '../paths/protected-links.js';
+import { noteLinks, type ProtectedLink, restoreLinks } from '../paths/protected-links.js';
 
 const SUFFIX = QUARANTINE;
 
@@ -181,6 +181,8 @@ export interface NestedRepoGuard {
   check(): string[];
   /** What the check needs besides the record of the run (lib/run/session.ts ended): to be made again by a later run. */
   settings(): { keep: string[]; writableOutside: string[]; newRepo: boolean; tree: string; root?: string };
+  /** The links the check puts back, as noted when the run started: on the run's record, for a later run after a kill. */
+  links: ProtectedLink[];
 }
 
 /**
@@ -200,7 +202,7 @@ export function nestedRepoGuard(cwd: string, env: NodeJS.ProcessEnv, session: st
   const missing = toolConfigs.filter((p) => !lstatSync(p, { throwIfNoEntry: false }));
   // deny_write paths that are links: the sandbox protects their targets; the links are put back at the end (lib/paths/protected-links.ts).
   const links = noteLinks(denyWrite);
-  if (!findTool('git', env)) return { check: () => [...restoreLinks(links), ...quarantineToolConfigs(missing, null)], settings: () => ({ keep, writableOutside: writableOutside(), newRepo: false, tree }) };
+  if (!findTool('git', env)) return { links, check: () => [...restoreLinks(links), ...quarantineToolConfigs(missing, null)], settings: () => ({ keep, writableOutside: writableOutside(), newRepo: false, tree }) };
   // File times come from the kernel's clock, at its granularity: so does this mark (in stashbase's own folder, which no sandbox reaches).
   const home = stashbaseHome(env);
   mkdirSync(home, { recursive: true, mode: 0o700 });
@@ -223,6 +225,7 @@ export function nestedRepoGuard(cwd: string, env: NodeJS.ProcessEnv, session: st
     }
   };
   return {
+    links,
     settings: () => ({ keep, writableOutside: writableOutside(), newRepo: repo === null, tree, ...(repo ? { root: repo.root } : {}) }),
     check: () => {
       const outside = writableOutside();

@@ -15,7 +15,8 @@ import { removePlaceholders, removeRunDir, runDirOf, runStateDirOf } from './run
 import { settleGitDir } from '../git/settle.js';
 import { probe } from '../exec.js';
 import { findTool } from '../util/find-tool.js';
-import { removeSession, type SessionRecord, staleSessions } from './session.js';
+import { recordedLinks, removeSession, type SessionRecord, staleSessions } from './session.js';
+import { restoreLinks } from '../paths/protected-links.js';
 import { settleViews } from '../views/lifecycle.js';
 import { settleFromSnapshot, snapshotFile } from '../views/claude-config-watch.js';
 import { quarantineToolConfigs, toolConfigPaths } from '../paths/tool-configs.js';
@@ -41,9 +42,15 @@ export async function reapStaleRuns(home: string, env: NodeJS.ProcessEnv, alert:
 
 /** Settles one killed run; false when it must wait (its Docker agent container is still there). */
 async function reapOne(rec: SessionRecord, home: string, env: NodeJS.ProcessEnv, alert: (msg: string, more?: string[]) => void): Promise<boolean> {
+  // The links its check would have put back (deny_write's, those on the way to what your git runs), as noted when it
+  // started (review, round 33: a link swapped in a run killed before its check stayed the agent's).
+  const putBack = () => {
+    for (const m of restoreLinks(recordedLinks(rec))) alert(`${m} (left by the killed run ${rec.id})`);
+  };
   // Its own teardown was done; the check of its tree was stopped (Ctrl+C, a kill): made now, with the run's settings.
   if (rec.ended !== undefined) {
     checkLeft(rec, env, alert, rec.ended);
+    putBack();
     removeSession(home, rec.id);
     return true;
   }
@@ -69,6 +76,8 @@ async function reapOne(rec: SessionRecord, home: string, env: NodeJS.ProcessEnv,
   // counts as its, the tree named / (found in review: links into its allow_write folders were passed by). Its renames stay
   // held to the repository: writableOutside stays empty.)
   checkLeft(rec, env, alert, { keep: [], writableOutside: [], newRepo: false, tree: '/' });
+  // After the check: a link put back is new, and the check moves aside what a killed run made new among tools' configs.
+  putBack();
   return true;
 }
 

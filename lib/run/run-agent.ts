@@ -20,7 +20,7 @@ import { ensureTrusted } from '../profile/trust.js';
 import { isInteractive } from '../util/prompt.js';
 import { makePlaceholders } from '../secrets/placeholder.js';
 import { resolveSecrets, sourceFiles } from '../secrets/sources.js';
-import { endSession, newSessionId, noteCheckSettings, removeSession } from './session.js';
+import { endSession, newSessionId, noteCheckSettings, noteProtectedLinks, removeSession } from './session.js';
 import { randomToken } from '../util/random.js';
 import { alert } from '../util/style.js';
 import { writeStdout } from '../util/stdout.js';
@@ -134,7 +134,10 @@ export async function runAgent(o: RunOptions): Promise<number> {
   // What your git config and hooks name in the tree (lib/git/repo.ts): the plan keeps it read-only, the check moves aside what the run made of it.
   const gitTargets = () => gitConfigTargets(cwd, userHome(o.env), o.env, profile.filesystem.allowWrite);
   const guard = o.dryRun || remote !== null ? null : nestedRepoGuard(cwd, o.env, session, [...toolConfigPaths(cwd, userHome(o.env), profile.filesystem.allowWrite), ...gitTargets().madeAside], backend === 'docker', keep, [...rulePaths(profile.filesystem.denyWrite, userHome(o.env), cwd), ...gitTargets().links], writableOutside, wt?.top ?? cwd);
-  if (guard) noteCheckSettings(session, () => guard.settings());
+  if (guard) {
+    noteCheckSettings(session, () => guard.settings());
+    noteProtectedLinks(session, guard.links);
+  }
   let failed = false;
   try {
     if (backend === 'docker') {

@@ -5,6 +5,7 @@ import { randomBytes } from '../util/random.js';
 import { mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { homePaths } from '../home.js';
+import type { ProtectedLink } from '../paths/protected-links.js';
 
 const BASE32 = 'abcdefghijklmnopqrstuvwxyz234567';
 
@@ -67,8 +68,28 @@ export function writeSession(home: string, record: SessionRecord): string {
   const dir = homePaths(home).sessions;
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const file = sessionFile(home, record.id);
-  writeFileSync(file, JSON.stringify(record, null, 2) + '\n', { mode: 0o600 });
+  const links = protectedLinks.get(record.id);
+  writeFileSync(file, JSON.stringify({ ...record, ...(links !== undefined && links.length > 0 ? { links } : {}) }, null, 2) + '\n', { mode: 0o600 });
   return file;
+}
+
+/** The links this process's runs put back as they end (lib/paths/protected-links.ts), told as each starts: written into its record. */
+const protectedLinks = new Map<string, ProtectedLink[]>();
+
+/** Tells the links a run's check puts back, so that a run killed before it has a later one put them back (review, round 33). */
+export function noteProtectedLinks(id: string, links: ProtectedLink[]): void {
+  protectedLinks.set(id, links);
+}
+
+/** A record's links as stashbase wrote them: three absolute strings each, anything else dropped. */
+export function recordedLinks(rec: SessionRecord): ProtectedLink[] {
+  const v: unknown = (rec as { links?: unknown }).links;
+  if (!Array.isArray(v)) return [];
+  return v.flatMap((l: unknown) => {
+    if (l === null || typeof l !== 'object' || Array.isArray(l)) return [];
+    const { path, target, folder } = l as Record<string, unknown>;
+    return typeof path === 'string' && typeof target === 'string' && typeof folder === 'string' && path.startsWith('/') && folder.startsWith('/') && target !== '' ? [{ path, target, folder }] : [];
+  });
 }
 
 type CheckSettings = { keep: string[]; writableOutside: string[]; newRepo: boolean; tree?: string; root?: string };

