@@ -5,7 +5,7 @@
 // your tools to run. So each is noted as the run starts and put back as it
 // ends: what the agent left there is moved aside, and said.
 import { lstatSync, readlinkSync, realpathSync, symlinkSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { moveAside, QUARANTINE } from '../git/planted-repos.js';
 import { restoreHint } from '../util/style.js';
 
@@ -16,16 +16,32 @@ export interface ProtectedLink {
   folder: string;
 }
 
-/** The paths among `paths` that are symbolic links now, with what each names. */
+/**
+ * The paths among `paths` that are symbolic links now, with what each names,
+ * and every link on the way to what each leads to (review, round 33: with
+ * `.envrc -> cfg/envrc` and `cfg -> shared`, re-aiming `cfg` gave your direnv
+ * the agent's file while `.envrc` itself read as before), a few steps deep.
+ */
 export function noteLinks(paths: string[]): ProtectedLink[] {
   const out: ProtectedLink[] = [];
-  for (const path of paths) {
+  const seen = new Set<string>();
+  const note = (path: string, depth: number): void => {
+    if (depth > 8 || seen.has(path)) return;
+    seen.add(path);
+    let target: string;
     try {
-      if (lstatSync(path).isSymbolicLink()) out.push({ path, target: readlinkSync(path), folder: realpathSync.native(dirname(path)) });
+      if (!lstatSync(path).isSymbolicLink()) return;
+      target = readlinkSync(path);
+      out.push({ path, target, folder: realpathSync.native(dirname(path)) });
     } catch {
-      // not there: nothing to keep
+      return; // not there: nothing to keep
     }
-  }
+    // Each folder on the way to the target, as the kernel would take it, that is a link; and the target itself.
+    const to = resolve(dirname(path), target);
+    for (let p = dirname(to); p !== dirname(p); p = dirname(p)) note(p, depth + 1);
+    note(to, depth + 1);
+  };
+  for (const path of paths) note(path, 0);
   return out;
 }
 
