@@ -242,11 +242,14 @@ export function valueNames(value: string): string[] {
   return [...new Set([...one, ...commandNames(v.replace(/^!/, '')).filter((n) => !n.startsWith(HOOK))])];
 }
 
+/** A path as git takes one from a value: `~` is your home, an absolute one itself, a relative one from `base`. */
+export function gitPath(value: string, base: string, home: string): string {
+  return value === '~' || value.startsWith('~/') ? join(home, value.slice(1)) : resolve(base, value);
+}
+
 /** A name as the path it names, relative ones taken from the checkout's top (where git runs hooks and drivers), $0's from the hook's folder. */
 function pathOf(name: string, top: string, home: string, hookDir: string | null): string {
-  if (name === '~' || name.startsWith('~/')) return join(home, name.slice(1));
-  if (name.startsWith(HOOK)) return resolve(hookDir ?? top, `.${name.slice(HOOK.length)}`);
-  return resolve(top, name);
+  return name.startsWith(HOOK) ? resolve(hookDir ?? top, `.${name.slice(HOOK.length)}`) : gitPath(name, top, home);
 }
 
 export interface NamedFile {

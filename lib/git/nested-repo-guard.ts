@@ -201,7 +201,7 @@ export interface NestedRepoGuard {
 export function nestedRepoGuard(cwd: string, env: NodeJS.ProcessEnv, session: string, toolConfigs: string[] = [], direct = false, keep: string[] = [], denyWrite: string[] = [], writableOutside: () => string[] = () => [], tree: string = cwd): NestedRepoGuard | null {
   const missing = toolConfigs.filter((p) => !lstatSync(p, { throwIfNoEntry: false }));
   // deny_write paths that are links: the sandbox protects their targets; the links are put back at the end (lib/paths/protected-links.ts).
-  const links = noteLinks(denyWrite);
+  const links = noteLinks(denyWrite, [realOrSelf(cwd), realOrSelf(tree), cwd, tree]);
   if (!findTool('git', env)) return { links, check: () => [...restoreLinks(links), ...quarantineToolConfigs(missing, null)], settings: () => ({ keep, writableOutside: writableOutside(), newRepo: false, tree }) };
   // File times come from the kernel's clock, at its granularity: so does this mark (in stashbase's own folder, which no sandbox reaches).
   const home = stashbaseHome(env);

@@ -6,8 +6,9 @@ import { readBackText } from '../readback/file.js';
 import { probe } from '../exec.js';
 import { findTool } from '../util/find-tool.js';
 import { commondirOf, gitPathFile, realOrSelf } from './planted-repos.js';
-import { namedByGit } from './named-files.js';
+import { gitPath, namedByGit } from './named-files.js';
 import { rulePaths } from '../paths/rules.js';
+import { noteLinks } from '../paths/protected-links.js';
 
 export interface RepoRoot {
   root: string;
@@ -144,12 +145,10 @@ function askGitConfigTargets(cwd: string, home: string, env: NodeJS.ProcessEnv, 
   const out = new Set<string>();
   const files = new Set<string>();
   const madeAside = new Set<string>();
-  const links = new Set<string>();
-  const fromValue = (v: string, top: string | null) => (v === '~' || v.startsWith('~/') ? join(home, v.slice(1)) : isAbsolute(v) ? v : top !== null ? resolve(top, v) : null);
+  const named = new Set<string>();
   for (const file of configs) {
     const v = coreHooksPath(readBackText(file, 1 << 20) ?? '');
-    const path = v === null ? null : fromValue(v, repo?.root ?? null);
-    if (path) out.add(path);
+    if (v !== null && (repo !== null || isAbsolute(v) || v === '~' || v.startsWith('~/'))) out.add(gitPath(v, repo?.root ?? '/', home));
   }
   if (!repo || !git) return { paths: [...out], files: [], madeAside: [], links: [] };
   const gitDir = repo.gitDir ? realOrSelf(repo.gitDir) : realOrSelf(join(repo.root, '.git'));
@@ -162,11 +161,6 @@ function askGitConfigTargets(cwd: string, home: string, env: NodeJS.ProcessEnv, 
     if (kept) out.add(path);
     return kept;
   };
-  // A link on the way to a kept file, in the tree (review, round 33: the link, or a linked folder above the file, was
-  // replaced and the real file left alone): noted as the run starts and put back as it ends (lib/paths/protected-links.ts).
-  const linksOnTheWay = (named: string) => {
-    for (let p = named; p.startsWith(repo.root + '/'); p = dirname(p)) if (lstatOrNone(p)?.isSymbolicLink()) links.add(p);
-  };
   const opened = new Set(rulePaths(allowWrite, home, cwd).flatMap((p) => [p, realOrSelf(p)]));
   const waitingRead = new Map<string, Array<{ key: string; value: string }>>();
   // Each checkout your git works in inside the tree: the repository's, your linked worktrees and its submodules'
@@ -175,18 +169,19 @@ function askGitConfigTargets(cwd: string, home: string, env: NodeJS.ProcessEnv, 
     const listed = probe({ file: git, args: ['-C', top.root, 'config', '--list', '--show-origin', '-z'], env: { HOME: home } });
     if (listed.code !== 0) continue;
     const { hooksPath, files: listedFiles, entries } = parseConfigList(listed.stdout);
-    const hooks = hooksPath ? fromValue(hooksPath, top.root) : hooksFolder(top);
+    const hooks = hooksPath ? gitPath(hooksPath, top.root, home) : hooksFolder(top);
     if (hooksPath && hooks) out.add(hooks);
     for (const f of listedFiles) keep(realOrSelf(resolve(top.root, f)));
     // Every file an include names, whether it holds anything yet or not (review, round 33: a missing or empty
     // one was passed by, and the agent wrote core.fsmonitor there), missing ones with a file for a stand-in
     // (git takes a folder there for a bad config, and an empty file for none).
-    for (const named of includeTargets(entries, top.root, home)) {
+    const includes = includeTargets(entries, top.root, home);
+    for (const include of includes) {
       // A missing file by its folder's real path (through a link to elsewhere, its stand-in would be made there).
-      const path = realOrMissing(named);
+      const path = realOrMissing(include);
       if (keep(path)) files.add(path);
-      // Wherever it really lies (review, round 33, second pass: a link to a folder outside the tree and your home was swapped).
-      linksOnTheWay(named);
+      // As named, wherever it really lies (review, round 33, second pass: a link to a folder outside the tree and your home was swapped).
+      named.add(include);
     }
     // Files a value of your config or one of your hooks names (a filter's `sh scripts/clean.sh`, a hook linked to a
     // script of the tree: review, round 33), where they exist: your next git command runs or reads them.
@@ -195,13 +190,13 @@ function askGitConfigTargets(cwd: string, home: string, env: NodeJS.ProcessEnv, 
     // What an include whose condition is not met yet would add (review, round 33, second pass: its filter's script was
     // writable, and a switch of branch made your git run it): read from its file.
     const listedReal = new Set(listedFiles.map((f) => realOrSelf(resolve(top.root, f))));
-    const waiting = includeTargets(entries, top.root, home).filter((t) => !listedReal.has(realOrSelf(t)) && statOrNone(t)?.isFile() === true).slice(0, 16);
+    const waiting = includes.filter((t) => !listedReal.has(realOrSelf(t)) && statOrNone(t)?.isFile() === true).slice(0, 16);
     const more = waiting.flatMap((t) => {
       // The same file (a global includeIf's) is read once for every checkout.
       const known = waitingRead.get(t);
       if (known !== undefined) return known;
       const r = probe({ file: git, args: ['config', '--file', t, '--list', '-z'], env: { HOME: home } });
-      const read = r.code !== 0 ? [] : r.stdout.split('\0').filter((x) => x !== '').map((x) => ({ key: x.split('\n')[0] as string, value: x.includes('\n') ? x.slice(x.indexOf('\n') + 1) : '' }));
+      const read = r.code !== 0 ? [] : r.stdout.split('\0').filter((x) => x !== '').map(keyAndValue);
       waitingRead.set(t, read);
       return read;
     });
@@ -212,26 +207,28 @@ function askGitConfigTargets(cwd: string, home: string, env: NodeJS.ProcessEnv, 
       if (st === undefined) {
         // (Not inside a .git, the git directory's own or a .git file's: review, round 33, ENOTDIR ended the run's check.)
         if (n.abs.startsWith(repo.root + '/') && !/(^|\/)\.git(\/|$)/.test(n.abs.slice(repo.root.length + 1))) madeAside.add(n.abs);
-        linksOnTheWay(dirname(n.abs));
+        named.add(n.abs);
         continue;
       }
       // A file, or a link to one (never a folder a link leads to); the links on the way wherever the file lies.
       if (statOrNone(n.abs)?.isFile() === true) keep(realOrSelf(n.abs));
-      linksOnTheWay(n.abs);
+      named.add(n.abs);
     }
   }
-  return { paths: [...out], files: [...files], madeAside: [...madeAside], links: [...links] };
+  // The links in the tree on the way to each (it, a folder above it, or on the way to what one leads to).
+  const links = noteLinks([...named], [repo.root, root]).map((l) => l.path);
+  return { paths: [...out], files: [...files], madeAside: [...madeAside], links };
 }
 
 /** What lstat and stat say of a path, or nothing where they cannot (missing, or through a file: a `.git` file's `.git/hooks/x`, review, round 33: ENOTDIR ended the run). */
-const lstatOrNone = (p: string) => {
+export const lstatOrNone = (p: string) => {
   try {
     return lstatSync(p);
   } catch {
     return undefined;
   }
 };
-const statOrNone = (p: string) => {
+export const statOrNone = (p: string) => {
   try {
     return statSync(p);
   } catch {
@@ -254,8 +251,7 @@ export function includeTargets(entries: readonly ConfigEntry[], top: string, hom
   for (const e of entries) {
     if (!/^(include\.path|includeif\..*\.path)$/is.test(e.key) || !e.origin.startsWith('file:') || e.value === '') continue;
     const from = resolve(top, e.origin.slice(5));
-    const v = e.value;
-    out.push(v === '~' || v.startsWith('~/') ? join(home, v.slice(1)) : isAbsolute(v) ? v : resolve(dirname(from), v));
+    out.push(gitPath(e.value, dirname(from), home));
   }
   return out;
 }
@@ -327,7 +323,7 @@ export interface GitTargets {
   files: string[];
   /** Missing files in the tree your config or hooks name as paths: moved aside at the run's end if the run makes them. */
   madeAside: string[];
-  /** Links in the tree on the way to a kept file (it, or a folder above it): put back as the run ends. */
+  /** Links in the tree on the way to what your config and hooks name (lib/paths/protected-links.ts noteLinks): put back as the run ends. */
   links: string[];
 }
 
@@ -344,6 +340,12 @@ export interface ConfigEntry {
   value: string;
 }
 
+/** One `-z` entry of `git config --list`: its key, a newline, its value (none: a key alone, given as true). */
+const keyAndValue = (entry: string) => {
+  const nl = entry.indexOf('\n');
+  return nl < 0 ? { key: entry, value: '' } : { key: entry.slice(0, nl), value: entry.slice(nl + 1) };
+};
+
 /** `git config --list --show-origin -z`: the last core.hooksPath, the files it came from (file: origins), and every entry. */
 export function parseConfigList(out: string): { hooksPath: string | null; files: string[]; entries: ConfigEntry[] } {
   const parts = out.split('\0');
@@ -354,10 +356,9 @@ export function parseConfigList(out: string): { hooksPath: string | null; files:
     const origin = parts[i] as string;
     const entry = parts[i + 1] as string;
     if (origin.startsWith('file:')) files.add(origin.slice(5));
-    const nl = entry.indexOf('\n');
-    const key = nl < 0 ? entry : entry.slice(0, nl);
-    if (key.toLowerCase() === 'core.hookspath') hooksPath = nl < 0 ? '' : entry.slice(nl + 1);
-    entries.push({ origin, key, value: nl < 0 ? '' : entry.slice(nl + 1) });
+    const { key, value } = keyAndValue(entry);
+    if (key.toLowerCase() === 'core.hookspath') hooksPath = value;
+    entries.push({ origin, key, value });
   }
   return { hooksPath: hooksPath === '' ? null : hooksPath, files: [...files], entries };
 }

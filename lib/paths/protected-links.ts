@@ -17,29 +17,35 @@ export interface ProtectedLink {
 }
 
 /**
- * The paths among `paths` that are symbolic links now, with what each names,
- * and every link on the way to what each leads to (review, round 33: with
- * `.envrc -> cfg/envrc` and `cfg -> shared`, re-aiming `cfg` gave your direnv
- * the agent's file while `.envrc` itself read as before), a few steps deep.
+ * The links on the way to each of `paths`, with what each names: the path
+ * itself, a folder above it (review, round 33: a linked folder above a file
+ * your git runs was swapped, the file left alone), and every link on the way
+ * to what one leads to (with `.envrc -> cfg/envrc` and `cfg -> shared`,
+ * re-aiming `cfg` gave your direnv the agent's file while `.envrc` itself
+ * read as before), a few steps deep. A path need not exist.
  */
-export function noteLinks(paths: string[]): ProtectedLink[] {
+export function noteLinks(paths: string[], within: string[] = []): ProtectedLink[] {
   const out: ProtectedLink[] = [];
   const seen = new Set<string>();
+  // Those on the way only in the tree, where the agent writes (a link of the system's, or one you change meanwhile, is
+  // not put back by a run); each path asked for wherever it is, as before.
+  const inside = (p: string) => within.some((w) => p === w || p.startsWith(w + '/'));
   const note = (path: string, depth: number): void => {
-    if (depth > 8 || seen.has(path)) return;
-    seen.add(path);
-    let target: string;
-    try {
-      if (!lstatSync(path).isSymbolicLink()) return;
-      target = readlinkSync(path);
-      out.push({ path, target, folder: realpathSync.native(dirname(path)) });
-    } catch {
-      return; // not there: nothing to keep
+    if (depth > 8) return;
+    // (A folder seen had the folders above it looked at too.)
+    for (let p = path; p !== dirname(p) && !seen.has(p); p = dirname(p)) {
+      if (!(depth === 0 && p === path) && !inside(p)) continue;
+      seen.add(p);
+      let target: string;
+      try {
+        if (!lstatSync(p).isSymbolicLink()) continue;
+        target = readlinkSync(p);
+        out.push({ path: p, target, folder: realpathSync.native(dirname(p)) });
+      } catch {
+        continue; // not there: nothing to keep
+      }
+      note(resolve(dirname(p), target), depth + 1);
     }
-    // Each folder on the way to the target, as the kernel would take it, that is a link; and the target itself.
-    const to = resolve(dirname(path), target);
-    for (let p = dirname(to); p !== dirname(p); p = dirname(p)) note(p, depth + 1);
-    note(to, depth + 1);
   };
   for (const path of paths) note(path, 0);
   return out;

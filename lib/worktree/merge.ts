@@ -2,7 +2,7 @@
 // current branch, after a review of what in it would run on the user's machine.
 // The commit reviewed is the commit merged, by object id: a running agent's
 // later commits, or a tag named like the branch, cannot slip in between.
-import { existsSync, statSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { userHome } from '../home.js';
 import { join, resolve, sep } from 'node:path';
 import { git, mergeCommand, mergeTreeCommand, statusCommand, rawDiffCommand, squashCommitCommand } from '../../templates/git.js';
@@ -12,7 +12,7 @@ import type { AgentWork } from './inventory.js';
 import { driversIn, type Repo } from './layout.js';
 import { type Finding, type GitFromTree, parseRaw, review } from './review.js';
 import { namedByGit } from '../git/named-files.js';
-import { includeTargets, parseConfigList } from '../git/repo.js';
+import { includeTargets, parseConfigList, statOrNone } from '../git/repo.js';
 import { QUARANTINE, realOrSelf } from '../git/planted-repos.js';
 
 export interface MergeTarget {
@@ -85,15 +85,9 @@ export function gitReadsFromTree(repo: Repo): GitFromTree {
     // And every file an include names, missing, empty or under a condition not met yet (review, round 33).
     configs: [...config.files, ...includeTargets(config.entries, repo.root, userHome())].flatMap(inTree),
     // Files alone: a folder a hook enters (`cd src && npx lint-staged`) is no program of its (review, round 33: every change under it was listed).
-    named: namedByGit({ top: repo.root, home: userHome(), entries: config.entries, hooks: hooksDir }).filter((n) => !n.folder).flatMap((n) => {
-      let folder = false;
-      try {
-        folder = statSync(n.abs).isDirectory();
-      } catch {
-        // missing, or through a file
-      }
-      return folder ? [] : inTree(n.abs).filter((rel) => rel !== '').map((rel) => ({ path: rel, why: n.why }));
-    }),
+    named: namedByGit({ top: repo.root, home: userHome(), entries: config.entries, hooks: hooksDir })
+      .filter((n) => !n.folder && statOrNone(n.abs)?.isDirectory() !== true)
+      .flatMap((n) => inTree(n.abs).filter((rel) => rel !== '').map((rel) => ({ path: rel, why: n.why }))),
   };
 }
 
