@@ -22,14 +22,13 @@ import { checkoutGit, worktreeOfGitDir } from './run-git-dir.js';
 import { gitDirLink } from './git-dir-links.js';
 import { MAX_GIT_ENTRIES } from './sanitize.js';
 import { noteSharedNames, type SharedNames } from './shared-names.js';
-import { beneath, changedBelow, changeFinder, folderOfUnknownPath, commondirOf, dotGitsUnder, gitPathFile, kernelJoin, kernelPath, kernelWay, moveAside, movedAside, movesWithin, QUARANTINE, realFolder, realOrSelf, removeLink, runChanges, runWrites, kernelFolder, within, writableOutsideTree } from './planted-repos.js';
+import { beneath, changedBelow, changeFinder, folderOfUnknownPath, commondirOf, dotGitsUnder, gitPathFile, kernelJoin, kernelPath, kernelWay, moveAside, movedAside, movesWithin, realFolder, realOrSelf, removeLink, runChanges, runWrites, kernelFolder, within, writableOutsideTree } from './planted-repos.js';
 import { configFoldersOf, isEnvFileName, isLockFileName, isNamedFile, isToolConfigBelow, quarantineDeeperToolConfigs, quarantineToolConfigs } from '../paths/tool-configs.js';
 import { remakeHint, restoreHint } from '../util/style.js';
 import { executedKind, sourcedByEnvrc, venvCheck } from '../paths/host-executed.js';
 import { stashbaseHome } from '../home.js';
 import { noteLinks, type ProtectedLink, restoreLinks } from '../paths/protected-links.js';
 
-const SUFFIX = QUARANTINE;
 
 /** Keys git init, clone and submodule write, which run nothing. */
 const HARMLESS = [
@@ -289,10 +288,10 @@ function settleExecuted(root: string, paths: string[], sourced: Set<string>, isV
       }
       continue;
     }
-    const failed = moveAside(p);
-    out.push(failed === null
-      ? `the agent made or changed ${p}, ${kind.why}, where git shows nothing: it was renamed ${p}${SUFFIX}; review it, then ${restoreHint(p + SUFFIX, p)}`
-      : `the agent made or changed ${p}, ${kind.why}, and it could not be moved aside (${failed}): review it before you run anything there`);
+    const moved = moveAside(p);
+    out.push(moved.to !== undefined
+      ? `the agent made or changed ${p}, ${kind.why}, where git shows nothing: it was renamed ${moved.to}; review it, then ${restoreHint(moved.to, p)}`
+      : `the agent made or changed ${p}, ${kind.why}, and it could not be moved aside (${moved.failed}): review it before you run anything there`);
   }
   if (caches.length > 0) out.push(`the agent wrote ${caches.length} Python byte-code cache(s) (${caches.slice(0, 3).join(', ')}${caches.length > 3 ? ', …' : ''}), which Python runs instead of their source when the recorded time and size match: removed (Python makes them again)`);
   return out;
@@ -418,13 +417,12 @@ function settleDependencies(folders: string[]): { warnings: string[]; moved: Set
   const moved = new Set<string>();
   const warnings = folders.map((f) => {
     const what = dependencyKind(f);
-    const failed = moveAside(f);
-    if (failed === null) moved.add(f);
-    // (One kept aside by an earlier run is in the way: said, review, round 28g.)
-    const earlier = failed === 'ENOTEMPTY' || failed === 'EEXIST' ? `; ${f}${SUFFIX} from an earlier run is in the way: remove it first` : '';
-    return failed === null
-      ? `the agent changed code in ${f} (${what}), where git shows nothing: it was renamed ${f}${SUFFIX}; install it again (npm ci, pip install), or review it, then ${restoreHint(f + SUFFIX, f)} ([filesystem] keep_executables keeps what a run installs there)`
-      : `the agent changed code in ${f} (${what}), where git shows nothing, and it could not be moved aside (${failed}${earlier}): remove it and install it again before you run your tools there`;
+    // One kept aside by an earlier run, or anything else under that name, gets a name of its own beside it (round 34).
+    const aside = moveAside(f);
+    if (aside.to !== undefined) moved.add(f);
+    return aside.to !== undefined
+      ? `the agent changed code in ${f} (${what}), where git shows nothing: it was renamed ${aside.to}; install it again (npm ci, pip install), or review it, then ${restoreHint(aside.to, f)} ([filesystem] keep_executables keeps what a run installs there)`
+      : `the agent changed code in ${f} (${what}), where git shows nothing, and it could not be moved aside (${aside.failed}): remove it and install it again before you run your tools there`;
   });
   return { warnings, moved };
 }
@@ -487,15 +485,16 @@ function commonDirOf(gitDir: string): string {
  * does not take it for a repository (found in review: git status there ran the agent's fsmonitor, as it would in a
  * bare repository, whose HEAD is renamed for that); with the one line that undoes both.
  */
-function moveGitDirAside(path: string): { failed: string | null; aside: string; head: 'none' | 'renamed' | { failed: string }; back: string } {
-  const aside = path + SUFFIX;
-  const failed = moveAside(path);
-  const hasHead = failed === null && lstatSync(aside, { throwIfNoEntry: false })?.isDirectory() === true && lstatSync(join(aside, 'HEAD'), { throwIfNoEntry: false }) !== undefined;
-  if (!hasHead) return { failed, aside, head: 'none', back: restoreHint(aside, path) };
-  const headFailed = moveAside(join(aside, 'HEAD'));
-  return headFailed === null
-    ? { failed, aside, head: 'renamed', back: restoreHint(join(aside, 'HEAD') + SUFFIX, join(aside, 'HEAD'), [aside, path]) }
-    : { failed, aside, head: { failed: headFailed }, back: restoreHint(aside, path) };
+function moveGitDirAside(path: string): { failed: string | null; aside: string; head: 'none' | { renamed: string } | { failed: string }; back: string } {
+  const moved = moveAside(path);
+  if (moved.to === undefined) return { failed: moved.failed, aside: path, head: 'none', back: '' };
+  const aside = moved.to;
+  const hasHead = lstatSync(aside, { throwIfNoEntry: false })?.isDirectory() === true && lstatSync(join(aside, 'HEAD'), { throwIfNoEntry: false }) !== undefined;
+  if (!hasHead) return { failed: null, aside, head: 'none', back: restoreHint(aside, path) };
+  const head = moveAside(join(aside, 'HEAD'));
+  return head.to !== undefined
+    ? { failed: null, aside, head: { renamed: head.to }, back: restoreHint(head.to, join(aside, 'HEAD'), [aside, path]) }
+    : { failed: null, aside, head: { failed: head.failed }, back: restoreHint(aside, path) };
 }
 
 /** Renames a nested repository's .git aside (moveGitDirAside); returns what to tell. */
@@ -503,11 +502,11 @@ function unplugged(dotGit: string, where: string, found: string[], what: string)
   const moved = moveGitDirAside(dotGit);
   if (moved.failed !== null) return `the agent left a nested repository at ${where} whose git files would run programs (${found.join('; ')}), and its .git could not be renamed (${moved.failed}): remove ${dotGit} before you run git there`;
   const { aside, head } = moved;
-  const said = head === 'none' ? '' : head === 'renamed'
-    ? ` and its HEAD ${join(aside, 'HEAD')}${SUFFIX}, so git takes neither for a repository`
+  const said = head === 'none' ? '' : 'renamed' in head
+    ? ` and its HEAD ${head.renamed}, so git takes neither for a repository`
     : `, but its HEAD could not be renamed (${head.failed}): do not run git inside ${aside}`;
   return `the agent left a nested repository at ${where}, ${what}, whose git files would run programs when your git visits it (git status does): ${found.join('; ')}. ` +
-    `Its .git was renamed ${aside}${said}${head === 'renamed' ? '' : ', so git passes it by'}; review it, then ${moved.back}`;
+    `Its .git was renamed ${aside}${said}${head !== 'none' && 'renamed' in head ? '' : ', so git passes it by'}; review it, then ${moved.back}`;
 }
 
 /**
@@ -600,7 +599,7 @@ function checkTree(cwd: string, env: NodeJS.ProcessEnv, since: number, newRepo: 
     // Its HEAD too: a submodule the agent names after the folder moved aside would have git use it (found in review).
     const { failed, aside, head, back } = moveGitDirAside(m);
     warnings.push(failed === null
-      ? `the agent left a submodule's git directory ${m} whose files would run programs when your git uses it (git submodule update --init does): ${found.join('; ')}. It was renamed ${aside}${head === 'renamed' ? `, its HEAD ${join(aside, 'HEAD')}${SUFFIX}` : head === 'none' ? '' : ` (its HEAD could not be renamed: ${head.failed})`}; review it, then ${back}`
+      ? `the agent left a submodule's git directory ${m} whose files would run programs when your git uses it (git submodule update --init does): ${found.join('; ')}. It was renamed ${aside}${head === 'none' ? '' : 'renamed' in head ? `, its HEAD ${head.renamed}` : ` (its HEAD could not be renamed: ${head.failed})`}; review it, then ${back}`
       : `the agent left a submodule's git directory ${m} whose files would run programs (${found.join('; ')}), and it could not be renamed (${failed}): remove it before you run git submodule in ${root}`);
   }
   if (unlistedModules.length > 0) warnings.push(`stashbase could not list ${unlistedModules.join(', ')}, which may hold submodules' git directories: look there yourself before you run git submodule in ${root}`);
@@ -796,10 +795,10 @@ function checkTree(cwd: string, env: NodeJS.ProcessEnv, since: number, newRepo: 
     const found = risks(git, dir, changedBelow(dirname(dir), root, written) || written(dir) ? () => true : written);
     if (found.length === 0) continue;
     const head = join(dir, 'HEAD');
-    const failed = moveAside(head);
-    warnings.push(failed === null
-      ? `the agent left a bare repository at ${dir}, whose git files would run programs when your git runs inside it: ${found.join('; ')}. Its HEAD was renamed HEAD${SUFFIX}, so git no longer takes the folder for a repository; review it, then ${restoreHint(head + SUFFIX, head)}`
-      : `the agent left a bare repository at ${dir} whose git files would run programs (${found.join('; ')}), and its HEAD could not be renamed (${failed}): remove it before you run git there`);
+    const moved = moveAside(head);
+    warnings.push(moved.to !== undefined
+      ? `the agent left a bare repository at ${dir}, whose git files would run programs when your git runs inside it: ${found.join('; ')}. Its HEAD was renamed ${basename(moved.to)}, so git no longer takes the folder for a repository; review it, then ${restoreHint(moved.to, head)}`
+      : `the agent left a bare repository at ${dir} whose git files would run programs (${found.join('; ')}), and its HEAD could not be renamed (${moved.failed}): remove it before you run git there`);
     } catch (e) {
       warnings.push(`the check of ${dir} could not finish (${(e as Error).message}): look at it yourself before you run git inside it`);
     }

@@ -9,6 +9,7 @@
 import { createHash } from 'node:crypto';
 import { chmodSync, closeSync, constants as fsConstants, type Dir, type Dirent, lstatSync, type Stats, openSync, opendirSync, readdirSync, readlinkSync, realpathSync, renameSync, statSync, unlinkSync } from 'node:fs';
 import { readBackText } from '../readback/file.js';
+import { freeName } from '../paths/free-name.js';
 import { O_PATH } from '../paths/bind-sources.js';
 import type { SharedNames } from './shared-names.js';
 import { KERNEL_FOLDERS } from '../paths/expand.js';
@@ -125,16 +126,26 @@ export function removeLink(path: string): string | null {
   }
 }
 
-/** Renames `path` to `path` + QUARANTINE; returns the error's code when it cannot. */
-export function moveAside(path: string): string | null {
+/** Where moveAside put something, or why it could not. */
+export type Aside = { to: string; failed?: undefined } | { failed: string; to?: undefined };
+
+/**
+ * Renames `path` to a name beside it ending in QUARANTINE that nothing holds
+ * (lib/paths/free-name.ts; review, round 34: a folder the agent left under the
+ * one name tried kept in place what it should take, and a file there was
+ * replaced, an earlier run's quarantine lost); says where, or why it could not.
+ */
+export function moveAside(path: string): Aside {
   const outside = outsideMoves(path);
-  if (outside !== null) return outside;
+  if (outside !== null) return { failed: outside };
+  const to = freeName(path, QUARANTINE);
+  if (to === null) return { failed: `every name for it ending in ${QUARANTINE} is taken` };
   try {
-    renameSync(path, path + QUARANTINE);
-    moves.push([path, path + QUARANTINE]);
-    return null;
+    renameSync(path, to);
+    moves.push([path, to]);
+    return { to };
   } catch (e) {
-    return (e as NodeJS.ErrnoException).code ?? 'error';
+    return { failed: (e as NodeJS.ErrnoException).code ?? 'error' };
   }
 }
 

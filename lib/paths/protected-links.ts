@@ -6,7 +6,7 @@
 // ends: what the agent left there is moved aside, and said.
 import { lstatSync, readlinkSync, realpathSync, symlinkSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
-import { moveAside, QUARANTINE } from '../git/planted-repos.js';
+import { moveAside } from '../git/planted-repos.js';
 import { restoreHint } from '../util/style.js';
 
 export interface ProtectedLink {
@@ -77,12 +77,12 @@ export function restoreLinks(links: ProtectedLink[]): string[] {
     if (same) continue;
     let aside = '';
     if (st) {
-      const failed = moveAside(path);
-      if (failed !== null) {
-        out.push(`the agent replaced ${path}, a symbolic link to ${target} that deny_write protects, and what it left could not be moved aside (${failed}): remove it and put the link back (ln -s ${target} ${path}) before your tools read it`);
+      const moved = moveAside(path);
+      if (moved.to === undefined) {
+        out.push(`the agent replaced ${path}, a symbolic link to ${target} that deny_write protects, and what it left could not be moved aside (${moved.failed}): remove it and put the link back (ln -s ${target} ${path}) before your tools read it`);
         continue;
       }
-      aside = `; what it left there was renamed ${path}${QUARANTINE} (review it, then ${restoreHint(path + QUARANTINE, path)} if you want it)`;
+      aside = `; what it left there was renamed ${moved.to} (review it, then ${restoreHint(moved.to, path)} if you want it)`;
     }
     try {
       symlinkSync(target, path);

@@ -13,7 +13,7 @@
 import { printable } from '../util/printable.js';
 import { realPathOf } from '../util/real-path.js';
 import { lstatSync } from 'node:fs';
-import { linkOutOnTheWay, moveAside, QUARANTINE } from '../git/planted-repos.js';
+import { linkOutOnTheWay, moveAside } from '../git/planted-repos.js';
 import { join } from 'node:path';
 import { inside, rulePaths } from './rules.js';
 import { findRepoRoot } from '../git/repo.js';
@@ -136,14 +136,15 @@ export function quarantineToolConfigs(missing: string[], since: number | null): 
 
 /** Moves `p` aside; what to tell (`did`: what the agent did to it; `when`: when your tools would meet it). */
 function setAside(p: string, did: string, when: string, before: string): string {
-  const failed = moveAside(p);
-  if (failed === null) return `the agent ${did} ${p}, which your own tools would run or obey ${when}: it was renamed ${p}${QUARANTINE}; review it, then ${restoreHint(p + QUARANTINE, p)} (a profile's allow_write naming it lets the agent write it: docs/profiles.md)`;
+  const moved = moveAside(p);
+  if (moved.to !== undefined) return `the agent ${did} ${p}, which your own tools would run or obey ${when}: it was renamed ${moved.to}; review it, then ${restoreHint(moved.to, p)} (a profile's allow_write naming it lets the agent write it: docs/profiles.md)`;
   // Reached through a link in the tree that leads out of it: the link goes aside, so the path no longer leads there.
   const link = linkOutOnTheWay(p);
-  if (link !== null && moveAside(link) === null) {
-    return `the agent ${did} ${p}, which your own tools would run or obey ${when}, through ${link}, a link out of the tree (to ${printable(realPathOf(link + QUARANTINE) ?? 'elsewhere', true)}): the link was renamed ${link}${QUARANTINE}; review what it leads to, then ${restoreHint(link + QUARANTINE, link)}`;
+  const linkMoved = link !== null ? moveAside(link) : null;
+  if (link !== null && linkMoved?.to !== undefined) {
+    return `the agent ${did} ${p}, which your own tools would run or obey ${when}, through ${link}, a link out of the tree (to ${printable(realPathOf(linkMoved.to) ?? 'elsewhere', true)}): the link was renamed ${linkMoved.to}; review what it leads to, then ${restoreHint(linkMoved.to, link)}`;
   }
-  return `the agent ${did} ${p}, which your own tools would run or obey, and it could not be moved aside (${failed}): review it before you ${before}`;
+  return `the agent ${did} ${p}, which your own tools would run or obey, and it could not be moved aside (${moved.failed}): review it before you ${before}`;
 }
 
 const PARTS = new Set(TOOL_CONFIGS.flatMap((n) => n.split('/')));

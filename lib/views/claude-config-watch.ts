@@ -15,6 +15,7 @@ import { LOGIN_SHAPES, mergeLogin } from './login-merge.js';
 import { hostPathOf } from './materialize.js';
 import { revertClaudeConfig } from './claude-config.js';
 import { readBackText } from '../readback/file.js';
+import { freeName } from '../paths/free-name.js';
 
 const MAX = 16 << 20;
 
@@ -114,9 +115,10 @@ function replaceWith(file: string, text: string): void {
   renameSync(tmp, file);
 }
 
-/** Moves what is at `file` aside (never following it); returns where it went. */
+/** Moves what is at `file` aside (never following it), under a name nothing holds (round 34: a folder of the agent's under the one name kept its file in place); returns where it went. */
 function moveAside(file: string, session: string): string {
-  const aside = `${file}.sandbox-${session}`;
+  const aside = freeName(`${file}.sandbox-${session}`, '');
+  if (aside === null) throw Object.assign(new Error(`every name beside it to move it to is taken`), { code: 'EEXIST' });
   renameSync(file, aside);
   return aside;
 }

@@ -10,6 +10,8 @@ import { liveSessions, processAlive, type SessionRecord } from '../run/session.j
 import { branchExists, driversIn, expectedPointers, locate, pointersIntact, type Repo, type Worktree, worktreeOf } from './layout.js';
 import { freshName, NAME_PATTERN } from './names.js';
 import { realPathOf } from '../util/real-path.js';
+import { freeName } from '../paths/free-name.js';
+import { QUARANTINE } from '../git/planted-repos.js';
 
 export interface Started {
   repo: Repo;
@@ -137,7 +139,12 @@ export function restorePointers(w: Worktree): void {
   for (const { file, content } of expectedPointers(w)) {
     // A link or a file: removed (a link itself, never what it names); a folder moved aside, never removed; then the pointer made afresh.
     const st = lstatSync(file, { throwIfNoEntry: false });
-    if (st?.isDirectory()) renameSync(file, `${file}.stashbase-quarantine`);
+    if (st?.isDirectory()) {
+      // Under a name nothing holds (round 34: a folder of the agent's under the one name stopped the rename, and the run's end with it).
+      const aside = freeName(file, QUARANTINE);
+      if (aside === null) throw new SandboxUnavailableError(`worktree ${w.name} is UNSAFE: ${file} is a folder the agent made, and every name to move it aside to is taken; stashbase wrote nothing there: inspect it by hand before you run git in it`);
+      renameSync(file, aside);
+    }
     else if (st !== undefined) rmSync(file, { force: true });
     writeFileSync(file, content, { flag: 'wx' });
   }

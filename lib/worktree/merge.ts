@@ -14,6 +14,7 @@ import { type Finding, type GitFromTree, parseRaw, review } from './review.js';
 import { namedByGit } from '../git/named-files.js';
 import { includeTargets, parseConfigList, statOrNone } from '../git/repo.js';
 import { QUARANTINE, realOrSelf } from '../git/planted-repos.js';
+import { firstFew } from '../util/printable.js';
 
 export interface MergeTarget {
   /** The checkout's current branch, short name. */
@@ -41,9 +42,10 @@ export function mergeTarget(repo: Repo, work: AgentWork): MergeTarget {
   if (work.status === 'dirty') {
     // Some of them may be stashbase's own: what it moved aside at the end of a run, as your tools would have run it.
     const st = probe(statusCommand(repo.git, work.path as string, driversIn(repo, work.path as string), { nul: true }));
-    const aside = st.stdout.split('\0').map((l) => l.slice(3)).filter((f) => f.endsWith(QUARANTINE)).map((f) => f.slice(0, -QUARANTINE.length));
+    // Named as they are now: one in the way of the first name got a numbered one (lib/paths/free-name.ts).
+    const aside = st.stdout.split('\0').map((l) => l.slice(3)).filter((f) => f.endsWith(QUARANTINE));
     if (aside.length > 0) {
-      throw fail(`${work.name} has uncommitted changes in ${work.path}: stashbase moved aside ${aside.map((f) => JSON.stringify(f)).join(', ')} at the end of a run there (each would run on your machine; named then), as ${aside.length === 1 ? 'a file' : 'files'} ending in ${QUARANTINE}. Review ${aside.length === 1 ? 'it' : 'them'}, then in ${work.path} restore (mv NAME${QUARANTINE} NAME) or delete ${aside.length === 1 ? 'it' : 'them'} and commit or discard what is left`);
+      throw fail(`${work.name} has uncommitted changes in ${work.path}: stashbase moved aside ${aside.length === 1 ? 'a file' : 'files'} at the end of a run there (each would run on your machine; named then), as ${firstFew(aside.map((f) => JSON.stringify(f)), 10)}. Review ${aside.length === 1 ? 'it' : 'them'}, then in ${work.path} restore (mv NAME${QUARANTINE} NAME) or delete ${aside.length === 1 ? 'it' : 'them'} and commit or discard what is left`);
     }
     throw fail(`${work.name} has uncommitted changes in ${work.path}; commit or discard them there first`);
   }

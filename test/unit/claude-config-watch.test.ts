@@ -4,7 +4,7 @@
 // through.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, renameSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { reapStaleRuns } from '../../lib/run/reap.js';
@@ -149,4 +149,19 @@ test('(review, rounds 27c and 27d) the login files written in place (macOS): the
   const before = lstatSync(creds).mtimeMs;
   assert.deepEqual(settleFromSnapshot(again, 'ags_m'), []);
   assert.equal(lstatSync(creds).mtimeMs, before);
+});
+
+test("(review, round 34) a folder the agent left at the name its file is moved to does not keep the file's executable entries in place: moved beside under a numbered name, your file as it was; control: the one rename made before fails onto the folder", () => {
+  writeFileSync(cfg, JSON.stringify(MINE));
+  const snap = keepClaudeConfigStart(h, t.env, stateDir());
+  // Broken JSON holding a server: not checked entry by entry, so moved aside whole.
+  writeFileSync(cfg, '{"mcpServers":{"evil":{"command":"sh"}},');
+  mkdirSync(join(`${cfg}.sandbox-ags_w`, 'x'), { recursive: true });
+  assert.deepEqual(settleFromSnapshot(snap, 'ags_w'), [`${cfg}: the sandbox left a file stashbase cannot read as JSON (the whole file (not valid JSON)); it was moved to ${cfg}.sandbox-ags_w-2 and the file is as it was`]);
+  assert.deepEqual(JSON.parse(readFileSync(cfg, 'utf8')), MINE);
+  assert.match(readFileSync(`${cfg}.sandbox-ags_w-2`, 'utf8'), /evil/);
+  // Control: a rename to the one name.
+  writeFileSync(`${cfg}.ctl`, '{}');
+  assert.throws(() => renameSync(`${cfg}.ctl`, `${cfg}.sandbox-ags_w`), { code: 'EISDIR' });
+  unlinkSync(`${cfg}.ctl`);
 });

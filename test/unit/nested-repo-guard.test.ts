@@ -3,7 +3,7 @@
 // out of it), nor hang on a FIFO planted where a pointer file should be.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, realpathSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
@@ -985,7 +985,13 @@ test("(review, round 28g) an environment moved aside whole keeps what is in it a
   const again = await runStarts();
   assert.equal(sh("echo 'import os' > $(echo .venv/lib/python3*/site-packages)/y.pth").status, 0);
   const second = checkNestedRepos(root, env, again);
-  assert.ok(second.some((w) => w.includes(`could not be moved aside (ENOTEMPTY; ${join(root, '.venv')}.stashbase-quarantine from an earlier run is in the way: remove it first)`)), second.join('\n'));
+  // (Round 34) No longer left in place: moved beside it under a numbered name, the earlier one kept as it was.
+  assert.ok(second.some((w) => w.startsWith(`the agent changed code in ${join(root, '.venv')} (a Python environment`) && w.includes(`it was renamed ${join(root, '.venv')}-2.stashbase-quarantine;`)), second.join('\n'));
+  assert.deepEqual([existsSync(join(root, '.venv')), existsSync(join(root, '.venv-2.stashbase-quarantine', 'bin', 'python')), existsSync(join(root, '.venv.stashbase-quarantine', 'old'))], [false, true, true]);
+  // Control: the one rename the check made before, onto the earlier folder, fails and leaves the environment in place.
+  mkdirSync(join(root, 'ctl', 'aside', 'old'), { recursive: true });
+  mkdirSync(join(root, 'ctl', 'env'));
+  assert.throws(() => renameSync(join(root, 'ctl', 'env'), join(root, 'ctl', 'aside')), { code: 'ENOTEMPTY' });
 });
 
 test('(review, round 29) the command printed to make a removed link again: `--` before a target spelled as an option (pasted, `ln -s --target-directory=<folder> <link>` planted a link in that folder); unlisted: a target starting with one dash; control: the command as it was printed plants the link elsewhere', async () => {
