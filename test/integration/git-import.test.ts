@@ -78,6 +78,39 @@ for (const backend of ['native', 'docker'] as const) {
     const refs = () => r.git(['for-each-ref', '--format=%(refname) %(objectname)']);
     const fsckClean = () => r.git(['fsck', '--no-progress', '--no-dangling']) === '';
 
+    test("(review, round 34) a hook of yours linked to a script of the tree (.git/hooks/pre-commit -> ../../scripts/pre-commit, git's common set-up) no longer refuses a run: the agent's commit runs it in the run and comes back, the script read-only there; a hard link there (unlisted) still refuses one, its other name the agent's to write; control: outside, the script is written and your next commit runs it", async () => {
+      const marker = join(r.home, `PWNED-hooklink-${backend}`);
+      const pre = writeFile(join(r.root, 'scripts', 'pre-commit'), '#!/bin/sh\necho hook-ran\n');
+      spawnSync('chmod', ['+x', pre]);
+      assert.equal(outside('git add scripts && git -c user.name=u -c user.email=u@x commit -qm scripts && ln -s ../../scripts/pre-commit .git/hooks/pre-commit', r.root, r.env).status, 0);
+      try {
+        const write = `echo 'touch ${marker}' >> scripts/pre-commit || echo refused`;
+        const res = await run(`${write}; git -c user.name=a -c user.email=a@x commit -q --allow-empty -m agent-hooked && echo committed`);
+        assert.equal(res.code, 0, res.stderr);
+        assert.equal(res.stdout, 'refused\ncommitted\n');
+        assert.match(res.stderr, /^hook-ran$/m);
+        assert.equal(r.git(['log', '-1', '--format=%s']), 'agent-hooked\n');
+        assert.equal(readFileSync(pre, 'utf8'), '#!/bin/sh\necho hook-ran\n');
+        r.git(['-c', 'user.name=u', '-c', 'user.email=u@x', 'commit', '-q', '--allow-empty', '-m', 'mine']);
+        assert.equal(existsSync(marker), false);
+        // A hard link in its place: the run is refused before anything runs.
+        spawnSync('sh', ['-c', 'rm .git/hooks/pre-commit && ln scripts/pre-commit .git/hooks/pre-commit'], { cwd: r.root });
+        const hard = await run(`${write}; echo ran`);
+        assert.equal(hard.code, 4, hard.stderr);
+        assert.equal(hard.stdout, '');
+        assert.match(hard.stderr, /\.git holds hooks\/pre-commit \(a hard link: the same file has another name\), through which the run's import would write elsewhere/);
+        // Control: outside, the write lands and your next commit runs it.
+        const ctl = copyOf(r.root, 'hooklink-control');
+        spawnSync('sh', ['-c', 'rm .git/hooks/pre-commit && ln -s ../../scripts/pre-commit .git/hooks/pre-commit'], { cwd: ctl });
+        assert.equal(outside(write, ctl, r.env).stdout, '');
+        assert.equal(outside('git -c user.name=u -c user.email=u@x commit -q --allow-empty -m c', ctl, r.env).status, 0);
+        assert.equal(existsSync(marker), true);
+        spawnSync('rm', ['-rf', ctl, marker]);
+      } finally {
+        spawnSync('rm', ['-f', join(r.root, '.git', 'hooks', 'pre-commit')]);
+      }
+    });
+
     test('links in the reflog folders (and, unnamed, COMMIT_EDITMSG): your own commit and cherry-pick afterwards write nothing through them', async () => {
       const links = [
         'ln -sf "$HOSTRC" .git/logs/HEAD',
