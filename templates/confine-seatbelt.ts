@@ -15,6 +15,8 @@ export interface ConfineSeatbeltInput {
   tmp: string;
   /** A loopback port it may connect to (the run's proxy); no network when unset. */
   proxyPort?: number;
+  /** Paths inside what it reads that it may not read (what the agent's sandbox hides there): denied after the reads allowed, which the last rule matching decides. */
+  hidden?: Array<{ path: string; dir: boolean }>;
 }
 
 export function buildConfineSeatbeltProfile(i: ConfineSeatbeltInput): string {
@@ -45,6 +47,7 @@ export function buildConfineSeatbeltProfile(i: ConfineSeatbeltInput): string {
     `  (subpath ${sbplString(i.tmp)})`,
     '  (literal "/dev/null")',
     ')',
+    ...(i.hidden ?? []).map((h) => `(deny file-read* (${h.dir ? 'subpath' : 'literal'} ${sbplString(h.path)}))`),
     '(allow mach-lookup (global-name "com.apple.system.opendirectoryd.libinfo"))',
     ...(i.proxyPort !== undefined ? [`(allow network-outbound (remote ip "localhost:${i.proxyPort}"))`] : []),
   ].join('\n') + '\n';

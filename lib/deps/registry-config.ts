@@ -8,7 +8,9 @@ import { dirname, join, resolve } from 'node:path';
 import { cargoIndexCommand, goProxyCommand, npmRegistryCommand, pipIndexCommand, PROBE_MANIFEST } from '../../templates/deps-commands.js';
 import { collect } from '../exec.js';
 import { findTool } from '../util/find-tool.js';
-import { jsonOf } from '../readback/json.js';
+import { isJsonObject, jsonOf } from '../readback/json.js';
+import { readBackText } from '../readback/file.js';
+import toml from 'toml';
 
 const TIMEOUT_MS = 3000;
 export type Located<T> = { ok: T } | { problem: string };
@@ -75,7 +77,11 @@ export async function cratesIndex(cwd: string, env: NodeJS.ProcessEnv): Promise<
   try {
     writeFileSync(join(dir, 'Cargo.toml'), PROBE_MANIFEST);
     writeFileSync(join(dir, 'lib.rs'), '');
-    const r = await collect(cargoIndexCommand(cargo, cargoConfigs(cwd), join(dir, 'Cargo.toml')), { timeoutMs: TIMEOUT_MS });
+    // Never the project's files themselves: only where they say crates come from (review, round 34).
+    const configs = cargoConfigs(cwd);
+    const sources = join(dir, 'sources.toml');
+    if (configs.length > 0) writeFileSync(sources, cargoSourcesConfig(configs));
+    const r = await collect(cargoIndexCommand(cargo, configs.length > 0 ? [sources] : [], join(dir, 'Cargo.toml')), { timeoutMs: TIMEOUT_MS });
     const m = /failed to download from `(https?:\/\/[^`\s]+?)config\.json`/.exec(r.stderr);
     const index = url(m?.[1]);
     if (index === undefined) return { problem: `cargo did not say where its index is (${r.stderr.trim().split('\n')[0] ?? 'no output'})` };
@@ -83,6 +89,56 @@ export async function cratesIndex(cwd: string, env: NodeJS.ProcessEnv): Promise<
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** A configuration file of the tree's is read up to this size; a larger one is passed by. */
+const MAX_CARGO_CONFIG = 256 * 1024;
+
+/**
+ * What the probe gives cargo of the tree's configuration files (nearest
+ * last, later values winning, as cargo merges them): where crates come from
+ * (`source.<name>.replace-with` and `.registry`, `registries.<name>.index`),
+ * parsed, written by stashbase; nothing else. Found in review (round 34): the
+ * agent's own `.cargo/config.toml`, handed to cargo whole, set `http.proxy`
+ * (the dead proxy passed by, the host's network used) and a registry's
+ * `credential-provider`, a command cargo ran on the host. A file that is a
+ * link, too large or not TOML is passed by.
+ */
+export function cargoSourcesConfig(files: string[]): string {
+  const tables = { source: new Map<string, Map<string, string>>(), registries: new Map<string, Map<string, string>>() };
+  const fields = { source: ['replace-with', 'registry'], registries: ['index'] } as const;
+  for (const file of files) {
+    const text = readBackText(file, MAX_CARGO_CONFIG);
+    if (text === null) continue;
+    let data: unknown;
+    try {
+      data = toml.parse(text);
+    } catch {
+      continue;
+    }
+    for (const table of ['source', 'registries'] as const) {
+      const t = isJsonObject(data) && Object.hasOwn(data, table) ? data[table] : undefined;
+      if (!isJsonObject(t)) continue;
+      for (const name of Object.keys(t)) {
+        const entry = t[name];
+        if (!isJsonObject(entry)) continue;
+        for (const field of fields[table]) {
+          const value = Object.hasOwn(entry, field) ? entry[field] : undefined;
+          if (typeof value !== 'string') continue;
+          const kept = tables[table].get(name) ?? new Map<string, string>();
+          kept.set(field, value);
+          tables[table].set(name, kept);
+        }
+      }
+    }
+  }
+  const lines: string[] = [];
+  for (const table of ['source', 'registries'] as const) {
+    for (const [name, kept] of tables[table]) {
+      lines.push(`[${table}.${JSON.stringify(name)}]`, ...[...kept].map(([k, v]) => `${k} = ${JSON.stringify(v)}`));
+    }
+  }
+  return lines.join('\n') + '\n';
 }
 
 /** The cargo configuration files cargo itself would read from `dir` upward (.cargo/config.toml, else .cargo/config), the nearest last. */

@@ -21,6 +21,7 @@ import { type DependencyCheckSettings, SETTINGS_VAR, settingsToEnv } from '../de
 import { ECOSYSTEMS } from '../deps/types.js';
 import { HOOK_TOKEN_VAR, HOOK_URL_VAR, REPORT_FD_VAR } from './hook-env.js';
 import { HOOK_AGENTS } from './hook-answer.js';
+import type { Hidden } from '../paths/hidden.js';
 import { type DependencyEvent, parseDependencyEvent } from './report.js';
 import { jsonOf } from '../readback/json.js';
 
@@ -123,6 +124,8 @@ export interface RunAgentHookInput extends HookRequest {
   readable?: string[];
   /** The proxy's loopback port, for Seatbelt (macOS): the only place the check may connect to. */
   proxyPort?: number;
+  /** What the agent's sandbox hides in the working tree (deny_read, isolated paths): hidden from the check too (round 34). */
+  hidden?: Hidden[];
   platform?: NodeJS.Platform;
 }
 
@@ -145,13 +148,13 @@ function confineCheck(cmd: Command, cli: CliFiles, i: RunAgentHookInput): Comman
     const bwrap = findTool('bwrap', process.env);
     if (!bwrap) return 'bubblewrap (bwrap) is not installed, and the check never runs unconfined';
     return buildConfineCommand({
-      bwrap, system: systemPaths(), etc: existingEtc(), binds: read.map((p) => ({ src: p, dest: p })), cwd: i.cwd, command, env,
+      bwrap, system: systemPaths(), etc: existingEtc(), binds: read.map((p) => ({ src: p, dest: p })), hidden: i.hidden ?? [], cwd: i.cwd, command, env,
       inherited: Object.keys(process.env), network: true, pipes: cmd.pipes,
     });
   }
   if (platform === 'darwin') {
     const tmp = realpathSync(tmpdir());
-    const profile = buildConfineSeatbeltProfile({ readOnly: read, tmp, proxyPort: i.proxyPort });
+    const profile = buildConfineSeatbeltProfile({ readOnly: read, hidden: i.hidden ?? [], tmp, proxyPort: i.proxyPort });
     return { ...buildConfineSeatbeltCommand('/usr/bin/sandbox-exec', profile, command, i.cwd, { ...env, HOME: tmp, TMPDIR: tmp }, Object.keys(process.env)), pipes: cmd.pipes };
   }
   return `agent hooks run on the host only confined (bubblewrap on Linux, Seatbelt on macOS), which ${platform} has not`;

@@ -21,6 +21,8 @@ import { type CliFiles, thisCli } from './cli-files.js';
 import { parseScanRequest, plainPath, type ScanRequest } from './scan-request.js';
 import { scrubBuffer, scrubPairs } from '../proxy/scrub.js';
 import { SAFE_ENV } from '../../templates/git.js';
+import type { Hidden } from '../paths/hidden.js';
+import { MIN_BOUND_LENGTH } from '../scan/detectors.js';
 
 export interface ScanAnswer {
   /** The scan's exit code: 0 clean, 1 found (or could not run), 2 refused; the hook exits with it. */
@@ -48,6 +50,12 @@ export interface HostScanContext {
    * sandbox paths. Real host paths.
    */
   mounts: ScanMount[];
+  /**
+   * What the agent's sandbox hides in them (review, round 34: the scan was
+   * shown the whole tree, and an index file named as one the agent may not
+   * read had git print its first bytes).
+   */
+  hidden?: Hidden[];
   /** The run's profile: it must allow the secret_scan hook; its bound secrets are searched for. */
   profile: Profile;
   /** The host environment the run started from: where the bound secrets' real values are. */
@@ -89,12 +97,14 @@ function scanEnv(req: ScanRequest, tmp: string): Record<string, string> {
  * The bound secrets' real values under their profile names. The scan reads
  * them from its standard input (--secrets-stdin): in an environment, any
  * process the repository's config could make git start would inherit them.
+ * One too short to be searched for is not given: the scan would say so, and
+ * so tell the agent its length (review, round 34).
  */
 export function scanSecrets(ctx: Pick<HostScanContext, 'profile' | 'env'>): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, s] of Object.entries(ctx.profile.secrets)) {
     const value = secretValue(s, ctx.env);
-    if (value !== undefined && value !== '') out[name] = value;
+    if (value !== undefined && value.length >= MIN_BOUND_LENGTH) out[name] = value;
   }
   return out;
 }
@@ -116,12 +126,12 @@ export function confinedScanCommand(req: ScanRequest, ctx: HostScanContext, tmp:
   if (platform === 'linux') {
     const bwrap = findTool('bwrap', ctx.env);
     if (!bwrap) return 'bubblewrap (bwrap) is not installed, and the scan never runs unconfined';
-    return buildConfineCommand({ bwrap, system: systemPaths(), etc: existingEtc(), binds, cwd: req.cwd, command, env: { ...env, HOME: '/tmp', TMPDIR: '/tmp' }, inherited });
+    return buildConfineCommand({ bwrap, system: systemPaths(), etc: existingEtc(), binds, hidden: ctx.hidden ?? [], cwd: req.cwd, command, env: { ...env, HOME: '/tmp', TMPDIR: '/tmp' }, inherited });
   }
   if (platform === 'darwin') {
     // Seatbelt can allow paths, not move them: only a sandbox seen at the host's own paths (as macOS runs are).
     if (binds.some((b) => b.src !== b.dest)) return "the sandbox's view of the repository cannot be shown to a scan under Seatbelt";
-    const profile = buildConfineSeatbeltProfile({ readOnly: binds.map((b) => b.src), tmp });
+    const profile = buildConfineSeatbeltProfile({ readOnly: binds.map((b) => b.src), hidden: ctx.hidden ?? [], tmp });
     return buildConfineSeatbeltCommand('/usr/bin/sandbox-exec', profile, command, req.cwd, env, inherited);
   }
   return `the secret_scan hook is not available on ${platform}: the scan runs only confined (bubblewrap on Linux, Seatbelt on macOS)`;
@@ -144,7 +154,9 @@ async function scanOnce(body: unknown, ctx: HostScanContext): Promise<ScanAnswer
   if (workTree === null || ctx.mounts.some((m) => plainPath(m.sandbox) !== m.sandbox || plainPath(m.host) !== m.host)) {
     return { exit: 4, stdout: '', stderr: 'stashbase secret scan: cannot scan: the run gave no usable working tree\n' };
   }
-  const req = parseScanRequest(body, workTree, ctx.mounts.map((m) => m.sandbox));
+  // An index file only in a git directory (round 34): the first mount is the tree itself, the rest its git directories;
+  // and the tree's .git (a run with no git directory of its own), where what the sandbox hides stays hidden all the same.
+  const req = parseScanRequest(body, workTree, [join(workTree, '.git'), ...ctx.mounts.slice(1).map((m) => m.sandbox)]);
   if (typeof req === 'string') return refuse(req);
   const tmp = realpathSync(mkdtempSync(join(tmpdir(), 'stashbase-scan-')));
   try {

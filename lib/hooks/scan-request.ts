@@ -1,8 +1,8 @@
 // What a sandbox may ask the host to scan, checked strictly: the hook's JSON
 // body {"args": [...], "cwd": "...", "indexFile": "..."} is agent-controlled.
 // Only --staged, --range <hex>..<hex> and --json; a working directory inside
-// the run's working tree; an index file inside what the scan is shown of the
-// sandbox (the working tree and its git directories). Paths are sandbox paths:
+// the run's working tree; an index file inside the run's git directories
+// (review, round 34: one anywhere in the tree had git print a file's first bytes). Paths are sandbox paths:
 // the confined scan sees the sandbox's layout (lib/hooks/host-scan.ts).
 import { isAbsolute } from 'node:path';
 
@@ -48,9 +48,9 @@ export function checkScanArgs(args: unknown): string[] | string {
 
 /**
  * The request, or why it is refused. `workTree`: the run's working tree as
- * the sandbox sees it; `visible`: every sandbox path the scan is shown.
+ * the sandbox sees it; `gitDirs`: its git directories, where an index may be.
  */
-export function parseScanRequest(body: unknown, workTree: string, visible: string[]): ScanRequest | string {
+export function parseScanRequest(body: unknown, workTree: string, gitDirs: string[]): ScanRequest | string {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return 'the request is not a JSON object';
   const b = body as Record<string, unknown>;
   for (const k of Object.keys(b)) if (!['args', 'cwd', 'indexFile'].includes(k)) return `unknown field ${JSON.stringify(k.slice(0, 40))}`;
@@ -63,7 +63,7 @@ export function parseScanRequest(body: unknown, workTree: string, visible: strin
   if (b.indexFile !== undefined) {
     if (typeof b.indexFile !== 'string') return 'indexFile must be a string';
     const index = plainPath(b.indexFile);
-    if (index === null || !visible.some((v) => within(index, v))) return `indexFile ${JSON.stringify(b.indexFile.slice(0, 200))} is not inside the run's working tree or git directories`;
+    if (index === null || !gitDirs.some((v) => within(index, v))) return `indexFile ${JSON.stringify(b.indexFile.slice(0, 200))} is not inside the run's git directories`;
     req.indexFile = index;
   }
   return req;

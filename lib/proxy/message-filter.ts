@@ -16,7 +16,7 @@
 // prefix of the secret: an agent read a whole token back that way, one
 // character at a time. What the window held still counts when the next bytes
 // come: a value split across the release is found whole.
-import { type FormSearch, searchFor } from './form-search.js';
+import { type FormSearch, searchFor } from '../secrets/form-search.js';
 import { lastBreak } from './scrub.js';
 import type { BodyNeedle } from './secrets.js';
 
@@ -62,7 +62,7 @@ export class Guard implements MessageFilter {
     this.search = searchFor(needles, () => kept.map((n) => ({ window: n.needle.length, forms: [n.needle] })));
   }
 
-  /** Whether a value is in the bytes, found at a cost its bytes do not change (lib/proxy/form-search.ts). */
+  /** Whether a value is in the bytes, found at a cost its bytes do not change (lib/secrets/form-search.ts). */
   private check(buf: Buffer): void {
     const hit = this.search.find(buf)[0];
     if (hit !== undefined) {

@@ -10,9 +10,9 @@
 // window of fixed length (three times the longest value, less one: as long as
 // any form of it can be, whatever its bytes) for a few milliseconds, whatever
 // is in it: how long a byte takes never depends on the secret
-// (lib/proxy/message-filter.ts). The forms are found by lib/proxy/form-search.ts,
+// (lib/proxy/message-filter.ts). The forms are found by lib/secrets/form-search.ts,
 // whose cost does not depend on them either.
-import { FormSearch } from './form-search.js';
+import { FormSearch } from '../secrets/form-search.js';
 import type { BoundSecret } from './secrets.js';
 
 export interface ScrubPair {
@@ -26,7 +26,7 @@ export interface ScrubPair {
   secret: number;
 }
 
-/** How a run's pairs are searched: one group per secret (lib/proxy/form-search.ts), fixed by the secrets alone. */
+/** How a run's pairs are searched: one group per secret (lib/secrets/form-search.ts), fixed by the secrets alone. */
 interface Searched {
   search: FormSearch;
   /** A hit's pair, by group and index in it. */
@@ -138,7 +138,7 @@ export function scrubPairs(secrets: BoundSecret[]): ScrubPair[] {
  * where a form that began before it ends later.
  *
  * Every whole form is found first, in one search whose cost does not depend on
- * the forms' bytes (lib/proxy/form-search.ts); `src` is the buffer, or its
+ * the forms' bytes (lib/secrets/form-search.ts); `src` is the buffer, or its
  * Latin-1 text (a header's).
  */
 function replaceAll(buf: Buffer, pairs: ScrubPair[], src: Buffer | string = buf, from = 0, limit = buf.length): { out: Buffer; end: number } {

@@ -9,7 +9,7 @@
 // conversations whose history holds another secret's placeholder (a tool's
 // `env` output sent to the model's host). Real values coming back are
 // lib/proxy/scrub.ts's.
-import { type FormSearch, searchFor } from './form-search.js';
+import { type FormSearch, searchFor } from '../secrets/form-search.js';
 import { matchesHost } from './policy.js';
 
 export interface BoundSecret {
@@ -92,7 +92,7 @@ const bytesOf = new WeakMap<BoundSecret[], BoundSecret[]>();
 
 /**
  * A real value (spelled as asBytes spells it) looked for in a header or a URL at a cost its bytes do not change
- * (lib/proxy/form-search.ts; found in review: a string search's time told where the value's characters are).
+ * (lib/secrets/form-search.ts; found in review: a string search's time told where the value's characters are).
  */
 function realSearch(s: BoundSecret): FormSearch {
   return searchFor(s, () => [{ window: s.real.length, forms: [Buffer.from(s.real, 'latin1')] }]);

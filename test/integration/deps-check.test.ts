@@ -10,7 +10,10 @@ import { connect } from 'node:net';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { cargoSourcesConfig } from '../../lib/deps/registry-config.js';
+import { PROBE_MANIFEST } from '../../templates/deps-commands.js';
 import { LeafCache } from '../../lib/tls/leaves.js';
 import { cli, REPO, tempHome, writeFile } from '../helpers.js';
 import { testCa } from '../upstream-ca.js';
@@ -94,6 +97,56 @@ describe('the dependency check against local registry and OSV stubs', () => {
     assert.deepEqual(verdicts((await check('go', ['example.test/sb/nope@v1.0.0', 'example.test/sb/mod/sub/pkg@latest'])).decisions), { 'example.test/sb/nope': 'block', 'example.test/sb/mod/sub/pkg': 'ok' });
     // OSV was asked about the Go module, not the package path.
     assert.ok(stub.requests.some((q) => q.path === '/osv/v1/query' && JSON.parse(q.body).package.purl === 'pkg:golang/example.test/sb/mod'));
+  });
+
+  test("(review, round 34) a project's .cargo/config.toml tells the check where crates come from, nothing else: its http.proxy and a registry's credential-provider (unlisted: a net.git-fetch-with-cli) are not given to cargo; control: given whole, as before, cargo sends its index requests to that proxy and runs the provider", { timeout: 60_000 }, async () => {
+    const marker = join(t.dir, 'PWNED-cargo-provider');
+    // The agent's listener: a proxy (absolute form) and a sparse index that wants credentials.
+    const seen: Array<{ url: string; agent: string; auth: string }> = [];
+    const trap = createServer((req, res) => {
+      seen.push({ url: req.url ?? '', agent: String(req.headers['user-agent'] ?? ''), auth: String(req.headers.authorization ?? '') });
+      if ((req.url ?? '').endsWith('/index/config.json')) {
+        res.writeHead(200, { 'Content-Type': 'application/json' });
+        return res.end(JSON.stringify({ dl: `http://127.0.0.1:${port}/dl`, 'auth-required': true }));
+      }
+      res.writeHead(404);
+      res.end();
+    });
+    await new Promise<void>((r) => trap.listen(0, '127.0.0.1', r));
+    const port = (trap.address() as import('node:net').AddressInfo).port;
+    try {
+      const project = join(t.dir, 'cargo-project');
+      const config = writeFile(join(project, '.cargo', 'config.toml'), [
+        '[http]', `proxy = "127.0.0.1:${port}"`,
+        '[net]', 'git-fetch-with-cli = true',
+        '[registries.evil]', `index = "sparse+http://127.0.0.1:${port}/index/"`, `credential-provider = ["cargo:token-from-stdout", "sh", "-c", "touch ${marker}; echo tok"]`,
+        '[source.crates-io]', 'replace-with = "evil"', '',
+      ].join('\n'));
+      const { decisions } = await check('crates', ['sb-some-crate'], project);
+      // The index it names is asked (by the check, through its own HTTP), never through the agent's proxy by cargo.
+      assert.ok(seen.every((q) => !q.agent.startsWith('cargo')), JSON.stringify(seen));
+      assert.ok(seen.every((q) => !q.url.startsWith('http://')), JSON.stringify(seen));
+      assert.equal(existsSync(marker), false);
+      assert.equal(decisions.length, 1);
+      // What the probe gives cargo: the sources alone.
+      assert.equal(cargoSourcesConfig([config]), `[source."crates-io"]\nreplace-with = "evil"\n[registries."evil"]\nindex = "sparse+http://127.0.0.1:${port}/index/"\n`);
+      // Control: the file given to cargo whole (the probe's command before), its proxy and provider used.
+      const probe = join(t.dir, 'cargo-probe');
+      writeFile(join(probe, 'Cargo.toml'), PROBE_MANIFEST);
+      writeFile(join(probe, 'lib.rs'), '');
+      seen.length = 0;
+      const ctl = await new Promise<string>((resolve) => {
+        const c = spawn('cargo', ['--config', config, 'add', '--dry-run', '--quiet', '--manifest-path', join(probe, 'Cargo.toml'), 'stashbase-registry-probe'], { cwd: '/', env: { ...env, CARGO_HTTP_PROXY: 'http://127.0.0.1:9', CARGO_NET_RETRY: '0' }, stdio: ['ignore', 'ignore', 'pipe'] });
+        let err = '';
+        c.stderr.on('data', (d: Buffer) => (err += d.toString()));
+        c.on('close', () => resolve(err));
+        c.on('error', (e) => resolve(e.message));
+      });
+      assert.ok(seen.some((q) => q.agent.startsWith('cargo') && q.url.startsWith(`http://127.0.0.1:${port}/index/`)), `${JSON.stringify(seen)} ${ctl}`);
+      assert.equal(existsSync(marker), true);
+    } finally {
+      trap.close();
+    }
   });
 
   test('a registry or OSV that answers garbage, or nothing in time, leaves the package unchecked, never ok', { timeout: 30_000 }, async () => {

@@ -279,6 +279,26 @@ describe('the confined scan (real bwrap): the agent points it at files outside t
     assert.match(control.stdout, /creds\.ini:1 aws\/AWSAccessKeyID AKIA\*+/);
   });
 
+  test("(review, round 34) what the agent's sandbox hides in the tree (deny_read): named as the index file, refused; (unlisted) read by the scan itself, hidden from it as from the sandbox; control: shown the whole tree, git printed the file's first bytes and the scan finds its key", async () => {
+    const { tree, ctx } = setup('denied');
+    writeFile(join(tree, 'secrets', 'prod.env'), `SK_LIVE=x\naws_access_key_id = ${AWS_ID}\n`);
+    const hidden = { ...ctx, hidden: [{ path: join(tree, 'secrets', 'prod.env'), dir: false }] };
+    const asIndex = await runConfinedScan({ args: ['--staged'], cwd: tree, indexFile: join(tree, 'secrets', 'prod.env') }, hidden);
+    assert.deepEqual([asIndex.exit, asIndex.stdout], [2, '']);
+    assert.match(asIndex.stderr, /indexFile ".*\/secrets\/prod\.env" is not inside the run's git directories/);
+    const cmd = confinedScanCommand({ args: ['secrets/prod.env'], cwd: tree }, hidden, t.dir, thisCli());
+    const confined = await runCapped(cmd as Exclude<typeof cmd, string>, { timeoutMs: 60_000, maxBytes: 1 << 20 });
+    assert.doesNotMatch(confined.stdout + confined.stderr, /AKIA|SK_L/);
+    assert.equal(confined.code, 0, confined.stderr);
+    // Control: the whole tree shown, and the index anywhere in it (as before): git reads the file's first bytes out.
+    const shown = confinedScanCommand({ args: ['--staged'], cwd: tree, indexFile: join(tree, 'secrets', 'prod.env') }, ctx, t.dir, thisCli());
+    const leaked = await runCapped(shown as Exclude<typeof shown, string>, { timeoutMs: 60_000, maxBytes: 1 << 20 });
+    assert.match(leaked.stderr, /bad signature 0x4c5f4b53/);
+    const plain = confinedScanCommand({ args: ['secrets/prod.env'], cwd: tree }, ctx, t.dir, thisCli());
+    const found = await runCapped(plain as Exclude<typeof plain, string>, { timeoutMs: 60_000, maxBytes: 1 << 20 });
+    assert.match(found.stdout, /prod\.env:2 aws\/AWSAccessKeyID AKIA\*+/);
+  });
+
   test("the sandbox's own view of .git (a native run's copy of the index): the scan reads the agent's index, not the real one", async () => {
     const { tree } = setup('view');
     writeFile(join(tree, 'staged.ini'), `aws_access_key_id = ${AWS_ID}\n`);

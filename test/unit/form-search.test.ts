@@ -1,11 +1,11 @@
 // Finding secrets' values at a cost their bytes do not change
-// (lib/proxy/form-search.ts): every whole form found, as a plain search finds
+// (lib/secrets/form-search.ts): every whole form found, as a plain search finds
 // it; and the time over a body of an agent's pattern the same whether its
 // characters are in the secret or not, where a string search's time (the
 // control) tells them apart.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { FormSearch } from '../../lib/proxy/form-search.js';
+import { FormSearch } from '../../lib/secrets/form-search.js';
 import { BodyRefused, Guard } from '../../lib/proxy/message-filter.js';
 import { scrubBuffer, scrubPairs } from '../../lib/proxy/scrub.js';
 import { rankZ } from '../stats.js';

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
-import { encodeScanAnswer } from '../../lib/hooks/host-scan.js';
+import { encodeScanAnswer, scanSecrets } from '../../lib/hooks/host-scan.js';
 import { checkScanArgs, parseScanRequest, plainPath } from '../../lib/hooks/scan-request.js';
 import { validateProfile } from '../../lib/profile/validate.js';
 import { buildConfineCommand } from '../../templates/confine.js';
@@ -33,13 +33,15 @@ test('sandbox paths: absolute and spelled plainly', () => {
   }
 });
 
-test('request: fields, cwd inside the working tree, the index inside what the scan is shown', () => {
-  const visible = ['/work/repo', '/work/main/.git'];
+test("request: fields, cwd inside the working tree, the index inside its git directories (round 34: not anywhere in the tree, where git printed the first bytes of a denied file)", () => {
+  const visible = ['/work/main/.git'];
   assert.deepEqual(parseScanRequest({ args: ['--staged'], cwd: '/work/repo/sub/', indexFile: '/work/main/.git/next-index-1.lock' }, tree, visible), { args: ['--staged'], cwd: '/work/repo/sub', indexFile: '/work/main/.git/next-index-1.lock' });
   for (const cwd of ['/etc', '/work/repo2', '/work/repo/../x', '/work']) {
     assert.match(parseScanRequest({ args: ['--staged'], cwd }, tree, visible) as string, /not inside the run's working tree/, cwd);
   }
-  assert.match(parseScanRequest({ args: ['--staged'], cwd: '/work/repo', indexFile: '/home/u/.git/index' }, tree, visible) as string, /not inside the run's working tree or git directories/);
+  for (const indexFile of ['/home/u/.git/index', '/work/repo/secrets/prod.env', '/work/repo']) {
+    assert.equal(parseScanRequest({ args: ['--staged'], cwd: '/work/repo', indexFile }, tree, visible), `indexFile ${JSON.stringify(indexFile)} is not inside the run's git directories`);
+  }
   assert.match(parseScanRequest({ args: ['--staged'], cwd: '/work/repo', env: {} }, tree, visible) as string, /unknown field "env"/);
   assert.match(parseScanRequest({ args: ['--json'], cwd: '/work/repo' }, tree, visible) as string, /exactly one of --staged and --range/);
   assert.match(parseScanRequest([], tree, visible) as string, /not a JSON object/);
@@ -112,4 +114,19 @@ test('profile: secret_scan fails validation on Windows, dependency_check does no
   assert.doesNotThrow(v(['dependency_check'], 'win32'));
   assert.doesNotThrow(v(['secret_scan'], 'linux'));
   assert.doesNotThrow(v(['secret_scan'], 'darwin'));
+});
+
+test("(review, round 34) a bound secret too short to be searched for is not handed to the agent's scan, which would say so and so tell its length; (unlisted) an empty one neither; control: one long enough is", () => {
+  const secrets = { SHORT: { source: 'S', from: { kind: 'env', variable: 'S' } }, EMPTY: { source: 'E', from: { kind: 'env', variable: 'E' } }, LONG: { source: 'L', from: { kind: 'env', variable: 'L' } } };
+  const profile = { secrets } as unknown as Parameters<typeof scanSecrets>[0]['profile'];
+  assert.deepEqual(scanSecrets({ profile, env: { S: 'abcdefg', E: '', L: 'abcdefgh' } }), { LONG: 'abcdefgh' });
+});
+
+test("(review, round 34) the confined scan's and check's Seatbelt profile denies what the agent's sandbox hides, after the reads it allows", () => {
+  const sb = buildConfineSeatbeltProfile({ readOnly: ['/Users/u/proj'], hidden: [{ path: '/Users/u/proj/secrets', dir: true }, { path: '/Users/u/proj/.env', dir: false }], tmp: '/private/tmp/x' });
+  const lines = sb.split('\n');
+  const allow = lines.findIndex((l) => l.includes('(subpath "/Users/u/proj")'));
+  assert.ok(allow > 0);
+  assert.deepEqual(lines.filter((l) => l.startsWith('(deny file-read*')), ['(deny file-read* (subpath "/Users/u/proj/secrets"))', '(deny file-read* (literal "/Users/u/proj/.env"))']);
+  assert.ok(lines.findIndex((l) => l.startsWith('(deny file-read*')) > allow);
 });

@@ -10,6 +10,7 @@ import { parseRange } from '../../lib/scan/git-units.js';
 import { loadRuleSet, ruleSetHits } from '../../lib/scan/rule-set.js';
 import { makePlaceholder } from '../../lib/secrets/placeholder.js';
 import type { ScanUnit } from '../../lib/scan/unit.js';
+import { rankZ } from '../stats.js';
 
 const unit = (text: string, file = 'config.env'): ScanUnit => ({ file, text, lineNumbers: null });
 const rules = async (text: string, file?: string) => (await ruleSetHits(await loadRuleSet(), unit(text, file))).map((h) => [h.rule, h.masked]);
@@ -60,6 +61,46 @@ test('private keys: a real PEM and OpenSSH key block, an encrypted one; a docume
 test('bound secrets: every exact occurrence; too short values are not searched', () => {
   const hits = boundSecretHits('a=s3cr3t-value!\nb="s3cr3t-value!"', [{ name: 'TOKEN', value: 's3cr3t-value!' }, { name: 'PIN', value: '1234' }]);
   assert.deepEqual(hits.map((h) => [h.start, h.rule, h.masked]), [[2, 'bound-secret:TOKEN', '*************'], [19, 'bound-secret:TOKEN', '*************']]);
+});
+
+test('bound secrets in text with characters past Latin-1, several secrets, a value repeated back to back: found at their places in the text, not overlapping themselves', () => {
+  const bound = [{ name: 'A', value: 'ключ-secret-1' }, { name: 'B', value: 'abcabcabc' }];
+  const text = 'é€ ключ-secret-1 😀 abcabcabcabcabcabc ключ-secret-1';
+  const hits = boundSecretHits(text, bound);
+  const plain = (v: string) => { const out = []; for (let i = text.indexOf(v); i !== -1; i = text.indexOf(v, i + v.length)) out.push(i); return out; };
+  assert.deepEqual(hits.map((h) => [h.start, h.end, h.rule]), [...plain('ключ-secret-1').map((i) => [i, i + 13, 'bound-secret:A']), ...plain('abcabcabc').map((i) => [i, i + 9, 'bound-secret:B'])].sort((a, b) => (a[0] as number) - (b[0] as number)));
+  assert.equal(hits.length, 4);
+  // Many hits cost no more than a pass (counted on from the last): 100,000 of them.
+  assert.equal(boundSecretHits('abcabcabc.'.repeat(100_000), bound).length, 100_000);
+});
+
+test("(review, round 34) the scan's time over the agent's text does not tell where a character of a bound secret is: control: a string search's time does", () => {
+  const REAL = 'Kq7vN2xLp9RtY4wZb8sDf3gHj6mC1aE5';
+  const bound = [{ name: 'T', value: REAL }];
+  // The secret's first character, then one of it (last at index 28), against a character it does not hold.
+  const inSecret = 'K1#'.repeat(700_000);
+  const absent = 'K@#'.repeat(700_000);
+  const timedZ = (fn: (t: string) => void): number => {
+    fn(inSecret);
+    fn(absent);
+    const ta: number[] = [];
+    const tb: number[] = [];
+    const once = (t: string) => {
+      const t0 = process.hrtime.bigint();
+      fn(t);
+      return Number(process.hrtime.bigint() - t0) / 1e6;
+    };
+    for (let i = 0; i < 15; i++) {
+      ta.push(once(inSecret));
+      tb.push(once(absent));
+    }
+    return rankZ(ta, tb);
+  };
+  const control = timedZ((t) => void t.indexOf(REAL));
+  assert.ok(Math.abs(control) > 3.5, `control: a string search's time tells them apart (z ${control.toFixed(2)})`);
+  const scan = timedZ((t) => void boundSecretHits(t, bound));
+  assert.ok(Math.abs(scan) < 3.5, `the scan: z ${scan.toFixed(2)}`);
+  assert.equal(boundSecretHits(`x${inSecret.slice(0, 9)}${REAL}`, bound).length, 1);
 });
 
 test('diff: added lines with their line numbers; content that looks like headers; quoted names; deletions; binary', () => {
