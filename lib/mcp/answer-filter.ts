@@ -17,6 +17,22 @@ const EMPTY = Buffer.alloc(0);
 /** A JSON answer is held whole up to this size, an event up to this size; larger is not passed on. */
 export const MAX_JSON_ANSWER = 16 << 20;
 
+/**
+ * The run's room for MCP answers held at once (review, round 34: 32 answers of
+ * 15 MiB, one per upstream connection, held 1.9 GB of stashbase's memory):
+ * `take` charges bytes held (false past the room: nothing charged), `give`
+ * returns them.
+ */
+export interface AnswerBudget {
+  take(n: number): boolean;
+  give(n: number): void;
+  /** The room, in bytes (said in the refusal). */
+  readonly max: number;
+}
+
+/** No room counted (a filter used alone). */
+export const UNCOUNTED: AnswerBudget = { take: () => true, give: () => {}, max: Infinity };
+
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const BOM = '\ufeff';
 
@@ -62,31 +78,37 @@ const refusal = (why: string) => Buffer.from(JSON.stringify({ jsonrpc: '2.0', id
 class JsonAnswer implements MessageFilter {
   private parts: Buffer[] = [];
   private size = 0;
-  private over = false;
-  constructor(private readonly p: ToolPolicy) {}
+  private over: string | null = null;
+  constructor(private readonly p: ToolPolicy, private readonly budget: AnswerBudget) {}
   push(chunk: Buffer): Buffer {
-    if (this.over) return EMPTY;
+    if (this.over !== null) return EMPTY;
+    if (this.size + chunk.length > MAX_JSON_ANSWER) return this.drop(`is larger than ${MAX_JSON_ANSWER} bytes`);
+    if (!this.budget.take(chunk.length)) return this.drop(`would have been held with the run's other MCP answers past ${this.budget.max >> 20} MiB at once (network.limits.mcp_bodies_mb)`);
     this.size += chunk.length;
-    if (this.size > MAX_JSON_ANSWER) {
-      this.over = true;
-      this.parts = [];
-      return EMPTY;
-    }
     this.parts.push(chunk);
+    return EMPTY;
+  }
+  private drop(why: string): Buffer {
+    this.over = why;
+    this.parts = [];
+    this.budget.give(this.size);
+    this.size = 0;
     return EMPTY;
   }
   release(): Buffer {
     return EMPTY;
   }
   end(): Buffer {
-    if (this.over) return refusal(`is larger than ${MAX_JSON_ANSWER} bytes`);
+    if (this.over !== null) return refusal(this.over);
     const all = Buffer.concat(this.parts);
     this.parts = [];
+    this.budget.give(this.size);
+    this.size = 0;
     const filtered = filterJson(all.toString('utf8'), this.p);
     return filtered === 'refused' ? refusal('is not JSON it could read') : filtered === null ? all : Buffer.from(filtered);
   }
   get held(): number {
-    return this.over ? 0 : this.size;
+    return this.size;
   }
 }
 
@@ -150,20 +172,22 @@ class EventAnswer implements MessageFilter {
   private carry: Buffer = EMPTY;
   /** An event over the limit: its bytes are dropped until its end. */
   private skipping = false;
-  constructor(private readonly p: ToolPolicy) {}
+  constructor(private readonly p: ToolPolicy, private readonly budget: AnswerBudget) {}
   push(chunk: Buffer): Buffer {
     const out: Buffer[] = [];
     while (chunk.length > 0) {
       const at = endIn(this.carry, chunk);
       if (at === -1) {
         if (!this.skipping) {
-          this.parts.push(chunk);
-          this.size += chunk.length;
-          // An event that never ends is not held without end: dropped, and what follows until its end too.
-          if (this.size > MAX_JSON_ANSWER) {
+          // An event that never ends is not held without end, nor past the run's room: dropped, and what follows until its end too.
+          if (this.size + chunk.length > MAX_JSON_ANSWER || !this.budget.take(chunk.length)) {
             this.skipping = true;
             this.parts = [];
+            this.budget.give(this.size);
             this.size = 0;
+          } else {
+            this.parts.push(chunk);
+            this.size += chunk.length;
           }
         }
         this.carry = Buffer.from((this.carry.length + chunk.length > 3 ? Buffer.concat([this.carry, chunk]).subarray(-3) : Buffer.concat([this.carry, chunk])));
@@ -174,6 +198,7 @@ class EventAnswer implements MessageFilter {
       if (!this.skipping && this.size + cut <= MAX_JSON_ANSWER) out.push(filterEvent(this.parts.length > 0 ? Buffer.concat([...this.parts, chunk.subarray(0, cut)]) : chunk.subarray(0, cut), this.p));
       this.skipping = false;
       this.parts = [];
+      this.budget.give(this.size);
       this.size = 0;
       this.carry = EMPTY;
       chunk = chunk.subarray(cut);
@@ -186,6 +211,7 @@ class EventAnswer implements MessageFilter {
   end(): Buffer {
     const rest = this.parts.length ? Buffer.concat(this.parts) : EMPTY;
     this.parts = [];
+    this.budget.give(this.size);
     this.size = 0;
     return rest.length && !this.skipping ? filterEvent(rest, this.p) : EMPTY;
   }
@@ -203,7 +229,7 @@ class SniffedAnswer implements MessageFilter {
   private inner: MessageFilter | null = null;
   private head: Buffer[] = [];
   private headSize = 0;
-  constructor(private readonly p: ToolPolicy) {}
+  constructor(private readonly p: ToolPolicy, private readonly budget: AnswerBudget) {}
   push(chunk: Buffer): Buffer {
     if (this.inner) return this.inner.push(chunk);
     this.head.push(chunk);
@@ -219,7 +245,7 @@ class SniffedAnswer implements MessageFilter {
     const first = all[i];
     // "{" or "[": JSON; a field name or a comment: an event stream; anything else (UTF-16, endless white space) is read as JSON and refused.
     const field = first !== undefined && ((first >= 0x41 && first <= 0x5a) || (first >= 0x61 && first <= 0x7a) || first === 0x3a);
-    this.inner = first === 0x7b || first === 0x5b || !field ? new JsonAnswer(this.p) : new EventAnswer(this.p);
+    this.inner = first === 0x7b || first === 0x5b || !field ? new JsonAnswer(this.p, this.budget) : new EventAnswer(this.p, this.budget);
     this.head = [];
     return this.inner.push(all.subarray(bom));
   }
@@ -301,7 +327,7 @@ export function charsetProblem(contentType: string | undefined): string | null {
 }
 
 /** The filter of an answer whose Content-Type is `contentType`. */
-export const answerFilter = (p: ToolPolicy, contentType?: string): MessageFilter => {
+export const answerFilter = (p: ToolPolicy, contentType?: string, budget: AnswerBudget = UNCOUNTED): MessageFilter => {
   const problem = charsetProblem(contentType);
-  return problem === null ? new SniffedAnswer(p) : new OtherCharset(problem);
+  return problem === null ? new SniffedAnswer(p, budget) : new OtherCharset(problem);
 };

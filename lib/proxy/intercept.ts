@@ -30,7 +30,7 @@ import { type BoundSecret, bodyNeedles, rewriteRequest, secretFields } from './s
 import { type TlsFailure, upstreamErrorRule } from './tls-failure.js';
 import { handleUpgrade, refuseUpgrade } from './upgrade.js';
 import type { MessageFilter } from './message-filter.js';
-import { answerFilter } from '../mcp/answer-filter.js';
+import { type AnswerBudget, answerFilter } from '../mcp/answer-filter.js';
 import { MAX_REQUEST_BODY } from '../mcp/jsonrpc.js';
 import { filterRequest, framingProblem } from '../mcp/request-filter.js';
 import { type McpRemote, serverAt } from '../mcp/servers.js';
@@ -159,6 +159,8 @@ export class Interceptor {
 
   /** MCP request bodies held now, all requests together (limits.mcpBodiesMaxBytes). */
   private mcpHeld = 0;
+  /** MCP answers held now (each read whole, or an event at a time, before it is passed on), all together: as much room. */
+  private mcpAnswersHeld = 0;
   private readonly limits: ProxyLimits;
 
   constructor(private readonly o: InterceptOptions, private readonly checkHost: HostCheck) {
@@ -303,9 +305,27 @@ export class Interceptor {
     // A local server has no stream of its own to offer (GET) and no session to end (DELETE).
     if (server.local && h.method !== 'POST') return this.refused(t, h, res, { status: 405, rule: `${h.method} to the local server [mcp.servers.${server.name}] (it answers POST alone)` });
     const headers = [...c.headers, 'Accept-Encoding', 'identity'];
-    // Every answer is read, whatever type it says it is (lib/mcp/answer-filter.ts).
-    const answer = (raw: string[]) => answerFilter(server.policy, rawJoined(raw, 'content-type'));
-    if (h.method !== 'POST') return this.send(t, http, req, res, c, { headers, answer });
+    // Every answer is read, whatever type it says it is (lib/mcp/answer-filter.ts), within the run's room for answers held
+    // at once (review, round 34): what the filter holds is charged, given back as it lets it go, the rest once it is over.
+    let answerHeld = 0;
+    const room = this.limits.mcpBodiesMaxBytes;
+    const budget: AnswerBudget = {
+      max: room,
+      take: (n) => {
+        if (this.mcpAnswersHeld + n > room) return false;
+        this.mcpAnswersHeld += n;
+        answerHeld += n;
+        return true;
+      },
+      give: (n) => {
+        const m = Math.min(n, answerHeld);
+        this.mcpAnswersHeld -= m;
+        answerHeld -= m;
+      },
+    };
+    const answerOver = () => budget.give(answerHeld);
+    const answer = (raw: string[]) => answerFilter(server.policy, rawJoined(raw, 'content-type'), budget);
+    if (h.method !== 'POST') return this.send(t, http, req, answeredThen(res, answerOver), c, { headers, answer });
     // The body is read here before anything is sent: an agent that waits for 100 Continue is told to send it.
     if (rawValue(h.headers, 'expect') !== undefined) res.informational(100, []);
     let parts: Buffer[] = [];
@@ -319,7 +339,10 @@ export class Interceptor {
       this.mcpHeld -= held;
       held = 0;
     };
-    const answering = answeredThen(res, giveBack);
+    const answering = answeredThen(res, () => {
+      giveBack();
+      answerOver();
+    });
     const stop = (status: number, rule: string) => {
       over = true;
       parts = [];

@@ -78,6 +78,81 @@ describe('MCP request bodies: a budget for all at once, a deadline for each (rea
     assert.match(stub.log.requests.at(-1) ?? '', /^POST mcp\.test \/mcp$/);
   });
 
+  test("(review, round 34) answers too: one that would take the answers held at once past the run's room is not passed on, a JSON-RPC error says why; the room comes back when the agent leaves those held; control: with room for all, the same answer passes whole", async () => {
+    // An upstream whose answers to ids 1 and 2 hold 3 MiB each and never end; to any other, 3 MiB whole.
+    const upCa = testCa();
+    const leaf = new LeafCache(upCa).get('big.test');
+    const https = await import('node:https');
+    const answerOf = (id: string) => `{"jsonrpc":"2.0","id":${id},"result":{"pad":"${'b'.repeat(3 * MIB)}"}}`;
+    const big = https.createServer({ key: leaf.keyPem, cert: leaf.certPem }, (req, res) => {
+      let body = '';
+      req.on('data', (d: Buffer) => (body += d.toString()));
+      req.on('end', () => {
+        const id = /"id":(\d+)/.exec(body)?.[1] ?? '0';
+        const text = answerOf(id);
+        res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': String(text.length) });
+        if (id === '1' || id === '2') res.write(text.slice(0, -10));
+        else res.end(text);
+      });
+    });
+    const bigPort = await listen(big as never);
+    const ca = createRunCa(['big.test'], 'test');
+    const run = async (room: number) => {
+      const limits = { headTimeoutMs: 5000, maxConnections: 50, upstreamSocketsPerHost: 8, auditMaxBytes: MIB, mcpBodiesMaxBytes: room };
+      const mcp = [{ name: 'b', url: 'https://big.test/mcp', target: '/mcp', host: 'big.test', port: 443, policy: { server: 'b', allow: null, deny: [] }, local: false }];
+      const ic = new Interceptor({ leaves: new LeafCache(ca), secrets: [], upstreamCa: [upCa.certPem], audit: () => {}, limits, mcp }, hostHeaderProblem);
+      const px = createProxy({ policy: { egressHosts: ['big.test'], denyHosts: [], mapped: { 'big.test': `127.0.0.1:${bigPort}` } }, audit: () => {}, interceptor: ic, secrets: [], limits, mcp });
+      const pport = await listen(px);
+      const ask = async (id: number) => {
+        const s = await tunnel(pport, 'big.test', 443, { caPem: ca.certPem });
+        const r = reader(s);
+        const body = `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"x"}}`;
+        s.write(`POST /mcp HTTP/1.1\r\nHost: big.test\r\nContent-Type: application/json\r\nAccept: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+        return { s, r };
+      };
+      const whole = async (id: number) => {
+        const q = await ask(id);
+        // Chunked (the filter's length is not known ahead): to the last chunk.
+        await q.r.until('\r\n0\r\n\r\n', 10_000);
+        q.s.destroy();
+        const t = text(q.r.all());
+        assert.match(t, /^HTTP\/1\.1 200 [^]*\r\nTransfer-Encoding: chunked\r\n/i);
+        let rest = t.slice(t.indexOf('\r\n\r\n') + 4);
+        let out = '';
+        for (;;) {
+          const eol = rest.indexOf('\r\n');
+          const size = parseInt(rest.slice(0, eol), 16);
+          if (size === 0) return out;
+          out += rest.slice(eol + 2, eol + 2 + size);
+          rest = rest.slice(eol + 2 + size + 2);
+        }
+      };
+      try {
+        const held = [await ask(1), await ask(2)];
+        await new Promise((res) => setTimeout(res, 500));
+        const third = await whole(3);
+        for (const h of held) h.s.destroy();
+        await new Promise((res) => setTimeout(res, 300));
+        const fourth = await whole(4);
+        return [third, fourth];
+      } finally {
+        ic.close();
+        px.close();
+      }
+    };
+    try {
+      const [third, fourth] = await run(8 * MIB);
+      assert.equal(third, JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32603, message: "stashbase: the MCP server's answer would have been held with the run's other MCP answers past 8 MiB at once (network.limits.mcp_bodies_mb), so it was not passed on" } }));
+      assert.equal(fourth, answerOf('4'));
+      // Control: with room for all, the third passes whole.
+      const [wide] = await run(64 * MIB);
+      assert.equal(wide, answerOf('3'));
+    } finally {
+      big.closeAllConnections();
+      big.close();
+    }
+  });
+
   test('(review) a body judged and passed on is held until its answer ends: bodies waiting for an upstream connection count; control: with the budget high enough, the same requests all wait unrefused', async () => {
     // An upstream that reads each request whole and never answers, one connection at a time.
     const upCa = testCa();

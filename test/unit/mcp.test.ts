@@ -11,7 +11,7 @@ import { ambiguity, parseMessages } from '../../lib/mcp/jsonrpc.js';
 import { serverAt } from '../../lib/mcp/servers.js';
 import { filterRequest as _fr, framingProblem } from '../../lib/mcp/request-filter.js';
 import { filterRequest } from '../../lib/mcp/request-filter.js';
-import { toolDecision } from '../../lib/mcp/tool-policy.js';
+import { globMatch, toolDecision, toolListed } from '../../lib/mcp/tool-policy.js';
 import { loadProfile } from '../../lib/profile/load.js';
 import { tempHome, writeFile } from '../helpers.js';
 
@@ -428,4 +428,26 @@ test('(review) an event any reader could take otherwise is dropped: a byte anoth
   for (const ct of [undefined, 'text/event-stream; charset=UTF-8']) assert.equal(through(`event: message\n${listing}\n\n`, ct), `event: message\ndata: ${JSON.stringify(KEPT)}\n\n`);
   const py = spawnSync('python3', ['-c', 'import sys; print(sum(1 for l in sys.stdin.read().splitlines() if l.startswith("data:")))'], { input: `event: message\x0b${listing}\n\n`, encoding: 'utf8' });
   assert.equal(py.stdout, '1\n');
+});
+
+test('(review, round 34) a tool name built to make a glob backtrack ("delete" repeated, then a newline) costs a glob what any name of its length does, in a tools/call and in a tools/list answer; control: the glob as a regular expression takes quadratic time over it', () => {
+  const policy = { server: 'gh', allow: null, deny: ['*delete*'] };
+  const attack = `${'delete'.repeat(20_000)}\n`;
+  const plain = 'x'.repeat(attack.length);
+  const time = (f: () => void) => {
+    const t0 = process.hrtime.bigint();
+    f();
+    return Number(process.hrtime.bigint() - t0) / 1e6;
+  };
+  const decided = toolDecision(policy, attack);
+  assert.equal(decided.allow, false);
+  assert.match(decided.rule, /is not a tool name the MCP specification allows/);
+  assert.ok(time(() => toolDecision(policy, attack)) < 50);
+  assert.equal(toolListed(policy, attack), false);
+  // Within the length a name may have, the same decisions a regular expression makes, in any case and form.
+  assert.deepEqual(['delete_repo', 'Delete_Repo', 'x_delete', 'list', 'ｄｅｌｅｔｅ'].map((n) => toolDecision(policy, n).allow), [false, false, false, true, false]);
+  for (const [g, t, want] of [['a*b?c', 'aXXbYc', true], ['a*b?c', 'abc', false], ['*', '', true], ['?', '', false], ['a**', 'a', true], ['*a*a*a*b', 'a'.repeat(60), false], ['é?', 'éx', true]] as const) assert.equal(globMatch(g, t), want, `${g} ${t}`);
+  // Control: the regular expression the glob was made into.
+  const re = /^.*delete.*$/u;
+  assert.ok(time(() => re.test(attack)) > 20 * Math.max(1, time(() => re.test(plain))));
 });
