@@ -52,7 +52,8 @@ export async function main(argv: string[]): Promise<number> {
     process.stdout.write(`Engine: ${remote.engine} (${remote.from}), not this machine's: a run is live only if it runs from here\n`);
     for (const w of remote.workspaces) process.stdout.write(`Workspace ${w.name}: run ${w.run}, from ${w.origin || 'an unknown machine'}\n`);
   }
-  process.stdout.write(`Agents' home volume ${homeVolume}: ${home}\n`);
+  // Why the size is unknown holds what the engine's du printed (review, round 34: its C1 and bidi characters went out raw).
+  process.stdout.write(`Agents' home volume ${homeVolume}: ${printable(home, true)}\n`);
   if (runs.length === 0) {
     process.stdout.write('No per-run Docker networks or containers.\n');
     return 0;

@@ -151,6 +151,8 @@ export interface ExportInput {
   branch: string;
   /** Your base commit: what the pack leaves out (left out when the clone lacks it). */
   base: string;
+  /** Your repository's object format: the export's own git directory is made in it (review, round 34: made sha1, it found none of a sha256 clone's commits). */
+  objectFormat: 'sha1' | 'sha256';
   /** The agent's own confinement: its seccomp profile's file (read by the docker CLI), memory and CPUs. */
   seccomp: string;
   /** This machine's name (the container's origin label). */
@@ -200,7 +202,7 @@ export function exportCommand(x: ExportInput): Command {
     `elif [ -f ${WORK}/.git/packed-refs ] && [ ! -L ${WORK}/.git/packed-refs ]; then tip=$(awk -v r="$ref" '$2 == r { print $1; exit }' ${WORK}/.git/packed-refs)`,
     'else tip=; fi',
     'case "$tip" in "" | *[!0-9a-f]*) echo none; exit 0 ;; esac',
-    'git init -q --bare /tmp/x',
+    `git init -q --bare --object-format=${x.objectFormat === 'sha256' ? 'sha256' : 'sha1'} /tmp/x`,
     `printf '%s\\n' ${WORK}/.git/objects > /tmp/x/objects/info/alternates`,
     'export GIT_DIR=/tmp/x',
     'git cat-file -e "$tip^{commit}" 2>/dev/null || { echo "its branch names no commit the clone holds" >&2; exit 1; }',

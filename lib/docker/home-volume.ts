@@ -9,6 +9,7 @@ import { measureSeccompProfile } from '../../templates/docker-seccomp.js';
 import { capture, start } from '../exec.js';
 import { isJsonObject, parseJson } from '../readback/json.js';
 import { readBackText } from '../readback/file.js';
+import { printable } from '../util/printable.js';
 
 /** Past this, du is stopped and the size is unknown (an agent's millions of files). */
 const MEASURE_TIMEOUT_MS = 60_000;
@@ -17,7 +18,7 @@ type Size = { bytes: number } | { why: string };
 
 function parseDu(out: string): Size {
   const m = /^(\d+)\s/.exec(out);
-  return m ? { bytes: Number(m[1]) * 1024 } : { why: `du printed ${JSON.stringify(out.slice(0, 80))}` };
+  return m ? { bytes: Number(m[1]) * 1024 } : { why: `du printed ${printable(JSON.stringify(out.slice(0, 80)), true)}` };
 }
 
 /**

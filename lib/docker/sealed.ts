@@ -213,7 +213,11 @@ export function startRelay(o: RelayOptions): RunningRelay {
       } else s = cliStream(o);
       stream = s;
       const m = new RelayMux(s.stdout, s.stdin, { connect: () => connect(o.proxySocket), maxStreams: o.maxStreams, onEnd: (why, bad) => {
-        if (m.greeted && !stopped) o.onEnd(why, bad);
+        if (!m.greeted || stopped) return;
+        o.onEnd(why, bad);
+        // Its stream closed too: the relay, whose input ends, exits, and the agent's connections are refused at once, not
+        // left waiting on a relay that still accepts (review, round 34, after a protocol error).
+        s.kill();
       } });
       const outcome = await Promise.race([m.ready.then(() => 'ready' as const, () => s.closed.then(() => 'ended' as const)), s.closed.then(() => 'ended' as const)]);
       if (outcome === 'ready') {

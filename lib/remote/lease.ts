@@ -9,12 +9,15 @@
 import { leaseCommand, type LeaseInput } from '../../templates/remote-run.js';
 import { SandboxUnavailableError } from '../errors.js';
 import { start } from '../exec.js';
+import { printable } from '../util/printable.js';
 
 /** The lease's length unless STASHBASE_REMOTE_LEASE (seconds) says otherwise. */
 export const LEASE_SECONDS = 30;
 const LEASE_BEAT_MS = 5_000;
 /** What the lease prints once it holds (relay/main.go). */
 const GREETING = 'stashbase-relay lease\n';
+/** How long the setup may take before the lease holds. */
+const SETUP_LIMIT_MS = 10 * 60_000;
 
 export function leaseSeconds(env: NodeJS.ProcessEnv): number {
   const v = Number(env.STASHBASE_REMOTE_LEASE);
@@ -59,11 +62,37 @@ export async function holdLease(l: LeaseInput, tar: Buffer[]): Promise<Lease> {
       if (out.startsWith(GREETING)) resolve();
       else if (out.length >= GREETING.length) reject(new SandboxUnavailableError(`the remote run's lease said ${JSON.stringify(out.slice(0, 80))}; nothing was run`));
     });
-    s.child.on('close', (code) => reject(new SandboxUnavailableError(`the remote engine could not set up the run (${err.trim().split('\n').pop() || `exit ${code}`}); nothing was run`)));
+    // The docker client's last words, without its hint to read its help.
+    const said = () => err.split('\n').filter((l) => l.trim() !== '' && !/^(?:See|Run) 'docker [a-z]+ --help'/.test(l)).pop()?.trim();
+    s.child.on('close', (code) => reject(new SandboxUnavailableError(`the remote engine could not set up the run (${printable(said() || `exit ${code}`, true)}); nothing was run`)));
     s.child.on('error', (e) => reject(new SandboxUnavailableError(`the remote engine could not set up the run (${e.message}); nothing was run`)));
   });
   held.catch(() => {});
-  for (const b of tar) if (!s.child.stdin!.write(b)) await new Promise((r) => s.child.stdin!.once('drain', r));
+  // Written while its client reads; not once it is gone (review, round 34: an engine that refused the container had its
+  // client exit unread, the input's drain never came, and the run waited forever, saying nothing).
+  const stdin = s.child.stdin!;
+  let gone = false;
+  const over = () => {
+    gone = true;
+  };
+  stdin.once('close', over);
+  s.child.once('exit', over);
+  for (const b of tar) {
+    if (gone || stdin.destroyed) break;
+    if (!stdin.write(b)) {
+      await new Promise<void>((r) => {
+        const done = () => {
+          stdin.off('drain', done);
+          stdin.off('close', done);
+          s.child.off('exit', done);
+          r();
+        };
+        stdin.once('drain', done);
+        stdin.once('close', done);
+        s.child.once('exit', done);
+      });
+    }
+  }
   const beat = () => s.child.stdin?.write('.');
   const timer = setInterval(beat, beatMs(l.seconds));
   timer.unref();
@@ -78,9 +107,18 @@ export async function holdLease(l: LeaseInput, tar: Buffer[]): Promise<Lease> {
     clearInterval(timer);
     s.child.stdin?.destroy();
   };
+  // Nor waited for without end: an engine that never lets it hold ends the run here (the setup clones the repository
+  // from the bundle: minutes at most).
+  let limit: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    limit = setTimeout(() => reject(new SandboxUnavailableError(`the remote run's lease did not hold within ${SETUP_LIMIT_MS / 60_000} minutes of its start; nothing was run`)), SETUP_LIMIT_MS);
+  });
+  late.catch(() => {});
   try {
-    await held;
+    await Promise.race([held, late]);
+    clearTimeout(limit);
   } catch (e) {
+    clearTimeout(limit);
     stop();
     release();
     throw e;

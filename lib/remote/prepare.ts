@@ -21,6 +21,7 @@ import { runDirOf } from '../run/run-dir.js';
 import { sessionFile } from '../run/session.js';
 import type { RemotePlan } from './execute.js';
 import { runLimits } from '../proxy/setup.js';
+import { repoFormat } from '../git/run-git-dir.js';
 import type { RemoteTarget } from './target.js';
 
 export interface RemotePrepared {
@@ -68,7 +69,7 @@ export function prepareRemote(ctx: DockerContext, target: RemoteTarget, rp: Remo
     pidNamespace: remoteNames(ctx.session).lease, networkOf: remoteNames(ctx.session).lease,
     relay: REMOTE_RELAY, relayInside: REMOTE_RELAY, entrypoint: ['<the image\'s entrypoint, if any>'], relayStreams: runLimits(ctx.profile).maxConnections,
   };
-  const exp: ExportInput = { docker, session: ctx.session, pid: process.pid, image: helperImage, workspace: rp.workspace, user, branch: rp.branch, base: rp.base, seccomp: seccompFileOf(runDir), origin, seconds: facts.seconds, ...(memory !== undefined ? { memory } : {}), ...(cpus !== undefined ? { cpus } : {}) };
+  const exp: ExportInput = { docker, session: ctx.session, pid: process.pid, image: helperImage, workspace: rp.workspace, user, branch: rp.branch, base: rp.base, objectFormat: repoFormat(rp.repo.gitDir).objectFormat, seccomp: seccompFileOf(runDir), origin, seconds: facts.seconds, ...(memory !== undefined ? { memory } : {}), ...(cpus !== undefined ? { cpus } : {}) };
   const volumes = [toolsVolume(ctx.session, process.pid, origin), ...(rp.fresh ? [workspaceVolume(rp.workspace, `${origin}:${rp.repo.root}`, rp.name)] : [])];
   // The run's branch, made at the base: exactly the history checked for deny_read (HEAD may have moved since).
   const bundleFile = join(runDir, 'repo.bundle');

@@ -6,7 +6,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SandboxUnavailableError } from '../errors.js';
 
-const fits = (dir: string) => join(dir, 'proxy.sock').length <= 100;
+// In bytes (review, round 34: measured in UTF-16 units, a home of 40 CJK characters passed, and the socket was made cut
+// short, in /tmp itself, where it stayed and blocked the next run).
+const fits = (dir: string) => Buffer.byteLength(join(dir, 'proxy.sock')) <= 100;
 
 /** A new private folder in the temp folder, or in /tmp when the temp folder's path is too long. */
 export function shortPrivateDir(prefix: string): string {

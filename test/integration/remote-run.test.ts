@@ -83,6 +83,62 @@ describe('remote runs on a second Docker engine (real engines, tcp:// and ssh://
     assert.equal(readFileSync(join(repo, 'b'), 'utf8'), 'b\n');
   });
 
+  test("(review, round 34) an engine that refuses the lease's container: the run ends at once and says why (it waited for ever, silent: the setup's input was written to a client gone unread); control: the same engine behind the same proxy, passing everything, brings the commit back", { timeout: 180_000 }, async () => {
+    const { createServer, connect } = await import('node:net');
+    const [upHost = '', upPort = ''] = e.tcp.replace('tcp://', '').split(':');
+    // This host's address on the engine's bridge: the engine is not this machine's, as stashbase judges.
+    const gw = bridgeGatewayOf((f) => spawnSync('docker', ['network', 'inspect', 'bridge', '--format', f], { encoding: 'utf8' }).stdout);
+    let refuse = true;
+    const front = createServer({ allowHalfOpen: true }, (c) => {
+      const up = connect({ host: upHost, port: Number(upPort), allowHalfOpen: true });
+      let seen = '';
+      c.on('data', (b: Buffer) => {
+        seen = (seen + b.toString('latin1')).slice(-4096);
+        if (refuse && /POST [^ ]*\/containers\/create\?name=[^ &]*-lease[^ ]* HTTP/.test(seen)) {
+          const body = JSON.stringify({ message: 'the engine refuses this container' });
+          c.end(`HTTP/1.1 500 Internal Server Error\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`);
+          up.destroy();
+          return;
+        }
+        up.write(b);
+      });
+      up.on('data', (b: Buffer) => c.write(b));
+      up.on('end', () => c.end());
+      c.on('end', () => up.end());
+      up.on('error', () => c.destroy());
+      c.on('error', () => up.destroy());
+    });
+    await new Promise<void>((r) => front.listen(0, gw, r));
+    const host = `tcp://${gw}:${(front.address() as import('node:net').AddressInfo).port}`;
+    try {
+      const repo = repository();
+      const script = `echo b > b && git add b && ${COMMIT} through-the-front`;
+      const r = await cli(['agent', 'run', '--docker-sandbox', 'true', '--', 'sh', '-c', script], { env: { ...tcpEnv(), DOCKER_HOST: host }, cwd: repo, timeoutMs: 60_000 });
+      assert.equal(r.code, 4, r.stderr);
+      assert.match(r.stderr, /stashbase: the remote engine could not set up the run \(.*the engine refuses this container.*\); nothing was run/);
+      assert.equal(r.stdout, '');
+      // Control: passing everything, the same run brings its commit back.
+      refuse = false;
+      const ok = await cli(['agent', 'run', '--docker-sandbox', 'true', '--', 'sh', '-c', script], { env: { ...tcpEnv(), DOCKER_HOST: host }, cwd: repo, timeoutMs: 120_000 });
+      assert.equal(ok.code, 0, ok.stderr);
+      assert.equal(git(repo, 'log', '-1', '--format=%s', `stashbase/${nameOf(ok.stderr)}`), 'through-the-front');
+    } finally {
+      front.close();
+    }
+  });
+
+  test('(review, round 34) a sha256 repository: its commit comes back (the export made its own git directory sha1, and found none of the clone\'s commits)', { timeout: 120_000 }, async () => {
+    const repo = join(t.dir, `sha256-${++n}`);
+    mkdirSync(repo, { recursive: true });
+    writeFile(join(repo, 'a'), 'a\n');
+    for (const a of [['init', '-q', '--object-format=sha256'], ['add', 'a'], [...ID, 'commit', '-qm', 'init']]) assert.equal(spawnSync('git', ['-C', repo, ...a]).status, 0);
+    const r = await cli(['agent', 'run', '--docker-sandbox', 'true', '--', 'sh', '-c', `git rev-parse --show-object-format; echo b > b && git add b && ${COMMIT} sha256-back`], { env: tcpEnv(), cwd: repo, timeoutMs: 120_000 });
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, 'sha256\n');
+    assert.doesNotMatch(r.stderr, /not brought back/);
+    assert.equal(git(repo, 'log', '-1', '--format=%s', `stashbase/${nameOf(r.stderr)}`), 'sha256-back');
+  });
+
   test("tcp --resume after you added a commit to the run's branch: the clone there lacks it, and the agent's next commit drops it from the branch; said as a warning even with --silent, with the undo (found in review: a note --silent hid)", { timeout: 180_000 }, async () => {
     const repo = repository();
     const first = await cli(['agent', 'run', '--silent', '--docker-sandbox', 'true', '--worktree', '--', 'sh', '-c', `echo 1 > one && git add one && ${COMMIT} agent-1`], { env: tcpEnv(), cwd: repo, timeoutMs: 120_000 });

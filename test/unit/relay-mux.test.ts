@@ -294,3 +294,53 @@ test('from the review: frames fed a byte at a time are read whole, each byte cop
   toRelay.resume();
   await until(() => !relayIn.isPaused() && relayIn.readableLength === 0, 'read again');
 });
+
+test("(review, round 34) a relay's stream that lies after its greeting is closed, not only read no more: the exec's client is ended, so the relay in the container, its input ended, exits and the agent's connections are refused at once; control: an honest one runs until the run stops it", async () => {
+  const { mkdtempSync, readFileSync, rmSync, writeFileSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { startRelay } = await import('../../lib/docker/sealed.js');
+  const dir = mkdtempSync(join(tmpdir(), 'relay-end-'));
+  const stops: Array<() => void> = [];
+  try {
+    // A docker client of the test's: it writes the greeting, then (when told) a lie, and stays until killed or its input ends.
+    const fake = join(dir, 'docker');
+    writeFileSync(fake, `#!${process.execPath}\nrequire('fs').writeFileSync(${JSON.stringify(join(dir, 'pid'))}, String(process.pid));\nprocess.stdout.write(Buffer.from(process.env.FRAMES, 'base64'));\nprocess.stdin.on('data', () => {});\nprocess.stdin.on('end', () => process.exit(0));\nsetInterval(() => {}, 1000);\n`, { mode: 0o755 });
+    const alive = (pid: number) => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    const pids: number[] = [];
+    const start = async (frames: Buffer) => {
+      rmSync(join(dir, 'pid'), { force: true });
+      process.env.FRAMES = frames.toString('base64');
+      const ended: Array<[string, boolean]> = [];
+      const relay = startRelay({ docker: fake, api: null, session: 'ags_aaaaaaaaaaaaaaaa', agentUser: '1000:1000', proxySocket: join(dir, 'none.sock'), maxStreams: 8, agentEnded: () => false, onEnd: (why, bad) => ended.push([why, bad]) });
+      await relay.ready;
+      const pid = Number(readFileSync(join(dir, 'pid'), 'utf8'));
+      pids.push(pid);
+      stops.push(() => relay.stop());
+      return { relay, pid, ended };
+    };
+    const hello = encodeFrame(FRAME.HELLO, 0, Buffer.from(HELLO_TEXT));
+    const lying = await start(Buffer.concat([hello, Buffer.from('GET / HTTP/1.1\r\n\r\n')]));
+    for (let i = 0; i < 100 && alive(lying.pid); i++) await new Promise((r) => setTimeout(r, 20));
+    assert.equal(lying.ended.length, 1);
+    assert.deepEqual([lying.ended[0]![1], alive(lying.pid)], [true, false]);
+    lying.relay.stop();
+    // Control: an honest stream's client lives on until the run stops it.
+    const honest = await start(hello);
+    await new Promise((r) => setTimeout(r, 300));
+    assert.deepEqual([honest.ended.length, alive(honest.pid)], [0, true]);
+    honest.relay.stop();
+    for (let i = 0; i < 100 && alive(honest.pid); i++) await new Promise((r) => setTimeout(r, 20));
+    assert.equal(alive(honest.pid), false);
+  } finally {
+    for (const stop of stops) stop();
+    delete process.env.FRAMES;
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

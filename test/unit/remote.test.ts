@@ -104,7 +104,7 @@ test('remote helpers: the setup-and-lease, the export and the teardown, whole ar
   ].join('\n'));
   // A resumed workspace: nothing of git runs as root in what the agent left.
   assert.match(leaseCommand({ docker: 'docker', session: S, pid: 4242, image: 'img', workspace: 'ws', fresh: false, branch: 'stashbase/amber-bay-anchor', user: '1000:1000', seconds: 30, origin: 'box' }).args.at(-1)!, /--no-same-permissions\n[^\n]+\n[^\n]+\ntest -d \/w\/\.git\nrm -rf/);
-  const exported = exportCommand({ docker: 'docker', session: S, pid: 4242, image: 'img', workspace: 'ws', user: '1000:1000', branch: 'stashbase/amber-bay-anchor', base: OID, seccomp: '/r/seccomp.json', memory: '2g', cpus: '1.5', origin: 'box', seconds: 30 });
+  const exported = exportCommand({ docker: 'docker', session: S, pid: 4242, image: 'img', workspace: 'ws', user: '1000:1000', branch: 'stashbase/amber-bay-anchor', base: OID, objectFormat: 'sha1', seccomp: '/r/seccomp.json', memory: '2g', cpus: '1.5', origin: 'box', seconds: 30 });
   assert.deepEqual(exported.args.slice(0, -1), [
     'run', '--rm', '-i', '--name', `${n}-export`, ...labels, '--label', 'stashbase.origin=box', '--runtime', 'runc', ...confined, '--security-opt', 'no-new-privileges', '--read-only', '--tmpfs', '/tmp', '--user', '1000:1000',
     '--security-opt', 'seccomp=/r/seccomp.json', '--pids-limit', '64', '--memory', '2g', '--cpus', '1.5',
@@ -114,7 +114,9 @@ test('remote helpers: the setup-and-lease, the export and the teardown, whole ar
   // No git in the agent's repository: the tip read as text, the objects through a git directory of the export's own.
   const script = exported.args.at(-1)!;
   assert.doesNotMatch(script, /git (-C|--git-dir=?)\s*\/w/);
-  assert.match(script, /\ngit init -q --bare \/tmp\/x\nprintf '%s\\n' \/w\/\.git\/objects > \/tmp\/x\/objects\/info\/alternates\nexport GIT_DIR=\/tmp\/x\n/);
+  assert.match(script, /\ngit init -q --bare --object-format=sha1 \/tmp\/x\nprintf '%s\\n' \/w\/\.git\/objects > \/tmp\/x\/objects\/info\/alternates\nexport GIT_DIR=\/tmp\/x\n/);
+  // (Round 34) In your repository's object format: a sha256 one's commits are found.
+  assert.match(exportCommand({ docker: 'docker', session: S, pid: 4242, image: 'img', workspace: 'ws', user: '1000:1000', branch: 'b', base: OID, objectFormat: 'sha256', seccomp: '/s', origin: 'box', seconds: 30 }).args.at(-1)!, /\ngit init -q --bare --object-format=sha256 \/tmp\/x\n/);
   assert.match(script, /\ncase "\$tip" in "" \| \*\[!0-9a-f\]\*\) echo none; exit 0 ;; esac\n/);
   // Held from the agent's start: nothing read before its word ("g"), renewed by "." within the lease's length; end of
   // input, silence or anything else ends it.
