@@ -101,8 +101,8 @@ const MAX_CARGO_CONFIG = 256 * 1024;
  * parsed, written by stashbase; nothing else. Found in review (round 34): the
  * agent's own `.cargo/config.toml`, handed to cargo whole, set `http.proxy`
  * (the dead proxy passed by, the host's network used) and a registry's
- * `credential-provider`, a command cargo ran on the host. A file that is a
- * link, too large or not TOML is passed by.
+ * `credential-provider`, a command cargo ran on the host. An index by HTTP
+ * alone. A file that is a link, too large or not TOML is passed by.
  */
 export function cargoSourcesConfig(files: string[]): string {
   const tables = { source: new Map<string, Map<string, string>>(), registries: new Map<string, Map<string, string>>() };
@@ -125,6 +125,9 @@ export function cargoSourcesConfig(files: string[]): string {
         for (const field of fields[table]) {
           const value = Object.hasOwn(entry, field) ? entry[field] : undefined;
           if (typeof value !== 'string') continue;
+          // An index by HTTP alone, which goes through the dead proxy (review, round 34, of this: a `git://` or
+          // `ssh://` one had cargo's libgit2 connect straight to any address, with the host's network).
+          if (field !== 'replace-with' && !/^(?:sparse\+)?https?:\/\//i.test(value)) continue;
           const kept = tables[table].get(name) ?? new Map<string, string>();
           kept.set(field, value);
           tables[table].set(name, kept);

@@ -167,7 +167,7 @@ export async function executeDocker({ ctx, warn, announce, interactive }: Docker
     const where = { host: '', port: 0 };
     const hooks = ctx.profile.allowHooks.length === 0 ? undefined : hookEndpoints({
       token: ctx.hookToken, profile: ctx.profile, env: ctx.env, workTree: ctx.worktree?.path ?? ctx.cwd, mounts: draft.treeMounts, audit: (e) => audit.write(e),
-      hidden: hiddenWithin(draft.protection, draft.volumes.map((v) => v.target), [ctx.worktree?.path ?? ctx.cwd]),
+      hidden: () => hiddenWithin(draft.protection, draft.volumes.map((v) => v.target), [ctx.worktree?.path ?? ctx.cwd]),
       agentHooks: ctx.profile.allowHooks.includes('dependency_check') ? hostCheck(ctx, draft, where) : undefined,
     });
     proxy = await proxyForRun({ session: ctx.session, profile: ctx.profile, placeholders: ctx.placeholders, env: ctx.env, home, userHome: ctx.home, cwd: ctx.cwd, audit: (e) => audit.write(e), acceptClient: (a) => accept(a), token: ctx.proxyToken, hooks, tree: { protection: draft.protection, isolated: draft.volumes.map((v) => v.target) }, onUpstreamTls: reportFirstTlsFailure(alert) });

@@ -22,12 +22,12 @@ const TOP_LINKS = new Set(['hooks', 'info', 'description', 'branches', 'remotes'
  * The first such entry of `gitDir` ("logs/refs/stash (a symbolic link)"), or null. A file with another name elsewhere
  * (a hard link) counts too: git appends to a reflog through it (found in review: one to a script in the tree took the
  * import's line). `allowTop`: top-level names whose link is judged elsewhere; `counts`: which entries are judged (by
- * path; those written during a run, say), the walk going on below the rest; `readOnly`: top-level folders whose
- * entries neither git nor stashbase ever write, symbolic links below them not judged (a run's: hooks, where a hook
- * linked to a script of the tree is common, and that script is kept read-only in the run as what your git runs). A
- * hard link there still counts: the file's other name, in the tree say, would be the agent's to write.
+ * path; those written during a run, say), the walk going on below the rest; `linkOk`: symbolic links (by their path
+ * in the git directory) the caller keeps safe otherwise, not judged (a run's: a hook linked to a script of the tree,
+ * which the run keeps read-only as what your git runs). A hard link still counts: the file's other name, in the tree
+ * say, would be the agent's to write.
  */
-export function gitDirLink(gitDir: string, allowTop: (name: string) => boolean = () => false, counts: (path: string) => boolean = () => true, readOnly: ReadonlySet<string> = new Set()): string | null {
+export function gitDirLink(gitDir: string, allowTop: (name: string) => boolean = () => false, counts: (path: string) => boolean = () => true, linkOk: (path: string) => boolean = () => false): string | null {
   let seen = 0;
   // A folder that counts makes all below it count (found in review: an old folder moved into the git directory keeps
   // its entries' old times, and with them a hard link or a link out).
@@ -50,7 +50,7 @@ export function gitDirLink(gitDir: string, allowTop: (name: string) => boolean =
       const inObjects = /^objects\/([0-9a-f]{2}|pack)$/.test(rel);
       if (!e.isFile() && !e.isDirectory()) {
         if (rel === '' && e.isSymbolicLink() && TOP_LINKS.has(e.name) && allowTop(e.name)) continue;
-        if (e.isSymbolicLink() && readOnly.has(rel.split('/')[0]!)) continue;
+        if (e.isSymbolicLink() && linkOk(path)) continue;
         if (all || counts(full)) return `${path} (${kind(e)})`;
         continue;
       }

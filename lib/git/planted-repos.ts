@@ -138,8 +138,9 @@ export type Aside = { to: string; failed?: undefined } | { failed: string; to?: 
 export function moveAside(path: string): Aside {
   const outside = outsideMoves(path);
   if (outside !== null) return { failed: outside };
-  const to = freeName(path, QUARANTINE);
-  if (to === null) return { failed: `every name for it ending in ${QUARANTINE} is taken` };
+  const free = freeName(path, QUARANTINE);
+  if ('failed' in free) return free;
+  const to = free.to;
   try {
     renameSync(path, to);
     moves.push([path, to]);

@@ -171,6 +171,9 @@ function askGitConfigTargets(cwd: string, home: string, env: NodeJS.ProcessEnv, 
     const { hooksPath, files: listedFiles, entries } = parseConfigList(listed.stdout);
     const hooks = hooksPath ? gitPath(hooksPath, top.root, home) : hooksFolder(top);
     if (hooksPath && hooks) out.add(hooks);
+    // The git directory's own hooks folder made a link (`.git/hooks -> ../githooks`, a common set-up): where it leads is
+    // kept as a core.hooksPath folder is (review, round 34: the agent wrote a pre-commit there, and your commit ran it).
+    else if (hooks && lstatOrNone(hooks)?.isSymbolicLink()) out.add(realOrSelf(hooks));
     for (const f of listedFiles) keep(realOrSelf(resolve(top.root, f)));
     // Every file an include names, whether it holds anything yet or not (review, round 33: a missing or empty
     // one was passed by, and the agent wrote core.fsmonitor there), missing ones with a file for a stand-in

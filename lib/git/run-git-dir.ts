@@ -15,6 +15,7 @@ import type { PlannedGitDir } from '../../templates/git-import.js';
 import { readBackText } from '../readback/file.js';
 import { SandboxUnavailableError } from '../errors.js';
 import { gitDirLink } from './git-dir-links.js';
+import { HOOK_NAMES } from './named-files.js';
 import { kernelJoin } from './planted-repos.js';
 import { realPathOf } from '../util/real-path.js';
 import { readRefStore, type RefValue } from './ref-store.js';
@@ -157,8 +158,6 @@ const OBEYED = new Set(['config', 'config.worktree', 'commondir']);
 
 /** Folders the run gets copies of; `objects` is the run's own, `worktrees` is built (a linked worktree's admin folder copied, others bound). */
 const COPIED_DIRS = new Set(['refs', 'logs']);
-/** Folders of your git directory bound read-only into a run whose links are not refused (gitDirLink's readOnly). */
-const RUN_READ_ONLY: ReadonlySet<string> = new Set(['hooks']);
 
 export interface RunGitDirPlan {
   /** Your git directory (the common one of every worktree). */
@@ -255,9 +254,12 @@ export function planRunGitDir(o: { gitDir: string; admin: string | null; stateDi
   // The import writes here with git, which follows what it finds: nothing in it may lead elsewhere but the links git
   // only reads (hooks, config: those leaving it are not bound, above) (found in review: a
   // git directory the agent made in the tree, its reflog linked to your ~/.bashrc, took the import's appended line).
-  // Below hooks (bound read-only, at its own path: a hook linked to ../../scripts/x leads where it does outside), links
-  // are yours to keep: nothing writes there (review, round 34: a run was refused for one, git's common set-up).
-  const led = gitDirLink(o.gitDir, () => true, () => true, RUN_READ_ONLY);
+  // A hook that is a link (hooks is bound read-only at its own path: ../../scripts/x leads where it does outside) is
+  // yours to keep: nothing writes there, and what it leads to is kept read-only in the run as what your git runs
+  // (lib/git/named-files.ts; review, round 34: a run was refused for one, git's common set-up). Only a hook's own
+  // name, right in hooks: a link of any other name there leads to what nothing keeps (a `pre-commit.d` folder of
+  // scripts your hook runs: found in review of that change), and refuses the run as before.
+  const led = gitDirLink(o.gitDir, () => true, () => true, (path) => path.startsWith('hooks/') && HOOK_NAMES.has(path.slice('hooks/'.length)));
   if (led !== null) throw new SandboxUnavailableError(`${o.gitDir} holds ${printable(led, true)}, through which the run's import would write elsewhere: remove it (an agent may have left it there), or run from another folder; nothing was run`);
   for (const e of list(o.gitDir)) {
     if (e.name === 'objects' || e.name === 'worktrees' || e.name === SHARED_OBJECTS) continue;

@@ -24,8 +24,11 @@ export interface HookEndpointsInput {
   /** The working tree as the sandbox sees it, and the mounts of it and its git directories. */
   workTree: string;
   mounts: ScanMount[];
-  /** What the agent's sandbox hides of them (deny_read, Docker's isolated paths), hidden from the scan and the check too (lib/paths/hidden.ts). */
-  hidden: Hidden[];
+  /**
+   * What the agent's sandbox hides of them (deny_read, Docker's isolated paths), hidden from the scan and the check too
+   * (lib/paths/hidden.ts): asked at each request, once the run's stand-ins for missing ones exist (found in review).
+   */
+  hidden: () => Hidden[];
   /** Docker: the check runs here, through the run's proxy (these variables), confined. */
   agentHooks?: { cwd: string; proxyEnv: Record<string, string>; registryEnv: Record<string, string>; readable: string[]; proxyPort?: number; settings: DependencyCheckSettings };
   audit: (event: Record<string, unknown>) => void;
@@ -119,7 +122,7 @@ export function hookEndpoints(o: HookEndpointsInput): HookHandler {
             return answer(res, 400, 'stashbase: the scan request is not JSON\n');
           }
           const { encodeScanAnswer, runConfinedScan } = await import('./host-scan.js');
-          const a = await runConfinedScan(parsed, { workTree: o.workTree, mounts: o.mounts, hidden: o.hidden, profile: o.profile, env: o.env });
+          const a = await runConfinedScan(parsed, { workTree: o.workTree, mounts: o.mounts, hidden: o.hidden(), profile: o.profile, env: o.env });
           // A body that is no object (JSON null) has no arguments to name (found in review: it made this line throw, a 500).
           o.audit({ ...event, decision: a.exit === 0 ? 'clean' : a.exit === 1 ? 'found' : 'refused', exit: a.exit, args: argsOf(isJsonObject(parsed) ? parsed.args : undefined) });
           return answer(res, 200, encodeScanAnswer(a), 'application/json');
@@ -133,7 +136,7 @@ export function hookEndpoints(o: HookEndpointsInput): HookHandler {
         }
         const request = hooks.parseHookRequest(body);
         const a = o.agentHooks!;
-        const r = await hooks.runAgentHook({ ...request, cwd: a.cwd, proxyEnv: a.proxyEnv, registryEnv: a.registryEnv, settings: a.settings, readable: a.readable, proxyPort: a.proxyPort, hidden: o.hidden });
+        const r = await hooks.runAgentHook({ ...request, cwd: a.cwd, proxyEnv: a.proxyEnv, registryEnv: a.registryEnv, settings: a.settings, readable: a.readable, proxyPort: a.proxyPort, hidden: o.hidden() });
         o.audit({ ...event, decision: r.refused ? 'refused' : 'ran', exit: r.exit, args: argsOf(request.args) });
         for (const e of r.events) o.audit(e as unknown as Record<string, unknown>);
         return answer(res, 200, hooks.encodeHookResponse(r), 'application/json');

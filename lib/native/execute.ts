@@ -84,7 +84,7 @@ export async function executeNative({ ctx, profile, warn, announce }: ExecuteInp
       token: ctx.hookToken, profile, env: ctx.env, workTree: tree, audit: (e) => audit.write(e),
       // The sandbox's own view of the tree: its git directory is the run's own (the agent's index is there).
       mounts: [{ host: tree, sandbox: tree }, ...(prep.gitDir?.mounts ?? []).map((b) => ({ host: b.src, sandbox: b.dest }))],
-      hidden: hiddenWithin(prep.protection, [], [tree]),
+      hidden: () => hiddenWithin(prep.protection, [], [tree]),
     });
     proxy = await proxyForRun({ session: ctx.session, profile, placeholders: ctx.placeholders, env: ctx.env, home, userHome: ctx.home, cwd: ctx.cwd, audit: (e) => audit.write(e), token: ctx.proxyToken, hooks, tree: { protection: prep.protection, isolated: [] }, onUpstreamTls: reportFirstTlsFailure(alert) });
     if (hostPort !== null) await listenLoopback(proxy.server, hostPort);

@@ -118,9 +118,9 @@ function replaceWith(file: string, text: string): void {
 /** Moves what is at `file` aside (never following it), under a name nothing holds (round 34: a folder of the agent's under the one name kept its file in place); returns where it went. */
 function moveAside(file: string, session: string): string {
   const aside = freeName(`${file}.sandbox-${session}`, '');
-  if (aside === null) throw Object.assign(new Error(`every name beside it to move it to is taken`), { code: 'EEXIST' });
-  renameSync(file, aside);
-  return aside;
+  if ('failed' in aside) throw new Error(aside.failed);
+  renameSync(file, aside.to);
+  return aside.to;
 }
 
 /** How a file's changes are judged: Claude Code's config (executable entries put back), or a login file (the login alone kept). */

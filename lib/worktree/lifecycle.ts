@@ -142,8 +142,8 @@ export function restorePointers(w: Worktree): void {
     if (st?.isDirectory()) {
       // Under a name nothing holds (round 34: a folder of the agent's under the one name stopped the rename, and the run's end with it).
       const aside = freeName(file, QUARANTINE);
-      if (aside === null) throw new SandboxUnavailableError(`worktree ${w.name} is UNSAFE: ${file} is a folder the agent made, and every name to move it aside to is taken; stashbase wrote nothing there: inspect it by hand before you run git in it`);
-      renameSync(file, aside);
+      if ('failed' in aside) throw new SandboxUnavailableError(`worktree ${w.name} is UNSAFE: ${file} is a folder the agent made, and it could not be moved aside (${aside.failed}); stashbase wrote nothing there: inspect it by hand before you run git in it`);
+      renameSync(file, aside.to);
     }
     else if (st !== undefined) rmSync(file, { force: true });
     writeFileSync(file, content, { flag: 'wx' });

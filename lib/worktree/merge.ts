@@ -45,7 +45,7 @@ export function mergeTarget(repo: Repo, work: AgentWork): MergeTarget {
     // Named as they are now: one in the way of the first name got a numbered one (lib/paths/free-name.ts).
     const aside = st.stdout.split('\0').map((l) => l.slice(3)).filter((f) => f.endsWith(QUARANTINE));
     if (aside.length > 0) {
-      throw fail(`${work.name} has uncommitted changes in ${work.path}: stashbase moved aside ${aside.length === 1 ? 'a file' : 'files'} at the end of a run there (each would run on your machine; named then), as ${firstFew(aside.map((f) => JSON.stringify(f)), 10)}. Review ${aside.length === 1 ? 'it' : 'them'}, then in ${work.path} restore (mv NAME${QUARANTINE} NAME) or delete ${aside.length === 1 ? 'it' : 'them'} and commit or discard what is left`);
+      throw fail(`${work.name} has uncommitted changes in ${work.path}: stashbase moved aside ${aside.length === 1 ? 'a file' : 'files'} at the end of a run there (each would run on your machine; named then), as ${firstFew(aside.map((f) => JSON.stringify(f)), 10)}. Review ${aside.length === 1 ? 'it' : 'them'}, then in ${work.path} restore (mv each back to the name the warning at the end of that run gave) or delete ${aside.length === 1 ? 'it' : 'them'} and commit or discard what is left`);
     }
     throw fail(`${work.name} has uncommitted changes in ${work.path}; commit or discard them there first`);
   }

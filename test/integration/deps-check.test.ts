@@ -144,6 +144,31 @@ describe('the dependency check against local registry and OSV stubs', () => {
       });
       assert.ok(seen.some((q) => q.agent.startsWith('cargo') && q.url.startsWith(`http://127.0.0.1:${port}/index/`)), `${JSON.stringify(seen)} ${ctl}`);
       assert.equal(existsSync(marker), true);
+      // (Review of that change) an index by git:// or ssh://, which cargo's libgit2 reaches straight, past any proxy: not given.
+      const { createServer: tcpServer } = await import('node:net');
+      let dialed = 0;
+      const git = tcpServer((c) => {
+        dialed++;
+        c.destroy();
+      });
+      await new Promise<void>((r) => git.listen(0, '127.0.0.1', r));
+      const gitPort = (git.address() as import('node:net').AddressInfo).port;
+      try {
+        const gitProject = join(t.dir, 'cargo-git-project');
+        const gitConfig = writeFile(join(gitProject, '.cargo', 'config.toml'), `[source.crates-io]\nreplace-with = "g"\n[source.g]\nregistry = "git://127.0.0.1:${gitPort}/x"\n[registries.s]\nindex = "ssh://git@127.0.0.1:${gitPort}/y"\n`);
+        await check('crates', ['sb-some-crate'], gitProject);
+        assert.equal(dialed, 0);
+        assert.equal(cargoSourcesConfig([gitConfig]), '[source."crates-io"]\nreplace-with = "g"\n');
+        // Control: given whole, cargo dials it.
+        await new Promise<void>((resolve) => {
+          const c = spawn('cargo', ['--config', gitConfig, 'add', '--dry-run', '--quiet', '--manifest-path', join(probe, 'Cargo.toml'), 'stashbase-registry-probe'], { cwd: '/', env: { ...env, CARGO_HTTP_PROXY: 'http://127.0.0.1:9', CARGO_NET_RETRY: '0' }, stdio: 'ignore' });
+          c.on('close', () => resolve());
+          c.on('error', () => resolve());
+        });
+        assert.ok(dialed > 0);
+      } finally {
+        git.close();
+      }
     } finally {
       trap.close();
     }

@@ -99,15 +99,45 @@ for (const backend of ['native', 'docker'] as const) {
         assert.equal(hard.code, 4, hard.stderr);
         assert.equal(hard.stdout, '');
         assert.match(hard.stderr, /\.git holds hooks\/pre-commit \(a hard link: the same file has another name\), through which the run's import would write elsewhere/);
+        // (Review of that change) a link of another name there, to a folder of scripts your hook runs: refused as before.
+        spawnSync('sh', ['-c', 'rm .git/hooks/pre-commit && mkdir -p scripts/pre-commit.d && ln -s ../../scripts/pre-commit.d .git/hooks/pre-commit.d'], { cwd: r.root });
+        const folder = await run('echo ran');
+        assert.equal(folder.code, 4, folder.stderr);
+        assert.match(folder.stderr, /\.git holds hooks\/pre-commit\.d \(a symbolic link\), through which the run's import would write elsewhere/);
+        spawnSync('sh', ['-c', 'rm -rf .git/hooks/pre-commit.d scripts/pre-commit.d'], { cwd: r.root });
         // Control: outside, the write lands and your next commit runs it.
         const ctl = copyOf(r.root, 'hooklink-control');
-        spawnSync('sh', ['-c', 'rm .git/hooks/pre-commit && ln -s ../../scripts/pre-commit .git/hooks/pre-commit'], { cwd: ctl });
+        spawnSync('sh', ['-c', 'rm -f .git/hooks/pre-commit && ln -s ../../scripts/pre-commit .git/hooks/pre-commit'], { cwd: ctl });
         assert.equal(outside(write, ctl, r.env).stdout, '');
         assert.equal(outside('git -c user.name=u -c user.email=u@x commit -q --allow-empty -m c', ctl, r.env).status, 0);
         assert.equal(existsSync(marker), true);
         spawnSync('rm', ['-rf', ctl, marker]);
       } finally {
         spawnSync('rm', ['-f', join(r.root, '.git', 'hooks', 'pre-commit')]);
+      }
+    });
+
+    test("(review, round 34) your git directory's hooks folder a link into the tree (.git/hooks -> ../githooks): the folder it leads to is read-only in the run, as a core.hooksPath folder is; control: outside, the agent's hook is written and your next commit runs it", async () => {
+      const marker = join(r.home, `PWNED-hooksdir-${backend}`);
+      const hooks = join(r.root, '.git', 'hooks');
+      spawnSync('sh', ['-c', 'mv .git/hooks .git/hooks.mine && mkdir githooks && ln -s ../githooks .git/hooks'], { cwd: r.root });
+      try {
+        const plant = `printf '#!/bin/sh\\ntouch ${marker}\\n' > githooks/pre-commit && chmod +x githooks/pre-commit && echo planted || echo refused`;
+        const res = await run(plant);
+        assert.equal(res.code, 0, res.stderr);
+        assert.equal(res.stdout, 'refused\n');
+        assert.equal(existsSync(join(r.root, 'githooks', 'pre-commit')), false);
+        r.git(['-c', 'user.name=u', '-c', 'user.email=u@x', 'commit', '-q', '--allow-empty', '-m', 'mine']);
+        assert.equal(existsSync(marker), false);
+        // Control: outside, the hook is written, and your commit runs it.
+        const ctl = copyOf(r.root, 'hooksdir-control');
+        assert.equal(outside(plant, ctl, r.env).stdout, 'planted\n');
+        assert.equal(outside('git -c user.name=u -c user.email=u@x commit -q --allow-empty -m c', ctl, r.env).status, 0);
+        assert.equal(existsSync(marker), true);
+        spawnSync('rm', ['-rf', ctl, marker]);
+      } finally {
+        spawnSync('sh', ['-c', 'rm -f .git/hooks && rm -rf githooks && mv .git/hooks.mine .git/hooks'], { cwd: r.root });
+        assert.equal(lstatSync(hooks).isDirectory(), true);
       }
     });
 

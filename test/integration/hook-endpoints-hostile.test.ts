@@ -39,7 +39,7 @@ describe('hook endpoints under a hostile agent (real confinement)', needs('bwrap
     writeFileSync(join(project, 'json.py'), `import socket\nsocket.create_connection(("127.0.0.1", ${tripPort})).close()\ndef dumps(o): return "{}"\n`);
     const profile = { allowHooks: ['dependency_check', 'secret_scan'], secrets: {} } as unknown as Profile;
     const handler = hookEndpoints({
-      token: TOKEN, profile, env: process.env, workTree: project, mounts: [{ host: project, sandbox: project }], hidden: [], audit: () => {},
+      token: TOKEN, profile, env: process.env, workTree: project, mounts: [{ host: project, sandbox: project }], hidden: () => [], audit: () => {},
       agentHooks: { cwd: project, proxyEnv: { HTTPS_PROXY: 'http://127.0.0.1:9', HTTP_PROXY: 'http://127.0.0.1:9', NO_PROXY: '', no_proxy: '' }, registryEnv: {}, readable: [], settings: DEFAULT_DEPENDENCY_CHECK },
     });
     server = createServer(handler);

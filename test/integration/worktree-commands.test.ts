@@ -377,7 +377,7 @@ describe('agent worktrees commands (real git)', needs('git'), () => {
     rmSync(join(wt('even-fern-hill'), 'wip.txt'));
     writeFileSync(join(wt('even-fern-hill'), '.envrc.stashbase-quarantine'), 'export X=1\n');
     const aside = await sb(['merge', 'even-fern-hill']);
-    assert.deepEqual([aside.code, aside.stderr], [1, `stashbase: even-fern-hill has uncommitted changes in ${wt('even-fern-hill')}: stashbase moved aside a file at the end of a run there (each would run on your machine; named then), as ".envrc.stashbase-quarantine". Review it, then in ${wt('even-fern-hill')} restore (mv NAME.stashbase-quarantine NAME) or delete it and commit or discard what is left; nothing was merged\n`]);
+    assert.deepEqual([aside.code, aside.stderr], [1, `stashbase: even-fern-hill has uncommitted changes in ${wt('even-fern-hill')}: stashbase moved aside a file at the end of a run there (each would run on your machine; named then), as ".envrc.stashbase-quarantine". Review it, then in ${wt('even-fern-hill')} restore (mv each back to the name the warning at the end of that run gave) or delete it and commit or discard what is left; nothing was merged\n`]);
     rmSync(join(wt('even-fern-hill'), '.envrc.stashbase-quarantine'));
     writeFileSync(join(wt('even-fern-hill'), 'wip.txt'), 'wip');
     agent('fair-oak-reef', { 'f.txt': 'f\n' });
