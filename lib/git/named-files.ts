@@ -5,7 +5,7 @@
 // is the agent's to write unless a run keeps it (lib/git/repo.ts
 // gitConfigTargets), and the merge review names it when a branch changes it
 // (lib/worktree/merge.ts).
-import { lstatSync, readdirSync, readFileSync, readlinkSync, statSync } from 'node:fs';
+import { lstatSync, readdirSync, readFileSync, readlinkSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 
 /** The hooks git runs (githooks(5)), by name. */
@@ -69,6 +69,9 @@ export function commandNames(text: string, depth = 0): string[] {
   const inner: string[] = [];
   // Comments out; $0's folder marked; what $(…) and backquotes run read on its own, each then one `$`.
   let plain = text.replace(/(^|[\s;&|()])#[^\n]*/g, '$1')
+    // A linked hook's own real path is $0 too (`$(readlink -f "$0")`, `$(realpath "$0")`): its folder, the caller's to
+    // resolve both as the link and as what it leads to (review, round 34: `. "$(dirname "$(readlink -f "$0")")/common.sh"`).
+    .replace(/\$\(\s*(?:readlink\s+-[fem]+|realpath)\s+(?:--\s+)?"?\$0"?\s*\)/g, '$0')
     // (The quotes around it stay: one taken alone paired with the next quote of the file and hid what lay between.)
     .replace(/\$\(\s*dirname\s+(--\s+)?"?\$0"?\s*\)|\$\{0%\/\*\}/g, HOOK);
   for (let i = 0; i < 8 && /\$\([^()]*\)|`[^`]*`/.test(plain); i++) {
@@ -247,6 +250,15 @@ export function gitPath(value: string, base: string, home: string): string {
   return value === '~' || value.startsWith('~/') ? join(home, value.slice(1)) : resolve(base, value);
 }
 
+/** The folder of what a link leads to, or null (broken). */
+function realFolderOf(file: string): string | null {
+  try {
+    return dirname(realpathSync(file));
+  } catch {
+    return null;
+  }
+}
+
 /** A name as the path it names, relative ones taken from the checkout's top (where git runs hooks and drivers), $0's from the hook's folder. */
 function pathOf(name: string, top: string, home: string, hookDir: string | null): string {
   return name.startsWith(HOOK) ? resolve(hookDir ?? top, `.${name.slice(HOOK.length)}`) : gitPath(name, top, home);
@@ -311,7 +323,12 @@ export function namedByGit(o: { top: string; home: string; entries: ReadonlyArra
     } catch {
       // unreadable: git cannot run it either
     }
-    for (const w of commandNames(text)) add(w, `named by your git hook ${n}`, dir);
+    // $0's folder: the hooks folder, and for a linked hook the folder of what it leads to as well.
+    const real = link ? realFolderOf(file) : null;
+    for (const w of commandNames(text)) {
+      add(w, `named by your git hook ${n}`, dir);
+      if (real !== null && real !== dir && w.startsWith(HOOK)) add(w, `named by your git hook ${n}`, real);
+    }
   }
   return [...out.values()];
 }

@@ -22,7 +22,7 @@ import { checkoutGit, worktreeOfGitDir } from './run-git-dir.js';
 import { gitDirLink } from './git-dir-links.js';
 import { MAX_GIT_ENTRIES } from './sanitize.js';
 import { noteSharedNames, type SharedNames } from './shared-names.js';
-import { beneath, changedBelow, changeFinder, folderOfUnknownPath, commondirOf, dotGitsUnder, gitPathFile, kernelJoin, kernelPath, kernelWay, moveAside, movedAside, movesWithin, realFolder, realOrSelf, removeLink, runChanges, runWrites, kernelFolder, within, writableOutsideTree } from './planted-repos.js';
+import { beneath, changedBelow, changeFinder, folderOfUnknownPath, commondirOf, dotGitsUnder, gitPathFile, kernelJoin, kernelPath, kernelWay, moveAside, moveAsideWithin, movedAside, movesWithin, QUARANTINE, realFolder, realOrSelf, removeLink, runChanges, runWrites, kernelFolder, within, writableOutsideTree } from './planted-repos.js';
 import { configFoldersOf, isEnvFileName, isLockFileName, isNamedFile, isToolConfigBelow, quarantineDeeperToolConfigs, quarantineToolConfigs } from '../paths/tool-configs.js';
 import { remakeHint, restoreHint } from '../util/style.js';
 import { executedKind, sourcedByEnvrc, venvCheck } from '../paths/host-executed.js';
@@ -408,6 +408,13 @@ function splitEnvironments(folders: string[], root: string, tree: string): [stri
 }
 
 /**
+ * A folder of installed code stashbase moved aside, inside its quarantine
+ * folder (`node_modules.stashbase-quarantine/node_modules`): stashbase's own,
+ * not judged again (it would be moved aside into itself at every run's end).
+ */
+const inQuarantine = (rel: string) => rel.split('/').slice(0, -1).some((part) => part.endsWith(QUARANTINE));
+
+/**
  * Each folder of installed code the run wrote or renamed anything in, moved
  * aside whole (found in review: a file a package loads rewritten, one step past
  * the command found by name, and npm test, pip and pytest ran it): the
@@ -417,11 +424,12 @@ function settleDependencies(folders: string[]): { warnings: string[]; moved: Set
   const moved = new Set<string>();
   const warnings = folders.map((f) => {
     const what = dependencyKind(f);
-    // One kept aside by an earlier run, or anything else under that name, gets a name of its own beside it (round 34).
-    const aside = moveAside(f);
+    // One kept aside by an earlier run, or anything else under that name, gets a name of its own beside it; the folder
+    // keeps its own name inside it, which test runners pass by (round 34).
+    const aside = moveAsideWithin(f);
     if (aside.to !== undefined) moved.add(f);
     return aside.to !== undefined
-      ? `the agent changed code in ${f} (${what}), where git shows nothing: it was renamed ${aside.to}; install it again (npm ci, pip install), or review it, then ${restoreHint(aside.to, f)} ([filesystem] keep_executables keeps what a run installs there)`
+      ? `the agent changed code in ${f} (${what}), where git shows nothing: it was moved to ${aside.to}; install it again (npm ci, pip install), or review it, then ${restoreHint(aside.to, f)} and remove the empty ${dirname(aside.to)} ([filesystem] keep_executables keeps what a run installs there)`
       : `the agent changed code in ${f} (${what}), where git shows nothing, and it could not be moved aside (${aside.failed}): remove it and install it again before you run your tools there`;
   });
   return { warnings, moved };
@@ -609,7 +617,7 @@ function checkTree(cwd: string, env: NodeJS.ProcessEnv, since: number, newRepo: 
   // Installed code by its time wherever it lies (found in review: uv's cache and pnpm's store, in allow_write, install by
   // hard links into a workspace's .venv or node_modules outside the run's folder; written through the store's name, that
   // name then removed, a file there had one name and was not the run's).
-  const walk = dotGitsUnder(root, setId, (rel) => isToolConfigBelow(rel) || isNamedFile(rel), (rel) => executedKind(rel, sourced, isVenv) !== null, changed, (rel) => dependencyFolder(rel, isVenv) && !keep.some((k) => within(join(root, rel), k)), writableOutside, runChanges(since), (rel) => !keep.some((k) => within(join(root, rel), k)));
+  const walk = dotGitsUnder(root, setId, (rel) => isToolConfigBelow(rel) || isNamedFile(rel), (rel) => executedKind(rel, sourced, isVenv) !== null, changed, (rel) => dependencyFolder(rel, isVenv) && !inQuarantine(rel) && !keep.some((k) => within(join(root, rel), k)), writableOutside, runChanges(since), (rel) => !keep.some((k) => within(join(root, rel), k)));
   if (walk.unreadable.length > 0) {
     warnings.push(`${walk.unreadable.join(', ')} cannot be read (the agent, which writes as you, can close a folder of yours to you, or give it a name stashbase cannot use), so what lies below is unchecked: look there yourself before you run git or your tools there; the rest of the tree was checked`);
   }

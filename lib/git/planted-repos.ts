@@ -7,13 +7,13 @@
 // finds them; one whose git files were written during the run and would run
 // programs is unplugged like a submodule (lib/git/nested-repo-guard.ts).
 import { createHash } from 'node:crypto';
-import { chmodSync, closeSync, constants as fsConstants, type Dir, type Dirent, lstatSync, type Stats, openSync, opendirSync, readdirSync, readlinkSync, realpathSync, renameSync, statSync, unlinkSync } from 'node:fs';
+import { chmodSync, closeSync, constants as fsConstants, type Dir, type Dirent, lstatSync, mkdirSync, rmdirSync, type Stats, openSync, opendirSync, readdirSync, readlinkSync, realpathSync, renameSync, statSync, unlinkSync } from 'node:fs';
 import { readBackText } from '../readback/file.js';
 import { freeName } from '../paths/free-name.js';
 import { O_PATH } from '../paths/bind-sources.js';
 import type { SharedNames } from './shared-names.js';
 import { KERNEL_FOLDERS } from '../paths/expand.js';
-import { dirname, isAbsolute, resolve, sep } from 'node:path';
+import { basename, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 
 /**
  * Whether an entry (`st`: its lstat, undefined when it is gone) is one the run
@@ -146,6 +146,34 @@ export function moveAside(path: string): Aside {
     moves.push([path, to]);
     return { to };
   } catch (e) {
+    return { failed: (e as NodeJS.ErrnoException).code ?? 'error' };
+  }
+}
+
+/**
+ * Moves a folder of installed code aside into a folder of its own beside it
+ * (`node_modules.stashbase-quarantine/node_modules`): its name stays the one
+ * test runners and tools pass by (review, round 34: renamed whole, pytest and
+ * node --test collected the agent's tests in `node_modules.stashbase-quarantine`,
+ * which they no longer knew to skip). Says where it is now, or why not.
+ */
+export function moveAsideWithin(path: string): Aside {
+  const outside = outsideMoves(path);
+  if (outside !== null) return { failed: outside };
+  const free = freeName(path, QUARANTINE);
+  if ('failed' in free) return free;
+  const to = join(free.to, basename(path));
+  try {
+    mkdirSync(free.to, { mode: 0o700 });
+  } catch (e) {
+    return { failed: (e as NodeJS.ErrnoException).code ?? 'error' };
+  }
+  try {
+    renameSync(path, to);
+    moves.push([path, to]);
+    return { to };
+  } catch (e) {
+    rmdirSync(free.to);
     return { failed: (e as NodeJS.ErrnoException).code ?? 'error' };
   }
 }

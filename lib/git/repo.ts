@@ -1,6 +1,6 @@
 // Where the repository around a working directory is: the nearest folder up
 // the tree that holds a `.git` (a directory, or a worktree's pointer file).
-import { existsSync, lstatSync, readdirSync, realpathSync, statSync } from 'node:fs';
+import { existsSync, lstatSync, readlinkSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { readBackText } from '../readback/file.js';
 import { probe } from '../exec.js';
@@ -155,13 +155,36 @@ function askGitConfigTargets(cwd: string, home: string, env: NodeJS.ProcessEnv, 
   // Those the sandbox could write: in the working tree (or your home, under deny-list writes); not in the git directory, whose view keeps them.
   const root = realOrSelf(repo.root);
   const realHome = realOrSelf(home);
+  const opened = new Set(rulePaths(allowWrite, home, cwd).flatMap((p) => [p, realOrSelf(p)]));
+  // And where allow_write lets the agent write elsewhere (review, round 34: a hook linked to /srv/hooks/pre-commit, a folder
+  // the profile opened, was the agent's to rewrite).
+  const writable = [root, realHome, ...[...opened].filter((p) => p !== '/')];
   const keep = (path: string): boolean => {
     const inGitDir = path === gitDir || path.startsWith(gitDir + '/');
-    const kept = !inGitDir && (path.startsWith(root + '/') || path.startsWith(realHome + '/'));
+    const kept = !inGitDir && writable.some((w) => path.startsWith(w + '/'));
     if (kept) out.add(path);
     return kept;
   };
-  const opened = new Set(rulePaths(allowWrite, home, cwd).flatMap((p) => [p, realOrSelf(p)]));
+  /**
+   * A folder git runs hooks from (core.hooksPath's, a waiting include's, or the git directory's own): kept as named, and
+   * where it really leads, made where missing, when that is elsewhere (review, round 34: `.git/hooks -> ../githooks`,
+   * with core.hooksPath naming .git/hooks or not, or leading to a folder missing at the start, left the agent's hooks to
+   * write); its links on the way noted, and put back as the run ends (a `tools` link replaced by a folder).
+   */
+  const keepHooks = (hooks: string, named_: boolean) => {
+    if (named_) out.add(hooks);
+    const target = realOrMissing(finalTarget(hooks));
+    if (target !== hooks && target !== gitDir && !target.startsWith(gitDir + '/')) out.add(target);
+    if (named_ || target !== hooks) named.add(hooks);
+  };
+  // The other folders of a git directory git reads and a link may lead out of (`info`: exclude, attributes, grafts).
+  for (const common of new Set(checkoutsIn(repo).map(commonGitDir))) {
+    if (common === null) continue;
+    for (const name of ['info', 'branches', 'remotes']) {
+      const p = join(common, name);
+      if (lstatOrNone(p)?.isSymbolicLink()) keepHooks(p, false);
+    }
+  }
   const waitingRead = new Map<string, Array<{ key: string; value: string }>>();
   // Each checkout your git works in inside the tree: the repository's, your linked worktrees and its submodules'
   // (review, round 33: the files their own config and hooks named were writable, and your git status there ran them).
@@ -170,10 +193,10 @@ function askGitConfigTargets(cwd: string, home: string, env: NodeJS.ProcessEnv, 
     if (listed.code !== 0) continue;
     const { hooksPath, files: listedFiles, entries } = parseConfigList(listed.stdout);
     const hooks = hooksPath ? gitPath(hooksPath, top.root, home) : hooksFolder(top);
-    if (hooksPath && hooks) out.add(hooks);
-    // The git directory's own hooks folder made a link (`.git/hooks -> ../githooks`, a common set-up): where it leads is
-    // kept as a core.hooksPath folder is (review, round 34: the agent wrote a pre-commit there, and your commit ran it).
-    else if (hooks && lstatOrNone(hooks)?.isSymbolicLink()) out.add(realOrSelf(hooks));
+    if (hooks) keepHooks(hooks, hooksPath !== null);
+    // The git directory's own, whatever core.hooksPath says now (an includeIf may name another once you switch branch).
+    const own = hooksFolder(top);
+    if (own !== null && own !== hooks) keepHooks(own, false);
     for (const f of listedFiles) keep(realOrSelf(resolve(top.root, f)));
     // Every file an include names, whether it holds anything yet or not (review, round 33: a missing or empty
     // one was passed by, and the agent wrote core.fsmonitor there), missing ones with a file for a stand-in
@@ -203,18 +226,25 @@ function askGitConfigTargets(cwd: string, home: string, env: NodeJS.ProcessEnv, 
       waitingRead.set(t, read);
       return read;
     });
+    // The hooks folder a waiting include would name (review, round 34: `includeIf "onbranch:release"`'s, writable until then).
+    for (const e of more) if (e.key.toLowerCase() === 'core.hookspath' && e.value !== '') keepHooks(gitPath(e.value, top.root, home), true);
     for (const n of namedByGit({ top: top.root, home, entries: [...entries, ...more], hooks })) {
       // A folder is named to the merge review alone: kept whole, it would hold the agent's work (a cd into packages/web).
       if (n.folder || opened.has(n.abs) || opened.has(realOrSelf(n.abs))) continue;
-      const st = lstatOrNone(n.abs);
+      // A link to a link to nothing yet: the name at its end (review, round 34: made by the agent, your hook ran it).
+      const dangling = lstatOrNone(n.abs)?.isSymbolicLink() === true && statOrNone(n.abs) === undefined;
+      const at = dangling ? finalTarget(n.abs) : n.abs;
+      const st = lstatOrNone(at);
       if (st === undefined) {
         // (Not inside a .git, the git directory's own or a .git file's: review, round 33, ENOTDIR ended the run's check.)
-        if (n.abs.startsWith(repo.root + '/') && !/(^|\/)\.git(\/|$)/.test(n.abs.slice(repo.root.length + 1))) madeAside.add(n.abs);
+        if (at.startsWith(repo.root + '/') && !/(^|\/)\.git(\/|$)/.test(at.slice(repo.root.length + 1))) madeAside.add(at);
         named.add(n.abs);
         continue;
       }
-      // A file, or a link to one (never a folder a link leads to); the links on the way wherever the file lies.
-      if (statOrNone(n.abs)?.isFile() === true) keep(realOrSelf(n.abs));
+      // A file, or a link to one; a folder a hook is a link to (your git fails on it now, but a script there would run:
+      // round 34), never another folder a link leads to; the links on the way wherever it lies.
+      const is = statOrNone(n.abs);
+      if (is?.isFile() === true || (is?.isDirectory() === true && n.why.endsWith('is a link to it'))) keep(realOrSelf(n.abs));
       named.add(n.abs);
     }
   }
@@ -238,6 +268,20 @@ export const statOrNone = (p: string) => {
     return undefined;
   }
 };
+
+/** Where a chain of links from `p` ends (a path that is no link, or is missing), followed as written; `p` itself when it is no link. */
+function finalTarget(p: string): string {
+  let at = p;
+  for (let hop = 0; hop < 16; hop++) {
+    if (lstatOrNone(at)?.isSymbolicLink() !== true) return at;
+    try {
+      at = resolve(dirname(at), readlinkSync(at));
+    } catch {
+      return at;
+    }
+  }
+  return at;
+}
 
 /** A path's real form; a missing one's by its folder's (through a link to elsewhere, it would be made there). */
 function realOrMissing(p: string): string {

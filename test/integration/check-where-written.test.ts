@@ -106,7 +106,7 @@ describe('the end-of-run check counts what the run could write, and only that (r
     const r = await cli(['agent', 'run', '--silent', '--profile', 'store', '--', 'sh', '-c', `echo 'module.exports = 666' > ${join(store, 'foo-index.js')} && rm ${join(store, 'foo-index.js')}`], { cwd: proj, env: t.env });
     assert.equal(r.code, 0, r.stderr);
     // The control: what your node loads from there now is the agent's.
-    assert.equal(readFileSync(join(h, 'node_modules.stashbase-quarantine', 'foo', 'index.js'), 'utf8'), 'module.exports = 666\n');
+    assert.equal(readFileSync(join(h, 'node_modules.stashbase-quarantine', 'node_modules', 'foo', 'index.js'), 'utf8'), 'module.exports = 666\n');
     assert.match(r.stderr, new RegExp(`the agent changed code in ${join(h, 'node_modules').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} `));
     assert.equal(existsSync(index), false);
   });

@@ -389,6 +389,50 @@ describe('native filesystem (real bwrap)', needs('bwrap'), () => {
     assert.equal(existsSync(marker), true, "your commit ran the script husky's hook names");
   });
 
+  test("(review, round 34) where your git really runs hooks from is kept: .git/hooks a link into the tree while core.hooksPath names .git/hooks, or to a folder missing at the start, or beside an includeIf's core.hooksPath; the folder a waiting includeIf would name; a linked hook's siblings found by $(readlink -f \"$0\"); a hook linked to a link to nothing yet (made: moved aside); a linked core.hooksPath on the way, replaced (put back); unlisted: a linked .git/info, and a hook linked to a folder allow_write opened outside your home; controls: outside, your commit runs what the agent wrote", { timeout: 180_000 }, async () => {
+    const marker = join(a.dir, 'HOOKS-34');
+    const evil = `#!/bin/sh\\ntouch ${marker}\\n`;
+    const opened = join(a.dir, 'srvhooks');
+    writeFile(join(opened, 'pre-commit'), '#!/bin/sh\ntrue\n');
+    spawnSync('chmod', ['+x', join(opened, 'pre-commit')]);
+    writeFile(join(a.sbHome, 'agents', 'opened.toml'), `[filesystem]\nallow_write = [${JSON.stringify(opened)}]\n`);
+    const cases: Array<{ name: string; setup: string; attack: string; profile?: string; branch?: string }> = [
+      { name: 'hookspath-link', setup: 'mkdir githooks && rm -rf .git/hooks && ln -s ../githooks .git/hooks && git config core.hooksPath .git/hooks', attack: `printf '${evil}' > githooks/pre-commit && chmod +x githooks/pre-commit` },
+      { name: 'missing-target', setup: 'rm -rf .git/hooks && ln -s ../githooks2 .git/hooks', attack: `mkdir -p githooks2 && printf '${evil}' > githooks2/pre-commit && chmod +x githooks2/pre-commit` },
+      { name: 'beside-includeif', setup: 'mkdir -p githooks tools/hooks && rm -rf .git/hooks && ln -s ../githooks .git/hooks && printf "[core]\\n\\thooksPath = tools/hooks\\n" > .git/inc && git config includeIf.onbranch:$(git symbolic-ref --short HEAD).path inc', attack: `printf '${evil}' > githooks/pre-commit && chmod +x githooks/pre-commit`, branch: 'other' },
+      { name: 'waiting-includeif', setup: 'mkdir -p tools/hooks && printf "[core]\\n\\thooksPath = tools/hooks\\n" > .git/inc && git config includeIf.onbranch:release.path inc', attack: `printf '${evil}' > tools/hooks/pre-commit && chmod +x tools/hooks/pre-commit`, branch: 'release' },
+      { name: 'readlink-siblings', setup: 'mkdir -p tools/hooks && echo true > tools/hooks/common.sh && printf "#!/bin/sh\\n. \\"\\$(dirname \\"\\$(readlink -f \\"\\$0\\")\\")/common.sh\\"\\n" > tools/hooks/pre-commit && chmod +x tools/hooks/pre-commit && ln -s ../../tools/hooks/pre-commit .git/hooks/pre-commit', attack: `echo "touch ${marker}" >> tools/hooks/common.sh` },
+      { name: 'link-to-nothing', setup: 'ln -s tools/real-hook s1 && ln -s ../../s1 .git/hooks/pre-commit', attack: `mkdir -p tools && printf '${evil}' > tools/real-hook && chmod +x tools/real-hook` },
+      { name: 'linked-info', setup: 'mkdir gitinfo && rm -rf .git/info && ln -s ../gitinfo .git/info', attack: 'echo "*.txt filter=x" > gitinfo/attributes' },
+      { name: 'opened-outside', setup: `ln -s ${opened}/pre-commit .git/hooks/pre-commit`, attack: `printf '${evil}' > ${opened}/pre-commit`, profile: 'opened' },
+    ];
+    for (const c of cases) {
+      const repo = join(a.dir, `hooks34-${c.name}`);
+      mkdirSync(repo, { recursive: true });
+      const setup = spawnSync('sh', ['-c', `git init -q && git -c user.name=u -c user.email=u@x commit -q --allow-empty -m init && ${c.setup}`], { cwd: repo, env: a.env, encoding: 'utf8' });
+      assert.equal(setup.status, 0, `${c.name}: ${setup.stderr}`);
+      const r = await cli(['agent', 'run', '--silent', ...(c.profile ? ['--profile', c.profile] : []), '--', 'sh', '-c', `(${c.attack}) 2>/dev/null && echo wrote || echo blocked`], { env: a.env, cwd: repo, timeoutMs: 60_000 });
+      assert.equal(r.code, 0, `${c.name}: ${r.stderr}`);
+      if (c.name === 'link-to-nothing') {
+        // Made in the run, it is moved aside as it ends.
+        assert.equal(r.stdout, 'wrote\n', c.name);
+        assert.equal(existsSync(join(repo, 'tools', 'real-hook')), false, c.name);
+        assert.match(r.stderr, /the agent made .*\/tools\/real-hook/, c.name);
+      } else assert.equal(r.stdout, 'blocked\n', `${c.name}: ${r.stderr}`);
+      const commit = spawnSync('sh', ['-c', `${c.branch ? `git checkout -q -b ${c.branch} && ` : ''}git -c user.name=u -c user.email=u@x commit -q --allow-empty -m mine`], { cwd: repo, env: a.env, encoding: 'utf8' });
+      assert.equal(existsSync(marker), false, `${c.name}: your commit ran nothing of the agent's (${commit.stderr})`);
+    }
+    // Controls: outside, the same writes land and your commit runs them.
+    for (const c of cases.filter((x) => x.name !== 'linked-info')) {
+      const repo = join(a.dir, `hooks34-control-${c.name}`);
+      mkdirSync(repo, { recursive: true });
+      const ran = spawnSync('sh', ['-c', `git init -q && git -c user.name=u -c user.email=u@x commit -q --allow-empty -m init && ${c.setup} && (${c.attack}) && ${c.branch ? `git checkout -q -b ${c.branch} && ` : ''}git -c user.name=u -c user.email=u@x commit -q --allow-empty -m mine`], { cwd: repo, env: a.env, encoding: 'utf8' });
+      assert.equal(existsSync(marker), true, `control ${c.name}: ${ran.stderr}`);
+      rmSync(marker);
+      if (c.name === 'opened-outside') writeFile(join(opened, 'pre-commit'), '#!/bin/sh\ntrue\n');
+    }
+  });
+
   test("(review, round 33, fourth pass) a script a hook in a hooks folder of the tree names from its own folder ($(dirname \"$0\")/../check.sh) is kept, and a new file of the same name at the top is not moved aside", async () => {
     const repo = join(a.dir, 'named-5');
     const g = (args: string[]) => spawnSync('git', args, { cwd: repo, env: a.env, encoding: 'utf8' });

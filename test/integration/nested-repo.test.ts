@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, lstatSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { BIN, cli, needs, needsRoot, tempHome } from '../helpers.js';
 import { leftoversOf } from '../docker-setup.js';
@@ -564,11 +564,11 @@ echo swapped
         const r = await cli(['agent', 'run', '--silent', '--profile', 'nmshared', '--', 'sh', '-c', 'echo \'require("fs").writeFileSync(process.env.PWNFILE, "")\' > node_modules/leftpad/index.js && echo rewritten'], { env: t.env, cwd: repo, timeoutMs: 90_000 });
         assert.equal(r.code, 0, r.stderr);
         assert.equal(r.stdout, 'rewritten\n');
-        assert.match(r.stderr, new RegExp(`the agent changed code in ${join(repo, 'node_modules').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(node_modules, .*\\), where git shows nothing: it was renamed`));
+        assert.match(r.stderr, new RegExp(`the agent changed code in ${join(repo, 'node_modules').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(node_modules, .*\\), where git shows nothing: it was moved to`));
         spawnSync('node', ['app.js'], { cwd: repo, env: { ...t.env, PWNFILE: marker } });
         assert.equal(existsSync(marker), false, 'your node app.js ran nothing of the agent');
         // Control: the link put back, node runs the agent's code.
-        spawnSync('mv', [join(repo, 'node_modules.stashbase-quarantine'), join(repo, 'node_modules')]);
+        spawnSync('mv', [join(repo, 'node_modules.stashbase-quarantine', 'node_modules'), join(repo, 'node_modules')]);
         spawnSync('node', ['app.js'], { cwd: repo, env: { ...t.env, PWNFILE: marker } });
         assert.equal(existsSync(marker), true);
       });
@@ -921,7 +921,7 @@ echo swapped
       assert.equal(r.stdout, 'rewritten\n');
       // (Round 28: the whole environment, not its site-packages alone.)
       for (const f of [join(repo, 'node_modules'), join(repo, '.venv')]) {
-        assert.match(r.stderr, new RegExp(`the agent changed code in ${f.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(.*\\), where git shows nothing: it was renamed ${f.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\.stashbase-quarantine`), f);
+        assert.match(r.stderr, new RegExp(`the agent changed code in ${f.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(.*\\), where git shows nothing: it was moved to ${f.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\.stashbase-quarantine/`), f);
         assert.equal(existsSync(f), false, f);
       }
       uses(repo, marker);
@@ -967,11 +967,11 @@ echo swapped
       const esc = (p: string) => p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
       // (Round 28: the whole environment, not its site-packages alone.)
       for (const f of [join(repo, 'node_modules'), join(repo, 'app', 'node_modules'), join(repo, '.venv')]) {
-        assert.match(r.stderr, new RegExp(`the agent changed code in ${esc(f)} \\(.*\\), where git shows nothing: it was renamed`), f);
+        assert.match(r.stderr, new RegExp(`the agent changed code in ${esc(f)} \\(.*\\), where git shows nothing: it was moved to`), f);
         assert.equal(lstatSync(f, { throwIfNoEntry: false }), undefined, f);
       }
       // (Round 28g: its pyvenv.cfg goes with the environment, untouched.)
-      assert.equal(existsSync(join(repo, '.venv.stashbase-quarantine', 'pyvenv.cfg')), true);
+      assert.equal(existsSync(join(repo, '.venv.stashbase-quarantine', '.venv', 'pyvenv.cfg')), true);
       assert.match(r.stderr, new RegExp(`the agent changed 1 file\\(s\\) of installed code that have other names .*: ${esc(join(repo, 'node_modules', 'dep', 'index.js'))};`));
       assert.match(readFileSync(join(store, 'dep.js'), 'utf8'), /PWNFILE/, 'the store holds the agent\'s line: said, not undone');
       const env = { ...t.env, PWNFILE: marker };
@@ -981,9 +981,9 @@ echo swapped
       assert.deepEqual(['-bin', '-nm', '-pth'].filter((x) => existsSync(marker + x)), [], 'your tools ran nothing of the agent');
       // Control: the moved entries put back, each runs the agent's code.
       // The environment's own links go aside with it, untouched (found in writing round 28: its lib64 → lib was removed there).
-      if (lstatSync(join(repo, '.venv', 'lib64'), { throwIfNoEntry: false }) === undefined) assert.equal(lstatSync(join(repo, '.venv.stashbase-quarantine', 'lib64'), { throwIfNoEntry: false })?.isSymbolicLink() ?? true, true);
+      if (lstatSync(join(repo, '.venv', 'lib64'), { throwIfNoEntry: false }) === undefined) assert.equal(lstatSync(join(repo, '.venv.stashbase-quarantine', '.venv', 'lib64'), { throwIfNoEntry: false })?.isSymbolicLink() ?? true, true);
       assert.ok(!r.stderr.includes('lib64'), r.stderr);
-      for (const f of [join(repo, 'node_modules'), join(repo, 'app', 'node_modules'), join(repo, '.venv'), join(repo, '.venv', 'pyvenv.cfg')]) spawnSync('mv', [`${f}.stashbase-quarantine`, f]);
+      for (const f of [join(repo, 'node_modules'), join(repo, 'app', 'node_modules'), join(repo, '.venv')]) spawnSync('mv', [join(`${f}.stashbase-quarantine`, basename(f)), f]);
       spawnSync('sh', ['-c', 'PATH=node_modules/.bin:$PATH tool'], { cwd: repo, env });
       spawnSync('node', ['-e', 'require("lib")'], { cwd: join(repo, 'app'), env });
       spawnSync(join(repo, '.venv', 'bin', 'python'), ['-c', 'pass'], { cwd: repo, env });

@@ -248,9 +248,9 @@ describe("an agent's everyday work inside the default native sandbox", needs('bw
     assert.match(readFileSync(join(proj, 'py-test.txt'), 'utf8'), /Ran 1 test[\s\S]*OK/);
     // What the installs left, which your own node and python would load and git does not show, is moved aside by default
     // (keep_executables keeps it): the install is made again on your side (npm ci), or restored once reviewed.
-    assert.ok(existsSync(join(proj, 'node_modules.stashbase-quarantine', 'sb-local-lib', 'index.js')));
+    assert.ok(existsSync(join(proj, 'node_modules.stashbase-quarantine', 'node_modules', 'sb-local-lib', 'index.js')));
     assert.equal(existsSync(join(proj, 'node_modules')), false);
-    assert.ok(r.stderr.includes(`the agent changed code in ${join(proj, 'node_modules')} (node_modules, whose code Node, npm run and npx load), where git shows nothing: it was renamed`), r.stderr);
+    assert.ok(r.stderr.includes(`the agent changed code in ${join(proj, 'node_modules')} (node_modules, whose code Node, npm run and npx load), where git shows nothing: it was moved to`), r.stderr);
     assert.equal(spawnSync('git', ['log', '--format=%s'], { cwd: proj, encoding: 'utf8' }).stdout, 'work\n');
     // The commit's index came back with it: your checkout is clean of what was committed.
     assert.doesNotMatch(spawnSync('git', ['status', '--porcelain'], { cwd: proj, encoding: 'utf8' }).stdout, /package\.json|sum\.test\.js/);

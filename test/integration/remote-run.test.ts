@@ -128,7 +128,7 @@ describe('remote runs on a second Docker engine (real engines, tcp:// and ssh://
   });
 
   test('(review, round 34) a sha256 repository: its commit comes back (the export made its own git directory sha1, and found none of the clone\'s commits)', { timeout: 120_000 }, async () => {
-    const repo = join(t.dir, `sha256-${++n}`);
+    const repo = join(t.dir, `repo${++n}`);
     mkdirSync(repo, { recursive: true });
     writeFile(join(repo, 'a'), 'a\n');
     for (const a of [['init', '-q', '--object-format=sha256'], ['add', 'a'], [...ID, 'commit', '-qm', 'init']]) assert.equal(spawnSync('git', ['-C', repo, ...a]).status, 0);

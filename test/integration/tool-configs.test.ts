@@ -192,8 +192,8 @@ for (const [name, docker] of [['native', false], ['docker', true]] as const) {
         assert.ok(r.stderr.includes(`the agent made or changed ${join(dir, f)}, which your own tools would run or obey in that folder`), r.stderr);
       }
       assert.equal(readFileSync(join(dir, 'pkg', 'keep', '.npmrc'), 'utf8'), 'save-exact=true\n', 'one it did not touch stays');
-      assert.deepEqual([existsSync(join(dir, 'node_modules')), existsSync(join(dir, 'node_modules.stashbase-quarantine', 'x', '.npmrc'))], [false, true]);
-      assert.ok(r.stderr.includes(`the agent changed code in ${join(dir, 'node_modules')} (node_modules, whose code Node, npm run and npx load), where git shows nothing: it was renamed`), r.stderr);
+      assert.deepEqual([existsSync(join(dir, 'node_modules')), existsSync(join(dir, 'node_modules.stashbase-quarantine', 'node_modules', 'x', '.npmrc'))], [false, true]);
+      assert.ok(r.stderr.includes(`the agent changed code in ${join(dir, 'node_modules')} (node_modules, whose code Node, npm run and npx load), where git shows nothing: it was moved to`), r.stderr);
     });
 
     test('allow_write opens one of them: .envrc made inside is kept', async () => {

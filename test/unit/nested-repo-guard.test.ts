@@ -424,7 +424,7 @@ test('(review, rounds 19 and 20) code a tool runs kept where the walk does not g
   const named = (p: string) => warnings.some((w) => w.startsWith(`the agent made ${join(root, p)} a link to `) && w.includes('The link was removed') && w.endsWith(` ${join(root, p)}`));
   // (Round 28: the environment whose bin was swapped for a link goes aside whole, its link in it.)
   assert.deepEqual(['docs/_build/api', 'crate/.cargo', 'tests', 'aa', 'ab', 'ac', 'ad'].map(named), Array(7).fill(true), warnings.join('\n'));
-  assert.equal(lstatSync(join(root, '.venv.stashbase-quarantine', 'bin')).isSymbolicLink(), true);
+  assert.equal(lstatSync(join(root, '.venv.stashbase-quarantine', '.venv', 'bin')).isSymbolicLink(), true);
   assert.equal(existsSync(join(root, '.venv')), false);
   assert.ok(warnings.some((w) => w.startsWith(`the agent changed code in ${join(root, '.venv')} (a Python environment,`)), warnings.join('\n'));
   assert.equal(existsSync(join(root, 'docs', '_build', 'api')), false);
@@ -772,11 +772,11 @@ test("(review, round 28) an environment is judged whole, its settings too: a pip
   const warnings = checkNestedRepos(root, env, since);
   assert.ok(warnings.some((w) => w.startsWith(`the agent changed code in ${join(root, '.venv4')} (a Python environment,`)), warnings.join('\n'));
   assert.equal(existsSync(join(root, '.venv4', 'bin', 'pip')), false);
-  assert.ok(warnings.some((w) => w.startsWith(`the agent changed code in ${join(root, '.venv')} (a Python environment, whose code its python, pip and every console script load, and whose settings pip, IPython and Jupyter read), where git shows nothing: it was renamed ${join(root, '.venv')}.stashbase-quarantine`)), warnings.join('\n'));
+  assert.ok(warnings.some((w) => w.startsWith(`the agent changed code in ${join(root, '.venv')} (a Python environment, whose code its python, pip and every console script load, and whose settings pip, IPython and Jupyter read), where git shows nothing: it was moved to ${join(root, '.venv')}.stashbase-quarantine/.venv;`)), warnings.join('\n'));
   assert.ok(warnings.some((w) => w.startsWith(`the agent changed code in ${join(root, '.venv3')} (a Python environment,`)), warnings.join('\n'));
-  assert.ok(warnings.some((w) => w.startsWith(`the agent changed code in ${join(root, 'env')} (a conda environment, whose activation scripts conda activate runs and whose code its commands load), where git shows nothing: it was renamed`)), warnings.join('\n'));
+  assert.ok(warnings.some((w) => w.startsWith(`the agent changed code in ${join(root, 'env')} (a conda environment, whose activation scripts conda activate runs and whose code its commands load), where git shows nothing: it was moved to`)), warnings.join('\n'));
   assert.ok(warnings.some((w) => w.startsWith(`the agent changed code in ${join(root, 'web', 'vendor')} (PHP's vendor folder, whose autoload.php every script of the project loads`)), warnings.join('\n'));
-  assert.deepEqual([existsSync(join(root, '.venv')), existsSync(join(root, '.venv.stashbase-quarantine', 'pip.conf')), existsSync(join(root, 'env')), existsSync(join(root, 'web', 'vendor')), existsSync(join(root, '.venv2', 'pyvenv.cfg'))], [false, true, false, false, true]);
+  assert.deepEqual([existsSync(join(root, '.venv')), existsSync(join(root, '.venv.stashbase-quarantine', '.venv', 'pip.conf')), existsSync(join(root, 'env')), existsSync(join(root, 'web', 'vendor')), existsSync(join(root, '.venv2', 'pyvenv.cfg'))], [false, true, false, false, true]);
   assert.ok(!warnings.some((w) => w.includes('.venv2')), warnings.join('\n'));
 });
 
@@ -820,7 +820,7 @@ test("(review, round 28b) an environment stripped of its markers, or renamed int
   assert.equal(existsSync(join(root, 'build', 'loop', 'tests', 'a.test.js')), false, 'the test file below the loop was judged');
   // (Round 28c: files git tracks there do not keep it in place: the index that says so is the agent's to write.)
   assert.ok(warnings.some((w) => w.startsWith(`the agent changed code in ${join(root, 'fixtures', 'venv')} (a Python environment`)), warnings.join('\n'));
-  assert.equal(existsSync(join(root, 'fixtures', 'venv.stashbase-quarantine', 'expected.json')), true);
+  assert.equal(existsSync(join(root, 'fixtures', 'venv.stashbase-quarantine', 'venv', 'expected.json')), true);
 });
 
 test("(review, round 28b) an environment that is the run's own folder, or the folder checked when no repository holds it, is said, never moved: its pip.conf named", async () => {
@@ -976,9 +976,9 @@ test("(review, round 28g) an environment moved aside whole keeps what is in it a
   const warnings = checkNestedRepos(root, env, since);
   assert.ok(warnings.some((w) => w.startsWith(`the agent changed code in ${join(root, '.venv')} (a Python environment`)), warnings.join('\n'));
   assert.ok(!warnings.some((w) => w.includes('pip.stashbase-quarantine') || w.includes('x.pth')), warnings.join('\n'));
-  assert.equal(existsSync(join(root, '.venv.stashbase-quarantine', 'bin', 'pip')), true);
+  assert.equal(existsSync(join(root, '.venv.stashbase-quarantine', '.venv', 'bin', 'pip')), true);
   // Restored as the warning says: its python runs.
-  assert.equal(spawnSync('mv', [join(root, '.venv.stashbase-quarantine'), join(root, '.venv')]).status, 0);
+  assert.equal(spawnSync('mv', [join(root, '.venv.stashbase-quarantine', '.venv'), join(root, '.venv')]).status, 0);
   assert.equal(spawnSync(join(root, '.venv', 'bin', 'python'), ['-c', 'pass']).status, 0);
   // A later run's change, with the earlier one kept aside in the way.
   mkdirSync(join(root, '.venv.stashbase-quarantine', 'old'), { recursive: true });
@@ -986,8 +986,8 @@ test("(review, round 28g) an environment moved aside whole keeps what is in it a
   assert.equal(sh("echo 'import os' > $(echo .venv/lib/python3*/site-packages)/y.pth").status, 0);
   const second = checkNestedRepos(root, env, again);
   // (Round 34) No longer left in place: moved beside it under a numbered name, the earlier one kept as it was.
-  assert.ok(second.some((w) => w.startsWith(`the agent changed code in ${join(root, '.venv')} (a Python environment`) && w.includes(`it was renamed ${join(root, '.venv')}-2.stashbase-quarantine;`)), second.join('\n'));
-  assert.deepEqual([existsSync(join(root, '.venv')), existsSync(join(root, '.venv-2.stashbase-quarantine', 'bin', 'python')), existsSync(join(root, '.venv.stashbase-quarantine', 'old'))], [false, true, true]);
+  assert.ok(second.some((w) => w.startsWith(`the agent changed code in ${join(root, '.venv')} (a Python environment`) && w.includes(`it was moved to ${join(root, '.venv')}-2.stashbase-quarantine/.venv;`)), second.join('\n'));
+  assert.deepEqual([existsSync(join(root, '.venv')), existsSync(join(root, '.venv-2.stashbase-quarantine', '.venv', 'bin', 'python')), existsSync(join(root, '.venv.stashbase-quarantine', 'old'))], [false, true, true]);
   // Control: the one rename the check made before, onto the earlier folder, fails and leaves the environment in place.
   mkdirSync(join(root, 'ctl', 'aside', 'old'), { recursive: true });
   mkdirSync(join(root, 'ctl', 'env'));
@@ -1014,4 +1014,25 @@ test('(review, round 29) the command printed to make a removed link again: `--` 
   assert.equal(lstatSync(join(elsewhere, 'git')).isSymbolicLink(), true, 'control: planted in the other folder');
   assert.equal(sh(hint('build/git')).status, 0);
   assert.equal(readlinkSync(join(root, 'build/git')), `--target-directory=${elsewhere}`);
+});
+
+test("(review, round 34) a folder of installed code moved aside keeps its own name inside the quarantine folder, which test runners pass by: the agent's tests in it are not run by node --test or pytest; control: renamed whole (as before), node --test runs them", async () => {
+  const root = repo('r34tests');
+  const marker = join(root, '..', 'PWNED-r34tests');
+  const sh = shIn(root);
+  assert.equal(sh("printf 'node_modules/\\n' > .gitignore && mkdir -p node_modules/lodash && echo '{}' > node_modules/lodash/package.json").status, 0);
+  git(root, 'add', '.gitignore');
+  git(root, 'commit', '-qm', 'base');
+  const since = await runStarts();
+  assert.equal(sh(`echo "require('fs').writeFileSync('${marker}', 'js')" > node_modules/lodash/lodash.test.js && printf 'open("${marker}-py", "w")\\ndef test_x(): pass\\n' > node_modules/lodash/test_lodash.py`).status, 0);
+  const warnings = checkNestedRepos(root, env, since);
+  assert.ok(warnings.some((w) => w.includes(`it was moved to ${join(root, 'node_modules.stashbase-quarantine', 'node_modules')};`)), warnings.join('\n'));
+  assert.equal(existsSync(join(root, 'node_modules.stashbase-quarantine', 'node_modules', 'lodash', 'lodash.test.js')), true);
+  spawnSync(process.execPath, ['--test'], { cwd: root, env });
+  spawnSync('python3', ['-m', 'pytest', '-q', '-p', 'no:cacheprovider'], { cwd: root, env });
+  assert.deepEqual([existsSync(marker), existsSync(`${marker}-py`)], [false, false]);
+  // Control: the folder renamed whole, node --test collects the agent's test there.
+  spawnSync('mv', [join(root, 'node_modules.stashbase-quarantine', 'node_modules'), join(root, 'nm.stashbase-quarantine')]);
+  spawnSync(process.execPath, ['--test'], { cwd: root, env });
+  assert.equal(existsSync(marker), true);
 });
