@@ -137,6 +137,27 @@ export function confinedScanCommand(req: ScanRequest, ctx: HostScanContext, tmp:
   return `the secret_scan hook is not available on ${platform}: the scan runs only confined (bubblewrap on Linux, Seatbelt on macOS)`;
 }
 
+/**
+ * Why the index file named may not be read, or null: it must lie, on this
+ * host, where the mount it is under leads (no link of the agent's out of it:
+ * found in review, a link in the run's git directory to a file of this host's
+ * system had git print its first bytes from the scan's view of the system).
+ * One missing is git's to say.
+ */
+function indexFileProblem(indexFile: string, mounts: ScanMount[]): string | null {
+  const m = [...mounts].sort((x, y) => y.sandbox.length - x.sandbox.length).find((x) => indexFile === x.sandbox || indexFile.startsWith(x.sandbox + '/'));
+  if (m === undefined) return null;
+  const host = m.host + indexFile.slice(m.sandbox.length);
+  let real: string;
+  try {
+    real = realpathSync(host);
+  } catch {
+    return null;
+  }
+  const root = realpathSync(m.host);
+  return real === root || real.startsWith(root + '/') ? null : `indexFile ${JSON.stringify(indexFile.slice(0, 200))} leads out of the run's git directories`;
+}
+
 // One confined scan at a time in this process: a sandbox that sends requests
 // in a loop queues them, it does not fork a scan per request.
 let queue: Promise<unknown> = Promise.resolve();
@@ -158,6 +179,10 @@ async function scanOnce(body: unknown, ctx: HostScanContext): Promise<ScanAnswer
   // and the tree's .git (a run with no git directory of its own), where what the sandbox hides stays hidden all the same.
   const req = parseScanRequest(body, workTree, [join(workTree, '.git'), ...ctx.mounts.slice(1).map((m) => m.sandbox)]);
   if (typeof req === 'string') return refuse(req);
+  if (req.indexFile !== undefined) {
+    const problem = indexFileProblem(req.indexFile, ctx.mounts);
+    if (problem !== null) return refuse(problem);
+  }
   const tmp = realpathSync(mkdtempSync(join(tmpdir(), 'stashbase-scan-')));
   try {
     const cmd = confinedScanCommand(req, ctx, tmp, ctx.cli ?? thisCli());

@@ -297,6 +297,15 @@ describe('the confined scan (real bwrap): the agent points it at files outside t
     const plain = confinedScanCommand({ args: ['secrets/prod.env'], cwd: tree }, ctx, t.dir, thisCli());
     const found = await runCapped(plain as Exclude<typeof plain, string>, { timeoutMs: 60_000, maxBytes: 1 << 20 });
     assert.match(found.stdout, /prod\.env:2 aws\/AWSAccessKeyID AKIA\*+/);
+    // (Review of that change) a link in the git directory to a file of this host's system: refused, not read.
+    symlinkSync('/etc/passwd', join(tree, '.git', 'peek'));
+    const out = await runConfinedScan({ args: ['--staged'], cwd: tree, indexFile: join(tree, '.git', 'peek') }, hidden);
+    assert.deepEqual([out.exit, out.stdout], [2, '']);
+    assert.match(out.stderr, /indexFile ".*\/\.git\/peek" leads out of the run's git directories/);
+    // Control: named to git as it was, it prints the file's first bytes ("root").
+    const peek = confinedScanCommand({ args: ['--staged'], cwd: tree, indexFile: join(tree, '.git', 'peek') }, hidden, t.dir, thisCli());
+    const peeked = await runCapped(peek as Exclude<typeof peek, string>, { timeoutMs: 60_000, maxBytes: 1 << 20 });
+    assert.match(peeked.stderr, /bad signature 0x746f6f72/);
   });
 
   test("the sandbox's own view of .git (a native run's copy of the index): the scan reads the agent's index, not the real one", async () => {
