@@ -63,17 +63,25 @@ const HOOK = '\0hook\0';
  * `case` patterns are not names: reviews, round 33 (four passes). A folder
  * `cd`, `-C` or `--directory` names is given too, ending in `/`.
  */
-export function commandNames(text: string, depth = 0): string[] {
+export function commandNames(text: string, depth = 0, hookName?: string): string[] {
   const out = new Set<string>();
   if (depth > 4) return [];
   const inner: string[] = [];
   // Comments out; $0's folder marked; what $(…) and backquotes run read on its own, each then one `$`.
-  let plain = text.replace(/(^|[\s;&|()])#[^\n]*/g, '$1')
+  let plain = withAssignments(text.replace(/(^|[\s;&|()])#[^\n]*/g, '$1'))
+    // bash's own name for the script (review, round 34: `. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"`).
+    .replace(/\$\{BASH_SOURCE(?:\[0\])?\}|\$BASH_SOURCE\b/g, '$0')
+    // The hook's own name (a dispatcher's `exec "$top/.githooks/$(basename "$0")"`), where the caller knows it.
+    .replace(/\$\(\s*basename\s+(?:--\s+)?"?\$0"?\s*\)|\$\{0##\*\/\}/g, hookName ?? '$(basename)')
+    // The hooks folder as git says it.
+    .replace(/\$\(\s*git\s+rev-parse\s+--git-path\s+hooks\s*\)/g, '$(dirname "$0")')
     // A linked hook's own real path is $0 too (`$(readlink -f "$0")`, `$(realpath "$0")`): its folder, the caller's to
     // resolve both as the link and as what it leads to (review, round 34: `. "$(dirname "$(readlink -f "$0")")/common.sh"`).
     .replace(/\$\(\s*(?:readlink\s+-[fem]+|realpath)\s+(?:--\s+)?"?\$0"?\s*\)/g, '$0')
     // (The quotes around it stay: one taken alone paired with the next quote of the file and hid what lay between.)
-    .replace(/\$\(\s*dirname\s+(--\s+)?"?\$0"?\s*\)|\$\{0%\/\*\}/g, HOOK);
+    .replace(/\$\(\s*dirname\s+(--\s+)?"?\$0"?\s*\)|\$\{0%\/\*\}/g, HOOK)
+    // A folder made absolute (`HERE="$(cd "$(dirname "$0")" && pwd)"`) is the same folder.
+    .replace(new RegExp(`\\$\\(\\s*cd\\s+(?:--\\s+)?"?${HOOK}"?\\s*(?:&&|;)\\s*pwd(?:\\s+-P)?\\s*\\)`, 'g'), HOOK);
   for (let i = 0; i < 8 && /\$\([^()]*\)|`[^`]*`/.test(plain); i++) {
     plain = plain.replace(/\$\(([^()]*)\)|`([^`]*)`/g, (_m, a?: string, b?: string) => (inner.push((a ?? b) as string), '$'));
   }
@@ -134,11 +142,16 @@ export function commandNames(text: string, depth = 0): string[] {
     const args = words.slice(i + 1);
     if (cmd === 'cd' || cmd === 'pushd') {
       const d = args[0];
-      if (d !== undefined && !d.includes('$') && !d.startsWith('-') && d !== '_') {
-        const dir = d.replace(/\/+$/, '');
-        // A few folders at most: each name is given from every one (a script of ten thousand cds would multiply them).
-        if (!dirs.includes(dir) && dirs.length < 8) dirs.push(dir);
-        out.add(`${dir}/`);
+      if (d !== undefined && !d.startsWith('-') && d !== '_') {
+        // A computed one (`cd "$(git rev-parse --show-toplevel)/tools"`) by what follows the computed part, from the top
+        // (review, round 34); the hook's own folder as it is.
+        for (const n of d.includes('$') ? named(d) : [d]) {
+          const dir = (n.startsWith(TOP) ? n.slice(TOP.length) : n).replace(/\/+$/, '');
+          if (dir === '') continue;
+          // A few folders at most: each name is given from every one (a script of ten thousand cds would multiply them).
+          if (!dirs.includes(dir) && dirs.length < 8) dirs.push(dir);
+          out.add(`${dir}/`);
+        }
       }
       continue;
     }
@@ -149,6 +162,16 @@ export function commandNames(text: string, depth = 0): string[] {
     const k = args.findIndex((a) => a === '-C' || a === '--directory');
     const folder = k >= 0 ? args[k + 1] : undefined;
     if (folder !== undefined && !folder.includes('$') && folder !== '_') out.add(`${folder.replace(/\/+$/, '')}/`);
+    // A program given a script to run by an option (`sed -f scripts/strip.sed`, `make -f`, `awk -f`: review, round 34).
+    const fileOpts = SCRIPT_OPTIONS.get(base);
+    if (fileOpts !== undefined) {
+      for (let j = 0; j < args.length; j++) {
+        const a = args[j] as string;
+        const glued = fileOpts.find((o) => o.startsWith('--') && a.startsWith(`${o}=`));
+        const v = fileOpts.includes(a) ? args[j + 1] : glued !== undefined ? a.slice(glued.length + 1) : undefined;
+        if (v !== undefined && v !== '_') for (const n of named(v)) add(n);
+      }
+    }
     // An interpreter (or a computed program, `$SHELL`): its script, its preloads; python's -m module.
     const interpreter = INTERPRETERS.has(base) || INTERPRETERS.has(base.replace(/[0-9.]+$/, '')) || cmd === '$';
     if (!interpreter) continue;
@@ -196,6 +219,40 @@ export function commandNames(text: string, depth = 0): string[] {
     }
   }
   return [...out];
+}
+
+/** Hook frameworks' configs at the top whose entries name the commands your commit runs. */
+const HOOK_FRAMEWORK_CONFIGS = ['.pre-commit-config.yaml', '.pre-commit-config.yml', ...['lefthook', 'lefthook-local'].flatMap((n) => [`${n}.yml`, `${n}.yaml`, `.${n}.yml`, `.${n}.yaml`])];
+
+/** Programs that run a script given by an option, and those options. */
+const SCRIPT_OPTIONS: ReadonlyMap<string, readonly string[]> = new Map([
+  ['sed', ['-f', '--file']], ['awk', ['-f', '--file']], ['gawk', ['-f', '--file']], ['mawk', ['-f']],
+  ['make', ['-f', '--file', '--makefile']], ['gmake', ['-f', '--file', '--makefile']],
+  ['gdb', ['-x', '--command']], ['vim', ['-S', '-u']], ['nvim', ['-S', '-u']], ['emacs', ['-l', '--load']], ['m4', []],
+]);
+
+/** Variables a script gives a value of one word once (at most this many): that value where they are used. */
+const MAX_ASSIGNED = 32;
+
+/**
+ * The text with each simple variable (`HERE="…"`, `h=…`, `export TOOLS=tools`)
+ * put where it is used (`$HERE`, `${HERE}`), its first value: a script's own
+ * names, which the reader otherwise takes as computed (review, round 34:
+ * `h="$(git rev-parse --show-toplevel)/.githooks/pre-commit"; exec "$h"`).
+ * In one pass over the text each way.
+ */
+function withAssignments(text: string): string {
+  const values = new Map<string, string>();
+  // A value: "…" holding a $(…) two deep, or "…", '…', a bare $(…) and what follows it, or a bare word.
+  const sub = String.raw`\$\((?:[^()\n]|\((?:[^()\n]|\([^()\n]*\))*\))*\)`;
+  const value = String.raw`"(?:${sub}|[^"\n$]|\$(?!\())*"|'[^'\n]*'|${sub}[^\s;&|()]*|[^\s;&|()]*`;
+  for (const m of text.matchAll(new RegExp(String.raw`(?:^|[\s;&|(])(?:export\s+|local\s+|readonly\s+)?([A-Za-z_][A-Za-z0-9_]*)=(${value})`, 'g'))) {
+    const [name, value] = [m[1] as string, m[2] as string];
+    if (values.has(name) || values.size >= MAX_ASSIGNED || value.includes(`$${name}`) || value.includes(`\${${name}`)) continue;
+    values.set(name, value.replace(/^["']|["']$/g, ''));
+  }
+  if (values.size === 0) return text;
+  return text.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)/g, (all, a?: string, b?: string) => values.get((a ?? b) as string) ?? all);
 }
 
 /**
@@ -291,6 +348,23 @@ export function namedByGit(o: { top: string; home: string; entries: ReadonlyArra
     if (/^(core\.hookspath|include\.path|includeif\..*\.path)$/is.test(key)) continue;
     for (const w of valueNames(value.slice(0, VALUE_MAX))) add(w, `named by your git config's ${key}`);
   }
+  // What a hook framework's config at the top names for your commit to run (the pre-commit framework's `entry:`,
+  // lefthook's `run:`; review, round 34: `entry: scripts/lint.sh` was the agent's to rewrite). The configs are kept
+  // read-only as tools' configs; a line at a time, a value on its line.
+  for (const file of HOOK_FRAMEWORK_CONFIGS) {
+    let text = '';
+    try {
+      if (lstatSync(join(o.top, file)).isFile()) text = readFileSync(join(o.top, file)).subarray(0, HOOK_TEXT_MAX).toString('latin1');
+    } catch {
+      continue;
+    }
+    for (const line of text.split('\n')) {
+      const m = /^\s*(?:-\s+)?(?:entry|run)\s*:\s*(.*)$/.exec(line);
+      const v = m?.[1]?.trim().replace(/^(["'])(.*)\1$/, '$2') ?? '';
+      if (v === '' || v === '|' || v === '>') continue;
+      for (const w of commandNames(v)) add(w, `named by your ${file}`);
+    }
+  }
   if (o.hooks === null) return [...out.values()];
   // husky 9's hooks folder (`.husky/_`) holds stubs that run the hook of the same name in the folder above it: read both.
   const folders = basename(o.hooks) === '_' ? [o.hooks, dirname(o.hooks)] : [o.hooks];
@@ -325,7 +399,7 @@ export function namedByGit(o: { top: string; home: string; entries: ReadonlyArra
     }
     // $0's folder: the hooks folder, and for a linked hook the folder of what it leads to as well.
     const real = link ? realFolderOf(file) : null;
-    for (const w of commandNames(text)) {
+    for (const w of commandNames(text, 0, n)) {
       add(w, `named by your git hook ${n}`, dir);
       if (real !== null && real !== dir && w.startsWith(HOOK)) add(w, `named by your git hook ${n}`, real);
     }

@@ -68,6 +68,8 @@ export const TOOL_CONFIGS = [
   '.pre-commit-config.yaml', '.husky', '.lintstagedrc', '.lintstagedrc.json', '.lintstagedrc.yaml', '.lintstagedrc.yml',
   '.lintstagedrc.js', '.lintstagedrc.cjs', '.lintstagedrc.mjs', 'lint-staged.config.js', 'lint-staged.config.cjs', 'lint-staged.config.mjs',
   ...['lefthook', 'lefthook-local'].flatMap((n) => ['yml', 'yaml', 'toml', 'json', 'jsonc'].flatMap((e) => [`${n}.${e}`, `.${n}.${e}`, `.config/${n}.${e}`])),
+  // lefthook's scripts folders, its `.husky` (review, round 34: `.lefthook/pre-commit/check.sh` ran at your commit).
+  '.lefthook', '.lefthook-local',
   '.gitmodules',
 ];
 

@@ -433,6 +433,41 @@ describe('native filesystem (real bwrap)', needs('bwrap'), () => {
     }
   });
 
+  test("(review, round 34, third pass) the scripts a hook finds however it finds them are kept: by BASH_SOURCE, by a folder made absolute, a variable, a dispatcher's $(basename \"$0\"), a cd into a computed folder, sed -f of a filter; lefthook's .lefthook scripts moved aside; a pre-commit framework entry's script kept; controls: outside, your commit or git add runs what the agent wrote", { timeout: 180_000 }, async () => {
+    const marker = join(a.dir, 'HOOKS-34c');
+    const cases: Array<{ name: string; setup: string; attack: string; then?: string; moved?: string }> = [
+      { name: 'bash-source', setup: 'mkdir -p tools/githooks && echo true > tools/lib.sh && printf \'#!/bin/bash\\n. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"\\n\' > tools/githooks/pre-commit && chmod +x tools/githooks/pre-commit && git config core.hooksPath tools/githooks', attack: `echo "touch ${marker}" >> tools/lib.sh` },
+      { name: 'here', setup: 'mkdir -p tools/githooks && echo true > tools/lib.sh && printf \'#!/bin/sh\\nHERE="$(cd "$(dirname "$0")" \&\& pwd)"\\n. "$HERE/../lib.sh"\\n\' > tools/githooks/pre-commit && chmod +x tools/githooks/pre-commit && git config core.hooksPath tools/githooks', attack: `echo "touch ${marker}" >> tools/lib.sh` },
+      { name: 'dispatcher', setup: 'mkdir -p .githooks && printf \'#!/bin/sh\\ntrue\\n\' > .githooks/pre-commit && chmod +x .githooks/pre-commit && printf \'#!/bin/sh\\nexec "$(git rev-parse --show-toplevel)/.githooks/$(basename "$0")" "$@"\\n\' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit', attack: `echo "touch ${marker}" >> .githooks/pre-commit` },
+      { name: 'cd-computed', setup: 'mkdir -p tools && printf \'#!/bin/sh\\ntrue\\n\' > tools/check.sh && chmod +x tools/check.sh && printf \'#!/bin/sh\\ncd "$(git rev-parse --show-toplevel)/tools" \&\& ./check.sh\\n\' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit', attack: `echo "touch ${marker}" >> tools/check.sh` },
+      { name: 'sed-f', setup: 'mkdir -p scripts && echo p > scripts/strip.sed && echo "*.txt filter=strip" > .gitattributes && git config filter.strip.clean "sed -f scripts/strip.sed"', attack: `printf '1e touch ${marker}\\n' > scripts/strip.sed`, then: 'echo x > a.txt && git add a.txt' },
+      { name: 'pre-commit-entry', setup: `mkdir -p scripts && printf '#!/bin/sh\\ntrue\\n' > scripts/lint.sh && chmod +x scripts/lint.sh && printf 'repos:\\n- repo: local\\n  hooks:\\n  - id: lint\\n    name: lint\\n    entry: scripts/lint.sh\\n    language: script\\n' > .pre-commit-config.yaml && printf '#!/bin/sh\\nsh scripts/lint.sh\\n' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit`, attack: `echo "touch ${marker}" >> scripts/lint.sh` },
+      { name: 'lefthook-dir', setup: `printf '#!/bin/sh\\nfor f in .lefthook/pre-commit/*; do sh "$f"; done\\n' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit`, attack: `mkdir -p .lefthook/pre-commit && echo "touch ${marker}" > .lefthook/pre-commit/check.sh`, moved: '.lefthook' },
+    ];
+    for (const c of cases) {
+      const repo = join(a.dir, `hooks34c-${c.name}`);
+      mkdirSync(repo, { recursive: true });
+      const setup = spawnSync('sh', ['-c', `git init -q && ${c.setup} && git add -A && git -c user.name=u -c user.email=u@x commit -q --no-verify --allow-empty -m init`], { cwd: repo, env: a.env, encoding: 'utf8' });
+      assert.equal(setup.status, 0, `${c.name}: ${setup.stderr}`);
+      const r = await cli(['agent', 'run', '--silent', '--', 'sh', '-c', `(${c.attack}) 2>/dev/null && echo wrote || echo blocked`], { env: a.env, cwd: repo, timeoutMs: 60_000 });
+      assert.equal(r.code, 0, `${c.name}: ${r.stderr}`);
+      if (c.moved !== undefined) {
+        assert.equal(existsSync(join(repo, c.moved)), false, c.name);
+        assert.match(r.stderr, new RegExp(`the agent made .*/${c.moved.replace('.', '\\.')}, which your own tools would run or obey`), c.name);
+      } else assert.equal(r.stdout, 'blocked\n', `${c.name}: ${r.stderr}`);
+      spawnSync('sh', ['-c', c.then ?? 'git -c user.name=u -c user.email=u@x commit -q --allow-empty -m mine'], { cwd: repo, env: a.env });
+      assert.equal(existsSync(marker), false, `${c.name}: your git ran nothing of the agent's`);
+    }
+    // Controls: outside, the same writes land and your git runs them.
+    for (const c of cases) {
+      const repo = join(a.dir, `hooks34c-control-${c.name}`);
+      mkdirSync(repo, { recursive: true });
+      const ran = spawnSync('sh', ['-c', `git init -q && ${c.setup} && git add -A && git -c user.name=u -c user.email=u@x commit -q --no-verify --allow-empty -m init && (${c.attack}) && ${c.then ?? 'git -c user.name=u -c user.email=u@x commit -q --allow-empty -m mine'}`], { cwd: repo, env: a.env, encoding: 'utf8' });
+      assert.equal(existsSync(marker), true, `control ${c.name}: ${ran.stderr}`);
+      rmSync(marker);
+    }
+  });
+
   test("(review, round 33, fourth pass) a script a hook in a hooks folder of the tree names from its own folder ($(dirname \"$0\")/../check.sh) is kept, and a new file of the same name at the top is not moved aside", async () => {
     const repo = join(a.dir, 'named-5');
     const g = (args: string[]) => spawnSync('git', args, { cwd: repo, env: a.env, encoding: 'utf8' });

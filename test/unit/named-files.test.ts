@@ -62,3 +62,29 @@ test('(review, round 33) a hook of 256 KiB of blanks, newlines, quotes, parenthe
   for (const t of texts) assert.ok(commandNames(t).length <= 9 * 30_000);
   assert.equal(commandNames(cds).filter((n) => n.endsWith('/y9999')).length, 9, 'a name from the top and from eight folders at most');
 });
+
+test("(review, round 34) how hooks find their scripts: bash's BASH_SOURCE, a folder made absolute (HERE=\"$(cd \"$(dirname \"$0\")\" && pwd)\"), a variable given once, a dispatcher's $(basename \"$0\"), git's --git-path hooks, a cd into a computed folder, a script given by an option (sed -f, make -f); control: what only reads stays out", () => {
+  const H = '\0hook\0';
+  const cases: Array<[string, string | undefined, string[]]> = [
+    ['. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"', undefined, [`${H}/../lib.sh`]],
+    ['HERE="$(cd "$(dirname "$0")" && pwd)"; . "$HERE/../lib.sh"', undefined, [`${H}/../lib.sh`]],
+    ['h="$(git rev-parse --show-toplevel)/.githooks/pre-commit"; exec "$h"', undefined, ['.githooks/pre-commit']],
+    ['exec "$(git rev-parse --show-toplevel)/.githooks/$(basename "$0")" "$@"', 'pre-commit', ['.githooks/pre-commit']],
+    ['. "$(git rev-parse --git-path hooks)/../lib.sh"', undefined, [`${H}/../lib.sh`]],
+    ['cd "$(git rev-parse --show-toplevel)/tools" && ./check.sh', undefined, ['tools/', './check.sh', 'tools/./check.sh']],
+    ['TOOLS=tools; "$TOOLS/check.sh"', undefined, ['tools/check.sh']],
+    ['sed -f scripts/strip.sed', undefined, ['scripts/strip.sed']],
+    ['make --file=build/hooks.mk lint', undefined, ['build/hooks.mk']],
+    ['git diff go.mod; cat README.md', undefined, []],
+  ];
+  for (const [text, hook, want] of cases) assert.deepEqual(commandNames(text, 0, hook), want, text);
+});
+
+test('(review, round 34) the new readings stay linear over 256 KiB of what would make them backtrack', { timeout: 20_000 }, () => {
+  const N = 256 * 1024;
+  for (const t of ['a='.repeat(N / 2), 'x="$('.repeat(N / 4), 'x=$((('.repeat(N / 6), `v=x ${'$v'.repeat(N / 2)}`, 'x="' + '$'.repeat(N), '$(cd "'.repeat(N / 7), '${BASH_SOURCE[0]}'.repeat(N / 17)]) {
+    const t0 = Date.now();
+    commandNames(t, 0, 'pre-commit');
+    assert.ok(Date.now() - t0 < 3000, t.slice(0, 20));
+  }
+});
