@@ -221,6 +221,36 @@ export function commandNames(text: string, depth = 0, hookName?: string): string
   return [...out];
 }
 
+/**
+ * The Pythons a checkout's hooks run with `-m` (from the checkout's top, which
+ * `-m` puts first on the module path: review, round 34, the pre-commit
+ * framework's launcher imported the agent's `cfgv.py` there), or an empty list:
+ * `python3`, and the launcher's own `INSTALL_PYTHON` where it names one.
+ */
+export function hookPythons(hooks: string | null): string[] {
+  if (hooks === null) return [];
+  const out = new Set<string>();
+  let names: string[] = [];
+  try {
+    names = readdirSync(hooks).filter((n) => HOOK_NAMES.has(n));
+  } catch {
+    return [];
+  }
+  for (const n of names) {
+    let text = '';
+    try {
+      text = readFileSync(join(hooks, n)).subarray(0, HOOK_TEXT_MAX).toString('latin1');
+    } catch {
+      continue;
+    }
+    if (!/(?:python[0-9.]*|pypy[0-9.]*|\$\{?INSTALL_PYTHON\}?)["']?\s+(?:-[A-Za-z]+\s+)*-m\s*[A-Za-z_]/.test(text)) continue;
+    out.add('python3');
+    const own = /(?:^|\n)\s*INSTALL_PYTHON=['"]?(\/[^\s'"]+)/.exec(text)?.[1];
+    if (own !== undefined) out.add(own);
+  }
+  return [...out];
+}
+
 /** Hook frameworks' configs at the top whose entries name the commands your commit runs. */
 const HOOK_FRAMEWORK_CONFIGS = ['.pre-commit-config.yaml', '.pre-commit-config.yml', ...['lefthook', 'lefthook-local'].flatMap((n) => [`${n}.yml`, `${n}.yaml`, `.${n}.yml`, `.${n}.yaml`])];
 

@@ -6,7 +6,7 @@ import { readBackText } from '../readback/file.js';
 import { probe } from '../exec.js';
 import { findTool } from '../util/find-tool.js';
 import { commondirOf, gitPathFile, realOrSelf } from './planted-repos.js';
-import { gitPath, namedByGit } from './named-files.js';
+import { gitPath, hookPythons, namedByGit } from './named-files.js';
 import { rulePaths } from '../paths/rules.js';
 import { noteLinks } from '../paths/protected-links.js';
 
@@ -228,6 +228,19 @@ function askGitConfigTargets(cwd: string, home: string, env: NodeJS.ProcessEnv, 
     });
     // The hooks folder a waiting include would name (review, round 34: `includeIf "onbranch:release"`'s, writable until then).
     for (const e of more) if (e.key.toLowerCase() === 'core.hookspath' && e.value !== '') keepHooks(gitPath(e.value, top.root, home), true);
+    // A hook that runs python -m from the top: a module made there at the top would be imported first (review, round
+    // 34: the pre-commit framework's launcher took the agent's cfgv.py). Each module name its Python can import: made by
+    // the run, moved aside as it ends; a file of that name there already, kept read-only.
+    const pythons = hookPythons(hooks);
+    if (pythons.length > 0) {
+      for (const name of importableNames(pythons, env)) {
+        for (const p of [join(top.root, `${name}.py`), join(top.root, name)]) {
+          const st = lstatOrNone(p);
+          if (st === undefined) madeAside.add(p);
+          else if (st.isFile()) keep(realOrSelf(p));
+        }
+      }
+    }
     for (const n of namedByGit({ top: top.root, home, entries: [...entries, ...more], hooks })) {
       // A folder is named to the merge review alone: kept whole, it would hold the agent's work (a cd into packages/web).
       if (n.folder || opened.has(n.abs) || opened.has(realOrSelf(n.abs))) continue;
@@ -268,6 +281,28 @@ export const statOrNone = (p: string) => {
     return undefined;
   }
 };
+
+/** The module names a Python imports (its standard library's and those its site folders hold), asked once per Python: at most this many. */
+const MAX_MODULES = 8192;
+const importable = new Map<string, string[]>();
+
+/** The top-level module names the Pythons can import, asked of each from / in isolated mode (nothing of the tree's). */
+function importableNames(pythons: string[], env: NodeJS.ProcessEnv): string[] {
+  const out = new Set<string>();
+  for (const py of pythons) {
+    let names = importable.get(py);
+    if (names === undefined) {
+      const file = py.includes('/') ? py : findTool(py, env);
+      const r = file === null ? null : probe({ file, args: ['-I', '-c', PY_MODULES], cwd: '/', env: { PATH: '/usr/bin:/bin' } }, 10_000, 1 << 20);
+      names = r === null || r.code !== 0 ? [] : r.stdout.split('\n').filter((n) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(n)).slice(0, MAX_MODULES);
+      importable.set(py, names);
+    }
+    for (const n of names) out.add(n);
+  }
+  return [...out];
+}
+
+const PY_MODULES = "import sys, pkgutil\nnames = set(getattr(sys, 'stdlib_module_names', ())) | set(sys.builtin_module_names) | {m.name for m in pkgutil.iter_modules()}\nprint('\\n'.join(sorted(names)))";
 
 /** Where a chain of links from `p` ends (a path that is no link, or is missing), followed as written; `p` itself when it is no link. */
 function finalTarget(p: string): string {

@@ -468,6 +468,27 @@ describe('native filesystem (real bwrap)', needs('bwrap'), () => {
     }
   });
 
+  test("(review, round 34, third pass) a hook that runs python -m from the top: a module the agent makes there under a name python imports (json.py, which python3 -m json.tool would import first) is moved aside as the run ends; a file of the repository's own under such a name is kept; a module of another name stays; control: outside, your commit imports the agent's", { timeout: 60_000 }, async () => {
+    const repo = join(a.dir, 'py-m-hook');
+    const marker = join(a.dir, 'PY-M-34');
+    mkdirSync(repo, { recursive: true });
+    const hook = `#!/bin/sh\necho '{}' | python3 -m json.tool >/dev/null\n`;
+    const setup = spawnSync('sh', ['-c', `git init -q && printf 'x = 1\\n' > string.py && git add -A && git -c user.name=u -c user.email=u@x commit -q -m init && printf '${hook.replace(/\n/g, '\\n')}' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit`], { cwd: repo, env: a.env, encoding: 'utf8' });
+    assert.equal(setup.status, 0, setup.stderr);
+    const plant = `echo "open('${marker}', 'w')" > json.py && echo mine > mytool_34.py && (echo "y = 2" >> string.py 2>/dev/null && echo wrote-own || echo kept-own)`;
+    const r = await cli(['agent', 'run', '--silent', '--', 'sh', '-c', plant], { env: a.env, cwd: repo, timeoutMs: 60_000 });
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, 'kept-own\n');
+    assert.equal(existsSync(join(repo, 'json.py')), false);
+    assert.match(r.stderr, /the agent made .*\/json\.py, which your own tools would run or obey/);
+    assert.equal(readFileSync(join(repo, 'mytool_34.py'), 'utf8'), 'mine\n');
+    spawnSync('git', ['-c', 'user.name=u', '-c', 'user.email=u@x', 'commit', '-q', '--allow-empty', '-m', 'mine'], { cwd: repo, env: a.env });
+    assert.equal(existsSync(marker), false);
+    // Control: outside, the module is made and your commit's python -m imports it.
+    spawnSync('sh', ['-c', `echo "open('${marker}', 'w')" > json.py && git -c user.name=u -c user.email=u@x commit -q --allow-empty -m c`], { cwd: repo, env: a.env });
+    assert.equal(existsSync(marker), true);
+  });
+
   test("(review, round 33, fourth pass) a script a hook in a hooks folder of the tree names from its own folder ($(dirname \"$0\")/../check.sh) is kept, and a new file of the same name at the top is not moved aside", async () => {
     const repo = join(a.dir, 'named-5');
     const g = (args: string[]) => spawnSync('git', args, { cwd: repo, env: a.env, encoding: 'utf8' });
