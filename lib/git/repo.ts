@@ -234,7 +234,9 @@ function askGitConfigTargets(cwd: string, home: string, env: NodeJS.ProcessEnv, 
     const pythons = hookPythons(hooks);
     if (pythons.length > 0) {
       for (const name of importableNames(pythons, env)) {
-        for (const p of [join(top.root, `${name}.py`), join(top.root, name)]) {
+        // A package shadows only with its __init__.py (a folder without one is a namespace portion, which a module found
+        // later on the path wins over): a `test/` folder of tests is the agent's work, its `__init__.py` goes aside alone.
+        for (const p of [join(top.root, `${name}.py`), join(top.root, name, '__init__.py')]) {
           const st = lstatOrNone(p);
           if (st === undefined) madeAside.add(p);
           else if (st.isFile()) keep(realOrSelf(p));

@@ -475,13 +475,15 @@ describe('native filesystem (real bwrap)', needs('bwrap'), () => {
     const hook = `#!/bin/sh\necho '{}' | python3 -m json.tool >/dev/null\n`;
     const setup = spawnSync('sh', ['-c', `git init -q && printf 'x = 1\\n' > string.py && git add -A && git -c user.name=u -c user.email=u@x commit -q -m init && printf '${hook.replace(/\n/g, '\\n')}' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit`], { cwd: repo, env: a.env, encoding: 'utf8' });
     assert.equal(setup.status, 0, setup.stderr);
-    const plant = `echo "open('${marker}', 'w')" > json.py && echo mine > mytool_34.py && (echo "y = 2" >> string.py 2>/dev/null && echo wrote-own || echo kept-own)`;
+    const plant = `echo "open('${marker}', 'w')" > json.py && echo mine > mytool_34.py && mkdir -p test email && echo x > test/test_a.py && echo "open('${marker}', 'w')" > email/__init__.py && (echo "y = 2" >> string.py 2>/dev/null && echo wrote-own || echo kept-own)`;
     const r = await cli(['agent', 'run', '--silent', '--', 'sh', '-c', plant], { env: a.env, cwd: repo, timeoutMs: 60_000 });
     assert.equal(r.code, 0, r.stderr);
     assert.equal(r.stdout, 'kept-own\n');
     assert.equal(existsSync(join(repo, 'json.py')), false);
     assert.match(r.stderr, /the agent made .*\/json\.py, which your own tools would run or obey/);
     assert.equal(readFileSync(join(repo, 'mytool_34.py'), 'utf8'), 'mine\n');
+    // A folder of the stdlib's name is the agent's work (no __init__.py: it shadows nothing); a package's __init__.py goes aside.
+    assert.deepEqual([readFileSync(join(repo, 'test', 'test_a.py'), 'utf8'), existsSync(join(repo, 'email', '__init__.py'))], ['x\n', false]);
     spawnSync('git', ['-c', 'user.name=u', '-c', 'user.email=u@x', 'commit', '-q', '--allow-empty', '-m', 'mine'], { cwd: repo, env: a.env });
     assert.equal(existsSync(marker), false);
     // Control: outside, the module is made and your commit's python -m imports it.
