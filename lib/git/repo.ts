@@ -233,7 +233,7 @@ function askGitConfigTargets(cwd: string, home: string, env: NodeJS.ProcessEnv, 
     // the run, moved aside as it ends; a file of that name there already, kept read-only.
     const pythons = hookPythons(hooks);
     if (pythons.length > 0) {
-      for (const name of importableNames(pythons, env)) {
+      for (const name of importableNames(pythons)) {
         // A package shadows only with its __init__.py (a folder without one is a namespace portion, which a module found
         // later on the path wins over): a `test/` folder of tests is the agent's work, its `__init__.py` goes aside alone.
         for (const p of [join(top.root, `${name}.py`), join(top.root, name, '__init__.py')]) {
@@ -284,27 +284,57 @@ export const statOrNone = (p: string) => {
   }
 };
 
-/** The module names a Python imports (its standard library's and those its site folders hold), asked once per Python: at most this many. */
+/** The module names a Python imports (its standard library's and those its site folders hold): at most this many. */
 const MAX_MODULES = 8192;
-const importable = new Map<string, string[]>();
+let systemModules: string[] | null = null;
 
-/** The top-level module names the Pythons can import, asked of each from / in isolated mode (nothing of the tree's). */
-function importableNames(pythons: string[], env: NodeJS.ProcessEnv): string[] {
+/**
+ * The top-level module names the Pythons can import: the system's python3
+ * (from /usr/bin or /bin alone, isolated, from /) asked once; another Python
+ * named by a path (the pre-commit launcher's INSTALL_PYTHON, a virtual
+ * environment's) never run, its site-packages folders read instead (found in
+ * review: a Python the hook names may be one the agent can write).
+ */
+function importableNames(pythons: string[]): string[] {
   const out = new Set<string>();
-  for (const py of pythons) {
-    let names = importable.get(py);
-    if (names === undefined) {
-      const file = py.includes('/') ? py : findTool(py, env);
-      const r = file === null ? null : probe({ file, args: ['-I', '-c', PY_MODULES], cwd: '/', env: { PATH: '/usr/bin:/bin' } }, 10_000, 1 << 20);
-      names = r === null || r.code !== 0 ? [] : r.stdout.split('\n').filter((n) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(n)).slice(0, MAX_MODULES);
-      importable.set(py, names);
-    }
-    for (const n of names) out.add(n);
+  if (systemModules === null) {
+    const file = findTool('python3', { PATH: '/usr/bin:/bin' });
+    const r = file === null ? null : probe({ file, args: ['-I', '-S', '-c', PY_MODULES], cwd: '/', env: { PATH: '/usr/bin:/bin' } }, 10_000, 1 << 20);
+    const site = file === null ? null : probe({ file, args: ['-I', '-c', PY_SITE_MODULES], cwd: '/', env: { PATH: '/usr/bin:/bin' } }, 10_000, 1 << 20);
+    systemModules = [r, site].flatMap((x) => (x === null || x.code !== 0 ? [] : x.stdout.split('\n'))).filter(isModuleName).slice(0, MAX_MODULES);
   }
-  return [...out];
+  for (const n of systemModules) out.add(n);
+  for (const py of pythons) {
+    if (!isAbsolute(py)) continue;
+    // <env>/bin/python → <env>/lib/python3.*/site-packages (read, not run).
+    const lib = join(dirname(dirname(py)), 'lib');
+    let versions: string[] = [];
+    try {
+      versions = readdirSync(lib).filter((d) => /^python3(\.\d+)?$/.test(d)).slice(0, 4);
+    } catch {
+      continue;
+    }
+    for (const v of versions) {
+      let entries: string[] = [];
+      try {
+        entries = readdirSync(join(lib, v, 'site-packages')).slice(0, MAX_MODULES);
+      } catch {
+        continue;
+      }
+      for (const e of entries) {
+        const name = e.endsWith('.py') ? e.slice(0, -3) : e.includes('.') ? e.split('.')[0]! : e;
+        if (isModuleName(name) && !/\.(dist|egg)-info$/.test(e)) out.add(name);
+      }
+    }
+  }
+  return [...out].slice(0, MAX_MODULES);
 }
 
-const PY_MODULES = "import sys, pkgutil\nnames = set(getattr(sys, 'stdlib_module_names', ())) | set(sys.builtin_module_names) | {m.name for m in pkgutil.iter_modules()}\nprint('\\n'.join(sorted(names)))";
+const isModuleName = (n: string) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(n);
+
+/** The standard library's names (no site: -S), then those the site folders hold. */
+const PY_MODULES = "import sys\nprint('\\n'.join(sorted(set(getattr(sys, 'stdlib_module_names', ())) | set(sys.builtin_module_names))))";
+const PY_SITE_MODULES = "import pkgutil\nprint('\\n'.join(sorted({m.name for m in pkgutil.iter_modules()})))";
 
 /** Where a chain of links from `p` ends (a path that is no link, or is missing), followed as written; `p` itself when it is no link. */
 function finalTarget(p: string): string {

@@ -45,3 +45,25 @@ test('targets: a hooksPath set in an included file is found as git computes it',
   assert.deepEqual(gitConfigTargets(repo, home, { PATH: process.env.PATH }), { paths: [join(repo, 'tools', 'hooks'), join(home, '.gitconfig'), join(home, '.gitconfig-hooks')], files: [join(home, '.gitconfig-hooks')], madeAside: [], links: [] });
   assert.deepEqual(gitConfigTargets(repo, home, {}), { paths: [], files: [], madeAside: [], links: [] }, 'without git, the files alone do not say it');
 });
+
+test("(review, round 34) a hook that runs python -m: the modules its Python imports are names the agent may not make at the top; the Python a hook names (INSTALL_PYTHON, here one in the tree the agent could write) is never run by stashbase, its site-packages read instead; control: run, that program does its harm", () => {
+  const repo = join(base, 'py-m');
+  const home = join(base, 'py-m-home');
+  mkdirSync(home, { recursive: true });
+  mkdirSync(repo, { recursive: true });
+  assert.equal(spawnSync('git', ['init', '-q'], { cwd: repo }).status, 0);
+  const marker = join(base, 'PWNED-install-python');
+  const env = join(repo, 'venv');
+  mkdirSync(join(env, 'bin'), { recursive: true });
+  mkdirSync(join(env, 'lib', 'python3.11', 'site-packages', 'cfgv.dist-info'), { recursive: true });
+  writeFileSync(join(env, 'lib', 'python3.11', 'site-packages', 'cfgv.py'), '');
+  writeFileSync(join(env, 'bin', 'python'), `#!/bin/sh\ntouch ${marker}\n`, { mode: 0o755 });
+  writeFileSync(join(repo, '.git', 'hooks', 'pre-commit'), `#!/usr/bin/env bash\nINSTALL_PYTHON=${join(env, 'bin', 'python')}\nARGS=(hook-impl)\nexec "$INSTALL_PYTHON" -mpre_commit "\${ARGS[@]}"\n`, { mode: 0o755 });
+  const t = gitConfigTargets(repo, home, { PATH: process.env.PATH });
+  assert.equal(spawnSync('test', ['-e', marker]).status, 1, 'stashbase ran nothing the hook names');
+  for (const name of ['cfgv.py', 'json.py', 'json/__init__.py']) assert.ok(t.madeAside.includes(join(repo, name)), name);
+  assert.ok(!t.madeAside.includes(join(repo, 'cfgv.dist-info.py')));
+  // Control: run, the named Python is the agent's program.
+  spawnSync(join(env, 'bin', 'python'), ['-c', '1']);
+  assert.equal(spawnSync('test', ['-e', marker]).status, 0);
+});
