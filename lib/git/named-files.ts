@@ -5,7 +5,7 @@
 // is the agent's to write unless a run keeps it (lib/git/repo.ts
 // gitConfigTargets), and the merge review names it when a branch changes it
 // (lib/worktree/merge.ts).
-import { lstatSync, readdirSync, readFileSync, readlinkSync, realpathSync, statSync } from 'node:fs';
+import { closeSync, constants as fsConstants, fstatSync, lstatSync, openSync, readdirSync, readlinkSync, readSync, realpathSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 
 /** The hooks git runs (githooks(5)), by name. */
@@ -178,7 +178,8 @@ export function commandNames(text: string, depth = 0, hookName?: string): string
     let script: string | undefined;
     for (let j = 0; j < args.length; j++) {
       const a = args[j] as string;
-      if (a === '_') break;
+      // A script on standard input (`python3 - "$T"`, `sh -s`): what follows is its arguments (found in review).
+      if (a === '_' || a === '-' || (SHELLS.test(base) && /^-[A-Za-z]*s[A-Za-z]*$/.test(a))) break;
       if (EVAL_OPTIONS.has(a) && !(SHELLS.test(base) && a === '-e') && !(SHELLS.test(base) && a === '-E')) break;
       // python's -m (a computed program too: the pre-commit framework's `"$INSTALL_PYTHON" -mpre_commit`): the module's
       // files and its packages', from where the hook runs, first on python's path.
@@ -237,18 +238,69 @@ export function hookPythons(hooks: string | null): string[] {
     return [];
   }
   for (const n of names) {
-    let text = '';
-    try {
-      text = readFileSync(join(hooks, n)).subarray(0, HOOK_TEXT_MAX).toString('latin1');
-    } catch {
-      continue;
-    }
-    if (!/(?:python[0-9.]*|pypy[0-9.]*|\$\{?INSTALL_PYTHON\}?)["']?\s+(?:-[A-Za-z]+\s+)*-m\s*[A-Za-z_]/.test(text)) continue;
+    const text = hookText(join(hooks, n));
+    if (text === null || !runsPythonModule(text)) continue;
     out.add('python3');
     const own = /(?:^|\n)\s*INSTALL_PYTHON=['"]?(\/[^\s'"]+)/.exec(text)?.[1];
     if (own !== undefined) out.add(own);
   }
   return [...out];
+}
+
+/**
+ * A hook's or config's text, through a link as git runs it: a regular file
+ * alone (opened without waiting, so a FIFO holds nothing), its first
+ * HOOK_TEXT_MAX bytes; null otherwise.
+ */
+function hookText(path: string): string | null {
+  let fd: number;
+  try {
+    fd = openSync(path, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK | fsConstants.O_NOCTTY);
+  } catch {
+    return null;
+  }
+  try {
+    if (!fstatSync(fd).isFile()) return null;
+    const buf = Buffer.alloc(HOOK_TEXT_MAX);
+    let n = 0;
+    for (let got = 1; got > 0 && n < buf.length; n += got) got = readSync(fd, buf, n, buf.length - n, null);
+    return buf.subarray(0, n).toString('latin1');
+  } catch {
+    return null;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+const lstatOrNull = (p: string) => {
+  try {
+    return lstatSync(p);
+  } catch {
+    return null;
+  }
+};
+
+/**
+ * Whether a command text runs a Python's `-m` (a line naming a Python, or a
+ * computed program, and `-m`): a line at a time, each tested twice, linear.
+ */
+export function runsPythonModule(text: string): boolean {
+  return text.split('\n').some((l) => /python|pypy|\$/.test(l) && /(?:^|\s)-m\s*[A-Za-z_]/.test(l));
+}
+
+/** The commands a hook framework's config at the top names (`entry:`, `run:`), a value on its line. */
+export function frameworkCommands(top: string): Array<{ file: string; command: string }> {
+  const out: Array<{ file: string; command: string }> = [];
+  for (const file of HOOK_FRAMEWORK_CONFIGS) {
+    // Not through a link (a tool's config is read where it is), a regular file, bounded.
+    if (lstatOrNull(join(top, file))?.isFile() !== true) continue;
+    for (const line of (hookText(join(top, file)) ?? '').split('\n')) {
+      const m = /^\s*(?:-\s+)?(?:entry|run)\s*:\s*(.*)$/.exec(line);
+      const v = m?.[1]?.trim().replace(/^(["'])(.*)\1$/, '$2') ?? '';
+      if (v !== '' && v !== '|' && v !== '>' && out.length < 256) out.push({ file, command: v });
+    }
+  }
+  return out;
 }
 
 /** Hook frameworks' configs at the top whose entries name the commands your commit runs. */
@@ -263,6 +315,8 @@ const SCRIPT_OPTIONS: ReadonlyMap<string, readonly string[]> = new Map([
 
 /** Variables a script gives a value of one word once (at most this many): that value where they are used. */
 const MAX_ASSIGNED = 32;
+/** The longest value put where a variable is used. */
+const MAX_VALUE = 512;
 
 /**
  * The text with each simple variable (`HERE="…"`, `h=…`, `export TOOLS=tools`)
@@ -282,7 +336,15 @@ function withAssignments(text: string): string {
     values.set(name, value.replace(/^["']|["']$/g, ''));
   }
   if (values.size === 0) return text;
-  return text.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)/g, (all, a?: string, b?: string) => values.get((a ?? b) as string) ?? all);
+  // Bounded: a value of a few hundred characters, put in while the text stays within twice its room (found in review:
+  // `a=<150 KB>; $a $a …` grew past the longest string V8 makes, and every run's start failed).
+  let room = 2 * HOOK_TEXT_MAX;
+  return text.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)/g, (all, a?: string, b?: string) => {
+    const v = values.get((a ?? b) as string);
+    if (v === undefined || v.length > MAX_VALUE || v.length > room) return all;
+    room -= v.length;
+    return v;
+  });
 }
 
 /**
@@ -381,20 +443,7 @@ export function namedByGit(o: { top: string; home: string; entries: ReadonlyArra
   // What a hook framework's config at the top names for your commit to run (the pre-commit framework's `entry:`,
   // lefthook's `run:`; review, round 34: `entry: scripts/lint.sh` was the agent's to rewrite). The configs are kept
   // read-only as tools' configs; a line at a time, a value on its line.
-  for (const file of HOOK_FRAMEWORK_CONFIGS) {
-    let text = '';
-    try {
-      if (lstatSync(join(o.top, file)).isFile()) text = readFileSync(join(o.top, file)).subarray(0, HOOK_TEXT_MAX).toString('latin1');
-    } catch {
-      continue;
-    }
-    for (const line of text.split('\n')) {
-      const m = /^\s*(?:-\s+)?(?:entry|run)\s*:\s*(.*)$/.exec(line);
-      const v = m?.[1]?.trim().replace(/^(["'])(.*)\1$/, '$2') ?? '';
-      if (v === '' || v === '|' || v === '>') continue;
-      for (const w of commandNames(v)) add(w, `named by your ${file}`);
-    }
-  }
+  for (const { file, command } of frameworkCommands(o.top)) for (const w of commandNames(command)) add(w, `named by your ${file}`);
   if (o.hooks === null) return [...out.values()];
   // husky 9's hooks folder (`.husky/_`) holds stubs that run the hook of the same name in the folder above it: read both.
   const folders = basename(o.hooks) === '_' ? [o.hooks, dirname(o.hooks)] : [o.hooks];
@@ -421,12 +470,8 @@ export function namedByGit(o: { top: string; home: string; entries: ReadonlyArra
         // a broken link runs nothing
       }
     }
-    let text = '';
-    try {
-      if (statSync(file).isFile()) text = readFileSync(file).subarray(0, HOOK_TEXT_MAX).toString('latin1');
-    } catch {
-      // unreadable: git cannot run it either
-    }
+    // Unreadable, not a regular file (a FIFO would hold the run's start: found in review): git runs nothing there either.
+    const text = hookText(file) ?? '';
     // $0's folder: the hooks folder, and for a linked hook the folder of what it leads to as well.
     const real = link ? realFolderOf(file) : null;
     for (const w of commandNames(text, 0, n)) {

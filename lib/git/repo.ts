@@ -6,7 +6,7 @@ import { readBackText } from '../readback/file.js';
 import { probe } from '../exec.js';
 import { findTool } from '../util/find-tool.js';
 import { commondirOf, gitPathFile, realOrSelf } from './planted-repos.js';
-import { gitPath, hookPythons, namedByGit } from './named-files.js';
+import { frameworkCommands, gitPath, hookPythons, namedByGit, runsPythonModule } from './named-files.js';
 import { rulePaths } from '../paths/rules.js';
 import { noteLinks } from '../paths/protected-links.js';
 
@@ -232,15 +232,15 @@ function askGitConfigTargets(cwd: string, home: string, env: NodeJS.ProcessEnv, 
     // 34: the pre-commit framework's launcher took the agent's cfgv.py). Each module name its Python can import: made by
     // the run, moved aside as it ends; a file of that name there already, kept read-only.
     const pythons = hookPythons(hooks);
+    // (And a framework's entry that does: `run: python3 -m tools.lint`, found in review.)
+    if (frameworkCommands(top.root).some((c) => runsPythonModule(c.command)) && !pythons.includes('python3')) pythons.push('python3');
     if (pythons.length > 0) {
       for (const name of importableNames(pythons)) {
         // A package shadows only with its __init__.py (a folder without one is a namespace portion, which a module found
         // later on the path wins over): a `test/` folder of tests is the agent's work, its `__init__.py` goes aside alone.
-        for (const p of [join(top.root, `${name}.py`), join(top.root, name, '__init__.py')]) {
-          const st = lstatOrNone(p);
-          if (st === undefined) madeAside.add(p);
-          else if (st.isFile()) keep(realOrSelf(p));
-        }
+        // One there already is the repository's own, left as it is (found in review: kept read-only, a project's own
+        // package, which its environment's .pth named, was closed to the agent's edits).
+        for (const p of [join(top.root, `${name}.py`), join(top.root, name, '__init__.py')]) if (lstatOrNone(p) === undefined) madeAside.add(p);
       }
     }
     for (const n of namedByGit({ top: top.root, home, entries: [...entries, ...more], hooks })) {
@@ -299,9 +299,8 @@ function importableNames(pythons: string[]): string[] {
   const out = new Set<string>();
   if (systemModules === null) {
     const file = findTool('python3', { PATH: '/usr/bin:/bin' });
-    const r = file === null ? null : probe({ file, args: ['-I', '-S', '-c', PY_MODULES], cwd: '/', env: { PATH: '/usr/bin:/bin' } }, 10_000, 1 << 20);
-    const site = file === null ? null : probe({ file, args: ['-I', '-c', PY_SITE_MODULES], cwd: '/', env: { PATH: '/usr/bin:/bin' } }, 10_000, 1 << 20);
-    systemModules = [r, site].flatMap((x) => (x === null || x.code !== 0 ? [] : x.stdout.split('\n'))).filter(isModuleName).slice(0, MAX_MODULES);
+    const r = file === null ? null : probe({ file, args: ['-I', '-c', PY_MODULES], cwd: '/', env: { PATH: '/usr/bin:/bin' } }, 10_000, 1 << 20);
+    systemModules = (r === null || r.code !== 0 ? [] : r.stdout.split('\n')).filter(isModuleName).slice(0, MAX_MODULES);
   }
   for (const n of systemModules) out.add(n);
   for (const py of pythons) {
@@ -322,8 +321,9 @@ function importableNames(pythons: string[]): string[] {
         continue;
       }
       for (const e of entries) {
+        // A module, a package, an extension (`x.cpython-311-….so`); not a .pth (it names other folders) nor metadata.
         const name = e.endsWith('.py') ? e.slice(0, -3) : e.includes('.') ? e.split('.')[0]! : e;
-        if (isModuleName(name) && !/\.(dist|egg)-info$/.test(e)) out.add(name);
+        if (isModuleName(name) && !/\.(dist|egg)-info$|\.pth$/.test(e)) out.add(name);
       }
     }
   }
@@ -332,9 +332,8 @@ function importableNames(pythons: string[]): string[] {
 
 const isModuleName = (n: string) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(n);
 
-/** The standard library's names (no site: -S), then those the site folders hold. */
-const PY_MODULES = "import sys\nprint('\\n'.join(sorted(set(getattr(sys, 'stdlib_module_names', ())) | set(sys.builtin_module_names))))";
-const PY_SITE_MODULES = "import pkgutil\nprint('\\n'.join(sorted({m.name for m in pkgutil.iter_modules()})))";
+/** The standard library's names and those the site folders hold, in one process. */
+const PY_MODULES = "import sys, pkgutil\nnames = set(getattr(sys, 'stdlib_module_names', ())) | set(sys.builtin_module_names) | {m.name for m in pkgutil.iter_modules()}\nprint('\\n'.join(sorted(names)))";
 
 /** Where a chain of links from `p` ends (a path that is no link, or is missing), followed as written; `p` itself when it is no link. */
 function finalTarget(p: string): string {

@@ -26,6 +26,15 @@ import { userHome } from '../home.js';
 const CLOCK_SLACK_MS = 50;
 
 /** `alert` is said even with --silent: it reports a change stashbase made to your repository. */
+/** What a run's git targets would move aside, or none where they cannot be asked: the tools' configs are checked all the same (found in review). */
+function madeAsideOf(cwd: string, env: NodeJS.ProcessEnv): string[] {
+  try {
+    return gitConfigTargets(cwd, userHome(env), env).madeAside;
+  } catch {
+    return [];
+  }
+}
+
 export async function reapStaleRuns(home: string, env: NodeJS.ProcessEnv, alert: (msg: string, more?: string[]) => void): Promise<string[]> {
   const reaped: string[] = [];
   for (const rec of staleSessions(home)) {
@@ -95,7 +104,7 @@ function checkLeft(rec: SessionRecord, env: NodeJS.ProcessEnv, alert: (msg: stri
     const root = typeof o.root === 'string' ? o.root : findRepoRoot(rec.cwd)?.root ?? rec.cwd;
     const tree = typeof o.tree === 'string' ? o.tree : root;
     // Nothing it moves aside leaves the tree (found in review: a config path through a link to your own home's).
-    const left = movesWithin([rec.cwd, root, ...outside], () => [...checkNestedRepos(rec.cwd, env, started - CLOCK_SLACK_MS, { newRepo: o.newRepo === true, setId: rec.docker !== undefined, keep: list(o.keep), writableOutside: outside, tree, ...(typeof o.root === 'string' ? { root: o.root } : {}) }), ...quarantineToolConfigs([...toolConfigPaths(rec.cwd, userHome(env), []), ...gitConfigTargets(rec.cwd, userHome(env), env).madeAside], started - CLOCK_SLACK_MS)]);
+    const left = movesWithin([rec.cwd, root, ...outside], () => [...checkNestedRepos(rec.cwd, env, started - CLOCK_SLACK_MS, { newRepo: o.newRepo === true, setId: rec.docker !== undefined, keep: list(o.keep), writableOutside: outside, tree, ...(typeof o.root === 'string' ? { root: o.root } : {}) }), ...quarantineToolConfigs([...toolConfigPaths(rec.cwd, userHome(env), []), ...madeAsideOf(rec.cwd, env)], started - CLOCK_SLACK_MS)]);
     for (const w of left) alert(`${w} (left by the killed run ${rec.id})`);
   } catch (e) {
     alert(`could not check ${rec.cwd} for nested repositories the killed run ${rec.id} registered (${(e as Error).message}); run git ls-files -s | grep ^160000 there before you run git`);

@@ -468,7 +468,7 @@ describe('native filesystem (real bwrap)', needs('bwrap'), () => {
     }
   });
 
-  test("(review, round 34, third pass) a hook that runs python -m from the top: a module the agent makes there under a name python imports (json.py, which python3 -m json.tool would import first) is moved aside as the run ends; a file of the repository's own under such a name is kept; a module of another name stays; control: outside, your commit imports the agent's", { timeout: 60_000 }, async () => {
+  test("(review, round 34, third pass) a hook that runs python -m from the top: a module the agent makes there under a name python imports (json.py, which python3 -m json.tool would import first) is moved aside as the run ends; a file of the repository's own under such a name stays the agent's to edit (shown by git); a module of another name stays; control: outside, your commit imports the agent's", { timeout: 60_000 }, async () => {
     const repo = join(a.dir, 'py-m-hook');
     const marker = join(a.dir, 'PY-M-34');
     mkdirSync(repo, { recursive: true });
@@ -478,7 +478,7 @@ describe('native filesystem (real bwrap)', needs('bwrap'), () => {
     const plant = `echo "open('${marker}', 'w')" > json.py && echo mine > mytool_34.py && mkdir -p test email && echo x > test/test_a.py && echo "open('${marker}', 'w')" > email/__init__.py && (echo "y = 2" >> string.py 2>/dev/null && echo wrote-own || echo kept-own)`;
     const r = await cli(['agent', 'run', '--silent', '--', 'sh', '-c', plant], { env: a.env, cwd: repo, timeoutMs: 60_000 });
     assert.equal(r.code, 0, r.stderr);
-    assert.equal(r.stdout, 'kept-own\n');
+    assert.equal(r.stdout, 'wrote-own\n');
     assert.equal(existsSync(join(repo, 'json.py')), false);
     assert.match(r.stderr, /the agent made .*\/json\.py, which your own tools would run or obey/);
     assert.equal(readFileSync(join(repo, 'mytool_34.py'), 'utf8'), 'mine\n');

@@ -67,3 +67,21 @@ test("(review, round 34) a hook that runs python -m: the modules its Python impo
   spawnSync(join(env, 'bin', 'python'), ['-c', '1']);
   assert.equal(spawnSync('test', ['-e', marker]).status, 0);
 });
+
+test("(review, round 34, of the third pass) a hook that is a FIFO holds nothing at the run's start (read without waiting, a regular file alone); a framework entry running python -m makes the module names the agent may not make at the top; control: the FIFO read plainly would wait", () => {
+  const repo = join(base, 'fifo-hook');
+  const home = join(base, 'fifo-home');
+  mkdirSync(join(repo, '.githooks'), { recursive: true });
+  mkdirSync(home, { recursive: true });
+  assert.equal(spawnSync('git', ['init', '-q'], { cwd: repo }).status, 0);
+  assert.equal(spawnSync('git', ['config', 'core.hooksPath', '.githooks'], { cwd: repo }).status, 0);
+  assert.equal(spawnSync('mkfifo', [join(repo, '.githooks', 'pre-commit')]).status, 0);
+  writeFileSync(join(repo, 'lefthook.yml'), 'pre-commit:\n  commands:\n    lint:\n      run: python3 -m tools.lint {staged_files}\n');
+  const t0 = Date.now();
+  const t = gitConfigTargets(repo, home, { PATH: process.env.PATH });
+  assert.ok(Date.now() - t0 < 5000);
+  assert.ok(t.madeAside.includes(join(repo, 'argparse.py')), 'a module the framework\'s python -m imports');
+  assert.ok(t.madeAside.includes(join(repo, 'tools', '__main__.py')) || t.madeAside.includes(join(repo, 'tools', 'lint.py')));
+  // Control: a plain read of the FIFO waits (cut short here).
+  assert.equal(spawnSync('cat', [join(repo, '.githooks', 'pre-commit')], { timeout: 300 }).signal, 'SIGTERM');
+});

@@ -88,3 +88,11 @@ test('(review, round 34) the new readings stay linear over 256 KiB of what would
     assert.ok(Date.now() - t0 < 3000, t.slice(0, 20));
   }
 });
+
+test('(review, round 34, of the third pass) a variable put where it is used within bounds (a 150 KB value used a thousand times: read, no string past V8\'s longest); a script on standard input names no file (python3 - "$T", sh -s); control: a value of a few characters is put in', () => {
+  const big = `a=${'x/'.repeat(75_000)}; ${'$a '.repeat(1000)}`;
+  assert.doesNotThrow(() => commandNames(big));
+  assert.deepEqual(commandNames('T=.github/commit-template.txt; python3 - "$T" "$1" <<EOF\nprint(1)\nEOF'), []);
+  assert.deepEqual(commandNames('sh -s -- tools/x.sh < tools/y'), []);
+  assert.deepEqual(commandNames('S=tools/x.sh; sh "$S"'), ['tools/x.sh']);
+});
