@@ -68,7 +68,21 @@ export function commandNames(text: string, depth = 0, hookName?: string): string
   if (depth > 4) return [];
   const inner: string[] = [];
   // Comments out; $0's folder marked; what $(…) and backquotes run read on its own, each then one `$`.
-  let plain = withAssignments(text.replace(/(^|[\s;&|()])#[^\n]*/g, '$1'))
+  const stripped = text.replace(/(^|[\s;&|()])#[^\n]*/g, '$1');
+  const given = assignments(stripped);
+  const first = new Map([...given].map(([k, v]) => [k, v[0] as string]));
+  // A variable given more than one value (`LINT=scripts/lint.sh; … LINT=scripts/lint.local.sh`: found in review, the
+  // second was the agent's to make): the text read again with each other value, a few times at most, a short text only.
+  if (depth === 0 && text.length <= VARIANT_TEXT_MAX) {
+    let extra = 0;
+    for (const [k, vs] of given) {
+      for (const v of vs.slice(1)) {
+        if (extra++ >= MAX_VARIANTS) break;
+        for (const n of commandNames(substitute(stripped, new Map([...first, [k, v]])), 1, hookName)) out.add(n);
+      }
+    }
+  }
+  let plain = substitute(stripped, first)
     // bash's own name for the script (review, round 34: `. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"`).
     .replace(/\$\{BASH_SOURCE(?:\[0\])?\}|\$BASH_SOURCE\b/g, '$0')
     // The hook's own name (a dispatcher's `exec "$top/.githooks/$(basename "$0")"`), where the caller knows it.
@@ -294,17 +308,28 @@ export function frameworkCommands(top: string): Array<{ file: string; command: s
   for (const file of HOOK_FRAMEWORK_CONFIGS) {
     // Not through a link (a tool's config is read where it is), a regular file, bounded.
     if (lstatOrNull(join(top, file))?.isFile() !== true) continue;
-    for (const line of (hookText(join(top, file)) ?? '').split('\n')) {
-      const m = /^\s*(?:-\s+)?(?:entry|run)\s*:\s*(.*)$/.exec(line);
-      const v = m?.[1]?.trim().replace(/^(["'])(.*)\1$/, '$2') ?? '';
-      if (v !== '' && v !== '|' && v !== '>' && out.length < 256) out.push({ file, command: v });
+    const lines = (hookText(join(top, file)) ?? '').split('\n');
+    for (let i = 0; i < lines.length && out.length < 256; i++) {
+      // `entry: x`, `run: x`, TOML's `run = "x"`, JSON's `"run": "x",`; a YAML block (`run: |`) by its lines.
+      const m = /^(\s*)(?:-\s+)?"?(?:entry|run)"?\s*[:=]\s*(.*?)\s*,?\s*$/.exec(lines[i] as string);
+      if (!m) continue;
+      const v = (m[2] as string).replace(/^(["'])(.*)\1$/, '$2');
+      if (/^[|>][-+]?$/.test(v)) {
+        const indent = (m[1] as string).length;
+        for (let j = i + 1; j < lines.length && out.length < 256; j++) {
+          const l = lines[j] as string;
+          if (l.trim() === '') continue;
+          if (l.length - l.trimStart().length <= indent) break;
+          out.push({ file, command: l.trim() });
+        }
+      } else if (v !== '') out.push({ file, command: v });
     }
   }
   return out;
 }
 
 /** Hook frameworks' configs at the top whose entries name the commands your commit runs. */
-const HOOK_FRAMEWORK_CONFIGS = ['.pre-commit-config.yaml', '.pre-commit-config.yml', ...['lefthook', 'lefthook-local'].flatMap((n) => [`${n}.yml`, `${n}.yaml`, `.${n}.yml`, `.${n}.yaml`])];
+const HOOK_FRAMEWORK_CONFIGS = ['.pre-commit-config.yaml', '.pre-commit-config.yml', ...['lefthook', 'lefthook-local'].flatMap((n) => ['yml', 'yaml', 'toml', 'json', 'jsonc'].flatMap((e) => [`${n}.${e}`, `.${n}.${e}`, `.config/${n}.${e}`]))];
 
 /** Programs that run a script given by an option, and those options. */
 const SCRIPT_OPTIONS: ReadonlyMap<string, readonly string[]> = new Map([
@@ -317,27 +342,42 @@ const SCRIPT_OPTIONS: ReadonlyMap<string, readonly string[]> = new Map([
 const MAX_ASSIGNED = 32;
 /** The longest value put where a variable is used. */
 const MAX_VALUE = 512;
+/** The values kept of each variable, the texts read again with another, and the longest text read again. */
+const VALUES_EACH = 4;
+const MAX_VARIANTS = 8;
+const VARIANT_TEXT_MAX = 16 * 1024;
 
 /**
- * The text with each simple variable (`HERE="…"`, `h=…`, `export TOOLS=tools`)
- * put where it is used (`$HERE`, `${HERE}`), its first value: a script's own
- * names, which the reader otherwise takes as computed (review, round 34:
+ * Each simple variable a script gives (`HERE="…"`, `h=…`, `export TOOLS=tools`)
+ * and its values, up to a few each (`LINT=a; [ -f b ] && LINT=b`): a script's
+ * own names, which the reader otherwise takes as computed (review, round 34:
  * `h="$(git rev-parse --show-toplevel)/.githooks/pre-commit"; exec "$h"`).
- * In one pass over the text each way.
  */
-function withAssignments(text: string): string {
-  const values = new Map<string, string>();
+function assignments(text: string): Map<string, string[]> {
+  const values = new Map<string, string[]>();
   // A value: "…" holding a $(…) two deep, or "…", '…', a bare $(…) and what follows it, or a bare word.
   const sub = String.raw`\$\((?:[^()\n]|\((?:[^()\n]|\([^()\n]*\))*\))*\)`;
   const value = String.raw`"(?:${sub}|[^"\n$]|\$(?!\())*"|'[^'\n]*'|${sub}[^\s;&|()]*|[^\s;&|()]*`;
   for (const m of text.matchAll(new RegExp(String.raw`(?:^|[\s;&|(])(?:export\s+|local\s+|readonly\s+)?([A-Za-z_][A-Za-z0-9_]*)=(${value})`, 'g'))) {
-    const [name, value] = [m[1] as string, m[2] as string];
-    if (values.has(name) || values.size >= MAX_ASSIGNED || value.includes(`$${name}`) || value.includes(`\${${name}`)) continue;
-    values.set(name, value.replace(/^["']|["']$/g, ''));
+    const [name, raw] = [m[1] as string, m[2] as string];
+    if (raw.includes(`$${name}`) || raw.includes(`\${${name}`)) continue;
+    const had = values.get(name);
+    if (had === undefined && values.size >= MAX_ASSIGNED) continue;
+    const v = raw.replace(/^["']|["']$/g, '');
+    if (had === undefined) values.set(name, [v]);
+    else if (had.length < VALUES_EACH && !had.includes(v)) had.push(v);
   }
+  return values;
+}
+
+/**
+ * The text with each variable put where it is used (`$HERE`, `${HERE}`), one
+ * value each, bounded: a value of a few hundred characters, put in while the
+ * text stays within twice its room (found in review: `a=<150 KB>; $a $a …`
+ * grew past the longest string V8 makes, and every run's start failed).
+ */
+function substitute(text: string, values: ReadonlyMap<string, string>): string {
   if (values.size === 0) return text;
-  // Bounded: a value of a few hundred characters, put in while the text stays within twice its room (found in review:
-  // `a=<150 KB>; $a $a …` grew past the longest string V8 makes, and every run's start failed).
   let room = 2 * HOOK_TEXT_MAX;
   return text.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)/g, (all, a?: string, b?: string) => {
     const v = values.get((a ?? b) as string);

@@ -96,3 +96,21 @@ test('(review, round 34, of the third pass) a variable put where it is used with
   assert.deepEqual(commandNames('sh -s -- tools/x.sh < tools/y'), []);
   assert.deepEqual(commandNames('S=tools/x.sh; sh "$S"'), ['tools/x.sh']);
 });
+
+test('(review, round 34, of the third pass) a variable given more than one value names each (the second was the agent\'s to make); lefthook\'s run in TOML, JSON and a YAML block, in .config too', async () => {
+  assert.deepEqual(commandNames('LINT=scripts/lint.sh; if [ -f scripts/lint.local.sh ]; then LINT=scripts/lint.local.sh; fi; sh "$LINT"').sort(), ['scripts/lint.local.sh', 'scripts/lint.sh']);
+  const { mkdtempSync, mkdirSync, writeFileSync, rmSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const { frameworkCommands } = await import('../../lib/git/named-files.js');
+  const top = mkdtempSync(join(tmpdir(), 'fw-'));
+  try {
+    mkdirSync(join(top, '.config'));
+    writeFileSync(join(top, 'lefthook.toml'), '[pre-commit.commands.a]\nrun = "sh tools/a.sh"\n');
+    writeFileSync(join(top, 'lefthook.json'), '{"pre-push": {"commands": {"b": {"run": "sh tools/b.sh", "glob": "*"}}}}\n{\n  "run": "sh tools/c.sh",\n}\n');
+    writeFileSync(join(top, '.config', 'lefthook.yml'), 'pre-commit:\n  commands:\n    d:\n      run: |\n        sh tools/d.sh\n        sh tools/e.sh\n    f:\n      glob: "*"\n');
+    assert.deepEqual(frameworkCommands(top).map((c) => c.command).sort(), ['sh tools/a.sh', 'sh tools/c.sh', 'sh tools/d.sh', 'sh tools/e.sh']);
+  } finally {
+    rmSync(top, { recursive: true, force: true });
+  }
+});
