@@ -231,17 +231,11 @@ function askGitConfigTargets(cwd: string, home: string, env: NodeJS.ProcessEnv, 
     // A hook that runs python -m from the top: a module made there at the top would be imported first (review, round
     // 34: the pre-commit framework's launcher took the agent's cfgv.py). Each module name its Python can import: made by
     // the run, moved aside as it ends; a file of that name there already, kept read-only.
-    const pythons = hookPythons(hooks);
-    // (And a framework's entry that does: `run: python3 -m tools.lint`, found in review.)
-    if (frameworkCommands(top.root).some((c) => runsPythonModule(c.command)) && !pythons.includes('python3')) pythons.push('python3');
-    if (pythons.length > 0) {
-      for (const name of importableNames(pythons)) {
-        // A package shadows only with its __init__.py (a folder without one is a namespace portion, which a module found
-        // later on the path wins over): a `test/` folder of tests is the agent's work, its `__init__.py` goes aside alone.
-        // One there already is the repository's own, left as it is (found in review: kept read-only, a project's own
-        // package, which its environment's .pth named, was closed to the agent's edits).
-        for (const p of [join(top.root, `${name}.py`), join(top.root, name, '__init__.py')]) if (lstatOrNone(p) === undefined) madeAside.add(p);
-      }
+    // One there already is the repository's own, left as it is (found in review: kept read-only, a project's own
+    // package, which its environment's .pth named, was closed to the agent's edits).
+    for (const rel of pythonShadows(top.root, hooks)) {
+      const p = join(top.root, rel);
+      if (lstatOrNone(p) === undefined) madeAside.add(p);
     }
     for (const n of namedByGit({ top: top.root, home, entries: [...entries, ...more], hooks })) {
       // A folder is named to the merge review alone: kept whole, it would hold the agent's work (a cd into packages/web).
@@ -283,6 +277,21 @@ export const statOrNone = (p: string) => {
     return undefined;
   }
 };
+
+/**
+ * What a module made at a checkout's top would shadow, where its hooks (or a
+ * hook framework's entries) run `python -m` from there: `<name>.py` and
+ * `<name>/__init__.py` for each name the hooks' Pythons import (a package
+ * shadows only with its __init__.py; a folder without one is a namespace
+ * portion, which a module found later on the path wins over). Relative to the
+ * top; none where no hook runs python -m.
+ */
+export function pythonShadows(top: string, hooks: string | null): string[] {
+  const pythons = hookPythons(hooks);
+  // (And a framework's entry that does: `run: python3 -m tools.lint`, found in review.)
+  if (frameworkCommands(top).some((c) => runsPythonModule(c.command)) && !pythons.includes('python3')) pythons.push('python3');
+  return pythons.length === 0 ? [] : importableNames(pythons).flatMap((n) => [`${n}.py`, `${n}/__init__.py`]);
+}
 
 /** The module names a Python imports (its standard library's and those its site folders hold): at most this many. */
 const MAX_MODULES = 8192;

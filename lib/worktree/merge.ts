@@ -12,7 +12,7 @@ import type { AgentWork } from './inventory.js';
 import { driversIn, type Repo } from './layout.js';
 import { type Finding, type GitFromTree, parseRaw, review } from './review.js';
 import { namedByGit } from '../git/named-files.js';
-import { includeTargets, parseConfigList, statOrNone } from '../git/repo.js';
+import { includeTargets, parseConfigList, pythonShadows, statOrNone } from '../git/repo.js';
 import { QUARANTINE, realOrSelf } from '../git/planted-repos.js';
 import { firstFew } from '../util/printable.js';
 
@@ -87,9 +87,13 @@ export function gitReadsFromTree(repo: Repo): GitFromTree {
     // And every file an include names, missing, empty or under a condition not met yet (review, round 33).
     configs: [...config.files, ...includeTargets(config.entries, repo.root, userHome())].flatMap(inTree),
     // Files alone: a folder a hook enters (`cd src && npx lint-staged`) is no program of its (review, round 33: every change under it was listed).
-    named: namedByGit({ top: repo.root, home: userHome(), entries: config.entries, hooks: hooksDir })
-      .filter((n) => !n.folder && statOrNone(n.abs)?.isDirectory() !== true)
-      .flatMap((n) => inTree(n.abs).filter((rel) => rel !== '').map((rel) => ({ path: rel, why: n.why }))),
+    named: [
+      ...namedByGit({ top: repo.root, home: userHome(), entries: config.entries, hooks: hooksDir })
+        .filter((n) => !n.folder && statOrNone(n.abs)?.isDirectory() !== true)
+        .flatMap((n) => inTree(n.abs).filter((rel) => rel !== '').map((rel) => ({ path: rel, why: n.why }))),
+      // A module at the top that a hook's python -m would import first (review, round 34: the pre-commit launcher's cfgv.py).
+      ...pythonShadows(repo.root, hooksDir).map((path) => ({ path, why: "a module your hook's python -m imports, found first at the top" })),
+    ],
   };
 }
 

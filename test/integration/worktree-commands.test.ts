@@ -331,6 +331,22 @@ describe('agent worktrees commands (real git)', needs('git'), () => {
     assert.equal(existsSync(marker), true, "git merge ran the branch's smudge script");
   });
 
+  test("(review, round 34) merge lists a module a branch adds at the top where your hook runs python -m (json.py, which python3 -m json.tool imports first); control: after git merge, your commit imports it", async () => {
+    const marker = join(r.home, 'json-imported');
+    agent('bold-moss-reef', { 'json.py': `open(${JSON.stringify(marker)}, 'w')\n`, 'fine.txt': 'ok\n' });
+    rmSync(marker, { force: true });
+    writeFileSync(join(r.root, '.git', 'hooks', 'pre-commit'), "#!/bin/sh\necho '{}' | python3 -m json.tool >/dev/null\n", { mode: 0o755 });
+    const refused = await sb(['merge', 'bold-moss-reef']);
+    assert.equal(refused.code, 1, refused.stdout + refused.stderr);
+    assert.match(refused.stdout, /^  json\.py +a module your hook's python -m imports, found first at the top: your git runs or reads it \(this merge too\); added$/m);
+    assert.doesNotMatch(refused.stdout, /fine\.txt/);
+    // The control: merged, your next commit's hook imports the branch's module.
+    r.git(['merge', '-q', '--no-edit', 'stashbase/bold-moss-reef']);
+    spawnSync('git', ['-c', 'user.name=u', '-c', 'user.email=u@x', 'commit', '-q', '--allow-empty', '-m', 'after'], { cwd: r.root });
+    assert.equal(existsSync(marker), true);
+    spawnSync('rm', ['-f', join(r.root, '.git', 'hooks', 'pre-commit')]);
+  });
+
   test("(review, round 33, second pass) merge lists a branch's file your config includes where it was missing, empty, or under a condition not met yet; control: after git merge, your git status runs the fsmonitor the branch's file names", async () => {
     writeFile(join(r.root, 'shared.cfg'), '');
     r.git(['add', 'shared.cfg']);
