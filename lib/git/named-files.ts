@@ -5,7 +5,8 @@
 // is the agent's to write unless a run keeps it (lib/git/repo.ts
 // gitConfigTargets), and the merge review names it when a branch changes it
 // (lib/worktree/merge.ts).
-import { closeSync, constants as fsConstants, fstatSync, lstatSync, openSync, readdirSync, readlinkSync, readSync, realpathSync } from 'node:fs';
+import { lstatSync, readdirSync, readlinkSync, realpathSync } from 'node:fs';
+import { readHead } from '../readback/file.js';
 import { basename, dirname, join, resolve } from 'node:path';
 
 /** The hooks git runs (githooks(5)), by name. */
@@ -237,68 +238,10 @@ export function commandNames(text: string, depth = 0, hookName?: string): string
 }
 
 /**
- * The Pythons a checkout's hooks run with `-m` (from the checkout's top, which
- * `-m` puts first on the module path: review, round 34, the pre-commit
- * framework's launcher imported the agent's `cfgv.py` there), or an empty list:
- * `python3`, and the launcher's own `INSTALL_PYTHON` where it names one.
- */
-export function hookPythons(hooks: string | null): string[] {
-  if (hooks === null) return [];
-  const out = new Set<string>();
-  let names: string[] = [];
-  try {
-    names = readdirSync(hooks).filter((n) => HOOK_NAMES.has(n));
-  } catch {
-    return [];
-  }
-  for (const n of names) {
-    const text = hookText(join(hooks, n));
-    if (text === null || !runsPythonModule(text)) continue;
-    out.add('python3');
-    const own = /(?:^|\n)\s*INSTALL_PYTHON=['"]?(\/[^\s'"]+)/.exec(text)?.[1];
-    if (own !== undefined) out.add(own);
-  }
-  return [...out];
-}
-
-/**
- * A hook's or config's text, through a link as git runs it: a regular file
- * alone (opened without waiting, so a FIFO holds nothing), its first
- * HOOK_TEXT_MAX bytes; null otherwise.
- */
-function hookText(path: string): string | null {
-  let fd: number;
-  try {
-    fd = openSync(path, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK | fsConstants.O_NOCTTY);
-  } catch {
-    return null;
-  }
-  try {
-    if (!fstatSync(fd).isFile()) return null;
-    const buf = Buffer.alloc(HOOK_TEXT_MAX);
-    let n = 0;
-    for (let got = 1; got > 0 && n < buf.length; n += got) got = readSync(fd, buf, n, buf.length - n, null);
-    return buf.subarray(0, n).toString('latin1');
-  } catch {
-    return null;
-  } finally {
-    closeSync(fd);
-  }
-}
-
-const lstatOrNull = (p: string) => {
-  try {
-    return lstatSync(p);
-  } catch {
-    return null;
-  }
-};
-
-/**
  * Whether a command text runs a Python's `-m` (a line naming a Python, or a
  * computed program, and `-m`): a line at a time, each tested twice, linear.
  */
-export function runsPythonModule(text: string): boolean {
+function runsPythonModule(text: string): boolean {
   return text.split('\n').some((l) => /python|pypy|\$/.test(l) && /(?:^|\s)-m\s*[A-Za-z_]/.test(l));
 }
 
@@ -307,8 +250,7 @@ export function frameworkCommands(top: string): Array<{ file: string; command: s
   const out: Array<{ file: string; command: string }> = [];
   for (const file of HOOK_FRAMEWORK_CONFIGS) {
     // Not through a link (a tool's config is read where it is), a regular file, bounded.
-    if (lstatOrNull(join(top, file))?.isFile() !== true) continue;
-    const lines = (hookText(join(top, file)) ?? '').split('\n');
+    const lines = (readHead(join(top, file), HOOK_TEXT_MAX) ?? '').split('\n');
     for (let i = 0; i < lines.length && out.length < 256; i++) {
       // `entry: x`, `run: x`, TOML's `run = "x"`, JSON's `"run": "x",`; a YAML block (`run: |`) by its lines.
       const m = /^(\s*)(?:-\s+)?"?(?:entry|run)"?\s*[:=]\s*(.*?)\s*,?\s*$/.exec(lines[i] as string);
@@ -459,6 +401,21 @@ export interface NamedFile {
   why: string;
   /** Named as a folder (`cd tools`, `make -C tools`): the review names what changed below it; a run keeps files alone. */
   folder: boolean;
+  /** What a hook is a link to (kept whatever it is: a folder there would have your git run a script put in it). */
+  linkedHook?: boolean;
+}
+
+/** What your git runs or reads because your config or hooks name it, and the Pythons that run `python -m` from the top. */
+export interface NamedByGit {
+  files: NamedFile[];
+  /**
+   * The Pythons a hook or a hook framework's entry runs with `-m` (from the
+   * checkout's top, which `-m` puts first on the module path: review, round
+   * 34, the pre-commit framework's launcher imported the agent's `cfgv.py`
+   * there): `python3`, and the launcher's own `INSTALL_PYTHON` where it names
+   * one; none where nothing runs `python -m`.
+   */
+  pythons: string[];
 }
 
 /**
@@ -467,15 +424,20 @@ export interface NamedFile {
  * hooks folder and included files are left out: the run keeps and the review
  * names those in words of their own.
  */
-export function namedByGit(o: { top: string; home: string; entries: ReadonlyArray<{ key: string; value: string }>; hooks: string | null }): NamedFile[] {
+export function namedByGit(o: { top: string; home: string; entries: ReadonlyArray<{ key: string; value: string }>; hooks: string | null }): NamedByGit {
   const out = new Map<string, NamedFile>();
-  const add = (name: string, why: string, hookDir: string | null = null) => {
+  const pythons = new Set<string>();
+  const add = (name: string, why: string, hookDir: string | null = null, linkedHook = false) => {
     const abs = pathOf(name, o.top, o.home, hookDir);
     const had = out.get(abs);
     if (abs === o.top) return;
-    if (had === undefined) out.set(abs, { abs, why, folder: name.endsWith('/') });
-    else if (!name.endsWith('/')) had.folder = false;
+    if (had === undefined) out.set(abs, { abs, why, folder: name.endsWith('/'), ...(linkedHook ? { linkedHook } : {}) });
+    else {
+      if (!name.endsWith('/')) had.folder = false;
+      if (linkedHook) had.linkedHook = true;
+    }
   };
+  const done = (): NamedByGit => ({ files: [...out.values()], pythons: [...pythons] });
   for (const { key, value } of o.entries) {
     if (/^(core\.hookspath|include\.path|includeif\..*\.path)$/is.test(key)) continue;
     for (const w of valueNames(value.slice(0, VALUE_MAX))) add(w, `named by your git config's ${key}`);
@@ -483,8 +445,11 @@ export function namedByGit(o: { top: string; home: string; entries: ReadonlyArra
   // What a hook framework's config at the top names for your commit to run (the pre-commit framework's `entry:`,
   // lefthook's `run:`; review, round 34: `entry: scripts/lint.sh` was the agent's to rewrite). The configs are kept
   // read-only as tools' configs; a line at a time, a value on its line.
-  for (const { file, command } of frameworkCommands(o.top)) for (const w of commandNames(command)) add(w, `named by your ${file}`);
-  if (o.hooks === null) return [...out.values()];
+  for (const { file, command } of frameworkCommands(o.top)) {
+    for (const w of commandNames(command)) add(w, `named by your ${file}`);
+    if (runsPythonModule(command)) pythons.add('python3');
+  }
+  if (o.hooks === null) return done();
   // husky 9's hooks folder (`.husky/_`) holds stubs that run the hook of the same name in the folder above it: read both.
   const folders = basename(o.hooks) === '_' ? [o.hooks, dirname(o.hooks)] : [o.hooks];
   const hooks = folders.flatMap((dir) => {
@@ -505,13 +470,18 @@ export function namedByGit(o: { top: string; home: string; entries: ReadonlyArra
     if (link) {
       try {
         // As the link names it (resolved step by step by the caller: a linked folder on the way is one to keep too).
-        add(resolve(dir, readlinkSync(file)), `your git hook ${n} is a link to it`);
+        add(resolve(dir, readlinkSync(file)), `your git hook ${n} is a link to it`, null, true);
       } catch {
         // a broken link runs nothing
       }
     }
     // Unreadable, not a regular file (a FIFO would hold the run's start: found in review): git runs nothing there either.
-    const text = hookText(file) ?? '';
+    const text = readHead(file, HOOK_TEXT_MAX, true) ?? '';
+    if (runsPythonModule(text)) {
+      pythons.add('python3');
+      const own = /(?:^|\n)\s*INSTALL_PYTHON=['"]?(\/[^\s'"]+)/.exec(text)?.[1];
+      if (own !== undefined) pythons.add(own);
+    }
     // $0's folder: the hooks folder, and for a linked hook the folder of what it leads to as well.
     const real = link ? realFolderOf(file) : null;
     for (const w of commandNames(text, 0, n)) {
@@ -519,5 +489,5 @@ export function namedByGit(o: { top: string; home: string; entries: ReadonlyArra
       if (real !== null && real !== dir && w.startsWith(HOOK)) add(w, `named by your git hook ${n}`, real);
     }
   }
-  return [...out.values()];
+  return done();
 }

@@ -22,7 +22,7 @@ import { checkoutGit, worktreeOfGitDir } from './run-git-dir.js';
 import { gitDirLink } from './git-dir-links.js';
 import { MAX_GIT_ENTRIES } from './sanitize.js';
 import { noteSharedNames, type SharedNames } from './shared-names.js';
-import { beneath, changedBelow, changeFinder, folderOfUnknownPath, commondirOf, dotGitsUnder, gitPathFile, kernelJoin, kernelPath, kernelWay, moveAside, moveAsideWithin, movedAside, movesWithin, QUARANTINE, realFolder, realOrSelf, removeLink, runChanges, runWrites, kernelFolder, within, writableOutsideTree } from './planted-repos.js';
+import { beneath, changedBelow, changeFinder, folderOfUnknownPath, commondirOf, dotGitsUnder, gitPathFile, kernelJoin, kernelPath, kernelWay, moveAside, movedAside, movesWithin, QUARANTINE, realFolder, realOrSelf, removeLink, runChanges, runWrites, kernelFolder, within, writableOutsideTree } from './planted-repos.js';
 import { configFoldersOf, isEnvFileName, isLockFileName, isNamedFile, isToolConfigBelow, quarantineDeeperToolConfigs, quarantineToolConfigs } from '../paths/tool-configs.js';
 import { remakeHint, restoreHint } from '../util/style.js';
 import { executedKind, sourcedByEnvrc, venvCheck } from '../paths/host-executed.js';
@@ -426,7 +426,7 @@ function settleDependencies(folders: string[]): { warnings: string[]; moved: Set
     const what = dependencyKind(f);
     // One kept aside by an earlier run, or anything else under that name, gets a name of its own beside it; the folder
     // keeps its own name inside it, which test runners pass by (round 34).
-    const aside = moveAsideWithin(f);
+    const aside = moveAside(f, true);
     if (aside.to !== undefined) moved.add(f);
     return aside.to !== undefined
       ? `the agent changed code in ${f} (${what}), where git shows nothing: it was moved to ${aside.to}; install it again (npm ci, pip install), or review it, then ${restoreHint(aside.to, f)} and remove the empty ${dirname(aside.to)} ([filesystem] keep_executables keeps what a run installs there)`

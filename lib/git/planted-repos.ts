@@ -134,46 +134,26 @@ export type Aside = { to: string; failed?: undefined } | { failed: string; to?: 
  * (lib/paths/free-name.ts; review, round 34: a folder the agent left under the
  * one name tried kept in place what it should take, and a file there was
  * replaced, an earlier run's quarantine lost); says where, or why it could not.
+ * `keepName`: into a folder of that name instead, under its own name
+ * (`node_modules.stashbase-quarantine/node_modules`), which test runners and
+ * tools pass by (review, round 34: renamed whole, pytest and node --test
+ * collected the agent's tests in `node_modules.stashbase-quarantine`).
  */
-export function moveAside(path: string): Aside {
+export function moveAside(path: string, keepName = false): Aside {
   const outside = outsideMoves(path);
   if (outside !== null) return { failed: outside };
   const free = freeName(path, QUARANTINE);
   if ('failed' in free) return free;
-  const to = free.to;
+  const to = keepName ? join(free.to, basename(path)) : free.to;
+  let made = false;
   try {
+    if (keepName) made = (mkdirSync(free.to, { mode: 0o700 }), true);
     renameSync(path, to);
     moves.push([path, to]);
     return { to };
   } catch (e) {
-    return { failed: (e as NodeJS.ErrnoException).code ?? 'error' };
-  }
-}
-
-/**
- * Moves a folder of installed code aside into a folder of its own beside it
- * (`node_modules.stashbase-quarantine/node_modules`): its name stays the one
- * test runners and tools pass by (review, round 34: renamed whole, pytest and
- * node --test collected the agent's tests in `node_modules.stashbase-quarantine`,
- * which they no longer knew to skip). Says where it is now, or why not.
- */
-export function moveAsideWithin(path: string): Aside {
-  const outside = outsideMoves(path);
-  if (outside !== null) return { failed: outside };
-  const free = freeName(path, QUARANTINE);
-  if ('failed' in free) return free;
-  const to = join(free.to, basename(path));
-  try {
-    mkdirSync(free.to, { mode: 0o700 });
-  } catch (e) {
-    return { failed: (e as NodeJS.ErrnoException).code ?? 'error' };
-  }
-  try {
-    renameSync(path, to);
-    moves.push([path, to]);
-    return { to };
-  } catch (e) {
-    rmdirSync(free.to);
+    // The folder it made for it, empty still, goes again.
+    if (made) rmdirSync(free.to);
     return { failed: (e as NodeJS.ErrnoException).code ?? 'error' };
   }
 }

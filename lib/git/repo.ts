@@ -6,7 +6,7 @@ import { readBackText } from '../readback/file.js';
 import { probe } from '../exec.js';
 import { findTool } from '../util/find-tool.js';
 import { commondirOf, gitPathFile, realOrSelf } from './planted-repos.js';
-import { frameworkCommands, gitPath, hookPythons, namedByGit, runsPythonModule } from './named-files.js';
+import { gitPath, namedByGit } from './named-files.js';
 import { rulePaths } from '../paths/rules.js';
 import { noteLinks } from '../paths/protected-links.js';
 
@@ -228,16 +228,16 @@ function askGitConfigTargets(cwd: string, home: string, env: NodeJS.ProcessEnv, 
     });
     // The hooks folder a waiting include would name (review, round 34: `includeIf "onbranch:release"`'s, writable until then).
     for (const e of more) if (e.key.toLowerCase() === 'core.hookspath' && e.value !== '') keepHooks(gitPath(e.value, top.root, home), true);
-    // A hook that runs python -m from the top: a module made there at the top would be imported first (review, round
-    // 34: the pre-commit framework's launcher took the agent's cfgv.py). Each module name its Python can import: made by
-    // the run, moved aside as it ends; a file of that name there already, kept read-only.
-    // One there already is the repository's own, left as it is (found in review: kept read-only, a project's own
-    // package, which its environment's .pth named, was closed to the agent's edits).
-    for (const rel of pythonShadows(top.root, hooks)) {
+    const byGit = namedByGit({ top: top.root, home, entries: [...entries, ...more], hooks });
+    // A hook that runs python -m from the top: a module made there would be imported first (review, round 34: the
+    // pre-commit framework's launcher took the agent's cfgv.py). Each name its Python can import: made by the run, moved
+    // aside as it ends; one there already is the repository's own, left as it is (found in review: kept read-only, a
+    // project's own package, which its environment's .pth named, was closed to the agent's edits).
+    for (const rel of pythonShadows(byGit.pythons)) {
       const p = join(top.root, rel);
       if (lstatOrNone(p) === undefined) madeAside.add(p);
     }
-    for (const n of namedByGit({ top: top.root, home, entries: [...entries, ...more], hooks })) {
+    for (const n of byGit.files) {
       // A folder is named to the merge review alone: kept whole, it would hold the agent's work (a cd into packages/web).
       if (n.folder || opened.has(n.abs) || opened.has(realOrSelf(n.abs))) continue;
       // A link to a link to nothing yet: the name at its end (review, round 34: made by the agent, your hook ran it).
@@ -253,7 +253,7 @@ function askGitConfigTargets(cwd: string, home: string, env: NodeJS.ProcessEnv, 
       // A file, or a link to one; a folder a hook is a link to (your git fails on it now, but a script there would run:
       // round 34), never another folder a link leads to; the links on the way wherever it lies.
       const is = statOrNone(n.abs);
-      if (is?.isFile() === true || (is?.isDirectory() === true && n.why.endsWith('is a link to it'))) keep(realOrSelf(n.abs));
+      if (is?.isFile() === true || (is?.isDirectory() === true && n.linkedHook === true)) keep(realOrSelf(n.abs));
       named.add(n.abs);
     }
   }
@@ -280,16 +280,13 @@ export const statOrNone = (p: string) => {
 
 /**
  * What a module made at a checkout's top would shadow, where its hooks (or a
- * hook framework's entries) run `python -m` from there: `<name>.py` and
- * `<name>/__init__.py` for each name the hooks' Pythons import (a package
- * shadows only with its __init__.py; a folder without one is a namespace
- * portion, which a module found later on the path wins over). Relative to the
- * top; none where no hook runs python -m.
+ * hook framework's entries) run `python -m` from there with `pythons`
+ * (namedByGit's): `<name>.py` and `<name>/__init__.py` for each name they
+ * import (a package shadows only with its __init__.py; a folder without one is
+ * a namespace portion, which a module found later on the path wins over).
+ * Relative to the top; none where no hook runs python -m.
  */
-export function pythonShadows(top: string, hooks: string | null): string[] {
-  const pythons = hookPythons(hooks);
-  // (And a framework's entry that does: `run: python3 -m tools.lint`, found in review.)
-  if (frameworkCommands(top).some((c) => runsPythonModule(c.command)) && !pythons.includes('python3')) pythons.push('python3');
+export function pythonShadows(pythons: string[]): string[] {
   return pythons.length === 0 ? [] : importableNames(pythons).flatMap((n) => [`${n}.py`, `${n}/__init__.py`]);
 }
 

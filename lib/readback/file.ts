@@ -43,6 +43,32 @@ export function readBack(path: string, maxBytes: number): ReadBack {
   }
 }
 
+/**
+ * The first `maxBytes` of a regular file, as Latin-1 text (a script's, read
+ * for what it names), or null (missing, special, unreadable; a link unless
+ * `follow`: a hook is run through its link, as git runs it). Opened without
+ * blocking: a FIFO holds nothing.
+ */
+export function readHead(path: string, maxBytes: number, follow = false): string | null {
+  let fd: number;
+  try {
+    fd = openSync(path, follow ? FLAGS & ~constants.O_NOFOLLOW : FLAGS);
+  } catch {
+    return null;
+  }
+  try {
+    if (!fstatSync(fd).isFile()) return null;
+    const buf = Buffer.alloc(maxBytes);
+    let n = 0;
+    for (let got = 1; got > 0 && n < buf.length; n += got) got = readSync(fd, buf, n, buf.length - n, null);
+    return buf.subarray(0, n).toString('latin1');
+  } catch {
+    return null;
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /** The text of a regular file of at most `maxBytes`, or null (missing, a link, special, too large). */
 export function readBackText(path: string, maxBytes: number): string | null {
   const r = readBack(path, maxBytes);

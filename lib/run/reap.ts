@@ -25,7 +25,6 @@ import { userHome } from '../home.js';
 /** File times are coarser than the clock the start was recorded with. */
 const CLOCK_SLACK_MS = 50;
 
-/** `alert` is said even with --silent: it reports a change stashbase made to your repository. */
 /** What a run's git targets would move aside, or none where they cannot be asked: the tools' configs are checked all the same (found in review). */
 function madeAsideOf(cwd: string, env: NodeJS.ProcessEnv): string[] {
   try {
@@ -35,6 +34,7 @@ function madeAsideOf(cwd: string, env: NodeJS.ProcessEnv): string[] {
   }
 }
 
+/** `alert` is said even with --silent: it reports a change stashbase made to your repository. */
 export async function reapStaleRuns(home: string, env: NodeJS.ProcessEnv, alert: (msg: string, more?: string[]) => void): Promise<string[]> {
   const reaped: string[] = [];
   for (const rec of staleSessions(home)) {

@@ -82,17 +82,18 @@ export function gitReadsFromTree(repo: Repo): GitFromTree {
   const listed = probe(git(repo.git, repo.root, ['config', '--list', '--show-origin', '-z'], false));
   const hooksDir = hooks.code === 0 && hooks.stdout.trim() !== '' ? resolve(repo.root, hooks.stdout.replace(/\n$/, '')) : null;
   const config = listed.code === 0 ? parseConfigList(listed.stdout) : { files: [], entries: [] };
+  const byGit = namedByGit({ top: repo.root, home: userHome(), entries: config.entries, hooks: hooksDir });
   return {
     hooks: hooksDir !== null ? inTree(hooksDir).map((h) => (h === '' ? '' : `${h.replace(/\/+$/, '')}/`)) : [],
     // And every file an include names, missing, empty or under a condition not met yet (review, round 33).
     configs: [...config.files, ...includeTargets(config.entries, repo.root, userHome())].flatMap(inTree),
     // Files alone: a folder a hook enters (`cd src && npx lint-staged`) is no program of its (review, round 33: every change under it was listed).
     named: [
-      ...namedByGit({ top: repo.root, home: userHome(), entries: config.entries, hooks: hooksDir })
+      ...byGit.files
         .filter((n) => !n.folder && statOrNone(n.abs)?.isDirectory() !== true)
         .flatMap((n) => inTree(n.abs).filter((rel) => rel !== '').map((rel) => ({ path: rel, why: n.why }))),
       // A module at the top that a hook's python -m would import first (review, round 34: the pre-commit launcher's cfgv.py).
-      ...pythonShadows(repo.root, hooksDir).map((path) => ({ path, why: "a module your hook's python -m imports, found first at the top" })),
+      ...pythonShadows(byGit.pythons).map((path) => ({ path, why: "a module your hook's python -m imports, found first at the top" })),
     ],
   };
 }
