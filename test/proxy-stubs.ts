@@ -182,6 +182,16 @@ function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, log: StubLo
     socket.write(`HTTP/1.1 101 Switching Protocols\r\nUpgrade: ${token(req)}\r\nConnection: Upgrade\r\n\r\n`);
     return;
   }
+  if (url.pathname === '/h2c-echo') {
+    // Switches to h2c and echoes the Authorization it got in a DATA frame split in two, a 9-byte frame header between
+    // the halves, as an HTTP/2 server frames a body where a frame ends (16,384 bytes by default).
+    socket.write('HTTP/1.1 101 Switching Protocols\r\nUpgrade: h2c\r\nConnection: Upgrade\r\n\r\n');
+    const auth = Buffer.from(String(req.headers.authorization ?? ''), 'latin1');
+    const half = auth.length >> 1;
+    const header = (n: number) => Buffer.from([0, n >> 8, n & 0xff, 0, 0, 0, 0, 0, 1]);
+    socket.write(Buffer.concat([header(half), auth.subarray(0, half), header(auth.length - half), auth.subarray(half)]));
+    return;
+  }
   if (url.pathname === '/ws-case') {
     // Switches, spelling "websocket" in a letter case of its own choosing: one bit a letter, toward the agent.
     socket.write('HTTP/1.1 101 Switching Protocols\r\nUpgrade: wEBsOCkeT\r\nConnection: Upgrade\r\n\r\n');

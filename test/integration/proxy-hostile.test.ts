@@ -12,6 +12,8 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 import { after, before, describe, test } from 'node:test';
 import { AuditLog } from '../../lib/run/audit.js';
 import { Interceptor } from '../../lib/proxy/intercept.js';
+import { scrubPairs } from '../../lib/proxy/scrub.js';
+import { ScrubStream } from '../../lib/proxy/scrub-stream.js';
 import { createProxy, hostHeaderProblem } from '../../lib/proxy/server.js';
 import type { BoundSecret } from '../../lib/proxy/secrets.js';
 import { createRunCa } from '../../lib/tls/ca.js';
@@ -800,5 +802,72 @@ describe('a raw upstream on a plain tunnel, a secret bound there (allow_plaintex
     await sleep(2600);
     assert.equal(tracker.size, held, 'the proxy still holds the connection');
     c.destroy();
+  });
+});
+
+describe('(review, round 35) an upgrade allowed by network.allow_upgrades, at a host a secret is bound to', () => {
+  const t = tempHome();
+  let api: Stub; // a secret is bound to it
+  let free: Stub; // allowed, nothing bound
+  let proxy: Server;
+  let interceptor: Interceptor;
+  let port = 0;
+  let caPem = '';
+  const events: Array<Record<string, unknown>> = [];
+  const secrets = (): BoundSecret[] => [{ name: 'ANTHROPIC_API_KEY', placeholder: PH, real: REAL, hosts: ['api.test'], inQuery: false, allowPlaintext: false }];
+  const H2C = 'Upgrade: h2c\r\nConnection: Upgrade, HTTP2-Settings\r\nHTTP2-Settings: AAMAAABkAAQAoAAAAAIAAAAA\r\n';
+
+  before(async () => {
+    api = await startStub('api.test');
+    free = await startStub('free.test');
+    const ca = createRunCa(['api.test', 'free.test'], 'test');
+    caPem = ca.certPem;
+    const limits = { headTimeoutMs: 1000, maxConnections: 200, upstreamSocketsPerHost: 4, auditMaxBytes: 1024 * 1024, mcpBodiesMaxBytes: 64 << 20 };
+    interceptor = new Interceptor({ leaves: new LeafCache(ca), secrets: secrets(), upstreamCa: [api.caPem, free.caPem], audit: (e) => events.push(e as Record<string, unknown>), limits, allowUpgrades: ['h2c'] }, hostHeaderProblem);
+    const mapped = { 'api.test': `127.0.0.1:${api.port}`, 'free.test': `127.0.0.1:${free.port}` };
+    proxy = createProxy({ policy: { egressHosts: ['api.test', 'free.test'], denyHosts: [], mapped }, audit: (e) => events.push(e as Record<string, unknown>), interceptor, secrets: secrets(), limits });
+    port = await listen(proxy);
+  });
+  after(() => {
+    interceptor.close();
+    proxy.close();
+    for (const s of [api, free]) s.close();
+    t.cleanup();
+  });
+
+  test("h2c to the bound host goes on as a plain request (its frames could carry the value in pieces no byte scrubber joins); to a host nothing is bound to it still switches; control: the bound host's framed echo through the byte scrubber gives the value back", async () => {
+    const before = api.log.requests.length;
+    const s = await tunnel(port, 'api.test', 443, { caPem });
+    const r = reader(s);
+    s.write(`GET /h2c-echo HTTP/1.1\r\nHost: api.test\r\nAuthorization: Bearer ${PH}\r\n${H2C}\r\n`);
+    await r.until('ok /h2c-echo');
+    s.destroy();
+    assert.match(text(r.all()), /^HTTP\/1\.1 200 OK\r\n/);
+    assert.deepEqual(api.log.requests.slice(before), ['GET api.test /h2c-echo'], 'as a plain request: no upgrade handler ran');
+    assert.ok(!text(r.all()).includes(REAL));
+    // A host no secret is bound to: the profile's h2c is honoured.
+    const f = await tunnel(port, 'free.test', 443, { caPem });
+    const fr = reader(f);
+    f.write(`GET /h2c-echo HTTP/1.1\r\nHost: free.test\r\nAuthorization: Bearer ${PH}\r\n${H2C}\r\n`);
+    // (Its tail waits in the scrubber's window for a line break or the end: the head is enough here.)
+    await fr.until('Switching Protocols\r\n');
+    f.destroy();
+    assert.match(text(fr.all()), /^HTTP\/1\.1 101 Switching Protocols\r\n/);
+    // The control: what the bound host sends once switched, through the byte scrubber the stream got before, holds the
+    // real value once its frame header is taken out (what an h2c client does).
+    const auth = Buffer.from(`Bearer ${REAL}`, 'latin1');
+    const half = auth.length >> 1;
+    const header = (n: number) => Buffer.from([0, n >> 8, n & 0xff, 0, 0, 0, 0, 0, 1]);
+    const framed = Buffer.concat([header(half), auth.subarray(0, half), header(auth.length - half), auth.subarray(half)]);
+    const scrubbed = await new Promise<Buffer>((resolve, reject) => {
+      const z = new ScrubStream(scrubPairs(secrets()));
+      const parts: Buffer[] = [];
+      z.on('data', (b: Buffer) => parts.push(b));
+      z.on('end', () => resolve(Buffer.concat(parts)));
+      z.on('error', reject);
+      z.end(framed);
+    });
+    const joined = Buffer.concat([scrubbed.subarray(9, 9 + half), scrubbed.subarray(9 + half + 9)]).toString('latin1');
+    assert.equal(joined, `Bearer ${REAL}`);
   });
 });
