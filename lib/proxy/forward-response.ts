@@ -54,7 +54,7 @@ function codingNamed(value: string, unknown: string): string {
   return value.split(',').every((c) => REGISTERED_CODINGS.has(c.trim())) ? JSON.stringify(value) : unknown;
 }
 
-/** How the body will be passed on: the decoder and filter, and the headers that describe it. `answer` adds a filter of its own after the scrubbing (an MCP server's answers: lib/mcp/answer-filter.ts). */
+/** How the body will be passed on: the decoder and filter, and the headers that describe it. `answer` adds a filter of its own between two scrubbings (an MCP server's answers: lib/mcp/answer-filter.ts). */
 export function planBody(up: { rawHeaders: string[] }, scrub: ResponseScrub, answer?: (rawHeaders: string[]) => MessageFilter | null): BodyPlan {
   // A transfer-coding other than chunked (never asked for: the proxy sends no TE) would reach the agent still coded, unscrubbed.
   const transfer = rawJoined(up.rawHeaders, 'transfer-encoding')?.trim().toLowerCase();
@@ -80,7 +80,10 @@ export function planBody(up: { rawHeaders: string[] }, scrub: ResponseScrub, ans
   // secret has bytes percent-encoding escapes (found in review), and whether it did change, where a value was.
   if (extra !== null || pairs.length > 0) drop.add('content-length');
   const scrubber = pairs.length > 0 ? new Scrubber(pairs) : null;
-  const filter = scrubber && extra ? chain(scrubber, extra) : (scrubber ?? extra);
+  // Scrubbed on both sides of another filter: one that parses and writes the message anew (the MCP answers' JSON)
+  // turns an escaped form the scrubber does not know (`\/`, `\u002b`) into the raw value (review, round 35), and may
+  // escape a raw one it was given.
+  const filter = scrubber && extra ? chain(chain(scrubber, extra), new Scrubber(pairs)) : (scrubber ?? extra);
   return { headers: passHeaders(up.rawHeaders, pairs, drop), decoder, filter };
 }
 

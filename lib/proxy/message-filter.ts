@@ -144,7 +144,13 @@ export class ReleaseTimer {
 export function chain(a: MessageFilter, b: MessageFilter): MessageFilter {
   return {
     push: (x) => b.push(a.push(x)),
-    release: () => b.push(a.release()),
+    // What the first lets go goes through the second, which then lets go of what it holds too (a scrubber after
+    // another filter keeps its window until its own release).
+    release: () => {
+      const x = b.push(a.release());
+      const y = b.release();
+      return x.length === 0 ? y : y.length === 0 ? x : Buffer.concat([x, y]);
+    },
     end: () => {
       const x = b.push(a.end());
       const y = b.end();

@@ -451,3 +451,31 @@ test('(review, round 34) a tool name built to make a glob backtrack ("delete" re
   const re = /^.*delete.*$/u;
   assert.ok(time(() => re.test(attack)) > 20 * Math.max(1, time(() => re.test(plain))));
 });
+
+test('(review, round 35) a bound MCP server that writes the value JSON-escaped (`\\/`, `\\u002b`) in a tools/list answer: it reaches the agent as the placeholder, in a JSON body and in an event stream, the event at its release; control: scrubbed only before the filter, which writes the message anew, the raw value comes out', async () => {
+  const { planBody } = await import('../../lib/proxy/forward-response.js');
+  const { scrubPairs, Scrubber } = await import('../../lib/proxy/scrub.js');
+  const { chain } = await import('../../lib/proxy/message-filter.js');
+  const REAL = 'sk-other+Secret/Value=Ab12cd34ef56gh78';
+  const PH = 'sk-SBPHotherPlaceholderValuexxxxxxxxx';
+  const pairs = scrubPairs([{ name: 'K', placeholder: PH, real: REAL, hosts: ['mcp.test'], inQuery: false, allowPlaintext: false }]);
+  for (const escaped of [JSON.stringify(REAL).replace(/\//g, '\\/'), JSON.stringify(REAL).replace(/\+/g, '\\u002b')]) {
+    const message = `{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"get_issue","description":"key: "},{"name":"delete_repo"}],"_meta":{"auth":${escaped}}}}`;
+    const plan = planBody({ rawHeaders: ['Content-Type', 'application/json'] }, { pairs }, () => answerFilter(P, 'application/json'));
+    assert.ok('filter' in plan && plan.filter !== null);
+    const out = Buffer.concat([plan.filter.push(Buffer.from(message)), plan.filter.end()]).toString();
+    assert.ok(!out.includes(REAL) && out.includes(PH), out);
+    assert.deepEqual(JSON.parse(out).result.tools, [{ name: 'get_issue', description: 'key: ' }]);
+    // An event stream: the event, whole, once the release timer fires (nothing held back past it).
+    const sse = planBody({ rawHeaders: ['Content-Type', 'text/event-stream'] }, { pairs }, () => answerFilter(P, 'text/event-stream'));
+    assert.ok('filter' in sse && sse.filter !== null);
+    const pushed = sse.filter.push(Buffer.from(`event: message\ndata: ${message}\n\n`));
+    const released = sse.filter.release();
+    const sent = Buffer.concat([pushed, released]).toString();
+    assert.ok(sent.endsWith('\n\n') && sent.includes(PH) && !sent.includes(REAL), sent);
+    assert.equal(sse.filter.held, 0);
+    // The control: the order before the fix.
+    const old = chain(new Scrubber(pairs), answerFilter(P, 'application/json'));
+    assert.ok(Buffer.concat([old.push(Buffer.from(message)), old.end()]).toString().includes(REAL));
+  }
+});
