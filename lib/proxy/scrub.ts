@@ -7,8 +7,8 @@
 // standard and the URL-safe alphabet.
 //
 // A Scrubber works on a stream: it replaces every complete form and holds a
-// window of fixed length (three times the longest value, less one: as long as
-// any form of it can be, whatever its bytes) for a few milliseconds, whatever
+// window of fixed length (five times the longest value, less one: as long as
+// any form of it can be, percent-encoded twice, whatever its bytes) for a few milliseconds, whatever
 // is in it: how long a byte takes never depends on the secret
 // (lib/proxy/message-filter.ts). The forms are found by lib/secrets/form-search.ts,
 // whose cost does not depend on them either.
@@ -20,7 +20,7 @@ export interface ScrubPair {
   replace: Buffer;
   /** `find` as Latin-1 text (one character per byte). */
   text: string;
-  /** The longest any form of its value can be (three bytes a byte, percent-encoded): what a stream holds is fixed by it, not by the form. */
+  /** The longest any form of its value can be (five bytes a byte, percent-encoded twice): what a stream holds is fixed by it, not by the form. */
   bound: number;
   /** Which of the run's secrets it is a form of: the forms of one are searched in one pass. */
   secret: number;
@@ -66,12 +66,12 @@ const MIN_BASE64_FORM = 8;
 /** The shortest value a secret may have (lib/profile/validate.ts): from 7 bytes on, every base64 form of it is MIN_BASE64_FORM characters or more. */
 export const MIN_SECRET_BYTES = 7;
 
-/** encodeURIComponent over bytes; `lower` spells the hex digits in lower case. */
-function percentEncode(bytes: Buffer, lower: boolean): string {
+/** encodeURIComponent over bytes; `lower` spells the hex digits in lower case; the characters of `keep` stay as they are. */
+function percentEncode(bytes: Buffer, lower: boolean, keep = ''): string {
   let out = '';
   for (const b of bytes) {
     const c = String.fromCharCode(b);
-    const plain = b < 0x80 && UNRESERVED.test(c);
+    const plain = b < 0x80 && (UNRESERVED.test(c) || keep.includes(c));
     if (plain) out += c;
     else {
       const hex = b.toString(16).padStart(2, '0');
@@ -112,12 +112,28 @@ export function scrubPairs(secrets: BoundSecret[]): ScrubPair[] {
       const f = Buffer.isBuffer(find) ? find : Buffer.from(find);
       if (f.length === 0 || seen.has(f.toString('latin1'))) return;
       seen.add(f.toString('latin1'));
-      pairs.push({ find: f, replace: Buffer.isBuffer(replace) ? replace : Buffer.from(replace), text: f.toString('latin1'), bound: 3 * real.length, secret });
+      pairs.push({ find: f, replace: Buffer.isBuffer(replace) ? replace : Buffer.from(replace), text: f.toString('latin1'), bound: 5 * real.length, secret });
     };
     add(real, ph);
     // The placeholder percent-encoded as it is: one that escaped as many of its letters as the value has bytes to
     // escape kept the length, and told that number to an agent that had it echoed (found in review).
-    if (escapedCount(real) > 0) for (const lower of [false, true]) add(percentEncode(real, lower), percentEncode(ph, lower));
+    // And as the bound host's own pages pass the URL on (review, round 35: a login redirect's `?next=` held the query
+    // percent-encoded again, `%252B`, and two decodings gave the value): encoded twice, and with `/` kept as
+    // Python's quote() keeps it, once and twice.
+    if (escapedCount(real) > 0) {
+      for (const keep of ['', '/']) {
+        for (const lower of [false, true]) {
+          const once = percentEncode(real, lower, keep);
+          const onceP = percentEncode(ph, lower, keep);
+          add(once, onceP);
+          add(once.replaceAll('%', '%25'), onceP.replaceAll('%', '%25'));
+          // quote() first, then encodeURIComponent: the kept `/` escaped at the second step, in either case.
+          if (keep !== '') {
+            for (const slash of ['%2F', '%2f']) add(once.replaceAll('%', '%25').replaceAll('/', slash), onceP.replaceAll('%', '%25').replaceAll('/', slash));
+          }
+        }
+      }
+    }
     for (const urlSafe of [false, true]) {
       for (let offset = 0; offset < 3; offset++) {
         const find = base64Inner(real, offset, urlSafe);

@@ -35,6 +35,8 @@ interface Table {
   window: number;
   /** The multiplier to the power `window`. */
   pow: number;
+  /** The odd multiplier that spreads a hash's bits before its top bits pick its slot. */
+  mix: number;
   shift: number;
   /** Two hashes a slot (a slot of none holds 0, which only a hash of 0 matches; the forms' list then has none). */
   slots: Int32Array;
@@ -70,10 +72,10 @@ function prefixOfText(h: Int32Array, src: string, from: number, b: number): void
 }
 
 /** The first place from `i` before `last` whose window's hash is in a slot; -1 when none. The same work at every place. */
-function nextCandidate(h: Int32Array, i: number, last: number, w: number, pow: number, shift: number, slots: Int32Array): number {
+function nextCandidate(h: Int32Array, i: number, last: number, w: number, pow: number, mix: number, shift: number, slots: Int32Array): number {
   for (; i < last; i++) {
     const v = (h[i + w]! - Math.imul(h[i]!, pow)) | 0;
-    const s = (v >>> shift) << 1;
+    const s = (Math.imul(v, mix) >>> shift) << 1;
     if ((slots[s] === v) || (slots[s + 1] === v)) return i;
   }
   return -1;
@@ -92,10 +94,15 @@ export class FormSearch {
   private readonly tables: Table[];
 
   constructor(groups: FormGroup[]) {
-    for (;;) {
-      // An odd multiplier: every byte of a window counts in its hash.
-      const b = randomBytes(4).readInt32LE(0) | 1;
-      const tables = groups.map((g) => table(g, b));
+    for (let tries = 0; ; tries++) {
+      // Odd multipliers: every byte of a window counts in its hash, and every bit of the hash in its slot (forms whose
+      // windows differ only in their last byte, `%2` `%C` `%c`, have hashes a few units apart: by their top bits alone
+      // three shared a slot whatever the multiplier, and no table was ever made; review, round 35).
+      const random = randomBytes(8);
+      const b = random.readInt32LE(0) | 1;
+      const mix = random.readInt32LE(4) | 1;
+      // More slots after many tries: a table is always made.
+      const tables = groups.map((g) => table(g, b, mix, tries >> 4));
       if (tables.every((t) => t !== null)) {
         this.b = b;
         this.tables = tables as Table[];
@@ -125,7 +132,7 @@ export class FormSearch {
       const last = Math.min(limit, n - t.window + 1) - from;
       // The places whose window's hash is one of the forms' (rare): each then compared whole.
       let i = -1;
-      while ((i = nextCandidate(h, i + 1, last, t.window, t.pow, t.shift, t.slots)) !== -1) {
+      while ((i = nextCandidate(h, i + 1, last, t.window, t.pow, t.mix, t.shift, t.slots)) !== -1) {
         const v = (h[i + t.window]! - Math.imul(h[i]!, t.pow)) | 0;
         for (const f of t.byHash.get(v) ?? []) {
           const form = t.forms[f]!;
@@ -151,14 +158,15 @@ export function searchFor(key: object, groups: () => FormGroup[]): FormSearch {
 }
 
 /** A group's table, or null when three of its hashes share a slot (another multiplier is drawn). */
-function table(g: FormGroup, b: number): Table | null {
+function table(g: FormGroup, b: number, mix: number, more: number): Table | null {
   const w = g.window;
   if (!Number.isInteger(w) || w < 1 || g.forms.some((f) => f.length < w)) throw new Error(`a form shorter than its group's window (${w})`);
   let pow = 1;
   for (let i = 0; i < w; i++) pow = Math.imul(pow, b);
-  // At least four slots a form: a 32-bit hash's top bits pick the slot.
+  // At least four slots a form (more after many tries): the top bits of the mixed 32-bit hash pick the slot.
   let bits = 6;
   while (1 << bits < 4 * g.forms.length) bits++;
+  bits = Math.min(bits + more, 24);
   const slots = new Int32Array(2 << bits);
   const used = new Uint8Array(1 << bits);
   const byHash = new Map<number, number[]>();
@@ -170,11 +178,11 @@ function table(g: FormGroup, b: number): Table | null {
       continue;
     }
     byHash.set(v, [i]);
-    const s = v >>> (32 - bits);
+    const s = Math.imul(v, mix) >>> (32 - bits);
     if (used[s]! >= 2) return null;
     slots[(s << 1) + used[s]!] = v;
     used[s]!++;
   }
   // A slot with room holds 0: a window hashing to 0 there is looked up and finds no form unless one hashes to 0.
-  return { window: w, pow, shift: 32 - bits, slots, byHash, forms: g.forms };
+  return { window: w, pow, mix, shift: 32 - bits, slots, byHash, forms: g.forms };
 }

@@ -89,3 +89,31 @@ test("(review, round 26) the time to look over a body of the agent's pattern doe
   assert.throws(() => new Guard(needles).push(Buffer.concat([inSecret.subarray(0, 30), Buffer.from(REAL)])), BodyRefused);
   assert.equal(scrubBuffer(Buffer.from(`x${REAL}y`), pairs).toString(), 'xKq7vSBPHplaceholderPlaceholder00y');
 });
+
+test('(review, round 35) forms whose windows differ only in their last byte by a few units (`keykey%2`, `keykey%C`, `keykey%c`, `keykeyÃ©`: a value percent-encoded in both cases and twice): a table is made at once and each is found; control: had the hash\'s own top bits picked the slot, three of them would share one for every multiplier, and no table would ever be made', () => {
+  const forms = ['keykeyÃ©', 'keykey%C3%A9', 'keykey%25C3%25A9', 'keykey%c3%a9', 'keykey%25c3%25a9', 'keykey%1', 'keykey%3'].map((f) => Buffer.from(f, 'latin1'));
+  const t0 = Date.now();
+  const s = new FormSearch([{ window: 8, forms }]);
+  assert.ok(Date.now() - t0 < 1000);
+  const text = Buffer.concat(forms.flatMap((f) => [Buffer.from('..'), f]));
+  assert.deepEqual(s.find(text).map((h) => `${h.at}:${h.group}:${h.form}`), plainly(text, [{ forms }]));
+  // The control: the slot by the top six bits of the window's hash, for 1,000 random odd multipliers.
+  let made = 0;
+  for (let k = 0; k < 1000; k++) {
+    const b = (Math.floor(Math.random() * 2 ** 32) | 1) | 0;
+    const used = new Map<number, number>();
+    const seen = new Set<number>();
+    let ok = true;
+    for (const f of forms) {
+      let h = 0;
+      for (let i = 0; i < 8; i++) h = (Math.imul(h, b) + f[i]! + 1) | 0;
+      if (seen.has(h)) continue;
+      seen.add(h);
+      const slot = h >>> 26;
+      used.set(slot, (used.get(slot) ?? 0) + 1);
+      if (used.get(slot)! > 2) ok = false;
+    }
+    if (ok) made++;
+  }
+  assert.equal(made, 0);
+});

@@ -61,9 +61,9 @@ test('a stream cut at every place gives what the whole text gives, and never the
 });
 
 test('a stream holds a window of fixed length whatever it holds: a start of the real value and any other bytes wait alike; the timer lets go only up to the last line break, so a value split by a pause never leaves half raw', () => {
-  // Three bytes a byte of the value, less one: the longest any of its forms can be, whatever its bytes (how many of
-  // them percent-encoding escapes made the window before: its length told).
-  const window = 3 * real.length - 1;
+  // Five bytes a byte of the value, less one: the longest any of its forms can be (percent-encoded twice), whatever its
+  // bytes (how many of them percent-encoding escapes made the window before: its length told).
+  const window = 5 * real.length - 1;
   assert.ok(window > Math.max(...pairs.map((p) => p.find.length)) - 1);
   const run = (first: Buffer) => {
     const s = new Scrubber(pairs);
@@ -72,10 +72,10 @@ test('a stream holds a window of fixed length whatever it holds: a start of the 
     return { s, a, held };
   };
   // The first 10 bytes of the raw value, and 10 bytes that begin nothing: the same bytes out, the same held.
-  const guess = run(Buffer.concat([Buffer.from('x'.repeat(100)), real.subarray(0, 10)]));
-  const other = run(Buffer.concat([Buffer.from('x'.repeat(100)), Buffer.from('qqqqqqqqqq')]));
-  assert.equal(guess.a.length, 110 - window);
-  assert.ok(110 > window);
+  const guess = run(Buffer.concat([Buffer.from('x'.repeat(200)), real.subarray(0, 10)]));
+  const other = run(Buffer.concat([Buffer.from('x'.repeat(200)), Buffer.from('qqqqqqqqqq')]));
+  assert.equal(guess.a.length, 210 - window);
+  assert.ok(210 > window);
   assert.equal(other.a.length, guess.a.length);
   assert.deepEqual([guess.held, other.held], [window, window]);
   // No line break held: the timer lets nothing go, for the guess and the other alike.
@@ -210,4 +210,30 @@ test('(review, round 26) nothing a scrubbed answer shows depends on how many of 
   // Control: without a secret the answer keeps its length.
   const plain = planBody({ rawHeaders: ['Content-Length', '40'] }, { pairs: [] });
   assert.deepEqual('headers' in plain ? plain.headers : null, ['Content-Length', '40']);
+});
+
+test('(review, round 35) the value as a bound host passes a URL on: a login redirect\'s `?next=` with the query encoded again (`%252B`), and Python\'s quote() (`/` kept), once and twice, upper and lower case: each comes back as the same form of the placeholder, in a stream cut anywhere; control: encoded a third time it is left (a documented limit), and three decodings give the value', () => {
+  const q = (t: string) => encodeURIComponent(t).replace(/%2F/g, '/');
+  const lower = (t: string) => t.replace(/%([0-9A-F]{2})/g, (_, h: string) => `%${h.toLowerCase()}`);
+  const E = encodeURIComponent;
+  const forms = [E(E(S.real)), q(S.real), E(q(S.real)), lower(q(S.real)), E(lower(E(S.real))), E(lower(q(S.real))), lower(E(q(S.real)))];
+  for (const form of forms) {
+    const text = Buffer.from(`Location: /login?next=%2Fprivate%3Fkey%3D${form}\r\n`);
+    const whole = scrubBuffer(text, pairs);
+    assert.ok(!whole.toString('latin1').includes(form), form);
+    for (const size of [1, 5, 33]) {
+      const z = new Scrubber(pairs);
+      const out: Buffer[] = [];
+      for (let i = 0; i < text.length; i += size) out.push(z.push(text.subarray(i, i + size)));
+      out.push(z.end());
+      assert.equal(Buffer.concat(out).compare(whole), 0, `${form} in chunks of ${size}`);
+    }
+    let got = whole.toString('latin1');
+    for (let i = 0; i < 3; i++) got = decodeURIComponent(got);
+    assert.ok(!got.includes(S.real) && got.includes(S.placeholder), got);
+  }
+  const third = encodeURIComponent(encodeURIComponent(encodeURIComponent(S.real)));
+  const left = scrubBuffer(Buffer.from(third), pairs).toString();
+  assert.equal(left, third);
+  assert.equal(decodeURIComponent(decodeURIComponent(decodeURIComponent(left))), S.real);
 });
