@@ -10,7 +10,8 @@ export function formatDecisions(decisions: Decision[]): string {
   const lines: string[] = [];
   for (const d of decisions) {
     lines.push(`${LABEL[d.verdict].padEnd(width)}  ${ECOSYSTEM_LABEL[d.ecosystem]} ${printable(d.name ?? d.spec, true)}${d.version ? ` ${printable(d.version, true)}` : ''}`);
-    for (const r of d.reasons) lines.push(`${' '.repeat(width)}    ${r}`);
+    // A reason quotes a registry's and an advisory database's words (a version, an advisory's summary): one line, escaped.
+    for (const r of d.reasons) lines.push(`${' '.repeat(width)}    ${printable(r, true)}`);
   }
   return lines.join('\n') + '\n';
 }

@@ -58,7 +58,7 @@ const VERDICT_LABEL = { block: 'BLOCKED', warn: 'warning', unchecked: 'unchecked
 export function reasonText(decisions: Decision[], answer: Answer): string {
   const lines = decisions
     .filter((d) => d.verdict !== 'ok')
-    .map((d) => `- ${VERDICT_LABEL[d.verdict]}: ${ECOSYSTEM_LABEL[d.ecosystem]} package ${JSON.stringify(d.name ?? d.spec)}${d.version ? ` ${printable(d.version, true)}` : ''}: ${d.reasons.join('; ')}`);
+    .map((d) => `- ${VERDICT_LABEL[d.verdict]}: ${ECOSYSTEM_LABEL[d.ecosystem]} package ${JSON.stringify(d.name ?? d.spec)}${d.version ? ` ${printable(d.version, true)}` : ''}: ${printable(d.reasons.join('; '), true)}`);
   const head =
     answer === 'deny'
       ? 'stashbase dependency check blocked this install. Do not retry it under another spelling; check the name, or ask the user.'
