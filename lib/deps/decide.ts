@@ -6,6 +6,7 @@
 import { coveringVersion } from './osv.js';
 import type { DependencyCheckSettings } from './settings.js';
 import type { Decision, Ecosystem, OsvFacts, RegistryFacts, Requested } from './types.js';
+import { firstFew } from '../util/printable.js';
 
 export const ECOSYSTEM_LABEL: Record<Ecosystem, string> = { npm: 'npm', pypi: 'PyPI', crates: 'Cargo', go: 'Go' };
 
@@ -43,10 +44,10 @@ export function decide(i: DecideInput): Decision {
 
   const covering = coveringVersion(osv.advisories, f.version);
   if (covering.length > 0) {
-    const list = covering.map((a) => `${a.id}${a.summary ? ` (${a.summary})` : ''}`).join(', ');
+    const list = firstFew(covering.map((a) => `${a.id}${a.summary ? ` (${a.summary.slice(0, 200)})` : ''}`), 5);
     block.push(`OSV lists ${f.version !== undefined && !covering.every((a) => a.allVersions) ? `version ${f.version}` : 'it'} as malicious: ${list}`);
   } else if (osv.advisories.length > 0) {
-    warn.push(`OSV lists other versions of it as malicious (${osv.advisories.map((a) => a.id).join(', ')}); the version this would install (${f.version}) is not among them`);
+    warn.push(`OSV lists other versions of it as malicious (${firstFew(osv.advisories.map((a) => a.id), 10)}); the version this would install (${f.version}) is not among them`);
   }
   if (osv.problem) unchecked.push(`OSV could not be asked about malicious versions: ${osv.problem}`);
 

@@ -455,7 +455,7 @@ function checkRunDir(w: Work): { refs: Map<string, RefValue> } | null {
     return null;
   }
   const made = madeThere(rec);
-  if (made.length > 0) report.warnings.push(`${rec.plan.gitDir}: what the sandbox made there beyond refs, HEAD, the index and objects stays in the run's own git directory, not in yours: ${made.map((n) => printable(n, true)).join(', ')}`);
+  if (made.length > 0) report.warnings.push(`${rec.plan.gitDir}: what the sandbox made there beyond refs, HEAD, the index and objects stays in the run's own git directory, not in yours: ${firstFew(made.map((n) => printable(n, true)), 10)}`);
   if (agent.problems.length > 0) report.warnings.push(`${where}: not refs, not imported: ${firstFew(agent.problems.map((n) => printable(n, true)), 10)}`);
   return { refs: agent.refs };
 }

@@ -28,6 +28,7 @@ import { remakeHint, restoreHint } from '../util/style.js';
 import { executedKind, sourcedByEnvrc, venvCheck } from '../paths/host-executed.js';
 import { stashbaseHome } from '../home.js';
 import { noteLinks, type ProtectedLink, restoreLinks } from '../paths/protected-links.js';
+import { firstFew } from '../util/printable.js';
 
 
 /** Keys git init, clone and submodule write, which run nothing. */
@@ -113,7 +114,7 @@ function risks(git: string, gitDir: string, writtenHere: (p: string) => boolean,
       }
       const keys = configKeys(git, f);
       const bad = keys === null ? ['unreadable'] : [...new Set(keys.filter((k) => !HARMLESS.some((h) => h.test(k))))];
-      if (bad.length > 0) found.push(`${f}: ${bad.join(', ')}`);
+      if (bad.length > 0) found.push(`${f}: ${firstFew(bad, 10)}`);
     }
     const hooksDir = join(d, 'hooks');
     let hooks: string[] = [];
@@ -607,10 +608,10 @@ function checkTree(cwd: string, env: NodeJS.ProcessEnv, since: number, newRepo: 
     // Its HEAD too: a submodule the agent names after the folder moved aside would have git use it (found in review).
     const { failed, aside, head, back } = moveGitDirAside(m);
     warnings.push(failed === null
-      ? `the agent left a submodule's git directory ${m} whose files would run programs when your git uses it (git submodule update --init does): ${found.join('; ')}. It was renamed ${aside}${head === 'none' ? '' : 'renamed' in head ? `, its HEAD ${head.renamed}` : ` (its HEAD could not be renamed: ${head.failed})`}; review it, then ${back}`
-      : `the agent left a submodule's git directory ${m} whose files would run programs (${found.join('; ')}), and it could not be renamed (${failed}): remove it before you run git submodule in ${root}`);
+      ? `the agent left a submodule's git directory ${m} whose files would run programs when your git uses it (git submodule update --init does): ${firstFew(found, 5, '; ')}. It was renamed ${aside}${head === 'none' ? '' : 'renamed' in head ? `, its HEAD ${head.renamed}` : ` (its HEAD could not be renamed: ${head.failed})`}; review it, then ${back}`
+      : `the agent left a submodule's git directory ${m} whose files would run programs (${firstFew(found, 5, '; ')}), and it could not be renamed (${failed}): remove it before you run git submodule in ${root}`);
   }
-  if (unlistedModules.length > 0) warnings.push(`stashbase could not list ${unlistedModules.join(', ')}, which may hold submodules' git directories: look there yourself before you run git submodule in ${root}`);
+  if (unlistedModules.length > 0) warnings.push(`stashbase could not list ${firstFew(unlistedModules, 10)}, which may hold submodules' git directories: look there yourself before you run git submodule in ${root}`);
   // Then every other .git in the tree, at any depth, in either form.
   const sourced = sourcedByEnvrc(root);
   const isVenv = venvCheck(root);
@@ -619,7 +620,7 @@ function checkTree(cwd: string, env: NodeJS.ProcessEnv, since: number, newRepo: 
   // name then removed, a file there had one name and was not the run's).
   const walk = dotGitsUnder(root, setId, (rel) => isToolConfigBelow(rel) || isNamedFile(rel), (rel) => executedKind(rel, sourced, isVenv) !== null, changed, (rel) => dependencyFolder(rel, isVenv) && !inQuarantine(rel) && !keep.some((k) => within(join(root, rel), k)), writableOutside, runChanges(since), (rel) => !keep.some((k) => within(join(root, rel), k)));
   if (walk.unreadable.length > 0) {
-    warnings.push(`${walk.unreadable.join(', ')} cannot be read (the agent, which writes as you, can close a folder of yours to you, or give it a name stashbase cannot use), so what lies below is unchecked: look there yourself before you run git or your tools there; the rest of the tree was checked`);
+    warnings.push(`${firstFew(walk.unreadable, 10)} cannot be read (the agent, which writes as you, can close a folder of yours to you, or give it a name stashbase cannot use), so what lies below is unchecked: look there yourself before you run git or your tools there; the rest of the tree was checked`);
   }
   if (walk.renamed.length > 0) {
     warnings.push(`the agent left ${walk.renamed.length} name(s) that are not UTF-8, which stashbase cannot check by name (your tools still open them): renamed, and checked under the new names: ${walk.renamed.slice(0, 5).join(', ')}${walk.renamed.length > 5 ? ', …' : ''}`);

@@ -20,7 +20,7 @@ export function unlistedServers(cwd: string, listed: Record<string, { url: strin
     if (!isJsonObject(entry)) continue;
     const shown = JSON.stringify(name.slice(0, 64));
     if (typeof entry.command === 'string') out.push(`.mcp.json's server ${shown} (stdio) runs inside the sandbox: confined by it, but its tools are not restricted by name (list a remote server under [mcp.servers] for that)`);
-    else if (typeof entry.url === 'string' && !urls.has(entry.url)) out.push(`.mcp.json's server ${shown} (${entry.url.slice(0, 200)}) is not in [mcp.servers]: its tools are not restricted, and it is reached only as egress_hosts allows`);
+    else if (typeof entry.url === 'string' && !urls.has(entry.url)) out.push(`.mcp.json's server ${shown} (${JSON.stringify(entry.url.slice(0, 200))}) is not in [mcp.servers]: its tools are not restricted, and it is reached only as egress_hosts allows`);
   }
   return out;
 }

@@ -166,7 +166,7 @@ export function settleView(recordFile: string): string[] {
       const current = existsSync(onHost) ? read(onHost).toString('utf8') : null;
       const r = mergeLogin(LOGIN_SHAPES[rule === 'claude-login' ? 'claude' : 'codex'], saved?.toString('utf8') ?? null, agent?.toString('utf8') ?? null, current);
       if (r.text !== null && replaceFile(onHost, Buffer.from(r.text)) === 'busy') notes.push(`${where(name)} was being written when the run ended: the sandbox's version is not carried back`);
-      if (r.left.length > 0) notes.push(`${where(name)}: changes the sandbox made to ${r.left.join(', ')} are not carried back (only the login itself is)`);
+      if (r.left.length > 0) notes.push(`${where(name)}: changes the sandbox made to ${firstFew(r.left, 10)} are not carried back (only the login itself is)`);
     } else if (rule === 'append') {
       if (agent === null) {
         if (v !== null) left.push(name);
@@ -208,7 +208,7 @@ export function settleView(recordFile: string): string[] {
     } else if (quiet === null || !quiet.test(name)) left.push(`${name} (new)`);
   }
   for (const name of spec.copies) if (!(name in spec.merge) && !names.includes(name)) left.push(`${name} (removed)`);
-  if (left.length > 0) notes.push(`${spec.label}: what the sandbox did to ${left.join(', ')} stays in the sandbox (not carried back to ${spec.at})`);
+  if (left.length > 0) notes.push(`${spec.label}: what the sandbox did to ${firstFew(left, 10)} stays in the sandbox (not carried back to ${spec.at})`);
   if (rec.madeAt) {
     try {
       rmdirSync(spec.at); // only while empty

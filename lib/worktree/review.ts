@@ -9,6 +9,7 @@
 import { foldedOnDisk, onDisk } from '../paths/mac-names.js';
 import { TOOL_CONFIGS } from '../paths/tool-configs.js';
 import { jsonOf } from '../readback/json.js';
+import { firstFew, printable } from '../util/printable.js';
 import { HOOK_NAMES } from '../git/named-files.js';
 
 export interface RawChange {
@@ -145,7 +146,9 @@ function scriptChanges(c: RawChange, read: (oid: string) => string | null): stri
   const [hooksBefore, hooksAfter] = [hookSettings(oldJson), hookSettings(newJson)];
   const hooks = [...new Set([...Object.keys(hooksBefore), ...Object.keys(hooksAfter)])].filter((k) => hooksBefore[k] !== hooksAfter[k]).sort();
   const said = [
-    ...(names.length > 0 ? [`scripts changed: ${names.map((n) => (LIFECYCLE.has(n) ? `${n} (runs on install)` : n)).join(', ')}`] : []),
+    // Names are the branch's (any JSON key): each quoted, and a few of them (review, round 35: a name holding newlines
+    // forged lines of the review and pushed its real findings off the screen).
+    ...(names.length > 0 ? [`scripts changed: ${firstFew(names.map((n) => (LIFECYCLE.has(n) ? `${n} (runs on install)` : JSON.stringify(n))), 10)}`] : []),
     ...(hooks.length > 0 ? [`git hook runner settings changed: ${hooks.join(', ')} (run on your next git commit or push)`] : []),
   ];
   return said.length === 0 ? null : said.join('; ');
@@ -217,6 +220,7 @@ export function formatReview(branch: string, findings: Finding[]): string {
   const byPath = new Map<string, string[]>();
   for (const f of findings) byPath.set(f.path, [...(byPath.get(f.path) ?? []), f.why]);
   const width = Math.min(48, Math.max(...[...byPath.keys()].map((p) => p.length)));
-  const rows = [...byPath].map(([path, whys]) => `  ${JSON.stringify(path) === `"${path}"` ? path.padEnd(width) : JSON.stringify(path)}  ${whys.join('; ')}`);
+  // Each finding one line, whatever its words carry.
+  const rows = [...byPath].map(([path, whys]) => printable(`  ${JSON.stringify(path) === `"${path}"` ? path.padEnd(width) : JSON.stringify(path)}  ${whys.join('; ')}`, true));
   return [`${branch} changes files that can run code on your machine; look at them before merging (git diff HEAD...${branch} -- <path>):`, ...rows].join('\n');
 }

@@ -662,4 +662,19 @@ describe('native filesystem (real bwrap)', needs('bwrap'), () => {
     assert.equal(r.stdout, 'ran\n', r.stderr);
     assert.equal(r.code, 0);
   });
+
+  test("(review, round 35) what the agent makes in great number is named by a few, with a count: 3,000 long names left in the run's git directory give one warning line of a few hundred characters; control: they were made (the count says 2,990 more)", { timeout: 120_000 }, async () => {
+    const repo = join(a.dir, 'flood-repo');
+    const g = (args: string[]) => spawnSync('git', args, { cwd: repo, env: a.env, encoding: 'utf8' });
+    mkdirSync(repo, { recursive: true });
+    assert.equal(g(['init', '-q']).status, 0);
+    assert.equal(g(['-c', 'user.name=me', '-c', 'user.email=me@x', 'commit', '-q', '--allow-empty', '-m', 'init']).status, 0);
+    const r = await cli(['agent', 'run', '--silent', '--', 'sh', '-c', `i=0; while [ $i -lt 3000 ]; do : > .git/f$i-${'x'.repeat(200)}; i=$((i+1)); done; echo made`], { env: a.env, cwd: repo });
+    assert.deepEqual([r.code, r.stdout], [0, 'made\n'], r.stderr.slice(0, 500));
+    const line = r.stderr.split('\n').find((l) => l.includes('what the sandbox made there'));
+    assert.ok(line !== undefined, r.stderr.slice(0, 500));
+    assert.ok(line.endsWith(' and 2990 more'), line.slice(-200));
+    assert.ok(line.length < 4000, `${line.length} characters`);
+    assert.ok(r.stderr.length < 20_000, `${r.stderr.length} characters in all`);
+  });
 });

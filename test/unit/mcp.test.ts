@@ -173,7 +173,7 @@ test("what stays advisory: the project's .mcp.json servers the profile does not 
   writeFile(join(dir, '.mcp.json'), JSON.stringify({ mcpServers: { github: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-github'] }, remote: { type: 'http', url: 'https://other.test/mcp' }, listed: { type: 'http', url: 'https://mcp.test/mcp' } } }));
   assert.deepEqual(unlistedServers(dir, { everything: { url: 'https://mcp.test/mcp' } }), [
     ".mcp.json's server \"github\" (stdio) runs inside the sandbox: confined by it, but its tools are not restricted by name (list a remote server under [mcp.servers] for that)",
-    ".mcp.json's server \"remote\" (https://other.test/mcp) is not in [mcp.servers]: its tools are not restricted, and it is reached only as egress_hosts allows",
+    ".mcp.json's server \"remote\" (\"https://other.test/mcp\") is not in [mcp.servers]: its tools are not restricted, and it is reached only as egress_hosts allows",
   ]);
   const linked = join(t.dir, 'proj-link');
   mkdirSync(linked);
@@ -181,6 +181,14 @@ test("what stays advisory: the project's .mcp.json servers the profile does not 
   assert.deepEqual(unlistedServers(linked, {}), []);
   writeFile(join(dir, '.mcp.json'), '{"mcpServers":{"__proto__":{"command":"x"}}}');
   assert.deepEqual(unlistedServers(dir, {}), []);
+  // (Review, round 35) A URL holding line breaks and an escape sequence is quoted: no line of agent validate's own
+  // is forged (control: the URL as the file gives it holds them).
+  const url = 'http://a/\n  ok   mcp: all servers restricted\n\u001b]52;c;eA==\u0007Ready.';
+  writeFile(join(dir, '.mcp.json'), JSON.stringify({ mcpServers: { x: { url } } }));
+  assert.ok(url.includes('\n  ok   mcp'));
+  const [said] = unlistedServers(dir, {});
+  assert.equal(said, `.mcp.json's server "x" (${JSON.stringify(url)}) is not in [mcp.servers]: its tools are not restricted, and it is reached only as egress_hosts allows`);
+  assert.doesNotMatch(said!, /[\n\x1b\x07]/);
 });
 
 test('a local server\'s confinement: the system, node, what read names; the working tree only as workdir says (hidden by default); its secrets as real values in its own environment, nothing of yours inherited', async () => {

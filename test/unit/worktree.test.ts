@@ -90,7 +90,7 @@ test('the merge review names what would run on your machine, and nothing else', 
     { path: 'build.rs', why: 'runs on build, install or test; changed' },
     { path: 'key', why: 'symbolic link to "/home/u/.ssh" (new)' },
     { path: 'lib/rules.mk', why: 'build file; changed' },
-    { path: 'package.json', why: 'scripts changed: build, postinstall (runs on install)' },
+    { path: 'package.json', why: 'scripts changed: "build", postinstall (runs on install)' },
     { path: 'scripts/deploy.sh', why: 'made executable' },
     { path: 'setup.py', why: 'runs on build, install or test; changed' },
     { path: 'vendor/lib', why: "submodule moved to another commit: git submodule update checks out the agent's" },
@@ -166,4 +166,23 @@ test('(review, round 26) the merge review names git commit hook runners and more
   // A KELVIN SIGN is a K on macOS's file systems (canonically the same): Ma\u212Aefile is a Makefile there.
   assert.deepEqual(review([ch('Ma\u212Aefile')], read).map((f) => f.why), ['build file; changed']);
   assert.deepEqual([...new Set(findings.map((f) => f.path))].sort(), ['.huskyrc', '.lintstagedrc.json', '.mocharc.js', '.pdbrc', 'Directory.Build.props', 'Gemfile', 'commitlint.config.js', 'hatch_build.py', 'lint-staged.config.js', 'package.json', 'pyproject.toml', 'web/package.json'].sort());
+});
+
+test("(review, round 35) script names are the branch's JSON keys: one holding newlines and escape sequences, and eighty of them, never forge a line of the review nor push its findings off the screen; control: the names themselves hold the raw bytes", () => {
+  const A = 'a'.repeat(40);
+  const B = 'b'.repeat(40);
+  const Z = '0'.repeat(40);
+  const forged = 'a' + '\n'.repeat(80) + 'stashbase/x changes files that can run code on your machine:\n  README.md     documentation (no code)';
+  const names = [`t\x1b[2J\nFORGED LINE`, forged, ...Array.from({ length: 80 }, (_, i) => `s${i}`)];
+  const blobs: Record<string, string> = { [B]: JSON.stringify({ scripts: Object.fromEntries(names.map((n) => [n, 'true'])) }) };
+  const findings = review([ch('.envrc', { status: 'A', oldOid: Z, oldMode: '000000', newOid: A }), ch('package.json', { status: 'A', oldOid: Z, oldMode: '000000', newOid: B })], (oid) => blobs[oid] ?? null);
+  assert.ok(Object.keys(JSON.parse(blobs[B]!).scripts).some((n: string) => n.includes('\x1b[2J\n')), 'the control: raw in the manifest');
+  const shown = formatReview('stashbase/x', findings);
+  const lines = shown.split('\n');
+  assert.equal(lines.length, 3, shown.slice(0, 400));
+  assert.match(lines[1]!, /^ {2}\.envrc +direnv/);
+  assert.ok(lines[2]!.startsWith('  package.json  scripts changed: '));
+  assert.ok(lines[2]!.endsWith(' and 72 more'), lines[2]!.slice(-80));
+  assert.doesNotMatch(shown, /\x1b/);
+  assert.ok(lines[2]!.length < 1000);
 });
