@@ -34,7 +34,7 @@ import { shellQuote } from '../../templates/shell-quote.js';
 import { indexCandidate, type IndexCandidate, writeIndexBack } from './index-import.js';
 import { followHead, treeHolds } from './index-follow.js';
 import { decideRefs, type RefDecision, remoteTwins } from './ref-decisions.js';
-import { parseRefFile, readRefStore, type RefValue, sameRefs, sameValue } from './ref-store.js';
+import { parseRefFile, readRefStore, refFileText, type RefValue, sameRefs, sameValue } from './ref-store.js';
 import { checkoutDir, repoFormat, type RunGitDirRecord, sameStamp, SHARED_OBJECTS, stampOf } from './run-git-dir.js';
 import { sanitizeGitDir } from './sanitize.js';
 import { runsCodeByName, toolConfigOf } from '../worktree/review.js';
@@ -363,7 +363,7 @@ function checkedOutElsewhere(rec: RunGitDirRecord): Map<string, string> {
   const g = rec.plan.gitDir;
   const add = (headFile: string, where: string) => {
     const r = readBack(headFile, 4096);
-    const v = r.ok ? parseRefFile(r.data.toString('latin1')) : null;
+    const v = r.ok ? parseRefFile(refFileText(r.data)) : null;
     if (v?.kind === 'symref') out.set(v.target, where);
   };
   if (rec.plan.admin !== null) add(join(g, 'HEAD'), `your checkout ${dirname(g)}`);
@@ -390,11 +390,11 @@ type HeadChoice = { value: RefValue } | { refused: string } | null;
 function headCandidate(w: Work, paused: string[], elsewhere: Map<string, string>): HeadChoice {
   const { rec, here, there } = w;
   const read = readBack(join(here, 'HEAD'), 4096);
-  const agent = read.ok ? parseRefFile(read.data.toString('latin1')) : null;
+  const agent = read.ok ? parseRefFile(refFileText(read.data)) : null;
   if (sameStamp(stampOf(join(here, 'HEAD')), rec.start.runHead) || sameValue(agent, rec.start.head)) return null;
   if (paused.length > 0) return null; // said with the paused operation
   const now = readBack(join(there, 'HEAD'), 4096);
-  if (!sameValue(now.ok ? parseRefFile(now.data.toString('latin1')) : null, rec.start.head)) return { refused: `${there}/HEAD changed during the run both on your side and in the sandbox: yours is kept` };
+  if (!sameValue(now.ok ? parseRefFile(refFileText(now.data)) : null, rec.start.head)) return { refused: `${there}/HEAD changed during the run both on your side and in the sandbox: yours is kept` };
   if (agent === null) return { refused: `the sandbox's HEAD is ${read.ok ? 'neither a branch nor an object id' : read.why}: not taken (${there}/HEAD is kept)` };
   if (agent.kind === 'symref') {
     if (!agent.target.startsWith('refs/heads/')) return { refused: `the sandbox's HEAD points at ${agent.target}, not a branch: not taken` };

@@ -22,6 +22,21 @@ export const MAX_REF_ENTRIES = 200_000;
 const MAX_LOOSE_BYTES = 4096;
 const MAX_PACKED_BYTES = 256 << 20;
 
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * A loose ref's or HEAD's bytes as text: UTF-8, as git writes the names it is given and as the refs' own names are
+ * read (review, round 35: read as Latin-1, a branch `feat©` in HEAD named no ref the run had and was refused); bytes
+ * that are not UTF-8 are no ref's value ('').
+ */
+export function refFileText(data: Buffer): string {
+  try {
+    return UTF8.decode(data);
+  } catch {
+    return '';
+  }
+}
+
 /** The value of a loose ref or of HEAD: an object id, or "ref: <name>" (null when it is neither). */
 export function parseRefFile(text: string): RefValue | null {
   const line = text.endsWith('\n') ? text.slice(0, -1) : text;
@@ -91,7 +106,7 @@ export function readRefStore(gitDir: string): RefStore {
         continue;
       }
       const r = readBack(path, MAX_LOOSE_BYTES);
-      const value = r.ok ? parseRefFile(r.data.toString('latin1')) : null;
+      const value = r.ok ? parseRefFile(refFileText(r.data)) : null;
       if (value === null) problems.push(`${ref} (${r.ok ? 'not a ref' : r.why})`);
       else refs.set(ref, value);
     }

@@ -551,6 +551,21 @@ stashbase: import checked, nothing unusual"`,
       assert.equal(readFileSync(join(r.root, '.git', 'HEAD'), 'utf8'), headBefore);
     });
 
+    test("(review, round 35) a branch whose name is not ASCII (`feat©`), made and checked out in the run: HEAD comes back on it, as git wrote it (read as Latin-1, it named no ref the run had and was refused); bytes that are not UTF-8 in HEAD are no branch", async () => {
+      const headBefore = readFileSync(join(r.root, '.git', 'HEAD'), 'utf8');
+      const res = await run("git checkout -q -b 'feat\u00a9' && git -c user.name=a -c user.email=a@x commit -q --allow-empty -m feat && echo switched");
+      assert.equal(res.code, 0, res.stderr);
+      assert.equal(res.stdout, 'switched\n');
+      assert.match(res.stderr, /HEAD of .*\/\.git now points at refs\/heads\/feat\u00a9, as the sandbox left it$/m);
+      assert.equal(readFileSync(join(r.root, '.git', 'HEAD'), 'utf8'), 'ref: refs/heads/feat\u00a9\n');
+      assert.equal(r.git(['log', '-1', '--format=%s', 'feat\u00a9']).trim(), 'feat');
+      writeFileSync(join(r.root, '.git', 'HEAD'), headBefore);
+      const bad = await run("printf 'ref: refs/heads/\\377x\\n' > .git/HEAD && echo set");
+      assert.equal(bad.code, 0, bad.stderr);
+      assert.match(bad.stderr, /the sandbox's HEAD is neither a branch nor an object id: not taken/);
+      assert.equal(readFileSync(join(r.root, '.git', 'HEAD'), 'utf8'), headBefore);
+    });
+
     test('an index naming a path git would never write (.git/hooks/post-checkout): not taken, and your git checkout . writes nothing into .git', async () => {
       const forge = [
         'mkdir -p abcd/hooks && printf \'#!/bin/sh\\ntouch "$PWNFILE"\\n\' > abcd/hooks/post-checkout && chmod +x abcd/hooks/post-checkout && git add abcd/hooks/post-checkout',
