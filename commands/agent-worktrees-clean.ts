@@ -17,6 +17,11 @@ const spec = {
   notes: 'Running, locked and UNSAFE worktrees are never touched, even with --all.',
 };
 
+/** What discarding it would lose, in words. */
+function whatIsLost(w: AgentWork): string[] {
+  return [...(w.status === 'dirty' ? ['uncommitted changes'] : []), ...(w.unmerged > 0 ? [`${w.unmerged} unmerged commit(s)`] : []), ...w.held];
+}
+
 export async function main(argv: string[]): Promise<number> {
   const p = parseCommand(argv, spec);
   if (p === null) return 0;
@@ -28,12 +33,12 @@ export async function main(argv: string[]): Promise<number> {
   const unmerged: AgentWork[] = [];
   for (const w of inventory(repo)) {
     if (untouchable(w)) out(`skipping ${w.name}: ${w.status}`);
-    else if ((w.status === 'clean' || w.status === 'branch only') && merged(repo, w.branch)) done.push(w);
+    else if ((w.status === 'clean' || w.status === 'branch only') && w.held.length === 0 && merged(repo, w.branch)) done.push(w);
     else if (all) unmerged.push(w);
-    else out(`keeping ${w.name}: ${w.status === 'dirty' ? 'uncommitted changes' : `${w.unmerged} unmerged commit(s)`} (merge it, or clean --all)`);
+    else out(`keeping ${w.name}: ${whatIsLost(w).join(', ') || 'no merged history'} (${w.held.length > 0 ? 'agent worktrees remove asks first' : 'merge it, or clean --all'})`);
   }
   if (unmerged.length > 0) {
-    for (const w of unmerged) out(`would discard ${w.name}: ${[w.status === 'dirty' ? 'uncommitted changes' : '', w.unmerged > 0 ? `${w.unmerged} unmerged commit(s)` : ''].filter(Boolean).join(', ') || 'no merged history'}`);
+    for (const w of unmerged) out(`would discard ${w.name}: ${whatIsLost(w).join(', ') || 'no merged history'}`);
     const what = `${unmerged.length} agent worktree(s) with unmerged work`;
     if (await approve(`Discard ${what}?`, { yes: flagBool(p, 'yes') === true, refusal: `${what}: confirm in a terminal or pass --yes; nothing was removed` })) done.push(...unmerged);
     else if (done.length > 0) out('Keeping the unmerged ones; removing only merged work.');

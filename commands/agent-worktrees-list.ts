@@ -13,7 +13,7 @@ const spec = {
   usage: 'stashbase agent worktrees list [--json]',
   summary: 'Agent worktrees and branches: status and unmerged commits.',
   flags,
-  notes: 'STATUS: running (a run is using it), locked (you locked it), UNSAFE (its git pointer files are not what git wrote: inspect it by hand), clean, dirty (uncommitted changes), branch only (the worktree was removed; --resume recreates it). UNMERGED: commits not in your current branch.',
+  notes: 'STATUS: running (a run is using it), locked (you locked it), UNSAFE (its git pointer files are not what git wrote: inspect it by hand), clean, dirty (uncommitted changes), with what only the worktree holds (+ submodules: their git directories; + commits on no branch: a detached HEAD), branch only (the worktree was removed; --resume recreates it). UNMERGED: commits not in your current branch.',
 };
 
 export async function main(argv: string[]): Promise<number> {
@@ -30,7 +30,7 @@ export async function main(argv: string[]): Promise<number> {
     process.stdout.write(`No agent worktrees or branches in ${repo.root}.\n`);
     return 0;
   }
-  const rows = [['NAME', 'BRANCH', 'STATUS', 'UNMERGED', 'PATH'], ...all.map((w) => [w.name, w.branch, w.status + (w.staleLock ? ' (stale lock)' : ''), String(w.unmerged), w.path ?? '-'])];
+  const rows = [['NAME', 'BRANCH', 'STATUS', 'UNMERGED', 'PATH'], ...all.map((w) => [w.name, w.branch, w.status + (w.staleLock ? ' (stale lock)' : '') + (w.heldTags.length > 0 ? ` (+ ${w.heldTags.join(', ')})` : ''), String(w.unmerged), w.path ?? '-'])];
   for (const line of alignedRows(rows)) process.stdout.write(printable(line) + '\n');
   return 0;
 }

@@ -53,6 +53,11 @@ export async function main(argv: string[]): Promise<number> {
     out(`Worktree ${work.name} is ${work.status === 'running' ? 'in use by a run' : 'locked'}: kept, with its branch.`);
     return 0;
   }
+  // Merged, the branch's commits are yours; what the worktree alone holds is not removed without asking (review, round 35).
+  if (work.path !== null && work.held.length > 0) {
+    out(`Worktree ${work.name} is kept, with its branch: it holds ${work.held.join('; ')}. Keep what you need, then stashbase agent worktrees remove ${work.name} (it asks first).`);
+    return 0;
+  }
   await discard(repo, work, false, (w) => removeWorktreeVolumes(w, process.env));
   out(work.path === null ? `Removed branch ${work.branch}.` : `Removed worktree ${work.name} and branch ${work.branch}.`);
   return 0;

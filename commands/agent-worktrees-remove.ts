@@ -16,6 +16,7 @@ function losses(w: AgentWork, keepBranch: boolean): string[] {
   const l: string[] = [];
   if (w.status === 'dirty') l.push(`uncommitted changes in ${w.path}`);
   if (!keepBranch && w.unmerged > 0) l.push(`${w.unmerged} commit(s) on ${w.branch} not in your current branch`);
+  if (w.path !== null) l.push(...w.held);
   return l;
 }
 

@@ -465,6 +465,52 @@ describe('agent worktrees commands (real git)', needs('git'), () => {
     assert.equal(existsSync(wt('calm-run-three')) && existsSync(wt('deep-mine-four')) && existsSync(wt('even-bad-five')), true);
   });
 
+  test("(review, round 35) what only the worktree holds is never removed unasked: a submodule's commits (git keeps its git directory in the worktree's admin folder) and commits made on a detached HEAD; clean keeps both, remove asks, merge keeps the worktree; control: git worktree remove --force, as stashbase ran it, loses the submodule's commit", async () => {
+    const sub = join(r.home, 'sub-origin');
+    spawnSync('git', ['init', '-q', sub], { env: r.env });
+    writeFile(join(sub, 'f.txt'), 'lib\n');
+    spawnSync('git', ['-C', sub, 'add', '.'], { env: r.env });
+    spawnSync('git', ['-C', sub, 'commit', '-qm', 'sub'], { env: r.env });
+    const prepared = (name: string) => {
+      agent(name, { [`${name}.txt`]: 'x\n' });
+      r.git(['merge', '-q', '--no-edit', `stashbase/${name}`]);
+      return wt(name);
+    };
+    // A submodule checked out in the worktree, a commit of yours made there.
+    const withSub = prepared('amber-sub-one');
+    assert.equal(spawnSync('git', ['-C', withSub, '-c', 'protocol.file.allow=always', 'submodule', 'add', '-q', sub, 'lib'], { env: r.env }).status, 0);
+    r.git(['commit', '-qm', 'add sub'], withSub);
+    r.git(['merge', '-q', '--no-edit', 'stashbase/amber-sub-one']);
+    writeFile(join(withSub, 'lib', 'f.txt'), 'IMPORTANT\n');
+    r.git(['commit', '-qam', 'your unpushed submodule commit'], join(withSub, 'lib'));
+    const subCommit = r.git(['rev-parse', 'HEAD'], join(withSub, 'lib')).trim();
+    // A commit made on a detached HEAD in another worktree.
+    const detached = prepared('bold-head-two');
+    r.git(['checkout', '-q', '--detach'], detached);
+    writeFile(join(detached, 'mine.txt'), 'mine\n');
+    r.git(['add', 'mine.txt'], detached);
+    r.git(['commit', '-qm', 'your work on no branch'], detached);
+    const detachedCommit = r.git(['rev-parse', 'HEAD'], detached).trim();
+    const list = await sb(['list']);
+    assert.match(list.stdout, /^amber-sub-one +stashbase\/amber-sub-one +clean \(\+ submodules\) +0 /m);
+    assert.match(list.stdout, /^bold-head-two +stashbase\/bold-head-two +clean \(\+ commits on no branch\) +0 /m);
+    const clean = await sb(['clean']);
+    assert.equal(clean.code, 0, clean.stderr);
+    assert.match(clean.stdout, /^keeping amber-sub-one: its submodules' git directories \(.*\/worktrees\/amber-sub-one\/modules\), with any commit made in them that no remote has \(agent worktrees remove asks first\)$/m);
+    assert.match(clean.stdout, new RegExp(`^keeping bold-head-two: 1 commit\\(s\\) made on no branch \\(its HEAD is detached at ${detachedCommit.slice(0, 12)}: git branch kept-bold-head-two ${detachedCommit} keeps them\\) \\(agent worktrees remove asks first\\)$`, 'm'));
+    assert.ok(existsSync(withSub) && existsSync(detached));
+    const asked = await sb(['remove', 'bold-head-two']);
+    assert.equal(asked.code, 1);
+    assert.match(asked.stderr, /removing bold-head-two \(1 commit\(s\) made on no branch .*\) loses work: confirm in a terminal or pass --yes; nothing was removed/);
+    const merge = await sb(['merge', 'amber-sub-one']);
+    assert.equal(merge.code, 0, merge.stderr);
+    assert.match(merge.stdout, /^Worktree amber-sub-one is kept, with its branch: it holds its submodules' git directories/m);
+    assert.equal(r.git(['cat-file', '-t', subCommit], join(withSub, 'lib')).trim(), 'commit');
+    // The control: git worktree remove --force, as stashbase ran it, takes the submodule's commit with it.
+    r.git(['worktree', 'remove', '--force', withSub]);
+    assert.equal(spawnSync('git', ['-C', r.root, 'cat-file', '-t', subCommit], { env: r.env }).status, 128);
+  });
+
   test('remove: asks before losing work, --keep-branch, --all; refuses running, locked and UNSAFE', async () => {
     agent('amber-keep-one', { 'k.txt': 'k\n' });
     const ask = await sb(['remove', 'amber-keep-one']);
