@@ -29,8 +29,11 @@ export interface RunLeftover {
   origin: string | null;
 }
 
-/** A run's label rows are `|`-separated: a name, a session and a pid hold no `|`; the origin comes last, as JSON (it may). */
-const originOf = (rest: string[]) => labelText(rest.join('|'));
+/** A label printed as JSON (templates/docker-resources.ts): the string, or '' (absent, or not a string). */
+const labelValue = (json: string) => {
+  const v = parseJson(json)?.value;
+  return typeof v === 'string' ? v : '';
+};
 
 export interface VolumeLeftover {
   name: string;
@@ -38,7 +41,8 @@ export interface VolumeLeftover {
   path: string;
 }
 
-const rows = (out: string) => out.split('\n').filter(Boolean).map((l) => l.split('|'));
+/** Tab-separated rows; a row of more columns than asked for is no row of ours (a JSON string holds no raw tab). */
+const rows = (out: string, columns: number) => out.split('\n').filter(Boolean).map((l) => l.split('\t')).filter((r) => r.length === columns);
 
 /** The names Docker gives containers and networks. */
 const CONTAINER_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
@@ -60,7 +64,8 @@ export async function runLeftovers(docker: string, home: string, remote = false)
     if (!e) bySession.set(session, (e = { session, network: null, createdAt: null, containers: [], live: false, orphaned: false, volumes: [], origin: null }));
     return e;
   };
-  for (const [name = '', rawCreated = '', session = '', pid = ''] of rows(nets)) {
+  for (const [name = '', rawCreated = '', sessionJson = '', pidJson = ''] of rows(nets, 4)) {
+    const [session, pid] = [labelValue(sessionJson), labelValue(pidJson)];
     const createdAt = shown(rawCreated);
     // Only what stashbase names and labels: never a network someone else labelled alike.
     if (!SESSION_ID.test(session) || name !== `${NETWORK_PREFIX}${session}`) continue;
@@ -68,24 +73,28 @@ export async function runLeftovers(docker: string, home: string, remote = false)
     Object.assign(e, { network: name, createdAt, live: e.live || isLive(session, pid) });
   }
   const here = hostname();
-  for (const [name = '', session = '', pid = '', rawCreated = '', ...rest] of rows(containers)) {
+  for (const [name = '', sessionJson = '', pidJson = '', rawCreated = '', originJson = ''] of rows(containers, 5)) {
+    const [session, pid] = [labelValue(sessionJson), labelValue(pidJson)];
     // A name Docker could have given (an engine that is not this machine's is not trusted to): no escape sequence of it reaches your terminal.
     if (!SESSION_ID.test(session) || !name.startsWith(`${NETWORK_PREFIX}${session}-`) || !CONTAINER_NAME.test(name)) continue;
     const createdAt = shown(rawCreated);
     const e = entry(session);
     e.containers.push(name);
-    const origin = originOf(rest);
+    const origin = labelText(originJson);
     if (origin !== '') e.origin = origin;
-    // A run started from another machine: its pid is that machine's, never one to look for here.
-    e.live ||= origin !== '' && origin !== here ? records.has(session) : isLive(session, pid);
+    // A run started from another machine: its pid is that machine's, never one to look for here. One started from this
+    // one (its origin this machine's name), on any engine: its process is looked for, as a local run's is (review,
+    // round 35: a live remote run of another STASHBASE_HOME here was called orphaned, and cleanup removed it mid-run).
+    e.live ||= origin !== '' && origin !== here ? records.has(session) : records.has(session) || processAlive(Number(pid));
     // A run without a network (sealed, remote): its oldest container says when it began.
     if (e.network === null && createdAt !== '' && (e.createdAt === null || createdAt < e.createdAt)) e.createdAt = createdAt;
   }
-  for (const [name = '', session = '', ...rest] of rows(volumes)) {
+  for (const [name = '', sessionJson = '', originJson = ''] of rows(volumes, 3)) {
+    const session = labelValue(sessionJson);
     if (!SESSION_ID.test(session) || name !== `${NETWORK_PREFIX}${session}-tools`) continue;
     const e = entry(session);
     e.volumes.push(name);
-    e.origin ??= originOf(rest) || null;
+    e.origin ??= labelText(originJson) || null;
     e.live ||= records.has(session);
   }
   // Orphaned: its stashbase is known gone. A run of another machine's is not known so here: it shows its origin instead.
