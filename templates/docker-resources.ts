@@ -20,7 +20,7 @@ export function listContainersCommand(docker: string): Command {
 
 /** A remote run's volumes labelled with its session (its tools), with the machine it was started from. */
 export function listRunVolumesCommand(docker: string): Command {
-  return { file: docker, args: ['volume', 'ls', '--filter', `label=${LABEL_SESSION}`, '--format', `{{.Name}}{{"\\t"}}{{json (.Label "${LABEL_SESSION}")}}{{"\\t"}}{{json (.Label "${LABEL_ORIGIN}")}}`] };
+  return { file: docker, args: ['volume', 'ls', '--filter', `label=${LABEL_SESSION}`, '--format', `{{.Name}}{{"\\t"}}{{json (.Label "${LABEL_SESSION}")}}{{"\\t"}}{{json (.Label "${LABEL_ORIGIN}")}}{{"\\t"}}{{json (.Label "${LABEL_PID}")}}`] };
 }
 
 /**

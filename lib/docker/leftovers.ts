@@ -89,13 +89,16 @@ export async function runLeftovers(docker: string, home: string, remote = false)
     // A run without a network (sealed, remote): its oldest container says when it began.
     if (e.network === null && createdAt !== '' && (e.createdAt === null || createdAt < e.createdAt)) e.createdAt = createdAt;
   }
-  for (const [name = '', sessionJson = '', originJson = ''] of rows(volumes, 3)) {
+  for (const [name = '', sessionJson = '', originJson = '', pidJson = ''] of rows(volumes, 4)) {
     const session = labelValue(sessionJson);
     if (!SESSION_ID.test(session) || name !== `${NETWORK_PREFIX}${session}-tools`) continue;
     const e = entry(session);
     e.volumes.push(name);
-    e.origin ??= labelText(originJson) || null;
-    e.live ||= records.has(session);
+    const origin = labelText(originJson);
+    e.origin ??= origin || null;
+    // As a container's: a run this machine started is live while its process is (review, round 35: before its
+    // containers were made, a live run of another STASHBASE_HOME here showed its tools volume as not live).
+    e.live ||= records.has(session) || ((origin === '' || origin === here) && processAlive(Number(labelValue(pidJson))));
   }
   // Orphaned: its stashbase is known gone. A run of another machine's is not known so here: it shows its origin instead.
   for (const e of bySession.values()) e.orphaned = !e.live && e.containers.length > 0 && (remote || e.origin === null || e.origin === here);

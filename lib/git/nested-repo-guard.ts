@@ -10,13 +10,12 @@
 // not checked out), and a warning names it and why. Nothing outside the
 // repository is ever renamed, whatever the agent pointed at; files it
 // planted are read only when they are small regular files.
-import { chmodSync, type Dirent, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, type Dirent, lstatSync, mkdirSync, readdirSync, readlinkSync, realpathSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, sep } from 'node:path';
 import { probe } from '../exec.js';
 import { git as gitSafe } from '../../templates/git.js';
 import { findTool } from '../util/find-tool.js';
-import { gitlinksOfIndex } from './git-index.js';
-import { readBackText } from '../readback/file.js';
+import { gitlinks } from './gitlinks.js';
 import { findRepoRoot } from './repo.js';
 import { checkoutGit, worktreeOfGitDir } from './run-git-dir.js';
 import { gitDirLink } from './git-dir-links.js';
@@ -58,25 +57,6 @@ function configKeys(git: string, file: string): string[] | null {
   return r.stdout.split('\0').filter(Boolean).map((kv) => kv.split('\n')[0] as string);
 }
 
-/** The index's submodule paths, or why git could not list them (a broken index: every other check still runs). */
-function gitlinks(git: string, gitDir: string, root: string): string[] | string {
-  let index: Buffer;
-  try {
-    // A regular file only: the agent may write .git/index, a FIFO too.
-    if (!lstatSync(join(gitDir, 'index')).isFile()) return [];
-    index = readFileSync(join(gitDir, 'index'));
-  } catch {
-    return [];
-  }
-  const config = readBackText(join(gitDir, 'config'), 64 * 1024) ?? '';
-  const parsed = gitlinksOfIndex(index, /objectformat\s*=\s*sha256/i.test(config) ? 32 : 20);
-  if (parsed !== null) return parsed;
-  // A split index, or a version this reader does not know: git lists it.
-  // With no hook and no fsmonitor (review, round 33: your core.fsmonitor hook ran in the agent's worktree here).
-  const r = probe(gitSafe(git, root, ['ls-files', '--stage', '-z']), 60_000, 1 << 30);
-  if (r.code !== 0) return `git ls-files: ${r.stderr.trim().split('\n').at(-1) || 'failed'}`;
-  return r.stdout.split('\0').filter((l) => l.startsWith('160000 ')).map((l) => l.slice(l.indexOf('\t') + 1));
-}
 
 /**
  * Whether a path in the git directory `top` counts as the run's: written

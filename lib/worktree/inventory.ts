@@ -1,13 +1,15 @@
 // The agent worktrees and branches of a repository, with what may be done to
 // each: running, locked (by you), UNSAFE, clean or dirty, or only a branch left.
-import { existsSync } from 'node:fs';
+import { existsSync, lstatSync } from 'node:fs';
 import { join } from 'node:path';
 import { BRANCH_PREFIX, git, statusCommand, worktreeRemoveCommand, worktreeUnlockCommand } from '../../templates/git.js';
 import { StashbaseError, UsageError } from '../errors.js';
 import { capture, probe } from '../exec.js';
 import { branchExists, driversIn, locate, type Repo, pointersIntact, type Worktree, worktreeOf } from './layout.js';
 import { lockState } from './lifecycle.js';
-import { parseRefFile, refFileText } from '../git/ref-store.js';
+import { parseRefFile, readRefStore, refFileText } from '../git/ref-store.js';
+import { gitlinks } from '../git/gitlinks.js';
+import { firstFew } from '../util/printable.js';
 import { readBack } from '../readback/file.js';
 import { NAME_PATTERN } from './names.js';
 
@@ -58,23 +60,55 @@ export function inspect(repo: Repo, name: string): AgentWork {
 function heldIn(repo: Repo, w: Worktree): { held: string[]; heldTags: string[] } {
   const held: string[] = [];
   const heldTags: string[] = [];
+  // Submodules: any the worktree's index records (git's own test before it removes a worktree; their git directories
+  // lie in the admin folder's modules, or inside the checkout when one was cloned there first), or a modules folder.
+  // A gitlink never checked out there (no .git in its folder) holds nothing.
+  const listed = gitlinks(repo.git, w.adminDir, w.path, repo.gitDir);
+  const links = typeof listed === 'string' ? listed : listed.filter((l) => existsSync(join(w.path, l, '.git')) || isLink(join(w.path, l, '.git')));
   const modules = join(w.adminDir, 'modules');
-  if (existsSync(modules)) {
+  if (typeof links === 'string' || links.length > 0 || existsSync(modules)) {
     heldTags.push('submodules');
-    held.push(`its submodules' git directories (${modules}), with any commit made in them that no remote has`);
+    const named = typeof links === 'string' ? `(${links})` : links.length > 0 ? firstFew(links.map((l) => JSON.stringify(l)), 5) : `in ${modules}`;
+    held.push(`submodules ${named}, whose git directories go with it, with any commit made in them that no remote has`);
   }
-  // A detached HEAD's commits that no branch, tag, remote-tracking ref or your checkout's HEAD holds.
-  const r = readBack(join(w.adminDir, 'HEAD'), 4096);
-  const head = r.ok ? parseRefFile(refFileText(r.data)) : null;
-  if (head?.kind === 'oid') {
-    const n = probe(git(repo.git, repo.root, ['rev-list', '--count', head.oid, '--not', '--branches', '--tags', '--remotes', 'HEAD']));
+  // Commits that only the worktree's HEAD, its own refs (refs/worktree, refs/bisect) or its HEAD's reflog hold: none of
+  // your branches, tags, remote-tracking refs nor your checkout's HEAD.
+  const tips = worktreeTips(w);
+  if (tips.length > 0) {
+    const n = probe(git(repo.git, repo.root, ['rev-list', '--count', '--stdin', '--not', '--branches', '--tags', '--remotes', 'HEAD']), 5000, 1 << 20, tips.map((t) => `${t}\n`).join(''));
     const count = n.code === 0 ? Number(n.stdout.trim()) : NaN;
     if (count !== 0) {
       heldTags.push('commits on no branch');
-      held.push(`${Number.isNaN(count) ? 'commits' : `${count} commit(s)`} made on no branch (its HEAD is detached at ${head.oid.slice(0, 12)}: git branch kept-${w.name} ${head.oid} keeps them)`);
+      const head = tips[0] as string;
+      held.push(`${Number.isNaN(count) ? 'commits' : `${count} commit(s)`} on no branch, held only by its HEAD, its own refs or its HEAD's history (git branch kept-${w.name} ${head} keeps the newest)`);
     }
   }
   return { held, heldTags };
+}
+
+const MAX_TIPS = 1000;
+
+function isLink(path: string): boolean {
+  try {
+    return lstatSync(path).isSymbolicLink();
+  } catch {
+    return false;
+  }
+}
+
+/** The object ids the worktree alone may hold: its HEAD, its own refs, its HEAD's reflog (newest first, bounded). */
+function worktreeTips(w: Worktree): string[] {
+  const tips: string[] = [];
+  const add = (oid: string | undefined) => {
+    if (oid !== undefined && /^([0-9a-f]{40}|[0-9a-f]{64})$/.test(oid) && !/^0+$/.test(oid) && !tips.includes(oid) && tips.length < MAX_TIPS) tips.push(oid);
+  };
+  const r = readBack(join(w.adminDir, 'HEAD'), 4096);
+  const head = r.ok ? parseRefFile(refFileText(r.data)) : null;
+  if (head?.kind === 'oid') add(head.oid);
+  for (const v of readRefStore(w.adminDir).refs.values()) if (v.kind === 'oid') add(v.oid);
+  const log = readBack(join(w.adminDir, 'logs', 'HEAD'), 4 << 20);
+  if (log.ok) for (const line of log.data.toString('latin1').split('\n').reverse()) add(line.split(' ')[1]);
+  return tips;
 }
 
 /** One agent's work by name, or a clear error when there is none of that name. */

@@ -496,16 +496,35 @@ describe('agent worktrees commands (real git)', needs('git'), () => {
     assert.match(list.stdout, /^bold-head-two +stashbase\/bold-head-two +clean \(\+ commits on no branch\) +0 /m);
     const clean = await sb(['clean']);
     assert.equal(clean.code, 0, clean.stderr);
-    assert.match(clean.stdout, /^keeping amber-sub-one: its submodules' git directories \(.*\/worktrees\/amber-sub-one\/modules\), with any commit made in them that no remote has \(agent worktrees remove asks first\)$/m);
-    assert.match(clean.stdout, new RegExp(`^keeping bold-head-two: 1 commit\\(s\\) made on no branch \\(its HEAD is detached at ${detachedCommit.slice(0, 12)}: git branch kept-bold-head-two ${detachedCommit} keeps them\\) \\(agent worktrees remove asks first\\)$`, 'm'));
+    assert.match(clean.stdout, /^keeping amber-sub-one: submodules "lib", whose git directories go with it, with any commit made in them that no remote has \(agent worktrees remove asks first\)$/m);
+    assert.match(clean.stdout, new RegExp(`^keeping bold-head-two: 1 commit\\(s\\) on no branch, held only by its HEAD, its own refs or its HEAD's history \\(git branch kept-bold-head-two ${detachedCommit} keeps the newest\\) \\(agent worktrees remove asks first\\)$`, 'm'));
     assert.ok(existsSync(withSub) && existsSync(detached));
     const asked = await sb(['remove', 'bold-head-two']);
     assert.equal(asked.code, 1);
-    assert.match(asked.stderr, /removing bold-head-two \(1 commit\(s\) made on no branch .*\) loses work: confirm in a terminal or pass --yes; nothing was removed/);
+    assert.match(asked.stderr, /removing bold-head-two \(1 commit\(s\) on no branch, .*\) loses work: confirm in a terminal or pass --yes; nothing was removed/);
     const merge = await sb(['merge', 'amber-sub-one']);
     assert.equal(merge.code, 0, merge.stderr);
-    assert.match(merge.stdout, /^Worktree amber-sub-one is kept, with its branch: it holds its submodules' git directories/m);
+    assert.match(merge.stdout, /^Worktree amber-sub-one is kept, with its branch: it holds submodules "lib"/m);
     assert.equal(r.git(['cat-file', '-t', subCommit], join(withSub, 'lib')).trim(), 'commit');
+    // (Second pass) A submodule cloned in place first (its .git a folder inside the checkout, no modules folder), and a
+    // commit made on a detached HEAD before going back to the branch (held by HEAD's reflog alone).
+    const inPlace = prepared('calm-clone-three');
+    spawnSync('git', ['clone', '-q', sub, join(inPlace, 'vendor')], { env: r.env });
+    assert.equal(spawnSync('git', ['-C', inPlace, '-c', 'protocol.file.allow=always', 'submodule', 'add', '-q', sub, 'vendor'], { env: r.env }).status, 0);
+    r.git(['commit', '-qm', 'add sub in place'], inPlace);
+    r.git(['merge', '-q', '--no-edit', 'stashbase/calm-clone-three']);
+    assert.equal(existsSync(join(r.root, '.git', 'worktrees', 'calm-clone-three', 'modules')), false);
+    const back = prepared('deep-log-four');
+    r.git(['checkout', '-q', '--detach'], back);
+    writeFile(join(back, 'lost.txt'), 'lost\n');
+    r.git(['add', 'lost.txt'], back);
+    r.git(['commit', '-qm', 'made detached, then left'], back);
+    r.git(['checkout', '-q', 'stashbase/deep-log-four'], back);
+    const again = await sb(['clean']);
+    // Its index also records "lib", never checked out there: that holds nothing.
+    assert.match(again.stdout, /^keeping calm-clone-three: submodules "vendor", whose/m);
+    assert.match(again.stdout, /^keeping deep-log-four: 1 commit\(s\) on no branch/m);
+    assert.ok(existsSync(inPlace) && existsSync(back));
     // The control: git worktree remove --force, as stashbase ran it, takes the submodule's commit with it.
     r.git(['worktree', 'remove', '--force', withSub]);
     assert.equal(spawnSync('git', ['-C', r.root, 'cat-file', '-t', subCommit], { env: r.env }).status, 128);

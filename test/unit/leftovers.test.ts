@@ -66,6 +66,12 @@ test("(review, round 35) a remote engine's run started from this machine is live
     assert.deepEqual([by[c]?.live, by[c]?.origin], [false, 'another-machine']);
     assert.equal(by[d]?.createdAt, '2026-12-07 05:00:00 +0000 UTC');
     assert.deepEqual(by[d]?.containers, [`stashbase-agent-run-${d}-agent`]);
+    // (Second pass) Before its containers are made, a run's tools volume alone: live while its process is.
+    const e = 'ags_eeeeeeeeeeeeeeee';
+    const f = 'ags_ffffffffffffffff';
+    const vols = [`stashbase-agent-run-${e}-tools\t"${e}"\t${here}\t"${process.pid}"`, `stashbase-agent-run-${f}-tools\t"${f}"\t${here}\t"2147483646"`].join('\n');
+    const only = Object.fromEntries((await runLeftovers(fakeDocker(dir, '', vols), join(dir, 'home'), true)).map((x) => [x.session, x]));
+    assert.deepEqual([only[e]?.live, only[f]?.live], [true, false]);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
