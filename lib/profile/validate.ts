@@ -235,6 +235,11 @@ export function validateProfile(input: ValidateInput): Profile {
   const hooks = readHooks(r, top.hooks);
 
   const mcp = readMcp(r, top.mcp, egressHosts, denyRead);
+  // An upgraded protocol other than WebSocket frames its data: a real value a bound service hands back in pieces,
+  // under any allowed name, passes a byte scrubber (review, round 35: an h2c echo split across two frames).
+  if (allowUpgrades.length > 0 && Object.keys(secrets).length > 0) {
+    r.fail(['network', 'allow_upgrades'], 'cannot be used with [secrets]: an upgraded protocol frames its data, and a real value handed back in pieces would pass the proxy\'s scrubbing (WebSocket, whose frames the proxy reads, needs no entry)');
+  }
 
   if (r.problems.length > 0) throw new ConfigError(formatProblems(input.label, input.lines, r.problems));
   return {

@@ -26,7 +26,7 @@ import { EMPTY, headerMap, rawCount, rawJoined, rawValue } from './h1/wire.js';
 import { checkingInterval, type ConnectionTracker, DEFAULT_LIMITS, MAX_HEADER_BYTES, type ProxyLimits, upstreamAgentOptions } from './limits.js';
 import { normalizeHost } from './policy.js';
 import { scrubPairs, type ScrubPair } from './scrub.js';
-import { type BoundSecret, bodyNeedles, hostCarriesSecret, rewriteRequest, secretFields } from './secrets.js';
+import { type BoundSecret, bodyNeedles, rewriteRequest, secretFields } from './secrets.js';
 import { type TlsFailure, upstreamErrorRule } from './tls-failure.js';
 import { handleUpgrade, refuseUpgrade } from './upgrade.js';
 import type { MessageFilter } from './message-filter.js';
@@ -516,9 +516,10 @@ export class Interceptor {
       scrub: t.scrub,
       needles: t.needles,
       // Another protocol frames its data (h2c's 9-byte frame headers, HPACK's Huffman codes): a value echoed in pieces
-      // would pass a byte scrubber, so a host a secret is bound to gets WebSocket alone, whose frames the proxy reads
-      // (review, round 35: a bound host's h2c echo gave the agent the real value across a frame boundary).
-      allowed: hostCarriesSecret(this.o.secrets, t.host) ? [] : (this.o.allowUpgrades ?? []),
+      // would pass a byte scrubber, so a run with secrets gets WebSocket alone, whose frames the proxy reads, from every
+      // host (review, round 35: a bound host's h2c echo gave the agent the real value across a frame boundary, and so
+      // did another allowed name of the same service; a profile cannot ask for both, lib/profile/validate.ts).
+      allowed: this.o.secrets.length > 0 ? [] : (this.o.allowUpgrades ?? []),
       audit: (o) => {
         if (o.suspect !== undefined) this.o.audit({ ...event, decision: 'deny', rule: o.refused, status: o.status, ...secretFields(c), exfiltration: true, secret: o.suspect });
         else if (o.refused !== undefined) this.o.audit({ ...event, decision: 'deny', rule: o.refused, status: o.status ?? 400, ...secretFields(c) });

@@ -805,13 +805,16 @@ describe('a raw upstream on a plain tunnel, a secret bound there (allow_plaintex
   });
 });
 
-describe('(review, round 35) an upgrade allowed by network.allow_upgrades, at a host a secret is bound to', () => {
+describe('(review, round 35) an upgrade allowed by network.allow_upgrades, in a run with secrets', () => {
   const t = tempHome();
   let api: Stub; // a secret is bound to it
-  let free: Stub; // allowed, nothing bound
+  let free: Stub; // allowed, nothing bound (another name of a service would be such a host)
   let proxy: Server;
+  let bare: Server; // a run without secrets (MCP servers alone make one intercept)
   let interceptor: Interceptor;
+  let bareInterceptor: Interceptor;
   let port = 0;
+  let barePort = 0;
   let caPem = '';
   const events: Array<Record<string, unknown>> = [];
   const secrets = (): BoundSecret[] => [{ name: 'ANTHROPIC_API_KEY', placeholder: PH, real: REAL, hosts: ['api.test'], inQuery: false, allowPlaintext: false }];
@@ -823,38 +826,43 @@ describe('(review, round 35) an upgrade allowed by network.allow_upgrades, at a 
     const ca = createRunCa(['api.test', 'free.test'], 'test');
     caPem = ca.certPem;
     const limits = { headTimeoutMs: 1000, maxConnections: 200, upstreamSocketsPerHost: 4, auditMaxBytes: 1024 * 1024, mcpBodiesMaxBytes: 64 << 20 };
-    interceptor = new Interceptor({ leaves: new LeafCache(ca), secrets: secrets(), upstreamCa: [api.caPem, free.caPem], audit: (e) => events.push(e as Record<string, unknown>), limits, allowUpgrades: ['h2c'] }, hostHeaderProblem);
     const mapped = { 'api.test': `127.0.0.1:${api.port}`, 'free.test': `127.0.0.1:${free.port}` };
-    proxy = createProxy({ policy: { egressHosts: ['api.test', 'free.test'], denyHosts: [], mapped }, audit: (e) => events.push(e as Record<string, unknown>), interceptor, secrets: secrets(), limits });
+    const policy = { egressHosts: ['api.test', 'free.test'], denyHosts: [], mapped };
+    interceptor = new Interceptor({ leaves: new LeafCache(ca), secrets: secrets(), upstreamCa: [api.caPem, free.caPem], audit: (e) => events.push(e as Record<string, unknown>), limits, allowUpgrades: ['h2c'] }, hostHeaderProblem);
+    proxy = createProxy({ policy, audit: (e) => events.push(e as Record<string, unknown>), interceptor, secrets: secrets(), limits });
     port = await listen(proxy);
+    bareInterceptor = new Interceptor({ leaves: new LeafCache(ca), secrets: [], upstreamCa: [api.caPem, free.caPem], audit: () => {}, limits, allowUpgrades: ['h2c'] }, hostHeaderProblem);
+    bare = createProxy({ policy, audit: () => {}, interceptor: bareInterceptor, secrets: [], limits });
+    barePort = await listen(bare);
   });
   after(() => {
-    interceptor.close();
-    proxy.close();
+    for (const i of [interceptor, bareInterceptor]) i.close();
+    for (const p of [proxy, bare]) p.close();
     for (const s of [api, free]) s.close();
     t.cleanup();
   });
 
-  test("h2c to the bound host goes on as a plain request (its frames could carry the value in pieces no byte scrubber joins); to a host nothing is bound to it still switches; control: the bound host's framed echo through the byte scrubber gives the value back", async () => {
-    const before = api.log.requests.length;
-    const s = await tunnel(port, 'api.test', 443, { caPem });
+  const h2c = async (proxyPort: number, host: string) => {
+    const s = await tunnel(proxyPort, host, 443, { caPem });
     const r = reader(s);
-    s.write(`GET /h2c-echo HTTP/1.1\r\nHost: api.test\r\nAuthorization: Bearer ${PH}\r\n${H2C}\r\n`);
-    await r.until('ok /h2c-echo');
+    s.write(`GET /h2c-echo HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${PH}\r\n${H2C}\r\n`);
+    // (A switched stream's tail waits in the scrubber's window for a line break or the end: the head is enough here.)
+    await Promise.race([r.until('ok /h2c-echo'), r.until('Switching Protocols\r\n')]);
     s.destroy();
-    assert.match(text(r.all()), /^HTTP\/1\.1 200 OK\r\n/);
+    return text(r.all());
+  };
+
+  test("h2c goes on as a plain request, to the bound host and to any other (another name of the same service would hand a stored value back the same way); control: in a run without secrets the profile's h2c switches, and the bound host's framed echo through the byte scrubber gives the value back", async () => {
+    const before = api.log.requests.length;
+    const bound = await h2c(port, 'api.test');
+    assert.match(bound, /^HTTP\/1\.1 200 OK\r\n/);
+    assert.ok(!bound.includes(REAL));
     assert.deepEqual(api.log.requests.slice(before), ['GET api.test /h2c-echo'], 'as a plain request: no upgrade handler ran');
-    assert.ok(!text(r.all()).includes(REAL));
-    // A host no secret is bound to: the profile's h2c is honoured.
-    const f = await tunnel(port, 'free.test', 443, { caPem });
-    const fr = reader(f);
-    f.write(`GET /h2c-echo HTTP/1.1\r\nHost: free.test\r\nAuthorization: Bearer ${PH}\r\n${H2C}\r\n`);
-    // (Its tail waits in the scrubber's window for a line break or the end: the head is enough here.)
-    await fr.until('Switching Protocols\r\n');
-    f.destroy();
-    assert.match(text(fr.all()), /^HTTP\/1\.1 101 Switching Protocols\r\n/);
-    // The control: what the bound host sends once switched, through the byte scrubber the stream got before, holds the
-    // real value once its frame header is taken out (what an h2c client does).
+    assert.match(await h2c(port, 'free.test'), /^HTTP\/1\.1 200 OK\r\n/);
+    // The controls: without secrets the upgrade is the profile's to allow.
+    assert.match(await h2c(barePort, 'free.test'), /^HTTP\/1\.1 101 Switching Protocols\r\n/);
+    // What the bound host sends once switched, through the byte scrubber the stream got before, holds the real value
+    // once its frame header is taken out (what an h2c client does).
     const auth = Buffer.from(`Bearer ${REAL}`, 'latin1');
     const half = auth.length >> 1;
     const header = (n: number) => Buffer.from([0, n >> 8, n & 0xff, 0, 0, 0, 0, 0, 1]);
@@ -871,3 +879,4 @@ describe('(review, round 35) an upgrade allowed by network.allow_upgrades, at a 
     assert.equal(joined, `Bearer ${REAL}`);
   });
 });
+

@@ -189,6 +189,13 @@ test('secrets: unset source, CR/LF/NUL in the value, missing keys', () => {
   assert.equal(check('[secrets.HTTPS_PROXY]\nsource = "GH"\nhosts = ["a.com"]\n'), `${label}:1 secrets.HTTPS_PROXY: HTTPS_PROXY is set by the sandbox itself and cannot be a secret binding`);
 });
 
+test('(review, round 35) network.allow_upgrades with [secrets] is refused, saying why; control: either alone loads', () => {
+  const label = 'home/.stashbase/agents/p.toml';
+  assert.equal(check('[network]\nallow_upgrades = ["h2c"]\n[secrets.T]\nsource = "GH"\nhosts = ["a.com"]\n'), `${label}:2 network.allow_upgrades: cannot be used with [secrets]: an upgraded protocol frames its data, and a real value handed back in pieces would pass the proxy's scrubbing (WebSocket, whose frames the proxy reads, needs no entry)`);
+  assert.equal(check('[network]\nallow_upgrades = ["h2c"]\n'), 'ok');
+  assert.equal(check('[secrets.T]\nsource = "GH"\nhosts = ["a.com"]\n'), 'ok');
+});
+
 test('hosts, paths and environment names', () => {
   const label = 'home/.stashbase/agents/p.toml';
   assert.equal(check('[network]\negress_hosts = ["http://x.com"]\n'), `${label}:2 network.egress_hosts[0]: "http://x.com" is not a host name or *.wildcard`);
