@@ -275,7 +275,7 @@ class OtherCharset implements MessageFilter {
     return EMPTY;
   }
   end(): Buffer {
-    return refusal(`says ${JSON.stringify(this.charset.slice(0, 60))} of its charset, not plainly UTF-8`);
+    return refusal(`says ${charsetNamed(this.charset)} of its charset, not plainly UTF-8`);
   }
   get held(): number {
     return 0;
@@ -324,6 +324,18 @@ export function charsetProblem(contentType: string | undefined): string | null {
   }
   if (charsets.length === 0 || (charsets.length === 1 && (charsets[0] === 'charset=utf-8' || charsets[0] === 'charset=utf8'))) return null;
   return charsets.join('; ');
+}
+
+/** Charsets a refusal may name: the proxy's words never repeat an upstream's own text (a bound server could send a secret there). */
+const KNOWN_CHARSETS = new Set(['utf-7', 'utf-16', 'utf-16le', 'utf-16be', 'utf-32', 'us-ascii', 'ascii', 'iso-8859-1', 'latin1', 'windows-1252', 'cp1252', 'shift_jis', 'euc-jp', 'gbk', 'gb2312', 'big5', 'koi8-r', "utf-8''utf-7", 'utf-', '7']);
+
+/** What charsetProblem found, as a refusal may say it (review, round 35: the upstream's charset text itself, lowercased, carried a bound secret to the agent). */
+function charsetNamed(problem: string): string {
+  const parts = problem.split('; ').map((p) => {
+    const m = /^(charset(?:\*\d*)?)=(.*)$/.exec(p);
+    return m !== null && KNOWN_CHARSETS.has(m[2] as string) ? p : m === null && /^[a-z ]+$/.test(p) ? p : 'a charset the proxy does not name';
+  });
+  return JSON.stringify(parts.join('; '));
 }
 
 /** The filter of an answer whose Content-Type is `contentType`. */

@@ -487,3 +487,16 @@ test('(review, round 35) a bound MCP server that writes the value JSON-escaped (
     assert.ok(Buffer.concat([old.push(Buffer.from(message)), old.end()]).toString().includes(REAL));
   }
 });
+
+test("(review, round 35) an answer's charset is named in the refusal only where it is a known one: a bound server's secret given as its charset does not reach the agent, even lowercased; control: charset=utf-16 is named", () => {
+  const REAL = 'ghp_R3alVa1ueSecret0123456789abcdef';
+  const through = (ct: string) => {
+    const f = answerFilter(P, ct);
+    return Buffer.concat([f.push(Buffer.from('{}')), f.end()]).toString();
+  };
+  const said = through(`application/json; charset=${REAL}`);
+  assert.ok(!said.toLowerCase().includes(REAL.toLowerCase()), said);
+  assert.match(said, /says \\"a charset the proxy does not name\\" of its charset/);
+  assert.match(through('application/json; charset=utf-16'), /says \\"charset=utf-16\\" of its charset/);
+  assert.match(through(`application/json; charset*=utf-8''utf-7`), /says \\"charset\*=utf-8''utf-7\\" of its charset/);
+});
