@@ -50,7 +50,8 @@ function searchedOf(pairs: ScrubPair[]): Searched {
     const pairOf = [...bySecret.values()];
     const forms = (g: number[]) => g.map((i) => (pairs[i] as ScrubPair).find);
     s = {
-      search: new FormSearch(pairOf.map((g) => ({ window: Math.min(...forms(g).map((f) => f.length)), forms: forms(g) }))),
+      // Tables of one size whatever the number of forms (which the value's bytes decide).
+      search: new FormSearch(pairOf.map((g) => ({ window: Math.min(...forms(g).map((f) => f.length)), forms: forms(g), capacity: FORMS_PER_SECRET }))),
       pairOf,
       longest: Math.max(0, ...pairs.map((p) => p.find.length)),
     };
@@ -59,20 +60,30 @@ function searchedOf(pairs: ScrubPair[]): Searched {
   return s;
 }
 
-const UNRESERVED = /[A-Za-z0-9\-_.!~*'()]/;
+/**
+ * The characters each kind of percent-encoder leaves as they are: encodeURIComponent's; RFC 3986's unreserved
+ * (Python's quote and quote_plus, Go's QueryEscape, curl); and the form encoding's (URLSearchParams, Java's
+ * URLEncoder), which also writes a space as `+`.
+ */
+const UNRESERVED_SETS = [/[A-Za-z0-9\-_.!~*'()]/, /[A-Za-z0-9\-_.~]/, /[A-Za-z0-9*\-_.]/];
+/** At most as many forms as a secret can have: its raw value, 312 percent-encoded ones (percentForms), 6 of base64. */
+const FORMS_PER_SECRET = 512;
 
 /** Base64 forms shorter than this are not looked for: too short to tell from other base64 text. */
 const MIN_BASE64_FORM = 8;
 /** The shortest value a secret may have (lib/profile/validate.ts): from 7 bytes on, every base64 form of it is MIN_BASE64_FORM characters or more. */
 export const MIN_SECRET_BYTES = 7;
 
-/** encodeURIComponent over bytes; `lower` spells the hex digits in lower case; the characters of `keep` stay as they are. */
-function percentEncode(bytes: Buffer, lower: boolean, keep = ''): string {
+/**
+ * Bytes percent-encoded by an encoder that leaves `set` as it is; `lower` spells the hex digits in lower case; the
+ * characters of `keep` stay as they are (quote()'s `/`); `plus` writes a space as `+`.
+ */
+function percentEncode(bytes: Buffer, lower: boolean, keep = '', set: RegExp = UNRESERVED_SETS[0] as RegExp, plus = false): string {
   let out = '';
   for (const b of bytes) {
     const c = String.fromCharCode(b);
-    const plain = b < 0x80 && (UNRESERVED.test(c) || keep.includes(c));
-    if (plain) out += c;
+    if (plus && c === ' ') out += '+';
+    else if (b < 0x80 && (set.test(c) || keep.includes(c))) out += c;
     else {
       const hex = b.toString(16).padStart(2, '0');
       out += '%' + (lower ? hex : hex.toUpperCase());
@@ -81,11 +92,33 @@ function percentEncode(bytes: Buffer, lower: boolean, keep = ''): string {
   return out;
 }
 
-/** How many bytes of `bytes` encodeURIComponent escapes. */
-function escapedCount(bytes: Buffer): number {
-  let n = 0;
-  for (const b of bytes) if (!(b < 0x80 && UNRESERVED.test(String.fromCharCode(b)))) n++;
-  return n;
+/**
+ * The value as the encoders web stacks use write it, once and twice (a login redirect's `?next=` holds a query
+ * encoded again): each kind of encoder (UNRESERVED_SETS), `/` kept or not, a space as `+` or not, hex digits in either
+ * case; the second step by any of them, `/` kept or not, in either case. Identical forms are one (scrubPairs).
+ */
+function percentForms(real: Buffer, ph: Buffer): Array<[string, string]> {
+  const out: Array<[string, string]> = [];
+  const spaces = real.includes(0x20) || ph.includes(0x20);
+  for (const set of UNRESERVED_SETS) {
+    for (const keep of ['', '/']) {
+      for (const plus of spaces ? [false, true] : [false]) {
+        for (const lower of [false, true]) {
+          const once: [string, string] = [percentEncode(real, lower, keep, set, plus), percentEncode(ph, lower, keep, set, plus)];
+          out.push(once);
+          for (const set2 of UNRESERVED_SETS) {
+            for (const keep2 of ['', '/']) {
+              for (const lower2 of [false, true]) {
+                const again = (t: string) => percentEncode(Buffer.from(t, 'latin1'), lower2, keep2, set2);
+                out.push([again(once[0]), again(once[1])]);
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  return out;
 }
 
 /** The base64 characters determined by `bytes` alone when it starts `offset` bytes into a base64 text. */
@@ -116,24 +149,11 @@ export function scrubPairs(secrets: BoundSecret[]): ScrubPair[] {
     };
     add(real, ph);
     // The placeholder percent-encoded as it is: one that escaped as many of its letters as the value has bytes to
-    // escape kept the length, and told that number to an agent that had it echoed (found in review).
-    // And as the bound host's own pages pass the URL on (review, round 35: a login redirect's `?next=` held the query
-    // percent-encoded again, `%252B`, and two decodings gave the value): encoded twice, and with `/` kept as
-    // Python's quote() keeps it, once and twice.
-    if (escapedCount(real) > 0) {
-      for (const keep of ['', '/']) {
-        for (const lower of [false, true]) {
-          const once = percentEncode(real, lower, keep);
-          const onceP = percentEncode(ph, lower, keep);
-          add(once, onceP);
-          add(once.replaceAll('%', '%25'), onceP.replaceAll('%', '%25'));
-          // quote() first, then encodeURIComponent: the kept `/` escaped at the second step, in either case.
-          if (keep !== '') {
-            for (const slash of ['%2F', '%2f']) add(once.replaceAll('%', '%25').replaceAll('/', slash), onceP.replaceAll('%', '%25').replaceAll('/', slash));
-          }
-        }
-      }
-    }
+    // escape kept the length, and told that number to an agent that had it echoed (found in review). The forms of
+    // every kind of encoder, once and twice (review, round 35: a login redirect's `?next=` held the query encoded
+    // again, `%252B`; Python's quote kept `/`; RFC 3986's encoders escape `!*'()`, which encodeURIComponent keeps,
+    // and a value whose only special character was `!` had no percent form at all).
+    for (const [find, replace] of percentForms(real, ph)) add(find, replace);
     for (const urlSafe of [false, true]) {
       for (let offset = 0; offset < 3; offset++) {
         const find = base64Inner(real, offset, urlSafe);

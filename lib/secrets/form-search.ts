@@ -12,7 +12,7 @@
 // form, whatever matches. A window covers a whole form, or (a group's
 // `window`) its first bytes when the form is longer: as many as the value
 // has, which in a base64 form stand for three quarters of its bytes and in a
-// percent-encoded one for a third and more (a comparison more is paid only
+// percent-encoded one for a third and more, a fifth encoded twice (a comparison more is paid only
 // where the text already holds that much of the value, in that form). The
 // number of passes over a text is the number of groups, which the caller fixes
 // by the secrets alone (one each), never by what is in them.
@@ -22,6 +22,8 @@ export interface FormGroup {
   /** How many leading bytes of each form the hash covers: at most the shortest form's length. */
   window: number;
   forms: Uint8Array[];
+  /** How many forms the table is sized for (at least the forms'): a size that does not tell how many there are. */
+  capacity?: number;
 }
 
 /** A whole form found: where it begins, its group, and its index there. */
@@ -165,7 +167,7 @@ function table(g: FormGroup, b: number, mix: number, more: number): Table | null
   for (let i = 0; i < w; i++) pow = Math.imul(pow, b);
   // At least four slots a form (more after many tries): the top bits of the mixed 32-bit hash pick the slot.
   let bits = 6;
-  while (1 << bits < 4 * g.forms.length) bits++;
+  while (1 << bits < 4 * Math.max(g.forms.length, g.capacity ?? 0)) bits++;
   bits = Math.min(bits + more, 24);
   const slots = new Int32Array(2 << bits);
   const used = new Uint8Array(1 << bits);

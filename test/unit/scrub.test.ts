@@ -4,6 +4,7 @@
 // value around it (the search runs in Latin-1 text: a character per byte), and
 // a stream holds a window of fixed length, whatever is in it.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
 import { Scrubber, scrubBuffer, scrubPairs, scrubText } from '../../lib/proxy/scrub.js';
 import type { BoundSecret } from '../../lib/proxy/secrets.js';
@@ -236,4 +237,33 @@ test('(review, round 35) the value as a bound host passes a URL on: a login redi
   const left = scrubBuffer(Buffer.from(third), pairs).toString();
   assert.equal(left, third);
   assert.equal(decodeURIComponent(decodeURIComponent(decodeURIComponent(left))), S.real);
+});
+
+test("(review of round 35) the value as real encoders write it, once and again: Python's quote (with and without '/'), quote_plus and urlencode, URLSearchParams, encodeURIComponent, a value whose only special characters are `!*'()~` and a space; each comes back as the placeholder; control: most of them differ from encodeURIComponent's form, the one looked for before", () => {
+  const secret: BoundSecret = { name: 'T', placeholder: 'sk-ant-api03-SBPHplaceholder0123456789abcdefXYZ', real: "sk-ant-api03-R3al!Va1ue(Sec)'ret*0123~45 6789", hosts: ['api.test'], inQuery: true, allowPlaintext: false };
+  const p = scrubPairs([secret]);
+  const py = (expr: string, v: string) => {
+    const r = spawnSync('python3', ['-I', '-c', `import sys, urllib.parse as u; sys.stdout.write(${expr})`, v], { encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+    return r.stdout;
+  };
+  const encoders: Record<string, (v: string) => string> = {
+    encodeURIComponent,
+    quote: (v) => py('u.quote(sys.argv[1])', v),
+    quoteSafeNone: (v) => py("u.quote(sys.argv[1], safe='')", v),
+    quotePlus: (v) => py('u.quote_plus(sys.argv[1])', v),
+    urlencode: (v) => py("u.urlencode({'k': sys.argv[1]})[2:]", v),
+    URLSearchParams: (v) => new URLSearchParams({ k: v }).toString().slice(2),
+  };
+  let differ = 0;
+  for (const [name, first] of Object.entries(encoders)) {
+    const once = first(secret.real);
+    if (once !== encodeURIComponent(secret.real)) differ++;
+    for (const [name2, second] of [['', (v: string) => v] as const, ...Object.entries(encoders)]) {
+      const form = second(once);
+      const out = scrubBuffer(Buffer.from(`Location: /login?next=%2Fp%3Fkey%3D${form}\n`), p).toString('latin1');
+      assert.ok(!out.includes(form), `${name} then ${name2 || 'nothing'}: ${form}`);
+    }
+  }
+  assert.ok(differ >= 4, `${differ} encoders differ from encodeURIComponent`);
 });
