@@ -329,11 +329,14 @@ export function charsetProblem(contentType: string | undefined): string | null {
 /** Charsets a refusal may name: the proxy's words never repeat an upstream's own text (a bound server could send a secret there). */
 const KNOWN_CHARSETS = new Set(['utf-7', 'utf-16', 'utf-16le', 'utf-16be', 'utf-32', 'us-ascii', 'ascii', 'iso-8859-1', 'latin1', 'windows-1252', 'cp1252', 'shift_jis', 'euc-jp', 'gbk', 'gb2312', 'big5', 'koi8-r', "utf-8''utf-7", 'utf-', '7']);
 
+/** charsetProblem's own words (anything else it returns holds the upstream's text). */
+const FIXED_PROBLEMS = new Set(['two types', 'an unended quoted value', 'text after a quoted value']);
+
 /** What charsetProblem found, as a refusal may say it (review, round 35: the upstream's charset text itself, lowercased, carried a bound secret to the agent). */
 function charsetNamed(problem: string): string {
   const parts = problem.split('; ').map((p) => {
     const m = /^(charset(?:\*\d*)?)=(.*)$/.exec(p);
-    return m !== null && KNOWN_CHARSETS.has(m[2] as string) ? p : m === null && /^[a-z ]+$/.test(p) ? p : 'a charset the proxy does not name';
+    return m !== null && KNOWN_CHARSETS.has(m[2] as string) ? p : FIXED_PROBLEMS.has(p) ? p : 'a charset the proxy does not name';
   });
   return JSON.stringify(parts.join('; '));
 }

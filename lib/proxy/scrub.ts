@@ -62,12 +62,21 @@ function searchedOf(pairs: ScrubPair[]): Searched {
 
 /**
  * The characters each kind of percent-encoder leaves as they are: encodeURIComponent's; RFC 3986's unreserved
- * (Python's quote and quote_plus, Go's QueryEscape, curl); and the form encoding's (URLSearchParams, Java's
- * URLEncoder), which also writes a space as `+`.
+ * (Python's quote and quote_plus, Go's QueryEscape, PHP's rawurlencode, curl); the form encoding's (URLSearchParams,
+ * Java's URLEncoder), which also writes a space as `+`; and, found in the round's third review, Go's PathEscape and
+ * URL paths (`$&+,/:;=@` kept), PHP's urlencode (`~` and `*` escaped) and .NET's UrlEncode (`!*()` kept, `~`
+ * escaped).
  */
-const UNRESERVED_SETS = [/[A-Za-z0-9\-_.!~*'()]/, /[A-Za-z0-9\-_.~]/, /[A-Za-z0-9*\-_.]/];
-/** At most as many forms as a secret can have: its raw value, 312 percent-encoded ones (percentForms), 6 of base64. */
-const FORMS_PER_SECRET = 512;
+const UNRESERVED_SETS: Uint8Array[] = [/[A-Za-z0-9\-_.!~*'()]/, /[A-Za-z0-9\-_.~]/, /[A-Za-z0-9*\-_.]/, /[A-Za-z0-9\-_.~$&+,/:;=@]/, /[A-Za-z0-9\-_.]/, /[A-Za-z0-9\-_.!*()]/].map((re) => {
+  const kept = new Uint8Array(128);
+  for (let b = 0; b < 128; b++) kept[b] = re.test(String.fromCharCode(b)) ? 1 : 0;
+  return kept;
+});
+const HEX_UPPER = Array.from({ length: 256 }, (_, b) => `%${b.toString(16).padStart(2, '0').toUpperCase()}`);
+const HEX_LOWER = Array.from({ length: 256 }, (_, b) => `%${b.toString(16).padStart(2, '0')}`);
+
+/** At most as many forms as a secret can have: its raw value, 1,200 percent-encoded ones (percentForms), 6 of base64. */
+const FORMS_PER_SECRET = 2048;
 
 /** Base64 forms shorter than this are not looked for: too short to tell from other base64 text. */
 const MIN_BASE64_FORM = 8;
@@ -76,20 +85,17 @@ export const MIN_SECRET_BYTES = 7;
 
 /**
  * Bytes percent-encoded by an encoder that leaves `set` as it is; `lower` spells the hex digits in lower case; the
- * characters of `keep` stay as they are (quote()'s `/`); `plus` writes a space as `+`.
+ * slash stays where `keep` holds it (quote()'s `/`); `plus` writes a space as `+`.
  */
-function percentEncode(bytes: Buffer, lower: boolean, keep = '', set: RegExp = UNRESERVED_SETS[0] as RegExp, plus = false): string {
-  let out = '';
-  for (const b of bytes) {
-    const c = String.fromCharCode(b);
-    if (plus && c === ' ') out += '+';
-    else if (b < 0x80 && (set.test(c) || keep.includes(c))) out += c;
-    else {
-      const hex = b.toString(16).padStart(2, '0');
-      out += '%' + (lower ? hex : hex.toUpperCase());
-    }
+function percentEncode(bytes: Buffer, lower: boolean, keep = '', set: Uint8Array = UNRESERVED_SETS[0] as Uint8Array, plus = false): string {
+  const hex = lower ? HEX_LOWER : HEX_UPPER;
+  const keepSlash = keep.includes('/');
+  const parts: string[] = new Array(bytes.length);
+  for (let i = 0; i < bytes.length; i++) {
+    const b = bytes[i] as number;
+    parts[i] = plus && b === 0x20 ? '+' : b < 0x80 && (set[b] === 1 || (keepSlash && b === 0x2f)) ? String.fromCharCode(b) : (hex[b] as string);
   }
-  return out;
+  return parts.join('');
 }
 
 /**
@@ -100,11 +106,16 @@ function percentEncode(bytes: Buffer, lower: boolean, keep = '', set: RegExp = U
 function percentForms(real: Buffer, ph: Buffer): Array<[string, string]> {
   const out: Array<[string, string]> = [];
   const spaces = real.includes(0x20) || ph.includes(0x20);
+  const seenOnce = new Set<string>();
   for (const set of UNRESERVED_SETS) {
     for (const keep of ['', '/']) {
       for (const plus of spaces ? [false, true] : [false]) {
         for (const lower of [false, true]) {
           const once: [string, string] = [percentEncode(real, lower, keep, set, plus), percentEncode(ph, lower, keep, set, plus)];
+          // The same pair twice (most encoders agree on most values) is encoded again only once.
+          const key = `${once[0]}\0${once[1]}`;
+          if (seenOnce.has(key)) continue;
+          seenOnce.add(key);
           out.push(once);
           for (const set2 of UNRESERVED_SETS) {
             for (const keep2 of ['', '/']) {

@@ -72,21 +72,22 @@ function heldIn(repo: Repo, w: Worktree): { held: string[]; heldTags: string[] }
     held.push(`submodules ${named}, whose git directories go with it, with any commit made in them that no remote has`);
   }
   // Commits that only the worktree's HEAD, its own refs (refs/worktree, refs/bisect) or its HEAD's reflog hold: none of
-  // your branches, tags, remote-tracking refs nor your checkout's HEAD.
+  // your branches, tags, remote-tracking refs nor your checkout's HEAD. What cannot be read whole counts as holding.
   const tips = worktreeTips(w);
-  if (tips.length > 0) {
-    const n = probe(git(repo.git, repo.root, ['rev-list', '--count', '--stdin', '--not', '--branches', '--tags', '--remotes', 'HEAD']), 5000, 1 << 20, tips.map((t) => `${t}\n`).join(''));
-    const count = n.code === 0 ? Number(n.stdout.trim()) : NaN;
-    if (count !== 0) {
-      heldTags.push('commits on no branch');
-      const head = tips[0] as string;
-      held.push(`${Number.isNaN(count) ? 'commits' : `${count} commit(s)`} on no branch, held only by its HEAD, its own refs or its HEAD's history (git branch kept-${w.name} ${head} keeps the newest)`);
-    }
+  const only = tips.oids.length === 0 ? { code: 0, stdout: '' } : probe(git(repo.git, repo.root, ['rev-list', '--stdin', '--not', '--branches', '--tags', '--remotes', 'HEAD']), 5000, 16 << 20, tips.oids.map((t) => `${t}\n`).join(''));
+  const found = only.code === 0 ? only.stdout.split('\n').filter(Boolean) : null;
+  if (found === null || found.length > 0 || tips.unread !== null) {
+    heldTags.push('commits on no branch');
+    const what = found === null ? 'commits' : found.length > 0 ? `${found.length} commit(s)` : 'perhaps commits';
+    // rev-list gives the newest first: a branch there keeps it and what it was made on.
+    const keep = found !== null && found.length > 0 ? ` (git branch kept-${w.name} ${found[0]} keeps the newest of them)` : '';
+    held.push(`${what} on no branch, held only by its HEAD, its own refs or its HEAD's history${tips.unread !== null ? ` (${tips.unread})` : ''}${keep}`);
   }
   return { held, heldTags };
 }
 
-const MAX_TIPS = 1000;
+const MAX_TIPS = 10_000;
+const MAX_REFLOG_BYTES = 16 << 20;
 
 function isLink(path: string): boolean {
   try {
@@ -96,19 +97,32 @@ function isLink(path: string): boolean {
   }
 }
 
-/** The object ids the worktree alone may hold: its HEAD, its own refs, its HEAD's reflog (newest first, bounded). */
-function worktreeTips(w: Worktree): string[] {
-  const tips: string[] = [];
+/**
+ * The object ids the worktree alone may hold: its HEAD, its own refs, its HEAD's reflog; `unread` says what could
+ * not be read whole (review, round 35: a reflog past the read's bound, or past a cap on its entries, was passed by
+ * and the worktree called clean).
+ */
+function worktreeTips(w: Worktree): { oids: string[]; unread: string | null } {
+  const oids = new Set<string>();
+  let unread: string | null = null;
   const add = (oid: string | undefined) => {
-    if (oid !== undefined && /^([0-9a-f]{40}|[0-9a-f]{64})$/.test(oid) && !/^0+$/.test(oid) && !tips.includes(oid) && tips.length < MAX_TIPS) tips.push(oid);
+    if (oid === undefined || !/^([0-9a-f]{40}|[0-9a-f]{64})$/.test(oid) || /^0+$/.test(oid)) return;
+    if (oids.size < MAX_TIPS) oids.add(oid);
+    else unread ??= `more than ${MAX_TIPS} entries in its history`;
   };
   const r = readBack(join(w.adminDir, 'HEAD'), 4096);
   const head = r.ok ? parseRefFile(refFileText(r.data)) : null;
   if (head?.kind === 'oid') add(head.oid);
-  for (const v of readRefStore(w.adminDir).refs.values()) if (v.kind === 'oid') add(v.oid);
-  const log = readBack(join(w.adminDir, 'logs', 'HEAD'), 4 << 20);
-  if (log.ok) for (const line of log.data.toString('latin1').split('\n').reverse()) add(line.split(' ')[1]);
-  return tips;
+  // Its own refs, where it has any (most worktrees have no refs folder).
+  if (existsSync(join(w.adminDir, 'refs')) || isLink(join(w.adminDir, 'refs'))) {
+    const refs = readRefStore(w.adminDir);
+    if (refs.problems.length > 0 || refs.incomplete) unread ??= 'its own refs could not all be read';
+    for (const v of refs.refs.values()) if (v.kind === 'oid') add(v.oid);
+  }
+  const log = readBack(join(w.adminDir, 'logs', 'HEAD'), MAX_REFLOG_BYTES);
+  if (log.ok) for (const line of log.data.toString('latin1').split('\n')) add(line.split(' ')[1]);
+  else if (log.why !== 'missing') unread ??= `its HEAD's history could not be read: ${log.why}`;
+  return { oids: [...oids], unread };
 }
 
 /** One agent's work by name, or a clear error when there is none of that name. */

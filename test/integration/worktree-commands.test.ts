@@ -497,7 +497,7 @@ describe('agent worktrees commands (real git)', needs('git'), () => {
     const clean = await sb(['clean']);
     assert.equal(clean.code, 0, clean.stderr);
     assert.match(clean.stdout, /^keeping amber-sub-one: submodules "lib", whose git directories go with it, with any commit made in them that no remote has \(agent worktrees remove asks first\)$/m);
-    assert.match(clean.stdout, new RegExp(`^keeping bold-head-two: 1 commit\\(s\\) on no branch, held only by its HEAD, its own refs or its HEAD's history \\(git branch kept-bold-head-two ${detachedCommit} keeps the newest\\) \\(agent worktrees remove asks first\\)$`, 'm'));
+    assert.match(clean.stdout, new RegExp(`^keeping bold-head-two: 1 commit\\(s\\) on no branch, held only by its HEAD, its own refs or its HEAD's history \\(git branch kept-bold-head-two ${detachedCommit} keeps the newest of them\\) \\(agent worktrees remove asks first\\)$`, 'm'));
     assert.ok(existsSync(withSub) && existsSync(detached));
     const asked = await sb(['remove', 'bold-head-two']);
     assert.equal(asked.code, 1);
@@ -520,7 +520,13 @@ describe('agent worktrees commands (real git)', needs('git'), () => {
     r.git(['add', 'lost.txt'], back);
     r.git(['commit', '-qm', 'made detached, then left'], back);
     r.git(['checkout', '-q', 'stashbase/deep-log-four'], back);
+    // (Third pass) A history past what stashbase reads whole (16 MiB) counts as holding commits, never as clean.
+    const long = prepared('even-long-five');
+    const logs = join(r.root, '.git', 'worktrees', 'even-long-five', 'logs', 'HEAD');
+    writeFileSync(logs, readFileSync(logs, 'utf8') + `${'#'.repeat(1023)}\n`.repeat(17 * 1024));
     const again = await sb(['clean']);
+    assert.match(again.stdout, /^keeping even-long-five: perhaps commits on no branch, held only by its HEAD, its own refs or its HEAD's history \(its HEAD's history could not be read: .*\) \(agent worktrees remove asks first\)$/m);
+    assert.ok(existsSync(long));
     // Its index also records "lib", never checked out there: that holds nothing.
     assert.match(again.stdout, /^keeping calm-clone-three: submodules "vendor", whose/m);
     assert.match(again.stdout, /^keeping deep-log-four: 1 commit\(s\) on no branch/m);

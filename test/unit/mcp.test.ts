@@ -499,4 +499,8 @@ test("(review, round 35) an answer's charset is named in the refusal only where 
   assert.match(said, /says \\"a charset the proxy does not name\\" of its charset/);
   assert.match(through('application/json; charset=utf-16'), /says \\"charset=utf-16\\" of its charset/);
   assert.match(through(`application/json; charset*=utf-8''utf-7`), /says \\"charset\*=utf-8''utf-7\\" of its charset/);
+  // (Third review) A quoted charset holding "; ": its second part, of letters alone, is no word of the proxy's.
+  const quoted = through('application/json; charset="utf-7; CorrectHorseBatteryStaple"');
+  assert.ok(!quoted.includes('correcthorsebatterystaple'), quoted);
+  assert.match(quoted, /says \\"charset=utf-7; a charset the proxy does not name\\"/);
 });

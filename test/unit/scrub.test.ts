@@ -254,6 +254,11 @@ test("(review of round 35) the value as real encoders write it, once and again: 
     quotePlus: (v) => py('u.quote_plus(sys.argv[1])', v),
     urlencode: (v) => py("u.urlencode({'k': sys.argv[1]})[2:]", v),
     URLSearchParams: (v) => new URLSearchParams({ k: v }).toString().slice(2),
+    // (Third review) Go's PathEscape and URL paths keep `$&+,/:;=@`; PHP's urlencode escapes `~` and `*`; .NET's
+    // UrlEncode keeps `!*()`, escapes `~`, writes lower-case hex (each written from its rules: no Go, PHP or .NET here).
+    goPath: (v) => py("u.quote(sys.argv[1], safe=\"$&+,/:;=@\")", v),
+    phpUrlencode: (v) => py("u.quote_plus(sys.argv[1], safe='').replace('~', '%7E')", v),
+    dotnet: (v) => py("u.quote_plus(sys.argv[1], safe='!*()').replace('~', '%7E')", v).replace(/%[0-9A-F]{2}/g, (h) => h.toLowerCase()),
   };
   let differ = 0;
   for (const [name, first] of Object.entries(encoders)) {
