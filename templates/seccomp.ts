@@ -7,9 +7,14 @@
 //   a terminal multiplexer's, an editor's, a container engine's, another run's
 //   proxy, including ones made after the run started), AF_VSOCK (a virtual
 //   machine's channel to its host), and whatever the kernel adds.
-//   socketpair(2) stays allowed: the agent's own processes still talk over
-//   anonymous pairs. A profile may allow AF_UNIX (`[sandbox]
-//   allow_unix_sockets = true`);
+//   socketpair(2) stays allowed for streams and sequenced packets: the
+//   agent's own processes still talk over anonymous pairs. A datagram pair
+//   is refused: a datagram socket can be pointed at any socket path with
+//   connect(2) or sendto(2), and a read-only mount does not stop a write to a
+//   socket (review, round 35: a pair's end reached a host datagram socket,
+//   journald's and syslog's kind, and, bound in the tree, got its answers).
+//   A profile may allow AF_UNIX (`[sandbox] allow_unix_sockets = true`),
+//   datagram pairs with it;
 // - io_uring (setup, enter, register): its SOCKET and OPENAT operations run
 //   in the kernel without passing this filter;
 // - setting a setuid or setgid bit on a file (chmod, fchmod, fchmodat,
@@ -18,7 +23,9 @@
 //   as root) for anyone on the machine. openat2 passes its mode in a struct
 //   the filter cannot read: it answers ENOSYS, and callers fall back to openat;
 // - the ioctls by which a sandboxed process could type into the user's terminal
-//   (TIOCSTI) or drive a virtual console (TIOCLINUX). Only the low 32 bits of
+//   (TIOCSTI), drive a virtual console (TIOCLINUX) or change the terminal's
+//   line discipline (TIOCSETD: review, round 35, the null one left your
+//   terminal blank, stashbase's warnings unseen). Only the low 32 bits of
 //   the request are compared: the kernel truncates it (CVE-2017-5226);
 // - the kernel keyring calls (add_key, request_key, keyctl): the user's session
 //   and user keyrings are shared with the host and may hold credentials;
@@ -37,6 +44,10 @@ const SETID_BITS = 0o6000;
 const OPENAT2 = 437;
 const TIOCSTI = 0x5412;
 const TIOCLINUX = 0x541c;
+const TIOCSETD = 0x5423;
+const BPF_ALU_AND_K = 0x54;
+const SOCK_TYPE_MASK = 0xf;
+const SOCK_DGRAM = 2;
 /** The socket families both sandboxes allow (Docker's profile, templates/docker-seccomp.ts, takes them from here). */
 export const AF_UNIX = 1;
 export const AF_INET = 2;
@@ -50,12 +61,12 @@ const IO_URING = [425, 426, 427];
 /** Per syscall that takes a file mode: the index of its mode argument. */
 const ARCHES = {
   x64: {
-    audit: 0xc000003e, ioctl: 16, socket: 41, keyring: [248, 249, 250], x32: true,
+    audit: 0xc000003e, ioctl: 16, socket: 41, socketpair: 53, keyring: [248, 249, 250], x32: true,
     // chmod, fchmod, creat, mknod; open, fchmodat, fchmodat2, mknodat; openat
     modes: { 1: [90, 91, 85, 133], 2: [2, 268, 452, 259], 3: [257] },
   },
   arm64: {
-    audit: 0xc00000b7, ioctl: 29, socket: 198, keyring: [217, 218, 219], x32: false,
+    audit: 0xc00000b7, ioctl: 29, socket: 198, socketpair: 199, keyring: [217, 218, 219], x32: false,
     // fchmod; fchmodat, fchmodat2, mknodat; openat
     modes: { 1: [52], 2: [53, 452, 33], 3: [56] },
   },
@@ -75,7 +86,7 @@ export interface FilterOptions {
 /** The address families socket(2) may open (netlink for its route protocol only). */
 export const SOCKET_FAMILIES = { AF_INET, AF_INET6, AF_NETLINK } as const;
 
-type Target = number | 'allow' | 'deny' | 'enosys' | 'ioctl' | 'socket' | 'netlink' | 'mode1' | 'mode2' | 'mode3';
+type Target = number | 'allow' | 'deny' | 'enosys' | 'ioctl' | 'socket' | 'socketpair' | 'netlink' | 'mode1' | 'mode2' | 'mode3';
 type Insn = [code: number, jt: Target, jf: Target, k: number];
 
 export function sandboxFilter(arch: SeccompArch, opts: FilterOptions): Buffer {
@@ -88,6 +99,7 @@ export function sandboxFilter(arch: SeccompArch, opts: FilterOptions): Buffer {
     ...(a.x32 ? ([[BPF_JGE_K, 'deny', 0, X32_SYSCALL_BIT]] as Insn[]) : []),
     ...[...a.keyring, ...IO_URING].map((nr): Insn => [BPF_JEQ_K, 'deny', 0, nr]),
     [BPF_JEQ_K, 'socket', 0, a.socket],
+    ...(opts.unixSockets ? [] : ([[BPF_JEQ_K, 'socketpair', 0, a.socketpair]] as Insn[])),
     [BPF_JEQ_K, 'enosys', 0, OPENAT2],
     ...([1, 2, 3] as const).flatMap((i) => a.modes[i].map((nr): Insn => [BPF_JEQ_K, `mode${i}`, 0, nr])),
     [BPF_JEQ_K, 'ioctl', 'allow', a.ioctl],
@@ -97,7 +109,14 @@ export function sandboxFilter(arch: SeccompArch, opts: FilterOptions): Buffer {
   insns.push(
     [BPF_LD_W_ABS, 0, 0, 24], // low word of args[1], the request (little-endian)
     [BPF_JEQ_K, 'deny', 0, TIOCSTI],
+    [BPF_JEQ_K, 'deny', 0, TIOCSETD],
     [BPF_JEQ_K, 'deny', 'allow', TIOCLINUX],
+  );
+  labels.socketpair = insns.length;
+  insns.push(
+    [BPF_LD_W_ABS, 0, 0, 24], // low word of args[1], the type (with SOCK_NONBLOCK and SOCK_CLOEXEC)
+    [BPF_ALU_AND_K, 0, 0, SOCK_TYPE_MASK],
+    [BPF_JEQ_K, 'deny', 'allow', SOCK_DGRAM],
   );
   labels.socket = insns.length;
   insns.push(

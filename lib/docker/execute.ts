@@ -175,7 +175,7 @@ export async function executeDocker({ ctx, warn, announce, interactive }: Docker
     writeFileSync(seccompFileOf(draft.runDir), JSON.stringify(agentSeccompProfile({ gvisor: ctx.gvisor === true })));
     if (draft.gitDir) gitDir = createRunGitDir(draft.gitDir).file;
     writeFileSync(draft.standIn, standInScript({ urlVar: HOOK_URL_VAR, tokenVar: HOOK_TOKEN_VAR, checkVar: SETTINGS_VAR, path: HOOK_PATH }), { mode: 0o755 });
-    const ph = createPlaceholders(draft.protection.placeholders, draft.protection.parents, draft.protection.fileStandIns);
+    const ph = createPlaceholders(draft.protection.placeholders, draft.protection.parents, draft.protection.fileStandIns, [ctx.worktree?.path ?? ctx.cwd]);
     created = ph.created;
     for (const w of ph.warnings) warn(w);
     trace.mark('prepare');

@@ -113,7 +113,7 @@ export async function executeNative({ ctx, profile, warn, announce }: ExecuteInp
       }
       return exitCode;
     }
-    const ph = createPlaceholders(prep.protection.placeholders, prep.protection.parents, prep.protection.fileStandIns);
+    const ph = createPlaceholders(prep.protection.placeholders, prep.protection.parents, prep.protection.fileStandIns, [tree]);
     created = ph.created;
     for (const w of ph.warnings) warn(w);
     trace.mark('run-dir');

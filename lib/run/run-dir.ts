@@ -2,9 +2,10 @@
 // the stand-ins (directories, or empty read-only files) at missing protected paths.
 import { chmodSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, isAbsolute, join, relative, sep } from 'node:path';
 import { gitFileStandIn } from '../git/repo.js';
 import { homePaths } from '../home.js';
+import { SandboxUnavailableError } from '../errors.js';
 
 /**
  * The run directory: its private temp folders, seccomp filter, the sources of
@@ -105,7 +106,37 @@ function stillStandIn(path: string, size: number): boolean {
 }
 
 /** Creates stand-ins; returns those created (to remove afterwards) and warnings. */
-export function createPlaceholders(paths: string[], parents: string[], files: string[] = []): { created: string[]; warnings: string[] } {
+/**
+ * The first link on the way from `tree` (excluded) to `path` (included), where `path` lies in `tree`; null when none
+ * (or `path` is not in it). A link the tree holds may be the agent's: a stand-in made through it lands where it
+ * leads (review, round 35: an earlier run's `config -> /elsewhere` put the next run's stand-in for
+ * `config/master.key` outside the tree).
+ */
+function linkOnTheWay(trees: string[], path: string): string | null {
+  for (const tree of trees) {
+    const rel = relative(tree, path);
+    if (rel === '' || rel.startsWith('..') || isAbsolute(rel)) continue;
+    let at = tree;
+    for (const part of rel.split(sep)) {
+      at = join(at, part);
+      try {
+        if (lstatSync(at).isSymbolicLink()) return at;
+      } catch {
+        return null; // missing from here on: made below, never through a link
+      }
+    }
+  }
+  return null;
+}
+
+export function createPlaceholders(paths: string[], parents: string[], files: string[] = [], trees: string[] = []): { created: string[]; warnings: string[] } {
+  // Before anything is made: a missing protected path reached through a link of the tree is refused, said.
+  for (const p of [...paths, ...files]) {
+    const link = linkOnTheWay(trees, p);
+    if (link !== null) {
+      throw new SandboxUnavailableError(`${p} (a protected path that does not exist) is reached through ${link}, a symbolic link in the working tree: its stand-in would be made where the link leads, outside the tree. Remove the link, or make the path where it leads yourself, and run again; nothing was run`);
+    }
+  }
   const created: string[] = [];
   const warnings: string[] = [];
   for (const p of parents) {

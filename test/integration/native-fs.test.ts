@@ -677,4 +677,24 @@ describe('native filesystem (real bwrap)', needs('bwrap'), () => {
     assert.ok(line.length < 4000, `${line.length} characters`);
     assert.ok(r.stderr.length < 20_000, `${r.stderr.length} characters in all`);
   });
+
+  test("(review, round 35) a stand-in for a missing protected path is never made through a link the working tree holds (an earlier run's agent left `config -> <a folder outside>`): the run is refused before anything is made, saying so; control: without the link the stand-in is made in the tree, and made as before, through the link, it lands outside", { timeout: 120_000 }, async () => {
+    const tree = join(a.dir, 'linked-tree');
+    const outside = join(a.dir, 'outside-of-tree');
+    mkdirSync(outside, { recursive: true });
+    mkdirSync(join(tree, 'plain'), { recursive: true });
+    symlinkSync(outside, join(tree, 'config'));
+    writeFileSync(join(a.sbHome, 'agents', 'standins.toml'), '[filesystem]\ndeny_read = ["config/master.key", "plain/master.key"]\n');
+    const r = await cli(['agent', 'run', '--profile', 'standins', '--', 'sh', '-c', 'echo ran'], { env: a.env, cwd: tree });
+    assert.deepEqual([r.code === 0, r.stdout], [false, '']);
+    assert.ok(r.stderr.includes(`${join(tree, 'config', 'master.key')} (a protected path that does not exist) is reached through ${join(tree, 'config')}, a symbolic link in the working tree: its stand-in would be made where the link leads, outside the tree. Remove the link, or make the path where it leads yourself, and run again; nothing was run`), r.stderr);
+    assert.equal(existsSync(join(outside, 'master.key')), false);
+    // The controls: without the link, the stand-in is made in the tree; made as before, through the link, it lands outside.
+    writeFileSync(join(a.sbHome, 'agents', 'standins.toml'), '[filesystem]\ndeny_read = ["plain/master.key"]\n');
+    const c = await cli(['agent', 'run', '--profile', 'standins', '--', 'sh', '-c', 'test -d plain/master.key && echo stand-in-in-tree'], { env: a.env, cwd: tree });
+    assert.equal(c.stdout, 'stand-in-in-tree\n', c.stderr);
+    mkdirSync(join(tree, 'config', 'master.key'), { recursive: true });
+    assert.equal(existsSync(join(outside, 'master.key')), true);
+  });
+
 });

@@ -147,6 +147,38 @@ describe('native network, processes and terminal (real bwrap)', needs('bwrap'), 
     for (const f of Object.keys(outside).filter((x) => !['inet', 'inet6', 'netlink-route'].includes(x))) assert.equal(inside[f], 'EPERM', f);
   });
 
+  test("(review, round 35) a datagram socket pair (whose end connect(2) points at any socket path) is refused, so a host datagram socket is not reached; stream pairs still open; the terminal's line discipline cannot be changed (TIOCSETD); controls: outside, the pair reaches the host socket, and the ioctl gets the terminal's own answer", async () => {
+    const sock = join(a.home, 'dgram-ctl.sock');
+    const got = join(a.home, 'dgram-got.txt');
+    // A host datagram service (journald's and syslog's kind), in your home: readable in the sandbox, as the default profile leaves it.
+    const listener = spawn('python3', ['-c', `import socket,sys\ns=socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)\ns.bind(sys.argv[1])\nprint("ready", flush=True)\nwhile True:\n    open(sys.argv[2], "ab").write(s.recv(100) + b"\\n")`, sock, got], { stdio: ['ignore', 'pipe', 'inherit'] });
+    try {
+      await new Promise<void>((resolve) => listener.stdout.once('data', () => resolve()));
+      const probe = `python3 -c '
+import socket, errno, fcntl, struct, sys
+def tryit(name, f):
+    try:
+        f(); print(name, "ok")
+    except OSError as e:
+        print(name, errno.errorcode.get(e.errno, e.errno))
+def dgram():
+    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+    a.connect(sys.argv[1]); a.send(sys.argv[2].encode())
+tryit("stream-pair", lambda: socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM))
+tryit("dgram-pair", dgram)
+tryit("tiocsetd", lambda: fcntl.ioctl(0, 0x5423, struct.pack("i", 0)))
+' ${sock} `;
+      const out = await a.outside(`${probe} FROM-OUTSIDE </dev/null`);
+      assert.equal(out.stdout, 'stream-pair ok\ndgram-pair ok\ntiocsetd ENOTTY\n', out.stderr);
+      const r = await a.inside(`${probe} FROM-INSIDE </dev/null`);
+      assert.equal(r.stdout, 'stream-pair ok\ndgram-pair EPERM\ntiocsetd EPERM\n', r.stderr);
+      await new Promise((res) => setTimeout(res, 200));
+      assert.equal(readFileSync(got, 'utf8'), 'FROM-OUTSIDE\n');
+    } finally {
+      listener.kill();
+    }
+  });
+
   test('no host processes in /proc', async () => {
     const r = await a.inside(`ls /proc | grep -cE '^[0-9]+$'; cat /proc/${process.pid}/cmdline; echo`);
     const count = Number(r.stdout.split('\n')[0]);
