@@ -23,6 +23,7 @@ function verdict(prog: Buffer, arch: number, nr: number, args: number[] = []): s
     else if (code === 0x15) pc += acc === k ? jt : jf;
     else if (code === 0x35) pc += acc >= k ? jt : jf;
     else if (code === 0x45) pc += (acc & k) !== 0 ? jt : jf;
+    else if (code === 0x54) acc = (acc & k) >>> 0;
     else if (code === 0x06) return k === 0x7fff0000 ? ALLOW : (k & 0xffff0000) === 0x00050000 ? `errno ${k & 0xffff}` : `ret ${k}`;
     else throw new Error(`unknown instruction ${code}`);
   }
@@ -40,7 +41,9 @@ test('x86_64: what each call gets back', () => {
   for (const nr of [248, 249, 250]) assert.equal(v(nr), EPERM, `keyring ${nr}`);
   for (const nr of [425, 426, 427]) assert.equal(v(nr), EPERM, `io_uring ${nr}`);
   assert.deepEqual([v(41, [1, 1]), v(41, [2, 1]), v(41, [10, 2]), v(53, [1, 1])], [EPERM, ALLOW, ALLOW, ALLOW], 'socket: AF_UNIX refused, AF_INET/AF_INET6 and socketpair(AF_UNIX) allowed');
-  assert.deepEqual([v(16, [1, 0x5412]), v(16, [1, 0x541c]), v(16, [1, 0x5413]), v(16, [1, 0x1_0000_5412])], [EPERM, EPERM, ALLOW, EPERM], 'ioctl: TIOCSTI and TIOCLINUX refused, TIOCGWINSZ allowed; a request with high bits set compares its low word, as the kernel does');
+  // (Review, round 35) A datagram pair, with SOCK_NONBLOCK and SOCK_CLOEXEC or without, refused; a sequenced-packet one allowed.
+  assert.deepEqual([v(53, [1, 2]), v(53, [1, 2 | 0o4000 | 0o2000000]), v(53, [1, 5]), v(53, [1, 1 | 0o2000000])], [EPERM, EPERM, ALLOW, ALLOW], 'socketpair: SOCK_DGRAM refused');
+  assert.deepEqual([v(16, [1, 0x5412]), v(16, [1, 0x541c]), v(16, [1, 0x5423]), v(16, [1, 0x5413]), v(16, [1, 0x1_0000_5412])], [EPERM, EPERM, EPERM, ALLOW, EPERM], 'ioctl: TIOCSTI, TIOCLINUX and TIOCSETD refused, TIOCGWINSZ allowed; a request with high bits set compares its low word, as the kernel does');
   // Setuid and setgid bits: chmod 90, fchmod 91, creat 85, mknod 133 (mode in args[1]); open 2, fchmodat 268, fchmodat2 452, mknodat 259 (args[2]); openat 257 (args[3]).
   const setuid = 0o4755;
   const setgid = 0o2755;
@@ -56,8 +59,9 @@ test('x86_64: what each call gets back', () => {
 test('allow_unix_sockets lets AF_UNIX through; arm64 has its own numbers and no x32', () => {
   const open = sandboxFilter('x64', { unixSockets: true });
   assert.equal(verdict(open, AUDIT.x64, 41, [1, 1]), ALLOW);
+  assert.equal(verdict(open, AUDIT.x64, 53, [1, 2]), ALLOW, 'a datagram pair too');
   const arm = (nr: number, args: number[] = []) => verdict(sandboxFilter('arm64' as SeccompArch, { unixSockets: false }), AUDIT.arm64, nr, args);
-  assert.deepEqual([arm(198, [1, 1]), arm(198, [2, 1]), arm(199, [1, 1])], [EPERM, ALLOW, ALLOW], 'socket, socketpair');
+  assert.deepEqual([arm(198, [1, 1]), arm(198, [2, 1]), arm(199, [1, 1]), arm(199, [1, 2])], [EPERM, ALLOW, ALLOW, EPERM], 'socket, socketpair');
   assert.deepEqual([arm(217), arm(425), arm(437)], [EPERM, EPERM, ENOSYS]);
   assert.deepEqual([arm(52, [0, 0o4755]), arm(53, [0, 0, 0o4755]), arm(56, [0, 0, 0, 0o4755]), arm(56, [0, 0, 0, 0o644])], [EPERM, EPERM, EPERM, ALLOW]);
   assert.equal(arm(0x40000000 | 63), ALLOW, 'no x32 on arm64: a high number is an ordinary (unknown) call');
