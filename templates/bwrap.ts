@@ -27,6 +27,8 @@ export interface BindMount {
 export const PROC_READ_ONLY = ['/proc/sys', '/proc/sysrq-trigger', '/proc/irq', '/proc/bus', '/proc/fs'];
 
 export interface BwrapInput {
+  /** Stashbase's process group has the terminal: the agent's own group takes it (templates/gate.ts PGRP_LINE). */
+  foreground?: boolean;
   bwrap: string;
   /** coreutils env, used to keep Ctrl+C for the agent alone (see below). */
   envTool: string;
@@ -174,7 +176,7 @@ export function buildBwrapCommand(input: BwrapInput): Command {
     '--',
     // The gate (templates/gate.ts) first: the agent starts on stashbase's word only.
     // PWD as bwrap sets it (found in review: the gate's fresh environment dropped it; the agent got yours).
-    ...(input.landlock ? landlockArgv(input.landlock, input.command, { ...input.env, PWD: input.cwd }) : [input.perl, '-e', GATE_SCRIPT, ...envArgs({ ...input.env, PWD: input.cwd }), ...input.command]),
+    ...(input.landlock ? landlockArgv({ ...input.landlock, foreground: input.foreground }, input.command, { ...input.env, PWD: input.cwd }) : [input.perl, '-e', GATE_SCRIPT, ...envArgs({ ...input.env, PWD: input.cwd }, input.foreground === true), ...input.command]),
   );
   return {
     file: input.envTool,

@@ -26,18 +26,29 @@ export const GATE_FD = 8;
 /** The gate, as the first line of a perl script run inside the sandbox. */
 export const GATE_LINE = `my ($gate, $go); open($gate, '+<&=', ${GATE_FD}) && syswrite($gate, 'r', 1) == 1 && sysread($gate, $go, 1) == 1 && $go eq '1' or exit 125; close $gate;`;
 
+/**
+ * The agent in a process group of its own (review, round 35: sharing stashbase's, `kill(0, SIGKILL)` reached stashbase
+ * across the pid namespace, before its end-of-run checks; a planted repository's fsmonitor then ran at your next git
+ * status). Where stashbase's group had the terminal, the agent's takes it (SIGTTOU ignored for that one ioctl,
+ * TIOCSPGRP, as a shell gives a job the terminal), so that Ctrl+C still reaches the agent; stashbase takes it back
+ * when the agent ends (lib/native/terminal-group.ts). The first argument says whether to take it: from inside the
+ * pid namespace stashbase's group cannot be seen. No module is loaded (builtins only).
+ */
+export const PGRP_LINE = `my $fg = shift @ARGV; setpgrp(0, 0) or exit 125; if ($fg eq '1') { local $SIG{TTOU} = 'IGNORE'; ioctl(STDIN, 0x5410, pack('i', getpgrp(0))) }`;
+
 /** The agent's environment, from the arguments `envArgs` made (after the gate: nothing of the agent's runs before it). */
 export const ENV_LINE = `my $n = shift @ARGV; %ENV = (); while ($n-- > 0) { my ($k, $v) = splice(@ARGV, 0, 2); $ENV{$k} = $v }`;
 
-/** The arguments that carry the agent's environment to ENV_LINE, first after the script. */
-export function envArgs(env: Record<string, string>): string[] {
+/** The arguments that carry whether the agent takes the terminal (PGRP_LINE) and its environment (ENV_LINE), first after the script. */
+export function envArgs(env: Record<string, string>, foreground = false): string[] {
   const pairs = Object.entries(env);
-  return ['--', String(pairs.length), ...pairs.flat()];
+  return ['--', foreground ? '1' : '0', String(pairs.length), ...pairs.flat()];
 }
 
 /** The gate alone, then the agent (with Ctrl+C back to its default, as env --default-signal=INT would). */
 export const GATE_SCRIPT = `
 ${GATE_LINE}
+${PGRP_LINE}
 ${ENV_LINE}
 $SIG{INT} = 'DEFAULT';
 exec { $ARGV[0] } @ARGV or do { print STDERR "stashbase: cannot run $ARGV[0]: $!\\n"; exit($! == 2 ? 127 : 126) };

@@ -33,7 +33,7 @@
 //
 // It then restores SIGINT (see bwrap.ts) and runs the agent.
 /** Syscall numbers and open flags by architecture (those of templates/seccomp.ts). */
-import { ENV_LINE, envArgs, GATE_LINE } from './gate.js';
+import { ENV_LINE, envArgs, GATE_LINE, PGRP_LINE } from './gate.js';
 
 export const LANDLOCK_ABI = {
   x64: { create: 444, add: 445, restrict: 446, prctl: 157, openat: 257, close: 3, oPath: 0x200000, oNofollow: 0x20000, oCloexec: 0x80000 },
@@ -44,6 +44,7 @@ export type LandlockArch = keyof typeof LANDLOCK_ABI;
 // No pragmas: loading strict.pm and warnings.pm costs more than the rest of the script.
 export const LANDLOCK_SCRIPT = String.raw`
 ${GATE_LINE}
+${PGRP_LINE}
 ${ENV_LINE}
 my ($create, $add, $restrict, $prctl, $openat, $close, $flags, $say) = splice(@ARGV, 0, 8);
 my (@denied, @plain);
@@ -141,6 +142,8 @@ exec { $ARGV[0] } @ARGV or do {
 
 export interface LandlockInput {
   perl: string;
+  /** The agent's process group takes the terminal (templates/gate.ts PGRP_LINE). */
+  foreground?: boolean;
   arch: LandlockArch;
   /** Denied paths (files, folders, missing ones) outside every writable folder, as the sandbox sees them. */
   files: string[];
@@ -158,6 +161,6 @@ export interface LandlockInput {
 export function landlockArgv(input: LandlockInput, command: string[], env: Record<string, string>): string[] {
   const a = LANDLOCK_ABI[input.arch];
   const nums = [a.create, a.add, a.restrict, a.prctl, a.openat, a.close, a.oPath | a.oNofollow | a.oCloexec, input.warn ? 1 : 0].map(String);
-  return [input.perl, '-e', LANDLOCK_SCRIPT, ...envArgs(env), ...nums, ...input.files, '--', ...input.plain, '--', ...command];
+  return [input.perl, '-e', LANDLOCK_SCRIPT, ...envArgs(env, input.foreground === true), ...nums, ...input.files, '--', ...input.plain, '--', ...command];
 }
 

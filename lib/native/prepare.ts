@@ -1,6 +1,7 @@
 // Gathers the facts a native run needs (mechanism, protected paths, views,
 // environment) and builds its Plan. Nothing here changes the disk: run.ts and
 // execute.ts do that.
+import { terminalForeground } from './terminal-group.js';
 import { accessSync, constants, lstatSync, statSync } from 'node:fs';
 import { refuseAgentLinks, refuseLinkedSources } from '../paths/bind-sources.js';
 import { interceptsTls } from '../proxy/intercepts.js';
@@ -215,6 +216,7 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
       bwrap: ctx.mechanism.path,
       envTool: tool('env', ctx.env, 'coreutils'),
       perl,
+      foreground: terminalForeground(),
       command: ctx.command,
       cwd: ctx.cwd,
       writes: p.filesystem.writes,

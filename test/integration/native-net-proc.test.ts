@@ -179,6 +179,25 @@ tryit("tiocsetd", lambda: fcntl.ioctl(0, 0x5423, struct.pack("i", 0)))
     }
   });
 
+  test("(review, round 35) the agent's kill(0, SIGKILL) reaches its own process group only: stashbase survives it and still runs its end-of-run checks (a planted repository's fsmonitor is moved aside); control: outside, a kill(0) reaches the shell that started the killer", { timeout: 120_000 }, async () => {
+    // Each started in a session of its own: a regression kills that one, never the test runner.
+    const run = (file: string, args: string[], cwd: string) => new Promise<{ code: number | null; signal: string | null; stdout: string; stderr: string }>((resolve) => {
+      const child = spawn(file, args, { env: a.env, cwd, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+      child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+      child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
+    });
+    const control = await run('sh', ['-c', "sh -c 'kill -KILL 0'; echo survived"], a.proj);
+    assert.deepEqual([control.signal, control.stdout], ['SIGKILL', '']);
+    const plant = 'mkdir -p killsub && git -C killsub init -q && git -C killsub config core.fsmonitor "touch PWNED #" && kill -KILL 0';
+    const r = await run(process.execPath, [BIN, 'agent', 'run', '--silent', '--', 'sh', '-c', plant], a.proj);
+    assert.deepEqual([r.signal, r.code], [null, 137], r.stderr);
+    assert.match(r.stderr, /killsub\/\.git/);
+    assert.equal(existsSync(join(a.proj, 'killsub', '.git')), false, 'moved aside by the end-of-run check');
+  });
+
   test('no host processes in /proc', async () => {
     const r = await a.inside(`ls /proc | grep -cE '^[0-9]+$'; cat /proc/${process.pid}/cmdline; echo`);
     const count = Number(r.stdout.split('\n')[0]);

@@ -79,7 +79,7 @@ test('bwrap (writes as an allow-list): the whole argument list', () => {
     '--seccomp', '3', '--info-fd', '4', '--block-fd', '5',
     '--chdir', P,
     // The agent's whole environment, from none: stashbase's less the dropped credentials, plus what the run sets.
-    '--', '/usr/bin/perl', '-e', GATE_SCRIPT, '--', '5', 'PATH', '/usr/bin:/bin', 'HOME', '/home/u',
+    '--', '/usr/bin/perl', '-e', GATE_SCRIPT, '--', '0', '5', 'PATH', '/usr/bin:/bin', 'HOME', '/home/u',
     'HTTPS_PROXY', 'http://stashbase:t0ken@127.0.0.1:18080', 'GITHUB_TOKEN', 'ghp_SBPHxxxxxxxxxxxxxxxxxxxx', 'PWD', P,
     'claude', '--model', "it's $x",
   ]);
