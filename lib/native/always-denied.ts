@@ -10,6 +10,8 @@ export function alwaysDenied(ctx: { env: NodeJS.ProcessEnv; cwd: string }): { re
   const uid = process.getuid?.() ?? 0;
   const read = [
     '/var/run/docker.sock', '/run/docker.sock', '/run/containerd/containerd.sock', '/run/podman/podman.sock',
+    // Docker's own containerd (dockerd started without a system one; review, round 35), and the other runtimes' sockets.
+    '/var/run/docker/containerd/containerd.sock', '/run/docker/containerd/containerd.sock', '/run/crio/crio.sock', '/var/run/crio/crio.sock', '/run/k3s/containerd/containerd.sock',
     '/run/dbus/system_bus_socket', '/var/run/dbus/system_bus_socket',
     // The user's runtime directory is where control channels live: the D-Bus
     // session bus, the systemd user manager, GnuPG, keyrings, Wayland, PulseAudio,
