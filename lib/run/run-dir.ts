@@ -1,6 +1,6 @@
 // What a run creates on the host and removes afterwards: its run directory and
 // the stand-ins (directories, or empty read-only files) at missing protected paths.
-import { chmodSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, isAbsolute, join, relative, sep } from 'node:path';
 import { gitFileStandIn } from '../git/repo.js';
@@ -107,24 +107,36 @@ function stillStandIn(path: string, size: number): boolean {
 
 /** Creates stand-ins; returns those created (to remove afterwards) and warnings. */
 /**
- * The first link on the way from `tree` (excluded) to `path` (included), where `path` lies in `tree`; null when none
- * (or `path` is not in it). A link the tree holds may be the agent's: a stand-in made through it lands where it
- * leads (review, round 35: an earlier run's `config -> /elsewhere` put the next run's stand-in for
- * `config/master.key` outside the tree).
+ * The first link on the way from `tree` (excluded) to `path` (included), where `path` lies in `tree` and the way
+ * leads out of it; null when none (or `path` is not in it). A link the tree holds may be the agent's: a stand-in made
+ * through it lands where it leads (review, round 35: an earlier run's `config -> /elsewhere` put the next run's
+ * stand-in for `config/master.key` outside the tree). One that leads within the tree (your dotfiles' links in a home
+ * that is a repository) is passed by.
  */
 function linkOnTheWay(trees: string[], path: string): string | null {
   for (const tree of trees) {
     const rel = relative(tree, path);
     if (rel === '' || rel.startsWith('..') || isAbsolute(rel)) continue;
     let at = tree;
+    let deepest = tree;
+    let link: string | null = null;
     for (const part of rel.split(sep)) {
       at = join(at, part);
       try {
-        if (lstatSync(at).isSymbolicLink()) return at;
+        if (lstatSync(at).isSymbolicLink()) link ??= at;
+        deepest = at;
       } catch {
-        return null; // missing from here on: made below, never through a link
+        break; // missing from here on: made below what exists
       }
     }
+    if (link === null) continue;
+    try {
+      const inside = relative(realpathSync(tree), realpathSync(deepest));
+      if (inside === '' || (!inside.startsWith('..') && !isAbsolute(inside))) continue;
+    } catch {
+      // a link that leads nowhere: made where it names, so refused
+    }
+    return link;
   }
   return null;
 }

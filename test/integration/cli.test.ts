@@ -322,9 +322,10 @@ test('an empty or relative HOME is not used: ~ rules resolve under the account\'
     const args = plan.steps.find((s) => s.id === 'sandbox')!.args!;
     // The home's agent state is a view there (a missing ~/.ssh needs no stand-in in a read-only home).
     assert.ok(args.includes(`${account}/.claude`), `HOME=${JSON.stringify(HOME)}: ${args.join(' ')}`);
-    // (Paths, that is: the agent's environment, given to the gate after its script as -- N name value…, is yours as it is.)
+    // (Paths, that is: the agent's environment, given to the gate after its script, is yours as it is.)
     const at = args.indexOf('--', args.lastIndexOf('-e'));
-    const paths = [...args.slice(0, at), ...args.slice(at + 2 + 2 * Number(args[at + 1]))];
+    // (After its script: -- F N name value…, F whether the agent's group takes the terminal.)
+    const paths = [...args.slice(0, at), ...args.slice(at + 3 + 2 * Number(args[at + 2]))];
     assert.equal(paths.includes('HOME'), false, 'the environment is left out');
     assert.ok(!paths.some((a) => a.startsWith('relative/home') || a === '.claude'), HOME);
   }
