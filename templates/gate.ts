@@ -34,7 +34,7 @@ export const GATE_LINE = `my ($gate, $go); open($gate, '+<&=', ${GATE_FD}) && sy
  * when the agent ends (lib/native/terminal-group.ts). The first argument says whether to take it: from inside the
  * pid namespace stashbase's group cannot be seen. No module is loaded (builtins only).
  */
-export const PGRP_LINE = `my $fg = shift @ARGV; setpgrp(0, 0) or exit 125; if ($fg eq '1') { local $SIG{TTOU} = 'IGNORE'; ioctl(STDIN, 0x5410, pack('i', getpgrp(0))) }`;
+export const PGRP_LINE = `my $fg = shift @ARGV; setpgrp(0, 0) or exit 125; if ($fg eq '1') { local $SIG{TTOU} = 'IGNORE'; if (open(my $t, '+<', '/dev/tty')) { ioctl($t, 0x5410, pack('i', getpgrp(0))); close $t } }`;
 
 /** The agent's environment, from the arguments `envArgs` made (after the gate: nothing of the agent's runs before it). */
 export const ENV_LINE = `my $n = shift @ARGV; %ENV = (); while ($n-- > 0) { my ($k, $v) = splice(@ARGV, 0, 2); $ENV{$k} = $v }`;

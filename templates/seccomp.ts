@@ -8,8 +8,9 @@
 //   proxy, including ones made after the run started), AF_VSOCK (a virtual
 //   machine's channel to its host), and whatever the kernel adds.
 //   socketpair(2) stays allowed for streams and sequenced packets: the
-//   agent's own processes still talk over anonymous pairs. A datagram pair
-//   is refused: a datagram socket can be pointed at any socket path with
+//   agent's own processes still talk over anonymous pairs. Any other pair is
+//   refused, a datagram one (SOCK_DGRAM, and SOCK_RAW, which the kernel makes
+//   one) among them: a datagram socket can be pointed at any socket path with
 //   connect(2) or sendto(2), and a read-only mount does not stop a write to a
 //   socket (review, round 35: a pair's end reached a host datagram socket,
 //   journald's and syslog's kind, and, bound in the tree, got its answers).
@@ -47,7 +48,8 @@ const TIOCLINUX = 0x541c;
 const TIOCSETD = 0x5423;
 const BPF_ALU_AND_K = 0x54;
 const SOCK_TYPE_MASK = 0xf;
-const SOCK_DGRAM = 2;
+const SOCK_STREAM = 1;
+const SOCK_SEQPACKET = 5;
 /** The socket families both sandboxes allow (Docker's profile, templates/docker-seccomp.ts, takes them from here). */
 export const AF_UNIX = 1;
 export const AF_INET = 2;
@@ -116,7 +118,10 @@ export function sandboxFilter(arch: SeccompArch, opts: FilterOptions): Buffer {
   insns.push(
     [BPF_LD_W_ABS, 0, 0, 24], // low word of args[1], the type (with SOCK_NONBLOCK and SOCK_CLOEXEC)
     [BPF_ALU_AND_K, 0, 0, SOCK_TYPE_MASK],
-    [BPF_JEQ_K, 'deny', 'allow', SOCK_DGRAM],
+    // Streams and sequenced packets alone: SOCK_RAW is a datagram pair too (the kernel's unix_create makes it one;
+    // the round's last review), and what else comes is refused rather than known.
+    [BPF_JEQ_K, 'allow', 0, SOCK_STREAM],
+    [BPF_JEQ_K, 'allow', 'deny', SOCK_SEQPACKET],
   );
   labels.socket = insns.length;
   insns.push(

@@ -5,9 +5,12 @@
 import { readFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 
-/** Whether this process's group is its terminal's foreground one (/proc/self/stat: pgrp, tty_nr, tpgid), with standard input that terminal. */
+/**
+ * Whether this process's group is its controlling terminal's foreground one (/proc/self/stat: pgrp, tty_nr, tpgid),
+ * whatever its standard input is (review, round 35: with input from a pipe the agent still shared the terminal, took
+ * it, and stashbase, in the background with `tostop` set, was stopped at its first warning, before its checks).
+ */
 export function terminalForeground(): boolean {
-  if (process.stdin.isTTY !== true) return false;
   try {
     const stat = readFileSync('/proc/self/stat', 'utf8');
     // The command name may hold spaces and parentheses: the fields after it follow the last ')'.
@@ -19,7 +22,7 @@ export function terminalForeground(): boolean {
   }
 }
 
-/** Gives the terminal back to this process's group (TIOCSPGRP from a child of it, SIGTTOU ignored); quiet if it cannot. */
+/** Gives the controlling terminal back to this process's group (TIOCSPGRP from a child of it, SIGTTOU ignored); quiet if it cannot. */
 export function takeTerminalBack(perl: string): void {
-  spawnSync(perl, ['-e', `$SIG{TTOU} = 'IGNORE'; ioctl(STDIN, 0x5410, pack('i', getpgrp(0)))`], { stdio: ['inherit', 'ignore', 'ignore'], env: {}, timeout: 5000 });
+  spawnSync(perl, ['-e', `$SIG{TTOU} = 'IGNORE'; open(my $t, '+<', '/dev/tty') or exit 1; ioctl($t, 0x5410, pack('i', getpgrp(0)))`], { stdio: 'ignore', env: {}, timeout: 5000 });
 }

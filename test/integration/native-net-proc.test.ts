@@ -166,14 +166,18 @@ def dgram():
     a.connect(sys.argv[1]); a.send(sys.argv[2].encode())
 tryit("stream-pair", lambda: socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM))
 tryit("dgram-pair", dgram)
+def raw():
+    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_RAW)
+    a.connect(sys.argv[1]); a.send(sys.argv[2].encode() + b"-raw")
+tryit("raw-pair", raw)
 tryit("tiocsetd", lambda: fcntl.ioctl(0, 0x5423, struct.pack("i", 0)))
 ' ${sock} `;
       const out = await a.outside(`${probe} FROM-OUTSIDE </dev/null`);
-      assert.equal(out.stdout, 'stream-pair ok\ndgram-pair ok\ntiocsetd ENOTTY\n', out.stderr);
+      assert.equal(out.stdout, 'stream-pair ok\ndgram-pair ok\nraw-pair ok\ntiocsetd ENOTTY\n', out.stderr);
       const r = await a.inside(`${probe} FROM-INSIDE </dev/null`);
-      assert.equal(r.stdout, 'stream-pair ok\ndgram-pair EPERM\ntiocsetd EPERM\n', r.stderr);
+      assert.equal(r.stdout, 'stream-pair ok\ndgram-pair EPERM\nraw-pair EPERM\ntiocsetd EPERM\n', r.stderr);
       await new Promise((res) => setTimeout(res, 200));
-      assert.equal(readFileSync(got, 'utf8'), 'FROM-OUTSIDE\n');
+      assert.equal(readFileSync(got, 'utf8'), 'FROM-OUTSIDE\nFROM-OUTSIDE-raw\n');
     } finally {
       listener.kill();
     }
@@ -196,6 +200,22 @@ tryit("tiocsetd", lambda: fcntl.ioctl(0, 0x5423, struct.pack("i", 0)))
     assert.deepEqual([r.signal, r.code], [null, 137], r.stderr);
     assert.match(r.stderr, /killsub\/\.git/);
     assert.equal(existsSync(join(a.proj, 'killsub', '.git')), false, 'moved aside by the end-of-run check');
+  });
+
+  test("(review, round 35) an agent that takes the terminal (TIOCSPGRP) and sets tostop, in a run whose input is a pipe from an interactive shell: stashbase takes the terminal back, shows its warnings and moves a planted repository aside; control: the agent's TIOCSPGRP succeeded", { timeout: 120_000 }, async () => {
+    const dir = join(a.home, 'tty-proj');
+    spawnSync('mkdir', ['-p', dir]);
+    spawnSync('git', ['init', '-q', dir]);
+    const grab = `$SIG{TTOU}="IGNORE"; open(T,"+<","/dev/tty") or die "tty: $!"; print STDERR "agent: TIOCSPGRP=", (ioctl(T,0x5410,pack("i",getpgrp(0))) ? "ok" : "fail"), "\\n"; system("stty tostop </dev/tty");`;
+    const { writeFileSync } = await import('node:fs');
+    writeFileSync(join(dir, 'grab.pl'), grab.replaceAll('\\\\n', '\\n'));
+    writeFileSync(join(dir, 'atk.sh'), "mkdir -p sub && git -C sub init -q && git -C sub config core.fsmonitor 'echo PWNED; false' && perl grab.pl\n");
+    const inner = `true | ${process.execPath} ${BIN} agent run -- sh atk.sh; echo EXIT=$?; stty -tostop`;
+    const r = spawnSync('script', ['-qfec', `bash --norc -i -c '${inner}'`, '/dev/null'], { cwd: dir, env: { ...a.env, TERM: 'dumb' }, encoding: 'utf8', timeout: 90_000 });
+    assert.match(r.stdout, /agent: TIOCSPGRP=ok/, r.stdout);
+    assert.match(r.stdout, /EXIT=0/, r.stdout);
+    assert.match(r.stdout, /the agent left a nested repository at .*\/sub/);
+    assert.equal(existsSync(join(dir, 'sub', '.git')), false);
   });
 
   test('no host processes in /proc', async () => {
