@@ -77,6 +77,11 @@ export async function executeNative({ ctx, profile, warn, announce }: ExecuteInp
   let gitDir: string | null = null;
   // ~/.claude.json in the tree (the working directory your home): its executable entries go back after the run, as on macOS.
   let exposedConfig: string | null = null;
+  // While bwrap runs on a terminal, the agent may hold it with tostop set: a line stashbase wrote then would stop it
+  // until resumed (review, round 35). Said once the agent has ended and the terminal is stashbase's again.
+  let bwrapRunning = false;
+  const heldBack: string[] = [];
+  const duringRun = (line: string) => (bwrapRunning && process.stderr.isTTY === true ? heldBack.push(line) : alert(line));
   try {
     // Git runs hooks at the top of the work tree, which may lie above the working directory.
     const tree = findRepoRoot(ctx.cwd)?.root ?? ctx.cwd;
@@ -86,7 +91,7 @@ export async function executeNative({ ctx, profile, warn, announce }: ExecuteInp
       mounts: [{ host: tree, sandbox: tree }, ...(prep.gitDir?.mounts ?? []).map((b) => ({ host: b.src, sandbox: b.dest }))],
       hidden: () => hiddenWithin(prep.protection, [], [tree]),
     });
-    proxy = await proxyForRun({ session: ctx.session, profile, placeholders: ctx.placeholders, env: ctx.env, home, userHome: ctx.home, cwd: ctx.cwd, audit: (e) => audit.write(e), token: ctx.proxyToken, hooks, tree: { protection: prep.protection, isolated: [] }, onUpstreamTls: reportFirstTlsFailure(alert) });
+    proxy = await proxyForRun({ session: ctx.session, profile, placeholders: ctx.placeholders, env: ctx.env, home, userHome: ctx.home, cwd: ctx.cwd, audit: (e) => audit.write(e), token: ctx.proxyToken, hooks, tree: { protection: prep.protection, isolated: [] }, onUpstreamTls: reportFirstTlsFailure(duringRun) });
     if (hostPort !== null) await listenLoopback(proxy.server, hostPort);
     trace.mark('proxy');
     createRunDir(prep.runDir, proxy.ca, prep.bwrap ? sandboxFilter(process.arch as SeccompArch, { unixSockets: profile.sandbox.allowUnixSockets }) : null, prep.temps);
@@ -125,7 +130,14 @@ export async function executeNative({ ctx, profile, warn, announce }: ExecuteInp
     }
     const interceptor = proxy.interceptor;
     if (prep.claudeConfigExposed === true) exposedConfig = keepClaudeConfigStart(ctx.home, ctx.env, prep.stateDir);
-    exitCode = await runBwrap(prep, { proxy: proxy.server, trace, onStarted: interceptor ? () => interceptor.warm() : undefined });
+    bwrapRunning = true;
+    try {
+      exitCode = await runBwrap(prep, { proxy: proxy.server, trace, onStarted: interceptor ? () => interceptor.warm() : undefined });
+    } finally {
+      // The terminal is stashbase's again (lib/native/run.ts): what was held back is said now.
+      bwrapRunning = false;
+      for (const line of heldBack.splice(0)) alert(line);
+    }
     trace.mark('agent');
     return exitCode;
   } catch (e) {
