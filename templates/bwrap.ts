@@ -176,7 +176,7 @@ export function buildBwrapCommand(input: BwrapInput): Command {
     '--',
     // The gate (templates/gate.ts) first: the agent starts on stashbase's word only.
     // PWD as bwrap sets it (found in review: the gate's fresh environment dropped it; the agent got yours).
-    ...(input.landlock ? landlockArgv({ ...input.landlock, foreground: input.foreground }, input.command, { ...input.env, PWD: input.cwd }) : [input.perl, '-e', GATE_SCRIPT, ...envArgs({ ...input.env, PWD: input.cwd }, input.foreground === true), ...input.command]),
+    ...(input.landlock ? landlockArgv(input.landlock, input.command, { ...input.env, PWD: input.cwd }, input.foreground === true) : [input.perl, '-e', GATE_SCRIPT, ...envArgs({ ...input.env, PWD: input.cwd }, input.foreground === true), ...input.command]),
   );
   return {
     file: input.envTool,

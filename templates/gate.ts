@@ -20,8 +20,13 @@
 // before the agent starts. Nothing in either script loads a module (no
 // %!: Errno.pm would be read before the gate's first line).
 
+import type { Command } from './command.js';
+
 /** The gate's descriptor in the sandbox (after bwrap's and the relay's own). */
 export const GATE_FD = 8;
+
+/** The ioctl that makes a process group its terminal's foreground one (tcsetpgrp), as perl reads it. */
+const TIOCSPGRP = '0x5410';
 
 /** The gate, as the first line of a perl script run inside the sandbox. */
 export const GATE_LINE = `my ($gate, $go); open($gate, '+<&=', ${GATE_FD}) && syswrite($gate, 'r', 1) == 1 && sysread($gate, $go, 1) == 1 && $go eq '1' or exit 125; close $gate;`;
@@ -34,7 +39,12 @@ export const GATE_LINE = `my ($gate, $go); open($gate, '+<&=', ${GATE_FD}) && sy
  * when the agent ends (lib/native/terminal-group.ts). The first argument says whether to take it: from inside the
  * pid namespace stashbase's group cannot be seen. No module is loaded (builtins only).
  */
-export const PGRP_LINE = `my $fg = shift @ARGV; setpgrp(0, 0) or exit 125; if ($fg eq '1') { local $SIG{TTOU} = 'IGNORE'; if (open(my $t, '+<', '/dev/tty')) { ioctl($t, 0x5410, pack('i', getpgrp(0))); close $t } }`;
+export const PGRP_LINE = `my $fg = shift @ARGV; setpgrp(0, 0) or exit 125; if ($fg eq '1') { local $SIG{TTOU} = 'IGNORE'; if (open(my $t, '+<', '/dev/tty')) { ioctl($t, ${TIOCSPGRP}, pack('i', getpgrp(0))); close $t } }`;
+
+/** Stashbase's own group takes its controlling terminal back (from a child of it, SIGTTOU ignored), once the agent ended. */
+export function takeTerminalCommand(perl: string): Command {
+  return { file: perl, args: ['-e', `$SIG{TTOU} = 'IGNORE'; open(my $t, '+<', '/dev/tty') or exit 1; ioctl($t, ${TIOCSPGRP}, pack('i', getpgrp(0)))`], env: {}, onlyEnv: true };
+}
 
 /** The agent's environment, from the arguments `envArgs` made (after the gate: nothing of the agent's runs before it). */
 export const ENV_LINE = `my $n = shift @ARGV; %ENV = (); while ($n-- > 0) { my ($k, $v) = splice(@ARGV, 0, 2); $ENV{$k} = $v }`;

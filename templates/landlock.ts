@@ -142,8 +142,6 @@ exec { $ARGV[0] } @ARGV or do {
 
 export interface LandlockInput {
   perl: string;
-  /** The agent's process group takes the terminal (templates/gate.ts PGRP_LINE). */
-  foreground?: boolean;
   arch: LandlockArch;
   /** Denied paths (files, folders, missing ones) outside every writable folder, as the sandbox sees them. */
   files: string[];
@@ -158,9 +156,10 @@ export interface LandlockInput {
 }
 
 /** The argv that runs `command` under the ruleset (what bwrap execs). */
-export function landlockArgv(input: LandlockInput, command: string[], env: Record<string, string>): string[] {
+/** `foreground`: the agent's process group takes the terminal (templates/gate.ts PGRP_LINE). */
+export function landlockArgv(input: LandlockInput, command: string[], env: Record<string, string>, foreground = false): string[] {
   const a = LANDLOCK_ABI[input.arch];
   const nums = [a.create, a.add, a.restrict, a.prctl, a.openat, a.close, a.oPath | a.oNofollow | a.oCloexec, input.warn ? 1 : 0].map(String);
-  return [input.perl, '-e', LANDLOCK_SCRIPT, ...envArgs(env, input.foreground === true), ...nums, ...input.files, '--', ...input.plain, '--', ...command];
+  return [input.perl, '-e', LANDLOCK_SCRIPT, ...envArgs(env, foreground), ...nums, ...input.files, '--', ...input.plain, '--', ...command];
 }
 

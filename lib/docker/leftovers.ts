@@ -112,13 +112,9 @@ const VOLUME_NAME = /^stashbase-isolated-[A-Za-z0-9_.-]+$/;
  * engine writes them), '' where absent or not a string. A line that is not a name and two JSON strings is passed by.
  */
 export function parseVolumeRows(out: string): VolumeLeftover[] {
-  const label = (text: string) => {
-    const v = parseJson(text)?.value;
-    return typeof v === 'string' ? v : '';
-  };
   return out.split('\n').flatMap((line) => {
     const [name = '', repo = '', path = '', ...more] = line.split('\t');
-    return more.length === 0 && VOLUME_NAME.test(name) ? [{ name, repo: label(repo), path: label(path) }] : [];
+    return more.length === 0 && VOLUME_NAME.test(name) ? [{ name, repo: labelValue(repo), path: labelValue(path) }] : [];
   });
 }
 
@@ -138,7 +134,6 @@ export interface WorkspaceLeftover {
 export async function workspaceLeftovers(docker: string): Promise<WorkspaceLeftover[]> {
   return (await capture(listWorkspacesCommand(docker))).split('\n').filter(Boolean).map((line) => {
     const [name = '', run = '', origin = ''] = line.split('\t');
-    const label = (text: string) => parseJson(text)?.value;
-    return { name: printable(name, true), run: shown(label(run)), origin: shown(label(origin)) };
+    return { name: printable(name, true), run: labelText(run), origin: labelText(origin) };
   });
 }

@@ -1,6 +1,6 @@
 // Executes a prepared native plan: the run directory, stand-ins for missing
 // protected paths, the proxy, bwrap, and the bridge into its network namespace.
-import { takeTerminalBack } from './terminal-group.js';
+import { procStatFields, takeTerminalBack } from './terminal-group.js';
 import { closeSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import type { ChildProcess } from 'node:child_process';
 import { Server } from 'node:net';
@@ -238,13 +238,7 @@ export async function runBwrap(prep: NativePrepared, opts: NativeRunOptions): Pr
 
 /** A process's start time (/proc/PID/stat's 22nd field), or null when it is gone: with its pid, it names that process alone. */
 function startTime(pid: number): string | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // The command name (2nd field) may hold spaces and parentheses: the fields after it follow the last ')'.
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null;
-  } catch {
-    return null;
-  }
+  return procStatFields(pid)?.[19] ?? null;
 }
 
 async function runBwrapOnce(prep: NativePrepared, opts: NativeRunOptions, signals: Signals): Promise<number> {

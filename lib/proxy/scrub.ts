@@ -84,12 +84,11 @@ const MIN_BASE64_FORM = 8;
 export const MIN_SECRET_BYTES = 7;
 
 /**
- * Bytes percent-encoded by an encoder that leaves `set` as it is; `lower` spells the hex digits in lower case; the
- * slash stays where `keep` holds it (quote()'s `/`); `plus` writes a space as `+`.
+ * Bytes percent-encoded by an encoder that leaves `set` as it is, and `/` where `keepSlash` (quote()'s); `plus` writes
+ * a space as `+`; `lower` spells the hex digits in lower case.
  */
-function percentEncode(bytes: Buffer, lower: boolean, keep = '', set: Uint8Array = UNRESERVED_SETS[0] as Uint8Array, plus = false): string {
+function percentEncode(bytes: Buffer, set: Uint8Array, keepSlash: boolean, plus: boolean, lower: boolean): string {
   const hex = lower ? HEX_LOWER : HEX_UPPER;
-  const keepSlash = keep.includes('/');
   const parts: string[] = new Array(bytes.length);
   for (let i = 0; i < bytes.length; i++) {
     const b = bytes[i] as number;
@@ -108,19 +107,19 @@ function percentForms(real: Buffer, ph: Buffer): Array<[string, string]> {
   const spaces = real.includes(0x20) || ph.includes(0x20);
   const seenOnce = new Set<string>();
   for (const set of UNRESERVED_SETS) {
-    for (const keep of ['', '/']) {
+    for (const keepSlash of [false, true]) {
       for (const plus of spaces ? [false, true] : [false]) {
         for (const lower of [false, true]) {
-          const once: [string, string] = [percentEncode(real, lower, keep, set, plus), percentEncode(ph, lower, keep, set, plus)];
+          const once: [string, string] = [percentEncode(real, set, keepSlash, plus, lower), percentEncode(ph, set, keepSlash, plus, lower)];
           // The same pair twice (most encoders agree on most values) is encoded again only once.
           const key = `${once[0]}\0${once[1]}`;
           if (seenOnce.has(key)) continue;
           seenOnce.add(key);
           out.push(once);
           for (const set2 of UNRESERVED_SETS) {
-            for (const keep2 of ['', '/']) {
+            for (const keepSlash2 of [false, true]) {
               for (const lower2 of [false, true]) {
-                const again = (t: string) => percentEncode(Buffer.from(t, 'latin1'), lower2, keep2, set2);
+                const again = (t: string) => percentEncode(Buffer.from(t, 'latin1'), set2, keepSlash2, false, lower2);
                 out.push([again(once[0]), again(once[1])]);
               }
             }

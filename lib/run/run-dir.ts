@@ -105,7 +105,6 @@ function stillStandIn(path: string, size: number): boolean {
   return want === '' || readFileSync(path, 'utf8') === want;
 }
 
-/** Creates stand-ins; returns those created (to remove afterwards) and warnings. */
 /**
  * The first link on the way from `tree` (excluded) to `path` (included), where `path` lies in `tree` and the way
  * leads out of it; null when none (or `path` is not in it). A link the tree holds may be the agent's: a stand-in made
@@ -141,6 +140,7 @@ function linkOnTheWay(trees: string[], path: string): string | null {
   return null;
 }
 
+/** Creates stand-ins; returns those created (to remove afterwards) and warnings. None is made through a link of `trees` leading out of it. */
 export function createPlaceholders(paths: string[], parents: string[], files: string[] = [], trees: string[] = []): { created: string[]; warnings: string[] } {
   // Before anything is made: a missing protected path reached through a link of the tree is refused, said.
   for (const p of [...paths, ...files]) {

@@ -9,6 +9,7 @@ import { branchExists, driversIn, locate, type Repo, pointersIntact, type Worktr
 import { lockState } from './lifecycle.js';
 import { parseRefFile, readRefStore, refFileText } from '../git/ref-store.js';
 import { gitlinks } from '../git/gitlinks.js';
+import { OID } from '../git/refname.js';
 import { firstFew } from '../util/printable.js';
 import { readBack } from '../readback/file.js';
 import { NAME_PATTERN } from './names.js';
@@ -64,7 +65,7 @@ function heldIn(repo: Repo, w: Worktree): { held: string[]; heldTags: string[] }
   // lie in the admin folder's modules, or inside the checkout when one was cloned there first), or a modules folder.
   // A gitlink never checked out there (no .git in its folder) holds nothing.
   const listed = gitlinks(repo.git, w.adminDir, w.path, repo.gitDir);
-  const links = typeof listed === 'string' ? listed : listed.filter((l) => existsSync(join(w.path, l, '.git')) || isLink(join(w.path, l, '.git')));
+  const links = typeof listed === 'string' ? listed : listed.filter((l) => hasEntry(join(w.path, l, '.git')));
   const modules = join(w.adminDir, 'modules');
   if (typeof links === 'string' || links.length > 0 || existsSync(modules)) {
     heldTags.push('submodules');
@@ -89,13 +90,8 @@ function heldIn(repo: Repo, w: Worktree): { held: string[]; heldTags: string[] }
 const MAX_TIPS = 10_000;
 const MAX_REFLOG_BYTES = 16 << 20;
 
-function isLink(path: string): boolean {
-  try {
-    return lstatSync(path).isSymbolicLink();
-  } catch {
-    return false;
-  }
-}
+/** Something is there, a link to nothing included. */
+const hasEntry = (path: string) => lstatSync(path, { throwIfNoEntry: false }) !== undefined;
 
 /**
  * The object ids the worktree alone may hold: its HEAD, its own refs, its HEAD's reflog; `unread` says what could
@@ -106,7 +102,7 @@ function worktreeTips(w: Worktree): { oids: string[]; unread: string | null } {
   const oids = new Set<string>();
   let unread: string | null = null;
   const add = (oid: string | undefined) => {
-    if (oid === undefined || !/^([0-9a-f]{40}|[0-9a-f]{64})$/.test(oid) || /^0+$/.test(oid)) return;
+    if (oid === undefined || !OID.test(oid) || /^0+$/.test(oid)) return;
     if (oids.size < MAX_TIPS) oids.add(oid);
     else unread ??= `more than ${MAX_TIPS} entries in its history`;
   };
@@ -114,7 +110,7 @@ function worktreeTips(w: Worktree): { oids: string[]; unread: string | null } {
   const head = r.ok ? parseRefFile(refFileText(r.data)) : null;
   if (head?.kind === 'oid') add(head.oid);
   // Its own refs, where it has any (most worktrees have no refs folder).
-  if (existsSync(join(w.adminDir, 'refs')) || isLink(join(w.adminDir, 'refs'))) {
+  if (hasEntry(join(w.adminDir, 'refs'))) {
     const refs = readRefStore(w.adminDir);
     if (refs.problems.length > 0 || refs.incomplete) unread ??= 'its own refs could not all be read';
     for (const v of refs.refs.values()) if (v.kind === 'oid') add(v.oid);
