@@ -19,6 +19,7 @@ import { proxyForRun, runLimits, type RunProxy } from '../proxy/setup.js';
 import { reportFirstTlsFailure } from '../proxy/tls-failure.js';
 import { reapStaleRuns } from '../run/reap.js';
 import { alert, noteLines } from '../util/style.js';
+import { terminalAfterAgent } from '../util/terminal.js';
 import { createPlaceholders, createRunDir, removePlaceholders, removeRunDir, runStateDirOf } from '../run/run-dir.js';
 import { endSession, writeSession } from '../run/session.js';
 import { Trace } from '../run/trace.js';
@@ -212,7 +213,10 @@ export async function executeDocker({ ctx, warn, announce, interactive }: Docker
       await relay.subscribed;
       agentStarted = true;
       measureOnDie();
-      const agentRun = runForwarded(sealedAgentCommand(prep.sealed!)).finally(() => (agentEnded = true));
+      const agentRun = runForwarded(sealedAgentCommand(prep.sealed!)).finally(() => {
+        agentEnded = true;
+        terminalAfterAgent(ctx.env);
+      });
       // A relay that never starts leaves the agent waiting at its gate: its container goes, and the run fails.
       relay.ready.then(() => trace.mark('relay'), (e: Error) => {
         if (agentEnded) return;
@@ -246,7 +250,7 @@ export async function executeDocker({ ctx, warn, announce, interactive }: Docker
     const interceptor = proxy.interceptor;
     if (interceptor) setImmediate(() => interceptor.warm());
     measureOnDie();
-    exitCode = await runForwarded(agentCommand(prep.agent));
+    exitCode = await runForwarded(agentCommand(prep.agent)).finally(() => terminalAfterAgent(ctx.env));
     trace.mark('agent');
     return exitCode;
   } catch (e) {

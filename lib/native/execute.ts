@@ -13,6 +13,7 @@ import { seatbeltEnvOf, seatbeltStatusOf } from './prepare-seatbelt.js';
 import { readBackText } from '../readback/file.js';
 import { proxyForRun, runLimits, type RunProxy } from '../proxy/setup.js';
 import { reportFirstTlsFailure } from '../proxy/tls-failure.js';
+import { holdTerminalWrites, terminalAfterAgent } from '../util/terminal.js';
 import { endSession, writeSession } from '../run/session.js';
 import { type NativeContext, type NativePrepared, prepareNative } from './prepare.js';
 import { runSystemd } from './run-systemd.js';
@@ -77,11 +78,6 @@ export async function executeNative({ ctx, profile, warn, announce }: ExecuteInp
   let gitDir: string | null = null;
   // ~/.claude.json in the tree (the working directory your home): its executable entries go back after the run, as on macOS.
   let exposedConfig: string | null = null;
-  // While bwrap runs on a terminal, the agent may hold it with tostop set: a line stashbase wrote then would stop it
-  // until resumed (review, round 35). Said once the agent has ended and the terminal is stashbase's again.
-  let bwrapRunning = false;
-  const heldBack: string[] = [];
-  const duringRun = (line: string) => (bwrapRunning && process.stderr.isTTY === true ? heldBack.push(line) : alert(line));
   try {
     // Git runs hooks at the top of the work tree, which may lie above the working directory.
     const tree = findRepoRoot(ctx.cwd)?.root ?? ctx.cwd;
@@ -91,7 +87,7 @@ export async function executeNative({ ctx, profile, warn, announce }: ExecuteInp
       mounts: [{ host: tree, sandbox: tree }, ...(prep.gitDir?.mounts ?? []).map((b) => ({ host: b.src, sandbox: b.dest }))],
       hidden: () => hiddenWithin(prep.protection, [], [tree]),
     });
-    proxy = await proxyForRun({ session: ctx.session, profile, placeholders: ctx.placeholders, env: ctx.env, home, userHome: ctx.home, cwd: ctx.cwd, audit: (e) => audit.write(e), token: ctx.proxyToken, hooks, tree: { protection: prep.protection, isolated: [] }, onUpstreamTls: reportFirstTlsFailure(duringRun) });
+    proxy = await proxyForRun({ session: ctx.session, profile, placeholders: ctx.placeholders, env: ctx.env, home, userHome: ctx.home, cwd: ctx.cwd, audit: (e) => audit.write(e), token: ctx.proxyToken, hooks, tree: { protection: prep.protection, isolated: [] }, onUpstreamTls: reportFirstTlsFailure(alert) });
     if (hostPort !== null) await listenLoopback(proxy.server, hostPort);
     trace.mark('proxy');
     createRunDir(prep.runDir, proxy.ca, prep.bwrap ? sandboxFilter(process.arch as SeccompArch, { unixSockets: profile.sandbox.allowUnixSockets }) : null, prep.temps);
@@ -125,18 +121,23 @@ export async function executeNative({ ctx, profile, warn, announce }: ExecuteInp
     if (prep.systemd) {
       const step = prep.plan.steps.find((x) => x.kind === 'command' && x.id === 'sandbox');
       if (!step || step.kind !== 'command') throw new Error('native plan has no sandbox step');
-      exitCode = await runSystemd(step.command, prep.systemd.envFile, prep.agentEnv, warn);
+      try {
+        exitCode = await runSystemd(step.command, prep.systemd.envFile, prep.agentEnv, warn);
+      } finally {
+        terminalAfterAgent(ctx.env);
+      }
       return exitCode;
     }
     const interceptor = proxy.interceptor;
     if (prep.claudeConfigExposed === true) exposedConfig = keepClaudeConfigStart(ctx.home, ctx.env, prep.stateDir);
-    bwrapRunning = true;
+    // While bwrap runs, the agent may hold your terminal with tostop set: any write of stashbase's to it would stop
+    // stashbase until resumed, before its checks (review, round 35). Every write is held until the agent has ended
+    // and the terminal is stashbase's again (lib/native/run.ts), then said after the terminal's rendering is reset.
+    const release = holdTerminalWrites();
     try {
       exitCode = await runBwrap(prep, { proxy: proxy.server, trace, onStarted: interceptor ? () => interceptor.warm() : undefined });
     } finally {
-      // The terminal is stashbase's again (lib/native/run.ts): what was held back is said now.
-      bwrapRunning = false;
-      for (const line of heldBack.splice(0)) alert(line);
+      release(() => terminalAfterAgent(ctx.env));
     }
     trace.mark('agent');
     return exitCode;

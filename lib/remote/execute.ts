@@ -18,6 +18,7 @@ import { capture, probe, runForwarded, start } from '../exec.js';
 import { proxyForRun, runLimits, type RunProxy } from '../proxy/setup.js';
 import { reportFirstTlsFailure } from '../proxy/tls-failure.js';
 import { alert, noteLines } from '../util/style.js';
+import { terminalAfterAgent } from '../util/terminal.js';
 import { socketDir } from '../util/socket-dir.js';
 import { caDirOf, createRunDir, removeRunDir, runDirOf, runStateDirOf } from '../run/run-dir.js';
 import { removeSession, writeSession } from '../run/session.js';
@@ -272,7 +273,10 @@ export async function executeRemote(o: RemoteRunInput): Promise<number> {
     heldExport = holdExport(prep.export);
     const entrypoint = await entrypointAsked;
     agentStarted = true;
-    const agentRun = runForwarded(sealedAgentCommand({ ...prep.sealed, entrypoint })).finally(() => (agentEnded = true));
+    const agentRun = runForwarded(sealedAgentCommand({ ...prep.sealed, entrypoint })).finally(() => {
+      agentEnded = true;
+      terminalAfterAgent(ctx.env);
+    });
     relay.ready.then(() => trace.mark('relay'), (e: Error) => {
       if (agentEnded) return;
       alert(`${e.message}: the agent's container is removed`);

@@ -1,0 +1,80 @@
+// Stashbase's words on a terminal the agent had. A native run shares your
+// terminal with the agent (its own process group, lib/native/terminal-group.ts);
+// Docker and remote runs pass the agent's output to it. Either way the agent
+// may leave the terminal in a state of its choosing: `tostop` set while it
+// holds it (a write of stashbase's would stop stashbase, SIGTTOU, before its
+// end-of-run checks), or its rendering set to hide or disguise what stashbase
+// says after it (concealed text, a line-drawing character set, a scroll region
+// of one line, a hyperlink left open, synchronized output never ended).
+
+type Stream = NodeJS.WriteStream;
+
+/** What is held of stashbase's output while the agent holds the terminal; past it, bytes are counted, not kept. */
+export const HELD_MAX_BYTES = 256 * 1024;
+
+/**
+ * Holds back every write to standard output and standard error that is a terminal, whatever path makes it
+ * (stashbase's warnings, Node's own warnings, a console call), until the returned function is called: then the
+ * writes go out in their order (review: one notice was held back, and any other line said during the run would
+ * have stopped stashbase at the agent's `tostop`). A write is reported done at once; what passes HELD_MAX_BYTES is
+ * counted and said as a count. Streams that are not terminals are left as they are. `first`, given to the returned
+ * function, writes before what was held (the terminal's rendering reset, terminalAfterAgent).
+ */
+export function holdTerminalWrites(streams: Stream[] = [process.stdout, process.stderr]): (first?: () => void) => void {
+  const held: Array<{ stream: Stream; chunk: Buffer }> = [];
+  let bytes = 0;
+  let dropped = 0;
+  const restore: Array<() => void> = [];
+  for (const stream of streams) {
+    if (stream.isTTY !== true) continue;
+    const own = Object.getOwnPropertyDescriptor(stream, 'write');
+    const hold = (chunk: string | Uint8Array, encoding?: BufferEncoding | ((e?: Error | null) => void), cb?: (e?: Error | null) => void): boolean => {
+      const done = typeof encoding === 'function' ? encoding : cb;
+      const data = typeof chunk === 'string' ? Buffer.from(chunk, typeof encoding === 'string' ? encoding : 'utf8') : Buffer.from(chunk);
+      if (bytes + data.length <= HELD_MAX_BYTES) {
+        held.push({ stream, chunk: data });
+        bytes += data.length;
+      } else dropped += data.length;
+      if (done) process.nextTick(done, null);
+      return true;
+    };
+    Object.defineProperty(stream, 'write', { value: hold, configurable: true, writable: true, enumerable: false });
+    restore.push(() => {
+      if (own) Object.defineProperty(stream, 'write', own);
+      else delete (stream as unknown as { write?: unknown }).write;
+    });
+  }
+  let released = false;
+  return (first) => {
+    if (released) return;
+    released = true;
+    for (const r of restore) r();
+    first?.();
+    for (const h of held.splice(0)) h.stream.write(h.chunk);
+    if (dropped > 0) process.stderr.write(`stashbase: ${dropped} more bytes of its output during the run were not kept\n`);
+  };
+}
+
+/**
+ * What sets back the rendering an agent can leave a terminal in, before stashbase says anything after it: the
+ * character attributes (concealed, reverse, a colour as the background's), the character set (G0 ASCII, shifted in),
+ * line wrapping and the cursor shown, an open hyperlink closed (text after it would link to the agent's address),
+ * synchronized output ended (a terminal that honours it shows nothing until then), the scroll region reset with the
+ * cursor kept where it is, and the normal screen (not the alternate one, which a later program's exit wipes). None of
+ * it moves the cursor or clears what is shown. The Linux console prints an OSC it does not know: there it is left
+ * out (the console has no hyperlinks to close).
+ */
+export function renderingReset(term: string | undefined): string {
+  const osc = term === 'linux' ? '' : '\x1b]8;;\x1b\\';
+  return `\x1b[0m\x0f\x1b(B\x1b[?7h\x1b[?25h${osc}\x1b[?2026l\x1b7\x1b[r\x1b8\x1b[?1047l`;
+}
+
+/**
+ * After an agent's output has ended on your terminal: its rendering set back (renderingReset) where standard error
+ * is a terminal that reads escape sequences (not TERM=dumb, nor none), so that what stashbase says next is seen as
+ * it is written.
+ */
+export function terminalAfterAgent(env: NodeJS.ProcessEnv = process.env, stream: Stream = process.stderr): void {
+  if (stream.isTTY !== true || env.TERM === undefined || env.TERM === '' || env.TERM === 'dumb') return;
+  stream.write(renderingReset(env.TERM));
+}

@@ -1,0 +1,62 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { HELD_MAX_BYTES, holdTerminalWrites, renderingReset, terminalAfterAgent } from '../../lib/util/terminal.js';
+
+class FakeTty {
+  out: string[] = [];
+  constructor(readonly isTTY: boolean) {}
+  write(chunk: string | Uint8Array): boolean {
+    this.out.push(Buffer.from(chunk).toString('utf8'));
+    return true;
+  }
+}
+const fake = (isTTY = true) => new FakeTty(isTTY) as unknown as NodeJS.WriteStream & FakeTty;
+
+test('writes to a terminal are held in order, across streams, and said once released, after what `first` writes; callbacks are called at once', async () => {
+  const [out, err, file] = [fake(), fake(), fake(false)];
+  const release = holdTerminalWrites([out, err, file]);
+  let called = 0;
+  err.write('one\n', () => called++);
+  out.write(Buffer.from('two\n'));
+  err.write('74687265650a', 'hex');
+  file.write('to a file, at once\n');
+  await new Promise((r) => setImmediate(r));
+  assert.equal(called, 1);
+  assert.deepEqual([out.out, err.out, file.out], [[], [], ['to a file, at once\n']]);
+  release(() => err.write('RESET'));
+  assert.deepEqual(err.out, ['RESET', 'one\n', 'three\n']);
+  assert.deepEqual(out.out, ['two\n']);
+  // Released: writes go through again; a second release does nothing.
+  out.write('after\n');
+  release();
+  assert.deepEqual(out.out, ['two\n', 'after\n']);
+  assert.equal(Object.hasOwn(out, 'write'), false);
+});
+
+test('past HELD_MAX_BYTES, bytes are counted and the count said on stderr', () => {
+  const err = fake();
+  const release = holdTerminalWrites([err]);
+  err.write('x'.repeat(HELD_MAX_BYTES - 1));
+  err.write('yy');
+  err.write('z');
+  const saved = process.stderr.write;
+  const said: string[] = [];
+  process.stderr.write = ((s: string) => said.push(s) > 0) as typeof process.stderr.write;
+  try {
+    release();
+  } finally {
+    process.stderr.write = saved;
+  }
+  assert.deepEqual(err.out.map((s) => s.length), [HELD_MAX_BYTES - 1, 1]);
+  assert.deepEqual(said, ['stashbase: 2 more bytes of its output during the run were not kept\n']);
+});
+
+test('the rendering reset: whole, with no OSC on the Linux console; said only on a terminal that reads escapes', () => {
+  assert.equal(renderingReset('xterm-256color'), '\x1b[0m\x0f\x1b(B\x1b[?7h\x1b[?25h\x1b]8;;\x1b\\\x1b[?2026l\x1b7\x1b[r\x1b8\x1b[?1047l');
+  assert.equal(renderingReset('linux'), '\x1b[0m\x0f\x1b(B\x1b[?7h\x1b[?25h\x1b[?2026l\x1b7\x1b[r\x1b8\x1b[?1047l');
+  for (const [env, isTTY, said] of [[{ TERM: 'xterm' }, true, [renderingReset('xterm')]], [{ TERM: 'dumb' }, true, []], [{}, true, []], [{ TERM: 'xterm' }, false, []]] as const) {
+    const s = fake(isTTY);
+    terminalAfterAgent(env, s);
+    assert.deepEqual(s.out, said, JSON.stringify(env));
+  }
+});
