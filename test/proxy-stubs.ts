@@ -100,6 +100,11 @@ function route(req: IncomingMessage, res: ServerResponse, log: StubLog): void {
     case '/location':
       res.writeHead(302, { Location: `https://elsewhere.test/landed?from=${req.url}` });
       return void res.end(`you asked for ${req.url}\n`);
+    case '/search': {
+      // A search API: the query it was asked, decoded, in its answer.
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      return void res.end(JSON.stringify({ query: url.searchParams.get('q'), results: [] }));
+    }
     case '/basic': {
       const b64 = /^Basic (.*)$/i.exec(req.headers.authorization ?? '')?.[1] ?? '';
       res.writeHead(200, { 'X-Basic': b64 });

@@ -58,6 +58,35 @@ function boundFlags(secrets: BoundSecret[], host: string, tls: boolean): boolean
 
 const boundOf = new WeakMap<BoundSecret[], Map<string, boolean[]>>();
 
+/** What may stand right before a placeholder that is replaced (or the value's start), and right after it (or its end). */
+const WHOLE_BEFORE = new Set([' ', '\t', ',', ';', '=', ':', '"', "'"]);
+const WHOLE_AFTER = new Set([' ', '\t', ',', ';', ':', '"', "'", '&']);
+
+/**
+ * The text with every placeholder replaced by the real value, or null where one does not stand alone: the agent
+ * writes the bytes around it, and a bound service that decodes the whole field (percent-escapes, `\u` and `&#`
+ * escapes, base64) would mix them with the value's and give the agent back a form of it no scrubber knows (review,
+ * round 36: `q=%4PH` came back as `J3f9…` from a search's echo, and the value's first character with it). Only a
+ * separator may touch it: a space, `=`, `:`, `,`, `;` or a quote. Where the placeholder is and what is around it is
+ * the agent's own text; the value's bytes decide nothing.
+ */
+function replaceWhole(text: string, placeholder: string, real: string): string | null {
+  let out = '';
+  let from = 0;
+  for (let at = text.indexOf(placeholder); at !== -1; at = text.indexOf(placeholder, at + placeholder.length)) {
+    const end = at + placeholder.length;
+    if ((at > 0 && !WHOLE_BEFORE.has(text[at - 1]!)) || (end < text.length && !WHOLE_AFTER.has(text[end]!))) return null;
+    out += text.slice(from, at) + real;
+    from = end;
+  }
+  return out + text.slice(from);
+}
+
+const notWhole = (s: BoundSecret, host: string, where: string) => ({
+  rule: `the placeholder of ${s.name} headed to ${host} (${where}) does not stand alone: it is replaced only between separators (a space, =, :, comma, semicolon or a quote) or at the value's ends, so that what the agent writes around it cannot be decoded together with the real value`,
+  suspect: s.name,
+});
+
 /** Replaces what one text carries, or names the rule that refuses it. `isBound[i]`: secrets[i] is bound to the host. */
 function rewriteText(text: string, host: string, isBound: boolean[], secrets: BoundSecret[], found: Found, where: string): { text: string } | { rule: string; suspect: string } {
   let out = text;
@@ -71,11 +100,20 @@ function rewriteText(text: string, host: string, isBound: boolean[], secrets: Bo
       found.inert.add(s.name);
       continue;
     }
-    out = out.split(s.placeholder).join(s.real);
+    const replaced = replaceWhole(out, s.placeholder, s.real);
+    if (replaced === null) return notWhole(s, host, where);
+    out = replaced;
     found.injected.add(s.name);
   }
   return { text: out };
 }
+
+/**
+ * A header that carries no credential, whose value the service transforms and sends back: RFC 6455's accept key is a
+ * hash of the key (an offline check of guesses). Not Sec-WebSocket-Protocol: clients that cannot set headers carry
+ * their token there (Kubernetes' `base64url.bearer.authorization.k8s.io.`…).
+ */
+const NEVER_REPLACED = /^sec-websocket-key$/i;
 
 /** The secrets with their values spelled as the Latin-1 text of their UTF-8 bytes, for text decoded byte for byte. */
 function asBytes(secrets: BoundSecret[]): BoundSecret[] {
@@ -113,7 +151,16 @@ export function rewriteRequest(rawHeaders: string[], path: string, host: string,
     const name = rawHeaders[i] as string;
     let value = rawHeaders[i + 1] as string;
     const lname = name.toLowerCase();
-    const basic = lname === 'authorization' || lname === 'proxy-authorization' ? /^(\s*basic\s+)([A-Za-z0-9+/=]+)\s*$/i.exec(value) : null;
+    const credentials = lname === 'authorization' || lname === 'proxy-authorization';
+    const basic = credentials ? /^(\s*basic\s+)([A-Za-z0-9+/=]+)\s*$/i.exec(value) : null;
+    if (NEVER_REPLACED.test(name) || (credentials && basic === null && /^\s*basic(\s|$)/i.test(value))) {
+      // No placeholder is replaced here: Basic credentials only as base64 (a raw placeholder after `Basic` went out
+      // as the real value, which the service decoded as base64 and named in its answer: review, round 36).
+      for (let j = 0; j < secrets.length; j++) {
+        const s = secrets[j]!;
+        if (isBound[j] && value.includes(s.placeholder)) return { ok: false, rule: `the placeholder of ${s.name} headed to ${host} (${name}) is never replaced there${credentials ? ': Basic credentials carry it base64-encoded, as user:password' : ''}`, suspect: s.name };
+      }
+    }
     if (basic) {
       // Byte for byte: credentials that carry no value of a secret pass exactly as sent.
       const decoded = Buffer.from(basic[2] as string, 'base64').toString('latin1');
@@ -139,7 +186,17 @@ export function rewriteRequest(rawHeaders: string[], path: string, host: string,
   let newQuery = query;
   for (const [i, s] of secrets.entries()) {
     if (s.inQuery && isBound[i] && newQuery.includes(s.placeholder)) {
-      newQuery = newQuery.split(s.placeholder).join(encodeURIComponent(s.real));
+      // Only a parameter's whole value (`name=PH`): around it, the agent's bytes would be percent-decoded with the
+      // value's (replaceWhole).
+      const parts = newQuery.slice(1).split('&');
+      for (let p = 0; p < parts.length; p++) {
+        const part = parts[p]!;
+        if (!part.includes(s.placeholder)) continue;
+        const eq = part.indexOf('=');
+        if (eq === -1 || part.slice(eq + 1) !== s.placeholder || part.slice(0, eq).includes(s.placeholder)) return { ok: false, ...notWhole(s, host, 'the query') };
+        parts[p] = `${part.slice(0, eq)}=${encodeURIComponent(s.real)}`;
+      }
+      newQuery = `?${parts.join('&')}`;
       found.injected.add(s.name);
     }
   }

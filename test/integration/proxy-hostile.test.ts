@@ -337,6 +337,34 @@ describe('the intercepting proxy against a hostile upstream (issue 16)', () => {
     s.destroy();
   });
 
+  test('(review, round 36) a placeholder spliced into what the bound host decodes is refused before it leaves: after a percent sign in the query, raw after Basic; control: straight to the host, the spliced value comes back decoded, a form of it no scrubber knows, and gives the value back', async () => {
+    const sent = api.log.requests.length;
+    for (const [path, extra, rule] of [
+      [`/search?key=${PH}&q=%4${PH}`, '', 'the placeholder of ANTHROPIC_API_KEY headed to api.test (the query) does not stand alone'],
+      [`/search?q=%26%23x4${PH}`, '', 'the placeholder of ANTHROPIC_API_KEY headed to api.test (the query) does not stand alone'],
+      ['/basic', `Authorization: Basic ${PH}_\r\n`, 'the placeholder of ANTHROPIC_API_KEY headed to api.test (Authorization) is never replaced there'],
+    ] as const) {
+      const s = await open('api.test');
+      const r = reader(s);
+      s.write(get(path, 'api.test', `${extra}Connection: close\r\n`));
+      await r.closed;
+      assert.match(text(r.all()), /^HTTP\/1\.1 403 /, path);
+      assert.ok(text(r.all()).includes(rule), text(r.all()));
+    }
+    assert.equal(api.log.requests.length, sent, 'nothing reached the host');
+    // Control: the real value raw after Basic, straight to the host: the answer's decoded credentials, encoded again,
+    // give the value back (Node's decoder takes '-' as base64url's '+'), and they are no form the scrubber looks for.
+    const answer = await new Promise<string>((resolve, reject) => {
+      const c = tls.connect({ host: '127.0.0.1', port: api.port, servername: 'api.test', ca: api.caPem }, () => c.end(get('/basic', 'api.test', `Authorization: Basic ${REAL}\r\nConnection: close\r\n`)));
+      const parts: Buffer[] = [];
+      c.on('data', (d: Buffer) => parts.push(d)).on('end', () => resolve(Buffer.concat(parts).toString('utf8'))).on('error', reject);
+    });
+    // The stub writes the decoded bytes as Latin-1 characters, in UTF-8.
+    const decoded = / decoded ([^\n]*)\n/.exec(answer)?.[1] ?? '';
+    assert.ok(Buffer.from(decoded, 'latin1').toString('base64').replaceAll('+', '-').startsWith('sk-ant-api03-R3al/Va1ue'), answer);
+    assert.deepEqual(leaks(Buffer.from(decoded, 'latin1'), REAL), []);
+  });
+
   test('3: a query value inserted percent-encoded comes back (Location, body) as the placeholder, and so does Basic at every alignment', async () => {
     const s = await open('api.test');
     const r = reader(s);
