@@ -64,6 +64,8 @@ export interface LocalServerInput {
   seccompFile?: string;
   /** The run's writes are a deny-list: the agent could change the server's program and files before it starts. */
   denyListWrites?: boolean;
+  /** Told each secret the server's environment gets (its `source` entries), by variable, as it is read. */
+  onSecret?: (variable: string, value: string) => void;
 }
 
 export function localServerCommand(cfg: LocalMcpConfig, o: LocalServerInput): Command | string {
@@ -77,7 +79,10 @@ export function localServerCommand(cfg: LocalMcpConfig, o: LocalServerInput): Co
   const env: Record<string, string> = { PATH: path, HOME: '/tmp', TMPDIR: '/tmp', LANG: o.env.LANG ?? 'C.UTF-8' };
   for (const [k, v] of Object.entries(cfg.env)) {
     if ('value' in v) env[k] = v.value;
-    else env[k] = readSource({ source: v.source, from: v.from, hosts: [], inQuery: false, allowPlaintext: false }, o.env, o.home, o.cwd);
+    else {
+      env[k] = readSource({ source: v.source, from: v.from, hosts: [], inQuery: false, allowPlaintext: false }, o.env, o.home, o.cwd);
+      o.onSecret?.(k, env[k]);
+    }
   }
   const binds: ConfineBind[] = [];
   for (const root of thisCli().roots.slice(1)) binds.push({ src: root, dest: root });
@@ -256,8 +261,11 @@ export class LocalServer {
 
   private cmd: Command | string | (() => Command | string);
 
-  /** `cmd` a function: worked out when the server starts. */
-  constructor(readonly name: string, cmd: Command | string | (() => Command | string), private readonly policy: ToolPolicy) {
+  /**
+   * `cmd` a function: worked out when the server starts. `secrets`: the real values its environment holds (filled in
+   * as its command is made), scrubbed with the run's from every answer it gives the agent (lib/proxy/intercept.ts).
+   */
+  constructor(readonly name: string, cmd: Command | string | (() => Command | string), private readonly policy: ToolPolicy, readonly secrets: Array<{ variable: string; value: string }> = []) {
     this.cmd = cmd;
     if (typeof cmd === 'string') this.broken = cmd;
   }

@@ -25,7 +25,7 @@ import { UpstreamConn } from './h1/upstream.js';
 import { EMPTY, headerMap, rawCount, rawJoined, rawValue } from './h1/wire.js';
 import { checkingInterval, type ConnectionTracker, DEFAULT_LIMITS, MAX_HEADER_BYTES, type ProxyLimits, upstreamAgentOptions } from './limits.js';
 import { normalizeHost } from './policy.js';
-import { scrubPairs, type ScrubPair } from './scrub.js';
+import { scrubBuffer, scrubPairs, type ScrubPair } from './scrub.js';
 import { type BoundSecret, bodyNeedles, rewriteRequest, secretFields } from './secrets.js';
 import { type TlsFailure, upstreamErrorRule } from './tls-failure.js';
 import { handleUpgrade, refuseUpgrade } from './upgrade.js';
@@ -35,6 +35,8 @@ import { MAX_REQUEST_BODY } from '../mcp/jsonrpc.js';
 import { filterRequest, framingProblem } from '../mcp/request-filter.js';
 import { type McpRemote, serverAt } from '../mcp/servers.js';
 import type { LocalServer } from '../mcp/local-server.js';
+/** A local MCP server's secrets shorter than this are not scrubbed from its answers (they would match ordinary text). */
+const MIN_SCRUBBED_LENGTH = 8;
 
 export interface InterceptOptions {
   leaves: LeafCache;
@@ -146,6 +148,8 @@ export class Interceptor {
   private readonly contexts = new Map<string, SecureContext>();
   private readonly pool: UpstreamPool<UpstreamConn>;
   private readonly pairs: ScrubPair[];
+  /** Per local MCP server: the run's pairs with its own secrets', and how many secrets they were made of. */
+  private readonly localScrub = new Map<string, { count: number; pairs: ScrubPair[] }>();
   private readonly live = new Set<TunnelHttp>();
   /** Upstream TLS sessions, resumed on new connections: this proxy's own (they were verified under its trust). */
   private readonly sessions = new Map<string, Buffer>();
@@ -403,14 +407,18 @@ export class Interceptor {
     );
   }
 
-  /** A local server's answer, from its bridge (lib/mcp/local-server.ts), audited as a request to its host. */
+  /**
+   * A local server's answer, from its bridge (lib/mcp/local-server.ts), audited as a request to its host: scrubbed of
+   * the run's bound secrets and of the server's own (review, round 36: its answers went to the agent as the server wrote
+   * them, and a server holding the same token as a bound secret, or a token of its own, could hand it over).
+   */
   private answerLocal(t: Tunnel, h: Head, res: Responder, server: McpRemote, body: Buffer, done: () => void = () => {}): void {
     const bridge = this.o.bridges?.get(server.name);
     const reply = (status: number, text: string) => {
       const e = requestEvent(t, h.method, pathOf(h.url), status < 400 ? 'allow' : 'error', `[mcp.servers.${server.name}] (local)`);
       e.status = status;
       this.o.audit(e);
-      const bytes = Buffer.from(text);
+      const bytes = scrubBuffer(Buffer.from(text), bridge ? this.localPairs(server.name, bridge.secrets) : this.pairs);
       res.head(status, [...(bytes.length > 0 ? ['Content-Type', 'application/json'] : []), 'Content-Length', String(bytes.length)], true);
       if (bytes.length > 0) res.body(bytes);
       res.end();
@@ -420,6 +428,16 @@ export class Interceptor {
       return reply(502, JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32603, message: `stashbase: the local server ${server.name} is not running` } }));
     }
     bridge.exchange(body).finally(done).then((a) => reply(a.status, a.body), (e: Error) => reply(502, JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32603, message: `stashbase: the local server ${server.name}: ${e.name}` } })));
+  }
+
+  /** The run's scrub pairs with a local server's own secrets (each `[mcp.servers.NAME.env.VARIABLE]`), made once it has read them all. */
+  private localPairs(name: string, secrets: Array<{ variable: string; value: string }>): ScrubPair[] {
+    const made = this.localScrub.get(name);
+    if (made && made.count === secrets.length) return made.pairs;
+    const own = secrets.filter((s) => s.value.length >= MIN_SCRUBBED_LENGTH).map((s) => ({ name: `${name}.${s.variable}`, placeholder: `[mcp.servers.${name}.env.${s.variable}]`, real: s.value, hosts: [], inQuery: false, allowPlaintext: false }));
+    const pairs = [...this.pairs, ...scrubPairs(own)];
+    this.localScrub.set(name, { count: secrets.length, pairs });
+    return pairs;
   }
 
   /** The request upstream and its answer back (lib/proxy/h1/exchange.ts), audited. */

@@ -69,13 +69,15 @@ export async function proxyForRun(o: RunProxyInput): Promise<RunProxy> {
       closeOwn = () => p.close();
     }
     const local = cfg.local;
+    const serverSecrets: Array<{ variable: string; value: string }> = [];
     const command = () => localServerCommand(local, {
+      onSecret: (variable, value) => serverSecrets.push({ variable, value }),
       env: o.env, home: o.userHome, cwd: o.cwd, proxy: own,
       denied: expandedPaths(o.profile.filesystem.denyRead, o.userHome, o.cwd), writable: allowWritePaths(o.profile.filesystem.allowWrite, o.userHome, o.cwd).paths,
       tree: o.tree, ...(seccompSupported(process.arch) ? { seccompFile } : {}), denyListWrites: o.profile.filesystem.writes === 'deny-list',
     });
     // A writable tree's protections are planned when the server starts (its first request), after the run made its stand-ins.
-    const bridge = new LocalServer(name, local.workdir === 'write' ? command : command(), server.policy);
+    const bridge = new LocalServer(name, local.workdir === 'write' ? command : command(), server.policy, serverSecrets);
     bridge.onStop = () => {
       closeOwn();
       rmSync(dir, { recursive: true, force: true });

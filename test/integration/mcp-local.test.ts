@@ -61,6 +61,24 @@ describe('local MCP servers: run by stashbase, confined, served through the prox
     const audit = JSON.parse((await cli(['agent', 'audit', '--json'], { env: t.env, cwd: proj })).stdout) as Array<Record<string, unknown>>;
     assert.deepEqual(audit.filter((e) => e.type === 'mcp').map((e) => `${e.tool} ${e.decision}`), ['echo allow', 'trigger-long-running-operation deny', 'get-env deny']);
   });
+  test("(review, round 36) the server's answers are scrubbed of its own secrets: get-env, allowed, gives the agent the variable's name for the value; control: the same server straight on its stdio answers the value", { timeout: 120_000 }, async () => {
+    writeFile(join(t.sbHome, 'agents', 'local-env.toml'), [
+      '[mcp.servers.ev]', `command = ["sh", "-c", ${JSON.stringify(start)}]`, `read = ["${MCP_DIR}"]`,
+      `env = { EV_TOKEN = { secret = "file:${tokenFile}" } }`, 'allow_tools = ["get-env"]',
+    ].join('\n') + '\n');
+    const init = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'agent', version: '1' } } });
+    const script = [post('init', init), post('initialized', '{"jsonrpc":"2.0","method":"notifications/initialized"}'), post('env', call(2, 'get-env'))].join('\n');
+    const r = await cli(['agent', 'run', '--silent', '--profile', 'local-env', '--', 'sh', '-c', script], { env: t.env, cwd: proj, timeoutMs: 90_000 });
+    assert.equal(r.code, 0, r.stderr);
+    const s = sections(r.stdout);
+    assert.match(s.env!, /EV_TOKEN\\?"?:\s*\\?"\[mcp\.servers\.ev\.env\.EV_TOKEN\]/, s.env);
+    assert.doesNotMatch(r.stdout, new RegExp(REAL));
+    // Control: straight on its stdio, with the same environment, the server answers the value.
+    const lines = [init, '{"jsonrpc":"2.0","method":"notifications/initialized"}', call(2, 'get-env')].join('\n') + '\n';
+    const direct = spawnSync('sh', ['-c', `(cat; sleep 2) | EV_TOKEN=${REAL} node ${MCP_SERVER} stdio`], { input: lines, encoding: 'utf8', timeout: 30_000 });
+    assert.match(direct.stdout, new RegExp(REAL));
+  });
+
   test('the Docker backend: the same local server, run on the host, reached from the container through the proxy', { ...needs('docker'), timeout: 180_000 }, async () => {
     const script = [
       post('init', JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'agent', version: '1' } } })),
