@@ -124,7 +124,7 @@ export function hookEndpoints(o: HookEndpointsInput): HookHandler {
           const { encodeScanAnswer, runConfinedScan } = await import('./host-scan.js');
           const a = await runConfinedScan(parsed, { workTree: o.workTree, mounts: o.mounts, hidden: o.hidden(), profile: o.profile, env: o.env });
           // A body that is no object (JSON null) has no arguments to name (found in review: it made this line throw, a 500).
-          o.audit({ ...event, decision: a.exit === 0 ? 'clean' : a.exit === 1 ? 'found' : 'refused', exit: a.exit, args: argsOf(isJsonObject(parsed) ? parsed.args : undefined) });
+          o.audit({ ...event, decision: a.exit === 0 ? 'clean' : a.exit === 1 ? 'found' : 'refused', exit: a.exit, args: argsOf(isJsonObject(parsed) ? parsed.args : undefined), ...(a.withheld !== undefined ? { withheld: a.withheld.slice(0, 4096) } : {}) });
           return answer(res, 200, encodeScanAnswer(a), 'application/json');
         }
         const hooks = await import('./host-agent-hooks.js');

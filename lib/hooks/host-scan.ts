@@ -29,6 +29,27 @@ export interface ScanAnswer {
   exit: number;
   stdout: string;
   stderr: string;
+  /** What the scan said that the agent is not given (ownWords): for your audit log, never the agent. */
+  withheld?: string;
+}
+
+/** The scan's own summary line, all of its standard error the agent is given. */
+const SUMMARY = /^stashbase scan: (?:\d+ possible secrets? found|no secrets found) \([^\n]*\)$/;
+
+/**
+ * The agent is given the scan's summary and nothing else it said on standard error (review, round 36: git's errors
+ * quote the file they could not use, and the agent pointed the run's git directory, through its alternates or
+ * packed-refs, at files the scan's confinement shows and a Docker agent cannot read: /etc/passwd, node's
+ * installation). Anything else is replaced by one line of stashbase's, and kept for your audit log.
+ */
+function ownWords(stderr: string, exit: number): { stderr: string; withheld?: string } {
+  const lines = stderr.split('\n').filter((l) => l !== '');
+  const kept = lines.filter((l) => SUMMARY.test(l));
+  if (kept.length === lines.length) return { stderr };
+  return {
+    stderr: `${kept.map((l) => `${l}\n`).join('')}stashbase secret scan: the scan could not run cleanly (exit ${exit}); what it said is in the run's audit log, not here\n`,
+    withheld: lines.filter((l) => !SUMMARY.test(l)).join('\n'),
+  };
 }
 
 /** A host path (`host`) and where the sandbox sees it (`sandbox`). */
@@ -193,7 +214,8 @@ async function scanOnce(body: unknown, ctx: HostScanContext): Promise<ScanAnswer
     const note = r.timedOut ? 'stashbase secret scan: the scan took too long and was stopped\n' : r.cut ? 'stashbase secret scan: (output cut)\n' : '';
     const exit = r.timedOut || r.code === null ? 1 : r.code;
     // The scan prints findings masked; whatever else reached its output goes back without a real value in any form.
-    return withoutSecrets({ exit, stdout: r.stdout, stderr: r.stderr + note }, secrets);
+    const said = ownWords(r.stderr, exit);
+    return { ...withoutSecrets({ exit, stdout: r.stdout, stderr: said.stderr + note }, secrets), ...(said.withheld !== undefined ? { withheld: withoutSecrets({ exit, stdout: '', stderr: said.withheld }, secrets).stderr } : {}) };
   } finally {
     rmSync(tmp, { recursive: true, force: true });
   }

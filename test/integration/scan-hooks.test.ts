@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -273,7 +273,8 @@ describe('the confined scan (real bwrap): the agent points it at files outside t
     const confined = await runConfinedScan({ args: ['--staged'], cwd: tree }, ctx);
     assert.notEqual(confined.exit, 0);
     assert.doesNotMatch(confined.stdout + confined.stderr, /AKIA|creds\.ini/);
-    assert.match(confined.stderr, /not a git repository/);
+    assert.match(confined.stderr, /the scan could not run cleanly \(exit \d+\)/);
+    assert.match(confined.withheld ?? '', /not a git repository/);
     const control = await cli(['scan', '--staged'], { env, cwd: tree });
     assert.equal(control.code, 1);
     assert.match(control.stdout, /creds\.ini:1 aws\/AWSAccessKeyID AKIA\*+/);
@@ -306,6 +307,39 @@ describe('the confined scan (real bwrap): the agent points it at files outside t
     const peek = confinedScanCommand({ args: ['--staged'], cwd: tree, indexFile: join(tree, '.git', 'peek') }, hidden, t.dir, thisCli());
     const peeked = await runCapped(peek as Exclude<typeof peek, string>, { timeoutMs: 60_000, maxBytes: 1 << 20 });
     assert.match(peeked.stderr, /bad signature 0x746f6f72/);
+  });
+
+  test("(review, round 36) git's errors about files of the run's git directory the agent linked to this host's files (packed-refs, alternates; unlisted: shallow) are not given to the agent, only kept for the audit; control: git's own error quotes the file", async () => {
+    const { tree, ctx } = setup('quoted');
+    writeFile(join(tree, 'a.txt'), 'a\n');
+    assert.equal(git(tree, 'add', 'a.txt').status, 0);
+    assert.equal(git(tree, 'commit', '-qm', 'a').status, 0);
+    const range = ['--range', `${'0'.repeat(40)}..${git(tree, 'rev-parse', 'HEAD').stdout.trim()}`];
+    // An object the index names that is nowhere: git looks for it in the alternates.
+    assert.equal(git(tree, 'update-index', '--add', '--cacheinfo', `100644,${'12'.repeat(20)},missing.txt`).status, 0);
+    const quote = /:x:\d+:\d+:/;
+    for (const [file, args] of [['packed-refs', range], [join('objects', 'info', 'alternates'), ['--staged']], ['shallow', range]] as const) {
+      const at = join(tree, '.git', file);
+      symlinkSync('/etc/passwd', at);
+      try {
+        const r = await runConfinedScan({ args: [...args], cwd: tree }, ctx);
+        assert.notEqual(r.exit, 0, file);
+        assert.doesNotMatch(r.stdout + r.stderr, quote, file);
+        assert.match(r.stderr, /^stashbase secret scan: the scan could not run cleanly \(exit \d+\); what it said is in the run's audit log, not here\n$/, file);
+        assert.match(r.withheld ?? '', quote, file);
+        assert.doesNotMatch(encodeScanAnswer(r), quote, file);
+        // Control: what the scan said, as git said it.
+        const cmd = confinedScanCommand({ args: [...args], cwd: tree }, ctx, t.dir, thisCli());
+        const raw = await runCapped(cmd as Exclude<typeof cmd, string>, { timeoutMs: 60_000, maxBytes: 1 << 20 });
+        assert.match(raw.stderr, quote, file);
+      } finally {
+        rmSync(at);
+      }
+    }
+    // A scan that runs cleanly keeps its summary.
+    assert.equal(git(tree, 'rm', '-q', '--cached', 'missing.txt').status, 0);
+    const clean = await runConfinedScan({ args: ['--staged'], cwd: tree }, ctx);
+    assert.deepEqual([clean.exit, clean.stderr, clean.withheld], [0, 'stashbase scan: no secrets found (0 changed files scanned)\n', undefined]);
   });
 
   test("the sandbox's own view of .git (a native run's copy of the index): the scan reads the agent's index, not the real one", async () => {
