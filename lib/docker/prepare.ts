@@ -28,6 +28,7 @@ import { inside, resolveRule } from '../paths/rules.js';
 import { existingToolConfigs } from '../paths/tool-configs.js';
 import { ownExecutables } from '../hooks/cli-files.js';
 import { sessionFile } from '../run/session.js';
+import { PROXY_VARS } from '../env-names.js';
 import { caDirOf, runDirOf, runStateDirOf } from '../run/run-dir.js';
 import { measureSeccompPath } from './home-volume.js';
 
@@ -136,6 +137,9 @@ export function containerEnv(ctx: DockerContext, proxyUrl: string, interceptTls:
   if (ctx.gitIdentity.name !== undefined) env.GIT_AUTHOR_NAME = env.GIT_COMMITTER_NAME = ctx.gitIdentity.name;
   if (ctx.gitIdentity.email !== undefined) env.GIT_AUTHOR_EMAIL = env.GIT_COMMITTER_EMAIL = ctx.gitIdentity.email;
   Object.assign(env, proxyEnv(proxyUrl, ctx.proxyToken));
+  // Every other proxy variable set, empty: the docker CLI adds to a container each one it does not set from your
+  // config.json's `proxies` (review, round 36: FTP_PROXY, with your proxy's user and password, reached the agent).
+  for (const name of PROXY_VARS) env[name] ??= '';
   if (interceptTls) Object.assign(env, caEnv(CONTAINER_CA_DIR));
   Object.assign(env, ctx.placeholders, ctx.profile.configEnv, hookVariables(ctx.profile, proxyUrl, ctx.hookToken));
   return env;

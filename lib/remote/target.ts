@@ -7,7 +7,8 @@ import { UsageError } from '../errors.js';
 import { capture } from '../exec.js';
 import { dockerEndpoint, type Endpoint, isLocalHost } from '../docker/endpoint.js';
 import { CONTEXT_NAME } from './context-name.js';
-import { userHome } from '../home.js';
+import { stashbaseHome, userHome } from '../home.js';
+import { remoteDockerConfig } from '../docker/cli-config.js';
 
 export interface RemoteTarget {
   /** The context named, or null when the environment names the engine. */
@@ -38,8 +39,12 @@ async function engineTarget(docker: string, env: NodeJS.ProcessEnv, home: string
   return { remote: { context: null, settings: e.context ?? null, host: e.host, from: e.from }, local: null };
 }
 
-/** Points every docker command of this process at the target's engine. */
+/**
+ * Points every docker command of this process at the target's engine, with a configuration of stashbase's own
+ * (lib/docker/cli-config.ts: your proxies and registry logins stay here).
+ */
 export function useTarget(t: RemoteTarget, env: NodeJS.ProcessEnv): void {
+  env.DOCKER_CONFIG = remoteDockerConfig(env, userHome(env), stashbaseHome(env));
   if (t.context === null) return;
   delete env.DOCKER_HOST;
   env.DOCKER_CONTEXT = t.context;

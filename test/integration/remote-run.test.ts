@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { createServer as createHttpServer } from 'node:http';
 import { hostname } from 'node:os';
 import { after, before, describe, test } from 'node:test';
 import { BIN, cli, tempHome, writeFile } from '../helpers.js';
@@ -716,5 +717,75 @@ describe('remote runs on a second Docker engine (real engines, tcp:// and ssh://
     const d = await startLong(tcpEnv(), 'sleep 100 & kill -STOP $!; for i in 1 2 3 4 5 6 7 8 9 10; do st=$(ps -o stat= -p $!); [ "$st" = T ] && break; sleep 0.1; done; echo "$st"; kill -9 $! && echo own=killed; kill -9 1; kill -STOP 1; sleep 1; ps -o stat=,args= -p 1; echo still-here');
     assert.equal(await d.exit, 0, d.err());
     assert.deepEqual(d.out().split('\n'), ['T', 'own=killed', `Ssl  /etc/stashbase/stashbase-relay lease 30`, 'still-here', '']);
+  });
+  test("(review, round 36) your docker config's proxies and registry logins stay here: no container stashbase makes on the engine holds the proxy's password (the agent's FTP_PROXY empty), and a build there is sent no login; controls: the same config with the CLI alone puts the password in a container and every login in a build's header", { timeout: 240_000 }, async () => {
+    const SECRET = 'CORP-PROXY-SECRET-36';
+    const LOGIN = 'REGISTRY-LOGIN-SECRET-36';
+    const config = join(t.dir, 'docker-config-creds');
+    mkdirSync(config, { recursive: true });
+    const auth = Buffer.from(`user:${LOGIN}`).toString('base64');
+    writeFile(join(config, 'config.json'), JSON.stringify({ proxies: { default: { httpProxy: `http://corp:${SECRET}@proxy.invalid:3128`, ftpProxy: `http://corp:${SECRET}@proxy.invalid:3128` } }, auths: { 'registry.invalid': { auth } } }));
+    const env = { ...t.env, DOCKER_CONFIG: config, DOCKER_HOST: e.tcp };
+    // Every container of the run on the engine, inspected while the agent waits.
+    const repo = repository();
+    const run = spawn(process.execPath, [BIN, 'agent', 'run', '--silent', '--docker-sandbox', 'true', '--', 'sh', '-c', 'env; sleep 4'], { env, cwd: repo, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    run.stdout.on('data', (d: Buffer) => (out += String(d)));
+    run.stderr.on('data', (d: Buffer) => (err += String(d)));
+    const exit = new Promise<number | null>((r) => run.on('close', r));
+    const seen = new Set<string>();
+    let inspected = '';
+    for (let i = 0; i < 60 && inspected === ''; i++) {
+      await sleep(200);
+      const mine = onEngine(e, ['ps', '--filter', `label=stashbase.pid=${run.pid}`, '--format', '{{.Names}}']).out.split('\n').filter(Boolean);
+      for (const c of mine) seen.add(c);
+      if (mine.some((c) => c.endsWith('-agent'))) inspected = onEngine(e, ['inspect', '--format', '{{.Name}} {{json .Config.Env}}', ...seen]).out;
+    }
+    assert.equal(await exit, 0, err);
+    assert.ok(seen.size >= 2, `the agent's container and the lease's: ${[...seen].join(', ')}`);
+    assert.match(inspected, /-agent /);
+    assert.doesNotMatch(inspected + out, new RegExp(SECRET));
+    assert.match(out, /^FTP_PROXY=$/m);
+    // Control: the CLI alone, with the same config, puts the password in the container.
+    const plain = onEngine(e, ['--config', config, 'run', '--rm', 'stashbase-sandbox:latest', 'sh', '-c', 'echo "$FTP_PROXY"']);
+    assert.match(plain.out, new RegExp(SECRET));
+
+    // A build on an engine that logs what it is sent (the docker CLI's legacy builder names every login in one header).
+    const headers: string[] = [];
+    const fake = createHttpServer((req, res) => {
+      for (const h of ['x-registry-config', 'x-registry-auth']) {
+        const v = req.headers[h];
+        if (typeof v === 'string') headers.push(`${req.url?.split('?')[0]} ${h} ${Buffer.from(v, 'base64url').toString('utf8')}`);
+      }
+      req.resume();
+      req.on('end', () => {
+        const path = (req.url ?? '').split('?')[0]!;
+        const json = (code: number, body: unknown) => res.writeHead(code, { 'Content-Type': 'application/json', 'Api-Version': '1.41' }).end(JSON.stringify(body));
+        if (path.endsWith('/_ping')) return void res.writeHead(200, { 'Api-Version': '1.41', 'Content-Type': 'text/plain' }).end(req.method === 'HEAD' ? undefined : 'OK');
+        if (path.endsWith('/version')) return json(200, { ApiVersion: '1.41', Version: '20.10.24', Os: 'linux', Arch: 'amd64', MinAPIVersion: '1.12' });
+        if (path.endsWith('/info')) return json(200, { OSType: 'linux', Architecture: 'x86_64', Runtimes: { runc: { path: 'runc' } }, ServerVersion: '20.10.24' });
+        if (path.includes('/images/') && path.endsWith('/json')) return json(404, { message: `No such image: ${path}` });
+        return json(path.endsWith('/build') ? 500 : 404, { message: 'fake engine: stop' });
+      });
+    });
+    await new Promise<void>((r) => fake.listen(0, '127.0.0.1', r));
+    try {
+      const fakeHost = `tcp://127.0.0.1:${(fake.address() as import('node:net').AddressInfo).port}`;
+      assert.equal(spawnSync('docker', ['context', 'create', 'fake36', '--docker', `host=${fakeHost}`], { env: { ...process.env, DOCKER_CONFIG: config }, encoding: 'utf8' }).status, 0);
+      const build = await cli(['agent', 'docker', 'build', '--remote', 'fake36'], { env: { ...t.env, DOCKER_CONFIG: config }, cwd: repo, timeoutMs: 60_000 });
+      assert.notEqual(build.code, 0);
+      const ours = headers.splice(0);
+      assert.ok(ours.some((h) => h.includes('/build x-registry-config')), `a build was sent: ${build.stderr}`);
+      assert.doesNotMatch(ours.join('\n'), new RegExp(`${auth}|${LOGIN}`));
+      // Control: the CLI alone, with the same config, sends the login.
+      // (Not spawnSync: the fake engine answers from this process.)
+      const control = spawn('docker', ['--context', 'fake36', 'build', '-q', '-'], { env: { ...process.env, DOCKER_CONFIG: config }, stdio: ['pipe', 'ignore', 'ignore'] });
+      control.stdin.end('FROM scratch\n');
+      await new Promise((r) => control.on('close', r));
+      assert.match(headers.join('\n'), new RegExp(`/build x-registry-config .*${LOGIN}`));
+    } finally {
+      fake.close();
+    }
   });
 });
