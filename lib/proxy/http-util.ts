@@ -31,3 +31,17 @@ export function refuseHttp(res: ServerResponse, status: number, rule: string, bo
   });
   res.end(body);
 }
+
+/**
+ * The request's headers with its Host written as the proxy judged it (the target's normal name, its port where not the
+ * scheme's own), whatever the agent spelled (review, round 36: `bound.te\xADst` normalised to the target and went
+ * upstream as sent, with the real credential; a front that routes a name it does not know to its default site would
+ * have handed the secret to another application). Called after hostHeaderProblem passed: one Host at most.
+ */
+export function withCanonicalHost(rawHeaders: string[], targetHost: string, targetPort: number, tls: boolean): string[] {
+  const out = rawHeaders.slice();
+  for (let i = 0; i < out.length; i += 2) {
+    if (out[i]!.toLowerCase() === 'host') out[i + 1] = targetPort === (tls ? 443 : 80) ? targetHost : `${targetHost}:${targetPort}`;
+  }
+  return out;
+}

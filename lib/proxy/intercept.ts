@@ -15,7 +15,7 @@ import { isIP } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { createSecureContext, type SecureContext, TLSSocket } from 'node:tls';
 import type { LeafCache } from '../tls/leaves.js';
-import { forwardable, WHOLE_ANSWERS } from './http-util.js';
+import { forwardable, WHOLE_ANSWERS, withCanonicalHost } from './http-util.js';
 import type { ResponseScrub } from './forward-response.js';
 import { exchange } from './h1/exchange.js';
 import type { Head } from './h1/parser.js';
@@ -499,7 +499,7 @@ export class Interceptor {
     if (h.method === 'TRACE') return { status: 403, rule: 'TRACE is refused' };
     const expect = rawValue(h.headers, 'expect');
     if (expect !== undefined && expect.trim().toLowerCase() !== '100-continue') return { status: 417, rule: 'an Expect other than 100-continue' };
-    const rw = rewriteRequest(forwardable(h.headers, keep, drop), url, t.host, t.tls, this.o.secrets);
+    const rw = rewriteRequest(forwardable(withCanonicalHost(h.headers, t.host, t.port, t.tls), keep, drop), url, t.host, t.tls, this.o.secrets);
     if (!rw.ok) return { status: 403, rule: rw.rule, extra: { exfiltration: true, secret: rw.suspect } };
     return { headers: rw.rawHeaders, path: rw.path, injected: rw.injected, inert: rw.inert };
   }

@@ -8,7 +8,7 @@ import { lookup } from 'node:dns/promises';
 import { connect, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { refusedAddress } from './addresses.js';
-import { forwardable, refuseHttp, WHOLE_ANSWERS } from './http-util.js';
+import { forwardable, refuseHttp, WHOLE_ANSWERS, withCanonicalHost } from './http-util.js';
 import type { Interceptor } from './intercept.js';
 import { guardBody } from './body-guard.js';
 import { forwardResponse, planBody } from './forward-response.js';
@@ -292,7 +292,7 @@ export function createProxy(opts: ProxyOptions): Server & { tracker: ConnectionT
     }
     // In a run with secrets every answer is scrubbed whole: asked for uncompressed.
     const full = pairs.length > 0;
-    const rw = rewriteRequest(forwardable(req.rawHeaders, new Set(), full ? WHOLE_ANSWERS : new Set()), url.pathname + url.search, d.host, false, secrets);
+    const rw = rewriteRequest(forwardable(withCanonicalHost(req.rawHeaders, d.host, port, false), new Set(), full ? WHOLE_ANSWERS : new Set()), url.pathname + url.search, d.host, false, secrets);
     if (!rw.ok) {
       opts.audit({ ...event, decision: 'deny', rule: rw.rule, status: 403, exfiltration: true, secret: rw.suspect });
       refuseHttp(res, 403, rw.rule, `stashbase proxy refused ${d.host}:${port}: ${rw.rule}\n`);

@@ -365,6 +365,26 @@ describe('the intercepting proxy against a hostile upstream (issue 16)', () => {
     assert.deepEqual(leaks(Buffer.from(decoded, 'latin1'), REAL), []);
   });
 
+  test("(review, round 36) the Host goes upstream as the proxy judged it, whatever the agent spelled (soft hyphens, capitals, a port said aloud; unlisted: fullwidth letters, refused); control: the check alone takes each spelling as the target's", async () => {
+    const spellings = ['api.te\xadst', 'A\xadPI.test', 'API.TEST', 'api.test:443', '\uff41pi.test'];
+    for (const spelled of spellings.slice(0, 4)) assert.equal(hostHeaderProblem(['Host', spelled], 'api.test', 443), null, spelled);
+    const before = api.log.requests.length;
+    for (const spelled of spellings.slice(0, 4)) {
+      const s = await open('api.test');
+      const r = reader(s);
+      s.write(Buffer.from(get('/echo', spelled, `Authorization: Bearer ${PH}\r\nConnection: close\r\n`), 'latin1'));
+      await r.closed;
+      assert.match(text(r.all()), /^HTTP\/1\.1 200 /, spelled);
+    }
+    assert.deepEqual(api.log.requests.slice(before).map((q) => q.split(' ')[1]), ['api.test', 'api.test', 'api.test', 'api.test']);
+    // Unlisted: fullwidth letters, as UTF-8 bytes, are no spelling of it: refused.
+    const s = await open('api.test');
+    const r = reader(s);
+    s.write(Buffer.from(get('/echo', spellings[4]!, 'Connection: close\r\n'), 'utf8'));
+    await r.closed;
+    assert.match(text(r.all()), /^HTTP\/1\.1 400 /);
+  });
+
   test('3: a query value inserted percent-encoded comes back (Location, body) as the placeholder, and so does Basic at every alignment', async () => {
     const s = await open('api.test');
     const r = reader(s);
