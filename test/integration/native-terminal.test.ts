@@ -83,6 +83,20 @@ describe("stashbase's words on a terminal the agent had", () => {
     assert.equal(bare.exit, 128 + 22, bare.output);
   });
 
+  test('(review, round 36) a Docker run: the rendering the agent left is reset after its output, before stashbase says anything; control: the agent\'s bytes are there before it', { ...needs('docker'), timeout: 120_000 }, async () => {
+    const a = attackHome();
+    try {
+      spawnSync('git', ['init', '-q', a.proj]);
+      const r = await ptyRun([process.execPath, BIN, 'agent', 'run', '--docker-sandbox', 'true', '--', 'sh', '-c', String.raw`echo agent-done; printf '[8m(0'`], { env: { ...a.env, TERM: 'xterm-256color' }, cwd: a.proj, timeout: 90 });
+      assert.equal(r.exit, 0, r.output);
+      const tail = r.output.slice(r.output.indexOf('agent-done'));
+      assert.ok(tail.indexOf('\x1b[8m\x1b(0') !== -1, 'the agent left its rendering');
+      assert.ok(tail.indexOf(renderingReset('xterm-256color')) > tail.indexOf('\x1b[8m\x1b(0'), r.output);
+    } finally {
+      a.cleanup();
+    }
+  });
+
   describe('a native run (real bwrap) whose agent takes the terminal, sets tostop, and leaves its rendering hostile', needs('bwrap'), () => {
     let stub: Server;
     let port = 0;
