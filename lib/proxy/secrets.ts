@@ -58,37 +58,72 @@ function boundFlags(secrets: BoundSecret[], host: string, tls: boolean): boolean
 
 const boundOf = new WeakMap<BoundSecret[], Map<string, boolean[]>>();
 
-/** What may stand right before a placeholder that is replaced (or the value's start), and right after it (or its end). */
-const WHOLE_BEFORE = new Set([' ', '\t', ',', ';', '=', ':', '"', "'"]);
-const WHOLE_AFTER = new Set([' ', '\t', ',', ';', ':', '"', "'", '&']);
+/**
+ * Where in a field a placeholder is replaced: the field's whole value (any header); in `Authorization`, also after a
+ * scheme other than Basic (`Bearer PH`, `token PH`); in `Cookie`, a pair's whole value (`name=PH`); in decoded Basic
+ * credentials, the whole user or the whole password; in `Sec-WebSocket-Protocol`, a whole element of its list (clients
+ * that cannot set headers offer their key as a subprotocol: `token, PH`).
+ */
+type Shape = 'value' | 'credentials' | 'cookie' | 'userpass' | 'list';
+
+/** An HTTP token (RFC 9110), as an auth scheme is spelled. */
+const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 /**
- * The text with every placeholder replaced by the real value, or null where one does not stand alone: the agent
- * writes the bytes around it, and a bound service that decodes the whole field (percent-escapes, `\u` and `&#`
- * escapes, base64) would mix them with the value's and give the agent back a form of it no scrubber knows (review,
- * round 36: `q=%4PH` came back as `J3f9…` from a search's echo, and the value's first character with it). Only a
- * separator may touch it: a space, `=`, `:`, `,`, `;` or a quote. Where the placeholder is and what is around it is
- * the agent's own text; the value's bytes decide nothing.
+ * The text with the placeholder replaced by the real value, or null where the field does not have a credential's
+ * shape around it: the agent writes every other byte of the field, and a bound service that decodes the field would
+ * decode them together with the value's and give the agent back a form of it no scrubber knows (review, round 36:
+ * `q=%4PH` came back as `J3f9…` from a search's echo; a second review found `=PH` in an RFC 2047 encoded word, a
+ * charset named elsewhere in the field (`=?cp500?q?:PH:?=`), a base64 run across a space, `Basic` followed by a byte
+ * JavaScript does not count as white space). What decides is the shape of the agent's own text; the value's bytes
+ * decide nothing.
  */
-function replaceWhole(text: string, placeholder: string, real: string): string | null {
-  let out = '';
-  let from = 0;
-  for (let at = text.indexOf(placeholder); at !== -1; at = text.indexOf(placeholder, at + placeholder.length)) {
-    const end = at + placeholder.length;
-    if ((at > 0 && !WHOLE_BEFORE.has(text[at - 1]!)) || (end < text.length && !WHOLE_AFTER.has(text[end]!))) return null;
-    out += text.slice(from, at) + real;
-    from = end;
+function replaceInShape(text: string, placeholder: string, real: string, shape: Shape): string | null {
+  if (text === placeholder) return real;
+  if (shape === 'credentials') {
+    const sp = text.indexOf(' ');
+    const scheme = text.slice(0, sp);
+    return sp > 0 && text.slice(sp + 1) === placeholder && TOKEN.test(scheme) && scheme.toLowerCase() !== 'basic' ? `${scheme} ${real}` : null;
   }
-  return out + text.slice(from);
+  if (shape === 'cookie') {
+    const pairs = text.split(';');
+    for (let i = 0; i < pairs.length; i++) {
+      const pair = pairs[i]!;
+      if (!pair.includes(placeholder)) continue;
+      const eq = pair.indexOf('=');
+      const value = pair.slice(eq + 1);
+      if (eq === -1 || pair.slice(0, eq).includes(placeholder) || (value !== placeholder && value !== `"${placeholder}"`)) return null;
+      pairs[i] = `${pair.slice(0, eq + 1)}${value === placeholder ? real : `"${real}"`}`;
+    }
+    return pairs.join(';');
+  }
+  if (shape === 'list') {
+    const items = text.split(',');
+    for (let i = 0; i < items.length; i++) {
+      const item = items[i]!;
+      if (!item.includes(placeholder)) continue;
+      if (item.trim() !== placeholder) return null;
+      items[i] = item.replace(placeholder, real);
+    }
+    return items.join(',');
+  }
+  if (shape === 'userpass') {
+    const colon = text.indexOf(':');
+    if (colon === -1) return null;
+    const [user, pass] = [text.slice(0, colon), text.slice(colon + 1)];
+    if ((user.includes(placeholder) && user !== placeholder) || (pass.includes(placeholder) && pass !== placeholder)) return null;
+    return `${user === placeholder ? real : user}:${pass === placeholder ? real : pass}`;
+  }
+  return null;
 }
 
 const notWhole = (s: BoundSecret, host: string, where: string) => ({
-  rule: `the placeholder of ${s.name} headed to ${host} (${where}) does not stand alone: it is replaced only between separators (a space, =, :, comma, semicolon or a quote) or at the value's ends, so that what the agent writes around it cannot be decoded together with the real value`,
+  rule: `the placeholder of ${s.name} headed to ${host} (${where}) is not where a credential stands: it is replaced only as a header's whole value, after an Authorization scheme other than Basic (Bearer, token …), as a cookie's or a query parameter's whole value, a whole subprotocol offered, or the whole user or password of Basic credentials, so that nothing the agent writes beside it can be decoded with the real value`,
   suspect: s.name,
 });
 
 /** Replaces what one text carries, or names the rule that refuses it. `isBound[i]`: secrets[i] is bound to the host. */
-function rewriteText(text: string, host: string, isBound: boolean[], secrets: BoundSecret[], found: Found, where: string): { text: string } | { rule: string; suspect: string } {
+function rewriteText(text: string, host: string, isBound: boolean[], secrets: BoundSecret[], found: Found, where: string, shape: Shape): { text: string } | { rule: string; suspect: string } {
   let out = text;
   for (let i = 0; i < secrets.length; i++) {
     const s = secrets[i]!;
@@ -100,7 +135,7 @@ function rewriteText(text: string, host: string, isBound: boolean[], secrets: Bo
       found.inert.add(s.name);
       continue;
     }
-    const replaced = replaceWhole(out, s.placeholder, s.real);
+    const replaced = replaceInShape(out, s.placeholder, s.real, shape);
     if (replaced === null) return notWhole(s, host, where);
     out = replaced;
     found.injected.add(s.name);
@@ -153,7 +188,7 @@ export function rewriteRequest(rawHeaders: string[], path: string, host: string,
     const lname = name.toLowerCase();
     const credentials = lname === 'authorization' || lname === 'proxy-authorization';
     const basic = credentials ? /^(\s*basic\s+)([A-Za-z0-9+/=]+)\s*$/i.exec(value) : null;
-    if (NEVER_REPLACED.test(name) || (credentials && basic === null && /^\s*basic(\s|$)/i.test(value))) {
+    if (NEVER_REPLACED.test(name) || (credentials && basic === null && /^\s*basic(?![!#$%&'*+.^_`|~0-9A-Za-z-])/i.test(value))) {
       // No placeholder is replaced here: Basic credentials only as base64 (a raw placeholder after `Basic` went out
       // as the real value, which the service decoded as base64 and named in its answer: review, round 36).
       for (let j = 0; j < secrets.length; j++) {
@@ -164,11 +199,11 @@ export function rewriteRequest(rawHeaders: string[], path: string, host: string,
     if (basic) {
       // Byte for byte: credentials that carry no value of a secret pass exactly as sent.
       const decoded = Buffer.from(basic[2] as string, 'base64').toString('latin1');
-      const r = rewriteText(decoded, host, isBound, bytes, found, `${name}: Basic`);
+      const r = rewriteText(decoded, host, isBound, bytes, found, `${name}: Basic`, 'userpass');
       if ('rule' in r) return { ok: false, ...r };
       if (r.text !== decoded) value = `${basic[1]}${Buffer.from(r.text, 'latin1').toString('base64')}`;
     } else {
-      const r = rewriteText(value, host, isBound, bytes, found, name);
+      const r = rewriteText(value, host, isBound, bytes, found, name, credentials ? 'credentials' : lname === 'cookie' ? 'cookie' : lname === 'sec-websocket-protocol' ? 'list' : 'value');
       if ('rule' in r) return { ok: false, ...r };
       value = r.text;
     }
@@ -187,7 +222,7 @@ export function rewriteRequest(rawHeaders: string[], path: string, host: string,
   for (const [i, s] of secrets.entries()) {
     if (s.inQuery && isBound[i] && newQuery.includes(s.placeholder)) {
       // Only a parameter's whole value (`name=PH`): around it, the agent's bytes would be percent-decoded with the
-      // value's (replaceWhole).
+      // value's (replaceInShape).
       const parts = newQuery.slice(1).split('&');
       for (let p = 0; p < parts.length; p++) {
         const part = parts[p]!;

@@ -340,8 +340,8 @@ describe('the intercepting proxy against a hostile upstream (issue 16)', () => {
   test('(review, round 36) a placeholder spliced into what the bound host decodes is refused before it leaves: after a percent sign in the query, raw after Basic; control: straight to the host, the spliced value comes back decoded, a form of it no scrubber knows, and gives the value back', async () => {
     const sent = api.log.requests.length;
     for (const [path, extra, rule] of [
-      [`/search?key=${PH}&q=%4${PH}`, '', 'the placeholder of ANTHROPIC_API_KEY headed to api.test (the query) does not stand alone'],
-      [`/search?q=%26%23x4${PH}`, '', 'the placeholder of ANTHROPIC_API_KEY headed to api.test (the query) does not stand alone'],
+      [`/search?key=${PH}&q=%4${PH}`, '', 'the placeholder of ANTHROPIC_API_KEY headed to api.test (the query) is not where a credential stands'],
+      [`/search?q=%26%23x4${PH}`, '', 'the placeholder of ANTHROPIC_API_KEY headed to api.test (the query) is not where a credential stands'],
       ['/basic', `Authorization: Basic ${PH}_\r\n`, 'the placeholder of ANTHROPIC_API_KEY headed to api.test (Authorization) is never replaced there'],
     ] as const) {
       const s = await open('api.test');

@@ -53,29 +53,36 @@ test('allowed names that share a site with a secret\'s host but are not bound to
   ]);
 });
 
-test('(review, round 36) a placeholder is replaced only where it stands alone: between separators or at the ends, in headers, decoded Basic credentials and the query', () => {
+test('(review, round 36) a placeholder is replaced only where a credential stands: a header\'s whole value, after an Authorization scheme, a cookie\'s or a query parameter\'s whole value, the whole user or password of Basic credentials', () => {
   const ok = (headers: string[], path = '/') => rewriteRequest(headers, path, 'api.openai.com', true, both);
   // The ways real clients send a key.
   for (const [h, v, out] of [
     ['Authorization', `Bearer ${B.placeholder}`, `Bearer ${B.real}`],
+    ['Authorization', `token ${B.placeholder}`, `token ${B.real}`],
     ['x-api-key', B.placeholder, B.real],
-    ['Cookie', `a=1; token=${B.placeholder}; b=2`, `a=1; token=${B.real}; b=2`],
-    ['X-Auth', `"${B.placeholder}",${B.placeholder}`, `"${B.real}",${B.real}`],
+    ['Cookie', `a=1; token=${B.placeholder}; b="${B.placeholder}"`, `a=1; token=${B.real}; b="${B.real}"`],
+    ['Sec-WebSocket-Protocol', `token, ${B.placeholder}`, `token, ${B.real}`],
   ] as const) assert.deepEqual(ok([h, v]), { ok: true, rawHeaders: [h, out], path: '/', injected: ['CODEX_API_KEY'], inert: [] }, v);
-  for (const creds of [`x-access-token:${B.placeholder}`, `${B.placeholder}:x-oauth-basic`]) {
+  for (const creds of [`x-access-token:${B.placeholder}`, `${B.placeholder}:x-oauth-basic`, `${B.placeholder}:${B.placeholder}`]) {
     const r = ok(['Authorization', `Basic ${Buffer.from(creds).toString('base64')}`]);
-    assert.deepEqual(r, { ok: true, rawHeaders: ['Authorization', `Basic ${Buffer.from(creds.replace(B.placeholder, B.real)).toString('base64')}`], path: '/', injected: ['CODEX_API_KEY'], inert: [] });
+    assert.deepEqual(r, { ok: true, rawHeaders: ['Authorization', `Basic ${Buffer.from(creds.replaceAll(B.placeholder, B.real)).toString('base64')}`], path: '/', injected: ['CODEX_API_KEY'], inert: [] });
   }
   assert.deepEqual(ok([], `/s?a=1&key=${B.placeholder}&b=2`), { ok: true, rawHeaders: [], path: `/s?a=1&key=${encodeURIComponent(B.real)}&b=2`, injected: ['CODEX_API_KEY'], inert: [] });
-  // Spliced: an escape, an entity, a base64 or hex run, a percent sign before it; a letter after it; in the query, a
-  // value that is more than the placeholder, or the placeholder as a name.
-  const refused = { ok: false, rule: 'the placeholder of CODEX_API_KEY headed to api.openai.com (X-Q) does not stand alone: it is replaced only between separators (a space, =, :, comma, semicolon or a quote) or at the value\'s ends, so that what the agent writes around it cannot be decoded together with the real value', suspect: 'CODEX_API_KEY' };
-  for (const v of [`%4${B.placeholder}`, `%${B.placeholder}`, `\\u00${B.placeholder}`, `&#x4${B.placeholder}`, `QUJD${B.placeholder}`, `q=ab${B.placeholder}`, `${B.placeholder}x`, `${B.placeholder}%41`, `Bearer ${B.placeholder}/x`]) {
-    assert.deepEqual(ok(['X-Q', v]), refused, v);
+  // Spliced: an escape, an entity, a base64 or hex run, a percent sign before it; a letter after it; an RFC 2047
+  // encoded word (`=` before it, or a charset named elsewhere in the field: the second review), an RFC 5987 value, a
+  // base64 run across a space or a comma; in Authorization, a scheme with two spaces, a tab, or Basic followed by a
+  // byte JavaScript does not count as white space.
+  const refusal = (where: string) => ({ ok: false, rule: `the placeholder of CODEX_API_KEY headed to api.openai.com (${where}) is not where a credential stands: it is replaced only as a header's whole value, after an Authorization scheme other than Basic (Bearer, token …), as a cookie's or a query parameter's whole value, a whole subprotocol offered, or the whole user or password of Basic credentials, so that nothing the agent writes beside it can be decoded with the real value`, suspect: 'CODEX_API_KEY' });
+  for (const v of [`%4${B.placeholder}`, `\\u00${B.placeholder}`, `&#x4${B.placeholder}`, `QUJD${B.placeholder}`, `q=ab${B.placeholder}`, `${B.placeholder}x`, `${B.placeholder}%41`, `Bearer ${B.placeholder}`, `"${B.placeholder}",${B.placeholder}`,
+    `=?iso-8859-1?q?=${B.placeholder} ?=`, `=?cp500?q?:${B.placeholder}:?=`, `attachment; filename*=cp500''${B.placeholder}`, `QUJ ${B.placeholder}`, `QUJ,${B.placeholder}`, ` ${B.placeholder}`]) {
+    assert.deepEqual(ok(['X-Q', v]), refusal('X-Q'), v);
   }
-  assert.deepEqual(ok(['Authorization', `Basic ${Buffer.from(`u:%4${B.placeholder}`).toString('base64')}`]), { ...refused, rule: refused.rule.replace('(X-Q)', '(Authorization: Basic)') });
+  for (const v of [`Bearer  ${B.placeholder}`, `Bearer\t${B.placeholder}`, `Bearer ${B.placeholder} x`, `B\x85 ${B.placeholder}`]) assert.deepEqual(ok(['Authorization', v]), refusal('Authorization'), v);
+  assert.deepEqual(ok(['Cookie', `a=%4${B.placeholder}`]), refusal('Cookie'));
+  assert.deepEqual(ok(['Sec-WebSocket-Protocol', `token, x${B.placeholder}`]), refusal('Sec-WebSocket-Protocol'));
+  assert.deepEqual(ok(['Authorization', `Basic ${Buffer.from(`u:%4${B.placeholder}`).toString('base64')}`]), refusal('Authorization: Basic'));
   for (const q of [`?q=%4${B.placeholder}`, `?q=${B.placeholder}x`, `?${B.placeholder}`, `?${B.placeholder}=1`, `?q=a+${B.placeholder}`]) {
-    assert.deepEqual(ok([], `/s${q}`), { ...refused, rule: refused.rule.replace('(X-Q)', '(the query)') }, q);
+    assert.deepEqual(ok([], `/s${q}`), refusal('the query'), q);
   }
 });
 
@@ -84,6 +91,8 @@ test('(review, round 36) never replaced: a raw placeholder after Basic (only bas
   const r = (h: string, v: string) => rewriteRequest([h, v], '/', 'api.github.com', true, [ghp]);
   assert.deepEqual(r('Authorization', `Basic ${ghp.placeholder}`), { ok: false, rule: 'the placeholder of GH headed to api.github.com (Authorization) is never replaced there: Basic credentials carry it base64-encoded, as user:password', suspect: 'GH' });
   assert.deepEqual(r('Proxy-Authorization', `basic ${ghp.placeholder}_`), { ok: false, rule: 'the placeholder of GH headed to api.github.com (Proxy-Authorization) is never replaced there: Basic credentials carry it base64-encoded, as user:password', suspect: 'GH' });
+  // (Second review) Basic followed by a byte JavaScript's \s does not take for white space (Python's split does).
+  assert.deepEqual(r('Authorization', `Basic\x85 ${ghp.placeholder} Ojo=`), { ok: false, rule: 'the placeholder of GH headed to api.github.com (Authorization) is never replaced there: Basic credentials carry it base64-encoded, as user:password', suspect: 'GH' });
   assert.deepEqual(r('Sec-WebSocket-Key', ghp.placeholder), { ok: false, rule: 'the placeholder of GH headed to api.github.com (Sec-WebSocket-Key) is never replaced there', suspect: 'GH' });
   // Control: the same placeholder as a bearer token is replaced.
   assert.deepEqual(r('Authorization', `Bearer ${ghp.placeholder}`), { ok: true, rawHeaders: ['Authorization', `Bearer ${ghp.real}`], path: '/', injected: ['GH'], inert: [] });
