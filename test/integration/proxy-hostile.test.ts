@@ -928,3 +928,45 @@ describe('(review, round 35) an upgrade allowed by network.allow_upgrades, in a 
   });
 });
 
+
+describe('(review, round 36) the plain-HTTP path writes a request head as the bytes it came as', () => {
+  let up: TcpServer;
+  let proxy: Server;
+  let port = 0;
+  const heads: Buffer[] = [];
+  const REAL8 = 'Pässwörd-für-Intranet-2026!';
+  const PH8 = 'SBPHplaceholder0123456789abcdef';
+  before(async () => {
+    up = createTcp((s) => s.once('data', (d: Buffer) => {
+      heads.push(d);
+      s.end('HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n');
+    }));
+    const upPort = await listen(up);
+    const secrets: BoundSecret[] = [{ name: 'INTRANET', placeholder: PH8, real: REAL8, hosts: ['intra.test'], inQuery: false, allowPlaintext: true }];
+    proxy = createProxy({ policy: { egressHosts: ['intra.test'], denyHosts: [], mapped: { 'intra.test': `127.0.0.1:${upPort}` } }, audit: () => {}, secrets });
+    port = await listen(proxy);
+  });
+  after(() => {
+    proxy.close();
+    up.close();
+  });
+
+  test("a real value of non-ASCII characters reaches its host as its UTF-8 bytes, and an agent's byte past 0x7f as that byte; control: Node's flushHeaders writes each as two", async () => {
+    const p = await toProxy(port);
+    const r = reader(p);
+    p.write(Buffer.from(`GET http://intra.test/x HTTP/1.1\r\nHost: intra.test\r\nX-Key: ${PH8}\r\nX-Obs: a\x85b\r\nConnection: close\r\n\r\n`, 'latin1'));
+    await r.closed;
+    assert.match(text(r.all()), /^HTTP\/1\.1 204 /);
+    const head = heads.at(-1)!;
+    assert.ok(head.includes(Buffer.from(`X-Key: ${REAL8}\r\n`, 'utf8')), head.toString('latin1'));
+    assert.ok(head.includes(Buffer.from('X-Obs: a\x85b\r\n', 'latin1')), head.toString('latin1'));
+    // Control: the same head through Node's client with flushHeaders.
+    const { request } = await import('node:http');
+    const c = request({ host: '127.0.0.1', port: (up.address() as import('node:net').AddressInfo).port, path: '/', headers: ['Host', 'intra.test', 'X-Obs', 'a\x85b'], setHost: false });
+    c.on('error', () => {});
+    c.flushHeaders();
+    await new Promise((res) => setTimeout(res, 200));
+    c.destroy();
+    assert.ok(heads.at(-1)!.includes(Buffer.from('X-Obs: a\xc2\x85b\r\n', 'latin1')));
+  });
+});
