@@ -24,6 +24,10 @@ export async function main(argv: string[]): Promise<number> {
   if (p === null) return 0;
   if (p.positionals.length > 0 || p.rest !== null) throw new UsageError('agent docker shell takes no arguments');
   const docker = findDocker(process.env);
+  // Another machine's engine (DOCKER_HOST, the current context): its commands with stashbase's own CLI configuration,
+  // as a remote run's (lib/docker/cli-config.ts: review, round 36, your proxies reached the shell's container there).
+  const { engineOf } = await import('../lib/remote/target.js');
+  await engineOf(docker, process.env, undefined);
   const image = flagString(p, 'image') ?? defaultImageRef(process.env);
   if (flagString(p, 'image') === undefined && (await inspectImage(docker, image)) === null) {
     throw new SandboxUnavailableError(`the Docker sandbox image ${image} is not built; build it with: stashbase agent docker build`);

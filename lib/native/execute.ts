@@ -110,6 +110,8 @@ export async function executeNative({ ctx, profile, warn, announce }: ExecuteInp
         const status = readBackText(seatbeltStatusOf(prep.stateDir), 16);
         if (status !== null && /^\d+$/.test(status)) exitCode = Number(status);
       } finally {
+        // script(1)'s pseudo-terminal gave the agent's output to yours as it was (review, round 36: no reset here).
+        terminalAfterAgent(ctx.env);
         if (config !== null) for (const n of settleFromSnapshot(config, ctx.session)) alert(n);
       }
       return exitCode;

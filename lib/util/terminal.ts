@@ -60,13 +60,15 @@ export function holdTerminalWrites(streams: Stream[] = [process.stdout, process.
  * character attributes (concealed, reverse, a colour as the background's), the character set (G0 ASCII, shifted in),
  * line wrapping and the cursor shown, an open hyperlink closed (text after it would link to the agent's address),
  * synchronized output ended (a terminal that honours it shows nothing until then), the scroll region reset with the
- * cursor kept where it is, and the normal screen (not the alternate one, which a later program's exit wipes). None of
- * it moves the cursor or clears what is shown. The Linux console prints an OSC it does not know: there it is left
- * out (the console has no hyperlinks to close).
+ * cursor kept where it is, and the normal screen (not the alternate one, which a later program's exit wipes); a
+ * second review added VT52 mode left (`ESC <`: escape sequences are read again), insert mode off (the agent's text
+ * pushed along behind stashbase's words), reverse screen and left/right margins off, and what the agent left below
+ * the cursor erased (text waiting there to be read with stashbase's). None of it moves the cursor or clears what is
+ * above it. The Linux console prints an OSC it does not know: there it is left out (the console has no hyperlinks).
  */
 export function renderingReset(term: string | undefined): string {
   const osc = term === 'linux' ? '' : '\x1b]8;;\x1b\\';
-  return `\x1b[0m\x0f\x1b(B\x1b[?7h\x1b[?25h${osc}\x1b[?2026l\x1b7\x1b[r\x1b8\x1b[?1047l`;
+  return `\x1b<\x1b[0m\x0f\x1b(B\x1b[4l\x1b[?5l\x1b[?7h\x1b[?25h\x1b[?69l${osc}\x1b[?2026l\x1b7\x1b[r\x1b8\x1b[?1047l\x1b[J`;
 }
 
 /**

@@ -119,8 +119,9 @@ describe("stashbase's words on a terminal the agent had", () => {
 
     test('(review, round 36) stashbase is not stopped, its line of the run comes after the agent, and its warnings after the run render readable: the hostile rendering reset; control: the same bytes without the reset hide them', async () => {
       writeFileSync(join(a.proj, 'grab.pl'), GRAB.replace('setpgrp(0,0); ', '').replace('sleep 2;', ''));
-      // Concealed text, the DEC line-drawing set, a scroll region of one line, a hyperlink left open.
-      const hostile = String.raw`\033[8m\033(0\033[1;2r\033]8;;http://127.0.0.1:9/\033\\`;
+      // Insert mode with text planted below the cursor (a second review: it was read on with stashbase's lines), concealed
+      // text, the DEC line-drawing set, a scroll region of two lines, a hyperlink left open.
+      const hostile = String.raw`\033[4h\033\067\n\n\n<- stale, nothing to do\033\070\033[8m\033(0\033[1;2r\033]8;;http://127.0.0.1:9/\033\\`;
       writeFileSync(join(a.proj, 'atk.sh'), `mkdir -p sub && git -C sub init -q && git -C sub config core.fsmonitor 'echo PWNED; false' && perl grab.pl && curl -sS -o /dev/null -w 'code=%{http_code}\\n' https://tls.test:${port}/; sleep 1; echo agent-done; printf '${hostile}'\n`);
       const r = await ptyRun([process.execPath, BIN, 'agent', 'run', '--profile', 'attack', '--', 'sh', 'atk.sh'], { env: { ...a.env, TERM: 'xterm-256color' }, cwd: a.proj, timeout: 90 });
       assert.equal(r.exit, 0, r.output);
@@ -135,10 +136,12 @@ describe("stashbase's words on a terminal the agent had", () => {
       const warning = screen.find((row) => /the agent left a nested repository at .*\/sub/.test(row.text));
       assert.ok(warning, screen.map((row) => row.text).filter(Boolean).join('\n'));
       assert.equal(warning.hidden, false);
+      assert.equal(screen.some((row) => /stale/.test(row.text)), false, 'what the agent planted below is gone');
       assert.ok(screen.some((row) => /tls\.test/.test(row.text) && !row.hidden), 'the TLS line is shown');
       // Control: the same bytes without the reset, as a terminal shows them: the warning unreadable.
       const bare = await render(r.output.split(reset).join(''));
       assert.equal(bare.some((row) => /the agent left a nested repository/.test(row.text) && !row.hidden), false);
+      assert.equal(bare.some((row) => /stale/.test(row.text)), true, 'planted below, it stays without the reset');
     });
   });
 });

@@ -747,6 +747,9 @@ describe('remote runs on a second Docker engine (real engines, tcp:// and ssh://
     assert.match(inspected, /-agent /);
     assert.doesNotMatch(inspected + out, new RegExp(SECRET));
     assert.match(out, /^FTP_PROXY=$/m);
+    // The second review: `agent docker shell` on that engine, the same.
+    const shell = spawnSync(process.execPath, [BIN, 'agent', 'docker', 'shell'], { env, cwd: repo, input: 'echo "ftp=$FTP_PROXY http=$HTTP_PROXY"\n', encoding: 'utf8', timeout: 60_000 });
+    assert.equal(shell.stdout, 'ftp= http=\n', shell.stderr);
     // Control: the CLI alone, with the same config, puts the password in the container.
     const plain = onEngine(e, ['--config', config, 'run', '--rm', 'stashbase-sandbox:latest', 'sh', '-c', 'echo "$FTP_PROXY"']);
     assert.match(plain.out, new RegExp(SECRET));

@@ -52,8 +52,8 @@ test('past HELD_MAX_BYTES, bytes are counted and the count said on stderr', () =
 });
 
 test('the rendering reset: whole, with no OSC on the Linux console; said only on a terminal that reads escapes', () => {
-  assert.equal(renderingReset('xterm-256color'), '\x1b[0m\x0f\x1b(B\x1b[?7h\x1b[?25h\x1b]8;;\x1b\\\x1b[?2026l\x1b7\x1b[r\x1b8\x1b[?1047l');
-  assert.equal(renderingReset('linux'), '\x1b[0m\x0f\x1b(B\x1b[?7h\x1b[?25h\x1b[?2026l\x1b7\x1b[r\x1b8\x1b[?1047l');
+  assert.equal(renderingReset('xterm-256color'), '\x1b<\x1b[0m\x0f\x1b(B\x1b[4l\x1b[?5l\x1b[?7h\x1b[?25h\x1b[?69l\x1b]8;;\x1b\\\x1b[?2026l\x1b7\x1b[r\x1b8\x1b[?1047l\x1b[J');
+  assert.equal(renderingReset('linux'), '\x1b<\x1b[0m\x0f\x1b(B\x1b[4l\x1b[?5l\x1b[?7h\x1b[?25h\x1b[?69l\x1b[?2026l\x1b7\x1b[r\x1b8\x1b[?1047l\x1b[J');
   for (const [env, isTTY, said] of [[{ TERM: 'xterm' }, true, [renderingReset('xterm')]], [{ TERM: 'dumb' }, true, []], [{}, true, []], [{ TERM: 'xterm' }, false, []]] as const) {
     const s = fake(isTTY);
     terminalAfterAgent(env, s);
