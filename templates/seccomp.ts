@@ -26,8 +26,13 @@
 // - the ioctls by which a sandboxed process could type into the user's terminal
 //   (TIOCSTI), drive a virtual console (TIOCLINUX) or change the terminal's
 //   line discipline (TIOCSETD: review, round 35, the null one left your
-//   terminal blank, stashbase's warnings unseen). Only the low 32 bits of
-//   the request are compared: the kernel truncates it (CVE-2017-5226);
+//   terminal blank, stashbase's warnings unseen), suspend its output
+//   (TCXONC: review, round 36, tcflow(TCOOFF) with ^C and ^Q turned off left
+//   stashbase blocked in its first write after the run, before its checks)
+//   or make it exclusive (TIOCEXCL: the same review, stashbase could no longer
+//   open it to take it back, and was stopped by the agent's tostop). Only the
+//   low 32 bits of the request are compared: the kernel truncates it
+//   (CVE-2017-5226);
 // - the kernel keyring calls (add_key, request_key, keyctl): the user's session
 //   and user keyrings are shared with the host and may hold credentials;
 // - every syscall of a foreign ABI (x32, i386 on x86_64), which would slip past
@@ -46,6 +51,8 @@ const OPENAT2 = 437;
 const TIOCSTI = 0x5412;
 const TIOCLINUX = 0x541c;
 const TIOCSETD = 0x5423;
+const TCXONC = 0x540a;
+const TIOCEXCL = 0x540c;
 const BPF_ALU_AND_K = 0x54;
 const SOCK_TYPE_MASK = 0xf;
 const SOCK_STREAM = 1;
@@ -112,6 +119,8 @@ export function sandboxFilter(arch: SeccompArch, opts: FilterOptions): Buffer {
     [BPF_LD_W_ABS, 0, 0, 24], // low word of args[1], the request (little-endian)
     [BPF_JEQ_K, 'deny', 0, TIOCSTI],
     [BPF_JEQ_K, 'deny', 0, TIOCSETD],
+    [BPF_JEQ_K, 'deny', 0, TCXONC],
+    [BPF_JEQ_K, 'deny', 0, TIOCEXCL],
     [BPF_JEQ_K, 'deny', 'allow', TIOCLINUX],
   );
   labels.socketpair = insns.length;

@@ -97,6 +97,25 @@ describe("stashbase's words on a terminal the agent had", () => {
     }
   });
 
+  test("(review, round 36) the agent can neither suspend the terminal's output (TCXONC) nor make it exclusive (TIOCEXCL), with ^C and ^Q turned off: stashbase ends the run and moves a planted repository aside; control: outside, both ioctls succeed (undone at once)", { ...needs('bwrap'), timeout: 120_000 }, async () => {
+    const a = attackHome();
+    try {
+      spawnSync('git', ['init', '-q', a.proj]);
+      // Each undone at once where it succeeds (TCOON, TIOCNXCL), so that the control itself goes on.
+      writeFileSync(join(a.proj, 'flow.pl'), 'open(T, "+<", "/dev/tty") or die "tty: $!"; my @r; push @r, ioctl(T, 0x540A, 0) ? "tcooff=ok" : "tcooff=$!"; ioctl(T, 0x540A, 1); push @r, ioctl(T, 0x540C, 0) ? "excl=ok" : "excl=$!"; ioctl(T, 0x540D, 0); print join(" ", @r), "\n";');
+      const plant = "mkdir -p sub && git -C sub init -q && git -C sub config core.fsmonitor 'echo PWNED; false' && stty -isig -ixon </dev/tty && perl flow.pl";
+      const r = await ptyRun([process.execPath, BIN, 'agent', 'run', '--profile', 'attack', '--', 'sh', '-c', plant], { env: a.env, cwd: a.proj, timeout: 90 });
+      assert.equal(r.exit, 0, r.output);
+      assert.match(r.output, /tcooff=Operation not permitted excl=Operation not permitted\r\n/);
+      assert.match(r.output, /the agent left a nested repository at .*\/sub/);
+      assert.equal(existsSync(join(a.proj, 'sub', '.git')), false);
+      const control = await ptyRun(['perl', 'flow.pl'], { env: a.env, cwd: a.proj, timeout: 30 });
+      assert.match(control.output, /tcooff=ok excl=ok\r\n/);
+    } finally {
+      a.cleanup();
+    }
+  });
+
   describe('a native run (real bwrap) whose agent takes the terminal, sets tostop, and leaves its rendering hostile', needs('bwrap'), () => {
     let stub: Server;
     let port = 0;

@@ -44,6 +44,7 @@ test('x86_64: what each call gets back', () => {
   // (Review, round 35) A datagram pair, with SOCK_NONBLOCK and SOCK_CLOEXEC or without, refused; a sequenced-packet one allowed.
   assert.deepEqual([v(53, [1, 2]), v(53, [1, 2 | 0o4000 | 0o2000000]), v(53, [1, 3]), v(53, [1, 3 | 0o2000000]), v(53, [1, 4]), v(53, [1, 5]), v(53, [1, 1 | 0o2000000])], [EPERM, EPERM, EPERM, EPERM, EPERM, ALLOW, ALLOW], 'socketpair: streams and sequenced packets only (SOCK_RAW is a datagram pair)');
   assert.deepEqual([v(16, [1, 0x5412]), v(16, [1, 0x541c]), v(16, [1, 0x5423]), v(16, [1, 0x5413]), v(16, [1, 0x1_0000_5412])], [EPERM, EPERM, EPERM, ALLOW, EPERM], 'ioctl: TIOCSTI, TIOCLINUX and TIOCSETD refused, TIOCGWINSZ allowed; a request with high bits set compares its low word, as the kernel does');
+  assert.deepEqual([v(16, [1, 0x540a]), v(16, [1, 0x540c]), v(16, [1, 0x540d]), v(16, [1, 0x5410])], [EPERM, EPERM, ALLOW, ALLOW], 'ioctl (review, round 36): TCXONC and TIOCEXCL refused; TIOCNXCL and TIOCSPGRP allowed');
   // Setuid and setgid bits: chmod 90, fchmod 91, creat 85, mknod 133 (mode in args[1]); open 2, fchmodat 268, fchmodat2 452, mknodat 259 (args[2]); openat 257 (args[3]).
   const setuid = 0o4755;
   const setgid = 0o2755;
