@@ -66,6 +66,21 @@ export interface LocalServerInput {
   denyListWrites?: boolean;
   /** Told each secret the server's environment gets (its `source` entries), by variable, as it is read. */
   onSecret?: (variable: string, value: string) => void;
+  /**
+   * Its secrets read already (readServerSecrets), by variable: a server planned once the agent runs (workdir = "write")
+   * must not read them then (review, round 36: a secret's command that asks on your terminal, run while the agent held
+   * it with tostop set, stopped stashbase's whole process group mid-run).
+   */
+  secrets?: Record<string, string>;
+}
+
+/** A local server's secrets (its env's `source` entries), read now, by variable. */
+export function readServerSecrets(cfg: LocalMcpConfig, o: Pick<LocalServerInput, 'env' | 'home' | 'cwd'>): Record<string, string> {
+  const out = Object.create(null) as Record<string, string>;
+  for (const [k, v] of Object.entries(cfg.env)) {
+    if (!('value' in v)) out[k] = readSource({ source: v.source, from: v.from, hosts: [], inQuery: false, allowPlaintext: false }, o.env, o.home, o.cwd);
+  }
+  return out;
 }
 
 export function localServerCommand(cfg: LocalMcpConfig, o: LocalServerInput): Command | string {
@@ -80,7 +95,7 @@ export function localServerCommand(cfg: LocalMcpConfig, o: LocalServerInput): Co
   for (const [k, v] of Object.entries(cfg.env)) {
     if ('value' in v) env[k] = v.value;
     else {
-      env[k] = readSource({ source: v.source, from: v.from, hosts: [], inQuery: false, allowPlaintext: false }, o.env, o.home, o.cwd);
+      env[k] = o.secrets !== undefined && Object.hasOwn(o.secrets, k) ? o.secrets[k]! : readSource({ source: v.source, from: v.from, hosts: [], inQuery: false, allowPlaintext: false }, o.env, o.home, o.cwd);
       o.onSecret?.(k, env[k]);
     }
   }

@@ -14,7 +14,7 @@ import { socketDir } from '../util/socket-dir.js';
 import { runStateDirOf } from '../run/run-dir.js';
 import { sandboxFilter, seccompSupported } from '../../templates/seccomp.js';
 import { join } from 'node:path';
-import { LocalServer, localServerCommand } from '../mcp/local-server.js';
+import { LocalServer, localServerCommand, readServerSecrets } from '../mcp/local-server.js';
 import { DEFAULT_LIMITS, type ProxyLimits } from './limits.js';
 import type { RunProxy, RunProxyInput } from './run-proxy.js';
 
@@ -70,8 +70,11 @@ export async function proxyForRun(o: RunProxyInput): Promise<RunProxy> {
     }
     const local = cfg.local;
     const serverSecrets: Array<{ variable: string; value: string }> = [];
+    // Its secrets read now, before the agent runs, where the server is planned later (workdir = "write": at its first
+    // request): a secret's command may ask on your terminal (lib/mcp/local-server.ts readServerSecrets).
+    const secretsRead = local.workdir === 'write' ? readServerSecrets(local, { env: o.env, home: o.userHome, cwd: o.cwd }) : undefined;
     const command = () => localServerCommand(local, {
-      onSecret: (variable, value) => serverSecrets.push({ variable, value }),
+      onSecret: (variable, value) => serverSecrets.push({ variable, value }), ...(secretsRead !== undefined ? { secrets: secretsRead } : {}),
       env: o.env, home: o.userHome, cwd: o.cwd, proxy: own,
       denied: expandedPaths(o.profile.filesystem.denyRead, o.userHome, o.cwd), writable: allowWritePaths(o.profile.filesystem.allowWrite, o.userHome, o.cwd).paths,
       tree: o.tree, ...(seccompSupported(process.arch) ? { seccompFile } : {}), denyListWrites: o.profile.filesystem.writes === 'deny-list',

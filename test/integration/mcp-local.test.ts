@@ -248,6 +248,18 @@ describe('a local MCP server with workdir = "write": the working tree, less what
     assert.doesNotMatch(r.stdout + r.stderr, /py-secret-value/);
   });
 
+  test("(review, round 36) a server planned at its first request still has its secrets read before the agent starts: a secret's command (which may ask on your terminal) never runs while the agent holds it; control: the server not asked, the command ran all the same", { timeout: 120_000 }, async () => {
+    const asked = join(t.home, 'secret-asked');
+    writeFile(join(t.sbHome, 'agents', 'wr-secret.toml'), [
+      '[mcp.servers.w]', `command = ["node", "${writer}"]`, `read = ["${tools}"]`, 'workdir = "write"',
+      `env = { W_TOKEN = { secret = ${JSON.stringify(`command:["sh", "-c", "echo asked > ${asked}; echo w-token-value-0123"]`)} } }`,
+    ].join('\n') + '\n');
+    // The agent looks for the command's mark as it starts, and never asks the server.
+    const r = await cli(['agent', 'run', '--silent', '--profile', 'wr-secret', '--', 'sh', '-c', `cat ${asked} 2>/dev/null || echo not-yet`], { env: t.env, cwd: proj, timeoutMs: 90_000 });
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, 'asked\n');
+  });
+
   test('the Docker backend: the same server on the host writes the tree the container sees, and not git\'s state', { ...needs('docker'), timeout: 180_000 }, async () => {
     const script = [
       `curl -sS https://w.stashbase-mcp.internal/mcp -H 'Content-Type: application/json' --data-binary '${call(1, 'write', { path: join(proj, 'docker-notes.txt'), content: 'docker-side\n' })}'; echo`,
