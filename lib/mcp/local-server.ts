@@ -30,7 +30,7 @@ import { thisCli } from '../hooks/cli-files.js';
 import { expandHome } from '../paths/rules.js';
 import type { LocalMcpConfig } from '../profile/types.js';
 import { isJsonObject, parseJson } from '../readback/json.js';
-import { readSource } from '../secrets/sources.js';
+import { readSource, valueProblem } from '../secrets/sources.js';
 import { findTool, trustedPath } from '../util/find-tool.js';
 import { filterJson } from './answer-filter.js';
 import type { ToolPolicy } from './tool-policy.js';
@@ -96,6 +96,10 @@ export function localServerCommand(cfg: LocalMcpConfig, o: LocalServerInput): Co
     if ('value' in v) env[k] = v.value;
     else {
       env[k] = o.secrets !== undefined && Object.hasOwn(o.secrets, k) ? o.secrets[k]! : readSource({ source: v.source, from: v.from, hosts: [], inQuery: false, allowPlaintext: false }, o.env, o.home, o.cwd);
+      // Its answers are scrubbed of it (lib/proxy/intercept.ts): a value too short to look for is refused, as a bound
+      // secret's is (review, round 36: one under 8 characters went to the agent as the server wrote it).
+      const why = valueProblem(env[k], `its env ${k}'s secret`);
+      if (why !== null) return why;
       o.onSecret?.(k, env[k]);
     }
   }

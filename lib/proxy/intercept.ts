@@ -25,7 +25,7 @@ import { UpstreamConn } from './h1/upstream.js';
 import { EMPTY, headerMap, rawCount, rawJoined, rawValue } from './h1/wire.js';
 import { checkingInterval, type ConnectionTracker, DEFAULT_LIMITS, MAX_HEADER_BYTES, type ProxyLimits, upstreamAgentOptions } from './limits.js';
 import { normalizeHost } from './policy.js';
-import { scrubBuffer, scrubPairs, type ScrubPair } from './scrub.js';
+import { MIN_SECRET_BYTES, scrubBuffer, scrubPairs, type ScrubPair } from './scrub.js';
 import { type BoundSecret, bodyNeedles, rewriteRequest, secretFields } from './secrets.js';
 import { type TlsFailure, upstreamErrorRule } from './tls-failure.js';
 import { handleUpgrade, refuseUpgrade } from './upgrade.js';
@@ -35,8 +35,6 @@ import { MAX_REQUEST_BODY } from '../mcp/jsonrpc.js';
 import { filterRequest, framingProblem } from '../mcp/request-filter.js';
 import { type McpRemote, serverAt } from '../mcp/servers.js';
 import type { LocalServer } from '../mcp/local-server.js';
-/** A local MCP server's secrets shorter than this are not scrubbed from its answers (they would match ordinary text). */
-const MIN_SCRUBBED_LENGTH = 8;
 
 export interface InterceptOptions {
   leaves: LeafCache;
@@ -434,7 +432,7 @@ export class Interceptor {
   private localPairs(name: string, secrets: Array<{ variable: string; value: string }>): ScrubPair[] {
     const made = this.localScrub.get(name);
     if (made && made.count === secrets.length) return made.pairs;
-    const own = secrets.filter((s) => s.value.length >= MIN_SCRUBBED_LENGTH).map((s) => ({ name: `${name}.${s.variable}`, placeholder: `[mcp.servers.${name}.env.${s.variable}]`, real: s.value, hosts: [], inQuery: false, allowPlaintext: false }));
+    const own = secrets.filter((s) => Buffer.byteLength(s.value) >= MIN_SECRET_BYTES).map((s) => ({ name: `${name}.${s.variable}`, placeholder: `[mcp.servers.${name}.env.${s.variable}]`, real: s.value, hosts: [], inQuery: false, allowPlaintext: false }));
     const pairs = [...this.pairs, ...scrubPairs(own)];
     this.localScrub.set(name, { count: secrets.length, pairs });
     return pairs;

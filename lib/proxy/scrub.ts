@@ -145,6 +145,16 @@ function base64Inner(bytes: Buffer, offset: number, urlSafe: boolean): string {
  * value is longer than its placeholder so encoded): it goes on without its
  * Content-Length (lib/proxy/forward-response.ts).
  */
+/** A string's text inside a JSON string as the common encoders write it: JSON.stringify's, Python's ensure_ascii (`\u00e9`), PHP's `\/`. */
+const jsonOnce: Array<(v: string) => string> = [
+  (v) => JSON.stringify(v).slice(1, -1),
+  (v) => JSON.stringify(v).slice(1, -1).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`),
+  (v) => JSON.stringify(v).slice(1, -1).replaceAll('/', '\\/'),
+];
+
+/** Each JSON form, and each escaped again by JSON.stringify (JSON text carried inside a JSON string). */
+const JSON_ESCAPES: Array<(v: string) => string> = [...jsonOnce, ...jsonOnce.map((f) => (v: string) => JSON.stringify(f(v)).slice(1, -1))];
+
 export function scrubPairs(secrets: BoundSecret[]): ScrubPair[] {
   const pairs: ScrubPair[] = [];
   const seen = new Set<string>();
@@ -164,6 +174,9 @@ export function scrubPairs(secrets: BoundSecret[]): ScrubPair[] {
     // again, `%252B`; Python's quote kept `/`; RFC 3986's encoders escape `!*'()`, which encodeURIComponent keeps,
     // and a value whose only special character was `!` had no percent form at all).
     for (const [find, replace] of percentForms(real, ph)) add(find, replace);
+    // Inside JSON strings, once and twice (review, round 36: a local MCP server's text held JSON, which its answer
+    // escaped again, and a value with a quote or a backslash came back as neither form).
+    for (const escape of JSON_ESCAPES) add(escape(s.real), escape(s.placeholder));
     for (const urlSafe of [false, true]) {
       for (let offset = 0; offset < 3; offset++) {
         const find = base64Inner(real, offset, urlSafe);

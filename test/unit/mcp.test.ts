@@ -191,6 +191,17 @@ test("what stays advisory: the project's .mcp.json servers the profile does not 
   assert.doesNotMatch(said!, /[\n\x1b\x07]/);
 });
 
+test("(review, round 36) a local server's secret too short to be scrubbed from its answers is refused: the server does not run", async () => {
+  const { localServerCommand } = await import('../../lib/mcp/local-server.js');
+  const dir = join(t.dir, 'local-short');
+  writeFile(join(dir, 'pin'), '1234\n');
+  const { chmodSync } = await import('node:fs');
+  chmodSync(join(dir, 'pin'), 0o600);
+  const cfg = { hosts: [] as string[], data: [] as string[], command: ['node', '/opt/srv/index.js'], env: { PIN: { source: `file:${join(dir, 'pin')}`, from: { kind: 'file' as const, path: join(dir, 'pin') } } }, read: [dir], workdir: 'none' as const };
+  const r = localServerCommand(cfg, { env: { PATH: process.env.PATH }, home: t.home, cwd: dir, platform: 'linux' });
+  assert.equal(r, "its env PIN's secret is 4 bytes; a secret under 7 bytes cannot be bound: what comes back from its hosts could not be scrubbed of it reliably (its base64 forms are too short to look for)");
+});
+
 test('a local server\'s confinement: the system, node, what read names; the working tree only as workdir says (hidden by default); its secrets as real values in its own environment, nothing of yours inherited', async () => {
   const { localServerCommand } = await import('../../lib/mcp/local-server.js');
   const dir = join(t.dir, 'local-cmd');
@@ -482,9 +493,10 @@ test('(review, round 35) a bound MCP server that writes the value JSON-escaped (
     const sent = Buffer.concat([pushed, released]).toString();
     assert.ok(sent.endsWith('\n\n') && sent.includes(PH) && !sent.includes(REAL), sent);
     assert.equal(sse.filter.held, 0);
-    // The control: the order before the fix.
+    // The control: the order before the fix. (Round 36 added PHP's `\/` to the forms looked for: that one is now
+    // found before the filter too; `\u002b` is no encoder's form.)
     const old = chain(new Scrubber(pairs), answerFilter(P, 'application/json'));
-    assert.ok(Buffer.concat([old.push(Buffer.from(message)), old.end()]).toString().includes(REAL));
+    assert.equal(Buffer.concat([old.push(Buffer.from(message)), old.end()]).toString().includes(REAL), escaped.includes('\\u002b'));
   }
 });
 

@@ -272,3 +272,19 @@ test("(review of round 35) the value as real encoders write it, once and again: 
   }
   assert.ok(differ >= 4, `${differ} encoders differ from encodeURIComponent`);
 });
+
+test("(review, round 36) inside JSON strings, once and twice: a value with a quote, a backslash, a slash and a letter past ASCII, as JSON.stringify, Python's ensure_ascii and PHP's json_encode write it; control: the raw form alone finds none of them", () => {
+  const real = 'pa"ss\\wörd/x-0123';
+  const placeholder = 'SBPHplaceholder0123';
+  const pairs = scrubPairs([{ name: 'P', placeholder, real, hosts: [], inQuery: false, allowPlaintext: false }]);
+  const py = (v: string) => JSON.stringify(v).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  const php = (v: string) => JSON.stringify(v).replaceAll('/', '\\/');
+  for (const once of [JSON.stringify, py, php]) {
+    for (const text of [once(real), JSON.stringify(once(real)), JSON.stringify({ content: [{ type: 'text', text: once(real) }] })]) {
+      assert.doesNotMatch(scrubBuffer(Buffer.from(text), pairs).toString(), /pa|w\\?u00f6|wörd/, text);
+      // Control: looked for raw alone, it stays.
+      const rawOnly = pairs.filter((p) => p.text === Buffer.from(real).toString('latin1'));
+      assert.equal(scrubBuffer(Buffer.from(text), rawOnly).toString(), text);
+    }
+  }
+});
