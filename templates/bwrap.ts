@@ -2,6 +2,7 @@
 // (which paths exist and as what, the helper files, descriptor numbers) is an
 // input, so the output can be golden-tested and printed by --dry-run.
 import type { Command, FdFile } from './command.js';
+import type { PtyInput } from './pty-relay.js';
 import { landlockArgv, type LandlockInput } from './landlock.js';
 import { envArgs, GATE_FD, GATE_SCRIPT } from './gate.js';
 
@@ -29,6 +30,8 @@ export const PROC_READ_ONLY = ['/proc/sys', '/proc/sysrq-trigger', '/proc/irq', 
 export interface BwrapInput {
   /** Stashbase's process group has the terminal: the agent's own group takes it (templates/gate.ts PGRP_LINE). */
   foreground?: boolean;
+  /** Where stashbase has a controlling terminal: the sandbox runs on a pseudo-terminal of its own (templates/pty-relay.ts). */
+  pty?: PtyInput | null;
   bwrap: string;
   /** coreutils env, used to keep Ctrl+C for the agent alone (see below). */
   envTool: string;

@@ -1,6 +1,7 @@
 // The whole native run as a Plan: in-process steps as comments, the sandbox
 // command, and the bridge that gives the sandbox its only way out.
 import { type RelayInput, withRelay } from './bridge-relay.js';
+import { type PtyInput, withPty } from './pty-relay.js';
 import { buildBwrapCommand, BWRAP_FDS, type BwrapInput } from './bwrap.js';
 import type { Command } from './command.js';
 import { gitDirStepText, type PlannedGitDir } from './git-import.js';
@@ -43,6 +44,15 @@ export interface PlannedView {
 }
 
 /** The relay's descriptor toward stashbase: the first after bwrap's own. */
+/** The sandbox step, on a pseudo-terminal of its own where stashbase has a controlling terminal. */
+function onPty(sandbox: Command, pty: PtyInput | null | undefined): PlanStep[] {
+  if (!pty) return [commandStep('sandbox', sandbox, true)];
+  return [
+    internalStep('pty', 'the sandbox runs in a session of its own on a pseudo-terminal with your terminal\'s settings and size: the process stashbase spawns (perl) opens it, forks, and the child puts it in place of each standard descriptor that is your terminal and execs the sandbox\'s command; the parent relays between the two terminals (yours raw while the run lasts), passes on a change of size, and exits as the sandbox does'),
+    commandStep('sandbox', withPty(sandbox, pty), true),
+  ];
+}
+
 export function relayControlFd(userns: boolean): number {
   return userns ? BWRAP_FDS.userns + 1 : BWRAP_FDS.userns;
 }
@@ -137,13 +147,13 @@ export function buildNativePlan(p: NativePlanInput): Plan {
     const bwrap = buildBwrapCommand(sb.input);
     // The held bind sources are bwrap's alone too (it closes each once bound).
     const held = (bwrap.fds ?? []).filter((f) => f.held === true).map((f) => f.fd);
-    steps.push(commandStep('sandbox', withRelay(bwrap, sb.relay, ctl, [...sandboxFds(sb.input.userns), ...held]), true));
+    steps.push(...onPty(withRelay(bwrap, sb.relay, ctl, [...sandboxFds(sb.input.userns), ...held]), sb.input.pty));
     const maps = sb.input.userns ? `; write its uid_map and gid_map (your ids only, setgroups denied)` : '';
     steps.push(internalStep('relay-wait', `bwrap reports its pid on fd ${BWRAP_FDS.info} and waits on fd ${BWRAP_FDS.block}${maps}; the relay is given that pid`));
     steps.push(internalStep('release', `${sb.input.userns ? `once the relay says "joined", let bwrap go on (write to fd ${BWRAP_FDS.userns}); ` : ''}once the proxy listens on the relay's socket and the relay is gone, release bwrap (write to fd ${BWRAP_FDS.block}); once the gate, the first process inside, says "r" on fd ${BWRAP_FDS.gate} (bwrap made its mounts; an exit before that is bwrap's own failure, tried up to 3 times), open it (write "1" there: it runs the agent on that word only, and exits 125 on an end of file)`));
   } else if (sb.kind === 'bwrap') {
     steps.push(internalStep('proxy', `start the egress proxy in this process on ${p.proxyUrl} (host network: raw connections are not blocked)`));
-    steps.push(commandStep('sandbox', buildBwrapCommand(sb.input), true));
+    steps.push(...onPty(buildBwrapCommand(sb.input), sb.input.pty));
   } else {
     steps.push(internalStep('env-file', `write the agent's environment to ${sb.input.envFile} (mode 0600)`));
     steps.push(internalStep('proxy', `start the egress proxy in this process on ${p.proxyUrl}`));

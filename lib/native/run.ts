@@ -232,7 +232,8 @@ export async function runBwrap(prep: NativePrepared, opts: NativeRunOptions): Pr
   } finally {
     unforward();
     // The agent's own group had the terminal (templates/gate.ts): stashbase's takes it back for what it says after.
-    if (prep.bwrap?.foreground === true && signals.opened) takeTerminalBack(prep.bwrap.perl);
+    // (Not on a terminal of the run's own: yours was never the agent's.)
+    if (prep.bwrap?.foreground === true && !prep.bwrap.pty && signals.opened) takeTerminalBack(prep.bwrap.perl);
   }
 }
 

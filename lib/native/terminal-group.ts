@@ -32,6 +32,12 @@ export function terminalForeground(): boolean {
   return tty !== 0 && pgrp > 0 && tpgid === pgrp;
 }
 
+/** Whether this process has a controlling terminal (/proc/self/stat's tty_nr): the agent's would otherwise be it. */
+export function hasControllingTerminal(): boolean {
+  const f = procStatFields('self');
+  return f !== null && Number(f[4]) !== 0;
+}
+
 /** Gives the controlling terminal back to this process's group; quiet if it cannot. */
 export function takeTerminalBack(perl: string): void {
   probe(takeTerminalCommand(perl));

@@ -97,6 +97,28 @@ describe("stashbase's words on a terminal the agent had", () => {
     }
   });
 
+  test("(review, round 36) the agent runs on a terminal of its own: in a pipeline (`| tee`), its taking the terminal and setting tostop stop nothing of yours; control: outside, the same program stops the pipeline's tee, and the shell reports the job stopped", { ...needs('bwrap'), timeout: 120_000 }, async () => {
+    const a = attackHome();
+    try {
+      spawnSync('git', ['init', '-q', a.proj]);
+      writeFileSync(join(a.proj, 'grab.pl'), `${GRAB.replace('sleep 2;', '')} print "agent-line\\n";`);
+      const plant = "mkdir -p sub && git -C sub init -q && git -C sub config core.fsmonitor 'echo PWNED; false' && perl grab.pl";
+      const log = join(a.proj, 'tee.log');
+      const r = await ptyRun(['bash', '-c', `${shellQuote(process.execPath)} ${shellQuote(BIN)} agent run --profile attack -- sh -c ${shellQuote(plant)} | tee ${shellQuote(log)}`], { env: a.env, cwd: a.proj, timeout: 90 });
+      assert.equal(r.exit, 0, r.output);
+      assert.match(r.output, /agent: holds the terminal\r\n/);
+      assert.match(r.output, /agent-line\r?\n/);
+      assert.match(r.output, /the agent left a nested repository at .*\/sub/);
+      assert.equal(existsSync(join(a.proj, 'sub', '.git')), false);
+      // Control: the same program outside, its group taking the terminal, stops the pipeline's tee.
+      const control = await ptyRun(['bash', '-c', `perl grab.pl | tee ${shellQuote(log)}`], { env: a.env, cwd: a.proj, timeout: 30 });
+      assert.match(control.output, /agent: holds the terminal\r\n/);
+      assert.equal(control.exit, 128 + 22, control.output);
+    } finally {
+      a.cleanup();
+    }
+  });
+
   test("(review, round 36) the agent can neither suspend the terminal's output (TCXONC) nor make it exclusive (TIOCEXCL), with ^C and ^Q turned off: stashbase ends the run and moves a planted repository aside; control: outside, both ioctls succeed (undone at once)", { ...needs('bwrap'), timeout: 120_000 }, async () => {
     const a = attackHome();
     try {
