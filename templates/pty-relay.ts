@@ -48,7 +48,8 @@ if ($kid == 0) {
   syscall($setsid + 0) >= 0 or exit 127;
   open(my $s, '+<', $slave) or exit 127;
   ioctl($s, 0x540E, $zero);
-  if (defined $term) { my $t = $tios; ioctl($s, 0x5402, $t); my $w = $ws; ioctl($s, 0x5414, $w) }
+  # Your settings, but ^Z suspends nothing there (VSUSP off): no shell of the agent's would resume it, and the run hung.
+  if (defined $term) { my ($if, $of, $cf, $lf, $line, @cc) = unpack('L4 C C19', $tios); $cc[10] = 0; my $t = pack('L4 C C19', $if, $of, $cf, $lf, $line, @cc) . substr($tios, 36); ioctl($s, 0x5402, $t); my $w = $ws; ioctl($s, 0x5414, $w) }
   close $m;
   open(STDIN, '<&', $s) if $tty{0};
   open(STDOUT, '>&', $s) if $tty{1};
@@ -62,49 +63,66 @@ my @open = grep { /^\d+$/ && $_ > 2 && $_ != $mfd } readdir($d);
 closedir($d);
 for my $fd (@open) { open(my $h, '<&=', $fd) and close $h }
 $SIG{PIPE} = 'IGNORE';
-$SIG{INT} = 'IGNORE';
-for my $sig ('TERM', 'HUP', 'QUIT') { $SIG{$sig} = sub { kill $sig, $kid } }
+# The terminal's signals, where it was not made raw (its input is not a terminal, or the run was in the background), go
+# to the agent's terminal's foreground group as its own keys would (TIOCSIG); the rest to the sandbox.
+$SIG{INT} = sub { ioctl($m, 0x40045436, 2) };
+$SIG{QUIT} = sub { ioctl($m, 0x40045436, 3) };
+for my $sig ('TERM', 'HUP') { $SIG{$sig} = sub { kill $sig, $kid } }
 my $in = $tty{0};
 my $out = $tty{1} ? 1 : $tty{2} ? 2 : undef;
-my $fg = 0;
-if ($in) {
-  my $pg = pack('i', 0);
-  $fg = ioctl($real, 0x540F, $pg) && unpack('i', $pg) == getpgrp(0);
-}
-if ($in && $fg) {
+my ($raw, $recheck) = (0, 1);
+$SIG{CONT} = sub { $recheck = 1 };
+sub foreground { my $pg = pack('i', 0); return ioctl($real, 0x540F, $pg) && unpack('i', $pg) == getpgrp(0) }
+sub go_raw {
   my ($if, $of, $cf, $lf, $line, @cc) = unpack('L4 C C19', $tios);
   $if &= ~(0x1 | 0x2 | 0x8 | 0x20 | 0x40 | 0x80 | 0x100 | 0x400);
   $of &= ~0x1;
   $lf &= ~(0x8 | 0x40 | 0x2 | 0x1 | 0x8000);
   $cf = ($cf & ~(0x30 | 0x100)) | 0x30;
   $cc[6] = 1; $cc[5] = 0;
-  my $raw = pack('L4 C C19', $if, $of, $cf, $lf, $line, @cc) . substr($tios, 36);
-  ioctl($real, 0x5402, $raw);
+  my $r = pack('L4 C C19', $if, $of, $cf, $lf, $line, @cc) . substr($tios, 36);
+  ioctl($real, 0x5402, $r);
 }
 $SIG{WINCH} = sub { my $w = "\0" x 8; ioctl($real, 0x5413, $w) and ioctl($m, 0x5414, $w) } if defined $term;
-sub put { my ($fd, $buf) = @_; my $off = 0; while ($off < length $buf) { my $w = syswrite($fd == 1 ? *STDOUT : *STDERR, $buf, length($buf) - $off, $off); if (!defined $w) { next if $! == 4; return } $off += $w } }
+# Whole writes: an interrupted or would-block write is tried again.
+sub put {
+  my ($fh, $buf) = @_;
+  my $off = 0;
+  while ($off < length $buf) {
+    my $w = syswrite($fh, $buf, length($buf) - $off, $off);
+    if (!defined $w) { return unless $! == 4 || $! == 11; select(undef, undef, undef, 0.01); next }
+    $off += $w;
+  }
+}
+my $outfh = defined $out ? ($out == 1 ? *STDOUT : *STDERR) : undef;
 my ($status, $ended);
-my $reading_in = $in && $fg;
 while (1) {
+  if ($recheck) {
+    $recheck = 0;
+    if ($in && !$raw && foreground()) { go_raw(); $raw = 1 }
+  }
   my $rin = '';
   vec($rin, $mfd, 1) = 1;
-  vec($rin, 0, 1) = 1 if $reading_in;
+  vec($rin, 0, 1) = 1 if $raw;
   my $nfound = select(my $rout = $rin, undef, undef, $ended ? 0.05 : 0.25);
+  next if $nfound < 0;
+  # Your keys first, then one read of the agent's output: output that never stops does not keep ^C from it.
+  if ($nfound > 0 && $raw && vec($rout, 0, 1)) {
+    my $got = sysread(STDIN, my $buf, 4096);
+    if ($got) { put($m, $buf) } elsif (defined $got) { $raw = 0 }
+  }
   if ($nfound > 0 && vec($rout, $mfd, 1)) {
     my $got = sysread($m, my $buf, 65536);
-    if ($got) { put($out, $buf) if defined $out; next }
-    last if defined $got || $! != 4;
-  }
-  if ($nfound > 0 && $reading_in && vec($rout, 0, 1)) {
-    my $got = sysread(STDIN, my $buf, 4096);
-    if ($got) { my $off = 0; while ($off < $got) { my $w = syswrite($m, $buf, $got - $off, $off); last unless defined $w; $off += $w } }
-    elsif (defined $got) { $reading_in = 0 }
+    if ($got) { put($outfh, $buf) if defined $outfh }
+    elsif (defined $got || ($! != 4 && $! != 11)) { last }
   }
   if (!$ended) { my $r = waitpid($kid, 1); if ($r == $kid) { $status = $?; $ended = 1 } }
   elsif ($nfound == 0) { last }
 }
 $status = (waitpid($kid, 0) == $kid ? $? : 127 << 8) unless $ended;
-if ($in && $fg) { my $t = $tios; ioctl($real, 0x5402, $t) }
+# Your settings back, and what was typed (or answered by your terminal to the agent's queries) since, dropped: it was
+# the agent's input, never your shell's (TCSETSF).
+if ($raw) { my $t = $tios; ioctl($real, 0x5404, $t) }
 if ($status & 127) { $SIG{$_} = 'DEFAULT' for keys %SIG; kill($status & 127, $$); }
 exit($status >> 8);
 `;

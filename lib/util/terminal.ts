@@ -66,9 +66,18 @@ export function holdTerminalWrites(streams: Stream[] = [process.stdout, process.
  * the cursor erased (text waiting there to be read with stashbase's). None of it moves the cursor or clears what is
  * above it. The Linux console prints an OSC it does not know: there it is left out (the console has no hyperlinks).
  */
+/**
+ * What makes your terminal send input of its own, off (the third review: left on by the agent, your shell got junk
+ * after the run): mouse reports (X10, button, any-motion, UTF-8, SGR, urxvt), focus reports, bracketed paste (your
+ * shell turns it on again at its prompt), application cursor keys and keypad.
+ */
+const INPUT_MODES_OFF = '\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1005l\x1b[?1006l\x1b[?1015l\x1b[?1004l\x1b[?2004l\x1b[?1l\x1b>';
+
 export function renderingReset(term: string | undefined): string {
   const osc = term === 'linux' ? '' : '\x1b]8;;\x1b\\';
-  return `\x1b<\x1b[0m\x0f\x1b(B\x1b[4l\x1b[?5l\x1b[?7h\x1b[?25h\x1b[?69l${osc}\x1b[?2026l\x1b7\x1b[r\x1b8\x1b[?1047l\x1b[J`;
+  // The kitty keyboard protocol's stack popped (CSI < 99 u): the Linux console would read CSI … u as restore-cursor.
+  const kitty = term === 'linux' ? '' : '\x1b[<99u';
+  return `\x1b<\x1b[0m\x0f\x1b(B\x1b[4l\x1b[?5l\x1b[?7h\x1b[?25h\x1b[?69l${osc}\x1b[?2026l\x1b7\x1b[r\x1b8\x1b[?1047l\x1b[J${INPUT_MODES_OFF}${kitty}`;
 }
 
 /**

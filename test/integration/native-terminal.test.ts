@@ -27,10 +27,12 @@ const GRAB = `setpgrp(0,0); $SIG{TTOU}="IGNORE"; open(T,"+<","/dev/tty") or die 
  * (a write of an orphaned group's fails with EIO instead of stopping it). `exit` is the job's status as the shell saw
  * it (128 + 22 when SIGTTOU stopped it), null when it did not end in time.
  */
-async function ptyRun(cmd: string[], opts: { env?: NodeJS.ProcessEnv; cwd?: string; timeout?: number } = {}): Promise<{ output: string; exit: number | null }> {
+async function ptyRun(cmd: string[], opts: { env?: NodeJS.ProcessEnv; cwd?: string; timeout?: number; keys?: Array<[string, number, string]> } = {}): Promise<{ output: string; exit: number | null }> {
   const line = `${cmd.map(shellQuote).join(' ')}; echo EXIT=$?; stty -tostop`;
+  // Keys typed once a text has appeared, that many seconds later.
+  const timeline = (opts.keys ?? []).flatMap(([text, after, keys]) => ['--at', '0', `wait:${text}`, '--at', String(after), `send:${Buffer.from(keys).toString('hex')}`]);
   // Not spawnSync: the upstream a run dials lives in this process.
-  const child = spawn('python3', [PTY, '--size', '24', '200', '--timeout', String(opts.timeout ?? 60), '--', 'bash', '--norc', '-i', '-c', line], { env: { ...(opts.env ?? process.env), PS1: '' }, cwd: opts.cwd, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn('python3', [PTY, '--size', '24', '200', '--timeout', String(opts.timeout ?? 60), ...timeline, '--', 'bash', '--norc', '-i', '-c', line], { env: { ...(opts.env ?? process.env), PS1: '' }, cwd: opts.cwd, stdio: ['ignore', 'pipe', 'inherit'] });
   let stdout = '';
   child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
   await new Promise((r) => child.on('close', r));
@@ -54,6 +56,16 @@ async function render(bytes: string): Promise<Array<{ text: string; hidden: bool
   }
   term.dispose();
   return rows;
+}
+
+/** The input modes a real terminal is left in by these bytes (what makes it send input of its own). */
+async function inputModes(bytes: string): Promise<{ mouse: string; focus: boolean; cursorKeys: boolean }> {
+  const term = new xterm.Terminal({ cols: 200, rows: 60, allowProposedApi: true });
+  await new Promise<void>((r) => term.write(bytes, r));
+  const m = term.modes;
+  const out = { mouse: m.mouseTrackingMode, focus: m.sendFocusMode, cursorKeys: m.applicationCursorKeysMode };
+  term.dispose();
+  return out;
 }
 
 describe("stashbase's words on a terminal the agent had", () => {
@@ -119,6 +131,24 @@ describe("stashbase's words on a terminal the agent had", () => {
     }
   });
 
+  test("(review, round 36) on the agent's own terminal Ctrl+C still reaches the agent: while it floods its output (your keys go first), and where the run's input is a pipe (the terminal's signal passed on); ^Z suspends nothing there", { ...needs('bwrap'), timeout: 120_000 }, async () => {
+    const a = attackHome();
+    try {
+      const trap = "trap 'echo got-INT; exit 42' INT";
+      const flood = await ptyRun([process.execPath, BIN, 'agent', 'run', '--silent', '--', 'sh', '-c', `${trap}; echo READY; while :; do echo ................................................................; done`], { env: a.env, cwd: a.proj, timeout: 60, keys: [['READY', 1, '\x03']] });
+      assert.match(flood.output, /got-INT\r\n/);
+      assert.equal(flood.exit, 42);
+      const piped = await ptyRun(['bash', '-c', `echo x | ${shellQuote(process.execPath)} ${shellQuote(BIN)} agent run --silent -- sh -c ${shellQuote(`${trap}; echo READY; while :; do sleep 0.1; done`)}`], { env: a.env, cwd: a.proj, timeout: 60, keys: [['READY', 0.5, '\x03']] });
+      assert.match(piped.output, /got-INT\r/);
+      assert.equal(piped.exit, 42);
+      const suspend = await ptyRun([process.execPath, BIN, 'agent', 'run', '--silent', '--', 'sh', '-c', `${trap}; echo READY; sleep 1; echo still-running`], { env: a.env, cwd: a.proj, timeout: 60, keys: [['READY', 0.2, '\x1a']] });
+      assert.match(suspend.output, /still-running\r\n/);
+      assert.equal(suspend.exit, 0);
+    } finally {
+      a.cleanup();
+    }
+  });
+
   test("(review, round 36) the agent can neither suspend the terminal's output (TCXONC) nor make it exclusive (TIOCEXCL), with ^C and ^Q turned off: stashbase ends the run and moves a planted repository aside; control: outside, both ioctls succeed (undone at once)", { ...needs('bwrap'), timeout: 120_000 }, async () => {
     const a = attackHome();
     try {
@@ -162,7 +192,7 @@ describe("stashbase's words on a terminal the agent had", () => {
       writeFileSync(join(a.proj, 'grab.pl'), GRAB.replace('setpgrp(0,0); ', '').replace('sleep 2;', ''));
       // Insert mode with text planted below the cursor (a second review: it was read on with stashbase's lines), concealed
       // text, the DEC line-drawing set, a scroll region of two lines, a hyperlink left open.
-      const hostile = String.raw`\033[4h\033\067\n\n\n<- stale, nothing to do\033\070\033[8m\033(0\033[1;2r\033]8;;http://127.0.0.1:9/\033\\`;
+      const hostile = String.raw`\033[?1003h\033[?1004h\033[?1h\033[4h\033\067\n\n\n<- stale, nothing to do\033\070\033[8m\033(0\033[1;2r\033]8;;http://127.0.0.1:9/\033\\`;
       writeFileSync(join(a.proj, 'atk.sh'), `mkdir -p sub && git -C sub init -q && git -C sub config core.fsmonitor 'echo PWNED; false' && perl grab.pl && curl -sS -o /dev/null -w 'code=%{http_code}\\n' https://tls.test:${port}/; sleep 1; echo agent-done; printf '${hostile}'\n`);
       const r = await ptyRun([process.execPath, BIN, 'agent', 'run', '--profile', 'attack', '--', 'sh', 'atk.sh'], { env: { ...a.env, TERM: 'xterm-256color' }, cwd: a.proj, timeout: 90 });
       assert.equal(r.exit, 0, r.output);
@@ -183,6 +213,9 @@ describe("stashbase's words on a terminal the agent had", () => {
       const bare = await render(r.output.split(reset).join(''));
       assert.equal(bare.some((row) => /the agent left a nested repository/.test(row.text) && !row.hidden), false);
       assert.equal(bare.some((row) => /stale/.test(row.text)), true, 'planted below, it stays without the reset');
+      // (Third review) mouse and focus reports and application cursor keys left on: off after the reset; control: on without it.
+      assert.deepEqual(await inputModes(r.output), { mouse: 'none', focus: false, cursorKeys: false });
+      assert.deepEqual(await inputModes(r.output.split(reset).join('')), { mouse: 'any', focus: true, cursorKeys: true });
     });
   });
 });
