@@ -112,7 +112,9 @@ describe(`Docker backend: filesystem, environment and limits (real engine, ${DOC
     const [names = '', procCount, identity] = r.stdout.trim().split('\n');
     const set = new Set(names.trim().split(' '));
     for (const bad of ['GITHUB_TOKEN', 'OPENAI_API_KEY', 'SSH_AUTH_SOCK', 'STASHBASE_HOME', 'LANG']) assert.equal(set.has(bad), false, `${bad} reached the container`);
-    const ours = ['HOME', 'IS_SANDBOX', 'TERM', 'COLORTERM', 'GIT_AUTHOR_NAME', 'GIT_AUTHOR_EMAIL', 'GIT_COMMITTER_NAME', 'GIT_COMMITTER_EMAIL', 'HTTP_PROXY', 'HTTPS_PROXY', 'ALL_PROXY', 'http_proxy', 'https_proxy', 'all_proxy', 'NO_PROXY', 'no_proxy', 'EDITOR'];
+    const ours = ['HOME', 'IS_SANDBOX', 'TERM', 'COLORTERM', 'GIT_AUTHOR_NAME', 'GIT_AUTHOR_EMAIL', 'GIT_COMMITTER_NAME', 'GIT_COMMITTER_EMAIL', 'HTTP_PROXY', 'HTTPS_PROXY', 'ALL_PROXY', 'http_proxy', 'https_proxy', 'all_proxy', 'NO_PROXY', 'no_proxy', 'EDITOR',
+      // Set empty (review, round 36): the docker CLI would add your config.json's proxies for any it left unset.
+      'FTP_PROXY', 'ftp_proxy', 'GRPC_PROXY', 'grpc_proxy'];
     // The rest is the image's own ENV and what Docker and bash set themselves.
     const image = ['PATH', 'NPM_CONFIG_PREFIX', 'DISABLE_AUTOUPDATER', 'CODEX_DISABLE_UPDATE_CHECK', 'PIP_BREAK_SYSTEM_PACKAGES', 'HOSTNAME', 'PWD', 'SHLVL', '_'];
     assert.deepEqual([...set].sort(), [...ours, ...image].sort());
