@@ -139,12 +139,6 @@ function base64Inner(bytes: Buffer, offset: number, urlSafe: boolean): string {
   return text.slice(from, to);
 }
 
-/**
- * The forms of each secret's real value to look for, each with the same form
- * of its placeholder. A scrubbed body may change its size (a percent-encoded
- * value is longer than its placeholder so encoded): it goes on without its
- * Content-Length (lib/proxy/forward-response.ts).
- */
 /** A string's text inside a JSON string as the common encoders write it: JSON.stringify's, Python's ensure_ascii (`\u00e9`), PHP's `\/`. */
 const jsonOnce: Array<(v: string) => string> = [
   (v) => JSON.stringify(v).slice(1, -1),
@@ -155,6 +149,54 @@ const jsonOnce: Array<(v: string) => string> = [
 /** Each JSON form, and each escaped again by JSON.stringify (JSON text carried inside a JSON string). */
 const JSON_ESCAPES: Array<(v: string) => string> = [...jsonOnce, ...jsonOnce.map((f) => (v: string) => JSON.stringify(f(v)).slice(1, -1))];
 
+/** How an encoder writes one character it escapes: JSON's `\u` in either case, HTML's and XML's character references. */
+const ESCAPE_STYLES: Array<(c: string) => string> = [
+  (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  (c) => `\\u${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`,
+  (c) => `&#${c.charCodeAt(0)};`,
+  (c) => `&#x${c.charCodeAt(0).toString(16)};`,
+  (c) => `&#x${c.charCodeAt(0).toString(16).toUpperCase()};`,
+  (c) => NAMED[c] ?? `&#${c.charCodeAt(0)};`,
+  (c) => (c === "'" ? '&#x27;' : c === '/' ? '&#x2F;' : NAMED[c] ?? `&#x${c.charCodeAt(0).toString(16).toUpperCase()};`),
+];
+const NAMED: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+
+/** The sets of characters known encoders escape (Go's JSON and Rails' `<>&`, Gson's `<>&='`, .NET's `+<>&'"\``, HTML's `&<>"'/`). */
+const KNOWN_ESCAPED = ['<>&', "<>&='", '+<>&\'"`', '&<>"\'/', '&<>"', '+<>&\'"'];
+
+/**
+ * The value with some of its characters other than letters and digits (and any past ASCII) escaped, as JSON encoders
+ * and HTML templates write them (review, round 36: .NET's and Gson's JSON, Go's `encoding/json` and `html/template`
+ * escape `+`, `=`, `&`, `<` one character at a time, and a value named in a bound host's error came back whole in such a
+ * form). Every subset of the value's distinct such characters, where they are at most six; else each known encoder's
+ * set, all of them, and each one alone. Each escape style applies to the whole subset.
+ */
+function escapedForms(real: string): string[] {
+  const special = [...new Set([...real].filter((c) => !/[A-Za-z0-9]/.test(c) && c.charCodeAt(0) <= 0xffff))];
+  if (special.length === 0) return [];
+  const subsets: string[][] = [];
+  if (special.length <= 6) {
+    for (let mask = 1; mask < 1 << special.length; mask++) subsets.push(special.filter((_, i) => (mask >> i) & 1));
+  } else {
+    subsets.push(special, ...special.map((c) => [c]));
+    for (const known of KNOWN_ESCAPED) {
+      const sub = special.filter((c) => known.includes(c) || c.charCodeAt(0) > 0x7f);
+      if (sub.length > 0) subsets.push(sub);
+    }
+  }
+  const out = new Set<string>();
+  for (const sub of subsets) {
+    for (const style of ESCAPE_STYLES) out.add([...real].map((c) => (sub.includes(c) ? style(c) : c)).join(''));
+  }
+  return [...out];
+}
+
+/**
+ * The forms of each secret's real value to look for, each with the same form
+ * of its placeholder. A scrubbed body may change its size (a percent-encoded
+ * value is longer than its placeholder so encoded): it goes on without its
+ * Content-Length (lib/proxy/forward-response.ts).
+ */
 export function scrubPairs(secrets: BoundSecret[]): ScrubPair[] {
   const pairs: ScrubPair[] = [];
   const seen = new Set<string>();
@@ -177,6 +219,7 @@ export function scrubPairs(secrets: BoundSecret[]): ScrubPair[] {
     // Inside JSON strings, once and twice (review, round 36: a local MCP server's text held JSON, which its answer
     // escaped again, and a value with a quote or a backslash came back as neither form).
     for (const escape of JSON_ESCAPES) add(escape(s.real), escape(s.placeholder));
+    for (const form of escapedForms(s.real)) add(form, ph);
     for (const urlSafe of [false, true]) {
       for (let offset = 0; offset < 3; offset++) {
         const find = base64Inner(real, offset, urlSafe);

@@ -478,7 +478,7 @@ test('(review, round 35) a bound MCP server that writes the value JSON-escaped (
   const REAL = 'sk-other+Secret/Value=Ab12cd34ef56gh78';
   const PH = 'sk-SBPHotherPlaceholderValuexxxxxxxxx';
   const pairs = scrubPairs([{ name: 'K', placeholder: PH, real: REAL, hosts: ['mcp.test'], inQuery: false, allowPlaintext: false }]);
-  for (const escaped of [JSON.stringify(REAL).replace(/\//g, '\\/'), JSON.stringify(REAL).replace(/\+/g, '\\u002b')]) {
+  for (const escaped of [JSON.stringify(REAL).replace(/\//g, '\\/'), JSON.stringify(REAL).replace(/\+/g, '\\u002b'), JSON.stringify(REAL).replace('S', '\\u0053')]) {
     const message = `{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"get_issue","description":"key: "},{"name":"delete_repo"}],"_meta":{"auth":${escaped}}}}`;
     const plan = planBody({ rawHeaders: ['Content-Type', 'application/json'] }, { pairs }, () => answerFilter(P, 'application/json'));
     assert.ok('filter' in plan && plan.filter !== null);
@@ -493,10 +493,10 @@ test('(review, round 35) a bound MCP server that writes the value JSON-escaped (
     const sent = Buffer.concat([pushed, released]).toString();
     assert.ok(sent.endsWith('\n\n') && sent.includes(PH) && !sent.includes(REAL), sent);
     assert.equal(sse.filter.held, 0);
-    // The control: the order before the fix. (Round 36 added PHP's `\/` to the forms looked for: that one is now
-    // found before the filter too; `\u002b` is no encoder's form.)
+    // The control: the order before the fix. (Round 36 added PHP's `\/` and escaped special characters to the forms
+    // looked for: those are now found before the filter too; a letter escaped is no encoder's form.)
     const old = chain(new Scrubber(pairs), answerFilter(P, 'application/json'));
-    assert.equal(Buffer.concat([old.push(Buffer.from(message)), old.end()]).toString().includes(REAL), escaped.includes('\\u002b'));
+    assert.equal(Buffer.concat([old.push(Buffer.from(message)), old.end()]).toString().includes(REAL), escaped.includes('\\u0053'));
   }
 });
 

@@ -288,3 +288,21 @@ test("(review, round 36) inside JSON strings, once and twice: a value with a quo
     }
   }
 });
+
+test("(review, round 36, third pass) the value with its special characters escaped as JSON encoders and HTML templates write them (.NET's \\u002B, Gson's \\u003d, Go's \\u0026 \\u003c, Java's uppercase \\u00E4, Go html/template's &#43;, OWASP's &#x2F;, named entities) is scrubbed; control: the forms before it find none", () => {
+  const cases: Array<[string, string[]]> = [
+    ['sk-ant-api03-R3al/Va1ue+Secret=0123456789abcdefXYZ', ['sk-ant-api03-R3al/Va1ue\\u002BSecret=0123456789abcdefXYZ', 'sk-ant-api03-R3al/Va1ue+Secret\\u003d0123456789abcdefXYZ', 'sk-ant-api03-R3al/Va1ue&#43;Secret=0123456789abcdefXYZ', 'sk-ant-api03-R3al&#x2F;Va1ue&#x2B;Secret&#x3D;0123456789abcdefXYZ']],
+    ['pw-R3al&Secret<0123456789>abcdef', ['pw-R3al\\u0026Secret\\u003c0123456789\\u003eabcdef', 'pw-R3al&amp;Secret&lt;0123456789&gt;abcdef']],
+    ['pässwörd-0123456789', ['p\\u00E4ssw\\u00F6rd-0123456789']],
+  ];
+  for (const [real, forms] of cases) {
+    const placeholder = `SBPH${'x'.repeat(real.length - 4)}`;
+    const pairs = scrubPairs([{ name: 'S', placeholder, real, hosts: [], inQuery: false, allowPlaintext: false }]);
+    const before = pairs.filter((p) => !/\\u00[0-9a-fA-F]{2}|&#|&[a-z]+;/.test(p.text) || /^[^\\\\&]*$/.test(p.text));
+    for (const form of forms) {
+      const text = `{"error":"invalid key ${form}"}`;
+      assert.equal(scrubBuffer(Buffer.from(text), pairs).toString(), `{"error":"invalid key ${placeholder}"}`, form);
+      assert.equal(scrubBuffer(Buffer.from(text), before).toString(), text, `control: ${form}`);
+    }
+  }
+});

@@ -97,3 +97,21 @@ test('(review, round 36) never replaced: a raw placeholder after Basic (only bas
   // Control: the same placeholder as a bearer token is replaced.
   assert.deepEqual(r('Authorization', `Bearer ${ghp.placeholder}`), { ok: true, rawHeaders: ['Authorization', `Bearer ${ghp.real}`], path: '/', injected: ['GH'], inert: [] });
 });
+
+test('(review, round 36, third pass) a subprotocol with a byte JavaScript trims beside it, and a header given twice (a service joins them), are refused; placeholders are judged on the agent\'s text alone, so a colon in one secret\'s value decides nothing for another', () => {
+  const r = (headers: string[]) => rewriteRequest(headers, '/', 'api.openai.com', true, both);
+  assert.equal(r(['Sec-WebSocket-Protocol', `chat,\xa0${B.placeholder}`]).ok, false);
+  assert.equal(r(['Sec-WebSocket-Protocol', `chat, ${B.placeholder}\t`]).ok, true);
+  for (const h of [['Authorization', 'Basic QUJD', 'Authorization', `Bearer ${B.placeholder}`], ['X_Api_Key', 'QUJ', 'X-Api-Key', B.placeholder], ['Cookie', 'a=QUJ', 'Cookie', `b=${B.placeholder}`]]) {
+    assert.deepEqual(r(h), { ok: false, rule: `the placeholder of CODEX_API_KEY headed to api.openai.com is in ${h[2]}, which the request gives more than once: a service would join them`, suspect: 'CODEX_API_KEY' }, h.join(' '));
+  }
+  // Control: the same headers once each are replaced; a header given twice without a placeholder passes.
+  assert.equal(r(['X-Api-Key', B.placeholder, 'Accept', 'a', 'Accept', 'b']).ok, true);
+  // Two secrets bound to one host, the first's value with a colon in it or not: the decision is the same.
+  for (const real of ['sk-proj-realBB:BBBBBBBBBBBBBBBBBBBBBBBBB', 'sk-proj-realBBBBBBBBBBBBBBBBBBBBBBBBBBB']) {
+    const first: BoundSecret = { ...B, name: 'FIRST', placeholder: 'sk-proj-SBPHffffffffffffffffffffffffffff', real, hosts: ['api.openai.com'] };
+    const creds = Buffer.from(`${first.placeholder}:${B.placeholder}`).toString('base64');
+    const out = rewriteRequest(['Authorization', `Basic ${creds}`], '/', 'api.openai.com', true, [first, B]);
+    assert.deepEqual(out, { ok: true, rawHeaders: ['Authorization', `Basic ${Buffer.from(`${real}:${B.real}`).toString('base64')}`], path: '/', injected: ['FIRST', 'CODEX_API_KEY'], inert: [] }, real);
+  }
+});
