@@ -68,6 +68,17 @@ async function inputModes(bytes: string): Promise<{ mouse: string; focus: boolea
   return out;
 }
 
+/** A test's own home and project (a repository), removed after it. */
+async function inHome(body: (a: ReturnType<typeof attackHome>) => Promise<void>): Promise<void> {
+  const a = attackHome();
+  try {
+    spawnSync('git', ['init', '-q', a.proj]);
+    await body(a);
+  } finally {
+    a.cleanup();
+  }
+}
+
 describe("stashbase's words on a terminal the agent had", () => {
   test("(review, round 36) Node's own warning and a console line during the agent's hold with tostop are held back: the process is not stopped; control: without the hold it is stopped at them", async () => {
     const child = (hold: boolean) => `
@@ -96,23 +107,17 @@ describe("stashbase's words on a terminal the agent had", () => {
   });
 
   test('(review, round 36) a Docker run: the rendering the agent left is reset after its output, before stashbase says anything; control: the agent\'s bytes are there before it', { ...needs('docker'), timeout: 120_000 }, async () => {
-    const a = attackHome();
-    try {
-      spawnSync('git', ['init', '-q', a.proj]);
+    await inHome(async (a) => {
       const r = await ptyRun([process.execPath, BIN, 'agent', 'run', '--docker-sandbox', 'true', '--', 'sh', '-c', String.raw`echo agent-done; printf '[8m(0'`], { env: { ...a.env, TERM: 'xterm-256color' }, cwd: a.proj, timeout: 90 });
       assert.equal(r.exit, 0, r.output);
       const tail = r.output.slice(r.output.indexOf('agent-done'));
       assert.ok(tail.indexOf('\x1b[8m\x1b(0') !== -1, 'the agent left its rendering');
       assert.ok(tail.indexOf(renderingReset('xterm-256color')) > tail.indexOf('\x1b[8m\x1b(0'), r.output);
-    } finally {
-      a.cleanup();
-    }
+    });
   });
 
   test("(review, round 36) the agent runs on a terminal of its own: in a pipeline (`| tee`), its taking the terminal and setting tostop stop nothing of yours; control: outside, the same program stops the pipeline's tee, and the shell reports the job stopped", { ...needs('bwrap'), timeout: 120_000 }, async () => {
-    const a = attackHome();
-    try {
-      spawnSync('git', ['init', '-q', a.proj]);
+    await inHome(async (a) => {
       writeFileSync(join(a.proj, 'grab.pl'), `${GRAB.replace('sleep 2;', '')} print "agent-line\\n";`);
       const plant = "mkdir -p sub && git -C sub init -q && git -C sub config core.fsmonitor 'echo PWNED; false' && perl grab.pl";
       const log = join(a.proj, 'tee.log');
@@ -126,14 +131,11 @@ describe("stashbase's words on a terminal the agent had", () => {
       const control = await ptyRun(['bash', '-c', `perl grab.pl | tee ${shellQuote(log)}`], { env: a.env, cwd: a.proj, timeout: 30 });
       assert.match(control.output, /agent: holds the terminal\r\n/);
       assert.equal(control.exit, 128 + 22, control.output);
-    } finally {
-      a.cleanup();
-    }
+    });
   });
 
   test("(review, round 36) on the agent's own terminal Ctrl+C still reaches the agent: while it floods its output (your keys go first), and where the run's input is a pipe (the terminal's signal passed on); ^Z suspends nothing there", { ...needs('bwrap'), timeout: 120_000 }, async () => {
-    const a = attackHome();
-    try {
+    await inHome(async (a) => {
       const trap = "trap 'echo got-INT; exit 42' INT";
       const flood = await ptyRun([process.execPath, BIN, 'agent', 'run', '--silent', '--', 'sh', '-c', `${trap}; echo READY; while :; do echo ................................................................; done`], { env: a.env, cwd: a.proj, timeout: 60, keys: [['READY', 1, '\x03']] });
       assert.match(flood.output, /got-INT\r\n/);
@@ -144,15 +146,11 @@ describe("stashbase's words on a terminal the agent had", () => {
       const suspend = await ptyRun([process.execPath, BIN, 'agent', 'run', '--silent', '--', 'sh', '-c', `${trap}; echo READY; sleep 1; echo still-running`], { env: a.env, cwd: a.proj, timeout: 60, keys: [['READY', 0.2, '\x1a']] });
       assert.match(suspend.output, /still-running\r\n/);
       assert.equal(suspend.exit, 0);
-    } finally {
-      a.cleanup();
-    }
+    });
   });
 
   test("(review, round 36) the agent can neither suspend the terminal's output (TCXONC) nor make it exclusive (TIOCEXCL), with ^C and ^Q turned off: stashbase ends the run and moves a planted repository aside; control: outside, both ioctls succeed (undone at once)", { ...needs('bwrap'), timeout: 120_000 }, async () => {
-    const a = attackHome();
-    try {
-      spawnSync('git', ['init', '-q', a.proj]);
+    await inHome(async (a) => {
       // Each undone at once where it succeeds (TCOON, TIOCNXCL), so that the control itself goes on.
       writeFileSync(join(a.proj, 'flow.pl'), 'open(T, "+<", "/dev/tty") or die "tty: $!"; my @r; push @r, ioctl(T, 0x540A, 0) ? "tcooff=ok" : "tcooff=$!"; ioctl(T, 0x540A, 1); push @r, ioctl(T, 0x540C, 0) ? "excl=ok" : "excl=$!"; ioctl(T, 0x540D, 0); print join(" ", @r), "\n";');
       const plant = "mkdir -p sub && git -C sub init -q && git -C sub config core.fsmonitor 'echo PWNED; false' && stty -isig -ixon </dev/tty && perl flow.pl";
@@ -163,9 +161,7 @@ describe("stashbase's words on a terminal the agent had", () => {
       assert.equal(existsSync(join(a.proj, 'sub', '.git')), false);
       const control = await ptyRun(['perl', 'flow.pl'], { env: a.env, cwd: a.proj, timeout: 30 });
       assert.match(control.output, /tcooff=ok excl=ok\r\n/);
-    } finally {
-      a.cleanup();
-    }
+    });
   });
 
   describe('a native run (real bwrap) whose agent takes the terminal, sets tostop, and leaves its rendering hostile', needs('bwrap'), () => {
