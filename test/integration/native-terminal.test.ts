@@ -108,7 +108,7 @@ describe("stashbase's words on a terminal the agent had", () => {
 
   test('(review, round 36) a Docker run: the rendering the agent left is reset after its output, before stashbase says anything; control: the agent\'s bytes are there before it', { ...needs('docker'), timeout: 120_000 }, async () => {
     await inHome(async (a) => {
-      const r = await ptyRun([process.execPath, BIN, 'agent', 'run', '--docker-sandbox', 'true', '--', 'sh', '-c', String.raw`echo agent-done; printf '[8m(0'`], { env: { ...a.env, TERM: 'xterm-256color' }, cwd: a.proj, timeout: 90 });
+      const r = await ptyRun([process.execPath, BIN, 'agent', 'run', '--docker-sandbox', 'true', '--', 'sh', '-c', String.raw`echo agent-done; printf '\033[8m\033(0'`], { env: { ...a.env, TERM: 'xterm-256color' }, cwd: a.proj, timeout: 90 });
       assert.equal(r.exit, 0, r.output);
       const tail = r.output.slice(r.output.indexOf('agent-done'));
       assert.ok(tail.indexOf('\x1b[8m\x1b(0') !== -1, 'the agent left its rendering');
