@@ -149,15 +149,30 @@ const jsonOnce: Array<(v: string) => string> = [
 /** Each JSON form, and each escaped again by JSON.stringify (JSON text carried inside a JSON string). */
 const JSON_ESCAPES: Array<(v: string) => string> = [...jsonOnce, ...jsonOnce.map((f) => (v: string) => JSON.stringify(f(v)).slice(1, -1))];
 
-/** How an encoder writes one character it escapes: JSON's `\u` in either case, HTML's and XML's character references. */
+/**
+ * The bytes a stream holds back for each byte of a value (less one): the longest form, one of its characters written
+ * in six or seven (`\u002B`, `&#x2B;`, `\\u0001`), whatever the value's bytes (the fourth review: at five a byte, a
+ * value mostly of punctuation had escaped forms longer than the window, which a stream cut in pieces let through).
+ */
+const WINDOW_PER_BYTE = 7;
+
+/** UTF-16 code units of a character (a surrogate pair past the BMP), as JSON's `\u` escapes write them. */
+const units = (c: string) => Array.from({ length: c.length }, (_, i) => c.charCodeAt(i));
+const cp = (c: string) => c.codePointAt(0)!;
+
+/** How an encoder writes one character it escapes: JSON's `\u` in either case, JavaScript's `\x`, HTML's and XML's character references. */
 const ESCAPE_STYLES: Array<(c: string) => string> = [
-  (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
-  (c) => `\\u${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`,
-  (c) => `&#${c.charCodeAt(0)};`,
-  (c) => `&#x${c.charCodeAt(0).toString(16)};`,
-  (c) => `&#x${c.charCodeAt(0).toString(16).toUpperCase()};`,
-  (c) => NAMED[c] ?? `&#${c.charCodeAt(0)};`,
-  (c) => (c === "'" ? '&#x27;' : c === '/' ? '&#x2F;' : NAMED[c] ?? `&#x${c.charCodeAt(0).toString(16).toUpperCase()};`),
+  (c) => units(c).map((u) => `\\u${u.toString(16).padStart(4, '0')}`).join(''),
+  (c) => units(c).map((u) => `\\u${u.toString(16).toUpperCase().padStart(4, '0')}`).join(''),
+  (c) => (cp(c) < 0x100 ? `\\x${cp(c).toString(16).padStart(2, '0')}` : c),
+  (c) => (cp(c) < 0x100 ? `\\x${cp(c).toString(16).toUpperCase().padStart(2, '0')}` : c),
+  (c) => `&#${cp(c)};`,
+  (c) => `&#x${cp(c).toString(16)};`,
+  (c) => `&#x${cp(c).toString(16).toUpperCase()};`,
+  (c) => NAMED[c] ?? `&#${cp(c)};`,
+  (c) => (c === "'" ? '&#039;' : NAMED[c] ?? `&#${cp(c)};`),
+  (c) => (c === "'" ? '&apos;' : NAMED[c] ?? `&#${cp(c)};`),
+  (c) => (c === "'" ? '&#x27;' : c === '/' ? '&#x2F;' : NAMED[c] ?? `&#x${cp(c).toString(16).toUpperCase()};`),
 ];
 const NAMED: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 
@@ -168,26 +183,32 @@ const KNOWN_ESCAPED = ['<>&', "<>&='", '+<>&\'"`', '&<>"\'/', '&<>"', '+<>&\'"']
  * The value with some of its characters other than letters and digits (and any past ASCII) escaped, as JSON encoders
  * and HTML templates write them (review, round 36: .NET's and Gson's JSON, Go's `encoding/json` and `html/template`
  * escape `+`, `=`, `&`, `<` one character at a time, and a value named in a bound host's error came back whole in such a
- * form). Every subset of the value's distinct such characters, where they are at most six; else each known encoder's
- * set, all of them, and each one alone. Each escape style applies to the whole subset.
+ * form). Every subset of the value's distinct ASCII punctuation, where it has at most five; else each known
+ * encoder's set, all of them, and each one alone; its characters past ASCII with none or all of them (the fourth
+ * review: hundreds of them made thousands of forms). Each escape style applies to the whole subset.
  */
 function escapedForms(real: string): string[] {
-  const special = [...new Set([...real].filter((c) => !/[A-Za-z0-9]/.test(c) && c.charCodeAt(0) <= 0xffff))];
-  if (special.length === 0) return [];
+  const chars = [...real];
+  // ASCII punctuation picked by subsets; characters past ASCII (any number of them: the fourth review's hundreds made
+  // thousands of forms) escaped all together or none.
+  const special = [...new Set(chars.filter((c) => cp(c) < 0x80 && !/[A-Za-z0-9]/.test(c)))];
+  const wide = chars.filter((c) => cp(c) > 0x7f);
   const subsets: string[][] = [];
-  if (special.length <= 6) {
+  if (special.length <= 5) {
     for (let mask = 1; mask < 1 << special.length; mask++) subsets.push(special.filter((_, i) => (mask >> i) & 1));
   } else {
     subsets.push(special, ...special.map((c) => [c]));
     for (const known of KNOWN_ESCAPED) {
-      const sub = special.filter((c) => known.includes(c) || c.charCodeAt(0) > 0x7f);
+      const sub = special.filter((c) => known.includes(c));
       if (sub.length > 0) subsets.push(sub);
     }
   }
+  const withWide = wide.length === 0 ? subsets : [...subsets, [], special].map((sub) => [...sub, ...wide]);
   const out = new Set<string>();
-  for (const sub of subsets) {
-    for (const style of ESCAPE_STYLES) out.add([...real].map((c) => (sub.includes(c) ? style(c) : c)).join(''));
+  for (const sub of wide.length === 0 ? subsets : [...subsets, ...withWide]) {
+    for (const style of ESCAPE_STYLES) out.add(chars.map((c) => (sub.includes(c) ? style(c) : c)).join(''));
   }
+  out.delete(real);
   return [...out];
 }
 
@@ -207,7 +228,7 @@ export function scrubPairs(secrets: BoundSecret[]): ScrubPair[] {
       const f = Buffer.isBuffer(find) ? find : Buffer.from(find);
       if (f.length === 0 || seen.has(f.toString('latin1'))) return;
       seen.add(f.toString('latin1'));
-      pairs.push({ find: f, replace: Buffer.isBuffer(replace) ? replace : Buffer.from(replace), text: f.toString('latin1'), bound: 5 * real.length, secret });
+      pairs.push({ find: f, replace: Buffer.isBuffer(replace) ? replace : Buffer.from(replace), text: f.toString('latin1'), bound: WINDOW_PER_BYTE * real.length, secret });
     };
     add(real, ph);
     // The placeholder percent-encoded as it is: one that escaped as many of its letters as the value has bytes to

@@ -190,23 +190,21 @@ export function rewriteRequest(rawHeaders: string[], path: string, host: string,
   // Header values arrive as Latin-1 text of their bytes, and are written back the same way.
   const bytes = asBytes(secrets);
   const isBound = boundFlags(secrets, host, tls);
-  // A header that carries a placeholder, given twice (by its name as a CGI or WSGI gateway reads it, `_` as `-`): a
-  // service that joins them (`Basic QUJD,Bearer PH`) decodes the agent's field with the value (the third review).
+  // A header a value is put in, given twice (by its name as gateways read it: letters and digits alone, `_`, `-`, `.`
+  // alike): a service that joins them (`Basic QUJD,Bearer PH`) decodes the agent's field with the value (the third
+  // review; the fourth: inside Basic credentials too, so judged on what the rewriting put in, not on the raw text).
+  const nameKey = (n: string) => n.toLowerCase().replace(/[^a-z0-9]/g, '');
   const named = new Map<string, number>();
   for (let i = 0; i < rawHeaders.length; i += 2) {
-    const key = (rawHeaders[i] as string).toLowerCase().replaceAll('_', '-');
+    const key = nameKey(rawHeaders[i] as string);
     named.set(key, (named.get(key) ?? 0) + 1);
   }
   for (let i = 0; i < rawHeaders.length; i += 2) {
     const name = rawHeaders[i] as string;
     let value = rawHeaders[i + 1] as string;
     const lname = name.toLowerCase();
-    if ((named.get(lname.replaceAll('_', '-')) ?? 0) > 1) {
-      for (let j = 0; j < secrets.length; j++) {
-        const s = secrets[j]!;
-        if (isBound[j] && value.includes(s.placeholder)) return { ok: false, rule: `the placeholder of ${s.name} headed to ${host} is in ${name}, which the request gives more than once: a service would join them`, suspect: s.name };
-      }
-    }
+    const given = value;
+    const injectedBefore = new Set(found.injected);
     const credentials = lname === 'authorization' || lname === 'proxy-authorization';
     const basic = credentials ? /^(\s*basic\s+)([A-Za-z0-9+/=]+)\s*$/i.exec(value) : null;
     if (NEVER_REPLACED.test(name) || (credentials && basic === null && /^\s*basic(?![!#$%&'*+.^_`|~0-9A-Za-z-])/i.test(value))) {
@@ -227,6 +225,10 @@ export function rewriteRequest(rawHeaders: string[], path: string, host: string,
       const r = rewriteText(value, host, isBound, bytes, found, name, credentials ? 'credentials' : lname === 'cookie' ? 'cookie' : lname === 'sec-websocket-protocol' ? 'list' : 'value');
       if ('rule' in r) return { ok: false, ...r };
       value = r.text;
+    }
+    if (value !== given && (named.get(nameKey(name)) ?? 0) > 1) {
+      const s = [...found.injected].find((n) => !injectedBefore.has(n)) ?? [...found.injected][0]!;
+      return { ok: false, rule: `the placeholder of ${s} headed to ${host} is in ${name}, which the request gives more than once: a service would join them`, suspect: s };
     }
     headers.push(name, value);
   }

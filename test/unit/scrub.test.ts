@@ -62,9 +62,10 @@ test('a stream cut at every place gives what the whole text gives, and never the
 });
 
 test('a stream holds a window of fixed length whatever it holds: a start of the real value and any other bytes wait alike; the timer lets go only up to the last line break, so a value split by a pause never leaves half raw', () => {
-  // Five bytes a byte of the value, less one: the longest any of its forms can be (percent-encoded twice), whatever its
-  // bytes (how many of them percent-encoding escapes made the window before: its length told).
-  const window = 5 * real.length - 1;
+  // Seven bytes a byte of the value, less one: the longest any of its forms can be (a character escaped as `\u002B`;
+  // round 36's fourth review), whatever its bytes (how many of them percent-encoding escapes made the window before:
+  // its length told).
+  const window = 7 * real.length - 1;
   assert.ok(window > Math.max(...pairs.map((p) => p.find.length)) - 1);
   const run = (first: Buffer) => {
     const s = new Scrubber(pairs);
@@ -305,4 +306,29 @@ test("(review, round 36, third pass) the value with its special characters escap
       assert.equal(scrubBuffer(Buffer.from(text), before).toString(), text, `control: ${form}`);
     }
   }
+});
+
+test("(review, round 36, fourth pass) more encoders' spellings (JavaScript's \\x2B, PHP's &#039;, XML's &apos;, a character past the BMP as a surrogate pair or one reference), a value mostly of punctuation streamed in small pieces, and a value of hundreds of letters past ASCII: scrubbed, its forms within the search's size", () => {
+  const check = (real: string, forms: string[]) => {
+    const placeholder = `SBPH${'x'.repeat(24)}`;
+    const pairs = scrubPairs([{ name: 'S', placeholder, real, hosts: [], inQuery: false, allowPlaintext: false }]);
+    for (const form of forms) assert.equal(scrubBuffer(Buffer.from(`<${form}>`), pairs).toString(), `<${placeholder}>`, form);
+    return pairs;
+  };
+  check('key+abc/def0123==', ['key\\x2Babc\\x2Fdef0123\\x3D\\x3D', 'key\\x2babc/def0123==']);
+  check("k3y'Secret0123456", ['k3y&#039;Secret0123456', 'k3y&apos;Secret0123456']);
+  check('key😀abc0123456', ['key\\uD83D\\uDE00abc0123456', 'key&#128512;abc0123456', 'key&#x1F600;abc0123456']);
+  // Seven bytes a byte held: a value of punctuation, its every character escaped, cut in 16-byte pieces.
+  const punct = '!@#$%^&*()+=';
+  const pairs = check(punct, []);
+  const form = [...punct].map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`).join('');
+  const s = new Scrubber(pairs);
+  const input = Buffer.from(`x${form}y`);
+  const out: Buffer[] = [];
+  for (let i = 0; i < input.length; i += 16) out.push(s.push(input.subarray(i, i + 16)));
+  out.push(s.end());
+  assert.equal(Buffer.concat(out).toString(), `x${'SBPH'}${'x'.repeat(24)}y`);
+  // Hundreds of distinct letters past ASCII: the forms stay within the search's 2,048.
+  const wide = Array.from({ length: 400 }, (_, i) => String.fromCharCode(0x4e00 + i)).join('');
+  assert.ok(check(wide, []).length <= 2048);
 });

@@ -115,3 +115,13 @@ test('(review, round 36, third pass) a subprotocol with a byte JavaScript trims 
     assert.deepEqual(out, { ok: true, rawHeaders: ['Authorization', `Basic ${Buffer.from(`${real}:${B.real}`).toString('base64')}`], path: '/', injected: ['FIRST', 'CODEX_API_KEY'], inert: [] }, real);
   }
 });
+
+test('(review, round 36, fourth pass) a header given twice is refused wherever the value would be put, inside Basic credentials too, and by its name as gateways read it (`.` as `-`)', () => {
+  const b64 = (t: string) => Buffer.from(t).toString('base64');
+  const r = (headers: string[]) => rewriteRequest(headers, '/', 'api.openai.com', true, both);
+  for (const h of [['Authorization', 'Basic QUJD', 'Authorization', `Basic ${b64(`${B.placeholder}:`)}`], ['Authorization', 'Basic QUJDREVGR0g=', 'authorization', `Basic ${b64(`u:${B.placeholder}`)}`], ['X.Api.Key', 'QUJ', 'X-Api-Key', B.placeholder]]) {
+    assert.deepEqual(r(h), { ok: false, rule: `the placeholder of CODEX_API_KEY headed to api.openai.com is in ${h[2]}, which the request gives more than once: a service would join them`, suspect: 'CODEX_API_KEY' }, h.join(' '));
+  }
+  // Control: once, the same Basic credentials are replaced.
+  assert.equal(r(['Authorization', `Basic ${b64(`u:${B.placeholder}`)}`]).ok, true);
+});
