@@ -20,8 +20,6 @@
 // before the agent starts. Nothing in either script loads a module (no
 // %!: Errno.pm would be read before the gate's first line).
 
-import type { Command } from './command.js';
-
 /** The gate's descriptor in the sandbox (after bwrap's and the relay's own). */
 export const GATE_FD = 8;
 
@@ -34,17 +32,11 @@ export const GATE_LINE = `my ($gate, $go); open($gate, '+<&=', ${GATE_FD}) && sy
 /**
  * The agent in a process group of its own (review, round 35: sharing stashbase's, `kill(0, SIGKILL)` reached stashbase
  * across the pid namespace, before its end-of-run checks; a planted repository's fsmonitor then ran at your next git
- * status). Where stashbase's group had the terminal, the agent's takes it (SIGTTOU ignored for that one ioctl,
- * TIOCSPGRP, as a shell gives a job the terminal), so that Ctrl+C still reaches the agent; stashbase takes it back
- * when the agent ends (lib/native/terminal-group.ts). The first argument says whether to take it: from inside the
- * pid namespace stashbase's group cannot be seen. No module is loaded (builtins only).
+ * status). On a terminal of the run's own (templates/pty-relay.ts) the agent's group takes it (SIGTTOU ignored for
+ * that one ioctl, TIOCSPGRP, as a shell gives a job the terminal), so that Ctrl+C reaches the agent. The first
+ * argument says whether there is one to take. No module is loaded (builtins only).
  */
 export const PGRP_LINE = `my $fg = shift @ARGV; setpgrp(0, 0) or exit 125; if ($fg eq '1') { local $SIG{TTOU} = 'IGNORE'; if (open(my $t, '+<', '/dev/tty')) { ioctl($t, ${TIOCSPGRP}, pack('i', getpgrp(0))); close $t } }`;
-
-/** Stashbase's own group takes its controlling terminal back (from a child of it, SIGTTOU ignored), once the agent ended. */
-export function takeTerminalCommand(perl: string): Command {
-  return { file: perl, args: ['-e', `$SIG{TTOU} = 'IGNORE'; open(my $t, '+<', '/dev/tty') or exit 1; ioctl($t, ${TIOCSPGRP}, pack('i', getpgrp(0)))`], env: {}, onlyEnv: true };
-}
 
 /** The agent's environment, from the arguments `envArgs` made (after the gate: nothing of the agent's runs before it). */
 export const ENV_LINE = `my $n = shift @ARGV; %ENV = (); while ($n-- > 0) { my ($k, $v) = splice(@ARGV, 0, 2); $ENV{$k} = $v }`;

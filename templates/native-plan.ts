@@ -44,6 +44,10 @@ export interface PlannedView {
 }
 
 /** The relay's descriptor toward stashbase: the first after bwrap's own. */
+export function relayControlFd(userns: boolean): number {
+  return userns ? BWRAP_FDS.userns + 1 : BWRAP_FDS.userns;
+}
+
 /** The sandbox step, on a pseudo-terminal of its own where stashbase has a controlling terminal. */
 function onPty(sandbox: Command, pty: PtyInput | null | undefined): PlanStep[] {
   if (!pty) return [commandStep('sandbox', sandbox, true)];
@@ -51,10 +55,6 @@ function onPty(sandbox: Command, pty: PtyInput | null | undefined): PlanStep[] {
     internalStep('pty', 'the sandbox runs in a session of its own on a pseudo-terminal with your terminal\'s settings and size: the process stashbase spawns (perl) opens it, forks, and the child puts it in place of each standard descriptor that is your terminal and execs the sandbox\'s command; the parent relays between the two terminals (yours raw while the run lasts), passes on a change of size, and exits as the sandbox does'),
     commandStep('sandbox', withPty(sandbox, pty), true),
   ];
-}
-
-export function relayControlFd(userns: boolean): number {
-  return userns ? BWRAP_FDS.userns + 1 : BWRAP_FDS.userns;
 }
 
 /** bwrap's own descriptors, which the relay closes. */

@@ -48,11 +48,8 @@ const RET_EPERM = 0x00050000 | 1;
 const RET_ENOSYS = 0x00050000 | 38;
 const SETID_BITS = 0o6000;
 const OPENAT2 = 437;
-const TIOCSTI = 0x5412;
-const TIOCLINUX = 0x541c;
-const TIOCSETD = 0x5423;
-const TCXONC = 0x540a;
-const TIOCEXCL = 0x540c;
+/** The refused ioctls, as above: TIOCSTI, TIOCSETD, TCXONC, TIOCEXCL, TIOCLINUX. */
+const REFUSED_IOCTLS = [0x5412, 0x5423, 0x540a, 0x540c, 0x541c];
 const BPF_ALU_AND_K = 0x54;
 const SOCK_TYPE_MASK = 0xf;
 const SOCK_STREAM = 1;
@@ -117,11 +114,7 @@ export function sandboxFilter(arch: SeccompArch, opts: FilterOptions): Buffer {
   labels.ioctl = insns.length;
   insns.push(
     [BPF_LD_W_ABS, 0, 0, 24], // low word of args[1], the request (little-endian)
-    [BPF_JEQ_K, 'deny', 0, TIOCSTI],
-    [BPF_JEQ_K, 'deny', 0, TIOCSETD],
-    [BPF_JEQ_K, 'deny', 0, TCXONC],
-    [BPF_JEQ_K, 'deny', 0, TIOCEXCL],
-    [BPF_JEQ_K, 'deny', 'allow', TIOCLINUX],
+    ...REFUSED_IOCTLS.map((req, i): Insn => [BPF_JEQ_K, 'deny', i === REFUSED_IOCTLS.length - 1 ? 'allow' : 0, req]),
   );
   labels.socketpair = insns.length;
   insns.push(

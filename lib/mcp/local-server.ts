@@ -92,10 +92,11 @@ export function localServerCommand(cfg: LocalMcpConfig, o: LocalServerInput): Co
   // PATH without the folders the agent writes (found in review: a bare command, npx, was looked up in node_modules/.bin).
   const path = trustedPath(o.env.PATH ?? '/usr/bin:/bin', o.cwd);
   const env: Record<string, string> = { PATH: path, HOME: '/tmp', TMPDIR: '/tmp', LANG: o.env.LANG ?? 'C.UTF-8' };
+  const secrets = o.secrets ?? readServerSecrets(cfg, o);
   for (const [k, v] of Object.entries(cfg.env)) {
     if ('value' in v) env[k] = v.value;
     else {
-      env[k] = o.secrets !== undefined && Object.hasOwn(o.secrets, k) ? o.secrets[k]! : readSource({ source: v.source, from: v.from, hosts: [], inQuery: false, allowPlaintext: false }, o.env, o.home, o.cwd);
+      env[k] = secrets[k] ?? '';
       // Its answers are scrubbed of it (lib/proxy/intercept.ts): a value too short to look for is refused, as a bound
       // secret's is (review, round 36: one under 8 characters went to the agent as the server wrote it).
       const why = valueProblem(env[k], `its env ${k}'s secret`);

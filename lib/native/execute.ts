@@ -132,9 +132,8 @@ export async function executeNative({ ctx, profile, warn, announce }: ExecuteInp
     }
     const interceptor = proxy.interceptor;
     if (prep.claudeConfigExposed === true) exposedConfig = keepClaudeConfigStart(ctx.home, ctx.env, prep.stateDir);
-    // While bwrap runs, the agent may hold your terminal with tostop set: any write of stashbase's to it would stop
-    // stashbase until resumed, before its checks (review, round 35). Every write is held until the agent has ended
-    // and the terminal is stashbase's again (lib/native/run.ts), then said after the terminal's rendering is reset.
+    // Every write of stashbase's to your terminal is held while bwrap runs (lib/util/terminal.ts), then said after the
+    // rendering the agent left is reset.
     const release = holdTerminalWrites();
     try {
       exitCode = await runBwrap(prep, { proxy: proxy.server, trace, onStarted: interceptor ? () => interceptor.warm() : undefined });

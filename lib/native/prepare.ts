@@ -1,7 +1,7 @@
 // Gathers the facts a native run needs (mechanism, protected paths, views,
 // environment) and builds its Plan. Nothing here changes the disk: run.ts and
 // execute.ts do that.
-import { hasControllingTerminal, terminalForeground } from './terminal-group.js';
+import { hasControllingTerminal } from './terminal-group.js';
 import { accessSync, constants, lstatSync, statSync } from 'node:fs';
 import { refuseAgentLinks, refuseLinkedSources } from '../paths/bind-sources.js';
 import { interceptsTls } from '../proxy/intercepts.js';
@@ -213,13 +213,13 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
     // One lookup for the gate, the Landlock step and the relay.
     const perl = tool('perl', ctx.env, 'perl-base');
     // A terminal of the run's own where stashbase has one (templates/pty-relay.ts): the agent's group takes that one's
-    // foreground, never yours.
+    // foreground, never yours; without one there is no terminal to take.
     const pty = hasControllingTerminal() ? { perl, setsid: SETSID_SYSCALL[process.arch as keyof typeof SETSID_SYSCALL], prctl: PRCTL_SYSCALL[process.arch as keyof typeof PRCTL_SYSCALL] } : null;
     bwrap = {
       bwrap: ctx.mechanism.path,
       envTool: tool('env', ctx.env, 'coreutils'),
       perl,
-      foreground: pty !== null || terminalForeground(),
+      foreground: pty !== null,
       pty,
       command: ctx.command,
       cwd: ctx.cwd,

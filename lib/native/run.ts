@@ -1,6 +1,6 @@
 // Executes a prepared native plan: the run directory, stand-ins for missing
 // protected paths, the proxy, bwrap, and the bridge into its network namespace.
-import { procStatFields, takeTerminalBack } from './terminal-group.js';
+import { procStatFields } from './terminal-group.js';
 import { closeSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import type { ChildProcess } from 'node:child_process';
 import { Server } from 'node:net';
@@ -231,9 +231,6 @@ export async function runBwrap(prep: NativePrepared, opts: NativeRunOptions): Pr
     }
   } finally {
     unforward();
-    // The agent's own group had the terminal (templates/gate.ts): stashbase's takes it back for what it says after.
-    // (Not on a terminal of the run's own: yours was never the agent's.)
-    if (prep.bwrap?.foreground === true && !prep.bwrap.pty && signals.opened) takeTerminalBack(prep.bwrap.perl);
   }
 }
 

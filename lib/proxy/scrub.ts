@@ -189,8 +189,6 @@ const KNOWN_ESCAPED = ['<>&', "<>&='", '+<>&\'"`', '&<>"\'/', '&<>"', '+<>&\'"']
  */
 function escapedForms(real: string): string[] {
   const chars = [...real];
-  // ASCII punctuation picked by subsets; characters past ASCII (any number of them: the fourth review's hundreds made
-  // thousands of forms) escaped all together or none.
   const special = [...new Set(chars.filter((c) => cp(c) < 0x80 && !/[A-Za-z0-9]/.test(c)))];
   const wide = chars.filter((c) => cp(c) > 0x7f);
   const subsets: string[][] = [];
@@ -203,9 +201,9 @@ function escapedForms(real: string): string[] {
       if (sub.length > 0) subsets.push(sub);
     }
   }
-  const withWide = wide.length === 0 ? subsets : [...subsets, [], special].map((sub) => [...sub, ...wide]);
+  const picks = wide.length === 0 ? subsets : [...subsets, ...[[], ...subsets].map((sub) => [...sub, ...wide])];
   const out = new Set<string>();
-  for (const sub of wide.length === 0 ? subsets : [...subsets, ...withWide]) {
+  for (const sub of picks) {
     for (const style of ESCAPE_STYLES) out.add(chars.map((c) => (sub.includes(c) ? style(c) : c)).join(''));
   }
   out.delete(real);

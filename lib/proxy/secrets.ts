@@ -70,53 +70,40 @@ type Shape = 'value' | 'credentials' | 'cookie' | 'userpass' | 'list';
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 /**
- * The text with the placeholder replaced by the real value, or null where the field does not have a credential's
- * shape around it: the agent writes every other byte of the field, and a bound service that decodes the field would
- * decode them together with the value's and give the agent back a form of it no scrubber knows (review, round 36:
- * `q=%4PH` came back as `J3f9…` from a search's echo; a second review found `=PH` in an RFC 2047 encoded word, a
- * charset named elsewhere in the field (`=?cp500?q?:PH:?=`), a base64 run across a space, `Basic` followed by a byte
- * JavaScript does not count as white space). What decides is the shape of the agent's own text; the value's bytes
- * decide nothing.
+ * Whether every occurrence of the placeholder in the field stands where a credential does, judged on the agent's own
+ * text: the agent writes every other byte of the field, and a bound service that decodes the field would decode them
+ * together with the value's and give the agent back a form of it no scrubber knows (review, round 36: `q=%4PH` came
+ * back as `J3f9…` from a search's echo; a second review found `=PH` in an RFC 2047 encoded word, a charset named
+ * elsewhere in the field (`=?cp500?q?:PH:?=`), a base64 run across a space, `Basic` followed by a byte JavaScript
+ * does not count as white space). What decides is the shape of the agent's own text; the value's bytes decide nothing.
  */
-function replaceInShape(text: string, placeholder: string, real: string, shape: Shape): string | null {
-  if (text === placeholder) return real;
-  if (shape === 'credentials') {
-    const sp = text.indexOf(' ');
-    const scheme = text.slice(0, sp);
-    return sp > 0 && text.slice(sp + 1) === placeholder && TOKEN.test(scheme) && scheme.toLowerCase() !== 'basic' ? `${scheme} ${real}` : null;
-  }
-  if (shape === 'cookie') {
-    const pairs = text.split(';');
-    for (let i = 0; i < pairs.length; i++) {
-      const pair = pairs[i]!;
-      if (!pair.includes(placeholder)) continue;
-      const eq = pair.indexOf('=');
-      const value = pair.slice(eq + 1);
-      if (eq === -1 || pair.slice(0, eq).includes(placeholder) || (value !== placeholder && value !== `"${placeholder}"`)) return null;
-      pairs[i] = `${pair.slice(0, eq + 1)}${value === placeholder ? real : `"${real}"`}`;
+function standsAsCredential(text: string, placeholder: string, shape: Shape): boolean {
+  if (text === placeholder) return true;
+  // Every part of the field that holds the placeholder judged by `whole`.
+  const parts = (list: string[], whole: (part: string) => boolean) => list.every((part) => !part.includes(placeholder) || whole(part));
+  switch (shape) {
+    case 'credentials': {
+      const sp = text.indexOf(' ');
+      const scheme = text.slice(0, sp);
+      return sp > 0 && text.slice(sp + 1) === placeholder && TOKEN.test(scheme) && scheme.toLowerCase() !== 'basic';
     }
-    return pairs.join(';');
-  }
-  if (shape === 'list') {
-    const items = text.split(',');
-    for (let i = 0; i < items.length; i++) {
-      const item = items[i]!;
-      if (!item.includes(placeholder)) continue;
+    case 'cookie':
+      return parts(text.split(';'), (pair) => {
+        const eq = pair.indexOf('=');
+        const value = pair.slice(eq + 1);
+        return eq !== -1 && !pair.slice(0, eq).includes(placeholder) && (value === placeholder || value === `"${placeholder}"`);
+      });
+    case 'list':
       // Only spaces and tabs around it (JavaScript's trim also takes \xA0, \v and \f, which a decoder reads with the
       // value: the third review).
-      if (!/^[ \t]*$/.test(item.replace(placeholder, ''))) return null;
-      items[i] = item.replace(placeholder, real);
+      return parts(text.split(','), (item) => /^[ \t]*$/.test(item.replace(placeholder, '')));
+    case 'userpass': {
+      const colon = text.indexOf(':');
+      return colon !== -1 && parts([text.slice(0, colon), text.slice(colon + 1)], (field) => field === placeholder);
     }
-    return items.join(',');
+    default:
+      return false;
   }
-  if (shape === 'userpass') {
-    const colon = text.indexOf(':');
-    if (colon === -1) return null;
-    const [user, pass] = [text.slice(0, colon), text.slice(colon + 1)];
-    if ((user.includes(placeholder) && user !== placeholder) || (pass.includes(placeholder) && pass !== placeholder)) return null;
-    return `${user === placeholder ? real : user}:${pass === placeholder ? real : pass}`;
-  }
-  return null;
 }
 
 const notWhole = (s: BoundSecret, host: string, where: string) => ({
@@ -124,8 +111,11 @@ const notWhole = (s: BoundSecret, host: string, where: string) => ({
   suspect: s.name,
 });
 
-/** Replaces what one text carries, or names the rule that refuses it. `isBound[i]`: secrets[i] is bound to the host. */
-function rewriteText(text: string, host: string, isBound: boolean[], secrets: BoundSecret[], found: Found, where: string, shape: Shape): { text: string } | { rule: string; suspect: string } {
+/**
+ * Replaces what one text carries (`put`: the secrets whose values went in), or names the rule that refuses it.
+ * `isBound[i]`: secrets[i] is bound to the host.
+ */
+function rewriteText(text: string, host: string, isBound: boolean[], secrets: BoundSecret[], found: Found, where: string, shape: Shape): { text: string; put: string[] } | { rule: string; suspect: string } {
   // Every placeholder judged on the agent's own text first, then replaced (review, round 36, third pass: judged on text
   // that already held an earlier secret's value, Basic's user:password split at a colon of that value, and whether
   // the request was refused told whether the value holds one).
@@ -140,7 +130,7 @@ function rewriteText(text: string, host: string, isBound: boolean[], secrets: Bo
       found.inert.add(s.name);
       continue;
     }
-    if (replaceInShape(text, s.placeholder, s.real, shape) === null) return notWhole(s, host, where);
+    if (!standsAsCredential(text, s.placeholder, shape)) return notWhole(s, host, where);
     replacing.push(s);
   }
   let out = text;
@@ -148,7 +138,7 @@ function rewriteText(text: string, host: string, isBound: boolean[], secrets: Bo
     out = out.split(s.placeholder).join(s.real);
     found.injected.add(s.name);
   }
-  return { text: out };
+  return { text: out, put: replacing.map((s) => s.name) };
 }
 
 /**
@@ -203,8 +193,6 @@ export function rewriteRequest(rawHeaders: string[], path: string, host: string,
     const name = rawHeaders[i] as string;
     let value = rawHeaders[i + 1] as string;
     const lname = name.toLowerCase();
-    const given = value;
-    const injectedBefore = new Set(found.injected);
     const credentials = lname === 'authorization' || lname === 'proxy-authorization';
     const basic = credentials ? /^(\s*basic\s+)([A-Za-z0-9+/=]+)\s*$/i.exec(value) : null;
     if (NEVER_REPLACED.test(name) || (credentials && basic === null && /^\s*basic(?![!#$%&'*+.^_`|~0-9A-Za-z-])/i.test(value))) {
@@ -215,20 +203,22 @@ export function rewriteRequest(rawHeaders: string[], path: string, host: string,
         if (isBound[j] && value.includes(s.placeholder)) return { ok: false, rule: `the placeholder of ${s.name} headed to ${host} (${name}) is never replaced there${credentials ? ': Basic credentials carry it base64-encoded, as user:password' : ''}`, suspect: s.name };
       }
     }
+    let put: string[];
     if (basic) {
       // Byte for byte: credentials that carry no value of a secret pass exactly as sent.
       const decoded = Buffer.from(basic[2] as string, 'base64').toString('latin1');
       const r = rewriteText(decoded, host, isBound, bytes, found, `${name}: Basic`, 'userpass');
       if ('rule' in r) return { ok: false, ...r };
       if (r.text !== decoded) value = `${basic[1]}${Buffer.from(r.text, 'latin1').toString('base64')}`;
+      put = r.put;
     } else {
       const r = rewriteText(value, host, isBound, bytes, found, name, credentials ? 'credentials' : lname === 'cookie' ? 'cookie' : lname === 'sec-websocket-protocol' ? 'list' : 'value');
       if ('rule' in r) return { ok: false, ...r };
       value = r.text;
+      put = r.put;
     }
-    if (value !== given && (named.get(nameKey(name)) ?? 0) > 1) {
-      const s = [...found.injected].find((n) => !injectedBefore.has(n)) ?? [...found.injected][0]!;
-      return { ok: false, rule: `the placeholder of ${s} headed to ${host} is in ${name}, which the request gives more than once: a service would join them`, suspect: s };
+    if (put.length > 0 && (named.get(nameKey(name)) ?? 0) > 1) {
+      return { ok: false, rule: `the placeholder of ${put[0]} headed to ${host} is in ${name}, which the request gives more than once: a service would join them`, suspect: put[0]! };
     }
     headers.push(name, value);
   }
@@ -245,7 +235,7 @@ export function rewriteRequest(rawHeaders: string[], path: string, host: string,
   for (const [i, s] of secrets.entries()) {
     if (s.inQuery && isBound[i] && newQuery.includes(s.placeholder)) {
       // Only a parameter's whole value (`name=PH`): around it, the agent's bytes would be percent-decoded with the
-      // value's (replaceInShape).
+      // value's (standsAsCredential).
       const parts = newQuery.slice(1).split('&');
       for (let p = 0; p < parts.length; p++) {
         const part = parts[p]!;

@@ -1,11 +1,14 @@
-// Stashbase's words on a terminal the agent had. A native run shares your
-// terminal with the agent (its own process group, lib/native/terminal-group.ts);
-// Docker and remote runs pass the agent's output to it. Either way the agent
-// may leave the terminal in a state of its choosing: `tostop` set while it
-// holds it (a write of stashbase's would stop stashbase, SIGTTOU, before its
-// end-of-run checks), or its rendering set to hide or disguise what stashbase
-// says after it (concealed text, a line-drawing character set, a scroll region
-// of one line, a hyperlink left open, synchronized output never ended).
+// Stashbase's words on a terminal the agent had. Every backend passes the
+// agent's output to your terminal (a native run through a terminal of its
+// own, templates/pty-relay.ts, whose settings are the agent's and never
+// yours). What stashbase says while a native agent runs is held until it has
+// ended (round 35 found a line said while the agent shared your terminal with
+// `tostop` set stopped stashbase before its checks; the terminal of its own
+// closed that class, and the hold keeps stashbase's lines out of the agent's
+// screen). And the agent may leave its rendering set to hide or disguise what
+// stashbase says after it (concealed text, a line-drawing character set, a
+// scroll region of one line, a hyperlink left open, synchronized output never
+// ended): reset first.
 
 type Stream = NodeJS.WriteStream;
 
