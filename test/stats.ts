@@ -16,3 +16,27 @@ export function rankZ(a: number[], b: number[]): number {
   const u = rankA - (n1 * (n1 + 1)) / 2;
   return (u - (n1 * n2) / 2) / Math.sqrt((n1 * n2 * (n1 + n2 + 1)) / 12);
 }
+
+/** Milliseconds `fn` takes, median of three calls. */
+export function timed(fn: () => void): number {
+  const t: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    const t0 = process.hrtime.bigint();
+    fn();
+    t.push(Number(process.hrtime.bigint() - t0) / 1e6);
+  }
+  return t.sort((a, b) => a - b)[1] as number;
+}
+
+/** z of the times of `fn` over two inputs, interleaved. */
+export function zOf<T>(fn: (b: T) => void, a: T, b: T, rounds = 15): number {
+  fn(a);
+  fn(b);
+  const ta: number[] = [];
+  const tb: number[] = [];
+  for (let i = 0; i < rounds; i++) {
+    ta.push(timed(() => fn(a)));
+    tb.push(timed(() => fn(b)));
+  }
+  return rankZ(ta, tb);
+}

@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import { FormSearch } from '../../lib/secrets/form-search.js';
 import { BodyRefused, Guard } from '../../lib/proxy/message-filter.js';
 import { scrubBuffer, scrubPairs } from '../../lib/proxy/scrub.js';
-import { rankZ } from '../stats.js';
+import { zOf } from '../stats.js';
 
 /** Every place each form occurs, by a plain search. */
 function plainly(text: Buffer, groups: Array<{ forms: Buffer[] }>, from = 0, limit = text.length): string[] {
@@ -44,50 +44,32 @@ test('every whole form is found where a plain search finds it: overlapping, at t
   assert.throws(() => new FormSearch([{ window: 4, forms: [Buffer.from('abc')] }]), /shorter than its group's window/);
 });
 
-/** Milliseconds `fn` takes, median of three calls. */
-function timed(fn: () => void): number {
-  const t: number[] = [];
-  for (let i = 0; i < 3; i++) {
-    const t0 = process.hrtime.bigint();
-    fn();
-    t.push(Number(process.hrtime.bigint() - t0) / 1e6);
-  }
-  return t.sort((a, b) => a - b)[1] as number;
-}
-
-/** z of the times of `fn` over two bodies, interleaved. */
-function zOf(fn: (b: Buffer) => void, a: Buffer, b: Buffer, rounds = 15): number {
-  fn(a);
-  fn(b);
-  const ta: number[] = [];
-  const tb: number[] = [];
-  for (let i = 0; i < rounds; i++) {
-    ta.push(timed(() => fn(a)));
-    tb.push(timed(() => fn(b)));
-  }
-  return rankZ(ta, tb);
-}
-
 test("(review, round 26) the time to look over a body of the agent's pattern does not tell whether its characters are in the secret: scrubbing and the body guard; control: a string search's time does", () => {
+  // Two secrets alike but for one character: the agent's `1` stands in one (at index 28) and in the other not.
   const REAL = 'Kq7vN2xLp9RtY4wZb8sDf3gHj6mC1aE5';
-  const pairs = scrubPairs([{ name: 'T', placeholder: 'Kq7vSBPHplaceholderPlaceholder00', real: REAL, hosts: ['api.test'], inQuery: false, allowPlaintext: false }]);
-  // The secret's first character, then one of it (last at index 28), against a character it does not hold.
-  const inSecret = Buffer.from('K1#'.repeat(700_000));
-  const absent = Buffer.from('K@#'.repeat(700_000));
-  const control = zOf((b) => void b.includes(REAL), inSecret, absent);
+  const OTHER = 'Kq7vN2xLp9RtY4wZb8sDf3gHj6mC9aE5';
+  const pairsOf = (real: string) => scrubPairs([{ name: 'T', placeholder: 'Kq7vSBPHplaceholderPlaceholder00', real, hosts: ['api.test'], inQuery: false, allowPlaintext: false }]);
+  const [inSecret, absent] = [pairsOf(REAL), pairsOf(OTHER)];
+  const body = Buffer.from('K1#'.repeat(700_000));
+  const control = zOf((real: string) => void body.includes(real), REAL, OTHER);
   assert.ok(Math.abs(control) > 3.5, `control: a string search's time tells them apart (z ${control.toFixed(2)})`);
-  const scrub = zOf((b) => void scrubBuffer(b, pairs), inSecret, absent);
+  const scrub = zOf((p: typeof inSecret) => void scrubBuffer(body, p), inSecret, absent);
   assert.ok(Math.abs(scrub) < 3.5, `scrubbing: z ${scrub.toFixed(2)}`);
-  const needles = [{ needle: Buffer.from(REAL), rule: 'r', suspect: 'T' }];
-  const guard = zOf((b) => {
-    const g = new Guard(needles);
-    g.push(b);
+  // The same with the agent's `1` spelled as escapes the scrubber reads (each read as a character of the value or not).
+  const spelled = Buffer.from('&#x31;\\x31%31&#49;'.repeat(120_000));
+  const scrubSpelled = zOf((p: typeof inSecret) => void scrubBuffer(spelled, p), inSecret, absent);
+  assert.ok(Math.abs(scrubSpelled) < 3.5, `scrubbing spelled text: z ${scrubSpelled.toFixed(2)}`);
+  const guard = zOf((real: string) => {
+    const g = new Guard([{ needle: Buffer.from(real), rule: 'r', suspect: 'T' }]);
+    g.push(body);
     g.end();
-  }, inSecret, absent);
+  }, REAL, OTHER);
   assert.ok(Math.abs(guard) < 3.5, `the body guard: z ${guard.toFixed(2)}`);
   // And they still find it.
-  assert.throws(() => new Guard(needles).push(Buffer.concat([inSecret.subarray(0, 30), Buffer.from(REAL)])), BodyRefused);
-  assert.equal(scrubBuffer(Buffer.from(`x${REAL}y`), pairs).toString(), 'xKq7vSBPHplaceholderPlaceholder00y');
+  const needles = [{ needle: Buffer.from(REAL), rule: 'r', suspect: 'T' }];
+  assert.throws(() => new Guard(needles).push(Buffer.concat([body.subarray(0, 30), Buffer.from(REAL)])), BodyRefused);
+  assert.equal(scrubBuffer(Buffer.from(`x${REAL}y`), inSecret).toString(), 'xKq7vSBPHplaceholderPlaceholder00y');
+  assert.equal(scrubBuffer(Buffer.from(`x${REAL.replace('1', '&#x31;')}y`), inSecret).toString(), 'xKq7vSBPHplaceholderPlaceholder00y');
 });
 
 test('(review, round 35) forms whose windows differ only in their last byte by a few units (`keykey%2`, `keykey%C`, `keykey%c`, `keykeyÃ©`: a value percent-encoded in both cases and twice): a table is made at once and each is found; control: had the hash\'s own top bits picked the slot, three of them would share one for every multiplier, and no table would ever be made', () => {

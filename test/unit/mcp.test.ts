@@ -493,10 +493,16 @@ test('(review, round 35) a bound MCP server that writes the value JSON-escaped (
     const sent = Buffer.concat([pushed, released]).toString();
     assert.ok(sent.endsWith('\n\n') && sent.includes(PH) && !sent.includes(REAL), sent);
     assert.equal(sse.filter.held, 0);
-    // The control: the order before the fix. (Round 36 added PHP's `\/` and escaped special characters to the forms
-    // looked for: those are now found before the filter too; a letter escaped is no encoder's form.)
-    const old = chain(new Scrubber(pairs), answerFilter(P, 'application/json'));
-    assert.equal(Buffer.concat([old.push(Buffer.from(message)), old.end()]).toString().includes(REAL), escaped.includes('\\u0053'));
+    // With a scrubber that knew the raw form alone (as before round 36, which reads every spelling before the filter
+    // too): the scrubbing after the filter still finds what it wrote anew; the control, the order before the fix, lets
+    // the raw value out.
+    const rawOnly = [{ ...pairs[0]!, spelled: false }];
+    const plain = planBody({ rawHeaders: ['Content-Type', 'application/json'] }, { pairs: rawOnly }, () => answerFilter(P, 'application/json'));
+    assert.ok('filter' in plain && plain.filter !== null);
+    const after = Buffer.concat([plain.filter.push(Buffer.from(message)), plain.filter.end()]).toString();
+    assert.ok(!after.includes(REAL) && after.includes(PH), after);
+    const old = chain(new Scrubber(rawOnly), answerFilter(P, 'application/json'));
+    assert.ok(Buffer.concat([old.push(Buffer.from(message)), old.end()]).toString().includes(REAL));
   }
 });
 

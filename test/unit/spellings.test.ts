@@ -1,0 +1,246 @@
+// The scrubber's search for a value however its characters are spelled
+// (lib/secrets/spelling-search.ts, lib/secrets/spellings.ts): each character
+// raw or escaped in a style of its own, by real encoders (Python's and
+// Node's) and by a generator that picks a style for each character at random;
+// in whole texts and in streams cut anywhere. Controls: no raw value in any of
+// them, and the encoder's own decoder gives the value back.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { test } from 'node:test';
+import { Scrubber, scrubBuffer, scrubPairs } from '../../lib/proxy/scrub.js';
+import { BARE, NAMED } from '../../lib/secrets/html-entities.js';
+import { SpellingSearch } from '../../lib/secrets/spelling-search.js';
+import { zOf } from '../stats.js';
+
+const PH = 'SBPHplaceholderPlaceholder0123';
+const pairsOf = (real: string) => scrubPairs([{ name: 'S', placeholder: PH, real, hosts: [], inQuery: false, allowPlaintext: false }]);
+
+function python(script: string, input: unknown): unknown {
+  const r = spawnSync('python3', ['-I', '-c', script], { input: JSON.stringify(input), encoding: 'utf8', maxBuffer: 64 << 20 });
+  assert.equal(r.status, 0, r.stderr);
+  return JSON.parse(r.stdout);
+}
+
+/** Streams `text` through a Scrubber in pieces of `size`. */
+function streamed(text: Buffer, pairs: ReturnType<typeof scrubPairs>, size: number): Buffer {
+  const s = new Scrubber(pairs);
+  const out: Buffer[] = [];
+  for (let i = 0; i < text.length; i += size) out.push(s.push(text.subarray(i, i + size)));
+  out.push(s.end());
+  return Buffer.concat(out);
+}
+
+test('the named references read are exactly the HTML standard\'s (Python\'s html.entities.html5) for one character other than an ASCII letter or digit, within ten bytes a byte of it', () => {
+  const [named, bare] = python(
+    `import sys, json, html.entities as e
+semi, bare = {}, []
+for name, v in e.html5.items():
+    if len(v) != 1 or (ord(v) < 0x80 and v.isalnum()): continue
+    size = len(v.encode())
+    if name.endswith(';'):
+        if len(name) + 1 <= 10 * size: semi[name[:-1]] = ord(v)
+    elif len(name) + 1 <= 10 * size: bare.append(name)
+json.dump([semi, sorted(bare)], sys.stdout)`,
+    null,
+  ) as [Record<string, number>, string[]];
+  const ours = Object.fromEntries(NAMED.split('|').map((e) => [e.split(' ')[0], parseInt(e.split(' ')[1]!, 16)]));
+  assert.deepEqual(ours, named);
+  assert.deepEqual(BARE.split('|').sort(), bare);
+  assert.ok(Object.keys(named).length > 2000);
+});
+
+// A value with every kind of character: letters, digits, punctuation an encoder escapes, a space, letters past ASCII,
+// one past the BMP.
+const VALUE = `sk-Ab3"q'x&y<z>w/v\\u+t=s%r?p#o;n:m!l*k(j)i~h@g$f^e|d{c}b[a] ü€😀9`;
+
+test("real encoders, each spelling the value's characters its own ways at once (Python's json.dumps `\\\"` beside `\\u00fc`, html.escape `&quot;` beside `&#x27;`), once and again: each comes back as the placeholder, whole and streamed in small pieces; control: no raw value in any, and the encoder's decoder gives the value", () => {
+  const forms = python(
+    `import sys, json, html, binascii, quopri, re, shlex, csv, io, urllib.parse as u
+from xml.sax.saxutils import escape, quoteattr
+v = json.load(sys.stdin)
+def csvq(t):
+    b = io.StringIO(); csv.writer(b).writerow([t]); return b.getvalue().strip()
+out = {
+  'json.dumps': json.dumps(v)[1:-1],
+  'json.dumps ensure_ascii=False': json.dumps(v, ensure_ascii=False)[1:-1],
+  'json.dumps twice': json.dumps(json.dumps(v))[3:-3],
+  'html.escape': html.escape(v),
+  'html.escape twice': html.escape(html.escape(v)),
+  'xml escape': escape(v, {'"': '&quot;', "'": '&apos;'}),
+  'quoteattr': quoteattr(v)[1:-1],
+  'ascii() of the text': ascii(v)[1:-1],
+  '_ascii quoted': ascii(v),
+  'repr() of its UTF-8': repr(v.encode())[2:-1],
+  're.escape': re.escape(v),
+  'quote': u.quote(v),
+  'quote_plus': u.quote_plus(v),
+  'quote twice': u.quote(u.quote(v, safe=''), safe=''),
+  'quote_plus then quote': u.quote(u.quote_plus(v), safe=''),
+  'quopri': quopri.encodestring(v.encode(), quotetabs=True).decode().replace('=\\n', ''),
+  'hexlify': binascii.hexlify(v.encode()).decode(),
+  'hexlify upper': binascii.hexlify(v.encode()).decode().upper(),
+  'csv': csvq(v)[1:-1],
+  'shlex.quote': shlex.quote(v)[1:-1],
+  'xmlcharrefreplace': v.encode('ascii', 'xmlcharrefreplace').decode(),
+}
+json.dump(out, sys.stdout)`,
+    VALUE,
+  ) as Record<string, string>;
+  // Node's: JSON.stringify; Go's encoding/json (JSON.stringify's, then <>& as \\u003c \\u003e \\u0026, and U+2028);
+  // JavaScript's escape() (`%u20AC`, `%uD83D%uDE00`).
+  forms['JSON.stringify'] = JSON.stringify(VALUE).slice(1, -1);
+  forms["Go's encoding/json"] = JSON.stringify(VALUE).slice(1, -1).replace(/[<>&]/g, (c) => `\\u00${c.charCodeAt(0).toString(16)}`);
+  forms['escape()'] = escape(VALUE);
+  forms['encodeURIComponent'] = encodeURIComponent(VALUE);
+  const pairs = pairsOf(VALUE);
+  for (const [name, form] of Object.entries(forms)) {
+    if (name.startsWith('_')) continue;
+    assert.equal(form.includes(VALUE), false, `control: ${name} is not the raw value`);
+    const text = Buffer.from(`{"error":"bad key ${form} given"}\n`);
+    const want = `{"error":"bad key ${PH} given"}\n`;
+    assert.equal(scrubBuffer(text, pairs).toString(), want, name);
+    for (const size of [1, 7, 64]) assert.equal(streamed(text, pairs, size).toString(), want, `${name}, pieces of ${size}`);
+  }
+  // The controls: each decoder gives the value back from its form.
+  const decoded = python(
+    `import sys, json, html, binascii, quopri, urllib.parse as u, codecs, ast
+f = json.load(sys.stdin)
+out = {
+  'json.dumps': json.loads('"' + f['json.dumps'] + '"'),
+  'json.dumps twice': json.loads('"' + json.loads('"' + f['json.dumps twice'] + '"') + '"'),
+  'html.escape': html.unescape(f['html.escape']),
+  'html.escape twice': html.unescape(html.unescape(f['html.escape twice'])),
+  'xml escape': html.unescape(f['xml escape']),
+  'ascii() of the text': ast.literal_eval(f['_ascii quoted']),
+  'repr() of its UTF-8': codecs.escape_decode(f['repr() of its UTF-8'])[0].decode(),
+  'quote twice': u.unquote(u.unquote(f['quote twice'])),
+  'quote_plus then quote': u.unquote_plus(u.unquote(f['quote_plus then quote'])),
+  'quopri': quopri.decodestring(f['quopri']).decode(),
+  'hexlify': binascii.unhexlify(f['hexlify']).decode(),
+  'xmlcharrefreplace': html.unescape(f['xmlcharrefreplace']),
+}
+json.dump(out, sys.stdout)`,
+    forms,
+  ) as Record<string, string>;
+  for (const [name, value] of Object.entries(decoded)) assert.equal(value, VALUE, `control: ${name} decodes to the value`);
+  assert.equal(unescape(forms['escape()']!), VALUE);
+  assert.equal(JSON.parse(`"${forms["Go's encoding/json"]}"`), VALUE);
+});
+
+/** Each way the test itself spells a character (an implementation apart from the search's). */
+function spellings(c: string, names: Map<number, string[]>): string[] {
+  const cp = c.codePointAt(0)!;
+  const utf8 = [...Buffer.from(c)];
+  const units = Array.from({ length: c.length }, (_, i) => c.charCodeAt(i));
+  const hex = (n: number, w = 0) => n.toString(16).padStart(w, '0');
+  const pick = <T>(xs: T[]) => xs[Math.floor(Math.random() * xs.length)] as T;
+  const up = (t: string) => (Math.random() < 0.5 ? t : t.toUpperCase());
+  const out = [
+    c,
+    units.map((u) => `\\u${up(hex(u, 4))}`).join(''),
+    units.map((u) => `\\\\u${hex(u, 4)}`).join(''),
+    `\\u{${hex(cp)}}`,
+    `\\U${hex(cp, 8)}`,
+    `&#${'0'.repeat(Math.floor(Math.random() * 2))}${cp};`,
+    `&#${pick(['x', 'X'])}${up(hex(cp))};`,
+    `&amp;#${cp};`,
+    `\\${up(hex(cp))} `,
+    utf8.map((b) => `%${up(hex(b, 2))}`).join(''),
+    utf8.map((b) => `%25${hex(b, 2)}`).join(''),
+    utf8.map((b) => `=${hex(b, 2).toUpperCase()}`).join(''),
+    utf8.map((b) => up(hex(b, 2))).join(''),
+    utf8.map((b) => `\\x${hex(b, 2)}`).join(''),
+    utf8.map((b) => `\\${b.toString(8).padStart(3, '0')}`).join(''),
+  ];
+  if (cp < 0x100) out.push(`\\x${up(hex(cp, 2))}`);
+  if (names.has(cp)) out.push(`&${pick(names.get(cp)!)};`);
+  if (/[A-Za-z]/.test(c)) out.push(c === c.toLowerCase() ? c.toUpperCase() : c.toLowerCase());
+  if (cp < 0x7f && !/[A-Za-z0-9]/.test(c)) out.push(`\\${c}`, `\\\\\\${c}`);
+  if (c === '"' || c === "'") out.push(c + c);
+  if (c === "'") out.push(`'"'"'`, `'\\''`);
+  if (c === ' ') out.push('+', '%2B');
+  return out;
+}
+
+test('(the class) each character of random values spelled in a style picked at random for it, among noise of escapes, in whole texts and in streams cut at random: none is left, and nothing but the value is replaced; control: no raw value in the texts', () => {
+  const names = new Map<number, string[]>();
+  for (const e of NAMED.split('|')) {
+    const [name, cp] = e.split(' ') as [string, string];
+    names.set(parseInt(cp, 16), [...(names.get(parseInt(cp, 16)) ?? []), name]);
+  }
+  const pool = [...'abcXYZ0189-_.~!"#$%&\'()*+,/:;<=>?@[\\]^`{|}é€😀 '];
+  const noise = ['\\\\', '\\u00', '&amp;', '&#', '%25', '%', '=', '""', "'", 'x', '\\x4', '&#x', '3d', '+'];
+  const pick = <T>(xs: T[]) => xs[Math.floor(Math.random() * xs.length)] as T;
+  for (let round = 0; round < 150; round++) {
+    const value = Array.from({ length: 7 + Math.floor(Math.random() * 30) }, () => pick(pool)).join('');
+    const pairs = pairsOf(value);
+    const spelled = [...value].map((c) => pick(spellings(c, names))).join('');
+    const before = Array.from({ length: Math.floor(Math.random() * 6) }, () => pick(noise)).join('');
+    const after = Array.from({ length: Math.floor(Math.random() * 6) }, () => pick(noise)).join('');
+    // Between characters no value holds, read as nothing else.
+    const text = Buffer.from(`${before}§${spelled}§${after}`);
+    if (!spelled.includes(value)) assert.equal(text.includes(Buffer.from(value)), false);
+    const whole = scrubBuffer(text, pairs);
+    assert.equal(whole.toString(), `${before}§${PH}§${after}`, `${JSON.stringify(value)} as ${JSON.stringify(spelled)}`);
+    const cut = 1 + Math.floor(Math.random() * 20);
+    assert.equal(streamed(text, pairs, cut).compare(whole), 0, `${JSON.stringify(spelled)} in pieces of ${cut}`);
+  }
+});
+
+test('the search finds each value where it ends, from the first place it begins; values of any length past what the automaton follows; nothing in texts that hold all but one character of it', () => {
+  const long = `pem-${'Ab3+/='.repeat(40)}end`;
+  const s = new SpellingSearch([Buffer.from('key+abc/def'), Buffer.from(long)]);
+  const first = 'key%2Babc\\/def';
+  const second = long.replace(/\+/g, '&#43;');
+  const text = Buffer.from(`..${first}..${second}..key+abc/de..`);
+  assert.deepEqual(s.find(text), [
+    { at: 2, end: 2 + first.length, group: 0 },
+    { at: 4 + first.length, end: 4 + first.length + second.length, group: 1 },
+  ]);
+  // All but its last character, all but its first, a character changed: none; its last characters escaped, a letter
+  // in the other case: found.
+  for (const t of ['key+abc/de', 'ey+abc/def', 'key+abd/def']) assert.deepEqual(s.find(Buffer.from(t)), [], t);
+  const t = 'key+abc\\/dE\\u0066';
+  assert.deepEqual(s.find(Buffer.from(t)), [{ at: 0, end: t.length, group: 0 }]);
+  assert.deepEqual(new SpellingSearch([]).find(Buffer.from('abc')), []);
+  assert.throws(() => new SpellingSearch([Buffer.alloc(0)]), /empty value/);
+});
+
+test('(limits) a value percent-encoded four times, or a character escaped with more than ten bytes (`&DiacriticalGrave;`), is left: documented; control: decoded, it is the value', () => {
+  const value = 'key+abc/def`0123';
+  const pairs = pairsOf(value);
+  let four = value;
+  for (let i = 0; i < 4; i++) four = encodeURIComponent(four);
+  assert.equal(scrubBuffer(Buffer.from(four), pairs).toString(), four);
+  let back = four;
+  for (let i = 0; i < 4; i++) back = decodeURIComponent(back);
+  assert.equal(back, value);
+  const grave = value.replace('`', '&DiacriticalGrave;');
+  assert.equal(scrubBuffer(Buffer.from(grave), pairs).toString(), grave);
+  const three = encodeURIComponent(encodeURIComponent(encodeURIComponent(value)));
+  assert.equal(scrubBuffer(Buffer.from(three), pairs).toString(), PH);
+});
+
+test("(found on the way) a value whose first bytes are public (a JWT's header): the time to scrub a text that holds them and then 390 bytes of the rest is the same whether the value goes on with those bytes or differs at once; control: a check that stops at the first byte that differs tells them apart", () => {
+  const header = 'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.';
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+  const rest = Array.from({ length: 400 }, (_, i) => alphabet[(i * 37 + 11) % 64]).join('');
+  // Two values alike but for the first byte after the header: the text goes on as the first does for 390 bytes.
+  const [same, other] = [header + rest, `${header}.${rest.slice(1)}`];
+  const text = Buffer.from(`${header}${rest.slice(0, 390)}!\n`.repeat(1000));
+  // The control: after each public header, compare the value's rest until a byte differs.
+  const early = (value: string) => {
+    let n = 0;
+    for (let at = text.indexOf(header); at !== -1; at = text.indexOf(header, at + 1)) {
+      for (let k = header.length; k < value.length && text[at + k] === value.charCodeAt(k); k++) n++;
+    }
+    return n;
+  };
+  const control = zOf((v: string) => void early(v), same, other);
+  assert.ok(Math.abs(control) > 3.5, `control: z ${control.toFixed(2)}`);
+  const [a, b] = [pairsOf(same), pairsOf(other)];
+  const z = zOf((p: typeof a) => void scrubBuffer(text, p), a, b);
+  assert.ok(Math.abs(z) < 3.5, `scrubbing: z ${z.toFixed(2)}`);
+  // And the whole value, after the same text, is found.
+  assert.equal(scrubBuffer(Buffer.concat([text, Buffer.from(same)]), a).subarray(text.length).toString(), PH);
+});
