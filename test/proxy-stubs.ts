@@ -76,6 +76,23 @@ function route(req: IncomingMessage, res: ServerResponse, log: StubLog): void {
       res.writeHead(200, { 'Content-Type': 'text/plain', ...(gz ? { 'Content-Encoding': 'gzip' } : {}) });
       return void res.end(gz ? gzipSync(text) : text);
     }
+    case '/escaped-error': {
+      // The credential named in an error as two frameworks write it: .NET's JSON (`+<>&'"` and past ASCII as
+      // \u00XX, upper-case hex) and Go's html/template (`&#34;` beside `&amp;`, `&#43;`), written a few bytes at a
+      // time with pauses past the scrubber's release.
+      const key = token(req);
+      const dotnet = key.replace(/[+<>&'"\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`);
+      const html = key.replace(/[&<>"'+]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&#34;', "'": '&#39;', '+': '&#43;' })[c]!);
+      const page = `{"error":"invalid key ${dotnet}"}\n<p>The key <code>${html}</code> is not valid.</p>\n`;
+      res.writeHead(200, { 'Content-Type': 'text/plain' });
+      let at = 0;
+      const next = () => {
+        if (at >= page.length) return void res.end();
+        res.write(page.slice(at, (at += 7)));
+        setTimeout(next, 3);
+      };
+      return void next();
+    }
     case '/echo':
       res.writeHead(200, { 'Content-Type': 'application/json', 'X-Echo-Auth': req.headers.authorization ?? '' });
       return void res.end(body);

@@ -252,6 +252,23 @@ describe('the intercepting proxy against a hostile upstream (issue 16)', () => {
     assert.ok(first.includes(REAL.slice(0, 20)) && !first.includes(REAL), first);
   });
 
+  test("(review, round 37) the value named in a bound host's error as frameworks escape it (.NET's JSON `\\u002B`, Go's html/template `&#43;`), written 7 bytes at a time with pauses past the release: it comes back as the placeholder, and no decoding of what the agent read gives the value; control: straight from the host, decoding its answer gives it", async () => {
+    const s = await open('api.test');
+    const r = reader(s);
+    s.write(get('/escaped-error', 'api.test', `Authorization: token ${PH}\r\nConnection: close\r\n`));
+    await r.closed;
+    const body = dechunked(text(r.all()));
+    assert.ok(body.endsWith(`{"error":"invalid key ${PH}"}\n<p>The key <code>${PH}</code> is not valid.</p>\n`), body);
+    assert.deepEqual(leaks(r.all(), REAL), []);
+    const direct = await new Promise<string>((resolve, reject) => {
+      const c = tls.connect({ host: '127.0.0.1', port: api.port, servername: 'api.test', ca: api.caPem }, () => c.write(get('/escaped-error', 'api.test', `Authorization: token ${REAL}\r\nConnection: close\r\n`)));
+      const got: Buffer[] = [];
+      c.on('data', (d: Buffer) => got.push(d)).on('end', () => resolve(dechunked(Buffer.concat(got).toString('latin1')))).on('error', reject);
+    });
+    assert.ok(direct.includes('\\u002BSecret') && direct.includes('&#43;Secret'), direct);
+    assert.deepEqual(leaks(direct, REAL), ['escaped']);
+  });
+
   test("2: a value a bound host stored comes back scrubbed from another allowed host no secret is bound to: gzip (the agent asked for it), straddling byte 16,384, plain; control: the same answer straight from the host holds it", async () => {
     const s = await open('api.test');
     const r = reader(s);
