@@ -3,7 +3,8 @@
 // beside `\u0026`, an HTML template `&#34;` beside `&amp;`), as JSON, JavaScript,
 // C, Python, CSS, HTML, XML, URLs, quoted-printable and hex write characters,
 // and escaped again (a JSON text inside a JSON string, `&amp;#43;`, `%252B`);
-// letters in either case. A list of whole forms cannot hold that (a value of n
+// letters in either case (past ASCII too, where both cases are as long in
+// UTF-8). A list of whole forms cannot hold that (a value of n
 // special characters has a dozen spellings of each: dozens to the n forms);
 // this search takes every spelling of each character at each place at once.
 //
@@ -15,8 +16,10 @@
 // the time over a text depends on the text and on the values' lengths, never
 // on what is in them (docs/proxy.md, *No decision visible in time*). The
 // automaton follows each value's first PREFIX bytes; only where a text holds
-// that much of a value (or all of a shorter one) is the place worked out
-// again, byte by byte, to find where the value begins and whether it is whole.
+// that much of a value (or all of a shorter one) is the stretch around it read
+// again, by the same kind of automaton over the value's last PREFIX bytes, and
+// only where that finds them too is the whole value worked back from its end,
+// over all of its bytes, at a cost its bytes do not change either.
 import { HEX_OF, LONGEST_READING, READINGS, SPELLED_PER_BYTE, readings, readingsAt } from './spellings.js';
 
 export { SPELLED_PER_BYTE };
@@ -33,38 +36,76 @@ const PREFIX = 32;
 /** A place's state is needed until the longest reading from it has ended (LONGEST_READING + 1, rounded up to a power of two). */
 const RING = 64;
 const RING_MASK = RING - 1;
+/** How many word operations a search spends working found ends back to where they begin (~0.1 s). */
+const BACKWARD_BUDGET = 1 << 24;
 if (LONGEST_READING >= RING) throw new Error('the ring is shorter than a reading');
 
-/** Upper case to lower, for ASCII letters: a value is found in either case. */
 /** 0: a byte read as itself only; 1: a hex digit (a pair of them reads as a byte); 2: a byte that begins an escape. */
 const KIND = Uint8Array.from(READINGS, (r, b) => (r === 0 ? 0 : HEX_OF[b]! >= 0 ? 1 : 2));
 
-const FOLD = Uint8Array.from({ length: 256 }, (_, b) => (b >= 0x41 && b <= 0x5a ? b + 32 : b));
+/**
+ * The bytes that may stand at each byte of a value: its own, and for a letter those of the same letter in the other
+ * case where that is as long in UTF-8 (review, round 37: a host that upper-cased its error gave back `PÄSSWORT`).
+ */
+function alternatives(value: Uint8Array): number[][] {
+  const out: number[][] = Array.from(value, (b) => [b]);
+  for (let at = 0; at < value.length; ) {
+    const size = utf8Size(value, at);
+    if (size === 1 && value[at]! >= 0x80) {
+      // Not UTF-8 here: the byte stands as it is.
+      at += 1;
+      continue;
+    }
+    const c = Buffer.from(value.subarray(at, at + size)).toString('utf8');
+    for (const other of new Set([c.toLowerCase(), c.toUpperCase()])) {
+      const bytes = Buffer.from(other);
+      if ([...other].length !== 1 || bytes.length !== size) continue;
+      for (let i = 0; i < size; i++) if (!out[at + i]!.includes(bytes[i]!)) out[at + i]!.push(bytes[i]!);
+    }
+    at += size;
+  }
+  return out;
+}
+
+/** How many bytes the UTF-8 character at `at` takes: 1 for ASCII and for a byte that begins none. */
+function utf8Size(v: Uint8Array, at: number): number {
+  const b = v[at]!;
+  const size = b >= 0xf0 && b < 0xf5 ? 4 : b >= 0xe0 ? 3 : b >= 0xc2 && b < 0xe0 ? 2 : 1;
+  if (b < 0xc2 || b >= 0xf5) return 1;
+  for (let i = 1; i < size; i++) if (at + i >= v.length || (v[at + i]! & 0xc0) !== 0x80) return 1;
+  return size;
+}
+
+/** masks[b * words + (k >> 5)] bit k: byte b may stand at place k of `places`. */
+function masksOf(places: number[][], words: number): Int32Array {
+  const m = new Int32Array(256 * words);
+  for (const [k, bytes] of places.entries()) for (const b of bytes) m[b * words + (k >> 5)]! |= 1 << (k & 31);
+  return m;
+}
 
 export class SpellingSearch {
   private readonly values: Uint8Array[];
-  /** masks[g * 256 + b]: the positions among value g's first PREFIX bytes whose byte is b (either case). */
-  private readonly masks: Int32Array;
-  /** Each value's last followed bit. */
-  private readonly last: Int32Array;
+  /** Each value's automata: its first PREFIX bytes, its last PREFIX bytes, and all of them read backwards. */
+  private readonly automata: Automata[];
   /** ring[place % RING]: the state of the value searched where readings end at that place. */
   private readonly ring = new Int32Array(RING);
-  private readonly fulls: Array<Full | undefined> = [];
 
   constructor(values: Uint8Array[]) {
     if (values.some((v) => v.length === 0)) throw new Error('an empty value cannot be searched for');
-    this.values = values.map((v) => Uint8Array.from(v, (b) => FOLD[b]!));
-    const G = this.values.length;
-    this.masks = new Int32Array(256 * G);
-    this.last = new Int32Array(G);
-    for (const [g, v] of this.values.entries()) {
+    this.values = values.map((v) => Uint8Array.from(v));
+    this.automata = this.values.map((v) => {
+      const places = alternatives(v);
       const n = Math.min(v.length, PREFIX);
-      for (let k = 0; k < n; k++) {
-        const b = v[k]!;
-        for (const c of b >= 0x61 && b <= 0x7a ? [b, b - 32] : [b]) this.masks[g * 256 + c]! |= 1 << k;
-      }
-      this.last[g] = 1 << (n - 1);
-    }
+      const words = Math.ceil(v.length / 32);
+      return {
+        first: masksOf(places.slice(0, n), 1),
+        last: masksOf(places.slice(v.length - n), 1),
+        top: 1 << (n - 1),
+        n: v.length,
+        words,
+        backward: masksOf(places.slice().reverse(), words),
+      };
+    });
   }
 
   /** The longest any value can be spelled: SPELLED_PER_BYTE bytes a byte of it. */
@@ -77,69 +118,48 @@ export class SpellingSearch {
    * ending within `src`: for each place it ends, the first place it begins.
    * In order of place, then end, then value.
    */
-  find(src: Uint8Array, from = 0, limit = src.length): SpellingHit[] {
+  find(text: Uint8Array, from = 0, limit = text.length): SpellingHit[] {
     const hits: SpellingHit[] = [];
     if (this.values.length === 0 || from >= limit) return hits;
-    const ends = this.run(src, from, Math.min(src.length, limit + this.longest));
-    const seen = new Set<string>();
-    // The stretches around the places found, one a value where they overlap: each read once.
-    for (const [group, lo, hi] of this.stretches(ends, from, src.length)) {
-      for (const h of this.whole(src, from, lo, hi, group)) {
-        const key = `${h.at}:${h.end}:${h.group}`;
-        if (h.at < limit && !seen.has(key)) {
-          seen.add(key);
-          hits.push(h);
-        }
+    // A plain view (a Buffer's own class made each byte's read slower).
+    const src = new Uint8Array(text.buffer, text.byteOffset, text.length);
+    const to = Math.min(src.length, limit + this.longest);
+    let budget = BACKWARD_BUDGET;
+    for (const [g, v] of this.values.entries()) {
+      const a = this.automata[g]!;
+      const prefixes: number[] = [];
+      this.automaton(src, from, to, a.first, a.top, 0, prefixes);
+      if (prefixes.length === 0) continue;
+      // Where the value ends, if anywhere: its first bytes' ends for a value no longer than them; else its last
+      // bytes' ends, looked for only in the stretches around its first bytes' (one stretch where they overlap).
+      let ends = prefixes;
+      if (v.length > PREFIX) {
+        ends = [];
+        for (const [lo, hi] of stretches(prefixes, v.length, from, src.length)) this.automaton(src, lo, hi, a.last, a.top, 1, ends);
+      }
+      let before = -1;
+      for (const end of ends.sort((p, q) => p - q)) {
+        if (end === before) continue;
+        before = end;
+        const lo = Math.max(from, end - SPELLED_PER_BYTE * v.length);
+        // Each end worked back costs ten bytes a byte of the value, a word a 32 of them: past the budget (a long value
+        // a host echoes hundreds of times, one that repeats itself: review, round 37, minutes for one body), an end
+        // stands for all it could hold, the most a spelling of the value can be before it.
+        const cost = SPELLED_PER_BYTE * v.length * a.words;
+        const at = budget >= cost ? this.beginning(src, lo, end, a) : lo;
+        budget -= Math.min(budget, cost);
+        if (at !== -1 && at < limit) hits.push({ at, end, group: g });
       }
     }
     return hits.sort((p, q) => p.at - q.at || p.end - q.end || p.group - q.group);
   }
 
-  /** For places where values' followed bytes end (pairs: place, value), the stretches that could hold them whole. */
-  private stretches(ends: number[], from: number, size: number): Array<[number, number, number]> {
-    const byGroup = new Map<number, Array<[number, number]>>();
-    for (let i = 0; i < ends.length; i += 2) {
-      const end = ends[i]!;
-      const g = ends[i + 1]!;
-      const n = this.values[g]!.length;
-      const followed = Math.min(n, PREFIX);
-      // The followed bytes may end inside the reading that ends at `end`.
-      const lo = Math.max(from, end - SPELLED_PER_BYTE * followed - LONGEST_READING);
-      const hi = Math.min(size, end + SPELLED_PER_BYTE * (n - followed));
-      byGroup.set(g, [...(byGroup.get(g) ?? []), [lo, hi]]);
-    }
-    const out: Array<[number, number, number]> = [];
-    for (const [g, list] of byGroup) {
-      list.sort((a, b) => a[0] - b[0]);
-      let [lo, hi] = list[0]!;
-      for (const [l, h] of list.slice(1)) {
-        if (l <= hi) hi = Math.max(hi, h);
-        else {
-          out.push([g, lo, hi]);
-          [lo, hi] = [l, h];
-        }
-      }
-      out.push([g, lo, hi]);
-    }
-    return out;
-  }
-
   /**
-   * The automaton over [from, to): each place where a value's followed bytes end, and which value (pairs, flat).
-   * Every place costs its readings' word operations for each value, whatever the state and the values' bytes.
+   * A one-word automaton (masks, top bit) over the readings of [from, to): each place where its bytes end, in
+   * `found`. Every reading costs the same word operations whatever the state and the value's bytes. `inner` 1 lets
+   * its bytes begin inside a reading (a value's last bytes may begin in the middle of a character's), 0 not.
    */
-  private run(src: Uint8Array, from: number, to: number): number[] {
-    const found: number[] = [];
-    for (let g = 0; g < this.values.length; g++) this.runOne(src, from, to, g, found);
-    return found;
-  }
-
-  /** The automaton of value `g` over [from, to): one pass a value, as form-search.ts makes one a secret. */
-  private runOne(text: Uint8Array, from: number, to: number, g: number, found: number[]): void {
-    // A plain view (a Buffer's own class made each byte's read slower).
-    const src = new Uint8Array(text.buffer, text.byteOffset, text.length);
-    const masks = this.masks.subarray(g * 256, g * 256 + 256);
-    const last = this.last[g]!;
+  private automaton(src: Uint8Array, from: number, to: number, masks: Int32Array, last: number, inner: number, found: number[]): void {
     const ring = this.ring;
     ring.fill(0);
     // The state where the byte before ends (the byte read as itself), kept out of the ring: the next place reads it at once.
@@ -152,7 +172,7 @@ export class SpellingSearch {
       // The byte itself.
       let x = ((r << 1) | 1) & masks[c]!;
       next = x;
-      if ((x & last) !== 0) found.push(p + 1, g);
+      if ((x & last) !== 0) found.push(p + 1);
       const kind = KIND[c]!;
       if (kind === 0) continue;
       if (kind === 1) {
@@ -161,7 +181,7 @@ export class SpellingSearch {
         if (l < 0) continue;
         x = ((r << 1) | 1) & masks[(HEX_OF[c]! << 4) | l]!;
         ring[(p + 2) & RING_MASK]! |= x;
-        if ((x & last) !== 0) found.push(p + 2, g);
+        if ((x & last) !== 0) found.push(p + 2);
         continue;
       }
       const n = readingsAt(src, p, to);
@@ -169,100 +189,83 @@ export class SpellingSearch {
       for (let o = 0; o < 6 * n; o += 6) {
         const count = t[o + 1]!;
         x = ((r << 1) | 1) & masks[t[o + 2]!]!;
-        // A reading's later bytes: no value begins inside it. The followed bytes may end inside it (a value longer
-        // than PREFIX): looked at after each byte.
+        // A reading's later bytes: the value's first bytes do not begin inside it, and may end inside it (a value
+        // longer than PREFIX): looked at after each byte.
         let any = x;
-        if (count > 1) any |= x = (x << 1) & masks[t[o + 3]!]!;
-        if (count > 2) any |= x = (x << 1) & masks[t[o + 4]!]!;
-        if (count > 3) any |= x = (x << 1) & masks[t[o + 5]!]!;
+        if (count > 1) any |= x = ((x << 1) | inner) & masks[t[o + 3]!]!;
+        if (count > 2) any |= x = ((x << 1) | inner) & masks[t[o + 4]!]!;
+        if (count > 3) any |= x = ((x << 1) | inner) & masks[t[o + 5]!]!;
         ring[(p + t[o]!) & RING_MASK]! |= x;
-        if ((any & last) !== 0) found.push(p + t[o]!, g);
+        if ((any & last) !== 0) found.push(p + t[o]!);
       }
     }
-  }
-
-  /** Value g's automaton over all its bytes, forwards and backwards (made when a text first holds its followed bytes). */
-  private full(g: number): Full {
-    let f = this.fulls[g];
-    if (!f) {
-      const v = this.values[g]!;
-      const words = Math.ceil(v.length / 32);
-      const masks = (order: Uint8Array) => {
-        const m = new Int32Array(256 * words);
-        for (let k = 0; k < order.length; k++) {
-          const b = order[k]!;
-          for (const c of b >= 0x61 && b <= 0x7a ? [b, b - 32] : [b]) m[c * words + (k >> 5)]! |= 1 << (k & 31);
-        }
-        return m;
-      };
-      f = { words, forward: masks(v), backward: masks(v.slice().reverse()) };
-      this.fulls[g] = f;
-    }
-    return f;
   }
 
   /**
-   * Where value `group` is read whole within [lo, hi) (a stretch around places where its followed bytes end): each
-   * place it ends, with the first place from `from` on it begins. The automaton over all of its bytes runs over every
-   * reading of the stretch at a cost the value's bytes do not change (its first bytes may be public, as a JWT's
-   * header is: how far a text matches past them must not show; found on the way, a first version worked it out
-   * byte by byte); only an end found, the whole value, is worked back to its beginning.
+   * The first place in [lo, end) from which the whole value reads up to `end`, or -1: an automaton over all of its
+   * bytes, read backwards from `end` (its state `words` words, a fixed number of word operations a reading).
    */
-  private whole(src: Uint8Array, from: number, lo: number, hi: number, group: number): SpellingHit[] {
-    const n = this.values[group]!.length;
-    const { words: W, forward, backward } = this.full(group);
+  private beginning(src: Uint8Array, lo: number, end: number, a: Automata): number {
+    const { words: W, n } = a;
     const top = (n - 1) >> 5;
     const bit = 1 << ((n - 1) & 31);
-    // ring[(place % RING) * W …]: the state where readings end at that place, as in runOne, over all of the value.
-    const ring = new Int32Array(RING * W);
+    // back[(place % RING) * W …]: the value's last bytes read from that place up to `end`.
+    const back = new Int32Array(RING * W);
     const x = new Int32Array(W);
-    const ends: number[] = [];
-    const step = (p: number, len: number, count: number, t: Int32Array | number[], o: number) => {
-      shiftInto(x, ring, (p & RING_MASK) * W, W, 1, forward, t[o]!);
-      for (let k = 1; k < count; k++) shiftInto(x, x, 0, W, 0, forward, t[o + k]!);
-      const to = ((p + len) & RING_MASK) * W;
-      for (let w = 0; w < W; w++) ring[to + w]! |= x[w]!;
-      if ((x[top]! & bit) !== 0) ends.push(p + len);
-    };
-    const one = [0];
-    for (let p = lo; p < hi; p++) {
-      const c = src[p]!;
-      one[0] = c;
-      step(p, 1, 1, one, 0);
+    let first = -1;
+    for (let s = end - 1; s >= lo; s--) {
+      // No reading from here reads a state past RING - 1 places on: that slot is free for this place's.
+      const slot = (s & RING_MASK) * W;
+      back.fill(0, slot, slot + W);
+      const c = src[s]!;
+      this.backwards(back, x, W, s, s + 1, end, 1, c, 0, 0, 0, a.backward);
       if (READINGS[c] === 1) {
-        const k = readingsAt(src, p, hi);
+        const k = readingsAt(src, s, end);
         const t = readings();
-        for (let o = 0; o < 6 * k; o += 6) step(p, t[o]!, t[o + 1]!, t, o + 2);
+        for (let o = 0; o < 6 * k; o += 6) this.backwards(back, x, W, s, s + t[o]!, end, t[o + 1]!, t[o + 2]!, t[o + 3]!, t[o + 4]!, t[o + 5]!, a.backward);
       }
-      ring.fill(0, (p & RING_MASK) * W, (p & RING_MASK) * W + W);
+      if ((back[slot + top]! & bit) !== 0) first = s;
     }
-    const out: SpellingHit[] = [];
-    for (const e of new Set(ends)) {
-      // The whole value ends here: read backwards from here, the first place it begins.
-      const start = Math.max(lo, e - SPELLED_PER_BYTE * n);
-      const rs = readingsIn(src, start, e);
-      const L = e - start + 1;
-      const back = new Int32Array(L * W);
-      let first = -1;
-      for (let i = rs.length - 7; i >= 0; i -= 7) {
-        const s = rs[i]! - start;
-        const re = rs[i + 1]! - start;
-        const count = rs[i + 2]!;
-        shiftInto(x, back, re * W, W, re === L - 1 ? 1 : 0, backward, rs[i + 3 + count - 1]!);
-        for (let k = count - 2; k >= 0; k--) shiftInto(x, x, 0, W, 0, backward, rs[i + 3 + k]!);
-        for (let w = 0; w < W; w++) back[s * W + w]! |= x[w]!;
-        if ((back[s * W + top]! & bit) !== 0 && start + s >= from) first = s;
-      }
-      if (first !== -1) out.push({ at: start + first, end: e, group });
-    }
-    return out;
+    return first;
+  }
+
+  /** One reading [s, e) of `count` bytes, taken backwards into the state at `s`. */
+  private backwards(back: Int32Array, x: Int32Array, W: number, s: number, e: number, end: number, count: number, b0: number, b1: number, b2: number, b3: number, masks: Int32Array): void {
+    const bytes = [b0, b1, b2, b3];
+    shiftInto(x, back, (e & RING_MASK) * W, W, e === end ? 1 : 0, masks, bytes[count - 1]!);
+    for (let k = count - 2; k >= 0; k--) shiftInto(x, x, 0, W, 0, masks, bytes[k]!);
+    const slot = (s & RING_MASK) * W;
+    for (let w = 0; w < W; w++) back[slot + w]! |= x[w]!;
   }
 }
 
-interface Full {
+interface Automata {
+  first: Int32Array;
+  last: Int32Array;
+  /** The top bit of the first and last automata. */
+  top: number;
+  /** The value's length, and the words of a state over all of it. */
+  n: number;
   words: number;
-  forward: Int32Array;
   backward: Int32Array;
+}
+
+/**
+ * The stretches around the places where a value's first bytes end (in any order) that could hold the value whole,
+ * merged where they overlap: each read once, whatever the number of places.
+ */
+function stretches(ends: number[], n: number, from: number, size: number): Array<[number, number]> {
+  const followed = Math.min(n, PREFIX);
+  const out: Array<[number, number]> = [];
+  for (const end of ends.sort((p, q) => p - q)) {
+    // The followed bytes may end inside the reading that ends at `end`.
+    const lo = Math.max(from, end - SPELLED_PER_BYTE * followed - LONGEST_READING);
+    const hi = Math.min(size, end + SPELLED_PER_BYTE * (n - followed));
+    const prev = out[out.length - 1];
+    if (prev && lo <= prev[1]) prev[1] = Math.max(prev[1], hi);
+    else out.push([lo, hi]);
+  }
+  return out;
 }
 
 /** dst = ((src[at…] << 1) | inject) & masks[byte]: a state of `W` words read one byte further. */
@@ -274,18 +277,4 @@ function shiftInto(dst: Int32Array, src: Int32Array, at: number, W: number, inje
     dst[w] = ((v << 1) | carry) & masks[m + w]!;
     carry = v >>> 31;
   }
-}
-
-/** Every reading within [lo, hi), in order of where it begins: start, end, byte count, bytes (seven numbers each). */
-function readingsIn(src: Uint8Array, lo: number, hi: number): number[] {
-  const out: number[] = [];
-  for (let q = lo; q < hi; q++) {
-    const c = src[q]!;
-    out.push(q, q + 1, 1, c, 0, 0, 0);
-    if (READINGS[c] === 0) continue;
-    const n = readingsAt(src, q, hi);
-    const r = readings();
-    for (let o = 0; o < 6 * n; o += 6) out.push(q, q + r[o]!, r[o + 1]!, r[o + 2]!, r[o + 3]!, r[o + 4]!, r[o + 5]!);
-  }
-  return out;
 }

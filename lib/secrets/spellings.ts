@@ -3,7 +3,8 @@
 //   - a backslash escape, after any run of backslashes (a JSON text escaped
 //     again writes `\\u0026`, `\\\"`): `\uXXXX` (a pair of them past the BMP),
 //     `\u{X…}`, `\UXXXXXXXX`, `\xXX`, C's and Python's octal `\NNN`, CSS's
-//     `\X…` (a space after it taken too), `\t`, and any ASCII punctuation
+//     `\X…` (a space after it taken too), `\t`, `\b`, `\f`, `\v`, `\a`, `\e`,
+//     and any ASCII punctuation
 //     (`\"`, `\/`, `\\`, a shell's `\$`);
 //   - a percent escape, once, twice or three times (`%2B`, `%252B`,
 //     `%25252B`), and `%uXXXX` (JavaScript's escape()); a form's `+` for a
@@ -135,9 +136,12 @@ function backslash(s: Uint8Array, p: number): void {
   } else if (b === 0x78 /* x */) {
     const v = hexN(s, q + 1, 2);
     if (v >= 0) putByteOrCode(k + 3, v);
-  } else if (b === 0x74 /* t */) {
-    put(k + 1, 1, 0x09);
-  } else if (HEX[b]! >= 0) {
+  } else if (CONTROL[b]! !== 0) {
+    // JSON's, C's and JavaScript's short escapes of control characters (`\t`, `\b`, `\f`, `\v`, `\a`, `\e`; review,
+    // round 37: JSON.stringify writes U+0008 as `\b`); `b`, `f`, `a` and `e` also begin CSS's hex escapes, below.
+    put(k + 1, 1, CONTROL[b]!);
+  }
+  if (HEX[b]! >= 0) {
     // C's, Python's and JavaScript's octal, greedy to three digits.
     const o = digits(s, q, 3, 8);
     if (o > 0) {
@@ -153,6 +157,10 @@ function backslash(s: Uint8Array, p: number): void {
     put(k + 1, 1, b);
   }
 }
+
+/** The control character a backslash and this letter stand for; 0 for none. */
+const CONTROL = new Uint8Array(256);
+for (const [c, v] of [['t', 9], ['b', 8], ['f', 12], ['v', 11], ['a', 7], ['e', 27]] as const) CONTROL[c.charCodeAt(0)] = v;
 
 const SHELL_QUOTE = Buffer.from(`'"'"'`);
 const SHELL_QUOTE_2 = Buffer.from(`'\\''`);
