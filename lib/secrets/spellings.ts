@@ -14,7 +14,8 @@
 //     and each of the HTML standard's names for a character that is no ASCII
 //     letter or digit (lib/secrets/html-entities.ts);
 //   - quoted-printable's `=XX`, a pair of hex digits (a value written in hex),
-//     `+` for a space (forms), a doubled quote (CSV's and SQL's `""`, `''`),
+//     `+` for a space (forms), a doubled quote (CSV's and SQL's `""`, `''`,
+//     doubled again ``),
 //     and a shell's quote inside single quotes (`'"'"'`, `'\''`).
 // Hex digits in either case. A reading is at most SPELLED_PER_BYTE bytes a
 // byte of what it reads as: what a stream holds back is fixed by that.
@@ -41,6 +42,7 @@ export const READINGS = Uint8Array.from(ESCAPES, (e, b) => (e === 1 || HEX_OF[b]
 /** The readings found at a place: [length, byte count, byte 0..3] each. */
 const MAX_READINGS = 96;
 const out = new Int32Array(MAX_READINGS * 6);
+const out_ = out;
 let count = 0;
 let end = 0;
 
@@ -156,6 +158,9 @@ function backslash(s: Uint8Array, p: number): void {
   } else if (b >= 0x20 && b < 0x7f && !isAlnum(b)) {
     put(k + 1, 1, b);
   }
+  // Its character spelled in another style (`\&quot;`, `\%22`), or a doubled quote (`\""`): stacked().
+  for (const [c, len] of syntaxAt(s, q, false)) if (!isAlnum(c)) put(k + len, 1, c);
+  if (q + 1 < end && b === 0x22 && s[q + 1] === 0x22) put(k + 2, 1, 0x22);
 }
 
 /** The control character a backslash and this letter stand for; 0 for none. */
@@ -251,7 +256,12 @@ export function readingsAt(s: Uint8Array, p: number, limit: number): number {
     if (v >= 0) putByteOrCode(3, v);
   } else if (c === 0x2b) put(1, 1, 0x20);
   else if (c === 0x22 || c === 0x27) {
-    if (p + 1 < end && s[p + 1] === c) put(2, 1, c);
+    // Doubled once or again (CSV of CSV: four).
+    for (const n of [2, 4, 8]) {
+      let k = 1;
+      while (k < n && p + k < end && s[p + k] === c) k++;
+      if (k === n) put(n, 1, c);
+    }
     // A shell's quote inside single quotes: `'"'"'` and `'\''`.
     if (c === 0x27 && startsWith(s, p, SHELL_QUOTE)) put(5, 1, c);
     if (c === 0x27 && startsWith(s, p, SHELL_QUOTE_2)) put(4, 1, c);
@@ -260,5 +270,91 @@ export function readingsAt(s: Uint8Array, p: number, limit: number): number {
     const v = hexN(s, p, 2);
     if (v >= 0) put(2, 1, v);
   }
+  if (c === 0x5c || c === 0x25 || c === 0x26) stacked(s, p);
   return count;
 }
+
+/**
+ * Readings whose own syntax was escaped again in another style (review, round 37: JSON inside an HTML attribute,
+ * `\&quot;`; JSON in a URL, `%5C%22`, `%5Cu00e4`; HTML in a URL, `%26amp%3B`; Go's JSON of HTML, `\u0026#34;`; CSV of
+ * JSON, `\""`): a backslash escape or a character reference whose introducer, escaped character, `#` or `;` is
+ * itself spelled (syntaxAt), and a doubled quote whose quotes are.
+ */
+function stacked(s: Uint8Array, p: number): void {
+  for (const [c, len] of syntaxAt(s, p, false)) {
+    // A backslash escaped by a backslash is backslash()'s own (`\\`, a run).
+    if (c === 0x5c && !(len === 2 && s[p] === 0x5c)) backslashBody(s, p, p + len);
+    else if (c === 0x26) spelledReference(s, p, p + len);
+    else if (c === 0x22 || c === 0x27) {
+      for (const [d, more] of syntaxAt(s, p + len, true)) if (d === c) put(len + more, 1, c);
+    }
+  }
+}
+
+/** The body of a backslash escape whose introducer ends at `q` (spelled or not): `u`, `x`, a control letter, punctuation however spelled, a doubled quote. */
+function backslashBody(s: Uint8Array, p: number, q: number): void {
+  if (q >= end) return;
+  const b = s[q]!;
+  if (b === 0x75) {
+    const v = hexN(s, q + 1, 4);
+    if (v >= 0) putCode(q + 5 - p, v);
+  } else if (b === 0x78) {
+    const v = hexN(s, q + 1, 2);
+    if (v >= 0) putByteOrCode(q + 3 - p, v);
+  } else if (CONTROL[b]! !== 0) put(q + 1 - p, 1, CONTROL[b]!);
+  for (const [c, len] of syntaxAt(s, q, true)) if (!isAlnum(c)) put(q + len - p, 1, c);
+  if (q + 1 < end && b === 0x22 && s[q + 1] === 0x22) put(q + 2 - p, 1, 0x22);
+}
+
+/** A character reference whose `&` ends at `q`, its `#` and `;` raw or percent-encoded (`%26%23x27%3B`). */
+function spelledReference(s: Uint8Array, p: number, q: number): void {
+  const ends = (at: number, cp: number, bare: boolean) => {
+    if (bare) putCode(at - p, cp);
+    if (at < end && s[at] === 0x3b) putCode(at + 1 - p, cp);
+    else if (hexN(s, at + 1, 2) === 0x3b && s[at] === 0x25) putCode(at + 3 - p, cp);
+  };
+  const hash = q < end && s[q] === 0x23 ? 1 : hexN(s, q + 1, 2) === 0x23 && s[q] === 0x25 ? 3 : 0;
+  if (hash > 0) {
+    const h = q + hash;
+    const hex = h < end && (s[h] === 0x78 || s[h] === 0x58);
+    const at = hex ? h + 1 : h;
+    const n = digits(s, at, 10, hex ? 16 : 10);
+    if (n > 0) ends(at + n, valueOf(s, at, n, hex ? 16 : 10), true);
+    return;
+  }
+  const table = names();
+  let name = '';
+  for (let len = 1; len <= longestName && q + len <= end && isAlnum(s[q + len - 1]!); len++) {
+    name += String.fromCharCode(s[q + len - 1]!);
+    const cp = table.get(name);
+    if (cp !== undefined) ends(q + len, cp, bare!.has(name));
+  }
+}
+
+/**
+ * The ways the bytes at `i` spell one ASCII character of a reading's syntax: itself (where `raw`), percent-encoded,
+ * as `\u00XX` or `\xXX`, escaped by a backslash, or as a character reference. [character, length] each.
+ */
+function syntaxAt(s: Uint8Array, i: number, raw: boolean): Array<[number, number]> {
+  const out: Array<[number, number]> = [];
+  if (i >= end) return out;
+  const c = s[i]!;
+  if (raw) out.push([c, 1]);
+  if (c === 0x25) {
+    const v = hexN(s, i + 1, 2);
+    if (v >= 0 && v < 0x80) out.push([v, 3]);
+  } else if (c === 0x5c && i + 1 < end) {
+    const b = s[i + 1]!;
+    const v = b === 0x75 ? hexN(s, i + 2, 4) : b === 0x78 ? hexN(s, i + 2, 2) : -1;
+    if (v >= 0 && v < 0x80) out.push([v, b === 0x75 ? 6 : 4]);
+    if (b >= 0x20 && b < 0x7f && !isAlnum(b)) out.push([b, 2]);
+  } else if (c === 0x26) {
+    const at = count;
+    reference(s, i, i + 1);
+    // What reference() put: single ASCII characters.
+    for (let o = at * 6; o < count * 6; o += 6) if (out_[o + 1] === 1 && out_[o + 2]! < 0x80) out.push([out_[o + 2]!, out_[o]!]);
+    count = at;
+  }
+  return out;
+}
+

@@ -286,3 +286,67 @@ test('(review, round 37) a text that repeats a value\'s public first bytes (a JW
     assert.ok(out.includes(PH));
   }
 });
+
+test('(review, round 37; the class) two real encoders stacked, each of its own style (JSON in an HTML attribute or a URL, HTML in a URL, Go\'s JSON of HTML, CSV of JSON, …): every pair whose spelling of each character stays within ten bytes a byte is found, whole and streamed; those past it are left, as documented; control: no raw value in any, and the two decoders give the value', () => {
+  const value = `db-"p&a<s>s'w/ä\\rd-Xq7w9zK`;
+  const got = python(
+    `import sys, json, html, csv, io, urllib.parse as u
+v = json.load(sys.stdin)
+def csvq(t):
+    b = io.StringIO(); csv.writer(b, quoting=csv.QUOTE_ALL).writerow([t]); return b.getvalue().strip()[1:-1]
+inner = {
+  'json.dumps': lambda t: json.dumps(t)[1:-1],
+  'json.dumps ensure_ascii=False': lambda t: json.dumps(t, ensure_ascii=False)[1:-1],
+  "PHP's json_encode": lambda t: json.dumps(t)[1:-1].replace('/', '\\\\/'),
+  "Go's JSON": lambda t: json.dumps(t, ensure_ascii=False)[1:-1].replace('&', '\\\\u0026').replace('<', '\\\\u003c').replace('>', '\\\\u003e'),
+  'html.escape': html.escape,
+  'quote': lambda t: u.quote(t, safe=''),
+  'csv': csvq,
+}
+outer = {
+  'quote': lambda t: u.quote(t, safe=''),
+  'quote keeping /': u.quote,
+  'html.escape': html.escape,
+  'json.dumps': lambda t: json.dumps(t, ensure_ascii=False)[1:-1],
+  'csv': csvq,
+}
+out = []
+for i, f in inner.items():
+    for o, g in outer.items():
+        form = g(f(v))
+        # The longest spelling of one character, bytes a byte of it.
+        worst = max(len(g(f(c))) / len(c.encode()) for c in v)
+        out.append([i, o, form, worst])
+json.dump(out, sys.stdout)`,
+    value,
+  ) as Array<[string, string, string, number]>;
+  const pairs = pairsOf(value);
+  const left: string[] = [];
+  for (const [inner, outer, form, worst] of got) {
+    const name = `${outer} of ${inner}: ${form}`;
+    assert.equal(form.includes(value), false, `control: ${name}`);
+    const text = Buffer.from(`[${form}]`);
+    const whole = scrubBuffer(text, pairs).toString();
+    if (worst > 10) {
+      assert.equal(whole, `[${form}]`, name);
+      left.push(`${outer} of ${inner}`);
+      continue;
+    }
+    assert.equal(whole, `[${PH}]`, name);
+    assert.equal(streamed(text, pairs, 5).toString(), `[${PH}]`, `${name}, streamed`);
+  }
+  // Past the budget: an apostrophe HTML-escaped (`&#x27;`) and then percent-encoded (`%26%23x27%3B`, 12 bytes); a
+  // quote CSV doubles, HTML-escaped (`&quot;&quot;`, 12).
+  assert.deepEqual(left, ['quote of html.escape', 'quote keeping / of html.escape', 'html.escape of csv']);
+  // The controls' decoding, for the pairs that are found: each inner decoder after the outer one.
+  const decoded = python(
+    `import sys, json, html, csv, io, urllib.parse as u
+forms = json.load(sys.stdin)
+def uncsv(t): return next(csv.reader(io.StringIO('"' + t + '"')))[0]
+inner = {'json.dumps': lambda t: json.loads('"' + t + '"'), 'json.dumps ensure_ascii=False': lambda t: json.loads('"' + t + '"'), "PHP's json_encode": lambda t: json.loads('"' + t + '"'), "Go's JSON": lambda t: json.loads('"' + t + '"'), 'html.escape': html.unescape, 'quote': u.unquote, 'csv': uncsv}
+outer = {'quote': u.unquote, 'quote keeping /': u.unquote, 'html.escape': html.unescape, 'json.dumps': lambda t: json.loads('"' + t + '"'), 'csv': uncsv}
+json.dump([inner[i](outer[o](f)) for i, o, f, w in forms], sys.stdout)`,
+    got,
+  ) as string[];
+  assert.deepEqual(decoded, got.map(() => value));
+});
