@@ -209,31 +209,6 @@ function names(): Map<string, number> {
   return named;
 }
 
-/** A character reference whose body (after `&`, or after `&amp;`) begins at `q`. */
-function reference(s: Uint8Array, p: number, q: number): void {
-  if (q >= end) return;
-  if (s[q] === 0x23 /* # */) {
-    const hex = q + 1 < end && (s[q + 1] === 0x78 || s[q + 1] === 0x58);
-    const at = hex ? q + 2 : q + 1;
-    const radix = hex ? 16 : 10;
-    const n = digits(s, at, 10, radix);
-    if (n === 0) return;
-    const v = valueOf(s, at, n, radix);
-    putCode(at + n - p, v);
-    if (at + n < end && s[at + n] === 0x3b) putCode(at + n + 1 - p, v);
-    return;
-  }
-  const table = names();
-  let name = '';
-  for (let len = 1; len <= longestName && q + len <= end && isAlnum(s[q + len - 1]!); len++) {
-    name += String.fromCharCode(s[q + len - 1]!);
-    const cp = table.get(name);
-    if (cp === undefined) continue;
-    if (q + len < end && s[q + len] === 0x3b) putCode(q + len + 1 - p, cp);
-    if (bare!.has(name)) putCode(q + len - p, cp);
-  }
-}
-
 function ampersand(s: Uint8Array, p: number): void {
   reference(s, p, p + 1);
   // Escaped again: `&amp;#43;`, `&amp;quot;`.
@@ -284,7 +259,7 @@ function stacked(s: Uint8Array, p: number): void {
   for (const [c, len] of syntaxAt(s, p, false)) {
     // A backslash escaped by a backslash is backslash()'s own (`\\`, a run).
     if (c === 0x5c && !(len === 2 && s[p] === 0x5c)) backslashBody(s, p, p + len);
-    else if (c === 0x26) spelledReference(s, p, p + len);
+    else if (c === 0x26) reference(s, p, p + len);
     else if (c === 0x22 || c === 0x27) {
       for (const [d, more] of syntaxAt(s, p + len, true)) if (d === c) put(len + more, 1, c);
     }
@@ -306,8 +281,11 @@ function backslashBody(s: Uint8Array, p: number, q: number): void {
   if (q + 1 < end && b === 0x22 && s[q + 1] === 0x22) put(q + 2 - p, 1, 0x22);
 }
 
-/** A character reference whose `&` ends at `q`, its `#` and `;` raw or percent-encoded (`%26%23x27%3B`). */
-function spelledReference(s: Uint8Array, p: number, q: number): void {
+/**
+ * A character reference whose `&` (raw, `&amp;` or spelled otherwise) ends at `q`: decimal or hex with any zeros,
+ * with or without its `;`, or a name; its `#` and `;` raw or percent-encoded (`%26%23x27%3B`).
+ */
+function reference(s: Uint8Array, p: number, q: number): void {
   const ends = (at: number, cp: number, bare: boolean) => {
     if (bare) putCode(at - p, cp);
     if (at < end && s[at] === 0x3b) putCode(at + 1 - p, cp);
