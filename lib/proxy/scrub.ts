@@ -73,8 +73,29 @@ function searchedOf(pairs: ScrubPair[]): Searched {
   return s;
 }
 
-/** At most as many base64 forms as a secret can have: 3 alignments, 2 alphabets. */
-const FORMS_PER_SECRET = 8;
+/**
+ * A base64 text as it is and with its `+`, its `/` or both escaped in one style: percent-encoded (either case),
+ * `\u002B` (either case), `\/`, a character reference (hex in either case, decimal, named).
+ */
+const BASE64_ESCAPES: Array<(t: string) => string> = [(t) => t];
+{
+  const hex = (c: string) => c.charCodeAt(0).toString(16);
+  const styles: Array<(c: string) => string> = [
+    (c) => `%${hex(c).toUpperCase()}`,
+    (c) => `%${hex(c)}`,
+    (c) => `\\u00${hex(c).toUpperCase()}`,
+    (c) => `\\u00${hex(c)}`,
+    (c) => `\\${c}`,
+    (c) => `&#x${hex(c).toUpperCase()};`,
+    (c) => `&#x${hex(c)};`,
+    (c) => `&#${c.charCodeAt(0)};`,
+    (c) => (c === '+' ? '&plus;' : '&sol;'),
+  ];
+  for (const style of styles) for (const set of ['+', '/', '+/']) BASE64_ESCAPES.push((t) => t.replace(/[+/]/g, (c) => (set.includes(c) ? style(c) : c)));
+}
+
+/** At most as many base64 forms as a secret can have: 3 alignments, the standard alphabet's escaped 28 ways, the URL-safe one's. */
+const FORMS_PER_SECRET = 96;
 
 /** Base64 forms shorter than this are not looked for: too short to tell from other base64 text. */
 const MIN_BASE64_FORM = 8;
@@ -110,10 +131,16 @@ export function scrubPairs(secrets: BoundSecret[]): ScrubPair[] {
     for (const urlSafe of [false, true]) {
       for (let offset = 0; offset < 3; offset++) {
         const find = base64Inner(real, offset, urlSafe);
-        if (find.length < MIN_BASE64_FORM || seen.has(find)) continue;
-        seen.add(find);
-        const f = Buffer.from(find);
-        pairs.push({ find: f, replace: Buffer.from(base64Inner(ph, offset, urlSafe)), text: find, spelled: false, bound, secret });
+        if (find.length < MIN_BASE64_FORM) continue;
+        const replace = base64Inner(ph, offset, urlSafe);
+        // Its `+` and `/` escaped too, as a JSON, URL or HTML encoder writes them (review, round 37: an echoed Basic
+        // credential in PHP's JSON, `\/`, decoded to the value), each style alike for all, the replacement the same.
+        for (const escape of urlSafe ? [(t: string) => t] : BASE64_ESCAPES) {
+          const f = escape(find);
+          if (seen.has(f)) continue;
+          seen.add(f);
+          pairs.push({ find: Buffer.from(f), replace: Buffer.from(escape(replace)), text: f, spelled: false, bound, secret });
+        }
       }
     }
   }

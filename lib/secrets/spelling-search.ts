@@ -57,7 +57,7 @@ function alternatives(value: Uint8Array): number[][] {
       continue;
     }
     const c = Buffer.from(value.subarray(at, at + size)).toString('utf8');
-    for (const other of new Set([c.toLowerCase(), c.toUpperCase()])) {
+    for (const other of new Set([c.toLowerCase(), c.toUpperCase(), ...(SAME_LETTER.find((g) => g.includes(c)) ?? [])])) {
       const bytes = Buffer.from(other);
       if ([...other].length !== 1 || bytes.length !== size) continue;
       for (let i = 0; i < size; i++) if (!out[at + i]!.includes(bytes[i]!)) out[at + i]!.push(bytes[i]!);
@@ -75,6 +75,9 @@ function utf8Size(v: Uint8Array, at: number): number {
   for (let i = 1; i < size; i++) if (at + i >= v.length || (v[at + i]! & 0xc0) !== 0x80) return 1;
   return size;
 }
+
+/** Letters with more than two forms that case mapping alone does not join (review, round 37: a final sigma). */
+const SAME_LETTER = [['σ', 'ς', 'Σ'], ['µ', 'μ', 'Μ']];
 
 /** masks[b * words + (k >> 5)] bit k: byte b may stand at place k of `places`. */
 function masksOf(places: number[][], words: number): Int32Array {

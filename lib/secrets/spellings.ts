@@ -270,9 +270,14 @@ function stacked(s: Uint8Array, p: number): void {
 function backslashBody(s: Uint8Array, p: number, q: number): void {
   if (q >= end) return;
   const b = s[q]!;
+  // Another spelled backslash after it: a run (JSON inside JSON, in a URL: `%5C%5Cu00e4`), up to four.
+  if (q - p < 4 * 6) for (const [c, len] of syntaxAt(s, q, false)) if (c === 0x5c) backslashBody(s, p, q + len);
   if (b === 0x75) {
-    const v = hexN(s, q + 1, 4);
-    if (v >= 0) putCode(q + 5 - p, v);
+    // A surrogate pair repeats the whole introducer (`%5Cud83d%5Cude00`).
+    unitEscape(s, p, q + 1 - p);
+  } else if (b === 0x55) {
+    const v = hexN(s, q + 1, 8);
+    if (v >= 0) putCode(q + 9 - p, v);
   } else if (b === 0x78) {
     const v = hexN(s, q + 1, 2);
     if (v >= 0) putByteOrCode(q + 3 - p, v);
@@ -288,10 +293,10 @@ function backslashBody(s: Uint8Array, p: number, q: number): void {
 function reference(s: Uint8Array, p: number, q: number): void {
   const ends = (at: number, cp: number, bare: boolean) => {
     if (bare) putCode(at - p, cp);
-    if (at < end && s[at] === 0x3b) putCode(at + 1 - p, cp);
-    else if (hexN(s, at + 1, 2) === 0x3b && s[at] === 0x25) putCode(at + 3 - p, cp);
+    const semi = percented(s, at, 0x3b);
+    if (semi > 0) putCode(at + semi - p, cp);
   };
-  const hash = q < end && s[q] === 0x23 ? 1 : hexN(s, q + 1, 2) === 0x23 && s[q] === 0x25 ? 3 : 0;
+  const hash = percented(s, q, 0x23);
   if (hash > 0) {
     const h = q + hash;
     const hex = h < end && (s[h] === 0x78 || s[h] === 0x58);
@@ -309,6 +314,19 @@ function reference(s: Uint8Array, p: number, q: number): void {
   }
 }
 
+/** How many bytes at `i` spell `c` raw or percent-encoded once to three times (`;`, `%3B`, `%253B`); 0 when they do not. */
+function percented(s: Uint8Array, i: number, c: number): number {
+  if (i >= end) return 0;
+  if (s[i] === c) return 1;
+  if (s[i] !== 0x25) return 0;
+  for (let q = i + 1, again = 0; again < 3; again++, q += 2) {
+    const v = hexN(s, q, 2);
+    if (v === c) return q + 2 - i;
+    if (v !== 0x25) return 0;
+  }
+  return 0;
+}
+
 /**
  * The ways the bytes at `i` spell one ASCII character of a reading's syntax: itself (where `raw`), percent-encoded,
  * as `\u00XX` or `\xXX`, escaped by a backslash, or as a character reference. [character, length] each.
@@ -319,8 +337,12 @@ function syntaxAt(s: Uint8Array, i: number, raw: boolean): Array<[number, number
   const c = s[i]!;
   if (raw) out.push([c, 1]);
   if (c === 0x25) {
-    const v = hexN(s, i + 1, 2);
-    if (v >= 0 && v < 0x80) out.push([v, 3]);
+    // %XX, and %25 before it once or twice, as percent() reads them (a URL's query encoded again).
+    for (let q = i + 1, again = 0; again < 3; again++, q += 2) {
+      const v = hexN(s, q, 2);
+      if (v >= 0 && v < 0x80) out.push([v, q + 2 - i]);
+      if (v !== 0x25) break;
+    }
   } else if (c === 0x5c && i + 1 < end) {
     const b = s[i + 1]!;
     const v = b === 0x75 ? hexN(s, i + 2, 4) : b === 0x78 ? hexN(s, i + 2, 2) : -1;

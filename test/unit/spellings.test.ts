@@ -253,9 +253,11 @@ test('(review, round 37) control characters in JSON\'s, C\'s and JavaScript\'s s
     ['pässwort-2024!', 'PÄSSWORT-2024!', (f: string) => f.toLowerCase()],
     ['pässwort-2024!', encodeURIComponent('PÄSSWORT-2024!'), (f: string) => decodeURIComponent(f).toLowerCase()],
     ['Xq7w9zK2-ø-448', 'XQ7W9ZK2-Ø-448', (f: string) => f.toLowerCase()],
+    // (The second review) a final sigma, which lower-casing a Σ at a word's end writes.
+    ['Xq7w9zK2-ΑΒΣ', 'xq7w9zk2-αβς', (f: string) => f.toUpperCase()],
   ] as Array<[string, string, (f: string) => string]>) {
     assert.equal(form.includes(value), false, form);
-    assert.equal(decode(form).toLowerCase(), value.toLowerCase(), `control: ${form}`);
+    assert.equal(decode(form).toLowerCase().replace(/ς/g, 'σ'), value.toLowerCase().replace(/ς/g, 'σ'), `control: ${form}`);
     assert.equal(scrubBuffer(Buffer.from(`<${form}>`), pairsOf(value)).toString(), `<${PH}>`, form);
   }
 });
@@ -288,7 +290,11 @@ test('(review, round 37) a text that repeats a value\'s public first bytes (a JW
 });
 
 test('(review, round 37; the class) two real encoders stacked, each of its own style (JSON in an HTML attribute or a URL, HTML in a URL, Go\'s JSON of HTML, CSV of JSON, …): every pair whose spelling of each character stays within ten bytes a byte is found, whole and streamed; those past it are left, as documented; control: no raw value in any, and the two decoders give the value', () => {
-  const value = `db-"p&a<s>s'w/ä\\rd-Xq7w9zK`;
+  for (const value of [`db-"p&a<s>s'w/ä\\rd-Xq7w9zK`, 'Xq7w9zK2-😀-\t\x01-tok', 'Xq7w9zK2 #;=+%?-tok']) stackedPairs(value);
+});
+
+/** Every pair of 7 inner and 7 outer real encoders on `value`: found where each character stays within budget, else left; the decoders give it back. */
+function stackedPairs(value: string): void {
   const got = python(
     `import sys, json, html, csv, io, urllib.parse as u
 v = json.load(sys.stdin)
@@ -305,6 +311,8 @@ inner = {
 }
 outer = {
   'quote': lambda t: u.quote(t, safe=''),
+  'quote twice': lambda t: u.quote(u.quote(t, safe=''), safe=''),
+  "Go's url.PathEscape": lambda t: u.quote(t, safe="$&+:=@"),
   'quote keeping /': u.quote,
   'html.escape': html.escape,
   'json.dumps': lambda t: json.dumps(t, ensure_ascii=False)[1:-1],
@@ -324,7 +332,7 @@ json.dump(out, sys.stdout)`,
   const left: string[] = [];
   for (const [inner, outer, form, worst] of got) {
     const name = `${outer} of ${inner}: ${form}`;
-    assert.equal(form.includes(value), false, `control: ${name}`);
+    // (Where the two leave the value as it is, it is the raw form: found as any.)
     const text = Buffer.from(`[${form}]`);
     const whole = scrubBuffer(text, pairs).toString();
     if (worst > 10) {
@@ -335,18 +343,31 @@ json.dump(out, sys.stdout)`,
     assert.equal(whole, `[${PH}]`, name);
     assert.equal(streamed(text, pairs, 5).toString(), `[${PH}]`, `${name}, streamed`);
   }
-  // Past the budget: an apostrophe HTML-escaped (`&#x27;`) and then percent-encoded (`%26%23x27%3B`, 12 bytes); a
-  // quote CSV doubles, HTML-escaped (`&quot;&quot;`, 12).
-  assert.deepEqual(left, ['quote of html.escape', 'quote keeping / of html.escape', 'html.escape of csv']);
+  // Past the budget, for the first value: an apostrophe HTML-escaped (`&#x27;`) and then percent-encoded
+  // (`%26%23x27%3B`, 12 bytes; twice, 18); a quote CSV doubles, HTML-escaped (`&quot;&quot;`, 12); …
+  if (value.startsWith('db-')) assert.deepEqual(left, ['quote of html.escape', 'quote twice of html.escape', 'quote keeping / of html.escape', 'html.escape of csv']);
   // The controls' decoding, for the pairs that are found: each inner decoder after the outer one.
   const decoded = python(
     `import sys, json, html, csv, io, urllib.parse as u
 forms = json.load(sys.stdin)
 def uncsv(t): return next(csv.reader(io.StringIO('"' + t + '"')))[0]
 inner = {'json.dumps': lambda t: json.loads('"' + t + '"'), 'json.dumps ensure_ascii=False': lambda t: json.loads('"' + t + '"'), "PHP's json_encode": lambda t: json.loads('"' + t + '"'), "Go's JSON": lambda t: json.loads('"' + t + '"'), 'html.escape': html.unescape, 'quote': u.unquote, 'csv': uncsv}
-outer = {'quote': u.unquote, 'quote keeping /': u.unquote, 'html.escape': html.unescape, 'json.dumps': lambda t: json.loads('"' + t + '"'), 'csv': uncsv}
+outer = {'quote': u.unquote, 'quote twice': lambda t: u.unquote(u.unquote(t)), "Go's url.PathEscape": u.unquote, 'quote keeping /': u.unquote, 'html.escape': html.unescape, 'json.dumps': lambda t: json.loads('"' + t + '"'), 'csv': uncsv}
 json.dump([inner[i](outer[o](f)) for i, o, f, w in forms], sys.stdout)`,
     got,
   ) as string[];
   assert.deepEqual(decoded, got.map(() => value));
+}
+
+test("(review, round 37, second pass) an echoed Basic credential whose base64 holds `/` or `+`, escaped as PHP's JSON (`\\/`), a URL (`%2F`) or an HTML encoder (`&#x2F;`) writes them: scrubbed; control: unescaped and decoded, each gives the value", () => {
+  const value = 'a?~?~>?>~w9zK2xx??';
+  const b64 = Buffer.from(`user:${value}`).toString('base64');
+  assert.ok(b64.includes('/'));
+  for (const form of [b64.replace(/\//g, '\\/'), encodeURIComponent(b64), b64.replace(/\//g, '&#x2F;'), b64.replace(/\//g, '%2f').replace(/\+/g, '%2b')]) {
+    const back = Buffer.from(decodeURIComponent(form.replace(/\\\//g, '/').replace(/&#x2F;/g, '/')), 'base64').toString();
+    assert.equal(back, `user:${value}`, `control: ${form}`);
+    const out = scrubBuffer(Buffer.from(`Basic ${form}`), pairsOf(value)).toString();
+    const decoded = Buffer.from(decodeURIComponent(out.slice(6).replace(/\\\//g, '/').replace(/&#x2F;/g, '/')), 'base64').toString('latin1');
+    assert.equal(decoded.includes(value.slice(2, -2)), false, `${form} -> ${out}`);
+  }
 });
