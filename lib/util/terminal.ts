@@ -67,7 +67,8 @@ export function holdTerminalWrites(streams: Stream[] = [process.stdout, process.
  * second review added VT52 mode left (`ESC <`: escape sequences are read again), insert mode off (the agent's text
  * pushed along behind stashbase's words), reverse screen and left/right margins off, and what the agent left below
  * the cursor erased (text waiting there to be read with stashbase's). None of it moves the cursor or clears what is
- * above it. The Linux console prints an OSC it does not know: there it is left out (the console has no hyperlinks).
+ * above it. The Linux console prints an OSC it does not know: there it is left out (the console has no hyperlinks),
+ * its own palette reset in its place; elsewhere the colours are set back too (COLOURS_RESET).
  */
 /**
  * What makes your terminal send input of its own, off (the third review: left on by the agent, your shell got junk
@@ -76,8 +77,16 @@ export function holdTerminalWrites(streams: Stream[] = [process.stdout, process.
  */
 const INPUT_MODES_OFF = '\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1005l\x1b[?1006l\x1b[?1015l\x1b[?1004l\x1b[?2004l\x1b[?1l\x1b>';
 
+/**
+ * The colours an agent can set and leave (round 37: the foreground set to the background's colour hid everything
+ * stashbase said after the run, as the concealed attribute did): xterm's palette, its special colours, the default
+ * foreground, background, cursor and highlight colours, each set back to the terminal's own (OSC 104, 105, 110, 111,
+ * 112, 117, 119); the Linux console's palette (`ESC ] R`, which it reads: it prints only OSCs it does not know).
+ */
+const COLOURS_RESET = ['104', '105', '110', '111', '112', '117', '119'].map((n) => `\x1b]${n}\x1b\\`).join('');
+
 export function renderingReset(term: string | undefined): string {
-  const osc = term === 'linux' ? '' : '\x1b]8;;\x1b\\';
+  const osc = term === 'linux' ? '\x1b]R' : `\x1b]8;;\x1b\\${COLOURS_RESET}`;
   // The kitty keyboard protocol's stack popped (CSI < 99 u): the Linux console would read CSI … u as restore-cursor.
   const kitty = term === 'linux' ? '' : '\x1b[<99u';
   return `\x1b<\x1b[0m\x0f\x1b(B\x1b[4l\x1b[?5l\x1b[?7h\x1b[?25h\x1b[?69l${osc}\x1b[?2026l\x1b7\x1b[r\x1b8\x1b[?1047l\x1b[J${INPUT_MODES_OFF}${kitty}`;

@@ -53,8 +53,10 @@ test('past HELD_MAX_BYTES, bytes are counted and the count said on stderr', () =
 
 test('the rendering reset: whole, with no OSC on the Linux console; said only on a terminal that reads escapes', () => {
   const input = '\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1005l\x1b[?1006l\x1b[?1015l\x1b[?1004l\x1b[?2004l\x1b[?1l\x1b>';
-  assert.equal(renderingReset('xterm-256color'), `\x1b<\x1b[0m\x0f\x1b(B\x1b[4l\x1b[?5l\x1b[?7h\x1b[?25h\x1b[?69l\x1b]8;;\x1b\\\x1b[?2026l\x1b7\x1b[r\x1b8\x1b[?1047l\x1b[J${input}\x1b[<99u`);
-  assert.equal(renderingReset('linux'), `\x1b<\x1b[0m\x0f\x1b(B\x1b[4l\x1b[?5l\x1b[?7h\x1b[?25h\x1b[?69l\x1b[?2026l\x1b7\x1b[r\x1b8\x1b[?1047l\x1b[J${input}`);
+  // The colours (round 37): xterm's palette, special, foreground, background, cursor and highlight colours reset.
+  const colours = '\x1b]104\x1b\\\x1b]105\x1b\\\x1b]110\x1b\\\x1b]111\x1b\\\x1b]112\x1b\\\x1b]117\x1b\\\x1b]119\x1b\\';
+  assert.equal(renderingReset('xterm-256color'), `\x1b<\x1b[0m\x0f\x1b(B\x1b[4l\x1b[?5l\x1b[?7h\x1b[?25h\x1b[?69l\x1b]8;;\x1b\\${colours}\x1b[?2026l\x1b7\x1b[r\x1b8\x1b[?1047l\x1b[J${input}\x1b[<99u`);
+  assert.equal(renderingReset('linux'), `\x1b<\x1b[0m\x0f\x1b(B\x1b[4l\x1b[?5l\x1b[?7h\x1b[?25h\x1b[?69l\x1b]R\x1b[?2026l\x1b7\x1b[r\x1b8\x1b[?1047l\x1b[J${input}`);
   for (const [env, isTTY, said] of [[{ TERM: 'xterm' }, true, [renderingReset('xterm')]], [{ TERM: 'dumb' }, true, []], [{}, true, []], [{ TERM: 'xterm' }, false, []]] as const) {
     const s = fake(isTTY);
     terminalAfterAgent(env, s);
