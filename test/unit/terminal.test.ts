@@ -63,3 +63,25 @@ test('the rendering reset: whole, with no OSC on the Linux console; said only on
     assert.deepEqual(s.out, said, JSON.stringify(env));
   }
 });
+
+test('(round 37) the colours an agent redefined (a palette entry, the foreground set to the background\'s colour, the cursor) are all set back by the reset, as a real terminal emulator (xterm.js) reads it; control: without it they stay redefined', async () => {
+  const { default: headless } = await import('@xterm/headless');
+  const overridden = async (bytes: string) => {
+    const t = new headless.Terminal({ allowProposedApi: true, cols: 80, rows: 5 });
+    const set = new Set<number>();
+    // xterm.js's parser reports each colour request (1: set, 2: set back; no index: all of them).
+    const input = (t as unknown as { _core: { _inputHandler: { onColor: (f: (e: Array<{ type: number; index?: number }>) => void) => void } } })._core._inputHandler;
+    input.onColor((events) => {
+      for (const e of events) {
+        if (e.type === 1 && e.index !== undefined) set.add(e.index);
+        if (e.type === 2) e.index === undefined ? set.clear() : set.delete(e.index);
+      }
+    });
+    await new Promise<void>((resolve) => t.write(bytes, resolve));
+    t.dispose();
+    return [...set].sort((a, b) => a - b);
+  };
+  const agent = '\x1b]4;1;rgb:00/00/00\x07\x1b]10;rgb:00/00/00\x1b\\\x1b]11;rgb:00/00/00\x1b\\\x1b]12;rgb:00/00/00\x1b\\';
+  assert.deepEqual(await overridden(agent), [1, 256, 257, 258]);
+  assert.deepEqual(await overridden(agent + renderingReset('xterm-256color')), []);
+});
