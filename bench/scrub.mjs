@@ -1,6 +1,7 @@
 // Scrubbing's cost per byte: a 16 MiB body through the Scrubber (lib/proxy/scrub.ts) in 64 KiB chunks,
-// with one and with two secrets, against a string search for the same forms (what it used before the
-// search whose cost does not depend on the secret's bytes, lib/proxy/form-search.ts) in the same run.
+// with one and with two secrets, against a string search for the raw value and its base64 forms in the same
+// run (what scrubbing used before its searches whose cost does not depend on the secret's bytes:
+// lib/secrets/spelling-search.ts, lib/secrets/form-search.ts).
 // No target: the figures say what the constant-time search costs (docs/benchmarks.md).
 import { median } from './lib.mjs';
 
