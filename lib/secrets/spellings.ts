@@ -15,8 +15,10 @@
 //     letter or digit (lib/secrets/html-entities.ts);
 //   - quoted-printable's `=XX`, a pair of hex digits (a value written in hex),
 //     `+` for a space (forms), a doubled quote (CSV's and SQL's `""`, `''`,
-//     doubled again ``),
-//     and a shell's quote inside single quotes (`'"'"'`, `'\''`).
+//     doubled again as CSV of CSV writes it, four), and a shell's quote inside
+//     single quotes (`'"'"'`, `'\''`);
+//   - any of these whose own syntax was escaped again in another style
+//     (stacked(): `%5C%22`, `\&quot;`, `%26amp%3B`, `\u0026#34;`, `\""`).
 // Hex digits in either case. A reading is at most SPELLED_PER_BYTE bytes a
 // byte of what it reads as: what a stream holds back is fixed by that.
 import { BARE, NAMED } from './html-entities.js';
