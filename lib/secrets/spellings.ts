@@ -36,7 +36,7 @@ for (let b = 0; b < 256; b++) {
 }
 const HEX = HEX_OF;
 /** 1 for the bytes that begin an escape: the readings other than the byte itself and a pair of hex digits. */
-export const ESCAPES = new Uint8Array(256);
+const ESCAPES = new Uint8Array(256);
 for (const c of '\\%&=+"\'') ESCAPES[c.charCodeAt(0)] = 1;
 /** 1 for the bytes any reading other than the byte itself can begin with. */
 export const READINGS = Uint8Array.from(ESCAPES, (e, b) => (e === 1 || HEX_OF[b]! >= 0 ? 1 : 0));
@@ -44,7 +44,6 @@ export const READINGS = Uint8Array.from(ESCAPES, (e, b) => (e === 1 || HEX_OF[b]
 /** The readings found at a place: [length, byte count, byte 0..3] each. */
 const MAX_READINGS = 96;
 const out = new Int32Array(MAX_READINGS * 6);
-const out_ = out;
 let count = 0;
 let end = 0;
 
@@ -125,44 +124,7 @@ function backslash(s: Uint8Array, p: number): void {
   while (k < 8 && p + k < end && s[p + k] === 0x5c) k++;
   // A backslash escaped by those before it (`\\`, `\\\\`).
   for (let j = 1; j < k; j++) put(j + 1, 1, 0x5c);
-  const q = p + k;
-  if (q >= end) return;
-  const b = s[q]!;
-  if (b === 0x75 /* u */) {
-    unitEscape(s, p, k + 1);
-    if (q + 1 < end && s[q + 1] === 0x7b /* { */) {
-      const n = digits(s, q + 2, 6, 16);
-      if (n > 0 && q + 2 + n < end && s[q + 2 + n] === 0x7d) putCode(k + 3 + n, valueOf(s, q + 2, n, 16));
-    }
-  } else if (b === 0x55 /* U */) {
-    const v = hexN(s, q + 1, 8);
-    if (v >= 0) putCode(k + 9, v);
-  } else if (b === 0x78 /* x */) {
-    const v = hexN(s, q + 1, 2);
-    if (v >= 0) putByteOrCode(k + 3, v);
-  } else if (CONTROL[b]! !== 0) {
-    // JSON's, C's and JavaScript's short escapes of control characters (`\t`, `\b`, `\f`, `\v`, `\a`, `\e`; review,
-    // round 37: JSON.stringify writes U+0008 as `\b`); `b`, `f`, `a` and `e` also begin CSS's hex escapes, below.
-    put(k + 1, 1, CONTROL[b]!);
-  }
-  if (HEX[b]! >= 0) {
-    // C's, Python's and JavaScript's octal, greedy to three digits.
-    const o = digits(s, q, 3, 8);
-    if (o > 0) {
-      const v = valueOf(s, q, o, 8);
-      if (v < 0x100) putByteOrCode(k + o, v);
-    }
-    // CSS's hex escape, greedy to six digits, with the space or tab that may end it.
-    const h = digits(s, q, 6, 16);
-    const v = valueOf(s, q, h, 16);
-    putCode(k + h, v);
-    if (q + h < end && (s[q + h] === 0x20 || s[q + h] === 0x09)) putCode(k + h + 1, v);
-  } else if (b >= 0x20 && b < 0x7f && !isAlnum(b)) {
-    put(k + 1, 1, b);
-  }
-  // Its character spelled in another style (`\&quot;`, `\%22`), or a doubled quote (`\""`): stacked().
-  for (const [c, len] of syntaxAt(s, q, false)) if (!isAlnum(c)) put(k + len, 1, c);
-  if (q + 1 < end && b === 0x22 && s[q + 1] === 0x22) put(k + 2, 1, 0x22);
+  backslashBody(s, p, p + k);
 }
 
 /** The control character a backslash and this letter stand for; 0 for none. */
@@ -259,8 +221,7 @@ export function readingsAt(s: Uint8Array, p: number, limit: number): number {
  */
 function stacked(s: Uint8Array, p: number): void {
   for (const [c, len] of syntaxAt(s, p, false)) {
-    // A backslash escaped by a backslash is backslash()'s own (`\\`, a run).
-    if (c === 0x5c && !(len === 2 && s[p] === 0x5c)) backslashBody(s, p, p + len);
+    if (c === 0x5c && !plainPair(s, p, len)) backslashBody(s, p, p + len);
     else if (c === 0x26) reference(s, p, p + len);
     else if (c === 0x22 || c === 0x27) {
       for (const [d, more] of syntaxAt(s, p + len, true)) if (d === c) put(len + more, 1, c);
@@ -268,23 +229,50 @@ function stacked(s: Uint8Array, p: number): void {
   }
 }
 
-/** The body of a backslash escape whose introducer ends at `q` (spelled or not): `u`, `x`, a control letter, punctuation however spelled, a doubled quote. */
+/** Whether the `len` bytes at `i` are `\\`: a backslash escaped by a backslash, backslash()'s own run. */
+const plainPair = (s: Uint8Array, i: number, len: number) => len === 2 && s[i] === 0x5c;
+
+/**
+ * The body of a backslash escape whose introducer (a run of backslashes, or one spelled in another style: stacked())
+ * ends at `q`: `u` (a surrogate pair repeats the whole introducer), `u{…}`, `U`, `x`, a control letter, octal, CSS's
+ * hex, punctuation however spelled, a doubled quote; and a spelled backslash more (a run: `%5C%5Cu00e4`), up to four.
+ */
 function backslashBody(s: Uint8Array, p: number, q: number): void {
   if (q >= end) return;
   const b = s[q]!;
-  // Another spelled backslash after it: a run (JSON inside JSON, in a URL: `%5C%5Cu00e4`), up to four.
-  if (q - p < 4 * 6) for (const [c, len] of syntaxAt(s, q, false)) if (c === 0x5c) backslashBody(s, p, q + len);
-  if (b === 0x75) {
-    // A surrogate pair repeats the whole introducer (`%5Cud83d%5Cude00`).
+  if (q - p < 4 * 6) for (const [c, len] of syntaxAt(s, q, false)) if (c === 0x5c && !plainPair(s, q, len)) backslashBody(s, p, q + len);
+  if (b === 0x75 /* u */) {
     unitEscape(s, p, q + 1 - p);
-  } else if (b === 0x55) {
+    if (q + 1 < end && s[q + 1] === 0x7b /* { */) {
+      const n = digits(s, q + 2, 6, 16);
+      if (n > 0 && q + 2 + n < end && s[q + 2 + n] === 0x7d) putCode(q + 3 + n - p, valueOf(s, q + 2, n, 16));
+    }
+  } else if (b === 0x55 /* U */) {
     const v = hexN(s, q + 1, 8);
     if (v >= 0) putCode(q + 9 - p, v);
-  } else if (b === 0x78) {
+  } else if (b === 0x78 /* x */) {
     const v = hexN(s, q + 1, 2);
     if (v >= 0) putByteOrCode(q + 3 - p, v);
-  } else if (CONTROL[b]! !== 0) put(q + 1 - p, 1, CONTROL[b]!);
-  for (const [c, len] of syntaxAt(s, q, true)) if (!isAlnum(c)) put(q + len - p, 1, c);
+  } else if (CONTROL[b]! !== 0) {
+    // JSON's, C's and JavaScript's short escapes of control characters (`\t`, `\b`, `\f`, `\v`, `\a`, `\e`; review,
+    // round 37: JSON.stringify writes U+0008 as `\b`); `b`, `f`, `a` and `e` also begin CSS's hex escapes, below.
+    put(q + 1 - p, 1, CONTROL[b]!);
+  }
+  if (HEX[b]! >= 0) {
+    // C's, Python's and JavaScript's octal, greedy to three digits.
+    const o = digits(s, q, 3, 8);
+    if (o > 0) {
+      const v = valueOf(s, q, o, 8);
+      if (v < 0x100) putByteOrCode(q + o - p, v);
+    }
+    // CSS's hex escape, greedy to six digits, with the space or tab that may end it.
+    const h = digits(s, q, 6, 16);
+    const v = valueOf(s, q, h, 16);
+    putCode(q + h - p, v);
+    if (q + h < end && (s[q + h] === 0x20 || s[q + h] === 0x09)) putCode(q + h + 1 - p, v);
+  }
+  // Punctuation, raw or spelled in another style (`\&quot;`, `\%22`), or a doubled quote (`\""`).
+  for (const [c, len] of syntaxAt(s, q, true)) if (c >= 0x20 && c < 0x7f && !isAlnum(c)) put(q + len - p, 1, c);
   if (q + 1 < end && b === 0x22 && s[q + 1] === 0x22) put(q + 2 - p, 1, 0x22);
 }
 
@@ -334,29 +322,29 @@ function percented(s: Uint8Array, i: number, c: number): number {
  * as `\u00XX` or `\xXX`, escaped by a backslash, or as a character reference. [character, length] each.
  */
 function syntaxAt(s: Uint8Array, i: number, raw: boolean): Array<[number, number]> {
-  const out: Array<[number, number]> = [];
-  if (i >= end) return out;
+  const options: Array<[number, number]> = [];
+  if (i >= end) return options;
   const c = s[i]!;
-  if (raw) out.push([c, 1]);
+  if (raw) options.push([c, 1]);
   if (c === 0x25) {
     // %XX, and %25 before it once or twice, as percent() reads them (a URL's query encoded again).
     for (let q = i + 1, again = 0; again < 3; again++, q += 2) {
       const v = hexN(s, q, 2);
-      if (v >= 0 && v < 0x80) out.push([v, q + 2 - i]);
+      if (v >= 0 && v < 0x80) options.push([v, q + 2 - i]);
       if (v !== 0x25) break;
     }
   } else if (c === 0x5c && i + 1 < end) {
     const b = s[i + 1]!;
     const v = b === 0x75 ? hexN(s, i + 2, 4) : b === 0x78 ? hexN(s, i + 2, 2) : -1;
-    if (v >= 0 && v < 0x80) out.push([v, b === 0x75 ? 6 : 4]);
-    if (b >= 0x20 && b < 0x7f && !isAlnum(b)) out.push([b, 2]);
+    if (v >= 0 && v < 0x80) options.push([v, b === 0x75 ? 6 : 4]);
+    if (b >= 0x20 && b < 0x7f && !isAlnum(b)) options.push([b, 2]);
   } else if (c === 0x26) {
     const at = count;
     reference(s, i, i + 1);
     // What reference() put: single ASCII characters.
-    for (let o = at * 6; o < count * 6; o += 6) if (out_[o + 1] === 1 && out_[o + 2]! < 0x80) out.push([out_[o + 2]!, out_[o]!]);
+    for (let o = at * 6; o < count * 6; o += 6) if (out[o + 1] === 1 && out[o + 2]! < 0x80) options.push([out[o + 2]!, out[o]!]);
     count = at;
   }
-  return out;
+  return options;
 }
 
