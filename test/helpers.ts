@@ -213,3 +213,27 @@ export function inSessionStore(sbHome: string, agent: 'claude' | 'codex', ...rel
   }
   return null;
 }
+
+/**
+ * Runs `fn` while no other test file runs `agent docker cleanup --isolated-paths --yes`, which removes every
+ * isolated-path volume on the engine (a test that made one of its own saw it go: files run two at a time). A lock
+ * directory; one left by a killed run is taken over after three minutes.
+ */
+export async function withIsolatedVolumes<T>(fn: () => Promise<T>): Promise<T> {
+  const lock = join(tmpdir(), 'stashbase-test-isolated-volumes.lock');
+  const deadline = Date.now() + 180_000;
+  for (;;) {
+    try {
+      mkdirSync(lock);
+      break;
+    } catch {
+      if (Date.now() > deadline) rmSync(lock, { recursive: true, force: true });
+      else await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+  try {
+    return await fn();
+  } finally {
+    rmSync(lock, { recursive: true, force: true });
+  }
+}

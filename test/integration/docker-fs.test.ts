@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { cli, needs, tempHome, writeFile } from '../helpers.js';
+import { cli, needs, tempHome, withIsolatedVolumes, writeFile } from '../helpers.js';
 import { docker, DOCKER_MODE, leftoversOf, sessionOf } from '../docker-setup.js';
 
 const SECRET = 'top-secret-value-42';
@@ -224,7 +224,7 @@ describe(`Docker backend: filesystem, environment and limits (real engine, ${DOC
     renameSync(join(proj, 'web'), join(proj, 'web2'));
     renameSync(join(proj, 'web2'), join(proj, 'web'));
     rmSync(join(proj, 'web'), { recursive: true, force: true });
-    const removed = await cli(['agent', 'docker', 'cleanup', '--isolated-paths', '--yes'], { env: t.env, timeoutMs: 60_000 });
+    const removed = await withIsolatedVolumes(() => cli(['agent', 'docker', 'cleanup', '--isolated-paths', '--yes'], { env: t.env, timeoutMs: 60_000 }));
     assert.equal(removed.code, 0, removed.stderr);
   });
 
@@ -248,7 +248,7 @@ describe(`Docker backend: filesystem, environment and limits (real engine, ${DOC
     assert.equal(ok.code, 0, ok.stderr);
     assert.equal(ok.stdout, 'ran\n');
     rmSync(join(proj, 'app'), { recursive: true, force: true });
-    const removed = await cli(['agent', 'docker', 'cleanup', '--isolated-paths', '--yes'], { env: t.env, timeoutMs: 60_000 });
+    const removed = await withIsolatedVolumes(() => cli(['agent', 'docker', 'cleanup', '--isolated-paths', '--yes'], { env: t.env, timeoutMs: 60_000 }));
     assert.equal(removed.code, 0, removed.stderr);
   });
 
@@ -269,7 +269,7 @@ describe(`Docker backend: filesystem, environment and limits (real engine, ${DOC
     assert.equal(listed.code, 1, 'without a terminal or --yes nothing is removed');
     assert.match(listed.stdout, new RegExp(`^${name}\t${proj}\tnode_modules$`, 'm'));
     assert.equal(docker(['volume', 'ls', '--quiet', '--filter', `name=${name}`]).trim(), name);
-    const removed = await cli(['agent', 'docker', 'cleanup', '--isolated-paths', '--yes'], { env: t.env, timeoutMs: 60_000 });
+    const removed = await withIsolatedVolumes(() => cli(['agent', 'docker', 'cleanup', '--isolated-paths', '--yes'], { env: t.env, timeoutMs: 60_000 }));
     assert.equal(removed.code, 0, removed.stderr);
     assert.equal(docker(['volume', 'ls', '--quiet', '--filter', `name=${name}`]).trim(), '');
   });
@@ -300,7 +300,7 @@ describe(`Docker backend: filesystem, environment and limits (real engine, ${DOC
       assert.equal(/[\u0000-\u0008\u000b-\u001f\u007f]/.test(listed.stdout), false, JSON.stringify(listed.stdout));
       const rows = listed.stdout.split('\n').filter((l) => l.startsWith('stashbase-isolated-') || l.startsWith(' '));
       assert.deepEqual(rows, [`${hostile}\tr\\x1b[31mRED\\x09\\x0a${bystander}|a|b\\x0a  indented\t/x\\x1b]0;PWNED\\x07\\x1b[2J`]);
-      const removed = await cli(['agent', 'docker', 'cleanup', '--isolated-paths', '--yes'], { env: t.env, timeoutMs: 60_000 });
+      const removed = await withIsolatedVolumes(() => cli(['agent', 'docker', 'cleanup', '--isolated-paths', '--yes'], { env: t.env, timeoutMs: 60_000 }));
       assert.equal(removed.code, 0, removed.stderr);
       assert.equal(docker(['volume', 'ls', '--quiet', '--filter', `name=${hostile}`]).trim(), '');
       assert.equal(docker(['volume', 'ls', '--quiet', '--filter', `name=${bystander}`]).trim(), bystander, 'a volume without the label is not removed');

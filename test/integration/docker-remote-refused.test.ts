@@ -9,7 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { cli, needs, tempHome, writeFile } from '../helpers.js';
+import { cli, needs, tempHome, withIsolatedVolumes, writeFile } from '../helpers.js';
 
 describe('Docker backend: an engine not this machine\'s makes a remote run, refused before contact outside a repository (real CLI)', needs('docker'), () => {
   const t = tempHome();
@@ -45,17 +45,19 @@ describe('Docker backend: an engine not this machine\'s makes a remote run, refu
   });
   test('(review, round 31) agent docker cleanup --isolated-paths --remote names another engine: refused, this machine\'s isolated-path volumes untouched (it removed them); control: without --remote it lists them', async () => {
     const volume = `stashbase-isolated-test-${process.pid}`;
-    assert.equal(spawnSync('docker', ['volume', 'create', '--label', 'stashbase.isolated-path=/x/node_modules', '--label', 'stashbase.repo=/x', volume]).status, 0);
-    try {
-      const env = { ...t.env, DOCKER_CONFIG: dockerConfig };
-      const r = await cli(['agent', 'docker', 'cleanup', '--isolated-paths', '--remote', 'far', '--yes'], { env, cwd: proj, timeoutMs: 60_000 });
-      assert.deepEqual([r.code, r.stderr], [2, "stashbase: isolated-path volumes belong to this machine's engine (remote runs make none): run agent docker cleanup --isolated-paths without --remote\n"]);
-      assert.equal(spawnSync('docker', ['volume', 'inspect', volume]).status, 0, 'still there');
-      const listed = await cli(['agent', 'docker', 'cleanup', '--isolated-paths'], { env, cwd: proj, timeoutMs: 60_000, input: 'n\n' });
-      assert.match(listed.stdout, new RegExp(`^${volume}\t`, 'm'));
-    } finally {
-      spawnSync('docker', ['volume', 'rm', '-f', volume]);
-    }
+    await withIsolatedVolumes(async () => {
+      assert.equal(spawnSync('docker', ['volume', 'create', '--label', 'stashbase.isolated-path=/x/node_modules', '--label', 'stashbase.repo=/x', volume]).status, 0);
+      try {
+        const env = { ...t.env, DOCKER_CONFIG: dockerConfig };
+        const r = await cli(['agent', 'docker', 'cleanup', '--isolated-paths', '--remote', 'far', '--yes'], { env, cwd: proj, timeoutMs: 60_000 });
+        assert.deepEqual([r.code, r.stderr], [2, "stashbase: isolated-path volumes belong to this machine's engine (remote runs make none): run agent docker cleanup --isolated-paths without --remote\n"]);
+        assert.equal(spawnSync('docker', ['volume', 'inspect', volume]).status, 0, 'still there');
+        const listed = await cli(['agent', 'docker', 'cleanup', '--isolated-paths'], { env, cwd: proj, timeoutMs: 60_000, input: 'n\n' });
+        assert.match(listed.stdout, new RegExp(`^${volume}\t`, 'm'));
+      } finally {
+        spawnSync('docker', ['volume', 'rm', '-f', volume]);
+      }
+    });
   });
   test("(review, round 31) agent docker doctor runs no program an engine's runtime names by a relative path (\"./runsc\" ran a file of the working directory here); control: an absolute one on this machine's engine is asked its version", async () => {
     const { createServer } = await import('node:http');
