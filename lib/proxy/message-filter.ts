@@ -15,9 +15,12 @@
 // begin a secret told, by the time its bytes took, whether a guess was a
 // prefix of the secret: an agent read a whole token back that way, one
 // character at a time. What the window held still counts when the next bytes
-// come: a value split across the release is found whole.
+// come: a value split across the release is found whole. Pieces smaller than
+// the window wait to be read together (each reading goes over the window
+// again: a byte a piece would cost the window a byte), until a window's worth
+// has come, the timer finds a line break among them, or the message ends.
 import { type FormSearch, searchFor } from '../secrets/form-search.js';
-import { lastBreak } from './scrub.js';
+import { hasBreak, lastBreak } from './scrub.js';
 import type { BodyNeedle } from './secrets.js';
 
 export interface MessageFilter {
@@ -71,8 +74,31 @@ export class Guard implements MessageFilter {
     }
   }
 
+  /** Pieces pushed and not yet checked (fewer bytes than the window): a check reads the window again, so small pieces wait (as the Scrubber's). */
+  private waiting: Buffer[] = [];
+  private waitingBytes = 0;
+  private waitingBreak = false;
+
+  /** A value found by the timer's check: nothing more goes, and the next push or end throws it. */
+  private refused: BodyRefused | null = null;
+
   push(chunk: Buffer): Buffer {
     if (this.needles.length === 0) return chunk;
+    if (this.refused !== null) throw this.refused;
+    if (chunk.length === 0) return EMPTY;
+    this.waiting.push(chunk);
+    this.waitingBytes += chunk.length;
+    this.waitingBreak ||= hasBreak(chunk);
+    return this.waitingBytes < this.window ? EMPTY : this.read();
+  }
+
+  /** Checks what waits with the window before it; all but the window may go. */
+  private read(): Buffer {
+    if (this.waitingBytes === 0) return EMPTY;
+    const chunk = this.waiting.length === 1 ? (this.waiting[0] as Buffer) : Buffer.concat(this.waiting);
+    this.waiting = [];
+    this.waitingBytes = 0;
+    this.waitingBreak = false;
     const all = this.tail.length ? Buffer.concat([this.tail, chunk]) : chunk;
     this.check(all);
     const from = this.tail.length - this.unsent;
@@ -82,11 +108,25 @@ export class Guard implements MessageFilter {
     return all.subarray(from, cut);
   }
 
-  /** The timer's: the held bytes up to their last line break (no needle holds one). */
+  /**
+   * The timer's: the held bytes up to their last line break (no needle holds one), what waited checked first. It
+   * never throws (a timer has nobody to catch it): a value found holds everything, and the next push or end says so.
+   */
   release(): Buffer {
+    if (this.refused !== null || (!this.waitingBreak && lastBreak(this.tail, this.tail.length - this.unsent) < 0)) return EMPTY;
+    let out: Buffer;
+    try {
+      out = this.read();
+    } catch (e) {
+      if (!(e instanceof BodyRefused)) throw e;
+      this.refused = e;
+      return EMPTY;
+    }
     const from = this.tail.length - this.unsent;
     const at = lastBreak(this.tail, from);
-    return at < 0 ? EMPTY : this.letGo(at + 1);
+    if (at < 0) return out;
+    const rest = this.letGo(at + 1);
+    return out.length === 0 ? rest : Buffer.concat([out, rest]);
   }
 
   private letGo(to: number): Buffer {
@@ -97,13 +137,15 @@ export class Guard implements MessageFilter {
   }
 
   end(): Buffer {
+    if (this.refused !== null) throw this.refused;
+    const read = this.read();
     const out = this.letGo(this.tail.length);
     this.tail = EMPTY;
-    return out;
+    return read.length === 0 ? out : Buffer.concat([read, out]);
   }
 
   get held(): number {
-    return this.unsent;
+    return this.unsent + this.waitingBytes;
   }
 }
 

@@ -9,6 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
 import { Scrubber, scrubBuffer, scrubPairs, scrubText } from '../../lib/proxy/scrub.js';
 import type { BoundSecret } from '../../lib/proxy/secrets.js';
+import { timed } from '../stats.js';
 
 // A real value with bytes over 0x7f (UTF-8) and reserved characters: every form differs from the raw one.
 const S: BoundSecret = { name: 'T', placeholder: 'tok-SBPHplaceholder/+é=01', real: 'tok-realRealRealV/+é=9999', hosts: ['api.test'], inQuery: true, allowPlaintext: false };
@@ -122,6 +123,13 @@ test('the body guard: the same window whatever the bytes; the timer lets go only
   assert.equal(Buffer.concat([g2.push(Buffer.from('a\nb')), g2.release(), g2.push(Buffer.from('end')), g2.end()]).toString(), 'zzzzzzzzzzzza\nbend');
   const g3 = new Guard(needles);
   assert.equal(Buffer.concat([g3.push(Buffer.from('line one\nline')), g3.release()]).toString(), 'line one\n');
+  // Found by the timer's release (a timer has nobody to catch a throw): nothing goes, and the next push says so.
+  const g4 = new Guard(needles);
+  assert.equal(g4.push(Buffer.concat([Buffer.from('a\n'), real.subarray(0, 12)])).length, 0);
+  assert.equal(g4.release().toString(), 'a\n');
+  assert.equal(g4.push(Buffer.concat([real.subarray(12), Buffer.from('\n')])).length, 0);
+  assert.deepEqual([g4.release().length, g4.release().length], [0, 0]);
+  assert.throws(() => g4.push(Buffer.from('more')), BodyRefused);
 });
 
 test('header text (Latin-1 as the parser gives it): forms replaced, text without one returned as it is', () => {
@@ -345,4 +353,39 @@ test("(review, round 36, fourth pass) more encoders' spellings (JavaScript's \\x
   // Hundreds of distinct letters past ASCII: the forms stay within the search's 2,048.
   const wide = Array.from({ length: 400 }, (_, i) => String.fromCharCode(0x4e00 + i)).join('');
   assert.ok(check(wide, []).length <= 2048);
+});
+
+test('(review, round 38) a host that writes a byte at a time, with or without a pause after each: what a byte costs the scrubber and the body guard does not grow with the value\'s length (each reading went over the window again: ten bytes a byte of the value for the scrubber, one for the guard); control: a line break at every byte, let go each time, is read each time, and the measure sees it', async () => {
+  const { Guard } = await import('../../lib/proxy/message-filter.js');
+  type Filter = { push(b: Buffer): Buffer; release(): Buffer; end(): Buffer };
+  const letters = 'Kq7vN2xLp9RtY4wZb8sDf3gHj6mC1aE5';
+  const valueOf = (n: number) => letters.repeat(Math.ceil(n / letters.length)).slice(0, n);
+  // Made once (what a run does before the agent starts); each stream gets its filter. The guard's window is a tenth
+  // of the scrubber's for a value: its longer value makes a like window.
+  const pairsOf = new Map([32, 512].map((n) => [n, scrubPairs([{ name: 'T', placeholder: `SBPH${'p'.repeat(n - 4)}`, real: valueOf(n), hosts: ['api.test'], inQuery: false, allowPlaintext: false }])]));
+  const filters: [string, (big: boolean) => Filter][] = [
+    ['scrubber', (big) => new Scrubber(pairsOf.get(big ? 512 : 32)!)],
+    ['guard', (big) => new Guard([{ needle: Buffer.from(valueOf(big ? 4096 : 32)), rule: 'r', suspect: 'T' }])],
+  ];
+  const text = Buffer.alloc(16 << 10, 'the quick brown fox {"json": 1234} ');
+  /** Bytes one at a time; `pause`: the timer's release after each (a host that waits longer than it between bytes). */
+  const trickle = (f: Filter, body: Buffer, pause: boolean) => {
+    let n = 0;
+    for (let i = 0; i < body.length; i++) {
+      n += f.push(body.subarray(i, i + 1)).length;
+      if (pause) n += f.release().length;
+    }
+    n += f.end().length;
+    assert.equal(n, body.length);
+  };
+  const ratio = (make: (big: boolean) => Filter, body: Buffer, pause: boolean) => timed(() => trickle(make(true), body, pause)) / timed(() => trickle(make(false), body, pause));
+  for (const [name, make] of filters) {
+    for (const pause of [false, true]) {
+      const r = ratio(make, text, pause);
+      assert.ok(r < 4, `${name}, ${pause ? 'a pause after each byte' : 'no pause'}: the longer value costs ${r.toFixed(1)} times the short one`);
+    }
+    // Control: a line break at every byte, let go at every byte, is read at every byte: the window's cost shows.
+    const control = ratio(make, Buffer.alloc(name === 'guard' ? 12 << 10 : 6 << 10, 'ab\n'), true);
+    assert.ok(control > 5, `control, ${name}: ${control.toFixed(1)}`);
+  }
 });
