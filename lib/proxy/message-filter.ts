@@ -30,6 +30,10 @@ export interface MessageFilter {
   end(): Buffer;
   /** How many bytes are held: a function of the byte counts alone. */
   readonly held: number;
+  /** A value the timer's release found (the guard's): the stream is to fail with it (ReleaseTimer's onRefused). */
+  readonly refused?: BodyRefused | null;
+  /** The stream is dropped before its end: what waits is checked, and a value found is returned, for the audit. */
+  abandon?(): BodyRefused | null;
 }
 
 /** How long held bytes wait for more before they go: short enough that an event stream's events are not late by more than a few milliseconds. */
@@ -80,11 +84,11 @@ export class Guard implements MessageFilter {
   private waitingBreak = false;
 
   /** A value found by the timer's check: nothing more goes, and the next push or end throws it. */
-  private refused: BodyRefused | null = null;
+  private found: BodyRefused | null = null;
 
   push(chunk: Buffer): Buffer {
     if (this.needles.length === 0) return chunk;
-    if (this.refused !== null) throw this.refused;
+    if (this.found !== null) throw this.found;
     if (chunk.length === 0) return EMPTY;
     this.waiting.push(chunk);
     this.waitingBytes += chunk.length;
@@ -113,13 +117,13 @@ export class Guard implements MessageFilter {
    * never throws (a timer has nobody to catch it): a value found holds everything, and the next push or end says so.
    */
   release(): Buffer {
-    if (this.refused !== null || (!this.waitingBreak && lastBreak(this.tail, this.tail.length - this.unsent) < 0)) return EMPTY;
+    if (this.found !== null || (!this.waitingBreak && lastBreak(this.tail, this.tail.length - this.unsent) < 0)) return EMPTY;
     let out: Buffer;
     try {
       out = this.read();
     } catch (e) {
       if (!(e instanceof BodyRefused)) throw e;
-      this.refused = e;
+      this.found = e;
       return EMPTY;
     }
     const from = this.tail.length - this.unsent;
@@ -137,7 +141,7 @@ export class Guard implements MessageFilter {
   }
 
   end(): Buffer {
-    if (this.refused !== null) throw this.refused;
+    if (this.found !== null) throw this.found;
     const read = this.read();
     const out = this.letGo(this.tail.length);
     this.tail = EMPTY;
@@ -146,6 +150,22 @@ export class Guard implements MessageFilter {
 
   get held(): number {
     return this.unsent + this.waitingBytes;
+  }
+
+  get refused(): BodyRefused | null {
+    return this.found;
+  }
+
+  abandon(): BodyRefused | null {
+    if (this.found === null) {
+      try {
+        this.read();
+      } catch (e) {
+        if (!(e instanceof BodyRefused)) throw e;
+        this.found = e;
+      }
+    }
+    return this.found;
   }
 }
 
@@ -157,7 +177,8 @@ export class ReleaseTimer {
   private timer: NodeJS.Timeout | null = null;
   private stopped = false;
 
-  constructor(private readonly filter: () => MessageFilter | null, private readonly emit: (b: Buffer) => void) {}
+  /** `onRefused`: where a value the release found goes (the stream fails with it; the timer has nobody to throw to). */
+  constructor(private readonly filter: () => MessageFilter | null, private readonly emit: (b: Buffer) => void, private readonly onRefused?: (e: BodyRefused) => void) {}
 
   /** After a push: the held bytes go if nothing follows in time. */
   touch(): void {
@@ -173,6 +194,11 @@ export class ReleaseTimer {
     if (this.stopped || f === null || f.held === 0) return;
     const b = f.release();
     if (b.length > 0) this.emit(b);
+    const refused = f.refused ?? null;
+    if (refused !== null && this.onRefused) {
+      this.stop();
+      this.onRefused(refused);
+    }
   }
 
   stop(): void {
@@ -201,5 +227,9 @@ export function chain(a: MessageFilter, b: MessageFilter): MessageFilter {
     get held() {
       return a.held + b.held;
     },
+    get refused() {
+      return a.refused ?? b.refused ?? null;
+    },
+    abandon: () => a.abandon?.() ?? b.abandon?.() ?? null,
   };
 }

@@ -3,7 +3,7 @@
 // the end. A response body or an upgraded stream's bytes toward the agent
 // (ScrubStream) or toward the upstream (lib/proxy/body-guard.ts).
 import { Transform, type TransformCallback } from 'node:stream';
-import { type MessageFilter, ReleaseTimer } from './message-filter.js';
+import { type BodyRefused, type MessageFilter, ReleaseTimer } from './message-filter.js';
 import { Scrubber, type ScrubPair } from './scrub.js';
 
 export class FilterStream extends Transform {
@@ -13,7 +13,13 @@ export class FilterStream extends Transform {
   constructor(filter: MessageFilter) {
     super();
     this.messageFilter = filter;
-    this.timer = new ReleaseTimer(() => filter, (b) => void this.push(b));
+    this.timer = new ReleaseTimer(() => filter, (b) => void this.push(b), (e) => this.destroy(e));
+  }
+
+  /** Dropped before its end (the sender went): a value among the bytes held unread, for the audit. */
+  abandon(): BodyRefused | null {
+    this.timer.stop();
+    return this.messageFilter.abandon?.() ?? null;
   }
 
   override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {

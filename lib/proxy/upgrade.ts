@@ -137,7 +137,7 @@ export function handleUpgrade(u: UpgradeInput): void {
     // The Upgrade value the agent offered, not the upstream's spelling of it: its letter case alone carried bits.
     writeHead(socket, 101, [...passHeaders(res.rawHeaders, u.scrub.pairs), 'Connection', 'Upgrade', 'Upgrade', String(req.headers.upgrade ?? '').trim()]);
     let toAgent: Transform;
-    let toUpstream: Transform;
+    let toUpstream: Transform & { abandon(): BodyRefused | null };
     if (websocket) {
       const control = (p: Buffer) => scrubBuffer(p, u.scrub.pairs);
       toAgent = new FrameRelay({ fromClient: false, filter: () => (u.scrub.pairs.length > 0 ? new Scrubber(u.scrub.pairs) : PASS), control });
@@ -151,8 +151,12 @@ export function handleUpgrade(u: UpgradeInput): void {
       toAgent = new ScrubStream(u.scrub.pairs);
       toUpstream = new BodyGuard(u.needles);
     }
+    let refused = false;
     const fail = (e: Error | null | undefined) => {
-      if (e instanceof BodyRefused) u.audit({ refused: e.rule, suspect: e.suspect, status: 101, upgrade: protocol });
+      // Else: a value among the bytes held unread when the agent went (review, round 38) is refused all the same.
+      const found = e instanceof BodyRefused ? e : toUpstream.abandon();
+      if (found !== null && !refused) u.audit({ refused: found.rule, suspect: found.suspect, status: 101, upgrade: protocol });
+      refused ||= found !== null;
       cut();
     };
     if (upHead.length) toAgent.write(upHead);

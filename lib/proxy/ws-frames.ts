@@ -15,7 +15,7 @@
 // protocol error: the stream fails and the caller closes both sides.
 import { randomFillSync } from 'node:crypto';
 import { Transform, type TransformCallback } from 'node:stream';
-import { type MessageFilter, ReleaseTimer } from './message-filter.js';
+import { type BodyRefused, type MessageFilter, ReleaseTimer } from './message-filter.js';
 
 export class WsProtocolError extends Error {}
 
@@ -116,7 +116,14 @@ export class FrameRelay extends Transform {
       this.pendingOpcode = 0;
       this.push(encodeFrame(false, opcode, b, this.o.fromClient));
     },
+    (e) => this.destroy(e),
   );
+
+  /** Dropped before its end (the sender went): a value among the held bytes of the message in progress, for the audit. */
+  abandon(): BodyRefused | null {
+    this.timer.stop();
+    return this.message?.abandon?.() ?? null;
+  }
 
   constructor(private readonly o: FrameRelayOptions) {
     super();

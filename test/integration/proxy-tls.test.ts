@@ -187,6 +187,49 @@ describe('TLS interception and secrets (real HTTPS upstream, curl)', () => {
     assert.equal(received, `token=${PH}`);
   });
 
+  test('(review, round 38) request bodies written in pieces: a value whose end waits unread (fewer bytes than the window) when the agent goes is refused and audited, and one the 2 ms release finds is answered 403 without another byte; control: the same pieces to the bound host pass whole', async () => {
+    /** A POST in an intercepted tunnel to `host`, its body in `pieces` 30 ms apart; then `close` or 600 ms of listening. */
+    const pieces = (host: string, body: string[], close: boolean) => new Promise<string>((resolve, reject) => {
+      const raw = netConnect(Number(new URL(proxyUrl).port), '127.0.0.1', () => raw.write(`CONNECT ${host}:${upPort} HTTP/1.1\r\nHost: ${host}:${upPort}\r\n\r\n`));
+      raw.once('data', () => {
+        const s = tls.connect({ socket: raw, servername: host, ca: [readFileSync(caFile, 'utf8')] }, async () => {
+          const length = body.reduce((n, b) => n + b.length, 0);
+          s.write(`POST /pieces HTTP/1.1\r\nHost: ${host}:${upPort}\r\nContent-Length: ${close ? length + 100 : length}\r\n\r\n`);
+          for (const b of body) {
+            s.write(b);
+            await new Promise((r) => setTimeout(r, 30));
+          }
+          if (close) {
+            s.destroy();
+            return resolve(out);
+          }
+          setTimeout(() => { s.destroy(); resolve(out); }, 600);
+        });
+        let out = '';
+        s.setEncoding('latin1').on('data', (d: string) => (out += d));
+        s.on('error', reject);
+      });
+    });
+    const refusals = () => audit.filter((x) => x.exfiltration === true).length;
+    received = '';
+    // The window is the value's length less one: 40 bytes and the value's first 20 are read at once, its last 19 wait.
+    let before = refusals();
+    await pieces('other.test', [`${'x'.repeat(40)}${REAL.slice(0, 20)}`, REAL.slice(20)], true);
+    await new Promise((r) => setTimeout(r, 200));
+    assert.equal(refusals() - before, 1, 'the value waiting unread when the agent went is audited as refused');
+    assert.equal(received.includes(REAL.slice(0, 12)), false);
+    before = refusals();
+    const found = await pieces('other.test', [`${'x'.repeat(40)}${REAL.slice(0, 20)}`, `${REAL.slice(20)}\n`], false);
+    assert.match(found, /^HTTP\/1\.1 403 Forbidden\r\n/);
+    assert.equal(refusals() - before, 1);
+    assert.equal(received.includes(REAL.slice(0, 12)), false);
+    // Control: to the host it is bound to, the same pieces go whole (the value is the agent's there).
+    received = '';
+    const bound = await pieces('api.test', [`${'x'.repeat(40)}${REAL.slice(0, 20)}`, `${REAL.slice(20)}\n`], false);
+    assert.match(bound, /^HTTP\/1\.1 200 OK\r\n/);
+    assert.equal(received, `${'x'.repeat(40)}${REAL}\n`);
+  });
+
   test("Node's undici with EnvHttpProxyAgent through the proxy, trusting the CA by NODE_EXTRA_CA_CERTS", async () => {
     seen.length = 0;
     const js = `const { fetch, EnvHttpProxyAgent } = require('undici');

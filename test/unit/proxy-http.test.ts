@@ -244,6 +244,63 @@ test('the body guard: a value split across chunks is found before any of it is p
   assert.deepEqual(await feed(['aaaa SECRE', 'T VALUE', ' SECRETVALU']), { err: null, out: 'aaaa SECRET VALUE SECRETVALU' });
 });
 
+test('(review, round 38) plain HTTP, a body in pieces: a value whose end waits unread when the agent goes is refused and audited; one the 2 ms release finds is answered 403 without another byte; control: with no secret to look for, the same pieces go whole', async (t) => {
+  const REAL = 'ghp_realRealRealRealRealRealReal0123456';
+  const secrets = [{ name: 'GITHUB_TOKEN', placeholder: 'ghp_SBPHplaceholderPlaceholderPlace01', real: REAL, hosts: ['bound.test'], inQuery: false, allowPlaintext: false }];
+  let got = '';
+  const up = createServer((req, res) => {
+    req.setEncoding('latin1').on('data', (d: string) => (got += d));
+    req.on('end', () => res.end('UPSTREAM\n'));
+  });
+  await new Promise<void>((r) => up.listen(0, '127.0.0.1', r));
+  const mapped = { 'ok.test': `127.0.0.1:${(up.address() as AddressInfo).port}` };
+  const local: Array<Record<string, unknown>> = [];
+  const guarded = createProxy({ policy: { egressHosts: ['ok.test'], denyHosts: [], mapped }, audit: (e) => local.push(e), secrets });
+  const open = createProxy({ policy: { egressHosts: ['ok.test'], denyHosts: [], mapped }, audit: () => {} });
+  const portOf = async (p: Server) => {
+    await new Promise<void>((r) => p.listen(0, '127.0.0.1', r));
+    return (p.address() as AddressInfo).port;
+  };
+  const [gPort, oPort] = [await portOf(guarded), await portOf(open)];
+  /** A POST whose body goes in `body`'s pieces 30 ms apart; then the agent goes (`close`) or listens 600 ms. */
+  const post = (port: number, body: string[], close: boolean) => new Promise<string>((resolve) => {
+    let out = '';
+    const length = body.reduce((n, b) => n + b.length, 0);
+    const s = connect(port, '127.0.0.1', async () => {
+      s.write(`POST http://ok.test/x HTTP/1.1\r\nHost: ok.test\r\nContent-Length: ${close ? length + 100 : length}\r\n\r\n`);
+      for (const b of body) {
+        s.write(b);
+        await new Promise((r) => setTimeout(r, 30));
+      }
+      if (close) {
+        s.destroy();
+        return resolve(out);
+      }
+      setTimeout(() => { s.destroy(); resolve(out); }, 600);
+    });
+    s.setEncoding('latin1').on('data', (d: string) => (out += d));
+    s.on('error', () => resolve(out));
+  });
+  const refusals = () => local.filter((e) => e.exfiltration === true).length;
+  t.after(() => {
+    for (const p of [guarded, open, up]) {
+      p.closeAllConnections();
+      p.close();
+    }
+  });
+  await post(gPort, [`${'x'.repeat(40)}${REAL.slice(0, 20)}`, REAL.slice(20)], true);
+  await new Promise((r) => setTimeout(r, 200));
+  assert.equal(refusals(), 1, 'the value waiting unread when the agent went is audited as refused');
+  const found = await post(gPort, [`${'x'.repeat(40)}${REAL.slice(0, 20)}`, `${REAL.slice(20)}\n`], false);
+  assert.match(found, /^HTTP\/1\.1 403 Forbidden\r\n/);
+  assert.equal(refusals(), 2);
+  assert.equal(got.includes(REAL.slice(0, 12)), false);
+  got = '';
+  const whole = await post(oPort, [`${'x'.repeat(40)}${REAL.slice(0, 20)}`, `${REAL.slice(20)}\n`], false);
+  assert.match(whole, /^HTTP\/1\.1 200 OK\r\n/);
+  assert.equal(got, `${'x'.repeat(40)}${REAL}\n`);
+});
+
 test('plain HTTP: the real value in a request body headed to an unbound host is refused and reaches no upstream; its placeholder passes inert', async () => {
   const PH = 'ghp_SBPHplaceholderPlaceholderPlace01';
   const REAL = 'ghp_realRealRealRealRealRealReal0123456';

@@ -78,7 +78,7 @@ export function exchange(x: ExchangeInput): void {
     ? new ReleaseTimer(() => guard, (b) => {
       write(b);
       flush();
-    })
+    }, (e) => refuse(e))
     : null;
   let conn: UpstreamConn | null = null;
   let waiter: Waiter | null = null;
@@ -108,8 +108,18 @@ export function exchange(x: ExchangeInput): void {
   res.onGone(() => {
     if (over) return;
     stop();
-    x.audit.abandoned(status, relay?.bytes ?? 0);
+    // A value among the bytes the guard held unread when the agent went (review, round 38): refused, and audited so.
+    const found = guard?.abandon() ?? null;
+    if (found !== null) x.audit.refusedBody(found.rule, found.suspect);
+    else x.audit.abandoned(status, relay?.bytes ?? 0);
   });
+
+  /** A value of a secret not bound to the host in the body: nothing more goes, and the agent gets a 403. */
+  function refuse(e: BodyRefused): void {
+    stop();
+    x.audit.refusedBody(e.rule, e.suspect);
+    res.refuse(403, e.rule, x.refusalText(e.rule));
+  }
 
   const guarded = (b: Buffer, last: boolean): Buffer | null => {
     if (!guard) return b;
@@ -123,9 +133,7 @@ export function exchange(x: ExchangeInput): void {
       return out;
     } catch (e) {
       if (!(e instanceof BodyRefused)) throw e;
-      stop();
-      x.audit.refusedBody(e.rule, e.suspect);
-      res.refuse(403, e.rule, x.refusalText(e.rule));
+      refuse(e);
       return null;
     }
   };
