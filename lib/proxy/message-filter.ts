@@ -211,7 +211,12 @@ export class ReleaseTimer {
 /** Two filters in a row: the first's output through the second. */
 export function chain(a: MessageFilter, b: MessageFilter): MessageFilter {
   return {
-    push: (x) => b.push(a.push(x)),
+    // Nothing through the first, nothing to the second (review, round 38: an MCP filter after a scrubber that held
+    // every piece read its head again at each empty push).
+    push: (x) => {
+      const y = a.push(x);
+      return y.length === 0 ? EMPTY : b.push(y);
+    },
     // What the first lets go goes through the second, which then lets go of what it holds too (a scrubber after
     // another filter keeps its window until its own release).
     release: () => {

@@ -522,3 +522,53 @@ test("(review, round 35) an answer's charset is named in the refusal only where 
   assert.ok(!quoted.includes('correcthorsebatterystaple'), quoted);
   assert.match(quoted, /says \\"charset=utf-7; a charset the proxy does not name\\"/);
 });
+
+test('(review, round 38) an answer in one-byte pieces (a chunked body of one-byte chunks): its head is looked at once a byte, BOM split or not, and what is held costs about its size; the result is the same as whole; control: a head read again at every piece grows with its square (eight times the bytes, sixty-four times the time)', async () => {
+  const { timed } = await import('../stats.js');
+  const text = JSON.stringify(TOOLS);
+  /** `white` bytes of white space, then the answer, a byte a piece; the output. */
+  const pieces = (white: number, bom = false) => {
+    const f = answerFilter(P);
+    const all = Buffer.concat([Buffer.from(bom ? '\ufeff' : ''), Buffer.alloc(white, ' '), Buffer.from(text)]);
+    const out: Buffer[] = [];
+    for (let i = 0; i < all.length; i++) out.push(f.push(all.subarray(i, i + 1)));
+    out.push(f.end());
+    return Buffer.concat(out).toString();
+  };
+  assert.deepEqual(JSON.parse(pieces(100)), KEPT);
+  assert.deepEqual(JSON.parse(pieces(100, true)), KEPT);
+  pieces(6 << 10);
+  pieces(48 << 10);
+  const ratio = timed(() => pieces(48 << 10)) / timed(() => pieces(6 << 10));
+  assert.ok(ratio < 20, `eight times the white space took ${ratio.toFixed(1)} times as long`);
+  // Control: the head concatenated and scanned again at every piece, as before.
+  const again = (white: number) => {
+    const head: Buffer[] = [];
+    for (let i = 0; i < white; i++) {
+      head.push(Buffer.from(' '));
+      const all = Buffer.concat(head);
+      let j = 0;
+      while (j < all.length && all[j] === 0x20) j++;
+    }
+  };
+  again(1 << 10);
+  const control = timed(() => again(8 << 10)) / timed(() => again(1 << 10));
+  assert.ok(control > 30, `control: ${control.toFixed(1)}`);
+  // Held: a 4 MiB answer in one-byte pieces costs about its size, not an object a byte (~100 bytes).
+  const { setFlagsFromString } = await import('node:v8');
+  const { runInNewContext } = await import('node:vm');
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as () => void;
+  const f = answerFilter(P);
+  f.push(Buffer.from('['));
+  const one = Buffer.from(' ');
+  gc();
+  const before = process.memoryUsage();
+  for (let i = 0; i < 4 << 20; i++) f.push(one);
+  gc();
+  const after = process.memoryUsage();
+  const grew = after.heapUsed + after.arrayBuffers - before.heapUsed - before.arrayBuffers;
+  assert.ok(grew < 12 << 20, `4 MiB held in one-byte pieces grew the heap by ${(grew / 2 ** 20).toFixed(0)} MiB`);
+  assert.equal(f.held, (4 << 20) + 1);
+  assert.match(Buffer.concat([f.push(Buffer.from(']')), f.end()]).toString(), /^\[ +\]$/);
+});
