@@ -21,6 +21,7 @@
 // has come, the timer finds a line break among them, or the message ends.
 import { type FormSearch, searchFor } from '../secrets/form-search.js';
 import { hasBreak, lastBreak } from './scrub.js';
+import { HeldBytes } from '../util/held-bytes.js';
 import type { BodyNeedle } from './secrets.js';
 
 export interface MessageFilter {
@@ -79,8 +80,7 @@ export class Guard implements MessageFilter {
   }
 
   /** Pieces pushed and not yet checked (fewer bytes than the window): a check reads the window again, so small pieces wait (as the Scrubber's). */
-  private waiting: Buffer[] = [];
-  private waitingBytes = 0;
+  private readonly waiting = new HeldBytes();
   private waitingBreak = false;
 
   /** A value found by the timer's check: nothing more goes, and the next push or end throws it. */
@@ -90,18 +90,17 @@ export class Guard implements MessageFilter {
     if (this.needles.length === 0) return chunk;
     if (this.found !== null) throw this.found;
     if (chunk.length === 0) return EMPTY;
+    // A window's worth or more with nothing waiting: checked as it came, no copy.
+    if (this.waiting.size === 0 && chunk.length >= this.window) return this.read(chunk);
     this.waiting.push(chunk);
-    this.waitingBytes += chunk.length;
     this.waitingBreak ||= hasBreak(chunk);
-    return this.waitingBytes < this.window ? EMPTY : this.read();
+    return this.waiting.size < this.window ? EMPTY : this.read();
   }
 
-  /** Checks what waits with the window before it; all but the window may go. */
-  private read(): Buffer {
-    if (this.waitingBytes === 0) return EMPTY;
-    const chunk = this.waiting.length === 1 ? (this.waiting[0] as Buffer) : Buffer.concat(this.waiting);
-    this.waiting = [];
-    this.waitingBytes = 0;
+  /** Checks what waits (or `came`, where nothing waits) with the window before it; all but the window may go. */
+  private read(came?: Buffer): Buffer {
+    if (came === undefined && this.waiting.size === 0) return EMPTY;
+    const chunk = came ?? this.waiting.take();
     this.waitingBreak = false;
     const all = this.tail.length ? Buffer.concat([this.tail, chunk]) : chunk;
     this.check(all);
@@ -149,7 +148,7 @@ export class Guard implements MessageFilter {
   }
 
   get held(): number {
-    return this.unsent + this.waitingBytes;
+    return this.unsent + this.waiting.size;
   }
 
   get refused(): BodyRefused | null {

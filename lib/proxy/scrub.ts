@@ -14,6 +14,7 @@
 // secret (lib/proxy/message-filter.ts). The spellings are found by
 // lib/secrets/spelling-search.ts and the base64 forms by
 // lib/secrets/form-search.ts, whose costs do not depend on them either.
+import { HeldBytes } from '../util/held-bytes.js';
 import { FormSearch } from '../secrets/form-search.js';
 import { SPELLED_PER_BYTE, SpellingSearch } from '../secrets/spelling-search.js';
 import type { BoundSecret } from './secrets.js';
@@ -255,9 +256,8 @@ export class Scrubber {
   private carry: Buffer = EMPTY;
   /** How many of them went out already. */
   private sent = 0;
-  /** Pieces pushed and not yet read (fewer bytes than the window). */
-  private waiting: Buffer[] = [];
-  private waitingBytes = 0;
+  /** Pieces pushed and not yet read (fewer bytes than the window), copied together (a list of them cost ~100 bytes a byte). */
+  private readonly waiting = new HeldBytes();
   /** Whether a line break is among them (release() has nothing to let go otherwise, and reads nothing). */
   private waitingBreak = false;
   private readonly window: number;
@@ -278,16 +278,17 @@ export class Scrubber {
   push(chunk: Buffer): Buffer {
     if (this.pairs.length === 0) return chunk;
     if (chunk.length === 0) return EMPTY;
+    // A window's worth or more with nothing waiting: read as it came, no copy.
+    if (this.waiting.size === 0 && chunk.length >= this.window) return this.read(chunk);
     this.waiting.push(chunk);
-    this.waitingBytes += chunk.length;
     this.waitingBreak ||= hasBreak(chunk);
-    if (this.waitingBytes < this.window) return EMPTY;
+    if (this.waiting.size < this.window) return EMPTY;
     return this.read();
   }
 
-  /** Reads what waits: all but the window goes out, scrubbed. */
-  private read(): Buffer {
-    const waiting = this.takeWaiting();
+  /** Reads what waits (and `chunk`, where nothing waits): all but the window goes out, scrubbed. */
+  private read(chunk?: Buffer): Buffer {
+    const waiting = chunk ?? this.takeWaiting();
     if (waiting.length === 0) return EMPTY;
     const all = this.carry.length ? Buffer.concat([this.carry, waiting]) : waiting;
     const limit = Math.max(this.sent, all.length - this.window);
@@ -323,11 +324,8 @@ export class Scrubber {
   }
 
   private takeWaiting(): Buffer {
-    const w = this.waiting.length === 1 ? (this.waiting[0] as Buffer) : Buffer.concat(this.waiting);
-    this.waiting = [];
-    this.waitingBytes = 0;
     this.waitingBreak = false;
-    return w;
+    return this.waiting.take();
   }
 
   private flush(limit: number): Buffer {
@@ -347,6 +345,6 @@ export class Scrubber {
   }
 
   get held(): number {
-    return this.carry.length - this.sent + this.waitingBytes;
+    return this.carry.length - this.sent + this.waiting.size;
   }
 }

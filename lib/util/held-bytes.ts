@@ -30,7 +30,9 @@ export class HeldBytes {
   /** Everything held, in one buffer; nothing is held after. */
   take(): Buffer {
     const last = this.block === null ? [] : [this.block.subarray(0, this.used)];
-    const all = this.blocks.length === 0 && last.length === 1 ? Buffer.from(last[0] as Buffer) : Buffer.concat([...this.blocks, ...last]);
+    // One block: itself where it is mostly used, else a copy (the rest of the block is not kept alive with it).
+    const one = this.blocks.length === 0 && this.block !== null ? this.block : null;
+    const all = one !== null ? (this.used * 2 >= one.length ? one.subarray(0, this.used) : Buffer.from(one.subarray(0, this.used))) : Buffer.concat([...this.blocks, ...last]);
     this.clear();
     return all;
   }

@@ -371,3 +371,17 @@ test("(review, round 37, second pass) an echoed Basic credential whose base64 ho
     assert.equal(decoded.includes(value.slice(2, -2)), false, `${form} -> ${out}`);
   }
 });
+
+test('(review, round 38) CSS\'s hex escapes ended by the space, tab or form feed CSS takes with them (`\\22\\f`): found; ended by a line break, left, as documented (no spelling holds one: the timer\'s release cuts at them); control: no raw value, and CSS\'s reading gives it', () => {
+  const value = 'abc"de9-ghi0123';
+  const css = (f: string) => f.replace(/\\([0-9a-fA-F]{1,6})(\r\n|[ \t\f\n\r])?/g, (_m, h: string) => String.fromCodePoint(parseInt(h, 16)));
+  const forms = ['abc\\22 de9-ghi0123', 'abc\\22\tde9-ghi0123', 'abc\\22\fde9-ghi0123', 'abc\\000022de9-ghi0123'];
+  for (const form of forms) {
+    assert.equal(form.includes(value), false, form);
+    assert.equal(css(form), value, `control: ${form}`);
+    assert.equal(scrubBuffer(Buffer.from(`<${form}>`), pairsOf(value)).toString(), `<${PH}>`, JSON.stringify(form));
+  }
+  const broken = 'abc\\22\nde9-ghi0123';
+  assert.equal(css(broken), value, 'control: a line break ends the escape too');
+  assert.equal(scrubBuffer(Buffer.from(`<${broken}>`), pairsOf(value)).toString(), `<${broken}>`);
+});
