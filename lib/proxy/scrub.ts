@@ -292,6 +292,12 @@ export class Scrubber {
     if (waiting.length === 0) return EMPTY;
     const all = this.carry.length ? Buffer.concat([this.carry, waiting]) : waiting;
     const limit = Math.max(this.sent, all.length - this.window);
+    // Nothing may go yet (the timer's release before its own reading): kept whole, untrimmed, for the reading to come,
+    // which sees what this one would have (review, round 38: each release read the window twice).
+    if (limit <= this.sent) {
+      this.carry = all === waiting && chunk !== undefined ? Buffer.from(all) : all;
+      return EMPTY;
+    }
     // Held raw, not scrubbed: a value that nests another's must be seen whole (replacing the inner
     // one first would leave the rest of the outer one to go out).
     const { out, end } = replaceAll(all, this.pairs, all, this.sent, limit);
