@@ -295,7 +295,11 @@ export class Scrubber {
     // Nothing may go yet (the timer's release before its own reading): kept whole, untrimmed, for the reading to come,
     // which sees what this one would have (review, round 38: each release read the window twice).
     if (limit <= this.sent) {
-      this.carry = all === waiting && chunk !== undefined ? Buffer.from(all) : all;
+      // Kept from where that reading begins (the longest form before what has not gone: review, round 38, kept whole
+      // the carry grew a piece a release, and was copied each time).
+      const from = Math.max(0, this.sent - searchedOf(this.pairs).longest);
+      this.carry = Buffer.from(all.subarray(from));
+      this.sent -= from;
       return EMPTY;
     }
     // Held raw, not scrubbed: a value that nests another's must be seen whole (replacing the inner

@@ -421,3 +421,19 @@ test('(review, round 38) what a stream holds while its pieces wait costs about t
   const control = grown(() => Array.from({ length: text.length }, (_, i) => text.subarray(i, i + 1)));
   assert.ok(control > 150_000, `control: ${Math.round(control)} bytes a stream`);
 });
+
+test('(review, round 38, second pass) a host that writes a window\'s worth ending in a line break, then pauses, again and again: what the scrubber keeps stays bounded, and four times the pieces take about four times as long (kept whole, the held text grew a piece a release and was copied each time); the answer is the text itself', () => {
+  const value = 'Kq7vN2xLp9RtY4wZb8sDf3gHj6mC1aE5'.repeat(2);
+  const p64 = scrubPairs([{ name: 'T', placeholder: `SBPH${'p'.repeat(60)}`, real: value, hosts: ['api.test'], inQuery: false, allowPlaintext: false }]);
+  const piece = Buffer.from(`${'a'.repeat(10 * value.length - 2)}\n`);
+  const run = (n: number) => {
+    const s = new Scrubber(p64);
+    let out = 0;
+    for (let i = 0; i < n; i++) out += s.push(piece).length + s.release().length;
+    assert.equal(out + s.end().length, n * piece.length);
+    assert.equal(s.held, 0);
+  };
+  run(200);
+  const ratio = timed(() => run(4000)) / timed(() => run(1000));
+  assert.ok(ratio < 7, `four times the pieces took ${ratio.toFixed(1)} times as long`);
+});
