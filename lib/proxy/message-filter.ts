@@ -85,11 +85,13 @@ export class Guard implements MessageFilter {
 
   /** A value found by the timer's check: nothing more goes, and the next push or end throws it. */
   private found: BodyRefused | null = null;
+  /** Dropped (abandon()): nothing more goes, whatever comes (what was read to check it is gone from the stream). */
+  private dropped = false;
 
   push(chunk: Buffer): Buffer {
     if (this.needles.length === 0) return chunk;
     if (this.found !== null) throw this.found;
-    if (chunk.length === 0) return EMPTY;
+    if (chunk.length === 0 || this.dropped) return EMPTY;
     // A window's worth or more with nothing waiting: checked as it came, no copy.
     if (this.waiting.size === 0 && chunk.length >= this.window) return this.read(chunk);
     this.waiting.push(chunk);
@@ -116,7 +118,7 @@ export class Guard implements MessageFilter {
    * never throws (a timer has nobody to catch it): a value found holds everything, and the next push or end says so.
    */
   release(): Buffer {
-    if (this.found !== null || (!this.waitingBreak && lastBreak(this.tail, this.tail.length - this.unsent) < 0)) return EMPTY;
+    if (this.found !== null || this.dropped || (!this.waitingBreak && lastBreak(this.tail, this.tail.length - this.unsent) < 0)) return EMPTY;
     let out: Buffer;
     try {
       out = this.read();
@@ -141,6 +143,7 @@ export class Guard implements MessageFilter {
 
   end(): Buffer {
     if (this.found !== null) throw this.found;
+    if (this.dropped) return EMPTY;
     const read = this.read();
     const out = this.letGo(this.tail.length);
     this.tail = EMPTY;
@@ -156,7 +159,8 @@ export class Guard implements MessageFilter {
   }
 
   abandon(): BodyRefused | null {
-    if (this.found === null) {
+    if (this.found === null && !this.dropped) {
+      this.dropped = true;
       try {
         this.read();
       } catch (e) {

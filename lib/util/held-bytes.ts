@@ -16,8 +16,12 @@ export class HeldBytes {
     let at = 0;
     while (at < b.length) {
       if (this.block === null || this.used === this.block.length) {
+        // Sized by what comes, doubling up to a block (review, round 38, second pass: a block for a one-byte piece
+        // cost 16 KiB a stream); a large piece gets a block of its size, to 1 MiB.
+        const want = b.length - at;
+        const size = want >= BLOCK ? Math.min(want, 1 << 20) : Math.min(BLOCK, Math.max(64, 2 * want, 2 * (this.block?.length ?? 0)));
         if (this.block !== null) this.blocks.push(this.block);
-        this.block = Buffer.allocUnsafe(Math.max(BLOCK, Math.min(b.length - at, 1 << 20)));
+        this.block = Buffer.allocUnsafeSlow(size);
         this.used = 0;
       }
       const n = b.copy(this.block, this.used, at);

@@ -62,6 +62,12 @@ describe('TLS interception and secrets (real HTTPS upstream, curl)', () => {
     upstream = https.createServer({ key: leaf.keyPem, cert: leaf.certPem, SNICallback: (name, cb) => cb(null, tls.createSecureContext(name === 'other.test' ? { key: otherLeaf.keyPem, cert: otherLeaf.certPem } : { key: leaf.keyPem, cert: leaf.certPem })) }, (req, res) => {
       seen.push({ path: req.url ?? '', host: req.headers.host, auth: req.headers.authorization, ae: req.headers['accept-encoding'] as string });
       req.setEncoding('latin1').on('data', (d: string) => (received += d));
+      // Answers before the body is in (a server that streams its answer at once).
+      if (req.url === '/early') {
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        res.write('early\n');
+        return void req.on('end', () => res.end());
+      }
       // Answers once the whole body is in, as most servers do for a POST.
       req.on('end', () => {
         if (req.url === '/redirect') {
@@ -228,6 +234,34 @@ describe('TLS interception and secrets (real HTTPS upstream, curl)', () => {
     const bound = await pieces('api.test', [`${'x'.repeat(40)}${REAL.slice(0, 20)}`, `${REAL.slice(20)}\n`], false);
     assert.match(bound, /^HTTP\/1\.1 200 OK\r\n/);
     assert.equal(received, `${'x'.repeat(40)}${REAL}\n`);
+  });
+
+  test('(review, round 38, second pass) a chunked body of two hundred chunks each holding the value, in one write, toward a host that answered at once: refused and audited once (the rest of the read, parsed still, was refused chunk by chunk: 131 audit lines for one request); control: one chunk, one line', async () => {
+    for (const n of [200, 1]) {
+      const before = audit.filter((x) => x.exfiltration === true).length;
+      received = '';
+      let sentValue = false;
+      await new Promise<void>((resolve, reject) => {
+        const raw = netConnect(Number(new URL(proxyUrl).port), '127.0.0.1', () => raw.write(`CONNECT other.test:${upPort} HTTP/1.1\r\nHost: other.test:${upPort}\r\n\r\n`));
+        raw.once('data', () => {
+          const s = tls.connect({ socket: raw, servername: 'other.test', ca: [readFileSync(caFile, 'utf8')] }, () => {
+            s.write(`POST /early HTTP/1.1\r\nHost: other.test:${upPort}\r\nTransfer-Encoding: chunked\r\n\r\n`);
+            s.once('data', () => {
+              // The answer has begun: now n chunks, each with the value, in one write.
+              const c = `${'x'.repeat(40)}${REAL}${'y'.repeat(40)}`;
+              sentValue = true;
+              s.write(Array.from({ length: n }, () => `${c.length.toString(16)}\r\n${c}\r\n`).join(''));
+              setTimeout(() => { s.destroy(); resolve(); }, 400);
+            });
+          });
+          // Before the answer began, a failure; after, the proxy cuts the connection (the refusal of a begun answer).
+          s.on('error', (e) => (sentValue ? undefined : reject(e)));
+        });
+      });
+      await new Promise((r) => setTimeout(r, 100));
+      assert.equal(audit.filter((x) => x.exfiltration === true).length - before, 1, `${n} chunks`);
+      assert.equal(received.includes(REAL.slice(0, 12)), false);
+    }
   });
 
   test("Node's undici with EnvHttpProxyAgent through the proxy, trusting the CA by NODE_EXTRA_CA_CERTS", async () => {

@@ -420,6 +420,13 @@ test('(review, round 38) what a stream holds while its pieces wait costs about t
   assert.ok(perStream < 80_000, `${Math.round(perStream)} bytes a stream`);
   const control = grown(() => Array.from({ length: text.length }, (_, i) => text.subarray(i, i + 1)));
   assert.ok(control > 150_000, `control: ${Math.round(control)} bytes a stream`);
+  // One byte waiting: a small block, not a whole one (second pass: 16 KiB a stream).
+  const one = grown(() => {
+    const s = new Scrubber(pairs256);
+    s.push(Buffer.from('a'));
+    return s;
+  });
+  assert.ok(one < 4_000, `one byte waiting: ${Math.round(one)} bytes a stream`);
 });
 
 test('(review, round 38, second pass) a host that writes a window\'s worth ending in a line break, then pauses, again and again: what the scrubber keeps stays bounded, and four times the pieces take about four times as long (kept whole, the held text grew a piece a release and was copied each time); the answer is the text itself', () => {

@@ -116,6 +116,9 @@ export function exchange(x: ExchangeInput): void {
 
   /** A value of a secret not bound to the host in the body: nothing more goes, and the agent gets a 403. */
   function refuse(e: BodyRefused): void {
+    // Once (review, round 38: a response already begun is cut, and the rest of the agent's read, parsed still,
+    // refused each chunk again: one request audited 131 times).
+    if (over) return;
     stop();
     x.audit.refusedBody(e.rule, e.suspect);
     res.refuse(403, e.rule, x.refusalText(e.rule));
@@ -123,6 +126,7 @@ export function exchange(x: ExchangeInput): void {
 
   const guarded = (b: Buffer, last: boolean): Buffer | null => {
     if (!guard) return b;
+    if (over) return null;
     try {
       const out = guard.push(b);
       if (last) {
