@@ -237,3 +237,32 @@ export async function withIsolatedVolumes<T>(fn: () => Promise<T>): Promise<T> {
     rmSync(lock, { recursive: true, force: true });
   }
 }
+
+/**
+ * A POST on a connected socket whose body goes in `body`'s pieces 30 ms apart, its head made by `head` from the
+ * Content-Length (which says 100 bytes more when the agent goes before its end: `close`); resolves with what came
+ * back, once the socket is closed (`close`) or after 600 ms of listening.
+ */
+export function postInPieces(s: import('node:stream').Duplex, head: (length: number) => string, body: string[], close: boolean): Promise<string> {
+  return new Promise((resolve) => {
+    let out = '';
+    s.setEncoding('latin1').on('data', (d: string) => (out += d));
+    s.on('error', () => resolve(out));
+    void (async () => {
+      const length = body.reduce((n, b) => n + b.length, 0);
+      s.write(head(close ? length + 100 : length));
+      for (const b of body) {
+        s.write(b);
+        await new Promise((r) => setTimeout(r, 30));
+      }
+      if (close) {
+        s.destroy();
+        return resolve(out);
+      }
+      setTimeout(() => {
+        s.destroy();
+        resolve(out);
+      }, 600);
+    })();
+  });
+}

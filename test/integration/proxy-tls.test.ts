@@ -15,7 +15,7 @@ import type { BoundSecret } from '../../lib/proxy/secrets.js';
 import { createRunCa } from '../../lib/tls/ca.js';
 import { LeafCache } from '../../lib/tls/leaves.js';
 import { mkdirSync } from 'node:fs';
-import { cli, listen, needs, refusingPort, REPO, tempHome } from '../helpers.js';
+import { cli, listen, needs, postInPieces, refusingPort, REPO, tempHome } from '../helpers.js';
 import { testCa } from '../upstream-ca.js';
 import { frame, messages, readFrames } from '../ws-util.js';
 
@@ -194,26 +194,14 @@ describe('TLS interception and secrets (real HTTPS upstream, curl)', () => {
   });
 
   test('(review, round 38) request bodies written in pieces: a value whose end waits unread (fewer bytes than the window) when the agent goes is refused and audited, and one the 2 ms release finds is answered 403 without another byte; control: the same pieces to the bound host pass whole', async () => {
-    /** A POST in an intercepted tunnel to `host`, its body in `pieces` 30 ms apart; then `close` or 600 ms of listening. */
+    /** A POST in an intercepted tunnel to `host`, its body in pieces; then `close` or listening (test/helpers.ts). */
     const pieces = (host: string, body: string[], close: boolean) => new Promise<string>((resolve, reject) => {
       const raw = netConnect(Number(new URL(proxyUrl).port), '127.0.0.1', () => raw.write(`CONNECT ${host}:${upPort} HTTP/1.1\r\nHost: ${host}:${upPort}\r\n\r\n`));
       raw.once('data', () => {
-        const s = tls.connect({ socket: raw, servername: host, ca: [readFileSync(caFile, 'utf8')] }, async () => {
-          const length = body.reduce((n, b) => n + b.length, 0);
-          s.write(`POST /pieces HTTP/1.1\r\nHost: ${host}:${upPort}\r\nContent-Length: ${close ? length + 100 : length}\r\n\r\n`);
-          for (const b of body) {
-            s.write(b);
-            await new Promise((r) => setTimeout(r, 30));
-          }
-          if (close) {
-            s.destroy();
-            return resolve(out);
-          }
-          setTimeout(() => { s.destroy(); resolve(out); }, 600);
+        const s = tls.connect({ socket: raw, servername: host, ca: [readFileSync(caFile, 'utf8')] }, () => {
+          resolve(postInPieces(s, (n) => `POST /pieces HTTP/1.1\r\nHost: ${host}:${upPort}\r\nContent-Length: ${n}\r\n\r\n`, body, close));
         });
-        let out = '';
-        s.setEncoding('latin1').on('data', (d: string) => (out += d));
-        s.on('error', reject);
+        s.once('error', reject);
       });
     });
     const refusals = () => audit.filter((x) => x.exfiltration === true).length;

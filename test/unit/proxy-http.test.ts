@@ -5,6 +5,7 @@ import { createServer, type Server } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
 import { createProxy, hostHeaderProblem } from '../../lib/proxy/server.js';
+import { postInPieces } from '../helpers.js';
 
 let upstream: Server;
 let proxy: Server;
@@ -262,25 +263,11 @@ test('(review, round 38) plain HTTP, a body in pieces: a value whose end waits u
     return (p.address() as AddressInfo).port;
   };
   const [gPort, oPort] = [await portOf(guarded), await portOf(open)];
-  /** A POST whose body goes in `body`'s pieces 30 ms apart; then the agent goes (`close`) or listens 600 ms. */
-  const post = (port: number, body: string[], close: boolean) => new Promise<string>((resolve) => {
-    let out = '';
-    const length = body.reduce((n, b) => n + b.length, 0);
-    const s = connect(port, '127.0.0.1', async () => {
-      s.write(`POST http://ok.test/x HTTP/1.1\r\nHost: ok.test\r\nContent-Length: ${close ? length + 100 : length}\r\n\r\n`);
-      for (const b of body) {
-        s.write(b);
-        await new Promise((r) => setTimeout(r, 30));
-      }
-      if (close) {
-        s.destroy();
-        return resolve(out);
-      }
-      setTimeout(() => { s.destroy(); resolve(out); }, 600);
-    });
-    s.setEncoding('latin1').on('data', (d: string) => (out += d));
-    s.on('error', () => resolve(out));
-  });
+  /** A POST whose body goes in pieces; then the agent goes (`close`) or listens (test/helpers.ts). */
+  const post = (port: number, body: string[], close: boolean) => {
+    const s = connect(port, '127.0.0.1');
+    return postInPieces(s, (n) => `POST http://ok.test/x HTTP/1.1\r\nHost: ok.test\r\nContent-Length: ${n}\r\n\r\n`, body, close);
+  };
   const refusals = () => local.filter((e) => e.exfiltration === true).length;
   t.after(() => {
     for (const p of [guarded, open, up]) {
