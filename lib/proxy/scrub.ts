@@ -206,7 +206,15 @@ interface Hit {
 /** Every whole form that could cover a byte from `from` on and begins before `limit`, in order of place. */
 function hitsOf(pairs: ScrubPair[], src: Buffer | string, from: number, limit: number): Hit[] {
   const { forms, pairOf, spellings, spelledPair, longest } = searchedOf(pairs);
-  const start = Math.max(0, from - longest + 1);
+  let start = Math.max(0, from - longest + 1);
+  // No form holds a line break: none that covers `from` begins before the last one before it, and none that begins
+  // before `limit` goes past one just before it (a release ends at one). Read no further: where the breaks are is
+  // the bytes' own layout (review, round 38: a release read the window for a piece of a few bytes).
+  if (typeof src !== 'string') {
+    const b = lastBreakIn(src, start, from);
+    if (b !== -1) start = b + 1;
+    if (limit > 0 && limit < src.length && isBreak(src[limit - 1] as number)) src = src.subarray(0, limit);
+  }
   const hits: Hit[] = forms.find(src, start, limit).map((h) => {
     const p = pairs[(pairOf[h.group] as number[])[h.form] as number] as ScrubPair;
     return { at: h.at, len: p.find.length, p };
@@ -230,6 +238,15 @@ export function scrubText(text: string, pairs: ScrubPair[]): string {
 }
 
 const EMPTY = Buffer.alloc(0);
+
+const isBreak = (c: number) => c === 0x0a || c === 0x0d;
+
+/** The index of the last CR or LF of `b` in [from, to); -1 when there is none. */
+function lastBreakIn(b: Buffer, from: number, to: number): number {
+  if (to <= from) return -1;
+  const at = Math.max(b.lastIndexOf(0x0a, to - 1), b.lastIndexOf(0x0d, to - 1));
+  return at >= from ? at : -1;
+}
 
 /** Whether `b` holds a CR or LF. */
 export function hasBreak(b: Buffer): boolean {
@@ -297,7 +314,10 @@ export class Scrubber {
     if (limit <= this.sent) {
       // Kept from where that reading begins (the longest form before what has not gone: review, round 38, kept whole
       // the carry grew a piece a release, and was copied each time).
-      const from = Math.max(0, this.sent - searchedOf(this.pairs).longest);
+      // From the last line break before it, where there is one (that reading begins after it: no form holds one).
+      const behind = Math.max(0, this.sent - searchedOf(this.pairs).longest);
+      const b = lastBreakIn(all, behind, this.sent);
+      const from = b === -1 ? behind : b;
       this.carry = Buffer.from(all.subarray(from));
       this.sent -= from;
       return EMPTY;
