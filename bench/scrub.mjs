@@ -2,7 +2,8 @@
 // with one and with two secrets, against a string search for the raw value and its base64 forms in the same
 // run (what scrubbing used before its searches whose cost does not depend on the secret's bytes:
 // lib/secrets/spelling-search.ts, lib/secrets/form-search.ts).
-// A host writing a byte at a time (a 256-byte value, 64 KiB in 1-byte pieces): what small pieces cost.
+// A host writing a byte at a time (a 256-byte value, 64 KiB in 1-byte pieces): what small pieces cost; an event
+// stream of small deltas, each let go alone by the timer's release.
 // No target: the figures say what the constant-time search costs (docs/benchmarks.md).
 import { median } from './lib.mjs';
 
@@ -41,12 +42,29 @@ function trickled() {
   return n + s.end().length;
 }
 
+// An event stream as a model's answer comes: 8 MiB of ~130-byte deltas, each pushed alone and let go by the timer's release.
+const delta = (i) => `event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"const x${i} = foo(bar, \\"baz\\");\\n"}}\n\n`;
+let eventText = '';
+for (let i = 0; eventText.length < 8 << 20; i++) eventText += delta(i);
+const events = Buffer.from(eventText);
+function streamed() {
+  const s = new Scrubber(one);
+  let n = 0;
+  for (let at = 0; at < events.length; ) {
+    const e = events.indexOf('\n\n', at) + 2;
+    n += s.push(events.subarray(at, e)).length + s.release().length;
+    at = e;
+  }
+  return n + s.end().length;
+}
+
 const subjects = {
   'string search, 1 secret': () => searched(one),
   'Scrubber, 1 secret': () => scrubbed(one),
   'string search, 2 secrets': () => searched(two),
   'Scrubber, 2 secrets': () => scrubbed(two),
   'Scrubber, a 256-byte secret, 64 KiB in 1-byte pieces': () => trickled(),
+  'Scrubber, 1 secret, an event stream, each event let go alone': () => streamed(),
 };
 const times = Object.fromEntries(Object.keys(subjects).map((k) => [k, []]));
 for (let r = 0; r < ROUNDS + 1; r++) {
@@ -58,7 +76,7 @@ for (let r = 0; r < ROUNDS + 1; r++) {
 }
 const rows = Object.entries(times).map(([subject, t]) => {
   const ms = median(t);
-  const bytes = subject.includes('1-byte pieces') ? TRICKLE : body.length;
+  const bytes = subject.includes('1-byte pieces') ? TRICKLE : subject.includes('event stream') ? events.length : body.length;
   return { subject, median_ms: +ms.toFixed(1), mb_per_s: +(bytes / 1e6 / (ms / 1000)).toFixed(bytes === body.length ? 0 : 2) };
 });
 console.log(JSON.stringify({ benchmark: 'scrub', body_bytes: body.length, rows }, null, 2));
