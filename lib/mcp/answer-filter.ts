@@ -76,24 +76,47 @@ export function filterJson(text: string, p: ToolPolicy): string | null | 'refuse
 
 const refusal = (why: string) => Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32603, message: `stashbase: the MCP server's answer ${why}, so it was not passed on` } }));
 
+/** An answer's bytes held, each charged to the run's room, given back when they are taken or dropped. */
+class HeldAnswer {
+  private readonly bytes = new HeldBytes();
+  constructor(private readonly budget: AnswerBudget) {}
+  /** Holds `chunk`; or, past MAX_JSON_ANSWER or the room, holds nothing of it and says which. */
+  add(chunk: Buffer): 'larger' | 'room' | null {
+    if (this.bytes.size + chunk.length > MAX_JSON_ANSWER) return 'larger';
+    if (!this.budget.take(chunk.length)) return 'room';
+    this.bytes.push(chunk);
+    return null;
+  }
+  take(): Buffer {
+    const all = this.bytes.take();
+    this.budget.give(all.length);
+    return all;
+  }
+  clear(): void {
+    this.budget.give(this.bytes.size);
+    this.bytes.clear();
+  }
+  get size(): number {
+    return this.bytes.size;
+  }
+}
+
 class JsonAnswer implements MessageFilter {
-  private readonly parts = new HeldBytes();
-  private size = 0;
+  private readonly parts: HeldAnswer;
   private over: string | null = null;
-  constructor(private readonly p: ToolPolicy, private readonly budget: AnswerBudget) {}
+  constructor(private readonly p: ToolPolicy, private readonly budget: AnswerBudget) {
+    this.parts = new HeldAnswer(budget);
+  }
   push(chunk: Buffer): Buffer {
     if (this.over !== null || chunk.length === 0) return EMPTY;
-    if (this.size + chunk.length > MAX_JSON_ANSWER) return this.drop(`is larger than ${MAX_JSON_ANSWER} bytes`);
-    if (!this.budget.take(chunk.length)) return this.drop(`would have been held with the run's other MCP answers past ${this.budget.max >> 20} MiB at once (network.limits.mcp_bodies_mb)`);
-    this.size += chunk.length;
-    this.parts.push(chunk);
+    const refused = this.parts.add(chunk);
+    if (refused === 'larger') return this.drop(`is larger than ${MAX_JSON_ANSWER} bytes`);
+    if (refused === 'room') return this.drop(`would have been held with the run's other MCP answers past ${this.budget.max >> 20} MiB at once (network.limits.mcp_bodies_mb)`);
     return EMPTY;
   }
   private drop(why: string): Buffer {
     this.over = why;
     this.parts.clear();
-    this.budget.give(this.size);
-    this.size = 0;
     return EMPTY;
   }
   release(): Buffer {
@@ -102,13 +125,11 @@ class JsonAnswer implements MessageFilter {
   end(): Buffer {
     if (this.over !== null) return refusal(this.over);
     const all = this.parts.take();
-    this.budget.give(this.size);
-    this.size = 0;
     const filtered = filterJson(all.toString('utf8'), this.p);
     return filtered === 'refused' ? refusal('is not JSON it could read') : filtered === null ? all : Buffer.from(filtered);
   }
   get held(): number {
-    return this.size;
+    return this.parts.size;
   }
 }
 
@@ -166,13 +187,14 @@ function endIn(carry: Buffer, chunk: Buffer): number {
 
 class EventAnswer implements MessageFilter {
   /** The event being held (taken whole when it ends). */
-  private readonly parts = new HeldBytes();
-  private size = 0;
+  private readonly parts: HeldAnswer;
   /** Up to the last 3 bytes held: a blank line may straddle two chunks. */
   private carry: Buffer = EMPTY;
   /** An event over the limit: its bytes are dropped until its end. */
   private skipping = false;
-  constructor(private readonly p: ToolPolicy, private readonly budget: AnswerBudget) {}
+  constructor(private readonly p: ToolPolicy, budget: AnswerBudget) {
+    this.parts = new HeldAnswer(budget);
+  }
   push(chunk: Buffer): Buffer {
     const out: Buffer[] = [];
     while (chunk.length > 0) {
@@ -180,14 +202,9 @@ class EventAnswer implements MessageFilter {
       if (at === -1) {
         if (!this.skipping) {
           // An event that never ends is not held without end, nor past the run's room: dropped, and what follows until its end too.
-          if (this.size + chunk.length > MAX_JSON_ANSWER || !this.budget.take(chunk.length)) {
+          if (this.parts.add(chunk) !== null) {
             this.skipping = true;
             this.parts.clear();
-            this.budget.give(this.size);
-            this.size = 0;
-          } else {
-            this.parts.push(chunk);
-            this.size += chunk.length;
           }
         }
         this.carry = Buffer.from((this.carry.length + chunk.length > 3 ? Buffer.concat([this.carry, chunk]).subarray(-3) : Buffer.concat([this.carry, chunk])));
@@ -195,11 +212,9 @@ class EventAnswer implements MessageFilter {
       }
       // The event ends inside this chunk (or exactly where the held bytes end: a line break left waiting for the next byte).
       const cut = Math.max(0, at);
-      if (!this.skipping && this.size + cut <= MAX_JSON_ANSWER) out.push(filterEvent(this.parts.size > 0 ? Buffer.concat([this.parts.take(), chunk.subarray(0, cut)]) : chunk.subarray(0, cut), this.p));
+      if (!this.skipping && this.parts.size + cut <= MAX_JSON_ANSWER) out.push(filterEvent(this.parts.size > 0 ? Buffer.concat([this.parts.take(), chunk.subarray(0, cut)]) : chunk.subarray(0, cut), this.p));
       this.skipping = false;
       this.parts.clear();
-      this.budget.give(this.size);
-      this.size = 0;
       this.carry = EMPTY;
       chunk = chunk.subarray(cut);
     }
@@ -210,12 +225,10 @@ class EventAnswer implements MessageFilter {
   }
   end(): Buffer {
     const rest = this.parts.take();
-    this.budget.give(this.size);
-    this.size = 0;
     return rest.length && !this.skipping ? filterEvent(rest, this.p) : EMPTY;
   }
   get held(): number {
-    return this.size;
+    return this.parts.size;
   }
 }
 

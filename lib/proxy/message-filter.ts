@@ -20,8 +20,7 @@
 // again: a byte a piece would cost the window a byte), until a window's worth
 // has come, the timer finds a line break among them, or the message ends.
 import { type FormSearch, searchFor } from '../secrets/form-search.js';
-import { hasBreak, lastBreak } from './scrub.js';
-import { HeldBytes } from '../util/held-bytes.js';
+import { lastBreak, Waiting } from './waiting.js';
 import type { BodyNeedle } from './secrets.js';
 
 export interface MessageFilter {
@@ -65,6 +64,7 @@ export class Guard implements MessageFilter {
   constructor(needles: BodyNeedle[]) {
     this.needles = needles.filter((n) => n.needle.length > 0);
     this.window = Math.max(0, ...this.needles.map((n) => n.needle.length - 1));
+    this.waiting = new Waiting(this.window);
     // One search per list of needles (a tunnel's, made once): a pass per value, its whole length hashed.
     const kept = this.needles;
     this.search = searchFor(needles, () => kept.map((n) => ({ window: n.needle.length, forms: [n.needle] })));
@@ -79,9 +79,8 @@ export class Guard implements MessageFilter {
     }
   }
 
-  /** Pieces pushed and not yet checked (fewer bytes than the window): a check reads the window again, so small pieces wait (as the Scrubber's). */
-  private readonly waiting = new HeldBytes();
-  private waitingBreak = false;
+  /** Pieces pushed and not yet checked: a check reads the window again, so small pieces wait (as the Scrubber's). */
+  private readonly waiting: Waiting;
 
   /** A value found by the timer's check: nothing more goes, and the next push or end throws it. */
   private found: BodyRefused | null = null;
@@ -92,19 +91,14 @@ export class Guard implements MessageFilter {
     if (this.needles.length === 0) return chunk;
     if (this.found !== null) throw this.found;
     if (chunk.length === 0 || this.dropped) return EMPTY;
-    // A window's worth or more with nothing waiting: checked as it came, no copy.
-    if (this.waiting.size === 0 && chunk.length >= this.window) return this.read(chunk);
-    this.waiting.push(chunk);
-    this.waitingBreak ||= hasBreak(chunk);
-    return this.waiting.size < this.window ? EMPTY : this.read();
+    const ready = this.waiting.admit(chunk);
+    return ready === null ? EMPTY : this.read(ready);
   }
 
-  /** Checks what waits (or `came`, where nothing waits) with the window before it; all but the window may go. */
-  private read(came?: Buffer): Buffer {
-    if (came === undefined && this.waiting.size === 0) return EMPTY;
-    const chunk = came ?? this.waiting.take();
-    this.waitingBreak = false;
-    const all = this.tail.length ? Buffer.concat([this.tail, chunk]) : chunk;
+  /** Checks `came` (what waited) with the window before it; all but the window may go. */
+  private read(came: Buffer): Buffer {
+    if (came.length === 0) return EMPTY;
+    const all = this.tail.length ? Buffer.concat([this.tail, came]) : came;
     this.check(all);
     const from = this.tail.length - this.unsent;
     const cut = Math.max(from, all.length - this.window);
@@ -118,15 +112,9 @@ export class Guard implements MessageFilter {
    * never throws (a timer has nobody to catch it): a value found holds everything, and the next push or end says so.
    */
   release(): Buffer {
-    if (this.found !== null || this.dropped || (!this.waitingBreak && lastBreak(this.tail, this.tail.length - this.unsent) < 0)) return EMPTY;
-    let out: Buffer;
-    try {
-      out = this.read();
-    } catch (e) {
-      if (!(e instanceof BodyRefused)) throw e;
-      this.found = e;
-      return EMPTY;
-    }
+    if (this.found !== null || this.dropped || (!this.waiting.hasBreak && lastBreak(this.tail, this.tail.length - this.unsent) < 0)) return EMPTY;
+    const out = this.checkWaiting();
+    if (this.found !== null) return EMPTY;
     const from = this.tail.length - this.unsent;
     const at = lastBreak(this.tail, from);
     if (at < 0) return out;
@@ -144,7 +132,7 @@ export class Guard implements MessageFilter {
   end(): Buffer {
     if (this.found !== null) throw this.found;
     if (this.dropped) return EMPTY;
-    const read = this.read();
+    const read = this.read(this.waiting.take());
     const out = this.letGo(this.tail.length);
     this.tail = EMPTY;
     return read.length === 0 ? out : Buffer.concat([read, out]);
@@ -161,14 +149,20 @@ export class Guard implements MessageFilter {
   abandon(): BodyRefused | null {
     if (this.found === null && !this.dropped) {
       this.dropped = true;
-      try {
-        this.read();
-      } catch (e) {
-        if (!(e instanceof BodyRefused)) throw e;
-        this.found = e;
-      }
+      this.checkWaiting();
     }
     return this.found;
+  }
+
+  /** What waited, checked, where nobody can catch a refusal (the timer, the end of a dropped stream): it is kept in `found`. */
+  private checkWaiting(): Buffer {
+    try {
+      return this.read(this.waiting.take());
+    } catch (e) {
+      if (!(e instanceof BodyRefused)) throw e;
+      this.found = e;
+      return EMPTY;
+    }
   }
 }
 

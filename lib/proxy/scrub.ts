@@ -14,10 +14,10 @@
 // secret (lib/proxy/message-filter.ts). The spellings are found by
 // lib/secrets/spelling-search.ts and the base64 forms by
 // lib/secrets/form-search.ts, whose costs do not depend on them either.
-import { HeldBytes } from '../util/held-bytes.js';
 import { FormSearch } from '../secrets/form-search.js';
 import { SPELLED_PER_BYTE, SpellingSearch } from '../secrets/spelling-search.js';
 import type { BoundSecret } from './secrets.js';
+import { isBreak, lastBreak, Waiting } from './waiting.js';
 
 export interface ScrubPair {
   /** The value (spelled: found however its characters are written), or one of its base64 forms. */
@@ -211,7 +211,7 @@ function hitsOf(pairs: ScrubPair[], src: Buffer | string, from: number, limit: n
   // before `limit` goes past one just before it (a release ends at one). Read no further: where the breaks are is
   // the bytes' own layout (review, round 38: a release read the window for a piece of a few bytes).
   if (typeof src !== 'string') {
-    const b = lastBreakIn(src, start, from);
+    const b = lastBreak(src, start, from);
     if (b !== -1) start = b + 1;
     if (limit > 0 && limit < src.length && isBreak(src[limit - 1] as number)) src = src.subarray(0, limit);
   }
@@ -239,26 +239,6 @@ export function scrubText(text: string, pairs: ScrubPair[]): string {
 
 const EMPTY = Buffer.alloc(0);
 
-const isBreak = (c: number) => c === 0x0a || c === 0x0d;
-
-/** The index of the last CR or LF of `b` in [from, to); -1 when there is none. */
-function lastBreakIn(b: Buffer, from: number, to: number): number {
-  if (to <= from) return -1;
-  const at = Math.max(b.lastIndexOf(0x0a, to - 1), b.lastIndexOf(0x0d, to - 1));
-  return at >= from ? at : -1;
-}
-
-/** Whether `b` holds a CR or LF. */
-export function hasBreak(b: Buffer): boolean {
-  return b.indexOf(0x0a) !== -1 || b.indexOf(0x0d) !== -1;
-}
-
-/** The index of the last CR or LF of `b` at or after `from`; -1 when there is none. */
-export function lastBreak(b: Buffer, from: number): number {
-  const at = Math.max(b.lastIndexOf(0x0a), b.lastIndexOf(0x0d));
-  return at >= from ? at : -1;
-}
-
 /**
  * A stream's scrubbing state. It always holds the last `window` raw bytes
  * (the longest form, less one), whatever they are, and lets them go up to
@@ -273,15 +253,13 @@ export class Scrubber {
   private carry: Buffer = EMPTY;
   /** How many of them went out already. */
   private sent = 0;
-  /** Pieces pushed and not yet read (fewer bytes than the window), copied together (a list of them cost ~100 bytes a byte). */
-  private readonly waiting = new HeldBytes();
-  /** Whether a line break is among them (release() has nothing to let go otherwise, and reads nothing). */
-  private waitingBreak = false;
+  private readonly waiting: Waiting;
   private readonly window: number;
 
   constructor(private readonly pairs: ScrubPair[]) {
     // Fixed by the values' lengths, not by their forms (a percent-encoded one's length tells how many bytes it escaped).
     this.window = Math.max(0, ...pairs.map((p) => p.bound - 1));
+    this.waiting = new Waiting(this.window);
   }
 
   /**
@@ -295,28 +273,22 @@ export class Scrubber {
   push(chunk: Buffer): Buffer {
     if (this.pairs.length === 0) return chunk;
     if (chunk.length === 0) return EMPTY;
-    // A window's worth or more with nothing waiting: read as it came, no copy.
-    if (this.waiting.size === 0 && chunk.length >= this.window) return this.read(chunk);
-    this.waiting.push(chunk);
-    this.waitingBreak ||= hasBreak(chunk);
-    if (this.waiting.size < this.window) return EMPTY;
-    return this.read();
+    const ready = this.waiting.admit(chunk);
+    return ready === null ? EMPTY : this.read(ready);
   }
 
-  /** Reads what waits (and `chunk`, where nothing waits): all but the window goes out, scrubbed. */
-  private read(chunk?: Buffer): Buffer {
-    const waiting = chunk ?? this.takeWaiting();
-    if (waiting.length === 0) return EMPTY;
-    const all = this.carry.length ? Buffer.concat([this.carry, waiting]) : waiting;
+  /** Reads `came` (what waited): all but the window goes out, scrubbed. */
+  private read(came: Buffer): Buffer {
+    if (came.length === 0) return EMPTY;
+    const all = this.carry.length ? Buffer.concat([this.carry, came]) : came;
     const limit = Math.max(this.sent, all.length - this.window);
-    // Nothing may go yet (the timer's release before its own reading): kept whole, untrimmed, for the reading to come,
-    // which sees what this one would have (review, round 38: each release read the window twice).
+    // Nothing may go yet (the timer's release, before its own reading): not read (review, round 38: each release read
+    // the window twice), kept from where the reading to come begins, which sees what this one would have: the longest
+    // form before what has not gone, or the last line break before it, no form holding one (kept whole, the carry grew
+    // a piece a release, and was copied each time).
     if (limit <= this.sent) {
-      // Kept from where that reading begins (the longest form before what has not gone: review, round 38, kept whole
-      // the carry grew a piece a release, and was copied each time).
-      // From the last line break before it, where there is one (that reading begins after it: no form holds one).
       const behind = Math.max(0, this.sent - searchedOf(this.pairs).longest);
-      const b = lastBreakIn(all, behind, this.sent);
+      const b = lastBreak(all, behind, this.sent);
       const from = b === -1 ? behind : b;
       this.carry = Buffer.from(all.subarray(from));
       this.sent -= from;
@@ -345,17 +317,12 @@ export class Scrubber {
   release(): Buffer {
     // Nothing to let go without a line break: nothing read (a host pausing after each byte would have the window read
     // again each time).
-    if (!this.waitingBreak && lastBreak(this.carry, this.sent) < 0) return EMPTY;
-    const out = this.read();
+    if (!this.waiting.hasBreak && lastBreak(this.carry, this.sent) < 0) return EMPTY;
+    const out = this.read(this.waiting.take());
     const at = lastBreak(this.carry, this.sent);
     if (at < 0) return out;
     const rest = this.flush(at + 1);
     return out.length === 0 ? rest : rest.length === 0 ? out : Buffer.concat([out, rest]);
-  }
-
-  private takeWaiting(): Buffer {
-    this.waitingBreak = false;
-    return this.waiting.take();
   }
 
   private flush(limit: number): Buffer {
@@ -367,7 +334,7 @@ export class Scrubber {
 
   /** The rest, at the end of the stream. */
   end(): Buffer {
-    const read = this.read();
+    const read = this.read(this.waiting.take());
     const out = this.flush(this.carry.length);
     this.carry = EMPTY;
     this.sent = 0;

@@ -142,16 +142,29 @@ function startsWith(s: Uint8Array, p: number, what: Uint8Array): boolean {
 
 const isAlnum = (b: number) => (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5a) || (b >= 0x61 && b <= 0x7a);
 
-function percent(s: Uint8Array, p: number): void {
-  // %XX, and %25 before it once or twice (a percent-encoded text encoded again).
-  let q = p + 1;
-  for (let again = 0; again < 3; again++) {
+/** Each layer percentLayers() read: its value (-1: no hex digits) and the length from the first `%`. */
+const LAYER_V = new Int32Array(3);
+const LAYER_LEN = new Int32Array(3);
+
+/** `%XX` at the `%` at `p`, and `%25` before it once or twice (a percent-encoded text encoded again): how many layers. */
+function percentLayers(s: Uint8Array, p: number): number {
+  let n = 0;
+  for (let q = p + 1; n < 3; q += 2) {
     const v = hexN(s, q, 2);
-    if (v >= 0) putByteOrCode(q + 2 - p, v);
-    // A form's `+` for a space, encoded again (`%2B`).
-    if (v === 0x2b) put(q + 2 - p, 1, 0x20);
+    LAYER_V[n] = v;
+    LAYER_LEN[n++] = q + 2 - p;
     if (v !== 0x25) break;
-    q += 2;
+  }
+  return n;
+}
+
+function percent(s: Uint8Array, p: number): void {
+  for (let k = 0, n = percentLayers(s, p); k < n; k++) {
+    const v = LAYER_V[k]!;
+    const len = LAYER_LEN[k]!;
+    if (v >= 0) putByteOrCode(len, v);
+    // A form's `+` for a space, encoded again (`%2B`).
+    if (v === 0x2b) put(len, 1, 0x20);
   }
   if (p + 1 < end && (s[p + 1] === 0x75 || s[p + 1] === 0x55)) unitEscape(s, p, 2);
 }
@@ -311,11 +324,7 @@ function percented(s: Uint8Array, i: number, c: number): number {
   if (i >= end) return 0;
   if (s[i] === c) return 1;
   if (s[i] !== 0x25) return 0;
-  for (let q = i + 1, again = 0; again < 3; again++, q += 2) {
-    const v = hexN(s, q, 2);
-    if (v === c) return q + 2 - i;
-    if (v !== 0x25) return 0;
-  }
+  for (let k = 0, n = percentLayers(s, i); k < n; k++) if (LAYER_V[k] === c) return LAYER_LEN[k]!;
   return 0;
 }
 
@@ -330,11 +339,7 @@ function syntaxAt(s: Uint8Array, i: number, raw: boolean): Array<[number, number
   if (raw) options.push([c, 1]);
   if (c === 0x25) {
     // %XX, and %25 before it once or twice, as percent() reads them (a URL's query encoded again).
-    for (let q = i + 1, again = 0; again < 3; again++, q += 2) {
-      const v = hexN(s, q, 2);
-      if (v >= 0 && v < 0x80) options.push([v, q + 2 - i]);
-      if (v !== 0x25) break;
-    }
+    for (let k = 0, n = percentLayers(s, i); k < n; k++) if (LAYER_V[k]! >= 0 && LAYER_V[k]! < 0x80) options.push([LAYER_V[k]!, LAYER_LEN[k]!]);
   } else if (c === 0x5c && i + 1 < end) {
     const b = s[i + 1]!;
     const v = b === 0x75 ? hexN(s, i + 2, 4) : b === 0x78 ? hexN(s, i + 2, 2) : -1;

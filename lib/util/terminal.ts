@@ -59,18 +59,6 @@ export function holdTerminalWrites(streams: Stream[] = [process.stdout, process.
 }
 
 /**
- * What sets back the rendering an agent can leave a terminal in, before stashbase says anything after it: the
- * character attributes (concealed, reverse, a colour as the background's), the character set (G0 ASCII, shifted in),
- * line wrapping and the cursor shown, an open hyperlink closed (text after it would link to the agent's address),
- * synchronized output ended (a terminal that honours it shows nothing until then), the scroll region reset with the
- * cursor kept where it is, and the normal screen (not the alternate one, which a later program's exit wipes); a
- * second review added VT52 mode left (`ESC <`: escape sequences are read again), insert mode off (the agent's text
- * pushed along behind stashbase's words), reverse screen and left/right margins off, and what the agent left below
- * the cursor erased (text waiting there to be read with stashbase's). None of it moves the cursor or clears what is
- * above it. The Linux console prints an OSC it does not know: there it is left out (the console has no hyperlinks),
- * its own palette reset in its place; elsewhere the colours are set back too (COLOURS_RESET).
- */
-/**
  * What makes your terminal send input of its own, off (the third review: left on by the agent, your shell got junk
  * after the run): mouse reports (X10, button, any-motion, UTF-8, SGR, urxvt), focus reports, bracketed paste (your
  * shell turns it on again at its prompt), application cursor keys and keypad.
@@ -85,6 +73,18 @@ const INPUT_MODES_OFF = '\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1005l\x1b[?1006l
  */
 const COLOURS_RESET = ['104', '105', '110', '111', '112', '117', '119'].map((n) => `\x1b]${n}\x1b\\`).join('');
 
+/**
+ * What sets back the rendering an agent can leave a terminal in, before stashbase says anything after it: the
+ * character attributes (concealed, reverse, a colour as the background's), the character set (G0 ASCII, shifted in),
+ * line wrapping and the cursor shown, an open hyperlink closed (text after it would link to the agent's address),
+ * synchronized output ended (a terminal that honours it shows nothing until then), the scroll region reset with the
+ * cursor kept where it is, and the normal screen (not the alternate one, which a later program's exit wipes); a
+ * second review added VT52 mode left (`ESC <`: escape sequences are read again), insert mode off (the agent's text
+ * pushed along behind stashbase's words), reverse screen and left/right margins off, and what the agent left below
+ * the cursor erased (text waiting there to be read with stashbase's). None of it moves the cursor or clears what is
+ * above it. The Linux console prints an OSC it does not know: there it is left out (the console has no hyperlinks),
+ * its own palette reset in its place; elsewhere the colours are set back too (COLOURS_RESET).
+ */
 export function renderingReset(term: string | undefined): string {
   const osc = term === 'linux' ? '\x1b]R' : `\x1b]8;;\x1b\\${COLOURS_RESET}`;
   // The kitty keyboard protocol's stack popped (CSI < 99 u): the Linux console would read CSI … u as restore-cursor.
