@@ -58,27 +58,31 @@ const (
 	// Connections at once when stashbase names no bound (serve PORT MAX).
 	defaultMaxConns = 1024
 	// A connection's kernel send buffer, and how long a write may wait once stashbase has ended the stream.
-	sendBuffer      = 64 << 10
+	sendBuffer = 64 << 10
+	// A connection's kernel receive buffer (the kernel doubles it): set, it is not grown by the kernel's tuning. Unset,
+	// a client that writes and never reads, whose stream stashbase has stopped granting, had ~400 KiB queued in the
+	// relay's socket (review, round 39: in a remote run that is the lease's memory, outside the agent's limits).
+	recvBuffer      = 32 << 10
 	endingWriteWait = 10 * time.Second
-	window     = 128 << 10
+	window          = 128 << 10
 	// Credit goes back in batches of at least this much: a WINDOW frame per small write would double the frames.
 	grantBatch = 32 << 10
 )
 
 type stream struct {
-	id       uint32
-	conn     *net.TCPConn
+	id   uint32
+	conn *net.TCPConn
 	// The connection closed and its place under the relay's bound given back, once, however it ends.
 	closeOnce sync.Once
-	mu       sync.Mutex
-	cond     *sync.Cond
-	credit   int      // what we may still send to stashbase
-	owed     int      // written to the client, not yet granted back
-	queue    [][]byte // what stashbase sent, not yet written to the client
-	eof      bool     // stashbase sends no more
-	closed   bool
-	sentEOF  bool // the client sent no more, and stashbase was told
-	downDone bool // all stashbase sent was written, and the client's side shut
+	mu        sync.Mutex
+	cond      *sync.Cond
+	credit    int      // what we may still send to stashbase
+	owed      int      // written to the client, not yet granted back
+	queue     [][]byte // what stashbase sent, not yet written to the client
+	eof       bool     // stashbase sends no more
+	closed    bool
+	sentEOF   bool // the client sent no more, and stashbase was told
+	downDone  bool // all stashbase sent was written, and the client's side shut
 	// stashbase closed the stream: what it sent before is written first (a refusal
 	// the proxy sent and closed at once must reach the client), then the connection goes.
 	closeAfter bool
@@ -89,10 +93,10 @@ type relay struct {
 	conns    atomic.Int64
 	maxConns int64
 	outMu    sync.Mutex
-	out     *bufio.Writer
-	mu      sync.Mutex
-	streams map[uint32]*stream
-	next    uint32
+	out      *bufio.Writer
+	mu       sync.Mutex
+	streams  map[uint32]*stream
+	next     uint32
 }
 
 func (r *relay) send(t byte, id uint32, payload []byte) {
@@ -330,6 +334,7 @@ func serve(port int, maxConns int) {
 		c.SetNoDelay(true)
 		// What the kernel holds for a client that does not read, bounded (loopback would let it grow to megabytes).
 		c.SetWriteBuffer(sendBuffer)
+		c.SetReadBuffer(recvBuffer)
 		s := &stream{conn: c, credit: window}
 		s.cond = sync.NewCond(&s.mu)
 		go r.upstream(s)

@@ -6,7 +6,7 @@
 // real relay (relay/main.go, built by npm run build) on its stdio, with its
 // control: the same bytes straight to the echo server.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
@@ -208,6 +208,57 @@ test('the real relay bounds its connections (found in review: idle ones, never o
     assert.equal(echoed, 'ping');
   } finally {
     for (const s of open) s.destroy();
+    child.kill('SIGKILL');
+  }
+});
+
+/** What the kernel holds and may hold for the established connections whose local port is `port`: [queued bytes, receive buffer]. */
+function received(port: number): Array<[number, number]> {
+  const out = execFileSync('ss', ['-tmnH', 'state', 'established', `( sport = :${port} )`], { encoding: 'utf8' });
+  return [...out.matchAll(/^(\d+)\s+\d+\s+\S+\s+\S+\s*\n\s*skmem:\(r\d+,rb(\d+),/gm)].map((m) => [Number(m[1]), Number(m[2])]);
+}
+
+test("(review, round 39) the real relay bounds what the kernel queues for a client that writes and never reads, once stashbase stops granting its stream: the receive buffer is set, not tuned by the kernel (it held ~400 KiB a connection, in a remote run outside the agent's limits); control: a socket left to the kernel's tuning, read fast at first and then not, holds several times more", requirement(existsSync(RELAY), `${RELAY} is not built (npm run build, with Go)`), async () => {
+  // Servers that read 4 MiB of each connection fast, then nothing: the proxy's side (the stream's window then never
+  // granted again), and the control's.
+  const accepted: Socket[] = [];
+  const readsThenStops = () => createServer((s) => {
+    accepted.push(s);
+    let got = 0;
+    s.on('data', (d: Buffer) => {
+      got += d.length;
+      if (got >= 4 << 20) s.pause();
+    });
+  });
+  const proxy = readsThenStops();
+  const plain = readsThenStops();
+  await Promise.all([proxy, plain].map((srv) => new Promise<void>((r) => srv.listen(0, '127.0.0.1', r))));
+  const portOf = (srv: Server) => (srv.address() as { port: number }).port;
+  const port = 20000 + Math.floor(Math.random() * 20000);
+  const child = spawn(RELAY, ['serve', String(port), '8'], { stdio: ['pipe', 'pipe', 'inherit'] });
+  // Each client a process of its own, writing as fast as it can and reading nothing.
+  const clients: ReturnType<typeof spawn>[] = [];
+  const flood = (to: number) => clients.push(spawn(process.execPath, ['-e', `const c = require('node:net').connect(${to}, '127.0.0.1'); const b = Buffer.alloc(65536, 1); const pump = () => { while (c.write(b)); }; c.on('connect', pump); c.on('drain', pump); c.on('error', () => process.exit(0));`], { stdio: 'ignore' }));
+  try {
+    const mux = new RelayMux(child.stdout, child.stdin, { connect: () => connect(portOf(proxy), '127.0.0.1'), maxStreams: 64, onEnd: () => {} });
+    await mux.ready;
+    for (let i = 0; i < 4; i++) flood(port);
+    flood(portOf(plain));
+    await sleep(2000);
+    const relay = received(port);
+    assert.equal(relay.length, 4, JSON.stringify(relay));
+    for (const [queued, buffer] of relay) {
+      assert.ok(buffer <= 64 << 10, `receive buffer ${buffer}`);
+      assert.ok(queued <= 64 << 10, `queued ${queued}`);
+    }
+    // Control: the socket of Node's own server, left to the kernel.
+    const [[queued, buffer] = [0, 0]] = received(portOf(plain));
+    assert.ok(buffer > 128 << 10 && queued > 128 << 10, `the control: receive buffer ${buffer}, queued ${queued}`);
+  } finally {
+    for (const c of clients) c.kill('SIGKILL');
+    for (const a of accepted) a.destroy();
+    proxy.close();
+    plain.close();
     child.kill('SIGKILL');
   }
 });
