@@ -2,8 +2,8 @@
 // sides: the run's own git directory, read only through a git directory of
 // stashbase's own making (its config, no refs, no hooks) with the run's
 // objects as the object store and yours as the alternate; and your
-// repository, written only by git's own checks (unpack-objects or index-pack
-// --strict, update-ref with the value each ref had). Neither side reads a
+// repository, written only by git's own checks (index-pack --strict into a
+// quarantine, moved in once all is checked; update-ref with the value each ref had). Neither side reads a
 // config, a hook or an environment setting the agent could have written.
 import type { Command } from './command.js';
 
@@ -87,8 +87,27 @@ export function yoursCommand(git: string, gitDir: string, args: string[]): Comma
 /** Indexes a pack of the run's store afresh (its own .idx is the agent's, and may lie): a pack whose deltas do not resolve fails. */
 export const indexPackArgs = (pack: string, idx: string) => ['index-pack', '--no-rev-index', '-o', idx, pack];
 
-/** Writes the objects of a pack on standard input into your store, each checked (fsck) and its links too. */
-export const unpackArgs = (count: number): string[] => (count < 100 ? ['unpack-objects', '-q', '--strict'] : ['index-pack', '--stdin', '--strict']);
+/**
+ * Writes a pack on standard input as it is (never as loose objects: a delta of a few bytes can stand for a gigabyte),
+ * each object checked (fsck) and its links too, into the object folder the command names (a quarantine, below).
+ */
+export const INDEX_PACK_ARGS = ['index-pack', '--stdin', '--strict'];
+
+/** The size of every object in the command's object folder, written out, one a line (in no order). */
+export const SIZES_ARGS = ['cat-file', '--batch-all-objects', '--unordered', '--batch-check=%(objectsize)'];
+
+/**
+ * A command in your repository whose objects go into `quarantine`, a folder
+ * of stashbase's inside your object store, with your store as its alternate
+ * (what git's receive-pack does with a push): nothing of it is in your store
+ * until stashbase moves its pack in, once every check has passed, and a
+ * refusal, a timeout or Ctrl+C leaves nothing behind. `alternate: false`: the
+ * quarantine alone, for what is asked of its own objects.
+ */
+export function quarantinedCommand(git: string, gitDir: string, quarantine: string, args: string[], alternate = true): Command {
+  const c = yoursCommand(git, gitDir, args);
+  return { ...c, env: { ...c.env, GIT_OBJECT_DIRECTORY: quarantine, GIT_QUARANTINE_PATH: quarantine, ...(alternate ? { GIT_ALTERNATE_OBJECT_DIRECTORIES: `${gitDir}/objects` } : {}) } };
+}
 
 /** Each line of standard input a ref change with the value the ref must still have ("-z" form). */
 export const updateRefsArgs = (message: string) => ['update-ref', '--stdin', '-z', '-m', message];
@@ -120,6 +139,6 @@ export function gitDirStepText(g: PlannedGitDir): string {
     ...list('copied in', [...g.copies, ...(g.admin !== null ? [`worktrees/${g.admin}`] : [])]),
     `  objects/: empty, its alternate ${g.shared} (your object store, bound read-only)`,
     ...list('bound read-only from yours', [...g.readOnly, ...g.otherWorktrees.map((n) => `worktrees/${n}`)]),
-    `  after the run: its links, special files and setuid bits removed and named; the objects that the refs taken reach come into yours by git pack-objects and ${'unpack-objects --strict'} (or index-pack --strict); refs by git update-ref, ref by ref; HEAD and the index only when they check out; nothing else`,
+    `  after the run: its links, special files and setuid bits removed and named; the objects that the refs taken reach are packed by git pack-objects and written by git index-pack --strict into a quarantine in your object store, moved in only when every check passes and they come to at most the import's size bound written out; refs by git update-ref, ref by ref; HEAD and the index only when they check out; nothing else`,
   ].join('\n');
 }

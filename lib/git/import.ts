@@ -8,8 +8,11 @@
 //   namespace (lib/git/ref-decisions.ts);
 // - the objects reachable from what is taken (and the blobs the index stages)
 //   are packed from the run's store by a git with stashbase's own config and
-//   written into yours by unpack-objects or index-pack --strict; a missing or
-//   corrupt object refuses what needs it, named;
+//   written by index-pack --strict into a quarantine inside your object store,
+//   moved in only once every check has passed and they come to at most the
+//   import's size bound written out (a refusal, a timeout or Ctrl+C leaves
+//   nothing in your store); a missing or corrupt object refuses what needs
+//   it, named;
 // - refs change by git update-ref, each with the value it had, so a change of
 //   yours during the run is never overwritten; your git writes your reflogs;
 // - HEAD only as a symbolic ref to a branch that exists, or an object that
@@ -21,11 +24,11 @@
 // The whole import has one deadline (BUDGET_MS) and stops on Ctrl+C: then
 // nothing more is imported and the run's git directory is kept aside, named,
 // never imported again by itself (a record marked as begun is not retried).
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Command } from '../../templates/command.js';
 import {
-  catFileCheckArgs, detachHeadArgs, indexPackArgs, isAncestorArgs, logArgs, OBJECTS_ARGS, PACK_ARGS, readerConfig, REMOTES_ARGS, runObjectsCommand, type RunObjects, symbolicRefArgs, unpackArgs, updateRefsArgs, yoursCommand,
+  catFileCheckArgs, detachHeadArgs, INDEX_PACK_ARGS, indexPackArgs, isAncestorArgs, logArgs, OBJECTS_ARGS, PACK_ARGS, quarantinedCommand, readerConfig, REMOTES_ARGS, runObjectsCommand, type RunObjects, SIZES_ARGS, symbolicRefArgs, updateRefsArgs, yoursCommand,
 } from '../../templates/git-import.js';
 import { collect, eachLine, pipeInto } from '../exec.js';
 import { readBack, readBackText } from '../readback/file.js';
@@ -84,6 +87,8 @@ interface Work {
   /** When the import stops (Date.now() ms), and what stops it sooner (Ctrl+C). */
   deadline: number;
   budgetMs: number;
+  /** MAX_IMPORT_BYTES, or what STASHBASE_GIT_IMPORT_MAX_SIZE says. */
+  maxBytes: number;
   signal: AbortSignal;
   /** What is done so far: said when it stops. */
   stage: 'before' | 'refs';
@@ -142,6 +147,15 @@ function makeReader(rec: RunGitDirRecord, git: string): RunObjects {
   return { git, readerDir: at, objects: join(rec.plan.dir, 'objects'), yours: join(rec.plan.gitDir, 'objects') };
 }
 
+/**
+ * What one import brings into your object store at most, written out (STASHBASE_GIT_IMPORT_MAX_SIZE, bytes, sets
+ * another): a pack's bytes bound nothing, as a delta of a few bytes can stand for a gigabyte (review, round 39: a pack
+ * of 40 KB wrote 3 GiB into the user's store, and stayed there after its refusal).
+ */
+export const MAX_IMPORT_BYTES = 2 * 1024 ** 3;
+/** The quarantines of one run's import in your object store (git's own are `incoming-…`). */
+const quarantinePrefix = (session: string) => `incoming-stashbase-${session}-`;
+
 /** A tree the tips reach (and your refs do not) nested deeper than MAX_TREE_DEPTH, named by its path's start; null when none. */
 async function tooDeep(w: Work, tips: string[], yourTips: string[]): Promise<string | null> {
   let found: string | null = null;
@@ -161,21 +175,39 @@ async function tooDeep(w: Work, tips: string[], yourTips: string[]): Promise<str
   return r.code === 0 ? null : `git rev-list: ${r.stderr.trim().split('\n').at(-1) ?? `exit ${r.code}`}`;
 }
 
-/** Packs what the tips reach (and your refs do not) from the run's store into yours; null when done, else why not. */
+/**
+ * Packs what the tips reach (and your refs do not) from the run's store into a
+ * quarantine of your object store, and moves it in when every check passed;
+ * null when done, else why not. Objects past the import's size bound stop the
+ * whole import (ImportStopped): the run's git directory is kept aside.
+ */
 async function importObjects(w: Work, tips: string[], yourTips: string[]): Promise<string | null> {
   if (tips.length === 0) return null;
-  // The depth is read while the objects are packed (both walk the same history): a tree too deep
-  // refuses what needs it before any ref names it; its objects stay unreferenced in your store.
-  const [deep, packed] = await Promise.all([tooDeep(w, tips, yourTips), packObjects(w, tips, yourTips)]);
-  return deep ?? packed;
+  const objects = join(w.rec.plan.gitDir, 'objects');
+  const q = mkdtempSync(join(objects, quarantinePrefix(w.session)));
+  try {
+    // The depth is read while the objects are packed (both walk the same history): a tree too deep refuses what needs
+    // it, and nothing of it stays.
+    const [deep, packed] = await Promise.all([tooDeep(w, tips, yourTips), packObjects(w, tips, yourTips, q)]);
+    const why = deep ?? packed;
+    if (why !== null) return why;
+    const size = await sizeOf(w, q);
+    if (typeof size === 'string') return size;
+    if (size > w.maxBytes) throw new ImportStopped(`its objects come to ${bytesSaid(size)} written out, more than the ${bytesSaid(w.maxBytes)} one import brings into your repository; STASHBASE_GIT_IMPORT_MAX_SIZE, in bytes, sets another bound`);
+    return moveIn(q, objects);
+  } finally {
+    rmSync(q, { recursive: true, force: true });
+  }
 }
 
-async function packObjects(w: Work, tips: string[], yourTips: string[]): Promise<string | null> {
+const bytesSaid = (n: number) => (n >= 1024 ** 3 ? `${(n / 1024 ** 3).toFixed(1)} GiB` : `${(n / 1024 ** 2).toFixed(1)} MiB`);
+
+async function packObjects(w: Work, tips: string[], yourTips: string[], q: string): Promise<string | null> {
   const input = `${tips.join('\n')}\n--not\n${yourTips.join('\n')}\n`;
   const r = await pipeInto(reading(w, PACK_ARGS), input, 12, (head) => {
     // A pack: "PACK", its version, its object count; none to write when empty.
     const count = head.length >= 12 && head.toString('latin1', 0, 4) === 'PACK' ? head.readUInt32BE(8) : 0;
-    return count === 0 ? null : yours(w, unpackArgs(count));
+    return count === 0 ? null : quarantinedCommand(w.git, w.rec.plan.gitDir, q, INDEX_PACK_ARGS);
   }, allowance(w), w.signal);
   if (r.timedOut) {
     stopIfOver(w);
@@ -183,8 +215,50 @@ async function packObjects(w: Work, tips: string[], yourTips: string[]): Promise
   }
   const last = (t: string) => t.trim().split('\n').at(-1) ?? '';
   if (r.producer.code !== 0) return `git pack-objects: ${last(r.producer.stderr) || `exit ${r.producer.code}`}`;
-  if (r.consumed && r.consumed.code !== 0) return `git ${r.consumer?.args.find((a) => a === 'unpack-objects' || a === 'index-pack')}: ${last(r.consumed.stderr) || `exit ${r.consumed.code}`}`;
+  if (r.consumed && r.consumed.code !== 0) return `git index-pack: ${last(r.consumed.stderr) || `exit ${r.consumed.code}`}`;
   return null;
+}
+
+/** The bytes the quarantine's objects come to written out (each object's size as git gives it, no delta applied), or why unknown. */
+async function sizeOf(w: Work, q: string): Promise<number | string> {
+  const r = await run(w, quarantinedCommand(w.git, w.rec.plan.gitDir, q, SIZES_ARGS, false));
+  if (!r.ok) return `git cat-file could not size them (${r.err})`;
+  let total = 0;
+  for (const line of r.out.split('\n')) {
+    if (line === '') continue;
+    if (!/^\d{1,15}$/.test(line)) return `git cat-file could not size them (${printable(line.slice(0, 40), true)})`;
+    total += Number(line);
+  }
+  return total;
+}
+
+/**
+ * The quarantine's pack moved into your object store: the pack first, its
+ * index last (git reads a pack only through its index), by rename (the same
+ * file system: the quarantine is inside your store). Null when done.
+ */
+function moveIn(q: string, objects: string): string | null {
+  const rank = (n: string) => (n.endsWith('.pack') ? 0 : n.endsWith('.idx') ? 2 : 1);
+  try {
+    const names = readdirSync(join(q, 'pack')).filter((n) => /^pack-[0-9a-f]{40,64}\.(pack|rev|idx)$/.test(n)).sort((a, b) => rank(a) - rank(b));
+    if (names.length > 0) mkdirSync(join(objects, 'pack'), { recursive: true });
+    for (const n of names) renameSync(join(q, 'pack', n), join(objects, 'pack', n));
+    return null;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT' && !existsSync(join(q, 'pack'))) return null;
+    return `its objects could not be moved into your object store (${(e as Error).message})`;
+  }
+}
+
+/** Quarantines an import of the run cut off by a crash left in your object store: removed (nothing in them was taken). */
+function removeQuarantines(objects: string, session: string): void {
+  let names: string[] = [];
+  try {
+    names = readdirSync(objects);
+  } catch {
+    return;
+  }
+  for (const n of names) if (n.startsWith(quarantinePrefix(session))) rmSync(join(objects, n), { recursive: true, force: true });
 }
 
 /** The first of the objects that is not a blob in the run's store or yours (named with what it is), or null. */
@@ -366,7 +440,9 @@ function checkedOutElsewhere(rec: RunGitDirRecord): Map<string, string> {
     const v = r.ok ? parseRefFile(refFileText(r.data)) : null;
     if (v?.kind === 'symref') out.set(v.target, where);
   };
-  if (rec.plan.admin !== null) add(join(g, 'HEAD'), `your checkout ${dirname(g)}`);
+  // A remote run's checkout is on the engine: yours is elsewhere too (review, round 39: a resumed run moved the branch
+  // your checkout had, under its working tree).
+  if (rec.plan.admin !== null || rec.plan.remote === true) add(join(g, 'HEAD'), `your checkout ${dirname(g)}`);
   let names: string[] = [];
   try {
     names = readdirSync(join(g, 'worktrees'));
@@ -634,6 +710,8 @@ export interface ImportOptions {
   /** Where a stopped import keeps the run's git directory. */
   keptDir: string;
   budgetMs?: number;
+  /** What the import brings into your object store at most, written out (MAX_IMPORT_BYTES). */
+  maxBytes?: number;
   signal?: AbortSignal;
 }
 
@@ -646,7 +724,7 @@ export async function importRunGitDir(recordFile: string, o: ImportOptions): Pro
     reader: { git: o.git, readerDir: '', objects: '', yours: '' },
     here: checkoutDir(rec.plan.dir, rec.plan.admin),
     there: checkoutDir(rec.plan.gitDir, rec.plan.admin),
-    deadline: Date.now() + budgetMs, budgetMs, signal: o.signal ?? new AbortController().signal, stage: 'before',
+    deadline: Date.now() + budgetMs, budgetMs, maxBytes: o.maxBytes ?? MAX_IMPORT_BYTES, signal: o.signal ?? new AbortController().signal, stage: 'before',
   };
   // An import that began and never ended (stashbase was killed during it) is not begun again: it could kill the next one too.
   const stopped = (why: string) => {
@@ -655,7 +733,10 @@ export async function importRunGitDir(recordFile: string, o: ImportOptions): Pro
     report.warnings.push(`the import of the run's git work for ${rec.plan.gitDir} stopped (${why}): ${done}. ${kept}`);
   };
   try {
-    if (rec.begun === true) stopped('an earlier import of it was cut off');
+    if (rec.begun === true) {
+      removeQuarantines(join(rec.plan.gitDir, 'objects'), o.session);
+      stopped('an earlier import of it was cut off');
+    }
     else {
       writeFileSync(recordFile, JSON.stringify({ ...rec, begun: true }));
       await importWork(w);

@@ -183,6 +183,8 @@ export interface RunGitDirPlan {
   mounts: BindMount[];
   /** The checkout's top, whose files the index may stage (lib/git/index-import.ts); absent in a record made before it was kept. */
   workTree?: string;
+  /** The run's working tree is not on this machine (a remote run): the branch your checkout has is one checked out elsewhere. */
+  remote?: true;
 }
 
 export interface StartState {
@@ -240,7 +242,7 @@ export function repoFormat(gitDir: string): { objectFormat: 'sha1' | 'sha256'; r
  * worktrees' admin folders are not shown at all (a Docker worktree run).
  * Reads what your git directory holds; writes nothing.
  */
-export function planRunGitDir(o: { gitDir: string; admin: string | null; stateDir: string; hideOthers: boolean; own?: string; workTree?: string }): RunGitDirPlan {
+export function planRunGitDir(o: { gitDir: string; admin: string | null; stateDir: string; hideOthers: boolean; own?: string; workTree?: string; remote?: true }): RunGitDirPlan {
   const dir = join(o.stateDir, 'git');
   const copies: string[] = [];
   const readOnly: Array<{ name: string; dir: boolean }> = [];
@@ -280,7 +282,7 @@ export function planRunGitDir(o: { gitDir: string; admin: string | null; stateDi
     ...readOnly.map((r) => ({ src: join(g, r.name), dest: join(g, r.name), ro: true })),
     ...otherWorktrees.map((n) => ({ src: join(g, 'worktrees', n), dest: join(g, 'worktrees', n), ro: true })),
   ];
-  return { gitDir: g, admin: o.admin, dir, objectFormat: repoFormat(g).objectFormat, copies, readOnly, otherWorktrees, fixedOwn: o.own ?? null, mounts, ...(o.workTree !== undefined ? { workTree: o.workTree } : {}) };
+  return { gitDir: g, admin: o.admin, dir, objectFormat: repoFormat(g).objectFormat, copies, readOnly, otherWorktrees, fixedOwn: o.own ?? null, mounts, ...(o.workTree !== undefined ? { workTree: o.workTree } : {}), ...(o.remote ? { remote: true as const } : {}) };
 }
 
 /** Copies a folder's subfolders and regular files (a link or a special file of yours is not carried into the run). */

@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { homePaths, stashbaseHome } from '../home.js';
 import { findTool } from '../util/find-tool.js';
-import { BUDGET_MS, importRunGitDir } from './import.js';
+import { BUDGET_MS, importRunGitDir, MAX_IMPORT_BYTES } from './import.js';
 
 /**
  * An import message as lines: its first, then its own continuation lines (each
@@ -34,6 +34,12 @@ export function importBudgetMs(env: NodeJS.ProcessEnv): number {
   return env.STASHBASE_GIT_IMPORT_TIMEOUT !== undefined && Number.isFinite(s) && s > 0 ? s * 1000 : BUDGET_MS;
 }
 
+/** What one import brings into your object store at most, written out: STASHBASE_GIT_IMPORT_MAX_SIZE (bytes) or MAX_IMPORT_BYTES. */
+export function importMaxBytes(env: NodeJS.ProcessEnv): number {
+  const v = env.STASHBASE_GIT_IMPORT_MAX_SIZE;
+  return v !== undefined && /^\d{1,15}$/.test(v) && Number(v) > 0 ? Number(v) : MAX_IMPORT_BYTES;
+}
+
 /** Imports the run's git directory whose record is `recordFile`; never throws. Resolves 'interrupted' when you stopped it. */
 export async function settleGitDir(recordFile: string, env: NodeJS.ProcessEnv, session: string, say: Sayers): Promise<'done' | 'interrupted'> {
   if (!existsSync(recordFile)) return 'done';
@@ -52,7 +58,7 @@ export async function settleGitDir(recordFile: string, env: NodeJS.ProcessEnv, s
   const slow = setTimeout(() => say.note("importing the run's git work into your repository… (Ctrl+C stops it; what is not imported yet is kept aside)"), SAY_AFTER_MS);
   try {
     const keptDir = join(homePaths(stashbaseHome(env)).kept, `${session}-git`);
-    const r = await importRunGitDir(recordFile, { git, session, keptDir, budgetMs: importBudgetMs(env), signal: stop.signal });
+    const r = await importRunGitDir(recordFile, { git, session, keptDir, budgetMs: importBudgetMs(env), maxBytes: importMaxBytes(env), signal: stop.signal });
     // Ref names and commit subjects are the agent's: notes and warnings alike are said line by line, each escaped (the
     // import's own lines: a list of commits, each a subject on one line).
     for (const [said, m] of [...r.own.map((m) => [say.note, m] as const), ...r.warnings.map((m) => [say.alert, m] as const)]) {

@@ -99,6 +99,18 @@ async function teardownRemote(docker: string, session: string, api: EngineApi | 
   await removeVolume(api, remoteNames(session).tools);
 }
 
+/** Where `ref` is checked out (a worktree's path, yours included), or null. */
+function checkedOutAt(repo: Repo, ref: string): string | null {
+  const r = probe(git(repo.git, repo.root, ['worktree', 'list', '--porcelain']));
+  if (r.code !== 0) throw new SandboxUnavailableError(`git cannot list the worktrees of ${repo.root} (${r.stderr.trim().split('\n').at(-1) ?? ''}); nothing was run`);
+  let path = '';
+  for (const line of r.stdout.split('\n')) {
+    if (line.startsWith('worktree ')) path = line.slice('worktree '.length);
+    else if (line === `branch ${ref}`) return path;
+  }
+  return null;
+}
+
 /** What a remote run is, worked out on this machine before any engine is contacted. */
 export interface RemotePlan {
   repo: Repo;
@@ -143,6 +155,12 @@ export function planRemote(o: { cwd: string; env: NodeJS.ProcessEnv; home: strin
     throw new SandboxUnavailableError(fresh ? `${repo.root} has no commit yet: a remote run starts from your last commit; nothing was run` : `there is no branch ${branch} here to resume; nothing was run`);
   }
   const base = baseOut.stdout.trim();
+  if (!fresh) {
+    // Found in review (round 39): resumed while your checkout had the branch, the import moved it under your working tree,
+    // whose files stayed the old commit's (git status showed the agent's work staged in reverse).
+    const where = checkedOutAt(repo, `refs/heads/${branch}`);
+    if (where !== null) throw new SandboxUnavailableError(`the run's branch ${branch} is checked out in ${printable(where, true)}, and a remote run moves it when it ends without touching that working tree: switch it to another branch first (git switch -), then resume; nothing was run`);
+  }
   if (fresh) {
     // Relative rules as a local run resolves them, from the run's folder (found in review: from a subfolder they were
     // resolved at the repository's top, and the file local runs hide there travelled); from the top as well.
@@ -187,7 +205,7 @@ export async function executeRemote(o: RemoteRunInput): Promise<number> {
       await capture(git(repo.git, repo.root, ['branch', '--no-track', branch, base]));
       branchMade = true;
     }
-    plan = planRunGitDir({ gitDir: repo.gitDir, admin: null, stateDir: runStateDirOf(home, ctx.session), hideOthers: true, own: `refs/heads/${branch}`, workTree: repo.root });
+    plan = planRunGitDir({ gitDir: repo.gitDir, admin: null, stateDir: runStateDirOf(home, ctx.session), hideOthers: true, own: `refs/heads/${branch}`, workTree: repo.root, remote: true });
   } catch (e) {
     // Nothing of the run is left (found in review: a failure here left the run's SSH connection and folder).
     if (branchMade) probe(git(repo.git, repo.root, ['branch', '-D', branch]));

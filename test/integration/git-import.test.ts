@@ -689,6 +689,55 @@ stashbase: import checked, nothing unusual"`,
       assert.match(res.stderr, /created refs\/heads\/deep at [0-9a-f]{12}: not taken \(its objects cannot be imported: a tree nested more than 4096 deep \(d\/d\/d/);
       assert.match(res.stderr, /created refs\/tags\/deep-tag at [0-9a-f]{12}: not taken \(its objects cannot be imported: a tree nested more than 4096 deep/);
       assert.equal(r.git(['for-each-ref', 'refs/heads/deep', 'refs/tags/deep-tag']), '');
+      // (Review, round 39) and nothing of them stays in your object store (they came in before the depth was known).
+      for (const oid of res.stderr.match(/(?<=created refs\/(heads|tags)\/deep(-tag)? at )[0-9a-f]{12}/g) ?? []) {
+        assert.notEqual(spawnSync('git', ['cat-file', '-e', oid], { cwd: r.root, env: r.env }).status, 0, `${oid} is not in your store`);
+      }
+      assert.equal(outside('git cat-file -e deep && git cat-file -e deep-tag && echo there', ctl, r.env).stdout, 'there\n', 'control: outside, they are in the store');
+      spawnSync('rm', ['-rf', ctl]);
+    });
+
+    test("(review, round 39) a pack of a few hundred KB whose deltas stand for 144 MiB: past the import's size bound (STASHBASE_GIT_IMPORT_MAX_SIZE) the import stops, nothing of it is in your object store (it was written there as loose objects, and stayed after the refusal) and the run's git directory is kept aside; under the bound it comes in as the pack it is; control: outside, unpack-objects writes every object", async () => {
+      const bomb = join(r.root, 'bomb.pack');
+      const script = [
+        'h=$(git index-pack --stdin < bomb.pack | cut -f2) && rm bomb.pack',
+        `t=$(git show-index < .git/objects/pack/pack-$h.idx | awk '{printf "100644 blob %s\\tf%d\\n", $2, NR}' | git mktree)`,
+        'git update-ref refs/heads/bomb $(git -c user.name=a -c user.email=a@x commit-tree $t -p HEAD -m bomb) && echo $t',
+      ].join(' && ');
+      const storeKiB = () => Number(spawnSync('du', ['-sk', join(r.root, '.git', 'objects')], { encoding: 'utf8' }).stdout.split('\t')[0]);
+      const agent = (env: NodeJS.ProcessEnv) => cli(['agent', 'run', ...flags, '--', 'bash', '-c', script], { env, cwd: r.root, timeoutMs: 120_000 });
+      const leftovers = () => readdirSync(join(r.root, '.git', 'objects')).filter((n) => n.startsWith('incoming-'));
+      const main = r.oid('main');
+      slowPack(bomb, 16, 8);
+      const ctl = copyOf(r.root, 'bomb-control');
+      const before = storeKiB();
+      const res = await agent({ ...r.env, STASHBASE_GIT_IMPORT_MAX_SIZE: String(64 << 20) });
+      assert.equal(res.code, 0, res.stderr);
+      const tree = res.stdout.trim();
+      assert.match(tree, /^[0-9a-f]{40}$/);
+      const kept = /the import of the run's git work for \S+ stopped \(its objects come to 144\.\d MiB written out, more than the 64\.0 MiB one import brings into your repository; STASHBASE_GIT_IMPORT_MAX_SIZE, in bytes, sets another bound\): nothing of it is in your repository\. The run's git directory is kept in (\S+):/.exec(res.stderr)?.[1];
+      assert.ok(kept, res.stderr);
+      assert.equal(r.git(['for-each-ref', 'refs/heads/bomb']), '');
+      assert.equal(r.oid('main'), main);
+      assert.notEqual(spawnSync('git', ['cat-file', '-e', tree], { cwd: r.root, env: r.env }).status, 0, 'its tree is not in your store');
+      assert.deepEqual(leftovers(), []);
+      assert.ok(storeKiB() - before < 256, `your store grew by ${storeKiB() - before} KiB`);
+      assert.equal(spawnSync('git', ['--git-dir', kept, 'log', '-1', '--format=%s', 'bomb'], { encoding: 'utf8' }).stdout, 'bomb\n', 'the work is kept');
+      spawnSync('rm', ['-rf', kept]);
+      // Under the bound (the default, 2 GiB), the same work comes in, as the pack it is: a few hundred KB.
+      slowPack(bomb, 16, 8);
+      const taken = await agent(r.env);
+      assert.equal(taken.code, 0, taken.stderr);
+      assert.match(taken.stderr, /created refs\/heads\/bomb at [0-9a-f]{12}: taken/);
+      assert.equal(spawnSync('git', ['cat-file', '-t', `${taken.stdout.trim()}`], { cwd: r.root, env: r.env, encoding: 'utf8' }).stdout, 'tree\n');
+      assert.ok(storeKiB() - before < 2048, `your store grew by ${storeKiB() - before} KiB`);
+      assert.deepEqual(leftovers(), []);
+      r.git(['branch', '-q', '-D', 'bomb']);
+      // Control: outside, the objects written the way they came in before (unpack-objects, under 100 objects) are in the store, whole.
+      const c = outside('git unpack-objects -q < bomb.pack && git count-objects', ctl, r.env, 60_000);
+      assert.equal(c.status, 0, c.stderr);
+      assert.ok(Number(/^(\d+) objects, (\d+) kilobytes$/m.exec(c.stdout)?.[1]) >= 9, c.stdout);
+      spawnSync('rm', ['-rf', ctl]);
     });
 
     test("packs that take long to index (copies, not links, which count once): the import stops at its time limit, the run's git directory is kept aside and the next run starts at once; control: the same work without them comes in. What is kept is data alone: the git you look with obeys nothing of the agent's (a commondir naming its config, whose gpg.program runs at git log)", async () => {

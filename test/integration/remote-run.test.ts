@@ -157,6 +157,42 @@ describe('remote runs on a second Docker engine (real engines, tcp:// and ssh://
     assert.match(resumed.stderr, new RegExp(`^warning: the agent rewrote refs/heads/stashbase/${name} \\(${mine.slice(0, 12)} -> [0-9a-f]{12}\\): taken \\(undo: git update-ref refs/heads/stashbase/${name} ${mine}\\); commits that were on it when the run started are no longer on it$`, 'm'));
   });
 
+  test("(review, round 39) --resume while your checkout has the run's branch: refused before anything runs (the import moved the branch under your working tree, git status then showing the agent's work staged in reverse); unnamed: checked out while the run works, the branch is left where it was and the commits kept aside with the command; control: switched away, the resume comes in", { timeout: 300_000 }, async () => {
+    const repo = repository();
+    const first = await cli(['agent', 'run', '--silent', '--docker-sandbox', 'true', '--', 'sh', '-c', `echo 1 > one && git add one && ${COMMIT} agent-1`], { env: tcpEnv(), cwd: repo, timeoutMs: 120_000 });
+    assert.equal(first.code, 0, first.stderr);
+    const name = git(repo, 'for-each-ref', '--format=%(refname:lstrip=3)', 'refs/heads/stashbase/');
+    assert.match(name, /^[a-z]+-[a-z]+-[a-z]+$/);
+    const tip = git(repo, 'rev-parse', `stashbase/${name}`);
+    const mine = git(repo, 'symbolic-ref', '--short', 'HEAD');
+    assert.equal(spawnSync('git', ['-C', repo, 'checkout', '-q', `stashbase/${name}`]).status, 0);
+    const resume = (script: string) => cli(['agent', 'run', '--silent', '--docker-sandbox', 'true', '--resume', name, '--', 'sh', '-c', script], { env: tcpEnv(), cwd: repo, timeoutMs: 120_000 });
+    const refused = await resume(`echo 2 > two && git add two && ${COMMIT} agent-2`);
+    assert.equal(refused.code, 4, refused.stderr);
+    assert.equal(refused.stderr, `stashbase: the run's branch stashbase/${name} is checked out in ${repo}, and a remote run moves it when it ends without touching that working tree: switch it to another branch first (git switch -), then resume; nothing was run\n`);
+    assert.equal(git(repo, 'rev-parse', `stashbase/${name}`), tip);
+    // Checked out while the run works: the import leaves the branch, and says how to keep the commits.
+    assert.equal(spawnSync('git', ['-C', repo, 'checkout', '-q', mine]).status, 0);
+    const child = spawn(process.execPath, [BIN, 'agent', 'run', '--silent', '--docker-sandbox', 'true', '--resume', name, '--', 'sh', '-c', `echo 3 > three && git add three && ${COMMIT} agent-3 && echo committed && sleep 8`], { env: tcpEnv(), cwd: repo, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
+    const exit = new Promise<number | null>((r) => child.on('exit', (c) => r(c)));
+    for (let i = 0; i < 600 && !out.includes('committed'); i++) await sleep(100);
+    assert.equal(out, 'committed\n', err);
+    assert.equal(spawnSync('git', ['-C', repo, 'checkout', '-q', `stashbase/${name}`]).status, 0);
+    assert.equal(await exit, 0, err);
+    assert.match(err, new RegExp(`^warning: the agent added commits to refs/heads/stashbase/${name}: not taken \\(it is checked out in your checkout ${repo}; the agent's commits are in your object store: git branch stashbase-kept-ags_[a-z2-7]{16} [0-9a-f]{40} keeps them\\)$`, 'm'));
+    assert.equal(git(repo, 'rev-parse', `stashbase/${name}`), tip, 'the branch your checkout has stays where it was');
+    assert.equal(git(repo, 'status', '--porcelain'), '', 'and your working tree matches it');
+    // Control: switched away, the same resume comes in.
+    assert.equal(spawnSync('git', ['-C', repo, 'checkout', '-q', mine]).status, 0);
+    const back = await resume(`echo 4 > four && git add four && ${COMMIT} agent-4`);
+    assert.equal(back.code, 0, back.stderr);
+    assert.equal(git(repo, 'log', '-1', '--format=%s', `stashbase/${name}`), 'agent-4');
+  });
+
   test('ssh (a context, --remote): uncommitted work stays in the engine\'s workspace, and --resume continues there; the second commit comes back', { timeout: 180_000 }, async () => {
     const repo = repository();
     const first = await cli(['agent', 'run', '--remote', 'eng', '--', 'sh', '-c', 'echo wip > wip.txt'], { env: sshEnv(), cwd: repo, timeoutMs: 120_000 });
@@ -504,8 +540,12 @@ describe('remote runs on a second Docker engine (real engines, tcp:// and ssh://
     const bad = await cli(['agent', 'run', '--docker-sandbox', 'true', '--', 'sh', '-c', dotgit], { env: tcpEnv(), cwd: repo, timeoutMs: 120_000 });
     assert.equal(bad.code, 0, bad.stderr);
     const name = nameOf(bad.stderr);
-    assert.match(bad.stderr, new RegExp(`^warning: the agent added commits to refs/heads/stashbase/${name}: not taken \\(its objects cannot be imported: git unpack-objects: fatal: fsck error in packed object\\)$`, 'm'));
+    assert.match(bad.stderr, new RegExp(`^warning: the agent added commits to refs/heads/stashbase/${name}: not taken \\(its objects cannot be imported: git index-pack: fatal: fsck error in packed object\\)$`, 'm'));
     assert.equal(git(repo, 'rev-parse', `stashbase/${name}`), git(repo, 'rev-parse', 'HEAD'));
+    // (Review, round 39) nothing of it is in your object store: unpack-objects had written the blob holding the command
+    // before the tree failed its check, and it stayed there.
+    const blob = spawnSync('git', ['hash-object', '--stdin'], { input: '[core]\n\tfsmonitor = touch /tmp/pwned\n', encoding: 'utf8' }).stdout.trim();
+    assert.notEqual(spawnSync('git', ['-C', repo, 'cat-file', '-e', blob]).status, 0, 'the blob is not in your store');
     // Control: the same objects made in a scratch clone, fetched the plain way, arrive.
     const scratch = join(t.dir, 'scratch');
     spawnSync('git', ['clone', '-q', repo, scratch]);
@@ -514,6 +554,7 @@ describe('remote runs on a second Docker engine (real engines, tcp:// and ssh://
     const plain = spawnSync('git', ['-C', repo, 'fetch', '-q', scratch, 'HEAD:refs/heads/plain'], { encoding: 'utf8' });
     assert.equal(plain.status, 0, plain.stderr);
     assert.equal(git(repo, 'log', '-1', '--format=%s', 'plain'), 'dotgit');
+    assert.equal(spawnSync('git', ['-C', repo, 'cat-file', '-e', blob]).status, 0, 'control: fetched, the blob is in the store');
   });
 
   test('the held export\'s container gone before the run ends (found in review: the run then waited for ever, past the export\'s time limit): the run ends, says why, imports nothing; control: the same run untouched brings its commit back', { timeout: 120_000 }, async () => {
