@@ -89,6 +89,8 @@ interface Work {
   budgetMs: number;
   /** MAX_IMPORT_BYTES, or what STASHBASE_GIT_IMPORT_MAX_SIZE says. */
   maxBytes: number;
+  /** What the import has moved into your store so far, written out (one bound for all its parts). */
+  brought: number;
   signal: AbortSignal;
   /** What is done so far: said when it stops. */
   stage: 'before' | 'refs';
@@ -193,8 +195,10 @@ async function importObjects(w: Work, tips: string[], yourTips: string[]): Promi
     if (why !== null) return why;
     const size = await sizeOf(w, q);
     if (typeof size === 'string') return size;
-    if (size > w.maxBytes) throw new ImportStopped(`its objects come to ${bytesSaid(size)} written out, more than the ${bytesSaid(w.maxBytes)} one import brings into your repository; STASHBASE_GIT_IMPORT_MAX_SIZE, in bytes, sets another bound`);
-    return moveIn(q, objects);
+    if (w.brought + size > w.maxBytes) throw new ImportStopped(`its objects come to ${bytesSaid(w.brought + size)} written out, more than the ${bytesSaid(w.maxBytes)} one import brings into your repository; STASHBASE_GIT_IMPORT_MAX_SIZE, in bytes, sets another bound`);
+    const moved = moveIn(q, objects);
+    if (moved === null) w.brought += size;
+    return moved;
   } finally {
     rmSync(q, { recursive: true, force: true });
   }
@@ -724,12 +728,14 @@ export async function importRunGitDir(recordFile: string, o: ImportOptions): Pro
     reader: { git: o.git, readerDir: '', objects: '', yours: '' },
     here: checkoutDir(rec.plan.dir, rec.plan.admin),
     there: checkoutDir(rec.plan.gitDir, rec.plan.admin),
-    deadline: Date.now() + budgetMs, budgetMs, maxBytes: o.maxBytes ?? MAX_IMPORT_BYTES, signal: o.signal ?? new AbortController().signal, stage: 'before',
+    deadline: Date.now() + budgetMs, budgetMs, maxBytes: o.maxBytes ?? MAX_IMPORT_BYTES, brought: 0, signal: o.signal ?? new AbortController().signal, stage: 'before',
   };
   // An import that began and never ended (stashbase was killed during it) is not begun again: it could kill the next one too.
   const stopped = (why: string) => {
     const kept = keepAside(rec, o.keptDir);
-    const done = w.stage === 'before' ? 'nothing of it is in your repository' : 'what is named above is in your repository, the rest not';
+    const done = w.stage !== 'before' ? 'what is named above is in your repository, the rest not'
+      : w.brought > 0 ? 'no ref of it is in your repository (the objects of the parts checked before are, unreferenced: git gc prunes them in time)'
+      : 'nothing of it is in your repository';
     report.warnings.push(`the import of the run's git work for ${rec.plan.gitDir} stopped (${why}): ${done}. ${kept}`);
   };
   try {

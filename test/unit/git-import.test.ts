@@ -5,7 +5,8 @@
 import { decide, readSbpl } from '../sbpl.js';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { indexLayout, rebuildIndex } from '../../lib/git/git-index.js';
@@ -457,6 +458,35 @@ test("the run's own branch refused (yours moved meanwhile): its commits still co
   assert.equal(s.git(['cat-file', '-t', agentTip]), 'commit', "the agent's commit is in your store");
   assert.deepEqual(r.own, []);
   assert.ok(r.warnings.includes(`the agent added commits to refs/heads/main: not taken (it changed on your side during the run: yours is kept; the agent's commits are in your object store: git branch stashbase-kept-ags_cccccccccccccccc ${agentTip} keeps them)`), r.warnings.join('\n'));
+});
+
+test("(review, round 39) the import's size bound is one for all its parts: after a part that failed made it import ref by ref, the parts moved in count against it; the import stops, saying that unreferenced objects came in, and nothing is left in the quarantine; control: with room for both, both come in", async () => {
+  const made = (s: ReturnType<typeof setup>) => {
+    const blobs = ['a', 'b'].map((n) => s.agent(['hash-object', '-w', '--stdin'], randomBytes(300 << 10).toString('hex')));
+    for (const [i, n] of ['a-big', 'b-big'].entries()) {
+      const tree = s.agent(['mktree'], `100644 blob ${blobs[i]}\tbig.txt\n`);
+      s.agent(['update-ref', `refs/heads/${n}`, s.agent(['commit-tree', tree, '-p', 'HEAD', '-m', n])]);
+    }
+    // A commit whose tree is nowhere: packing everything at once fails, so each part is imported alone.
+    const broken = s.agent(['hash-object', '-t', 'commit', '-w', '--literally', '--stdin'], `tree ${'1'.repeat(40)}\nauthor u <u@x> 1 +0000\ncommitter u <u@x> 1 +0000\n\nbroken\n`);
+    s.agent(['update-ref', 'refs/heads/z-broken', broken]);
+    return blobs;
+  };
+  const s = setup('bound-parts');
+  const blobs = made(s);
+  const r = await importRunGitDir(s.file, { git: 'git', session: 'ags_dddddddddddddddd', keptDir: join(t.dir, 'kept-ags_dddddddddddddddd'), maxBytes: 1 << 20 });
+  assert.ok(r.warnings.some((w) => /^the import of the run's git work for \S+ stopped \(its objects come to 1\.2 MiB written out, more than the 1\.0 MiB one import brings into your repository; STASHBASE_GIT_IMPORT_MAX_SIZE, in bytes, sets another bound\): no ref of it is in your repository \(the objects of the parts checked before are, unreferenced: git gc prunes them in time\)\. The run's git directory is kept in /.test(w)), r.warnings.join('\n'));
+  assert.equal(s.git(['for-each-ref', 'refs/heads/a-big', 'refs/heads/b-big', 'refs/heads/z-broken']), '');
+  assert.equal(spawnSync('git', ['-C', s.root, 'cat-file', '-e', blobs[0]!]).status, 0, 'the first part came in');
+  assert.notEqual(spawnSync('git', ['-C', s.root, 'cat-file', '-e', blobs[1]!]).status, 0, 'the second did not');
+  assert.deepEqual(readdirSync(join(s.root, '.git', 'objects')).filter((n) => n.startsWith('incoming-')), []);
+  // Control: room for both, both come in (the broken one refused alone).
+  const c = setup('bound-parts-room');
+  const cBlobs = made(c);
+  const rc = await importRunGitDir(c.file, { git: 'git', session: 'ags_eeeeeeeeeeeeeeee', keptDir: join(t.dir, 'kept-ags_eeeeeeeeeeeeeeee'), maxBytes: 4 << 20 });
+  assert.equal(c.git(['for-each-ref', '--format=%(refname)', 'refs/heads/a-big', 'refs/heads/b-big']), 'refs/heads/a-big\nrefs/heads/b-big');
+  for (const b of cBlobs) assert.equal(spawnSync('git', ['-C', c.root, 'cat-file', '-e', b]).status, 0);
+  assert.ok(rc.warnings.some((w) => /^the agent created refs\/heads\/z-broken at [0-9a-f]{12}: not taken \(its objects cannot be imported: git (rev-list|pack-objects): fatal: bad tree object 1{40}\)$/.test(w)), rc.warnings.join('\n'));
 });
 
 test('from a hostile review: new refs that would shadow yours (refs/main, a tag named like a branch) or clash as file and folder are not taken; refs/stash/<x> is no stash; past MAX_TAKEN nothing is', async () => {
