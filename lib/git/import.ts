@@ -40,6 +40,7 @@ import { decideRefs, type RefDecision, remoteTwins } from './ref-decisions.js';
 import { parseRefFile, readRefStore, refFileText, type RefValue, sameRefs, sameValue } from './ref-store.js';
 import { checkoutDir, repoFormat, type RunGitDirRecord, sameStamp, SHARED_OBJECTS, stampOf } from './run-git-dir.js';
 import { sanitizeGitDir } from './sanitize.js';
+import { checkedOutBranches } from './checked-out.js';
 import { runsCodeByName, toolConfigOf } from '../worktree/review.js';
 import { isConfigFolderName } from '../paths/tool-configs.js';
 
@@ -195,9 +196,14 @@ async function importObjects(w: Work, tips: string[], yourTips: string[]): Promi
     if (why !== null) return why;
     const size = await sizeOf(w, q);
     if (typeof size === 'string') return size;
-    if (w.brought + size > w.maxBytes) throw new ImportStopped(`its objects come to ${bytesSaid(w.brought + size)} written out, more than the ${bytesSaid(w.maxBytes)} one import brings into your repository; STASHBASE_GIT_IMPORT_MAX_SIZE, in bytes, sets another bound`);
+    // And what the pack itself takes: git copies an object's compressed bytes as they are, and a stream of empty deflate
+    // blocks stands for nothing (review of round 39: a 12-byte blob took 512 MiB in the store, and git gc kept it).
+    const stored = storedBytes(q);
+    const cost = Math.max(size, stored);
+    const bound = `more than the ${bytesSaid(w.maxBytes)} one import brings into your repository; STASHBASE_GIT_IMPORT_MAX_SIZE, in bytes, sets another bound`;
+    if (w.brought + cost > w.maxBytes) throw new ImportStopped(stored > size ? `its pack takes ${bytesSaid(w.brought + cost)} in your object store, ${bound}` : `its objects come to ${bytesSaid(w.brought + cost)} written out, ${bound}`);
     const moved = moveIn(q, objects);
-    if (moved === null) w.brought += size;
+    if (moved === null) w.brought += cost;
     return moved;
   } finally {
     rmSync(q, { recursive: true, force: true });
@@ -232,6 +238,17 @@ async function sizeOf(w: Work, q: string): Promise<number | string> {
     if (line === '') continue;
     if (!/^\d{1,15}$/.test(line)) return `git cat-file could not size them (${printable(line.slice(0, 40), true)})`;
     total += Number(line);
+  }
+  return total;
+}
+
+/** The bytes of the quarantine's files (its pack, index and reverse index). */
+function storedBytes(q: string): number {
+  let total = 0;
+  try {
+    for (const n of readdirSync(join(q, 'pack'))) total += lstatSync(join(q, 'pack', n)).size;
+  } catch {
+    // no pack
   }
   return total;
 }
@@ -435,30 +452,14 @@ async function remoteNames(w: Work, current: Map<string, RefValue>): Promise<Set
   return out;
 }
 
-/** The branches other worktrees than the run's have checked out, and where (yours when the run is in a linked worktree). */
-function checkedOutElsewhere(rec: RunGitDirRecord): Map<string, string> {
-  const out = new Map<string, string>();
-  const g = rec.plan.gitDir;
-  const add = (headFile: string, where: string) => {
-    const r = readBack(headFile, 4096);
-    const v = r.ok ? parseRefFile(refFileText(r.data)) : null;
-    if (v?.kind === 'symref') out.set(v.target, where);
-  };
-  // A remote run's checkout is on the engine: yours is elsewhere too (review, round 39: a resumed run moved the branch
-  // your checkout had, under its working tree).
-  if (rec.plan.admin !== null || rec.plan.remote === true) add(join(g, 'HEAD'), `your checkout ${dirname(g)}`);
-  let names: string[] = [];
-  try {
-    names = readdirSync(join(g, 'worktrees'));
-  } catch {
-    // none
-  }
-  for (const n of names) {
-    if (n === rec.plan.admin) continue;
-    const gitdir = readBack(join(g, 'worktrees', n, 'gitdir'), 4096);
-    add(join(g, 'worktrees', n, 'HEAD'), `the worktree ${gitdir.ok ? dirname(gitdir.data.toString('utf8').trim()) : n}`);
-  }
-  return out;
+/**
+ * The branches checkouts other than the run's have (lib/git/checked-out.ts): your main checkout's when the run is in a
+ * linked worktree, or its checkout is on an engine (a remote run: review, round 39, a resumed run moved the branch
+ * your checkout had, under its working tree); every other worktree's.
+ */
+function checkedOutElsewhere(rec: RunGitDirRecord, current: Map<string, RefValue>): Map<string, string> {
+  const skip = rec.plan.remote === true ? null : rec.plan.admin === null ? 'main' : rec.plan.admin;
+  return checkedOutBranches(rec.plan.gitDir, current, skip);
 }
 
 type HeadChoice = { value: RefValue } | { refused: string } | null;
@@ -546,7 +547,7 @@ async function importWork(w: Work): Promise<void> {
   if (checked === null) return;
   const start = new Map(rec.start.refs);
   const paused = PAUSED.filter((n) => existsSync(join(here, n)) && !existsSync(join(there, n)));
-  const elsewhere = checkedOutElsewhere(rec);
+  const elsewhere = checkedOutElsewhere(rec, readRefStore(rec.plan.gitDir).refs);
   const head = headCandidate(w, paused, elsewhere);
   const indexChanged = !sameStamp(stampOf(join(here, 'index')), rec.start.runIndex);
   if (sameRefs(checked.refs, start) && head === null && !indexChanged && paused.length === 0) return;

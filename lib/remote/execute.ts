@@ -29,6 +29,8 @@ import { type DockerContext, seccompFileOf } from '../docker/prepare.js';
 import { sha256 } from '../docker/engine.js';
 import { closeApi, createVolume, type EngineApi, removeContainer, removeVolume, volumeExists } from '../docker/api.js';
 import { createRunGitDir, planRunGitDir } from '../git/run-git-dir.js';
+import { checkedOutBranches } from '../git/checked-out.js';
+import { readRefStore } from '../git/ref-store.js';
 import { settleGitDir } from '../git/settle.js';
 import { BRANCH_PREFIX, git, statusCommand } from '../../templates/git.js';
 import { driversIn, findRepo, type Repo } from '../worktree/layout.js';
@@ -99,18 +101,6 @@ async function teardownRemote(docker: string, session: string, api: EngineApi | 
   await removeVolume(api, remoteNames(session).tools);
 }
 
-/** Where `ref` is checked out (a worktree's path, yours included), or null. */
-function checkedOutAt(repo: Repo, ref: string): string | null {
-  const r = probe(git(repo.git, repo.root, ['worktree', 'list', '--porcelain']));
-  if (r.code !== 0) throw new SandboxUnavailableError(`git cannot list the worktrees of ${repo.root} (${r.stderr.trim().split('\n').at(-1) ?? ''}); nothing was run`);
-  let path = '';
-  for (const line of r.stdout.split('\n')) {
-    if (line.startsWith('worktree ')) path = line.slice('worktree '.length);
-    else if (line === `branch ${ref}`) return path;
-  }
-  return null;
-}
-
 /** What a remote run is, worked out on this machine before any engine is contacted. */
 export interface RemotePlan {
   repo: Repo;
@@ -158,8 +148,9 @@ export function planRemote(o: { cwd: string; env: NodeJS.ProcessEnv; home: strin
   if (!fresh) {
     // Found in review (round 39): resumed while your checkout had the branch, the import moved it under your working tree,
     // whose files stayed the old commit's (git status showed the agent's work staged in reverse).
-    const where = checkedOutAt(repo, `refs/heads/${branch}`);
-    if (where !== null) throw new SandboxUnavailableError(`the run's branch ${branch} is checked out in ${printable(where, true)}, and a remote run moves it when it ends without touching that working tree: switch it to another branch first (git switch -), then resume; nothing was run`);
+    // As git counts them: a symbolic ref's target too, and the branch a paused rebase or bisect works on.
+    const where = checkedOutBranches(repo.gitDir, readRefStore(repo.gitDir).refs, null).get(`refs/heads/${branch}`);
+    if (where !== undefined) throw new SandboxUnavailableError(`the run's branch ${branch} is checked out in ${printable(where, true)}, and a remote run moves it when it ends without touching that working tree: switch it to another branch first (git switch -, or finish the rebase or bisect there), then resume; nothing was run`);
   }
   if (fresh) {
     // Relative rules as a local run resolves them, from the run's folder (found in review: from a subfolder they were

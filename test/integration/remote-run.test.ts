@@ -169,7 +169,7 @@ describe('remote runs on a second Docker engine (real engines, tcp:// and ssh://
     const resume = (script: string) => cli(['agent', 'run', '--silent', '--docker-sandbox', 'true', '--resume', name, '--', 'sh', '-c', script], { env: tcpEnv(), cwd: repo, timeoutMs: 120_000 });
     const refused = await resume(`echo 2 > two && git add two && ${COMMIT} agent-2`);
     assert.equal(refused.code, 4, refused.stderr);
-    assert.equal(refused.stderr, `stashbase: the run's branch stashbase/${name} is checked out in ${repo}, and a remote run moves it when it ends without touching that working tree: switch it to another branch first (git switch -), then resume; nothing was run\n`);
+    assert.equal(refused.stderr, `stashbase: the run's branch stashbase/${name} is checked out in your checkout ${repo}, and a remote run moves it when it ends without touching that working tree: switch it to another branch first (git switch -, or finish the rebase or bisect there), then resume; nothing was run\n`);
     assert.equal(git(repo, 'rev-parse', `stashbase/${name}`), tip);
     // Checked out while the run works: the import leaves the branch, and says how to keep the commits.
     assert.equal(spawnSync('git', ['-C', repo, 'checkout', '-q', mine]).status, 0);

@@ -5,11 +5,12 @@
 import { decide, readSbpl } from '../sbpl.js';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { indexLayout, rebuildIndex } from '../../lib/git/git-index.js';
+import { checkedOutBranches } from '../../lib/git/checked-out.js';
 import { importRunGitDir } from '../../lib/git/import.js';
 import { decideRefs } from '../../lib/git/ref-decisions.js';
 import { parsePackedRefs, parseRefFile, readRefStore, type RefValue } from '../../lib/git/ref-store.js';
@@ -487,6 +488,78 @@ test("(review, round 39) the import's size bound is one for all its parts: after
   assert.equal(c.git(['for-each-ref', '--format=%(refname)', 'refs/heads/a-big', 'refs/heads/b-big']), 'refs/heads/a-big\nrefs/heads/b-big');
   for (const b of cBlobs) assert.equal(spawnSync('git', ['-C', c.root, 'cat-file', '-e', b]).status, 0);
   assert.ok(rc.warnings.some((w) => /^the agent created refs\/heads\/z-broken at [0-9a-f]{12}: not taken \(its objects cannot be imported: git (rev-list|pack-objects): fatal: bad tree object 1{40}\)$/.test(w)), rc.warnings.join('\n'));
+});
+
+/** A pack of one 12-byte blob whose deflate stream first holds `mib` MiB of empty stored blocks (valid: each inflates to nothing). */
+function paddedPack(mib: number): Buffer {
+  const data = Buffer.from('tiny blob 0\n');
+  let a = 1;
+  let b = 0;
+  for (const byte of data) {
+    a = (a + byte) % 65521;
+    b = (b + a) % 65521;
+  }
+  const empty = Buffer.alloc(5 << 16);
+  for (let i = 0; i < empty.length; i += 5) empty.set([0, 0, 0, 0xff, 0xff], i);
+  const last = Buffer.alloc(5);
+  last.set([1, data.length & 0xff, data.length >> 8, ~data.length & 0xff, (~data.length >> 8) & 0xff]);
+  const adler = Buffer.alloc(4);
+  adler.writeUInt32BE(((b << 16) | a) >>> 0);
+  const head = Buffer.from([0x50, 0x41, 0x43, 0x4b, 0, 0, 0, 2, 0, 0, 0, 1, (3 << 4) | data.length, 0x78, 0x01]);
+  const body = Buffer.concat([head, ...Array.from({ length: Math.ceil((mib << 20) / empty.length) }, () => empty), last, data, adler]);
+  return Buffer.concat([body, createHash('sha1').update(body).digest()]);
+}
+
+test("(review of round 39) a pack whose 12-byte blob is stored behind megabytes of empty deflate blocks: the bound counts what the pack takes in your store too, not only what its objects hold (git copies the compressed bytes as they are); control: under a larger bound it comes in, and your store grows by the padding", async () => {
+  const s = setup('padded');
+  const packFile = join(t.dir, 'padded.pack');
+  writeFileSync(packFile, paddedPack(4));
+  const indexed = spawnSync('git', ['index-pack', '--stdin'], { env: { ...process.env, GIT_DIR: s.plan.dir }, input: readFileSync(packFile) });
+  assert.equal(indexed.status, 0, String(indexed.stderr));
+  const blob = s.agent(['hash-object', '--stdin'], 'tiny blob 0\n');
+  const tree = s.agent(['mktree'], `100644 blob ${blob}\tnote.txt\n`);
+  s.agent(['update-ref', 'refs/heads/padded', s.agent(['commit-tree', tree, '-p', 'HEAD', '-m', 'padded'])]);
+  const storeBytes = (root: string) => Number(spawnSync('du', ['-sb', join(root, '.git', 'objects')], { encoding: 'utf8' }).stdout.split('\t')[0]);
+  const before = storeBytes(s.root);
+  const r = await importRunGitDir(s.file, { git: 'git', session: 'ags_ffffffffffffffff', keptDir: join(t.dir, 'kept-ags_ffffffffffffffff'), maxBytes: 1 << 20 });
+  assert.ok(r.warnings.some((w) => /^the import of the run's git work for \S+ stopped \(its pack takes 4\.\d MiB in your object store, more than the 1\.0 MiB one import brings into your repository; STASHBASE_GIT_IMPORT_MAX_SIZE, in bytes, sets another bound\): nothing of it is in your repository\./.test(w)), r.warnings.join('\n'));
+  assert.equal(s.git(['for-each-ref', 'refs/heads/padded']), '');
+  assert.ok(storeBytes(s.root) - before < 64 << 10, `your store grew by ${storeBytes(s.root) - before} bytes`);
+  // Control: the same under an 8 MiB bound comes in, padding and all (git's pack of it keeps the bytes it was given).
+  const c = setup('padded-room');
+  const cIndexed = spawnSync('git', ['index-pack', '--stdin'], { env: { ...process.env, GIT_DIR: c.plan.dir }, input: readFileSync(packFile) });
+  assert.equal(cIndexed.status, 0, String(cIndexed.stderr));
+  const cTree = c.agent(['mktree'], `100644 blob ${blob}\tnote.txt\n`);
+  c.agent(['update-ref', 'refs/heads/padded', c.agent(['commit-tree', cTree, '-p', 'HEAD', '-m', 'padded'])]);
+  const cBefore = storeBytes(c.root);
+  await importRunGitDir(c.file, { git: 'git', session: 'ags_gggggggggggggggg', keptDir: join(t.dir, 'kept-ags_gggggggggggggggg'), maxBytes: 8 << 20 });
+  assert.equal(c.git(['cat-file', '-p', 'padded:note.txt']), 'tiny blob 0');
+  assert.ok(storeBytes(c.root) - cBefore > 4 << 20, `your store grew by ${storeBytes(c.root) - cBefore} bytes`);
+});
+
+test("(review of round 39) the branches your checkouts have, as git counts them: through a symbolic ref (refs/heads/main -> master), and the branch a paused rebase or bisect works on in a worktree; control: git branch -f refuses each", () => {
+  const root = join(t.dir, 'checked-out');
+  const env = { PATH: process.env.PATH, HOME: t.home, GIT_CONFIG_NOSYSTEM: '1', GIT_AUTHOR_NAME: 'u', GIT_AUTHOR_EMAIL: 'u@x', GIT_COMMITTER_NAME: 'u', GIT_COMMITTER_EMAIL: 'u@x' };
+  const git = (args: string[], cwd = root) => spawnSync('git', args, { cwd, env, encoding: 'utf8' });
+  mkdirSync(root, { recursive: true });
+  for (const a of [['init', '-q', '-b', 'master'], ['commit', '-q', '--allow-empty', '-m', 'one'], ['commit', '-q', '--allow-empty', '-m', 'two'], ['symbolic-ref', 'refs/heads/main', 'refs/heads/master'], ['symbolic-ref', 'HEAD', 'refs/heads/main'], ['branch', 'feat'], ['branch', 'topic'], ['branch', 'free']]) assert.equal(git(a).status, 0, a.join(' '));
+  assert.equal(git(['worktree', 'add', '-q', '--detach', join(t.dir, 'co-rebase')]).status, 0);
+  assert.equal(git(['worktree', 'add', '-q', '--detach', join(t.dir, 'co-bisect')]).status, 0);
+  // A rebase of feat paused in one, a bisect started on topic in the other (their state files as git writes them).
+  mkdirSync(join(root, '.git', 'worktrees', 'co-rebase', 'rebase-merge'), { recursive: true });
+  writeFileSync(join(root, '.git', 'worktrees', 'co-rebase', 'rebase-merge', 'head-name'), 'refs/heads/feat\n');
+  writeFileSync(join(root, '.git', 'worktrees', 'co-bisect', 'BISECT_START'), 'topic\n');
+  writeFileSync(join(root, '.git', 'worktrees', 'co-bisect', 'BISECT_LOG'), 'git bisect start\n');
+  const refs = readRefStore(join(root, '.git')).refs;
+  const all = checkedOutBranches(join(root, '.git'), refs, null);
+  assert.deepEqual([...all.keys()].sort(), ['refs/heads/feat', 'refs/heads/main', 'refs/heads/master', 'refs/heads/topic']);
+  assert.equal(all.get('refs/heads/master'), `your checkout ${root}`);
+  assert.equal(all.get('refs/heads/feat'), `the worktree ${join(t.dir, 'co-rebase')}`);
+  assert.deepEqual([...checkedOutBranches(join(root, '.git'), refs, 'main').keys()].sort(), ['refs/heads/feat', 'refs/heads/topic']);
+  assert.deepEqual([...checkedOutBranches(join(root, '.git'), refs, 'co-rebase').keys()].sort(), ['refs/heads/main', 'refs/heads/master', 'refs/heads/topic']);
+  // Control: git refuses to move each, and moves the one no checkout has.
+  for (const b of ['master', 'feat', 'topic']) assert.match(git(['branch', '-f', b, 'HEAD~1']).stderr, /cannot force update the branch/, b);
+  assert.equal(git(['branch', '-f', 'free', 'HEAD~1']).status, 0);
 });
 
 test('from a hostile review: new refs that would shadow yours (refs/main, a tag named like a branch) or clash as file and folder are not taken; refs/stash/<x> is no stash; past MAX_TAKEN nothing is', async () => {
