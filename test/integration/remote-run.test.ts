@@ -40,6 +40,14 @@ describe('remote runs on a second Docker engine (real engines, tcp:// and ssh://
   const tcpEnv = () => ({ ...t.env, DOCKER_CONFIG: dockerConfig, DOCKER_HOST: e.tcp });
   const sshEnv = () => ({ ...t.env, DOCKER_CONFIG: dockerConfig, PATH: `${e.sshPath}:${t.env.PATH}` });
   const nameOf = (stderr: string) => /^Remote workspace: stashbase-remote-[a-z0-9-]+-([a-z]+-[a-z]+-[a-z]+) \(branch stashbase\/\1/m.exec(stderr)?.[1] ?? assert.fail(`no workspace named in: ${stderr}`);
+  /** The CLI started, its output collected as it comes. */
+  const started = (args: string[], env: NodeJS.ProcessEnv, cwd: string, detached = false) => {
+    const child = spawn(process.execPath, [BIN, ...args], { env, cwd, detached, stdio: ['ignore', 'pipe', 'pipe'] });
+    const o = { child, out: '', err: '', exit: new Promise<number | null>((r) => child.on('exit', (c) => r(c))) };
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (o.out += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (o.err += d));
+    return o;
+  };
   const onEngineOf = (session: string) => onEngine(e, ['ps', '-a', '--filter', `label=stashbase.session=${session}`, '--format', '{{.Names}}']).out.trim();
 
   before(() => {
@@ -173,17 +181,12 @@ describe('remote runs on a second Docker engine (real engines, tcp:// and ssh://
     assert.equal(git(repo, 'rev-parse', `stashbase/${name}`), tip);
     // Checked out while the run works: the import leaves the branch, and says how to keep the commits.
     assert.equal(spawnSync('git', ['-C', repo, 'checkout', '-q', mine]).status, 0);
-    const child = spawn(process.execPath, [BIN, 'agent', 'run', '--silent', '--docker-sandbox', 'true', '--resume', name, '--', 'sh', '-c', `echo 3 > three && git add three && ${COMMIT} agent-3 && echo committed && sleep 8`], { env: tcpEnv(), cwd: repo, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
-    const exit = new Promise<number | null>((r) => child.on('exit', (c) => r(c)));
-    for (let i = 0; i < 600 && !out.includes('committed'); i++) await sleep(100);
-    assert.equal(out, 'committed\n', err);
+    const run = started(['agent', 'run', '--silent', '--docker-sandbox', 'true', '--resume', name, '--', 'sh', '-c', `echo 3 > three && git add three && ${COMMIT} agent-3 && echo committed && sleep 8`], tcpEnv(), repo);
+    for (let i = 0; i < 600 && !run.out.includes('committed'); i++) await sleep(100);
+    assert.equal(run.out, 'committed\n', run.err);
     assert.equal(spawnSync('git', ['-C', repo, 'checkout', '-q', `stashbase/${name}`]).status, 0);
-    assert.equal(await exit, 0, err);
-    assert.match(err, new RegExp(`^warning: the agent added commits to refs/heads/stashbase/${name}: not taken \\(it is checked out in your checkout ${repo}; the agent's commits are in your object store: git branch stashbase-kept-ags_[a-z2-7]{16} [0-9a-f]{40} keeps them\\)$`, 'm'));
+    assert.equal(await run.exit, 0, run.err);
+    assert.match(run.err, new RegExp(`^warning: the agent added commits to refs/heads/stashbase/${name}: not taken \\(it is checked out in your checkout ${repo}; the agent's commits are in your object store: git branch stashbase-kept-ags_[a-z2-7]{16} [0-9a-f]{40} keeps them\\)$`, 'm'));
     assert.equal(git(repo, 'rev-parse', `stashbase/${name}`), tip, 'the branch your checkout has stays where it was');
     assert.equal(git(repo, 'status', '--porcelain'), '', 'and your working tree matches it');
     // Control: switched away, the same resume comes in.
@@ -251,16 +254,12 @@ describe('remote runs on a second Docker engine (real engines, tcp:// and ssh://
   test('over ssh://, a Ctrl+C meant for the agent (SIGINT to the run\'s process group) leaves the relay\'s connection alone: an agent that ignores it still reaches the proxy (found in review: the ssh carrying the relay\'s stream was in that group, and died of it; control: an agent that does not ignore it is ended by it)', { timeout: 120_000 }, async () => {
     const repo = repository();
     const interrupted = async (script: string) => {
-      const child = spawn(process.execPath, [BIN, 'agent', 'run', '--remote', 'eng', '--', 'sh', '-c', script], { env: sshEnv(), cwd: repo, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-      let out = '';
-      let err = '';
-      child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
-      child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
-      const exit = new Promise<number | null>((r) => child.on('exit', (c) => r(c)));
-      for (let i = 0; i < 300 && !out.includes('ready'); i++) await sleep(50);
-      assert.ok(out.includes('ready'), err);
-      process.kill(-child.pid!, 'SIGINT');
-      return { code: await exit, out, err };
+      const run = started(['agent', 'run', '--remote', 'eng', '--', 'sh', '-c', script], sshEnv(), repo, true);
+      for (let i = 0; i < 300 && !run.out.includes('ready'); i++) await sleep(50);
+      assert.ok(run.out.includes('ready'), run.err);
+      process.kill(-run.child.pid!, 'SIGINT');
+      const code = await run.exit;
+      return { code, out: run.out, err: run.err };
     };
     const kept = await interrupted('trap "" INT; echo ready; sleep 3; curl -s -o /dev/null -w "%{http_code}" http://example.invalid/');
     assert.equal(kept.code, 0, kept.err);
