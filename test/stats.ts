@@ -40,3 +40,15 @@ export function zOf<T>(fn: (b: T) => void, a: T, b: T, rounds = 15): number {
   }
   return rankZ(ta, tb);
 }
+
+/** The ratio of the times `a` and `b` take, each the median of `rounds` calls made in turn (load hits both alike). */
+export function ratioOf(a: () => void, b: () => void, rounds = 7): number {
+  const ta: number[] = [];
+  const tb: number[] = [];
+  for (let i = 0; i < rounds; i++) {
+    ta.push(timed(a));
+    tb.push(timed(b));
+  }
+  const median = (x: number[]) => x.sort((p, q) => p - q)[x.length >> 1] as number;
+  return median(ta) / median(tb);
+}

@@ -9,7 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
 import { Scrubber, scrubBuffer, scrubPairs, scrubText } from '../../lib/proxy/scrub.js';
 import type { BoundSecret } from '../../lib/proxy/secrets.js';
-import { timed } from '../stats.js';
+import { ratioOf } from '../stats.js';
 
 // A real value with bytes over 0x7f (UTF-8) and reserved characters: every form differs from the raw one.
 const S: BoundSecret = { name: 'T', placeholder: 'tok-SBPHplaceholder/+é=01', real: 'tok-realRealRealV/+é=9999', hosts: ['api.test'], inQuery: true, allowPlaintext: false };
@@ -381,7 +381,7 @@ test('(review, round 38) a host that writes a byte at a time, with or without a 
   const ratio = (make: (big: boolean) => Filter, body: Buffer, pause: boolean) => {
     // Warmed first: a cold first call is slower whatever it is given.
     for (const big of [false, true]) trickle(make(big), body.subarray(0, 4096), pause);
-    return timed(() => trickle(make(true), body, pause)) / timed(() => trickle(make(false), body, pause));
+    return ratioOf(() => trickle(make(true), body, pause), () => trickle(make(false), body, pause), 3);
   };
   for (const [name, make] of filters) {
     for (const pause of [false, true]) {
@@ -404,7 +404,7 @@ test('(review, round 38) a host that writes a byte at a time, with or without a 
     for (let i = 0; i < 1024; i++) scrubBuffer(text.subarray(i, i + 10 * n), p);
   };
   everyByte(16)();
-  const control = timed(everyByte(1024)) / timed(everyByte(16));
+  const control = ratioOf(everyByte(1024), everyByte(16), 3);
   assert.ok(control > 4, `control, scrubber: ${control.toFixed(1)}`);
 });
 
@@ -455,6 +455,6 @@ test('(review, round 38, second pass) a host that writes a window\'s worth endin
     assert.equal(s.held, 0);
   };
   run(200);
-  const ratio = timed(() => run(4000)) / timed(() => run(1000));
+  const ratio = ratioOf(() => run(4000), () => run(1000), 3);
   assert.ok(ratio < 7, `four times the pieces took ${ratio.toFixed(1)} times as long`);
 });
