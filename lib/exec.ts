@@ -423,6 +423,11 @@ export function pipeInto(producer: Command, input: string, headBytes: number, ch
       b.stdout?.resume();
       b.stderr?.on('data', (d: Buffer) => errB.length < 64 && errB.push(d));
       consumerExit = closed(b);
+      // A consumer that ended before the producer's output did (it refused what came): the producer is ended too,
+      // never left blocked on a pipe nobody reads.
+      void consumerExit.then(() => {
+        if (a.exitCode === null && a.signalCode === null) a.kill('SIGKILL');
+      });
       b.stdin?.write(head);
       a.stdout?.pipe(b.stdin as NodeJS.WritableStream);
     };

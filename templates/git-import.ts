@@ -89,9 +89,10 @@ export const indexPackArgs = (pack: string, idx: string) => ['index-pack', '--no
 
 /**
  * Writes a pack on standard input as it is (never as loose objects: a delta of a few bytes can stand for a gigabyte),
- * each object checked (fsck) and its links too, into the object folder the command names (a quarantine, below).
+ * each object checked (fsck) and its links too, into the object folder the command names (a quarantine, below);
+ * a pack past `maxBytes` fails as it comes, with what it wrote so far in the quarantine.
  */
-export const INDEX_PACK_ARGS = ['index-pack', '--stdin', '--strict'];
+export const indexPackStdinArgs = (maxBytes: number) => ['index-pack', '--stdin', '--strict', `--max-input-size=${maxBytes}`];
 
 /** The size of every object in the command's object folder, written out, one a line (in no order). */
 export const SIZES_ARGS = ['cat-file', '--batch-all-objects', '--unordered', '--batch-check=%(objectsize)'];

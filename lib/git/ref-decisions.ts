@@ -103,6 +103,9 @@ function refusal(ref: string, kind: RefChangeKind, own: boolean, elsewhere: stri
   }
 }
 
+/** A new ref's name has at most this many parts (refs/heads/a/b: four). */
+export const MAX_REF_PARTS = 16;
+
 /** At most this many ref changes are taken from one run; past it, none. */
 export const MAX_TAKEN = 10_000;
 
@@ -131,6 +134,9 @@ interface Names {
 function shadowing(ref: string, n: Names, f: RefFacts, agentOid: string | null): string | null {
   const { all, folders, shorts } = n;
   if (/^refs\/[^/]+$/.test(ref) && ref !== 'refs/stash') return 'a ref outside any namespace is what git finds first for its name';
+  // Each part a folder of your .git, under refs/ and logs/ (review of round 39: 1,000 names 500 parts deep made a
+  // million folders, which git gc keeps and every for-each-ref walks).
+  if (ref.split('/').length > MAX_REF_PARTS) return `its name has ${ref.split('/').length} parts, more than the ${MAX_REF_PARTS} a ref the run makes may have (each is a folder in your .git)`;
   // git branch and git tag refuse such names: in your scripts and commands they read as options.
   if (ref.split('/').some((c) => c.startsWith('-'))) return 'a part of its name begins with "-" (git branch and git tag refuse such names: your commands would read it as an option)';
   const name = shortName(ref);

@@ -522,7 +522,7 @@ test("(review of round 39) a pack whose 12-byte blob is stored behind megabytes 
   const storeBytes = (root: string) => Number(spawnSync('du', ['-sb', join(root, '.git', 'objects')], { encoding: 'utf8' }).stdout.split('\t')[0]);
   const before = storeBytes(s.root);
   const r = await importRunGitDir(s.file, { git: 'git', session: 'ags_ffffffffffffffff', keptDir: join(t.dir, 'kept-ags_ffffffffffffffff'), maxBytes: 1 << 20 });
-  assert.ok(r.warnings.some((w) => /^the import of the run's git work for \S+ stopped \(its pack takes 4\.\d MiB in your object store, more than the 1\.0 MiB one import brings into your repository; STASHBASE_GIT_IMPORT_MAX_SIZE, in bytes, sets another bound\): nothing of it is in your repository\./.test(w)), r.warnings.join('\n'));
+  assert.ok(r.warnings.some((w) => /^the import of the run's git work for \S+ stopped \(its pack takes more than the 1\.0 MiB left of the 1\.0 MiB one import brings into your repository; STASHBASE_GIT_IMPORT_MAX_SIZE, in bytes, sets another bound\): nothing of it is in your repository\./.test(w)), r.warnings.join('\n'));
   assert.equal(s.git(['for-each-ref', 'refs/heads/padded']), '');
   assert.ok(storeBytes(s.root) - before < 64 << 10, `your store grew by ${storeBytes(s.root) - before} bytes`);
   // Control: the same under an 8 MiB bound comes in, padding and all (git's pack of it keeps the bytes it was given).
@@ -560,6 +560,34 @@ test("(review of round 39) the branches your checkouts have, as git counts them:
   // Control: git refuses to move each, and moves the one no checkout has.
   for (const b of ['master', 'feat', 'topic']) assert.match(git(['branch', '-f', b, 'HEAD~1']).stderr, /cannot force update the branch/, b);
   assert.equal(git(['branch', '-f', 'free', 'HEAD~1']).status, 0);
+});
+
+test("(second review of round 39) what the import brings is weighed as git writes it out, each object a block at least: 2,000 tiny objects of a stash entry (kept for you, unreferenced, which git gc writes out loose) past a 4 MiB bound stop the import; a new ref whose name has more than 16 parts is not taken (each part a folder of your .git: a million made by 1,000 refs); controls: with room, the stash entry's objects come in; a name of 16 parts is taken", async () => {
+  const many = (s: ReturnType<typeof setup>) => {
+    const lines: string[] = [];
+    for (let i = 0; i < 2000; i++) lines.push('blob', `mark :${i + 1}`, `data ${String(i).length}`, String(i));
+    lines.push('commit refs/stash', 'committer a <a@x> 1 +0000', 'data 2', 'x');
+    for (let i = 0; i < 2000; i++) lines.push(`M 100644 :${i + 1} ${(i % 256).toString(16)}/${i}`);
+    s.agent(['fast-import', '--quiet', '--force'], `${lines.join('\n')}\n\n`);
+  };
+  const s = setup('many-tiny');
+  many(s);
+  const r = await importRunGitDir(s.file, { git: 'git', session: 'ags_hhhhhhhhhhhhhhhh', keptDir: join(t.dir, 'kept-ags_hhhhhhhhhhhhhhhh'), maxBytes: 4 << 20 });
+  assert.ok(r.warnings.some((w) => /^the import of the run's git work for \S+ stopped \(its objects come to [89]\.\d MiB written out, more than the 4\.0 MiB one import brings into your repository/.test(w)), r.warnings.join('\n'));
+  assert.equal(s.git(['count-objects', '-v']).match(/^in-pack: (\d+)$/m)?.[1], '0');
+  const c = setup('many-tiny-room');
+  many(c);
+  const rc = await importRunGitDir(c.file, { git: 'git', session: 'ags_iiiiiiiiiiiiiiii', keptDir: join(t.dir, 'kept-ags_iiiiiiiiiiiiiiii'), maxBytes: 16 << 20 });
+  assert.ok(rc.warnings.some((w) => w.startsWith('the agent rewrote refs/stash ') && w.includes('the entry is in your object store')), rc.warnings.join('\n'));
+  assert.ok(Number(c.git(['count-objects', '-v']).match(/^in-pack: (\d+)$/m)?.[1]) >= 2000);
+  // Deep names.
+  const d = setup('deep-names');
+  const deep = `refs/heads/${Array(18).fill('a').join('/')}`;
+  const ok = `refs/heads/${Array(14).fill('b').join('/')}`;
+  for (const ref of [deep, ok]) d.agent(['update-ref', ref, 'HEAD']);
+  const rd = await importRunGitDir(d.file, { git: 'git', session: 'ags_jjjjjjjjjjjjjjjj', keptDir: join(t.dir, 'kept-ags_jjjjjjjjjjjjjjjj') });
+  assert.ok(rd.warnings.includes(`the agent created ${deep} at ${d.git(['rev-parse', 'HEAD']).slice(0, 12)}: not taken (its name has 20 parts, more than the 16 a ref the run makes may have (each is a folder in your .git))`), rd.warnings.join('\n'));
+  assert.equal(d.git(['for-each-ref', '--format=%(refname)', 'refs/heads/a', 'refs/heads/b']), ok);
 });
 
 test('from a hostile review: new refs that would shadow yours (refs/main, a tag named like a branch) or clash as file and folder are not taken; refs/stash/<x> is no stash; past MAX_TAKEN nothing is', async () => {
