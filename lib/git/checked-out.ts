@@ -6,7 +6,7 @@
 // remote --resume of one is refused (lib/remote/execute.ts).
 import { readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { readBack } from '../readback/file.js';
+import { readBack, readBackText } from '../readback/file.js';
 import { parseRefFile, type RefValue, refFileText } from './ref-store.js';
 import { validRefName } from './refname.js';
 
@@ -55,8 +55,8 @@ export function checkedOutBranches(gitDir: string, refs: Map<string, RefValue>, 
   }
   for (const n of names) {
     if (n === skip) continue;
-    const gitdir = readBack(join(gitDir, 'worktrees', n, 'gitdir'), 4096);
-    look(join(gitDir, 'worktrees', n), `the worktree ${gitdir.ok ? dirname(gitdir.data.toString('utf8').trim()) : n}`);
+    const gitdir = readBackText(join(gitDir, 'worktrees', n, 'gitdir'), 4096);
+    look(join(gitDir, 'worktrees', n), `the worktree ${gitdir !== null ? dirname(gitdir.trim()) : n}`);
   }
   return out;
 }

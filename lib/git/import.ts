@@ -200,8 +200,7 @@ async function importObjects(w: Work, tips: string[], yourTips: string[]): Promi
     // blocks stands for nothing (review of round 39: a 12-byte blob took 512 MiB in the store, and git gc kept it).
     const stored = storedBytes(q);
     const cost = Math.max(size, stored);
-    const bound = `more than the ${bytesSaid(w.maxBytes)} one import brings into your repository; STASHBASE_GIT_IMPORT_MAX_SIZE, in bytes, sets another bound`;
-    if (w.brought + cost > w.maxBytes) throw new ImportStopped(stored > size ? `its pack takes ${bytesSaid(w.brought + cost)} in your object store, ${bound}` : `its objects come to ${bytesSaid(w.brought + cost)} written out, ${bound}`);
+    if (w.brought + cost > w.maxBytes) throw overBound(w, stored > size ? `its pack takes ${bytesSaid(w.brought + cost)} in your object store, more than the` : `its objects come to ${bytesSaid(w.brought + cost)} written out, more than the`);
     const moved = moveIn(q, objects);
     if (moved === null) w.brought += cost;
     return moved;
@@ -212,6 +211,9 @@ async function importObjects(w: Work, tips: string[], yourTips: string[]): Promi
 
 /** What a loose object takes on disk at least: one file system block. */
 const LOOSE_BLOCK = 4096;
+
+/** The stop past the import's bound: `what` says what passed it, up to "… the". */
+const overBound = (w: Work, what: string) => new ImportStopped(`${what} ${bytesSaid(w.maxBytes)} one import brings into your repository; STASHBASE_GIT_IMPORT_MAX_SIZE, in bytes, sets another bound`);
 
 const bytesSaid = (n: number) => (n >= 1024 ** 3 ? `${(n / 1024 ** 3).toFixed(1)} GiB` : `${(n / 1024 ** 2).toFixed(1)} MiB`);
 
@@ -231,7 +233,7 @@ async function packObjects(w: Work, tips: string[], yourTips: string[], q: strin
   const last = (t: string) => t.trim().split('\n').at(-1) ?? '';
   // Past the room the bound leaves, index-pack stops, and pack-objects with it.
   if (r.consumed && r.consumed.code !== 0 && /pack exceeds maximum allowed size/.test(r.consumed.stderr)) {
-    throw new ImportStopped(`its pack takes more than the ${bytesSaid(w.maxBytes - w.brought)} left of the ${bytesSaid(w.maxBytes)} one import brings into your repository; STASHBASE_GIT_IMPORT_MAX_SIZE, in bytes, sets another bound`);
+    throw overBound(w, `its pack takes more than the ${bytesSaid(w.maxBytes - w.brought)} left of the`);
   }
   if (r.producer.code !== 0) return `git pack-objects: ${last(r.producer.stderr) || `exit ${r.producer.code}`}`;
   if (r.consumed && r.consumed.code !== 0) return `git index-pack: ${last(r.consumed.stderr) || `exit ${r.consumed.code}`}`;
@@ -364,14 +366,9 @@ async function fastForwards(w: Work, start: Map<string, RefValue>, agent: Map<st
     if (s && a && s !== a && !ref.startsWith('refs/tags/')) pairs.add(`${s} ${a}`);
     if (s === null && a !== null) for (const t of remoteTwins(ref, current, remotes)) pairs.add(`${oidOf(current.get(t) ?? null)} ${a}`);
   }
-  const yes = new Set<string>();
   const list = [...pairs];
-  for (let i = 0; i < list.length; i += 4) {
-    await Promise.all(list.slice(i, i + 4).map(async (p) => {
-      if ((await run(w, reading(w, isAncestorArgs(...(p.split(' ') as [string, string]))))).ok) yes.add(p);
-    }));
-  }
-  return yes;
+  const ok = await inTurns(list, 4, async (p) => (await run(w, reading(w, isAncestorArgs(...(p.split(' ') as [string, string]))))).ok);
+  return new Set(list.filter((_, i) => ok[i]));
 }
 
 /** The commits a fast-forward brings, as `git log` shows them (at most ten), read from the run's objects. */

@@ -136,9 +136,10 @@ function shadowing(ref: string, n: Names, f: RefFacts, agentOid: string | null):
   if (/^refs\/[^/]+$/.test(ref) && ref !== 'refs/stash') return 'a ref outside any namespace is what git finds first for its name';
   // Each part a folder of your .git, under refs/ and logs/ (review of round 39: 1,000 names 500 parts deep made a
   // million folders, which git gc keeps and every for-each-ref walks).
-  if (ref.split('/').length > MAX_REF_PARTS) return `its name has ${ref.split('/').length} parts, more than the ${MAX_REF_PARTS} a ref the run makes may have (each is a folder in your .git)`;
+  const parts = ref.split('/');
+  if (parts.length > MAX_REF_PARTS) return `its name has ${parts.length} parts, more than the ${MAX_REF_PARTS} a ref the run makes may have (each is a folder in your .git)`;
   // git branch and git tag refuse such names: in your scripts and commands they read as options.
-  if (ref.split('/').some((c) => c.startsWith('-'))) return 'a part of its name begins with "-" (git branch and git tag refuse such names: your commands would read it as an option)';
+  if (parts.some((c) => c.startsWith('-'))) return 'a part of its name begins with "-" (git branch and git tag refuse such names: your commands would read it as an option)';
   const name = shortName(ref);
   if (/^[0-9a-f]{4,64}$/i.test(name)) return `its short name is hex digits: git would take it for ${JSON.stringify(name)} before an object id abbreviated so`;
   if (f.remotes.has(name)) return `its short name is your remote ${JSON.stringify(name)}: git would take it for ${JSON.stringify(name)} before ${name}/HEAD`;
@@ -159,7 +160,6 @@ function shadowing(ref: string, n: Names, f: RefFacts, agentOid: string | null):
     if (agentOid === null || (agentOid !== at && !f.isAncestor(at, agentOid))) return `${twin} exists and this branch does not build on it: git checkout ${name} would take the agent's branch instead of making one from ${twin.slice('refs/remotes/'.length)}`;
   }
   if (folders.has(ref)) return 'it clashes with refs below its name (it would have to be a folder)';
-  const parts = ref.split('/');
   for (let i = 2; i < parts.length; i++) {
     const above = parts.slice(0, i).join('/');
     if (all.has(above)) return `it clashes with ${above} (that would have to be a folder)`;

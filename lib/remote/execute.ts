@@ -151,8 +151,7 @@ export function planRemote(o: { cwd: string; env: NodeJS.ProcessEnv; home: strin
     // As git counts them: a symbolic ref's target too, and the branch a paused rebase or bisect works on.
     const where = checkedOutBranches(repo.gitDir, readRefStore(repo.gitDir).refs, null).get(`refs/heads/${branch}`);
     if (where !== undefined) throw new SandboxUnavailableError(`the run's branch ${branch} is checked out in ${printable(where, true)}, and a remote run moves it when it ends without touching that working tree: switch it to another branch first (git switch -, or finish the rebase or bisect there), then resume; nothing was run`);
-  }
-  if (fresh) {
+  } else {
     // Relative rules as a local run resolves them, from the run's folder (found in review: from a subfolder they were
     // resolved at the repository's top, and the file local runs hide there travelled); from the top as well.
     const atCwd = readDenied(o.profile, o.home, o.cwd, o.stashbaseHome);
