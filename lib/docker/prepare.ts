@@ -23,6 +23,7 @@ import { isolatedPathProblem, sizeBytes } from '../profile/docker-values.js';
 import { runLimits } from '../proxy/setup.js';
 import type { Profile } from '../profile/types.js';
 import { executableGitState, findRepoRoot, gitConfigTargets, gitLinkProblem } from '../git/repo.js';
+import { agentGitConfigEnv } from '../git/agent-git-env.js';
 import { checkoutGit, plannedGitDir, planRunGitDir, repoFormat, type RunGitDirPlan } from '../git/run-git-dir.js';
 import { inside, resolveRule } from '../paths/rules.js';
 import { existingToolConfigs } from '../paths/tool-configs.js';
@@ -128,7 +129,7 @@ export function isolatedVolumes(cwd: string, entries: string[]): IsolatedVolume[
 }
 
 /** Exactly what the container gets; a profile's own GIT_* variables win over the host's identity. */
-export function containerEnv(ctx: DockerContext, proxyUrl: string, interceptTls: boolean): Record<string, string> {
+export function containerEnv(ctx: DockerContext, proxyUrl: string, interceptTls: boolean, ownGitDir = false): Record<string, string> {
   const env: Record<string, string> = { HOME: AGENT_HOME, ...SANDBOX_MARKER_ENV };
   for (const name of TERMINAL_VARS) {
     const v = ctx.env[name];
@@ -142,6 +143,8 @@ export function containerEnv(ctx: DockerContext, proxyUrl: string, interceptTls:
   for (const name of PROXY_VARS) env[name] ??= '';
   if (interceptTls) Object.assign(env, caEnv(CONTAINER_CA_DIR));
   Object.assign(env, ctx.placeholders, ctx.profile.configEnv, hookVariables(ctx.profile, proxyUrl, ctx.hookToken));
+  // The agent's git in the run's own git directory: its modes shared with no one (lib/git/agent-git-env.ts).
+  if (ownGitDir) Object.assign(env, agentGitConfigEnv(env));
   return env;
 }
 
@@ -273,7 +276,7 @@ export function prepareDocker(ctx: DockerContext, facts: RuntimeFacts, draft?: P
     image: ctx.choice.ref,
     user: containerUser(ctx.desktop),
     cwd: ctx.cwd,
-    env: containerEnv(ctx, `http://${proxyHost}:${sealedRun ? RELAY_PORT : facts.proxyPort}`, interceptTls),
+    env: containerEnv(ctx, `http://${proxyHost}:${sealedRun ? RELAY_PORT : facts.proxyPort}`, interceptTls, gitDir !== null),
     mounts,
     memory: ctx.memory ?? p.sandbox.memory,
     cpus: ctx.cpus ?? p.sandbox.cpus,

@@ -9,6 +9,7 @@ import { dirname, join } from 'node:path';
 import { findTool } from '../util/find-tool.js';
 import { type BindMount, type BwrapInput, PROC_READ_ONLY } from '../../templates/bwrap.js';
 import { BRIDGE_PORT, PRCTL_SYSCALL, SENDMSG_SYSCALL, SETNS_SYSCALL, SETSID_SYSCALL, type RelayInput } from '../../templates/bridge-relay.js';
+import { agentGitConfigEnv } from '../git/agent-git-env.js';
 import { buildNativePlan, caEnv, proxyEnv, type PlannedView, SANDBOX_MARKER_ENV } from '../../templates/native-plan.js';
 import type { SystemdRunInput } from '../../templates/systemd-run.js';
 import { SandboxUnavailableError } from '../errors.js';
@@ -176,6 +177,8 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
     unset: baseEnv.unset,
     set: { ...baseEnv.set, ...(allowList && bwrapLike ? { TMPDIR: '/tmp' } : {}), ...Object.assign({}, ...agents.filter((a) => views.some((v) => v.spec.id === a.spec.id)).map((a) => a.env)) },
   };
+  // The agent's git in the run's own git directory: its modes shared with no one (lib/git/agent-git-env.ts).
+  if (gitDir !== null) Object.assign(agentEnv.set, agentGitConfigEnv({ ...Object.fromEntries(Object.entries(ctx.env).filter(([k]) => !agentEnv.unset.includes(k))), ...agentEnv.set }));
   const viewMounts: BindMount[] = views.flatMap((v) => viewBinds(v.spec, v.dir));
   // One outside the tree is bound from the real path it was judged at (held by descriptor below, where bwrap takes one).
   const binds: BindMount[] = [...roots.map((r) => ({ src: outsideReal.get(r) ?? r, dest: r, ro: false })), ...(gitDir?.mounts ?? []), ...viewMounts];

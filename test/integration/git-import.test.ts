@@ -676,6 +676,25 @@ stashbase: import checked, nothing unusual"`,
       r.git(['tag', '-d', 'v-lower']);
     });
 
+    test("a shared repository (git init --shared=group: core.sharedRepository = group): the agent's git add and commit work in the run's own git directory and come back, with nothing for the import's clean-up to clear; entries of GIT_CONFIG_COUNT the agent has already are kept (native: your environment's)", async () => {
+      r.git(['config', 'core.sharedRepository', 'group']);
+      const file = join(r.root, `shared-${backend}.txt`);
+      try {
+        writeFileSync(file, 'shared\n');
+        // Native: your environment's own command-scope entries reach the agent, and the run's comes after them.
+        const env = { ...r.env, GIT_CONFIG_COUNT: '1', GIT_CONFIG_KEY_0: 'user.name', GIT_CONFIG_VALUE_0: 'from-env' };
+        const script = `git add ${relative(r.root, file)} && git -c user.name=a -c user.email=a@x commit -qm shared-${backend} && git config core.sharedRepository${backend === 'native' ? ' && git config user.name' : ''}`;
+        const res = await cli(['agent', 'run', ...flags, '--', 'bash', '-c', script], { env, cwd: r.root, timeoutMs: 120_000 });
+        assert.equal(res.code, 0, res.stderr);
+        assert.equal(res.stdout, backend === 'native' ? 'umask\nfrom-env\n' : 'umask\n');
+        assert.doesNotMatch(res.stderr, /held what no git directory should|setuid or setgid|unable to create temporary file/);
+        assert.equal(r.git(['log', '-1', '--format=%s']), `shared-${backend}\n`);
+        assert.equal(fsckClean(), true);
+      } finally {
+        r.git(['config', '--unset', 'core.sharedRepository']);
+      }
+    });
+
     test('a tree nested 30,000 deep (and, unnamed, a tag to one just past the 4096 bound): not taken; control: outside, git show crashes on it', async () => {
       const fi = (ref: string, depth: number) => `commit ${ref}\ncommitter u <u@x> 0 +0000\ndata 4\ndeep\nM 100644 inline ${Array(depth).fill('d').join('/')}/f\ndata 2\nx\n\n`;
       writeFileSync(join(r.root, 'deep.fi'), fi('refs/heads/deep', 30_000) + fi('refs/tags/deep-tag', 4100));
