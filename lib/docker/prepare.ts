@@ -1,7 +1,7 @@
 // Gathers what a Docker run needs (image, mounts, environment, names) and
 // builds its Plan. Nothing here changes the disk or talks to Docker: facts
 // that need the engine (gateway, ports, which volumes exist) come in as input.
-import { existsSync } from 'node:fs';
+import { existsSync, lstatSync } from 'node:fs';
 import { interceptsTls } from '../proxy/intercepts.js';
 import type { EngineApi } from './api.js';
 import { basename, dirname, join, relative } from 'node:path';
@@ -24,7 +24,7 @@ import { runLimits } from '../proxy/setup.js';
 import type { Profile } from '../profile/types.js';
 import { executableGitState, findRepoRoot, gitConfigTargets, gitLinkProblem } from '../git/repo.js';
 import { agentGitConfigEnv } from '../git/agent-git-env.js';
-import { checkoutGit, plannedGitDir, planRunGitDir, repoFormat, type RunGitDirPlan } from '../git/run-git-dir.js';
+import { checkoutGit, plannedGitDir, planRunGitDir, repoFormat, type RunGitDirPlan, untakenGitDirWarning } from '../git/run-git-dir.js';
 import { inside, resolveRule } from '../paths/rules.js';
 import { existingToolConfigs } from '../paths/tool-configs.js';
 import { ownExecutables } from '../hooks/cli-files.js';
@@ -206,7 +206,11 @@ export function dockerProtection(ctx: DockerContext, git: RunGitDirPlan | null):
     return git === null || r.kind === 'pattern' || !inside(r.path, git.gitDir);
   };
   const gitTargets = gitConfigTargets(ctx.cwd, ctx.home, ctx.env, p.filesystem.allowWrite);
-  return planProtection({
+  // A `.git` folder at the top it takes none for (reftable refs, an objects or refs linked elsewhere): read-only as a
+  // whole, not a folder of the tree whose HEAD, refs and reflogs the agent writes live (found in review).
+  const dotGit = join(ctx.worktree?.path ?? ctx.cwd, '.git');
+  const untaken = git === null && lstatSync(dotGit, { throwIfNoEntry: false })?.isDirectory() === true ? dotGit : null;
+  const protection = planProtection({
     denyRead: p.filesystem.denyRead,
     fileStandInsAt: gitTargets.files,
     // Any folder core.hooksPath sends your git to for hooks (lib/git/repo.ts).
@@ -220,11 +224,13 @@ export function dockerProtection(ctx: DockerContext, git: RunGitDirPlan | null):
     alwaysDenyRead: [],
     stateDir: ctx.stashbaseHome,
     // A worktree run mounts its own pointer file read-only already.
-    alwaysDenyWrite: executableGitState(ctx.cwd).filter((f) => f !== ctx.worktree?.pointer && outsideGit(f)),
+    alwaysDenyWrite: [...executableGitState(ctx.cwd).filter((f) => f !== ctx.worktree?.pointer && outsideGit(f)), ...(untaken !== null ? [untaken] : [])],
     home: ctx.home,
     cwd: ctx.cwd,
     within: ctx.worktree?.path ?? ctx.cwd,
   });
+  if (untaken !== null) protection.warnings.push(untakenGitDirWarning(untaken));
+  return protection;
 }
 
 const bind = (b: { src: string; dest: string; ro: boolean }): Mount => ({ type: 'bind', source: b.src, target: b.dest, readonly: b.ro });

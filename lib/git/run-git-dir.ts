@@ -142,6 +142,30 @@ export function worktreeOfGitDir(gitDir: string): string | null | undefined {
 }
 
 /** What git takes for a git directory: a HEAD file, an objects/ and a refs/ folder. */
+/**
+ * What keeps the `.git` folder at a checkout's top from getting a git
+ * directory of the run's own (checkoutGit took none): git itself follows links
+ * there (an `objects` or `refs` linked to a store elsewhere), so it may well be
+ * your repository. The run then leaves it read-only as a whole (found in
+ * review: left as a folder of the tree, the agent wrote its HEAD, refs and
+ * reflogs live, a link there among them).
+ */
+export function untakenGitDirWhy(dotGit: string): string {
+  for (const [name, what] of [['HEAD', 'file'], ['objects', 'dir'], ['refs', 'dir']] as const) {
+    const st = lstatSync(join(dotGit, name), { throwIfNoEntry: false });
+    if (st === undefined) return `has no ${name}`;
+    if (st.isSymbolicLink()) return `has ${name} as a symbolic link`;
+    if (what === 'file' ? !st.isFile() : !st.isDirectory()) return `has ${name} as no ${what === 'file' ? 'file' : 'folder'}`;
+  }
+  if (lstatSync(join(dotGit, 'commondir'), { throwIfNoEntry: false }) !== undefined) return 'has a commondir, which only a linked worktree\'s admin folder has';
+  return repoFormat(dotGit).reftable ? 'keeps its refs in the reftable format, which stashbase does not import' : 'is not a git directory stashbase reads';
+}
+
+/** The warning for such a `.git` folder. */
+export function untakenGitDirWarning(dotGit: string): string {
+  return `${dotGit} ${untakenGitDirWhy(dotGit)}: the run gets no git directory of its own for it, and it is read-only in this run (the agent's git cannot commit there)`;
+}
+
 function isGitDir(dir: string): boolean {
   const is = (name: string, what: 'file' | 'dir') => {
     const st = lstatSync(join(dir, name), { throwIfNoEntry: false });

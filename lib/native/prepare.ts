@@ -28,7 +28,7 @@ import { seccompSupported } from '../../templates/seccomp.js';
 import type { LandlockArch } from '../../templates/landlock.js';
 import { inside, resolveRule, rulePaths } from '../paths/rules.js';
 import { realPathOf } from '../util/real-path.js';
-import { checkoutGit, plannedGitDir, planRunGitDir, repoFormat, type RunGitDirPlan } from '../git/run-git-dir.js';
+import { checkoutGit, plannedGitDir, planRunGitDir, repoFormat, type RunGitDirPlan, untakenGitDirWarning } from '../git/run-git-dir.js';
 import { claudeView, codexView, sessionStoreKey } from '../views/agent-views.js';
 import { viewBinds } from '../views/binds.js';
 import { allowWritePaths, keptRoots, privateTempDests, privateTemps, reexposed } from './write-areas.js';
@@ -129,11 +129,14 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
   // Inside a path the profile denies, nothing is made: the denial wins (a read-only repository stays so).
   let gitDir: RunGitDirPlan | null = null;
   if (usable && !deniedByProfile.some((d) => inside(usable.gitDir, d))) {
-    if (repoFormat(usable.gitDir).reftable) gitWarnings.push(`${usable.gitDir} keeps its refs in the reftable format, which stashbase does not import: the repository's git directory is read-only in this run`);
+    if (repoFormat(usable.gitDir).reftable) gitWarnings.push(untakenGitDirWarning(usable.gitDir));
     // systemd-run cannot show the run a folder of its own at your .git's path: nothing of yours is shared live either.
     else if (!bwrapLike) gitWarnings.push(`the systemd-run fallback gives the agent no git directory of its own: ${usable.gitDir} is read-only in this run (its git cannot commit; with bubblewrap it can)`);
     else gitDir = planRunGitDir({ gitDir: usable.gitDir, admin: usable.admin, stateDir, hideOthers: false, own: ctx.worktreeBranch, workTree: repo!.root });
   }
+  // A `.git` folder it takes none for (an objects or refs linked elsewhere): read-only as a whole, not a folder of the tree.
+  const untaken = usable === null && pointer === null && repo?.gitDir ? repo.gitDir : null;
+  if (untaken !== null) gitWarnings.push(untakenGitDirWarning(untaken));
   const trees = [...new Set([ctx.cwd, top].flatMap((t) => [t, realPathOf(t) ?? t]))];
   const views = agents.map((a) => a.spec).filter((spec) => !denied.some((d) => inside(spec.at, d) || (spec.linkedAs !== undefined && inside(spec.linkedAs, d)))).map((spec) => ({
     spec: { ...spec, trees },
@@ -158,7 +161,7 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
     alwaysDenyRead: always.read,
     stateDir: ctx.stashbaseHome,
     // bwrap's views keep git's executable state; systemd-run protects its files.
-    alwaysDenyWrite: [...(bwrapLike ? [] : always.write), ...(pointer ? [pointer] : []), ...(usable && !gitDir ? [usable.gitDir] : []), runDir],
+    alwaysDenyWrite: [...(bwrapLike ? [] : always.write), ...(pointer ? [pointer] : []), ...(usable && !gitDir ? [usable.gitDir] : []), ...(untaken !== null ? [untaken] : []), runDir],
     home: ctx.home,
     cwd: ctx.cwd,
     writableAreas: allowList ? areas : undefined,

@@ -695,6 +695,41 @@ stashbase: import checked, nothing unusual"`,
       }
     });
 
+    test("(review) a .git whose objects is a link to a store elsewhere (git follows it: your repository all the same), which stashbase takes no run's git directory for: the whole .git is read-only in the run, said; the agent's HEAD, ref and reflog link to a file of yours are refused; control: outside, they land and your next commit writes through the link. Unlisted: refs in the reftable format (Docker left that .git writable too)", async () => {
+      const repo = join(r.home, `linked-store-${backend}`);
+      const target = join(r.home, `reflog-target-${backend}`);
+      writeFileSync(target, 'mine\n');
+      const setup = `git init -q ${repo} && cd ${repo} && git commit -q --allow-empty -m one && mv .git/objects ${repo}.objects && ln -s ${repo}.objects .git/objects && git log --format=%s`;
+      assert.equal(outside(setup, r.home, r.env).stdout, 'one\n');
+      const script = `echo "ref: refs/heads/evil" > .git/HEAD && echo HEAD; rm -f .git/logs/HEAD && ln -s ${target} .git/logs/HEAD && echo LINK; echo 0000 > .git/refs/heads/main && echo REF; true`;
+      const commit = 'git -c user.name=u -c user.email=u@x commit -q --allow-empty -m two && git log --format=%s';
+      const res = await cli(['agent', 'run', ...flags, '--', 'bash', '-c', script], { env: r.env, cwd: repo, timeoutMs: 120_000 });
+      assert.equal(res.code, 0, res.stderr);
+      assert.equal(res.stdout, '');
+      assert.match(res.stderr, new RegExp(`^warning: ${repo}/\\.git has objects as a symbolic link: the run gets no git directory of its own for it, and it is read-only in this run \\(the agent's git cannot commit there\\)$`, 'm'));
+      assert.equal(readFileSync(join(repo, '.git', 'HEAD'), 'utf8'), 'ref: refs/heads/main\n');
+      assert.equal(lstatSync(join(repo, '.git', 'logs', 'HEAD')).isFile(), true);
+      assert.equal(outside(commit, repo, r.env).stdout, 'two\none\n');
+      assert.equal(readFileSync(target, 'utf8'), 'mine\n');
+      // Control: outside, each write lands, and your next commit (on the branch the link's reflog follows) writes your file.
+      const ctl = copyOf(repo, 'control');
+      assert.equal(outside(script, ctl, r.env).stdout, 'HEAD\nLINK\nREF\n');
+      assert.equal(outside(`echo "ref: refs/heads/main" > .git/HEAD && git -C ${repo} rev-parse main > .git/refs/heads/main && ${commit}`, ctl, r.env).status, 0);
+      assert.notEqual(readFileSync(target, 'utf8'), 'mine\n');
+      spawnSync('rm', ['-rf', ctl, repo, `${repo}.objects`, target]);
+      // Unlisted, the same class: a repository whose config says its refs are in the reftable format (this git, v0, ignores
+      // it). Docker left its .git a folder of the tree as well.
+      const rt = join(r.home, `reftable-${backend}`);
+      assert.equal(outside(`git init -q ${rt} && cd ${rt} && git commit -q --allow-empty -m one && printf '[extensions]\\n\\trefStorage = reftable\\n' >> .git/config && git log --format=%s`, r.home, r.env).stdout, 'one\n');
+      const rtRun = await cli(['agent', 'run', ...flags, '--', 'bash', '-c', script], { env: r.env, cwd: rt, timeoutMs: 120_000 });
+      assert.equal(rtRun.code, 0, rtRun.stderr);
+      assert.equal(rtRun.stdout, '');
+      assert.match(rtRun.stderr, new RegExp(`^warning: ${rt}/\\.git keeps its refs in the reftable format, which stashbase does not import: the run gets no git directory of its own for it, and it is read-only in this run`, 'm'));
+      assert.equal(readFileSync(join(rt, '.git', 'HEAD'), 'utf8'), 'ref: refs/heads/main\n');
+      assert.equal(outside(script, copyOf(rt, 'control'), r.env).stdout, 'HEAD\nLINK\nREF\n', 'control: outside, each lands');
+      spawnSync('rm', ['-rf', rt, `${rt}-control`]);
+    });
+
     test('a tree nested 30,000 deep (and, unnamed, a tag to one just past the 4096 bound): not taken; control: outside, git show crashes on it', async () => {
       const fi = (ref: string, depth: number) => `commit ${ref}\ncommitter u <u@x> 0 +0000\ndata 4\ndeep\nM 100644 inline ${Array(depth).fill('d').join('/')}/f\ndata 2\nx\n\n`;
       writeFileSync(join(r.root, 'deep.fi'), fi('refs/heads/deep', 30_000) + fi('refs/tags/deep-tag', 4100));
