@@ -1,7 +1,7 @@
 // Gathers what a Docker run needs (image, mounts, environment, names) and
 // builds its Plan. Nothing here changes the disk or talks to Docker: facts
 // that need the engine (gateway, ports, which volumes exist) come in as input.
-import { existsSync, lstatSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { interceptsTls } from '../proxy/intercepts.js';
 import type { EngineApi } from './api.js';
 import { basename, dirname, join, relative } from 'node:path';
@@ -24,7 +24,8 @@ import { runLimits } from '../proxy/setup.js';
 import type { Profile } from '../profile/types.js';
 import { executableGitState, findRepoRoot, gitConfigTargets, gitLinkProblem } from '../git/repo.js';
 import { agentGitConfigEnv } from '../git/agent-git-env.js';
-import { checkoutGit, plannedGitDir, planRunGitDir, repoFormat, type RunGitDirPlan, untakenGitDirWarning } from '../git/run-git-dir.js';
+import { realPathOf } from '../util/real-path.js';
+import { checkoutGit, plannedGitDir, planRunGitDir, repoFormat, type RunGitDirPlan, untakenGitState, untakenWarning } from '../git/run-git-dir.js';
 import { inside, resolveRule } from '../paths/rules.js';
 import { existingToolConfigs } from '../paths/tool-configs.js';
 import { ownExecutables } from '../hooks/cli-files.js';
@@ -206,10 +207,12 @@ export function dockerProtection(ctx: DockerContext, git: RunGitDirPlan | null):
     return git === null || r.kind === 'pattern' || !inside(r.path, git.gitDir);
   };
   const gitTargets = gitConfigTargets(ctx.cwd, ctx.home, ctx.env, p.filesystem.allowWrite);
-  // A `.git` folder at the top it takes none for (reftable refs, an objects or refs linked elsewhere): read-only as a
-  // whole, not a folder of the tree whose HEAD, refs and reflogs the agent writes live (found in review).
-  const dotGit = join(ctx.worktree?.path ?? ctx.cwd, '.git');
-  const untaken = git === null && lstatSync(dotGit, { throwIfNoEntry: false })?.isDirectory() === true ? dotGit : null;
+  // No git directory of the run's own for the top's (reftable refs, an objects or refs linked elsewhere, a pointer not
+  // taken): what git would use of it, and where its links lead, read-only where the container sees them, not folders of
+  // the tree whose HEAD, refs, reflogs and hooks the agent writes live (found in review).
+  const top = ctx.worktree?.path ?? ctx.cwd;
+  const realTop = realPathOf(top) ?? top;
+  const untaken = git === null ? untakenGitState(top).filter((p) => inside(p, top) || inside(p, realTop)) : [];
   const protection = planProtection({
     denyRead: p.filesystem.denyRead,
     fileStandInsAt: gitTargets.files,
@@ -224,12 +227,13 @@ export function dockerProtection(ctx: DockerContext, git: RunGitDirPlan | null):
     alwaysDenyRead: [],
     stateDir: ctx.stashbaseHome,
     // A worktree run mounts its own pointer file read-only already.
-    alwaysDenyWrite: [...executableGitState(ctx.cwd).filter((f) => f !== ctx.worktree?.pointer && outsideGit(f)), ...(untaken !== null ? [untaken] : [])],
+    alwaysDenyWrite: [...executableGitState(ctx.cwd).filter((f) => f !== ctx.worktree?.pointer && outsideGit(f)), ...untaken],
     home: ctx.home,
     cwd: ctx.cwd,
     within: ctx.worktree?.path ?? ctx.cwd,
   });
-  if (untaken !== null) protection.warnings.push(untakenGitDirWarning(untaken));
+  const said = git === null ? untakenWarning(top) : null;
+  if (said !== null) protection.warnings.push(said);
   return protection;
 }
 

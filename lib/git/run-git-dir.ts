@@ -16,7 +16,8 @@ import { readBackText } from '../readback/file.js';
 import { SandboxUnavailableError } from '../errors.js';
 import { gitDirLink } from './git-dir-links.js';
 import { HOOK_NAMES } from './named-files.js';
-import { kernelJoin } from './planted-repos.js';
+import { commondirOf, gitPathFile, kernelJoin } from './planted-repos.js';
+import { MAX_GIT_ENTRIES } from './sanitize.js';
 import { realPathOf } from '../util/real-path.js';
 import { readRefStore, type RefValue } from './ref-store.js';
 import { parseRefFile } from './ref-store.js';
@@ -45,9 +46,10 @@ export function checkoutGit(root: string): CheckoutGit | { pointer: string } | n
   // names (found in review: an agent's, naming another repository of yours, whose refs the import then wrote).
   if (st.isDirectory()) return isGitDir(dotGit) && lstatSync(join(dotGit, 'commondir'), { throwIfNoEntry: false }) === undefined ? { gitDir: dotGit, admin: null, pointer: null } : null;
   if (!st.isFile()) return null;
-  const m = /^gitdir: (.+?)\r?\n?$/.exec(readBackText(dotGit, 4096) ?? '');
-  if (!m) return { pointer: dotGit };
-  const named = resolve(root, m[1] as string);
+  // Read as git reads it (found in review: a pointer git follows, ending in two newlines or past 4 KiB, was taken for
+  // none, and the git directory it names, in the tree, left the agent's to write, hooks and all).
+  const named = pointerTarget(root);
+  if (named === null) return { pointer: dotGit };
   if (!lstatSync(named, { throwIfNoEntry: false })?.isDirectory()) return { pointer: dotGit };
   // A pointer file is anyone's to write who writes the tree: the git directory it names is taken only where it names
   // this checkout back (found in review: a .git file an agent left named another repository of yours, which a later
@@ -142,6 +144,71 @@ export function worktreeOfGitDir(gitDir: string): string | null | undefined {
 }
 
 /** What git takes for a git directory: a HEAD file, an objects/ and a refs/ folder. */
+/** The path a checkout's `.git` file names, as git reads it (the whole file less trailing CR/LF, after "gitdir: "), or null. */
+function pointerTarget(root: string): string | null {
+  const text = gitPathFile(join(root, '.git'));
+  return text !== null && text.startsWith('gitdir: ') && text.length > 8 ? resolve(root, text.slice(8)) : null;
+}
+
+/**
+ * What of a checkout's git state a run that takes no git directory of its own
+ * for it keeps read-only (real paths, those there): the `.git` entry, the git
+ * directory git uses (a pointer's, as git reads it), the common directory its
+ * commondir names, and where every link in them leads (an `objects` or `refs`
+ * kept elsewhere; found in review: linked into the tree, the agent's writes
+ * there were your refs and objects). A link that leads nowhere, or a hard link
+ * in them (but for the objects' files, which a local clone links), refuses the
+ * run: where it leads, or its other name, may be the agent's to make or write.
+ */
+export function untakenGitState(root: string): string[] {
+  const dotGit = join(root, '.git');
+  const st = lstatSync(dotGit, { throwIfNoEntry: false });
+  if (st === undefined) return [];
+  const out = new Set<string>([dotGit]);
+  const named = st.isDirectory() ? dotGit : st.isFile() ? pointerTarget(root) : null;
+  const gitDir = named === null ? null : realPathOf(named);
+  if (gitDir === null || !lstatSync(gitDir, { throwIfNoEntry: false })?.isDirectory()) return [...out];
+  const dirs = [gitDir];
+  const common = commondirOf(gitDir);
+  const realCommon = common === null ? null : realPathOf(common);
+  if (realCommon !== null && realCommon !== gitDir && lstatSync(realCommon, { throwIfNoEntry: false })?.isDirectory()) dirs.push(realCommon);
+  for (const d of dirs) {
+    out.add(d);
+    for (const target of linkTargets(d)) out.add(target);
+  }
+  return [...out];
+}
+
+/** Where each link in a git directory leads (real paths); one leading nowhere, or a hard link outside the objects, refuses the run. */
+function linkTargets(gitDir: string): string[] {
+  const found: string[] = [];
+  let seen = 0;
+  const walk = (dir: string, rel: string): void => {
+    let entries: Dirent[];
+    try {
+      entries = readdirSync(dir, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const e of entries) {
+      if (++seen > MAX_GIT_ENTRIES) throw new SandboxUnavailableError(`${gitDir} holds more than ${MAX_GIT_ENTRIES} entries, which stashbase cannot judge for a run that keeps it read-only; nothing was run`);
+      const path = rel ? `${rel}/${e.name}` : e.name;
+      const full = join(dir, e.name);
+      if (e.isSymbolicLink()) {
+        const real = realPathOf(full);
+        // One that leads nowhere yet leads where the agent may make something (a link of its own to your files).
+        if (real === null) throw new SandboxUnavailableError(`${gitDir} holds ${printable(path, true)}, a symbolic link that leads nowhere: git would write where it leads, which the agent may make; remove it, or run from another folder; nothing was run`);
+        found.push(real);
+      } else if (e.isDirectory()) walk(full, path);
+      else if (e.isFile() && !/^objects\/([0-9a-f]{2}|pack)\//.test(path) && (lstatSync(full, { throwIfNoEntry: false })?.nlink ?? 1) > 1) {
+        throw new SandboxUnavailableError(`${gitDir} holds ${printable(path, true)} (a hard link: the same file has another name, which the agent may be able to write); nothing was run`);
+      }
+    }
+  };
+  walk(gitDir, '');
+  return found;
+}
+
 /**
  * What keeps the `.git` folder at a checkout's top from getting a git
  * directory of the run's own (checkoutGit took none): git itself follows links
@@ -158,12 +225,25 @@ export function untakenGitDirWhy(dotGit: string): string {
     if (what === 'file' ? !st.isFile() : !st.isDirectory()) return `has ${name} as no ${what === 'file' ? 'file' : 'folder'}`;
   }
   if (lstatSync(join(dotGit, 'commondir'), { throwIfNoEntry: false }) !== undefined) return 'has a commondir, which only a linked worktree\'s admin folder has';
-  return repoFormat(dotGit).reftable ? 'keeps its refs in the reftable format, which stashbase does not import' : 'is not a git directory stashbase reads';
+  return repoFormat(dotGit).reftable ? 'keeps its refs in the reftable format, which stashbase does not import' : UNREAD;
 }
+
+const UNREAD = 'is not a git directory stashbase reads';
 
 /** The warning for such a `.git` folder. */
 export function untakenGitDirWarning(dotGit: string): string {
   return `${dotGit} ${untakenGitDirWhy(dotGit)}: the run gets no git directory of its own for it, and it is read-only in this run (the agent's git cannot commit there)`;
+}
+
+/** The warning for a checkout whose `.git` (a folder, or a file naming one) the run takes no git directory of its own for; null when there is none. */
+export function untakenWarning(root: string): string | null {
+  const dotGit = join(root, '.git');
+  const st = lstatSync(dotGit, { throwIfNoEntry: false });
+  if (st?.isDirectory()) return untakenGitDirWarning(dotGit);
+  const named = st?.isFile() ? pointerTarget(root) : null;
+  if (named === null || !lstatSync(named, { throwIfNoEntry: false })?.isDirectory()) return null;
+  const why = untakenGitDirWhy(named);
+  return `${dotGit} names ${named}, which ${why === UNREAD ? 'does not name this checkout back' : why}: the run gets no git directory of its own for it, and it is read-only in this run (the agent's git cannot commit there)`;
 }
 
 function isGitDir(dir: string): boolean {

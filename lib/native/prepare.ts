@@ -28,7 +28,7 @@ import { seccompSupported } from '../../templates/seccomp.js';
 import type { LandlockArch } from '../../templates/landlock.js';
 import { inside, resolveRule, rulePaths } from '../paths/rules.js';
 import { realPathOf } from '../util/real-path.js';
-import { checkoutGit, plannedGitDir, planRunGitDir, repoFormat, type RunGitDirPlan, untakenGitDirWarning } from '../git/run-git-dir.js';
+import { checkoutGit, plannedGitDir, planRunGitDir, repoFormat, type RunGitDirPlan, untakenGitDirWarning, untakenGitState, untakenWarning } from '../git/run-git-dir.js';
 import { claudeView, codexView, sessionStoreKey } from '../views/agent-views.js';
 import { viewBinds } from '../views/binds.js';
 import { allowWritePaths, keptRoots, privateTempDests, privateTemps, reexposed } from './write-areas.js';
@@ -134,9 +134,11 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
     else if (!bwrapLike) gitWarnings.push(`the systemd-run fallback gives the agent no git directory of its own: ${usable.gitDir} is read-only in this run (its git cannot commit; with bubblewrap it can)`);
     else gitDir = planRunGitDir({ gitDir: usable.gitDir, admin: usable.admin, stateDir, hideOthers: false, own: ctx.worktreeBranch, workTree: repo!.root });
   }
-  // A `.git` folder it takes none for (an objects or refs linked elsewhere): read-only as a whole, not a folder of the tree.
-  const untaken = usable === null && pointer === null && repo?.gitDir ? repo.gitDir : null;
-  if (untaken !== null) gitWarnings.push(untakenGitDirWarning(untaken));
+  // No git directory of the run's own for the checkout's (not taken, reftable, systemd-run): what git would use of it,
+  // and where its links lead, read-only, not folders of the tree (lib/git/run-git-dir.ts untakenGitState).
+  const untaken = repo !== null && gitDir === null ? untakenGitState(repo.root) : [];
+  const untakenSaid = repo !== null && usable === null ? untakenWarning(repo.root) : null;
+  if (untakenSaid !== null) gitWarnings.push(untakenSaid);
   const trees = [...new Set([ctx.cwd, top].flatMap((t) => [t, realPathOf(t) ?? t]))];
   const views = agents.map((a) => a.spec).filter((spec) => !denied.some((d) => inside(spec.at, d) || (spec.linkedAs !== undefined && inside(spec.linkedAs, d)))).map((spec) => ({
     spec: { ...spec, trees },
@@ -161,7 +163,7 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
     alwaysDenyRead: always.read,
     stateDir: ctx.stashbaseHome,
     // bwrap's views keep git's executable state; systemd-run protects its files.
-    alwaysDenyWrite: [...(bwrapLike ? [] : always.write), ...(pointer ? [pointer] : []), ...(usable && !gitDir ? [usable.gitDir] : []), ...(untaken !== null ? [untaken] : []), runDir],
+    alwaysDenyWrite: [...(bwrapLike ? [] : always.write), ...(pointer ? [pointer] : []), ...(usable && !gitDir ? [usable.gitDir] : []), ...untaken, runDir],
     home: ctx.home,
     cwd: ctx.cwd,
     writableAreas: allowList ? areas : undefined,

@@ -730,6 +730,40 @@ stashbase: import checked, nothing unusual"`,
       spawnSync('rm', ['-rf', rt, `${rt}-control`]);
     });
 
+    test("(review) where links in a git directory the run does not take lead into the tree, and a .git file git follows: refs linked to a folder of the tree stay read-only there; a .git file naming a git directory in the tree (whose objects are kept elsewhere) keeps it read-only, hooks and all; a .git file ending in two newlines names its git directory as git reads it, so the agent's commit comes back through the import; control: outside, each write lands", async () => {
+      const hook = `printf '#!/bin/sh\\necho HOOK-RAN\\n' > .gd/hooks/pre-commit && chmod +x .gd/hooks/pre-commit && echo HOOK`;
+      // Refs linked into the tree.
+      const rl = join(r.home, `refs-linked-${backend}`);
+      assert.equal(outside(`git init -q ${rl} && cd ${rl} && git commit -q --allow-empty -m one && git commit -q --allow-empty -m two && mv .git/refs gitrefs && ln -s ../gitrefs .git/refs && git log --format=%s`, r.home, r.env).stdout, 'two\none\n');
+      const rewind = 'r=$(git rev-parse HEAD~1) && echo $r > gitrefs/heads/main && echo REWOUND; git tag evil 2>/dev/null && echo TAGGED; true';
+      const a = await cli(['agent', 'run', ...flags, '--', 'bash', '-c', rewind], { env: r.env, cwd: rl, timeoutMs: 120_000 });
+      assert.equal(a.code, 0, a.stderr);
+      assert.equal(a.stdout, '');
+      assert.match(a.stderr, /\.git has refs as a symbolic link: the run gets no git directory of its own for it, and it is read-only in this run/);
+      assert.equal(outside('git log --format=%s && git tag', rl, r.env).stdout, 'two\none\n');
+      assert.equal(outside(rewind, copyOf(rl, 'control'), r.env).stdout, 'REWOUND\nTAGGED\n', 'control: outside, both land');
+      // A .git file naming a git directory in the tree whose objects are kept elsewhere.
+      const pt = join(r.home, `pointer-${backend}`);
+      assert.equal(outside(`git init -q --separate-git-dir ${pt}/.gd ${pt} && cd ${pt} && git commit -q --allow-empty -m one && mv .gd/objects ${pt}.objects && ln -s ${pt}.objects .gd/objects && git log --format=%s`, r.home, r.env).stdout, 'one\n');
+      const b = await cli(['agent', 'run', ...flags, '--', 'bash', '-c', `${hook}; true`], { env: r.env, cwd: pt, timeoutMs: 120_000 });
+      assert.equal(b.code, 0, b.stderr);
+      assert.equal(b.stdout, '');
+      assert.match(b.stderr, new RegExp(`${pt}/\\.git names ${pt}/\\.gd, which has objects as a symbolic link: the run gets no git directory of its own for it, and it is read-only in this run`));
+      assert.equal(existsSync(join(pt, '.gd', 'hooks', 'pre-commit')), false);
+      const ctl = copyOf(pt, 'control');
+      writeFileSync(join(ctl, '.git'), `gitdir: ${ctl}/.gd\n`);
+      assert.equal(outside(hook, ctl, r.env).stdout, 'HOOK\n', 'control: outside, the hook is written');
+      // A .git file ending in two newlines (git reads past them): taken, the agent's commit imported, the hooks read-only.
+      const two = join(r.home, `pointer-two-${backend}`);
+      assert.equal(outside(`git init -q --separate-git-dir ${two}/.gd ${two} && cd ${two} && git commit -q --allow-empty -m one && printf 'gitdir: ${two}/.gd\\n\\n' > .git && git log --format=%s`, r.home, r.env).stdout, 'one\n');
+      const c = await cli(['agent', 'run', ...flags, '--', 'bash', '-c', `${hook}; git -c user.name=a -c user.email=a@x commit -q --allow-empty -m agent && echo COMMITTED`], { env: r.env, cwd: two, timeoutMs: 120_000 });
+      assert.equal(c.code, 0, c.stderr);
+      assert.equal(c.stdout, 'COMMITTED\n');
+      assert.match(c.stderr, /the agent added commits to refs\/heads\/main: taken \(undo: git update-ref refs\/heads\/main /);
+      assert.equal(existsSync(join(two, '.gd', 'hooks', 'pre-commit')), false);
+      spawnSync('rm', ['-rf', rl, `${rl}-control`, pt, `${pt}.objects`, ctl, two]);
+    });
+
     test('a tree nested 30,000 deep (and, unnamed, a tag to one just past the 4096 bound): not taken; control: outside, git show crashes on it', async () => {
       const fi = (ref: string, depth: number) => `commit ${ref}\ncommitter u <u@x> 0 +0000\ndata 4\ndeep\nM 100644 inline ${Array(depth).fill('d').join('/')}/f\ndata 2\nx\n\n`;
       writeFileSync(join(r.root, 'deep.fi'), fi('refs/heads/deep', 30_000) + fi('refs/tags/deep-tag', 4100));

@@ -6,7 +6,7 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync, appendFileS
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { checkoutGit, untakenGitDirWhy } from '../../lib/git/run-git-dir.js';
+import { checkoutGit, untakenGitDirWhy, untakenGitState } from '../../lib/git/run-git-dir.js';
 
 function repo(): { root: string; dotGit: string } {
   const root = mkdtempSync(join(tmpdir(), 'untaken-'));
@@ -46,5 +46,44 @@ test('refs in the reftable format: taken as a checkout, and said why the run mak
   const { root, dotGit } = repo();
   appendFileSync(join(dotGit, 'config'), '[extensions]\n\trefStorage = reftable\n');
   assert.equal(untakenGitDirWhy(dotGit), 'keeps its refs in the reftable format, which stashbase does not import');
+  rmSync(root, { recursive: true });
+});
+
+test('a .git file read as git reads it (review): two newlines at its end, or padded past 4 KiB with them, still names its git directory', () => {
+  for (const tail of ['\n\n', '\r\n\r\n', `${'\n'.repeat(5000)}`]) {
+    const { root } = repo();
+    spawnSync('git', ['init', '-q', '--separate-git-dir', join(root, '.gd'), root]);
+    writeFileSync(join(root, '.git'), `gitdir: ${join(root, '.gd')}${tail}`);
+    assert.equal(spawnSync('git', ['-C', root, 'rev-parse', '--absolute-git-dir'], { encoding: 'utf8' }).stdout, `${join(root, '.gd')}\n`, 'git follows it');
+    assert.deepEqual(checkoutGit(root), { gitDir: join(root, '.gd'), admin: null, pointer: join(root, '.git') }, JSON.stringify(tail.slice(0, 4)));
+    rmSync(root, { recursive: true });
+  }
+});
+
+test('what a run that takes none keeps read-only: the .git entry, the git directory a pointer names, its commondir, and where every link in them leads', () => {
+  const { root, dotGit } = repo();
+  renameSync(join(dotGit, 'refs'), join(root, 'gitrefs'));
+  symlinkSync('../gitrefs', join(dotGit, 'refs'));
+  mkdirSync(join(root, 'logs-elsewhere'));
+  rmSync(join(dotGit, 'info'), { recursive: true, force: true });
+  symlinkSync(join(root, 'logs-elsewhere'), join(dotGit, 'info'));
+  assert.deepEqual(untakenGitState(root).sort(), [dotGit, join(root, 'gitrefs'), join(root, 'logs-elsewhere')].sort());
+  // A pointer to it instead: the pointer, and the same.
+  renameSync(dotGit, join(root, '.gd'));
+  writeFileSync(dotGit, `gitdir: .gd\n`);
+  assert.deepEqual(untakenGitState(root).sort(), [dotGit, join(root, '.gd'), join(root, 'gitrefs'), join(root, 'logs-elsewhere')].sort());
+  rmSync(root, { recursive: true });
+});
+
+test('a link leading nowhere, or a hard link outside the objects, in such a git directory refuses the run (where it leads, or its other name, may be the agent\'s)', () => {
+  const { root, dotGit } = repo();
+  symlinkSync(join(root, 'not-yet'), join(dotGit, 'COMMIT_EDITMSG'));
+  symlinkSync(join(root, 'elsewhere'), join(dotGit, 'objects-link'));
+  assert.throws(() => untakenGitState(root), /\.git holds (COMMIT_EDITMSG|objects-link), a symbolic link that leads nowhere: git would write where it leads/);
+  rmSync(join(dotGit, 'COMMIT_EDITMSG'));
+  rmSync(join(dotGit, 'objects-link'));
+  writeFileSync(join(root, 'tree-file'), 'x');
+  spawnSync('ln', [join(root, 'tree-file'), join(dotGit, 'description2')]);
+  assert.throws(() => untakenGitState(root), /\.git holds description2 \(a hard link: the same file has another name, which the agent may be able to write\); nothing was run/);
   rmSync(root, { recursive: true });
 });
