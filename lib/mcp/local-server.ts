@@ -17,6 +17,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { closeSync, lstatSync, openSync } from 'node:fs';
 import { join, posix } from 'node:path';
+import type { Writable } from 'node:stream';
 import { findRepoRoot } from '../git/repo.js';
 import type { Protection } from '../paths/protect.js';
 import { realPathOf } from '../util/real-path.js';
@@ -50,6 +51,7 @@ export interface LocalServerInput {
   cwd: string;
   platform?: NodeJS.Platform;
   proxy?: { socket: string; token: string };
+  /** What the agent's sandbox hides (the profile's deny_read, and what no profile opens): no `read` path shows any of it. */
   denied?: string[];
   writable?: string[];
   /**
@@ -83,7 +85,23 @@ export function readServerSecrets(cfg: LocalMcpConfig, o: Pick<LocalServerInput,
   return out;
 }
 
-export function localServerCommand(cfg: LocalMcpConfig, o: LocalServerInput): Command | string {
+/**
+ * Why a `read` path would show a server what the agent's sandbox hides (`o.denied`), or null. Judged by real path both
+ * ways (found in review: the profile's check compared the text, and an absolute spelling of ~/.ssh, or a link to
+ * ~/.config/gh, had the server read the agent the key and the token): a server reads for the agent whatever it asks.
+ */
+export function hiddenReadPath(read: string[], o: Pick<LocalServerInput, 'home' | 'cwd' | 'denied'>): string | null {
+  const hiddenReal = [...new Set((o.denied ?? []).map((d) => canonicalPath(d, realPathOf)))];
+  for (const r of read) {
+    const p = realPathOf(expandHome(r, o.home, o.cwd));
+    if (p === null) continue;
+    const shown = hiddenReal.find((d) => d === p || d.startsWith(p === '/' ? '/' : `${p}/`) || p.startsWith(`${d}/`));
+    if (shown !== undefined) return `read: ${JSON.stringify(r)} (${p}) would show the server ${shown}, which the agent's sandbox hides, and the server reads for the agent what it asks (lift it with allow_read, for the agent too, if the server must read it)`;
+  }
+  return null;
+}
+
+export function localServerCommand(cfg: LocalMcpConfig, o: LocalServerInput): ServerCommand | string {
   if ((o.platform ?? process.platform) !== 'linux') return 'local MCP servers run only on Linux for now (bubblewrap confines them); list a remote server by its url';
   // Found in review: under a deny-list the agent writes nearly everything, the server's program and its read paths among them.
   if (o.denyListWrites) return 'a local MCP server holds its secrets, and with writes = "deny-list" the agent could change its program or files before it runs: use the allow-list (the default) or a remote server';
@@ -106,6 +124,8 @@ export function localServerCommand(cfg: LocalMcpConfig, o: LocalServerInput): Co
   }
   const binds: ConfineBind[] = [];
   for (const root of thisCli().roots.slice(1)) binds.push({ src: root, dest: root });
+  const showsHidden = hiddenReadPath(cfg.read, o);
+  if (showsHidden !== null) return showsHidden;
   for (const r of cfg.read) {
     const p = realPathOf(expandHome(r, o.home, o.cwd));
     if (p !== null) binds.push({ src: p, dest: p });
@@ -224,14 +244,28 @@ export function localServerCommand(cfg: LocalMcpConfig, o: LocalServerInput): Co
     cwd: '/tmp', command, env: {}, inherited: [],
   });
   // The server's environment is bwrap's to give it (--clearenv, --setenv): bwrap itself, outside any sandbox, runs with
-  // a bare PATH, never with what a profile sets (an LD_PRELOAD there would run in bwrap, on the host).
-  const setenv = Object.entries(env).flatMap(([k, v]) => ['--setenv', k, v]);
+  // a bare PATH, never with what a profile sets (an LD_PRELOAD there would run in bwrap, on the host). Its --setenv
+  // arguments come on a pipe (--args), never on bwrap's command line, which every user of the machine reads in /proc
+  // (found in review: the server's secrets there for the whole run). A NUL would end an argument early, and what
+  // followed would be bwrap's own options.
+  const pairs = Object.entries(env);
+  if (pairs.some(([k, v]) => k.includes('\0') || v.includes('\0'))) return 'its environment holds a NUL, which no environment can';
+  const envArgs = pairs.map(([k, v]) => `--setenv\0${k}\0${v}\0`).join('');
   // The agent's seccomp filter: no setuid bits on what it writes, no TIOCSTI, no keyrings, no io_uring.
   const seccomp = o.seccompFile === undefined ? [] : ['--seccomp', '3'];
   return {
-    ...confined, args: ['--clearenv', ...setenv, ...seccomp, ...confined.args], env: { PATH: '/usr/bin:/bin' }, unsetEnv: [], onlyEnv: true,
+    ...confined, args: ['--clearenv', '--args', String(ENV_ARGS_FD), ...seccomp, ...confined.args], env: { PATH: '/usr/bin:/bin' }, unsetEnv: [], onlyEnv: true,
     ...(o.seccompFile === undefined ? {} : { fds: [{ fd: 3, path: o.seccompFile }] }),
+    pipes: [{ fd: ENV_ARGS_FD, direction: 'to-child' }], envArgs,
   };
+}
+
+/** The descriptor bwrap reads the server's --setenv arguments from (--args). */
+const ENV_ARGS_FD = 4;
+
+/** A local server's command: bwrap's, with its environment's --setenv arguments (NUL-separated) to write on ENV_ARGS_FD. */
+export interface ServerCommand extends Command {
+  envArgs?: string;
 }
 
 /**
@@ -279,13 +313,13 @@ export class LocalServer {
   /** Why it cannot answer (it did not start, or ended). */
   private broken: string | null = null;
 
-  private cmd: Command | string | (() => Command | string);
+  private cmd: ServerCommand | string | (() => ServerCommand | string);
 
   /**
    * `cmd` a function: worked out when the server starts. `secrets`: the real values its environment holds (filled in
    * as its command is made), scrubbed with the run's from every answer it gives the agent (lib/proxy/intercept.ts).
    */
-  constructor(readonly name: string, cmd: Command | string | (() => Command | string), private readonly policy: ToolPolicy, readonly secrets: Array<{ variable: string; value: string }> = []) {
+  constructor(readonly name: string, cmd: ServerCommand | string | (() => ServerCommand | string), private readonly policy: ToolPolicy, readonly secrets: Array<{ variable: string; value: string }> = []) {
     this.cmd = cmd;
     if (typeof cmd === 'string') this.broken = cmd;
   }
@@ -300,12 +334,14 @@ export class LocalServer {
       if (typeof this.cmd === 'string') this.broken = this.cmd;
     }
     if (typeof this.cmd === 'string' || this.child) return;
-    // Descriptors it is given from files (its seccomp filter) at their numbers.
-    const extra: Array<number | 'ignore'> = [];
-    for (const f of this.cmd.fds ?? []) {
-      while (extra.length < f.fd - 3) extra.push('ignore');
-      extra[f.fd - 3] = openSync(f.path, 'r');
-    }
+    // Descriptors it is given from files (its seccomp filter) at their numbers, and the pipe of its environment.
+    const extra: Array<number | 'ignore' | 'pipe'> = [];
+    const at = (fd: number, what: number | 'pipe') => {
+      while (extra.length < fd - 3) extra.push('ignore');
+      extra[fd - 3] = what;
+    };
+    for (const f of this.cmd.fds ?? []) at(f.fd, openSync(f.path, 'r'));
+    for (const p of this.cmd.pipes ?? []) at(p.fd, 'pipe');
     let started: ReturnType<typeof start>;
     try {
       started = start(this.cmd, ['pipe', 'pipe', 'ignore', ...extra]);
@@ -314,6 +350,11 @@ export class LocalServer {
     }
     started.exit.catch(() => {}); // told by the events below
     const child = started.child;
+    for (const p of this.cmd.pipes ?? []) {
+      const w = child.stdio[p.fd] as Writable | null;
+      w?.on('error', () => {});
+      w?.end(this.cmd.envArgs ?? '');
+    }
     this.child = child;
     child.on('error', (e) => this.fail(`could not be started (${(e as NodeJS.ErrnoException).code ?? e.message})`));
     child.on('exit', (code, sig) => this.fail(`ended (${sig ?? `exit ${code}`})`));

@@ -8,13 +8,16 @@ import { deferredServer } from './front.js';
 import { remoteServers } from '../mcp/servers.js';
 import { expandedPaths } from '../paths/expand.js';
 import { allowWritePaths } from '../native/write-areas.js';
+import { alwaysDenied } from '../native/always-denied.js';
+import { stashbaseHome } from '../home.js';
 import { randomBytes } from 'node:crypto';
 import { rmSync, writeFileSync } from 'node:fs';
 import { socketDir } from '../util/socket-dir.js';
 import { runStateDirOf } from '../run/run-dir.js';
 import { sandboxFilter, seccompSupported } from '../../templates/seccomp.js';
 import { join } from 'node:path';
-import { LocalServer, localServerCommand, readServerSecrets } from '../mcp/local-server.js';
+import { hiddenReadPath, LocalServer, localServerCommand, readServerSecrets } from '../mcp/local-server.js';
+import { ConfigError } from '../errors.js';
 import { DEFAULT_LIMITS, type ProxyLimits } from './limits.js';
 import type { RunProxy, RunProxyInput } from './run-proxy.js';
 
@@ -69,6 +72,11 @@ export async function proxyForRun(o: RunProxyInput): Promise<RunProxy> {
       closeOwn = () => p.close();
     }
     const local = cfg.local;
+    // What the agent's sandbox hides, the profile's and what no profile opens (sockets, root's credential stores, stashbase's state).
+    const denied = [...expandedPaths(o.profile.filesystem.denyRead, o.userHome, o.cwd), ...alwaysDenied({ env: o.env, cwd: o.cwd }).read, stashbaseHome(o.env)];
+    // A read path that would show it refuses the run, as its plain spelling does when the profile is read.
+    const shown = hiddenReadPath(local.read, { home: o.userHome, cwd: o.cwd, denied });
+    if (shown !== null) throw new ConfigError(`[mcp.servers.${name}] ${shown}; nothing was run`);
     const serverSecrets: Array<{ variable: string; value: string }> = [];
     // Its secrets read now, before the agent runs, where the server is planned later (workdir = "write": at its first
     // request): a secret's command may ask on your terminal (lib/mcp/local-server.ts readServerSecrets).
@@ -76,7 +84,7 @@ export async function proxyForRun(o: RunProxyInput): Promise<RunProxy> {
     const command = () => localServerCommand(local, {
       onSecret: (variable, value) => serverSecrets.push({ variable, value }), ...(secretsRead !== undefined ? { secrets: secretsRead } : {}),
       env: o.env, home: o.userHome, cwd: o.cwd, proxy: own,
-      denied: expandedPaths(o.profile.filesystem.denyRead, o.userHome, o.cwd), writable: allowWritePaths(o.profile.filesystem.allowWrite, o.userHome, o.cwd).paths,
+      denied, writable: allowWritePaths(o.profile.filesystem.allowWrite, o.userHome, o.cwd).paths,
       tree: o.tree, ...(seccompSupported(process.arch) ? { seccompFile } : {}), denyListWrites: o.profile.filesystem.writes === 'deny-list',
     });
     // A writable tree's protections are planned when the server starts (its first request), after the run made its stand-ins.

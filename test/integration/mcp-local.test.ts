@@ -5,7 +5,7 @@
 // agent (curl in the real sandbox) calls it, and looks for the secret and the
 // server's stdio everywhere it can.
 import assert from 'node:assert/strict';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { chmodSync, cpSync, existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
@@ -61,6 +61,53 @@ describe('local MCP servers: run by stashbase, confined, served through the prox
     const audit = JSON.parse((await cli(['agent', 'audit', '--json'], { env: t.env, cwd: proj })).stdout) as Array<Record<string, unknown>>;
     assert.deepEqual(audit.filter((e) => e.type === 'mcp').map((e) => `${e.tool} ${e.decision}`), ['echo allow', 'trigger-long-running-operation deny', 'get-env deny']);
   });
+  test("(review) a read path that would show the server what the agent's sandbox hides, however spelled (absolute, or through a link to ~/.config/gh), refuses the run before anything runs; control: the plain spelling was refused already, and outside the link reads the token", { timeout: 120_000 }, async () => {
+    writeFile(join(t.home, '.ssh', 'id_ed25519'), 'SSH-PRIVATE-KEY\n');
+    writeFile(join(t.home, '.config', 'gh', 'hosts.yml'), 'oauth_token: gho_x\n');
+    spawnSync('ln', ['-sfn', join(t.home, '.config', 'gh'), join(t.home, 'ghlink')]);
+    for (const [read, shown] of [[join(t.home, '.ssh'), join(t.home, '.ssh')], ['~/ghlink', join(t.home, '.config', 'gh')], ['~', join(t.home, '.ssh')]] as const) {
+      writeFile(join(t.sbHome, 'agents', 'reads.toml'), ['[mcp.servers.rd]', `command = ["node", "${MCP_SERVER}", "stdio"]`, `read = ["${MCP_DIR}", "${read}"]`].join('\n') + '\n');
+      const r = await cli(['agent', 'run', '--silent', '--profile', 'reads', '--', 'sh', '-c', 'echo ran'], { env: t.env, cwd: proj, timeoutMs: 60_000 });
+      assert.equal(r.code, 2, r.stderr);
+      assert.equal(r.stdout, '');
+      if (read === '~') assert.match(r.stderr, /mcp\.servers\.rd\.read\[1\]: "~" would show the server/, 'the plain spelling: refused as the profile is read');
+      else assert.match(r.stderr, new RegExp(`\\[mcp\\.servers\\.rd\\] read: "${read.replace(/[.]/g, '\\.')}" \\(.*\\) would show the server ${shown.replace(/[.]/g, '\\.')}\\S*, which the agent's sandbox hides`), read);
+    }
+    assert.equal(readFileSync(join(t.home, 'ghlink', 'hosts.yml'), 'utf8'), 'oauth_token: gho_x\n', 'control: outside, the link reads the token');
+  });
+
+  test("(review) the server's secret is on no process's command line while it runs (every user of the machine reads them in /proc): bwrap takes its environment on a pipe; control: given as --setenv, the value is on bwrap's command line", { timeout: 120_000 }, async () => {
+    const cmdlines = () => {
+      let n = 0;
+      for (const pid of execFileSync('ls', ['/proc'], { encoding: 'utf8' }).split('\n').filter((p) => /^\d+$/.test(p))) {
+        try {
+          // As a value given on one (the server's start script, this test's fixture, names the value it checks for).
+          if (readFileSync(`/proc/${pid}/cmdline`, 'latin1').includes(`EV_TOKEN\0${REAL}`)) n++;
+        } catch {
+          // gone
+        }
+      }
+      return n;
+    };
+    const running = cli(['agent', 'run', '--silent', '--profile', 'local', '--', 'sh', '-c', `${post('echo', call(3, 'echo', { message: 'up' }))}; sleep 2`], { env: t.env, cwd: proj, timeoutMs: 90_000 });
+    // Once the server runs, while the agent sleeps: look, five times.
+    const up = () => spawnSync('pgrep', ['-f', '[s]erver-everything']).stdout.length > 0;
+    for (let i = 0; i < 200 && !up(); i++) await new Promise((r) => setTimeout(r, 50));
+    assert.equal(up(), true, 'the server runs');
+    for (let i = 0; i < 5; i++) {
+      assert.equal(cmdlines(), 0);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const r = await running;
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /Echo: up/);
+    // Control: bwrap given the value as --setenv holds it on its command line as long as it runs.
+    const bg = spawn('bwrap', ['--ro-bind', '/', '/', '--setenv', 'EV_TOKEN', REAL, '--', 'sleep', '1']);
+    await new Promise((r) => setTimeout(r, 300));
+    assert.notEqual(cmdlines(), 0);
+    await new Promise((r) => bg.on('exit', r));
+  });
+
   test("(review, round 36) the server's answers are scrubbed of its own secrets: get-env, allowed, gives the agent the variable's name for the value; control: the same server straight on its stdio answers the value", { timeout: 120_000 }, async () => {
     writeFile(join(t.sbHome, 'agents', 'local-env.toml'), [
       '[mcp.servers.ev]', `command = ["sh", "-c", ${JSON.stringify(start)}]`, `read = ["${MCP_DIR}"]`,

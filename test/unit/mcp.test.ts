@@ -217,7 +217,11 @@ test('a local server\'s confinement: the system, node, what read names; the work
   // bwrap itself runs with a bare PATH and nothing of the profile's: the server's environment is set inside (--clearenv, --setenv).
   assert.deepEqual([none.env, none.onlyEnv], [{ PATH: '/usr/bin:/bin' }, true]);
   const args = none.args.join(' ');
-  assert.ok(args.startsWith(`--clearenv --setenv PATH ${process.env.PATH} --setenv HOME /tmp --setenv TMPDIR /tmp --setenv LANG C.UTF-8 --setenv A lit --setenv T tok-real-value-0123456789 --unshare-all --die-with-parent --new-session --cap-drop ALL `), args.slice(0, 300));
+  // Its environment on a pipe bwrap reads (--args 4), never on its command line, which any user reads in /proc (review).
+  assert.ok(args.startsWith('--clearenv --args 4 --unshare-all --die-with-parent --new-session --cap-drop ALL '), args.slice(0, 300));
+  assert.doesNotMatch(args, /tok-real-value|--setenv/);
+  assert.deepEqual(none.pipes, [{ fd: 4, direction: 'to-child' }]);
+  assert.equal(none.envArgs, `--setenv\0PATH\0${process.env.PATH}\0--setenv\0HOME\0/tmp\0--setenv\0TMPDIR\0/tmp\0--setenv\0LANG\0C.UTF-8\0--setenv\0A\0lit\0--setenv\0T\0tok-real-value-0123456789\0`);
   assert.match(args, /--chdir \/tmp -- node \/opt\/srv\/index.js stdio$/);
   assert.ok(none.args.includes('--ro-bind') && none.args.includes(dir), 'read is bound read-only');
   // The server's PATH has no folder the agent writes, and a bare program found in one it may write is refused (found in review: npx from node_modules/.bin).
@@ -228,8 +232,7 @@ test('a local server\'s confinement: the system, node, what read names; the work
   const npx = (PATH: string, writable: string[] = []) => localServerCommand({ ...base, command: ['npx', 'srv'], workdir: 'none' }, { env: { PATH }, home: t.home, cwd: work, platform: 'linux', writable });
   const filtered = npx(`node_modules/.bin:${work}/node_modules/.bin:/usr/bin:/bin`);
   assert.ok(typeof filtered !== 'string', String(filtered));
-  assert.deepEqual(filtered.args.slice(0, 3), ['--clearenv', '--setenv', 'PATH'], 'PATH first');
-  assert.equal(filtered.args[3], '/usr/bin:/bin');
+  assert.ok(filtered.envArgs?.startsWith('--setenv\0PATH\0/usr/bin:/bin\0'), 'PATH first, without the folders the agent writes');
   assert.equal(npx(`${t.dir}/allowed/bin:/usr/bin:/bin`, [join(t.dir, 'allowed')]), `${join(t.dir, 'allowed', 'bin', 'npx')} lies where the agent writes (the working tree or allow_write): a later run would run what the agent left there`);
   // A program or a read path where the agent writes is refused (a later run would run what it left).
   const inTree = localServerCommand({ ...base, read: [], command: [join(dir, 'srv.mjs')], workdir: 'none' }, { env: { PATH: process.env.PATH }, home: t.home, cwd: dir, platform: 'linux' });
@@ -323,6 +326,30 @@ test('a local server\'s confinement: the system, node, what read names; the work
   assert.match(String(localServerCommand({ ...base, read: [], workdir: 'none' }, { env: { PATH: process.env.PATH }, home: t.home, cwd: wt, platform: 'linux', denyListWrites: true })), /with writes = "deny-list" the agent could change its program or files before it runs/);
   assert.match(String(localServerCommand({ ...base, read: [], workdir: 'write' }, { env: { PATH: process.env.PATH }, home: t.home, cwd: t.home, platform: 'linux', tree, seccompFile: '/run/f.bpf' })), /workdir = "write" from your home/);
   assert.equal(localServerCommand({ ...base, workdir: 'none' }, { env: {}, home: t.home, cwd: dir, platform: 'darwin' }), 'local MCP servers run only on Linux for now (bubblewrap confines them); list a remote server by its url');
+});
+
+test("(review) a local server's read paths are judged by real path against what the agent's sandbox hides, both ways: an absolute spelling of a hidden folder, a link to one, a folder above one are refused; another is bound", async () => {
+  const { localServerCommand } = await import('../../lib/mcp/local-server.js');
+  const { symlinkSync } = await import('node:fs');
+  const home = join(t.dir, 'read-home');
+  writeFile(join(home, '.ssh', 'id_ed25519'), 'KEY');
+  writeFile(join(home, '.config', 'gh', 'hosts.yml'), 'oauth_token: x');
+  writeFile(join(home, 'tools', 'srv.mjs'), '');
+  symlinkSync(join(home, '.config', 'gh'), join(home, 'ghlink'));
+  const work = join(t.dir, 'read-work');
+  writeFile(join(work, 'README'), 'x');
+  // As the run gives it: the profile's deny_read expanded (its ~ spelled out).
+  const denied = [join(home, '.ssh'), join(home, '.config', 'gh')];
+  const cmd = (read: string[]) => localServerCommand({ hosts: [], data: [], command: ['node', join(home, 'tools', 'srv.mjs')], env: {}, read, workdir: 'none' }, { env: { PATH: process.env.PATH }, home, cwd: work, platform: 'linux', denied });
+  for (const [read, shown] of [[join(home, '.ssh'), join(home, '.ssh')], [`${home}/./.config`, join(home, '.config', 'gh')], ['~/ghlink', join(home, '.config', 'gh')], [join(home, '.ssh', 'id_ed25519'), join(home, '.ssh')]]) {
+    const r = cmd([join(home, 'tools'), read as string]);
+    assert.equal(typeof r, 'string', `${read} was bound`);
+    assert.match(r as string, new RegExp(`^read: .* would show the server ${(shown as string).replace(/[.]/g, '\\.')}, which the agent's sandbox hides, and the server reads for the agent what it asks`), read);
+  }
+  // Control: a folder that holds nothing hidden is bound.
+  const ok = cmd([join(home, 'tools')]);
+  assert.ok(typeof ok !== 'string', String(ok));
+  assert.ok(ok.args.join(' ').includes(`--ro-bind ${join(home, 'tools')} ${join(home, 'tools')}`));
 });
 
 test('from the second review: a lone look-alike key (Method beside a result, a Name in params), a method a loose server takes for tools/call, a long duplicate key cut in the refusal', () => {
