@@ -28,7 +28,9 @@ export const URL_WITH_PASSWORD = /[A-Za-z][A-Za-z0-9+.-]*:\/\/[^\s/@:]*:[^\s/@]+
 
 /**
  * A value that is a credential whatever its name: a URL whose user is a token
- * (https://ghp_…@github.com), a known token's prefix, a private key, a
- * connection string's key or password.
+ * (https://ghp_…@github.com), a known token's prefix (where a word starts: a
+ * header in a value, "Authorization: token ghp_…", found in review), an
+ * HTTP authorization's credentials, a private key, a connection string's key or
+ * password.
  */
-export const CREDENTIAL_VALUE = new RegExp(`[A-Za-z][A-Za-z0-9+.-]*:\\/\\/[A-Za-z0-9_-]{20,}@|^(${TOKEN_PREFIXES})[A-Za-z0-9_-]{8,}|(^|\\s)AKIA[A-Z0-9]{16}|-----BEGIN [A-Z ]*PRIVATE KEY-----|(^|;)\\s*(AccountKey|SharedAccessKey|Password|Pwd)=`, 'i');
+export const CREDENTIAL_VALUE = new RegExp(`[A-Za-z][A-Za-z0-9+.-]*:\\/\\/[A-Za-z0-9_-]{20,}@|(^|[\\s"'=:,;(])(${TOKEN_PREFIXES})[A-Za-z0-9_-]{8,}|(^|\\s)AKIA[A-Z0-9]{16}|-----BEGIN [A-Z ]*PRIVATE KEY-----|(^|;)\\s*(AccountKey|SharedAccessKey|Password|Pwd)=|\\b(Bearer|Basic|token)\\s+[A-Za-z0-9._~+/=-]{16,}`, 'i');

@@ -31,10 +31,15 @@ function gitCount(value: string | undefined): number {
 
 /**
  * The variables that add AGENT_GIT_CONFIG to an environment (`env`: what the
- * agent would get without them), numbered after the entries it already has.
+ * agent would get without them), numbered after the entries it already has
+ * (up to 1,000, each whole; else in their place).
  */
 export function agentGitConfigEnv(env: Readonly<Record<string, string | undefined>>): Record<string, string> {
-  const n = gitCount(env.GIT_CONFIG_COUNT);
+  let n = gitCount(env.GIT_CONFIG_COUNT);
+  // An entry the agent lacks a part of (a value that looked like a credential, dropped from its environment: found in
+  // review, an http.extraHeader's "Authorization: Bearer …") would fail every git it runs: the run's entries stand alone.
+  for (let i = 0; i < n && i < 1000; i++) if (env[`GIT_CONFIG_KEY_${i}`] === undefined || env[`GIT_CONFIG_VALUE_${i}`] === undefined) n = 0;
+  if (n > 1000) n = 0;
   const out: Record<string, string> = { GIT_CONFIG_COUNT: String(n + AGENT_GIT_CONFIG.length) };
   AGENT_GIT_CONFIG.forEach(([key, value], i) => {
     out[`GIT_CONFIG_KEY_${n + i}`] = key;

@@ -34,8 +34,10 @@ test('inherit = "core": a shell\'s own variables only; "none": nothing but inclu
 
 test('credentials by more names than the obvious, and by value whatever the name (a review found these passing)', () => {
   const more = { BW_SESSION: 'x', OP_SESSION_my: 'x', CI_JOB_JWT: 'x', MYSQL_PWD: 'x', DB_PASS: 'x', LDAP_BIND_PW: 'x', SENTRY_DSN: 'https://k@o.test/1', SLACK_WEBHOOK_URL: 'https://h.test/x', GOOGLE_CLOUD_KEYFILE_JSON: '{}', ORG_GRADLE_PROJECT_signingKey: 'x', KRB5CCNAME: '/tmp/k', GITHUB_PAT_2: 'x',
-    REPO_URL: 'https://ghp_abcdefghijklmnopqrstuvwxyz0123@github.com/x', MY_OPENAI: 'sk-proj-abcdefghijkl', DEPLOY: '-----BEGIN OPENSSH PRIVATE KEY-----', AZURE_STORAGE: 'DefaultEndpointsProtocol=https;AccountName=a;AccountKey=zzz' };
-  const ordinary = { PATH: '/usr/bin', PWD: '/x', OLDPWD: '/y', AUTHOR: 'me', PASSIVE: '1', REPO: 'ssh://git@github.com/x/y', NODE_OPTIONS: '--max-old-space-size=4096', DBUS_SESSION_BUS_ADDRESS: 'unix:path=/run/user/0/bus', KEYMAP: 'us' };
+    REPO_URL: 'https://ghp_abcdefghijklmnopqrstuvwxyz0123@github.com/x', MY_OPENAI: 'sk-proj-abcdefghijkl', DEPLOY: '-----BEGIN OPENSSH PRIVATE KEY-----', AZURE_STORAGE: 'DefaultEndpointsProtocol=https;AccountName=a;AccountKey=zzz',
+    // (Review, session 37) a token inside a value, as git's http.extraHeader takes one; an authorization's credentials.
+    GIT_CONFIG_VALUE_0: 'Authorization: Bearer ghp_abcdefghijklmnopqrstuvwxyz0123456789', EXTRA_HEADER: 'AUTHORIZATION: Basic dXNlcjpwYXNzd29yZDEyMw==', CURL_ARGS: '-H "X-Key: glpat-abcdefghijklmnop"' };
+  const ordinary = { PATH: '/usr/bin:/home/sk-user/bin', PWD: '/x', OLDPWD: '/y', AUTHOR: 'me', PASSIVE: '1', REPO: 'ssh://git@github.com/x/y', NODE_OPTIONS: '--max-old-space-size=4096', DBUS_SESSION_BUS_ADDRESS: 'unix:path=/run/user/0/bus', KEYMAP: 'us', TZ: 'Asia/Tokyo', MOTD: 'Bearer of good news', GIT_CONFIG_KEY_0: 'http.extraHeader' };
   const d = envDecision(profile({}), { ...more, ...ordinary });
   assert.deepEqual(d.droppedCredentials, Object.keys(more).sort());
   assert.deepEqual(d.removed.sort(), Object.keys(more).sort());
