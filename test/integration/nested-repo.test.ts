@@ -682,6 +682,50 @@ echo swapped
       spawnSync('rm', ['-f', marker]);
     });
 
+    test("(review) a repository of yours in the folder the agent works in, one of its objects rewritten in place with another script (git never checks a loose object against its name), and (unlisted) a byte of a pack changed after a repack: unplugged, named; the agent's own commit there is not; control: outside, your checkout writes the agent's script", async () => {
+      const dir = join(t.dir, `forged-${name}`);
+      const setUp = (d: string) => {
+        mkdirSync(join(d, 'a'), { recursive: true });
+        writeFileSync(join(d, 'a', 'build.sh'), 'echo good\n');
+        for (const [repo, args] of [['a', ['init', '-q']], ['a', ['add', 'build.sh']], ['a', ['-c', 'user.name=me', '-c', 'user.email=me@x', 'commit', '-qm', 'one']]] as const) spawnSync('git', ['-C', join(d, repo), ...args], { env: t.env });
+        mkdirSync(join(d, 'b'));
+        spawnSync('sh', ['-c', 'cp -a a/. b/ && git -C b repack -qad'], { cwd: d, env: t.env });
+        return spawnSync('git', ['-C', join(d, 'a'), 'rev-parse', 'HEAD:build.sh'], { env: t.env, encoding: 'utf8' }).stdout.trim();
+      };
+      const blob = setUp(dir);
+      // In place: the file's mode opened, its bytes a zlib stream of another blob. In b, one byte of the pack's data.
+      const forge = `import os, zlib, glob
+p = 'a/.git/objects/${blob.slice(0, 2)}/${blob.slice(2)}'
+os.chmod(p, 0o644)
+body = b'echo EVIL\\n'
+open(p, 'wb').write(zlib.compress(b'blob %d\\x00' % len(body) + body))
+k = glob.glob('b/.git/objects/pack/*.pack')[0]
+os.chmod(k, 0o644)
+d = bytearray(open(k, 'rb').read()); d[20] ^= 1
+open(k, 'r+b').write(bytes(d))
+print('forged')
+`;
+      writeFileSync(join(dir, 'forge.py'), forge);
+      mkdirSync(join(dir, 'c'));
+      spawnSync('git', ['-C', join(dir, 'c'), 'init', '-q'], { env: t.env });
+      const r = await cli(['agent', 'run', '--silent', ...flags, '--', 'sh', '-c', 'python3 forge.py && cd c && echo x > f && git add f && git -c user.name=a -c user.email=a@x commit -qm agent && echo committed'], { env: t.env, cwd: dir, timeoutMs: 90_000 });
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(r.stdout, 'forged\ncommitted\n');
+      assert.match(r.stderr, new RegExp(`its git directory ${dir}/a/\\.git holds objects/${blob.slice(0, 2)}/${blob.slice(2)} \\(its content is another object's\\): your git would check out what the agent put there under a name you trust`));
+      assert.match(r.stderr, new RegExp(`its git directory ${dir}/b/\\.git holds objects/pack/pack-[0-9a-f]+\\.pack \\(git verify-pack refuses it`));
+      assert.equal(existsSync(join(dir, 'a', '.git')), false);
+      assert.equal(existsSync(join(dir, 'b', '.git')), false);
+      assert.equal(existsSync(join(dir, 'c', '.git')), true, "the agent's own commit in a repository it made is left");
+      assert.doesNotMatch(r.stderr, /c\/\.git/);
+      // Control: outside, the forged object is what your checkout writes.
+      const ctl = join(t.dir, `forged-control-${name}`);
+      setUp(ctl);
+      writeFileSync(join(ctl, 'forge.py'), forge);
+      assert.equal(spawnSync('python3', ['forge.py'], { cwd: ctl, encoding: 'utf8' }).stdout, 'forged\n');
+      spawnSync('sh', ['-c', 'rm build.sh && git checkout -q -- build.sh'], { cwd: join(ctl, 'a'), env: t.env });
+      assert.equal(readFileSync(join(ctl, 'a', 'build.sh'), 'utf8'), 'echo EVIL\n');
+    });
+
     test('core.hooksPath set in an included file: the folder it names cannot be filled with hooks', async () => {
       const marker = join(t.dir, `PWNED-hooks-${name}`);
       const repo = join(t.dir, `inc-${name}`);
