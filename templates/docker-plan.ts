@@ -1,7 +1,7 @@
 // The whole Docker-backend run as a Plan: every docker command in the order a
 // real run executes it, teardown included, with the in-process steps between.
 import { FIREWALL_READY } from './docker-firewall.js';
-import { agentCommand, type AgentInput, gatewayCommand, HOME_VOLUME, holderCommand, type HolderInput, networkCreateCommand, RELAY_PORT, relayExecCommand, relayUid, runLabels, runNames, sealedAgentCommand, type SealedInput, teardownCommands } from './docker-run.js';
+import { agentCommand, type AgentInput, gatewayCommand, HOME_VOLUME, holderCommand, type HolderInput, networkCreateCommand, RELAY_PORT, relayExecCommand, relayUid, runLabels, runNames, sealedAgentCommand, type SealedInput, splitEnv, teardownCommands } from './docker-run.js';
 import { type IsolatedVolume, volumeCreateCommand, volumeMeasureCommand, volumeOwnCommand } from './docker-volumes.js';
 import { WATCHDOG_DONE, watchdogCommand } from './docker-watchdog.js';
 import { gitDirStepText, type PlannedGitDir } from './git-import.js';
@@ -71,12 +71,19 @@ export function buildDockerPlan(p: DockerPlanInput): Plan {
   }
   steps.push(
     internalStep('holder-wait', `wait for the holder to print "${FIREWALL_READY}"; anything else tears everything down and nothing runs`),
+    envFileStep(p.agent),
     commandStep('agent', agentCommand(p.agent), true),
     internalStep('teardown', `after the agent exits (or on Ctrl+C, or on any failure above): remove ${names.agent}, ${names.holder} and ${names.network}, stop the proxy, ${p.gitDir ? 'import the run\'s git work into yours, ' : ''}remove ${p.runDir} and the stand-ins, append the end event, remove ${p.sessionFile}`),
     ...teardownCommands(docker, p.session).map((c) => commandStep('teardown', c)),
   );
   for (const w of p.warnings) steps.push(internalStep('warning', `warning: ${w}`));
   return { title: `stashbase agent run: session ${p.session}, profile ${p.profile}, docker backend (image ${p.agent.image})`, steps };
+}
+
+/** The agent container's environment written to its file (never on the docker CLI's command line, which any user reads). */
+function envFileStep(a: AgentInput): PlanStep {
+  const names = Object.keys(splitEnv(a.env).file);
+  return internalStep('env-file', `write ${a.envFile} (yours alone): the container's environment, a NAME=VALUE line each${names.length > 0 ? `: ${names.join(', ')}` : ' (none)'}`);
 }
 
 /** The home volume's measurement, started with the run and told to measure once the agent's container is gone (lib/docker/home-volume.ts). */
@@ -104,6 +111,7 @@ function sealedPlan(p: DockerPlanInput, a: SealedInput, steps: PlanStep[]): Plan
     if (a.user !== null && a.user !== '0:0') steps.push(commandStep('volume-own', volumeOwnCommand(docker, p.holder.image, a.user, p.newVolumes.map((v) => v.name))));
   }
   steps.push(
+    envFileStep(a),
     internalStep('agent-sealed', `the agent's container has no network interface but loopback; its command starts once the relay listens on 127.0.0.1:${RELAY_PORT} inside (the relay's gate runs the image's entrypoint and the command):`),
     commandStep('agent', sealedAgentCommand(a), true),
     internalStep('relay', `as soon as the container runs, the relay, as a user of its own; its standard input and output, the engine's exec stream, carry each connection to the proxy (lib/relay/mux.ts checks every frame). On an engine at a local socket stashbase makes this exec (and the teardown's removal) through the engine's API itself, the requests the docker CLI would make, once the engine's event stream says the container started:`),

@@ -93,6 +93,12 @@ export interface AgentInput {
   hostEnv: Record<string, string>;
   /** The file of stashbase's seccomp profile (templates/docker-seccomp.ts), read by the docker CLI. */
   seccomp: string;
+  /**
+   * The file the container's environment is read from (--env-file, written by stashbase: envFileText), in the run's
+   * own folder: never on the docker CLI's command line, which every user of the machine reads in /proc (the proxy's
+   * token is a way to use the run's secrets). A value on more than one line, which such a file cannot hold, goes as --env.
+   */
+  envFile: string;
   /** The OCI runtime (firewall mode: a runc, named by the profile). */
   runtime?: string;
   /** A container whose process namespace the agent's joins, its init (a remote run's lease: templates/remote-run.ts); then no --init. */
@@ -115,10 +121,32 @@ export function agentCommand(a: AgentInput): Command {
     '--workdir', a.cwd,
   ];
   for (const m of a.mounts) args.push('--mount', mountArg(m));
-  for (const [k, v] of Object.entries(a.env)) args.push('--env', `${k}=${v}`);
+  const { file, flags } = splitEnv(a.env);
+  if (Object.keys(file).length > 0) args.push('--env-file', a.envFile);
+  for (const [k, v] of Object.entries(flags)) args.push('--env', `${k}=${v}`);
   args.push(a.image, ...a.command);
   const cmd: Command = { file: a.docker, args };
   return Object.keys(a.hostEnv).length > 0 ? { ...cmd, env: a.hostEnv } : cmd;
+}
+
+/**
+ * The variables an env file holds as given (docker reads each line as NAME=VALUE: the name trimmed of leading blanks,
+ * the value to the line's end, a line that starts with # a comment), and those it cannot (a line break or a NUL in the
+ * value, a name with a blank or =, or one starting with #), which go as --env.
+ */
+export function splitEnv(env: Record<string, string>): { file: Record<string, string>; flags: Record<string, string> } {
+  const file: Record<string, string> = {};
+  const flags: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) {
+    if (/^[^\s=#][^\s=]*$/.test(k) && !/[\r\n\0]/.test(v)) file[k] = v;
+    else flags[k] = v;
+  }
+  return { file, flags };
+}
+
+/** The env file's text for a container's environment (splitEnv's `file` part). */
+export function envFileText(env: Record<string, string>): string {
+  return Object.entries(splitEnv(env).file).map(([k, v]) => `${k}=${v}\n`).join('');
 }
 
 /** Containers first (the agent's is usually gone already), then the network; a sealed run has only its agent's container. */

@@ -26,7 +26,7 @@ import { Trace } from '../run/trace.js';
 import { defaultImageRef, ensureRunImages } from './image.js';
 import { forgetSize, growthWarning, holdMeasure, lastSize, recordSize } from './home-volume.js';
 import { sizeBytes } from '../profile/docker-values.js';
-import { type DockerContext, type DockerPrepared, prepareDocker, seccompFileOf } from './prepare.js';
+import { type DockerContext, type DockerPrepared, prepareDocker, seccompFileOf, writeEnvFile } from './prepare.js';
 import { agentSeccompProfile } from '../../templates/docker-seccomp.js';
 import { hookEndpoints, type HookEndpointsInput } from '../hooks/endpoints.js';
 import { HOOK_PATH, HOOK_TOKEN_VAR, HOOK_URL_VAR } from '../hooks/hook-env.js';
@@ -213,6 +213,7 @@ export async function executeDocker({ ctx, warn, announce, interactive }: Docker
       await relay.subscribed;
       agentStarted = true;
       measureOnDie();
+      writeEnvFile(prep.sealed!);
       const agentRun = runForwarded(sealedAgentCommand(prep.sealed!)).finally(() => {
         agentEnded = true;
         terminalAfterAgent(ctx.env);
@@ -250,6 +251,7 @@ export async function executeDocker({ ctx, warn, announce, interactive }: Docker
     const interceptor = proxy.interceptor;
     if (interceptor) setImmediate(() => interceptor.warm());
     measureOnDie();
+    writeEnvFile(prep.agent);
     exitCode = await runForwarded(agentCommand(prep.agent)).finally(() => terminalAfterAgent(ctx.env));
     trace.mark('agent');
     return exitCode;

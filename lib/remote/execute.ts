@@ -25,7 +25,7 @@ import { removeSession, writeSession } from '../run/session.js';
 import { Trace } from '../run/trace.js';
 import { ensureRunImages, type ImageChoice, readDenied } from '../docker/image.js';
 import { imageEntrypoint, listenPath, type RunningRelay, startRelay } from '../docker/sealed.js';
-import { type DockerContext, seccompFileOf } from '../docker/prepare.js';
+import { type DockerContext, seccompFileOf, writeEnvFile } from '../docker/prepare.js';
 import { sha256 } from '../docker/engine.js';
 import { closeApi, createVolume, type EngineApi, removeContainer, removeVolume, volumeExists } from '../docker/api.js';
 import { createRunGitDir, planRunGitDir } from '../git/run-git-dir.js';
@@ -281,6 +281,7 @@ export async function executeRemote(o: RemoteRunInput): Promise<number> {
     heldExport = holdExport(prep.export);
     const entrypoint = await entrypointAsked;
     agentStarted = true;
+    writeEnvFile(prep.sealed);
     const agentRun = runForwarded(sealedAgentCommand({ ...prep.sealed, entrypoint })).finally(() => {
       agentEnded = true;
       terminalAfterAgent(ctx.env);

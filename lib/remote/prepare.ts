@@ -15,7 +15,7 @@ import { sha256 } from '../docker/engine.js';
 import { interceptsTls } from '../proxy/intercepts.js';
 import { buildRemotePlan } from '../../templates/remote-plan.js';
 import type { Plan } from '../../templates/plan.js';
-import { containerEnv, containerUser, type DockerContext, seccompFileOf } from '../docker/prepare.js';
+import { containerEnv, containerUser, type DockerContext, envFileOf, seccompFileOf } from '../docker/prepare.js';
 import { defaultImageRef } from '../docker/image.js';
 import { runDirOf } from '../run/run-dir.js';
 import { sessionFile } from '../run/session.js';
@@ -64,7 +64,7 @@ export function prepareRemote(ctx: DockerContext, target: RemoteTarget, rp: Remo
     ],
     memory, cpus, tty: ctx.tty, command: ctx.command,
     // runc by name: an engine's default runtime may be gVisor, whose containers never share the lease's namespace.
-    hostEnv: {}, seccomp: seccompFileOf(runDir), runtime: 'runc', labels: [`${LABEL_ORIGIN}=${origin}`],
+    hostEnv: {}, seccomp: seccompFileOf(runDir), envFile: envFileOf(runDir), runtime: 'runc', labels: [`${LABEL_ORIGIN}=${origin}`],
     // The lease is the namespace's init (it reaps; docker-init would be no init there).
     pidNamespace: remoteNames(ctx.session).lease, networkOf: remoteNames(ctx.session).lease,
     relay: REMOTE_RELAY, relayInside: REMOTE_RELAY, entrypoint: ['<the image\'s entrypoint, if any>'], relayStreams: runLimits(ctx.profile).maxConnections,

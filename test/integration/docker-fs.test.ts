@@ -123,6 +123,31 @@ describe(`Docker backend: filesystem, environment and limits (real engine, ${DOC
     rmSync(join(proj, 'repo'), { recursive: true, force: true });
   });
 
+  test("(review) the container's environment is on no process's command line while the agent runs (every user of the machine reads them in /proc; the proxy's URL holds the run's token): the docker CLI reads it from a file of yours alone; control: given as --env, it is on the CLI's command line", async () => {
+    const holding = (needle: string) => readdirSync('/proc').filter((p) => /^\d+$/.test(p)).filter((p) => {
+      try {
+        return readFileSync(`/proc/${p}/cmdline`, 'latin1').includes(needle);
+      } catch {
+        return false;
+      }
+    }).length;
+    const running = run([], 'echo "$HTTPS_PROXY" > proxy-url.txt; sleep 3');
+    for (let i = 0; i < 200 && !existsSync(join(proj, 'proxy-url.txt')); i++) await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, 300));
+    const url = readFileSync(join(proj, 'proxy-url.txt'), 'utf8').trim();
+    assert.match(url, /^http:\/\/stashbase:[0-9a-f]{16,}@/);
+    assert.equal(holding(url), 0);
+    assert.equal(holding('HTTPS_PROXY=http://stashbase:'), 0);
+    const r = await running;
+    assert.equal(r.code, 0, r.stderr);
+    rmSync(join(proj, 'proxy-url.txt'));
+    // Control: a docker CLI given it as --env holds it on its command line while the container runs.
+    const ctl = (await import('node:child_process')).spawn('docker', ['run', '--rm', '--env', `HTTPS_PROXY=${url}`, 'stashbase-sandbox:latest', 'sleep', '2']);
+    await new Promise((r) => setTimeout(r, 500));
+    assert.notEqual(holding(url), 0);
+    await new Promise((r) => ctl.on('exit', r));
+  });
+
   test("the run's CA key and stashbase state stay hidden even when the working directory holds them", async () => {
     // A profile with a secret makes the run mint its CA; running from HOME puts $STASHBASE_HOME in view.
     writeFile(join(t.sbHome, 'agents', 'dkca.toml'), '[sandbox]\nbackend = "docker"\n[network]\negress_hosts = ["api.test"]\n[secrets.TOKEN]\nsource = "HOST_TOKEN"\nhosts = ["api.test"]\n');

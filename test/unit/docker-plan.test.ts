@@ -5,7 +5,7 @@ import { formatCommand } from '../../templates/command.js';
 import { buildFirewallScript, DESKTOP_HOST } from '../../templates/docker-firewall.js';
 import { buildDockerPlan, type DockerPlanInput } from '../../templates/docker-plan.js';
 import { leaseUid } from '../../templates/remote-run.js';
-import { agentCommand, relayExecCommand, relayUid, sealedAgentCommand, type SealedInput, type AgentInput, holderCommand, type HolderInput, mountArg, networkCreateCommand, teardownCommands } from '../../templates/docker-run.js';
+import { agentCommand, envFileText, relayExecCommand, relayUid, sealedAgentCommand, type SealedInput, type AgentInput, holderCommand, type HolderInput, mountArg, networkCreateCommand, teardownCommands } from '../../templates/docker-run.js';
 import { defaultBuildCommand, shellCommand } from '../../templates/docker-image.js';
 import { agentsSource } from '../../lib/docker/agents-source.js';
 import { volumeMeasureCommand, volumeOwnCommand, volumeSizeCommand } from '../../templates/docker-volumes.js';
@@ -38,6 +38,7 @@ const agent: AgentInput = {
   command: ['claude', '--model', "it's $x"],
   hostEnv: { HERDR_AGENT: 'claude' },
   seccomp: `/h/.stashbase/runs/${S}/seccomp.json`,
+  envFile: `/h/.stashbase/runs/${S}/container.env`,
 };
 
 test('holder: the whole argument list (NET_ADMIN and SETPCAP, dropped once the rules are in, blackholed DNS, no IPv6)', () => {
@@ -61,9 +62,15 @@ test('agent: the whole argument list (no capabilities, the holder\'s namespace, 
     '--mount', 'type=bind,source=/home/u/my project,target=/home/u/my project',
     '--mount', 'type=volume,source=stashbase-agent-home,target=/home/agent',
     '--mount', 'type=bind,source=/tmp/stashbase-x/denied,target=/home/u/my project/.env,readonly',
-    '--env', 'HOME=/home/agent', '--env', 'TERM=xterm-256color', '--env', 'HTTPS_PROXY=http://172.18.0.1:40001', '--env', 'GITHUB_TOKEN=ghp_SBPHxxxxxxxxxxxxxxxxxxxx',
+    '--env-file', `/h/.stashbase/runs/${S}/container.env`,
     'stashbase-sandbox:latest', 'claude', '--model', "it's $x",
   ]);
+  // The environment in that file, never on the command line every user reads in /proc (review: the proxy's token); a
+  // value on two lines, which such a file cannot hold, on it as --env.
+  assert.equal(envFileText(agent.env), 'HOME=/home/agent\nTERM=xterm-256color\nHTTPS_PROXY=http://172.18.0.1:40001\nGITHUB_TOKEN=ghp_SBPHxxxxxxxxxxxxxxxxxxxx\n');
+  const lines = agentCommand({ ...agent, env: { A: 'one\ntwo', B: 'b', '#C': 'c' } });
+  assert.deepEqual(lines.args.slice(lines.args.indexOf('--env-file'), -4), ['--env-file', `/h/.stashbase/runs/${S}/container.env`, '--env', 'A=one\ntwo', '--env', '#C=c']);
+  assert.equal(envFileText({ A: 'one\ntwo', B: 'b', '#C': 'c' }), 'B=b\n');
   const plain = agentCommand({ ...agent, tty: false, memory: undefined, cpus: undefined, user: null, hostEnv: {} });
   assert.equal(plain.env, undefined);
   assert.deepEqual(plain.args.slice(19, 22), ['-i', '--workdir', '/home/u/my project']);
@@ -171,7 +178,7 @@ test('docker plan, sealed: no network, holder or canary; the agent with --networ
     '--mount', 'type=bind,source=/home/u/my project,target=/home/u/my project', '--mount', 'type=volume,source=stashbase-agent-home,target=/home/agent',
     '--mount', 'type=bind,source=/tmp/stashbase-x/denied,target=/home/u/my project/.env,readonly',
     '--mount', 'type=bind,source=/pkg/dist/relay/linux-amd64/stashbase-relay,target=/.stashbase-relay,readonly',
-    '--env', 'HOME=/home/agent', '--env', 'TERM=xterm-256color', '--env', 'HTTPS_PROXY=http://127.0.0.1:3128', '--env', 'GITHUB_TOKEN=ghp_SBPHxxxxxxxxxxxxxxxxxxxx',
+    '--env-file', `/h/.stashbase/runs/${S}/container.env`,
     '--entrypoint', '/.stashbase-relay', 'stashbase-sandbox:latest', 'gate', '3128', '--', '/ep.sh', '-x', 'claude', '--model', "it's $x",
   ]);
   // The relay closes at once any connection past the run's limit of streams and some room.
