@@ -25,7 +25,7 @@ import type { Profile } from '../profile/types.js';
 import { executableGitState, findRepoRoot, gitConfigTargets, gitLinkProblem } from '../git/repo.js';
 import { agentGitConfigEnv } from '../git/agent-git-env.js';
 import { realPathOf } from '../util/real-path.js';
-import { checkoutGit, plannedGitDir, planRunGitDir, repoFormat, type RunGitDirPlan, untakenGitState, untakenWarning } from '../git/run-git-dir.js';
+import { checkoutGit, plannedGitDir, planRunGitDir, repoFormat, type RunGitDirPlan, alternateStores, untakenGitState, untakenWarning } from '../git/run-git-dir.js';
 import { inside, resolveRule } from '../paths/rules.js';
 import { existingToolConfigs } from '../paths/tool-configs.js';
 import { ownExecutables } from '../hooks/cli-files.js';
@@ -219,7 +219,10 @@ export function dockerProtection(ctx: DockerContext, git: RunGitDirPlan | null):
   // the tree whose HEAD, refs, reflogs and hooks the agent writes live (found in review).
   const top = ctx.worktree?.path ?? ctx.cwd;
   const realTop = realPathOf(top) ?? top;
-  const untaken = git === null ? untakenGitState(top).filter((p) => inside(p, top) || inside(p, realTop)) : [];
+  const inTree = (p: string) => inside(p, top) || inside(p, realTop);
+  const untaken = git === null ? untakenGitState(top).filter(inTree) : [];
+  // The stores your objects/info/alternates names, read as your own objects: those in the tree read-only.
+  const alternates = git !== null ? alternateStores(git.gitDir).filter(inTree) : [];
   const protection = planProtection({
     denyRead: p.filesystem.denyRead,
     fileStandInsAt: gitTargets.files,
@@ -234,7 +237,7 @@ export function dockerProtection(ctx: DockerContext, git: RunGitDirPlan | null):
     alwaysDenyRead: [],
     stateDir: ctx.stashbaseHome,
     // A worktree run mounts its own pointer file read-only already.
-    alwaysDenyWrite: [...executableGitState(ctx.cwd).filter((f) => f !== ctx.worktree?.pointer && outsideGit(f)), ...untaken],
+    alwaysDenyWrite: [...executableGitState(ctx.cwd).filter((f) => f !== ctx.worktree?.pointer && outsideGit(f)), ...untaken, ...alternates],
     home: ctx.home,
     cwd: ctx.cwd,
     within: ctx.worktree?.path ?? ctx.cwd,

@@ -16,7 +16,7 @@ import { readBackText } from '../readback/file.js';
 import { SandboxUnavailableError } from '../errors.js';
 import { gitDirLink } from './git-dir-links.js';
 import { HOOK_NAMES } from './named-files.js';
-import { commondirOf, gitPathFile, kernelJoin } from './planted-repos.js';
+import { commondirOf, gitPathFile, kernelJoin, kernelPath } from './planted-repos.js';
 import { MAX_GIT_ENTRIES } from './sanitize.js';
 import { realPathOf } from '../util/real-path.js';
 import { readRefStore, type RefValue } from './ref-store.js';
@@ -50,6 +50,9 @@ export function checkoutGit(root: string): CheckoutGit | { pointer: string } | n
   // none, and the git directory it names, in the tree, left the agent's to write, hooks and all).
   const named = pointerTarget(root);
   if (named === null) return { pointer: dotGit };
+  // A path through a link is none of the checkout's (below): judged by its text as well as where the kernel goes.
+  const written = gitPathFile(dotGit)!.slice(8);
+  if (resolve(root, written) !== named) return { pointer: dotGit };
   if (!lstatSync(named, { throwIfNoEntry: false })?.isDirectory()) return { pointer: dotGit };
   // A pointer file is anyone's to write who writes the tree: the git directory it names is taken only where it names
   // this checkout back (found in review: a .git file an agent left named another repository of yours, which a later
@@ -58,7 +61,8 @@ export function checkoutGit(root: string): CheckoutGit | { pointer: string } | n
   // .git, whose submodule's relative core.worktree, applied to the text, named the checkout).
   const realRoot = realPathOf(root);
   if (realPathOf(named) !== named) return { pointer: dotGit };
-  const common = readBackText(join(named, 'commondir'), 4096)?.trim();
+  // As git reads it (its trailing CR/LF dropped, nothing else).
+  const common = gitPathFile(join(named, 'commondir'));
   if (!common) return isGitDir(named) && namesBack(named, realRoot) ? { gitDir: named, admin: null, pointer: dotGit } : { pointer: dotGit };
   const commonDir = isAbsolute(common) ? common : resolve(named, common);
   if (realPathOf(commonDir) !== commonDir) return { pointer: dotGit };
@@ -144,10 +148,14 @@ export function worktreeOfGitDir(gitDir: string): string | null | undefined {
 }
 
 /** What git takes for a git directory: a HEAD file, an objects/ and a refs/ folder. */
-/** The path a checkout's `.git` file names, as git reads it (the whole file less trailing CR/LF, after "gitdir: "), or null. */
+/**
+ * The folder a checkout's `.git` file names, as git reads the file (the whole of it less trailing CR/LF, after
+ * "gitdir: ") and as the kernel walks the path (`lnk/../gd` is gd beside where lnk leads: found in review, resolve()
+ * took it by its text, and the git directory git used was left the agent's to write), or null.
+ */
 function pointerTarget(root: string): string | null {
   const text = gitPathFile(join(root, '.git'));
-  return text !== null && text.startsWith('gitdir: ') && text.length > 8 ? resolve(root, text.slice(8)) : null;
+  return text !== null && text.startsWith('gitdir: ') && text.length > 8 ? kernelPath(root, text.slice(8)) : null;
 }
 
 /**
@@ -175,8 +183,34 @@ export function untakenGitState(root: string): string[] {
   for (const d of dirs) {
     out.add(d);
     for (const target of linkTargets(d)) out.add(target);
+    for (const store of alternateStores(d)) out.add(store);
   }
   return [...out];
+}
+
+/**
+ * The object stores a git directory's objects/info/alternates names, and theirs in turn (git follows five deep), as
+ * real paths: your git reads objects there as its own, so a run keeps each read-only wherever it lies (found in review:
+ * one in the tree, the agent rewrote an object of your history there, and your checkout wrote its script). A line git
+ * would read quoted, which stashbase does not unquote, refuses the run.
+ */
+export function alternateStores(gitDir: string): string[] {
+  const out: string[] = [];
+  const walk = (objects: string, depth: number): void => {
+    if (depth > 5) return;
+    const text = gitPathFile(join(objects, 'info', 'alternates'));
+    if (text === null) return;
+    for (const line of text.split('\n')) {
+      if (line === '' || line.startsWith('#')) continue;
+      if (line.startsWith('"')) throw new SandboxUnavailableError(`${join(objects, 'info', 'alternates')} names a store in quotes, which stashbase does not read as git does; nothing was run`);
+      const store = kernelPath(objects, line.replace(/\r$/, ''));
+      if (out.includes(store)) continue;
+      out.push(store);
+      walk(store, depth + 1);
+    }
+  };
+  walk(join(gitDir, 'objects'), 1);
+  return out;
 }
 
 /** Where each link in a git directory leads (real paths); one leading nowhere, or a hard link outside the objects, refuses the run. */

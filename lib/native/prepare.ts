@@ -28,7 +28,7 @@ import { seccompSupported } from '../../templates/seccomp.js';
 import type { LandlockArch } from '../../templates/landlock.js';
 import { inside, resolveRule, rulePaths } from '../paths/rules.js';
 import { realPathOf } from '../util/real-path.js';
-import { checkoutGit, plannedGitDir, planRunGitDir, repoFormat, type RunGitDirPlan, untakenGitDirWarning, untakenGitState, untakenWarning } from '../git/run-git-dir.js';
+import { checkoutGit, plannedGitDir, planRunGitDir, repoFormat, type RunGitDirPlan, alternateStores, untakenGitDirWarning, untakenGitState, untakenWarning } from '../git/run-git-dir.js';
 import { claudeView, codexView, sessionStoreKey } from '../views/agent-views.js';
 import { viewBinds } from '../views/binds.js';
 import { allowWritePaths, keptRoots, privateTempDests, privateTemps, reexposed } from './write-areas.js';
@@ -138,6 +138,8 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
   // and where its links lead, read-only, not folders of the tree (lib/git/run-git-dir.ts untakenGitState).
   const untaken = repo !== null && gitDir === null ? untakenGitState(repo.root) : [];
   const untakenSaid = repo !== null && usable === null ? untakenWarning(repo.root) : null;
+  // The stores your objects/info/alternates names, read as your own objects, wherever they lie (the tree among them).
+  const alternates = usable !== null ? alternateStores(usable.gitDir) : [];
   if (untakenSaid !== null) gitWarnings.push(untakenSaid);
   const trees = [...new Set([ctx.cwd, top].flatMap((t) => [t, realPathOf(t) ?? t]))];
   const views = agents.map((a) => a.spec).filter((spec) => !denied.some((d) => inside(spec.at, d) || (spec.linkedAs !== undefined && inside(spec.linkedAs, d)))).map((spec) => ({
@@ -163,7 +165,7 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
     alwaysDenyRead: always.read,
     stateDir: ctx.stashbaseHome,
     // bwrap's views keep git's executable state; systemd-run protects its files.
-    alwaysDenyWrite: [...(bwrapLike ? [] : always.write), ...(pointer ? [pointer] : []), ...(usable && !gitDir ? [usable.gitDir] : []), ...untaken, runDir],
+    alwaysDenyWrite: [...(bwrapLike ? [] : always.write), ...(pointer ? [pointer] : []), ...(usable && !gitDir ? [usable.gitDir] : []), ...untaken, ...alternates, runDir],
     home: ctx.home,
     cwd: ctx.cwd,
     writableAreas: allowList ? areas : undefined,

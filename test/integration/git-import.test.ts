@@ -764,6 +764,22 @@ stashbase: import checked, nothing unusual"`,
       spawnSync('rm', ['-rf', rl, `${rl}-control`, pt, `${pt}.objects`, ctl, two]);
     });
 
+    test("(review) an object store your objects/info/alternates names, kept in the tree: read-only in the run (the agent rewrote an object of your history there, and your checkout wrote its script); control: outside, the rewrite lands and your checkout writes it", async () => {
+      const alt = join(r.home, `alternates-${backend}`);
+      const setUp = `git init -q ${alt} && cd ${alt} && echo 'echo good' > build.sh && git add build.sh && git commit -qm one && mkdir store && mv .git/objects/[0-9a-f][0-9a-f] store/ && echo "$PWD/store" > .git/objects/info/alternates && git show HEAD:build.sh`;
+      assert.equal(outside(setUp, r.home, r.env).stdout, 'echo good\n');
+      const blob = outside('git rev-parse HEAD:build.sh', alt, r.env).stdout.trim();
+      const forge = `p='store/${blob.slice(0, 2)}/${blob.slice(2)}'; chmod 644 "$p" && python3 -c "import zlib,sys; b=b'echo EVIL\\n'; open(sys.argv[1],'wb').write(zlib.compress(b'blob %d\\x00' % len(b) + b))" "$p" && echo FORGED; true`;
+      const res = await cli(['agent', 'run', ...flags, '--', 'bash', '-c', forge], { env: r.env, cwd: alt, timeoutMs: 120_000 });
+      assert.equal(res.code, 0, res.stderr);
+      assert.equal(res.stdout, '');
+      assert.equal(outside('rm build.sh && git checkout -q -- build.sh && cat build.sh', alt, r.env).stdout, 'echo good\n');
+      // Control: outside, the rewrite lands, and your checkout writes the agent's script.
+      assert.equal(outside(forge, alt, r.env).stdout, 'FORGED\n');
+      assert.equal(outside('rm build.sh && git checkout -q -- build.sh && cat build.sh', alt, r.env).stdout, 'echo EVIL\n');
+      spawnSync('rm', ['-rf', alt]);
+    });
+
     test('a tree nested 30,000 deep (and, unnamed, a tag to one just past the 4096 bound): not taken; control: outside, git show crashes on it', async () => {
       const fi = (ref: string, depth: number) => `commit ${ref}\ncommitter u <u@x> 0 +0000\ndata 4\ndeep\nM 100644 inline ${Array(depth).fill('d').join('/')}/f\ndata 2\nx\n\n`;
       writeFileSync(join(r.root, 'deep.fi'), fi('refs/heads/deep', 30_000) + fi('refs/tags/deep-tag', 4100));

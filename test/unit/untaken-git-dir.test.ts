@@ -6,7 +6,7 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync, appendFileS
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { checkoutGit, untakenGitDirWhy, untakenGitState } from '../../lib/git/run-git-dir.js';
+import { alternateStores, checkoutGit, untakenGitDirWhy, untakenGitState } from '../../lib/git/run-git-dir.js';
 
 function repo(): { root: string; dotGit: string } {
   const root = mkdtempSync(join(tmpdir(), 'untaken-'));
@@ -85,5 +85,30 @@ test('a link leading nowhere, or a hard link outside the objects, in such a git 
   writeFileSync(join(root, 'tree-file'), 'x');
   spawnSync('ln', [join(root, 'tree-file'), join(dotGit, 'description2')]);
   assert.throws(() => untakenGitState(root), /\.git holds description2 \(a hard link: the same file has another name, which the agent may be able to write\); nothing was run/);
+  rmSync(root, { recursive: true });
+});
+
+test("(review) a .git file's path walked as the kernel walks it: lnk/../gd is gd beside where lnk leads, not beside lnk; git uses it, the run takes none, and keeps that one read-only", () => {
+  const { root } = repo();
+  rmSync(join(root, '.git'), { recursive: true });
+  mkdirSync(join(root, 'sub', 'deep'), { recursive: true });
+  spawnSync('git', ['init', '-q', '--separate-git-dir', join(root, 'sub', 'gd'), join(root, 'w')]);
+  symlinkSync('sub/deep', join(root, 'lnk'));
+  writeFileSync(join(root, '.git'), 'gitdir: lnk/../gd\n');
+  assert.equal(spawnSync('git', ['-C', root, 'rev-parse', '--absolute-git-dir'], { encoding: 'utf8' }).stdout, `${join(root, 'sub', 'gd')}\n`, 'git uses sub/gd');
+  assert.deepEqual(checkoutGit(root), { pointer: join(root, '.git') });
+  assert.ok(untakenGitState(root).includes(join(root, 'sub', 'gd')), untakenGitState(root).join(' '));
+  rmSync(root, { recursive: true });
+});
+
+test('(review) the stores objects/info/alternates names, and theirs in turn, as git reads them (relative to objects/, comments skipped); one in quotes refuses the run', () => {
+  const { root, dotGit } = repo();
+  mkdirSync(join(root, 'a', 'info'), { recursive: true });
+  mkdirSync(join(root, 'b'), { recursive: true });
+  writeFileSync(join(dotGit, 'objects', 'info', 'alternates'), `# mine\n../../a\n`);
+  writeFileSync(join(root, 'a', 'info', 'alternates'), `${join(root, 'b')}\n`);
+  assert.deepEqual(alternateStores(dotGit), [join(root, 'a'), join(root, 'b')]);
+  writeFileSync(join(dotGit, 'objects', 'info', 'alternates'), `"${join(root, 'a')}"\n`);
+  assert.throws(() => alternateStores(dotGit), /names a store in quotes, which stashbase does not read as git does; nothing was run/);
   rmSync(root, { recursive: true });
 });
