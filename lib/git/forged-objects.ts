@@ -8,24 +8,93 @@
 // verify-pack`, which names every object from its content again. Read only,
 // never following a link (links there are gitDirLink's findings).
 import { createHash } from 'node:crypto';
-import { closeSync, fstatSync, lstatSync, openSync, readdirSync, readSync, constants } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { inflateSync } from 'node:zlib';
 import { probe } from '../exec.js';
 import { SAFE_ENV } from '../../templates/git.js';
 import { repoFormat } from './run-git-dir.js';
 
-/** What one check reads of loose objects at most, and verifies of packs: past it, said unverified. */
+/** What one check reads of loose objects at most, and verifies of packs: past it, the repository is unplugged all the same (an agent's junk must not buy a forgery a pass). */
 export const MAX_VERIFIED_BYTES = 512 << 20;
 /** What one loose object may inflate to. */
 const MAX_OBJECT_BYTES = 256 << 20;
 const VERIFY_PACK_MS = 120_000;
 
-export type ObjectCheck = { forged: string } | { unverified: string } | null;
+export type ObjectCheck = { forged: string } | null;
+
+/**
+ * What else has git show another object under a name you trust, the run's doing: a replace ref (loose, or in
+ * packed-refs), info/grafts, or an alternates file naming another store (found in review: a replace ref for
+ * `master:build.sh`'s blob passed the object check, and your checkout wrote the agent's script). Named by its path in
+ * the git directory, or null.
+ */
+export function substitutes(gitDir: string, counts: (path: string) => boolean): string | null {
+  for (const rel of ['info/grafts', 'objects/info/alternates']) if (lstatSync(join(gitDir, rel), { throwIfNoEntry: false }) !== undefined && counts(join(gitDir, rel))) return `${rel} (git reads other objects in place of yours through it)`;
+  const replace = join(gitDir, 'refs', 'replace');
+  const walk = (dir: string, rel: string): string | null => {
+    let entries: string[];
+    try {
+      entries = readdirSync(dir);
+    } catch {
+      return null;
+    }
+    for (const e of entries) {
+      const full = join(dir, e);
+      if (counts(full)) return `${rel}/${e} (a replace ref: git shows another object in place of the one it names)`;
+      if (lstatSync(full, { throwIfNoEntry: false })?.isDirectory()) {
+        const below = walk(full, `${rel}/${e}`);
+        if (below !== null) return below;
+      }
+    }
+    return null;
+  };
+  const loose = counts(replace) && lstatSync(replace, { throwIfNoEntry: false }) !== undefined ? 'refs/replace (a folder of replace refs: git shows other objects in place of those they name)' : walk(replace, 'refs/replace');
+  if (loose !== null) return loose;
+  const packed = join(gitDir, 'packed-refs');
+  if (counts(packed)) {
+    const read = readFile(packed, 64 << 20);
+    if (read === 'big' || (read !== null && /\srefs\/replace\//.test(read.data.toString('latin1')))) return 'packed-refs (it holds replace refs: git shows other objects in place of those they name)';
+  }
+  return null;
+}
+
+/**
+ * Caches git reads objects and history through without checking them against the objects (a commit-graph's parents, a
+ * multi-pack index's offsets, a bitmap, a reverse index), which the run wrote: removed, git works without them and
+ * writes them again (its gc). What was removed, and what could not be, by path in the git directory.
+ */
+export function dropCaches(gitDir: string, counts: (path: string) => boolean): { removed: string[]; left: string[] } {
+  const removed: string[] = [];
+  const left: string[] = [];
+  const drop = (rel: string) => {
+    const full = join(gitDir, rel);
+    const st = lstatSync(full, { throwIfNoEntry: false });
+    if (st === undefined || !counts(full)) return;
+    try {
+      rmSync(full, { recursive: st.isDirectory(), force: true });
+      removed.push(rel);
+    } catch (e) {
+      left.push(`${rel} (${(e as NodeJS.ErrnoException).code ?? 'not removed'})`);
+    }
+  };
+  drop('objects/info/commit-graph');
+  drop('objects/info/commit-graphs');
+  drop('objects/pack/multi-pack-index');
+  drop('objects/pack/multi-pack-index.d');
+  let packs: string[] = [];
+  try {
+    packs = readdirSync(join(gitDir, 'objects', 'pack'));
+  } catch {
+    // none
+  }
+  for (const n of packs) if (/^pack-[0-9a-f]{40,64}\.(bitmap|rev)$/.test(n)) drop(`objects/pack/${n}`);
+  return { removed, left };
+}
 
 /**
  * The first object under `gitDir/objects` that `counts` (written during the run) and that is not what its name says,
- * as `objects/…` with why; `unverified` when what counts is past MAX_VERIFIED_BYTES; null when all is as named.
+ * as `objects/…` with why (past MAX_VERIFIED_BYTES: unchecked, said so); null when all is as named.
  */
 export function forgedObject(git: string, gitDir: string, counts: (path: string) => boolean): ObjectCheck {
   const objects = join(gitDir, 'objects');
@@ -48,7 +117,7 @@ export function forgedObject(git: string, gitDir: string, counts: (path: string)
       const rel = `objects/${sub}/${name}`;
       const read = readFile(full, Math.min(budget, MAX_OBJECT_BYTES));
       if (read === null) continue; // not a regular file: gitDirLink's to name
-      if (read === 'big') return { unverified: `${rel} and what follows (more than ${MAX_VERIFIED_BYTES >> 20} MiB of objects written in the run)` };
+      if (read === 'big') return { forged: `${rel} and what follows (more than ${MAX_VERIFIED_BYTES >> 20} MiB of objects written in the run, past what stashbase checks: git fsck there first)` };
       budget -= read.data.length;
       let content: Buffer;
       try {
@@ -68,7 +137,7 @@ export function forgedObject(git: string, gitDir: string, counts: (path: string)
     if (!counts(pack) && !counts(idx)) continue;
     const st = lstatSync(pack, { throwIfNoEntry: false });
     if (!st?.isFile() || !lstatSync(idx, { throwIfNoEntry: false })?.isFile()) continue;
-    if (st.size > budget) return { unverified: `objects/pack/${name} and what follows (more than ${MAX_VERIFIED_BYTES >> 20} MiB of objects written in the run)` };
+    if (st.size > budget) return { forged: `objects/pack/${name} and what follows (more than ${MAX_VERIFIED_BYTES >> 20} MiB of objects written in the run, past what stashbase checks: git fsck there first)` };
     budget -= st.size;
     // No repository: verify-pack reads the pack and its index alone, and runs nothing a config could name.
     const r = probe({ file: git, args: ['verify-pack', idx], cwd: '/', env: { ...SAFE_ENV, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_DIR: '/nonexistent' } }, VERIFY_PACK_MS);

@@ -19,7 +19,7 @@ import { gitlinks } from './gitlinks.js';
 import { findRepoRoot } from './repo.js';
 import { checkoutGit, worktreeOfGitDir } from './run-git-dir.js';
 import { gitDirLink } from './git-dir-links.js';
-import { forgedObject } from './forged-objects.js';
+import { dropCaches, forgedObject, substitutes } from './forged-objects.js';
 import { MAX_GIT_ENTRIES } from './sanitize.js';
 import { noteSharedNames, type SharedNames } from './shared-names.js';
 import { beneath, changedBelow, changeFinder, folderOfUnknownPath, commondirOf, dotGitsUnder, gitPathFile, kernelJoin, kernelPath, kernelWay, moveAside, movedAside, movesWithin, QUARANTINE, realFolder, realOrSelf, removeLink, runChanges, runWrites, kernelFolder, within, writableOutsideTree } from './planted-repos.js';
@@ -769,11 +769,18 @@ function checkTree(cwd: string, env: NodeJS.ProcessEnv, since: number, newRepo: 
       else if (moved && entry?.isFile() === true && !namedBack) found.push(`it names ${real}, which does not name that folder back (your git there would work on that repository)`);
       else if (wt === undefined) found.push(`its config sets core.worktree, or may (an include), in a way stashbase does not read as git would: your git in that folder could check files out and remove them elsewhere`);
       else if (wt !== null && realOrSelf(kernelJoin(real, wt)) !== realOrSelf(dirname(dotGit))) found.push(`its core.worktree names ${kernelJoin(real, wt)}, where your git in that folder would check files out and remove them`);
-      // Objects the run wrote whose content is not what their name says (lib/git/forged-objects.ts).
+      // Objects the run wrote whose content is not what their name says, or what has git read others in their place
+      // (lib/git/forged-objects.ts); the caches git reads history through unchecked, which the run wrote, removed.
       if (found.length === 0 && led === null) {
-        const objects = forgedObject(git, real, counts);
-        if (objects !== null && 'forged' in objects) found.push(`its git directory ${real} holds ${objects.forged}: your git would check out what the agent put there under a name you trust`);
-        else if (objects !== null) warnings.push(`the objects the run wrote in ${real} were not all checked against their names (${objects.unverified}): git fsck there before you check anything out`);
+        const instead = substitutes(real, counts);
+        const objects = instead === null ? forgedObject(git, real, counts) : null;
+        if (instead !== null) found.push(`its git directory ${real} holds ${instead}: your git would check out what the agent put there under a name you trust`);
+        else if (objects !== null) found.push(`its git directory ${real} holds ${objects.forged}: your git would check out what the agent put there under a name you trust`);
+        else {
+          const caches = dropCaches(real, counts);
+          if (caches.left.length > 0) found.push(`its git directory ${real} holds caches the run wrote, which git reads history through without checking them, and which could not be removed: ${caches.left.join(', ')}`);
+          if (caches.removed.length > 0) warnings.push(`the run wrote caches git reads ${real}'s history through without checking them (${caches.removed.join(', ')}): removed (git works without them, and git gc writes them again)`);
+        }
       }
     }
     if (found.length > 0) unplug(dotGit, dirname(dotGit), found, what);

@@ -682,7 +682,7 @@ echo swapped
       spawnSync('rm', ['-f', marker]);
     });
 
-    test("(review) a repository of yours in the folder the agent works in, one of its objects rewritten in place with another script (git never checks a loose object against its name), and (unlisted) a byte of a pack changed after a repack: unplugged, named; the agent's own commit there is not; control: outside, your checkout writes the agent's script", async () => {
+    test("(review) a repository of yours in the folder the agent works in, one of its objects rewritten in place with another script (git never checks a loose object against its name), and (unlisted) a byte of a pack changed after a repack, and (review of the check) a replace ref: unplugged, named; the agent's own commit there is not, the commit-graph it wrote removed; control: outside, your checkout writes the agent's script", async () => {
       const dir = join(t.dir, `forged-${name}`);
       const setUp = (d: string) => {
         mkdirSync(join(d, 'a'), { recursive: true });
@@ -708,15 +708,24 @@ print('forged')
       writeFileSync(join(dir, 'forge.py'), forge);
       mkdirSync(join(dir, 'c'));
       spawnSync('git', ['-C', join(dir, 'c'), 'init', '-q'], { env: t.env });
-      const r = await cli(['agent', 'run', '--silent', ...flags, '--', 'sh', '-c', 'python3 forge.py && cd c && echo x > f && git add f && git -c user.name=a -c user.email=a@x commit -qm agent && echo committed'], { env: t.env, cwd: dir, timeoutMs: 90_000 });
+      // (Review of the check) a replace ref in another copy: git shows the agent's blob in place of build.sh's.
+      spawnSync('sh', ['-c', 'cp -a a/. d/'], { cwd: dir, env: t.env });
+      const replace = `cd d && E=$(printf 'echo EVIL\\n' | git hash-object -w --stdin) && mkdir -p .git/refs/replace && echo $E > .git/refs/replace/${blob} && cd ..`;
+      const graph = 'cd c && echo x > f && git add f && git -c user.name=a -c user.email=a@x commit -qm agent && git commit-graph write --reachable && cd ..';
+      const r = await cli(['agent', 'run', '--silent', ...flags, '--', 'sh', '-c', `python3 forge.py && ${replace} && ${graph} && echo committed`], { env: t.env, cwd: dir, timeoutMs: 90_000 });
       assert.equal(r.code, 0, r.stderr);
       assert.equal(r.stdout, 'forged\ncommitted\n');
+      assert.match(r.stderr, new RegExp(`its git directory ${dir}/d/\\.git holds refs/replace \\(a folder of replace refs: git shows other objects in place of those they name\\)`));
+      assert.equal(existsSync(join(dir, 'd', '.git')), false);
+      // The caches git reads history through unchecked, which the run wrote: removed, the repository left.
+      assert.match(r.stderr, new RegExp(`the run wrote caches git reads ${dir}/c/\\.git's history through without checking them \\(objects/info/commit-graph\\): removed`));
+      assert.equal(existsSync(join(dir, 'c', '.git', 'objects', 'info', 'commit-graph')), false);
       assert.match(r.stderr, new RegExp(`its git directory ${dir}/a/\\.git holds objects/${blob.slice(0, 2)}/${blob.slice(2)} \\(its content is another object's\\): your git would check out what the agent put there under a name you trust`));
       assert.match(r.stderr, new RegExp(`its git directory ${dir}/b/\\.git holds objects/pack/pack-[0-9a-f]+\\.pack \\(git verify-pack refuses it`));
       assert.equal(existsSync(join(dir, 'a', '.git')), false);
       assert.equal(existsSync(join(dir, 'b', '.git')), false);
       assert.equal(existsSync(join(dir, 'c', '.git')), true, "the agent's own commit in a repository it made is left");
-      assert.doesNotMatch(r.stderr, /c\/\.git/);
+      assert.doesNotMatch(r.stderr, /c\/\.git (holds|was renamed)/);
       // Control: outside, the forged object is what your checkout writes.
       const ctl = join(t.dir, `forged-control-${name}`);
       setUp(ctl);
@@ -724,6 +733,9 @@ print('forged')
       assert.equal(spawnSync('python3', ['forge.py'], { cwd: ctl, encoding: 'utf8' }).stdout, 'forged\n');
       spawnSync('sh', ['-c', 'rm build.sh && git checkout -q -- build.sh'], { cwd: join(ctl, 'a'), env: t.env });
       assert.equal(readFileSync(join(ctl, 'a', 'build.sh'), 'utf8'), 'echo EVIL\n');
+      spawnSync('sh', ['-c', `cp -a a/. d/ && ${replace.replace('cd d', 'cd d && git checkout -q -- . ')}`], { cwd: ctl, env: t.env });
+      spawnSync('sh', ['-c', 'git -c core.hooksPath=/dev/null reset -q --hard && rm build.sh && git checkout -q -- build.sh'], { cwd: join(ctl, 'd'), env: t.env });
+      assert.equal(readFileSync(join(ctl, 'd', 'build.sh'), 'utf8'), 'echo EVIL\n', 'control: outside, the replace ref has your checkout write it');
     });
 
     test('core.hooksPath set in an included file: the folder it names cannot be filled with hooks', async () => {
