@@ -8,7 +8,8 @@
 // verify-pack`, which names every object from its content again. Read only,
 // never following a link (links there are gitDirLink's findings).
 import { createHash } from 'node:crypto';
-import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readSync, rmSync } from 'node:fs';
+import { lstatSync, readdirSync, rmSync } from 'node:fs';
+import { readBack } from '../readback/file.js';
 import { join } from 'node:path';
 import { inflateSync } from 'node:zlib';
 import { probe } from '../exec.js';
@@ -148,27 +149,9 @@ export function forgedObject(git: string, gitDir: string, counts: (path: string)
 
 const others = (links: number) => (links > 1 ? 'a file with other names (a local clone\'s), changed in all of them: ' : '');
 
-/** A regular file's bytes (opened without following a link), 'big' past `max`, null when it is no regular file. */
+/** A regular file's bytes (readBack: no link followed, no FIFO waited on), 'big' past `max`, null when it is no regular file; its other names counted. */
 function readFile(path: string, max: number): { data: Buffer; links: number } | 'big' | null {
-  let fd: number;
-  try {
-    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-  } catch {
-    return null;
-  }
-  try {
-    const st = fstatSync(fd);
-    if (!st.isFile()) return null;
-    if (st.size > max) return 'big';
-    const data = Buffer.alloc(st.size);
-    let at = 0;
-    while (at < data.length) {
-      const n = readSync(fd, data, at, data.length - at, at);
-      if (n === 0) break;
-      at += n;
-    }
-    return { data: data.subarray(0, at), links: st.nlink };
-  } finally {
-    closeSync(fd);
-  }
+  const r = readBack(path, max);
+  if (!r.ok) return r.why === 'too large' ? 'big' : null;
+  return { data: r.data, links: lstatSync(path, { throwIfNoEntry: false })?.nlink ?? 1 };
 }
