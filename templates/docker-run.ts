@@ -132,13 +132,14 @@ export function agentCommand(a: AgentInput): Command {
 /**
  * The variables an env file holds as given (docker reads each line as NAME=VALUE: the name trimmed of leading blanks,
  * the value to the line's end, a line that starts with # a comment), and those it cannot (a line break or a NUL in the
- * value, a name with a blank or =, or one starting with #), which go as --env.
+ * value, a name other than letters, digits and underscores), which go as --env.
  */
 export function splitEnv(env: Record<string, string>): { file: Record<string, string>; flags: Record<string, string> } {
   const file: Record<string, string> = {};
   const flags: Record<string, string> = {};
   for (const [k, v] of Object.entries(env)) {
-    if (/^[^\s=#][^\s=]*$/.test(k) && !/[\r\n\0]/.test(v)) file[k] = v;
+    // Only names docker reads back as written (found in review: Go trims more blanks than a JavaScript \s, U+0085 among them).
+    if (/^[A-Za-z_][A-Za-z0-9_]*$/.test(k) && !/[\r\n\0]/.test(v)) file[k] = v;
     else flags[k] = v;
   }
   return { file, flags };

@@ -129,15 +129,19 @@ export function forgedObject(git: string, gitDir: string, counts: (path: string)
       if (createHash(algorithm).update(content).digest('hex') !== sub + name) return { forged: `${rel} (${others(read.links)}its content is another object's)` };
     }
   }
+  // Every index git would load, whatever its name (found in review: git takes any X.idx beside an X.pack, and looks in
+  // packs first, so an evil.idx listing the agent's blob under a trusted name passed a check of pack-<hex> names alone).
   const packDir = join(objects, 'pack');
-  for (const name of list(packDir)) {
-    const m = /^(pack-[0-9a-f]{40,64})\.pack$/.exec(name);
-    if (!m) continue;
+  for (const entry of list(packDir)) {
+    if (!entry.endsWith('.idx')) continue;
+    const base = entry.slice(0, -'.idx'.length);
+    const name = `${base}.pack`;
     const pack = join(packDir, name);
-    const idx = join(packDir, `${m[1]}.idx`);
+    const idx = join(packDir, entry);
     if (!counts(pack) && !counts(idx)) continue;
     const st = lstatSync(pack, { throwIfNoEntry: false });
-    if (!st?.isFile() || !lstatSync(idx, { throwIfNoEntry: false })?.isFile()) continue;
+    if (st === undefined) continue; // an index without its pack: git loads nothing of it
+    if (!st.isFile() || !lstatSync(idx, { throwIfNoEntry: false })?.isFile()) return { forged: `objects/pack/${entry} (a pack or index that is no regular file)` };
     if (st.size > budget) return { forged: `objects/pack/${name} and what follows (more than ${MAX_VERIFIED_BYTES >> 20} MiB of objects written in the run, past what stashbase checks: git fsck there first)` };
     budget -= st.size;
     // No repository: verify-pack reads the pack and its index alone, and runs nothing a config could name.

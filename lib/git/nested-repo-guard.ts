@@ -795,7 +795,20 @@ function checkTree(cwd: string, env: NodeJS.ProcessEnv, since: number, newRepo: 
     // (One a pointer file named is unplugged here too: cd into it and git would take it as it is.)
     // Yours: the git directory itself and your worktrees' admin folders; anything else in it is the agent's.
     if ((ownCommon !== null && realOrSelf(dir) === ownCommon) || yours(dir)) continue;
-    const found = risks(git, dir, changedBelow(dirname(dir), root, written) || written(dir) ? () => true : written);
+    const counts = changedBelow(dirname(dir), root, written) || written(dir) ? () => true : written;
+    const found = risks(git, dir, counts);
+    // Its objects as a repository's are checked (found in review: a bare one's rewritten object reached your clone of it).
+    if (found.length === 0) {
+      const instead = substitutes(dir, counts);
+      const objects = instead === null ? forgedObject(git, dir, counts) : null;
+      if (instead !== null) found.push(`it holds ${instead}`);
+      else if (objects !== null) found.push(`it holds ${objects.forged}`);
+      else {
+        const caches = dropCaches(dir, counts);
+        if (caches.left.length > 0) found.push(`it holds caches the run wrote, which git reads history through without checking them, and which could not be removed: ${caches.left.join(', ')}`);
+        if (caches.removed.length > 0) warnings.push(`the run wrote caches git reads ${dir}'s history through without checking them (${caches.removed.join(', ')}): removed (git works without them, and git gc writes them again)`);
+      }
+    }
     if (found.length === 0) continue;
     const head = join(dir, 'HEAD');
     const moved = moveAside(head);

@@ -682,14 +682,14 @@ echo swapped
       spawnSync('rm', ['-f', marker]);
     });
 
-    test("(review) a repository of yours in the folder the agent works in, one of its objects rewritten in place with another script (git never checks a loose object against its name), and (unlisted) a byte of a pack changed after a repack, and (review of the check) a replace ref: unplugged, named; the agent's own commit there is not, the commit-graph it wrote removed; control: outside, your checkout writes the agent's script", async () => {
+    test("(review) a repository of yours in the folder the agent works in, one of its objects rewritten in place with another script (git never checks a loose object against its name), and (unlisted) a byte of a pack changed after a repack, and (review of the check) a replace ref, a pack under another name, a bare repository: unplugged, named; the agent's own commit there is not, the commit-graph it wrote removed; control: outside, your checkout writes the agent's script", async () => {
       const dir = join(t.dir, `forged-${name}`);
       const setUp = (d: string) => {
         mkdirSync(join(d, 'a'), { recursive: true });
         writeFileSync(join(d, 'a', 'build.sh'), 'echo good\n');
         for (const [repo, args] of [['a', ['init', '-q']], ['a', ['add', 'build.sh']], ['a', ['-c', 'user.name=me', '-c', 'user.email=me@x', 'commit', '-qm', 'one']]] as const) spawnSync('git', ['-C', join(d, repo), ...args], { env: t.env });
         mkdirSync(join(d, 'b'));
-        spawnSync('sh', ['-c', 'cp -a a/. b/ && git -C b repack -qad'], { cwd: d, env: t.env });
+        spawnSync('sh', ['-c', 'cp -a a/. b/ && git -C b repack -qad && cp -a a/.git e.git && git --git-dir=e.git config core.bare true'], { cwd: d, env: t.env });
         return spawnSync('git', ['-C', join(d, 'a'), 'rev-parse', 'HEAD:build.sh'], { env: t.env, encoding: 'utf8' }).stdout.trim();
       };
       const blob = setUp(dir);
@@ -700,9 +700,15 @@ os.chmod(p, 0o644)
 body = b'echo EVIL\\n'
 open(p, 'wb').write(zlib.compress(b'blob %d\\x00' % len(body) + body))
 k = glob.glob('b/.git/objects/pack/*.pack')[0]
+os.rename(k[:-5] + '.idx', 'b/.git/objects/pack/evil.idx')
+os.rename(k, 'b/.git/objects/pack/evil.pack')
+k = 'b/.git/objects/pack/evil.pack'
 os.chmod(k, 0o644)
 d = bytearray(open(k, 'rb').read()); d[20] ^= 1
 open(k, 'r+b').write(bytes(d))
+p = 'e.git/objects/${blob.slice(0, 2)}/${blob.slice(2)}'
+os.chmod(p, 0o644)
+open(p, 'wb').write(zlib.compress(b'blob %d\\x00' % len(body) + body))
 print('forged')
 `;
       writeFileSync(join(dir, 'forge.py'), forge);
@@ -721,7 +727,10 @@ print('forged')
       assert.match(r.stderr, new RegExp(`the run wrote caches git reads ${dir}/c/\\.git's history through without checking them \\(objects/info/commit-graph\\): removed`));
       assert.equal(existsSync(join(dir, 'c', '.git', 'objects', 'info', 'commit-graph')), false);
       assert.match(r.stderr, new RegExp(`its git directory ${dir}/a/\\.git holds objects/${blob.slice(0, 2)}/${blob.slice(2)} \\(its content is another object's\\): your git would check out what the agent put there under a name you trust`));
-      assert.match(r.stderr, new RegExp(`its git directory ${dir}/b/\\.git holds objects/pack/pack-[0-9a-f]+\\.pack \\(git verify-pack refuses it`));
+      // (Review of the check) under a name git loads as well as pack-<hex>; and in a bare repository.
+      assert.match(r.stderr, new RegExp(`its git directory ${dir}/b/\\.git holds objects/pack/evil\\.pack \\(git verify-pack refuses it`));
+      assert.match(r.stderr, new RegExp(`bare repository at ${dir}/e\\.git, .*: it holds objects/${blob.slice(0, 2)}/${blob.slice(2)} \\(its content is another object's\\)`));
+      assert.equal(existsSync(join(dir, 'e.git', 'HEAD')), false);
       assert.equal(existsSync(join(dir, 'a', '.git')), false);
       assert.equal(existsSync(join(dir, 'b', '.git')), false);
       assert.equal(existsSync(join(dir, 'c', '.git')), true, "the agent's own commit in a repository it made is left");
