@@ -39,6 +39,7 @@ import { followHead, treeHolds } from './index-follow.js';
 import { decideRefs, type RefDecision, remoteTwins } from './ref-decisions.js';
 import { parseRefFile, readRefStore, refFileText, type RefValue, sameRefs, sameValue } from './ref-store.js';
 import { checkoutDir, repoFormat, type RunGitDirRecord, sameStamp, SHARED_OBJECTS, stampOf } from './run-git-dir.js';
+import { forgedObject } from './forged-objects.js';
 import { sanitizeGitDir } from './sanitize.js';
 import { checkedOutBranches } from './checked-out.js';
 import { runsCodeByName, toolConfigOf } from '../worktree/review.js';
@@ -769,6 +770,7 @@ export async function importRunGitDir(recordFile: string, o: ImportOptions): Pro
     }
     else {
       writeFileSync(recordFile, JSON.stringify({ ...rec, begun: true }));
+      rewrittenThroughLinks(rec, o.git, report);
       await importWork(w);
     }
   } catch (e) {
@@ -779,6 +781,18 @@ export async function importRunGitDir(recordFile: string, o: ImportOptions): Pro
     rmSync(`${rec.plan.dir}.reader`, { recursive: true, force: true });
   }
   return report;
+}
+
+/**
+ * Your object store's files with other names that changed during the run, checked against their names: one the agent
+ * rewrote through another name (a local clone's hard link, in the tree) is said, loudly (found in review: your checkout
+ * then wrote the agent's script, and nothing said so). Nothing can undo it here: the object's own bytes are gone.
+ */
+function rewrittenThroughLinks(rec: RunGitDirRecord, git: string, report: ImportReport): void {
+  const changed = new Set((rec.start.linked ?? []).filter(([p, s]) => !sameStamp(s, stampOf(p))).map(([p]) => p));
+  if (changed.size === 0) return;
+  const found = forgedObject(git, rec.plan.gitDir, (p) => changed.has(p));
+  if (found !== null) report.warnings.push(`your repository's git directory ${rec.plan.gitDir} holds ${found.forged}, rewritten in the run through another name of the file (a hard link, as a local clone makes: one in the tree was the agent's to write): your git would check out what the agent put there under a name you trust; run git fsck there, and restore it from a remote or a clone you trust (git cat-file -t on a copy tells which)`);
 }
 
 /** What is kept of a run's git directory set aside: its objects and refs, nothing git obeys. */

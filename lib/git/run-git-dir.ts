@@ -334,6 +334,12 @@ export interface StartState {
   runIndex: Stamp | null;
   yourHead: Stamp | null;
   yourIndex: Stamp | null;
+  /**
+   * Your object store's files with other names (hard links: a local clone's, perhaps in the tree), stamped as the run
+   * started: the agent may rewrite one through another name, which no mount keeps read-only (found in review). Checked
+   * against their names where they changed (lib/git/import.ts).
+   */
+  linked?: Array<[string, Stamp]>;
 }
 
 export interface RunGitDirRecord {
@@ -342,6 +348,23 @@ export interface RunGitDirRecord {
   /** The run's own branch (full name), or null. */
   own: string | null;
   start: StartState;
+}
+
+/** The files of a git directory's object store (loose objects, packs and their indexes) that have other names, stamped. */
+function linkedObjects(gitDir: string): Array<[string, Stamp]> {
+  const out: Array<[string, Stamp]> = [];
+  const objects = join(gitDir, 'objects');
+  let seen = 0;
+  for (const sub of list(objects)) {
+    if (!sub.isDirectory() || !/^([0-9a-f]{2}|pack)$/.test(sub.name)) continue;
+    for (const e of list(join(objects, sub.name))) {
+      if (++seen > MAX_GIT_ENTRIES || !e.isFile()) continue;
+      const path = join(objects, sub.name, e.name);
+      const st = lstatSync(path, { throwIfNoEntry: false });
+      if (st !== undefined && st.nlink > 1) out.push([path, { ino: st.ino, size: st.size, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs }]);
+    }
+  }
+  return out;
 }
 
 /** What tells a file changed: the inode, size and both times (a ctime no one can set back). */
@@ -495,6 +518,7 @@ export function createRunGitDir(plan: RunGitDirPlan): { record: RunGitDirRecord;
       runIndex: stampOf(join(here, 'index')),
       yourHead: stampOf(join(yours, 'HEAD')),
       yourIndex: stampOf(join(yours, 'index')),
+      linked: linkedObjects(g),
     },
   };
   const file = `${dir}.json`;

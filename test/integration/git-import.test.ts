@@ -780,6 +780,22 @@ stashbase: import checked, nothing unusual"`,
       spawnSync('rm', ['-rf', alt]);
     });
 
+    test("(review) a local clone of your repository in its tree (git clone . clone: its objects hard links to yours): an object of yours the agent rewrites through the clone's name is said at the run's end, loudly; control: outside, your checkout writes the agent's script", async () => {
+      const hl = join(r.home, `hardlinked-${backend}`);
+      assert.equal(outside(`git init -q ${hl} && cd ${hl} && echo 'echo good' > build.sh && git add build.sh && git commit -qm one && git clone -q . clone && git show HEAD:build.sh`, r.home, r.env).stdout, 'echo good\n');
+      const blob = outside('git rev-parse HEAD:build.sh', hl, r.env).stdout.trim();
+      const obj = `objects/${blob.slice(0, 2)}/${blob.slice(2)}`;
+      assert.ok(lstatSync(join(hl, '.git', obj)).nlink > 1, 'a hard link');
+      const forge = `p=clone/.git/${obj}; chmod 644 "$p" && python3 -c "import zlib,sys; b=b'echo EVIL\\n'; open(sys.argv[1],'r+b').write(zlib.compress(b'blob %d\\x00' % len(b) + b))" "$p" && rm -rf clone && echo FORGED`;
+      const res = await cli(['agent', 'run', ...flags, '--', 'bash', '-c', forge], { env: r.env, cwd: hl, timeoutMs: 120_000 });
+      assert.equal(res.code, 0, res.stderr);
+      assert.equal(res.stdout, 'FORGED\n');
+      assert.match(res.stderr, new RegExp(`your repository's git directory ${hl}/\\.git holds ${obj} \\(its content is another object's\\), rewritten in the run through another name of the file \\(a hard link, as a local clone makes`));
+      // Control: what it says is so: your checkout now writes the agent's script.
+      assert.equal(outside('rm build.sh && git checkout -q -- build.sh && cat build.sh', hl, r.env).stdout, 'echo EVIL\n');
+      spawnSync('rm', ['-rf', hl]);
+    });
+
     test('a tree nested 30,000 deep (and, unnamed, a tag to one just past the 4096 bound): not taken; control: outside, git show crashes on it', async () => {
       const fi = (ref: string, depth: number) => `commit ${ref}\ncommitter u <u@x> 0 +0000\ndata 4\ndeep\nM 100644 inline ${Array(depth).fill('d').join('/')}/f\ndata 2\nx\n\n`;
       writeFileSync(join(r.root, 'deep.fi'), fi('refs/heads/deep', 30_000) + fi('refs/tags/deep-tag', 4100));
