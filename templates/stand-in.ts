@@ -49,7 +49,10 @@ for tool in curl base64 sed tr mktemp; do
 done
 b64() { base64 | tr -d '\\n'; }
 tmp=$(mktemp) || exit 2
-trap 'rm -f "$tmp" "$tmp.out"' EXIT
+trap 'rm -f "$tmp" "$tmp.out" "$tmp.h"' EXIT
+# The token in a file curl reads (-H @file), written by printf, a builtin: never on a command line, which every user of
+# the machine reads in /proc (found in review).
+(umask 077 && printf 'Authorization: Bearer %s\\n' "${token}" > "$tmp.h") || exit 2
 {
   printf '{"args_b64":['
   sep=
@@ -62,7 +65,7 @@ trap 'rm -f "$tmp" "$tmp.out"' EXIT
   printf '"}'
 } > "$tmp"
 status=$(curl -sS --noproxy '*' --max-time 60 -X POST \\
-  -H "Authorization: Bearer ${token}" -H 'Content-Type: application/json' \\
+  -H @"$tmp.h" -H 'Content-Type: application/json' \\
   --data-binary @"$tmp" -o "$tmp.out" -w '%{http_code}' "${url}${o.path}") || {
   echo "$me: the host did not answer; the command was not run." >&2
   exit 2

@@ -33,9 +33,11 @@ sb_remote() {
   fi
   sb_tmp=$(mktemp -d) || sb_fail 'cannot scan: no temporary folder'
   trap 'rm -rf "$sb_tmp"' EXIT
+  # The token on no command line (every user reads them in /proc): curl reads it from a file.
+  printf 'Authorization: Bearer %s\n' "$STASHBASE_HOOK_TOKEN" >"$sb_tmp/h" || sb_fail 'cannot scan: no temporary folder'
   printf '{"args": [%s], "cwd": "%s"%s}' "$sb_args" "$(sb_esc "$PWD")" "$sb_index" >"$sb_tmp/body"
   sb_status=$(curl -sS --noproxy '*' --max-time 300 -o "$sb_tmp/answer" -w '%{http_code}' -X POST \
-    -H "Authorization: Bearer $STASHBASE_HOOK_TOKEN" -H 'Content-Type: application/json' \
+    -H @"$sb_tmp/h" -H 'Content-Type: application/json' \
     --data-binary @"$sb_tmp/body" "$STASHBASE_HOOK_URL/scan") || sb_fail "cannot scan: the request to the stashbase proxy failed (curl exit $?)"
   if [ "$sb_status" != 200 ]; then
     printf 'stashbase secret scan: cannot scan: the stashbase proxy answered HTTP %s\n' "$sb_status" >&2
