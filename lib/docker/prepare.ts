@@ -25,7 +25,7 @@ import type { Profile } from '../profile/types.js';
 import { executableGitState, findRepoRoot, gitConfigTargets, gitLinkProblem } from '../git/repo.js';
 import { agentGitConfigEnv } from '../git/agent-git-env.js';
 import { realPathOf } from '../util/real-path.js';
-import { checkoutGit, plannedGitDir, planRunGitDir, repoFormat, type RunGitDirPlan, alternateStores, untakenGitState, untakenWarning } from '../git/run-git-dir.js';
+import { checkoutGit, plannedGitDir, planRunGitDir, repoFormat, type RunGitDirPlan, alternateStores, moduleGitDirs, untakenGitState, untakenWarning } from '../git/run-git-dir.js';
 import { inside, resolveRule } from '../paths/rules.js';
 import { existingToolConfigs } from '../paths/tool-configs.js';
 import { ownExecutables } from '../hooks/cli-files.js';
@@ -222,7 +222,7 @@ export function dockerProtection(ctx: DockerContext, git: RunGitDirPlan | null):
   const inTree = (p: string) => inside(p, top) || inside(p, realTop);
   const untaken = git === null ? untakenGitState(top).filter(inTree) : [];
   // The stores your objects/info/alternates names, read as your own objects: those in the tree read-only.
-  const alternates = git !== null ? alternateStores(git.gitDir).filter(inTree) : [];
+  const alternates = git !== null ? [git.gitDir, ...moduleGitDirs(git.gitDir)].flatMap(alternateStores).filter(inTree) : [];
   const protection = planProtection({
     denyRead: p.filesystem.denyRead,
     fileStandInsAt: gitTargets.files,

@@ -17,9 +17,9 @@ import { git as gitSafe } from '../../templates/git.js';
 import { findTool } from '../util/find-tool.js';
 import { gitlinks } from './gitlinks.js';
 import { findRepoRoot } from './repo.js';
-import { checkoutGit, worktreeOfGitDir } from './run-git-dir.js';
+import { checkoutGit, moduleGitDirs, worktreeOfGitDir } from './run-git-dir.js';
 import { gitDirLink } from './git-dir-links.js';
-import { dropCaches, forgedObject, substitutes } from './forged-objects.js';
+import { dropCaches, forgedObject, type ObjectCheck, substitutes } from './forged-objects.js';
 import { MAX_GIT_ENTRIES } from './sanitize.js';
 import { noteSharedNames, type SharedNames } from './shared-names.js';
 import { beneath, changedBelow, changeFinder, folderOfUnknownPath, commondirOf, dotGitsUnder, gitPathFile, kernelJoin, kernelPath, kernelWay, moveAside, movedAside, movesWithin, QUARANTINE, realFolder, realOrSelf, removeLink, runChanges, runWrites, kernelFolder, within, writableOutsideTree } from './planted-repos.js';
@@ -772,8 +772,17 @@ function checkTree(cwd: string, env: NodeJS.ProcessEnv, since: number, newRepo: 
       // Objects the run wrote whose content is not what their name says, or what has git read others in their place
       // (lib/git/forged-objects.ts); the caches git reads history through unchecked, which the run wrote, removed.
       if (found.length === 0 && led === null) {
-        const instead = substitutes(real, counts);
-        const objects = instead === null ? forgedObject(git, real, counts) : null;
+        // Its own store, and those it keeps for its submodules (found in review: git submodule update reads them).
+        let instead: string | null = null;
+        let objects: ObjectCheck = null;
+        for (const d of [real, ...moduleGitDirs(real)]) {
+          const at = d === real ? '' : `${d.slice(real.length + 1)}/`;
+          const s1 = substitutes(d, counts);
+          const o1 = s1 === null ? forgedObject(git, d, counts) : null;
+          if (s1 !== null) instead = `${at}${s1}`;
+          else if (o1 !== null) objects = { forged: `${at}${o1.forged}` };
+          if (instead !== null || objects !== null) break;
+        }
         if (instead !== null) found.push(`its git directory ${real} holds ${instead}: your git would check out what the agent put there under a name you trust`);
         else if (objects !== null) found.push(`its git directory ${real} holds ${objects.forged}: your git would check out what the agent put there under a name you trust`);
         else {

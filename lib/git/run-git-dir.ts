@@ -183,7 +183,7 @@ export function untakenGitState(root: string): string[] {
   for (const d of dirs) {
     out.add(d);
     for (const target of linkTargets(d)) out.add(target);
-    for (const store of alternateStores(d)) out.add(store);
+    for (const store of [d, ...moduleGitDirs(d)].flatMap(alternateStores)) out.add(store);
   }
   return [...out];
 }
@@ -210,6 +210,25 @@ export function alternateStores(gitDir: string): string[] {
     }
   };
   walk(join(gitDir, 'objects'), 1);
+  return out;
+}
+
+/** The git directories a repository keeps for its submodules (modules/<name>, and theirs in turn), bounded in depth. */
+export function moduleGitDirs(gitDir: string): string[] {
+  const out: string[] = [];
+  // `level`: a folder under modules/ (a submodule's name may hold slashes: modules/a/b); `depth` bounds the whole walk.
+  const walk = (level: string, depth: number): void => {
+    if (depth > 8) return;
+    for (const e of list(level)) {
+      if (!e.isDirectory()) continue;
+      const sub = join(level, e.name);
+      if (lstatSync(join(sub, 'objects'), { throwIfNoEntry: false })?.isDirectory()) {
+        out.push(sub);
+        walk(join(sub, 'modules'), depth + 1);
+      } else walk(sub, depth + 1);
+    }
+  };
+  walk(join(gitDir, 'modules'), 1);
   return out;
 }
 

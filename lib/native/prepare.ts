@@ -28,7 +28,7 @@ import { seccompSupported } from '../../templates/seccomp.js';
 import type { LandlockArch } from '../../templates/landlock.js';
 import { inside, resolveRule, rulePaths } from '../paths/rules.js';
 import { realPathOf } from '../util/real-path.js';
-import { checkoutGit, plannedGitDir, planRunGitDir, repoFormat, type RunGitDirPlan, alternateStores, untakenGitDirWarning, untakenGitState, untakenWarning } from '../git/run-git-dir.js';
+import { checkoutGit, plannedGitDir, planRunGitDir, repoFormat, type RunGitDirPlan, alternateStores, moduleGitDirs, untakenGitDirWarning, untakenGitState, untakenWarning } from '../git/run-git-dir.js';
 import { claudeView, codexView, sessionStoreKey } from '../views/agent-views.js';
 import { viewBinds } from '../views/binds.js';
 import { allowWritePaths, keptRoots, privateTempDests, privateTemps, reexposed } from './write-areas.js';
@@ -139,7 +139,7 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
   const untaken = repo !== null && gitDir === null ? untakenGitState(repo.root) : [];
   const untakenSaid = repo !== null && usable === null ? untakenWarning(repo.root) : null;
   // The stores your objects/info/alternates names, read as your own objects, wherever they lie (the tree among them).
-  const alternates = usable !== null ? alternateStores(usable.gitDir) : [];
+  const alternates = usable !== null ? [usable.gitDir, ...moduleGitDirs(usable.gitDir)].flatMap(alternateStores) : [];
   if (untakenSaid !== null) gitWarnings.push(untakenSaid);
   const trees = [...new Set([ctx.cwd, top].flatMap((t) => [t, realPathOf(t) ?? t]))];
   const views = agents.map((a) => a.spec).filter((spec) => !denied.some((d) => inside(spec.at, d) || (spec.linkedAs !== undefined && inside(spec.linkedAs, d)))).map((spec) => ({

@@ -6,7 +6,7 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync, appendFileS
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { alternateStores, checkoutGit, untakenGitDirWhy, untakenGitState } from '../../lib/git/run-git-dir.js';
+import { alternateStores, checkoutGit, moduleGitDirs, untakenGitDirWhy, untakenGitState } from '../../lib/git/run-git-dir.js';
 
 function repo(): { root: string; dotGit: string } {
   const root = mkdtempSync(join(tmpdir(), 'untaken-'));
@@ -110,5 +110,15 @@ test('(review) the stores objects/info/alternates names, and theirs in turn, as 
   assert.deepEqual(alternateStores(dotGit), [join(root, 'a'), join(root, 'b')]);
   writeFileSync(join(dotGit, 'objects', 'info', 'alternates'), `"${join(root, 'a')}"\n`);
   assert.throws(() => alternateStores(dotGit), /names a store in quotes, which stashbase does not read as git does; nothing was run/);
+  rmSync(root, { recursive: true });
+});
+
+test("(second review) the git directories kept for submodules (modules/<name>, a name with slashes, theirs in turn), whose alternates your submodules' git reads as well", () => {
+  const { root, dotGit } = repo();
+  for (const m of ['modules/a', 'modules/x/y', 'modules/a/modules/b']) mkdirSync(join(dotGit, m, 'objects', 'info'), { recursive: true });
+  assert.deepEqual(moduleGitDirs(dotGit).sort(), [join(dotGit, 'modules/a'), join(dotGit, 'modules/a/modules/b'), join(dotGit, 'modules/x/y')].sort());
+  mkdirSync(join(root, 'refstore'));
+  writeFileSync(join(dotGit, 'modules', 'x', 'y', 'objects', 'info', 'alternates'), `${join(root, 'refstore')}\n`);
+  assert.deepEqual([dotGit, ...moduleGitDirs(dotGit)].flatMap(alternateStores), [join(root, 'refstore')]);
   rmSync(root, { recursive: true });
 });
