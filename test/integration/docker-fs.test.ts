@@ -131,19 +131,19 @@ describe(`Docker backend: filesystem, environment and limits (real engine, ${DOC
         return false;
       }
     }).length;
-    const running = run([], 'echo "$HTTPS_PROXY" > proxy-url.txt; sleep 3');
+    const running = run([], 'echo "$HTTPS_PROXY" > proxy-url.txt; sleep 2');
     for (let i = 0; i < 200 && !existsSync(join(proj, 'proxy-url.txt')); i++) await new Promise((r) => setTimeout(r, 50));
     await new Promise((r) => setTimeout(r, 300));
     const url = readFileSync(join(proj, 'proxy-url.txt'), 'utf8').trim();
     assert.match(url, /^http:\/\/stashbase:[0-9a-f]{16,}@/);
+    // (This run's token alone: the other Docker modes' files run beside this one.)
     assert.equal(holding(url), 0);
-    assert.equal(holding('HTTPS_PROXY=http://stashbase:'), 0);
     const r = await running;
     assert.equal(r.code, 0, r.stderr);
     rmSync(join(proj, 'proxy-url.txt'));
-    // Control: a docker CLI given it as --env holds it on its command line while the container runs.
-    const ctl = (await import('node:child_process')).spawn('docker', ['run', '--rm', '--env', `HTTPS_PROXY=${url}`, 'stashbase-sandbox:latest', 'sleep', '2']);
-    await new Promise((r) => setTimeout(r, 500));
+    // Control: a process given it as an argument (as --env gave it to the docker CLI) holds it where any user reads it.
+    const ctl = (await import('node:child_process')).spawn('sh', ['-c', 'sleep 1', 'sh', '--env', `HTTPS_PROXY=${url}`]);
+    await new Promise((r) => setTimeout(r, 300));
     assert.notEqual(holding(url), 0);
     await new Promise((r) => ctl.on('exit', r));
   });
@@ -320,7 +320,8 @@ describe(`Docker backend: filesystem, environment and limits (real engine, ${DOC
     try {
       // Control: Docker keeps the labels as written.
       assert.equal(docker(['volume', 'inspect', '--format', '{{.Labels}}', hostile]).includes('\u001b[31m'), true);
-      const listed = await cli(['agent', 'docker', 'cleanup', '--isolated-paths'], { env: t.env });
+      // Listed while no other file's run makes or removes isolated volumes (they list engine-wide).
+      const listed = await withIsolatedVolumes(() => cli(['agent', 'docker', 'cleanup', '--isolated-paths'], { env: t.env }));
       assert.equal(listed.code, 1, listed.stderr);
       assert.equal(/[\u0000-\u0008\u000b-\u001f\u007f]/.test(listed.stdout), false, JSON.stringify(listed.stdout));
       const rows = listed.stdout.split('\n').filter((l) => l.startsWith('stashbase-isolated-') || l.startsWith(' '));
