@@ -239,7 +239,8 @@ describe(`Docker backend: filesystem, environment and limits (real engine, ${DOC
     assert.ok(Number(forks) > 100 && Number(forks) < 2048, `forks before the limit: ${forks}`);
   });
 
-  test('isolated paths: a folder above one cannot be renamed away (found in review: the host copy would then be where a local MCP server writes); control: outside it can', async () => {
+  test('isolated paths: a folder above one cannot be renamed away (found in review: the host copy would then be where a local MCP server writes); control: outside it can', async () => withIsolatedVolumes(async () => {
+    // (Whole, under the volumes' lock: the other Docker modes' files list and remove isolated volumes engine-wide.)
     writeFile(join(proj, 'web', 'node_modules', 'keep.txt'), 'host\n');
     const r = await run(['--docker-isolated-paths', 'web/node_modules'], 'mv web web2 2>/dev/null && echo moved || echo refused');
     assert.equal(r.code, 0, r.stderr);
@@ -249,11 +250,12 @@ describe(`Docker backend: filesystem, environment and limits (real engine, ${DOC
     renameSync(join(proj, 'web'), join(proj, 'web2'));
     renameSync(join(proj, 'web2'), join(proj, 'web'));
     rmSync(join(proj, 'web'), { recursive: true, force: true });
-    const removed = await withIsolatedVolumes(() => cli(['agent', 'docker', 'cleanup', '--isolated-paths', '--yes'], { env: t.env, timeoutMs: 60_000 }));
+    const removed = await cli(['agent', 'docker', 'cleanup', '--isolated-paths', '--yes'], { env: t.env, timeoutMs: 60_000 });
     assert.equal(removed.code, 0, removed.stderr);
-  });
+  }));
 
-  test("isolated paths: a folder above one that an earlier run replaced by a link to your files is refused, nothing mounted (found in review: Docker bound the link's target read-write); control: without the link the run goes on", async () => {
+  test("isolated paths: a folder above one that an earlier run replaced by a link to your files is refused, nothing mounted (found in review: Docker bound the link's target read-write); control: without the link the run goes on", async () => withIsolatedVolumes(async () => {
+    // (Whole, under the volumes' lock: the other Docker modes' files list and remove isolated volumes engine-wide.)
     const victim = join(t.dir, 'victim');
     writeFile(join(victim, 'secret.txt'), SECRET);
     // An earlier run (no isolated paths then) swaps the folder for a link.
@@ -273,11 +275,12 @@ describe(`Docker backend: filesystem, environment and limits (real engine, ${DOC
     assert.equal(ok.code, 0, ok.stderr);
     assert.equal(ok.stdout, 'ran\n');
     rmSync(join(proj, 'app'), { recursive: true, force: true });
-    const removed = await withIsolatedVolumes(() => cli(['agent', 'docker', 'cleanup', '--isolated-paths', '--yes'], { env: t.env, timeoutMs: 60_000 }));
+    const removed = await cli(['agent', 'docker', 'cleanup', '--isolated-paths', '--yes'], { env: t.env, timeoutMs: 60_000 });
     assert.equal(removed.code, 0, removed.stderr);
-  });
+  }));
 
-  test('isolated paths: one volume per repository and entry, persists across runs, the host copy untouched', async () => {
+  test('isolated paths: one volume per repository and entry, persists across runs, the host copy untouched', async () => withIsolatedVolumes(async () => {
+    // (Whole, under the volumes' lock: the other Docker modes' files list and remove isolated volumes engine-wide.)
     writeFile(join(proj, 'node_modules', 'host-only.txt'), 'host\n');
     // Python, not ls: coreutils' statx fails under Debian's runsc.
     const first = await run(['--docker-isolated-paths', 'node_modules'], `python3 -c 'import os; print(" ".join(os.listdir("node_modules")))'; echo sandbox > node_modules/inside.txt; python3 -c 'import os, stat; print(stat.filemode(os.stat("node_modules").st_mode))'`);
@@ -294,10 +297,10 @@ describe(`Docker backend: filesystem, environment and limits (real engine, ${DOC
     assert.equal(listed.code, 1, 'without a terminal or --yes nothing is removed');
     assert.match(listed.stdout, new RegExp(`^${name}\t${proj}\tnode_modules$`, 'm'));
     assert.equal(docker(['volume', 'ls', '--quiet', '--filter', `name=${name}`]).trim(), name);
-    const removed = await withIsolatedVolumes(() => cli(['agent', 'docker', 'cleanup', '--isolated-paths', '--yes'], { env: t.env, timeoutMs: 60_000 }));
+    const removed = await cli(['agent', 'docker', 'cleanup', '--isolated-paths', '--yes'], { env: t.env, timeoutMs: 60_000 });
     assert.equal(removed.code, 0, removed.stderr);
     assert.equal(docker(['volume', 'ls', '--quiet', '--filter', `name=${name}`]).trim(), '');
-  });
+  }));
 
   test('(review, round 26) a deny_read glob whose fixed folder is a link (~/code/**/*.key, ~/code a link to the real folder): a run started in it hides the file; control: outside the sandbox it is there', async () => {
     const realCode = join(t.dir, 'real-code');
@@ -312,7 +315,8 @@ describe(`Docker backend: filesystem, environment and limits (real engine, ${DOC
     assert.match(r.stdout, /^cat: id\.key: Permission denied\nnotes\n$/);
   });
 
-  test('isolated paths: labels another user of the engine wrote are shown escaped, one row each, and add no volume to what cleanup removes (found in review)', async () => {
+  test('isolated paths: labels another user of the engine wrote are shown escaped, one row each, and add no volume to what cleanup removes (found in review)', async () => withIsolatedVolumes(async () => {
+    // (Whole, under the volumes' lock: the other Docker modes' files list and remove isolated volumes engine-wide.)
     const hostile = `stashbase-isolated-labels-${process.pid}`;
     const bystander = `stashbase-isolated-bystander-${process.pid}`;
     docker(['volume', 'create', bystander]);
@@ -320,20 +324,19 @@ describe(`Docker backend: filesystem, environment and limits (real engine, ${DOC
     try {
       // Control: Docker keeps the labels as written.
       assert.equal(docker(['volume', 'inspect', '--format', '{{.Labels}}', hostile]).includes('\u001b[31m'), true);
-      // Listed while no other file's run makes or removes isolated volumes (they list engine-wide).
-      const listed = await withIsolatedVolumes(() => cli(['agent', 'docker', 'cleanup', '--isolated-paths'], { env: t.env }));
+      const listed = await cli(['agent', 'docker', 'cleanup', '--isolated-paths'], { env: t.env });
       assert.equal(listed.code, 1, listed.stderr);
       assert.equal(/[\u0000-\u0008\u000b-\u001f\u007f]/.test(listed.stdout), false, JSON.stringify(listed.stdout));
       const rows = listed.stdout.split('\n').filter((l) => l.startsWith('stashbase-isolated-') || l.startsWith(' '));
       assert.deepEqual(rows, [`${hostile}\tr\\x1b[31mRED\\x09\\x0a${bystander}|a|b\\x0a  indented\t/x\\x1b]0;PWNED\\x07\\x1b[2J`]);
-      const removed = await withIsolatedVolumes(() => cli(['agent', 'docker', 'cleanup', '--isolated-paths', '--yes'], { env: t.env, timeoutMs: 60_000 }));
+      const removed = await cli(['agent', 'docker', 'cleanup', '--isolated-paths', '--yes'], { env: t.env, timeoutMs: 60_000 });
       assert.equal(removed.code, 0, removed.stderr);
       assert.equal(docker(['volume', 'ls', '--quiet', '--filter', `name=${hostile}`]).trim(), '');
       assert.equal(docker(['volume', 'ls', '--quiet', '--filter', `name=${bystander}`]).trim(), bystander, 'a volume without the label is not removed');
     } finally {
       spawnSync('docker', ['volume', 'rm', '--force', hostile, bystander], { encoding: 'utf8' });
     }
-  });
+  }));
   test("(review, round 33) what your git config names in the tree is read-only: a clean filter's script, and the file a missing include names (a file stands in while the run lasts and is gone after); control: outside, both are written and your git add runs the planted filter", async () => {
     const repo = join(t.dir, 'named-repo');
     writeFile(join(repo, 'scripts', 'clean.sh'), 'cat\n');
