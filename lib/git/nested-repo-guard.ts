@@ -20,6 +20,7 @@ import { findRepoRoot } from './repo.js';
 import { checkoutGit, moduleGitDirs, worktreeOfGitDir } from './run-git-dir.js';
 import { gitDirLink } from './git-dir-links.js';
 import { dropCaches, forgedObject, type ObjectCheck, substitutes } from './forged-objects.js';
+import { hiddenState } from './hidden-state.js';
 import { MAX_GIT_ENTRIES } from './sanitize.js';
 import { noteSharedNames, type SharedNames } from './shared-names.js';
 import { beneath, changedBelow, changeFinder, folderOfUnknownPath, commondirOf, dotGitsUnder, gitPathFile, kernelJoin, kernelPath, kernelWay, moveAside, movedAside, movesWithin, QUARANTINE, realFolder, realOrSelf, removeLink, runChanges, runWrites, kernelFolder, within, writableOutsideTree } from './planted-repos.js';
@@ -772,10 +773,12 @@ function checkTree(cwd: string, env: NodeJS.ProcessEnv, since: number, newRepo: 
       // Objects the run wrote whose content is not what their name says, or what has git read others in their place
       // (lib/git/forged-objects.ts); the caches git reads history through unchecked, which the run wrote, removed.
       if (found.length === 0 && led === null) {
-        // Its own store, and those it keeps for its submodules (found in review: git submodule update reads them).
+        // Its own store, and those it keeps for its submodules (found in review: git submodule update reads them);
+        // first what it would act on or hide without showing it (lib/git/hidden-state.ts).
+        const hidden = hiddenState(real, entry?.isDirectory() === true || namedBack ? dirname(dotGit) : null, counts);
         let instead: string | null = null;
         let objects: ObjectCheck = null;
-        for (const d of [real, ...moduleGitDirs(real)]) {
+        for (const d of hidden === null ? [real, ...moduleGitDirs(real)] : []) {
           const at = d === real ? '' : `${d.slice(real.length + 1)}/`;
           const s1 = substitutes(d, counts);
           const o1 = s1 === null ? forgedObject(git, d, counts) : null;
@@ -783,7 +786,8 @@ function checkTree(cwd: string, env: NodeJS.ProcessEnv, since: number, newRepo: 
           else if (o1 !== null) objects = { forged: `${at}${o1.forged}` };
           if (instead !== null || objects !== null) break;
         }
-        if (instead !== null) found.push(`its git directory ${real} holds ${instead}: your git would check out what the agent put there under a name you trust`);
+        if (hidden !== null) found.push(`its git directory ${real} holds ${hidden}`);
+        else if (instead !== null) found.push(`its git directory ${real} holds ${instead}: your git would check out what the agent put there under a name you trust`);
         else if (objects !== null) found.push(`its git directory ${real} holds ${objects.forged}: your git would check out what the agent put there under a name you trust`);
         else {
           const caches = dropCaches(real, counts);

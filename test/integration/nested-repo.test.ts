@@ -747,6 +747,45 @@ print('forged')
       assert.equal(readFileSync(join(ctl, 'd', 'build.sh'), 'utf8'), 'echo EVIL\n', 'control: outside, the replace ref has your checkout write it');
     });
 
+    test("(third review) what a repository of yours in the tree would act on or hide later without showing it: a paused rebase whose queued exec your --continue runs, skip-worktree on a file the agent changed, info/exclude and info/attributes hiding a planted file and a diff: each unplugged, named; the agent's ordinary commit in another is left; control: outside, --continue runs the exec and git status shows nothing", async () => {
+      const dir = join(t.dir, `hidden-state-${name}`);
+      const marker = join(t.dir, `PWNED-rebase-${name}`);
+      const setUp = (d: string) => {
+        for (const n of ['r', 's', 'i', 'ok']) {
+          mkdirSync(join(d, n), { recursive: true });
+          writeFileSync(join(d, n, 'lib.py'), 'print(1)\n');
+          for (const args of [['init', '-q'], ['add', 'lib.py'], ['-c', 'user.name=me', '-c', 'user.email=me@x', 'commit', '-qm', 'one'], ['-c', 'user.name=me', '-c', 'user.email=me@x', 'commit', '-q', '--allow-empty', '-m', 'two']]) spawnSync('git', ['-C', join(d, n), ...args], { env: t.env });
+        }
+      };
+      setUp(dir);
+      const id = '-c user.name=a -c user.email=a@x';
+      const agent = [
+        `cd r && GIT_SEQUENCE_EDITOR='sed -i 1ibreak' git ${id} rebase -q -i --exec "touch $PWNFILE" HEAD~1; cd ..`,
+        `cd s && echo 'print("EVIL")' > lib.py && git update-index --skip-worktree lib.py && cd ..`,
+        `cd i && echo 'import os' > helper.py && echo helper.py >> .git/info/exclude && printf '*.py -diff\\n' > .git/info/attributes && cd ..`,
+        `cd ok && echo 'print(2)' > lib.py && git ${id} commit -qam mine && cd ..`,
+        'echo done',
+      ].join('\n');
+      const r = await cli(['agent', 'run', '--silent', ...flags, '--', 'env', `PWNFILE=${marker}`, 'sh', '-c', agent], { env: t.env, cwd: dir, timeoutMs: 90_000 });
+      assert.equal(r.code, 0, r.stderr);
+      assert.match(r.stdout, /done\n$/);
+      assert.match(r.stderr, new RegExp(`its git directory ${dir}/r/\\.git holds rebase-merge \\(work your git resumes with --continue, running what it queued`));
+      assert.match(r.stderr, new RegExp(`its git directory ${dir}/s/\\.git holds index \\(it hides lib\\.py from git status`));
+      assert.match(r.stderr, new RegExp(`its git directory ${dir}/i/\\.git holds info/(exclude|attributes) \\(what your git ignores`));
+      for (const n of ['r', 's', 'i']) assert.equal(existsSync(join(dir, n, '.git')), false, n);
+      assert.equal(existsSync(join(dir, 'ok', '.git')), true, "the agent's ordinary commit is left");
+      assert.doesNotMatch(r.stderr, /ok\/\.git/);
+      assert.equal(existsSync(marker), false);
+      // Control: outside, your --continue runs the queued exec, and git status shows nothing of the changed file.
+      const ctl = join(t.dir, `hidden-state-control-${name}`);
+      setUp(ctl);
+      spawnSync('sh', ['-c', agent], { cwd: ctl, env: { ...t.env, PWNFILE: marker } });
+      spawnSync('git', ['-c', 'user.name=me', '-c', 'user.email=me@x', 'rebase', '--continue'], { cwd: join(ctl, 'r'), env: t.env });
+      assert.equal(existsSync(marker), true);
+      assert.equal(spawnSync('git', ['status', '--porcelain'], { cwd: join(ctl, 's'), env: t.env, encoding: 'utf8' }).stdout, '');
+      spawnSync('rm', ['-f', marker]);
+    });
+
     test('core.hooksPath set in an included file: the folder it names cannot be filled with hooks', async () => {
       const marker = join(t.dir, `PWNED-hooks-${name}`);
       const repo = join(t.dir, `inc-${name}`);
