@@ -441,6 +441,11 @@ function configsSaid(where: string, paths: string[] | { failed: string }, from: 
   return `${where} change files your tools run or obey (${shown}): the run kept them as they were in your tree, but git puts the commits' version there on a checkout, reset, restore or stash of them, and git submodule reads .gitmodules from HEAD; review them (git diff ${from} ${to} -- <file>) before you do`;
 }
 
+/** A command to paste, unless a name in it holds characters shown escaped. */
+function keepCommand(cmd: string): string {
+  return printable(cmd, true) === cmd ? `${cmd} takes it` : 'its name holds characters shown escaped here: no command is printed to paste';
+}
+
 /** A command to paste, its ref name shell-quoted (git allows $, ( and ; in names); none when the name holds characters shown escaped. */
 function undoHint(d: RefDecision): string {
   const cmd = d.kind === 'created' ? `git update-ref -d ${shellQuote(d.ref)}` : `git update-ref ${shellQuote(d.ref)} ${oidOf(d.start)}`;
@@ -588,10 +593,14 @@ async function importWork(w: Work): Promise<void> {
   // Refused, their objects still come in, unreferenced, so that nothing of the agent's work is lost, and the line says how
   // to keep them: the run's own branch (yours moved meanwhile, or it is checked out elsewhere), and a stash entry of the
   // agent's (never put on your stash).
-  const aside = decisions.filter((d) => !d.take && d.agent?.kind === 'oid' && (d.ref === rec.own || (d.ref === 'refs/stash' && d.kind !== 'symbolic'))).map((d) => ({
+  // And a new tag or remote-tracking ref of the agent's (review: never taken).
+  const keptNew = (d: RefDecision) => d.kind === 'created' && (d.ref.startsWith('refs/tags/') || d.ref.startsWith('refs/remotes/'));
+  const aside = decisions.filter((d) => !d.take && d.agent?.kind === 'oid' && (d.ref === rec.own || (d.ref === 'refs/stash' && d.kind !== 'symbolic') || keptNew(d) || (d.ref.startsWith('refs/remotes/') && d.kind === 'fast-forward'))).map((d) => ({
     d,
     how: (at: string) => (d.ref === 'refs/stash'
       ? `the entry is in your object store: git stash show -p --include-untracked ${at} shows it, git stash store -m "from run ${w.session}" ${at} puts it on your stash`
+      : d.ref.startsWith('refs/tags/') ? `its objects are in your object store: ${keepCommand(`git tag ${shellQuote(d.ref.slice('refs/tags/'.length))} ${at}`)}`
+      : d.ref.startsWith('refs/remotes/') ? `its commits are in your object store: git branch stashbase-kept-${w.session} ${at} keeps them under a name of yours`
       : `the agent's commits are in your object store: git branch stashbase-kept-${w.session} ${at} keeps them`),
     kept: true,
   }));

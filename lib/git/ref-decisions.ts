@@ -6,9 +6,12 @@
 //
 // - The run's own branch (a worktree run's stashbase/<name>, or the branch
 //   your checkout was on for a run in it): every change but its deletion.
-// - Branches, remote-tracking branches and any other namespace: new refs and
-//   fast-forwards are taken; deletions and rewrites are not.
-// - Tags: new ones are taken; moved or deleted ones are not.
+// - Branches and any other namespace: new refs and fast-forwards are taken;
+//   deletions and rewrites are not.
+// - Remote-tracking refs (refs/remotes): never (your next git fetch brings
+//   what the remote holds; the agent's would pass for it). Tags: never (a
+//   new one would keep a release's name from the real tag: git fetch does
+//   not clobber one). Their objects come in; the run says how to keep them.
 // - refs/stash: a new stash entry is taken (your earlier ones stay in its
 //   reflog, as after a `git stash` of yours); a stash dropped, popped or
 //   cleared is not (your stashed work stays).
@@ -96,8 +99,12 @@ function refusal(ref: string, kind: RefChangeKind, own: boolean, elsewhere: stri
       // Found in review: git stash pop applies an entry without a look, past the end-of-run check (an ignored file
       // of code in its untracked part, a tool config or hook in its tree, all made with git's plumbing).
       return 'a stash entry of the agent\'s is not put on your stash (your git stash pop would apply it unreviewed)';
+    // Found in review: the agent's tag v1.1 kept the name from the real release (git fetch does not clobber a tag, and
+    // git checkout v1.1 took the agent's), and its remote-tracking refs passed for what the remote holds.
     case 'tags':
-      return kind === 'created' ? null : 'tags are not moved';
+      return kind === 'created' ? "a tag names a release: the agent's would keep the name from the real one (git fetch does not clobber a tag)" : 'tags are not moved';
+    case 'remotes':
+      return "remote-tracking refs say what a remote holds: your next git fetch brings them, and the agent's would pass for the remote's";
     default:
       return kind === 'created' || kind === 'fast-forward' ? null : 'rewrites are not taken';
   }

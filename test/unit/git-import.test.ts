@@ -100,7 +100,8 @@ test('ref decisions for every namespace: the run\'s own branch, branches, tags, 
     ['refs/stash', 'fast-forward', false, "a stash entry of the agent's is not put on your stash (your git stash pop would apply it unreviewed)"],
     ['refs/tags/v1', 'deleted', false, 'deletions are not taken'],
     ['refs/tags/v2', 'moved', false, 'tags are not moved'],
-    ['refs/tags/v3', 'created', true, null],
+    // (Review) a new tag would keep a release's name from the real one: not taken (its objects come in).
+    ['refs/tags/v3', 'created', false, "a tag names a release: the agent's would keep the name from the real one (git fetch does not clobber a tag)"],
   ]);
   // A dropped stash entry (the stash ref moved to an older one, or gone) and a rewritten stash.
   const stash = (to: RefValue | undefined) => decideRefs({ start: new Map([['refs/stash', oid(B)]]), agent: new Map(to ? [['refs/stash', to]] : []), current: new Map([['refs/stash', oid(B)]]), own: null, checkedOutElsewhere: new Map(), isAncestor: () => false, remotes: new Set<string>() })[0];
@@ -153,7 +154,7 @@ function setup(name: string) {
   return { root, git, agent, plan, file };
 }
 
-test('the import: commits, a tag, a new branch and the index come in; a deleted tag, a rewritten branch, a dropped stash and a replace ref do not', async () => {
+test('the import: commits, a new branch and the index come in; a new tag (review), a deleted tag, a rewritten branch, a dropped stash and a replace ref do not', async () => {
   const s = setup('import');
   const before = { main: s.git(['rev-parse', 'main']), dev: s.git(['rev-parse', 'dev']), v1: s.git(['rev-parse', 'v1']), stash: s.git(['rev-parse', 'refs/stash']) };
   s.agent(['stash', 'drop', '-q']);
@@ -172,7 +173,8 @@ test('the import: commits, a tag, a new branch and the index come in; a deleted 
   const main = s.git(['rev-parse', 'main']);
   assert.equal(s.git(['log', '-1', '--format=%s', 'main']), 'agent: b');
   assert.equal(s.git(['rev-parse', 'feat']), main);
-  assert.equal(s.git(['rev-parse', 'v2']), main);
+  // (Review) the agent's new tag is not taken: it would keep a release's name from the real one. Its objects come in.
+  assert.notEqual(spawnSync('git', ['-C', s.root, 'rev-parse', '--verify', '-q', 'refs/tags/v2']).status, 0);
   assert.deepEqual([s.git(['rev-parse', 'v1']), s.git(['rev-parse', 'dev']), s.git(['rev-parse', 'refs/stash'])], [before.v1, before.dev, before.stash]);
   assert.equal(s.git(['for-each-ref', 'refs/replace']), '');
   assert.equal(s.git(['status', '--porcelain']), 'A  c.txt', 'the staged file, from the agent\'s index');
@@ -184,7 +186,7 @@ test('the import: commits, a tag, a new branch and the index come in; a deleted 
     `the agent created refs/replace/${s.git(['rev-parse', 'main:a.txt'])} at ${blob.slice(0, 12)}: not taken (replace refs are never taken (git would show their objects in place of yours))`,
     `the agent deleted refs/stash (at ${before.stash.slice(0, 12)}): not taken (deletions are not taken)`,
     `the agent deleted refs/tags/v1 (at ${before.v1.slice(0, 12)}): not taken (deletions are not taken)`,
-    `the agent created refs/tags/v2 at ${main.slice(0, 12)}: taken (undo: git update-ref -d refs/tags/v2)`,
+    `the agent created refs/tags/v2 at ${main.slice(0, 12)}: not taken (a tag names a release: the agent's would keep the name from the real one (git fetch does not clobber a tag); its objects are in your object store: git tag v2 ${main} takes it)`,
   ]);
   assert.equal(existsSync(s.file), false, 'its record is gone: no later run imports it again');
   assert.equal(s.git(['fsck', '--no-progress', '--connectivity-only']), '');
@@ -601,7 +603,7 @@ test('from a hostile review: new refs that would shadow yours (refs/main, a tag 
     ['refs/heads/x/y', false, 'it clashes with refs/heads/x (that would have to be a folder)'],
     ['refs/main', false, 'a ref outside any namespace is what git finds first for its name'],
     ['refs/stash/wip', false, 'rewrites are not taken'],
-    ['refs/tags/release', false, 'its short name would be ambiguous with refs/heads/release (git would pick one of them for "release")'],
+    ['refs/tags/release', false, "a tag names a release: the agent's would keep the name from the real one (git fetch does not clobber a tag)"],
   ]);
   // Names you type for something else: an abbreviated id, a remote, a remote-tracking branch's twin that does not build on it, a remote's HEAD, a case variant.
   const yoursNow = new Map<string, RefValue>([['refs/heads/main', oid(A)], ['refs/remotes/origin/feature', oid(A)], ['refs/remotes/origin/topic', oid(A)], ['refs/tags/v1', oid(A)], ['refs/heads/caf\u00e9', oid(A)]]);
@@ -621,11 +623,12 @@ test('from a hostile review: new refs that would shadow yours (refs/main, a tag 
     ['refs/heads/fix-', true, null],
     ['refs/heads/topic', true, null],
     ['refs/heads/upstream', false, 'its short name is your remote "upstream": git would take it for "upstream" before upstream/HEAD'],
-    ['refs/remotes/upstream/HEAD', false, "a remote's HEAD is made by git as a symbolic ref only (clone, git remote set-head)"],
-    ['refs/tags/V1', false, 'its name differs from refs/tags/v1 only in case or in how its letters are written (on macOS\'s file systems it is that ref\'s file)'],
-    ['refs/tags/eeb1d6ef37', false, 'its short name is hex digits: git would take it for "eeb1d6ef37" before an object id abbreviated so'],
-    ['refs/tags/origin', false, 'its short name is your remote "origin": git would take it for "origin" before origin/HEAD'],
-    ['refs/tags/x/--force', false, 'a part of its name begins with "-" (git branch and git tag refuse such names: your commands would read it as an option)'],
+    // (Review) tags and remote-tracking refs are never taken: the names below are refused for that first.
+    ['refs/remotes/upstream/HEAD', false, "remote-tracking refs say what a remote holds: your next git fetch brings them, and the agent's would pass for the remote's"],
+    ['refs/tags/V1', false, "a tag names a release: the agent's would keep the name from the real one (git fetch does not clobber a tag)"],
+    ['refs/tags/eeb1d6ef37', false, "a tag names a release: the agent's would keep the name from the real one (git fetch does not clobber a tag)"],
+    ['refs/tags/origin', false, "a tag names a release: the agent's would keep the name from the real one (git fetch does not clobber a tag)"],
+    ['refs/tags/x/--force', false, "a tag names a release: the agent's would keep the name from the real one (git fetch does not clobber a tag)"],
   ]);
   const many = new Map<string, RefValue>(Array.from({ length: MAX_TAKEN + 1 }, (_, i) => [`refs/heads/n${i}`, oid(B)] as [string, RefValue]));
   const flood = decideRefs({ start: new Map(), agent: many, current: new Map(), own: null, checkedOutElsewhere: new Map(), isAncestor: () => false, remotes: new Set<string>() });
