@@ -5,10 +5,11 @@
 // (skip-worktree, assume-unchanged); `info/exclude` hiding a planted file and
 // `info/attributes` turning a diff into "Binary files differ". Named by path in
 // the git directory, or null; read only, never following a link.
-import { lstatSync } from 'node:fs';
+import { lstatSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { readBack } from '../readback/file.js';
-import { hiddenPathsOfIndex } from './git-index.js';
+import { hiddenPathsOfIndex, indexLayout, rebuildIndex } from './git-index.js';
+import { repoFormat } from './run-git-dir.js';
 
 /** Work git resumes with --continue (a rebase's todo may run commands: exec lines). */
 const PAUSED = ['rebase-merge', 'rebase-apply', 'sequencer'];
@@ -38,4 +39,41 @@ export function hiddenState(gitDir: string, workTree: string | null, counts: (pa
   // A sparse checkout's skip-worktree files are not there: those that are, and any marked assume-unchanged, are hidden.
   const hidden = (hiddenPathsOfIndex(read.data) ?? []).filter((p) => lstatSync(join(workTree, p), { throwIfNoEntry: false }) !== undefined);
   return hidden.length > 0 ? `index (it hides ${hidden.slice(0, 3).join(', ')}${hidden.length > 3 ? ', …' : ''} from git status: skip-worktree or assume-unchanged on a file that is there)` : null;
+}
+
+/**
+ * An index the run wrote in such a repository, rewritten as the top one's is after a run (rebuildIndex): every entry's
+ * stat data zeroed and no extension, so git compares each file's content and never trusts a size and time the agent
+ * chose (found in review: an entry with the old blob id and the new file's stat data hid a change from git status and
+ * git diff; an untracked cache or fsmonitor token could hide more). Null when done or nothing to do; else a finding
+ * (an index in a form stashbase does not rewrite: split or sparse, or one it cannot read).
+ */
+export function distrustIndex(gitDir: string, counts: (path: string) => boolean): string | null {
+  const index = join(gitDir, 'index');
+  if (!counts(index)) return null;
+  const read = readBack(index, MAX_INDEX_BYTES);
+  if (!read.ok) return read.why === 'missing' ? null : `index (${read.why}: stashbase cannot make your git look at the files again)`;
+  const oidLength = repoFormat(gitDir).objectFormat === 'sha256' ? 32 : 20;
+  const layout = indexLayout(read.data, oidLength);
+  const why = 'index (in a form stashbase does not rewrite, whose stat data could hide a change from git status)';
+  if (layout === null) return why;
+  // A split index (link) or a sparse one (sdir) needs its extension: not rewritten without it.
+  for (let off = layout.entriesEnd; off + 8 <= read.data.length - oidLength; ) {
+    const sig = read.data.toString('latin1', off, off + 4);
+    if (sig === 'link' || sig === 'sdir') return why;
+    off += 8 + read.data.readUInt32BE(off + 4);
+  }
+  const lock = `${index}.lock`;
+  try {
+    writeFileSync(lock, rebuildIndex(read.data, layout, layout.entries, oidLength), { flag: 'wx', mode: 0o644 });
+  } catch {
+    return 'index (locked when the run ended: stashbase could not make your git look at the files again)';
+  }
+  try {
+    renameSync(lock, index);
+    return null;
+  } catch {
+    rmSync(lock, { force: true });
+    return 'index (stashbase could not make your git look at the files again)';
+  }
 }

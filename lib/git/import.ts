@@ -39,7 +39,7 @@ import { followHead, treeHolds } from './index-follow.js';
 import { decideRefs, type RefDecision, remoteTwins } from './ref-decisions.js';
 import { parseRefFile, readRefStore, refFileText, type RefValue, sameRefs, sameValue } from './ref-store.js';
 import { checkoutDir, repoFormat, type RunGitDirRecord, sameStamp, SHARED_OBJECTS, stampOf } from './run-git-dir.js';
-import { forgedObject } from './forged-objects.js';
+import { dropCaches, forgedObject } from './forged-objects.js';
 import { sanitizeGitDir } from './sanitize.js';
 import { checkedOutBranches } from './checked-out.js';
 import { runsCodeByName, toolConfigOf } from '../worktree/review.js';
@@ -801,6 +801,10 @@ function rewrittenThroughLinks(rec: RunGitDirRecord, git: string, report: Import
   const changed = new Set((rec.start.linked ?? []).filter(([p, s]) => !sameStamp(s, stampOf(p))).map(([p]) => p));
   if (changed.size === 0) return;
   const found = forgedObject(git, rec.plan.gitDir, (p) => changed.has(p));
+  // The caches git reads objects through without checking them (a multi-pack index, a bitmap, a reverse index) among
+  // them: removed (fourth review).
+  const caches = dropCaches(rec.plan.gitDir, (p) => changed.has(p));
+  if (caches.removed.length + caches.left.length > 0) report.warnings.push(`files of your repository's object store ${rec.plan.gitDir} with other names (a local clone's hard links) changed in the run: ${[...caches.removed.map((c) => `${c} removed (git works without it)`), ...caches.left.map((c) => `${c} could not be removed: remove it yourself`)].join(', ')}`);
   if (found !== null) report.warnings.push(`your repository's git directory ${rec.plan.gitDir} holds ${found.forged}, rewritten in the run through another name of the file (a hard link, as a local clone makes: one in the tree was the agent's to write): your git would check out what the agent put there under a name you trust; run git fsck there, and restore it from a remote or a clone you trust (git cat-file -t on a copy tells which)`);
 }
 

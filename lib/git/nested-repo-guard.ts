@@ -20,7 +20,7 @@ import { findRepoRoot } from './repo.js';
 import { checkoutGit, moduleGitDirs, worktreeOfGitDir } from './run-git-dir.js';
 import { gitDirLink } from './git-dir-links.js';
 import { dropCaches, forgedObject, type ObjectCheck, substitutes } from './forged-objects.js';
-import { hiddenState } from './hidden-state.js';
+import { distrustIndex, hiddenState } from './hidden-state.js';
 import { MAX_GIT_ENTRIES } from './sanitize.js';
 import { noteSharedNames, type SharedNames } from './shared-names.js';
 import { beneath, changedBelow, changeFinder, folderOfUnknownPath, commondirOf, dotGitsUnder, gitPathFile, kernelJoin, kernelPath, kernelWay, moveAside, movedAside, movesWithin, QUARANTINE, realFolder, realOrSelf, removeLink, runChanges, runWrites, kernelFolder, within, writableOutsideTree } from './planted-repos.js';
@@ -786,7 +786,10 @@ function checkTree(cwd: string, env: NodeJS.ProcessEnv, since: number, newRepo: 
           else if (o1 !== null) objects = { forged: `${at}${o1.forged}` };
           if (instead !== null || objects !== null) break;
         }
+        // And an index it wrote: what git knows of each file's stat data is dropped (git looks at the files again).
+        const stale = hidden === null && (entry?.isDirectory() === true || namedBack) ? distrustIndex(real, counts) : null;
         if (hidden !== null) found.push(`its git directory ${real} holds ${hidden}`);
+        else if (stale !== null) found.push(`its git directory ${real} holds ${stale}`);
         else if (instead !== null) found.push(`its git directory ${real} holds ${instead}: your git would check out what the agent put there under a name you trust`);
         else if (objects !== null) found.push(`its git directory ${real} holds ${objects.forged}: your git would check out what the agent put there under a name you trust`);
         else {

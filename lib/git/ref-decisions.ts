@@ -6,8 +6,10 @@
 //
 // - The run's own branch (a worktree run's stashbase/<name>, or the branch
 //   your checkout was on for a run in it): every change but its deletion.
-// - Branches and any other namespace: new refs and fast-forwards are taken;
-//   deletions and rewrites are not.
+// - Branches: new ones and fast-forwards are taken; deletions and rewrites
+//   are not, nor a new branch named as a release is (v1.1: a tag fetched
+//   later would lose git checkout to it). Any other namespace (refs/origin/x,
+//   refs/bisect, refs/prefetch…): never (git resolves refs/<name> first).
 // - Remote-tracking refs (refs/remotes): never (your next git fetch brings
 //   what the remote holds; the agent's would pass for it). Tags: never (a
 //   new one would keep a release's name from the real tag: git fetch does
@@ -105,10 +107,18 @@ function refusal(ref: string, kind: RefChangeKind, own: boolean, elsewhere: stri
       return kind === 'created' ? "a tag names a release: the agent's would keep the name from the real one (git fetch does not clobber a tag)" : 'tags are not moved';
     case 'remotes':
       return "remote-tracking refs say what a remote holds: your next git fetch brings them, and the agent's would pass for the remote's";
+    case 'heads':
+      if (kind !== 'created' && kind !== 'fast-forward') return 'rewrites are not taken';
+      // Found in review: a branch v1.1 took the name of a release tag fetched later (git checkout v1.1 takes the branch).
+      return kind === 'created' && RELEASE_NAME.test(ref.slice('refs/heads/'.length)) ? "its name is a release's, which a tag fetched later would have: git checkout would take the agent's branch" : null;
     default:
-      return kind === 'created' || kind === 'fast-forward' ? null : 'rewrites are not taken';
+      // Found in review: refs/origin/main is what git finds first for origin/main, before your remote-tracking ref fetched later.
+      return `only branches are taken (git resolves refs/<name> before tags, branches and remote-tracking refs: ${shortName(ref)} would be the agent's)`;
   }
 }
+
+/** A branch name that reads as a release's tag (v1.1, 2.0.3, v3.0.0-rc1). */
+const RELEASE_NAME = /^v?\d+(\.\d+)+([-+.][0-9A-Za-z.-]+)?$/;
 
 /** A new ref's name has at most this many parts (refs/heads/a/b: four). */
 export const MAX_REF_PARTS = 16;

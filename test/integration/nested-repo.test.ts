@@ -747,11 +747,11 @@ print('forged')
       assert.equal(readFileSync(join(ctl, 'd', 'build.sh'), 'utf8'), 'echo EVIL\n', 'control: outside, the replace ref has your checkout write it');
     });
 
-    test("(third review) what a repository of yours in the tree would act on or hide later without showing it: a paused rebase whose queued exec your --continue runs, skip-worktree on a file the agent changed, info/exclude and info/attributes hiding a planted file and a diff: each unplugged, named; the agent's ordinary commit in another is left; control: outside, --continue runs the exec and git status shows nothing", async () => {
+    test("(third review) what a repository of yours in the tree would act on or hide later without showing it: a paused rebase whose queued exec your --continue runs, skip-worktree on a file the agent changed, info/exclude and info/attributes hiding a planted file and a diff: each unplugged, named; (fourth review) an index whose stat data hides a change: rewritten, so git status shows it; the agent's ordinary commit in another is left; control: outside, --continue runs the exec and git status shows nothing", async () => {
       const dir = join(t.dir, `hidden-state-${name}`);
       const marker = join(t.dir, `PWNED-rebase-${name}`);
       const setUp = (d: string) => {
-        for (const n of ['r', 's', 'i', 'ok']) {
+        for (const n of ['r', 's', 'i', 'x', 'ok']) {
           mkdirSync(join(d, n), { recursive: true });
           writeFileSync(join(d, n, 'lib.py'), 'print(1)\n');
           for (const args of [['init', '-q'], ['add', 'lib.py'], ['-c', 'user.name=me', '-c', 'user.email=me@x', 'commit', '-qm', 'one'], ['-c', 'user.name=me', '-c', 'user.email=me@x', 'commit', '-q', '--allow-empty', '-m', 'two']]) spawnSync('git', ['-C', join(d, n), ...args], { env: t.env });
@@ -763,6 +763,8 @@ print('forged')
         `cd r && GIT_SEQUENCE_EDITOR='sed -i 1ibreak' git ${id} rebase -q -i --exec "touch $PWNFILE" HEAD~1; cd ..`,
         `cd s && echo 'print("EVIL")' > lib.py && git update-index --skip-worktree lib.py && cd ..`,
         `cd i && echo 'import os' > helper.py && echo helper.py >> .git/info/exclude && printf '*.py -diff\\n' > .git/info/attributes && cd ..`,
+        // (Fourth review) the new file's stat data on the old blob's entry: git trusts the stat data and never reads the file.
+        `cd x && O=$(git rev-parse :lib.py) && echo 'print("EVIL")' > lib.py && sleep 1.1 && git update-index lib.py && N=$(git rev-parse :lib.py) && python3 -c "import hashlib,sys; d=open('.git/index','rb').read()[:-20].replace(bytes.fromhex(sys.argv[2]), bytes.fromhex(sys.argv[1])); open('.git/index','wb').write(d+hashlib.sha1(d).digest())" $O $N && cd ..`,
         `cd ok && echo 'print(2)' > lib.py && git ${id} commit -qam mine && cd ..`,
         'echo done',
       ].join('\n');
@@ -773,6 +775,8 @@ print('forged')
       assert.match(r.stderr, new RegExp(`its git directory ${dir}/s/\\.git holds index \\(it hides lib\\.py from git status`));
       assert.match(r.stderr, new RegExp(`its git directory ${dir}/i/\\.git holds info/(exclude|attributes) \\(what your git ignores`));
       for (const n of ['r', 's', 'i']) assert.equal(existsSync(join(dir, n, '.git')), false, n);
+      // The index it wrote is rewritten without the stat data it chose: your git status sees the change.
+      assert.equal(spawnSync('git', ['status', '--porcelain'], { cwd: join(dir, 'x'), env: t.env, encoding: 'utf8' }).stdout, ' M lib.py\n');
       assert.equal(existsSync(join(dir, 'ok', '.git')), true, "the agent's ordinary commit is left");
       assert.doesNotMatch(r.stderr, /ok\/\.git/);
       assert.equal(existsSync(marker), false);
@@ -783,6 +787,8 @@ print('forged')
       spawnSync('git', ['-c', 'user.name=me', '-c', 'user.email=me@x', 'rebase', '--continue'], { cwd: join(ctl, 'r'), env: t.env });
       assert.equal(existsSync(marker), true);
       assert.equal(spawnSync('git', ['status', '--porcelain'], { cwd: join(ctl, 's'), env: t.env, encoding: 'utf8' }).stdout, '');
+      assert.equal(spawnSync('git', ['status', '--porcelain'], { cwd: join(ctl, 'x'), env: t.env, encoding: 'utf8' }).stdout, '');
+      assert.equal(readFileSync(join(ctl, 'x', 'lib.py'), 'utf8'), 'print("EVIL")\n');
       spawnSync('rm', ['-f', marker]);
     });
 

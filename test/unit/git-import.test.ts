@@ -601,8 +601,8 @@ test('from a hostile review: new refs that would shadow yours (refs/main, a tag 
     ['refs/heads/fine', true, null],
     ['refs/heads/origin/main', false, 'its short name would be ambiguous with refs/remotes/origin/main (git would pick one of them for "origin/main")'],
     ['refs/heads/x/y', false, 'it clashes with refs/heads/x (that would have to be a folder)'],
-    ['refs/main', false, 'a ref outside any namespace is what git finds first for its name'],
-    ['refs/stash/wip', false, 'rewrites are not taken'],
+    ['refs/main', false, "only branches are taken (git resolves refs/<name> before tags, branches and remote-tracking refs: main would be the agent's)"],
+    ['refs/stash/wip', false, "only branches are taken (git resolves refs/<name> before tags, branches and remote-tracking refs: stash/wip would be the agent's)"],
     ['refs/tags/release', false, "a tag names a release: the agent's would keep the name from the real one (git fetch does not clobber a tag)"],
   ]);
   // Names you type for something else: an abbreviated id, a remote, a remote-tracking branch's twin that does not build on it, a remote's HEAD, a case variant.
@@ -614,7 +614,7 @@ test('from a hostile review: new refs that would shadow yours (refs/main, a tag 
   ]);
   const typed = decideRefs({ start: yoursNow, agent: made, current: yoursNow, own: null, checkedOutElsewhere: new Map(), isAncestor: (o, n) => o === A && n === B, remotes: new Set(['origin', 'upstream']) });
   assert.deepEqual(typed.map((x) => [x.ref, x.take, x.reason]), [
-    ['refs/Heads/x', false, 'its name differs from refs/heads only in case or in how its letters are written (on macOS\'s file systems it is that ref\'s file)'],
+    ['refs/Heads/x', false, "only branches are taken (git resolves refs/<name> before tags, branches and remote-tracking refs: Heads/x would be the agent's)"],
     ['refs/heads/-D', false, 'a part of its name begins with "-" (git branch and git tag refuse such names: your commands would read it as an option)'],
     ['refs/heads/a3598ff', false, 'its short name is hex digits: git would take it for "a3598ff" before an object id abbreviated so'],
     ['refs/heads/cafe-fix', true, null],
@@ -630,6 +630,10 @@ test('from a hostile review: new refs that would shadow yours (refs/main, a tag 
     ['refs/tags/origin', false, "a tag names a release: the agent's would keep the name from the real one (git fetch does not clobber a tag)"],
     ['refs/tags/x/--force', false, "a tag names a release: the agent's would keep the name from the real one (git fetch does not clobber a tag)"],
   ]);
+  // (Fourth review) names that take over one yours would get later: refs/origin/main (git finds it before the remote-tracking
+  // ref a fetch brings), a branch named as a release (git checkout v1.1 would take it over the tag); unlisted: refs/bisect.
+  const later = decideRefs({ start: new Map(), agent: new Map<string, RefValue>([['refs/origin/main', oid(B)], ['refs/heads/v1.1', oid(B)], ['refs/heads/2.0.3-rc1', oid(B)], ['refs/bisect/bad', oid(B)], ['refs/heads/release-notes', oid(B)]]), current: new Map(), own: null, checkedOutElsewhere: new Map(), isAncestor: () => false, remotes: new Set(['origin']) });
+  assert.deepEqual(later.map((x) => [x.ref, x.take]), [['refs/bisect/bad', false], ['refs/heads/2.0.3-rc1', false], ['refs/heads/release-notes', true], ['refs/heads/v1.1', false], ['refs/origin/main', false]]);
   const many = new Map<string, RefValue>(Array.from({ length: MAX_TAKEN + 1 }, (_, i) => [`refs/heads/n${i}`, oid(B)] as [string, RefValue]));
   const flood = decideRefs({ start: new Map(), agent: many, current: new Map(), own: null, checkedOutElsewhere: new Map(), isAncestor: () => false, remotes: new Set<string>() });
   assert.equal(flood.filter((x) => x.take).length, 0);
