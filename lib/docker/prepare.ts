@@ -1,7 +1,7 @@
 // Gathers what a Docker run needs (image, mounts, environment, names) and
 // builds its Plan. Nothing here changes the disk or talks to Docker: facts
 // that need the engine (gateway, ports, which volumes exist) come in as input.
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { interceptsTls } from '../proxy/intercepts.js';
 import type { EngineApi } from './api.js';
 import { basename, dirname, join, relative } from 'node:path';
@@ -11,7 +11,7 @@ import type { ScanMount } from '../hooks/host-scan.js';
 import { STAND_IN_PATH } from '../../templates/stand-in.js';
 import { buildDockerPlan, type DockerPlanInput } from '../../templates/docker-plan.js';
 import { DESKTOP_HOST } from '../../templates/docker-firewall.js';
-import { AGENT_HOME, type AgentInput, envFileText, HOME_VOLUME, type HolderInput, type Mount, RELAY_PORT, type SealedInput } from '../../templates/docker-run.js';
+import { AGENT_HOME, type AgentInput, HOME_VOLUME, type HolderInput, type Mount, RELAY_PORT, type SealedInput } from '../../templates/docker-run.js';
 import type { DockerNetwork } from './sealed.js';
 import type { IsolatedVolume } from '../../templates/docker-volumes.js';
 import type { Plan } from '../../templates/plan.js';
@@ -33,16 +33,10 @@ import { sessionFile } from '../run/session.js';
 import { PROXY_VARS } from '../env-names.js';
 import { caDirOf, runDirOf, runStateDirOf } from '../run/run-dir.js';
 import { measureSeccompPath } from './home-volume.js';
+import { envFileOf } from './env-file.js';
 
 /** Where a run's seccomp profile for the agent container is written (lib/docker/execute.ts). */
 export const seccompFileOf = (runDir: string) => join(runDir, 'seccomp.json');
-/** The agent container's environment, read by the docker CLI (templates/docker-run.ts envFileText). */
-export const envFileOf = (runDir: string) => join(runDir, 'container.env');
-
-/** Writes the agent container's environment where its command reads it (its folder is the run's, 0700), readable by you alone. */
-export function writeEnvFile(a: Pick<AgentInput, 'envFile' | 'env'>): void {
-  writeFileSync(a.envFile, envFileText(a.env), { mode: 0o600 });
-}
 import { sha256 } from './engine.js';
 import { buildReadOnly, defaultImageRef, type ImageChoice } from './image.js';
 import type { DockerWorktree } from '../worktree/run.js';

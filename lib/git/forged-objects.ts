@@ -159,3 +159,20 @@ function readFile(path: string, max: number): { data: Buffer; links: number } | 
   if (!r.ok) return r.why === 'too large' ? 'big' : null;
   return { data: r.data, links: lstatSync(path, { throwIfNoEntry: false })?.nlink ?? 1 };
 }
+
+/**
+ * The objects check of a repository the run wrote in: in each of `dirs` (its git directory, and the stores it keeps for
+ * its submodules), what has git read another object in place of a trusted one (substitutes), then objects not as named
+ * (forgedObject), named by path from the first; when none, the caches the run wrote in the first, removed (dropCaches).
+ */
+export function checkObjects(git: string, dirs: string[], counts: (path: string) => boolean): { held: string } | { caches: { removed: string[]; left: string[] } } {
+  const [top] = dirs as [string];
+  for (const d of dirs) {
+    const at = d === top ? '' : `${d.slice(top.length + 1)}/`;
+    const instead = substitutes(d, counts);
+    if (instead !== null) return { held: `${at}${instead}` };
+    const forged = forgedObject(git, d, counts);
+    if (forged !== null) return { held: `${at}${forged.forged}` };
+  }
+  return { caches: dropCaches(top, counts) };
+}

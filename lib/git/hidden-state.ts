@@ -5,10 +5,11 @@
 // (skip-worktree, assume-unchanged); `info/exclude` hiding a planted file and
 // `info/attributes` turning a diff into "Binary files differ". Named by path in
 // the git directory, or null; read only, never following a link.
-import { lstatSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { lstatSync } from 'node:fs';
 import { join } from 'node:path';
 import { readBack } from '../readback/file.js';
 import { hiddenPathsOfIndex, indexLayout, rebuildIndex } from './git-index.js';
+import { writeIndexByLock } from './index-import.js';
 import { repoFormat } from './run-git-dir.js';
 
 /** Work git resumes with --continue (a rebase's todo may run commands: exec lines). */
@@ -63,17 +64,7 @@ export function distrustIndex(gitDir: string, counts: (path: string) => boolean)
     if (sig === 'link' || sig === 'sdir') return why;
     off += 8 + read.data.readUInt32BE(off + 4);
   }
-  const lock = `${index}.lock`;
-  try {
-    writeFileSync(lock, rebuildIndex(read.data, layout, layout.entries, oidLength), { flag: 'wx', mode: 0o644 });
-  } catch {
-    return 'index (locked when the run ended: stashbase could not make your git look at the files again)';
-  }
-  try {
-    renameSync(lock, index);
-    return null;
-  } catch {
-    rmSync(lock, { force: true });
-    return 'index (stashbase could not make your git look at the files again)';
-  }
+  const written = writeIndexByLock(index, rebuildIndex(read.data, layout, layout.entries, oidLength));
+  if (written === null) return null;
+  return written === 'locked' ? 'index (locked when the run ended: stashbase could not make your git look at the files again)' : 'index (stashbase could not make your git look at the files again)';
 }

@@ -593,9 +593,9 @@ async function importWork(w: Work): Promise<void> {
   // Refused, their objects still come in, unreferenced, so that nothing of the agent's work is lost, and the line says how
   // to keep them: the run's own branch (yours moved meanwhile, or it is checked out elsewhere), and a stash entry of the
   // agent's (never put on your stash).
-  // And a new tag or remote-tracking ref of the agent's (review: never taken).
-  const keptNew = (d: RefDecision) => d.kind === 'created' && (d.ref.startsWith('refs/tags/') || d.ref.startsWith('refs/remotes/'));
-  const aside = decisions.filter((d) => !d.take && d.agent?.kind === 'oid' && (d.ref === rec.own || (d.ref === 'refs/stash' && d.kind !== 'symbolic') || keptNew(d) || (d.ref.startsWith('refs/remotes/') && d.kind === 'fast-forward'))).map((d) => ({
+  // And a new tag, a new or fast-forwarded remote-tracking ref of the agent's (review: never taken).
+  const keptNew = (d: RefDecision) => (d.ref.startsWith('refs/tags/') && d.kind === 'created') || (d.ref.startsWith('refs/remotes/') && (d.kind === 'created' || d.kind === 'fast-forward'));
+  const aside = decisions.filter((d) => !d.take && d.agent?.kind === 'oid' && (d.ref === rec.own || (d.ref === 'refs/stash' && d.kind !== 'symbolic') || keptNew(d))).map((d) => ({
     d,
     how: (at: string) => (d.ref === 'refs/stash'
       ? `the entry is in your object store: git stash show -p --include-untracked ${at} shows it, git stash store -m "from run ${w.session}" ${at} puts it on your stash`

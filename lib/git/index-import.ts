@@ -153,17 +153,24 @@ function heldAt(top: string, realTop: string, e: IndexEntryAt, type: number, roo
 export function writeIndexBack(there: string, rec: RunGitDirRecord, c: IndexCandidate): string | null {
   const path = join(there, 'index');
   if (!sameStamp(stampOf(path), rec.start.yourIndex)) return `${path} changed during the run both on your side and in the sandbox: yours is kept, the sandbox's is not taken`;
+  const written = writeIndexByLock(path, rebuildIndex(c.data, c.layout, c.fresh, oidLengthOf(rec)));
+  if (written === 'locked') return `${path} was locked by a git of yours when the run ended: the sandbox's index is not carried back`;
+  return written === null ? null : `${path} could not be replaced (${written.failed}): the sandbox's index is not carried back`;
+}
+
+/** An index written over `path` as git writes one: by its lock (never over a git of yours at work) and a rename. */
+export function writeIndexByLock(path: string, data: Buffer): null | 'locked' | { failed: string } {
   const lock = `${path}.lock`;
   try {
-    writeFileSync(lock, rebuildIndex(c.data, c.layout, c.fresh, oidLengthOf(rec)), { flag: 'wx', mode: 0o644 });
+    writeFileSync(lock, data, { flag: 'wx', mode: 0o644 });
   } catch {
-    return `${path} was locked by a git of yours when the run ended: the sandbox's index is not carried back`;
+    return 'locked';
   }
   try {
     renameSync(lock, path);
     return null;
   } catch (e) {
     rmSync(lock, { force: true });
-    return `${path} could not be replaced (${(e as Error).message}): the sandbox's index is not carried back`;
+    return { failed: (e as Error).message };
   }
 }

@@ -19,7 +19,7 @@ import { gitlinks } from './gitlinks.js';
 import { findRepoRoot } from './repo.js';
 import { checkoutGit, moduleGitDirs, worktreeOfGitDir } from './run-git-dir.js';
 import { gitDirLink } from './git-dir-links.js';
-import { dropCaches, forgedObject, type ObjectCheck, substitutes } from './forged-objects.js';
+import { checkObjects } from './forged-objects.js';
 import { distrustIndex, hiddenState } from './hidden-state.js';
 import { MAX_GIT_ENTRIES } from './sanitize.js';
 import { noteSharedNames, type SharedNames } from './shared-names.js';
@@ -548,6 +548,14 @@ function checkTree(cwd: string, env: NodeJS.ProcessEnv, since: number, newRepo: 
   const written = (p: string) => changed(p, lstatSync(p, { throwIfNoEntry: false }));
   const own = gitDir ? realpathSync.native(gitDir) : null;
   const warnings: string[] = [];
+  // What the objects check of a repository found (lib/git/forged-objects.ts checkObjects): a finding, or the caches removed, said.
+  const objectsSaid = (o: ReturnType<typeof checkObjects>, dir: string, holds: string, why: string, found: string[]): void => {
+    if ('held' in o) found.push(`${holds} ${o.held}${why}`);
+    else {
+      if (o.caches.left.length > 0) found.push(`${holds} caches the run wrote, which git reads history through without checking them, and which could not be removed: ${o.caches.left.join(', ')}`);
+      if (o.caches.removed.length > 0) warnings.push(`the run wrote caches git reads ${dir}'s history through without checking them (${o.caches.removed.join(', ')}): removed (git works without them, and git gc writes them again)`);
+    }
+  };
   const done = new Set<string>();
   const unplug = (dotGit: string, where: string, found: string[], what: string) => {
     done.add(dotGit);
@@ -775,28 +783,13 @@ function checkTree(cwd: string, env: NodeJS.ProcessEnv, since: number, newRepo: 
       if (found.length === 0 && led === null) {
         // Its own store, and those it keeps for its submodules (found in review: git submodule update reads them);
         // first what it would act on or hide without showing it (lib/git/hidden-state.ts).
-        const hidden = hiddenState(real, entry?.isDirectory() === true || namedBack ? dirname(dotGit) : null, counts);
-        let instead: string | null = null;
-        let objects: ObjectCheck = null;
-        for (const d of hidden === null ? [real, ...moduleGitDirs(real)] : []) {
-          const at = d === real ? '' : `${d.slice(real.length + 1)}/`;
-          const s1 = substitutes(d, counts);
-          const o1 = s1 === null ? forgedObject(git, d, counts) : null;
-          if (s1 !== null) instead = `${at}${s1}`;
-          else if (o1 !== null) objects = { forged: `${at}${o1.forged}` };
-          if (instead !== null || objects !== null) break;
-        }
+        const checkout = entry?.isDirectory() === true || namedBack;
+        const hidden = hiddenState(real, checkout ? dirname(dotGit) : null, counts);
         // And an index it wrote: what git knows of each file's stat data is dropped (git looks at the files again).
-        const stale = hidden === null && (entry?.isDirectory() === true || namedBack) ? distrustIndex(real, counts) : null;
+        const stale = hidden === null && checkout ? distrustIndex(real, counts) : null;
         if (hidden !== null) found.push(`its git directory ${real} holds ${hidden}`);
         else if (stale !== null) found.push(`its git directory ${real} holds ${stale}`);
-        else if (instead !== null) found.push(`its git directory ${real} holds ${instead}: your git would check out what the agent put there under a name you trust`);
-        else if (objects !== null) found.push(`its git directory ${real} holds ${objects.forged}: your git would check out what the agent put there under a name you trust`);
-        else {
-          const caches = dropCaches(real, counts);
-          if (caches.left.length > 0) found.push(`its git directory ${real} holds caches the run wrote, which git reads history through without checking them, and which could not be removed: ${caches.left.join(', ')}`);
-          if (caches.removed.length > 0) warnings.push(`the run wrote caches git reads ${real}'s history through without checking them (${caches.removed.join(', ')}): removed (git works without them, and git gc writes them again)`);
-        }
+        else objectsSaid(checkObjects(git, [real, ...moduleGitDirs(real)], counts), real, `its git directory ${real} holds`, ': your git would check out what the agent put there under a name you trust', found);
       }
     }
     if (found.length > 0) unplug(dotGit, dirname(dotGit), found, what);
@@ -814,17 +807,7 @@ function checkTree(cwd: string, env: NodeJS.ProcessEnv, since: number, newRepo: 
     const counts = changedBelow(dirname(dir), root, written) || written(dir) ? () => true : written;
     const found = risks(git, dir, counts);
     // Its objects as a repository's are checked (found in review: a bare one's rewritten object reached your clone of it).
-    if (found.length === 0) {
-      const instead = substitutes(dir, counts);
-      const objects = instead === null ? forgedObject(git, dir, counts) : null;
-      if (instead !== null) found.push(`it holds ${instead}`);
-      else if (objects !== null) found.push(`it holds ${objects.forged}`);
-      else {
-        const caches = dropCaches(dir, counts);
-        if (caches.left.length > 0) found.push(`it holds caches the run wrote, which git reads history through without checking them, and which could not be removed: ${caches.left.join(', ')}`);
-        if (caches.removed.length > 0) warnings.push(`the run wrote caches git reads ${dir}'s history through without checking them (${caches.removed.join(', ')}): removed (git works without them, and git gc writes them again)`);
-      }
-    }
+    if (found.length === 0) objectsSaid(checkObjects(git, [dir], counts), dir, 'it holds', '', found);
     if (found.length === 0) continue;
     const head = join(dir, 'HEAD');
     const moved = moveAside(head);

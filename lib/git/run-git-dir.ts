@@ -8,7 +8,7 @@
 // folder are bound read-only from yours. Nothing in it comes back by copying:
 // after the run, lib/git/import.ts brings in what passes git's checks.
 import { printable } from '../util/printable.js';
-import { copyFileSync, type Dirent, lstatSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { copyFileSync, type Dirent, lstatSync, mkdirSync, readdirSync, type Stats, writeFileSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import type { BindMount } from '../../templates/bwrap.js';
 import type { PlannedGitDir } from '../../templates/git-import.js';
@@ -147,7 +147,6 @@ export function worktreeOfGitDir(gitDir: string): string | null | undefined {
   return over === undefined || main === undefined ? undefined : (over ?? main);
 }
 
-/** What git takes for a git directory: a HEAD file, an objects/ and a refs/ folder. */
 /**
  * The folder a checkout's `.git` file names, as git reads the file (the whole of it less trailing CR/LF, after
  * "gitdir: ") and as the kernel walks the path (`lnk/../gd` is gd beside where lnk leads: found in review, resolve()
@@ -237,13 +236,7 @@ function linkTargets(gitDir: string): string[] {
   const found: string[] = [];
   let seen = 0;
   const walk = (dir: string, rel: string): void => {
-    let entries: Dirent[];
-    try {
-      entries = readdirSync(dir, { withFileTypes: true });
-    } catch {
-      return;
-    }
-    for (const e of entries) {
+    for (const e of list(dir)) {
       if (++seen > MAX_GIT_ENTRIES) throw new SandboxUnavailableError(`${gitDir} holds more than ${MAX_GIT_ENTRIES} entries, which stashbase cannot judge for a run that keeps it read-only; nothing was run`);
       const path = rel ? `${rel}/${e.name}` : e.name;
       const full = join(dir, e.name);
@@ -299,6 +292,7 @@ export function untakenWarning(root: string): string | null {
   return `${dotGit} names ${named}, which ${why === UNREAD ? 'does not name this checkout back' : why}: the run gets no git directory of its own for it, and it is read-only in this run (the agent's git cannot commit there)`;
 }
 
+/** What git takes for a git directory: a HEAD file, an objects/ and a refs/ folder. */
 function isGitDir(dir: string): boolean {
   const is = (name: string, what: 'file' | 'dir') => {
     const st = lstatSync(join(dir, name), { throwIfNoEntry: false });
@@ -380,7 +374,7 @@ function linkedObjects(gitDir: string): Array<[string, Stamp]> {
       if (++seen > MAX_GIT_ENTRIES || !e.isFile()) continue;
       const path = join(objects, sub.name, e.name);
       const st = lstatSync(path, { throwIfNoEntry: false });
-      if (st !== undefined && st.nlink > 1) out.push([path, { ino: st.ino, size: st.size, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs }]);
+      if (st !== undefined && st.nlink > 1) out.push([path, stampOfStats(st)]);
     }
   }
   return out;
@@ -396,8 +390,10 @@ export interface Stamp {
 
 export function stampOf(path: string): Stamp | null {
   const st = lstatSync(path, { throwIfNoEntry: false });
-  return st ? { ino: st.ino, size: st.isFile() ? st.size : -1, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs } : null;
+  return st ? stampOfStats(st) : null;
 }
+
+const stampOfStats = (st: Stats): Stamp => ({ ino: st.ino, size: st.isFile() ? st.size : -1, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs });
 
 export const sameStamp = (a: Stamp | null, b: Stamp | null): boolean =>
   a === null || b === null ? a === b : a.ino === b.ino && a.size === b.size && a.mtimeMs === b.mtimeMs && a.ctimeMs === b.ctimeMs;

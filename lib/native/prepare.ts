@@ -138,9 +138,9 @@ export function prepareNative(ctx: NativeContext): NativePrepared {
   // and where its links lead, read-only, not folders of the tree (lib/git/run-git-dir.ts untakenGitState).
   const untaken = repo !== null && gitDir === null ? untakenGitState(repo.root) : [];
   const untakenSaid = repo !== null && usable === null ? untakenWarning(repo.root) : null;
+  if (untakenSaid !== null) gitWarnings.push(untakenSaid);
   // The stores your objects/info/alternates names, read as your own objects, wherever they lie (the tree among them).
   const alternates = usable !== null ? [usable.gitDir, ...moduleGitDirs(usable.gitDir)].flatMap(alternateStores) : [];
-  if (untakenSaid !== null) gitWarnings.push(untakenSaid);
   const trees = [...new Set([ctx.cwd, top].flatMap((t) => [t, realPathOf(t) ?? t]))];
   const views = agents.map((a) => a.spec).filter((spec) => !denied.some((d) => inside(spec.at, d) || (spec.linkedAs !== undefined && inside(spec.linkedAs, d)))).map((spec) => ({
     spec: { ...spec, trees },
