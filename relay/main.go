@@ -7,6 +7,10 @@
 //
 //	stashbase-relay serve PORT [MAX]  the relay; at most MAX connections at once (1024), more are closed at once
 //	stashbase-relay gate PORT -- CMD  waits until the relay listens, then runs CMD in its place
+//	stashbase-relay supervise PORT MAX (-|ROWSxCOLS) -- CMD
+//	                                  a local sealed run's container process (no exec): listens as serve does,
+//	                                  then runs CMD on a terminal of its own of that size (or, with -, on pipes),
+//	                                  carrying its standard streams on stream 0 of the same frames (supervise.go)
 //	stashbase-relay lease SECONDS     a remote run's lease (docs/remote.md): the init of the process
 //	                                  namespace the agent's container joins; every byte on its standard
 //	                                  input renews it; at end of input, or after SECONDS without a
@@ -53,6 +57,14 @@ const (
 	tEOF    = 4
 	tClose  = 5
 	tWindow = 6
+	// On stream 0, between stashbase and the supervisor (supervise): the agent's standard input (stashbase -> relay;
+	// EOF on stream 0 ends it), its standard output and error (relay -> stashbase, within the window stashbase grants
+	// with WINDOW on stream 0; the relay grants WINDOW on stream 0 for input it has written), and a window's new size
+	// (stashbase -> relay: rows and columns, 2 bytes each).
+	tIn     = 7
+	tOut    = 8
+	tErr    = 9
+	tResize = 10
 
 	maxPayload = 32 << 10
 	// Connections at once when stashbase names no bound (serve PORT MAX).
@@ -97,6 +109,8 @@ type relay struct {
 	mu       sync.Mutex
 	streams  map[uint32]*stream
 	next     uint32
+	// The agent's terminal or standard streams, on stream 0 (supervise); nil for serve.
+	term *terminal
 }
 
 func (r *relay) send(t byte, id uint32, payload []byte) {
@@ -267,6 +281,12 @@ func (r *relay) readFrames(in io.Reader) {
 		if _, err := io.ReadFull(br, payload); err != nil {
 			os.Exit(0)
 		}
+		if id == 0 {
+			if r.term != nil {
+				r.term.frame(t, payload)
+			}
+			continue
+		}
 		r.mu.Lock()
 		s := r.streams[id]
 		r.mu.Unlock()
@@ -302,6 +322,14 @@ func (r *relay) readFrames(in io.Reader) {
 }
 
 func serve(port int, maxConns int) {
+	r, ln := listen(port, maxConns)
+	r.send(tHello, 0, []byte("stashbase-relay 1"))
+	go r.readFrames(os.Stdin)
+	r.accept(ln)
+}
+
+// listen: the relay's listener on 127.0.0.1:PORT, and the relay whose frames go to standard output.
+func listen(port int, maxConns int) (*relay, *net.TCPListener) {
 	// In a remote run's lease container, whose process count is bounded: a few threads, however many CPUs the engine's host has.
 	if runtime.NumCPU() > 4 {
 		runtime.GOMAXPROCS(4)
@@ -311,9 +339,10 @@ func serve(port int, maxConns int) {
 		fmt.Fprintf(os.Stderr, "stashbase-relay: cannot listen on 127.0.0.1:%d: %v\n", port, err)
 		os.Exit(1)
 	}
-	r := &relay{out: bufio.NewWriterSize(os.Stdout, 64<<10), streams: map[uint32]*stream{}, maxConns: int64(maxConns)}
-	r.send(tHello, 0, []byte("stashbase-relay 1"))
-	go r.readFrames(os.Stdin)
+	return &relay{out: bufio.NewWriterSize(os.Stdout, 64<<10), streams: map[uint32]*stream{}, maxConns: int64(maxConns)}, ln
+}
+
+func (r *relay) accept(ln *net.TCPListener) {
 	for {
 		c, err := ln.AcceptTCP()
 		if err != nil {
@@ -452,12 +481,20 @@ func main() {
 					return
 				}
 			}
+			if a[1] == "supervise" && len(a) >= 7 && a[5] == "--" {
+				max, err := strconv.Atoi(a[3])
+				rows, cols, ok := parseSize(a[4])
+				if err == nil && max > 0 && max <= 1<<20 && ok {
+					supervise(port, max, rows, cols, a[6:])
+					return
+				}
+			}
 			if a[1] == "gate" && len(a) >= 5 && a[3] == "--" {
 				gate(port, a[4:])
 				return
 			}
 		}
 	}
-	fmt.Fprintln(os.Stderr, "usage: stashbase-relay serve PORT [MAX] | gate PORT -- COMMAND... | lease SECONDS")
+	fmt.Fprintln(os.Stderr, "usage: stashbase-relay serve PORT [MAX] | gate PORT -- COMMAND... | supervise PORT MAX (-|ROWSxCOLS) -- COMMAND... | lease SECONDS")
 	os.Exit(2)
 }

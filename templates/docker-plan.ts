@@ -1,7 +1,7 @@
 // The whole Docker-backend run as a Plan: every docker command in the order a
 // real run executes it, teardown included, with the in-process steps between.
 import { FIREWALL_READY } from './docker-firewall.js';
-import { agentCommand, type AgentInput, gatewayCommand, HOME_VOLUME, holderCommand, type HolderInput, networkCreateCommand, RELAY_PORT, relayExecCommand, relayUid, runLabels, runNames, sealedAgentCommand, type SealedInput, splitEnv, teardownCommands } from './docker-run.js';
+import { agentCommand, type AgentInput, gatewayCommand, HOME_VOLUME, holderCommand, type HolderInput, networkCreateCommand, RELAY_PORT, runLabels, runNames, sealedAgentCommand, type SealedInput, splitEnv, teardownCommands } from './docker-run.js';
 import { type IsolatedVolume, volumeCreateCommand, volumeMeasureCommand, volumeOwnCommand } from './docker-volumes.js';
 import { WATCHDOG_DONE, watchdogCommand } from './docker-watchdog.js';
 import { gitDirStepText, type PlannedGitDir } from './git-import.js';
@@ -28,7 +28,7 @@ export interface DockerPlanInput {
   interceptTls: boolean;
   holder: HolderInput;
   agent: AgentInput;
-  /** A sealed run: no holder, no network; the agent's container with the relay, and the relay's exec. */
+  /** A sealed run: no holder, no network; the agent's container, whose process is the relay. */
   sealed: SealedInput | null;
   /** Whether the home volume is measured after the run (not with home_volume_warn = "0"). */
   measureHome?: boolean;
@@ -95,7 +95,7 @@ function measureSteps(docker: string, p: DockerPlanInput): PlanStep[] {
   ];
 }
 
-/** A sealed run: no network or holder; the proxy on loopback, the agent's container with no interface, the relay exec'd into it. */
+/** A sealed run: no network or holder; the proxy on loopback, the agent's container with no interface, the relay its process. */
 function sealedPlan(p: DockerPlanInput, a: SealedInput, steps: PlanStep[]): Plan {
   const docker = a.docker;
   const names = runNames(p.session);
@@ -112,11 +112,9 @@ function sealedPlan(p: DockerPlanInput, a: SealedInput, steps: PlanStep[]): Plan
   }
   steps.push(
     envFileStep(a),
-    internalStep('agent-sealed', `the agent's container has no network interface but loopback; its command starts once the relay listens on 127.0.0.1:${RELAY_PORT} inside (the relay's gate runs the image's entrypoint and the command):`),
+    internalStep('agent-sealed', `the agent's container has no network interface but loopback; its process is the relay, which listens on 127.0.0.1:${RELAY_PORT} inside and then runs the image's entrypoint and the command ${a.size !== undefined && a.size !== '-' ? `on a terminal of its own (${a.size.replace('x', ' rows, ')} columns; your terminal raw meanwhile, its size followed)` : 'on pipes'}; the container's standard input and output (the docker client's, this process's pipes) carry the command's streams and each connection to the proxy (lib/relay/mux.ts checks every frame); no exec:`),
     commandStep('agent', sealedAgentCommand(a), true),
-    internalStep('relay', `as soon as the container runs, the relay, as a user of its own; its standard input and output, the engine's exec stream, carry each connection to the proxy (lib/relay/mux.ts checks every frame). On an engine at a local socket stashbase makes this exec (and the teardown's removal) through the engine's API itself, the requests the docker CLI would make, once the engine's event stream says the container started:`),
-    commandStep('relay', relayExecCommand(docker, p.session, relayUid(a.user), a.relayStreams)),
-    internalStep('teardown', `after the agent exits (or on Ctrl+C, or on any failure above): stop the relay, remove ${names.agent}, stop the proxy, ${p.gitDir ? 'import the run\'s git work into yours, ' : ''}remove ${p.runDir} and the stand-ins, append the end event, remove ${p.sessionFile}`),
+    internalStep('teardown', `after the agent exits (or on Ctrl+C, or on any failure above): end the relay's stream, remove ${names.agent}, stop the proxy, ${p.gitDir ? 'import the run\'s git work into yours, ' : ''}remove ${p.runDir} and the stand-ins, append the end event, remove ${p.sessionFile}`),
     ...teardownCommands(docker, p.session, true).map((c) => commandStep('teardown', c)),
   );
   for (const w of p.warnings) steps.push(internalStep('warning', `warning: ${w}`));

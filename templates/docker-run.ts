@@ -177,24 +177,35 @@ export interface SealedInput extends AgentInput {
   networkOf?: string;
   /** The run's limit of proxy connections at once (stashbase refuses streams past it): the relay's bound derives from it. */
   relayStreams: number;
+  /**
+   * A local run's relay is the container's own process (relay/supervise.go: no exec), carrying the agent's standard
+   * streams with its connections on the container's one stream: the agent's terminal size inside ("ROWSxCOLS"), or
+   * "-" for pipes. Unset: the relay's gate runs the command (a remote run, whose relay runs in its lease).
+   */
+  size?: string;
 }
 
 /**
  * A sealed run's agent container: no interface but loopback (--network none),
- * the relay mounted read-only, and the relay's gate as its entrypoint: the
- * agent's command starts once the relay listens. Everything else as in
- * agentCommand.
+ * the relay mounted read-only as its entrypoint. A local run's relay is the
+ * container's process, listening before it runs the agent's command on a
+ * terminal of its own (or pipes), everything on the container's one stream
+ * (`-i`, never `-t`: the terminal is the relay's); a remote run's is its
+ * gate, which runs the command once the relay the lease holds listens.
+ * Everything else as in agentCommand.
  */
 export function sealedAgentCommand(a: SealedInput): Command {
   // A remote run's relay is in its tools volume already (templates/remote-run.ts).
   const relayAt = a.relayInside ?? RELAY_PATH;
-  const cmd = agentCommand({ ...a, mounts: a.relayInside !== undefined ? a.mounts : [...a.mounts, { type: 'bind', source: a.relay, target: RELAY_PATH, readonly: true }] });
+  const supervised = a.size !== undefined;
+  const cmd = agentCommand({ ...a, tty: supervised ? false : a.tty, mounts: a.relayInside !== undefined ? a.mounts : [...a.mounts, { type: 'bind', source: a.relay, target: RELAY_PATH, readonly: true }] });
   const args = cmd.args;
   const at = args.indexOf('--network');
   args.splice(at, 2, '--network', a.networkOf !== undefined ? `container:${a.networkOf}` : 'none');
   // agentCommand ends with the image and the command.
   const image = args.length - a.command.length - 1;
-  args.splice(image, args.length - image, '--entrypoint', relayAt, a.image, 'gate', String(RELAY_PORT), '--', ...a.entrypoint, ...a.command);
+  const relay = supervised ? ['supervise', String(RELAY_PORT), String(a.relayStreams + RELAY_CONN_ROOM), a.size as string] : ['gate', String(RELAY_PORT)];
+  args.splice(image, args.length - image, '--entrypoint', relayAt, a.image, ...relay, '--', ...a.entrypoint, ...a.command);
   return cmd;
 }
 

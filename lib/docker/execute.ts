@@ -9,12 +9,15 @@ import { type Command, formatCommand } from '../../templates/command.js';
 import { FIREWALL_FAILED, FIREWALL_READY } from '../../templates/docker-firewall.js';
 import { agentCommand, gatewayCommand, HOME_VOLUME, holderCommand, networkCreateCommand, runLabels, runNames, sealedAgentCommand, teardownCommands, teardownContainers } from '../../templates/docker-run.js';
 import { type EventWatch, removeContainer, watchDie } from './api.js';
-import { imageEntrypoint, listenPath, loopbackDoor, type RunningRelay, startRelay } from './sealed.js';
+import { imageEntrypoint, listenPath, loopbackDoor } from './sealed.js';
+import { connect } from 'node:net';
+import { RelayMux } from '../relay/mux.js';
+import { TerminalLink } from '../relay/terminal.js';
 import { socketDir } from '../util/socket-dir.js';
 import { WATCHDOG_DONE, watchdogCommand } from '../../templates/docker-watchdog.js';
 import { AuditLog } from '../run/audit.js';
 import { CommandFailedError, SandboxUnavailableError, setupFailure } from '../errors.js';
-import { capture, runForwarded, type Spawned, start } from '../exec.js';
+import { capture, forwardSignals, runForwarded, type Spawned, start } from '../exec.js';
 import { proxyForRun, runLimits, type RunProxy } from '../proxy/setup.js';
 import { reportFirstTlsFailure } from '../proxy/tls-failure.js';
 import { reapStaleRuns } from '../run/reap.js';
@@ -148,7 +151,6 @@ export async function executeDocker({ ctx, warn, announce, interactive }: Docker
   watchdog.child.unref();
   let created: string[] = [];
   let gitDir: string | null = null;
-  let relay: RunningRelay | null = null;
   let sealedDir: string | null = null;
   let door: { port: number; close: () => void } | null = null;
   let agentStarted = false;
@@ -202,30 +204,37 @@ export async function executeDocker({ ctx, warn, announce, interactive }: Docker
       trace.mark('network');
       const interceptor = proxy.interceptor;
       if (interceptor) setImmediate(() => interceptor.warm());
-      let agentEnded = false;
-      relay = startRelay({
-        docker: ctx.docker, api: ctx.api, session: ctx.session, agentUser: prep.agent.user, proxySocket: socket, maxStreams: runLimits(ctx.profile).maxConnections, agentEnded: () => agentEnded,
-        onEnd: (why, protocolError) => {
-          audit.write({ type: 'relay', decision: 'end', rule: why, protocolError });
-          if (protocolError) alert(`the sealed network's relay was ended (${why}): the agent has no network for the rest of the run`);
-        },
-      });
-      // Through the engine's API, the relay's exec waits for the container's start event: heard from before it is made.
-      await relay.subscribed;
       agentStarted = true;
       measureOnDie();
       writeEnvFile(prep.sealed!);
-      const agentRun = runForwarded(sealedAgentCommand(prep.sealed!)).finally(() => {
-        agentEnded = true;
+      // The relay is the container's process (relay/supervise.go): its frames, the agent's streams among them, are
+      // the docker client's output, and what this process sends them its input. No exec, nothing to wait for.
+      const terminal = new TerminalLink({ input: process.stdin, output: process.stdout, error: process.stderr, tty: prep.sealed!.size !== '-' });
+      const agent = start(sealedAgentCommand(prep.sealed!), ['pipe', 'pipe', 'inherit']);
+      agent.child.stdin?.on('error', () => {});
+      const closed = new Promise<void>((resolve) => agent.child.on('close', () => resolve()));
+      const unforward = forwardSignals((sig) => agent.child.kill(sig));
+      const mux = new RelayMux(agent.child.stdout!, agent.child.stdin!, {
+        connect: () => connect(socket), maxStreams: runLimits(ctx.profile).maxConnections, terminal,
+        onEnd: (why, protocolError) => {
+          // Its stream closes with the container: nothing to say then.
+          if (!protocolError) return;
+          audit.write({ type: 'relay', decision: 'end', rule: why, protocolError });
+          // The agent's output and its connections share the stream: one out of order ends the run.
+          alert(`the sealed network's relay was ended (${why}): the agent's container is removed`);
+          void capture(teardownCommands(ctx.docker, ctx.session, true)[0]!).catch(() => undefined);
+        },
+      });
+      mux.ready.then(() => trace.mark('relay'), () => undefined);
+      try {
+        exitCode = await agent.exit;
+        // What the container said before it ended is read to its end before the stream is let go.
+        await closed;
+      } finally {
+        unforward();
+        mux.end('the run ended');
         terminalAfterAgent(ctx.env);
-      });
-      // A relay that never starts leaves the agent waiting at its gate: its container goes, and the run fails.
-      relay.ready.then(() => trace.mark('relay'), (e: Error) => {
-        if (agentEnded) return;
-        alert(`${e.message}: the agent's container is removed`);
-        void capture(teardownCommands(ctx.docker, ctx.session, true)[0]!).catch(() => undefined);
-      });
-      exitCode = await agentRun;
+      }
       trace.mark('agent');
       return exitCode;
     }
@@ -263,7 +272,6 @@ export async function executeDocker({ ctx, warn, announce, interactive }: Docker
     throw failed.err;
   } finally {
     // The agents' home volume, measured while the rest is taken down.
-    relay?.stop();
     (agentDied as EventWatch | null)?.cancel();
     door?.close();
     const measuring = volumeMeasure !== null && (holder !== null || agentStarted) ? volumeMeasure.measure() : null;

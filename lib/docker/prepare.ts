@@ -13,6 +13,7 @@ import { buildDockerPlan, type DockerPlanInput } from '../../templates/docker-pl
 import { DESKTOP_HOST } from '../../templates/docker-firewall.js';
 import { AGENT_HOME, type AgentInput, HOME_VOLUME, type HolderInput, type Mount, RELAY_PORT, type SealedInput } from '../../templates/docker-run.js';
 import type { DockerNetwork } from './sealed.js';
+import { sizeArg } from '../relay/terminal.js';
 import type { IsolatedVolume } from '../../templates/docker-volumes.js';
 import type { Plan } from '../../templates/plan.js';
 import { auditFile } from '../run/audit.js';
@@ -301,7 +302,7 @@ export function prepareDocker(ctx: DockerContext, facts: RuntimeFacts, draft?: P
     envFile: envFileOf(runDir),
     ...(ctx.runtime !== undefined ? { runtime: ctx.runtime } : {}),
   };
-  const sealed: SealedInput | null = sealedRun ? { ...agent, relay: ctx.relay ?? '<relay>', entrypoint: facts.entrypoint ?? ['<the image\'s entrypoint, if any>'], relayStreams: runLimits(p).maxConnections } : null;
+  const sealed: SealedInput | null = sealedRun ? { ...agent, relay: ctx.relay ?? '<relay>', entrypoint: facts.entrypoint ?? ['<the image\'s entrypoint, if any>'], relayStreams: runLimits(p).maxConnections, size: sizeArg({ tty: ctx.tty, output: process.stdout }) } : null;
   const image = imageNote(ctx);
   const input: DockerPlanInput = {
     session: ctx.session, profile: p.name,

@@ -4,7 +4,11 @@
 // checked before its payload is waited for, and nothing larger than one frame
 // is ever held.
 
-export const FRAME = { HELLO: 1, OPEN: 2, DATA: 3, EOF: 4, CLOSE: 5, WINDOW: 6 } as const;
+/**
+ * IN, OUT, ERR and RESIZE are the agent's standard streams on stream 0, where the relay is the container's own
+ * process (relay/supervise.go, lib/relay/terminal.ts); no other relay sends them.
+ */
+export const FRAME = { HELLO: 1, OPEN: 2, DATA: 3, EOF: 4, CLOSE: 5, WINDOW: 6, IN: 7, OUT: 8, ERR: 9, RESIZE: 10 } as const;
 export const HEADER_BYTES = 9;
 export const MAX_PAYLOAD = 32 << 10;
 /** What either side may send on a stream before the other grants more. */
@@ -40,6 +44,9 @@ export class FrameReader {
   private chunks: Buffer[] = [];
   private have = 0;
 
+  /** `maxType`: the last type this relay may send (WINDOW; RESIZE where it carries the agent's streams). */
+  constructor(private readonly maxType: number = FRAME.WINDOW) {}
+
   /** The first n bytes held (n at most `have`), copied only when they span chunks. */
   private head(n: number): Buffer {
     const first = this.chunks[0] as Buffer;
@@ -70,7 +77,7 @@ export class FrameReader {
       }
       const type = h[0] as number;
       const len = h.readUInt32BE(5);
-      if (type < FRAME.HELLO || type > FRAME.WINDOW) throw new FrameError(`a frame of unknown type ${type}`);
+      if (type < FRAME.HELLO || type > this.maxType) throw new FrameError(`a frame of unknown type ${type}`);
       if (len > MAX_PAYLOAD) throw new FrameError(`a frame of ${len} bytes (at most ${MAX_PAYLOAD})`);
       const id = h.readUInt32BE(1);
       if (this.have < HEADER_BYTES + len) return;

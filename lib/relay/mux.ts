@@ -25,6 +25,7 @@
 import type { Socket } from 'node:net';
 import type { Readable, Writable } from 'node:stream';
 import { encodeFrame, FRAME, FrameError, FrameReader, GRANT_BATCH, HELLO_TEXT, MAX_PAYLOAD, STREAM_WINDOW, windowFrame } from './frames.js';
+import type { TerminalLink } from './terminal.js';
 
 /** Room for control frames (grants, EOFs, CLOSEs) beyond every stream's window. */
 export const CONTROL_SLACK = 256 * 1024;
@@ -35,6 +36,8 @@ export interface RelayMuxOptions {
   maxStreams: number;
   /** Told once, when the relay ends: why (a protocol error, or its stream closed). */
   onEnd: (why: string, protocolError: boolean) => void;
+  /** The agent's standard streams on stream 0 (a relay that is the container's own process), started at its greeting. */
+  terminal?: TerminalLink;
 }
 
 interface Stream {
@@ -54,7 +57,7 @@ interface Stream {
 }
 
 export class RelayMux {
-  private readonly reader = new FrameReader();
+  private readonly reader: FrameReader;
   private readonly streams = new Map<number, Stream>();
   /** Proxy connections not yet closed, forgotten streams' included: what the stream limit counts. */
   private live = 0;
@@ -73,6 +76,7 @@ export class RelayMux {
 
   constructor(private readonly input: Readable, private readonly output: Writable, private readonly o: RelayMuxOptions) {
     this.slack = o.maxStreams * STREAM_WINDOW + CONTROL_SLACK;
+    this.reader = new FrameReader(o.terminal ? FRAME.RESIZE : FRAME.WINDOW);
     this.ready = new Promise((resolve, reject) => {
       this.resolveReady = resolve;
       this.rejectReady = reject;
@@ -131,10 +135,13 @@ export class RelayMux {
     if (!this.hello) {
       if (type !== FRAME.HELLO || id !== 0 || payload.toString('latin1') !== HELLO_TEXT) throw new FrameError('the relay did not begin with its greeting');
       this.hello = true;
+      this.o.terminal?.start((b) => this.send(b));
       this.resolveReady();
       return;
     }
     if (type === FRAME.HELLO) throw new FrameError('a second greeting');
+    if (this.o.terminal && id === 0) return this.o.terminal.frame(type, payload);
+    if (type >= FRAME.IN) throw new FrameError(`a frame of type ${type} on stream ${id}`);
     if (type === FRAME.OPEN) {
       if (id <= this.lastId || payload.length !== 0) throw new FrameError(`an OPEN for stream ${id} out of order`);
       this.lastId = id;
@@ -249,6 +256,7 @@ export class RelayMux {
   end(why: string, protocolError = false): void {
     if (this.ended) return;
     this.ended = true;
+    this.o.terminal?.stop();
     for (const s of this.streams.values()) s.socket.destroy();
     this.streams.clear();
     this.input.removeAllListeners('data');

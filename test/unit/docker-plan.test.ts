@@ -169,24 +169,30 @@ test('docker plan: golden dry-run, every command in order with teardown, JSON eq
   assert.equal(formatCommand(agentCommand(agent)), (commands[7] as { shell: string }).shell);
 });
 
-test('docker plan, sealed: no network, holder or canary; the agent with --network none, its runtime, the relay read-only and its gate before the entrypoint and command; the relay exec\'d as a user of its own', () => {
-  const sealed: SealedInput = { ...agent, env: { ...agent.env, HTTPS_PROXY: 'http://127.0.0.1:3128' }, relay: '/pkg/dist/relay/linux-amd64/stashbase-relay', entrypoint: ['/ep.sh', '-x'], runtime: 'runsc', relayStreams: 256 };
-  assert.deepEqual(sealedAgentCommand(sealed).args, [
+test('docker plan, sealed: no network, holder or canary; the agent with --network none, its runtime, the relay read-only as its process (a terminal of the size given, or pipes), before the entrypoint and command, no exec; a remote run\'s gate, its relay exec\'d as a user of its own', () => {
+  const sealed: SealedInput = { ...agent, env: { ...agent.env, HTTPS_PROXY: 'http://127.0.0.1:3128' }, relay: '/pkg/dist/relay/linux-amd64/stashbase-relay', entrypoint: ['/ep.sh', '-x'], runtime: 'runsc', relayStreams: 256, size: '30x100' };
+  const local = (size: string, tty: string) => [
     'run', '--rm', '--name', `stashbase-agent-run-${S}-agent`, '--label', `stashbase.session=${S}`, '--label', 'stashbase.pid=4242',
     '--network', 'none', '--runtime', 'runsc',
     '--cap-drop', 'ALL', '--security-opt', 'no-new-privileges', '--security-opt', `seccomp=/h/.stashbase/runs/${S}/seccomp.json`, '--init', '--pids-limit', '2048',
-    '--memory', '2g', '--cpus', '1.5', '--user', '1000:1000', '-it', '--workdir', '/home/u/my project',
+    '--memory', '2g', '--cpus', '1.5', '--user', '1000:1000', tty, '--workdir', '/home/u/my project',
     '--mount', 'type=bind,source=/home/u/my project,target=/home/u/my project', '--mount', 'type=volume,source=stashbase-agent-home,target=/home/agent',
     '--mount', 'type=bind,source=/tmp/stashbase-x/denied,target=/home/u/my project/.env,readonly',
     '--mount', 'type=bind,source=/pkg/dist/relay/linux-amd64/stashbase-relay,target=/.stashbase-relay,readonly',
     '--env-file', `/h/.stashbase/runs/${S}/container.env`,
-    '--entrypoint', '/.stashbase-relay', 'stashbase-sandbox:latest', 'gate', '3128', '--', '/ep.sh', '-x', 'claude', '--model', "it's $x",
-  ]);
+    '--entrypoint', '/.stashbase-relay', 'stashbase-sandbox:latest', ...(size === 'gate' ? ['gate', '3128'] : ['supervise', '3128', '320', size]), '--', '/ep.sh', '-x', 'claude', '--model', "it's $x",
+  ];
+  // The terminal is the relay's (a pseudo-terminal inside, 30 rows and 100 columns): never -t, whatever the agent's terminal.
+  assert.equal(sealed.tty, true);
+  assert.deepEqual(sealedAgentCommand(sealed).args, local('30x100', '-i'));
+  assert.deepEqual(sealedAgentCommand({ ...sealed, tty: false, size: '-' }).args, local('-', '-i'));
+  // Without a size, the gate (the form a remote run's agent takes, its relay in the lease).
+  assert.deepEqual(sealedAgentCommand({ ...sealed, size: undefined }).args, local('gate', '-it'));
   // The relay closes at once any connection past the run's limit of streams and some room.
   assert.deepEqual(relayExecCommand('docker', S, relayUid('1000:1000'), 256).args, ['exec', '-i', '--user', '2147483646:2147483646', '--workdir', '/', `stashbase-agent-run-${S}-agent`, '/.stashbase-relay', 'serve', '3128', '320']);
   // A remote run's: the agent in the lease's process and network namespaces (loopback alone), the relay exec'd into the lease's container.
   const lease = `stashbase-agent-run-${S}-lease`;
-  const remote = sealedAgentCommand({ ...sealed, runtime: undefined, pidNamespace: lease, networkOf: lease, relayInside: '/etc/stashbase/stashbase-relay' }).args;
+  const remote = sealedAgentCommand({ ...sealed, size: undefined, runtime: undefined, pidNamespace: lease, networkOf: lease, relayInside: '/etc/stashbase/stashbase-relay' }).args;
   assert.deepEqual(remote.slice(8, 21), ['--network', `container:${lease}`, '--cap-drop', 'ALL', '--security-opt', 'no-new-privileges', '--security-opt', `seccomp=/h/.stashbase/runs/${S}/seccomp.json`, '--pid', `container:${lease}`, '--pids-limit', '2048', '--memory']);
   assert.ok(!remote.includes('--init') && !remote.includes('none') && !remote.some((a) => a.includes('/pkg/dist/relay')));
   assert.deepEqual(relayExecCommand('docker', S, 2147483646, 1000, '/etc/stashbase/stashbase-relay', lease).args, ['exec', '-i', '--user', '2147483646:2147483646', '--workdir', '/', lease, '/etc/stashbase/stashbase-relay', 'serve', '3128', '1064']);
@@ -205,8 +211,10 @@ test('docker plan, sealed: no network, holder or canary; the agent with --networ
     holder: { ...holder, proxyHost: '127.0.0.1', proxyPort: 0, canaryPort: 0 }, agent, sealed,
   });
   const commands = planToJson(plan).steps.filter((x) => x.type === 'command');
-  assert.deepEqual(commands.map((x) => x.id), ['watchdog', 'volume-measure', 'agent', 'relay', 'teardown']);
-  assert.deepEqual(commands.map((x) => (x as { shell: string }).shell).slice(1), [formatCommand(volumeMeasureCommand('docker', 'stashbase-sandbox:latest', 'stashbase-agent-home', `stashbase-agent-run-${S}-du`, ['--label', `stashbase.session=${S}`, '--label', 'stashbase.pid=4242'], '<measure-seccomp.json>')), formatCommand(sealedAgentCommand(sealed)), formatCommand(relayExecCommand('docker', S, 2147483646, 256)), `docker rm --force stashbase-agent-run-${S}-agent`]);
+  // No exec: the relay is the container's process.
+  assert.deepEqual(commands.map((x) => x.id), ['watchdog', 'volume-measure', 'agent', 'teardown']);
+  assert.deepEqual(commands.map((x) => (x as { shell: string }).shell).slice(1), [formatCommand(volumeMeasureCommand('docker', 'stashbase-sandbox:latest', 'stashbase-agent-home', `stashbase-agent-run-${S}-du`, ['--label', `stashbase.session=${S}`, '--label', 'stashbase.pid=4242'], '<measure-seccomp.json>')), formatCommand(sealedAgentCommand(sealed)), `docker rm --force stashbase-agent-run-${S}-agent`]);
+  assert.match((planToJson(plan).steps.find((x) => x.id === 'agent-sealed') as { description: string }).description, /on a terminal of its own \(30 rows, 100 columns; your terminal raw meanwhile, its size followed\).*no exec:$/);
   // The watchdog removes the agent's container alone: there is no network or holder.
   assert.doesNotMatch((commands[0] as { shell: string }).shell, /network rm|-net/);
   // home_volume_warn = "0": the volume is not measured, and the plan says so.
@@ -214,7 +222,7 @@ test('docker plan, sealed: no network, holder or canary; the agent with --networ
     session: S, profile: 'coding', sessionFile: '/s', auditFile: '/a', runDir: '/r', image: 'i', newVolumes: [], gitDir: null, placeholders: [], fileStandIns: [], warnings: [], proxyBind: '127.0.0.1', interceptTls: true,
     holder: { ...holder, proxyHost: '127.0.0.1', proxyPort: 0, canaryPort: 0 }, agent, sealed, measureHome: false,
   }));
-  assert.deepEqual(unmeasured.steps.filter((x) => x.type === 'command').map((x) => x.id), ['watchdog', 'agent', 'relay', 'teardown']);
+  assert.deepEqual(unmeasured.steps.filter((x) => x.type === 'command').map((x) => x.id), ['watchdog', 'agent', 'teardown']);
   assert.deepEqual(unmeasured.steps.find((x) => x.id === 'volume-measure'), { type: 'internal', id: 'volume-measure', description: 'home_volume_warn = "0": stashbase-agent-home is not measured after the run (and the size kept after an earlier one is dropped)' });
 });
 
