@@ -391,8 +391,10 @@ describe('Docker backend on a terminal (real pty, real engine)', needs('docker')
   const proj = join(t.dir, 'proj');
   before(() => mkdirSync(proj, { recursive: true }));
   after(() => t.cleanup());
-  const pty = (timeline: string[], script: string) => {
-    const r = spawnSync('python3', [PTY, '--timeout', '60', ...timeline, '--', process.execPath, BIN, 'agent', 'run', '--docker-sandbox', 'true', '--', 'bash', '-c', script], { env: { ...t.env, TERM: 'xterm-256color' }, cwd: proj, encoding: 'utf8' });
+  const pty = (timeline: string[], script: string, flags: string[] = []) => {
+    // Your terminal's settings after the run, as the shell that ran it sees them.
+    const run = ['sh', '-c', 'stty -a | grep -o -- "-*opost\\|-*icanon\\|-*echo " | tr "\\n" " " > "$0.before"; "$@"; s=$?; stty -a | grep -o -- "-*opost\\|-*icanon\\|-*echo " | tr "\\n" " " > "$0.after"; exit $s', join(proj, 'stty'), process.execPath, BIN, 'agent', 'run', '--docker-sandbox', 'true', ...flags, '--', 'bash', '-c', script];
+    const r = spawnSync('python3', [PTY, '--timeout', '60', ...timeline, '--', ...run], { env: { ...t.env, TERM: 'xterm-256color' }, cwd: proj, encoding: 'utf8' });
     return JSON.parse(r.stdout) as { output: string; exit: number | null };
   };
 
@@ -417,14 +419,22 @@ describe('Docker backend on a terminal (real pty, real engine)', needs('docker')
     }
   });
 
-  test('a real tty inside with the window size, resizes follow; Ctrl+C reaches the agent and tears everything down', () => {
-    // An engine older than API 1.42 learns the size just after the start, as a resize: wait for it as a TUI would.
-    const r = pty(['--size', '30', '100', '--at', '0', 'wait:ready', '--at', '0.5', 'resize:40:120', '--at', '1.5', 'send:03'], "tty; while [ \"$(stty size)\" = '0 0' ]; do sleep 0.05; done; stty size; echo \"term=$TERM\"; trap 'stty size' WINCH; trap 'echo got-INT; exit 43' INT; echo ready; while :; do sleep 0.1; done");
-    assert.match(r.output, /\/dev\/pts\/\d+\r\n30 100\r\nterm=xterm-256color\r\nready\r\n/);
-    assert.match(r.output, /\r\n40 120\r\n/);
-    assert.match(r.output, /got-INT/);
-    assert.equal(r.exit, 43);
-    const session = sessionOf(r.output.replaceAll('\r\n', '\n'));
-    assert.deepEqual(leftoversOf(session), []);
-  });
+  for (const [mode, flags] of [['firewall', []], ['sealed: the terminal is the relay\'s, inside the container', ['--docker-network', 'sealed']]] as const) {
+    test(`${mode}: a real tty inside with the window size, resizes follow; Ctrl+C reaches the agent and tears everything down; your terminal's line ends left to the agent's, and your terminal as it was after`, async () => {
+      // An engine older than API 1.42 learns the size just after the start, as a resize: wait for it as a TUI would.
+      const r = pty(['--size', '30', '100', '--at', '0', 'wait:ready', '--at', '0.5', 'resize:40:120', '--at', '1.5', 'send:03'], "tty; while [ \"$(stty size)\" = '0 0' ]; do sleep 0.05; done; stty size; echo \"term=$TERM\"; trap 'stty size' WINCH; trap 'echo got-INT; exit 43' INT; echo ready; while :; do sleep 0.1; done", [...flags]);
+      // One \r a line: the terminal inside made the line ends, yours passed them as they came (no \r\r\n).
+      assert.match(r.output, /\/dev\/pts\/\d+\r\n30 100\r\nterm=xterm-256color\r\nready\r\n/);
+      assert.match(r.output, /\r\n40 120\r\n/);
+      assert.match(r.output, /got-INT/);
+      assert.doesNotMatch(r.output, /\r\r\n/);
+      assert.equal(r.exit, 43);
+      // Your terminal as it was: cooked, echoing, its line ends made again.
+      const { readFileSync } = await import('node:fs');
+      assert.equal(readFileSync(join(proj, 'stty.after'), 'utf8'), readFileSync(join(proj, 'stty.before'), 'utf8'));
+      assert.equal(readFileSync(join(proj, 'stty.after'), 'utf8'), 'opost icanon echo  ');
+      const session = sessionOf(r.output.replaceAll('\r\n', '\n'));
+      assert.deepEqual(leftoversOf(session), []);
+    });
+  }
 });
