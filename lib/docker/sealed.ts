@@ -1,13 +1,14 @@
 // The sealed network mode of the Docker backend (docs/docker.md): which mode
 // and runtime a run gets, the relay's binary for the engine, the image's
-// entrypoint (the relay's gate takes its place and runs it), and the relay
-// started in the agent's container with its stream carried by lib/relay/mux.ts.
+// entrypoint (the relay, the container's process, runs it after listening),
+// and a remote run's relay, exec'd into its lease's container, with its
+// stream carried by lib/relay/mux.ts.
 import { existsSync } from 'node:fs';
 import { connect, createServer, type Server } from 'node:net';
 import { basename, join } from 'node:path';
 import { imageConfigOfApi, imageRefPath, type Runtimes } from './engine.js';
-import { RELAY_PATH, relayExecCommand, relayServe, relayUid, runNames } from '../../templates/docker-run.js';
-import { type EngineApi, execAttach, watchStart } from './api.js';
+import { RELAY_PATH, relayExecCommand, relayServe, relayUid } from '../../templates/docker-run.js';
+import { type EngineApi, execAttach } from './api.js';
 import { SandboxUnavailableError, UsageError } from '../errors.js';
 import { capture, start } from '../exec.js';
 import type { Readable, Writable } from 'node:stream';
@@ -96,8 +97,6 @@ export async function imageEntrypoint(docker: string, ref: string, api: EngineAp
 }
 
 export interface RunningRelay {
-  /** Resolves once the agent's container may be started (the engine's events for it are heard). */
-  subscribed: Promise<void>;
   /** Resolves once the relay listens in the container; rejects if it never does. */
   ready: Promise<void>;
   stop(): void;
@@ -119,7 +118,7 @@ interface RelayStream {
 
 /** `docker exec -i` of the relay by the CLI; its failure to find a running container is `notYet`. */
 function cliStream(o: RelayOptions): RelayStream {
-  const e = start(relayExecCommand(o.docker, o.session, relayUid(o.agentUser), o.maxStreams, o.relayAt, relayContainer(o)), ['pipe', 'pipe', 'pipe']);
+  const e = start(relayExecCommand(o.docker, o.session, relayUid(o.agentUser), o.maxStreams, o.relayAt, o.running), ['pipe', 'pipe', 'pipe']);
   // Its last words only (4 KiB), and nothing once it greeted: the relay's output is the agent's container's.
   let err = '';
   let listening = false;
@@ -142,7 +141,7 @@ function cliStream(o: RelayOptions): RelayStream {
 /** The same exec through the engine's API (lib/docker/api.ts). */
 async function apiStream(api: EngineApi, o: RelayOptions): Promise<RelayStream> {
   const uid = relayUid(o.agentUser);
-  const s = await execAttach(api, { container: relayContainer(o), user: `${uid}:${uid}`, workdir: '/', cmd: relayServe(o.relayAt ?? RELAY_PATH, o.maxStreams) });
+  const s = await execAttach(api, { container: o.running, user: `${uid}:${uid}`, workdir: '/', cmd: relayServe(o.relayAt ?? RELAY_PATH, o.maxStreams) });
   let listening = false;
   return { stdout: s.stdout, stdin: s.stdin, err: () => (listening ? '' : s.stderrTail()), closed: s.closed, kill: () => s.destroy(), greeted: () => (listening = true) };
 }
@@ -156,53 +155,31 @@ interface RelayOptions {
   agentEnded: () => boolean;
   onEnd: (why: string, protocolError: boolean) => void;
   relayAt?: string;
-  /** The engine's API, when stashbase speaks to it directly: the container's start is heard, not polled for. */
+  /** The engine's API, when stashbase speaks to it directly. */
   api?: EngineApi | null;
-  /**
-   * A container that runs already, whose network namespace the agent's joins (a remote run's lease): the relay is
-   * started there at once, and ends with it. Unset: the agent's container, once it runs.
-   */
-  running?: string;
-}
-
-/** The container the relay is exec'd into. */
-function relayContainer(o: RelayOptions): string {
-  return o.running ?? runNames(o.session).agent;
+  /** The container the relay is exec'd into, running already, whose network namespace the agent's joins (a remote run's lease); the relay ends with it. */
+  running: string;
 }
 
 /**
- * Starts the relay in the agent's container once it runs and carries its
- * stream to the proxy listening on `proxySocket`. Through the engine's API,
- * the exec is made when the engine says the container started (the caller
- * starts it once `subscribed`); through the CLI, an exec before the container
- * runs fails, and is tried again while the agent has not ended. `onEnd` is
- * told if the relay ends before the run does.
+ * Starts the relay, as a user of its own, in a container that runs already (a
+ * remote run's lease; a local sealed run's relay is its container's own
+ * process: relay/supervise.go) and carries its stream to the proxy listening
+ * on `proxySocket`. Through the CLI, an exec that finds no running container
+ * yet is tried again while the agent has not ended. `onEnd` is told if the
+ * relay ends before the run does.
  */
 export function startRelay(o: RelayOptions): RunningRelay {
   let stream: RelayStream | null = null;
   let mux: RelayMux | null = null;
   let stopped = false;
   const api = o.api ?? null;
-  // A container that runs already needs no start heard of.
-  const watch = api === null || o.running !== undefined ? null : watchStart(api, runNames(o.session).agent);
-  const subscribed = watch === null ? Promise.resolve() : watch.subscribed.catch((e: Error) => {
-    throw new SandboxUnavailableError(`the sealed network's relay cannot start (${e.message}); nothing was run`);
-  });
   const ready = (async () => {
     const t0 = Date.now();
     for (;;) {
       if (stopped || o.agentEnded()) throw new SandboxUnavailableError('the agent ended before the relay started');
       let s: RelayStream;
       if (api !== null) {
-        // Bounded as the CLI's tries are: a start never heard fails the run (said), not only the gate's own minute.
-        let timer: NodeJS.Timeout | undefined;
-        const heard = watch === null ? 'started' : await Promise.race([
-          watch.heard.then(() => 'started' as const, (e: Error) => e),
-          new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), RELAY_START_MS))),
-        ]).finally(() => clearTimeout(timer));
-        if (stopped || o.agentEnded()) throw new SandboxUnavailableError('the agent ended before the relay started');
-        if (heard === 'late') throw new SandboxUnavailableError(`the sealed network's relay did not start (the engine did not say the agent's container started within ${RELAY_START_MS / 1000} s)`);
-        if (heard !== 'started') throw new SandboxUnavailableError(`the sealed network's relay did not start (${heard.message})`);
         s = await apiStream(api, o).catch((e: Error) => {
           throw new SandboxUnavailableError(o.agentEnded() ? 'the agent ended before the relay started' : /is not running/i.test(e.message) ? `the agent's container ended before its relay started (${e.message})` : `the sealed network's relay did not start (${e.message})`);
         });
@@ -234,11 +211,9 @@ export function startRelay(o: RelayOptions): RunningRelay {
   })();
   ready.catch(() => {});
   return {
-    subscribed,
     ready,
     stop: () => {
       stopped = true;
-      watch?.cancel();
       mux?.end('the run ended');
       (stream as RelayStream | null)?.kill();
     },

@@ -369,7 +369,7 @@ test("(review, round 34) a relay's stream that lies after its greeting is closed
       rmSync(join(dir, 'pid'), { force: true });
       process.env.FRAMES = frames.toString('base64');
       const ended: Array<[string, boolean]> = [];
-      const relay = startRelay({ docker: fake, api: null, session: 'ags_aaaaaaaaaaaaaaaa', agentUser: '1000:1000', proxySocket: join(dir, 'none.sock'), maxStreams: 8, agentEnded: () => false, onEnd: (why, bad) => ended.push([why, bad]) });
+      const relay = startRelay({ docker: fake, api: null, session: 'ags_aaaaaaaaaaaaaaaa', agentUser: '1000:1000', proxySocket: join(dir, 'none.sock'), maxStreams: 8, agentEnded: () => false, running: 'stashbase-agent-run-ags_aaaaaaaaaaaaaaaa-lease', onEnd: (why, bad) => ended.push([why, bad]) });
       await relay.ready;
       const pid = Number(readFileSync(join(dir, 'pid'), 'utf8'));
       pids.push(pid);
