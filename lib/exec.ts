@@ -73,6 +73,18 @@ export function askCommand(cmd: Command, base: NodeJS.ProcessEnv, timeoutMs: num
 }
 
 /**
+ * Runs a short command on a terminal of yours (its standard input: `stty`'s),
+ * synchronously, its output ignored, with the environment every process here
+ * gets (hostEnv: no tool from a folder the agent writes; found in review: a
+ * `bin/stty` an earlier run left in the tree ran as you at the next sealed
+ * run's start). Its exit status, or null when it did not run.
+ */
+export function onTerminal(cmd: Command, terminal: NodeJS.ReadStream | 'ignore'): number | null {
+  const r = childProcess().spawnSync(cmd.file, cmd.args, { cwd: cmd.cwd, env: hostEnv(cmd), timeout: 5000, stdio: [terminal, 'ignore', 'ignore'] });
+  return r.error ? null : r.status;
+}
+
+/**
  * Runs a command to completion with its output captured; rejects with
  * CommandFailedError unless it exits 0. With `timeoutMs`, a command still
  * running then is killed and the rejection says so (never a hang).

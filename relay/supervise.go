@@ -22,6 +22,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unsafe"
@@ -110,11 +111,15 @@ func (t *terminal) input() {
 }
 
 // pump carries one of the command's outputs to stashbase as `typ` frames, within the credit stashbase grants.
-func (t *terminal) pump(f *os.File, typ byte, done chan<- struct{}) {
+// `holding` counts the pumps that have read output not yet sent (waiting for credit, or being sent).
+func (t *terminal) pump(f *os.File, typ byte, done chan<- struct{}, holding *atomic.Int32) {
 	defer func() { done <- struct{}{} }()
 	buf := make([]byte, maxPayload)
 	for {
 		n, err := f.Read(buf)
+		if n > 0 {
+			holding.Add(1)
+		}
 		for off := 0; off < n; {
 			t.mu.Lock()
 			for t.credit == 0 {
@@ -128,6 +133,9 @@ func (t *terminal) pump(f *os.File, typ byte, done chan<- struct{}) {
 			t.mu.Unlock()
 			t.r.send(typ, 0, buf[off:off+k])
 			off += k
+		}
+		if n > 0 {
+			holding.Add(-1)
 		}
 		if err != nil {
 			return
@@ -242,9 +250,10 @@ func supervise(port int, maxConns int, rows, cols uint16, argv []string) {
 	}
 	go t.input()
 	done := make(chan struct{}, len(outs))
+	var holding atomic.Int32
 	kinds := []byte{tOut, tErr}
 	for i, f := range outs {
-		go t.pump(f, kinds[i], done)
+		go t.pump(f, kinds[i], done, &holding)
 	}
 	go func() {
 		for s := range signals {
@@ -252,13 +261,18 @@ func supervise(port int, maxConns int, rows, cols uint16, argv []string) {
 		}
 	}()
 	cmd.Wait()
-	// What it wrote before it ended goes out first; a process it left holding its output is not waited for long.
-	deadline := time.After(drainWait)
-	for i := 0; i < len(outs); i++ {
+	// What it wrote before it ended goes out first, all of it, however slowly stashbase takes it (found in review: a
+	// tail waiting for credit from a slow reader was dropped); only a process it left holding its output open, with
+	// nothing read and waiting, is not waited for past drainWait.
+	deadline := time.Now().Add(drainWait)
+	for ended := 0; ended < len(outs); {
 		select {
 		case <-done:
-		case <-deadline:
-			i = len(outs)
+			ended++
+		case <-time.After(10 * time.Millisecond):
+			if time.Now().After(deadline) && holding.Load() == 0 {
+				ended = len(outs)
+			}
 		}
 	}
 	st := cmd.ProcessState.Sys().(syscall.WaitStatus)

@@ -101,7 +101,8 @@ function sealedPlan(p: DockerPlanInput, a: SealedInput, steps: PlanStep[]): Plan
   const names = runNames(p.session);
   steps.push(
     internalStep('watchdog', `start the watchdog in a session of its own, reading a pipe of this process's: "${WATCHDOG_DONE}" when the run ends, and on end of file (stashbase killed) it removes ${names.agent}:`),
-    commandStep('watchdog', watchdogCommand(docker, p.session, true)),
+    ...(a.size !== undefined && a.size !== '-' ? [internalStep('watchdog', 'on a terminal, your terminal is its descriptor 3: its settings kept, and set back if stashbase is killed:')] : []),
+    commandStep('watchdog', watchdogCommand(docker, p.session, true, undefined, a.size !== undefined && a.size !== '-')),
     ...measureSteps(docker, p),
     internalStep('proxy', 'start the egress proxy in this process on 127.0.0.1:<proxy-port> (loopback only: the relay\'s stream is its only client from the container)'),
   );

@@ -9,8 +9,15 @@ import { teardownCommands } from './docker-run.js';
 
 export const WATCHDOG_DONE = 'done';
 
-export function watchdogCommand(docker: string, session: string, sealed = false, removing: Command[] = teardownCommands(docker, session, sealed)): Command {
+/**
+ * `terminal`: your terminal is its descriptor 3 (a sealed run on a terminal, which stashbase makes raw while the run
+ * lasts): its settings are kept as the watchdog starts, and set back after the removals when stashbase was killed
+ * (found in review: a SIGKILL of stashbase left your terminal raw; a docker client with -t, holding it, set it back).
+ */
+export function watchdogCommand(docker: string, session: string, sealed = false, removing: Command[] = teardownCommands(docker, session, sealed), terminal = false): Command {
   const removals = removing.map((c) => `${formatCommand(c)} >/dev/null 2>&1; `).join('');
-  const script = `read -r line; [ "$line" = ${WATCHDOG_DONE} ] && exit 0; ${removals}exit 0`;
+  const script = terminal
+    ? `saved=$(stty -g <&3 2>/dev/null); read -r line; [ "$line" = ${WATCHDOG_DONE} ] && exit 0; ${removals}[ -n "$saved" ] && stty "$saved" <&3 2>/dev/null; exit 0`
+    : `read -r line; [ "$line" = ${WATCHDOG_DONE} ] && exit 0; ${removals}exit 0`;
   return { file: '/bin/sh', args: ['-c', script] };
 }

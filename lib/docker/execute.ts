@@ -52,6 +52,8 @@ export interface DockerExecuteInput {
 }
 
 const HOLDER_TIMEOUT_MS = 60_000;
+/** How long a sealed agent is given to end after a signal that ends runs, before its container is removed. */
+const ENDING_GRACE_MS = 10_000;
 
 function listen(server: Server | HttpServer, host: string): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -145,7 +147,9 @@ export async function executeDocker({ ctx, warn, announce, interactive }: Docker
   const canary = createServer((s) => s.destroy());
   // Started before anything of the run exists in Docker: whatever is made, a SIGKILL of stashbase removes it (templates/docker-watchdog.ts).
   const sealed = ctx.network === 'sealed';
-  const watchdog = start(watchdogCommand(ctx.docker, ctx.session, sealed), ['pipe', 'ignore', 'ignore'], true);
+  // A sealed run on a terminal makes yours raw (lib/relay/terminal.ts): the watchdog holds it too, to set it back if stashbase is killed.
+  const onTerminal = sealed && ctx.tty;
+  const watchdog = start(watchdogCommand(ctx.docker, ctx.session, sealed, undefined, onTerminal), onTerminal ? ['pipe', 'ignore', 'ignore', 0] : ['pipe', 'ignore', 'ignore'], true);
   watchdog.child.stdin?.on('error', () => {});
   watchdog.exit.catch(() => 0);
   watchdog.child.unref();
@@ -209,11 +213,27 @@ export async function executeDocker({ ctx, warn, announce, interactive }: Docker
       writeEnvFile(prep.sealed!);
       // The relay is the container's process (relay/supervise.go): its frames, the agent's streams among them, are
       // the docker client's output, and what this process sends them its input. No exec, nothing to wait for.
-      const terminal = new TerminalLink({ input: process.stdin, output: process.stdout, error: process.stderr, tty: prep.sealed!.size !== '-' });
+      const terminal = new TerminalLink({
+        input: process.stdin, output: process.stdout, error: process.stderr, tty: prep.sealed!.size !== '-',
+        // As a docker client whose output failed ends: the run ends, torn down and checked as any other.
+        onLost: (why) => {
+          audit.write({ type: 'relay', decision: 'end', rule: why, protocolError: false });
+          void capture(teardownCommands(ctx.docker, ctx.session, true)[0]!).catch(() => undefined);
+        },
+      });
       const agent = start(sealedAgentCommand(prep.sealed!), ['pipe', 'pipe', 'inherit']);
       agent.child.stdin?.on('error', () => {});
       const closed = new Promise<void>((resolve) => agent.child.on('close', () => resolve()));
-      const unforward = forwardSignals((sig) => agent.child.kill(sig));
+      // A signal that ends a run is passed on; should the agent not end within ENDING_GRACE_MS (it ignores it, or it
+      // stopped its relay, which your Ctrl+C, a byte on a raw terminal, then never reaches), its container is removed.
+      let ending: NodeJS.Timeout | null = null;
+      const unforward = forwardSignals((sig) => {
+        agent.child.kill(sig);
+        if (ending === null && sig !== 'SIGUSR1' && sig !== 'SIGUSR2') {
+          ending = setTimeout(() => void capture(teardownCommands(ctx.docker, ctx.session, true)[0]!).catch(() => undefined), ENDING_GRACE_MS);
+          ending.unref();
+        }
+      });
       const mux = new RelayMux(agent.child.stdout!, agent.child.stdin!, {
         connect: () => connect(socket), maxStreams: runLimits(ctx.profile).maxConnections, terminal,
         onEnd: (why, protocolError) => {
@@ -231,6 +251,7 @@ export async function executeDocker({ ctx, warn, announce, interactive }: Docker
         // What the container said before it ended is read to its end before the stream is let go.
         await closed;
       } finally {
+        if (ending !== null) clearTimeout(ending);
         unforward();
         mux.end('the run ended');
         terminalAfterAgent(ctx.env);

@@ -11,7 +11,7 @@
 // With a terminal, yours is raw while the run lasts (as the docker client's
 // `-t` made it), the agent's terminal inside is of your window's size, and a
 // change of that size is sent on (RESIZE).
-import { spawnSync } from 'node:child_process';
+import { onTerminal } from '../exec.js';
 import { encodeFrame, FRAME, FrameError, GRANT_BATCH, MAX_PAYLOAD, STREAM_WINDOW, windowFrame } from './frames.js';
 
 export interface TerminalEnds {
@@ -20,6 +20,11 @@ export interface TerminalEnds {
   error: NodeJS.WritableStream;
   /** A terminal inside (the relay's pseudo-terminal): your input raw, output only on OUT, the size followed. */
   tty: boolean;
+  /**
+   * Told once when your output or error fails (a pipe whose reader went, `| head -1`; a terminal hung up): the run
+   * should end, as a docker client's would. What the agent says after it is dropped, and granted back, never waited on.
+   */
+  onLost?: (why: string) => void;
 }
 
 /** The size the agent's terminal starts with: the relay's argument (`-`: no terminal, pipes). */
@@ -43,6 +48,13 @@ export class TerminalLink {
   private inEofSent = false;
   private running = false;
   private raw = false;
+  /** Your output or error failed: the agent's is dropped from then on. */
+  private lost = false;
+  private readonly onWriteError = (e: Error) => {
+    if (this.lost) return;
+    this.lost = true;
+    this.ends.onLost?.(`your terminal or pipe took no more of the agent's output (${(e as NodeJS.ErrnoException).code ?? e.message})`);
+  };
   private readonly onData = (b: Buffer) => this.typed(b);
   private readonly onEnd = () => {
     this.inEnded = true;
@@ -69,10 +81,12 @@ export class TerminalLink {
       // Node's raw mode keeps the output's line-feed translation (libuv sets ONLCR): the terminal inside made the
       // agent's line ends already, so yours must take them as they come, as the docker client's raw mode had it.
       // Node sets your settings back at the end, even on a crash (libuv keeps those it found).
-      spawnSync('stty', ['-opost'], { stdio: [input, 'ignore', 'ignore'] });
+      onTerminal({ file: 'stty', args: ['-opost'] }, input);
       this.raw = true;
       (this.ends.output as NodeJS.WriteStream).on('resize', this.onResize);
     }
+    this.ends.output.on('error', this.onWriteError);
+    this.ends.error.on('error', this.onWriteError);
     input.on('data', this.onData);
     input.on('end', this.onEnd);
     input.on('error', this.onEnd);
@@ -89,6 +103,13 @@ export class TerminalLink {
     input.off('error', this.onEnd);
     input.pause();
     (this.ends.output as NodeJS.WriteStream).off('resize', this.onResize);
+    // Still heard: a write that fails after the run is no crash of stashbase's.
+    if (!this.lost) {
+      this.ends.output.off('error', this.onWriteError);
+      this.ends.error.off('error', this.onWriteError);
+      this.ends.output.on('error', () => {});
+      this.ends.error.on('error', () => {});
+    }
     if (this.raw) {
       this.raw = false;
       try {
@@ -110,14 +131,16 @@ export class TerminalLink {
         if (payload.length === 0) return;
         this.outCredit -= payload.length;
         const n = payload.length;
-        (type === FRAME.OUT ? this.ends.output : this.ends.error).write(payload, () => {
+        const written = () => {
           this.outCredit += n;
           this.outOwed += n;
           if (this.outOwed >= GRANT_BATCH || this.outCredit === STREAM_WINDOW) {
             this.send(windowFrame(0, this.outOwed));
             this.outOwed = 0;
           }
-        });
+        };
+        if (this.lost) return written();
+        (type === FRAME.OUT ? this.ends.output : this.ends.error).write(payload, (err) => (err ? this.onWriteError(err) : undefined, written()));
         return;
       }
       case FRAME.WINDOW: {

@@ -2,7 +2,7 @@
 // safety, images) and the `agent docker` commands, against the real engine.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { createServer, type AddressInfo } from 'node:net';
@@ -392,8 +392,12 @@ describe('Docker backend on a terminal (real pty, real engine)', needs('docker')
   before(() => mkdirSync(proj, { recursive: true }));
   after(() => t.cleanup());
   const pty = (timeline: string[], script: string, flags: string[] = []) => {
-    // Your terminal's settings after the run, as the shell that ran it sees them.
-    const run = ['sh', '-c', 'stty -a | grep -o -- "-*opost\\|-*icanon\\|-*echo " | tr "\\n" " " > "$0.before"; "$@"; s=$?; stty -a | grep -o -- "-*opost\\|-*icanon\\|-*echo " | tr "\\n" " " > "$0.after"; exit $s', join(proj, 'stty'), process.execPath, BIN, 'agent', 'run', '--docker-sandbox', 'true', ...flags, '--', 'bash', '-c', script];
+    // Your terminal's settings after the run, as the shell that ran it sees them; your PATH with the tree's bin first,
+    // where an earlier run left an stty of its own (found in review: stashbase ran it as you to make your terminal raw).
+    writeFile(join(proj, 'bin', 'stty'), `#!/bin/sh\necho "$*" >> ${JSON.stringify(join(proj, 'stty.planted'))}\nPATH=/usr/bin:/bin exec stty "$@"\n`);
+    chmodSync(join(proj, 'bin', 'stty'), 0o755);
+    rmSync(join(proj, 'stty.planted'), { force: true });
+    const run = ['sh', '-c', 'PATH="$0/bin:$PATH"; stty -a | grep -o -- "-*opost\\|-*icanon\\|-*echo " | tr "\\n" " " > "$0/stty.before"; "$@"; s=$?; stty -a | grep -o -- "-*opost\\|-*icanon\\|-*echo " | tr "\\n" " " > "$0/stty.after"; exit $s', proj, process.execPath, BIN, 'agent', 'run', '--docker-sandbox', 'true', ...flags, '--', 'bash', '-c', script];
     const r = spawnSync('python3', [PTY, '--timeout', '60', ...timeline, '--', ...run], { env: { ...t.env, TERM: 'xterm-256color' }, cwd: proj, encoding: 'utf8' });
     return JSON.parse(r.stdout) as { output: string; exit: number | null };
   };
@@ -419,6 +423,22 @@ describe('Docker backend on a terminal (real pty, real engine)', needs('docker')
     }
   });
 
+  test('sealed on a terminal: stashbase killed with SIGKILL mid-run, the watchdog removes the container and sets your terminal back; control: a process that made the terminal raw and was killed leaves it raw', () => {
+    for (const f of ['started', 'pid', 'stty.killed', 'stty.control']) rmSync(join(proj, f), { force: true });
+    const settings = 'stty -a | grep -o -- "-*opost\\|-*icanon\\|-*echo " | tr "\\n" " "';
+    const wrapper = [
+      `(while [ ! -e "$0/started" ]; do sleep 0.1; done; sleep 0.3; kill -9 "$(cat "$0/pid")") &`,
+      'sh -c \'echo $$ > "$0/pid"; shift; exec "$@"\' "$0" - "$@"',
+      `for i in $(seq 100); do stty -a | grep -q -- " icanon" && break; sleep 0.1; done; ${settings} > "$0/stty.killed"`,
+      `node -e "process.stdin.setRawMode(true); process.kill(process.pid, 'SIGKILL')"; ${settings} > "$0/stty.control"; stty sane`,
+    ].join('\n');
+    const r = spawnSync('python3', [PTY, '--timeout', '60', '--', 'sh', '-c', wrapper, proj, process.execPath, BIN, 'agent', 'run', '--docker-sandbox', 'true', '--docker-network', 'sealed', '--', 'sh', '-c', 'touch started; sleep 30'], { env: { ...t.env, TERM: 'xterm-256color' }, cwd: proj, encoding: 'utf8' });
+    const out = JSON.parse(r.stdout) as { output: string; exit: number | null };
+    assert.equal(readFileSync(join(proj, 'stty.killed'), 'utf8'), 'opost icanon echo  ', out.output);
+    assert.equal(readFileSync(join(proj, 'stty.control'), 'utf8'), 'opost -icanon -echo  ');
+    assert.deepEqual(leftoversOf(sessionOf(out.output.replaceAll('\r\n', '\n'))), []);
+  });
+
   for (const [mode, flags] of [['firewall', []], ['sealed: the terminal is the relay\'s, inside the container', ['--docker-network', 'sealed']]] as const) {
     test(`${mode}: a real tty inside with the window size, resizes follow; Ctrl+C reaches the agent and tears everything down; your terminal's line ends left to the agent's, and your terminal as it was after`, async () => {
       // An engine older than API 1.42 learns the size just after the start, as a resize: wait for it as a TUI would.
@@ -433,6 +453,8 @@ describe('Docker backend on a terminal (real pty, real engine)', needs('docker')
       const { readFileSync } = await import('node:fs');
       assert.equal(readFileSync(join(proj, 'stty.after'), 'utf8'), readFileSync(join(proj, 'stty.before'), 'utf8'));
       assert.equal(readFileSync(join(proj, 'stty.after'), 'utf8'), 'opost icanon echo  ');
+      // The planted stty answered the shell (the control), never stashbase.
+      assert.equal(readFileSync(join(proj, 'stty.planted'), 'utf8'), '-a\n-a\n');
       const session = sessionOf(r.output.replaceAll('\r\n', '\n'));
       assert.deepEqual(leftoversOf(session), []);
     });
