@@ -6,7 +6,7 @@
 // attack has its control: a plain container on Docker's bridge, or this host.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import { createServer, type AddressInfo, type Server } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -240,22 +240,70 @@ for (const mode of [{ name: 'sealed, runc', flags: ['--docker-network', 'sealed'
       assert.equal(await endedAtOnce(run, since, 15_000), 137, run.err);
     });
 
-    // Unlisted (found building this): gVisor lets the agent open the relay's descriptors, so it can write into the
-    // relay's stream to stashbase. What it writes is read as hostile: a frame out of order ends the run, said.
-    test(gvisor ? "the agent writes garbage into the relay's stream through /proc: stashbase ends the run at once and says why, nothing left" : "the agent cannot write into the relay's stream through /proc (the relay is not dumpable): the run goes on; control: a process of its own is written to", { timeout: 120_000 }, async () => {
-      const run = await waitingRun(`p=$PPID; if printf '\\377\\377\\377\\377\\377\\377\\377\\377\\377' > /proc/$p/fd/1; then echo written > wrote; fi; sleep 30 & q=$!; echo x > /proc/$q/fd/1 && echo own > own; kill $q; [ -e wrote ] || exit 9`);
+    // Unlisted (found building this, and in review): the relay's stream is open to the agent where a process holding it
+    // is its to open: the container's init (docker-init, its pid 1, dumpable, of the agent's user) on both runtimes, the
+    // relay itself under gVisor. What it writes there is read as hostile: a frame out of order ends the run, said.
+    test("the agent writes garbage into its container's stream through /proc (pid 1's descriptors): stashbase ends the run at once and says why, nothing left; control: a process of its own is written to", { timeout: 120_000 }, async () => {
+      const run = await waitingRun(`sleep 30 & q=$!; echo x > /proc/$q/fd/1 && echo own > own; kill $q; printf '\\377\\377\\377\\377\\377\\377\\377\\377\\377' > /proc/1/fd/1`);
       const since = Date.now();
       writeFile(join(proj, 'go'), '');
       const { existsSync } = await import('node:fs');
-      if (gvisor) {
-        assert.equal(await endedAtOnce(run, since, 15_000), 137, run.err);
-        assert.match(run.err, /the sealed network's relay was ended \(a frame of unknown type 255\): the agent's container is removed/);
-      } else {
-        assert.equal(await run.exit, 9, run.err);
-        assert.equal(existsSync(join(proj, 'wrote')), false);
-        assert.equal(existsSync(join(proj, 'own')), true);
-        assert.deepEqual(leftoversOf(sessionOf(run.err)), []);
-      }
+      assert.equal(await endedAtOnce(run, since, 15_000), 137, run.err);
+      assert.match(run.err, /the sealed network's relay was ended \(a frame of unknown type 255\): the agent's container is removed/);
+      assert.equal(existsSync(join(proj, 'own')), true);
+    });
+
+    test('your output failing mid-run (its reader gone, as `| head -1`): the run ends, torn down and checked as any other, not stashbase with it', { timeout: 120_000 }, async () => {
+      const { existsSync, readFileSync } = await import('node:fs');
+      rmSync(join(proj, 'evil'), { recursive: true, force: true });
+      // A repository the agent makes in the tree, its hook planted: the end-of-run check unplugs it (it ran).
+      const script = 'git init -q evil && printf "#!/bin/sh\\necho pwned\\n" > evil/.git/hooks/post-checkout && chmod +x evil/.git/hooks/post-checkout; echo first; sleep 1; yes | head -c 3000000; sleep 30; touch late';
+      const child = spawn(process.execPath, [BIN, 'agent', 'run', '--profile', 'sealed', ...mode.flags, '--', 'sh', '-c', script], { env: t.env, cwd: proj, stdio: ['ignore', 'pipe', 'pipe'] });
+      let err = '';
+      child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
+      const exit = new Promise<[number | null, string | null]>((r) => child.on('exit', (code, sig) => r([code, sig])));
+      await new Promise<void>((resolve) => child.stdout.once('data', () => resolve()));
+      // The reader goes: the next write of stashbase's fails (EPIPE).
+      child.stdout.destroy();
+      const [code, signal] = await exit;
+      assert.deepEqual([code, signal], [137, null], err);
+      assert.equal(existsSync(join(proj, 'late')), false);
+      const session = sessionOf(err);
+      assert.deepEqual(leftoversOf(session), []);
+      assert.equal(existsSync(join(t.sbHome, 'sessions', `${session}.json`)), false, 'the session record removed');
+      const audit = readFileSync(join(t.sbHome, 'audit', `${session}.jsonl`), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { type: string; rule?: string; exitCode?: number });
+      assert.match(audit.find((e) => e.type === 'relay')?.rule ?? '', /your terminal or pipe took no more of the agent's output \(EPIPE\)/);
+      assert.equal(audit.at(-1)?.type, 'end');
+      assert.equal(existsSync(join(proj, 'evil', '.git')), false, 'the check ran: the planted repository unplugged');
+      rmSync(join(proj, 'evil'), { recursive: true, force: true });
+      rmSync(join(proj, 'evil.git.stashbase-quarantine'), { recursive: true, force: true });
+    });
+
+    test('the agent\'s output all comes through however slowly you read it (found in review: a tail waiting for your reader was dropped half a second after the agent ended); control: the same count written', { timeout: 120_000 }, async () => {
+      const child = spawn(process.execPath, [BIN, 'agent', 'run', '--silent', '--profile', 'sealed', ...mode.flags, '--', 'sh', '-c', 'head -c 400000 /dev/zero'], { env: t.env, cwd: proj, stdio: ['ignore', 'pipe', 'pipe'] });
+      child.stdout.pause();
+      const exit = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+      await new Promise((r) => setTimeout(r, 4000));
+      let n = 0;
+      child.stdout.on('data', (b: Buffer) => (n += b.length));
+      child.stdout.resume();
+      await new Promise<void>((r) => child.stdout.on('end', () => r()));
+      assert.equal(await exit, 0);
+      assert.equal(n, 400000);
+    });
+
+    test('a signal that ends runs, to a run whose agent stopped its relay (your Ctrl+C, a byte, would never reach it): its container is removed 10 s on, the run ends; control: before then it still runs', { timeout: 120_000 }, async () => {
+      const run = await waitingRun('kill -STOP $PPID');
+      writeFile(join(proj, 'go'), '');
+      await new Promise((r) => setTimeout(r, 1500));
+      const since = Date.now();
+      run.child.kill('SIGTERM');
+      await new Promise((r) => setTimeout(r, 5000));
+      assert.equal(run.child.exitCode, null, 'still running 5 s after the signal');
+      const code = await run.exit;
+      assert.ok(Date.now() - since >= 9_000 && Date.now() - since < 25_000, `ended ${Date.now() - since} ms after the signal`);
+      assert.equal(code, 137, run.err);
+      assert.deepEqual(leftoversOf(sessionOf(run.err)), []);
     });
 
     test('SIGKILL of stashbase: its watchdog removes the sealed container; with the watchdog killed too, the container ends with its stream; one whose docker client is stopped stays, status shows it orphaned and cleanup removes it', { timeout: 120_000 }, async () => {
