@@ -301,7 +301,7 @@ export async function removeVolume(api: EngineApi, name: string): Promise<void> 
 export interface EventWatch {
   /** Resolves once the engine listens for the container's events (the container may be made after). */
   subscribed: Promise<void>;
-  /** Resolves once the event is heard (a start: or the state asked every 250 ms says it runs); rejects when cancelled. */
+  /** Resolves once the event is heard; rejects when cancelled. */
   heard: Promise<void>;
   cancel(): void;
 }
@@ -311,24 +311,15 @@ const EVENT_LINE_LIMIT = 64 * 1024;
 const HEADERS_MS = 30_000;
 
 /**
- * Waits for a container's start through the engine's event stream (no
- * polling): subscribe before the container is made, and `heard` resolves
- * on its start event.
- */
-export function watchStart(api: EngineApi, container: string): EventWatch {
-  return watchEvent(api, container, 'start', true);
-}
-
-/**
  * Hears a container's end (its `die`: every process of it gone) through the engine's event stream, for what may
  * start then rather than once its client returned (the engine removes an --rm container after it). Never the only
  * way: `heard` may never resolve (a stream cut, an engine that says it otherwise).
  */
 export function watchDie(api: EngineApi, container: string): EventWatch {
-  return watchEvent(api, container, 'die', false);
+  return watchEvent(api, container, 'die');
 }
 
-function watchEvent(api: EngineApi, container: string, event: 'start' | 'die', poll: boolean): EventWatch {
+function watchEvent(api: EngineApi, container: string, event: 'die'): EventWatch {
   let req: ReturnType<typeof import('node:http').request> | null = null;
   let settle: { ok: () => void; fail: (e: Error) => void } | null = null;
   let listening = false;
@@ -336,7 +327,7 @@ function watchEvent(api: EngineApi, container: string, event: 'start' | 'die', p
   heard.catch(() => {});
   const subscribed = new Promise<void>((ok, fail) => {
     const filters = JSON.stringify({ type: ['container'], container: [container], event: [event] });
-    // The engine answers before it listens: `since` has it replay a start it saw meanwhile (the name is the run's own,
+    // The engine answers before it listens: `since` has it replay an event it saw meanwhile (the name is the run's own,
     // so nothing older can be this container's).
     const since = String(Math.floor(Date.now() / 1000) - 5);
     req = http().request(requestOptions(api, 'GET', apiPath('/events', { since, filters }), {}), (res: IncomingMessage) => {
@@ -364,14 +355,14 @@ function watchEvent(api: EngineApi, container: string, event: 'start' | 'die', p
             return;
           }
         }
-        // A line past 64 KiB: the stream is not read further (the state is still asked).
+        // A line past 64 KiB: the stream is not read further (heard never resolves: never the only way).
         if (line.length > EVENT_LINE_LIMIT) req?.destroy();
       });
-      // The stream ended or broke: the container's state is still asked (below).
+      // The stream ended or broke: heard never resolves (the caller has its other way).
       res.on('error', () => undefined);
     });
     req.on('error', (e: Error) => {
-      // Once subscribed, the stream's end is no failure: the container's state is still asked.
+      // Once subscribed, the stream's end is no failure.
       if (listening) return;
       const err = e instanceof EngineApiError ? e : new EngineApiError(0, `cannot reach the Docker engine at ${api.address} (${e.message})`);
       fail(err);
@@ -383,38 +374,14 @@ function watchEvent(api: EngineApi, container: string, event: 'start' | 'die', p
     req.end();
   });
   subscribed.catch(() => {});
-  // The event is the fast way; the container's state, asked every POLL_MS, the sure one (an engine whose events
-  // differ, or a stream cut): whichever says it first.
-  let polling = poll;
-  if (poll) void subscribed.then(async () => {
-    while (polling) {
-      await new Promise((r) => setTimeout(r, POLL_MS));
-      if (!polling) return;
-      if (await isRunning(api, container)) {
-        settle?.ok();
-        return;
-      }
-    }
-  }, () => undefined);
-  void heard.then(() => (polling = false), () => (polling = false));
   return {
     subscribed,
     heard,
     cancel: () => {
-      polling = false;
       settle?.fail(new EngineApiError(0, 'cancelled'));
       (req as { destroy(): void } | null)?.destroy();
     },
   };
-}
-
-const POLL_MS = 250;
-
-/** Whether the engine says the container runs (not there yet, or any failure: no). */
-async function isRunning(api: EngineApi, container: string): Promise<boolean> {
-  const v = await apiRequest(api, 'GET', `/containers/${encodeURIComponent(container)}/json`, undefined, { timeoutMs: 10_000 }).catch(() => null);
-  const state = isJsonObject(v) && Object.hasOwn(v, 'State') ? v.State : null;
-  return isJsonObject(state) && Object.hasOwn(state, 'Running') && state.Running === true;
 }
 
 function isEventOf(v: unknown, event: string, container: string): boolean {

@@ -11,7 +11,7 @@ import type { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { apiRequest, closeApi, type EngineApi, engineApiOf, engineApiOfEndpoint, EngineApiError, execAttach, removeContainer, watchDie, watchStart } from '../../lib/docker/api.js';
+import { apiRequest, closeApi, type EngineApi, engineApiOf, engineApiOfEndpoint, EngineApiError, execAttach, removeContainer, watchDie } from '../../lib/docker/api.js';
 import { readFileSync } from 'node:fs';
 import { imageRefPath } from '../../lib/docker/engine.js';
 
@@ -209,68 +209,7 @@ test('apiRequest: an answer past its bound, or not JSON, rejects; an error statu
   await assert.rejects(apiRequest({ socketPath: join(dir, 'none.sock'), address: 'unix:///none' }, 'GET', '/info'), /cannot reach the Docker engine at unix:\/\/\/none/);
 });
 
-test('watchStart: subscribed once the engine answers; started on the container\'s start event, filtered by name, or on its state asked (a stream that floods or ends); cancelled, it rejects', async () => {
-  let stream: ServerResponse | null = null;
-  const { api, seen } = await engine((_req, _body, res) => {
-    res.writeHead(200, { 'Content-Type': 'application/json' });
-    res.write('');
-    stream = res;
-  });
-  const w = watchStart(api, 'stashbase-agent-run-x-agent');
-  await w.subscribed;
-  let started = false;
-  void w.heard.then(() => (started = true));
-  const url = new URL(seen[0]!.url, 'http://docker');
-  assert.equal(url.pathname, '/events');
-  assert.deepEqual(JSON.parse(url.searchParams.get('filters')!), { type: ['container'], container: ['stashbase-agent-run-x-agent'], event: ['start'] });
-  // Found in review: the engine answers before it listens; `since` (a few seconds back) has it replay a start in between.
-  const since = Number(url.searchParams.get('since'));
-  assert.ok(since <= Date.now() / 1000 - 4 && since >= Date.now() / 1000 - 7, String(since));
-  // A partial line is not an event; nor (found in review: the engine's filter matches names by prefix) another
-  // container's start whose name begins with this one's.
-  (stream as ServerResponse | null)!.write('{"status":"start","Action":"start","Type":"container","Actor":{"Attributes":{"name":"stashbase-agent-run-x-agent-du"}}}\n{"status":"sta');
-  await new Promise((r) => setTimeout(r, 50));
-  assert.equal(started, false);
-  (stream as ServerResponse | null)!.write('rt","Action":"start","Type":"container","Actor":{"ID":"c0ffee","Attributes":{"name":"stashbase-agent-run-x-agent"}}}\n');
-  await w.heard;
-
-  // An event stream that floods one endless line, or ends: no longer read, and the container's state is asked instead
-  // (every 250 ms), as for an engine whose events differ.
-  let running = false;
-  const flood = await engine((req, _body, res) => {
-    if (req.url!.startsWith('/containers/c/json')) return json(res, 200, { State: { Running: running } });
-    res.writeHead(200);
-    res.write('x'.repeat(70 * 1024));
-  });
-  const f = watchStart(flood.api, 'c');
-  await f.subscribed;
-  let floodStarted = false;
-  void f.heard.then(() => (floodStarted = true));
-  await new Promise((r) => setTimeout(r, 700));
-  assert.equal(floodStarted, false, 'not running yet');
-  assert.ok(flood.seen.filter((r) => r.url === '/containers/c/json').length >= 2, 'its state asked');
-  running = true;
-  await f.heard;
-  const ended = await engine((req, _body, res) => {
-    if (req.url!.startsWith('/containers/c/json')) return json(res, 200, { State: { Running: true } });
-    res.writeHead(200);
-    res.end();
-  });
-  const g = watchStart(ended.api, 'c');
-  await g.subscribed;
-  await g.heard;
-  // Cancelled: rejects.
-  const c = await engine((_req, _body, res) => {
-    res.writeHead(200);
-    res.write('');
-  });
-  const cw = watchStart(c.api, 'c');
-  await cw.subscribed;
-  cw.cancel();
-  await assert.rejects(cw.heard, /cancelled/);
-});
-
-test('watchDie: heard on the container\'s die event alone, by its exact name; its state never asked (no die is assumed)', async () => {
+test('watchDie: subscribed once the engine answers, `since` a few seconds back; heard on the container\'s die event alone, by its exact name, a partial line no event; its state never asked (no die is assumed); a stream that floods or ends is not heard; cancelled, it rejects', async () => {
   let stream: ServerResponse | null = null;
   const { api, seen } = await engine((_req, _body, res) => {
     res.writeHead(200, { 'Content-Type': 'application/json' });
@@ -282,16 +221,38 @@ test('watchDie: heard on the container\'s die event alone, by its exact name; it
   let died = false;
   void w.heard.then(() => (died = true));
   const url = new URL(seen[0]!.url, 'http://docker');
+  assert.equal(url.pathname, '/events');
   assert.deepEqual(JSON.parse(url.searchParams.get('filters')!), { type: ['container'], container: ['stashbase-agent-run-x-agent'], event: ['die'] });
-  // Its start, and another container's die whose name begins with this one's: not its end.
+  // Found in review: the engine answers before it listens; `since` (a few seconds back) has it replay an event in between.
+  const since = Number(url.searchParams.get('since'));
+  assert.ok(since <= Date.now() / 1000 - 4 && since >= Date.now() / 1000 - 7, String(since));
+  // Its start, and another container's die whose name begins with this one's (the engine's filter matches names by
+  // prefix), and a partial line: not its end.
   (stream as ServerResponse | null)!.write('{"status":"start","Action":"start","Actor":{"Attributes":{"name":"stashbase-agent-run-x-agent"}}}\n');
-  (stream as ServerResponse | null)!.write('{"status":"die","Action":"die","Actor":{"Attributes":{"name":"stashbase-agent-run-x-agent-du"}}}\n');
+  (stream as ServerResponse | null)!.write('{"status":"die","Action":"die","Actor":{"Attributes":{"name":"stashbase-agent-run-x-agent-du"}}}\n{"status":"di');
   await new Promise((r) => setTimeout(r, 600));
   assert.equal(died, false);
   assert.deepEqual(seen.map((r) => new URL(r.url, 'http://docker').pathname), ['/events'], 'no state asked');
-  (stream as ServerResponse | null)!.write('{"status":"die","Action":"die","Actor":{"Attributes":{"name":"stashbase-agent-run-x-agent","exitCode":"0"}}}\n');
+  (stream as ServerResponse | null)!.write('e","Action":"die","Actor":{"Attributes":{"name":"stashbase-agent-run-x-agent","exitCode":"0"}}}\n');
   await w.heard;
   w.cancel();
+  // A stream that floods one endless line, or ends: not read further, never heard, nothing else asked.
+  for (const end of [false, true]) {
+    const other = await engine((_req, _body, res) => {
+      res.writeHead(200);
+      if (end) res.end();
+      else res.write('x'.repeat(70 * 1024));
+    });
+    const o = watchDie(other.api, 'c');
+    await o.subscribed;
+    let heard = false;
+    void o.heard.then(() => (heard = true), () => undefined);
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(heard, false);
+    assert.equal(other.seen.length, 1);
+    o.cancel();
+    await assert.rejects(o.heard, /cancelled/);
+  }
 });
 
 /**
