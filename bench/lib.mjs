@@ -209,6 +209,9 @@ export async function benchUpstream(home) {
       if (++i === 20) { clearInterval(t); res.end(); }
     }, 50);
   });
+  // A client kept waiting while the other warms up (a sealed container's start, 2,000 requests through its relay) keeps
+  // its connection: Node's default of 5 s closed it under the waiting one, which then waited for good.
+  upstream.keepAliveTimeout = 600_000;
   await new Promise((r) => upstream.listen(0, '127.0.0.1', r));
   const caFile = join(home, 'upstream-ca.pem');
   writeFileSync(caFile, upCaPem);
