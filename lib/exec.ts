@@ -6,6 +6,7 @@ import { printable } from './util/printable.js';
 import { type Command, formatCommand } from '../templates/command.js';
 import { CommandFailedError } from './errors.js';
 import { trustedPath, untrustedFile } from './util/find-tool.js';
+import { terminalHungUp } from './util/terminal.js';
 
 // child_process is loaded on first use: a dry run never spawns and should not pay for it.
 let cp: typeof import('node:child_process') | undefined;
@@ -36,6 +37,9 @@ export function childEnv(cmd: Command, base: NodeJS.ProcessEnv = process.env): N
 function hostEnv(cmd: Command, base: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
   const env = childEnv(cmd, base);
   for (const name of SEARCH_PATHS) if (env[name] !== undefined) env[name] = trustedPath(env[name]!);
+  // An empty PATH is the current folder to the command's search (second review: every folder of PATH the agent's
+  // left none, and a bare name ran ./stty): the system's folders then, if they are not the agent's either; else none.
+  if (env.PATH === '') env.PATH = trustedPath('/usr/bin:/bin') || '/nonexistent';
   // Files the loader preloads, and git's folder of programs: not when the agent may write where they are.
   for (const name of ['LD_PRELOAD', 'LD_AUDIT']) if (env[name] !== undefined) env[name] = env[name]!.split(/[:\s]+/).filter((f) => f !== '' && !untrustedFile(f)).join(':');
   if (env.GIT_EXEC_PATH !== undefined && trustedPath(env.GIT_EXEC_PATH) !== env.GIT_EXEC_PATH) delete env.GIT_EXEC_PATH;
@@ -189,10 +193,13 @@ const FORWARDED = ['SIGTERM', 'SIGHUP', 'SIGQUIT', 'SIGUSR1', 'SIGUSR2'] as cons
  */
 export function forwardSignals(deliver: (sig: NodeJS.Signals) => void): () => void {
   const onInt = () => {};
+  const onHup = () => terminalHungUp();
   process.on('SIGINT', onInt);
+  process.on('SIGHUP', onHup);
   for (const s of FORWARDED) process.on(s, deliver);
   return () => {
     process.off('SIGINT', onInt);
+    process.off('SIGHUP', onHup);
     for (const s of FORWARDED) process.off(s, deliver);
   };
 }

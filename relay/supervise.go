@@ -35,6 +35,9 @@ const (
 	ioctlTIOCSWINSZ = 0x5414
 	// How long the command's output may still come once it has exited (a process it left behind holding it open).
 	drainWait = 500 * time.Millisecond
+	// What is read of it after that, at most: what its pipe or terminal held then (a process that keeps writing
+	// does not keep the run alive).
+	drainAfterStop = 1 << 20
 )
 
 // terminal: the command's standard streams on stream 0.
@@ -112,11 +115,22 @@ func (t *terminal) input() {
 
 // pump carries one of the command's outputs to stashbase as `typ` frames, within the credit stashbase grants.
 // `holding` counts the pumps that have read output not yet sent (waiting for credit, or being sent).
-func (t *terminal) pump(f *os.File, typ byte, done chan<- struct{}, holding *atomic.Int32) {
+func (t *terminal) pump(f *os.File, typ byte, done chan<- struct{}, holding *atomic.Int32, stop *atomic.Bool) {
 	defer func() { done <- struct{}{} }()
 	buf := make([]byte, maxPayload)
+	// Read once told to stop: what waited in the pipe or terminal then, never more than drainAfterStop.
+	after := 0
 	for {
+		if stop.Load() {
+			if after >= drainAfterStop {
+				return
+			}
+			f.SetReadDeadline(time.Now().Add(20 * time.Millisecond))
+		}
 		n, err := f.Read(buf)
+		if stop.Load() {
+			after += n
+		}
 		if n > 0 {
 			holding.Add(1)
 		}
@@ -251,9 +265,10 @@ func supervise(port int, maxConns int, rows, cols uint16, argv []string) {
 	go t.input()
 	done := make(chan struct{}, len(outs))
 	var holding atomic.Int32
+	var stop atomic.Bool
 	kinds := []byte{tOut, tErr}
 	for i, f := range outs {
-		go t.pump(f, kinds[i], done, &holding)
+		go t.pump(f, kinds[i], done, &holding, &stop)
 	}
 	go func() {
 		for s := range signals {
@@ -262,15 +277,27 @@ func supervise(port int, maxConns int, rows, cols uint16, argv []string) {
 	}()
 	cmd.Wait()
 	// What it wrote before it ended goes out first, all of it, however slowly stashbase takes it (found in review: a
-	// tail waiting for credit from a slow reader was dropped); only a process it left holding its output open, with
-	// nothing read and waiting, is not waited for past drainWait.
+	// tail waiting for credit from a slow reader was dropped). A process it left holding its output open is read for
+	// drainWait more, and no longer after it (second review: one that kept writing kept the run alive; a docker
+	// container ends its processes with its command): what was read by then still goes out.
+	// A pump holding what it read waits for stashbase's credit as long as it takes; one reading is woken by a read
+	// deadline and takes what waits already (a pipe's or a terminal's buffer); should a descriptor take no deadline, a
+	// pump that holds nothing is not waited for past a second more.
 	deadline := time.Now().Add(drainWait)
+	var stopped time.Time
 	for ended := 0; ended < len(outs); {
 		select {
 		case <-done:
 			ended++
 		case <-time.After(10 * time.Millisecond):
-			if time.Now().After(deadline) && holding.Load() == 0 {
+			if stopped.IsZero() && time.Now().After(deadline) {
+				stop.Store(true)
+				stopped = time.Now()
+				for _, f := range outs {
+					f.SetReadDeadline(time.Now().Add(20 * time.Millisecond))
+				}
+			}
+			if !stopped.IsZero() && time.Since(stopped) > time.Second && holding.Load() == 0 {
 				ended = len(outs)
 			}
 		}

@@ -11,13 +11,15 @@ export const WATCHDOG_DONE = 'done';
 
 /**
  * `terminal`: your terminal is its descriptor 3 (a sealed run on a terminal, which stashbase makes raw while the run
- * lasts): its settings are kept as the watchdog starts, and set back after the removals when stashbase was killed
- * (found in review: a SIGKILL of stashbase left your terminal raw; a docker client with -t, holding it, set it back).
+ * lasts): its settings are kept as the watchdog starts, and set back when stashbase was killed (found in review: a
+ * SIGKILL of stashbase left your terminal raw; a docker client with -t, holding it, set it back): at once, before the
+ * removals, and only while it is still raw (second review: set back after them, it undid what the next program had set,
+ * a password prompt's echo off).
  */
 export function watchdogCommand(docker: string, session: string, sealed = false, removing: Command[] = teardownCommands(docker, session, sealed), terminal = false): Command {
   const removals = removing.map((c) => `${formatCommand(c)} >/dev/null 2>&1; `).join('');
   const script = terminal
-    ? `saved=$(stty -g <&3 2>/dev/null); read -r line; [ "$line" = ${WATCHDOG_DONE} ] && exit 0; ${removals}[ -n "$saved" ] && stty "$saved" <&3 2>/dev/null; exit 0`
+    ? `saved=$(stty -g <&3 2>/dev/null); read -r line; [ "$line" = ${WATCHDOG_DONE} ] && exit 0; [ -n "$saved" ] && stty -a <&3 2>/dev/null | grep -q -- -icanon && stty "$saved" <&3 2>/dev/null; ${removals}exit 0`
     : `read -r line; [ "$line" = ${WATCHDOG_DONE} ] && exit 0; ${removals}exit 0`;
   return { file: '/bin/sh', args: ['-c', script] };
 }

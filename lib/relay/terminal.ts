@@ -12,6 +12,7 @@
 // `-t` made it), the agent's terminal inside is of your window's size, and a
 // change of that size is sent on (RESIZE).
 import { onTerminal } from '../exec.js';
+import { terminalHungUp } from '../util/terminal.js';
 import { encodeFrame, FRAME, FrameError, GRANT_BATCH, MAX_PAYLOAD, STREAM_WINDOW, windowFrame } from './frames.js';
 
 export interface TerminalEnds {
@@ -53,6 +54,7 @@ export class TerminalLink {
   private readonly onWriteError = (e: Error) => {
     if (this.lost) return;
     this.lost = true;
+    if ((e as NodeJS.ErrnoException).code === 'EIO') terminalHungUp();
     this.ends.onLost?.(`your terminal or pipe took no more of the agent's output (${(e as NodeJS.ErrnoException).code ?? e.message})`);
   };
   private readonly onData = (b: Buffer) => this.typed(b);

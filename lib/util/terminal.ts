@@ -10,7 +10,35 @@
 // scroll region of one line, a hyperlink left open, synchronized output never
 // ended): reset first.
 
+import { closeSync, openSync } from 'node:fs';
+
 type Stream = NodeJS.WriteStream;
+
+let hungUp = false;
+
+/**
+ * Your terminal hung up (a SIGHUP, a write that failed with EIO). Node 20 sets its terminal's settings back as it
+ * exits and aborts when that fails (nodejs/node#51519; second review: a run whose terminal hung up ended in SIGABRT,
+ * and where core dumps are on and their pattern relative, a core file with the run's real secrets landed in the
+ * working folder, the next agent's to read). So its standard descriptors that were a terminal are let go as it exits,
+ * /dev/null in their place, which Node then leaves alone (it restores only the files it started with).
+ */
+export function terminalHungUp(): void {
+  if (hungUp) return;
+  hungUp = true;
+  const wasTerminal = [process.stdin, process.stdout, process.stderr].map((s) => s.isTTY === true);
+  process.once('exit', () => {
+    for (const fd of [0, 1, 2]) {
+      if (!wasTerminal[fd]) continue;
+      try {
+        closeSync(fd);
+        openSync('/dev/null', fd === 0 ? 'r' : 'w');
+      } catch {
+        // Closed is as good: Node skips a descriptor that is gone.
+      }
+    }
+  });
+}
 
 /** What is held of stashbase's output while the agent holds the terminal; past it, bytes are counted, not kept. */
 export const HELD_MAX_BYTES = 256 * 1024;

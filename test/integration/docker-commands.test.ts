@@ -439,6 +439,15 @@ describe('Docker backend on a terminal (real pty, real engine)', needs('docker')
     assert.deepEqual(leftoversOf(sessionOf(out.output.replaceAll('\r\n', '\n'))), []);
   });
 
+  test('sealed on a terminal that hangs up mid-run (a window closed, ssh dropped): the agent, ignoring it, is ended 10 s on, and stashbase exits as the run did, not in an abort whose core would hold the run\'s secrets; control: Node, hearing the hang-up and exiting, aborts', () => {
+    const hangup = (cmd: string[]) => JSON.parse(spawnSync('python3', [PTY, '--timeout', '60', '--at', '0', 'wait:started', '--at', '0.3', 'hangup', '--', ...cmd], { env: { ...t.env, TERM: 'xterm-256color' }, cwd: proj, encoding: 'utf8' }).stdout) as { output: string; exit: number | null; signal: number | null };
+    const r = hangup([process.execPath, BIN, 'agent', 'run', '--docker-sandbox', 'true', '--docker-network', 'sealed', '--', 'sh', '-c', 'trap "" HUP; echo started; sleep 60']);
+    assert.deepEqual([r.exit, r.signal], [137, null], r.output);
+    assert.deepEqual(leftoversOf(sessionOf(r.output.replaceAll('\r\n', '\n'))), []);
+    const control = hangup([process.execPath, '-e', 'process.on("SIGHUP", () => {}); console.log("started"); setTimeout(() => {}, 1500)']);
+    assert.deepEqual([control.exit, control.signal], [null, 6]);
+  });
+
   for (const [mode, flags] of [['firewall', []], ['sealed: the terminal is the relay\'s, inside the container', ['--docker-network', 'sealed']]] as const) {
     test(`${mode}: a real tty inside with the window size, resizes follow; Ctrl+C reaches the agent and tears everything down; your terminal's line ends left to the agent's, and your terminal as it was after`, async () => {
       // An engine older than API 1.42 learns the size just after the start, as a resize: wait for it as a TUI would.

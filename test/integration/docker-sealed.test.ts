@@ -292,6 +292,14 @@ for (const mode of [{ name: 'sealed, runc', flags: ['--docker-network', 'sealed'
       assert.equal(n, 400000);
     });
 
+    test('(second review) a process the agent leaves writing its output after it ends does not keep the run alive: read half a second more, then the run ends; control: what the agent wrote before it ended all arrives', { timeout: 120_000 }, async () => {
+      const since = Date.now();
+      const r = await cli(['agent', 'run', '--silent', '--profile', 'sealed', ...mode.flags, '--', 'sh', '-c', 'head -c 100000 /dev/zero | tr "\\0" a; echo; (setsid yes >&1 2>/dev/null &); exit 0'], { env: t.env, cwd: proj, timeoutMs: 60_000 });
+      assert.equal(r.code, 0, r.stderr);
+      assert.ok(Date.now() - since < 20_000, `ended in ${Date.now() - since} ms`);
+      assert.equal(r.stdout.slice(0, 100001), `${'a'.repeat(100000)}\n`);
+    });
+
     test('a signal that ends runs, to a run whose agent stopped its relay (your Ctrl+C, a byte, would never reach it): its container is removed 10 s on, the run ends; control: before then it still runs', { timeout: 120_000 }, async () => {
       const run = await waitingRun('kill -STOP $PPID');
       writeFile(join(proj, 'go'), '');

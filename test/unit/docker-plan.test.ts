@@ -216,9 +216,9 @@ test('docker plan, sealed: no network, holder or canary; the agent with --networ
   assert.deepEqual(commands.map((x) => (x as { shell: string }).shell).slice(1), [formatCommand(volumeMeasureCommand('docker', 'stashbase-sandbox:latest', 'stashbase-agent-home', `stashbase-agent-run-${S}-du`, ['--label', `stashbase.session=${S}`, '--label', 'stashbase.pid=4242'], '<measure-seccomp.json>')), formatCommand(sealedAgentCommand(sealed)), `docker rm --force stashbase-agent-run-${S}-agent`]);
   assert.match((planToJson(plan).steps.find((x) => x.id === 'agent-sealed') as { description: string }).description, /on a terminal of its own \(30 rows, 100 columns; your terminal raw meanwhile, its size followed\).*no exec:$/);
   // The watchdog removes the agent's container alone: there is no network or holder. On a terminal (the size given) it
-  // keeps your terminal's settings and sets them back once it removed the container (stashbase was killed).
+  // keeps your terminal's settings and, stashbase killed, sets them back at once while the terminal is still raw.
   assert.doesNotMatch((commands[0] as { shell: string }).shell, /network rm|-net/);
-  assert.deepEqual((commands[0] as { args: string[] }).args, ['-c', `saved=$(stty -g <&3 2>/dev/null); read -r line; [ "$line" = done ] && exit 0; docker rm --force stashbase-agent-run-${S}-agent >/dev/null 2>&1; [ -n "$saved" ] && stty "$saved" <&3 2>/dev/null; exit 0`]);
+  assert.deepEqual((commands[0] as { args: string[] }).args, ['-c', `saved=$(stty -g <&3 2>/dev/null); read -r line; [ "$line" = done ] && exit 0; [ -n "$saved" ] && stty -a <&3 2>/dev/null | grep -q -- -icanon && stty "$saved" <&3 2>/dev/null; docker rm --force stashbase-agent-run-${S}-agent >/dev/null 2>&1; exit 0`]);
   // home_volume_warn = "0": the volume is not measured, and the plan says so.
   const unmeasured = planToJson(buildDockerPlan({
     session: S, profile: 'coding', sessionFile: '/s', auditFile: '/a', runDir: '/r', image: 'i', newVolumes: [], gitDir: null, placeholders: [], fileStandIns: [], warnings: [], proxyBind: '127.0.0.1', interceptTls: true,

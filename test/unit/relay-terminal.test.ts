@@ -159,7 +159,9 @@ test('the real relay on pipes: the command reads your input to its end, its outp
   assert.equal(r.code, 3, r.err);
   assert.equal(r.out, 'your input\nPROXY\n');
   assert.equal(r.err, 'to error\n');
-  assert.deepEqual(r.ended, ["the relay's stream closed", false]);
+  // Its stream ended with it (closed, or failed where a last grant met its end), never as a protocol error.
+  assert.match(r.ended?.[0] ?? '', /^the relay's stream (closed|failed)$/);
+  assert.equal(r.ended?.[1], false);
   const control = spawnSync('bash', ['-c', 'cat; echo "to error" >&2; exit 3'], { input: 'your input\n', encoding: 'utf8' });
   assert.deepEqual([control.status, control.stdout, control.stderr], [3, 'your input\n', 'to error\n']);
 });
@@ -182,4 +184,38 @@ test('the real relay refuses a size it cannot read, and says how it is used; a c
   const missing = spawnSync(RELAY, ['supervise', String(20000 + Math.floor(Math.random() * 20000)), '8', '-', '--', 'no-such-command-here'], { encoding: 'buffer' });
   assert.equal(missing.status, 127);
   assert.match(missing.stderr.toString(), /stashbase: no-such-command-here: command not found/);
+});
+
+test('(review) the stty that makes your terminal raw is never one the agent could have left: not from a folder of PATH in the working tree (absolute, relative, empty), nor, when no folder of PATH is left, from the current folder (second review); control: a plain search of those PATHs runs it', async () => {
+  const { mkdtempSync, rmSync, writeFileSync, existsSync: exists, realpathSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { onTerminal } = await import('../../lib/exec.js');
+  const tree = realpathSync(mkdtempSync(join(tmpdir(), 'stty-tree-')));
+  const marker = join(tree, 'ran');
+  const plant = `#!/bin/sh\necho "$*" >> ${marker}\n`;
+  for (const f of [join(tree, 'stty'), join(tree, 'bin', 'stty')]) {
+    (await import('node:fs')).mkdirSync(join(f, '..'), { recursive: true });
+    writeFileSync(f, plant, { mode: 0o755 });
+  }
+  const cwd = process.cwd();
+  process.chdir(tree);
+  try {
+    const system = '/usr/local/bin:/usr/bin:/bin';
+    const shapes = [`${tree}/bin:${system}`, `bin:${system}`, `:${system}`, `${tree}/bin`, 'bin', ''];
+    for (const PATH of shapes) {
+      const status = onTerminal({ file: 'stty', args: ['-opost'], env: { PATH } }, 'ignore');
+      assert.equal(exists(marker), false, `PATH=${JSON.stringify(PATH)}`);
+      // The system's stty ran, and said that /dev/null is no terminal.
+      assert.equal(status, 1, `PATH=${JSON.stringify(PATH)}`);
+    }
+    // Controls: the same PATHs searched plainly run the planted one.
+    for (const PATH of [`${tree}/bin:${system}`, `:${system}`, '']) {
+      rmSync(marker, { force: true });
+      spawnSync('stty', ['-opost'], { env: { PATH }, stdio: 'ignore' });
+      assert.equal(exists(marker), true, `control PATH=${JSON.stringify(PATH)}`);
+    }
+  } finally {
+    process.chdir(cwd);
+    rmSync(tree, { recursive: true, force: true });
+  }
 });
