@@ -103,7 +103,7 @@ async function runDockerOn(o: DockerRunInput, docker: string, api: EngineApi | n
   if (choice.note) o.warn(choice.note);
   // A gVisor that implements clone3 lets the agent make namespaces inside it: said, never silent.
   if (engine !== null && choice.runtime !== undefined && isGvisor(engine.runtimes, choice.runtime)) {
-    const note = await gvisorNote(engine.runtimes[choice.runtime]!.path);
+    const note = await gvisorNote(engine.runtimes[choice.runtime]!.path, o.stashbaseHome);
     if (note !== null) o.warn(note);
   }
   const relay = choice.network !== 'sealed' ? undefined : engine === null ? relayPath(goArch(process.arch === 'x64' ? 'x86_64' : process.arch)) : relayBinary(engine.arch);

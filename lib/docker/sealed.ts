@@ -3,9 +3,9 @@
 // entrypoint (the relay, the container's process, runs it after listening),
 // and a remote run's relay, exec'd into its lease's container, with its
 // stream carried by lib/relay/mux.ts.
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { connect, createServer, type Server } from 'node:net';
-import { basename, join } from 'node:path';
+import { basename, isAbsolute, join } from 'node:path';
 import { imageConfigOfApi, imageRefPath, type Runtimes } from './engine.js';
 import { RELAY_PATH, relayExecCommand, relayServe, relayUid } from '../../templates/docker-run.js';
 import { type EngineApi, execAttach } from './api.js';
@@ -14,7 +14,8 @@ import { capture, start } from '../exec.js';
 import type { Readable, Writable } from 'node:stream';
 import { thisCli } from '../hooks/cli-files.js';
 import type { Profile } from '../profile/types.js';
-import { parseJson } from '../readback/json.js';
+import { isJsonObject, parseJson } from '../readback/json.js';
+import { readBackText } from '../readback/file.js';
 import { RelayMux } from '../relay/mux.js';
 
 export type DockerNetwork = 'firewall' | 'sealed';
@@ -257,9 +258,43 @@ export function gvisorRelease(versionText: string): number | null {
 }
 export const GVISOR_CLONE3_FROM = 20230807;
 
-/** What a run under a gVisor that implements clone3 should be told (null: nothing). */
-export async function gvisorNote(path: string): Promise<string | null> {
+/** A program's identity: what changes when it is replaced or rewritten. */
+function identityOf(path: string): string | null {
+  try {
+    const st = statSync(path, { bigint: true });
+    return [st.dev, st.ino, st.size, st.mtimeNs, st.ctimeNs].join(':');
+  } catch {
+    return null;
+  }
+}
+
+async function runscVersion(path: string, home?: string): Promise<string> {
+  // A relative path would run a file of the working folder, which the agent writes: never asked (said as unread).
+  if (path.includes('/') && !isAbsolute(path)) return '';
+  const file = home === undefined ? null : join(home, 'docker', 'runsc-version.json');
+  const id = identityOf(path);
+  if (file !== null && id !== null) {
+    const v = parseJson(readBackText(file, 8192) ?? '')?.value;
+    if (isJsonObject(v) && v.path === path && v.identity === id && typeof v.version === 'string') return v.version;
+  }
   const out = await capture({ file: path, args: ['--version'] }).catch(() => '');
+  if (file !== null && id !== null && out !== '') {
+    mkdirSync(join(home as string, 'docker'), { recursive: true, mode: 0o700 });
+    const tmp = `${file}.${process.pid}.tmp`;
+    writeFileSync(tmp, JSON.stringify({ path, identity: id, version: out.slice(0, 4096) }) + '\n', { mode: 0o600 });
+    renameSync(tmp, file);
+  }
+  return out;
+}
+
+/**
+ * What a run under a gVisor that implements clone3 should be told (null: nothing). The program's `--version` is kept
+ * in $STASHBASE_HOME (stashbase's alone) with the program's identity (device, inode, size, change and modification
+ * times): asked again only when any differs, as a program replaced or rewritten makes them (it cost ~40 ms of every
+ * runsc run's start). Without `home`: asked each time.
+ */
+export async function gvisorNote(path: string, home?: string): Promise<string | null> {
+  const out = await runscVersion(path, home);
   const release = gvisorRelease(out);
   if (release === null) return `could not read ${path}'s version: if it implements clone3 (gVisor from 2023-08 on), the agent can make namespaces inside gVisor's kernel (never this machine's)`;
   return release >= GVISOR_CLONE3_FROM ? `${path} (gVisor ${release}) implements clone3, which no seccomp filter can read: the agent can make namespaces inside gVisor's kernel (never this machine's)` : null;

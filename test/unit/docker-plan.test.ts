@@ -319,3 +319,44 @@ test("the home volume's measuring container: the agent's seccomp profile less ev
   assert.equal(m.defaultAction, 'SCMP_ACT_ERRNO');
   assert.deepEqual(m.archMap, agentSeccompProfile().archMap);
 });
+
+test('gVisor\'s version is asked once for a program and kept with its identity: asked again when the program is rewritten or replaced, never when its path is relative (a file of the working folder)', async () => {
+  const { gvisorNote } = await import('../../lib/docker/sealed.js');
+  const { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync, renameSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const dir = mkdtempSync(join(tmpdir(), 'runsc-'));
+  try {
+    const prog = join(dir, 'runsc');
+    const count = join(dir, 'count');
+    const fake = (release: string) => {
+      writeFileSync(`${prog}.new`, `#!/bin/sh\necho x >> ${count}\necho "runsc version release-${release}.0"\n`);
+      chmodSync(`${prog}.new`, 0o755);
+      renameSync(`${prog}.new`, prog);
+    };
+    const asked = () => readFileSync(count, 'utf8').split('\n').filter(Boolean).length;
+    fake('20221219');
+    const home = join(dir, 'home');
+    assert.equal(await gvisorNote(prog, home), null);
+    assert.equal(await gvisorNote(prog, home), null);
+    assert.equal(asked(), 1, 'asked once, then kept');
+    // Replaced by one that implements clone3: asked again, and said.
+    fake('20240212');
+    assert.match((await gvisorNote(prog, home)) ?? '', /gVisor 20240212\) implements clone3/);
+    assert.equal(asked(), 2);
+    // Without a home: asked each time (the control of the keeping).
+    await gvisorNote(prog);
+    assert.equal(asked(), 3);
+    // A relative path is never run: the version is unread, and said so.
+    const cwd = process.cwd();
+    process.chdir(dir);
+    try {
+      assert.match((await gvisorNote('./runsc', home)) ?? '', /could not read \.\/runsc's version/);
+    } finally {
+      process.chdir(cwd);
+    }
+    assert.equal(asked(), 3);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
