@@ -2,6 +2,7 @@
 // import nothing and `agent run` loads only what a run needs.
 import { StashbaseError, UsageError } from './lib/errors.js';
 import { errorLabel, printable } from './lib/util/style.js';
+import { guardStandardStreams } from './lib/util/terminal.js';
 import type { FlagSpec } from './lib/util/argv.js';
 
 // For the files bundled apart (scripts/bundle.mjs): one set of error classes.
@@ -168,6 +169,7 @@ function cwdExists(): boolean {
 }
 
 export async function main(argv: string[]): Promise<number> {
+  guardStandardStreams();
   try {
     return await dispatch(argv);
   } catch (e) {

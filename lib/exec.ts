@@ -88,6 +88,13 @@ export function onTerminal(cmd: Command, terminal: NodeJS.ReadStream | 'ignore')
   return r.error ? null : r.status;
 }
 
+/** A terminal's settings as `stty -g` writes them (hex digits and colons), found as onTerminal finds stty; null if not read. */
+export function terminalSettings(terminal: NodeJS.ReadStream): string | null {
+  const r = childProcess().spawnSync('stty', ['-g'], { env: hostEnv({ file: 'stty', args: [] }), timeout: 5000, encoding: 'utf8', stdio: [terminal, 'pipe', 'ignore'] });
+  const out = r.error || r.status !== 0 ? '' : r.stdout.trim();
+  return /^[0-9a-fA-F:]{1,4096}$/.test(out) ? out : null;
+}
+
 /**
  * Runs a command to completion with its output captured; rejects with
  * CommandFailedError unless it exits 0. With `timeoutMs`, a command still

@@ -216,6 +216,7 @@ export async function executeDocker({ ctx, warn, announce, interactive }: Docker
       const terminal = new TerminalLink({
         input: process.stdin, output: process.stdout, error: process.stderr, tty: prep.sealed!.size !== '-',
         // As a docker client whose output failed ends: the run ends, torn down and checked as any other.
+        onRaw: (settings) => watchdog.child.stdin?.write(`raw:${settings}\n`),
         onLost: (why) => {
           audit.write({ type: 'relay', decision: 'end', rule: why, protocolError: false });
           void capture(teardownCommands(ctx.docker, ctx.session, true)[0]!).catch(() => undefined);

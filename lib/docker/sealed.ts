@@ -16,6 +16,7 @@ import { thisCli } from '../hooks/cli-files.js';
 import type { Profile } from '../profile/types.js';
 import { isJsonObject, parseJson } from '../readback/json.js';
 import { readBackText } from '../readback/file.js';
+import { findTool } from '../util/find-tool.js';
 import { RelayMux } from '../relay/mux.js';
 
 export type DockerNetwork = 'firewall' | 'sealed';
@@ -268,9 +269,13 @@ function identityOf(path: string): string | null {
   }
 }
 
-async function runscVersion(path: string, home?: string): Promise<string> {
-  // A relative path would run a file of the working folder, which the agent writes: never asked (said as unread).
-  if (path.includes('/') && !isAbsolute(path)) return '';
+async function runscVersion(named: string, home?: string): Promise<string> {
+  // A relative path would run a file of the working folder, which the agent writes: never asked (said as unread). A
+  // bare name is found as every tool is, and that file is the one kept and run (third review: its identity was taken
+  // of ./runsc, the agent's, while PATH's runsc ran).
+  if (named.includes('/') && !isAbsolute(named)) return '';
+  const path = named.includes('/') ? named : findTool(named);
+  if (path === null) return '';
   const file = home === undefined ? null : join(home, 'docker', 'runsc-version.json');
   const id = identityOf(path);
   if (file !== null && id !== null) {

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { homePaths, stashbaseHome } from '../home.js';
 import { findTool } from '../util/find-tool.js';
 import { BUDGET_MS, importRunGitDir, MAX_IMPORT_BYTES } from './import.js';
+import { terminalHungUp } from '../util/terminal.js';
 
 /**
  * An import message as lines: its first, then its own continuation lines (each
@@ -49,7 +50,9 @@ export async function settleGitDir(recordFile: string, env: NodeJS.ProcessEnv, s
     return 'done';
   }
   const stop = new AbortController();
-  const onSignal = () => {
+  const onSignal = (sig: NodeJS.Signals) => {
+    // Your terminal closed: let go of it before Node's exit aborts on it (lib/util/terminal.ts; third review).
+    if (sig === 'SIGHUP') terminalHungUp();
     if (stop.signal.aborted) return;
     say.alert("stopping the import of the run's git work: what is not imported yet is kept aside");
     stop.abort();

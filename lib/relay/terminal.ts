@@ -11,7 +11,7 @@
 // With a terminal, yours is raw while the run lasts (as the docker client's
 // `-t` made it), the agent's terminal inside is of your window's size, and a
 // change of that size is sent on (RESIZE).
-import { onTerminal } from '../exec.js';
+import { onTerminal, terminalSettings } from '../exec.js';
 import { terminalHungUp } from '../util/terminal.js';
 import { encodeFrame, FRAME, FrameError, GRANT_BATCH, MAX_PAYLOAD, STREAM_WINDOW, windowFrame } from './frames.js';
 
@@ -26,6 +26,8 @@ export interface TerminalEnds {
    * should end, as a docker client's would. What the agent says after it is dropped, and granted back, never waited on.
    */
   onLost?: (why: string) => void;
+  /** Told your terminal's settings once stashbase made it raw (`stty -g`): the watchdog sets it back only from those. */
+  onRaw?: (settings: string) => void;
 }
 
 /** The size the agent's terminal starts with: the relay's argument (`-`: no terminal, pipes). */
@@ -84,6 +86,8 @@ export class TerminalLink {
       // agent's line ends already, so yours must take them as they come, as the docker client's raw mode had it.
       // Node sets your settings back at the end, even on a crash (libuv keeps those it found).
       onTerminal({ file: 'stty', args: ['-opost'] }, input);
+      const raw = terminalSettings(input);
+      if (raw !== null) this.ends.onRaw?.(raw);
       this.raw = true;
       (this.ends.output as NodeJS.WriteStream).on('resize', this.onResize);
     }

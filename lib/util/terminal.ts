@@ -23,6 +23,19 @@ let hungUp = false;
  * working folder, the next agent's to read). So its standard descriptors that were a terminal are let go as it exits,
  * /dev/null in their place, which Node then leaves alone (it restores only the files it started with).
  */
+/**
+ * stashbase's own standard output and error, made safe to write to whatever became of them (third review: a write to
+ * a terminal that hung up threw EIO, uncaught, in the middle of a run's import, and Node's exit then aborted): a
+ * write that fails is dropped, never thrown; EIO, a terminal gone, is a hang-up (terminalHungUp). Once, at start.
+ */
+export function guardStandardStreams(): void {
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (e: NodeJS.ErrnoException) => {
+      if (e.code === 'EIO') terminalHungUp();
+    });
+  }
+}
+
 export function terminalHungUp(): void {
   if (hungUp) return;
   hungUp = true;

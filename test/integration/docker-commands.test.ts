@@ -424,18 +424,25 @@ describe('Docker backend on a terminal (real pty, real engine)', needs('docker')
   });
 
   test('sealed on a terminal: stashbase killed with SIGKILL mid-run, the watchdog removes the container and sets your terminal back; control: a process that made the terminal raw and was killed leaves it raw', () => {
-    for (const f of ['started', 'pid', 'stty.killed', 'stty.control']) rmSync(join(proj, f), { force: true });
+    for (const f of ['started', 'pid', 'stty.killed', 'stty.control', 'stty.getpass']) rmSync(join(proj, f), { force: true });
     const settings = 'stty -a | grep -o -- "-*opost\\|-*icanon\\|-*echo " | tr "\\n" " "';
     const wrapper = [
       `(while [ ! -e "$0/started" ]; do sleep 0.1; done; sleep 0.3; kill -9 "$(cat "$0/pid")") &`,
       'sh -c \'echo $$ > "$0/pid"; shift; exec "$@"\' "$0" - "$@"',
       `for i in $(seq 100); do stty -a | grep -q -- " icanon" && break; sleep 0.1; done; ${settings} > "$0/stty.killed"`,
       `node -e "process.stdin.setRawMode(true); process.kill(process.pid, 'SIGKILL')"; ${settings} > "$0/stty.control"; stty sane`,
+      // Third review: a program that changed the terminal before the watchdog looks (its output processing back on,
+      // the rest left raw): no longer exactly as stashbase made it, the watchdog leaves it so (read as "still raw",
+      // -icanon, it was set back under the program).
+      `rm -f "$0/started"; (while [ ! -e "$0/started" ]; do sleep 0.1; done; sleep 0.3; stty opost < /dev/tty; kill -9 "$(cat "$0/pid")") &`,
+      'sh -c \'echo $$ > "$0/pid"; shift; exec "$@"\' "$0" - "$@"',
+      `sleep 2; ${settings} > "$0/stty.getpass"; stty sane`,
     ].join('\n');
     const r = spawnSync('python3', [PTY, '--timeout', '60', '--', 'sh', '-c', wrapper, proj, process.execPath, BIN, 'agent', 'run', '--docker-sandbox', 'true', '--docker-network', 'sealed', '--', 'sh', '-c', 'touch started; sleep 30'], { env: { ...t.env, TERM: 'xterm-256color' }, cwd: proj, encoding: 'utf8' });
     const out = JSON.parse(r.stdout) as { output: string; exit: number | null };
     assert.equal(readFileSync(join(proj, 'stty.killed'), 'utf8'), 'opost icanon echo  ', out.output);
     assert.equal(readFileSync(join(proj, 'stty.control'), 'utf8'), 'opost -icanon -echo  ');
+    assert.equal(readFileSync(join(proj, 'stty.getpass'), 'utf8'), 'opost -icanon -echo  ');
     assert.deepEqual(leftoversOf(sessionOf(out.output.replaceAll('\r\n', '\n'))), []);
   });
 
@@ -446,6 +453,16 @@ describe('Docker backend on a terminal (real pty, real engine)', needs('docker')
     assert.deepEqual(leftoversOf(sessionOf(r.output.replaceAll('\r\n', '\n'))), []);
     const control = hangup([process.execPath, '-e', 'process.on("SIGHUP", () => {}); console.log("started"); setTimeout(() => {}, 1500)']);
     assert.deepEqual([control.exit, control.signal], [null, 6]);
+    // Third review: stashbase not told of the hang-up (its session's leader takes the SIGHUP and ignores it), its first
+    // write after the run fails with EIO: a native run, then a sealed one, end as their agents did, not in an abort;
+    // control: Node writing to the hung-up terminal aborts.
+    const leader = ['python3', '-c', 'import signal, subprocess, sys; signal.signal(signal.SIGHUP, signal.SIG_IGN); r = subprocess.call(sys.argv[1:]); sys.exit(r if r >= 0 else 128 - r)'];
+    for (const backend of [['--backend', 'native'], ['--docker-sandbox', 'true', '--docker-network', 'sealed']]) {
+      const quiet = hangup([...leader, process.execPath, BIN, 'agent', 'run', ...backend, '--', 'sh', '-c', 'echo started; trap "" HUP; sleep 2; exit 3']);
+      assert.deepEqual([quiet.exit, quiet.signal], [3, null], `${backend.join(' ')}: ${quiet.output}`);
+    }
+    const written = hangup([...leader, process.execPath, '-e', 'console.log("started"); setTimeout(() => process.stderr.write("x"), 1500)']);
+    assert.deepEqual([written.exit, written.signal], [134, null]);
   });
 
   for (const [mode, flags] of [['firewall', []], ['sealed: the terminal is the relay\'s, inside the container', ['--docker-network', 'sealed']]] as const) {

@@ -216,9 +216,10 @@ test('docker plan, sealed: no network, holder or canary; the agent with --networ
   assert.deepEqual(commands.map((x) => (x as { shell: string }).shell).slice(1), [formatCommand(volumeMeasureCommand('docker', 'stashbase-sandbox:latest', 'stashbase-agent-home', `stashbase-agent-run-${S}-du`, ['--label', `stashbase.session=${S}`, '--label', 'stashbase.pid=4242'], '<measure-seccomp.json>')), formatCommand(sealedAgentCommand(sealed)), `docker rm --force stashbase-agent-run-${S}-agent`]);
   assert.match((planToJson(plan).steps.find((x) => x.id === 'agent-sealed') as { description: string }).description, /on a terminal of its own \(30 rows, 100 columns; your terminal raw meanwhile, its size followed\).*no exec:$/);
   // The watchdog removes the agent's container alone: there is no network or holder. On a terminal (the size given) it
-  // keeps your terminal's settings and, stashbase killed, sets them back at once while the terminal is still raw.
+  // keeps your terminal's settings and, stashbase killed, sets them back at once while they are still exactly the raw
+  // ones stashbase told it of.
   assert.doesNotMatch((commands[0] as { shell: string }).shell, /network rm|-net/);
-  assert.deepEqual((commands[0] as { args: string[] }).args, ['-c', `saved=$(stty -g <&3 2>/dev/null); read -r line; [ "$line" = done ] && exit 0; [ -n "$saved" ] && stty -a <&3 2>/dev/null | grep -q -- -icanon && stty "$saved" <&3 2>/dev/null; docker rm --force stashbase-agent-run-${S}-agent >/dev/null 2>&1; exit 0`]);
+  assert.deepEqual((commands[0] as { args: string[] }).args, ['-c', `saved=$(stty -g <&3 2>/dev/null); raw=; while read -r line; do case "$line" in done) exit 0;; raw:*) raw=\${line#raw:};; esac; done; [ -n "$saved" ] && [ -n "$raw" ] && [ "$(stty -g <&3 2>/dev/null)" = "$raw" ] && stty "$saved" <&3 2>/dev/null; docker rm --force stashbase-agent-run-${S}-agent >/dev/null 2>&1; exit 0`]);
   // home_volume_warn = "0": the volume is not measured, and the plan says so.
   const unmeasured = planToJson(buildDockerPlan({
     session: S, profile: 'coding', sessionFile: '/s', auditFile: '/a', runDir: '/r', image: 'i', newVolumes: [], gitDir: null, placeholders: [], fileStandIns: [], warnings: [], proxyBind: '127.0.0.1', interceptTls: true,
@@ -356,6 +357,25 @@ test('gVisor\'s version is asked once for a program and kept with its identity: 
       process.chdir(cwd);
     }
     assert.equal(asked(), 3);
+    // Third review: a bare name (as daemon.json may give it) is found on PATH as every tool is, and that program's
+    // identity is kept, never a ./runsc of the working folder's (the agent's): rewritten on PATH, it is asked again.
+    const { mkdirSync } = await import('node:fs');
+    const tree = join(dir, 'tree');
+    mkdirSync(tree);
+    writeFileSync(join(tree, 'runsc'), `#!/bin/sh\necho tree >> ${count}\necho "runsc version release-20221219.0"\n`, { mode: 0o755 });
+    const path = process.env.PATH;
+    process.env.PATH = `${dir}:${path ?? ''}`;
+    process.chdir(tree);
+    try {
+      fake('20221219');
+      assert.equal(await gvisorNote('runsc', join(dir, 'home2')), null);
+      fake('20240212');
+      assert.match((await gvisorNote('runsc', join(dir, 'home2'))) ?? '', /gVisor 20240212\) implements clone3/);
+      assert.doesNotMatch(readFileSync(count, 'utf8'), /tree/);
+    } finally {
+      process.chdir(cwd);
+      process.env.PATH = path;
+    }
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
