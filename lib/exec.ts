@@ -84,15 +84,19 @@ export function askCommand(cmd: Command, base: NodeJS.ProcessEnv, timeoutMs: num
  * run's start). Its exit status, or null when it did not run.
  */
 export function onTerminal(cmd: Command, terminal: NodeJS.ReadStream | 'ignore'): number | null {
-  const r = childProcess().spawnSync(cmd.file, cmd.args, { cwd: cmd.cwd, env: hostEnv(cmd), timeout: 5000, stdio: [terminal, 'ignore', 'ignore'] });
+  const r = spawnOnTerminal(cmd, terminal);
   return r.error ? null : r.status;
 }
 
-/** A terminal's settings as `stty -g` writes them (hex digits and colons), found as onTerminal finds stty; null if not read. */
+/** A terminal's settings as `stty -g` writes them (hex digits and colons), stty found as onTerminal finds it; null if not read. */
 export function terminalSettings(terminal: NodeJS.ReadStream): string | null {
-  const r = childProcess().spawnSync('stty', ['-g'], { env: hostEnv({ file: 'stty', args: [] }), timeout: 5000, encoding: 'utf8', stdio: [terminal, 'pipe', 'ignore'] });
+  const r = spawnOnTerminal({ file: 'stty', args: ['-g'] }, terminal);
   const out = r.error || r.status !== 0 ? '' : r.stdout.trim();
   return /^[0-9a-fA-F:]{1,4096}$/.test(out) ? out : null;
+}
+
+function spawnOnTerminal(cmd: Command, terminal: NodeJS.ReadStream | 'ignore') {
+  return childProcess().spawnSync(cmd.file, cmd.args, { cwd: cmd.cwd, env: hostEnv(cmd), timeout: 5000, encoding: 'utf8', maxBuffer: 64 * 1024, stdio: [terminal, 'pipe', 'ignore'] });
 }
 
 /**

@@ -381,19 +381,16 @@ func gate(port int, argv []string) {
 			break
 		}
 		if time.Now().After(deadline) {
-			fmt.Fprintln(os.Stderr, "stashbase: the sealed network's relay did not start within 60 s")
-			os.Exit(125)
+			fail(125, "the sealed network's relay did not start within 60 s")
 		}
 		time.Sleep(3 * time.Millisecond)
 	}
 	path, err := exec.LookPath(argv[0])
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "stashbase: %s: command not found\n", argv[0])
-		os.Exit(127)
+		fail(127, "%s: command not found", argv[0])
 	}
 	err = syscall.Exec(path, argv, os.Environ())
-	fmt.Fprintf(os.Stderr, "stashbase: cannot run %s: %v\n", argv[0], err)
-	os.Exit(126)
+	fail(126, "cannot run %s: %v", argv[0], err)
 }
 
 // lease: see the header. Exits 0 once it has killed (or had nothing to kill), 2 on misuse.

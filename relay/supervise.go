@@ -53,6 +53,9 @@ type terminal struct {
 	// Where input goes: the pseudo-terminal's master, or the command's standard input pipe.
 	sink   *os.File
 	master *os.File
+	// Pumps holding output they read and have not sent; told to stop reading once the command's output is drained.
+	holding atomic.Int32
+	stop    atomic.Bool
 }
 
 func (t *terminal) frame(typ byte, p []byte) {
@@ -114,25 +117,24 @@ func (t *terminal) input() {
 }
 
 // pump carries one of the command's outputs to stashbase as `typ` frames, within the credit stashbase grants.
-// `holding` counts the pumps that have read output not yet sent (waiting for credit, or being sent).
-func (t *terminal) pump(f *os.File, typ byte, done chan<- struct{}, holding *atomic.Int32, stop *atomic.Bool) {
+func (t *terminal) pump(f *os.File, typ byte, done chan<- struct{}) {
 	defer func() { done <- struct{}{} }()
 	buf := make([]byte, maxPayload)
 	// Read once told to stop: what waited in the pipe or terminal then, never more than drainAfterStop.
 	after := 0
 	for {
-		if stop.Load() {
+		if t.stop.Load() {
 			if after >= drainAfterStop {
 				return
 			}
 			f.SetReadDeadline(time.Now().Add(20 * time.Millisecond))
 		}
 		n, err := f.Read(buf)
-		if stop.Load() {
+		if t.stop.Load() {
 			after += n
 		}
 		if n > 0 {
-			holding.Add(1)
+			t.holding.Add(1)
 		}
 		for off := 0; off < n; {
 			t.mu.Lock()
@@ -149,7 +151,7 @@ func (t *terminal) pump(f *os.File, typ byte, done chan<- struct{}, holding *ato
 			off += k
 		}
 		if n > 0 {
-			holding.Add(-1)
+			t.holding.Add(-1)
 		}
 		if err != nil {
 			return
@@ -223,7 +225,8 @@ func supervise(port int, maxConns int, rows, cols uint16, argv []string) {
 		fail(127, "%s: command not found", argv[0])
 	}
 	cmd := &exec.Cmd{Path: path, Args: argv, Env: os.Environ()}
-	var outs []*os.File
+	// outs: what the pumps read; theirs: the command's ends, closed here once it has them.
+	var outs, theirs []*os.File
 	if rows > 0 {
 		m, s, err := openTerminal(rows, cols)
 		if err != nil {
@@ -232,7 +235,7 @@ func supervise(port int, maxConns int, rows, cols uint16, argv []string) {
 		t.master, t.sink = m, m
 		cmd.Stdin, cmd.Stdout, cmd.Stderr = s, s, s
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
-		outs = []*os.File{m}
+		outs, theirs = []*os.File{m}, []*os.File{s}
 	} else {
 		inR, inW, err1 := os.Pipe()
 		outR, outW, err2 := os.Pipe()
@@ -242,7 +245,7 @@ func supervise(port int, maxConns int, rows, cols uint16, argv []string) {
 		}
 		t.sink = inW
 		cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
-		outs = []*os.File{outR, errR}
+		outs, theirs = []*os.File{outR, errR}, []*os.File{inR, outW, errW}
 	}
 	// Signals the container's init passes on (docker's own, stashbase's through the docker client) go to the command.
 	signals := make(chan os.Signal, 8)
@@ -255,20 +258,14 @@ func supervise(port int, maxConns int, rows, cols uint16, argv []string) {
 		fail(126, "cannot run %s: %v", argv[0], err)
 	}
 	// The command's ends of its streams are its own now.
-	if rows > 0 {
-		cmd.Stdin.(*os.File).Close()
-	} else {
-		cmd.Stdin.(*os.File).Close()
-		cmd.Stdout.(*os.File).Close()
-		cmd.Stderr.(*os.File).Close()
+	for _, f := range theirs {
+		f.Close()
 	}
 	go t.input()
 	done := make(chan struct{}, len(outs))
-	var holding atomic.Int32
-	var stop atomic.Bool
 	kinds := []byte{tOut, tErr}
 	for i, f := range outs {
-		go t.pump(f, kinds[i], done, &holding, &stop)
+		go t.pump(f, kinds[i], done)
 	}
 	go func() {
 		for s := range signals {
@@ -277,12 +274,11 @@ func supervise(port int, maxConns int, rows, cols uint16, argv []string) {
 	}()
 	cmd.Wait()
 	// What it wrote before it ended goes out first, all of it, however slowly stashbase takes it (found in review: a
-	// tail waiting for credit from a slow reader was dropped). A process it left holding its output open is read for
-	// drainWait more, and no longer after it (second review: one that kept writing kept the run alive; a docker
-	// container ends its processes with its command): what was read by then still goes out.
-	// A pump holding what it read waits for stashbase's credit as long as it takes; one reading is woken by a read
-	// deadline and takes what waits already (a pipe's or a terminal's buffer); should a descriptor take no deadline, a
-	// pump that holds nothing is not waited for past a second more.
+	// tail waiting for credit from a slow reader was dropped): a pump holding what it read waits for credit as long as
+	// it takes. A process it left holding its output open is read for drainWait more, then only for what waits in the
+	// pipe or terminal already (second review: one that kept writing kept the run alive; a docker container ends its
+	// processes with its command): a read deadline wakes each pump; should a descriptor take none, a pump that holds
+	// nothing is not waited for past a second more.
 	deadline := time.Now().Add(drainWait)
 	var stopped time.Time
 	for ended := 0; ended < len(outs); {
@@ -291,13 +287,13 @@ func supervise(port int, maxConns int, rows, cols uint16, argv []string) {
 			ended++
 		case <-time.After(10 * time.Millisecond):
 			if stopped.IsZero() && time.Now().After(deadline) {
-				stop.Store(true)
+				t.stop.Store(true)
 				stopped = time.Now()
 				for _, f := range outs {
 					f.SetReadDeadline(time.Now().Add(20 * time.Millisecond))
 				}
 			}
-			if !stopped.IsZero() && time.Since(stopped) > time.Second && holding.Load() == 0 {
+			if !stopped.IsZero() && time.Since(stopped) > time.Second && t.holding.Load() == 0 {
 				ended = len(outs)
 			}
 		}

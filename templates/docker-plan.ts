@@ -99,10 +99,12 @@ function measureSteps(docker: string, p: DockerPlanInput): PlanStep[] {
 function sealedPlan(p: DockerPlanInput, a: SealedInput, steps: PlanStep[]): Plan {
   const docker = a.docker;
   const names = runNames(p.session);
+  // On a terminal of yours (its size given), the agent's is the relay's, and the watchdog holds yours.
+  const onTerminal = a.size !== undefined && a.size !== '-';
   steps.push(
     internalStep('watchdog', `start the watchdog in a session of its own, reading a pipe of this process's: "${WATCHDOG_DONE}" when the run ends, and on end of file (stashbase killed) it removes ${names.agent}:`),
-    ...(a.size !== undefined && a.size !== '-' ? [internalStep('watchdog', 'on a terminal, your terminal is its descriptor 3: its settings kept, and set back if stashbase is killed:')] : []),
-    commandStep('watchdog', watchdogCommand(docker, p.session, true, undefined, a.size !== undefined && a.size !== '-')),
+    ...(onTerminal ? [internalStep('watchdog', 'on a terminal, your terminal is its descriptor 3: its settings kept, and set back if stashbase is killed:')] : []),
+    commandStep('watchdog', watchdogCommand(docker, p.session, true, undefined, onTerminal)),
     ...measureSteps(docker, p),
     internalStep('proxy', 'start the egress proxy in this process on 127.0.0.1:<proxy-port> (loopback only: the relay\'s stream is its only client from the container)'),
   );
@@ -113,7 +115,7 @@ function sealedPlan(p: DockerPlanInput, a: SealedInput, steps: PlanStep[]): Plan
   }
   steps.push(
     envFileStep(a),
-    internalStep('agent-sealed', `the agent's container has no network interface but loopback; its process is the relay, which listens on 127.0.0.1:${RELAY_PORT} inside and then runs the image's entrypoint and the command ${a.size !== undefined && a.size !== '-' ? `on a terminal of its own (${a.size.replace('x', ' rows, ')} columns; your terminal raw meanwhile, its size followed)` : 'on pipes'}; the container's standard input and output (the docker client's, this process's pipes) carry the command's streams and each connection to the proxy (lib/relay/mux.ts checks every frame); no exec:`),
+    internalStep('agent-sealed', `the agent's container has no network interface but loopback; its process is the relay, which listens on 127.0.0.1:${RELAY_PORT} inside and then runs the image's entrypoint and the command ${onTerminal ? `on a terminal of its own (${(a.size as string).replace('x', ' rows, ')} columns; your terminal raw meanwhile, its size followed)` : 'on pipes'}; the container's standard input and output (the docker client's, this process's pipes) carry the command's streams and each connection to the proxy (lib/relay/mux.ts checks every frame); no exec:`),
     commandStep('agent', sealedAgentCommand(a), true),
     internalStep('teardown', `after the agent exits (or on Ctrl+C, or on any failure above): end the relay's stream, remove ${names.agent}, stop the proxy, ${p.gitDir ? 'import the run\'s git work into yours, ' : ''}remove ${p.runDir} and the stand-ins, append the end event, remove ${p.sessionFile}`),
     ...teardownCommands(docker, p.session, true).map((c) => commandStep('teardown', c)),

@@ -148,8 +148,8 @@ export async function executeDocker({ ctx, warn, announce, interactive }: Docker
   // Started before anything of the run exists in Docker: whatever is made, a SIGKILL of stashbase removes it (templates/docker-watchdog.ts).
   const sealed = ctx.network === 'sealed';
   // A sealed run on a terminal makes yours raw (lib/relay/terminal.ts): the watchdog holds it too, to set it back if stashbase is killed.
-  const onTerminal = sealed && ctx.tty;
-  const watchdog = start(watchdogCommand(ctx.docker, ctx.session, sealed, undefined, onTerminal), onTerminal ? ['pipe', 'ignore', 'ignore', 0] : ['pipe', 'ignore', 'ignore'], true);
+  const holdsTerminal = sealed && ctx.tty;
+  const watchdog = start(watchdogCommand(ctx.docker, ctx.session, sealed, undefined, holdsTerminal), holdsTerminal ? ['pipe', 'ignore', 'ignore', 0] : ['pipe', 'ignore', 'ignore'], true);
   watchdog.child.stdin?.on('error', () => {});
   watchdog.exit.catch(() => 0);
   watchdog.child.unref();
@@ -213,13 +213,17 @@ export async function executeDocker({ ctx, warn, announce, interactive }: Docker
       writeEnvFile(prep.sealed!);
       // The relay is the container's process (relay/supervise.go): its frames, the agent's streams among them, are
       // the docker client's output, and what this process sends them its input. No exec, nothing to wait for.
+      // Removing the agent's container ends the run, whatever asks it (your output gone, a frame out of order, a
+      // signal the agent did not end for).
+      const removeAgent = () => void capture(teardownCommands(ctx.docker, ctx.session, true)[0]!).catch(() => undefined);
       const terminal = new TerminalLink({
         input: process.stdin, output: process.stdout, error: process.stderr, tty: prep.sealed!.size !== '-',
-        // As a docker client whose output failed ends: the run ends, torn down and checked as any other.
+        // The watchdog sets your terminal back only from exactly these settings (templates/docker-watchdog.ts).
         onRaw: (settings) => watchdog.child.stdin?.write(`raw:${settings}\n`),
+        // As a docker client whose output failed ends: the run ends, torn down and checked as any other.
         onLost: (why) => {
           audit.write({ type: 'relay', decision: 'end', rule: why, protocolError: false });
-          void capture(teardownCommands(ctx.docker, ctx.session, true)[0]!).catch(() => undefined);
+          removeAgent();
         },
       });
       const agent = start(sealedAgentCommand(prep.sealed!), ['pipe', 'pipe', 'inherit']);
@@ -231,7 +235,7 @@ export async function executeDocker({ ctx, warn, announce, interactive }: Docker
       const unforward = forwardSignals((sig) => {
         agent.child.kill(sig);
         if (ending === null && sig !== 'SIGUSR1' && sig !== 'SIGUSR2') {
-          ending = setTimeout(() => void capture(teardownCommands(ctx.docker, ctx.session, true)[0]!).catch(() => undefined), ENDING_GRACE_MS);
+          ending = setTimeout(removeAgent, ENDING_GRACE_MS);
           ending.unref();
         }
       });
@@ -243,7 +247,7 @@ export async function executeDocker({ ctx, warn, announce, interactive }: Docker
           audit.write({ type: 'relay', decision: 'end', rule: why, protocolError });
           // The agent's output and its connections share the stream: one out of order ends the run.
           alert(`the sealed network's relay was ended (${why}): the agent's container is removed`);
-          void capture(teardownCommands(ctx.docker, ctx.session, true)[0]!).catch(() => undefined);
+          removeAgent();
         },
       });
       mux.ready.then(() => trace.mark('relay'), () => undefined);

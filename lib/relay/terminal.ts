@@ -12,7 +12,6 @@
 // `-t` made it), the agent's terminal inside is of your window's size, and a
 // change of that size is sent on (RESIZE).
 import { onTerminal, terminalSettings } from '../exec.js';
-import { terminalHungUp } from '../util/terminal.js';
 import { encodeFrame, FRAME, FrameError, GRANT_BATCH, MAX_PAYLOAD, STREAM_WINDOW, windowFrame } from './frames.js';
 
 export interface TerminalEnds {
@@ -30,12 +29,16 @@ export interface TerminalEnds {
   onRaw?: (settings: string) => void;
 }
 
+/** Your window's rows and columns (24 and 80 where unknown), as the relay takes them (16 bits each). */
+function sizeOf(output: { rows?: number; columns?: number }): [number, number] {
+  const rows = output.rows && output.rows > 0 ? output.rows : 24;
+  const cols = output.columns && output.columns > 0 ? output.columns : 80;
+  return [Math.min(rows, 65535), Math.min(cols, 65535)];
+}
+
 /** The size the agent's terminal starts with: the relay's argument (`-`: no terminal, pipes). */
 export function sizeArg(ends: { tty: boolean; output: { rows?: number; columns?: number } }): string {
-  if (!ends.tty) return '-';
-  const rows = ends.output.rows && ends.output.rows > 0 ? ends.output.rows : 24;
-  const cols = ends.output.columns && ends.output.columns > 0 ? ends.output.columns : 80;
-  return `${Math.min(rows, 65535)}x${Math.min(cols, 65535)}`;
+  return ends.tty ? sizeOf(ends.output).join('x') : '-';
 }
 
 export class TerminalLink {
@@ -56,7 +59,6 @@ export class TerminalLink {
   private readonly onWriteError = (e: Error) => {
     if (this.lost) return;
     this.lost = true;
-    if ((e as NodeJS.ErrnoException).code === 'EIO') terminalHungUp();
     this.ends.onLost?.(`your terminal or pipe took no more of the agent's output (${(e as NodeJS.ErrnoException).code ?? e.message})`);
   };
   private readonly onData = (b: Buffer) => this.typed(b);
@@ -65,10 +67,10 @@ export class TerminalLink {
     this.flushInput();
   };
   private readonly onResize = () => {
-    const out = this.ends.output as NodeJS.WriteStream;
+    const [rows, cols] = sizeOf(this.ends.output as NodeJS.WriteStream);
     const p = Buffer.alloc(4);
-    p.writeUInt16BE(Math.min(out.rows || 24, 65535), 0);
-    p.writeUInt16BE(Math.min(out.columns || 80, 65535), 2);
+    p.writeUInt16BE(rows, 0);
+    p.writeUInt16BE(cols, 2);
     this.send(encodeFrame(FRAME.RESIZE, 0, p));
   };
 
@@ -109,13 +111,9 @@ export class TerminalLink {
     input.off('error', this.onEnd);
     input.pause();
     (this.ends.output as NodeJS.WriteStream).off('resize', this.onResize);
-    // Still heard: a write that fails after the run is no crash of stashbase's.
-    if (!this.lost) {
-      this.ends.output.off('error', this.onWriteError);
-      this.ends.error.off('error', this.onWriteError);
-      this.ends.output.on('error', () => {});
-      this.ends.error.on('error', () => {});
-    }
+    // A write that fails after the run is stashbase's own, as any other (lib/util/terminal.ts guardStandardStreams).
+    this.ends.output.off('error', this.onWriteError);
+    this.ends.error.off('error', this.onWriteError);
     if (this.raw) {
       this.raw = false;
       try {

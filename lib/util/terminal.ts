@@ -17,13 +17,6 @@ type Stream = NodeJS.WriteStream;
 let hungUp = false;
 
 /**
- * Your terminal hung up (a SIGHUP, a write that failed with EIO). Node 20 sets its terminal's settings back as it
- * exits and aborts when that fails (nodejs/node#51519; second review: a run whose terminal hung up ended in SIGABRT,
- * and where core dumps are on and their pattern relative, a core file with the run's real secrets landed in the
- * working folder, the next agent's to read). So its standard descriptors that were a terminal are let go as it exits,
- * /dev/null in their place, which Node then leaves alone (it restores only the files it started with).
- */
-/**
  * stashbase's own standard output and error, made safe to write to whatever became of them (third review: a write to
  * a terminal that hung up threw EIO, uncaught, in the middle of a run's import, and Node's exit then aborted): a
  * write that fails is dropped, never thrown; EIO, a terminal gone, is a hang-up (terminalHungUp). Once, at start.
@@ -36,6 +29,13 @@ export function guardStandardStreams(): void {
   }
 }
 
+/**
+ * Your terminal hung up (a SIGHUP, a write that failed with EIO). Node 20 sets its terminal's settings back as it
+ * exits and aborts when that fails (nodejs/node#51519; second review: a run whose terminal hung up ended in SIGABRT,
+ * and where core dumps are on and their pattern relative, a core file with the run's real secrets landed in the
+ * working folder, the next agent's to read). So its standard descriptors that were a terminal are let go as it exits,
+ * /dev/null in their place, which Node then leaves alone (it restores only the files it started with).
+ */
 export function terminalHungUp(): void {
   if (hungUp) return;
   hungUp = true;
